@@ -1,0 +1,94 @@
+// Typed errors of lake-compactor: each class sets `name`, so Step Functions Retry/Catch can match
+// it, and each message says what went wrong and what the operator should do about it.
+
+/** Base of every error this project raises on purpose. `name` is what Step Functions matches. */
+export abstract class CompactorError extends Error {
+  /** Whether retrying the same request later can succeed (throttling, transient I/O). */
+  readonly retryable: boolean = false;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Operator or configuration input failed validation; nothing was changed. */
+export class InvalidInputError extends CompactorError {
+  constructor(
+    message: string,
+    readonly issues: readonly string[] = [],
+  ) {
+    super(issues.length > 0 ? `${message}:\n  - ${issues.join('\n  - ')}` : message);
+  }
+}
+
+/** A Parquet input is damaged (truncated, wrong magic, unreadable footer or page). It is left in place. */
+export class CorruptInputError extends CompactorError {
+  constructor(
+    readonly key: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Corrupt Parquet input ${key}: ${reason}. The file was left in place; inspect or remove it by hand, then re-run.`,
+      options,
+    );
+  }
+}
+
+/** A Parquet input is valid but uses something the engine cannot reproduce exactly. It is left in place. */
+export class UnsupportedInputError extends CompactorError {
+  constructor(
+    readonly key: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Unsupported Parquet input ${key}: ${reason}. Nothing was written; exclude the file or rewrite it with another engine.`,
+      options,
+    );
+  }
+}
+
+/** The outputs of a group do not match its inputs. Nothing of the group may be published. */
+export class VerificationError extends CompactorError {
+  constructor(
+    message: string,
+    readonly details: Readonly<Record<string, unknown>> = {},
+  ) {
+    super(`Verification failed: ${message}. Nothing was published; the staged outputs are discarded.`);
+  }
+}
+
+/** A conditional request lost: the object exists (put-if-absent) or changed (ETag mismatch). */
+export class PreconditionFailedError extends CompactorError {
+  constructor(
+    readonly key: string,
+    message?: string,
+  ) {
+    super(message ?? `Precondition failed for ${key}: the object exists or changed since it was read.`);
+  }
+}
+
+/** An object that must exist does not. */
+export class ObjectNotFoundError extends CompactorError {
+  constructor(readonly key: string) {
+    super(`Object not found: ${key}. Check the URI and that the object was not removed concurrently.`);
+  }
+}
+
+/** A store or service call failed in a way that a later retry can fix (throttling, timeouts, 5xx). */
+export class TransientStoreError extends CompactorError {
+  override readonly retryable = true;
+}
+
+/** Another run holds the partition's lease. */
+export class LeaseHeldError extends CompactorError {}
+
+/** The group needs more memory than its budget allows (e.g. a sort without spilling). */
+export class MemoryBudgetExceededError extends CompactorError {}
+
+/** Returns the error's name when it is one of ours, for logs and Step Functions causes. */
+export function errorName(err: unknown): string {
+  return err instanceof Error ? err.name : 'UnknownError';
+}

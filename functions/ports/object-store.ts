@@ -1,0 +1,87 @@
+// The ObjectStore port: the only way core code reads or writes objects. Implemented for S3 and a
+// local folder; every method is safe to retry and conditional writes fail with PreconditionFailedError.
+
+/** One object as a listing or HEAD sees it. */
+export interface ObjectInfo {
+  /** Key relative to the store's root (bucket for S3, folder for local). Never starts with `/`. */
+  readonly key: string;
+  readonly size: number;
+  /** Entity tag without quotes. */
+  readonly etag: string;
+  readonly lastModified: Date;
+  readonly versionId?: string;
+  /** S3 storage class (`STANDARD` when the store does not say). */
+  readonly storageClass?: string;
+}
+
+export interface ListOptions {
+  /** Group keys by this delimiter into `commonPrefixes` (e.g. `/`). */
+  readonly delimiter?: string;
+  /** Continuation token from the previous page. */
+  readonly token?: string;
+  readonly maxKeys?: number;
+}
+
+export interface ListPage {
+  readonly objects: readonly ObjectInfo[];
+  readonly commonPrefixes: readonly string[];
+  /** Present when there is another page. */
+  readonly nextToken?: string;
+}
+
+export interface PutOptions {
+  /** Put-if-absent: fail with PreconditionFailedError when the key exists. */
+  readonly ifNoneMatch?: '*';
+  readonly contentType?: string;
+  readonly storageClass?: string;
+}
+
+export interface PutStreamOptions extends PutOptions {
+  /** Multipart part size in bytes (S3 minimum 5 MiB). */
+  readonly partSize?: number;
+  /** Parts uploaded concurrently. */
+  readonly queueSize?: number;
+}
+
+export interface CopyOptions {
+  /** Copy only when the source's ETag is still this one, else PreconditionFailedError. */
+  readonly ifMatch?: string;
+  readonly storageClass?: string;
+}
+
+export interface DeleteRef {
+  readonly key: string;
+  readonly versionId?: string;
+}
+
+export interface DeleteResult {
+  readonly deleted: readonly DeleteRef[];
+  readonly errors: readonly { readonly key: string; readonly message: string }[];
+}
+
+export interface ObjectStore {
+  /** Human-readable location of the store root, e.g. `s3://bucket` or `/tmp/lake`. */
+  readonly description: string;
+  /** One page of keys under `prefix`, in lexicographic order. */
+  list(prefix: string, options?: ListOptions): Promise<ListPage>;
+  /** Every object under `prefix`, following pagination. */
+  listAll(prefix: string): AsyncIterable<ObjectInfo>;
+  /** Object metadata, or undefined when the key does not exist. */
+  head(key: string): Promise<ObjectInfo | undefined>;
+  /** Bytes `start..endInclusive` (explicit range; suffix ranges are unreliable on local servers). */
+  getRange(key: string, start: number, endInclusive: number): Promise<Uint8Array>;
+  /** The whole object. ObjectNotFoundError when missing. */
+  get(key: string): Promise<Uint8Array>;
+  /** Writes a small object in one request. */
+  put(key: string, body: Uint8Array | string, options?: PutOptions): Promise<{ etag: string }>;
+  /** Streams a large object as a multipart upload while the producer is still producing. */
+  putStream(
+    key: string,
+    body: AsyncIterable<Uint8Array>,
+    options?: PutStreamOptions,
+  ): Promise<{ etag: string; size: number }>;
+  /** Server-side copy, optionally conditioned on the source ETag. */
+  copy(sourceKey: string, destinationKey: string, options?: CopyOptions): Promise<{ etag: string }>;
+  /** Deletes many keys (batched); missing keys count as deleted. */
+  deleteMany(refs: readonly DeleteRef[]): Promise<DeleteResult>;
+}
