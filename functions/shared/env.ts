@@ -1,0 +1,28 @@
+// Parses a Lambda's environment once, at cold start, into a typed and validated config object;
+// a missing or malformed variable fails the cold start with a message that names it.
+import { z } from 'zod';
+import { InvalidInputError } from '../core/errors.js';
+
+/**
+ * Validates `env` against `schema` and returns the typed result. All problems are reported in one
+ * error, because a deploy with three wrong variables should not take three cold starts to fix.
+ */
+export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    throw new InvalidInputError(
+      'The function environment is invalid; fix the construct props or the variables below',
+      result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
+    );
+  }
+  return result.data;
+}
+
+/** Variables every handler receives from the construct. */
+export const baseEnvSchema = z.object({
+  /** The DynamoDB single table (partitions, files, decisions, journal, history). */
+  TABLE_NAME: z.string().min(1),
+  /** JSON array of table configs; parsed by `parseTableConfigs`. */
+  TABLES: z.string().min(2),
+  POWERTOOLS_SERVICE_NAME: z.string().default('lake-compactor'),
+});

@@ -1,0 +1,53 @@
+// Template assertions for the construct skeleton: the state table and the profiler function are
+// synthesized as the design requires (Node.js 22 on arm64, PITR, TTL), with no AWS account.
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { LakeCompactorStack } from '../../infra/app.js';
+
+function synth(): Template {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new LakeCompactorStack(app, 'Test', {
+    compactor: {
+      tables: [{ name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] }],
+    },
+  });
+  return Template.fromStack(stack);
+}
+
+describe('LakeCompactor skeleton', () => {
+  it('creates the single state table with on-demand billing, point-in-time recovery and TTL', () => {
+    // Prepare / Act
+    const template = synth();
+    // Assess
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+    });
+  });
+
+  it('runs the profiler on Node.js 22 arm64 with the table configs in its environment', () => {
+    // Prepare / Act
+    const template = synth();
+    // Assess
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      Environment: { Variables: Match.objectLike({ TABLES: Match.stringLikeRegexp('"prefix":"events/"') }) },
+    });
+  });
+
+  it('refuses a construct with no tables, saying what is missing', () => {
+    // Prepare
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    // Act / Assess
+    expect(() => new LakeCompactorStack(app, 'Empty', { compactor: { tables: [] } })).toThrow(
+      /at least one table/,
+    );
+  });
+});
