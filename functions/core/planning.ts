@@ -1,0 +1,421 @@
+// Plans a partition's compaction as replayable JSON data: every input file ends up in exactly one group
+// or one skip reason, the plan does not depend on input order, and planning the planned output plans nothing.
+import { z } from 'zod';
+import { InvalidInputError } from './errors.js';
+import { formatBytes } from './stats.js';
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+/**
+ * Storage classes whose objects are never planned. GLACIER and DEEP_ARCHIVE cannot be read without a
+ * restore. GLACIER_IR can be read instantly but every GET is billed per GB retrieved and objects carry a
+ * 90-day minimum storage charge, so rewriting them costs more than the small files do; tiering put them
+ * there on purpose. INTELLIGENT_TIERING and the IA classes are planned (their archive tiers are opt-in
+ * and the look-back window keeps cold partitions out of the trigger).
+ */
+export const ARCHIVE_STORAGE_CLASSES: readonly string[] = ['GLACIER', 'DEEP_ARCHIVE', 'GLACIER_IR'];
+
+/** Planner knobs, Iceberg's bin-pack names and defaults. Unknown keys are refused to catch typos. */
+export const planOptionsSchema = z
+  .strictObject({
+    /** T: the size outputs aim for. 128 MiB: one HDFS-sized block, a good Athena/Trino split. */
+    targetFileSizeBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(128 * MiB),
+    /** A group of fewer files is planned only when it is all that is left of its schema (see planPartition). */
+    minInputFiles: z.number().int().min(2).default(5),
+    /** Cap per group, so one compact Lambda finishes in minutes with bounded memory. Must be ≥ 2·T. */
+    maxGroupBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(2 * GiB),
+    /** A file is small when size < smallFileRatio·T (Iceberg `min-file-size-bytes`). */
+    smallFileRatio: z.number().gt(0).max(1).default(0.75),
+    /** A file is large when size > largeFileRatio·T (Iceberg `max-file-size-bytes`); large files are left alone. */
+    largeFileRatio: z.number().gt(1).default(1.8),
+  })
+  .refine((o) => o.maxGroupBytes >= 2 * o.targetFileSizeBytes, {
+    message:
+      'maxGroupBytes must be at least 2 × targetFileSizeBytes, so a group can hold more than one output file',
+    path: ['maxGroupBytes'],
+  });
+
+export type PlanOptions = z.output<typeof planOptionsSchema>;
+export type PlanOptionsInput = z.input<typeof planOptionsSchema>;
+
+/** The planner's defaults, resolved. */
+export const DEFAULT_PLAN_OPTIONS: PlanOptions = planOptionsSchema.parse({});
+
+/** One candidate file as listed (and, for fingerprint and rows, as its footer was read). */
+export const planInputFileSchema = z.object({
+  key: z.string().min(1),
+  size: z.number().int().nonnegative(),
+  /** Entity tag without quotes; commit retires the input only while it still has this ETag. */
+  etag: z.string(),
+  versionId: z.string().optional(),
+  storageClass: z.string().optional(),
+  /** Row count from the footer. */
+  rows: z.number().int().nonnegative().optional(),
+  /** Fingerprint of the file's Parquet schema; files of different fingerprints are never grouped. */
+  schemaFingerprint: z.string().min(1).optional(),
+  /** Set when the footer could not be read: why. Such a file is skipped. */
+  unreadable: z.string().optional(),
+});
+export type PlanInputFile = z.infer<typeof planInputFileSchema>;
+
+/** What the table looked like when it was planned; commit refuses to act on a different table state. */
+export const planSnapshotSchema = z.object({
+  /** When the listing was taken, epoch ms. */
+  listedAt: z.number().int().nonnegative(),
+  /** The Delta table version the `add` actions were read from. */
+  deltaVersion: z.number().int().nonnegative().optional(),
+});
+export type PlanSnapshot = z.infer<typeof planSnapshotSchema>;
+
+export const planInputSchema = z.object({
+  table: z.string().min(1),
+  /** The partition's identity (its raw directory path relative to the table root; '' when unpartitioned). */
+  partition: z.string(),
+  files: z.array(planInputFileSchema),
+  snapshot: planSnapshotSchema,
+});
+export type PlanInput = z.infer<typeof planInputSchema>;
+
+export const planGroupSchema = z.object({
+  /** `g0001`, `g0002`, ... in key order of each group's first file; stable across replans. */
+  groupId: z.string().regex(/^g\d{4,}$/),
+  schemaFingerprint: z.string().min(1),
+  /** Sorted by key: the order rows are rewritten in. */
+  files: z.array(planInputFileSchema).min(2),
+  bytes: z.number().int().nonnegative(),
+  /** Sum of the inputs' rows; null when any input's row count is unknown. */
+  rows: z.number().int().nonnegative().nullable(),
+  /** How many files the rewrite should produce (Iceberg rule, see expectedOutputFiles). */
+  expectedOutputFiles: z.number().int().positive(),
+});
+export type PlanGroup = z.infer<typeof planGroupSchema>;
+
+export const skippedFileSchema = z.object({ key: z.string(), reason: z.string() });
+export type SkippedFile = z.infer<typeof skippedFileSchema>;
+
+export const partitionPlanSchema = z.object({
+  version: z.literal(1),
+  table: z.string().min(1),
+  partition: z.string(),
+  options: planOptionsSchema,
+  snapshot: planSnapshotSchema,
+  groups: z.array(planGroupSchema),
+  /** Every input file not in a group, with why; sorted by key. */
+  skipped: z.array(skippedFileSchema),
+  summary: z.object({
+    inputFiles: z.number().int().nonnegative(),
+    inputBytes: z.number().int().nonnegative(),
+    plannedFiles: z.number().int().nonnegative(),
+    plannedBytes: z.number().int().nonnegative(),
+    groups: z.number().int().nonnegative(),
+    expectedOutputFiles: z.number().int().nonnegative(),
+  }),
+  /** Present when there are no groups: why nothing is planned. */
+  reason: z.string().optional(),
+});
+export type PartitionPlan = z.infer<typeof partitionPlanSchema>;
+
+export const planSetSchema = z.object({ partitions: z.array(partitionPlanSchema) });
+export type PlanSet = z.infer<typeof planSetSchema>;
+
+/** Smallest size that is not small: sizes are integers, so `size < r·T` ⟺ `size < ceil(r·T)`. */
+export function minWellSizedBytes(
+  options: Pick<PlanOptions, 'smallFileRatio' | 'targetFileSizeBytes'>,
+): number {
+  return Math.ceil(options.smallFileRatio * options.targetFileSizeBytes);
+}
+
+/**
+ * Iceberg's output count for `bytes` of input: floor(bytes / T) files, one more when the remainder is at
+ * least the small-file threshold (so no output is small unless the whole group is), and at least one.
+ * Consequence the convergence proof uses: when bytes ≥ ceil(r·T), every one of the (near-)equal outputs is
+ * ≥ ceil(r·T), i.e. not small.
+ */
+export function expectedOutputFiles(bytes: number, options: PlanOptions): number {
+  const target = options.targetFileSizeBytes;
+  const whole = Math.floor(bytes / target);
+  const remainder = bytes - whole * target;
+  return Math.max(1, remainder >= minWellSizedBytes(options) ? whole + 1 : whole);
+}
+
+/**
+ * Plans one partition.
+ *
+ * Files are classified in this order: archived storage class, unreadable footer, large (> largeFileRatio·T),
+ * well-sized (between), no schema fingerprint — each skipped with a reason — and small, which are grouped
+ * per schema fingerprint. Within a fingerprint the small files (sorted by key) are cut into
+ * ceil(bytes / maxGroupBytes) contiguous, byte-balanced groups, never over maxGroupBytes (more groups
+ * only when whole files cannot be balanced under the cap; see splitBalanced). A group is planned when
+ *   - it has ≥ minInputFiles files and (when the fingerprint needs several groups) at least ceil(r·T)
+ *     bytes, so its outputs are not small; or
+ *   - it is all of the fingerprint's small files that no other planned group takes, has ≥ 2 files and
+ *     at least ceil(r·T) bytes (merging makes a well-sized file).
+ * The rest are regrouped and the rule applied again until nothing more qualifies. That loop is what makes
+ * planning converge: whatever is left unplanned is exactly what a second run over the output would see,
+ * and it would not qualify then either. A handful of tiny files (fewer than minInputFiles, under r·T in
+ * total) is left alone: a run that merges 3 files of 20 KB costs more than the files do.
+ *
+ * @throws InvalidInputError for an invalid input or options, or a key listed twice.
+ */
+export function planPartition(input: PlanInput, options: PlanOptionsInput = {}): PartitionPlan {
+  const opts = parseOrThrow(planOptionsSchema, options, 'Plan options are invalid; fix them');
+  const parsed = parseOrThrow(
+    planInputSchema,
+    input,
+    'Plan input is invalid; fix the listing that produced it',
+  );
+  return planValidated(parsed, opts);
+}
+
+/**
+ * Plans many partitions with the same options. Partitions come back sorted by table, then partition, so
+ * the result is byte-identical whatever order the inputs arrive in; each partition without groups
+ * carries a `reason`.
+ * @throws InvalidInputError for invalid inputs or options, or one table/partition given twice.
+ */
+export function planPartitions(inputs: readonly PlanInput[], options: PlanOptionsInput = {}): PlanSet {
+  const opts = parseOrThrow(planOptionsSchema, options, 'Plan options are invalid; fix them');
+  const parsed = parseOrThrow(z.array(planInputSchema), inputs, 'Plan inputs are invalid; fix the listing');
+  const seen = new Set<string>();
+  for (const p of parsed) {
+    const id = JSON.stringify([p.table, p.partition]);
+    if (seen.has(id)) {
+      throw new InvalidInputError(
+        `Partition "${p.partition}" of table "${p.table}" is given twice; merge its file lists into one input`,
+      );
+    }
+    seen.add(id);
+  }
+  const plans = parsed.map((p) => planValidated(p, opts));
+  plans.sort((a, b) => compareStrings(a.table, b.table) || compareStrings(a.partition, b.partition));
+  return { partitions: plans };
+}
+
+type SkipCategory = 'archived' | 'unreadable' | 'large' | 'well-sized' | 'no-fingerprint' | 'small-unmerged';
+
+interface Skip {
+  readonly key: string;
+  readonly reason: string;
+  readonly category: SkipCategory;
+}
+
+function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
+  const files = [...input.files].sort((a, b) => compareStrings(a.key, b.key));
+  for (let i = 1; i < files.length; i++) {
+    if (files[i]?.key === files[i - 1]?.key) {
+      throw new InvalidInputError(
+        `File ${files[i]?.key} is listed twice in partition "${input.partition}"; list each key once (latest version)`,
+      );
+    }
+  }
+  const target = opts.targetFileSizeBytes;
+  const minWell = minWellSizedBytes(opts);
+  const maxWell = Math.floor(opts.largeFileRatio * target);
+  const skips: Skip[] = [];
+  const smallByFingerprint = new Map<string, PlanInputFile[]>();
+
+  for (const file of files) {
+    const storageClass = (file.storageClass ?? 'STANDARD').toUpperCase();
+    if (ARCHIVE_STORAGE_CLASSES.includes(storageClass)) {
+      skips.push({
+        key: file.key,
+        category: 'archived',
+        reason: `in archive storage class ${storageClass}: never compacted (restore or re-tier it first if it must be)`,
+      });
+    } else if (file.unreadable !== undefined) {
+      skips.push({ key: file.key, category: 'unreadable', reason: `footer unreadable: ${file.unreadable}` });
+    } else if (file.size > maxWell) {
+      skips.push({
+        key: file.key,
+        category: 'large',
+        reason: `large file (${formatBytes(file.size)} > ${opts.largeFileRatio}·T = ${formatBytes(maxWell)}): left alone, splitting is not planned`,
+      });
+    } else if (file.size >= minWell) {
+      skips.push({
+        key: file.key,
+        category: 'well-sized',
+        reason: `well-sized (${formatBytes(file.size)} between ${formatBytes(minWell)} and ${formatBytes(maxWell)})`,
+      });
+    } else if (file.schemaFingerprint === undefined) {
+      skips.push({
+        key: file.key,
+        category: 'no-fingerprint',
+        reason: 'schema fingerprint unknown: read the footer before planning, schemas must never be mixed',
+      });
+    } else {
+      const list = smallByFingerprint.get(file.schemaFingerprint) ?? [];
+      list.push(file);
+      smallByFingerprint.set(file.schemaFingerprint, list);
+    }
+  }
+
+  const planned: { fingerprint: string; files: PlanInputFile[] }[] = [];
+  const fingerprints = [...smallByFingerprint.keys()].sort(compareStrings);
+  for (const fingerprint of fingerprints) {
+    const small = smallByFingerprint.get(fingerprint) ?? [];
+    const result = groupFingerprint(small, opts);
+    for (const group of result.planned) planned.push({ fingerprint, files: group });
+    const reason = leftoverReason(fingerprint, result, opts);
+    for (const file of result.leftover) skips.push({ key: file.key, category: 'small-unmerged', reason });
+  }
+  planned.sort((a, b) => compareStrings(a.files[0]?.key ?? '', b.files[0]?.key ?? ''));
+
+  const groups: PlanGroup[] = planned.map((g, i) => {
+    const bytes = sum(g.files.map((f) => f.size));
+    const rows = g.files.every((f) => f.rows !== undefined) ? sum(g.files.map((f) => f.rows ?? 0)) : null;
+    return {
+      groupId: `g${String(i + 1).padStart(4, '0')}`,
+      schemaFingerprint: g.fingerprint,
+      files: g.files,
+      bytes,
+      rows,
+      expectedOutputFiles: expectedOutputFiles(bytes, opts),
+    };
+  });
+  skips.sort((a, b) => compareStrings(a.key, b.key));
+
+  const plan: PartitionPlan = {
+    version: 1,
+    table: input.table,
+    partition: input.partition,
+    options: opts,
+    snapshot: input.snapshot,
+    groups,
+    skipped: skips.map(({ key, reason }) => ({ key, reason })),
+    summary: {
+      inputFiles: files.length,
+      inputBytes: sum(files.map((f) => f.size)),
+      plannedFiles: sum(groups.map((g) => g.files.length)),
+      plannedBytes: sum(groups.map((g) => g.bytes)),
+      groups: groups.length,
+      expectedOutputFiles: sum(groups.map((g) => g.expectedOutputFiles)),
+    },
+  };
+  return groups.length > 0 ? plan : { ...plan, reason: nothingToDoReason(skips) };
+}
+
+interface FingerprintGrouping {
+  readonly planned: PlanInputFile[][];
+  readonly leftover: PlanInputFile[];
+  /** How the leftover was last cut into groups (for the reason). */
+  readonly leftoverGroups: number;
+}
+
+/** Groups one fingerprint's small files (sorted by key); see planPartition for the rule. */
+function groupFingerprint(small: readonly PlanInputFile[], opts: PlanOptions): FingerprintGrouping {
+  const minWell = minWellSizedBytes(opts);
+  const planned: PlanInputFile[][] = [];
+  let remaining = [...small];
+  let leftoverGroups = remaining.length > 0 ? 1 : 0;
+  while (remaining.length >= 2) {
+    const candidates = splitBalanced(remaining, opts.maxGroupBytes);
+    leftoverGroups = candidates.length;
+    const single = candidates.length === 1;
+    const chosen = candidates.filter((group) => {
+      const bytes = sum(group.map((f) => f.size));
+      if (single) return group.length >= opts.minInputFiles || (group.length >= 2 && bytes >= minWell);
+      return group.length >= opts.minInputFiles && bytes >= minWell;
+    });
+    if (chosen.length === 0) break;
+    planned.push(...chosen);
+    const taken = new Set(chosen.flat().map((f) => f.key));
+    remaining = remaining.filter((f) => !taken.has(f.key));
+    leftoverGroups = remaining.length > 0 ? 1 : 0;
+  }
+  return { planned, leftover: remaining, leftoverGroups };
+}
+
+/**
+ * Cuts key-ordered files into contiguous groups of about equal bytes, none over `cap`. With n groups, a
+ * file goes to group floor(n · midpoint / total), where midpoint is the middle of the file's byte range
+ * in the concatenation: each group then holds total / n bytes give or take half a file at each end,
+ * and errors do not accumulate from group to group. n starts at ceil(total / cap) and grows only when
+ * whole files cannot be balanced under the cap (it must end: one file per group always fits, as a small
+ * file is < T ≤ cap / 2).
+ */
+export function splitBalanced<F extends { readonly size: number }>(files: readonly F[], cap: number): F[][] {
+  const total = sum(files.map((f) => f.size));
+  if (files.length === 0) return [];
+  for (let n = Math.max(1, Math.ceil(total / cap)); ; n++) {
+    const groups: F[][] = Array.from({ length: n }, () => []);
+    let start = 0;
+    for (const file of files) {
+      const index = total === 0 ? 0 : Math.min(n - 1, Math.floor(((start + file.size / 2) * n) / total));
+      groups[index]?.push(file);
+      start += file.size;
+    }
+    const nonEmpty = groups.filter((g) => g.length > 0);
+    if (n >= files.length || nonEmpty.every((g) => sum(g.map((f) => f.size)) <= cap)) return nonEmpty;
+  }
+}
+
+function leftoverReason(fingerprint: string, grouping: FingerprintGrouping, opts: PlanOptions): string {
+  const { leftover, planned, leftoverGroups } = grouping;
+  const schema = `schema ${fingerprint}`;
+  if (leftover.length === 1) {
+    return planned.length === 0
+      ? `1 small file of ${schema}: nothing to merge with`
+      : `1 small file of ${schema} left after grouping the others: nothing to merge with`;
+  }
+  const bytes = formatBytes(sum(leftover.map((f) => f.size)));
+  if (leftoverGroups <= 1) {
+    return (
+      `${leftover.length} small files (${bytes}) of ${schema}: fewer than minInputFiles ${opts.minInputFiles} ` +
+      `and under ${formatBytes(minWellSizedBytes(opts))} together, too little to be worth a run`
+    );
+  }
+  return (
+    `${leftover.length} small files (${bytes}) of ${schema} cannot be cut into groups of ≥ ${opts.minInputFiles} ` +
+    `files under maxGroupBytes ${formatBytes(opts.maxGroupBytes)}; raise maxGroupBytes or lower minInputFiles to merge them`
+  );
+}
+
+const CATEGORY_WORDS: Record<SkipCategory, string> = {
+  archived: 'archived',
+  unreadable: 'unreadable',
+  large: 'large',
+  'well-sized': 'well-sized',
+  'no-fingerprint': 'without schema fingerprint',
+  'small-unmerged': 'small but not worth merging',
+};
+
+function nothingToDoReason(skips: readonly Skip[]): string {
+  if (skips.length === 0) return 'nothing to compact: the partition has no files';
+  const counts = new Map<SkipCategory, number>();
+  for (const s of skips) counts.set(s.category, (counts.get(s.category) ?? 0) + 1);
+  const parts = (Object.keys(CATEGORY_WORDS) as SkipCategory[])
+    .filter((c) => counts.has(c))
+    .map((c) => `${counts.get(c)} ${CATEGORY_WORDS[c]}`);
+  return `nothing to compact: ${parts.join(', ')} (see skipped for each file)`;
+}
+
+/** Code-unit order: locale-independent, so every machine sorts keys the same way. */
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function sum(values: readonly number[]): number {
+  let total = 0;
+  for (const v of values) total += v;
+  return total;
+}
+
+function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, message: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new InvalidInputError(
+      message,
+      result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
+    );
+  }
+  return result.data;
+}

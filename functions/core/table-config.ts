@@ -1,0 +1,207 @@
+// The tables lake-compactor manages: a validated config (all problems reported at once) and the lookup
+// from an object key to the one table that owns it (longest prefix; ambiguous layouts are refused).
+import { z } from 'zod';
+import { InvalidInputError } from './errors.js';
+import { normalizeRoot, relativeToRoot } from './partition.js';
+import {
+  DEFAULT_POLICY,
+  PARTITION_DATE_FORMATS,
+  type Policy,
+  policyOverridesSchema,
+  resolvePolicy,
+} from './policy.js';
+
+const MiB = 1024 * 1024;
+
+/** One managed table. Unknown keys are refused so a typo (`partitionColumn`) does not pass silently. */
+export const tableConfigSchema = z
+  .strictObject({
+    /** Unique name, used in logs, metrics, state machine inputs and DynamoDB keys. */
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'use letters, digits, _ . - (start with a letter or digit)'),
+    /** The bucket; omitted means "the deployment's data bucket" (a table then matches any bucket). */
+    bucket: z.string().min(3).optional(),
+    /** Key prefix of the table root, without bucket; leading/trailing `/` are dropped; '' = bucket root. */
+    prefix: z
+      .string()
+      .refine((p) => !/^[a-z0-9]+:\/\//i.test(p), 'a key prefix, not a URI: put the bucket in `bucket`')
+      .transform((p) => normalizeRoot(p.replace(/^\/+/, ''))),
+    format: z.enum(['parquet', 'delta']).default('parquet'),
+    /** Hive partition columns in path order; [] for an unpartitioned table. */
+    partitionColumns: z.array(z.string().min(1)).default([]),
+    /** Partition column holding the date (for `year/month/day`: the three columns, comma-separated). */
+    dateColumn: z.string().min(1).optional(),
+    dateFormat: z.enum(PARTITION_DATE_FORMATS).optional(),
+    /** Target output size in MiB (1024² bytes, like Iceberg's 512 MB default of 536870912). */
+    targetFileSizeMB: z
+      .number()
+      .positive()
+      .max(5 * 1024)
+      .optional(),
+    /** Output codec; ZSTD when omitted. */
+    codec: z.enum(['zstd', 'snappy']).optional(),
+    /** Sort outputs by these columns; input order is kept when omitted. */
+    sortColumns: z.array(z.string().min(1)).min(1).optional(),
+    /** Per-table overrides of the trigger policy. */
+    policy: policyOverridesSchema.optional(),
+  })
+  .superRefine((table, ctx) => {
+    if (table.dateColumn !== undefined && table.dateFormat === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['dateFormat'],
+        message: 'dateColumn is set, so dateFormat is required',
+      });
+    }
+    if (
+      table.dateFormat !== undefined &&
+      table.dateFormat !== 'year/month/day' &&
+      table.dateColumn === undefined
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['dateColumn'],
+        message: `dateFormat ${table.dateFormat} needs dateColumn`,
+      });
+    }
+    const dateColumns =
+      table.dateFormat === 'year/month/day'
+        ? (table.dateColumn ?? 'year,month,day').split(',').map((c) => c.trim())
+        : table.dateColumn !== undefined
+          ? [table.dateColumn]
+          : [];
+    for (const column of dateColumns) {
+      if (!table.partitionColumns.includes(column)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['dateColumn'],
+          message: `date column "${column}" is not one of partitionColumns [${table.partitionColumns.join(', ')}]`,
+        });
+      }
+    }
+    if (new Set(table.partitionColumns).size !== table.partitionColumns.length) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['partitionColumns'],
+        message: 'a partition column is listed twice',
+      });
+    }
+    if (table.targetFileSizeMB !== undefined && table.policy?.targetFileSizeBytes !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['policy', 'targetFileSizeBytes'],
+        message: 'set the target once: either targetFileSizeMB or policy.targetFileSizeBytes',
+      });
+    }
+  });
+
+export type TableConfig = z.output<typeof tableConfigSchema>;
+export type TableConfigInput = z.input<typeof tableConfigSchema>;
+
+/**
+ * Parses the table list (a JSON string, e.g. the TABLES variable, or an already-parsed value). Every
+ * problem — per-field ones with their path, duplicate names, identical or Delta-nested roots — is
+ * collected into one error, so a config with three mistakes takes one deploy to fix, not three.
+ * @throws InvalidInputError listing every issue as `path: message`.
+ */
+export function parseTableConfigs(json: unknown): TableConfig[] {
+  let value = json;
+  if (typeof json === 'string') {
+    try {
+      value = JSON.parse(json);
+    } catch (cause) {
+      throw new InvalidInputError(
+        `The table configs are not valid JSON (${String(cause)}); fix the TABLES setting`,
+      );
+    }
+  }
+  const result = z.array(tableConfigSchema).safeParse(value);
+  if (!result.success) {
+    throw new InvalidInputError(
+      'The table configs are invalid; fix these entries',
+      result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
+    );
+  }
+  const tables = result.data;
+  const issues = crossTableIssues(tables);
+  if (issues.length > 0) throw new InvalidInputError('The table configs conflict; fix these entries', issues);
+  return tables;
+}
+
+/**
+ * Overlap rules. Nested roots are fine for Parquet tables (longest prefix wins, so `events/clicks` owns
+ * its keys, not `events`), but two tables with the same bucket and root would own the same keys, and
+ * nothing may nest inside a Delta table, whose log owns every file under its root. A table without
+ * bucket counts as being in every bucket.
+ */
+function crossTableIssues(tables: readonly TableConfig[]): string[] {
+  const issues: string[] = [];
+  tables.forEach((table, i) => {
+    tables.forEach((other, j) => {
+      if (j <= i) return;
+      if (table.name === other.name) issues.push(`${j}.name: "${other.name}" is also the name of entry ${i}`);
+      const sameBucket =
+        table.bucket === undefined || other.bucket === undefined || table.bucket === other.bucket;
+      if (!sameBucket) return;
+      if (table.prefix === other.prefix && table.bucket === other.bucket) {
+        issues.push(`${j}.prefix: "${other.prefix}" is also the root of table "${table.name}" (entry ${i})`);
+        return;
+      }
+      for (const [outer, inner, innerIndex] of [
+        [table, other, j],
+        [other, table, i],
+      ] as const) {
+        if (outer.format === 'delta' && isUnder(inner.prefix, outer.prefix)) {
+          issues.push(
+            `${innerIndex}.prefix: "${inner.prefix}" lies inside Delta table "${outer.name}", whose log owns every file under "${outer.prefix}"`,
+          );
+        }
+      }
+    });
+  });
+  return issues;
+}
+
+/** True when `inner` is `outer` or below it, per path segment. */
+function isUnder(inner: string, outer: string): boolean {
+  return inner === outer || relativeToRoot(inner, outer) !== undefined;
+}
+
+/**
+ * The table that owns `key` in `bucket`: among tables in that bucket (or without bucket) whose root
+ * contains the key (per path segment), the longest root wins; on equal roots a table naming the bucket
+ * beats one that does not. Undefined when no table claims the key.
+ */
+export function findTableForKey(
+  tables: readonly TableConfig[],
+  bucket: string,
+  key: string,
+): TableConfig | undefined {
+  let best: TableConfig | undefined;
+  for (const table of tables) {
+    if (table.bucket !== undefined && table.bucket !== bucket) continue;
+    const relative = relativeToRoot(key, table.prefix);
+    if (relative === undefined || relative === '') continue;
+    if (
+      best === undefined ||
+      table.prefix.length > best.prefix.length ||
+      (table.prefix.length === best.prefix.length && best.bucket === undefined && table.bucket !== undefined)
+    ) {
+      best = table;
+    }
+  }
+  return best;
+}
+
+/**
+ * The table's effective trigger policy: defaults, then `targetFileSizeMB`, then `policy` overrides.
+ * @throws InvalidInputError when the merged policy is invalid.
+ */
+export function resolveTablePolicy(table: TableConfig, defaults: Policy = DEFAULT_POLICY): Policy {
+  const target =
+    table.targetFileSizeMB === undefined
+      ? {}
+      : { targetFileSizeBytes: Math.round(table.targetFileSizeMB * MiB) };
+  return resolvePolicy(defaults, { ...target, ...table.policy });
+}

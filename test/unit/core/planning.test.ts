@@ -1,0 +1,300 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../../../functions/core/errors.js';
+import {
+  DEFAULT_PLAN_OPTIONS,
+  expectedOutputFiles,
+  type PlanInput,
+  type PlanInputFile,
+  partitionPlanSchema,
+  planPartition,
+  planPartitions,
+  splitBalanced,
+} from '../../../functions/core/planning.js';
+
+const KB = 1000;
+const MiB = 1024 * 1024;
+const T = 128 * MiB;
+
+function file(index: number, size: number, extra: Partial<PlanInputFile> = {}): PlanInputFile {
+  return {
+    key: `lake/events/date=2024-01-15/part-${String(index).padStart(5, '0')}.parquet`,
+    size,
+    etag: `etag-${index}`,
+    rows: 100,
+    schemaFingerprint: 'fpA',
+    ...extra,
+  };
+}
+
+function input(files: PlanInputFile[], partition = 'date=2024-01-15'): PlanInput {
+  return { table: 'events', partition, files, snapshot: { listedAt: 1_700_000_000_000 } };
+}
+
+describe('planPartition: readable scenarios', () => {
+  it('plans 20 files of 20 KB as one group producing one file', () => {
+    // Prepare
+    const files = Array.from({ length: 20 }, (_, i) => file(i, 20 * KB));
+    // Act
+    const plan = planPartition(input(files));
+    // Assess
+    expect(plan.groups).toHaveLength(1);
+    expect(plan.groups[0]).toMatchObject({
+      groupId: 'g0001',
+      schemaFingerprint: 'fpA',
+      bytes: 400 * KB,
+      rows: 2000,
+      expectedOutputFiles: 1,
+    });
+    expect(plan.groups[0]?.files.map((f) => f.key)).toEqual(files.map((f) => f.key));
+    expect(plan.skipped).toEqual([]);
+    expect(plan.summary).toEqual({
+      inputFiles: 20,
+      inputBytes: 400 * KB,
+      plannedFiles: 20,
+      plannedBytes: 400 * KB,
+      groups: 1,
+      expectedOutputFiles: 1,
+    });
+    expect(plan.reason).toBeUndefined();
+  });
+
+  it('leaves 3 tiny files alone with a reason: too few and too little to be worth a run', () => {
+    // Prepare
+    const files = [file(1, 20 * KB), file(2, 20 * KB), file(3, 20 * KB)];
+    // Act
+    const plan = planPartition(input(files));
+    // Assess
+    expect(plan.groups).toEqual([]);
+    expect(plan.skipped).toHaveLength(3);
+    expect(plan.skipped[0]?.reason).toBe(
+      '3 small files (58.6 KiB) of schema fpA: fewer than minInputFiles 5 and under 96.0 MiB together, too little to be worth a run',
+    );
+    expect(plan.reason).toBe('nothing to compact: 3 small but not worth merging (see skipped for each file)');
+  });
+
+  it('merges fewer than minInputFiles when they are all the small files of their schema and make a well-sized file', () => {
+    // Prepare: 3 × 40 MiB = 120 MiB ≥ 96 MiB
+    const files = [file(1, 40 * MiB), file(2, 40 * MiB), file(3, 40 * MiB)];
+    // Act
+    const plan = planPartition(input(files));
+    // Assess
+    expect(plan.groups).toHaveLength(1);
+    expect(plan.groups[0]?.expectedOutputFiles).toBe(1);
+  });
+
+  it('says a single small file has nothing to merge with', () => {
+    // Prepare
+    const files = [file(1, 20 * KB), file(2, 120 * MiB)];
+    // Act
+    const plan = planPartition(input(files));
+    // Assess
+    expect(plan.groups).toEqual([]);
+    expect(plan.skipped.map((s) => s.reason)).toEqual([
+      '1 small file of schema fpA: nothing to merge with',
+      'well-sized (120.0 MiB between 96.0 MiB and 230.4 MiB)',
+    ]);
+  });
+
+  it('never mixes schemas: each fingerprint gets its own group and lone schemas are skipped', () => {
+    // Prepare: 6 files of schema A, 5 of schema B, 1 of schema C, interleaved by key
+    const files = Array.from({ length: 12 }, (_, i) =>
+      file(i, 10 * KB, { schemaFingerprint: i === 11 ? 'fpC' : i % 2 === 0 ? 'fpA' : 'fpB' }),
+    );
+    // Act
+    const plan = planPartition(input(files));
+    // Assess
+    expect(plan.groups.map((g) => [g.groupId, g.schemaFingerprint, g.files.length])).toEqual([
+      ['g0001', 'fpA', 6],
+      ['g0002', 'fpB', 5],
+    ]);
+    for (const group of plan.groups) {
+      expect(new Set(group.files.map((f) => f.schemaFingerprint))).toEqual(
+        new Set([group.schemaFingerprint]),
+      );
+    }
+    expect(plan.skipped).toEqual([
+      { key: files[11]?.key, reason: '1 small file of schema fpC: nothing to merge with' },
+    ]);
+  });
+
+  it('never plans archived files, and treats GLACIER_IR as archived', () => {
+    // Prepare
+    const files = [
+      ...Array.from({ length: 5 }, (_, i) => file(i, 10 * KB)),
+      file(10, 10 * KB, { storageClass: 'GLACIER' }),
+      file(11, 10 * KB, { storageClass: 'DEEP_ARCHIVE' }),
+      file(12, 10 * KB, { storageClass: 'glacier_ir' }),
+      file(13, 10 * KB, { storageClass: 'STANDARD_IA' }),
+    ];
+    // Act
+    const plan = planPartition(input(files));
+    // Assess
+    expect(plan.groups[0]?.files.map((f) => f.etag)).toEqual([
+      'etag-0',
+      'etag-1',
+      'etag-2',
+      'etag-3',
+      'etag-4',
+      'etag-13',
+    ]);
+    expect(plan.skipped.map((s) => s.reason)).toEqual([
+      'in archive storage class GLACIER: never compacted (restore or re-tier it first if it must be)',
+      'in archive storage class DEEP_ARCHIVE: never compacted (restore or re-tier it first if it must be)',
+      'in archive storage class GLACIER_IR: never compacted (restore or re-tier it first if it must be)',
+    ]);
+  });
+
+  it('skips unreadable, large and fingerprint-less files with their reasons', () => {
+    // Prepare
+    const files = [
+      ...Array.from({ length: 5 }, (_, i) => file(i, 10 * KB)),
+      file(5, 10 * KB, { unreadable: 'truncated footer' }),
+      file(6, 300 * MiB),
+      file(7, 10 * KB, { schemaFingerprint: undefined }),
+    ];
+    // Act
+    const plan = planPartition(input(files));
+    // Assess
+    expect(plan.groups[0]?.files).toHaveLength(5);
+    expect(plan.skipped.map((s) => s.reason)).toEqual([
+      'footer unreadable: truncated footer',
+      'large file (300.0 MiB > 1.8·T = 230.4 MiB): left alone, splitting is not planned',
+      'schema fingerprint unknown: read the footer before planning, schemas must never be mixed',
+    ]);
+  });
+
+  it('splits a fingerprint over maxGroupBytes into balanced groups under the cap', () => {
+    // Prepare: 100 files of 50 MiB = 5000 MiB; cap 2 GiB → 3 groups of ~1667 MiB
+    const files = Array.from({ length: 100 }, (_, i) => file(i, 50 * MiB));
+    // Act
+    const plan = planPartition(input(files));
+    // Assess
+    expect(plan.groups.map((g) => g.files.length)).toEqual([33, 34, 33]);
+    expect(plan.groups.every((g) => g.bytes <= DEFAULT_PLAN_OPTIONS.maxGroupBytes)).toBe(true);
+    expect(plan.groups.map((g) => g.expectedOutputFiles)).toEqual([13, 13, 13]);
+    expect(plan.summary.plannedFiles).toBe(100);
+  });
+
+  it('also plans a short last group when, after the others, it is all that is left of its schema', () => {
+    // Prepare: 9 × 0.3·T with cap 2·T → next run would merge the tail anyway, so this run does
+    const files = Array.from({ length: 9 }, (_, i) => file(i, Math.round(0.3 * T)));
+    // Act
+    const plan = planPartition(input(files), { maxGroupBytes: 2 * T });
+    // Assess
+    expect(plan.groups.map((g) => g.files.length).sort()).toEqual([4, 5]);
+    expect(plan.skipped).toEqual([]);
+  });
+
+  it('produces the same plan for any input order', () => {
+    // Prepare
+    const files = Array.from({ length: 30 }, (_, i) =>
+      file(i, (i + 1) * 3 * MiB, { schemaFingerprint: `fp${i % 3}` }),
+    );
+    // Act
+    const forward = planPartition(input(files), { maxGroupBytes: 2 * T });
+    const backward = planPartition(input([...files].reverse()), { maxGroupBytes: 2 * T });
+    // Assess
+    expect(JSON.stringify(backward)).toBe(JSON.stringify(forward));
+  });
+
+  it('emits JSON that the exported schema parses back to the same plan', () => {
+    // Prepare
+    const files = Array.from({ length: 6 }, (_, i) => file(i, 10 * KB, { versionId: `v${i}` }));
+    const plan = planPartition({ ...input(files), snapshot: { listedAt: 5, deltaVersion: 7 } });
+    // Act
+    const replayed = partitionPlanSchema.parse(JSON.parse(JSON.stringify(plan)));
+    // Assess
+    expect(replayed).toEqual(plan);
+  });
+
+  it('sums rows only when every input row count is known', () => {
+    // Prepare
+    const files = Array.from({ length: 5 }, (_, i) => file(i, 10 * KB, i === 0 ? { rows: undefined } : {}));
+    // Act
+    const plan = planPartition(input(files));
+    // Assess
+    expect(plan.groups[0]?.rows).toBeNull();
+  });
+
+  it('rejects a key listed twice and invalid options with InvalidInputError', () => {
+    // Prepare
+    const files = [file(1, 10), file(1, 10)];
+    // Act
+    const duplicate = () => planPartition(input(files));
+    const badOptions = () => planPartition(input([]), { targetFileSizeBytes: T, maxGroupBytes: T });
+    const unknownOption = () => planPartition(input([]), { minFiles: 3 } as never);
+    // Assess
+    expect(duplicate).toThrow(InvalidInputError);
+    expect(badOptions).toThrow(/maxGroupBytes must be at least 2 × targetFileSizeBytes/);
+    expect(unknownOption).toThrow(InvalidInputError);
+  });
+});
+
+describe('planPartitions', () => {
+  it('returns partitions sorted by table and partition, each empty one with a reason', () => {
+    // Prepare
+    const busy = input(
+      Array.from({ length: 5 }, (_, i) => file(i, 10 * KB)),
+      'date=2024-01-16',
+    );
+    const empty = input([], 'date=2024-01-15');
+    // Act
+    const result = planPartitions([busy, empty]);
+    // Assess
+    expect(result.partitions.map((p) => [p.partition, p.groups.length, p.reason])).toEqual([
+      ['date=2024-01-15', 0, 'nothing to compact: the partition has no files'],
+      ['date=2024-01-16', 1, undefined],
+    ]);
+  });
+
+  it('refuses the same partition twice', () => {
+    // Prepare
+    const one = input([]);
+    // Act
+    const act = () => planPartitions([one, one]);
+    // Assess
+    expect(act).toThrow(/given twice/);
+  });
+});
+
+describe('expectedOutputFiles', () => {
+  it('rounds up only when the remainder is at least 0.75·T, and never returns 0', () => {
+    // Prepare
+    const cases: [number, number][] = [
+      [1, 1],
+      [T, 1],
+      [T + 0.75 * T - 1, 1],
+      [T + 0.75 * T, 2],
+      [5 * T, 5],
+      [0.75 * T, 1],
+    ];
+    // Act
+    const results = cases.map(([bytes]) => expectedOutputFiles(bytes, DEFAULT_PLAN_OPTIONS));
+    // Assess
+    expect(results).toEqual(cases.map(([, n]) => n));
+  });
+});
+
+describe('splitBalanced', () => {
+  it('keeps one group when everything fits and balances bytes otherwise', () => {
+    // Prepare
+    const fits = [{ size: 5 }, { size: 5 }];
+    const over = Array.from({ length: 11 }, () => ({ size: 10 }));
+    // Act
+    const single = splitBalanced(fits, 10);
+    const split = splitBalanced(over, 100);
+    // Assess
+    expect(single).toHaveLength(1);
+    expect(split.map((g) => g.length)).toEqual([5, 6]);
+  });
+
+  it('opens another group rather than exceed the cap when whole files cannot be balanced', () => {
+    // Prepare: 296 bytes under cap 99 → with 3 groups the middle one would hold 49+2+49 = 100
+    const files = [49, 49, 49, 2, 49, 49, 49].map((size) => ({ size }));
+    // Act
+    const groups = splitBalanced(files, 99);
+    // Assess
+    expect(groups.map((g) => g.reduce((s, f) => s + f.size, 0))).toEqual([98, 49, 51, 98]);
+    expect(groups.flat()).toEqual(files);
+  });
+});
