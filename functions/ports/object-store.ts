@@ -46,17 +46,24 @@ export interface PutStreamOptions extends PutOptions {
 export interface CopyOptions {
   /** Copy only when the source's ETag is still this one, else PreconditionFailedError. */
   readonly ifMatch?: string;
+  /** Copy this version of the source (versioned buckets: restoring a retired input). */
+  readonly sourceVersionId?: string;
   readonly storageClass?: string;
 }
 
 export interface DeleteRef {
   readonly key: string;
   readonly versionId?: string;
+  /**
+   * Conditional delete: only when the current ETag is this one (S3 `If-Match` / the `ETag` element
+   * of DeleteObjects). A mismatch is reported in `errors` with code `PreconditionFailed`.
+   */
+  readonly ifMatch?: string;
 }
 
 export interface DeleteResult {
   readonly deleted: readonly DeleteRef[];
-  readonly errors: readonly { readonly key: string; readonly message: string }[];
+  readonly errors: readonly { readonly key: string; readonly code?: string; readonly message: string }[];
 }
 
 export interface ObjectStore {

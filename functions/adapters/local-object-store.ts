@@ -1,0 +1,480 @@
+// ObjectStore over a local folder with S3's semantics where they matter: byte-order paged listing,
+// atomic writes (readers never see half a file), atomic put-if-absent and copy-if-match, no empty dirs.
+
+import { createHash, randomUUID } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
+import {
+  type FileHandle,
+  link,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rmdir,
+  stat,
+  unlink,
+} from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+import pLimit from 'p-limit';
+import { InvalidInputError, ObjectNotFoundError, PreconditionFailedError } from '../core/errors.js';
+import type {
+  CopyOptions,
+  DeleteRef,
+  DeleteResult,
+  ListOptions,
+  ListPage,
+  ObjectInfo,
+  ObjectStore,
+  PutOptions,
+  PutStreamOptions,
+} from '../ports/object-store.js';
+import { listPage, sortByKey, unsatisfiableRange } from './listing.js';
+
+/** Hidden name prefix of in-flight writes; such files never appear in listings and are not valid keys. */
+export const TEMP_FILE_PREFIX = '.lake-compactor-tmp-';
+
+/** Concurrent stat() calls when describing a listing page. */
+const STAT_CONCURRENCY = 32;
+/** Concurrent unlink() calls in deleteMany. */
+const UNLINK_CONCURRENCY = 16;
+
+type ErrnoError = NodeJS.ErrnoException;
+
+function errno(error: unknown): string | undefined {
+  return (error as ErrnoError | undefined)?.code;
+}
+
+async function unlinkIfPresent(path: string): Promise<'deleted' | 'missing'> {
+  try {
+    await unlink(path);
+    return 'deleted';
+  } catch (error) {
+    if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') return 'missing';
+    throw error;
+  }
+}
+
+/**
+ * ETag of a local file: md5 of `(size, mtimeNs, ino, dev)`, not of the content.
+ *
+ * Why: listing must describe every object on a page, and hashing content would read every byte of
+ * every listed file (a partition of 180,000 files, or gigabytes, just to list it). Every write of
+ * this store replaces the file (write to a temp file, then rename/link), which gives a new inode
+ * and mtime, so the ETag changes whenever content changes. Consequences: (1) a rewrite with
+ * identical bytes still gets a new ETag, so a conditional copy planned before it fails safely
+ * (PreconditionFailedError, re-plan) rather than wrongly succeeding; (2) a copy's ETag differs
+ * from its source's (S3 keeps the md5), so callers must use the ETag that `copy()` returns;
+ * (3) ETags are not md5 of the content, so never compare them with S3 ETags; (4) an external
+ * program editing a file in place within one mtime tick without changing its size would go
+ * unnoticed — nanosecond mtimes make that practically impossible on ext4/xfs/apfs.
+ */
+function etagOf(stats: BigIntStats): string {
+  return createHash('md5').update(`${stats.size}:${stats.mtimeNs}:${stats.ino}:${stats.dev}`).digest('hex');
+}
+
+function infoOf(key: string, stats: BigIntStats): ObjectInfo {
+  return {
+    key,
+    size: Number(stats.size),
+    etag: etagOf(stats),
+    lastModified: new Date(Number(stats.mtimeMs)),
+    storageClass: 'STANDARD',
+  };
+}
+
+/**
+ * Keys are `/`-separated paths relative to the root folder. A local folder cannot hold what S3 can
+ * in a few cases, and those keys are refused with InvalidInputError: empty segments (`a//b`, a
+ * trailing `/`), `.`/`..` segments (which would escape or alias the root), NUL bytes, and a key
+ * that is also the "directory" of another key (`a` and `a/b`).
+ */
+export class LocalObjectStore implements ObjectStore {
+  readonly description: string;
+  readonly root: string;
+
+  constructor(rootDir: string) {
+    this.root = resolve(rootDir);
+    this.description = this.root;
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    const keys = await this.walk(prefix, options.delimiter);
+    const page = listPage(sortByKey(keys.map((key) => ({ key }))), {
+      prefix,
+      delimiter: options.delimiter,
+      token: options.token,
+      maxKeys: options.maxKeys,
+    });
+    const limit = pLimit(STAT_CONCURRENCY);
+    const described = await Promise.all(page.objects.map(({ key }) => limit(() => this.head(key))));
+    const objects = described.filter((info): info is ObjectInfo => info !== undefined);
+    return page.nextToken === undefined
+      ? { objects, commonPrefixes: page.commonPrefixes }
+      : { objects, commonPrefixes: page.commonPrefixes, nextToken: page.nextToken };
+  }
+
+  async *listAll(prefix: string): AsyncIterable<ObjectInfo> {
+    let token: string | undefined;
+    do {
+      const page = await this.list(prefix, { token });
+      yield* page.objects;
+      token = page.nextToken;
+    } while (token !== undefined);
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    const path = this.pathOf(key);
+    try {
+      const stats = await stat(path, { bigint: true });
+      return stats.isFile() ? infoOf(key, stats) : undefined;
+    } catch (error) {
+      if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') return undefined;
+      throw error;
+    }
+  }
+
+  async getRange(key: string, start: number, endInclusive: number): Promise<Uint8Array> {
+    if (
+      !Number.isSafeInteger(start) ||
+      !Number.isSafeInteger(endInclusive) ||
+      start < 0 ||
+      endInclusive < start
+    ) {
+      throw new InvalidInputError(
+        `Invalid byte range ${start}-${endInclusive} for ${key}: pass 0 <= start <= endInclusive (both integers)`,
+      );
+    }
+    const handle = await this.openExisting(key);
+    try {
+      const size = Number((await handle.stat({ bigint: true })).size);
+      if (start >= size) throw unsatisfiableRange(key, start, size);
+      const length = Math.min(endInclusive, size - 1) - start + 1;
+      const buffer = new Uint8Array(length);
+      let offset = 0;
+      while (offset < length) {
+        const { bytesRead } = await handle.read(buffer, offset, length - offset, start + offset);
+        if (bytesRead === 0) break;
+        offset += bytesRead;
+      }
+      return offset === length ? buffer : buffer.subarray(0, offset);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async get(key: string): Promise<Uint8Array> {
+    try {
+      return new Uint8Array(await readFile(this.pathOf(key)));
+    } catch (error) {
+      if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR' || errno(error) === 'EISDIR') {
+        throw new ObjectNotFoundError(key);
+      }
+      throw error;
+    }
+  }
+
+  async put(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<{ etag: string }> {
+    const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    const { etag } = await this.writeAtomically(key, options, async (handle) => {
+      await handle.writeFile(bytes);
+    });
+    return { etag };
+  }
+
+  /** Streams into a hidden temp file (memory bounded by one chunk), then publishes it atomically. */
+  async putStream(
+    key: string,
+    body: AsyncIterable<Uint8Array>,
+    options: PutStreamOptions = {},
+  ): Promise<{ etag: string; size: number }> {
+    return this.writeAtomically(key, options, async (handle) => {
+      for await (const chunk of body) {
+        let offset = 0;
+        while (offset < chunk.byteLength) {
+          const { bytesWritten } = await handle.write(chunk, offset, chunk.byteLength - offset);
+          offset += bytesWritten;
+        }
+      }
+    });
+  }
+
+  /**
+   * Copies through a temp file and a rename. The ETag check and the copy read the same open file:
+   * since every write replaces the file rather than editing it, the bytes copied are exactly the
+   * version whose ETag matched, even if a writer replaces the source meanwhile.
+   */
+  async copy(
+    sourceKey: string,
+    destinationKey: string,
+    options: CopyOptions = {},
+  ): Promise<{ etag: string }> {
+    this.pathOf(destinationKey);
+    if (options.sourceVersionId !== undefined) {
+      throw new InvalidInputError(
+        `Cannot copy version ${options.sourceVersionId} of ${sourceKey}: a local folder keeps no versions; retire to a trash prefix instead`,
+      );
+    }
+    const source = await this.openExisting(sourceKey);
+    try {
+      if (options.ifMatch !== undefined) {
+        const etag = etagOf(await source.stat({ bigint: true }));
+        if (options.ifMatch.replaceAll('"', '') !== etag) {
+          throw new PreconditionFailedError(
+            sourceKey,
+            `Precondition failed for ${sourceKey}: its ETag is ${etag}, not ${options.ifMatch}. It changed since it was planned; re-plan.`,
+          );
+        }
+      }
+      const { etag } = await this.writeAtomically(destinationKey, {}, async (target) => {
+        const buffer = new Uint8Array(1024 * 1024);
+        let position = 0;
+        for (;;) {
+          const { bytesRead } = await source.read(buffer, 0, buffer.byteLength, position);
+          if (bytesRead === 0) break;
+          await target.write(buffer, 0, bytesRead);
+          position += bytesRead;
+        }
+      });
+      return { etag };
+    } finally {
+      await source.close();
+    }
+  }
+
+  /**
+   * Unlinks each key (missing ones count as deleted), then removes folders left empty, up to the
+   * root. With `ifMatch`, the file is first renamed aside (atomic), its ETag checked, and on a
+   * mismatch linked back (unless a writer re-created the key meanwhile, whose file then wins) and
+   * reported with code PreconditionFailed — so a file replaced after the check is never deleted.
+   * Version ids are ignored: a local folder keeps no versions.
+   */
+  async deleteMany(refs: readonly DeleteRef[]): Promise<DeleteResult> {
+    const deleted: DeleteRef[] = [];
+    const errors: { key: string; code: string; message: string }[] = [];
+    const parents = new Set<string>();
+    const limit = pLimit(UNLINK_CONCURRENCY);
+    await Promise.all(
+      refs.map((ref) =>
+        limit(async () => {
+          try {
+            const path = this.pathOf(ref.key);
+            const outcome =
+              ref.ifMatch === undefined ? await unlinkIfPresent(path) : await this.deleteIfMatch(path, ref);
+            if (outcome === 'changed') {
+              errors.push({
+                key: ref.key,
+                code: 'PreconditionFailed',
+                message: `${ref.key} changed since it was read (ETag is no longer ${ref.ifMatch}); it was not deleted`,
+              });
+              return;
+            }
+            if (outcome === 'deleted') parents.add(dirname(path));
+            deleted.push(ref);
+          } catch (error) {
+            errors.push({
+              key: ref.key,
+              code: error instanceof InvalidInputError ? 'InvalidKey' : (errno(error) ?? 'Error'),
+              message: `${(error as Error).message}; check the key and permissions, then retry`,
+            });
+          }
+        }),
+      ),
+    );
+    // Deepest first, so a parent is tried after its children were removed.
+    const ordered = [...parents].sort((a, b) => b.split(sep).length - a.split(sep).length);
+    for (const folder of ordered) await this.removeEmptyFolders(folder);
+    return { deleted, errors };
+  }
+
+  private async deleteIfMatch(path: string, ref: DeleteRef): Promise<'deleted' | 'missing' | 'changed'> {
+    const aside = join(dirname(path), `${TEMP_FILE_PREFIX}${randomUUID()}`);
+    try {
+      await rename(path, aside);
+    } catch (error) {
+      if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') return 'missing';
+      throw error;
+    }
+    try {
+      const etag = etagOf(await stat(aside, { bigint: true }));
+      if (etag === (ref.ifMatch ?? '').replaceAll('"', '')) return 'deleted';
+      await link(aside, path).catch((error: unknown) => {
+        if (errno(error) !== 'EEXIST') throw error;
+      });
+      return 'changed';
+    } finally {
+      await unlink(aside).catch(() => {});
+    }
+  }
+
+  /** Maps a key to its file path, refusing keys a folder cannot hold or that would leave the root. */
+  private pathOf(key: string): string {
+    const segments = key.split('/');
+    const bad = segments.find((s) => s === '' || s === '.' || s === '..' || s.includes('\0'));
+    if (bad !== undefined || key.length === 0) {
+      throw new InvalidInputError(
+        `Key "${key}" cannot be stored in a local folder: keys are /-separated relative paths without empty, "." or ".." segments`,
+      );
+    }
+    if ((segments.at(-1) as string).startsWith(TEMP_FILE_PREFIX)) {
+      throw new InvalidInputError(
+        `Key "${key}" uses the reserved temp-file prefix ${TEMP_FILE_PREFIX}; rename it`,
+      );
+    }
+    const path = join(this.root, ...segments);
+    if (!path.startsWith(this.root + sep)) {
+      throw new InvalidInputError(
+        `Key "${key}" resolves outside the store root ${this.root}; use a relative key`,
+      );
+    }
+    return path;
+  }
+
+  private async openExisting(key: string): Promise<FileHandle> {
+    try {
+      return await open(this.pathOf(key), 'r');
+    } catch (error) {
+      if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') throw new ObjectNotFoundError(key);
+      throw error;
+    }
+  }
+
+  /**
+   * Writes via `fill` into a hidden temp file beside the target, then publishes it: `rename` (atomic
+   * replace) or, for put-if-absent, `link` (atomic, fails with EEXIST when the key exists) — so
+   * readers see the old file or the whole new one, never a partial one.
+   */
+  private async writeAtomically(
+    key: string,
+    options: PutOptions,
+    fill: (handle: FileHandle) => Promise<void>,
+  ): Promise<{ etag: string; size: number }> {
+    const path = this.pathOf(key);
+    const folder = dirname(path);
+    if (options.ifNoneMatch === '*' && (await this.head(key)) !== undefined) {
+      throw new PreconditionFailedError(key);
+    }
+    const temp = join(folder, `${TEMP_FILE_PREFIX}${randomUUID()}`);
+    const handle = await this.openTemp(key, folder, temp);
+    try {
+      try {
+        await fill(handle);
+      } finally {
+        await handle.close();
+      }
+      if (options.ifNoneMatch === '*') {
+        try {
+          await link(temp, path);
+        } catch (error) {
+          if (errno(error) === 'EEXIST') throw new PreconditionFailedError(key);
+          throw error;
+        }
+      } else {
+        await rename(temp, path).catch((error: unknown) => {
+          if (errno(error) === 'EISDIR' || errno(error) === 'ENOTEMPTY') throw this.conflict(key);
+          throw error;
+        });
+      }
+      const stats = await stat(path, { bigint: true });
+      return { etag: etagOf(stats), size: Number(stats.size) };
+    } finally {
+      await unlink(temp).catch(() => {});
+    }
+  }
+
+  /** Creates the parent folders and the temp file; retries when a concurrent delete pruned the folder. */
+  private async openTemp(key: string, folder: string, temp: string): Promise<FileHandle> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await mkdir(folder, { recursive: true });
+        return await open(temp, 'wx');
+      } catch (error) {
+        if (errno(error) === 'ENOTDIR' || errno(error) === 'EEXIST') throw this.conflict(key);
+        if (errno(error) !== 'ENOENT' || attempt >= 3) throw error;
+      }
+    }
+  }
+
+  private conflict(key: string): InvalidInputError {
+    return new InvalidInputError(
+      `Key "${key}" conflicts with an existing key: a local folder cannot hold both "a" and "a/b"; use an S3 store or rename one`,
+    );
+  }
+
+  /** rmdir upwards while folders are empty; stops at the root or at the first non-empty folder. */
+  private async removeEmptyFolders(folder: string): Promise<void> {
+    let current = folder;
+    while (current.startsWith(this.root + sep)) {
+      try {
+        await rmdir(current);
+      } catch (error) {
+        if (errno(error) === 'ENOENT') {
+          current = dirname(current);
+          continue;
+        }
+        return;
+      }
+      current = dirname(current);
+    }
+  }
+
+  /**
+   * Keys under `prefix`, unsorted. Folders that cannot contain matching keys are skipped; with
+   * delimiter `/`, a folder below the prefix level stands for one common prefix, so only its first
+   * file is looked for instead of walking it all (a table root lists fast however big it is).
+   */
+  private async walk(prefix: string, delimiter: string | undefined): Promise<string[]> {
+    const keys: string[] = [];
+    const startDir = prefix.slice(0, prefix.lastIndexOf('/') + 1);
+    const visit = async (relDir: string): Promise<void> => {
+      let entries: import('node:fs').Dirent[];
+      try {
+        entries = await readdir(join(this.root, relDir), { withFileTypes: true });
+      } catch (error) {
+        if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') return;
+        throw error;
+      }
+      for (const entry of entries) {
+        if (entry.name.startsWith(TEMP_FILE_PREFIX)) continue;
+        const rel = relDir + entry.name;
+        if (entry.isDirectory()) {
+          const asPrefix = `${rel}/`;
+          if (asPrefix.startsWith(prefix)) {
+            if (delimiter === '/') {
+              const first = await this.firstFile(asPrefix);
+              if (first !== undefined) keys.push(first);
+            } else {
+              await visit(asPrefix);
+            }
+          } else if (prefix.startsWith(asPrefix)) {
+            await visit(asPrefix);
+          }
+        } else if (entry.isFile() && rel.startsWith(prefix)) {
+          keys.push(rel);
+        }
+      }
+    };
+    await visit(startDir);
+    return keys;
+  }
+
+  /** Some file key under the folder `relDir` (ending with `/`), or undefined when it holds none. */
+  private async firstFile(relDir: string): Promise<string | undefined> {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await readdir(join(this.root, relDir), { withFileTypes: true });
+    } catch {
+      return undefined;
+    }
+    for (const entry of entries) {
+      if (entry.isFile() && !entry.name.startsWith(TEMP_FILE_PREFIX)) return relDir + entry.name;
+    }
+    for (const entry of entries) {
+      if (entry.isDirectory()) {
+        const found = await this.firstFile(`${relDir}${entry.name}/`);
+        if (found !== undefined) return found;
+      }
+    }
+    return undefined;
+  }
+}

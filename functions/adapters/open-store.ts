@@ -1,0 +1,110 @@
+// Turns an operator's location (`s3://bucket/prefix`, a folder path, `file://`) into an ObjectStore and
+// a normalised key prefix; anything else fails early with an InvalidInputError saying what is expected.
+
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { InvalidInputError } from '../core/errors.js';
+import type { ObjectStore } from '../ports/object-store.js';
+import { LocalObjectStore } from './local-object-store.js';
+import { S3ObjectStore } from './s3-object-store.js';
+
+export interface OpenStoreOptions {
+  /** Client to use for `s3://` URIs; a default one is built from `env` when omitted. */
+  readonly s3Client?: S3Client;
+  /** Environment to read endpoint overrides from; `process.env` when omitted (pass it in tests). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+export interface OpenedStore {
+  readonly store: ObjectStore;
+  /** Key prefix inside the store: `''` or ending with `/`. */
+  readonly prefix: string;
+  /** The URI as given. */
+  readonly uri: string;
+}
+
+/** S3 bucket names: 3–63 of lowercase letters, digits, dots and hyphens (legacy names aside). */
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+const EXPECTED = 'expected s3://bucket[/prefix], file:///path or a local folder path';
+
+/**
+ * Opens `uri`: `s3://bucket/some/prefix` → S3ObjectStore on `bucket` with prefix `some/prefix/`;
+ * a local path (absolute, relative to the working directory, or `file://`) that is an existing
+ * folder → LocalObjectStore rooted there with prefix `''`.
+ */
+export function openStore(uri: string, options: OpenStoreOptions = {}): OpenedStore {
+  const trimmed = uri.trim();
+  if (trimmed === '') throw new InvalidInputError(`Empty store location: ${EXPECTED}`);
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(trimmed)?.[1]?.toLowerCase();
+
+  if (scheme === 's3' || scheme === 's3a') {
+    const rest = trimmed.slice(scheme.length + 3);
+    const slash = rest.indexOf('/');
+    const bucket = slash === -1 ? rest : rest.slice(0, slash);
+    if (!BUCKET_NAME.test(bucket)) {
+      throw new InvalidInputError(
+        `Invalid S3 location "${uri}": "${bucket}" is not a bucket name (3-63 lowercase letters, digits, dots, hyphens); ${EXPECTED}`,
+      );
+    }
+    const rawPrefix = slash === -1 ? '' : rest.slice(slash + 1).replace(/^\/+/, '');
+    const prefix = rawPrefix === '' || rawPrefix.endsWith('/') ? rawPrefix : `${rawPrefix}/`;
+    const client = options.s3Client ?? createDefaultS3Client(options.env ?? process.env);
+    return { store: new S3ObjectStore({ client, bucket }), prefix, uri };
+  }
+
+  let folder: string;
+  if (scheme === 'file') {
+    try {
+      folder = fileURLToPath(trimmed);
+    } catch (error) {
+      throw new InvalidInputError(`Invalid file URI "${uri}" (${(error as Error).message}); ${EXPECTED}`);
+    }
+  } else if (scheme !== undefined) {
+    throw new InvalidInputError(
+      `Unsupported store location "${uri}": scheme ${scheme}:// is not supported; ${EXPECTED}`,
+    );
+  } else {
+    folder = resolve(trimmed);
+  }
+  let isFolder = false;
+  try {
+    isFolder = statSync(folder).isDirectory();
+  } catch {
+    throw new InvalidInputError(
+      `Local folder ${folder} (from "${uri}") does not exist; create it or fix the path`,
+    );
+  }
+  if (!isFolder) {
+    throw new InvalidInputError(
+      `Local path ${folder} (from "${uri}") is not a folder; point at the table's folder`,
+    );
+  }
+  return { store: new LocalObjectStore(folder), prefix: '', uri };
+}
+
+/**
+ * The default client: standard credential and region chain. When an endpoint override is set
+ * (`AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`) the target is a local server (s3rver, MinIO):
+ * path-style addressing, and checksums only when required, because s3rver stores the aws-chunked
+ * framing of streamed checksummed bodies inside the object; the region falls back to us-east-1.
+ */
+export function createDefaultS3Client(env: Readonly<Record<string, string | undefined>>): S3Client {
+  return new S3Client(defaultS3ClientConfig(env));
+}
+
+/** The configuration {@link createDefaultS3Client} uses (exposed so it can be tested without a client). */
+export function defaultS3ClientConfig(env: Readonly<Record<string, string | undefined>>): S3ClientConfig {
+  const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL;
+  if (!endpoint) return {};
+  return {
+    endpoint,
+    // Local servers ignore the region, but the SDK refuses to sign without one.
+    region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  };
+}

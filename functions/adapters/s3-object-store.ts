@@ -1,0 +1,321 @@
+// ObjectStore over one S3 bucket with AWS SDK v3: explicit byte ranges, conditional writes and copies,
+// streamed multipart uploads and batched deletes; every failure is mapped to a typed error.
+
+import { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CopyObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+  type StorageClass,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import pLimit from 'p-limit';
+import { InvalidInputError, ObjectNotFoundError } from '../core/errors.js';
+import type {
+  CopyOptions,
+  DeleteRef,
+  DeleteResult,
+  ListOptions,
+  ListPage,
+  ObjectInfo,
+  ObjectStore,
+  PutOptions,
+  PutStreamOptions,
+} from '../ports/object-store.js';
+import { mapS3Error } from './s3-errors.js';
+
+/** DeleteObjects accepts at most this many keys per request. */
+const DELETE_BATCH = 1000;
+/** Delete batches in flight at once: keeps the "both old and new visible" window to about one round. */
+const DELETE_CONCURRENCY = 4;
+const DEFAULT_PART_SIZE = 8 * 1024 * 1024;
+const DEFAULT_QUEUE_SIZE = 4;
+
+export interface S3ObjectStoreOptions {
+  readonly client: S3Client;
+  readonly bucket: string;
+}
+
+/**
+ * Encodes `x-amz-copy-source` the way S3 decodes it: `bucket/key` with every byte outside the RFC 3986
+ * unreserved set percent-encoded per path segment, `/` kept (the same as botocore). `encodeURI` is
+ * not enough for real S3: it leaves `+` (which S3 may read as a space), `?` (read as the start of
+ * `?versionId=`), `#`, `=`, `&` raw. The local s3rver decodes with `decodeURI`, which would not
+ * undo `%2B`/`%3D`; infra/local/s3-server.ts rewrites the header so this one encoding works on both.
+ * A `versionId` selects a noncurrent version (restoring a retired input on a versioned bucket).
+ */
+export function encodeCopySource(bucket: string, key: string, versionId?: string): string {
+  const path = `${bucket}/${key}`.split('/').map(encodeRfc3986).join('/');
+  return versionId === undefined ? path : `${path}?versionId=${encodeRfc3986(versionId)}`;
+}
+
+function encodeRfc3986(segment: string): string {
+  return encodeURIComponent(segment).replace(
+    /[!'()*]/g,
+    (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+}
+
+/** S3 returns ETags in quotes; the port speaks unquoted ones. */
+function unquote(etag: string | undefined): string {
+  return (etag ?? '').replaceAll('"', '');
+}
+
+export class S3ObjectStore implements ObjectStore {
+  readonly description: string;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+
+  constructor(options: S3ObjectStoreOptions) {
+    this.client = options.client;
+    this.bucket = options.bucket;
+    this.description = `s3://${options.bucket}`;
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    try {
+      const response = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix === '' ? undefined : prefix,
+          Delimiter: options.delimiter,
+          ContinuationToken: options.token,
+          MaxKeys: options.maxKeys,
+        }),
+      );
+      const objects: ObjectInfo[] = (response.Contents ?? []).map((item) => ({
+        key: item.Key ?? '',
+        size: item.Size ?? 0,
+        etag: unquote(item.ETag),
+        lastModified: item.LastModified ?? new Date(0),
+        storageClass: item.StorageClass ?? 'STANDARD',
+      }));
+      const commonPrefixes = (response.CommonPrefixes ?? []).flatMap((entry) =>
+        entry.Prefix === undefined ? [] : [entry.Prefix],
+      );
+      return response.IsTruncated && response.NextContinuationToken
+        ? { objects, commonPrefixes, nextToken: response.NextContinuationToken }
+        : { objects, commonPrefixes };
+    } catch (error) {
+      throw mapS3Error(error, `${this.description}/${prefix}`, 'ListObjectsV2');
+    }
+  }
+
+  async *listAll(prefix: string): AsyncIterable<ObjectInfo> {
+    let token: string | undefined;
+    do {
+      const page = await this.list(prefix, { token });
+      yield* page.objects;
+      token = page.nextToken;
+    } while (token !== undefined);
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    try {
+      const response = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return {
+        key,
+        size: response.ContentLength ?? 0,
+        etag: unquote(response.ETag),
+        lastModified: response.LastModified ?? new Date(0),
+        ...(response.VersionId ? { versionId: response.VersionId } : {}),
+        storageClass: response.StorageClass ?? 'STANDARD',
+      };
+    } catch (error) {
+      const mapped = mapS3Error(error, key, 'HeadObject');
+      if (mapped instanceof ObjectNotFoundError) return undefined;
+      throw mapped;
+    }
+  }
+
+  async getRange(key: string, start: number, endInclusive: number): Promise<Uint8Array> {
+    if (
+      !Number.isSafeInteger(start) ||
+      !Number.isSafeInteger(endInclusive) ||
+      start < 0 ||
+      endInclusive < start
+    ) {
+      throw new InvalidInputError(
+        `Invalid byte range ${start}-${endInclusive} for ${key}: pass 0 <= start <= endInclusive (both integers)`,
+      );
+    }
+    return this.getBody(key, `bytes=${start}-${endInclusive}`);
+  }
+
+  async get(key: string): Promise<Uint8Array> {
+    return this.getBody(key, undefined);
+  }
+
+  private async getBody(key: string, range: string | undefined): Promise<Uint8Array> {
+    try {
+      const response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range }),
+      );
+      if (!response.Body) return new Uint8Array();
+      return await response.Body.transformToByteArray();
+    } catch (error) {
+      throw mapS3Error(error, key, 'GetObject');
+    }
+  }
+
+  async put(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<{ etag: string }> {
+    try {
+      const response = await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: body,
+          IfNoneMatch: options.ifNoneMatch,
+          ContentType: options.contentType,
+          StorageClass: options.storageClass as StorageClass | undefined,
+        }),
+      );
+      return { etag: unquote(response.ETag) };
+    } catch (error) {
+      throw mapS3Error(error, key, 'PutObject');
+    }
+  }
+
+  /**
+   * Multipart upload via lib-storage `Upload`: parts of `partSize` (default 8 MiB) are sent
+   * `queueSize` (default 4) at a time while the producer keeps producing, so memory stays near
+   * partSize × queueSize. A body smaller than one part becomes a single PutObject. `ifNoneMatch`
+   * is applied by S3 at CompleteMultipartUpload. On failure the multipart upload is aborted (best
+   * effort; a bucket lifecycle rule for incomplete uploads is the backstop) and the mapped error
+   * is thrown.
+   */
+  async putStream(
+    key: string,
+    body: AsyncIterable<Uint8Array>,
+    options: PutStreamOptions = {},
+  ): Promise<{ etag: string; size: number }> {
+    let size = 0;
+    async function* counted(): AsyncGenerator<Uint8Array> {
+      for await (const chunk of body) {
+        size += chunk.byteLength;
+        yield chunk;
+      }
+    }
+    const upload = new Upload({
+      client: this.client,
+      partSize: options.partSize ?? DEFAULT_PART_SIZE,
+      queueSize: options.queueSize ?? DEFAULT_QUEUE_SIZE,
+      // We abort ourselves: lib-storage's own abort would replace the real error if the abort fails.
+      leavePartsOnError: true,
+      params: {
+        Bucket: this.bucket,
+        Key: key,
+        Body: Readable.from(counted()),
+        IfNoneMatch: options.ifNoneMatch,
+        ContentType: options.contentType,
+        StorageClass: options.storageClass as StorageClass | undefined,
+      },
+    });
+    try {
+      const result = await upload.done();
+      return { etag: unquote(result.ETag), size };
+    } catch (error) {
+      await this.abortUpload(key, upload.uploadId);
+      throw mapS3Error(error, key, 'multipart upload');
+    }
+  }
+
+  private async abortUpload(key: string, uploadId: string | undefined): Promise<void> {
+    if (uploadId === undefined) return;
+    try {
+      await this.client.send(
+        new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }),
+      );
+    } catch {
+      // Best effort: the original failure matters more; AbortIncompleteMultipartUpload cleans up later.
+    }
+  }
+
+  /**
+   * Server-side copy keeping the source's metadata; `ifMatch` becomes CopySourceIfMatch and
+   * `sourceVersionId` copies that version (copying a key onto itself from an old version restores it).
+   */
+  async copy(
+    sourceKey: string,
+    destinationKey: string,
+    options: CopyOptions = {},
+  ): Promise<{ etag: string }> {
+    try {
+      const response = await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: destinationKey,
+          CopySource: encodeCopySource(this.bucket, sourceKey, options.sourceVersionId),
+          CopySourceIfMatch: options.ifMatch === undefined ? undefined : `"${unquote(options.ifMatch)}"`,
+          StorageClass: options.storageClass as StorageClass | undefined,
+          MetadataDirective: 'COPY',
+        }),
+      );
+      return { etag: unquote(response.CopyObjectResult?.ETag) };
+    } catch (error) {
+      throw mapS3Error(error, sourceKey, `CopyObject to ${destinationKey}`);
+    }
+  }
+
+  /**
+   * DeleteObjects in batches of 1000 (Quiet: only failures come back), a few batches at a time.
+   * `ifMatch` becomes the object's ETag element (conditional delete): a changed object is reported
+   * with code PreconditionFailed and kept; a missing one counts as deleted, as the port promises.
+   */
+  async deleteMany(refs: readonly DeleteRef[]): Promise<DeleteResult> {
+    const limit = pLimit(DELETE_CONCURRENCY);
+    const batches: DeleteRef[][] = [];
+    for (let i = 0; i < refs.length; i += DELETE_BATCH) batches.push(refs.slice(i, i + DELETE_BATCH));
+    const results = await Promise.all(batches.map((batch) => limit(() => this.deleteBatch(batch))));
+    return {
+      deleted: results.flatMap((result) => result.deleted),
+      errors: results.flatMap((result) => result.errors),
+    };
+  }
+
+  private async deleteBatch(batch: readonly DeleteRef[]): Promise<DeleteResult> {
+    try {
+      const response = await this.client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: {
+            Quiet: true,
+            Objects: batch.map((ref) => ({
+              Key: ref.key,
+              ...(ref.versionId ? { VersionId: ref.versionId } : {}),
+              ...(ref.ifMatch ? { ETag: `"${unquote(ref.ifMatch)}"` } : {}),
+            })),
+          },
+        }),
+      );
+      const failed = new Set<string>();
+      const errors: { key: string; code: string; message: string }[] = [];
+      for (const entry of response.Errors ?? []) {
+        const key = entry.Key ?? '';
+        const code = entry.Code ?? 'Error';
+        // A conditional delete of a missing key answers NoSuchKey; the port counts missing keys as deleted.
+        if (code === 'NoSuchKey') continue;
+        failed.add(`${key}\u0000${entry.VersionId ?? ''}`);
+        errors.push({
+          key,
+          code,
+          message:
+            code === 'PreconditionFailed'
+              ? `${key} changed since it was read (ETag is no longer ${batch.find((r) => r.key === key)?.ifMatch}); it was not deleted`
+              : `${code}: ${entry.Message ?? 'delete failed'}; retry the delete`,
+        });
+      }
+      const deleted = batch.filter(
+        (ref) => !failed.has(`${ref.key}\u0000${ref.versionId ?? ''}`) && !failed.has(`${ref.key}\u0000`),
+      );
+      return { deleted, errors };
+    } catch (error) {
+      throw mapS3Error(error, batch[0]?.key ?? this.description, `DeleteObjects (${batch.length} keys)`);
+    }
+  }
+}
