@@ -1,0 +1,294 @@
+// Reads a Parquet file's footer through the ObjectStore port with at most two explicit ranged reads
+// and returns rows, row groups, leaf columns and a schema fingerprint; damaged input is CorruptInputError.
+import { type FileMetaData, parquetMetadata } from 'hyparquet';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { CorruptInputError, ObjectNotFoundError, UnsupportedInputError } from '../errors.js';
+import {
+  leafColumns,
+  MalformedSchemaError,
+  type ParquetColumn,
+  schemaFingerprint,
+  schemaTree,
+} from './schema.js';
+
+export type { ParquetColumn, ParquetLogicalType, Repetition, TimeUnit } from './schema.js';
+
+/** `PAR1`, at both ends of every unencrypted Parquet file. */
+export const PARQUET_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x50, 0x41, 0x52, 0x31);
+/** `PARE`, the trailing magic of files with an encrypted footer (Parquet modular encryption). */
+const ENCRYPTED_MAGIC = Uint8Array.of(0x50, 0x41, 0x52, 0x45);
+/** Leading magic + footer length + trailing magic: the smallest byte count a Parquet file can have. */
+export const MIN_PARQUET_SIZE = 12;
+/**
+ * Bytes read from the end in the first request. 64 KiB holds the whole footer of almost every
+ * file with up to a few hundred columns, so one GET per file is the common case; S3 bills per
+ * request, not per byte, and a small file is often read whole by this single request.
+ */
+export const FOOTER_FIRST_READ_BYTES = 64 * 1024;
+
+/** One row group as the footer describes it. */
+export interface ParquetRowGroup {
+  readonly rows: number;
+  /** Uncompressed bytes of all column chunks (the writer's `total_byte_size`). */
+  readonly totalByteSize: number;
+  /** Compressed bytes on disk (`total_compressed_size`, else the sum of the column chunks). */
+  readonly compressedBytes: number;
+}
+
+export interface ParquetFooter {
+  readonly key: string;
+  /** Size of the whole file in bytes. */
+  readonly size: number;
+  /** Length of the Thrift FileMetaData (without the 8 trailing bytes). */
+  readonly metadataLength: number;
+  /** Total rows; checked to equal the sum of the row groups and to be a safe integer. */
+  readonly rows: number;
+  readonly rowGroups: readonly ParquetRowGroup[];
+  /** Leaf columns in file order. */
+  readonly columns: readonly ParquetColumn[];
+  /** See `schemaFingerprint` in schema.ts for exactly what is hashed. */
+  readonly schemaFingerprint: string;
+  /** Distinct compression codecs of the column chunks, sorted (e.g. `['SNAPPY']`). */
+  readonly codecs: readonly string[];
+  readonly createdBy?: string;
+  /** File-level key-value metadata (e.g. `ARROW:schema`, `org.apache.spark.sql.parquet.row.metadata`). */
+  readonly keyValueMetadata: Readonly<Record<string, string>>;
+}
+
+/** What readFooter needs from a store: metadata for the size and ranged reads. */
+export type FooterSource = Pick<ObjectStore, 'head' | 'getRange'>;
+
+function startsWith(bytes: Uint8Array, offset: number, magic: Readonly<Uint8Array>): boolean {
+  for (let i = 0; i < magic.length; i += 1) if (bytes[offset + i] !== magic[i]) return false;
+  return true;
+}
+
+function describeBytes(bytes: Uint8Array): string {
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join(' ');
+  const text = Array.from(bytes, (b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.')).join('');
+  return `${hex} ("${text}")`;
+}
+
+/**
+ * Checks the 4-byte magic at both ends of a whole file held in memory. Throws CorruptInputError
+ * with a reason that starts "not a Parquet file" when either end is wrong.
+ */
+export function assertParquetMagic(key: string, bytes: Uint8Array): void {
+  if (bytes.length < MIN_PARQUET_SIZE) {
+    throw new CorruptInputError(
+      key,
+      `not a Parquet file: ${bytes.length} bytes is shorter than the ${MIN_PARQUET_SIZE}-byte minimum`,
+    );
+  }
+  if (!startsWith(bytes, 0, PARQUET_MAGIC)) {
+    throw new CorruptInputError(
+      key,
+      `not a Parquet file: magic bytes at the start are ${describeBytes(bytes.subarray(0, 4))}, expected "PAR1"`,
+    );
+  }
+  assertTrailingMagic(key, bytes);
+}
+
+function assertTrailingMagic(key: string, tail: Uint8Array): void {
+  const end = tail.subarray(tail.length - 4);
+  if (startsWith(end, 0, PARQUET_MAGIC)) return;
+  if (startsWith(end, 0, ENCRYPTED_MAGIC)) {
+    throw new UnsupportedInputError(key, 'the footer is encrypted (trailing magic "PARE")');
+  }
+  throw new CorruptInputError(
+    key,
+    `not a Parquet file: magic bytes at the end are ${describeBytes(end)}, expected "PAR1" (truncated or not Parquet)`,
+  );
+}
+
+function toSafeNumber(key: string, value: bigint | number | undefined, what: string): number {
+  if (value === undefined) throw new CorruptInputError(key, `the footer has no ${what}`);
+  const n = typeof value === 'bigint' ? value : BigInt(value);
+  if (n < 0n || n > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new CorruptInputError(key, `the footer's ${what} ${n} is not a plausible count`);
+  }
+  return Number(n);
+}
+
+/**
+ * Parses a footer from the file's last bytes. `tail` must end at the end of the file and hold at
+ * least the FileMetaData and the 8 trailing bytes; when it is the whole file, the leading magic
+ * is checked too. Pure: use it directly when the file is already in memory.
+ */
+export function parseFooter(key: string, size: number, tail: Uint8Array): ParquetFooter {
+  if (size < MIN_PARQUET_SIZE || tail.length < 8) {
+    throw new CorruptInputError(
+      key,
+      `not a Parquet file: ${size} bytes is shorter than the ${MIN_PARQUET_SIZE}-byte minimum`,
+    );
+  }
+  if (tail.length === size) assertParquetMagic(key, tail);
+  else assertTrailingMagic(key, tail);
+
+  const view = new DataView(tail.buffer, tail.byteOffset, tail.byteLength);
+  const metadataLength = view.getUint32(tail.length - 8, true);
+  if (metadataLength + MIN_PARQUET_SIZE > size) {
+    throw new CorruptInputError(
+      key,
+      `footer length ${metadataLength} does not fit in a file of ${size} bytes (truncated or overwritten)`,
+    );
+  }
+  if (metadataLength + 8 > tail.length) {
+    throw new CorruptInputError(
+      key,
+      `footer needs ${metadataLength + 8} bytes but only ${tail.length} were read`,
+    );
+  }
+  const footerStart = size - 8 - metadataLength;
+
+  let meta: FileMetaData;
+  try {
+    // geoparquet off: its JSON parsing of key-value metadata is irrelevant here and could throw.
+    meta = parquetMetadata(tail.subarray(tail.length - 8 - metadataLength), { geoparquet: false });
+  } catch (err) {
+    throw new CorruptInputError(key, `unreadable footer metadata (${(err as Error).message})`, {
+      cause: err,
+    });
+  }
+
+  let columns: ParquetColumn[];
+  let fingerprint: string;
+  try {
+    const root = schemaTree(meta.schema ?? []);
+    columns = leafColumns(root);
+    fingerprint = schemaFingerprint(root);
+  } catch (err) {
+    if (!(err instanceof MalformedSchemaError)) throw err;
+    throw new CorruptInputError(key, `malformed schema in the footer (${err.message})`, { cause: err });
+  }
+
+  const codecs = new Set<string>();
+  const rowGroups = (meta.row_groups ?? []).map((group, index): ParquetRowGroup => {
+    if (group.columns.length !== columns.length) {
+      throw new CorruptInputError(
+        key,
+        `row group ${index} has ${group.columns.length} column chunks but the schema has ${columns.length} columns`,
+      );
+    }
+    let chunkBytes = 0;
+    for (const chunk of group.columns) {
+      const md = chunk.meta_data;
+      if (md === undefined) {
+        throw new UnsupportedInputError(key, `row group ${index} keeps column metadata outside the footer`);
+      }
+      codecs.add(md.codec);
+      const compressed = toSafeNumber(key, md.total_compressed_size, 'column chunk size');
+      const dataOffset = toSafeNumber(key, md.data_page_offset, 'data page offset');
+      const dict = md.dictionary_page_offset === undefined ? 0 : Number(md.dictionary_page_offset);
+      // Some writers put 0 in dictionary_page_offset when there is no dictionary: ignore that.
+      const start = dict > 0 && dict < dataOffset ? dict : dataOffset;
+      if (start < PARQUET_MAGIC.length || start + compressed > footerStart) {
+        throw new CorruptInputError(
+          key,
+          `column ${md.path_in_schema.join('.')} of row group ${index} points at bytes ${start}..${start + compressed} outside the data region 4..${footerStart}`,
+        );
+      }
+      chunkBytes += compressed;
+    }
+    return {
+      rows: toSafeNumber(key, group.num_rows, `row count of row group ${index}`),
+      totalByteSize: toSafeNumber(key, group.total_byte_size, `byte size of row group ${index}`),
+      compressedBytes:
+        group.total_compressed_size === undefined
+          ? chunkBytes
+          : toSafeNumber(key, group.total_compressed_size, `compressed size of row group ${index}`),
+    };
+  });
+
+  const rows = toSafeNumber(key, meta.num_rows, 'row count');
+  const groupRows = rowGroups.reduce((sum, g) => sum + g.rows, 0);
+  if (groupRows !== rows) {
+    throw new CorruptInputError(key, `the footer says ${rows} rows but its row groups hold ${groupRows}`);
+  }
+
+  const keyValueMetadata: Record<string, string> = {};
+  for (const kv of meta.key_value_metadata ?? []) keyValueMetadata[kv.key] = kv.value ?? '';
+
+  return {
+    key,
+    size,
+    metadataLength,
+    rows,
+    rowGroups,
+    columns,
+    schemaFingerprint: fingerprint,
+    codecs: [...codecs].sort(),
+    ...(meta.created_by !== undefined && { createdBy: meta.created_by }),
+    keyValueMetadata,
+  };
+}
+
+async function readExactly(
+  store: FooterSource,
+  key: string,
+  start: number,
+  endInclusive: number,
+): Promise<Uint8Array> {
+  const bytes = await store.getRange(key, start, endInclusive);
+  const expected = endInclusive - start + 1;
+  if (bytes.length !== expected) {
+    throw new CorruptInputError(
+      key,
+      `read ${bytes.length} bytes at ${start}..${endInclusive} where ${expected} were expected; the object is shorter than its listed size (truncated or replaced since listing — list again and retry)`,
+    );
+  }
+  return bytes;
+}
+
+/**
+ * Reads and parses the footer of `key`. `size` should come from the caller's listing (saves a
+ * HEAD); without it one `head` is made. Then the last min(size, 64 KiB) bytes are read and, only
+ * when the footer is longer, exactly the missing bytes before them — never more than two reads,
+ * always with explicit ranges (suffix ranges are unreliable on local S3 servers).
+ *
+ * The leading `PAR1` is checked whenever the bytes read include the start of the file (always
+ * for files up to 64 KiB); for larger files every column chunk's byte range is instead checked to
+ * lie between the leading magic and the footer, which catches files cut or spliced in the middle.
+ *
+ * @throws CorruptInputError naming the key for anything that is not a sound Parquet footer.
+ * @throws UnsupportedInputError for encrypted footers or column metadata kept in other files.
+ * @throws ObjectNotFoundError when `size` is omitted and the object does not exist.
+ */
+export async function readFooter(store: FooterSource, key: string, size?: number): Promise<ParquetFooter> {
+  let fileSize = size;
+  if (fileSize === undefined) {
+    const info = await store.head(key);
+    if (info === undefined) throw new ObjectNotFoundError(key);
+    fileSize = info.size;
+  }
+  if (!Number.isSafeInteger(fileSize) || fileSize < MIN_PARQUET_SIZE) {
+    throw new CorruptInputError(
+      key,
+      `not a Parquet file: ${fileSize} bytes is shorter than the ${MIN_PARQUET_SIZE}-byte minimum`,
+    );
+  }
+
+  const firstStart = Math.max(0, fileSize - FOOTER_FIRST_READ_BYTES);
+  const first = await readExactly(store, key, firstStart, fileSize - 1);
+  assertTrailingMagic(key, first);
+  const metadataLength = new DataView(first.buffer, first.byteOffset, first.byteLength).getUint32(
+    first.length - 8,
+    true,
+  );
+  if (metadataLength + MIN_PARQUET_SIZE > fileSize) {
+    throw new CorruptInputError(
+      key,
+      `footer length ${metadataLength} does not fit in a file of ${fileSize} bytes (truncated or overwritten)`,
+    );
+  }
+
+  const needed = metadataLength + 8;
+  if (needed <= first.length) return parseFooter(key, fileSize, first);
+
+  const restStart = fileSize - needed;
+  const rest = await readExactly(store, key, restStart, firstStart - 1);
+  const tail = new Uint8Array(needed);
+  tail.set(rest, 0);
+  tail.set(first, rest.length);
+  return parseFooter(key, fileSize, tail);
+}
