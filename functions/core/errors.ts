@@ -92,3 +92,17 @@ export class MemoryBudgetExceededError extends CompactorError {}
 export function errorName(err: unknown): string {
   return err instanceof Error ? err.name : 'UnknownError';
 }
+
+/**
+ * The Parquet writer stopped making progress (parquet-wasm's stream hangs instead of failing on
+ * some malformed batches). Nothing of the group is published; report the input keys as a bug.
+ */
+export class RewriteStalledError extends CompactorError {}
+
+/** A journal write lost a race: another invocation moved the same group first. Safe to retry. */
+export class JournalConflictError extends CompactorError {
+  override readonly retryable = true;
+}
+
+/** A commit was asked for a group whose outputs were not verified. */
+export class NotVerifiedError extends CompactorError {}

@@ -1,0 +1,330 @@
+// The commit protocol for Hive-style Parquet partitions: publishes a verified group's outputs and
+// retires exactly the planned inputs, so that no row is lost or duplicated whatever request fails.
+//
+// Every step is driven by the group's journal state and is idempotent, so the same function is
+// both the first attempt and the recovery after a crash:
+//
+//   verified    HEAD every input; any missing or changed → abort (nothing was published).
+//               trash mode: copy inputs to trash (If-Match), still invisible to readers.
+//   publishing  copy staged outputs into the partition (readers may now see old + new).
+//   published   delete inputs with If-Match on their planned ETag, in one batched round
+//               (a changed input → undo: remove outputs, restore retired inputs, abort).
+//   retired     remove the staging objects.          → done
+//
+// Before `publishing` a failure rolls back (staging removed); from `publishing` on it rolls forward.
+import pLimit from 'p-limit';
+import type { Clock } from '../ports/clock.js';
+import type { GroupJournalEntry, Journal, JournalInput } from '../ports/journal.js';
+import type { DeleteRef, ObjectStore } from '../ports/object-store.js';
+import { InvalidInputError, NotVerifiedError, PreconditionFailedError } from './errors.js';
+
+export interface CommitDeps {
+  readonly store: ObjectStore;
+  readonly journal: Journal;
+  readonly clock: Clock;
+  /** Requests in flight per step (HEADs, copies). */
+  readonly concurrency?: number;
+}
+
+export interface CommitConflict {
+  readonly key: string;
+  readonly reason: string;
+}
+
+export interface CommitOutcome {
+  readonly state: 'done' | 'aborted';
+  /** Output keys now in the partition. */
+  readonly published: readonly string[];
+  /** Input keys retired from the partition. */
+  readonly retired: readonly string[];
+  /** Inputs that changed or vanished since planning and were therefore left alone. */
+  readonly conflicts: readonly CommitConflict[];
+  /**
+   * How long a listing reader could see both the inputs and the outputs: from the first output
+   * copy to the end of the retiring round, in ms. Undefined when nothing was published.
+   */
+  readonly visibilityWindowMs?: number;
+  readonly reason?: string;
+}
+
+/** Key of an input's trash copy: the input's full key under the trash prefix. */
+export function trashKey(entry: Pick<GroupJournalEntry, 'trashPrefix'>, inputKey: string): string {
+  return `${entry.trashPrefix}${inputKey}`;
+}
+
+/**
+ * Brings a verified group to `done` (or `aborted` when an input changed), resuming from whatever
+ * state a previous attempt reached. Safe to call any number of times, also concurrently: journal
+ * transitions are conditional, so only one caller acts per step.
+ */
+export async function commitGroup(deps: CommitDeps, runId: string, groupId: string): Promise<CommitOutcome> {
+  let entry = await requireEntry(deps.journal, runId, groupId);
+  const conflicts: CommitConflict[] = [];
+  for (;;) {
+    switch (entry.state) {
+      case 'planned':
+      case 'staged':
+        throw new NotVerifiedError(
+          `Group ${groupId} of run ${runId} is ${entry.state}, not verified: verify its outputs before committing (or roll it back).`,
+        );
+      case 'verified':
+        entry = await prepare(deps, entry, conflicts);
+        break;
+      case 'publishing':
+        entry = await publish(deps, entry);
+        break;
+      case 'published':
+        entry = await retire(deps, entry, conflicts);
+        break;
+      case 'retired':
+        await removeStaging(deps.store, entry);
+        entry = await deps.journal.transition(entry, 'done', {}, deps.clock.now());
+        break;
+      case 'done':
+        return outcome(entry, conflicts);
+      case 'aborted':
+        if (entry.undo === 'pending') entry = await undo(deps, entry);
+        else await removeStaging(deps.store, entry);
+        return outcome(entry, conflicts);
+    }
+  }
+}
+
+/**
+ * Abandons a group after a failure. Before `publishing` nothing is visible, so the staged outputs
+ * (and trash copies) are removed and the group is `aborted`; from `publishing` on, outputs may be
+ * visible and the only safe direction is forward, so this completes the commit instead.
+ */
+export async function rollbackGroup(
+  deps: CommitDeps,
+  runId: string,
+  groupId: string,
+  reason: string,
+): Promise<CommitOutcome> {
+  const entry = await deps.journal.get(runId, groupId);
+  if (!entry) return { state: 'aborted', published: [], retired: [], conflicts: [], reason };
+  switch (entry.state) {
+    case 'planned':
+    case 'staged':
+    case 'verified':
+      return outcome(await abortBeforePublish(deps, entry, reason), []);
+    default:
+      return commitGroup(deps, runId, groupId);
+  }
+}
+
+/** Lists the keys under a run's staging prefix that a failed compaction may have left. */
+export async function stagingLeftovers(store: ObjectStore, stagingPrefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const object of store.listAll(stagingPrefix)) keys.push(object.key);
+  return keys;
+}
+
+async function requireEntry(journal: Journal, runId: string, groupId: string): Promise<GroupJournalEntry> {
+  const entry = await journal.get(runId, groupId);
+  if (!entry) {
+    throw new InvalidInputError(
+      `No journal entry for group ${groupId} of run ${runId}: the group was never planned in this run; check the run id`,
+    );
+  }
+  return entry;
+}
+
+/** verified → publishing: checks every input is still the planned one, and in trash mode copies it to trash. */
+async function prepare(
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+  conflicts: CommitConflict[],
+): Promise<GroupJournalEntry> {
+  const limit = pLimit(deps.concurrency ?? 16);
+  const checked = await Promise.all(
+    entry.inputs.map((input) =>
+      limit(async (): Promise<JournalInput | CommitConflict> => {
+        const head = await deps.store.head(input.key);
+        if (!head) return { key: input.key, reason: 'removed since planning' };
+        if (head.etag !== input.etag) {
+          return {
+            key: input.key,
+            reason: `changed since planning (ETag ${head.etag}, planned ${input.etag})`,
+          };
+        }
+        return head.versionId === undefined ? input : { ...input, versionId: head.versionId };
+      }),
+    ),
+  );
+  const changed = checked.filter((c): c is CommitConflict => 'reason' in c);
+  if (changed.length > 0) {
+    conflicts.push(...changed);
+    return abortBeforePublish(deps, entry, describeConflicts(changed));
+  }
+  const inputs = checked as JournalInput[];
+  if (entry.retireMode === 'trash') {
+    const copied = await Promise.allSettled(
+      inputs.map((input) =>
+        limit(() => deps.store.copy(input.key, trashKey(entry, input.key), { ifMatch: input.etag })),
+      ),
+    );
+    const lost = copied.flatMap((result, i) =>
+      result.status === 'rejected' && result.reason instanceof PreconditionFailedError
+        ? [{ key: inputs[i]?.key ?? '', reason: 'changed while being moved to trash' }]
+        : [],
+    );
+    if (lost.length > 0) {
+      conflicts.push(...lost);
+      return abortBeforePublish(deps, entry, describeConflicts(lost));
+    }
+    const failed = copied.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+  return deps.journal.transition(
+    entry,
+    'publishing',
+    { inputs, publishStartedAt: deps.clock.now() },
+    deps.clock.now(),
+  );
+}
+
+/** publishing → published: copies every staged output to its final key (idempotent). */
+async function publish(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJournalEntry> {
+  const limit = pLimit(deps.concurrency ?? 16);
+  await Promise.all(
+    entry.outputs.map((output) =>
+      limit(async () => {
+        try {
+          await deps.store.copy(output.stagingKey, output.finalKey, { ifMatch: output.etag });
+        } catch (err) {
+          // A previous attempt may have copied it already; anything else is a real failure.
+          if (!(await deps.store.head(output.finalKey))) throw err;
+        }
+      }),
+    ),
+  );
+  return deps.journal.transition(entry, 'published', {}, deps.clock.now());
+}
+
+/**
+ * published → retired: deletes every input in one batched round, each conditioned on its planned
+ * ETag. An input that changed in the meantime is not deleted; the group is then undone.
+ */
+async function retire(
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+  conflicts: CommitConflict[],
+): Promise<GroupJournalEntry> {
+  const refs: DeleteRef[] = entry.inputs.map((input) => ({ key: input.key, ifMatch: input.etag }));
+  const result = await deps.store.deleteMany(refs);
+  const changed = result.errors.filter((e) => e.code === 'PreconditionFailed');
+  const failed = result.errors.filter((e) => e.code !== 'PreconditionFailed');
+  if (changed.length > 0) {
+    const found = changed.map((e) => ({ key: e.key, reason: 'changed after publishing started' }));
+    conflicts.push(...found);
+    const aborted = await deps.journal.transition(
+      entry,
+      'aborted',
+      { reason: describeConflicts(found), undo: 'pending' },
+      deps.clock.now(),
+    );
+    return undo(deps, aborted);
+  }
+  if (failed.length > 0) {
+    throw new Error(
+      `Could not retire ${failed.length} input(s) of group ${entry.groupId}: ${failed
+        .map((e) => `${e.key}: ${e.message}`)
+        .join('; ')}. The commit resumes from here when retried.`,
+    );
+  }
+  return deps.journal.transition(entry, 'retired', { retiredAt: deps.clock.now() }, deps.clock.now());
+}
+
+/**
+ * Reverses a partial publish after an input changed under us: removes the published outputs,
+ * restores every retired input that is absent (never overwriting a key a writer re-created), then
+ * removes staging. Idempotent, so a crash mid-undo is finished by the next attempt.
+ */
+async function undo(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJournalEntry> {
+  const limit = pLimit(deps.concurrency ?? 16);
+  await deleteAll(
+    deps.store,
+    entry.outputs.map((o) => o.finalKey),
+  );
+  await Promise.all(
+    entry.inputs.map((input) =>
+      limit(async () => {
+        if (await deps.store.head(input.key)) return;
+        try {
+          if (entry.retireMode === 'trash') {
+            const bytes = await deps.store.get(trashKey(entry, input.key));
+            await deps.store.put(input.key, bytes, { ifNoneMatch: '*' });
+          } else {
+            await deps.store.copy(input.key, input.key, {
+              ...(input.versionId === undefined ? {} : { sourceVersionId: input.versionId }),
+            });
+          }
+        } catch (err) {
+          // Lost the race to a writer that re-created the key: its content wins.
+          if (!(err instanceof PreconditionFailedError)) throw err;
+        }
+      }),
+    ),
+  );
+  await removeStaging(deps.store, entry);
+  if (entry.retireMode === 'trash') {
+    await deleteAll(
+      deps.store,
+      entry.inputs.map((i) => trashKey(entry, i.key)),
+    );
+  }
+  return deps.journal.transition(entry, 'aborted', { undo: 'done' }, deps.clock.now());
+}
+
+async function abortBeforePublish(
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+  reason: string,
+): Promise<GroupJournalEntry> {
+  await removeStaging(deps.store, entry);
+  if (entry.retireMode === 'trash') {
+    // Only copies were made so far; the originals are all still in place.
+    await deleteAll(
+      deps.store,
+      entry.inputs.map((i) => trashKey(entry, i.key)),
+    );
+  }
+  return deps.journal.transition(entry, 'aborted', { reason }, deps.clock.now());
+}
+
+async function removeStaging(store: ObjectStore, entry: GroupJournalEntry): Promise<void> {
+  await deleteAll(store, await stagingLeftovers(store, entry.stagingPrefix));
+}
+
+async function deleteAll(store: ObjectStore, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  const result = await store.deleteMany(keys.map((key) => ({ key })));
+  if (result.errors.length > 0) {
+    throw new Error(
+      `Could not delete ${result.errors.length} object(s): ${result.errors
+        .map((e) => `${e.key}: ${e.message}`)
+        .join('; ')}. Retry; the step is idempotent.`,
+    );
+  }
+}
+
+function describeConflicts(conflicts: readonly CommitConflict[]): string {
+  return `inputs changed concurrently, group left as it was: ${conflicts.map((c) => `${c.key} (${c.reason})`).join(', ')}`;
+}
+
+function outcome(entry: GroupJournalEntry, conflicts: readonly CommitConflict[]): CommitOutcome {
+  const done = entry.state === 'done';
+  const window =
+    done && entry.publishStartedAt !== undefined && entry.retiredAt !== undefined
+      ? entry.retiredAt - entry.publishStartedAt
+      : undefined;
+  return {
+    state: done ? 'done' : 'aborted',
+    published: done ? entry.outputs.map((o) => o.finalKey) : [],
+    retired: done ? entry.inputs.map((i) => i.key) : [],
+    conflicts,
+    ...(window === undefined ? {} : { visibilityWindowMs: window }),
+    ...(entry.reason === undefined ? {} : { reason: entry.reason }),
+  };
+}
