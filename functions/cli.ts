@@ -1,0 +1,224 @@
+// The operator CLI: the same core as the Lambdas, run directly against `s3://bucket/prefix` or a
+// local folder. Exit code 0 on success, 1 on a reported error, 2 on a usage error.
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { openStore } from './adapters/open-store.js';
+import { CompactorError } from './core/errors.js';
+import { inventoryTable, type TableInventory, toPlanInputs } from './core/inventory.js';
+import { type PlanSet, planPartitions } from './core/planning.js';
+import { formatBytes, type PartitionProfile, profilePartition } from './core/stats.js';
+import { type Clock, systemClock } from './ports/clock.js';
+import { renderTable } from './shared/table.js';
+
+const MiB = 1024 * 1024;
+
+/** Where the CLI writes; injectable so tests can run it in-process. */
+export interface CliIo {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly clock: Clock;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+const processIo: CliIo = {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+  clock: systemClock,
+  env: process.env,
+};
+
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number.');
+  return n;
+}
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer.');
+  return n;
+}
+
+/** Table name for display and plans: the last segment of the URI's path. */
+function tableNameOf(uri: string): string {
+  const segments = uri.replace(/\/+$/, '').split('/');
+  return segments[segments.length - 1] || 'table';
+}
+
+export interface ProfileRow extends PartitionProfile {
+  readonly partition: string;
+}
+
+/** Profiles every partition of the table at `uri` (listing only; no object is read). */
+export async function profileTable(
+  uri: string,
+  options: { targetFileSizeBytes: number },
+  io: Pick<CliIo, 'clock' | 'env'>,
+): Promise<{ inventory: TableInventory; rows: ProfileRow[] }> {
+  const { store, prefix } = openStore(uri, { env: io.env });
+  const inventory = await inventoryTable(store, prefix, { now: io.clock.now() });
+  const rows = inventory.partitions.map((p) => ({
+    partition: p.partition === '' ? '(root)' : p.partition,
+    ...profilePartition(p.files, { targetFileSizeBytes: options.targetFileSizeBytes }),
+  }));
+  return { inventory, rows };
+}
+
+/** Plans every partition of the table at `uri`, reading each candidate's footer. */
+export async function planTable(
+  uri: string,
+  options: { targetFileSizeBytes: number; minInputFiles?: number; maxGroupBytes?: number; table?: string },
+  io: Pick<CliIo, 'clock' | 'env'>,
+): Promise<PlanSet> {
+  const { store, prefix } = openStore(uri, { env: io.env });
+  const inventory = await inventoryTable(store, prefix, { now: io.clock.now(), readFooters: true });
+  return planPartitions(toPlanInputs(inventory, options.table ?? tableNameOf(uri)), {
+    targetFileSizeBytes: options.targetFileSizeBytes,
+    ...(options.minInputFiles === undefined ? {} : { minInputFiles: options.minInputFiles }),
+    ...(options.maxGroupBytes === undefined ? {} : { maxGroupBytes: options.maxGroupBytes }),
+  });
+}
+
+const priorityRank = { HIGH: 0, MEDIUM: 1, LOW: 2 } as const;
+
+function printProfile(io: CliIo, rows: readonly ProfileRow[], inventory: TableInventory): void {
+  const sorted = [...rows].sort(
+    (a, b) => priorityRank[a.priority] - priorityRank[b.priority] || a.partition.localeCompare(b.partition),
+  );
+  io.out(
+    renderTable(
+      [
+        { header: 'partition', value: (r) => r.partition },
+        { header: 'files', value: (r) => r.count, align: 'right' },
+        { header: 'total', value: (r) => formatBytes(r.totalBytes), align: 'right' },
+        { header: 'avg', value: (r) => formatBytes(Math.round(r.avgBytes)), align: 'right' },
+        { header: 'p95', value: (r) => formatBytes(r.p95Bytes), align: 'right' },
+        { header: 'small', value: (r) => `${(r.smallFileRatio * 100).toFixed(0)}%`, align: 'right' },
+        { header: 'priority', value: (r) => r.priority },
+      ],
+      sorted,
+    ),
+  );
+  const files = rows.reduce((n, r) => n + r.count, 0);
+  const bytes = rows.reduce((n, r) => n + r.totalBytes, 0);
+  io.out(
+    `\n${rows.length} partitions, ${files} data files, ${formatBytes(bytes)}; ${inventory.ignored.length} non-data objects ignored`,
+  );
+}
+
+function printPlan(io: CliIo, plan: PlanSet): void {
+  io.out(
+    renderTable(
+      [
+        { header: 'partition', value: (p) => p.partition || '(root)' },
+        { header: 'files', value: (p) => p.summary.inputFiles, align: 'right' },
+        { header: 'planned', value: (p) => p.summary.plannedFiles, align: 'right' },
+        { header: 'bytes', value: (p) => formatBytes(p.summary.plannedBytes), align: 'right' },
+        { header: 'groups', value: (p) => p.summary.groups, align: 'right' },
+        { header: 'outputs', value: (p) => p.summary.expectedOutputFiles, align: 'right' },
+        { header: 'note', value: (p) => p.reason ?? '' },
+      ],
+      plan.partitions,
+    ),
+  );
+  const groups = plan.partitions.reduce((n, p) => n + p.summary.groups, 0);
+  const files = plan.partitions.reduce((n, p) => n + p.summary.plannedFiles, 0);
+  const outputs = plan.partitions.reduce((n, p) => n + p.summary.expectedOutputFiles, 0);
+  io.out(`\n${groups} groups: ${files} files → ${outputs} files`);
+  const skipped = plan.partitions.flatMap((p) => p.skipped);
+  if (skipped.length > 0) {
+    const reasons = new Map<string, number>();
+    for (const s of skipped) reasons.set(s.reason, (reasons.get(s.reason) ?? 0) + 1);
+    io.out(`${skipped.length} files left alone:`);
+    for (const [reason, n] of [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 10))
+      io.out(`  ${n} × ${reason}`);
+  }
+}
+
+/** Builds the commander program; `run` wraps it with error handling and exit codes. */
+export function buildProgram(io: CliIo): Command {
+  const program = new Command('lake-compactor')
+    .description('Small-file compaction and storage maintenance for Parquet data lakes on S3')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+
+  program
+    .command('profile')
+    .description('Show per-partition file statistics and compaction priority')
+    .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
+    .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
+    .option('--json', 'print JSON instead of a table')
+    .action(async (uri: string, opts: { targetMb: number; json?: boolean }) => {
+      const { inventory, rows } = await profileTable(
+        uri,
+        { targetFileSizeBytes: Math.round(opts.targetMb * MiB) },
+        io,
+      );
+      if (opts.json) io.out(JSON.stringify({ partitions: rows, ignored: inventory.ignored }, null, 2));
+      else printProfile(io, rows, inventory);
+    });
+
+  program
+    .command('plan')
+    .description('Show what compaction would do (reads footers; changes nothing)')
+    .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
+    .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
+    .option(
+      '--min-input-files <n>',
+      'fewest files a group may have (unless it is all the partition has)',
+      positiveInteger,
+    )
+    .option('--max-group-mb <n>', 'largest group, in MiB of input', positiveNumber)
+    .option('--table <name>', 'table name recorded in the plan (default: last segment of the URI)')
+    .option('--json', 'print the plan as JSON (replayable)')
+    .action(
+      async (
+        uri: string,
+        opts: {
+          targetMb: number;
+          minInputFiles?: number;
+          maxGroupMb?: number;
+          table?: string;
+          json?: boolean;
+        },
+      ) => {
+        const plan = await planTable(
+          uri,
+          {
+            targetFileSizeBytes: Math.round(opts.targetMb * MiB),
+            ...(opts.minInputFiles === undefined ? {} : { minInputFiles: opts.minInputFiles }),
+            ...(opts.maxGroupMb === undefined ? {} : { maxGroupBytes: Math.round(opts.maxGroupMb * MiB) }),
+            ...(opts.table === undefined ? {} : { table: opts.table }),
+          },
+          io,
+        );
+        if (opts.json) io.out(JSON.stringify(plan, null, 2));
+        else printPlan(io, plan);
+      },
+    );
+  return program;
+}
+
+/** Runs the CLI on `argv` (user arguments only) and returns the exit code. */
+export async function run(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    if (err instanceof CompactorError) {
+      io.err(`error: ${err.message}`);
+      return 1;
+    }
+    io.err(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    return 1;
+  }
+}
+
+const invokedDirectly =
+  process.argv[1] !== undefined && /(?:^|[\\/])(?:cli\.ts|lake-compactor(?:\.js)?)$/.test(process.argv[1]);
+if (invokedDirectly) {
+  process.exitCode = await run(process.argv.slice(2));
+}

@@ -1,0 +1,120 @@
+// Turns a table's listing into per-partition candidate files: every object is either a candidate
+// (with rows and schema fingerprint from its footer) or ignored with a reason; nothing is dropped.
+import pLimit from 'p-limit';
+import type { ObjectStore } from '../ports/object-store.js';
+import { CorruptInputError } from './errors.js';
+import { readFooter } from './parquet/footer.js';
+import { classifyObject, type PartitionValue, parsePartition } from './partition.js';
+import type { PlanInput, PlanInputFile } from './planning.js';
+
+export interface InventoryOptions {
+  /** Read every candidate's footer for row count and schema fingerprint (2 ranged GETs at most per file). */
+  readonly readFooters?: boolean;
+  /** Footer reads in flight; small-file latency dominates, so this is high by default. */
+  readonly concurrency?: number;
+  /** When the listing is taken (epoch ms), recorded as the plan's snapshot. */
+  readonly now: number;
+}
+
+export interface IgnoredObject {
+  readonly key: string;
+  readonly reason: string;
+}
+
+export interface PartitionInventory {
+  /** Raw partition path relative to the table root ('' when unpartitioned). */
+  readonly partition: string;
+  readonly values: readonly PartitionValue[];
+  /** Candidate data files, sorted by key. */
+  readonly files: readonly PlanInputFile[];
+}
+
+export interface TableInventory {
+  readonly tableRoot: string;
+  readonly listedAt: number;
+  /** Sorted by partition path. */
+  readonly partitions: readonly PartitionInventory[];
+  /** Objects under the root that are not data (markers, logs, hidden, non-Parquet), with why. */
+  readonly ignored: readonly IgnoredObject[];
+}
+
+/**
+ * Lists everything under `tableRoot` and sorts it into partitions. A file whose footer cannot be
+ * read stays in its partition marked `unreadable` (so the planner reports it and leaves it alone);
+ * any other error (throttling, network) fails the whole inventory rather than hide files.
+ */
+export async function inventoryTable(
+  store: ObjectStore,
+  tableRoot: string,
+  options: InventoryOptions,
+): Promise<TableInventory> {
+  const byPartition = new Map<string, { values: readonly PartitionValue[]; files: PlanInputFile[] }>();
+  const ignored: IgnoredObject[] = [];
+  const limit = pLimit(options.concurrency ?? 64);
+  const pending: Promise<void>[] = [];
+
+  for await (const object of store.listAll(tableRoot)) {
+    const parsed = parsePartition(object.key, tableRoot);
+    const verdict = classifyObject({ key: object.key, size: object.size, tableRoot });
+    if (!parsed || verdict.kind === 'ignored') {
+      ignored.push({
+        key: object.key,
+        reason: verdict.kind === 'ignored' ? verdict.reason : 'outside the table root',
+      });
+      continue;
+    }
+    let bucket = byPartition.get(parsed.partitionPath);
+    if (!bucket) {
+      bucket = { values: parsed.values, files: [] };
+      byPartition.set(parsed.partitionPath, bucket);
+    }
+    const files = bucket.files;
+    const base: PlanInputFile = {
+      key: object.key,
+      size: object.size,
+      etag: object.etag,
+      ...(object.versionId === undefined ? {} : { versionId: object.versionId }),
+      ...(object.storageClass === undefined ? {} : { storageClass: object.storageClass }),
+    };
+    if (!options.readFooters) {
+      files.push(base);
+      continue;
+    }
+    pending.push(
+      limit(async () => {
+        try {
+          const footer = await readFooter(store, object.key, object.size);
+          files.push({ ...base, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint });
+        } catch (err) {
+          if (!(err instanceof CorruptInputError)) throw err;
+          files.push({ ...base, unreadable: err.reason });
+        }
+      }),
+    );
+  }
+  await Promise.all(pending);
+
+  const partitions = [...byPartition.entries()]
+    .map(([partition, { values, files }]) => ({
+      partition,
+      values,
+      files: files.sort((a, b) => compareKeys(a.key, b.key)),
+    }))
+    .sort((a, b) => compareKeys(a.partition, b.partition));
+  return { tableRoot, listedAt: options.now, partitions, ignored };
+}
+
+/** The planner's input for every partition of an inventory. */
+export function toPlanInputs(inventory: TableInventory, table: string): PlanInput[] {
+  return inventory.partitions.map((p) => ({
+    table,
+    partition: p.partition,
+    files: [...p.files],
+    snapshot: { listedAt: inventory.listedAt },
+  }));
+}
+
+/** Byte order, as S3 lists keys (not locale order). */
+function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}

@@ -1,0 +1,26 @@
+// Renders rows as an aligned plain-text table for the CLI; numbers right-aligned so columns of
+// figures can be compared at a glance. No colours, so output stays pipe- and log-friendly.
+
+export interface Column<R> {
+  readonly header: string;
+  readonly value: (row: R) => string | number;
+  readonly align?: 'left' | 'right';
+}
+
+export function renderTable<R>(columns: readonly Column<R>[], rows: readonly R[]): string {
+  const cells = rows.map((row) => columns.map((c) => String(c.value(row))));
+  const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => r[i]?.length ?? 0)));
+  const line = (values: readonly string[]) =>
+    values
+      .map((v, i) => {
+        const width = widths[i] ?? 0;
+        return columns[i]?.align === 'right' ? v.padStart(width) : v.padEnd(width);
+      })
+      .join('  ')
+      .trimEnd();
+  return [
+    line(columns.map((c) => c.header)),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...cells.map(line),
+  ].join('\n');
+}
