@@ -9,8 +9,9 @@ import {
   parsePartition,
   unescapePathName,
 } from '../../../functions/core/partition.js';
+import { DELTA_FIXTURES } from '../../support/fixtures.js';
 
-const FIXTURES = '/work/shared/fixtures/delta';
+const FIXTURES = DELTA_FIXTURES;
 const PAR1 = new Uint8Array([0x50, 0x41, 0x52, 0x31, 0x15, 0x04]);
 
 describe('decodeS3EventKey', () => {

@@ -16,8 +16,9 @@ import {
 import { normalizedLogicalType } from '../../../../functions/core/parquet/schema.js';
 import type { ObjectInfo } from '../../../../functions/ports/object-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../../../support/duckdb.js';
+import { DELTA_FIXTURES } from '../../../support/fixtures.js';
 
-const FIXTURES = '/work/shared/fixtures/delta';
+const FIXTURES = DELTA_FIXTURES;
 
 /** Wraps the in-memory ObjectStore and records every call readFooter makes, with its range. */
 class RecordingStore implements FooterSource {
