@@ -1,0 +1,132 @@
+// The DynamoDB journal against DynamoDB Local, on the table the synthesized template defines:
+// conditional transitions let exactly one writer win, and oversized file lists round-trip via S3.
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
+import { MemoryObjectStore } from '../../functions/adapters/memory-object-store.js';
+import { JournalConflictError } from '../../functions/core/errors.js';
+import type { GroupJournalEntry } from '../../functions/ports/journal.js';
+import { LakeCompactorStack } from '../../infra/app.js';
+import {
+  createTablesFromTemplate,
+  type RunningDynamoDbLocal,
+  startDynamoDbLocal,
+} from '../../infra/local/dynamodb-local.js';
+import { TemplateModel } from '../../infra/local/template.js';
+
+let ddb: RunningDynamoDbLocal;
+let tableName: string;
+
+beforeAll(async () => {
+  ddb = await startDynamoDbLocal();
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new LakeCompactorStack(app, 'JournalTest', {
+    compactor: { tables: [{ name: 'events', bucketName: 'lake', prefix: 'events/' }] },
+  });
+  const created = await createTablesFromTemplate(
+    ddb.client(),
+    new TemplateModel(Template.fromStack(stack).toJSON()),
+  );
+  const name = [...created.values()][0];
+  if (!name) throw new Error('the template defines no DynamoDB table');
+  tableName = name;
+});
+
+afterAll(async () => {
+  await ddb?.stop();
+});
+
+function entry(runId: string, inputs = 3): Omit<GroupJournalEntry, 'revision'> {
+  return {
+    runId,
+    groupId: 'g0001',
+    table: 'events',
+    partition: 'date=2024-01-01',
+    state: 'planned',
+    inputs: Array.from({ length: inputs }, (_, i) => ({
+      key: `events/date=2024-01-01/part-${String(i).padStart(6, '0')}-0f3c9a1e-5d2b-4c1a-9e8f-2b7d6c5a4e3f.c000.snappy.parquet`,
+      etag: 'd41d8cd98f00b204e9800998ecf8427e',
+      size: 8192,
+    })),
+    outputs: [],
+    retireMode: 'trash',
+    stagingPrefix: `_lake-compactor/staging/${runId}/g0001/`,
+    trashPrefix: `_lake-compactor/trash/${runId}/`,
+    createdAt: 1,
+    updatedAt: 1,
+  };
+}
+
+describe('DynamoJournal', () => {
+  it('creates an entry once and refuses a second create of the same group', async () => {
+    // Prepare
+    const journal = new DynamoJournal({ client: ddb.client(), tableName });
+    // Act
+    const created = await journal.create(entry('run-create'));
+    const again = journal.create(entry('run-create'));
+    // Assess
+    expect(created.revision).toBe(1);
+    await expect(again).rejects.toBeInstanceOf(JournalConflictError);
+    expect((await journal.get('run-create', 'g0001'))?.inputs).toHaveLength(3);
+  });
+
+  it('lets only one of two concurrent transitions from the same revision win', async () => {
+    // Prepare
+    const journal = new DynamoJournal({ client: ddb.client(), tableName });
+    const created = await journal.create(entry('run-race'));
+    // Act
+    const results = await Promise.allSettled([
+      journal.transition(created, 'staged', {}, 2),
+      journal.transition(created, 'aborted', { reason: 'other' }, 2),
+    ]);
+    // Assess
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(rejected.reason).toBeInstanceOf(JournalConflictError);
+    expect((await journal.get('run-race', 'g0001'))?.revision).toBe(2);
+  });
+
+  it('keeps a group of 20,000 inputs by moving its file lists to an S3 manifest', async () => {
+    // Prepare
+    const manifests = new MemoryObjectStore();
+    const journal = new DynamoJournal({
+      client: ddb.client(),
+      tableName,
+      manifests: { store: manifests, prefix: '_lake-compactor/journal/' },
+    });
+    const big = entry('run-big', 20_000);
+    // Act
+    const created = await journal.create(big);
+    const moved = await journal.transition(created, 'staged', {}, 5);
+    const read = await journal.get('run-big', 'g0001');
+    // Assess
+    expect(read?.inputs).toEqual(big.inputs);
+    expect(read?.state).toBe('staged');
+    expect(moved.revision).toBe(2);
+    expect(manifests.keys()).toEqual([
+      '_lake-compactor/journal/run-big/g0001/r1.json',
+      '_lake-compactor/journal/run-big/g0001/r2.json',
+    ]);
+  });
+
+  it('refuses an oversized group without a manifest store, saying what to configure', async () => {
+    // Prepare
+    const journal = new DynamoJournal({ client: ddb.client(), tableName });
+    // Act / Assess
+    await expect(journal.create(entry('run-nomanifest', 20_000))).rejects.toThrow(
+      /configure a manifest store/,
+    );
+  });
+
+  it('lists every group of a run', async () => {
+    // Prepare
+    const journal = new DynamoJournal({ client: ddb.client(), tableName });
+    await journal.create(entry('run-list'));
+    await journal.create({ ...entry('run-list'), groupId: 'g0002' });
+    // Act
+    const groups = await journal.listRun('run-list');
+    // Assess
+    expect(groups.map((g) => g.groupId).sort()).toEqual(['g0001', 'g0002']);
+  });
+});
