@@ -1,0 +1,96 @@
+// The group fingerprint: rows, per-column null counts, schema identity and the 64-bit row multiset
+// hash — plain JSON, so it travels from the compact Lambda to the verify Lambda through Step Functions.
+
+import { createHash } from 'node:crypto';
+import { type Table, tableFromIPC } from 'apache-arrow';
+import type { FileMetaData, SchemaElement } from 'hyparquet';
+import type { RecordBatch as WasmRecordBatch } from 'parquet-wasm';
+import { normalizedLogicalType } from '../parquet/schema.js';
+import type { MultisetHash } from './row-hash.js';
+
+/** What the rewrite promises about a group's rows; verify recomputes it from the outputs alone. */
+export interface GroupFingerprint {
+  readonly rows: number;
+  /**
+   * SHA-256 prefix over the sorted distinct output schemas, each the exact schema signature of
+   * the footer plus the file's key-value metadata (see `schemaKeyOf`).
+   */
+  readonly schemaFingerprint: string;
+  /** Top-level null count per column name, summed over the group. */
+  readonly nullCounts: Readonly<Record<string, number>>;
+  /** Sum mod 2^64 of every row's 64-bit hash, as 16 hex digits. */
+  readonly hash: string;
+}
+
+/**
+ * Adds a wasm record batch's rows to `acc` without consuming the batch, and returns the batch as
+ * an Arrow JS table (e.g. for sort keys). The batch is copied out
+ * of wasm memory as Arrow IPC (a slice is consumed, not the original), which is slower than FFI
+ * views but cannot be invalidated by wasm memory growth — correctness over speed here.
+ */
+export function hashWasmBatch(acc: MultisetHash, batch: WasmRecordBatch): Table | undefined {
+  if (batch.numRows === 0) return undefined;
+  const ipc = batch.slice(0, batch.numRows).intoIPCStream();
+  const table = tableFromIPC(ipc);
+  for (const b of table.batches) acc.addBatch(b);
+  return table;
+}
+
+/**
+ * Canonical text of a footer's schema tree for exactness checks: per element, the name (not the
+ * root's, which is writer-specific), repetition, child count, physical type, FIXED_LEN_BYTE_ARRAY
+ * width, field id and the normalised logical type — where INTEGER(32, signed) on INT32 and
+ * INTEGER(64, signed) on INT64 count as no annotation (they are the physical type's own meaning;
+ * DuckDB writes them, parquet-rs does not). Decimal precision/scale, timestamp units and
+ * isAdjustedToUTC, LIST/MAP structure and nullability all count.
+ */
+export function exactSchemaSignature(schema: readonly SchemaElement[]): unknown[] {
+  return schema.map((e, i) => {
+    let logical = normalizedLogicalType(e);
+    if (
+      logical?.type === 'INTEGER' &&
+      logical.isSigned === true &&
+      ((e.type === 'INT32' && logical.bitWidth === 32) || (e.type === 'INT64' && logical.bitWidth === 64))
+    ) {
+      logical = undefined;
+    }
+    return [
+      i === 0 ? '' : e.name,
+      i === 0 ? '' : (e.repetition_type ?? 'REQUIRED'),
+      e.num_children ?? 0,
+      e.type ?? '',
+      e.type === 'FIXED_LEN_BYTE_ARRAY' ? (e.type_length ?? 0) : 0,
+      e.field_id ?? null,
+      logical === undefined ? null : logical,
+    ];
+  });
+}
+
+/** One output schema's identity: the exact schema signature plus the key-value metadata (minus `ARROW:schema`). */
+export function schemaKeyOf(meta: Pick<FileMetaData, 'schema' | 'key_value_metadata'>): string {
+  const kv = (meta.key_value_metadata ?? [])
+    .filter((k) => k.key !== 'ARROW:schema')
+    .map((k) => [k.key, k.value ?? ''])
+    .sort(([a], [b]) => ((a as string) < (b as string) ? -1 : (a as string) > (b as string) ? 1 : 0));
+  const unique = kv.filter((entry, i) => i === 0 || JSON.stringify(entry) !== JSON.stringify(kv[i - 1]));
+  return createHash('sha256')
+    .update(JSON.stringify(['exact-schema/v1', exactSchemaSignature(meta.schema), unique]))
+    .digest('hex');
+}
+
+/** Combines the distinct schema keys of a group into the fingerprint's `schemaFingerprint`. */
+export function combineSchemaKeys(keys: Iterable<string>): string {
+  const sorted = [...new Set(keys)].sort();
+  return createHash('sha256').update(sorted.join('\n')).digest('hex').slice(0, 32);
+}
+
+export function toGroupFingerprint(acc: MultisetHash, schemaKeys: Iterable<string>): GroupFingerprint {
+  return {
+    rows: acc.rows,
+    schemaFingerprint: combineSchemaKeys(schemaKeys),
+    nullCounts: acc.nullCountsRecord(),
+    hash: acc.digest(),
+  };
+}
+
+export { MultisetHash } from './row-hash.js';

@@ -1,0 +1,464 @@
+// Streaming rewrite of one planned file group: inputs in, a few large Parquet outputs out, rows kept
+// in input order, schemas never mixed, memory bounded by the configured budgets — never by the group's size.
+
+import { type Table, tableFromIPC, tableToIPC } from 'apache-arrow';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { CorruptInputError, InvalidInputError, MemoryBudgetExceededError } from '../errors.js';
+import {
+  type GroupFingerprint,
+  hashWasmBatch,
+  MultisetHash,
+  toGroupFingerprint,
+} from '../fingerprint/fingerprint.js';
+import { assertParquetMagic } from '../parquet/footer.js';
+import { OrderedFetcher } from './fetch.js';
+import { convertBatch, readInt96Micros } from './int96.js';
+import { OutputWriter, type WrittenOutput } from './output.js';
+import { type OutputTask, type ParallelContext, runTasks } from './parallel.js';
+import { type CheckedInput, type InputFile, preflight } from './preflight.js';
+import { type BatchKeys, sortedSlices, sortKeysOf } from './sort.js';
+import { type Codec, decodeBatches, decodeError, dictionaryPlan, pw, writerProperties } from './wasm.js';
+
+export type { GroupFingerprint } from '../fingerprint/fingerprint.js';
+export type { WrittenOutput } from './output.js';
+
+export interface RewriteGroup {
+  readonly groupId: string;
+  readonly files: readonly InputFile[];
+  /** The planner's output count; rows are balanced across this many outputs (per schema). */
+  readonly expectedOutputFiles?: number;
+}
+
+export interface RewriteOptions {
+  /** Key of the `index`-th output (0-based), e.g. a staging key. */
+  readonly outputKey: (index: number) => string;
+  /** Output codec; ZSTD (parquet-rs level 1) by default. */
+  readonly codec?: Codec;
+  /** Roll over to a new output around this size (default 128 MiB). */
+  readonly targetFileSizeBytes?: number;
+  /** Rows per output row group (default 1,048,576). */
+  readonly rowGroupRows?: number;
+  /**
+   * Uncompressed bytes per output row group (default 64 MiB). parquet-wasm ignores its own
+   * `max_row_group_bytes` when streaming, so rows per row group are derived from the inputs'
+   * uncompressed bytes per row (from their footers); this bounds the writer's buffer for wide rows.
+   */
+  readonly rowGroupBytes?: number;
+  /** Input bytes fetched but not yet decoded (default 32 MiB: enough to hide latency, small enough for a 512 MB Lambda). */
+  readonly maxBytesInFlight?: number;
+  /** Concurrent GETs (default 128; footers and small files are tiny, latency is what costs). */
+  readonly maxRequestsInFlight?: number;
+  /** Rows per decoded batch (default 65,536; parquet's default 1,024 is slow). */
+  readonly batchRows?: number;
+  /**
+   * Sort each output set by these columns (stable; nulls first, then ascending). The group must fit
+   * `memoryBudgetBytes` decoded — checked from the footers before anything is read, and again while
+   * decoding — else MemoryBudgetExceededError. Without it, rows keep input order.
+   */
+  readonly sort?: { readonly columns: readonly string[]; readonly memoryBudgetBytes: number };
+  /** INT96 inputs: refuse (default) or convert to INT64 timestamps. */
+  readonly int96?: 'refuse' | 'convert';
+  /** Fail a write that makes no progress for this long (default 120 s). */
+  readonly stallTimeoutMs?: number;
+  /**
+   * Worker threads for encoding (default 1: everything on the calling thread). With more, each
+   * output is encoded by a worker while this thread does the I/O; pass the vCPUs the function has.
+   * Sorted rewrites stay on one thread.
+   */
+  readonly workers?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface RewriteResult {
+  readonly outputs: readonly WrittenOutput[];
+  /** Computed over the inputs while they were rewritten. */
+  readonly fingerprint: GroupFingerprint;
+  /** Bytes read from the source store (footers and data). */
+  readonly bytesRead: number;
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * Splits `rows` into `parts` near-equal quotas (the first ones one row larger), so the last
+ * output is never a tiny remainder.
+ */
+export function balancedQuotas(rows: number, parts: number): number[] {
+  const n = Math.max(1, Math.min(parts, rows));
+  const base = Math.floor(rows / n);
+  const extra = rows - base * n;
+  return Array.from({ length: n }, (_, i) => base + (i < extra ? 1 : 0));
+}
+
+/** Consecutive inputs sharing one output schema: they may share outputs; runs never do. */
+interface Run {
+  readonly inputs: CheckedInput[];
+  readonly rows: number;
+  readonly bytes: number;
+}
+
+function runsOf(inputs: readonly CheckedInput[]): Run[] {
+  const runs: { inputs: CheckedInput[]; rows: number; bytes: number }[] = [];
+  for (const input of inputs) {
+    const last = runs.at(-1);
+    if (last !== undefined && last.inputs[0]?.schemaKey === input.schemaKey) {
+      last.inputs.push(input);
+      last.rows += input.footer.rows;
+      last.bytes += input.file.size;
+    } else runs.push({ inputs: [input], rows: input.footer.rows, bytes: input.file.size });
+  }
+  return runs;
+}
+
+function validate(group: RewriteGroup, options: RewriteOptions): void {
+  const issues: string[] = [];
+  if (group.files.length === 0) issues.push('the group has no files');
+  const keys = new Set<string>();
+  for (const f of group.files) {
+    if (keys.has(f.key)) issues.push(`${f.key} appears twice`);
+    keys.add(f.key);
+    if (!Number.isSafeInteger(f.size) || f.size < 0) issues.push(`${f.key} has an invalid size ${f.size}`);
+  }
+  const positive = (name: string, v: number | undefined) => {
+    if (v !== undefined && !(Number.isSafeInteger(v) && v > 0))
+      issues.push(`${name} must be a positive integer, got ${v}`);
+  };
+  positive('expectedOutputFiles', group.expectedOutputFiles);
+  positive('targetFileSizeBytes', options.targetFileSizeBytes);
+  positive('rowGroupRows', options.rowGroupRows);
+  positive('maxBytesInFlight', options.maxBytesInFlight);
+  positive('maxRequestsInFlight', options.maxRequestsInFlight);
+  positive('workers', options.workers);
+  if (issues.length > 0) throw new InvalidInputError(`Invalid rewrite of group ${group.groupId}`, issues);
+}
+
+/**
+ * Rewrites one group. Order of work: (1) pre-flight every footer and refuse bad inputs before
+ * anything is written; (2) sample each schema run's first input (dictionary choice, encoded bytes
+ * per row); (3) fetch inputs with bounded concurrency, decode each into batches, fingerprint every
+ * batch, and stream batches into the current output; (4) roll over when the output's row quota is
+ * reached or the schema changes.
+ *
+ * Roll-over and balancing: the rows of a run are known exactly from the footers, so instead of
+ * filling outputs to the target and leaving a small remainder, the run is split into N outputs of
+ * equal row counts (±1) — N is `expectedOutputFiles` when the planner gave it, else
+ * ceil(rows × sampled encoded bytes per row / target), else ceil(input bytes / target). Outputs
+ * therefore land near (and usually under) the target, never as a tiny last file.
+ *
+ * On any failure every output key written so far is deleted; inputs are only ever read.
+ */
+export async function rewriteGroup(
+  io: { readonly source: ObjectStore; readonly target: ObjectStore },
+  group: RewriteGroup,
+  options: RewriteOptions,
+): Promise<RewriteResult> {
+  validate(group, options);
+  const codec = options.codec ?? 'zstd';
+  const target = options.targetFileSizeBytes ?? 128 * MiB;
+  const maxRequestsInFlight = options.maxRequestsInFlight ?? 128;
+  const maxBytesInFlight = options.maxBytesInFlight ?? 32 * MiB;
+  const batchRows = options.batchRows ?? 65_536;
+  const stallMs = options.stallTimeoutMs ?? 120_000;
+  const workers = options.workers ?? 1;
+  const rowGroupRows = options.rowGroupRows ?? 1_048_576;
+  const rowGroupBytes = options.rowGroupBytes ?? 64 * MiB;
+  const settings = { codec, rowGroupRows };
+
+  const pre = await preflight(io.source, group.files, {
+    maxRequestsInFlight,
+    cacheBytes: Math.floor(maxBytesInFlight / 2),
+    int96: options.int96 ?? 'refuse',
+    settings,
+    ...(options.signal !== undefined && { signal: options.signal }),
+  });
+
+  const runs = runsOf(pre.inputs);
+  if (options.sort !== undefined) {
+    for (const run of runs) {
+      const decoded = run.inputs.reduce(
+        (n, i) => n + i.footer.rowGroups.reduce((m, g) => m + g.totalByteSize, 0),
+        0,
+      );
+      if (decoded > options.sort.memoryBudgetBytes) {
+        throw new MemoryBudgetExceededError(
+          `Sorting group ${group.groupId} needs about ${decoded} bytes decoded (from the input footers) but its memory budget is ${options.sort.memoryBudgetBytes} bytes. Nothing was written; raise sort.memoryBudgetBytes, plan smaller groups, or compact without sorting.`,
+        );
+      }
+    }
+  }
+  /**
+   * Per-run writer tuning, from the run's first input (decoded once; no extra GET when it is in the
+   * pre-flight cache): dictionary decisions (ZSTD only — snappy output grows a lot without
+   * dictionaries, ENGINE-NOTES: +42%) and the output bytes per row, measured by encoding the
+   * sample with the real settings, so the number of outputs is right from the first one.
+   */
+  const samples = new Map<Run, { dictionary: Record<string, boolean>; bytesPerRow?: number }>();
+  const sampleRun = async (run: Run): Promise<void> => {
+    const first = run.inputs[0] as CheckedInput;
+    let dictionary: Record<string, boolean> = {};
+    let bytesPerRow: number | undefined;
+    try {
+      const bytes = pre.cache.get(first.file.key) ?? (await io.source.get(first.file.key));
+      const table = pw.readParquet(bytes, { batchSize: 65_536, limit: 65_536 });
+      const batch = table.recordBatch(0);
+      table.free();
+      if (batch !== undefined && batch.numRows >= 1_000 && first.int96Columns.length === 0) {
+        const rows = batch.numRows;
+        const js = tableFromIPC(batch.intoIPCStream());
+        if (codec === 'zstd') dictionary = dictionaryPlan(js);
+        const trial = pw.writeParquet(
+          pw.Table.fromIPCStream(tableToIPC(js, 'stream')),
+          writerProperties({ ...settings, keyValueMetadata: {}, dictionary }),
+        );
+        const footer = new DataView(trial.buffer, trial.byteOffset, trial.byteLength).getUint32(
+          trial.length - 8,
+          true,
+        );
+        bytesPerRow = (trial.length - footer - 12) / rows;
+      } else batch?.free();
+    } catch {
+      // The input is checked properly when its turn comes; a failed sample keeps the defaults.
+    }
+    samples.set(run, { dictionary, ...(bytesPerRow !== undefined && { bytesPerRow }) });
+  };
+  const dictionaries = {
+    get: (run: Run) => samples.get(run)?.dictionary,
+  };
+
+  /**
+   * Outputs for a run: the planner's count when given (single-schema groups), else the encoded
+   * size estimated from the sample (or, without one, the input bytes) over the target size.
+   */
+  const partsOf = (run: Run): number => {
+    if (runs.length === 1 && group.expectedOutputFiles !== undefined) return group.expectedOutputFiles;
+    const bytesPerRow = samples.get(run)?.bytesPerRow;
+    const estimate = bytesPerRow === undefined ? run.bytes : run.rows * bytesPerRow;
+    return Math.max(1, Math.ceil(estimate / target));
+  };
+
+  for (const run of runs) await sampleRun(run);
+
+  const fetcher = new OrderedFetcher(
+    io.source,
+    pre.inputs.map((i) => i.file),
+    pre.cache,
+    {
+      maxRequestsInFlight,
+      maxBytesInFlight,
+      ...(options.signal !== undefined && { signal: options.signal }),
+    },
+  );
+  const acc = new MultisetHash();
+  const outputs: WrittenOutput[] = [];
+  const startedKeys: string[] = [];
+  let current: OutputWriter | undefined;
+
+  const rowsPerRowGroup = (run: Run): number => {
+    const uncompressed = run.inputs.reduce(
+      (n, i) => n + i.footer.rowGroups.reduce((m, g) => m + g.totalByteSize, 0),
+      0,
+    );
+    const perRow = uncompressed / Math.max(1, run.rows);
+    return Math.max(1, Math.min(rowGroupRows, Math.floor(rowGroupBytes / Math.max(1, perRow))));
+  };
+
+  const open = (run: Run): OutputWriter => {
+    const key = options.outputKey(startedKeys.length);
+    if (startedKeys.includes(key)) {
+      throw new InvalidInputError(`outputKey(${startedKeys.length}) returned ${key}, which is already used`);
+    }
+    startedKeys.push(key);
+    const kv = run.inputs[0]?.footer.keyValueMetadata ?? {};
+    return new OutputWriter(
+      io.target,
+      key,
+      {
+        ...settings,
+        rowGroupRows: rowsPerRowGroup(run),
+        keyValueMetadata: kv,
+        dictionary: dictionaries.get(run) ?? {},
+      },
+      stallMs,
+    );
+  };
+
+  const parallelContext: ParallelContext = {
+    source: io.source,
+    target: io.target,
+    cache: pre.cache,
+    workers,
+    maxRequestsInFlight,
+    maxBytesInFlight,
+    batchRows,
+    stallMs,
+    started: startedKeys,
+    ...(options.signal !== undefined && { signal: options.signal }),
+  };
+
+  /** One task per output of the run: its row range and the inputs that overlap it. */
+  const tasksOf = (run: Run, quotas: readonly number[]): OutputTask[] => {
+    const starts: number[] = [];
+    let at = 0;
+    for (const input of run.inputs) {
+      starts.push(at);
+      at += input.footer.rows;
+    }
+    const kv = run.inputs[0]?.footer.keyValueMetadata ?? {};
+    const taskSettings = {
+      ...settings,
+      rowGroupRows: rowsPerRowGroup(run),
+      keyValueMetadata: kv,
+      dictionary: dictionaries.get(run) ?? {},
+    };
+    const base = startedKeys.length;
+    let from = 0;
+    return quotas.map((quota, j) => {
+      const to = from + quota;
+      const picked = run.inputs
+        .map((input, i) => ({ input, start: starts[i] as number }))
+        .filter(({ input, start }) => start < to && start + input.footer.rows > from);
+      const key = options.outputKey(base + j);
+      const task: OutputTask = {
+        key,
+        from,
+        to,
+        inputs: picked.map((p) => p.input),
+        inputStarts: picked.map((p) => p.start),
+        settings: taskSettings,
+      };
+      from = to;
+      return task;
+    });
+  };
+
+  /** Decodes one input into wasm batches (INT96 converted), fingerprinting each as it comes. */
+  async function* decode(
+    input: CheckedInput,
+  ): AsyncGenerator<{ batch: pw.RecordBatch; js: Table | undefined }> {
+    const key = input.file.key;
+    const bytes = await fetcher.take();
+    let decodedRows = 0;
+    try {
+      assertParquetMagic(key, bytes);
+      const micros =
+        input.int96Columns.length > 0 ? await readInt96Micros(key, bytes, input.int96Columns) : undefined;
+      for await (let batch of decodeBatches(key, bytes, batchRows, input.footer.rowGroups.length)) {
+        const n = batch.numRows;
+        let js: Table | undefined;
+        try {
+          if (micros !== undefined && n > 0) batch = convertBatch(batch, decodedRows, micros);
+          js = hashWasmBatch(acc, batch);
+        } catch (err) {
+          batch.free();
+          throw decodeError(key, err);
+        }
+        decodedRows += n;
+        yield { batch, js };
+      }
+    } finally {
+      // The bytes stay counted against the fetch budget until the whole file is decoded.
+      fetcher.release(input.file.size);
+    }
+    if (decodedRows !== input.footer.rows) {
+      throw new CorruptInputError(
+        key,
+        `decoded ${decodedRows} rows where the footer says ${input.footer.rows}`,
+      );
+    }
+  }
+
+  try {
+    for (const run of runs) {
+      const quotas = balancedQuotas(run.rows, partsOf(run));
+      let quotaIndex = 0;
+      let inCurrent = 0;
+
+      /**
+       * Writes rows `start..start+length` of `batch` into the current output(s), rolling over at
+       * quota boundaries. With `owned`, the batch is handed over (or freed) when done.
+       */
+      const emit = async (
+        batch: pw.RecordBatch,
+        start: number,
+        length: number,
+        key: string,
+        owned: boolean,
+      ) => {
+        let offset = start;
+        let handedOver = false;
+        while (offset < start + length) {
+          if (current === undefined) current = open(run);
+          const quota = quotas[quotaIndex] ?? Number.POSITIVE_INFINITY;
+          const take = Math.min(start + length - offset, quota - inCurrent);
+          // The writer takes ownership of what it is given: the whole batch, or a slice of it.
+          handedOver = owned && offset === 0 && take === batch.numRows;
+          const piece = handedOver ? batch : batch.slice(offset, take);
+          await current.write(piece, key);
+          offset += take;
+          inCurrent += take;
+          if (inCurrent >= quota && quotaIndex < quotas.length - 1) {
+            outputs.push(await current.close());
+            current = undefined;
+            quotaIndex++;
+            inCurrent = 0;
+          }
+        }
+        if (owned && !handedOver) batch.free();
+      };
+
+      if (workers > 1 && options.sort === undefined) {
+        outputs.push(...(await runTasks(tasksOf(run, quotas), parallelContext, acc)));
+      } else if (options.sort === undefined) {
+        for (const input of run.inputs) {
+          for await (const { batch } of decode(input))
+            await emit(batch, 0, batch.numRows, input.file.key, true);
+        }
+      } else {
+        // Sort: the whole run is held decoded (checked against the budget), then written in key order.
+        const held: { batch: pw.RecordBatch; key: string }[] = [];
+        const keys: BatchKeys[] = [];
+        let heldBytes = 0;
+        try {
+          for (const input of run.inputs) {
+            for await (const { batch, js } of decode(input)) {
+              held.push({ batch, key: input.file.key });
+              keys.push(
+                js === undefined ? options.sort.columns.map(() => []) : sortKeysOf(js, options.sort.columns),
+              );
+              heldBytes += batch.getArrayMemorySize();
+              if (heldBytes > options.sort.memoryBudgetBytes) {
+                throw new MemoryBudgetExceededError(
+                  `Sorting group ${group.groupId} needs more than its memory budget of ${options.sort.memoryBudgetBytes} bytes (decoded rows reached ${heldBytes} bytes). Nothing was published; raise sort.memoryBudgetBytes, plan smaller groups, or compact without sorting.`,
+                );
+              }
+            }
+          }
+          for (const slice of sortedSlices(keys)) {
+            const h = held[slice.batch] as { batch: pw.RecordBatch; key: string };
+            await emit(h.batch, slice.start, slice.length, h.key, false);
+          }
+        } finally {
+          for (const h of held) h.batch.free();
+        }
+      }
+      if (current !== undefined) {
+        outputs.push(await current.close());
+        current = undefined;
+      }
+    }
+  } catch (err) {
+    await current?.abort(err instanceof Error ? err : new Error(String(err)));
+    await io.target.deleteMany(startedKeys.map((key) => ({ key }))).catch(() => undefined);
+    throw err;
+  }
+
+  const fingerprint = toGroupFingerprint(
+    acc,
+    pre.inputs.map((i) => i.schemaKey),
+  );
+  if (fingerprint.rows !== outputs.reduce((n, o) => n + o.rows, 0)) {
+    await io.target.deleteMany(startedKeys.map((key) => ({ key }))).catch(() => undefined);
+    throw new CorruptInputError(group.groupId, 'rows written differ from rows read');
+  }
+  return { outputs, fingerprint, bytesRead: fetcher.bytesRead + pre.bytesRead };
+}

@@ -1,0 +1,158 @@
+// parquet-wasm access for the rewrite engine: one loaded instance, writer properties built the same
+// way for trial and real writes, and decode errors mapped to typed errors that name the input.
+
+import { type Table, Type } from 'apache-arrow';
+import * as pw from 'parquet-wasm';
+import { CorruptInputError, UnsupportedInputError } from '../errors.js';
+
+export { pw };
+
+export type Codec = 'zstd' | 'snappy';
+
+export interface WriterSettings {
+  readonly codec: Codec;
+  /** Maximum rows per row group. */
+  readonly rowGroupRows: number;
+  /** Maximum bytes per row group (parquet-rs measures encoded bytes). */
+  readonly rowGroupBytes?: number;
+  /** File key-value metadata to write (the inputs'; `ARROW:schema` is added by the writer). */
+  readonly keyValueMetadata: Readonly<Record<string, string>>;
+  /** Per top-level column: dictionary encoding on or off (default on). */
+  readonly dictionary?: Readonly<Record<string, boolean>>;
+}
+
+/**
+ * A fresh WriterProperties (parquet-wasm consumes them per write). Chunk-level statistics: every
+ * column chunk gets min/max/null count, which is what engines prune with; page-level statistics
+ * cost encode time for little benefit on compacted files (ENGINE-NOTES).
+ */
+export function writerProperties(settings: WriterSettings): pw.WriterProperties {
+  let builder = new pw.WriterPropertiesBuilder()
+    .setCompression(settings.codec === 'zstd' ? pw.Compression.ZSTD : pw.Compression.SNAPPY)
+    .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
+    .setMaxRowGroupSize(settings.rowGroupRows)
+    .setCreatedBy('lake-compactor (parquet-rs via parquet-wasm 0.8.0)');
+  if (settings.rowGroupBytes !== undefined) builder = builder.setMaxRowGroupBytes(settings.rowGroupBytes);
+  const kv = Object.entries(settings.keyValueMetadata).filter(([k]) => k !== 'ARROW:schema');
+  if (kv.length > 0) builder = builder.setKeyValueMetadata(new Map(kv));
+  for (const [column, enabled] of Object.entries(settings.dictionary ?? {})) {
+    builder = builder.setColumnDictionaryEnabled(column, enabled);
+  }
+  return builder.build();
+}
+
+/** Whether a parquet-rs error message means "valid but not supported" rather than "damaged". */
+function looksUnsupported(message: string): boolean {
+  return /not yet implemented|not supported|unsupported|is not implemented/i.test(message);
+}
+
+/** Maps an error thrown by parquet-wasm while decoding `key` to CorruptInputError or UnsupportedInputError. */
+export function decodeError(key: string, err: unknown): Error {
+  if (err instanceof CorruptInputError || err instanceof UnsupportedInputError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return looksUnsupported(message)
+    ? new UnsupportedInputError(key, `the decoder cannot read it (${message})`, { cause: err })
+    : new CorruptInputError(key, `the decoder failed (${message})`, { cause: err });
+}
+
+/** Primitive types whose dictionary decision is made from a sample; nested columns keep the default. */
+const SAMPLED = new Set([
+  Type.Int,
+  Type.Float,
+  Type.Utf8,
+  Type.LargeUtf8,
+  Type.Binary,
+  Type.Timestamp,
+  Type.Date,
+  Type.Decimal,
+]);
+
+/**
+ * Dictionary encoding only where it pays: a column whose sample has at most 10% distinct values.
+ * Building dictionaries for high-cardinality columns (ids, timestamps) costs encode time and, under
+ * ZSTD, output bytes too (ENGINE-NOTES: −22% time, −37% size on the events table).
+ */
+export function dictionaryPlan(sample: Table, maxRows = 65_536): Record<string, boolean> {
+  const plan: Record<string, boolean> = {};
+  const rows = Math.min(sample.numRows, maxRows);
+  if (rows < 1_000) return plan;
+  for (const field of sample.schema.fields) {
+    if (!SAMPLED.has(field.type.typeId)) continue;
+    const vector = sample.getChild(field.name);
+    if (vector === null) continue;
+    const seen = new Set<unknown>();
+    for (let i = 0; i < rows; i++) {
+      const v = vector.get(i);
+      seen.add(v instanceof Uint8Array ? v.join(',') : typeof v === 'object' && v !== null ? String(v) : v);
+    }
+    plan[field.name] = seen.size <= rows / 10;
+  }
+  return plan;
+}
+
+/** A Blob-shaped, zero-copy view of bytes in memory, for parquet-wasm's ranged async reader. */
+function bytesBlob(bytes: Uint8Array, start = 0, end = bytes.length): Blob {
+  return {
+    size: end - start,
+    type: '',
+    slice(s = 0, e = end - start) {
+      return bytesBlob(bytes, start + Math.max(0, s), Math.min(end, start + e));
+    },
+    async arrayBuffer() {
+      return bytes.slice(start, end).buffer as ArrayBuffer;
+    },
+  } as unknown as Blob;
+}
+
+/**
+ * Decodes one input into record batches. A file with one row group is decoded in one call (the
+ * fastest path for small files); a file with several is streamed row group by row group, so
+ * decoded memory is bounded by its largest row group rather than by the file. Batches not yet
+ * handed out are freed if the consumer stops early; decode failures name the key.
+ */
+export async function* decodeBatches(
+  key: string,
+  bytes: Uint8Array,
+  batchRows: number,
+  rowGroups: number,
+): AsyncGenerator<pw.RecordBatch> {
+  if (rowGroups <= 1) {
+    let batches: pw.RecordBatch[];
+    try {
+      const table = pw.readParquet(bytes, { batchSize: batchRows });
+      batches = table.recordBatches();
+      table.free();
+    } catch (err) {
+      throw decodeError(key, err);
+    }
+    try {
+      while (batches.length > 0) yield batches.shift() as pw.RecordBatch;
+    } finally {
+      for (const b of batches) b.free();
+    }
+    return;
+  }
+  let file: pw.ParquetFile;
+  let reader: ReadableStreamDefaultReader<pw.RecordBatch>;
+  try {
+    file = await pw.ParquetFile.fromFile(bytesBlob(bytes));
+    reader = ((await file.stream({ batchSize: batchRows })) as ReadableStream<pw.RecordBatch>).getReader();
+  } catch (err) {
+    throw decodeError(key, err);
+  }
+  try {
+    for (;;) {
+      let next: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        next = await reader.read();
+      } catch (err) {
+        throw decodeError(key, err);
+      }
+      if (next.done) break;
+      yield next.value;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+    file.free();
+  }
+}

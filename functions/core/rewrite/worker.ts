@@ -1,0 +1,147 @@
+// Worker thread of the parallel rewrite: decodes the input bytes it is sent, fingerprints the rows of
+// its range, encodes one output and posts the Parquet bytes back; all I/O stays with the main thread's ports.
+
+import { parentPort } from 'node:worker_threads';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { CompactorError } from '../errors.js';
+import { hashWasmBatch, MultisetHash } from '../fingerprint/fingerprint.js';
+import { assertParquetMagic } from '../parquet/footer.js';
+import { convertBatch, readInt96Micros } from './int96.js';
+import { OutputWriter } from './output.js';
+import { decodeBatches, decodeError, type WriterSettings } from './wasm.js';
+
+/** Messages main → worker. */
+export type ToWorker =
+  | {
+      readonly type: 'start';
+      readonly key: string;
+      readonly settings: WriterSettings;
+      readonly batchRows: number;
+      readonly stallMs: number;
+    }
+  | {
+      readonly type: 'input';
+      readonly key: string;
+      readonly bytes: Uint8Array;
+      readonly skip: number;
+      readonly take: number;
+      readonly rows: number;
+      readonly rowGroups: number;
+      readonly int96Columns: readonly string[];
+    }
+  | { readonly type: 'end' };
+
+/** Messages worker → main. */
+export type FromWorker =
+  | { readonly type: 'ready' }
+  | { readonly type: 'chunk'; readonly bytes: Uint8Array }
+  | {
+      readonly type: 'done';
+      readonly rows: number;
+      readonly size: number;
+      readonly hash: string;
+      readonly nullCounts: Record<string, number>;
+    }
+  | {
+      readonly type: 'error';
+      readonly name: string;
+      readonly message: string;
+      readonly key?: string;
+      readonly reason?: string;
+    };
+
+const port = parentPort;
+if (port === null) throw new Error('worker.ts must run in a worker thread');
+
+function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
+  port?.postMessage(message, transfer);
+}
+
+/** A write-only store whose multipart upload posts each chunk to the main thread. */
+const relay = {
+  async putStream(_key: string, body: AsyncIterable<Uint8Array>) {
+    let size = 0;
+    for await (const chunk of body) {
+      size += chunk.length;
+      const copy = chunk.slice();
+      post({ type: 'chunk', bytes: copy }, [copy.buffer as ArrayBuffer]);
+    }
+    return { etag: '', size };
+  },
+} as unknown as ObjectStore;
+
+let writer: OutputWriter | undefined;
+let acc = new MultisetHash();
+let queue: Promise<void> = Promise.resolve();
+
+async function handle(message: ToWorker): Promise<void> {
+  if (message.type === 'start') {
+    acc = new MultisetHash();
+    writer = new OutputWriter(relay, message.key, message.settings, message.stallMs);
+    batchRows = message.batchRows;
+    post({ type: 'ready' });
+    return;
+  }
+  if (writer === undefined) throw new Error('worker: input before start');
+  if (message.type === 'end') {
+    const out = await writer.close();
+    post({
+      type: 'done',
+      rows: out.rows,
+      size: out.size,
+      hash: acc.digest(),
+      nullCounts: acc.nullCountsRecord(),
+    });
+    writer = undefined;
+    return;
+  }
+  const { key, bytes, skip, take } = message;
+  assertParquetMagic(key, bytes);
+  const micros =
+    message.int96Columns.length > 0 ? await readInt96Micros(key, bytes, message.int96Columns) : undefined;
+  let position = 0;
+  for await (let batch of decodeBatches(key, bytes, batchRows, message.rowGroups)) {
+    const n = batch.numRows;
+    if (micros !== undefined && n > 0) batch = convertBatch(batch, position, micros);
+    const from = Math.max(skip, position);
+    const to = Math.min(skip + take, position + n);
+    position += n;
+    if (to <= from) {
+      batch.free();
+      continue;
+    }
+    const whole = from === position - n && to === position;
+    const piece = whole ? batch : batch.slice(from - (position - n), to - from);
+    if (!whole) batch.free();
+    try {
+      hashWasmBatch(acc, piece);
+    } catch (err) {
+      piece.free();
+      throw decodeError(key, err);
+    }
+    await writer.write(piece, key);
+  }
+  if (position !== message.rows) {
+    throw decodeError(key, new Error(`decoded ${position} rows where the footer says ${message.rows}`));
+  }
+  post({ type: 'ready' });
+}
+
+let batchRows = 65_536;
+
+port.on('message', (message: ToWorker) => {
+  queue = queue
+    .then(() => handle(message))
+    .catch(async (err: unknown) => {
+      await writer?.abort(err instanceof Error ? err : new Error(String(err)));
+      writer = undefined;
+      const e = err as Error & { key?: string; reason?: string };
+      post({
+        type: 'error',
+        name: err instanceof CompactorError ? e.name : 'Error',
+        message: e.message ?? String(err),
+        ...(e.key !== undefined && { key: e.key }),
+        ...(e.reason !== undefined && { reason: e.reason }),
+      });
+    });
+});
