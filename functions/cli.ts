@@ -2,6 +2,7 @@
 // local folder. Exit code 0 on success, 1 on a reported error, 2 on a usage error.
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { openStore } from './adapters/open-store.js';
+import { registerStatusCommand } from './cli-status.js';
 import { CompactorError } from './core/errors.js';
 import { inventoryTable, type TableInventory, toPlanInputs } from './core/inventory.js';
 import { type PlanSet, planPartitions } from './core/planning.js';
@@ -195,6 +196,7 @@ export function buildProgram(io: CliIo): Command {
         else printPlan(io, plan);
       },
     );
+  registerStatusCommand(program, io);
   return program;
 }
 

@@ -1,20 +1,232 @@
-// Profiler Lambda entry: adapts an SQS batch of S3 notifications to the profiler core.
-// Placeholder until the profiler issue lands: it only parses and acknowledges the batch.
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+// Profiler Lambda entry: SQS batches of S3 (or EventBridge) object events in, exact partition statistics and
+// trigger decisions out; a message fails alone (partial batch response) when it or its partition fails.
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { z } from 'zod';
+import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
+import { SfnStarter } from '../adapters/sfn-starter.js';
+import type { Policy } from '../core/policy.js';
+import {
+  type LogFn,
+  type PartitionResult,
+  parseEventDocument,
+  parseQueueMessage,
+  partitionId,
+  profileEvents,
+  type ResolvedEvent,
+  resolveEvent,
+  type TriggerDeps,
+} from '../core/profiler.js';
+import { parseTableConfigs, resolveTablePolicy, type TableConfig } from '../core/table-config.js';
+import { type Clock, systemClock } from '../ports/clock.js';
+import type { StateMachineStarter } from '../ports/state-machine-starter.js';
+import type { StatsStore } from '../ports/stats-store.js';
+import { baseEnvSchema, parseEnv } from '../shared/env.js';
+import { createObservability, type Observability, withObservability } from '../shared/middleware.js';
+
+/** The profiler's variables: the base ones plus the workflow to start (optional until it exists). */
+export const profilerEnvSchema = baseEnvSchema.extend({
+  /** Compaction state machine; unset or empty = decisions are recorded, nothing is started. */
+  STATE_MACHINE_ARN: z
+    .string()
+    .optional()
+    .transform((v) => (v === '' ? undefined : v)),
+});
+
+/** Everything the profiler needs, injectable for tests. */
+export interface ProfilerDeps {
+  readonly tables: readonly TableConfig[];
+  readonly policies: ReadonlyMap<string, Policy>;
+  readonly stats: StatsStore;
+  readonly starter?: StateMachineStarter;
+  readonly clock: Clock;
+  readonly observability: Observability;
+  /** Partitions of one batch processed at once. @default 4 */
+  readonly concurrency?: number;
+}
+
+/** An EventBridge S3 event invoking the function directly (no queue in between). */
+interface EventBridgeInvocation {
+  readonly source: string;
+  readonly 'detail-type': string;
+}
+
+export type ProfilerEvent = SQSEvent | EventBridgeInvocation;
+
+/** Policies of every table, resolved once. */
+export function policiesOf(tables: readonly TableConfig[]): Map<string, Policy> {
+  return new Map(tables.map((t) => [t.name, resolveTablePolicy(t)]));
+}
+
+/** A LogFn writing to the Powertools logger. */
+export function loggerFn(logger: Logger): LogFn {
+  return (level, message, data) => logger[level](message, data ?? {});
+}
+
+/** The handler without middleware; `handler` below wraps it. */
+export function createProfilerHandler(
+  deps: ProfilerDeps,
+): (event: ProfilerEvent, context: Context) => Promise<SQSBatchResponse | undefined> {
+  const { logger, metrics } = deps.observability;
+  const trigger: TriggerDeps = {
+    stats: deps.stats,
+    ...(deps.starter === undefined ? {} : { starter: deps.starter }),
+    policies: deps.policies,
+    log: loggerFn(logger),
+  };
+  return async (event, context) => {
+    if ('Records' in event) return processQueueBatch(deps, trigger, event, context);
+    // Direct EventBridge invocation: one event; a failure throws so EventBridge/Lambda retry it.
+    const messages = [{ id: 'eventbridge', parse: () => parseEventDocument(event) }];
+    const failures = await profileMessages(deps, trigger, messages, metrics, logger);
+    const failure = failures.get('eventbridge');
+    if (failure !== undefined) throw failure;
+    return undefined;
+  };
+}
+
+async function processQueueBatch(
+  deps: ProfilerDeps,
+  trigger: TriggerDeps,
+  event: SQSEvent,
+  context: Context,
+): Promise<SQSBatchResponse> {
+  const { logger, metrics } = deps.observability;
+  const messages = event.Records.map((record) => ({
+    id: record.messageId,
+    parse: () => parseQueueMessage(record.body),
+  }));
+  const failures = await profileMessages(deps, trigger, messages, metrics, logger);
+  const processor = new BatchProcessor(EventType.SQS);
+  // The batch was processed as a whole above (grouped per partition); the record handler only reports each
+  // message's outcome, so Powertools builds the partial batch response.
+  const recordHandler = async (record: SQSRecord): Promise<void> => {
+    const failure = failures.get(record.messageId);
+    if (failure !== undefined) throw failure;
+  };
+  return processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false });
+}
 
 /**
- * Acknowledges every record. The real profiler (exact per-file accounting in DynamoDB and the
- * trigger policy) replaces this body; the handler's contract — SQS batch in, partial batch
- * failures out — is already the final one so the CDK wiring does not change.
+ * Parses and resolves every message, profiles all their events together (one transaction per partition
+ * per batch, one decision per partition per batch), and returns the failure of each failed message: its
+ * own parse error, or the error of a partition one of its events belongs to.
  */
-export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
-  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-  for (const record of event.Records) {
+async function profileMessages(
+  deps: ProfilerDeps,
+  trigger: TriggerDeps,
+  messages: readonly { readonly id: string; readonly parse: () => ReturnType<typeof parseQueueMessage> }[],
+  metrics: Metrics,
+  logger: Logger,
+): Promise<Map<string, unknown>> {
+  const failures = new Map<string, unknown>();
+  const partitionsOf = new Map<string, Set<string>>();
+  const events: ResolvedEvent[] = [];
+  let ignored = 0;
+  let received = 0;
+  for (const message of messages) {
     try {
-      JSON.parse(record.body);
-    } catch {
-      batchItemFailures.push({ itemIdentifier: record.messageId });
+      const parsed = message.parse();
+      const partitions = new Set<string>();
+      for (const skipped of parsed.skipped)
+        logger.debug('record not counted', { messageId: message.id, skipped });
+      for (const event of parsed.events) {
+        received += 1;
+        const resolution = resolveEvent(deps.tables, deps.policies, event);
+        if (resolution.kind === 'ignored') {
+          ignored += 1;
+          logger.debug('object ignored', { bucket: event.bucket, key: event.key, reason: resolution.reason });
+          continue;
+        }
+        events.push(resolution.event);
+        partitions.add(partitionId(resolution.event.ref));
+      }
+      partitionsOf.set(message.id, partitions);
+    } catch (err) {
+      logger.error('malformed message; only it fails', { messageId: message.id, error: describe(err) });
+      failures.set(message.id, err);
     }
   }
-  return { batchItemFailures };
+  const results: Map<string, PartitionResult> =
+    events.length === 0
+      ? new Map()
+      : await profileEvents(trigger, events, deps.clock.now(), deps.concurrency ?? 4);
+  let applied = 0;
+  let stale = 0;
+  let started = 0;
+  for (const [id, result] of results) {
+    if (result.ok) {
+      applied += result.applied;
+      stale += result.stale;
+      if (result.outcome.action === 'started') started += 1;
+    } else {
+      logger.error('partition update failed; its messages are retried', {
+        partition: id,
+        error: describe(result.error),
+      });
+    }
+  }
+  for (const [messageId, partitions] of partitionsOf) {
+    for (const id of partitions) {
+      const result = results.get(id);
+      if (result !== undefined && !result.ok) {
+        failures.set(messageId, result.error);
+        break;
+      }
+    }
+  }
+  metrics.addMetric('EventsReceived', MetricUnit.Count, received);
+  metrics.addMetric('EventsApplied', MetricUnit.Count, applied);
+  metrics.addMetric('EventsStale', MetricUnit.Count, stale);
+  metrics.addMetric('EventsIgnored', MetricUnit.Count, ignored);
+  metrics.addMetric('MessagesFailed', MetricUnit.Count, failures.size);
+  metrics.addMetric('CompactionsStarted', MetricUnit.Count, started);
+  return failures;
 }
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/** Builds the production dependencies from a (validated) environment. */
+export function depsFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  observability: Observability,
+): ProfilerDeps {
+  const config = parseEnv(profilerEnvSchema, env as NodeJS.ProcessEnv);
+  const tables = parseTableConfigs(config.TABLES);
+  const stats = new DynamoStatsStore({ client: new DynamoDBClient({}), tableName: config.TABLE_NAME });
+  const starter =
+    config.STATE_MACHINE_ARN === undefined
+      ? undefined
+      : new SfnStarter(new SFNClient({}), config.STATE_MACHINE_ARN);
+  if (starter === undefined) {
+    observability.logger.warn(
+      'STATE_MACHINE_ARN is not set: decisions are recorded but no compaction is started',
+    );
+  }
+  return {
+    tables,
+    policies: policiesOf(tables),
+    stats,
+    ...(starter === undefined ? {} : { starter }),
+    clock: systemClock,
+    observability,
+  };
+}
+
+// The environment as it was at cold start (the module's import): read once, validated on first use, so a
+// bad variable fails the invocation with a message naming it instead of failing the import.
+const coldStartEnv = { ...process.env };
+const observability = createObservability(coldStartEnv.POWERTOOLS_SERVICE_NAME);
+let profile: ReturnType<typeof createProfilerHandler> | undefined;
+
+/** The Lambda entry point (SQS event source with ReportBatchItemFailures, or EventBridge). */
+export const handler = withObservability(async (event: ProfilerEvent, context: Context) => {
+  profile ??= createProfilerHandler(depsFromEnv(coldStartEnv, observability));
+  return profile(event, context);
+}, observability);

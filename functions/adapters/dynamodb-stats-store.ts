@@ -1,0 +1,736 @@
+// The StatsStore port on DynamoDB (single table): each batch's file records and partition counters change in
+// one TransactWriteItems conditioned on the records the deltas were computed from, so counts stay exact.
+import { randomUUID } from 'node:crypto';
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  UpdateCommand,
+  type UpdateCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
+import { TransientStoreError } from '../core/errors.js';
+import {
+  type CounterDelta,
+  type DecisionSummary,
+  dueRange,
+  type FileRecord,
+  gsiSortKey,
+  LEASE_PREFIX,
+  type Lease,
+  latestPerFile,
+  type PartitionRef,
+  type PartitionSnapshot,
+  partitionId,
+  planAccounting,
+  type ResolvedEvent,
+  SEQUENCER_WIDTH,
+  sizeBucket,
+} from '../core/profiler.js';
+import { SIZE_BUCKETS } from '../core/stats.js';
+import type {
+  ApplyResult,
+  ListedFile,
+  ReconcileResult,
+  StatsStore,
+  TouchInput,
+} from '../ports/stats-store.js';
+
+const DAY_SECONDS = 86_400;
+/** Most items one TransactWriteItems may hold. */
+const MAX_TRANSACTION_ITEMS = 100;
+/** File writes per transaction: leaves room for the partition updates of the same transaction. */
+const FILES_PER_TRANSACTION = 96;
+const MAX_ATTEMPTS = 12;
+
+/** Item keys of the single table (see README, "State table"). */
+export const statsKeys = {
+  partition: (ref: PartitionRef) => ({ pk: `PART#${ref.table}#${ref.partition}`, sk: 'STATE' }),
+  file: (fileId: string) => ({ pk: `FILE#${fileId}`, sk: 'FILE' }),
+  decision: (ref: PartitionRef, at: number, id: string) => ({
+    pk: `PART#${ref.table}#${ref.partition}`,
+    sk: `DECISION#${new Date(at).toISOString()}#${id}`,
+  }),
+  tableIndex: (table: string) => `TABLE#${table}`,
+};
+
+export interface DynamoStatsStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /**
+   * How long a delete's tombstone is kept (TTL), in seconds. It must outlive any late delivery of an older
+   * create of the same key: SQS keeps messages at most 14 days, a DLQ redrive restarts that clock once.
+   * @default 45 days
+   */
+  readonly tombstoneSeconds?: number;
+  /** Decision items expire after this many seconds. @default 30 days */
+  readonly decisionSeconds?: number;
+  /** Waits between retries of conflicting transactions (tests shorten it). @default 10 ms base, doubling */
+  readonly backoffBaseMs?: number;
+}
+
+/** The stored shape of a file record. */
+interface FileItem {
+  readonly pk: string;
+  readonly sk: string;
+  readonly present: boolean;
+  readonly size: number;
+  readonly small: boolean;
+  readonly sizeBucket: number;
+  readonly seq: string;
+  readonly table: string;
+  readonly partition: string;
+  readonly etag?: string;
+  readonly versionId?: string;
+  readonly eventTime: number;
+  readonly expiresAt?: number;
+}
+
+export class DynamoStatsStore implements StatsStore {
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly tombstoneSeconds: number;
+  private readonly decisionSeconds: number;
+  private readonly backoffBaseMs: number;
+
+  constructor(private readonly options: DynamoStatsStoreOptions) {
+    this.doc = DynamoDBDocumentClient.from(options.client, {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    this.tombstoneSeconds = options.tombstoneSeconds ?? 45 * DAY_SECONDS;
+    this.decisionSeconds = options.decisionSeconds ?? 30 * DAY_SECONDS;
+    this.backoffBaseMs = options.backoffBaseMs ?? 10;
+  }
+
+  private get table(): string {
+    return this.options.tableName;
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Accounting
+  // ------------------------------------------------------------------------------------------------------
+
+  async applyEvents(events: readonly ResolvedEvent[]): Promise<ApplyResult> {
+    const latest = [...latestPerFile(events).values()];
+    // Deletes need the old record (its size) to compute the delta; read those up front in one batch
+    // instead of guessing. Creates are guessed new (the common case: writers use fresh names) and
+    // corrected from the cancellation reasons when the guess is wrong.
+    const deletes = latest.filter((e) => e.kind === 'removed').map((e) => e.fileId);
+    const known = deletes.length > 0 ? await this.getFiles(deletes) : new Map<string, FileRecord>();
+    const byPartition = new Map<string, ResolvedEvent[]>();
+    for (const event of latest) {
+      const id = partitionId(event.ref);
+      const list = byPartition.get(id) ?? [];
+      list.push(event);
+      byPartition.set(id, list);
+    }
+    let applied = 0;
+    let stale = events.length - latest.length;
+    let retries = 0;
+    for (const group of byPartition.values()) {
+      for (let i = 0; i < group.length; i += FILES_PER_TRANSACTION) {
+        const result = await this.applyChunk(group.slice(i, i + FILES_PER_TRANSACTION), known);
+        applied += result.applied;
+        stale += result.stale;
+        retries += result.retries;
+      }
+    }
+    return { applied, stale, retries };
+  }
+
+  /** One transaction for up to FILES_PER_TRANSACTION files, retried until it commits or has nothing to do. */
+  private async applyChunk(
+    chunk: readonly ResolvedEvent[],
+    known: Map<string, FileRecord>,
+  ): Promise<ApplyResult> {
+    let retries = 0;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const plan = planAccounting(chunk, known);
+      if (plan.writes.length === 0) return { applied: 0, stale: plan.stale.length, retries };
+      const items = [
+        ...plan.writes.map((write) => ({ Put: this.filePut(write.next, write.expected) })),
+        ...[...plan.deltas.values()].map(({ ref, delta }) => ({ Update: this.counterUpdate(ref, delta) })),
+      ];
+      if (items.length > MAX_TRANSACTION_ITEMS) {
+        // Only when files moved between partitions (a changed table config): split and apply halves.
+        const half = Math.ceil(chunk.length / 2);
+        const a = await this.applyChunk(chunk.slice(0, half), known);
+        const b = await this.applyChunk(chunk.slice(half), known);
+        return { applied: a.applied + b.applied, stale: a.stale + b.stale, retries: a.retries + b.retries };
+      }
+      try {
+        await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
+        for (const write of plan.writes) known.set(write.next.fileId, write.next);
+        return { applied: plan.writes.length, stale: plan.stale.length, retries };
+      } catch (err) {
+        if (!(err instanceof TransactionCanceledException)) throw err;
+        retries += 1;
+        let mustWait = false;
+        (err.CancellationReasons ?? []).forEach((reason, index) => {
+          const write = plan.writes[index];
+          if (reason.Code === 'ConditionalCheckFailed' && write !== undefined) {
+            // ALL_OLD: what the store really holds, so the next plan computes the right delta.
+            const old = reason.Item === undefined ? undefined : fileFromAttributes(reason.Item);
+            if (old === undefined) known.delete(write.next.fileId);
+            else known.set(write.next.fileId, old);
+          } else if (reason.Code !== undefined && reason.Code !== 'None') {
+            // A request the store refuses outright will not pass on a retry.
+            if (reason.Code === 'ValidationError') throw err;
+            mustWait = true; // TransactionConflict, throttling: another writer holds an item; back off.
+          }
+        });
+        if (mustWait) await this.backoff(attempt);
+      }
+    }
+    throw new TransientStoreError(
+      `Partition ${partitionId(chunk[0]?.ref ?? { table: '?', partition: '?' })} stayed contended for ${MAX_ATTEMPTS} attempts; the batch item is retried by SQS`,
+    );
+  }
+
+  private filePut(next: FileRecord, expected: FileRecord | undefined) {
+    const item: FileItem = {
+      ...statsKeys.file(next.fileId),
+      present: next.present,
+      size: next.size,
+      small: next.small,
+      sizeBucket: next.bucket,
+      seq: next.sequencer,
+      table: next.table,
+      partition: next.partition,
+      ...(next.etag === undefined ? {} : { etag: next.etag }),
+      ...(next.versionId === undefined ? {} : { versionId: next.versionId }),
+      eventTime: next.eventTime,
+      // Tombstones expire; a present file's record lives as long as the file.
+      ...(next.present ? {} : { expiresAt: Math.floor(next.eventTime / 1000) + this.tombstoneSeconds }),
+    };
+    return {
+      TableName: this.table,
+      Item: item,
+      ...this.expectCondition(expected),
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+    };
+  }
+
+  /** The condition that the store still holds exactly `expected` (content, not only the sequencer). */
+  private expectCondition(expected: FileRecord | undefined) {
+    if (expected === undefined) return { ConditionExpression: 'attribute_not_exists(pk)' };
+    return {
+      ConditionExpression:
+        'seq = :eseq AND present = :epresent AND #size = :esize AND small = :esmall AND #partition = :epart',
+      ExpressionAttributeNames: { '#size': 'size', '#partition': 'partition' },
+      ExpressionAttributeValues: {
+        ':eseq': expected.sequencer,
+        ':epresent': expected.present,
+        ':esize': expected.size,
+        ':esmall': expected.small,
+        ':epart': expected.partition,
+      },
+    };
+  }
+
+  private counterUpdate(ref: PartitionRef, delta: CounterDelta) {
+    const adds = ['fileCount :fc', 'totalBytes :tb', 'smallCount :sc', 'smallBytes :sb', 'version :one'];
+    const values: Record<string, unknown> = {
+      ':fc': delta.fileCount,
+      ':tb': delta.totalBytes,
+      ':sc': delta.smallCount,
+      ':sb': delta.smallBytes,
+      ':one': 1,
+      ...this.staticValues(ref),
+    };
+    delta.histogram.forEach((n, i) => {
+      if (n !== 0) {
+        adds.push(`hist${i} :h${i}`);
+        values[`:h${i}`] = n;
+      }
+    });
+    return {
+      TableName: this.table,
+      Key: statsKeys.partition(ref),
+      UpdateExpression: `SET ${STATIC_SET} ADD ${adds.join(', ')}`,
+      ExpressionAttributeNames: STATIC_NAMES,
+      ExpressionAttributeValues: values,
+    };
+  }
+
+  private staticValues(ref: PartitionRef): Record<string, unknown> {
+    return {
+      ':table': ref.table,
+      ':partition': ref.partition,
+      ':gsi1pk': statsKeys.tableIndex(ref.table),
+      ':idleSk': gsiSortKey({ partition: ref.partition, state: 'idle' }, undefined),
+      ':idle': 'idle',
+      ':zero': 0,
+    };
+  }
+
+  async touch(ref: PartitionRef, input: TouchInput): Promise<PartitionSnapshot> {
+    const counters = ['fileCount', 'totalBytes', 'smallCount', 'smallBytes'].map(
+      (n) => `${n} = if_not_exists(${n}, :zero)`,
+    );
+    const sets = [
+      STATIC_SET,
+      'lastWriteAt = :last',
+      'firstWriteAt = if_not_exists(firstWriteAt, :first)',
+      ...counters,
+      ...(input.partitionDate === undefined ? [] : ['partitionDate = :pdate']),
+    ];
+    try {
+      const result = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: statsKeys.partition(ref),
+          UpdateExpression: `SET ${sets.join(', ')} ADD version :one`,
+          ConditionExpression: 'attribute_not_exists(lastWriteAt) OR lastWriteAt < :last',
+          ExpressionAttributeNames: STATIC_NAMES,
+          ExpressionAttributeValues: {
+            ...this.staticValues(ref),
+            ':last': input.lastWriteAt,
+            ':first': input.firstWriteAt,
+            ':one': 1,
+            ...(input.partitionDate === undefined ? {} : { ':pdate': input.partitionDate }),
+          },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return snapshotFromItem(result.Attributes ?? {});
+    } catch (err) {
+      // The stored lastWriteAt is newer already (a later batch was here first): that is the fresh state.
+      if (err instanceof ConditionalCheckFailedException && err.Item !== undefined) {
+        return snapshotFromItem(plainFromAttributes({ M: err.Item }) as Record<string, unknown>);
+      }
+      throw err;
+    }
+  }
+
+  async get(ref: PartitionRef): Promise<PartitionSnapshot | undefined> {
+    const result = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: statsKeys.partition(ref), ConsistentRead: true }),
+    );
+    return result.Item === undefined ? undefined : snapshotFromItem(result.Item);
+  }
+
+  async getFiles(fileIds: readonly string[]): Promise<Map<string, FileRecord>> {
+    const found = new Map<string, FileRecord>();
+    const unique = [...new Set(fileIds)];
+    for (let i = 0; i < unique.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = unique
+        .slice(i, i + 100)
+        .map((id) => statsKeys.file(id));
+      for (let attempt = 0; keys !== undefined && keys.length > 0; attempt++) {
+        const result: BatchGetCommandOutput = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const item of result.Responses?.[this.table] ?? []) {
+          const record = fileFromItem(item as FileItem);
+          found.set(record.fileId, record);
+        }
+        keys = result.UnprocessedKeys?.[this.table]?.Keys;
+        if (keys !== undefined && keys.length > 0) await this.backoff(attempt);
+      }
+    }
+    return found;
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Trigger state
+  // ------------------------------------------------------------------------------------------------------
+
+  async recordDecision(
+    snapshot: PartitionSnapshot,
+    decision: DecisionSummary,
+    options: { readonly dueAt?: number; readonly storeItem: boolean },
+  ): Promise<boolean> {
+    const dueSet = options.dueAt === undefined ? '' : ', dueAt = :due';
+    const dueRemove = options.dueAt === undefined ? ' REMOVE dueAt' : '';
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: statsKeys.partition(snapshot),
+          UpdateExpression: `SET lastDecision = :decision, gsi1sk = :sk${dueSet}${dueRemove}`,
+          ConditionExpression: 'version = :version AND #state = :idle',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':decision': decision,
+            ':sk': gsiSortKey({ partition: snapshot.partition, state: 'idle' }, options.dueAt),
+            ':version': snapshot.version,
+            ':idle': 'idle',
+            ...(options.dueAt === undefined ? {} : { ':due': options.dueAt }),
+          },
+        }),
+      );
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+    if (options.storeItem) await this.putDecision(snapshot, decision);
+    return true;
+  }
+
+  private async putDecision(ref: PartitionRef, decision: DecisionSummary): Promise<void> {
+    await this.doc.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: {
+          ...statsKeys.decision(ref, decision.at, randomUUID().slice(0, 8)),
+          ...decision,
+          table: ref.table,
+          partition: ref.partition,
+          expiresAt: Math.floor(decision.at / 1000) + this.decisionSeconds,
+        },
+      }),
+    );
+  }
+
+  async schedule(
+    snapshot: PartitionSnapshot,
+    lease: Lease,
+    decision: DecisionSummary,
+  ): Promise<PartitionSnapshot | undefined> {
+    try {
+      const result: UpdateCommandOutput = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: statsKeys.partition(snapshot),
+          UpdateExpression:
+            'SET #state = :scheduled, lease = :lease, lastDecision = :decision, gsi1sk = :sk REMOVE dueAt ADD generation :one',
+          ConditionExpression: '#state = :idle AND version = :version AND generation = :generation',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':scheduled': 'scheduled',
+            ':idle': 'idle',
+            ':lease': lease,
+            ':decision': decision,
+            ':sk': gsiSortKey({ partition: snapshot.partition, state: 'scheduled', lease }, undefined),
+            ':version': snapshot.version,
+            ':generation': snapshot.generation,
+            ':one': 1,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      await this.putDecision(snapshot, decision);
+      return snapshotFromItem(result.Attributes ?? {});
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return undefined;
+      throw err;
+    }
+  }
+
+  async release(
+    ref: PartitionRef,
+    generation: number,
+    patch: { readonly lastCompactedAt?: number },
+  ): Promise<boolean> {
+    const compacted = patch.lastCompactedAt === undefined ? '' : ', lastCompactedAt = :compacted';
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: statsKeys.partition(ref),
+          UpdateExpression: `SET #state = :idle, gsi1sk = :sk${compacted} REMOVE lease ADD version :one`,
+          ConditionExpression: 'generation = :generation AND #state IN (:scheduled, :compacting)',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':idle': 'idle',
+            ':scheduled': 'scheduled',
+            ':compacting': 'compacting',
+            ':generation': generation,
+            ':one': 1,
+            // Due now: whoever released it re-decides at once; the sweep picks it up otherwise.
+            ':sk': gsiSortKey({ partition: ref.partition, state: 'idle' }, 0),
+            ...(patch.lastCompactedAt === undefined ? {} : { ':compacted': patch.lastCompactedAt }),
+          },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  async listDue(table: string, now: number): Promise<PartitionRef[]> {
+    const range = dueRange(now);
+    const keys = await this.queryIndex({
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': statsKeys.tableIndex(table), ':from': range.from, ':to': range.to },
+    });
+    return keys.map((key) => refFromPartitionKey(String(key.pk)));
+  }
+
+  async listLeased(table: string): Promise<PartitionSnapshot[]> {
+    const keys = await this.queryIndex({
+      KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :lease)',
+      ExpressionAttributeValues: { ':pk': statsKeys.tableIndex(table), ':lease': LEASE_PREFIX },
+    });
+    return (await this.getPartitions(keys)).filter((s) => s.state !== 'idle');
+  }
+
+  async listPartitions(table: string): Promise<PartitionSnapshot[]> {
+    const keys = await this.queryIndex({
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': statsKeys.tableIndex(table) },
+    });
+    return this.getPartitions(keys);
+  }
+
+  /** The items behind index keys, read consistently (the index is keys-only and eventually consistent). */
+  private async getPartitions(keys: readonly Record<string, unknown>[]): Promise<PartitionSnapshot[]> {
+    const snapshots: PartitionSnapshot[] = [];
+    for (let i = 0; i < keys.length; i += 100) {
+      let pending: Record<string, unknown>[] | undefined = keys
+        .slice(i, i + 100)
+        .map((k) => ({ pk: k.pk, sk: k.sk }));
+      for (let attempt = 0; pending !== undefined && pending.length > 0; attempt++) {
+        const result: BatchGetCommandOutput = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.table]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        snapshots.push(...(result.Responses?.[this.table] ?? []).map(snapshotFromItem));
+        pending = result.UnprocessedKeys?.[this.table]?.Keys;
+        if (pending !== undefined && pending.length > 0) await this.backoff(attempt);
+      }
+    }
+    return snapshots.sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0));
+  }
+
+  async listDecisions(ref: PartitionRef, limit: number): Promise<DecisionSummary[]> {
+    const result = await this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :decision)',
+        ExpressionAttributeValues: { ':pk': statsKeys.partition(ref).pk, ':decision': 'DECISION#' },
+        ScanIndexForward: false,
+        Limit: limit,
+      }),
+    );
+    return (result.Items ?? []).map((item) => decisionFromPlain(item) as DecisionSummary);
+  }
+
+  private async queryIndex(
+    input: Pick<QueryCommandInput, 'KeyConditionExpression' | 'ExpressionAttributeValues'>,
+  ): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({ TableName: this.table, IndexName: 'gsi1', ...input, ExclusiveStartKey: start }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Reconcile
+  // ------------------------------------------------------------------------------------------------------
+
+  async reconcile(
+    ref: PartitionRef,
+    files: readonly ListedFile[],
+    expectedVersion: number | undefined,
+    facts: { readonly partitionDate?: number },
+  ): Promise<ReconcileResult> {
+    const stored = await this.getFiles(files.map((f) => f.fileId));
+    let filesFixed = 0;
+    for (const file of files) {
+      const old = stored.get(file.fileId);
+      const bucket = sizeBucket(file.size);
+      if (
+        old?.present &&
+        old.size === file.size &&
+        old.small === file.small &&
+        old.partition === ref.partition
+      )
+        continue;
+      // Keep the stored sequencer: any real event still in flight is newer and wins over this repair.
+      const next: FileRecord = {
+        fileId: file.fileId,
+        present: true,
+        size: file.size,
+        small: file.small,
+        bucket,
+        sequencer: old?.sequencer ?? '0'.repeat(SEQUENCER_WIDTH),
+        table: ref.table,
+        partition: ref.partition,
+        ...(file.etag === undefined ? {} : { etag: file.etag }),
+        eventTime: file.eventTime,
+      };
+      try {
+        await this.doc.send(new PutCommand(this.filePut(next, old)));
+        filesFixed += 1;
+      } catch (err) {
+        if (err instanceof ConditionalCheckFailedException) return { kind: 'busy' };
+        throw err;
+      }
+    }
+    const totals = { fileCount: 0, totalBytes: 0, smallCount: 0, smallBytes: 0 };
+    const histogram = SIZE_BUCKETS.map(() => 0);
+    for (const file of files) {
+      totals.fileCount += 1;
+      totals.totalBytes += file.size;
+      if (file.small) {
+        totals.smallCount += 1;
+        totals.smallBytes += file.size;
+      }
+      const b = sizeBucket(file.size);
+      histogram[b] = (histogram[b] ?? 0) + 1;
+    }
+    const histSet = histogram.map((_n, i) => `hist${i} = :h${i}`);
+    const histValues = Object.fromEntries(histogram.map((n, i) => [`:h${i}`, n]));
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: statsKeys.partition(ref),
+          UpdateExpression: `SET ${STATIC_SET}, fileCount = :fc, totalBytes = :tb, smallCount = :sc, smallBytes = :sb, ${histSet.join(', ')}${facts.partitionDate === undefined ? '' : ', partitionDate = :pdate'} ADD version :one`,
+          ConditionExpression:
+            expectedVersion === undefined ? 'attribute_not_exists(version)' : 'version = :expectedVersion',
+          ExpressionAttributeNames: STATIC_NAMES,
+          ExpressionAttributeValues: {
+            ...this.staticValues(ref),
+            ':fc': totals.fileCount,
+            ':tb': totals.totalBytes,
+            ':sc': totals.smallCount,
+            ':sb': totals.smallBytes,
+            ':one': 1,
+            ...histValues,
+            ...(expectedVersion === undefined ? {} : { ':expectedVersion': expectedVersion }),
+            ...(facts.partitionDate === undefined ? {} : { ':pdate': facts.partitionDate }),
+          },
+        }),
+      );
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return { kind: 'busy' };
+      throw err;
+    }
+    return { kind: 'corrected', filesFixed };
+  }
+
+  private async backoff(attempt: number): Promise<void> {
+    const cap = this.backoffBaseMs * 2 ** Math.min(attempt, 6);
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * cap));
+  }
+}
+
+/** SET clause shared by every partition write: identity, index key, and defaults of a new partition. */
+const STATIC_SET = [
+  '#table = :table',
+  '#partition = :partition',
+  'gsi1pk = :gsi1pk',
+  'gsi1sk = if_not_exists(gsi1sk, :idleSk)',
+  '#state = if_not_exists(#state, :idle)',
+  'generation = if_not_exists(generation, :zero)',
+].join(', ');
+const STATIC_NAMES = { '#table': 'table', '#partition': 'partition', '#state': 'state' };
+
+/** `PART#<table>#<partition>` → ref (table names cannot contain `#`). */
+function refFromPartitionKey(pk: string): PartitionRef {
+  const rest = pk.slice('PART#'.length);
+  const hash = rest.indexOf('#');
+  return { table: rest.slice(0, hash), partition: rest.slice(hash + 1) };
+}
+
+function num(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : undefined;
+}
+
+function fileFromItem(item: FileItem): FileRecord {
+  return {
+    fileId: item.pk.slice('FILE#'.length),
+    present: item.present,
+    size: item.size,
+    small: item.small,
+    bucket: item.sizeBucket,
+    sequencer: item.seq,
+    table: item.table,
+    partition: item.partition,
+    ...(item.etag === undefined ? {} : { etag: item.etag }),
+    ...(item.versionId === undefined ? {} : { versionId: item.versionId }),
+    eventTime: item.eventTime,
+  };
+}
+
+function fileFromAttributes(item: Record<string, AttributeValue>): FileRecord {
+  return fileFromItem(plainFromAttributes({ M: item }) as FileItem);
+}
+
+/**
+ * Decodes raw attribute values. Needed where the document client does not unmarshall: the items that
+ * cancellation reasons and ConditionalCheckFailedException carry.
+ */
+export function plainFromAttributes(value: AttributeValue): unknown {
+  if (value.S !== undefined) return value.S;
+  if (value.N !== undefined) return Number(value.N);
+  if (value.BOOL !== undefined) return value.BOOL;
+  if (value.NULL !== undefined) return null;
+  if (value.L !== undefined) return value.L.map(plainFromAttributes);
+  if (value.M !== undefined) {
+    return Object.fromEntries(Object.entries(value.M).map(([k, v]) => [k, plainFromAttributes(v)]));
+  }
+  if (value.SS !== undefined) return new Set(value.SS);
+  if (value.NS !== undefined) return new Set(value.NS.map(Number));
+  return undefined;
+}
+
+function decisionFromPlain(value: unknown): DecisionSummary | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const d = value as Record<string, unknown>;
+  return {
+    at: num(d.at) ?? 0,
+    compact: d.compact === true,
+    reasons: Array.isArray(d.reasons) ? d.reasons.map(String) : [],
+    ...(num(d.eligibleAt) === undefined ? {} : { eligibleAt: num(d.eligibleAt) }),
+    action: typeof d.action === 'string' ? d.action : '',
+  };
+}
+
+/** A stored partition item as a snapshot; absent counters read as 0. */
+export function snapshotFromItem(item: Record<string, unknown>): PartitionSnapshot {
+  const lease = item.lease as Record<string, unknown> | undefined;
+  const state = item.state === 'scheduled' || item.state === 'compacting' ? item.state : 'idle';
+  const lastDecision = decisionFromPlain(item.lastDecision);
+  const optional = {
+    firstWriteAt: num(item.firstWriteAt),
+    lastWriteAt: num(item.lastWriteAt),
+    lastCompactedAt: num(item.lastCompactedAt),
+    partitionDate: num(item.partitionDate),
+    dueAt: num(item.dueAt),
+  };
+  return {
+    table: String(item.table ?? ''),
+    partition: String(item.partition ?? ''),
+    fileCount: num(item.fileCount) ?? 0,
+    totalBytes: num(item.totalBytes) ?? 0,
+    smallCount: num(item.smallCount) ?? 0,
+    smallBytes: num(item.smallBytes) ?? 0,
+    histogram: SIZE_BUCKETS.map((_, i) => num(item[`hist${i}`]) ?? 0),
+    state,
+    generation: num(item.generation) ?? 0,
+    version: num(item.version) ?? 0,
+    ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
+    ...(lease === undefined
+      ? {}
+      : {
+          lease: {
+            runId: String(lease.runId),
+            executionName: String(lease.executionName),
+            ...(typeof lease.executionArn === 'string' ? { executionArn: lease.executionArn } : {}),
+            acquiredAt: num(lease.acquiredAt) ?? 0,
+          },
+        }),
+    ...(lastDecision === undefined ? {} : { lastDecision }),
+  };
+}

@@ -1,0 +1,159 @@
+// `lake-compactor status`: reads partition statistics and trigger state from the state table (index
+// queries, no scan) and prints them by compaction priority with the last decision's reasons.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Command } from 'commander';
+import { DynamoStatsStore } from './adapters/dynamodb-stats-store.js';
+import { InvalidInputError } from './core/errors.js';
+import type { PartitionSnapshot } from './core/profiler.js';
+import { formatBytes, priorityOf } from './core/stats.js';
+import type { Clock } from './ports/clock.js';
+import type { StatsStore } from './ports/stats-store.js';
+import { renderTable } from './shared/table.js';
+
+export interface StatusIo {
+  readonly out: (text: string) => void;
+  readonly clock: Clock;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export interface StatusOptions {
+  /** Only this table; otherwise every table of TABLES / the config file. */
+  readonly table?: string;
+  /** Only partitions due now (the sweep's next work). */
+  readonly due?: boolean;
+  /** The DynamoDB state table; else env LAKE_COMPACTOR_TABLE. */
+  readonly stateTable?: string;
+  /** Deployment config naming the tables. @default ./lake-compactor.config.json when present */
+  readonly config?: string;
+  readonly json?: boolean;
+}
+
+export interface StatusRow extends PartitionSnapshot {
+  readonly priority: 'HIGH' | 'MEDIUM' | 'LOW';
+}
+
+const rank = { HIGH: 0, MEDIUM: 1, LOW: 2 } as const;
+
+/** Table names to show: `--table`, else the TABLES variable, else the deployment config file. */
+function tableNames(options: StatusOptions, env: StatusIo['env']): string[] {
+  if (options.table !== undefined) return [options.table];
+  const fromJson = (json: string): string[] => {
+    const parsed = JSON.parse(json) as unknown;
+    const list = Array.isArray(parsed) ? parsed : ((parsed as { tables?: unknown }).tables ?? []);
+    return (list as { name?: unknown }[]).map((t) => String(t.name));
+  };
+  if (env.TABLES) return fromJson(env.TABLES);
+  const file = options.config ?? 'lake-compactor.config.json';
+  if (existsSync(file)) return fromJson(readFileSync(file, 'utf8'));
+  throw new InvalidInputError(
+    'Name the table: pass --table <name>, set TABLES, or run where lake-compactor.config.json is',
+  );
+}
+
+/** Reads the rows `status` prints, sorted by priority, then most small files first. */
+export async function readStatus(
+  stats: StatsStore,
+  names: readonly string[],
+  options: StatusOptions,
+  now: number,
+): Promise<StatusRow[]> {
+  const rows: StatusRow[] = [];
+  for (const table of names) {
+    const snapshots = options.due
+      ? (await Promise.all((await stats.listDue(table, now)).map((ref) => stats.get(ref)))).filter(
+          (s): s is PartitionSnapshot => s !== undefined,
+        )
+      : await stats.listPartitions(table);
+    for (const s of snapshots) {
+      rows.push({
+        ...s,
+        priority: priorityOf(s.fileCount, s.fileCount === 0 ? 0 : s.totalBytes / s.fileCount),
+      });
+    }
+  }
+  return rows.sort(
+    (a, b) =>
+      rank[a.priority] - rank[b.priority] ||
+      b.smallCount - a.smallCount ||
+      a.partition.localeCompare(b.partition),
+  );
+}
+
+/** Runs `status`: opens the state table from the options and env, prints a table or JSON. */
+export async function runStatus(
+  options: StatusOptions,
+  io: StatusIo,
+  stats?: StatsStore,
+): Promise<StatusRow[]> {
+  const store = stats ?? openStatsStore(options, io.env);
+  const rows = await readStatus(store, tableNames(options, io.env), options, io.clock.now());
+  if (options.json) {
+    io.out(JSON.stringify(rows, null, 2));
+    return rows;
+  }
+  io.out(
+    renderTable(
+      [
+        { header: 'table', value: (r) => r.table },
+        { header: 'partition', value: (r) => r.partition || '(root)' },
+        { header: 'files', value: (r) => r.fileCount, align: 'right' },
+        { header: 'small', value: (r) => r.smallCount, align: 'right' },
+        { header: 'total', value: (r) => formatBytes(r.totalBytes), align: 'right' },
+        { header: 'priority', value: (r) => r.priority },
+        { header: 'state', value: (r) => (r.lease ? `${r.state} g${r.generation}` : r.state) },
+        { header: 'due', value: (r) => (r.dueAt === undefined ? '' : new Date(r.dueAt).toISOString()) },
+        {
+          header: 'last decision',
+          value: (r) =>
+            r.lastDecision ? `${r.lastDecision.action}: ${r.lastDecision.reasons.join('; ')}` : '',
+        },
+      ],
+      rows,
+    ),
+  );
+  io.out(`\n${rows.length} partitions${options.due ? ' due now' : ''}`);
+  return rows;
+}
+
+function openStatsStore(options: StatusOptions, env: StatusIo['env']): StatsStore {
+  const tableName = options.stateTable ?? env.LAKE_COMPACTOR_TABLE;
+  if (!tableName) {
+    throw new InvalidInputError(
+      'Name the state table: pass --state-table <name> or set LAKE_COMPACTOR_TABLE',
+    );
+  }
+  const endpoint = env.AWS_ENDPOINT_URL_DYNAMODB || env.AWS_ENDPOINT_URL;
+  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
+  // The io's env, not process.env, so the CLI can be driven in-process (tests, wrappers).
+  const credentials =
+    env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
+      ? {
+          accessKeyId: env.AWS_ACCESS_KEY_ID,
+          secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+          ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+        }
+      : undefined;
+  const client = new DynamoDBClient({
+    ...(endpoint ? { endpoint } : {}),
+    ...(region ? { region } : endpoint ? { region: 'us-east-1' } : {}),
+    ...(credentials ? { credentials } : {}),
+  });
+  return new DynamoStatsStore({ client, tableName });
+}
+
+/** Adds `status` to the CLI program. */
+export function registerStatusCommand(program: Command, io: StatusIo): void {
+  program
+    .command('status')
+    .description('Show partitions by compaction priority with their trigger state and last decision')
+    .option('--table <name>', 'only this table')
+    .option('--due', 'only partitions the sweep would evaluate now')
+    .option('--state-table <name>', 'DynamoDB state table (default: env LAKE_COMPACTOR_TABLE)')
+    .option('--config <file>', 'deployment config naming the tables (default: ./lake-compactor.config.json)')
+    .option('--json', 'print JSON')
+    .action(async (opts: StatusOptions) => {
+      await runStatus(opts, io);
+    });
+}

@@ -1,0 +1,154 @@
+// Sweep Lambda entry (EventBridge schedules): starts partitions whose wait is over, releases leases of
+// executions that ended, and in reconcile mode corrects counts that drifted through lost S3 events.
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import type { Context } from 'aws-lambda';
+import { z } from 'zod';
+import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
+import { createDefaultS3Client } from '../adapters/open-store.js';
+import { S3ObjectStore } from '../adapters/s3-object-store.js';
+import { SfnStarter } from '../adapters/sfn-starter.js';
+import { InvalidInputError } from '../core/errors.js';
+import {
+  type ReconcileReport,
+  reconcileTable,
+  type SweepReport,
+  sweepTable,
+  type TriggerDeps,
+} from '../core/profiler.js';
+import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
+import { type Clock, systemClock } from '../ports/clock.js';
+import type { ObjectStore } from '../ports/object-store.js';
+import { parseEnv } from '../shared/env.js';
+import { createObservability, type Observability, withObservability } from '../shared/middleware.js';
+import { loggerFn, policiesOf, profilerEnvSchema } from './profiler.js';
+
+/** `{ "mode": "sweep" }` (the default, also for a bare scheduled event) or `{ "mode": "reconcile", "table"? }`. */
+export const sweepInputSchema = z.union([
+  z.object({ mode: z.literal('reconcile'), table: z.string().min(1).optional() }),
+  z.object({ mode: z.literal('sweep').optional(), table: z.string().min(1).optional() }).loose(),
+]);
+export type SweepInput = z.infer<typeof sweepInputSchema>;
+
+export interface SweepDeps {
+  readonly tables: readonly TableConfig[];
+  readonly trigger: TriggerDeps;
+  /** The object store of a bucket (reconcile lists it). */
+  readonly storeFor: (bucket: string) => ObjectStore;
+  readonly clock: Clock;
+  readonly observability: Observability;
+}
+
+export type SweepResult =
+  | { readonly mode: 'sweep'; readonly reports: readonly SweepReport[] }
+  | { readonly mode: 'reconcile'; readonly reports: readonly ReconcileReport[] };
+
+/** The handler without middleware. */
+export function createSweepHandler(
+  deps: SweepDeps,
+): (event: unknown, context?: Context) => Promise<SweepResult> {
+  return async (event) => {
+    const parsed = sweepInputSchema.safeParse(event ?? {});
+    if (!parsed.success) {
+      throw new InvalidInputError(
+        'Sweep input must be {"mode":"sweep"} or {"mode":"reconcile","table":"<name>"}',
+        parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+      );
+    }
+    const input = parsed.data;
+    const selected =
+      input.table === undefined ? deps.tables : deps.tables.filter((t) => t.name === input.table);
+    if (selected.length === 0) {
+      throw new InvalidInputError(
+        `Unknown table "${input.table}"; configured tables: ${deps.tables.map((t) => t.name).join(', ')}`,
+      );
+    }
+    const now = deps.clock.now();
+    const { logger, metrics } = deps.observability;
+    if (input.mode === 'reconcile') {
+      const reports: ReconcileReport[] = [];
+      for (const table of selected) {
+        const bucket = table.bucket;
+        if (bucket === undefined)
+          throw new InvalidInputError(`Table ${table.name} names no bucket; set it in TABLES`);
+        const report = await reconcileTable(deps.trigger, deps.storeFor(bucket), table, now);
+        logger.info('reconcile finished', {
+          table: table.name,
+          corrected: report.partitions.filter((p) => p.result === 'corrected').length,
+          busy: report.partitions.filter((p) => p.result !== 'ok' && p.result !== 'corrected').length,
+        });
+        metrics.addMetric(
+          'PartitionsReconciled',
+          MetricUnit.Count,
+          report.partitions.filter((p) => p.result === 'corrected').length,
+        );
+        reports.push(report);
+      }
+      return { mode: 'reconcile', reports };
+    }
+    const reports: SweepReport[] = [];
+    for (const table of selected) {
+      const report = await sweepTable(deps.trigger, table.name, now);
+      logger.info('sweep finished', {
+        table: table.name,
+        due: report.due.length,
+        started: report.due.filter((o) => o.action === 'started').length,
+        leases: report.leases.length,
+      });
+      metrics.addMetric('PartitionsDue', MetricUnit.Count, report.due.length);
+      metrics.addMetric('LeasesReleased', MetricUnit.Count, report.leases.length);
+      metrics.addMetric(
+        'CompactionsStarted',
+        MetricUnit.Count,
+        report.due.filter((o) => o.action === 'started').length,
+      );
+      reports.push(report);
+    }
+    return { mode: 'sweep', reports };
+  };
+}
+
+/** Production dependencies from the environment. */
+export function sweepDepsFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  observability: Observability,
+): SweepDeps {
+  const config = parseEnv(profilerEnvSchema, env as NodeJS.ProcessEnv);
+  const tables = parseTableConfigs(config.TABLES);
+  const s3 = createDefaultS3Client(env);
+  const stores = new Map<string, ObjectStore>();
+  return {
+    tables,
+    trigger: {
+      stats: new DynamoStatsStore({ client: new DynamoDBClient({}), tableName: config.TABLE_NAME }),
+      ...(config.STATE_MACHINE_ARN === undefined
+        ? {}
+        : { starter: new SfnStarter(new SFNClient({}), config.STATE_MACHINE_ARN) }),
+      policies: policiesOf(tables),
+      log: loggerFn(observability.logger),
+      trigger: 'sweep',
+    },
+    storeFor: (bucket) => {
+      let store = stores.get(bucket);
+      if (store === undefined) {
+        store = new S3ObjectStore({ client: s3, bucket });
+        stores.set(bucket, store);
+      }
+      return store;
+    },
+    clock: systemClock,
+    observability,
+  };
+}
+
+// Environment captured at cold start (see profiler.ts for why it is parsed on first use).
+const coldStartEnv = { ...process.env };
+const observability = createObservability(coldStartEnv.POWERTOOLS_SERVICE_NAME);
+let sweep: ReturnType<typeof createSweepHandler> | undefined;
+
+/** The Lambda entry point (EventBridge schedule or a console test with a reconcile input). */
+export const handler = withObservability(async (event: unknown, context: Context) => {
+  sweep ??= createSweepHandler(sweepDepsFromEnv(coldStartEnv, observability));
+  return sweep(event, context);
+}, observability);

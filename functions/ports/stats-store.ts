@@ -1,0 +1,102 @@
+// The StatsStore port: exact per-file and per-partition statistics plus the trigger state machine of a
+// partition (idle → scheduled → idle); every state change is conditional, so concurrent writers cannot lose updates.
+import type {
+  DecisionSummary,
+  FileRecord,
+  Lease,
+  PartitionRef,
+  PartitionSnapshot,
+  ResolvedEvent,
+} from '../core/profiler.js';
+
+/** What applying a batch of events did. */
+export interface ApplyResult {
+  /** File records written (new state stored). */
+  readonly applied: number;
+  /** Events that changed nothing: duplicates, or older than the stored state. */
+  readonly stale: number;
+  /** Store requests that lost a race or a guess and were retried with what the store said. */
+  readonly retries: number;
+}
+
+/** Static facts of a partition, written with its write times. */
+export interface TouchInput {
+  /** Latest event time of the batch, epoch ms; the stored value only moves forward. */
+  readonly lastWriteAt: number;
+  /** Earliest event time of the batch; kept only when the partition has none yet. */
+  readonly firstWriteAt: number;
+  readonly partitionDate?: number;
+}
+
+/** A listed file, as reconcile sees it. */
+export interface ListedFile {
+  readonly fileId: string;
+  readonly size: number;
+  readonly small: boolean;
+  readonly etag?: string;
+  readonly eventTime: number;
+}
+
+export type ReconcileResult =
+  | { readonly kind: 'corrected'; readonly filesFixed: number }
+  | { readonly kind: 'unchanged' }
+  /** An event changed the partition while reconciling; nothing was overwritten, try again later. */
+  | { readonly kind: 'busy' };
+
+export interface StatsStore {
+  /**
+   * Applies the latest event of each file exactly once: the file record and the counters of the affected
+   * partitions change in one transaction, conditioned on the record the delta was computed from.
+   * Events must be unique per file (see `latestPerFile`).
+   */
+  applyEvents(events: readonly ResolvedEvent[]): Promise<ApplyResult>;
+  /** Moves lastWriteAt forward (never back), records the partition's static facts, and returns the fresh state. */
+  touch(ref: PartitionRef, input: TouchInput): Promise<PartitionSnapshot>;
+  /** The partition's state (strongly consistent), or undefined when it has never been seen. */
+  get(ref: PartitionRef): Promise<PartitionSnapshot | undefined>;
+  /** File records (strongly consistent); a missing entry means no record. */
+  getFiles(fileIds: readonly string[]): Promise<Map<string, FileRecord>>;
+  /**
+   * Stores an idle partition's decision and when the sweep should look again, only if the partition is
+   * still at `snapshot.version` and idle. Returns false when superseded (a newer state will be decided).
+   * `storeItem` also keeps a decision item (TTL 30 days).
+   */
+  recordDecision(
+    snapshot: PartitionSnapshot,
+    decision: DecisionSummary,
+    options: { readonly dueAt?: number; readonly storeItem: boolean },
+  ): Promise<boolean>;
+  /**
+   * idle → scheduled: increments the generation and records the lease, only if the partition is idle and
+   * at `snapshot.version` (exactly one concurrent caller wins). Returns the new state, or undefined on loss.
+   */
+  schedule(
+    snapshot: PartitionSnapshot,
+    lease: Lease,
+    decision: DecisionSummary,
+  ): Promise<PartitionSnapshot | undefined>;
+  /** scheduled|compacting → idle for `generation` (a later generation is left alone). False when it was not held. */
+  release(
+    ref: PartitionRef,
+    generation: number,
+    patch: { readonly lastCompactedAt?: number },
+  ): Promise<boolean>;
+  /** Idle partitions of a table whose due time is at or before `now` (index query, eventually consistent). */
+  listDue(table: string, now: number): Promise<PartitionRef[]>;
+  /** Partitions of a table holding a lease (scheduled or compacting). */
+  listLeased(table: string): Promise<PartitionSnapshot[]>;
+  /** Every partition of a table (index query). */
+  listPartitions(table: string): Promise<PartitionSnapshot[]>;
+  /** The newest decision items of a partition, newest first. */
+  listDecisions(ref: PartitionRef, limit: number): Promise<DecisionSummary[]>;
+  /**
+   * Makes a partition agree with a listing: file records of listed files are fixed (present, listed size),
+   * then the counters are overwritten from the listing, only if the partition is still at `expectedVersion`.
+   */
+  reconcile(
+    ref: PartitionRef,
+    files: readonly ListedFile[],
+    expectedVersion: number | undefined,
+    facts: { readonly partitionDate?: number },
+  ): Promise<ReconcileResult>;
+}

@@ -1,0 +1,276 @@
+// Profiler benchmark against DynamoDB Local: events/s through the real handler, DynamoDB requests and
+// capacity units per event (counted by SDK middleware), core CPU per event, and the cost per million events.
+//
+// `npm run bench -- profiler [--events 5000] [--partitions 20] [--batch 100] [--concurrency 4] [--duplicates 0.05]`
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { Context, SQSEvent } from 'aws-lambda';
+import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
+import { decide } from '../../functions/core/policy.js';
+import {
+  latestPerFile,
+  parseQueueMessage,
+  planAccounting,
+  type ResolvedEvent,
+  resolveEvent,
+} from '../../functions/core/profiler.js';
+import { parseTableConfigs } from '../../functions/core/table-config.js';
+import { createProfilerHandler, policiesOf } from '../../functions/handlers/profiler.js';
+import { systemClock } from '../../functions/ports/clock.js';
+import { createObservability } from '../../functions/shared/middleware.js';
+import { LakeCompactorStack } from '../../infra/app.js';
+import { createTablesFromTemplate, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
+
+/**
+ * Prices used for the cost estimate: AWS list prices, us-east-1, on-demand, no free tier.
+ * - Lambda arm64: $0.20 per 1M requests, $0.0000133334 per GB-second (512 MB configured).
+ * - SQS standard: $0.40 per 1M requests (S3's SendMessage per event; Receive + DeleteMessageBatch per batch).
+ * - DynamoDB on-demand: $0.625 per 1M write request units, $0.125 per 1M read request units
+ *   (transactional writes cost 2 WRU per item-KB; strongly consistent reads 1 RRU per 4 KB).
+ */
+export const PRICES = {
+  lambdaPerMillionRequests: 0.2,
+  lambdaPerGbSecond: 0.0000133334,
+  lambdaMemoryGb: 0.5,
+  sqsPerMillionRequests: 0.4,
+  dynamoPerMillionWru: 0.625,
+  dynamoPerMillionRru: 0.125,
+} as const;
+
+function flag(flags: readonly string[], name: string, fallback: number): number {
+  const i = flags.indexOf(`--${name}`);
+  const value = i >= 0 ? Number(flags[i + 1]) : fallback;
+  if (!Number.isFinite(value) || value < 0) throw new Error(`--${name} expects a number`);
+  return value;
+}
+
+/** Counts requests per command and the capacity DynamoDB reports (ReturnConsumedCapacity added to every call). */
+function instrument(client: DynamoDBClient) {
+  const counts = {
+    requests: 0,
+    byCommand: new Map<string, number>(),
+    wcu: 0,
+    rcu: 0,
+    readItems: 0,
+    failedWriteItems: 0,
+    analyticWru: 0,
+  };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      counts.requests += 1;
+      const name = context.commandName ?? 'unknown';
+      counts.byCommand.set(name, (counts.byCommand.get(name) ?? 0) + 1);
+      const input = args.input as Record<string, unknown>;
+      if (name !== 'DescribeTableCommand') input.ReturnConsumedCapacity = 'TOTAL';
+      if (name === 'BatchGetItemCommand') {
+        for (const request of Object.values(input.RequestItems as Record<string, { Keys: unknown[] }>)) {
+          counts.readItems += request.Keys.length;
+        }
+      }
+      const addCapacity = (capacity: unknown): void => {
+        for (const c of Array.isArray(capacity) ? capacity : capacity === undefined ? [] : [capacity]) {
+          const cc = c as { WriteCapacityUnits?: number; ReadCapacityUnits?: number };
+          counts.wcu += cc.WriteCapacityUnits ?? 0;
+          counts.rcu += cc.ReadCapacityUnits ?? 0;
+        }
+      };
+      try {
+        const result = await next(args);
+        addCapacity((result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
+        // On-demand pricing: 2 WRU per transactional item-KB, 1 WRU per other write-KB (items here are < 1 KB).
+        const txItems = (input.TransactItems as unknown[] | undefined)?.length;
+        if (txItems !== undefined) counts.analyticWru += 2 * txItems;
+        else if (name === 'UpdateItemCommand' || name === 'PutItemCommand') counts.analyticWru += 1;
+        return result;
+      } catch (err) {
+        // Cancelled transactions and failed conditions consume write capacity too, but DynamoDB Local does
+        // not report it: estimate 2 WRU per transaction item and 1 per failed conditional write.
+        const items = (input.TransactItems as unknown[] | undefined)?.length;
+        counts.failedWriteItems += items === undefined ? 1 : 2 * items;
+        throw err;
+      }
+    },
+    { step: 'initialize', name: 'benchCounter', priority: 'high' },
+  );
+  return counts;
+}
+
+let sequence = 0x100000000000n;
+function s3Body(key: string, kind: 'created' | 'removed', size: number, time: number): string {
+  sequence += 1n;
+  return JSON.stringify({
+    Records: [
+      {
+        eventVersion: '2.1',
+        eventSource: 'aws:s3',
+        eventTime: new Date(time).toISOString(),
+        eventName: kind === 'created' ? 'ObjectCreated:Put' : 'ObjectRemoved:Delete',
+        s3: {
+          bucket: { name: 'lake' },
+          object: {
+            key: key.replaceAll('=', '%3D'),
+            ...(kind === 'created' ? { size, eTag: 'e' } : {}),
+            sequencer: sequence.toString(16).toUpperCase(),
+          },
+        },
+      },
+    ],
+  });
+}
+
+export async function run(flags: readonly string[]): Promise<void> {
+  const total = flag(flags, 'events', 5000);
+  const partitions = flag(flags, 'partitions', 20);
+  const batchSize = flag(flags, 'batch', 100);
+  const concurrency = flag(flags, 'concurrency', 4);
+  const duplicates = flag(flags, 'duplicates', 0.05);
+
+  // Workload: a writer landing small files across `partitions` partitions, 10% deletes, some redelivered.
+  const now = Date.now();
+  const bodies: string[] = [];
+  const live: string[] = [];
+  for (let i = 0; bodies.length < total; i++) {
+    if (i % 10 === 9 && live.length > 0) {
+      bodies.push(s3Body(live.shift() as string, 'removed', 0, now - 60_000));
+    } else {
+      const key = `bench/date=2026-11-${String(1 + (i % partitions)).padStart(2, '0')}/part-${i}.parquet`;
+      live.push(key);
+      bodies.push(s3Body(key, 'created', 2_000 + ((i * 7919) % 500_000), now - 60_000));
+    }
+    if (i % Math.max(1, Math.round(1 / Math.max(duplicates, 1e-9))) === 0)
+      bodies.push(bodies[bodies.length - 1] as string);
+  }
+  bodies.length = total;
+
+  const tables = parseTableConfigs([
+    { name: 'bench', bucket: 'lake', prefix: 'bench', partitionColumns: ['date'] },
+  ]);
+  const policies = policiesOf(tables);
+
+  // Core CPU per event, no I/O: parse, resolve, collapse and plan, plus one decision per partition and batch.
+  const cpuStart = process.cpuUsage();
+  for (let i = 0; i < bodies.length; i += batchSize) {
+    const resolved: ResolvedEvent[] = [];
+    for (const body of bodies.slice(i, i + batchSize)) {
+      for (const event of parseQueueMessage(body).events) {
+        const r = resolveEvent(tables, policies, event);
+        if (r.kind === 'data') resolved.push(r.event);
+      }
+    }
+    planAccounting(latestPerFile(resolved).values(), new Map());
+    const state = {
+      fileCount: 100,
+      totalBytes: 1e6,
+      smallFileCount: 100,
+      smallFileBytes: 1e6,
+      state: 'idle' as const,
+    };
+    for (let p = 0; p < Math.min(partitions, batchSize); p++)
+      decide(state, policies.get('bench') ?? (undefined as never), now);
+  }
+  const cpu = process.cpuUsage(cpuStart);
+  const cpuUsPerEvent = (cpu.user + cpu.system) / bodies.length;
+
+  // Through the handler against DynamoDB Local.
+  const dynamo = await startDynamoDbLocal({ startTimeoutMs: 120_000 });
+  try {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new LakeCompactorStack(app, 'Bench', {
+      compactor: { tables: [{ name: 'bench', bucketName: 'lake', prefix: 'bench/' }] },
+    });
+    const admin = dynamo.client();
+    const created = await createTablesFromTemplate(
+      admin,
+      new TemplateModel(Template.fromStack(stack).toJSON() as CfnTemplate),
+    );
+    const tableName = [...created.values()][0] as string;
+    const client = new DynamoDBClient({
+      endpoint: dynamo.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const counts = instrument(client);
+    process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+    process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+    const handler = createProfilerHandler({
+      tables,
+      policies,
+      stats: new DynamoStatsStore({ client, tableName }),
+      clock: systemClock,
+      observability: createObservability('bench'),
+    });
+    const batches: SQSEvent[] = [];
+    for (let i = 0; i < bodies.length; i += batchSize) {
+      batches.push({
+        Records: bodies
+          .slice(i, i + batchSize)
+          .map((body, j) => ({ messageId: `${i + j}`, body }) as SQSEvent['Records'][number]),
+      });
+    }
+    const batchCount = batches.length;
+    const context = { functionName: 'bench', awsRequestId: 'bench' } as Context;
+    const handlerMs: number[] = [];
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        for (let batch = batches.shift(); batch !== undefined; batch = batches.shift()) {
+          const start = performance.now();
+          const response = await handler(batch, context);
+          handlerMs.push(performance.now() - start);
+          if (response && response.batchItemFailures.length > 0) throw new Error('bench batch had failures');
+        }
+      }),
+    );
+    const wallMs = performance.now() - t0;
+    const eventsPerSecond = (bodies.length / wallMs) * 1000;
+    const requestsPerEvent = counts.requests / bodies.length;
+    const reportedWcuPerEvent = counts.wcu / bodies.length;
+    const wcuPerEvent = (counts.analyticWru + counts.failedWriteItems) / bodies.length;
+    // DynamoDB Local reports no read capacity: strongly consistent reads of items < 4 KB cost 1 RRU each.
+    const rcuPerEvent = (counts.rcu > 0 ? counts.rcu : counts.readItems) / bodies.length;
+    const lambdaMsPerEvent = handlerMs.reduce((a, b) => a + b, 0) / bodies.length;
+
+    const million = 1_000_000;
+    const cost = {
+      lambdaRequests: (million / batchSize) * (PRICES.lambdaPerMillionRequests / million),
+      lambdaDuration: (lambdaMsPerEvent / 1000) * million * PRICES.lambdaMemoryGb * PRICES.lambdaPerGbSecond,
+      sqs: (1 + 2 / batchSize) * PRICES.sqsPerMillionRequests,
+      dynamoWrites: wcuPerEvent * PRICES.dynamoPerMillionWru,
+      dynamoReads: rcuPerEvent * PRICES.dynamoPerMillionRru,
+    };
+    const totalCost = Object.values(cost).reduce((a, b) => a + b, 0);
+
+    console.log(
+      `  workload: ${bodies.length} events (${partitions} partitions, ~10% deletes, ~${duplicates * 100}% duplicates), batches of ${batchSize}, ${concurrency} concurrent invocations (${batchCount} batches)`,
+    );
+    console.log(
+      `  throughput: ${eventsPerSecond.toFixed(0)} events/s (wall ${(wallMs / 1000).toFixed(1)} s, DynamoDB Local on loopback)`,
+    );
+    console.log(
+      `  DynamoDB: ${requestsPerEvent.toFixed(3)} requests/event, ${wcuPerEvent.toFixed(3)} WRU/event priced (2 per transactional item, 1 per other write; ${(counts.failedWriteItems / bodies.length).toFixed(3)} of them for cancelled/failed writes), ${rcuPerEvent.toFixed(3)} RRU/event; DynamoDB Local reported ${reportedWcuPerEvent.toFixed(3)} WCU/event`,
+    );
+    console.log(
+      `    by command: ${[...counts.byCommand].map(([k, v]) => `${k.replace('Command', '')} ${v}`).join(', ')}`,
+    );
+    console.log(`  core CPU (parse, resolve, plan, decide; no I/O): ${cpuUsPerEvent.toFixed(1)} µs/event`);
+    console.log(`  handler wall per event (incl. local I/O): ${lambdaMsPerEvent.toFixed(3)} ms`);
+    console.log(`  cost per million events: $${totalCost.toFixed(3)}`);
+    for (const [k, v] of Object.entries(cost)) console.log(`    ${k.padEnd(15)} $${v.toFixed(4)}`);
+    console.log(
+      '  prices: Lambda arm64 $0.20/M req + $0.0000133334/GB-s at 512 MB; SQS $0.40/M req; DynamoDB on-demand $0.625/M WRU, $0.125/M RRU (us-east-1)',
+    );
+    client.destroy();
+  } finally {
+    await dynamo.stop();
+  }
+}
+
+const invokedDirectly = process.argv[1] !== undefined && /bench[\\/]profiler\.ts$/.test(process.argv[1]);
+if (invokedDirectly) {
+  run(process.argv.slice(2)).catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

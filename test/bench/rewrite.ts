@@ -1,0 +1,223 @@
+// Rewrite-engine benchmark: sets B (2,000 × 20,000 rows) and C (10,000 × ~8 KB), our rewrite +
+// fingerprint and verification against DuckDB COPY with 1 and 2 threads, each measured in its own child process.
+
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { rewriteGroup } from '../../functions/core/rewrite/rewrite.js';
+import { verifyOutputs } from '../../functions/core/verify/verify.js';
+import type { ObjectStore } from '../../functions/ports/object-store.js';
+import { generateEventsBatch, mulberry32 } from '../../functions/tools/sample-lake.js';
+
+const MB = 1e6;
+const ROOT = join(process.cwd(), '.tmp', 'bench-rewrite');
+const SELF = fileURLToPath(import.meta.url);
+
+interface SetSpec {
+  readonly name: string;
+  readonly files: number;
+  readonly rows: number;
+}
+
+interface Job {
+  readonly engine: 'compactor' | 'duckdb';
+  readonly dir: string;
+  readonly out: string;
+  readonly threads?: number;
+  readonly latencyMs?: number;
+  readonly workers?: number;
+}
+
+interface Measurement {
+  readonly wallMs: number;
+  readonly verifyMs?: number;
+  readonly peakRssMb: number;
+  readonly outputs: number[];
+  readonly rows: number;
+}
+
+function flag(flags: readonly string[], name: string): string | undefined {
+  const i = flags.indexOf(`--${name}`);
+  return i >= 0 ? flags[i + 1] : undefined;
+}
+
+/** Generates a set once and caches it under .tmp keyed by its parameters. */
+async function ensureSet(spec: SetSpec): Promise<string> {
+  const dir = join(ROOT, `${spec.name}-${spec.files}x${spec.rows}-seed1`);
+  const done = join(dir, '_COMPLETE');
+  if (await stat(done).catch(() => undefined)) return dir;
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(join(dir, 'data'), { recursive: true });
+  const t0 = performance.now();
+  for (let i = 0; i < spec.files; i++) {
+    const bytes = generateEventsBatch(mulberry32(1_000_003 * i + 1), { rows: spec.rows, day: '2024-01-01' });
+    await writeFile(join(dir, 'data', `part-${String(i).padStart(6, '0')}.parquet`), bytes);
+  }
+  await writeFile(done, '');
+  console.log(
+    `  generated ${spec.name}: ${spec.files} files in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
+  return dir;
+}
+
+/** Adds a fixed delay to every read, like S3 first-byte latency. */
+function withLatency(store: ObjectStore, ms: number): ObjectStore {
+  const wait = () => new Promise((r) => setTimeout(r, ms));
+  return Object.assign(Object.create(store) as ObjectStore, {
+    get: async (key: string) => {
+      await wait();
+      return store.get(key);
+    },
+    getRange: async (key: string, s: number, e: number) => {
+      await wait();
+      return store.getRange(key, s, e);
+    },
+  });
+}
+
+async function runChild(job: Job): Promise<Measurement> {
+  await rm(job.out, { recursive: true, force: true });
+  await mkdir(job.out, { recursive: true });
+  const names = (await readdir(join(job.dir, 'data'))).sort();
+  if (job.engine === 'duckdb') {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const t0 = performance.now();
+    const db = await DuckDBInstance.create(':memory:', { threads: String(job.threads ?? 1) });
+    const con = await db.connect();
+    const outFile = join(job.out, 'out.parquet');
+    await con.run(
+      `COPY (SELECT * FROM read_parquet('${join(job.dir, 'data')}/*.parquet')) TO '${outFile}' (FORMAT parquet, COMPRESSION zstd)`,
+    );
+    const wallMs = performance.now() - t0;
+    const reader = await con.runAndReadAll(`SELECT count(*)::BIGINT FROM read_parquet('${outFile}')`);
+    const rows = Number(reader.getRows()[0]?.[0]);
+    return {
+      wallMs,
+      peakRssMb: process.resourceUsage().maxRSS / 1024,
+      outputs: [(await stat(outFile)).size],
+      rows,
+    };
+  }
+  const local = new LocalObjectStore(join(job.dir, 'data'));
+  const source = job.latencyMs ? withLatency(local, job.latencyMs) : local;
+  const target = new LocalObjectStore(job.out);
+  const files = await Promise.all(
+    names.map(async (key) => ({ key, size: (await stat(join(job.dir, 'data', key))).size, etag: '' })),
+  );
+  const t0 = performance.now();
+  const result = await rewriteGroup(
+    { source, target },
+    { groupId: 'bench', files },
+    { outputKey: (i) => `out-${i}.zstd.parquet`, workers: job.workers ?? 1 },
+  );
+  const wallMs = performance.now() - t0;
+  const t1 = performance.now();
+  await verifyOutputs(target, result.outputs, result.fingerprint);
+  const verifyMs = performance.now() - t1;
+  return {
+    wallMs,
+    verifyMs,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    outputs: result.outputs.map((o) => o.size),
+    rows: result.fingerprint.rows,
+  };
+}
+
+function measure(job: Job): Promise<Measurement> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', JSON.stringify(job)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const line = out.trim().split('\n').at(-1) ?? '';
+      if (code !== 0) reject(new Error(`bench child ${job.engine} exited ${code}: ${out}`));
+      else resolve(JSON.parse(line) as Measurement);
+    });
+  });
+}
+
+function report(label: string, inputBytes: number, m: Measurement, peer?: Measurement): void {
+  const s = m.wallMs / 1000;
+  const outBytes = m.outputs.reduce((a, b) => a + b, 0);
+  const parts = [
+    `${label.padEnd(34)} ${s.toFixed(2).padStart(7)} s`,
+    `${(inputBytes / MB / s).toFixed(1).padStart(6)} MB/s`,
+    `${(m.rows / s / 1e6).toFixed(2).padStart(5)} M rows/s`,
+    `RSS ${m.peakRssMb.toFixed(0).padStart(4)} MB`,
+    `${m.outputs.length} out (${m.outputs.map((b) => (b / MB).toFixed(1)).join('/')} MB)`,
+    `ratio ${(inputBytes / outBytes).toFixed(2)}x`,
+  ];
+  if (m.verifyMs !== undefined)
+    parts.push(`verify ${(m.verifyMs / 1000).toFixed(2)} s (${((100 * m.verifyMs) / m.wallMs).toFixed(0)}%)`);
+  if (peer !== undefined) parts.push(`speed vs peer ${(peer.wallMs / m.wallMs).toFixed(2)}x`);
+  console.log(`  ${parts.join(' | ')}`);
+}
+
+async function inputBytesOf(dir: string): Promise<number> {
+  let total = 0;
+  for (const n of await readdir(join(dir, 'data'))) total += (await stat(join(dir, 'data', n))).size;
+  return total;
+}
+
+/**
+ * Flags: `--scale <f>` multiplies the file counts (default 1: the full sets; 0.1 for a quick run),
+ * `--sets B,C` picks sets. Goals are printed, not asserted.
+ */
+export async function run(flags: readonly string[]): Promise<void> {
+  const scale = Number(flag(flags, 'scale') ?? process.env.BENCH_SCALE ?? '1');
+  const sets = (flag(flags, 'sets') ?? 'B,C').split(',');
+  console.log(`  rewrite bench: scale ${scale}, ${cpus().length} CPUs, node ${process.version}`);
+  const out = join(ROOT, 'out');
+  if (sets.includes('B')) {
+    const dir = await ensureSet({ name: 'B', files: Math.max(2, Math.round(2000 * scale)), rows: 20_000 });
+    const bytes = await inputBytesOf(dir);
+    console.log(`  set B: ${(bytes / MB).toFixed(0)} MB input`);
+    const d1 = await measure({ engine: 'duckdb', dir, out, threads: 1 });
+    report('DuckDB COPY threads=1', bytes, d1);
+    const d2 = await measure({ engine: 'duckdb', dir, out, threads: 2 });
+    report('DuckDB COPY threads=2', bytes, d2);
+    const ours = await measure({ engine: 'compactor', dir, out });
+    report('compactor rewrite+fingerprint, 1 thread', bytes, ours, d1);
+    const cores = cpus().length;
+    const par = cores > 1 ? await measure({ engine: 'compactor', dir, out, workers: cores }) : ours;
+    if (cores > 1) report(`compactor, ${cores} worker threads`, bytes, par, d2);
+    console.log(
+      `  goals: >=1.3x DuckDB t1: ${(d1.wallMs / ours.wallMs).toFixed(2)}x | with ${cores} cores >=1.0x DuckDB t2: ${(d2.wallMs / par.wallMs).toFixed(2)}x (scaling ${(ours.wallMs / par.wallMs).toFixed(2)}x) | verify <=40%: ${((100 * (ours.verifyMs ?? 0)) / ours.wallMs).toFixed(0)}% | RSS <=256 MB: ${ours.peakRssMb.toFixed(0)} MB (1 thread), ${par.peakRssMb.toFixed(0)} MB (${cores})`,
+    );
+  }
+  if (sets.includes('C')) {
+    const dir = await ensureSet({ name: 'C', files: Math.max(2, Math.round(10_000 * scale)), rows: 500 });
+    const bytes = await inputBytesOf(dir);
+    console.log(`  set C: ${(bytes / MB).toFixed(0)} MB input`);
+    const d1 = await measure({ engine: 'duckdb', dir, out, threads: 1 });
+    report('DuckDB COPY threads=1', bytes, d1);
+    const d2 = await measure({ engine: 'duckdb', dir, out, threads: 2 });
+    report('DuckDB COPY threads=2', bytes, d2);
+    const ours = await measure({ engine: 'compactor', dir, out });
+    report('compactor', bytes, ours, d1);
+    const slow = await measure({ engine: 'compactor', dir, out, latencyMs: 25 });
+    report('compactor, 25 ms per request', bytes, slow, d1);
+    console.log(
+      `  goals: C with latency >=80% of without: ${((100 * ours.wallMs) / slow.wallMs).toFixed(0)}% | RSS <=256 MB: ${Math.max(ours.peakRssMb, slow.peakRssMb).toFixed(0)} MB`,
+    );
+  }
+  await rm(out, { recursive: true, force: true });
+}
+
+if (process.argv[2] === '--child') {
+  runChild(JSON.parse(process.argv[3] as string) as Job).then(
+    (m) => console.log(JSON.stringify(m)),
+    (err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    },
+  );
+}

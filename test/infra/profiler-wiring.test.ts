@@ -1,0 +1,183 @@
+// Template assertions for the profiler wiring: S3 notifications per table prefix → SQS with a DLQ →
+// profiler with partial batch failures, EventBridge-sourced tables, and the sweep and reconcile schedules.
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { describe, expect, it } from 'vitest';
+import { LakeCompactorStack } from '../../infra/app.js';
+import { type LakeCompactorTable, outermostPrefixes } from '../../infra/lake-compactor.js';
+
+const TABLES: LakeCompactorTable[] = [
+  { name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] },
+  { name: 'clicks', bucketName: 'lake', prefix: 'clicks' },
+  { name: 'nested', bucketName: 'lake', prefix: 'events/nested/' },
+  { name: 'orders', bucketName: 'other-lake', prefix: 'orders/' },
+  { name: 'bridged', bucketName: 'bridge-lake', prefix: 'audit/', eventSource: 'eventbridge' },
+];
+
+function synth(tables: LakeCompactorTable[] = TABLES): { template: Template; stack: LakeCompactorStack } {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new LakeCompactorStack(app, 'Wiring', { compactor: { tables } });
+  return { template: Template.fromStack(stack), stack };
+}
+
+describe('profiler wiring', () => {
+  const { template } = synth();
+
+  it('sends events to a queue whose dead-letter queue takes messages after 5 receives', () => {
+    // Prepare
+    const queues = template.findResources('AWS::SQS::Queue');
+
+    // Act
+    const withDlq = Object.values(queues).filter((q) => q.Properties?.RedrivePolicy !== undefined);
+
+    // Assess
+    expect(Object.keys(queues)).toHaveLength(2);
+    expect(withDlq).toHaveLength(1);
+    expect(withDlq[0]?.Properties.RedrivePolicy).toMatchObject({ maxReceiveCount: 5 });
+    expect(withDlq[0]?.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(60 * 6);
+  });
+
+  it('consumes the queue in batches with ReportBatchItemFailures', () => {
+    // Prepare / Act / Assess
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 100,
+      MaximumBatchingWindowInSeconds: 5,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('ProfilerEvents'), 'Arn'] },
+    });
+  });
+
+  it('notifies created and removed objects once per bucket and outermost table prefix', () => {
+    // Prepare
+    const notifications = template.findResources('Custom::S3BucketNotifications');
+
+    // Act
+    const configs = Object.values(notifications).map((n) => ({
+      bucket: n.Properties.BucketName,
+      queue: (
+        n.Properties.NotificationConfiguration.QueueConfigurations as {
+          Events: string[];
+          Filter?: { Key: { FilterRules: { Name: string; Value: string }[] } };
+        }[]
+      ).map((c) => ({
+        events: c.Events,
+        prefix: c.Filter?.Key.FilterRules.find((r) => r.Name === 'prefix')?.Value,
+      })),
+    }));
+
+    // Assess
+    expect(configs).toEqual(
+      expect.arrayContaining([
+        {
+          bucket: 'lake',
+          queue: [
+            { events: ['s3:ObjectCreated:*'], prefix: 'events/' },
+            { events: ['s3:ObjectRemoved:*'], prefix: 'events/' },
+            { events: ['s3:ObjectCreated:*'], prefix: 'clicks/' },
+            { events: ['s3:ObjectRemoved:*'], prefix: 'clicks/' },
+          ],
+        },
+        {
+          bucket: 'other-lake',
+          queue: [
+            { events: ['s3:ObjectCreated:*'], prefix: 'orders/' },
+            { events: ['s3:ObjectRemoved:*'], prefix: 'orders/' },
+          ],
+        },
+      ]),
+    );
+    expect(configs.map((c) => c.bucket).sort()).toEqual(['lake', 'other-lake']);
+  });
+
+  it('routes EventBridge "Object Created"/"Object Deleted" events of bridged tables to the same queue', () => {
+    // Prepare / Act / Assess
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.s3'],
+        'detail-type': ['Object Created', 'Object Deleted'],
+        detail: { bucket: { name: ['bridge-lake'] }, object: { key: [{ prefix: 'audit/' }] } },
+      },
+      Targets: [
+        Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('ProfilerEvents'), 'Arn'] } }),
+      ],
+    });
+  });
+
+  it('runs the sweep every 15 minutes and reconcile weekly, each with its mode as input', () => {
+    // Prepare
+    const rules = Object.values(template.findResources('AWS::Events::Rule')).filter(
+      (r) => r.Properties.ScheduleExpression,
+    );
+
+    // Act
+    const schedules = rules.map((r) => ({
+      schedule: r.Properties.ScheduleExpression,
+      input: r.Properties.Targets[0].Input,
+    }));
+
+    // Assess
+    expect(schedules).toEqual(
+      expect.arrayContaining([
+        { schedule: 'rate(15 minutes)', input: '{"mode":"sweep"}' },
+        { schedule: 'cron(0 3 ? * SUN *)', input: '{"mode":"reconcile"}' },
+      ]),
+    );
+  });
+
+  it('gives the sweep ListBucket on the tables’ buckets (reconcile lists them)', () => {
+    // Prepare / Act / Assess
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: 's3:ListBucket',
+            Resource: ['arn:aws:s3:::lake', 'arn:aws:s3:::other-lake', 'arn:aws:s3:::bridge-lake'],
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('lets the profiler and the sweep start and describe executions of the attached state machine', () => {
+    // Prepare
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new LakeCompactorStack(app, 'Attached', { compactor: { tables: TABLES.slice(0, 1) } });
+    const machine = new sfn.StateMachine(stack, 'OtherWorkflow', {
+      definitionBody: sfn.DefinitionBody.fromChainable(new sfn.Pass(stack, 'Noop')),
+    });
+
+    // Act
+    stack.compactor.useCompactionStateMachine(machine);
+
+    // Assess
+    const attached = Template.fromStack(stack);
+    const machineId = stack.getLogicalId(machine.node.defaultChild as sfn.CfnStateMachine);
+    const withArn = Object.entries(attached.findResources('AWS::Lambda::Function'))
+      .filter(([, f]) =>
+        JSON.stringify(f.Properties.Environment?.Variables?.STATE_MACHINE_ARN ?? null).includes(machineId),
+      )
+      .map(([id]) => id);
+    expect(withArn).toEqual([expect.stringMatching(/Profiler/), expect.stringMatching(/Sweep/)]);
+    attached.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: 'states:StartExecution', Resource: { Ref: machineId } }),
+        ]),
+      },
+    });
+  });
+
+  it('drops prefixes nested in another table’s prefix of the same bucket (S3 refuses overlapping filters)', () => {
+    // Prepare / Act
+    const prefixes = outermostPrefixes(TABLES);
+
+    // Assess
+    expect(prefixes).toEqual([
+      { bucketName: 'lake', prefix: 'events/' },
+      { bucketName: 'lake', prefix: 'clicks/' },
+      { bucketName: 'other-lake', prefix: 'orders/' },
+      { bucketName: 'bridge-lake', prefix: 'audit/' },
+    ]);
+  });
+});
