@@ -1,15 +1,20 @@
 // The LakeCompactor L3 construct: everything one deployment needs to compact and maintain the
 // configured Parquet tables. Synthesizes offline; later issues add the workflow and schedules.
-import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+import { parseTableConfigs } from '../functions/core/table-config.js';
+import { CompactionWorkflow, type CompactionWorkflowProps } from './compaction-workflow.js';
+import { projectFunction } from './node-function.js';
 
 /** One table the compactor looks after. */
 export interface LakeCompactorTable {
@@ -29,6 +34,46 @@ export interface LakeCompactorTable {
    * @default []
    */
   readonly partitionColumns?: readonly string[];
+  /**
+   * Partition column holding the partition's date (look-back window, tiering). For `year/month/day`, the
+   * three columns comma-separated.
+   * @default none — the look-back window is not applied
+   */
+  readonly dateColumn?: string;
+  /**
+   * Layout of the date column (`yyyy-MM-dd`, `yyyyMMdd`, `yyyy-MM-dd-HH`, `yyyyMMddHH`, `yyyy-MM`,
+   * `year/month/day`). Required with `dateColumn`.
+   * @default none
+   */
+  readonly dateFormat?: string;
+  /**
+   * How object events reach the profiler: bucket notifications to the queue, or an EventBridge rule on
+   * the bucket's events (for buckets whose notifications already go to EventBridge; a bucket has only
+   * one notification configuration per prefix and event type).
+   * @default 's3-notifications'
+   */
+  readonly eventSource?: 's3-notifications' | 'eventbridge';
+  /**
+   * Target size of compacted files, MiB.
+   * @default 128
+   */
+  readonly targetFileSizeMB?: number;
+  /**
+   * Codec of compacted files.
+   * @default 'zstd'
+   */
+  readonly codec?: 'zstd' | 'snappy';
+  /**
+   * Sort compacted files by these columns (strategy `sort`), for data skipping.
+   * @default none — rows keep their order (strategy `binpack`)
+   */
+  readonly sortColumns?: readonly string[];
+  /**
+   * Overrides of the trigger policy for this table (`minInputFiles`, `smallFileRatioThreshold`,
+   * `quietMinutes`, `cooldownMinutes`, `lookbackDays`, …; see functions/core/policy.ts).
+   * @default the policy defaults
+   */
+  readonly policy?: Readonly<Record<string, number>>;
 }
 
 export interface LakeCompactorProps {
@@ -39,6 +84,11 @@ export interface LakeCompactorProps {
    * @default RemovalPolicy.RETAIN — the journal is what makes a crashed commit recoverable.
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * Tuning of the compaction workflow (inline/Distributed Map limits, concurrency, memory, versioned buckets).
+   * @default the CompactionWorkflow defaults
+   */
+  readonly workflow?: Omit<CompactionWorkflowProps, 'stateTable' | 'tablesJson' | 'bucketNames'>;
 }
 
 /**
@@ -52,6 +102,16 @@ export class LakeCompactor extends Construct {
   public readonly table: dynamodb.Table;
   /** Consumes S3 notifications and keeps partition statistics exact. */
   public readonly profilerFunction: nodejs.NodejsFunction;
+  /** Object events of every table, consumed in batches by the profiler. */
+  public readonly profilerQueue: sqs.Queue;
+  /** Events the profiler failed five times; inspect, then redrive to `profilerQueue`. */
+  public readonly profilerDeadLetterQueue: sqs.Queue;
+  /** Catch-up trigger, stuck-lease release and weekly reconcile. */
+  public readonly sweepFunction: nodejs.NodejsFunction;
+  /** The compaction workflow: one execution per partition run (operators start it from the console). */
+  public readonly workflow: CompactionWorkflow;
+  /** The workflow's state machine; the profiler and the sweep start it as STATE_MACHINE_ARN. */
+  public readonly stateMachine: sfn.StateMachine;
 
   constructor(scope: Construct, id: string, props: LakeCompactorProps) {
     super(scope, id);
@@ -67,11 +127,14 @@ export class LakeCompactor extends Construct {
       timeToLiveAttribute: 'expiresAt',
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
     });
-    // Lists partitions by state and priority (status CLI, sweep) without scanning.
+    // Lists partitions by state and priority (status CLI, sweep) without scanning. Keys only: the
+    // profiler updates a partition's counters on every batch, and with projected counters each of those
+    // writes would also be a write to the table's single index key; readers fetch the items themselves.
     this.table.addGlobalSecondaryIndex({
       indexName: 'gsi1',
       partitionKey: { name: 'gsi1pk', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'gsi1sk', type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
     });
 
     const tablesJson = JSON.stringify(
@@ -81,52 +144,193 @@ export class LakeCompactor extends Construct {
         prefix: t.prefix,
         format: t.format ?? 'parquet',
         partitionColumns: t.partitionColumns ?? [],
+        ...(t.dateColumn === undefined ? {} : { dateColumn: t.dateColumn }),
+        ...(t.dateFormat === undefined ? {} : { dateFormat: t.dateFormat }),
+        ...(t.targetFileSizeMB === undefined ? {} : { targetFileSizeMB: t.targetFileSizeMB }),
+        ...(t.codec === undefined ? {} : { codec: t.codec }),
+        ...(t.sortColumns === undefined ? {} : { sortColumns: t.sortColumns }),
+        ...(t.policy === undefined ? {} : { policy: t.policy }),
       })),
     );
+    // Validated at synth time with the schema the functions use at cold start: every problem of
+    // every table in one message, instead of a deploy that fails at run time.
+    try {
+      parseTableConfigs(tablesJson);
+    } catch (err) {
+      throw new Error(
+        `LakeCompactor: invalid \`tables\`. ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
 
-    this.profilerFunction = this.nodeFunction('Profiler', 'profiler.ts', {
+    this.profilerFunction = projectFunction(this, 'Profiler', 'profiler.ts', {
       description: 'Keeps per-partition file statistics exact from S3 notifications',
       memorySize: 512,
       timeout: Duration.seconds(60),
       environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson },
     });
     this.table.grantReadWriteData(this.profilerFunction);
+
+    const profiler = this.addProfilerWiring(props.tables);
+    this.profilerQueue = profiler.queue;
+    this.profilerDeadLetterQueue = profiler.deadLetterQueue;
+    this.sweepFunction = this.addSweep(props.tables, tablesJson);
+
+    this.workflow = new CompactionWorkflow(this, 'Workflow', {
+      ...props.workflow,
+      stateTable: this.table,
+      tablesJson,
+      bucketNames: [...new Set(props.tables.map((t) => t.bucketName))],
+    });
+    this.stateMachine = this.workflow.stateMachine;
+    this.useCompactionStateMachine(this.stateMachine);
   }
 
-  /** One Lambda: Node.js 22 on arm64, an ESM bundle with source maps and its own log group. */
-  private nodeFunction(
-    id: string,
-    handlerFile: string,
-    options: Pick<nodejs.NodejsFunctionProps, 'description' | 'memorySize' | 'timeout' | 'environment'>,
-  ): nodejs.NodejsFunction {
-    const logGroup = new logs.LogGroup(this, `${id}Logs`, {
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    return new nodejs.NodejsFunction(this, id, {
-      entry: path.join(root, 'functions', 'handlers', handlerFile),
-      handler: 'handler',
-      runtime: lambda.Runtime.NODEJS_22_X,
-      architecture: lambda.Architecture.ARM_64,
-      logGroup,
-      tracing: lambda.Tracing.ACTIVE,
-      ...options,
-      environment: {
-        NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: 'lake-compactor',
-        ...options.environment,
-      },
-      bundling: {
-        format: nodejs.OutputFormat.ESM,
-        target: 'node22',
-        sourceMap: true,
-        minify: true,
-        // ESM bundles need `require` for the CommonJS dependencies esbuild inlines.
-        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-        externalModules: ['@aws-sdk/*'],
-      },
-      projectRoot: root,
-      depsLockFilePath: path.join(root, 'package-lock.json'),
-    });
+  /**
+   * Lets the profiler and the sweep start (and describe) executions of the compaction workflow. Until it
+   * is called, decisions are recorded and logged but nothing is started.
+   */
+  public useCompactionStateMachine(stateMachine: sfn.IStateMachine): void {
+    for (const fn of [this.profilerFunction, this.sweepFunction]) {
+      fn.addEnvironment('STATE_MACHINE_ARN', stateMachine.stateMachineArn);
+      stateMachine.grantStartExecution(fn);
+      stateMachine.grantRead(fn);
+    }
   }
+
+  /**
+   * S3 object events → SQS (DLQ after 5 receives) → profiler in batches with partial batch failures. One
+   * notification per bucket and distinct outermost prefix (S3 refuses overlapping configurations); tables
+   * whose bucket already sends its events to EventBridge get a rule targeting the same queue instead.
+   */
+  private addProfilerWiring(tables: readonly LakeCompactorTable[]): {
+    queue: sqs.Queue;
+    deadLetterQueue: sqs.Queue;
+  } {
+    const deadLetterQueue = new sqs.Queue(this, 'ProfilerDlq', {
+      retentionPeriod: Duration.days(14),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    const queue = new sqs.Queue(this, 'ProfilerEvents', {
+      // Six times the function timeout, as AWS recommends for SQS event sources (retries within a batch).
+      visibilityTimeout: Duration.seconds(6 * 60),
+      retentionPeriod: Duration.days(4),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: 5 },
+    });
+
+    const buckets = new Map<string, s3.IBucket>();
+    const bucketOf = (name: string): s3.IBucket => {
+      let bucket = buckets.get(name);
+      if (bucket === undefined) {
+        bucket = s3.Bucket.fromBucketName(this, `Bucket${buckets.size}`, name);
+        buckets.set(name, bucket);
+      }
+      return bucket;
+    };
+    const notified = outermostPrefixes(
+      tables.filter((t) => (t.eventSource ?? 's3-notifications') === 's3-notifications'),
+    );
+    for (const { bucketName, prefix } of notified) {
+      const bucket = bucketOf(bucketName);
+      const filters = prefix === '' ? [] : [{ prefix }];
+      bucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.SqsDestination(queue), ...filters);
+      bucket.addEventNotification(s3.EventType.OBJECT_REMOVED, new s3n.SqsDestination(queue), ...filters);
+    }
+    const bridged = tables.filter((t) => t.eventSource === 'eventbridge');
+    bridged.forEach((t, i) => {
+      const prefix = normalizePrefix(t.prefix);
+      new events.Rule(this, `ObjectEvents${i}`, {
+        description: `S3 object events of table ${t.name} to the profiler queue`,
+        eventPattern: {
+          source: ['aws.s3'],
+          detailType: ['Object Created', 'Object Deleted'],
+          detail: {
+            bucket: { name: [t.bucketName] },
+            ...(prefix === '' ? {} : { object: { key: [{ prefix }] } }),
+          },
+        },
+        targets: [new targets.SqsQueue(queue)],
+      });
+    });
+
+    this.profilerFunction.addEventSource(
+      new SqsEventSource(queue, {
+        // Larger batches mean one transaction and one decision per partition for many events.
+        batchSize: 100,
+        maxBatchingWindow: Duration.seconds(5),
+        reportBatchItemFailures: true,
+        // Bounds contention on a hot partition's item and DynamoDB spend during backlogs.
+        maxConcurrency: 5,
+      }),
+    );
+    return { queue, deadLetterQueue };
+  }
+
+  /** The sweep Lambda, run every 15 minutes (catch-up, leases) and weekly in reconcile mode. */
+  private addSweep(tables: readonly LakeCompactorTable[], tablesJson: string): nodejs.NodejsFunction {
+    const sweep = projectFunction(this, 'Sweep', 'sweep.ts', {
+      description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
+      memorySize: 512,
+      timeout: Duration.minutes(10),
+      environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson },
+    });
+    this.table.grantReadWriteData(sweep);
+    // Reconcile lists the tables' prefixes (no object is read).
+    sweep.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [...new Set(tables.map((t) => t.bucketName))].map((b) => `arn:aws:s3:::${b}`),
+      }),
+    );
+    new events.Rule(this, 'SweepSchedule', {
+      description: 'lake-compactor sweep: due partitions and stuck leases',
+      schedule: events.Schedule.rate(Duration.minutes(15)),
+      targets: [
+        new targets.LambdaFunction(sweep, { event: events.RuleTargetInput.fromObject({ mode: 'sweep' }) }),
+      ],
+    });
+    new events.Rule(this, 'ReconcileSchedule', {
+      description: 'lake-compactor reconcile: correct counts drifted through lost S3 events',
+      schedule: events.Schedule.cron({ weekDay: 'SUN', hour: '3', minute: '0' }),
+      targets: [
+        new targets.LambdaFunction(sweep, {
+          event: events.RuleTargetInput.fromObject({ mode: 'reconcile' }),
+        }),
+      ],
+    });
+    return sweep;
+  }
+}
+
+/** `events`, `/events/` → `events/`; '' stays '' (the whole bucket). */
+function normalizePrefix(prefix: string): string {
+  const trimmed = prefix.replace(/^\/+/, '').replace(/\/+$/, '');
+  return trimmed === '' ? '' : `${trimmed}/`;
+}
+
+/**
+ * One (bucket, prefix) per notification: prefixes nested inside another table's prefix of the same bucket
+ * are covered by the outer notification (the profiler resolves the owning table by longest prefix).
+ */
+export function outermostPrefixes(
+  tables: readonly Pick<LakeCompactorTable, 'bucketName' | 'prefix'>[],
+): { bucketName: string; prefix: string }[] {
+  const all = [...new Set(tables.map((t) => `${t.bucketName}\u0000${normalizePrefix(t.prefix)}`))].map(
+    (k) => {
+      const [bucketName = '', prefix = ''] = k.split('\u0000');
+      return { bucketName, prefix };
+    },
+  );
+  return all.filter(
+    (candidate) =>
+      !all.some(
+        (other) =>
+          other !== candidate &&
+          other.bucketName === candidate.bucketName &&
+          other.prefix.length < candidate.prefix.length &&
+          candidate.prefix.startsWith(other.prefix),
+      ),
+  );
 }

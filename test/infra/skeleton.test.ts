@@ -51,3 +51,61 @@ describe('LakeCompactor skeleton', () => {
     );
   });
 });
+
+describe('LakeCompactor props validation', () => {
+  it('reports every invalid table setting in one synth-time error', () => {
+    // Prepare
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    // Act
+    const build = () =>
+      new LakeCompactorStack(app, 'Invalid', {
+        compactor: {
+          tables: [
+            { name: 'events', bucketName: 'lake', prefix: 'events/', dateColumn: 'day' },
+            { name: 'events', bucketName: 'lake', prefix: 'clicks/', codec: 'lz4' as 'zstd' },
+          ],
+        },
+      });
+    // Assess: one error names both problems
+    let message = '';
+    try {
+      build();
+    } catch (err) {
+      message = err instanceof Error ? err.message : String(err);
+    }
+    expect(message).toMatch(/dateFormat is required/);
+    expect(message).toMatch(/1\.codec/);
+  });
+
+  it('passes per-table policy, codec, sort columns and target size to the functions', () => {
+    // Prepare
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new LakeCompactorStack(app, 'Tuned', {
+      compactor: {
+        tables: [
+          {
+            name: 'events',
+            bucketName: 'lake',
+            prefix: 'events/',
+            targetFileSizeMB: 256,
+            codec: 'snappy',
+            sortColumns: ['user_id'],
+            policy: { quietMinutes: 5 },
+          },
+        ],
+      },
+    });
+    // Act
+    const template = Template.fromStack(stack);
+    // Assess
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          TABLES: Match.stringLikeRegexp(
+            '"targetFileSizeMB":256,"codec":"snappy","sortColumns":\\["user_id"\\],"policy":\\{"quietMinutes":5\\}',
+          ),
+        }),
+      },
+    });
+  });
+});

@@ -1,0 +1,222 @@
+// The workflow's PartitionLeases on the profiler's partition item (`PART#<table>#<partition>` / `STATE`):
+// the lease is one conditional update, release and statistics reuse the profiler's store, history is an item.
+import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { LeaseHeldError } from '../core/errors.js';
+import type { Policy } from '../core/policy.js';
+import {
+  gsiSortKey,
+  type Lease,
+  type ObjectEvent,
+  type PartitionRef,
+  type ResolvedEvent,
+  resolveEvent,
+  SEQUENCER_WIDTH,
+} from '../core/profiler.js';
+import type { TableConfig } from '../core/table-config.js';
+import type {
+  LayoutChange,
+  LeaseGrant,
+  LeaseRequest,
+  PartitionLeases,
+  RunHistory,
+} from '../core/workflow/ports.js';
+import {
+  DynamoStatsStore,
+  plainFromAttributes,
+  snapshotFromItem,
+  statsKeys,
+} from './dynamodb-stats-store.js';
+
+export interface DynamoPartitionLeaseOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** Configured tables and their policies: the run's file changes are classified like S3's events. */
+  readonly tables: readonly TableConfig[];
+  readonly policies: ReadonlyMap<string, Policy>;
+  /** History items expire after this many seconds. @default 400 days */
+  readonly historySeconds?: number;
+}
+
+/** History items: `pk = PART#<table>#<partition>`, `sk = RUN#<ISO start>#<runId>`, next to the partition. */
+export function historyKey(ref: PartitionRef, startedAt: number, runId: string): { pk: string; sk: string } {
+  return { pk: statsKeys.partition(ref).pk, sk: `RUN#${new Date(startedAt).toISOString()}#${runId}` };
+}
+
+export class DynamoPartitionLease implements PartitionLeases {
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly stats: DynamoStatsStore;
+
+  constructor(private readonly options: DynamoPartitionLeaseOptions) {
+    this.doc = DynamoDBDocumentClient.from(options.client, {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    this.stats = new DynamoStatsStore({ client: options.client, tableName: options.tableName });
+  }
+
+  /**
+   * One conditional update: operator runs take an idle (or never seen) partition and bump its generation,
+   * so a concurrent profiler schedule of the old generation loses; profiler runs take over exactly the
+   * `scheduled` generation they were started for. The holder's own retry succeeds.
+   */
+  async acquire(ref: PartitionRef, request: LeaseRequest): Promise<LeaseGrant> {
+    const lease: Lease = {
+      runId: request.runId,
+      executionName: request.runId,
+      ...(request.executionArn === undefined ? {} : { executionArn: request.executionArn }),
+      acquiredAt: request.now,
+    };
+    const scheduled = request.generation !== undefined;
+    const values: Record<string, unknown> = {
+      ':compacting': 'compacting',
+      ':idle': 'idle',
+      ':lease': lease,
+      ':sk': gsiSortKey({ partition: ref.partition, state: 'compacting', lease }, undefined),
+      ':table': ref.table,
+      ':partition': ref.partition,
+      ':gsi1pk': statsKeys.tableIndex(ref.table),
+      ':zero': 0,
+      ':one': 1,
+      ...(scheduled ? { ':scheduled': 'scheduled', ':generation': request.generation } : {}),
+    };
+    const counters = ['fileCount', 'totalBytes', 'smallCount', 'smallBytes'].map(
+      (n) => `${n} = if_not_exists(${n}, :zero)`,
+    );
+    const set = [
+      '#state = :compacting',
+      'lease = :lease',
+      'gsi1sk = :sk',
+      'gsi1pk = :gsi1pk',
+      '#table = :table',
+      '#partition = :partition',
+      ...counters,
+      ...(scheduled ? ['generation = if_not_exists(generation, :zero)'] : []),
+    ];
+    try {
+      const result = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: statsKeys.partition(ref),
+          UpdateExpression: `SET ${set.join(', ')} ADD version :one${scheduled ? '' : ', generation :one'}`,
+          ConditionExpression: scheduled
+            ? '#state = :idle OR (#state = :scheduled AND generation = :generation)'
+            : 'attribute_not_exists(#state) OR #state = :idle',
+          ExpressionAttributeNames: { '#state': 'state', '#table': 'table', '#partition': 'partition' },
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      const snapshot = snapshotFromItem(result.Attributes ?? {});
+      return {
+        runId: request.runId,
+        generation: snapshot.generation,
+        acquiredAt: request.now,
+        ...(snapshot.lastWriteAt === undefined ? {} : { lastWriteAt: snapshot.lastWriteAt }),
+      };
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      const old =
+        err.Item === undefined
+          ? undefined
+          : snapshotFromItem(plainFromAttributes({ M: err.Item }) as Record<string, unknown>);
+      if (old?.lease?.runId === request.runId && old.state === 'compacting') {
+        // Our own earlier attempt took it: the retry succeeds with what that attempt got.
+        return {
+          runId: request.runId,
+          generation: old.generation,
+          acquiredAt: old.lease.acquiredAt,
+          ...(old.lastWriteAt === undefined ? {} : { lastWriteAt: old.lastWriteAt }),
+        };
+      }
+      const holder = old?.lease;
+      throw new LeaseHeldError(
+        holder !== undefined
+          ? `Partition "${ref.partition}" of table ${ref.table} is ${old?.state} by run ${holder.executionName}${holder.executionArn ? ` (${holder.executionArn})` : ''} since ${new Date(holder.acquiredAt).toISOString()}; wait for it to finish (or stop it), then re-run. force does not break a live lease.`
+          : `Partition "${ref.partition}" of table ${ref.table} is ${old?.state ?? 'unknown'} at generation ${old?.generation ?? '?'}, not the scheduled generation ${request.generation ?? '-'} this run was started for; a newer schedule replaced it, nothing to do.`,
+      );
+    }
+  }
+
+  async lastWriteAt(ref: PartitionRef): Promise<number | undefined> {
+    return (await this.stats.get(ref))?.lastWriteAt;
+  }
+
+  /** Released through the profiler's own release, at the generation the run holds (read, then conditional). */
+  async release(
+    ref: PartitionRef,
+    runId: string,
+    patch: { readonly lastCompactedAt?: number },
+  ): Promise<boolean> {
+    const current = await this.stats.get(ref);
+    if (current === undefined || current.state === 'idle' || current.lease?.runId !== runId) return false;
+    return this.stats.release(ref, current.generation, patch);
+  }
+
+  /**
+   * Applies the run's deletes and creates through the profiler's exactly-once accounting. Each synthetic
+   * event gets a sequencer just above the stored record's (a delete) or the lowest one (a new output), so
+   * the real S3 events that follow are either stale or change nothing — never counted twice.
+   */
+  async applyLayoutChange(ref: PartitionRef, change: LayoutChange): Promise<void> {
+    const fileIds = change.removed.map((r) => `${change.bucket}/${r.key}`);
+    const known = await this.stats.getFiles([
+      ...fileIds,
+      ...change.created.map((c) => `${change.bucket}/${c.key}`),
+    ]);
+    const events: ObjectEvent[] = [];
+    for (const removed of change.removed) {
+      const record = known.get(`${change.bucket}/${removed.key}`);
+      if (record === undefined || !record.present) continue;
+      events.push({
+        bucket: change.bucket,
+        key: removed.key,
+        kind: 'removed',
+        sequencer: nextSequencer(record.sequencer),
+        eventTime: change.at,
+        eventName: 'LakeCompactor:Retired',
+      });
+    }
+    for (const created of change.created) {
+      if (known.get(`${change.bucket}/${created.key}`) !== undefined) continue;
+      events.push({
+        bucket: change.bucket,
+        key: created.key,
+        kind: 'created',
+        size: created.size,
+        etag: created.etag,
+        sequencer: '1'.padStart(SEQUENCER_WIDTH, '0'),
+        eventTime: change.at,
+        eventName: 'LakeCompactor:Published',
+      });
+    }
+    const resolved: ResolvedEvent[] = [];
+    for (const event of events) {
+      const resolution = resolveEvent(this.options.tables, this.options.policies, event);
+      if (resolution.kind === 'data' && resolution.event.ref.partition === ref.partition)
+        resolved.push(resolution.event);
+    }
+    if (resolved.length > 0) await this.stats.applyEvents(resolved);
+  }
+
+  async putHistory(item: RunHistory): Promise<void> {
+    const ref = { table: item.table, partition: item.partition };
+    await this.doc.send(
+      new PutCommand({
+        TableName: this.options.tableName,
+        Item: {
+          ...item,
+          ...historyKey(ref, item.startedAt, item.runId),
+          type: 'run',
+          expiresAt: Math.floor(item.finishedAt / 1000) + (this.options.historySeconds ?? 400 * 86_400),
+        },
+      }),
+    );
+  }
+}
+
+/** The smallest sequencer above `sequencer` (fixed-width upper-case hex). */
+export function nextSequencer(sequencer: string): string {
+  const next = (BigInt(`0x${sequencer}`) + 1n).toString(16).toUpperCase();
+  return next.padStart(SEQUENCER_WIDTH, '0').slice(-SEQUENCER_WIDTH);
+}

@@ -1,0 +1,349 @@
+// The compaction workflow's input: validated in full before anything changes (every problem listed at
+// once, each saying what is expected) and normalised into one self-contained, JSON-safe RunContext.
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { RetireMode } from '../ports/journal.js';
+import { InvalidInputError } from './errors.js';
+import type { Codec } from './rewrite/wasm.js';
+import { resolveTablePolicy, type TableConfig } from './table-config.js';
+
+const MiB = 1024 * 1024;
+
+/** Why a run was started; the profiler and the sweep say so, anything else is an operator. */
+export const TRIGGERS = ['profiler', 'sweep', 'operator'] as const;
+export type Trigger = (typeof TRIGGERS)[number];
+
+/**
+ * What an operator pastes into the console (or the profiler sends). Unknown keys are refused, so a
+ * typo (`sortColumn`) fails loudly instead of being ignored; the profiler's own fields (`runId`,
+ * `requestedAt`, `reasons`) are accepted and only informative.
+ */
+export const runInputSchema = z
+  .strictObject({
+    /** Name of a configured table. */
+    table: z.string().min(1, 'name one of the configured tables'),
+    /** One partition path relative to the table root, e.g. `date=2024-01-15` ('' when unpartitioned). */
+    partition: z.string().optional(),
+    /** Several partitions: one child execution is started per partition. */
+    partitions: z
+      .array(z.string())
+      .min(1, 'list at least one partition')
+      .max(500, 'at most 500 partitions per request')
+      .optional(),
+    /** `binpack` keeps row order; `sort` orders each output by `sortColumns`. Default: the table's. */
+    strategy: z.enum(['binpack', 'sort']).optional(),
+    sortColumns: z.array(z.string().min(1)).min(1, 'name at least one column').optional(),
+    /** Target output size in MiB. Default: the table's, else 128. */
+    targetFileSizeMB: z
+      .number()
+      .positive()
+      .max(5 * 1024, 'at most 5120 MiB (S3 single-copy limit)')
+      .optional(),
+    codec: z.enum(['zstd', 'snappy']).optional(),
+    /** Bytes one compact Lambda rewrites at most, MiB (≥ 2 × target). Default 2048. */
+    maxGroupMB: z
+      .number()
+      .positive()
+      .max(10 * 1024, 'at most 10240 MiB per group')
+      .optional(),
+    /** Plan and estimate only: nothing is written but the plan. */
+    dryRun: z.boolean().optional(),
+    /** Skip the quiet-partition wait. Never breaks another run's lease. */
+    force: z.boolean().optional(),
+    /** Minutes without writes before compacting. Default: the table policy's. */
+    quietMinutes: z
+      .number()
+      .nonnegative()
+      .max(24 * 60)
+      .optional(),
+    /** The profiler's schedule generation of the partition (set by the profiler and the sweep). */
+    generation: z.number().int().positive().optional(),
+    trigger: z.enum(TRIGGERS).optional(),
+    runId: z.string().optional(),
+    requestedAt: z.string().optional(),
+    reasons: z.array(z.string()).optional(),
+  })
+  .superRefine((input, ctx) => {
+    if ((input.partition === undefined) === (input.partitions === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['partition'],
+        message: 'give exactly one of `partition` (one partition) or `partitions` (several)',
+      });
+    }
+    if (input.strategy === 'sort' && input.sortColumns === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sortColumns'],
+        message: 'strategy "sort" needs sortColumns, e.g. ["event_time"]',
+      });
+    }
+    if (input.strategy === 'binpack' && input.sortColumns !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sortColumns'],
+        message: 'sortColumns only apply with strategy "sort"; remove them or set strategy to "sort"',
+      });
+    }
+    const target = input.targetFileSizeMB ?? 128;
+    if (input.maxGroupMB !== undefined && input.maxGroupMB < 2 * target) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxGroupMB'],
+        message: `maxGroupMB must be at least 2 × targetFileSizeMB (${2 * target})`,
+      });
+    }
+    if (input.partitions !== undefined && input.generation !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['generation'],
+        message: 'generation belongs to one scheduled partition; use `partition`, not `partitions`',
+      });
+    }
+  });
+
+export type RunInput = z.infer<typeof runInputSchema>;
+
+/** Everything one partition run needs, decided once by the validate step and carried in the execution state. */
+export interface RunContext {
+  /** The execution name: journal entries, staging, plan and output keys are named after it. */
+  readonly runId: string;
+  readonly executionArn?: string;
+  readonly table: string;
+  readonly bucket: string;
+  /** Table root without trailing slash ('' = bucket root). */
+  readonly tableRoot: string;
+  /** Partition path relative to the table root ('' when unpartitioned). */
+  readonly partition: string;
+  /** Key prefix of the partition's directory, ending with `/` (or '' for an unpartitioned bucket-root table). */
+  readonly partitionDir: string;
+  readonly strategy: 'binpack' | 'sort';
+  readonly sortColumns?: readonly string[];
+  readonly codec: Codec;
+  readonly targetFileSizeBytes: number;
+  readonly minInputFiles: number;
+  /** Cap of one group's input bytes (one compact Lambda's work). */
+  readonly maxGroupBytes: number;
+  readonly smallFileRatio: number;
+  readonly dryRun: boolean;
+  readonly force: boolean;
+  readonly quietMinutes: number;
+  readonly generation?: number;
+  readonly trigger: Trigger;
+  readonly retireMode: RetireMode;
+  /** When the execution started, epoch ms (for the run's duration). */
+  readonly startedAt: number;
+}
+
+/** A child execution the validate step starts for one of several partitions. */
+export interface ChildRun {
+  readonly name: string;
+  readonly partition: string;
+  readonly input: RunInput;
+}
+
+export type NormalizedRun =
+  | { readonly mode: 'single'; readonly run: RunContext }
+  | { readonly mode: 'fanout'; readonly children: readonly ChildRun[] };
+
+export interface NormalizeOptions {
+  /** The execution's name (becomes the run id) and ARN. */
+  readonly executionName: string;
+  readonly executionArn?: string;
+  /** When the execution started, epoch ms. */
+  readonly startedAt: number;
+  /** Buckets with versioning on: inputs are retired by delete (the old version stays until vacuum). */
+  readonly versionedBuckets?: readonly string[];
+}
+
+/**
+ * Validates `raw` against the schema and the configured tables and normalises it. A request for several
+ * partitions becomes one child run each (deterministic names, so a retried validate starts the same
+ * executions); one partition becomes a RunContext with every default resolved from the table config.
+ *
+ * @throws InvalidInputError listing every problem (unknown table → the configured table names).
+ */
+export function normalizeRunInput(
+  raw: unknown,
+  tables: readonly TableConfig[],
+  options: NormalizeOptions,
+): NormalizedRun {
+  const parsed = runInputSchema.safeParse(raw);
+  const issues = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`);
+  const tableName = parsed.success
+    ? parsed.data.table
+    : typeof (raw as { table?: unknown } | null)?.table === 'string'
+      ? (raw as { table: string }).table
+      : undefined;
+  const table = tableName === undefined ? undefined : tables.find((t) => t.name === tableName);
+  if (tableName !== undefined && table === undefined) {
+    issues.push(
+      `table: "${tableName}" is not configured; configured tables: ${tables.map((t) => `"${t.name}"`).join(', ') || '(none)'}`,
+    );
+  }
+  if (table !== undefined && table.format !== 'parquet') {
+    issues.push(
+      `table: "${table.name}" is a ${table.format} table; this workflow compacts Hive-style Parquet tables only`,
+    );
+  }
+  if (table !== undefined && table.bucket === undefined) {
+    issues.push(
+      `table: "${table.name}" has no bucket in the configuration; set its bucketName in the construct props`,
+    );
+  }
+  const partitions = parsed.success ? (parsed.data.partitions ?? [parsed.data.partition ?? '']) : [];
+  const normalized: string[] = [];
+  if (table !== undefined) {
+    partitions.forEach((p, i) => {
+      const result = normalizePartition(p, table);
+      const path = parsed.success && parsed.data.partitions !== undefined ? `partitions.${i}` : 'partition';
+      if (typeof result === 'string') normalized.push(result);
+      else issues.push(`${path}: ${result.problem}`);
+    });
+    const seen = new Set<string>();
+    for (const p of normalized) {
+      if (seen.has(p)) issues.push(`partitions: "${p}" is listed twice; list each partition once`);
+      seen.add(p);
+    }
+  }
+  if (!parsed.success || table === undefined || issues.length > 0) {
+    throw new InvalidInputError(
+      'The compaction request is invalid; nothing was changed. Fix these fields (examples: events/workflow-*.json)',
+      issues,
+    );
+  }
+  const input = parsed.data;
+  if (input.partitions !== undefined) {
+    const { partitions: _all, ...rest } = input;
+    return {
+      mode: 'fanout',
+      children: normalized.map((partition, index) => ({
+        name: childExecutionName(options.executionName, partition, index),
+        partition,
+        input: { ...rest, partition, trigger: input.trigger ?? 'operator' },
+      })),
+    };
+  }
+  const partition = normalized[0] ?? '';
+  const policy = resolveTablePolicy(table);
+  const strategy = input.strategy ?? (table.sortColumns !== undefined ? 'sort' : 'binpack');
+  const sortColumns = strategy === 'sort' ? (input.sortColumns ?? table.sortColumns) : undefined;
+  const targetMiB = input.targetFileSizeMB ?? table.targetFileSizeMB;
+  const bucket = table.bucket as string;
+  const run: RunContext = {
+    runId: options.executionName,
+    ...(options.executionArn === undefined ? {} : { executionArn: options.executionArn }),
+    table: table.name,
+    bucket,
+    tableRoot: table.prefix,
+    partition,
+    partitionDir: partitionDir(table.prefix, partition),
+    strategy,
+    ...(sortColumns === undefined ? {} : { sortColumns }),
+    codec: input.codec ?? table.codec ?? 'zstd',
+    targetFileSizeBytes: targetMiB === undefined ? policy.targetFileSizeBytes : Math.round(targetMiB * MiB),
+    minInputFiles: policy.minInputFiles,
+    maxGroupBytes: Math.round((input.maxGroupMB ?? 2048) * MiB),
+    smallFileRatio: policy.smallFileSizeRatio,
+    dryRun: input.dryRun ?? false,
+    force: input.force ?? false,
+    quietMinutes: input.quietMinutes ?? policy.quietMinutes,
+    ...(input.generation === undefined ? {} : { generation: input.generation }),
+    trigger: input.trigger ?? (input.generation !== undefined ? 'profiler' : 'operator'),
+    retireMode: (options.versionedBuckets ?? []).includes(bucket) ? 'delete-versioned' : 'trash',
+    startedAt: options.startedAt,
+  };
+  return { mode: 'single', run };
+}
+
+/** The key prefix of a partition's directory, ending with `/` ('' for the root of a bucket-root table). */
+export function partitionDir(tableRoot: string, partition: string): string {
+  const parts = [tableRoot, partition].filter((p) => p !== '');
+  return parts.length === 0 ? '' : `${parts.join('/')}/`;
+}
+
+/**
+ * Accepts `date=2024-01-15`, `/date=2024-01-15/` or the full key prefix `events/date=2024-01-15/`, and
+ * checks it against the table's partition columns (in order, `name=value` each).
+ */
+function normalizePartition(raw: string, table: TableConfig): string | { problem: string } {
+  let p = raw.trim().replace(/^\/+/, '').replace(/\/+$/, '');
+  if (table.prefix !== '' && (p === table.prefix || p.startsWith(`${table.prefix}/`))) {
+    p = p.slice(table.prefix.length).replace(/^\/+/, '');
+  }
+  const expected =
+    table.partitionColumns.length === 0
+      ? 'a directory path below the table root'
+      : `"${table.partitionColumns.map((c) => `${c}=<value>`).join('/')}"`;
+  if (p === '') {
+    return table.partitionColumns.length === 0
+      ? ''
+      : { problem: `the table is partitioned by ${table.partitionColumns.join(', ')}; expected ${expected}` };
+  }
+  const segments = p.split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..' || s.startsWith('_') || s.startsWith('.'))) {
+    return { problem: `"${raw}" has an empty, relative or hidden segment; expected ${expected}` };
+  }
+  if (table.partitionColumns.length > 0) {
+    const names = segments.map((s) => (s.includes('=') ? s.slice(0, s.indexOf('=')) : undefined));
+    if (
+      names.length !== table.partitionColumns.length ||
+      names.some((n, i) => n !== table.partitionColumns[i])
+    ) {
+      return { problem: `"${raw}" does not match the table's partition columns; expected ${expected}` };
+    }
+  }
+  return p;
+}
+
+/**
+ * A child execution's name: the parent's name, the partition's index and a hash of the partition,
+ * ≤ 80 characters of `[A-Za-z0-9_-]` — the same request always names the same children.
+ */
+export function childExecutionName(parent: string, partition: string, index: number): string {
+  const hash = createHash('sha256').update(partition).digest('hex').slice(0, 8);
+  const suffix = `-p${index}-${hash}`;
+  return `${parent.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80 - suffix.length)}${suffix}`;
+}
+
+/** A RunContext as it comes back from the execution state (every handler re-validates it). */
+export const runContextSchema = z.object({
+  runId: z.string().min(1),
+  executionArn: z.string().optional(),
+  table: z.string().min(1),
+  bucket: z.string().min(1),
+  tableRoot: z.string(),
+  partition: z.string(),
+  partitionDir: z.string(),
+  strategy: z.enum(['binpack', 'sort']),
+  sortColumns: z.array(z.string()).optional(),
+  codec: z.enum(['zstd', 'snappy']),
+  targetFileSizeBytes: z.number().int().positive(),
+  minInputFiles: z.number().int().min(2),
+  maxGroupBytes: z.number().int().positive(),
+  smallFileRatio: z.number().gt(0).max(1),
+  dryRun: z.boolean(),
+  force: z.boolean(),
+  quietMinutes: z.number().nonnegative(),
+  generation: z.number().int().positive().optional(),
+  trigger: z.enum(TRIGGERS),
+  retireMode: z.enum(['delete-versioned', 'trash']),
+  startedAt: z.number(),
+});
+
+/**
+ * Parses a step's event with `schema`; a malformed event means the state machine and the handler disagree.
+ * @throws InvalidInputError listing every problem.
+ */
+export function parseStepEvent<S extends z.ZodType>(schema: S, event: unknown, step: string): z.infer<S> {
+  const result = schema.safeParse(event);
+  if (!result.success) {
+    throw new InvalidInputError(
+      `The ${step} step received a malformed event; the state machine definition and the handler disagree — redeploy both together`,
+      result.error.issues.map((issue) => `${issue.path.join('.') || '(event)'}: ${issue.message}`),
+    );
+  }
+  return result.data;
+}

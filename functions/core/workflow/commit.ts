@@ -1,0 +1,89 @@
+// The commit and rollback steps: thin wrappers over the commit protocol that return small results for
+// the Map, and record a failed group's error name in its journal entry so finalize can report it.
+import { type CommitDeps, commitGroup, rollbackGroup } from '../commit.js';
+
+export interface GroupStepResult {
+  readonly groupId: string;
+  readonly state: 'done' | 'aborted';
+  readonly published: number;
+  readonly retired: number;
+  readonly conflicts: number;
+  readonly visibilityWindowMs?: number;
+  /** The error that made the group fail, when it did. */
+  readonly error?: string;
+  readonly reason?: string;
+}
+
+/** Publishes a verified group's outputs and retires its inputs (see core/commit.ts). */
+export async function commitStep(deps: CommitDeps, runId: string, groupId: string): Promise<GroupStepResult> {
+  const outcome = await commitGroup(deps, runId, groupId);
+  return {
+    groupId,
+    state: outcome.state,
+    published: outcome.published.length,
+    retired: outcome.retired.length,
+    conflicts: outcome.conflicts.length,
+    ...(outcome.visibilityWindowMs === undefined ? {} : { visibilityWindowMs: outcome.visibilityWindowMs }),
+    ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
+  };
+}
+
+/** The error a Step Functions Catch hands over: `Error` is the name, `Cause` the Lambda's JSON error document. */
+export interface CaughtError {
+  readonly Error?: string;
+  readonly Cause?: string;
+}
+
+/** Prefix of a journal reason that records a failure (as opposed to a clean abort on a concurrent change). */
+export const FAILURE_PREFIX = 'FAILED ';
+
+/** `FAILED <ErrorName>: <message>` — parsed back by {@link parseFailure}. */
+export function failureReason(error: CaughtError): string {
+  return `${FAILURE_PREFIX}${error.Error ?? 'UnknownError'}: ${causeMessage(error.Cause)}`;
+}
+
+/** The error name and message of a failure reason, or undefined for any other reason. */
+export function parseFailure(reason: string | undefined): { error: string; cause: string } | undefined {
+  if (reason === undefined || !reason.startsWith(FAILURE_PREFIX)) return undefined;
+  const rest = reason.slice(FAILURE_PREFIX.length);
+  const colon = rest.indexOf(': ');
+  return colon < 0
+    ? { error: rest, cause: '' }
+    : { error: rest.slice(0, colon), cause: rest.slice(colon + 2) };
+}
+
+/** The message inside a Lambda error document (`{"errorType","errorMessage",...}`), else the cause as is. */
+export function causeMessage(cause: string | undefined): string {
+  if (cause === undefined) return '';
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    if (typeof parsed.errorMessage === 'string') return parsed.errorMessage;
+  } catch {
+    // not JSON: a plain cause
+  }
+  return cause;
+}
+
+/**
+ * Abandons a group after `error`: before publishing, staged outputs are removed and the entry is
+ * `aborted` with the failure recorded; from publishing on, the commit is completed instead (the only
+ * safe direction), in which case the group ends `done` and the failure was healed.
+ */
+export async function rollbackStep(
+  deps: CommitDeps,
+  runId: string,
+  groupId: string,
+  error: CaughtError,
+): Promise<GroupStepResult> {
+  const outcome = await rollbackGroup(deps, runId, groupId, failureReason(error));
+  const failed = outcome.state === 'aborted' ? parseFailure(outcome.reason) : undefined;
+  return {
+    groupId,
+    state: outcome.state,
+    published: outcome.published.length,
+    retired: outcome.retired.length,
+    conflicts: outcome.conflicts.length,
+    ...(failed === undefined ? {} : { error: failed.error }),
+    ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
+  };
+}

@@ -1,0 +1,142 @@
+// The compact step: rewrites one planned group from the journal's inputs into the group's staging prefix
+// and records the outputs (`planned → staged`); a retry after success returns the same result, unchanged.
+import type { Clock } from '../../ports/clock.js';
+import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { stagingLeftovers } from '../commit.js';
+import { InvalidInputError } from '../errors.js';
+import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
+import {
+  type RewriteGroup,
+  type RewriteOptions,
+  type RewriteResult,
+  rewriteGroup,
+} from '../rewrite/rewrite.js';
+import type { RunContext } from '../run-input.js';
+import { fingerprintKey, outputKey, stagedOutputKey } from './layout.js';
+import type { GroupItem } from './plan.js';
+
+export type RewriteFn = (
+  io: { readonly source: ObjectStore; readonly target: ObjectStore },
+  group: RewriteGroup,
+  options: RewriteOptions,
+) => Promise<RewriteResult>;
+
+export interface CompactDeps {
+  readonly store: ObjectStore;
+  readonly journal: Journal;
+  readonly clock: Clock;
+  /** The engine; replaceable in tests. @default rewriteGroup */
+  readonly rewrite?: RewriteFn;
+  /** Decoded bytes a sort may hold (from the Lambda's memory). */
+  readonly sortMemoryBudgetBytes?: number;
+}
+
+export interface CompactStepResult {
+  readonly groupId: string;
+  readonly state: GroupJournalEntry['state'];
+  readonly outputs: number;
+  readonly rows: number;
+  readonly bytesRead: number;
+  /** The inputs' fingerprint, which verify compares the re-read outputs with. */
+  readonly fingerprint?: GroupFingerprint;
+}
+
+/**
+ * Rewrites the group unless a previous attempt did: `planned` → rewrite (after clearing any partial
+ * staging of a crashed attempt) → `staged`; `staged` or later → the recorded result. Inputs are only
+ * ever read; a failure leaves them where they are and the entry at `planned`.
+ */
+export async function compactGroup(
+  deps: CompactDeps,
+  run: RunContext,
+  item: GroupItem,
+): Promise<CompactStepResult> {
+  const entry = await requireEntry(deps.journal, run.runId, item.groupId);
+  if (entry.state !== 'planned') {
+    return {
+      groupId: item.groupId,
+      state: entry.state,
+      outputs: entry.outputs.length,
+      rows: entry.outputs.reduce((n, o) => n + o.rows, 0),
+      bytesRead: 0,
+      ...(entry.state === 'staged'
+        ? { fingerprint: await readFingerprint(deps.store, run.runId, item.groupId) }
+        : {}),
+    };
+  }
+  const leftovers = await stagingLeftovers(deps.store, entry.stagingPrefix);
+  if (leftovers.length > 0) await deps.store.deleteMany(leftovers.map((key) => ({ key })));
+  const rewrite = deps.rewrite ?? rewriteGroup;
+  const result = await rewrite(
+    { source: deps.store, target: deps.store },
+    {
+      groupId: item.groupId,
+      files: entry.inputs.map((i) => ({ key: i.key, size: i.size, etag: i.etag })),
+      expectedOutputFiles: item.expectedOutputFiles,
+    },
+    {
+      outputKey: (index) => stagedOutputKey(run, item.groupId, index),
+      codec: run.codec,
+      targetFileSizeBytes: run.targetFileSizeBytes,
+      ...(run.strategy === 'sort' && run.sortColumns !== undefined
+        ? {
+            sort: {
+              columns: run.sortColumns,
+              memoryBudgetBytes: deps.sortMemoryBudgetBytes ?? 512 * 1024 * 1024,
+            },
+          }
+        : {}),
+    },
+  );
+  await deps.store.put(fingerprintKey(run.runId, item.groupId), JSON.stringify(result.fingerprint), {
+    contentType: 'application/json',
+  });
+  const staged = await deps.journal.transition(
+    entry,
+    'staged',
+    {
+      outputs: result.outputs.map((o, index) => ({
+        stagingKey: o.key,
+        finalKey: outputKey(run, item.groupId, index),
+        etag: o.etag,
+        size: o.size,
+        rows: o.rows,
+      })),
+    },
+    deps.clock.now(),
+  );
+  return {
+    groupId: item.groupId,
+    state: staged.state,
+    outputs: result.outputs.length,
+    rows: result.fingerprint.rows,
+    bytesRead: result.bytesRead,
+    fingerprint: result.fingerprint,
+  };
+}
+
+/** The fingerprint the compact step stored beside the staged outputs. */
+export async function readFingerprint(
+  store: ObjectStore,
+  runId: string,
+  groupId: string,
+): Promise<GroupFingerprint> {
+  return JSON.parse(
+    new TextDecoder().decode(await store.get(fingerprintKey(runId, groupId))),
+  ) as GroupFingerprint;
+}
+
+export async function requireEntry(
+  journal: Journal,
+  runId: string,
+  groupId: string,
+): Promise<GroupJournalEntry> {
+  const entry = await journal.get(runId, groupId);
+  if (!entry) {
+    throw new InvalidInputError(
+      `No journal entry for group ${groupId} of run ${runId}: the plan step did not create it; re-run the execution from the start`,
+    );
+  }
+  return entry;
+}

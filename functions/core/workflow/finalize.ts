@@ -1,0 +1,208 @@
+// The finalize step: reads what every group of the run did from the journal (never from the Map's
+// output), settles groups a failed run left midway, records history, updates the partition and releases it.
+import type { Clock } from '../../ports/clock.js';
+import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { rollbackGroup } from '../commit.js';
+import type { RunContext } from '../run-input.js';
+import { type CaughtError, causeMessage, failureReason, parseFailure } from './commit.js';
+import type { CostEstimate } from './cost.js';
+import { refOf } from './lease.js';
+import type { PlanStepResult } from './plan.js';
+import type { PartitionLeases, RunHistory } from './ports.js';
+
+export type RunOutcome = 'compacted' | 'dry-run' | 'nothing-to-do' | 'gave-up' | 'failed';
+
+export interface FinalizeDeps {
+  readonly store: ObjectStore;
+  readonly journal: Journal;
+  readonly leases: PartitionLeases;
+  readonly clock: Clock;
+}
+
+export interface FinalizeRequest {
+  readonly outcome: RunOutcome;
+  /** The plan step's result, when the run got that far. */
+  readonly plan?: PlanStepResult;
+  /** The error a top-level Catch caught (outcome `failed`). */
+  readonly error?: CaughtError;
+  /** Why the run gave up waiting for a quiet partition. */
+  readonly reason?: string;
+}
+
+/** The run's summary: the execution's output, the completion event's detail, the SNS message. */
+export interface RunSummary {
+  readonly runId: string;
+  readonly table: string;
+  readonly partition: string;
+  readonly outcome: RunOutcome;
+  readonly status: 'SUCCEEDED' | 'FAILED';
+  readonly trigger: string;
+  readonly dryRun: boolean;
+  readonly groups: number;
+  readonly groupsDone: number;
+  /** Groups left alone because an input changed concurrently (clean, not a failure). */
+  readonly groupsAborted: number;
+  readonly failedGroups: number;
+  /** The first failed group's error (name = the Fail state's Error). */
+  readonly firstError?: { readonly error: string; readonly cause: string; readonly groupId?: string };
+  readonly filesBefore: number;
+  readonly bytesBefore: number;
+  /** Listed after the commit: includes files writers added meanwhile. */
+  readonly filesAfter: number;
+  readonly bytesAfter: number;
+  readonly filesRetired: number;
+  readonly filesPublished: number;
+  readonly rows: number;
+  readonly bytesRewritten: number;
+  readonly durationMs: number;
+  /** Longest window in which a listing reader could see a group's inputs and outputs together. */
+  readonly visibilityWindowMs: number;
+  readonly estimatedCost?: CostEstimate;
+  readonly planKey?: string;
+  readonly reason?: string;
+  /** Groups finalize could not settle (they stay in the journal for the sweep/operator). */
+  readonly unsettled?: readonly string[];
+}
+
+/**
+ * Ends a run, whatever happened before: (1) on failure, groups left between `planned` and `retired` are
+ * rolled back (before publishing) or forward (after) — a half-published group is never left behind;
+ * (2) the summary is computed from the journal and a listing of the partition; (3) the history item is
+ * written, the run's own file changes are applied to the partition statistics, and (4) the lease is
+ * released (setting lastCompactedAt when any group was published). Every part is idempotent.
+ */
+export async function finalizeRun(
+  deps: FinalizeDeps,
+  run: RunContext,
+  request: FinalizeRequest,
+): Promise<RunSummary> {
+  const now = deps.clock.now();
+  const journaled = request.outcome === 'compacted' || request.outcome === 'failed';
+  let entries: GroupJournalEntry[] = journaled ? await deps.journal.listRun(run.runId) : [];
+  const unsettled: string[] = [];
+  if (entries.some((e) => e.state !== 'done' && e.state !== 'aborted')) {
+    const reason = failureReason(
+      request.error ?? { Error: 'RunInterrupted', Cause: 'the run ended before this group' },
+    );
+    for (const entry of entries) {
+      if (entry.state === 'done' || entry.state === 'aborted') continue;
+      try {
+        await rollbackGroup(
+          { store: deps.store, journal: deps.journal, clock: deps.clock },
+          run.runId,
+          entry.groupId,
+          reason,
+        );
+      } catch (err) {
+        unsettled.push(
+          `${entry.groupId}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`,
+        );
+      }
+    }
+    entries = await deps.journal.listRun(run.runId);
+  }
+  entries.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
+  const done = entries.filter((e) => e.state === 'done');
+  const failures = entries
+    .map((e) => ({ entry: e, failure: e.state === 'aborted' ? parseFailure(e.reason) : undefined }))
+    .filter(
+      (f): f is { entry: GroupJournalEntry; failure: { error: string; cause: string } } =>
+        f.failure !== undefined,
+    );
+  const aborted = entries.filter((e) => e.state === 'aborted').length - failures.length;
+
+  const firstFailure = failures[0];
+  const firstError =
+    firstFailure !== undefined
+      ? {
+          error: firstFailure.failure.error,
+          cause: firstFailure.failure.cause,
+          groupId: firstFailure.entry.groupId,
+        }
+      : request.outcome === 'failed'
+        ? { error: request.error?.Error ?? 'UnknownError', cause: causeMessage(request.error?.Cause) }
+        : unsettled.length > 0
+          ? { error: 'UnsettledGroupError', cause: unsettled.join('; ') }
+          : undefined;
+  const failed = request.outcome === 'failed' || failures.length > 0 || unsettled.length > 0;
+
+  const after = journaled ? await listPartition(deps.store, run.partitionDir) : undefined;
+  const filesBefore = request.plan?.inputFiles ?? 0;
+  const bytesBefore = request.plan?.inputBytes ?? 0;
+  const retired = done.flatMap((e) => e.inputs);
+  const published = done.flatMap((e) => e.outputs);
+  const windows = done.map((e) =>
+    e.publishStartedAt !== undefined && e.retiredAt !== undefined ? e.retiredAt - e.publishStartedAt : 0,
+  );
+  const summary: RunSummary = {
+    runId: run.runId,
+    table: run.table,
+    partition: run.partition,
+    outcome: request.outcome,
+    status: failed ? 'FAILED' : 'SUCCEEDED',
+    trigger: run.trigger,
+    dryRun: run.dryRun,
+    groups: request.plan?.groupCount ?? entries.length,
+    groupsDone: done.length,
+    groupsAborted: aborted,
+    failedGroups: failures.length,
+    ...(firstError === undefined ? {} : { firstError }),
+    filesBefore,
+    bytesBefore,
+    filesAfter: after?.files ?? filesBefore,
+    bytesAfter: after?.bytes ?? bytesBefore,
+    filesRetired: retired.length,
+    filesPublished: published.length,
+    rows: published.reduce((n, o) => n + o.rows, 0),
+    bytesRewritten: retired.reduce((n, i) => n + i.size, 0),
+    durationMs: Math.max(0, now - run.startedAt),
+    visibilityWindowMs: Math.max(0, ...windows),
+    ...(request.plan === undefined
+      ? {}
+      : { estimatedCost: request.plan.estimatedCost, planKey: request.plan.planKey }),
+    ...(request.reason === undefined ? {} : { reason: request.reason }),
+    ...(unsettled.length === 0 ? {} : { unsettled }),
+  };
+
+  const history: RunHistory = {
+    ...summary,
+    startedAt: run.startedAt,
+    finishedAt: now,
+    strategy: run.strategy,
+    codec: run.codec,
+    groupResults: entries.map((e) => ({
+      groupId: e.groupId,
+      state: e.state,
+      ...(e.reason ? { reason: e.reason } : {}),
+    })),
+  };
+  await deps.leases.putHistory(history);
+  if (done.length > 0) {
+    await deps.leases.applyLayoutChange(refOf(run), {
+      bucket: run.bucket,
+      removed: retired.map((i) => ({ key: i.key })),
+      created: published.map((o) => ({ key: o.finalKey, size: o.size, etag: o.etag })),
+      at: now,
+    });
+  }
+  await deps.leases.release(refOf(run), run.runId, done.length > 0 ? { lastCompactedAt: now } : {});
+  return summary;
+}
+
+async function listPartition(
+  store: ObjectStore,
+  partitionDir: string,
+): Promise<{ files: number; bytes: number }> {
+  let files = 0;
+  let bytes = 0;
+  for await (const object of store.listAll(partitionDir)) {
+    const rest = object.key.slice(partitionDir.length);
+    // Files directly in the partition, data only (as the planner sees them).
+    if (rest.includes('/') || rest.startsWith('_') || rest.startsWith('.') || !rest.endsWith('.parquet'))
+      continue;
+    files += 1;
+    bytes += object.size;
+  }
+  return { files, bytes };
+}

@@ -1,0 +1,75 @@
+// The verify step: re-reads a group's staged outputs independently and compares them with the inputs'
+// fingerprint; only a match moves the journal to `verified`, which is what allows a commit.
+import type { Clock } from '../../ports/clock.js';
+import type { Journal } from '../../ports/journal.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { CorruptInputError, NotVerifiedError, VerificationError } from '../errors.js';
+import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
+import type { RunContext } from '../run-input.js';
+import { verifyOutputs } from '../verify/verify.js';
+import { readFingerprint, requireEntry } from './compact.js';
+
+export interface VerifyDeps {
+  readonly store: ObjectStore;
+  readonly journal: Journal;
+  readonly clock: Clock;
+}
+
+export interface VerifyStepResult {
+  readonly groupId: string;
+  readonly state: string;
+  readonly rows: number;
+  readonly outputs: number;
+}
+
+/**
+ * `staged` → verify → `verified`. Already verified (or further): nothing to do. A mismatch throws
+ * VerificationError and leaves the entry `staged`, so the rollback removes the staged outputs and
+ * nothing is published.
+ * @param fingerprint the compact step's result; read from staging when absent (a redriven execution).
+ */
+export async function verifyGroup(
+  deps: VerifyDeps,
+  run: RunContext,
+  groupId: string,
+  fingerprint?: GroupFingerprint,
+): Promise<VerifyStepResult> {
+  const entry = await requireEntry(deps.journal, run.runId, groupId);
+  const rows = entry.outputs.reduce((n, o) => n + o.rows, 0);
+  if (entry.state !== 'staged') {
+    if (entry.state === 'planned') {
+      throw new NotVerifiedError(
+        `Group ${groupId} of run ${run.runId} has no staged outputs to verify; compact it first`,
+      );
+    }
+    return { groupId, state: entry.state, rows, outputs: entry.outputs.length };
+  }
+  const expected = fingerprint ?? (await readFingerprint(deps.store, run.runId, groupId));
+  // The staged objects must be exactly what the rewrite journaled (the commit copies them If-Match that ETag).
+  const changed: string[] = [];
+  for (const output of entry.outputs) {
+    const head = await deps.store.head(output.stagingKey);
+    if (head === undefined) changed.push(`${output.stagingKey} is missing`);
+    else if (head.etag !== output.etag || head.size !== output.size) {
+      changed.push(
+        `${output.stagingKey} changed since it was written (ETag ${head.etag}, ${head.size} B; journaled ${output.etag}, ${output.size} B)`,
+      );
+    }
+  }
+  if (changed.length > 0) throw new VerificationError(`group ${groupId}: ${changed.join('; ')}`, { changed });
+  try {
+    await verifyOutputs(
+      deps.store,
+      entry.outputs.map((o) => ({ key: o.stagingKey, size: o.size })),
+      expected,
+    );
+  } catch (err) {
+    // An output that cannot be read back is a failed verification of our own write, not a bad input.
+    if (err instanceof CorruptInputError) {
+      throw new VerificationError(`group ${groupId}: output ${err.key} cannot be read back (${err.reason})`);
+    }
+    throw err;
+  }
+  const verified = await deps.journal.transition(entry, 'verified', {}, deps.clock.now());
+  return { groupId, state: verified.state, rows, outputs: entry.outputs.length };
+}

@@ -1,0 +1,21 @@
+// Plan Lambda: inventories and plans the run's partition, stores the plan and the Map's items file,
+// creates the journal entries; returns only small data (counts, cost, where the plan is).
+import { z } from 'zod';
+import { parseStepEvent, runContextSchema } from '../core/run-input.js';
+import { type PlanStepResult, planRun } from '../core/workflow/plan.js';
+import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
+
+const eventSchema = z.object({ run: runContextSchema });
+
+export function createPlanHandler(runtime: WorkflowRuntime): (event: unknown) => Promise<PlanStepResult> {
+  return async (event) => {
+    const { run } = parseStepEvent(eventSchema, event, 'plan');
+    return planRun(
+      { store: runtime.storeFor(run.bucket), journal: runtime.journalFor(run.bucket), clock: runtime.clock },
+      run,
+      { inlineGroupLimit: runtime.env.INLINE_GROUP_LIMIT, compactMemoryMb: runtime.env.COMPACT_MEMORY_MB },
+    );
+  };
+}
+
+export const handler = workflowEntry((runtime) => createPlanHandler(runtime));

@@ -1,0 +1,35 @@
+// Verify Lambda: re-reads a group's staged outputs and compares them with the inputs' fingerprint
+// (staged → verified); a mismatch throws VerificationError, which the state machine never retries.
+import { z } from 'zod';
+import type { GroupFingerprint } from '../core/fingerprint/fingerprint.js';
+import { parseStepEvent, runContextSchema } from '../core/run-input.js';
+import { type VerifyStepResult, verifyGroup } from '../core/workflow/verify.js';
+import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
+
+const fingerprintSchema = z.object({
+  rows: z.number().int().nonnegative(),
+  schemaFingerprint: z.string(),
+  nullCounts: z.record(z.string(), z.number()),
+  hash: z.string(),
+});
+
+const eventSchema = z.object({
+  run: runContextSchema,
+  groupId: z.string().min(1),
+  /** The compact step's result (its fingerprint is absent when a retry found the group past `staged`). */
+  compact: z.looseObject({ fingerprint: fingerprintSchema.nullish() }).nullish(),
+});
+
+export function createVerifyHandler(runtime: WorkflowRuntime): (event: unknown) => Promise<VerifyStepResult> {
+  return async (event) => {
+    const { run, groupId, compact } = parseStepEvent(eventSchema, event, 'verify');
+    return verifyGroup(
+      { store: runtime.storeFor(run.bucket), journal: runtime.journalFor(run.bucket), clock: runtime.clock },
+      run,
+      groupId,
+      (compact?.fingerprint ?? undefined) as GroupFingerprint | undefined,
+    );
+  };
+}
+
+export const handler = workflowEntry((runtime) => createVerifyHandler(runtime));

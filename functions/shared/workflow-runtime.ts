@@ -1,0 +1,116 @@
+// What every compaction-workflow handler needs, built once per cold start from its environment: the
+// tables, one ObjectStore and Journal per bucket, the partition leases and the clock.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { z } from 'zod';
+import { DynamoJournal } from '../adapters/dynamodb-journal.js';
+import { DynamoPartitionLease } from '../adapters/dynamodb-partition-lease.js';
+import { createDefaultS3Client } from '../adapters/open-store.js';
+import { S3ObjectStore } from '../adapters/s3-object-store.js';
+import { parseTableConfigs, resolveTablePolicy, type TableConfig } from '../core/table-config.js';
+import { JOURNAL_MANIFEST_PREFIX } from '../core/workflow/layout.js';
+import type { PartitionLeases } from '../core/workflow/ports.js';
+import { type Clock, systemClock } from '../ports/clock.js';
+import type { Journal } from '../ports/journal.js';
+import type { ObjectStore } from '../ports/object-store.js';
+import { baseEnvSchema, parseEnv } from './env.js';
+import { createObservability, withObservability } from './middleware.js';
+
+/** Variables of the workflow's functions (set by the CompactionWorkflow construct). */
+export const workflowEnvSchema = baseEnvSchema.extend({
+  /** Comma-separated buckets with versioning on: their inputs are retired by delete, not moved to trash. */
+  VERSIONED_BUCKETS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((b) => b.trim())
+        .filter((b) => b !== ''),
+    ),
+  /** Plans with at most this many groups use the inline Map (and list the groups in the state). */
+  INLINE_GROUP_LIMIT: z.coerce.number().int().positive().default(40),
+  /** Memory of the compact function (cost estimate and the sort budget). */
+  COMPACT_MEMORY_MB: z.coerce.number().int().positive().default(3008),
+  /** Quiet checks before a run gives up on a busy partition. */
+  QUIET_MAX_ROUNDS: z.coerce.number().int().positive().default(6),
+  QUIET_MAX_WAIT_SECONDS: z.coerce.number().int().positive().default(900),
+});
+export type WorkflowEnv = z.infer<typeof workflowEnvSchema>;
+
+export interface WorkflowRuntime {
+  readonly env: WorkflowEnv;
+  readonly tables: readonly TableConfig[];
+  readonly clock: Clock;
+  readonly leases: PartitionLeases;
+  storeFor(bucket: string): ObjectStore;
+  journalFor(bucket: string): Journal;
+}
+
+export interface RuntimeOptions {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly s3?: S3Client;
+  readonly dynamodb?: DynamoDBClient;
+  readonly clock?: Clock;
+  /** Wraps every store (fault injection in tests). */
+  readonly wrapStore?: (store: ObjectStore, bucket: string) => ObjectStore;
+}
+
+/** Builds the runtime; invalid variables fail the cold start naming every one. */
+export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime {
+  const env = parseEnv(workflowEnvSchema, options.env as NodeJS.ProcessEnv);
+  const tables = parseTableConfigs(env.TABLES);
+  const s3 = options.s3 ?? createDefaultS3Client(options.env);
+  const dynamodb = options.dynamodb ?? new DynamoDBClient({});
+  const stores = new Map<string, ObjectStore>();
+  const journals = new Map<string, Journal>();
+  const storeFor = (bucket: string): ObjectStore => {
+    let store = stores.get(bucket);
+    if (store === undefined) {
+      const plain = new S3ObjectStore({ client: s3, bucket });
+      store = options.wrapStore ? options.wrapStore(plain, bucket) : plain;
+      stores.set(bucket, store);
+    }
+    return store;
+  };
+  return {
+    env,
+    tables,
+    clock: options.clock ?? systemClock,
+    leases: new DynamoPartitionLease({
+      client: dynamodb,
+      tableName: env.TABLE_NAME,
+      tables,
+      policies: new Map(tables.map((t) => [t.name, resolveTablePolicy(t)])),
+    }),
+    storeFor,
+    journalFor(bucket) {
+      let journal = journals.get(bucket);
+      if (journal === undefined) {
+        journal = new DynamoJournal({
+          client: dynamodb,
+          tableName: env.TABLE_NAME,
+          manifests: { store: storeFor(bucket), prefix: JOURNAL_MANIFEST_PREFIX },
+        });
+        journals.set(bucket, journal);
+      }
+      return journal;
+    },
+  };
+}
+
+/**
+ * A Lambda entry for a workflow step: the environment is captured when the module loads (the cold start;
+ * the local cloud sets each function's variables only then), the runtime is built on the first event —
+ * so importing a handler module (tests, tools) never fails on a missing variable.
+ */
+export function workflowEntry<R>(
+  create: (runtime: WorkflowRuntime) => (event: unknown) => Promise<R>,
+  env: Readonly<Record<string, string | undefined>> = { ...process.env },
+): ReturnType<typeof withObservability<unknown, R>> {
+  let step: ((event: unknown) => Promise<R>) | undefined;
+  return withObservability(async (event: unknown) => {
+    step ??= create(createWorkflowRuntime({ env }));
+    return step(event);
+  }, createObservability());
+}

@@ -1,0 +1,431 @@
+// The CompactionWorkflow construct: the compaction state machine (JSONPath, one execution per partition
+// run) and its Lambdas, with logging, X-Ray, retries by error name and a rollback on every group failure.
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { Construct } from 'constructs';
+import { projectFunction } from './node-function.js';
+
+/** Errors a later attempt can fix: throttling, lost races, Lambda service hiccups. Retried with backoff. */
+export const TRANSIENT_ERRORS = [
+  'TransientStoreError',
+  'JournalConflictError',
+  'Lambda.TooManyRequestsException',
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.ClientExecutionTimeoutException',
+] as const;
+
+/** Errors no retry can fix; never listed in a Retry (documented here for the template test). */
+export const PERMANENT_ERRORS = ['VerificationError', 'CorruptInputError', 'UnsupportedInputError'] as const;
+
+export interface CompactionWorkflowProps {
+  /** The single table (partition items, journal, history). */
+  readonly stateTable: dynamodb.ITable;
+  /** The TABLES JSON every handler parses (see `parseTableConfigs`). */
+  readonly tablesJson: string;
+  /** Buckets holding the tables: the functions read, write and delete there. */
+  readonly bucketNames: readonly string[];
+  /**
+   * Buckets with versioning on: inputs are retired by delete (old versions stay until vacuum). Others
+   * move inputs to `_lake-compactor/trash/`.
+   * @default [] — every bucket uses trash mode, which is safe on both kinds
+   */
+  readonly versionedBuckets?: readonly string[];
+  /**
+   * Plans with at most this many groups run in an inline Map; larger ones in a Distributed Map that
+   * reads its items from S3 (the execution history stays small either way).
+   * @default 40
+   */
+  readonly inlineGroupLimit?: number;
+  /** Groups compacted at once in the inline Map. @default 10 */
+  readonly inlineMaxConcurrency?: number;
+  /** Groups compacted at once in the Distributed Map. @default 50 */
+  readonly distributedMaxConcurrency?: number;
+  /** Memory of the compact and verify functions, MB (more memory = more CPU). @default 3008 */
+  readonly compactMemoryMb?: number;
+  /** Quiet-partition checks before giving up. @default 6 */
+  readonly quietMaxRounds?: number;
+  /** Event bus for completion events. @default the account's default bus */
+  readonly eventBus?: events.IEventBus;
+  /** Topic for run notifications. @default a new topic */
+  readonly notificationTopic?: sns.ITopic;
+  /** Retention of the functions' and the state machine's logs. @default one month */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+/** Source of completion events (match it in EventBridge rules). */
+export const EVENT_SOURCE = 'lake-compactor';
+export const EVENT_DETAIL_TYPE = 'Compaction Run Finished';
+
+/**
+ * One execution per partition run: validate → lease → quiet wait → plan → (dry run | nothing) or
+ * Map / Distributed Map of compact → verify → commit (Catch → rollback) → finalize → event + SNS.
+ */
+export class CompactionWorkflow extends Construct {
+  public readonly stateMachine: sfn.StateMachine;
+  public readonly notificationTopic: sns.ITopic;
+  public readonly functions: Readonly<Record<string, nodejs.NodejsFunction>>;
+  public readonly logGroup: logs.LogGroup;
+
+  private readonly props: CompactionWorkflowProps;
+
+  constructor(scope: Construct, id: string, props: CompactionWorkflowProps) {
+    super(scope, id);
+    this.props = props;
+    const inlineLimit = props.inlineGroupLimit ?? 40;
+    const memory = props.compactMemoryMb ?? 3008;
+    const env = {
+      TABLE_NAME: props.stateTable.tableName,
+      TABLES: props.tablesJson,
+      VERSIONED_BUCKETS: (props.versionedBuckets ?? []).join(','),
+      INLINE_GROUP_LIMIT: String(inlineLimit),
+      COMPACT_MEMORY_MB: String(memory),
+      QUIET_MAX_ROUNDS: String(props.quietMaxRounds ?? 6),
+    };
+    const fn = (name: string, file: string, memorySize: number, timeout: Duration, description: string) =>
+      projectFunction(this, name, file, {
+        memorySize,
+        timeout,
+        description,
+        environment: env,
+        parquetWasm: true,
+        ...(this.props.logRetention === undefined ? {} : { logRetention: this.props.logRetention }),
+      });
+    const functions = {
+      validate: fn('Validate', 'validate.ts', 256, Duration.seconds(60), 'Validates a compaction request'),
+      lease: fn('Lease', 'lease.ts', 256, Duration.seconds(30), 'Takes a partition lease, checks quiet'),
+      plan: fn('Plan', 'plan.ts', 1024, Duration.minutes(5), 'Inventories and plans one partition'),
+      compact: fn(
+        'Compact',
+        'compact.ts',
+        memory,
+        Duration.minutes(15),
+        'Rewrites one file group to staging',
+      ),
+      verify: fn('Verify', 'verify.ts', memory, Duration.minutes(15), 'Re-reads staged outputs, compares'),
+      commit: fn('Commit', 'commit.ts', 512, Duration.minutes(5), 'Publishes outputs, retires inputs'),
+      rollback: fn('Rollback', 'rollback.ts', 512, Duration.minutes(5), 'Rolls a failed group back'),
+      finalize: fn('Finalize', 'finalize.ts', 512, Duration.minutes(5), 'Records a run, releases the lease'),
+    };
+    this.functions = functions;
+    for (const f of Object.values(functions)) props.stateTable.grantReadWriteData(f);
+    const objects = props.bucketNames.map((b) => `arn:aws:s3:::${b}/*`);
+    const buckets = props.bucketNames.map((b) => `arn:aws:s3:::${b}`);
+    for (const f of [
+      functions.plan,
+      functions.compact,
+      functions.verify,
+      functions.commit,
+      functions.rollback,
+      functions.finalize,
+    ]) {
+      f.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: [
+            's3:GetObject',
+            's3:GetObjectVersion',
+            's3:PutObject',
+            's3:DeleteObject',
+            's3:AbortMultipartUpload',
+          ],
+          resources: objects,
+        }),
+      );
+      f.addToRolePolicy(
+        new iam.PolicyStatement({ actions: ['s3:ListBucket', 's3:ListBucketVersions'], resources: buckets }),
+      );
+    }
+
+    this.notificationTopic =
+      props.notificationTopic ??
+      new sns.Topic(this, 'Notifications', { displayName: 'lake-compactor runs', enforceSSL: true });
+    const bus = props.eventBus ?? events.EventBus.fromEventBusName(this, 'DefaultBus', 'default');
+
+    const definition = this.definition(functions, bus, inlineLimit);
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      definitionBody: sfn.DefinitionBody.fromChainable(definition),
+      tracingEnabled: true,
+      logs: { destination: this.logGroup, level: sfn.LogLevel.ALL, includeExecutionData: true },
+      comment:
+        'lake-compactor: compact one partition (validate, lease, quiet, plan, compact/verify/commit, finalize)',
+    });
+    // The Distributed Map reads its items file from the data buckets.
+    this.stateMachine.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: objects }),
+    );
+    // Validate starts one child execution per partition. A separate policy, not the function's default
+    // one, because the state machine depends on the function (a grant there would be a cycle).
+    new iam.Policy(this, 'ValidateStartsChildren', {
+      roles: [functions.validate.role as iam.IRole],
+      statements: [
+        new iam.PolicyStatement({
+          actions: ['states:StartExecution', 'states:DescribeExecution'],
+          resources: [
+            this.stateMachine.stateMachineArn,
+            Stack.of(this).formatArn({
+              service: 'states',
+              resource: 'execution',
+              resourceName: `${this.stateMachine.stateMachineName}:*`,
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          ],
+        }),
+      ],
+    });
+  }
+
+  private definition(
+    fns: Record<
+      'validate' | 'lease' | 'plan' | 'compact' | 'verify' | 'commit' | 'rollback' | 'finalize',
+      lambda.IFunction
+    >,
+    bus: events.IEventBus,
+    inlineLimit: number,
+  ): sfn.IChainable {
+    const finalize = (name: string, outcome: string, resultPath: string) =>
+      this.task(name, fns.finalize, { outcome, 'state.$': '$' }, { resultPath });
+
+    // Failure path: settle groups, record, release, announce, fail with the caught error.
+    const failed = new sfn.Fail(this, 'Run failed', {
+      errorPath: '$.error.Error',
+      causePath: '$.error.Cause',
+    });
+    const recordFailure = finalize('Record failure', 'failed', '$.result');
+    recordFailure.addCatch(failed, { resultPath: '$.finalizeError' });
+    recordFailure
+      .next(this.announce('Announce failure', bus))
+      .next(this.notify('Notify failure'))
+      .next(failed);
+    const onError = (state: sfn.TaskStateBase | sfn.Map | sfn.DistributedMap) =>
+      state.addCatch(recordFailure, { errors: ['States.ALL'], resultPath: '$.error' });
+
+    const validate = this.task(
+      'Validate input',
+      fns.validate,
+      {
+        'input.$': '$',
+        execution: {
+          'name.$': '$$.Execution.Name',
+          'id.$': '$$.Execution.Id',
+          'startTime.$': '$$.Execution.StartTime',
+        },
+        'stateMachineArn.$': '$$.StateMachine.Id',
+      },
+      {}, // the result replaces the input (ResultPath omitted = '$')
+    );
+    const childrenStarted = new sfn.Succeed(this, 'Child executions started', {
+      comment: 'One execution per partition was started; see $.children',
+    });
+
+    const acquire = this.task(
+      'Acquire lease',
+      fns.lease,
+      { action: 'acquire', 'run.$': '$.run' },
+      { resultPath: '$.lease' },
+    );
+    acquire.addCatch(
+      new sfn.Fail(this, 'Lease held', { errorPath: '$.error.Error', causePath: '$.error.Cause' }),
+      {
+        errors: ['LeaseHeldError'],
+        resultPath: '$.error',
+      },
+    );
+    onError(acquire);
+
+    const checkQuiet = this.task(
+      'Check quiet',
+      fns.lease,
+      { action: 'quiet', 'run.$': '$.run', 'round.$': '$.lease.quiet.round' },
+      { resultPath: '$.lease.quiet' },
+    );
+    onError(checkQuiet);
+    const waitQuiet = new sfn.Wait(this, 'Wait for quiet', {
+      time: sfn.WaitTime.secondsPath('$.lease.quiet.waitSeconds'),
+    });
+    const gaveUp = finalize('Finish: partition busy', 'gave-up', '$.result');
+    onError(gaveUp);
+
+    const plan = this.task('Plan partition', fns.plan, { 'run.$': '$.run' }, { resultPath: '$.plan' });
+    onError(plan);
+    const dryRun = finalize('Finish: dry run', 'dry-run', '$.result');
+    onError(dryRun);
+    const nothing = finalize('Finish: nothing to compact', 'nothing-to-do', '$.result');
+    onError(nothing);
+    const finishedEarly = new sfn.Succeed(this, 'Finished without compacting', { outputPath: '$.result' });
+    dryRun.next(finishedEarly);
+    nothing.next(finishedEarly);
+    gaveUp.next(finishedEarly);
+
+    const selector = { 'run.$': '$.run', 'group.$': '$$.Map.Item.Value' };
+    const inline = new sfn.Map(this, 'Compact groups', {
+      itemsPath: '$.plan.groups',
+      itemSelector: selector,
+      maxConcurrency: this.props.inlineMaxConcurrency ?? 10,
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    inline.itemProcessor(this.groupChain(fns, ''));
+    onError(inline);
+    const distributed = new sfn.DistributedMap(this, 'Compact groups (distributed)', {
+      itemReader: new sfn.S3JsonItemReader({
+        bucketNamePath: sfn.JsonPath.stringAt('$.plan.bucket'),
+        key: sfn.JsonPath.stringAt('$.plan.itemsKey'),
+      }),
+      itemSelector: selector,
+      maxConcurrency: this.props.distributedMaxConcurrency ?? 50,
+      mapExecutionType: sfn.StateMachineType.STANDARD,
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    distributed.itemProcessor(this.groupChain(fns, ' (distributed)'));
+    onError(distributed);
+
+    const finish = finalize('Finalize run', 'compacted', '$.result');
+    onError(finish);
+    const succeeded = new sfn.Succeed(this, 'Compacted', { outputPath: '$.result' });
+    const groupFailed = new sfn.Fail(this, 'Group failed', {
+      errorPath: '$.result.firstError.error',
+      causePath: '$.result.firstError.cause',
+    });
+    finish
+      .next(this.announce('Announce completion', bus))
+      .next(this.notify('Notify completion'))
+      .next(
+        new sfn.Choice(this, 'Any group failed?')
+          .when(sfn.Condition.stringEquals('$.result.status', 'FAILED'), groupFailed)
+          .otherwise(succeeded),
+      );
+    inline.next(finish);
+    distributed.next(finish);
+
+    const mapChoice = new sfn.Choice(this, 'Groups fit inline?')
+      .when(sfn.Condition.numberLessThanEquals('$.plan.groupCount', inlineLimit), inline)
+      .otherwise(distributed);
+    const afterPlan = new sfn.Choice(this, 'Dry run or nothing to do?')
+      .when(sfn.Condition.booleanEquals('$.run.dryRun', true), dryRun)
+      .when(sfn.Condition.numberEquals('$.plan.groupCount', 0), nothing)
+      .otherwise(mapChoice);
+    plan.next(afterPlan);
+
+    const quietChoice = new sfn.Choice(this, 'Partition quiet?')
+      .when(sfn.Condition.booleanEquals('$.lease.quiet.quiet', true), plan)
+      .when(sfn.Condition.booleanEquals('$.lease.quiet.giveUp', true), gaveUp)
+      .otherwise(waitQuiet);
+    waitQuiet.next(checkQuiet);
+    checkQuiet.next(quietChoice);
+    acquire.next(quietChoice);
+
+    return validate.next(
+      new sfn.Choice(this, 'Several partitions?')
+        .when(sfn.Condition.stringEquals('$.mode', 'fanout'), childrenStarted)
+        .otherwise(acquire),
+    );
+  }
+
+  /** compact → verify → commit for one group; any failure → rollback, and the Map goes on. */
+  private groupChain(
+    fns: Record<'compact' | 'verify' | 'commit' | 'rollback', lambda.IFunction>,
+    suffix: string,
+  ): sfn.IChainable {
+    const compact = this.task(
+      `Compact group${suffix}`,
+      fns.compact,
+      { 'run.$': '$.run', 'group.$': '$.group' },
+      {
+        resultPath: '$.compact',
+        extraRetries: [{ errors: ['States.Timeout', 'Sandbox.Timedout'], maxAttempts: 1 }],
+      },
+    );
+    const verify = this.task(
+      `Verify group${suffix}`,
+      fns.verify,
+      { 'run.$': '$.run', 'groupId.$': '$.group.groupId', 'compact.$': '$.compact' },
+      { resultPath: '$.verify' },
+    );
+    const commit = this.task(
+      `Commit group${suffix}`,
+      fns.commit,
+      { 'run.$': '$.run', 'groupId.$': '$.group.groupId' },
+      { resultPath: '$.commit', outputPath: '$.commit' },
+    );
+    const rollback = this.task(
+      `Roll back group${suffix}`,
+      fns.rollback,
+      { 'run.$': '$.run', 'groupId.$': '$.group.groupId', 'error.$': '$.error' },
+      { resultPath: '$.rollback', outputPath: '$.rollback' },
+    );
+    for (const step of [compact, verify, commit]) {
+      step.addCatch(rollback, { errors: ['States.ALL'], resultPath: '$.error' });
+    }
+    // Each iteration returns {}: the Map's result array stays tiny however many groups there are
+    // (finalize reads the outcome of every group from the journal, not from the Map).
+    const finished = new sfn.Pass(this, `Group finished${suffix}`, { result: sfn.Result.fromObject({}) });
+    rollback.next(finished);
+    return compact.next(verify).next(commit).next(finished);
+  }
+
+  /** A Lambda task (direct ARN, payload = the function's event) with retries on transient errors only. */
+  private task(
+    name: string,
+    fn: lambda.IFunction,
+    payload: Record<string, unknown>,
+    options: { resultPath?: string; outputPath?: string; extraRetries?: sfn.RetryProps[] },
+  ): tasks.LambdaInvoke {
+    const task = new tasks.LambdaInvoke(this, name, {
+      lambdaFunction: fn,
+      payload: sfn.TaskInput.fromObject(payload),
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+      ...(options.resultPath === undefined ? {} : { resultPath: options.resultPath }),
+      ...(options.outputPath === undefined ? {} : { outputPath: options.outputPath }),
+    });
+    task.addRetry({
+      errors: [...TRANSIENT_ERRORS],
+      interval: Duration.seconds(2),
+      backoffRate: 2,
+      maxAttempts: 6,
+      maxDelay: Duration.seconds(60),
+    });
+    for (const retry of options.extraRetries ?? []) task.addRetry(retry);
+    return task;
+  }
+
+  private announce(name: string, bus: events.IEventBus): tasks.EventBridgePutEvents {
+    const task = new tasks.EventBridgePutEvents(this, name, {
+      entries: [
+        {
+          eventBus: bus,
+          source: EVENT_SOURCE,
+          detailType: EVENT_DETAIL_TYPE,
+          detail: sfn.TaskInput.fromJsonPathAt('$.result'),
+        },
+      ],
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    task.addRetry({ errors: ['States.ALL'], interval: Duration.seconds(2), backoffRate: 2, maxAttempts: 3 });
+    return task;
+  }
+
+  private notify(name: string): tasks.SnsPublish {
+    const task = new tasks.SnsPublish(this, name, {
+      topic: this.notificationTopic,
+      subject: 'lake-compactor run finished',
+      message: sfn.TaskInput.fromJsonPathAt('$.result'),
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    task.addRetry({ errors: ['States.ALL'], interval: Duration.seconds(2), backoffRate: 2, maxAttempts: 3 });
+    return task;
+  }
+}

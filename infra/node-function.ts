@@ -1,0 +1,82 @@
+// The one way this project builds a Lambda: Node.js 22 on arm64, an ESM bundle with source maps
+// and kept class names, its own log group and X-Ray tracing — so every function behaves alike.
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { RemovalPolicy } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface ProjectFunctionOptions
+  extends Pick<
+    nodejs.NodejsFunctionProps,
+    'description' | 'memorySize' | 'timeout' | 'environment' | 'ephemeralStorageSize'
+  > {
+  /** @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+  /** Ship parquet-wasm's `.wasm` beside the bundle (functions that read or write Parquet data pages). */
+  readonly parquetWasm?: boolean;
+}
+
+/** Creates `functions/handlers/<handlerFile>` as a Lambda with the project's runtime settings. */
+export function projectFunction(
+  scope: Construct,
+  id: string,
+  handlerFile: string,
+  options: ProjectFunctionOptions,
+): nodejs.NodejsFunction {
+  const { logRetention, parquetWasm, ...functionOptions } = options;
+  const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
+    retention: logRetention ?? logs.RetentionDays.ONE_MONTH,
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
+  return new nodejs.NodejsFunction(scope, id, {
+    entry: path.join(root, 'functions', 'handlers', handlerFile),
+    handler: 'handler',
+    runtime: lambda.Runtime.NODEJS_22_X,
+    architecture: lambda.Architecture.ARM_64,
+    logGroup,
+    tracing: lambda.Tracing.ACTIVE,
+    ...functionOptions,
+    environment: {
+      NODE_OPTIONS: '--enable-source-maps',
+      POWERTOOLS_SERVICE_NAME: 'lake-compactor',
+      ...functionOptions.environment,
+    },
+    bundling: {
+      format: nodejs.OutputFormat.ESM,
+      target: 'node22',
+      sourceMap: true,
+      minify: true,
+      // Error classes keep their names: Step Functions Retry/Catch match on them (minified, they would not).
+      keepNames: true,
+      // ESM bundles need `require` for the CommonJS dependencies esbuild inlines, and `__dirname` for
+      // parquet-wasm, which reads its .wasm file from beside its module (copied there after bundling).
+      banner: [
+        "import { createRequire } from 'module';",
+        "import { fileURLToPath as __lcFileUrlToPath } from 'url';",
+        "import { dirname as __lcDirname } from 'path';",
+        'const require = createRequire(import.meta.url);',
+        'const __filename = __lcFileUrlToPath(import.meta.url);',
+        'const __dirname = __lcDirname(__filename);',
+      ].join(' '),
+      externalModules: ['@aws-sdk/*'],
+      ...(parquetWasm
+        ? {
+            commandHooks: {
+              beforeBundling: () => [],
+              beforeInstall: () => [],
+              afterBundling: (inputDir: string, outputDir: string) => [
+                `cp "${inputDir}/node_modules/parquet-wasm/node/parquet_wasm_bg.wasm" "${outputDir}/"`,
+              ],
+            },
+          }
+        : {}),
+    },
+    projectRoot: root,
+    depsLockFilePath: path.join(root, 'package-lock.json'),
+  });
+}

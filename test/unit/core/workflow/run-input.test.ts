@@ -1,0 +1,165 @@
+// Unit tests of the operator input: every problem is reported at once before anything changes, and a
+// valid request is normalised with the table's defaults (or fanned out with deterministic child names).
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../../../../functions/core/errors.js';
+import { childExecutionName, normalizeRunInput } from '../../../../functions/core/run-input.js';
+import { parseTableConfigs } from '../../../../functions/core/table-config.js';
+
+const tables = parseTableConfigs([
+  { name: 'events', bucket: 'lake', prefix: 'events/', partitionColumns: ['date'] },
+  {
+    name: 'clicks',
+    bucket: 'versioned-lake',
+    prefix: 'clicks',
+    partitionColumns: ['day', 'hour'],
+    sortColumns: ['ts'],
+    codec: 'snappy',
+    targetFileSizeMB: 256,
+  },
+]);
+const options = {
+  executionName: 'run-1',
+  startedAt: 1_700_000_000_000,
+  versionedBuckets: ['versioned-lake'],
+};
+
+function problems(raw: unknown): string[] {
+  try {
+    normalizeRunInput(raw, tables, options);
+  } catch (err) {
+    if (err instanceof InvalidInputError) return [...err.issues];
+    throw err;
+  }
+  return [];
+}
+
+describe('normalizeRunInput', () => {
+  it('resolves a one-partition request with the table policy defaults and trash mode on an unversioned bucket', () => {
+    // Prepare
+    const raw = { table: 'events', partition: 'date=2024-01-15' };
+
+    // Act
+    const result = normalizeRunInput(raw, tables, options);
+
+    // Assess
+    expect(result).toEqual({
+      mode: 'single',
+      run: expect.objectContaining({
+        runId: 'run-1',
+        bucket: 'lake',
+        tableRoot: 'events',
+        partition: 'date=2024-01-15',
+        partitionDir: 'events/date=2024-01-15/',
+        strategy: 'binpack',
+        codec: 'zstd',
+        targetFileSizeBytes: 128 * 1024 * 1024,
+        quietMinutes: 15,
+        dryRun: false,
+        force: false,
+        trigger: 'operator',
+        retireMode: 'trash',
+      }),
+    });
+  });
+
+  it('takes the table sort strategy, codec and target, accepts a full key prefix, and deletes on a versioned bucket', () => {
+    // Prepare
+    const raw = { table: 'clicks', partition: 'clicks/day=2024-01-15/hour=03/', generation: 4 };
+
+    // Act
+    const result = normalizeRunInput(raw, tables, options);
+
+    // Assess
+    expect(result.mode === 'single' && result.run).toMatchObject({
+      partition: 'day=2024-01-15/hour=03',
+      strategy: 'sort',
+      sortColumns: ['ts'],
+      codec: 'snappy',
+      targetFileSizeBytes: 256 * 1024 * 1024,
+      trigger: 'profiler',
+      generation: 4,
+      retireMode: 'delete-versioned',
+    });
+  });
+
+  it('lists every problem at once: unknown table with the configured names, sort without columns, typos', () => {
+    // Prepare
+    const raw = { table: 'orders', partition: 'x', strategy: 'sort', targetFileSizeMB: -1, sortColum: ['a'] };
+
+    // Act
+    const found = problems(raw);
+
+    // Assess
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'table: "orders" is not configured; configured tables: "events", "clicks"',
+        'sortColumns: strategy "sort" needs sortColumns, e.g. ["event_time"]',
+        expect.stringContaining('Unrecognized key: "sortColum"'),
+        expect.stringMatching(/^targetFileSizeMB: /),
+      ]),
+    );
+  });
+
+  it('refuses partitions that do not match the partition columns, hidden or relative segments, and both forms at once', () => {
+    // Prepare / Act / Assess
+    expect(problems({ table: 'events', partition: 'day=2024-01-15' })[0]).toContain(
+      'expected "date=<value>"',
+    );
+    expect(problems({ table: 'events', partition: 'date=1/../x' })[0]).toContain(
+      'relative or hidden segment',
+    );
+    expect(problems({ table: 'events', partition: '' })[0]).toContain('partitioned by date');
+    expect(problems({ table: 'events', partition: 'date=1', partitions: ['date=2'] })[0]).toContain(
+      'exactly one of',
+    );
+    expect(problems({ table: 'events', partitions: ['date=1', '/date=1/'] })).toEqual([
+      'partitions: "date=1" is listed twice; list each partition once',
+    ]);
+    expect(
+      problems({ table: 'events', partition: 'date=1', targetFileSizeMB: 64, maxGroupMB: 100 })[0],
+    ).toContain('maxGroupMB must be at least 2 × targetFileSizeMB (128)');
+  });
+
+  it('fans several partitions out into children whose names are deterministic and at most 80 characters', () => {
+    // Prepare
+    const raw = { table: 'events', partitions: ['date=2024-01-01', 'date=2024-01-02'], dryRun: true };
+
+    // Act
+    const first = normalizeRunInput(raw, tables, options);
+    const again = normalizeRunInput(raw, tables, options);
+
+    // Assess
+    expect(first).toEqual(again);
+    expect(first.mode === 'fanout' && first.children.map((c) => [c.partition, c.input])).toEqual([
+      [
+        'date=2024-01-01',
+        { table: 'events', partition: 'date=2024-01-01', dryRun: true, trigger: 'operator' },
+      ],
+      [
+        'date=2024-01-02',
+        { table: 'events', partition: 'date=2024-01-02', dryRun: true, trigger: 'operator' },
+      ],
+    ]);
+    const long = childExecutionName('x'.repeat(80), 'date=2024-01-01', 12);
+    expect(long.length).toBeLessThanOrEqual(80);
+    expect(long).toMatch(/^x+-p12-[0-9a-f]{8}$/);
+  });
+});
+
+describe('events/workflow-*.json', () => {
+  it('are all valid requests for the example table', async () => {
+    // Prepare
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const dir = new URL('../../../../events/', import.meta.url);
+    const files = readdirSync(dir).filter((f) => f.startsWith('workflow-') && f.endsWith('.json'));
+
+    // Act
+    const modes = files.map(
+      (f) => normalizeRunInput(JSON.parse(readFileSync(new URL(f, dir), 'utf8')), tables, options).mode,
+    );
+
+    // Assess
+    expect(files.length).toBeGreaterThanOrEqual(6);
+    expect(modes.filter((m) => m === 'fanout')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,212 @@
+// Unit tests of the workflow's step services over in-memory adapters and real Parquet: each step is
+// idempotent, verification guards the commit, failures are recorded, and finalize never leaves a group midway.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
+import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { commitGroup } from '../../../../functions/core/commit.js';
+import { VerificationError } from '../../../../functions/core/errors.js';
+import { normalizeRunInput, type RunContext } from '../../../../functions/core/run-input.js';
+import { parseTableConfigs } from '../../../../functions/core/table-config.js';
+import { commitStep, rollbackStep } from '../../../../functions/core/workflow/commit.js';
+import { compactGroup } from '../../../../functions/core/workflow/compact.js';
+import { finalizeRun } from '../../../../functions/core/workflow/finalize.js';
+import { acquireLease } from '../../../../functions/core/workflow/lease.js';
+import { planRun } from '../../../../functions/core/workflow/plan.js';
+import { verifyGroup } from '../../../../functions/core/workflow/verify.js';
+import { ManualClock } from '../../../../functions/ports/clock.js';
+import { writeSampleLake } from '../../../../functions/tools/sample-lake.js';
+import { MemoryLeases } from './memory-leases.js';
+
+const tables = parseTableConfigs([
+  { name: 'events', bucket: 'lake', prefix: 'events', partitionColumns: ['date'] },
+]);
+const DAY = '2024-03-01';
+
+function runContext(runId: string, extra: Record<string, unknown> = {}): RunContext {
+  const normalized = normalizeRunInput(
+    { table: 'events', partition: `date=${DAY}`, quietMinutes: 0, ...extra },
+    tables,
+    {
+      executionName: runId,
+      startedAt: 1_000,
+    },
+  );
+  if (normalized.mode !== 'single') throw new Error('expected one partition');
+  return normalized.run;
+}
+
+describe('workflow step services', () => {
+  let store: MemoryObjectStore;
+  let journal: MemoryJournal;
+  let leases: MemoryLeases;
+  let clock: ManualClock;
+  let inputs: string[];
+  const deps = () => ({ store, journal, clock });
+  const planOptions = { inlineGroupLimit: 40, compactMemoryMb: 1024 };
+
+  beforeEach(async () => {
+    store = new MemoryObjectStore();
+    journal = new MemoryJournal();
+    leases = new MemoryLeases();
+    clock = new ManualClock(5_000);
+    inputs = [];
+    await writeSampleLake(
+      async (key, bytes) => {
+        await store.put(key, bytes);
+        inputs.push(key);
+      },
+      { table: 'events', days: 1, batches: 6, startDate: DAY, minRows: 10, maxRows: 30, seed: 3 },
+    );
+  });
+
+  it('plans once: a retried plan step reuses the stored plan and creates no second journal entry', async () => {
+    // Prepare
+    const run = runContext('plan-1');
+
+    // Act
+    const first = await planRun(deps(), run, planOptions);
+    await store.put(inputs[0] as string, await store.get(inputs[1] as string)); // the listing changes
+    const second = await planRun(deps(), run, planOptions);
+
+    // Assess
+    expect(second).toEqual(first);
+    expect(first.groups).toEqual([{ groupId: 'g0001', expectedOutputFiles: 1 }]);
+    expect((await journal.listRun('plan-1')).map((e) => [e.groupId, e.state, e.inputs.length])).toEqual([
+      ['g0001', 'planned', 6],
+    ]);
+  });
+
+  it('lists no groups in the result above the inline limit (the Distributed Map reads the items file)', async () => {
+    // Prepare
+    await writeSampleLake((key, bytes) => store.put(key, bytes).then(() => undefined), {
+      table: 'events',
+      days: 1,
+      batches: 14,
+      startDate: DAY,
+      minRows: 10,
+      maxRows: 30,
+      seed: 4,
+    });
+    const run = runContext('plan-2', { targetFileSizeMB: 0.004, maxGroupMB: 0.016 });
+
+    // Act
+    const result = await planRun(deps(), run, { ...planOptions, inlineGroupLimit: 1 });
+
+    // Assess
+    expect(result.groupCount).toBeGreaterThan(1);
+    expect(result.groups).toEqual([]);
+    const items = JSON.parse(new TextDecoder().decode(await store.get(result.itemsKey))) as unknown[];
+    expect(items).toHaveLength(result.groupCount);
+  });
+
+  it('compacts, verifies and commits a group; repeating any step changes nothing', async () => {
+    // Prepare
+    const run = runContext('full-1');
+    await planRun(deps(), run, planOptions);
+    const item = { groupId: 'g0001', expectedOutputFiles: 1 };
+
+    // Act
+    const compacted = await compactGroup(deps(), run, item);
+    const compactedAgain = await compactGroup(deps(), run, item);
+    await verifyGroup(deps(), run, 'g0001', compacted.fingerprint);
+    await verifyGroup(deps(), run, 'g0001');
+    const committed = await commitStep(deps(), 'full-1', 'g0001');
+    const committedAgain = await commitStep(deps(), 'full-1', 'g0001');
+
+    // Assess
+    expect(compactedAgain).toMatchObject({
+      state: 'staged',
+      rows: compacted.rows,
+      fingerprint: compacted.fingerprint,
+    });
+    expect(committed).toMatchObject({ state: 'done', published: 1, retired: 6 });
+    expect(committedAgain).toMatchObject({ state: 'done', published: 1, retired: 6 });
+    const listed: string[] = [];
+    for await (const o of store.listAll(`events/date=${DAY}/`)) listed.push(o.key);
+    expect(listed).toEqual([`events/date=${DAY}/part-full-1-0001-00000.zstd.parquet`]);
+  });
+
+  it('refuses to verify outputs whose rows differ from the inputs, leaving the group staged for rollback', async () => {
+    // Prepare
+    const run = runContext('verify-1');
+    await planRun(deps(), run, planOptions);
+    const compacted = await compactGroup(deps(), run, { groupId: 'g0001', expectedOutputFiles: 1 });
+    const wrong = {
+      ...(compacted.fingerprint as NonNullable<typeof compacted.fingerprint>),
+      hash: '0000000000000000',
+    };
+
+    // Act
+    const attempt = verifyGroup(deps(), run, 'g0001', wrong);
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(VerificationError);
+    expect((await journal.get('verify-1', 'g0001'))?.state).toBe('staged');
+    const rolledBack = await rollbackStep(deps(), 'verify-1', 'g0001', {
+      Error: 'VerificationError',
+      Cause: '{"errorMessage":"hash differs"}',
+    });
+    expect(rolledBack).toMatchObject({ state: 'aborted', error: 'VerificationError' });
+    const staged: string[] = [];
+    for await (const o of store.listAll('_lake-compactor/staging/verify-1/')) staged.push(o.key);
+    expect(staged).toEqual([]);
+  });
+
+  it('finalize reports the first failed group by error name, counts the layout, records history and releases', async () => {
+    // Prepare
+    const run = runContext('final-1');
+    await acquireLease(leases, run, clock.now());
+    const plan = await planRun(deps(), run, planOptions);
+    await rollbackStep(deps(), 'final-1', 'g0001', {
+      Error: 'CorruptInputError',
+      Cause: '{"errorMessage":"Corrupt Parquet input x"}',
+    });
+
+    // Act
+    const summary = await finalizeRun({ ...deps(), leases }, run, { outcome: 'compacted', plan });
+
+    // Assess
+    expect(summary).toMatchObject({
+      status: 'FAILED',
+      failedGroups: 1,
+      firstError: { error: 'CorruptInputError', cause: 'Corrupt Parquet input x', groupId: 'g0001' },
+      filesBefore: 6,
+      filesAfter: 6,
+      durationMs: 4_000,
+    });
+    expect(leases.history).toEqual([expect.objectContaining({ runId: 'final-1', status: 'FAILED' })]);
+    expect(leases.item({ table: 'events', partition: `date=${DAY}` })).toMatchObject({ state: 'idle' });
+    expect(leases.changes).toEqual([]);
+  });
+
+  it('finalize of a failed run rolls a half-published group forward, so no row is visible twice', async () => {
+    // Prepare
+    const run = runContext('final-2');
+    await acquireLease(leases, run, clock.now());
+    const plan = await planRun(deps(), run, planOptions);
+    await compactGroup(deps(), run, { groupId: 'g0001', expectedOutputFiles: 1 });
+    await verifyGroup(deps(), run, 'g0001');
+    // The commit dies on the batched delete: outputs are in the partition, inputs too (readers see both).
+    store.failNext('deleteMany', new Error('injected crash while retiring'));
+    await expect(commitGroup({ store, journal, clock }, 'final-2', 'g0001')).rejects.toThrow('injected');
+    expect((await journal.get('final-2', 'g0001'))?.state).toBe('published');
+
+    // Act
+    const summary = await finalizeRun({ ...deps(), leases }, run, {
+      outcome: 'failed',
+      plan,
+      error: { Error: 'States.Timeout' },
+    });
+
+    // Assess
+    expect((await journal.get('final-2', 'g0001'))?.state).toBe('done');
+    expect(summary).toMatchObject({
+      status: 'FAILED',
+      groupsDone: 1,
+      filesAfter: 1,
+      firstError: { error: 'States.Timeout' },
+    });
+    expect(leases.changes).toHaveLength(1);
+    expect(leases.item({ table: 'events', partition: `date=${DAY}` }).lastCompactedAt).toBe(5_000);
+  });
+});
