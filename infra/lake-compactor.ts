@@ -14,6 +14,7 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { parseTableConfigs } from '../functions/core/table-config.js';
 import { CompactionWorkflow, type CompactionWorkflowProps } from './compaction-workflow.js';
+import { Maintenance, type MaintenanceProps } from './maintenance.js';
 import { projectFunction } from './node-function.js';
 
 /** One table the compactor looks after. */
@@ -89,6 +90,11 @@ export interface LakeCompactorProps {
    * @default the CompactionWorkflow defaults
    */
   readonly workflow?: Omit<CompactionWorkflowProps, 'stateTable' | 'tablesJson' | 'bucketNames'>;
+  /**
+   * Vacuum and tiering schedules: schedule, dry-run flag and retention / rules of each.
+   * @default vacuum daily 04:00 UTC, tiering weekly Sunday 05:00 UTC, both dry-run (see Maintenance)
+   */
+  readonly maintenance?: Pick<MaintenanceProps, 'vacuum' | 'tiering'>;
 }
 
 /**
@@ -112,6 +118,8 @@ export class LakeCompactor extends Construct {
   public readonly workflow: CompactionWorkflow;
   /** The workflow's state machine; the profiler and the sweep start it as STATE_MACHINE_ARN. */
   public readonly stateMachine: sfn.StateMachine;
+  /** Vacuum and tiering Lambdas on their EventBridge schedules. */
+  public readonly maintenance: Maintenance;
 
   constructor(scope: Construct, id: string, props: LakeCompactorProps) {
     super(scope, id);
@@ -183,6 +191,13 @@ export class LakeCompactor extends Construct {
     });
     this.stateMachine = this.workflow.stateMachine;
     this.useCompactionStateMachine(this.stateMachine);
+
+    this.maintenance = new Maintenance(this, 'Maintenance', {
+      ...props.maintenance,
+      stateTable: this.table,
+      tablesJson,
+      tables: props.tables.map((t) => ({ bucketName: t.bucketName, prefix: t.prefix })),
+    });
   }
 
   /**

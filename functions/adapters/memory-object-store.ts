@@ -9,6 +9,8 @@ import type {
   DeleteResult,
   ListOptions,
   ListPage,
+  MultipartUploadInfo,
+  MultipartUploadPage,
   ObjectInfo,
   ObjectStore,
   PutOptions,
@@ -94,6 +96,8 @@ export class MemoryObjectStore implements ObjectStore {
   private readonly latencyMs: number;
   private readonly interceptor: StoreInterceptor | undefined;
   private readonly now: () => Date;
+  /** Unfinished multipart uploads, by upload id (only {@link startMultipartUpload} creates them). */
+  private readonly uploads = new Map<string, MultipartUploadInfo>();
 
   constructor(options: MemoryObjectStoreOptions = {}) {
     this.versioned = options.versioned ?? false;
@@ -238,6 +242,33 @@ export class MemoryObjectStore implements ObjectStore {
     return { deleted, errors };
   }
 
+  /**
+   * Test helper: leaves a multipart upload unfinished, as a writer that died mid-upload does
+   * (`putStream` here always completes). Returns its upload id.
+   */
+  startMultipartUpload(key: string): string {
+    const uploadId = `upload-${this.uploads.size + 1}-${key.length}`;
+    this.uploads.set(uploadId, { key, uploadId, initiated: this.now() });
+    return uploadId;
+  }
+
+  async listMultipartUploads(
+    prefix: string,
+    options: { readonly token?: string; readonly maxUploads?: number } = {},
+  ): Promise<MultipartUploadPage> {
+    const all = [...this.uploads.values()]
+      .filter((upload) => upload.key.startsWith(prefix))
+      .sort((a, b) => (a.key === b.key ? cmp(a.uploadId, b.uploadId) : cmp(a.key, b.key)));
+    const start = options.token === undefined ? 0 : Number(options.token);
+    const end = start + (options.maxUploads ?? 1000);
+    const uploads = all.slice(start, end);
+    return end < all.length ? { uploads, nextToken: String(end) } : { uploads };
+  }
+
+  async abortMultipartUpload(_key: string, uploadId: string): Promise<void> {
+    this.uploads.delete(uploadId);
+  }
+
   private store(key: string, body: Uint8Array, etag: string, options: PutOptions): { etag: string } {
     if (options.ifNoneMatch === '*' && this.objects.has(key)) {
       throw new PreconditionFailedError(key);
@@ -356,4 +387,8 @@ function multipartEtag(bytes: Uint8Array, partSize: number): string {
     );
   }
   return `${md5(Buffer.concat(digests))}-${digests.length}`;
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

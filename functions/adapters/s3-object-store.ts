@@ -8,6 +8,7 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
@@ -22,6 +23,7 @@ import type {
   DeleteResult,
   ListOptions,
   ListPage,
+  MultipartUploadPage,
   ObjectInfo,
   ObjectStore,
   PutOptions,
@@ -245,6 +247,13 @@ export class S3ObjectStore implements ObjectStore {
     destinationKey: string,
     options: CopyOptions = {},
   ): Promise<{ etag: string }> {
+    if (
+      sourceKey === destinationKey &&
+      options.storageClass !== undefined &&
+      options.sourceVersionId === undefined
+    ) {
+      return this.changeStorageClass(sourceKey, options.storageClass, options.ifMatch);
+    }
     try {
       const response = await this.client.send(
         new CopyObjectCommand({
@@ -259,6 +268,90 @@ export class S3ObjectStore implements ObjectStore {
       return { etag: unquote(response.CopyObjectResult?.ETag) };
     } catch (error) {
       throw mapS3Error(error, sourceKey, `CopyObject to ${destinationKey}`);
+    }
+  }
+
+  /**
+   * Re-writes an object onto itself in another storage class (tiering). The copy says REPLACE and carries
+   * the source's system and user metadata over from a HEAD: S3 accepts a storage-class-only change with
+   * COPY, but s3rver (the local cloud) refuses any self-copy without REPLACE, and REPLACE behaves the same
+   * on both. CopySourceIfMatch makes sure the metadata carried over is that of the copied version.
+   */
+  private async changeStorageClass(
+    key: string,
+    storageClass: string,
+    ifMatch?: string,
+  ): Promise<{ etag: string }> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const response = await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          CopySource: encodeCopySource(this.bucket, key),
+          CopySourceIfMatch: `"${unquote(ifMatch ?? head.ETag)}"`,
+          StorageClass: storageClass as StorageClass,
+          MetadataDirective: 'REPLACE',
+          ContentType: head.ContentType,
+          ContentEncoding: head.ContentEncoding,
+          ContentDisposition: head.ContentDisposition,
+          ContentLanguage: head.ContentLanguage,
+          CacheControl: head.CacheControl,
+          Expires: head.Expires,
+          Metadata: head.Metadata,
+        }),
+      );
+      return { etag: unquote(response.CopyObjectResult?.ETag) };
+    } catch (error) {
+      throw mapS3Error(error, key, `CopyObject onto itself as ${storageClass}`);
+    }
+  }
+
+  /**
+   * One page of ListMultipartUploads. The continuation token carries S3's two markers (key and upload
+   * id) as JSON, because a page can end in the middle of one key's uploads.
+   */
+  async listMultipartUploads(
+    prefix: string,
+    options: { readonly token?: string; readonly maxUploads?: number } = {},
+  ): Promise<MultipartUploadPage> {
+    const markers =
+      options.token === undefined ? {} : (JSON.parse(options.token) as { key?: string; uploadId?: string });
+    try {
+      const response = await this.client.send(
+        new ListMultipartUploadsCommand({
+          Bucket: this.bucket,
+          Prefix: prefix === '' ? undefined : prefix,
+          KeyMarker: markers.key,
+          UploadIdMarker: markers.uploadId,
+          MaxUploads: options.maxUploads,
+        }),
+      );
+      const uploads = (response.Uploads ?? []).flatMap((upload) =>
+        upload.Key === undefined || upload.UploadId === undefined
+          ? []
+          : [{ key: upload.Key, uploadId: upload.UploadId, initiated: upload.Initiated ?? new Date(0) }],
+      );
+      return response.IsTruncated
+        ? {
+            uploads,
+            nextToken: JSON.stringify({ key: response.NextKeyMarker, uploadId: response.NextUploadIdMarker }),
+          }
+        : { uploads };
+    } catch (error) {
+      throw mapS3Error(error, `${this.description}/${prefix}`, 'ListMultipartUploads');
+    }
+  }
+
+  /** AbortMultipartUpload; an upload that is already gone (NoSuchUpload) counts as aborted. */
+  async abortMultipartUpload(key: string, uploadId: string): Promise<void> {
+    try {
+      await this.client.send(
+        new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }),
+      );
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchUpload') return;
+      throw mapS3Error(error, key, 'AbortMultipartUpload');
     }
   }
 

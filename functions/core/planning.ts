@@ -229,7 +229,7 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
       skips.push({
         key: file.key,
         category: 'archived',
-        reason: `in archive storage class ${storageClass}: never compacted (restore or re-tier it first if it must be)`,
+        reason: `in archive storage class ${storageClass}: never compacted, because reading it needs a restore (GLACIER, DEEP_ARCHIVE) or is billed per GB read with a 90-day minimum (GLACIER_IR); restore or re-tier it first if it must be`,
       });
     } else if (file.unreadable !== undefined) {
       skips.push({ key: file.key, category: 'unreadable', reason: `footer unreadable: ${file.unreadable}` });

@@ -66,6 +66,19 @@ export interface DeleteResult {
   readonly errors: readonly { readonly key: string; readonly code?: string; readonly message: string }[];
 }
 
+/** A multipart upload that was started and neither completed nor aborted. */
+export interface MultipartUploadInfo {
+  readonly key: string;
+  readonly uploadId: string;
+  readonly initiated: Date;
+}
+
+export interface MultipartUploadPage {
+  readonly uploads: readonly MultipartUploadInfo[];
+  /** Present when there is another page; pass it back as `token`. */
+  readonly nextToken?: string;
+}
+
 export interface ObjectStore {
   /** Human-readable location of the store root, e.g. `s3://bucket` or `/tmp/lake`. */
   readonly description: string;
@@ -91,4 +104,14 @@ export interface ObjectStore {
   copy(sourceKey: string, destinationKey: string, options?: CopyOptions): Promise<{ etag: string }>;
   /** Deletes many keys (batched); missing keys count as deleted. */
   deleteMany(refs: readonly DeleteRef[]): Promise<DeleteResult>;
+  /**
+   * One page of unfinished multipart uploads under `prefix` (S3 ListMultipartUploads). Optional: local
+   * stores and s3rver have no such thing; callers skip the work when it is missing.
+   */
+  listMultipartUploads?(
+    prefix: string,
+    options?: { readonly token?: string; readonly maxUploads?: number },
+  ): Promise<MultipartUploadPage>;
+  /** Discards an unfinished multipart upload and its parts; an unknown upload counts as aborted. Optional. */
+  abortMultipartUpload?(key: string, uploadId: string): Promise<void>;
 }

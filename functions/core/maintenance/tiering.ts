@@ -1,0 +1,408 @@
+// Tiering: moves a partition's data files to colder storage classes by the age of the partition's date
+// value (never the object's, which compaction resets), only ever colder, never small files into IA classes.
+//
+// Mechanism: an in-place CopyObject onto the same key with the new StorageClass, conditioned on the ETag
+// listed (a file replaced meanwhile is left alone). Decisions are data (`planTiering`), then executed
+// (`executeTiering`); like vacuum, a call examines a bounded number of objects and returns a cursor.
+import { z } from 'zod';
+import type { Clock } from '../../ports/clock.js';
+import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
+import { InvalidInputError, PreconditionFailedError } from '../errors.js';
+import { classifyObject, parsePartition } from '../partition.js';
+import { type PartitionDateFormat, partitionDateFromValues } from '../policy.js';
+import type { TableConfig } from '../table-config.js';
+import { WORK_ROOT } from '../workflow/layout.js';
+
+const DAY = 86_400_000;
+
+/** Classes tiering can move to, warmest first. */
+export const TIERING_STORAGE_CLASSES = [
+  'INTELLIGENT_TIERING',
+  'STANDARD_IA',
+  'ONEZONE_IA',
+  'GLACIER_IR',
+  'GLACIER',
+  'DEEP_ARCHIVE',
+] as const;
+export type TieringStorageClass = (typeof TIERING_STORAGE_CLASSES)[number];
+
+/** How cold a class is; tiering only ever moves an object to a higher rank. Unknown classes rank as STANDARD. */
+const CLASS_RANK: Readonly<Record<string, number>> = {
+  STANDARD: 0,
+  REDUCED_REDUNDANCY: 0,
+  INTELLIGENT_TIERING: 1,
+  STANDARD_IA: 2,
+  ONEZONE_IA: 2,
+  GLACIER_IR: 3,
+  GLACIER: 4,
+  DEEP_ARCHIVE: 5,
+};
+
+/**
+ * Classes that bill every object as at least 128 KB (and INTELLIGENT_TIERING, which never moves objects
+ * under 128 KB out of its frequent tier): a smaller object costs more there than in STANDARD.
+ */
+export const MIN_BILLABLE_128K_CLASSES: readonly string[] = [
+  'STANDARD_IA',
+  'ONEZONE_IA',
+  'GLACIER_IR',
+  'INTELLIGENT_TIERING',
+];
+
+/** 128 KiB: below this, objects stay out of the {@link MIN_BILLABLE_128K_CLASSES}. */
+export const SMALL_OBJECT_BYTES = 128 * 1024;
+
+export const tieringRuleSchema = z.strictObject({
+  /** Partition age (days since the partition's date value) from which the rule applies. */
+  afterDays: z.number().int().min(1),
+  storageClass: z.enum(TIERING_STORAGE_CLASSES),
+});
+export type TieringRule = z.infer<typeof tieringRuleSchema>;
+
+/** Rules in ascending `afterDays`, each to a strictly colder class than the one before. */
+export const tieringRulesSchema = z
+  .array(tieringRuleSchema)
+  .min(1)
+  .superRefine((rules, ctx) => {
+    rules.forEach((rule, i) => {
+      const previous = rules[i - 1];
+      if (previous === undefined) return;
+      if (rule.afterDays <= previous.afterDays) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'afterDays'],
+          message: 'rules must be in ascending afterDays',
+        });
+      }
+      if ((CLASS_RANK[rule.storageClass] ?? 0) <= (CLASS_RANK[previous.storageClass] ?? 0)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'storageClass'],
+          message: `${rule.storageClass} is not colder than ${previous.storageClass}`,
+        });
+      }
+    });
+  });
+
+/**
+ * Defaults: IA after 30 days, Glacier Instant Retrieval after 90. No DEEP_ARCHIVE by default: query
+ * engines cannot read it without a restore, so that step must be an explicit decision per table.
+ */
+export const DEFAULT_TIERING_RULES: readonly TieringRule[] = [
+  { afterDays: 30, storageClass: 'STANDARD_IA' },
+  { afterDays: 90, storageClass: 'GLACIER_IR' },
+];
+
+export const tieringInputSchema = z.strictObject({
+  /** Table names; every configured table with a date column when omitted. */
+  tables: z.array(z.string().min(1)).min(1).optional(),
+  /** Report the moves, make none. Defaults to true: moving data between classes has costs. */
+  dryRun: z.boolean().default(true),
+  /** Rules for every table without its own entry in `tableRules`. */
+  rules: tieringRulesSchema.optional(),
+  /** Rules by table name. */
+  tableRules: z.record(z.string(), tieringRulesSchema).optional(),
+  /** Objects below this stay out of 128 KB-minimum classes. */
+  minObjectBytes: z.number().int().min(0).default(SMALL_OBJECT_BYTES),
+  /** Objects examined by one call before it returns a cursor. */
+  maxObjects: z.number().int().positive().max(10_000_000).default(100_000),
+  cursor: z.string().min(1).optional(),
+});
+export type TieringInput = z.input<typeof tieringInputSchema>;
+export type TieringRequest = z.output<typeof tieringInputSchema>;
+
+/** @throws InvalidInputError listing every invalid field. */
+export function parseTieringRequest(input: unknown): TieringRequest {
+  const parsed = tieringInputSchema.safeParse(input ?? {});
+  if (!parsed.success) {
+    throw new InvalidInputError(
+      'The tiering input is invalid; fix these fields',
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+    );
+  }
+  return parsed.data;
+}
+
+/** Whole days from the partition's date to `now` (a partition dated today is 0 days old). */
+export function partitionAgeDays(partitionDate: number, now: number): number {
+  return Math.floor((now - partitionDate) / DAY);
+}
+
+/** The rule that applies at this age: the one with the largest `afterDays` not above it. */
+export function ruleForAge(ageDays: number, rules: readonly TieringRule[]): TieringRule | undefined {
+  let chosen: TieringRule | undefined;
+  for (const rule of rules) if (ageDays >= rule.afterDays) chosen = rule;
+  return chosen;
+}
+
+export type TieringDecision =
+  | { readonly action: 'move'; readonly to: TieringStorageClass; readonly reason: string }
+  | { readonly action: 'keep'; readonly reason: string };
+
+/** Decides over one data object of a partition of known age. */
+export function decideTiering(
+  object: Pick<ObjectInfo, 'size' | 'storageClass'>,
+  ageDays: number,
+  rules: readonly TieringRule[],
+  minObjectBytes: number,
+): TieringDecision {
+  const current = (object.storageClass ?? 'STANDARD').toUpperCase();
+  const rule = ruleForAge(ageDays, rules);
+  if (rule === undefined)
+    return { action: 'keep', reason: `partition is ${ageDays} days old: no rule applies yet` };
+  const to = rule.storageClass;
+  if (current === to) return { action: 'keep', reason: `already in ${to}` };
+  if ((CLASS_RANK[current] ?? 0) > (CLASS_RANK[to] ?? 0)) {
+    return { action: 'keep', reason: `in ${current}, colder than ${to}: tiering never warms data up` };
+  }
+  if (MIN_BILLABLE_128K_CLASSES.includes(to) && object.size < minObjectBytes) {
+    return {
+      action: 'keep',
+      reason: `${object.size} bytes is under ${minObjectBytes}: ${to} bills at least 128 KB per object, so moving it would cost more (compact the partition first)`,
+    };
+  }
+  return {
+    action: 'move',
+    to,
+    reason: `partition is ${ageDays} days old (rule: after ${rule.afterDays} days → ${to})`,
+  };
+}
+
+export interface TieringMove {
+  readonly bucket: string;
+  readonly key: string;
+  readonly table: string;
+  readonly partition: string;
+  readonly size: number;
+  readonly etag: string;
+  readonly from: string;
+  readonly to: TieringStorageClass;
+  readonly reason: string;
+}
+
+export interface TieringPlan {
+  readonly dryRun: boolean;
+  readonly moves: readonly TieringMove[];
+  /** How many objects were kept, by reason (reasons without per-object numbers). */
+  readonly kept: Readonly<Record<string, number>>;
+  /** Tables that cannot be tiered, with why. */
+  readonly skippedTables: readonly { readonly table: string; readonly reason: string }[];
+  readonly examined: number;
+  readonly cursor?: string;
+}
+
+export interface TieringDeps {
+  readonly tables: readonly TableConfig[];
+  readonly storeFor: (bucket: string) => ObjectStore;
+  readonly clock: Clock;
+  readonly shouldStop?: () => boolean;
+}
+
+interface Cursor {
+  readonly table: string;
+  readonly token?: string;
+}
+
+/** Lists what should move where, up to the request's budget. Reads only. */
+export async function planTiering(deps: TieringDeps, request: TieringRequest): Promise<TieringPlan> {
+  const named = request.tables;
+  const unknown = (named ?? []).filter((n) => !deps.tables.some((t) => t.name === n));
+  if (unknown.length > 0) {
+    throw new InvalidInputError(
+      `Unknown table(s) ${unknown.join(', ')}; configured tables: ${deps.tables.map((t) => t.name).join(', ')}`,
+    );
+  }
+  const now = deps.clock.now();
+  const skippedTables: { table: string; reason: string }[] = [];
+  const tables: TableConfig[] = [];
+  for (const table of deps.tables) {
+    if (named !== undefined && !named.includes(table.name)) continue;
+    if (table.dateFormat === undefined || table.bucket === undefined) {
+      skippedTables.push({
+        table: table.name,
+        reason:
+          table.bucket === undefined
+            ? 'no bucket configured'
+            : 'no dateColumn/dateFormat configured: tiering goes by the partition date, never the object age',
+      });
+      continue;
+    }
+    tables.push(table);
+  }
+  const moves: TieringMove[] = [];
+  const kept: Record<string, number> = {};
+  const keep = (reason: string): void => {
+    kept[reason] = (kept[reason] ?? 0) + 1;
+  };
+  let index = 0;
+  let token: string | undefined;
+  if (request.cursor !== undefined) {
+    const cursor = decodeCursor(request.cursor);
+    index = tables.findIndex((t) => t.name === cursor.table);
+    if (index === -1) {
+      throw new InvalidInputError(
+        `The tiering cursor names table "${cursor.table}", which this call does not tier; pass the same tables as the call that returned it, or omit the cursor`,
+      );
+    }
+    token = cursor.token;
+  }
+  let examined = 0;
+  while (index < tables.length) {
+    const table = tables[index] as TableConfig;
+    if (examined >= request.maxObjects || deps.shouldStop?.() === true) {
+      return result(encodeCursor(token === undefined ? { table: table.name } : { table: table.name, token }));
+    }
+    const rules = request.tableRules?.[table.name] ?? request.rules ?? DEFAULT_TIERING_RULES;
+    const bucket = table.bucket as string;
+    const root = table.prefix === '' ? '' : `${table.prefix}/`;
+    const page = await deps
+      .storeFor(bucket)
+      .list(root, { token, maxKeys: Math.min(1000, request.maxObjects - examined) });
+    examined += page.objects.length;
+    for (const object of page.objects) {
+      if (object.key.startsWith(WORK_ROOT)) continue;
+      if (classifyObject({ key: object.key, size: object.size, tableRoot: table.prefix }).kind !== 'data') {
+        keep('not a data file');
+        continue;
+      }
+      const parsed = parsePartition(object.key, table.prefix);
+      const date =
+        parsed === undefined
+          ? undefined
+          : partitionDateFromValues(parsed.values, {
+              ...(table.dateColumn === undefined ? {} : { column: table.dateColumn }),
+              format: table.dateFormat as PartitionDateFormat,
+            });
+      if (parsed === undefined || date === undefined) {
+        keep('partition has no readable date value');
+        continue;
+      }
+      const decision = decideTiering(object, partitionAgeDays(date, now), rules, request.minObjectBytes);
+      if (decision.action === 'keep') {
+        keep(decision.reason.replace(/\d+ (bytes|days)/g, 'N $1'));
+        continue;
+      }
+      moves.push({
+        bucket,
+        key: object.key,
+        table: table.name,
+        partition: parsed.partitionPath,
+        size: object.size,
+        etag: object.etag,
+        from: object.storageClass ?? 'STANDARD',
+        to: decision.to,
+        reason: decision.reason,
+      });
+    }
+    if (page.nextToken === undefined) {
+      index++;
+      token = undefined;
+    } else {
+      token = page.nextToken;
+    }
+  }
+  return result(undefined);
+
+  function result(cursor: string | undefined): TieringPlan {
+    return {
+      dryRun: request.dryRun,
+      moves,
+      kept,
+      skippedTables,
+      examined,
+      ...(cursor === undefined ? {} : { cursor }),
+    };
+  }
+}
+
+export interface TieringReport {
+  readonly dryRun: boolean;
+  readonly examined: number;
+  /** Objects and bytes moved (dry-run: that would move), by target class. */
+  readonly moved: Readonly<Record<string, { count: number; bytes: number }>>;
+  /** Up to `listLimit` of the moves, with reasons. */
+  readonly moves: readonly TieringMove[];
+  readonly kept: Readonly<Record<string, number>>;
+  readonly skippedTables: readonly { readonly table: string; readonly reason: string }[];
+  /** Objects replaced since they were listed: left alone. */
+  readonly changed: readonly string[];
+  readonly failed: readonly { readonly key: string; readonly message: string }[];
+  readonly cursor?: string;
+}
+
+/**
+ * Carries out a plan: one in-place copy per object with the new class, conditioned on the listed ETag.
+ * A dry-run copies nothing. Copies run a few at a time (`concurrency`).
+ */
+export async function executeTiering(
+  deps: Pick<TieringDeps, 'storeFor'>,
+  plan: TieringPlan,
+  options: { readonly listLimit?: number; readonly concurrency?: number } = {},
+): Promise<TieringReport> {
+  const moved: Record<string, { count: number; bytes: number }> = {};
+  const changed: string[] = [];
+  const failed: { key: string; message: string }[] = [];
+  const done: TieringMove[] = [];
+  const queue = [...plan.moves];
+  const worker = async (): Promise<void> => {
+    for (let move = queue.shift(); move !== undefined; move = queue.shift()) {
+      if (plan.dryRun) {
+        done.push(move);
+        continue;
+      }
+      try {
+        await deps
+          .storeFor(move.bucket)
+          .copy(move.key, move.key, { ifMatch: move.etag, storageClass: move.to });
+        done.push(move);
+      } catch (err) {
+        if (err instanceof PreconditionFailedError) changed.push(move.key);
+        else failed.push({ key: move.key, message: (err as Error).message });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency ?? 8 }, worker));
+  done.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (const move of done) {
+    const tally = moved[move.to] ?? { count: 0, bytes: 0 };
+    tally.count++;
+    tally.bytes += move.size;
+    moved[move.to] = tally;
+  }
+  return {
+    dryRun: plan.dryRun,
+    examined: plan.examined,
+    moved,
+    moves: done.slice(0, options.listLimit ?? 1000),
+    kept: plan.kept,
+    skippedTables: plan.skippedTables,
+    changed,
+    failed,
+    ...(plan.cursor === undefined ? {} : { cursor: plan.cursor }),
+  };
+}
+
+/** Plans and executes one call's share of the work. */
+export async function tier(
+  deps: TieringDeps,
+  request: TieringRequest,
+  options: { readonly listLimit?: number; readonly concurrency?: number } = {},
+): Promise<TieringReport> {
+  return executeTiering(deps, await planTiering(deps, request), options);
+}
+
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString('base64url');
+}
+
+function decodeCursor(raw: string): Cursor {
+  try {
+    const cursor = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
+    if (typeof cursor.table === 'string') return cursor;
+  } catch {
+    // fall through
+  }
+  throw new InvalidInputError(
+    'The tiering cursor is not one this function returned; pass the `cursor` of the previous result unchanged, or omit it to start over',
+  );
+}

@@ -1,0 +1,65 @@
+// Vacuum Lambda entry (EventBridge schedule, or the console with a vacuum input): validates the input,
+// runs the vacuum core until its budget or the invocation's time runs out, and returns the report and cursor.
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
+import {
+  parseVacuumRequest,
+  type VacuumDeps,
+  type VacuumReport,
+  vacuum,
+} from '../core/maintenance/vacuum.js';
+import { checkpointOf, deadlineOf, maintenanceInput, resumable } from '../shared/maintenance-runtime.js';
+import { createObservability, type Observability, withObservability } from '../shared/middleware.js';
+import { createWorkflowRuntime } from '../shared/workflow-runtime.js';
+
+/** The handler without middleware, over injectable dependencies. */
+export function createVacuumHandler(
+  deps: Omit<VacuumDeps, 'shouldStop'>,
+  observability: Observability,
+): (event: unknown, context?: Context) => Promise<VacuumReport> {
+  const checkpoint = checkpointOf('vacuum', deps.tables, deps.storeFor);
+  return async (event, context) => {
+    const report = await resumable(maintenanceInput(event), checkpoint, (input) =>
+      vacuum({ ...deps, shouldStop: deadlineOf(context) }, parseVacuumRequest(input)),
+    );
+    const { logger, metrics } = observability;
+    logger.info('vacuum finished', {
+      dryRun: report.dryRun,
+      retentionHours: report.retentionHours,
+      examined: report.examined,
+      removed: report.removed,
+      spared: report.spared.length,
+      failed: report.failed.length,
+      complete: report.cursor === undefined,
+    });
+    for (const spared of report.spared) logger.warn('vacuum spared a candidate', { ...spared });
+    const prefix = report.dryRun ? 'VacuumDryRun' : 'Vacuum';
+    metrics.addMetric(`${prefix}Objects`, MetricUnit.Count, report.totalRemoved.count);
+    metrics.addMetric(`${prefix}Bytes`, MetricUnit.Bytes, report.totalRemoved.bytes);
+    metrics.addMetric('VacuumFailures', MetricUnit.Count, report.failed.length);
+    if (report.cursor !== undefined) metrics.addMetric('VacuumIncomplete', MetricUnit.Count, 1);
+    return report;
+  };
+}
+
+// Environment captured at cold start; the runtime is built on the first event (see workflow-runtime.ts).
+const coldStartEnv = { ...process.env };
+const observability = createObservability(coldStartEnv.POWERTOOLS_SERVICE_NAME);
+let run: ReturnType<typeof createVacuumHandler> | undefined;
+
+/** The Lambda entry point. */
+export const handler = withObservability(async (event: unknown, context: Context) => {
+  if (run === undefined) {
+    const runtime = createWorkflowRuntime({ env: coldStartEnv });
+    run = createVacuumHandler(
+      {
+        tables: runtime.tables,
+        storeFor: runtime.storeFor,
+        journalFor: runtime.journalFor,
+        clock: runtime.clock,
+      },
+      observability,
+    );
+  }
+  return run(event, context);
+}, observability);

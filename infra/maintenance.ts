@@ -1,0 +1,252 @@
+// The Maintenance construct: the vacuum and tiering Lambdas, each on its own EventBridge schedule whose
+// Input carries an explicit dryRun flag, with log groups and grants scoped to the tables' keys.
+import { Duration } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Construct } from 'constructs';
+import { type TieringRule, tieringRulesSchema } from '../functions/core/maintenance/tiering.js';
+import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
+import { WORK_ROOT } from '../functions/core/workflow/layout.js';
+import { projectFunction } from './node-function.js';
+
+/** Settings every maintenance schedule has. */
+export interface MaintenanceScheduleProps {
+  /**
+   * When the schedule fires.
+   * A string is an EventBridge schedule expression (`rate(1 day)`, `cron(0 4 * * ? *)`), so the JSON
+   * deployment config can set it.
+   * @default vacuum: daily 04:00 UTC; tiering: weekly, Sunday 05:00 UTC
+   */
+  readonly schedule?: events.Schedule | string;
+  /**
+   * Whether the scheduled run only reports (dry-run). The rule's Input always carries it explicitly.
+   * @default true — nothing is deleted or moved until an operator has read a dry-run report and flipped it
+   */
+  readonly dryRun?: boolean;
+  /**
+   * Whether the schedule rule is enabled (the function stays runnable from the console either way).
+   * @default true
+   */
+  readonly enabled?: boolean;
+}
+
+export interface VacuumScheduleProps extends MaintenanceScheduleProps {
+  /**
+   * Hours retired inputs and trash copies are kept after their run retired them.
+   * @default 168 (below it synthesis fails unless `allowRetentionBelowMinimum`)
+   */
+  readonly retentionHours?: number;
+  /** @default false */
+  readonly allowRetentionBelowMinimum?: boolean;
+  /**
+   * Age after which writer debris (`_temporary/`, `.spark-staging-*`, unfinished multipart uploads) goes.
+   * @default 72
+   */
+  readonly debrisAgeHours?: number;
+  /**
+   * Hours after which a run stuck before publishing counts as abandoned (its staging is removed).
+   * @default 24
+   */
+  readonly abandonedAfterHours?: number;
+}
+
+export interface TieringScheduleProps extends MaintenanceScheduleProps {
+  /**
+   * Rules for every table with a date column: `[{ afterDays, storageClass }]`, ascending, each colder.
+   * @default [{ afterDays: 30, storageClass: 'STANDARD_IA' }, { afterDays: 90, storageClass: 'GLACIER_IR' }]
+   */
+  readonly rules?: readonly TieringRule[];
+  /**
+   * Rules by table name, winning over `rules`.
+   * @default none
+   */
+  readonly tableRules?: Readonly<Record<string, readonly TieringRule[]>>;
+}
+
+/** One table's location, for scoping grants. */
+export interface MaintenanceTable {
+  readonly bucketName: string;
+  /** Key prefix of the table root ('' = the whole bucket). */
+  readonly prefix: string;
+}
+
+export interface MaintenanceProps {
+  /** The single table (journal entries are read from it). */
+  readonly stateTable: dynamodb.ITable;
+  /** The TABLES JSON every function receives. */
+  readonly tablesJson: string;
+  /** Where the tables live; grants are scoped to these prefixes and the buckets' `_lake-compactor/`. */
+  readonly tables: readonly MaintenanceTable[];
+  /** @default the VacuumScheduleProps defaults */
+  readonly vacuum?: VacuumScheduleProps;
+  /** @default the TieringScheduleProps defaults */
+  readonly tiering?: TieringScheduleProps;
+}
+
+/** Vacuum and tiering, on schedules, runnable from the console with the inputs in `events/`. */
+export class Maintenance extends Construct {
+  public readonly vacuumFunction: nodejs.NodejsFunction;
+  public readonly tieringFunction: nodejs.NodejsFunction;
+  public readonly vacuumRule: events.Rule;
+  public readonly tieringRule: events.Rule;
+
+  constructor(scope: Construct, id: string, props: MaintenanceProps) {
+    super(scope, id);
+    const vacuum = props.vacuum ?? {};
+    const tiering = props.tiering ?? {};
+    const retentionHours = vacuum.retentionHours ?? MIN_RETENTION_HOURS;
+    if (retentionHours < MIN_RETENTION_HOURS && vacuum.allowRetentionBelowMinimum !== true) {
+      throw new Error(
+        `Maintenance: vacuum.retentionHours ${retentionHours} is below the minimum of ${MIN_RETENTION_HOURS} h; use ${MIN_RETENTION_HOURS} or more, or set vacuum.allowRetentionBelowMinimum: true deliberately.`,
+      );
+    }
+    for (const [name, rules] of [
+      ['tiering.rules', tiering.rules],
+      ...Object.entries(tiering.tableRules ?? {}).map(([t, r]) => [`tiering.tableRules.${t}`, r] as const),
+    ] as const) {
+      if (rules === undefined) continue;
+      const parsed = tieringRulesSchema.safeParse(rules);
+      if (!parsed.success) {
+        throw new Error(
+          `Maintenance: ${name} is invalid (${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}); rules must ascend in afterDays and each move to a colder class.`,
+        );
+      }
+    }
+
+    const environment = { TABLE_NAME: props.stateTable.tableName, TABLES: props.tablesJson };
+    this.vacuumFunction = projectFunction(this, 'Vacuum', 'vacuum.ts', {
+      description: 'Deletes retired versions, trash, failed staging and writer debris past their age',
+      memorySize: 1024,
+      timeout: Duration.minutes(15),
+      environment,
+    });
+    this.tieringFunction = projectFunction(this, 'Tiering', 'tiering.ts', {
+      description: "Moves cold partitions' files to colder storage classes by partition date",
+      memorySize: 512,
+      timeout: Duration.minutes(15),
+      environment: {
+        ...environment,
+        ...(tiering.rules === undefined ? {} : { TIERING_RULES: JSON.stringify(tiering.rules) }),
+        ...(tiering.tableRules === undefined
+          ? {}
+          : { TIERING_TABLE_RULES: JSON.stringify(tiering.tableRules) }),
+      },
+    });
+    this.grantVacuum(props);
+    this.grantTiering(props);
+
+    this.vacuumRule = new events.Rule(this, 'VacuumSchedule', {
+      description: 'lake-compactor vacuum: retired versions, trash, failed staging, writer debris',
+      schedule: scheduleOf(vacuum.schedule, events.Schedule.cron({ hour: '4', minute: '0' })),
+      enabled: vacuum.enabled ?? true,
+      targets: [
+        new targets.LambdaFunction(this.vacuumFunction, {
+          event: events.RuleTargetInput.fromObject({
+            dryRun: vacuum.dryRun ?? true,
+            resume: true,
+            retentionHours,
+            ...(vacuum.allowRetentionBelowMinimum === true ? { allowRetentionBelowMinimum: true } : {}),
+            debrisAgeHours: vacuum.debrisAgeHours ?? 72,
+            abandonedAfterHours: vacuum.abandonedAfterHours ?? 24,
+          }),
+        }),
+      ],
+    });
+    this.tieringRule = new events.Rule(this, 'TieringSchedule', {
+      description: 'lake-compactor tiering: cold partitions to colder storage classes',
+      schedule: scheduleOf(
+        tiering.schedule,
+        events.Schedule.cron({ weekDay: 'SUN', hour: '5', minute: '0' }),
+      ),
+      enabled: tiering.enabled ?? true,
+      targets: [
+        new targets.LambdaFunction(this.tieringFunction, {
+          event: events.RuleTargetInput.fromObject({ dryRun: tiering.dryRun ?? true, resume: true }),
+        }),
+      ],
+    });
+  }
+
+  /**
+   * Vacuum reads journal entries (no DynamoDB writes), lists and HEADs, and deletes: current objects only
+   * under the work root and the table prefixes, object versions only under the table prefixes (that is
+   * where retired inputs live), and aborts unfinished uploads in both.
+   */
+  private grantVacuum(props: MaintenanceProps): void {
+    const fn = this.vacuumFunction;
+    props.stateTable.grantReadData(fn);
+    const work = workArns(props.tables);
+    const data = tableArns(props.tables);
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucket', 's3:ListBucketMultipartUploads'],
+        resources: bucketArns(props.tables),
+      }),
+    );
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
+        resources: [...work, ...data],
+      }),
+    );
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObjectVersion'], resources: data }));
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: checkpointArns(props.tables) }),
+    );
+  }
+
+  /** Tiering lists and copies each data object onto itself: read and write under the table prefixes only. */
+  private grantTiering(props: MaintenanceProps): void {
+    const fn = this.tieringFunction;
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: bucketArns(props.tables) }),
+    );
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject'],
+        resources: tableArns(props.tables),
+      }),
+    );
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+        resources: checkpointArns(props.tables),
+      }),
+    );
+  }
+}
+
+function scheduleOf(
+  schedule: events.Schedule | string | undefined,
+  fallback: events.Schedule,
+): events.Schedule {
+  if (schedule === undefined) return fallback;
+  return typeof schedule === 'string' ? events.Schedule.expression(schedule) : schedule;
+}
+
+function bucketArns(tables: readonly MaintenanceTable[]): string[] {
+  return [...new Set(tables.map((t) => `arn:aws:s3:::${t.bucketName}`))];
+}
+
+function workArns(tables: readonly MaintenanceTable[]): string[] {
+  return [...new Set(tables.map((t) => `arn:aws:s3:::${t.bucketName}/${WORK_ROOT}*`))];
+}
+
+/** The schedules' cursors (`_lake-compactor/maintenance/*`), resumed by the next scheduled run. */
+function checkpointArns(tables: readonly MaintenanceTable[]): string[] {
+  return [...new Set(tables.map((t) => `arn:aws:s3:::${t.bucketName}/${WORK_ROOT}maintenance/*`))];
+}
+
+function tableArns(tables: readonly MaintenanceTable[]): string[] {
+  return [
+    ...new Set(
+      tables.map((t) => {
+        const prefix = t.prefix.replace(/^\/+/, '').replace(/\/+$/, '');
+        return `arn:aws:s3:::${t.bucketName}/${prefix === '' ? '' : `${prefix}/`}*`;
+      }),
+    ),
+  ];
+}

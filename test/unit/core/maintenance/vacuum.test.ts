@@ -1,0 +1,353 @@
+// Vacuum over the in-memory store and journal with a manual clock: the retention gate, dry-run, what is
+// deleted when, that the live version always survives, and that a vacuum pages and resumes by cursor.
+import { describe, expect, it } from 'vitest';
+import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
+import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { InvalidInputError, ObjectNotFoundError } from '../../../../functions/core/errors.js';
+import {
+  decideTrash,
+  isWriterDebris,
+  parseVacuumRequest,
+  planVacuum,
+  type VacuumDeps,
+  vacuum,
+} from '../../../../functions/core/maintenance/vacuum.js';
+import { parseTableConfigs } from '../../../../functions/core/table-config.js';
+import { planKey, stagingPrefix, trashPrefix } from '../../../../functions/core/workflow/layout.js';
+import { ManualClock } from '../../../../functions/ports/clock.js';
+import type { GroupJournalEntry } from '../../../../functions/ports/journal.js';
+
+const HOUR = 3_600_000;
+const T0 = Date.UTC(2026, 0, 1);
+const TABLES = parseTableConfigs([
+  { name: 'events', bucket: 'lake', prefix: 'events/', partitionColumns: ['date'] },
+]);
+
+interface World {
+  clock: ManualClock;
+  store: MemoryObjectStore;
+  journal: MemoryJournal;
+  deps: VacuumDeps;
+}
+
+function world(versioned = false): World {
+  const clock = new ManualClock(T0);
+  const store = new MemoryObjectStore({ versioned, now: () => new Date(clock.now()) });
+  const journal = new MemoryJournal();
+  return {
+    clock,
+    store,
+    journal,
+    deps: { tables: TABLES, storeFor: () => store, journalFor: () => journal, clock },
+  };
+}
+
+function entry(
+  runId: string,
+  patch: Partial<GroupJournalEntry> & Pick<GroupJournalEntry, 'state'>,
+): Omit<GroupJournalEntry, 'revision'> {
+  return {
+    runId,
+    groupId: 'g1',
+    table: 'events',
+    partition: 'date=2026-01-01',
+    inputs: [],
+    outputs: [],
+    retireMode: 'trash',
+    stagingPrefix: stagingPrefix(runId, 'g1'),
+    trashPrefix: trashPrefix(runId),
+    createdAt: T0,
+    updatedAt: T0,
+    ...patch,
+  };
+}
+
+/** A versioned-bucket run that retired `key` (its version `versionId`) at `retiredAt`. */
+async function retiredRun(w: World, runId: string, key: string, versionId: string, retiredAt: number) {
+  await w.store.put(planKey(runId), '{}');
+  await w.journal.create(
+    entry(runId, {
+      state: 'done',
+      retireMode: 'delete-versioned',
+      inputs: [{ key, etag: 'e', size: 10, versionId }],
+      retiredAt,
+    }),
+  );
+}
+
+async function versionExists(store: MemoryObjectStore, key: string, versionId: string): Promise<boolean> {
+  try {
+    await store.copy(key, `probe/${versionId}`, { sourceVersionId: versionId });
+    return true;
+  } catch (err) {
+    if (err instanceof ObjectNotFoundError) return false;
+    throw err;
+  }
+}
+
+describe('parseVacuumRequest', () => {
+  it('refuses a retention of 167 h and names the override', () => {
+    // Prepare
+    const input = { retentionHours: 167 };
+    // Act
+    const act = () => parseVacuumRequest(input);
+    // Assess
+    expect(act).toThrow(InvalidInputError);
+    expect(act).toThrow(/below the minimum of 168 h.*allowRetentionBelowMinimum/s);
+  });
+
+  it('accepts a retention of 168 h and defaults to it and to a dry-run', () => {
+    // Prepare
+    const explicit = { retentionHours: 168, dryRun: false };
+    // Act
+    const accepted = parseVacuumRequest(explicit);
+    const defaults = parseVacuumRequest({});
+    // Assess
+    expect(accepted.retentionHours).toBe(168);
+    expect(defaults).toMatchObject({ retentionHours: 168, dryRun: true });
+  });
+
+  it('accepts a retention below the minimum when the override is given explicitly', () => {
+    // Prepare
+    const input = { retentionHours: 24, allowRetentionBelowMinimum: true };
+    // Act
+    const request = parseVacuumRequest(input);
+    // Assess
+    expect(request.retentionHours).toBe(24);
+  });
+
+  it('refuses unknown fields so a typo does not silently fall back to a default', () => {
+    // Prepare
+    const input = { retentionHour: 200 };
+    // Act
+    const act = () => parseVacuumRequest(input);
+    // Assess
+    expect(act).toThrow(/retentionHour/);
+  });
+});
+
+describe('vacuum', () => {
+  it('in dry-run lists candidates with sizes and reasons and deletes nothing', async () => {
+    // Prepare
+    const w = world();
+    await w.store.put('events/_temporary/0/part-1.parquet', 'scratch!');
+    await w.store.put(`${stagingPrefix('r1', 'g1')}part-out.parquet`, 'staged');
+    await w.journal.create(entry('r1', { state: 'aborted' }));
+    w.clock.advance(200 * HOUR);
+    const before = w.store.keys();
+    // Act
+    const report = await vacuum(w.deps, parseVacuumRequest({ dryRun: true }));
+    // Assess
+    expect(w.store.keys()).toEqual(before);
+    expect(report.dryRun).toBe(true);
+    expect(report.candidates.map((c) => [c.kind, c.key, c.size])).toEqual([
+      ['staging', `${stagingPrefix('r1', 'g1')}part-out.parquet`, 6],
+      ['debris', 'events/_temporary/0/part-1.parquet', 8],
+    ]);
+    expect(report.candidates.every((c) => c.reason.length > 0)).toBe(true);
+    expect(report.totalRemoved).toEqual({ count: 2, bytes: 14 });
+  });
+
+  it('deletes a version retired 169 h ago and keeps one retired 100 h ago', async () => {
+    // Prepare
+    const w = world(true);
+    await w.store.put('events/date=2026-01-01/old.parquet', 'old input');
+    await w.store.put('events/date=2026-01-01/new.parquet', 'new input');
+    const oldVersion = (await w.store.head('events/date=2026-01-01/old.parquet'))?.versionId as string;
+    const newVersion = (await w.store.head('events/date=2026-01-01/new.parquet'))?.versionId as string;
+    await w.store.deleteMany([
+      { key: 'events/date=2026-01-01/old.parquet' },
+      { key: 'events/date=2026-01-01/new.parquet' },
+    ]);
+    await retiredRun(w, 'r-old', 'events/date=2026-01-01/old.parquet', oldVersion, T0);
+    await retiredRun(w, 'r-new', 'events/date=2026-01-01/new.parquet', newVersion, T0 + 69 * HOUR);
+    w.clock.set(T0 + 169 * HOUR);
+    // Act
+    const report = await vacuum(w.deps, parseVacuumRequest({ dryRun: false }));
+    // Assess
+    expect(await versionExists(w.store, 'events/date=2026-01-01/old.parquet', oldVersion)).toBe(false);
+    expect(await versionExists(w.store, 'events/date=2026-01-01/new.parquet', newVersion)).toBe(true);
+    expect(report.removed['retired-version']).toEqual({ count: 1, bytes: 10 });
+  });
+
+  it('never deletes the live version of a key, even when the journal claims it was retired', async () => {
+    // Prepare
+    const w = world(true);
+    await w.store.put('events/date=2026-01-01/live.parquet', 'still here');
+    const live = (await w.store.head('events/date=2026-01-01/live.parquet'))?.versionId as string;
+    await retiredRun(w, 'r-wrong', 'events/date=2026-01-01/live.parquet', live, T0);
+    w.clock.set(T0 + 500 * HOUR);
+    // Act
+    const report = await vacuum(w.deps, parseVacuumRequest({ dryRun: false }));
+    // Assess
+    expect((await w.store.head('events/date=2026-01-01/live.parquet'))?.versionId).toBe(live);
+    expect(report.removed['retired-version'].count).toBe(0);
+    expect(report.spared).toEqual([
+      expect.objectContaining({
+        key: 'events/date=2026-01-01/live.parquet',
+        reason: expect.stringMatching(/live/),
+      }),
+    ]);
+  });
+
+  it('deletes trash copies once their run retired them longer ago than the retention, not before', async () => {
+    // Prepare
+    const w = world();
+    const input = 'events/date=2026-01-01/a.parquet';
+    await w.store.put(`${trashPrefix('r-due')}${input}`, 'copy one');
+    await w.store.put(`${trashPrefix('r-young')}${input}`, 'copy two');
+    await w.journal.create(
+      entry('r-due', { state: 'done', inputs: [{ key: input, etag: 'x', size: 8 }], retiredAt: T0 }),
+    );
+    await w.journal.create(
+      entry('r-young', {
+        state: 'done',
+        inputs: [{ key: input, etag: 'y', size: 8 }],
+        retiredAt: T0 + 100 * HOUR,
+      }),
+    );
+    w.clock.set(T0 + 169 * HOUR);
+    // Act
+    const report = await vacuum(w.deps, parseVacuumRequest({ dryRun: false }));
+    // Assess
+    expect(w.store.keys()).toEqual([`${trashPrefix('r-young')}${input}`]);
+    expect(report.removed.trash).toEqual({ count: 1, bytes: 8 });
+  });
+
+  it('cleans staging of aborted and abandoned runs but keeps a run that is mid-publish or young', async () => {
+    // Prepare
+    const w = world();
+    const runs = {
+      aborted: entry('r-aborted', { state: 'aborted' }),
+      abandoned: entry('r-abandoned', { state: 'staged' }),
+      publishing: entry('r-publishing', { state: 'publishing' }),
+    };
+    for (const e of Object.values(runs)) {
+      await w.journal.create(e);
+      await w.store.put(`${e.stagingPrefix}part-0.parquet`, 'staged output');
+    }
+    await w.store.put(`${stagingPrefix('r-orphan', 'g1')}part-0.parquet`, 'no journal entry');
+    w.clock.advance(25 * HOUR);
+    await w.journal.create(
+      entry('r-young', { state: 'staged', createdAt: w.clock.now(), updatedAt: w.clock.now() }),
+    );
+    await w.store.put(`${stagingPrefix('r-young', 'g1')}part-0.parquet`, 'just written');
+    // Act
+    const report = await vacuum(w.deps, parseVacuumRequest({ dryRun: false }));
+    // Assess
+    expect(w.store.keys()).toEqual([
+      `${stagingPrefix('r-publishing', 'g1')}part-0.parquet`,
+      `${stagingPrefix('r-young', 'g1')}part-0.parquet`,
+    ]);
+    expect(report.removed.staging.count).toBe(3);
+  });
+
+  it('removes writer debris older than the configured age and never touches data files', async () => {
+    // Prepare
+    const w = world();
+    await w.store.put('events/_temporary/0/_temporary/attempt/part-0.parquet', 'old scratch');
+    await w.store.put('events/.spark-staging-1234/date=2026-01-01/part-0.parquet', 'old staging');
+    await w.store.put('events/date=2026-01-01/part-0.parquet', 'data');
+    w.clock.advance(30 * HOUR);
+    await w.store.put('events/_temporary/1/part-9.parquet', 'young scratch');
+    // Act
+    const report = await vacuum(w.deps, parseVacuumRequest({ dryRun: false, debrisAgeHours: 24 }));
+    // Assess
+    expect(w.store.keys()).toEqual([
+      'events/_temporary/1/part-9.parquet',
+      'events/date=2026-01-01/part-0.parquet',
+    ]);
+    expect(report.removed.debris.count).toBe(2);
+  });
+
+  // s3rver does not implement ListMultipartUploads/AbortMultipartUpload, so this runs on the memory store.
+  it('aborts multipart uploads left unfinished longer than the debris age', async () => {
+    // Prepare
+    const w = world();
+    w.store.startMultipartUpload('events/date=2026-01-01/part-dead.parquet');
+    w.clock.advance(100 * HOUR);
+    w.store.startMultipartUpload('events/date=2026-01-01/part-running.parquet');
+    // Act
+    const report = await vacuum(w.deps, parseVacuumRequest({ dryRun: false }));
+    // Assess
+    const left = await w.store.listMultipartUploads('');
+    expect(left.uploads.map((u) => u.key)).toEqual(['events/date=2026-01-01/part-running.parquet']);
+    expect(report.removed.upload.count).toBe(1);
+  });
+
+  it('pages through a large prefix with a cursor and finds the same candidates as one big call', async () => {
+    // Prepare
+    const w = world();
+    for (let i = 0; i < 25; i++)
+      await w.store.put(`events/_temporary/0/part-${String(i).padStart(2, '0')}.parquet`, 'x');
+    w.clock.advance(100 * HOUR);
+    const whole = await planVacuum(w.deps, parseVacuumRequest({}));
+    // Act
+    const paged: string[] = [];
+    let cursor: string | undefined;
+    let calls = 0;
+    do {
+      const page = await planVacuum(
+        w.deps,
+        parseVacuumRequest({ maxObjects: 7, ...(cursor ? { cursor } : {}) }),
+      );
+      paged.push(...page.candidates.map((c) => c.key));
+      expect(page.examined).toBeLessThanOrEqual(7);
+      cursor = page.cursor;
+      calls++;
+    } while (cursor !== undefined);
+    // Assess
+    expect(calls).toBeGreaterThanOrEqual(4);
+    expect(paged).toEqual(whole.candidates.map((c) => c.key));
+    expect(paged).toHaveLength(25);
+  });
+
+  it('refuses a cursor it did not issue', async () => {
+    // Prepare
+    const w = world();
+    // Act
+    const act = planVacuum(w.deps, parseVacuumRequest({ cursor: 'not-a-cursor' }));
+    // Assess
+    await expect(act).rejects.toThrow(InvalidInputError);
+  });
+});
+
+describe('isWriterDebris', () => {
+  it('matches _temporary and .spark-staging directories but not data, hidden files or the Delta log', () => {
+    // Prepare
+    const keys = [
+      '_temporary/0/part-0.parquet',
+      'date=2026-01-01/_temporary/x',
+      '.spark-staging-ab12/date=1/part.parquet',
+      'date=2026-01-01/part-0.parquet',
+      '_delta_log/_temporary/00001.json',
+      '_SUCCESS',
+    ];
+    // Act
+    const matched = keys.filter(isWriterDebris);
+    // Assess
+    expect(matched).toEqual(keys.slice(0, 3));
+  });
+});
+
+describe('decideTrash', () => {
+  it('keeps the trash copies of an aborted run whose undo is still pending, however old', () => {
+    // Prepare
+    const object = { lastModified: new Date(T0) };
+    const aborted = { ...entry('r-undo', { state: 'aborted', undo: 'pending' }), revision: 3 };
+    // Act
+    const decision = decideTrash(object, aborted, T0 + 1000 * HOUR, 168 * HOUR);
+    // Assess
+    expect(decision).toEqual({ action: 'keep', reason: expect.stringMatching(/restores inputs/) });
+  });
+
+  it('deletes the copies of an aborted run once its undo is done and the retention passed', () => {
+    // Prepare
+    const object = { lastModified: new Date(T0) };
+    const aborted = { ...entry('r-undone', { state: 'aborted', undo: 'done' }), revision: 3 };
+    // Act
+    const decision = decideTrash(object, aborted, T0 + 200 * HOUR, 168 * HOUR);
+    // Assess
+    expect(decision.action).toBe('delete');
+  });
+});
