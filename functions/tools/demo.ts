@@ -1,38 +1,117 @@
-// `npm run demo` (interim): generates the fragmented sample lake into a temporary folder and runs
-// the operator CLI's `profile` and `plan` on it. The local-cloud demo replaces this (demo issue).
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Command } from 'commander';
-import { run } from '../cli.js';
-import { localFolderSink } from './generate.js';
-import { writeSampleLake } from './sample-lake.js';
+// `npm run demo [--days 30] [--batches 20] [--keep] [--json]`: the whole system on the embedded local cloud,
+// ending in checks; exits 0 only if every check held, 1 with what failed otherwise, 2 on a usage error.
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MultiBar, Presets } from 'cli-progress';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { formatDemoReport } from './demo-report.js';
+import { type DemoProgress, runDemo } from './demo-run.js';
 
-const options = new Command('demo')
-  .option('--days <n>', 'days (partitions) to generate', (v) => Number.parseInt(v, 10), 30)
-  .option('--batches <n>', 'micro-batch files per day', (v) => Number.parseInt(v, 10), 20)
-  .option('--keep', 'keep the generated lake')
-  .parse()
-  .opts<{ days: number; batches: number; keep?: boolean }>();
-
-const root = await mkdtemp(join(tmpdir(), 'lake-compactor-demo-'));
-try {
-  const started = performance.now();
-  const summary = await writeSampleLake(localFolderSink(root), {
-    days: options.days,
-    batches: options.batches,
-  });
-  process.stdout.write(
-    `Generated ${summary.files} files (${summary.rows} rows) in ${summary.partitions ? Object.keys(summary.partitions).length : 0} partitions in ${((performance.now() - started) / 1000).toFixed(1)} s → ${root}\n\n`,
-  );
-  process.stdout.write('$ lake-compactor profile events\n');
-  let code = await run(['profile', join(root, 'events')]);
-  if (code === 0) {
-    process.stdout.write('\n$ lake-compactor plan events\n');
-    code = await run(['plan', join(root, 'events')]);
-  }
-  process.exitCode = code;
-} finally {
-  if (options.keep) process.stdout.write(`\nKept ${root}\n`);
-  else await rm(root, { recursive: true, force: true });
+/** Where the demo writes: stdout for the report (or JSON), stderr for progress in JSON mode. */
+export interface DemoIo {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  /** Draw progress bars (a terminal); otherwise progress is printed as lines. */
+  readonly tty: boolean;
 }
+
+const processIo: DemoIo = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  tty: process.stdout.isTTY === true,
+};
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+/** Parses `argv` (without node and script), runs the demo and reports; returns the exit code. */
+export async function main(argv: readonly string[], io: DemoIo = processIo): Promise<number> {
+  const command = new Command('demo')
+    .description('Compaction end to end on the embedded local cloud, with checks')
+    .option('--days <n>', 'days (partitions) of the sample lake, ending today', positiveInt, 30)
+    .option('--batches <n>', 'micro-batch files per day', positiveInt, 20)
+    .option('--keep', 'keep copies of the lake before and after, and print where they are')
+    .option('--json', 'print a machine-readable summary instead of the report (progress goes to stderr)')
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err });
+  let opts: { days: number; batches: number; keep?: boolean; json?: boolean };
+  try {
+    opts = command.parse([...argv], { from: 'user' }).opts();
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    throw error;
+  }
+
+  const progress = makeProgress(io, opts.json === true, opts.days * opts.batches, opts.days);
+  try {
+    const result = await runDemo(
+      { days: opts.days, batches: opts.batches, keep: opts.keep === true },
+      progress.sink,
+    );
+    progress.stop();
+    if (opts.json) io.out(`${JSON.stringify(result, null, 2)}\n`);
+    else io.out(formatDemoReport(result));
+    if (!result.ok) {
+      io.err(
+        `demo failed: ${result.checks
+          .filter((c) => !c.ok)
+          .map((c) => `${c.name} (${c.detail})`)
+          .join('; ')}\n`,
+      );
+    }
+    return result.ok ? 0 : 1;
+  } catch (error) {
+    progress.stop();
+    io.err(
+      `demo could not run: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}\n`,
+    );
+    return 1;
+  }
+}
+
+/** Progress bars on a terminal (lines logged above them), plain lines otherwise. */
+function makeProgress(
+  io: DemoIo,
+  json: boolean,
+  files: number,
+  partitions: number,
+): { sink: DemoProgress; stop(): void } {
+  const started = performance.now();
+  const stamp = () => `[${((performance.now() - started) / 1000).toFixed(1).padStart(5)} s]`;
+  if (json || !io.tty) {
+    const write = json ? io.err : io.out;
+    return { sink: { line: (text) => write(`${stamp()} ${text}\n`) }, stop: () => undefined };
+  }
+  const bars = new MultiBar(
+    {
+      format: ' {label} |{bar}| {value}/{total} {detail}',
+      hideCursor: true,
+      clearOnComplete: false,
+      stopOnComplete: false,
+    },
+    Presets.shades_classic,
+  );
+  const written = bars.create(files, 0, { label: 'files written       ', detail: '' });
+  const compacted = bars.create(partitions, 0, { label: 'partitions compacted', detail: '' });
+  return {
+    sink: {
+      line: (text) => bars.log(`${stamp()} ${text}\n`),
+      written: (done, total) => {
+        written.setTotal(total);
+        written.update(done);
+      },
+      compacted: (done, total, running) => {
+        compacted.setTotal(total);
+        compacted.update(done, { detail: running > 0 ? `(${running} running)` : '' });
+      },
+    },
+    stop: () => bars.stop(),
+  };
+}
+
+const isMain =
+  process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+if (isMain) process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,582 @@
+// The local-cloud demo end to end: streams a sample lake into the real stack on loopback, lets the profiler
+// and sweep trigger compaction, then checks with DuckDB that every row survived; cleans up whatever happens.
+//
+// Nothing here decides anything the system does: it writes objects, fires the sweep's schedule (the 15-minute
+// rule, compressed to a second), watches executions and reads the results back. Every figure shown comes
+// from the run's own outputs, the state table or an independent DuckDB read of the bucket.
+import { rmSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { App } from 'aws-cdk-lib';
+import { LakeCompactorStack } from '../../infra/app.js';
+import { LocalCloud } from '../../infra/local/local-cloud.js';
+import { onProcessExit } from '../../infra/local/process-hygiene.js';
+import type { LocalExecution } from '../../infra/local/step-functions.js';
+import { S3ObjectStore } from '../adapters/s3-object-store.js';
+import { parseTableConfigs } from '../core/table-config.js';
+import type { RunSummary } from '../core/workflow/finalize.js';
+import {
+  benchmarkReads,
+  type DemoDuckDb,
+  multisetDifference,
+  openDemoDuckDb,
+  type QueryTiming,
+  sqlString,
+  type TableTotals,
+  tableTotals,
+} from './demo-duckdb.js';
+import { type DemoVacuum, demoVacuumDryRun } from './demo-vacuum.js';
+import { writeSampleLake } from './sample-lake.js';
+
+export const DEMO_BUCKET = 'lake';
+export const DEMO_TABLE = 'events';
+const TARGET_FILE_BYTES = 128 * 1024 * 1024;
+const SMALL_RATIO = 0.75;
+const DAY_MS = 86_400_000;
+
+export interface DemoOptions {
+  /** Days (partitions) of the sample lake; the last one is today (UTC). */
+  readonly days: number;
+  /** Micro-batch files per day. */
+  readonly batches: number;
+  /** Keep the before/after copies of the lake (the local cloud itself is always stopped). */
+  readonly keep?: boolean;
+  /** How often the sweep schedule is fired, ms (stands in for its 15-minute rate). @default 1000 */
+  readonly sweepIntervalMs?: number;
+  /** Give up waiting for compactions this long after the last write, ms. @default 120000 */
+  readonly settleTimeoutMs?: number;
+  /** The wall clock's "today" (for the partition dates). @default now */
+  readonly now?: number;
+  readonly seed?: number;
+}
+
+/** Where live progress goes (lines, and optionally a progress display). */
+export interface DemoProgress {
+  /** A line about something that happened (a partition triggered, a run ended). */
+  line(text: string): void;
+  /** Files written so far, of `total`. */
+  written?(done: number, total: number): void;
+  /** Partitions compacted so far, of `total`, and runs in flight. */
+  compacted?(done: number, total: number, running: number): void;
+}
+
+/** The layout of one copy of the table. */
+export interface LayoutStats {
+  readonly partitions: number;
+  readonly files: number;
+  readonly bytes: number;
+  readonly avgFileBytes: number;
+  /** Share of files below 0.75 × the 128 MiB target. */
+  readonly smallFileRatio: number;
+  /** Uncompressed ÷ compressed column-chunk bytes, from the Parquet footers. */
+  readonly compressionRatio: number;
+}
+
+/** One compaction run, from its execution (output and history). */
+export interface DemoRun {
+  readonly partition: string;
+  readonly execution: string;
+  readonly status: string;
+  readonly outcome?: string;
+  readonly filesBefore: number;
+  readonly filesAfter: number;
+  readonly rows: number;
+  readonly groups: number;
+  readonly groupsDone: number;
+  readonly failedGroups: number;
+  /** Groups whose Verify step returned `verified` (read from the execution's event history). */
+  readonly groupsVerified: number;
+  /** Rows the Verify steps re-read from the outputs. */
+  readonly rowsVerified: number;
+  readonly visibilityWindowMs: number;
+  readonly estimatedCostUsd: number;
+  readonly durationMs: number;
+  readonly error?: string;
+}
+
+export interface DemoCheck {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+export interface DemoResult {
+  readonly ok: boolean;
+  readonly checks: readonly DemoCheck[];
+  readonly options: {
+    readonly days: number;
+    readonly batches: number;
+    readonly policy: Readonly<Record<string, number>>;
+  };
+  readonly before: LayoutStats;
+  readonly after: LayoutStats;
+  readonly totals: { readonly before: TableTotals; readonly after: TableTotals };
+  readonly multiset: { readonly onlyBefore: number; readonly onlyAfter: number };
+  readonly runs: readonly DemoRun[];
+  /** History items in the state table, per partition. */
+  readonly historyItems: number;
+  readonly benchmark: readonly QueryTiming[];
+  readonly visibilityWindowMs: { readonly max: number; readonly total: number };
+  readonly estimatedCostUsd: number;
+  /** The vacuum core's dry-run, now and projected past the retention (information, not a check). */
+  readonly vacuum?: DemoVacuum | { readonly error: string };
+  readonly stagingLeft: readonly string[];
+  readonly deadLetters: number;
+  readonly timingsMs: {
+    readonly startup: number;
+    readonly stream: number;
+    readonly settle: number;
+    readonly checks: number;
+    readonly total: number;
+  };
+  /** The kept data folder (only with `keep`). */
+  readonly dataDir?: string;
+}
+
+/** Today's date (UTC) minus `days - 1`, so the last partition is today and all are inside the look-back. */
+export function demoStartDate(now: number, days: number): string {
+  return new Date(now - (days - 1) * DAY_MS).toISOString().slice(0, 10);
+}
+
+/**
+ * Policy overrides that turn hours into seconds. The writer closes a day after `batches` files, so the
+ * trigger is set to fire at that count (`minInputFiles`) with no quiet window: a quiet window of seconds
+ * cannot be shown, because the sweep finds waiting partitions through an index whose due times are rounded
+ * up to 5 minutes (DUE_GRANULARITY_MS). No cooldown; a look-back covering every generated day.
+ */
+export function demoPolicy(options: { batches: number; days: number }): Record<string, number> {
+  return {
+    minInputFiles: Math.max(2, options.batches),
+    quietMinutes: 0,
+    cooldownMinutes: 0,
+    lookbackDays: Math.max(30, options.days + 2),
+  };
+}
+
+/** The demo configuration of the real stack: one table `events` on bucket `lake`, daily partitions. */
+export function demoStack(options: { batches: number; days: number }): LakeCompactorStack {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  return new LakeCompactorStack(app, 'LakeCompactorDemo', {
+    compactor: {
+      tables: [
+        {
+          name: DEMO_TABLE,
+          bucketName: DEMO_BUCKET,
+          prefix: `${DEMO_TABLE}/`,
+          partitionColumns: ['date'],
+          dateColumn: 'date',
+          dateFormat: 'yyyy-MM-dd',
+          policy: demoPolicy(options),
+        },
+      ],
+    },
+  });
+}
+
+/** Runs the whole demo. Never throws for a failed check (see `ok`); throws only when it cannot run at all. */
+export async function runDemo(options: DemoOptions, progress: DemoProgress): Promise<DemoResult> {
+  const started = performance.now();
+  const restoreEnv = quietHandlers();
+  const root = await mkdtemp(path.join(tmpdir(), 'lake-compactor-demo-'));
+  const beforeDir = path.join(root, 'before');
+  const afterDir = path.join(root, 'after');
+  // Ctrl-C or a crash must not leave the copies behind either (the local cloud cleans up after itself).
+  const unhookRoot = options.keep
+    ? () => undefined
+    : onProcessExit(() => rmSync(root, { recursive: true, force: true }));
+  let cloud: LocalCloud | undefined;
+  let db: DemoDuckDb | undefined;
+  let sweeping = false;
+  try {
+    const stack = demoStack({ batches: options.batches, days: options.days });
+    progress.line('Starting the local cloud (s3rver, DynamoDB Local, Step Functions) with the real stack…');
+    const start = () =>
+      LocalCloud.start({
+        stack,
+        stepFunctions: { waitTimeMs: 1000, retryIntervalMs: 0 },
+        sqs: { batchingWindowMs: 200, redeliveryDelayMs: 5 },
+      });
+    // DynamoDB Local occasionally misses its start deadline on a loaded machine: one more try.
+    cloud = await start().catch((error: unknown) => {
+      if (error instanceof Error && error.name === 'LocalCloudStartupError') return start();
+      throw error;
+    });
+    const running = cloud;
+    const startupMs = performance.now() - started;
+    progress.line(`Local cloud up in ${(startupMs / 1000).toFixed(1)} s.`);
+
+    const startDate = demoStartDate(options.now ?? Date.now(), options.days);
+    const days = Array.from({ length: options.days }, (_, i) =>
+      new Date(Date.parse(`${startDate}T00:00:00Z`) + i * DAY_MS).toISOString().slice(0, 10),
+    );
+    const total = options.days * options.batches;
+    const sweepRule = stack.compactor.node.findChild('SweepSchedule');
+    const watcher = new ExecutionWatcher(running, days, progress);
+
+    // Sweep loop: the 15-minute schedule compressed to `sweepInterval`, the catch-up trigger (and lease
+    // release) beside the profiler, which starts most runs itself. Runs while writes stream in: early days
+    // compact while later days are still written — writer and compactor share the bucket, as in production.
+    sweeping = true;
+    const sweepInterval = options.sweepIntervalMs ?? 1000;
+    const sweepLoop = (async () => {
+      while (sweeping) {
+        await running.fire(sweepRule).catch((error: unknown) => {
+          progress.line(`sweep failed: ${error instanceof Error ? error.message : String(error)}`);
+        });
+        watcher.poll();
+        await sleep(sweepInterval);
+      }
+    })();
+
+    // Stream the lake: every micro-batch goes to local S3 (its event to the profiler) and to the local
+    // "before" copy DuckDB reads later.
+    const streamStarted = performance.now();
+    const lake = new S3ObjectStore({ client: running.s3, bucket: DEMO_BUCKET });
+    let written = 0;
+    progress.written?.(0, total);
+    await writeSampleLake(
+      async (key, bytes) => {
+        const file = path.join(beforeDir, key);
+        await mkdir(path.dirname(file), { recursive: true });
+        await writeFile(file, bytes);
+        await lake.put(key, bytes);
+        written += 1;
+        progress.written?.(written, total);
+        watcher.poll();
+      },
+      {
+        table: DEMO_TABLE,
+        days: options.days,
+        batches: options.batches,
+        startDate,
+        ...(options.seed === undefined ? {} : { seed: options.seed }),
+      },
+    );
+    const streamMs = performance.now() - streamStarted;
+    progress.line(`Wrote ${written} files in ${(streamMs / 1000).toFixed(1)} s; waiting for compactions…`);
+
+    // Settle: keep sweeping until every partition has a compacted run (or the deadline passes).
+    const settleStarted = performance.now();
+    const deadline = settleStarted + (options.settleTimeoutMs ?? 120_000);
+    while (!watcher.allCompacted() && performance.now() < deadline && !watcher.anyFailed()) {
+      await sleep(200);
+      watcher.poll();
+    }
+    sweeping = false;
+    await sweepLoop;
+    await running.drain(60_000).catch((error: unknown) => {
+      progress.line(`drain: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    watcher.poll();
+    const settleMs = performance.now() - settleStarted;
+
+    // Read the bucket back and check.
+    const checksStarted = performance.now();
+    const store = new S3ObjectStore({ client: running.s3, bucket: DEMO_BUCKET });
+    for await (const object of store.listAll(`${DEMO_TABLE}/`)) {
+      const name = object.key.split('/').at(-1) ?? '';
+      if (name.startsWith('_') || name.startsWith('.') || !name.endsWith('.parquet')) continue;
+      const file = path.join(afterDir, object.key);
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, await store.get(object.key));
+    }
+    const stagingLeft: string[] = [];
+    for await (const object of store.listAll('_lake-compactor/staging/')) stagingLeft.push(object.key);
+    const historyItems = await countHistory(running, stack, days);
+
+    db = await openDemoDuckDb();
+    const tableBefore = path.join(beforeDir, DEMO_TABLE);
+    const tableAfter = path.join(afterDir, DEMO_TABLE);
+    const before = await layoutStats(db, tableBefore);
+    const after = await layoutStats(db, tableAfter);
+    const totals = { before: await tableTotals(db, tableBefore), after: await tableTotals(db, tableAfter) };
+    const multiset = await multisetDifference(db, tableBefore, tableAfter);
+    const benchDay = days[Math.floor(days.length / 2)] ?? startDate;
+    const benchmark = await benchmarkReads(db, tableBefore, tableAfter, benchDay);
+    const checksMs = performance.now() - checksStarted;
+
+    let vacuum: DemoResult['vacuum'];
+    try {
+      vacuum = await demoVacuumDryRun({
+        s3: running.s3,
+        dynamodb: running.dynamodb,
+        stateTable: running.tableName(stack.compactor.table),
+        tables: parseTableConfigs(running.functionEnv(stack.compactor.sweepFunction).TABLES),
+        now: Date.now(),
+      });
+    } catch (error) {
+      vacuum = { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+    }
+
+    const runs = watcher.runs();
+    const compactedRuns = runs.filter((r) => r.status === 'SUCCEEDED' && r.outcome === 'compacted');
+    const compactedDays = new Set(compactedRuns.map((r) => r.partition));
+    const notCompacted = days.filter((d) => !compactedDays.has(`date=${d}`));
+    const unverified = compactedRuns.filter(
+      (r) => r.failedGroups > 0 || r.groupsVerified !== r.groups || r.rowsVerified !== r.rows,
+    );
+    const failedRuns = runs.filter((r) => r.status !== 'SUCCEEDED' && r.status !== 'RUNNING');
+    const checks: DemoCheck[] = [
+      {
+        name: 'every partition compacted',
+        ok: notCompacted.length === 0 && failedRuns.length === 0,
+        detail:
+          notCompacted.length === 0 && failedRuns.length === 0
+            ? `${compactedDays.size}/${days.length} partitions, ${runs.length} runs`
+            : `not compacted: ${notCompacted.map((d) => `date=${d}`).join(', ') || 'none'}; failed runs: ${failedRuns.map((r) => `${r.execution} (${r.error ?? r.status})`).join(', ') || 'none'}`,
+      },
+      {
+        name: 'every run verified',
+        ok: compactedRuns.length > 0 && unverified.length === 0,
+        detail:
+          unverified.length === 0
+            ? `${compactedRuns.reduce((n, r) => n + r.groupsVerified, 0)} groups re-read, ${compactedRuns.reduce((n, r) => n + r.rowsVerified, 0)} rows matched their fingerprints`
+            : `unverified: ${unverified.map((r) => `${r.partition} (${r.groupsVerified}/${r.groups} groups, ${r.rowsVerified}/${r.rows} rows)`).join(', ')}`,
+      },
+      {
+        name: 'row count and revenue unchanged',
+        ok:
+          totals.before.rows === totals.after.rows &&
+          totals.before.revenueUsd === totals.after.revenueUsd &&
+          totals.before.rows > 0,
+        detail: `before ${totals.before.rows} rows / $${totals.before.revenueUsd}, after ${totals.after.rows} rows / $${totals.after.revenueUsd}`,
+      },
+      {
+        name: 'same rows (EXCEPT ALL both ways)',
+        ok: multiset.onlyBefore === 0 && multiset.onlyAfter === 0,
+        detail: `${multiset.onlyBefore} rows only before, ${multiset.onlyAfter} only after`,
+      },
+      {
+        name: 'no staging left',
+        ok: stagingLeft.length === 0,
+        detail: stagingLeft.length === 0 ? '_lake-compactor/staging/ is empty' : stagingLeft.join(', '),
+      },
+      {
+        name: 'no dead letters',
+        ok: running.deadLetters.length === 0,
+        detail: `${running.deadLetters.length} profiler messages dead-lettered`,
+      },
+    ];
+    const windows = compactedRuns.map((r) => r.visibilityWindowMs);
+    let dataDir: string | undefined;
+    if (options.keep) dataDir = root;
+    return {
+      ok: checks.every((c) => c.ok),
+      checks,
+      options: { days: options.days, batches: options.batches, policy: demoPolicy(options) },
+      before,
+      after,
+      totals,
+      multiset,
+      runs,
+      historyItems,
+      benchmark,
+      visibilityWindowMs: {
+        max: windows.length === 0 ? 0 : Math.max(...windows),
+        total: windows.reduce((a, b) => a + b, 0),
+      },
+      estimatedCostUsd: compactedRuns.reduce((n, r) => n + r.estimatedCostUsd, 0),
+      ...(vacuum === undefined ? {} : { vacuum }),
+      stagingLeft,
+      deadLetters: running.deadLetters.length,
+      timingsMs: {
+        startup: Math.round(startupMs),
+        stream: Math.round(streamMs),
+        settle: Math.round(settleMs),
+        checks: Math.round(checksMs),
+        total: Math.round(performance.now() - started),
+      },
+      ...(dataDir === undefined ? {} : { dataDir }),
+    };
+  } finally {
+    sweeping = false;
+    db?.close();
+    await cloud?.stop();
+    if (!options.keep) await rm(root, { recursive: true, force: true });
+    unhookRoot();
+    restoreEnv();
+  }
+}
+
+const EMPTY_METRICS_WARNING = 'No application metrics to publish';
+
+/**
+ * Silences the in-process handlers' Powertools logs and EMF metrics, which would bury the demo's output
+ * (variables the user set are kept). Powertools still warns about empty metric sets when disabled; dev
+ * mode routes that warning through the global console, where exactly that message is dropped. Returns the
+ * restore.
+ */
+function quietHandlers(): () => void {
+  const set: string[] = [];
+  for (const [key, value] of [
+    ['POWERTOOLS_LOG_LEVEL', 'SILENT'],
+    ['POWERTOOLS_METRICS_DISABLED', 'true'],
+    ['POWERTOOLS_DEV', 'true'],
+  ] as const) {
+    if (process.env[key] !== undefined) continue;
+    process.env[key] = value;
+    set.push(key);
+  }
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && args[0].startsWith(EMPTY_METRICS_WARNING)) return;
+    warn(...args);
+  };
+  return () => {
+    console.warn = warn;
+    for (const key of set) delete process.env[key];
+  };
+}
+
+/** Follows executions as they appear and end, and reports each once. */
+class ExecutionWatcher {
+  private readonly seen = new Set<LocalExecution>();
+  private readonly ended = new Set<LocalExecution>();
+
+  constructor(
+    private readonly cloud: LocalCloud,
+    private readonly days: readonly string[],
+    private readonly progress: DemoProgress,
+  ) {}
+
+  poll(): void {
+    for (const execution of this.cloud.executions) {
+      const partition = partitionOf(execution);
+      if (!this.seen.has(execution)) {
+        this.seen.add(execution);
+        const input = execution.input as { trigger?: unknown; reasons?: unknown } | undefined;
+        const reasons = Array.isArray(input?.reasons) ? input.reasons.map(String).slice(1, 3).join('; ') : '';
+        this.progress.line(
+          `▶ ${partition}: ${String(input?.trigger ?? 'operator')} started ${execution.name}${reasons === '' ? '' : ` (${reasons})`}`,
+        );
+      }
+      if (execution.status !== 'RUNNING' && !this.ended.has(execution)) {
+        this.ended.add(execution);
+        const run = describeRun(execution);
+        this.progress.line(
+          run.status === 'SUCCEEDED'
+            ? `✔ ${partition}: ${run.outcome}, ${run.filesBefore} → ${run.filesAfter} files, ${run.rows} rows verified in ${run.groupsVerified}/${run.groups} groups (${(run.durationMs / 1000).toFixed(1)} s)`
+            : `✘ ${partition}: ${run.status} ${run.error ?? ''}`,
+        );
+      }
+    }
+    const done = new Set(
+      this.runs()
+        .filter((r) => r.outcome === 'compacted')
+        .map((r) => r.partition),
+    ).size;
+    const active = this.cloud.executions.filter((e) => e.status === 'RUNNING').length;
+    this.progress.compacted?.(done, this.days.length, active);
+  }
+
+  runs(): DemoRun[] {
+    return this.cloud.executions.map(describeRun);
+  }
+
+  allCompacted(): boolean {
+    const done = new Set(
+      this.runs()
+        .filter((r) => r.outcome === 'compacted')
+        .map((r) => r.partition),
+    );
+    return this.days.every((d) => done.has(`date=${d}`));
+  }
+
+  anyFailed(): boolean {
+    return this.cloud.executions.some((e) => e.status !== 'RUNNING' && e.status !== 'SUCCEEDED');
+  }
+}
+
+function partitionOf(execution: LocalExecution): string {
+  const input = execution.input as { partition?: unknown } | undefined;
+  return typeof input?.partition === 'string' ? input.partition : '(unknown partition)';
+}
+
+/** A run's figures from its output, and its Verify steps' results from the event history. */
+export function describeRun(execution: LocalExecution): DemoRun {
+  const output = (execution.output ?? {}) as Partial<RunSummary>;
+  let groupsVerified = 0;
+  let rowsVerified = 0;
+  for (const event of execution.history) {
+    if (event.type !== 'StateExited' || !event.state.name.startsWith('Verify group')) continue;
+    // The Verify task's result is kept at `$.verify` of the state's output (resultPath).
+    const exited = event.state.output as { verify?: { state?: unknown; rows?: unknown } } | undefined;
+    const result = exited?.verify;
+    if (result?.state === 'verified' || result?.state === 'publishing' || result?.state === 'done') {
+      groupsVerified += 1;
+      rowsVerified += typeof result.rows === 'number' ? result.rows : 0;
+    }
+  }
+  return {
+    partition: partitionOf(execution),
+    execution: execution.name,
+    status: execution.status,
+    ...(output.outcome === undefined ? {} : { outcome: output.outcome }),
+    filesBefore: output.filesBefore ?? 0,
+    filesAfter: output.filesAfter ?? 0,
+    rows: output.rows ?? 0,
+    groups: output.groups ?? 0,
+    groupsDone: output.groupsDone ?? 0,
+    failedGroups: output.failedGroups ?? 0,
+    groupsVerified,
+    rowsVerified,
+    visibilityWindowMs: output.visibilityWindowMs ?? 0,
+    estimatedCostUsd: output.estimatedCost?.usd ?? 0,
+    durationMs:
+      output.durationMs ?? (execution.stopDate ?? new Date(0)).getTime() - execution.startDate.getTime(),
+    ...(execution.error === undefined ? {} : { error: `${execution.error}: ${execution.cause ?? ''}` }),
+  };
+}
+
+/** History items (`RUN#…`) the finalize step wrote, over every partition of the demo. */
+async function countHistory(cloud: LocalCloud, stack: LakeCompactorStack, days: readonly string[]) {
+  let n = 0;
+  for (const day of days) {
+    const result = await cloud.dynamodb.send(
+      new QueryCommand({
+        TableName: cloud.tableName(stack.compactor.table),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :run)',
+        ExpressionAttributeValues: {
+          ':pk': { S: `PART#${DEMO_TABLE}#date=${day}` },
+          ':run': { S: 'RUN#' },
+        },
+        ConsistentRead: true,
+      }),
+    );
+    n += (result.Items ?? []).map((i) => unmarshall(i)).length;
+  }
+  return n;
+}
+
+/** Files, sizes and compression of a table folder (sizes from the filesystem, ratios from the footers). */
+async function layoutStats(db: DemoDuckDb, tableDir: string): Promise<LayoutStats> {
+  const partitions = (await readdir(tableDir, { withFileTypes: true })).filter((d) => d.isDirectory());
+  const sizes: number[] = [];
+  for (const partition of partitions) {
+    for (const name of await readdir(path.join(tableDir, partition.name))) {
+      if (name.endsWith('.parquet')) sizes.push((await stat(path.join(tableDir, partition.name, name))).size);
+    }
+  }
+  const bytes = sizes.reduce((a, b) => a + b, 0);
+  const [meta] = await db.rows(
+    `SELECT sum(total_compressed_size) AS c, sum(total_uncompressed_size) AS u FROM parquet_metadata(${sqlString(`${tableDir}/*/*.parquet`)})`,
+  );
+  const compressed = Number(meta?.c ?? 0);
+  const uncompressed = Number(meta?.u ?? 0);
+  return {
+    partitions: partitions.length,
+    files: sizes.length,
+    bytes,
+    avgFileBytes: sizes.length === 0 ? 0 : bytes / sizes.length,
+    smallFileRatio:
+      sizes.length === 0 ? 0 : sizes.filter((s) => s < SMALL_RATIO * TARGET_FILE_BYTES).length / sizes.length,
+    compressionRatio: compressed === 0 ? 0 : uncompressed / compressed,
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
