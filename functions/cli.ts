@@ -2,6 +2,8 @@
 // local folder. Exit code 0 on success, 1 on a reported error, 2 on a usage error.
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { openStore } from './adapters/open-store.js';
+import { registerCompactCommand } from './cli-compact.js';
+import { registerHistoryCommand } from './cli-history.js';
 import { registerStatusCommand } from './cli-status.js';
 import { CompactorError } from './core/errors.js';
 import { inventoryTable, type TableInventory, toPlanInputs } from './core/inventory.js';
@@ -197,6 +199,8 @@ export function buildProgram(io: CliIo): Command {
       },
     );
   registerStatusCommand(program, io);
+  registerCompactCommand(program, io);
+  registerHistoryCommand(program, io);
   return program;
 }
 

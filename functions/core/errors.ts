@@ -106,3 +106,6 @@ export class JournalConflictError extends CompactorError {
 
 /** A commit was asked for a group whose outputs were not verified. */
 export class NotVerifiedError extends CompactorError {}
+
+/** An operator's direct compaction run (CLI) ended with at least one failed group; the message names them. */
+export class CompactionFailedError extends CompactorError {}

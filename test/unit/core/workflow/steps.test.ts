@@ -2,6 +2,7 @@
 // idempotent, verification guards the commit, failures are recorded, and finalize never leaves a group midway.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
+import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { commitGroup } from '../../../../functions/core/commit.js';
 import { VerificationError } from '../../../../functions/core/errors.js';
@@ -15,7 +16,6 @@ import { planRun } from '../../../../functions/core/workflow/plan.js';
 import { verifyGroup } from '../../../../functions/core/workflow/verify.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
 import { writeSampleLake } from '../../../../functions/tools/sample-lake.js';
-import { MemoryLeases } from './memory-leases.js';
 
 const tables = parseTableConfigs([
   { name: 'events', bucket: 'lake', prefix: 'events', partitionColumns: ['date'] },

@@ -1,14 +1,14 @@
-// Test helper: an in-memory PartitionLeases with the DynamoDB adapter's rules (idle or scheduled at the
-// request's generation → compacting; the holder's retry succeeds; release only by the holder).
-import { LeaseHeldError } from '../../../../functions/core/errors.js';
-import type { PartitionRef } from '../../../../functions/core/profiler.js';
+// An in-memory PartitionLeases with the DynamoDB adapter's rules (idle or scheduled at the request's
+// generation → compacting; the holder's retry succeeds; release only by the holder): tests, the local CLI run.
+import { LeaseHeldError } from '../core/errors.js';
+import type { PartitionRef } from '../core/profiler.js';
 import type {
   LayoutChange,
   LeaseGrant,
   LeaseRequest,
   PartitionLeases,
   RunHistory,
-} from '../../../../functions/core/workflow/ports.js';
+} from '../core/workflow/ports.js';
 
 interface Item {
   state: 'idle' | 'scheduled' | 'compacting';

@@ -1,0 +1,316 @@
+// `lake-compactor compact`: runs the workflow's own steps (plan → rewrite → verify → commit → finalize)
+// in-process on a local folder or S3 prefix; `--dry-run` writes nothing, and any failed group exits non-zero.
+
+import { randomUUID } from 'node:crypto';
+import { S3Client } from '@aws-sdk/client-s3';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { MemoryJournal } from './adapters/memory-journal.js';
+import { MemoryLeases } from './adapters/memory-leases.js';
+import { defaultS3ClientConfig, type OpenedStore, openStore } from './adapters/open-store.js';
+import { CompactionFailedError, InvalidInputError } from './core/errors.js';
+import { inventoryTable } from './core/inventory.js';
+import { DEFAULT_POLICY } from './core/policy.js';
+import type { Codec } from './core/rewrite/wasm.js';
+import { childExecutionName, partitionDir, type RunContext } from './core/run-input.js';
+import { formatBytes } from './core/stats.js';
+import { commitStep, type GroupStepResult, rollbackStep } from './core/workflow/commit.js';
+import { type CompactDeps, compactGroup, type RewriteFn } from './core/workflow/compact.js';
+import { finalizeRun, type RunSummary } from './core/workflow/finalize.js';
+import { refOf } from './core/workflow/lease.js';
+import { type PlanStepResult, planRun } from './core/workflow/plan.js';
+import { verifyGroup } from './core/workflow/verify.js';
+import type { Clock } from './ports/clock.js';
+import type { ObjectStore } from './ports/object-store.js';
+import { renderTable } from './shared/table.js';
+
+const MiB = 1024 * 1024;
+
+export interface CompactIo {
+  readonly out: (text: string) => void;
+  readonly clock: Clock;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export interface CompactOptions {
+  /** Only this partition (path relative to the table root, e.g. `date=2024-01-15`). */
+  readonly partition?: string;
+  /** Plan and print only; nothing is written. */
+  readonly dryRun?: boolean;
+  /** Target output file size, MiB. @default 128 */
+  readonly targetMb?: number;
+  /** @default 'zstd' */
+  readonly codec?: Codec;
+  /** Table name recorded in plans and summaries. @default the URI's last path segment */
+  readonly table?: string;
+}
+
+/** One partition's outcome, as printed in the summary. */
+export interface CompactPartitionResult {
+  readonly partition: string;
+  readonly summary: RunSummary;
+  /** Groups whose outputs were verified against the inputs' fingerprint. */
+  readonly verifiedGroups: number;
+  readonly groups: readonly GroupStepResult[];
+}
+
+/**
+ * Compacts every partition of the table at `uri` (or only `options.partition`) with the same step services
+ * the state machine runs, one group after another.
+ *
+ * Why a memory journal is acceptable here: the journal's job is to let a crashed run roll forward or back.
+ * A crash before publishing leaves only staging and the plan under `_lake-compactor/`, which a re-run
+ * ignores (new run id) and vacuum removes. A crash while a group publishes (after its outputs are copied
+ * in, before its inputs are moved to trash) is not recoverable without the journal: both can be visible
+ * and rows counted twice until an operator removes the copied outputs. The help text says so; unattended
+ * and large runs belong to the state machine, whose journal is in DynamoDB.
+ *
+ * Inputs are retired to `_lake-compactor/trash/<run>/` (never deleted), so nothing is lost either way.
+ * The lease is an in-memory one: it does not exclude a concurrent state-machine run on the same
+ * partition — pause the deployment's triggers before compacting a deployed lake by hand.
+ *
+ * @param engine replaces the rewrite engine (tests inject faults).
+ * @throws CompactionFailedError when any group failed (after every partition was tried and settled).
+ */
+export async function runCompact(
+  uri: string,
+  options: CompactOptions,
+  io: CompactIo,
+  engine: { readonly rewrite?: RewriteFn } = {},
+): Promise<CompactPartitionResult[]> {
+  const s3Client = s3ClientFor(uri, io.env);
+  try {
+    return await compactTable(
+      uri,
+      options,
+      io,
+      engine,
+      openStore(uri, { env: io.env, ...(s3Client ? { s3Client } : {}) }),
+    );
+  } finally {
+    s3Client?.destroy();
+  }
+}
+
+async function compactTable(
+  uri: string,
+  options: CompactOptions,
+  io: CompactIo,
+  engine: { readonly rewrite?: RewriteFn },
+  opened: OpenedStore,
+): Promise<CompactPartitionResult[]> {
+  const store = options.dryRun ? dryRunStore(opened.store) : opened.store;
+  const tableRoot = opened.prefix.replace(/\/$/, '');
+  const table = options.table ?? tableNameOf(uri);
+  const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local';
+  const inventory = await inventoryTable(store, opened.prefix, { now: io.clock.now() });
+  const wanted = options.partition?.replace(/^\/+|\/+$/g, '');
+  const partitions = inventory.partitions
+    .map((p) => p.partition)
+    .filter((p) => wanted === undefined || p === wanted);
+  if (wanted !== undefined && partitions.length === 0) {
+    const known = inventory.partitions.map((p) => p.partition || '(root)');
+    throw new InvalidInputError(
+      `Partition "${wanted}" has no data files under ${uri}; known partitions: ${known.slice(0, 10).join(', ') || '(none)'}`,
+    );
+  }
+  const journal = new MemoryJournal();
+  const leases = new MemoryLeases();
+  const deps = { store, journal, clock: io.clock, ...engine };
+  const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
+  const results: CompactPartitionResult[] = [];
+  for (const [index, partition] of partitions.entries()) {
+    const run: RunContext = {
+      runId: childExecutionName(parent, partition, index),
+      table,
+      bucket,
+      tableRoot,
+      partition,
+      partitionDir: partitionDir(tableRoot, partition),
+      strategy: 'binpack',
+      codec: options.codec ?? 'zstd',
+      targetFileSizeBytes: Math.round((options.targetMb ?? 128) * MiB),
+      minInputFiles: DEFAULT_POLICY.minInputFiles,
+      maxGroupBytes: 2048 * MiB,
+      smallFileRatio: DEFAULT_POLICY.smallFileSizeRatio,
+      dryRun: options.dryRun ?? false,
+      force: true,
+      quietMinutes: 0,
+      trigger: 'operator',
+      retireMode: 'trash',
+      startedAt: io.clock.now(),
+    };
+    results.push(await compactPartition(deps, leases, run, io));
+  }
+  printSummary(io, results, options.dryRun ?? false);
+  const failed = results.filter((r) => r.summary.status === 'FAILED');
+  if (failed.length > 0) {
+    throw new CompactionFailedError(
+      `${failed.length} of ${results.length} partitions failed (${failed
+        .map((r) => `${r.partition || '(root)'}: ${r.summary.firstError?.error ?? 'failed'}`)
+        .join(
+          '; ',
+        )}); their inputs are untouched. Fix the cause and re-run; leftovers under _lake-compactor/ are removed by vacuum`,
+    );
+  }
+  return results;
+}
+
+async function compactPartition(
+  deps: CompactDeps & { readonly journal: MemoryJournal },
+  leases: MemoryLeases,
+  run: RunContext,
+  io: CompactIo,
+): Promise<CompactPartitionResult> {
+  const label = run.partition || '(root)';
+  await leases.acquire(refOf(run), { runId: run.runId, now: deps.clock.now() });
+  const plan: PlanStepResult = await planRun(deps, run, {
+    inlineGroupLimit: Number.MAX_SAFE_INTEGER,
+    compactMemoryMb: 1024,
+  });
+  const groups: GroupStepResult[] = [];
+  let verifiedGroups = 0;
+  if (run.dryRun || plan.groupCount === 0) {
+    io.out(
+      plan.groupCount === 0
+        ? `${label}: nothing to do (${plan.reason ?? 'no group planned'})`
+        : `${label}: would rewrite ${plan.plannedFiles} files (${formatBytes(plan.plannedBytes)}) into ${plan.expectedOutputFiles} in ${plan.groupCount} groups`,
+    );
+  }
+  if (!run.dryRun) {
+    for (const item of plan.groups) {
+      try {
+        const compacted = await compactGroup(deps, run, item);
+        await verifyGroup(deps, run, item.groupId, compacted.fingerprint);
+        verifiedGroups += 1;
+        const committed = await commitStep(deps, run.runId, item.groupId);
+        groups.push(committed);
+        io.out(
+          `${label} ${item.groupId}: ${committed.retired} files → ${committed.published}, ${compacted.rows} rows, verified, ${committed.state === 'done' ? 'committed' : `left alone (${committed.reason ?? 'an input changed'})`}`,
+        );
+      } catch (err) {
+        const error = err instanceof Error ? err : new Error(String(err));
+        const rolled = await rollbackStep(deps, run.runId, item.groupId, {
+          Error: error.name,
+          Cause: error.message,
+        });
+        groups.push(rolled);
+        io.out(`${label} ${item.groupId}: FAILED ${error.name}: ${error.message} (${rolled.state})`);
+      }
+    }
+  }
+  const outcome = run.dryRun ? 'dry-run' : plan.groupCount === 0 ? 'nothing-to-do' : 'compacted';
+  const summary = await finalizeRun({ ...deps, leases }, run, { outcome, plan });
+  return { partition: run.partition, summary, verifiedGroups, groups };
+}
+
+function printSummary(io: CompactIo, results: readonly CompactPartitionResult[], dryRun: boolean): void {
+  io.out(
+    renderTable(
+      [
+        { header: 'partition', value: (r) => r.partition || '(root)' },
+        { header: 'outcome', value: (r) => (r.summary.status === 'FAILED' ? 'FAILED' : r.summary.outcome) },
+        { header: 'files before', value: (r) => r.summary.filesBefore, align: 'right' },
+        { header: 'files after', value: (r) => (dryRun ? '-' : r.summary.filesAfter), align: 'right' },
+        { header: 'rows', value: (r) => (dryRun ? '-' : r.summary.rows), align: 'right' },
+        { header: 'bytes before', value: (r) => formatBytes(r.summary.bytesBefore), align: 'right' },
+        {
+          header: 'bytes after',
+          value: (r) => (dryRun ? '-' : formatBytes(r.summary.bytesAfter)),
+          align: 'right',
+        },
+        {
+          header: 'verified',
+          value: (r) => (dryRun ? '-' : `${r.verifiedGroups}/${r.summary.groups}`),
+          align: 'right',
+        },
+      ],
+      results,
+    ),
+  );
+  const sum = (f: (s: RunSummary) => number) => results.reduce((n, r) => n + f(r.summary), 0);
+  const failed = results.filter((r) => r.summary.status === 'FAILED').length;
+  io.out(
+    dryRun
+      ? `\ndry run: ${results.length} partitions, ${sum((s) => s.groups)} groups planned; nothing was changed`
+      : `\n${results.length} partitions: ${sum((s) => s.filesBefore)} → ${sum((s) => s.filesAfter)} files, ${sum((s) => s.rows)} rows rewritten and verified, ${failed} failed`,
+  );
+}
+
+/**
+ * The store a dry run plans through: reads pass through, the plan step's own plan file is dropped, and
+ * any other write is a bug (it throws instead of changing the lake).
+ */
+function dryRunStore(store: ObjectStore): ObjectStore {
+  const refuse = (what: string): never => {
+    throw new InvalidInputError(`A dry run tried to ${what}; nothing was changed. Report this as a bug`);
+  };
+  return {
+    description: `${store.description} (dry run)`,
+    list: (prefix, options) => store.list(prefix, options),
+    listAll: (prefix) => store.listAll(prefix),
+    head: (key) => store.head(key),
+    getRange: (key, start, end) => store.getRange(key, start, end),
+    get: (key) => store.get(key),
+    put: async () => ({ etag: '"dry-run"' }),
+    putStream: async (key) => refuse(`upload ${key}`),
+    copy: async (source) => refuse(`copy ${source}`),
+    deleteMany: async (refs) => refuse(`delete ${refs.length} objects`),
+  };
+}
+
+/**
+ * The S3 client for an `s3://` URI, with credentials from the io's env when it has them (not only the
+ * process's), so the CLI can be driven in-process against a local server; undefined for a folder.
+ */
+function s3ClientFor(uri: string, env: CompactIo['env']): S3Client | undefined {
+  if (!/^s3a?:\/\//i.test(uri.trim())) return undefined;
+  const credentials =
+    env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
+      ? {
+          accessKeyId: env.AWS_ACCESS_KEY_ID,
+          secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+          ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+        }
+      : undefined;
+  return new S3Client({ ...defaultS3ClientConfig(env), ...(credentials ? { credentials } : {}) });
+}
+
+/** Table name for plans and summaries: the last segment of the URI's path. */
+function tableNameOf(uri: string): string {
+  const segments = uri.replace(/\/+$/, '').split('/');
+  return segments[segments.length - 1] || 'table';
+}
+
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number.');
+  return n;
+}
+
+/** Adds `compact` to the CLI program. */
+export function registerCompactCommand(program: Command, io: CompactIo): void {
+  program
+    .command('compact')
+    .description('Compact small files now: plan → rewrite → verify → commit, in this process')
+    .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
+    .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (default: every partition)')
+    .option('--dry-run', 'plan and print only; nothing is written')
+    .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
+    .addOption(
+      new Option('--codec <codec>', 'output compression').choices(['zstd', 'snappy']).default('zstd'),
+    )
+    .option('--table <name>', 'table name in summaries (default: last segment of the URI)')
+    .addHelpText(
+      'after',
+      `
+Inputs are moved to _lake-compactor/trash/<run>/ (not deleted); vacuum removes them after the retention.
+The run's journal is kept in memory, not in DynamoDB: a run that dies before publishing leaves only
+staging files under _lake-compactor/ (a re-run starts afresh; vacuum removes them). A run killed while a
+group publishes can leave that group's outputs beside its inputs (rows counted twice) until you remove
+the outputs it copied in. No lease is taken in DynamoDB either: pause the deployment's triggers first,
+or use the Step Functions workflow for deployed, unattended or large runs.`,
+    )
+    .action(async (uri: string, opts: CompactOptions) => {
+      await runCompact(uri, opts, io);
+    });
+}

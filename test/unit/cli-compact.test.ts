@@ -1,0 +1,191 @@
+// `lake-compactor compact` on a generated lake in a temp folder: partitions end as one file with the same
+// row multiset (read back by DuckDB), --dry-run and failed groups change nothing, and failures exit non-zero.
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type CliIo, run } from '../../functions/cli.js';
+import { runCompact } from '../../functions/cli-compact.js';
+import { CompactionFailedError, CorruptInputError } from '../../functions/core/errors.js';
+import { rewriteGroup } from '../../functions/core/rewrite/rewrite.js';
+import type { RewriteFn } from '../../functions/core/workflow/compact.js';
+import { ManualClock } from '../../functions/ports/clock.js';
+import { localFolderSink } from '../../functions/tools/generate.js';
+import { writeSampleLake } from '../../functions/tools/sample-lake.js';
+import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+
+const DAYS = ['2024-01-01', '2024-01-02', '2024-01-03'];
+
+function capture(): CliIo & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return {
+    stdout,
+    stderr,
+    out: (t) => stdout.push(t),
+    err: (t) => stderr.push(t),
+    clock: new ManualClock(Date.UTC(2024, 1, 1)),
+    env: {},
+  };
+}
+
+/** Every file under `dir` (recursively) with its size and modification time: any change shows. */
+async function snapshot(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  const lines = await Promise.all(
+    files.map(async (f) => {
+      const s = await stat(f);
+      return `${relative(dir, f)} ${s.size} ${s.mtimeMs}`;
+    }),
+  );
+  return lines.sort();
+}
+
+/** Parquet files directly in a partition folder (not the work area under `_lake-compactor/`). */
+async function dataFiles(table: string, day: string): Promise<string[]> {
+  return (await readdir(join(table, `date=${day}`))).filter((n) => n.endsWith('.parquet')).sort();
+}
+
+let db: DuckDb;
+let root: string;
+let table: string;
+
+/** Every row of the table's partitions, canonically ordered (a multiset comparable with toEqual). */
+async function rowMultiset(): Promise<string[]> {
+  const rows = await db.rows(
+    `SELECT * FROM read_parquet(${sqlString(join(table, 'date=*', '*.parquet'))}) ORDER BY ALL`,
+  );
+  return rows.map((r) => JSON.stringify(r));
+}
+
+beforeAll(async () => {
+  db = await openDuckDb();
+});
+
+afterAll(() => {
+  db.close();
+});
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'lc-compact-'));
+  await writeSampleLake(localFolderSink(root), { days: 3, batches: 6, seed: 11, startDate: DAYS[0] });
+  table = join(root, 'events');
+});
+
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('lake-compactor compact', () => {
+  it('compacts every partition into one verified file with the same row multiset, and a re-run plans nothing', async () => {
+    // Prepare
+    const rowsBefore = await rowMultiset();
+    const io = capture();
+
+    // Act
+    const code = await run(['compact', table], io);
+    const again = capture();
+    const secondCode = await run(['compact', table], again);
+
+    // Assess
+    expect(code).toBe(0);
+    for (const day of DAYS) expect(await dataFiles(table, day)).toHaveLength(1);
+    expect(await rowMultiset()).toEqual(rowsBefore);
+    const text = io.stdout.join('\n');
+    for (const day of DAYS)
+      expect(text).toMatch(new RegExp(`date=${day} g0001: 6 files → 1, \\d+ rows, verified, committed`));
+    expect(text).toContain(
+      `3 partitions: 18 → 3 files, ${rowsBefore.length} rows rewritten and verified, 0 failed`,
+    );
+    expect(secondCode).toBe(0);
+    expect(again.stdout.join('\n')).toMatch(/date=2024-01-01: nothing to do/);
+    for (const day of DAYS) expect(await dataFiles(table, day)).toHaveLength(1);
+  });
+
+  it('keeps the retired inputs in the trash under _lake-compactor/ instead of deleting them', async () => {
+    // Prepare
+    const io = capture();
+
+    // Act
+    const code = await run(['compact', table, '--partition', 'date=2024-01-02'], io);
+
+    // Assess
+    expect(code).toBe(0);
+    const trashed = (await snapshot(join(table, '_lake-compactor'))).filter((l) => l.startsWith('trash/'));
+    expect(trashed).toHaveLength(6);
+  });
+
+  it('compacts only the partition named by --partition', async () => {
+    // Prepare
+    const io = capture();
+
+    // Act
+    const code = await run(['compact', table, '--partition', 'date=2024-01-02', '--codec', 'snappy'], io);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(await dataFiles(table, '2024-01-01')).toHaveLength(6);
+    expect(await dataFiles(table, '2024-01-02')).toHaveLength(1);
+    expect(await dataFiles(table, '2024-01-03')).toHaveLength(6);
+  });
+
+  it('changes nothing with --dry-run and says what it would rewrite', async () => {
+    // Prepare
+    const before = await snapshot(root);
+    const io = capture();
+
+    // Act
+    const code = await run(['compact', table, '--dry-run'], io);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(await snapshot(root)).toEqual(before);
+    const text = io.stdout.join('\n');
+    expect(text).toMatch(/date=2024-01-03: would rewrite 6 files \(.+\) into 1 in 1 groups/);
+    expect(text).toContain('nothing was changed');
+  });
+
+  it('exits 1 naming an unknown partition, and changes nothing', async () => {
+    // Prepare
+    const before = await snapshot(root);
+    const io = capture();
+
+    // Act
+    const code = await run(['compact', table, '--partition', 'date=1999-01-01'], io);
+
+    // Assess
+    expect(code).toBe(1);
+    expect(io.stderr.join('\n')).toContain(
+      'known partitions: date=2024-01-01, date=2024-01-02, date=2024-01-03',
+    );
+    expect(await snapshot(root)).toEqual(before);
+  });
+
+  it('fails with CompactionFailedError when a group fails, after rolling it back and compacting the others', async () => {
+    // Prepare
+    const rowsBefore = await rowMultiset();
+    const io = capture();
+    // The engine fails on the second partition's group, as on an unreadable input.
+    const rewrite: RewriteFn = async (rio, group, options) => {
+      if (group.files.some((f) => f.key.includes('date=2024-01-02/'))) {
+        throw new CorruptInputError(group.files[0]?.key ?? '?', 'injected fault');
+      }
+      return rewriteGroup(rio, group, options);
+    };
+
+    // Act
+    const outcome = runCompact(table, {}, io, { rewrite });
+
+    // Assess
+    await expect(outcome).rejects.toThrow(CompactionFailedError);
+    await expect(outcome).rejects.toThrow(/1 of 3 partitions failed \(date=2024-01-02: CorruptInputError\)/);
+    expect(await dataFiles(table, '2024-01-01')).toHaveLength(1);
+    expect(await dataFiles(table, '2024-01-02')).toHaveLength(6);
+    expect(await dataFiles(table, '2024-01-03')).toHaveLength(1);
+    expect(await rowMultiset()).toEqual(rowsBefore);
+    expect(io.stdout.join('\n')).toMatch(/date=2024-01-02 g0001: FAILED CorruptInputError: .*\(aborted\)/);
+    const staged = (await snapshot(join(table, '_lake-compactor'))).filter((l) => l.startsWith('staging/'));
+    expect(staged).toEqual([]);
+  });
+});
