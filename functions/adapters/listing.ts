@@ -2,6 +2,7 @@
 // delimiter grouping, opaque tokens) and S3's range errors, so every store pages and fails like S3.
 
 import { InvalidInputError } from '../core/errors.js';
+import type { ObjectInfo } from '../ports/object-store.js';
 
 /** S3 never returns more than this many entries (objects + common prefixes) in one page. */
 export const MAX_KEYS_PER_PAGE = 1000;
@@ -125,4 +126,30 @@ export function unsatisfiableRange(key: string, start: number, size: number): In
   return new InvalidInputError(
     `Byte range starting at ${start} is not satisfiable for ${key} (${size} bytes): take sizes from head() or the listing`,
   );
+}
+
+/** Every object of a paginated listing, page after page: the `listAll` of every adapter. */
+export async function* followPages(
+  listPage: (token: string | undefined) => Promise<{ objects: readonly ObjectInfo[]; nextToken?: string }>,
+): AsyncIterable<ObjectInfo> {
+  let token: string | undefined;
+  do {
+    const page = await listPage(token);
+    yield* page.objects;
+    token = page.nextToken;
+  } while (token !== undefined);
+}
+
+/** Refuses a range that S3 would misread (the port reads explicit ranges only, never suffixes). */
+export function assertByteRange(key: string, start: number, endInclusive: number): void {
+  if (
+    !Number.isSafeInteger(start) ||
+    !Number.isSafeInteger(endInclusive) ||
+    start < 0 ||
+    endInclusive < start
+  ) {
+    throw new InvalidInputError(
+      `Invalid byte range ${start}-${endInclusive} for ${key}: pass 0 <= start <= endInclusive (both integers)`,
+    );
+  }
 }

@@ -29,7 +29,7 @@ import type {
   PutOptions,
   PutStreamOptions,
 } from '../ports/object-store.js';
-import { listPage, sortByKey, unsatisfiableRange } from './listing.js';
+import { assertByteRange, followPages, listPage, sortByKey, unsatisfiableRange } from './listing.js';
 
 /** Hidden name prefix of in-flight writes; such files never appear in listings and are not valid keys. */
 export const TEMP_FILE_PREFIX = '.lake-compactor-tmp-';
@@ -114,13 +114,8 @@ export class LocalObjectStore implements ObjectStore {
       : { objects, commonPrefixes: page.commonPrefixes, nextToken: page.nextToken };
   }
 
-  async *listAll(prefix: string): AsyncIterable<ObjectInfo> {
-    let token: string | undefined;
-    do {
-      const page = await this.list(prefix, { token });
-      yield* page.objects;
-      token = page.nextToken;
-    } while (token !== undefined);
+  listAll(prefix: string): AsyncIterable<ObjectInfo> {
+    return followPages((token) => this.list(prefix, token === undefined ? {} : { token }));
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
@@ -135,16 +130,7 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   async getRange(key: string, start: number, endInclusive: number): Promise<Uint8Array> {
-    if (
-      !Number.isSafeInteger(start) ||
-      !Number.isSafeInteger(endInclusive) ||
-      start < 0 ||
-      endInclusive < start
-    ) {
-      throw new InvalidInputError(
-        `Invalid byte range ${start}-${endInclusive} for ${key}: pass 0 <= start <= endInclusive (both integers)`,
-      );
-    }
+    assertByteRange(key, start, endInclusive);
     const handle = await this.openExisting(key);
     try {
       const size = Number((await handle.stat({ bigint: true })).size);

@@ -16,7 +16,7 @@ import type {
   PutOptions,
   PutStreamOptions,
 } from '../ports/object-store.js';
-import { listPage, sortByKey, unsatisfiableRange } from './listing.js';
+import { assertByteRange, followPages, listPage, sortByKey, unsatisfiableRange } from './listing.js';
 
 /** The request kinds a fault can be attached to (one per ObjectStore method). */
 export type StoreMethod = 'list' | 'head' | 'getRange' | 'get' | 'put' | 'putStream' | 'copy' | 'deleteMany';
@@ -133,13 +133,8 @@ export class MemoryObjectStore implements ObjectStore {
       : { objects, commonPrefixes: page.commonPrefixes, nextToken: page.nextToken };
   }
 
-  async *listAll(prefix: string): AsyncIterable<ObjectInfo> {
-    let token: string | undefined;
-    do {
-      const page = await this.list(prefix, { token });
-      yield* page.objects;
-      token = page.nextToken;
-    } while (token !== undefined);
+  listAll(prefix: string): AsyncIterable<ObjectInfo> {
+    return followPages((token) => this.list(prefix, token === undefined ? {} : { token }));
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
@@ -149,16 +144,7 @@ export class MemoryObjectStore implements ObjectStore {
 
   async getRange(key: string, start: number, endInclusive: number): Promise<Uint8Array> {
     await this.enter('getRange', key);
-    if (
-      !Number.isSafeInteger(start) ||
-      !Number.isSafeInteger(endInclusive) ||
-      start < 0 ||
-      endInclusive < start
-    ) {
-      throw new InvalidInputError(
-        `Invalid byte range ${start}-${endInclusive} for ${key}: pass 0 <= start <= endInclusive (both integers)`,
-      );
-    }
+    assertByteRange(key, start, endInclusive);
     const body = this.require(key).body;
     if (start >= body.byteLength) throw unsatisfiableRange(key, start, body.byteLength);
     return body.slice(start, endInclusive + 1);

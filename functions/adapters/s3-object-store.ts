@@ -16,7 +16,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import pLimit from 'p-limit';
-import { InvalidInputError, ObjectNotFoundError } from '../core/errors.js';
+import { ObjectNotFoundError } from '../core/errors.js';
 import type {
   CopyOptions,
   DeleteRef,
@@ -29,6 +29,7 @@ import type {
   PutOptions,
   PutStreamOptions,
 } from '../ports/object-store.js';
+import { assertByteRange, followPages } from './listing.js';
 import { mapS3Error } from './s3-errors.js';
 
 /** DeleteObjects accepts at most this many keys per request. */
@@ -108,13 +109,8 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async *listAll(prefix: string): AsyncIterable<ObjectInfo> {
-    let token: string | undefined;
-    do {
-      const page = await this.list(prefix, { token });
-      yield* page.objects;
-      token = page.nextToken;
-    } while (token !== undefined);
+  listAll(prefix: string): AsyncIterable<ObjectInfo> {
+    return followPages((token) => this.list(prefix, token === undefined ? {} : { token }));
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
@@ -136,16 +132,7 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async getRange(key: string, start: number, endInclusive: number): Promise<Uint8Array> {
-    if (
-      !Number.isSafeInteger(start) ||
-      !Number.isSafeInteger(endInclusive) ||
-      start < 0 ||
-      endInclusive < start
-    ) {
-      throw new InvalidInputError(
-        `Invalid byte range ${start}-${endInclusive} for ${key}: pass 0 <= start <= endInclusive (both integers)`,
-      );
-    }
+    assertByteRange(key, start, endInclusive);
     return this.getBody(key, `bytes=${start}-${endInclusive}`);
   }
 
