@@ -164,7 +164,7 @@ describe('workflow commit under crash injection (real handlers, real Parquet, lo
       'fault after request 15 (transient)',
       'fault after request 15 (crash)',
     ]);
-  });
+  }, 600_000); // dozens of executions: generous on a shared 2-core machine; nothing is timed
 
   it('recovers from randomized faults: a failed run rolled back or forward, and a re-run then compacts', async () => {
     // Prepare
@@ -193,5 +193,5 @@ describe('workflow commit under crash injection (real handlers, real Parquet, lo
         expect(await rowMultiset(h.store, keys, h.scratch, db), label).toEqual(r.before);
       }
     }
-  });
+  }, 600_000); // dozens of executions: generous on a shared 2-core machine; nothing is timed
 });
