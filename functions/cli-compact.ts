@@ -2,11 +2,10 @@
 // in-process on a local folder or S3 prefix; `--dry-run` writes nothing, and any failed group exits non-zero.
 
 import { randomUUID } from 'node:crypto';
-import { S3Client } from '@aws-sdk/client-s3';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { MemoryJournal } from './adapters/memory-journal.js';
 import { MemoryLeases } from './adapters/memory-leases.js';
-import { defaultS3ClientConfig, type OpenedStore, openStore } from './adapters/open-store.js';
+import { type OpenedStore, openStore } from './adapters/open-store.js';
 import { CompactionFailedError, InvalidInputError } from './core/errors.js';
 import { inventoryTable } from './core/inventory.js';
 import { DEFAULT_POLICY } from './core/policy.js';
@@ -21,6 +20,7 @@ import { type PlanStepResult, planRun } from './core/workflow/plan.js';
 import { verifyGroup } from './core/workflow/verify.js';
 import type { Clock } from './ports/clock.js';
 import type { ObjectStore } from './ports/object-store.js';
+import { positiveNumber, tableNameOf } from './shared/cli-args.js';
 import { renderTable } from './shared/table.js';
 
 const MiB = 1024 * 1024;
@@ -77,18 +77,7 @@ export async function runCompact(
   io: CompactIo,
   engine: { readonly rewrite?: RewriteFn } = {},
 ): Promise<CompactPartitionResult[]> {
-  const s3Client = s3ClientFor(uri, io.env);
-  try {
-    return await compactTable(
-      uri,
-      options,
-      io,
-      engine,
-      openStore(uri, { env: io.env, ...(s3Client ? { s3Client } : {}) }),
-    );
-  } finally {
-    s3Client?.destroy();
-  }
+  return compactTable(uri, options, io, engine, openStore(uri, { env: io.env }));
 }
 
 async function compactTable(
@@ -262,31 +251,6 @@ function dryRunStore(store: ObjectStore): ObjectStore {
  * The S3 client for an `s3://` URI, with credentials from the io's env when it has them (not only the
  * process's), so the CLI can be driven in-process against a local server; undefined for a folder.
  */
-function s3ClientFor(uri: string, env: CompactIo['env']): S3Client | undefined {
-  if (!/^s3a?:\/\//i.test(uri.trim())) return undefined;
-  const credentials =
-    env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
-      ? {
-          accessKeyId: env.AWS_ACCESS_KEY_ID,
-          secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
-          ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
-        }
-      : undefined;
-  return new S3Client({ ...defaultS3ClientConfig(env), ...(credentials ? { credentials } : {}) });
-}
-
-/** Table name for plans and summaries: the last segment of the URI's path. */
-function tableNameOf(uri: string): string {
-  const segments = uri.replace(/\/+$/, '').split('/');
-  return segments[segments.length - 1] || 'table';
-}
-
-function positiveNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number.');
-  return n;
-}
-
 /** Adds `compact` to the CLI program. */
 export function registerCompactCommand(program: Command, io: CompactIo): void {
   program

@@ -1,12 +1,14 @@
 // `lake-compactor history`: reads the runs' history items (`PART#<table>#<partition>` / `RUN#<start>#<run>`)
 // from the state table with key queries only (no scan) and prints them newest first, at most --limit.
 
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { DynamoStatsStore, statsKeys } from './adapters/dynamodb-stats-store.js';
 import { InvalidInputError } from './core/errors.js';
 import { formatBytes } from './core/stats.js';
+import { dynamoDbClientFromEnv } from './shared/aws-env.js';
+import { positiveInteger } from './shared/cli-args.js';
 import { renderTable } from './shared/table.js';
 
 export interface HistoryIo {
@@ -84,7 +86,7 @@ export async function readHistory(
 export async function runHistory(
   options: HistoryOptions,
   io: HistoryIo,
-  client: DynamoDBClient = dynamoClient(io.env),
+  client: DynamoDBClient = dynamoDbClientFromEnv(io.env),
 ): Promise<HistoryRow[]> {
   const tableName = options.stateTable ?? io.env.LAKE_COMPACTOR_TABLE;
   if (!tableName) {
@@ -162,31 +164,6 @@ function tablesFromEnv(env: HistoryIo['env']): string[] {
   const parsed = JSON.parse(env.TABLES) as unknown;
   const list = Array.isArray(parsed) ? parsed : ((parsed as { tables?: unknown }).tables ?? []);
   return (list as { name?: unknown }[]).map((t) => String(t.name));
-}
-
-/** A client from the io's env (not process.env), so the CLI can be driven in-process; honours endpoint overrides. */
-function dynamoClient(env: HistoryIo['env']): DynamoDBClient {
-  const endpoint = env.AWS_ENDPOINT_URL_DYNAMODB || env.AWS_ENDPOINT_URL;
-  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
-  const credentials =
-    env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
-      ? {
-          accessKeyId: env.AWS_ACCESS_KEY_ID,
-          secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
-          ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
-        }
-      : undefined;
-  return new DynamoDBClient({
-    ...(endpoint ? { endpoint } : {}),
-    ...(region ? { region } : endpoint ? { region: 'us-east-1' } : {}),
-    ...(credentials ? { credentials } : {}),
-  });
-}
-
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer.');
-  return n;
 }
 
 /** Adds `history` to the CLI program. */

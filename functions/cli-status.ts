@@ -2,7 +2,6 @@
 // queries, no scan) and prints them by compaction priority with the last decision's reasons.
 
 import { existsSync, readFileSync } from 'node:fs';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Command } from 'commander';
 import { DynamoStatsStore } from './adapters/dynamodb-stats-store.js';
 import { InvalidInputError } from './core/errors.js';
@@ -10,6 +9,7 @@ import type { PartitionSnapshot } from './core/profiler.js';
 import { formatBytes, priorityOf } from './core/stats.js';
 import type { Clock } from './ports/clock.js';
 import type { StatsStore } from './ports/stats-store.js';
+import { dynamoDbClientFromEnv } from './shared/aws-env.js';
 import { renderTable } from './shared/table.js';
 
 export interface StatusIo {
@@ -124,22 +124,7 @@ function openStatsStore(options: StatusOptions, env: StatusIo['env']): StatsStor
       'Name the state table: pass --state-table <name> or set LAKE_COMPACTOR_TABLE',
     );
   }
-  const endpoint = env.AWS_ENDPOINT_URL_DYNAMODB || env.AWS_ENDPOINT_URL;
-  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
-  // The io's env, not process.env, so the CLI can be driven in-process (tests, wrappers).
-  const credentials =
-    env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
-      ? {
-          accessKeyId: env.AWS_ACCESS_KEY_ID,
-          secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
-          ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
-        }
-      : undefined;
-  const client = new DynamoDBClient({
-    ...(endpoint ? { endpoint } : {}),
-    ...(region ? { region } : endpoint ? { region: 'us-east-1' } : {}),
-    ...(credentials ? { credentials } : {}),
-  });
+  const client = dynamoDbClientFromEnv(env);
   return new DynamoStatsStore({ client, tableName });
 }
 

@@ -1,6 +1,6 @@
 // The operator CLI: the same core as the Lambdas, run directly against `s3://bucket/prefix` or a
 // local folder. Exit code 0 on success, 1 on a reported error, 2 on a usage error.
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { openStore } from './adapters/open-store.js';
 import { registerCompactCommand } from './cli-compact.js';
 import { registerHistoryCommand } from './cli-history.js';
@@ -10,6 +10,7 @@ import { inventoryTable, type TableInventory, toPlanInputs } from './core/invent
 import { type PlanSet, planPartitions } from './core/planning.js';
 import { formatBytes, type PartitionProfile, profilePartition } from './core/stats.js';
 import { type Clock, systemClock } from './ports/clock.js';
+import { positiveInteger, positiveNumber, tableNameOf } from './shared/cli-args.js';
 import { renderTable } from './shared/table.js';
 
 const MiB = 1024 * 1024;
@@ -28,24 +29,6 @@ const processIo: CliIo = {
   clock: systemClock,
   env: process.env,
 };
-
-function positiveNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number.');
-  return n;
-}
-
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer.');
-  return n;
-}
-
-/** Table name for display and plans: the last segment of the URI's path. */
-function tableNameOf(uri: string): string {
-  const segments = uri.replace(/\/+$/, '').split('/');
-  return segments[segments.length - 1] || 'table';
-}
 
 export interface ProfileRow extends PartitionProfile {
   readonly partition: string;

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { InvalidInputError } from '../core/errors.js';
 import type { ObjectStore } from '../ports/object-store.js';
+import { credentialsFromEnv } from '../shared/aws-env.js';
 import { LocalObjectStore } from './local-object-store.js';
 import { S3ObjectStore } from './s3-object-store.js';
 
@@ -98,8 +99,11 @@ export function createDefaultS3Client(env: Readonly<Record<string, string | unde
 /** The configuration {@link createDefaultS3Client} uses (exposed so it can be tested without a client). */
 export function defaultS3ClientConfig(env: Readonly<Record<string, string | undefined>>): S3ClientConfig {
   const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL;
-  if (!endpoint) return {};
+  // Keys from the given env, not only the process's, so an in-process caller's env is honoured.
+  const credentials = credentialsFromEnv(env);
+  if (!endpoint) return credentials ? { credentials } : {};
   return {
+    ...(credentials ? { credentials } : {}),
     endpoint,
     // Local servers ignore the region, but the SDK refuses to sign without one.
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
