@@ -1,7 +1,7 @@
 // The LakeCompactor L3 construct: everything one deployment needs to compact and maintain the
 // configured Parquet tables. Synthesizes offline; later issues add the workflow and schedules.
 import { Aspects, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -18,6 +18,7 @@ import { Maintenance, type MaintenanceProps } from './maintenance.js';
 import { AcknowledgeWildcards, type WildcardGrant } from './nag-acknowledgements.js';
 import { projectFunction } from './node-function.js';
 import { Observability } from './observability.js';
+import { createStateTable } from './state-table.js';
 
 /** One table the compactor looks after. */
 export interface LakeCompactorTable {
@@ -131,23 +132,7 @@ export class LakeCompactor extends Construct {
       throw new Error('LakeCompactor: `tables` must name at least one table to compact.');
     }
 
-    this.table = new dynamodb.Table(this, 'State', {
-      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      timeToLiveAttribute: 'expiresAt',
-      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
-    });
-    // Lists partitions by state and priority (status CLI, sweep) without scanning. Keys only: the
-    // profiler updates a partition's counters on every batch, and with projected counters each of those
-    // writes would also be a write to the table's single index key; readers fetch the items themselves.
-    this.table.addGlobalSecondaryIndex({
-      indexName: 'gsi1',
-      partitionKey: { name: 'gsi1pk', type: dynamodb.AttributeType.STRING },
-      sortKey: { name: 'gsi1sk', type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
-    });
+    this.table = createStateTable(this, 'State', props.removalPolicy ?? RemovalPolicy.RETAIN);
 
     const tablesJson = JSON.stringify(
       props.tables.map((t) => ({

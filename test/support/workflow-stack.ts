@@ -1,9 +1,10 @@
 // A test stack for the compaction workflow: the real CompactionWorkflow construct over a state table
 // shaped like LakeCompactor's, for one table `events` in bucket `lake` (created by the local cloud).
 import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import { CompactionWorkflow, type CompactionWorkflowProps } from '../../infra/compaction-workflow.js';
+import { createStateTable } from '../../infra/state-table.js';
 
 export const WORKFLOW_BUCKET = 'lake';
 
@@ -28,18 +29,7 @@ export class WorkflowStack extends Stack {
     props: StackProps & { workflow?: Partial<Omit<CompactionWorkflowProps, 'stateTable'>> } = {},
   ) {
     super(scope, id, props);
-    this.table = new dynamodb.Table(this, 'State', {
-      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      timeToLiveAttribute: 'expiresAt',
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    this.table.addGlobalSecondaryIndex({
-      indexName: 'gsi1',
-      partitionKey: { name: 'gsi1pk', type: dynamodb.AttributeType.STRING },
-      sortKey: { name: 'gsi1sk', type: dynamodb.AttributeType.STRING },
-    });
+    this.table = createStateTable(this, 'State', RemovalPolicy.DESTROY);
     this.workflow = new CompactionWorkflow(this, 'Workflow', {
       stateTable: this.table,
       tablesJson: JSON.stringify(WORKFLOW_TABLES),
