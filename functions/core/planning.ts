@@ -150,7 +150,7 @@ export function expectedOutputFiles(bytes: number, options: PlanOptions): number
 /**
  * Plans one partition.
  *
- * Files are classified in this order: archived storage class, unreadable footer, large (> largeFileRatio·T),
+ * Files are classified in this order: archived storage class, unreadable footer, zero rows, large (> largeFileRatio·T),
  * well-sized (between), no schema fingerprint — each skipped with a reason — and small, which are grouped
  * per schema fingerprint. Within a fingerprint the small files (sorted by key) are cut into
  * ceil(bytes / maxGroupBytes) contiguous, byte-balanced groups, never over maxGroupBytes (more groups
@@ -200,7 +200,14 @@ export function planPartitions(inputs: readonly PlanInput[], options: PlanOption
   return { partitions: plans };
 }
 
-type SkipCategory = 'archived' | 'unreadable' | 'large' | 'well-sized' | 'no-fingerprint' | 'small-unmerged';
+type SkipCategory =
+  | 'archived'
+  | 'unreadable'
+  | 'empty'
+  | 'large'
+  | 'well-sized'
+  | 'no-fingerprint'
+  | 'small-unmerged';
 
 interface Skip {
   readonly key: string;
@@ -233,6 +240,15 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
       });
     } else if (file.unreadable !== undefined) {
       skips.push({ key: file.key, category: 'unreadable', reason: `footer unreadable: ${file.unreadable}` });
+    } else if (file.rows === 0) {
+      // The engine refuses zero-row inputs (nothing to rewrite, and a group of them would fail the run);
+      // writers such as Spark leave them behind for empty tasks. Left in place: removing them is a
+      // table-format decision (a Delta log still references them), not the compactor's.
+      skips.push({
+        key: file.key,
+        category: 'empty',
+        reason: 'holds zero rows: left alone, there is nothing to rewrite (the engine refuses empty inputs)',
+      });
     } else if (file.size > maxWell) {
       skips.push({
         key: file.key,
@@ -382,6 +398,7 @@ function leftoverReason(fingerprint: string, grouping: FingerprintGrouping, opts
 const CATEGORY_WORDS: Record<SkipCategory, string> = {
   archived: 'archived',
   unreadable: 'unreadable',
+  empty: 'empty (zero rows)',
   large: 'large',
   'well-sized': 'well-sized',
   'no-fingerprint': 'without schema fingerprint',

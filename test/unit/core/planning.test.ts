@@ -166,6 +166,26 @@ describe('planPartition: readable scenarios', () => {
     ]);
   });
 
+  it('leaves zero-row files out of every group, so one empty file cannot fail the run', () => {
+    // Prepare: Spark leaves empty part files behind for empty tasks; the engine refuses them as inputs
+    const files = [
+      ...Array.from({ length: 5 }, (_, i) => file(i, 10 * KB)),
+      file(5, 600, { rows: 0 }),
+      file(6, 600, { rows: 0 }),
+    ];
+    // Act
+    const plan = planPartition(input(files));
+    const onlyEmpty = planPartition(input([file(0, 600, { rows: 0 }), file(1, 600, { rows: 0 })]));
+    // Assess
+    expect(plan.groups).toHaveLength(1);
+    expect(plan.groups[0]?.files.map((f) => f.key)).toEqual(files.slice(0, 5).map((f) => f.key));
+    expect(plan.groups[0]?.rows).toBe(500);
+    expect(plan.skipped.map((s) => s.key)).toEqual([files[5]?.key, files[6]?.key]);
+    expect(plan.skipped[0]?.reason).toMatch(/zero rows/);
+    expect(onlyEmpty.groups).toEqual([]);
+    expect(onlyEmpty.reason).toBe('nothing to compact: 2 empty (zero rows) (see skipped for each file)');
+  });
+
   it('splits a fingerprint over maxGroupBytes into balanced groups under the cap', () => {
     // Prepare: 100 files of 50 MiB = 5000 MiB; cap 2 GiB → 3 groups of ~1667 MiB
     const files = Array.from({ length: 100 }, (_, i) => file(i, 50 * MiB));
