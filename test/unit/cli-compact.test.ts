@@ -1,6 +1,6 @@
-// `lake-compactor compact` on a generated lake in a temp folder: partitions end as one file with the same
+// `lake-compactor compact` on a generated lake (and on Spark's part files) in a temp folder: partitions end as one file with the same
 // row multiset (read back by DuckDB), --dry-run and failed groups change nothing, and failures exit non-zero.
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { ManualClock } from '../../functions/ports/clock.js';
 import { localFolderSink } from '../../functions/tools/generate.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { DELTA_FIXTURES } from '../support/fixtures.js';
 
 const DAYS = ['2024-01-01', '2024-01-02', '2024-01-03'];
 
@@ -187,5 +188,37 @@ describe('lake-compactor compact', () => {
     expect(io.stdout.join('\n')).toMatch(/date=2024-01-02 g0001: FAILED CorruptInputError: .*\(aborted\)/);
     const staged = (await snapshot(join(table, '_lake-compactor'))).filter((l) => l.startsWith('staging/'));
     expect(staged).toEqual([]);
+  });
+});
+
+describe('lake-compactor compact on files Spark wrote', () => {
+  it('compacts the non-empty part files of an unpartitioned table and leaves its zero-row files alone', async () => {
+    // Prepare: simple_table's part files (Spark; five of the sixteen hold zero rows), without the Delta log
+    const source = join(DELTA_FIXTURES, 'simple_table');
+    const spark = join(root, 'spark');
+    await mkdir(spark);
+    const names = (await readdir(source)).filter((n) => n.endsWith('.parquet'));
+    for (const name of names) await copyFile(join(source, name), join(spark, name));
+    const counts = await db.rows(
+      `SELECT file_name, num_rows FROM parquet_file_metadata(${sqlString(join(spark, '*.parquet'))})`,
+    );
+    const empty = counts.filter((r) => Number(r.num_rows) === 0).map((r) => String(r.file_name));
+    const rows = async () =>
+      (await db.rows(`SELECT * FROM read_parquet(${sqlString(join(spark, '*.parquet'))}) ORDER BY ALL`)).map(
+        (r) => JSON.stringify(r),
+      );
+    const before = await rows();
+    const io = capture();
+
+    // Act
+    const code = await run(['compact', spark], io);
+
+    // Assess
+    expect(empty.length).toBeGreaterThan(0);
+    expect(code).toBe(0);
+    expect(await rows()).toEqual(before);
+    const after = (await readdir(spark)).filter((n) => n.endsWith('.parquet')).sort();
+    expect(after).toHaveLength(empty.length + 1);
+    for (const file of empty) expect(after).toContain(relative(spark, file));
   });
 });
