@@ -1,5 +1,6 @@
-// `lake-compactor compact` on a generated lake (and on Spark's part files) in a temp folder: partitions end as one file with the same
-// row multiset (read back by DuckDB), --dry-run and failed groups change nothing, and failures exit non-zero.
+// `lake-compactor compact` on a generated lake and on Spark's part files in a temp folder: partitions end
+// as one file with the same row multiset (read back by DuckDB), --dry-run and failed groups change nothing,
+// zero-row files are left alone, and failures exit non-zero.
 import { copyFile, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
