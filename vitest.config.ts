@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     exclude: ['test/bench/**', 'node_modules/**'],
+    // One private temp folder per run, removed at the end (CDK leaves a `cdk.outXXXX` per App).
+    globalSetup: ['test/support/global-setup.ts'],
     // Hang guards only (nothing is timed): generous, because CI machines are shared and 2-core.
     testTimeout: 180_000,
     hookTimeout: 120_000,
