@@ -25,6 +25,12 @@ import { renderTable } from './shared/table.js';
 
 const MiB = 1024 * 1024;
 
+/**
+ * Run ids of this command: `cli-<UTC yyyyMMddTHHmmssZ>-<8 hex>-p<index>-<8 hex>`. Their journal lived in
+ * this process's memory and is gone after it, so `vacuum` can only judge their trash and staging by age;
+ * state-machine runs (`<table>-<12 hex>-g<n>`, or a console name) never match this exact shape.
+ */
+export const CLI_RUN_ID = /^cli-\d{8}T\d{6}Z-[0-9a-f]{8}-p\d+-[0-9a-f]{8}$/;
 export interface CompactIo {
   readonly out: (text: string) => void;
   readonly clock: Clock;
@@ -106,6 +112,7 @@ async function compactTable(
   const leases = new MemoryLeases();
   const deps = { store, journal, clock: io.clock, ...engine };
   const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
+  // Keep in step with CLI_RUN_ID: vacuum tells this command's runs (journal in memory, gone) by it.
   const results: CompactPartitionResult[] = [];
   for (const [index, partition] of partitions.entries()) {
     const run: RunContext = {

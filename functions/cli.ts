@@ -4,6 +4,8 @@ import { Command, CommanderError } from 'commander';
 import { openStore } from './adapters/open-store.js';
 import { registerCompactCommand } from './cli-compact.js';
 import { registerHistoryCommand } from './cli-history.js';
+import { registerTierCommand, registerVacuumCommand } from './cli-maintenance.js';
+import { registerReportCommand } from './cli-report.js';
 import { registerStatusCommand } from './cli-status.js';
 import { CompactorError } from './core/errors.js';
 import { inventoryTable, type TableInventory, toPlanInputs } from './core/inventory.js';
@@ -184,6 +186,9 @@ export function buildProgram(io: CliIo): Command {
   registerStatusCommand(program, io);
   registerCompactCommand(program, io);
   registerHistoryCommand(program, io);
+  registerReportCommand(program, io);
+  registerVacuumCommand(program, io);
+  registerTierCommand(program, io);
   return program;
 }
 

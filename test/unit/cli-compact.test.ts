@@ -6,8 +6,9 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CliIo, run } from '../../functions/cli.js';
-import { runCompact } from '../../functions/cli-compact.js';
+import { CLI_RUN_ID, runCompact } from '../../functions/cli-compact.js';
 import { CompactionFailedError, CorruptInputError } from '../../functions/core/errors.js';
+import { executionName } from '../../functions/core/profiler.js';
 import { rewriteGroup } from '../../functions/core/rewrite/rewrite.js';
 import type { RewriteFn } from '../../functions/core/workflow/compact.js';
 import { ManualClock } from '../../functions/ports/clock.js';
@@ -116,6 +117,26 @@ describe('lake-compactor compact', () => {
     expect(code).toBe(0);
     const trashed = (await snapshot(join(table, '_lake-compactor'))).filter((l) => l.startsWith('trash/'));
     expect(trashed).toHaveLength(6);
+  });
+
+  it('names its runs so vacuum can tell them from state-machine runs, even of a table called "cli"', async () => {
+    // Prepare
+    const io = capture();
+    const stateMachineRun = executionName({ table: 'cli', partition: 'date=2024-01-02' }, 3);
+
+    // Act
+    await run(['compact', table, '--partition', 'date=2024-01-02'], io);
+
+    // Assess: the trash folder is named by the run id
+    const runIds = new Set(
+      (await snapshot(join(table, '_lake-compactor')))
+        .filter((l) => l.startsWith('trash/'))
+        .map((l) => l.split('/')[1]),
+    );
+    expect(runIds.size).toBe(1);
+    for (const runId of runIds) expect(runId).toMatch(CLI_RUN_ID);
+    expect(stateMachineRun).toMatch(/^cli-/);
+    expect(stateMachineRun).not.toMatch(CLI_RUN_ID);
   });
 
   it('compacts only the partition named by --partition', async () => {

@@ -1,0 +1,270 @@
+// `lake-compactor vacuum` and `tier` on a compacted lake in a temp folder: a dry run changes nothing, a real
+// run deletes exactly what the dry run listed and no live row, the retention gate holds, invalid usage exits 2.
+import { cp, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type CliIo, run } from '../../functions/cli.js';
+import type { MaintenanceIo, VacuumCliReport } from '../../functions/cli-maintenance.js';
+import { ManualClock } from '../../functions/ports/clock.js';
+import { localFolderSink } from '../../functions/tools/generate.js';
+import { writeSampleLake } from '../../functions/tools/sample-lake.js';
+import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+
+const HOUR = 3_600_000;
+/** Keys the fixture adds beside what `compact` leaves behind (relative to the table folder). */
+const DEBRIS = '_temporary/0/_temporary/attempt_0/part-00000.parquet';
+const CLI_STAGING = '_lake-compactor/staging/cli-20240101T000000Z-deadbeef-p0-00000000/g0001/part-x.parquet';
+const SFN_STAGING = '_lake-compactor/staging/events-p0-1a2b3c4d-g1/g0001/part-y.parquet';
+const SFN_TRASH = '_lake-compactor/trash/events-p0-1a2b3c4d-g1/date=2024-01-01/part-old.parquet';
+
+type Io = MaintenanceIo & CliIo & { stdout: string[]; stderr: string[] };
+
+/** An io whose clock is `hoursFromNow` ahead of the files' real modification times. */
+function capture(hoursFromNow: number, confirm?: (q: string) => Promise<boolean>): Io {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return {
+    stdout,
+    stderr,
+    out: (t) => stdout.push(t),
+    err: (t) => stderr.push(t),
+    clock: new ManualClock(Date.now() + hoursFromNow * HOUR),
+    env: {},
+    ...(confirm === undefined ? {} : { confirm }),
+  };
+}
+
+/** Every file under `dir` with size and modification time: any change shows. */
+async function snapshot(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  const lines = await Promise.all(
+    files.map(async (f) => {
+      const s = await stat(f);
+      return `${relative(dir, f)} ${s.size} ${s.mtimeMs}`;
+    }),
+  );
+  return lines.sort();
+}
+
+async function keys(dir: string): Promise<string[]> {
+  return (await snapshot(dir)).map((line) => line.split(' ')[0] as string);
+}
+
+let db: DuckDb;
+let template: string;
+let root: string;
+let table: string;
+
+async function rowMultiset(): Promise<string[]> {
+  const rows = await db.rows(
+    `SELECT * FROM read_parquet(${sqlString(join(table, 'date=*', '*.parquet'))}) ORDER BY ALL`,
+  );
+  return rows.map((r) => JSON.stringify(r));
+}
+
+async function vacuumJson(
+  args: readonly string[],
+  io: Io,
+): Promise<{ code: number; report?: VacuumCliReport }> {
+  const code = await run(['vacuum', table, '--json', ...args], io);
+  return code === 0 ? { code, report: JSON.parse(io.stdout.join('\n')) as VacuumCliReport } : { code };
+}
+
+beforeAll(async () => {
+  db = await openDuckDb();
+  // One compacted lake, copied (with modification times) for each test.
+  template = await mkdtemp(join(tmpdir(), 'lc-vacuum-template-'));
+  await writeSampleLake(localFolderSink(template), {
+    days: 2,
+    batches: 6,
+    seed: 21,
+    startDate: '2024-01-01',
+  });
+  const compacted = await run(['compact', join(template, 'events')], capture(0));
+  expect(compacted).toBe(0);
+  for (const key of [DEBRIS, CLI_STAGING, SFN_STAGING, SFN_TRASH]) {
+    const path = join(template, 'events', key);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, `leftover ${key}`);
+  }
+});
+
+afterAll(async () => {
+  db.close();
+  await rm(template, { recursive: true, force: true });
+});
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'lc-vacuum-'));
+  await cp(template, root, { recursive: true, preserveTimestamps: true });
+  table = join(root, 'events');
+});
+
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('lake-compactor vacuum on a local folder', () => {
+  it('a dry run past the retention lists the CLI run’s trash, its abandoned staging and old debris, and changes nothing', async () => {
+    // Prepare
+    const before = await snapshot(table);
+    const cliTrash = (await keys(table)).filter((k) => k.startsWith('_lake-compactor/trash/cli-'));
+    const io = capture(200);
+
+    // Act
+    const { code, report } = await vacuumJson(['--dry-run'], io);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(cliTrash).toHaveLength(12);
+    expect(report?.candidates.map((c) => c.key).sort()).toEqual([...cliTrash, CLI_STAGING, DEBRIS].sort());
+    expect(report?.dryRun).toBe(true);
+    expect(report?.notes).toEqual(['a local folder has no multipart uploads: nothing to abort']);
+    // The state machine's run is not judged without its journal: kept, and the reason says what to do.
+    expect(report?.kept.filter((k) => k.key === SFN_STAGING || k.key === SFN_TRASH)).toHaveLength(2);
+    expect(report?.kept.find((k) => k.key === SFN_TRASH)?.reason).toMatch(/not a lake-compactor compact run/);
+    expect(await snapshot(table)).toEqual(before);
+  });
+
+  it('a real run deletes exactly what the dry run listed, keeps every live row, and prints the totals', async () => {
+    // Prepare
+    const rowsBefore = await rowMultiset();
+    const keysBefore = await keys(table);
+    const { report: dry } = await vacuumJson(['--dry-run'], capture(200));
+    const io = capture(200);
+
+    // Act
+    const code = await run(['vacuum', table, '--yes'], io);
+
+    // Assess
+    expect(code).toBe(0);
+    const listed = (dry?.candidates ?? []).map((c) => c.key).sort();
+    const keysAfter = await keys(table);
+    expect(keysBefore.filter((k) => !keysAfter.includes(k)).sort()).toEqual(listed);
+    expect(keysAfter.filter((k) => !keysBefore.includes(k))).toEqual([]);
+    expect(await rowMultiset()).toEqual(rowsBefore);
+    const text = io.stdout.join('\n');
+    expect(text).toContain('REAL RUN, objects will be DELETED');
+    expect(text).toContain(`will delete: ${listed.length} objects`);
+    expect(text).toContain(`deleted ${listed.length} objects`);
+  });
+
+  it('inside the retention the trash is kept, and only staging and debris past their own ages are listed', async () => {
+    // Prepare
+    const io = capture(100);
+
+    // Act
+    const { code, report } = await vacuumJson(['--dry-run'], io);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(report?.candidates.map((c) => c.key).sort()).toEqual([CLI_STAGING, DEBRIS].sort());
+    expect(report?.kept.filter((k) => k.key.startsWith('_lake-compactor/trash/cli-'))).toHaveLength(12);
+  });
+
+  it('refuses a retention below 168 h with exit 2 before listing anything, and accepts it with the override', async () => {
+    // Prepare
+    const before = await snapshot(table);
+    const refused = capture(30);
+    const allowed = capture(30);
+
+    // Act
+    const refusedCode = await run(['vacuum', table, '--retention-hours', '24', '--yes'], refused);
+    const allowedResult = await vacuumJson(
+      ['--retention-hours', '24', '--allow-retention-below-minimum', '--dry-run'],
+      allowed,
+    );
+
+    // Assess
+    expect(refusedCode).toBe(2);
+    expect(refused.stdout).toEqual([]);
+    expect(refused.stderr.join('\n')).toMatch(
+      /--retention-hours 24 is below the minimum of 168 h.*--allow-retention-below-minimum/s,
+    );
+    expect(await snapshot(table)).toEqual(before);
+    expect(allowedResult.code).toBe(0);
+    expect(allowedResult.report?.retentionHours).toBe(24);
+    expect(allowedResult.report?.candidates.filter((c) => c.kind === 'trash')).toHaveLength(12);
+  });
+
+  it.each([
+    [['--retention-hours', '-5'], /'--retention-hours <h>' argument '-5' is invalid/],
+    [['--retention-hours', 'week'], /expected a positive number/],
+    [['--state-table', 'state', '--dry-run'], /--state-table applies to s3:\/\/ locations only/],
+    [[], /stdin is not a terminal.*pass --yes.*or --dry-run/s],
+  ])('vacuum %j exits 2 with a message saying what to do, and changes nothing', async (args, message) => {
+    // Prepare
+    const before = await snapshot(table);
+    const io = capture(200);
+
+    // Act
+    const code = await run(['vacuum', table, ...args], io);
+
+    // Assess
+    expect(code).toBe(2);
+    expect(io.stderr.join('\n')).toMatch(message);
+    expect(io.stdout).toEqual([]);
+    expect(await snapshot(table)).toEqual(before);
+  });
+
+  it('a missing folder exits 2 naming it', async () => {
+    // Prepare
+    const io = capture(0);
+    // Act
+    const code = await run(['vacuum', join(root, 'nowhere'), '--dry-run'], io);
+    // Assess
+    expect(code).toBe(2);
+    expect(io.stderr.join('\n')).toMatch(/nowhere.*does not exist/);
+  });
+
+  it('asks before deleting when it can: no leaves everything and exits 1, yes deletes what was listed', async () => {
+    // Prepare
+    const before = await snapshot(table);
+    const questions: string[] = [];
+    const declined = capture(200, async (q) => {
+      questions.push(q);
+      return false;
+    });
+    const accepted = capture(200, async () => true);
+
+    // Act
+    const declinedCode = await run(['vacuum', table], declined);
+    const afterDecline = await snapshot(table);
+    const acceptedCode = await run(['vacuum', table], accepted);
+
+    // Assess
+    expect(declinedCode).toBe(1);
+    expect(questions).toEqual([expect.stringMatching(/^Delete these 14 objects \(.+\)\?$/)]);
+    expect(declined.stderr.join('\n')).toContain('Vacuum cancelled: nothing was deleted');
+    expect(afterDecline).toEqual(before);
+    expect(acceptedCode).toBe(0);
+    expect(accepted.stdout.join('\n')).toContain('deleted 14 objects');
+  });
+});
+
+describe('lake-compactor tier without S3', () => {
+  it.each([
+    [
+      () => [table, '--dry-run'],
+      /tier needs an s3:\/\/bucket\/prefix location: storage classes exist only in S3/,
+    ],
+    [() => ['s3://lake/events', '--dry-run', '--rule', '30:WARM'], /rules\.0\.storageClass/],
+    [
+      () => ['s3://lake/events', '--dry-run', '--rule', '90:STANDARD_IA', '--rule', '30:GLACIER_IR'],
+      /rules must be in ascending afterDays/,
+    ],
+    [() => ['s3://lake/events', '--dry-run', '--rule', 'monthly'], /is not <afterDays>:<STORAGE_CLASS>/],
+    [() => ['s3://lake/events', '--dry-run', '--date-format', 'dd.MM.yyyy'], /Allowed choices are/],
+  ])('tier %# exits 2 before touching any store, with a message saying what to do', async (args, message) => {
+    // Prepare
+    const io = capture(0);
+    // Act
+    const code = await run(['tier', ...args()], io);
+    // Assess
+    expect(code).toBe(2);
+    expect(io.stderr.join('\n')).toMatch(message);
+    expect(io.stdout).toEqual([]);
+  });
+});
