@@ -1,0 +1,247 @@
+// `lake-compactor report <uri> --html out.html`: gathers the listing, the stored plans and (with a state
+// table) the run history, and writes one self-contained HTML page; it reads only and changes nothing.
+
+import { writeFile } from 'node:fs/promises';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Command } from 'commander';
+import pLimit from 'p-limit';
+import { openStore } from './adapters/open-store.js';
+import { type HistoryRow, readHistory } from './cli-history.js';
+import { InvalidInputError } from './core/errors.js';
+import { inventoryTable } from './core/inventory.js';
+import { DEFAULT_PLAN_OPTIONS, partitionPlanSchema } from './core/planning.js';
+import { buildReportModel, type ReportModel, type ReportPlan, type ReportRun } from './core/report/model.js';
+import { renderReportHtml } from './core/report/render.js';
+import { WORK_ROOT } from './core/workflow/layout.js';
+import type { Clock } from './ports/clock.js';
+import type { ObjectInfo, ObjectStore } from './ports/object-store.js';
+import { dynamoDbClientFromEnv } from './shared/aws-env.js';
+import { positiveInteger, positiveNumber, tableNameOf } from './shared/cli-args.js';
+
+const MiB = 1024 * 1024;
+
+export interface ReportIo {
+  readonly out: (text: string) => void;
+  readonly clock: Clock;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export interface ReportOptions {
+  /** Where to write the page. */
+  readonly html: string;
+  /** DynamoDB state table with the runs' history; else env LAKE_COMPACTOR_TABLE; else no history. */
+  readonly stateTable?: string;
+  /** Table name the history is recorded under. @default the URI's last path segment */
+  readonly table?: string;
+  /** Target file size, MiB: a file is small below 0.75 × this (the planner's rule). @default the newest plan's, else 128 */
+  readonly targetMb?: number;
+  /** Newest stored plans read. @default 1000 */
+  readonly maxPlans?: number;
+  /** Newest history items read. @default 500 */
+  readonly limit?: number;
+}
+
+/** Reads the history items of `partitions` of `table`, newest first, at most `limit`. */
+export type HistorySource = (
+  table: string,
+  partitions: readonly string[],
+  limit: number,
+) => Promise<readonly HistoryRow[]>;
+
+export interface ReportResult {
+  readonly model: ReportModel;
+  readonly htmlPath: string;
+  readonly bytes: number;
+}
+
+/**
+ * Builds and writes the report. The "before" of each partition is reconstructed from its latest
+ * carried-out run's stored plan (see buildReportModel); history comes from the state table only when one
+ * is named, and the page says so when it is not.
+ *
+ * @param history replaces the DynamoDB reader (tests).
+ */
+export async function runReport(
+  uri: string,
+  options: ReportOptions,
+  io: ReportIo,
+  history?: HistorySource,
+): Promise<ReportResult> {
+  const { store, prefix } = openStore(uri, { env: io.env });
+  const now = io.clock.now();
+  const inventory = await inventoryTable(store, prefix, { now });
+  const notes: string[] = [];
+  const plans = await readPlans(store, options.maxPlans ?? 1000, notes);
+  const stateTable = options.stateTable ?? io.env.LAKE_COMPACTOR_TABLE;
+  const table = options.table ?? tableNameOf(uri);
+  const partitions = inventory.partitions.map((p) => p.partition);
+  let runs: ReportRun[] | undefined;
+  if (history !== undefined || stateTable) {
+    const source = history ?? dynamoHistory(stateTable as string, io.env);
+    const limit = options.limit ?? 500;
+    const rows = await source(table, partitions, limit);
+    runs = rows.map(toReportRun);
+    if (rows.length >= limit) notes.push(`Only the newest ${limit} runs were read (--limit).`);
+  }
+  const model = buildReportModel({
+    table,
+    location: uri,
+    tableRoot: prefix,
+    generatedAt: now,
+    targetFileSizeBytes:
+      options.targetMb !== undefined
+        ? Math.round(options.targetMb * MiB)
+        : // The target this table's newest plan used, so "small" means what it meant to the compactor.
+          (plans
+            .filter((p) => (p.groupFiles[0]?.key ?? p.skippedKeys[0] ?? '').startsWith(prefix))
+            .sort((a, b) => b.listedAt - a.listedAt)[0]?.targetFileSizeBytes ?? 128 * MiB),
+    smallFileRatio: DEFAULT_PLAN_OPTIONS.smallFileRatio,
+    listing: inventory.partitions.map((p) => ({
+      partition: p.partition,
+      files: p.files.map((f) => ({ key: f.key, size: f.size })),
+    })),
+    plans,
+    ...(runs === undefined ? {} : { history: runs }),
+    notes,
+  });
+  const html = renderReportHtml(model);
+  try {
+    await writeFile(options.html, html, 'utf8');
+  } catch (err) {
+    throw new InvalidInputError(
+      `Cannot write the report to ${options.html} (${(err as Error).message}); pass --html with a path in an existing, writable folder`,
+    );
+  }
+  const s = model.summary;
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  io.out(
+    `wrote ${options.html}: ${plural(s.partitions, 'partition')}, ${plural(s.filesNow, 'data file')} now` +
+      (s.filesBefore === undefined
+        ? ''
+        : ` (${s.filesBefore} before → ${s.filesNowInCompared ?? 0} now in ${plural(s.partitionsWithBefore, 'compacted partition')})`) +
+      `, ${plural(s.runs, 'run')}`,
+  );
+  for (const note of model.notes) io.out(`note: ${note}`);
+  return { model, htmlPath: options.html, bytes: Buffer.byteLength(html) };
+}
+
+/** The stored plans (`_lake-compactor/plans/<runId>.json` at the store's root), newest `max` by write time. */
+async function readPlans(store: ObjectStore, max: number, notes: string[]): Promise<ReportPlan[]> {
+  const found: ObjectInfo[] = [];
+  for await (const object of store.listAll(`${WORK_ROOT}plans/`)) {
+    if (/\/[^/]+\.json$/.test(object.key) && !object.key.endsWith('.items.json')) found.push(object);
+  }
+  found.sort((a, b) => b.lastModified.getTime() - a.lastModified.getTime());
+  if (found.length > max)
+    notes.push(`Only the newest ${max} of ${found.length} stored plans were read (--max-plans).`);
+  const limit = pLimit(16);
+  let unreadable = 0;
+  const plans = await Promise.all(
+    found.slice(0, max).map((object) =>
+      limit(async (): Promise<ReportPlan | undefined> => {
+        const runId = object.key.slice(object.key.lastIndexOf('/') + 1, -'.json'.length);
+        let parsed: ReturnType<typeof partitionPlanSchema.safeParse>;
+        try {
+          parsed = partitionPlanSchema.safeParse(
+            JSON.parse(new TextDecoder().decode(await store.get(object.key))),
+          );
+        } catch {
+          unreadable += 1;
+          return undefined;
+        }
+        if (!parsed.success) {
+          unreadable += 1;
+          return undefined;
+        }
+        const plan = parsed.data;
+        return {
+          runId,
+          partition: plan.partition,
+          listedAt: plan.snapshot.listedAt,
+          inputFiles: plan.summary.inputFiles,
+          inputBytes: plan.summary.inputBytes,
+          groupFiles: plan.groups.flatMap((g) => g.files.map((f) => ({ key: f.key, size: f.size }))),
+          skippedKeys: plan.skipped.map((s) => s.key),
+          groups: plan.groups.length,
+          targetFileSizeBytes: plan.options.targetFileSizeBytes,
+        };
+      }),
+    ),
+  );
+  if (unreadable > 0)
+    notes.push(
+      `${unreadable} stored plan${unreadable === 1 ? ' was' : 's were'} not valid plan JSON and were left out.`,
+    );
+  return plans.filter((p): p is ReportPlan => p !== undefined);
+}
+
+function dynamoHistory(tableName: string, env: ReportIo['env']): HistorySource {
+  return (table, partitions, limit) =>
+    readHistory(
+      DynamoDBDocumentClient.from(dynamoDbClientFromEnv(env)),
+      tableName,
+      partitions.map((partition) => ({ table, partition })),
+      limit,
+    );
+}
+
+function num(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/** The fields of a history item the report uses; anything missing stays missing. */
+export function toReportRun(row: HistoryRow): ReportRun {
+  const cost = row.estimatedCost as { usd?: unknown } | undefined;
+  const fields: Record<string, number | undefined> = {
+    groupsDone: num(row.groupsDone),
+    filesBefore: num(row.filesBefore),
+    filesAfter: num(row.filesAfter),
+    bytesBefore: num(row.bytesBefore),
+    bytesAfter: num(row.bytesAfter),
+    bytesRewritten: num(row.bytesRewritten),
+    estimatedCostUsd: num(cost?.usd),
+  };
+  return {
+    runId: row.runId,
+    partition: row.partition,
+    outcome: row.outcome,
+    status: row.status,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+    ...(row.dryRun === true ? { dryRun: true } : {}),
+    ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
+  };
+}
+
+/** Adds `report` to the CLI program. */
+export function registerReportCommand(program: Command, io: ReportIo): void {
+  program
+    .command('report')
+    .description(
+      'Write an HTML report: file-size histograms before/after, fragmentation over time, bytes and cost',
+    )
+    .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
+    .requiredOption('--html <file>', 'where to write the self-contained HTML page')
+    .option(
+      '--state-table <name>',
+      'DynamoDB state table with the run history (default: env LAKE_COMPACTOR_TABLE)',
+    )
+    .option('--table <name>', 'table name the history is recorded under (default: last segment of the URI)')
+    .option(
+      '--target-mb <n>',
+      'target file size in MiB; small = below 75% of it (default: the newest plan’s target, else 128)',
+      positiveNumber,
+    )
+    .option('--max-plans <n>', 'newest stored plans to read', positiveInteger, 1000)
+    .option('--limit <n>', 'newest history items to read', positiveInteger, 500)
+    .addHelpText(
+      'after',
+      `
+Reads only. "Now" is the current listing; "before" is each partition's latest carried-out run as its
+stored plan (_lake-compactor/plans/) recorded it. Bytes rewritten, estimated cost and file counts after
+each run come from the state table's history; without one the page says what is missing.`,
+    )
+    .action(async (uri: string, opts: ReportOptions) => {
+      await runReport(uri, opts, io);
+    });
+}
