@@ -67,6 +67,7 @@ function plannable(file: PlanInputFile, options: PlanOptions): boolean {
   return (
     file.size < minWellSizedBytes(options) &&
     file.unreadable === undefined &&
+    file.rows !== 0 &&
     file.schemaFingerprint !== undefined &&
     !ARCHIVE_STORAGE_CLASSES.includes((file.storageClass ?? 'STANDARD').toUpperCase())
   );
