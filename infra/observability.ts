@@ -1,5 +1,5 @@
 // The Observability construct: alarms on the failures an operator must act on (profiler DLQ not empty,
-// compaction executions failed, vacuum errors), all notifying one SNS topic, and a CloudWatch dashboard.
+// compaction executions failed, stuck leases, vacuum errors), all notifying one SNS topic, and a dashboard.
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -8,6 +8,14 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import {
+  DECISION_OUTCOMES,
+  DIMENSION,
+  METRIC,
+  METRICS_NAMESPACE,
+  METRICS_SERVICE,
+  RUN_OUTCOMES,
+} from '../functions/core/metrics.js';
 
 export interface ObservabilityProps {
   /** Where alarms go: the workflow's run-notification topic, so operators subscribe once. */
@@ -21,6 +29,13 @@ export interface ObservabilityProps {
   readonly profilerFunction: lambda.IFunction;
   readonly compactFunction: lambda.IFunction;
   readonly vacuumFunction: lambda.IFunction;
+  /** The sweep (its errors are graphed with the other functions'). */
+  readonly sweepFunction: lambda.IFunction;
+  /**
+   * Names of the compacted tables: the `Table` dimension of the per-table metrics the handlers publish.
+   * A CloudWatch graph needs every dimension value spelled out, so each table gets its own line.
+   */
+  readonly tables: readonly string[];
   /**
    * Period of the alarms' and the dashboard's metrics.
    * @default 5 minutes
@@ -28,15 +43,22 @@ export interface ObservabilityProps {
   readonly period?: Duration;
 }
 
+/** The sweep publishes the fragmentation gauges every 15 minutes: one point per period, no gaps. */
+const GAUGE_PERIOD = Duration.minutes(15);
+
 /**
- * Alarms and a dashboard built only from metrics AWS publishes anyway (SQS, Lambda, Step Functions):
- * fragmentation, throughput and cost per table need the handlers' EMF metrics and come with them.
+ * Alarms and a dashboard. AWS-published metrics (SQS, Lambda, Step Functions) show executions, errors and
+ * queue depth; the handlers' EMF metrics (namespace `LakeCompactor`, names and dimensions from
+ * functions/core/metrics.ts, the same constants the handlers emit with) show fragmentation, compactions,
+ * throughput and cost per table, and the stuck leases the sweep found.
  */
 export class Observability extends Construct {
   /** Profiler DLQ holds at least one message: statistics of some partitions are stale until redriven. */
   public readonly deadLetterQueueAlarm: cloudwatch.Alarm;
   /** At least one compaction execution failed (the run's own notification carries the cause). */
   public readonly executionsFailedAlarm: cloudwatch.Alarm;
+  /** The sweep found a lease whose execution had ended (or never started) and released or restarted it. */
+  public readonly stuckLeasesAlarm: cloudwatch.Alarm;
   /** The vacuum function failed: retired versions and trash keep costing storage until it succeeds. */
   public readonly vacuumErrorsAlarm: cloudwatch.Alarm;
   public readonly dashboard: cloudwatch.Dashboard;
@@ -60,6 +82,34 @@ export class Observability extends Construct {
       alarm.addAlarmAction(alarmAction);
       return alarm;
     };
+    /** A handler metric: Powertools adds the `service` dimension to every metric, so it is named too. */
+    const custom = (
+      name: string,
+      dimensions: Readonly<Record<string, string>>,
+      options: { statistic: string; period?: Duration; label?: string },
+    ) =>
+      new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: name,
+        dimensionsMap: { [DIMENSION.service]: METRICS_SERVICE, ...dimensions },
+        statistic: options.statistic,
+        period: options.period ?? period,
+        ...(options.label === undefined ? {} : { label: options.label }),
+      });
+    /** One line per table. */
+    const perTable = (
+      name: string,
+      options: { statistic: string; period?: Duration; suffix?: string },
+      extra: Readonly<Record<string, string>> = {},
+    ) =>
+      props.tables.map((table) =>
+        custom(
+          name,
+          { [DIMENSION.table]: table, ...extra },
+          { ...options, label: options.suffix ? `${table} ${options.suffix}` : table },
+        ),
+      );
+    const gauge = { statistic: cloudwatch.Stats.MAXIMUM, period: GAUGE_PERIOD };
 
     // Alarm metrics carry no label: a labelled metric is synthesized as metric math, not a plain alarm.
     const dlqDepth = props.profilerDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
@@ -77,11 +127,24 @@ export class Observability extends Construct {
       failed,
       'lake-compactor: a compaction execution failed. Open it in the Step Functions console; staging was rolled back and the lease released, so it can be restarted once the cause is fixed.',
     );
+    this.stuckLeasesAlarm = alarmOnAny(
+      'StuckLeases',
+      custom(METRIC.stuckLeases, {}, sum),
+      'lake-compactor: the sweep found partition leases whose compaction execution had ended without releasing them (or had never started) and released or restarted them: a run died before its finalize step (timeout, abort, finalize error). The sweep log line "released a lease whose execution is no longer running" names the partition and the execution status. Open that execution in the Step Functions console for the cause. If it died during a commit, the run\'s journal items in the state table may hold a group neither done nor aborted (outputs published, inputs not yet retired: listing readers see those rows twice); settle each such group by invoking the rollback function with the run and group id (it rolls back before publishing, forward after), then fix the cause.',
+    );
     this.vacuumErrorsAlarm = alarmOnAny(
       'VacuumErrors',
       props.vacuumFunction.metricErrors(sum),
       'lake-compactor: the vacuum function failed. Read its logs; the next scheduled run resumes from its checkpoint once the cause is fixed.',
     );
+
+    const row = (title: string) =>
+      new cloudwatch.TextWidget({ markdown: `### ${title}`, width: 24, height: 1 });
+    const graph = (
+      title: string,
+      left: cloudwatch.IMetric[],
+      extra: Partial<cloudwatch.GraphWidgetProps> = {},
+    ) => new cloudwatch.GraphWidget({ title, left, width: 8, ...extra });
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       defaultInterval: Duration.days(1),
@@ -89,24 +152,124 @@ export class Observability extends Construct {
         [
           new cloudwatch.AlarmStatusWidget({
             title: 'Alarms',
-            alarms: [this.deadLetterQueueAlarm, this.executionsFailedAlarm, this.vacuumErrorsAlarm],
+            alarms: [
+              this.deadLetterQueueAlarm,
+              this.executionsFailedAlarm,
+              this.stuckLeasesAlarm,
+              this.vacuumErrorsAlarm,
+            ],
             width: 24,
             height: 3,
           }),
         ],
+        [row('Fragmentation per table (sweep, every 15 minutes)')],
         [
-          new cloudwatch.GraphWidget({
-            title: 'Compaction executions',
-            left: [
-              props.stateMachine.metricStarted({ ...sum, label: 'Started' }),
-              props.stateMachine.metricSucceeded({ ...sum, label: 'Succeeded' }),
-              failed.with({ label: 'Failed' }),
-            ],
-            width: 12,
+          graph('Small-file ratio per table (%)', perTable(METRIC.smallFileRatio, gauge), {
+            leftYAxis: { min: 0, max: 100 },
           }),
-          new cloudwatch.GraphWidget({
-            title: 'Profiler queue and DLQ depth',
-            left: [
+          graph('Files per table (all / small)', [
+            ...perTable(METRIC.totalFiles, { ...gauge, suffix: 'files' }),
+            ...perTable(METRIC.smallFiles, { ...gauge, suffix: 'small files' }),
+          ]),
+          graph('Partitions over the trigger per table', [
+            ...perTable(METRIC.partitionsOverTrigger, { ...gauge, suffix: 'over trigger' }),
+            ...perTable(METRIC.partitions, { ...gauge, suffix: 'partitions' }),
+          ]),
+        ],
+        [row('Compactions')],
+        [
+          graph(
+            'Runs by outcome',
+            RUN_OUTCOMES.map((outcome) =>
+              custom(METRIC.runs, { [DIMENSION.outcome]: outcome }, { ...sum, label: outcome }),
+            ),
+          ),
+          graph('Files before / after compaction per table', [
+            ...perTable(METRIC.filesBefore, { ...sum, suffix: 'before' }),
+            ...perTable(METRIC.filesAfter, { ...sum, suffix: 'after' }),
+          ]),
+          graph('Compaction executions', [
+            props.stateMachine.metricStarted({ ...sum, label: 'Started' }),
+            props.stateMachine.metricSucceeded({ ...sum, label: 'Succeeded' }),
+            failed.with({ label: 'Failed' }),
+          ]),
+        ],
+        [row('Throughput')],
+        [
+          graph(
+            'Rewrite throughput per table (MiB/s, plan to last commit)',
+            perTable(METRIC.throughput, { period, statistic: cloudwatch.Stats.AVERAGE }),
+          ),
+          graph(
+            'Bytes / rows rewritten per table',
+            perTable(METRIC.bytesRewritten, { ...sum, suffix: 'bytes' }),
+            {
+              right: perTable(METRIC.rowsRewritten, { ...sum, suffix: 'rows' }),
+            },
+          ),
+          graph('Compacted-run duration per table (ms, average)', [
+            ...perTable(
+              METRIC.duration,
+              { period, statistic: cloudwatch.Stats.AVERAGE, suffix: 'run' },
+              { [DIMENSION.outcome]: 'compacted' },
+            ),
+            ...perTable(METRIC.rewriteDuration, {
+              period,
+              statistic: cloudwatch.Stats.AVERAGE,
+              suffix: 'rewrite',
+            }),
+          ]),
+        ],
+        [row('Cost (estimated from list prices at planning; an order of magnitude, not a bill)')],
+        [
+          graph('Estimated cost per table (USD)', perTable(METRIC.estimatedCost, sum), { width: 16 }),
+          new cloudwatch.SingleValueWidget({
+            title: 'Estimated cost over the time range (USD)',
+            metrics: [custom(METRIC.estimatedCost, {}, { ...sum, label: 'All tables' })],
+            setPeriodToTimeRange: true,
+            width: 8,
+          }),
+        ],
+        [row('Failures')],
+        [
+          graph('Failed runs and stuck leases per table', [
+            ...perTable(METRIC.runs, { ...sum, suffix: 'failed runs' }, { [DIMENSION.outcome]: 'failed' }),
+            ...perTable(METRIC.stuckLeases, { ...sum, suffix: 'stuck leases' }),
+          ]),
+          graph('Lambda errors', [
+            props.compactFunction.metricErrors({ ...sum, label: 'Compact errors' }),
+            props.profilerFunction.metricErrors({ ...sum, label: 'Profiler errors' }),
+            props.sweepFunction.metricErrors({ ...sum, label: 'Sweep errors' }),
+            props.vacuumFunction.metricErrors({ ...sum, label: 'Vacuum errors' }),
+          ]),
+          graph('Lambda duration (p50 / p99)', [
+            props.compactFunction.metricDuration({
+              period,
+              statistic: cloudwatch.Stats.p(50),
+              label: 'Compact p50',
+            }),
+            props.compactFunction.metricDuration({
+              period,
+              statistic: cloudwatch.Stats.p(99),
+              label: 'Compact p99',
+            }),
+            props.profilerFunction.metricDuration({
+              period,
+              statistic: cloudwatch.Stats.p(50),
+              label: 'Profiler p50',
+            }),
+            props.profilerFunction.metricDuration({
+              period,
+              statistic: cloudwatch.Stats.p(99),
+              label: 'Profiler p99',
+            }),
+          ]),
+        ],
+        [row('Queues and trigger decisions')],
+        [
+          graph(
+            'Profiler queue and DLQ depth',
+            [
               props.profilerQueue.metricApproximateNumberOfMessagesVisible({
                 period,
                 statistic: cloudwatch.Stats.MAXIMUM,
@@ -114,44 +277,15 @@ export class Observability extends Construct {
               }),
               dlqDepth.with({ label: 'Profiler DLQ depth' }),
             ],
-            width: 12,
-          }),
-        ],
-        [
-          new cloudwatch.GraphWidget({
-            title: 'Lambda errors',
-            left: [
-              props.compactFunction.metricErrors({ ...sum, label: 'Compact errors' }),
-              props.profilerFunction.metricErrors({ ...sum, label: 'Profiler errors' }),
-            ],
-            width: 12,
-          }),
-          new cloudwatch.GraphWidget({
-            title: 'Lambda duration (p50 / p99)',
-            left: [
-              props.compactFunction.metricDuration({
-                period,
-                statistic: cloudwatch.Stats.p(50),
-                label: 'Compact p50',
-              }),
-              props.compactFunction.metricDuration({
-                period,
-                statistic: cloudwatch.Stats.p(99),
-                label: 'Compact p99',
-              }),
-              props.profilerFunction.metricDuration({
-                period,
-                statistic: cloudwatch.Stats.p(50),
-                label: 'Profiler p50',
-              }),
-              props.profilerFunction.metricDuration({
-                period,
-                statistic: cloudwatch.Stats.p(99),
-                label: 'Profiler p99',
-              }),
-            ],
-            width: 12,
-          }),
+            { width: 12 },
+          ),
+          graph(
+            'Trigger decisions by outcome (profiler and sweep)',
+            DECISION_OUTCOMES.map((outcome) =>
+              custom(METRIC.decisions, { [DIMENSION.outcome]: outcome }, { ...sum, label: outcome }),
+            ),
+            { width: 12 },
+          ),
         ],
       ],
     });

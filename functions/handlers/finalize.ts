@@ -1,9 +1,11 @@
 // Finalize Lambda: ends every run (compacted, dry run, nothing to do, gave up, failed) — history item,
-// partition statistics, lease release — and returns the summary the completion event and SNS carry.
+// partition statistics, lease release — publishes the run's metrics once, and returns the summary.
 import { z } from 'zod';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { finalizeRun, type RunSummary } from '../core/workflow/finalize.js';
 import type { PlanStepResult } from '../core/workflow/plan.js';
+import { rewriteWindowMs, runMetrics } from '../core/workflow/run-metrics.js';
+import { emitMetrics, type Observability } from '../shared/middleware.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
 /**
@@ -20,7 +22,16 @@ const eventSchema = z.object({
   }),
 });
 
-export function createFinalizeHandler(runtime: WorkflowRuntime): (event: unknown) => Promise<RunSummary> {
+/**
+ * Without `observability` (tools, tests of the summary) nothing is published. With it, the run's metrics
+ * (see `runMetrics`) and one `run finished` log line go out after the run is recorded; a retried finalize
+ * publishes again, which is rare: its Retry covers transient store and Lambda service errors, which
+ * happen before this point, and nothing after it can fail the step.
+ */
+export function createFinalizeHandler(
+  runtime: WorkflowRuntime,
+  observability?: Observability,
+): (event: unknown) => Promise<RunSummary> {
   return async (event) => {
     const { outcome, state } = parseStepEvent(eventSchema, event, 'finalize');
     const { run, plan, error } = state;
@@ -30,7 +41,7 @@ export function createFinalizeHandler(runtime: WorkflowRuntime): (event: unknown
         : outcome === 'nothing-to-do'
           ? state.plan?.reason
           : undefined;
-    return finalizeRun(
+    const summary = await finalizeRun(
       {
         store: runtime.storeFor(run.bucket),
         journal: runtime.journalFor(run.bucket),
@@ -45,7 +56,28 @@ export function createFinalizeHandler(runtime: WorkflowRuntime): (event: unknown
         ...(typeof reason === 'string' ? { reason } : {}),
       },
     );
+    if (observability !== undefined) {
+      // The journal once more (one query) for the rewrite window: the summary's duration includes the
+      // quiet wait, which would make the throughput a measure of the writer, not of the rewrite.
+      // A failed read costs the throughput figure only, never the recorded run.
+      let window: number | undefined;
+      if (summary.groupsDone > 0) {
+        try {
+          window = rewriteWindowMs(await runtime.journalFor(run.bucket).listRun(run.runId));
+        } catch (err) {
+          observability.logger.warn('journal not read; no throughput published', { error: String(err) });
+        }
+      }
+      emitMetrics(
+        observability.metrics,
+        runMetrics(summary, window === undefined ? {} : { rewriteWindowMs: window }),
+      );
+      observability.logger.info('run finished', { ...summary });
+    }
+    return summary;
   };
 }
 
-export const handler = workflowEntry((runtime) => createFinalizeHandler(runtime));
+export const handler = workflowEntry((runtime, observability) =>
+  createFinalizeHandler(runtime, observability),
+);

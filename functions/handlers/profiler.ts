@@ -9,6 +9,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { z } from 'zod';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
+import { decisionMetrics } from '../core/metrics.js';
 import type { Policy } from '../core/policy.js';
 import {
   type LogFn,
@@ -20,13 +21,19 @@ import {
   type ResolvedEvent,
   resolveEvent,
   type TriggerDeps,
+  type TriggerOutcome,
 } from '../core/profiler.js';
 import { parseTableConfigs, resolveTablePolicy, type TableConfig } from '../core/table-config.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';
 import type { StatsStore } from '../ports/stats-store.js';
 import { baseEnvSchema, parseEnv } from '../shared/env.js';
-import { createObservability, type Observability, withObservability } from '../shared/middleware.js';
+import {
+  createObservability,
+  emitMetrics,
+  type Observability,
+  withObservability,
+} from '../shared/middleware.js';
 
 /** The profiler's variables: the base ones plus the workflow to start (optional until it exists). */
 export const profilerEnvSchema = baseEnvSchema.extend({
@@ -158,10 +165,12 @@ async function profileMessages(
   let applied = 0;
   let stale = 0;
   let started = 0;
+  const outcomes: TriggerOutcome[] = [];
   for (const [id, result] of results) {
     if (result.ok) {
       applied += result.applied;
       stale += result.stale;
+      outcomes.push(result.outcome);
       if (result.outcome.action === 'started') started += 1;
     } else {
       logger.error('partition update failed; its messages are retried', {
@@ -185,6 +194,7 @@ async function profileMessages(
   metrics.addMetric('EventsIgnored', MetricUnit.Count, ignored);
   metrics.addMetric('MessagesFailed', MetricUnit.Count, failures.size);
   metrics.addMetric('CompactionsStarted', MetricUnit.Count, started);
+  emitMetrics(metrics, decisionMetrics(outcomes));
   return failures;
 }
 

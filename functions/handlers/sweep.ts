@@ -1,5 +1,5 @@
 // Sweep Lambda entry (EventBridge schedules): starts partitions whose wait is over, releases leases of
-// executions that ended, and in reconcile mode corrects counts that drifted through lost S3 events.
+// executions that ended, publishes per-table fragmentation, and in reconcile mode corrects drifted counts.
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -10,6 +10,8 @@ import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
+import { fragmentationMetrics, stuckLeaseMetric, tableFragmentation } from '../core/fragmentation.js';
+import { decisionMetrics } from '../core/metrics.js';
 import {
   type ReconcileReport,
   reconcileTable,
@@ -21,7 +23,12 @@ import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { parseEnv } from '../shared/env.js';
-import { createObservability, type Observability, withObservability } from '../shared/middleware.js';
+import {
+  createObservability,
+  emitMetrics,
+  type Observability,
+  withObservability,
+} from '../shared/middleware.js';
 import { loggerFn, policiesOf, profilerEnvSchema } from './profiler.js';
 
 /** `{ "mode": "sweep" }` (the default, also for a bare scheduled event) or `{ "mode": "reconcile", "table"? }`. */
@@ -103,10 +110,36 @@ export function createSweepHandler(
         MetricUnit.Count,
         report.due.filter((o) => o.action === 'started').length,
       );
+      emitMetrics(metrics, [
+        stuckLeaseMetric(table.name, report.leases.length),
+        ...decisionMetrics(report.due),
+      ]);
+      await publishFragmentation(deps, table.name);
       reports.push(report);
     }
     return { mode: 'sweep', reports };
   };
+}
+
+/**
+ * Per-table fragmentation gauges from every partition item of the table (a keys-only index query, then
+ * consistent BatchGets: about one read unit per partition per sweep). A failure costs the gauges of this
+ * sweep only — the sweep's real work (starts, leases) is done and must not be retried for a graph.
+ */
+async function publishFragmentation(deps: SweepDeps, table: string): Promise<void> {
+  const { logger, metrics } = deps.observability;
+  const policy = deps.trigger.policies.get(table);
+  if (policy === undefined) return;
+  try {
+    const fragmentation = tableFragmentation(table, await deps.trigger.stats.listPartitions(table), policy);
+    emitMetrics(metrics, fragmentationMetrics(fragmentation));
+    logger.info('fragmentation', { ...fragmentation });
+  } catch (err) {
+    logger.warn('fragmentation not measured; the next sweep tries again', {
+      table,
+      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+    });
+  }
 }
 
 /** Production dependencies from the environment. */

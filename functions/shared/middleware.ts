@@ -6,9 +6,10 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddyfiedHandler } from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { METRICS_NAMESPACE, METRICS_SERVICE, type MetricDatum } from '../core/metrics.js';
 
 /** Metric namespace of every lake-compactor function (dashboards and alarms key on it). */
-export const METRICS_NAMESPACE = 'LakeCompactor';
+export { METRICS_NAMESPACE };
 
 export interface Observability {
   readonly logger: Logger;
@@ -16,14 +17,29 @@ export interface Observability {
 }
 
 /**
- * A logger and a metrics collector for one function. Service name and log level come from the standard
- * Powertools variables (`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_LOG_LEVEL`), which the construct sets.
+ * A logger and a metrics collector for one function. The logs' service name and level come from the
+ * standard Powertools variables (`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_LOG_LEVEL`), which the construct
+ * sets; the metrics' `service` dimension is always METRICS_SERVICE, because the dashboard and alarms name
+ * it and a metric with any other value would be a different metric they never show.
  */
-export function createObservability(serviceName = 'lake-compactor'): Observability {
+export function createObservability(serviceName = METRICS_SERVICE): Observability {
   return {
     logger: new Logger({ serviceName }),
-    metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName }),
+    metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE }),
   };
+}
+
+/**
+ * Publishes metrics that carry their own dimensions. Powertools puts every buffered metric of a flush under
+ * the same dimension sets, so each datum goes out as a single metric (one EMF line, published at once)
+ * with its sets added; metrics without per-metric dimensions keep using `metrics.addMetric`.
+ */
+export function emitMetrics(metrics: Metrics, data: readonly MetricDatum[]): void {
+  for (const datum of data) {
+    const single = metrics.singleMetric();
+    for (const set of datum.dimensionSets) single.addDimensions({ ...set });
+    single.addMetric(datum.name, datum.unit, datum.value);
+  }
 }
 
 /**

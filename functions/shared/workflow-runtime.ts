@@ -14,7 +14,7 @@ import { type Clock, systemClock } from '../ports/clock.js';
 import type { Journal } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { baseEnvSchema, parseEnv } from './env.js';
-import { createObservability, withObservability } from './middleware.js';
+import { createObservability, type Observability, withObservability } from './middleware.js';
 
 /** Variables of the workflow's functions (set by the CompactionWorkflow construct). */
 export const workflowEnvSchema = baseEnvSchema.extend({
@@ -99,18 +99,62 @@ export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime 
   };
 }
 
+/** Log keys that tie a step's lines to its run: table, partition, run id, execution and group. */
+export type CorrelationKeys = Partial<
+  Record<'table' | 'partition' | 'runId' | 'executionArn' | 'groupId', string>
+>;
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/**
+ * The correlation keys found in a step's raw event (before it is validated, so even a malformed event's
+ * failure is logged with what it had): the run context at `run` or `state.run` (finalize), the group at
+ * `groupId` or `group.groupId`, and for validate the execution and the operator's table/partition.
+ */
+export function correlationKeys(event: unknown): CorrelationKeys {
+  const root = record(event);
+  if (root === undefined) return {};
+  const run = record(root.run) ?? record(record(root.state)?.run);
+  const execution = record(root.execution);
+  const input = record(root.input);
+  const keys: Record<string, unknown> = {
+    table: run?.table ?? input?.table,
+    partition: run?.partition ?? input?.partition,
+    runId: run?.runId ?? execution?.name,
+    executionArn: run?.executionArn ?? execution?.id,
+    groupId: root.groupId ?? record(root.group)?.groupId,
+  };
+  return Object.fromEntries(
+    Object.entries(keys).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''),
+  );
+}
+
 /**
  * A Lambda entry for a workflow step: the environment is captured when the module loads (the cold start;
  * the local cloud sets each function's variables only then), the runtime is built on the first event —
- * so importing a handler module (tests, tools) never fails on a missing variable.
+ * so importing a handler module (tests, tools) never fails on a missing variable. Every invocation's logs
+ * carry the run's correlation keys (cleared after it by the middleware's `resetKeys`), and a failing step
+ * logs its error once with them before Step Functions' Retry/Catch sees it.
  */
 export function workflowEntry<R>(
-  create: (runtime: WorkflowRuntime) => (event: unknown) => Promise<R>,
+  create: (runtime: WorkflowRuntime, observability: Observability) => (event: unknown) => Promise<R>,
   env: Readonly<Record<string, string | undefined>> = { ...process.env },
+  observability: Observability = createObservability(env.POWERTOOLS_SERVICE_NAME),
 ): ReturnType<typeof withObservability<unknown, R>> {
   let step: ((event: unknown) => Promise<R>) | undefined;
   return withObservability(async (event: unknown) => {
-    step ??= create(createWorkflowRuntime({ env }));
-    return step(event);
-  }, createObservability());
+    observability.logger.appendKeys(correlationKeys(event));
+    try {
+      step ??= create(createWorkflowRuntime({ env }), observability);
+      return await step(event);
+    } catch (err) {
+      if (err instanceof Error) observability.logger.error('step failed', err);
+      else observability.logger.error('step failed', { error: String(err) });
+      throw err;
+    }
+  }, observability);
 }

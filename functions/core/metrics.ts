@@ -1,0 +1,111 @@
+// The metric catalog: every custom metric's name, unit and dimensions, shared by the handlers that emit
+// them (EMF via Powertools) and the CDK dashboard/alarms that read them, so the two cannot drift apart.
+import type { TriggerAction, TriggerOutcome } from './profiler.js';
+import type { RunOutcome } from './workflow/finalize.js';
+
+/** CloudWatch namespace of every lake-compactor metric. */
+export const METRICS_NAMESPACE = 'LakeCompactor';
+
+/**
+ * Value of the `service` dimension Powertools adds to every metric it emits. CloudWatch matches metrics on
+ * their full dimension set, so the dashboard and alarms must name it too: it is fixed here rather than
+ * taken from `POWERTOOLS_SERVICE_NAME`, which only names the logs.
+ */
+export const METRICS_SERVICE = 'lake-compactor';
+
+/** Dimension names. Deliberately never the partition: one metric per partition would cost per partition. */
+export const DIMENSION = {
+  service: 'service',
+  table: 'Table',
+  outcome: 'Outcome',
+} as const;
+
+/** Metric names, by what emits them. */
+export const METRIC = {
+  // finalize: once per compaction run
+  runs: 'Runs',
+  filesBefore: 'FilesBefore',
+  filesAfter: 'FilesAfter',
+  bytesRewritten: 'BytesRewritten',
+  rowsRewritten: 'RowsRewritten',
+  throughput: 'ThroughputMBps',
+  rewriteDuration: 'RewriteDurationMs',
+  duration: 'DurationMs',
+  estimatedCost: 'EstimatedCostUSD',
+  // profiler and sweep: one per trigger decision
+  decisions: 'Decisions',
+  // sweep: per table, every sweep
+  partitions: 'Partitions',
+  totalFiles: 'TotalFiles',
+  smallFiles: 'SmallFiles',
+  smallFileRatio: 'SmallFileRatio',
+  partitionsOverTrigger: 'PartitionsOverTrigger',
+  stuckLeases: 'StuckLeases',
+} as const;
+
+/** The CloudWatch units used here (the strings Powertools' MetricUnit holds). */
+export type MetricUnitName = 'Count' | 'Bytes' | 'Milliseconds' | 'Megabytes/Second' | 'Percent' | 'None';
+
+/** One metric value as plain data; the handler hands it to Powertools (see `emitMetrics`). */
+export interface MetricDatum {
+  readonly name: string;
+  readonly unit: MetricUnitName;
+  readonly value: number;
+  /**
+   * Dimension sets the value is published under (besides `service`): each set is its own CloudWatch
+   * metric, so `[{ Table }, {}]` gives a per-table series and a total. `[]` = the `service` set only.
+   */
+  readonly dimensionSets: readonly Readonly<Record<string, string>>[];
+}
+
+/** The outcomes a run can end with (the `Outcome` of `Runs` and `DurationMs`); the dashboard lists them. */
+export const RUN_OUTCOMES = [
+  'compacted',
+  'dry-run',
+  'nothing-to-do',
+  'gave-up',
+  'failed',
+] as const satisfies readonly RunOutcome[];
+
+/** The outcomes a trigger decision can have (the `Outcome` of `Decisions`); the dashboard lists them. */
+export const DECISION_OUTCOMES = [
+  'started',
+  'already-started',
+  'start-failed',
+  'not-started',
+  'waiting',
+  'blocked',
+  'superseded',
+  'leased',
+] as const satisfies readonly TriggerAction[];
+
+// Fail to compile when RunOutcome or TriggerAction gains a value these lists (so the dashboard) lack.
+type Missing<All, Listed> = [Exclude<All, Listed>] extends [never] ? true : never;
+const everyRunOutcomeListed: Missing<RunOutcome, (typeof RUN_OUTCOMES)[number]> = true;
+const everyDecisionOutcomeListed: Missing<TriggerAction, (typeof DECISION_OUTCOMES)[number]> = true;
+void everyRunOutcomeListed;
+void everyDecisionOutcomeListed;
+
+/**
+ * `Decisions` per outcome over all tables, one count per outcome: a batch deciding about 40 partitions
+ * publishes a handful of values, not 40. Not per table: eight outcomes per table would be eight custom
+ * metrics per table (each billed monthly) for a figure the per-table fragmentation gauges already explain.
+ */
+export function decisionMetrics(outcomes: readonly Pick<TriggerOutcome, 'action'>[]): MetricDatum[] {
+  const counts = new Map<string, number>();
+  for (const { action } of outcomes) counts.set(action, (counts.get(action) ?? 0) + 1);
+  return [...counts.entries()]
+    .sort(([a], [b]) => cmp(a, b))
+    .map(
+      ([outcome, count]): MetricDatum => ({
+        name: METRIC.decisions,
+        unit: 'Count',
+        value: count,
+        dimensionSets: [{ [DIMENSION.outcome]: outcome }],
+      }),
+    );
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
