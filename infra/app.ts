@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { App, Stack, type StackProps } from 'aws-cdk-lib';
+import { App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { LakeCompactor, type LakeCompactorProps } from './lake-compactor.js';
 
@@ -16,6 +16,13 @@ export class LakeCompactorStack extends Stack {
   constructor(scope: Construct, id: string, props: StackProps & { compactor: LakeCompactorProps }) {
     super(scope, id, props);
     this.compactor = new LakeCompactor(this, 'Compactor', props.compactor);
+    if (this.compactor.dataBucket !== undefined) {
+      // Writers need the generated name: the tables without `bucketName` live there.
+      new CfnOutput(this, 'DataBucketName', {
+        value: this.compactor.dataBucket.bucketName,
+        description: 'Bucket created for the tables without bucketName; write their Parquet files here',
+      });
+    }
   }
 }
 

@@ -4,6 +4,7 @@ import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -12,6 +13,13 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { projectFunction } from './node-function.js';
+import {
+  KMS_OBJECT_ACTIONS,
+  listStatements,
+  type TableLocation,
+  tableObjectArns,
+  workObjectArns,
+} from './s3-access.js';
 
 /** Errors a later attempt can fix: throttling, lost races, Lambda service hiccups. Retried with backoff. */
 export const TRANSIENT_ERRORS = [
@@ -32,8 +40,18 @@ export interface CompactionWorkflowProps {
   readonly stateTable: dynamodb.ITable;
   /** The TABLES JSON every handler parses (see `parseTableConfigs`). */
   readonly tablesJson: string;
-  /** Buckets holding the tables: the functions read, write and delete there. */
-  readonly bucketNames: readonly string[];
+  /**
+   * Where the tables live. Each function is granted only the table prefixes and `_lake-compactor/` folders
+   * its step touches (see `CompactionWorkflow.grantObjectAccess`); a table at a bucket root ('') means
+   * the whole bucket.
+   */
+  readonly tables: readonly TableLocation[];
+  /**
+   * KMS keys encrypting the data buckets (SSE-KMS): the object-touching functions may encrypt and decrypt
+   * with them, the state machine may decrypt (the Distributed Map reads its items file).
+   * @default [] — the buckets use S3-managed keys, which need no grant
+   */
+  readonly encryptionKeys?: readonly kms.IKey[];
   /**
    * Buckets with versioning on: inputs are retired by delete (old versions stay until vacuum). Others
    * move inputs to `_lake-compactor/trash/`.
@@ -60,6 +78,11 @@ export interface CompactionWorkflowProps {
   readonly notificationTopic?: sns.ITopic;
   /** Retention of the functions' and the state machine's logs. @default one month */
   readonly logRetention?: logs.RetentionDays;
+}
+
+/** The S3 object access of one workflow step (each such step also lists its buckets; see `listStatements`). */
+interface StepGrant {
+  readonly statements: readonly { actions: string[]; resources: string[] }[];
 }
 
 /** Source of completion events (match it in EventBridge rules). */
@@ -118,32 +141,7 @@ export class CompactionWorkflow extends Construct {
     };
     this.functions = functions;
     for (const f of Object.values(functions)) props.stateTable.grantReadWriteData(f);
-    const objects = props.bucketNames.map((b) => `arn:aws:s3:::${b}/*`);
-    const buckets = props.bucketNames.map((b) => `arn:aws:s3:::${b}`);
-    for (const f of [
-      functions.plan,
-      functions.compact,
-      functions.verify,
-      functions.commit,
-      functions.rollback,
-      functions.finalize,
-    ]) {
-      f.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: [
-            's3:GetObject',
-            's3:GetObjectVersion',
-            's3:PutObject',
-            's3:DeleteObject',
-            's3:AbortMultipartUpload',
-          ],
-          resources: objects,
-        }),
-      );
-      f.addToRolePolicy(
-        new iam.PolicyStatement({ actions: ['s3:ListBucket', 's3:ListBucketVersions'], resources: buckets }),
-      );
-    }
+    this.grantObjectAccess(functions);
 
     this.notificationTopic =
       props.notificationTopic ??
@@ -163,10 +161,14 @@ export class CompactionWorkflow extends Construct {
       comment:
         'lake-compactor: compact one partition (validate, lease, quiet, plan, compact/verify/commit, finalize)',
     });
-    // The Distributed Map reads its items file from the data buckets.
+    // The Distributed Map reads its items file (`_lake-compactor/plans/<run>.items.json`), nothing else.
     this.stateMachine.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: objects }),
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: workObjectArns(props.tables, 'plans/'),
+      }),
     );
+    for (const key of props.encryptionKeys ?? []) key.grantDecrypt(this.stateMachine);
     // Validate starts one child execution per partition. A separate policy, not the function's default
     // one, because the state machine depends on the function (a grant there would be a cycle).
     new iam.Policy(this, 'ValidateStartsChildren', {
@@ -186,6 +188,70 @@ export class CompactionWorkflow extends Construct {
         }),
       ],
     });
+  }
+
+  /**
+   * S3 access per step, from what each one does (functions/core/workflow, core/commit.ts):
+   * - validate, lease: no object at all (DynamoDB and Step Functions only);
+   * - plan: lists and reads footers under the table prefixes, reads and writes `plans/`;
+   * - compact: reads the inputs, writes, reads back and clears its group's `staging/` folder (multipart
+   *   uploads, hence AbortMultipartUpload);
+   * - verify: reads `staging/` only;
+   * - commit, rollback, finalize (the latter two settle a group through the same commit protocol): read,
+   *   copy into, delete under the table prefixes, restore an input from its noncurrent version
+   *   (GetObjectVersion), copy from and delete `staging/`, move to, read and delete `trash/`.
+   * Every object-touching step reads and writes oversized journal file lists under `journal/`. No step lists
+   * object versions or deletes a version (only vacuum does). Each lists its buckets (see `listStatements`).
+   */
+  private grantObjectAccess(fns: Record<string, nodejs.NodejsFunction>): void {
+    const tables = this.props.tables;
+    const data = tableObjectArns(tables);
+    const work = (sub: string) => workObjectArns(tables, sub);
+    const journal = { actions: ['s3:GetObject', 's3:PutObject'], resources: work('journal/') };
+    const publisher: StepGrant = {
+      statements: [
+        {
+          actions: ['s3:GetObject', 's3:GetObjectVersion', 's3:PutObject', 's3:DeleteObject'],
+          resources: data,
+        },
+        { actions: ['s3:GetObject', 's3:DeleteObject'], resources: work('staging/') },
+        { actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], resources: work('trash/') },
+        journal,
+      ],
+    };
+    const grants: Record<string, StepGrant> = {
+      plan: {
+        statements: [
+          { actions: ['s3:GetObject'], resources: data },
+          { actions: ['s3:GetObject', 's3:PutObject'], resources: work('plans/') },
+          journal,
+        ],
+      },
+      compact: {
+        statements: [
+          { actions: ['s3:GetObject'], resources: data },
+          {
+            actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
+            resources: work('staging/'),
+          },
+          journal,
+        ],
+      },
+      verify: {
+        statements: [{ actions: ['s3:GetObject'], resources: work('staging/') }, journal],
+      },
+      commit: publisher,
+      rollback: publisher,
+      finalize: publisher,
+    };
+    for (const [name, grant] of Object.entries(grants)) {
+      const fn = fns[name];
+      if (fn === undefined)
+        throw new Error(`CompactionWorkflow: no function named ${name} to grant S3 access to`);
+      for (const statement of grant.statements) fn.addToRolePolicy(new iam.PolicyStatement(statement));
+      for (const statement of listStatements(tables)) fn.addToRolePolicy(statement);
+      for (const key of this.props.encryptionKeys ?? []) key.grant(fn, ...KMS_OBJECT_ACTIONS);
+    }
   }
 
   private definition(

@@ -1,31 +1,39 @@
 // The LakeCompactor L3 construct: everything one deployment needs to compact and maintain the
-// configured Parquet tables. Synthesizes offline; later issues add the workflow and schedules.
-import { Aspects, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+// configured Parquet tables, in existing buckets or one it creates. Synthesizes offline, validated at synth.
+import { Aspects, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import { Construct } from 'constructs';
+import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
 import { parseTableConfigs } from '../functions/core/table-config.js';
+import { WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow, type CompactionWorkflowProps } from './compaction-workflow.js';
 import { Maintenance, type MaintenanceProps } from './maintenance.js';
 import { AcknowledgeWildcards, type WildcardGrant } from './nag-acknowledgements.js';
 import { projectFunction } from './node-function.js';
 import { Observability } from './observability.js';
+import { listStatements, normalizeTablePrefix, type TableLocation } from './s3-access.js';
 import { createStateTable } from './state-table.js';
 
 /** One table the compactor looks after. */
 export interface LakeCompactorTable {
   /** Unique, stable name used in executions, metrics and DynamoDB keys. */
   readonly name: string;
-  /** Bucket name of the table. */
-  readonly bucketName: string;
+  /**
+   * Name of the existing bucket holding the table. Without it, the table lives in the data bucket the
+   * construct creates (`LakeCompactor.dataBucket`, configured by `LakeCompactorProps.dataBucket`).
+   * @default the construct's own data bucket
+   */
+  readonly bucketName?: string;
   /** Key prefix of the table root, e.g. `events/`. */
   readonly prefix: string;
   /**
@@ -80,6 +88,59 @@ export interface LakeCompactorTable {
   readonly policy?: Readonly<Record<string, number>>;
 }
 
+/**
+ * The data bucket LakeCompactor creates when a table names no bucket: versioned (the commit protocol
+ * retires inputs by delete and restores them from their previous version), private, TLS-only, encrypted,
+ * and kept on stack deletion by default. Durations are whole days (S3 lifecycle granularity; JSON-friendly).
+ */
+export interface LakeCompactorDataBucketProps {
+  /**
+   * What happens to the bucket when the stack is deleted. `destroy` only succeeds on an empty bucket.
+   * @default RemovalPolicy.RETAIN — it holds the tables' data
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * Days a noncurrent version (a retired input, an overwritten or deleted object) is kept before S3
+   * expires it. It backs up vacuum (which is dry-run by default) and must not undercut the vacuum
+   * retention: within the retention a failed commit is undone, and readers may still hold, the previous
+   * version. Delete markers left with no versions are removed too.
+   * @default the vacuum retention in whole days, rounded up (168 h → 7)
+   */
+  readonly noncurrentVersionExpirationDays?: number;
+  /**
+   * Days after which objects under `_lake-compactor/staging/` expire (their noncurrent versions after one
+   * more day). A group's staging lives from its compact step to its commit — at most a few hours, even with
+   * every retry of 15-minute steps — and vacuum treats a run stuck before publishing as abandoned only after
+   * `vacuum.abandonedAfterHours` (24 h). A week also leaves an operator time to finish a commit stuck in
+   * `publishing` (which rolls forward from staging) after the failure alarm.
+   * @default 7 (at least 2, and more than vacuum.abandonedAfterHours)
+   */
+  readonly stagingExpirationDays?: number;
+  /**
+   * Days after which unfinished multipart uploads (a compact step that died mid-upload, writer debris) are
+   * aborted. Compaction uploads last minutes.
+   * @default vacuum.debrisAgeHours in whole days, rounded up (72 h → 3)
+   */
+  readonly abortIncompleteMultipartUploadDays?: number;
+  /**
+   * KMS key for SSE-KMS (with an S3 Bucket Key to keep KMS requests low). The functions that read or
+   * write objects get `kms:Decrypt` and `kms:GenerateDataKey` on it, the state machine `kms:Decrypt`.
+   * @default S3-managed keys (SSE-S3)
+   */
+  readonly encryptionKey?: kms.IKey;
+  /**
+   * Bucket receiving the data bucket's server access logs.
+   * @default none — CloudTrail S3 data events are the recommended audit trail for a data lake; the
+   * cdk-nag finding AwsSolutions-S1 is acknowledged with that reason
+   */
+  readonly serverAccessLogsBucket?: s3.IBucket;
+  /**
+   * Key prefix of the server access logs. Only with `serverAccessLogsBucket`.
+   * @default no prefix
+   */
+  readonly serverAccessLogsPrefix?: string;
+}
+
 export interface LakeCompactorProps {
   /** Tables to profile and compact. At least one. */
   readonly tables: readonly LakeCompactorTable[];
@@ -89,10 +150,20 @@ export interface LakeCompactorProps {
    */
   readonly removalPolicy?: RemovalPolicy;
   /**
+   * The data bucket the construct creates for every table without `bucketName`. Only valid when at least
+   * one table has no `bucketName`.
+   * @default the LakeCompactorDataBucketProps defaults (created only when some table has no `bucketName`)
+   */
+  readonly dataBucket?: LakeCompactorDataBucketProps;
+  /**
    * Tuning of the compaction workflow (inline/Distributed Map limits, concurrency, memory, versioned buckets).
+   * The owned data bucket is always treated as versioned.
    * @default the CompactionWorkflow defaults
    */
-  readonly workflow?: Omit<CompactionWorkflowProps, 'stateTable' | 'tablesJson' | 'bucketNames'>;
+  readonly workflow?: Omit<
+    CompactionWorkflowProps,
+    'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys'
+  >;
   /**
    * Vacuum and tiering schedules: schedule, dry-run flag and retention / rules of each.
    * @default vacuum daily 04:00 UTC, tiering weekly Sunday 05:00 UTC, both dry-run (see Maintenance)
@@ -109,6 +180,8 @@ export interface LakeCompactorProps {
 export class LakeCompactor extends Construct {
   /** The single table holding partition stats, file items, decisions, journals and history. */
   public readonly table: dynamodb.Table;
+  /** The data bucket of the tables without `bucketName`; undefined when every table names its bucket. */
+  public readonly dataBucket?: s3.Bucket;
   /** Consumes S3 notifications and keeps partition statistics exact. */
   public readonly profilerFunction: nodejs.NodejsFunction;
   /** Object events of every table, consumed in batches by the profiler. */
@@ -132,32 +205,31 @@ export class LakeCompactor extends Construct {
       throw new Error('LakeCompactor: `tables` must name at least one table to compact.');
     }
 
-    this.table = createStateTable(this, 'State', props.removalPolicy ?? RemovalPolicy.RETAIN);
-
-    const tablesJson = JSON.stringify(
-      props.tables.map((t) => ({
-        name: t.name,
-        bucket: t.bucketName,
-        prefix: t.prefix,
-        format: t.format ?? 'parquet',
-        partitionColumns: t.partitionColumns ?? [],
-        ...(t.dateColumn === undefined ? {} : { dateColumn: t.dateColumn }),
-        ...(t.dateFormat === undefined ? {} : { dateFormat: t.dateFormat }),
-        ...(t.targetFileSizeMB === undefined ? {} : { targetFileSizeMB: t.targetFileSizeMB }),
-        ...(t.codec === undefined ? {} : { codec: t.codec }),
-        ...(t.sortColumns === undefined ? {} : { sortColumns: t.sortColumns }),
-        ...(t.policy === undefined ? {} : { policy: t.policy }),
-      })),
-    );
-    // Validated at synth time with the schema the functions use at cold start: every problem of
-    // every table in one message, instead of a deploy that fails at run time.
+    const ownedCount = props.tables.filter((t) => t.bucketName === undefined).length;
+    const problems: string[] = [];
+    // Validated at synth time with the schema the functions use at cold start: every problem of every
+    // table in one message, instead of a deploy that fails at run time. The owned bucket's name is a token
+    // until deploy, so its tables are checked under a readable placeholder (bucket-less tables share it,
+    // so two of them on the same root still conflict); literal names are checked as they are.
     try {
-      parseTableConfigs(tablesJson);
+      parseTableConfigs(tablesJsonOf(props.tables, OWNED_BUCKET_PLACEHOLDER));
     } catch (err) {
-      throw new Error(
-        `LakeCompactor: invalid \`tables\`. ${err instanceof Error ? err.message : String(err)}`,
-      );
+      problems.push(`invalid \`tables\`. ${err instanceof Error ? err.message : String(err)}`);
     }
+    problems.push(...dataBucketIssues(props, ownedCount));
+    if (problems.length > 0) throw new Error(`LakeCompactor: ${problems.join('\n')}`);
+
+    this.table = createStateTable(this, 'State', props.removalPolicy ?? RemovalPolicy.RETAIN);
+    if (ownedCount > 0) this.dataBucket = this.createDataBucket(props);
+    const ownedBucket = this.dataBucket;
+    // From here on every table has a bucket: its own, or the owned bucket's name (a deploy-time token).
+    const tables = props.tables.map((t) => ({
+      ...t,
+      bucketName: t.bucketName ?? (ownedBucket as s3.Bucket).bucketName,
+    }));
+    const locations: TableLocation[] = tables.map((t) => ({ bucketName: t.bucketName, prefix: t.prefix }));
+    const encryptionKeys = ownedBucket?.encryptionKey === undefined ? [] : [ownedBucket.encryptionKey];
+    const tablesJson = tablesJsonOf(tables, '');
 
     this.profilerFunction = projectFunction(this, 'Profiler', 'profiler.ts', {
       description: 'Keeps per-partition file statistics exact from S3 notifications',
@@ -167,16 +239,22 @@ export class LakeCompactor extends Construct {
     });
     this.table.grantReadWriteData(this.profilerFunction);
 
-    const profiler = this.addProfilerWiring(props.tables);
+    const profiler = this.addProfilerWiring(tables);
     this.profilerQueue = profiler.queue;
     this.profilerDeadLetterQueue = profiler.deadLetterQueue;
-    this.sweepFunction = this.addSweep(props.tables, tablesJson);
+    this.sweepFunction = this.addSweep(locations, tablesJson);
 
     this.workflow = new CompactionWorkflow(this, 'Workflow', {
       ...props.workflow,
       stateTable: this.table,
       tablesJson,
-      bucketNames: [...new Set(props.tables.map((t) => t.bucketName))],
+      tables: locations,
+      encryptionKeys,
+      // The owned bucket is versioned: retire inputs by delete (no trash copies), restore by version.
+      versionedBuckets: [
+        ...(props.workflow?.versionedBuckets ?? []),
+        ...(ownedBucket === undefined ? [] : [ownedBucket.bucketName]),
+      ],
     });
     this.stateMachine = this.workflow.stateMachine;
     this.useCompactionStateMachine(this.stateMachine);
@@ -185,7 +263,8 @@ export class LakeCompactor extends Construct {
       ...props.maintenance,
       stateTable: this.table,
       tablesJson,
-      tables: props.tables.map((t) => ({ bucketName: t.bucketName, prefix: t.prefix })),
+      tables: locations,
+      encryptionKeys,
     });
 
     const compactFunction = this.workflow.functions.compact;
@@ -202,17 +281,80 @@ export class LakeCompactor extends Construct {
       profilerFunction: this.profilerFunction,
       compactFunction,
       vacuumFunction: this.maintenance.vacuumFunction,
+      sweepFunction: this.sweepFunction,
+      tables: props.tables.map((t) => t.name),
     });
 
-    this.acknowledgeNagFindings();
+    this.acknowledgeNagFindings(locations);
+  }
+
+  /**
+   * The owned data bucket (see LakeCompactorDataBucketProps): versioned, lifecycle rules for noncurrent
+   * versions, staging leftovers and unfinished uploads, all public access blocked, TLS only, encrypted.
+   */
+  private createDataBucket(props: LakeCompactorProps): s3.Bucket {
+    const settings = props.dataBucket ?? {};
+    const days = dataBucketDays(props);
+    const bucket = new s3.Bucket(this, 'DataBucket', {
+      versioned: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      ...(settings.encryptionKey === undefined
+        ? { encryption: s3.BucketEncryption.S3_MANAGED }
+        : {
+            encryption: s3.BucketEncryption.KMS,
+            encryptionKey: settings.encryptionKey,
+            bucketKeyEnabled: true,
+          }),
+      // A table fed by EventBridge needs the bucket to send its events there.
+      eventBridgeEnabled: props.tables.some(
+        (t) => t.bucketName === undefined && t.eventSource === 'eventbridge',
+      ),
+      removalPolicy: settings.removalPolicy ?? RemovalPolicy.RETAIN,
+      ...(settings.serverAccessLogsBucket === undefined
+        ? {}
+        : {
+            serverAccessLogsBucket: settings.serverAccessLogsBucket,
+            ...(settings.serverAccessLogsPrefix === undefined
+              ? {}
+              : { serverAccessLogsPrefix: settings.serverAccessLogsPrefix }),
+          }),
+      lifecycleRules: [
+        {
+          id: 'NoncurrentVersions',
+          noncurrentVersionExpiration: Duration.days(days.noncurrent),
+          expiredObjectDeleteMarker: true,
+        },
+        {
+          id: 'StagingLeftovers',
+          prefix: `${WORK_ROOT}staging/`,
+          expiration: Duration.days(days.staging),
+          // A staged output is worthless once published or rolled back: S3 applies the earliest
+          // expiration due, so its noncurrent copy goes after a day instead of the full retention.
+          noncurrentVersionExpiration: Duration.days(1),
+        },
+        {
+          id: 'IncompleteMultipartUploads',
+          abortIncompleteMultipartUploadAfter: Duration.days(days.abortUploads),
+        },
+      ],
+    });
+    if (settings.serverAccessLogsBucket === undefined) {
+      Validations.of(bucket).acknowledge({
+        id: 'AwsSolutions-S1',
+        reason:
+          'Server access logs are optional (LakeCompactorDataBucketProps.serverAccessLogsBucket): a log bucket per deployment would itself need logging, and CloudTrail S3 data events are the recommended, queryable audit trail for a data lake.',
+      });
+    }
+    return bucket;
   }
 
   /**
    * The cdk-nag (AwsSolutions) findings this design needs, each with its reason. Wildcards are acknowledged
    * per policy and finding by `AcknowledgeWildcards`, so a new, unexplained wildcard still fails the check.
    */
-  private acknowledgeNagFindings(): void {
-    Aspects.of(this).add(new AcknowledgeWildcards(WILDCARD_GRANTS));
+  private acknowledgeNagFindings(locations: readonly TableLocation[]): void {
+    Aspects.of(this).add(new AcknowledgeWildcards(wildcardGrants(this.rootBuckets(locations))));
     // The stack-wide singleton CDK adds for bucket notifications on imported buckets.
     const notificationsHandler = Stack.of(this).node.tryFindChild(
       'BucketNotificationsHandler050a0587b7544547bf325f094a3db834',
@@ -224,6 +366,17 @@ export class LakeCompactor extends Construct {
           "CDK's bucket-notifications custom resource handler: its managed policy only writes its own logs, and it runs at deploy time only.",
       });
     }
+  }
+
+  /**
+   * Buckets holding a table at their root, as cdk-nag prints them in a resource: a literal name, or
+   * `<LogicalId>` for the owned bucket (its name is a `Ref`).
+   */
+  private rootBuckets(locations: readonly TableLocation[]): string[] {
+    const names = locations.filter((l) => normalizeTablePrefix(l.prefix) === '').map((l) => l.bucketName);
+    return [...new Set(names)].map((name) =>
+      Token.isUnresolved(name) ? flattenCfnReference(Stack.of(this).resolve(name)) : name,
+    );
   }
 
   /**
@@ -245,7 +398,7 @@ export class LakeCompactor extends Construct {
    * notification per bucket and distinct outermost prefix (S3 refuses overlapping configurations); tables
    * whose bucket already sends its events to EventBridge get a rule targeting the same queue instead.
    */
-  private addProfilerWiring(tables: readonly LakeCompactorTable[]): {
+  private addProfilerWiring(tables: readonly (LakeCompactorTable & { bucketName: string })[]): {
     queue: sqs.Queue;
     deadLetterQueue: sqs.Queue;
   } {
@@ -265,6 +418,8 @@ export class LakeCompactor extends Construct {
 
     const buckets = new Map<string, s3.IBucket>();
     const bucketOf = (name: string): s3.IBucket => {
+      // The owned bucket is the real Bucket (its notification configuration is managed like any other).
+      if (this.dataBucket !== undefined && name === this.dataBucket.bucketName) return this.dataBucket;
       let bucket = buckets.get(name);
       if (bucket === undefined) {
         bucket = s3.Bucket.fromBucketName(this, `Bucket${buckets.size}`, name);
@@ -283,7 +438,7 @@ export class LakeCompactor extends Construct {
     }
     const bridged = tables.filter((t) => t.eventSource === 'eventbridge');
     bridged.forEach((t, i) => {
-      const prefix = normalizePrefix(t.prefix);
+      const prefix = normalizeTablePrefix(t.prefix);
       new events.Rule(this, `ObjectEvents${i}`, {
         description: `S3 object events of table ${t.name} to the profiler queue`,
         eventPattern: {
@@ -312,7 +467,7 @@ export class LakeCompactor extends Construct {
   }
 
   /** The sweep Lambda, run every 15 minutes (catch-up, leases) and weekly in reconcile mode. */
-  private addSweep(tables: readonly LakeCompactorTable[], tablesJson: string): nodejs.NodejsFunction {
+  private addSweep(tables: readonly TableLocation[], tablesJson: string): nodejs.NodejsFunction {
     const sweep = projectFunction(this, 'Sweep', 'sweep.ts', {
       description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
       memorySize: 512,
@@ -320,13 +475,10 @@ export class LakeCompactor extends Construct {
       environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson },
     });
     this.table.grantReadWriteData(sweep);
-    // Reconcile lists the tables' prefixes (no object is read).
-    sweep.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:ListBucket'],
-        resources: [...new Set(tables.map((t) => t.bucketName))].map((b) => `arn:aws:s3:::${b}`),
-      }),
-    );
+    // Reconcile lists the tables' prefixes (no object is read), nothing else.
+    for (const statement of listStatements(tables)) {
+      sweep.addToRolePolicy(statement);
+    }
     new events.Rule(this, 'SweepSchedule', {
       description: 'lake-compactor sweep: due partitions and stuck leases',
       schedule: events.Schedule.rate(Duration.minutes(15)),
@@ -347,59 +499,163 @@ export class LakeCompactor extends Construct {
   }
 }
 
-/** The wildcards the design needs (see `AcknowledgeWildcards`): anything else is a cdk-nag error. */
-const WILDCARD_GRANTS: readonly WildcardGrant[] = [
-  {
-    actions: /^(xray|logs):[A-Za-z]+$/,
-    resource: /^\*$/,
-    reason:
-      'X-Ray trace submission and CloudWatch Logs vended-log delivery (state machine logging) do not support resource-level permissions.',
-  },
-  {
-    actions: /^dynamodb:[A-Za-z]+$/,
-    resource: /^<[A-Za-z0-9]+\.Arn>\/index\/\*$/,
-    reason:
-      "The state table's own indexes (gsi1), granted with the table by grantReadData/grantReadWriteData.",
-  },
-  {
-    actions: /^states:[A-Za-z]+$/,
-    resource: /^arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:.+:\*$/,
-    reason:
-      'Executions of the compaction state machine only: execution ARNs carry a per-run name (and the Distributed Map a per-run child), so they are matched by the machine name plus a wildcard.',
-  },
-  {
-    actions: /^lambda:InvokeFunction$/,
-    resource: /^<[A-Za-z0-9]+\.Arn>:\*$/,
-    reason: "The state machine invokes the versions and aliases of the workflow's own functions only.",
-  },
-  {
-    actions: /^s3:[A-Za-z]+$/,
-    resource: /^arn:aws:s3:::[a-z0-9.-]+\/[^*]+\/\*$/,
-    reason:
-      'Object keys under a configured table prefix or the `_lake-compactor/` work root: prefix-scoped S3 access is inherently a key wildcard.',
-  },
-  {
-    actions: /^s3:[A-Za-z]+$/,
-    resource: /^arn:aws:s3:::[a-z0-9.-]+\/\*$/,
-    reason:
-      "Whole-bucket object keys: a table at the bucket root, or the compaction workflow's functions and Distributed Map, which read and write the tables' prefixes plus staging and trash under `_lake-compactor/` (narrowing the workflow to those prefixes is an open item of issue 8).",
-  },
-];
+/** Stands in for the owned bucket's name during synth-time validation (its real name is a token). */
+const OWNED_BUCKET_PLACEHOLDER = '(the construct-owned data bucket)';
 
-/** `events`, `/events/` → `events/`; '' stays '' (the whole bucket). */
-function normalizePrefix(prefix: string): string {
-  const trimmed = prefix.replace(/^\/+/, '').replace(/\/+$/, '');
-  return trimmed === '' ? '' : `${trimmed}/`;
+/** Default days staging leftovers are kept (see LakeCompactorDataBucketProps.stagingExpirationDays). */
+const DEFAULT_STAGING_DAYS = 7;
+
+/** The TABLES JSON of the functions; a table without `bucketName` gets `ownedBucketName`. */
+function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketName: string): string {
+  return JSON.stringify(
+    tables.map((t) => ({
+      name: t.name,
+      bucket: t.bucketName ?? ownedBucketName,
+      prefix: t.prefix,
+      format: t.format ?? 'parquet',
+      partitionColumns: t.partitionColumns ?? [],
+      ...(t.dateColumn === undefined ? {} : { dateColumn: t.dateColumn }),
+      ...(t.dateFormat === undefined ? {} : { dateFormat: t.dateFormat }),
+      ...(t.targetFileSizeMB === undefined ? {} : { targetFileSizeMB: t.targetFileSizeMB }),
+      ...(t.codec === undefined ? {} : { codec: t.codec }),
+      ...(t.sortColumns === undefined ? {} : { sortColumns: t.sortColumns }),
+      ...(t.policy === undefined ? {} : { policy: t.policy }),
+    })),
+  );
+}
+
+/** The owned bucket's lifecycle periods, in days, and the least each may be. */
+function dataBucketDays(props: LakeCompactorProps): {
+  noncurrent: number;
+  staging: number;
+  abortUploads: number;
+  min: { noncurrent: number; staging: number; abortUploads: number };
+} {
+  const vacuum = props.maintenance?.vacuum ?? {};
+  const settings = props.dataBucket ?? {};
+  const min = {
+    // Never expire a version vacuum's retention still promises to keep.
+    noncurrent: Math.max(1, Math.ceil((vacuum.retentionHours ?? MIN_RETENTION_HOURS) / 24)),
+    // Outlive vacuum's own abandonment threshold, so vacuum (which reads the journal) decides first.
+    staging: Math.max(2, Math.floor((vacuum.abandonedAfterHours ?? 24) / 24) + 1),
+    abortUploads: 1,
+  };
+  return {
+    noncurrent: settings.noncurrentVersionExpirationDays ?? min.noncurrent,
+    staging: settings.stagingExpirationDays ?? Math.max(DEFAULT_STAGING_DAYS, min.staging),
+    abortUploads:
+      settings.abortIncompleteMultipartUploadDays ??
+      Math.max(1, Math.ceil((vacuum.debrisAgeHours ?? 72) / 24)),
+    min,
+  };
+}
+
+/** Every problem of `dataBucket`, each saying what to do; [] when it is fine or absent. */
+function dataBucketIssues(props: LakeCompactorProps, ownedTables: number): string[] {
+  const settings = props.dataBucket;
+  if (settings === undefined) return [];
+  const issues: string[] = [];
+  if (ownedTables === 0) {
+    issues.push(
+      '`dataBucket` is set, but every table names its `bucketName`, so no bucket would be created: drop `dataBucket`, or omit `bucketName` on the tables that should live in it.',
+    );
+  }
+  const { min } = dataBucketDays(props);
+  const checkDays = (field: string, value: number | undefined, least: number, why: string) => {
+    if (value !== undefined && (!Number.isInteger(value) || value < least)) {
+      issues.push(
+        `dataBucket.${field} is ${value}; use a whole number of days of at least ${least} (${why}).`,
+      );
+    }
+  };
+  checkDays(
+    'noncurrentVersionExpirationDays',
+    settings.noncurrentVersionExpirationDays,
+    min.noncurrent,
+    'the vacuum retention: previous versions are what a failed commit is undone from',
+  );
+  checkDays(
+    'stagingExpirationDays',
+    settings.stagingExpirationDays,
+    min.staging,
+    'more than vacuum.abandonedAfterHours, so no live run loses its staged outputs',
+  );
+  checkDays(
+    'abortIncompleteMultipartUploadDays',
+    settings.abortIncompleteMultipartUploadDays,
+    min.abortUploads,
+    'S3 lifecycle counts whole days',
+  );
+  if (settings.serverAccessLogsPrefix !== undefined && settings.serverAccessLogsBucket === undefined) {
+    issues.push(
+      'dataBucket.serverAccessLogsPrefix is set without dataBucket.serverAccessLogsBucket; name the log bucket too, or drop the prefix.',
+    );
+  }
+  const removal = settings.removalPolicy;
+  if (removal === RemovalPolicy.SNAPSHOT) {
+    issues.push(
+      'dataBucket.removalPolicy "snapshot" is not supported for a bucket; use "retain" or "destroy".',
+    );
+  }
+  return issues;
+}
+
+/**
+ * The wildcards the design needs (see `AcknowledgeWildcards`): anything else is a cdk-nag error. Whole-bucket
+ * object access (`<bucket>/*`) is acknowledged only for `rootBuckets`, the buckets holding a table at their
+ * root; everywhere else S3 grants name a table prefix or a `_lake-compactor/` folder.
+ */
+export function wildcardGrants(rootBuckets: readonly string[]): WildcardGrant[] {
+  const grants: WildcardGrant[] = [
+    {
+      actions: /^(xray|logs):[A-Za-z]+$/,
+      resource: /^\*$/,
+      reason:
+        'X-Ray trace submission and CloudWatch Logs vended-log delivery (state machine logging) do not support resource-level permissions.',
+    },
+    {
+      actions: /^dynamodb:[A-Za-z]+$/,
+      resource: /^<[A-Za-z0-9]+\.Arn>\/index\/\*$/,
+      reason:
+        "The state table's own indexes (gsi1), granted with the table by grantReadData/grantReadWriteData.",
+    },
+    {
+      actions: /^states:[A-Za-z]+$/,
+      resource: /^arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:.+:\*$/,
+      reason:
+        'Executions of the compaction state machine only: execution ARNs carry a per-run name (and the Distributed Map a per-run child), so they are matched by the machine name plus a wildcard.',
+    },
+    {
+      actions: /^lambda:InvokeFunction$/,
+      resource: /^<[A-Za-z0-9]+\.Arn>:\*$/,
+      reason: "The state machine invokes the versions and aliases of the workflow's own functions only.",
+    },
+    {
+      actions: /^s3:[A-Za-z]+$/,
+      // A literal bucket name, or `<LogicalId>` for the owned bucket; at least one key segment before `/*`.
+      resource: /^arn:aws:s3:::(?:[a-z0-9.-]+|<[A-Za-z0-9]+>)\/[^*]+\/\*$/,
+      reason:
+        'Object keys under a configured table prefix or one folder of the `_lake-compactor/` work root (plans, staging, trash, journal, maintenance): prefix-scoped S3 access is inherently a key wildcard.',
+    },
+  ];
+  if (rootBuckets.length > 0) {
+    const names = rootBuckets.map((b) => b.replace(/[.*+?^${}()|[\]\\<>]/g, '\\$&')).join('|');
+    grants.push({
+      actions: /^s3:[A-Za-z]+$/,
+      resource: new RegExp(`^arn:aws:s3:::(?:${names})\\/\\*$`),
+      reason:
+        'Whole-bucket object keys of a bucket holding a table at its root (prefix ""): every key of the bucket belongs to that table or to the `_lake-compactor/` work root.',
+    });
+  }
+  return grants;
 }
 
 /**
  * One (bucket, prefix) per notification: prefixes nested inside another table's prefix of the same bucket
  * are covered by the outer notification (the profiler resolves the owning table by longest prefix).
  */
-export function outermostPrefixes(
-  tables: readonly Pick<LakeCompactorTable, 'bucketName' | 'prefix'>[],
-): { bucketName: string; prefix: string }[] {
-  const all = [...new Set(tables.map((t) => `${t.bucketName}\u0000${normalizePrefix(t.prefix)}`))].map(
+export function outermostPrefixes(tables: readonly TableLocation[]): TableLocation[] {
+  const all = [...new Set(tables.map((t) => `${t.bucketName}\u0000${normalizeTablePrefix(t.prefix)}`))].map(
     (k) => {
       const [bucketName = '', prefix = ''] = k.split('\u0000');
       return { bucketName, prefix };

@@ -5,12 +5,19 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { type TieringRule, tieringRulesSchema } from '../functions/core/maintenance/tiering.js';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
-import { WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { projectFunction } from './node-function.js';
+import {
+  KMS_OBJECT_ACTIONS,
+  listStatements,
+  type TableLocation,
+  tableObjectArns,
+  workObjectArns,
+} from './s3-access.js';
 
 /** Settings every maintenance schedule has. */
 export interface MaintenanceScheduleProps {
@@ -66,12 +73,8 @@ export interface TieringScheduleProps extends MaintenanceScheduleProps {
   readonly tableRules?: Readonly<Record<string, readonly TieringRule[]>>;
 }
 
-/** One table's location, for scoping grants. */
-export interface MaintenanceTable {
-  readonly bucketName: string;
-  /** Key prefix of the table root ('' = the whole bucket). */
-  readonly prefix: string;
-}
+/** One table's location, for scoping grants (`bucketName` may be the owned bucket's token). */
+export type MaintenanceTable = TableLocation;
 
 export interface MaintenanceProps {
   /** The single table (journal entries are read from it). */
@@ -80,6 +83,11 @@ export interface MaintenanceProps {
   readonly tablesJson: string;
   /** Where the tables live; grants are scoped to these prefixes and the buckets' `_lake-compactor/`. */
   readonly tables: readonly MaintenanceTable[];
+  /**
+   * KMS keys encrypting the data buckets (SSE-KMS); both functions may encrypt and decrypt with them.
+   * @default [] — S3-managed keys, no grant needed
+   */
+  readonly encryptionKeys?: readonly kms.IKey[];
   /** @default the VacuumScheduleProps defaults */
   readonly vacuum?: VacuumScheduleProps;
   /** @default the TieringScheduleProps defaults */
@@ -137,6 +145,10 @@ export class Maintenance extends Construct {
     });
     this.grantVacuum(props);
     this.grantTiering(props);
+    for (const key of props.encryptionKeys ?? []) {
+      key.grant(this.vacuumFunction, ...KMS_OBJECT_ACTIONS);
+      key.grant(this.tieringFunction, ...KMS_OBJECT_ACTIONS);
+    }
 
     this.vacuumRule = new events.Rule(this, 'VacuumSchedule', {
       description: 'lake-compactor vacuum: retired versions, trash, failed staging, writer debris',
@@ -173,19 +185,20 @@ export class Maintenance extends Construct {
   /**
    * Vacuum reads journal entries (no DynamoDB writes), lists and HEADs, and deletes: current objects only
    * under the work root and the table prefixes, object versions only under the table prefixes (that is
-   * where retired inputs live), and aborts unfinished uploads in both.
+   * where retired inputs live), and aborts unfinished uploads in both. Listing (objects and unfinished
+   * uploads) is per bucket: see `listStatements` for why it carries no `s3:prefix` condition.
    */
   private grantVacuum(props: MaintenanceProps): void {
     const fn = this.vacuumFunction;
     props.stateTable.grantReadData(fn);
-    const work = workArns(props.tables);
-    const data = tableArns(props.tables);
-    fn.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:ListBucket', 's3:ListBucketMultipartUploads'],
-        resources: bucketArns(props.tables),
-      }),
-    );
+    const work = workObjectArns(props.tables);
+    const data = tableObjectArns(props.tables);
+    for (const statement of listStatements(props.tables, [
+      's3:ListBucket',
+      's3:ListBucketMultipartUploads',
+    ])) {
+      fn.addToRolePolicy(statement);
+    }
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:GetObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
@@ -194,26 +207,29 @@ export class Maintenance extends Construct {
     );
     fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObjectVersion'], resources: data }));
     fn.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: checkpointArns(props.tables) }),
+      new iam.PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: workObjectArns(props.tables, 'maintenance/'),
+      }),
     );
   }
 
   /** Tiering lists and copies each data object onto itself: read and write under the table prefixes only. */
   private grantTiering(props: MaintenanceProps): void {
     const fn = this.tieringFunction;
-    fn.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: bucketArns(props.tables) }),
-    );
+    for (const statement of listStatements(props.tables)) {
+      fn.addToRolePolicy(statement);
+    }
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:GetObject', 's3:PutObject'],
-        resources: tableArns(props.tables),
+        resources: tableObjectArns(props.tables),
       }),
     );
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
-        resources: checkpointArns(props.tables),
+        resources: workObjectArns(props.tables, 'maintenance/'),
       }),
     );
   }
@@ -225,28 +241,4 @@ function scheduleOf(
 ): events.Schedule {
   if (schedule === undefined) return fallback;
   return typeof schedule === 'string' ? events.Schedule.expression(schedule) : schedule;
-}
-
-function bucketArns(tables: readonly MaintenanceTable[]): string[] {
-  return [...new Set(tables.map((t) => `arn:aws:s3:::${t.bucketName}`))];
-}
-
-function workArns(tables: readonly MaintenanceTable[]): string[] {
-  return [...new Set(tables.map((t) => `arn:aws:s3:::${t.bucketName}/${WORK_ROOT}*`))];
-}
-
-/** The schedules' cursors (`_lake-compactor/maintenance/*`), resumed by the next scheduled run. */
-function checkpointArns(tables: readonly MaintenanceTable[]): string[] {
-  return [...new Set(tables.map((t) => `arn:aws:s3:::${t.bucketName}/${WORK_ROOT}maintenance/*`))];
-}
-
-function tableArns(tables: readonly MaintenanceTable[]): string[] {
-  return [
-    ...new Set(
-      tables.map((t) => {
-        const prefix = t.prefix.replace(/^\/+/, '').replace(/\/+$/, '');
-        return `arn:aws:s3:::${t.bucketName}/${prefix === '' ? '' : `${prefix}/`}*`;
-      }),
-    ),
-  ];
 }

@@ -162,6 +162,12 @@ describe('Maintenance construct', () => {
     );
     expect(actionsOf(statements).filter((a) => a === 's3:PutObject')).toHaveLength(1);
     expect(JSON.stringify(statements)).not.toContain('"s3:*"');
+    // Listing (objects and unfinished uploads) is per bucket, unconditioned: see listStatements.
+    expect(statements).toContainEqual({
+      Effect: 'Allow',
+      Action: ['s3:ListBucket', 's3:ListBucketMultipartUploads'],
+      Resource: 'arn:aws:s3:::lake',
+    });
   });
 
   it('grants tiering only list, read and write of the table prefixes, its checkpoint, and nothing in DynamoDB', () => {
@@ -190,6 +196,11 @@ describe('Maintenance construct', () => {
         Resource: 'arn:aws:s3:::lake/_lake-compactor/maintenance/*',
       }),
     );
+    expect(statements).toContainEqual({
+      Effect: 'Allow',
+      Action: 's3:ListBucket',
+      Resource: 'arn:aws:s3:::lake',
+    });
   });
 
   it('is part of LakeCompactor, configurable from the JSON deployment config with schedule expressions', () => {

@@ -1,12 +1,14 @@
 // cdk-nag and least-privilege assertions on the whole LakeCompactor stack: AwsSolutions reports no
 // unacknowledged error, an unexplained wildcard still fails, and no S3/DynamoDB action is granted on `*`.
-import { App, type PolicyValidationPluginReport } from 'aws-cdk-lib';
+import { App, type PolicyValidationPluginReport, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { LakeCompactorStack } from '../../infra/app.js';
-import type { LakeCompactorProps } from '../../infra/lake-compactor.js';
+import { LakeCompactor, type LakeCompactorProps } from '../../infra/lake-compactor.js';
 
 /** Two buckets, nested prefixes, a Delta table and an EventBridge-fed table: every grant path. */
 const PROPS: LakeCompactorProps = {
@@ -111,5 +113,46 @@ describe('LakeCompactor under cdk-nag AwsSolutionsChecks', () => {
         'arn:aws:s3:::sales-lake/_lake-compactor/maintenance/*',
       ]),
     );
+  });
+});
+
+describe('LakeCompactor with its own data bucket under cdk-nag AwsSolutionsChecks', () => {
+  it('reports no unacknowledged error with S3-managed keys and no access-log bucket', () => {
+    // Prepare
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new LakeCompactorStack(app, 'NagOwned', {
+      compactor: {
+        tables: [
+          { name: 'events', prefix: 'events/', partitionColumns: ['date'] },
+          { name: 'audit', prefix: 'audit/', eventSource: 'eventbridge' },
+          { name: 'orders', bucketName: 'sales-lake', prefix: 'orders' },
+        ],
+      },
+    });
+    Template.fromStack(stack); // synthesis runs the aspects that record the acknowledgements
+    // Act
+    const report = new AwsSolutionsChecks().validateScope(stack);
+    // Assess
+    expect(errorsOf(report)).toEqual([]);
+    expect(stack.compactor.dataBucket).toBeDefined();
+  });
+
+  it('reports no unacknowledged error with a KMS key and server access logs', () => {
+    // Prepare
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'NagOwnedKms');
+    const compactor = new LakeCompactor(stack, 'Compactor', {
+      tables: [{ name: 'events', prefix: 'events/', partitionColumns: ['date'] }],
+      dataBucket: {
+        encryptionKey: new kms.Key(stack, 'Key', { enableKeyRotation: true }),
+        serverAccessLogsBucket: s3.Bucket.fromBucketName(stack, 'Logs', 'access-logs'),
+      },
+    });
+    Template.fromStack(stack);
+    // Act
+    const report = new AwsSolutionsChecks().validateScope(stack);
+    // Assess
+    expect(errorsOf(report)).toEqual([]);
+    expect(compactor.dataBucket?.encryptionKey).toBeDefined();
   });
 });

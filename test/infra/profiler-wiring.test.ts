@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { type LakeCompactorTable, outermostPrefixes } from '../../infra/lake-compactor.js';
 
-const TABLES: LakeCompactorTable[] = [
+const TABLES: (LakeCompactorTable & { bucketName: string })[] = [
   { name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] },
   { name: 'clicks', bucketName: 'lake', prefix: 'clicks' },
   { name: 'nested', bucketName: 'lake', prefix: 'events/nested/' },
@@ -125,7 +125,7 @@ describe('profiler wiring', () => {
     );
   });
 
-  it('gives the sweep ListBucket on the tables’ buckets (reconcile lists them)', () => {
+  it('gives the sweep ListBucket on each table bucket and nothing on objects (reconcile lists them)', () => {
     // Prepare / Act / Assess
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {
@@ -133,10 +133,16 @@ describe('profiler wiring', () => {
           Match.objectLike({
             Action: 's3:ListBucket',
             Resource: ['arn:aws:s3:::lake', 'arn:aws:s3:::other-lake', 'arn:aws:s3:::bridge-lake'],
+            Condition: Match.absent(),
           }),
         ]),
       },
+      Roles: [{ Ref: Match.stringLikeRegexp('^CompactorSweepServiceRole') }],
     });
+    const sweepPolicies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+      JSON.stringify(p.Properties.Roles).includes('CompactorSweepServiceRole'),
+    );
+    expect(JSON.stringify(sweepPolicies)).not.toMatch(/s3:(Get|Put|Delete)Object/);
   });
 
   it('lets the profiler and the sweep start and describe executions of the attached state machine', () => {

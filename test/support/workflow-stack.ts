@@ -33,7 +33,7 @@ export class WorkflowStack extends Stack {
     this.workflow = new CompactionWorkflow(this, 'Workflow', {
       stateTable: this.table,
       tablesJson: JSON.stringify(WORKFLOW_TABLES),
-      bucketNames: [WORKFLOW_BUCKET],
+      tables: [{ bucketName: WORKFLOW_BUCKET, prefix: 'events/' }],
       ...props.workflow,
     });
   }
