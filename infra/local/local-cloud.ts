@@ -609,8 +609,12 @@ export class LocalCloud {
     );
   }
 
-  /** Waits until nothing is in progress (checked twice, 20 ms apart); throws after `timeoutMs`. */
-  async drain(timeoutMs = 30_000): Promise<void> {
+  /**
+   * Waits until nothing is in progress (checked twice, 20 ms apart); throws after `timeoutMs` — a hang guard
+   * only, so generous: at 30 s one redelivery test timed out once in a full run on a 2-core machine that was
+   * also running benchmarks, and passed alone in 10 s.
+   */
+  async drain(timeoutMs = 120_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let idleChecks = 0;
     while (idleChecks < 2) {
