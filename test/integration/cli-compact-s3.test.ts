@@ -2,31 +2,24 @@
 // S3 adapter built from the CLI's env — partitions compacted, every row kept, inputs moved to the trash.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
-import { type CliIo, run } from '../../functions/cli.js';
-import { ManualClock } from '../../functions/ports/clock.js';
+import { run } from '../../functions/cli.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
+import { captureIo } from '../support/cli-io.js';
 
 let s3: RunningS3Server;
 let store: S3ObjectStore;
 let rowsWritten: number;
 
-function capture(): CliIo & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return {
-    stdout,
-    stderr,
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    clock: new ManualClock(Date.UTC(2024, 1, 1)),
+function capture() {
+  return captureIo({
     env: {
       AWS_ENDPOINT_URL_S3: s3.endpoint,
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'S3RVER',
       AWS_SECRET_ACCESS_KEY: 'S3RVER',
     },
-  };
+  });
 }
 
 async function keysUnder(prefix: string): Promise<string[]> {

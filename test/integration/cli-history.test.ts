@@ -5,11 +5,10 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoPartitionLease } from '../../functions/adapters/dynamodb-partition-lease.js';
-import { type CliIo, run } from '../../functions/cli.js';
+import { run } from '../../functions/cli.js';
 import { parseTableConfigs } from '../../functions/core/table-config.js';
 import type { RunHistory } from '../../functions/core/workflow/ports.js';
 import { policiesOf } from '../../functions/handlers/profiler.js';
-import { ManualClock } from '../../functions/ports/clock.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import {
   createTablesFromTemplate,
@@ -17,6 +16,7 @@ import {
   startDynamoDbLocal,
 } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
+import { captureIo } from '../support/cli-io.js';
 
 const BUCKET = 'lake';
 const T0 = Date.UTC(2026, 10, 1, 8, 0, 0);
@@ -26,22 +26,16 @@ let dynamo: RunningDynamoDbLocal;
 let client: DynamoDBClient;
 let tableName: string;
 
-function capture(): CliIo & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return {
-    stdout,
-    stderr,
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    clock: new ManualClock(T0 + 10 * HOUR),
+function capture() {
+  return captureIo({
+    now: T0 + 10 * HOUR,
     env: {
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
     },
-  };
+  });
 }
 
 function history(

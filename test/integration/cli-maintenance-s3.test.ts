@@ -9,13 +9,13 @@ import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamod
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
-import { type CliIo, run } from '../../functions/cli.js';
+import { run } from '../../functions/cli.js';
 import type { TierCliReport, VacuumCliReport } from '../../functions/cli-maintenance.js';
 import { stagingPrefix, trashPrefix } from '../../functions/core/workflow/layout.js';
-import { ManualClock } from '../../functions/ports/clock.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
+import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 
 const HOUR = 3_600_000;
@@ -39,15 +39,9 @@ let db: DuckDb;
 let scratch: string;
 let rowsWritten: string[];
 
-function capture(clockMs: number): CliIo & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return {
-    stdout,
-    stderr,
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    clock: new ManualClock(clockMs),
+function capture(clockMs: number) {
+  return captureIo({
+    now: clockMs,
     env: {
       AWS_ENDPOINT_URL_S3: s3.endpoint,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
@@ -55,7 +49,7 @@ function capture(clockMs: number): CliIo & { stdout: string[]; stderr: string[] 
       AWS_ACCESS_KEY_ID: 'S3RVER',
       AWS_SECRET_ACCESS_KEY: 'S3RVER',
     },
-  };
+  });
 }
 
 async function keysUnder(prefix: string): Promise<string[]> {

@@ -5,31 +5,22 @@ import { copyFile, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type CliIo, run } from '../../functions/cli.js';
+import { run } from '../../functions/cli.js';
 import { CLI_RUN_ID, runCompact } from '../../functions/cli-compact.js';
 import { CompactionFailedError, CorruptInputError } from '../../functions/core/errors.js';
 import { executionName } from '../../functions/core/profiler.js';
 import { rewriteGroup } from '../../functions/core/rewrite/rewrite.js';
 import type { RewriteFn } from '../../functions/core/workflow/compact.js';
-import { ManualClock } from '../../functions/ports/clock.js';
 import { localFolderSink } from '../../functions/tools/generate.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
+import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { DELTA_FIXTURES } from '../support/fixtures.js';
 
 const DAYS = ['2024-01-01', '2024-01-02', '2024-01-03'];
 
-function capture(): CliIo & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return {
-    stdout,
-    stderr,
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    clock: new ManualClock(Date.UTC(2024, 1, 1)),
-    env: {},
-  };
+function capture() {
+  return captureIo();
 }
 
 /** Every file under `dir` (recursively) with its size and modification time: any change shows. */

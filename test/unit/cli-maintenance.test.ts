@@ -6,9 +6,9 @@ import { dirname, join, relative } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CliIo, run } from '../../functions/cli.js';
 import type { MaintenanceIo, VacuumCliReport } from '../../functions/cli-maintenance.js';
-import { ManualClock } from '../../functions/ports/clock.js';
 import { localFolderSink } from '../../functions/tools/generate.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
+import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 
 const HOUR = 3_600_000;
@@ -22,15 +22,8 @@ type Io = MaintenanceIo & CliIo & { stdout: string[]; stderr: string[] };
 
 /** An io whose clock is `hoursFromNow` ahead of the files' real modification times. */
 function capture(hoursFromNow: number, confirm?: (q: string) => Promise<boolean>): Io {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
   return {
-    stdout,
-    stderr,
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    clock: new ManualClock(Date.now() + hoursFromNow * HOUR),
-    env: {},
+    ...captureIo({ now: Date.now() + hoursFromNow * HOUR }),
     ...(confirm === undefined ? {} : { confirm }),
   };
 }

@@ -4,23 +4,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliIo, run } from '../../functions/cli.js';
+import { run } from '../../functions/cli.js';
 import { partitionPlanSchema } from '../../functions/core/planning.js';
-import { ManualClock } from '../../functions/ports/clock.js';
 import { localFolderSink } from '../../functions/tools/generate.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
+import { captureIo } from '../support/cli-io.js';
 
-function capture(): CliIo & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return {
-    stdout,
-    stderr,
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    clock: new ManualClock(Date.UTC(2024, 1, 1)),
-    env: {},
-  };
+function capture() {
+  return captureIo();
 }
 
 let root: string;

@@ -4,26 +4,17 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CliIo, run } from '../../functions/cli.js';
+import { run } from '../../functions/cli.js';
 import type { HistoryRow } from '../../functions/cli-history.js';
 import { runReport } from '../../functions/cli-report.js';
 import { planPartition } from '../../functions/core/planning.js';
-import { ManualClock } from '../../functions/ports/clock.js';
+import { captureIo } from '../support/cli-io.js';
 
 const NOW = Date.UTC(2024, 1, 1, 12);
 let root: string;
 
-function capture(): CliIo & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return {
-    stdout,
-    stderr,
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    clock: new ManualClock(NOW),
-    env: {},
-  };
+function capture() {
+  return captureIo({ now: NOW });
 }
 
 /**
