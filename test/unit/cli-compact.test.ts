@@ -1,7 +1,7 @@
 // `lake-compactor compact` on a generated lake and on Spark's part files in a temp folder: partitions end
 // as one file with the same row multiset (read back by DuckDB), --dry-run and failed groups change nothing,
 // zero-row files are left alone, and failures exit non-zero.
-import { copyFile, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { DELTA_FIXTURES } from '../support/fixtures.js';
+import { folderSnapshot } from '../support/folder-snapshot.js';
 
 const DAYS = ['2024-01-01', '2024-01-02', '2024-01-03'];
 
@@ -23,18 +24,7 @@ function capture() {
   return captureIo();
 }
 
-/** Every file under `dir` (recursively) with its size and modification time: any change shows. */
-async function snapshot(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  const files = entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
-  const lines = await Promise.all(
-    files.map(async (f) => {
-      const s = await stat(f);
-      return `${relative(dir, f)} ${s.size} ${s.mtimeMs}`;
-    }),
-  );
-  return lines.sort();
-}
+const snapshot = folderSnapshot;
 
 /** Parquet files directly in a partition folder (not the work area under `_lake-compactor/`). */
 async function dataFiles(table: string, day: string): Promise<string[]> {

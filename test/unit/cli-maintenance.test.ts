@@ -1,8 +1,8 @@
 // `lake-compactor vacuum` and `tier` on a compacted lake in a temp folder: a dry run changes nothing, a real
 // run deletes exactly what the dry run listed and no live row, the retention gate holds, invalid usage exits 2.
-import { cp, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CliIo, run } from '../../functions/cli.js';
 import type { MaintenanceIo, VacuumCliReport } from '../../functions/cli-maintenance.js';
@@ -10,6 +10,7 @@ import { localFolderSink } from '../../functions/tools/generate.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { folderSnapshot } from '../support/folder-snapshot.js';
 
 const HOUR = 3_600_000;
 /** Keys the fixture adds beside what `compact` leaves behind (relative to the table folder). */
@@ -28,18 +29,7 @@ function capture(hoursFromNow: number, confirm?: (q: string) => Promise<boolean>
   };
 }
 
-/** Every file under `dir` with size and modification time: any change shows. */
-async function snapshot(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  const files = entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
-  const lines = await Promise.all(
-    files.map(async (f) => {
-      const s = await stat(f);
-      return `${relative(dir, f)} ${s.size} ${s.mtimeMs}`;
-    }),
-  );
-  return lines.sort();
-}
+const snapshot = folderSnapshot;
 
 async function keys(dir: string): Promise<string[]> {
   return (await snapshot(dir)).map((line) => line.split(' ')[0] as string);
