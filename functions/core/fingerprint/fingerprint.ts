@@ -5,7 +5,9 @@ import { createHash } from 'node:crypto';
 import { type Table, tableFromIPC } from 'apache-arrow';
 import type { FileMetaData, SchemaElement } from 'hyparquet';
 import type { RecordBatch as WasmRecordBatch } from 'parquet-wasm';
+import * as pw from 'parquet-wasm';
 import { normalizedLogicalType } from '../parquet/schema.js';
+import { FfiLayoutUnsupported, hashWasmBatchFfi } from './ffi-hash.js';
 import type { MultisetHash } from './row-hash.js';
 
 /** What the rewrite promises about a group's rows; verify recomputes it from the outputs alone. */
@@ -23,17 +25,32 @@ export interface GroupFingerprint {
 }
 
 /**
- * Adds a wasm record batch's rows to `acc` without consuming the batch, and returns the batch as
- * an Arrow JS table (e.g. for sort keys). The batch is copied out
- * of wasm memory as Arrow IPC (a slice is consumed, not the original), which is slower than FFI
- * views but cannot be invalidated by wasm memory growth — correctness over speed here.
+ * Copies a wasm record batch out as an Arrow JS table through Arrow IPC, without consuming it (a
+ * slice is consumed, not the original). Slower than FFI views, but a separate decoder of the
+ * batch's memory: verification uses it so that a bug in the FFI walker cannot cancel out.
  */
-export function hashWasmBatch(acc: MultisetHash, batch: WasmRecordBatch): Table | undefined {
-  if (batch.numRows === 0) return undefined;
-  const ipc = batch.slice(0, batch.numRows).intoIPCStream();
-  const table = tableFromIPC(ipc);
-  for (const b of table.batches) acc.addBatch(b);
-  return table;
+export function wasmBatchToTable(batch: WasmRecordBatch): Table {
+  return tableFromIPC(batch.slice(0, batch.numRows).intoIPCStream());
+}
+
+/** Adds a wasm record batch's rows to `acc` through Arrow IPC and arrow-js (the reference path). */
+export function hashWasmBatchIpc(acc: MultisetHash, batch: WasmRecordBatch): void {
+  if (batch.numRows === 0) return;
+  for (const b of wasmBatchToTable(batch).batches) acc.addBatch(b);
+}
+
+/**
+ * Adds a wasm record batch's rows to `acc` without consuming the batch: zero-copy through the C
+ * Data Interface, or through Arrow IPC for the rare layouts the FFI walker does not read. Both
+ * give the same hash.
+ */
+export function hashWasmBatch(acc: MultisetHash, batch: WasmRecordBatch): void {
+  try {
+    hashWasmBatchFfi(acc, batch, pw.wasmMemory());
+  } catch (err) {
+    if (!(err instanceof FfiLayoutUnsupported)) throw err;
+    hashWasmBatchIpc(acc, batch);
+  }
 }
 
 /**

@@ -8,8 +8,20 @@ import { UnsupportedInputError } from '../errors.js';
  * Per-slot hashes of one Arrow array: two independent 32-bit lanes, so the row hash is 64 bits.
  * Computing whole columns at a time keeps the inner loops monomorphic and typed-array based; a
  * per-row, per-value dispatch would be several times slower on 40 M-row groups.
+ *
+ * The kernels below take raw buffers (validity bitmap + bit offset, values, offsets), so the two
+ * ways of reaching a batch's memory — arrow-js `Data` (verify, via Arrow IPC) and the Arrow C Data
+ * Interface over wasm memory (rewrite, zero copy, see ffi-hash.ts) — feed one canonical encoding:
+ * - fixed-width values: the value's little-endian bytes, as 32-bit words when the width is a
+ *   multiple of 4 (whatever the buffer's alignment), else byte by byte; then the width;
+ * - variable-length values: their bytes in 32-bit little-endian words (the tail zero-padded),
+ *   then the length;
+ * - booleans: 0 or 1; lists and maps: element hashes in order, then the length; structs: child
+ *   hashes in order, then the child count; dictionary-encoded values: the value's hash;
+ * - null: a fixed marker pair, whatever the type;
+ * - a row: its column hashes, each xor'ed with the column index, then the column count.
  */
-interface SlotHashes {
+export interface SlotHashes {
   readonly h1: Uint32Array;
   readonly h2: Uint32Array;
 }
@@ -62,35 +74,88 @@ const SEED_LIST = 0x1157aa01;
 const SEED_STRUCT = 0x57a0c7b2;
 const SEED_ROW = 0x7207a5e3;
 
-function isValid(bitmap: Uint8Array | undefined, offset: number, i: number): boolean {
-  if (bitmap === undefined || bitmap.length === 0) return true;
+/** Validity of slot `i`: bit `offset + i` of `bits`; `undefined` means every slot is valid. */
+function isValid(bits: Uint8Array | undefined, offset: number, i: number): boolean {
+  if (bits === undefined) return true;
   const j = offset + i;
-  return ((bitmap[j >> 3] as number) & (1 << (j & 7))) !== 0;
+  return ((bits[j >> 3] as number) & (1 << (j & 7))) !== 0;
 }
 
-function bytesOf(values: ArrayBufferView): Uint8Array {
-  return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+/**
+ * Output arrays for `count` slots: views on `out` when it is large enough (a reused scratch, so a
+ * 40 M-row group does not allocate — and leave the garbage collector — gigabytes of typed arrays),
+ * else fresh arrays.
+ */
+function outputOf(count: number, out: SlotHashes | undefined): { h1: Uint32Array; h2: Uint32Array } {
+  if (out !== undefined && out.h1.length >= count && out.h2.length >= count) {
+    return { h1: out.h1.subarray(0, count), h2: out.h2.subarray(0, count) };
+  }
+  return { h1: new Uint32Array(count), h2: new Uint32Array(count) };
 }
 
-/** Hashes `count` slots of `width` bytes each, reading 32-bit words when the width allows. */
-function hashFixed(data: Data, bytes: Uint8Array, width: number, count: number): SlotHashes {
-  const h1 = new Uint32Array(count);
-  const h2 = new Uint32Array(count);
-  const bitmap = data.nullCount > 0 ? data.nullBitmap : undefined;
-  const words = width % 4 === 0 && bytes.byteOffset % 4 === 0 ? width / 4 : 0;
-  const u32 = words > 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, (count * width) / 4) : undefined;
+/** All-null slots (Arrow's Null type). */
+export function nullSlots(count: number, out?: SlotHashes): SlotHashes {
+  const { h1, h2 } = outputOf(count, out);
+  h1.fill(NULL1);
+  h2.fill(NULL2);
+  return { h1, h2 };
+}
+
+/**
+ * Hashes `count` slots of `width` bytes each; `bytes[0]` is slot 0's first byte. Widths that are
+ * multiples of 4 are read as 32-bit little-endian words (8-byte values, the common case, unrolled).
+ */
+export function hashFixedSlots(
+  bits: Uint8Array | undefined,
+  bitOffset: number,
+  bytes: Uint8Array,
+  width: number,
+  count: number,
+  out?: SlotHashes,
+): SlotHashes {
+  const { h1, h2 } = outputOf(count, out);
+  const words = width % 4 === 0 ? width / 4 : 0;
+  const aligned = words > 0 && bytes.byteOffset % 4 === 0;
+  const u32 = aligned ? new Uint32Array(bytes.buffer, bytes.byteOffset, count * words) : undefined;
+  const s1 = SEED_FIXED;
+  const s2 = SEED_FIXED ^ P1;
+  if (u32 !== undefined && words === 2) {
+    for (let i = 0; i < count; i++) {
+      if (bits !== undefined && !isValid(bits, bitOffset, i)) {
+        h1[i] = NULL1;
+        h2[i] = NULL2;
+        continue;
+      }
+      const lo = u32[2 * i] as number;
+      const hi = u32[2 * i + 1] as number;
+      h1[i] = fin1(mix1(mix1(s1, lo), hi) ^ 8);
+      h2[i] = fin2(mix2(mix2(s2, lo), hi) ^ 8);
+    }
+    return { h1, h2 };
+  }
   for (let i = 0; i < count; i++) {
-    if (!isValid(bitmap, data.offset, i)) {
+    if (bits !== undefined && !isValid(bits, bitOffset, i)) {
       h1[i] = NULL1;
       h2[i] = NULL2;
       continue;
     }
-    let a = SEED_FIXED;
-    let b = SEED_FIXED ^ P1;
+    let a = s1;
+    let b = s2;
     if (u32 !== undefined) {
       const base = i * words;
       for (let w = 0; w < words; w++) {
         const k = u32[base + w] as number;
+        a = mix1(a, k);
+        b = mix2(b, k);
+      }
+    } else if (words > 0) {
+      const base = i * width;
+      for (let p = base; p < base + width; p += 4) {
+        const k =
+          (bytes[p] as number) |
+          ((bytes[p + 1] as number) << 8) |
+          ((bytes[p + 2] as number) << 16) |
+          ((bytes[p + 3] as number) << 24);
         a = mix1(a, k);
         b = mix2(b, k);
       }
@@ -108,34 +173,36 @@ function hashFixed(data: Data, bytes: Uint8Array, width: number, count: number):
   return { h1, h2 };
 }
 
-/** Hashes `count` variable-length values (UTF-8 or binary) straight from the Arrow buffers. */
-function hashVariable(
-  data: Data,
+/**
+ * Hashes `count` variable-length values (UTF-8 or binary) straight from the Arrow buffers:
+ * `offsets[i]..offsets[i + 1]` are slot i's bytes in `values`.
+ */
+export function hashVariableSlots(
+  bits: Uint8Array | undefined,
+  bitOffset: number,
   offsets: Int32Array | BigInt64Array,
   values: Uint8Array,
   count: number,
+  out?: SlotHashes,
 ): SlotHashes {
-  const h1 = new Uint32Array(count);
-  const h2 = new Uint32Array(count);
-  const bitmap = data.nullCount > 0 ? data.nullBitmap : undefined;
-  const large = offsets instanceof BigInt64Array;
+  const { h1, h2 } = outputOf(count, out);
+  const words = new DataView(values.buffer, values.byteOffset, values.byteLength);
+  const small = offsets instanceof Int32Array ? offsets : undefined;
+  const large = offsets instanceof BigInt64Array ? offsets : undefined;
+  let end = small !== undefined ? (small[0] as number) : Number(large?.[0]);
   for (let i = 0; i < count; i++) {
-    if (!isValid(bitmap, data.offset, i)) {
+    const start = end;
+    end = small !== undefined ? (small[i + 1] as number) : Number(large?.[i + 1]);
+    if (bits !== undefined && !isValid(bits, bitOffset, i)) {
       h1[i] = NULL1;
       h2[i] = NULL2;
       continue;
     }
-    const start = large ? Number(offsets[i]) : (offsets[i] as number);
-    const end = large ? Number(offsets[i + 1]) : (offsets[i + 1] as number);
     let a = SEED_VAR;
     let b = SEED_VAR ^ P1;
     let p = start;
     for (; p + 4 <= end; p += 4) {
-      const k =
-        (values[p] as number) |
-        ((values[p + 1] as number) << 8) |
-        ((values[p + 2] as number) << 16) |
-        ((values[p + 3] as number) << 24);
+      const k = words.getUint32(p, true);
       a = mix1(a, k);
       b = mix2(b, k);
     }
@@ -152,41 +219,53 @@ function hashVariable(
   return { h1, h2 };
 }
 
-function hashBool(data: Data, count: number): SlotHashes {
-  const h1 = new Uint32Array(count);
-  const h2 = new Uint32Array(count);
-  const bitmap = data.nullCount > 0 ? data.nullBitmap : undefined;
-  const values = data.values as Uint8Array;
+/** Hashes `count` booleans: bit `valueOffset + i` of `values`. */
+export function hashBoolSlots(
+  bits: Uint8Array | undefined,
+  bitOffset: number,
+  values: Uint8Array,
+  valueOffset: number,
+  count: number,
+  out?: SlotHashes,
+): SlotHashes {
+  const { h1, h2 } = outputOf(count, out);
   for (let i = 0; i < count; i++) {
-    if (!isValid(bitmap, data.offset, i)) {
+    if (bits !== undefined && !isValid(bits, bitOffset, i)) {
       h1[i] = NULL1;
       h2[i] = NULL2;
       continue;
     }
-    const bit = isValid(values, data.offset, i) ? 1 : 0;
+    const bit = isValid(values, valueOffset, i) ? 1 : 0;
     h1[i] = fin1(mix1(SEED_FIXED, bit));
     h2[i] = fin2(mix2(SEED_FIXED ^ P1, bit));
   }
   return { h1, h2 };
 }
 
-/** Hashes every slot of a list-like array as (length, element hashes in order). */
-function hashListLike(
-  data: Data,
+/**
+ * Hashes `count` list-like slots as (element hashes in order, length). Slot i's elements are
+ * `child[offsets[i]..offsets[i + 1]]`, or, with a fixed `size`, `child[base + i·size ..)`.
+ */
+export function hashListSlots(
+  bits: Uint8Array | undefined,
+  bitOffset: number,
   count: number,
   child: SlotHashes,
-  bounds: (i: number) => readonly [number, number],
+  layout: { readonly offsets: Int32Array | BigInt64Array } | { readonly size: number; readonly base: number },
+  out?: SlotHashes,
 ): SlotHashes {
-  const h1 = new Uint32Array(count);
-  const h2 = new Uint32Array(count);
-  const bitmap = data.nullCount > 0 ? data.nullBitmap : undefined;
+  const { h1, h2 } = outputOf(count, out);
+  const offsets = 'offsets' in layout ? layout.offsets : undefined;
+  const size = 'size' in layout ? layout.size : 0;
+  const base = 'base' in layout ? layout.base : 0;
   for (let i = 0; i < count; i++) {
-    if (!isValid(bitmap, data.offset, i)) {
+    if (bits !== undefined && !isValid(bits, bitOffset, i)) {
       h1[i] = NULL1;
       h2[i] = NULL2;
       continue;
     }
-    const [start, end] = bounds(i);
+    const start = offsets !== undefined ? Number(offsets[i]) : base + i * size;
+    const end = offsets !== undefined ? Number(offsets[i + 1]) : start + size;
     let a = SEED_LIST;
     let b = SEED_LIST ^ P1;
     for (let j = start; j < end; j++) {
@@ -199,16 +278,76 @@ function hashListLike(
   return { h1, h2 };
 }
 
-/** Per-slot hashes of one Arrow array of any type Parquet can carry. */
-export function hashData(data: Data): SlotHashes {
+/** Hashes `count` struct slots from their children's slot hashes, slot i being child slot `base + i`. */
+export function hashStructSlots(
+  bits: Uint8Array | undefined,
+  bitOffset: number,
+  count: number,
+  children: readonly SlotHashes[],
+  base: number,
+  out?: SlotHashes,
+): SlotHashes {
+  const { h1, h2 } = outputOf(count, out);
+  for (let i = 0; i < count; i++) {
+    if (bits !== undefined && !isValid(bits, bitOffset, i)) {
+      h1[i] = NULL1;
+      h2[i] = NULL2;
+      continue;
+    }
+    let a = SEED_STRUCT;
+    let b = SEED_STRUCT ^ P1;
+    for (const c of children) {
+      a = mix1(a, c.h1[base + i] as number);
+      b = mix2(b, c.h2[base + i] as number);
+    }
+    h1[i] = fin1(a ^ children.length);
+    h2[i] = fin2(b ^ children.length);
+  }
+  return { h1, h2 };
+}
+
+/** Hashes `count` dictionary-encoded slots by value: slot i takes the hash of `values[indices[i]]`. */
+export function hashDictionarySlots(
+  bits: Uint8Array | undefined,
+  bitOffset: number,
+  count: number,
+  values: SlotHashes,
+  indices: ArrayLike<number | bigint>,
+  out?: SlotHashes,
+): SlotHashes {
+  const { h1, h2 } = outputOf(count, out);
+  for (let i = 0; i < count; i++) {
+    if (bits !== undefined && !isValid(bits, bitOffset, i)) {
+      h1[i] = NULL1;
+      h2[i] = NULL2;
+      continue;
+    }
+    const k = Number(indices[i]);
+    h1[i] = values.h1[k] as number;
+    h2[i] = values.h2[k] as number;
+  }
+  return { h1, h2 };
+}
+
+function bytesOf(values: ArrayBufferView): Uint8Array {
+  return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+}
+
+/**
+ * Per-slot hashes of one arrow-js array of any type Parquet can carry. arrow-js keeps `offset`
+ * for the validity bitmap (and boolean values) only: value and offset buffers, and the children
+ * of structs and fixed-size lists, are already sliced.
+ */
+export function hashData(data: Data, out?: SlotHashes): SlotHashes {
   const count = data.length;
   const type = data.type;
+  const bits = data.nullCount > 0 ? (data.nullBitmap as Uint8Array | undefined) : undefined;
+  const valid = bits !== undefined && bits.length > 0 ? bits : undefined;
   switch (type.typeId) {
-    case Type.Null: {
-      return { h1: new Uint32Array(count).fill(NULL1), h2: new Uint32Array(count).fill(NULL2) };
-    }
+    case Type.Null:
+      return nullSlots(count, out);
     case Type.Bool:
-      return hashBool(data, count);
+      return hashBoolSlots(valid, data.offset, data.values as Uint8Array, data.offset, count, out);
     case Type.Int:
     case Type.Float:
     case Type.Decimal:
@@ -220,17 +359,26 @@ export function hashData(data: Data): SlotHashes {
     case Type.FixedSizeBinary: {
       const values = data.values as ArrayBufferView & { BYTES_PER_ELEMENT: number };
       const width = values.BYTES_PER_ELEMENT * data.stride;
-      return hashFixed(data, bytesOf(values).subarray(0, count * width), width, count);
+      return hashFixedSlots(
+        valid,
+        data.offset,
+        bytesOf(values).subarray(0, count * width),
+        width,
+        count,
+        out,
+      );
     }
     case Type.Utf8:
     case Type.Binary:
     case Type.LargeUtf8:
     case Type.LargeBinary:
-      return hashVariable(
-        data,
+      return hashVariableSlots(
+        valid,
+        data.offset,
         data.valueOffsets as Int32Array | BigInt64Array,
         data.values as Uint8Array,
         count,
+        out,
       );
     case Type.List:
     case Type.LargeList:
@@ -238,49 +386,31 @@ export function hashData(data: Data): SlotHashes {
       const childData = data.children[0];
       if (childData === undefined)
         throw new UnsupportedInputError('(batch)', `list without child in ${type}`);
-      const child = hashData(childData);
-      const offsets = data.valueOffsets as Int32Array | BigInt64Array;
-      const large = offsets instanceof BigInt64Array;
-      return hashListLike(data, count, child, (i) =>
-        large
-          ? [Number(offsets[i]), Number(offsets[i + 1])]
-          : [offsets[i] as number, offsets[i + 1] as number],
+      return hashListSlots(
+        valid,
+        data.offset,
+        count,
+        hashData(childData),
+        { offsets: data.valueOffsets as Int32Array | BigInt64Array },
+        out,
       );
     }
     case Type.FixedSizeList: {
       const childData = data.children[0];
       if (childData === undefined)
         throw new UnsupportedInputError('(batch)', `list without child in ${type}`);
-      const child = hashData(childData);
       const size = (type as unknown as { listSize: number }).listSize;
-      // Children of a sliced fixed-size list are not sliced in arrow-js: account for the offset.
-      return hashListLike(data, count, child, (i) => [
-        (data.offset + i) * size,
-        (data.offset + i + 1) * size,
-      ]);
+      return hashListSlots(valid, data.offset, count, hashData(childData), { size, base: 0 }, out);
     }
-    case Type.Struct: {
-      const children = data.children.map((c) => hashData(c));
-      const h1 = new Uint32Array(count);
-      const h2 = new Uint32Array(count);
-      const bitmap = data.nullCount > 0 ? data.nullBitmap : undefined;
-      for (let i = 0; i < count; i++) {
-        if (!isValid(bitmap, data.offset, i)) {
-          h1[i] = NULL1;
-          h2[i] = NULL2;
-          continue;
-        }
-        let a = SEED_STRUCT;
-        let b = SEED_STRUCT ^ P1;
-        for (const c of children) {
-          a = mix1(a, c.h1[i] as number);
-          b = mix2(b, c.h2[i] as number);
-        }
-        h1[i] = fin1(a ^ children.length);
-        h2[i] = fin2(b ^ children.length);
-      }
-      return { h1, h2 };
-    }
+    case Type.Struct:
+      return hashStructSlots(
+        valid,
+        data.offset,
+        count,
+        data.children.map((c) => hashData(c)),
+        0,
+        out,
+      );
     case Type.Dictionary: {
       // Hash by value: a dictionary-encoded input and a plain output must agree.
       const dictionary = data.dictionary;
@@ -296,21 +426,14 @@ export function hashData(data: Data): SlotHashes {
         d2.set(p.h2, at);
         at += p.h1.length;
       }
-      const indices = data.values as ArrayLike<number | bigint>;
-      const h1 = new Uint32Array(count);
-      const h2 = new Uint32Array(count);
-      const bitmap = data.nullCount > 0 ? data.nullBitmap : undefined;
-      for (let i = 0; i < count; i++) {
-        if (!isValid(bitmap, data.offset, i)) {
-          h1[i] = NULL1;
-          h2[i] = NULL2;
-          continue;
-        }
-        const k = Number(indices[i]);
-        h1[i] = d1[k] as number;
-        h2[i] = d2[k] as number;
-      }
-      return { h1, h2 };
+      return hashDictionarySlots(
+        valid,
+        data.offset,
+        count,
+        { h1: d1, h2: d2 },
+        data.values as ArrayLike<number | bigint>,
+        out,
+      );
     }
     default:
       throw new UnsupportedInputError('(batch)', `Arrow type ${type} cannot be fingerprinted`);
@@ -320,42 +443,71 @@ export function hashData(data: Data): SlotHashes {
 /**
  * Running multiset hash: the sum (mod 2^64) of every row's 64-bit hash, plus row and null counts.
  * A sum is order-independent and mergeable across outputs, batches and workers.
+ *
+ * Rows are added column by column: `beginRows(n)`, then `mixColumn` for each column in schema
+ * order (a column may come in several consecutive parts), then `endRows(columns)`.
  */
 export class MultisetHash {
   private hi = 0;
   private lo = 0;
+  private r1 = new Uint32Array(0);
+  private r2 = new Uint32Array(0);
+  private s1 = new Uint32Array(0);
+  private s2 = new Uint32Array(0);
+  private pending = 0;
+  private pendingNulls: [string, number][] = [];
   rows = 0;
   readonly nullCounts = new Map<string, number>();
 
-  /** Adds every row of `batch`. Columns are mixed in schema order, so a torn row changes the hash. */
-  addBatch(batch: RecordBatch): void {
-    const n = batch.numRows;
-    if (n === 0) return;
-    const r1 = new Uint32Array(n).fill(SEED_ROW);
-    const r2 = new Uint32Array(n).fill(SEED_ROW ^ P1);
-    batch.schema.fields.forEach((field, c) => {
-      const column = batch.getChildAt(c);
-      if (column === null)
-        throw new UnsupportedInputError('(batch)', `column ${field.name} missing from batch`);
-      let offset = 0;
-      let nulls = 0;
-      for (const data of column.data) {
-        const { h1, h2 } = hashData(data);
-        for (let i = 0; i < data.length; i++) {
-          r1[offset + i] = mix1(r1[offset + i] as number, (h1[i] as number) ^ c);
-          r2[offset + i] = mix2(r2[offset + i] as number, (h2[i] as number) ^ c);
-        }
-        offset += data.length;
-        nulls += data.type.typeId === Type.Null ? data.length : data.nullCount;
-      }
-      this.nullCounts.set(field.name, (this.nullCounts.get(field.name) ?? 0) + nulls);
-    });
+  /**
+   * Reusable output for one column's slot hashes (valid until the next call): hand it to the
+   * kernels for top-level columns, then to `mixColumn`.
+   */
+  scratch(n: number): SlotHashes {
+    if (this.s1.length < n) {
+      this.s1 = new Uint32Array(n);
+      this.s2 = new Uint32Array(n);
+    }
+    return { h1: this.s1.subarray(0, n), h2: this.s2.subarray(0, n) };
+  }
+
+  /** Starts `n` rows; their column hashes follow through `mixColumn`. */
+  beginRows(n: number): void {
+    if (this.r1.length < n) {
+      this.r1 = new Uint32Array(n);
+      this.r2 = new Uint32Array(n);
+    }
+    this.r1.fill(SEED_ROW, 0, n);
+    this.r2.fill(SEED_ROW ^ P1, 0, n);
+    this.pending = n;
+    this.pendingNulls = [];
+  }
+
+  /**
+   * Mixes column `index`'s slot hashes into rows `at..at + slots.length` of the pending rows and
+   * counts its `nulls` (top-level nulls) under `name`. Nothing is added to the hash or the null
+   * counts before `endRows`, so a batch abandoned half-way (see ffi-hash.ts) leaves no trace.
+   */
+  mixColumn(index: number, name: string, slots: SlotHashes, nulls: number, at = 0): void {
+    const { r1, r2 } = this;
+    const { h1, h2 } = slots;
+    const n = h1.length;
+    for (let i = 0; i < n; i++) {
+      r1[at + i] = mix1(r1[at + i] as number, (h1[i] as number) ^ index);
+      r2[at + i] = mix2(r2[at + i] as number, (h2[i] as number) ^ index);
+    }
+    this.pendingNulls.push([name, nulls]);
+  }
+
+  /** Finishes the pending rows of a batch with `columns` columns and adds them to the sum. */
+  endRows(columns: number): void {
+    const n = this.pending;
+    const { r1, r2 } = this;
     let lo = this.lo;
     let hi = this.hi;
-    const width = batch.schema.fields.length;
     for (let i = 0; i < n; i++) {
-      lo += fin1((r1[i] as number) ^ width);
-      hi += fin2((r2[i] as number) ^ width);
+      lo += fin1((r1[i] as number) ^ columns);
+      hi += fin2((r2[i] as number) ^ columns);
       // Keep the float sums exact: fold the carry well before 2^53.
       if ((i & 0xfffff) === 0xfffff) {
         const carry = Math.floor(lo / 0x100000000);
@@ -367,6 +519,30 @@ export class MultisetHash {
     this.lo = lo - carry * 0x100000000;
     this.hi = (hi + carry) % 0x100000000;
     this.rows += n;
+    this.pending = 0;
+    for (const [name, nulls] of this.pendingNulls) {
+      this.nullCounts.set(name, (this.nullCounts.get(name) ?? 0) + nulls);
+    }
+    this.pendingNulls = [];
+  }
+
+  /** Adds every row of an arrow-js batch. Columns are mixed in schema order, so a torn row changes the hash. */
+  addBatch(batch: RecordBatch): void {
+    const n = batch.numRows;
+    if (n === 0) return;
+    this.beginRows(n);
+    batch.schema.fields.forEach((field, c) => {
+      const column = batch.getChildAt(c);
+      if (column === null)
+        throw new UnsupportedInputError('(batch)', `column ${field.name} missing from batch`);
+      let offset = 0;
+      for (const data of column.data) {
+        const nulls = data.type.typeId === Type.Null ? data.length : data.nullCount;
+        this.mixColumn(c, field.name, hashData(data, this.scratch(data.length)), nulls, offset);
+        offset += data.length;
+      }
+    });
+    this.endRows(batch.schema.fields.length);
   }
 
   /** Adds another hash's rows (e.g. a worker's or another output's). */

@@ -9,6 +9,7 @@ import {
   hashWasmBatch,
   MultisetHash,
   toGroupFingerprint,
+  wasmBatchToTable,
 } from '../fingerprint/fingerprint.js';
 import { assertParquetMagic } from '../parquet/footer.js';
 import { OrderedFetcher } from './fetch.js';
@@ -36,10 +37,17 @@ export interface RewriteOptions {
   readonly codec?: Codec;
   /** Roll over to a new output around this size (default 128 MiB). */
   readonly targetFileSizeBytes?: number;
-  /** Rows per output row group (default 1,048,576). */
+  /**
+   * Rows per output row group (default 262,144 — about twice DuckDB's default). parquet-rs holds
+   * a whole row group encoded in wasm memory until it is flushed, and wasm memory never shrinks:
+   * 1,048,576-row groups took the writer's wasm heap from ~18 MB to ~50 MB (and the verifier's
+   * from ~22 MB to ~80 MB) on the benchmark's events table, for no measurable speed gain.
+   */
   readonly rowGroupRows?: number;
   /**
-   * Uncompressed bytes per output row group (default 64 MiB). parquet-wasm ignores its own
+   * Uncompressed bytes per output row group (default 16 MiB). The writer holds a row group
+   * encoded in wasm memory until it is flushed and wasm memory never shrinks: 64 MiB row groups of
+   * incompressible 1 KiB values grew the wasm heap to ~250 MB. parquet-wasm ignores its own
    * `max_row_group_bytes` when streaming, so rows per row group are derived from the inputs'
    * uncompressed bytes per row (from their footers); this bounds the writer's buffer for wide rows.
    */
@@ -160,8 +168,8 @@ export async function rewriteGroup(
   const batchRows = options.batchRows ?? 65_536;
   const stallMs = options.stallTimeoutMs ?? 120_000;
   const workers = options.workers ?? 1;
-  const rowGroupRows = options.rowGroupRows ?? 1_048_576;
-  const rowGroupBytes = options.rowGroupBytes ?? 64 * MiB;
+  const rowGroupRows = options.rowGroupRows ?? 262_144;
+  const rowGroupBytes = options.rowGroupBytes ?? 16 * MiB;
   const settings = { codec, rowGroupRows };
 
   const pre = await preflight(io.source, group.files, {
@@ -188,8 +196,8 @@ export async function rewriteGroup(
   }
   /**
    * Per-run writer tuning, from the run's first input (decoded once; no extra GET when it is in the
-   * pre-flight cache): dictionary decisions (ZSTD only — snappy output grows a lot without
-   * dictionaries, ENGINE-NOTES: +42%) and the output bytes per row, measured by encoding the
+   * pre-flight cache): dictionary decisions (ZSTD only, per column by trial encoding — see
+   * `dictionaryPlan`) and the output bytes per row, measured by encoding the
    * sample with the real settings, so the number of outputs is right from the first one.
    */
   const samples = new Map<Run, { dictionary: Record<string, boolean>; bytesPerRow?: number }>();
@@ -205,7 +213,10 @@ export async function rewriteGroup(
       if (batch !== undefined && batch.numRows >= 1_000 && first.int96Columns.length === 0) {
         const rows = batch.numRows;
         const js = tableFromIPC(batch.intoIPCStream());
-        if (codec === 'zstd') dictionary = dictionaryPlan(js);
+        // Snappy keeps the writer's default (dictionaries everywhere): its output grows a lot
+        // without them (ENGINE-NOTES: +42%), and a one-file sample cannot see values that repeat
+        // only across files, which dictionaries catch within a row group.
+        if (codec === 'zstd') dictionary = dictionaryPlan(js, settings);
         const trial = pw.writeParquet(
           pw.Table.fromIPCStream(tableToIPC(js, 'stream')),
           writerProperties({ ...settings, keyValueMetadata: {}, dictionary }),
@@ -227,13 +238,21 @@ export async function rewriteGroup(
 
   /**
    * Outputs for a run: the planner's count when given (single-schema groups), else the encoded
-   * size estimated from the sample (or, without one, the input bytes) over the target size.
+   * size estimated from the sample (or, without one, the input bytes) over the target size. With
+   * several workers (and no planner count), the count is rounded up to a multiple of the workers
+   * when every output still gets at least half the target: each worker encodes whole outputs, so
+   * 3 outputs on 2 workers would leave one worker idle for a third of the time.
    */
   const partsOf = (run: Run): number => {
     if (runs.length === 1 && group.expectedOutputFiles !== undefined) return group.expectedOutputFiles;
     const bytesPerRow = samples.get(run)?.bytesPerRow;
     const estimate = bytesPerRow === undefined ? run.bytes : run.rows * bytesPerRow;
-    return Math.max(1, Math.ceil(estimate / target));
+    const parts = Math.max(1, Math.ceil(estimate / target));
+    if (workers > 1 && options.sort === undefined && parts > 1) {
+      const balanced = Math.ceil(parts / workers) * workers;
+      if (estimate / balanced >= target / 2) return balanced;
+    }
+    return parts;
   };
 
   for (const run of runs) await sampleRun(run);
@@ -331,7 +350,7 @@ export async function rewriteGroup(
     });
   };
 
-  /** Decodes one input into wasm batches (INT96 converted), fingerprinting each as it comes. */
+  /** Decodes one input into wasm batches (INT96 converted), fingerprinting each as it comes; `js` only when sorting. */
   async function* decode(
     input: CheckedInput,
   ): AsyncGenerator<{ batch: pw.RecordBatch; js: Table | undefined }> {
@@ -347,7 +366,9 @@ export async function rewriteGroup(
         let js: Table | undefined;
         try {
           if (micros !== undefined && n > 0) batch = convertBatch(batch, decodedRows, micros);
-          js = hashWasmBatch(acc, batch);
+          hashWasmBatch(acc, batch);
+          // Only sorting needs the rows in JS (for the sort keys); copying them costs time.
+          if (options.sort !== undefined && n > 0) js = wasmBatchToTable(batch);
         } catch (err) {
           batch.free();
           throw decodeError(key, err);
@@ -406,7 +427,8 @@ export async function rewriteGroup(
         if (owned && !handedOver) batch.free();
       };
 
-      if (workers > 1 && options.sort === undefined) {
+      // One output is encoded by one thread either way: a worker would only add copies.
+      if (workers > 1 && options.sort === undefined && quotas.length > 1) {
         outputs.push(...(await runTasks(tasksOf(run, quotas), parallelContext, acc)));
       } else if (options.sort === undefined) {
         for (const input of run.inputs) {

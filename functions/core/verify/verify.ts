@@ -7,7 +7,7 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import { VerificationError } from '../errors.js';
 import {
   type GroupFingerprint,
-  hashWasmBatch,
+  hashWasmBatchIpc,
   MultisetHash,
   schemaKeyOf,
   toGroupFingerprint,
@@ -65,7 +65,7 @@ async function hashOutput(
     for await (const batch of stream as unknown as AsyncIterable<pw.RecordBatch>) {
       try {
         rows += batch.numRows;
-        hashWasmBatch(acc, batch);
+        hashWasmBatchIpc(acc, batch);
       } finally {
         batch.free();
       }
