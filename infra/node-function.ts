@@ -71,6 +71,10 @@ export function projectFunction(
               beforeInstall: () => [],
               afterBundling: (inputDir: string, outputDir: string) => [
                 `cp "${inputDir}/node_modules/parquet-wasm/node/parquet_wasm_bg.wasm" "${outputDir}/"`,
+                // The rewrite engine's worker thread, loaded as ./worker.js beside the handler
+                // (functions/core/rewrite/parallel.ts). CommonJS: the Lambda folder has no
+                // package.json marking .js as ESM, and CJS gives parquet-wasm its own __dirname.
+                `"${inputDir}/node_modules/.bin/esbuild" "${inputDir}/functions/core/rewrite/worker.ts" --bundle --platform=node --format=cjs --target=node22 --minify --keep-names --sourcemap --outfile="${outputDir}/worker.js"`,
               ],
             },
           }

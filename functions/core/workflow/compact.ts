@@ -30,6 +30,11 @@ export interface CompactDeps {
   readonly rewrite?: RewriteFn;
   /** Decoded bytes a sort may hold (from the Lambda's memory). */
   readonly sortMemoryBudgetBytes?: number;
+  /**
+   * Worker threads the engine may encode with (the function's usable vCPUs; default 1). Groups of
+   * several outputs encode them in parallel; single-output and sorted groups stay on one thread.
+   */
+  readonly workers?: number;
 }
 
 export interface CompactStepResult {
@@ -79,6 +84,7 @@ export async function compactGroup(
       outputKey: (index) => stagedOutputKey(run, item.groupId, index),
       codec: run.codec,
       targetFileSizeBytes: run.targetFileSizeBytes,
+      ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
       ...(run.strategy === 'sort' && run.sortColumns !== undefined
         ? {
             sort: {
