@@ -150,6 +150,18 @@ export interface LakeCompactorProps {
    */
   readonly removalPolicy?: RemovalPolicy;
   /**
+   * Memory of the profiler function, MB (Lambda gives CPU in proportion). Each batch of up to 100 events
+   * is a few DynamoDB transactions; more memory only shortens backlogs.
+   * @default 512
+   */
+  readonly profilerMemoryMb?: number;
+  /**
+   * Memory of the sweep function, MB. The sweep reads every partition item of every table once per run
+   * (fragmentation metrics) and lists the tables weekly (reconcile); raise it for very many partitions.
+   * @default 512
+   */
+  readonly sweepMemoryMb?: number;
+  /**
    * The data bucket the construct creates for every table without `bucketName`. Only valid when at least
    * one table has no `bucketName`.
    * @default the LakeCompactorDataBucketProps defaults (created only when some table has no `bucketName`)
@@ -217,6 +229,13 @@ export class LakeCompactor extends Construct {
       problems.push(`invalid \`tables\`. ${err instanceof Error ? err.message : String(err)}`);
     }
     problems.push(...dataBucketIssues(props, ownedCount));
+    problems.push(
+      ...memoryIssues({
+        profilerMemoryMb: props.profilerMemoryMb,
+        sweepMemoryMb: props.sweepMemoryMb,
+        'workflow.compactMemoryMb': props.workflow?.compactMemoryMb,
+      }),
+    );
     if (problems.length > 0) throw new Error(`LakeCompactor: ${problems.join('\n')}`);
 
     this.table = createStateTable(this, 'State', props.removalPolicy ?? RemovalPolicy.RETAIN);
@@ -233,7 +252,7 @@ export class LakeCompactor extends Construct {
 
     this.profilerFunction = projectFunction(this, 'Profiler', 'profiler.ts', {
       description: 'Keeps per-partition file statistics exact from S3 notifications',
-      memorySize: 512,
+      memorySize: props.profilerMemoryMb ?? 512,
       timeout: Duration.seconds(60),
       environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson },
     });
@@ -242,7 +261,7 @@ export class LakeCompactor extends Construct {
     const profiler = this.addProfilerWiring(tables);
     this.profilerQueue = profiler.queue;
     this.profilerDeadLetterQueue = profiler.deadLetterQueue;
-    this.sweepFunction = this.addSweep(locations, tablesJson);
+    this.sweepFunction = this.addSweep(locations, tablesJson, props.sweepMemoryMb ?? 512);
 
     this.workflow = new CompactionWorkflow(this, 'Workflow', {
       ...props.workflow,
@@ -467,10 +486,14 @@ export class LakeCompactor extends Construct {
   }
 
   /** The sweep Lambda, run every 15 minutes (catch-up, leases) and weekly in reconcile mode. */
-  private addSweep(tables: readonly TableLocation[], tablesJson: string): nodejs.NodejsFunction {
+  private addSweep(
+    tables: readonly TableLocation[],
+    tablesJson: string,
+    memorySize: number,
+  ): nodejs.NodejsFunction {
     const sweep = projectFunction(this, 'Sweep', 'sweep.ts', {
       description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
-      memorySize: 512,
+      memorySize,
       timeout: Duration.minutes(10),
       environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson },
     });
@@ -551,6 +574,13 @@ function dataBucketDays(props: LakeCompactorProps): {
 }
 
 /** Every problem of `dataBucket`, each saying what to do; [] when it is fine or absent. */
+/** Lambda accepts 128–10,240 MB in whole MB; a wrong size is reported with the others at synth time. */
+function memoryIssues(sizes: Readonly<Record<string, number | undefined>>): string[] {
+  return Object.entries(sizes)
+    .filter(([, mb]) => mb !== undefined && (!Number.isInteger(mb) || mb < 128 || mb > 10_240))
+    .map(([field, mb]) => `\`${field}\` is ${mb}; Lambda memory is a whole number of MB from 128 to 10240.`);
+}
+
 function dataBucketIssues(props: LakeCompactorProps, ownedTables: number): string[] {
   const settings = props.dataBucket;
   if (settings === undefined) return [];

@@ -77,6 +77,49 @@ describe('LakeCompactor props validation', () => {
     expect(message).toMatch(/1\.codec/);
   });
 
+  it('reports invalid function memory sizes together with invalid tables', () => {
+    // Prepare
+    const build = () =>
+      new LakeCompactorStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'BadMemory', {
+        compactor: {
+          tables: [{ name: 'events', bucketName: 'lake', prefix: 'events/', dateColumn: 'day' }],
+          profilerMemoryMb: 64,
+          sweepMemoryMb: 1024.5,
+          workflow: { compactMemoryMb: 20_000 },
+        },
+      });
+    // Act / Assess: each call synthesizes a fresh app and fails with every problem
+    expect(build).toThrow(/dateFormat is required/);
+    expect(build).toThrow(
+      /`profilerMemoryMb` is 64; Lambda memory is a whole number of MB from 128 to 10240/,
+    );
+    expect(build).toThrow(/`sweepMemoryMb` is 1024\.5/);
+    expect(build).toThrow(/`workflow\.compactMemoryMb` is 20000/);
+  });
+
+  it('sizes the profiler and the sweep from props', () => {
+    // Prepare
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new LakeCompactorStack(app, 'Sized', {
+      compactor: {
+        tables: [{ name: 'events', bucketName: 'lake', prefix: 'events/' }],
+        profilerMemoryMb: 1024,
+        sweepMemoryMb: 2048,
+      },
+    });
+    // Act
+    const template = Template.fromStack(stack);
+    // Assess
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^Keeps per-partition file statistics'),
+      MemorySize: 1024,
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^Starts partitions whose quiet window passed'),
+      MemorySize: 2048,
+    });
+  });
+
   it('passes per-table policy, codec, sort columns and target size to the functions', () => {
     // Prepare
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
