@@ -17,7 +17,7 @@ import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
 import { parseTableConfigs } from '../functions/core/table-config.js';
 import { WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow, type CompactionWorkflowProps } from './compaction-workflow.js';
-import { Maintenance, type MaintenanceProps } from './maintenance.js';
+import { Maintenance, type MaintenanceProps, scheduleOf } from './maintenance.js';
 import { AcknowledgeWildcards, type WildcardGrant } from './nag-acknowledgements.js';
 import { projectFunction } from './node-function.js';
 import { Observability } from './observability.js';
@@ -141,6 +141,21 @@ export interface LakeCompactorDataBucketProps {
   readonly serverAccessLogsPrefix?: string;
 }
 
+/** The sweep's schedules. Strings are EventBridge schedule expressions, so the JSON config can set them. */
+export interface LakeCompactorSweepProps {
+  /**
+   * The sweep. A partition waiting only for its quiet window or cooldown is started at most this late, and
+   * a lease whose execution died is released at most this late (plus a 5-minute grace).
+   * @default rate(15 minutes)
+   */
+  readonly schedule?: events.Schedule | string;
+  /**
+   * The reconcile pass, which lists every table (LIST requests cost money on large tables).
+   * @default cron(0 3 ? * SUN *) — weekly
+   */
+  readonly reconcileSchedule?: events.Schedule | string;
+}
+
 export interface LakeCompactorProps {
   /** Tables to profile and compact. At least one. */
   readonly tables: readonly LakeCompactorTable[];
@@ -176,6 +191,12 @@ export interface LakeCompactorProps {
     CompactionWorkflowProps,
     'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys'
   >;
+  /**
+   * When the sweep runs (catch-up trigger for partitions whose quiet window or cooldown passed, stuck-lease
+   * recovery, fragmentation metrics) and when it reconciles counts against S3 listings.
+   * @default sweep every 15 minutes, reconcile Sundays 03:00 UTC
+   */
+  readonly sweep?: LakeCompactorSweepProps;
   /**
    * Vacuum and tiering schedules: schedule, dry-run flag and retention / rules of each.
    * @default vacuum daily 04:00 UTC, tiering weekly Sunday 05:00 UTC, both dry-run (see Maintenance)
@@ -261,7 +282,7 @@ export class LakeCompactor extends Construct {
     const profiler = this.addProfilerWiring(tables);
     this.profilerQueue = profiler.queue;
     this.profilerDeadLetterQueue = profiler.deadLetterQueue;
-    this.sweepFunction = this.addSweep(locations, tablesJson, props.sweepMemoryMb ?? 512);
+    this.sweepFunction = this.addSweep(locations, tablesJson, props.sweepMemoryMb ?? 512, props.sweep ?? {});
 
     this.workflow = new CompactionWorkflow(this, 'Workflow', {
       ...props.workflow,
@@ -490,6 +511,7 @@ export class LakeCompactor extends Construct {
     tables: readonly TableLocation[],
     tablesJson: string,
     memorySize: number,
+    schedules: LakeCompactorSweepProps,
   ): nodejs.NodejsFunction {
     const sweep = projectFunction(this, 'Sweep', 'sweep.ts', {
       description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
@@ -504,14 +526,17 @@ export class LakeCompactor extends Construct {
     }
     new events.Rule(this, 'SweepSchedule', {
       description: 'lake-compactor sweep: due partitions and stuck leases',
-      schedule: events.Schedule.rate(Duration.minutes(15)),
+      schedule: scheduleOf(schedules.schedule, events.Schedule.rate(Duration.minutes(15))),
       targets: [
         new targets.LambdaFunction(sweep, { event: events.RuleTargetInput.fromObject({ mode: 'sweep' }) }),
       ],
     });
     new events.Rule(this, 'ReconcileSchedule', {
       description: 'lake-compactor reconcile: correct counts drifted through lost S3 events',
-      schedule: events.Schedule.cron({ weekDay: 'SUN', hour: '3', minute: '0' }),
+      schedule: scheduleOf(
+        schedules.reconcileSchedule,
+        events.Schedule.cron({ weekDay: 'SUN', hour: '3', minute: '0' }),
+      ),
       targets: [
         new targets.LambdaFunction(sweep, {
           event: events.RuleTargetInput.fromObject({ mode: 'reconcile' }),

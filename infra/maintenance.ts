@@ -235,7 +235,8 @@ export class Maintenance extends Construct {
   }
 }
 
-function scheduleOf(
+/** A schedule prop: an EventBridge expression string (from JSON config) or a Schedule, else `fallback`. */
+export function scheduleOf(
   schedule: events.Schedule | string | undefined,
   fallback: events.Schedule,
 ): events.Schedule {

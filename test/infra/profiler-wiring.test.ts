@@ -125,6 +125,29 @@ describe('profiler wiring', () => {
     );
   });
 
+  it('takes the sweep and reconcile schedules from props as schedule expressions (JSON config)', () => {
+    // Prepare
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new LakeCompactorStack(app, 'Scheduled', {
+      compactor: {
+        tables: TABLES.slice(0, 1),
+        sweep: { schedule: 'rate(5 minutes)', reconcileSchedule: 'cron(30 2 1 * ? *)' },
+      },
+    });
+    // Act
+    const rules = Object.values(Template.fromStack(stack).findResources('AWS::Events::Rule'))
+      .filter((r) => r.Properties.ScheduleExpression)
+      .map((r) => [r.Properties.ScheduleExpression, r.Properties.Targets[0].Input]);
+    // Assess
+    expect(rules).toEqual(
+      expect.arrayContaining([
+        ['rate(5 minutes)', '{"mode":"sweep"}'],
+        ['cron(30 2 1 * ? *)', '{"mode":"reconcile"}'],
+      ]),
+    );
+    expect(rules.map(([expression]) => expression)).not.toContain('rate(15 minutes)');
+  });
+
   it('gives the sweep ListBucket on each table bucket and nothing on objects (reconcile lists them)', () => {
     // Prepare / Act / Assess
     template.hasResourceProperties('AWS::IAM::Policy', {
