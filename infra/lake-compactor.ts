@@ -141,6 +141,17 @@ export interface LakeCompactorDataBucketProps {
   readonly serverAccessLogsPrefix?: string;
 }
 
+/** How the profiler and the sweep act on their verdicts. */
+export interface LakeCompactorTriggerProps {
+  /**
+   * Record every verdict (shown by `lake-compactor status` and in the decision items) but start no
+   * execution: a trial mode for a new table, to see what would be compacted and when. Operators can still
+   * start runs from the console (their leases are recovered as usual). A due partition stays due.
+   * @default false
+   */
+  readonly dryRun?: boolean;
+}
+
 /** The sweep's schedules. Strings are EventBridge schedule expressions, so the JSON config can set them. */
 export interface LakeCompactorSweepProps {
   /**
@@ -191,6 +202,11 @@ export interface LakeCompactorProps {
     CompactionWorkflowProps,
     'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys'
   >;
+  /**
+   * Automatic triggering by the profiler and the sweep.
+   * @default triggers start executions (`dryRun: false`)
+   */
+  readonly triggers?: LakeCompactorTriggerProps;
   /**
    * When the sweep runs (catch-up trigger for partitions whose quiet window or cooldown passed, stuck-lease
    * recovery, fragmentation metrics) and when it reconciles counts against S3 listings.
@@ -270,19 +286,26 @@ export class LakeCompactor extends Construct {
     const locations: TableLocation[] = tables.map((t) => ({ bucketName: t.bucketName, prefix: t.prefix }));
     const encryptionKeys = ownedBucket?.encryptionKey === undefined ? [] : [ownedBucket.encryptionKey];
     const tablesJson = tablesJsonOf(tables, '');
+    const triggersDryRun = props.triggers?.dryRun === true ? 'true' : 'false';
 
     this.profilerFunction = projectFunction(this, 'Profiler', 'profiler.ts', {
       description: 'Keeps per-partition file statistics exact from S3 notifications',
       memorySize: props.profilerMemoryMb ?? 512,
       timeout: Duration.seconds(60),
-      environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson },
+      environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson, TRIGGERS_DRY_RUN: triggersDryRun },
     });
     this.table.grantReadWriteData(this.profilerFunction);
 
     const profiler = this.addProfilerWiring(tables);
     this.profilerQueue = profiler.queue;
     this.profilerDeadLetterQueue = profiler.deadLetterQueue;
-    this.sweepFunction = this.addSweep(locations, tablesJson, props.sweepMemoryMb ?? 512, props.sweep ?? {});
+    this.sweepFunction = this.addSweep(
+      locations,
+      tablesJson,
+      props.sweepMemoryMb ?? 512,
+      props.sweep ?? {},
+      triggersDryRun,
+    );
 
     this.workflow = new CompactionWorkflow(this, 'Workflow', {
       ...props.workflow,
@@ -512,12 +535,13 @@ export class LakeCompactor extends Construct {
     tablesJson: string,
     memorySize: number,
     schedules: LakeCompactorSweepProps,
+    triggersDryRun: string,
   ): nodejs.NodejsFunction {
     const sweep = projectFunction(this, 'Sweep', 'sweep.ts', {
       description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
       memorySize,
       timeout: Duration.minutes(10),
-      environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson },
+      environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson, TRIGGERS_DRY_RUN: triggersDryRun },
     });
     this.table.grantReadWriteData(sweep);
     // Reconcile lists the tables' prefixes (no object is read), nothing else.

@@ -708,6 +708,13 @@ export interface TriggerDeps {
   readonly log?: LogFn;
   /** Recorded in the workflow input. @default 'profiler' */
   readonly trigger?: 'profiler' | 'sweep';
+  /**
+   * Triggers in dry-run: every verdict is recorded (and shown by `status`) but no execution is started, so a
+   * team can watch what would be compacted before letting it write. The starter is still used to recover
+   * leases of runs operators start from the console. A due partition stays due, so nothing repeats.
+   * @default false
+   */
+  readonly dryRun?: boolean;
 }
 
 export type TriggerAction =
@@ -728,6 +735,8 @@ export interface TriggerOutcome {
 }
 
 const NO_STARTER = 'not started: no state machine configured (STATE_MACHINE_ARN unset)';
+const DRY_RUN =
+  'not started: triggers are in dry-run (TRIGGERS_DRY_RUN); start it from the console, or turn dry-run off';
 
 function policyOf(deps: TriggerDeps, table: string): Policy {
   const policy = deps.policies.get(table);
@@ -757,7 +766,7 @@ export async function evaluatePartition(
     log('debug', 'partition holds a lease; the sweep watches it', { ...ref, state: snapshot.state });
     return { ref, decision, action: 'leased' };
   }
-  if (!decision.compact || deps.starter === undefined) {
+  if (!decision.compact || deps.starter === undefined || deps.dryRun === true) {
     const action: TriggerAction = decision.compact
       ? 'not-started'
       : decision.eligibleAt === undefined
@@ -768,7 +777,7 @@ export async function evaluatePartition(
       compact: decision.compact,
       reasons: decision.reasons,
       ...(decision.eligibleAt === undefined ? {} : { eligibleAt: decision.eligibleAt }),
-      action: action === 'not-started' ? NO_STARTER : action,
+      action: action !== 'not-started' ? action : deps.dryRun === true ? DRY_RUN : NO_STARTER,
     };
     const dueAt = dueAtOf(decision, now);
     if (isUnchanged(snapshot, summary, dueAt)) {
@@ -949,7 +958,9 @@ export async function sweepTable(
     const arn = lease.executionArn ?? starter.executionArn(lease.executionName);
     const info = await starter.describe(arn);
     if (info?.status === 'RUNNING' || info?.status === 'PENDING_REDRIVE') continue;
-    if (info === undefined && leased.state === 'scheduled') {
+    // A scheduled run whose start was lost is started again — unless triggers are in dry-run (then the
+    // lease is released below, and the partition waits, recorded as due, like every other).
+    if (info === undefined && leased.state === 'scheduled' && deps.dryRun !== true) {
       const decision: Decision = { compact: true, reasons: leased.lastDecision?.reasons ?? [] };
       const outcome = await startScheduled(deps, starter, ref, lease, leased.generation, decision);
       leases.push({ ref, action: `restart ${outcome.action}` });

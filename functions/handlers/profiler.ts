@@ -42,6 +42,11 @@ export const profilerEnvSchema = baseEnvSchema.extend({
     .string()
     .optional()
     .transform((v) => (v === '' ? undefined : v)),
+  /** `true`: verdicts are recorded, no execution is started (the construct's `triggers.dryRun`). */
+  TRIGGERS_DRY_RUN: z
+    .enum(['true', 'false'], { message: 'TRIGGERS_DRY_RUN must be "true" or "false"' })
+    .optional()
+    .transform((v) => v === 'true'),
 });
 
 /** Everything the profiler needs, injectable for tests. */
@@ -50,6 +55,8 @@ export interface ProfilerDeps {
   readonly policies: ReadonlyMap<string, Policy>;
   readonly stats: StatsStore;
   readonly starter?: StateMachineStarter;
+  /** Record verdicts only, start nothing (see TriggerDeps.dryRun). @default false */
+  readonly dryRun?: boolean;
   readonly clock: Clock;
   readonly observability: Observability;
   /** Partitions of one batch processed at once. @default 4 */
@@ -82,6 +89,7 @@ export function createProfilerHandler(
   const trigger: TriggerDeps = {
     stats: deps.stats,
     ...(deps.starter === undefined ? {} : { starter: deps.starter }),
+    ...(deps.dryRun === true ? { dryRun: true } : {}),
     policies: deps.policies,
     log: loggerFn(logger),
   };
@@ -224,6 +232,7 @@ export function depsFromEnv(
     policies: policiesOf(tables),
     stats,
     ...(starter === undefined ? {} : { starter }),
+    ...(config.TRIGGERS_DRY_RUN ? { dryRun: true } : {}),
     clock: systemClock,
     observability,
   };

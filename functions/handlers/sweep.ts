@@ -158,6 +158,7 @@ export function sweepDepsFromEnv(
       ...(config.STATE_MACHINE_ARN === undefined
         ? {}
         : { starter: new SfnStarter(new SFNClient({}), config.STATE_MACHINE_ARN) }),
+      ...(config.TRIGGERS_DRY_RUN ? { dryRun: true } : {}),
       policies: policiesOf(tables),
       log: loggerFn(observability.logger),
       trigger: 'sweep',

@@ -125,6 +125,22 @@ describe('profiler wiring', () => {
     );
   });
 
+  it('tells the profiler and the sweep whether triggers are in dry-run (off unless asked)', () => {
+    // Prepare
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const dry = new LakeCompactorStack(app, 'DryTriggers', {
+      compactor: { tables: TABLES.slice(0, 1), triggers: { dryRun: true } },
+    });
+    // Act
+    const flags = (t: Template) =>
+      Object.values(t.findResources('AWS::Lambda::Function'))
+        .map((f) => f.Properties.Environment?.Variables?.TRIGGERS_DRY_RUN)
+        .filter((v) => v !== undefined);
+    // Assess: exactly the two trigger functions carry the flag
+    expect(flags(Template.fromStack(dry))).toEqual(['true', 'true']);
+    expect(flags(template)).toEqual(['false', 'false']);
+  });
+
   it('takes the sweep and reconcile schedules from props as schedule expressions (JSON config)', () => {
     // Prepare
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });

@@ -1,6 +1,7 @@
 // Whole-template snapshots of the deployable stack: the example config (what `cdk deploy` uses) and a
 // config with the construct-owned data bucket. Any change to any resource shows up in review as a diff of
-// the committed snapshot; accept an intended one with `npx vitest run -u test/infra/template-snapshot.test.ts`.
+// the committed snapshot; accept an intended one with
+// `npx vitest run test/infra/template-snapshot.test.ts --update`.
 import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';

@@ -661,6 +661,42 @@ describe('profiler against DynamoDB Local', () => {
       );
     });
 
+    it('in trigger dry-run records every verdict but starts nothing, and releases a lost start instead of restarting it', async () => {
+      // Prepare: one partition quiet for an hour; another whose real start was lost before dry-run was on
+      const starter = new FakeStarter();
+      const tables = tablesFor('dry', { quietMinutes: 15, cooldownMinutes: 0 });
+      const files = (partition: string, time: number) =>
+        Array.from({ length: 6 }, (_, i) => op(`dry/${partition}/p-${i}.parquet`, 'created', 8 * KiB, time));
+      await deliver(createProfilerHandler(deps(tables, new ManualClock(NOW), starter)), [
+        ...files('date=2026-11-27', NOW - 60 * MINUTE),
+      ]);
+      expect(starter.starts).toHaveLength(1);
+      starter.statuses.clear();
+      const dryDeps = { ...deps(tables, new ManualClock(NOW), starter), dryRun: true };
+      const dryTrigger: TriggerDeps = { ...triggerDeps(tables, starter), dryRun: true };
+
+      // Act
+      await deliver(createProfilerHandler(dryDeps), files('date=2026-11-28', NOW - 60 * MINUTE));
+      const swept = await sweepTable(dryTrigger, 'dry', NOW + 15 * MINUTE);
+      const again = await sweepTable(dryTrigger, 'dry', NOW + 30 * MINUTE);
+
+      // Assess: still the one start from before dry-run; both partitions recorded as due, none leased
+      expect(starter.starts).toHaveLength(1);
+      expect(swept.leases).toEqual([
+        { ref: { table: 'dry', partition: 'date=2026-11-27' }, action: 'released (NOT_FOUND)' },
+      ]);
+      expect(swept.due.map((o) => [o.ref.partition, o.action]).sort()).toEqual([
+        ['date=2026-11-27', 'not-started'],
+        ['date=2026-11-28', 'not-started'],
+      ]);
+      expect(again.leases).toEqual([]);
+      for (const partition of ['date=2026-11-27', 'date=2026-11-28']) {
+        const snapshot = await stats.get({ table: 'dry', partition });
+        expect(snapshot?.state).toBe('idle');
+        expect(snapshot?.lastDecision?.action).toMatch(/^not started: triggers are in dry-run/);
+      }
+    });
+
     it('reconciles counts that drifted through lost events to a fresh listing', async () => {
       // Prepare: the bucket holds 3 files; the profiler saw 2 creates and a delete that never happened
       const table = 'recon';
