@@ -7,6 +7,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { ENGINE_NODE_OPTIONS } from '../functions/core/rewrite/runtime.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -42,7 +43,8 @@ export function projectFunction(
     tracing: lambda.Tracing.ACTIVE,
     ...functionOptions,
     environment: {
-      NODE_OPTIONS: '--enable-source-maps',
+      // Parquet functions run the rewrite engine: its V8 flags bound their peak RSS (see runtime.ts).
+      NODE_OPTIONS: parquetWasm ? `--enable-source-maps ${ENGINE_NODE_OPTIONS}` : '--enable-source-maps',
       POWERTOOLS_SERVICE_NAME: 'lake-compactor',
       ...functionOptions.environment,
     },

@@ -6,8 +6,10 @@ import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pLimit from 'p-limit';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
 import { rewriteGroup } from '../../functions/core/rewrite/rewrite.js';
+import { ENGINE_NODE_OPTIONS } from '../../functions/core/rewrite/runtime.js';
 import { verifyOutputs } from '../../functions/core/verify/verify.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { generateEventsBatch, mulberry32 } from '../../functions/tools/sample-lake.js';
@@ -36,7 +38,10 @@ interface Measurement {
   /** CPU time of the child (all its threads), from start to the end of the rewrite: steadier than wall time on a shared machine. */
   readonly cpuMs: number;
   readonly verifyMs?: number;
+  /** Peak RSS of the whole child (rewrite and verification), from the kernel. */
   readonly peakRssMb: number;
+  /** Peak RSS up to the end of the rewrite (before verification). */
+  readonly rewriteRssMb?: number;
   readonly outputs: number[];
   readonly rows: number;
 }
@@ -85,6 +90,64 @@ function cpuSince(start: NodeJS.CpuUsage): number {
   return (u.user + u.system) / 1000;
 }
 
+/**
+ * With BENCH_MEMORY_TRACE=1 (or `timeline`: also every 250 ms), samples the child's memory every 25 ms and prints, per phase, the
+ * peak of each component to stderr: where the resident bytes are (V8 heap, external/ArrayBuffers,
+ * parquet-wasm's linear memory, the rest native), for finding what holds memory.
+ */
+function memoryTracer(): { phase: (name: string) => void; stop: () => void } {
+  if (process.env.BENCH_MEMORY_TRACE === undefined) return { phase: () => undefined, stop: () => undefined };
+  let name = 'start';
+  const mb = (n: number) => Math.round(n / 1e6);
+  let peak = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0, wasm: 0 };
+  let wasmOf = () => 0;
+  import('parquet-wasm').then((pw) => {
+    wasmOf = () => (pw.wasmMemory() as { buffer: ArrayBuffer }).buffer.byteLength;
+  });
+  const sample = () => {
+    const m = process.memoryUsage();
+    const w = wasmOf();
+    peak = {
+      rss: Math.max(peak.rss, m.rss),
+      heapUsed: Math.max(peak.heapUsed, m.heapUsed),
+      heapTotal: Math.max(peak.heapTotal, m.heapTotal),
+      external: Math.max(peak.external, m.external),
+      arrayBuffers: Math.max(peak.arrayBuffers, m.arrayBuffers),
+      wasm: Math.max(peak.wasm, w),
+    };
+  };
+  const flush = () => {
+    sample();
+    const p = peak;
+    console.error(
+      `    [mem ${name}] peak rss ${mb(p.rss)} heapUsed ${mb(p.heapUsed)} heapTotal ${mb(p.heapTotal)} external ${mb(p.external)} arrayBuffers ${mb(p.arrayBuffers)} wasm ${mb(p.wasm)} MB`,
+    );
+    peak = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0, wasm: 0 };
+  };
+  const timeline = process.env.BENCH_MEMORY_TRACE === 'timeline';
+  let ticks = 0;
+  const timer = setInterval(() => {
+    sample();
+    if (timeline && ++ticks % 10 === 0) {
+      const m = process.memoryUsage();
+      console.error(
+        `    [mem ${name} @${ticks * 25} ms] rss ${mb(m.rss)} heapUsed ${mb(m.heapUsed)} heapTotal ${mb(m.heapTotal)} arrayBuffers ${mb(m.arrayBuffers)} wasm ${mb(wasmOf())} MB`,
+      );
+    }
+  }, 25);
+  timer.unref();
+  return {
+    phase: (next) => {
+      flush();
+      name = next;
+    },
+    stop: () => {
+      flush();
+      clearInterval(timer);
+    },
+  };
+}
+
 async function runChild(job: Job): Promise<Measurement> {
   await rm(job.out, { recursive: true, force: true });
   await mkdir(job.out, { recursive: true });
@@ -114,26 +177,40 @@ async function runChild(job: Job): Promise<Measurement> {
   const local = new LocalObjectStore(join(job.dir, 'data'));
   const source = job.latencyMs ? withLatency(local, job.latencyMs) : local;
   const target = new LocalObjectStore(job.out);
+  // The sizes come from the plan in a deployed function; 10,000 stat() calls all at once would
+  // grow this child's heap by ~50 MB before the rewrite starts and count against the engine.
+  const statLimit = pLimit(32);
   const files = await Promise.all(
-    names.map(async (key) => ({ key, size: (await stat(join(job.dir, 'data', key))).size, etag: '' })),
+    names.map((key) =>
+      statLimit(async () => ({ key, size: (await stat(join(job.dir, 'data', key))).size, etag: '' })),
+    ),
   );
+  const trace = memoryTracer();
+  trace.phase('rewrite');
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   const result = await rewriteGroup(
     { source, target },
     { groupId: 'bench', files },
-    { outputKey: (i) => `out-${i}.zstd.parquet`, workers: job.workers ?? 1 },
+    {
+      outputKey: (i) => `out-${i}.zstd.parquet`,
+      workers: job.workers ?? 1,
+    },
   );
   const wallMs = performance.now() - t0;
   const cpuMs = cpuSince(c0);
+  const rewriteRssMb = process.resourceUsage().maxRSS / 1024;
+  trace.phase('verify');
   const t1 = performance.now();
   await verifyOutputs(target, result.outputs, result.fingerprint);
   const verifyMs = performance.now() - t1;
+  trace.stop();
   return {
     wallMs,
     cpuMs,
     verifyMs,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
+    rewriteRssMb,
     outputs: result.outputs.map((o) => o.size),
     rows: result.fingerprint.rows,
   };
@@ -169,8 +246,14 @@ let childScript: string | undefined;
 function measure(job: Job): Promise<Measurement> {
   const args = childScript === undefined ? ['--import', 'tsx', SELF] : [childScript];
   return new Promise((resolve, reject) => {
+    // The compactor's children run with the V8 flags the deployed Parquet functions get.
+    const env =
+      job.engine === 'compactor'
+        ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${ENGINE_NODE_OPTIONS}`.trim() }
+        : process.env;
     const child = spawn(process.execPath, [...args, '--child', JSON.stringify(job)], {
       stdio: ['ignore', 'pipe', 'inherit'],
+      env,
     });
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
@@ -193,7 +276,9 @@ function report(label: string, inputBytes: number, m: Measurement, peer?: Measur
     `CPU ${(m.cpuMs / 1000).toFixed(2).padStart(6)} s`,
     `${(inputBytes / MB / s).toFixed(1).padStart(6)} MB/s`,
     `${(m.rows / s / 1e6).toFixed(2).padStart(5)} M rows/s`,
-    `RSS ${m.peakRssMb.toFixed(0).padStart(4)} MB`,
+    m.rewriteRssMb === undefined
+      ? `RSS ${m.peakRssMb.toFixed(0).padStart(4)} MB`
+      : `RSS ${m.peakRssMb.toFixed(0).padStart(4)} MB (rewrite ${m.rewriteRssMb.toFixed(0)})`,
     `${m.outputs.length} out (${m.outputs.map((b) => (b / MB).toFixed(1)).join('/')} MB)`,
     `ratio ${(inputBytes / outBytes).toFixed(2)}x`,
   ];

@@ -50,9 +50,8 @@ export class OutputWriter {
   private readonly tail: Uint8Array[] = [];
   private tailBytes = 0;
   private controller: ReadableStreamDefaultController<pw.RecordBatch> | undefined;
-  /** Rejects once, when the write fails; raced against every wait so nothing hangs on a failure. */
-  private readonly failure$: Promise<never>;
-  private rejectFailure: (err: Error) => void = () => undefined;
+  /** Rejecters of the waits in progress (see `orFailure`): all called once, when the write fails. */
+  private readonly waits = new Set<(err: Error) => void>();
 
   constructor(
     private readonly store: ObjectStore,
@@ -95,10 +94,6 @@ export class OutputWriter {
       },
       { highWaterMark: 0 },
     );
-    this.failure$ = new Promise<never>((_resolve, reject) => {
-      this.rejectFailure = reject;
-    });
-    this.failure$.catch(() => undefined);
     this.done = this.run(input, settings);
     // Swallow here; the rejection is observed by close()/abort().
     this.done.catch(() => undefined);
@@ -122,6 +117,21 @@ export class OutputWriter {
     this.progressTick++;
   }
 
+  /**
+   * `p`, or the write's failure if that comes first, so no wait hangs on a failed write. Not
+   * `Promise.race([p, failure$])` with one long-lived failure promise: every race leaves a reaction
+   * on that promise which keeps the race's settled result reachable — here each encoded output
+   * chunk — until the writer itself is dropped. That held the whole output (~100 MB per 128 MB
+   * file) in memory. A wait's rejecter is registered only while it is pending.
+   */
+  private orFailure<T>(p: Promise<T>): Promise<T> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return new Promise<T>((resolve, reject) => {
+      this.waits.add(reject);
+      p.then(resolve, reject).finally(() => this.waits.delete(reject));
+    });
+  }
+
   private async run(input: ReadableStream<pw.RecordBatch>, settings: WriterSettings) {
     const bytes = await pw.transformParquetStream(input, writerProperties(settings));
     const reader = (bytes as ReadableStream<Uint8Array>).getReader();
@@ -134,9 +144,9 @@ export class OutputWriter {
     const pump = (async () => {
       for (;;) {
         while (ready.length >= READ_AHEAD_CHUNKS) {
-          await Promise.race([new Promise<void>((r) => (space = r)), this.failure$]);
+          await this.orFailure(new Promise<void>((r) => (space = r)));
         }
-        const next = await Promise.race([reader.read(), this.failure$]);
+        const next = await this.orFailure(reader.read());
         if (next.done) break;
         const chunk = next.value;
         this.tick();
@@ -162,7 +172,7 @@ export class OutputWriter {
             continue;
           }
           if (ended) break;
-          await Promise.race([new Promise<void>((r) => (wake = r)), self.failure$]);
+          await self.orFailure(new Promise<void>((r) => (wake = r)));
         }
         await pump;
       } finally {
@@ -186,7 +196,8 @@ export class OutputWriter {
     if (this.failure !== undefined) return;
     this.failure = err;
     clearInterval(this.watchdog);
-    this.rejectFailure(err);
+    for (const reject of this.waits) reject(err);
+    this.waits.clear();
     try {
       this.controller?.error(err);
     } catch {
@@ -210,13 +221,12 @@ export class OutputWriter {
       );
     }
     const rows = batch.numRows;
-    await Promise.race([
+    await this.orFailure(
       new Promise<void>((taken) => {
         this.pendingBatch = { batch, taken };
         this.waitingPull?.();
       }),
-      this.failure$,
-    ]);
+    );
     this.rowsIn += rows;
   }
 
@@ -225,7 +235,7 @@ export class OutputWriter {
     this.closed = true;
     this.waitingPull?.();
     try {
-      const { etag, size } = await Promise.race([this.done, this.failure$]);
+      const { etag, size } = await this.orFailure(this.done);
       const tail = new Uint8Array(this.tailBytes);
       let at = 0;
       for (const c of this.tail) {
