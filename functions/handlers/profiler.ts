@@ -28,12 +28,7 @@ import { type Clock, systemClock } from '../ports/clock.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';
 import type { StatsStore } from '../ports/stats-store.js';
 import { baseEnvSchema, parseEnv } from '../shared/env.js';
-import {
-  createObservability,
-  emitMetrics,
-  type Observability,
-  withObservability,
-} from '../shared/middleware.js';
+import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
 
 /** The profiler's variables: the base ones plus the workflow to start (optional until it exists). */
 export const profilerEnvSchema = baseEnvSchema.extend({
@@ -238,14 +233,7 @@ export function depsFromEnv(
   };
 }
 
-// The environment as it was at cold start (the module's import): read once, validated on first use, so a
-// bad variable fails the invocation with a message naming it instead of failing the import.
-const coldStartEnv = { ...process.env };
-const observability = createObservability(coldStartEnv.POWERTOOLS_SERVICE_NAME);
-let profile: ReturnType<typeof createProfilerHandler> | undefined;
-
 /** The Lambda entry point (SQS event source with ReportBatchItemFailures, or EventBridge). */
-export const handler = withObservability(async (event: ProfilerEvent, context: Context) => {
-  profile ??= createProfilerHandler(depsFromEnv(coldStartEnv, observability));
-  return profile(event, context);
-}, observability);
+export const handler = lambdaEntry<ProfilerEvent, SQSBatchResponse | undefined>((env, observability) =>
+  createProfilerHandler(depsFromEnv(env, observability)),
+);

@@ -23,12 +23,7 @@ import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { parseEnv } from '../shared/env.js';
-import {
-  createObservability,
-  emitMetrics,
-  type Observability,
-  withObservability,
-} from '../shared/middleware.js';
+import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
 import { loggerFn, policiesOf, profilerEnvSchema } from './profiler.js';
 
 /** `{ "mode": "sweep" }` (the default, also for a bare scheduled event) or `{ "mode": "reconcile", "table"? }`. */
@@ -176,13 +171,7 @@ export function sweepDepsFromEnv(
   };
 }
 
-// Environment captured at cold start (see profiler.ts for why it is parsed on first use).
-const coldStartEnv = { ...process.env };
-const observability = createObservability(coldStartEnv.POWERTOOLS_SERVICE_NAME);
-let sweep: ReturnType<typeof createSweepHandler> | undefined;
-
 /** The Lambda entry point (EventBridge schedule or a console test with a reconcile input). */
-export const handler = withObservability(async (event: unknown, context: Context) => {
-  sweep ??= createSweepHandler(sweepDepsFromEnv(coldStartEnv, observability));
-  return sweep(event, context);
-}, observability);
+export const handler = lambdaEntry((env, observability) =>
+  createSweepHandler(sweepDepsFromEnv(env, observability)),
+);

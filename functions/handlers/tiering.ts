@@ -13,7 +13,7 @@ import {
 } from '../core/maintenance/tiering.js';
 import { baseEnvSchema, parseEnv } from '../shared/env.js';
 import { checkpointOf, deadlineOf, maintenanceInput, resumable } from '../shared/maintenance-runtime.js';
-import { createObservability, type Observability, withObservability } from '../shared/middleware.js';
+import { lambdaEntry, type Observability } from '../shared/middleware.js';
 import { createWorkflowRuntime } from '../shared/workflow-runtime.js';
 
 /** Variables set by the Maintenance construct. */
@@ -90,19 +90,12 @@ export function tieringDefaultsFromEnv(env: Readonly<Record<string, string | und
   };
 }
 
-const coldStartEnv = { ...process.env };
-const observability = createObservability(coldStartEnv.POWERTOOLS_SERVICE_NAME);
-let run: ReturnType<typeof createTieringHandler> | undefined;
-
 /** The Lambda entry point. */
-export const handler = withObservability(async (event: unknown, context: Context) => {
-  if (run === undefined) {
-    const runtime = createWorkflowRuntime({ env: coldStartEnv });
-    run = createTieringHandler(
-      { tables: runtime.tables, storeFor: runtime.storeFor, clock: runtime.clock },
-      observability,
-      tieringDefaultsFromEnv(coldStartEnv),
-    );
-  }
-  return run(event, context);
-}, observability);
+export const handler = lambdaEntry((env, observability) => {
+  const runtime = createWorkflowRuntime({ env });
+  return createTieringHandler(
+    { tables: runtime.tables, storeFor: runtime.storeFor, clock: runtime.clock },
+    observability,
+    tieringDefaultsFromEnv(env),
+  );
+});

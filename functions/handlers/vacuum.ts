@@ -9,7 +9,7 @@ import {
   vacuum,
 } from '../core/maintenance/vacuum.js';
 import { checkpointOf, deadlineOf, maintenanceInput, resumable } from '../shared/maintenance-runtime.js';
-import { createObservability, type Observability, withObservability } from '../shared/middleware.js';
+import { lambdaEntry, type Observability } from '../shared/middleware.js';
 import { createWorkflowRuntime } from '../shared/workflow-runtime.js';
 
 /** The handler without middleware, over injectable dependencies. */
@@ -42,24 +42,16 @@ export function createVacuumHandler(
   };
 }
 
-// Environment captured at cold start; the runtime is built on the first event (see workflow-runtime.ts).
-const coldStartEnv = { ...process.env };
-const observability = createObservability(coldStartEnv.POWERTOOLS_SERVICE_NAME);
-let run: ReturnType<typeof createVacuumHandler> | undefined;
-
 /** The Lambda entry point. */
-export const handler = withObservability(async (event: unknown, context: Context) => {
-  if (run === undefined) {
-    const runtime = createWorkflowRuntime({ env: coldStartEnv });
-    run = createVacuumHandler(
-      {
-        tables: runtime.tables,
-        storeFor: runtime.storeFor,
-        journalFor: runtime.journalFor,
-        clock: runtime.clock,
-      },
-      observability,
-    );
-  }
-  return run(event, context);
-}, observability);
+export const handler = lambdaEntry((env, observability) => {
+  const runtime = createWorkflowRuntime({ env });
+  return createVacuumHandler(
+    {
+      tables: runtime.tables,
+      storeFor: runtime.storeFor,
+      journalFor: runtime.journalFor,
+      clock: runtime.clock,
+    },
+    observability,
+  );
+});

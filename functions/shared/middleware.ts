@@ -54,3 +54,24 @@ export function withObservability<E, R>(
     .use(injectLambdaContext(observability.logger, { resetKeys: true }))
     .use(logMetrics(observability.metrics, { captureColdStartMetric: true, throwOnEmptyMetrics: false }));
 }
+
+/**
+ * A Lambda entry that captures the environment when the module loads (the cold start; the local cloud sets
+ * each function's variables only then) and builds the handler on the first event, so importing a handler
+ * module (tests, tools) never fails on a missing variable and a bad variable fails the invocation with a
+ * message naming it. The handler then runs under the shared middleware.
+ */
+export function lambdaEntry<E, R>(
+  create: (
+    env: Readonly<Record<string, string | undefined>>,
+    observability: Observability,
+  ) => (event: E, context: Context) => Promise<R>,
+): MiddyfiedHandler<E, R, Error, Context> {
+  const env = { ...process.env };
+  const observability = createObservability(env.POWERTOOLS_SERVICE_NAME);
+  let run: ((event: E, context: Context) => Promise<R>) | undefined;
+  return withObservability(async (event: E, context: Context) => {
+    run ??= create(env, observability);
+    return run(event, context);
+  }, observability);
+}
