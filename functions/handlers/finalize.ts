@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { finalizeRun, type RunSummary } from '../core/workflow/finalize.js';
 import type { PlanStepResult } from '../core/workflow/plan.js';
-import { rewriteWindowMs, runMetrics } from '../core/workflow/run-metrics.js';
+import { runMetrics } from '../core/workflow/run-metrics.js';
 import { emitMetrics, type Observability } from '../shared/middleware.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
@@ -57,21 +57,7 @@ export function createFinalizeHandler(
       },
     );
     if (observability !== undefined) {
-      // The journal once more (one query) for the rewrite window: the summary's duration includes the
-      // quiet wait, which would make the throughput a measure of the writer, not of the rewrite.
-      // A failed read costs the throughput figure only, never the recorded run.
-      let window: number | undefined;
-      if (summary.groupsDone > 0) {
-        try {
-          window = rewriteWindowMs(await runtime.journalFor(run.bucket).listRun(run.runId));
-        } catch (err) {
-          observability.logger.warn('journal not read; no throughput published', { error: String(err) });
-        }
-      }
-      emitMetrics(
-        observability.metrics,
-        runMetrics(summary, window === undefined ? {} : { rewriteWindowMs: window }),
-      );
+      emitMetrics(observability.metrics, runMetrics(summary));
       observability.logger.info('run finished', { ...summary });
     }
     return summary;

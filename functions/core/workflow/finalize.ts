@@ -10,6 +10,7 @@ import type { CostEstimate } from './cost.js';
 import { refOf } from './lease.js';
 import type { PlanStepResult } from './plan.js';
 import type { PartitionLeases, RunHistory } from './ports.js';
+import { rewriteWindowMs } from './run-metrics.js';
 
 export type RunOutcome = 'compacted' | 'dry-run' | 'nothing-to-do' | 'gave-up' | 'failed';
 
@@ -58,6 +59,8 @@ export interface RunSummary {
   readonly durationMs: number;
   /** Longest window in which a listing reader could see a group's inputs and outputs together. */
   readonly visibilityWindowMs: number;
+  /** Plan to the last group's `done` (see `rewriteWindowMs`); absent when no group finished. */
+  readonly rewriteWindowMs?: number;
   readonly estimatedCost?: CostEstimate;
   readonly planKey?: string;
   readonly reason?: string;
@@ -135,6 +138,7 @@ export async function finalizeRun(
   const windows = done.map((e) =>
     e.publishStartedAt !== undefined && e.retiredAt !== undefined ? e.retiredAt - e.publishStartedAt : 0,
   );
+  const rewriteWindow = rewriteWindowMs(entries);
   const summary: RunSummary = {
     runId: run.runId,
     table: run.table,
@@ -158,6 +162,7 @@ export async function finalizeRun(
     bytesRewritten: retired.reduce((n, i) => n + i.size, 0),
     durationMs: Math.max(0, now - run.startedAt),
     visibilityWindowMs: Math.max(0, ...windows),
+    ...(rewriteWindow === undefined ? {} : { rewriteWindowMs: rewriteWindow }),
     ...(request.plan === undefined
       ? {}
       : { estimatedCost: request.plan.estimatedCost, planKey: request.plan.planKey }),

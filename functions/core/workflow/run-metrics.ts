@@ -21,7 +21,7 @@ export function rewriteWindowMs(entries: readonly GroupJournalEntry[]): number |
 }
 
 export interface RunTiming {
-  /** See `rewriteWindowMs`; without it no throughput is published. */
+  /** See `rewriteWindowMs`; overrides the summary's own. Without either, no throughput is published. */
   readonly rewriteWindowMs?: number;
 }
 
@@ -72,7 +72,7 @@ export function runMetrics(summary: RunSummary, timing: RunTiming = {}): MetricD
       perTable(METRIC.bytesRewritten, 'Bytes', summary.bytesRewritten),
       perTable(METRIC.rowsRewritten, 'Count', summary.rows),
     );
-    const window = timing.rewriteWindowMs;
+    const window = timing.rewriteWindowMs ?? summary.rewriteWindowMs;
     if (window !== undefined && window > 0) {
       metrics.push(
         perTable(METRIC.rewriteDuration, 'Milliseconds', window),
