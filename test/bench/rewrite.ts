@@ -2,14 +2,17 @@
 // fingerprint and verification against DuckDB COPY with 1 and 2 threads, each measured in its own child process.
 
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tableFromIPC } from 'apache-arrow';
 import pLimit from 'p-limit';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { hashWasmBatch, MultisetHash } from '../../functions/core/fingerprint/fingerprint.js';
 import { rewriteGroup } from '../../functions/core/rewrite/rewrite.js';
 import { ENGINE_NODE_OPTIONS } from '../../functions/core/rewrite/runtime.js';
+import { dictionaryPlan, pw, writerProperties } from '../../functions/core/rewrite/wasm.js';
 import { verifyOutputs } from '../../functions/core/verify/verify.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { generateEventsBatch, mulberry32 } from '../../functions/tools/sample-lake.js';
@@ -25,7 +28,7 @@ interface SetSpec {
 }
 
 interface Job {
-  readonly engine: 'compactor' | 'duckdb';
+  readonly engine: 'compactor' | 'duckdb' | 'phases';
   readonly dir: string;
   readonly out: string;
   readonly threads?: number;
@@ -44,6 +47,8 @@ interface Measurement {
   readonly rewriteRssMb?: number;
   readonly outputs: number[];
   readonly rows: number;
+  /** `phases` only: time inside parquet-wasm's decoder, the fingerprint and the encoder. */
+  readonly phases?: { readonly decodeMs: number; readonly hashMs: number; readonly encodeMs: number };
 }
 
 function flag(flags: readonly string[], name: string): string | undefined {
@@ -174,6 +179,7 @@ async function runChild(job: Job): Promise<Measurement> {
       rows,
     };
   }
+  if (job.engine === 'phases') return measurePhases(job, names);
   const local = new LocalObjectStore(join(job.dir, 'data'));
   const source = job.latencyMs ? withLatency(local, job.latencyMs) : local;
   const target = new LocalObjectStore(job.out);
@@ -213,6 +219,70 @@ async function runChild(job: Job): Promise<Measurement> {
     rewriteRssMb,
     outputs: result.outputs.map((o) => o.size),
     rows: result.fingerprint.rows,
+  };
+}
+
+/**
+ * Where one thread's time goes: the set's files are read from disk, decoded, fingerprinted and fed
+ * to one parquet-wasm writer with the engine's own settings (ZSTD, per-column dictionary plan from
+ * the first file, 256 Ki-row row groups), each phase timed on its own. No ports, no multipart, no
+ * roll-over: what is left of the wall time after decode and fingerprint is the encoder's floor —
+ * what parquet-wasm needs to encode these rows however the rest of the engine is built.
+ */
+async function measurePhases(job: Job, names: readonly string[]): Promise<Measurement> {
+  const path = (name: string) => join(job.dir, 'data', name);
+  const settings = { codec: 'zstd' as const, rowGroupRows: 262_144 };
+  const sample = pw.readParquet(await readFile(path(names[0] as string)), {
+    batchSize: 65_536,
+    limit: 65_536,
+  });
+  const dictionary = dictionaryPlan(tableFromIPC(sample.intoIPCStream()), settings);
+  const acc = new MultisetHash();
+  let decodeMs = 0;
+  let hashMs = 0;
+  let readMs = 0;
+  let next = 0;
+  let queue: pw.RecordBatch[] = [];
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  const input = new ReadableStream<pw.RecordBatch>(
+    {
+      async pull(controller) {
+        while (queue.length === 0) {
+          const name = names[next++];
+          if (name === undefined) return controller.close();
+          const r0 = performance.now();
+          const bytes = await readFile(path(name));
+          const d0 = performance.now();
+          const table = pw.readParquet(bytes, { batchSize: 65_536 });
+          queue = table.recordBatches();
+          table.free();
+          const h0 = performance.now();
+          for (const batch of queue) hashWasmBatch(acc, batch);
+          const h1 = performance.now();
+          readMs += d0 - r0;
+          decodeMs += h0 - d0;
+          hashMs += h1 - h0;
+        }
+        controller.enqueue(queue.shift() as pw.RecordBatch);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  const encoded = await pw.transformParquetStream(
+    input,
+    writerProperties({ ...settings, keyValueMetadata: {}, dictionary }),
+  );
+  let size = 0;
+  for await (const chunk of encoded as ReadableStream<Uint8Array>) size += chunk.length;
+  const wallMs = performance.now() - t0;
+  return {
+    wallMs,
+    cpuMs: cpuSince(c0),
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    outputs: [size],
+    rows: acc.rows,
+    phases: { decodeMs, hashMs, encodeMs: wallMs - decodeMs - hashMs - readMs },
   };
 }
 
@@ -320,6 +390,14 @@ export async function run(flags: readonly string[]): Promise<void> {
     report('DuckDB COPY threads=2', bytes, d2);
     const ours = await measure({ engine: 'compactor', dir, out });
     report('compactor rewrite+fingerprint, 1 thread', bytes, ours, d1);
+    const phases = await measure({ engine: 'phases', dir, out });
+    const p = phases.phases;
+    if (p !== undefined) {
+      const budget = d1.wallMs / 1.3;
+      console.log(
+        `  one thread's phases (parquet-wasm, same settings, no I/O layer): decode ${(p.decodeMs / 1000).toFixed(2)} s | fingerprint ${(p.hashMs / 1000).toFixed(2)} s | encode ${(p.encodeMs / 1000).toFixed(2)} s | budget for 1.3x DuckDB t1: ${(budget / 1000).toFixed(2)} s${p.encodeMs > budget ? ' (the encoder alone exceeds it)' : ''}`,
+      );
+    }
     const cores = cpus().length;
     const par = cores > 1 ? await measure({ engine: 'compactor', dir, out, workers: cores }) : ours;
     if (cores > 1) report(`compactor, ${cores} worker threads`, bytes, par, d2);
