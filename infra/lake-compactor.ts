@@ -4,7 +4,7 @@ import { Aspects, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -36,6 +36,19 @@ export interface LakeCompactorTable {
   readonly bucketName?: string;
   /** Key prefix of the table root, e.g. `events/`. */
   readonly prefix: string;
+  /**
+   * ARN of the KMS key that encrypts the table's objects (SSE-KMS: the bucket's default encryption
+   * key, or the key its writers set). The functions that read or write the table's objects get
+   * `kms:Decrypt` and `kms:GenerateDataKey` on it and the state machine `kms:Decrypt` (it reads the
+   * plans beside the table) — without them every GET of an SSE-KMS object is denied. A key ARN
+   * (`arn:aws:kms:<region>:<account>:key/<id>`), not an alias: IAM matches decrypt requests by key.
+   * The grant goes into the roles' policies, so the key's policy must delegate to IAM (the default key
+   * policy does); a key in another account must also allow this account in its key policy. Tables in
+   * the construct's own bucket use `dataBucket.encryptionKey` instead.
+   * @default none — the table's objects use SSE-S3 (or SSE-KMS with the AWS-managed `aws/s3` key, which
+   * needs no grant within the account)
+   */
+  readonly kmsKeyArn?: string;
   /**
    * Table format.
    * @default 'parquet'
@@ -266,6 +279,7 @@ export class LakeCompactor extends Construct {
       problems.push(`invalid \`tables\`. ${err instanceof Error ? err.message : String(err)}`);
     }
     problems.push(...dataBucketIssues(props, ownedCount));
+    problems.push(...kmsKeyIssues(props.tables));
     problems.push(
       ...memoryIssues({
         profilerMemoryMb: props.profilerMemoryMb,
@@ -284,7 +298,10 @@ export class LakeCompactor extends Construct {
       bucketName: t.bucketName ?? (ownedBucket as s3.Bucket).bucketName,
     }));
     const locations: TableLocation[] = tables.map((t) => ({ bucketName: t.bucketName, prefix: t.prefix }));
-    const encryptionKeys = ownedBucket?.encryptionKey === undefined ? [] : [ownedBucket.encryptionKey];
+    const encryptionKeys = [
+      ...(ownedBucket?.encryptionKey === undefined ? [] : [ownedBucket.encryptionKey]),
+      ...tableKeysOf(this, props.tables),
+    ];
     const tablesJson = tablesJsonOf(tables, '');
     const triggersDryRun = props.triggers?.dryRun === true ? 'true' : 'false';
 
@@ -628,6 +645,33 @@ function memoryIssues(sizes: Readonly<Record<string, number | undefined>>): stri
   return Object.entries(sizes)
     .filter(([, mb]) => mb !== undefined && (!Number.isInteger(mb) || mb < 128 || mb > 10_240))
     .map(([field, mb]) => `\`${field}\` is ${mb}; Lambda memory is a whole number of MB from 128 to 10240.`);
+}
+
+/** A KMS key ARN, in any partition (aliases are refused: IAM grants match the key itself). */
+const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
+
+function kmsKeyIssues(tables: readonly LakeCompactorTable[]): string[] {
+  const issues: string[] = [];
+  for (const t of tables) {
+    const arn = t.kmsKeyArn;
+    if (arn === undefined || Token.isUnresolved(arn)) continue;
+    if (t.bucketName === undefined) {
+      issues.push(
+        `table ${t.name}: \`kmsKeyArn\` applies to tables in an existing bucket; this table lives in the construct's own bucket, whose key is \`dataBucket.encryptionKey\`.`,
+      );
+    } else if (!KMS_KEY_ARN.test(arn)) {
+      issues.push(
+        `table ${t.name}: \`kmsKeyArn\` is ${JSON.stringify(arn)}; give the key's ARN, arn:aws:kms:<region>:<account>:key/<key id> (an alias ARN does not match the key in IAM grants: \`aws kms describe-key --key-id alias/<name>\` prints the key ARN).`,
+      );
+    }
+  }
+  return issues;
+}
+
+/** The tables' KMS keys (each ARN once), imported for grants. */
+function tableKeysOf(scope: Construct, tables: readonly LakeCompactorTable[]): kms.IKey[] {
+  const arns = [...new Set(tables.flatMap((t) => (t.kmsKeyArn === undefined ? [] : [t.kmsKeyArn])))];
+  return arns.map((arn, i) => kms.Key.fromKeyArn(scope, `TableKey${i}`, arn));
 }
 
 function dataBucketIssues(props: LakeCompactorProps, ownedTables: number): string[] {

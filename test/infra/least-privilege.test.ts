@@ -243,3 +243,85 @@ describe('compaction workflow S3 grants with a bucket-root table', () => {
     ]);
   });
 });
+
+describe('SSE-KMS keys of tables in existing buckets', () => {
+  const KEY_A = 'arn:aws:kms:eu-west-1:111122223333:key/1a2b3c4d-0000-1111-2222-333344445555';
+  const KEY_B = 'arn:aws:kms:eu-west-1:444455556666:key/9f8e7d6c-0000-1111-2222-333344445555';
+  const kmsGrants = (template: Template, rolePrefix: string) =>
+    statementsOf(template, rolePrefix)
+      .filter((s) => list(s.Action).some((a) => a.startsWith('kms:')))
+      .map((s) => [s.Action, flattenCfnReference(s.Resource)]);
+
+  it('lets every object-touching role use each table key once, and the state machine decrypt with it', () => {
+    // Prepare: two tables on one key, a third on another account's key, a fourth without one.
+    const props: LakeCompactorProps = {
+      tables: [
+        { name: 'events', bucketName: 'lake', prefix: 'events/', kmsKeyArn: KEY_A },
+        { name: 'orders', bucketName: 'lake', prefix: 'orders/', kmsKeyArn: KEY_A },
+        { name: 'shared', bucketName: 'partner-lake', prefix: 'shared/', kmsKeyArn: KEY_B },
+        { name: 'plain', bucketName: 'other', prefix: 'plain/' },
+      ],
+    };
+    // Act
+    const { stack, template } = synth(props, 'TableKeys');
+    // Assess
+    const both = [
+      [['kms:Decrypt', 'kms:GenerateDataKey'], KEY_A],
+      [['kms:Decrypt', 'kms:GenerateDataKey'], KEY_B],
+    ];
+    for (const role of [
+      'CompactorWorkflowPlanServiceRole',
+      'CompactorWorkflowCompactServiceRole',
+      'CompactorWorkflowCommitServiceRole',
+      'CompactorMaintenanceVacuumServiceRole',
+      'CompactorMaintenanceTieringServiceRole',
+    ]) {
+      expect(kmsGrants(template, role), role).toEqual(both);
+    }
+    expect(kmsGrants(template, 'CompactorWorkflowStateMachineRole')).toEqual([
+      ['kms:Decrypt', KEY_A],
+      ['kms:Decrypt', KEY_B],
+    ]);
+    // Roles that touch no object get no key.
+    expect(kmsGrants(template, 'CompactorWorkflowLeaseServiceRole')).toEqual([]);
+    expect(kmsGrants(template, 'CompactorProfilerServiceRole')).toEqual([]);
+    expect(errorsOf(new AwsSolutionsChecks().validateScope(stack))).toEqual([]);
+  });
+
+  it('grants no KMS access when no table names a key', () => {
+    // Prepare / Act
+    const { template } = synth(PREFIXED, 'NoKeys');
+    // Assess
+    const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
+    expect(policies).not.toContain('kms:');
+  });
+
+  it('refuses an alias, a malformed ARN, and a key on a table in the owned bucket, naming each fix', () => {
+    // Prepare
+    const props: LakeCompactorProps = {
+      tables: [
+        {
+          name: 'aliased',
+          bucketName: 'lake',
+          prefix: 'a/',
+          kmsKeyArn: 'arn:aws:kms:eu-west-1:111122223333:alias/lake',
+        },
+        { name: 'typo', bucketName: 'lake', prefix: 'b/', kmsKeyArn: '1a2b3c4d-0000-1111-2222-333344445555' },
+        { name: 'owned', prefix: 'c/', kmsKeyArn: KEY_A },
+      ],
+    };
+    // Act
+    const build = () =>
+      new LakeCompactorStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'BadKeys', {
+        compactor: props,
+      });
+    // Assess
+    expect(build).toThrow(
+      /table aliased: `kmsKeyArn` is "arn:aws:kms:eu-west-1:111122223333:alias\/lake"; give the key's ARN/,
+    );
+    expect(build).toThrow(/table typo: `kmsKeyArn` is "1a2b3c4d-[^"]*"; give the key's ARN/);
+    expect(build).toThrow(
+      /table owned: `kmsKeyArn` applies to tables in an existing bucket.*`dataBucket\.encryptionKey`/,
+    );
+  });
+});
