@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { GroupFingerprint } from '../core/fingerprint/fingerprint.js';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type VerifyStepResult, verifyGroup } from '../core/workflow/verify.js';
+import { engineWorkers } from '../shared/engine-workers.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
 const fingerprintSchema = z.object({
@@ -24,7 +25,13 @@ export function createVerifyHandler(runtime: WorkflowRuntime): (event: unknown) 
   return async (event) => {
     const { run, groupId, compact } = parseStepEvent(eventSchema, event, 'verify');
     return verifyGroup(
-      { store: runtime.storeFor(run.bucket), journal: runtime.journalFor(run.bucket), clock: runtime.clock },
+      {
+        store: runtime.storeFor(run.bucket),
+        journal: runtime.journalFor(run.bucket),
+        clock: runtime.clock,
+        // The verify function gets the compact function's memory, so the same vCPUs.
+        workers: engineWorkers(runtime.env.COMPACT_MEMORY_MB),
+      },
       run,
       groupId,
       (compact?.fingerprint ?? undefined) as GroupFingerprint | undefined,

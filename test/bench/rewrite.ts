@@ -208,7 +208,8 @@ async function runChild(job: Job): Promise<Measurement> {
   const rewriteRssMb = process.resourceUsage().maxRSS / 1024;
   trace.phase('verify');
   const t1 = performance.now();
-  await verifyOutputs(target, result.outputs, result.fingerprint);
+  // Verification gets the same threads as the rewrite, as the verify Lambda gets the compact Lambda's memory.
+  await verifyOutputs(target, result.outputs, result.fingerprint, { workers: job.workers ?? 1 });
   const verifyMs = performance.now() - t1;
   trace.stop();
   return {

@@ -55,7 +55,7 @@ function revive(m: Extract<FromWorker, { type: 'error' }>): Error {
     );
   }
   if (m.name === 'RewriteStalledError') return new RewriteStalledError(m.message);
-  const err = new Error(`Rewrite worker failed: ${m.message}`);
+  const err = new Error(`Engine worker failed: ${m.message}`);
   err.name = m.name;
   return err;
 }
@@ -97,6 +97,7 @@ class ChunkQueue implements AsyncIterable<Uint8Array> {
   }
 }
 
+/** Starts an engine worker (worker.ts): encoding for the parallel rewrite, output hashing for verify. */
 function spawn(): Worker {
   // Bundles ship worker.js next to this file. Under tsx (tests, benchmarks, the CLI) the worker
   // is TypeScript: a tiny bootstrap registers tsx inside the worker before importing it.
@@ -131,7 +132,7 @@ async function runTask(
     else if (m.type === 'done') {
       body.end();
       done?.(m);
-    } else fail(revive(m));
+    } else if (m.type === 'error') fail(revive(m));
   };
   const onError = (err: Error) => fail(err);
   worker.on('message', onMessage);
@@ -254,4 +255,92 @@ export async function runTasks(
     await Promise.all(pool.map((w) => w.terminate()));
   }
   return results;
+}
+
+/** What a worker's hash of one output adds to a MultisetHash. */
+export interface HashedOutput {
+  readonly rows: number;
+  readonly hash: string;
+  readonly nullCounts: Readonly<Record<string, number>>;
+}
+
+/** Hashes one stored output on a worker thread; the calling thread serves the byte ranges it asks for. */
+export type OutputHasher = (
+  store: ObjectStore,
+  output: { readonly key: string; readonly size: number },
+  batchRows: number,
+) => Promise<HashedOutput>;
+
+/** Engine workers ready to hash outputs: take one per output in progress, give it back after. */
+export interface HasherPool {
+  readonly take: () => OutputHasher;
+  readonly give: (hasher: OutputHasher) => void;
+  readonly close: () => Promise<void>;
+}
+
+function hasherOn(worker: Worker): OutputHasher {
+  return (store, output, batchRows) =>
+    new Promise<HashedOutput>((resolve, reject) => {
+      // A store failure is kept as it is (typed: a missing object stays NotFound) rather than as the
+      // worker's report of it.
+      let storeFailure: unknown;
+      const finish = () => {
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+      };
+      const onMessage = (m: FromWorker) => {
+        if (m.type === 'read') {
+          store.getRange(output.key, m.start, m.end - 1).then(
+            (bytes) => {
+              const owned =
+                bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+                  ? bytes
+                  : bytes.slice();
+              const reply: ToWorker = { type: 'range', id: m.id, bytes: owned };
+              worker.postMessage(reply, [owned.buffer as ArrayBuffer]);
+            },
+            (err: unknown) => {
+              storeFailure ??= err;
+              const reply: ToWorker = { type: 'range', id: m.id, error: String(err) };
+              worker.postMessage(reply);
+            },
+          );
+        } else if (m.type === 'hashed') {
+          finish();
+          resolve({ rows: m.rows, hash: m.hash, nullCounts: m.nullCounts });
+        } else if (m.type === 'error') {
+          finish();
+          reject(storeFailure ?? revive(m));
+        }
+      };
+      // parquet-wasm traps ("unreachable") when a read it awaits fails, which kills the worker: the
+      // store's error is still the cause to report.
+      const onError = (err: Error) => {
+        finish();
+        reject(storeFailure ?? err);
+      };
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      const start: ToWorker = { type: 'hash', key: output.key, size: output.size, batchRows };
+      worker.postMessage(start);
+    });
+}
+
+/** Starts `n` engine workers for hashing outputs (verification); `close` terminates them. */
+export async function workerHashers(n: number): Promise<HasherPool> {
+  const workers = Array.from({ length: n }, spawn);
+  const idle = workers.map(hasherOn);
+  return {
+    take: () => {
+      const hasher = idle.pop();
+      if (hasher === undefined) throw new Error('workerHashers: more outputs in progress than workers');
+      return hasher;
+    },
+    give: (hasher) => {
+      idle.push(hasher);
+    },
+    close: async () => {
+      await Promise.all(workers.map((w) => w.terminate()));
+    },
+  };
 }

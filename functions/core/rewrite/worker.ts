@@ -1,11 +1,13 @@
-// Worker thread of the parallel rewrite: decodes the input bytes it is sent, fingerprints the rows of
-// its range, encodes one output and posts the Parquet bytes back; all I/O stays with the main thread's ports.
+// Engine worker thread. Parallel rewrite: decodes the input bytes it is sent, fingerprints the rows of
+// its range, encodes one output and posts the Parquet bytes back. Parallel verify: hashes one stored
+// output, asking the main thread for its byte ranges. All I/O stays with the main thread's ports.
 
 import { parentPort } from 'node:worker_threads';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { CompactorError } from '../errors.js';
 import { hashWasmBatch, MultisetHash } from '../fingerprint/fingerprint.js';
 import { assertParquetMagic } from '../parquet/footer.js';
+import { hashParquetObject } from '../verify/hash-output.js';
 import { convertBatch, readInt96Micros } from './int96.js';
 import { OutputWriter } from './output.js';
 import { decodeBatches, decodeError, type WriterSettings } from './wasm.js';
@@ -29,7 +31,11 @@ export type ToWorker =
       readonly rowGroups: number;
       readonly int96Columns: readonly string[];
     }
-  | { readonly type: 'end' };
+  | { readonly type: 'end' }
+  /** Hash one stored output (verification); its bytes come through `read` → `range`. */
+  | { readonly type: 'hash'; readonly key: string; readonly size: number; readonly batchRows: number }
+  /** The bytes of a `read` (or why the store failed). */
+  | { readonly type: 'range'; readonly id: number; readonly bytes?: Uint8Array; readonly error?: string };
 
 /** Messages worker → main. */
 export type FromWorker =
@@ -39,6 +45,14 @@ export type FromWorker =
       readonly type: 'done';
       readonly rows: number;
       readonly size: number;
+      readonly hash: string;
+      readonly nullCounts: Record<string, number>;
+    }
+  /** Bytes [start, end) of the output being hashed, please. */
+  | { readonly type: 'read'; readonly id: number; readonly start: number; readonly end: number }
+  | {
+      readonly type: 'hashed';
+      readonly rows: number;
       readonly hash: string;
       readonly nullCounts: Record<string, number>;
     }
@@ -70,11 +84,30 @@ const relay = {
   },
 } as unknown as ObjectStore;
 
+/** `read` requests in flight, answered by `range` messages (outside the message queue). */
+const reads = new Map<number, { resolve: (b: Uint8Array) => void; reject: (e: Error) => void }>();
+let nextRead = 0;
+
+/** Bytes [start, end) of the output being hashed, read by the main thread's store. */
+function remoteRead(start: number, end: number): Promise<Uint8Array> {
+  return new Promise<Uint8Array>((resolve, reject) => {
+    const id = nextRead++;
+    reads.set(id, { resolve, reject });
+    post({ type: 'read', id, start, end });
+  });
+}
+
 let writer: OutputWriter | undefined;
 let acc = new MultisetHash();
 let queue: Promise<void> = Promise.resolve();
 
-async function handle(message: ToWorker): Promise<void> {
+async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<void> {
+  if (message.type === 'hash') {
+    const hashed = new MultisetHash();
+    const rows = await hashParquetObject(remoteRead, message.size, hashed, message.batchRows);
+    post({ type: 'hashed', rows, hash: hashed.digest(), nullCounts: hashed.nullCountsRecord() });
+    return;
+  }
   if (message.type === 'start') {
     acc = new MultisetHash();
     writer = new OutputWriter(relay, message.key, message.settings, message.stallMs);
@@ -130,6 +163,14 @@ async function handle(message: ToWorker): Promise<void> {
 let batchRows = 65_536;
 
 port.on('message', (message: ToWorker) => {
+  // Range replies go straight to the read waiting for them: the hash in the queue is what waits.
+  if (message.type === 'range') {
+    const read = reads.get(message.id);
+    reads.delete(message.id);
+    if (message.bytes !== undefined) read?.resolve(message.bytes);
+    else read?.reject(new Error(`reading the output failed: ${message.error ?? 'unknown error'}`));
+    return;
+  }
   queue = queue
     .then(() => handle(message))
     .catch(async (err: unknown) => {

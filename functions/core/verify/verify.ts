@@ -7,13 +7,13 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import { VerificationError } from '../errors.js';
 import {
   type GroupFingerprint,
-  hashWasmBatchIpc,
   MultisetHash,
   schemaKeyOf,
   toGroupFingerprint,
 } from '../fingerprint/fingerprint.js';
 import { readFooter } from '../parquet/footer.js';
-import { pw } from '../rewrite/wasm.js';
+import { type HasherPool, workerHashers } from '../rewrite/parallel.js';
+import { hashParquetObject } from './hash-output.js';
 
 export interface VerificationReport {
   readonly outputs: number;
@@ -32,57 +32,13 @@ export interface VerifyOptions {
    * benchmark's set B (per-batch IPC overhead), and verification is not where the peak RSS is.
    */
   readonly batchRows?: number;
-}
-
-/**
- * A Blob-shaped view of a stored object: parquet-wasm's async reader asks for byte ranges
- * (footer, then one row group's column chunks at a time), which become ranged GETs — so a
- * 128 MiB output is verified without ever being held whole in memory.
- */
-function storeBlob(store: ObjectStore, key: string, size: number, start = 0, end = size): Blob {
-  return {
-    size: end - start,
-    type: '',
-    slice(s = 0, e = end - start) {
-      const from = start + Math.max(0, s);
-      const to = Math.min(end, start + e);
-      return storeBlob(store, key, size, from, to);
-    },
-    async arrayBuffer() {
-      if (end <= start) return new ArrayBuffer(0);
-      const bytes = await store.getRange(key, start, end - 1);
-      // Hand over the store's buffer when the bytes fill it: a copy would double every column
-      // chunk read (up to a row group per output in flight) until the GC runs.
-      if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) {
-        return bytes.buffer as ArrayBuffer;
-      }
-      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-    },
-  } as unknown as Blob;
-}
-
-async function hashOutput(
-  store: ObjectStore,
-  output: { key: string; size: number },
-  acc: MultisetHash,
-  batchRows: number,
-): Promise<number> {
-  const file = await pw.ParquetFile.fromFile(storeBlob(store, output.key, output.size));
-  let rows = 0;
-  try {
-    const stream = (await file.stream({ batchSize: batchRows })) as ReadableStream<pw.RecordBatch>;
-    for await (const batch of stream as unknown as AsyncIterable<pw.RecordBatch>) {
-      try {
-        rows += batch.numRows;
-        hashWasmBatchIpc(acc, batch);
-      } finally {
-        batch.free();
-      }
-    }
-  } finally {
-    file.free();
-  }
-  return rows;
+  /**
+   * Worker threads hashing outputs (default 1: everything on the calling thread). With more, each
+   * output is decoded and hashed by an engine worker (its own wasm instance) while this thread
+   * reads its footer and serves its byte ranges from the store; pass the vCPUs the function has.
+   * Outputs are then verified `workers` at a time.
+   */
+  readonly workers?: number;
 }
 
 /**
@@ -99,8 +55,25 @@ export async function verifyOutputs(
   expected: GroupFingerprint,
   options: VerifyOptions = {},
 ): Promise<VerificationReport> {
-  const limit = pLimit(options.concurrency ?? 2);
   const batchRows = options.batchRows ?? 65_536;
+  const workers = Math.min(options.workers ?? 1, outputs.length);
+  const pool = workers > 1 ? await workerHashers(workers) : undefined;
+  const limit = pLimit(pool === undefined ? (options.concurrency ?? 2) : workers);
+  try {
+    return await compare(store, outputs, expected, batchRows, limit, pool);
+  } finally {
+    await pool?.close();
+  }
+}
+
+async function compare(
+  store: ObjectStore,
+  outputs: readonly { key: string; size: number }[],
+  expected: GroupFingerprint,
+  batchRows: number,
+  limit: ReturnType<typeof pLimit>,
+  pool: HasherPool | undefined,
+): Promise<VerificationReport> {
   const schemaKeys: string[] = [];
   const problems: string[] = [];
   const perOutput = await Promise.all(
@@ -117,7 +90,20 @@ export async function verifyOutputs(
         );
         schemaKeys.push(schemaKeyOf(meta));
         const acc = new MultisetHash();
-        const rows = await hashOutput(store, output, acc, batchRows);
+        let rows: number;
+        if (pool === undefined) {
+          const read = (start: number, end: number) => store.getRange(output.key, start, end - 1);
+          rows = await hashParquetObject(read, output.size, acc, batchRows);
+        } else {
+          const hasher = pool.take();
+          try {
+            const hashed = await hasher(store, output, batchRows);
+            acc.merge(hashed);
+            rows = hashed.rows;
+          } finally {
+            pool.give(hasher);
+          }
+        }
         if (rows !== footer.rows) {
           problems.push(`${output.key}: footer says ${footer.rows} rows, ${rows} were read`);
         }

@@ -13,6 +13,8 @@ export interface VerifyDeps {
   readonly store: ObjectStore;
   readonly journal: Journal;
   readonly clock: Clock;
+  /** Worker threads hashing outputs (the function's vCPUs); default 1, everything on this thread. */
+  readonly workers?: number;
 }
 
 export interface VerifyStepResult {
@@ -62,6 +64,7 @@ export async function verifyGroup(
       deps.store,
       entry.outputs.map((o) => ({ key: o.stagingKey, size: o.size })),
       expected,
+      { workers: deps.workers ?? 1 },
     );
   } catch (err) {
     // An output that cannot be read back is a failed verification of our own write, not a bad input.

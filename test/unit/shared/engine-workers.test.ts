@@ -1,0 +1,20 @@
+// How many Parquet worker threads the compact and verify Lambdas use: Lambda's vCPUs follow memory (one per 1,769 MB), and
+// the threads never exceed the cores the runtime reports nor drop below one.
+import { describe, expect, it } from 'vitest';
+import { engineWorkers } from '../../../functions/shared/engine-workers.js';
+
+describe('engineWorkers', () => {
+  it('gives the default 3,008 MB function two threads and a small one a single thread', () => {
+    // Prepare / Act / Assess
+    expect(engineWorkers(3008, 2)).toBe(2);
+    expect(engineWorkers(1024, 2)).toBe(1);
+    expect(engineWorkers(128, 2)).toBe(1);
+  });
+
+  it('follows memory up to the cores the runtime reports, never beyond', () => {
+    // Prepare / Act / Assess
+    expect(engineWorkers(10_240, 6)).toBe(6);
+    expect(engineWorkers(10_240, 4)).toBe(4);
+    expect(engineWorkers(7_076, 6)).toBe(4);
+  });
+});
