@@ -97,6 +97,16 @@ class ChunkQueue implements AsyncIterable<Uint8Array> {
   }
 }
 
+/**
+ * `bytes` where they own their whole ArrayBuffer (so it can be transferred to a worker), else a copy.
+ * Never `bytes.slice()`: on a Node Buffer that is a view, and transferring its pooled ArrayBuffer
+ * would detach every other Buffer in the pool.
+ */
+function transferable(bytes: Uint8Array): Uint8Array {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes;
+  return Uint8Array.prototype.slice.call(bytes);
+}
+
 /** Starts an engine worker (worker.ts): encoding for the parallel rewrite, output hashing for verify. */
 function spawn(): Worker {
   // Bundles ship worker.js next to this file. Under tsx (tests, benchmarks, the CLI) the worker
@@ -171,8 +181,7 @@ async function runTask(
     for (const [i, input] of task.inputs.entries()) {
       const bytes = await fetcher.take();
       await ready;
-      const owned =
-        bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+      const owned = transferable(bytes);
       const first = task.inputStarts[i] as number;
       const skip = Math.max(0, task.from - first);
       const take = Math.min(first + input.footer.rows, task.to) - Math.max(first, task.from);
@@ -292,10 +301,7 @@ function hasherOn(worker: Worker): OutputHasher {
         if (m.type === 'read') {
           store.getRange(output.key, m.start, m.end - 1).then(
             (bytes) => {
-              const owned =
-                bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
-                  ? bytes
-                  : bytes.slice();
+              const owned = transferable(bytes);
               const reply: ToWorker = { type: 'range', id: m.id, bytes: owned };
               worker.postMessage(reply, [owned.buffer as ArrayBuffer]);
             },
