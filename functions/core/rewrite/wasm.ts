@@ -98,16 +98,29 @@ export function dictionaryPlan(
   return plan;
 }
 
-/** A Blob-shaped, zero-copy view of bytes in memory, for parquet-wasm's ranged async reader. */
-function bytesBlob(bytes: Uint8Array, start = 0, end = bytes.length): Blob {
+/** Reads bytes [start, end) of an object. */
+export type RangeReader = (start: number, end: number) => Promise<Uint8Array>;
+
+/**
+ * A Blob-shaped view of bytes [start, end) of an object, for parquet-wasm's ranged async reader
+ * (footer first, then a row group's column chunks at a time).
+ */
+export function rangeBlob(read: RangeReader, start: number, end: number): Blob {
   return {
     size: end - start,
     type: '',
     slice(s = 0, e = end - start) {
-      return bytesBlob(bytes, start + Math.max(0, s), Math.min(end, start + e));
+      return rangeBlob(read, start + Math.max(0, s), Math.min(end, start + e));
     },
     async arrayBuffer() {
-      return bytes.slice(start, end).buffer as ArrayBuffer;
+      if (end <= start) return new ArrayBuffer(0);
+      const bytes = await read(start, end);
+      // Hand over the reader's buffer when the bytes fill it: a copy would double every column
+      // chunk read (a row group per output in flight) until the GC runs.
+      if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) {
+        return bytes.buffer as ArrayBuffer;
+      }
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
     },
   } as unknown as Blob;
 }
@@ -143,7 +156,7 @@ export async function* decodeBatches(
   let file: pw.ParquetFile;
   let reader: ReadableStreamDefaultReader<pw.RecordBatch>;
   try {
-    file = await pw.ParquetFile.fromFile(bytesBlob(bytes));
+    file = await pw.ParquetFile.fromFile(rangeBlob(async (s, e) => bytes.subarray(s, e), 0, bytes.length));
     reader = ((await file.stream({ batchSize: batchRows })) as ReadableStream<pw.RecordBatch>).getReader();
   } catch (err) {
     throw decodeError(key, err);

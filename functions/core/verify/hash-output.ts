@@ -3,31 +3,7 @@
 // verify on the calling thread and by the engine worker when verification runs in parallel.
 
 import { hashWasmBatchIpc, type MultisetHash } from '../fingerprint/fingerprint.js';
-import { pw } from '../rewrite/wasm.js';
-
-/** Reads bytes [start, end) of the object being hashed. */
-export type RangeReader = (start: number, end: number) => Promise<Uint8Array>;
-
-/** A Blob-shaped view of bytes [start, end) of an object, for parquet-wasm's ranged async reader. */
-function rangeBlob(read: RangeReader, start: number, end: number): Blob {
-  return {
-    size: end - start,
-    type: '',
-    slice(s = 0, e = end - start) {
-      return rangeBlob(read, start + Math.max(0, s), Math.min(end, start + e));
-    },
-    async arrayBuffer() {
-      if (end <= start) return new ArrayBuffer(0);
-      const bytes = await read(start, end);
-      // Hand over the reader's buffer when the bytes fill it: a copy would double every column
-      // chunk read (a row group per output in flight) until the GC runs.
-      if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) {
-        return bytes.buffer as ArrayBuffer;
-      }
-      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-    },
-  } as unknown as Blob;
-}
+import { pw, type RangeReader, rangeBlob } from '../rewrite/wasm.js';
 
 /**
  * Adds every row of the `size`-byte Parquet object behind `read` to `acc` and returns the rows
