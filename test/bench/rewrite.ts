@@ -339,7 +339,32 @@ function measure(job: Job): Promise<Measurement> {
   });
 }
 
-function report(label: string, inputBytes: number, m: Measurement, peer?: Measurement): void {
+/** A job's median run, with the wall times of all its runs (for the spread). */
+type Measured = Measurement & { readonly walls: readonly number[] };
+
+/**
+ * Runs every job `repeat` times, interleaved (all jobs once, then again), and returns each job's
+ * median run by wall time: on a shared machine a slow spell then hits every engine alike instead
+ * of one engine's every run.
+ */
+async function medians(repeat: number, jobs: readonly Job[]): Promise<Measured[]> {
+  const runs: Measurement[][] = jobs.map(() => []);
+  for (let round = 0; round < repeat; round++) {
+    for (const [i, job] of jobs.entries()) runs[i]?.push(await measure(job));
+  }
+  return runs.map((r) => {
+    const sorted = [...r].sort((a, b) => a.wallMs - b.wallMs);
+    const median = sorted[Math.floor((sorted.length - 1) / 2)] as Measurement;
+    return { ...median, walls: r.map((m) => m.wallMs) };
+  });
+}
+
+/** ` (runs: 9.1/9.8/10.2 s)` when a figure is a median of several runs, else ''. */
+function spread(m: Measured): string {
+  return m.walls.length > 1 ? ` (runs: ${m.walls.map((w) => (w / 1000).toFixed(1)).join('/')} s)` : '';
+}
+
+function report(label: string, inputBytes: number, m: Measured, peer?: Measurement): void {
   const s = m.wallMs / 1000;
   const outBytes = m.outputs.reduce((a, b) => a + b, 0);
   const parts = [
@@ -359,7 +384,7 @@ function report(label: string, inputBytes: number, m: Measurement, peer?: Measur
     parts.push(
       `speed vs peer ${(peer.wallMs / m.wallMs).toFixed(2)}x (CPU ${(peer.cpuMs / m.cpuMs).toFixed(2)}x)`,
     );
-  console.log(`  ${parts.join(' | ')}`);
+  console.log(`  ${parts.join(' | ')}${spread(m)}`);
 }
 
 async function inputBytesOf(dir: string): Promise<number> {
@@ -370,7 +395,8 @@ async function inputBytesOf(dir: string): Promise<number> {
 
 /**
  * Flags: `--scale <f>` multiplies the file counts (default 1: the full sets; 0.1 for a quick run),
- * `--sets B,C` picks sets, `--tsx` runs the children under tsx instead of as an esbuild bundle.
+ * `--sets B,C` picks sets, `--repeat <n>` reports each figure as the median of n interleaved runs,
+ * `--tsx` runs the children under tsx instead of as an esbuild bundle.
  * Goals are printed, not asserted.
  */
 export async function run(flags: readonly string[]): Promise<void> {
@@ -380,43 +406,50 @@ export async function run(flags: readonly string[]): Promise<void> {
   console.log(
     `  rewrite bench: scale ${scale}, ${cpus().length} CPUs, node ${process.version}, children ${childScript === undefined ? 'under tsx' : 'bundled (esbuild)'}`,
   );
+  const repeat = Math.max(1, Math.floor(Number(flag(flags, 'repeat') ?? '1')));
+  if (repeat > 1) console.log(`  each figure: the median (by wall time) of ${repeat} interleaved runs`);
   const out = join(ROOT, 'out');
+  const cores = cpus().length;
   if (sets.includes('B')) {
     const dir = await ensureSet({ name: 'B', files: Math.max(2, Math.round(2000 * scale)), rows: 20_000 });
     const bytes = await inputBytesOf(dir);
     console.log(`  set B: ${(bytes / MB).toFixed(0)} MB input`);
-    const d1 = await measure({ engine: 'duckdb', dir, out, threads: 1 });
+    const [d1, d2, ours, phases, par] = (await medians(repeat, [
+      { engine: 'duckdb', dir, out, threads: 1 },
+      { engine: 'duckdb', dir, out, threads: 2 },
+      { engine: 'compactor', dir, out },
+      { engine: 'phases', dir, out },
+      ...(cores > 1 ? [{ engine: 'compactor', dir, out, workers: cores } as const] : []),
+    ])) as [Measured, Measured, Measured, Measured, Measured | undefined];
     report('DuckDB COPY threads=1', bytes, d1);
-    const d2 = await measure({ engine: 'duckdb', dir, out, threads: 2 });
     report('DuckDB COPY threads=2', bytes, d2);
-    const ours = await measure({ engine: 'compactor', dir, out });
     report('compactor rewrite+fingerprint, 1 thread', bytes, ours, d1);
-    const phases = await measure({ engine: 'phases', dir, out });
     const p = phases.phases;
     if (p !== undefined) {
       const budget = d1.wallMs / 1.3;
       console.log(
-        `  one thread's phases (parquet-wasm, same settings, no I/O layer): decode ${(p.decodeMs / 1000).toFixed(2)} s | fingerprint ${(p.hashMs / 1000).toFixed(2)} s | encode ${(p.encodeMs / 1000).toFixed(2)} s | budget for 1.3x DuckDB t1: ${(budget / 1000).toFixed(2)} s${p.encodeMs > budget ? ' (the encoder alone exceeds it)' : ''}`,
+        `  one thread's phases (parquet-wasm, same settings, no I/O layer): decode ${(p.decodeMs / 1000).toFixed(2)} s | fingerprint ${(p.hashMs / 1000).toFixed(2)} s | encode ${(p.encodeMs / 1000).toFixed(2)} s | budget for 1.3x DuckDB t1: ${(budget / 1000).toFixed(2)} s${p.encodeMs > budget ? ' (the encoder alone exceeds it)' : ''}${spread(phases)}`,
       );
     }
-    const cores = cpus().length;
-    const par = cores > 1 ? await measure({ engine: 'compactor', dir, out, workers: cores }) : ours;
-    if (cores > 1) report(`compactor, ${cores} worker threads`, bytes, par, d2);
+    if (par !== undefined) report(`compactor, ${cores} worker threads`, bytes, par, d2);
+    const two = par ?? ours;
     console.log(
-      `  goals: >=1.3x DuckDB t1: ${(d1.wallMs / ours.wallMs).toFixed(2)}x (CPU time ${(d1.cpuMs / ours.cpuMs).toFixed(2)}x) | with ${cores} cores >=1.0x DuckDB t2: ${(d2.wallMs / par.wallMs).toFixed(2)}x (scaling ${(ours.wallMs / par.wallMs).toFixed(2)}x) | verify <=40%: ${((100 * (ours.verifyMs ?? 0)) / ours.wallMs).toFixed(0)}% | RSS <=256 MB: ${ours.peakRssMb.toFixed(0)} MB (1 thread), ${par.peakRssMb.toFixed(0)} MB (${cores})`,
+      `  goals: >=1.3x DuckDB t1: ${(d1.wallMs / ours.wallMs).toFixed(2)}x (CPU time ${(d1.cpuMs / ours.cpuMs).toFixed(2)}x) | with ${cores} cores >=1.0x DuckDB t2: ${(d2.wallMs / two.wallMs).toFixed(2)}x (scaling ${(ours.wallMs / two.wallMs).toFixed(2)}x) | verify <=40%: ${((100 * (ours.verifyMs ?? 0)) / ours.wallMs).toFixed(0)}% | RSS <=256 MB: ${ours.peakRssMb.toFixed(0)} MB (1 thread), ${two.peakRssMb.toFixed(0)} MB (${cores})`,
     );
   }
   if (sets.includes('C')) {
     const dir = await ensureSet({ name: 'C', files: Math.max(2, Math.round(10_000 * scale)), rows: 500 });
     const bytes = await inputBytesOf(dir);
     console.log(`  set C: ${(bytes / MB).toFixed(0)} MB input`);
-    const d1 = await measure({ engine: 'duckdb', dir, out, threads: 1 });
+    const [d1, d2, ours, slow] = (await medians(repeat, [
+      { engine: 'duckdb', dir, out, threads: 1 },
+      { engine: 'duckdb', dir, out, threads: 2 },
+      { engine: 'compactor', dir, out },
+      { engine: 'compactor', dir, out, latencyMs: 25 },
+    ])) as [Measured, Measured, Measured, Measured];
     report('DuckDB COPY threads=1', bytes, d1);
-    const d2 = await measure({ engine: 'duckdb', dir, out, threads: 2 });
     report('DuckDB COPY threads=2', bytes, d2);
-    const ours = await measure({ engine: 'compactor', dir, out });
     report('compactor', bytes, ours, d1);
-    const slow = await measure({ engine: 'compactor', dir, out, latencyMs: 25 });
     report('compactor, 25 ms per request', bytes, slow, d1);
     console.log(
       `  goals: C with latency >=80% of without: ${((100 * ours.wallMs) / slow.wallMs).toFixed(0)}% | RSS <=256 MB: ${Math.max(ours.peakRssMb, slow.peakRssMb).toFixed(0)} MB`,
