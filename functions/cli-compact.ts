@@ -46,6 +46,8 @@ export interface CompactOptions {
   readonly targetMb?: number;
   /** @default 'zstd' */
   readonly codec?: Codec;
+  /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller (readers must support it). */
+  readonly deltaEncoding?: boolean;
   /** Table name recorded in plans and summaries. @default the URI's last path segment */
   readonly table?: string;
 }
@@ -124,6 +126,7 @@ async function compactTable(
       partitionDir: partitionDir(tableRoot, partition),
       strategy: 'binpack',
       codec: options.codec ?? 'zstd',
+      ...(options.deltaEncoding === true && { deltaEncoding: true }),
       targetFileSizeBytes: Math.round((options.targetMb ?? 128) * MiB),
       minInputFiles: DEFAULT_POLICY.minInputFiles,
       maxGroupBytes: 2048 * MiB,
@@ -269,6 +272,10 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
     .addOption(
       new Option('--codec <codec>', 'output compression').choices(['zstd', 'snappy']).default('zstd'),
+    )
+    .option(
+      '--delta-encoding',
+      'write integer and timestamp columns DELTA_BINARY_PACKED where smaller (readers must support it: Spark >= 3.3, Trino, DuckDB, pyarrow)',
     )
     .option('--table <name>', 'table name in summaries (default: last segment of the URI)')
     .addHelpText(

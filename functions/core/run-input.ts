@@ -40,6 +40,8 @@ export const runInputSchema = z
       .max(5 * 1024, 'at most 5120 MiB (S3 single-copy limit)')
       .optional(),
     codec: z.enum(['zstd', 'snappy']).optional(),
+    /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller. Default: the table's, else off. */
+    deltaEncoding: z.boolean().optional(),
     /** Bytes one compact Lambda rewrites at most, MiB (≥ 2 × target). Default 2048. */
     maxGroupMB: z
       .number()
@@ -120,6 +122,8 @@ export interface RunContext {
   readonly strategy: 'binpack' | 'sort';
   readonly sortColumns?: readonly string[];
   readonly codec: Codec;
+  /** Integer/date/time/timestamp columns may be written DELTA_BINARY_PACKED (absent: off). */
+  readonly deltaEncoding?: boolean;
   readonly targetFileSizeBytes: number;
   readonly minInputFiles: number;
   /** Cap of one group's input bytes (one compact Lambda's work). */
@@ -243,6 +247,7 @@ export function normalizeRunInput(
     strategy,
     ...(sortColumns === undefined ? {} : { sortColumns }),
     codec: input.codec ?? table.codec ?? 'zstd',
+    ...((input.deltaEncoding ?? table.deltaEncoding) === true && { deltaEncoding: true }),
     targetFileSizeBytes: targetMiB === undefined ? policy.targetFileSizeBytes : Math.round(targetMiB * MiB),
     minInputFiles: policy.minInputFiles,
     maxGroupBytes: Math.round((input.maxGroupMB ?? 2048) * MiB),
@@ -320,6 +325,7 @@ export const runContextSchema = z.object({
   strategy: z.enum(['binpack', 'sort']),
   sortColumns: z.array(z.string()).optional(),
   codec: z.enum(['zstd', 'snappy']),
+  deltaEncoding: z.boolean().optional(),
   targetFileSizeBytes: z.number().int().positive(),
   minInputFiles: z.number().int().min(2),
   maxGroupBytes: z.number().int().positive(),

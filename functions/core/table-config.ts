@@ -41,6 +41,8 @@ export const tableConfigSchema = z
       .optional(),
     /** Output codec; ZSTD when omitted. */
     codec: z.enum(['zstd', 'snappy']).optional(),
+    /** Let integer/date/time/timestamp columns use DELTA_BINARY_PACKED where smaller (readers must support it). */
+    deltaEncoding: z.boolean().optional(),
     /** Sort outputs by these columns; input order is kept when omitted. */
     sortColumns: z.array(z.string().min(1)).min(1).optional(),
     /** Per-table overrides of the trigger policy. */

@@ -34,6 +34,8 @@ interface Job {
   readonly threads?: number;
   readonly latencyMs?: number;
   readonly workers?: number;
+  /** The opt-in DELTA_BINARY_PACKED for integer/timestamp columns. */
+  readonly deltaEncoding?: boolean;
 }
 
 interface Measurement {
@@ -201,6 +203,7 @@ async function runChild(job: Job): Promise<Measurement> {
     {
       outputKey: (i) => `out-${i}.zstd.parquet`,
       workers: job.workers ?? 1,
+      ...(job.deltaEncoding === true && { deltaEncoding: true }),
     },
   );
   const wallMs = performance.now() - t0;
@@ -414,13 +417,14 @@ export async function run(flags: readonly string[]): Promise<void> {
     const dir = await ensureSet({ name: 'B', files: Math.max(2, Math.round(2000 * scale)), rows: 20_000 });
     const bytes = await inputBytesOf(dir);
     console.log(`  set B: ${(bytes / MB).toFixed(0)} MB input`);
-    const [d1, d2, ours, phases, par] = (await medians(repeat, [
+    const [d1, d2, ours, phases, delta, par] = (await medians(repeat, [
       { engine: 'duckdb', dir, out, threads: 1 },
       { engine: 'duckdb', dir, out, threads: 2 },
       { engine: 'compactor', dir, out },
       { engine: 'phases', dir, out },
+      { engine: 'compactor', dir, out, deltaEncoding: true },
       ...(cores > 1 ? [{ engine: 'compactor', dir, out, workers: cores } as const] : []),
-    ])) as [Measured, Measured, Measured, Measured, Measured | undefined];
+    ])) as [Measured, Measured, Measured, Measured, Measured, Measured | undefined];
     report('DuckDB COPY threads=1', bytes, d1);
     report('DuckDB COPY threads=2', bytes, d2);
     report('compactor rewrite+fingerprint, 1 thread', bytes, ours, d1);
@@ -431,6 +435,7 @@ export async function run(flags: readonly string[]): Promise<void> {
         `  one thread's phases (parquet-wasm, same settings, no I/O layer): decode ${(p.decodeMs / 1000).toFixed(2)} s | fingerprint ${(p.hashMs / 1000).toFixed(2)} s | encode ${(p.encodeMs / 1000).toFixed(2)} s | budget for 1.3x DuckDB t1: ${(budget / 1000).toFixed(2)} s${p.encodeMs > budget ? ' (the encoder alone exceeds it)' : ''}${spread(phases)}`,
       );
     }
+    report('compactor, deltaEncoding, 1 thread', bytes, delta, d1);
     if (par !== undefined) report(`compactor, ${cores} worker threads`, bytes, par, d2);
     const two = par ?? ours;
     console.log(

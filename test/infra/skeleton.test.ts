@@ -120,7 +120,7 @@ describe('LakeCompactor props validation', () => {
     });
   });
 
-  it('passes per-table policy, codec, sort columns and target size to the functions', () => {
+  it('passes per-table policy, codec, DELTA encoding, sort columns and target size to the functions', () => {
     // Prepare
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new LakeCompactorStack(app, 'Tuned', {
@@ -132,6 +132,7 @@ describe('LakeCompactor props validation', () => {
             prefix: 'events/',
             targetFileSizeMB: 256,
             codec: 'snappy',
+            deltaEncoding: true,
             sortColumns: ['user_id'],
             policy: { quietMinutes: 5 },
           },
@@ -145,7 +146,7 @@ describe('LakeCompactor props validation', () => {
       Environment: {
         Variables: Match.objectLike({
           TABLES: Match.stringLikeRegexp(
-            '"targetFileSizeMB":256,"codec":"snappy","sortColumns":\\["user_id"\\],"policy":\\{"quietMinutes":5\\}',
+            '"targetFileSizeMB":256,"codec":"snappy","deltaEncoding":true,"sortColumns":\\["user_id"\\],"policy":\\{"quietMinutes":5\\}',
           ),
         }),
       },

@@ -134,6 +134,24 @@ describe('lake-compactor compact', () => {
     expect(await dataFiles(table, '2024-01-03')).toHaveLength(6);
   });
 
+  it('writes timestamps DELTA_BINARY_PACKED with --delta-encoding, keeping every row', async () => {
+    // Prepare
+    const rowsBefore = await rowMultiset();
+    const io = capture();
+
+    // Act
+    const code = await run(['compact', table, '--partition', 'date=2024-01-02', '--delta-encoding'], io);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(await rowMultiset()).toEqual(rowsBefore);
+    const [output] = await dataFiles(table, '2024-01-02');
+    const encodings = await db.scalar(
+      `SELECT string_agg(DISTINCT encodings, ',') FROM parquet_metadata(${sqlString(join(table, 'date=2024-01-02', output ?? ''))}) WHERE path_in_schema = 'event_timestamp'`,
+    );
+    expect(String(encodings)).toContain('DELTA_BINARY_PACKED');
+  });
+
   it('changes nothing with --dry-run and says what it would rewrite', async () => {
     // Prepare
     const before = await snapshot(root);

@@ -18,7 +18,7 @@ import { OutputWriter, type WrittenOutput } from './output.js';
 import { type OutputTask, type ParallelContext, runTasks } from './parallel.js';
 import { type CheckedInput, type InputFile, preflight } from './preflight.js';
 import { type BatchKeys, sortedSlices, sortKeysOf } from './sort.js';
-import { type Codec, decodeBatches, decodeError, dictionaryPlan, pw, writerProperties } from './wasm.js';
+import { type Codec, columnPlan, decodeBatches, decodeError, pw, writerProperties } from './wasm.js';
 
 export type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 export type { WrittenOutput } from './output.js';
@@ -69,6 +69,14 @@ export interface RewriteOptions {
    * decoding — else MemoryBudgetExceededError. Without it, rows keep input order.
    */
   readonly sort?: { readonly columns: readonly string[]; readonly memoryBudgetBytes: number };
+  /**
+   * Let integer, date, time and timestamp columns use DELTA_BINARY_PACKED where the trial encoding
+   * finds it no larger than PLAIN (and a dictionary does not win): faster to write and usually
+   * smaller. Off by default: readers must support Parquet's DELTA encodings (Spark's vectorized
+   * reader from 3.3, Trino, DuckDB, pyarrow, Polars); with it off, only PLAIN and dictionary
+   * encodings are written, which every reader reads.
+   */
+  readonly deltaEncoding?: boolean;
   /** INT96 inputs: refuse (default) or convert to INT64 timestamps. */
   readonly int96?: 'refuse' | 'convert';
   /** Fail a write that makes no progress for this long (default 120 s). */
@@ -201,14 +209,22 @@ export async function rewriteGroup(
   }
   /**
    * Per-run writer tuning, from the run's first input (decoded once; no extra GET when it is in the
-   * pre-flight cache): dictionary decisions (ZSTD only, per column by trial encoding — see
-   * `dictionaryPlan`) and the output bytes per row, measured by encoding the
-   * sample with the real settings, so the number of outputs is right from the first one.
+   * pre-flight cache): dictionary decisions (ZSTD only) and, with `deltaEncoding`, DELTA_BINARY_PACKED
+   * columns, per column by trial encoding (see `columnPlan`), and the output bytes per row, measured
+   * by encoding the sample with the real settings, so the number of outputs is right from the first one.
    */
-  const samples = new Map<Run, { dictionary: Record<string, boolean>; bytesPerRow?: number }>();
+  const samples = new Map<
+    Run,
+    {
+      dictionary: Record<string, boolean>;
+      encodings: Record<string, 'DELTA_BINARY_PACKED'>;
+      bytesPerRow?: number;
+    }
+  >();
   const sampleRun = async (run: Run): Promise<void> => {
     const first = run.inputs[0] as CheckedInput;
     let dictionary: Record<string, boolean> = {};
+    let encodings: Record<string, 'DELTA_BINARY_PACKED'> = {};
     let bytesPerRow: number | undefined;
     try {
       const bytes = pre.cache.get(first.file.key) ?? (await io.source.get(first.file.key));
@@ -218,13 +234,20 @@ export async function rewriteGroup(
       if (batch !== undefined && batch.numRows >= 1_000 && first.int96Columns.length === 0) {
         const rows = batch.numRows;
         const js = tableFromIPC(batch.intoIPCStream());
-        // Snappy keeps the writer's default (dictionaries everywhere): its output grows a lot
-        // without them (ENGINE-NOTES: +42%), and a one-file sample cannot see values that repeat
-        // only across files, which dictionaries catch within a row group.
-        if (codec === 'zstd') dictionary = dictionaryPlan(js, settings);
+        // Snappy keeps the writer's default (dictionaries everywhere, except where a DELTA encoding
+        // wins): its output grows a lot without them (ENGINE-NOTES: +42%), and a one-file sample
+        // cannot see values that repeat only across files, which dictionaries catch within a row group.
+        if (codec === 'zstd' || options.deltaEncoding === true) {
+          const plan = columnPlan(js, settings, { delta: options.deltaEncoding === true });
+          encodings = plan.encodings;
+          dictionary =
+            codec === 'zstd'
+              ? plan.dictionary
+              : Object.fromEntries(Object.keys(encodings).map((c) => [c, false]));
+        }
         const trial = pw.writeParquet(
           pw.Table.fromIPCStream(tableToIPC(js, 'stream')),
-          writerProperties({ ...settings, keyValueMetadata: {}, dictionary }),
+          writerProperties({ ...settings, keyValueMetadata: {}, dictionary, encodings }),
         );
         const footer = new DataView(trial.buffer, trial.byteOffset, trial.byteLength).getUint32(
           trial.length - 8,
@@ -235,11 +258,12 @@ export async function rewriteGroup(
     } catch {
       // The input is checked properly when its turn comes; a failed sample keeps the defaults.
     }
-    samples.set(run, { dictionary, ...(bytesPerRow !== undefined && { bytesPerRow }) });
+    samples.set(run, { dictionary, encodings, ...(bytesPerRow !== undefined && { bytesPerRow }) });
   };
   const dictionaries = {
     get: (run: Run) => samples.get(run)?.dictionary,
   };
+  const encodingsOf = (run: Run) => samples.get(run)?.encodings ?? {};
 
   /**
    * Outputs for a run: the planner's count when given (single-schema groups), else the encoded
@@ -301,6 +325,7 @@ export async function rewriteGroup(
         rowGroupRows: rowsPerRowGroup(run),
         keyValueMetadata: kv,
         dictionary: dictionaries.get(run) ?? {},
+        encodings: encodingsOf(run),
       },
       stallMs,
     );
@@ -333,6 +358,7 @@ export async function rewriteGroup(
       rowGroupRows: rowsPerRowGroup(run),
       keyValueMetadata: kv,
       dictionary: dictionaries.get(run) ?? {},
+      encodings: encodingsOf(run),
     };
     const base = startedKeys.length;
     let from = 0;

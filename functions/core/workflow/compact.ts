@@ -83,6 +83,7 @@ export async function compactGroup(
     {
       outputKey: (index) => stagedOutputKey(run, item.groupId, index),
       codec: run.codec,
+      ...(run.deltaEncoding === true && { deltaEncoding: true }),
       targetFileSizeBytes: run.targetFileSizeBytes,
       ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
       ...(run.strategy === 'sort' && run.sortColumns !== undefined

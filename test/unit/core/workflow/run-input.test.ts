@@ -14,6 +14,7 @@ const tables = parseTableConfigs([
     partitionColumns: ['day', 'hour'],
     sortColumns: ['ts'],
     codec: 'snappy',
+    deltaEncoding: true,
     targetFileSizeMB: 256,
   },
 ]);
@@ -80,6 +81,34 @@ describe('normalizeRunInput', () => {
       generation: 4,
       retireMode: 'delete-versioned',
     });
+  });
+
+  it('takes DELTA encoding from the table unless the request turns it off, and leaves it off by default', () => {
+    // Prepare
+    const partition = { partition: 'day=2024-01-15/hour=03' };
+
+    // Act
+    const fromTable = normalizeRunInput({ table: 'clicks', ...partition }, tables, options);
+    const turnedOff = normalizeRunInput(
+      { table: 'clicks', ...partition, deltaEncoding: false },
+      tables,
+      options,
+    );
+    const byDefault = normalizeRunInput({ table: 'events', partition: 'date=2024-01-15' }, tables, options);
+    const requested = normalizeRunInput(
+      { table: 'events', partition: 'date=2024-01-15', deltaEncoding: true },
+      tables,
+      options,
+    );
+
+    // Assess
+    expect(fromTable.mode === 'single' && fromTable.run.deltaEncoding).toBe(true);
+    expect(turnedOff.mode === 'single' && 'deltaEncoding' in turnedOff.run).toBe(false);
+    expect(byDefault.mode === 'single' && 'deltaEncoding' in byDefault.run).toBe(false);
+    expect(requested.mode === 'single' && requested.run.deltaEncoding).toBe(true);
+    expect(problems({ table: 'events', partition: 'date=2024-01-15', deltaEncoding: 'yes' })).toEqual([
+      expect.stringContaining('deltaEncoding'),
+    ]);
   });
 
   it('lists every problem at once: unknown table with the configured names, sort without columns, typos', () => {

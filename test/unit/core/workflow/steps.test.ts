@@ -6,6 +6,7 @@ import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { commitGroup } from '../../../../functions/core/commit.js';
 import { VerificationError } from '../../../../functions/core/errors.js';
+import { rewriteGroup } from '../../../../functions/core/rewrite/rewrite.js';
 import { normalizeRunInput, type RunContext } from '../../../../functions/core/run-input.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import { commitStep, rollbackStep } from '../../../../functions/core/workflow/commit.js';
@@ -124,6 +125,27 @@ describe('workflow step services', () => {
     const listed: string[] = [];
     for await (const o of store.listAll(`events/date=${DAY}/`)) listed.push(o.key);
     expect(listed).toEqual([`events/date=${DAY}/part-full-1-0001-00000.zstd.parquet`]);
+  });
+
+  it('hands the run’s DELTA encoding choice to the rewrite, and leaves it off otherwise', async () => {
+    // Prepare: the real rewrite, with its options recorded.
+    const seen: (boolean | undefined)[] = [];
+    const recording: typeof rewriteGroup = (io, group, options) => {
+      seen.push(options.deltaEncoding);
+      return rewriteGroup(io, group, options);
+    };
+    const withDelta = runContext('delta-1', { deltaEncoding: true });
+    const without = runContext('plain-1');
+    await planRun(deps(), withDelta, planOptions);
+    await planRun(deps(), without, planOptions);
+    const item = { groupId: 'g0001', expectedOutputFiles: 1 };
+
+    // Act
+    await compactGroup({ ...deps(), rewrite: recording }, withDelta, item);
+    await compactGroup({ ...deps(), rewrite: recording }, without, item);
+
+    // Assess
+    expect(seen).toEqual([true, undefined]);
   });
 
   it('refuses to verify outputs whose rows differ from the inputs, leaving the group staged for rollback', async () => {
