@@ -165,10 +165,15 @@ export function rangeBlob(read: RangeReader, start: number, end: number): Blob {
 }
 
 /**
- * Decodes one input into record batches. A file with one row group is decoded in one call (the
- * fastest path for small files); a file with several is streamed row group by row group, so
- * decoded memory is bounded by its largest row group rather than by the file. Batches not yet
- * handed out are freed if the consumer stops early; decode failures name the key.
+ * Decodes one input into record batches, one row group at a time, so decoded memory is bounded
+ * by its largest row group rather than by the file (a file with one row group: one call, the
+ * fastest path for small files). Batches not yet handed out are freed if the consumer stops
+ * early; decode failures name the key.
+ *
+ * Always parquet-wasm's synchronous reader (`readParquet` with `rowGroups`), never its streaming
+ * one: the streaming reader traps ("RuntimeError: unreachable") on a corrupt page, from a promise
+ * callback, which hangs or crashes the process instead of failing the call. The cost is one copy
+ * of the file into wasm memory per row group.
  */
 export async function* decodeBatches(
   key: string,
@@ -176,10 +181,13 @@ export async function* decodeBatches(
   batchRows: number,
   rowGroups: number,
 ): AsyncGenerator<pw.RecordBatch> {
-  if (rowGroups <= 1) {
+  for (let group = 0; group < Math.max(1, rowGroups); group++) {
     let batches: pw.RecordBatch[];
     try {
-      const table = pw.readParquet(bytes, { batchSize: batchRows });
+      const table = pw.readParquet(bytes, {
+        batchSize: batchRows,
+        ...(rowGroups > 1 && { rowGroups: [group] }),
+      });
       batches = table.recordBatches();
       table.free();
     } catch (err) {
@@ -190,29 +198,5 @@ export async function* decodeBatches(
     } finally {
       for (const b of batches) b.free();
     }
-    return;
-  }
-  let file: pw.ParquetFile;
-  let reader: ReadableStreamDefaultReader<pw.RecordBatch>;
-  try {
-    file = await pw.ParquetFile.fromFile(rangeBlob(async (s, e) => bytes.subarray(s, e), 0, bytes.length));
-    reader = ((await file.stream({ batchSize: batchRows })) as ReadableStream<pw.RecordBatch>).getReader();
-  } catch (err) {
-    throw decodeError(key, err);
-  }
-  try {
-    for (;;) {
-      let next: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        next = await reader.read();
-      } catch (err) {
-        throw decodeError(key, err);
-      }
-      if (next.done) break;
-      yield next.value;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-    file.free();
   }
 }

@@ -132,6 +132,29 @@ describe('rewriteGroup refuses bad inputs', () => {
     expect(untouched.every(Boolean)).toBe(true);
   });
 
+  it.each([1, 2])(
+    'refuses a corrupt page in the second row group of a multi-row-group file (%i thread(s))',
+    async (workers) => {
+      // Prepare: such files are decoded by parquet-wasm's streaming reader, a row group at a time.
+      const bytes = await duck.parquet(eventsSelect(3_000, 93), { rowGroupSize: 1_000 });
+      const meta = parquetMetadata(
+        bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+      );
+      expect(meta.row_groups.length).toBeGreaterThan(1);
+      const chunk = meta.row_groups[1]?.columns[0]?.meta_data;
+      const start = Number(chunk?.dictionary_page_offset ?? chunk?.data_page_offset);
+      bytes.fill(0xff, start, start + Number(chunk?.total_compressed_size));
+
+      // Act
+      const { err, left, untouched } = await refusal(bytes, 5, workers);
+
+      // Assess
+      expectNamed(err, CorruptInputError, /decoder failed/);
+      expect(left).toEqual([]);
+      expect(untouched.every(Boolean)).toBe(true);
+    },
+  );
+
   it('refuses a file with zero rows', async () => {
     // Prepare
     const bytes = await duck.parquet(`${eventsSelect(10, 1)} LIMIT 0`);
