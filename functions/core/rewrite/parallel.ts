@@ -288,8 +288,17 @@ export interface HasherPool {
 }
 
 function hasherOn(worker: Worker): OutputHasher {
+  // A worker that died (parquet-wasm trapped) answers nothing more: later outputs fail at once.
+  let dead: Error | undefined;
+  worker.once('exit', (code) => {
+    dead ??= new Error(`Engine worker exited (code ${code})`);
+  });
   return (store, output, batchRows) =>
     new Promise<HashedOutput>((resolve, reject) => {
+      if (dead !== undefined) {
+        reject(dead);
+        return;
+      }
       // A store failure is kept as it is (typed: a missing object stays NotFound) rather than as the
       // worker's report of it.
       let storeFailure: unknown;
@@ -319,11 +328,18 @@ function hasherOn(worker: Worker): OutputHasher {
           reject(storeFailure ?? revive(m));
         }
       };
-      // parquet-wasm traps ("unreachable") when a read it awaits fails, which kills the worker: the
-      // store's error is still the cause to report.
+      // parquet-wasm's streaming reader traps ("RuntimeError: unreachable") on a page it cannot
+      // decode, from a promise callback, which kills the worker: that is an output that cannot be
+      // read back (unless a read failed first — then the store's error is the cause).
       const onError = (err: Error) => {
         finish();
-        reject(storeFailure ?? err);
+        dead = err;
+        reject(
+          storeFailure ??
+            (err.name === 'RuntimeError'
+              ? new CorruptInputError(output.key, `the decoder failed (${err.name}: ${err.message})`)
+              : err),
+        );
       };
       worker.on('message', onMessage);
       worker.on('error', onError);

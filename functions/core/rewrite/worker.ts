@@ -104,7 +104,7 @@ let queue: Promise<void> = Promise.resolve();
 async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<void> {
   if (message.type === 'hash') {
     const hashed = new MultisetHash();
-    const rows = await hashParquetObject(remoteRead, message.size, hashed, message.batchRows);
+    const rows = await hashParquetObject(message.key, remoteRead, message.size, hashed, message.batchRows);
     post({ type: 'hashed', rows, hash: hashed.digest(), nullCounts: hashed.nullCountsRecord() });
     return;
   }

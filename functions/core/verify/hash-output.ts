@@ -1,9 +1,9 @@
 // Hashes one Parquet output read by byte ranges (footer, then a row group at a time) by the independent
-// path: parquet-wasm decodes, Arrow IPC carries each batch to arrow-js, the shared kernels hash. Used by
-// verify on the calling thread and by the engine worker when verification runs in parallel.
+// path: parquet-wasm decodes, Arrow IPC carries each batch to arrow-js, the shared kernels hash. Runs in
+// an engine worker (verify), where a trap of parquet-wasm's streaming reader kills only the worker.
 
 import { hashWasmBatchIpc, type MultisetHash } from '../fingerprint/fingerprint.js';
-import { pw, type RangeReader, rangeBlob } from '../rewrite/wasm.js';
+import { decodeError, pw, type RangeReader, rangeBlob } from '../rewrite/wasm.js';
 
 /**
  * Adds every row of the `size`-byte Parquet object behind `read` to `acc` and returns the rows
@@ -14,9 +14,11 @@ import { pw, type RangeReader, rangeBlob } from '../rewrite/wasm.js';
  * A read that fails is never handed to parquet-wasm as a rejection: its async reader traps
  * ("RuntimeError: unreachable") on one, from a promise callback, which crashes the process (or the
  * worker). The failure is kept, parquet-wasm gets no bytes and fails with an ordinary error, and the
- * kept failure — the store's own, typed error — is what this throws.
+ * kept failure — the store's own, typed error — is what this throws. Bytes that do not decode are a
+ * CorruptInputError naming `key` (for verify: an output that cannot be read back).
  */
 export async function hashParquetObject(
+  key: string,
   read: RangeReader,
   size: number,
   acc: MultisetHash,
@@ -49,7 +51,7 @@ export async function hashParquetObject(
       file.free();
     }
   } catch (err) {
-    throw failed === undefined ? err : failed.error;
+    throw failed === undefined ? decodeError(key, err) : failed.error;
   }
   if (failed !== undefined) throw failed.error;
   return rows;

@@ -13,7 +13,6 @@ import {
 } from '../fingerprint/fingerprint.js';
 import { readFooter } from '../parquet/footer.js';
 import { type HasherPool, workerHashers } from '../rewrite/parallel.js';
-import { hashParquetObject } from './hash-output.js';
 
 export interface VerificationReport {
   readonly outputs: number;
@@ -24,8 +23,6 @@ export interface VerificationReport {
 }
 
 export interface VerifyOptions {
-  /** Outputs read concurrently (default 2). Each holds one row group decoded at a time. */
-  readonly concurrency?: number;
   /**
    * Rows per decoded batch (default 65,536). Smaller batches would shrink the verifier's wasm heap
    * and IPC copies (32,768 rows: ~29 → ~23 MB of wasm) but cost ~25% more verification time on the
@@ -33,10 +30,10 @@ export interface VerifyOptions {
    */
   readonly batchRows?: number;
   /**
-   * Worker threads hashing outputs (default 1: everything on the calling thread). With more, each
-   * output is decoded and hashed by an engine worker (its own wasm instance) while this thread
-   * reads its footer and serves its byte ranges from the store; pass the vCPUs the function has.
-   * Outputs are then verified `workers` at a time.
+   * Engine worker threads hashing outputs (default 1), each with its own wasm instance: a worker
+   * decodes and hashes one output at a time while this thread reads the footers and serves the
+   * workers' byte ranges from the store. Pass the vCPUs the function has; outputs are verified
+   * `workers` at a time.
    */
   readonly workers?: number;
 }
@@ -56,13 +53,16 @@ export async function verifyOutputs(
   options: VerifyOptions = {},
 ): Promise<VerificationReport> {
   const batchRows = options.batchRows ?? 65_536;
-  const workers = Math.min(options.workers ?? 1, outputs.length);
-  const pool = workers > 1 ? await workerHashers(workers) : undefined;
-  const limit = pLimit(pool === undefined ? (options.concurrency ?? 2) : workers);
+  if (outputs.length === 0) return compare(store, outputs, expected, batchRows, pLimit(1), undefined);
+  // Always on engine workers, even one: parquet-wasm's streaming reader (the only one that reads an
+  // output by ranges, without holding it whole) traps on a page it cannot decode, which would hang
+  // or crash this thread; a worker dies instead and the output is reported corrupt.
+  const workers = Math.max(1, Math.min(options.workers ?? 1, outputs.length));
+  const pool = await workerHashers(workers);
   try {
-    return await compare(store, outputs, expected, batchRows, limit, pool);
+    return await compare(store, outputs, expected, batchRows, pLimit(workers), pool);
   } finally {
-    await pool?.close();
+    await pool.close();
   }
 }
 
@@ -90,19 +90,15 @@ async function compare(
         );
         schemaKeys.push(schemaKeyOf(meta));
         const acc = new MultisetHash();
+        if (pool === undefined) throw new Error('verifyOutputs: no engine worker to hash an output');
+        const hasher = pool.take();
         let rows: number;
-        if (pool === undefined) {
-          const read = (start: number, end: number) => store.getRange(output.key, start, end - 1);
-          rows = await hashParquetObject(read, output.size, acc, batchRows);
-        } else {
-          const hasher = pool.take();
-          try {
-            const hashed = await hasher(store, output, batchRows);
-            acc.merge(hashed);
-            rows = hashed.rows;
-          } finally {
-            pool.give(hasher);
-          }
+        try {
+          const hashed = await hasher(store, output, batchRows);
+          acc.merge(hashed);
+          rows = hashed.rows;
+        } finally {
+          pool.give(hasher);
         }
         if (rows !== footer.rows) {
           problems.push(`${output.key}: footer says ${footer.rows} rows, ${rows} were read`);

@@ -1,10 +1,12 @@
-// Proves verification with worker threads gives the calling thread's fingerprint and still catches a
-// tampered output, and that a failed range read — on a worker or on this thread — fails with the store's
-// own error instead of crashing on parquet-wasm's trap, with every worker stopped.
+// Proves verification on engine workers gives the same fingerprint with one worker or two and still
+// catches a tampered output, and that a failed range read or an undecodable page fails with a typed error
+// (the store's own, or CorruptInputError naming the output) instead of hanging on parquet-wasm's trap,
+// with every worker stopped.
 // node:worker_threads is wrapped only to count the real workers started and terminated.
 
 import { describe, expect, it, vi } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { CorruptInputError } from '../../../../functions/core/errors.js';
 import { verifyOutputs } from '../../../../functions/core/verify/verify.js';
 import { problemsOf, rewritten, tamper } from '../../../support/verify-fixtures.js';
 
@@ -37,7 +39,7 @@ class FailingReads extends MemoryObjectStore {
 }
 
 describe('verifyOutputs with worker threads', () => {
-  it('recomputes the calling thread’s fingerprint with two workers, and stops both', async () => {
+  it('recomputes the one-worker fingerprint with two workers, and stops both', async () => {
     // Prepare: three outputs, so both workers hash at least one.
     const { target, result } = await rewritten(3);
     expect(result.outputs).toHaveLength(3);
@@ -78,7 +80,7 @@ describe('verifyOutputs with worker threads', () => {
   });
 
   it.each([
-    { workers: 1, threads: 0 },
+    { workers: 1, threads: 1 },
     { workers: 2, threads: 2 },
   ])(
     'fails with the store’s own error when a range read fails ($workers worker(s)), and verifies again after',
@@ -103,6 +105,28 @@ describe('verifyOutputs with worker threads', () => {
       expect(again.fingerprint.hash).toBe(result.fingerprint.hash);
       expect(threads.started - before.started).toBe(2 * expectedThreads);
       expect(threads.terminated - before.terminated).toBe(2 * expectedThreads);
+    },
+  );
+
+  it.each([1, 2])(
+    'fails with a CorruptInputError naming an output whose pages do not decode (%i worker(s))',
+    async (workers) => {
+      // Prepare: garble the second output's first column chunk, leaving its footer intact.
+      const { target, result } = await rewritten(3);
+      const broken = result.outputs[1] as { key: string; size: number };
+      const bytes = await target.get(broken.key);
+      bytes.fill(0xff, 8, Math.min(bytes.length - 4096, 8 + 2048));
+      await target.put(broken.key, bytes);
+
+      // Act
+      const err = await verifyOutputs(target, result.outputs, result.fingerprint, { workers }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+
+      // Assess
+      expect(err).toBeInstanceOf(CorruptInputError);
+      expect((err as CorruptInputError).key).toBe(broken.key);
     },
   );
 });
