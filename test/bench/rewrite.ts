@@ -14,7 +14,7 @@ import { hashWasmBatch, MultisetHash } from '../../functions/core/fingerprint/fi
 import type { WrittenOutput } from '../../functions/core/rewrite/output.js';
 import { rewriteGroup } from '../../functions/core/rewrite/rewrite.js';
 import { ENGINE_NODE_OPTIONS } from '../../functions/core/rewrite/runtime.js';
-import { dictionaryPlan, pw, writerProperties } from '../../functions/core/rewrite/wasm.js';
+import { columnPlan, pw, writerProperties } from '../../functions/core/rewrite/wasm.js';
 import { verifyOutputs } from '../../functions/core/verify/verify.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { generateEventsBatch, mulberry32 } from '../../functions/tools/sample-lake.js';
@@ -262,7 +262,7 @@ async function measurePhases(job: Job, names: readonly string[]): Promise<Measur
     batchSize: 65_536,
     limit: 65_536,
   });
-  const dictionary = dictionaryPlan(tableFromIPC(sample.intoIPCStream()), settings);
+  const { dictionary } = columnPlan(tableFromIPC(sample.intoIPCStream()), settings);
   const acc = new MultisetHash();
   let decodeMs = 0;
   let hashMs = 0;

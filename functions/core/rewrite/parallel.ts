@@ -280,10 +280,9 @@ export type OutputHasher = (
   batchRows: number,
 ) => Promise<HashedOutput>;
 
-/** Engine workers ready to hash outputs: take one per output in progress, give it back after. */
+/** Up to `n` engine workers hashing outputs, one output each at a time; `close` terminates them. */
 export interface HasherPool {
-  readonly take: () => OutputHasher;
-  readonly give: (hasher: OutputHasher) => void;
+  readonly hash: OutputHasher;
   readonly close: () => Promise<void>;
 }
 
@@ -348,18 +347,27 @@ function hasherOn(worker: Worker): OutputHasher {
     });
 }
 
-/** Starts `n` engine workers for hashing outputs (verification); `close` terminates them. */
-export async function workerHashers(n: number): Promise<HasherPool> {
-  const workers = Array.from({ length: n }, spawn);
-  const idle = workers.map(hasherOn);
+/**
+ * Engine workers for hashing outputs (verification), started when first needed — at most `n`, so
+ * callers hash at most `n` outputs at once.
+ */
+export function workerHashers(n: number): HasherPool {
+  const workers: Worker[] = [];
+  const idle: OutputHasher[] = [];
   return {
-    take: () => {
-      const hasher = idle.pop();
-      if (hasher === undefined) throw new Error('workerHashers: more outputs in progress than workers');
-      return hasher;
-    },
-    give: (hasher) => {
-      idle.push(hasher);
+    hash: async (store, output, batchRows) => {
+      let hasher = idle.pop();
+      if (hasher === undefined) {
+        if (workers.length >= n) throw new Error(`workerHashers: more than ${n} outputs at once`);
+        const worker = spawn();
+        workers.push(worker);
+        hasher = hasherOn(worker);
+      }
+      try {
+        return await hasher(store, output, batchRows);
+      } finally {
+        idle.push(hasher);
+      }
     },
     close: async () => {
       await Promise.all(workers.map((w) => w.terminate()));

@@ -18,7 +18,15 @@ import { OutputWriter, type WrittenOutput } from './output.js';
 import { type OutputTask, type ParallelContext, runTasks } from './parallel.js';
 import { type CheckedInput, type InputFile, preflight } from './preflight.js';
 import { type BatchKeys, sortedSlices, sortKeysOf } from './sort.js';
-import { type Codec, columnPlan, decodeBatches, decodeError, pw, writerProperties } from './wasm.js';
+import {
+  type Codec,
+  columnPlan,
+  decodeBatches,
+  decodeError,
+  pw,
+  type WriterSettings,
+  writerProperties,
+} from './wasm.js';
 
 export type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 export type { WrittenOutput } from './output.js';
@@ -260,10 +268,6 @@ export async function rewriteGroup(
     }
     samples.set(run, { dictionary, encodings, ...(bytesPerRow !== undefined && { bytesPerRow }) });
   };
-  const dictionaries = {
-    get: (run: Run) => samples.get(run)?.dictionary,
-  };
-  const encodingsOf = (run: Run) => samples.get(run)?.encodings ?? {};
 
   /**
    * Outputs for a run: the planner's count when given (single-schema groups), else the encoded
@@ -310,25 +314,22 @@ export async function rewriteGroup(
     return Math.max(1, Math.min(rowGroupRows, Math.floor(rowGroupBytes / Math.max(1, perRow))));
   };
 
+  /** Writer settings of every output of `run`: its inputs' metadata and the sampled column plan. */
+  const outputSettings = (run: Run): WriterSettings => ({
+    ...settings,
+    rowGroupRows: rowsPerRowGroup(run),
+    keyValueMetadata: run.inputs[0]?.footer.keyValueMetadata ?? {},
+    dictionary: samples.get(run)?.dictionary ?? {},
+    encodings: samples.get(run)?.encodings ?? {},
+  });
+
   const open = (run: Run): OutputWriter => {
     const key = options.outputKey(startedKeys.length);
     if (startedKeys.includes(key)) {
       throw new InvalidInputError(`outputKey(${startedKeys.length}) returned ${key}, which is already used`);
     }
     startedKeys.push(key);
-    const kv = run.inputs[0]?.footer.keyValueMetadata ?? {};
-    return new OutputWriter(
-      io.target,
-      key,
-      {
-        ...settings,
-        rowGroupRows: rowsPerRowGroup(run),
-        keyValueMetadata: kv,
-        dictionary: dictionaries.get(run) ?? {},
-        encodings: encodingsOf(run),
-      },
-      stallMs,
-    );
+    return new OutputWriter(io.target, key, outputSettings(run), stallMs);
   };
 
   const parallelContext: ParallelContext = {
@@ -352,14 +353,7 @@ export async function rewriteGroup(
       starts.push(at);
       at += input.footer.rows;
     }
-    const kv = run.inputs[0]?.footer.keyValueMetadata ?? {};
-    const taskSettings = {
-      ...settings,
-      rowGroupRows: rowsPerRowGroup(run),
-      keyValueMetadata: kv,
-      dictionary: dictionaries.get(run) ?? {},
-      encodings: encodingsOf(run),
-    };
+    const taskSettings = outputSettings(run);
     const base = startedKeys.length;
     let from = 0;
     return quotas.map((quota, j) => {

@@ -128,42 +128,6 @@ export function columnPlan(
   return plan;
 }
 
-/** `columnPlan` without DELTA encodings: the dictionary decision per column. */
-export function dictionaryPlan(
-  sample: Table,
-  settings: Omit<WriterSettings, 'keyValueMetadata' | 'dictionary' | 'encodings'>,
-  minSaving = 0.1,
-): Record<string, boolean> {
-  return columnPlan(sample, settings, { minSaving }).dictionary;
-}
-
-/** Reads bytes [start, end) of an object. */
-export type RangeReader = (start: number, end: number) => Promise<Uint8Array>;
-
-/**
- * A Blob-shaped view of bytes [start, end) of an object, for parquet-wasm's ranged async reader
- * (footer first, then a row group's column chunks at a time).
- */
-export function rangeBlob(read: RangeReader, start: number, end: number): Blob {
-  return {
-    size: end - start,
-    type: '',
-    slice(s = 0, e = end - start) {
-      return rangeBlob(read, start + Math.max(0, s), Math.min(end, start + e));
-    },
-    async arrayBuffer() {
-      if (end <= start) return new ArrayBuffer(0);
-      const bytes = await read(start, end);
-      // Hand over the reader's buffer when the bytes fill it: a copy would double every column
-      // chunk read (a row group per output in flight) until the GC runs.
-      if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) {
-        return bytes.buffer as ArrayBuffer;
-      }
-      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-    },
-  } as unknown as Blob;
-}
-
 /**
  * Decodes one input into record batches, one row group at a time, so decoded memory is bounded
  * by its largest row group rather than by the file (a file with one row group: one call, the

@@ -3,7 +3,34 @@
 // an engine worker (verify), where a trap of parquet-wasm's streaming reader kills only the worker.
 
 import { hashWasmBatchIpc, type MultisetHash } from '../fingerprint/fingerprint.js';
-import { decodeError, pw, type RangeReader, rangeBlob } from '../rewrite/wasm.js';
+import { decodeError, pw } from '../rewrite/wasm.js';
+
+/** Reads bytes [start, end) of an object. */
+export type RangeReader = (start: number, end: number) => Promise<Uint8Array>;
+
+/**
+ * A Blob-shaped view of bytes [start, end) of an object, for parquet-wasm's ranged async reader
+ * (footer first, then a row group's column chunks at a time).
+ */
+function rangeBlob(read: RangeReader, start: number, end: number): Blob {
+  return {
+    size: end - start,
+    type: '',
+    slice(s = 0, e = end - start) {
+      return rangeBlob(read, start + Math.max(0, s), Math.min(end, start + e));
+    },
+    async arrayBuffer() {
+      if (end <= start) return new ArrayBuffer(0);
+      const bytes = await read(start, end);
+      // Hand over the reader's buffer when the bytes fill it: a copy would double every column
+      // chunk read (a row group per output in flight) until the GC runs.
+      if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) {
+        return bytes.buffer as ArrayBuffer;
+      }
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    },
+  } as unknown as Blob;
+}
 
 /**
  * Adds every row of the `size`-byte Parquet object behind `read` to `acc` and returns the rows

@@ -53,27 +53,28 @@ export async function verifyOutputs(
   options: VerifyOptions = {},
 ): Promise<VerificationReport> {
   const batchRows = options.batchRows ?? 65_536;
-  if (outputs.length === 0) return compare(store, outputs, expected, batchRows, pLimit(1), undefined);
   // Always on engine workers, even one: parquet-wasm's streaming reader (the only one that reads an
   // output by ranges, without holding it whole) traps on a page it cannot decode, which would hang
   // or crash this thread; a worker dies instead and the output is reported corrupt.
   const workers = Math.max(1, Math.min(options.workers ?? 1, outputs.length));
-  const pool = await workerHashers(workers);
+  const pool = workerHashers(workers);
   try {
-    return await compare(store, outputs, expected, batchRows, pLimit(workers), pool);
+    return await compare(store, outputs, expected, batchRows, workers, pool);
   } finally {
     await pool.close();
   }
 }
 
+/** Reads each output's footer and hashes its rows on `pool`, `workers` outputs at a time; compares with `expected`. */
 async function compare(
   store: ObjectStore,
   outputs: readonly { key: string; size: number }[],
   expected: GroupFingerprint,
   batchRows: number,
-  limit: ReturnType<typeof pLimit>,
-  pool: HasherPool | undefined,
+  workers: number,
+  pool: HasherPool,
 ): Promise<VerificationReport> {
+  const limit = pLimit(workers);
   const schemaKeys: string[] = [];
   const problems: string[] = [];
   const perOutput = await Promise.all(
@@ -89,17 +90,10 @@ async function compare(
           },
         );
         schemaKeys.push(schemaKeyOf(meta));
+        const hashed = await pool.hash(store, output, batchRows);
         const acc = new MultisetHash();
-        if (pool === undefined) throw new Error('verifyOutputs: no engine worker to hash an output');
-        const hasher = pool.take();
-        let rows: number;
-        try {
-          const hashed = await hasher(store, output, batchRows);
-          acc.merge(hashed);
-          rows = hashed.rows;
-        } finally {
-          pool.give(hasher);
-        }
+        acc.merge(hashed);
+        const rows = hashed.rows;
         if (rows !== footer.rows) {
           problems.push(`${output.key}: footer says ${footer.rows} rows, ${rows} were read`);
         }
