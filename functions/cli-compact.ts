@@ -162,7 +162,7 @@ async function compactPartition(
 ): Promise<CompactPartitionResult> {
   const label = run.partition || '(root)';
   await leases.acquire(refOf(run), { runId: run.runId, now: deps.clock.now() });
-  const plan: PlanStepResult = await planRun(deps, run, {
+  const plan: PlanStepResult = await planRun({ ...deps, leases }, run, {
     inlineGroupLimit: Number.MAX_SAFE_INTEGER,
     compactMemoryMb: 1024,
   });

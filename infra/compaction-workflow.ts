@@ -16,8 +16,10 @@ import { projectFunction } from './node-function.js';
 import {
   KMS_OBJECT_ACTIONS,
   listStatements,
+  publisherStatements,
   type TableLocation,
   tableObjectArns,
+  versioningStatements,
   workObjectArns,
 } from './s3-access.js';
 
@@ -33,7 +35,14 @@ export const TRANSIENT_ERRORS = [
 ] as const;
 
 /** Errors no retry can fix; never listed in a Retry (documented here for the template test). */
-export const PERMANENT_ERRORS = ['VerificationError', 'CorruptInputError', 'UnsupportedInputError'] as const;
+export const PERMANENT_ERRORS = [
+  'VerificationError',
+  'CorruptInputError',
+  'UnsupportedInputError',
+  'UnsettledPartitionError',
+  'PartitionNeedsAttentionError',
+  'LeaseLostError',
+] as const;
 
 export interface CompactionWorkflowProps {
   /** The single table (partition items, journal, history). */
@@ -83,6 +92,8 @@ export interface CompactionWorkflowProps {
 /** The S3 object access of one workflow step (each such step also lists its buckets; see `listStatements`). */
 interface StepGrant {
   readonly statements: readonly { actions: string[]; resources: string[] }[];
+  /** Reads the buckets' versioning status (steps that may retire inputs by delete). */
+  readonly versioning?: boolean;
 }
 
 /** Source of completion events (match it in EventBridge rules). */
@@ -169,6 +180,24 @@ export class CompactionWorkflow extends Construct {
       }),
     );
     for (const key of props.encryptionKeys ?? []) key.grantDecrypt(this.stateMachine);
+    // The lease step takes over the lease of a run whose execution has ended (it reads that execution's
+    // status). A separate policy for the same reason as below.
+    new iam.Policy(this, 'LeaseReadsExecutions', {
+      roles: [functions.lease.role as iam.IRole],
+      statements: [
+        new iam.PolicyStatement({
+          actions: ['states:DescribeExecution'],
+          resources: [
+            Stack.of(this).formatArn({
+              service: 'states',
+              resource: 'execution',
+              resourceName: `${this.stateMachine.stateMachineName}:*`,
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          ],
+        }),
+      ],
+    });
     // Validate starts one child execution per partition. A separate policy, not the function's default
     // one, because the state machine depends on the function (a grant there would be a cycle).
     new iam.Policy(this, 'ValidateStartsChildren', {
@@ -193,13 +222,15 @@ export class CompactionWorkflow extends Construct {
   /**
    * S3 access per step, from what each one does (functions/core/workflow, core/commit.ts):
    * - validate, lease: no object at all (DynamoDB and Step Functions only);
-   * - plan: lists and reads footers under the table prefixes, reads and writes `plans/`;
+   * - plan: settles what earlier runs left first (the publisher's access, below), then lists and reads
+   *   footers under the table prefixes, reads and writes `plans/`;
    * - compact: reads the inputs, writes, reads back and clears its group's `staging/` folder (multipart
    *   uploads, hence AbortMultipartUpload);
    * - verify: reads `staging/` only;
    * - commit, rollback, finalize (the latter two settle a group through the same commit protocol): read,
    *   copy into, delete under the table prefixes, restore an input from its noncurrent version
-   *   (GetObjectVersion), copy from and delete `staging/`, move to, read and delete `trash/`.
+   *   (GetObjectVersion), copy from and delete `staging/`, move to, read and delete `trash/`
+   *   (`publisherStatements`); with plan, they read the buckets' versioning status.
    * Every object-touching step reads and writes oversized journal file lists under `journal/`. No step lists
    * object versions or deletes a version (only vacuum does). Each lists its buckets (see `listStatements`).
    */
@@ -208,24 +239,15 @@ export class CompactionWorkflow extends Construct {
     const data = tableObjectArns(tables);
     const work = (sub: string) => workObjectArns(tables, sub);
     const journal = { actions: ['s3:GetObject', 's3:PutObject'], resources: work('journal/') };
-    const publisher: StepGrant = {
-      statements: [
-        {
-          actions: ['s3:GetObject', 's3:GetObjectVersion', 's3:PutObject', 's3:DeleteObject'],
-          resources: data,
-        },
-        { actions: ['s3:GetObject', 's3:DeleteObject'], resources: work('staging/') },
-        { actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], resources: work('trash/') },
-        journal,
-      ],
-    };
+    const publisher: StepGrant = { statements: publisherStatements(tables), versioning: true };
     const grants: Record<string, StepGrant> = {
+      // Plan settles earlier runs' groups before planning (workflow/settle.ts): the publisher's access.
       plan: {
         statements: [
-          { actions: ['s3:GetObject'], resources: data },
+          ...publisherStatements(tables),
           { actions: ['s3:GetObject', 's3:PutObject'], resources: work('plans/') },
-          journal,
         ],
+        versioning: true,
       },
       compact: {
         statements: [
@@ -250,6 +272,9 @@ export class CompactionWorkflow extends Construct {
         throw new Error(`CompactionWorkflow: no function named ${name} to grant S3 access to`);
       for (const statement of grant.statements) fn.addToRolePolicy(new iam.PolicyStatement(statement));
       for (const statement of listStatements(tables)) fn.addToRolePolicy(statement);
+      if (grant.versioning === true) {
+        for (const statement of versioningStatements(tables)) fn.addToRolePolicy(statement);
+      }
       for (const key of this.props.encryptionKeys ?? []) key.grant(fn, ...KMS_OBJECT_ACTIONS);
     }
   }
@@ -300,7 +325,7 @@ export class CompactionWorkflow extends Construct {
     const acquire = this.task(
       'Acquire lease',
       fns.lease,
-      { action: 'acquire', 'run.$': '$.run' },
+      { action: 'acquire', 'run.$': '$.run', 'stateMachineArn.$': '$$.StateMachine.Id' },
       { resultPath: '$.lease' },
     );
     acquire.addCatch(
@@ -309,6 +334,14 @@ export class CompactionWorkflow extends Construct {
         errors: ['LeaseHeldError'],
         resultPath: '$.error',
       },
+    );
+    // Nothing to record: the partition stays as it is until an operator settles it (the cause says how).
+    acquire.addCatch(
+      new sfn.Fail(this, 'Partition needs attention', {
+        errorPath: '$.error.Error',
+        causePath: '$.error.Cause',
+      }),
+      { errors: ['PartitionNeedsAttentionError'], resultPath: '$.error' },
     );
     onError(acquire);
 
@@ -360,13 +393,17 @@ export class CompactionWorkflow extends Construct {
 
     const finish = finalize('Finalize run', 'compacted', '$.result');
     onError(finish);
+    const settleOnly = finalize('Finish: settled', 'settled', '$.result');
+    onError(settleOnly);
     const succeeded = new sfn.Succeed(this, 'Compacted', { outputPath: '$.result' });
     const groupFailed = new sfn.Fail(this, 'Group failed', {
       errorPath: '$.result.firstError.error',
       causePath: '$.result.firstError.cause',
     });
+    const announceCompletion = this.announce('Announce completion', bus);
+    settleOnly.next(announceCompletion);
     finish
-      .next(this.announce('Announce completion', bus))
+      .next(announceCompletion)
       .next(this.notify('Notify completion'))
       .next(
         new sfn.Choice(this, 'Any group failed?')
@@ -391,7 +428,19 @@ export class CompactionWorkflow extends Construct {
       .otherwise(waitQuiet);
     waitQuiet.next(checkQuiet);
     checkQuiet.next(quietChoice);
-    acquire.next(quietChoice);
+    // A settle run (`"settle": true`) goes straight to finalize, which settles the partition's open
+    // groups and releases it: no quiet wait (settling is due whatever the writers do), no plan.
+    acquire.next(
+      new sfn.Choice(this, 'Settle only?')
+        .when(
+          sfn.Condition.and(
+            sfn.Condition.isPresent('$.run.settle'),
+            sfn.Condition.booleanEquals('$.run.settle', true),
+          ),
+          settleOnly,
+        )
+        .otherwise(quietChoice),
+    );
 
     return validate.next(
       new sfn.Choice(this, 'Several partitions?')

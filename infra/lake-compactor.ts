@@ -4,6 +4,7 @@ import { Aspects, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -21,7 +22,14 @@ import { Maintenance, type MaintenanceProps, scheduleOf } from './maintenance.js
 import { AcknowledgeWildcards, type WildcardGrant } from './nag-acknowledgements.js';
 import { projectFunction } from './node-function.js';
 import { Observability } from './observability.js';
-import { listStatements, normalizeTablePrefix, type TableLocation } from './s3-access.js';
+import {
+  KMS_OBJECT_ACTIONS,
+  listStatements,
+  normalizeTablePrefix,
+  publisherStatements,
+  type TableLocation,
+  versioningStatements,
+} from './s3-access.js';
 import { createStateTable } from './state-table.js';
 
 /** One table the compactor looks after. */
@@ -330,6 +338,7 @@ export class LakeCompactor extends Construct {
       props.sweepMemoryMb ?? 512,
       props.sweep ?? {},
       triggersDryRun,
+      encryptionKeys,
     );
 
     this.workflow = new CompactionWorkflow(this, 'Workflow', {
@@ -561,6 +570,7 @@ export class LakeCompactor extends Construct {
     memorySize: number,
     schedules: LakeCompactorSweepProps,
     triggersDryRun: string,
+    encryptionKeys: readonly kms.IKey[],
   ): nodejs.NodejsFunction {
     const sweep = projectFunction(this, 'Sweep', 'sweep.ts', {
       description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
@@ -569,10 +579,15 @@ export class LakeCompactor extends Construct {
       environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson, TRIGGERS_DRY_RUN: triggersDryRun },
     });
     this.table.grantReadWriteData(sweep);
-    // Reconcile lists the tables' prefixes (no object is read), nothing else.
-    for (const statement of listStatements(tables)) {
+    // Reconcile lists the tables' prefixes. Before releasing the lease of a run that died, the sweep settles
+    // the groups it left through the commit protocol (workflow/settle.ts): the commit step's object access.
+    for (const statement of [...listStatements(tables), ...versioningStatements(tables)]) {
       sweep.addToRolePolicy(statement);
     }
+    for (const statement of publisherStatements(tables)) {
+      sweep.addToRolePolicy(new iam.PolicyStatement(statement));
+    }
+    for (const key of encryptionKeys) key.grant(sweep, ...KMS_OBJECT_ACTIONS);
     new events.Rule(this, 'SweepSchedule', {
       description: 'lake-compactor sweep: due partitions and stuck leases',
       schedule: scheduleOf(schedules.schedule, events.Schedule.rate(Duration.minutes(15))),

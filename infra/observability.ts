@@ -59,6 +59,8 @@ export class Observability extends Construct {
   public readonly executionsFailedAlarm: cloudwatch.Alarm;
   /** The sweep found a lease whose execution had ended (or never started) and released or restarted it. */
   public readonly stuckLeasesAlarm: cloudwatch.Alarm;
+  /** A partition is needs-attention: a run could not settle a group (e.g. S3 kept denying a request). */
+  public readonly needsAttentionAlarm: cloudwatch.Alarm;
   /** The vacuum function failed: retired versions and trash keep costing storage until it succeeds. */
   public readonly vacuumErrorsAlarm: cloudwatch.Alarm;
   public readonly dashboard: cloudwatch.Dashboard;
@@ -125,12 +127,17 @@ export class Observability extends Construct {
     this.executionsFailedAlarm = alarmOnAny(
       'ExecutionsFailed',
       failed,
-      'lake-compactor: a compaction execution failed. Open it in the Step Functions console; staging was rolled back and the lease released, so it can be restarted once the cause is fixed.',
+      'lake-compactor: a compaction execution failed. Open it in the Step Functions console; its groups were rolled back before publishing or forward after it, and the lease released (or, when a group could not be settled, the partition marked needs-attention: see that alarm). Any run can be restarted once the cause is fixed.',
     );
     this.stuckLeasesAlarm = alarmOnAny(
       'StuckLeases',
       custom(METRIC.stuckLeases, {}, sum),
-      'lake-compactor: the sweep found partition leases whose compaction execution had ended without releasing them (or had never started) and released or restarted them: a run died before its finalize step (timeout, abort, finalize error). The sweep log line "released a lease whose execution is no longer running" names the partition and the execution status. Open that execution in the Step Functions console for the cause. If it died during a commit, the run\'s journal items in the state table may hold a group neither done nor aborted (outputs published, inputs not yet retired: listing readers see those rows twice); settle each such group by invoking the rollback function with the run and group id (it rolls back before publishing, forward after), then fix the cause.',
+      'lake-compactor: the sweep found partition leases whose compaction execution had ended without releasing them (or had never started): a run died before its finalize step (timeout, abort, finalize error). The sweep settled what the run left (groups rolled back before publishing, forward after) and released or restarted the lease; a group it could not settle marks the partition needs-attention (its own alarm). The sweep log line "released a lease whose execution is no longer running" names the partition and the execution status; open that execution in the Step Functions console for the cause.',
+    );
+    this.needsAttentionAlarm = alarmOnAny(
+      'PartitionsNeedAttention',
+      custom(METRIC.partitionsNeedingAttention, {}, { period, statistic: cloudwatch.Stats.MAXIMUM }),
+      'lake-compactor: a partition is needs-attention: a compaction run could not settle one of its groups (a request kept failing, e.g. S3 AccessDenied or a KMS denial), or found a cause only a person can fix (e.g. the location is a Delta or Iceberg table). Until settled, listing readers may see some rows twice, and no trigger starts a run on it. `lake-compactor status --state-table <table>` lists such partitions with the reason; fix the cause, then start an execution with {"table": "<table>", "partition": "<partition>", "settle": true} (events/workflow-settle.json).',
     );
     this.vacuumErrorsAlarm = alarmOnAny(
       'VacuumErrors',
@@ -156,6 +163,7 @@ export class Observability extends Construct {
               this.deadLetterQueueAlarm,
               this.executionsFailedAlarm,
               this.stuckLeasesAlarm,
+              this.needsAttentionAlarm,
               this.vacuumErrorsAlarm,
             ],
             width: 24,

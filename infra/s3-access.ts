@@ -61,3 +61,32 @@ export function listStatements(
 ): iam.PolicyStatement[] {
   return [new iam.PolicyStatement({ actions: [...actions], resources: bucketArns(locations) })];
 }
+
+/**
+ * `s3:GetBucketVersioning` on the buckets: the plan step and the commit check that a bucket configured for
+ * delete-mode retirement really keeps old versions (a delete on a suspended bucket cannot be undone).
+ */
+export function versioningStatements(locations: readonly TableLocation[]): iam.PolicyStatement[] {
+  return [new iam.PolicyStatement({ actions: ['s3:GetBucketVersioning'], resources: bucketArns(locations) })];
+}
+
+/**
+ * What settling a group through the commit protocol touches (commit, rollback, finalize, and the sweep,
+ * which settles a dead run's groups): read, copy into and delete under the table prefixes, restore a
+ * noncurrent version, copy from and delete `staging/`, move to, read and delete `trash/`, and the
+ * journal's oversized file lists under `journal/`. Never lists or deletes versions (only vacuum does).
+ */
+export function publisherStatements(
+  locations: readonly TableLocation[],
+): { actions: string[]; resources: string[] }[] {
+  const work = (sub: string) => workObjectArns(locations, sub);
+  return [
+    {
+      actions: ['s3:GetObject', 's3:GetObjectVersion', 's3:PutObject', 's3:DeleteObject'],
+      resources: tableObjectArns(locations),
+    },
+    { actions: ['s3:GetObject', 's3:DeleteObject'], resources: work('staging/') },
+    { actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], resources: work('trash/') },
+    { actions: ['s3:GetObject', 's3:PutObject'], resources: work('journal/') },
+  ];
+}

@@ -1,21 +1,51 @@
 // The Journal port on DynamoDB: one item per (run, group) in the single table, every transition a
 // conditional update on the revision; file lists too large for an item live in an S3 manifest.
-import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+// An unsettled group's fence item sits beside its partition's item, written and removed in the same
+// transaction as the entry, so "listOpen is exactly the unsettled groups" holds after any crash.
+import {
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError, JournalConflictError } from '../core/errors.js';
-import type {
-  GroupJournalEntry,
-  GroupState,
-  Journal,
-  JournalInput,
-  JournalOutput,
-  JournalPatch,
+import {
+  type GroupJournalEntry,
+  type GroupState,
+  isSettled,
+  type Journal,
+  type JournalInput,
+  type JournalOutput,
+  type JournalPartition,
+  type JournalPatch,
+  type OpenGroup,
 } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
 
 /** Item keys: `pk = RUN#<runId>`, `sk = GROUP#<groupId>` (see README, "State table"). */
 export function journalKey(runId: string, groupId: string): { pk: string; sk: string } {
   return { pk: `RUN#${runId}`, sk: `GROUP#${groupId}` };
+}
+
+/** Prefix of fence items' sort keys, under the partition's own `pk` (its statistics item is `STATE`). */
+const FENCE_PREFIX = 'OPEN#';
+
+/**
+ * Fence item keys: `pk = PART#<table>#<partition>` (the partition item's), `sk = OPEN#<runId>#<groupId>`.
+ * Execution names and group ids never contain `#`, so the sort key splits back unambiguously.
+ */
+export function fenceKey(partition: JournalPartition, group: OpenGroup): { pk: string; sk: string } {
+  return {
+    pk: `PART#${partition.table}#${partition.partition}`,
+    sk: `${FENCE_PREFIX}${group.runId}#${group.groupId}`,
+  };
 }
 
 /** Above this many bytes of JSON, inputs and outputs go to an S3 manifest (items are capped at 400 KB). */
@@ -62,20 +92,28 @@ export class DynamoJournal implements Journal {
 
   async create(entry: Omit<GroupJournalEntry, 'revision'>): Promise<GroupJournalEntry> {
     const created: GroupJournalEntry = { ...entry, revision: 1 };
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.options.tableName,
-          Item: await this.toItem(created),
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
+    const put = {
+      TableName: this.options.tableName,
+      Item: await this.toItem(created),
+      ConditionExpression: 'attribute_not_exists(pk)',
+    };
+    const conflict = () =>
+      new JournalConflictError(
+        `Journal entry ${entry.runId}/${entry.groupId} exists already; read it and continue from its state.`,
       );
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) {
-        throw new JournalConflictError(
-          `Journal entry ${entry.runId}/${entry.groupId} exists already; read it and continue from its state.`,
+    try {
+      if (isSettled(created)) await this.doc.send(new PutCommand(put));
+      else
+        await this.doc.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Put: put },
+              { Put: { TableName: this.options.tableName, Item: fenceItem(created) } },
+            ],
+          }),
         );
-      }
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException || conditionFailed(err, 0)) throw conflict();
       throw err;
     }
     return created;
@@ -94,19 +132,27 @@ export class DynamoJournal implements Journal {
       updatedAt: now,
       revision: current.revision + 1,
     };
+    // A whole-item put conditioned on the revision: simpler than an update expression per field, and the
+    // item is small (or its file lists live in a manifest). Settling removes the fence in the same write.
+    const put = {
+      TableName: this.options.tableName,
+      Item: await this.toItem(next),
+      ConditionExpression: 'revision = :revision',
+      ExpressionAttributeValues: { ':revision': current.revision },
+    };
     try {
-      // A whole-item put conditioned on the revision: simpler than an update expression per
-      // field, and the item is small (or its file lists live in a manifest).
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.options.tableName,
-          Item: await this.toItem(next),
-          ConditionExpression: 'revision = :revision',
-          ExpressionAttributeValues: { ':revision': current.revision },
-        }),
-      );
+      if (!isSettled(next)) await this.doc.send(new PutCommand(put));
+      else
+        await this.doc.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Put: put },
+              { Delete: { TableName: this.options.tableName, Key: fenceKey(next, next) } },
+            ],
+          }),
+        );
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) {
+      if (err instanceof ConditionalCheckFailedException || conditionFailed(err, 0)) {
         throw new JournalConflictError(
           `Journal entry ${current.runId}/${current.groupId} moved past revision ${current.revision} concurrently; re-read it and continue.`,
         );
@@ -133,6 +179,34 @@ export class DynamoJournal implements Journal {
       start = page.LastEvaluatedKey;
     } while (start);
     return entries;
+  }
+
+  async listOpen(partition: JournalPartition): Promise<OpenGroup[]> {
+    const open: OpenGroup[] = [];
+    let start: Record<string, unknown> | undefined;
+    const { pk } = fenceKey(partition, { runId: '', groupId: '' });
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.options.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :open)',
+          ExpressionAttributeValues: { ':pk': pk, ':open': FENCE_PREFIX },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        open.push({ runId: String(item.runId), groupId: String(item.groupId) });
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return open;
+  }
+
+  async closeFence(partition: JournalPartition, group: OpenGroup): Promise<void> {
+    await this.doc.send(
+      new DeleteCommand({ TableName: this.options.tableName, Key: fenceKey(partition, group) }),
+    );
   }
 
   private async toItem(entry: GroupJournalEntry): Promise<StoredItem> {
@@ -165,4 +239,25 @@ export class DynamoJournal implements Journal {
     }
     return { ...rest, inputs: inputs ?? [], outputs: outputs ?? [] };
   }
+}
+
+/** The fence of an unsettled group: no TTL (it must outlive any outage), small and fixed-size. */
+function fenceItem(entry: GroupJournalEntry): Record<string, unknown> {
+  return {
+    ...fenceKey(entry, entry),
+    type: 'fence',
+    runId: entry.runId,
+    groupId: entry.groupId,
+    table: entry.table,
+    partition: entry.partition,
+    createdAt: entry.createdAt,
+  };
+}
+
+/** Whether a cancelled transaction failed on the condition of its `index`-th item. */
+function conditionFailed(err: unknown, index: number): boolean {
+  return (
+    err instanceof TransactionCanceledException &&
+    err.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed'
+  );
 }

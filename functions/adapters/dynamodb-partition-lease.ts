@@ -2,9 +2,10 @@
 // the lease is one conditional update, release and statistics reuse the profiler's store, history is an item.
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { LeaseHeldError } from '../core/errors.js';
+import { LeaseHeldError, PartitionNeedsAttentionError } from '../core/errors.js';
 import type { Policy } from '../core/policy.js';
 import {
+  type Attention,
   gsiSortKey,
   type Lease,
   type ObjectEvent,
@@ -67,6 +68,7 @@ export class DynamoPartitionLease implements PartitionLeases {
       acquiredAt: request.now,
     };
     const scheduled = request.generation !== undefined;
+    const takeOver = request.takeOverFrom;
     const values: Record<string, unknown> = {
       ':compacting': 'compacting',
       ':idle': 'idle',
@@ -78,7 +80,25 @@ export class DynamoPartitionLease implements PartitionLeases {
       ':zero': 0,
       ':one': 1,
       ...(scheduled ? { ':scheduled': 'scheduled', ':generation': request.generation } : {}),
+      ...(request.settle === true ? { ':attention': 'needs-attention' } : {}),
+      ...(takeOver === undefined
+        ? {}
+        : {
+            ':staleScheduled': 'scheduled',
+            ':staleRun': takeOver.runId,
+            ':staleGeneration': takeOver.generation,
+          }),
     };
+    // Who may take it besides the free states: a settle run takes a needs-attention partition; a run
+    // whose predecessor's execution ended without releasing takes the lease over at exactly that holder.
+    const alternatives = [
+      ...(request.settle === true ? ['#state = :attention'] : []),
+      ...(takeOver === undefined
+        ? []
+        : [
+            '(#state IN (:staleScheduled, :compacting) AND lease.runId = :staleRun AND generation = :staleGeneration)',
+          ]),
+    ];
     const counters = ['fileCount', 'totalBytes', 'smallCount', 'smallBytes'].map(
       (n) => `${n} = if_not_exists(${n}, :zero)`,
     );
@@ -98,9 +118,12 @@ export class DynamoPartitionLease implements PartitionLeases {
           TableName: this.options.tableName,
           Key: statsKeys.partition(ref),
           UpdateExpression: `SET ${set.join(', ')} ADD version :one${scheduled ? '' : ', generation :one'}`,
-          ConditionExpression: scheduled
-            ? '#state = :idle OR (#state = :scheduled AND generation = :generation)'
-            : 'attribute_not_exists(#state) OR #state = :idle',
+          ConditionExpression: [
+            scheduled
+              ? '#state = :idle OR (#state = :scheduled AND generation = :generation)'
+              : 'attribute_not_exists(#state) OR #state = :idle',
+            ...alternatives,
+          ].join(' OR '),
           ExpressionAttributeNames: { '#state': 'state', '#table': 'table', '#partition': 'partition' },
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
@@ -130,10 +153,24 @@ export class DynamoPartitionLease implements PartitionLeases {
         };
       }
       const holder = old?.lease;
+      if (old?.state === 'needs-attention') {
+        throw new PartitionNeedsAttentionError(
+          `Partition "${ref.partition}" of table ${ref.table} needs attention since ${new Date(old.attention?.since ?? 0).toISOString()}: ${old.attention?.reason ?? 'no reason recorded'}. No run plans it until an operator has fixed the cause and started a settle run: {"table": "${ref.table}", "partition": "${ref.partition}", "settle": true} (or \`lake-compactor settle\`).`,
+        );
+      }
       throw new LeaseHeldError(
         holder !== undefined
           ? `Partition "${ref.partition}" of table ${ref.table} is ${old?.state} by run ${holder.executionName}${holder.executionArn ? ` (${holder.executionArn})` : ''} since ${new Date(holder.acquiredAt).toISOString()}; wait for it to finish (or stop it), then re-run. force does not break a live lease.`
           : `Partition "${ref.partition}" of table ${ref.table} is ${old?.state ?? 'unknown'} at generation ${old?.generation ?? '?'}, not the scheduled generation ${request.generation ?? '-'} this run was started for; a newer schedule replaced it, nothing to do.`,
+        holder === undefined || old === undefined
+          ? undefined
+          : {
+              runId: holder.runId,
+              ...(holder.executionArn === undefined ? {} : { executionArn: holder.executionArn }),
+              generation: old.generation,
+              state: old.state,
+              acquiredAt: holder.acquiredAt,
+            },
       );
     }
   }
@@ -142,14 +179,20 @@ export class DynamoPartitionLease implements PartitionLeases {
     return (await this.stats.get(ref))?.lastWriteAt;
   }
 
+  async holds(ref: PartitionRef, runId: string): Promise<boolean> {
+    const current = await this.stats.get(ref);
+    return current?.state === 'compacting' && current.lease?.runId === runId;
+  }
+
   /** Released through the profiler's own release, at the generation the run holds (read, then conditional). */
   async release(
     ref: PartitionRef,
     runId: string,
-    patch: { readonly lastCompactedAt?: number },
+    patch: { readonly lastCompactedAt?: number; readonly attention?: Attention },
   ): Promise<boolean> {
     const current = await this.stats.get(ref);
-    if (current === undefined || current.state === 'idle' || current.lease?.runId !== runId) return false;
+    if (current === undefined || current.lease?.runId !== runId) return false;
+    if (current.state !== 'scheduled' && current.state !== 'compacting') return false;
     return this.stats.release(ref, current.generation, patch);
   }
 

@@ -21,6 +21,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { TransientStoreError } from '../core/errors.js';
 import {
+  ATTENTION_PREFIX,
+  type Attention,
   type CounterDelta,
   type DecisionSummary,
   dueRange,
@@ -431,25 +433,41 @@ export class DynamoStatsStore implements StatsStore {
   async release(
     ref: PartitionRef,
     generation: number,
-    patch: { readonly lastCompactedAt?: number },
+    patch: { readonly lastCompactedAt?: number; readonly attention?: Attention },
   ): Promise<boolean> {
     const compacted = patch.lastCompactedAt === undefined ? '' : ', lastCompactedAt = :compacted';
+    const attention = patch.attention;
     try {
       await this.doc.send(
         new UpdateCommand({
           TableName: this.table,
           Key: statsKeys.partition(ref),
-          UpdateExpression: `SET #state = :idle, gsi1sk = :sk${compacted} REMOVE lease ADD version :one`,
+          // needs-attention keeps the lease (who could not settle it) and says why; idle drops both.
+          UpdateExpression:
+            attention === undefined
+              ? `SET #state = :idle, gsi1sk = :sk${compacted} REMOVE lease, attention ADD version :one`
+              : `SET #state = :attention, attention = :why, gsi1sk = :sk${compacted} ADD version :one`,
           ConditionExpression: 'generation = :generation AND #state IN (:scheduled, :compacting)',
           ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: {
-            ':idle': 'idle',
             ':scheduled': 'scheduled',
             ':compacting': 'compacting',
             ':generation': generation,
             ':one': 1,
-            // Due now: whoever released it re-decides at once; the sweep picks it up otherwise.
-            ':sk': gsiSortKey({ partition: ref.partition, state: 'idle' }, 0),
+            ...(attention === undefined
+              ? {
+                  ':idle': 'idle',
+                  // Due now: whoever released it re-decides at once; the sweep picks it up otherwise.
+                  ':sk': gsiSortKey({ partition: ref.partition, state: 'idle' }, 0),
+                }
+              : {
+                  ':attention': 'needs-attention',
+                  ':why': attention,
+                  ':sk': gsiSortKey(
+                    { partition: ref.partition, state: 'needs-attention', attention },
+                    undefined,
+                  ),
+                }),
             ...(patch.lastCompactedAt === undefined ? {} : { ':compacted': patch.lastCompactedAt }),
           },
         }),
@@ -476,6 +494,14 @@ export class DynamoStatsStore implements StatsStore {
       ExpressionAttributeValues: { ':pk': statsKeys.tableIndex(table), ':lease': LEASE_PREFIX },
     });
     return (await this.getPartitions(keys)).filter((s) => s.state !== 'idle');
+  }
+
+  async listNeedingAttention(table: string): Promise<PartitionSnapshot[]> {
+    const keys = await this.queryIndex({
+      KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :attention)',
+      ExpressionAttributeValues: { ':pk': statsKeys.tableIndex(table), ':attention': ATTENTION_PREFIX },
+    });
+    return (await this.getPartitions(keys)).filter((s) => s.state === 'needs-attention');
   }
 
   async listPartitions(table: string): Promise<PartitionSnapshot[]> {
@@ -700,7 +726,11 @@ function decisionFromPlain(value: unknown): DecisionSummary | undefined {
 /** A stored partition item as a snapshot; absent counters read as 0. */
 export function snapshotFromItem(item: Record<string, unknown>): PartitionSnapshot {
   const lease = item.lease as Record<string, unknown> | undefined;
-  const state = item.state === 'scheduled' || item.state === 'compacting' ? item.state : 'idle';
+  const state =
+    item.state === 'scheduled' || item.state === 'compacting' || item.state === 'needs-attention'
+      ? item.state
+      : 'idle';
+  const attention = item.attention as Record<string, unknown> | undefined;
   const lastDecision = decisionFromPlain(item.lastDecision);
   const optional = {
     firstWriteAt: num(item.firstWriteAt),
@@ -732,5 +762,14 @@ export function snapshotFromItem(item: Record<string, unknown>): PartitionSnapsh
           },
         }),
     ...(lastDecision === undefined ? {} : { lastDecision }),
+    ...(attention === undefined
+      ? {}
+      : {
+          attention: {
+            reason: String(attention.reason ?? ''),
+            runId: String(attention.runId ?? ''),
+            since: num(attention.since) ?? 0,
+          },
+        }),
   };
 }

@@ -1,7 +1,7 @@
 // An in-memory PartitionLeases with the DynamoDB adapter's rules (idle or scheduled at the request's
 // generation → compacting; the holder's retry succeeds; release only by the holder): tests, the local CLI run.
-import { LeaseHeldError } from '../core/errors.js';
-import type { PartitionRef } from '../core/profiler.js';
+import { LeaseHeldError, PartitionNeedsAttentionError } from '../core/errors.js';
+import type { Attention, PartitionRef } from '../core/profiler.js';
 import type {
   LayoutChange,
   LeaseGrant,
@@ -11,9 +11,10 @@ import type {
 } from '../core/workflow/ports.js';
 
 interface Item {
-  state: 'idle' | 'scheduled' | 'compacting';
+  state: 'idle' | 'scheduled' | 'compacting' | 'needs-attention';
   generation: number;
   holder?: string;
+  attention?: Attention;
   lastWriteAt?: number;
   lastCompactedAt?: number;
 }
@@ -42,12 +43,30 @@ export class MemoryLeases implements PartitionLeases {
       ...(item.lastWriteAt === undefined ? {} : { lastWriteAt: item.lastWriteAt }),
     });
     if (item.state === 'compacting' && item.holder === request.runId) return grant();
+    const takeOver = request.takeOverFrom;
     const free =
       item.state === 'idle' ||
+      (item.state === 'needs-attention' && request.settle === true) ||
+      (takeOver !== undefined &&
+        (item.state === 'scheduled' || item.state === 'compacting') &&
+        item.holder === takeOver.runId &&
+        item.generation === takeOver.generation) ||
       (request.generation !== undefined &&
         item.state === 'scheduled' &&
         item.generation === request.generation);
-    if (!free) throw new LeaseHeldError(`held by ${item.holder ?? '?'}`);
+    if (!free && item.state === 'needs-attention') {
+      throw new PartitionNeedsAttentionError(
+        `Partition "${ref.partition}" of table ${ref.table} needs attention: ${item.attention?.reason ?? '?'}`,
+      );
+    }
+    if (!free) {
+      throw new LeaseHeldError(`held by ${item.holder ?? '?'}`, {
+        runId: item.holder ?? '?',
+        generation: item.generation,
+        state: item.state,
+        acquiredAt: 0,
+      });
+    }
     if (request.generation === undefined) item.generation += 1;
     item.state = 'compacting';
     item.holder = request.runId;
@@ -58,15 +77,26 @@ export class MemoryLeases implements PartitionLeases {
     return this.item(ref).lastWriteAt;
   }
 
+  async holds(ref: PartitionRef, runId: string): Promise<boolean> {
+    const item = this.item(ref);
+    return item.state === 'compacting' && item.holder === runId;
+  }
+
   async release(
     ref: PartitionRef,
     runId: string,
-    patch: { readonly lastCompactedAt?: number },
+    patch: { readonly lastCompactedAt?: number; readonly attention?: Attention },
   ): Promise<boolean> {
     const item = this.item(ref);
-    if (item.state === 'idle' || item.holder !== runId) return false;
-    item.state = 'idle';
-    delete item.holder;
+    if (item.state === 'idle' || item.state === 'needs-attention' || item.holder !== runId) return false;
+    if (patch.attention === undefined) {
+      item.state = 'idle';
+      delete item.holder;
+      delete item.attention;
+    } else {
+      item.state = 'needs-attention';
+      item.attention = patch.attention;
+    }
     if (patch.lastCompactedAt !== undefined) item.lastCompactedAt = patch.lastCompactedAt;
     return true;
   }

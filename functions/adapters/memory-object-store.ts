@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError, ObjectNotFoundError, PreconditionFailedError } from '../core/errors.js';
 import type {
+  BucketVersioning,
   CopyOptions,
   DeleteRef,
   DeleteResult,
@@ -19,7 +20,16 @@ import type {
 import { assertByteRange, followPages, listPage, sortByKey, unsatisfiableRange } from './listing.js';
 
 /** The request kinds a fault can be attached to (one per ObjectStore method). */
-export type StoreMethod = 'list' | 'head' | 'getRange' | 'get' | 'put' | 'putStream' | 'copy' | 'deleteMany';
+export type StoreMethod =
+  | 'list'
+  | 'head'
+  | 'getRange'
+  | 'get'
+  | 'put'
+  | 'putStream'
+  | 'copy'
+  | 'deleteMany'
+  | 'versioning';
 
 /**
  * Called before every request with the method and the key (prefix for `list`, first key for
@@ -84,6 +94,7 @@ export class MemoryObjectStore implements ObjectStore {
     putStream: 0,
     copy: 0,
     deleteMany: 0,
+    versioning: 0,
   };
   /** The current version of every live key. */
   private readonly objects = new Map<string, StoredObject>();
@@ -140,6 +151,12 @@ export class MemoryObjectStore implements ObjectStore {
   async head(key: string): Promise<ObjectInfo | undefined> {
     await this.enter('head', key);
     return this.info(key);
+  }
+
+  /** `enabled` for a store built with `versioned: true`, else `disabled`. */
+  async versioning(): Promise<BucketVersioning> {
+    await this.enter('versioning', '');
+    return this.versioned ? 'enabled' : 'disabled';
   }
 
   async getRange(key: string, start: number, endInclusive: number): Promise<Uint8Array> {

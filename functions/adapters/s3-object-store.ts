@@ -6,6 +6,7 @@ import {
   AbortMultipartUploadCommand,
   CopyObjectCommand,
   DeleteObjectsCommand,
+  GetBucketVersioningCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
@@ -18,6 +19,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import pLimit from 'p-limit';
 import { ObjectNotFoundError } from '../core/errors.js';
 import type {
+  BucketVersioning,
   CopyOptions,
   DeleteRef,
   DeleteResult,
@@ -298,6 +300,20 @@ export class S3ObjectStore implements ObjectStore {
    * One page of ListMultipartUploads. The continuation token carries S3's two markers (key and upload
    * id) as JSON, because a page can end in the middle of one key's uploads.
    */
+  /** GetBucketVersioning: `Enabled`, `Suspended`, or no status at all (never enabled). */
+  async versioning(): Promise<BucketVersioning> {
+    try {
+      const result = await this.client.send(new GetBucketVersioningCommand({ Bucket: this.bucket }));
+      return result.Status === 'Enabled'
+        ? 'enabled'
+        : result.Status === 'Suspended'
+          ? 'suspended'
+          : 'disabled';
+    } catch (error) {
+      throw mapS3Error(error, this.description, 'GetBucketVersioning');
+    }
+  }
+
   async listMultipartUploads(
     prefix: string,
     options: { readonly token?: string; readonly maxUploads?: number } = {},

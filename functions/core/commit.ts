@@ -5,13 +5,17 @@
 // both the first attempt and the recovery after a crash:
 //
 //   verified    HEAD every input; any missing or changed → abort (nothing was published).
+//               delete mode needs a versioned bucket and a version id for every input (so a
+//               retired input can be restored); otherwise the group falls back to trash mode.
 //               trash mode: copy inputs to trash (If-Match), still invisible to readers.
 //   publishing  copy staged outputs into the partition (readers may now see old + new).
 //   published   delete inputs with If-Match on their planned ETag, in one batched round
-//               (a changed input → undo: remove outputs, restore retired inputs, abort).
+//               (a changed input → undo: restore retired inputs, then remove outputs, abort).
 //   retired     remove the staging objects.          → done
 //
 // Before `publishing` a failure rolls back (staging removed); from `publishing` on it rolls forward.
+// A group is "settled" once `done` or `aborted` with no undo pending; until then its partition is
+// fenced (see workflow/settle.ts): never planned, never released as idle.
 import pLimit from 'p-limit';
 import type { Clock } from '../ports/clock.js';
 import type { GroupJournalEntry, Journal, JournalInput } from '../ports/journal.js';
@@ -158,7 +162,8 @@ async function prepare(
     return abortBeforePublish(deps, entry, describeConflicts(changed));
   }
   const inputs = checked as JournalInput[];
-  if (entry.retireMode === 'trash') {
+  const retirement = await retirementFor(deps.store, entry, inputs);
+  if (retirement.retireMode === 'trash') {
     const copied = await Promise.allSettled(
       inputs.map((input) =>
         limit(() => deps.store.copy(input.key, trashKey(entry, input.key), { ifMatch: input.etag })),
@@ -179,9 +184,34 @@ async function prepare(
   return deps.journal.transition(
     entry,
     'publishing',
-    { inputs, publishStartedAt: deps.clock.now() },
+    { inputs, publishStartedAt: deps.clock.now(), ...retirement },
     deps.clock.now(),
   );
+}
+
+/**
+ * How the group's inputs leave the partition. Delete mode is only as safe as the bucket's versioning: an
+ * undo restores a deleted input from its version, which exists only while versioning is Enabled (on a
+ * Suspended bucket a delete removes the `null` version for good) and the input's version id is known. If
+ * either is missing the group falls back to trash mode (a copy per input) and the journal says why.
+ */
+async function retirementFor(
+  store: ObjectStore,
+  entry: GroupJournalEntry,
+  inputs: readonly JournalInput[],
+): Promise<Pick<GroupJournalEntry, 'retireMode'> & { note?: string }> {
+  if (entry.retireMode !== 'delete-versioned') return { retireMode: entry.retireMode };
+  const versioning = store.versioning === undefined ? 'unknown' : await store.versioning();
+  const unversioned = inputs.filter((i) => i.versionId === undefined);
+  if (versioning === 'enabled' && unversioned.length === 0) return { retireMode: 'delete-versioned' };
+  const why =
+    versioning !== 'enabled'
+      ? `the bucket's versioning is ${versioning}, not Enabled`
+      : `${unversioned.length} input(s) have no version id (e.g. ${unversioned[0]?.key})`;
+  return {
+    retireMode: 'trash',
+    note: `delete mode fell back to trash mode: ${why}, so a deleted input could not be restored. Enable versioning on the bucket (or drop it from versionedBuckets)`,
+  };
 }
 
 /** publishing → published: copies every staged output to its final key (idempotent). */
@@ -237,16 +267,14 @@ async function retire(
 }
 
 /**
- * Reverses a partial publish after an input changed under us: removes the published outputs,
- * restores every retired input that is absent (never overwriting a key a writer re-created), then
- * removes staging. Idempotent, so a crash mid-undo is finished by the next attempt.
+ * Reverses a partial publish after an input changed under us: restores every retired input that is
+ * absent (never overwriting a key a writer re-created), then removes the published outputs, then
+ * staging. Idempotent, so a crash mid-undo is finished by the next attempt (the group stays fenced).
  */
 async function undo(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJournalEntry> {
   const limit = pLimit(deps.concurrency ?? 16);
-  await deleteAll(
-    deps.store,
-    entry.outputs.map((o) => o.finalKey),
-  );
+  // Inputs first, outputs second: in between a reader may see rows twice (the documented visibility
+  // window), never miss one. Removing the outputs first would hide every row of the retired inputs.
   await Promise.all(
     entry.inputs.map((input) =>
       limit(async () => {
@@ -267,6 +295,10 @@ async function undo(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJo
       }),
     ),
   );
+  await deleteAll(
+    deps.store,
+    entry.outputs.map((o) => o.finalKey),
+  );
   await removeStaging(deps.store, entry);
   if (entry.retireMode === 'trash') {
     await deleteAll(
@@ -283,13 +315,12 @@ async function abortBeforePublish(
   reason: string,
 ): Promise<GroupJournalEntry> {
   await removeStaging(deps.store, entry);
-  if (entry.retireMode === 'trash') {
-    // Only copies were made so far; the originals are all still in place.
-    await deleteAll(
-      deps.store,
-      entry.inputs.map((i) => trashKey(entry, i.key)),
-    );
-  }
+  // Only copies were made so far; the originals are all still in place. Delete mode may have fallen back
+  // to trash before a crash (the journal did not record it yet), so its copies are removed too.
+  await deleteAll(
+    deps.store,
+    entry.inputs.map((i) => trashKey(entry, i.key)),
+  );
   return deps.journal.transition(entry, 'aborted', { reason }, deps.clock.now());
 }
 

@@ -82,8 +82,40 @@ export class TransientStoreError extends CompactorError {
   override readonly retryable = true;
 }
 
+/** Who holds a partition's lease, as the lease store saw it. */
+export interface LeaseHolder {
+  readonly runId: string;
+  readonly executionArn?: string;
+  readonly generation: number;
+  readonly state: string;
+  readonly acquiredAt: number;
+}
+
 /** Another run holds the partition's lease. */
-export class LeaseHeldError extends CompactorError {}
+export class LeaseHeldError extends CompactorError {
+  constructor(
+    message: string,
+    /** The holder, when the partition holds a lease (absent: a newer schedule replaced this one). */
+    readonly holder?: LeaseHolder,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The partition is marked needs-attention: a group of an earlier run could not be settled (e.g. S3 kept
+ * denying a request), so no run may plan it until an operator has fixed the cause and settled it.
+ */
+export class PartitionNeedsAttentionError extends CompactorError {}
+
+/**
+ * Groups of earlier runs in this partition could not be settled (rolled back or forward); planning over
+ * them could count rows twice, so the run stops and the partition is marked needs-attention.
+ */
+export class UnsettledPartitionError extends CompactorError {}
+
+/** This run no longer holds its partition's lease (e.g. an old execution was redriven): it must not plan. */
+export class LeaseLostError extends CompactorError {}
 
 /** The group needs more memory than its budget allows (e.g. a sort without spilling). */
 export class MemoryBudgetExceededError extends CompactorError {}

@@ -93,3 +93,18 @@ export function stuckLeaseMetric(table: string, count: number): MetricDatum {
     dimensionSets: [{ [DIMENSION.table]: table }, {}],
   };
 }
+
+/**
+ * `PartitionsNeedingAttention` of a table at one sweep, under {Table} and {} (the alarm watches the total):
+ * partitions a run could not settle (a request kept failing) or left for a person to fix. No trigger
+ * touches them until an operator has fixed the cause and started a settle run, so any value above 0
+ * deserves a page.
+ */
+export function attentionMetric(table: string, count: number): MetricDatum {
+  return {
+    name: METRIC.partitionsNeedingAttention,
+    unit: 'Count',
+    value: count,
+    dimensionSets: [{ [DIMENSION.table]: table }, {}],
+  };
+}

@@ -41,6 +41,7 @@ export const METRIC = {
   smallFileRatio: 'SmallFileRatio',
   partitionsOverTrigger: 'PartitionsOverTrigger',
   stuckLeases: 'StuckLeases',
+  partitionsNeedingAttention: 'PartitionsNeedingAttention',
 } as const;
 
 /** The CloudWatch units used here (the strings Powertools' MetricUnit holds). */
@@ -65,6 +66,7 @@ export const RUN_OUTCOMES = [
   'nothing-to-do',
   'gave-up',
   'failed',
+  'settled',
 ] as const satisfies readonly RunOutcome[];
 
 /** The outcomes a trigger decision can have (the `Outcome` of `Decisions`); the dashboard lists them. */

@@ -107,7 +107,7 @@ export interface PartitionState {
   readonly lastCompactedAt?: number;
   /** The partition's date value (start of the day/hour), from `partitionDateFromValues`. */
   readonly partitionDate?: number;
-  readonly state: 'idle' | 'scheduled' | 'compacting';
+  readonly state: 'idle' | 'scheduled' | 'compacting' | 'needs-attention';
 }
 
 export interface Decision {
@@ -143,7 +143,13 @@ export function decide(partition: PartitionState, policy: Policy, now: number): 
   checks.push(
     partition.state === 'idle'
       ? { ok: true, reason: 'state idle' }
-      : { ok: false, reason: `state ${partition.state}: a run is already queued or in progress` },
+      : partition.state === 'needs-attention'
+        ? {
+            ok: false,
+            reason:
+              'state needs-attention: an earlier run could not be settled; fix the cause, then start a settle run',
+          }
+        : { ok: false, reason: `state ${partition.state}: a run is already queued or in progress` },
   );
 
   const enough = partition.smallFileCount >= policy.minInputFiles;

@@ -7,6 +7,7 @@ import type { ObjectStore } from '../ports/object-store.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';
 import type { StatsStore } from '../ports/stats-store.js';
 import { InvalidInputError } from './errors.js';
+import { executionEnded } from './executions.js';
 import { inventoryTable } from './inventory.js';
 import {
   classifyObject,
@@ -517,6 +518,18 @@ export interface DecisionSummary {
   readonly action: string;
 }
 
+/**
+ * Why a partition is `needs-attention` rather than idle: a group of a run could not be settled (a request
+ * kept failing, e.g. AccessDenied), or the run found a cause only a person can fix. No trigger starts a run
+ * on it; an operator fixes the cause, then starts a settle run (`"settle": true`).
+ */
+export interface Attention {
+  readonly reason: string;
+  /** The run that could not settle it. */
+  readonly runId: string;
+  readonly since: number;
+}
+
 /** A partition's stored statistics and trigger state. */
 export interface PartitionSnapshot extends PartitionRef {
   readonly fileCount: number;
@@ -527,7 +540,13 @@ export interface PartitionSnapshot extends PartitionRef {
   readonly histogram: readonly number[];
   readonly firstWriteAt?: number;
   readonly lastWriteAt?: number;
-  readonly state: 'idle' | 'scheduled' | 'compacting';
+  /**
+   * `idle` → `scheduled` (profiler/sweep) → `compacting` (a run holds the lease) → `idle`; or
+   * `needs-attention` when a run could not settle it (see {@link Attention}).
+   */
+  readonly state: PartitionState['state'];
+  /** Set while `needs-attention`. */
+  readonly attention?: Attention;
   /** Incremented on every schedule; part of the execution name. */
   readonly generation: number;
   readonly lastCompactedAt?: number;
@@ -582,12 +601,15 @@ function pad(ms: number): string {
  * - `DUE#<dueAt ms>#<partition>`: idle, and the last decision said compact (or will once a wait passes) —
  *   the sweep queries `DUE#` … `DUE#<now>`;
  * - `LEASE#<acquiredAt ms>#<partition>`: scheduled or compacting — the sweep checks these executions;
+ * - `ATTENTION#<since ms>#<partition>`: needs-attention — the sweep counts these for the alarm;
  * - `IDLE#<partition>`: idle and nothing but new events can change the verdict.
  */
 export function gsiSortKey(
-  snapshot: Pick<PartitionSnapshot, 'partition' | 'state' | 'lease'>,
+  snapshot: Pick<PartitionSnapshot, 'partition' | 'state' | 'lease' | 'attention'>,
   dueAt: number | undefined,
 ): string {
+  if (snapshot.state === 'needs-attention')
+    return `${ATTENTION_PREFIX}${pad(snapshot.attention?.since ?? 0)}#${snapshot.partition}`;
   if (snapshot.state !== 'idle') return `LEASE#${pad(snapshot.lease?.acquiredAt ?? 0)}#${snapshot.partition}`;
   if (dueAt !== undefined)
     return `DUE#${pad(Math.ceil(dueAt / DUE_GRANULARITY_MS) * DUE_GRANULARITY_MS)}#${snapshot.partition}`;
@@ -607,6 +629,7 @@ export function dueRange(now: number): { readonly from: string; readonly to: str
 }
 
 export const LEASE_PREFIX = 'LEASE#';
+export const ATTENTION_PREFIX = 'ATTENTION#';
 
 /**
  * When the sweep should come back to a partition after `decision`: now-ish when it says compact (the
@@ -715,6 +738,21 @@ export interface TriggerDeps {
    * @default false
    */
   readonly dryRun?: boolean;
+  /**
+   * Settles what a dead run left in a partition (workflow/settle.ts) before the sweep releases its lease:
+   * a partition is never released as idle while a group is half-published. Absent (profiler, tests of
+   * the trigger alone): leases are released without settling, which only the sweep ever does.
+   */
+  readonly settle?: (ref: PartitionRef, deadRunId: string) => Promise<SettleOutcome>;
+}
+
+/** What settling a partition for the sweep did. */
+export interface SettleOutcome {
+  readonly settled: number;
+  /** One line per group that could not be settled (the partition becomes needs-attention). */
+  readonly unsettled: readonly string[];
+  /** At least one group was rolled forward to done (a compaction completed). */
+  readonly completed: boolean;
 }
 
 export type TriggerAction =
@@ -927,6 +965,8 @@ export interface SweepReport {
   readonly due: readonly TriggerOutcome[];
   /** Leases whose execution had ended (or never started) and were released or restarted. */
   readonly leases: readonly { readonly ref: PartitionRef; readonly action: string }[];
+  /** Partitions of the table that are needs-attention after this sweep. */
+  readonly needingAttention: number;
 }
 
 /**
@@ -957,7 +997,7 @@ export async function sweepTable(
     const ref = { table: leased.table, partition: leased.partition };
     const arn = lease.executionArn ?? starter.executionArn(lease.executionName);
     const info = await starter.describe(arn);
-    if (info?.status === 'RUNNING' || info?.status === 'PENDING_REDRIVE') continue;
+    if (info !== undefined && !executionEnded(info, now)) continue;
     // A scheduled run whose start was lost is started again — unless triggers are in dry-run (then the
     // lease is released below, and the partition waits, recorded as due, like every other).
     if (info === undefined && leased.state === 'scheduled' && deps.dryRun !== true) {
@@ -966,20 +1006,54 @@ export async function sweepTable(
       leases.push({ ref, action: `restart ${outcome.action}` });
       continue;
     }
+    // Fence rule: settle what the dead run left before letting the partition go; a group that cannot be
+    // settled makes it needs-attention instead of idle. A settle that fails outright keeps the lease for
+    // the next sweep.
+    let settled: SettleOutcome = { settled: 0, unsettled: [], completed: false };
+    if (deps.settle !== undefined) {
+      try {
+        settled = await deps.settle(ref, lease.runId);
+      } catch (err) {
+        log('error', 'could not settle the partition of an ended execution; the next sweep retries', {
+          ...ref,
+          runId: lease.runId,
+          error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+        });
+        leases.push({ ref, action: 'kept (settle failed)' });
+        continue;
+      }
+    }
+    const attention =
+      settled.unsettled.length === 0
+        ? undefined
+        : {
+            reason: `${settled.unsettled.length} group(s) left by run ${lease.runId} could not be settled: ${settled.unsettled.join('; ')}. Readers may see rows twice until they are. Fix the cause (e.g. the permission S3 denied), then start a settle run`,
+            runId: lease.runId,
+            since: now,
+          };
     const released = await deps.stats.release(ref, leased.generation, {
-      ...(info?.status === 'SUCCEEDED' ? { lastCompactedAt: info.stoppedAt ?? now } : {}),
+      ...(info?.status === 'SUCCEEDED' || settled.completed
+        ? { lastCompactedAt: info?.stoppedAt ?? now }
+        : {}),
+      ...(attention === undefined ? {} : { attention }),
     });
     log('warn', 'released a lease whose execution is no longer running', {
       ...ref,
       generation: leased.generation,
       status: info?.status ?? 'NOT_FOUND',
       released,
+      settledGroups: settled.settled,
+      ...(attention === undefined ? {} : { needsAttention: attention.reason }),
     });
-    leases.push({ ref, action: `released (${info?.status ?? 'NOT_FOUND'})` });
+    leases.push({
+      ref,
+      action: `${attention === undefined ? 'released' : 'needs-attention'} (${info?.status ?? 'NOT_FOUND'}${settled.settled > 0 ? `, ${settled.settled} group(s) settled` : ''})`,
+    });
     const fresh = released ? await deps.stats.get(ref) : undefined;
     if (fresh !== undefined) due.push(await evaluatePartition(deps, fresh, now));
   }
-  return { table, due, leases };
+  const needingAttention = (await deps.stats.listNeedingAttention(table)).length;
+  return { table, due, leases, needingAttention };
 }
 
 export interface ReconcileOptions {

@@ -52,6 +52,12 @@ export const runInputSchema = z
     dryRun: z.boolean().optional(),
     /** Skip the quiet-partition wait. Never breaks another run's lease. */
     force: z.boolean().optional(),
+    /**
+     * Only settle: finish (roll forward or back) every group earlier runs left unsettled in the partition,
+     * then release it — also from `needs-attention`, once the cause (e.g. a denied permission) is fixed.
+     * Plans nothing.
+     */
+    settle: z.boolean().optional(),
     /** Minutes without writes before compacting. Default: the table policy's. */
     quietMinutes: z
       .number()
@@ -95,6 +101,14 @@ export const runInputSchema = z
         message: `maxGroupMB must be at least 2 × targetFileSizeMB (${2 * target})`,
       });
     }
+    if (input.settle === true && input.dryRun === true) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['settle'],
+        message:
+          'settle changes the partition (it finishes earlier runs) and cannot be a dry run; drop dryRun (status shows what is unsettled)',
+      });
+    }
     if (input.partitions !== undefined && input.generation !== undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -131,6 +145,8 @@ export interface RunContext {
   readonly smallFileRatio: number;
   readonly dryRun: boolean;
   readonly force: boolean;
+  /** Settle the partition's unsettled groups and release it; plan nothing (absent: a compaction run). */
+  readonly settle?: boolean;
   readonly quietMinutes: number;
   readonly generation?: number;
   readonly trigger: Trigger;
@@ -254,6 +270,7 @@ export function normalizeRunInput(
     smallFileRatio: policy.smallFileSizeRatio,
     dryRun: input.dryRun ?? false,
     force: input.force ?? false,
+    ...(input.settle === true && { settle: true }),
     quietMinutes: input.quietMinutes ?? policy.quietMinutes,
     ...(input.generation === undefined ? {} : { generation: input.generation }),
     trigger: input.trigger ?? (input.generation !== undefined ? 'profiler' : 'operator'),
@@ -332,6 +349,7 @@ export const runContextSchema = z.object({
   smallFileRatio: z.number().gt(0).max(1),
   dryRun: z.boolean(),
   force: z.boolean(),
+  settle: z.boolean().optional(),
   quietMinutes: z.number().nonnegative(),
   generation: z.number().int().positive().optional(),
   trigger: z.enum(TRIGGERS),

@@ -13,7 +13,7 @@ import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.
  * plan, error and quiet verdict exist depends on where the run ended.
  */
 const eventSchema = z.object({
-  outcome: z.enum(['compacted', 'dry-run', 'nothing-to-do', 'gave-up', 'failed']),
+  outcome: z.enum(['compacted', 'dry-run', 'nothing-to-do', 'gave-up', 'failed', 'settled']),
   state: z.looseObject({
     run: runContextSchema,
     plan: z.looseObject({ planKey: z.string(), groupCount: z.number() }).nullish(),

@@ -1,5 +1,5 @@
-// Plan Lambda: inventories and plans the run's partition, stores the plan and the Map's items file,
-// creates the journal entries; returns only small data (counts, cost, where the plan is).
+// Plan Lambda: settles what earlier runs left in the partition, inventories and plans it, stores the plan
+// and the Map's items file, creates the journal entries; returns only small data (counts, cost, where the plan is).
 import { z } from 'zod';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type PlanStepResult, planRun } from '../core/workflow/plan.js';
@@ -11,7 +11,12 @@ export function createPlanHandler(runtime: WorkflowRuntime): (event: unknown) =>
   return async (event) => {
     const { run } = parseStepEvent(eventSchema, event, 'plan');
     return planRun(
-      { store: runtime.storeFor(run.bucket), journal: runtime.journalFor(run.bucket), clock: runtime.clock },
+      {
+        store: runtime.storeFor(run.bucket),
+        journal: runtime.journalFor(run.bucket),
+        clock: runtime.clock,
+        leases: runtime.leases,
+      },
       run,
       { inlineGroupLimit: runtime.env.INLINE_GROUP_LIMIT, compactMemoryMb: runtime.env.COMPACT_MEMORY_MB },
     );

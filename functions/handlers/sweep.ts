@@ -5,14 +5,21 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
+import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
-import { fragmentationMetrics, stuckLeaseMetric, tableFragmentation } from '../core/fragmentation.js';
+import {
+  attentionMetric,
+  fragmentationMetrics,
+  stuckLeaseMetric,
+  tableFragmentation,
+} from '../core/fragmentation.js';
 import { decisionMetrics } from '../core/metrics.js';
 import {
+  type PartitionRef,
   type ReconcileReport,
   reconcileTable,
   type SweepReport,
@@ -20,6 +27,8 @@ import {
   type TriggerDeps,
 } from '../core/profiler.js';
 import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
+import { JOURNAL_MANIFEST_PREFIX } from '../core/workflow/layout.js';
+import { settleAfterDeadRun } from '../core/workflow/settle.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { parseEnv } from '../shared/env.js';
@@ -107,8 +116,15 @@ export function createSweepHandler(
       );
       emitMetrics(metrics, [
         stuckLeaseMetric(table.name, report.leases.length),
+        attentionMetric(table.name, report.needingAttention),
         ...decisionMetrics(report.due),
       ]);
+      if (report.needingAttention > 0) {
+        logger.error('partitions need attention: a run could not settle them; see `lake-compactor status`', {
+          table: table.name,
+          partitions: report.needingAttention,
+        });
+      }
       await publishFragmentation(deps, table.name);
       reports.push(report);
     }
@@ -145,11 +161,35 @@ export function sweepDepsFromEnv(
   const config = parseEnv(profilerEnvSchema, env as NodeJS.ProcessEnv);
   const tables = parseTableConfigs(config.TABLES);
   const s3 = createDefaultS3Client(env);
+  const dynamodb = new DynamoDBClient({});
   const stores = new Map<string, ObjectStore>();
+  const storeFor = (bucket: string): ObjectStore => {
+    let store = stores.get(bucket);
+    if (store === undefined) {
+      store = new S3ObjectStore({ client: s3, bucket });
+      stores.set(bucket, store);
+    }
+    return store;
+  };
+  // Before releasing a dead run's lease, the sweep settles its groups through the commit protocol.
+  const settle = (ref: PartitionRef, deadRunId: string) => {
+    const bucket = tables.find((t) => t.name === ref.table)?.bucket;
+    if (bucket === undefined) {
+      throw new InvalidInputError(`Table ${ref.table} names no bucket; set it in TABLES`);
+    }
+    const store = storeFor(bucket);
+    const journal = new DynamoJournal({
+      client: dynamodb,
+      tableName: config.TABLE_NAME,
+      manifests: { store, prefix: JOURNAL_MANIFEST_PREFIX },
+    });
+    return settleAfterDeadRun({ store, journal, clock: systemClock }, ref, deadRunId);
+  };
   return {
     tables,
     trigger: {
-      stats: new DynamoStatsStore({ client: new DynamoDBClient({}), tableName: config.TABLE_NAME }),
+      stats: new DynamoStatsStore({ client: dynamodb, tableName: config.TABLE_NAME }),
+      settle,
       ...(config.STATE_MACHINE_ARN === undefined
         ? {}
         : { starter: new SfnStarter(new SFNClient({}), config.STATE_MACHINE_ARN) }),
@@ -158,14 +198,7 @@ export function sweepDepsFromEnv(
       log: loggerFn(observability.logger),
       trigger: 'sweep',
     },
-    storeFor: (bucket) => {
-      let store = stores.get(bucket);
-      if (store === undefined) {
-        store = new S3ObjectStore({ client: s3, bucket });
-        stores.set(bucket, store);
-      }
-      return store;
-    },
+    storeFor,
     clock: systemClock,
     observability,
   };

@@ -1,5 +1,9 @@
 // The Journal port: one durable record per (run, group) that says how far its commit got, so a
 // crashed or retried commit can roll forward or back without guessing. Transitions are conditional.
+//
+// Every group that is not settled is also findable from its partition (`listOpen`): a fence that is
+// written with the entry and removed only when the group settles. Runs settle a partition's open
+// groups before planning it, so a half-published group can never be planned over (DESIGN: fence rule).
 
 /** Ordered lifecycle of a group's commit; `done` and `aborted` are terminal. */
 export const GROUP_STATES = [
@@ -48,6 +52,8 @@ export interface GroupJournalEntry {
   readonly stagingPrefix: string;
   /** Where `trash` mode moves inputs (keys keep their table-relative path under it). */
   readonly trashPrefix: string;
+  /** Why the group retires differently than its run asked (e.g. delete mode fell back to trash). */
+  readonly note?: string;
   /** Why the group was aborted, or the conflict that was resolved. */
   readonly reason?: string;
   /**
@@ -64,16 +70,43 @@ export interface GroupJournalEntry {
 }
 
 export type JournalPatch = Partial<
-  Pick<GroupJournalEntry, 'inputs' | 'outputs' | 'reason' | 'undo' | 'publishStartedAt' | 'retiredAt'>
+  Pick<
+    GroupJournalEntry,
+    'inputs' | 'outputs' | 'reason' | 'undo' | 'publishStartedAt' | 'retiredAt' | 'retireMode' | 'note'
+  >
 >;
+
+/** The partition a group belongs to (structurally the profiler's PartitionRef). */
+export interface JournalPartition {
+  readonly table: string;
+  readonly partition: string;
+}
+
+/** A group found through its partition's fence: its entry may or may not be settled yet. */
+export interface OpenGroup {
+  readonly runId: string;
+  readonly groupId: string;
+}
+
+/**
+ * Whether a group's commit has ended for good: `done`, or `aborted` with nothing left to undo. Only
+ * then may the partition be planned again; anything else is rolled forward or back first.
+ */
+export function isSettled(entry: Pick<GroupJournalEntry, 'state' | 'undo'>): boolean {
+  return entry.state === 'done' || (entry.state === 'aborted' && entry.undo !== 'pending');
+}
 
 export interface Journal {
   get(runId: string, groupId: string): Promise<GroupJournalEntry | undefined>;
-  /** Creates the entry; JournalConflictError when it exists already. */
+  /**
+   * Creates the entry and its partition fence (the fence first, or both at once); JournalConflictError
+   * when the entry exists already.
+   */
   create(entry: Omit<GroupJournalEntry, 'revision'>): Promise<GroupJournalEntry>;
   /**
    * Moves the entry to `to` only if it is still at `revision` (so two concurrent commits of the
-   * same group cannot both act); JournalConflictError otherwise.
+   * same group cannot both act); JournalConflictError otherwise. A transition that settles the group
+   * (see {@link isSettled}) removes its fence (with the entry, or after it).
    */
   transition(
     current: GroupJournalEntry,
@@ -83,4 +116,11 @@ export interface Journal {
   ): Promise<GroupJournalEntry>;
   /** Every group entry of a run. */
   listRun(runId: string): Promise<GroupJournalEntry[]>;
+  /**
+   * The groups of a partition that may not be settled, strongly consistent: every unsettled entry is
+   * listed; an entry whose fence removal was interrupted (or never created) may be listed too.
+   */
+  listOpen(partition: JournalPartition): Promise<OpenGroup[]>;
+  /** Removes the fence of a group whose entry is settled or missing (idempotent). */
+  closeFence(partition: JournalPartition, group: OpenGroup): Promise<void>;
 }

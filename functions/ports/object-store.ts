@@ -79,6 +79,9 @@ export interface MultipartUploadPage {
   readonly nextToken?: string;
 }
 
+/** A bucket's versioning status (S3 GetBucketVersioning); `disabled` = never enabled. */
+export type BucketVersioning = 'enabled' | 'suspended' | 'disabled';
+
 export interface ObjectStore {
   /** Human-readable location of the store root, e.g. `s3://bucket` or `/tmp/lake`. */
   readonly description: string;
@@ -114,4 +117,9 @@ export interface ObjectStore {
   ): Promise<MultipartUploadPage>;
   /** Discards an unfinished multipart upload and its parts; an unknown upload counts as aborted. Optional. */
   abortMultipartUpload?(key: string, uploadId: string): Promise<void>;
+  /**
+   * The store's versioning status. Optional: a store without it counts as not versioned, so delete-mode
+   * retirement (which relies on restoring old versions) is never used on it.
+   */
+  versioning?(): Promise<BucketVersioning>;
 }

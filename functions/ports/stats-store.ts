@@ -1,6 +1,7 @@
 // The StatsStore port: exact per-file and per-partition statistics plus the trigger state machine of a
 // partition (idle → scheduled → idle); every state change is conditional, so concurrent writers cannot lose updates.
 import type {
+  Attention,
   DecisionSummary,
   FileRecord,
   Lease,
@@ -75,16 +76,21 @@ export interface StatsStore {
     lease: Lease,
     decision: DecisionSummary,
   ): Promise<PartitionSnapshot | undefined>;
-  /** scheduled|compacting → idle for `generation` (a later generation is left alone). False when it was not held. */
+  /**
+   * scheduled|compacting → idle for `generation` (a later generation is left alone). False when it was not
+   * held. With `attention`, → needs-attention instead (no trigger starts a run; a settle run clears it).
+   */
   release(
     ref: PartitionRef,
     generation: number,
-    patch: { readonly lastCompactedAt?: number },
+    patch: { readonly lastCompactedAt?: number; readonly attention?: Attention },
   ): Promise<boolean>;
   /** Idle partitions of a table whose due time is at or before `now` (index query, eventually consistent). */
   listDue(table: string, now: number): Promise<PartitionRef[]>;
   /** Partitions of a table holding a lease (scheduled or compacting). */
   listLeased(table: string): Promise<PartitionSnapshot[]>;
+  /** Partitions of a table marked needs-attention (index query, then strongly consistent reads). */
+  listNeedingAttention(table: string): Promise<PartitionSnapshot[]>;
   /** Every partition of a table (index query). */
   listPartitions(table: string): Promise<PartitionSnapshot[]>;
   /** The newest decision items of a partition, newest first. */

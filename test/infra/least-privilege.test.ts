@@ -91,19 +91,27 @@ describe('compaction workflow S3 grants without a bucket-root table', () => {
     expect([...validate, ...lease]).toEqual([]);
   });
 
-  it('lets plan read the table prefixes and write only plans and journal lists', () => {
-    // Prepare / Act
-    const grants = s3Grants(statementsOf(template, role('Plan')));
+  it('lets plan settle earlier runs exactly as commit may, plus read and write its plans', () => {
+    // Prepare / Act: plan settles the partition's unsettled groups before planning (fence rule)
+    const plan = s3Grants(statementsOf(template, role('Plan')));
+    const commit = s3Grants(statementsOf(template, role('Commit')));
     // Assess
-    expect(grants.filter((g) => g.startsWith('s3:PutObject'))).toEqual([
-      `s3:PutObject arn:aws:s3:::<${owned}>/_lake-compactor/journal/*`,
+    expect(plan.filter((g) => !g.includes('/_lake-compactor/plans/'))).toEqual(commit);
+    expect(plan.filter((g) => g.includes('/_lake-compactor/plans/'))).toEqual([
+      `s3:GetObject arn:aws:s3:::<${owned}>/_lake-compactor/plans/*`,
+      's3:GetObject arn:aws:s3:::lake/_lake-compactor/plans/*',
       `s3:PutObject arn:aws:s3:::<${owned}>/_lake-compactor/plans/*`,
-      's3:PutObject arn:aws:s3:::lake/_lake-compactor/journal/*',
       's3:PutObject arn:aws:s3:::lake/_lake-compactor/plans/*',
     ]);
-    expect(grants).toContain('s3:GetObject arn:aws:s3:::lake/sales/orders/*');
     expect(s3Actions(statementsOf(template, role('Plan')))).toEqual(
-      new Set(['s3:GetObject', 's3:PutObject', 's3:ListBucket']),
+      new Set([
+        's3:GetObject',
+        's3:GetObjectVersion',
+        's3:PutObject',
+        's3:DeleteObject',
+        's3:ListBucket',
+        's3:GetBucketVersioning',
+      ]),
     );
   });
 

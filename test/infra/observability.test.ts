@@ -82,17 +82,31 @@ describe('LakeCompactor observability', () => {
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       TreatMissingData: 'notBreaching',
       AlarmActions: [topic],
-      AlarmDescription: Match.stringLikeRegexp('rollback function'),
+      AlarmDescription: Match.stringLikeRegexp('sweep settled what the run left'),
     });
   });
 
-  it('creates exactly these four alarms, all with an operator-facing description', () => {
+  it('alarms when any partition needs attention, on the gauge the sweep emits, saying how to settle it', () => {
+    // Prepare (the stack above) / Act / Assess
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'LakeCompactor',
+      MetricName: 'PartitionsNeedingAttention',
+      Dimensions: [{ Name: 'service', Value: 'lake-compactor' }],
+      Statistic: 'Maximum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AlarmActions: [topic],
+      AlarmDescription: Match.stringLikeRegexp('"settle": true'),
+    });
+  });
+
+  it('creates exactly these five alarms, all with an operator-facing description', () => {
     // Prepare (the stack above) / Act
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as {
       Properties: { AlarmDescription?: string };
     }[];
     // Assess
-    expect(alarms).toHaveLength(4);
+    expect(alarms).toHaveLength(5);
     for (const alarm of alarms) expect(alarm.Properties.AlarmDescription).toMatch(/^lake-compactor: .+\. /);
   });
 

@@ -164,7 +164,7 @@ describe('profiler wiring', () => {
     expect(rules.map(([expression]) => expression)).not.toContain('rate(15 minutes)');
   });
 
-  it('gives the sweep ListBucket on each table bucket and nothing on objects (reconcile lists them)', () => {
+  it('gives the sweep ListBucket on each table bucket (reconcile) and the commit protocol’s object access (settling)', () => {
     // Prepare / Act / Assess
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {
@@ -181,7 +181,14 @@ describe('profiler wiring', () => {
     const sweepPolicies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
       JSON.stringify(p.Properties.Roles).includes('CompactorSweepServiceRole'),
     );
-    expect(JSON.stringify(sweepPolicies)).not.toMatch(/s3:(Get|Put|Delete)Object/);
+    // It settles a dead run's groups before releasing its lease: staging, trash, journal and table objects,
+    // and restoring a retired version; never deleting a version or listing versions (only vacuum does).
+    const actions = JSON.stringify(sweepPolicies);
+    for (const action of ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:GetObjectVersion']) {
+      expect(actions).toContain(`"${action}"`);
+    }
+    expect(actions).toContain('arn:aws:s3:::lake/_lake-compactor/staging/*');
+    expect(actions).not.toMatch(/s3:DeleteObjectVersion|s3:ListBucketVersions/);
   });
 
   it('lets the profiler and the sweep start and describe executions of the attached state machine', () => {

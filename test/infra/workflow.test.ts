@@ -121,6 +121,7 @@ describe('CompactionWorkflow template', () => {
     // Assess
     expect(states['Acquire lease']?.Catch?.map((c) => [c.ErrorEquals, c.Next])).toEqual([
       [['LeaseHeldError'], 'Lease held'],
+      [['PartitionNeedsAttentionError'], 'Partition needs attention'],
       [['States.ALL'], 'Record failure'],
     ]);
     expect(states['Group failed']).toMatchObject({ Type: 'Fail', ErrorPath: '$.result.firstError.error' });

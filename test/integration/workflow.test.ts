@@ -3,6 +3,7 @@
 
 import { writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { parquetMetadata } from 'hyparquet';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoPartitionLease } from '../../functions/adapters/dynamodb-partition-lease.js';
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
@@ -184,15 +185,20 @@ describe('compaction workflow on the local cloud', () => {
     expect(await partitionItem(h, day)).toMatchObject({ state: 'idle' });
   });
 
-  it('fails a group with CorruptInputError naming a truncated input, leaves the file in place and records the run', async () => {
-    // Prepare
+  it('fails a group with CorruptInputError naming an input with a corrupt page, leaves the file in place and records the run', async () => {
+    // Prepare: the first column chunk of one input overwritten with garbage before the run (its footer,
+    // which planning reads, stays intact), as a bad disk or a buggy writer leaves it
     const day = '2024-01-05';
     const written = await writePartition(h.store, day, 6, 14);
     const victim = written.keys[1] as string;
-    h.hooks.set('Compact group', async () => {
-      const bytes = await h.store.get(victim);
-      await h.store.put(victim, bytes.slice(0, Math.floor(bytes.length / 2)));
-    });
+    const bytes = await h.store.get(victim);
+    const meta = parquetMetadata(
+      bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+    );
+    const chunk = meta.row_groups[0]?.columns[0]?.meta_data;
+    const start = Number(chunk?.dictionary_page_offset ?? chunk?.data_page_offset);
+    bytes.fill(0xff, start, start + Number(chunk?.total_compressed_size));
+    await h.store.put(victim, bytes);
 
     // Act
     const execution = await run(h, input(day), 'corrupt-1');
@@ -209,6 +215,41 @@ describe('compaction workflow on the local cloud', () => {
         status: 'FAILED',
         failedGroups: 1,
         firstError: expect.objectContaining({ error: 'CorruptInputError' }),
+      }),
+    ]);
+    expect(await partitionItem(h, day)).toMatchObject({ state: 'idle' });
+  });
+
+  it('aborts a group as a conflict, not a corrupt file, when a writer replaced an input after planning', async () => {
+    // Prepare: between planning and compaction a writer overwrites one input with other (valid) rows
+    const day = '2024-01-16';
+    const written = await writePartition(h.store, day, 6, 31);
+    const victim = written.keys[2] as string;
+    const replacement = await h.store.get(
+      (await writePartition(h.store, '2023-12-15', 1, 32)).keys[0] as string,
+    );
+    h.hooks.set('Compact group', async () => {
+      await h.store.put(victim, replacement);
+    });
+    const before = new Map((await listPartition(h.store, day)).map((o) => [o.key, o.etag]));
+
+    // Act
+    const execution = await run(h, input(day), 'replaced-1');
+
+    // Assess: the group was left alone and reported as aborted; the writer's file is what readers see
+    expect(execution.status).toBe('SUCCEEDED');
+    const summary = execution.output as Record<string, unknown>;
+    expect(summary).toMatchObject({ groupsAborted: 1, groupsDone: 0, failedGroups: 0 });
+    const after = await listPartition(h.store, day);
+    expect(after.map((o) => o.key)).toEqual([...written.keys].sort());
+    for (const o of after) if (o.key !== victim) expect(o.etag, o.key).toBe(before.get(o.key));
+    expect(await h.store.get(victim)).toEqual(replacement);
+    expect(await keysUnder(h.store, '_lake-compactor/staging/replaced-1/')).toEqual([]);
+    const [history] = await historyItems(h, day);
+    expect(history?.groupResults).toEqual([
+      expect.objectContaining({
+        state: 'aborted',
+        reason: expect.stringContaining(`${victim} (changed since planning`),
       }),
     ]);
     expect(await partitionItem(h, day)).toMatchObject({ state: 'idle' });

@@ -1,5 +1,6 @@
 // The compact step: rewrites one planned group from the journal's inputs into the group's staging prefix
 // and records the outputs (`planned → staged`); a retry after success returns the same result, unchanged.
+import pLimit from 'p-limit';
 import type { Clock } from '../../ports/clock.js';
 import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
@@ -73,29 +74,48 @@ export async function compactGroup(
   const leftovers = await stagingLeftovers(deps.store, entry.stagingPrefix);
   if (leftovers.length > 0) await deps.store.deleteMany(leftovers.map((key) => ({ key })));
   const rewrite = deps.rewrite ?? rewriteGroup;
-  const result = await rewrite(
-    { source: deps.store, target: deps.store },
-    {
-      groupId: item.groupId,
-      files: entry.inputs.map((i) => ({ key: i.key, size: i.size, etag: i.etag })),
-      expectedOutputFiles: item.expectedOutputFiles,
-    },
-    {
-      outputKey: (index) => stagedOutputKey(run, item.groupId, index),
-      codec: run.codec,
-      ...(run.deltaEncoding === true && { deltaEncoding: true }),
-      targetFileSizeBytes: run.targetFileSizeBytes,
-      ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
-      ...(run.strategy === 'sort' && run.sortColumns !== undefined
-        ? {
-            sort: {
-              columns: run.sortColumns,
-              memoryBudgetBytes: deps.sortMemoryBudgetBytes ?? 512 * 1024 * 1024,
-            },
-          }
-        : {}),
-    },
-  );
+  let result: RewriteResult;
+  try {
+    result = await rewrite(
+      { source: deps.store, target: deps.store },
+      {
+        groupId: item.groupId,
+        files: entry.inputs.map((i) => ({ key: i.key, size: i.size, etag: i.etag })),
+        expectedOutputFiles: item.expectedOutputFiles,
+      },
+      {
+        outputKey: (index) => stagedOutputKey(run, item.groupId, index),
+        codec: run.codec,
+        ...(run.deltaEncoding === true && { deltaEncoding: true }),
+        targetFileSizeBytes: run.targetFileSizeBytes,
+        ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
+        ...(run.strategy === 'sort' && run.sortColumns !== undefined
+          ? {
+              sort: {
+                columns: run.sortColumns,
+                memoryBudgetBytes: deps.sortMemoryBudgetBytes ?? 512 * 1024 * 1024,
+              },
+            }
+          : {}),
+      },
+    );
+  } catch (err) {
+    // A read that failed because a writer replaced or removed an input since planning is a conflict,
+    // not a corrupt file: the group is left alone (aborted, nothing staged) and its inputs untouched.
+    const changed = await changedInputs(deps.store, entry);
+    if (changed.length === 0) throw err;
+    const leftover = await stagingLeftovers(deps.store, entry.stagingPrefix);
+    if (leftover.length > 0) await deps.store.deleteMany(leftover.map((key) => ({ key })));
+    const aborted = await deps.journal.transition(
+      entry,
+      'aborted',
+      {
+        reason: `inputs changed concurrently, group left as it was: ${changed.map((c) => `${c.key} (${c.reason})`).join(', ')}`,
+      },
+      deps.clock.now(),
+    );
+    return { groupId: item.groupId, state: aborted.state, outputs: 0, rows: 0, bytesRead: 0 };
+  }
   await deps.store.put(fingerprintKey(run.runId, item.groupId), JSON.stringify(result.fingerprint), {
     contentType: 'application/json',
   });
@@ -121,6 +141,28 @@ export async function compactGroup(
     bytesRead: result.bytesRead,
     fingerprint: result.fingerprint,
   };
+}
+
+/** Inputs that are no longer what the group planned: removed, or with another ETag. */
+async function changedInputs(
+  store: ObjectStore,
+  entry: GroupJournalEntry,
+): Promise<{ key: string; reason: string }[]> {
+  const limit = pLimit(16);
+  const checked = await Promise.all(
+    entry.inputs.map((input) =>
+      limit(async () => {
+        const head = await store.head(input.key);
+        if (head === undefined) return { key: input.key, reason: 'removed since planning' };
+        if (head.etag === input.etag) return undefined;
+        return {
+          key: input.key,
+          reason: `changed since planning (ETag ${head.etag}, planned ${input.etag})`,
+        };
+      }),
+    ),
+  );
+  return checked.filter((c): c is { key: string; reason: string } => c !== undefined);
 }
 
 /** The fingerprint the compact step stored beside the staged outputs. */

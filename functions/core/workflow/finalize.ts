@@ -1,7 +1,9 @@
 // The finalize step: reads what every group of the run did from the journal (never from the Map's
-// output), settles groups a failed run left midway, records history, updates the partition and releases it.
+// output), settles groups a failed run left midway — its own and, while it holds the lease, any other
+// run's — records history, updates the partition and releases it: idle, or needs-attention when a group
+// could not be settled (a half-published partition is never released as idle).
 import type { Clock } from '../../ports/clock.js';
-import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
+import { type GroupJournalEntry, isSettled, type Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { rollbackGroup } from '../commit.js';
 import type { RunContext } from '../run-input.js';
@@ -11,8 +13,16 @@ import { refOf } from './lease.js';
 import type { PlanStepResult } from './plan.js';
 import type { PartitionLeases, RunHistory } from './ports.js';
 import { rewriteWindowMs } from './run-metrics.js';
+import { settlePartition } from './settle.js';
 
-export type RunOutcome = 'compacted' | 'dry-run' | 'nothing-to-do' | 'gave-up' | 'failed';
+export type RunOutcome = 'compacted' | 'dry-run' | 'nothing-to-do' | 'gave-up' | 'failed' | 'settled';
+
+/**
+ * Errors whose cause a person must fix before the partition is tried again (a configuration that points
+ * at something this deployment must not compact): the partition is marked needs-attention, not idle, so
+ * the triggers do not start the same failing run again and again.
+ */
+export const NEEDS_OPERATOR_ERRORS: readonly string[] = ['UnsupportedTableFormatError'];
 
 export interface FinalizeDeps {
   readonly store: ObjectStore;
@@ -64,8 +74,12 @@ export interface RunSummary {
   readonly estimatedCost?: CostEstimate;
   readonly planKey?: string;
   readonly reason?: string;
-  /** Groups finalize could not settle (they stay in the journal for the sweep/operator). */
+  /** Groups finalize could not settle (they stay fenced in the journal until a settle run). */
   readonly unsettled?: readonly string[];
+  /** Groups of earlier runs this run settled (rolled back or forward) because they had died midway. */
+  readonly settledGroups?: number;
+  /** Set when the partition was left needs-attention instead of idle: why. */
+  readonly needsAttention?: string;
 }
 
 /**
@@ -84,19 +98,15 @@ export async function finalizeRun(
   const journaled = request.outcome === 'compacted' || request.outcome === 'failed';
   let entries: GroupJournalEntry[] = journaled ? await deps.journal.listRun(run.runId) : [];
   const unsettled: string[] = [];
-  if (entries.some((e) => e.state !== 'done' && e.state !== 'aborted')) {
+  const commitDeps = { store: deps.store, journal: deps.journal, clock: deps.clock };
+  if (entries.some((e) => !isSettled(e))) {
     const reason = failureReason(
       request.error ?? { Error: 'RunInterrupted', Cause: 'the run ended before this group' },
     );
     for (const entry of entries) {
-      if (entry.state === 'done' || entry.state === 'aborted') continue;
+      if (isSettled(entry)) continue;
       try {
-        await rollbackGroup(
-          { store: deps.store, journal: deps.journal, clock: deps.clock },
-          run.runId,
-          entry.groupId,
-          reason,
-        );
+        await rollbackGroup(commitDeps, run.runId, entry.groupId, reason);
       } catch (err) {
         unsettled.push(
           `${entry.groupId}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`,
@@ -104,7 +114,27 @@ export async function finalizeRun(
       }
     }
     entries = await deps.journal.listRun(run.runId);
+    for (const entry of entries) {
+      if (!isSettled(entry) && !unsettled.some((u) => u.startsWith(`${entry.groupId}:`))) {
+        unsettled.push(`${entry.groupId}: still ${entry.state} after settling`);
+      }
+    }
   }
+  // Other runs' groups, only while this run holds the lease (a run that never got it must not touch a
+  // partition another run is compacting). Whoever holds the partition settles it before letting go.
+  const ref = refOf(run);
+  const holding = await deps.leases.holds(ref, run.runId);
+  const others = holding
+    ? await settlePartition(commitDeps, ref, {
+        reason: failureReason({
+          Error: 'RunInterrupted',
+          Cause: `its run ended before this group did; settled by run ${run.runId}`,
+        }),
+        exceptRun: run.runId,
+      })
+    : { settled: [], unsettled: [] };
+  for (const u of others.unsettled) unsettled.push(`${u.runId}/${u.groupId} (${u.state}): ${u.error}`);
+  const settledDone = others.settled.filter((g) => g.to === 'done').map((g) => g.entry);
   entries.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
   const done = entries.filter((e) => e.state === 'done');
   const failures = entries
@@ -129,6 +159,14 @@ export async function finalizeRun(
           ? { error: 'UnsettledGroupError', cause: unsettled.join('; ') }
           : undefined;
   const failed = request.outcome === 'failed' || failures.length > 0 || unsettled.length > 0;
+  const operatorCause =
+    request.error?.Error !== undefined && NEEDS_OPERATOR_ERRORS.includes(request.error.Error)
+      ? `${request.error.Error}: ${causeMessage(request.error.Cause)}`
+      : undefined;
+  const needsAttention =
+    unsettled.length > 0
+      ? `${unsettled.length} group(s) could not be settled: ${unsettled.join('; ')}. Readers may see rows twice until they are. Fix the cause (e.g. the permission S3 denied), then start a settle run`
+      : operatorCause;
 
   const after = journaled ? await listPartition(deps.store, run.partitionDir) : undefined;
   const filesBefore = request.plan?.inputFiles ?? 0;
@@ -168,6 +206,8 @@ export async function finalizeRun(
       : { estimatedCost: request.plan.estimatedCost, planKey: request.plan.planKey }),
     ...(request.reason === undefined ? {} : { reason: request.reason }),
     ...(unsettled.length === 0 ? {} : { unsettled }),
+    ...(others.settled.length === 0 ? {} : { settledGroups: others.settled.length }),
+    ...(needsAttention === undefined ? {} : { needsAttention }),
   };
 
   const history: RunHistory = {
@@ -183,15 +223,23 @@ export async function finalizeRun(
     })),
   };
   await deps.leases.putHistory(history);
-  if (done.length > 0) {
-    await deps.leases.applyLayoutChange(refOf(run), {
+  const changed = [...done, ...settledDone];
+  if (changed.length > 0) {
+    await deps.leases.applyLayoutChange(ref, {
       bucket: run.bucket,
-      removed: retired.map((i) => ({ key: i.key })),
-      created: published.map((o) => ({ key: o.finalKey, size: o.size, etag: o.etag })),
+      removed: changed.flatMap((e) => e.inputs).map((i) => ({ key: i.key })),
+      created: changed
+        .flatMap((e) => e.outputs)
+        .map((o) => ({ key: o.finalKey, size: o.size, etag: o.etag })),
       at: now,
     });
   }
-  await deps.leases.release(refOf(run), run.runId, done.length > 0 ? { lastCompactedAt: now } : {});
+  await deps.leases.release(ref, run.runId, {
+    ...(changed.length > 0 ? { lastCompactedAt: now } : {}),
+    ...(needsAttention === undefined
+      ? {}
+      : { attention: { reason: needsAttention, runId: run.runId, since: now } }),
+  });
   return summary;
 }
 

@@ -1,5 +1,8 @@
 // Taking a partition's lease and waiting for it to be quiet: a bounded number of rounds, each saying how
 // long to wait and why, so a partition under constant writes gives up with a reason instead of looping.
+import type { StateMachineStarter } from '../../ports/state-machine-starter.js';
+import { LeaseHeldError } from '../errors.js';
+import { executionEnded } from '../executions.js';
 import type { PartitionRef } from '../profiler.js';
 import type { RunContext } from '../run-input.js';
 import type { LeaseGrant, PartitionLeases } from './ports.js';
@@ -30,20 +33,45 @@ export function refOf(run: Pick<RunContext, 'table' | 'partition'>): PartitionRe
   return { table: run.table, partition: run.partition };
 }
 
-/** Acquires the lease and makes the first quiet check. */
+/**
+ * Acquires the lease and makes the first quiet check. When another run holds the lease but its execution
+ * has ended (it died before finalize released it), the lease is taken over from exactly that holder: the
+ * new run settles what the dead one left before planning (see settle.ts), so an operator's re-run is safe
+ * without waiting for the sweep.
+ */
 export async function acquireLease(
   leases: PartitionLeases,
   run: RunContext,
   now: number,
   options: QuietOptions = DEFAULT_QUIET_OPTIONS,
-): Promise<LeaseGrant & { readonly quiet: QuietCheck }> {
-  const grant = await leases.acquire(refOf(run), {
+  executions?: Pick<StateMachineStarter, 'describe'>,
+): Promise<LeaseGrant & { readonly quiet: QuietCheck; readonly tookOverFrom?: string }> {
+  const request = {
     runId: run.runId,
     ...(run.executionArn === undefined ? {} : { executionArn: run.executionArn }),
     ...(run.generation === undefined ? {} : { generation: run.generation }),
+    ...(run.settle === true ? { settle: true } : {}),
     now,
-  });
-  return { ...grant, quiet: quietVerdict(run, grant.lastWriteAt, 1, now, options) };
+  };
+  let grant: LeaseGrant;
+  let tookOverFrom: string | undefined;
+  try {
+    grant = await leases.acquire(refOf(run), request);
+  } catch (err) {
+    const holder = err instanceof LeaseHeldError ? err.holder : undefined;
+    if (executions === undefined || holder?.executionArn === undefined) throw err;
+    if (!executionEnded(await executions.describe(holder.executionArn), now)) throw err;
+    grant = await leases.acquire(refOf(run), {
+      ...request,
+      takeOverFrom: { runId: holder.runId, generation: holder.generation },
+    });
+    tookOverFrom = holder.runId;
+  }
+  return {
+    ...grant,
+    quiet: quietVerdict(run, grant.lastWriteAt, 1, now, options),
+    ...(tookOverFrom === undefined ? {} : { tookOverFrom }),
+  };
 }
 
 /** Re-reads the partition's last write and decides: go, wait, or give up. */

@@ -1,19 +1,30 @@
-// The plan step: inventories one partition, plans it, stores the plan and the Map's items file, and
-// creates one `planned` journal entry per group — idempotently, so a retried step reuses its own plan.
+// The plan step: settles what earlier runs left in the partition, inventories it, plans it, stores the
+// plan and the Map's items file, and creates one `planned` journal entry per group — idempotently, so a
+// retried step reuses its own plan.
 import type { Clock } from '../../ports/clock.js';
-import type { Journal } from '../../ports/journal.js';
+import type { Journal, RetireMode } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { JournalConflictError, ObjectNotFoundError } from '../errors.js';
+import {
+  JournalConflictError,
+  LeaseLostError,
+  ObjectNotFoundError,
+  UnsettledPartitionError,
+} from '../errors.js';
 import { inventoryTable } from '../inventory.js';
 import { type PartitionPlan, partitionPlanSchema, planPartition } from '../planning.js';
 import type { RunContext } from '../run-input.js';
+import { failureReason } from './commit.js';
 import { type CostEstimate, estimateCost } from './cost.js';
 import { itemsKey, planKey, stagingPrefix, trashPrefix } from './layout.js';
+import type { PartitionLeases } from './ports.js';
+import { settlePartition } from './settle.js';
 
 export interface PlanDeps {
   readonly store: ObjectStore;
   readonly journal: Journal;
   readonly clock: Clock;
+  /** Checked before planning: only the run holding the partition's lease may plan it. */
+  readonly leases: Pick<PartitionLeases, 'holds'>;
 }
 
 export interface PlanStepOptions {
@@ -46,6 +57,12 @@ export interface PlanStepResult {
   readonly estimatedCost: CostEstimate;
   /** Why nothing is planned, when groupCount is 0. */
   readonly reason?: string;
+  /** How this run's groups retire their inputs (the run's mode, unless delete mode had to fall back). */
+  readonly retireMode: RetireMode;
+  /** Why the retire mode differs from the run's, when it does. */
+  readonly retireNote?: string;
+  /** Groups of earlier runs this step settled before planning (e.g. after a run died mid-commit). */
+  readonly settledGroups?: number;
 }
 
 /**
@@ -57,6 +74,30 @@ export async function planRun(
   run: RunContext,
   options: PlanStepOptions,
 ): Promise<PlanStepResult> {
+  const ref = { table: run.table, partition: run.partition };
+  if (!(await deps.leases.holds(ref, run.runId))) {
+    throw new LeaseLostError(
+      `Run ${run.runId} does not hold the lease of partition "${run.partition}" of table ${run.table} (it was released or taken over, e.g. this is a redrive of an old execution); nothing was planned. Start a new execution instead`,
+    );
+  }
+  // Fence rule: no plan may list a partition in which an earlier group is half-published.
+  const settled = await settlePartition(deps, ref, {
+    reason: failureReason({
+      Error: 'RunInterrupted',
+      Cause: `its run ended before this group did; settled by run ${run.runId} before planning again`,
+    }),
+    exceptRun: run.runId,
+  });
+  if (settled.unsettled.length > 0) {
+    throw new UnsettledPartitionError(
+      `Partition "${run.partition}" of table ${run.table} has ${settled.unsettled.length} group(s) of earlier runs that could not be settled (${settled.unsettled
+        .map((u) => `${u.runId}/${u.groupId} ${u.state}: ${u.error}`)
+        .join(
+          '; ',
+        )}). Nothing was planned; the partition is marked needs-attention. Fix the cause, then start a settle run`,
+    );
+  }
+  const retirement = run.dryRun ? { retireMode: run.retireMode } : await retirementOf(deps.store, run);
   const plan = (await readPlan(deps.store, run.runId)) ?? (await makePlan(deps, run));
   const items: GroupItem[] = plan.groups.map((g) => ({
     groupId: g.groupId,
@@ -75,7 +116,8 @@ export async function planRun(
           state: 'planned',
           inputs: group.files.map((f) => ({ key: f.key, etag: f.etag, size: f.size })),
           outputs: [],
-          retireMode: run.retireMode,
+          retireMode: retirement.retireMode,
+          ...(retirement.note === undefined ? {} : { note: retirement.note }),
           stagingPrefix: stagingPrefix(run.runId, group.groupId),
           trashPrefix: trashPrefix(run.runId),
           createdAt: now,
@@ -105,10 +147,31 @@ export async function planRun(
       inputFiles: summary.plannedFiles,
       inputBytes: summary.plannedBytes,
       expectedOutputFiles: summary.expectedOutputFiles,
-      retireMode: run.retireMode,
+      retireMode: retirement.retireMode,
       compactMemoryMb: options.compactMemoryMb,
     }),
     ...(plan.reason === undefined ? {} : { reason: plan.reason }),
+    retireMode: retirement.retireMode,
+    ...(retirement.note === undefined ? {} : { retireNote: retirement.note }),
+    ...(settled.settled.length === 0 ? {} : { settledGroups: settled.settled.length }),
+  };
+}
+
+/**
+ * Delete mode (`versionedBuckets`) is trusted only as far as the bucket confirms it: a delete on a bucket
+ * whose versioning is not Enabled cannot be undone, so the run's groups retire to trash instead, and the
+ * plan says why. (The commit checks again per group, with the inputs' version ids.)
+ */
+async function retirementOf(
+  store: ObjectStore,
+  run: RunContext,
+): Promise<{ retireMode: RetireMode; note?: string }> {
+  if (run.retireMode !== 'delete-versioned') return { retireMode: run.retireMode };
+  const versioning = store.versioning === undefined ? 'unknown' : await store.versioning();
+  if (versioning === 'enabled') return { retireMode: 'delete-versioned' };
+  return {
+    retireMode: 'trash',
+    note: `bucket ${run.bucket} is configured as versioned (versionedBuckets) but its versioning is ${versioning}, not Enabled: inputs are moved to trash instead of deleted, so they can be restored. Enable versioning on the bucket, or drop it from versionedBuckets`,
   };
 }
 

@@ -1,6 +1,8 @@
 // The port through which workflow steps hold a partition's lease and record what a run did; the
 // DynamoDB adapter keeps it on the profiler's partition item, tests keep it in memory.
-import type { PartitionRef } from '../profiler.js';
+import type { Attention, PartitionRef } from '../profiler.js';
+
+export type { Attention };
 
 /** What a granted lease is known by. */
 export interface LeaseGrant {
@@ -17,6 +19,13 @@ export interface LeaseRequest {
   readonly executionArn?: string;
   /** The profiler's schedule generation: the run takes over exactly that schedule. */
   readonly generation?: number;
+  /** A settle run: it may also take a partition that `needs-attention` (to settle it and clear that). */
+  readonly settle?: boolean;
+  /**
+   * Take the lease over from a run whose execution has ended without releasing it (it died in finalize):
+   * granted only while that run still holds it at that generation. The new run settles before planning.
+   */
+  readonly takeOverFrom?: { readonly runId: string; readonly generation: number };
   readonly now: number;
 }
 
@@ -49,8 +58,18 @@ export interface PartitionLeases {
   acquire(ref: PartitionRef, request: LeaseRequest): Promise<LeaseGrant>;
   /** The partition's latest write time (epoch ms), undefined when never seen. */
   lastWriteAt(ref: PartitionRef): Promise<number | undefined>;
-  /** Releases the lease if `runId` still holds it; false when it did not (idempotent). */
-  release(ref: PartitionRef, runId: string, patch: { readonly lastCompactedAt?: number }): Promise<boolean>;
+  /** Whether `runId` holds the partition's lease now (a redriven old execution no longer does). */
+  holds(ref: PartitionRef, runId: string): Promise<boolean>;
+  /**
+   * Releases the lease if `runId` still holds it; false when it did not (idempotent). With `attention`
+   * the partition is not released as idle but marked `needs-attention` (no trigger starts a run on it;
+   * only a settle run takes it), because something a person must fix stands in the way.
+   */
+  release(
+    ref: PartitionRef,
+    runId: string,
+    patch: { readonly lastCompactedAt?: number; readonly attention?: Attention },
+  ): Promise<boolean>;
   /** Applies the run's own file changes to the partition's statistics (idempotent with S3's later events). */
   applyLayoutChange(ref: PartitionRef, change: LayoutChange): Promise<void>;
   putHistory(item: RunHistory): Promise<void>;

@@ -227,7 +227,7 @@ describe('finalize handler', () => {
     const run = runContext('metrics-1');
     const deps = { store, journal, clock };
     await acquireLease(leases, run, clock.now());
-    const plan = await planRun(deps, run, { inlineGroupLimit: 40, compactMemoryMb: 1024 });
+    const plan = await planRun({ ...deps, leases }, run, { inlineGroupLimit: 40, compactMemoryMb: 1024 });
     clock.advance(10_000);
     const compacted = await compactGroup(deps, run, { groupId: 'g0001', expectedOutputFiles: 1 });
     await verifyGroup(deps, run, 'g0001', compacted.fingerprint);
@@ -322,6 +322,7 @@ describe('sweep handler', () => {
       listDue: async () => [],
       listLeased: async () => [stuck],
       listPartitions: async () => [snapshot('date=1'), stuck],
+      listNeedingAttention: async () => [snapshot('date=0', { state: 'needs-attention' })],
       release: async () => true,
       get: async () => undefined,
     } as unknown as StatsStore;
@@ -352,6 +353,10 @@ describe('sweep handler', () => {
       ['service', 'Table'],
       ['service'],
     ]);
+    expect(emfOf('PartitionsNeedingAttention')).toMatchObject({
+      Table: 'events',
+      PartitionsNeedingAttention: 1,
+    });
     const expected = { TotalFiles: 12, SmallFiles: 10, Partitions: 2, PartitionsOverTrigger: 1 };
     for (const [name, value] of Object.entries(expected)) {
       expect(emfOf(name), name).toMatchObject({ Table: 'events', [name]: value });
@@ -368,6 +373,7 @@ describe('sweep handler', () => {
     const stats = {
       listDue: async () => [],
       listLeased: async () => [],
+      listNeedingAttention: async () => [],
       listPartitions: async () => {
         throw new Error('throttled');
       },

@@ -44,6 +44,11 @@ describe('workflow step services', () => {
   let inputs: string[];
   const deps = () => ({ store, journal, clock });
   const planOptions = { inlineGroupLimit: 40, compactMemoryMb: 1024 };
+  /** Plans as the workflow does: the run holds the partition's lease (a retried acquire is idempotent). */
+  const planAs = async (run: RunContext, options: typeof planOptions) => {
+    await acquireLease(leases, run, clock.now());
+    return planRun({ ...deps(), leases }, run, options);
+  };
 
   beforeEach(async () => {
     store = new MemoryObjectStore();
@@ -65,9 +70,9 @@ describe('workflow step services', () => {
     const run = runContext('plan-1');
 
     // Act
-    const first = await planRun(deps(), run, planOptions);
+    const first = await planAs(run, planOptions);
     await store.put(inputs[0] as string, await store.get(inputs[1] as string)); // the listing changes
-    const second = await planRun(deps(), run, planOptions);
+    const second = await planAs(run, planOptions);
 
     // Assess
     expect(second).toEqual(first);
@@ -91,7 +96,7 @@ describe('workflow step services', () => {
     const run = runContext('plan-2', { targetFileSizeMB: 0.004, maxGroupMB: 0.016 });
 
     // Act
-    const result = await planRun(deps(), run, { ...planOptions, inlineGroupLimit: 1 });
+    const result = await planAs(run, { ...planOptions, inlineGroupLimit: 1 });
 
     // Assess
     expect(result.groupCount).toBeGreaterThan(1);
@@ -103,7 +108,7 @@ describe('workflow step services', () => {
   it('compacts, verifies and commits a group; repeating any step changes nothing', async () => {
     // Prepare
     const run = runContext('full-1');
-    await planRun(deps(), run, planOptions);
+    await planAs(run, planOptions);
     const item = { groupId: 'g0001', expectedOutputFiles: 1 };
 
     // Act
@@ -136,12 +141,13 @@ describe('workflow step services', () => {
     };
     const withDelta = runContext('delta-1', { deltaEncoding: true });
     const without = runContext('plain-1');
-    await planRun(deps(), withDelta, planOptions);
-    await planRun(deps(), without, planOptions);
     const item = { groupId: 'g0001', expectedOutputFiles: 1 };
 
-    // Act
+    // Act: one run after the other, as the lease allows
+    await planAs(withDelta, planOptions);
     await compactGroup({ ...deps(), rewrite: recording }, withDelta, item);
+    await finalizeRun({ ...deps(), leases }, withDelta, { outcome: 'failed', error: { Error: 'Stopped' } });
+    await planAs(without, planOptions);
     await compactGroup({ ...deps(), rewrite: recording }, without, item);
 
     // Assess
@@ -151,7 +157,7 @@ describe('workflow step services', () => {
   it('refuses to verify outputs whose rows differ from the inputs, leaving the group staged for rollback', async () => {
     // Prepare
     const run = runContext('verify-1');
-    await planRun(deps(), run, planOptions);
+    await planAs(run, planOptions);
     const compacted = await compactGroup(deps(), run, { groupId: 'g0001', expectedOutputFiles: 1 });
     const wrong = {
       ...(compacted.fingerprint as NonNullable<typeof compacted.fingerprint>),
@@ -178,7 +184,7 @@ describe('workflow step services', () => {
     // Prepare
     const run = runContext('final-1');
     await acquireLease(leases, run, clock.now());
-    const plan = await planRun(deps(), run, planOptions);
+    const plan = await planAs(run, planOptions);
     await rollbackStep(deps(), 'final-1', 'g0001', {
       Error: 'CorruptInputError',
       Cause: '{"errorMessage":"Corrupt Parquet input x"}',
@@ -205,7 +211,7 @@ describe('workflow step services', () => {
     // Prepare
     const run = runContext('final-2');
     await acquireLease(leases, run, clock.now());
-    const plan = await planRun(deps(), run, planOptions);
+    const plan = await planAs(run, planOptions);
     await compactGroup(deps(), run, { groupId: 'g0001', expectedOutputFiles: 1 });
     await verifyGroup(deps(), run, 'g0001');
     // The commit dies on the batched delete: outputs are in the partition, inputs too (readers see both).
