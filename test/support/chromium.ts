@@ -1,5 +1,5 @@
 // Runs Debian's headless Chromium for tests (fresh profile per launch, removed; its process group killed on
-// timeout or exit; a failure, never a skip, saying how to install it) and decodes its PNG screenshots.
+// timeout or exit) and decodes its PNG screenshots; without the browser its tests skip locally, fail in CI.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,6 +9,9 @@ import { inflateSync } from 'node:zlib';
 
 /** Where Debian's `chromium` package installs the browser; CHROMIUM_PATH overrides it. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** The install command the notices and errors name. */
+const INSTALL = 'apt-get update && apt-get install -y --no-install-recommends chromium';
 
 /** Flags for a quiet, offline, throw-away headless run as root in a container. */
 const BASE_FLAGS = [
@@ -24,16 +27,40 @@ const BASE_FLAGS = [
 
 /**
  * The browser's path.
- * @throws Error saying how to install it: the HTML report's test must fail, not pass unseen, without it.
+ * @throws Error saying how to install it: a browser test that runs must fail, not pass unseen, without it.
  */
 export function requireChromium(path: string = CHROMIUM_PATH): string {
   if (!existsSync(path)) {
     throw new Error(
       `Headless Chromium is needed at ${path} to render the HTML report: install it with ` +
-        '`apt-get update && apt-get install -y --no-install-recommends chromium` (Debian), or set CHROMIUM_PATH',
+        `\`${INSTALL}\` (Debian), or set CHROMIUM_PATH`,
     );
   }
   return path;
+}
+
+/**
+ * Whether this run exercises the browser, for `describe.skipIf(!…)` / `it.skipIf(!…)`. Yes when Chromium is
+ * installed. Yes in CI (`CI=true`) even without it: there the tests run and fail with the install hint, so a
+ * CI image that lost the browser cannot pass unseen. Otherwise (a developer's machine without Chromium) no,
+ * and `warn` gets one line saying how to run them, so `npm test` passes on a fresh clone with a visible notice.
+ */
+export function browserTestsEnabled(
+  options: {
+    readonly path?: string;
+    readonly env?: Readonly<Record<string, string | undefined>>;
+    readonly warn?: (line: string) => void;
+  } = {},
+): boolean {
+  const path = options.path ?? CHROMIUM_PATH;
+  if (existsSync(path)) return true;
+  const env = options.env ?? process.env;
+  if (/^(true|1)$/i.test(env.CI ?? '')) return true;
+  (options.warn ?? console.warn)(
+    `Skipping the headless-Chromium tests: no browser at ${path}. To run them: \`${INSTALL}\` (Debian), ` +
+      'or set CHROMIUM_PATH to a Chromium binary. With CI=true they fail instead of skipping.',
+  );
+  return false;
 }
 
 export interface ChromiumRun {

@@ -1,17 +1,25 @@
-// Locates the shared fixtures (real tables written by Spark and delta-rs) relative to the
-// repository, because CI clones the project elsewhere with `shared/` beside it.
+// Locates the real tables (written by Spark, delta-rs and Iceberg writers) vendored in test/fixtures/,
+// so the suite runs from a fresh clone with nothing beside it; their origins are in test/fixtures/NOTICE.md.
 import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** `test/fixtures/` of this repository. Read-only: copy a table into a temp folder before changing it. */
+export const FIXTURES_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 
-/** `../shared/fixtures` beside the repository root. Read-only: copy before changing anything. */
-export const SHARED_FIXTURES = resolve(repoRoot, '..', 'shared', 'fixtures');
+/** The Delta Lake tables from delta-rs' test data, one folder per table root. */
+export const DELTA_FIXTURES = join(FIXTURES_ROOT, 'delta');
 
-/** The Delta Lake tables from delta-rs' test data. */
-export const DELTA_FIXTURES = resolve(SHARED_FIXTURES, 'delta');
+/**
+ * The Apache Iceberg tables, one folder per table root (`metadata/`, `data/`). Their metadata keeps the
+ * writers' original paths: NOTICE.md lists each table's prefix to map onto the copy's location.
+ */
+export const ICEBERG_FIXTURES = join(FIXTURES_ROOT, 'iceberg');
 
-if (!existsSync(DELTA_FIXTURES)) {
-  throw new Error(`Shared fixtures not found at ${DELTA_FIXTURES}: the repository must sit beside shared/.`);
+for (const dir of [DELTA_FIXTURES, ICEBERG_FIXTURES]) {
+  if (!existsSync(dir)) {
+    throw new Error(
+      `Fixture tables not found at ${dir}: they are part of the repository; restore them with \`git checkout -- test/fixtures\`.`,
+    );
+  }
 }
