@@ -73,8 +73,11 @@ export async function readStatus(
       });
     }
   }
+  // Partitions that need an operator come first: nothing else will end them.
+  const attention = (r: StatusRow) => (r.state === 'needs-attention' ? 0 : 1);
   return rows.sort(
     (a, b) =>
+      attention(a) - attention(b) ||
       rank[a.priority] - rank[b.priority] ||
       b.smallCount - a.smallCount ||
       a.partition.localeCompare(b.partition),
@@ -107,13 +110,23 @@ export async function runStatus(
         {
           header: 'last decision',
           value: (r) =>
-            r.lastDecision ? `${r.lastDecision.action}: ${r.lastDecision.reasons.join('; ')}` : '',
+            r.attention !== undefined && r.state === 'needs-attention'
+              ? `NEEDS ATTENTION since ${new Date(r.attention.since).toISOString()}: ${r.attention.reason}`
+              : r.lastDecision
+                ? `${r.lastDecision.action}: ${r.lastDecision.reasons.join('; ')}`
+                : '',
         },
       ],
       rows,
     ),
   );
   io.out(`\n${rows.length} partitions${options.due ? ' due now' : ''}`);
+  const stuck = rows.filter((r) => r.state === 'needs-attention');
+  if (stuck.length > 0) {
+    io.out(
+      `${stuck.length} partition(s) need attention: fix the cause shown, then settle each with an execution input {"table": "<table>", "partition": "<partition>", "settle": true} (events/workflow-settle.json)`,
+    );
+  }
   return rows;
 }
 

@@ -155,7 +155,7 @@ export class DynamoPartitionLease implements PartitionLeases {
       const holder = old?.lease;
       if (old?.state === 'needs-attention') {
         throw new PartitionNeedsAttentionError(
-          `Partition "${ref.partition}" of table ${ref.table} needs attention since ${new Date(old.attention?.since ?? 0).toISOString()}: ${old.attention?.reason ?? 'no reason recorded'}. No run plans it until an operator has fixed the cause and started a settle run: {"table": "${ref.table}", "partition": "${ref.partition}", "settle": true} (or \`lake-compactor settle\`).`,
+          `Partition "${ref.partition}" of table ${ref.table} needs attention since ${new Date(old.attention?.since ?? 0).toISOString()}: ${old.attention?.reason ?? 'no reason recorded'} No run plans it until the cause is fixed and a settle run has ended it: {"table": "${ref.table}", "partition": "${ref.partition}", "settle": true} (or \`lake-compactor settle\`).`,
         );
       }
       throw new LeaseHeldError(

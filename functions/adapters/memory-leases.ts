@@ -14,6 +14,7 @@ interface Item {
   state: 'idle' | 'scheduled' | 'compacting' | 'needs-attention';
   generation: number;
   holder?: string;
+  holderArn?: string;
   attention?: Attention;
   lastWriteAt?: number;
   lastCompactedAt?: number;
@@ -62,6 +63,7 @@ export class MemoryLeases implements PartitionLeases {
     if (!free) {
       throw new LeaseHeldError(`held by ${item.holder ?? '?'}`, {
         runId: item.holder ?? '?',
+        ...(item.holderArn === undefined ? {} : { executionArn: item.holderArn }),
         generation: item.generation,
         state: item.state,
         acquiredAt: 0,
@@ -70,6 +72,8 @@ export class MemoryLeases implements PartitionLeases {
     if (request.generation === undefined) item.generation += 1;
     item.state = 'compacting';
     item.holder = request.runId;
+    if (request.executionArn === undefined) delete item.holderArn;
+    else item.holderArn = request.executionArn;
     return grant();
   }
 

@@ -259,7 +259,7 @@ async function retire(
   if (failed.length > 0) {
     throw new Error(
       `Could not retire ${failed.length} input(s) of group ${entry.groupId}: ${failed
-        .map((e) => `${e.key}: ${e.message}`)
+        .map((e) => `${e.key}: ${e.code === undefined ? '' : `${e.code}: `}${e.message}`)
         .join('; ')}. The commit resumes from here when retried.`,
     );
   }
@@ -334,7 +334,7 @@ async function deleteAll(store: ObjectStore, keys: readonly string[]): Promise<v
   if (result.errors.length > 0) {
     throw new Error(
       `Could not delete ${result.errors.length} object(s): ${result.errors
-        .map((e) => `${e.key}: ${e.message}`)
+        .map((e) => `${e.key}: ${e.code === undefined ? '' : `${e.code}: `}${e.message}`)
         .join('; ')}. Retry; the step is idempotent.`,
     );
   }

@@ -1027,7 +1027,7 @@ export async function sweepTable(
       settled.unsettled.length === 0
         ? undefined
         : {
-            reason: `${settled.unsettled.length} group(s) left by run ${lease.runId} could not be settled: ${settled.unsettled.join('; ')}. Readers may see rows twice until they are. Fix the cause (e.g. the permission S3 denied), then start a settle run`,
+            reason: `${settled.unsettled.length} group(s) left by run ${lease.runId} could not be settled: ${settled.unsettled.map((u) => u.replace(/\.+$/, '')).join('; ')}. Listing readers may see some rows twice until they are.`,
             runId: lease.runId,
             since: now,
           };

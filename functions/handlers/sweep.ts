@@ -153,11 +153,16 @@ async function publishFragmentation(deps: SweepDeps, table: string): Promise<voi
   }
 }
 
-/** Production dependencies from the environment. */
+/** Production dependencies from the environment; tests replace the clock or wrap the stores (faults). */
 export function sweepDepsFromEnv(
   env: Readonly<Record<string, string | undefined>>,
   observability: Observability,
+  options: {
+    readonly clock?: Clock;
+    readonly wrapStore?: (store: ObjectStore, bucket: string) => ObjectStore;
+  } = {},
 ): SweepDeps {
+  const clock = options.clock ?? systemClock;
   const config = parseEnv(profilerEnvSchema, env as NodeJS.ProcessEnv);
   const tables = parseTableConfigs(config.TABLES);
   const s3 = createDefaultS3Client(env);
@@ -166,7 +171,8 @@ export function sweepDepsFromEnv(
   const storeFor = (bucket: string): ObjectStore => {
     let store = stores.get(bucket);
     if (store === undefined) {
-      store = new S3ObjectStore({ client: s3, bucket });
+      const plain = new S3ObjectStore({ client: s3, bucket });
+      store = options.wrapStore === undefined ? plain : options.wrapStore(plain, bucket);
       stores.set(bucket, store);
     }
     return store;
@@ -183,7 +189,7 @@ export function sweepDepsFromEnv(
       tableName: config.TABLE_NAME,
       manifests: { store, prefix: JOURNAL_MANIFEST_PREFIX },
     });
-    return settleAfterDeadRun({ store, journal, clock: systemClock }, ref, deadRunId);
+    return settleAfterDeadRun({ store, journal, clock }, ref, deadRunId);
   };
   return {
     tables,
@@ -199,7 +205,7 @@ export function sweepDepsFromEnv(
       trigger: 'sweep',
     },
     storeFor,
-    clock: systemClock,
+    clock,
     observability,
   };
 }

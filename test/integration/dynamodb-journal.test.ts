@@ -130,3 +130,55 @@ describe('DynamoJournal', () => {
     expect(groups.map((g) => g.groupId).sort()).toEqual(['g0001', 'g0002']);
   });
 });
+
+describe('fences of unsettled groups (DynamoDB Local)', () => {
+  const partition = { table: 'events', partition: 'date=2024-01-01' };
+
+  it('lists a group from its partition from creation until it settles, written in one transaction with the entry', async () => {
+    // Prepare
+    const journal = new DynamoJournal({ client: ddb.client(), tableName });
+    const a = await journal.create(entry('fence-a'));
+    const b = await journal.create(entry('fence-b'));
+
+    // Act: a is published, then done; b is aborted while undoing (outputs were visible), then undone
+    const published = await journal.transition(
+      await journal.transition(
+        await journal.transition(await journal.transition(a, 'staged', {}, 2), 'verified', {}, 3),
+        'publishing',
+        {},
+        4,
+      ),
+      'published',
+      {},
+      5,
+    );
+    const openWhilePublished = await journal.listOpen(partition);
+    await journal.transition(published, 'done', {}, 6);
+    const undoing = await journal.transition(b, 'aborted', { undo: 'pending' }, 7);
+    const openWhileUndoing = await journal.listOpen(partition);
+    await journal.transition(undoing, 'aborted', { undo: 'done' }, 8);
+
+    // Assess
+    const ids = (open: { runId: string }[]) => open.map((g) => g.runId).filter((r) => r.startsWith('fence-'));
+    expect(ids(openWhilePublished)).toEqual(['fence-a', 'fence-b']);
+    expect(ids(openWhileUndoing)).toEqual(['fence-b']);
+    expect(ids(await journal.listOpen(partition))).toEqual([]);
+  });
+
+  it('keeps the fence when the settling transition loses its race (the entry did not change)', async () => {
+    // Prepare
+    const journal = new DynamoJournal({ client: ddb.client(), tableName });
+    const created = await journal.create(entry('fence-race'));
+    await journal.transition(created, 'staged', {}, 2);
+
+    // Act: a stale writer tries to settle from revision 1
+    const stale = journal.transition(created, 'aborted', { reason: 'stale' }, 3);
+
+    // Assess
+    await expect(stale).rejects.toBeInstanceOf(JournalConflictError);
+    expect((await journal.get('fence-race', 'g0001'))?.state).toBe('staged');
+    expect((await journal.listOpen(partition)).map((g) => g.runId)).toContain('fence-race');
+    await journal.closeFence(partition, { runId: 'fence-race', groupId: 'g0001' });
+    expect((await journal.listOpen(partition)).map((g) => g.runId)).not.toContain('fence-race');
+  });
+});

@@ -165,7 +165,7 @@ export async function finalizeRun(
       : undefined;
   const needsAttention =
     unsettled.length > 0
-      ? `${unsettled.length} group(s) could not be settled: ${unsettled.join('; ')}. Readers may see rows twice until they are. Fix the cause (e.g. the permission S3 denied), then start a settle run`
+      ? `${unsettled.length} group(s) could not be settled: ${unsettled.map(stripPeriod).join('; ')}. Listing readers may see some rows twice until they are.`
       : operatorCause;
 
   const after = journaled ? await listPartition(deps.store, run.partitionDir) : undefined;
@@ -241,6 +241,10 @@ export async function finalizeRun(
       : { attention: { reason: needsAttention, runId: run.runId, since: now } }),
   });
   return summary;
+}
+
+function stripPeriod(text: string): string {
+  return text.replace(/\.+$/, '');
 }
 
 async function listPartition(

@@ -175,6 +175,24 @@ describe('normalizeRunInput', () => {
   });
 });
 
+describe('settle requests', () => {
+  it('carry settle into the run context, and a settle dry run is refused before anything changes', () => {
+    // Prepare / Act
+    const settle = normalizeRunInput(
+      { table: 'events', partition: 'date=2024-01-15', settle: true },
+      tables,
+      options,
+    );
+    const dry = problems({ table: 'events', partition: 'date=2024-01-15', settle: true, dryRun: true });
+
+    // Assess
+    expect(settle).toMatchObject({ mode: 'single', run: { settle: true, dryRun: false } });
+    expect(dry).toEqual([
+      expect.stringMatching(/^settle: settle changes the partition .* cannot be a dry run/),
+    ]);
+  });
+});
+
 describe('events/workflow-*.json', () => {
   it('are all valid requests for the example table', async () => {
     // Prepare
