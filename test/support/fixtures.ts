@@ -12,6 +12,9 @@ export const SHARED_FIXTURES = resolve(repoRoot, '..', 'shared', 'fixtures');
 /** The Delta Lake tables from delta-rs' test data. */
 export const DELTA_FIXTURES = resolve(SHARED_FIXTURES, 'delta');
 
+/** The Apache Iceberg tables (Spark and the Iceberg Java library; sources in `iceberg/README.md`). */
+export const ICEBERG_FIXTURES = resolve(SHARED_FIXTURES, 'iceberg');
+
 if (!existsSync(DELTA_FIXTURES)) {
   throw new Error(`Shared fixtures not found at ${DELTA_FIXTURES}: the repository must sit beside shared/.`);
 }
