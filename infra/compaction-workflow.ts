@@ -33,7 +33,12 @@ export const TRANSIENT_ERRORS = [
 ] as const;
 
 /** Errors no retry can fix; never listed in a Retry (documented here for the template test). */
-export const PERMANENT_ERRORS = ['VerificationError', 'CorruptInputError', 'UnsupportedInputError'] as const;
+export const PERMANENT_ERRORS = [
+  'VerificationError',
+  'CorruptInputError',
+  'UnsupportedInputError',
+  'UnsupportedTableFormatError',
+] as const;
 
 export interface CompactionWorkflowProps {
   /** The single table (partition items, journal, history). */
