@@ -340,7 +340,9 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
       const inside = await probe.around(directoryOf(object.key), { includeLocation: true });
       if (inside !== undefined) {
         foreign(table, inside, true);
-        keep(`inside a ${FORMAT_NAMES[inside.format]} table: its log or metadata, not the listing, owns the file`);
+        keep(
+          `inside a ${FORMAT_NAMES[inside.format]} table: its log or metadata, not the listing, owns the file`,
+        );
         continue;
       }
       moves.push({
