@@ -15,6 +15,11 @@ export const FORMAT_NAMES: Readonly<Record<ForeignFormat, string>> = {
   iceberg: 'Apache Iceberg',
 };
 
+/** `a Delta Lake` / `an Apache Iceberg`. */
+export function aFormat(format: ForeignFormat): string {
+  return `${format === 'iceberg' ? 'an' : 'a'} ${FORMAT_NAMES[format]}`;
+}
+
 /** A key that belongs to a foreign table's log or metadata. */
 export interface ForeignFormatMatch {
   readonly format: ForeignFormat;
@@ -83,12 +88,6 @@ export function directoriesDownTo(location: string, includeLocation: boolean): s
   const dirs = [''];
   for (let i = 1; i <= segments.length; i++) dirs.push(`${segments.slice(0, i).join('/')}/`);
   return includeLocation ? dirs : dirs.slice(0, -1);
-}
-
-/** The relation of a foreign table's root to a location: inside it (`below`), or at or above it. */
-export function isBelow(root: string, location: string): boolean {
-  const dir = location === '' || location.endsWith('/') ? location : `${location}/`;
-  return root.startsWith(dir) && root !== dir;
 }
 
 /**
@@ -238,5 +237,5 @@ export function markerCovers(marker: Pick<ForeignFormatMarker, 'root'>, partitio
 /** The decision reason of a partition the marker blocks (one line, as every decision reason). */
 export function foreignFormatReason(marker: ForeignFormatMarker): string {
   const where = marker.root === '' ? 'the whole table' : `everything under ${marker.root}`;
-  return `inside a ${FORMAT_NAMES[marker.format]} table (${where}; found ${marker.evidenceKey}): ${definesLiveFiles(marker.format)}, so it is never compacted as plain Parquet; remove it from the configuration (lake-compactor compacts Hive-style Parquet tables only)`;
+  return `inside ${aFormat(marker.format)} table (${where}; found ${marker.evidenceKey}): ${definesLiveFiles(marker.format)}, so it is never compacted as plain Parquet; remove it from the configuration (lake-compactor compacts Hive-style Parquet tables only)`;
 }

@@ -13,8 +13,8 @@ import { classifyObject, parsePartition } from '../partition.js';
 import { type PartitionDateFormat, partitionDateFromValues } from '../policy.js';
 import type { TableConfig } from '../table-config.js';
 import {
+  aFormat,
   directoryOf,
-  FORMAT_NAMES,
   type ForeignTable,
   ForeignTableProbe,
   foreignFormatOfKey,
@@ -340,9 +340,7 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
       const inside = await probe.around(directoryOf(object.key), { includeLocation: true });
       if (inside !== undefined) {
         foreign(table, inside, true);
-        keep(
-          `inside a ${FORMAT_NAMES[inside.format]} table: its log or metadata, not the listing, owns the file`,
-        );
+        keep(`inside ${aFormat(inside.format)} table: its log or metadata, not the listing, owns the file`);
         continue;
       }
       moves.push({
