@@ -12,6 +12,7 @@ import { DEFAULT_POLICY } from './core/policy.js';
 import type { Codec } from './core/rewrite/wasm.js';
 import { childExecutionName, partitionDir, type RunContext } from './core/run-input.js';
 import { formatBytes } from './core/stats.js';
+import { refuseForeignAmong } from './core/table-format.js';
 import { commitStep, type GroupStepResult, rollbackStep } from './core/workflow/commit.js';
 import { type CompactDeps, compactGroup, type RewriteFn } from './core/workflow/compact.js';
 import { finalizeRun, type RunSummary } from './core/workflow/finalize.js';
@@ -22,6 +23,7 @@ import type { Clock } from './ports/clock.js';
 import type { ObjectStore } from './ports/object-store.js';
 import { positiveNumber, tableNameOf } from './shared/cli-args.js';
 import { renderTable } from './shared/table.js';
+import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
 
 const MiB = 1024 * 1024;
 
@@ -77,7 +79,9 @@ export interface CompactPartitionResult {
  * partition — pause the deployment's triggers before compacting a deployed lake by hand.
  *
  * @param engine replaces the rewrite engine (tests inject faults).
- * @throws CompactionFailedError when any group failed (after every partition was tried and settled).
+ * @throws CompactionFailedError when any group failed (after every partition was tried and settled);
+ * UnsupportedTableFormatError, before anything is written, when the location is, lies in or holds a Delta
+ * Lake or Iceberg table.
  */
 export async function runCompact(
   uri: string,
@@ -99,7 +103,10 @@ async function compactTable(
   const tableRoot = opened.prefix.replace(/\/$/, '');
   const table = options.table ?? tableNameOf(uri);
   const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local';
+  // A Delta or Iceberg table's log, not the listing, says which files are live: refuse before any write.
+  await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await inventoryTable(store, opened.prefix, { now: io.clock.now() });
+  refuseForeignAmong(opened.store, opened.prefix, inventory.foreignTables);
   const wanted = options.partition?.replace(/^\/+|\/+$/g, '');
   const partitions = inventory.partitions
     .map((p) => p.partition)

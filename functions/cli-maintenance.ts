@@ -40,6 +40,7 @@ import { relativeToRoot } from './core/partition.js';
 import { PARTITION_DATE_FORMATS, type PartitionDateFormat } from './core/policy.js';
 import { formatBytes } from './core/stats.js';
 import { parseTableConfigs, type TableConfig } from './core/table-config.js';
+import { refuseForeignAmong } from './core/table-format.js';
 import { JOURNAL_MANIFEST_PREFIX, WORK_ROOT } from './core/workflow/layout.js';
 import type { Clock } from './ports/clock.js';
 import type { Journal } from './ports/journal.js';
@@ -47,6 +48,7 @@ import type { ObjectStore } from './ports/object-store.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
 import { positiveNumber, tableNameOf } from './shared/cli-args.js';
 import { renderTable } from './shared/table.js';
+import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
 
 /** Rows of candidates printed in text mode; `--json` lists every one. */
 const PRINTED_ROWS = 50;
@@ -201,6 +203,7 @@ export async function planVacuumJob(
   const candidates: VacuumCandidate[] = [];
   const kept: VacuumKept[] = [];
   const notes = new Set<string>();
+  const foreignTables: NonNullable<VacuumPlan['foreignTables']>[number][] = [];
   let examined = 0;
   let cursor: string | undefined;
   do {
@@ -209,6 +212,8 @@ export async function planVacuumJob(
     candidates.push(...scoped.candidates);
     kept.push(...scoped.kept);
     for (const note of page.notes) notes.add(note);
+    for (const f of page.foreignTables ?? [])
+      if (!foreignTables.some((seen) => seen.root === f.root)) foreignTables.push(f);
     examined += page.examined;
     cursor = page.cursor;
     onPage?.({ ...page, candidates, kept, examined });
@@ -230,6 +235,7 @@ export async function planVacuumJob(
     kept,
     examined,
     notes: [...notes],
+    ...(foreignTables.length === 0 ? {} : { foreignTables }),
   };
 }
 
@@ -276,7 +282,9 @@ function scopeToTable(
  * Runs `vacuum` on `uri`: validates, lists, prints what will be deleted, asks (or requires `--yes`) for a
  * real run, deletes, prints the outcome.
  * @throws UsageError (an InvalidInputError, before listing) for invalid options; OperationCancelledError when the
- * operator declines; MaintenanceIncompleteError when some deletes failed (after printing them).
+ * operator declines; MaintenanceIncompleteError when some deletes failed (after printing them);
+ * UnsupportedTableFormatError, before anything is deleted, when the location is, lies in or holds a Delta or
+ * Iceberg table.
  */
 export async function runVacuum(
   uri: string,
@@ -286,6 +294,7 @@ export async function runVacuum(
 ): Promise<VacuumCliReport> {
   const job = asUsage(() => prepareVacuum(uri, options, io, dynamodb));
   const confirm = confirmerFor(io, options, 'vacuum');
+  await refuseEnclosingForeignTable(openedOf(job), { includeLocation: true });
   const text = !options.json;
   if (text) {
     io.out(
@@ -295,6 +304,8 @@ export async function runVacuum(
   const plan = await planVacuumJob(job, io, (p) => {
     if (text) io.out(`  listed ${p.examined} objects, ${p.candidates.length} candidates so far`);
   });
+  // A Delta or Iceberg table somewhere below the location: refuse the whole location, as compact does.
+  refuseForeignAmong(job.store, openedOf(job).prefix, plan.foreignTables ?? []);
   if (text) printVacuumPlan(io, plan);
   if (!plan.dryRun && plan.candidates.length > 0 && confirm !== undefined) {
     const total = plan.candidates.reduce((n, c) => n + c.size, 0);
@@ -447,7 +458,9 @@ export function prepareTier(uri: string, options: TierCliOptions, io: Pick<Maint
 /**
  * Runs `tier` on `uri`: lists the table once (all cursor pages), prints the moves, asks (or requires
  * `--yes`) for a real run, copies each file onto itself with the new class (conditioned on its ETag).
- * @throws UsageError (before listing), OperationCancelledError, MaintenanceIncompleteError.
+ * @throws UsageError (before listing), OperationCancelledError, MaintenanceIncompleteError;
+ * UnsupportedTableFormatError, before anything is moved, when the location is, lies in or holds a Delta or
+ * Iceberg table.
  */
 export async function runTier(
   uri: string,
@@ -456,6 +469,7 @@ export async function runTier(
 ): Promise<TierCliReport> {
   const job = asUsage(() => prepareTier(uri, options, io));
   const confirm = confirmerFor(io, options, 'tier');
+  await refuseEnclosingForeignTable(openedOf(job), { includeLocation: true });
   const text = !options.json;
   const deps = { tables: [job.table], storeFor: () => job.store, clock: io.clock };
   if (text) {
@@ -466,18 +480,23 @@ export async function runTier(
   }
   const moves: TieringMove[] = [];
   const kept: Record<string, number> = {};
+  const foreignTables: NonNullable<TieringPlan['foreignTables']>[number][] = [];
   let skippedTables: TieringPlan['skippedTables'] = [];
   let examined = 0;
   let cursor: string | undefined;
   do {
     const page = await planTiering(deps, cursor === undefined ? job.request : { ...job.request, cursor });
     moves.push(...page.moves);
+    for (const f of page.foreignTables ?? [])
+      if (!foreignTables.some((seen) => seen.root === f.root)) foreignTables.push(f);
     for (const [reason, n] of Object.entries(page.kept)) kept[reason] = (kept[reason] ?? 0) + n;
     skippedTables = page.skippedTables;
     examined += page.examined;
     cursor = page.cursor;
     if (text) io.out(`  listed ${examined} objects, ${moves.length} to move so far`);
   } while (cursor !== undefined);
+  // A Delta or Iceberg table somewhere below the location: refuse the whole location, as compact does.
+  refuseForeignAmong(job.store, openedOf(job).prefix, foreignTables);
   const plan: TieringPlan = { dryRun: job.request.dryRun, moves, kept, skippedTables, examined };
   if (text) printTierPlan(io, plan);
   if (!plan.dryRun && moves.length > 0 && confirm !== undefined) {
@@ -559,6 +578,15 @@ function printTierOutcome(io: MaintenanceIo, report: TierCliReport): void {
 
 // ---------------------------------------------------------------------------------------------------------
 // shared
+
+/** The job's location as the store and key prefix the CLI opened. */
+function openedOf(job: {
+  readonly uri: string;
+  readonly store: ObjectStore;
+  readonly table: TableConfig;
+}): OpenedStore {
+  return { store: job.store, prefix: job.table.prefix === '' ? '' : `${job.table.prefix}/`, uri: job.uri };
+}
 
 function isS3(uri: string): boolean {
   return /^s3a?:\/\//i.test(uri.trim());

@@ -11,9 +11,11 @@ import { CompactorError } from './core/errors.js';
 import { inventoryTable, type TableInventory, toPlanInputs } from './core/inventory.js';
 import { type PlanSet, planPartitions } from './core/planning.js';
 import { formatBytes, type PartitionProfile, profilePartition } from './core/stats.js';
+import { refuseForeignAmong } from './core/table-format.js';
 import { type Clock, systemClock } from './ports/clock.js';
 import { positiveInteger, positiveNumber, tableNameOf } from './shared/cli-args.js';
 import { renderTable } from './shared/table.js';
+import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
 
 const MiB = 1024 * 1024;
 
@@ -36,14 +38,20 @@ export interface ProfileRow extends PartitionProfile {
   readonly partition: string;
 }
 
-/** Profiles every partition of the table at `uri` (listing only; no object is read). */
+/**
+ * Profiles every partition of the table at `uri` (listing only; no object is read).
+ * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
+ */
 export async function profileTable(
   uri: string,
   options: { targetFileSizeBytes: number },
   io: Pick<CliIo, 'clock' | 'env'>,
 ): Promise<{ inventory: TableInventory; rows: ProfileRow[] }> {
-  const { store, prefix } = openStore(uri, { env: io.env });
+  const opened = openStore(uri, { env: io.env });
+  const { store, prefix } = opened;
+  await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await inventoryTable(store, prefix, { now: io.clock.now() });
+  refuseForeignAmong(store, prefix, inventory.foreignTables);
   const rows = inventory.partitions.map((p) => ({
     partition: p.partition === '' ? '(root)' : p.partition,
     ...profilePartition(p.files, { targetFileSizeBytes: options.targetFileSizeBytes }),
@@ -51,14 +59,20 @@ export async function profileTable(
   return { inventory, rows };
 }
 
-/** Plans every partition of the table at `uri`, reading each candidate's footer. */
+/**
+ * Plans every partition of the table at `uri`, reading each candidate's footer.
+ * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
+ */
 export async function planTable(
   uri: string,
   options: { targetFileSizeBytes: number; minInputFiles?: number; maxGroupBytes?: number; table?: string },
   io: Pick<CliIo, 'clock' | 'env'>,
 ): Promise<PlanSet> {
-  const { store, prefix } = openStore(uri, { env: io.env });
+  const opened = openStore(uri, { env: io.env });
+  const { store, prefix } = opened;
+  await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await inventoryTable(store, prefix, { now: io.clock.now(), readFooters: true });
+  refuseForeignAmong(store, prefix, inventory.foreignTables);
   return planPartitions(toPlanInputs(inventory, options.table ?? tableNameOf(uri)), {
     targetFileSizeBytes: options.targetFileSizeBytes,
     ...(options.minInputFiles === undefined ? {} : { minInputFiles: options.minInputFiles }),

@@ -42,6 +42,7 @@ export const PERMANENT_ERRORS = [
   'UnsettledPartitionError',
   'PartitionNeedsAttentionError',
   'LeaseLostError',
+  'UnsupportedTableFormatError',
 ] as const;
 
 export interface CompactionWorkflowProps {

@@ -40,6 +40,7 @@ import {
   sizeBucket,
 } from '../core/profiler.js';
 import { SIZE_BUCKETS } from '../core/stats.js';
+import type { ForeignFormatMarker } from '../core/table-format.js';
 import type {
   ApplyResult,
   ListedFile,
@@ -64,6 +65,11 @@ export const statsKeys = {
     sk: `DECISION#${new Date(at).toISOString()}#${id}`,
   }),
   tableIndex: (table: string) => `TABLE#${table}`,
+  /**
+   * A Delta or Iceberg table seen in configured table `table` at `root` (relative to its root; '' = all of
+   * it). `pk = TABLE#<table>` holds no other item: `TABLE#` is otherwise only a gsi1pk value.
+   */
+  foreignFormat: (table: string, root: string) => ({ pk: `TABLE#${table}`, sk: `FORMAT#${root}` }),
 };
 
 export interface DynamoStatsStoreOptions {
@@ -643,6 +649,61 @@ export class DynamoStatsStore implements StatsStore {
       throw err;
     }
     return { kind: 'corrected', filesFixed };
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Foreign formats
+  // ------------------------------------------------------------------------------------------------------
+
+  async markForeignFormat(table: string, marker: ForeignFormatMarker): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            ...statsKeys.foreignFormat(table, marker.root),
+            table,
+            format: marker.format,
+            root: marker.root,
+            evidenceKey: marker.evidenceKey,
+            seenAt: marker.seenAt,
+          },
+          // The first evidence stays: a redelivered or later commit of the same table changes nothing.
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  async foreignFormats(table: string): Promise<ForeignFormatMarker[]> {
+    const markers: ForeignFormatMarker[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :format)',
+          ExpressionAttributeValues: { ':pk': statsKeys.foreignFormat(table, '').pk, ':format': 'FORMAT#' },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        if (item.format !== 'delta' && item.format !== 'iceberg') continue;
+        markers.push({
+          format: item.format,
+          root: String(item.root ?? ''),
+          evidenceKey: String(item.evidenceKey ?? ''),
+          seenAt: num(item.seenAt) ?? 0,
+        });
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return markers;
   }
 
   private async backoff(attempt: number): Promise<void> {

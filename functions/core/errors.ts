@@ -141,3 +141,44 @@ export class NotVerifiedError extends CompactorError {}
 
 /** An operator's direct compaction run (CLI) ended with at least one failed group; the message names them. */
 export class CompactionFailedError extends CompactorError {}
+
+/**
+ * The location is, lies inside, or contains a Delta Lake or Apache Iceberg table. Such a table's log or
+ * metadata, not the file listing, says which files are live, so rewriting, moving or deleting its files as
+ * plain Parquet would break it and could bring deleted rows back. Never retried: nothing was changed, and
+ * only a configuration (or CLI argument) change fixes it.
+ */
+export class UnsupportedTableFormatError extends CompactorError {
+  constructor(
+    /** The table format found. */
+    readonly format: 'delta' | 'iceberg',
+    /** Where that table lies (its root folder, as a URI or path). */
+    readonly root: string,
+    /** The object that gave it away: a Delta log entry, or an Iceberg metadata file or version hint. */
+    readonly evidenceKey: string,
+    /** The location that was asked for. */
+    readonly location: string,
+  ) {
+    super(unsupportedFormatMessage(format, root, evidenceKey, location));
+  }
+}
+
+function unsupportedFormatMessage(
+  format: 'delta' | 'iceberg',
+  root: string,
+  evidenceKey: string,
+  location: string,
+): string {
+  const at = withoutTrailingSlash(location);
+  const table = withoutTrailingSlash(root);
+  const inside = table.endsWith('/') ? table : `${table}/`;
+  const relation = at === table ? 'is' : at.startsWith(inside) ? 'is inside' : 'contains';
+  return format === 'delta'
+    ? `${at} ${relation} a Delta Lake table (found ${inside}_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Delta Lake's own OPTIMIZE and VACUUM for now). Nothing was changed.`
+    : `${at} ${relation} an Apache Iceberg table (found ${evidenceKey}): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.`;
+}
+
+/** `s3://b/t/` → `s3://b/t`, but a bare scheme root (`memory://`) stays as it is. */
+function withoutTrailingSlash(location: string): string {
+  return location.endsWith('://') ? location : location.replace(/\/+$/, '');
+}

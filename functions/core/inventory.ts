@@ -4,8 +4,9 @@ import pLimit from 'p-limit';
 import type { ObjectStore } from '../ports/object-store.js';
 import { CorruptInputError } from './errors.js';
 import { readFooter } from './parquet/footer.js';
-import { classifyObject, type PartitionValue, parsePartition } from './partition.js';
+import { classifyObject, type PartitionValue, parsePartition, relativeToRoot } from './partition.js';
 import type { PlanInput, PlanInputFile } from './planning.js';
+import { type ForeignTable, foreignFormatOfKey } from './table-format.js';
 
 export interface InventoryOptions {
   /** Read every candidate's footer for row count and schema fingerprint (2 ranged GETs at most per file). */
@@ -36,6 +37,11 @@ export interface TableInventory {
   readonly partitions: readonly PartitionInventory[];
   /** Objects under the root that are not data (markers, logs, hidden, non-Parquet), with why. */
   readonly ignored: readonly IgnoredObject[];
+  /**
+   * Delta or Iceberg tables whose log or metadata the listing met (one per root, keys relative to the store):
+   * non-empty means the root is, or holds, a table that must not be treated as plain Parquet.
+   */
+  readonly foreignTables: readonly ForeignTable[];
 }
 
 /**
@@ -50,10 +56,16 @@ export async function inventoryTable(
 ): Promise<TableInventory> {
   const byPartition = new Map<string, { values: readonly PartitionValue[]; files: PlanInputFile[] }>();
   const ignored: IgnoredObject[] = [];
+  const foreign = new Map<string, ForeignTable>();
   const limit = pLimit(options.concurrency ?? 64);
   const pending: Promise<void>[] = [];
 
   for await (const object of store.listAll(tableRoot)) {
+    // Matched on the whole key (a marker above the root counts too), only for keys under the root by segment.
+    const format =
+      relativeToRoot(object.key, tableRoot) === undefined ? undefined : foreignFormatOfKey(object.key);
+    if (format !== undefined && !foreign.has(format.root))
+      foreign.set(format.root, { ...format, evidenceKey: object.key });
     const parsed = parsePartition(object.key, tableRoot);
     const verdict = classifyObject({ key: object.key, size: object.size, tableRoot });
     if (!parsed || verdict.kind === 'ignored') {
@@ -101,7 +113,7 @@ export async function inventoryTable(
       files: files.sort((a, b) => compareKeys(a.key, b.key)),
     }))
     .sort((a, b) => compareKeys(a.partition, b.partition));
-  return { tableRoot, listedAt: options.now, partitions, ignored };
+  return { tableRoot, listedAt: options.now, partitions, ignored, foreignTables: [...foreign.values()] };
 }
 
 /** The planner's input for every partition of an inventory. */

@@ -34,6 +34,8 @@ export const METRIC = {
   estimatedCost: 'EstimatedCostUSD',
   // profiler and sweep: one per trigger decision
   decisions: 'Decisions',
+  // profiler: Delta log or Iceberg metadata writes inside a configured (Parquet) table, per table
+  foreignFormatEvents: 'ForeignFormatEvents',
   // sweep: per table, every sweep
   partitions: 'Partitions',
   totalFiles: 'TotalFiles',
@@ -104,6 +106,24 @@ export function decisionMetrics(outcomes: readonly Pick<TriggerOutcome, 'action'
         unit: 'Count',
         value: count,
         dimensionSets: [{ [DIMENSION.outcome]: outcome }],
+      }),
+    );
+}
+
+/**
+ * `ForeignFormatEvents` per table: Delta log or Iceberg metadata writes seen inside a configured Parquet
+ * table. Non-zero means the configuration names such a table (or holds one); alarm on it. Per table because
+ * the fix is per table, and a table only publishes it while misconfigured.
+ */
+export function foreignFormatMetrics(countsByTable: ReadonlyMap<string, number>): MetricDatum[] {
+  return [...countsByTable.entries()]
+    .sort(([a], [b]) => cmp(a, b))
+    .map(
+      ([table, count]): MetricDatum => ({
+        name: METRIC.foreignFormatEvents,
+        unit: 'Count',
+        value: count,
+        dimensionSets: [{ [DIMENSION.table]: table }],
       }),
     );
 }

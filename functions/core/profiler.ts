@@ -15,6 +15,7 @@ import {
   MIN_PARQUET_BYTES,
   type PartitionValue,
   parsePartition,
+  relativeToRoot,
 } from './partition.js';
 import {
   type Decision,
@@ -25,6 +26,7 @@ import {
 } from './policy.js';
 import { isSmallFile, SIZE_BUCKETS } from './stats.js';
 import { findTableForKey, type TableConfig } from './table-config.js';
+import { type ForeignFormat, foreignFormatOfKey, foreignFormatReason, markerCovers } from './table-format.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Events
@@ -280,14 +282,29 @@ export interface ResolvedEvent extends ObjectEvent {
   readonly values: readonly PartitionValue[];
 }
 
+/** A Delta log or Iceberg metadata write inside a configured table: that table (or part) is not plain Parquet. */
+export interface ForeignFormatEvent {
+  readonly kind: 'foreign';
+  readonly table: string;
+  readonly format: ForeignFormat;
+  /** The foreign table's root relative to the configured table's root: '' = all of it, else ending with `/`. */
+  readonly root: string;
+  readonly bucket: string;
+  readonly key: string;
+  readonly eventTime: number;
+}
+
 export type Resolution =
   | { readonly kind: 'data'; readonly event: ResolvedEvent }
+  | ForeignFormatEvent
   | { readonly kind: 'ignored'; readonly reason: string };
 
 /**
  * Places an event in the table that owns its key. Ignored: keys outside every table, and non-data objects
  * by name (markers, logs, hidden, non-Parquet). A create too small to be Parquet (zero-byte marker) counts
- * as a removal: the key no longer holds a data file, which keeps an overwrite-with-empty exact.
+ * as a removal: the key no longer holds a data file, which keeps an overwrite-with-empty exact. A Delta log
+ * or Iceberg metadata key (a commit of such a table) is not ignored but resolves to `foreign`, so the
+ * table's partitions under that root are never scheduled as plain Parquet.
  */
 export function resolveEvent(
   tables: readonly TableConfig[],
@@ -296,6 +313,18 @@ export function resolveEvent(
 ): Resolution {
   const table = findTableForKey(tables, event.bucket, event.key);
   if (table === undefined) return { kind: 'ignored', reason: 'outside every configured table' };
+  const foreign = foreignFormatOfKey(relativeToRoot(event.key, table.prefix) ?? event.key);
+  if (foreign !== undefined && foreign.format !== table.format) {
+    return {
+      kind: 'foreign',
+      table: table.name,
+      format: foreign.format,
+      root: foreign.root,
+      bucket: event.bucket,
+      key: event.key,
+      eventTime: event.eventTime,
+    };
+  }
   const parsed = parsePartition(event.key, table.prefix);
   if (parsed === undefined) return { kind: 'ignored', reason: `names no file under table ${table.name}` };
   // Deletes carry no size: classify by name only (a size that passes the size checks).
@@ -798,12 +827,14 @@ export async function evaluatePartition(
   now: number,
 ): Promise<TriggerOutcome> {
   const ref = { table: snapshot.table, partition: snapshot.partition };
-  const decision = decide(toPartitionState(snapshot), policyOf(deps, snapshot.table), now);
+  const decided = decide(toPartitionState(snapshot), policyOf(deps, snapshot.table), now);
   const log = deps.log ?? (() => undefined);
   if (snapshot.state !== 'idle') {
     log('debug', 'partition holds a lease; the sweep watches it', { ...ref, state: snapshot.state });
-    return { ref, decision, action: 'leased' };
+    return { ref, decision: decided, action: 'leased' };
   }
+  // Only a verdict to compact pays for reading the markers: waiting and blocked partitions read nothing more.
+  const decision = decided.compact ? await unlessForeignFormat(deps, ref, decided) : decided;
   if (!decision.compact || deps.starter === undefined || deps.dryRun === true) {
     const action: TriggerAction = decision.compact
       ? 'not-started'
@@ -861,6 +892,21 @@ export async function evaluatePartition(
     return { ref, decision, action: 'superseded' };
   }
   return startScheduled(deps, starter, ref, lease, generation, decision);
+}
+
+/**
+ * The decision, blocked when a Delta or Iceberg table was seen in the partition's table at a root covering
+ * it (the marker's reason joins the checks): its log, not the listing, says which files are live.
+ */
+async function unlessForeignFormat(
+  deps: TriggerDeps,
+  ref: PartitionRef,
+  decision: Decision,
+): Promise<Decision> {
+  const marker = (await deps.stats.foreignFormats(ref.table)).find((m) => markerCovers(m, ref.partition));
+  return marker === undefined
+    ? decision
+    : { compact: false, reasons: [...decision.reasons, foreignFormatReason(marker)] };
 }
 
 async function startScheduled(
@@ -1075,7 +1121,8 @@ export interface ReconcileReport {
  * Corrects drift from lost events: lists the table (the listing is the truth), and for every partition
  * whose stored counters differ and that has been quiet for `settleMs`, repairs the listed files' records
  * and overwrites the counters — conditioned on the partition not changing meanwhile. A partition the
- * listing no longer has is zeroed the same way.
+ * listing no longer has is zeroed the same way. A Delta log or Iceberg metadata in the listing is recorded
+ * as a foreign-format marker first, as its commit events would have been.
  */
 export async function reconcileTable(
   deps: TriggerDeps,
@@ -1090,7 +1137,18 @@ export async function reconcileTable(
     throw new InvalidInputError(`Table "${table.name}" names no bucket; reconcile needs the bucket to list`);
   }
   const settle = options.settleMs ?? 60 * 60_000;
-  const inventory = await inventoryTable(store, table.prefix === '' ? '' : `${table.prefix}/`, { now });
+  const rootDir = table.prefix === '' ? '' : `${table.prefix}/`;
+  const inventory = await inventoryTable(store, rootDir, { now });
+  // A Delta or Iceberg table the listing met (one that predates the deployment sends no commit event):
+  // recorded before any partition is re-decided below, so none of its partitions is scheduled.
+  for (const found of inventory.foreignTables) {
+    await deps.stats.markForeignFormat(table.name, {
+      format: found.format,
+      root: found.root.startsWith(rootDir) ? found.root.slice(rootDir.length) : '',
+      evidenceKey: found.evidenceKey,
+      seenAt: now,
+    });
+  }
   const stored = new Map((await deps.stats.listPartitions(table.name)).map((s) => [s.partition, s]));
   const listed = new Map(inventory.partitions.map((p) => [p.partition, p]));
   const names = [...new Set([...listed.keys(), ...stored.keys()])].sort();

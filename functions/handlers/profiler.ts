@@ -9,9 +9,10 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { z } from 'zod';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
-import { decisionMetrics } from '../core/metrics.js';
+import { decisionMetrics, foreignFormatMetrics } from '../core/metrics.js';
 import type { Policy } from '../core/policy.js';
 import {
+  type ForeignFormatEvent,
   type LogFn,
   type PartitionResult,
   parseEventDocument,
@@ -24,6 +25,7 @@ import {
   type TriggerOutcome,
 } from '../core/profiler.js';
 import { parseTableConfigs, resolveTablePolicy, type TableConfig } from '../core/table-config.js';
+import { FORMAT_NAMES } from '../core/table-format.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';
 import type { StatsStore } from '../ports/stats-store.js';
@@ -136,6 +138,9 @@ async function profileMessages(
   const failures = new Map<string, unknown>();
   const partitionsOf = new Map<string, Set<string>>();
   const events: ResolvedEvent[] = [];
+  /** Per configured table and foreign root: the first such event, and the messages that carried one. */
+  const foreign = new Map<string, { readonly event: ForeignFormatEvent; readonly messages: Set<string> }>();
+  const foreignCounts = new Map<string, number>();
   let ignored = 0;
   let received = 0;
   for (const message of messages) {
@@ -152,6 +157,14 @@ async function profileMessages(
           logger.debug('object ignored', { bucket: event.bucket, key: event.key, reason: resolution.reason });
           continue;
         }
+        if (resolution.kind === 'foreign') {
+          const id = `${resolution.table}#${resolution.root}`;
+          const seen = foreign.get(id) ?? { event: resolution, messages: new Set<string>() };
+          seen.messages.add(message.id);
+          foreign.set(id, seen);
+          foreignCounts.set(resolution.table, (foreignCounts.get(resolution.table) ?? 0) + 1);
+          continue;
+        }
         events.push(resolution.event);
         partitions.add(partitionId(resolution.event.ref));
       }
@@ -159,6 +172,28 @@ async function profileMessages(
     } catch (err) {
       logger.error('malformed message; only it fails', { messageId: message.id, error: describe(err) });
       failures.set(message.id, err);
+    }
+  }
+  // Before the partitions are evaluated, so a batch holding a commit and its data files schedules nothing.
+  for (const { event, messages: carriers } of foreign.values()) {
+    try {
+      const recorded = await deps.stats.markForeignFormat(event.table, {
+        format: event.format,
+        root: event.root,
+        evidenceKey: event.key,
+        seenAt: event.eventTime,
+      });
+      logger.warn(
+        `${FORMAT_NAMES[event.format]} table ${event.root === '' ? `at configured table ${event.table}: none of its partitions is` : `inside configured table ${event.table} at ${event.root}: no partition under it is`} ever compacted (its log or metadata, not the listing, defines the live files); remove it from the configuration, lake-compactor compacts Hive-style Parquet tables only`,
+        { table: event.table, format: event.format, root: event.root, key: event.key, recorded },
+      );
+    } catch (err) {
+      logger.error('recording a Delta/Iceberg table failed; its messages are retried', {
+        table: event.table,
+        root: event.root,
+        error: describe(err),
+      });
+      for (const id of carriers) failures.set(id, err);
     }
   }
   const results: Map<string, PartitionResult> =
@@ -198,6 +233,7 @@ async function profileMessages(
   metrics.addMetric('MessagesFailed', MetricUnit.Count, failures.size);
   metrics.addMetric('CompactionsStarted', MetricUnit.Count, started);
   emitMetrics(metrics, decisionMetrics(outcomes));
+  emitMetrics(metrics, foreignFormatMetrics(foreignCounts));
   return failures;
 }
 

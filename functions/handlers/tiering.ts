@@ -50,6 +50,7 @@ export function createTieringHandler(
       moved: report.moved,
       kept: report.kept,
       skippedTables: report.skippedTables,
+      ...(report.notes === undefined ? {} : { notes: report.notes }),
       changed: report.changed.length,
       failed: report.failed.length,
       complete: report.cursor === undefined,

@@ -30,6 +30,7 @@ export function createVacuumHandler(
       removed: report.removed,
       spared: report.spared.length,
       failed: report.failed.length,
+      notes: report.notes,
       complete: report.cursor === undefined,
     });
     for (const spared of report.spared) logger.warn('vacuum spared a candidate', { ...spared });

@@ -9,6 +9,7 @@ import type {
   PartitionSnapshot,
   ResolvedEvent,
 } from '../core/profiler.js';
+import type { ForeignFormatMarker } from '../core/table-format.js';
 
 /** What applying a batch of events did. */
 export interface ApplyResult {
@@ -105,4 +106,11 @@ export interface StatsStore {
     expectedVersion: number | undefined,
     facts: { readonly partitionDate?: number },
   ): Promise<ReconcileResult>;
+  /**
+   * Records, once and for good, that a Delta or Iceberg table lives in (or is) configured table `table` at
+   * `marker.root`: put-if-absent, so redelivered events change nothing. True when this call recorded it.
+   */
+  markForeignFormat(table: string, marker: ForeignFormatMarker): Promise<boolean>;
+  /** The foreign-format markers of a table (strongly consistent), in root order; [] for a plain table. */
+  foreignFormats(table: string): Promise<ForeignFormatMarker[]>;
 }

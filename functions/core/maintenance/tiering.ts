@@ -3,7 +3,8 @@
 //
 // Mechanism: an in-place CopyObject onto the same key with the new StorageClass, conditioned on the ETag
 // listed (a file replaced meanwhile is left alone). Decisions are data (`planTiering`), then executed
-// (`executeTiering`); like vacuum, a call examines a bounded number of objects and returns a cursor.
+// (`executeTiering`); like vacuum, a call examines a bounded number of objects and returns a cursor. A Delta
+// Lake or Iceberg table (at, above or inside a configured root) is never tiered: its log owns those files.
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
@@ -11,6 +12,14 @@ import { InvalidInputError, PreconditionFailedError } from '../errors.js';
 import { classifyObject, parsePartition } from '../partition.js';
 import { type PartitionDateFormat, partitionDateFromValues } from '../policy.js';
 import type { TableConfig } from '../table-config.js';
+import {
+  aFormat,
+  directoryOf,
+  type ForeignTable,
+  ForeignTableProbe,
+  foreignFormatOfKey,
+  foreignTableNote,
+} from '../table-format.js';
 import { WORK_ROOT } from '../workflow/layout.js';
 
 const DAY = 86_400_000;
@@ -188,6 +197,13 @@ export interface TieringPlan {
   /** Tables that cannot be tiered, with why. */
   readonly skippedTables: readonly { readonly table: string; readonly reason: string }[];
   readonly examined: number;
+  /** Delta Lake or Iceberg tables found below a configured root and left alone, one line each. */
+  readonly notes?: readonly string[];
+  /**
+   * Delta Lake or Iceberg tables met: a configured table that is (or lies in) one was skipped (see
+   * `skippedTables`), one found below a configured root was left alone (see `notes`).
+   */
+  readonly foreignTables?: readonly (ForeignTable & { readonly bucket: string; readonly table: string })[];
   readonly cursor?: string;
 }
 
@@ -234,6 +250,28 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
   const keep = (reason: string): void => {
     kept[reason] = (kept[reason] ?? 0) + 1;
   };
+  const notes: string[] = [];
+  const foreignTables: (ForeignTable & { bucket: string; table: string })[] = [];
+  const probes = new Map<string, ForeignTableProbe>();
+  const probeOf = (bucket: string): ForeignTableProbe => {
+    let probe = probes.get(bucket);
+    if (probe === undefined) {
+      probe = new ForeignTableProbe(deps.storeFor(bucket));
+      probes.set(bucket, probe);
+    }
+    return probe;
+  };
+  /** Records a foreign table once per call; a nested one also gets a note. */
+  const foreign = (table: TableConfig, found: ForeignTable, nested: boolean): void => {
+    const bucket = table.bucket as string;
+    if (foreignTables.some((f) => f.bucket === bucket && f.root === found.root)) return;
+    foreignTables.push({ ...found, bucket, table: table.name });
+    if (nested) {
+      notes.push(
+        `${table.name}: ${foreignTableNote(deps.storeFor(bucket), `everything under ${found.root}`, found)}`,
+      );
+    }
+  };
   let index = 0;
   let token: string | undefined;
   if (request.cursor !== undefined) {
@@ -255,12 +293,27 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
     const rules = request.tableRules?.[table.name] ?? request.rules ?? DEFAULT_TIERING_RULES;
     const bucket = table.bucket as string;
     const root = table.prefix === '' ? '' : `${table.prefix}/`;
+    const probe = probeOf(bucket);
+    const around = await probe.around(root, { includeLocation: true });
+    if (around !== undefined) {
+      // The table is (or lies in) a Delta or Iceberg table: none of its files is ours to move.
+      skippedTables.push({
+        table: table.name,
+        reason: foreignTableNote(deps.storeFor(bucket), 'the whole table', around),
+      });
+      foreign(table, around, false);
+      index++;
+      token = undefined;
+      continue;
+    }
     const page = await deps
       .storeFor(bucket)
       .list(root, { token, maxKeys: Math.min(1000, request.maxObjects - examined) });
     examined += page.objects.length;
     for (const object of page.objects) {
       if (object.key.startsWith(WORK_ROOT)) continue;
+      const marker = foreignFormatOfKey(object.key);
+      if (marker !== undefined) foreign(table, { ...marker, evidenceKey: object.key }, true);
       if (classifyObject({ key: object.key, size: object.size, tableRoot: table.prefix }).kind !== 'data') {
         keep('not a data file');
         continue;
@@ -280,6 +333,14 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
       const decision = decideTiering(object, partitionAgeDays(date, now), rules, request.minObjectBytes);
       if (decision.action === 'keep') {
         keep(decision.reason.replace(/\d+ (bytes|days)/g, 'N $1'));
+        continue;
+      }
+      // A data file inside a Delta or Iceberg table below the root (its log or metadata may be on a later
+      // page, or in a later call): asked of the folders, once per folder.
+      const inside = await probe.around(directoryOf(object.key), { includeLocation: true });
+      if (inside !== undefined) {
+        foreign(table, inside, true);
+        keep(`inside ${aFormat(inside.format)} table: its log or metadata, not the listing, owns the file`);
         continue;
       }
       moves.push({
@@ -310,6 +371,8 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
       kept,
       skippedTables,
       examined,
+      ...(notes.length === 0 ? {} : { notes }),
+      ...(foreignTables.length === 0 ? {} : { foreignTables }),
       ...(cursor === undefined ? {} : { cursor }),
     };
   }
@@ -324,6 +387,8 @@ export interface TieringReport {
   readonly moves: readonly TieringMove[];
   readonly kept: Readonly<Record<string, number>>;
   readonly skippedTables: readonly { readonly table: string; readonly reason: string }[];
+  /** Delta Lake or Iceberg tables found below a configured root and left alone, one line each. */
+  readonly notes?: readonly string[];
   /** Objects replaced since they were listed: left alone. */
   readonly changed: readonly string[];
   readonly failed: readonly { readonly key: string; readonly message: string }[];
@@ -376,6 +441,7 @@ export async function executeTiering(
     moves: done.slice(0, options.listLimit ?? 1000),
     kept: plan.kept,
     skippedTables: plan.skippedTables,
+    ...(plan.notes === undefined ? {} : { notes: plan.notes }),
     changed,
     failed,
     ...(plan.cursor === undefined ? {} : { cursor: plan.cursor }),

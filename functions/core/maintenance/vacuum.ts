@@ -5,6 +5,8 @@
 // writer debris, writers' unfinished uploads), each listed page by page. A call examines at most
 // `maxObjects` objects and returns a cursor where it stopped, so a large lake is vacuumed across
 // invocations and a retried invocation simply re-lists from its cursor (every decision is re-derived).
+// The per-table steps never touch a Delta Lake or Iceberg table (at, above or below the configured root):
+// its log, not the listing, owns those files.
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
@@ -13,6 +15,13 @@ import type { DeleteRef, ObjectInfo, ObjectStore } from '../../ports/object-stor
 import { InvalidInputError } from '../errors.js';
 import { relativeToRoot } from '../partition.js';
 import { findTableForKey, type TableConfig } from '../table-config.js';
+import {
+  directoryOf,
+  type ForeignTable,
+  ForeignTableProbe,
+  foreignFormatOfKey,
+  foreignTableNote,
+} from '../table-format.js';
 import { WORK_ROOT } from '../workflow/layout.js';
 
 const HOUR = 3_600_000;
@@ -328,8 +337,13 @@ export interface VacuumPlan {
   readonly kept: readonly VacuumKept[];
   /** Objects (and runs, uploads) examined. */
   readonly examined: number;
-  /** Steps whose store cannot do what they need (e.g. no multipart listing). */
+  /** Steps whose store cannot do what they need (e.g. no multipart listing), Delta or Iceberg tables left alone. */
   readonly notes: readonly string[];
+  /**
+   * Delta Lake or Iceberg tables met by the per-table steps — a configured table that is (or lies in) one was
+   * skipped, one found below a configured root was left alone — with the configured table's name.
+   */
+  readonly foreignTables?: readonly (ForeignTable & { readonly bucket: string; readonly table: string })[];
   /** Present when there is more to do: pass it as `cursor` to the next call. */
   readonly cursor?: string;
 }
@@ -346,6 +360,34 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
   const candidates: VacuumCandidate[] = [];
   const kept: VacuumKept[] = [];
   const notes: string[] = [];
+  const foreignTables: (ForeignTable & { bucket: string; table: string })[] = [];
+  const probes = new Map<string, ForeignTableProbe>();
+  const probeOf = (bucket: string): ForeignTableProbe => {
+    let probe = probes.get(bucket);
+    if (probe === undefined) {
+      probe = new ForeignTableProbe(deps.storeFor(bucket));
+      probes.set(bucket, probe);
+    }
+    return probe;
+  };
+  /** Records a foreign table once per call: a note and an entry. */
+  const foreign = (step: Step & { table: TableConfig }, found: ForeignTable, what: string): void => {
+    if (foreignTables.some((f) => f.bucket === step.bucket && f.root === found.root)) return;
+    foreignTables.push({ ...found, bucket: step.bucket, table: step.table.name });
+    notes.push(`${step.table.name}: ${foreignTableNote(deps.storeFor(step.bucket), what, found)}`);
+  };
+  /** The Delta or Iceberg table enclosing `dir` (inclusive), recorded when found. */
+  const enclosing = async (
+    step: Step & { table: TableConfig },
+    dir: string,
+  ): Promise<ForeignTable | undefined> => {
+    const found = await probeOf(step.bucket).around(dir, { includeLocation: true });
+    if (found !== undefined) {
+      const whole = found.root.length <= (step.table.prefix === '' ? 0 : step.table.prefix.length + 1);
+      foreign(step, found, whole ? 'the whole table' : `everything under ${found.root}`);
+    }
+    return found;
+  };
   const runs = new Map<string, Promise<GroupJournalEntry[]>>();
   const listRun = (bucket: string, runId: string): Promise<GroupJournalEntry[]> => {
     let found = runs.get(`${bucket}/${runId}`);
@@ -368,6 +410,12 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
     const step = steps[index] as Step;
     const store = deps.storeFor(step.bucket);
     const maxKeys = Math.min(1000, request.maxObjects - examined);
+    if ('table' in step && (await enclosing(step, rootDir(step.table))) !== undefined) {
+      // The table is (or lies in) a Delta or Iceberg table: none of its objects is ours to judge.
+      index++;
+      token = undefined;
+      continue;
+    }
     let next: string | undefined;
     switch (step.kind) {
       case 'runs': {
@@ -450,7 +498,14 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
         examined += page.objects.length;
         for (const object of page.objects) {
           const relative = relativeToRoot(object.key, step.table.prefix) ?? object.key;
+          const marker = foreignFormatOfKey(object.key);
+          if (marker !== undefined && !relative.startsWith(WORK_ROOT)) {
+            foreign(step, { ...marker, evidenceKey: object.key }, `everything under ${marker.root}`);
+          }
           if (relative.startsWith(WORK_ROOT) || !isWriterDebris(relative)) continue;
+          // Scratch inside a Delta or Iceberg table (nested below the root) is that table's to clean up.
+          if ((await enclosing(step, `${rootDir(step.table)}${debrisOwner(relative)}`)) !== undefined)
+            continue;
           const at = object.lastModified.getTime();
           record(
             step.bucket,
@@ -488,6 +543,8 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
         for (const upload of page.uploads) {
           // A bucket-root table would list the work root again; that step owns those.
           if (table !== undefined && upload.key.startsWith(WORK_ROOT)) continue;
+          // An upload into a Delta or Iceberg table nested below the root is that table's writer's.
+          if ('table' in step && (await enclosing(step, directoryOf(upload.key))) !== undefined) continue;
           const at = upload.initiated.getTime();
           const base = { bucket: step.bucket, key: upload.key };
           if (now - at >= debrisMs) {
@@ -547,9 +604,22 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
       kept,
       examined,
       notes,
+      ...(foreignTables.length === 0 ? {} : { foreignTables }),
       ...(cursor === undefined ? {} : { cursor }),
     };
   }
+}
+
+/** A table's root as a directory prefix ('' or ending with `/`). */
+function rootDir(table: TableConfig): string {
+  return table.prefix === '' ? '' : `${table.prefix}/`;
+}
+
+/** The folder (relative, '' or ending with `/`) holding a debris key's first scratch directory. */
+function debrisOwner(relativeKey: string): string {
+  const dirs = relativeKey.split('/').slice(0, -1);
+  const scratch = dirs.findIndex((d) => d === '_temporary' || d.startsWith('.spark-staging-'));
+  return scratch <= 0 ? '' : `${dirs.slice(0, scratch).join('/')}/`;
 }
 
 /** Counts and bytes of one kind. */

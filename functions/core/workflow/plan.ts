@@ -13,6 +13,7 @@ import {
 import { inventoryTable } from '../inventory.js';
 import { type PartitionPlan, partitionPlanSchema, planPartition } from '../planning.js';
 import type { RunContext } from '../run-input.js';
+import { refuseForeignAmong, refuseForeignAround } from '../table-format.js';
 import { failureReason } from './commit.js';
 import { type CostEstimate, estimateCost } from './cost.js';
 import { itemsKey, planKey, stagingPrefix, trashPrefix } from './layout.js';
@@ -186,11 +187,18 @@ export async function readPlan(store: ObjectStore, runId: string): Promise<Parti
   }
 }
 
+/**
+ * Lists and plans the partition and stores the plan.
+ * @throws UnsupportedTableFormatError, before anything is written, when the partition lies in or holds a
+ * Delta or Iceberg table (a `_delta_log/` or Iceberg `metadata/` in a folder above it, or in its listing).
+ */
 async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan> {
   const now = deps.clock.now();
   // Listing the partition's directory only (not the table): files directly in it are partition ''.
   const root = run.partitionDir.replace(/\/$/, '');
+  await refuseForeignAround(deps.store, run.partitionDir, { includeLocation: false });
   const inventory = await inventoryTable(deps.store, root, { now, readFooters: true });
+  refuseForeignAmong(deps.store, run.partitionDir, inventory.foreignTables);
   const files = inventory.partitions.find((p) => p.partition === '')?.files ?? [];
   const plan = planPartition(
     { table: run.table, partition: run.partition, files: [...files], snapshot: { listedAt: now } },

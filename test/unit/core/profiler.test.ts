@@ -58,7 +58,8 @@ function resolved(key: string, kind: 'created' | 'removed', sequencer: string, s
     eventTime: NOW,
     eventName: kind,
   });
-  if (result.kind !== 'data') throw new Error(`expected data, got ${result.reason}`);
+  if (result.kind !== 'data')
+    throw new Error(`expected data, got ${result.kind === 'ignored' ? result.reason : result.kind}`);
   return result.event;
 }
 

@@ -1,0 +1,241 @@
+// Recognises the tables lake-compactor must never treat as plain Parquet — Delta Lake (a `_delta_log/` folder)
+// and Apache Iceberg (`metadata/` holding `*.metadata.json` or `version-hint.text`) — above, at or below a location.
+//
+// Why a listing cannot be trusted there: such a table's log or metadata says which files are live. Files a
+// DELETE or OPTIMIZE removed stay on storage until the table's own vacuum, so compacting "what is listed"
+// resurrects deleted rows, and moving the live files away leaves the log pointing at nothing.
+import type { ObjectStore } from '../ports/object-store.js';
+import { UnsupportedTableFormatError } from './errors.js';
+
+export type ForeignFormat = 'delta' | 'iceberg';
+
+/** How the formats are named in messages. */
+export const FORMAT_NAMES: Readonly<Record<ForeignFormat, string>> = {
+  delta: 'Delta Lake',
+  iceberg: 'Apache Iceberg',
+};
+
+/** `a Delta Lake` / `an Apache Iceberg`. */
+export function aFormat(format: ForeignFormat): string {
+  return `${format === 'iceberg' ? 'an' : 'a'} ${FORMAT_NAMES[format]}`;
+}
+
+/** A key that belongs to a foreign table's log or metadata. */
+export interface ForeignFormatMatch {
+  readonly format: ForeignFormat;
+  /** The foreign table's root, relative to the same base as the key: '' or ending with `/`. */
+  readonly root: string;
+}
+
+/** A foreign table found in a store. */
+export interface ForeignTable extends ForeignFormatMatch {
+  /** The object that gave it away (a log entry, a metadata file or the version hint), relative to the store root. */
+  readonly evidenceKey: string;
+}
+
+/** The version hint of a path-based ("Hadoop") Iceberg table. */
+const ICEBERG_VERSION_HINT = 'version-hint.text';
+/** Iceberg table metadata: `v3.metadata.json`, `00003-<uuid>.metadata.json`, `….gz.metadata.json`, `….metadata.json.gz`. */
+const ICEBERG_METADATA_FILE = /\.metadata\.json(?:\.gz)?$/;
+
+/** True for the file names that make a `metadata/` folder an Iceberg table's (manifests and snapshots alone do not). */
+export function isIcebergMetadataName(name: string): boolean {
+  return name === ICEBERG_VERSION_HINT || (ICEBERG_METADATA_FILE.test(name) && !name.includes('/'));
+}
+
+/**
+ * Recognises a Delta log key (any `_delta_log/` directory segment: commits, checkpoints, `.tmp/`, a folder
+ * marker) or an Iceberg metadata key (`…/metadata/<x>.metadata.json`, `…/metadata/version-hint.text`) and
+ * says whose table it is. Pure: the key is matched by name only, relative to any base.
+ */
+export function foreignFormatOfKey(relativeKey: string): ForeignFormatMatch | undefined {
+  const segments = relativeKey.split('/');
+  const last = segments.length - 1;
+  const log = segments.indexOf('_delta_log');
+  if (log >= 0 && log < last) return { format: 'delta', root: joinRoot(segments, log) };
+  if (last >= 1 && segments[last - 1] === 'metadata' && isIcebergMetadataName(segments[last] ?? '')) {
+    return { format: 'iceberg', root: joinRoot(segments, last - 1) };
+  }
+  return undefined;
+}
+
+function joinRoot(segments: readonly string[], end: number): string {
+  return end === 0 ? '' : `${segments.slice(0, end).join('/')}/`;
+}
+
+/** The foreign tables whose markers are among `keys`, one per root (the first marker seen), in key order. */
+export function foreignTablesAmong(keys: Iterable<string>): ForeignTable[] {
+  const found = new Map<string, ForeignTable>();
+  for (const key of keys) {
+    const match = foreignFormatOfKey(key);
+    if (match !== undefined && !found.has(match.root)) found.set(match.root, { ...match, evidenceKey: key });
+  }
+  return [...found.values()];
+}
+
+/** `a/b/c.parquet` → `a/b/`, `a/b/` → `a/b/`, `c.parquet` → ''. */
+export function directoryOf(key: string): string {
+  return key.slice(0, key.lastIndexOf('/') + 1);
+}
+
+/**
+ * The directories from the store root down to `location` (a key prefix, with or without trailing `/`):
+ * `a/b` → `['', 'a/', 'a/b/']`; without `includeLocation` the last one is left out.
+ */
+export function directoriesDownTo(location: string, includeLocation: boolean): string[] {
+  const trimmed = location.replace(/\/+$/, '');
+  const segments = trimmed === '' ? [] : trimmed.split('/');
+  const dirs = [''];
+  for (let i = 1; i <= segments.length; i++) dirs.push(`${segments.slice(0, i).join('/')}/`);
+  return includeLocation ? dirs : dirs.slice(0, -1);
+}
+
+/**
+ * Looks for foreign tables directly in directories of one store, with cheap exact-prefix listings, and
+ * remembers every answer (a maintenance pass asks about the same parents over and over).
+ */
+export class ForeignTableProbe {
+  private readonly answers = new Map<string, Promise<ForeignTable | undefined>>();
+
+  constructor(private readonly store: ObjectStore) {}
+
+  /**
+   * The Delta or Iceberg table whose root is `dir` ('' = the store root, else ending with `/`), if any.
+   * Delta: one `list(dir/_delta_log/, maxKeys 1)`. Iceberg: the `dir/metadata/` listing, page by page, until
+   * a metadata file or version hint shows up (one request when there is no `metadata/` folder).
+   */
+  at(dir: string): Promise<ForeignTable | undefined> {
+    let answer = this.answers.get(dir);
+    if (answer === undefined) {
+      answer = this.look(dir);
+      this.answers.set(dir, answer);
+      // A failed request is not an answer: the next caller asks again.
+      answer.catch(() => this.answers.delete(dir));
+    }
+    return answer;
+  }
+
+  /**
+   * The outermost foreign table at any directory from the store root down to `location` (the location itself
+   * only with `includeLocation`: leave it out when a listing of everything below it will be checked anyway).
+   */
+  async around(
+    location: string,
+    options: { readonly includeLocation: boolean },
+  ): Promise<ForeignTable | undefined> {
+    for (const dir of directoriesDownTo(location, options.includeLocation)) {
+      const found = await this.at(dir);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  private async look(dir: string): Promise<ForeignTable | undefined> {
+    const log = await this.store.list(`${dir}_delta_log/`, { maxKeys: 1 });
+    const entry = log.objects[0];
+    if (entry !== undefined) return { format: 'delta', root: dir, evidenceKey: entry.key };
+    const metadata = `${dir}metadata/`;
+    let token: string | undefined;
+    do {
+      const page = await this.store.list(
+        metadata,
+        token === undefined ? { maxKeys: 1000 } : { maxKeys: 1000, token },
+      );
+      const hit = page.objects.find((o) => isIcebergMetadataName(o.key.slice(metadata.length)));
+      if (hit !== undefined) return { format: 'iceberg', root: dir, evidenceKey: hit.key };
+      token = page.nextToken;
+    } while (token !== undefined);
+    return undefined;
+  }
+}
+
+/** `key` as a location a person can find: `s3://bucket/key`, `/folder/key`, `memory://key`. */
+export function locationOf(store: Pick<ObjectStore, 'description'>, key: string): string {
+  return store.description.endsWith('/') ? `${store.description}${key}` : `${store.description}/${key}`;
+}
+
+/** Why a foreign table's files are left alone, in one line (maintenance notes and decision reasons). */
+function definesLiveFiles(format: ForeignFormat): string {
+  return format === 'delta'
+    ? 'its transaction log, not the file listing, defines which files are live'
+    : 'its metadata and snapshots, not the file listing, define which files are live';
+}
+
+/**
+ * A maintenance note about a foreign table it left alone: `<what> left alone: <Format> table at <root> (found
+ * <evidence>): <why>; <what to do>`.
+ */
+export function foreignTableNote(
+  store: Pick<ObjectStore, 'description'>,
+  what: string,
+  found: ForeignTable,
+): string {
+  return `${what} left alone: ${FORMAT_NAMES[found.format]} table at ${locationOf(store, found.root)} (found ${locationOf(store, found.evidenceKey)}): ${definesLiveFiles(found.format)}, so none of its objects is treated as plain Parquet; lake-compactor maintains Hive-style Parquet tables only, remove it from the configuration`;
+}
+
+/** The typed refusal of `location` (a key prefix of `store`) because of `found`. */
+export function unsupportedFormat(
+  store: Pick<ObjectStore, 'description'>,
+  location: string,
+  found: ForeignTable,
+): UnsupportedTableFormatError {
+  return new UnsupportedTableFormatError(
+    found.format,
+    locationOf(store, found.root),
+    locationOf(store, found.evidenceKey),
+    locationOf(store, location),
+  );
+}
+
+/**
+ * Refuses `location` when a directory from the store root down to it holds a Delta log or Iceberg metadata.
+ * @throws UnsupportedTableFormatError naming the outermost such table.
+ */
+export async function refuseForeignAround(
+  store: ObjectStore,
+  location: string,
+  options: { readonly includeLocation: boolean; readonly probe?: ForeignTableProbe },
+): Promise<void> {
+  const found = await (options.probe ?? new ForeignTableProbe(store)).around(location, options);
+  if (found !== undefined) throw unsupportedFormat(store, location, found);
+}
+
+/**
+ * Refuses `location` when a listing of it found a foreign table's markers (`found`, e.g. an inventory's
+ * `foreignTables`): the location is one, or holds one somewhere below.
+ * @throws UnsupportedTableFormatError naming the first.
+ */
+export function refuseForeignAmong(
+  store: Pick<ObjectStore, 'description'>,
+  location: string,
+  found: readonly ForeignTable[],
+): void {
+  const first = found[0];
+  if (first !== undefined) throw unsupportedFormat(store, location, first);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The profiler's durable record: a foreign table seen inside a configured Parquet table
+// ---------------------------------------------------------------------------------------------------------
+
+/** A Delta log or Iceberg metadata write seen inside a configured (Parquet) table; kept by the StatsStore. */
+export interface ForeignFormatMarker {
+  readonly format: ForeignFormat;
+  /** The foreign table's root relative to the configured table's root: '' = the whole table, else ending with `/`. */
+  readonly root: string;
+  /** The bucket key of the first log or metadata write seen. */
+  readonly evidenceKey: string;
+  /** When that write happened, epoch ms. */
+  readonly seenAt: number;
+}
+
+/** True when `partition` (a raw partition path of the configured table) lies in the marker's foreign table. */
+export function markerCovers(marker: Pick<ForeignFormatMarker, 'root'>, partition: string): boolean {
+  return marker.root === '' || `${partition}/`.startsWith(marker.root);
+}
+
+/** The decision reason of a partition the marker blocks (one line, as every decision reason). */
+export function foreignFormatReason(marker: ForeignFormatMarker): string {
+  const where = marker.root === '' ? 'the whole table' : `everything under ${marker.root}`;
+  return `inside ${aFormat(marker.format)} table (${where}; found ${marker.evidenceKey}): ${definesLiveFiles(marker.format)}, so it is never compacted as plain Parquet; remove it from the configuration (lake-compactor compacts Hive-style Parquet tables only)`;
+}

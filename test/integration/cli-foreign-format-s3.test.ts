@@ -1,0 +1,115 @@
+// The CLI against s3rver on copies of real Delta Lake and Iceberg tables: `compact`, `plan`, `profile`,
+// `vacuum` and `tier` (which needs S3) refuse the table root, a partition inside it and a parent prefix holding
+// it — one line, exit 1 — and every object keeps its bytes, ETag and storage class; nothing is added.
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
+import { run } from '../../functions/cli.js';
+import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
+import { captureIo } from '../support/cli-io.js';
+import { DELTA_FIXTURES, ICEBERG_FIXTURES } from '../support/fixtures.js';
+
+let s3: RunningS3Server;
+let store: S3ObjectStore;
+
+function capture() {
+  return captureIo({
+    now: Date.UTC(2030, 0, 1),
+    env: {
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    },
+  });
+}
+
+/** Uploads a copy of a fixture folder under `prefix`. */
+async function upload(folder: string, prefix: string): Promise<void> {
+  const entries = await readdir(folder, { recursive: true, withFileTypes: true });
+  for (const entry of entries.filter((e) => e.isFile())) {
+    const path = join(entry.parentPath, entry.name);
+    await store.put(`${prefix}${relative(folder, path).split('\\').join('/')}`, await readFile(path));
+  }
+}
+
+/** Every object of the bucket: key, size, ETag (md5 of the bytes), time and storage class. */
+async function bucketState(): Promise<string[]> {
+  const lines: string[] = [];
+  for await (const o of store.listAll('')) {
+    const head = await store.head(o.key);
+    lines.push(`${o.key} ${o.size} ${o.etag} ${o.lastModified.toISOString()} ${head?.storageClass}`);
+  }
+  return lines;
+}
+
+const DELTA = 's3://lake/delta-home/sales';
+const ICEBERG = 's3://lake/iceberg-home/orders';
+
+beforeAll(async () => {
+  s3 = await startS3Server({ buckets: ['lake'] });
+  store = new S3ObjectStore({ client: s3.client(), bucket: 'lake' });
+  await upload(join(DELTA_FIXTURES, 'delta-0.8.0-partitioned'), 'delta-home/sales/');
+  await upload(join(ICEBERG_FIXTURES, 'spark_v1_unpartitioned_small_files'), 'iceberg-home/orders/');
+}, 120_000);
+
+afterAll(async () => {
+  await s3?.stop();
+});
+
+const TABLES = [
+  {
+    name: 'a Delta table',
+    table: DELTA,
+    inside: `${DELTA}/year=2021/month=12/day=4`,
+    parent: 's3://lake/delta-home',
+    message: (location: string, relation: string) =>
+      `error: ${location} ${relation} a Delta Lake table (found ${DELTA}/_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Delta Lake's own OPTIMIZE and VACUUM for now). Nothing was changed.`,
+  },
+  {
+    name: 'an Iceberg table',
+    table: ICEBERG,
+    inside: `${ICEBERG}/data`,
+    parent: 's3://lake/iceberg-home',
+    message: (location: string, relation: string) =>
+      `error: ${location} ${relation} an Apache Iceberg table (found ${ICEBERG}/metadata/v1.metadata.json): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.`,
+  },
+];
+
+const COMMANDS: readonly (readonly string[])[] = [
+  ['compact'],
+  ['compact', '--dry-run'],
+  ['plan'],
+  ['profile'],
+  ['vacuum', '--dry-run'],
+  ['vacuum', '--yes', '--retention-hours', '1', '--allow-retention-below-minimum', '--debris-age-hours', '1'],
+  // Dates from the Delta table's year/month/day partitions, and no size floor: tiering would move every file.
+  ['tier', '--yes', '--date-format', 'year/month/day', '--min-object-kb', '0', '--rule', '1:STANDARD_IA'],
+];
+
+describe.each(TABLES)('the CLI on S3 on a copy of $name', (fixture) => {
+  const locations = [
+    { what: 'the table root', at: fixture.table, relation: 'is' },
+    { what: 'a folder inside it', at: fixture.inside, relation: 'is inside' },
+    { what: 'a parent prefix holding it', at: fixture.parent, relation: 'contains' },
+  ];
+  for (const location of locations) {
+    for (const command of COMMANDS) {
+      it(`${command.join(' ')} refuses ${location.what} with one line, exit 1, and changes no object`, async () => {
+        // Prepare
+        const before = await bucketState();
+        const io = capture();
+        const [verb, ...flags] = command;
+
+        // Act
+        const code = await run([verb as string, location.at, ...flags], io);
+
+        // Assess
+        expect(io.stderr).toEqual([fixture.message(location.at, location.relation)]);
+        expect(code).toBe(1);
+        expect(await bucketState()).toEqual(before);
+      }, 60_000);
+    }
+  }
+});

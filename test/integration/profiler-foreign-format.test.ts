@@ -1,0 +1,249 @@
+// The profiler and the sweep against DynamoDB Local when a configured Parquet table turns out to be (or hold) a
+// Delta Lake or Iceberg table: the commit's S3 event records a durable marker (once, whatever the redelivery),
+// and no partition under it is ever scheduled — by the profiler in the same batch, or later by the sweep.
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { Context, SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
+import { MemoryObjectStore } from '../../functions/adapters/memory-object-store.js';
+import { type PartitionSnapshot, reconcileTable, sweepTable } from '../../functions/core/profiler.js';
+import { parseTableConfigs, type TableConfig } from '../../functions/core/table-config.js';
+import { createProfilerHandler, policiesOf } from '../../functions/handlers/profiler.js';
+import { ManualClock } from '../../functions/ports/clock.js';
+import type {
+  ExecutionInfo,
+  StartResult,
+  StateMachineStarter,
+} from '../../functions/ports/state-machine-starter.js';
+import { createObservability } from '../../functions/shared/middleware.js';
+import { LakeCompactorStack } from '../../infra/app.js';
+import {
+  createTablesFromTemplate,
+  type RunningDynamoDbLocal,
+  startDynamoDbLocal,
+} from '../../infra/local/dynamodb-local.js';
+import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
+
+const BUCKET = 'lake';
+const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
+const MINUTE = 60_000;
+const context = { functionName: 'profiler', awsRequestId: 'test' } as Context;
+
+let sequence = 0x2000000000000n;
+
+/** An S3 notification record of a create (or delete) of `key`, as S3 sends it. */
+function s3Record(key: string, kind: 'created' | 'removed' = 'created', time = NOW - 60 * MINUTE): unknown {
+  sequence += 1n;
+  return {
+    eventVersion: '2.1',
+    eventSource: 'aws:s3',
+    awsRegion: 'us-east-1',
+    eventTime: new Date(time).toISOString(),
+    eventName: kind === 'created' ? 'ObjectCreated:Put' : 'ObjectRemoved:Delete',
+    s3: {
+      s3SchemaVersion: '1.0',
+      bucket: { name: BUCKET, arn: `arn:aws:s3:::${BUCKET}` },
+      object: {
+        key: encodeURIComponent(key).replaceAll('%2F', '/'),
+        ...(kind === 'created' ? { size: 8 * 1024, eTag: `etag-${sequence}` } : {}),
+        sequencer: sequence.toString(16).toUpperCase(),
+      },
+    },
+  };
+}
+
+let messageCounter = 0;
+function sqsEvent(records: readonly unknown[]): SQSEvent {
+  return {
+    Records: records.map((record) => ({
+      messageId: `m-${++messageCounter}`,
+      receiptHandle: 'r',
+      body: JSON.stringify({ Records: [record] }),
+      attributes: {} as SQSEvent['Records'][number]['attributes'],
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:q',
+      awsRegion: 'us-east-1',
+    })),
+  };
+}
+
+class FakeStarter implements StateMachineStarter {
+  readonly starts: string[] = [];
+  executionArn(name: string): string {
+    return `arn:aws:states:us-east-1:000000000000:execution:compact:${name}`;
+  }
+  async start(name: string): Promise<StartResult> {
+    this.starts.push(name);
+    return { executionArn: this.executionArn(name), alreadyStarted: false };
+  }
+  async describe(): Promise<ExecutionInfo | undefined> {
+    return undefined;
+  }
+}
+
+describe('profiler and sweep against DynamoDB Local, with Delta Lake and Iceberg tables', () => {
+  let dynamo: RunningDynamoDbLocal;
+  let client: DynamoDBClient;
+  let stats: DynamoStatsStore;
+  const observability = (() => {
+    process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+    process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+    return createObservability('profiler-foreign-test');
+  })();
+
+  beforeAll(async () => {
+    const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 });
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new LakeCompactorStack(app, 'ForeignFormatTest', {
+      compactor: { tables: [{ name: 'events', bucketName: BUCKET, prefix: 'events/' }] },
+    });
+    const model = new TemplateModel(Template.fromStack(stack).toJSON() as CfnTemplate);
+    dynamo = await starting;
+    client = dynamo.client();
+    const created = await createTablesFromTemplate(client, model);
+    stats = new DynamoStatsStore({
+      client,
+      tableName: [...created.values()][0] as string,
+      backoffBaseMs: 2,
+    });
+  });
+
+  afterAll(async () => {
+    await dynamo?.stop();
+  });
+
+  function tablesFor(name: string): TableConfig[] {
+    return parseTableConfigs([
+      { name, bucket: BUCKET, prefix: name, partitionColumns: ['year'], policy: { quietMinutes: 15 } },
+    ]);
+  }
+
+  function handlerFor(tables: TableConfig[], starter?: StateMachineStarter) {
+    return createProfilerHandler({
+      tables,
+      policies: policiesOf(tables),
+      stats,
+      ...(starter === undefined ? {} : { starter }),
+      clock: new ManualClock(NOW),
+      observability,
+    });
+  }
+
+  it('records a marker once per table and root, keeps the first evidence, and lists it apart from partitions', async () => {
+    // Prepare
+    const first = { format: 'delta' as const, root: '', evidenceKey: 'mark/_delta_log/0.json', seenAt: NOW };
+    const nested = {
+      format: 'iceberg' as const,
+      root: 'year=2021/orders/',
+      evidenceKey: 'mark/year=2021/orders/metadata/v1.metadata.json',
+      seenAt: NOW + 1,
+    };
+
+    // Act
+    const recorded = await stats.markForeignFormat('mark', first);
+    const again = await stats.markForeignFormat('mark', { ...first, evidenceKey: 'mark/_delta_log/1.json' });
+    await stats.markForeignFormat('mark', nested);
+    const markers = await stats.foreignFormats('mark');
+
+    // Assess
+    expect(recorded).toBe(true);
+    expect(again).toBe(false);
+    expect(markers).toEqual([first, nested]);
+    expect(await stats.foreignFormats('other')).toEqual([]);
+    expect(await stats.listPartitions('mark')).toEqual([]);
+  });
+
+  it('schedules nothing when a batch brings a Delta commit with its data files, and records the marker once', async () => {
+    // Prepare
+    const starter = new FakeStarter();
+    const handler = handlerFor(tablesFor('sales'), starter);
+    const batch = sqsEvent([
+      ...Array.from({ length: 6 }, (_, i) => s3Record(`sales/year=2021/part-0000${i}-x.c000.snappy.parquet`)),
+      s3Record('sales/_delta_log/00000000000000000000.json'),
+    ]);
+
+    // Act
+    const response = await handler(batch, context);
+    const redelivered = await handler(batch, context);
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(redelivered).toEqual({ batchItemFailures: [] });
+    expect(starter.starts).toEqual([]);
+    expect(await stats.foreignFormats('sales')).toEqual([
+      {
+        format: 'delta',
+        root: '',
+        evidenceKey: 'sales/_delta_log/00000000000000000000.json',
+        seenAt: NOW - 60 * MINUTE,
+      },
+    ]);
+    const partition = (await stats.get({ table: 'sales', partition: 'year=2021' })) as PartitionSnapshot;
+    expect(partition).toMatchObject({ fileCount: 6, state: 'idle' });
+    expect(partition.lastDecision).toMatchObject({ compact: false, action: 'blocked' });
+    expect(partition.lastDecision?.reasons.at(-1)).toMatch(
+      /^inside a Delta Lake table \(the whole table; found sales\/_delta_log\/00000000000000000000\.json\)/,
+    );
+    expect(await stats.listDue('sales', NOW + 60 * MINUTE)).toEqual([]);
+  });
+
+  it('the sweep does not start a partition that was due before an Iceberg commit was seen', async () => {
+    // Prepare: data files counted with no state machine configured (due, not started) …
+    const tables = tablesFor('orders');
+    await handlerFor(tables)(
+      sqsEvent(Array.from({ length: 6 }, (_, i) => s3Record(`orders/year=2021/data/0000${i}-0.parquet`))),
+      context,
+    );
+    const dueBefore = await stats.listDue('orders', NOW);
+    // … then the table's metadata write arrives
+    await handlerFor(tables)(sqsEvent([s3Record('orders/year=2021/metadata/v1.metadata.json')]), context);
+    const starter = new FakeStarter();
+
+    // Act
+    const report = await sweepTable(
+      { stats, starter, policies: policiesOf(tables), trigger: 'sweep' },
+      'orders',
+      NOW,
+    );
+
+    // Assess
+    expect(dueBefore).toEqual([{ table: 'orders', partition: 'year=2021/data' }]);
+    expect(report.due.map((o) => o.action)).toEqual(['blocked']);
+    expect(report.due[0]?.decision.reasons.at(-1)).toMatch(
+      /^inside an Apache Iceberg table \(everything under year=2021\/;/,
+    );
+    expect(starter.starts).toEqual([]);
+    expect(await stats.listDue('orders', NOW + 60 * MINUTE)).toEqual([]);
+  });
+
+  it('reconcile records a Delta table that predates the deployment before re-deciding, so nothing starts', async () => {
+    // Prepare: a table written before the profiler existed: no event was ever seen
+    const tables = tablesFor('legacy');
+    const store = new MemoryObjectStore({ now: () => new Date(NOW - 120 * MINUTE) });
+    for (let i = 0; i < 6; i++)
+      await store.put(`legacy/year=2021/part-0000${i}.snappy.parquet`, 'x'.repeat(900));
+    await store.put('legacy/_delta_log/00000000000000000000.json', '{}');
+    const starter = new FakeStarter();
+
+    // Act
+    const report = await reconcileTable(
+      { stats, starter, policies: policiesOf(tables), trigger: 'sweep' },
+      store,
+      tables[0] as TableConfig,
+      NOW,
+    );
+
+    // Assess
+    expect(report.partitions.map((p) => [p.partition, p.result])).toEqual([['year=2021', 'corrected']]);
+    expect(starter.starts).toEqual([]);
+    expect(await stats.foreignFormats('legacy')).toEqual([
+      { format: 'delta', root: '', evidenceKey: 'legacy/_delta_log/00000000000000000000.json', seenAt: NOW },
+    ]);
+    const partition = (await stats.get({ table: 'legacy', partition: 'year=2021' })) as PartitionSnapshot;
+    expect(partition.lastDecision).toMatchObject({ compact: false, action: 'blocked' });
+  });
+});

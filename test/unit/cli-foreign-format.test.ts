@@ -1,0 +1,120 @@
+// The CLI on copies of real Delta Lake and Iceberg tables in a temp folder: `compact`, `plan`, `profile` and
+// `vacuum` refuse the table root, a folder inside it and a parent folder holding it — one line, exit 1 — and
+// every byte (and folder) stays as it was. `tier` refuses local folders anyway; its S3 case is an integration test.
+import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../../functions/cli.js';
+import { captureIo } from '../support/cli-io.js';
+import { DELTA_FIXTURES, ICEBERG_FIXTURES } from '../support/fixtures.js';
+import { folderContentSnapshot } from '../support/folder-snapshot.js';
+
+/** The refusal, word for word (the location and the table root without trailing slash). */
+function deltaMessage(location: string, relation: string, table: string): string {
+  return `error: ${location} ${relation} a Delta Lake table (found ${table}/_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Delta Lake's own OPTIMIZE and VACUUM for now). Nothing was changed.`;
+}
+
+function icebergMessage(location: string, relation: string, evidence: string): string {
+  return `error: ${location} ${relation} an Apache Iceberg table (found ${evidence}): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.`;
+}
+
+interface Fixture {
+  readonly source: string;
+  readonly name: string;
+  /** A folder inside the table (a partition, or Iceberg's data folder). */
+  readonly inside: string;
+  /** The refusal for `location`, which is the table, lies inside it or contains it. */
+  readonly message: (location: string, relation: string, table: string) => string;
+}
+
+const FIXTURES: readonly Fixture[] = [
+  {
+    source: join(DELTA_FIXTURES, 'simple_table'),
+    name: 'simple_table',
+    inside: '_delta_log',
+    message: deltaMessage,
+  },
+  {
+    source: join(DELTA_FIXTURES, 'delta-0.8.0-partitioned'),
+    name: 'delta-0.8.0-partitioned',
+    inside: 'year=2021/month=12/day=4',
+    message: deltaMessage,
+  },
+  {
+    source: join(ICEBERG_FIXTURES, 'spark_v1_unpartitioned_small_files'),
+    name: 'spark_v1_unpartitioned_small_files',
+    inside: 'data',
+    message: (location, relation, table) =>
+      icebergMessage(location, relation, `${table}/metadata/v1.metadata.json`),
+  },
+  {
+    source: join(ICEBERG_FIXTURES, 'spark_v2_position_deletes'),
+    name: 'spark_v2_position_deletes',
+    inside: 'data',
+    message: (location, relation, table) =>
+      icebergMessage(
+        location,
+        relation,
+        `${table}/metadata/00000-e79de093-2976-491e-965a-e356a226956e.metadata.json`,
+      ),
+  },
+];
+
+/** Every command that could change the lake, in its most eager form, plus the read-only ones. */
+const COMMANDS: readonly (readonly string[])[] = [
+  ['compact'],
+  ['compact', '--dry-run'],
+  ['plan'],
+  ['profile'],
+  ['vacuum', '--dry-run'],
+  ['vacuum', '--yes', '--retention-hours', '1', '--allow-retention-below-minimum', '--debris-age-hours', '1'],
+];
+
+let scratch: string;
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'lc-foreign-'));
+});
+
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe.each(FIXTURES)('the CLI on a copy of $name', (fixture) => {
+  let lake: string;
+  let table: string;
+
+  beforeAll(async () => {
+    lake = join(scratch, fixture.name, 'lake');
+    table = join(lake, fixture.name);
+    await mkdir(lake, { recursive: true });
+    await cp(fixture.source, table, { recursive: true, preserveTimestamps: true });
+  });
+
+  const locations = [
+    { what: 'the table root', at: () => table, relation: 'is' },
+    { what: 'a folder inside the table', at: () => join(table, fixture.inside), relation: 'is inside' },
+    { what: 'a parent folder holding the table', at: () => lake, relation: 'contains' },
+  ];
+
+  for (const location of locations) {
+    for (const command of COMMANDS) {
+      it(`${command.join(' ')} refuses ${location.what} with one line, exit 1, and changes no byte`, async () => {
+        // Prepare
+        const before = await folderContentSnapshot(lake);
+        const io = captureIo({ now: Date.now() + 1000 * 3_600_000 });
+        const [verb, ...flags] = command;
+
+        // Act
+        const code = await run([verb as string, location.at(), ...flags], io);
+
+        // Assess
+        expect(io.stderr).toEqual([fixture.message(location.at(), location.relation, table)]);
+        expect(code).toBe(1);
+        if (verb !== 'vacuum' || location.relation !== 'contains') expect(io.stdout).toEqual([]);
+        expect(await folderContentSnapshot(lake)).toEqual(before);
+      });
+    }
+  }
+});

@@ -1,0 +1,249 @@
+// Recognising Delta Lake and Iceberg tables by key and by cheap prefix listings: which keys are markers and
+// whose table they belong to, the outermost table above a location, and the refusal's exact wording.
+import { describe, expect, it } from 'vitest';
+import { MemoryObjectStore } from '../../../functions/adapters/memory-object-store.js';
+import { UnsupportedTableFormatError } from '../../../functions/core/errors.js';
+import {
+  directoriesDownTo,
+  ForeignTableProbe,
+  foreignFormatOfKey,
+  foreignTablesAmong,
+  markerCovers,
+  refuseForeignAround,
+} from '../../../functions/core/table-format.js';
+
+describe('foreignFormatOfKey', () => {
+  it('recognises every Delta log key, at any depth, and names the folder holding _delta_log/ as the root', () => {
+    // Prepare
+    const keys = [
+      '_delta_log/00000000000000000000.json',
+      'sales/_delta_log/00000000000000000010.checkpoint.parquet',
+      'lake/sales/_delta_log/.tmp/00000000000000000005.json',
+      'lake/sales/_delta_log/_last_checkpoint',
+      'lake/sales/_delta_log/',
+    ];
+
+    // Act
+    const found = keys.map(foreignFormatOfKey);
+
+    // Assess
+    expect(found).toEqual([
+      { format: 'delta', root: '' },
+      { format: 'delta', root: 'sales/' },
+      { format: 'delta', root: 'lake/sales/' },
+      { format: 'delta', root: 'lake/sales/' },
+      { format: 'delta', root: 'lake/sales/' },
+    ]);
+  });
+
+  it('recognises Iceberg metadata files and version hints directly in metadata/, not manifests or data', () => {
+    // Prepare
+    const markers = [
+      'orders/metadata/v2.metadata.json',
+      'orders/metadata/00009-5c29aedb-463b-4b80-b0d5-c1d7fc957770.metadata.json',
+      'orders/metadata/00001-aa.gz.metadata.json',
+      'orders/metadata/v1.metadata.json.gz',
+      'orders/metadata/version-hint.text',
+      'metadata/version-hint.text',
+    ];
+    const others = [
+      'orders/metadata/snap-93996984692289973-1-9b8c72ab.avro',
+      'orders/metadata/9b8c72ab-43b9-42fb-a5e9-1dcfa1801a21-m0.avro',
+      'orders/data/00000-8-55662b67-00001.parquet',
+      'orders/metadata/archive/v1.metadata.json',
+      'orders/v1.metadata.json',
+      'events/date=2024-01-01/_delta_log',
+      'events/date=2024-01-01/part-0.parquet',
+      'events/_SUCCESS',
+    ];
+
+    // Act
+    const found = markers.map(foreignFormatOfKey);
+    const notFound = others.map(foreignFormatOfKey);
+
+    // Assess
+    expect(found).toEqual([
+      { format: 'iceberg', root: 'orders/' },
+      { format: 'iceberg', root: 'orders/' },
+      { format: 'iceberg', root: 'orders/' },
+      { format: 'iceberg', root: 'orders/' },
+      { format: 'iceberg', root: 'orders/' },
+      { format: 'iceberg', root: '' },
+    ]);
+    expect(notFound).toEqual(others.map(() => undefined));
+  });
+
+  it('lists each foreign table of a listing once, with the first marker seen as evidence', () => {
+    // Prepare
+    const keys = [
+      'lake/a/_delta_log/0.json',
+      'lake/a/_delta_log/1.json',
+      'lake/a/part-0.parquet',
+      'lake/b/metadata/v1.metadata.json',
+      'lake/c/date=1/part-0.parquet',
+    ];
+
+    // Act
+    const found = foreignTablesAmong(keys);
+
+    // Assess
+    expect(found).toEqual([
+      { format: 'delta', root: 'lake/a/', evidenceKey: 'lake/a/_delta_log/0.json' },
+      { format: 'iceberg', root: 'lake/b/', evidenceKey: 'lake/b/metadata/v1.metadata.json' },
+    ]);
+  });
+});
+
+describe('ForeignTableProbe', () => {
+  it('finds the Delta table above a partition with one-key listings of each folder from the store root down', async () => {
+    // Prepare
+    const store = new MemoryObjectStore();
+    await store.put('lake/sales/_delta_log/00000000000000000000.json', '{}');
+    await store.put('lake/sales/year=2021/part-0.parquet', 'PAR1');
+    const listed: string[] = [];
+    const probe = new ForeignTableProbe(
+      new Proxy(store, {
+        get: (target, name) =>
+          name === 'list'
+            ? (prefix: string, options: unknown) => {
+                listed.push(prefix);
+                return target.list(prefix, options as never);
+              }
+            : Reflect.get(target, name),
+      }),
+    );
+
+    // Act
+    const found = await probe.around('lake/sales/year=2021/', { includeLocation: false });
+    const again = await probe.around('lake/sales/year=2021/', { includeLocation: false });
+
+    // Assess
+    expect(found).toEqual({
+      format: 'delta',
+      root: 'lake/sales/',
+      evidenceKey: 'lake/sales/_delta_log/00000000000000000000.json',
+    });
+    expect(again).toEqual(found);
+    expect(listed).toEqual([
+      '_delta_log/',
+      'metadata/',
+      'lake/_delta_log/',
+      'lake/metadata/',
+      'lake/sales/_delta_log/',
+    ]);
+  });
+
+  it('finds an Iceberg table whose metadata file lies beyond the first page of its metadata/ folder', async () => {
+    // Prepare: 1,500 manifests sort before v1.metadata.json, and there is no version hint
+    const store = new MemoryObjectStore();
+    for (let i = 0; i < 1500; i++)
+      await store.put(`orders/metadata/snap-${String(i).padStart(5, '0')}.avro`, 'x');
+    await store.put('orders/metadata/v1.metadata.json', '{}');
+    await store.put('orders/data/00000-0.parquet', 'PAR1');
+
+    // Act
+    const found = await new ForeignTableProbe(store).around('orders/data/', { includeLocation: true });
+
+    // Assess
+    expect(found).toEqual({
+      format: 'iceberg',
+      root: 'orders/',
+      evidenceKey: 'orders/metadata/v1.metadata.json',
+    });
+  });
+
+  it('finds nothing around a Hive-style table, even one with a metadata/ folder of its own', async () => {
+    // Prepare
+    const store = new MemoryObjectStore();
+    await store.put('events/date=2024-01-01/part-0.parquet', 'PAR1');
+    await store.put('events/metadata/schema.json', '{}');
+
+    // Act
+    const found = await new ForeignTableProbe(store).around('events/date=2024-01-01/', {
+      includeLocation: true,
+    });
+
+    // Assess
+    expect(found).toBeUndefined();
+  });
+
+  it('names the outermost table when a folder inside a Delta table holds its own metadata', async () => {
+    // Prepare
+    const store = new MemoryObjectStore();
+    await store.put('sales/_delta_log/0.json', '{}');
+    await store.put('sales/inner/metadata/v1.metadata.json', '{}');
+
+    // Act
+    const refusal = refuseForeignAround(store, 'sales/inner/x/', { includeLocation: true });
+
+    // Assess
+    await expect(refusal).rejects.toMatchObject({
+      name: 'UnsupportedTableFormatError',
+      format: 'delta',
+      root: 'memory://sales/',
+      evidenceKey: 'memory://sales/_delta_log/0.json',
+      location: 'memory://sales/inner/x/',
+      retryable: false,
+    });
+  });
+});
+
+describe('directoriesDownTo and markerCovers', () => {
+  it('walks from the store root down to a location, with or without the location itself', () => {
+    // Prepare / Act / Assess
+    expect(directoriesDownTo('a/b/', true)).toEqual(['', 'a/', 'a/b/']);
+    expect(directoriesDownTo('a/b', false)).toEqual(['', 'a/']);
+    expect(directoriesDownTo('', true)).toEqual(['']);
+    expect(directoriesDownTo('', false)).toEqual([]);
+  });
+
+  it('covers every partition for a marker at the table root, else only partitions under its root', () => {
+    // Prepare
+    const whole = { root: '' };
+    const nested = { root: 'region=eu/' };
+
+    // Act / Assess
+    expect(markerCovers(whole, '')).toBe(true);
+    expect(markerCovers(whole, 'region=us/date=1')).toBe(true);
+    expect(markerCovers(nested, 'region=eu')).toBe(true);
+    expect(markerCovers(nested, 'region=eu/date=1')).toBe(true);
+    expect(markerCovers(nested, 'region=eu2/date=1')).toBe(false);
+    expect(markerCovers(nested, '')).toBe(false);
+  });
+});
+
+describe('UnsupportedTableFormatError', () => {
+  it('says whether the location is the table, lies inside it or contains it, and what to do', () => {
+    // Prepare / Act
+    const is = new UnsupportedTableFormatError(
+      'delta',
+      's3://lake/sales/',
+      's3://lake/sales/_delta_log/0.json',
+      's3://lake/sales/',
+    );
+    const inside = new UnsupportedTableFormatError(
+      'iceberg',
+      's3://lake/orders/',
+      's3://lake/orders/metadata/v2.metadata.json',
+      's3://lake/orders/data/',
+    );
+    const contains = new UnsupportedTableFormatError(
+      'delta',
+      's3://lake/sales/',
+      's3://lake/sales/_delta_log/0.json',
+      's3://lake',
+    );
+
+    // Assess
+    expect(is.name).toBe('UnsupportedTableFormatError');
+    expect(is.message).toBe(
+      "s3://lake/sales is a Delta Lake table (found s3://lake/sales/_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Delta Lake's own OPTIMIZE and VACUUM for now). Nothing was changed.",
+    );
+    expect(inside.message).toBe(
+      "s3://lake/orders/data is inside an Apache Iceberg table (found s3://lake/orders/metadata/v2.metadata.json): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.",
+    );
+    expect(contains.message).toMatch(
+      /^s3:\/\/lake contains a Delta Lake table \(found s3:\/\/lake\/sales\/_delta_log\/\)/,
+    );
+  });
+});

@@ -1,0 +1,152 @@
+// The profiler handler on Delta Lake and Iceberg commits inside a configured table: one durable marker per
+// table and root (through the StatsStore port), a warning that says what to do, `ForeignFormatEvents` per
+// table as EMF, and a failed marker write retries exactly the messages that carried it.
+import type { Context, SQSEvent } from 'aws-lambda';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { parseTableConfigs } from '../../../functions/core/table-config.js';
+import type { ForeignFormatMarker } from '../../../functions/core/table-format.js';
+import { createProfilerHandler, policiesOf } from '../../../functions/handlers/profiler.js';
+import { ManualClock } from '../../../functions/ports/clock.js';
+import type { StatsStore } from '../../../functions/ports/stats-store.js';
+import { createObservability } from '../../../functions/shared/middleware.js';
+
+const NOW = Date.UTC(2026, 10, 30, 12);
+const context = { functionName: 'profiler', awsRequestId: 'req-1' } as Context;
+const tables = parseTableConfigs([
+  { name: 'events', bucket: 'lake', prefix: 'events', partitionColumns: ['date'] },
+]);
+
+/** Every JSON line the handler prints (Powertools writes EMF and logs to stdout/stderr). */
+let lines: Record<string, unknown>[];
+
+beforeEach(() => {
+  delete process.env.POWERTOOLS_DEV;
+  delete process.env.POWERTOOLS_METRICS_DISABLED;
+  process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
+  lines = [];
+  const capture = (chunk: string | Uint8Array) => {
+    for (const line of String(chunk).split('\n')) {
+      if (line.trim().startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
+    }
+    return true;
+  };
+  vi.spyOn(process.stdout, 'write').mockImplementation(capture);
+  vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+let sequence = 0x10;
+function message(id: string, key: string): SQSEvent['Records'][number] {
+  sequence += 1;
+  return {
+    messageId: id,
+    receiptHandle: 'r',
+    body: JSON.stringify({
+      Records: [
+        {
+          eventSource: 'aws:s3',
+          eventName: 'ObjectCreated:Put',
+          eventTime: new Date(NOW).toISOString(),
+          s3: {
+            bucket: { name: 'lake' },
+            object: { key, size: 900, eTag: 'e', sequencer: sequence.toString(16) },
+          },
+        },
+      ],
+    }),
+    attributes: {} as SQSEvent['Records'][number]['attributes'],
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:q',
+    awsRegion: 'us-east-1',
+  };
+}
+
+function handlerWith(markForeignFormat: StatsStore['markForeignFormat']) {
+  const stats = { markForeignFormat } as unknown as StatsStore;
+  return createProfilerHandler({
+    tables,
+    policies: policiesOf(tables),
+    stats,
+    clock: new ManualClock(NOW),
+    observability: createObservability(),
+  });
+}
+
+describe('profiler handler and Delta Lake or Iceberg commits', () => {
+  it('records one marker per root, warns what to do, and counts ForeignFormatEvents per table', async () => {
+    // Prepare
+    const marked: { table: string; marker: ForeignFormatMarker }[] = [];
+    const handler = handlerWith(async (table, marker) => {
+      marked.push({ table, marker });
+      return true;
+    });
+    const batch: SQSEvent = {
+      Records: [
+        message('a', 'events/_delta_log/00000000000000000001.json'),
+        message('b', 'events/_delta_log/00000000000000000002.json'),
+        message('c', 'events/imported/metadata/v1.metadata.json'),
+      ],
+    };
+
+    // Act
+    const response = await handler(batch, context);
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(marked).toEqual([
+      {
+        table: 'events',
+        marker: {
+          format: 'delta',
+          root: '',
+          evidenceKey: 'events/_delta_log/00000000000000000001.json',
+          seenAt: NOW,
+        },
+      },
+      {
+        table: 'events',
+        marker: {
+          format: 'iceberg',
+          root: 'imported/',
+          evidenceKey: 'events/imported/metadata/v1.metadata.json',
+          seenAt: NOW,
+        },
+      },
+    ]);
+    expect(lines.filter((l) => l.level === 'WARN').map((l) => l.message)).toEqual([
+      'Delta Lake table at configured table events: none of its partitions is ever compacted (its log or metadata, not the listing, defines the live files); remove it from the configuration, lake-compactor compacts Hive-style Parquet tables only',
+      'Apache Iceberg table inside configured table events at imported/: no partition under it is ever compacted (its log or metadata, not the listing, defines the live files); remove it from the configuration, lake-compactor compacts Hive-style Parquet tables only',
+    ]);
+    const emf = lines.find((l) => 'ForeignFormatEvents' in l) as Record<string, unknown> & {
+      _aws: { CloudWatchMetrics: { Dimensions: string[][] }[] };
+    };
+    expect(emf).toMatchObject({ Table: 'events', ForeignFormatEvents: 3, service: 'lake-compactor' });
+    expect(emf._aws.CloudWatchMetrics[0]?.Dimensions).toEqual([['service', 'Table']]);
+  });
+
+  it('retries exactly the messages whose marker could not be written', async () => {
+    // Prepare
+    const handler = handlerWith(async (_table, marker) => {
+      if (marker.format === 'iceberg') throw new Error('throttled');
+      return false;
+    });
+    const batch: SQSEvent = {
+      Records: [
+        message('a', 'events/_delta_log/00000000000000000001.json'),
+        message('c', 'events/imported/metadata/v1.metadata.json'),
+        message('d', 'events/imported/metadata/v2.metadata.json'),
+      ],
+    };
+
+    // Act
+    const response = await handler(batch, context);
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'c' }, { itemIdentifier: 'd' }] });
+  });
+});
