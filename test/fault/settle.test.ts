@@ -106,7 +106,7 @@ describe('settling after several faults in one run (real stack on the local clou
                 if (life.dead) throw dead();
               },
               denied: (op, key) => !observing && faults.denied?.(op, key) === true,
-              after: (op) => {
+              after: async (op) => {
                 if (observing) return;
                 try {
                   kill(faults)?.tick();
@@ -114,7 +114,7 @@ describe('settling after several faults in one run (real stack on the local clou
                   life.dead = true;
                   throw err;
                 }
-                if (fn === 'commit') void faults.afterCommitRequest?.(op);
+                if (fn === 'commit') await faults.afterCommitRequest?.(op);
               },
             });
           const dynamodb = new DynamoDBClient({});
@@ -432,6 +432,55 @@ describe('settling after several faults in one run (real stack on the local clou
     expect(outputs.length, 'the group has a second output to deny').toBeGreaterThanOrEqual(2);
     expect(failed.status).toBe('FAILED');
   }, 300_000);
+
+  it('undoes a partial publish restoring inputs before removing outputs: no listing during the undo misses a row', async () => {
+    // Prepare: 6 inputs; a writer replaces one right after the commit copied the inputs to trash, so the
+    // retire round deletes five, refuses that one, and the group must be undone.
+    const day = '2020-03-04';
+    const files = await sampleFiles(day, 6, 780);
+    for (const f of files) await store.put(f.key, f.bytes);
+    await cloud.drain();
+    const victim = files[2] as { key: string; bytes: Uint8Array };
+    const [replacement] = await sampleFiles(day, 1, 781);
+    if (replacement === undefined) throw new Error('no sample file');
+    const expected = await rowsOfBytes(
+      [...files.filter((f) => f !== victim), replacement].map((f) => f.bytes),
+    );
+    let copies = 0;
+    let undoing = false;
+    const snapshots: string[][] = [];
+    faults = {
+      afterCommitRequest: async (op) => {
+        if (op === 'copy') copies += 1;
+        if (op === 'copy' && copies === files.length) await store.put(victim.key, replacement.bytes);
+        if (op === 'deleteMany' && copies > files.length) undoing = true;
+        else if (undoing) snapshots.push(await rowsOf(day));
+      },
+    };
+
+    // Act
+    const execution = await cloud.runExecution(
+      machine(),
+      { table: 'events', partition: `date=${day}`, quietMinutes: 0 },
+      'undo-order-1',
+    );
+    faults = {};
+
+    // Assess: the group was undone, and at every request of the undo each expected row was listed
+    expect(execution.status).toBe('SUCCEEDED');
+    expect(execution.output).toMatchObject({ groupsAborted: 1, groupsDone: 0 });
+    expect(snapshots.length).toBeGreaterThanOrEqual(3);
+    for (const [i, rows] of snapshots.entries()) {
+      const missing = [...expected];
+      for (const row of rows) {
+        const at = missing.indexOf(row);
+        if (at >= 0) missing.splice(at, 1);
+      }
+      expect(missing.length, `listing ${i} of the undo misses rows`).toBe(0);
+    }
+    expect((await rowsOf(day)).sort()).toEqual([...expected].sort());
+    await assertClean(day, 'undo-order-1');
+  }, 120_000);
 
   it('delete mode on an unversioned bucket falls back to trash mode and says so; no input is lost', async () => {
     // Prepare: the stack lists the bucket in versionedBuckets, but the local S3 is not versioned

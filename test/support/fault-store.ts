@@ -36,8 +36,11 @@ export interface StoreFaults {
    * (a copy's destination; each key of a batched delete, which reports it as a per-key error, as S3 does).
    */
   denied?(op: StoreOp, key: string): boolean;
-  /** Runs after every request that took effect; throwing (e.g. `Killed`) ends the caller there. */
-  after?(op: StoreOp): void;
+  /**
+   * Runs after every request that took effect, before the caller sees its result (awaited: an observer
+   * may look at the store between two requests); throwing (e.g. `Killed`) ends the caller there.
+   */
+  after?(op: StoreOp): void | Promise<void>;
 }
 
 /** Wraps `store`; every method of the port goes through the faults. */
@@ -46,54 +49,54 @@ export function faultyStore(store: ObjectStore, faults: StoreFaults): ObjectStor
     faults.before?.(op);
     if (faults.denied?.(op, key) === true) throw new AccessDenied(op, key);
   };
-  const done = (op: StoreOp) => faults.after?.(op);
+  const done = async (op: StoreOp) => faults.after?.(op);
   const wrapped: ObjectStore = {
     description: store.description,
     async list(prefix, options) {
       deny('list', prefix);
       const page = await store.list(prefix, options);
-      done('list');
+      await done('list');
       return page;
     },
     async *listAll(prefix) {
       deny('listAll', prefix);
       for await (const object of store.listAll(prefix)) yield object;
-      done('listAll');
+      await done('listAll');
     },
     async head(key) {
       deny('head', key);
       const info = await store.head(key);
-      done('head');
+      await done('head');
       return info;
     },
     async getRange(key, start, end) {
       deny('getRange', key);
       const bytes = await store.getRange(key, start, end);
-      done('getRange');
+      await done('getRange');
       return bytes;
     },
     async get(key) {
       deny('get', key);
       const bytes = await store.get(key);
-      done('get');
+      await done('get');
       return bytes;
     },
     async put(key, body, options) {
       deny('put', key);
       const result = await store.put(key, body, options);
-      done('put');
+      await done('put');
       return result;
     },
     async putStream(key, body, options) {
       deny('putStream', key);
       const result = await store.putStream(key, body, options);
-      done('putStream');
+      await done('putStream');
       return result;
     },
     async copy(source, destination, options) {
       deny('copy', destination);
       const result = await store.copy(source, destination, options);
-      done('copy');
+      await done('copy');
       return result;
     },
     async deleteMany(refs): Promise<DeleteResult> {
@@ -101,7 +104,7 @@ export function faultyStore(store: ObjectStore, faults: StoreFaults): ObjectStor
       const refused = refs.filter((r) => faults.denied?.('deleteMany', r.key) === true);
       const allowed = refs.filter((r) => !refused.includes(r));
       const result = allowed.length === 0 ? { deleted: [], errors: [] } : await store.deleteMany(allowed);
-      done('deleteMany');
+      await done('deleteMany');
       return {
         deleted: result.deleted,
         errors: [
@@ -116,7 +119,7 @@ export function faultyStore(store: ObjectStore, faults: StoreFaults): ObjectStor
     wrapped.versioning = async () => {
       deny('versioning', '');
       const status = await versioning();
-      done('versioning');
+      await done('versioning');
       return status;
     };
   }

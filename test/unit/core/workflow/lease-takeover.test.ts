@@ -1,12 +1,20 @@
 // Who may take a partition's lease: the holder of an ended execution is taken over (the new run settles
 // first), a live or just-stopped one is not, and a needs-attention partition only by a settle run.
 import { describe, expect, it } from 'vitest';
+import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
-import { LeaseHeldError, PartitionNeedsAttentionError } from '../../../../functions/core/errors.js';
+import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import {
+  LeaseHeldError,
+  LeaseLostError,
+  PartitionNeedsAttentionError,
+} from '../../../../functions/core/errors.js';
 import { STOPPED_RUN_GRACE_MS } from '../../../../functions/core/executions.js';
 import { normalizeRunInput, type RunContext } from '../../../../functions/core/run-input.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import { acquireLease } from '../../../../functions/core/workflow/lease.js';
+import { planRun } from '../../../../functions/core/workflow/plan.js';
+import { ManualClock } from '../../../../functions/ports/clock.js';
 import type { ExecutionInfo } from '../../../../functions/ports/state-machine-starter.js';
 
 const tables = parseTableConfigs([
@@ -116,5 +124,25 @@ describe('acquireLease', () => {
     await expect(compaction).rejects.toBeInstanceOf(PartitionNeedsAttentionError);
     expect(settle.runId).toBe('settle-1');
     expect(await leases.holds(REF, 'settle-1')).toBe(true);
+  });
+
+  it('a run that lost its lease (a redriven old execution) cannot plan: nothing is written', async () => {
+    // Prepare: run "old" held the partition, died, and "new" took it over
+    const store = new MemoryObjectStore();
+    const journal = new MemoryJournal();
+    const leases = new MemoryLeases();
+    await acquireLease(leases, run('old'), NOW);
+    await acquireLease(leases, run('new'), NOW + 1, undefined, executions({ old: { status: 'FAILED' } }));
+
+    // Act: the old execution is redriven from its plan step
+    const planned = planRun({ store, journal, clock: new ManualClock(NOW + 2), leases }, run('old'), {
+      inlineGroupLimit: 40,
+      compactMemoryMb: 1024,
+    });
+
+    // Assess
+    await expect(planned).rejects.toBeInstanceOf(LeaseLostError);
+    expect(store.keys()).toEqual([]);
+    expect(await journal.listRun('old')).toEqual([]);
   });
 });
