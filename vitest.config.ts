@@ -6,9 +6,17 @@ export default defineConfig({
     exclude: ['test/bench/**', 'node_modules/**'],
     // One private temp folder per run, removed at the end (CDK leaves a `cdk.outXXXX` per App).
     globalSetup: ['test/support/global-setup.ts'],
-    // In-process handlers log at INFO and print EMF metrics in production; in tests only warnings and
-    // errors reach the output (the test that checks log lines and EMF turns both back on for itself).
-    env: { POWERTOOLS_LOG_LEVEL: 'WARN', POWERTOOLS_METRICS_DISABLED: 'true' },
+    // In-process handlers log at INFO and print EMF metrics in production. In tests they are silent, so a
+    // real failure stands out: expected errors (a refused run, an injected fault) fail executions that the
+    // tests assert on, and their stack traces would bury it. LAKE_COMPACTOR_TEST_LOG_LEVEL=DEBUG (or WARN)
+    // brings the handlers' logs back when a test needs investigating; the test that checks log lines and
+    // EMF turns both on for itself. The AWS SDK's Node 20 deprecation notice is printed once per test
+    // file's process otherwise (the Lambda runtime is Node 22; local tests run on Node 20 by design).
+    env: {
+      POWERTOOLS_LOG_LEVEL: process.env.LAKE_COMPACTOR_TEST_LOG_LEVEL ?? 'SILENT',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    },
     // Hang guards only (nothing is timed): generous, because CI machines are shared and 2-core.
     testTimeout: 180_000,
     hookTimeout: 120_000,

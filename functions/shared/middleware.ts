@@ -3,7 +3,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddyfiedHandler } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { METRICS_NAMESPACE, METRICS_SERVICE, type MetricDatum } from '../core/metrics.js';
@@ -43,16 +42,32 @@ export function emitMetrics(metrics: Metrics, data: readonly MetricDatum[]): voi
 }
 
 /**
- * Wraps a handler with the shared middleware. Empty metric sets do not throw: a batch of test events
- * publishes nothing, and that is not an error worth failing the batch for.
+ * Captures the cold-start metric before an invocation and flushes the stored metrics after it (also after
+ * an error) — only when there are any. Powertools' own `logMetrics` flushes every time and warns "No
+ * application metrics to publish" on each invocation that added none, which is most workflow steps: a
+ * warning per step in every log group, for nothing.
  */
+export function flushMetrics(metrics: Metrics): middy.MiddlewareObj<unknown, unknown, Error, Context> {
+  const flush = () => {
+    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+  };
+  return {
+    before: (request) => {
+      metrics.captureColdStartMetric(request.context.functionName);
+    },
+    after: flush,
+    onError: flush,
+  };
+}
+
+/** Wraps a handler with the shared middleware: structured logs with the Lambda context, metrics flushed. */
 export function withObservability<E, R>(
   handler: (event: E, context: Context) => Promise<R>,
   observability: Observability,
 ): MiddyfiedHandler<E, R, Error, Context> {
   return middy<E, R, Error, Context>(handler)
     .use(injectLambdaContext(observability.logger, { resetKeys: true }))
-    .use(logMetrics(observability.metrics, { captureColdStartMetric: true, throwOnEmptyMetrics: false }));
+    .use(flushMetrics(observability.metrics));
 }
 
 /**

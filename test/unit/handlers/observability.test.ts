@@ -19,7 +19,7 @@ import { createSweepHandler } from '../../../functions/handlers/sweep.js';
 import { ManualClock } from '../../../functions/ports/clock.js';
 import type { StateMachineStarter } from '../../../functions/ports/state-machine-starter.js';
 import type { StatsStore } from '../../../functions/ports/stats-store.js';
-import { createObservability, emitMetrics } from '../../../functions/shared/middleware.js';
+import { createObservability, emitMetrics, withObservability } from '../../../functions/shared/middleware.js';
 import {
   correlationKeys,
   type WorkflowRuntime,
@@ -72,6 +72,31 @@ function emfOf(name: string): Emf {
 }
 
 const context = { functionName: 'test', awsRequestId: 'req-1' } as Context;
+
+describe('withObservability', () => {
+  it('flushes metrics only when an invocation added some: no empty-metrics warning on every step', async () => {
+    // Prepare
+    const raw: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => raw.push(String(chunk)) > 0);
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => raw.push(String(chunk)) > 0);
+    const observability = createObservability();
+    const silent = withObservability(async () => 'ok', observability);
+    const counting = withObservability(async () => {
+      observability.metrics.addMetric('Things', 'Count', 2);
+      return 'ok';
+    }, observability);
+
+    // Act
+    await silent({}, context);
+    await silent({}, context);
+    await counting({}, context);
+
+    // Assess
+    expect(raw.join('')).not.toContain('No application metrics');
+    const emf = raw.filter((l) => l.includes('"_aws"'));
+    expect(emf.filter((l) => l.includes('"Things"'))).toHaveLength(1);
+  });
+});
 
 describe('emitMetrics', () => {
   it('prints one EMF line per datum under LakeCompactor, with service and each dimension set', () => {
