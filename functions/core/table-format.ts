@@ -239,3 +239,33 @@ export function foreignFormatReason(marker: ForeignFormatMarker): string {
   const where = marker.root === '' ? 'the whole table' : `everything under ${marker.root}`;
   return `inside ${aFormat(marker.format)} table (${where}; found ${marker.evidenceKey}): ${definesLiveFiles(marker.format)}, so it is never compacted as plain Parquet; remove it from the configuration (lake-compactor compacts Hive-style Parquet tables only)`;
 }
+
+/** A foreign table a maintenance call met, with the bucket and configured table it was found under. */
+export type FoundForeignTable = ForeignTable & { readonly bucket: string; readonly table: string };
+
+/**
+ * What one maintenance call (vacuum, tiering) knows about foreign tables: a probe per bucket (its answers
+ * cached for the call) and every table found, each recorded once however many keys point at it.
+ */
+export class ForeignTableLedger {
+  readonly found: FoundForeignTable[] = [];
+  private readonly probes = new Map<string, ForeignTableProbe>();
+
+  constructor(private readonly storeFor: (bucket: string) => ObjectStore) {}
+
+  probe(bucket: string): ForeignTableProbe {
+    let probe = this.probes.get(bucket);
+    if (probe === undefined) {
+      probe = new ForeignTableProbe(this.storeFor(bucket));
+      this.probes.set(bucket, probe);
+    }
+    return probe;
+  }
+
+  /** Records `found` under `table`; false when that table root was recorded already in this call. */
+  record(bucket: string, table: string, found: ForeignTable): boolean {
+    if (this.found.some((f) => f.bucket === bucket && f.root === found.root)) return false;
+    this.found.push({ ...found, bucket, table });
+    return true;
+  }
+}

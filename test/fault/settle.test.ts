@@ -30,6 +30,7 @@ import { LocalCloud } from '../../infra/local/local-cloud.js';
 import type { LocalExecution } from '../../infra/local/step-functions.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { faultyStore, KillAfter, Killed, type StoreOp } from '../support/fault-store.js';
+import { missingRows } from '../support/multiset.js';
 import { keysUnder, listPartition, rowMultiset } from '../support/workflow-harness.js';
 
 const DAY_MS = 86_400_000;
@@ -471,12 +472,7 @@ describe('settling after several faults in one run (real stack on the local clou
     expect(execution.output).toMatchObject({ groupsAborted: 1, groupsDone: 0 });
     expect(snapshots.length).toBeGreaterThanOrEqual(3);
     for (const [i, rows] of snapshots.entries()) {
-      const missing = [...expected];
-      for (const row of rows) {
-        const at = missing.indexOf(row);
-        if (at >= 0) missing.splice(at, 1);
-      }
-      expect(missing.length, `listing ${i} of the undo misses rows`).toBe(0);
+      expect(missingRows(expected, rows).length, `listing ${i} of the undo misses rows`).toBe(0);
     }
     expect((await rowsOf(day)).sort()).toEqual([...expected].sort());
     await assertClean(day, 'undo-order-1');

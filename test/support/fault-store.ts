@@ -1,18 +1,10 @@
 // A fault-injecting ObjectStore wrapper for crash and permission tests: a request can be denied every time
 // (a missing permission), and the process can "die" right after any request took effect.
+import type { StoreMethod } from '../../functions/adapters/memory-object-store.js';
 import type { DeleteResult, ObjectStore } from '../../functions/ports/object-store.js';
 
-export type StoreOp =
-  | 'list'
-  | 'listAll'
-  | 'head'
-  | 'getRange'
-  | 'get'
-  | 'put'
-  | 'putStream'
-  | 'copy'
-  | 'deleteMany'
-  | 'versioning';
+/** The port's requests, by method (the in-memory store's names, plus the paginating `listAll`). */
+export type StoreOp = StoreMethod | 'listAll';
 
 /** S3's answer to a request the caller's policy does not allow (what the SDK throws, by name and status). */
 export class AccessDenied extends Error {

@@ -16,7 +16,8 @@ import {
   aFormat,
   directoryOf,
   type ForeignTable,
-  ForeignTableProbe,
+  ForeignTableLedger,
+  type FoundForeignTable,
   foreignFormatOfKey,
   foreignTableNote,
 } from '../table-format.js';
@@ -203,7 +204,7 @@ export interface TieringPlan {
    * Delta Lake or Iceberg tables met: a configured table that is (or lies in) one was skipped (see
    * `skippedTables`), one found below a configured root was left alone (see `notes`).
    */
-  readonly foreignTables?: readonly (ForeignTable & { readonly bucket: string; readonly table: string })[];
+  readonly foreignTables?: readonly FoundForeignTable[];
   readonly cursor?: string;
 }
 
@@ -251,21 +252,12 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
     kept[reason] = (kept[reason] ?? 0) + 1;
   };
   const notes: string[] = [];
-  const foreignTables: (ForeignTable & { bucket: string; table: string })[] = [];
-  const probes = new Map<string, ForeignTableProbe>();
-  const probeOf = (bucket: string): ForeignTableProbe => {
-    let probe = probes.get(bucket);
-    if (probe === undefined) {
-      probe = new ForeignTableProbe(deps.storeFor(bucket));
-      probes.set(bucket, probe);
-    }
-    return probe;
-  };
+  const ledger = new ForeignTableLedger(deps.storeFor);
+  const foreignTables = ledger.found;
   /** Records a foreign table once per call; a nested one also gets a note. */
   const foreign = (table: TableConfig, found: ForeignTable, nested: boolean): void => {
     const bucket = table.bucket as string;
-    if (foreignTables.some((f) => f.bucket === bucket && f.root === found.root)) return;
-    foreignTables.push({ ...found, bucket, table: table.name });
+    if (!ledger.record(bucket, table.name, found)) return;
     if (nested) {
       notes.push(
         `${table.name}: ${foreignTableNote(deps.storeFor(bucket), `everything under ${found.root}`, found)}`,
@@ -293,7 +285,7 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
     const rules = request.tableRules?.[table.name] ?? request.rules ?? DEFAULT_TIERING_RULES;
     const bucket = table.bucket as string;
     const root = table.prefix === '' ? '' : `${table.prefix}/`;
-    const probe = probeOf(bucket);
+    const probe = ledger.probe(bucket);
     const around = await probe.around(root, { includeLocation: true });
     if (around !== undefined) {
       // The table is (or lies in) a Delta or Iceberg table: none of its files is ours to move.

@@ -18,7 +18,8 @@ import { findTableForKey, type TableConfig } from '../table-config.js';
 import {
   directoryOf,
   type ForeignTable,
-  ForeignTableProbe,
+  ForeignTableLedger,
+  type FoundForeignTable,
   foreignFormatOfKey,
   foreignTableNote,
 } from '../table-format.js';
@@ -343,7 +344,7 @@ export interface VacuumPlan {
    * Delta Lake or Iceberg tables met by the per-table steps — a configured table that is (or lies in) one was
    * skipped, one found below a configured root was left alone — with the configured table's name.
    */
-  readonly foreignTables?: readonly (ForeignTable & { readonly bucket: string; readonly table: string })[];
+  readonly foreignTables?: readonly FoundForeignTable[];
   /** Present when there is more to do: pass it as `cursor` to the next call. */
   readonly cursor?: string;
 }
@@ -360,20 +361,11 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
   const candidates: VacuumCandidate[] = [];
   const kept: VacuumKept[] = [];
   const notes: string[] = [];
-  const foreignTables: (ForeignTable & { bucket: string; table: string })[] = [];
-  const probes = new Map<string, ForeignTableProbe>();
-  const probeOf = (bucket: string): ForeignTableProbe => {
-    let probe = probes.get(bucket);
-    if (probe === undefined) {
-      probe = new ForeignTableProbe(deps.storeFor(bucket));
-      probes.set(bucket, probe);
-    }
-    return probe;
-  };
+  const ledger = new ForeignTableLedger(deps.storeFor);
+  const foreignTables = ledger.found;
   /** Records a foreign table once per call: a note and an entry. */
   const foreign = (step: Step & { table: TableConfig }, found: ForeignTable, what: string): void => {
-    if (foreignTables.some((f) => f.bucket === step.bucket && f.root === found.root)) return;
-    foreignTables.push({ ...found, bucket: step.bucket, table: step.table.name });
+    if (!ledger.record(step.bucket, step.table.name, found)) return;
     notes.push(`${step.table.name}: ${foreignTableNote(deps.storeFor(step.bucket), what, found)}`);
   };
   /** The Delta or Iceberg table enclosing `dir` (inclusive), recorded when found. */
@@ -381,7 +373,7 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
     step: Step & { table: TableConfig },
     dir: string,
   ): Promise<ForeignTable | undefined> => {
-    const found = await probeOf(step.bucket).around(dir, { includeLocation: true });
+    const found = await ledger.probe(step.bucket).around(dir, { includeLocation: true });
     if (found !== undefined) {
       const whole = found.root.length <= (step.table.prefix === '' ? 0 : step.table.prefix.length + 1);
       foreign(step, found, whole ? 'the whole table' : `everything under ${found.root}`);

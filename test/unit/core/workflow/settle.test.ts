@@ -7,6 +7,7 @@ import { commitGroup } from '../../../../functions/core/commit.js';
 import { settlePartition } from '../../../../functions/core/workflow/settle.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
 import type { GroupJournalEntry, GroupState } from '../../../../functions/ports/journal.js';
+import { missingRows } from '../../../support/multiset.js';
 
 const REF = { table: 'events', partition: 'date=2024-01-01' };
 const DIR = 'events/date=2024-01-01/';
@@ -221,12 +222,7 @@ describe('settlePartition', () => {
     expect(await visibleRows(w.store)).toEqual(expected);
     expect(seen.length).toBeGreaterThan(3);
     for (const [i, rows] of seen.entries()) {
-      const missing = [...expected];
-      for (const row of rows) {
-        const at = missing.indexOf(row);
-        if (at >= 0) missing.splice(at, 1);
-      }
-      expect(missing, `snapshot ${i} of the undo hides rows`).toEqual([]);
+      expect(missingRows(expected, rows), `snapshot ${i} of the undo hides rows`).toEqual([]);
     }
     expect(await w.journal.listOpen(REF)).toEqual([]);
   });
