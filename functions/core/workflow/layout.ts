@@ -33,6 +33,12 @@ export function trashPrefix(runId: string): string {
 /** Oversized journal file lists. */
 export const JOURNAL_MANIFEST_PREFIX = `${WORK_ROOT}journal/`;
 
+/**
+ * In-flight writes of a local-folder store (`<host>.<pid>.<uuid>`): beside the work area, on the same
+ * filesystem as the table so publishing them stays an atomic rename or link, and hidden from readers.
+ */
+export const TEMP_PREFIX = `${WORK_ROOT}tmp/`;
+
 /** `part-<runId>-<gggg>-<nnnnn>.<codec>.parquet`: unique per run, ordered by group then output. */
 export function outputFileName(
   run: Pick<RunContext, 'runId' | 'codec'>,
