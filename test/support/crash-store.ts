@@ -18,6 +18,8 @@ export interface StoreCall {
   /** The key (prefix for listings, first key for deleteMany, destination for copy). */
   readonly key: string;
   readonly refs?: readonly DeleteRef[];
+  /** The body of a `put` (journal entries, plans: small). */
+  readonly body?: Uint8Array | string;
 }
 
 /**
@@ -46,7 +48,7 @@ export function observedStore(
     head: (key) => run({ method: 'head', key }, () => store.head(key)),
     getRange: (key, start, end) => run({ method: 'getRange', key }, () => store.getRange(key, start, end)),
     get: (key) => run({ method: 'get', key }, () => store.get(key)),
-    put: (key, body, options) => run({ method: 'put', key }, () => store.put(key, body, options)),
+    put: (key, body, options) => run({ method: 'put', key, body }, () => store.put(key, body, options)),
     putStream: (key, body, options?: PutStreamOptions) =>
       run({ method: 'putStream', key }, () =>
         store.putStream(
