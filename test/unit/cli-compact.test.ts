@@ -1,6 +1,7 @@
 // `lake-compactor compact` on a generated lake and on Spark's part files in a temp folder: partitions end
 // as one file with the same row multiset (read back by DuckDB), --dry-run and failed groups change nothing,
-// zero-row files are left alone, and failures exit non-zero.
+// zero-row files are left alone, and failures exit non-zero; after a run dies at a chosen request, the next
+// compact (or `settle`) rolls its groups forward or back from the journal in the folder and ends exact.
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

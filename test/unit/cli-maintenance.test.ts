@@ -1,5 +1,6 @@
 // `lake-compactor vacuum` and `tier` on a compacted lake in a temp folder: a dry run changes nothing, a real
-// run deletes exactly what the dry run listed and no live row, the retention gate holds, invalid usage exits 2.
+// run deletes exactly what the dry run listed and no live row, the retention gate holds, invalid usage exits 2;
+// compact runs are judged by their journal in the folder, and old temp files of interrupted writes go.
 import { randomUUID } from 'node:crypto';
 import { cp, mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,6 @@
 // Vacuum over the in-memory store and journal with a manual clock: the retention gate, dry-run, what is
-// deleted when, that the live version always survives, and that a vacuum pages and resumes by cursor.
+// deleted when, that the live version always survives, that a vacuum pages and resumes by cursor, and that
+// compact runs are judged by the journal they keep in the store.
 import { describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
