@@ -1,12 +1,17 @@
 // `lake-compactor compact`: runs the workflow's own steps (plan → rewrite → verify → commit → finalize)
 // in-process on a local folder or S3 prefix; `--dry-run` writes nothing, and any failed group exits non-zero.
+//
+// Its journal lives in the location itself, so a run killed at any moment is settled by the next one
+// (or by `lake-compactor settle`) exactly as the workflow settles a dead execution: no row lost or doubled.
 
 import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
 import { MemoryJournal } from './adapters/memory-journal.js';
 import { MemoryLeases } from './adapters/memory-leases.js';
 import { type OpenedStore, openStore } from './adapters/open-store.js';
-import { CompactionFailedError, InvalidInputError } from './core/errors.js';
+import { StoreJournal } from './adapters/store-journal.js';
+import { removeStaleTempFiles, settleOpenGroups } from './cli-settle.js';
+import { CompactionFailedError, InvalidInputError, UnsettledPartitionError } from './core/errors.js';
 import { inventoryTable } from './core/inventory.js';
 import { DEFAULT_POLICY } from './core/policy.js';
 import type { Codec } from './core/rewrite/wasm.js';
@@ -20,6 +25,7 @@ import { refOf } from './core/workflow/lease.js';
 import { type PlanStepResult, planRun } from './core/workflow/plan.js';
 import { verifyGroup } from './core/workflow/verify.js';
 import type { Clock } from './ports/clock.js';
+import type { Journal } from './ports/journal.js';
 import type { ObjectStore } from './ports/object-store.js';
 import { positiveNumber, tableNameOf } from './shared/cli-args.js';
 import { renderTable } from './shared/table.js';
@@ -27,12 +33,8 @@ import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
 
 const MiB = 1024 * 1024;
 
-/**
- * Run ids of this command: `cli-<UTC yyyyMMddTHHmmssZ>-<8 hex>-p<index>-<8 hex>`. Their journal lived in
- * this process's memory and is gone after it, so `vacuum` can only judge their trash and staging by age;
- * state-machine runs (`<table>-<12 hex>-g<n>`, or a console name) never match this exact shape.
- */
-export const CLI_RUN_ID = /^cli-\d{8}T\d{6}Z-[0-9a-f]{8}-p\d+-[0-9a-f]{8}$/;
+export { CLI_RUN_ID } from './core/run-input.js';
+
 export interface CompactIo {
   readonly out: (text: string) => void;
   readonly clock: Clock;
@@ -63,51 +65,90 @@ export interface CompactPartitionResult {
   readonly groups: readonly GroupStepResult[];
 }
 
+/** Test seams of {@link runCompact}. */
+export interface CompactHooks {
+  /** Replaces the rewrite engine (tests inject faults). */
+  readonly rewrite?: RewriteFn;
+  /** Wraps the opened store (tests count requests, inject faults or kill the process mid-run). */
+  readonly wrapStore?: (store: ObjectStore) => ObjectStore;
+}
+
 /**
  * Compacts every partition of the table at `uri` (or only `options.partition`) with the same step services
  * the state machine runs, one group after another.
  *
- * Why a memory journal is acceptable here: the journal's job is to let a crashed run roll forward or back.
- * A crash before publishing leaves only staging and the plan under `_lake-compactor/`, which a re-run
- * ignores (new run id) and vacuum removes. A crash while a group publishes (after its outputs are copied
- * in, before its inputs are moved to trash) is not recoverable without the journal: both can be visible
- * and rows counted twice until an operator removes the copied outputs. The help text says so; unattended
- * and large runs belong to the state machine, whose journal is in DynamoDB.
+ * The journal is a {@link StoreJournal} in the location's own store (`_lake-compactor/journal/` at the root
+ * of the folder, or of the bucket for `s3://`, beside the plans, staging and trash that vacuum knows), so
+ * a run killed at any moment — even while a group publishes — is recovered by the next run: before anything
+ * is listed or planned, every open group of the table (also of partitions a listing no longer shows) is
+ * settled, forward from `publishing` on and back before it, exactly like the workflow's plan step does; the
+ * planner then only ever sees a partition with no half-published group. Temp files a killed process left in
+ * a local folder are removed first.
  *
  * Inputs are retired to `_lake-compactor/trash/<run>/` (never deleted), so nothing is lost either way.
- * The lease is an in-memory one: it does not exclude a concurrent state-machine run on the same
- * partition — pause the deployment's triggers before compacting a deployed lake by hand.
+ * The lease is an in-memory one: it does not exclude a second CLI or a concurrent state-machine run on the
+ * same partition — pause the deployment's triggers before compacting a deployed lake by hand, and run one
+ * compact per table at a time (on a local folder the journal's compare-and-swap is atomic only within one
+ * process).
  *
- * @param engine replaces the rewrite engine (tests inject faults).
- * @throws CompactionFailedError when any group failed (after every partition was tried and settled);
- * UnsupportedTableFormatError, before anything is written, when the location is, lies in or holds a Delta
- * Lake or Iceberg table.
+ * @throws UnsupportedTableFormatError, before anything is written, when the location is, lies in or holds
+ * a Delta Lake or Iceberg table.
+ * @throws UnsettledPartitionError when an interrupted group could not be settled (nothing was planned).
+ * @throws CompactionFailedError when any group failed (after every partition was tried and settled).
  */
 export async function runCompact(
   uri: string,
   options: CompactOptions,
   io: CompactIo,
-  engine: { readonly rewrite?: RewriteFn } = {},
+  hooks: CompactHooks = {},
 ): Promise<CompactPartitionResult[]> {
-  return compactTable(uri, options, io, engine, openStore(uri, { env: io.env }));
+  return compactTable(uri, options, io, hooks, openStore(uri, { env: io.env }));
 }
 
 async function compactTable(
   uri: string,
   options: CompactOptions,
   io: CompactIo,
-  engine: { readonly rewrite?: RewriteFn },
+  hooks: CompactHooks,
   opened: OpenedStore,
 ): Promise<CompactPartitionResult[]> {
-  const store = options.dryRun ? dryRunStore(opened.store) : opened.store;
+  const dryRun = options.dryRun ?? false;
+  const live = hooks.wrapStore?.(opened.store) ?? opened.store;
+  const store = dryRun ? dryRunStore(live) : live;
   const tableRoot = opened.prefix.replace(/\/$/, '');
   const table = options.table ?? tableNameOf(uri);
   const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local';
   // A Delta or Iceberg table's log, not the listing, says which files are live: refuse before any write.
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
-  const inventory = await inventoryTable(store, opened.prefix, { now: io.clock.now() });
+  let inventory = await inventoryTable(store, opened.prefix, { now: io.clock.now() });
   refuseForeignAmong(opened.store, opened.prefix, inventory.foreignTables);
   const wanted = options.partition?.replace(/^\/+|\/+$/g, '');
+  const storeJournal = new StoreJournal(live);
+  if (dryRun) {
+    await noteOpenGroups(storeJournal, table, wanted, io);
+  } else {
+    // Fence rule, for the whole table before its listing: no plan may see a half-published group.
+    await removeStaleTempFiles(opened.store, io.clock.now(), io.out);
+    const settled = await settleOpenGroups(
+      { store, journal: storeJournal, clock: io.clock },
+      table,
+      {
+        ...(wanted === undefined ? {} : { partition: wanted }),
+        settledBy: 'lake-compactor compact before planning',
+      },
+      io.out,
+    );
+    const unsettled = settled.flatMap((p) => p.report.unsettled);
+    if (unsettled.length > 0) {
+      throw new UnsettledPartitionError(
+        `${unsettled.length} group(s) an interrupted run left could not be settled (listed above); nothing was planned, so no row is counted twice by this run. Fix the cause (e.g. a permission), then run lake-compactor settle ${uri} or compact again`,
+      );
+    }
+    // Settling moved files (outputs published, inputs retired or restored): plan from what is there now.
+    if (settled.some((p) => p.report.settled.length > 0)) {
+      inventory = await inventoryTable(store, opened.prefix, { now: io.clock.now() });
+    }
+  }
   const partitions = inventory.partitions
     .map((p) => p.partition)
     .filter((p) => wanted === undefined || p === wanted);
@@ -117,11 +158,17 @@ async function compactTable(
       `Partition "${wanted}" has no data files under ${uri}; known partitions: ${known.slice(0, 10).join(', ') || '(none)'}`,
     );
   }
-  const journal = new MemoryJournal();
+  // A dry run writes no journal (its plan is thrown away); a real one journals where it compacts.
+  const journal: Journal = dryRun ? new MemoryJournal() : storeJournal;
   const leases = new MemoryLeases();
-  const deps = { store, journal, clock: io.clock, ...engine };
+  const deps = {
+    store,
+    journal,
+    clock: io.clock,
+    ...(hooks.rewrite === undefined ? {} : { rewrite: hooks.rewrite }),
+  };
   const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
-  // Keep in step with CLI_RUN_ID: vacuum tells this command's runs (journal in memory, gone) by it.
+  // Keep in step with CLI_RUN_ID: vacuum routes this command's runs to the store journal by it.
   const results: CompactPartitionResult[] = [];
   for (const [index, partition] of partitions.entries()) {
     const run: RunContext = {
@@ -162,7 +209,7 @@ async function compactTable(
 }
 
 async function compactPartition(
-  deps: CompactDeps & { readonly journal: MemoryJournal },
+  deps: CompactDeps,
   leases: MemoryLeases,
   run: RunContext,
   io: CompactIo,
@@ -243,6 +290,27 @@ function printSummary(io: CompactIo, results: readonly CompactPartitionResult[],
 }
 
 /**
+ * A dry run settles nothing (it writes nothing), so it says where an interrupted run left groups open:
+ * the real run settles them first, and its plan for those partitions may differ from this one.
+ */
+async function noteOpenGroups(
+  journal: StoreJournal,
+  table: string,
+  wanted: string | undefined,
+  io: CompactIo,
+): Promise<void> {
+  const open = (await journal.openPartitions(table)).filter(
+    (p) => wanted === undefined || p.partition === wanted,
+  );
+  for (const p of open) {
+    const groups = await journal.listOpen(p);
+    io.out(
+      `${p.partition || '(root)'}: ${groups.length} group(s) of an interrupted run are open; a real run settles them before planning (or run lake-compactor settle), so its plan may differ`,
+    );
+  }
+}
+
+/**
  * The store a dry run plans through: reads pass through, the plan step's own plan file is dropped, and
  * any other write is a bug (it throws instead of changing the lake).
  */
@@ -264,10 +332,6 @@ function dryRunStore(store: ObjectStore): ObjectStore {
   };
 }
 
-/**
- * The S3 client for an `s3://` URI, with credentials from the io's env when it has them (not only the
- * process's), so the CLI can be driven in-process against a local server; undefined for a folder.
- */
 /** Adds `compact` to the CLI program. */
 export function registerCompactCommand(program: Command, io: CompactIo): void {
   program
@@ -289,10 +353,12 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
       'after',
       `
 Inputs are moved to _lake-compactor/trash/<run>/ (not deleted); vacuum removes them after the retention.
-The run's journal is kept in memory, not in DynamoDB: a run that dies before publishing leaves only
-staging files under _lake-compactor/ (a re-run starts afresh; vacuum removes them). A run killed while a
-group publishes can leave that group's outputs beside its inputs (rows counted twice) until you remove
-the outputs it copied in. No lease is taken in DynamoDB either: pause the deployment's triggers first,
+Each group's progress is journaled in the location itself (_lake-compactor/journal/), so a run killed at
+any moment is recovered by the next compact, before it plans anything (or by lake-compactor settle <uri>):
+a group that had started publishing is rolled forward, any other rolled back — no row is lost or kept
+twice. Until then a reader listing the table may see a publishing group's rows twice. Temp files a killed
+run left are removed by the next run; vacuum removes old ones.
+No lease is taken in DynamoDB: run one compact per table at a time, pause the deployment's triggers first,
 or use the Step Functions workflow for deployed, unattended or large runs.`,
     )
     .action(async (uri: string, opts: CompactOptions) => {

@@ -9,9 +9,11 @@ import { createInterface } from 'node:readline/promises';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DynamoJournal } from './adapters/dynamodb-journal.js';
+import { LocalObjectStore } from './adapters/local-object-store.js';
 import { MemoryJournal } from './adapters/memory-journal.js';
 import { type OpenedStore, openStore } from './adapters/open-store.js';
-import { CLI_RUN_ID } from './cli-compact.js';
+import { RoutedJournal } from './adapters/routed-journal.js';
+import { StoreJournal } from './adapters/store-journal.js';
 import { CompactorError, InvalidInputError } from './core/errors.js';
 import {
   DEFAULT_TIERING_RULES,
@@ -38,13 +40,14 @@ import {
 } from './core/maintenance/vacuum.js';
 import { relativeToRoot } from './core/partition.js';
 import { PARTITION_DATE_FORMATS, type PartitionDateFormat } from './core/policy.js';
+import { CLI_RUN_ID } from './core/run-input.js';
 import { formatBytes } from './core/stats.js';
 import { parseTableConfigs, type TableConfig } from './core/table-config.js';
 import { refuseForeignAmong } from './core/table-format.js';
-import { JOURNAL_MANIFEST_PREFIX, WORK_ROOT } from './core/workflow/layout.js';
+import { JOURNAL_MANIFEST_PREFIX, TEMP_PREFIX, WORK_ROOT } from './core/workflow/layout.js';
 import type { Clock } from './ports/clock.js';
-import type { Journal } from './ports/journal.js';
-import type { ObjectStore } from './ports/object-store.js';
+import type { GroupJournalEntry, Journal } from './ports/journal.js';
+import type { ObjectInfo, ObjectStore } from './ports/object-store.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
 import { positiveNumber, tableNameOf } from './shared/cli-args.js';
 import { renderTable } from './shared/table.js';
@@ -117,7 +120,10 @@ export interface VacuumJob {
   readonly table: TableConfig;
   readonly store: ObjectStore;
   readonly journal: Journal;
-  /** The state table used, or undefined when none (journal-less: by age, CLI runs only). */
+  /**
+   * The state table used, or undefined when none: then only runs of `lake-compactor compact` are judged
+   * (by their journal in the location, or by age when an older version left none).
+   */
   readonly stateTable: string | undefined;
   readonly s3: boolean;
 }
@@ -168,7 +174,7 @@ export function prepareVacuum(
   }
   const stateTable = s3 ? options.stateTable || io.env.LAKE_COMPACTOR_TABLE || undefined : undefined;
   const table = tableOf(uri, opened, options.table);
-  const journal: Journal =
+  const workflowJournal: Journal =
     stateTable === undefined
       ? new MemoryJournal()
       : new DynamoJournal({
@@ -176,7 +182,32 @@ export function prepareVacuum(
           tableName: stateTable,
           manifests: { store: opened.store, prefix: JOURNAL_MANIFEST_PREFIX },
         });
+  // `compact` records the URI's last segment as is; this command's table name is that segment made valid.
+  const compactName = options.table ?? tableNameOf(uri);
+  const cliJournal = renamingTable(new StoreJournal(opened.store), compactName, table.name);
+  const journal = new RoutedJournal(cliJournal, workflowJournal);
   return { uri, request, table, store: opened.store, journal, stateTable, s3 };
+}
+
+/**
+ * The journal with entries of table `from` presented as table `to`, so vacuum (which matches entries by
+ * its configured table's name) finds what `compact` journaled under the URI's raw last segment (a folder
+ * called `my lake (copy)`) — without it such runs' trash would never be judged at all.
+ */
+function renamingTable(journal: Journal, from: string, to: string): Journal {
+  if (from === to) return journal;
+  const rename = (e: GroupJournalEntry): GroupJournalEntry => (e.table === from ? { ...e, table: to } : e);
+  return {
+    get: async (runId, groupId) => {
+      const entry = await journal.get(runId, groupId);
+      return entry === undefined ? undefined : rename(entry);
+    },
+    create: (entry) => journal.create(entry),
+    transition: (current, state, patch, now) => journal.transition(current, state, patch, now),
+    listRun: async (runId) => (await journal.listRun(runId)).map(rename),
+    listOpen: (partition) => journal.listOpen(partition),
+    closeFence: (partition, group) => journal.closeFence(partition, group),
+  };
 }
 
 /**
@@ -187,7 +218,10 @@ export function prepareVacuum(
  * uploads under it; staging is per bucket (or folder) — `_lake-compactor/staging/` — and is judged run by
  * run. Without a state table, retired versions cannot be found (only the journal records their version
  * ids) and trash or staging of state-machine runs is kept: their journal may say a commit or an undo still
- * needs them. Runs of `lake-compactor compact` had only an in-memory journal and are judged by age.
+ * needs them. Runs of `lake-compactor compact` are judged by their journal in the location (what an
+ * unsettled group needs is kept; settled groups' entries go after the retention), or by age when an older
+ * version of the command left no journal. On a local folder, temp files of interrupted writes (in the work
+ * area, or beside table files as older versions left them) go once older than the debris age.
  */
 export async function planVacuumJob(
   job: VacuumJob,
@@ -218,6 +252,11 @@ export async function planVacuumJob(
     cursor = page.cursor;
     onPage?.({ ...page, candidates, kept, examined });
   } while (cursor !== undefined);
+  if (job.store instanceof LocalObjectStore) {
+    const temp = await tempFileDecisions(job.store, job, io.clock.now());
+    candidates.push(...temp.candidates);
+    kept.push(...temp.kept);
+  }
   if (!job.s3) {
     // The store's "cannot list multipart uploads" twice over says less than this.
     for (const note of [...notes]) if (/multipart uploads/.test(note)) notes.delete(note);
@@ -237,6 +276,46 @@ export async function planVacuumJob(
     notes: [...notes],
     ...(foreignTables.length === 0 ? {} : { foreignTables }),
   };
+}
+
+/**
+ * Temp files of a local folder: the work area's (`_lake-compactor/tmp/`, left by a process killed
+ * mid-write) and the ones older versions left beside their targets, by age only — a younger one may
+ * belong to a write in progress (a re-run of compact removes those of dead processes at once).
+ */
+async function tempFileDecisions(
+  store: LocalObjectStore,
+  job: VacuumJob,
+  now: number,
+): Promise<{ candidates: VacuumCandidate[]; kept: VacuumKept[] }> {
+  const debrisMs = job.request.debrisAgeHours * 3_600_000;
+  const found: ObjectInfo[] = [];
+  for await (const object of store.listAll(TEMP_PREFIX)) found.push(object);
+  found.push(...(await store.legacyTempFiles(job.table.prefix === '' ? '' : `${job.table.prefix}/`)));
+  const candidates: VacuumCandidate[] = [];
+  const kept: VacuumKept[] = [];
+  for (const object of found) {
+    const at = object.lastModified.getTime();
+    const age = `${Math.floor((now - at) / 3_600_000)} h ago`;
+    if (now - at >= debrisMs) {
+      candidates.push({
+        kind: 'debris',
+        bucket: job.table.bucket as string,
+        key: object.key,
+        size: object.size,
+        etag: object.etag,
+        reason: `temp file of an interrupted write, written ${age}`,
+        table: job.table.name,
+      });
+    } else {
+      kept.push({
+        bucket: job.table.bucket as string,
+        key: object.key,
+        reason: `temp file written ${age}: a write may still be in progress`,
+      });
+    }
+  }
+  return { candidates, kept };
 }
 
 /** Drops trash and retired versions of keys outside the table; keeps what needs a journal it lacks. */
@@ -332,7 +411,14 @@ export async function runVacuum(
   return result;
 }
 
-const KIND_ORDER: readonly CandidateKind[] = ['retired-version', 'trash', 'staging', 'debris', 'upload'];
+const KIND_ORDER: readonly CandidateKind[] = [
+  'retired-version',
+  'trash',
+  'staging',
+  'journal',
+  'debris',
+  'upload',
+];
 
 function printVacuumPlan(io: MaintenanceIo, plan: VacuumPlan): void {
   const verb = plan.dryRun ? 'would delete' : 'will delete';
@@ -723,7 +809,10 @@ Same input as the scheduled vacuum function (events/vacuum-*.json): --retention-
 --allow-retention-below-minimum, --debris-age-hours, --abandoned-after-hours. Unlike the schedule, the CLI
 deletes unless --dry-run is given; it always prints the list first and asks, or needs --yes.
 Without a state table, retired object versions are not looked for and the trash and staging of
-state-machine runs are kept (their journal decides); runs of "lake-compactor compact" are judged by age.
+state-machine runs are kept (their journal decides). Runs of "lake-compactor compact" are judged by their
+journal in the location's _lake-compactor/journal/ (an unsettled group keeps what it needs; a settled
+group's journal entry goes after the retention), or by age when an older version left no journal.
+On a local folder, temp files of interrupted writes go once older than --debris-age-hours.
 Scope: trash copies and writer debris of keys under <uri>; staged outputs and unfinished uploads of the
 bucket's (or folder's) _lake-compactor/ work area, judged run by run; unfinished uploads under <uri>.`,
     )

@@ -6,6 +6,7 @@ import { registerCompactCommand } from './cli-compact.js';
 import { registerHistoryCommand } from './cli-history.js';
 import { registerTierCommand, registerVacuumCommand } from './cli-maintenance.js';
 import { registerReportCommand } from './cli-report.js';
+import { registerSettleCommand } from './cli-settle.js';
 import { registerStatusCommand } from './cli-status.js';
 import { CompactorError } from './core/errors.js';
 import { inventoryTable, type TableInventory, toPlanInputs } from './core/inventory.js';
@@ -199,6 +200,7 @@ export function buildProgram(io: CliIo): Command {
     );
   registerStatusCommand(program, io);
   registerCompactCommand(program, io);
+  registerSettleCommand(program, io);
   registerHistoryCommand(program, io);
   registerReportCommand(program, io);
   registerVacuumCommand(program, io);

@@ -1,5 +1,6 @@
 // ObjectStore over a local folder with S3's semantics where they matter: byte-order paged listing,
-// atomic writes (readers never see half a file), atomic put-if-absent and copy-if-match, no empty dirs.
+// atomic writes (readers never see half a file), atomic put-if-absent and copy-if-match, no empty dirs;
+// in-flight writes live in the hidden work area `_lake-compactor/tmp/`, never beside table files.
 
 import { createHash, randomUUID } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
@@ -15,9 +16,11 @@ import {
   stat,
   unlink,
 } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import pLimit from 'p-limit';
 import { InvalidInputError, ObjectNotFoundError, PreconditionFailedError } from '../core/errors.js';
+import { TEMP_PREFIX } from '../core/workflow/layout.js';
 import type {
   CopyOptions,
   DeleteRef,
@@ -31,8 +34,45 @@ import type {
 } from '../ports/object-store.js';
 import { assertByteRange, followPages, listPage, sortByKey, unsatisfiableRange } from './listing.js';
 
-/** Hidden name prefix of in-flight writes; such files never appear in listings and are not valid keys. */
-export const TEMP_FILE_PREFIX = '.lake-compactor-tmp-';
+/**
+ * Name prefix of the in-flight writes of earlier versions, which made them beside the target (inside
+ * partition folders) and could leave them there when killed. Such files never appear in listings and
+ * are not valid keys to write; they can be deleted by key (`vacuum` removes them by age).
+ */
+export const LEGACY_TEMP_FILE_PREFIX = '.lake-compactor-tmp-';
+
+/** This host as it appears in temp-file names (no dots, so the name splits back unambiguously). */
+export const TEMP_FILE_HOST = hostname().replace(/[^A-Za-z0-9-]/g, '_') || 'localhost';
+
+const DAY_MS = 86_400_000;
+
+/** `<host>.<pid>.<uuid>`: whose write it is, so a later process can tell a dead writer's leftovers. */
+function tempName(): string {
+  return `${TEMP_FILE_HOST}.${process.pid}.${randomUUID()}`;
+}
+
+/** The host and process of a temp file's writer, or undefined for a name this store did not make. */
+export function parseTempName(name: string): { host: string; pid: number } | undefined {
+  const match =
+    /^([A-Za-z0-9_-]+)\.(\d+)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.exec(name);
+  return match ? { host: match[1] as string, pid: Number(match[2]) } : undefined;
+}
+
+/** Whether a process of this host is alive (EPERM: alive, but another user's). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errno(error) === 'EPERM';
+  }
+}
+
+/** A temp file of the work area that a process left behind, and why it may go. */
+export interface StaleTempFile {
+  readonly key: string;
+  readonly reason: string;
+}
 
 /** Concurrent stat() calls when describing a listing page. */
 const STAT_CONCURRENCY = 32;
@@ -84,6 +124,29 @@ function infoOf(key: string, stats: BigIntStats): ObjectInfo {
 }
 
 /**
+ * Serialises check-then-publish sections per file path within this process (every store instance on
+ * the same folder shares it), so conditional writes of one process cannot both pass their check.
+ */
+const pathLocks = new Map<string, Promise<void>>();
+
+async function withPathLock<T>(path: string, section: () => Promise<T>): Promise<T> {
+  const previous = pathLocks.get(path) ?? Promise.resolve();
+  let release: () => void = () => {};
+  const current = new Promise<void>((done) => {
+    release = done;
+  });
+  const tail = previous.then(() => current);
+  pathLocks.set(path, tail);
+  await previous;
+  try {
+    return await section();
+  } finally {
+    release();
+    if (pathLocks.get(path) === tail) pathLocks.delete(path);
+  }
+}
+
+/**
  * Keys are `/`-separated paths relative to the root folder. A local folder cannot hold what S3 can
  * in a few cases, and those keys are refused with InvalidInputError: empty segments (`a//b`, a
  * trailing `/`), `.`/`..` segments (which would escape or alias the root), NUL bytes, and a key
@@ -92,10 +155,13 @@ function infoOf(key: string, stats: BigIntStats): ObjectInfo {
 export class LocalObjectStore implements ObjectStore {
   readonly description: string;
   readonly root: string;
+  /** Where in-flight writes are made: `<root>/_lake-compactor/tmp/` (same filesystem as every key). */
+  private readonly tempDir: string;
 
   constructor(rootDir: string) {
     this.root = resolve(rootDir);
     this.description = this.root;
+    this.tempDir = join(this.root, ...TEMP_PREFIX.split('/').filter(Boolean));
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
@@ -160,6 +226,13 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
+  /**
+   * Writes the whole object atomically. `ifNoneMatch: '*'` is atomic against any process (a `link` that
+   * fails when the key exists). `ifMatch` is a check followed by a rename under a lock of this process:
+   * atomic against this process's other writes, NOT against another process writing the same key between
+   * the check and the rename — a filesystem offers no compare-and-swap of a file's content. Callers that
+   * need it across processes (a journal shared by two CLIs) are not supported on a local folder.
+   */
   async put(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<{ etag: string }> {
     const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
     const { etag } = await this.writeAtomically(key, options, async (handle) => {
@@ -168,7 +241,7 @@ export class LocalObjectStore implements ObjectStore {
     return { etag };
   }
 
-  /** Streams into a hidden temp file (memory bounded by one chunk), then publishes it atomically. */
+  /** Streams into a temp file of the work area (memory bounded by one chunk), then publishes it atomically. */
   async putStream(
     key: string,
     body: AsyncIterable<Uint8Array>,
@@ -195,7 +268,7 @@ export class LocalObjectStore implements ObjectStore {
     destinationKey: string,
     options: CopyOptions = {},
   ): Promise<{ etag: string }> {
-    this.pathOf(destinationKey);
+    this.pathOf(destinationKey, 'write');
     if (options.sourceVersionId !== undefined) {
       throw new InvalidInputError(
         `Cannot copy version ${options.sourceVersionId} of ${sourceKey}: a local folder keeps no versions; retire to a trash prefix instead`,
@@ -244,7 +317,7 @@ export class LocalObjectStore implements ObjectStore {
       refs.map((ref) =>
         limit(async () => {
           try {
-            const path = this.pathOf(ref.key);
+            const path = this.pathOf(ref.key, 'delete');
             const outcome =
               ref.ifMatch === undefined ? await unlinkIfPresent(path) : await this.deleteIfMatch(path, ref);
             if (outcome === 'changed') {
@@ -273,28 +346,113 @@ export class LocalObjectStore implements ObjectStore {
     return { deleted, errors };
   }
 
+  /**
+   * A changed file is reported without being touched. A matching one is renamed aside into the temp
+   * area (atomic: a writer replacing it afterwards keeps its new file), checked again, and unlinked — or,
+   * if it was replaced between the check and the rename, linked back.
+   */
   private async deleteIfMatch(path: string, ref: DeleteRef): Promise<'deleted' | 'missing' | 'changed'> {
-    const aside = join(dirname(path), `${TEMP_FILE_PREFIX}${randomUUID()}`);
-    try {
-      await rename(path, aside);
-    } catch (error) {
-      if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') return 'missing';
-      throw error;
-    }
-    try {
-      const etag = etagOf(await stat(aside, { bigint: true }));
-      if (etag === (ref.ifMatch ?? '').replaceAll('"', '')) return 'deleted';
-      await link(aside, path).catch((error: unknown) => {
-        if (errno(error) !== 'EEXIST') throw error;
-      });
-      return 'changed';
-    } finally {
-      await unlink(aside).catch(() => {});
-    }
+    const wanted = (ref.ifMatch ?? '').replaceAll('"', '');
+    return withPathLock(path, async () => {
+      try {
+        if (etagOf(await stat(path, { bigint: true })) !== wanted) return 'changed';
+      } catch (error) {
+        if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') return 'missing';
+        throw error;
+      }
+      const aside = join(this.tempDir, tempName());
+      try {
+        await this.inTempDir(() => rename(path, aside));
+      } catch (error) {
+        if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') return 'missing';
+        throw error;
+      }
+      try {
+        if (etagOf(await stat(aside, { bigint: true })) === wanted) return 'deleted';
+        await link(aside, path).catch((error: unknown) => {
+          if (errno(error) !== 'EEXIST') throw error;
+        });
+        return 'changed';
+      } finally {
+        await unlink(aside).catch(() => {});
+      }
+    });
   }
 
-  /** Maps a key to its file path, refusing keys a folder cannot hold or that would leave the root. */
-  private pathOf(key: string): string {
+  /**
+   * Removes temp files of the work area that no live write of this host owns: those of processes of this
+   * host that are no longer running (a CLI killed mid-write), and any older than `maxAgeMs` (a day by
+   * default: other hosts sharing the folder, names this store did not make). Returns what it removed.
+   */
+  async removeStaleTempFiles(now: number, maxAgeMs: number = DAY_MS): Promise<StaleTempFile[]> {
+    const stale = await this.staleTempFiles(now, maxAgeMs);
+    for (const file of stale) await unlinkIfPresent(join(this.root, ...file.key.split('/')));
+    return stale;
+  }
+
+  /** The temp files {@link removeStaleTempFiles} would remove, with why. */
+  async staleTempFiles(now: number, maxAgeMs: number = DAY_MS): Promise<StaleTempFile[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.tempDir);
+    } catch (error) {
+      if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') return [];
+      throw error;
+    }
+    const stale: StaleTempFile[] = [];
+    for (const name of names.sort()) {
+      let modified: number;
+      try {
+        modified = (await stat(join(this.tempDir, name))).mtimeMs;
+      } catch {
+        continue; // published or removed meanwhile
+      }
+      const writer = parseTempName(name);
+      const key = `${TEMP_PREFIX}${name}`;
+      if (writer !== undefined && writer.host === TEMP_FILE_HOST && !processAlive(writer.pid)) {
+        stale.push({ key, reason: `temp file of process ${writer.pid}, which is no longer running` });
+      } else if (now - modified >= maxAgeMs) {
+        stale.push({ key, reason: `temp file written ${Math.floor((now - modified) / 3_600_000)} h ago` });
+      }
+    }
+    return stale;
+  }
+
+  /**
+   * Temp files that earlier versions left beside their targets (`.lake-compactor-tmp-*`, hidden from
+   * listings) under `prefix`, as objects whose keys `deleteMany` accepts.
+   */
+  async legacyTempFiles(prefix = ''): Promise<ObjectInfo[]> {
+    const found: ObjectInfo[] = [];
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await readdir(join(this.root, prefix), { recursive: true, withFileTypes: true });
+    } catch (error) {
+      if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') return [];
+      throw error;
+    }
+    for (const entry of entries) {
+      if (!entry.isFile() || !entry.name.startsWith(LEGACY_TEMP_FILE_PREFIX)) continue;
+      const path = join(entry.parentPath, entry.name);
+      const key = path
+        .slice(this.root.length + 1)
+        .split(sep)
+        .join('/');
+      try {
+        found.push(infoOf(key, await stat(path, { bigint: true })));
+      } catch {
+        // removed meanwhile
+      }
+    }
+    return sortByKey(found);
+  }
+
+  /**
+   * Maps a key to its file path, refusing keys a folder cannot hold or that would leave the root. Writes
+   * are also refused into the temp area and under the legacy temp-file prefix (deletes are allowed, so
+   * leftovers can be removed by key).
+   */
+  private pathOf(key: string, use: 'read' | 'write' | 'delete' = 'read'): string {
     const segments = key.split('/');
     const bad = segments.find((s) => s === '' || s === '.' || s === '..' || s.includes('\0'));
     if (bad !== undefined || key.length === 0) {
@@ -302,9 +460,14 @@ export class LocalObjectStore implements ObjectStore {
         `Key "${key}" cannot be stored in a local folder: keys are /-separated relative paths without empty, "." or ".." segments`,
       );
     }
-    if ((segments.at(-1) as string).startsWith(TEMP_FILE_PREFIX)) {
+    if (use !== 'delete' && (segments.at(-1) as string).startsWith(LEGACY_TEMP_FILE_PREFIX)) {
       throw new InvalidInputError(
-        `Key "${key}" uses the reserved temp-file prefix ${TEMP_FILE_PREFIX}; rename it`,
+        `Key "${key}" uses the reserved temp-file prefix ${LEGACY_TEMP_FILE_PREFIX}; rename it`,
+      );
+    }
+    if (use === 'write' && key.startsWith(TEMP_PREFIX)) {
+      throw new InvalidInputError(
+        `Key "${key}" is in the store's temp area ${TEMP_PREFIX}, reserved for in-flight writes; use another key`,
       );
     }
     const path = join(this.root, ...segments);
@@ -326,56 +489,78 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   /**
-   * Writes via `fill` into a hidden temp file beside the target, then publishes it: `rename` (atomic
-   * replace) or, for put-if-absent, `link` (atomic, fails with EEXIST when the key exists) — so
-   * readers see the old file or the whole new one, never a partial one.
+   * Writes via `fill` into a temp file of the work area (`_lake-compactor/tmp/<host>.<pid>.<uuid>`, on the
+   * same filesystem), then publishes it: `rename` (atomic replace) or, for put-if-absent, `link` (atomic,
+   * fails with EEXIST when the key exists) — so readers see the old file or the whole new one, never a
+   * partial one, and a process killed mid-write leaves nothing in the table's folders (its temp file is
+   * removed by {@link removeStaleTempFiles} once the process is gone).
    */
   private async writeAtomically(
     key: string,
     options: PutOptions,
     fill: (handle: FileHandle) => Promise<void>,
   ): Promise<{ etag: string; size: number }> {
-    const path = this.pathOf(key);
-    const folder = dirname(path);
+    const path = this.pathOf(key, 'write');
     if (options.ifNoneMatch === '*' && (await this.head(key)) !== undefined) {
       throw new PreconditionFailedError(key);
     }
-    const temp = join(folder, `${TEMP_FILE_PREFIX}${randomUUID()}`);
-    const handle = await this.openTemp(key, folder, temp);
+    const temp = join(this.tempDir, tempName());
+    const handle = await this.inTempDir(() => open(temp, 'wx'));
     try {
       try {
         await fill(handle);
       } finally {
         await handle.close();
       }
-      if (options.ifNoneMatch === '*') {
-        try {
-          await link(temp, path);
-        } catch (error) {
-          if (errno(error) === 'EEXIST') throw new PreconditionFailedError(key);
-          throw error;
-        }
-      } else {
-        await rename(temp, path).catch((error: unknown) => {
-          if (errno(error) === 'EISDIR' || errno(error) === 'ENOTEMPTY') throw this.conflict(key);
-          throw error;
-        });
-      }
-      const stats = await stat(path, { bigint: true });
-      return { etag: etagOf(stats), size: Number(stats.size) };
+      return await withPathLock(path, async () => {
+        if (options.ifMatch !== undefined) await this.checkMatch(key, options.ifMatch);
+        await this.publish(key, path, temp, options.ifNoneMatch === '*');
+        const stats = await stat(path, { bigint: true });
+        return { etag: etagOf(stats), size: Number(stats.size) };
+      });
     } finally {
       await unlink(temp).catch(() => {});
     }
   }
 
-  /** Creates the parent folders and the temp file; retries when a concurrent delete pruned the folder. */
-  private async openTemp(key: string, folder: string, temp: string): Promise<FileHandle> {
+  /** The If-Match check of a put: ObjectNotFoundError when the key is missing, else PreconditionFailedError on another ETag. */
+  private async checkMatch(key: string, ifMatch: string): Promise<void> {
+    const current = await this.head(key);
+    if (current === undefined) throw new ObjectNotFoundError(key);
+    if (current.etag !== ifMatch.replaceAll('"', '')) {
+      throw new PreconditionFailedError(
+        key,
+        `Precondition failed for ${key}: its ETag is ${current.etag}, not ${ifMatch}. Re-read it and decide again.`,
+      );
+    }
+  }
+
+  /** Moves a finished temp file to `path`; makes the folder again when a concurrent delete pruned it. */
+  private async publish(key: string, path: string, temp: string, ifAbsent: boolean): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await mkdir(folder, { recursive: true });
-        return await open(temp, 'wx');
+        await mkdir(dirname(path), { recursive: true });
+        if (ifAbsent) await link(temp, path);
+        else await rename(temp, path);
+        return;
       } catch (error) {
-        if (errno(error) === 'ENOTDIR' || errno(error) === 'EEXIST') throw this.conflict(key);
+        const code = errno(error);
+        if (ifAbsent && code === 'EEXIST') throw new PreconditionFailedError(key);
+        if (code === 'ENOTDIR' || code === 'EEXIST' || code === 'EISDIR' || code === 'ENOTEMPTY') {
+          throw this.conflict(key);
+        }
+        if (code !== 'ENOENT' || attempt >= 3) throw error;
+      }
+    }
+  }
+
+  /** Runs `action` on the temp area, creating it first (again, when a concurrent delete pruned it). */
+  private async inTempDir<T>(action: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await mkdir(this.tempDir, { recursive: true });
+        return await action();
+      } catch (error) {
         if (errno(error) !== 'ENOENT' || attempt >= 3) throw error;
       }
     }
@@ -421,7 +606,7 @@ export class LocalObjectStore implements ObjectStore {
         throw error;
       }
       for (const entry of entries) {
-        if (entry.name.startsWith(TEMP_FILE_PREFIX)) continue;
+        if (entry.name.startsWith(LEGACY_TEMP_FILE_PREFIX)) continue;
         const rel = relDir + entry.name;
         if (entry.isDirectory()) {
           const asPrefix = `${rel}/`;
@@ -453,7 +638,7 @@ export class LocalObjectStore implements ObjectStore {
       return undefined;
     }
     for (const entry of entries) {
-      if (entry.isFile() && !entry.name.startsWith(TEMP_FILE_PREFIX)) return relDir + entry.name;
+      if (entry.isFile() && !entry.name.startsWith(LEGACY_TEMP_FILE_PREFIX)) return relDir + entry.name;
     }
     for (const entry of entries) {
       if (entry.isDirectory()) {

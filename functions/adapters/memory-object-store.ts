@@ -276,6 +276,16 @@ export class MemoryObjectStore implements ObjectStore {
     if (options.ifNoneMatch === '*' && this.objects.has(key)) {
       throw new PreconditionFailedError(key);
     }
+    if (options.ifMatch !== undefined) {
+      const current = this.objects.get(key);
+      if (current === undefined) throw new ObjectNotFoundError(key);
+      if (options.ifMatch.replaceAll('"', '') !== current.etag) {
+        throw new PreconditionFailedError(
+          key,
+          `Precondition failed for ${key}: its ETag is ${current.etag}, not ${options.ifMatch}. Re-read it and decide again.`,
+        );
+      }
+    }
     this.setCurrent(key, {
       body,
       etag,

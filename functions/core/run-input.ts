@@ -321,6 +321,15 @@ function normalizePartition(raw: string, table: TableConfig): string | { problem
 }
 
 /**
+ * Run ids of `lake-compactor compact`: `cli-<UTC yyyyMMddTHHmmssZ>-<8 hex>-p<index>-<8 hex>` (a
+ * {@link childExecutionName} of `cli-<time>-<8 hex>`). Their journal lives in the store itself
+ * (`_lake-compactor/journal/`, see adapters/store-journal.ts), not in DynamoDB, so vacuum looks their
+ * entries up there — and judges by age only the runs of versions that kept it in memory. State-machine runs
+ * (`<table>-<12 hex>-g<n>`, or a console name) never match this exact shape.
+ */
+export const CLI_RUN_ID = /^cli-\d{8}T\d{6}Z-[0-9a-f]{8}-p\d+-[0-9a-f]{8}$/;
+
+/**
  * A child execution's name: the parent's name, the partition's index and a hash of the partition,
  * ≤ 80 characters of `[A-Za-z0-9_-]` — the same request always names the same children.
  */

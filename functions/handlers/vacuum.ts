@@ -2,6 +2,8 @@
 // runs the vacuum core until its budget or the invocation's time runs out, and returns the report and cursor.
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
+import { RoutedJournal } from '../adapters/routed-journal.js';
+import { StoreJournal } from '../adapters/store-journal.js';
 import {
   parseVacuumRequest,
   type VacuumDeps,
@@ -46,11 +48,21 @@ export function createVacuumHandler(
 /** The Lambda entry point. */
 export const handler = lambdaEntry((env, observability) => {
   const runtime = createWorkflowRuntime({ env });
+  // Runs of `lake-compactor compact` journal in the bucket itself: their trash and staging are judged by it.
+  const journals = new Map<string, RoutedJournal>();
+  const journalFor = (bucket: string): RoutedJournal => {
+    let journal = journals.get(bucket);
+    if (journal === undefined) {
+      journal = new RoutedJournal(new StoreJournal(runtime.storeFor(bucket)), runtime.journalFor(bucket));
+      journals.set(bucket, journal);
+    }
+    return journal;
+  };
   return createVacuumHandler(
     {
       tables: runtime.tables,
       storeFor: runtime.storeFor,
-      journalFor: runtime.journalFor,
+      journalFor,
       clock: runtime.clock,
     },
     observability,

@@ -32,6 +32,13 @@ export interface ListPage {
 export interface PutOptions {
   /** Put-if-absent: fail with PreconditionFailedError when the key exists. */
   readonly ifNoneMatch?: '*';
+  /**
+   * Compare-and-swap: replace the object only while its ETag is still this one, else
+   * PreconditionFailedError; ObjectNotFoundError when the key does not exist (as S3 answers 404).
+   * S3 and the in-memory store check and write atomically; a local folder does so only within one
+   * process (see LocalObjectStore).
+   */
+  readonly ifMatch?: string;
   readonly contentType?: string;
   readonly storageClass?: string;
 }

@@ -1,6 +1,7 @@
 // `lake-compactor vacuum` and `tier` on s3rver (and DynamoDB Local for the journal) on 127.0.0.1: a vacuum
-// deletes exactly what its dry run listed and no row, judges state-machine runs only with the state table,
-// and `tier` changes the storage class HEAD reports. s3rver has no versioning, so retired versions are not here.
+// deletes exactly what its dry run listed and no row, judges state-machine runs only with the state table
+// (compact's runs by their journal in the bucket), and `tier` changes the storage class HEAD reports.
+// s3rver has no versioning, so retired versions are not here.
 
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -157,6 +158,8 @@ describe('lake-compactor vacuum on S3', () => {
     const cliTrash = before.filter(
       (k) => k.startsWith('_lake-compactor/trash/cli-') && k.includes('/warehouse/events/'),
     );
+    // compact's journal lives in the bucket: its settled entries go with the trash, past the retention.
+    const cliJournal = before.filter((k) => k.startsWith('_lake-compactor/journal/runs/cli-'));
 
     // Act
     const dry = await json<VacuumCliReport>(['vacuum', TABLE_URI, '--dry-run'], later);
@@ -168,7 +171,8 @@ describe('lake-compactor vacuum on S3', () => {
     const listed = dry.report.candidates.map((c) => c.key).sort();
     expect(dry.code).toBe(0);
     expect(cliTrash).toHaveLength(12);
-    expect(listed).toEqual([...cliTrash, DEBRIS].sort());
+    expect(cliJournal).toHaveLength(2);
+    expect(listed).toEqual([...cliTrash, ...cliJournal, DEBRIS].sort());
     expect(afterDryRun).toEqual(before);
     expect(dry.report.kept.find((k) => k.key === SFN_TRASH)?.reason).toMatch(/pass --state-table/);
     expect(dry.report.kept.find((k) => k.key === SFN_STAGING)?.reason).toMatch(/pass --state-table/);

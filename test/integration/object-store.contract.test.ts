@@ -212,6 +212,40 @@ describe.each(harnesses)('ObjectStore contract: $name', (harness) => {
     for (const loser of losers) expect(loser).toBeInstanceOf(PreconditionFailedError);
   });
 
+  it('replaces an object with If-Match only while its ETag is the one read, and refuses a missing key', async () => {
+    // Prepare
+    const { etag: first } = await store.put('cas/entry.json', 'revision 1');
+    const { etag: second } = await store.put('cas/entry.json', 'revision 2', { ifMatch: first });
+    // Act
+    const stale = await store
+      .put('cas/entry.json', 'lost update', { ifMatch: first })
+      .catch((error: unknown) => error);
+    const missing = await store
+      .put('cas/missing.json', 'x', { ifMatch: second })
+      .catch((error: unknown) => error);
+    // Assess
+    expect(stale).toBeInstanceOf(PreconditionFailedError);
+    expect(missing).toBeInstanceOf(ObjectNotFoundError);
+    expect(textOf(await store.get('cas/entry.json'))).toBe('revision 2');
+    expect((await store.head('cas/entry.json'))?.etag).toBe(second);
+    expect(await store.head('cas/missing.json')).toBeUndefined();
+  });
+
+  it('lets exactly one of several concurrent If-Match writers from the same ETag win', async () => {
+    // Prepare
+    const { etag } = await store.put('cas/race.json', 'base');
+    // Act
+    const results = await Promise.allSettled(
+      [1, 2, 3, 4, 5].map((n) => store.put('cas/race.json', `writer ${n}`, { ifMatch: etag })),
+    );
+    // Assess
+    const winners = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i + 1] : []));
+    const losers = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+    expect(winners).toHaveLength(1);
+    for (const loser of losers) expect(loser).toBeInstanceOf(PreconditionFailedError);
+    expect(textOf(await store.get('cas/race.json'))).toBe(`writer ${winners[0]}`);
+  });
+
   it('streams a 20 MB body in parts and lands it byte-identical', async () => {
     // Prepare
     const size = 20 * 1024 * 1024;

@@ -1,10 +1,13 @@
 // `lake-compactor compact` on a generated lake and on Spark's part files in a temp folder: partitions end
 // as one file with the same row multiset (read back by DuckDB), --dry-run and failed groups change nothing,
-// zero-row files are left alone, and failures exit non-zero.
-import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+// zero-row files are left alone, and failures exit non-zero; after a run dies at a chosen request, the next
+// compact (or `settle`) rolls its groups forward or back from the journal in the folder and ends exact.
+import { randomUUID } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { TEMP_FILE_HOST } from '../../functions/adapters/local-object-store.js';
 import { run } from '../../functions/cli.js';
 import { CLI_RUN_ID, runCompact } from '../../functions/cli-compact.js';
 import { CompactionFailedError, CorruptInputError } from '../../functions/core/errors.js';
@@ -14,6 +17,7 @@ import type { RewriteFn } from '../../functions/core/workflow/compact.js';
 import { localFolderSink } from '../../functions/tools/generate.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { captureIo } from '../support/cli-io.js';
+import { dyingStore, type StoreCall } from '../support/crash-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { DELTA_FIXTURES } from '../support/fixtures.js';
 import { folderSnapshot } from '../support/folder-snapshot.js';
@@ -209,6 +213,181 @@ describe('lake-compactor compact', () => {
     expect(io.stdout.join('\n')).toMatch(/date=2024-01-02 g0001: FAILED CorruptInputError: .*\(aborted\)/);
     const staged = (await snapshot(join(table, '_lake-compactor'))).filter((l) => l.startsWith('staging/'));
     expect(staged).toEqual([]);
+  });
+});
+
+/** The retire step of a partition's group: the batched conditional delete of its inputs (journal: published). */
+function retiring(day: string): (call: StoreCall) => boolean {
+  return (call) =>
+    call.method === 'deleteMany' &&
+    (call.refs ?? []).some((r) => r.ifMatch !== undefined && r.key.startsWith(`date=${day}/`));
+}
+
+/** Runs compact over a store that dies at the first request `dies` picks; the run must fail. */
+async function compactUntil(dies: (call: StoreCall) => boolean): Promise<void> {
+  const outcome = await runCompact(table, {}, capture(), { wrapStore: (s) => dyingStore(s, dies) }).then(
+    () => 'finished',
+    (err: unknown) => err,
+  );
+  expect(String(outcome)).toMatch(/injected: the process died/);
+}
+
+/** Files under the table's `_lake-compactor/<sub>` (relative to it). */
+async function workFiles(sub: string): Promise<string[]> {
+  return (await snapshot(join(table, '_lake-compactor')))
+    .map((line) => line.split(' ')[0] as string)
+    .filter((key) => key.startsWith(sub));
+}
+
+describe('lake-compactor compact and settle after a crash', () => {
+  it('journals every group in the folder itself and leaves none open', async () => {
+    // Prepare
+    const io = capture();
+
+    // Act
+    const code = await run(['compact', table], io);
+
+    // Assess
+    expect(code).toBe(0);
+    const entries = await workFiles('journal/runs/');
+    expect(entries).toHaveLength(3);
+    for (const entry of entries) {
+      const stored = JSON.parse(await readFile(join(table, '_lake-compactor', entry), 'utf8'));
+      expect(stored).toMatchObject({ state: 'done', table: 'events' });
+      expect(stored.runId).toMatch(CLI_RUN_ID);
+    }
+    expect(await workFiles('journal/open/')).toEqual([]);
+  });
+
+  it('settle rolls a group that died published forward, and says so; a second settle finds nothing', async () => {
+    // Prepare: the run dies as it retires the second partition's inputs (outputs in, inputs still there)
+    const rowsBefore = await rowMultiset();
+    await compactUntil(retiring('2024-01-02'));
+    const rowsAfterCrash = await rowMultiset();
+    const io = capture();
+    const again = capture();
+
+    // Act
+    const code = await run(['settle', table], io);
+    const secondCode = await run(['settle', table], again);
+
+    // Assess
+    expect(rowsAfterCrash.length).toBeGreaterThan(rowsBefore.length); // a listing reader saw rows twice
+    expect(code).toBe(0);
+    expect(io.stdout.join('\n')).toMatch(
+      /date=2024-01-02 g0001 of run cli-\S+: rolled forward \(published → done\)/,
+    );
+    expect(io.stdout.join('\n')).toContain('1 group(s) settled, 0 could not be, in 1 partition(s)');
+    expect(await rowMultiset()).toEqual(rowsBefore);
+    expect(await dataFiles(table, '2024-01-01')).toHaveLength(1);
+    expect(await dataFiles(table, '2024-01-02')).toHaveLength(1);
+    expect(await dataFiles(table, '2024-01-03')).toHaveLength(6);
+    expect(await workFiles('staging/')).toEqual([]);
+    expect(await workFiles('journal/open/')).toEqual([]);
+    expect(secondCode).toBe(0);
+    expect(again.stdout.join('\n')).toContain('nothing to settle: no group is open');
+  });
+
+  it('a re-run rolls back a group that died while its outputs were staged, then compacts every partition exactly', async () => {
+    // Prepare: the run dies while the first partition's output is being streamed to staging
+    const rowsBefore = await rowMultiset();
+    await compactUntil((call) => call.method === 'chunk');
+    const io = capture();
+
+    // Act
+    const code = await run(['compact', table], io);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(io.stdout.join('\n')).toMatch(
+      /date=2024-01-01 g0001 of run cli-\S+: rolled back \(planned → aborted\)/,
+    );
+    expect(await rowMultiset()).toEqual(rowsBefore);
+    for (const day of DAYS) expect(await dataFiles(table, day)).toHaveLength(1);
+    expect(await workFiles('staging/')).toEqual([]);
+    expect(await workFiles('tmp/')).toEqual([]);
+    expect(await workFiles('journal/open/')).toEqual([]);
+  });
+
+  it('settles an open group of a partition that the listing no longer shows', async () => {
+    // Prepare: the run dies after staging the second partition; then that partition's files are dropped
+    await compactUntil(
+      (call) => call.method === 'put' && call.key.endsWith('/_fingerprint.json') && /-p1-/.test(call.key),
+    );
+    await rm(join(table, 'date=2024-01-02'), { recursive: true });
+    expect(await workFiles('staging/')).not.toEqual([]);
+    const io = capture();
+
+    // Act
+    const code = await run(['compact', table], io);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(io.stdout.join('\n')).toMatch(/date=2024-01-02 g0001 of run cli-\S+: rolled back/);
+    expect(await workFiles('staging/')).toEqual([]);
+    expect(await workFiles('journal/open/')).toEqual([]);
+  });
+
+  it('removes temp files that dead processes left before it plans', async () => {
+    // Prepare: a write of a process that no longer exists (pid above Linux's 2^22 maximum)
+    const temp = join(table, '_lake-compactor', 'tmp');
+    await mkdir(temp, { recursive: true });
+    const orphan = `${TEMP_FILE_HOST}.4194399.${randomUUID()}`;
+    await writeFile(join(temp, orphan), 'half a parquet file');
+    const io = capture();
+
+    // Act
+    const code = await run(['compact', table, '--partition', 'date=2024-01-01'], io);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(io.stdout.join('\n')).toMatch(/removed 1 temp file\(s\) of interrupted writes/);
+    expect(await readdir(temp)).toEqual([]);
+  });
+
+  it('settle and compact exit 1 naming a group that cannot be settled, and compact plans nothing', async () => {
+    // Prepare: the run dies as it publishes (outputs not yet copied in), then its staged outputs vanish
+    await compactUntil((call) => call.method === 'copy' && call.key.startsWith('date=2024-01-01/part-cli-'));
+    await rm(join(table, '_lake-compactor', 'staging'), { recursive: true });
+    const before = await snapshot(table);
+    const settle = capture();
+    const compact = capture();
+
+    // Act
+    const settleCode = await run(['settle', table], settle);
+    const compactCode = await run(['compact', table], compact);
+
+    // Assess
+    expect(settleCode).toBe(1);
+    expect(settle.stdout.join('\n')).toMatch(
+      /date=2024-01-01 g0001 of run cli-\S+: could not settle \(publishing\): ObjectNotFoundError/,
+    );
+    expect(settle.stderr.join('\n')).toMatch(
+      /1 group\(s\) could not be settled.*run lake-compactor settle again/,
+    );
+    expect(compactCode).toBe(1);
+    expect(compact.stderr.join('\n')).toMatch(/could not be settled \(listed above\); nothing was planned/);
+    expect(await dataFiles(table, '2024-01-02')).toHaveLength(6);
+    expect((await snapshot(table)).filter((l) => !l.startsWith('_lake-compactor/'))).toEqual(
+      before.filter((l) => !l.startsWith('_lake-compactor/')),
+    );
+  });
+
+  it('a dry run says which partitions have open groups and changes nothing', async () => {
+    // Prepare
+    await compactUntil(retiring('2024-01-01'));
+    const before = await snapshot(root);
+    const io = capture();
+
+    // Act
+    const code = await run(['compact', table, '--dry-run'], io);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(io.stdout.join('\n')).toMatch(
+      /date=2024-01-01: 1 group\(s\) of an interrupted run are open; a real run settles them before planning/,
+    );
+    expect(await snapshot(root)).toEqual(before);
   });
 });
 

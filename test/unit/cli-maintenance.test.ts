@@ -1,14 +1,19 @@
 // `lake-compactor vacuum` and `tier` on a compacted lake in a temp folder: a dry run changes nothing, a real
-// run deletes exactly what the dry run listed and no live row, the retention gate holds, invalid usage exits 2.
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+// run deletes exactly what the dry run listed and no live row, the retention gate holds, invalid usage exits 2;
+// compact runs are judged by their journal in the folder, and old temp files of interrupted writes go.
+import { randomUUID } from 'node:crypto';
+import { cp, mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LEGACY_TEMP_FILE_PREFIX, TEMP_FILE_HOST } from '../../functions/adapters/local-object-store.js';
 import { type CliIo, run } from '../../functions/cli.js';
+import { runCompact } from '../../functions/cli-compact.js';
 import type { MaintenanceIo, VacuumCliReport } from '../../functions/cli-maintenance.js';
 import { localFolderSink } from '../../functions/tools/generate.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { captureIo } from '../support/cli-io.js';
+import { dyingStore } from '../support/crash-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { folderSnapshot } from '../support/folder-snapshot.js';
 
@@ -90,10 +95,11 @@ afterEach(async () => {
 });
 
 describe('lake-compactor vacuum on a local folder', () => {
-  it('a dry run past the retention lists the CLI run’s trash, its abandoned staging and old debris, and changes nothing', async () => {
+  it('a dry run past the retention lists the CLI run’s trash and settled journal entries, journal-less abandoned staging and old debris, and changes nothing', async () => {
     // Prepare
     const before = await snapshot(table);
     const cliTrash = (await keys(table)).filter((k) => k.startsWith('_lake-compactor/trash/cli-'));
+    const cliJournal = (await keys(table)).filter((k) => k.startsWith('_lake-compactor/journal/runs/cli-'));
     const io = capture(200);
 
     // Act
@@ -102,7 +108,16 @@ describe('lake-compactor vacuum on a local folder', () => {
     // Assess
     expect(code).toBe(0);
     expect(cliTrash).toHaveLength(12);
-    expect(report?.candidates.map((c) => c.key).sort()).toEqual([...cliTrash, CLI_STAGING, DEBRIS].sort());
+    expect(cliJournal).toHaveLength(2);
+    expect(report?.candidates.map((c) => c.key).sort()).toEqual(
+      [...cliTrash, ...cliJournal, CLI_STAGING, DEBRIS].sort(),
+    );
+    expect(report?.candidates.find((c) => c.key === cliTrash[0])?.reason).toMatch(
+      /^input retired by run cli-/,
+    );
+    expect(report?.candidates.find((c) => c.key === CLI_STAGING)?.reason).toMatch(
+      /^staging without a journal entry/,
+    );
     expect(report?.dryRun).toBe(true);
     expect(report?.notes).toEqual(['a local folder has no multipart uploads: nothing to abort']);
     // The state machine's run is not judged without its journal: kept, and the reason says what to do.
@@ -219,11 +234,84 @@ describe('lake-compactor vacuum on a local folder', () => {
 
     // Assess
     expect(declinedCode).toBe(1);
-    expect(questions).toEqual([expect.stringMatching(/^Delete these 14 objects \(.+\)\?$/)]);
+    expect(questions).toEqual([expect.stringMatching(/^Delete these 16 objects \(.+\)\?$/)]);
     expect(declined.stderr.join('\n')).toContain('Vacuum cancelled: nothing was deleted');
     expect(afterDecline).toEqual(before);
     expect(acceptedCode).toBe(0);
-    expect(accepted.stdout.join('\n')).toContain('deleted 14 objects');
+    expect(accepted.stdout.join('\n')).toContain('deleted 16 objects');
+  });
+});
+
+describe('lake-compactor vacuum and what compact leaves behind', () => {
+  it('removes temp files older than the debris age, in the work area and beside table files, and keeps young ones', async () => {
+    // Prepare: a killed write's temp file (old), a write in progress (young), and an old-style leftover
+    const temp = join(table, '_lake-compactor', 'tmp');
+    await mkdir(temp, { recursive: true });
+    const old = `${TEMP_FILE_HOST}.${process.pid}.${randomUUID()}`;
+    const young = `${TEMP_FILE_HOST}.${process.pid}.${randomUUID()}`;
+    const legacy = `date=2024-01-01/${LEGACY_TEMP_FILE_PREFIX}${randomUUID()}`;
+    await writeFile(join(temp, old), 'half');
+    await writeFile(join(temp, young), 'half');
+    await writeFile(join(table, legacy), 'half');
+    const soon = new Date(Date.now() + 90 * HOUR);
+    await utimes(join(temp, young), soon, soon);
+    const rowsBefore = await rowMultiset();
+    const { report: dry } = await vacuumJson(['--dry-run'], capture(100));
+    const io = capture(100);
+
+    // Act
+    const code = await run(['vacuum', table, '--yes'], io);
+
+    // Assess
+    const debris = (dry?.candidates ?? []).filter((c) => c.kind === 'debris').map((c) => c.key);
+    expect(debris).toEqual(expect.arrayContaining([`_lake-compactor/tmp/${old}`, legacy]));
+    expect(debris).not.toContain(`_lake-compactor/tmp/${young}`);
+    expect(dry?.kept.find((k) => k.key === `_lake-compactor/tmp/${young}`)?.reason).toMatch(
+      /a write may still be in progress/,
+    );
+    expect(code).toBe(0);
+    expect(await readdir(temp)).toEqual([young]);
+    expect(await readdir(join(table, 'date=2024-01-01'))).not.toContain(legacy.split('/')[1]);
+    expect(await rowMultiset()).toEqual(rowsBefore);
+  });
+
+  it('keeps what a compact run that died mid-publish needs, however old, until it is settled', async () => {
+    // Prepare: a fresh table whose compact dies as it retires the first partition's inputs (published)
+    await writeSampleLake(localFolderSink(join(root, 'fresh')), {
+      days: 1,
+      batches: 5,
+      seed: 3,
+      startDate: '2024-03-01',
+    });
+    const fresh = join(root, 'fresh', 'events');
+    await runCompact(fresh, {}, capture(0), {
+      wrapStore: (s) =>
+        dyingStore(
+          s,
+          (c) => c.method === 'deleteMany' && (c.refs ?? []).some((r) => r.ifMatch !== undefined),
+        ),
+    }).catch(() => {});
+    const openVacuum = capture(200);
+    const settledVacuum = capture(200);
+
+    // Act
+    const openCode = await run(['vacuum', fresh, '--json', '--dry-run'], openVacuum);
+    const settleCode = await run(['settle', fresh], capture(0));
+    const settledCode = await run(['vacuum', fresh, '--json', '--dry-run'], settledVacuum);
+
+    // Assess
+    const open = JSON.parse(openVacuum.stdout.join('\n')) as VacuumCliReport;
+    const settled = JSON.parse(settledVacuum.stdout.join('\n')) as VacuumCliReport;
+    expect([openCode, settleCode, settledCode]).toEqual([0, 0, 0]);
+    expect(open.candidates.filter((c) => c.kind !== 'debris')).toEqual([]);
+    const keptTrash = open.kept.filter((k) => k.key.startsWith('_lake-compactor/trash/cli-'));
+    expect(keptTrash).toHaveLength(5);
+    for (const k of keptTrash) expect(k.reason).toMatch(/mid-commit \(published\)/);
+    expect(open.kept.find((k) => k.key.startsWith('_lake-compactor/journal/runs/'))?.reason).toMatch(
+      /published, not settled/,
+    );
+    expect(settled.candidates.filter((c) => c.kind === 'trash')).toHaveLength(5);
+    expect(settled.candidates.filter((c) => c.kind === 'journal')).toHaveLength(1);
   });
 });
 

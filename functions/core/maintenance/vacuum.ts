@@ -1,7 +1,9 @@
-// Vacuum: finds what may go — retired input versions, trash copies, staging of failed runs, writer debris —
-// as data with a reason each, and deletes only what is past its age and never the live version of a key.
+// Vacuum: finds what may go — retired input versions, trash copies, staging of failed runs, settled entries
+// of the store journal, writer debris — as data with a reason each, and deletes only what is past its age
+// and never the live version of a key.
 //
-// Work is split into steps (per bucket: journaled runs, trash, staging, our unfinished uploads; per table:
+// Work is split into steps (per bucket: journaled runs, trash, staging, store-journal entries, our
+// unfinished uploads; per table:
 // writer debris, writers' unfinished uploads), each listed page by page. A call examines at most
 // `maxObjects` objects and returns a cursor where it stopped, so a large lake is vacuumed across
 // invocations and a retried invocation simply re-lists from its cursor (every decision is re-derived).
@@ -10,7 +12,7 @@
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
-import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
+import { type GroupJournalEntry, isSettled, type Journal } from '../../ports/journal.js';
 import type { DeleteRef, ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError } from '../errors.js';
 import { relativeToRoot } from '../partition.js';
@@ -23,7 +25,7 @@ import {
   foreignFormatOfKey,
   foreignTableNote,
 } from '../table-format.js';
-import { WORK_ROOT } from '../workflow/layout.js';
+import { parseStoreJournalEntryKey, STORE_JOURNAL_RUNS_PREFIX, WORK_ROOT } from '../workflow/layout.js';
 
 const HOUR = 3_600_000;
 
@@ -77,7 +79,7 @@ export function parseVacuumRequest(input: unknown): VacuumRequest {
 }
 
 /** What a candidate is; decides how it is removed. */
-export type CandidateKind = 'retired-version' | 'trash' | 'staging' | 'debris' | 'upload';
+export type CandidateKind = 'retired-version' | 'trash' | 'staging' | 'journal' | 'debris' | 'upload';
 
 /** One thing vacuum would remove, and why. */
 export interface VacuumCandidate {
@@ -254,6 +256,35 @@ export function decideStaging(
 }
 
 /**
+ * Decides over one entry object of the store journal (`lake-compactor compact` runs), given the entry as
+ * the journal reads it. An unsettled group's entry is what a later run settles it from: always kept. A
+ * settled one is history only, removed once it is older than the retention (as its trash is by then).
+ * An object the given journal does not know (another journal's run) is not judged here.
+ */
+export function decideJournalEntry(
+  entry: GroupJournalEntry | undefined,
+  now: number,
+  retentionMs: number,
+): VacuumDecision {
+  if (entry === undefined) return { action: 'ignore' };
+  if (!isSettled(entry)) {
+    return {
+      action: 'keep',
+      reason: `group ${entry.groupId} of run ${entry.runId} is ${entry.state}, not settled: the next compact (or lake-compactor settle) settles it from this entry`,
+    };
+  }
+  return now - entry.updatedAt >= retentionMs
+    ? {
+        action: 'delete',
+        reason: `journal entry of group ${entry.groupId} of run ${entry.runId}, settled (${entry.state}) at ${iso(entry.updatedAt)} (${hoursAgo(now, entry.updatedAt)})`,
+      }
+    : {
+        action: 'keep',
+        reason: `journal entry of run ${entry.runId}, settled ${hoursAgo(now, entry.updatedAt)}: inside the retention`,
+      };
+}
+
+/**
  * Writer scratch below a table root: anything under a `_temporary/` directory (Hadoop/Spark output
  * committers) or a `.spark-staging-*` directory (Spark dynamic partition overwrite). The Delta log is never debris.
  */
@@ -276,7 +307,7 @@ export interface VacuumDeps {
 type Step =
   | {
       readonly id: string;
-      readonly kind: 'runs' | 'trash' | 'staging' | 'work-uploads';
+      readonly kind: 'runs' | 'trash' | 'staging' | 'journal' | 'work-uploads';
       readonly bucket: string;
     }
   | {
@@ -296,7 +327,7 @@ function stepsOf(tables: readonly TableConfig[]): Step[] {
   const steps: Step[] = [];
   const buckets = [...new Set(tables.map((t) => t.bucket as string))];
   for (const bucket of buckets) {
-    for (const kind of ['runs', 'trash', 'staging', 'work-uploads'] as const) {
+    for (const kind of ['runs', 'trash', 'staging', 'journal', 'work-uploads'] as const) {
       steps.push({ id: `${kind}:${bucket}`, kind, bucket });
     }
   }
@@ -484,6 +515,19 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
         next = page.nextToken;
         break;
       }
+      case 'journal': {
+        const page = await store.list(STORE_JOURNAL_RUNS_PREFIX, { token, maxKeys });
+        examined += page.objects.length;
+        for (const object of page.objects) {
+          const id = parseStoreJournalEntryKey(object.key);
+          if (id === undefined) continue;
+          const entry = (await listRun(step.bucket, id.runId)).find((e) => e.groupId === id.groupId);
+          if (entry === undefined || !selected.has(entry.table)) continue;
+          record(step.bucket, object, 'journal', decideJournalEntry(entry, now, retentionMs), entry.table);
+        }
+        next = page.nextToken;
+        break;
+      }
       case 'debris': {
         const root = step.table.prefix === '' ? '' : `${step.table.prefix}/`;
         const page = await store.list(root, { token, maxKeys });
@@ -568,7 +612,7 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
   function record(
     bucket: string,
     object: ObjectInfo,
-    kind: 'trash' | 'staging' | 'debris',
+    kind: 'trash' | 'staging' | 'journal' | 'debris',
     decision: VacuumDecision,
     table: string | undefined,
   ): void {
@@ -642,6 +686,7 @@ function emptyTallies(): Record<CandidateKind, VacuumTally> {
     'retired-version': { count: 0, bytes: 0 },
     trash: { count: 0, bytes: 0 },
     staging: { count: 0, bytes: 0 },
+    journal: { count: 0, bytes: 0 },
     debris: { count: 0, bytes: 0 },
     upload: { count: 0, bytes: 0 },
   };

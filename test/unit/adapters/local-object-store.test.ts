@@ -1,9 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalObjectStore, TEMP_FILE_PREFIX } from '../../../functions/adapters/local-object-store.js';
+import {
+  LEGACY_TEMP_FILE_PREFIX,
+  LocalObjectStore,
+  TEMP_FILE_HOST,
+} from '../../../functions/adapters/local-object-store.js';
 import { InvalidInputError } from '../../../functions/core/errors.js';
+
+const HOUR = 3_600_000;
+/** Above Linux's largest pid (2^22): `kill(pid, 0)` answers ESRCH, as for a process that has exited. */
+const DEAD_PID = 4_194_399;
 
 describe('LocalObjectStore', () => {
   let root: string;
@@ -21,7 +30,7 @@ describe('LocalObjectStore', () => {
   it('never lists in-flight temp files', async () => {
     // Prepare
     await store.put('tmp/real.parquet', 'x');
-    await writeFile(join(root, 'tmp', `${TEMP_FILE_PREFIX}abandoned`), 'half');
+    await writeFile(join(root, 'tmp', `${LEGACY_TEMP_FILE_PREFIX}abandoned`), 'half');
     // Act
     const listed = (await store.list('tmp/')).objects.map((o) => o.key);
     // Assess
@@ -59,7 +68,7 @@ describe('LocalObjectStore', () => {
     expect(after).not.toBe(before);
   });
 
-  it.each(['../escape', 'a/../../b', 'a//b', 'trailing/', '/absolute', `x/${TEMP_FILE_PREFIX}1`])(
+  it.each(['../escape', 'a/../../b', 'a//b', 'trailing/', '/absolute', `x/${LEGACY_TEMP_FILE_PREFIX}1`])(
     'refuses the key %j with InvalidInputError',
     async (key) => {
       // Act
@@ -107,6 +116,75 @@ describe('LocalObjectStore', () => {
     const copy = store.copy('ver/a', 'ver/b', { sourceVersionId: 'v1' });
     // Assess
     await expect(copy).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it('writes through a temp file in _lake-compactor/tmp/ named by host and pid, never beside the target', async () => {
+    // Prepare
+    const seen: { partition: string[]; temp: string[] }[] = [];
+    async function* body(): AsyncGenerator<Uint8Array> {
+      yield new Uint8Array(100);
+      seen.push({
+        partition: await readdir(join(root, 'tmpwrite', 'date=1')).catch(() => []),
+        temp: await readdir(join(root, '_lake-compactor', 'tmp')),
+      });
+      yield new Uint8Array(100);
+    }
+    // Act
+    await store.putStream('tmpwrite/date=1/out.parquet', body());
+    // Assess
+    expect(seen[0]?.partition).toEqual([]);
+    expect(seen[0]?.temp).toEqual([
+      expect.stringMatching(new RegExp(`^${TEMP_FILE_HOST}\\.${process.pid}\\.`)),
+    ]);
+    expect(await readdir(join(root, 'tmpwrite', 'date=1'))).toEqual(['out.parquet']);
+    expect(await readdir(join(root, '_lake-compactor', 'tmp'))).toEqual([]);
+  });
+
+  it('removes temp files of dead processes of this host and old ones, and keeps young ones of live writers', async () => {
+    // Prepare
+    const temp = join(root, '_lake-compactor', 'tmp');
+    await mkdir(temp, { recursive: true });
+    const name = (host: string, pid: number) => `${host}.${pid}.${randomUUID()}`;
+    const dead = name(TEMP_FILE_HOST, DEAD_PID);
+    const live = name(TEMP_FILE_HOST, process.pid);
+    const liveButOld = name(TEMP_FILE_HOST, process.pid);
+    const otherHost = name('some-other-host', DEAD_PID);
+    const otherHostOld = name('some-other-host', DEAD_PID);
+    for (const file of [dead, live, liveButOld, otherHost, otherHostOld])
+      await writeFile(join(temp, file), 'half');
+    const now = Date.now();
+    const twoDaysAgo = new Date(now - 48 * HOUR);
+    await utimes(join(temp, liveButOld), twoDaysAgo, twoDaysAgo);
+    await utimes(join(temp, otherHostOld), twoDaysAgo, twoDaysAgo);
+    // Act
+    const removed = await store.removeStaleTempFiles(now);
+    // Assess
+    expect(removed.map((r) => r.key).sort()).toEqual(
+      [dead, liveButOld, otherHostOld].map((n) => `_lake-compactor/tmp/${n}`).sort(),
+    );
+    expect(removed.find((r) => r.key.endsWith(dead))?.reason).toMatch(/no longer running/);
+    expect((await readdir(temp)).sort()).toEqual([live, otherHost].sort());
+    await rm(temp, { recursive: true });
+  });
+
+  it('finds temp files older versions left beside their targets, and deletes them by key', async () => {
+    // Prepare
+    await store.put('legacy/date=1/part-0.parquet', 'data');
+    await writeFile(join(root, 'legacy', 'date=1', `${LEGACY_TEMP_FILE_PREFIX}abc`), 'half');
+    // Act
+    const found = await store.legacyTempFiles('legacy/');
+    const result = await store.deleteMany(found.map((f) => ({ key: f.key, ifMatch: f.etag })));
+    // Assess
+    expect(found.map((f) => f.key)).toEqual([`legacy/date=1/${LEGACY_TEMP_FILE_PREFIX}abc`]);
+    expect(result.errors).toEqual([]);
+    expect(await readdir(join(root, 'legacy', 'date=1'))).toEqual(['part-0.parquet']);
+  });
+
+  it('refuses to write into its temp area', async () => {
+    // Act
+    const put = store.put('_lake-compactor/tmp/not-a-key', 'x');
+    // Assess
+    await expect(put).rejects.toThrow(/reserved for in-flight writes/);
   });
 
   it('puts a changed file back when a conditional delete loses, without leaving temp files', async () => {

@@ -1,8 +1,11 @@
 // Vacuum over the in-memory store and journal with a manual clock: the retention gate, dry-run, what is
-// deleted when, that the live version always survives, and that a vacuum pages and resumes by cursor.
+// deleted when, that the live version always survives, that a vacuum pages and resumes by cursor, and that
+// compact runs are judged by the journal they keep in the store.
 import { describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { RoutedJournal } from '../../../../functions/adapters/routed-journal.js';
+import { StoreJournal } from '../../../../functions/adapters/store-journal.js';
 import { InvalidInputError, ObjectNotFoundError } from '../../../../functions/core/errors.js';
 import {
   decideTrash,
@@ -13,7 +16,12 @@ import {
   vacuum,
 } from '../../../../functions/core/maintenance/vacuum.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
-import { planKey, stagingPrefix, trashPrefix } from '../../../../functions/core/workflow/layout.js';
+import {
+  planKey,
+  stagingPrefix,
+  storeJournalEntryKey,
+  trashPrefix,
+} from '../../../../functions/core/workflow/layout.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
 import type { GroupJournalEntry } from '../../../../functions/ports/journal.js';
 
@@ -309,6 +317,73 @@ describe('vacuum', () => {
     const act = planVacuum(w.deps, parseVacuumRequest({ cursor: 'not-a-cursor' }));
     // Assess
     await expect(act).rejects.toThrow(InvalidInputError);
+  });
+});
+
+describe('vacuum of lake-compactor compact runs (journal in the store)', () => {
+  /** A world whose journal routes CLI run ids to a StoreJournal in the bucket, as the vacuum Lambda's does. */
+  function cliWorld() {
+    const w = world();
+    const cli = new StoreJournal(w.store);
+    const deps: VacuumDeps = { ...w.deps, journalFor: () => new RoutedJournal(cli, w.journal) };
+    return { ...w, cli, deps };
+  }
+  const SETTLED = 'cli-20260101T000000Z-aaaaaaaa-p0-11111111';
+  const OPEN = 'cli-20260101T000000Z-aaaaaaaa-p1-22222222';
+  const LEGACY = 'cli-20251201T000000Z-bbbbbbbb-p0-33333333';
+  const input = (runId: string) => ({
+    key: `events/date=2026-01-01/part-${runId}.parquet`,
+    etag: 'e',
+    size: 4,
+  });
+
+  it('judges a CLI run by its journal: keeps what an unsettled group needs, removes a settled group’s trash and entry', async () => {
+    // Prepare: one run settled (done), one that died publishing, one of an older version with no journal
+    const w = cliWorld();
+    for (const runId of [SETTLED, OPEN, LEGACY]) {
+      await w.store.put(`${trashPrefix(runId)}${input(runId).key}`, 'copy');
+      await w.store.put(`${stagingPrefix(runId, 'g1')}part.parquet`, 'staged');
+    }
+    const done = await w.cli.create(entry(SETTLED, { state: 'planned', inputs: [input(SETTLED)] }));
+    await w.cli.transition(done, 'done', { retiredAt: T0 }, T0);
+    await w.cli.create(entry(OPEN, { state: 'publishing', inputs: [input(OPEN)] }));
+    w.clock.advance(200 * HOUR);
+
+    // Act
+    const plan = await planVacuum(w.deps, parseVacuumRequest({}));
+
+    // Assess
+    const candidates = plan.candidates.map((c) => `${c.kind} ${c.key}`).sort();
+    expect(candidates).toEqual(
+      [
+        `journal ${storeJournalEntryKey(SETTLED, 'g1')}`,
+        `staging ${stagingPrefix(LEGACY, 'g1')}part.parquet`,
+        `staging ${stagingPrefix(SETTLED, 'g1')}part.parquet`,
+        `trash ${trashPrefix(LEGACY)}${input(LEGACY).key}`,
+        `trash ${trashPrefix(SETTLED)}${input(SETTLED).key}`,
+      ].sort(),
+    );
+    const keptReason = (key: string) => plan.kept.find((k) => k.key === key)?.reason;
+    expect(keptReason(`${trashPrefix(OPEN)}${input(OPEN).key}`)).toMatch(/mid-commit \(publishing\)/);
+    expect(keptReason(`${stagingPrefix(OPEN, 'g1')}part.parquet`)).toMatch(/resume its commit/);
+    expect(keptReason(storeJournalEntryKey(OPEN, 'g1'))).toMatch(/not settled/);
+  });
+
+  it('keeps a settled group’s journal entry inside the retention', async () => {
+    // Prepare
+    const w = cliWorld();
+    const created = await w.cli.create(entry(SETTLED, { state: 'planned' }));
+    await w.cli.transition(created, 'aborted', { reason: 'rolled back' }, T0);
+    w.clock.advance(100 * HOUR);
+
+    // Act
+    const plan = await planVacuum(w.deps, parseVacuumRequest({}));
+
+    // Assess
+    expect(plan.candidates).toEqual([]);
+    expect(plan.kept.find((k) => k.key === storeJournalEntryKey(SETTLED, 'g1'))?.reason).toMatch(
+      /inside the retention/,
+    );
   });
 });
 

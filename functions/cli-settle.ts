@@ -1,0 +1,155 @@
+// `lake-compactor settle`: brings every group an interrupted `compact` left open under a location to its
+// end through the location's own journal — forward once publishing started, back before — and says so per group.
+//
+// `compact` runs the same settle before it plans, so `settle` is for when you want the table consistent
+// now without compacting more (or to see what a kill left). Exit 0 when every open group settled, 1 when
+// one could not be (it stays fenced; the reason is printed), 2 on a usage error.
+import type { Command } from 'commander';
+import { LocalObjectStore } from './adapters/local-object-store.js';
+import { openStore } from './adapters/open-store.js';
+import { StoreJournal } from './adapters/store-journal.js';
+import { UnsettledPartitionError } from './core/errors.js';
+import { failureReason } from './core/workflow/commit.js';
+import { type SettleReport, settlePartition } from './core/workflow/settle.js';
+import type { Clock } from './ports/clock.js';
+import type { GroupState, JournalPartition } from './ports/journal.js';
+import type { ObjectStore } from './ports/object-store.js';
+import { tableNameOf } from './shared/cli-args.js';
+
+export interface SettleIo {
+  readonly out: (text: string) => void;
+  readonly clock: Clock;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export interface SettleCliOptions {
+  /** Only this partition (path relative to the table root). */
+  readonly partition?: string;
+  /** The table's name as `compact` recorded it. @default the URI's last path segment */
+  readonly table?: string;
+}
+
+/** What one partition's settle did, as printed. */
+export interface SettledPartition {
+  readonly partition: string;
+  readonly report: SettleReport;
+}
+
+const BEFORE_PUBLISH: readonly GroupState[] = ['planned', 'staged', 'verified'];
+
+/**
+ * Settles the open groups of `table` in `store` — of every partition that has a fence, or only `partition`
+ * — printing one line per group. Shared by `settle` and by `compact` (which settles before it plans).
+ * A group whose requests keep failing is reported, not thrown: the caller decides.
+ */
+export async function settleOpenGroups(
+  deps: { readonly store: ObjectStore; readonly journal: StoreJournal; readonly clock: Clock },
+  table: string,
+  options: { readonly partition?: string; readonly settledBy: string },
+  out: (text: string) => void,
+): Promise<SettledPartition[]> {
+  const fenced = await deps.journal.openPartitions(table);
+  const partitions: JournalPartition[] = fenced
+    .filter((p) => options.partition === undefined || p.partition === options.partition)
+    .sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0));
+  const results: SettledPartition[] = [];
+  for (const ref of partitions) {
+    const report = await settlePartition(deps, ref, {
+      reason: failureReason({
+        Error: 'RunInterrupted',
+        Cause: `its run ended before this group did; settled by ${options.settledBy}`,
+      }),
+    });
+    const label = ref.partition || '(root)';
+    for (const g of report.settled) {
+      const what =
+        g.to === 'done'
+          ? 'rolled forward'
+          : BEFORE_PUBLISH.includes(g.from)
+            ? 'rolled back'
+            : 'undone (an input changed while it published)';
+      out(`${label} ${g.groupId} of run ${g.runId}: ${what} (${g.from} → ${g.to})`);
+    }
+    for (const u of report.unsettled) {
+      out(`${label} ${u.groupId} of run ${u.runId}: could not settle (${u.state}): ${u.error}`);
+    }
+    results.push({ partition: ref.partition, report });
+  }
+  return results;
+}
+
+/**
+ * Removes temp files that killed processes left in a local folder's work area (nothing to do on S3:
+ * an interrupted upload leaves no object). Prints how many it removed.
+ */
+export async function removeStaleTempFiles(
+  store: ObjectStore,
+  now: number,
+  out: (text: string) => void,
+): Promise<number> {
+  if (!(store instanceof LocalObjectStore)) return 0;
+  const removed = await store.removeStaleTempFiles(now);
+  if (removed.length > 0) {
+    out(`removed ${removed.length} temp file(s) of interrupted writes (${removed[0]?.reason ?? ''}…)`);
+  }
+  return removed.length;
+}
+
+/**
+ * Runs `settle` on `uri`.
+ * @throws UnsettledPartitionError (exit 1) when a group could not be settled, after printing every group.
+ */
+export async function runSettle(
+  uri: string,
+  options: SettleCliOptions,
+  io: SettleIo,
+): Promise<SettledPartition[]> {
+  const opened = openStore(uri, { env: io.env });
+  const table = options.table ?? tableNameOf(uri);
+  const journal = new StoreJournal(opened.store);
+  const partition = options.partition?.replace(/^\/+|\/+$/g, '');
+  io.out(
+    `settle ${uri}: table ${table}${partition === undefined ? '' : `, partition ${partition || '(root)'}`}`,
+  );
+  await removeStaleTempFiles(opened.store, io.clock.now(), io.out);
+  const results = await settleOpenGroups(
+    { store: opened.store, journal, clock: io.clock },
+    table,
+    { ...(partition === undefined ? {} : { partition }), settledBy: 'lake-compactor settle' },
+    io.out,
+  );
+  const settled = results.reduce((n, r) => n + r.report.settled.length, 0);
+  const unsettled = results.flatMap((r) => r.report.unsettled);
+  io.out(
+    results.length === 0
+      ? 'nothing to settle: no group is open'
+      : `${settled} group(s) settled, ${unsettled.length} could not be, in ${results.length} partition(s)`,
+  );
+  if (unsettled.length > 0) {
+    throw new UnsettledPartitionError(
+      `${unsettled.length} group(s) could not be settled (listed above); they stay open and their partitions are not compacted until they are. Fix the cause (e.g. a permission or a full disk), then run lake-compactor settle again`,
+    );
+  }
+  return results;
+}
+
+/** Adds `settle` to the CLI program. */
+export function registerSettleCommand(program: Command, io: SettleIo): void {
+  program
+    .command('settle')
+    .description('Finish or undo what an interrupted compact left (rolls each open group forward or back)')
+    .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
+    .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (default: every partition)')
+    .option('--table <name>', 'the table name compact used (default: last segment of the URI)')
+    .addHelpText(
+      'after',
+      `
+Every group "lake-compactor compact" starts is journaled under the location's _lake-compactor/journal/.
+A group that had started publishing when its run died is rolled forward (outputs in, inputs moved to the
+trash); one that had not is rolled back (staging removed; its inputs never moved). compact does this by
+itself before planning; settle does only this. Exit 1 when a group could not be settled (reason printed).`,
+    )
+    .action(async (uri: string, opts: SettleCliOptions) => {
+      await runSettle(uri, opts, io);
+    });
+}
