@@ -4,16 +4,24 @@
 // `compact` runs the same settle before it plans, so `settle` is for when you want the table consistent
 // now without compacting more (or to see what a kill left). Exit 0 when every open group settled, 1 when
 // one could not be (it stays fenced; the reason is printed), 2 on a usage error.
+import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
+import { DynamoJournal } from './adapters/dynamodb-journal.js';
+import { DynamoPartitionLease } from './adapters/dynamodb-partition-lease.js';
 import { LocalObjectStore } from './adapters/local-object-store.js';
-import { openStore } from './adapters/open-store.js';
+import { type OpenedStore, openStore } from './adapters/open-store.js';
 import { StoreJournal } from './adapters/store-journal.js';
-import { UnsettledPartitionError } from './core/errors.js';
+import { InvalidInputError, UnsettledPartitionError } from './core/errors.js';
+import { DEFAULT_POLICY } from './core/policy.js';
+import { partitionDir, type RunContext } from './core/run-input.js';
 import { failureReason } from './core/workflow/commit.js';
+import { finalizeRun } from './core/workflow/finalize.js';
+import { JOURNAL_MANIFEST_PREFIX } from './core/workflow/layout.js';
 import { type SettleReport, settlePartition } from './core/workflow/settle.js';
 import type { Clock } from './ports/clock.js';
 import type { GroupState, JournalPartition } from './ports/journal.js';
 import type { ObjectStore } from './ports/object-store.js';
+import { dynamoDbClientFromEnv } from './shared/aws-env.js';
 import { tableNameOf } from './shared/cli-args.js';
 
 export interface SettleIo {
@@ -27,6 +35,11 @@ export interface SettleCliOptions {
   readonly partition?: string;
   /** The table's name as `compact` recorded it. @default the URI's last path segment */
   readonly table?: string;
+  /**
+   * A deployment's DynamoDB state table: settle the deployment's partition (its workflow journal and lease)
+   * instead of the location's own journal, as a console settle run does — also from needs-attention.
+   */
+  readonly stateTable?: string;
 }
 
 /** What one partition's settle did, as printed. */
@@ -106,8 +119,11 @@ export async function runSettle(
 ): Promise<SettledPartition[]> {
   const opened = openStore(uri, { env: io.env });
   const table = options.table ?? tableNameOf(uri);
-  const journal = new StoreJournal(opened.store);
   const partition = options.partition?.replace(/^\/+|\/+$/g, '');
+  if (options.stateTable !== undefined) {
+    return [await settleDeployedPartition(uri, opened, table, partition, options.stateTable, io)];
+  }
+  const journal = new StoreJournal(opened.store);
   io.out(
     `settle ${uri}: table ${table}${partition === undefined ? '' : `, partition ${partition || '(root)'}`}`,
   );
@@ -133,6 +149,87 @@ export async function runSettle(
   return results;
 }
 
+/**
+ * Settles one partition of a deployment, exactly as a console settle run (`{"settle": true}`) does: takes
+ * the partition's lease as a settle run (also from needs-attention; refused while a run holds it), then
+ * the workflow's own finalize settles every open group from the DynamoDB journal and releases the lease —
+ * idle, or needs-attention again with the reason when a group still cannot be settled.
+ * @throws UnsettledPartitionError (exit 1) when a group could not be settled.
+ */
+async function settleDeployedPartition(
+  uri: string,
+  opened: OpenedStore,
+  table: string,
+  partition: string | undefined,
+  stateTable: string,
+  io: SettleIo,
+): Promise<SettledPartition> {
+  const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1];
+  if (bucket === undefined) {
+    throw new InvalidInputError(
+      `--state-table settles a deployed table on S3; ${uri} is a local folder, whose runs journal in the folder: drop --state-table`,
+    );
+  }
+  if (partition === undefined) {
+    throw new InvalidInputError(
+      '--state-table settles one partition of the deployment at a time: add --partition <path> (lake-compactor status --state-table lists those that need attention)',
+    );
+  }
+  const client = dynamoDbClientFromEnv(io.env);
+  const journal = new DynamoJournal({
+    client,
+    tableName: stateTable,
+    manifests: { store: opened.store, prefix: JOURNAL_MANIFEST_PREFIX },
+  });
+  // The table config only classifies the run's own file changes for the statistics; the S3 events that
+  // follow do that anyway, so none is needed here.
+  const leases = new DynamoPartitionLease({ client, tableName: stateTable, tables: [], policies: new Map() });
+  const now = io.clock.now();
+  const runId = `cli-settle-${new Date(now).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
+  const ref = { table, partition };
+  io.out(
+    `settle ${uri}: partition ${partition || '(root)'} of table ${table} in state table ${stateTable} (run ${runId})`,
+  );
+  await leases.acquire(ref, { runId, settle: true, now });
+  const tableRoot = opened.prefix.replace(/\/$/, '');
+  const run: RunContext = {
+    runId,
+    table,
+    bucket,
+    tableRoot,
+    partition,
+    partitionDir: partitionDir(tableRoot, partition),
+    strategy: 'binpack',
+    codec: 'zstd',
+    targetFileSizeBytes: DEFAULT_POLICY.targetFileSizeBytes,
+    minInputFiles: DEFAULT_POLICY.minInputFiles,
+    maxGroupBytes: 2 * DEFAULT_POLICY.targetFileSizeBytes,
+    smallFileRatio: DEFAULT_POLICY.smallFileSizeRatio,
+    dryRun: false,
+    force: false,
+    settle: true,
+    quietMinutes: 0,
+    trigger: 'operator',
+    retireMode: 'trash',
+    startedAt: now,
+  };
+  const summary = await finalizeRun({ store: opened.store, journal, leases, clock: io.clock }, run, {
+    outcome: 'settled',
+  });
+  const settled = summary.settledGroups ?? 0;
+  io.out(
+    summary.needsAttention === undefined
+      ? `${settled} group(s) settled; the partition is idle again`
+      : `${settled} group(s) settled; still needs attention: ${summary.needsAttention}`,
+  );
+  if (summary.needsAttention !== undefined) {
+    throw new UnsettledPartitionError(
+      `partition ${partition || '(root)'} still needs attention (above); fix the cause, then run this again`,
+    );
+  }
+  return { partition, report: { settled: [], unsettled: [] } };
+}
+
 /** Adds `settle` to the CLI program. */
 export function registerSettleCommand(program: Command, io: SettleIo): void {
   program
@@ -141,6 +238,10 @@ export function registerSettleCommand(program: Command, io: SettleIo): void {
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
     .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (default: every partition)')
     .option('--table <name>', 'the table name compact used (default: last segment of the URI)')
+    .option(
+      '--state-table <name>',
+      "settle a deployment's partition (needs --partition): its workflow journal and lease in this DynamoDB table, as a console settle run",
+    )
     .addHelpText(
       'after',
       `
