@@ -6,6 +6,7 @@ import { type Command, Option } from 'commander';
 import { MemoryJournal } from './adapters/memory-journal.js';
 import { MemoryLeases } from './adapters/memory-leases.js';
 import { type OpenedStore, openStore } from './adapters/open-store.js';
+import { StoreQuarantine } from './adapters/store-quarantine.js';
 import { CompactionFailedError, InvalidInputError } from './core/errors.js';
 import { inventoryTable } from './core/inventory.js';
 import { DEFAULT_POLICY } from './core/policy.js';
@@ -119,7 +120,8 @@ async function compactTable(
   }
   const journal = new MemoryJournal();
   const leases = new MemoryLeases();
-  const deps = { store, journal, clock: io.clock, ...engine };
+  // Files a rewrite failed on are kept out of later runs' plans (until they change or `quarantine --clear`).
+  const deps = { store, journal, clock: io.clock, quarantine: new StoreQuarantine(store), ...engine };
   const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
   // Keep in step with CLI_RUN_ID: vacuum tells this command's runs (journal in memory, gone) by it.
   const results: CompactPartitionResult[] = [];
