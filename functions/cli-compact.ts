@@ -10,6 +10,7 @@ import { MemoryJournal } from './adapters/memory-journal.js';
 import { MemoryLeases } from './adapters/memory-leases.js';
 import { type OpenedStore, openStore } from './adapters/open-store.js';
 import { StoreJournal } from './adapters/store-journal.js';
+import { StoreQuarantine } from './adapters/store-quarantine.js';
 import { removeStaleTempFiles, settleOpenGroups } from './cli-settle.js';
 import { CompactionFailedError, InvalidInputError, UnsettledPartitionError } from './core/errors.js';
 import { inventoryTable } from './core/inventory.js';
@@ -161,10 +162,12 @@ async function compactTable(
   // A dry run writes no journal (its plan is thrown away); a real one journals where it compacts.
   const journal: Journal = dryRun ? new MemoryJournal() : storeJournal;
   const leases = new MemoryLeases();
+  // Files a rewrite failed on are kept out of later runs' plans (until they change or `quarantine --clear`).
   const deps = {
     store,
     journal,
     clock: io.clock,
+    quarantine: new StoreQuarantine(store),
     ...(hooks.rewrite === undefined ? {} : { rewrite: hooks.rewrite }),
   };
   const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;

@@ -1,5 +1,5 @@
-// `lake-compactor report <uri> --html out.html`: gathers the listing, the stored plans and (with a state
-// table) the run history, and writes one self-contained HTML page; it reads only and changes nothing.
+// `lake-compactor report <uri> --html out.html`: gathers the listing, the stored plans, the quarantined files
+// and (with a state table) the run history, and writes one self-contained HTML page; it reads only.
 
 import { writeFile } from 'node:fs/promises';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -7,14 +7,17 @@ import type { Command } from 'commander';
 import pLimit from 'p-limit';
 import { openStore } from './adapters/open-store.js';
 import { type HistoryRow, readHistory } from './cli-history.js';
+import { openQuarantine } from './cli-quarantine.js';
 import { InvalidInputError } from './core/errors.js';
 import { inventoryTable } from './core/inventory.js';
 import { DEFAULT_PLAN_OPTIONS, partitionPlanSchema } from './core/planning.js';
+import { matchQuarantine } from './core/quarantine.js';
 import { buildReportModel, type ReportModel, type ReportPlan, type ReportRun } from './core/report/model.js';
 import { renderReportHtml } from './core/report/render.js';
 import { WORK_ROOT } from './core/workflow/layout.js';
 import type { Clock } from './ports/clock.js';
 import type { ObjectInfo, ObjectStore } from './ports/object-store.js';
+import type { Quarantine } from './ports/quarantine.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
 import { positiveInteger, positiveNumber, tableNameOf } from './shared/cli-args.js';
 
@@ -59,15 +62,21 @@ export interface ReportResult {
  * carried-out run's stored plan (see buildReportModel); history comes from the state table only when one
  * is named, and the page says so when it is not.
  *
+ * Quarantined files come from the same place `quarantine` reads them: the state table when one is named
+ * (the deployed workflow's), else the store's `_lake-compactor/quarantine/` (the CLI's `compact`).
+ *
  * @param history replaces the DynamoDB reader (tests).
+ * @param quarantine replaces the quarantine the options name (tests).
  */
 export async function runReport(
   uri: string,
   options: ReportOptions,
   io: ReportIo,
   history?: HistorySource,
+  quarantine?: Quarantine,
 ): Promise<ReportResult> {
-  const { store, prefix } = openStore(uri, { env: io.env });
+  const opened = openStore(uri, { env: io.env });
+  const { store, prefix } = opened;
   const now = io.clock.now();
   const inventory = await inventoryTable(store, prefix, { now });
   const notes: string[] = [];
@@ -83,6 +92,13 @@ export async function runReport(
     runs = rows.map(toReportRun);
     if (rows.length >= limit) notes.push(`Only the newest ${limit} runs were read (--limit).`);
   }
+  const quarantineSource = quarantine ?? openQuarantine(opened, options.stateTable, io.env);
+  const records = await quarantineSource.listTable(table);
+  const { active } = matchQuarantine(
+    records,
+    inventory.partitions.flatMap((p) => p.files),
+  );
+  const held = new Set(active);
   const model = buildReportModel({
     table,
     location: uri,
@@ -103,6 +119,10 @@ export async function runReport(
     plans,
     ...(runs === undefined ? {} : { history: runs }),
     notes,
+    quarantine: {
+      source: quarantineSource.description,
+      files: records.map((r) => ({ ...r, held: held.has(r) })),
+    },
   });
   const html = renderReportHtml(model);
   try {

@@ -1,13 +1,16 @@
-// `lake-compactor status`: reads partition statistics and trigger state from the state table (index
-// queries, no scan) and prints them by compaction priority with the last decision's reasons.
+// `lake-compactor status`: reads partition statistics, trigger state and quarantined files from the state
+// table (index queries, no scan) and prints them by compaction priority with the last decision's reasons.
 
 import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { DynamoQuarantine } from './adapters/dynamodb-quarantine.js';
 import { DynamoStatsStore } from './adapters/dynamodb-stats-store.js';
 import { InvalidInputError } from './core/errors.js';
 import type { PartitionSnapshot } from './core/profiler.js';
+import type { QuarantinedFile } from './core/quarantine.js';
 import { formatBytes, priorityOf } from './core/stats.js';
 import type { Clock } from './ports/clock.js';
+import type { Quarantine } from './ports/quarantine.js';
 import type { StatsStore } from './ports/stats-store.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
 import { renderTable } from './shared/table.js';
@@ -28,10 +31,14 @@ export interface StatusOptions {
   /** Deployment config naming the tables. @default ./lake-compactor.config.json when present */
   readonly config?: string;
   readonly json?: boolean;
+  /** Also print every quarantined file's key, run and reason under the table (JSON always has them). */
+  readonly quarantined?: boolean;
 }
 
 export interface StatusRow extends PartitionSnapshot {
   readonly priority: 'HIGH' | 'MEDIUM' | 'LOW';
+  /** The partition's files left out of plans since a rewrite failed on them (see `quarantine`). */
+  readonly quarantined: readonly QuarantinedFile[];
 }
 
 const rank = { HIGH: 0, MEDIUM: 1, LOW: 2 } as const;
@@ -52,12 +59,16 @@ function tableNames(options: StatusOptions, env: StatusIo['env']): string[] {
   );
 }
 
-/** Reads the rows `status` prints, sorted by priority, then most small files first. */
+/**
+ * Reads the rows `status` prints, sorted by priority, then most small files first. With a quarantine, each
+ * row carries its partition's quarantined files (one index query per table, not one per partition).
+ */
 export async function readStatus(
   stats: StatsStore,
   names: readonly string[],
   options: StatusOptions,
   now: number,
+  quarantine?: Quarantine,
 ): Promise<StatusRow[]> {
   const rows: StatusRow[] = [];
   for (const table of names) {
@@ -66,10 +77,12 @@ export async function readStatus(
           (s): s is PartitionSnapshot => s !== undefined,
         )
       : await stats.listPartitions(table);
+    const quarantined = quarantine === undefined ? [] : await quarantine.listTable(table);
     for (const s of snapshots) {
       rows.push({
         ...s,
         priority: priorityOf(s.fileCount, s.fileCount === 0 ? 0 : s.totalBytes / s.fileCount),
+        quarantined: quarantined.filter((q) => q.partition === s.partition),
       });
     }
   }
@@ -84,14 +97,20 @@ export async function readStatus(
   );
 }
 
-/** Runs `status`: opens the state table from the options and env, prints a table or JSON. */
+/**
+ * Runs `status`: opens the state table from the options and env, prints a table or JSON.
+ * @param stats replaces the state table's statistics (tests); then only `quarantine`, when given, is read
+ * for quarantined files.
+ */
 export async function runStatus(
   options: StatusOptions,
   io: StatusIo,
   stats?: StatsStore,
+  quarantine?: Quarantine,
 ): Promise<StatusRow[]> {
   const store = stats ?? openStatsStore(options, io.env);
-  const rows = await readStatus(store, tableNames(options, io.env), options, io.clock.now());
+  const quarantined = stats === undefined ? openQuarantine(options, io.env) : quarantine;
+  const rows = await readStatus(store, tableNames(options, io.env), options, io.clock.now(), quarantined);
   if (options.json) {
     io.out(JSON.stringify(rows, null, 2));
     return rows;
@@ -104,6 +123,11 @@ export async function runStatus(
         { header: 'files', value: (r) => r.fileCount, align: 'right' },
         { header: 'small', value: (r) => r.smallCount, align: 'right' },
         { header: 'total', value: (r) => formatBytes(r.totalBytes), align: 'right' },
+        {
+          header: 'quarantined',
+          value: (r) => (r.quarantined.length === 0 ? '' : r.quarantined.length),
+          align: 'right',
+        },
         { header: 'priority', value: (r) => r.priority },
         { header: 'state', value: (r) => (r.lease ? `${r.state} g${r.generation}` : r.state) },
         { header: 'due', value: (r) => (r.dueAt === undefined ? '' : new Date(r.dueAt).toISOString()) },
@@ -121,6 +145,20 @@ export async function runStatus(
     ),
   );
   io.out(`\n${rows.length} partitions${options.due ? ' due now' : ''}`);
+  const held = rows.flatMap((r) => r.quarantined);
+  if (held.length > 0) {
+    const partitions = rows.filter((r) => r.quarantined.length > 0).length;
+    io.out(
+      `${held.length} file(s) quarantined in ${partitions} partition(s): a rewrite failed on them, later runs leave them out until they are replaced or removed${options.quarantined ? ':' : ' (--quarantined lists them)'}; release with lake-compactor quarantine <uri> --state-table <name> --clear [key]`,
+    );
+    if (options.quarantined) {
+      for (const q of held) {
+        io.out(
+          `  ${q.table} ${q.partition || '(root)'} ${q.key} since ${new Date(q.since).toISOString()} by run ${q.runId}: ${q.errorName}: ${q.reason}`,
+        );
+      }
+    }
+  }
   const stuck = rows.filter((r) => r.state === 'needs-attention');
   if (stuck.length > 0) {
     io.out(
@@ -130,15 +168,24 @@ export async function runStatus(
   return rows;
 }
 
-function openStatsStore(options: StatusOptions, env: StatusIo['env']): StatsStore {
+function stateTableName(options: StatusOptions, env: StatusIo['env']): string {
   const tableName = options.stateTable ?? env.LAKE_COMPACTOR_TABLE;
   if (!tableName) {
     throw new InvalidInputError(
       'Name the state table: pass --state-table <name> or set LAKE_COMPACTOR_TABLE',
     );
   }
+  return tableName;
+}
+
+function openStatsStore(options: StatusOptions, env: StatusIo['env']): StatsStore {
   const client = dynamoDbClientFromEnv(env);
-  return new DynamoStatsStore({ client, tableName });
+  return new DynamoStatsStore({ client, tableName: stateTableName(options, env) });
+}
+
+function openQuarantine(options: StatusOptions, env: StatusIo['env']): Quarantine {
+  const client = dynamoDbClientFromEnv(env);
+  return new DynamoQuarantine({ client, tableName: stateTableName(options, env) });
 }
 
 /** Adds `status` to the CLI program. */
@@ -150,7 +197,8 @@ export function registerStatusCommand(program: Command, io: StatusIo): void {
     .option('--due', 'only partitions the sweep would evaluate now')
     .option('--state-table <name>', 'DynamoDB state table (default: env LAKE_COMPACTOR_TABLE)')
     .option('--config <file>', 'deployment config naming the tables (default: ./lake-compactor.config.json)')
-    .option('--json', 'print JSON')
+    .option('--quarantined', 'also list each quarantined file (key, since, run, reason)')
+    .option('--json', 'print JSON (each partition with its quarantined files)')
     .action(async (opts: StatusOptions) => {
       await runStatus(opts, io);
     });

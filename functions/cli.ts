@@ -2,15 +2,18 @@
 // local folder. Exit code 0 on success, 1 on a reported error, 2 on a usage error.
 import { Command, CommanderError } from 'commander';
 import { openStore } from './adapters/open-store.js';
+import { StoreQuarantine } from './adapters/store-quarantine.js';
 import { registerCompactCommand } from './cli-compact.js';
 import { registerHistoryCommand } from './cli-history.js';
 import { registerTierCommand, registerVacuumCommand } from './cli-maintenance.js';
+import { registerQuarantineCommand } from './cli-quarantine.js';
 import { registerReportCommand } from './cli-report.js';
 import { registerSettleCommand } from './cli-settle.js';
 import { registerStatusCommand } from './cli-status.js';
 import { CompactorError } from './core/errors.js';
 import { inventoryTable, type TableInventory, toPlanInputs } from './core/inventory.js';
 import { type PlanSet, planPartitions } from './core/planning.js';
+import { matchQuarantine } from './core/quarantine.js';
 import { formatBytes, type PartitionProfile, profilePartition } from './core/stats.js';
 import { refuseForeignAmong } from './core/table-format.js';
 import { type Clock, systemClock } from './ports/clock.js';
@@ -61,7 +64,8 @@ export async function profileTable(
 }
 
 /**
- * Plans every partition of the table at `uri`, reading each candidate's footer.
+ * Plans every partition of the table at `uri`, reading each candidate's footer. Files `compact` quarantined
+ * (and that are unchanged since) are skipped as `compact` would skip them.
  * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
  */
 export async function planTable(
@@ -74,7 +78,16 @@ export async function planTable(
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await inventoryTable(store, prefix, { now: io.clock.now(), readFooters: true });
   refuseForeignAmong(store, prefix, inventory.foreignTables);
-  return planPartitions(toPlanInputs(inventory, options.table ?? tableNameOf(uri)), {
+  const table = options.table ?? tableNameOf(uri);
+  const quarantined = await new StoreQuarantine(store).listTable(table);
+  const inputs = toPlanInputs(inventory, table).map((input) => {
+    const { active } = matchQuarantine(
+      quarantined.filter((q) => q.partition === input.partition),
+      input.files,
+    );
+    return active.length === 0 ? input : { ...input, quarantined: active };
+  });
+  return planPartitions(inputs, {
     targetFileSizeBytes: options.targetFileSizeBytes,
     ...(options.minInputFiles === undefined ? {} : { minInputFiles: options.minInputFiles }),
     ...(options.maxGroupBytes === undefined ? {} : { maxGroupBytes: options.maxGroupBytes }),
@@ -203,6 +216,7 @@ export function buildProgram(io: CliIo): Command {
   registerSettleCommand(program, io);
   registerHistoryCommand(program, io);
   registerReportCommand(program, io);
+  registerQuarantineCommand(program, io);
   registerVacuumCommand(program, io);
   registerTierCommand(program, io);
   return program;

@@ -22,15 +22,24 @@ export class InvalidInputError extends CompactorError {
   }
 }
 
+/**
+ * Options of the input errors: `advice` replaces the default "what to do" sentence, for a caller that did
+ * something about the file already (the compact step quarantines it, so the advice is how to release it).
+ */
+export interface InputErrorOptions {
+  readonly cause?: unknown;
+  readonly advice?: string;
+}
+
 /** A Parquet input is damaged (truncated, wrong magic, unreadable footer or page). It is left in place. */
 export class CorruptInputError extends CompactorError {
   constructor(
     readonly key: string,
     readonly reason: string,
-    options?: { cause?: unknown },
+    options?: InputErrorOptions,
   ) {
     super(
-      `Corrupt Parquet input ${key}: ${reason}. The file was left in place; inspect or remove it by hand, then re-run.`,
+      `Corrupt Parquet input ${key}: ${reason}. ${options?.advice ?? 'The file was left in place; inspect or remove it by hand, then re-run.'}`,
       options,
     );
   }
@@ -41,10 +50,10 @@ export class UnsupportedInputError extends CompactorError {
   constructor(
     readonly key: string,
     readonly reason: string,
-    options?: { cause?: unknown },
+    options?: InputErrorOptions,
   ) {
     super(
-      `Unsupported Parquet input ${key}: ${reason}. Nothing was written; exclude the file or rewrite it with another engine.`,
+      `Unsupported Parquet input ${key}: ${reason}. ${options?.advice ?? 'Nothing was written; exclude the file or rewrite it with another engine.'}`,
       options,
     );
   }

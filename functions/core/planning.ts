@@ -2,6 +2,7 @@
 // or one skip reason, the plan does not depend on input order, and planning the planned output plans nothing.
 import { z } from 'zod';
 import { InvalidInputError } from './errors.js';
+import { quarantinedFileSchema, quarantineSkipReason } from './quarantine.js';
 import { formatBytes } from './stats.js';
 
 const MiB = 1024 * 1024;
@@ -82,6 +83,13 @@ export const planInputSchema = z.object({
   partition: z.string(),
   files: z.array(planInputFileSchema),
   snapshot: planSnapshotSchema,
+  /**
+   * Files whose rewrite failed on the file itself (see core/quarantine.ts). A listed file with the same key
+   * and ETag is skipped with the quarantine's reason, so one bad file does not fail its neighbours' group
+   * on every run; a record of another ETag is not this object and does not apply. The caller reads them
+   * (planning does no I/O).
+   */
+  quarantined: z.array(quarantinedFileSchema).optional(),
 });
 export type PlanInput = z.infer<typeof planInputSchema>;
 
@@ -150,7 +158,8 @@ export function expectedOutputFiles(bytes: number, options: PlanOptions): number
 /**
  * Plans one partition.
  *
- * Files are classified in this order: archived storage class, unreadable footer, zero rows, large (> largeFileRatio·T),
+ * Files are classified in this order: quarantined (same key and ETag as a quarantine record), archived
+ * storage class, unreadable footer, zero rows, large (> largeFileRatio·T),
  * well-sized (between), no schema fingerprint — each skipped with a reason — and small, which are grouped
  * per schema fingerprint. Within a fingerprint the small files (sorted by key) are cut into
  * ceil(bytes / maxGroupBytes) contiguous, byte-balanced groups, never over maxGroupBytes (more groups
@@ -201,6 +210,7 @@ export function planPartitions(inputs: readonly PlanInput[], options: PlanOption
 }
 
 type SkipCategory =
+  | 'quarantined'
   | 'archived'
   | 'unreadable'
   | 'empty'
@@ -229,10 +239,14 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
   const maxWell = Math.floor(opts.largeFileRatio * target);
   const skips: Skip[] = [];
   const smallByFingerprint = new Map<string, PlanInputFile[]>();
+  const quarantined = new Map((input.quarantined ?? []).map((q) => [q.key, q]));
 
   for (const file of files) {
     const storageClass = (file.storageClass ?? 'STANDARD').toUpperCase();
-    if (ARCHIVE_STORAGE_CLASSES.includes(storageClass)) {
+    const quarantine = quarantined.get(file.key);
+    if (quarantine !== undefined && quarantine.etag === file.etag) {
+      skips.push({ key: file.key, category: 'quarantined', reason: quarantineSkipReason(quarantine) });
+    } else if (ARCHIVE_STORAGE_CLASSES.includes(storageClass)) {
       skips.push({
         key: file.key,
         category: 'archived',
@@ -396,6 +410,7 @@ function leftoverReason(fingerprint: string, grouping: FingerprintGrouping, opts
 }
 
 const CATEGORY_WORDS: Record<SkipCategory, string> = {
+  quarantined: 'quarantined',
   archived: 'archived',
   unreadable: 'unreadable',
   empty: 'empty (zero rows)',

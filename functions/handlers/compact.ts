@@ -27,6 +27,7 @@ export function createCompactHandler(
         clock: runtime.clock,
         sortMemoryBudgetBytes: Math.floor(runtime.env.COMPACT_MEMORY_MB * 1024 * 1024 * SORT_MEMORY_SHARE),
         workers: engineWorkers(runtime.env.COMPACT_MEMORY_MB),
+        quarantine: runtime.quarantine,
         ...overrides,
       },
       run,

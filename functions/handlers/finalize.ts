@@ -47,6 +47,7 @@ export function createFinalizeHandler(
         journal: runtime.journalFor(run.bucket),
         leases: runtime.leases,
         clock: runtime.clock,
+        quarantine: runtime.quarantine,
       },
       run,
       {

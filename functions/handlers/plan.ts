@@ -16,6 +16,7 @@ export function createPlanHandler(runtime: WorkflowRuntime): (event: unknown) =>
         journal: runtime.journalFor(run.bucket),
         clock: runtime.clock,
         leases: runtime.leases,
+        quarantine: runtime.quarantine,
       },
       run,
       { inlineGroupLimit: runtime.env.INLINE_GROUP_LIMIT, compactMemoryMb: runtime.env.COMPACT_MEMORY_MB },

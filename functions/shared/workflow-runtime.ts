@@ -1,10 +1,11 @@
 // What every compaction-workflow handler needs, built once per cold start from its environment: the
-// tables, one ObjectStore and Journal per bucket, the partition leases and the clock.
+// tables, one ObjectStore and Journal per bucket, the partition leases, the quarantine and the clock.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { DynamoPartitionLease } from '../adapters/dynamodb-partition-lease.js';
+import { DynamoQuarantine } from '../adapters/dynamodb-quarantine.js';
 import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { parseTableConfigs, resolveTablePolicy, type TableConfig } from '../core/table-config.js';
@@ -13,6 +14,7 @@ import type { PartitionLeases } from '../core/workflow/ports.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { Journal } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
+import type { Quarantine } from '../ports/quarantine.js';
 import { baseEnvSchema, parseEnv } from './env.js';
 import { createObservability, type Observability, withObservability } from './middleware.js';
 
@@ -43,6 +45,12 @@ export interface WorkflowRuntime {
   readonly tables: readonly TableConfig[];
   readonly clock: Clock;
   readonly leases: PartitionLeases;
+  /**
+   * Input files a rewrite failed on, on the state table beside their partitions (one for every bucket:
+   * records are keyed by table and partition). Operators list and clear them with the CLI's
+   * `quarantine --state-table`; no execution input is needed for that.
+   */
+  readonly quarantine: Quarantine;
   storeFor(bucket: string): ObjectStore;
   journalFor(bucket: string): Journal;
 }
@@ -83,6 +91,7 @@ export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime 
       tables,
       policies: new Map(tables.map((t) => [t.name, resolveTablePolicy(t)])),
     }),
+    quarantine: new DynamoQuarantine({ client: dynamodb, tableName: env.TABLE_NAME }),
     storeFor,
     journalFor(bucket) {
       let journal = journals.get(bucket);

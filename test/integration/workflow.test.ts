@@ -3,13 +3,17 @@
 
 import { writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { parquetMetadata } from 'hyparquet';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoPartitionLease } from '../../functions/adapters/dynamodb-partition-lease.js';
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
+import { run as cli } from '../../functions/cli.js';
 import { LeaseHeldError } from '../../functions/core/errors.js';
 import { type ObjectEvent, type ResolvedEvent, resolveEvent } from '../../functions/core/profiler.js';
 import { parseTableConfigs, resolveTablePolicy } from '../../functions/core/table-config.js';
+import { captureIo } from '../support/cli-io.js';
 import { openDuckDb, sqlString } from '../support/duckdb.js';
 import {
   historyItems,
@@ -22,7 +26,7 @@ import {
   type WorkflowHarness,
   writePartition,
 } from '../support/workflow-harness.js';
-import { WORKFLOW_TABLES } from '../support/workflow-stack.js';
+import { WORKFLOW_BUCKET, WORKFLOW_TABLES } from '../support/workflow-stack.js';
 
 describe('compaction workflow on the local cloud', () => {
   let h: WorkflowHarness;
@@ -218,6 +222,123 @@ describe('compaction workflow on the local cloud', () => {
       }),
     ]);
     expect(await partitionItem(h, day)).toMatchObject({ state: 'idle' });
+  });
+
+  it('quarantines an input with a corrupt page: the next run compacts its neighbours, a replaced file is taken back', async () => {
+    // Prepare: one of six inputs gets a corrupt page (its footer, which planning reads, stays intact)
+    const day = '2024-02-20';
+    const written = await writePartition(h.store, day, 6, 41);
+    const victim = written.keys[1] as string;
+    const good = await h.store.get(victim);
+    const neighbours = written.keys.filter((k) => k !== victim);
+    const neighbourRows = await rowMultiset(h.store, neighbours, h.scratch);
+    const victimRows = await rowMultiset(h.store, [victim], h.scratch);
+    const corrupt = new Uint8Array(good);
+    const meta = parquetMetadata(corrupt.buffer.slice(0) as ArrayBuffer);
+    const chunk = meta.row_groups[0]?.columns[0]?.meta_data;
+    const start = Number(chunk?.dictionary_page_offset ?? chunk?.data_page_offset);
+    corrupt.fill(0xff, start, start + Number(chunk?.total_compressed_size));
+    await h.store.put(victim, corrupt);
+    const corruptEtag = (await h.store.head(victim))?.etag;
+    const stateTable = h.cloud.tableName(h.stack.table);
+    const quarantineItems = async () =>
+      (
+        await h.cloud.dynamodb.send(
+          new QueryCommand({
+            TableName: stateTable,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :q)',
+            ExpressionAttributeValues: {
+              ':pk': { S: `PART#events#date=${day}` },
+              ':q': { S: 'QUARANTINE#' },
+            },
+            ConsistentRead: true,
+          }),
+        )
+      ).Items?.map((i) => unmarshall(i)) ?? [];
+
+    // Act 1: the run meets the corrupt page
+    const first = await run(h, input(day), 'quarantine-1');
+
+    // Assess 1: it fails naming the file, which is quarantined (alone) as the object it failed on
+    expect(first.status).toBe('FAILED');
+    expect(first.error).toBe('CorruptInputError');
+    expect(first.cause).toContain(victim);
+    expect(first.cause).toContain('quarantined');
+    expect(await quarantineItems()).toEqual([
+      expect.objectContaining({
+        sk: `QUARANTINE#${victim}`,
+        key: victim,
+        etag: corruptEtag,
+        runId: 'quarantine-1',
+        errorName: 'CorruptInputError',
+      }),
+    ]);
+    expect((await historyItems(h, day)).find((i) => i.runId === 'quarantine-1')).toMatchObject({
+      status: 'FAILED',
+      quarantined: 1,
+    });
+    expect((await listPartition(h.store, day)).map((o) => o.key)).toEqual([...written.keys].sort());
+
+    // Act 2: the next run
+    const second = await run(h, input(day), 'quarantine-2');
+    const status = captureIo({ env: h.cloud.env });
+    const statusCode = await cli(
+      ['status', '--table', 'events', '--state-table', stateTable, '--json'],
+      status,
+    );
+    const listed = captureIo({ env: h.cloud.env });
+    const listCode = await cli(
+      [
+        'quarantine',
+        `s3://${WORKFLOW_BUCKET}/events`,
+        '--partition',
+        `date=${day}`,
+        '--state-table',
+        stateTable,
+      ],
+      listed,
+    );
+
+    // Assess 2: the five neighbours are one file with exactly their rows; the victim is left untouched
+    expect(second.status, `${second.error}: ${second.cause}`).toBe('SUCCEEDED');
+    expect(second.output).toMatchObject({ groupsDone: 1, filesRetired: 5, quarantined: 1 });
+    const after = await listPartition(h.store, day);
+    expect(after.map((o) => o.key)).toEqual(
+      [victim, `events/date=${day}/part-quarantine-2-0001-00000.zstd.parquet`].sort(),
+    );
+    const output = after.filter((o) => o.key !== victim).map((o) => o.key);
+    expect(await rowMultiset(h.store, output, h.scratch)).toEqual(neighbourRows);
+    expect(after.find((o) => o.key === victim)?.etag).toBe(corruptEtag);
+    expect(Buffer.from(await h.store.get(victim)).equals(Buffer.from(corrupt))).toBe(true);
+    const plan = JSON.parse(
+      new TextDecoder().decode(await h.store.get('_lake-compactor/plans/quarantine-2.json')),
+    ) as { skipped: { key: string; reason: string }[] };
+    expect(plan.skipped).toEqual([
+      { key: victim, reason: expect.stringMatching(/^quarantined since .* by run quarantine-1: /) },
+    ]);
+    expect([statusCode, listCode]).toEqual([0, 0]);
+    const row = (
+      JSON.parse(status.stdout.join('\n')) as { partition: string; quarantined: { key: string }[] }[]
+    ).find((r) => r.partition === `date=${day}`);
+    expect(row?.quarantined.map((q) => q.key)).toEqual([victim]);
+    expect(listed.stdout.join('\n')).toContain(victim);
+    expect(listed.stdout.join('\n')).toContain(`1 file quarantined in table events partition "date=${day}"`);
+
+    // Act 3: the writer replaces the file with a good one and adds three more; the next run
+    await h.store.put(victim, good);
+    const more = await writePartition(h.store, day, 3, 42);
+    const moreRows = await rowMultiset(h.store, more.keys, h.scratch);
+    const third = await run(h, input(day), 'quarantine-3');
+
+    // Assess 3: the quarantine is released and the file is compacted with the rest, no row lost or doubled
+    expect(third.status, `${third.error}: ${third.cause}`).toBe('SUCCEEDED');
+    expect(third.output).toMatchObject({ groupsDone: 1, filesRetired: 5, quarantined: 0 });
+    expect(await quarantineItems()).toEqual([]);
+    const final = (await listPartition(h.store, day)).map((o) => o.key);
+    expect(final).toEqual([`events/date=${day}/part-quarantine-3-0001-00000.zstd.parquet`]);
+    expect((await rowMultiset(h.store, final, h.scratch)).sort()).toEqual(
+      [...neighbourRows, ...victimRows, ...moreRows].sort(),
+    );
   });
 
   it('aborts a group as a conflict, not a corrupt file, when a writer replaced an input after planning', async () => {

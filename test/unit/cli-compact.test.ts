@@ -1,11 +1,13 @@
 // `lake-compactor compact` on a generated lake and on Spark's part files in a temp folder: partitions end
 // as one file with the same row multiset (read back by DuckDB), --dry-run and failed groups change nothing,
 // zero-row files are left alone, and failures exit non-zero; after a run dies at a chosen request, the next
-// compact (or `settle`) rolls its groups forward or back from the journal in the folder and ends exact.
+// compact (or `settle`) rolls its groups forward or back from the journal in the folder and ends exact; a
+// corrupt input is quarantined so its neighbours compact on the next run.
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { parquetMetadata } from 'hyparquet';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TEMP_FILE_HOST } from '../../functions/adapters/local-object-store.js';
 import { run } from '../../functions/cli.js';
@@ -388,6 +390,101 @@ describe('lake-compactor compact and settle after a crash', () => {
       /date=2024-01-01: 1 group\(s\) of an interrupted run are open; a real run settles them before planning/,
     );
     expect(await snapshot(root)).toEqual(before);
+  });
+});
+
+describe('lake-compactor compact with a corrupt input', () => {
+  /** Overwrites the file's first column chunk with garbage; its footer (which planning reads) stays intact. */
+  async function corruptFirstPage(file: string): Promise<void> {
+    const bytes = await readFile(file);
+    const meta = parquetMetadata(
+      bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+    );
+    const chunk = meta.row_groups[0]?.columns[0]?.meta_data;
+    const start = Number(chunk?.dictionary_page_offset ?? chunk?.data_page_offset);
+    bytes.fill(0xff, start, start + Number(chunk?.total_compressed_size));
+    await writeFile(file, bytes);
+  }
+
+  const rowsOf = async (files: readonly string[]) =>
+    (await db.rows(`SELECT * FROM read_parquet([${files.map(sqlString).join(', ')}]) ORDER BY ALL`)).map(
+      (r) => JSON.stringify(r),
+    );
+
+  it('quarantines it: the first run fails its group, the next compacts its neighbours and leaves it in place', async () => {
+    // Prepare: the second file of one partition gets a corrupt page
+    const day = '2024-01-02';
+    const dir = join(table, `date=${day}`);
+    const names = await dataFiles(table, day);
+    const victim = names[1] as string;
+    const neighbours = names.filter((n) => n !== victim);
+    const neighbourRows = await rowsOf(neighbours.map((n) => join(dir, n)));
+    await corruptFirstPage(join(dir, victim));
+    const victimBytes = await readFile(join(dir, victim));
+    const first = capture();
+    const second = capture();
+    const listed = capture();
+
+    // Act
+    const firstCode = await run(['compact', table], first);
+    const afterFirst = await dataFiles(table, day);
+    const secondCode = await run(['compact', table], second);
+    const listCode = await run(['quarantine', table], listed);
+
+    // Assess: run 1 fails that group and quarantines only the victim
+    expect(firstCode).toBe(1);
+    expect(first.stderr.join('\n')).toMatch(
+      /1 of 3 partitions failed \(date=2024-01-02: CorruptInputError\)/,
+    );
+    expect(first.stdout.join('\n')).toMatch(
+      new RegExp(
+        `date=${day} g0001: FAILED CorruptInputError: Corrupt Parquet input date=${day}/${victim}: .*quarantined`,
+      ),
+    );
+    expect(afterFirst).toEqual(names);
+    // Run 2 compacts the five neighbours into one file with exactly their rows; the victim is untouched
+    expect(secondCode).toBe(0);
+    const after = await dataFiles(table, day);
+    expect(after).toHaveLength(2);
+    expect(after).toContain(victim);
+    const output = after.find((n) => n !== victim) as string;
+    expect(await rowsOf([join(dir, output)])).toEqual(neighbourRows);
+    expect(Buffer.compare(await readFile(join(dir, victim)), victimBytes)).toBe(0);
+    expect(second.stdout.join('\n')).toMatch(new RegExp(`date=${day} g0001: 5 files → 1`));
+    // ...and lists it as quarantined
+    expect(listCode).toBe(0);
+    expect(listed.stdout.join('\n')).toMatch(
+      new RegExp(`date=${day} +date=${day}/${victim} .*CorruptInputError`),
+    );
+    expect(listed.stdout.join('\n')).toContain('1 file quarantined in table events');
+  });
+
+  it('releases the quarantine once the file is replaced, and plans the new file again', async () => {
+    // Prepare: a partition whose second file was quarantined, then replaced by a good one
+    const day = '2024-01-03';
+    const dir = join(table, `date=${day}`);
+    const names = await dataFiles(table, day);
+    const victim = join(dir, names[1] as string);
+    const good = await readFile(victim);
+    await corruptFirstPage(victim);
+    await run(['compact', table, '--partition', `date=${day}`], capture());
+    const held = capture();
+    await run(['quarantine', table, '--json'], held);
+    await writeFile(victim, good);
+    const rowsBefore = await rowsOf(names.map((n) => join(dir, n)));
+
+    // Act
+    const code = await run(['compact', table, '--partition', `date=${day}`], capture());
+    const after = capture();
+    await run(['quarantine', table, '--json'], after);
+
+    // Assess
+    expect((JSON.parse(held.stdout.join('\n')) as { quarantined: unknown[] }).quarantined).toHaveLength(1);
+    expect(code).toBe(0);
+    const [output] = await dataFiles(table, day);
+    expect(await dataFiles(table, day)).toHaveLength(1);
+    expect(await rowsOf([join(dir, output as string)])).toEqual(rowsBefore);
+    expect((JSON.parse(after.stdout.join('\n')) as { quarantined: unknown[] }).quarantined).toEqual([]);
   });
 });
 

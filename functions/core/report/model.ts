@@ -1,5 +1,6 @@
-// Builds the HTML report's data model from a listing, stored plans and (optionally) history items: every
-// figure comes from one of those sources and is labelled with it; nothing missing is filled in or guessed.
+// Builds the HTML report's data model from a listing, stored plans, quarantine records and (optionally)
+// history items: every figure comes from one of those sources and is labelled with it; nothing is guessed.
+import type { QuarantinedFile } from '../quarantine.js';
 import { partitionDir } from '../run-input.js';
 
 const MiB = 1024 * 1024;
@@ -113,6 +114,15 @@ export interface ReportRun {
   readonly estimatedCostUsd?: number;
 }
 
+/** A quarantine record as the report shows it. */
+export interface ReportQuarantined extends QuarantinedFile {
+  /**
+   * Whether the listing still holds the object the rewrite failed on (same key and ETag): then later runs
+   * leave it out. Otherwise it was replaced or removed, and the next plan releases the record.
+   */
+  readonly held: boolean;
+}
+
 export interface ReportInput {
   /** Table name shown in the title. */
   readonly table: string;
@@ -131,6 +141,8 @@ export interface ReportInput {
   readonly history?: readonly ReportRun[];
   /** Caveats the caller found while gathering (unreadable plans, limits hit...). */
   readonly notes?: readonly string[];
+  /** This table's quarantined files, and where they were read; undefined when none was read. */
+  readonly quarantine?: { readonly source: string; readonly files: readonly ReportQuarantined[] };
 }
 
 /** Counts and bytes of a set of files, with their size histogram over the model's `buckets`. */
@@ -217,6 +229,8 @@ export interface ReportSummary {
   /** From history only (undefined without a state table). */
   readonly bytesRewritten?: number;
   readonly estimatedCostUsd?: number;
+  /** Files later runs leave out because a rewrite failed on them (held quarantine records). */
+  readonly quarantinedFiles: number;
 }
 
 export interface ReportModel {
@@ -233,6 +247,11 @@ export interface ReportModel {
   readonly runs: readonly RunRow[];
   /** Whether history came from a state table. */
   readonly hasHistory: boolean;
+  /** Quarantined files by partition then key, with the label of their partition; where they were read. */
+  readonly quarantine?: {
+    readonly source: string;
+    readonly files: readonly (ReportQuarantined & { readonly label: string })[];
+  };
   /** Where each figure comes from and what is missing; shown on the page. */
   readonly notes: readonly string[];
 }
@@ -439,6 +458,9 @@ export function buildReportModel(input: ReportInput): ReportModel {
   const smallFilesNow = sum(partitions.map((p) => p.now.smallFiles));
   const knownBefore = sum(compared.map((p) => (p.before?.files ?? 0) - (p.before?.unknownSizeFiles ?? 0)));
   const history = input.history?.filter((r) => !r.dryRun);
+  const quarantined = [...(input.quarantine?.files ?? [])]
+    .sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : a.key < b.key ? -1 : 1))
+    .map((q) => ({ ...q, label: labelOf(q.partition) }));
   const notes = [...(input.notes ?? [])];
   if (input.history === undefined)
     notes.push(
@@ -466,6 +488,7 @@ export function buildReportModel(input: ReportInput): ReportModel {
           filesNowInCompared: sum(compared.map((p) => p.now.files)),
         }),
     runs: runs.length,
+    quarantinedFiles: quarantined.filter((q) => q.held).length,
     ...(history === undefined
       ? {}
       : {
@@ -484,6 +507,9 @@ export function buildReportModel(input: ReportInput): ReportModel {
     timeline: timelineOf(input, partitions),
     runs,
     hasHistory: input.history !== undefined,
+    ...(input.quarantine === undefined
+      ? {}
+      : { quarantine: { source: input.quarantine.source, files: quarantined } }),
     notes,
   };
 }

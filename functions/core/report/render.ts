@@ -111,6 +111,18 @@ function summaryCards(model: ReportModel): string {
       s.estimatedCostUsd === undefined ? '' : s.estimatedCostUsd.toFixed(6),
     ),
   ];
+  // Shown only when something is held: a file the compactor keeps leaving out is worth a look.
+  if (s.quarantinedFiles > 0) {
+    cards.push(
+      card(
+        'card-quarantined',
+        'Quarantined files',
+        count(s.quarantinedFiles),
+        'left out of compaction since a rewrite failed on them; see below',
+        String(s.quarantinedFiles),
+      ),
+    );
+  }
   return `<section id="summary" class="cards">${cards.join('')}</section>`;
 }
 
@@ -305,6 +317,22 @@ function runsSection(model: ReportModel, maxRuns: number): string {
   return `<section id="runs"><h2>Runs</h2><p class="legend">Newest first. Rows from <em>history</em> are the state table’s run summaries; rows from a <em>plan</em> are stored plans (files and bytes when planned; “bytes rewritten” is what the plan grouped).</p><table id="runs-table"><thead><tr><th>started</th><th>partition</th><th>outcome</th><th>files</th><th>bytes</th><th>bytes rewritten</th><th>est. cost</th><th>took</th><th>run</th><th>source</th></tr></thead><tbody>${shown.map(runRow).join('')}</tbody></table>${model.runs.length > shown.length ? `<p class="muted">${count(model.runs.length - shown.length)} older runs are not shown.</p>` : ''}</section>`;
 }
 
+/** The quarantined files (every record, held or about to be released), or why none are shown. */
+function quarantineSection(model: ReportModel): string {
+  const q = model.quarantine;
+  if (q === undefined) return '';
+  const head = `<section id="quarantine"><h2>Quarantined files</h2>`;
+  if (q.files.length === 0)
+    return `${head}<p class="empty" id="no-quarantine">No file is quarantined (${h(q.source)}).</p></section>`;
+  const rows = q.files
+    .map(
+      (f) =>
+        `<tr data-partition="${h(f.partition)}" data-key="${h(f.key)}" data-held="${f.held}"><td>${h(f.label)}</td><td class="mono">${h(f.key)}</td><td>${h(formatTime(f.since))}</td><td class="mono">${h(f.runId)}</td><td>${h(f.errorName)}</td><td>${h(f.reason)}</td><td>${f.held ? 'left out of every run' : 'replaced or removed since: released on the next run'}</td></tr>`,
+    )
+    .join('');
+  return `${head}<p class="legend">Files a rewrite failed on (read from ${h(q.source)}). Runs leave a quarantined file out and compact the rest of its partition, until the file is replaced or removed, or an operator releases it with <code>lake-compactor quarantine &lt;uri&gt; --clear &lt;key&gt;</code>.</p><table id="quarantine-table"><thead><tr><th>partition</th><th>key</th><th>since</th><th>run</th><th>error</th><th>reason</th><th>state</th></tr></thead><tbody>${rows}</tbody></table></section>`;
+}
+
 function notesSection(model: ReportModel): string {
   const sources = [
     'Now: the data files listed under the table’s location when this report was made.',
@@ -348,9 +376,9 @@ table.buckets thead th{color:#6b7280}
 table.buckets tbody th{text-align:left;color:#4b5563}
 #fragmentation svg{background:#fff;border-radius:10px;box-shadow:0 1px 2px rgba(0,0,0,.08)}
 .series-legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 8px;font-size:12px}
-#runs-table,table.points{background:#fff;width:100%;font-size:12px;border-radius:10px;overflow:hidden;box-shadow:0 1px 2px rgba(0,0,0,.08)}
-#runs-table th,#runs-table td,table.points th,table.points td{padding:6px 8px;border-bottom:1px solid #e5e7eb;text-align:left;vertical-align:top}
-#runs-table thead th{background:#f9fafb;color:#374151}
+#runs-table,#quarantine-table,table.points{background:#fff;width:100%;font-size:12px;border-radius:10px;overflow:hidden;box-shadow:0 1px 2px rgba(0,0,0,.08)}
+#runs-table th,#runs-table td,#quarantine-table th,#quarantine-table td,table.points th,table.points td{padding:6px 8px;border-bottom:1px solid #e5e7eb;text-align:left;vertical-align:top}
+#runs-table thead th,#quarantine-table thead th{background:#f9fafb;color:#374151}
 .num{text-align:right!important;white-space:nowrap}
 .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:11px;word-break:break-all}
 .bad{color:#b91c1c}
@@ -370,6 +398,7 @@ ${summaryCards(model)}
 ${histogramsSection(model, options.maxPartitions ?? 60)}
 ${timelineSection(model, options.maxSeries ?? 10)}
 ${runsSection(model, options.maxRuns ?? 200)}
+${quarantineSection(model)}
 ${notesSection(model)}
 </body></html>
 `;

@@ -4,9 +4,11 @@ import pLimit from 'p-limit';
 import type { Clock } from '../../ports/clock.js';
 import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { Quarantine } from '../../ports/quarantine.js';
 import { stagingLeftovers } from '../commit.js';
-import { InvalidInputError } from '../errors.js';
+import { CorruptInputError, InvalidInputError, UnsupportedInputError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
+import { blamedInput } from '../quarantine.js';
 import {
   type RewriteGroup,
   type RewriteOptions,
@@ -36,6 +38,11 @@ export interface CompactDeps {
    * several outputs encode them in parallel; single-output and sorted groups stay on one thread.
    */
   readonly workers?: number;
+  /**
+   * Where an input that fails the rewrite by itself (CorruptInputError, UnsupportedInputError naming it)
+   * is recorded, so later plans leave it out and its neighbours compact. Absent: nothing is recorded.
+   */
+  readonly quarantine?: Quarantine;
 }
 
 export interface CompactStepResult {
@@ -52,6 +59,11 @@ export interface CompactStepResult {
  * Rewrites the group unless a previous attempt did: `planned` → rewrite (after clearing any partial
  * staging of a crashed attempt) → `staged`; `staged` or later → the recorded result. Inputs are only
  * ever read; a failure leaves them where they are and the entry at `planned`.
+ *
+ * A rewrite that fails on one input's own bytes, while every input is still the planned object, quarantines
+ * that input (only it, never its neighbours) and rethrows, so the group fails and rolls back as before but
+ * the next run plans around the file. A failure while an input changed is a conflict instead (see below):
+ * the new object was never tried, so there is nothing to hold against it.
  */
 export async function compactGroup(
   deps: CompactDeps,
@@ -103,7 +115,7 @@ export async function compactGroup(
     // A read that failed because a writer replaced or removed an input since planning is a conflict,
     // not a corrupt file: the group is left alone (aborted, nothing staged) and its inputs untouched.
     const changed = await changedInputs(deps.store, entry);
-    if (changed.length === 0) throw err;
+    if (changed.length === 0) throw await quarantineBlamed(deps, run, entry, err);
     const leftover = await stagingLeftovers(deps.store, entry.stagingPrefix);
     if (leftover.length > 0) await deps.store.deleteMany(leftover.map((key) => ({ key })));
     const aborted = await deps.journal.transition(
@@ -141,6 +153,46 @@ export async function compactGroup(
     bytesRead: result.bytesRead,
     fingerprint: result.fingerprint,
   };
+}
+
+/**
+ * Records the input a failed rewrite blames (see `blamedInput`) and returns the error to rethrow: the same
+ * class, key and reason, with advice on how the quarantine is released instead of "remove it by hand".
+ * When recording fails the original failure still wins (the group fails either way), and the message says
+ * that the next run will meet the file again.
+ */
+async function quarantineBlamed(
+  deps: CompactDeps,
+  run: RunContext,
+  entry: GroupJournalEntry,
+  err: unknown,
+): Promise<unknown> {
+  const blamed = blamedInput(
+    err,
+    entry.inputs.map((i) => i.key),
+  );
+  const input = entry.inputs.find((i) => i.key === blamed?.key);
+  if (blamed === undefined || input === undefined || deps.quarantine === undefined) return err;
+  let advice: string;
+  try {
+    await deps.quarantine.record({
+      table: run.table,
+      partition: run.partition,
+      key: input.key,
+      etag: input.etag,
+      reason: blamed.reason,
+      errorName: blamed.name,
+      runId: run.runId,
+      since: deps.clock.now(),
+    });
+    advice = `The file was left in place and quarantined (${deps.quarantine.description}): later runs leave it out and compact the rest of the partition until it is replaced or removed, or an operator clears it (lake-compactor quarantine <uri> --clear ${input.key}, with --state-table for the deployed workflow).`;
+  } catch (recordErr) {
+    advice = `The file was left in place but could not be quarantined (${recordErr instanceof Error ? `${recordErr.name}: ${recordErr.message}` : String(recordErr)}), so the next run will fail on it again; inspect or remove it by hand.`;
+  }
+  const options = { cause: err, advice };
+  return blamed instanceof CorruptInputError
+    ? new CorruptInputError(blamed.key, blamed.reason, options)
+    : new UnsupportedInputError(blamed.key, blamed.reason, options);
 }
 
 /** Inputs that are no longer what the group planned: removed, or with another ETag. */

@@ -5,6 +5,7 @@
 import type { Clock } from '../../ports/clock.js';
 import { type GroupJournalEntry, isSettled, type Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { Quarantine } from '../../ports/quarantine.js';
 import { rollbackGroup } from '../commit.js';
 import type { RunContext } from '../run-input.js';
 import { type CaughtError, causeMessage, failureReason, parseFailure } from './commit.js';
@@ -29,6 +30,8 @@ export interface FinalizeDeps {
   readonly journal: Journal;
   readonly leases: PartitionLeases;
   readonly clock: Clock;
+  /** Read for the summary's `quarantined` count; absent (tools, tests of other steps): no count. */
+  readonly quarantine?: Quarantine;
 }
 
 export interface FinalizeRequest {
@@ -80,6 +83,11 @@ export interface RunSummary {
   readonly settledGroups?: number;
   /** Set when the partition was left needs-attention instead of idle: why. */
   readonly needsAttention?: string;
+  /**
+   * Files of the partition in quarantine when the run ended (left out of plans until they change or an
+   * operator clears them), including any this run's groups quarantined; absent without a quarantine.
+   */
+  readonly quarantined?: number;
 }
 
 /**
@@ -177,6 +185,7 @@ export async function finalizeRun(
     e.publishStartedAt !== undefined && e.retiredAt !== undefined ? e.retiredAt - e.publishStartedAt : 0,
   );
   const rewriteWindow = rewriteWindowMs(entries);
+  const quarantined = deps.quarantine === undefined ? undefined : (await deps.quarantine.list(ref)).length;
   const summary: RunSummary = {
     runId: run.runId,
     table: run.table,
@@ -208,6 +217,7 @@ export async function finalizeRun(
     ...(unsettled.length === 0 ? {} : { unsettled }),
     ...(others.settled.length === 0 ? {} : { settledGroups: others.settled.length }),
     ...(needsAttention === undefined ? {} : { needsAttention }),
+    ...(quarantined === undefined ? {} : { quarantined }),
   };
 
   const history: RunHistory = {

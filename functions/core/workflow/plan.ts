@@ -4,6 +4,7 @@
 import type { Clock } from '../../ports/clock.js';
 import type { Journal, RetireMode } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { Quarantine } from '../../ports/quarantine.js';
 import {
   JournalConflictError,
   LeaseLostError,
@@ -12,6 +13,7 @@ import {
 } from '../errors.js';
 import { inventoryTable } from '../inventory.js';
 import { type PartitionPlan, partitionPlanSchema, planPartition } from '../planning.js';
+import { matchQuarantine } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
 import { refuseForeignAmong, refuseForeignAround } from '../table-format.js';
 import { failureReason } from './commit.js';
@@ -26,6 +28,11 @@ export interface PlanDeps {
   readonly clock: Clock;
   /** Checked before planning: only the run holding the partition's lease may plan it. */
   readonly leases: Pick<PartitionLeases, 'holds'>;
+  /**
+   * Files whose rewrite failed on the file itself: planned around while unchanged, released when replaced
+   * or removed. Absent (tools, tests of other steps): nothing is quarantined.
+   */
+  readonly quarantine?: Quarantine;
 }
 
 export interface PlanStepOptions {
@@ -188,7 +195,10 @@ export async function readPlan(store: ObjectStore, runId: string): Promise<Parti
 }
 
 /**
- * Lists and plans the partition and stores the plan.
+ * Lists and plans the partition and stores the plan. Quarantined files still listed with their quarantined
+ * ETag are left out (the plan's `skipped` says since when, by which run and why); records whose object was
+ * replaced or removed since are cleared first — the failure was about an object that no longer exists — so
+ * a writer's or an operator's new file is planned like any other (not in a dry run, which writes nothing).
  * @throws UnsupportedTableFormatError, before anything is written, when the partition lies in or holds a
  * Delta or Iceberg table (a `_delta_log/` or Iceberg `metadata/` in a folder above it, or in its listing).
  */
@@ -200,8 +210,20 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
   const inventory = await inventoryTable(deps.store, root, { now, readFooters: true });
   refuseForeignAmong(deps.store, run.partitionDir, inventory.foreignTables);
   const files = inventory.partitions.find((p) => p.partition === '')?.files ?? [];
+  const ref = { table: run.table, partition: run.partition };
+  const records = deps.quarantine === undefined ? [] : await deps.quarantine.list(ref);
+  const { active, released } = matchQuarantine(records, files);
+  if (!run.dryRun && deps.quarantine !== undefined) {
+    for (const record of released) await deps.quarantine.clear(ref, record.key);
+  }
   const plan = planPartition(
-    { table: run.table, partition: run.partition, files: [...files], snapshot: { listedAt: now } },
+    {
+      table: run.table,
+      partition: run.partition,
+      files: [...files],
+      snapshot: { listedAt: now },
+      ...(active.length === 0 ? {} : { quarantined: active }),
+    },
     {
       targetFileSizeBytes: run.targetFileSizeBytes,
       minInputFiles: run.minInputFiles,

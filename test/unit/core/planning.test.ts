@@ -186,6 +186,61 @@ describe('planPartition: readable scenarios', () => {
     expect(onlyEmpty.reason).toBe('nothing to compact: 2 empty (zero rows) (see skipped for each file)');
   });
 
+  it('leaves a quarantined file out while it keeps its ETag, saying since when, by which run and why', () => {
+    // Prepare: six small files, the third quarantined by an earlier run as the same object (same ETag)
+    const files = Array.from({ length: 6 }, (_, i) => file(i, 10 * KB));
+    const bad = files[2] as PlanInputFile;
+    const record = {
+      table: 'events',
+      partition: 'date=2024-01-15',
+      key: bad.key,
+      etag: bad.etag,
+      reason: 'the decoder failed (unreachable)',
+      errorName: 'CorruptInputError',
+      runId: 'run-7',
+      since: Date.UTC(2024, 0, 16),
+    };
+    // Act
+    const plan = planPartition({ ...input(files), quarantined: [record] });
+    // Assess: the five neighbours still make a group; the file is skipped, not lost
+    expect(plan.groups).toHaveLength(1);
+    expect(plan.groups[0]?.files.map((f) => f.key)).toEqual(files.filter((f) => f !== bad).map((f) => f.key));
+    expect(plan.skipped).toEqual([
+      {
+        key: bad.key,
+        reason: expect.stringMatching(
+          /^quarantined since 2024-01-16T00:00:00\.000Z by run run-7: the decoder failed \(unreachable\) \(CorruptInputError\); .*--clear/,
+        ),
+      },
+    ]);
+    expect(plan.summary).toMatchObject({ inputFiles: 6, plannedFiles: 5 });
+  });
+
+  it('plans a file whose quarantine record names another ETag: the object was replaced since', () => {
+    // Prepare
+    const files = Array.from({ length: 5 }, (_, i) => file(i, 10 * KB));
+    const replaced = {
+      table: 'events',
+      partition: 'date=2024-01-15',
+      key: files[0]?.key as string,
+      etag: 'etag-of-the-corrupt-version',
+      reason: 'bad page',
+      errorName: 'CorruptInputError',
+      runId: 'run-7',
+      since: 1,
+    };
+    // Act
+    const plan = planPartition({ ...input(files), quarantined: [replaced] });
+    const alone = planPartition({
+      ...input([file(0, 10 * KB)]),
+      quarantined: [{ ...replaced, etag: 'etag-0' }],
+    });
+    // Assess
+    expect(plan.groups[0]?.files).toHaveLength(5);
+    expect(plan.skipped).toEqual([]);
+    expect(alone.reason).toBe('nothing to compact: 1 quarantined (see skipped for each file)');
+  });
+
   it('splits a fingerprint over maxGroupBytes into balanced groups under the cap', () => {
     // Prepare: 100 files of 50 MiB = 5000 MiB; cap 2 GiB → 3 groups of ~1667 MiB
     const files = Array.from({ length: 100 }, (_, i) => file(i, 50 * MiB));

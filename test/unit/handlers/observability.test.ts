@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryJournal } from '../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../functions/adapters/memory-object-store.js';
+import { MemoryQuarantine } from '../../../functions/adapters/memory-quarantine.js';
 import { DEFAULT_POLICY } from '../../../functions/core/policy.js';
 import type { PartitionSnapshot } from '../../../functions/core/profiler.js';
 import { normalizeRunInput, type RunContext } from '../../../functions/core/run-input.js';
@@ -263,6 +264,7 @@ describe('finalize handler', () => {
       tables,
       clock,
       leases,
+      quarantine: new MemoryQuarantine(),
       storeFor: () => store,
       journalFor: () => journal,
     } satisfies WorkflowRuntime;

@@ -4,16 +4,17 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { MemoryQuarantine } from '../../../../functions/adapters/memory-quarantine.js';
 import { commitGroup } from '../../../../functions/core/commit.js';
-import { VerificationError } from '../../../../functions/core/errors.js';
+import { CorruptInputError, VerificationError } from '../../../../functions/core/errors.js';
 import { rewriteGroup } from '../../../../functions/core/rewrite/rewrite.js';
 import { normalizeRunInput, type RunContext } from '../../../../functions/core/run-input.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import { commitStep, rollbackStep } from '../../../../functions/core/workflow/commit.js';
-import { compactGroup } from '../../../../functions/core/workflow/compact.js';
+import { compactGroup, type RewriteFn } from '../../../../functions/core/workflow/compact.js';
 import { finalizeRun } from '../../../../functions/core/workflow/finalize.js';
 import { acquireLease } from '../../../../functions/core/workflow/lease.js';
-import { planRun } from '../../../../functions/core/workflow/plan.js';
+import { planRun, readPlan } from '../../../../functions/core/workflow/plan.js';
 import { verifyGroup } from '../../../../functions/core/workflow/verify.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
 import { writeSampleLake } from '../../../../functions/tools/sample-lake.js';
@@ -205,6 +206,151 @@ describe('workflow step services', () => {
     expect(leases.history).toEqual([expect.objectContaining({ runId: 'final-1', status: 'FAILED' })]);
     expect(leases.item({ table: 'events', partition: `date=${DAY}` })).toMatchObject({ state: 'idle' });
     expect(leases.changes).toEqual([]);
+  });
+
+  describe('quarantine', () => {
+    let quarantine: MemoryQuarantine;
+    const ref = { table: 'events', partition: `date=${DAY}` };
+    const withQuarantine = () => ({ ...deps(), quarantine });
+    const planWithQuarantine = async (run: RunContext) => {
+      await acquireLease(leases, run, clock.now());
+      return planRun({ ...withQuarantine(), leases }, run, planOptions);
+    };
+    /** The real engine, except that it fails as `fail` says for the inputs it names. */
+    const failing =
+      (fail: (keys: readonly string[]) => Error | undefined): RewriteFn =>
+      async (io, group, options) => {
+        const err = fail(group.files.map((f) => f.key));
+        if (err !== undefined) throw err;
+        return rewriteGroup(io, group, options);
+      };
+
+    beforeEach(() => {
+      quarantine = new MemoryQuarantine();
+    });
+
+    it('quarantines only the input a rewrite fails on by itself and rethrows; the next run compacts its neighbours', async () => {
+      // Prepare
+      const victim = inputs[2] as string;
+      const etag = (await store.head(victim))?.etag;
+      const first = runContext('q-1');
+      await planWithQuarantine(first);
+      const rewrite = failing(() => new CorruptInputError(victim, 'the decoder failed (unreachable)'));
+
+      // Act 1: the group fails on the victim
+      const attempt = compactGroup({ ...withQuarantine(), rewrite }, first, {
+        groupId: 'g0001',
+        expectedOutputFiles: 1,
+      });
+
+      // Assess 1: the same typed error, now saying how the quarantine is released; only the victim is held
+      await expect(attempt).rejects.toBeInstanceOf(CorruptInputError);
+      await expect(attempt).rejects.toThrow(
+        new RegExp(
+          `^Corrupt Parquet input ${victim}: the decoder failed \\(unreachable\\)\\. The file was left in place and quarantined \\(memory\\): later runs leave it out`,
+        ),
+      );
+      expect(await quarantine.list(ref)).toEqual([
+        {
+          ...ref,
+          key: victim,
+          etag,
+          reason: 'the decoder failed (unreachable)',
+          errorName: 'CorruptInputError',
+          runId: 'q-1',
+          since: 5_000,
+        },
+      ]);
+      await rollbackStep(deps(), 'q-1', 'g0001', { Error: 'CorruptInputError', Cause: 'x' });
+      const ended = await finalizeRun({ ...withQuarantine(), leases }, first, { outcome: 'compacted' });
+      expect(ended).toMatchObject({ status: 'FAILED', failedGroups: 1, quarantined: 1 });
+
+      // Act 2: the next run
+      const second = runContext('q-2');
+      const plan = await planWithQuarantine(second);
+      await compactGroup(withQuarantine(), second, { groupId: 'g0001', expectedOutputFiles: 1 });
+      await verifyGroup(deps(), second, 'g0001');
+      const committed = await commitStep(deps(), 'q-2', 'g0001');
+
+      // Assess 2: the five neighbours are compacted, the victim is left where it was
+      expect(plan).toMatchObject({ groupCount: 1, plannedFiles: 5, skippedFiles: 1 });
+      expect((await readPlan(store, 'q-2'))?.skipped).toEqual([
+        {
+          key: victim,
+          reason: expect.stringMatching(/^quarantined since 1970-01-01T00:00:05\.000Z by run q-1: /),
+        },
+      ]);
+      expect(committed).toMatchObject({ state: 'done', retired: 5 });
+      const listed: string[] = [];
+      for await (const o of store.listAll(`events/date=${DAY}/`)) listed.push(o.key);
+      expect(listed.sort()).toEqual([`events/date=${DAY}/part-q-2-0001-00000.zstd.parquet`, victim].sort());
+      expect((await store.head(victim))?.etag).toBe(etag);
+    });
+
+    it('quarantines nothing when the failure blames no input, is not the file’s own, or an input changed meanwhile', async () => {
+      // Prepare: three runs, one failure each
+      const cases: { runId: string; rewrite: RewriteFn; before?: () => Promise<void> }[] = [
+        // The fingerprint names a batch, the parallel engine an output: neither is an input of the group.
+        { runId: 'n-1', rewrite: failing(() => new CorruptInputError('(batch)', 'list without child')) },
+        { runId: 'n-2', rewrite: failing(() => new Error('SlowDown: reduce your request rate')) },
+        // A writer replaced another input after planning: a conflict, not the blamed file's fault.
+        {
+          runId: 'n-3',
+          rewrite: failing(
+            (keys) => new CorruptInputError(keys[0] as string, 'read 10 bytes where the plan says 99'),
+          ),
+          before: async () => {
+            await store.put(inputs[3] as string, await store.get(inputs[4] as string));
+          },
+        },
+      ];
+      const outcomes: string[] = [];
+
+      // Act
+      for (const c of cases) {
+        const run = runContext(c.runId);
+        await planWithQuarantine(run);
+        await c.before?.();
+        try {
+          const result = await compactGroup({ ...withQuarantine(), rewrite: c.rewrite }, run, {
+            groupId: 'g0001',
+            expectedOutputFiles: 1,
+          });
+          outcomes.push(result.state);
+        } catch (err) {
+          outcomes.push((err as Error).name);
+          await rollbackStep(deps(), c.runId, 'g0001', { Error: (err as Error).name });
+        }
+        await finalizeRun({ ...withQuarantine(), leases }, run, { outcome: 'compacted' });
+      }
+
+      // Assess
+      expect(outcomes).toEqual(['CorruptInputError', 'Error', 'aborted']);
+      expect(await quarantine.listTable('events')).toEqual([]);
+    });
+
+    it('releases the quarantine of a file that was replaced or removed, and plans the new file; a dry run releases nothing', async () => {
+      // Prepare: two files quarantined as objects that are no longer there
+      const replaced = inputs[0] as string;
+      const removed = `events/date=${DAY}/part-gone.parquet`;
+      const old = { ...ref, reason: 'bad page', errorName: 'CorruptInputError', runId: 'old', since: 1 };
+      await quarantine.record({ ...old, key: replaced, etag: 'etag-of-the-corrupt-version' });
+      await quarantine.record({ ...old, key: removed, etag: 'etag-of-a-removed-file' });
+
+      // Act
+      const dry = await planWithQuarantine(runContext('r-dry', { dryRun: true }));
+      const afterDry = await quarantine.list(ref);
+      await finalizeRun({ ...withQuarantine(), leases }, runContext('r-dry', { dryRun: true }), {
+        outcome: 'dry-run',
+      });
+      const plan = await planWithQuarantine(runContext('r-1'));
+
+      // Assess
+      expect(dry).toMatchObject({ plannedFiles: 6, skippedFiles: 0 });
+      expect(afterDry.map((r) => r.key)).toEqual([replaced, removed]);
+      expect(plan).toMatchObject({ plannedFiles: 6, skippedFiles: 0 });
+      expect(await quarantine.list(ref)).toEqual([]);
+    });
   });
 
   it('finalize of a failed run rolls a half-published group forward, so no row is visible twice', async () => {

@@ -1,0 +1,82 @@
+// Which input files are quarantined: one that broke a rewrite is left out of later plans while it is the
+// same object (same ETag), so its neighbours still compact; a new ETag, or its removal, releases it.
+import { z } from 'zod';
+import { CorruptInputError, UnsupportedInputError } from './errors.js';
+
+/**
+ * One quarantined file, as stored. `etag` is the object the rewrite failed on: the quarantine holds only
+ * while the listed object still has it, so a writer or an operator replacing the file releases it.
+ */
+export const quarantinedFileSchema = z.object({
+  table: z.string().min(1),
+  /** The partition's path relative to the table root ('' when unpartitioned). */
+  partition: z.string(),
+  key: z.string().min(1),
+  /** Entity tag without quotes, as planned. */
+  etag: z.string(),
+  /** What was wrong with it (the error's reason, without the advice around it). */
+  reason: z.string(),
+  /** `CorruptInputError` or `UnsupportedInputError`. */
+  errorName: z.string().min(1),
+  /** The run (execution name) whose rewrite failed on it. */
+  runId: z.string().min(1),
+  /** When it was quarantined, epoch ms. */
+  since: z.number().int().nonnegative(),
+});
+export type QuarantinedFile = z.infer<typeof quarantinedFileSchema>;
+
+/** A partition whose quarantine is read or cleared. */
+export interface QuarantinePartition {
+  readonly table: string;
+  readonly partition: string;
+}
+
+/**
+ * The input a failed rewrite blames, when the failure is the file's own (damaged, or valid but not
+ * reproducible by the engine) — the only failures worth quarantining. Anything else (throttling, memory,
+ * a stalled writer, an unreadable *output*) says nothing against one input, and a key outside the group
+ * (e.g. `(batch)` from the fingerprint, or an output key) names no input: neither quarantines anything.
+ */
+export function blamedInput(
+  err: unknown,
+  inputKeys: readonly string[],
+): CorruptInputError | UnsupportedInputError | undefined {
+  if (!(err instanceof CorruptInputError || err instanceof UnsupportedInputError)) return undefined;
+  return inputKeys.includes(err.key) ? err : undefined;
+}
+
+/**
+ * Splits a partition's quarantine against its current listing: `active` are files still listed with the
+ * quarantined ETag (planning leaves them out); `released` are records whose object was replaced (another
+ * ETag) or removed since, which the caller clears — nothing of the old object is left to protect.
+ */
+export function matchQuarantine(
+  records: readonly QuarantinedFile[],
+  listed: readonly { readonly key: string; readonly etag: string }[],
+): { active: QuarantinedFile[]; released: QuarantinedFile[] } {
+  const etags = new Map(listed.map((f) => [f.key, f.etag]));
+  const active: QuarantinedFile[] = [];
+  const released: QuarantinedFile[] = [];
+  for (const record of records) {
+    if (etags.get(record.key) === record.etag) active.push(record);
+    else released.push(record);
+  }
+  return { active, released };
+}
+
+/** The planner's skip reason for a quarantined file: when, by which run, why, and how it is released. */
+export function quarantineSkipReason(record: QuarantinedFile): string {
+  return (
+    `quarantined since ${new Date(record.since).toISOString()} by run ${record.runId}: ${record.reason} ` +
+    `(${record.errorName}); left alone until the object is replaced or an operator clears it ` +
+    '(lake-compactor quarantine <uri> --clear <key>)'
+  );
+}
+
+/** Sorted by table, partition, then key (code-unit order, the same on every machine). */
+export function sortQuarantine(records: readonly QuarantinedFile[]): QuarantinedFile[] {
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...records].sort(
+    (a, b) => cmp(a.table, b.table) || cmp(a.partition, b.partition) || cmp(a.key, b.key),
+  );
+}
