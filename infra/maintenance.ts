@@ -8,9 +8,10 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
-import { type TieringRule, tieringRulesSchema } from '../functions/core/maintenance/tiering.js';
+import type { TieringRule } from '../functions/core/maintenance/tiering.js';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
 import { projectFunction } from './node-function.js';
+import { maintenancePropsProblems } from './props-schema.js';
 import {
   KMS_OBJECT_ACTIONS,
   listStatements,
@@ -105,24 +106,11 @@ export class Maintenance extends Construct {
     super(scope, id);
     const vacuum = props.vacuum ?? {};
     const tiering = props.tiering ?? {};
+    const problems = maintenancePropsProblems({ vacuum: props.vacuum, tiering: props.tiering });
+    if (problems.length > 0) {
+      throw new Error(`Maintenance: invalid props; fix every line:\n  - ${problems.join('\n  - ')}`);
+    }
     const retentionHours = vacuum.retentionHours ?? MIN_RETENTION_HOURS;
-    if (retentionHours < MIN_RETENTION_HOURS && vacuum.allowRetentionBelowMinimum !== true) {
-      throw new Error(
-        `Maintenance: vacuum.retentionHours ${retentionHours} is below the minimum of ${MIN_RETENTION_HOURS} h; use ${MIN_RETENTION_HOURS} or more, or set vacuum.allowRetentionBelowMinimum: true deliberately.`,
-      );
-    }
-    for (const [name, rules] of [
-      ['tiering.rules', tiering.rules],
-      ...Object.entries(tiering.tableRules ?? {}).map(([t, r]) => [`tiering.tableRules.${t}`, r] as const),
-    ] as const) {
-      if (rules === undefined) continue;
-      const parsed = tieringRulesSchema.safeParse(rules);
-      if (!parsed.success) {
-        throw new Error(
-          `Maintenance: ${name} is invalid (${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}); rules must ascend in afterDays and each move to a colder class.`,
-        );
-      }
-    }
 
     const environment = { TABLE_NAME: props.stateTable.tableName, TABLES: props.tablesJson };
     this.vacuumFunction = projectFunction(this, 'Vacuum', 'vacuum.ts', {

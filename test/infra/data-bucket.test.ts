@@ -409,6 +409,6 @@ describe('owned data bucket validation', () => {
       ],
     };
     // Act / Assess
-    expect(errorOf(build(props))).toMatch(/1\.bucket: Too small/);
+    expect(errorOf(build(props))).toMatch(/tables\.1\.bucketName: "ab" is not an S3 bucket name/);
   });
 });
