@@ -35,6 +35,7 @@ import {
   versioningStatements,
 } from './s3-access.js';
 import { createStateTable } from './state-table.js';
+import { type TableConfigDelivery, tableConfigDelivery } from './table-config-file.js';
 
 /** One table the compactor looks after. */
 export interface LakeCompactorTable {
@@ -322,13 +323,20 @@ export class LakeCompactor extends Construct {
       ...tableKeysOf(this, props.tables),
     ];
     const tablesJson = tablesJsonOf(tables, '');
+    // Not in the environment: Lambda's 4 KB for all variables would end at about 20 tables.
+    const tableConfig = tableConfigDelivery(tablesJson);
     const triggersDryRun = props.triggers?.dryRun === true ? 'true' : 'false';
 
     this.profilerFunction = projectFunction(this, 'Profiler', 'profiler.ts', {
       description: 'Keeps per-partition file statistics exact from S3 notifications',
       memorySize: props.profilerMemoryMb ?? 512,
       timeout: Duration.seconds(60),
-      environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson, TRIGGERS_DRY_RUN: triggersDryRun },
+      environment: {
+        TABLE_NAME: this.table.tableName,
+        ...tableConfig.environment,
+        TRIGGERS_DRY_RUN: triggersDryRun,
+      },
+      codeFiles: tableConfig.codeFiles,
     });
     this.table.grantReadWriteData(this.profilerFunction);
 
@@ -337,7 +345,7 @@ export class LakeCompactor extends Construct {
     this.profilerDeadLetterQueue = profiler.deadLetterQueue;
     this.sweepFunction = this.addSweep(
       locations,
-      tablesJson,
+      tableConfig,
       props.sweepMemoryMb ?? 512,
       props.sweep ?? {},
       triggersDryRun,
@@ -569,7 +577,7 @@ export class LakeCompactor extends Construct {
   /** The sweep Lambda, run every 15 minutes (catch-up, leases) and weekly in reconcile mode. */
   private addSweep(
     tables: readonly TableLocation[],
-    tablesJson: string,
+    tableConfig: TableConfigDelivery,
     memorySize: number,
     schedules: LakeCompactorSweepProps,
     triggersDryRun: string,
@@ -579,7 +587,12 @@ export class LakeCompactor extends Construct {
       description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
       memorySize,
       timeout: Duration.minutes(10),
-      environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson, TRIGGERS_DRY_RUN: triggersDryRun },
+      environment: {
+        TABLE_NAME: this.table.tableName,
+        ...tableConfig.environment,
+        TRIGGERS_DRY_RUN: triggersDryRun,
+      },
+      codeFiles: tableConfig.codeFiles,
     });
     this.table.grantReadWriteData(sweep);
     // Reconcile lists the tables' prefixes. Before releasing the lease of a run that died, the sweep settles
@@ -617,7 +630,7 @@ export class LakeCompactor extends Construct {
 /** Default days staging leftovers are kept (see LakeCompactorDataBucketProps.stagingExpirationDays). */
 const DEFAULT_STAGING_DAYS = 7;
 
-/** The TABLES JSON of the functions; a table without `bucketName` gets `ownedBucketName`. */
+/** The TABLES JSON of the functions (see `tableConfigDelivery`); a table without `bucketName` gets `ownedBucketName`. */
 function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketName: string): string {
   return JSON.stringify(
     tables.map((t) => ({

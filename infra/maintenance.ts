@@ -19,6 +19,7 @@ import {
   tableObjectArns,
   workObjectArns,
 } from './s3-access.js';
+import { tableConfigDelivery } from './table-config-file.js';
 
 /** Settings every maintenance schedule has. */
 export interface MaintenanceScheduleProps {
@@ -80,7 +81,7 @@ export type MaintenanceTable = TableLocation;
 export interface MaintenanceProps {
   /** The single table (journal entries are read from it). */
   readonly stateTable: dynamodb.ITable;
-  /** The TABLES JSON every function receives. */
+  /** The TABLES JSON every function receives (as a file in its code, see `tableConfigDelivery`). */
   readonly tablesJson: string;
   /** Where the tables live; grants are scoped to these prefixes and the buckets' `_lake-compactor/`. */
   readonly tables: readonly MaintenanceTable[];
@@ -112,17 +113,20 @@ export class Maintenance extends Construct {
     }
     const retentionHours = vacuum.retentionHours ?? MIN_RETENTION_HOURS;
 
-    const environment = { TABLE_NAME: props.stateTable.tableName, TABLES: props.tablesJson };
+    const tableConfig = tableConfigDelivery(props.tablesJson);
+    const environment = { TABLE_NAME: props.stateTable.tableName, ...tableConfig.environment };
     this.vacuumFunction = projectFunction(this, 'Vacuum', 'vacuum.ts', {
       description: 'Deletes retired versions, trash, failed staging and writer debris past their age',
       memorySize: 1024,
       timeout: Duration.minutes(15),
       environment,
+      codeFiles: tableConfig.codeFiles,
     });
     this.tieringFunction = projectFunction(this, 'Tiering', 'tiering.ts', {
       description: "Moves cold partitions' files to colder storage classes by partition date",
       memorySize: 512,
       timeout: Duration.minutes(15),
+      codeFiles: tableConfig.codeFiles,
       environment: {
         ...environment,
         ...(tiering.rules === undefined ? {} : { TIERING_RULES: JSON.stringify(tiering.rules) }),
