@@ -22,6 +22,7 @@ import {
   versioningStatements,
   workObjectArns,
 } from './s3-access.js';
+import { tableConfigDelivery } from './table-config-file.js';
 
 /** Errors a later attempt can fix: throttling, lost races, Lambda service hiccups. Retried with backoff. */
 export const TRANSIENT_ERRORS = [
@@ -48,7 +49,10 @@ export const PERMANENT_ERRORS = [
 export interface CompactionWorkflowProps {
   /** The single table (partition items, journal, history). */
   readonly stateTable: dynamodb.ITable;
-  /** The TABLES JSON every handler parses (see `parseTableConfigs`). */
+  /**
+   * The TABLES JSON every handler parses (see `parseTableConfigs`); it reaches them as a file in their code
+   * (see `tableConfigDelivery`), not in their environment.
+   */
   readonly tablesJson: string;
   /**
    * Where the tables live. Each function is granted only the table prefixes and `_lake-compactor/` folders
@@ -118,9 +122,10 @@ export class CompactionWorkflow extends Construct {
     this.props = props;
     const inlineLimit = props.inlineGroupLimit ?? 40;
     const memory = props.compactMemoryMb ?? 3008;
+    const tableConfig = tableConfigDelivery(props.tablesJson);
     const env = {
       TABLE_NAME: props.stateTable.tableName,
-      TABLES: props.tablesJson,
+      ...tableConfig.environment,
       VERSIONED_BUCKETS: (props.versionedBuckets ?? []).join(','),
       INLINE_GROUP_LIMIT: String(inlineLimit),
       COMPACT_MEMORY_MB: String(memory),
@@ -132,6 +137,7 @@ export class CompactionWorkflow extends Construct {
         timeout,
         description,
         environment: env,
+        codeFiles: tableConfig.codeFiles,
         parquetWasm: true,
         ...(this.props.logRetention === undefined ? {} : { logRetention: this.props.logRetention }),
       });

@@ -14,7 +14,6 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import { Construct } from 'constructs';
-import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
 import { parseTableConfigs } from '../functions/core/table-config.js';
 import { WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow, type CompactionWorkflowProps } from './compaction-workflow.js';
@@ -22,6 +21,11 @@ import { Maintenance, type MaintenanceProps, scheduleOf } from './maintenance.js
 import { AcknowledgeWildcards, type WildcardGrant } from './nag-acknowledgements.js';
 import { projectFunction } from './node-function.js';
 import { Observability } from './observability.js';
+import {
+  lakeCompactorPropsProblems,
+  minimumDataBucketDays,
+  OWNED_BUCKET_PLACEHOLDER,
+} from './props-schema.js';
 import {
   KMS_OBJECT_ACTIONS,
   listStatements,
@@ -31,6 +35,7 @@ import {
   versioningStatements,
 } from './s3-access.js';
 import { createStateTable } from './state-table.js';
+import { type TableConfigDelivery, tableConfigDelivery } from './table-config-file.js';
 
 /** One table the compactor looks after. */
 export interface LakeCompactorTable {
@@ -196,6 +201,11 @@ export interface LakeCompactorSweepProps {
   readonly reconcileSchedule?: events.Schedule | string;
 }
 
+/**
+ * Everything a deployment configures; the JSON config file (`lake-compactor.config.json`) is these props plus
+ * `stackName`. One schema checks them at synth (infra/props-schema.ts): an unknown key at any level, a schedule
+ * EventBridge would refuse, an out-of-range limit or overlapping table roots fail synthesis, all reported together.
+ */
 export interface LakeCompactorProps {
   /** Tables to profile and compact. At least one. */
   readonly tables: readonly LakeCompactorTable[];
@@ -279,31 +289,25 @@ export class LakeCompactor extends Construct {
 
   constructor(scope: Construct, id: string, props: LakeCompactorProps) {
     super(scope, id);
-    if (props.tables.length === 0) {
-      throw new Error('LakeCompactor: `tables` must name at least one table to compact.');
+    // Validated at synth time, every problem in one message, instead of a deploy (or a cold start) that
+    // fails: the props schema refuses unknown keys anywhere, and its table fields are the ones the
+    // functions parse. As a last guard the functions' own parser reads the config they will be given: the
+    // owned bucket's name is a token until deploy, so its tables are checked under a readable placeholder
+    // (bucket-less tables share it, so two of them on the same root still conflict).
+    const problems = lakeCompactorPropsProblems(props);
+    if (problems.length === 0) {
+      try {
+        parseTableConfigs(tablesJsonOf(props.tables, OWNED_BUCKET_PLACEHOLDER));
+      } catch (err) {
+        problems.push(`invalid \`tables\`. ${err instanceof Error ? err.message : String(err)}`);
+      }
     }
-
+    if (problems.length > 0) {
+      throw new Error(
+        `LakeCompactor: ${problems.length === 1 ? 'a problem' : `${problems.length} problems`} in the props; fix ${problems.length === 1 ? 'it' : 'them all'}, then synthesize again:\n  - ${problems.join('\n  - ')}`,
+      );
+    }
     const ownedCount = props.tables.filter((t) => t.bucketName === undefined).length;
-    const problems: string[] = [];
-    // Validated at synth time with the schema the functions use at cold start: every problem of every
-    // table in one message, instead of a deploy that fails at run time. The owned bucket's name is a token
-    // until deploy, so its tables are checked under a readable placeholder (bucket-less tables share it,
-    // so two of them on the same root still conflict); literal names are checked as they are.
-    try {
-      parseTableConfigs(tablesJsonOf(props.tables, OWNED_BUCKET_PLACEHOLDER));
-    } catch (err) {
-      problems.push(`invalid \`tables\`. ${err instanceof Error ? err.message : String(err)}`);
-    }
-    problems.push(...dataBucketIssues(props, ownedCount));
-    problems.push(...kmsKeyIssues(props.tables));
-    problems.push(
-      ...memoryIssues({
-        profilerMemoryMb: props.profilerMemoryMb,
-        sweepMemoryMb: props.sweepMemoryMb,
-        'workflow.compactMemoryMb': props.workflow?.compactMemoryMb,
-      }),
-    );
-    if (problems.length > 0) throw new Error(`LakeCompactor: ${problems.join('\n')}`);
 
     this.table = createStateTable(this, 'State', props.removalPolicy ?? RemovalPolicy.RETAIN);
     if (ownedCount > 0) this.dataBucket = this.createDataBucket(props);
@@ -319,13 +323,20 @@ export class LakeCompactor extends Construct {
       ...tableKeysOf(this, props.tables),
     ];
     const tablesJson = tablesJsonOf(tables, '');
+    // Not in the environment: Lambda's 4 KB for all variables would end at about 20 tables.
+    const tableConfig = tableConfigDelivery(tablesJson);
     const triggersDryRun = props.triggers?.dryRun === true ? 'true' : 'false';
 
     this.profilerFunction = projectFunction(this, 'Profiler', 'profiler.ts', {
       description: 'Keeps per-partition file statistics exact from S3 notifications',
       memorySize: props.profilerMemoryMb ?? 512,
       timeout: Duration.seconds(60),
-      environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson, TRIGGERS_DRY_RUN: triggersDryRun },
+      environment: {
+        TABLE_NAME: this.table.tableName,
+        ...tableConfig.environment,
+        TRIGGERS_DRY_RUN: triggersDryRun,
+      },
+      codeFiles: tableConfig.codeFiles,
     });
     this.table.grantReadWriteData(this.profilerFunction);
 
@@ -334,7 +345,7 @@ export class LakeCompactor extends Construct {
     this.profilerDeadLetterQueue = profiler.deadLetterQueue;
     this.sweepFunction = this.addSweep(
       locations,
-      tablesJson,
+      tableConfig,
       props.sweepMemoryMb ?? 512,
       props.sweep ?? {},
       triggersDryRun,
@@ -566,7 +577,7 @@ export class LakeCompactor extends Construct {
   /** The sweep Lambda, run every 15 minutes (catch-up, leases) and weekly in reconcile mode. */
   private addSweep(
     tables: readonly TableLocation[],
-    tablesJson: string,
+    tableConfig: TableConfigDelivery,
     memorySize: number,
     schedules: LakeCompactorSweepProps,
     triggersDryRun: string,
@@ -576,7 +587,12 @@ export class LakeCompactor extends Construct {
       description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
       memorySize,
       timeout: Duration.minutes(10),
-      environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson, TRIGGERS_DRY_RUN: triggersDryRun },
+      environment: {
+        TABLE_NAME: this.table.tableName,
+        ...tableConfig.environment,
+        TRIGGERS_DRY_RUN: triggersDryRun,
+      },
+      codeFiles: tableConfig.codeFiles,
     });
     this.table.grantReadWriteData(sweep);
     // Reconcile lists the tables' prefixes. Before releasing the lease of a run that died, the sweep settles
@@ -611,13 +627,10 @@ export class LakeCompactor extends Construct {
   }
 }
 
-/** Stands in for the owned bucket's name during synth-time validation (its real name is a token). */
-const OWNED_BUCKET_PLACEHOLDER = '(the construct-owned data bucket)';
-
 /** Default days staging leftovers are kept (see LakeCompactorDataBucketProps.stagingExpirationDays). */
 const DEFAULT_STAGING_DAYS = 7;
 
-/** The TABLES JSON of the functions; a table without `bucketName` gets `ownedBucketName`. */
+/** The TABLES JSON of the functions (see `tableConfigDelivery`); a table without `bucketName` gets `ownedBucketName`. */
 function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketName: string): string {
   return JSON.stringify(
     tables.map((t) => ({
@@ -646,13 +659,7 @@ function dataBucketDays(props: LakeCompactorProps): {
 } {
   const vacuum = props.maintenance?.vacuum ?? {};
   const settings = props.dataBucket ?? {};
-  const min = {
-    // Never expire a version vacuum's retention still promises to keep.
-    noncurrent: Math.max(1, Math.ceil((vacuum.retentionHours ?? MIN_RETENTION_HOURS) / 24)),
-    // Outlive vacuum's own abandonment threshold, so vacuum (which reads the journal) decides first.
-    staging: Math.max(2, Math.floor((vacuum.abandonedAfterHours ?? 24) / 24) + 1),
-    abortUploads: 1,
-  };
+  const min = minimumDataBucketDays(vacuum);
   return {
     noncurrent: settings.noncurrentVersionExpirationDays ?? min.noncurrent,
     staging: settings.stagingExpirationDays ?? Math.max(DEFAULT_STAGING_DAYS, min.staging),
@@ -663,88 +670,10 @@ function dataBucketDays(props: LakeCompactorProps): {
   };
 }
 
-/** Every problem of `dataBucket`, each saying what to do; [] when it is fine or absent. */
-/** Lambda accepts 128–10,240 MB in whole MB; a wrong size is reported with the others at synth time. */
-function memoryIssues(sizes: Readonly<Record<string, number | undefined>>): string[] {
-  return Object.entries(sizes)
-    .filter(([, mb]) => mb !== undefined && (!Number.isInteger(mb) || mb < 128 || mb > 10_240))
-    .map(([field, mb]) => `\`${field}\` is ${mb}; Lambda memory is a whole number of MB from 128 to 10240.`);
-}
-
-/** A KMS key ARN, in any partition (aliases are refused: IAM grants match the key itself). */
-const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
-
-function kmsKeyIssues(tables: readonly LakeCompactorTable[]): string[] {
-  const issues: string[] = [];
-  for (const t of tables) {
-    const arn = t.kmsKeyArn;
-    if (arn === undefined || Token.isUnresolved(arn)) continue;
-    if (t.bucketName === undefined) {
-      issues.push(
-        `table ${t.name}: \`kmsKeyArn\` applies to tables in an existing bucket; this table lives in the construct's own bucket, whose key is \`dataBucket.encryptionKey\`.`,
-      );
-    } else if (!KMS_KEY_ARN.test(arn)) {
-      issues.push(
-        `table ${t.name}: \`kmsKeyArn\` is ${JSON.stringify(arn)}; give the key's ARN, arn:aws:kms:<region>:<account>:key/<key id> (an alias ARN does not match the key in IAM grants: \`aws kms describe-key --key-id alias/<name>\` prints the key ARN).`,
-      );
-    }
-  }
-  return issues;
-}
-
 /** The tables' KMS keys (each ARN once), imported for grants. */
 function tableKeysOf(scope: Construct, tables: readonly LakeCompactorTable[]): kms.IKey[] {
   const arns = [...new Set(tables.flatMap((t) => (t.kmsKeyArn === undefined ? [] : [t.kmsKeyArn])))];
   return arns.map((arn, i) => kms.Key.fromKeyArn(scope, `TableKey${i}`, arn));
-}
-
-function dataBucketIssues(props: LakeCompactorProps, ownedTables: number): string[] {
-  const settings = props.dataBucket;
-  if (settings === undefined) return [];
-  const issues: string[] = [];
-  if (ownedTables === 0) {
-    issues.push(
-      '`dataBucket` is set, but every table names its `bucketName`, so no bucket would be created: drop `dataBucket`, or omit `bucketName` on the tables that should live in it.',
-    );
-  }
-  const { min } = dataBucketDays(props);
-  const checkDays = (field: string, value: number | undefined, least: number, why: string) => {
-    if (value !== undefined && (!Number.isInteger(value) || value < least)) {
-      issues.push(
-        `dataBucket.${field} is ${value}; use a whole number of days of at least ${least} (${why}).`,
-      );
-    }
-  };
-  checkDays(
-    'noncurrentVersionExpirationDays',
-    settings.noncurrentVersionExpirationDays,
-    min.noncurrent,
-    'the vacuum retention: previous versions are what a failed commit is undone from',
-  );
-  checkDays(
-    'stagingExpirationDays',
-    settings.stagingExpirationDays,
-    min.staging,
-    'more than vacuum.abandonedAfterHours, so no live run loses its staged outputs',
-  );
-  checkDays(
-    'abortIncompleteMultipartUploadDays',
-    settings.abortIncompleteMultipartUploadDays,
-    min.abortUploads,
-    'S3 lifecycle counts whole days',
-  );
-  if (settings.serverAccessLogsPrefix !== undefined && settings.serverAccessLogsBucket === undefined) {
-    issues.push(
-      'dataBucket.serverAccessLogsPrefix is set without dataBucket.serverAccessLogsBucket; name the log bucket too, or drop the prefix.',
-    );
-  }
-  const removal = settings.removalPolicy;
-  if (removal === RemovalPolicy.SNAPSHOT) {
-    issues.push(
-      'dataBucket.removalPolicy "snapshot" is not supported for a bucket; use "retain" or "destroy".',
-    );
-  }
-  return issues;
 }
 
 /**

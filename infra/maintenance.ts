@@ -8,9 +8,10 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
-import { type TieringRule, tieringRulesSchema } from '../functions/core/maintenance/tiering.js';
+import type { TieringRule } from '../functions/core/maintenance/tiering.js';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
 import { projectFunction } from './node-function.js';
+import { maintenancePropsProblems } from './props-schema.js';
 import {
   KMS_OBJECT_ACTIONS,
   listStatements,
@@ -18,6 +19,7 @@ import {
   tableObjectArns,
   workObjectArns,
 } from './s3-access.js';
+import { tableConfigDelivery } from './table-config-file.js';
 
 /** Settings every maintenance schedule has. */
 export interface MaintenanceScheduleProps {
@@ -79,7 +81,7 @@ export type MaintenanceTable = TableLocation;
 export interface MaintenanceProps {
   /** The single table (journal entries are read from it). */
   readonly stateTable: dynamodb.ITable;
-  /** The TABLES JSON every function receives. */
+  /** The TABLES JSON every function receives (as a file in its code, see `tableConfigDelivery`). */
   readonly tablesJson: string;
   /** Where the tables live; grants are scoped to these prefixes and the buckets' `_lake-compactor/`. */
   readonly tables: readonly MaintenanceTable[];
@@ -105,36 +107,26 @@ export class Maintenance extends Construct {
     super(scope, id);
     const vacuum = props.vacuum ?? {};
     const tiering = props.tiering ?? {};
+    const problems = maintenancePropsProblems({ vacuum: props.vacuum, tiering: props.tiering });
+    if (problems.length > 0) {
+      throw new Error(`Maintenance: invalid props; fix every line:\n  - ${problems.join('\n  - ')}`);
+    }
     const retentionHours = vacuum.retentionHours ?? MIN_RETENTION_HOURS;
-    if (retentionHours < MIN_RETENTION_HOURS && vacuum.allowRetentionBelowMinimum !== true) {
-      throw new Error(
-        `Maintenance: vacuum.retentionHours ${retentionHours} is below the minimum of ${MIN_RETENTION_HOURS} h; use ${MIN_RETENTION_HOURS} or more, or set vacuum.allowRetentionBelowMinimum: true deliberately.`,
-      );
-    }
-    for (const [name, rules] of [
-      ['tiering.rules', tiering.rules],
-      ...Object.entries(tiering.tableRules ?? {}).map(([t, r]) => [`tiering.tableRules.${t}`, r] as const),
-    ] as const) {
-      if (rules === undefined) continue;
-      const parsed = tieringRulesSchema.safeParse(rules);
-      if (!parsed.success) {
-        throw new Error(
-          `Maintenance: ${name} is invalid (${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}); rules must ascend in afterDays and each move to a colder class.`,
-        );
-      }
-    }
 
-    const environment = { TABLE_NAME: props.stateTable.tableName, TABLES: props.tablesJson };
+    const tableConfig = tableConfigDelivery(props.tablesJson);
+    const environment = { TABLE_NAME: props.stateTable.tableName, ...tableConfig.environment };
     this.vacuumFunction = projectFunction(this, 'Vacuum', 'vacuum.ts', {
       description: 'Deletes retired versions, trash, failed staging and writer debris past their age',
       memorySize: 1024,
       timeout: Duration.minutes(15),
       environment,
+      codeFiles: tableConfig.codeFiles,
     });
     this.tieringFunction = projectFunction(this, 'Tiering', 'tiering.ts', {
       description: "Moves cold partitions' files to colder storage classes by partition date",
       memorySize: 512,
       timeout: Duration.minutes(15),
+      codeFiles: tableConfig.codeFiles,
       environment: {
         ...environment,
         ...(tiering.rules === undefined ? {} : { TIERING_RULES: JSON.stringify(tiering.rules) }),

@@ -1,12 +1,14 @@
 // The one way this project builds a Lambda: Node.js 22 on arm64, an ESM bundle with source maps
 // and kept class names, its own log group and X-Ray tracing — so every function behaves alike.
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Stage, Token, Validations } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import type { Construct } from 'constructs';
+import type { Construct, IConstruct } from 'constructs';
 import { ENGINE_NODE_OPTIONS } from '../functions/core/rewrite/runtime.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -20,6 +22,32 @@ export interface ProjectFunctionOptions
   readonly logRetention?: logs.RetentionDays;
   /** Ship parquet-wasm's `.wasm` beside the bundle (functions that read or write Parquet data pages). */
   readonly parquetWasm?: boolean;
+  /**
+   * Files written beside the handler in the function's code (name → content), e.g. the table config: what
+   * does not fit the environment (see `ENVIRONMENT_LIMIT_BYTES`) ships with the code. The function finds
+   * them in `LAMBDA_TASK_ROOT`; the local cloud stages them the same way (see `codeFilesOf`).
+   * @default none
+   */
+  readonly codeFiles?: Readonly<Record<string, string>>;
+}
+
+/** Lambda refuses a function whose environment variables (names and values) exceed 4 KB in total. */
+export const ENVIRONMENT_LIMIT_BYTES = 4096;
+
+/**
+ * What a deploy-time value (a `Ref` or `Fn::GetAtt` in the environment) is counted as: every such value
+ * here is a resource name or ARN, and DynamoDB table names, the longest of them, stop at 255 characters.
+ */
+const DEPLOY_TIME_VALUE_BYTES = 256;
+
+const codeFilesByFunction = new WeakMap<IConstruct, Readonly<Record<string, string>>>();
+
+/**
+ * The files `projectFunction` writes into this function's code (`codeFiles`), for harnesses that run the
+ * handler from source (the local cloud), where no bundle holds them.
+ */
+export function codeFilesOf(fn: IConstruct): Readonly<Record<string, string>> | undefined {
+  return codeFilesByFunction.get(fn);
 }
 
 /** Creates `functions/handlers/<handlerFile>` as a Lambda with the project's runtime settings. */
@@ -29,7 +57,8 @@ export function projectFunction(
   handlerFile: string,
   options: ProjectFunctionOptions,
 ): nodejs.NodejsFunction {
-  const { logRetention, parquetWasm, ...functionOptions } = options;
+  const { logRetention, parquetWasm, codeFiles = {}, ...functionOptions } = options;
+  const copyCodeFiles = stageCodeFiles(scope, codeFiles);
   const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
     retention: logRetention ?? logs.RetentionDays.ONE_MONTH,
     removalPolicy: RemovalPolicy.DESTROY,
@@ -66,17 +95,22 @@ export function projectFunction(
         'const __dirname = __lcDirname(__filename);',
       ].join(' '),
       externalModules: ['@aws-sdk/*'],
-      ...(parquetWasm
+      ...(parquetWasm || copyCodeFiles.length > 0
         ? {
             commandHooks: {
               beforeBundling: () => [],
               beforeInstall: () => [],
               afterBundling: (inputDir: string, outputDir: string) => [
-                `cp "${inputDir}/node_modules/parquet-wasm/node/parquet_wasm_bg.wasm" "${outputDir}/"`,
-                // The rewrite engine's worker thread, loaded as ./worker.js beside the handler
-                // (functions/core/rewrite/parallel.ts). CommonJS: the Lambda folder has no
-                // package.json marking .js as ESM, and CJS gives parquet-wasm its own __dirname.
-                `"${inputDir}/node_modules/.bin/esbuild" "${inputDir}/functions/core/rewrite/worker.ts" --bundle --platform=node --format=cjs --target=node22 --minify --keep-names --sourcemap --outfile="${outputDir}/worker.js"`,
+                ...(parquetWasm
+                  ? [
+                      `cp "${inputDir}/node_modules/parquet-wasm/node/parquet_wasm_bg.wasm" "${outputDir}/"`,
+                      // The rewrite engine's worker thread, loaded as ./worker.js beside the handler
+                      // (functions/core/rewrite/parallel.ts). CommonJS: the Lambda folder has no
+                      // package.json marking .js as ESM, and CJS gives parquet-wasm its own __dirname.
+                      `"${inputDir}/node_modules/.bin/esbuild" "${inputDir}/functions/core/rewrite/worker.ts" --bundle --platform=node --format=cjs --target=node22 --minify --keep-names --sourcemap --outfile="${outputDir}/worker.js"`,
+                    ]
+                  : []),
+                ...copyCodeFiles.map((copy) => copy(outputDir)),
               ],
             },
           }
@@ -85,6 +119,8 @@ export function projectFunction(
     projectRoot: root,
     depsLockFilePath: path.join(root, 'package-lock.json'),
   });
+  if (Object.keys(codeFiles).length > 0) codeFilesByFunction.set(fn, { ...codeFiles });
+  fn.node.addValidation({ validate: () => environmentProblems(fn) });
   // cdk-nag (AwsSolutions) findings every project function has by design; see the reasons.
   Validations.of(fn).acknowledge({
     id: 'AwsSolutions-L1',
@@ -97,4 +133,77 @@ export function projectFunction(
       "AWSLambdaBasicExecutionRole only allows writing the function's own CloudWatch Logs; every data permission is an explicit, prefix-scoped statement.",
   });
   return fn;
+}
+
+/**
+ * Writes each code file where the bundling step copies it from (under the cloud assembly, named by its
+ * content, so identical files are written once and a changed file changes the bundle's hash), and returns
+ * one copy command per file. Nothing is written when this stack is not bundled (tests skip bundling).
+ */
+function stageCodeFiles(
+  scope: Construct,
+  files: Readonly<Record<string, string>>,
+): ((outputDir: string) => string)[] {
+  const bundled = Stack.of(scope).bundlingRequired;
+  return Object.entries(files).map(([name, content]) => {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
+      throw new Error(
+        `projectFunction: code file name "${name}" must be a plain file name (letters, digits, . _ -).`,
+      );
+    }
+    const hash = createHash('sha256').update(content).digest('hex');
+    const source = path.join(path.resolve(Stage.of(scope)?.outdir ?? '.'), 'code-files', hash);
+    if (bundled) {
+      mkdirSync(path.dirname(source), { recursive: true });
+      writeFileSync(source, content);
+    }
+    return (outputDir: string) => `cp "${source}" "${outputDir}/${name}"`;
+  });
+}
+
+/**
+ * The function's environment as Lambda counts it (names plus values, in bytes), each deploy-time value
+ * counted as `DEPLOY_TIME_VALUE_BYTES`; and the largest variables, for the message.
+ */
+export function environmentSize(fn: lambda.Function): { bytes: number; variables: [string, number][] } {
+  const cfn = fn.node.defaultChild as lambda.CfnFunction;
+  const resolved = Stack.of(fn).resolve(cfn.environment) as
+    | { variables?: Record<string, unknown> }
+    | undefined;
+  const variables = Object.entries(resolved?.variables ?? {}).map(([name, value]): [string, number] => [
+    name,
+    Buffer.byteLength(name) + resolvedBytes(value),
+  ]);
+  return {
+    bytes: variables.reduce((sum, [, bytes]) => sum + bytes, 0),
+    variables: variables.sort((a, b) => b[1] - a[1]),
+  };
+}
+
+function resolvedBytes(value: unknown): number {
+  if (typeof value === 'string') {
+    return Token.isUnresolved(value) ? DEPLOY_TIME_VALUE_BYTES : Buffer.byteLength(value);
+  }
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value).length;
+  if (typeof value === 'object' && value !== null && 'Fn::Join' in value) {
+    const [separator, parts] = (value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
+    return (
+      parts.reduce<number>((sum, part) => sum + resolvedBytes(part), 0) +
+      Buffer.byteLength(separator) * Math.max(0, parts.length - 1)
+    );
+  }
+  return DEPLOY_TIME_VALUE_BYTES;
+}
+
+/** A synth-time error when the environment would make the deploy fail. */
+function environmentProblems(fn: lambda.Function): string[] {
+  const { bytes, variables } = environmentSize(fn);
+  if (bytes <= ENVIRONMENT_LIMIT_BYTES) return [];
+  const largest = variables
+    .slice(0, 3)
+    .map(([name, size]) => `${name} (${size} bytes)`)
+    .join(', ');
+  return [
+    `The environment of this function is about ${bytes} bytes, over Lambda's ${ENVIRONMENT_LIMIT_BYTES}-byte limit for all variables together, so the deploy would fail. The largest: ${largest}. Move large settings into the function's code (projectFunction's \`codeFiles\`) or shorten them.`,
+  ];
 }

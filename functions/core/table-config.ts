@@ -10,100 +10,146 @@ import {
   policyOverridesSchema,
   resolvePolicy,
 } from './policy.js';
+import { WORK_ROOT } from './workflow/layout.js';
 
 const MiB = 1024 * 1024;
+
+/**
+ * Why a table root is refused, or undefined. Readers (Spark, Hive, Trino, Athena) and the compactor itself
+ * skip folders whose name starts with `_` or `.`, so a table under one would be invisible to its readers
+ * and never compacted; `_lake-compactor/` in particular is the work root (plans, staging, trash, journal),
+ * which every maintenance pass treats as the compactor's own.
+ */
+export function tableRootProblem(root: string): string | undefined {
+  const segments = root === '' ? [] : root.split('/');
+  if (segments[0] === normalizeRoot(WORK_ROOT)) {
+    return `"${root}" lies inside the work root ${WORK_ROOT}, where the compactor keeps its plans, staging and trash; put the table elsewhere`;
+  }
+  const hidden = segments.find((segment) => segment.startsWith('_') || segment.startsWith('.'));
+  if (hidden !== undefined) {
+    return `"${root}" has the folder "${hidden}", and readers and the compactor skip folders starting with "_" or "."; use a root without such a folder`;
+  }
+  if (segments.some((segment) => segment === '')) {
+    return `"${root}" has an empty folder ("//"); write the root with single slashes`;
+  }
+  return undefined;
+}
+
+/**
+ * The fields a table has wherever it is configured: in the TABLES config the functions parse, and in the
+ * construct's props (`LakeCompactorTable`, validated at synth with these same schemas).
+ */
+export const tableFieldSchemas = {
+  /** Unique name, used in logs, metrics, state machine inputs and DynamoDB keys. */
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'use letters, digits, _ . - (start with a letter or digit)'),
+  /** Key prefix of the table root, without bucket; leading/trailing `/` are dropped; '' = bucket root. */
+  prefix: z
+    .string()
+    .refine((p) => !/^[a-z0-9]+:\/\//i.test(p), 'a key prefix, not a URI: put the bucket in `bucket`')
+    .transform((p) => normalizeRoot(p.replace(/^\/+/, '')))
+    .superRefine((root, ctx) => {
+      const problem = tableRootProblem(root);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  format: z.enum(['parquet', 'delta']).default('parquet'),
+  /** Hive partition columns in path order; [] for an unpartitioned table. */
+  partitionColumns: z.array(z.string().min(1)).default([]),
+  /** Partition column holding the date (for `year/month/day`: the three columns, comma-separated). */
+  dateColumn: z.string().min(1).optional(),
+  dateFormat: z.enum(PARTITION_DATE_FORMATS).optional(),
+  /** Target output size in MiB (1024² bytes, like Iceberg's 512 MB default of 536870912). */
+  targetFileSizeMB: z
+    .number()
+    .positive()
+    .max(5 * 1024)
+    .optional(),
+  /** Output codec; ZSTD when omitted. */
+  codec: z.enum(['zstd', 'snappy']).optional(),
+  /** Let integer/date/time/timestamp columns use DELTA_BINARY_PACKED where smaller (readers must support it). */
+  deltaEncoding: z.boolean().optional(),
+  /** Sort outputs by these columns; input order is kept when omitted. */
+  sortColumns: z.array(z.string().min(1)).min(1).optional(),
+  /** Per-table overrides of the trigger policy. */
+  policy: policyOverridesSchema.optional(),
+};
+
+/** The parsed table fields the cross-field rules read. */
+type TableFields = {
+  readonly dateColumn?: string | undefined;
+  readonly dateFormat?: string | undefined;
+  readonly partitionColumns: readonly string[];
+  readonly targetFileSizeMB?: number | undefined;
+  readonly policy?: { readonly targetFileSizeBytes?: number | undefined } | undefined;
+};
+
+/** Rules between one table's fields (date column and format, partition columns, target size). */
+export function checkTableFields(table: TableFields, ctx: z.RefinementCtx): void {
+  if (table.dateColumn !== undefined && table.dateFormat === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['dateFormat'],
+      message: 'dateColumn is set, so dateFormat is required',
+    });
+  }
+  if (
+    table.dateFormat !== undefined &&
+    table.dateFormat !== 'year/month/day' &&
+    table.dateColumn === undefined
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['dateColumn'],
+      message: `dateFormat ${table.dateFormat} needs dateColumn`,
+    });
+  }
+  const dateColumns =
+    table.dateFormat === 'year/month/day'
+      ? (table.dateColumn ?? 'year,month,day').split(',').map((c) => c.trim())
+      : table.dateColumn !== undefined
+        ? [table.dateColumn]
+        : [];
+  for (const column of dateColumns) {
+    if (!table.partitionColumns.includes(column)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['dateColumn'],
+        message: `date column "${column}" is not one of partitionColumns [${table.partitionColumns.join(', ')}]`,
+      });
+    }
+  }
+  if (new Set(table.partitionColumns).size !== table.partitionColumns.length) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['partitionColumns'],
+      message: 'a partition column is listed twice',
+    });
+  }
+  if (table.targetFileSizeMB !== undefined && table.policy?.targetFileSizeBytes !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['policy', 'targetFileSizeBytes'],
+      message: 'set the target once: either targetFileSizeMB or policy.targetFileSizeBytes',
+    });
+  }
+}
 
 /** One managed table. Unknown keys are refused so a typo (`partitionColumn`) does not pass silently. */
 export const tableConfigSchema = z
   .strictObject({
-    /** Unique name, used in logs, metrics, state machine inputs and DynamoDB keys. */
-    name: z
-      .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'use letters, digits, _ . - (start with a letter or digit)'),
+    ...tableFieldSchemas,
     /** The bucket; omitted means "the deployment's data bucket" (a table then matches any bucket). */
     bucket: z.string().min(3).optional(),
-    /** Key prefix of the table root, without bucket; leading/trailing `/` are dropped; '' = bucket root. */
-    prefix: z
-      .string()
-      .refine((p) => !/^[a-z0-9]+:\/\//i.test(p), 'a key prefix, not a URI: put the bucket in `bucket`')
-      .transform((p) => normalizeRoot(p.replace(/^\/+/, ''))),
-    format: z.enum(['parquet', 'delta']).default('parquet'),
-    /** Hive partition columns in path order; [] for an unpartitioned table. */
-    partitionColumns: z.array(z.string().min(1)).default([]),
-    /** Partition column holding the date (for `year/month/day`: the three columns, comma-separated). */
-    dateColumn: z.string().min(1).optional(),
-    dateFormat: z.enum(PARTITION_DATE_FORMATS).optional(),
-    /** Target output size in MiB (1024² bytes, like Iceberg's 512 MB default of 536870912). */
-    targetFileSizeMB: z
-      .number()
-      .positive()
-      .max(5 * 1024)
-      .optional(),
-    /** Output codec; ZSTD when omitted. */
-    codec: z.enum(['zstd', 'snappy']).optional(),
-    /** Let integer/date/time/timestamp columns use DELTA_BINARY_PACKED where smaller (readers must support it). */
-    deltaEncoding: z.boolean().optional(),
-    /** Sort outputs by these columns; input order is kept when omitted. */
-    sortColumns: z.array(z.string().min(1)).min(1).optional(),
-    /** Per-table overrides of the trigger policy. */
-    policy: policyOverridesSchema.optional(),
   })
-  .superRefine((table, ctx) => {
-    if (table.dateColumn !== undefined && table.dateFormat === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['dateFormat'],
-        message: 'dateColumn is set, so dateFormat is required',
-      });
-    }
-    if (
-      table.dateFormat !== undefined &&
-      table.dateFormat !== 'year/month/day' &&
-      table.dateColumn === undefined
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['dateColumn'],
-        message: `dateFormat ${table.dateFormat} needs dateColumn`,
-      });
-    }
-    const dateColumns =
-      table.dateFormat === 'year/month/day'
-        ? (table.dateColumn ?? 'year,month,day').split(',').map((c) => c.trim())
-        : table.dateColumn !== undefined
-          ? [table.dateColumn]
-          : [];
-    for (const column of dateColumns) {
-      if (!table.partitionColumns.includes(column)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['dateColumn'],
-          message: `date column "${column}" is not one of partitionColumns [${table.partitionColumns.join(', ')}]`,
-        });
-      }
-    }
-    if (new Set(table.partitionColumns).size !== table.partitionColumns.length) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['partitionColumns'],
-        message: 'a partition column is listed twice',
-      });
-    }
-    if (table.targetFileSizeMB !== undefined && table.policy?.targetFileSizeBytes !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['policy', 'targetFileSizeBytes'],
-        message: 'set the target once: either targetFileSizeMB or policy.targetFileSizeBytes',
-      });
-    }
-  });
+  .superRefine(checkTableFields);
 
 export type TableConfig = z.output<typeof tableConfigSchema>;
 export type TableConfigInput = z.input<typeof tableConfigSchema>;
 
 /**
  * Parses the table list (a JSON string, e.g. the TABLES variable, or an already-parsed value). Every
- * problem — per-field ones with their path, duplicate names, identical or Delta-nested roots — is
+ * problem — per-field ones with their path, duplicate names, identical or nested roots — is
  * collected into one error, so a config with three mistakes takes one deploy to fix, not three.
  * @throws InvalidInputError listing every issue as `path: message`.
  */
@@ -126,39 +172,61 @@ export function parseTableConfigs(json: unknown): TableConfig[] {
     );
   }
   const tables = result.data;
-  const issues = crossTableIssues(tables);
+  const issues = crossTableIssues(tables).map((i) => `${i.index}.${i.field}: ${i.message}`);
   if (issues.length > 0) throw new InvalidInputError('The table configs conflict; fix these entries', issues);
   return tables;
 }
 
+/** A conflict between two entries of a table list: the later entry's index, its field, and why. */
+export interface CrossTableIssue {
+  readonly index: number;
+  readonly field: 'name' | 'prefix';
+  readonly message: string;
+}
+
 /**
- * Overlap rules. Nested roots are fine for Parquet tables (longest prefix wins, so `events/clicks` owns
- * its keys, not `events`), but two tables with the same bucket and root would own the same keys, and
- * nothing may nest inside a Delta table, whose log owns every file under its root. A table without
- * bucket counts as being in every bucket.
+ * Overlap rules. Names are unique. Two tables in the same bucket may not share a root (they would own the
+ * same keys), and no root may lie inside another table's root: the outer table's listings (inventory,
+ * reconcile, vacuum, tiering) would take the inner table's files for its own partitions, and nothing may
+ * nest inside a Delta table, whose log owns every file under its root. A table without bucket counts as
+ * being in every bucket (but may share its root with a table that names its bucket, which wins its keys).
  */
-function crossTableIssues(tables: readonly TableConfig[]): string[] {
-  const issues: string[] = [];
+export function crossTableIssues(
+  tables: readonly (Pick<TableConfig, 'name' | 'prefix' | 'format'> & { readonly bucket?: string })[],
+): CrossTableIssue[] {
+  const issues: CrossTableIssue[] = [];
   tables.forEach((table, i) => {
     tables.forEach((other, j) => {
       if (j <= i) return;
-      if (table.name === other.name) issues.push(`${j}.name: "${other.name}" is also the name of entry ${i}`);
+      if (table.name === other.name) {
+        issues.push({ index: j, field: 'name', message: `"${other.name}" is also the name of entry ${i}` });
+      }
       const sameBucket =
         table.bucket === undefined || other.bucket === undefined || table.bucket === other.bucket;
       if (!sameBucket) return;
       if (table.prefix === other.prefix && table.bucket === other.bucket) {
-        issues.push(`${j}.prefix: "${other.prefix}" is also the root of table "${table.name}" (entry ${i})`);
+        issues.push({
+          index: j,
+          field: 'prefix',
+          message: `"${other.prefix}" is also the root of table "${table.name}" (entry ${i})`,
+        });
         return;
       }
       for (const [outer, inner, innerIndex] of [
         [table, other, j],
         [other, table, i],
       ] as const) {
-        if (outer.format === 'delta' && isUnder(inner.prefix, outer.prefix)) {
-          issues.push(
-            `${innerIndex}.prefix: "${inner.prefix}" lies inside Delta table "${outer.name}", whose log owns every file under "${outer.prefix}"`,
-          );
-        }
+        if (!isUnder(inner.prefix, outer.prefix)) continue;
+        // Equal roots here: one table names no bucket, and the one naming it wins its keys.
+        if (inner.prefix === outer.prefix && outer.format !== 'delta') continue;
+        issues.push({
+          index: innerIndex,
+          field: 'prefix',
+          message:
+            outer.format === 'delta'
+              ? `"${inner.prefix}" lies inside Delta table "${outer.name}", whose log owns every file under "${outer.prefix}"`
+              : `"${inner.prefix}" lies inside table "${outer.name}" (root "${outer.prefix}"), whose listings would take its files for partitions of "${outer.name}"; give each table its own root`,
+        });
       }
     });
   });

@@ -24,13 +24,14 @@ import {
   type TriggerDeps,
   type TriggerOutcome,
 } from '../core/profiler.js';
-import { parseTableConfigs, resolveTablePolicy, type TableConfig } from '../core/table-config.js';
+import { resolveTablePolicy, type TableConfig } from '../core/table-config.js';
 import { FORMAT_NAMES } from '../core/table-format.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';
 import type { StatsStore } from '../ports/stats-store.js';
 import { baseEnvSchema, parseEnv } from '../shared/env.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
+import { loadTableConfigs } from '../shared/table-source.js';
 
 /** The profiler's variables: the base ones plus the workflow to start (optional until it exists). */
 export const profilerEnvSchema = baseEnvSchema.extend({
@@ -247,7 +248,7 @@ export function depsFromEnv(
   observability: Observability,
 ): ProfilerDeps {
   const config = parseEnv(profilerEnvSchema, env as NodeJS.ProcessEnv);
-  const tables = parseTableConfigs(config.TABLES);
+  const tables = loadTableConfigs(env);
   const stats = new DynamoStatsStore({ client: new DynamoDBClient({}), tableName: config.TABLE_NAME });
   const starter =
     config.STATE_MACHINE_ARN === undefined

@@ -26,13 +26,14 @@ import {
   sweepTable,
   type TriggerDeps,
 } from '../core/profiler.js';
-import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
+import type { TableConfig } from '../core/table-config.js';
 import { JOURNAL_MANIFEST_PREFIX } from '../core/workflow/layout.js';
 import { settleAfterDeadRun } from '../core/workflow/settle.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { parseEnv } from '../shared/env.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
+import { loadTableConfigs } from '../shared/table-source.js';
 import { loggerFn, policiesOf, profilerEnvSchema } from './profiler.js';
 
 /** `{ "mode": "sweep" }` (the default, also for a bare scheduled event) or `{ "mode": "reconcile", "table"? }`. */
@@ -82,7 +83,7 @@ export function createSweepHandler(
       for (const table of selected) {
         const bucket = table.bucket;
         if (bucket === undefined)
-          throw new InvalidInputError(`Table ${table.name} names no bucket; set it in TABLES`);
+          throw new InvalidInputError(`Table ${table.name} names no bucket; set it in the table config`);
         const report = await reconcileTable(deps.trigger, deps.storeFor(bucket), table, now);
         logger.info('reconcile finished', {
           table: table.name,
@@ -164,7 +165,7 @@ export function sweepDepsFromEnv(
 ): SweepDeps {
   const clock = options.clock ?? systemClock;
   const config = parseEnv(profilerEnvSchema, env as NodeJS.ProcessEnv);
-  const tables = parseTableConfigs(config.TABLES);
+  const tables = loadTableConfigs(env);
   const s3 = createDefaultS3Client(env);
   const dynamodb = new DynamoDBClient({});
   const stores = new Map<string, ObjectStore>();
@@ -181,7 +182,7 @@ export function sweepDepsFromEnv(
   const settle = (ref: PartitionRef, deadRunId: string) => {
     const bucket = tables.find((t) => t.name === ref.table)?.bucket;
     if (bucket === undefined) {
-      throw new InvalidInputError(`Table ${ref.table} names no bucket; set it in TABLES`);
+      throw new InvalidInputError(`Table ${ref.table} names no bucket; set it in the table config`);
     }
     const store = storeFor(bucket);
     const journal = new DynamoJournal({

@@ -22,7 +22,11 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv 
 export const baseEnvSchema = z.object({
   /** The DynamoDB single table (partitions, files, decisions, journal, history). */
   TABLE_NAME: z.string().min(1),
-  /** JSON array of table configs; parsed by `parseTableConfigs`. */
-  TABLES: z.string().min(2),
+  /**
+   * The table configs, read by `loadTableConfigs`: TABLES_FILE names a JSON file in the function's code
+   * (what the construct deploys), TABLES is the JSON itself (older deployments, tests, the CLI).
+   */
+  TABLES_FILE: z.string().min(1).optional(),
+  TABLES: z.string().min(2).optional(),
   POWERTOOLS_SERVICE_NAME: z.string().default('lake-compactor'),
 });

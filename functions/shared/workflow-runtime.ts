@@ -8,7 +8,7 @@ import { DynamoPartitionLease } from '../adapters/dynamodb-partition-lease.js';
 import { DynamoQuarantine } from '../adapters/dynamodb-quarantine.js';
 import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
-import { parseTableConfigs, resolveTablePolicy, type TableConfig } from '../core/table-config.js';
+import { resolveTablePolicy, type TableConfig } from '../core/table-config.js';
 import { JOURNAL_MANIFEST_PREFIX } from '../core/workflow/layout.js';
 import type { PartitionLeases } from '../core/workflow/ports.js';
 import { type Clock, systemClock } from '../ports/clock.js';
@@ -17,6 +17,7 @@ import type { ObjectStore } from '../ports/object-store.js';
 import type { Quarantine } from '../ports/quarantine.js';
 import { baseEnvSchema, parseEnv } from './env.js';
 import { createObservability, type Observability, withObservability } from './middleware.js';
+import { loadTableConfigs } from './table-source.js';
 
 /** Variables of the workflow's functions (set by the CompactionWorkflow construct). */
 export const workflowEnvSchema = baseEnvSchema.extend({
@@ -67,7 +68,7 @@ export interface RuntimeOptions {
 /** Builds the runtime; invalid variables fail the cold start naming every one. */
 export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime {
   const env = parseEnv(workflowEnvSchema, options.env as NodeJS.ProcessEnv);
-  const tables = parseTableConfigs(env.TABLES);
+  const tables = loadTableConfigs(options.env);
   const s3 = options.s3 ?? createDefaultS3Client(options.env);
   const dynamodb = options.dynamodb ?? new DynamoDBClient({});
   const stores = new Map<string, ObjectStore>();

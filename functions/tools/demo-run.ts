@@ -16,8 +16,8 @@ import { LocalCloud } from '../../infra/local/local-cloud.js';
 import { onProcessExit } from '../../infra/local/process-hygiene.js';
 import type { LocalExecution } from '../../infra/local/step-functions.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
-import { parseTableConfigs } from '../core/table-config.js';
 import type { RunSummary } from '../core/workflow/finalize.js';
+import { loadTableConfigs } from '../shared/table-source.js';
 import {
   benchmarkReads,
   type DemoDuckDb,
@@ -304,7 +304,7 @@ export async function runDemo(options: DemoOptions, progress: DemoProgress): Pro
         s3: running.s3,
         dynamodb: running.dynamodb,
         stateTable: running.tableName(stack.compactor.table),
-        tables: parseTableConfigs(running.functionEnv(stack.compactor.sweepFunction).TABLES),
+        tables: loadTableConfigs(running.functionEnv(stack.compactor.sweepFunction)),
         now: Date.now(),
       });
     } catch (error) {

@@ -8,13 +8,14 @@
 // because process.env is global. The harness-wide variables (endpoints, credentials, region,
 // checksum mode) stay in process.env while the cloud runs, since SDK clients read them lazily.
 import { randomUUID } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Stack } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Context } from 'aws-lambda';
 import type { IConstruct } from 'constructs';
+import { codeFilesOf } from '../node-function.js';
 import { LocalCloudError } from './errors.js';
 import type { TemplateModel } from './template.js';
 
@@ -27,6 +28,13 @@ export interface FunctionSource {
   readonly entry?: string;
   /** Bundled asset folder from `cdk.out` (holds `index.mjs` / `index.js`), used when `useBundles` is on. */
   readonly bundleDirectory?: string;
+  /** Files the bundle carries beside the handler (`projectFunction`'s `codeFiles`): name → content. */
+  readonly codeFiles?: Readonly<Record<string, string>>;
+  /**
+   * The function's code folder as Lambda's `LAMBDA_TASK_ROOT` names it, when running from source: a folder
+   * holding its `codeFiles` (see `stageCodeFiles`). A bundle run uses the bundle's own folder instead.
+   */
+  readonly taskRoot?: string;
 }
 
 /** One function of the template, as the harness runs it. */
@@ -92,9 +100,35 @@ export function discoverFunctionSources(stack: Stack, projectRoot: string): Map<
       staged !== undefined && ['index.mjs', 'index.js'].some((file) => existsSync(path.join(staged, file)))
         ? staged
         : undefined;
-    sources.set(logicalId, { entry, bundleDirectory });
+    const codeFiles = codeFilesOf(construct);
+    sources.set(logicalId, { entry, bundleDirectory, ...(codeFiles === undefined ? {} : { codeFiles }) });
   }
   return sources;
+}
+
+/**
+ * Writes each function's `codeFiles` into `<directory>/<logicalId>/` — what Lambda unpacks the bundle into
+ * — and names that folder as the source's `taskRoot`, so a handler run from source finds them as it would
+ * beside its bundle.
+ */
+export function stageCodeFiles(
+  sources: ReadonlyMap<string, FunctionSource>,
+  directory: string,
+): Map<string, FunctionSource> {
+  const staged = new Map<string, FunctionSource>();
+  for (const [logicalId, source] of sources) {
+    if (source.codeFiles === undefined) {
+      staged.set(logicalId, source);
+      continue;
+    }
+    const taskRoot = path.join(directory, logicalId);
+    mkdirSync(taskRoot, { recursive: true });
+    for (const [name, content] of Object.entries(source.codeFiles)) {
+      writeFileSync(path.join(taskRoot, name), content);
+    }
+    staged.set(logicalId, { ...source, taskRoot });
+  }
+  return staged;
 }
 
 /** Reads every `AWS::Lambda::Function` of the template with its resolved environment. */
@@ -118,6 +152,7 @@ export function functionsFromTemplate(
     const timeoutSeconds = Number(props.Timeout ?? 3);
     const memoryMb = Number(props.MemorySize ?? 128);
     const handler = props.Handler ?? 'index.handler';
+    const source = sources.get(logicalId) ?? {};
     functions.set(logicalId, {
       logicalId,
       name,
@@ -131,9 +166,10 @@ export function functionsFromTemplate(
         AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memoryMb),
         AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${name}`,
+        ...(source.taskRoot === undefined ? {} : { LAMBDA_TASK_ROOT: source.taskRoot }),
         ...variables,
       },
-      source: sources.get(logicalId) ?? {},
+      source,
     });
   }
   return functions;
@@ -222,7 +258,9 @@ export class FunctionRunner {
   private async importModule(fn: LocalFunction, bundle: boolean): Promise<LambdaHandler> {
     const file = this.moduleFile(fn, bundle);
     const previous = new Map<string, string | undefined>();
-    for (const [key, value] of Object.entries(fn.env)) {
+    // A bundle's code folder is where it runs from, as Lambda's /var/task is for the deployed function.
+    const env = bundle ? { ...fn.env, LAMBDA_TASK_ROOT: path.dirname(file) } : fn.env;
+    for (const [key, value] of Object.entries(env)) {
       if (PROCESS_ONLY_SKIP.has(key)) continue;
       previous.set(key, process.env[key]);
       process.env[key] = value;

@@ -33,6 +33,7 @@ import {
   functionsFromTemplate,
   type Invocation,
   type InvokeOptions,
+  stageCodeFiles,
 } from './functions.js';
 import { onProcessExit } from './process-hygiene.js';
 import {
@@ -201,6 +202,7 @@ export class LocalCloud {
     phases: Record<string, number>;
     serviceEndpoint: RunningServiceEndpoint;
     scratch: string;
+    codeRoot: string;
   }) {
     const { options, model, s3Server, dynamo } = init;
     this.stack = options.stack;
@@ -222,7 +224,10 @@ export class LocalCloud {
 
     const functions = functionsFromTemplate(
       model,
-      discoverFunctionSources(options.stack, options.projectRoot ?? projectRootDefault),
+      stageCodeFiles(
+        discoverFunctionSources(options.stack, options.projectRoot ?? projectRootDefault),
+        init.codeRoot,
+      ),
       init.env,
     );
     this.functions = new FunctionRunner(functions, {
@@ -315,7 +320,7 @@ export class LocalCloud {
     const phase = (name: string): void => {
       phases[name] = Math.round(performance.now() - startedAt);
     };
-    // One temp root for everything on disk (s3rver's objects, copies of bundles); the DynamoDB
+    // One temp root for everything on disk (s3rver's objects, copies of bundles, code files); the DynamoDB
     // watchdog removes it even if this process is SIGKILLed.
     const root = mkdtempSync(path.join(tmpdir(), 'local-cloud-'));
     const removeRoot = (): void => rmSync(root, { recursive: true, force: true });
@@ -397,6 +402,7 @@ export class LocalCloud {
         phases,
         serviceEndpoint,
         scratch: path.join(root, 'bundles'),
+        codeRoot: path.join(root, 'code'),
       });
       return cloud;
     } catch (error) {

@@ -3,11 +3,13 @@
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import { describe, expect, it } from 'vitest';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { LakeCompactor, type LakeCompactorProps } from '../../infra/lake-compactor.js';
+import { codeFilesOf } from '../../infra/node-function.js';
 
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 type LifecycleRule = Record<string, unknown> & { Id: string };
@@ -70,7 +72,7 @@ function statementsOf(template: Template, rolePrefix: string): Statement[] {
 }
 
 describe('the owned data bucket', () => {
-  const { template } = synth(MIXED);
+  const { stack, template } = synth(MIXED);
   const { id, resource } = bucketOf(template);
 
   it('is created once, versioned, private, encrypted with S3-managed keys and retained on stack deletion', () => {
@@ -153,19 +155,27 @@ describe('the owned data bucket', () => {
     expect(lifecycleRules(template)).toHaveLength(3);
   });
 
-  it('gives the functions the real bucket name in TABLES (resolved at deploy) beside the literal one', () => {
+  it('gives the functions the real bucket name (resolved at deploy, in TABLES_REF_0) beside the literal one', () => {
     // Prepare
-    const fns = Object.values(template.findResources('AWS::Lambda::Function')) as {
-      Properties: { Environment?: { Variables?: Record<string, unknown> } };
-    }[];
-    const tables = fns.map((f) => f.Properties.Environment?.Variables?.TABLES).filter((t) => t !== undefined);
+    const fns = stack.node.findAll().filter((c): c is lambda.Function => codeFilesOf(c) !== undefined);
     // Act
-    const parsed = tables.map((t) => JSON.parse(joined(t)) as { name: string; bucket: string }[]);
+    const delivered = fns.map((fn) => {
+      const variables = (
+        Stack.of(fn).resolve((fn.node.defaultChild as lambda.CfnFunction).environment) as {
+          variables: Record<string, unknown>;
+        }
+      ).variables;
+      const file = JSON.parse(codeFilesOf(fn)?.['tables.json'] ?? '[]') as { name: string; bucket: string }[];
+      return { variables, tables: file.map((t) => [t.name, t.bucket]) };
+    });
     // Assess
-    expect(tables.length).toBeGreaterThanOrEqual(12);
-    for (const config of parsed) {
-      expect(config.map((t) => [t.name, t.bucket])).toEqual([
-        ['events', `<${id}>`],
+    expect(fns.length).toBeGreaterThanOrEqual(12);
+    for (const { variables, tables } of delivered) {
+      expect(variables.TABLES).toBeUndefined();
+      expect(variables.TABLES_FILE).toBe('tables.json');
+      expect(joined(variables.TABLES_REF_0)).toBe(`<${id}>`);
+      expect(tables).toEqual([
+        ['events', `\${TABLES_REF_0}`],
         ['orders', 'lake'],
       ]);
     }
@@ -409,6 +419,6 @@ describe('owned data bucket validation', () => {
       ],
     };
     // Act / Assess
-    expect(errorOf(build(props))).toMatch(/1\.bucket: Too small/);
+    expect(errorOf(build(props))).toMatch(/tables\.1\.bucketName: "ab" is not an S3 bucket name/);
   });
 });

@@ -10,11 +10,11 @@ import { describe, expect, it } from 'vitest';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { LakeCompactor, type LakeCompactorProps } from '../../infra/lake-compactor.js';
 
-/** Two buckets, nested prefixes, a Delta table and an EventBridge-fed table: every grant path. */
+/** Two buckets, two tables in one of them, a Delta table and an EventBridge-fed table: every grant path. */
 const PROPS: LakeCompactorProps = {
   tables: [
     { name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] },
-    { name: 'clicks', bucketName: 'lake', prefix: 'events/clicks/', format: 'delta' },
+    { name: 'clicks', bucketName: 'lake', prefix: 'clicks/', format: 'delta' },
     { name: 'orders', bucketName: 'sales-lake', prefix: 'orders', eventSource: 'eventbridge' },
   ],
 };
@@ -105,7 +105,7 @@ describe('LakeCompactor under cdk-nag AwsSolutionsChecks', () => {
     expect(new Set(objectResources)).toEqual(
       new Set([
         'arn:aws:s3:::lake/events/*',
-        'arn:aws:s3:::lake/events/clicks/*',
+        'arn:aws:s3:::lake/clicks/*',
         'arn:aws:s3:::sales-lake/orders/*',
         'arn:aws:s3:::lake/_lake-compactor/*',
         'arn:aws:s3:::sales-lake/_lake-compactor/*',

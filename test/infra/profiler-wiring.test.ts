@@ -10,7 +10,6 @@ import { type LakeCompactorTable, outermostPrefixes } from '../../infra/lake-com
 const TABLES: (LakeCompactorTable & { bucketName: string })[] = [
   { name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] },
   { name: 'clicks', bucketName: 'lake', prefix: 'clicks' },
-  { name: 'nested', bucketName: 'lake', prefix: 'events/nested/' },
   { name: 'orders', bucketName: 'other-lake', prefix: 'orders/' },
   { name: 'bridged', bucketName: 'bridge-lake', prefix: 'audit/', eventSource: 'eventbridge' },
 ];
@@ -221,8 +220,11 @@ describe('profiler wiring', () => {
   });
 
   it('drops prefixes nested in another table’s prefix of the same bucket (S3 refuses overlapping filters)', () => {
-    // Prepare / Act
-    const prefixes = outermostPrefixes(TABLES);
+    // Prepare: synth refuses nested tables; the notification plan stays safe on its own
+    const tables = [...TABLES, { name: 'nested', bucketName: 'lake', prefix: 'events/nested/' }];
+
+    // Act
+    const prefixes = outermostPrefixes(tables);
 
     // Assess
     expect(prefixes).toEqual([

@@ -4,15 +4,19 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { LakeCompactorStack } from '../../infra/app.js';
+import { codeFilesOf } from '../../infra/node-function.js';
 
-function synth(): Template {
+function synthStack(): LakeCompactorStack {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new LakeCompactorStack(app, 'Test', {
+  return new LakeCompactorStack(app, 'Test', {
     compactor: {
       tables: [{ name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] }],
     },
   });
-  return Template.fromStack(stack);
+}
+
+function synth(): Template {
+  return Template.fromStack(synthStack());
 }
 
 describe('LakeCompactor skeleton', () => {
@@ -31,15 +35,19 @@ describe('LakeCompactor skeleton', () => {
     });
   });
 
-  it('runs the profiler on Node.js 22 arm64 with the table configs in its environment', () => {
-    // Prepare / Act
-    const template = synth();
+  it('runs the profiler on Node.js 22 arm64 with the table configs in its code, named by TABLES_FILE', () => {
+    // Prepare
+    const stack = synthStack();
+    // Act
+    const template = Template.fromStack(stack);
     // Assess
     template.hasResourceProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs22.x',
       Architectures: ['arm64'],
-      Environment: { Variables: Match.objectLike({ TABLES: Match.stringLikeRegexp('"prefix":"events/"') }) },
+      Description: Match.stringLikeRegexp('^Keeps per-partition file statistics'),
+      Environment: { Variables: Match.objectLike({ TABLES_FILE: 'tables.json', TABLES: Match.absent() }) },
     });
+    expect(codeFilesOf(stack.compactor.profilerFunction)?.['tables.json']).toMatch(/"prefix":"events\/"/);
   });
 
   it('refuses a construct with no tables, saying what is missing', () => {
@@ -120,7 +128,7 @@ describe('LakeCompactor props validation', () => {
     });
   });
 
-  it('passes per-table policy, codec, DELTA encoding, sort columns and target size to the functions', () => {
+  it('passes per-table policy, codec, DELTA encoding, sort columns and target size to every function', () => {
     // Prepare
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new LakeCompactorStack(app, 'Tuned', {
@@ -140,16 +148,19 @@ describe('LakeCompactor props validation', () => {
       },
     });
     // Act
-    const template = Template.fromStack(stack);
+    const delivered = [
+      stack.compactor.profilerFunction,
+      stack.compactor.sweepFunction,
+      ...Object.values(stack.compactor.workflow.functions),
+      stack.compactor.maintenance.vacuumFunction,
+      stack.compactor.maintenance.tieringFunction,
+    ].map((fn) => codeFilesOf(fn)?.['tables.json']);
     // Assess
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: {
-        Variables: Match.objectLike({
-          TABLES: Match.stringLikeRegexp(
-            '"targetFileSizeMB":256,"codec":"snappy","deltaEncoding":true,"sortColumns":\\["user_id"\\],"policy":\\{"quietMinutes":5\\}',
-          ),
-        }),
-      },
-    });
+    expect(delivered).toHaveLength(12);
+    for (const file of delivered) {
+      expect(file).toContain(
+        '"targetFileSizeMB":256,"codec":"snappy","deltaEncoding":true,"sortColumns":["user_id"],"policy":{"quietMinutes":5}',
+      );
+    }
   });
 });

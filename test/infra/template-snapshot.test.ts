@@ -2,11 +2,11 @@
 // config with the construct-owned data bucket. Any change to any resource shows up in review as a diff of
 // the committed snapshot; accept an intended one with
 // `npx vitest run test/infra/template-snapshot.test.ts --update`.
-import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { LakeCompactorStack } from '../../infra/app.js';
+import { LakeCompactorStack, loadConfig } from '../../infra/app.js';
 import type { LakeCompactorProps } from '../../infra/lake-compactor.js';
 
 const EXAMPLE_CONFIG = new URL('../../lake-compactor.config.json', import.meta.url);
@@ -26,8 +26,10 @@ function templateOf(props: LakeCompactorProps): string {
 
 describe('LakeCompactor template', () => {
   it('synthesizes the example deployment config to exactly the reviewed template', async () => {
-    // Prepare
-    const config = JSON.parse(readFileSync(EXAMPLE_CONFIG, 'utf8')) as LakeCompactorProps;
+    // Prepare: read as `cdk synth` does (validated; the stack name is not a construct prop)
+    const { stackName: _stackName, ...config } = loadConfig(
+      new App({ context: { config: fileURLToPath(EXAMPLE_CONFIG) } }),
+    );
     // Act
     const template = templateOf(config);
     // Assess

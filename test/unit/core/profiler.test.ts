@@ -22,17 +22,20 @@ import {
 import { parseTableConfigs } from '../../../functions/core/table-config.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
-const tables = parseTableConfigs([
-  {
-    name: 'events',
-    bucket: 'lake',
-    prefix: 'events',
-    partitionColumns: ['date'],
-    dateColumn: 'date',
-    dateFormat: 'yyyy-MM-dd',
-  },
-  { name: 'clicks', bucket: 'lake', prefix: 'events/clicks' },
-]);
+// Two overlapping tables: configs refuse nesting, and the resolver still picks the longest root on its own.
+const tables = [
+  ...parseTableConfigs([
+    {
+      name: 'events',
+      bucket: 'lake',
+      prefix: 'events',
+      partitionColumns: ['date'],
+      dateColumn: 'date',
+      dateFormat: 'yyyy-MM-dd',
+    },
+  ]),
+  ...parseTableConfigs([{ name: 'clicks', bucket: 'lake', prefix: 'events/clicks' }]),
+];
 const policies = new Map(tables.map((t) => [t.name, DEFAULT_POLICY]));
 
 function s3Body(eventName: string, key: string, object: Record<string, unknown>): string {

@@ -108,27 +108,76 @@ describe('parseTableConfigs', () => {
     ]);
   });
 
-  it('allows the same root in different buckets and nested Parquet tables', () => {
+  it('allows the same root in different buckets, and sibling roots that share a name prefix', () => {
     // Prepare
     const value = [
       { name: 'a1', bucket: 'one', prefix: 'lake/a' },
       { name: 'a2', bucket: 'two', prefix: 'lake/a' },
-      { name: 'outer', prefix: 'lake' },
+      { name: 'events', bucket: 'one', prefix: 'lake/events' },
+      { name: 'events2', bucket: 'one', prefix: 'lake/events2' },
     ];
     // Act
     const tables = parseTableConfigs(value);
     // Assess
-    expect(tables.map((t) => t.name)).toEqual(['a1', 'a2', 'outer']);
+    expect(tables.map((t) => t.name)).toEqual(['a1', 'a2', 'events', 'events2']);
+  });
+
+  it('refuses a table inside another table’s root or partition, in the same bucket or bucket-less', () => {
+    // Prepare
+    const value = [
+      { name: 'events', bucket: 'lake', prefix: 'events', partitionColumns: ['date'] },
+      { name: 'day', bucket: 'lake', prefix: 'events/date=2024-01-15' },
+      { name: 'elsewhere', bucket: 'other', prefix: 'events/clicks' },
+      { name: 'anywhere', prefix: 'events/views' },
+      { name: 'root', bucket: 'raw', prefix: '' },
+      { name: 'raw-events', bucket: 'raw', prefix: 'x/events' },
+    ];
+    // Act
+    const issues = issuesOf(() => parseTableConfigs(value));
+    // Assess
+    expect(issues).toEqual([
+      '1.prefix: "events/date=2024-01-15" lies inside table "events" (root "events"), whose listings would take its files for partitions of "events"; give each table its own root',
+      '3.prefix: "events/views" lies inside table "events" (root "events"), whose listings would take its files for partitions of "events"; give each table its own root',
+      '3.prefix: "events/views" lies inside table "root" (root ""), whose listings would take its files for partitions of "root"; give each table its own root',
+      '5.prefix: "x/events" lies inside table "root" (root ""), whose listings would take its files for partitions of "root"; give each table its own root',
+    ]);
+  });
+
+  it('refuses a root in the work root _lake-compactor/ or under a folder readers skip (_ or .)', () => {
+    // Prepare
+    const value = [
+      { name: 'work', prefix: '_lake-compactor/' },
+      { name: 'staging', prefix: '_lake-compactor/staging/x' },
+      { name: 'temp', prefix: 'lake/_temporary/events' },
+      { name: 'hidden', prefix: '.hidden/events' },
+      { name: 'double', prefix: 'lake//events' },
+      { name: 'fine', prefix: 'lake/events_v2/' },
+    ];
+    // Act
+    const issues = issuesOf(() => parseTableConfigs(value));
+    // Assess
+    expect(issues.map((i) => i.split(':')[0])).toEqual([
+      '0.prefix',
+      '1.prefix',
+      '2.prefix',
+      '3.prefix',
+      '4.prefix',
+    ]);
+    expect(issues[0]).toMatch(/inside the work root _lake-compactor\//);
+    expect(issues[1]).toMatch(/inside the work root _lake-compactor\//);
+    expect(issues[2]).toMatch(/the folder "_temporary", and readers and the compactor skip folders/);
+    expect(issues[3]).toMatch(/the folder "\.hidden"/);
   });
 });
 
 describe('findTableForKey', () => {
-  const tables: TableConfig[] = parseTableConfigs([
+  // Overlapping roots, which configs refuse: the lookup still resolves them by the longest root on its own.
+  const tables: TableConfig[] = [
     { name: 'lake', prefix: 'lake' },
     { name: 'events', prefix: 'lake/events' },
     { name: 'events-eu', bucket: 'eu-bucket', prefix: 'lake/events' },
     { name: 'root', bucket: 'raw', prefix: '' },
-  ]);
+  ].flatMap((table) => parseTableConfigs([table]));
 
   it('picks the longest matching root', () => {
     // Prepare
