@@ -761,6 +761,12 @@ export function wildcardGrants(rootBuckets: readonly string[]): WildcardGrant[] 
         'X-Ray trace submission and CloudWatch Logs vended-log delivery (state machine logging) do not support resource-level permissions.',
     },
     {
+      actions: /^cloudwatch:PutMetricData$/,
+      resource: /^\*$/,
+      reason:
+        'The state machine counts failed run notifications (NotificationsFailed); PutMetricData has no resource-level permissions, so the grant is conditioned on the LakeCompactor namespace instead.',
+    },
+    {
       actions: /^dynamodb:[A-Za-z]+$/,
       resource: /^<[A-Za-z0-9]+\.Arn>\/index\/\*$/,
       reason:

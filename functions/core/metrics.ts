@@ -46,6 +46,8 @@ export const METRIC = {
   partitionsNeedingAttention: 'PartitionsNeedingAttention',
   // sweep: compactions running (counted against the caps), per table and for the deployment
   concurrentRuns: 'ConcurrentRuns',
+  // the state machine (CloudWatch PutMetricData): a run's end could not be announced or notified
+  notificationsFailed: 'NotificationsFailed',
 } as const;
 
 /** The CloudWatch units used here (the strings Powertools' MetricUnit holds). */
