@@ -15,10 +15,16 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import { Construct } from 'constructs';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
+import {
+  DEFAULT_MAX_CONCURRENT_RUNS,
+  DEFAULT_MAX_CONCURRENT_RUNS_PER_TABLE,
+  type RunCaps,
+  runCapIssues,
+} from '../functions/core/run-caps.js';
 import { parseTableConfigs } from '../functions/core/table-config.js';
 import { WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow, type CompactionWorkflowProps } from './compaction-workflow.js';
-import { Maintenance, type MaintenanceProps, scheduleOf } from './maintenance.js';
+import { Maintenance, type MaintenanceProps, scheduledTargetOptions, scheduleOf } from './maintenance.js';
 import { AcknowledgeWildcards, type WildcardGrant } from './nag-acknowledgements.js';
 import { projectFunction } from './node-function.js';
 import { Observability } from './observability.js';
@@ -179,6 +185,27 @@ export interface LakeCompactorTriggerProps {
    * @default false
    */
   readonly dryRun?: boolean;
+  /**
+   * Most compactions running at once over all tables of this deployment. Counted exactly in DynamoDB, in
+   * the same transaction that leases a partition and in the one that releases it; the profiler and the
+   * sweep start a due partition only while fewer runs are counted, and otherwise record it as
+   * `waiting: concurrency cap … reached` — it stays due and the next batch or sweep starts it once a run
+   * ends. Each run fans out to up to `workflow.distributedMaxConcurrency` compact invocations, so this
+   * bounds the Lambda concurrency compaction can take from the account. Runs operators start from the
+   * console are counted but never refused.
+   * @default 50
+   */
+  readonly maxConcurrentRuns?: number;
+  /**
+   * Most compactions running at once per table (see `maxConcurrentRuns`; both caps apply).
+   * @default 10
+   */
+  readonly maxConcurrentRunsPerTable?: number;
+  /**
+   * Per-table caps by table name, winning over `maxConcurrentRunsPerTable`.
+   * @default none
+   */
+  readonly maxConcurrentRunsByTable?: Readonly<Record<string, number>>;
 }
 
 /** The sweep's schedules. Strings are EventBridge schedule expressions, so the JSON config can set them. */
@@ -210,6 +237,17 @@ export interface LakeCompactorProps {
    * @default 512
    */
   readonly profilerMemoryMb?: number;
+  /**
+   * Reserved concurrency of the profiler: compaction runs can never take the concurrency the profiler needs
+   * to keep statistics current, and the profiler never takes more than this. Its SQS event source polls
+   * with at most this many concurrent invocations (2–1000), so it is never throttled by its own reservation
+   * (throttled messages would count towards the dead-letter queue's 5 receives). Lambda keeps at least 100
+   * of the account's concurrency unreserved, which the construct cannot check: in an account whose limit
+   * leaves no room (new accounts may start at 10), deploying fails on this reservation — ask for a higher
+   * limit, or set `false` to reserve nothing (the event source then polls with 5).
+   * @default 5
+   */
+  readonly profilerReservedConcurrency?: number | false;
   /**
    * Memory of the sweep function, MB. The sweep reads every partition item of every table once per run
    * (fragmentation metrics) and lists the tables weekly (reconcile); raise it for very many partitions.
@@ -268,6 +306,11 @@ export class LakeCompactor extends Construct {
   public readonly profilerDeadLetterQueue: sqs.Queue;
   /** Catch-up trigger, stuck-lease release and weekly reconcile. */
   public readonly sweepFunction: nodejs.NodejsFunction;
+  /**
+   * Scheduled events (sweep, reconcile, vacuum, tiering) EventBridge could not deliver to their function
+   * after its retries; alarmed. Inspect the message attributes (rule, error), fix, then invoke by hand.
+   */
+  public readonly scheduleDeadLetterQueue: sqs.Queue;
   /** The compaction workflow: one execution per partition run (operators start it from the console). */
   public readonly workflow: CompactionWorkflow;
   /** The workflow's state machine; the profiler and the sweep start it as STATE_MACHINE_ARN. */
@@ -303,6 +346,13 @@ export class LakeCompactor extends Construct {
         'workflow.compactMemoryMb': props.workflow?.compactMemoryMb,
       }),
     );
+    problems.push(
+      ...runCapIssues(
+        props.triggers ?? {},
+        props.tables.map((t) => t.name),
+      ),
+    );
+    problems.push(...reservedConcurrencyIssues(props.profilerReservedConcurrency));
     if (problems.length > 0) throw new Error(`LakeCompactor: ${problems.join('\n')}`);
 
     this.table = createStateTable(this, 'State', props.removalPolicy ?? RemovalPolicy.RETAIN);
@@ -320,24 +370,43 @@ export class LakeCompactor extends Construct {
     ];
     const tablesJson = tablesJsonOf(tables, '');
     const triggersDryRun = props.triggers?.dryRun === true ? 'true' : 'false';
+    const runCaps = runCapsJsonOf(props.triggers ?? {});
+    const reserved = props.profilerReservedConcurrency ?? DEFAULT_PROFILER_RESERVED_CONCURRENCY;
 
     this.profilerFunction = projectFunction(this, 'Profiler', 'profiler.ts', {
       description: 'Keeps per-partition file statistics exact from S3 notifications',
       memorySize: props.profilerMemoryMb ?? 512,
       timeout: Duration.seconds(60),
-      environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson, TRIGGERS_DRY_RUN: triggersDryRun },
+      ...(reserved === false ? {} : { reservedConcurrentExecutions: reserved }),
+      environment: {
+        TABLE_NAME: this.table.tableName,
+        TABLES: tablesJson,
+        TRIGGERS_DRY_RUN: triggersDryRun,
+        RUN_CAPS: runCaps,
+      },
     });
     this.table.grantReadWriteData(this.profilerFunction);
 
-    const profiler = this.addProfilerWiring(tables);
+    this.scheduleDeadLetterQueue = new sqs.Queue(this, 'ScheduleDlq', {
+      retentionPeriod: Duration.days(14),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    Validations.of(this.scheduleDeadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'It is a dead-letter queue: the one of the scheduled EventBridge targets (sweep, reconcile, vacuum, tiering), which cdk-nag cannot see from the queue.',
+    });
+    const profiler = this.addProfilerWiring(tables, reserved === false ? 5 : reserved);
     this.profilerQueue = profiler.queue;
     this.profilerDeadLetterQueue = profiler.deadLetterQueue;
+    const sweepSchedule = scheduleOf(props.sweep?.schedule, events.Schedule.rate(Duration.minutes(15)));
     this.sweepFunction = this.addSweep(
       locations,
       tablesJson,
       props.sweepMemoryMb ?? 512,
-      props.sweep ?? {},
-      triggersDryRun,
+      { ...props.sweep, schedule: sweepSchedule },
+      { TRIGGERS_DRY_RUN: triggersDryRun, RUN_CAPS: runCaps },
       encryptionKeys,
     );
 
@@ -362,6 +431,7 @@ export class LakeCompactor extends Construct {
       tablesJson,
       tables: locations,
       encryptionKeys,
+      deadLetterQueue: this.scheduleDeadLetterQueue,
     });
 
     const compactFunction = this.workflow.functions.compact;
@@ -495,7 +565,10 @@ export class LakeCompactor extends Construct {
    * notification per bucket and distinct outermost prefix (S3 refuses overlapping configurations); tables
    * whose bucket already sends its events to EventBridge get a rule targeting the same queue instead.
    */
-  private addProfilerWiring(tables: readonly (LakeCompactorTable & { bucketName: string })[]): {
+  private addProfilerWiring(
+    tables: readonly (LakeCompactorTable & { bucketName: string })[],
+    maxConcurrency: number,
+  ): {
     queue: sqs.Queue;
     deadLetterQueue: sqs.Queue;
   } {
@@ -556,8 +629,9 @@ export class LakeCompactor extends Construct {
         batchSize: 100,
         maxBatchingWindow: Duration.seconds(5),
         reportBatchItemFailures: true,
-        // Bounds contention on a hot partition's item and DynamoDB spend during backlogs.
-        maxConcurrency: 5,
+        // Bounds contention on a hot partition's item and DynamoDB spend during backlogs, and never polls
+        // more than the reserved concurrency (see `profilerReservedConcurrency`).
+        maxConcurrency,
       }),
     );
     return { queue, deadLetterQueue };
@@ -568,15 +642,15 @@ export class LakeCompactor extends Construct {
     tables: readonly TableLocation[],
     tablesJson: string,
     memorySize: number,
-    schedules: LakeCompactorSweepProps,
-    triggersDryRun: string,
+    schedules: LakeCompactorSweepProps & { schedule: events.Schedule },
+    triggers: { TRIGGERS_DRY_RUN: string; RUN_CAPS: string },
     encryptionKeys: readonly kms.IKey[],
   ): nodejs.NodejsFunction {
     const sweep = projectFunction(this, 'Sweep', 'sweep.ts', {
       description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
       memorySize,
       timeout: Duration.minutes(10),
-      environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson, TRIGGERS_DRY_RUN: triggersDryRun },
+      environment: { TABLE_NAME: this.table.tableName, TABLES: tablesJson, ...triggers },
     });
     this.table.grantReadWriteData(sweep);
     // Reconcile lists the tables' prefixes. Before releasing the lease of a run that died, the sweep settles
@@ -590,9 +664,12 @@ export class LakeCompactor extends Construct {
     for (const key of encryptionKeys) key.grant(sweep, ...KMS_OBJECT_ACTIONS);
     new events.Rule(this, 'SweepSchedule', {
       description: 'lake-compactor sweep: due partitions and stuck leases',
-      schedule: scheduleOf(schedules.schedule, events.Schedule.rate(Duration.minutes(15))),
+      schedule: schedules.schedule,
       targets: [
-        new targets.LambdaFunction(sweep, { event: events.RuleTargetInput.fromObject({ mode: 'sweep' }) }),
+        new targets.LambdaFunction(sweep, {
+          event: events.RuleTargetInput.fromObject({ mode: 'sweep' }),
+          ...scheduledTargetOptions(this.scheduleDeadLetterQueue),
+        }),
       ],
     });
     new events.Rule(this, 'ReconcileSchedule', {
@@ -604,6 +681,7 @@ export class LakeCompactor extends Construct {
       targets: [
         new targets.LambdaFunction(sweep, {
           event: events.RuleTargetInput.fromObject({ mode: 'reconcile' }),
+          ...scheduledTargetOptions(this.scheduleDeadLetterQueue),
         }),
       ],
     });
@@ -635,6 +713,28 @@ function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketName: st
       ...(t.policy === undefined ? {} : { policy: t.policy }),
     })),
   );
+}
+
+/** Default of `profilerReservedConcurrency`: the profiler's SQS event source polled with 5 before it existed. */
+const DEFAULT_PROFILER_RESERVED_CONCURRENCY = 5;
+
+/** The RUN_CAPS variable of the profiler and the sweep (see `parseRunCaps`). */
+function runCapsJsonOf(triggers: LakeCompactorTriggerProps): string {
+  const caps: RunCaps = {
+    total: triggers.maxConcurrentRuns ?? DEFAULT_MAX_CONCURRENT_RUNS,
+    perTable: triggers.maxConcurrentRunsPerTable ?? DEFAULT_MAX_CONCURRENT_RUNS_PER_TABLE,
+    byTable: triggers.maxConcurrentRunsByTable ?? {},
+  };
+  return JSON.stringify(caps);
+}
+
+/** An SQS event source polls with 2–1000 concurrent invocations; the reservation bounds it. */
+function reservedConcurrencyIssues(reserved: number | false | undefined): string[] {
+  if (reserved === undefined || reserved === false) return [];
+  if (Number.isInteger(reserved) && reserved >= 2 && reserved <= 1000) return [];
+  return [
+    `\`profilerReservedConcurrency\` is ${reserved}; use a whole number from 2 to 1000 (the profiler's SQS event source polls with at least 2 concurrent invocations), or false to reserve nothing.`,
+  ];
 }
 
 /** The owned bucket's lifecycle periods, in days, and the least each may be. */
