@@ -24,7 +24,13 @@ import {
 import { parseTableConfigs } from '../functions/core/table-config.js';
 import { WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow, type CompactionWorkflowProps } from './compaction-workflow.js';
-import { Maintenance, type MaintenanceProps, scheduledTargetOptions, scheduleOf } from './maintenance.js';
+import {
+  Maintenance,
+  type MaintenanceProps,
+  scheduledTargetOptions,
+  scheduleOf,
+  stoppedAfter,
+} from './maintenance.js';
 import { AcknowledgeWildcards, type WildcardGrant } from './nag-acknowledgements.js';
 import { projectFunction } from './node-function.js';
 import { Observability } from './observability.js';
@@ -448,7 +454,11 @@ export class LakeCompactor extends Construct {
       profilerFunction: this.profilerFunction,
       compactFunction,
       vacuumFunction: this.maintenance.vacuumFunction,
+      tieringFunction: this.maintenance.tieringFunction,
       sweepFunction: this.sweepFunction,
+      sweepStoppedAfter: stoppedAfter(sweepSchedule),
+      workflowFunctions: this.workflow.functions,
+      scheduleDeadLetterQueue: this.scheduleDeadLetterQueue,
       tables: props.tables.map((t) => t.name),
     });
 

@@ -267,3 +267,20 @@ export function scheduledTargetOptions(
     ...(deadLetterQueue === undefined ? {} : { deadLetterQueue }),
   };
 }
+
+/** Longest a CloudWatch alarm with one evaluation period may look back (7 days). */
+const MAX_ALARM_PERIOD = Duration.days(7);
+
+/**
+ * How long without a run of a function on `schedule` means it stopped: two periods of a `rate`, so one late
+ * or lost invocation is not an alarm; a day for a `cron` (its spacing cannot be read off the expression;
+ * the sweep, the only schedule alarmed this way, should run at least daily to release stuck leases).
+ */
+export function stoppedAfter(schedule: events.Schedule): Duration {
+  const rate = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(schedule.expressionString);
+  if (rate === null) return Duration.days(1);
+  const amount = Number(rate[1]);
+  const unit = rate[2] ?? 'minutes';
+  const minutes = unit.startsWith('minute') ? amount : unit.startsWith('hour') ? amount * 60 : amount * 1440;
+  return Duration.minutes(Math.min(2 * minutes, MAX_ALARM_PERIOD.toMinutes()));
+}
