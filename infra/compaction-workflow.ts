@@ -1,6 +1,6 @@
 // The CompactionWorkflow construct: the compaction state machine (JSONPath, one execution per partition
 // run) and its Lambdas, with logging, X-Ray, retries by error name and a rollback on every group failure.
-import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -12,6 +12,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { DIMENSION, METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '../functions/core/metrics.js';
 import { projectFunction } from './node-function.js';
 import {
   KMS_OBJECT_ACTIONS,
@@ -92,6 +93,13 @@ export interface CompactionWorkflowProps {
   readonly notificationTopic?: sns.ITopic;
   /** Retention of the functions' and the state machine's logs. @default one month */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Hours after which an execution is stopped as timed out (it alarms, and the sweep settles what it left
+   * and releases its lease). A run is far shorter: the quiet wait is at most `quietMaxRounds` × 15 minutes,
+   * each group step at most 15 minutes (with its retries), groups run 10 or 50 at a time.
+   * @default 24
+   */
+  readonly executionTimeoutHours?: number;
 }
 
 /** The S3 object access of one workflow step (each such step also lists its buckets; see `listStatements`). */
@@ -175,6 +183,7 @@ export class CompactionWorkflow extends Construct {
       stateMachineType: sfn.StateMachineType.STANDARD,
       definitionBody: sfn.DefinitionBody.fromChainable(definition),
       tracingEnabled: true,
+      timeout: Duration.hours(props.executionTimeoutHours ?? 24),
       logs: { destination: this.logGroup, level: sfn.LogLevel.ALL, includeExecutionData: true },
       comment:
         'lake-compactor: compact one partition (validate, lease, quiet, plan, compact/verify/commit, finalize)',
@@ -187,6 +196,15 @@ export class CompactionWorkflow extends Construct {
       }),
     );
     for (const key of props.encryptionKeys ?? []) key.grantDecrypt(this.stateMachine);
+    // `Count notification failure` publishes one metric. PutMetricData has no resource-level permissions:
+    // the grant is limited to the project's namespace instead.
+    this.stateMachine.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['cloudwatch:PutMetricData'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'cloudwatch:namespace': METRICS_NAMESPACE } },
+      }),
+    );
     // The lease step takes over the lease of a run whose execution has ended (it reads that execution's
     // status). A separate policy for the same reason as below.
     new iam.Policy(this, 'LeaseReadsExecutions', {
@@ -302,12 +320,25 @@ export class CompactionWorkflow extends Construct {
       errorPath: '$.error.Error',
       causePath: '$.error.Cause',
     });
+    const succeeded = new sfn.Succeed(this, 'Compacted', { outputPath: '$.result' });
+    const groupFailed = new sfn.Fail(this, 'Group failed', {
+      errorPath: '$.result.firstError.error',
+      causePath: '$.result.firstError.cause',
+    });
+    // Once finalize has recorded the run, the execution ends with the run's own outcome, whatever happens
+    // to its announcement: a failed PutEvents or Publish neither fails a committed run nor sends it down
+    // the failure path (which would record it again and claim a rollback that never happened).
+    const outcome = new sfn.Choice(this, 'Failed before finalize?')
+      .when(sfn.Condition.isPresent('$.error'), failed)
+      .otherwise(
+        new sfn.Choice(this, 'Any group failed?')
+          .when(sfn.Condition.stringEquals('$.result.status', 'FAILED'), groupFailed)
+          .otherwise(succeeded),
+      );
+    const delivered = this.deliveryCheck(outcome);
     const recordFailure = finalize('Record failure', 'failed', '$.result');
     recordFailure.addCatch(failed, { resultPath: '$.finalizeError' });
-    recordFailure
-      .next(this.announce('Announce failure', bus))
-      .next(this.notify('Notify failure'))
-      .next(failed);
+    recordFailure.next(this.announceAndNotify('Announce failure', 'Notify failure', bus, delivered));
     const onError = (state: sfn.TaskStateBase | sfn.Map | sfn.DistributedMap) =>
       state.addCatch(recordFailure, { errors: ['States.ALL'], resultPath: '$.error' });
 
@@ -402,21 +433,14 @@ export class CompactionWorkflow extends Construct {
     onError(finish);
     const settleOnly = finalize('Finish: settled', 'settled', '$.result');
     onError(settleOnly);
-    const succeeded = new sfn.Succeed(this, 'Compacted', { outputPath: '$.result' });
-    const groupFailed = new sfn.Fail(this, 'Group failed', {
-      errorPath: '$.result.firstError.error',
-      causePath: '$.result.firstError.cause',
-    });
-    const announceCompletion = this.announce('Announce completion', bus);
+    const announceCompletion = this.announceAndNotify(
+      'Announce completion',
+      'Notify completion',
+      bus,
+      delivered,
+    );
     settleOnly.next(announceCompletion);
-    finish
-      .next(announceCompletion)
-      .next(this.notify('Notify completion'))
-      .next(
-        new sfn.Choice(this, 'Any group failed?')
-          .when(sfn.Condition.stringEquals('$.result.status', 'FAILED'), groupFailed)
-          .otherwise(succeeded),
-      );
+    finish.next(announceCompletion);
     inline.next(finish);
     distributed.next(finish);
 
@@ -522,6 +546,74 @@ export class CompactionWorkflow extends Construct {
     });
     for (const retry of options.extraRetries ?? []) task.addRetry(retry);
     return task;
+  }
+
+  /**
+   * After the announcement and the notification: `notified` joins the run's summary (the execution's
+   * output), and a failure to deliver either counts one `NotificationsFailed` (alarmed) before the run ends
+   * with its own outcome. Counting is best effort too: it never fails the run.
+   */
+  private deliveryCheck(outcome: sfn.IChainable): sfn.Choice {
+    const notified = new sfn.Pass(this, 'Run notified', {
+      result: sfn.Result.fromBoolean(true),
+      resultPath: '$.result.notified',
+    });
+    const notNotified = new sfn.Pass(this, 'Run not notified', {
+      comment:
+        'The run is recorded; only its announcement (announceError) or notification (notifyError) failed',
+      result: sfn.Result.fromBoolean(false),
+      resultPath: '$.result.notified',
+    });
+    const count = new sfn.CustomState(this, 'Count notification failure', {
+      stateJson: {
+        Type: 'Task',
+        Resource: `arn:${Aws.PARTITION}:states:::aws-sdk:cloudwatch:putMetricData`,
+        Parameters: {
+          Namespace: METRICS_NAMESPACE,
+          MetricData: [
+            {
+              MetricName: METRIC.notificationsFailed,
+              Dimensions: [{ Name: DIMENSION.service, Value: METRICS_SERVICE }],
+              Unit: 'Count',
+              Value: 1,
+            },
+          ],
+        },
+        ResultPath: null,
+      },
+    });
+    count.addRetry({ errors: ['States.ALL'], interval: Duration.seconds(2), backoffRate: 2, maxAttempts: 2 });
+    count.addCatch(outcome, { errors: ['States.ALL'], resultPath: sfn.JsonPath.DISCARD });
+    notified.next(outcome);
+    notNotified.next(count);
+    count.next(outcome);
+    return new sfn.Choice(this, 'Run announced and notified?')
+      .when(
+        sfn.Condition.or(
+          sfn.Condition.isPresent('$.result.announceError'),
+          sfn.Condition.isPresent('$.result.notifyError'),
+        ),
+        notNotified,
+      )
+      .otherwise(notified);
+  }
+
+  /**
+   * The run's summary to the bus, then to the topic, then `delivered`. A failure of either (after its
+   * retries) is kept in the summary (`announceError`, `notifyError`); a failed announcement still notifies.
+   */
+  private announceAndNotify(
+    announceName: string,
+    notifyName: string,
+    bus: events.IEventBus,
+    delivered: sfn.IChainable,
+  ): tasks.EventBridgePutEvents {
+    const announce = this.announce(announceName, bus);
+    const notify = this.notify(notifyName);
+    announce.addCatch(notify, { errors: ['States.ALL'], resultPath: '$.result.announceError' });
+    notify.addCatch(delivered, { errors: ['States.ALL'], resultPath: '$.result.notifyError' });
+    announce.next(notify).next(delivered);
+    return announce;
   }
 
   private announce(name: string, bus: events.IEventBus): tasks.EventBridgePutEvents {

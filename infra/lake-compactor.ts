@@ -14,10 +14,22 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import { Construct } from 'constructs';
+import {
+  DEFAULT_MAX_CONCURRENT_RUNS,
+  DEFAULT_MAX_CONCURRENT_RUNS_PER_TABLE,
+  type RunCaps,
+  runCapIssues,
+} from '../functions/core/run-caps.js';
 import { parseTableConfigs } from '../functions/core/table-config.js';
 import { WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow, type CompactionWorkflowProps } from './compaction-workflow.js';
-import { Maintenance, type MaintenanceProps, scheduleOf } from './maintenance.js';
+import {
+  Maintenance,
+  type MaintenanceProps,
+  scheduledTargetOptions,
+  scheduleOf,
+  stoppedAfter,
+} from './maintenance.js';
 import { AcknowledgeWildcards, type WildcardGrant } from './nag-acknowledgements.js';
 import { projectFunction } from './node-function.js';
 import { Observability } from './observability.js';
@@ -184,6 +196,27 @@ export interface LakeCompactorTriggerProps {
    * @default false
    */
   readonly dryRun?: boolean;
+  /**
+   * Most compactions running at once over all tables of this deployment. Counted exactly in DynamoDB, in
+   * the same transaction that leases a partition and in the one that releases it; the profiler and the
+   * sweep start a due partition only while fewer runs are counted, and otherwise record it as
+   * `waiting: concurrency cap … reached` — it stays due and the next batch or sweep starts it once a run
+   * ends. Each run fans out to up to `workflow.distributedMaxConcurrency` compact invocations, so this
+   * bounds the Lambda concurrency compaction can take from the account. Runs operators start from the
+   * console are counted but never refused.
+   * @default 50
+   */
+  readonly maxConcurrentRuns?: number;
+  /**
+   * Most compactions running at once per table (see `maxConcurrentRuns`; both caps apply).
+   * @default 10
+   */
+  readonly maxConcurrentRunsPerTable?: number;
+  /**
+   * Per-table caps by table name, winning over `maxConcurrentRunsPerTable`.
+   * @default none
+   */
+  readonly maxConcurrentRunsByTable?: Readonly<Record<string, number>>;
 }
 
 /** The sweep's schedules. Strings are EventBridge schedule expressions, so the JSON config can set them. */
@@ -220,6 +253,17 @@ export interface LakeCompactorProps {
    * @default 512
    */
   readonly profilerMemoryMb?: number;
+  /**
+   * Reserved concurrency of the profiler: compaction runs can never take the concurrency the profiler needs
+   * to keep statistics current, and the profiler never takes more than this. Its SQS event source polls
+   * with at most this many concurrent invocations (2–1000), so it is never throttled by its own reservation
+   * (throttled messages would count towards the dead-letter queue's 5 receives). Lambda keeps at least 100
+   * of the account's concurrency unreserved, which the construct cannot check: in an account whose limit
+   * leaves no room (new accounts may start at 10), deploying fails on this reservation — ask for a higher
+   * limit, or set `false` to reserve nothing (the event source then polls with 5).
+   * @default 5
+   */
+  readonly profilerReservedConcurrency?: number | false;
   /**
    * Memory of the sweep function, MB. The sweep reads every partition item of every table once per run
    * (fragmentation metrics) and lists the tables weekly (reconcile); raise it for very many partitions.
@@ -278,6 +322,11 @@ export class LakeCompactor extends Construct {
   public readonly profilerDeadLetterQueue: sqs.Queue;
   /** Catch-up trigger, stuck-lease release and weekly reconcile. */
   public readonly sweepFunction: nodejs.NodejsFunction;
+  /**
+   * Scheduled events (sweep, reconcile, vacuum, tiering) EventBridge could not deliver to their function
+   * after its retries; alarmed. Inspect the message attributes (rule, error), fix, then invoke by hand.
+   */
+  public readonly scheduleDeadLetterQueue: sqs.Queue;
   /** The compaction workflow: one execution per partition run (operators start it from the console). */
   public readonly workflow: CompactionWorkflow;
   /** The workflow's state machine; the profiler and the sweep start it as STATE_MACHINE_ARN. */
@@ -295,6 +344,13 @@ export class LakeCompactor extends Construct {
     // owned bucket's name is a token until deploy, so its tables are checked under a readable placeholder
     // (bucket-less tables share it, so two of them on the same root still conflict).
     const problems = lakeCompactorPropsProblems(props);
+    problems.push(
+      ...runCapIssues(
+        props.triggers ?? {},
+        props.tables.map((t) => t.name),
+      ),
+    );
+    problems.push(...reservedConcurrencyIssues(props.profilerReservedConcurrency));
     if (problems.length === 0) {
       try {
         parseTableConfigs(tablesJsonOf(props.tables, OWNED_BUCKET_PLACEHOLDER));
@@ -326,29 +382,44 @@ export class LakeCompactor extends Construct {
     // Not in the environment: Lambda's 4 KB for all variables would end at about 20 tables.
     const tableConfig = tableConfigDelivery(tablesJson);
     const triggersDryRun = props.triggers?.dryRun === true ? 'true' : 'false';
+    const runCaps = runCapsJsonOf(props.triggers ?? {});
+    const reserved = props.profilerReservedConcurrency ?? DEFAULT_PROFILER_RESERVED_CONCURRENCY;
 
     this.profilerFunction = projectFunction(this, 'Profiler', 'profiler.ts', {
       description: 'Keeps per-partition file statistics exact from S3 notifications',
       memorySize: props.profilerMemoryMb ?? 512,
       timeout: Duration.seconds(60),
+      ...(reserved === false ? {} : { reservedConcurrentExecutions: reserved }),
       environment: {
         TABLE_NAME: this.table.tableName,
         ...tableConfig.environment,
         TRIGGERS_DRY_RUN: triggersDryRun,
+        RUN_CAPS: runCaps,
       },
       codeFiles: tableConfig.codeFiles,
     });
     this.table.grantReadWriteData(this.profilerFunction);
 
-    const profiler = this.addProfilerWiring(tables);
+    this.scheduleDeadLetterQueue = new sqs.Queue(this, 'ScheduleDlq', {
+      retentionPeriod: Duration.days(14),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    Validations.of(this.scheduleDeadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'It is a dead-letter queue: the one of the scheduled EventBridge targets (sweep, reconcile, vacuum, tiering), which cdk-nag cannot see from the queue.',
+    });
+    const profiler = this.addProfilerWiring(tables, reserved === false ? 5 : reserved);
     this.profilerQueue = profiler.queue;
     this.profilerDeadLetterQueue = profiler.deadLetterQueue;
+    const sweepSchedule = scheduleOf(props.sweep?.schedule, events.Schedule.rate(Duration.minutes(15)));
     this.sweepFunction = this.addSweep(
       locations,
       tableConfig,
       props.sweepMemoryMb ?? 512,
-      props.sweep ?? {},
-      triggersDryRun,
+      { ...props.sweep, schedule: sweepSchedule },
+      { TRIGGERS_DRY_RUN: triggersDryRun, RUN_CAPS: runCaps },
       encryptionKeys,
     );
 
@@ -373,6 +444,7 @@ export class LakeCompactor extends Construct {
       tablesJson,
       tables: locations,
       encryptionKeys,
+      deadLetterQueue: this.scheduleDeadLetterQueue,
     });
 
     const compactFunction = this.workflow.functions.compact;
@@ -389,7 +461,11 @@ export class LakeCompactor extends Construct {
       profilerFunction: this.profilerFunction,
       compactFunction,
       vacuumFunction: this.maintenance.vacuumFunction,
+      tieringFunction: this.maintenance.tieringFunction,
       sweepFunction: this.sweepFunction,
+      sweepStoppedAfter: stoppedAfter(sweepSchedule),
+      workflowFunctions: this.workflow.functions,
+      scheduleDeadLetterQueue: this.scheduleDeadLetterQueue,
       tables: props.tables.map((t) => t.name),
     });
 
@@ -506,7 +582,10 @@ export class LakeCompactor extends Construct {
    * notification per bucket and distinct outermost prefix (S3 refuses overlapping configurations); tables
    * whose bucket already sends its events to EventBridge get a rule targeting the same queue instead.
    */
-  private addProfilerWiring(tables: readonly (LakeCompactorTable & { bucketName: string })[]): {
+  private addProfilerWiring(
+    tables: readonly (LakeCompactorTable & { bucketName: string })[],
+    maxConcurrency: number,
+  ): {
     queue: sqs.Queue;
     deadLetterQueue: sqs.Queue;
   } {
@@ -567,8 +646,9 @@ export class LakeCompactor extends Construct {
         batchSize: 100,
         maxBatchingWindow: Duration.seconds(5),
         reportBatchItemFailures: true,
-        // Bounds contention on a hot partition's item and DynamoDB spend during backlogs.
-        maxConcurrency: 5,
+        // Bounds contention on a hot partition's item and DynamoDB spend during backlogs, and never polls
+        // more than the reserved concurrency (see `profilerReservedConcurrency`).
+        maxConcurrency,
       }),
     );
     return { queue, deadLetterQueue };
@@ -579,19 +659,15 @@ export class LakeCompactor extends Construct {
     tables: readonly TableLocation[],
     tableConfig: TableConfigDelivery,
     memorySize: number,
-    schedules: LakeCompactorSweepProps,
-    triggersDryRun: string,
+    schedules: LakeCompactorSweepProps & { schedule: events.Schedule },
+    triggers: { TRIGGERS_DRY_RUN: string; RUN_CAPS: string },
     encryptionKeys: readonly kms.IKey[],
   ): nodejs.NodejsFunction {
     const sweep = projectFunction(this, 'Sweep', 'sweep.ts', {
       description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
       memorySize,
       timeout: Duration.minutes(10),
-      environment: {
-        TABLE_NAME: this.table.tableName,
-        ...tableConfig.environment,
-        TRIGGERS_DRY_RUN: triggersDryRun,
-      },
+      environment: { TABLE_NAME: this.table.tableName, ...tableConfig.environment, ...triggers },
       codeFiles: tableConfig.codeFiles,
     });
     this.table.grantReadWriteData(sweep);
@@ -606,9 +682,12 @@ export class LakeCompactor extends Construct {
     for (const key of encryptionKeys) key.grant(sweep, ...KMS_OBJECT_ACTIONS);
     new events.Rule(this, 'SweepSchedule', {
       description: 'lake-compactor sweep: due partitions and stuck leases',
-      schedule: scheduleOf(schedules.schedule, events.Schedule.rate(Duration.minutes(15))),
+      schedule: schedules.schedule,
       targets: [
-        new targets.LambdaFunction(sweep, { event: events.RuleTargetInput.fromObject({ mode: 'sweep' }) }),
+        new targets.LambdaFunction(sweep, {
+          event: events.RuleTargetInput.fromObject({ mode: 'sweep' }),
+          ...scheduledTargetOptions(this.scheduleDeadLetterQueue),
+        }),
       ],
     });
     new events.Rule(this, 'ReconcileSchedule', {
@@ -620,6 +699,7 @@ export class LakeCompactor extends Construct {
       targets: [
         new targets.LambdaFunction(sweep, {
           event: events.RuleTargetInput.fromObject({ mode: 'reconcile' }),
+          ...scheduledTargetOptions(this.scheduleDeadLetterQueue),
         }),
       ],
     });
@@ -648,6 +728,28 @@ function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketName: st
       ...(t.policy === undefined ? {} : { policy: t.policy }),
     })),
   );
+}
+
+/** Default of `profilerReservedConcurrency`: the profiler's SQS event source polled with 5 before it existed. */
+const DEFAULT_PROFILER_RESERVED_CONCURRENCY = 5;
+
+/** The RUN_CAPS variable of the profiler and the sweep (see `parseRunCaps`). */
+function runCapsJsonOf(triggers: LakeCompactorTriggerProps): string {
+  const caps: RunCaps = {
+    total: triggers.maxConcurrentRuns ?? DEFAULT_MAX_CONCURRENT_RUNS,
+    perTable: triggers.maxConcurrentRunsPerTable ?? DEFAULT_MAX_CONCURRENT_RUNS_PER_TABLE,
+    byTable: triggers.maxConcurrentRunsByTable ?? {},
+  };
+  return JSON.stringify(caps);
+}
+
+/** An SQS event source polls with 2–1000 concurrent invocations; the reservation bounds it. */
+function reservedConcurrencyIssues(reserved: number | false | undefined): string[] {
+  if (reserved === undefined || reserved === false) return [];
+  if (Number.isInteger(reserved) && reserved >= 2 && reserved <= 1000) return [];
+  return [
+    `\`profilerReservedConcurrency\` is ${reserved}; use a whole number from 2 to 1000 (the profiler's SQS event source polls with at least 2 concurrent invocations), or false to reserve nothing.`,
+  ];
 }
 
 /** The owned bucket's lifecycle periods, in days, and the least each may be. */
@@ -688,6 +790,12 @@ export function wildcardGrants(rootBuckets: readonly string[]): WildcardGrant[] 
       resource: /^\*$/,
       reason:
         'X-Ray trace submission and CloudWatch Logs vended-log delivery (state machine logging) do not support resource-level permissions.',
+    },
+    {
+      actions: /^cloudwatch:PutMetricData$/,
+      resource: /^\*$/,
+      reason:
+        'The state machine counts failed run notifications (NotificationsFailed); PutMetricData has no resource-level permissions, so the grant is conditioned on the LakeCompactor namespace instead.',
     },
     {
       actions: /^dynamodb:[A-Za-z]+$/,

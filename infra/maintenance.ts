@@ -7,6 +7,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { TieringRule } from '../functions/core/maintenance/tiering.js';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
@@ -90,6 +91,11 @@ export interface MaintenanceProps {
    * @default [] — S3-managed keys, no grant needed
    */
   readonly encryptionKeys?: readonly kms.IKey[];
+  /**
+   * Where EventBridge puts a scheduled event it could not deliver to its function (after its retries).
+   * @default none — such an event is dropped (the functions' error alarms still see failed runs)
+   */
+  readonly deadLetterQueue?: sqs.IQueue;
   /** @default the VacuumScheduleProps defaults */
   readonly vacuum?: VacuumScheduleProps;
   /** @default the TieringScheduleProps defaults */
@@ -156,6 +162,7 @@ export class Maintenance extends Construct {
             debrisAgeHours: vacuum.debrisAgeHours ?? 72,
             abandonedAfterHours: vacuum.abandonedAfterHours ?? 24,
           }),
+          ...scheduledTargetOptions(props.deadLetterQueue),
         }),
       ],
     });
@@ -169,6 +176,7 @@ export class Maintenance extends Construct {
       targets: [
         new targets.LambdaFunction(this.tieringFunction, {
           event: events.RuleTargetInput.fromObject({ dryRun: tiering.dryRun ?? true, resume: true }),
+          ...scheduledTargetOptions(props.deadLetterQueue),
         }),
       ],
     });
@@ -234,4 +242,37 @@ export function scheduleOf(
 ): events.Schedule {
   if (schedule === undefined) return fallback;
   return typeof schedule === 'string' ? events.Schedule.expression(schedule) : schedule;
+}
+
+/**
+ * Retry policy (and dead-letter queue) of a scheduled Lambda target. EventBridge retries an event it could
+ * not hand to Lambda (throttled, function missing or not permitted) for up to an hour — by then the next
+ * scheduled run of the sweep has come, and a daily one is better reported than retried for 24 h (the
+ * default) — then puts it in `deadLetterQueue` with the rule and the error as message attributes.
+ */
+export function scheduledTargetOptions(
+  deadLetterQueue: sqs.IQueue | undefined,
+): Pick<targets.LambdaFunctionProps, 'deadLetterQueue' | 'retryAttempts' | 'maxEventAge'> {
+  return {
+    retryAttempts: 4,
+    maxEventAge: Duration.hours(1),
+    ...(deadLetterQueue === undefined ? {} : { deadLetterQueue }),
+  };
+}
+
+/** Longest a CloudWatch alarm with one evaluation period may look back (7 days). */
+const MAX_ALARM_PERIOD = Duration.days(7);
+
+/**
+ * How long without a run of a function on `schedule` means it stopped: two periods of a `rate`, so one late
+ * or lost invocation is not an alarm; a day for a `cron` (its spacing cannot be read off the expression;
+ * the sweep, the only schedule alarmed this way, should run at least daily to release stuck leases).
+ */
+export function stoppedAfter(schedule: events.Schedule): Duration {
+  const rate = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(schedule.expressionString);
+  if (rate === null) return Duration.days(1);
+  const amount = Number(rate[1]);
+  const unit = rate[2] ?? 'minutes';
+  const minutes = unit.startsWith('minute') ? amount : unit.startsWith('hour') ? amount * 60 : amount * 1440;
+  return Duration.minutes(Math.min(2 * minutes, MAX_ALARM_PERIOD.toMinutes()));
 }

@@ -1,5 +1,5 @@
-// The Observability construct: alarms on the failures an operator must act on (profiler DLQ not empty,
-// compaction executions failed, stuck leases, vacuum errors), all notifying one SNS topic, and a dashboard.
+// The Observability construct: alarms on the failures an operator must act on, including those that fail
+// silently (a sweep that stopped, throttles, lost scheduled events), all notifying one SNS topic; a dashboard.
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -29,8 +29,18 @@ export interface ObservabilityProps {
   readonly profilerFunction: lambda.IFunction;
   readonly compactFunction: lambda.IFunction;
   readonly vacuumFunction: lambda.IFunction;
-  /** The sweep (its errors are graphed with the other functions'). */
+  readonly tieringFunction: lambda.IFunction;
+  /** The sweep: its errors, and whether it still runs at all. */
   readonly sweepFunction: lambda.IFunction;
+  /**
+   * How long without a sweep invocation means the sweep stopped (missing data counts as stopped): two of its
+   * schedule's periods (see `stoppedAfter`).
+   */
+  readonly sweepStoppedAfter: Duration;
+  /** The workflow's functions by step (their throttles are alarmed with the sweep's, vacuum's and tiering's). */
+  readonly workflowFunctions: Readonly<Record<string, lambda.IFunction>>;
+  /** Scheduled events EventBridge could not deliver (see `LakeCompactor.scheduleDeadLetterQueue`). */
+  readonly scheduleDeadLetterQueue: sqs.IQueue;
   /**
    * Names of the compacted tables: the `Table` dimension of the per-table metrics the handlers publish.
    * A CloudWatch graph needs every dimension value spelled out, so each table gets its own line.
@@ -45,6 +55,14 @@ export interface ObservabilityProps {
 
 /** The sweep publishes the fragmentation gauges every 15 minutes: one point per period, no gaps. */
 const GAUGE_PERIOD = Duration.minutes(15);
+
+/**
+ * Age of the oldest profiler event that alarms. A message the profiler keeps failing is redelivered every
+ * 6 minutes and leaves the age metric after its third receive (SQS then reports the next oldest), so only a
+ * backlog the profiler does not keep up with — throttled, erroring on every batch, or out of concurrency —
+ * stays older than this.
+ */
+const PROFILER_BACKLOG_AGE = Duration.minutes(30);
 
 /**
  * Alarms and a dashboard. AWS-published metrics (SQS, Lambda, Step Functions) show executions, errors and
@@ -63,6 +81,28 @@ export class Observability extends Construct {
   public readonly needsAttentionAlarm: cloudwatch.Alarm;
   /** The vacuum function failed: retired versions and trash keep costing storage until it succeeds. */
   public readonly vacuumErrorsAlarm: cloudwatch.Alarm;
+  /** The sweep failed: due partitions are not started and stuck leases not released until it succeeds. */
+  public readonly sweepErrorsAlarm: cloudwatch.Alarm;
+  /** The sweep was not invoked for `sweepStoppedAfter` (its schedule disabled or deleted, events lost). */
+  public readonly sweepStoppedAlarm: cloudwatch.Alarm;
+  /** The tiering function failed: cold partitions stay in their storage class until it succeeds. */
+  public readonly tieringErrorsAlarm: cloudwatch.Alarm;
+  /** The profiler's oldest event is older than 30 minutes: statistics (and triggers) lag behind the lake. */
+  public readonly profilerBacklogAlarm: cloudwatch.Alarm;
+  /** A compaction execution hit the state machine's timeout. */
+  public readonly executionsTimedOutAlarm: cloudwatch.Alarm;
+  /** A compaction execution was stopped (by a person or a redeploy). */
+  public readonly executionsAbortedAlarm: cloudwatch.Alarm;
+  /** The profiler was throttled. */
+  public readonly profilerThrottlesAlarm: cloudwatch.Alarm;
+  /** The compact function was throttled. */
+  public readonly compactThrottlesAlarm: cloudwatch.Alarm;
+  /** Any other function of the deployment was throttled. */
+  public readonly functionThrottlesAlarm: cloudwatch.Alarm;
+  /** A scheduled event (sweep, reconcile, vacuum, tiering) could not be delivered to its function. */
+  public readonly scheduleDeadLetterQueueAlarm: cloudwatch.Alarm;
+  /** A run's end could not be announced on EventBridge or notified on SNS (the run itself is recorded). */
+  public readonly notificationsFailedAlarm: cloudwatch.Alarm;
   public readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
@@ -70,9 +110,14 @@ export class Observability extends Construct {
     const period = props.period ?? Duration.minutes(5);
     const sum = { period, statistic: cloudwatch.Stats.SUM };
     const alarmAction = new actions.SnsAction(props.topic);
-    // Every alarm counts an event that should not happen at all: one occurrence is enough, and no data
+    // Most alarms count an event that should not happen at all: one occurrence is enough, and no data
     // (no traffic) is healthy.
-    const alarmOnAny = (alarmId: string, metric: cloudwatch.IMetric, description: string) => {
+    const alarmOnAny = (
+      alarmId: string,
+      metric: cloudwatch.IMetric,
+      description: string,
+      options: Partial<cloudwatch.AlarmProps> = {},
+    ) => {
       const alarm = new cloudwatch.Alarm(this, alarmId, {
         metric,
         threshold: 1,
@@ -80,6 +125,7 @@ export class Observability extends Construct {
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         alarmDescription: description,
+        ...options,
       });
       alarm.addAlarmAction(alarmAction);
       return alarm;
@@ -124,10 +170,16 @@ export class Observability extends Construct {
       'lake-compactor: S3 events the profiler failed 5 times are in its DLQ. Read the profiler logs for the cause, fix it, then redrive the DLQ to the profiler queue.',
     );
     const failed = props.stateMachine.metricFailed(sum);
+    // Not the state machine's ExecutionsFailed: an execution refused because its input was invalid or the
+    // partition's lease was held (a newer schedule, an operator's double start) ends Failed in the console,
+    // so whoever started it sees it was not done, but nothing is broken. Finalize counts every run that
+    // failed after taking its lease (Runs, Outcome=failed); runs that die before finalize leave a lease the
+    // sweep reports (StuckLeases), and timeouts and aborts have their own alarms.
+    const runsFailed = custom(METRIC.runs, { [DIMENSION.outcome]: 'failed' }, sum);
     this.executionsFailedAlarm = alarmOnAny(
       'ExecutionsFailed',
-      failed,
-      'lake-compactor: a compaction execution failed. Open it in the Step Functions console; its groups were rolled back before publishing or forward after it, and the lease released (or, when a group could not be settled, the partition marked needs-attention: see that alarm). Any run can be restarted once the cause is fixed.',
+      runsFailed,
+      'lake-compactor: a compaction run failed (finalize recorded it as failed; refused starts — invalid input, lease held — are not counted). Open the execution in the Step Functions console (`lake-compactor history` lists the run and its first error); its groups were rolled back before publishing or forward after it, and the lease released (or, when a group could not be settled, the partition marked needs-attention: see that alarm). Any run can be restarted once the cause is fixed.',
     );
     this.stuckLeasesAlarm = alarmOnAny(
       'StuckLeases',
@@ -143,6 +195,90 @@ export class Observability extends Construct {
       'VacuumErrors',
       props.vacuumFunction.metricErrors(sum),
       'lake-compactor: the vacuum function failed. Read its logs; the next scheduled run resumes from its checkpoint once the cause is fixed.',
+    );
+    this.sweepErrorsAlarm = alarmOnAny(
+      'SweepErrors',
+      props.sweepFunction.metricErrors(sum),
+      'lake-compactor: the sweep function failed. Until it succeeds, partitions whose quiet window passed are not started (unless new events arrive) and leases of dead runs are not released. Read its logs (a failing reconcile names its table); fix the cause, then test-invoke it with {"mode": "sweep"}.',
+    );
+    this.sweepStoppedAlarm = alarmOnAny(
+      'SweepStopped',
+      props.sweepFunction.metricInvocations({
+        period: props.sweepStoppedAfter,
+        statistic: cloudwatch.Stats.SUM,
+      }),
+      `lake-compactor: the sweep was not invoked for ${props.sweepStoppedAfter.toHumanString()}: its EventBridge schedule is disabled or gone, or its events cannot be delivered (see the schedule dead-letter queue alarm). No partition waiting for its quiet window is started and no stuck lease released. Check the rule *SweepSchedule* is enabled and targets the sweep function; redeploy to restore it.`,
+      {
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+      },
+    );
+    this.tieringErrorsAlarm = alarmOnAny(
+      'TieringErrors',
+      props.tieringFunction.metricErrors(sum),
+      'lake-compactor: the tiering function failed. Cold partitions stay in their storage class until it succeeds. Read its logs; the next scheduled run resumes from its checkpoint once the cause is fixed.',
+    );
+    const queueAge = props.profilerQueue.metricApproximateAgeOfOldestMessage({
+      period,
+      statistic: cloudwatch.Stats.MAXIMUM,
+    });
+    this.profilerBacklogAlarm = alarmOnAny(
+      'ProfilerBacklog',
+      queueAge,
+      `lake-compactor: the profiler's oldest S3 event is more than ${PROFILER_BACKLOG_AGE.toMinutes()} minutes old: partition statistics, and so triggers, lag behind the lake. Check the profiler's errors and throttles (its reserved concurrency, profilerReservedConcurrency, caps its pollers) and its duration; events are kept 4 days, so nothing is lost yet.`,
+      { threshold: PROFILER_BACKLOG_AGE.toSeconds() },
+    );
+    this.executionsTimedOutAlarm = alarmOnAny(
+      'ExecutionsTimedOut',
+      props.stateMachine.metricTimedOut(sum),
+      'lake-compactor: a compaction execution hit the state machine timeout (workflow.executionTimeoutHours) and was stopped where it was. Its lease stays until the sweep settles what it left (rolled back before publishing, forward after) and releases it (the stuck-lease alarm follows). Open the execution to see the step it was in (a quiet wait on a partition written without pause, a very large plan); raise the timeout only if such runs are expected.',
+    );
+    this.executionsAbortedAlarm = alarmOnAny(
+      'ExecutionsAborted',
+      props.stateMachine.metricAborted(sum),
+      'lake-compactor: a compaction execution was stopped (StopExecution from the console or CLI, or a redeploy that replaced a running execution). Its lease stays until the sweep settles what it left and releases it (the stuck-lease alarm follows). If nobody meant to stop it, find who did in CloudTrail (StopExecution); the partition is compacted again once due.',
+    );
+    this.profilerThrottlesAlarm = alarmOnAny(
+      'ProfilerThrottles',
+      props.profilerFunction.metricThrottles(sum),
+      "lake-compactor: the profiler was throttled. Its SQS event source polls within its reserved concurrency, so this means the reservation was lowered outside the stack or the account ran out of concurrency; throttled messages count towards the dead-letter queue. Check the function's reserved concurrency and the account's ConcurrentExecutions.",
+    );
+    this.compactThrottlesAlarm = alarmOnAny(
+      'CompactThrottles',
+      props.compactFunction.metricThrottles(sum),
+      'lake-compactor: the compact function was throttled: the account ran out of Lambda concurrency. Steps retry throttling with backoff, so runs slow down before they fail. Lower triggers.maxConcurrentRuns or workflow.distributedMaxConcurrency, or raise the account limit.',
+    );
+    const others = [
+      ...Object.entries(props.workflowFunctions)
+        .filter(([step]) => step !== 'compact')
+        .map(([, fn]) => fn),
+      props.sweepFunction,
+      props.vacuumFunction,
+      props.tieringFunction,
+    ];
+    this.functionThrottlesAlarm = alarmOnAny(
+      'FunctionThrottles',
+      new cloudwatch.MathExpression({
+        expression: `SUM([${others.map((_, i) => `m${i}`).join(', ')}])`,
+        usingMetrics: Object.fromEntries(others.map((fn, i) => [`m${i}`, fn.metricThrottles(sum)])),
+        period,
+      }),
+      'lake-compactor: a function other than the profiler and compact (a workflow step, the sweep, vacuum or tiering) was throttled: the account ran out of Lambda concurrency. Workflow steps retry with backoff; scheduled functions are retried by Lambda for up to 6 hours. Lower triggers.maxConcurrentRuns, or raise the account limit.',
+    );
+    const scheduleDlqDepth = props.scheduleDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+      period,
+      statistic: cloudwatch.Stats.MAXIMUM,
+    });
+    this.scheduleDeadLetterQueueAlarm = alarmOnAny(
+      'ScheduleDlqNotEmpty',
+      scheduleDlqDepth,
+      'lake-compactor: EventBridge could not deliver a scheduled event (sweep, reconcile, vacuum or tiering) to its function within an hour. The message attributes name the rule and the error (e.g. the function or its permission is missing). Fix the cause, invoke the function with the message body if that run matters, then purge the message.',
+    );
+    this.notificationsFailedAlarm = alarmOnAny(
+      'NotificationsFailed',
+      custom(METRIC.notificationsFailed, {}, sum),
+      'lake-compactor: the end of a compaction run could not be put on EventBridge or published to SNS. The run itself is recorded and its execution ended with its real outcome; its output says notified: false with announceError or notifyError. Check the topic and bus (policy, KMS key, deleted topic); consumers of the completion events missed this run (`lake-compactor history` lists it).',
     );
 
     const row = (title: string) =>
@@ -165,9 +301,20 @@ export class Observability extends Construct {
               this.stuckLeasesAlarm,
               this.needsAttentionAlarm,
               this.vacuumErrorsAlarm,
+              this.sweepErrorsAlarm,
+              this.sweepStoppedAlarm,
+              this.tieringErrorsAlarm,
+              this.profilerBacklogAlarm,
+              this.executionsTimedOutAlarm,
+              this.executionsAbortedAlarm,
+              this.profilerThrottlesAlarm,
+              this.compactThrottlesAlarm,
+              this.functionThrottlesAlarm,
+              this.scheduleDeadLetterQueueAlarm,
+              this.notificationsFailedAlarm,
             ],
             width: 24,
-            height: 3,
+            height: 5,
           }),
         ],
         [row('Fragmentation per table (sweep, every 15 minutes)')],
@@ -293,6 +440,25 @@ export class Observability extends Construct {
               custom(METRIC.decisions, { [DIMENSION.outcome]: outcome }, { ...sum, label: outcome }),
             ),
             { width: 12 },
+          ),
+        ],
+        [row('Guardrails (concurrency caps, throttles, backlogs)')],
+        [
+          graph('Compactions running (counted against the caps; sweep)', [
+            custom(METRIC.concurrentRuns, {}, { ...gauge, label: 'Deployment' }),
+            ...perTable(METRIC.concurrentRuns, gauge),
+          ]),
+          graph('Lambda throttles', [
+            props.profilerFunction.metricThrottles({ ...sum, label: 'Profiler' }),
+            props.compactFunction.metricThrottles({ ...sum, label: 'Compact' }),
+            ...others.map((fn) => fn.metricThrottles({ ...sum, label: fn.node.id })),
+          ]),
+          graph(
+            'Profiler backlog age (s) and undelivered scheduled events',
+            [queueAge.with({ label: 'Oldest profiler event (s)' })],
+            {
+              right: [scheduleDlqDepth.with({ label: 'Schedule DLQ depth' })],
+            },
           ),
         ],
       ],

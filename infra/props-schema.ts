@@ -115,9 +115,20 @@ const workflowShape = {
   eventBus: construct('an events.IEventBus', (v) => 'eventBusArn' in v).optional(),
   notificationTopic: construct('an sns.ITopic', (v) => 'topicArn' in v).optional(),
   logRetention: z.enum(logs.RetentionDays).optional(),
+  executionTimeoutHours: wholeNumber(
+    1,
+    8760,
+    'a Standard execution runs at most one year (8760 h); the default 24 h bounds a stuck run',
+  ).optional(),
 } satisfies ShapeOf<NonNullable<LakeCompactorProps['workflow']>>;
 
-const triggersShape = { dryRun: z.boolean().optional() } satisfies ShapeOf<LakeCompactorTriggerProps>;
+// The caps' ranges and the table names of maxConcurrentRunsByTable are checked by `runCapIssues`.
+const triggersShape = {
+  dryRun: z.boolean().optional(),
+  maxConcurrentRuns: z.number().optional(),
+  maxConcurrentRunsPerTable: z.number().optional(),
+  maxConcurrentRunsByTable: z.record(z.string(), z.number()).optional(),
+} satisfies ShapeOf<LakeCompactorTriggerProps>;
 
 const sweepShape = {
   schedule: scheduleSchema.optional(),
@@ -179,6 +190,8 @@ const propsShape = {
   removalPolicy: z.enum(RemovalPolicy).optional(),
   profilerMemoryMb: memorySchema.optional(),
   sweepMemoryMb: memorySchema.optional(),
+  // Its range is checked with the other guardrails (`reservedConcurrencyIssues` in lake-compactor.ts).
+  profilerReservedConcurrency: z.union([z.number(), z.literal(false)]).optional(),
   dataBucket: z.strictObject(dataBucketShape).optional(),
   workflow: z.strictObject(workflowShape).optional(),
   triggers: z.strictObject(triggersShape).optional(),

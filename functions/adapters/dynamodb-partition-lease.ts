@@ -1,8 +1,18 @@
 // The workflow's PartitionLeases on the profiler's partition item (`PART#<table>#<partition>` / `STATE`):
-// the lease is one conditional update, release and statistics reuse the profiler's store, history is an item.
-import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { LeaseHeldError, PartitionNeedsAttentionError } from '../core/errors.js';
+// the lease is one conditional write (counting the run in), release and statistics reuse the profiler's store.
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { LeaseHeldError, PartitionNeedsAttentionError, TransientStoreError } from '../core/errors.js';
 import type { Policy } from '../core/policy.js';
 import {
   type Attention,
@@ -10,6 +20,7 @@ import {
   type Lease,
   type ObjectEvent,
   type PartitionRef,
+  type PartitionSnapshot,
   type ResolvedEvent,
   resolveEvent,
   SEQUENCER_WIDTH,
@@ -23,11 +34,22 @@ import type {
   RunHistory,
 } from '../core/workflow/ports.js';
 import {
+  countInItems,
+  failedAt,
+  isInvalid,
+  mustWait,
+  SLOT_INDEX,
+  slotCheckItem,
+} from './dynamodb-run-counts.js';
+import {
   DynamoStatsStore,
   plainFromAttributes,
   snapshotFromItem,
   statsKeys,
 } from './dynamodb-stats-store.js';
+
+/** Attempts of a contended lease transaction before the step fails (and Step Functions retries it). */
+const MAX_ATTEMPTS = 8;
 
 export interface DynamoPartitionLeaseOptions {
   readonly client: DynamoDBClient;
@@ -56,9 +78,12 @@ export class DynamoPartitionLease implements PartitionLeases {
   }
 
   /**
-   * One conditional update: operator runs take an idle (or never seen) partition and bump its generation,
+   * One conditional write: operator runs take an idle (or never seen) partition and bump its generation,
    * so a concurrent profiler schedule of the old generation loses; profiler runs take over exactly the
-   * `scheduled` generation they were started for. The holder's own retry succeeds.
+   * `scheduled` generation they were started for. The holder's own retry succeeds. A lease taken from a
+   * free partition (idle, never seen, or needs-attention for a settle run) is counted as a running
+   * compaction in the same transaction — operator runs are counted but never refused by the caps; a lease
+   * handed over (the scheduled generation, or a dead run's lease taken over) was counted already.
    */
   async acquire(ref: PartitionRef, request: LeaseRequest): Promise<LeaseGrant> {
     const lease: Lease = {
@@ -89,16 +114,21 @@ export class DynamoPartitionLease implements PartitionLeases {
             ':staleGeneration': takeOver.generation,
           }),
     };
-    // Who may take it besides the free states: a settle run takes a needs-attention partition; a run
-    // whose predecessor's execution ended without releasing takes the lease over at exactly that holder.
-    const alternatives = [
+    // Free states (the lease is counted in): idle or never seen; needs-attention for a settle run.
+    const free = [
+      scheduled ? '#state = :idle' : 'attribute_not_exists(#state) OR #state = :idle',
       ...(request.settle === true ? ['#state = :attention'] : []),
+    ].join(' OR ');
+    // Handed over (the count does not change): the schedule this run was started for; the lease of a run
+    // whose execution ended without releasing it, at exactly that holder.
+    const handOver = [
+      ...(scheduled ? ['(#state = :scheduled AND generation = :generation)'] : []),
       ...(takeOver === undefined
         ? []
         : [
             '(#state IN (:staleScheduled, :compacting) AND lease.runId = :staleRun AND generation = :staleGeneration)',
           ]),
-    ];
+    ].join(' OR ');
     const counters = ['fileCount', 'totalBytes', 'smallCount', 'smallBytes'].map(
       (n) => `${n} = if_not_exists(${n}, :zero)`,
     );
@@ -112,67 +142,120 @@ export class DynamoPartitionLease implements PartitionLeases {
       ...counters,
       ...(scheduled ? ['generation = if_not_exists(generation, :zero)'] : []),
     ];
-    try {
-      const result = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.options.tableName,
-          Key: statsKeys.partition(ref),
-          UpdateExpression: `SET ${set.join(', ')} ADD version :one${scheduled ? '' : ', generation :one'}`,
-          ConditionExpression: [
-            scheduled
-              ? '#state = :idle OR (#state = :scheduled AND generation = :generation)'
-              : 'attribute_not_exists(#state) OR #state = :idle',
-            ...alternatives,
-          ].join(' OR '),
-          ExpressionAttributeNames: { '#state': 'state', '#table': 'table', '#partition': 'partition' },
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      const snapshot = snapshotFromItem(result.Attributes ?? {});
+    const update = (condition: string) => {
+      const expression = `SET ${set.join(', ')} ADD version :one${scheduled ? '' : ', generation :one'}`;
+      return {
+        TableName: this.options.tableName,
+        Key: statsKeys.partition(ref),
+        UpdateExpression: expression,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: { '#state': 'state', '#table': 'table', '#partition': 'partition' },
+        // DynamoDB refuses values an expression does not use.
+        ExpressionAttributeValues: Object.fromEntries(
+          Object.entries(values).filter(([name]) =>
+            new RegExp(`${name}(?![A-Za-z0-9_])`).test(`${expression} ${condition}`),
+          ),
+        ),
+      };
+    };
+    let old: PartitionSnapshot | undefined;
+    if (handOver !== '') {
+      try {
+        const result = await this.doc.send(
+          new UpdateCommand({
+            ...update(handOver),
+            ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return grantOf(request, snapshotFromItem(result.Attributes ?? {}));
+      } catch (err) {
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+        old = err.Item === undefined ? undefined : snapshotOfAttributes(err.Item);
+      }
+    }
+    const taken = await this.takeFree(ref, update(free), request.runId, request.now);
+    if (taken.ok) {
+      // A transaction returns no item: read what the lease was granted at (only this run changes it now).
+      return grantOf(request, (await this.stats.get(ref)) ?? snapshotFromItem({}));
+    }
+    old = taken.old ?? old;
+    if (old?.lease?.runId === request.runId && old.state === 'compacting') {
+      // Our own earlier attempt took it: the retry succeeds with what that attempt got.
       return {
         runId: request.runId,
-        generation: snapshot.generation,
-        acquiredAt: request.now,
-        ...(snapshot.lastWriteAt === undefined ? {} : { lastWriteAt: snapshot.lastWriteAt }),
+        generation: old.generation,
+        acquiredAt: old.lease.acquiredAt,
+        ...(old.lastWriteAt === undefined ? {} : { lastWriteAt: old.lastWriteAt }),
       };
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      const old =
-        err.Item === undefined
-          ? undefined
-          : snapshotFromItem(plainFromAttributes({ M: err.Item }) as Record<string, unknown>);
-      if (old?.lease?.runId === request.runId && old.state === 'compacting') {
-        // Our own earlier attempt took it: the retry succeeds with what that attempt got.
-        return {
-          runId: request.runId,
-          generation: old.generation,
-          acquiredAt: old.lease.acquiredAt,
-          ...(old.lastWriteAt === undefined ? {} : { lastWriteAt: old.lastWriteAt }),
-        };
-      }
-      const holder = old?.lease;
-      if (old?.state === 'needs-attention') {
-        throw new PartitionNeedsAttentionError(
-          `Partition "${ref.partition}" of table ${ref.table} needs attention since ${new Date(old.attention?.since ?? 0).toISOString()}: ${old.attention?.reason ?? 'no reason recorded'} No run plans it until the cause is fixed and a settle run has ended it: {"table": "${ref.table}", "partition": "${ref.partition}", "settle": true} (or \`lake-compactor settle\`).`,
-        );
-      }
-      throw new LeaseHeldError(
-        holder !== undefined
-          ? `Partition "${ref.partition}" of table ${ref.table} is ${old?.state} by run ${holder.executionName}${holder.executionArn ? ` (${holder.executionArn})` : ''} since ${new Date(holder.acquiredAt).toISOString()}; wait for it to finish (or stop it), then re-run. force does not break a live lease.`
-          : `Partition "${ref.partition}" of table ${ref.table} is ${old?.state ?? 'unknown'} at generation ${old?.generation ?? '?'}, not the scheduled generation ${request.generation ?? '-'} this run was started for; a newer schedule replaced it, nothing to do.`,
-        holder === undefined || old === undefined
-          ? undefined
-          : {
-              runId: holder.runId,
-              ...(holder.executionArn === undefined ? {} : { executionArn: holder.executionArn }),
-              generation: old.generation,
-              state: old.state,
-              acquiredAt: holder.acquiredAt,
-            },
+    }
+    const holder = old?.lease;
+    if (old?.state === 'needs-attention') {
+      throw new PartitionNeedsAttentionError(
+        `Partition "${ref.partition}" of table ${ref.table} needs attention since ${new Date(old.attention?.since ?? 0).toISOString()}: ${old.attention?.reason ?? 'no reason recorded'} No run plans it until the cause is fixed and a settle run has ended it: {"table": "${ref.table}", "partition": "${ref.partition}", "settle": true} (or \`lake-compactor settle\`).`,
       );
     }
+    throw new LeaseHeldError(
+      holder !== undefined
+        ? `Partition "${ref.partition}" of table ${ref.table} is ${old?.state} by run ${holder.executionName}${holder.executionArn ? ` (${holder.executionArn})` : ''} since ${new Date(holder.acquiredAt).toISOString()}; wait for it to finish (or stop it), then re-run. force does not break a live lease.`
+        : `Partition "${ref.partition}" of table ${ref.table} is ${old?.state ?? 'unknown'} at generation ${old?.generation ?? '?'}, not the scheduled generation ${request.generation ?? '-'} this run was started for; a newer schedule replaced it, nothing to do.`,
+      holder === undefined || old === undefined
+        ? undefined
+        : {
+            runId: holder.runId,
+            ...(holder.executionArn === undefined ? {} : { executionArn: holder.executionArn }),
+            generation: old.generation,
+            state: old.state,
+            acquiredAt: holder.acquiredAt,
+          },
+    );
+  }
+
+  /**
+   * Takes a free partition and counts the run in, in one transaction (no cap: see `acquire`). A slot left
+   * by a lease that was never counted out is adopted instead of counted twice. `old` is what the partition
+   * held when it was not free.
+   */
+  private async takeFree(
+    ref: PartitionRef,
+    update: Record<string, unknown>,
+    runId: string,
+    now: number,
+  ): Promise<{ readonly ok: true } | { readonly ok: false; readonly old: PartitionSnapshot | undefined }> {
+    const tableName = this.options.tableName;
+    let adopt = false;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const counting = adopt
+        ? [slotCheckItem(tableName, ref, true)]
+        : countInItems(tableName, ref, now, runId);
+      try {
+        await this.doc.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Update: { ...update, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+              ...counting,
+            ],
+          }),
+        );
+        return { ok: true };
+      } catch (err) {
+        if (!(err instanceof TransactionCanceledException)) throw err;
+        const reasons = err.CancellationReasons ?? [];
+        if (failedAt(reasons, 0)) {
+          const item = reasons[0]?.Item;
+          return { ok: false, old: item === undefined ? undefined : snapshotOfAttributes(item) };
+        }
+        if (isInvalid(reasons)) throw err;
+        if (failedAt(reasons, SLOT_INDEX)) {
+          adopt = !adopt;
+          continue;
+        }
+        if (mustWait(reasons)) await backoff(attempt);
+      }
+    }
+    throw new TransientStoreError(
+      `Partition "${ref.partition}" of table ${ref.table}: taking its lease stayed contended for ${MAX_ATTEMPTS} attempts; the step is retried`,
+    );
   }
 
   async lastWriteAt(ref: PartitionRef): Promise<number | undefined> {
@@ -256,6 +339,25 @@ export class DynamoPartitionLease implements PartitionLeases {
       }),
     );
   }
+}
+
+function snapshotOfAttributes(item: Record<string, AttributeValue>): PartitionSnapshot {
+  return snapshotFromItem(plainFromAttributes({ M: item }) as Record<string, unknown>);
+}
+
+/** The grant of a lease this run now holds, from the partition item. */
+function grantOf(request: LeaseRequest, snapshot: PartitionSnapshot): LeaseGrant {
+  return {
+    runId: request.runId,
+    generation: snapshot.generation,
+    acquiredAt: request.now,
+    ...(snapshot.lastWriteAt === undefined ? {} : { lastWriteAt: snapshot.lastWriteAt }),
+  };
+}
+
+async function backoff(attempt: number): Promise<void> {
+  const cap = 10 * 2 ** Math.min(attempt, 6);
+  await new Promise((resolve) => setTimeout(resolve, Math.random() * cap));
 }
 
 /** The smallest sequencer above `sequencer` (fixed-width upper-case hex). */

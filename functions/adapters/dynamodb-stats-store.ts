@@ -17,7 +17,6 @@ import {
   type QueryCommandInput,
   TransactWriteCommand,
   UpdateCommand,
-  type UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { TransientStoreError } from '../core/errors.js';
 import {
@@ -39,15 +38,28 @@ import {
   SEQUENCER_WIDTH,
   sizeBucket,
 } from '../core/profiler.js';
+import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 import { SIZE_BUCKETS } from '../core/stats.js';
 import type { ForeignFormatMarker } from '../core/table-format.js';
 import type {
   ApplyResult,
   ListedFile,
   ReconcileResult,
+  RunCountReport,
   StatsStore,
   TouchInput,
 } from '../ports/stats-store.js';
+import {
+  capReachedOf,
+  countInItems,
+  countOutItems,
+  failedAt,
+  isInvalid,
+  mustWait,
+  runCountKeys,
+  SLOT_INDEX,
+  slotCheckItem,
+} from './dynamodb-run-counts.js';
 
 const DAY_SECONDS = 86_400;
 /** Most items one TransactWriteItems may hold. */
@@ -405,35 +417,78 @@ export class DynamoStatsStore implements StatsStore {
     snapshot: PartitionSnapshot,
     lease: Lease,
     decision: DecisionSummary,
-  ): Promise<PartitionSnapshot | undefined> {
-    try {
-      const result: UpdateCommandOutput = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: statsKeys.partition(snapshot),
-          UpdateExpression:
-            'SET #state = :scheduled, lease = :lease, lastDecision = :decision, gsi1sk = :sk REMOVE dueAt ADD generation :one',
-          ConditionExpression: '#state = :idle AND version = :version AND generation = :generation',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: {
-            ':scheduled': 'scheduled',
-            ':idle': 'idle',
-            ':lease': lease,
-            ':decision': decision,
-            ':sk': gsiSortKey({ partition: snapshot.partition, state: 'scheduled', lease }, undefined),
-            ':version': snapshot.version,
-            ':generation': snapshot.generation,
-            ':one': 1,
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      await this.putDecision(snapshot, decision);
-      return snapshotFromItem(result.Attributes ?? {});
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return undefined;
-      throw err;
+    limits?: RunLimits,
+  ): Promise<PartitionSnapshot | RunCapReached | undefined> {
+    const partition = {
+      TableName: this.table,
+      Key: statsKeys.partition(snapshot),
+      UpdateExpression:
+        'SET #state = :scheduled, lease = :lease, lastDecision = :decision, gsi1sk = :sk REMOVE dueAt ADD generation :one',
+      ConditionExpression: '#state = :idle AND version = :version AND generation = :generation',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: {
+        ':scheduled': 'scheduled',
+        ':idle': 'idle',
+        ':lease': lease,
+        ':decision': decision,
+        ':sk': gsiSortKey({ partition: snapshot.partition, state: 'scheduled', lease }, undefined),
+        ':version': snapshot.version,
+        ':generation': snapshot.generation,
+        ':one': 1,
+      },
+    };
+    // Counted in the same transaction as the schedule, under both caps: concurrent profilers and the sweep
+    // can never start more runs than the caps allow. A slot left by a lease that was never counted out
+    // (see reconcileRunCount) is adopted instead: it already counts, so the caps still hold.
+    let adopt = false;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const counting = adopt
+        ? [
+            {
+              Put: {
+                TableName: this.table,
+                Item: {
+                  ...runCountKeys.slot(snapshot),
+                  partition: snapshot.partition,
+                  since: lease.acquiredAt,
+                  by: lease.runId,
+                },
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
+          ]
+        : countInItems(this.table, snapshot, lease.acquiredAt, lease.runId, limits);
+      try {
+        await this.doc.send(
+          new TransactWriteCommand({ TransactItems: [{ Update: partition }, ...counting] }),
+        );
+        await this.putDecision(snapshot, decision);
+        // The transaction returns no item: the new state is the old one with this update applied.
+        const { dueAt: _dueAt, ...rest } = snapshot;
+        return {
+          ...rest,
+          state: 'scheduled',
+          lease,
+          lastDecision: decision,
+          generation: snapshot.generation + 1,
+        };
+      } catch (err) {
+        if (!(err instanceof TransactionCanceledException)) throw err;
+        const reasons = err.CancellationReasons ?? [];
+        if (failedAt(reasons, 0)) return undefined;
+        if (isInvalid(reasons)) throw err;
+        const capped = adopt || limits === undefined ? undefined : capReachedOf(reasons, limits);
+        if (capped !== undefined) return capped;
+        if (failedAt(reasons, SLOT_INDEX)) {
+          adopt = !adopt; // a slot appeared (adopt it) or the adopted one went (count in after all)
+          continue;
+        }
+        if (mustWait(reasons)) await this.backoff(attempt);
+      }
     }
+    throw new TransientStoreError(
+      `Scheduling partition ${partitionId(snapshot)} stayed contended for ${MAX_ATTEMPTS} attempts; the next batch or sweep decides again`,
+    );
   }
 
   async release(
@@ -443,46 +498,61 @@ export class DynamoStatsStore implements StatsStore {
   ): Promise<boolean> {
     const compacted = patch.lastCompactedAt === undefined ? '' : ', lastCompactedAt = :compacted';
     const attention = patch.attention;
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: statsKeys.partition(ref),
-          // needs-attention keeps the lease (who could not settle it) and says why; idle drops both.
-          UpdateExpression:
-            attention === undefined
-              ? `SET #state = :idle, gsi1sk = :sk${compacted} REMOVE lease, attention ADD version :one`
-              : `SET #state = :attention, attention = :why, gsi1sk = :sk${compacted} ADD version :one`,
-          ConditionExpression: 'generation = :generation AND #state IN (:scheduled, :compacting)',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: {
-            ':scheduled': 'scheduled',
-            ':compacting': 'compacting',
-            ':generation': generation,
-            ':one': 1,
-            ...(attention === undefined
-              ? {
-                  ':idle': 'idle',
-                  // Due now: whoever released it re-decides at once; the sweep picks it up otherwise.
-                  ':sk': gsiSortKey({ partition: ref.partition, state: 'idle' }, 0),
-                }
-              : {
-                  ':attention': 'needs-attention',
-                  ':why': attention,
-                  ':sk': gsiSortKey(
-                    { partition: ref.partition, state: 'needs-attention', attention },
-                    undefined,
-                  ),
-                }),
-            ...(patch.lastCompactedAt === undefined ? {} : { ':compacted': patch.lastCompactedAt }),
-          },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
+    const partition = {
+      TableName: this.table,
+      Key: statsKeys.partition(ref),
+      // needs-attention keeps the lease (who could not settle it) and says why; idle drops both.
+      UpdateExpression:
+        attention === undefined
+          ? `SET #state = :idle, gsi1sk = :sk${compacted} REMOVE lease, attention ADD version :one`
+          : `SET #state = :attention, attention = :why, gsi1sk = :sk${compacted} ADD version :one`,
+      ConditionExpression: 'generation = :generation AND #state IN (:scheduled, :compacting)',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: {
+        ':scheduled': 'scheduled',
+        ':compacting': 'compacting',
+        ':generation': generation,
+        ':one': 1,
+        ...(attention === undefined
+          ? {
+              ':idle': 'idle',
+              // Due now: whoever released it re-decides at once; the sweep picks it up otherwise.
+              ':sk': gsiSortKey({ partition: ref.partition, state: 'idle' }, 0),
+            }
+          : {
+              ':attention': 'needs-attention',
+              ':why': attention,
+              ':sk': gsiSortKey({ partition: ref.partition, state: 'needs-attention', attention }, undefined),
+            }),
+        ...(patch.lastCompactedAt === undefined ? {} : { ':compacted': patch.lastCompactedAt }),
+      },
+    };
+    // The run's slot goes in the same transaction (a run that ended stops counting at once, whoever ends
+    // it: finalize, or the sweep for a dead run). A lease that never counted (taken before the caps
+    // existed) has no slot and is released without touching the counters.
+    let counted = true;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const counting = counted ? countOutItems(this.table, ref) : [slotCheckItem(this.table, ref, false)];
+      try {
+        await this.doc.send(
+          new TransactWriteCommand({ TransactItems: [{ Update: partition }, ...counting] }),
+        );
+        return true;
+      } catch (err) {
+        if (!(err instanceof TransactionCanceledException)) throw err;
+        const reasons = err.CancellationReasons ?? [];
+        if (failedAt(reasons, 0)) return false;
+        if (isInvalid(reasons)) throw err;
+        if (failedAt(reasons, SLOT_INDEX)) {
+          counted = !counted;
+          continue;
+        }
+        if (mustWait(reasons)) await this.backoff(attempt);
+      }
     }
+    throw new TransientStoreError(
+      `Releasing partition ${partitionId(ref)} stayed contended for ${MAX_ATTEMPTS} attempts; retry (the release is idempotent)`,
+    );
   }
 
   async listDue(table: string, now: number): Promise<PartitionRef[]> {
@@ -563,6 +633,169 @@ export class DynamoStatsStore implements StatsStore {
       start = page.LastEvaluatedKey;
     } while (start);
     return items;
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Run counts
+  // ------------------------------------------------------------------------------------------------------
+
+  async reconcileRunCount(table: string): Promise<RunCountReport> {
+    const countedIn: string[] = [];
+    const countedOut: string[] = [];
+    const slots = await this.slotsOf(table);
+    const leased = await this.listLeased(table);
+    const leasedNow = new Set(leased.map((s) => s.partition));
+    const leasedStates = { ':scheduled': 'scheduled', ':compacting': 'compacting' };
+    // A lease without a slot (taken before the caps existed): counted in while it is still held.
+    for (const snapshot of leased) {
+      if (slots.has(snapshot.partition)) continue;
+      const ref = { table, partition: snapshot.partition };
+      const check = {
+        ConditionCheck: {
+          TableName: this.table,
+          Key: statsKeys.partition(ref),
+          ConditionExpression: '#state IN (:scheduled, :compacting)',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: leasedStates,
+        },
+      };
+      const by = snapshot.lease?.runId ?? 'unknown';
+      const items = [check, ...countInItems(this.table, ref, snapshot.lease?.acquiredAt ?? 0, by)];
+      if (await this.transactUnlessMoved(items)) countedIn.push(snapshot.partition);
+    }
+    // A slot whose partition no longer holds a lease: counted out, unless the partition is leased again.
+    for (const partition of slots) {
+      if (leasedNow.has(partition)) continue;
+      const ref = { table, partition };
+      const current = await this.get(ref);
+      if (current?.state === 'scheduled' || current?.state === 'compacting') continue; // the index lagged
+      const check = {
+        ConditionCheck: {
+          TableName: this.table,
+          Key: statsKeys.partition(ref),
+          ConditionExpression: 'attribute_not_exists(pk) OR NOT (#state IN (:scheduled, :compacting))',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: leasedStates,
+        },
+      };
+      if (await this.transactUnlessMoved([check, ...countOutItems(this.table, ref)])) {
+        countedOut.push(partition);
+      }
+    }
+    // The counter equals its slots unless someone edited the items: recounted, conditioned on the counter's
+    // version (bumped by every count change) being the one read before the slots were.
+    const counter = await this.getItem(runCountKeys.table(table));
+    const count = (await this.slotsOf(table)).size;
+    const corrected = await this.setCounter(runCountKeys.table(table), counter, count);
+    return {
+      running: corrected === undefined ? (num(counter?.running) ?? 0) : count,
+      countedIn,
+      countedOut,
+      ...(corrected === undefined ? {} : { corrected }),
+    };
+  }
+
+  async reconcileTotalRunCount(): Promise<RunCountReport> {
+    // Every change of a table's counter changes the deployment's in the same transaction (and bumps its
+    // version): read it first, then the tables' counters, then set it only if its version did not move.
+    const total = await this.getItem(runCountKeys.total);
+    let sum = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :tables)',
+          ExpressionAttributeValues: { ':pk': runCountKeys.total.pk, ':tables': runCountKeys.tablePrefix },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) sum += num(item.running) ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start);
+    const corrected = await this.setCounter(runCountKeys.total, total, sum);
+    return {
+      running: corrected === undefined ? (num(total?.running) ?? 0) : sum,
+      countedIn: [],
+      countedOut: [],
+      ...(corrected === undefined ? {} : { corrected }),
+    };
+  }
+
+  /** The partitions of a table holding a slot (strongly consistent). */
+  private async slotsOf(table: string): Promise<Set<string>> {
+    const { pk, skPrefix } = runCountKeys.slotsOf(table);
+    const partitions = new Set<string>();
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :slot)',
+          ExpressionAttributeValues: { ':pk': pk, ':slot': skPrefix },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) partitions.add(String(item.sk).slice(skPrefix.length));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return partitions;
+  }
+
+  private async getItem(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined> {
+    const result = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }),
+    );
+    return result.Item;
+  }
+
+  /** Sets a counter to `count` if it is still the item read as `read`; what it corrected, if anything. */
+  private async setCounter(
+    key: { pk: string; sk: string },
+    read: Record<string, unknown> | undefined,
+    count: number,
+  ): Promise<{ from: number; to: number } | undefined> {
+    const from = num(read?.running) ?? 0;
+    if (from === count) return undefined;
+    const version = num(read?.version);
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: key,
+          UpdateExpression: 'SET running = :count ADD version :one',
+          ConditionExpression: version === undefined ? 'attribute_not_exists(version)' : 'version = :version',
+          ExpressionAttributeValues: {
+            ':count': count,
+            ':one': 1,
+            ...(version === undefined ? {} : { ':version': version }),
+          },
+        }),
+      );
+      return { from, to: count };
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return undefined; // it moved: the next sweep
+      throw err;
+    }
+  }
+
+  /** Runs a repair transaction; false when a condition no longer held (the state moved on meanwhile). */
+  private async transactUnlessMoved(items: readonly Record<string, unknown>[]): Promise<boolean> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      try {
+        await this.doc.send(new TransactWriteCommand({ TransactItems: [...items] }));
+        return true;
+      } catch (err) {
+        if (!(err instanceof TransactionCanceledException)) throw err;
+        const reasons = err.CancellationReasons ?? [];
+        if (isInvalid(reasons)) throw err;
+        if (reasons.some((r) => r.Code === 'ConditionalCheckFailed')) return false;
+        await this.backoff(attempt);
+      }
+    }
+    return false;
   }
 
   // ------------------------------------------------------------------------------------------------------

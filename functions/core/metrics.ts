@@ -44,6 +44,10 @@ export const METRIC = {
   partitionsOverTrigger: 'PartitionsOverTrigger',
   stuckLeases: 'StuckLeases',
   partitionsNeedingAttention: 'PartitionsNeedingAttention',
+  // sweep: compactions running (counted against the caps), per table and for the deployment
+  concurrentRuns: 'ConcurrentRuns',
+  // the state machine (CloudWatch PutMetricData): a run's end could not be announced or notified
+  notificationsFailed: 'NotificationsFailed',
 } as const;
 
 /** The CloudWatch units used here (the strings Powertools' MetricUnit holds). */
@@ -77,6 +81,7 @@ export const DECISION_OUTCOMES = [
   'already-started',
   'start-failed',
   'not-started',
+  'capped',
   'waiting',
   'blocked',
   'superseded',
@@ -126,6 +131,19 @@ export function foreignFormatMetrics(countsByTable: ReadonlyMap<string, number>)
         dimensionSets: [{ [DIMENSION.table]: table }],
       }),
     );
+}
+
+/**
+ * `ConcurrentRuns`: compactions counted as running after the sweep recounted them, under {Table} for a
+ * table, under {} for the deployment — the figures the caps are checked against.
+ */
+export function concurrentRunsMetric(table: string | undefined, running: number): MetricDatum {
+  return {
+    name: METRIC.concurrentRuns,
+    unit: 'Count',
+    value: running,
+    dimensionSets: table === undefined ? [] : [{ [DIMENSION.table]: table }],
+  };
 }
 
 function cmp(a: string, b: string): number {

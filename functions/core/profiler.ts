@@ -24,6 +24,7 @@ import {
   type Policy,
   partitionDateFromValues,
 } from './policy.js';
+import { capAction, limitsFor, type RunCapReached, type RunCaps } from './run-caps.js';
 import { isSmallFile, SIZE_BUCKETS } from './stats.js';
 import { findTableForKey, type TableConfig } from './table-config.js';
 import { type ForeignFormat, foreignFormatOfKey, foreignFormatReason, markerCovers } from './table-format.js';
@@ -773,6 +774,12 @@ export interface TriggerDeps {
    * the trigger alone): leases are released without settling, which only the sweep ever does.
    */
   readonly settle?: (ref: PartitionRef, deadRunId: string) => Promise<SettleOutcome>;
+  /**
+   * Caps on running compactions per table and per deployment. A schedule is counted in the same write that
+   * takes the partition, so concurrent profilers and the sweep never exceed them; a capped partition is
+   * recorded as waiting and stays due. Absent: runs are counted but never refused (tests, tools).
+   */
+  readonly runCaps?: RunCaps;
 }
 
 /** What settling a partition for the sweep did. */
@@ -786,6 +793,8 @@ export interface SettleOutcome {
 
 export type TriggerAction =
   | 'started'
+  /** The policy says compact, but a concurrency cap was reached: recorded as waiting, still due. */
+  | 'capped'
   | 'already-started'
   | 'start-failed'
   | 'not-started'
@@ -818,13 +827,16 @@ function policyOf(deps: TriggerDeps, table: string): Policy {
 /**
  * Decides about one partition and acts: records the decision (when the partition is still at the decided
  * version), and when it says compact, moves it idle → scheduled with one conditional write (one winner
- * among concurrent callers) and starts the workflow under a deterministic name. Without a starter, the
- * decision is recorded and nothing is started. A start that fails leaves the lease for the sweep to retry.
+ * among concurrent callers), counted against the run caps in that same write, and starts the workflow under
+ * a deterministic name. At a cap the partition is recorded as waiting and stays due (`gate`: see CapGate).
+ * Without a starter, the decision is recorded and nothing is started. A start that fails leaves the lease
+ * for the sweep to retry.
  */
 export async function evaluatePartition(
   deps: TriggerDeps,
   snapshot: PartitionSnapshot,
   now: number,
+  gate?: CapGate,
 ): Promise<TriggerOutcome> {
   const ref = { table: snapshot.table, partition: snapshot.partition };
   const decided = decide(toPartitionState(snapshot), policyOf(deps, snapshot.table), now);
@@ -886,12 +898,64 @@ export async function evaluatePartition(
     reasons: decision.reasons,
     action: `started ${name}`,
   };
-  const scheduled = await deps.stats.schedule(snapshot, lease, summary);
+  if (gate?.reached !== undefined) return recordCapped(deps, snapshot, decision, gate.reached, now);
+  const limits = deps.runCaps === undefined ? undefined : limitsFor(deps.runCaps, ref.table);
+  const scheduled = await deps.stats.schedule(snapshot, lease, summary, limits);
   if (scheduled === undefined) {
     log('info', 'another invocation scheduled this partition first, or its state moved on', ref);
     return { ref, decision, action: 'superseded' };
   }
+  if ('kind' in scheduled) {
+    if (gate !== undefined) gate.reached = scheduled;
+    return recordCapped(deps, snapshot, decision, scheduled, now);
+  }
   return startScheduled(deps, starter, ref, lease, generation, decision);
+}
+
+/**
+ * What a sweep learnt about the caps while it went through a table's due partitions: once a cap refused a
+ * schedule, the rest are recorded as waiting without another attempt (a first sweep of a large lake finds
+ * thousands due; each attempt would be a refused transaction). Slots freed meanwhile are used next sweep.
+ */
+export interface CapGate {
+  reached?: RunCapReached;
+}
+
+/**
+ * Records a partition the policy says to compact but a cap kept waiting: it stays idle and due (its due
+ * time is kept when already passed, so it keeps its place in the sweep's oldest-first order), and the next
+ * profiler batch or sweep starts it once a run ends.
+ */
+async function recordCapped(
+  deps: TriggerDeps,
+  snapshot: PartitionSnapshot,
+  decision: Decision,
+  reached: RunCapReached,
+  now: number,
+): Promise<TriggerOutcome> {
+  const ref = { table: snapshot.table, partition: snapshot.partition };
+  const log = deps.log ?? (() => undefined);
+  const summary: DecisionSummary = {
+    at: now,
+    compact: true,
+    reasons: decision.reasons,
+    action: capAction(ref.table, reached),
+  };
+  const dueAt = snapshot.dueAt !== undefined && snapshot.dueAt <= now ? snapshot.dueAt : now;
+  if (isUnchanged(snapshot, summary, dueAt)) return { ref, decision, action: 'capped' };
+  const stored = await deps.stats.recordDecision(snapshot, summary, {
+    dueAt,
+    storeItem: shouldStoreDecision(snapshot.lastDecision, decision, now),
+  });
+  if (!stored) return { ref, decision, action: 'superseded' };
+  log('info', `decision: ${summary.action}`, {
+    ...ref,
+    scope: reached.scope,
+    cap: reached.cap,
+    running: reached.running,
+    reasons: decision.reasons,
+  });
+  return { ref, decision, action: 'capped' };
 }
 
 /**
@@ -1019,7 +1083,8 @@ export interface SweepReport {
  * The scheduled catch-up: evaluates every partition whose due time has passed (their quiet window or
  * cooldown is over, or a start is pending) and checks every lease older than the grace period — an
  * execution that never started is started under its name; one that ended without releasing its lease is
- * released (a success also sets lastCompactedAt) and the partition is evaluated again.
+ * released (a success also sets lastCompactedAt) and the partition is evaluated again. Due partitions are
+ * started oldest first until a run cap is reached; the rest are recorded as waiting for the next sweep.
  */
 export async function sweepTable(
   deps: TriggerDeps,
@@ -1029,10 +1094,12 @@ export async function sweepTable(
 ): Promise<SweepReport> {
   const log = deps.log ?? (() => undefined);
   const due: TriggerOutcome[] = [];
+  // Oldest due first (the index order), so partitions a cap kept waiting are started first once slots free.
+  const gate: CapGate = {};
   for (const ref of await deps.stats.listDue(table, now)) {
     // The index is eventually consistent: decide on the item itself.
     const snapshot = await deps.stats.get(ref);
-    if (snapshot !== undefined) due.push(await evaluatePartition(deps, snapshot, now));
+    if (snapshot !== undefined) due.push(await evaluatePartition(deps, snapshot, now, gate));
   }
   const leases: { ref: PartitionRef; action: string }[] = [];
   const grace = options.leaseGraceMs ?? 5 * 60_000;

@@ -24,7 +24,8 @@ import {
   type TriggerDeps,
   type TriggerOutcome,
 } from '../core/profiler.js';
-import { resolveTablePolicy, type TableConfig } from '../core/table-config.js';
+import { parseRunCaps, type RunCaps } from '../core/run-caps.js';
+import { parseTableConfigs, resolveTablePolicy, type TableConfig } from '../core/table-config.js';
 import { FORMAT_NAMES } from '../core/table-format.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';
@@ -45,6 +46,8 @@ export const profilerEnvSchema = baseEnvSchema.extend({
     .enum(['true', 'false'], { message: 'TRIGGERS_DRY_RUN must be "true" or "false"' })
     .optional()
     .transform((v) => v === 'true'),
+  /** Caps on running compactions (see `parseRunCaps`); unset = the defaults. */
+  RUN_CAPS: z.string().optional(),
 });
 
 /** Everything the profiler needs, injectable for tests. */
@@ -55,6 +58,8 @@ export interface ProfilerDeps {
   readonly starter?: StateMachineStarter;
   /** Record verdicts only, start nothing (see TriggerDeps.dryRun). @default false */
   readonly dryRun?: boolean;
+  /** Caps on running compactions (see TriggerDeps.runCaps). @default counted, never refused */
+  readonly runCaps?: RunCaps;
   readonly clock: Clock;
   readonly observability: Observability;
   /** Partitions of one batch processed at once. @default 4 */
@@ -88,6 +93,7 @@ export function createProfilerHandler(
     stats: deps.stats,
     ...(deps.starter === undefined ? {} : { starter: deps.starter }),
     ...(deps.dryRun === true ? { dryRun: true } : {}),
+    ...(deps.runCaps === undefined ? {} : { runCaps: deps.runCaps }),
     policies: deps.policies,
     log: loggerFn(logger),
   };
@@ -265,6 +271,7 @@ export function depsFromEnv(
     stats,
     ...(starter === undefined ? {} : { starter }),
     ...(config.TRIGGERS_DRY_RUN ? { dryRun: true } : {}),
+    runCaps: parseRunCaps(config.RUN_CAPS),
     clock: systemClock,
     observability,
   };

@@ -17,7 +17,7 @@ import {
   stuckLeaseMetric,
   tableFragmentation,
 } from '../core/fragmentation.js';
-import { decisionMetrics } from '../core/metrics.js';
+import { concurrentRunsMetric, decisionMetrics } from '../core/metrics.js';
 import {
   type PartitionRef,
   type ReconcileReport,
@@ -26,7 +26,8 @@ import {
   sweepTable,
   type TriggerDeps,
 } from '../core/profiler.js';
-import type { TableConfig } from '../core/table-config.js';
+import { parseRunCaps } from '../core/run-caps.js';
+import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
 import { JOURNAL_MANIFEST_PREFIX } from '../core/workflow/layout.js';
 import { settleAfterDeadRun } from '../core/workflow/settle.js';
 import { type Clock, systemClock } from '../ports/clock.js';
@@ -101,6 +102,8 @@ export function createSweepHandler(
     }
     const reports: SweepReport[] = [];
     for (const table of selected) {
+      // Exact counts before anything is started: the caps are only as good as the counters.
+      await recountRuns(deps, table.name);
       const report = await sweepTable(deps.trigger, table.name, now);
       logger.info('sweep finished', {
         table: table.name,
@@ -129,8 +132,36 @@ export function createSweepHandler(
       await publishFragmentation(deps, table.name);
       reports.push(report);
     }
+    if (input.table === undefined) await recountRuns(deps, undefined);
     return { mode: 'sweep', reports };
   };
+}
+
+/**
+ * Makes the count of running compactions exact, for one table or (`table` undefined, after every table)
+ * the deployment, and publishes it as `ConcurrentRuns`. Counts change in the same transaction as the leases,
+ * so drift only comes from leases taken before the caps existed or from edited items; a failure costs this
+ * sweep's repair only (the caps keep holding on the counters as they are), never the sweep.
+ */
+async function recountRuns(deps: SweepDeps, table: string | undefined): Promise<void> {
+  const { logger, metrics } = deps.observability;
+  try {
+    const stats = deps.trigger.stats;
+    const report =
+      table === undefined ? await stats.reconcileTotalRunCount() : await stats.reconcileRunCount(table);
+    emitMetrics(metrics, [concurrentRunsMetric(table, report.running)]);
+    if (report.corrected !== undefined || report.countedIn.length > 0 || report.countedOut.length > 0) {
+      logger.warn('running compactions recounted: the count had drifted from the leases', {
+        ...(table === undefined ? { scope: 'deployment' } : { table }),
+        ...report,
+      });
+    }
+  } catch (err) {
+    logger.warn('running compactions not recounted; the next sweep tries again', {
+      ...(table === undefined ? { scope: 'deployment' } : { table }),
+      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+    });
+  }
 }
 
 /**
@@ -201,6 +232,7 @@ export function sweepDepsFromEnv(
         ? {}
         : { starter: new SfnStarter(new SFNClient({}), config.STATE_MACHINE_ARN) }),
       ...(config.TRIGGERS_DRY_RUN ? { dryRun: true } : {}),
+      runCaps: parseRunCaps(config.RUN_CAPS),
       policies: policiesOf(tables),
       log: loggerFn(observability.logger),
       trigger: 'sweep',

@@ -9,6 +9,7 @@ import type {
   PartitionSnapshot,
   ResolvedEvent,
 } from '../core/profiler.js';
+import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 import type { ForeignFormatMarker } from '../core/table-format.js';
 
 /** What applying a batch of events did. */
@@ -45,6 +46,18 @@ export type ReconcileResult =
   /** An event changed the partition while reconciling; nothing was overwritten, try again later. */
   | { readonly kind: 'busy' };
 
+/** What recounting one table's (or the deployment's) running compactions found and did. */
+export interface RunCountReport {
+  /** Runs counted after the repair. */
+  readonly running: number;
+  /** Partitions holding a lease that was not counted (taken before the caps existed): now counted. */
+  readonly countedIn: readonly string[];
+  /** Partitions counted as running that no longer hold a lease: no longer counted. */
+  readonly countedOut: readonly string[];
+  /** The counter disagreed with what it counts and was set (only when nothing changed meanwhile). */
+  readonly corrected?: { readonly from: number; readonly to: number };
+}
+
 export interface StatsStore {
   /**
    * Applies the latest event of each file exactly once: the file record and the counters of the affected
@@ -70,16 +83,20 @@ export interface StatsStore {
   ): Promise<boolean>;
   /**
    * idle → scheduled: increments the generation and records the lease, only if the partition is idle and
-   * at `snapshot.version` (exactly one concurrent caller wins). Returns the new state, or undefined on loss.
+   * at `snapshot.version` (exactly one concurrent caller wins), and counts the run in the same write: with
+   * `limits`, only while fewer runs than each cap are counted for the table and the deployment. Returns the
+   * new state, undefined on a lost race, or which cap was reached (the partition stays idle).
    */
   schedule(
     snapshot: PartitionSnapshot,
     lease: Lease,
     decision: DecisionSummary,
-  ): Promise<PartitionSnapshot | undefined>;
+    limits?: RunLimits,
+  ): Promise<PartitionSnapshot | RunCapReached | undefined>;
   /**
-   * scheduled|compacting → idle for `generation` (a later generation is left alone). False when it was not
-   * held. With `attention`, → needs-attention instead (no trigger starts a run; a settle run clears it).
+   * scheduled|compacting → idle for `generation` (a later generation is left alone), counting the run out
+   * in the same write. False when it was not held. With `attention`, → needs-attention instead (no trigger
+   * starts a run; a settle run clears it).
    */
   release(
     ref: PartitionRef,
@@ -113,4 +130,12 @@ export interface StatsStore {
   markForeignFormat(table: string, marker: ForeignFormatMarker): Promise<boolean>;
   /** The foreign-format markers of a table (strongly consistent), in root order; [] for a plain table. */
   foreignFormats(table: string): Promise<ForeignFormatMarker[]>;
+  /**
+   * Makes the table's count of running compactions exact: leases held but not counted (taken before the
+   * caps existed) are counted, counted partitions that hold no lease are not, and the counter is recounted.
+   * Every change is conditioned on the partition's own state, so it is safe while runs start and end.
+   */
+  reconcileRunCount(table: string): Promise<RunCountReport>;
+  /** Recounts the deployment's running compactions from the tables' counts (after `reconcileRunCount`). */
+  reconcileTotalRunCount(): Promise<RunCountReport>;
 }

@@ -5,7 +5,9 @@
 // `dynamodb:*` / `aws-sdk:dynamodb:*` / `aws-sdk:s3:*` → real calls to DynamoDB Local / s3rver;
 // `events:putEvents` → recorded and routed to matching rules; `sns:publish` → recorded; `sqs:sendMessage` → the local queue;
 // `states:startExecution(.sync)` → a local execution. Anything else fails the Task with
-// `LocalCloud.UnsupportedResource` unless the caller overrides that state by name.
+// `LocalCloud.UnsupportedResource` unless the caller overrides that state by name. A Pass state whose
+// `Result` is falsy (`false`, `0`, `""`, `null`), which the engine ignores (it passes its input on), runs as
+// a local Task returning that Result.
 import './polyfills.js';
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -134,7 +136,9 @@ export function stateMachinesFromTemplate(model: TemplateModel): Map<string, Loc
       name: model.physicalName(logicalId),
       arn: model.arn(logicalId),
       originalDefinition,
-      definition: rewriteItemReaders(structuredClone(originalDefinition), itemReaders),
+      definition: rewriteFalsyPassResults(
+        rewriteItemReaders(structuredClone(originalDefinition), itemReaders),
+      ),
       itemReaders,
     });
   }
@@ -149,6 +153,36 @@ function rejectJsonata(logicalId: string, definition: unknown): void {
       `State machine ${logicalId} uses JSONata, which the local engine (aws-local-stepfunctions 3) silently ignores; write it in JSONPath.`,
     );
   }
+}
+
+/** Resource (after `arn:aws:states:::`) of the Task states that stand in for Pass states with a falsy Result. */
+const PASS_RESULT_MARK = 'LocalCloud::PassResult';
+
+/**
+ * aws-local-stepfunctions 3 ignores a Pass state's `Result` when it is falsy (`if (Result)`), so
+ * `"Result": false` passed the input on. Such a state becomes a Task of the same name and paths whose local
+ * handler returns the Result (carried in its Parameters), which is what Step Functions does.
+ */
+function rewriteFalsyPassResults(definition: StateMachineDefinition): StateMachineDefinition {
+  const visit = (states: StatesMap): void => {
+    for (const [name, state] of Object.entries(states)) {
+      const processor = (state.ItemProcessor ?? state.Iterator) as { States?: StatesMap } | undefined;
+      if (processor?.States !== undefined) visit(processor.States);
+      for (const branch of (state.Branches as { States?: StatesMap }[] | undefined) ?? []) {
+        if (branch.States !== undefined) visit(branch.States);
+      }
+      if (state.Type !== 'Pass' || !('Result' in state) || state.Result) continue;
+      const { Type: _type, Result, Parameters: _parameters, ...paths } = state;
+      states[name] = {
+        ...paths,
+        Type: 'Task',
+        Resource: `arn:aws:states:::${PASS_RESULT_MARK}`,
+        Parameters: { result: Result as Json },
+      };
+    }
+  };
+  visit(definition.States as unknown as StatesMap);
+  return definition;
 }
 
 /** Resource (after `arn:aws:states:::`) of the Task states that stand in for Distributed Maps with an ItemReader. */
@@ -471,6 +505,7 @@ export class StepFunctionsRunner {
     }
     const [action = '', pattern] = integration.split(/\.(?=sync|waitForTaskToken)/);
     if (action === ITEM_READER_MARK) return this.distributedMap(stateName, input, machine, context);
+    if (action === PASS_RESULT_MARK) return ((input ?? {}) as JsonObject).result ?? null;
     if (pattern === 'waitForTaskToken') {
       throw new StatesError(
         'LocalCloud.UnsupportedResource',

@@ -1,13 +1,14 @@
-// Template assertions for the LakeCompactor's observability: the four alarms on their metrics, each
-// notifying the workflow's SNS topic, and a dashboard of AWS metrics plus the handlers' per-table EMF metrics.
+// Template assertions for the LakeCompactor's observability: every alarm on its metric, each notifying the
+// workflow's SNS topic, and a dashboard of AWS metrics plus the handlers' per-table EMF metrics.
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { METRIC } from '../../functions/core/metrics.js';
 import { LakeCompactorStack } from '../../infra/app.js';
+import type { LakeCompactorProps } from '../../infra/lake-compactor.js';
 
-function synth(): { stack: LakeCompactorStack; template: Template } {
+function synth(extra: Partial<LakeCompactorProps> = {}): { stack: LakeCompactorStack; template: Template } {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new LakeCompactorStack(app, 'ObsTest', {
     compactor: {
@@ -15,10 +16,13 @@ function synth(): { stack: LakeCompactorStack; template: Template } {
         { name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] },
         { name: 'clicks', bucketName: 'lake', prefix: 'clicks/', partitionColumns: ['date'] },
       ],
+      ...extra,
     },
   });
   return { stack, template: Template.fromStack(stack) };
 }
+
+type AlarmResource = { Properties: Record<string, unknown> & { AlarmDescription?: string } };
 
 describe('LakeCompactor observability', () => {
   const { stack, template } = synth();
@@ -45,17 +49,30 @@ describe('LakeCompactor observability', () => {
     });
   });
 
-  it('alarms when any compaction execution fails, notifying the workflow topic', () => {
-    // Prepare (the stack above) / Act / Assess
+  it('alarms on runs finalize recorded as failed, not on ExecutionsFailed, so refused starts (invalid input, lease held) do not alarm', () => {
+    // Prepare (the stack above)
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as AlarmResource[];
+
+    // Act
+    const onExecutionsFailed = alarms.filter((a) => a.Properties.MetricName === 'ExecutionsFailed');
+
+    // Assess
+    expect(onExecutionsFailed).toEqual([]);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'AWS/States',
-      MetricName: 'ExecutionsFailed',
-      Dimensions: [{ Name: 'StateMachineArn', Value: ref(stack.compactor.stateMachine) }],
+      Namespace: 'LakeCompactor',
+      MetricName: METRIC.runs,
+      Dimensions: [
+        { Name: 'Outcome', Value: 'failed' },
+        { Name: 'service', Value: 'lake-compactor' },
+      ],
       Statistic: 'Sum',
       Threshold: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
       AlarmActions: [topic],
+      AlarmDescription: Match.stringLikeRegexp('refused starts'),
     });
+    expect(logicalId(stack.compactor.observability.executionsFailedAlarm)).toMatch(/ExecutionsFailed/);
   });
 
   it('alarms when the vacuum function errors, notifying the workflow topic', () => {
@@ -100,14 +117,182 @@ describe('LakeCompactor observability', () => {
     });
   });
 
-  it('creates exactly these five alarms, all with an operator-facing description', () => {
-    // Prepare (the stack above) / Act
-    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as {
-      Properties: { AlarmDescription?: string };
-    }[];
+  it('alarms when the sweep or tiering errors, notifying the workflow topic', () => {
+    // Prepare (the stack above) / Act / Assess
+    for (const fn of [stack.compactor.sweepFunction, stack.compactor.maintenance.tieringFunction]) {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: ref(fn) }],
+        Statistic: 'Sum',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        AlarmActions: [topic],
+      });
+    }
+  });
+
+  it('alarms when the sweep was not invoked for two of its 15-minute periods, missing data counting as stopped', () => {
+    // Prepare (the stack above) / Act / Assess
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Invocations',
+      Dimensions: [{ Name: 'FunctionName', Value: ref(stack.compactor.sweepFunction) }],
+      Statistic: 'Sum',
+      Period: 1800,
+      EvaluationPeriods: 1,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+      AlarmActions: [topic],
+      AlarmDescription: Match.stringLikeRegexp('^lake-compactor: the sweep was not invoked for 30 minutes'),
+    });
+  });
+
+  it('derives the stopped-sweep period from a rate schedule, and expects a daily run of a cron schedule', () => {
+    // Prepare
+    const periodOf = (schedule: string) => {
+      const { stack: s, template: t } = synth({ sweep: { schedule } });
+      const alarm = t.toJSON().Resources[
+        s.getLogicalId(s.compactor.observability.sweepStoppedAlarm.node.defaultChild as CfnElement)
+      ] as AlarmResource;
+      return alarm.Properties.Period;
+    };
+
+    // Act
+    const periods = [periodOf('rate(5 minutes)'), periodOf('rate(1 hour)'), periodOf('cron(0/10 * * * ? *)')];
+
     // Assess
-    expect(alarms).toHaveLength(5);
-    for (const alarm of alarms) expect(alarm.Properties.AlarmDescription).toMatch(/^lake-compactor: .+\. /);
+    expect(periods).toEqual([600, 7200, 86_400]);
+  });
+
+  it('alarms when the oldest profiler event is 30 minutes old', () => {
+    // Prepare (the stack above) / Act / Assess
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Dimensions: [
+        {
+          Name: 'QueueName',
+          Value: { 'Fn::GetAtt': [logicalId(stack.compactor.profilerQueue), 'QueueName'] },
+        },
+      ],
+      Statistic: 'Maximum',
+      Threshold: 1800,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AlarmActions: [topic],
+    });
+  });
+
+  it('alarms when a compaction execution times out or is aborted', () => {
+    // Prepare (the stack above) / Act / Assess
+    for (const metric of ['ExecutionsTimedOut', 'ExecutionsAborted']) {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/States',
+        MetricName: metric,
+        Dimensions: [{ Name: 'StateMachineArn', Value: ref(stack.compactor.stateMachine) }],
+        Statistic: 'Sum',
+        Threshold: 1,
+        AlarmActions: [topic],
+      });
+    }
+  });
+
+  it('alarms on throttles of the profiler, of compact, and of every other function in one expression', () => {
+    // Prepare
+    const others = [
+      ...['validate', 'lease', 'plan', 'verify', 'commit', 'rollback', 'finalize'].map(
+        (step) => stack.compactor.workflow.functions[step] as IConstruct,
+      ),
+      stack.compactor.sweepFunction,
+      stack.compactor.maintenance.vacuumFunction,
+      stack.compactor.maintenance.tieringFunction,
+    ];
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as {
+      Properties: { Metrics?: { Expression?: string; MetricStat?: { Metric: Record<string, unknown> } }[] };
+    }[];
+
+    // Act
+    const expression = alarms.find((a) => a.Properties.Metrics?.some((m) => m.Expression?.startsWith('SUM')));
+    const summed = (expression?.Properties.Metrics ?? [])
+      .flatMap((m) => (m.MetricStat === undefined ? [] : [m.MetricStat.Metric]))
+      .map((m) => JSON.stringify(m));
+
+    // Assess
+    for (const fn of [
+      stack.compactor.profilerFunction,
+      stack.compactor.workflow.functions.compact as IConstruct,
+    ]) {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Throttles',
+        Dimensions: [{ Name: 'FunctionName', Value: ref(fn) }],
+        Statistic: 'Sum',
+        Threshold: 1,
+        AlarmActions: [topic],
+      });
+    }
+    expect(summed).toHaveLength(10);
+    for (const fn of others) {
+      expect(summed).toContainEqual(
+        JSON.stringify({
+          Dimensions: [{ Name: 'FunctionName', Value: ref(fn) }],
+          MetricName: 'Throttles',
+          Namespace: 'AWS/Lambda',
+        }),
+      );
+    }
+  });
+
+  it('alarms when the scheduled targets’ dead-letter queue holds any message', () => {
+    // Prepare (the stack above) / Act / Assess
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [
+        {
+          Name: 'QueueName',
+          Value: { 'Fn::GetAtt': [logicalId(stack.compactor.scheduleDeadLetterQueue), 'QueueName'] },
+        },
+      ],
+      Threshold: 1,
+      AlarmActions: [topic],
+    });
+  });
+
+  it('alarms on the NotificationsFailed metric the state machine counts when a run end was not delivered', () => {
+    // Prepare (the stack above) / Act / Assess
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'LakeCompactor',
+      MetricName: METRIC.notificationsFailed,
+      Dimensions: [{ Name: 'service', Value: 'lake-compactor' }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      AlarmActions: [topic],
+      AlarmDescription: Match.stringLikeRegexp('notified: false'),
+    });
+  });
+
+  it('creates exactly these sixteen alarms, all notifying the topic with an operator-facing description, all on the dashboard', () => {
+    // Prepare (the stack above)
+    const alarms = template.findResources('AWS::CloudWatch::Alarm') as Record<
+      string,
+      AlarmResource & { Properties: { AlarmActions?: unknown[] } }
+    >;
+    const dashboard = Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0] as {
+      Properties: { DashboardBody: unknown };
+    };
+
+    // Act
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+
+    // Assess
+    expect(Object.keys(alarms)).toHaveLength(16);
+    for (const [id, alarm] of Object.entries(alarms)) {
+      expect(alarm.Properties.AlarmDescription, id).toMatch(/^lake-compactor: .+\. /);
+      expect(alarm.Properties.AlarmActions, id).toEqual([topic]);
+      expect(body, id).toContain(id);
+    }
   });
 
   it('builds a dashboard of executions, Lambda errors and durations of compact and profiler, and DLQ depth', () => {

@@ -11,7 +11,7 @@ type State = {
   Type: string;
   Resource?: string;
   Retry?: { ErrorEquals: string[]; MaxAttempts?: number }[];
-  Catch?: { ErrorEquals: string[]; Next: string }[];
+  Catch?: { ErrorEquals: string[]; Next: string; ResultPath?: string | null }[];
   ItemProcessor?: { States: Record<string, State> };
   ItemReader?: { Resource: string; ReaderConfig?: unknown; Parameters?: Record<string, unknown> };
   Choices?: { Variable?: string; NumericLessThanEquals?: number; Next: string }[];
@@ -19,7 +19,12 @@ type State = {
   CausePath?: string;
   [key: string]: unknown;
 };
-type Definition = { StartAt: string; States: Record<string, State>; QueryLanguage?: string };
+type Definition = {
+  StartAt: string;
+  States: Record<string, State>;
+  QueryLanguage?: string;
+  TimeoutSeconds?: number;
+};
 
 /** The ASL of the template's only state machine, tokens replaced by a marker. */
 function definitionOf(template: Template): Definition {
@@ -181,6 +186,80 @@ describe('CompactionWorkflow template', () => {
     for (const name of ['Notify completion', 'Notify failure']) {
       expect(states[name]?.Resource, name).toBe('arn:TOKEN:states:::sns:publish');
     }
+  });
+
+  it('ends a recorded run with its own outcome when announcing or notifying it fails, never on the failure path', () => {
+    // Prepare / Act
+    const states = Object.fromEntries(allStates(definition.States));
+    const catches = (name: string) => states[name]?.Catch?.map((c) => [c.ErrorEquals, c.Next, c.ResultPath]);
+
+    // Assess: a failed announcement still notifies; a failed notification goes on to the outcome
+    expect(catches('Announce completion')).toEqual([
+      [['States.ALL'], 'Notify completion', '$.result.announceError'],
+    ]);
+    expect(catches('Announce failure')).toEqual([
+      [['States.ALL'], 'Notify failure', '$.result.announceError'],
+    ]);
+    for (const name of ['Notify completion', 'Notify failure']) {
+      expect(catches(name), name).toEqual([
+        [['States.ALL'], 'Run announced and notified?', '$.result.notifyError'],
+      ]);
+      expect(states[name]?.Next, name).toBe('Run announced and notified?');
+    }
+    expect(states['Run not notified']).toMatchObject({
+      Type: 'Pass',
+      Result: false,
+      ResultPath: '$.result.notified',
+    });
+    expect(states['Run notified']).toMatchObject({
+      Type: 'Pass',
+      Result: true,
+      Next: 'Failed before finalize?',
+    });
+    expect(states['Count notification failure']).toMatchObject({
+      Type: 'Task',
+      Resource: 'arn:TOKEN:states:::aws-sdk:cloudwatch:putMetricData',
+      Parameters: {
+        Namespace: 'LakeCompactor',
+        MetricData: [expect.objectContaining({ MetricName: 'NotificationsFailed', Value: 1 })],
+      },
+      ResultPath: null,
+      Next: 'Failed before finalize?',
+      Catch: [expect.objectContaining({ ErrorEquals: ['States.ALL'], Next: 'Failed before finalize?' })],
+    });
+    expect(states['Failed before finalize?']?.Choices).toEqual([
+      expect.objectContaining({ Variable: '$.error', IsPresent: true, Next: 'Run failed' }),
+    ]);
+    expect(states['Failed before finalize?']?.Default).toBe('Any group failed?');
+    const intoFailurePath = allStates(definition.States).filter(
+      ([name, state]) =>
+        ['Announce', 'Notify', 'Count', 'Run notified', 'Run not notified'].some((p) => name.startsWith(p)) &&
+        (state.Catch ?? []).some((c) => c.Next === 'Record failure'),
+    );
+    expect(intoFailurePath).toEqual([]);
+  });
+
+  it('lets the state machine publish its one metric only into the LakeCompactor namespace, and stops runs after 24 hours', () => {
+    // Prepare
+    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+      (p) =>
+        (p as { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }).Properties
+          .PolicyDocument.Statement,
+    );
+
+    // Act
+    const putMetric = statements.filter((s) => s.Action === 'cloudwatch:PutMetricData');
+
+    // Assess
+    expect(putMetric).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'cloudwatch:PutMetricData',
+        Resource: '*',
+        Condition: { StringEquals: { 'cloudwatch:namespace': 'LakeCompactor' } },
+      },
+    ]);
+    expect(definition.TimeoutSeconds).toBe(86_400);
   });
 
   it('is part of LakeCompactor, which passes its ARN to the profiler as STATE_MACHINE_ARN', () => {
