@@ -131,7 +131,8 @@ export async function finalizeRun(
   // Other runs' groups, only while this run holds the lease (a run that never got it must not touch a
   // partition another run is compacting). Whoever holds the partition settles it before letting go.
   const ref = refOf(run);
-  const holding = await deps.leases.holds(ref, run.runId);
+  // A dry run changes nothing, not even what others left (a real run settles it).
+  const holding = !run.dryRun && (await deps.leases.holds(ref, run.runId));
   const others = holding
     ? await settlePartition(commitDeps, ref, {
         reason: failureReason({

@@ -71,6 +71,8 @@ export interface PlanStepResult {
   readonly retireNote?: string;
   /** Groups of earlier runs this step settled before planning (e.g. after a run died mid-commit). */
   readonly settledGroups?: number;
+  /** Dry runs: groups of earlier runs still open, which a real run settles before it plans. */
+  readonly openGroups?: number;
 }
 
 /**
@@ -88,14 +90,20 @@ export async function planRun(
       `Run ${run.runId} does not hold the lease of partition "${run.partition}" of table ${run.table} (it was released or taken over, e.g. this is a redrive of an old execution); nothing was planned. Start a new execution instead`,
     );
   }
-  // Fence rule: no plan may list a partition in which an earlier group is half-published.
-  const settled = await settlePartition(deps, ref, {
-    reason: failureReason({
-      Error: 'RunInterrupted',
-      Cause: `its run ended before this group did; settled by run ${run.runId} before planning again`,
-    }),
-    exceptRun: run.runId,
-  });
+  // Fence rule: no plan may list a partition in which an earlier group is half-published. A dry run
+  // changes nothing, so it does not settle: it says how many groups a real run would settle first.
+  const settled = run.dryRun
+    ? { settled: [], unsettled: [] }
+    : await settlePartition(deps, ref, {
+        reason: failureReason({
+          Error: 'RunInterrupted',
+          Cause: `its run ended before this group did; settled by run ${run.runId} before planning again`,
+        }),
+        exceptRun: run.runId,
+      });
+  const open = run.dryRun
+    ? (await deps.journal.listOpen(ref)).filter((g) => g.runId !== run.runId).length
+    : 0;
   if (settled.unsettled.length > 0) {
     throw new UnsettledPartitionError(
       `Partition "${run.partition}" of table ${run.table} has ${settled.unsettled.length} group(s) of earlier runs that could not be settled (${settled.unsettled
@@ -162,6 +170,7 @@ export async function planRun(
     retireMode: retirement.retireMode,
     ...(retirement.note === undefined ? {} : { retireNote: retirement.note }),
     ...(settled.settled.length === 0 ? {} : { settledGroups: settled.settled.length }),
+    ...(open === 0 ? {} : { openGroups: open }),
   };
 }
 

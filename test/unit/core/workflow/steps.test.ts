@@ -383,4 +383,32 @@ describe('workflow step services', () => {
     expect(leases.changes).toHaveLength(1);
     expect(leases.item({ table: 'events', partition: `date=${DAY}` }).lastCompactedAt).toBe(5_000);
   });
+
+  it('a dry run settles nothing: it reports the open groups a real run would settle, and changes no object', async () => {
+    // Prepare: run A dies while retiring (outputs published, inputs still there); its lease is gone
+    const a = runContext('dead-a');
+    await planAs(a, planOptions);
+    await compactGroup(deps(), a, { groupId: 'g0001', expectedOutputFiles: 1 });
+    await verifyGroup(deps(), a, 'g0001');
+    store.failNext('deleteMany', new Error('injected crash while retiring'));
+    await expect(commitGroup({ store, journal, clock }, 'dead-a', 'g0001')).rejects.toThrow('injected');
+    await leases.release({ table: 'events', partition: `date=${DAY}` }, 'dead-a', {});
+    const objects = async () => {
+      const all: string[] = [];
+      for await (const o of store.listAll('')) if (!o.key.includes('/plans/')) all.push(`${o.key} ${o.etag}`);
+      return all.sort();
+    };
+    const before = await objects();
+    const dry = runContext('dry-b', { dryRun: true });
+
+    // Act
+    const plan = await planAs(dry, planOptions);
+    await finalizeRun({ ...deps(), leases }, dry, { outcome: 'dry-run', plan });
+
+    // Assess
+    expect(plan.openGroups).toBe(1);
+    expect(plan.settledGroups).toBeUndefined();
+    expect(await objects()).toEqual(before);
+    expect((await journal.get('dead-a', 'g0001'))?.state).toBe('published');
+  });
 });
