@@ -10,7 +10,6 @@ import { registerQuarantineCommand } from './cli-quarantine.js';
 import { registerReportCommand } from './cli-report.js';
 import { registerSettleCommand } from './cli-settle.js';
 import { registerStatusCommand } from './cli-status.js';
-import { CompactorError } from './core/errors.js';
 import { inventoryTable, type TableInventory, toPlanInputs } from './core/inventory.js';
 import { type PlanSet, planPartitions } from './core/planning.js';
 import { matchQuarantine } from './core/quarantine.js';
@@ -18,6 +17,7 @@ import { formatBytes, type PartitionProfile, profilePartition } from './core/sta
 import { refuseForeignAmong } from './core/table-format.js';
 import { type Clock, systemClock } from './ports/clock.js';
 import { positiveInteger, positiveNumber, tableNameOf } from './shared/cli-args.js';
+import { debugRequested, describeFailure, failureContext, stackOf } from './shared/cli-errors.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
 
@@ -222,22 +222,24 @@ export function buildProgram(io: CliIo): Command {
   return program;
 }
 
-/** Runs the CLI on `argv` (user arguments only) and returns the exit code. */
+/**
+ * Runs the CLI on `argv` (user arguments only) and returns the exit code: 0 success, 1 failure (one line
+ * saying what is wrong and what to do), 2 usage error — the same for every command. Why one place: an
+ * operator meets the same missing region or denied bucket in any command, and should read the same fix.
+ * With LAKE_COMPACTOR_DEBUG=1 the stack follows the line.
+ */
 export async function run(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   const program = buildProgram(io);
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (err) {
-    if (err instanceof CommanderError) {
-      return err.exitCode === 0 ? 0 : 2;
-    }
-    if (err instanceof CompactorError) {
-      io.err(`error: ${err.message}`);
-      return 1;
-    }
-    io.err(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    return 1;
+    // Commander has printed its own message (or the help, or the version, which exit 0).
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    const failure = describeFailure(err, io.env, failureContext(argv, io.env));
+    io.err(`error: ${failure.message}`);
+    if (debugRequested(io.env) && failure.exitCode === 1) io.err(stackOf(err));
+    return failure.exitCode;
   }
 }
 
