@@ -87,8 +87,8 @@ export function openStore(uri: string, options: OpenStoreOptions = {}): OpenedSt
 }
 
 /**
- * The default client: standard credential and region chain. When an endpoint override is set
- * (`AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`) the target is a local server (s3rver, MinIO):
+ * The default client: standard credential and region chain (the region of `env` first). When an endpoint
+ * override is set (`AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`) the target is a local server (s3rver, MinIO):
  * path-style addressing, and checksums only when required, because s3rver stores the aws-chunked
  * framing of streamed checksummed bodies inside the object; the region falls back to us-east-1.
  */
@@ -101,12 +101,15 @@ export function defaultS3ClientConfig(env: Readonly<Record<string, string | unde
   const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL;
   // Keys from the given env, not only the process's, so an in-process caller's env is honoured.
   const credentials = credentialsFromEnv(env);
-  if (!endpoint) return credentials ? { credentials } : {};
+  // The region from the given env too, and AWS_DEFAULT_REGION as the AWS CLI (and the state table's
+  // client) reads it: the SDK alone reads only the process's AWS_REGION.
+  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
+  if (!endpoint) return { ...(credentials ? { credentials } : {}), ...(region ? { region } : {}) };
   return {
     ...(credentials ? { credentials } : {}),
     endpoint,
     // Local servers ignore the region, but the SDK refuses to sign without one.
-    region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    region: region || 'us-east-1',
     forcePathStyle: true,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
