@@ -1,5 +1,6 @@
 // The operator CLI: the same core as the Lambdas, run directly against `s3://bucket/prefix` or a
 // local folder. Exit code 0 on success, 1 on a reported error, 2 on a usage error.
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { openStore } from './adapters/open-store.js';
 import { StoreQuarantine } from './adapters/store-quarantine.js';
@@ -150,10 +151,20 @@ function printPlan(io: CliIo, plan: PlanSet): void {
   }
 }
 
+/**
+ * The version of the installed package (package.json beside `functions/`), so `--version` names what a
+ * bug report is about, whether run from the repository or an installed package.
+ */
+export function packageVersion(): string {
+  const text = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
+}
+
 /** Builds the commander program; `run` wraps it with error handling and exit codes. */
 export function buildProgram(io: CliIo): Command {
   const program = new Command('lake-compactor')
     .description('Small-file compaction and storage maintenance for Parquet data lakes on S3')
+    .version(packageVersion(), '-V, --version', 'print the version of lake-compactor')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
 

@@ -1,6 +1,7 @@
 // Exit codes are the same for every command: 2 when the command line itself is wrong (unknown command or
 // option, missing argument or required option, invalid value, malformed location), 1 when a well-formed
-// command meets a world that disagrees (a folder that does not exist), 0 for help; never a stack trace.
+// command meets a world that disagrees (a folder that does not exist), 0 for help and --version; no stack.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,5 +113,20 @@ describe('help exits 0', () => {
     // Assess
     expect(result.code).toBe(0);
     expect(result.stdout.join('\n')).toMatch(/Usage: lake-compactor/);
+  });
+});
+
+describe('--version', () => {
+  it.each([[['--version']], [['-V']]])('%j prints the package version alone and exits 0', async (argv) => {
+    // Prepare
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    // Act
+    const result = await runCaptured(argv);
+    // Assess
+    expect(result.code).toBe(0);
+    expect(result.stdout).toEqual([version]);
+    expect(result.stderr).toEqual([]);
   });
 });
