@@ -29,6 +29,7 @@ import type { Clock } from './ports/clock.js';
 import type { Journal } from './ports/journal.js';
 import type { ObjectStore } from './ports/object-store.js';
 import { positiveNumber, tableNameOf } from './shared/cli-args.js';
+import { requireParquetFiles } from './shared/cli-errors.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
 
@@ -95,6 +96,7 @@ export interface CompactHooks {
  * @throws UnsupportedTableFormatError, before anything is written, when the location is, lies in or holds
  * a Delta Lake or Iceberg table.
  * @throws UnsettledPartitionError when an interrupted group could not be settled (nothing was planned).
+ * @throws InvalidInputError when the location holds no Parquet file (nothing is written).
  * @throws CompactionFailedError when any group failed (after every partition was tried and settled).
  */
 export async function runCompact(
@@ -150,6 +152,8 @@ async function compactTable(
       inventory = await inventoryTable(store, opened.prefix, { now: io.clock.now() });
     }
   }
+  // After settling, which may have brought files back: only then is an empty location really empty.
+  requireParquetFiles(inventory, uri, 'compact');
   const partitions = inventory.partitions
     .map((p) => p.partition)
     .filter((p) => wanted === undefined || p === wanted);

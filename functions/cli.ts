@@ -18,7 +18,13 @@ import { formatBytes, type PartitionProfile, profilePartition } from './core/sta
 import { refuseForeignAmong } from './core/table-format.js';
 import { type Clock, systemClock } from './ports/clock.js';
 import { positiveInteger, positiveNumber, tableNameOf } from './shared/cli-args.js';
-import { debugRequested, describeFailure, failureContext, stackOf } from './shared/cli-errors.js';
+import {
+  debugRequested,
+  describeFailure,
+  failureContext,
+  requireParquetFiles,
+  stackOf,
+} from './shared/cli-errors.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
 
@@ -46,6 +52,7 @@ export interface ProfileRow extends PartitionProfile {
 /**
  * Profiles every partition of the table at `uri` (listing only; no object is read).
  * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
+ * @throws InvalidInputError when the location holds no Parquet file.
  */
 export async function profileTable(
   uri: string,
@@ -57,6 +64,7 @@ export async function profileTable(
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await inventoryTable(store, prefix, { now: io.clock.now() });
   refuseForeignAmong(store, prefix, inventory.foreignTables);
+  requireParquetFiles(inventory, uri, 'profile');
   const rows = inventory.partitions.map((p) => ({
     partition: p.partition === '' ? '(root)' : p.partition,
     ...profilePartition(p.files, { targetFileSizeBytes: options.targetFileSizeBytes }),
@@ -68,6 +76,7 @@ export async function profileTable(
  * Plans every partition of the table at `uri`, reading each candidate's footer. Files `compact` quarantined
  * (and that are unchanged since) are skipped as `compact` would skip them.
  * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
+ * @throws InvalidInputError when the location holds no Parquet file.
  */
 export async function planTable(
   uri: string,
@@ -79,6 +88,7 @@ export async function planTable(
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await inventoryTable(store, prefix, { now: io.clock.now(), readFooters: true });
   refuseForeignAmong(store, prefix, inventory.foreignTables);
+  requireParquetFiles(inventory, uri, 'plan');
   const table = options.table ?? tableNameOf(uri);
   const quarantined = await new StoreQuarantine(store).listTable(table);
   const inputs = toPlanInputs(inventory, table).map((input) => {

@@ -3,7 +3,8 @@
 
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { S3ServiceException } from '@aws-sdk/client-s3';
-import { CompactorError, UsageError } from '../core/errors.js';
+import { CompactorError, InvalidInputError, UsageError } from '../core/errors.js';
+import type { TableInventory } from '../core/inventory.js';
 import type { Env } from './aws-env.js';
 
 /** Set to anything but `''`, `0` or `false` to have the CLI print the stack after the one-line error. */
@@ -51,6 +52,26 @@ export function describeFailure(err: unknown, env: Env, context: FailureContext)
     exitCode: 1,
     explained: false,
   };
+}
+
+/**
+ * Refuses a location that holds no Parquet file at all. Why: a wrong path (a typo, the bucket instead of
+ * the table, a folder of CSV) otherwise reads as an empty table, prints empty tables and exits 0.
+ * @throws InvalidInputError (exit 1) naming the location and, when there are any, the other objects found.
+ */
+export function requireParquetFiles(
+  inventory: Pick<TableInventory, 'partitions' | 'ignored'>,
+  uri: string,
+  action: string,
+): void {
+  if (inventory.partitions.some((p) => p.files.length > 0)) return;
+  const others = inventory.ignored;
+  const example = others[0];
+  const found =
+    example === undefined
+      ? ''
+      : ` (only ${others.length} other object${others.length === 1 ? '' : 's'}, e.g. ${example.key})`;
+  throw new InvalidInputError(`no Parquet files under ${uri}${found}: nothing to ${action}; check the path`);
 }
 
 /** Whether `env` asks for stacks. */

@@ -1,5 +1,6 @@
 // The CLI against real local servers set up wrong, as an operator meets them: a bucket s3rver does not have,
-// a state table DynamoDB Local does not have, keys DynamoDB Local does not accept — one line each, exit 1.
+// a prefix without Parquet files, a state table DynamoDB Local does not have, keys DynamoDB Local does not
+// accept — one line each, exit 1.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,6 +69,27 @@ describe('the CLI against local servers set up wrong', () => {
           `error: S3 bucket no-such-bucket does not exist (NoSuchBucket: The specified bucket does not exist): check the bucket name in ${location}, and that AWS_PROFILE and AWS_ENDPOINT_URL_S3 point at the account or server that has it`,
         ],
       });
+    }
+  });
+
+  it('a prefix without Parquet files in a bucket that exists: profile, plan, compact and report say so, and exit 1', async () => {
+    // Prepare
+    const location = 's3://lake/no-such-table';
+    const commands: [string[], string][] = [
+      [['profile', location], 'profile'],
+      [['plan', location], 'plan'],
+      [['compact', location], 'compact'],
+      [['report', location, '--html', join(scratch, 'r.html')], 'report'],
+    ];
+    // Act
+    const results = [];
+    for (const [argv, action] of commands) results.push({ action, ...(await runWith(argv, env())) });
+    // Assess
+    for (const result of results) {
+      expect(result.code).toBe(1);
+      expect(result.stderr).toEqual([
+        `error: no Parquet files under ${location}: nothing to ${result.action}; check the path`,
+      ]);
     }
   });
 
