@@ -27,7 +27,7 @@ import { type PlanStepResult, planRun } from './core/workflow/plan.js';
 import { verifyGroup } from './core/workflow/verify.js';
 import type { Clock } from './ports/clock.js';
 import type { Journal } from './ports/journal.js';
-import type { ObjectStore } from './ports/object-store.js';
+import type { ObjectStore, PutOptions } from './ports/object-store.js';
 import { positiveNumber, tableNameOf } from './shared/cli-args.js';
 import { requireParquetFiles } from './shared/cli-errors.js';
 import { renderTable } from './shared/table.js';
@@ -223,10 +223,13 @@ async function compactPartition(
 ): Promise<CompactPartitionResult> {
   const label = run.partition || '(root)';
   await leases.acquire(refOf(run), { runId: run.runId, now: deps.clock.now() });
-  const plan: PlanStepResult = await planRun({ ...deps, leases }, run, {
+  const held = holdPlanFiles(deps.store, run.runId);
+  const plan: PlanStepResult = await planRun({ ...deps, store: held.store, leases }, run, {
     inlineGroupLimit: Number.MAX_SAFE_INTEGER,
     compactMemoryMb: 1024,
   });
+  // A partition with nothing to do keeps no plan: a run that changes nothing leaves the location as it was.
+  if (plan.groupCount > 0) await held.release();
   const groups: GroupStepResult[] = [];
   let verifiedGroups = 0;
   if (run.dryRun || plan.groupCount === 0) {
@@ -294,6 +297,44 @@ function printSummary(io: CompactIo, results: readonly CompactPartitionResult[],
       ? `\ndry run: ${results.length} partitions, ${sum((s) => s.groups)} groups planned; nothing was changed`
       : `\n${results.length} partitions: ${sum((s) => s.filesBefore)} → ${sum((s) => s.filesAfter)} files, ${sum((s) => s.rows)} rows rewritten and verified, ${failed} failed`,
   );
+}
+
+/**
+ * The store the plan step writes through, holding back the run's plan and items files (`<runId>.json`,
+ * `<runId>.items.json`) until {@link release}: the step writes them whatever it planned, and a compact that
+ * finds nothing to do should leave no trace. Every other request passes through at once, in order.
+ */
+function holdPlanFiles(
+  store: ObjectStore,
+  runId: string,
+): { store: ObjectStore; release: () => Promise<void> } {
+  const held: { key: string; body: Uint8Array | string; options: PutOptions | undefined }[] = [];
+  const isPlanFile = (key: string) => key.endsWith(`/${runId}.json`) || key.endsWith(`/${runId}.items.json`);
+  const holding: ObjectStore = {
+    description: store.description,
+    list: (prefix, options) => store.list(prefix, options),
+    listAll: (prefix) => store.listAll(prefix),
+    head: (key) => store.head(key),
+    getRange: (key, start, end) => store.getRange(key, start, end),
+    get: (key) => store.get(key),
+    put: async (key, body, options) => {
+      if (!isPlanFile(key)) return store.put(key, body, options);
+      held.push({ key, body, options });
+      return { etag: '"held"' };
+    },
+    putStream: (key, body, options) => store.putStream(key, body, options),
+    copy: (source, destination, options) => store.copy(source, destination, options),
+    deleteMany: (refs) => store.deleteMany(refs),
+    ...(store.versioning === undefined
+      ? {}
+      : { versioning: async () => (await store.versioning?.()) ?? 'disabled' }),
+  };
+  return {
+    store: holding,
+    release: async () => {
+      for (const { key, body, options } of held.splice(0)) await store.put(key, body, options);
+    },
+  };
 }
 
 /**
