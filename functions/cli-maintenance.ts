@@ -232,33 +232,43 @@ export async function planVacuumJob(
   io: Pick<MaintenanceIo, 'clock'>,
   onPage?: (plan: VacuumPlan) => void,
 ): Promise<VacuumPlan> {
+  // What was examined is counted by object, not by listing: when the table is the store's root (every local
+  // folder, s3://bucket), its listing holds the work area again, whose own steps listed it already.
+  const listed = new Set<string>();
+  const store = recordingListings(job.store, listed);
   const deps: VacuumDeps = {
     tables: [job.table],
-    storeFor: () => job.store,
+    storeFor: () => store,
     journalFor: () => job.journal,
     clock: io.clock,
   };
-  const candidates: VacuumCandidate[] = [];
+  const candidates = new Map<string, VacuumCandidate>();
+  const add = (found: readonly VacuumCandidate[]) => {
+    for (const c of found) {
+      // Each object once, whichever steps judged it deletable: (bucket, key, version), or the upload.
+      const id = JSON.stringify([c.bucket, c.key, c.versionId ?? null, c.uploadId ?? null]);
+      if (!candidates.has(id)) candidates.set(id, c);
+    }
+  };
   const kept: VacuumKept[] = [];
   const notes = new Set<string>();
   const foreignTables: NonNullable<VacuumPlan['foreignTables']>[number][] = [];
-  let examined = 0;
   let cursor: string | undefined;
   do {
     const page = await planVacuum(deps, cursor === undefined ? job.request : { ...job.request, cursor });
     const scoped = scopeToTable(page, job);
-    candidates.push(...scoped.candidates);
+    add(scoped.candidates);
     kept.push(...scoped.kept);
     for (const note of page.notes) notes.add(note);
     for (const f of page.foreignTables ?? [])
       if (!foreignTables.some((seen) => seen.root === f.root)) foreignTables.push(f);
-    examined += page.examined;
     cursor = page.cursor;
-    onPage?.({ ...page, candidates, kept, examined });
+    onPage?.({ ...page, candidates: [...candidates.values()], kept, examined: listed.size });
   } while (cursor !== undefined);
   if (job.store instanceof LocalObjectStore) {
     const temp = await tempFileDecisions(job.store, job, io.clock.now());
-    candidates.push(...temp.candidates);
+    for (const t of [...temp.candidates, ...temp.kept]) listed.add(JSON.stringify(['object', t.key, null]));
+    add(temp.candidates);
     kept.push(...temp.kept);
   }
   if (!job.s3) {
@@ -274,11 +284,48 @@ export async function planVacuumJob(
   return {
     dryRun: job.request.dryRun,
     retentionHours: job.request.retentionHours,
-    candidates,
+    candidates: [...candidates.values()],
     kept,
-    examined,
+    examined: listed.size,
     notes: [...notes],
     ...(foreignTables.length === 0 ? {} : { foreignTables }),
+  };
+}
+
+/**
+ * `store`, noting in `listed` every object and unfinished upload its listings return, so a vacuum can say
+ * how many distinct objects it examined however many steps listed each.
+ */
+function recordingListings(store: ObjectStore, listed: Set<string>): ObjectStore {
+  const listUploads = store.listMultipartUploads?.bind(store);
+  const abortUpload = store.abortMultipartUpload?.bind(store);
+  const versioning = store.versioning?.bind(store);
+  return {
+    description: store.description,
+    list: async (prefix, options) => {
+      const page = await store.list(prefix, options);
+      for (const o of page.objects) listed.add(JSON.stringify(['object', o.key, o.versionId ?? null]));
+      return page;
+    },
+    listAll: (prefix) => store.listAll(prefix),
+    head: (key) => store.head(key),
+    getRange: (key, start, end) => store.getRange(key, start, end),
+    get: (key) => store.get(key),
+    put: (key, body, options) => store.put(key, body, options),
+    putStream: (key, body, options) => store.putStream(key, body, options),
+    copy: (source, destination, options) => store.copy(source, destination, options),
+    deleteMany: (refs) => store.deleteMany(refs),
+    ...(listUploads === undefined
+      ? {}
+      : {
+          listMultipartUploads: async (prefix, options) => {
+            const page = await listUploads(prefix, options);
+            for (const u of page.uploads) listed.add(JSON.stringify(['upload', u.key, u.uploadId]));
+            return page;
+          },
+        }),
+    ...(abortUpload === undefined ? {} : { abortMultipartUpload: abortUpload }),
+    ...(versioning === undefined ? {} : { versioning }),
   };
 }
 
