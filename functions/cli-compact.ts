@@ -14,6 +14,12 @@ import { StoreQuarantine } from './adapters/store-quarantine.js';
 import { removeStaleTempFiles, settleOpenGroups } from './cli-settle.js';
 import { CompactionFailedError, InvalidInputError, UnsettledPartitionError } from './core/errors.js';
 import { inventoryTable } from './core/inventory.js';
+import {
+  isSkippedForContent,
+  type PartitionPlan,
+  partitionPlanSchema,
+  type SkippedFile,
+} from './core/planning.js';
 import { DEFAULT_POLICY } from './core/policy.js';
 import type { Codec } from './core/rewrite/wasm.js';
 import { childExecutionName, partitionDir, type RunContext } from './core/run-input.js';
@@ -27,8 +33,9 @@ import { type PlanStepResult, planRun } from './core/workflow/plan.js';
 import { verifyGroup } from './core/workflow/verify.js';
 import type { Clock } from './ports/clock.js';
 import type { Journal } from './ports/journal.js';
-import type { ObjectStore } from './ports/object-store.js';
+import type { ObjectStore, PutOptions } from './ports/object-store.js';
 import { positiveNumber, tableNameOf } from './shared/cli-args.js';
+import { requireParquetFiles } from './shared/cli-errors.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
 
@@ -61,6 +68,11 @@ export interface CompactOptions {
 export interface CompactPartitionResult {
   readonly partition: string;
   readonly summary: RunSummary;
+  /**
+   * Files the plan left alone for what they are (unreadable footer, not Parquet, zero rows, quarantined,
+   * archived), with the plan's reason: the summary names each, since only an operator can deal with them.
+   */
+  readonly skipped: readonly SkippedFile[];
   /** Groups whose outputs were verified against the inputs' fingerprint. */
   readonly verifiedGroups: number;
   readonly groups: readonly GroupStepResult[];
@@ -95,6 +107,7 @@ export interface CompactHooks {
  * @throws UnsupportedTableFormatError, before anything is written, when the location is, lies in or holds
  * a Delta Lake or Iceberg table.
  * @throws UnsettledPartitionError when an interrupted group could not be settled (nothing was planned).
+ * @throws InvalidInputError when the location holds no Parquet file (nothing is written).
  * @throws CompactionFailedError when any group failed (after every partition was tried and settled).
  */
 export async function runCompact(
@@ -150,6 +163,8 @@ async function compactTable(
       inventory = await inventoryTable(store, opened.prefix, { now: io.clock.now() });
     }
   }
+  // After settling, which may have brought files back: only then is an empty location really empty.
+  requireParquetFiles(inventory, uri, 'compact');
   const partitions = inventory.partitions
     .map((p) => p.partition)
     .filter((p) => wanted === undefined || p === wanted);
@@ -219,10 +234,14 @@ async function compactPartition(
 ): Promise<CompactPartitionResult> {
   const label = run.partition || '(root)';
   await leases.acquire(refOf(run), { runId: run.runId, now: deps.clock.now() });
-  const plan: PlanStepResult = await planRun({ ...deps, leases }, run, {
+  const held = holdPlanFiles(deps.store, run.runId);
+  const plan: PlanStepResult = await planRun({ ...deps, store: held.store, leases }, run, {
     inlineGroupLimit: Number.MAX_SAFE_INTEGER,
     compactMemoryMb: 1024,
   });
+  // A partition with nothing to do keeps no plan: a run that changes nothing leaves the location as it was.
+  if (plan.groupCount > 0) await held.release();
+  const skipped = (held.plan()?.skipped ?? []).filter((s) => isSkippedForContent(s.reason));
   const groups: GroupStepResult[] = [];
   let verifiedGroups = 0;
   if (run.dryRun || plan.groupCount === 0) {
@@ -256,7 +275,7 @@ async function compactPartition(
   }
   const outcome = run.dryRun ? 'dry-run' : plan.groupCount === 0 ? 'nothing-to-do' : 'compacted';
   const summary = await finalizeRun({ ...deps, leases }, run, { outcome, plan });
-  return { partition: run.partition, summary, verifiedGroups, groups };
+  return { partition: run.partition, summary, skipped, verifiedGroups, groups };
 }
 
 function printSummary(io: CompactIo, results: readonly CompactPartitionResult[], dryRun: boolean): void {
@@ -290,6 +309,60 @@ function printSummary(io: CompactIo, results: readonly CompactPartitionResult[],
       ? `\ndry run: ${results.length} partitions, ${sum((s) => s.groups)} groups planned; nothing was changed`
       : `\n${results.length} partitions: ${sum((s) => s.filesBefore)} → ${sum((s) => s.filesAfter)} files, ${sum((s) => s.rows)} rows rewritten and verified, ${failed} failed`,
   );
+  const skipped = results.flatMap((r) => r.skipped);
+  if (skipped.length > 0) {
+    io.out(`${skipped.length} file${skipped.length === 1 ? '' : 's'} skipped and left in place:`);
+    for (const s of skipped.slice(0, PRINTED_SKIPS)) io.out(`  ${s.key}: ${s.reason}`);
+    if (skipped.length > PRINTED_SKIPS) io.out(`  … and ${skipped.length - PRINTED_SKIPS} more`);
+  }
+}
+
+/** Skipped files named in the summary; a lake with thousands of broken files gets the first ones and a count. */
+const PRINTED_SKIPS = 50;
+
+/**
+ * The store the plan step writes through, holding back the run's plan and items files (`<runId>.json`,
+ * `<runId>.items.json`) until {@link release}: the step writes them whatever it planned, and a compact that
+ * finds nothing to do should leave no trace. Every other request passes through at once, in order.
+ */
+function holdPlanFiles(
+  store: ObjectStore,
+  runId: string,
+): { store: ObjectStore; release: () => Promise<void>; plan: () => PartitionPlan | undefined } {
+  const held: { key: string; body: Uint8Array | string; options: PutOptions | undefined }[] = [];
+  const isPlanFile = (key: string) => key.endsWith(`/${runId}.json`) || key.endsWith(`/${runId}.items.json`);
+  let plan: PartitionPlan | undefined;
+  const holding: ObjectStore = {
+    description: store.description,
+    list: (prefix, options) => store.list(prefix, options),
+    listAll: (prefix) => store.listAll(prefix),
+    head: (key) => store.head(key),
+    getRange: (key, start, end) => store.getRange(key, start, end),
+    get: (key) => store.get(key),
+    put: async (key, body, options) => {
+      if (!isPlanFile(key)) return store.put(key, body, options);
+      held.push({ key, body, options });
+      if (key.endsWith(`/${runId}.json`)) {
+        const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
+        plan = partitionPlanSchema.parse(JSON.parse(text));
+      }
+      return { etag: '"held"' };
+    },
+    putStream: (key, body, options) => store.putStream(key, body, options),
+    copy: (source, destination, options) => store.copy(source, destination, options),
+    deleteMany: (refs) => store.deleteMany(refs),
+    ...(store.versioning === undefined
+      ? {}
+      : { versioning: async () => (await store.versioning?.()) ?? 'disabled' }),
+  };
+  return {
+    store: holding,
+    release: async () => {
+      for (const { key, body, options } of held.splice(0)) await store.put(key, body, options);
+    },
+    /** The plan the step wrote (held or released), as data. */
+    plan: () => plan,
+  };
 }
 
 /**

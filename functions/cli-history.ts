@@ -5,7 +5,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
 import { DynamoStatsStore, statsKeys } from './adapters/dynamodb-stats-store.js';
-import { InvalidInputError } from './core/errors.js';
+import { InvalidInputError, UsageError } from './core/errors.js';
 import { formatBytes } from './core/stats.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
 import { positiveInteger } from './shared/cli-args.js';
@@ -90,14 +90,12 @@ export async function runHistory(
 ): Promise<HistoryRow[]> {
   const tableName = options.stateTable ?? io.env.LAKE_COMPACTOR_TABLE;
   if (!tableName) {
-    throw new InvalidInputError(
-      'Name the state table: pass --state-table <name> or set LAKE_COMPACTOR_TABLE',
-    );
+    throw new UsageError('Name the state table: pass --state-table <name> or set LAKE_COMPACTOR_TABLE');
   }
   const limit = options.limit ?? 20;
   const names = options.table !== undefined ? [options.table] : tablesFromEnv(io.env);
   if (options.partition !== undefined && names.length !== 1) {
-    throw new InvalidInputError('--partition needs exactly one table: pass --table <name> as well');
+    throw new UsageError('--partition needs exactly one table: pass --table <name> as well');
   }
   let refs: { table: string; partition: string }[];
   if (options.partition !== undefined) {
@@ -157,11 +155,16 @@ export async function runHistory(
 /** Table names from env TABLES (the deployment's JSON list of `{ name }`). */
 function tablesFromEnv(env: HistoryIo['env']): string[] {
   if (!env.TABLES) {
+    throw new UsageError('Name the table: pass --table <name>, or set TABLES to the deployment’s table list');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(env.TABLES);
+  } catch (err) {
     throw new InvalidInputError(
-      'Name the table: pass --table <name>, or set TABLES to the deployment’s table list',
+      `TABLES is not JSON (${(err as Error).message}): it must hold the deployment's tables, e.g. [{"name":"events"}]; or pass --table <name>`,
     );
   }
-  const parsed = JSON.parse(env.TABLES) as unknown;
   const list = Array.isArray(parsed) ? parsed : ((parsed as { tables?: unknown }).tables ?? []);
   return (list as { name?: unknown }[]).map((t) => String(t.name));
 }

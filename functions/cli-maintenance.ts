@@ -14,7 +14,7 @@ import { MemoryJournal } from './adapters/memory-journal.js';
 import { type OpenedStore, openStore } from './adapters/open-store.js';
 import { RoutedJournal } from './adapters/routed-journal.js';
 import { StoreJournal } from './adapters/store-journal.js';
-import { CompactorError, InvalidInputError } from './core/errors.js';
+import { CompactorError, InvalidInputError, UsageError } from './core/errors.js';
 import {
   DEFAULT_TIERING_RULES,
   executeTiering,
@@ -78,12 +78,12 @@ export class MaintenanceIncompleteError extends CompactorError {}
  * A usage problem found before anything was listed or changed (an invalid value, the retention gate, the
  * wrong kind of location, a real run nobody can confirm): the CLI exits 2 with it, like for a bad flag.
  */
-export class UsageError extends InvalidInputError {}
+export { UsageError };
 
-/** Runs `prepare`, re-raising its input errors as usage errors (they are all found before any listing). */
-function asUsage<T>(prepare: () => T): T {
+/** Runs `validate`, re-raising its input errors as usage errors (a schema's verdict on the options). */
+function asUsage<T>(validate: () => T): T {
   try {
-    return prepare();
+    return validate();
   } catch (err) {
     if (err instanceof InvalidInputError && !(err instanceof UsageError)) throw new UsageError(err.message);
     throw err;
@@ -137,8 +137,9 @@ export interface VacuumCliReport extends VacuumReport {
 }
 
 /**
- * Validates the options into a job. Throws before any object is listed: InvalidInputError for an invalid
- * value or a retention below the minimum without the override, a local folder with `--state-table`.
+ * Validates the options into a job. Throws before any object is listed: UsageError for an invalid value or
+ * a retention below the minimum without the override, a local folder with `--state-table`, a malformed
+ * location; InvalidInputError for a local folder that does not exist.
  */
 export function prepareVacuum(
   uri: string,
@@ -152,28 +153,31 @@ export function prepareVacuum(
     options.retentionHours < MIN_RETENTION_HOURS &&
     !options.allowRetentionBelowMinimum
   ) {
-    throw new InvalidInputError(
+    throw new UsageError(
       `--retention-hours ${options.retentionHours} is below the minimum of ${MIN_RETENTION_HOURS} h (7 days): readers that listed the table before a commit, and anyone restoring a retired file, need that window. Use ${MIN_RETENTION_HOURS} or more, or add --allow-retention-below-minimum if you really mean it`,
     );
   }
-  const request = parseVacuumRequest({
-    dryRun: options.dryRun === true,
-    ...(options.retentionHours === undefined ? {} : { retentionHours: options.retentionHours }),
-    ...(options.allowRetentionBelowMinimum ? { allowRetentionBelowMinimum: true } : {}),
-    ...(options.debrisAgeHours === undefined ? {} : { debrisAgeHours: options.debrisAgeHours }),
-    ...(options.abandonedAfterHours === undefined
-      ? {}
-      : { abandonedAfterHours: options.abandonedAfterHours }),
-  });
-  const opened = openStore(uri, { env: io.env });
+  const request = asUsage(() =>
+    parseVacuumRequest({
+      dryRun: options.dryRun === true,
+      ...(options.retentionHours === undefined ? {} : { retentionHours: options.retentionHours }),
+      ...(options.allowRetentionBelowMinimum ? { allowRetentionBelowMinimum: true } : {}),
+      ...(options.debrisAgeHours === undefined ? {} : { debrisAgeHours: options.debrisAgeHours }),
+      ...(options.abandonedAfterHours === undefined
+        ? {}
+        : { abandonedAfterHours: options.abandonedAfterHours }),
+    }),
+  );
   const s3 = isS3(uri);
   if (!s3 && options.stateTable !== undefined) {
-    throw new InvalidInputError(
+    throw new UsageError(
       `--state-table applies to s3:// locations only: runs on a local folder (${uri}) are never journaled in DynamoDB. Drop --state-table`,
     );
   }
+  // A malformed location is a usage error; a folder that does not exist is not (exit 1, as in every command).
+  const opened = openStore(uri, { env: io.env });
   const stateTable = s3 ? options.stateTable || io.env.LAKE_COMPACTOR_TABLE || undefined : undefined;
-  const table = tableOf(uri, opened, options.table);
+  const table = asUsage(() => tableOf(uri, opened, options.table));
   const workflowJournal: Journal =
     stateTable === undefined
       ? new MemoryJournal()
@@ -228,33 +232,43 @@ export async function planVacuumJob(
   io: Pick<MaintenanceIo, 'clock'>,
   onPage?: (plan: VacuumPlan) => void,
 ): Promise<VacuumPlan> {
+  // What was examined is counted by object, not by listing: when the table is the store's root (every local
+  // folder, s3://bucket), its listing holds the work area again, whose own steps listed it already.
+  const listed = new Set<string>();
+  const store = recordingListings(job.store, listed);
   const deps: VacuumDeps = {
     tables: [job.table],
-    storeFor: () => job.store,
+    storeFor: () => store,
     journalFor: () => job.journal,
     clock: io.clock,
   };
-  const candidates: VacuumCandidate[] = [];
+  const candidates = new Map<string, VacuumCandidate>();
+  const add = (found: readonly VacuumCandidate[]) => {
+    for (const c of found) {
+      // Each object once, whichever steps judged it deletable: (bucket, key, version), or the upload.
+      const id = JSON.stringify([c.bucket, c.key, c.versionId ?? null, c.uploadId ?? null]);
+      if (!candidates.has(id)) candidates.set(id, c);
+    }
+  };
   const kept: VacuumKept[] = [];
   const notes = new Set<string>();
   const foreignTables: NonNullable<VacuumPlan['foreignTables']>[number][] = [];
-  let examined = 0;
   let cursor: string | undefined;
   do {
     const page = await planVacuum(deps, cursor === undefined ? job.request : { ...job.request, cursor });
     const scoped = scopeToTable(page, job);
-    candidates.push(...scoped.candidates);
+    add(scoped.candidates);
     kept.push(...scoped.kept);
     for (const note of page.notes) notes.add(note);
     for (const f of page.foreignTables ?? [])
       if (!foreignTables.some((seen) => seen.root === f.root)) foreignTables.push(f);
-    examined += page.examined;
     cursor = page.cursor;
-    onPage?.({ ...page, candidates, kept, examined });
+    onPage?.({ ...page, candidates: [...candidates.values()], kept, examined: listed.size });
   } while (cursor !== undefined);
   if (job.store instanceof LocalObjectStore) {
     const temp = await tempFileDecisions(job.store, job, io.clock.now());
-    candidates.push(...temp.candidates);
+    for (const t of [...temp.candidates, ...temp.kept]) listed.add(JSON.stringify(['object', t.key, null]));
+    add(temp.candidates);
     kept.push(...temp.kept);
   }
   if (!job.s3) {
@@ -270,11 +284,48 @@ export async function planVacuumJob(
   return {
     dryRun: job.request.dryRun,
     retentionHours: job.request.retentionHours,
-    candidates,
+    candidates: [...candidates.values()],
     kept,
-    examined,
+    examined: listed.size,
     notes: [...notes],
     ...(foreignTables.length === 0 ? {} : { foreignTables }),
+  };
+}
+
+/**
+ * `store`, noting in `listed` every object and unfinished upload its listings return, so a vacuum can say
+ * how many distinct objects it examined however many steps listed each.
+ */
+function recordingListings(store: ObjectStore, listed: Set<string>): ObjectStore {
+  const listUploads = store.listMultipartUploads?.bind(store);
+  const abortUpload = store.abortMultipartUpload?.bind(store);
+  const versioning = store.versioning?.bind(store);
+  return {
+    description: store.description,
+    list: async (prefix, options) => {
+      const page = await store.list(prefix, options);
+      for (const o of page.objects) listed.add(JSON.stringify(['object', o.key, o.versionId ?? null]));
+      return page;
+    },
+    listAll: (prefix) => store.listAll(prefix),
+    head: (key) => store.head(key),
+    getRange: (key, start, end) => store.getRange(key, start, end),
+    get: (key) => store.get(key),
+    put: (key, body, options) => store.put(key, body, options),
+    putStream: (key, body, options) => store.putStream(key, body, options),
+    copy: (source, destination, options) => store.copy(source, destination, options),
+    deleteMany: (refs) => store.deleteMany(refs),
+    ...(listUploads === undefined
+      ? {}
+      : {
+          listMultipartUploads: async (prefix, options) => {
+            const page = await listUploads(prefix, options);
+            for (const u of page.uploads) listed.add(JSON.stringify(['upload', u.key, u.uploadId]));
+            return page;
+          },
+        }),
+    ...(abortUpload === undefined ? {} : { abortMultipartUpload: abortUpload }),
+    ...(versioning === undefined ? {} : { versioning }),
   };
 }
 
@@ -371,7 +422,7 @@ export async function runVacuum(
   io: MaintenanceIo,
   dynamodb?: DynamoDBClient,
 ): Promise<VacuumCliReport> {
-  const job = asUsage(() => prepareVacuum(uri, options, io, dynamodb));
+  const job = prepareVacuum(uri, options, io, dynamodb);
   const confirm = confirmerFor(io, options, 'vacuum');
   await refuseEnclosingForeignTable(openedOf(job), { includeLocation: true });
   const text = !options.json;
@@ -508,11 +559,11 @@ export interface TierCliReport extends TieringReport {
 
 /**
  * Validates the options into a job, before anything is listed.
- * @throws InvalidInputError for a local folder (it has no storage classes), invalid rules or date settings.
+ * @throws UsageError for a local folder (it has no storage classes), invalid rules or date settings.
  */
 export function prepareTier(uri: string, options: TierCliOptions, io: Pick<MaintenanceIo, 'env'>): TierJob {
   if (!isS3(uri)) {
-    throw new InvalidInputError(
+    throw new UsageError(
       `tier needs an s3://bucket/prefix location: storage classes exist only in S3, a local folder (${uri}) has none. Tier the table where it lives in S3`,
     );
   }
@@ -520,24 +571,30 @@ export function prepareTier(uri: string, options: TierCliOptions, io: Pick<Maint
     options.rule === undefined || options.rule.length === 0
       ? [...DEFAULT_TIERING_RULES]
       : options.rule.map(parseRule);
-  const request = parseTieringRequest({
-    dryRun: options.dryRun === true,
-    rules,
-    ...(options.minObjectKb === undefined ? {} : { minObjectBytes: Math.round(options.minObjectKb * 1024) }),
-  });
+  const request = asUsage(() =>
+    parseTieringRequest({
+      dryRun: options.dryRun === true,
+      rules,
+      ...(options.minObjectKb === undefined
+        ? {}
+        : { minObjectBytes: Math.round(options.minObjectKb * 1024) }),
+    }),
+  );
   const opened = openStore(uri, { env: io.env });
   const format = options.dateFormat ?? 'yyyy-MM-dd';
   const dateColumn = options.dateColumn ?? (format === 'year/month/day' ? 'year,month,day' : 'date');
-  const [table] = parseTableConfigs([
-    {
-      name: options.table ?? defaultName(uri),
-      bucket: bucketOf(uri),
-      prefix: opened.prefix,
-      partitionColumns: dateColumn.split(',').map((c) => c.trim()),
-      dateColumn,
-      dateFormat: format,
-    },
-  ]);
+  const [table] = asUsage(() =>
+    parseTableConfigs([
+      {
+        name: options.table ?? defaultName(uri),
+        bucket: bucketOf(uri),
+        prefix: opened.prefix,
+        partitionColumns: dateColumn.split(',').map((c) => c.trim()),
+        dateColumn,
+        dateFormat: format,
+      },
+    ]),
+  );
   return { uri, request, table: table as TableConfig, store: opened.store };
 }
 
@@ -553,7 +610,7 @@ export async function runTier(
   options: TierCliOptions,
   io: MaintenanceIo,
 ): Promise<TierCliReport> {
-  const job = asUsage(() => prepareTier(uri, options, io));
+  const job = prepareTier(uri, options, io);
   const confirm = confirmerFor(io, options, 'tier');
   await refuseEnclosingForeignTable(openedOf(job), { includeLocation: true });
   const text = !options.json;
@@ -703,7 +760,7 @@ function defaultName(uri: string): string {
 function parseRule(value: string): { afterDays: number; storageClass: string } {
   const match = /^\s*(\d+)\s*:\s*([A-Za-z_]+)\s*$/.exec(value);
   if (!match) {
-    throw new InvalidInputError(
+    throw new UsageError(
       `--rule "${value}" is not <afterDays>:<STORAGE_CLASS>, e.g. --rule 30:STANDARD_IA --rule 90:GLACIER_IR`,
     );
   }
@@ -756,18 +813,6 @@ function collect(value: string, previous: readonly string[] | undefined): string
   return [...(previous ?? []), value];
 }
 
-/** Runs an action; a {@link UsageError} becomes commander's usage error (printed, exit code 2). */
-async function withUsageErrors(command: Command, action: () => Promise<unknown>): Promise<void> {
-  try {
-    await action();
-  } catch (err) {
-    if (err instanceof UsageError) {
-      command.error(`error: ${err.message}`, { exitCode: 2, code: 'lake-compactor.usage' });
-    }
-    throw err;
-  }
-}
-
 /** Adds `vacuum` to the CLI program. */
 export function registerVacuumCommand(program: Command, io: MaintenanceIo): void {
   program
@@ -816,8 +861,8 @@ On a local folder, temp files of interrupted writes go once older than --debris-
 Scope: trash copies and writer debris of keys under <uri>; staged outputs and unfinished uploads of the
 bucket's (or folder's) _lake-compactor/ work area, judged run by run; unfinished uploads under <uri>.`,
     )
-    .action(async (uri: string, opts: VacuumCliOptions, command: Command) => {
-      await withUsageErrors(command, () => runVacuum(uri, opts, io));
+    .action(async (uri: string, opts: VacuumCliOptions) => {
+      await runVacuum(uri, opts, io);
     });
 }
 
@@ -856,7 +901,7 @@ never warmer, never objects under 128 KB into IA or Glacier IR. Each move is an 
 new storage class, conditioned on the listed ETag. Unlike the schedule, the CLI moves unless --dry-run is
 given; it always prints the list first and asks, or needs --yes.`,
     )
-    .action(async (uri: string, opts: TierCliOptions, command: Command) => {
-      await withUsageErrors(command, () => runTier(uri, opts, io));
+    .action(async (uri: string, opts: TierCliOptions) => {
+      await runTier(uri, opts, io);
     });
 }

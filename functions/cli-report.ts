@@ -20,6 +20,7 @@ import type { ObjectInfo, ObjectStore } from './ports/object-store.js';
 import type { Quarantine } from './ports/quarantine.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
 import { positiveInteger, positiveNumber, tableNameOf } from './shared/cli-args.js';
+import { requireParquetFiles } from './shared/cli-errors.js';
 
 const MiB = 1024 * 1024;
 
@@ -79,6 +80,7 @@ export async function runReport(
   const { store, prefix } = opened;
   const now = io.clock.now();
   const inventory = await inventoryTable(store, prefix, { now });
+  requireParquetFiles(inventory, uri, 'report');
   const notes: string[] = [];
   const plans = await readPlans(store, options.maxPlans ?? 1000, notes);
   const stateTable = options.stateTable ?? io.env.LAKE_COMPACTOR_TABLE;

@@ -11,7 +11,7 @@ import { DynamoPartitionLease } from './adapters/dynamodb-partition-lease.js';
 import { LocalObjectStore } from './adapters/local-object-store.js';
 import { type OpenedStore, openStore } from './adapters/open-store.js';
 import { StoreJournal } from './adapters/store-journal.js';
-import { InvalidInputError, UnsettledPartitionError } from './core/errors.js';
+import { UnsettledPartitionError, UsageError } from './core/errors.js';
 import { DEFAULT_POLICY } from './core/policy.js';
 import { partitionDir, type RunContext } from './core/run-input.js';
 import { failureReason } from './core/workflow/commit.js';
@@ -166,12 +166,12 @@ async function settleDeployedPartition(
 ): Promise<SettledPartition> {
   const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1];
   if (bucket === undefined) {
-    throw new InvalidInputError(
+    throw new UsageError(
       `--state-table settles a deployed table on S3; ${uri} is a local folder, whose runs journal in the folder: drop --state-table`,
     );
   }
   if (partition === undefined) {
-    throw new InvalidInputError(
+    throw new UsageError(
       '--state-table settles one partition of the deployment at a time: add --partition <path> (lake-compactor status --state-table lists those that need attention)',
     );
   }

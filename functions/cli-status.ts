@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { DynamoQuarantine } from './adapters/dynamodb-quarantine.js';
 import { DynamoStatsStore } from './adapters/dynamodb-stats-store.js';
-import { InvalidInputError } from './core/errors.js';
+import { InvalidInputError, UsageError } from './core/errors.js';
 import type { PartitionSnapshot } from './core/profiler.js';
 import type { QuarantinedFile } from './core/quarantine.js';
 import { formatBytes, priorityOf } from './core/stats.js';
@@ -46,15 +46,27 @@ const rank = { HIGH: 0, MEDIUM: 1, LOW: 2 } as const;
 /** Table names to show: `--table`, else the TABLES variable, else the deployment config file. */
 function tableNames(options: StatusOptions, env: StatusIo['env']): string[] {
   if (options.table !== undefined) return [options.table];
-  const fromJson = (json: string): string[] => {
-    const parsed = JSON.parse(json) as unknown;
+  const fromJson = (json: string, source: string): string[] => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(json);
+    } catch (err) {
+      throw new InvalidInputError(
+        `${source} is not JSON (${(err as Error).message}): it must hold the deployment's tables, e.g. [{"name":"events"}]; or pass --table <name>`,
+      );
+    }
     const list = Array.isArray(parsed) ? parsed : ((parsed as { tables?: unknown }).tables ?? []);
     return (list as { name?: unknown }[]).map((t) => String(t.name));
   };
-  if (env.TABLES) return fromJson(env.TABLES);
+  if (env.TABLES) return fromJson(env.TABLES, 'TABLES');
   const file = options.config ?? 'lake-compactor.config.json';
-  if (existsSync(file)) return fromJson(readFileSync(file, 'utf8'));
-  throw new InvalidInputError(
+  if (existsSync(file)) return fromJson(readFileSync(file, 'utf8'), file);
+  if (options.config !== undefined) {
+    throw new InvalidInputError(
+      `--config ${file} does not exist: pass the deployment's config file, or name the table with --table <name>`,
+    );
+  }
+  throw new UsageError(
     'Name the table: pass --table <name>, set TABLES, or run where lake-compactor.config.json is',
   );
 }
@@ -171,9 +183,7 @@ export async function runStatus(
 function stateTableName(options: StatusOptions, env: StatusIo['env']): string {
   const tableName = options.stateTable ?? env.LAKE_COMPACTOR_TABLE;
   if (!tableName) {
-    throw new InvalidInputError(
-      'Name the state table: pass --state-table <name> or set LAKE_COMPACTOR_TABLE',
-    );
+    throw new UsageError('Name the state table: pass --state-table <name> or set LAKE_COMPACTOR_TABLE');
   }
   return tableName;
 }

@@ -1,5 +1,6 @@
 // The operator CLI: the same core as the Lambdas, run directly against `s3://bucket/prefix` or a
 // local folder. Exit code 0 on success, 1 on a reported error, 2 on a usage error.
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { openStore } from './adapters/open-store.js';
 import { StoreQuarantine } from './adapters/store-quarantine.js';
@@ -10,7 +11,6 @@ import { registerQuarantineCommand } from './cli-quarantine.js';
 import { registerReportCommand } from './cli-report.js';
 import { registerSettleCommand } from './cli-settle.js';
 import { registerStatusCommand } from './cli-status.js';
-import { CompactorError } from './core/errors.js';
 import { inventoryTable, type TableInventory, toPlanInputs } from './core/inventory.js';
 import { type PlanSet, planPartitions } from './core/planning.js';
 import { matchQuarantine } from './core/quarantine.js';
@@ -18,6 +18,13 @@ import { formatBytes, type PartitionProfile, profilePartition } from './core/sta
 import { refuseForeignAmong } from './core/table-format.js';
 import { type Clock, systemClock } from './ports/clock.js';
 import { positiveInteger, positiveNumber, tableNameOf } from './shared/cli-args.js';
+import {
+  debugRequested,
+  describeFailure,
+  failureContext,
+  requireParquetFiles,
+  stackOf,
+} from './shared/cli-errors.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
 
@@ -45,6 +52,7 @@ export interface ProfileRow extends PartitionProfile {
 /**
  * Profiles every partition of the table at `uri` (listing only; no object is read).
  * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
+ * @throws InvalidInputError when the location holds no Parquet file.
  */
 export async function profileTable(
   uri: string,
@@ -56,6 +64,7 @@ export async function profileTable(
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await inventoryTable(store, prefix, { now: io.clock.now() });
   refuseForeignAmong(store, prefix, inventory.foreignTables);
+  requireParquetFiles(inventory, uri, 'profile');
   const rows = inventory.partitions.map((p) => ({
     partition: p.partition === '' ? '(root)' : p.partition,
     ...profilePartition(p.files, { targetFileSizeBytes: options.targetFileSizeBytes }),
@@ -67,6 +76,7 @@ export async function profileTable(
  * Plans every partition of the table at `uri`, reading each candidate's footer. Files `compact` quarantined
  * (and that are unchanged since) are skipped as `compact` would skip them.
  * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
+ * @throws InvalidInputError when the location holds no Parquet file.
  */
 export async function planTable(
   uri: string,
@@ -78,6 +88,7 @@ export async function planTable(
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await inventoryTable(store, prefix, { now: io.clock.now(), readFooters: true });
   refuseForeignAmong(store, prefix, inventory.foreignTables);
+  requireParquetFiles(inventory, uri, 'plan');
   const table = options.table ?? tableNameOf(uri);
   const quarantined = await new StoreQuarantine(store).listTable(table);
   const inputs = toPlanInputs(inventory, table).map((input) => {
@@ -150,10 +161,20 @@ function printPlan(io: CliIo, plan: PlanSet): void {
   }
 }
 
+/**
+ * The version of the installed package (package.json beside `functions/`), so `--version` names what a
+ * bug report is about, whether run from the repository or an installed package.
+ */
+export function packageVersion(): string {
+  const text = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
+}
+
 /** Builds the commander program; `run` wraps it with error handling and exit codes. */
 export function buildProgram(io: CliIo): Command {
   const program = new Command('lake-compactor')
     .description('Small-file compaction and storage maintenance for Parquet data lakes on S3')
+    .version(packageVersion(), '-V, --version', 'print the version of lake-compactor')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
 
@@ -222,22 +243,24 @@ export function buildProgram(io: CliIo): Command {
   return program;
 }
 
-/** Runs the CLI on `argv` (user arguments only) and returns the exit code. */
+/**
+ * Runs the CLI on `argv` (user arguments only) and returns the exit code: 0 success, 1 failure (one line
+ * saying what is wrong and what to do), 2 usage error — the same for every command. Why one place: an
+ * operator meets the same missing region or denied bucket in any command, and should read the same fix.
+ * With LAKE_COMPACTOR_DEBUG=1 the stack follows the line.
+ */
 export async function run(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   const program = buildProgram(io);
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (err) {
-    if (err instanceof CommanderError) {
-      return err.exitCode === 0 ? 0 : 2;
-    }
-    if (err instanceof CompactorError) {
-      io.err(`error: ${err.message}`);
-      return 1;
-    }
-    io.err(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    return 1;
+    // Commander has printed its own message (or the help, or the version, which exit 0).
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    const failure = describeFailure(err, io.env, failureContext(argv, io.env));
+    io.err(`error: ${failure.message}`);
+    if (debugRequested(io.env) && failure.exitCode === 1) io.err(stackOf(err));
+    return failure.exitCode;
   }
 }
 

@@ -1,11 +1,11 @@
 // Turns an operator's location (`s3://bucket/prefix`, a folder path, `file://`) into an ObjectStore and
-// a normalised key prefix; anything else fails early with an InvalidInputError saying what is expected.
+// a normalised key prefix; anything else fails early with a UsageError saying what is expected.
 
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError, UsageError } from '../core/errors.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { credentialsFromEnv } from '../shared/aws-env.js';
 import { LocalObjectStore } from './local-object-store.js';
@@ -35,10 +35,12 @@ const EXPECTED = 'expected s3://bucket[/prefix], file:///path or a local folder 
  * Opens `uri`: `s3://bucket/some/prefix` → S3ObjectStore on `bucket` with prefix `some/prefix/`;
  * a local path (absolute, relative to the working directory, or `file://`) that is an existing
  * folder → LocalObjectStore rooted there with prefix `''`.
+ * @throws UsageError for a location that is malformed whatever the world holds (the CLI exits 2);
+ * InvalidInputError for a local path that does not exist or is not a folder (exit 1).
  */
 export function openStore(uri: string, options: OpenStoreOptions = {}): OpenedStore {
   const trimmed = uri.trim();
-  if (trimmed === '') throw new InvalidInputError(`Empty store location: ${EXPECTED}`);
+  if (trimmed === '') throw new UsageError(`Empty store location: ${EXPECTED}`);
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(trimmed)?.[1]?.toLowerCase();
 
   if (scheme === 's3' || scheme === 's3a') {
@@ -46,7 +48,7 @@ export function openStore(uri: string, options: OpenStoreOptions = {}): OpenedSt
     const slash = rest.indexOf('/');
     const bucket = slash === -1 ? rest : rest.slice(0, slash);
     if (!BUCKET_NAME.test(bucket)) {
-      throw new InvalidInputError(
+      throw new UsageError(
         `Invalid S3 location "${uri}": "${bucket}" is not a bucket name (3-63 lowercase letters, digits, dots, hyphens); ${EXPECTED}`,
       );
     }
@@ -61,10 +63,10 @@ export function openStore(uri: string, options: OpenStoreOptions = {}): OpenedSt
     try {
       folder = fileURLToPath(trimmed);
     } catch (error) {
-      throw new InvalidInputError(`Invalid file URI "${uri}" (${(error as Error).message}); ${EXPECTED}`);
+      throw new UsageError(`Invalid file URI "${uri}" (${(error as Error).message}); ${EXPECTED}`);
     }
   } else if (scheme !== undefined) {
-    throw new InvalidInputError(
+    throw new UsageError(
       `Unsupported store location "${uri}": scheme ${scheme}:// is not supported; ${EXPECTED}`,
     );
   } else {
@@ -87,8 +89,8 @@ export function openStore(uri: string, options: OpenStoreOptions = {}): OpenedSt
 }
 
 /**
- * The default client: standard credential and region chain. When an endpoint override is set
- * (`AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`) the target is a local server (s3rver, MinIO):
+ * The default client: standard credential and region chain (the region of `env` first). When an endpoint
+ * override is set (`AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`) the target is a local server (s3rver, MinIO):
  * path-style addressing, and checksums only when required, because s3rver stores the aws-chunked
  * framing of streamed checksummed bodies inside the object; the region falls back to us-east-1.
  */
@@ -101,12 +103,15 @@ export function defaultS3ClientConfig(env: Readonly<Record<string, string | unde
   const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL;
   // Keys from the given env, not only the process's, so an in-process caller's env is honoured.
   const credentials = credentialsFromEnv(env);
-  if (!endpoint) return credentials ? { credentials } : {};
+  // The region from the given env too, and AWS_DEFAULT_REGION as the AWS CLI (and the state table's
+  // client) reads it: the SDK alone reads only the process's AWS_REGION.
+  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
+  if (!endpoint) return { ...(credentials ? { credentials } : {}), ...(region ? { region } : {}) };
   return {
     ...(credentials ? { credentials } : {}),
     endpoint,
     // Local servers ignore the region, but the SDK refuses to sign without one.
-    region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    region: region || 'us-east-1',
     forcePathStyle: true,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',

@@ -75,6 +75,8 @@ export function mapS3Error(error: unknown, key: string, operation: string): Erro
   if (code === 'NoSuchBucket') {
     return new InvalidInputError(
       `S3 ${operation} of ${key} failed: the bucket does not exist (${detail}). Check the s3:// URI.`,
+      [],
+      { cause: error },
     );
   }
   if (code === 'InvalidRange' || status === 416) {

@@ -17,10 +17,19 @@ export class InvalidInputError extends CompactorError {
   constructor(
     message: string,
     readonly issues: readonly string[] = [],
+    options?: { cause?: unknown },
   ) {
-    super(issues.length > 0 ? `${message}:\n  - ${issues.join('\n  - ')}` : message);
+    super(issues.length > 0 ? `${message}:\n  - ${issues.join('\n  - ')}` : message, options);
   }
 }
+
+/**
+ * The command line itself is wrong (a malformed location, a missing or conflicting option, an invalid
+ * value), found before anything was listed or changed: the CLI exits 2 with it, as for an unknown flag.
+ * Input that is well-formed but meets a world that disagrees (a folder that does not exist, a bucket
+ * without Parquet files) is an InvalidInputError and exits 1.
+ */
+export class UsageError extends InvalidInputError {}
 
 /**
  * Options of the input errors: `advice` replaces the default "what to do" sentence, for a caller that did

@@ -225,6 +225,16 @@ interface Skip {
   readonly category: SkipCategory;
 }
 
+/**
+ * Whether a skip `reason` (as in a plan's `skipped`) is about the file itself — its footer cannot be read,
+ * it holds zero rows, it is quarantined or in an archive class — rather than its size. Such a file needs an
+ * operator's look, so commands name it instead of only counting it. Matches the reasons written below (and
+ * quarantineSkipReason's).
+ */
+export function isSkippedForContent(reason: string): boolean {
+  return /^(footer unreadable: |holds zero rows|quarantined since |in archive storage class )/.test(reason);
+}
+
 function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
   const files = [...input.files].sort((a, b) => compareStrings(a.key, b.key));
   for (let i = 1; i < files.length; i++) {

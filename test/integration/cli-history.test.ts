@@ -147,7 +147,7 @@ describe('lake-compactor history', () => {
     expect(io.stdout.join('\n')).toContain('3 runs');
   });
 
-  it('exits 1 and says how to name the state table when none is given', async () => {
+  it('exits 2 (a usage error, like a missing required option) and says how to name the state table when none is given', async () => {
     // Prepare
     const io = capture();
 
@@ -155,7 +155,7 @@ describe('lake-compactor history', () => {
     const code = await run(['history', '--table', 'events'], io);
 
     // Assess
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(io.stderr.join('\n')).toContain('pass --state-table <name> or set LAKE_COMPACTOR_TABLE');
   });
 });

@@ -126,6 +126,26 @@ describe('lake-compactor vacuum on a local folder', () => {
     expect(await snapshot(table)).toEqual(before);
   });
 
+  it('counts each object once: examined is the number of files in the folder, and no candidate is listed twice', async () => {
+    // Prepare: the table is the folder's root, so its listing holds the work area that vacuum's own steps list
+    const files = await keys(table);
+    const io = capture(200);
+    const text = capture(200);
+
+    // Act
+    const { code, report } = await vacuumJson(['--dry-run'], io);
+    await run(['vacuum', table, '--dry-run'], text);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(report?.examined).toBe(files.length);
+    const ids = (report?.candidates ?? []).map((c) => JSON.stringify([c.bucket, c.key, c.versionId]));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(report?.totalRemoved.count).toBe(ids.length);
+    expect(text.stdout.join('\n')).toContain(`would delete: ${ids.length} objects`);
+    expect(text.stdout.join('\n')).toMatch(new RegExp(`; examined ${files.length}$`, 'm'));
+  });
+
   it('a real run deletes exactly what the dry run listed, keeps every live row, and prints the totals', async () => {
     // Prepare
     const rowsBefore = await rowMultiset();
@@ -207,13 +227,13 @@ describe('lake-compactor vacuum on a local folder', () => {
     expect(await snapshot(table)).toEqual(before);
   });
 
-  it('a missing folder exits 2 naming it', async () => {
+  it('a missing folder exits 1 naming it, as in every command (the command line itself is well-formed)', async () => {
     // Prepare
     const io = capture(0);
     // Act
     const code = await run(['vacuum', join(root, 'nowhere'), '--dry-run'], io);
     // Assess
-    expect(code).toBe(2);
+    expect(code).toBe(1);
     expect(io.stderr.join('\n')).toMatch(/nowhere.*does not exist/);
   });
 

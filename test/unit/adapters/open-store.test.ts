@@ -78,11 +78,20 @@ describe('openStore', () => {
 });
 
 describe('defaultS3ClientConfig', () => {
-  it('uses the standard chain untouched when no endpoint override is set', () => {
+  it('uses the standard chain untouched when no endpoint override or region is set', () => {
     // Act
-    const config = defaultS3ClientConfig({ AWS_REGION: 'eu-west-1' });
+    const config = defaultS3ClientConfig({});
     // Assess
     expect(config).toEqual({});
+  });
+
+  it('takes the region from AWS_REGION, else AWS_DEFAULT_REGION, as the state table client does', () => {
+    // Act
+    const both = defaultS3ClientConfig({ AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: 'us-west-2' });
+    const legacy = defaultS3ClientConfig({ AWS_DEFAULT_REGION: 'us-west-2' });
+    // Assess
+    expect(both).toEqual({ region: 'eu-west-1' });
+    expect(legacy).toEqual({ region: 'us-west-2' });
   });
 
   it('switches to path style and WHEN_REQUIRED checksums for AWS_ENDPOINT_URL_S3, preferring it over AWS_ENDPOINT_URL', () => {
