@@ -25,7 +25,7 @@ import {
   type TriggerOutcome,
 } from '../core/profiler.js';
 import { parseRunCaps, type RunCaps } from '../core/run-caps.js';
-import { parseTableConfigs, resolveTablePolicy, type TableConfig } from '../core/table-config.js';
+import { resolveTablePolicy, type TableConfig } from '../core/table-config.js';
 import { FORMAT_NAMES } from '../core/table-format.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';

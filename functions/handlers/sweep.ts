@@ -27,7 +27,7 @@ import {
   type TriggerDeps,
 } from '../core/profiler.js';
 import { parseRunCaps } from '../core/run-caps.js';
-import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
+import type { TableConfig } from '../core/table-config.js';
 import { JOURNAL_MANIFEST_PREFIX } from '../core/workflow/layout.js';
 import { settleAfterDeadRun } from '../core/workflow/settle.js';
 import { type Clock, systemClock } from '../ports/clock.js';
