@@ -22,6 +22,7 @@ import { refuseForeignAmong } from './core/table-format.js';
 import { commitStep, type GroupStepResult, rollbackStep } from './core/workflow/commit.js';
 import { type CompactDeps, compactGroup, type RewriteFn } from './core/workflow/compact.js';
 import { finalizeRun, type RunSummary } from './core/workflow/finalize.js';
+import { DEFAULT_WORK_ROOT } from './core/workflow/layout.js';
 import { refOf } from './core/workflow/lease.js';
 import { type PlanStepResult, planRun } from './core/workflow/plan.js';
 import { verifyGroup } from './core/workflow/verify.js';
@@ -194,6 +195,7 @@ async function compactTable(
       trigger: 'operator',
       retireMode: 'trash',
       startedAt: io.clock.now(),
+      workRoot: DEFAULT_WORK_ROOT,
     };
     results.push(await compactPartition(deps, leases, run, io));
   }

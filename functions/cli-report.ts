@@ -14,7 +14,7 @@ import { DEFAULT_PLAN_OPTIONS, partitionPlanSchema } from './core/planning.js';
 import { matchQuarantine } from './core/quarantine.js';
 import { buildReportModel, type ReportModel, type ReportPlan, type ReportRun } from './core/report/model.js';
 import { renderReportHtml } from './core/report/render.js';
-import { WORK_ROOT } from './core/workflow/layout.js';
+import { DEFAULT_WORK_ROOT, parsePlanKey, workFolder } from './core/workflow/layout.js';
 import type { Clock } from './ports/clock.js';
 import type { ObjectInfo, ObjectStore } from './ports/object-store.js';
 import type { Quarantine } from './ports/quarantine.js';
@@ -80,7 +80,7 @@ export async function runReport(
   const now = io.clock.now();
   const inventory = await inventoryTable(store, prefix, { now });
   const notes: string[] = [];
-  const plans = await readPlans(store, options.maxPlans ?? 1000, notes);
+  const plans = await readPlans(store, DEFAULT_WORK_ROOT, options.maxPlans ?? 1000, notes);
   const stateTable = options.stateTable ?? io.env.LAKE_COMPACTOR_TABLE;
   const table = options.table ?? tableNameOf(uri);
   const partitions = inventory.partitions.map((p) => p.partition);
@@ -145,11 +145,16 @@ export async function runReport(
   return { model, htmlPath: options.html, bytes: Buffer.byteLength(html) };
 }
 
-/** The stored plans (`_lake-compactor/plans/<runId>.json` at the store's root), newest `max` by write time. */
-async function readPlans(store: ObjectStore, max: number, notes: string[]): Promise<ReportPlan[]> {
+/** The stored plans (`<work root>plans/<runId>.json` at the store's root), newest `max` by write time. */
+async function readPlans(
+  store: ObjectStore,
+  workRoot: string,
+  max: number,
+  notes: string[],
+): Promise<ReportPlan[]> {
   const found: ObjectInfo[] = [];
-  for await (const object of store.listAll(`${WORK_ROOT}plans/`)) {
-    if (/\/[^/]+\.json$/.test(object.key) && !object.key.endsWith('.items.json')) found.push(object);
+  for await (const object of store.listAll(workFolder(workRoot, 'plans'))) {
+    if (parsePlanKey(workRoot, object.key) !== undefined) found.push(object);
   }
   found.sort((a, b) => b.lastModified.getTime() - a.lastModified.getTime());
   if (found.length > max)

@@ -16,7 +16,7 @@ import { DEFAULT_POLICY } from './core/policy.js';
 import { partitionDir, type RunContext } from './core/run-input.js';
 import { failureReason } from './core/workflow/commit.js';
 import { finalizeRun } from './core/workflow/finalize.js';
-import { JOURNAL_MANIFEST_PREFIX } from './core/workflow/layout.js';
+import { DEFAULT_WORK_ROOT, journalManifestPrefix } from './core/workflow/layout.js';
 import { type SettleReport, settlePartition } from './core/workflow/settle.js';
 import type { Clock } from './ports/clock.js';
 import type { GroupState, JournalPartition } from './ports/journal.js';
@@ -179,7 +179,7 @@ async function settleDeployedPartition(
   const journal = new DynamoJournal({
     client,
     tableName: stateTable,
-    manifests: { store: opened.store, prefix: JOURNAL_MANIFEST_PREFIX },
+    manifests: { store: opened.store, prefix: journalManifestPrefix(DEFAULT_WORK_ROOT) },
   });
   // The table config only classifies the run's own file changes for the statistics; the S3 events that
   // follow do that anyway, so none is needed here.
@@ -212,6 +212,7 @@ async function settleDeployedPartition(
     trigger: 'operator',
     retireMode: 'trash',
     startedAt: now,
+    workRoot: DEFAULT_WORK_ROOT,
   };
   const summary = await finalizeRun({ store: opened.store, journal, leases, clock: io.clock }, run, {
     outcome: 'settled',

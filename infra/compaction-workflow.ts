@@ -13,6 +13,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { DIMENSION, METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '../functions/core/metrics.js';
+import { DEFAULT_WORK_ROOT, type WorkFolder } from '../functions/core/workflow/layout.js';
 import { projectFunction } from './node-function.js';
 import {
   KMS_OBJECT_ACTIONS,
@@ -192,7 +193,7 @@ export class CompactionWorkflow extends Construct {
     this.stateMachine.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:GetObject'],
-        resources: workObjectArns(props.tables, 'plans/'),
+        resources: workObjectArns(props.tables, DEFAULT_WORK_ROOT, 'plans'),
       }),
     );
     for (const key of props.encryptionKeys ?? []) key.grantDecrypt(this.stateMachine);
@@ -262,15 +263,18 @@ export class CompactionWorkflow extends Construct {
   private grantObjectAccess(fns: Record<string, nodejs.NodejsFunction>): void {
     const tables = this.props.tables;
     const data = tableObjectArns(tables);
-    const work = (sub: string) => workObjectArns(tables, sub);
-    const journal = { actions: ['s3:GetObject', 's3:PutObject'], resources: work('journal/') };
-    const publisher: StepGrant = { statements: publisherStatements(tables), versioning: true };
+    const work = (folder: WorkFolder) => workObjectArns(tables, DEFAULT_WORK_ROOT, folder);
+    const journal = { actions: ['s3:GetObject', 's3:PutObject'], resources: work('journal') };
+    const publisher: StepGrant = {
+      statements: publisherStatements(tables, DEFAULT_WORK_ROOT),
+      versioning: true,
+    };
     const grants: Record<string, StepGrant> = {
       // Plan settles earlier runs' groups before planning (workflow/settle.ts): the publisher's access.
       plan: {
         statements: [
-          ...publisherStatements(tables),
-          { actions: ['s3:GetObject', 's3:PutObject'], resources: work('plans/') },
+          ...publisherStatements(tables, DEFAULT_WORK_ROOT),
+          { actions: ['s3:GetObject', 's3:PutObject'], resources: work('plans') },
         ],
         versioning: true,
       },
@@ -279,13 +283,13 @@ export class CompactionWorkflow extends Construct {
           { actions: ['s3:GetObject'], resources: data },
           {
             actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
-            resources: work('staging/'),
+            resources: work('staging'),
           },
           journal,
         ],
       },
       verify: {
-        statements: [{ actions: ['s3:GetObject'], resources: work('staging/') }, journal],
+        statements: [{ actions: ['s3:GetObject'], resources: work('staging') }, journal],
       },
       commit: publisher,
       rollback: publisher,

@@ -21,7 +21,7 @@ import {
   runCapIssues,
 } from '../functions/core/run-caps.js';
 import { parseTableConfigs } from '../functions/core/table-config.js';
-import { WORK_ROOT } from '../functions/core/workflow/layout.js';
+import { DEFAULT_WORK_ROOT, workFolder } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow, type CompactionWorkflowProps } from './compaction-workflow.js';
 import {
   Maintenance,
@@ -511,7 +511,7 @@ export class LakeCompactor extends Construct {
         },
         {
           id: 'StagingLeftovers',
-          prefix: `${WORK_ROOT}staging/`,
+          prefix: workFolder(DEFAULT_WORK_ROOT, 'staging'),
           expiration: Duration.days(days.staging),
           // A staged output is worthless once published or rolled back: S3 applies the earliest
           // expiration due, so its noncurrent copy goes after a day instead of the full retention.
@@ -676,7 +676,7 @@ export class LakeCompactor extends Construct {
     for (const statement of [...listStatements(tables), ...versioningStatements(tables)]) {
       sweep.addToRolePolicy(statement);
     }
-    for (const statement of publisherStatements(tables)) {
+    for (const statement of publisherStatements(tables, DEFAULT_WORK_ROOT)) {
       sweep.addToRolePolicy(new iam.PolicyStatement(statement));
     }
     for (const key of encryptionKeys) key.grant(sweep, ...KMS_OBJECT_ACTIONS);

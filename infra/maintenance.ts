@@ -11,6 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { TieringRule } from '../functions/core/maintenance/tiering.js';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
+import { DEFAULT_WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { projectFunction } from './node-function.js';
 import { maintenancePropsProblems } from './props-schema.js';
 import {
@@ -191,7 +192,7 @@ export class Maintenance extends Construct {
   private grantVacuum(props: MaintenanceProps): void {
     const fn = this.vacuumFunction;
     props.stateTable.grantReadData(fn);
-    const work = workObjectArns(props.tables);
+    const work = workObjectArns(props.tables, DEFAULT_WORK_ROOT);
     const data = tableObjectArns(props.tables);
     for (const statement of listStatements(props.tables, [
       's3:ListBucket',
@@ -209,7 +210,7 @@ export class Maintenance extends Construct {
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:PutObject'],
-        resources: workObjectArns(props.tables, 'maintenance/'),
+        resources: workObjectArns(props.tables, DEFAULT_WORK_ROOT, 'maintenance'),
       }),
     );
   }
@@ -229,7 +230,7 @@ export class Maintenance extends Construct {
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
-        resources: workObjectArns(props.tables, 'maintenance/'),
+        resources: workObjectArns(props.tables, DEFAULT_WORK_ROOT, 'maintenance'),
       }),
     );
   }
