@@ -54,7 +54,7 @@ import type { Clock } from './ports/clock.js';
 import type { GroupJournalEntry, Journal } from './ports/journal.js';
 import type { ObjectInfo, ObjectStore } from './ports/object-store.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
-import { positiveNumber, tableNameOf } from './shared/cli-args.js';
+import { positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
 
@@ -116,6 +116,8 @@ export interface VacuumCliOptions {
   /** Delete without asking (needed when stdin is not a terminal). */
   readonly yes?: boolean;
   readonly json?: boolean;
+  /** The work root to vacuum (a deployment's, beside one). @default `_lake-compactor/` */
+  readonly workRoot?: string;
 }
 
 /** A validated vacuum: everything resolved, nothing listed yet. */
@@ -172,7 +174,7 @@ export function prepareVacuum(
       ? {}
       : { abandonedAfterHours: options.abandonedAfterHours }),
   });
-  const opened = openStore(uri, { env: io.env });
+  const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const s3 = isS3(uri);
   if (!s3 && options.stateTable !== undefined) {
     throw new InvalidInputError(
@@ -187,22 +189,17 @@ export function prepareVacuum(
       : new DynamoJournal({
           client: dynamodb ?? dynamoDbClientFromEnv(io.env),
           tableName: stateTable,
-          manifests: { store: opened.store, prefix: journalManifestPrefix(DEFAULT_WORK_ROOT) },
+          manifests: { store: opened.store, prefix: journalManifestPrefix(opened.workRoot) },
         });
   // `compact` records the URI's last segment as is; this command's table name is that segment made valid.
   const compactName = options.table ?? tableNameOf(uri);
-  const cliJournal = renamingTable(new StoreJournal(opened.store), compactName, table.name);
+  const cliJournal = renamingTable(
+    new StoreJournal(opened.store, { workRoot: opened.workRoot }),
+    compactName,
+    table.name,
+  );
   const journal = new RoutedJournal(cliJournal, workflowJournal);
-  return {
-    uri,
-    request,
-    table,
-    store: opened.store,
-    journal,
-    stateTable,
-    s3,
-    workRoot: DEFAULT_WORK_ROOT,
-  };
+  return { uri, request, table, store: opened.store, journal, stateTable, s3, workRoot: opened.workRoot };
 }
 
 /**
@@ -687,8 +684,14 @@ function openedOf(job: {
   readonly uri: string;
   readonly store: ObjectStore;
   readonly table: TableConfig;
+  readonly workRoot?: string;
 }): OpenedStore {
-  return { store: job.store, prefix: job.table.prefix === '' ? '' : `${job.table.prefix}/`, uri: job.uri };
+  return {
+    store: job.store,
+    prefix: job.table.prefix === '' ? '' : `${job.table.prefix}/`,
+    uri: job.uri,
+    workRoot: job.workRoot ?? DEFAULT_WORK_ROOT,
+  };
 }
 
 function isS3(uri: string): boolean {
@@ -819,6 +822,7 @@ export function registerVacuumCommand(program: Command, io: MaintenanceIo): void
     )
     .option('--yes', 'delete without asking (required when stdin is not a terminal)')
     .option('--json', 'print the report as JSON (the vacuum function’s report, every candidate listed)')
+    .addOption(workRootOption())
     .addHelpText(
       'after',
       `
