@@ -34,7 +34,7 @@ import { verifyGroup } from './core/workflow/verify.js';
 import type { Clock } from './ports/clock.js';
 import type { Journal } from './ports/journal.js';
 import type { ObjectStore, PutOptions } from './ports/object-store.js';
-import { positiveNumber, tableNameOf } from './shared/cli-args.js';
+import { positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
 import { requireParquetFiles } from './shared/cli-errors.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
@@ -62,6 +62,8 @@ export interface CompactOptions {
   readonly deltaEncoding?: boolean;
   /** Table name recorded in plans and summaries. @default the URI's last path segment */
   readonly table?: string;
+  /** Where plans, staging, trash, the journal and quarantine live in the location. @default `_lake-compactor/` */
+  readonly workRoot?: string;
 }
 
 /** One partition's outcome, as printed in the summary. */
@@ -116,7 +118,7 @@ export async function runCompact(
   io: CompactIo,
   hooks: CompactHooks = {},
 ): Promise<CompactPartitionResult[]> {
-  return compactTable(uri, options, io, hooks, openStore(uri, { env: io.env }));
+  return compactTable(uri, options, io, hooks, openStore(uri, { env: io.env, workRoot: options.workRoot }));
 }
 
 async function compactTable(
@@ -137,7 +139,7 @@ async function compactTable(
   let inventory = await inventoryTable(store, opened.prefix, { now: io.clock.now() });
   refuseForeignAmong(opened.store, opened.prefix, inventory.foreignTables);
   const wanted = options.partition?.replace(/^\/+|\/+$/g, '');
-  const storeJournal = new StoreJournal(live);
+  const storeJournal = new StoreJournal(live, { workRoot: opened.workRoot });
   if (dryRun) {
     await noteOpenGroups(storeJournal, table, wanted, io);
   } else {
@@ -182,7 +184,7 @@ async function compactTable(
     store,
     journal,
     clock: io.clock,
-    quarantine: new StoreQuarantine(store),
+    quarantine: new StoreQuarantine(store, { workRoot: opened.workRoot }),
     ...(hooks.rewrite === undefined ? {} : { rewrite: hooks.rewrite }),
   };
   const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
@@ -209,6 +211,7 @@ async function compactTable(
       trigger: 'operator',
       retireMode: 'trash',
       startedAt: io.clock.now(),
+      workRoot: opened.workRoot,
     };
     results.push(await compactPartition(deps, leases, run, io));
   }
@@ -220,7 +223,7 @@ async function compactTable(
         .map((r) => `${r.partition || '(root)'}: ${r.summary.firstError?.error ?? 'failed'}`)
         .join(
           '; ',
-        )}); their inputs are untouched. Fix the cause and re-run; leftovers under _lake-compactor/ are removed by vacuum`,
+        )}); their inputs are untouched. Fix the cause and re-run; leftovers under ${opened.workRoot} are removed by vacuum`,
     );
   }
   return results;
@@ -425,6 +428,7 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
       'write integer and timestamp columns DELTA_BINARY_PACKED where smaller (readers must support it: Spark >= 3.3, Trino, DuckDB, pyarrow)',
     )
     .option('--table <name>', 'table name in summaries (default: last segment of the URI)')
+    .addOption(workRootOption())
     .addHelpText(
       'after',
       `

@@ -44,12 +44,17 @@ import { CLI_RUN_ID } from './core/run-input.js';
 import { formatBytes } from './core/stats.js';
 import { parseTableConfigs, type TableConfig } from './core/table-config.js';
 import { refuseForeignAmong } from './core/table-format.js';
-import { JOURNAL_MANIFEST_PREFIX, TEMP_PREFIX, WORK_ROOT } from './core/workflow/layout.js';
+import {
+  DEFAULT_WORK_ROOT,
+  journalManifestPrefix,
+  parseStagingKey,
+  parseTrashKey,
+} from './core/workflow/layout.js';
 import type { Clock } from './ports/clock.js';
 import type { GroupJournalEntry, Journal } from './ports/journal.js';
 import type { ObjectInfo, ObjectStore } from './ports/object-store.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
-import { positiveNumber, tableNameOf } from './shared/cli-args.js';
+import { positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
 
@@ -111,6 +116,8 @@ export interface VacuumCliOptions {
   /** Delete without asking (needed when stdin is not a terminal). */
   readonly yes?: boolean;
   readonly json?: boolean;
+  /** The work root to vacuum (a deployment's, beside one). @default `_lake-compactor/` */
+  readonly workRoot?: string;
 }
 
 /** A validated vacuum: everything resolved, nothing listed yet. */
@@ -126,6 +133,8 @@ export interface VacuumJob {
    */
   readonly stateTable: string | undefined;
   readonly s3: boolean;
+  /** The only work root listed and judged. */
+  readonly workRoot: string;
 }
 
 /** The printed and `--json` result: the function's report, plus where and how it ran. */
@@ -175,7 +184,7 @@ export function prepareVacuum(
     );
   }
   // A malformed location is a usage error; a folder that does not exist is not (exit 1, as in every command).
-  const opened = openStore(uri, { env: io.env });
+  const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const stateTable = s3 ? options.stateTable || io.env.LAKE_COMPACTOR_TABLE || undefined : undefined;
   const table = asUsage(() => tableOf(uri, opened, options.table));
   const workflowJournal: Journal =
@@ -184,13 +193,17 @@ export function prepareVacuum(
       : new DynamoJournal({
           client: dynamodb ?? dynamoDbClientFromEnv(io.env),
           tableName: stateTable,
-          manifests: { store: opened.store, prefix: JOURNAL_MANIFEST_PREFIX },
+          manifests: { store: opened.store, prefix: journalManifestPrefix(opened.workRoot) },
         });
   // `compact` records the URI's last segment as is; this command's table name is that segment made valid.
   const compactName = options.table ?? tableNameOf(uri);
-  const cliJournal = renamingTable(new StoreJournal(opened.store), compactName, table.name);
+  const cliJournal = renamingTable(
+    new StoreJournal(opened.store, { workRoot: opened.workRoot }),
+    compactName,
+    table.name,
+  );
   const journal = new RoutedJournal(cliJournal, workflowJournal);
-  return { uri, request, table, store: opened.store, journal, stateTable, s3 };
+  return { uri, request, table, store: opened.store, journal, stateTable, s3, workRoot: opened.workRoot };
 }
 
 /**
@@ -219,7 +232,7 @@ function renamingTable(journal: Journal, from: string, to: string): Journal {
  * what can be judged without a journal it does not have, then deletes (unless a dry run).
  *
  * Scope: trash copies and retired versions of keys under the URI's root, writer debris and unfinished
- * uploads under it; staging is per bucket (or folder) — `_lake-compactor/staging/` — and is judged run by
+ * uploads under it; staging is per bucket (or folder) — the work root's `staging/` — and is judged run by
  * run. Without a state table, retired versions cannot be found (only the journal records their version
  * ids) and trash or staging of state-machine runs is kept: their journal may say a commit or an undo still
  * needs them. Runs of `lake-compactor compact` are judged by their journal in the location (what an
@@ -238,6 +251,7 @@ export async function planVacuumJob(
   const store = recordingListings(job.store, listed);
   const deps: VacuumDeps = {
     tables: [job.table],
+    workRoot: job.workRoot,
     storeFor: () => store,
     journalFor: () => job.journal,
     clock: io.clock,
@@ -330,7 +344,7 @@ function recordingListings(store: ObjectStore, listed: Set<string>): ObjectStore
 }
 
 /**
- * Temp files of a local folder: the work area's (`_lake-compactor/tmp/`, left by a process killed
+ * Temp files of a local folder: the work area's (`<work root>tmp/`, left by a process killed
  * mid-write) and the ones older versions left beside their targets, by age only — a younger one may
  * belong to a write in progress (a re-run of compact removes those of dead processes at once).
  */
@@ -341,7 +355,7 @@ async function tempFileDecisions(
 ): Promise<{ candidates: VacuumCandidate[]; kept: VacuumKept[] }> {
   const debrisMs = job.request.debrisAgeHours * 3_600_000;
   const found: ObjectInfo[] = [];
-  for await (const object of store.listAll(TEMP_PREFIX)) found.push(object);
+  for await (const object of store.listAll(store.tempPrefix)) found.push(object);
   found.push(...(await store.legacyTempFiles(job.table.prefix === '' ? '' : `${job.table.prefix}/`)));
   const candidates: VacuumCandidate[] = [];
   const kept: VacuumKept[] = [];
@@ -375,15 +389,15 @@ function scopeToTable(
   job: VacuumJob,
 ): { candidates: VacuumCandidate[]; kept: VacuumKept[] } {
   const inTable = (key: string): boolean => {
-    const trashed = /^_lake-compactor\/trash\/[^/]+\/(.+)$/.exec(key)?.[1];
-    const original = trashed ?? (key.startsWith(WORK_ROOT) ? undefined : key);
+    const trashed = parseTrashKey(job.workRoot, key)?.inputKey;
+    const original = trashed ?? (key.startsWith(job.workRoot) ? undefined : key);
     return original !== undefined && relativeToRoot(original, job.table.prefix) !== undefined;
   };
   const runOf = (key: string): string | undefined =>
-    /^_lake-compactor\/(?:trash|staging)\/([^/]+)\//.exec(key)?.[1];
+    (parseTrashKey(job.workRoot, key) ?? parseStagingKey(job.workRoot, key))?.runId;
   const candidates: VacuumCandidate[] = [];
   const kept: VacuumKept[] = page.kept.filter(
-    (k) => !k.key.startsWith(`${WORK_ROOT}trash/`) || inTable(k.key),
+    (k) => parseTrashKey(job.workRoot, k.key) === undefined || inTable(k.key),
   );
   for (const c of page.candidates) {
     if ((c.kind === 'trash' || c.kind === 'retired-version') && !inTable(c.key)) continue;
@@ -727,8 +741,14 @@ function openedOf(job: {
   readonly uri: string;
   readonly store: ObjectStore;
   readonly table: TableConfig;
+  readonly workRoot?: string;
 }): OpenedStore {
-  return { store: job.store, prefix: job.table.prefix === '' ? '' : `${job.table.prefix}/`, uri: job.uri };
+  return {
+    store: job.store,
+    prefix: job.table.prefix === '' ? '' : `${job.table.prefix}/`,
+    uri: job.uri,
+    workRoot: job.workRoot ?? DEFAULT_WORK_ROOT,
+  };
 }
 
 function isS3(uri: string): boolean {
@@ -847,6 +867,7 @@ export function registerVacuumCommand(program: Command, io: MaintenanceIo): void
     )
     .option('--yes', 'delete without asking (required when stdin is not a terminal)')
     .option('--json', 'print the report as JSON (the vacuum function’s report, every candidate listed)')
+    .addOption(workRootOption())
     .addHelpText(
       'after',
       `

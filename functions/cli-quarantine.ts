@@ -9,7 +9,7 @@ import { InvalidInputError } from './core/errors.js';
 import type { QuarantinedFile } from './core/quarantine.js';
 import type { Quarantine } from './ports/quarantine.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
-import { tableNameOf } from './shared/cli-args.js';
+import { tableNameOf, workRootOption } from './shared/cli-args.js';
 import { renderTable } from './shared/table.js';
 
 export interface QuarantineIo {
@@ -27,6 +27,8 @@ export interface QuarantineOptions {
   /** Table name the records are kept under. @default the URI's last path segment */
   readonly table?: string;
   readonly json?: boolean;
+  /** The work root the store's records are kept in (without a state table). @default `_lake-compactor/` */
+  readonly workRoot?: string;
 }
 
 export interface QuarantineResult {
@@ -52,7 +54,7 @@ export function openQuarantine(
   const tableName = stateTable ?? env.LAKE_COMPACTOR_TABLE;
   return tableName
     ? new DynamoQuarantine({ client: dynamoDbClientFromEnv(env), tableName })
-    : new StoreQuarantine(opened.store);
+    : new StoreQuarantine(opened.store, { workRoot: opened.workRoot });
 }
 
 /**
@@ -67,7 +69,7 @@ export async function runQuarantine(
   io: QuarantineIo,
   quarantine?: Quarantine,
 ): Promise<QuarantineResult> {
-  const opened = openStore(uri, { env: io.env });
+  const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const source = quarantine ?? openQuarantine(opened, options.stateTable, io.env);
   const table = options.table ?? tableNameOf(uri);
   const partition = options.partition?.replace(/^\/+|\/+$/g, '');
@@ -165,6 +167,7 @@ export function registerQuarantineCommand(program: Command, io: QuarantineIo): v
     )
     .option('--table <name>', 'table name the records are kept under (default: last segment of the URI)')
     .option('--json', 'print JSON')
+    .addOption(workRootOption())
     .addHelpText(
       'after',
       `

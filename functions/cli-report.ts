@@ -14,12 +14,12 @@ import { DEFAULT_PLAN_OPTIONS, partitionPlanSchema } from './core/planning.js';
 import { matchQuarantine } from './core/quarantine.js';
 import { buildReportModel, type ReportModel, type ReportPlan, type ReportRun } from './core/report/model.js';
 import { renderReportHtml } from './core/report/render.js';
-import { WORK_ROOT } from './core/workflow/layout.js';
+import { parsePlanKey, workFolder } from './core/workflow/layout.js';
 import type { Clock } from './ports/clock.js';
 import type { ObjectInfo, ObjectStore } from './ports/object-store.js';
 import type { Quarantine } from './ports/quarantine.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
-import { positiveInteger, positiveNumber, tableNameOf } from './shared/cli-args.js';
+import { positiveInteger, positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
 import { requireParquetFiles } from './shared/cli-errors.js';
 
 const MiB = 1024 * 1024;
@@ -43,6 +43,8 @@ export interface ReportOptions {
   readonly maxPlans?: number;
   /** Newest history items read. @default 500 */
   readonly limit?: number;
+  /** The work root the stored plans (and the store's quarantine) are in. @default `_lake-compactor/` */
+  readonly workRoot?: string;
 }
 
 /** Reads the history items of `partitions` of `table`, newest first, at most `limit`. */
@@ -76,13 +78,13 @@ export async function runReport(
   history?: HistorySource,
   quarantine?: Quarantine,
 ): Promise<ReportResult> {
-  const opened = openStore(uri, { env: io.env });
+  const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const { store, prefix } = opened;
   const now = io.clock.now();
   const inventory = await inventoryTable(store, prefix, { now });
   requireParquetFiles(inventory, uri, 'report');
   const notes: string[] = [];
-  const plans = await readPlans(store, options.maxPlans ?? 1000, notes);
+  const plans = await readPlans(store, opened.workRoot, options.maxPlans ?? 1000, notes);
   const stateTable = options.stateTable ?? io.env.LAKE_COMPACTOR_TABLE;
   const table = options.table ?? tableNameOf(uri);
   const partitions = inventory.partitions.map((p) => p.partition);
@@ -147,11 +149,16 @@ export async function runReport(
   return { model, htmlPath: options.html, bytes: Buffer.byteLength(html) };
 }
 
-/** The stored plans (`_lake-compactor/plans/<runId>.json` at the store's root), newest `max` by write time. */
-async function readPlans(store: ObjectStore, max: number, notes: string[]): Promise<ReportPlan[]> {
+/** The stored plans (`<work root>plans/<runId>.json` at the store's root), newest `max` by write time. */
+async function readPlans(
+  store: ObjectStore,
+  workRoot: string,
+  max: number,
+  notes: string[],
+): Promise<ReportPlan[]> {
   const found: ObjectInfo[] = [];
-  for await (const object of store.listAll(`${WORK_ROOT}plans/`)) {
-    if (/\/[^/]+\.json$/.test(object.key) && !object.key.endsWith('.items.json')) found.push(object);
+  for await (const object of store.listAll(workFolder(workRoot, 'plans'))) {
+    if (parsePlanKey(workRoot, object.key) !== undefined) found.push(object);
   }
   found.sort((a, b) => b.lastModified.getTime() - a.lastModified.getTime());
   if (found.length > max)
@@ -256,6 +263,7 @@ export function registerReportCommand(program: Command, io: ReportIo): void {
     )
     .option('--max-plans <n>', 'newest stored plans to read', positiveInteger, 1000)
     .option('--limit <n>', 'newest history items to read', positiveInteger, 500)
+    .addOption(workRootOption())
     .addHelpText(
       'after',
       `

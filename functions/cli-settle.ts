@@ -16,13 +16,13 @@ import { DEFAULT_POLICY } from './core/policy.js';
 import { partitionDir, type RunContext } from './core/run-input.js';
 import { failureReason } from './core/workflow/commit.js';
 import { finalizeRun } from './core/workflow/finalize.js';
-import { JOURNAL_MANIFEST_PREFIX } from './core/workflow/layout.js';
+import { journalManifestPrefix } from './core/workflow/layout.js';
 import { type SettleReport, settlePartition } from './core/workflow/settle.js';
 import type { Clock } from './ports/clock.js';
 import type { GroupState, JournalPartition } from './ports/journal.js';
 import type { ObjectStore } from './ports/object-store.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
-import { tableNameOf } from './shared/cli-args.js';
+import { tableNameOf, workRootOption } from './shared/cli-args.js';
 
 export interface SettleIo {
   readonly out: (text: string) => void;
@@ -40,6 +40,8 @@ export interface SettleCliOptions {
    * instead of the location's own journal, as a console settle run does — also from needs-attention.
    */
   readonly stateTable?: string;
+  /** The work root the journal lives in (a deployment's, beside one). @default `_lake-compactor/` */
+  readonly workRoot?: string;
 }
 
 /** What one partition's settle did, as printed. */
@@ -117,13 +119,13 @@ export async function runSettle(
   options: SettleCliOptions,
   io: SettleIo,
 ): Promise<SettledPartition[]> {
-  const opened = openStore(uri, { env: io.env });
+  const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const table = options.table ?? tableNameOf(uri);
   const partition = options.partition?.replace(/^\/+|\/+$/g, '');
   if (options.stateTable !== undefined) {
     return [await settleDeployedPartition(uri, opened, table, partition, options.stateTable, io)];
   }
-  const journal = new StoreJournal(opened.store);
+  const journal = new StoreJournal(opened.store, { workRoot: opened.workRoot });
   io.out(
     `settle ${uri}: table ${table}${partition === undefined ? '' : `, partition ${partition || '(root)'}`}`,
   );
@@ -179,7 +181,7 @@ async function settleDeployedPartition(
   const journal = new DynamoJournal({
     client,
     tableName: stateTable,
-    manifests: { store: opened.store, prefix: JOURNAL_MANIFEST_PREFIX },
+    manifests: { store: opened.store, prefix: journalManifestPrefix(opened.workRoot) },
   });
   // The table config only classifies the run's own file changes for the statistics; the S3 events that
   // follow do that anyway, so none is needed here.
@@ -212,6 +214,7 @@ async function settleDeployedPartition(
     trigger: 'operator',
     retireMode: 'trash',
     startedAt: now,
+    workRoot: opened.workRoot,
   };
   const summary = await finalizeRun({ store: opened.store, journal, leases, clock: io.clock }, run, {
     outcome: 'settled',
@@ -242,6 +245,7 @@ export function registerSettleCommand(program: Command, io: SettleIo): void {
       '--state-table <name>',
       "settle a deployment's partition (needs --partition): its workflow journal and lease in this DynamoDB table, as a console settle run",
     )
+    .addOption(workRootOption())
     .addHelpText(
       'after',
       `

@@ -17,7 +17,7 @@ import { matchQuarantine } from './core/quarantine.js';
 import { formatBytes, type PartitionProfile, profilePartition } from './core/stats.js';
 import { refuseForeignAmong } from './core/table-format.js';
 import { type Clock, systemClock } from './ports/clock.js';
-import { positiveInteger, positiveNumber, tableNameOf } from './shared/cli-args.js';
+import { positiveInteger, positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
 import {
   debugRequested,
   describeFailure,
@@ -80,17 +80,23 @@ export async function profileTable(
  */
 export async function planTable(
   uri: string,
-  options: { targetFileSizeBytes: number; minInputFiles?: number; maxGroupBytes?: number; table?: string },
+  options: {
+    targetFileSizeBytes: number;
+    minInputFiles?: number;
+    maxGroupBytes?: number;
+    table?: string;
+    workRoot?: string;
+  },
   io: Pick<CliIo, 'clock' | 'env'>,
 ): Promise<PlanSet> {
-  const opened = openStore(uri, { env: io.env });
+  const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const { store, prefix } = opened;
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await inventoryTable(store, prefix, { now: io.clock.now(), readFooters: true });
   refuseForeignAmong(store, prefix, inventory.foreignTables);
   requireParquetFiles(inventory, uri, 'plan');
   const table = options.table ?? tableNameOf(uri);
-  const quarantined = await new StoreQuarantine(store).listTable(table);
+  const quarantined = await new StoreQuarantine(store, { workRoot: opened.workRoot }).listTable(table);
   const inputs = toPlanInputs(inventory, table).map((input) => {
     const { active } = matchQuarantine(
       quarantined.filter((q) => q.partition === input.partition),
@@ -207,6 +213,7 @@ export function buildProgram(io: CliIo): Command {
     .option('--max-group-mb <n>', 'largest group, in MiB of input', positiveNumber)
     .option('--table <name>', 'table name recorded in the plan (default: last segment of the URI)')
     .option('--json', 'print the plan as JSON (replayable)')
+    .addOption(workRootOption())
     .action(
       async (
         uri: string,
@@ -216,6 +223,7 @@ export function buildProgram(io: CliIo): Command {
           maxGroupMb?: number;
           table?: string;
           json?: boolean;
+          workRoot?: string;
         },
       ) => {
         const plan = await planTable(
@@ -225,6 +233,7 @@ export function buildProgram(io: CliIo): Command {
             ...(opts.minInputFiles === undefined ? {} : { minInputFiles: opts.minInputFiles }),
             ...(opts.maxGroupMb === undefined ? {} : { maxGroupBytes: Math.round(opts.maxGroupMb * MiB) }),
             ...(opts.table === undefined ? {} : { table: opts.table }),
+            ...(opts.workRoot === undefined ? {} : { workRoot: opts.workRoot }),
           },
           io,
         );

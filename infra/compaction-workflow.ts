@@ -13,6 +13,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { DIMENSION, METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '../functions/core/metrics.js';
+import { DEFAULT_WORK_ROOT, type WorkFolder, workRootProblem } from '../functions/core/workflow/layout.js';
 import { projectFunction } from './node-function.js';
 import {
   KMS_OBJECT_ACTIONS,
@@ -56,11 +57,17 @@ export interface CompactionWorkflowProps {
    */
   readonly tablesJson: string;
   /**
-   * Where the tables live. Each function is granted only the table prefixes and `_lake-compactor/` folders
-   * its step touches (see `CompactionWorkflow.grantObjectAccess`); a table at a bucket root ('') means
-   * the whole bucket.
+   * Where the tables live. Each function is granted only the table prefixes and work-root folders its step
+   * touches (see `CompactionWorkflow.grantObjectAccess`); a table at a bucket root ('') means the whole bucket.
    */
   readonly tables: readonly TableLocation[];
+  /**
+   * The work root in every bucket where runs keep their plans, items files, staging and trash (a relative key
+   * prefix ending with `/` whose first folder starts with `_`; see `LakeCompactorProps.workRoot`). It reaches
+   * the functions as WORK_ROOT, each run's context carries it, and the grants are scoped to it.
+   * @default '_lake-compactor/'
+   */
+  readonly workRoot?: string;
   /**
    * KMS keys encrypting the data buckets (SSE-KMS): the object-touching functions may encrypt and decrypt
    * with them, the state machine may decrypt (the Distributed Map reads its items file).
@@ -69,7 +76,7 @@ export interface CompactionWorkflowProps {
   readonly encryptionKeys?: readonly kms.IKey[];
   /**
    * Buckets with versioning on: inputs are retired by delete (old versions stay until vacuum). Others
-   * move inputs to `_lake-compactor/trash/`.
+   * move inputs to the work root's `trash/`.
    * @default [] — every bucket uses trash mode, which is safe on both kinds
    */
   readonly versionedBuckets?: readonly string[];
@@ -123,17 +130,24 @@ export class CompactionWorkflow extends Construct {
   public readonly functions: Readonly<Record<string, nodejs.NodejsFunction>>;
   public readonly logGroup: logs.LogGroup;
 
+  /** The work root the runs use (see `CompactionWorkflowProps.workRoot`). */
+  public readonly workRoot: string;
+
   private readonly props: CompactionWorkflowProps;
 
   constructor(scope: Construct, id: string, props: CompactionWorkflowProps) {
     super(scope, id);
     this.props = props;
+    this.workRoot = props.workRoot ?? DEFAULT_WORK_ROOT;
+    const problem = workRootProblem(this.workRoot);
+    if (problem !== undefined) throw new Error(`CompactionWorkflow: workRoot ${problem}`);
     const inlineLimit = props.inlineGroupLimit ?? 40;
     const memory = props.compactMemoryMb ?? 3008;
     const tableConfig = tableConfigDelivery(props.tablesJson);
     const env = {
       TABLE_NAME: props.stateTable.tableName,
       ...tableConfig.environment,
+      WORK_ROOT: this.workRoot,
       VERSIONED_BUCKETS: (props.versionedBuckets ?? []).join(','),
       INLINE_GROUP_LIMIT: String(inlineLimit),
       COMPACT_MEMORY_MB: String(memory),
@@ -188,11 +202,11 @@ export class CompactionWorkflow extends Construct {
       comment:
         'lake-compactor: compact one partition (validate, lease, quiet, plan, compact/verify/commit, finalize)',
     });
-    // The Distributed Map reads its items file (`_lake-compactor/plans/<run>.items.json`), nothing else.
+    // The Distributed Map reads its items file (`<work root>plans/<run>.items.json`), nothing else.
     this.stateMachine.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:GetObject'],
-        resources: workObjectArns(props.tables, 'plans/'),
+        resources: workObjectArns(props.tables, this.workRoot, 'plans'),
       }),
     );
     for (const key of props.encryptionKeys ?? []) key.grantDecrypt(this.stateMachine);
@@ -262,15 +276,18 @@ export class CompactionWorkflow extends Construct {
   private grantObjectAccess(fns: Record<string, nodejs.NodejsFunction>): void {
     const tables = this.props.tables;
     const data = tableObjectArns(tables);
-    const work = (sub: string) => workObjectArns(tables, sub);
-    const journal = { actions: ['s3:GetObject', 's3:PutObject'], resources: work('journal/') };
-    const publisher: StepGrant = { statements: publisherStatements(tables), versioning: true };
+    const work = (folder: WorkFolder) => workObjectArns(tables, this.workRoot, folder);
+    const journal = { actions: ['s3:GetObject', 's3:PutObject'], resources: work('journal') };
+    const publisher: StepGrant = {
+      statements: publisherStatements(tables, this.workRoot),
+      versioning: true,
+    };
     const grants: Record<string, StepGrant> = {
       // Plan settles earlier runs' groups before planning (workflow/settle.ts): the publisher's access.
       plan: {
         statements: [
-          ...publisherStatements(tables),
-          { actions: ['s3:GetObject', 's3:PutObject'], resources: work('plans/') },
+          ...publisherStatements(tables, this.workRoot),
+          { actions: ['s3:GetObject', 's3:PutObject'], resources: work('plans') },
         ],
         versioning: true,
       },
@@ -279,13 +296,13 @@ export class CompactionWorkflow extends Construct {
           { actions: ['s3:GetObject'], resources: data },
           {
             actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
-            resources: work('staging/'),
+            resources: work('staging'),
           },
           journal,
         ],
       },
       verify: {
-        statements: [{ actions: ['s3:GetObject'], resources: work('staging/') }, journal],
+        statements: [{ actions: ['s3:GetObject'], resources: work('staging') }, journal],
       },
       commit: publisher,
       rollback: publisher,

@@ -21,7 +21,7 @@ import {
   runCapIssues,
 } from '../functions/core/run-caps.js';
 import { parseTableConfigs } from '../functions/core/table-config.js';
-import { WORK_ROOT } from '../functions/core/workflow/layout.js';
+import { DEFAULT_WORK_ROOT, workFolder, workRootsOverlap } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow, type CompactionWorkflowProps } from './compaction-workflow.js';
 import {
   Maintenance,
@@ -154,7 +154,7 @@ export interface LakeCompactorDataBucketProps {
    */
   readonly noncurrentVersionExpirationDays?: number;
   /**
-   * Days after which objects under `_lake-compactor/staging/` expire (their noncurrent versions after one
+   * Days after which objects under the work root's `staging/` expire (their noncurrent versions after one
    * more day). A group's staging lives from its compact step to its commit — at most a few hours, even with
    * every retry of 15-minute steps — and vacuum treats a run stuck before publishing as abandoned only after
    * `vacuum.abandonedAfterHours` (24 h). A week also leaves an operator time to finish a commit stuck in
@@ -283,7 +283,7 @@ export interface LakeCompactorProps {
    */
   readonly workflow?: Omit<
     CompactionWorkflowProps,
-    'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys'
+    'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys' | 'workRoot'
   >;
   /**
    * Automatic triggering by the profiler and the sweep.
@@ -301,6 +301,22 @@ export interface LakeCompactorProps {
    * @default vacuum daily 04:00 UTC, tiering weekly Sunday 05:00 UTC, both dry-run (see Maintenance)
    */
   readonly maintenance?: Pick<MaintenanceProps, 'vacuum' | 'tiering'>;
+  /**
+   * This deployment's work root in every bucket of its tables: where runs keep their plans, items files,
+   * staging and trash, the journal its oversized file lists, and vacuum and tiering their checkpoints. Vacuum
+   * lists and judges only this work root, and removes what it finds there that this deployment's journal does
+   * not know (staging without an entry after `abandonedAfterHours`, trash after the retention): **two
+   * deployments (stacks) on one bucket must each use a different work root, neither inside the other**, or
+   * each vacuums the other's in-flight staging and trash. Synth refuses a clash between LakeCompactors of one
+   * CDK app that name the same bucket; across apps nothing can check it.
+   *
+   * A relative key prefix ending with `/` whose first folder starts with `_` (table readers, the planner and
+   * the profiler skip such folders), of letters, digits, `_`, `.` and `-`; it holds no table root. Run the
+   * `lake-compactor` CLI beside a deployment with `--work-root` set to it. Change it only while no run is in
+   * flight: what the previous work root holds is no longer vacuumed (remove it by hand once its runs ended).
+   * @default '_lake-compactor/'
+   */
+  readonly workRoot?: string;
 }
 
 /**
@@ -335,9 +351,21 @@ export class LakeCompactor extends Construct {
   public readonly maintenance: Maintenance;
   /** Alarms (to the workflow's notification topic) and the CloudWatch dashboard. */
   public readonly observability: Observability;
+  /** This deployment's work root in every bucket (see `LakeCompactorProps.workRoot`). */
+  public readonly workRoot: string;
+  /** The tables' bucket names known at synth, for the work-root clash check between LakeCompactors. */
+  private readonly literalBuckets: readonly string[];
 
   constructor(scope: Construct, id: string, props: LakeCompactorProps) {
     super(scope, id);
+    this.workRoot = props.workRoot ?? DEFAULT_WORK_ROOT;
+    this.literalBuckets = [
+      ...new Set(
+        (Array.isArray(props.tables) ? props.tables : []).flatMap((t) =>
+          typeof t.bucketName === 'string' && !Token.isUnresolved(t.bucketName) ? [t.bucketName] : [],
+        ),
+      ),
+    ];
     // Validated at synth time, every problem in one message, instead of a deploy (or a cold start) that
     // fails: the props schema refuses unknown keys anywhere, and its table fields are the ones the
     // functions parse. As a last guard the functions' own parser reads the config they will be given: the
@@ -351,6 +379,7 @@ export class LakeCompactor extends Construct {
       ),
     );
     problems.push(...reservedConcurrencyIssues(props.profilerReservedConcurrency));
+    problems.push(...this.workRootClashes());
     if (problems.length === 0) {
       try {
         parseTableConfigs(tablesJsonOf(props.tables, OWNED_BUCKET_PLACEHOLDER));
@@ -428,6 +457,7 @@ export class LakeCompactor extends Construct {
       stateTable: this.table,
       tablesJson,
       tables: locations,
+      workRoot: this.workRoot,
       encryptionKeys,
       // The owned bucket is versioned: retire inputs by delete (no trash copies), restore by version.
       versionedBuckets: [
@@ -443,6 +473,7 @@ export class LakeCompactor extends Construct {
       stateTable: this.table,
       tablesJson,
       tables: locations,
+      workRoot: this.workRoot,
       encryptionKeys,
       deadLetterQueue: this.scheduleDeadLetterQueue,
     });
@@ -470,6 +501,33 @@ export class LakeCompactor extends Construct {
     });
 
     this.acknowledgeNagFindings(locations);
+  }
+
+  /**
+   * Other LakeCompactors of this CDK app that name one of this one's buckets with the same (or a nested) work
+   * root: each one's vacuum would delete the other's staging and trash. Buckets known only at deploy time
+   * (tokens) cannot be compared; each construct-owned bucket is its deployment's alone.
+   */
+  private workRootClashes(): string[] {
+    if (typeof this.workRoot !== 'string') return []; // the props schema reports it
+    const others = this.node.root.node
+      .findAll()
+      .filter(
+        (c): c is LakeCompactor => c instanceof LakeCompactor && c !== this && typeof c.workRoot === 'string',
+      );
+    const stackName = Stack.of(this)
+      .stackName.toLowerCase()
+      .replace(/[^a-z0-9_.-]/g, '-');
+    const suggestion = `_lake-compactor-${stackName}/`;
+    return others.flatMap((other) => {
+      const shared = this.literalBuckets.filter((b) => other.literalBuckets.includes(b));
+      if (shared.length === 0 || !workRootsOverlap(this.workRoot, other.workRoot)) return [];
+      const same = this.workRoot === other.workRoot;
+      const buckets = shared.map((b) => JSON.stringify(b)).join(', ');
+      return [
+        `workRoot: ${JSON.stringify(this.workRoot)} ${same ? 'is also' : 'overlaps'} the work root of the LakeCompactor at ${other.node.path}${same ? '' : ` (${JSON.stringify(other.workRoot)})`}, which uses bucket ${buckets} too. Two deployments on one bucket must use different work roots, neither inside the other, or each one's vacuum deletes the other's staging and trash: set \`workRoot\` of this one to its own, e.g. "${suggestion}".`,
+      ];
+    });
   }
 
   /**
@@ -511,7 +569,7 @@ export class LakeCompactor extends Construct {
         },
         {
           id: 'StagingLeftovers',
-          prefix: `${WORK_ROOT}staging/`,
+          prefix: workFolder(this.workRoot, 'staging'),
           expiration: Duration.days(days.staging),
           // A staged output is worthless once published or rolled back: S3 applies the earliest
           // expiration due, so its noncurrent copy goes after a day instead of the full retention.
@@ -667,7 +725,12 @@ export class LakeCompactor extends Construct {
       description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
       memorySize,
       timeout: Duration.minutes(10),
-      environment: { TABLE_NAME: this.table.tableName, ...tableConfig.environment, ...triggers },
+      environment: {
+        TABLE_NAME: this.table.tableName,
+        ...tableConfig.environment,
+        ...triggers,
+        WORK_ROOT: this.workRoot,
+      },
       codeFiles: tableConfig.codeFiles,
     });
     this.table.grantReadWriteData(sweep);
@@ -676,7 +739,7 @@ export class LakeCompactor extends Construct {
     for (const statement of [...listStatements(tables), ...versioningStatements(tables)]) {
       sweep.addToRolePolicy(statement);
     }
-    for (const statement of publisherStatements(tables)) {
+    for (const statement of publisherStatements(tables, this.workRoot)) {
       sweep.addToRolePolicy(new iam.PolicyStatement(statement));
     }
     for (const key of encryptionKeys) key.grant(sweep, ...KMS_OBJECT_ACTIONS);
@@ -781,7 +844,7 @@ function tableKeysOf(scope: Construct, tables: readonly LakeCompactorTable[]): k
 /**
  * The wildcards the design needs (see `AcknowledgeWildcards`): anything else is a cdk-nag error. Whole-bucket
  * object access (`<bucket>/*`) is acknowledged only for `rootBuckets`, the buckets holding a table at their
- * root; everywhere else S3 grants name a table prefix or a `_lake-compactor/` folder.
+ * root; everywhere else S3 grants name a table prefix or a folder of the work root (`workRoot`).
  */
 export function wildcardGrants(rootBuckets: readonly string[]): WildcardGrant[] {
   const grants: WildcardGrant[] = [
@@ -819,7 +882,7 @@ export function wildcardGrants(rootBuckets: readonly string[]): WildcardGrant[] 
       // A literal bucket name, or `<LogicalId>` for the owned bucket; at least one key segment before `/*`.
       resource: /^arn:aws:s3:::(?:[a-z0-9.-]+|<[A-Za-z0-9]+>)\/[^*]+\/\*$/,
       reason:
-        'Object keys under a configured table prefix or one folder of the `_lake-compactor/` work root (plans, staging, trash, journal, maintenance): prefix-scoped S3 access is inherently a key wildcard.',
+        "Object keys under a configured table prefix, or the deployment's work root (`workRoot`, default `_lake-compactor/`) or one of its folders (plans, staging, trash, journal, maintenance): prefix-scoped S3 access is inherently a key wildcard.",
     },
   ];
   if (rootBuckets.length > 0) {
@@ -828,7 +891,7 @@ export function wildcardGrants(rootBuckets: readonly string[]): WildcardGrant[] 
       actions: /^s3:[A-Za-z]+$/,
       resource: new RegExp(`^arn:aws:s3:::(?:${names})\\/\\*$`),
       reason:
-        'Whole-bucket object keys of a bucket holding a table at its root (prefix ""): every key of the bucket belongs to that table or to the `_lake-compactor/` work root.',
+        'Whole-bucket object keys of a bucket holding a table at its root (prefix ""): every key of the bucket belongs to that table or to the work root (`workRoot`).',
     });
   }
   return grants;

@@ -11,6 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { TieringRule } from '../functions/core/maintenance/tiering.js';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
+import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
 import { projectFunction } from './node-function.js';
 import { maintenancePropsProblems } from './props-schema.js';
 import {
@@ -84,8 +85,14 @@ export interface MaintenanceProps {
   readonly stateTable: dynamodb.ITable;
   /** The TABLES JSON every function receives (as a file in its code, see `tableConfigDelivery`). */
   readonly tablesJson: string;
-  /** Where the tables live; grants are scoped to these prefixes and the buckets' `_lake-compactor/`. */
+  /** Where the tables live; grants are scoped to these prefixes and the buckets' work root. */
   readonly tables: readonly MaintenanceTable[];
+  /**
+   * The deployment's work root in every bucket (see `LakeCompactorProps.workRoot`): the only work area vacuum
+   * lists and judges, and where both functions keep their checkpoints. It reaches them as WORK_ROOT.
+   * @default '_lake-compactor/'
+   */
+  readonly workRoot?: string;
   /**
    * KMS keys encrypting the data buckets (SSE-KMS); both functions may encrypt and decrypt with them.
    * @default [] — S3-managed keys, no grant needed
@@ -108,19 +115,28 @@ export class Maintenance extends Construct {
   public readonly tieringFunction: nodejs.NodejsFunction;
   public readonly vacuumRule: events.Rule;
   public readonly tieringRule: events.Rule;
+  /** The work root vacuum judges (see `MaintenanceProps.workRoot`). */
+  public readonly workRoot: string;
 
   constructor(scope: Construct, id: string, props: MaintenanceProps) {
     super(scope, id);
     const vacuum = props.vacuum ?? {};
     const tiering = props.tiering ?? {};
+    this.workRoot = props.workRoot ?? DEFAULT_WORK_ROOT;
     const problems = maintenancePropsProblems({ vacuum: props.vacuum, tiering: props.tiering });
+    const workRootIssue = workRootProblem(this.workRoot);
+    if (workRootIssue !== undefined) problems.push(`workRoot: ${workRootIssue}`);
     if (problems.length > 0) {
       throw new Error(`Maintenance: invalid props; fix every line:\n  - ${problems.join('\n  - ')}`);
     }
     const retentionHours = vacuum.retentionHours ?? MIN_RETENTION_HOURS;
 
     const tableConfig = tableConfigDelivery(props.tablesJson);
-    const environment = { TABLE_NAME: props.stateTable.tableName, ...tableConfig.environment };
+    const environment = {
+      TABLE_NAME: props.stateTable.tableName,
+      ...tableConfig.environment,
+      WORK_ROOT: this.workRoot,
+    };
     this.vacuumFunction = projectFunction(this, 'Vacuum', 'vacuum.ts', {
       description: 'Deletes retired versions, trash, failed staging and writer debris past their age',
       memorySize: 1024,
@@ -191,7 +207,7 @@ export class Maintenance extends Construct {
   private grantVacuum(props: MaintenanceProps): void {
     const fn = this.vacuumFunction;
     props.stateTable.grantReadData(fn);
-    const work = workObjectArns(props.tables);
+    const work = workObjectArns(props.tables, this.workRoot);
     const data = tableObjectArns(props.tables);
     for (const statement of listStatements(props.tables, [
       's3:ListBucket',
@@ -209,7 +225,7 @@ export class Maintenance extends Construct {
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:PutObject'],
-        resources: workObjectArns(props.tables, 'maintenance/'),
+        resources: workObjectArns(props.tables, this.workRoot, 'maintenance'),
       }),
     );
   }
@@ -229,7 +245,7 @@ export class Maintenance extends Construct {
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
-        resources: workObjectArns(props.tables, 'maintenance/'),
+        resources: workObjectArns(props.tables, this.workRoot, 'maintenance'),
       }),
     );
   }

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { tieringRulesSchema } from '../functions/core/maintenance/tiering.js';
 import { MIN_RETENTION_HOURS, vacuumInputSchema } from '../functions/core/maintenance/vacuum.js';
 import { checkTableFields, crossTableIssues, tableFieldSchemas } from '../functions/core/table-config.js';
+import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
 import type {
   LakeCompactorDataBucketProps,
   LakeCompactorProps,
@@ -197,6 +198,18 @@ const propsShape = {
   triggers: z.strictObject(triggersShape).optional(),
   sweep: z.strictObject(sweepShape).optional(),
   maintenance: maintenanceSchema.optional(),
+  workRoot: z
+    .string()
+    .superRefine((root, ctx) => {
+      const problem = workRootProblem(root);
+      if (problem !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${problem}. (Each deployment on a bucket needs its own work root; the default is "${DEFAULT_WORK_ROOT}".)`,
+        });
+      }
+    })
+    .optional(),
 } satisfies ShapeOf<LakeCompactorProps>;
 
 /** LakeCompactorProps, field by field (see `lakeCompactorPropsProblems` for the checks across fields). */
@@ -303,6 +316,7 @@ function crossFieldProblems(props: Record<string, unknown>): string[] {
   const maintenance = record(props.maintenance);
   return [
     ...tableOverlapProblems(tables),
+    ...workRootTableProblems(props.workRoot, tables),
     ...dataBucketIssues(props, tables),
     ...kmsKeyIssues(tables),
     ...memoryIssues({
@@ -331,6 +345,24 @@ function tableOverlapProblems(tables: readonly Record<string, unknown>[]): strin
       return original === undefined ? text : text.replace(/\d+/, String(original));
     });
     return `tables.${index}.${issue.field}: ${message}`;
+  });
+}
+
+/**
+ * A work root inside a table root: the table's readers and planner would meet the compactor's objects. (The
+ * other way round needs no check of its own: a table root inside the work root has a hidden first folder,
+ * which every table root is refused for. A table at a bucket root holds every work root of its bucket; the
+ * work root's hidden first folder is what keeps them apart.)
+ */
+function workRootTableProblems(workRoot: unknown, tables: readonly Record<string, unknown>[]): string[] {
+  if (typeof workRoot !== 'string') return [];
+  return tables.flatMap((table, index) => {
+    if (typeof table.prefix !== 'string') return [];
+    const prefix = table.prefix.replace(/^\/+/, '').replace(/\/+$/, '');
+    if (prefix === '' || !workRoot.startsWith(`${prefix}/`)) return [];
+    return [
+      `workRoot: ${JSON.stringify(workRoot)} lies inside table ${JSON.stringify(String(table.name))} (tables.${index}, root ${JSON.stringify(prefix)}), whose readers and planner would meet the compactor's objects; choose a work root outside every table, at the bucket's top level`,
+    ];
   });
 }
 

@@ -1,7 +1,7 @@
-// Prefix-scoped S3 grants shared by the constructs: object ARNs per table prefix and work-root subfolder,
+// Prefix-scoped S3 grants shared by the constructs: object ARNs per table prefix and work-root folder,
 // and per-bucket ListBucket statements (no `s3:prefix` condition: S3 answers a missing key 404 only with it).
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { WORK_ROOT } from '../functions/core/workflow/layout.js';
+import { type WorkFolder, workFolder } from '../functions/core/workflow/layout.js';
 
 /** Where one table lives, for scoping grants. `bucketName` may be a CDK token (the owned data bucket). */
 export interface TableLocation {
@@ -34,11 +34,15 @@ export function tableObjectArns(locations: readonly TableLocation[]): string[] {
 }
 
 /**
- * Object keys under `_lake-compactor/<sub>` of every bucket (`sub` ends with `/`, or is '' for the whole
- * work root).
+ * Object keys under the deployment's work root of every bucket: one of its folders, or (no `folder`) all of it.
  */
-export function workObjectArns(locations: readonly TableLocation[], sub = ''): string[] {
-  return bucketNamesOf(locations).map((b) => `arn:aws:s3:::${b}/${WORK_ROOT}${sub}*`);
+export function workObjectArns(
+  locations: readonly TableLocation[],
+  workRoot: string,
+  folder?: WorkFolder,
+): string[] {
+  const prefix = folder === undefined ? workRoot : workFolder(workRoot, folder);
+  return bucketNamesOf(locations).map((b) => `arn:aws:s3:::${b}/${prefix}*`);
 }
 
 /**
@@ -78,15 +82,16 @@ export function versioningStatements(locations: readonly TableLocation[]): iam.P
  */
 export function publisherStatements(
   locations: readonly TableLocation[],
+  workRoot: string,
 ): { actions: string[]; resources: string[] }[] {
-  const work = (sub: string) => workObjectArns(locations, sub);
+  const work = (folder: WorkFolder) => workObjectArns(locations, workRoot, folder);
   return [
     {
       actions: ['s3:GetObject', 's3:GetObjectVersion', 's3:PutObject', 's3:DeleteObject'],
       resources: tableObjectArns(locations),
     },
-    { actions: ['s3:GetObject', 's3:DeleteObject'], resources: work('staging/') },
-    { actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], resources: work('trash/') },
-    { actions: ['s3:GetObject', 's3:PutObject'], resources: work('journal/') },
+    { actions: ['s3:GetObject', 's3:DeleteObject'], resources: work('staging') },
+    { actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], resources: work('trash') },
+    { actions: ['s3:GetObject', 's3:PutObject'], resources: work('journal') },
   ];
 }

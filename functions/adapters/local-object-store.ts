@@ -1,6 +1,6 @@
 // ObjectStore over a local folder with S3's semantics where they matter: byte-order paged listing,
 // atomic writes (readers never see half a file), atomic put-if-absent and copy-if-match, no empty dirs;
-// in-flight writes live in the hidden work area `_lake-compactor/tmp/`, never beside table files.
+// in-flight writes live in the hidden work area (the work root's `tmp/`), never beside table files.
 
 import { createHash, randomUUID } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
@@ -20,7 +20,7 @@ import { hostname } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import pLimit from 'p-limit';
 import { InvalidInputError, ObjectNotFoundError, PreconditionFailedError } from '../core/errors.js';
-import { TEMP_PREFIX } from '../core/workflow/layout.js';
+import { DEFAULT_WORK_ROOT, tempPrefix } from '../core/workflow/layout.js';
 import type {
   CopyOptions,
   DeleteRef,
@@ -155,13 +155,17 @@ async function withPathLock<T>(path: string, section: () => Promise<T>): Promise
 export class LocalObjectStore implements ObjectStore {
   readonly description: string;
   readonly root: string;
-  /** Where in-flight writes are made: `<root>/_lake-compactor/tmp/` (same filesystem as every key). */
+  /** Key prefix of in-flight writes: the work root's `tmp/` (see core/workflow/layout.ts). */
+  readonly tempPrefix: string;
+  /** Where in-flight writes are made: `<root>/<tempPrefix>` (same filesystem as every key). */
   private readonly tempDir: string;
 
-  constructor(rootDir: string) {
+  /** `options.workRoot`: the work root whose `tmp/` holds in-flight writes (default `_lake-compactor/`). */
+  constructor(rootDir: string, options: { readonly workRoot?: string } = {}) {
     this.root = resolve(rootDir);
     this.description = this.root;
-    this.tempDir = join(this.root, ...TEMP_PREFIX.split('/').filter(Boolean));
+    this.tempPrefix = tempPrefix(options.workRoot ?? DEFAULT_WORK_ROOT);
+    this.tempDir = join(this.root, ...this.tempPrefix.split('/').filter(Boolean));
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
@@ -408,7 +412,7 @@ export class LocalObjectStore implements ObjectStore {
         continue; // published or removed meanwhile
       }
       const writer = parseTempName(name);
-      const key = `${TEMP_PREFIX}${name}`;
+      const key = `${this.tempPrefix}${name}`;
       if (writer !== undefined && writer.host === TEMP_FILE_HOST && !processAlive(writer.pid)) {
         stale.push({ key, reason: `temp file of process ${writer.pid}, which is no longer running` });
       } else if (now - modified >= maxAgeMs) {
@@ -465,9 +469,9 @@ export class LocalObjectStore implements ObjectStore {
         `Key "${key}" uses the reserved temp-file prefix ${LEGACY_TEMP_FILE_PREFIX}; rename it`,
       );
     }
-    if (use === 'write' && key.startsWith(TEMP_PREFIX)) {
+    if (use === 'write' && key.startsWith(this.tempPrefix)) {
       throw new InvalidInputError(
-        `Key "${key}" is in the store's temp area ${TEMP_PREFIX}, reserved for in-flight writes; use another key`,
+        `Key "${key}" is in the store's temp area ${this.tempPrefix}, reserved for in-flight writes; use another key`,
       );
     }
     const path = join(this.root, ...segments);

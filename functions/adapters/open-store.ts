@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { InvalidInputError, UsageError } from '../core/errors.js';
+import { DEFAULT_WORK_ROOT, workRootProblem } from '../core/workflow/layout.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { credentialsFromEnv } from '../shared/aws-env.js';
 import { LocalObjectStore } from './local-object-store.js';
@@ -16,6 +17,12 @@ export interface OpenStoreOptions {
   readonly s3Client?: S3Client;
   /** Environment to read endpoint overrides from; `process.env` when omitted (pass it in tests). */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The work root in the store (the bucket, or the folder): where the CLI keeps plans, staging, trash, its
+   * journal, quarantine and a folder's temp files. Beside a deployment it must be the deployment's.
+   * @default DEFAULT_WORK_ROOT
+   */
+  readonly workRoot?: string;
 }
 
 export interface OpenedStore {
@@ -24,6 +31,8 @@ export interface OpenedStore {
   readonly prefix: string;
   /** The URI as given. */
   readonly uri: string;
+  /** The work root in the store (see OpenStoreOptions.workRoot). */
+  readonly workRoot: string;
 }
 
 /** S3 bucket names: 3–63 of lowercase letters, digits, dots and hyphens (legacy names aside). */
@@ -39,6 +48,9 @@ const EXPECTED = 'expected s3://bucket[/prefix], file:///path or a local folder 
  * InvalidInputError for a local path that does not exist or is not a folder (exit 1).
  */
 export function openStore(uri: string, options: OpenStoreOptions = {}): OpenedStore {
+  const workRoot = options.workRoot ?? DEFAULT_WORK_ROOT;
+  const problem = workRootProblem(workRoot);
+  if (problem !== undefined) throw new UsageError(`Invalid work root: ${problem}`);
   const trimmed = uri.trim();
   if (trimmed === '') throw new UsageError(`Empty store location: ${EXPECTED}`);
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(trimmed)?.[1]?.toLowerCase();
@@ -55,7 +67,7 @@ export function openStore(uri: string, options: OpenStoreOptions = {}): OpenedSt
     const rawPrefix = slash === -1 ? '' : rest.slice(slash + 1).replace(/^\/+/, '');
     const prefix = rawPrefix === '' || rawPrefix.endsWith('/') ? rawPrefix : `${rawPrefix}/`;
     const client = options.s3Client ?? createDefaultS3Client(options.env ?? process.env);
-    return { store: new S3ObjectStore({ client, bucket }), prefix, uri };
+    return { store: new S3ObjectStore({ client, bucket }), prefix, uri, workRoot };
   }
 
   let folder: string;
@@ -85,7 +97,7 @@ export function openStore(uri: string, options: OpenStoreOptions = {}): OpenedSt
       `Local path ${folder} (from "${uri}") is not a folder; point at the table's folder`,
     );
   }
-  return { store: new LocalObjectStore(folder), prefix: '', uri };
+  return { store: new LocalObjectStore(folder, { workRoot }), prefix: '', uri, workRoot };
 }
 
 /**

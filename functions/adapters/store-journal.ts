@@ -1,9 +1,9 @@
 // The Journal port on an ObjectStore (a local folder or an S3 bucket), for runs without DynamoDB: one JSON
 // object per (run, group), created put-if-absent and moved by compare-and-swap on its ETag, plus one fence.
 //
-// Layout under the store's work area (see core/workflow/layout.ts):
-//   _lake-compactor/journal/runs/<runId>/<groupId>.json                     the entry (GroupJournalEntry)
-//   _lake-compactor/journal/open/<table>/<partition>/<runId>/<groupId>      its fence, while unsettled
+// Layout under the store's work root (`_lake-compactor/` by default; see core/workflow/layout.ts):
+//   <work root>journal/runs/<runId>/<groupId>.json                     the entry (GroupJournalEntry)
+//   <work root>journal/open/<table>/<partition>/<runId>/<groupId>      its fence, while unsettled
 // (each segment URI-encoded; see layout.ts `journalSegment`). Unlike DynamoDB, two objects cannot change in one request, so
 // the order carries the invariant "every unsettled entry has a fence" across a crash at any moment: `create`
 // writes the fence BEFORE the entry, and a settling `transition` removes it AFTER the entry moved. A crash
@@ -12,10 +12,11 @@
 import pLimit from 'p-limit';
 import { JournalConflictError, ObjectNotFoundError, PreconditionFailedError } from '../core/errors.js';
 import {
-  STORE_JOURNAL_FENCES_PREFIX,
-  STORE_JOURNAL_RUNS_PREFIX,
+  DEFAULT_WORK_ROOT,
   journalSegment as segment,
   storeJournalEntryKey,
+  storeJournalFencesPrefix,
+  storeJournalRunsPrefix,
   parseJournalSegment as unsegment,
 } from '../core/workflow/layout.js';
 import {
@@ -30,14 +31,27 @@ import {
 import type { ObjectInfo, ObjectStore } from '../ports/object-store.js';
 
 /** Prefix of every fence of a partition (or, without one, of a table). */
-function fencePrefix(table: string, partition?: string): string {
-  const base = `${STORE_JOURNAL_FENCES_PREFIX}${segment(table)}/`;
+function fencePrefix(workRoot: string, table: string, partition?: string): string {
+  const base = `${storeJournalFencesPrefix(workRoot)}${segment(table)}/`;
   return partition === undefined ? base : `${base}${segment(partition)}/`;
 }
 
 /** Key of a group's fence. */
-export function storeJournalFenceKey(partition: JournalPartition, group: OpenGroup): string {
-  return `${fencePrefix(partition.table, partition.partition)}${segment(group.runId)}/${segment(group.groupId)}`;
+export function storeJournalFenceKey(
+  workRoot: string,
+  partition: JournalPartition,
+  group: OpenGroup,
+): string {
+  return `${fencePrefix(workRoot, partition.table, partition.partition)}${segment(group.runId)}/${segment(group.groupId)}`;
+}
+
+export interface StoreJournalOptions {
+  /**
+   * The work root the journal lives in: a CLI run beside a deployment must use the deployment's, so the
+   * deployment's vacuum judges its trash and staging by this journal.
+   * @default DEFAULT_WORK_ROOT
+   */
+  readonly workRoot?: string;
 }
 
 /** A stored entry with the object it was read from (a transition is conditioned on its ETag). */
@@ -61,7 +75,14 @@ const READ_CONCURRENCY = 8;
  * the same group on one folder are not supported.
  */
 export class StoreJournal implements Journal {
-  constructor(private readonly store: ObjectStore) {}
+  private readonly workRoot: string;
+
+  constructor(
+    private readonly store: ObjectStore,
+    options: StoreJournalOptions = {},
+  ) {
+    this.workRoot = options.workRoot ?? DEFAULT_WORK_ROOT;
+  }
 
   async get(runId: string, groupId: string): Promise<GroupJournalEntry | undefined> {
     return (await this.read(runId, groupId))?.entry;
@@ -72,13 +93,21 @@ export class StoreJournal implements Journal {
     // Fence first: a crash after it leaves a fence without an entry (closed by the next settle), never an
     // unsettled entry without a fence (which no settle would find).
     if (!isSettled(created)) {
-      await this.store.put(storeJournalFenceKey(created, created), fenceBody(created), JSON_TYPE);
+      await this.store.put(
+        storeJournalFenceKey(this.workRoot, created, created),
+        fenceBody(created),
+        JSON_TYPE,
+      );
     }
     try {
-      await this.store.put(storeJournalEntryKey(entry.runId, entry.groupId), JSON.stringify(created), {
-        ...JSON_TYPE,
-        ifNoneMatch: '*',
-      });
+      await this.store.put(
+        storeJournalEntryKey(this.workRoot, entry.runId, entry.groupId),
+        JSON.stringify(created),
+        {
+          ...JSON_TYPE,
+          ifNoneMatch: '*',
+        },
+      );
     } catch (err) {
       if (!(err instanceof PreconditionFailedError)) throw err;
       // The fence just written belongs to an entry that exists already; if that one is settled, its
@@ -113,10 +142,14 @@ export class StoreJournal implements Journal {
     };
     try {
       // Compare-and-swap: only the object read above (revision `current.revision`) may be replaced.
-      await this.store.put(storeJournalEntryKey(current.runId, current.groupId), JSON.stringify(next), {
-        ...JSON_TYPE,
-        ifMatch: found.object.etag,
-      });
+      await this.store.put(
+        storeJournalEntryKey(this.workRoot, current.runId, current.groupId),
+        JSON.stringify(next),
+        {
+          ...JSON_TYPE,
+          ifMatch: found.object.etag,
+        },
+      );
     } catch (err) {
       if (err instanceof PreconditionFailedError || err instanceof ObjectNotFoundError) {
         throw conflict(await this.get(current.runId, current.groupId).catch(() => undefined));
@@ -130,7 +163,9 @@ export class StoreJournal implements Journal {
 
   async listRun(runId: string): Promise<GroupJournalEntry[]> {
     const keys: string[] = [];
-    for await (const object of this.store.listAll(`${STORE_JOURNAL_RUNS_PREFIX}${segment(runId)}/`)) {
+    for await (const object of this.store.listAll(
+      `${storeJournalRunsPrefix(this.workRoot)}${segment(runId)}/`,
+    )) {
       if (object.key.endsWith('.json')) keys.push(object.key);
     }
     const entries = await this.readAll(keys);
@@ -140,7 +175,7 @@ export class StoreJournal implements Journal {
   }
 
   async listOpen(partition: JournalPartition): Promise<OpenGroup[]> {
-    const prefix = fencePrefix(partition.table, partition.partition);
+    const prefix = fencePrefix(this.workRoot, partition.table, partition.partition);
     const open: OpenGroup[] = [];
     for await (const object of this.store.listAll(prefix)) {
       const [run, group, ...rest] = object.key.slice(prefix.length).split('/');
@@ -151,7 +186,7 @@ export class StoreJournal implements Journal {
   }
 
   async closeFence(partition: JournalPartition, group: OpenGroup): Promise<void> {
-    const key = storeJournalFenceKey(partition, group);
+    const key = storeJournalFenceKey(this.workRoot, partition, group);
     const result = await this.store.deleteMany([{ key }]);
     const failed = result.errors[0];
     if (failed !== undefined) {
@@ -166,10 +201,11 @@ export class StoreJournal implements Journal {
    * have left a group, including partitions a listing of the data no longer shows (every input retired).
    */
   async openPartitions(table?: string): Promise<JournalPartition[]> {
-    const prefix = table === undefined ? STORE_JOURNAL_FENCES_PREFIX : fencePrefix(table);
+    const fences = storeJournalFencesPrefix(this.workRoot);
+    const prefix = table === undefined ? fences : fencePrefix(this.workRoot, table);
     const found = new Map<string, JournalPartition>();
     for await (const object of this.store.listAll(prefix)) {
-      const parts = object.key.slice(STORE_JOURNAL_FENCES_PREFIX.length).split('/');
+      const parts = object.key.slice(fences.length).split('/');
       if (parts.length !== 4) continue;
       const [t = '', p = ''] = parts;
       found.set(`${t}/${p}`, { table: unsegment(t), partition: unsegment(p) });
@@ -184,7 +220,7 @@ export class StoreJournal implements Journal {
   }
 
   private read(runId: string, groupId: string): Promise<StoredJournalEntry | undefined> {
-    return this.readKey(storeJournalEntryKey(runId, groupId));
+    return this.readKey(storeJournalEntryKey(this.workRoot, runId, groupId));
   }
 
   /**

@@ -6,6 +6,7 @@ import type { RetireMode } from '../ports/journal.js';
 import { InvalidInputError } from './errors.js';
 import type { Codec } from './rewrite/wasm.js';
 import { resolveTablePolicy, type TableConfig } from './table-config.js';
+import { DEFAULT_WORK_ROOT, workRootSchema } from './workflow/layout.js';
 
 const MiB = 1024 * 1024;
 
@@ -153,6 +154,11 @@ export interface RunContext {
   readonly retireMode: RetireMode;
   /** When the execution started, epoch ms (for the run's duration). */
   readonly startedAt: number;
+  /**
+   * The deployment's work root, where the run's plan, items, staging and trash are kept (see
+   * workflow/layout.ts). Runs started before it was recorded carry none: they use the default.
+   */
+  readonly workRoot: string;
 }
 
 /** A child execution the validate step starts for one of several partitions. */
@@ -174,6 +180,8 @@ export interface NormalizeOptions {
   readonly startedAt: number;
   /** Buckets with versioning on: inputs are retired by delete (the old version stays until vacuum). */
   readonly versionedBuckets?: readonly string[];
+  /** The deployment's work root (see workflow/layout.ts). @default DEFAULT_WORK_ROOT */
+  readonly workRoot?: string;
 }
 
 /**
@@ -276,6 +284,7 @@ export function normalizeRunInput(
     trigger: input.trigger ?? (input.generation !== undefined ? 'profiler' : 'operator'),
     retireMode: (options.versionedBuckets ?? []).includes(bucket) ? 'delete-versioned' : 'trash',
     startedAt: options.startedAt,
+    workRoot: options.workRoot ?? DEFAULT_WORK_ROOT,
   };
   return { mode: 'single', run };
 }
@@ -323,7 +332,7 @@ function normalizePartition(raw: string, table: TableConfig): string | { problem
 /**
  * Run ids of `lake-compactor compact`: `cli-<UTC yyyyMMddTHHmmssZ>-<8 hex>-p<index>-<8 hex>` (a
  * {@link childExecutionName} of `cli-<time>-<8 hex>`). Their journal lives in the store itself
- * (`_lake-compactor/journal/`, see adapters/store-journal.ts), not in DynamoDB, so vacuum looks their
+ * (the work root's `journal/`, see adapters/store-journal.ts), not in DynamoDB, so vacuum looks their
  * entries up there — and judges by age only the runs of versions that kept it in memory. State-machine runs
  * (`<table>-<12 hex>-g<n>`, or a console name) never match this exact shape.
  */
@@ -364,6 +373,8 @@ export const runContextSchema = z.object({
   trigger: z.enum(TRIGGERS),
   retireMode: z.enum(['delete-versioned', 'trash']),
   startedAt: z.number(),
+  // Executions started before the work root was recorded ran (and keep running) under the default.
+  workRoot: workRootSchema.default(DEFAULT_WORK_ROOT),
 });
 
 /**

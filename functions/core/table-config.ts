@@ -10,20 +10,20 @@ import {
   policyOverridesSchema,
   resolvePolicy,
 } from './policy.js';
-import { WORK_ROOT } from './workflow/layout.js';
+import { DEFAULT_WORK_ROOT } from './workflow/layout.js';
 
 const MiB = 1024 * 1024;
 
 /**
  * Why a table root is refused, or undefined. Readers (Spark, Hive, Trino, Athena) and the compactor itself
  * skip folders whose name starts with `_` or `.`, so a table under one would be invisible to its readers
- * and never compacted; `_lake-compactor/` in particular is the work root (plans, staging, trash, journal),
- * which every maintenance pass treats as the compactor's own.
+ * and never compacted; every work root starts with such a folder (plans, staging, trash, journal), which
+ * maintenance treats as a deployment's own — `_lake-compactor/`, the default one, is named as such.
  */
 export function tableRootProblem(root: string): string | undefined {
   const segments = root === '' ? [] : root.split('/');
-  if (segments[0] === normalizeRoot(WORK_ROOT)) {
-    return `"${root}" lies inside the work root ${WORK_ROOT}, where the compactor keeps its plans, staging and trash; put the table elsewhere`;
+  if (segments[0] === normalizeRoot(DEFAULT_WORK_ROOT)) {
+    return `"${root}" lies inside the work root ${DEFAULT_WORK_ROOT}, where the compactor keeps its plans, staging and trash; put the table elsewhere`;
   }
   const hidden = segments.find((segment) => segment.startsWith('_') || segment.startsWith('.'));
   if (hidden !== undefined) {

@@ -28,7 +28,7 @@ import {
 } from '../core/profiler.js';
 import { parseRunCaps } from '../core/run-caps.js';
 import type { TableConfig } from '../core/table-config.js';
-import { JOURNAL_MANIFEST_PREFIX } from '../core/workflow/layout.js';
+import { journalManifestPrefix } from '../core/workflow/layout.js';
 import { settleAfterDeadRun } from '../core/workflow/settle.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
@@ -219,7 +219,7 @@ export function sweepDepsFromEnv(
     const journal = new DynamoJournal({
       client: dynamodb,
       tableName: config.TABLE_NAME,
-      manifests: { store, prefix: JOURNAL_MANIFEST_PREFIX },
+      manifests: { store, prefix: journalManifestPrefix(config.WORK_ROOT) },
     });
     return settleAfterDeadRun({ store, journal, clock }, ref, deadRunId);
   };

@@ -27,11 +27,14 @@ const tableRulesSchema = z.record(z.string(), tieringRulesSchema);
 
 /** The handler without middleware, over injectable dependencies and configured default rules. */
 export function createTieringHandler(
-  deps: Omit<TieringDeps, 'shouldStop'>,
+  deps: Omit<TieringDeps, 'shouldStop'> & {
+    /** The deployment's work root: the checkpoint lives in its `maintenance/` folder. */
+    readonly workRoot: string;
+  },
   observability: Observability,
   defaults: { readonly rules?: unknown; readonly tableRules?: unknown } = {},
 ): (event: unknown, context?: Context) => Promise<TieringReport> {
-  const checkpoint = checkpointOf('tiering', deps.tables, deps.storeFor);
+  const checkpoint = checkpointOf('tiering', deps.tables, deps.storeFor, deps.workRoot);
   return async (event, context) => {
     const report = await resumable(maintenanceInput(event), checkpoint, (input) =>
       tier(
@@ -95,7 +98,12 @@ export function tieringDefaultsFromEnv(env: Readonly<Record<string, string | und
 export const handler = lambdaEntry((env, observability) => {
   const runtime = createWorkflowRuntime({ env });
   return createTieringHandler(
-    { tables: runtime.tables, storeFor: runtime.storeFor, clock: runtime.clock },
+    {
+      tables: runtime.tables,
+      storeFor: runtime.storeFor,
+      clock: runtime.clock,
+      workRoot: runtime.env.WORK_ROOT,
+    },
     observability,
     tieringDefaultsFromEnv(env),
   );

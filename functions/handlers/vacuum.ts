@@ -19,7 +19,7 @@ export function createVacuumHandler(
   deps: Omit<VacuumDeps, 'shouldStop'>,
   observability: Observability,
 ): (event: unknown, context?: Context) => Promise<VacuumReport> {
-  const checkpoint = checkpointOf('vacuum', deps.tables, deps.storeFor);
+  const checkpoint = checkpointOf('vacuum', deps.tables, deps.storeFor, deps.workRoot);
   return async (event, context) => {
     const report = await resumable(maintenanceInput(event), checkpoint, (input) =>
       vacuum({ ...deps, shouldStop: deadlineOf(context) }, parseVacuumRequest(input)),
@@ -48,12 +48,17 @@ export function createVacuumHandler(
 /** The Lambda entry point. */
 export const handler = lambdaEntry((env, observability) => {
   const runtime = createWorkflowRuntime({ env });
-  // Runs of `lake-compactor compact` journal in the bucket itself: their trash and staging are judged by it.
+  const workRoot = runtime.env.WORK_ROOT;
+  // Runs of `lake-compactor compact` (with this deployment's work root) journal in the bucket itself: their
+  // trash and staging are judged by it.
   const journals = new Map<string, RoutedJournal>();
   const journalFor = (bucket: string): RoutedJournal => {
     let journal = journals.get(bucket);
     if (journal === undefined) {
-      journal = new RoutedJournal(new StoreJournal(runtime.storeFor(bucket)), runtime.journalFor(bucket));
+      journal = new RoutedJournal(
+        new StoreJournal(runtime.storeFor(bucket), { workRoot }),
+        runtime.journalFor(bucket),
+      );
       journals.set(bucket, journal);
     }
     return journal;
@@ -61,6 +66,7 @@ export const handler = lambdaEntry((env, observability) => {
   return createVacuumHandler(
     {
       tables: runtime.tables,
+      workRoot,
       storeFor: runtime.storeFor,
       journalFor,
       clock: runtime.clock,

@@ -38,6 +38,7 @@ export function createValidateHandler(
       ...(execution.id === undefined ? {} : { executionArn: execution.id }),
       startedAt: Date.parse(execution.startTime),
       versionedBuckets: runtime.env.VERSIONED_BUCKETS,
+      workRoot: runtime.env.WORK_ROOT,
     });
     if (normalized.mode === 'single') return normalized;
     // Validated in full above; only now are children started (same names on a retry: no duplicates).

@@ -1,6 +1,7 @@
 // Argument parsers and naming rules shared by every CLI command, so `--target-mb big` and a URI's
 // table name mean the same thing in profile, plan, compact, status and history.
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
+import { workRootProblem } from '../core/workflow/layout.js';
 
 export function positiveNumber(value: string): number {
   const n = Number(value);
@@ -18,4 +19,19 @@ export function positiveInteger(value: string): number {
 export function tableNameOf(uri: string): string {
   const segments = uri.replace(/\/+$/, '').split('/');
   return segments[segments.length - 1] || 'table';
+}
+
+/**
+ * `--work-root <prefix>`: the work root in the location's bucket (or folder) where the command keeps (or
+ * finds) plans, staging, trash, its journal, quarantine and temp files. Unset, the default `_lake-compactor/`.
+ */
+export function workRootOption(): Option {
+  return new Option(
+    '--work-root <prefix>',
+    "the work root in the bucket or folder (default _lake-compactor/); beside a deployment, use the deployment's workRoot",
+  ).argParser((value: string) => {
+    const problem = workRootProblem(value);
+    if (problem !== undefined) throw new InvalidArgumentError(`the work root ${problem}.`);
+    return value;
+  });
 }

@@ -2,6 +2,7 @@
 // a missing or malformed variable fails the cold start with a message that names it.
 import { z } from 'zod';
 import { InvalidInputError } from '../core/errors.js';
+import { DEFAULT_WORK_ROOT, workRootSchema } from '../core/workflow/layout.js';
 
 /**
  * Validates `env` against `schema` and returns the typed result. All problems are reported in one
@@ -29,4 +30,9 @@ export const baseEnvSchema = z.object({
   TABLES_FILE: z.string().min(1).optional(),
   TABLES: z.string().min(2).optional(),
   POWERTOOLS_SERVICE_NAME: z.string().default('lake-compactor'),
+  /**
+   * The deployment's work root in every bucket (plans, staging, trash, journal manifests, checkpoints; see
+   * core/workflow/layout.ts), set by the construct's `workRoot` prop.
+   */
+  WORK_ROOT: workRootSchema.default(DEFAULT_WORK_ROOT),
 });

@@ -2,7 +2,7 @@
 // invocation must stop paging, and the checkpoint that lets a large lake be processed across runs.
 import type { Context } from 'aws-lambda';
 import { InvalidInputError, ObjectNotFoundError } from '../core/errors.js';
-import { WORK_ROOT } from '../core/workflow/layout.js';
+import { maintenanceCursorKey } from '../core/workflow/layout.js';
 import type { ObjectStore } from '../ports/object-store.js';
 
 /** Time kept back from the Lambda timeout for the last page's deletes and the response. */
@@ -36,16 +36,17 @@ export interface Checkpoint {
   readonly key: string;
 }
 
-/** The checkpoint of `job` for these tables: in the first table's bucket, under `_lake-compactor/maintenance/`. */
+/** The checkpoint of `job` for these tables: in the first table's bucket, under the work root's `maintenance/`. */
 export function checkpointOf(
   job: 'vacuum' | 'tiering',
   tables: readonly { readonly bucket?: string | undefined }[],
   storeFor: (bucket: string) => ObjectStore,
+  workRoot: string,
 ): Checkpoint | undefined {
   const bucket = tables.find((t) => t.bucket !== undefined)?.bucket;
   return bucket === undefined
     ? undefined
-    : { store: storeFor(bucket), key: `${WORK_ROOT}maintenance/${job}.cursor.json` };
+    : { store: storeFor(bucket), key: maintenanceCursorKey(workRoot, job) };
 }
 
 interface Saved {

@@ -9,7 +9,7 @@ import { DynamoQuarantine } from '../adapters/dynamodb-quarantine.js';
 import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { resolveTablePolicy, type TableConfig } from '../core/table-config.js';
-import { JOURNAL_MANIFEST_PREFIX } from '../core/workflow/layout.js';
+import { journalManifestPrefix } from '../core/workflow/layout.js';
 import type { PartitionLeases } from '../core/workflow/ports.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { Journal } from '../ports/journal.js';
@@ -100,7 +100,7 @@ export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime 
         journal = new DynamoJournal({
           client: dynamodb,
           tableName: env.TABLE_NAME,
-          manifests: { store: storeFor(bucket), prefix: JOURNAL_MANIFEST_PREFIX },
+          manifests: { store: storeFor(bucket), prefix: journalManifestPrefix(env.WORK_ROOT) },
         });
         journals.set(bucket, journal);
       }

@@ -17,6 +17,7 @@ import { onProcessExit } from '../../infra/local/process-hygiene.js';
 import type { LocalExecution } from '../../infra/local/step-functions.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import type { RunSummary } from '../core/workflow/finalize.js';
+import { DEFAULT_WORK_ROOT, workFolder } from '../core/workflow/layout.js';
 import { loadTableConfigs } from '../shared/table-source.js';
 import {
   benchmarkReads,
@@ -284,7 +285,8 @@ export async function runDemo(options: DemoOptions, progress: DemoProgress): Pro
       await writeFile(file, await store.get(object.key));
     }
     const stagingLeft: string[] = [];
-    for await (const object of store.listAll('_lake-compactor/staging/')) stagingLeft.push(object.key);
+    const staging = workFolder(DEFAULT_WORK_ROOT, 'staging');
+    for await (const object of store.listAll(staging)) stagingLeft.push(object.key);
     const historyItems = await countHistory(running, stack, days);
 
     db = await openDemoDuckDb();
@@ -352,7 +354,7 @@ export async function runDemo(options: DemoOptions, progress: DemoProgress): Pro
       {
         name: 'no staging left',
         ok: stagingLeft.length === 0,
-        detail: stagingLeft.length === 0 ? '_lake-compactor/staging/ is empty' : stagingLeft.join(', '),
+        detail: stagingLeft.length === 0 ? `${staging} is empty` : stagingLeft.join(', '),
       },
       {
         name: 'no dead letters',

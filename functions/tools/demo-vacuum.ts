@@ -14,7 +14,7 @@ import {
   planVacuum,
 } from '../core/maintenance/vacuum.js';
 import type { TableConfig } from '../core/table-config.js';
-import { JOURNAL_MANIFEST_PREFIX } from '../core/workflow/layout.js';
+import { DEFAULT_WORK_ROOT, journalManifestPrefix } from '../core/workflow/layout.js';
 
 const HOUR = 3_600_000;
 
@@ -51,12 +51,18 @@ export async function demoVacuumDryRun(deps: {
     new DynamoJournal({
       client: deps.dynamodb,
       tableName: deps.stateTable,
-      manifests: { store: storeFor(bucket), prefix: JOURNAL_MANIFEST_PREFIX },
+      manifests: { store: storeFor(bucket), prefix: journalManifestPrefix(DEFAULT_WORK_ROOT) },
     });
   const request = parseVacuumRequest({ dryRun: true });
   const planAt = async (at: number): Promise<VacuumDryRun> => {
     const plan = await planVacuum(
-      { tables: deps.tables, storeFor, journalFor, clock: { now: () => at } },
+      {
+        tables: deps.tables,
+        workRoot: DEFAULT_WORK_ROOT,
+        storeFor,
+        journalFor,
+        clock: { now: () => at },
+      },
       request,
     );
     const byKind: Partial<Record<CandidateKind, number>> = {};

@@ -12,7 +12,7 @@ import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import { run } from '../../functions/cli.js';
 import type { TierCliReport, VacuumCliReport } from '../../functions/cli-maintenance.js';
-import { stagingPrefix, trashPrefix } from '../../functions/core/workflow/layout.js';
+import { DEFAULT_WORK_ROOT, stagingPrefix, trashPrefix } from '../../functions/core/workflow/layout.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
@@ -25,8 +25,8 @@ const TABLE_URI = 's3://lake/warehouse/events';
 /** A state-machine run that retired an input 300 h ago (due), and one stuck while publishing. */
 const SFN_DONE = 'events-p0-5f5f5f5f-g1';
 const SFN_PUBLISHING = 'events-p1-6e6e6e6e-g1';
-const SFN_TRASH = `${trashPrefix(SFN_DONE)}warehouse/events/date=2024-01-01/part-sfn.parquet`;
-const SFN_STAGING = `${stagingPrefix(SFN_PUBLISHING, 'g1')}part-out.parquet`;
+const SFN_TRASH = `${trashPrefix(DEFAULT_WORK_ROOT, SFN_DONE)}warehouse/events/date=2024-01-01/part-sfn.parquet`;
+const SFN_STAGING = `${stagingPrefix(DEFAULT_WORK_ROOT, SFN_PUBLISHING, 'g1')}part-out.parquet`;
 /** Trash of another table in the same bucket: outside `warehouse/events`, never this vacuum's business. */
 const OTHER_TABLE_TRASH =
   '_lake-compactor/trash/cli-x-p0-00000000/warehouse/clicks/date=2024-01-01/p.parquet';
@@ -121,8 +121,8 @@ beforeAll(async () => {
     groupId: 'g1',
     state: 'done',
     inputs: [{ key: 'warehouse/events/date=2024-01-01/part-sfn.parquet', etag: 'e', size: 11 }],
-    stagingPrefix: stagingPrefix(SFN_DONE, 'g1'),
-    trashPrefix: trashPrefix(SFN_DONE),
+    stagingPrefix: stagingPrefix(DEFAULT_WORK_ROOT, SFN_DONE, 'g1'),
+    trashPrefix: trashPrefix(DEFAULT_WORK_ROOT, SFN_DONE),
     createdAt: at,
     updatedAt: at,
     retiredAt: at,
@@ -133,8 +133,8 @@ beforeAll(async () => {
     groupId: 'g1',
     state: 'publishing',
     inputs: [],
-    stagingPrefix: stagingPrefix(SFN_PUBLISHING, 'g1'),
-    trashPrefix: trashPrefix(SFN_PUBLISHING),
+    stagingPrefix: stagingPrefix(DEFAULT_WORK_ROOT, SFN_PUBLISHING, 'g1'),
+    trashPrefix: trashPrefix(DEFAULT_WORK_ROOT, SFN_PUBLISHING),
     createdAt: at,
     updatedAt: at,
     publishStartedAt: at,

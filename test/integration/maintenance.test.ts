@@ -9,7 +9,7 @@ import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import type { TieringReport } from '../../functions/core/maintenance/tiering.js';
 import type { VacuumReport } from '../../functions/core/maintenance/vacuum.js';
-import { stagingPrefix, trashPrefix } from '../../functions/core/workflow/layout.js';
+import { DEFAULT_WORK_ROOT, stagingPrefix, trashPrefix } from '../../functions/core/workflow/layout.js';
 import type { GroupJournalEntry } from '../../functions/ports/journal.js';
 import { LocalCloud } from '../../infra/local/local-cloud.js';
 import { Maintenance } from '../../infra/maintenance.js';
@@ -81,8 +81,8 @@ function entry(runId: string, patch: Partial<GroupJournalEntry> & Pick<GroupJour
     inputs: [],
     outputs: [],
     retireMode: 'trash' as const,
-    stagingPrefix: stagingPrefix(runId, 'g1'),
-    trashPrefix: trashPrefix(runId),
+    stagingPrefix: stagingPrefix(DEFAULT_WORK_ROOT, runId, 'g1'),
+    trashPrefix: trashPrefix(DEFAULT_WORK_ROOT, runId),
     createdAt: at,
     updatedAt: at,
     ...patch,
@@ -114,9 +114,9 @@ describe('maintenance on the local cloud', () => {
       }),
     );
     await journal.create(entry('run-aborted', { state: 'aborted' }));
-    await store.put(`${trashPrefix('run-due')}${input}`, 'old input');
-    await store.put(`${trashPrefix('run-young')}${input}`, 'new input');
-    await store.put(`${stagingPrefix('run-aborted', 'g1')}part-x.parquet`, 'staged');
+    await store.put(`${trashPrefix(DEFAULT_WORK_ROOT, 'run-due')}${input}`, 'old input');
+    await store.put(`${trashPrefix(DEFAULT_WORK_ROOT, 'run-young')}${input}`, 'new input');
+    await store.put(`${stagingPrefix(DEFAULT_WORK_ROOT, 'run-aborted', 'g1')}part-x.parquet`, 'staged');
     await store.put('events/_temporary/0/part-0.parquet', 'fresh scratch');
     const before = await keys('');
 
@@ -130,8 +130,8 @@ describe('maintenance on the local cloud', () => {
     const dry = (fired as { result: VacuumReport }).result;
     expect(dry.dryRun).toBe(true);
     expect(dry.candidates.map((c) => c.key).sort()).toEqual([
-      `${stagingPrefix('run-aborted', 'g1')}part-x.parquet`,
-      `${trashPrefix('run-due')}${input}`,
+      `${stagingPrefix(DEFAULT_WORK_ROOT, 'run-aborted', 'g1')}part-x.parquet`,
+      `${trashPrefix(DEFAULT_WORK_ROOT, 'run-due')}${input}`,
     ]);
     expect(afterDryRun).toEqual(before);
     expect(real.totalRemoved).toEqual({ count: 2, bytes: 15 });

@@ -21,7 +21,7 @@ import {
   foreignFormatOfKey,
   foreignTableNote,
 } from '../table-format.js';
-import { WORK_ROOT } from '../workflow/layout.js';
+import { mayBeWorkArea } from '../workflow/layout.js';
 
 const DAY = 86_400_000;
 
@@ -303,7 +303,8 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
       .list(root, { token, maxKeys: Math.min(1000, request.maxObjects - examined) });
     examined += page.objects.length;
     for (const object of page.objects) {
-      if (object.key.startsWith(WORK_ROOT)) continue;
+      // A deployment's work area (ours or another's) in a bucket-root table holds no table data.
+      if (table.prefix === '' && mayBeWorkArea(object.key)) continue;
       const marker = foreignFormatOfKey(object.key);
       if (marker !== undefined) foreign(table, { ...marker, evidenceKey: object.key }, true);
       if (classifyObject({ key: object.key, size: object.size, tableRoot: table.prefix }).kind !== 'data') {

@@ -25,7 +25,15 @@ import {
   foreignFormatOfKey,
   foreignTableNote,
 } from '../table-format.js';
-import { parseStoreJournalEntryKey, STORE_JOURNAL_RUNS_PREFIX, WORK_ROOT } from '../workflow/layout.js';
+import {
+  mayBeWorkArea,
+  parsePlanKey,
+  parseStagingKey,
+  parseStoreJournalEntryKey,
+  parseTrashKey,
+  storeJournalRunsPrefix,
+  workFolder,
+} from '../workflow/layout.js';
 
 const HOUR = 3_600_000;
 
@@ -296,6 +304,11 @@ export function isWriterDebris(relativeKey: string): boolean {
 
 export interface VacuumDeps {
   readonly tables: readonly TableConfig[];
+  /**
+   * The deployment's work root (see workflow/layout.ts): the only work area vacuum lists and judges. Another
+   * deployment's work root in the same bucket is never a candidate, whatever its journal-less staging or trash.
+   */
+  readonly workRoot: string;
   readonly storeFor: (bucket: string) => ObjectStore;
   /** The journal of a bucket's runs (the DynamoDB journal keeps oversized file lists in that bucket). */
   readonly journalFor: (bucket: string) => Journal;
@@ -389,6 +402,7 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
   const debrisMs = request.debrisAgeHours * HOUR;
   const abandonedMs = request.abandonedAfterHours * HOUR;
   const selected = new Set(tables.map((t) => t.name));
+  const workRoot = deps.workRoot;
   const candidates: VacuumCandidate[] = [];
   const kept: VacuumKept[] = [];
   const notes: string[] = [];
@@ -442,16 +456,12 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
     let next: string | undefined;
     switch (step.kind) {
       case 'runs': {
-        const page = await store.list(`${WORK_ROOT}plans/`, { token, maxKeys });
+        const page = await store.list(workFolder(workRoot, 'plans'), { token, maxKeys });
         examined += page.objects.length;
         // Items files, and plans younger than the retention (nothing of theirs can be due yet), are skipped.
         const runIds = page.objects.flatMap((plan) => {
-          const runId = /^_lake-compactor\/plans\/([^/]+)\.json$/.exec(plan.key)?.[1];
-          return runId === undefined ||
-            runId.endsWith('.items') ||
-            now - plan.lastModified.getTime() < retentionMs
-            ? []
-            : [runId];
+          const runId = parsePlanKey(workRoot, plan.key);
+          return runId === undefined || now - plan.lastModified.getTime() < retentionMs ? [] : [runId];
         });
         // One journal query per run: a few in flight, so a page of a thousand runs takes seconds, not minutes.
         const limit = pLimit(8);
@@ -479,12 +489,12 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
         break;
       }
       case 'trash': {
-        const page = await store.list(`${WORK_ROOT}trash/`, { token, maxKeys });
+        const page = await store.list(workFolder(workRoot, 'trash'), { token, maxKeys });
         examined += page.objects.length;
         for (const object of page.objects) {
-          const match = /^_lake-compactor\/trash\/([^/]+)\/(.+)$/.exec(object.key);
-          if (!match) continue;
-          const [, runId = '', inputKey = ''] = match;
+          const trashed = parseTrashKey(workRoot, object.key);
+          if (trashed === undefined) continue;
+          const { runId, inputKey } = trashed;
           const entry = (await listRun(step.bucket, runId)).find((e) =>
             e.inputs.some((i) => i.key === inputKey),
           );
@@ -496,12 +506,12 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
         break;
       }
       case 'staging': {
-        const page = await store.list(`${WORK_ROOT}staging/`, { token, maxKeys });
+        const page = await store.list(workFolder(workRoot, 'staging'), { token, maxKeys });
         examined += page.objects.length;
         for (const object of page.objects) {
-          const match = /^_lake-compactor\/staging\/([^/]+)\/([^/]+)\//.exec(object.key);
-          if (!match) continue;
-          const [, runId = '', groupId = ''] = match;
+          const staged = parseStagingKey(workRoot, object.key);
+          if (staged === undefined) continue;
+          const { runId, groupId } = staged;
           const entry = (await listRun(step.bucket, runId)).find((e) => e.groupId === groupId);
           if (entry === undefined ? request.tables !== undefined : !selected.has(entry.table)) continue;
           record(
@@ -516,10 +526,10 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
         break;
       }
       case 'journal': {
-        const page = await store.list(STORE_JOURNAL_RUNS_PREFIX, { token, maxKeys });
+        const page = await store.list(storeJournalRunsPrefix(workRoot), { token, maxKeys });
         examined += page.objects.length;
         for (const object of page.objects) {
-          const id = parseStoreJournalEntryKey(object.key);
+          const id = parseStoreJournalEntryKey(workRoot, object.key);
           if (id === undefined) continue;
           const entry = (await listRun(step.bucket, id.runId)).find((e) => e.groupId === id.groupId);
           if (entry === undefined || !selected.has(entry.table)) continue;
@@ -534,11 +544,13 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
         examined += page.objects.length;
         for (const object of page.objects) {
           const relative = relativeToRoot(object.key, step.table.prefix) ?? object.key;
+          // A work area (ours, or another deployment's in the same bucket) is not the table's: never judged here.
+          if (step.table.prefix === '' && mayBeWorkArea(relative)) continue;
           const marker = foreignFormatOfKey(object.key);
-          if (marker !== undefined && !relative.startsWith(WORK_ROOT)) {
+          if (marker !== undefined) {
             foreign(step, { ...marker, evidenceKey: object.key }, `everything under ${marker.root}`);
           }
-          if (relative.startsWith(WORK_ROOT) || !isWriterDebris(relative)) continue;
+          if (!isWriterDebris(relative)) continue;
           // Scratch inside a Delta or Iceberg table (nested below the root) is that table's to clean up.
           if ((await enclosing(step, `${rootDir(step.table)}${debrisOwner(relative)}`)) !== undefined)
             continue;
@@ -566,7 +578,7 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
           break;
         }
         const table = 'table' in step ? step.table : undefined;
-        const prefix = table === undefined ? WORK_ROOT : table.prefix === '' ? '' : `${table.prefix}/`;
+        const prefix = table === undefined ? workRoot : table.prefix === '' ? '' : `${table.prefix}/`;
         let page: Awaited<ReturnType<NonNullable<ObjectStore['listMultipartUploads']>>>;
         try {
           page = await store.listMultipartUploads(prefix, { token, maxUploads: maxKeys });
@@ -577,8 +589,9 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
         }
         examined += page.uploads.length;
         for (const upload of page.uploads) {
-          // A bucket-root table would list the work root again; that step owns those.
-          if (table !== undefined && upload.key.startsWith(WORK_ROOT)) continue;
+          // A bucket-root table would list the work root again (that step owns those), and any other
+          // deployment's work root in the bucket (which only that deployment judges).
+          if (table !== undefined && table.prefix === '' && mayBeWorkArea(upload.key)) continue;
           // An upload into a Delta or Iceberg table nested below the root is that table's writer's.
           if ('table' in step && (await enclosing(step, directoryOf(upload.key))) !== undefined) continue;
           const at = upload.initiated.getTime();

@@ -78,7 +78,7 @@ export interface ReportListingPartition {
   readonly files: readonly ReportFile[];
 }
 
-/** What the report needs of a stored plan (`_lake-compactor/plans/<runId>.json`). */
+/** What the report needs of a stored plan (`<work root>plans/<runId>.json`). */
 export interface ReportPlan {
   readonly runId: string;
   readonly partition: string;

@@ -79,7 +79,7 @@ export async function compactGroup(
       rows: entry.outputs.reduce((n, o) => n + o.rows, 0),
       bytesRead: 0,
       ...(entry.state === 'staged'
-        ? { fingerprint: await readFingerprint(deps.store, run.runId, item.groupId) }
+        ? { fingerprint: await readFingerprint(deps.store, run, item.groupId) }
         : {}),
     };
   }
@@ -128,9 +128,13 @@ export async function compactGroup(
     );
     return { groupId: item.groupId, state: aborted.state, outputs: 0, rows: 0, bytesRead: 0 };
   }
-  await deps.store.put(fingerprintKey(run.runId, item.groupId), JSON.stringify(result.fingerprint), {
-    contentType: 'application/json',
-  });
+  await deps.store.put(
+    fingerprintKey(run.workRoot, run.runId, item.groupId),
+    JSON.stringify(result.fingerprint),
+    {
+      contentType: 'application/json',
+    },
+  );
   const staged = await deps.journal.transition(
     entry,
     'staged',
@@ -220,11 +224,11 @@ async function changedInputs(
 /** The fingerprint the compact step stored beside the staged outputs. */
 export async function readFingerprint(
   store: ObjectStore,
-  runId: string,
+  run: Pick<RunContext, 'runId' | 'workRoot'>,
   groupId: string,
 ): Promise<GroupFingerprint> {
   return JSON.parse(
-    new TextDecoder().decode(await store.get(fingerprintKey(runId, groupId))),
+    new TextDecoder().decode(await store.get(fingerprintKey(run.workRoot, run.runId, groupId))),
   ) as GroupFingerprint;
 }
 

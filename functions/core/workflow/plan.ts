@@ -114,13 +114,15 @@ export async function planRun(
     );
   }
   const retirement = run.dryRun ? { retireMode: run.retireMode } : await retirementOf(deps.store, run);
-  const plan = (await readPlan(deps.store, run.runId)) ?? (await makePlan(deps, run));
+  const plan = (await readPlan(deps.store, run)) ?? (await makePlan(deps, run));
   const items: GroupItem[] = plan.groups.map((g) => ({
     groupId: g.groupId,
     expectedOutputFiles: g.expectedOutputFiles,
   }));
   if (!run.dryRun) {
-    await deps.store.put(itemsKey(run.runId), JSON.stringify(items), { contentType: 'application/json' });
+    await deps.store.put(itemsKey(run.workRoot, run.runId), JSON.stringify(items), {
+      contentType: 'application/json',
+    });
     const now = deps.clock.now();
     for (const group of plan.groups) {
       try {
@@ -134,8 +136,8 @@ export async function planRun(
           outputs: [],
           retireMode: retirement.retireMode,
           ...(retirement.note === undefined ? {} : { note: retirement.note }),
-          stagingPrefix: stagingPrefix(run.runId, group.groupId),
-          trashPrefix: trashPrefix(run.runId),
+          stagingPrefix: stagingPrefix(run.workRoot, run.runId, group.groupId),
+          trashPrefix: trashPrefix(run.workRoot, run.runId),
           createdAt: now,
           updatedAt: now,
         });
@@ -147,8 +149,8 @@ export async function planRun(
   }
   const summary = plan.summary;
   return {
-    planKey: planKey(run.runId),
-    itemsKey: itemsKey(run.runId),
+    planKey: planKey(run.workRoot, run.runId),
+    itemsKey: itemsKey(run.workRoot, run.runId),
     bucket: run.bucket,
     groupCount: plan.groups.length,
     groups: plan.groups.length <= options.inlineGroupLimit ? items : [],
@@ -193,10 +195,14 @@ async function retirementOf(
 }
 
 /** The run's stored plan, or undefined before the plan step wrote it. */
-export async function readPlan(store: ObjectStore, runId: string): Promise<PartitionPlan | undefined> {
-  if (!(await store.head(planKey(runId)))) return undefined;
+export async function readPlan(
+  store: ObjectStore,
+  run: Pick<RunContext, 'runId' | 'workRoot'>,
+): Promise<PartitionPlan | undefined> {
+  const key = planKey(run.workRoot, run.runId);
+  if (!(await store.head(key))) return undefined;
   try {
-    return partitionPlanSchema.parse(JSON.parse(new TextDecoder().decode(await store.get(planKey(runId)))));
+    return partitionPlanSchema.parse(JSON.parse(new TextDecoder().decode(await store.get(key))));
   } catch (err) {
     if (err instanceof ObjectNotFoundError) return undefined;
     throw err;
@@ -240,7 +246,7 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
       maxGroupBytes: Math.max(2 * run.targetFileSizeBytes, run.maxGroupBytes),
     },
   );
-  await deps.store.put(planKey(run.runId), JSON.stringify(plan, null, 2), {
+  await deps.store.put(planKey(run.workRoot, run.runId), JSON.stringify(plan, null, 2), {
     contentType: 'application/json',
   });
   return plan;

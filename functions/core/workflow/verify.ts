@@ -46,7 +46,7 @@ export async function verifyGroup(
     }
     return { groupId, state: entry.state, rows, outputs: entry.outputs.length };
   }
-  const expected = fingerprint ?? (await readFingerprint(deps.store, run.runId, groupId));
+  const expected = fingerprint ?? (await readFingerprint(deps.store, run, groupId));
   // The staged objects must be exactly what the rewrite journaled (the commit copies them If-Match that ETag).
   const changed: string[] = [];
   for (const output of entry.outputs) {

@@ -7,13 +7,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../../functions/adapters/local-object-store.js';
 import { MemoryObjectStore } from '../../../functions/adapters/memory-object-store.js';
 import { MemoryQuarantine } from '../../../functions/adapters/memory-quarantine.js';
-import {
-  QUARANTINE_PREFIX,
-  quarantineRecordKey,
-  StoreQuarantine,
-} from '../../../functions/adapters/store-quarantine.js';
+import { quarantineRecordKey, StoreQuarantine } from '../../../functions/adapters/store-quarantine.js';
+import { DEFAULT_WORK_ROOT, quarantinePrefix } from '../../../functions/core/workflow/layout.js';
 import { quarantineContract, quarantined } from '../../support/quarantine-contract.js';
 
+const QUARANTINE_PREFIX = quarantinePrefix(DEFAULT_WORK_ROOT);
 const folders: string[] = [];
 
 afterAll(async () => {
@@ -68,7 +66,7 @@ describe('StoreQuarantine', () => {
     const cleared = await q.clear({ table: 'events', partition: 'date=1' }, key);
 
     // Assess
-    expect(quarantineRecordKey(record, key)).toMatch(/\/%sha256-[0-9a-f]{64}\.json$/);
+    expect(quarantineRecordKey(DEFAULT_WORK_ROOT, record, key)).toMatch(/\/%sha256-[0-9a-f]{64}\.json$/);
     expect(listed).toEqual([record]);
     expect(cleared).toEqual([record]);
     expect(await q.list({ table: 'events', partition: 'date=1' })).toEqual([]);

@@ -7,7 +7,7 @@ import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-
 import { parseTieringRequest, tier } from '../../../../functions/core/maintenance/tiering.js';
 import { parseVacuumRequest, vacuum } from '../../../../functions/core/maintenance/vacuum.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
-import { trashPrefix } from '../../../../functions/core/workflow/layout.js';
+import { DEFAULT_WORK_ROOT, trashPrefix } from '../../../../functions/core/workflow/layout.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
 
 const HOUR = 3_600_000;
@@ -23,7 +23,13 @@ function world(tables: unknown) {
   return {
     clock,
     store,
-    vacuumDeps: { tables: configs, storeFor: () => store, journalFor: () => journal, clock },
+    vacuumDeps: {
+      tables: configs,
+      workRoot: DEFAULT_WORK_ROOT,
+      storeFor: () => store,
+      journalFor: () => journal,
+      clock,
+    },
     tieringDeps: { tables: configs, storeFor: () => store, clock },
   };
 }
@@ -48,7 +54,10 @@ describe('scheduled vacuum and Delta Lake or Iceberg tables', () => {
     await w.store.put('sales/part-0.parquet', 'PAR1');
     await w.store.put('sales/_temporary/0/part-0.parquet', 'old scratch');
     await w.store.put('events/_temporary/0/part-0.parquet', 'old scratch');
-    await w.store.put(`${trashPrefix('cli-x')}events/date=2025-01-01/part-0.parquet`, 'old trash');
+    await w.store.put(
+      `${trashPrefix(DEFAULT_WORK_ROOT, 'cli-x')}events/date=2025-01-01/part-0.parquet`,
+      'old trash',
+    );
     w.clock.advance(400 * HOUR);
     const sales = await contents(w.store, 'sales/');
 

@@ -16,7 +16,13 @@ function setup() {
   const store = new MemoryObjectStore({ now: () => new Date(clock.now()) });
   const tables = parseTableConfigs([{ name: 'events', bucket: 'lake', prefix: 'events/' }]);
   const handler = createVacuumHandler(
-    { tables, storeFor: () => store, journalFor: () => new MemoryJournal(), clock },
+    {
+      tables,
+      workRoot: '_lake-compactor/',
+      storeFor: () => store,
+      journalFor: () => new MemoryJournal(),
+      clock,
+    },
     createObservability('test'),
   );
   return { clock, store, handler };

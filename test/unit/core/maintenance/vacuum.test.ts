@@ -13,10 +13,12 @@ import {
   parseVacuumRequest,
   planVacuum,
   type VacuumDeps,
+  type VacuumPlan,
   vacuum,
 } from '../../../../functions/core/maintenance/vacuum.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import {
+  DEFAULT_WORK_ROOT,
   planKey,
   stagingPrefix,
   storeJournalEntryKey,
@@ -26,6 +28,7 @@ import { ManualClock } from '../../../../functions/ports/clock.js';
 import type { GroupJournalEntry } from '../../../../functions/ports/journal.js';
 
 const HOUR = 3_600_000;
+const W = DEFAULT_WORK_ROOT;
 const T0 = Date.UTC(2026, 0, 1);
 const TABLES = parseTableConfigs([
   { name: 'events', bucket: 'lake', prefix: 'events/', partitionColumns: ['date'] },
@@ -46,7 +49,7 @@ function world(versioned = false): World {
     clock,
     store,
     journal,
-    deps: { tables: TABLES, storeFor: () => store, journalFor: () => journal, clock },
+    deps: { tables: TABLES, workRoot: W, storeFor: () => store, journalFor: () => journal, clock },
   };
 }
 
@@ -62,8 +65,8 @@ function entry(
     inputs: [],
     outputs: [],
     retireMode: 'trash',
-    stagingPrefix: stagingPrefix(runId, 'g1'),
-    trashPrefix: trashPrefix(runId),
+    stagingPrefix: stagingPrefix(W, runId, 'g1'),
+    trashPrefix: trashPrefix(W, runId),
     createdAt: T0,
     updatedAt: T0,
     ...patch,
@@ -72,7 +75,7 @@ function entry(
 
 /** A versioned-bucket run that retired `key` (its version `versionId`) at `retiredAt`. */
 async function retiredRun(w: World, runId: string, key: string, versionId: string, retiredAt: number) {
-  await w.store.put(planKey(runId), '{}');
+  await w.store.put(planKey(W, runId), '{}');
   await w.journal.create(
     entry(runId, {
       state: 'done',
@@ -139,7 +142,7 @@ describe('vacuum', () => {
     // Prepare
     const w = world();
     await w.store.put('events/_temporary/0/part-1.parquet', 'scratch!');
-    await w.store.put(`${stagingPrefix('r1', 'g1')}part-out.parquet`, 'staged');
+    await w.store.put(`${stagingPrefix(W, 'r1', 'g1')}part-out.parquet`, 'staged');
     await w.journal.create(entry('r1', { state: 'aborted' }));
     w.clock.advance(200 * HOUR);
     const before = w.store.keys();
@@ -149,7 +152,7 @@ describe('vacuum', () => {
     expect(w.store.keys()).toEqual(before);
     expect(report.dryRun).toBe(true);
     expect(report.candidates.map((c) => [c.kind, c.key, c.size])).toEqual([
-      ['staging', `${stagingPrefix('r1', 'g1')}part-out.parquet`, 6],
+      ['staging', `${stagingPrefix(W, 'r1', 'g1')}part-out.parquet`, 6],
       ['debris', 'events/_temporary/0/part-1.parquet', 8],
     ]);
     expect(report.candidates.every((c) => c.reason.length > 0)).toBe(true);
@@ -202,8 +205,8 @@ describe('vacuum', () => {
     // Prepare
     const w = world();
     const input = 'events/date=2026-01-01/a.parquet';
-    await w.store.put(`${trashPrefix('r-due')}${input}`, 'copy one');
-    await w.store.put(`${trashPrefix('r-young')}${input}`, 'copy two');
+    await w.store.put(`${trashPrefix(W, 'r-due')}${input}`, 'copy one');
+    await w.store.put(`${trashPrefix(W, 'r-young')}${input}`, 'copy two');
     await w.journal.create(
       entry('r-due', { state: 'done', inputs: [{ key: input, etag: 'x', size: 8 }], retiredAt: T0 }),
     );
@@ -218,7 +221,7 @@ describe('vacuum', () => {
     // Act
     const report = await vacuum(w.deps, parseVacuumRequest({ dryRun: false }));
     // Assess
-    expect(w.store.keys()).toEqual([`${trashPrefix('r-young')}${input}`]);
+    expect(w.store.keys()).toEqual([`${trashPrefix(W, 'r-young')}${input}`]);
     expect(report.removed.trash).toEqual({ count: 1, bytes: 8 });
   });
 
@@ -234,18 +237,18 @@ describe('vacuum', () => {
       await w.journal.create(e);
       await w.store.put(`${e.stagingPrefix}part-0.parquet`, 'staged output');
     }
-    await w.store.put(`${stagingPrefix('r-orphan', 'g1')}part-0.parquet`, 'no journal entry');
+    await w.store.put(`${stagingPrefix(W, 'r-orphan', 'g1')}part-0.parquet`, 'no journal entry');
     w.clock.advance(25 * HOUR);
     await w.journal.create(
       entry('r-young', { state: 'staged', createdAt: w.clock.now(), updatedAt: w.clock.now() }),
     );
-    await w.store.put(`${stagingPrefix('r-young', 'g1')}part-0.parquet`, 'just written');
+    await w.store.put(`${stagingPrefix(W, 'r-young', 'g1')}part-0.parquet`, 'just written');
     // Act
     const report = await vacuum(w.deps, parseVacuumRequest({ dryRun: false }));
     // Assess
     expect(w.store.keys()).toEqual([
-      `${stagingPrefix('r-publishing', 'g1')}part-0.parquet`,
-      `${stagingPrefix('r-young', 'g1')}part-0.parquet`,
+      `${stagingPrefix(W, 'r-publishing', 'g1')}part-0.parquet`,
+      `${stagingPrefix(W, 'r-young', 'g1')}part-0.parquet`,
     ]);
     expect(report.removed.staging.count).toBe(3);
   });
@@ -341,8 +344,8 @@ describe('vacuum of lake-compactor compact runs (journal in the store)', () => {
     // Prepare: one run settled (done), one that died publishing, one of an older version with no journal
     const w = cliWorld();
     for (const runId of [SETTLED, OPEN, LEGACY]) {
-      await w.store.put(`${trashPrefix(runId)}${input(runId).key}`, 'copy');
-      await w.store.put(`${stagingPrefix(runId, 'g1')}part.parquet`, 'staged');
+      await w.store.put(`${trashPrefix(W, runId)}${input(runId).key}`, 'copy');
+      await w.store.put(`${stagingPrefix(W, runId, 'g1')}part.parquet`, 'staged');
     }
     const done = await w.cli.create(entry(SETTLED, { state: 'planned', inputs: [input(SETTLED)] }));
     await w.cli.transition(done, 'done', { retiredAt: T0 }, T0);
@@ -356,17 +359,17 @@ describe('vacuum of lake-compactor compact runs (journal in the store)', () => {
     const candidates = plan.candidates.map((c) => `${c.kind} ${c.key}`).sort();
     expect(candidates).toEqual(
       [
-        `journal ${storeJournalEntryKey(SETTLED, 'g1')}`,
-        `staging ${stagingPrefix(LEGACY, 'g1')}part.parquet`,
-        `staging ${stagingPrefix(SETTLED, 'g1')}part.parquet`,
-        `trash ${trashPrefix(LEGACY)}${input(LEGACY).key}`,
-        `trash ${trashPrefix(SETTLED)}${input(SETTLED).key}`,
+        `journal ${storeJournalEntryKey(W, SETTLED, 'g1')}`,
+        `staging ${stagingPrefix(W, LEGACY, 'g1')}part.parquet`,
+        `staging ${stagingPrefix(W, SETTLED, 'g1')}part.parquet`,
+        `trash ${trashPrefix(W, LEGACY)}${input(LEGACY).key}`,
+        `trash ${trashPrefix(W, SETTLED)}${input(SETTLED).key}`,
       ].sort(),
     );
     const keptReason = (key: string) => plan.kept.find((k) => k.key === key)?.reason;
-    expect(keptReason(`${trashPrefix(OPEN)}${input(OPEN).key}`)).toMatch(/mid-commit \(publishing\)/);
-    expect(keptReason(`${stagingPrefix(OPEN, 'g1')}part.parquet`)).toMatch(/resume its commit/);
-    expect(keptReason(storeJournalEntryKey(OPEN, 'g1'))).toMatch(/not settled/);
+    expect(keptReason(`${trashPrefix(W, OPEN)}${input(OPEN).key}`)).toMatch(/mid-commit \(publishing\)/);
+    expect(keptReason(`${stagingPrefix(W, OPEN, 'g1')}part.parquet`)).toMatch(/resume its commit/);
+    expect(keptReason(storeJournalEntryKey(W, OPEN, 'g1'))).toMatch(/not settled/);
   });
 
   it('keeps a settled group’s journal entry inside the retention', async () => {
@@ -381,9 +384,96 @@ describe('vacuum of lake-compactor compact runs (journal in the store)', () => {
 
     // Assess
     expect(plan.candidates).toEqual([]);
-    expect(plan.kept.find((k) => k.key === storeJournalEntryKey(SETTLED, 'g1'))?.reason).toMatch(
+    expect(plan.kept.find((k) => k.key === storeJournalEntryKey(W, SETTLED, 'g1'))?.reason).toMatch(
       /inside the retention/,
     );
+  });
+});
+
+describe('two deployments on one bucket, each with its own work root', () => {
+  const B = '_lake-compactor-b/';
+  /** Deployment A (default work root, table `events`) and B (`_lake-compactor-b/`, table `clicks`) share `lake`. */
+  function twoDeployments(tables: { a: string; b: string } = { a: 'events/', b: 'clicks/' }) {
+    const clock = new ManualClock(T0);
+    const store = new MemoryObjectStore({ now: () => new Date(clock.now()) });
+    const deployment = (workRoot: string, name: string, prefix: string) => {
+      const journal = new MemoryJournal();
+      const deps: VacuumDeps = {
+        tables: parseTableConfigs([{ name, bucket: 'lake', prefix }]),
+        workRoot,
+        storeFor: () => store,
+        journalFor: () => journal,
+        clock,
+      };
+      return { workRoot, journal, deps };
+    };
+    return { clock, store, a: deployment(W, 'events', tables.a), b: deployment(B, 'clicks', tables.b) };
+  }
+  /** Staging and trash of a run its deployment's journal does not know, and of one it knows is publishing. */
+  async function leftovers(
+    world: ReturnType<typeof twoDeployments>,
+    d: ReturnType<typeof twoDeployments>['a'],
+    table: string,
+  ): Promise<{ orphans: string[]; inFlight: string[] }> {
+    const orphans = [
+      `${d.workRoot}staging/${table}-orphan/g1/part.parquet`,
+      `${d.workRoot}trash/${table}-orphan/${table}/date=2026-01-01/part-0.parquet`,
+    ];
+    const inFlight = [
+      `${d.workRoot}staging/${table}-publishing/g1/part.parquet`,
+      `${d.workRoot}trash/${table}-publishing/${table}/date=2026-01-01/part-1.parquet`,
+    ];
+    for (const key of [...orphans, ...inFlight]) await world.store.put(key, 'bytes');
+    await d.journal.create({
+      ...entry(`${table}-publishing`, { state: 'publishing' }),
+      table,
+      inputs: [{ key: `${table}/date=2026-01-01/part-1.parquet`, etag: 'e', size: 5 }],
+      stagingPrefix: `${d.workRoot}staging/${table}-publishing/g1/`,
+      trashPrefix: `${d.workRoot}trash/${table}-publishing/`,
+    });
+    return { orphans, inFlight };
+  }
+
+  it('each vacuum lists and judges only its own work root: the other deployment’s staging and trash are never candidates', async () => {
+    // Prepare: both deployments left orphans (no journal entry of their own) and have a run mid-publish
+    const world = twoDeployments();
+    const a = await leftovers(world, world.a, 'events');
+    const b = await leftovers(world, world.b, 'clicks');
+    world.clock.advance(200 * HOUR); // past the retention and the abandonment age
+
+    // Act
+    const planA = await planVacuum(world.a.deps, parseVacuumRequest({}));
+    const planB = await planVacuum(world.b.deps, parseVacuumRequest({}));
+    await vacuum(world.a.deps, parseVacuumRequest({ dryRun: false }));
+    const afterA = world.store.keys();
+    await vacuum(world.b.deps, parseVacuumRequest({ dryRun: false }));
+
+    // Assess: A judged only `_lake-compactor/`, B only `_lake-compactor-b/`; each removed its own orphans
+    const judged = (plan: VacuumPlan) => [...plan.candidates, ...plan.kept].map((c) => c.key);
+    expect(judged(planA).sort()).toEqual([...a.orphans, ...a.inFlight].sort());
+    expect(judged(planB).sort()).toEqual([...b.orphans, ...b.inFlight].sort());
+    expect(afterA.sort()).toEqual([...a.inFlight, ...b.orphans, ...b.inFlight].sort());
+    expect(world.store.keys().sort()).toEqual([...a.inFlight, ...b.inFlight].sort());
+  });
+
+  it('leaves the other deployment’s work root alone also from a bucket-root table: no debris, no aborted upload', async () => {
+    // Prepare: A compacts a table at the bucket root, so its per-table steps list the whole bucket
+    const world = twoDeployments({ a: '', b: 'clicks/' });
+    const b = await leftovers(world, world.b, 'clicks');
+    await world.store.put(`${B}staging/clicks-scratch/_temporary/0/part.parquet`, 'in B, not writer debris');
+    world.store.startMultipartUpload(`${B}staging/clicks-publishing/g1/part-1.parquet`);
+    await world.store.put('_temporary/0/part-0.parquet', 'writer scratch at the bucket root');
+    world.clock.advance(200 * HOUR);
+
+    // Act
+    const report = await vacuum(world.a.deps, parseVacuumRequest({ dryRun: false }));
+
+    // Assess: only the writers' scratch went; everything of B is there, its upload not aborted
+    expect(report.candidates.map((c) => c.key)).toEqual(['_temporary/0/part-0.parquet']);
+    expect(world.store.keys().sort()).toEqual(
+      [...b.orphans, ...b.inFlight, `${B}staging/clicks-scratch/_temporary/0/part.parquet`].sort(),
+    );
+    expect((await world.store.listMultipartUploads('')).uploads).toHaveLength(1);
   });
 });
 

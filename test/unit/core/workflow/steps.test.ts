@@ -18,6 +18,7 @@ import { planRun, readPlan } from '../../../../functions/core/workflow/plan.js';
 import { verifyGroup } from '../../../../functions/core/workflow/verify.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
 import { writeSampleLake } from '../../../../functions/tools/sample-lake.js';
+import { faultyStore } from '../../../support/fault-store.js';
 
 const tables = parseTableConfigs([
   { name: 'events', bucket: 'lake', prefix: 'events', partitionColumns: ['date'] },
@@ -131,6 +132,46 @@ describe('workflow step services', () => {
     const listed: string[] = [];
     for await (const o of store.listAll(`events/date=${DAY}/`)) listed.push(o.key);
     expect(listed).toEqual([`events/date=${DAY}/part-full-1-0001-00000.zstd.parquet`]);
+  });
+
+  it('keeps a run’s plan, items, staging and trash under the work root of its context, and nothing under the default one', async () => {
+    // Prepare: a run of a deployment with its own work root, over a store that records every write and delete
+    const run: RunContext = { ...runContext('root-1'), workRoot: '_lake-compactor-b/' };
+    const written: string[] = [];
+    const recording = faultyStore(store, {
+      denied: (op, key) => {
+        if (op === 'put' || op === 'putStream' || op === 'copy' || op === 'deleteMany') written.push(key);
+        return false;
+      },
+    });
+    const on = { store: recording, journal, clock };
+    const item = { groupId: 'g0001', expectedOutputFiles: 1 };
+
+    // Act
+    await acquireLease(leases, run, clock.now());
+    const plan = await planRun({ ...on, leases }, run, planOptions);
+    const compacted = await compactGroup(on, run, item);
+    await verifyGroup(on, run, 'g0001', compacted.fingerprint);
+    const committed = await commitStep(on, 'root-1', 'g0001');
+
+    // Assess: everything besides the outputs and the retired inputs is in `_lake-compactor-b/`
+    expect(committed).toMatchObject({ state: 'done', published: 1, retired: 6 });
+    expect(plan).toMatchObject({
+      planKey: '_lake-compactor-b/plans/root-1.json',
+      itemsKey: '_lake-compactor-b/plans/root-1.items.json',
+    });
+    expect(await journal.get('root-1', 'g0001')).toMatchObject({
+      stagingPrefix: '_lake-compactor-b/staging/root-1/g0001/',
+      trashPrefix: '_lake-compactor-b/trash/root-1/',
+    });
+    const work = written.filter((k) => !k.startsWith(`events/date=${DAY}/`));
+    expect(work.length).toBeGreaterThan(0);
+    expect(work.filter((k) => !k.startsWith('_lake-compactor-b/'))).toEqual([]);
+    for (const folder of ['plans/', 'staging/root-1/g0001/', 'trash/root-1/']) {
+      expect(work.some((k) => k.startsWith(`_lake-compactor-b/${folder}`))).toBe(true);
+    }
+    expect(store.keys().filter((k) => k.startsWith('_lake-compactor/'))).toEqual([]);
+    expect(store.keys().filter((k) => k.startsWith('_lake-compactor-b/trash/root-1/'))).toHaveLength(6);
   });
 
   it('hands the run’s DELTA encoding choice to the rewrite, and leaves it off otherwise', async () => {
@@ -274,7 +315,7 @@ describe('workflow step services', () => {
 
       // Assess 2: the five neighbours are compacted, the victim is left where it was
       expect(plan).toMatchObject({ groupCount: 1, plannedFiles: 5, skippedFiles: 1 });
-      expect((await readPlan(store, 'q-2'))?.skipped).toEqual([
+      expect((await readPlan(store, second))?.skipped).toEqual([
         {
           key: victim,
           reason: expect.stringMatching(/^quarantined since 1970-01-01T00:00:05\.000Z by run q-1: /),

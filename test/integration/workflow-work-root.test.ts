@@ -1,0 +1,67 @@
+// The synthesized state machine of a deployment with its own work root, on the local cloud: plans, the
+// Distributed Map's items file, staging and trash are all written under that root, nothing under the default.
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  keysUnder,
+  listPartition,
+  rowMultiset,
+  run,
+  startWorkflowHarness,
+  type WorkflowHarness,
+  writePartition,
+} from '../support/workflow-harness.js';
+
+const ROOT = '_lake-compactor-b/';
+
+describe('compaction workflow with a configured work root, on the local cloud', () => {
+  let h: WorkflowHarness | undefined;
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('writes plans, items, staging and trash only under the configured work root', async () => {
+    // Prepare: inline limit 1, so the run's groups go through the Distributed Map (which reads the items file)
+    h = await startWorkflowHarness({ inlineGroupLimit: 1, workRoot: ROOT });
+    const harness = h;
+    const day = '2024-02-01';
+    const written = await writePartition(harness.store, day, 20, 31);
+    const before = await rowMultiset(harness.store, written.keys, harness.scratch);
+    const staged: string[] = [];
+    harness.hooks.set('Verify group (distributed)', async (input) => {
+      const { run: context, groupId } = input as { run: { runId: string }; groupId: string };
+      staged.push(...(await keysUnder(harness.store, `${ROOT}staging/${context.runId}/${groupId}/`)));
+    });
+
+    // Act
+    const execution = await run(
+      harness,
+      {
+        table: 'events',
+        partition: `date=${day}`,
+        quietMinutes: 0,
+        targetFileSizeMB: 0.01,
+        maxGroupMB: 0.02,
+      },
+      'work-root-1',
+    );
+
+    // Assess
+    expect(execution.status, `${execution.error}: ${execution.cause}`).toBe('SUCCEEDED');
+    const output = execution.output as { groups: number; groupsDone: number };
+    expect(output.groups).toBeGreaterThan(1);
+    expect(output.groupsDone).toBe(output.groups);
+    expect(await keysUnder(harness.store, '_lake-compactor/')).toEqual([]);
+    expect(await keysUnder(harness.store, `${ROOT}plans/`)).toEqual([
+      `${ROOT}plans/work-root-1.items.json`,
+      `${ROOT}plans/work-root-1.json`,
+    ]);
+    expect(staged.length).toBeGreaterThanOrEqual(output.groups);
+    expect(await keysUnder(harness.store, `${ROOT}staging/`)).toEqual([]);
+    expect((await keysUnder(harness.store, `${ROOT}trash/work-root-1/`)).sort()).toEqual(
+      written.keys.map((k) => `${ROOT}trash/work-root-1/${k}`).sort(),
+    );
+    const after = (await listPartition(harness.store, day)).map((o) => o.key);
+    expect(await rowMultiset(harness.store, after, harness.scratch)).toEqual(before);
+  });
+});
