@@ -16,7 +16,6 @@ import { LeaseHeldError, PartitionNeedsAttentionError, TransientStoreError } fro
 import type { Policy } from '../core/policy.js';
 import {
   type Attention,
-  gsiSortKey,
   type Lease,
   type ObjectEvent,
   type PartitionRef,
@@ -33,6 +32,7 @@ import type {
   PartitionLeases,
   RunHistory,
 } from '../core/workflow/ports.js';
+import { gsiSortKey, statsKeys } from './dynamodb-keys.js';
 import {
   countInItems,
   failedAt,
@@ -41,12 +41,8 @@ import {
   SLOT_INDEX,
   slotCheckItem,
 } from './dynamodb-run-counts.js';
-import {
-  DynamoStatsStore,
-  plainFromAttributes,
-  snapshotFromItem,
-  statsKeys,
-} from './dynamodb-stats-store.js';
+import { plainFromAttributes, snapshotFromItem } from './dynamodb-stats-items.js';
+import { DynamoStatsStore } from './dynamodb-stats-store.js';
 
 /** Attempts of a contended lease transaction before the step fails (and Step Functions retries it). */
 const MAX_ATTEMPTS = 8;

@@ -618,48 +618,22 @@ export function executionName(ref: PartitionRef, generation: number): string {
   return `${table}${suffix}`;
 }
 
-/** Width of epoch-ms numbers in sort keys (13 digits covers years 2001–2286). */
-const MS_WIDTH = 13;
-
-function pad(ms: number): string {
-  return String(Math.max(0, Math.floor(ms))).padStart(MS_WIDTH, '0');
-}
-
 /**
- * The partition's gsi1 sort key (gsi1pk = `TABLE#<table>`), so the sweep and `status --due` find work by
- * range query instead of a scan:
- * - `DUE#<dueAt ms>#<partition>`: idle, and the last decision said compact (or will once a wait passes) —
- *   the sweep queries `DUE#` … `DUE#<now>`;
- * - `LEASE#<acquiredAt ms>#<partition>`: scheduled or compacting — the sweep checks these executions;
- * - `ATTENTION#<since ms>#<partition>`: needs-attention — the sweep counts these for the alarm;
- * - `IDLE#<partition>`: idle and nothing but new events can change the verdict.
- */
-export function gsiSortKey(
-  snapshot: Pick<PartitionSnapshot, 'partition' | 'state' | 'lease' | 'attention'>,
-  dueAt: number | undefined,
-): string {
-  if (snapshot.state === 'needs-attention')
-    return `${ATTENTION_PREFIX}${pad(snapshot.attention?.since ?? 0)}#${snapshot.partition}`;
-  if (snapshot.state !== 'idle') return `LEASE#${pad(snapshot.lease?.acquiredAt ?? 0)}#${snapshot.partition}`;
-  if (dueAt !== undefined)
-    return `DUE#${pad(Math.ceil(dueAt / DUE_GRANULARITY_MS) * DUE_GRANULARITY_MS)}#${snapshot.partition}`;
-  return `IDLE#${snapshot.partition}`;
-}
-
-/**
- * Due times in index keys are rounded up to this. A hot partition's due time moves with every batch; rounded,
- * its index key (all partitions of a table share one index partition key) changes at most every 5 minutes,
- * and the sweep, which runs every 15 minutes and re-decides on the item itself, is late by at most that.
+ * Due times are rounded up to this. A hot partition's due time moves with every batch; rounded, what the
+ * store indexes it by changes at most every 5 minutes (all partitions of a table share one index partition
+ * in DynamoDB), and the sweep, which runs every 15 minutes and re-decides on the partition itself, is late
+ * by at most that.
  */
 export const DUE_GRANULARITY_MS = 5 * 60_000;
 
-/** The range of gsi1 sort keys of partitions due at or before `now`. */
-export function dueRange(now: number): { readonly from: string; readonly to: string } {
-  return { from: 'DUE#', to: `DUE#${pad(now)}#\uffff` };
+/**
+ * The slot a due time falls in: rounded up to {@link DUE_GRANULARITY_MS} (never before epoch 0), or
+ * undefined when the partition is not due at all. Two due times in the same slot are the same to the sweep.
+ */
+export function dueSlot(dueAt: number | undefined): number | undefined {
+  if (dueAt === undefined) return undefined;
+  return Math.max(0, Math.ceil(dueAt / DUE_GRANULARITY_MS) * DUE_GRANULARITY_MS);
 }
-
-export const LEASE_PREFIX = 'LEASE#';
-export const ATTENTION_PREFIX = 'ATTENTION#';
 
 /**
  * When the sweep should come back to a partition after `decision`: now-ish when it says compact (the
@@ -699,7 +673,7 @@ export function shouldStoreDecision(
 
 /**
  * Whether recording `summary` would change nothing that matters: the stored decision has the same action,
- * the index key (rounded due time) stays the same, and it is younger than the heartbeat. Skipping saves a
+ * the due slot (see {@link dueSlot}) stays the same, and it is younger than the heartbeat. Skipping saves a
  * write per partition and batch on a busy partition; its stored reasons then lag by at most the heartbeat.
  */
 export function isUnchanged(
@@ -710,8 +684,7 @@ export function isUnchanged(
   const previous = snapshot.lastDecision;
   if (previous === undefined || previous.action !== summary.action) return false;
   if (summary.at - previous.at >= DECISION_HEARTBEAT_MS) return false;
-  const idle = { partition: snapshot.partition, state: 'idle' as const };
-  return gsiSortKey(idle, snapshot.dueAt) === gsiSortKey(idle, dueAt);
+  return dueSlot(snapshot.dueAt) === dueSlot(dueAt);
 }
 
 /** The state machine input for a schedule: deterministic, so a retried start carries the same input. */

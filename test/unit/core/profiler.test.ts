@@ -1,14 +1,12 @@
 // Unit tests of the profiler core: event parsing and ordering, table resolution, exact delta planning,
-// execution names, index keys and the decision-item rate, all without I/O.
+// execution names and the decision-item rate, all without I/O.
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../../functions/core/errors.js';
 import { DEFAULT_POLICY } from '../../../functions/core/policy.js';
 import {
   decisionSignature,
-  dueRange,
   executionName,
   type FileRecord,
-  gsiSortKey,
   isUnchanged,
   latestPerFile,
   normalizeSequencer,
@@ -273,7 +271,7 @@ describe('planAccounting', () => {
   });
 });
 
-describe('execution names and index keys', () => {
+describe('execution names', () => {
   it('builds deterministic names of at most 80 allowed characters that change with the generation', () => {
     // Prepare
     const ref = { table: `very.long-table_${'x'.repeat(90)}`, partition: 'date=2026-11-29/région=eu west' };
@@ -291,32 +289,6 @@ describe('execution names and index keys', () => {
     expect(executionName({ table: 'events', partition: 'a' }, 1)).not.toBe(
       executionName({ table: 'events', partition: 'b' }, 1),
     );
-  });
-
-  it('sorts due partitions by due time inside the due range and keeps idle and leased ones out of it', () => {
-    // Prepare
-    const range = dueRange(NOW);
-
-    // Act
-    const keys = {
-      dueEarly: gsiSortKey({ partition: 'p', state: 'idle' }, NOW - 1),
-      dueNow: gsiSortKey({ partition: 'p', state: 'idle' }, NOW),
-      later: gsiSortKey({ partition: 'p', state: 'idle' }, NOW + 1),
-      idle: gsiSortKey({ partition: 'p', state: 'idle' }, undefined),
-      leased: gsiSortKey(
-        { partition: 'p', state: 'scheduled', lease: { runId: 'r', executionName: 'r', acquiredAt: 1 } },
-        NOW - 1,
-      ),
-    };
-
-    // Assess
-    const inRange = (k: string) => k >= range.from && k <= range.to;
-    expect(
-      Object.entries(keys)
-        .filter(([, k]) => inRange(k))
-        .map(([name]) => name),
-    ).toEqual(['dueEarly', 'dueNow']);
-    expect(keys.leased.startsWith('LEASE#')).toBe(true);
   });
 });
 
