@@ -1,7 +1,8 @@
 // The state table's key layout for partitions, files, decisions and format markers, and the gsi1 sort keys the
 // sweep and `status` query by range: every such key string is built and parsed here, never in core.
-import type { PartitionRef, PartitionSnapshot } from '../core/profiler.js';
-import { dueSlot } from '../core/profiler.js';
+
+import { dueSlot } from '../core/profiler/decisions.js';
+import type { PartitionRef, PartitionSnapshot } from '../core/profiler/model.js';
 
 /** Partition key prefix of a partition's item collection (state, decisions, fences, quarantine, history). */
 const PARTITION_PREFIX = 'PART#';

@@ -14,16 +14,15 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { LeaseHeldError, PartitionNeedsAttentionError, TransientStoreError } from '../core/errors.js';
 import type { Policy } from '../core/policy.js';
-import {
-  type Attention,
-  type Lease,
-  type ObjectEvent,
-  type PartitionRef,
-  type PartitionSnapshot,
-  type ResolvedEvent,
-  resolveEvent,
-  SEQUENCER_WIDTH,
-} from '../core/profiler.js';
+import { resolveEvent, SEQUENCER_WIDTH } from '../core/profiler/events.js';
+import type {
+  Attention,
+  Lease,
+  ObjectEvent,
+  PartitionRef,
+  PartitionSnapshot,
+  ResolvedEvent,
+} from '../core/profiler/model.js';
 import type { TableConfig } from '../core/table-config.js';
 import type {
   LayoutChange,

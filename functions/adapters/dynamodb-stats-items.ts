@@ -1,7 +1,7 @@
 // Decodes the state table's items into the profiler's records (files, partitions, decisions), tolerating
 // absent attributes (a partition item written before a field existed reads as its default), never throwing.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { DecisionSummary, FileRecord, PartitionSnapshot } from '../core/profiler.js';
+import type { DecisionSummary, FileRecord, PartitionSnapshot } from '../core/profiler/model.js';
 import { SIZE_BUCKETS } from '../core/stats.js';
 import { fileIdFromKey } from './dynamodb-keys.js';
 

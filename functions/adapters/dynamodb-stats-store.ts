@@ -18,21 +18,18 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { TransientStoreError } from '../core/errors.js';
+import { type CounterDelta, planAccounting, sizeBucket } from '../core/profiler/accounting.js';
+import { latestPerFile, SEQUENCER_WIDTH } from '../core/profiler/events.js';
 import {
   type Attention,
-  type CounterDelta,
   type DecisionSummary,
   type FileRecord,
   type Lease,
-  latestPerFile,
   type PartitionRef,
   type PartitionSnapshot,
   partitionId,
-  planAccounting,
   type ResolvedEvent,
-  SEQUENCER_WIDTH,
-  sizeBucket,
-} from '../core/profiler.js';
+} from '../core/profiler/model.js';
 import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 import { SIZE_BUCKETS } from '../core/stats.js';
 import type { ForeignFormatMarker } from '../core/table-format.js';
