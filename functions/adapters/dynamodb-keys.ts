@@ -1,6 +1,5 @@
 // The state table's key layout for partitions, files, decisions and format markers, and the gsi1 sort keys the
 // sweep and `status` query by range: every such key string is built and parsed here, never in core.
-
 import { dueSlot } from '../core/profiler/decisions.js';
 import type { PartitionRef, PartitionSnapshot } from '../core/profiler/model.js';
 

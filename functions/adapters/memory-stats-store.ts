@@ -61,6 +61,11 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/**
+ * The StatsStore for tests of the trigger and the sweep, and for tools without AWS. Held to the DynamoDB
+ * adapter by test/support/stats-store-contract.ts. What it does not mirror, because nothing decides on it:
+ * TTLs (tombstones and decision items live as long as the store), and contention (`retries` is always 0).
+ */
 export class MemoryStatsStore implements StatsStore {
   private readonly partitions = new Map<string, StoredPartition>();
   private readonly files = new Map<string, FileRecord>();

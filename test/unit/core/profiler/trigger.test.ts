@@ -1,6 +1,7 @@
 // The trigger and the sweep over the in-memory StatsStore (the DynamoDB adapter's semantics, without DynamoDB
-// Local): when a partition starts, that it starts once, caps, dry-run, and what the sweep does with leases.
+// Local): when a partition starts, that it starts once, caps, dry-run, the sweep's leases, and reconcile.
 import { describe, expect, it } from 'vitest';
+import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { MemoryStatsStore } from '../../../../functions/adapters/memory-stats-store.js';
 import { DEFAULT_POLICY } from '../../../../functions/core/policy.js';
 import type {
@@ -8,12 +9,13 @@ import type {
   PartitionSnapshot,
   SettleOutcome,
 } from '../../../../functions/core/profiler/model.js';
-import { sweepTable } from '../../../../functions/core/profiler/sweep.js';
+import { reconcileTable, sweepTable } from '../../../../functions/core/profiler/sweep.js';
 import {
   evaluatePartition,
   profileEvents,
   type TriggerDeps,
 } from '../../../../functions/core/profiler/trigger.js';
+import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import type {
   ExecutionInfo,
   StateMachineStarter,
@@ -213,5 +215,38 @@ describe('sweepTable', () => {
     expect(flagged?.state).toBe('needs-attention');
     expect(flagged?.attention?.reason).toMatch(/g0001: AccessDenied on DeleteObject/);
     expect(await stats.listDue(TABLE, NOW + 60 * MINUTE)).toEqual([]);
+  });
+});
+
+describe('reconcileTable', () => {
+  it('overwrites the counters of a quiet partition whose events were lost with what the listing holds', async () => {
+    // Prepare
+    const stats = new MemoryStatsStore();
+    const lake = new MemoryObjectStore();
+    const [config] = parseTableConfigs([
+      { name: TABLE, bucket: 'lake', prefix: TABLE, partitionColumns: ['date'] },
+    ]);
+    const partition = 'date=2026-11-29';
+    await profileEvents(deps(stats), smallFiles(partition, 1, 180), NOW - 170 * MINUTE);
+    for (const i of [0, 1, 2])
+      await lake.put(`${TABLE}/${partition}/part-${i}.parquet`, new Uint8Array(1000));
+
+    // Act
+    const report = await reconcileTable(deps(stats), lake, config as NonNullable<typeof config>, NOW);
+
+    // Assess
+    expect(report.partitions).toEqual([
+      {
+        partition,
+        result: 'corrected',
+        stored: { fileCount: 1, totalBytes: 64 * KIB },
+        listed: { fileCount: 3, totalBytes: 3000 },
+      },
+    ]);
+    expect(await stats.get({ table: TABLE, partition })).toMatchObject({
+      fileCount: 3,
+      totalBytes: 3000,
+      smallCount: 3,
+    });
   });
 });
