@@ -4,7 +4,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
-import { DynamoStatsStore, statsKeys } from './adapters/dynamodb-stats-store.js';
+import { statsKeys } from './adapters/dynamodb-keys.js';
+import { DynamoStatsStore } from './adapters/dynamodb-stats-store.js';
 import { InvalidInputError, UsageError } from './core/errors.js';
 import { formatBytes } from './core/stats.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { DynamoQuarantine } from './adapters/dynamodb-quarantine.js';
 import { DynamoStatsStore } from './adapters/dynamodb-stats-store.js';
 import { InvalidInputError, UsageError } from './core/errors.js';
-import type { PartitionSnapshot } from './core/profiler.js';
+import type { PartitionSnapshot } from './core/profiler/model.js';
 import type { QuarantinedFile } from './core/quarantine.js';
 import { formatBytes, priorityOf } from './core/stats.js';
 import type { Clock } from './ports/clock.js';

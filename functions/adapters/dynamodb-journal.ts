@@ -28,6 +28,7 @@ import {
   type OpenGroup,
 } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
+import { statsKeys } from './dynamodb-keys.js';
 
 /** Item keys: `pk = RUN#<runId>`, `sk = GROUP#<groupId>` (see README, "State table"). */
 export function journalKey(runId: string, groupId: string): { pk: string; sk: string } {
@@ -43,7 +44,7 @@ const FENCE_PREFIX = 'OPEN#';
  */
 export function fenceKey(partition: JournalPartition, group: OpenGroup): { pk: string; sk: string } {
   return {
-    pk: `PART#${partition.table}#${partition.partition}`,
+    pk: statsKeys.partition(partition).pk,
     sk: `${FENCE_PREFIX}${group.runId}#${group.groupId}`,
   };
 }

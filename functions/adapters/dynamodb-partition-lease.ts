@@ -14,17 +14,15 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { LeaseHeldError, PartitionNeedsAttentionError, TransientStoreError } from '../core/errors.js';
 import type { Policy } from '../core/policy.js';
-import {
-  type Attention,
-  gsiSortKey,
-  type Lease,
-  type ObjectEvent,
-  type PartitionRef,
-  type PartitionSnapshot,
-  type ResolvedEvent,
-  resolveEvent,
-  SEQUENCER_WIDTH,
-} from '../core/profiler.js';
+import { resolveEvent, SEQUENCER_WIDTH } from '../core/profiler/events.js';
+import type {
+  Attention,
+  Lease,
+  ObjectEvent,
+  PartitionRef,
+  PartitionSnapshot,
+  ResolvedEvent,
+} from '../core/profiler/model.js';
 import type { TableConfig } from '../core/table-config.js';
 import type {
   LayoutChange,
@@ -33,6 +31,7 @@ import type {
   PartitionLeases,
   RunHistory,
 } from '../core/workflow/ports.js';
+import { gsiSortKey, statsKeys } from './dynamodb-keys.js';
 import {
   countInItems,
   failedAt,
@@ -41,12 +40,8 @@ import {
   SLOT_INDEX,
   slotCheckItem,
 } from './dynamodb-run-counts.js';
-import {
-  DynamoStatsStore,
-  plainFromAttributes,
-  snapshotFromItem,
-  statsKeys,
-} from './dynamodb-stats-store.js';
+import { plainFromAttributes, snapshotFromItem } from './dynamodb-stats-items.js';
+import { DynamoStatsStore } from './dynamodb-stats-store.js';
 
 /** Attempts of a contended lease transaction before the step fails (and Step Functions retries it). */
 const MAX_ATTEMPTS = 8;

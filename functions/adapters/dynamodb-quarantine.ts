@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { type QuarantinedFile, quarantinedFileSchema, sortQuarantine } from '../core/quarantine.js';
 import type { Quarantine, QuarantinePartition } from '../ports/quarantine.js';
-import { statsKeys } from './dynamodb-stats-store.js';
+import { statsKeys } from './dynamodb-keys.js';
 
 /** Sort-key prefix of quarantine items under a partition's `pk` (beside `STATE`, `DECISION#`, `OPEN#`, `RUN#`). */
 const QUARANTINE_SK = 'QUARANTINE#';

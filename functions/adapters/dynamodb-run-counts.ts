@@ -1,7 +1,7 @@
 // Exact counts of running compactions in the state table: a slot item per leased partition and a counter per
 // table and per deployment, changed only inside the transaction that leases or releases the partition.
 import type { CancellationReason } from '@aws-sdk/client-dynamodb';
-import type { PartitionRef } from '../core/profiler.js';
+import type { PartitionRef } from '../core/profiler/model.js';
 import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 
 /**

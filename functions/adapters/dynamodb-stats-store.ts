@@ -2,7 +2,6 @@
 // one TransactWriteItems conditioned on the records the deltas were computed from, so counts stay exact.
 import { randomUUID } from 'node:crypto';
 import {
-  type AttributeValue,
   ConditionalCheckFailedException,
   type DynamoDBClient,
   TransactionCanceledException,
@@ -19,25 +18,18 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { TransientStoreError } from '../core/errors.js';
+import { type CounterDelta, planAccounting, sizeBucket } from '../core/profiler/accounting.js';
+import { latestPerFile, SEQUENCER_WIDTH } from '../core/profiler/events.js';
 import {
-  ATTENTION_PREFIX,
   type Attention,
-  type CounterDelta,
   type DecisionSummary,
-  dueRange,
   type FileRecord,
-  gsiSortKey,
-  LEASE_PREFIX,
   type Lease,
-  latestPerFile,
   type PartitionRef,
   type PartitionSnapshot,
   partitionId,
-  planAccounting,
   type ResolvedEvent,
-  SEQUENCER_WIDTH,
-  sizeBucket,
-} from '../core/profiler.js';
+} from '../core/profiler/model.js';
 import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 import { SIZE_BUCKETS } from '../core/stats.js';
 import type { ForeignFormatMarker } from '../core/table-format.js';
@@ -50,6 +42,16 @@ import type {
   TouchInput,
 } from '../ports/stats-store.js';
 import {
+  ATTENTION_PREFIX,
+  DECISION_PREFIX,
+  dueRange,
+  FORMAT_PREFIX,
+  gsiSortKey,
+  LEASE_PREFIX,
+  refFromPartitionKey,
+  statsKeys,
+} from './dynamodb-keys.js';
+import {
   capReachedOf,
   countInItems,
   countOutItems,
@@ -60,6 +62,15 @@ import {
   SLOT_INDEX,
   slotCheckItem,
 } from './dynamodb-run-counts.js';
+import {
+  decisionFromPlain,
+  type FileItem,
+  fileFromAttributes,
+  fileFromItem,
+  num,
+  plainFromAttributes,
+  snapshotFromItem,
+} from './dynamodb-stats-items.js';
 
 const DAY_SECONDS = 86_400;
 /** Most items one TransactWriteItems may hold. */
@@ -67,22 +78,6 @@ const MAX_TRANSACTION_ITEMS = 100;
 /** File writes per transaction: leaves room for the partition updates of the same transaction. */
 const FILES_PER_TRANSACTION = 96;
 const MAX_ATTEMPTS = 12;
-
-/** Item keys of the single table (see README, "State table"). */
-export const statsKeys = {
-  partition: (ref: PartitionRef) => ({ pk: `PART#${ref.table}#${ref.partition}`, sk: 'STATE' }),
-  file: (fileId: string) => ({ pk: `FILE#${fileId}`, sk: 'FILE' }),
-  decision: (ref: PartitionRef, at: number, id: string) => ({
-    pk: `PART#${ref.table}#${ref.partition}`,
-    sk: `DECISION#${new Date(at).toISOString()}#${id}`,
-  }),
-  tableIndex: (table: string) => `TABLE#${table}`,
-  /**
-   * A Delta or Iceberg table seen in configured table `table` at `root` (relative to its root; '' = all of
-   * it). `pk = TABLE#<table>` holds no other item: `TABLE#` is otherwise only a gsi1pk value.
-   */
-  foreignFormat: (table: string, root: string) => ({ pk: `TABLE#${table}`, sk: `FORMAT#${root}` }),
-};
 
 export interface DynamoStatsStoreOptions {
   readonly client: DynamoDBClient;
@@ -97,23 +92,6 @@ export interface DynamoStatsStoreOptions {
   readonly decisionSeconds?: number;
   /** Waits between retries of conflicting transactions (tests shorten it). @default 10 ms base, doubling */
   readonly backoffBaseMs?: number;
-}
-
-/** The stored shape of a file record. */
-interface FileItem {
-  readonly pk: string;
-  readonly sk: string;
-  readonly present: boolean;
-  readonly size: number;
-  readonly small: boolean;
-  readonly sizeBucket: number;
-  readonly seq: string;
-  readonly table: string;
-  readonly partition: string;
-  readonly etag?: string;
-  readonly versionId?: string;
-  readonly eventTime: number;
-  readonly expiresAt?: number;
 }
 
 export class DynamoStatsStore implements StatsStore {
@@ -612,7 +590,7 @@ export class DynamoStatsStore implements StatsStore {
       new QueryCommand({
         TableName: this.table,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :decision)',
-        ExpressionAttributeValues: { ':pk': statsKeys.partition(ref).pk, ':decision': 'DECISION#' },
+        ExpressionAttributeValues: { ':pk': statsKeys.partition(ref).pk, ':decision': DECISION_PREFIX },
         ScanIndexForward: false,
         Limit: limit,
       }),
@@ -920,7 +898,10 @@ export class DynamoStatsStore implements StatsStore {
         new QueryCommand({
           TableName: this.table,
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :format)',
-          ExpressionAttributeValues: { ':pk': statsKeys.foreignFormat(table, '').pk, ':format': 'FORMAT#' },
+          ExpressionAttributeValues: {
+            ':pk': statsKeys.foreignFormat(table, '').pk,
+            ':format': FORMAT_PREFIX,
+          },
           ConsistentRead: true,
           ExclusiveStartKey: start,
         }),
@@ -955,115 +936,3 @@ const STATIC_SET = [
   'generation = if_not_exists(generation, :zero)',
 ].join(', ');
 const STATIC_NAMES = { '#table': 'table', '#partition': 'partition', '#state': 'state' };
-
-/** `PART#<table>#<partition>` → ref (table names cannot contain `#`). */
-function refFromPartitionKey(pk: string): PartitionRef {
-  const rest = pk.slice('PART#'.length);
-  const hash = rest.indexOf('#');
-  return { table: rest.slice(0, hash), partition: rest.slice(hash + 1) };
-}
-
-function num(value: unknown): number | undefined {
-  return typeof value === 'number' ? value : undefined;
-}
-
-function fileFromItem(item: FileItem): FileRecord {
-  return {
-    fileId: item.pk.slice('FILE#'.length),
-    present: item.present,
-    size: item.size,
-    small: item.small,
-    bucket: item.sizeBucket,
-    sequencer: item.seq,
-    table: item.table,
-    partition: item.partition,
-    ...(item.etag === undefined ? {} : { etag: item.etag }),
-    ...(item.versionId === undefined ? {} : { versionId: item.versionId }),
-    eventTime: item.eventTime,
-  };
-}
-
-function fileFromAttributes(item: Record<string, AttributeValue>): FileRecord {
-  return fileFromItem(plainFromAttributes({ M: item }) as FileItem);
-}
-
-/**
- * Decodes raw attribute values. Needed where the document client does not unmarshall: the items that
- * cancellation reasons and ConditionalCheckFailedException carry.
- */
-export function plainFromAttributes(value: AttributeValue): unknown {
-  if (value.S !== undefined) return value.S;
-  if (value.N !== undefined) return Number(value.N);
-  if (value.BOOL !== undefined) return value.BOOL;
-  if (value.NULL !== undefined) return null;
-  if (value.L !== undefined) return value.L.map(plainFromAttributes);
-  if (value.M !== undefined) {
-    return Object.fromEntries(Object.entries(value.M).map(([k, v]) => [k, plainFromAttributes(v)]));
-  }
-  if (value.SS !== undefined) return new Set(value.SS);
-  if (value.NS !== undefined) return new Set(value.NS.map(Number));
-  return undefined;
-}
-
-function decisionFromPlain(value: unknown): DecisionSummary | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const d = value as Record<string, unknown>;
-  return {
-    at: num(d.at) ?? 0,
-    compact: d.compact === true,
-    reasons: Array.isArray(d.reasons) ? d.reasons.map(String) : [],
-    ...(num(d.eligibleAt) === undefined ? {} : { eligibleAt: num(d.eligibleAt) }),
-    action: typeof d.action === 'string' ? d.action : '',
-  };
-}
-
-/** A stored partition item as a snapshot; absent counters read as 0. */
-export function snapshotFromItem(item: Record<string, unknown>): PartitionSnapshot {
-  const lease = item.lease as Record<string, unknown> | undefined;
-  const state =
-    item.state === 'scheduled' || item.state === 'compacting' || item.state === 'needs-attention'
-      ? item.state
-      : 'idle';
-  const attention = item.attention as Record<string, unknown> | undefined;
-  const lastDecision = decisionFromPlain(item.lastDecision);
-  const optional = {
-    firstWriteAt: num(item.firstWriteAt),
-    lastWriteAt: num(item.lastWriteAt),
-    lastCompactedAt: num(item.lastCompactedAt),
-    partitionDate: num(item.partitionDate),
-    dueAt: num(item.dueAt),
-  };
-  return {
-    table: String(item.table ?? ''),
-    partition: String(item.partition ?? ''),
-    fileCount: num(item.fileCount) ?? 0,
-    totalBytes: num(item.totalBytes) ?? 0,
-    smallCount: num(item.smallCount) ?? 0,
-    smallBytes: num(item.smallBytes) ?? 0,
-    histogram: SIZE_BUCKETS.map((_, i) => num(item[`hist${i}`]) ?? 0),
-    state,
-    generation: num(item.generation) ?? 0,
-    version: num(item.version) ?? 0,
-    ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
-    ...(lease === undefined
-      ? {}
-      : {
-          lease: {
-            runId: String(lease.runId),
-            executionName: String(lease.executionName),
-            ...(typeof lease.executionArn === 'string' ? { executionArn: lease.executionArn } : {}),
-            acquiredAt: num(lease.acquiredAt) ?? 0,
-          },
-        }),
-    ...(lastDecision === undefined ? {} : { lastDecision }),
-    ...(attention === undefined
-      ? {}
-      : {
-          attention: {
-            reason: String(attention.reason ?? ''),
-            runId: String(attention.runId ?? ''),
-            since: num(attention.since) ?? 0,
-          },
-        }),
-  };
-}

@@ -1,7 +1,7 @@
 // An in-memory PartitionLeases with the DynamoDB adapter's rules (idle or scheduled at the request's
 // generation → compacting; the holder's retry succeeds; release only by the holder): tests, the local CLI run.
 import { LeaseHeldError, PartitionNeedsAttentionError } from '../core/errors.js';
-import type { Attention, PartitionRef } from '../core/profiler.js';
+import type { Attention, PartitionRef } from '../core/profiler/model.js';
 import type {
   LayoutChange,
   LeaseGrant,

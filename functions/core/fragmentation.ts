@@ -2,7 +2,7 @@
 // and how many partitions pass the policy's size checks, as per-table gauges the sweep publishes.
 import { DIMENSION, METRIC, type MetricDatum } from './metrics.js';
 import { decide, type Policy } from './policy.js';
-import type { PartitionSnapshot } from './profiler.js';
+import type { PartitionSnapshot } from './profiler/model.js';
 
 export interface TableFragmentation {
   readonly table: string;

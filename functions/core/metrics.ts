@@ -1,7 +1,7 @@
 // The metric catalog: every custom metric's name, unit and dimensions, shared by the handlers that emit
 // them (EMF via Powertools) and the CDK dashboard/alarms that read them, so the two cannot drift apart.
-import type { TriggerAction, TriggerOutcome } from './profiler.js';
-import type { RunOutcome } from './workflow/finalize.js';
+import type { TriggerAction, TriggerOutcome } from './profiler/model.js';
+import type { RunOutcome } from './workflow/run-summary.js';
 
 /** CloudWatch namespace of every lake-compactor metric. */
 export const METRICS_NAMESPACE = 'LakeCompactor';

@@ -13,17 +13,12 @@ import { decisionMetrics, foreignFormatMetrics } from '../core/metrics.js';
 import type { Policy } from '../core/policy.js';
 import {
   type ForeignFormatEvent,
-  type LogFn,
-  type PartitionResult,
   parseEventDocument,
   parseQueueMessage,
-  partitionId,
-  profileEvents,
-  type ResolvedEvent,
   resolveEvent,
-  type TriggerDeps,
-  type TriggerOutcome,
-} from '../core/profiler.js';
+} from '../core/profiler/events.js';
+import { type LogFn, partitionId, type ResolvedEvent, type TriggerOutcome } from '../core/profiler/model.js';
+import { type PartitionResult, profileEvents, type TriggerDeps } from '../core/profiler/trigger.js';
 import { parseRunCaps, type RunCaps } from '../core/run-caps.js';
 import { resolveTablePolicy, type TableConfig } from '../core/table-config.js';
 import { FORMAT_NAMES } from '../core/table-format.js';

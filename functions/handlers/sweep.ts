@@ -18,14 +18,14 @@ import {
   tableFragmentation,
 } from '../core/fragmentation.js';
 import { concurrentRunsMetric, decisionMetrics } from '../core/metrics.js';
+import type { PartitionRef } from '../core/profiler/model.js';
 import {
-  type PartitionRef,
   type ReconcileReport,
   reconcileTable,
   type SweepReport,
   sweepTable,
-  type TriggerDeps,
-} from '../core/profiler.js';
+} from '../core/profiler/sweep.js';
+import type { TriggerDeps } from '../core/profiler/trigger.js';
 import { parseRunCaps } from '../core/run-caps.js';
 import type { TableConfig } from '../core/table-config.js';
 import { journalManifestPrefix } from '../core/workflow/layout.js';

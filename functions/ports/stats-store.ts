@@ -8,7 +8,7 @@ import type {
   PartitionRef,
   PartitionSnapshot,
   ResolvedEvent,
-} from '../core/profiler.js';
+} from '../core/profiler/model.js';
 import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 import type { ForeignFormatMarker } from '../core/table-format.js';
 

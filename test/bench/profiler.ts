@@ -8,13 +8,9 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
 import { decide } from '../../functions/core/policy.js';
-import {
-  latestPerFile,
-  parseQueueMessage,
-  planAccounting,
-  type ResolvedEvent,
-  resolveEvent,
-} from '../../functions/core/profiler.js';
+import { planAccounting } from '../../functions/core/profiler/accounting.js';
+import { latestPerFile, parseQueueMessage, resolveEvent } from '../../functions/core/profiler/events.js';
+import type { ResolvedEvent } from '../../functions/core/profiler/model.js';
 import { parseTableConfigs } from '../../functions/core/table-config.js';
 import { createProfilerHandler, policiesOf } from '../../functions/handlers/profiler.js';
 import { systemClock } from '../../functions/ports/clock.js';

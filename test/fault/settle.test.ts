@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
-import type { PartitionSnapshot } from '../../functions/core/profiler.js';
+import type { PartitionSnapshot } from '../../functions/core/profiler/model.js';
 import { createCommitHandler } from '../../functions/handlers/commit.js';
 import { createFinalizeHandler } from '../../functions/handlers/finalize.js';
 import { createPlanHandler } from '../../functions/handlers/plan.js';

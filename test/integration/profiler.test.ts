@@ -10,15 +10,11 @@ import { MemoryObjectStore } from '../../functions/adapters/memory-object-store.
 import { run } from '../../functions/cli.js';
 import { inventoryTable } from '../../functions/core/inventory.js';
 import { DEFAULT_POLICY } from '../../functions/core/policy.js';
-import {
-  evaluatePartition,
-  executionName,
-  type PartitionSnapshot,
-  reconcileTable,
-  sizeBucket,
-  sweepTable,
-  type TriggerDeps,
-} from '../../functions/core/profiler.js';
+import { sizeBucket } from '../../functions/core/profiler/accounting.js';
+import { executionName } from '../../functions/core/profiler/decisions.js';
+import type { PartitionSnapshot } from '../../functions/core/profiler/model.js';
+import { reconcileTable, sweepTable } from '../../functions/core/profiler/sweep.js';
+import { evaluatePartition, type TriggerDeps } from '../../functions/core/profiler/trigger.js';
 import { isSmallFile, SIZE_BUCKETS } from '../../functions/core/stats.js';
 import { parseTableConfigs, type TableConfig } from '../../functions/core/table-config.js';
 import { createProfilerHandler, type ProfilerDeps, policiesOf } from '../../functions/handlers/profiler.js';

@@ -13,12 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoPartitionLease } from '../../functions/adapters/dynamodb-partition-lease.js';
 import { runCountKeys } from '../../functions/adapters/dynamodb-run-counts.js';
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
-import {
-  executionName,
-  type PartitionRef,
-  sweepTable,
-  type TriggerDeps,
-} from '../../functions/core/profiler.js';
+import { executionName } from '../../functions/core/profiler/decisions.js';
+import type { PartitionRef } from '../../functions/core/profiler/model.js';
+import { sweepTable } from '../../functions/core/profiler/sweep.js';
+import type { TriggerDeps } from '../../functions/core/profiler/trigger.js';
 import type { RunCaps } from '../../functions/core/run-caps.js';
 import { parseTableConfigs, type TableConfig } from '../../functions/core/table-config.js';
 import { createProfilerHandler, policiesOf } from '../../functions/handlers/profiler.js';

@@ -11,7 +11,8 @@ import { DynamoPartitionLease } from '../../functions/adapters/dynamodb-partitio
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
 import { run as cli } from '../../functions/cli.js';
 import { LeaseHeldError } from '../../functions/core/errors.js';
-import { type ObjectEvent, type ResolvedEvent, resolveEvent } from '../../functions/core/profiler.js';
+import { resolveEvent } from '../../functions/core/profiler/events.js';
+import type { ObjectEvent, ResolvedEvent } from '../../functions/core/profiler/model.js';
 import { parseTableConfigs, resolveTablePolicy } from '../../functions/core/table-config.js';
 import { captureIo } from '../support/cli-io.js';
 import { openDuckDb, sqlString } from '../support/duckdb.js';

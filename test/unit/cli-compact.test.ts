@@ -13,7 +13,7 @@ import { TEMP_FILE_HOST } from '../../functions/adapters/local-object-store.js';
 import { run } from '../../functions/cli.js';
 import { CLI_RUN_ID, runCompact } from '../../functions/cli-compact.js';
 import { CompactionFailedError, CorruptInputError } from '../../functions/core/errors.js';
-import { executionName } from '../../functions/core/profiler.js';
+import { executionName } from '../../functions/core/profiler/decisions.js';
 import { rewriteGroup } from '../../functions/core/rewrite/rewrite.js';
 import type { RewriteFn } from '../../functions/core/workflow/compact.js';
 import { localFolderSink } from '../../functions/tools/generate.js';

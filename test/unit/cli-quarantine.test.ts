@@ -9,7 +9,7 @@ import { MemoryQuarantine } from '../../functions/adapters/memory-quarantine.js'
 import { StoreQuarantine } from '../../functions/adapters/store-quarantine.js';
 import { run } from '../../functions/cli.js';
 import { runStatus } from '../../functions/cli-status.js';
-import type { PartitionSnapshot } from '../../functions/core/profiler.js';
+import type { PartitionSnapshot } from '../../functions/core/profiler/model.js';
 import type { StatsStore } from '../../functions/ports/stats-store.js';
 import { captureIo } from '../support/cli-io.js';
 import { quarantined } from '../support/quarantine-contract.js';

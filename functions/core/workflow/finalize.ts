@@ -9,14 +9,16 @@ import type { Quarantine } from '../../ports/quarantine.js';
 import { rollbackGroup } from '../commit.js';
 import type { RunContext } from '../run-input.js';
 import { type CaughtError, causeMessage, failureReason, parseFailure } from './commit.js';
-import type { CostEstimate } from './cost.js';
 import { refOf } from './lease.js';
 import type { PlanStepResult } from './plan.js';
 import type { PartitionLeases, RunHistory } from './ports.js';
 import { rewriteWindowMs } from './run-metrics.js';
+import type { RunOutcome, RunSummary } from './run-summary.js';
 import { settlePartition } from './settle.js';
 
-export type RunOutcome = 'compacted' | 'dry-run' | 'nothing-to-do' | 'gave-up' | 'failed' | 'settled';
+// The run's outcome and summary live in a model module (metrics and run-metrics read them without
+// importing this step, which would close an import cycle); re-exported for this step's callers.
+export type { RunOutcome, RunSummary } from './run-summary.js';
 
 /**
  * Errors whose cause a person must fix before the partition is tried again (a configuration that points
@@ -42,52 +44,6 @@ export interface FinalizeRequest {
   readonly error?: CaughtError;
   /** Why the run gave up waiting for a quiet partition. */
   readonly reason?: string;
-}
-
-/** The run's summary: the execution's output, the completion event's detail, the SNS message. */
-export interface RunSummary {
-  readonly runId: string;
-  readonly table: string;
-  readonly partition: string;
-  readonly outcome: RunOutcome;
-  readonly status: 'SUCCEEDED' | 'FAILED';
-  readonly trigger: string;
-  readonly dryRun: boolean;
-  readonly groups: number;
-  readonly groupsDone: number;
-  /** Groups left alone because an input changed concurrently (clean, not a failure). */
-  readonly groupsAborted: number;
-  readonly failedGroups: number;
-  /** The first failed group's error (name = the Fail state's Error). */
-  readonly firstError?: { readonly error: string; readonly cause: string; readonly groupId?: string };
-  readonly filesBefore: number;
-  readonly bytesBefore: number;
-  /** Listed after the commit: includes files writers added meanwhile. */
-  readonly filesAfter: number;
-  readonly bytesAfter: number;
-  readonly filesRetired: number;
-  readonly filesPublished: number;
-  readonly rows: number;
-  readonly bytesRewritten: number;
-  readonly durationMs: number;
-  /** Longest window in which a listing reader could see a group's inputs and outputs together. */
-  readonly visibilityWindowMs: number;
-  /** Plan to the last group's `done` (see `rewriteWindowMs`); absent when no group finished. */
-  readonly rewriteWindowMs?: number;
-  readonly estimatedCost?: CostEstimate;
-  readonly planKey?: string;
-  readonly reason?: string;
-  /** Groups finalize could not settle (they stay fenced in the journal until a settle run). */
-  readonly unsettled?: readonly string[];
-  /** Groups of earlier runs this run settled (rolled back or forward) because they had died midway. */
-  readonly settledGroups?: number;
-  /** Set when the partition was left needs-attention instead of idle: why. */
-  readonly needsAttention?: string;
-  /**
-   * Files of the partition in quarantine when the run ended (left out of plans until they change or an
-   * operator clears them), including any this run's groups quarantined; absent without a quarantine.
-   */
-  readonly quarantined?: number;
 }
 
 /**

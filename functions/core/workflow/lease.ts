@@ -3,7 +3,7 @@
 import type { StateMachineStarter } from '../../ports/state-machine-starter.js';
 import { LeaseHeldError } from '../errors.js';
 import { executionEnded } from '../executions.js';
-import type { PartitionRef } from '../profiler.js';
+import type { PartitionRef } from '../profiler/model.js';
 import type { RunContext } from '../run-input.js';
 import type { LeaseGrant, PartitionLeases } from './ports.js';
 

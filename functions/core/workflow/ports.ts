@@ -1,6 +1,6 @@
 // The port through which workflow steps hold a partition's lease and record what a run did; the
 // DynamoDB adapter keeps it on the profiler's partition item, tests keep it in memory.
-import type { Attention, PartitionRef } from '../profiler.js';
+import type { Attention, PartitionRef } from '../profiler/model.js';
 
 export type { Attention };
 

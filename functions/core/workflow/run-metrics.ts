@@ -2,7 +2,7 @@
 // and rewrite figures only for runs that rewrote something, so sums and averages mean what they say.
 import type { GroupJournalEntry } from '../../ports/journal.js';
 import { DIMENSION, METRIC, type MetricDatum } from '../metrics.js';
-import type { RunSummary } from './finalize.js';
+import type { RunSummary } from './run-summary.js';
 
 const MIB = 1024 * 1024;
 

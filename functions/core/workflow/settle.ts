@@ -12,7 +12,7 @@ import type { GroupJournalEntry, GroupState, JournalPartition, OpenGroup } from 
 import { isSettled } from '../../ports/journal.js';
 import { type CommitDeps, rollbackGroup } from '../commit.js';
 import { JournalConflictError } from '../errors.js';
-import type { SettleOutcome } from '../profiler.js';
+import type { SettleOutcome } from '../profiler/model.js';
 import { failureReason } from './commit.js';
 
 /** A group this call brought to an end. */

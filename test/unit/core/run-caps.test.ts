@@ -2,13 +2,9 @@
 // does when the store refuses a schedule at a cap (recorded as waiting, still due; the sweep stops trying).
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY } from '../../../functions/core/policy.js';
-import {
-  type DecisionSummary,
-  evaluatePartition,
-  type PartitionSnapshot,
-  sweepTable,
-  type TriggerDeps,
-} from '../../../functions/core/profiler.js';
+import type { DecisionSummary, PartitionSnapshot } from '../../../functions/core/profiler/model.js';
+import { sweepTable } from '../../../functions/core/profiler/sweep.js';
+import { evaluatePartition, type TriggerDeps } from '../../../functions/core/profiler/trigger.js';
 import {
   capAction,
   DEFAULT_RUN_CAPS,

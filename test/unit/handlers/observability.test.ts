@@ -7,7 +7,7 @@ import { MemoryLeases } from '../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../functions/adapters/memory-object-store.js';
 import { MemoryQuarantine } from '../../../functions/adapters/memory-quarantine.js';
 import { DEFAULT_POLICY } from '../../../functions/core/policy.js';
-import type { PartitionSnapshot } from '../../../functions/core/profiler.js';
+import type { PartitionSnapshot } from '../../../functions/core/profiler/model.js';
 import { normalizeRunInput, type RunContext } from '../../../functions/core/run-input.js';
 import { parseTableConfigs } from '../../../functions/core/table-config.js';
 import { commitStep } from '../../../functions/core/workflow/commit.js';

@@ -1,0 +1,158 @@
+// The profiler's vocabulary as plain data: object events, partitions, file records, leases, decisions and
+// trigger outcomes. Types only (and the partition id), so the StatsStore port and every module share them.
+import type { PartitionValue } from '../partition.js';
+import type { Decision, PartitionState } from '../policy.js';
+
+/** One object change, whatever transport (S3 notification or EventBridge) carried it. */
+export interface ObjectEvent {
+  readonly bucket: string;
+  /** Decoded object key. */
+  readonly key: string;
+  /** `created` = the key now holds this object; `removed` = the key holds nothing (or a delete marker). */
+  readonly kind: 'created' | 'removed';
+  /** Bytes (created only). */
+  readonly size?: number;
+  readonly etag?: string;
+  readonly versionId?: string;
+  /**
+   * A removal that permanently deleted one version (`ObjectRemoved:Delete` with a version id) rather than
+   * putting a delete marker: it removes the file only if that version is the one the key holds.
+   */
+  readonly versionDelete?: boolean;
+  /** Normalized sequencer (see `normalizeSequencer`, events.ts); orders events of the same key. */
+  readonly sequencer: string;
+  /** When S3 processed the request, epoch ms. */
+  readonly eventTime: number;
+  /** The transport's event name, for logs (`ObjectCreated:Put`, `Object Deleted`). */
+  readonly eventName: string;
+}
+
+/** A partition's identity: table name + raw partition path ('' when unpartitioned). */
+export interface PartitionRef {
+  readonly table: string;
+  readonly partition: string;
+}
+
+/** The string that identifies a partition in maps and messages (not a store key: adapters build those). */
+export function partitionId(ref: PartitionRef): string {
+  return `${ref.table}#${ref.partition}`;
+}
+
+/** An event placed in its table and partition. */
+export interface ResolvedEvent extends ObjectEvent {
+  readonly ref: PartitionRef;
+  /** `bucket/key`, the file's identity. */
+  readonly fileId: string;
+  /** Size-class of the new state (created only), decided with the table's policy at event time. */
+  readonly small?: boolean;
+  readonly partitionDate?: number;
+  readonly values: readonly PartitionValue[];
+}
+
+/** A file as the stats store remembers it: the state its latest applied event gave it. */
+export interface FileRecord {
+  readonly fileId: string;
+  readonly present: boolean;
+  readonly size: number;
+  readonly small: boolean;
+  /** Index into SIZE_BUCKETS. */
+  readonly bucket: number;
+  readonly sequencer: string;
+  readonly table: string;
+  readonly partition: string;
+  readonly etag?: string;
+  readonly versionId?: string;
+  /** When the event that made this state happened, epoch ms. */
+  readonly eventTime: number;
+}
+
+export interface Lease {
+  /** The run id the workflow journals under; equals the execution name. */
+  readonly runId: string;
+  readonly executionName: string;
+  /** Undefined when no state machine is configured. */
+  readonly executionArn?: string;
+  readonly acquiredAt: number;
+}
+
+export interface DecisionSummary {
+  readonly at: number;
+  readonly compact: boolean;
+  readonly reasons: readonly string[];
+  readonly eligibleAt?: number;
+  /** What was done about it (`started`, `not started: no state machine configured`, `waiting`, ...). */
+  readonly action: string;
+}
+
+/**
+ * Why a partition is `needs-attention` rather than idle: a group of a run could not be settled (a request
+ * kept failing, e.g. AccessDenied), or the run found a cause only a person can fix. No trigger starts a run
+ * on it; an operator fixes the cause, then starts a settle run (`"settle": true`).
+ */
+export interface Attention {
+  readonly reason: string;
+  /** The run that could not settle it. */
+  readonly runId: string;
+  readonly since: number;
+}
+
+/** A partition's stored statistics and trigger state. */
+export interface PartitionSnapshot extends PartitionRef {
+  readonly fileCount: number;
+  readonly totalBytes: number;
+  readonly smallCount: number;
+  readonly smallBytes: number;
+  /** Counts per SIZE_BUCKETS bucket. */
+  readonly histogram: readonly number[];
+  readonly firstWriteAt?: number;
+  readonly lastWriteAt?: number;
+  /**
+   * `idle` → `scheduled` (profiler/sweep) → `compacting` (a run holds the lease) → `idle`; or
+   * `needs-attention` when a run could not settle it (see {@link Attention}).
+   */
+  readonly state: PartitionState['state'];
+  /** Set while `needs-attention`. */
+  readonly attention?: Attention;
+  /** Incremented on every schedule; part of the execution name. */
+  readonly generation: number;
+  readonly lastCompactedAt?: number;
+  readonly lease?: Lease;
+  readonly partitionDate?: number;
+  /** Bumped by every change of counters or write times: decisions are only stored against the newest. */
+  readonly version: number;
+  readonly lastDecision?: DecisionSummary;
+  /** When the sweep should look again (epoch ms); undefined when only new events can change the verdict. */
+  readonly dueAt?: number;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export type LogFn = (level: LogLevel, message: string, data?: Record<string, unknown>) => void;
+
+/** What settling a partition for the sweep did. */
+export interface SettleOutcome {
+  readonly settled: number;
+  /** One line per group that could not be settled (the partition becomes needs-attention). */
+  readonly unsettled: readonly string[];
+  /** At least one group was rolled forward to done (a compaction completed). */
+  readonly completed: boolean;
+}
+
+export type TriggerAction =
+  | 'started'
+  /** The policy says compact, but a concurrency cap was reached: recorded as waiting, still due. */
+  | 'capped'
+  | 'already-started'
+  | 'start-failed'
+  | 'not-started'
+  | 'waiting'
+  | 'blocked'
+  | 'superseded'
+  | 'leased';
+
+export interface TriggerOutcome {
+  readonly ref: PartitionRef;
+  readonly decision: Decision;
+  readonly action: TriggerAction;
+  readonly executionName?: string;
+}

@@ -1,0 +1,201 @@
+// The module graph of functions/ and infra/ has no import cycle (type-only imports included), and the layout
+// rules of DESIGN.md that a regex can check hold: core/ is pure, ports/ and core/ never reach into adapters.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, posix, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * Cycles that other work in progress removes (issue #16), each one exactly: a cycle not listed fails, and so
+ * does a listed one that is gone, so the list only shrinks. Remove an entry when its cycle is broken.
+ */
+const KNOWN_CYCLES: readonly (readonly string[])[] = [
+  // The run input parses the work root that layout.ts owns, and layout.ts reads RunContext's type.
+  ['functions/core/run-input.ts', 'functions/core/table-config.ts', 'functions/core/workflow/layout.ts'],
+  // The construct's props checks and the maintenance schedules import each other (the construct split).
+  ['infra/lake-compactor.ts', 'infra/maintenance.ts', 'infra/props-schema.ts'],
+];
+
+/** Every `.ts` file under `dir`, repository-relative with `/` separators. */
+function sourceFiles(dir: string): string[] {
+  const found: string[] = [];
+  const walk = (absolute: string): void => {
+    for (const entry of readdirSync(absolute, { withFileTypes: true })) {
+      const path = join(absolute, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts')) found.push(relative(REPO_ROOT, path).split('\\').join('/'));
+    }
+  };
+  walk(join(REPO_ROOT, dir));
+  return found.sort();
+}
+
+/**
+ * Source text without its comment lines and blocks, so a comment that names a rule (or an import) does not
+ * trip it. Only comments that start a line: `/*` inside a string (a glob) must not swallow code.
+ */
+function code(file: string): string {
+  return readFileSync(join(REPO_ROOT, file), 'utf8')
+    .replace(/^\s*\/\*[\s\S]*?\*\//gm, '')
+    .replace(/^\s*\/\/.*$/gm, '');
+}
+
+/**
+ * Module specifiers of every static import, re-export and dynamic import of `text` (`import type` too: a
+ * type-only cycle is still two modules that cannot be understood, or moved, one without the other).
+ */
+function specifiers(text: string): string[] {
+  const pattern =
+    /(?:^|[;\s])(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+  return [...text.matchAll(pattern)].map((m) => (m[1] ?? m[2]) as string);
+}
+
+/** The repository file a relative specifier of `from` names (`./x.js` → `x.ts`), or undefined for a package. */
+function resolveLocal(from: string, specifier: string, known: ReadonlySet<string>): string | undefined {
+  if (!specifier.startsWith('.')) return undefined;
+  const target = posix.normalize(posix.join(posix.dirname(from), specifier)).replace(/\.js$/, '.ts');
+  if (known.has(target)) return target;
+  const index = `${target.replace(/\.ts$/, '')}/index.ts`;
+  return known.has(index) ? index : undefined;
+}
+
+/** Local imports of every file under `roots`. */
+function importGraph(roots: readonly string[]): Map<string, string[]> {
+  const files = roots.flatMap(sourceFiles);
+  const known = new Set(files);
+  return new Map(
+    files.map((file) => [
+      file,
+      specifiers(code(file))
+        .map((s) => resolveLocal(file, s, known))
+        .filter((t): t is string => t !== undefined),
+    ]),
+  );
+}
+
+/** Strongly connected components of more than one module (or a module importing itself): the cycles. */
+function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next);
+    next += 1;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+      }
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop() as string;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found.sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1));
+}
+
+/** One edge of each cycle, so a failure says where to cut. */
+function describeCycle(graph: ReadonlyMap<string, readonly string[]>, component: readonly string[]): string {
+  const members = new Set(component);
+  const edges = component.flatMap((from) =>
+    (graph.get(from) ?? []).filter((to) => members.has(to)).map((to) => `${from} → ${to}`),
+  );
+  return edges.join('\n  ');
+}
+
+describe('import cycles', () => {
+  it('the cycle finder finds a cycle through type-only imports and ignores packages and a DAG', () => {
+    // Prepare
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts', 'e.ts']],
+      ['e.ts', []],
+      ['f.ts', ['f.ts']],
+    ]);
+    const text = "import type { X } from './x.js';\nexport { y } from '../y.js';\nimport z from 'zod';\n";
+
+    // Act
+    const found = cycles(graph);
+    const named = specifiers(text);
+
+    // Assess
+    expect(found).toEqual([['a.ts', 'b.ts', 'c.ts'], ['f.ts']]);
+    expect(named).toEqual(['./x.js', '../y.js', 'zod']);
+  });
+
+  it('functions/ and infra/ have no import cycle besides the listed ones being removed', () => {
+    // Prepare
+    const graph = importGraph(['functions', 'infra']);
+    const listed = new Set(KNOWN_CYCLES.map((c) => [...c].sort().join(' ')));
+
+    // Act
+    const found = cycles(graph);
+    const unlisted = found.filter((c) => !listed.has(c.join(' ')));
+    const gone = [...listed].filter((c) => !found.some((f) => f.join(' ') === c));
+
+    // Assess
+    expect(
+      unlisted.map((c) => `cycle:\n  ${describeCycle(graph, c)}`),
+      'import cycles: move the shared types into a model module or the port',
+    ).toEqual([]);
+    expect(gone, 'these listed cycles are gone: remove them from KNOWN_CYCLES').toEqual([]);
+  });
+});
+
+describe('layout rules', () => {
+  const core = sourceFiles('functions/core');
+
+  it('core/ uses no AWS SDK, reads no environment and no wall clock: I/O and time come in as ports', () => {
+    // Prepare
+    const rules: readonly (readonly [string, RegExp])[] = [
+      ['imports the AWS SDK', /['"]@aws-sdk\//],
+      ['reads process.env', /\bprocess\.env\b/],
+      ['reads the clock with Date.now()', /\bDate\.now\(/],
+      ['reads the clock with new Date()', /\bnew Date\(\s*\)/],
+    ];
+
+    // Act
+    const violations = core.flatMap((file) => {
+      const text = code(file);
+      return rules.filter(([, pattern]) => pattern.test(text)).map(([rule]) => `${file} ${rule}`);
+    });
+
+    // Assess
+    expect(core.length).toBeGreaterThan(50);
+    expect(violations).toEqual([]);
+  });
+
+  it('core/ and ports/ import no adapter, handler or shared (runtime) module', () => {
+    // Prepare
+    const graph = importGraph(['functions']);
+    const inner = (file: string) => file.startsWith('functions/core/') || file.startsWith('functions/ports/');
+    const outer = /^functions\/(adapters|handlers|shared)\//;
+
+    // Act
+    const violations = [...graph.entries()]
+      .filter(([file]) => inner(file))
+      .flatMap(([file, targets]) => targets.filter((t) => outer.test(t)).map((t) => `${file} → ${t}`));
+
+    // Assess
+    expect(violations).toEqual([]);
+  });
+});
