@@ -13,7 +13,7 @@ import { StoreJournal } from './adapters/store-journal.js';
 import { StoreQuarantine } from './adapters/store-quarantine.js';
 import { removeStaleTempFiles, settleOpenGroups } from './cli-settle.js';
 import { CompactionFailedError, InvalidInputError, UnsettledPartitionError } from './core/errors.js';
-import { inventoryTable } from './core/inventory.js';
+import { inventoryTable } from './core/formats/hive/inventory.js';
 import {
   isSkippedForContent,
   type PartitionPlan,

@@ -9,7 +9,7 @@ import { openStore } from './adapters/open-store.js';
 import { type HistoryRow, readHistory } from './cli-history.js';
 import { openQuarantine } from './cli-quarantine.js';
 import { InvalidInputError } from './core/errors.js';
-import { inventoryTable } from './core/inventory.js';
+import { inventoryTable } from './core/formats/hive/inventory.js';
 import { DEFAULT_PLAN_OPTIONS, partitionPlanSchema } from './core/planning.js';
 import { matchQuarantine } from './core/quarantine.js';
 import { buildReportModel, type ReportModel, type ReportPlan, type ReportRun } from './core/report/model.js';

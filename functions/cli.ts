@@ -11,7 +11,7 @@ import { registerQuarantineCommand } from './cli-quarantine.js';
 import { registerReportCommand } from './cli-report.js';
 import { registerSettleCommand } from './cli-settle.js';
 import { registerStatusCommand } from './cli-status.js';
-import { inventoryTable, type TableInventory, toPlanInputs } from './core/inventory.js';
+import { inventoryTable, type TableInventory, toPlanInputs } from './core/formats/hive/inventory.js';
 import { type PlanSet, planPartitions } from './core/planning.js';
 import { matchQuarantine } from './core/quarantine.js';
 import { formatBytes, type PartitionProfile, profilePartition } from './core/stats.js';

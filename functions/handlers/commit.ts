@@ -1,5 +1,5 @@
 // Commit Lambda: publishes a verified group's outputs and retires exactly its planned inputs, resuming
-// from whatever journal state a crashed attempt reached (see core/commit.ts).
+// from whatever journal state a crashed attempt reached (see core/formats/hive/commit.ts).
 import { z } from 'zod';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { commitStep, type GroupStepResult } from '../core/workflow/commit.js';

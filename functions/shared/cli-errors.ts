@@ -4,7 +4,7 @@
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { CompactorError, InvalidInputError, UsageError } from '../core/errors.js';
-import type { TableInventory } from '../core/inventory.js';
+import type { TableInventory } from '../core/formats/hive/inventory.js';
 import type { Env } from './aws-env.js';
 
 /** Set to anything but `''`, `0` or `false` to have the CLI print the stack after the one-line error. */

@@ -3,7 +3,7 @@
 import type { ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError } from '../errors.js';
 import { executionEnded } from '../executions.js';
-import { inventoryTable } from '../inventory.js';
+import { inventoryTable } from '../formats/hive/inventory.js';
 import { type Decision, partitionDateFromValues } from '../policy.js';
 import { isSmallFile } from '../stats.js';
 import type { TableConfig } from '../table-config.js';

@@ -1,6 +1,6 @@
 // The commit and rollback steps: thin wrappers over the commit protocol that return small results for
 // the Map, and record a failed group's error name in its journal entry so finalize can report it.
-import { type CommitDeps, commitGroup, rollbackGroup } from '../commit.js';
+import { type CommitDeps, commitGroup, rollbackGroup } from '../formats/hive/commit.js';
 
 export interface GroupStepResult {
   readonly groupId: string;
@@ -14,7 +14,7 @@ export interface GroupStepResult {
   readonly reason?: string;
 }
 
-/** Publishes a verified group's outputs and retires its inputs (see core/commit.ts). */
+/** Publishes a verified group's outputs and retires its inputs (see core/formats/hive/commit.ts). */
 export async function commitStep(deps: CommitDeps, runId: string, groupId: string): Promise<GroupStepResult> {
   const outcome = await commitGroup(deps, runId, groupId);
   return {

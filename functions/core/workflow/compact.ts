@@ -5,9 +5,9 @@ import type { Clock } from '../../ports/clock.js';
 import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { Quarantine } from '../../ports/quarantine.js';
-import { stagingLeftovers } from '../commit.js';
 import { CorruptInputError, InvalidInputError, UnsupportedInputError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
+import { stagingLeftovers } from '../formats/hive/commit.js';
 import { blamedInput } from '../quarantine.js';
 import {
   type RewriteGroup,

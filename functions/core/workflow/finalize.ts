@@ -6,7 +6,7 @@ import type { Clock } from '../../ports/clock.js';
 import { type GroupJournalEntry, isSettled, type Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { Quarantine } from '../../ports/quarantine.js';
-import { rollbackGroup } from '../commit.js';
+import { rollbackGroup } from '../formats/hive/commit.js';
 import type { RunContext } from '../run-input.js';
 import { type CaughtError, causeMessage, failureReason, parseFailure } from './commit.js';
 import { refOf } from './lease.js';

@@ -11,7 +11,7 @@ import {
   ObjectNotFoundError,
   UnsettledPartitionError,
 } from '../errors.js';
-import { inventoryTable } from '../inventory.js';
+import { inventoryTable } from '../formats/hive/inventory.js';
 import { type PartitionPlan, partitionPlanSchema, planPartition } from '../planning.js';
 import { matchQuarantine } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';

@@ -10,8 +10,8 @@
 // (journal transitions are conditioned on the revision; the loser re-reads and finds the step done).
 import type { GroupJournalEntry, GroupState, JournalPartition, OpenGroup } from '../../ports/journal.js';
 import { isSettled } from '../../ports/journal.js';
-import { type CommitDeps, rollbackGroup } from '../commit.js';
 import { JournalConflictError } from '../errors.js';
+import { type CommitDeps, rollbackGroup } from '../formats/hive/commit.js';
 import type { SettleOutcome } from '../profiler/model.js';
 import { failureReason } from './commit.js';
 

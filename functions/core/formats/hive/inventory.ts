@@ -1,12 +1,12 @@
 // Turns a table's listing into per-partition candidate files: every object is either a candidate
 // (with rows and schema fingerprint from its footer) or ignored with a reason; nothing is dropped.
 import pLimit from 'p-limit';
-import type { ObjectStore } from '../ports/object-store.js';
-import { CorruptInputError } from './errors.js';
-import { readFooter } from './parquet/footer.js';
-import { classifyObject, type PartitionValue, parsePartition, relativeToRoot } from './partition.js';
-import type { PlanInput, PlanInputFile } from './planning.js';
-import { type ForeignTable, foreignFormatOfKey } from './table-format.js';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { CorruptInputError } from '../../errors.js';
+import { readFooter } from '../../parquet/footer.js';
+import { classifyObject, type PartitionValue, parsePartition, relativeToRoot } from '../../partition.js';
+import type { PlanInput, PlanInputFile } from '../../planning.js';
+import { type ForeignTable, foreignFormatOfKey } from '../../table-format.js';
 
 export interface InventoryOptions {
   /** Read every candidate's footer for row count and schema fingerprint (2 ranged GETs at most per file). */

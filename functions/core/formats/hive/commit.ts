@@ -17,10 +17,10 @@
 // A group is "settled" once `done` or `aborted` with no undo pending; until then its partition is
 // fenced (see workflow/settle.ts): never planned, never released as idle.
 import pLimit from 'p-limit';
-import type { Clock } from '../ports/clock.js';
-import type { GroupJournalEntry, Journal, JournalInput } from '../ports/journal.js';
-import type { DeleteRef, ObjectStore } from '../ports/object-store.js';
-import { InvalidInputError, NotVerifiedError, PreconditionFailedError } from './errors.js';
+import type { Clock } from '../../../ports/clock.js';
+import type { GroupJournalEntry, Journal, JournalInput } from '../../../ports/journal.js';
+import type { DeleteRef, ObjectStore } from '../../../ports/object-store.js';
+import { InvalidInputError, NotVerifiedError, PreconditionFailedError } from '../../errors.js';
 
 export interface CommitDeps {
   readonly store: ObjectStore;
