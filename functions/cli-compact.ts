@@ -13,7 +13,7 @@ import { StoreJournal } from './adapters/store-journal.js';
 import { StoreQuarantine } from './adapters/store-quarantine.js';
 import { removeStaleTempFiles, settleOpenGroups } from './cli-settle.js';
 import { CompactionFailedError, InvalidInputError, UnsettledPartitionError } from './core/errors.js';
-import { inventoryTable } from './core/formats/hive/inventory.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from './core/formats/index.js';
 import {
   isSkippedForContent,
   type PartitionPlan,
@@ -34,7 +34,7 @@ import { verifyGroup } from './core/workflow/verify.js';
 import type { Clock } from './ports/clock.js';
 import type { Journal } from './ports/journal.js';
 import type { ObjectStore, PutOptions } from './ports/object-store.js';
-import { positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
+import { formatOption, positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
 import { requireParquetFiles } from './shared/cli-errors.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
@@ -64,6 +64,8 @@ export interface CompactOptions {
   readonly table?: string;
   /** Where plans, staging, trash, the journal and quarantine live in the location. @default `_lake-compactor/` */
   readonly workRoot?: string;
+  /** The location's table format (see core/formats/index.ts). @default 'parquet' */
+  readonly format?: TableFormatName;
 }
 
 /** One partition's outcome, as printed in the summary. */
@@ -106,6 +108,7 @@ export interface CompactHooks {
  * compact per table at a time (on a local folder the journal's compare-and-swap is atomic only within one
  * process).
  *
+ * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
  * @throws UnsupportedTableFormatError, before anything is written, when the location is, lies in or holds
  * a Delta Lake or Iceberg table.
  * @throws UnsettledPartitionError when an interrupted group could not be settled (nothing was planned).
@@ -128,6 +131,7 @@ async function compactTable(
   hooks: CompactHooks,
   opened: OpenedStore,
 ): Promise<CompactPartitionResult[]> {
+  const format = tableFormat(options.format ?? DEFAULT_TABLE_FORMAT);
   const dryRun = options.dryRun ?? false;
   const live = hooks.wrapStore?.(opened.store) ?? opened.store;
   const store = dryRun ? dryRunStore(live) : live;
@@ -136,7 +140,7 @@ async function compactTable(
   const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local';
   // A Delta or Iceberg table's log, not the listing, says which files are live: refuse before any write.
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
-  let inventory = await inventoryTable(store, opened.prefix, { now: io.clock.now() });
+  let inventory = await format.snapshot(store, opened.prefix, { now: io.clock.now() });
   refuseForeignAmong(opened.store, opened.prefix, inventory.foreignTables);
   const wanted = options.partition?.replace(/^\/+|\/+$/g, '');
   const storeJournal = new StoreJournal(live, { workRoot: opened.workRoot });
@@ -146,7 +150,7 @@ async function compactTable(
     // Fence rule, for the whole table before its listing: no plan may see a half-published group.
     await removeStaleTempFiles(opened.store, io.clock.now(), io.out);
     const settled = await settleOpenGroups(
-      { store, journal: storeJournal, clock: io.clock },
+      { store, journal: storeJournal, clock: io.clock, format },
       table,
       {
         ...(wanted === undefined ? {} : { partition: wanted }),
@@ -162,7 +166,7 @@ async function compactTable(
     }
     // Settling moved files (outputs published, inputs retired or restored): plan from what is there now.
     if (settled.some((p) => p.report.settled.length > 0)) {
-      inventory = await inventoryTable(store, opened.prefix, { now: io.clock.now() });
+      inventory = await format.snapshot(store, opened.prefix, { now: io.clock.now() });
     }
   }
   // After settling, which may have brought files back: only then is an empty location really empty.
@@ -184,6 +188,7 @@ async function compactTable(
     store,
     journal,
     clock: io.clock,
+    format,
     quarantine: new StoreQuarantine(store, { workRoot: opened.workRoot }),
     ...(hooks.rewrite === undefined ? {} : { rewrite: hooks.rewrite }),
   };
@@ -429,6 +434,7 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     )
     .option('--table <name>', 'table name in summaries (default: last segment of the URI)')
     .addOption(workRootOption())
+    .addOption(formatOption())
     .addHelpText(
       'after',
       `

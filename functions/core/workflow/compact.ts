@@ -7,7 +7,7 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import type { Quarantine } from '../../ports/quarantine.js';
 import { CorruptInputError, InvalidInputError, UnsupportedInputError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
-import { stagingLeftovers } from '../formats/hive/commit.js';
+import { stagingLeftovers } from '../formats/staging.js';
 import { blamedInput } from '../quarantine.js';
 import {
   type RewriteGroup,

@@ -11,9 +11,8 @@
 import type { GroupJournalEntry, GroupState, JournalPartition, OpenGroup } from '../../ports/journal.js';
 import { isSettled } from '../../ports/journal.js';
 import { JournalConflictError } from '../errors.js';
-import { type CommitDeps, rollbackGroup } from '../formats/hive/commit.js';
 import type { SettleOutcome } from '../profiler/model.js';
-import { failureReason } from './commit.js';
+import { failureReason, type StepCommitDeps, stepFormat } from './commit.js';
 
 /** A group this call brought to an end. */
 export interface SettledGroup extends OpenGroup {
@@ -56,7 +55,7 @@ const CONFLICT_ATTEMPTS = 3;
  * caller must not release the partition as idle (it marks it needs-attention instead).
  */
 export async function settlePartition(
-  deps: CommitDeps,
+  deps: StepCommitDeps,
   partition: JournalPartition,
   options: SettleOptions,
 ): Promise<SettleReport> {
@@ -86,14 +85,14 @@ export async function settlePartition(
 }
 
 async function settleGroup(
-  deps: CommitDeps,
+  deps: StepCommitDeps,
   entry: GroupJournalEntry,
   reason: string,
 ): Promise<{ entry: GroupJournalEntry } | { state: GroupState; error: string }> {
   let state = entry.state;
   for (let attempt = 1; ; attempt++) {
     try {
-      await rollbackGroup(deps, entry.runId, entry.groupId, reason);
+      await stepFormat(deps).rollback(deps, entry.runId, entry.groupId, reason);
     } catch (err) {
       if (!(err instanceof JournalConflictError) || attempt >= CONFLICT_ATTEMPTS) {
         const latest = await deps.journal.get(entry.runId, entry.groupId).catch(() => undefined);
@@ -119,7 +118,7 @@ function describe(err: unknown): string {
  * every open group of the partition (the dead run's, and any older one's) is settled.
  */
 export async function settleAfterDeadRun(
-  deps: CommitDeps,
+  deps: StepCommitDeps,
   partition: JournalPartition,
   deadRunId: string,
 ): Promise<SettleOutcome> {

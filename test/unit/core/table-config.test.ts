@@ -29,7 +29,7 @@ describe('parseTableConfigs', () => {
         dateColumn: 'date',
         dateFormat: 'yyyy-MM-dd',
       },
-      { name: 'orders', bucket: 'data-bkt', prefix: 'lake/orders', format: 'delta', codec: 'snappy' },
+      { name: 'orders', bucket: 'data-bkt', prefix: 'lake/orders', format: 'parquet', codec: 'snappy' },
     ]);
     // Act
     const tables = parseTableConfigs(json);
@@ -47,7 +47,7 @@ describe('parseTableConfigs', () => {
         name: 'orders',
         bucket: 'data-bkt',
         prefix: 'lake/orders',
-        format: 'delta',
+        format: 'parquet',
         partitionColumns: [],
         codec: 'snappy',
       },
@@ -89,13 +89,13 @@ describe('parseTableConfigs', () => {
     expect(act).toThrow(/fix the TABLES setting/);
   });
 
-  it('refuses duplicate names, identical roots and tables nested inside a Delta table, all at once', () => {
+  it('refuses duplicate names, identical roots and nested roots, all at once', () => {
     // Prepare
     const value = [
       { name: 'a', prefix: 'lake/a' },
       { name: 'a', prefix: 'lake/b' },
       { name: 'c', prefix: 'lake/a/' },
-      { name: 'delta', prefix: 'lake/d', format: 'delta' },
+      { name: 'outer', prefix: 'lake/d' },
       { name: 'inner', prefix: 'lake/d/sub' },
     ];
     // Act
@@ -104,7 +104,7 @@ describe('parseTableConfigs', () => {
     expect(issues).toEqual([
       '1.name: "a" is also the name of entry 0',
       '2.prefix: "lake/a" is also the root of table "a" (entry 0)',
-      '4.prefix: "lake/d/sub" lies inside Delta table "delta", whose log owns every file under "lake/d"',
+      '4.prefix: "lake/d/sub" lies inside table "outer" (root "lake/d"), whose listings would take its files for partitions of "outer"; give each table its own root',
     ]);
   });
 
