@@ -59,7 +59,11 @@ export function tableFormat(name: unknown): TableFormat {
   return format;
 }
 
-/** The format of a configured table; `default` when the table is not configured (see `formatFor`). */
+/**
+ * The format of the configured table named `table`. A table no longer configured (removed while one of its runs
+ * was in flight) gets the default format, so that run still settles through the protocol it started with.
+ * @throws TableFormatNotSupportedError when the table's format is not implemented.
+ */
 export function formatOfTable(
   tables: readonly { readonly name: string; readonly format: TableFormatName }[],
   table: string,
