@@ -14,6 +14,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import { Construct } from 'constructs';
+import type { TableFormatName } from '../functions/core/formats/index.js';
 import {
   DEFAULT_MAX_CONCURRENT_RUNS,
   DEFAULT_MAX_CONCURRENT_RUNS_PER_TABLE,
@@ -75,10 +76,11 @@ export interface LakeCompactorTable {
    */
   readonly kmsKeyArn?: string;
   /**
-   * Table format.
+   * Table format: one of the implemented formats (functions/core/formats/index.ts); any other is refused at
+   * synth. Today `parquet` (Hive-style Parquet) only.
    * @default 'parquet'
    */
-  readonly format?: 'parquet' | 'delta';
+  readonly format?: TableFormatName;
   /**
    * Hive partition columns, outermost first.
    * @default []

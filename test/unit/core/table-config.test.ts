@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../../functions/core/errors.js';
+import { unsupportedFormatMessage } from '../../../functions/core/formats/index.js';
 import { DEFAULT_POLICY } from '../../../functions/core/policy.js';
 import {
   findTableForKey,
@@ -106,6 +107,24 @@ describe('parseTableConfigs', () => {
       '2.prefix: "lake/a" is also the root of table "a" (entry 0)',
       '4.prefix: "lake/d/sub" lies inside table "outer" (root "lake/d"), whose listings would take its files for partitions of "outer"; give each table its own root',
     ]);
+  });
+
+  it('refuses a table format that is not implemented, naming what is supported, with every other problem', () => {
+    // Prepare
+    const value = [
+      { name: 'events', prefix: 'lake/events' },
+      { name: 'orders', prefix: 'lake/orders', format: 'delta' },
+      { name: 'clicks', prefix: 'lake/clicks', format: 'iceberg', codec: 'lz4' },
+    ];
+    // Act
+    const issues = issuesOf(() => parseTableConfigs(value));
+    // Assess
+    expect(issues).toEqual([
+      `1.format: ${unsupportedFormatMessage('delta')}`,
+      `2.format: ${unsupportedFormatMessage('iceberg')}`,
+      expect.stringMatching(/^2\.codec: /),
+    ]);
+    expect(issues[0]).toContain('supports "parquet" (Hive-style Parquet) only');
   });
 
   it('allows the same root in different buckets, and sibling roots that share a name prefix', () => {
