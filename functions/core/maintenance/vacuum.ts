@@ -3,12 +3,13 @@
 // and never the live version of a key.
 //
 // Work is split into steps (per bucket: journaled runs, trash, staging, store-journal entries, our
-// unfinished uploads; per table:
-// writer debris, writers' unfinished uploads), each listed page by page. A call examines at most
-// `maxObjects` objects and returns a cursor where it stopped, so a large lake is vacuumed across
-// invocations and a retried invocation simply re-lists from its cursor (every decision is re-derived).
-// The per-table steps never touch a Delta Lake or Iceberg table (at, above or below the configured root):
-// its log, not the listing, owns those files.
+// unfinished uploads; per table: writer debris, writers' unfinished uploads), each listed page by page and
+// judged by one method of VacuumPass. A call examines at most `maxObjects` objects and returns a cursor where
+// it stopped, so a large lake is vacuumed across invocations and a retried invocation simply re-lists from its
+// cursor (every decision is re-derived). What a table's format leaves behind (retired versions, trash copies,
+// writer debris) and how it is removed are the format's vacuum rules (TableFormat.vacuum; Hive's in
+// formats/hive/vacuum.ts). The per-table steps never touch a Delta Lake or Iceberg table (at, above or below
+// the configured root): its log, not the listing, owns those files.
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
