@@ -21,7 +21,6 @@ import {
   type SkippedFile,
 } from './core/planning.js';
 import { DEFAULT_POLICY } from './core/policy.js';
-import type { Codec } from './core/rewrite/wasm.js';
 import { childExecutionName, partitionDir, type RunContext } from './core/run-input.js';
 import { formatBytes } from './core/stats.js';
 import { refuseForeignAmong } from './core/table-format.js';
@@ -34,6 +33,7 @@ import { verifyGroup } from './core/workflow/verify.js';
 import type { Clock } from './ports/clock.js';
 import type { Journal } from './ports/journal.js';
 import type { ObjectStore, PutOptions } from './ports/object-store.js';
+import { CODECS, type Codec, DEFAULT_CODEC } from './ports/parquet-engine.js';
 import { positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
 import { requireParquetFiles } from './shared/cli-errors.js';
 import { renderTable } from './shared/table.js';
@@ -199,7 +199,7 @@ async function compactTable(
       partition,
       partitionDir: partitionDir(tableRoot, partition),
       strategy: 'binpack',
-      codec: options.codec ?? 'zstd',
+      codec: options.codec ?? DEFAULT_CODEC,
       ...(options.deltaEncoding === true && { deltaEncoding: true }),
       targetFileSizeBytes: Math.round((options.targetMb ?? 128) * MiB),
       minInputFiles: DEFAULT_POLICY.minInputFiles,
@@ -420,9 +420,7 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (default: every partition)')
     .option('--dry-run', 'plan and print only; nothing is written')
     .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
-    .addOption(
-      new Option('--codec <codec>', 'output compression').choices(['zstd', 'snappy']).default('zstd'),
-    )
+    .addOption(new Option('--codec <codec>', 'output compression').choices(CODECS).default(DEFAULT_CODEC))
     .option(
       '--delta-encoding',
       'write integer and timestamp columns DELTA_BINARY_PACKED where smaller (readers must support it: Spark >= 3.3, Trino, DuckDB, pyarrow)',

@@ -4,6 +4,7 @@
 import { type FileMetaData, parquetMetadata } from 'hyparquet';
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { Int96Mode } from '../../ports/parquet-engine.js';
 import { CorruptInputError, UnsupportedInputError } from '../errors.js';
 import { exactSchemaSignature, schemaKeyOf } from '../fingerprint/fingerprint.js';
 import { type ParquetFooter, readFooter } from '../parquet/footer.js';
@@ -53,7 +54,7 @@ export interface PreflightOptions {
   readonly maxRequestsInFlight: number;
   /** Whole small files seen during pre-flight are kept up to this many bytes, saving a second GET. */
   readonly cacheBytes: number;
-  readonly int96: 'refuse' | 'convert';
+  readonly int96: Int96Mode;
   readonly settings: Omit<WriterSettings, 'keyValueMetadata'>;
   readonly signal?: AbortSignal;
 }
@@ -113,12 +114,7 @@ type Checked = Omit<CheckedInput, 'footer'> & { readonly footer: ParquetFooter }
 /** Shared by every input without INT96 columns (nearly all), instead of an empty array each. */
 const NO_COLUMNS: readonly string[] = Object.freeze([]);
 
-function checkOne(
-  file: InputFile,
-  footer: ParquetFooter,
-  meta: FileMetaData,
-  int96: 'refuse' | 'convert',
-): Checked {
+function checkOne(file: InputFile, footer: ParquetFooter, meta: FileMetaData, int96: Int96Mode): Checked {
   const key = file.key;
   if (footer.rows === 0) {
     throw new UnsupportedInputError(

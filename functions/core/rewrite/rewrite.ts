@@ -3,6 +3,7 @@
 
 import { type Table, tableFromIPC, tableToIPC } from 'apache-arrow';
 import type { ObjectStore } from '../../ports/object-store.js';
+import { type Codec, DEFAULT_CODEC, type Int96Mode } from '../../ports/parquet-engine.js';
 import { CorruptInputError, InvalidInputError, MemoryBudgetExceededError } from '../errors.js';
 import {
   type GroupFingerprint,
@@ -18,15 +19,7 @@ import { OutputWriter, type WrittenOutput } from './output.js';
 import { type OutputTask, type ParallelContext, runTasks } from './parallel.js';
 import { type CheckedInput, type InputFile, preflight } from './preflight.js';
 import { type BatchKeys, sortedSlices, sortKeysOf } from './sort.js';
-import {
-  type Codec,
-  columnPlan,
-  decodeBatches,
-  decodeError,
-  pw,
-  type WriterSettings,
-  writerProperties,
-} from './wasm.js';
+import { columnPlan, decodeBatches, decodeError, pw, type WriterSettings, writerProperties } from './wasm.js';
 
 export type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 export type { WrittenOutput } from './output.js';
@@ -86,7 +79,7 @@ export interface RewriteOptions {
    */
   readonly deltaEncoding?: boolean;
   /** INT96 inputs: refuse (default) or convert to INT64 timestamps. */
-  readonly int96?: 'refuse' | 'convert';
+  readonly int96?: Int96Mode;
   /** Fail a write that makes no progress for this long (default 120 s). */
   readonly stallTimeoutMs?: number;
   /**
@@ -182,7 +175,7 @@ export async function rewriteGroup(
   options: RewriteOptions,
 ): Promise<RewriteResult> {
   validate(group, options);
-  const codec = options.codec ?? 'zstd';
+  const codec = options.codec ?? DEFAULT_CODEC;
   const target = options.targetFileSizeBytes ?? 128 * MiB;
   const maxRequestsInFlight = options.maxRequestsInFlight ?? 128;
   const maxBytesInFlight = options.maxBytesInFlight ?? 16 * MiB;

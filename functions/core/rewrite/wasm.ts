@@ -3,11 +3,16 @@
 
 import { type Table, Type, tableToIPC } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
+import type { Codec } from '../../ports/parquet-engine.js';
 import { CorruptInputError, UnsupportedInputError } from '../errors.js';
 
 export { pw };
 
-export type Codec = 'zstd' | 'snappy';
+/** parquet-rs's compression per codec: a Record, so a codec added to the port fails typecheck here until mapped. */
+const COMPRESSION: Readonly<Record<Codec, pw.Compression>> = {
+  zstd: pw.Compression.ZSTD,
+  snappy: pw.Compression.SNAPPY,
+};
 
 export interface WriterSettings {
   readonly codec: Codec;
@@ -30,7 +35,7 @@ export interface WriterSettings {
  */
 export function writerProperties(settings: WriterSettings): pw.WriterProperties {
   let builder = new pw.WriterPropertiesBuilder()
-    .setCompression(settings.codec === 'zstd' ? pw.Compression.ZSTD : pw.Compression.SNAPPY)
+    .setCompression(COMPRESSION[settings.codec])
     .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
     .setMaxRowGroupSize(settings.rowGroupRows)
     .setCreatedBy('lake-compactor (parquet-rs via parquet-wasm 0.8.0)');
