@@ -9,13 +9,14 @@ import { fileURLToPath } from 'node:url';
 import { tableFromIPC } from 'apache-arrow';
 import pLimit from 'p-limit';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { hashWasmBatch } from '../../functions/adapters/parquet-wasm/batch-hash.js';
+import type { WrittenOutput } from '../../functions/adapters/parquet-wasm/output.js';
+import { rewriteGroup } from '../../functions/adapters/parquet-wasm/rewrite.js';
+import { ENGINE_NODE_OPTIONS } from '../../functions/adapters/parquet-wasm/runtime.js';
+import { verifyOutputs } from '../../functions/adapters/parquet-wasm/verify.js';
+import { columnPlan, pw, writerProperties } from '../../functions/adapters/parquet-wasm/wasm.js';
 import type { GroupFingerprint } from '../../functions/core/fingerprint/fingerprint.js';
-import { hashWasmBatch, MultisetHash } from '../../functions/core/fingerprint/fingerprint.js';
-import type { WrittenOutput } from '../../functions/core/rewrite/output.js';
-import { rewriteGroup } from '../../functions/core/rewrite/rewrite.js';
-import { ENGINE_NODE_OPTIONS } from '../../functions/core/rewrite/runtime.js';
-import { columnPlan, pw, writerProperties } from '../../functions/core/rewrite/wasm.js';
-import { verifyOutputs } from '../../functions/core/verify/verify.js';
+import { MultisetHash } from '../../functions/core/fingerprint/fingerprint.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { generateEventsBatch, mulberry32 } from '../../functions/tools/sample-lake.js';
 
@@ -324,7 +325,7 @@ async function bundleChild(): Promise<string> {
   await build({
     entryPoints: {
       child: SELF,
-      worker: fileURLToPath(new URL('../../functions/core/rewrite/worker.ts', import.meta.url)),
+      worker: fileURLToPath(new URL('../../functions/adapters/parquet-wasm/worker.ts', import.meta.url)),
     },
     bundle: true,
     platform: 'node',

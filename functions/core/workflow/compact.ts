@@ -1,6 +1,12 @@
 // The compact step: rewrites one planned group from the journal's inputs into the group's staging prefix
 // and records the outputs (`planned → staged`); a retry after success returns the same result, unchanged.
 import pLimit from 'p-limit';
+import {
+  type RewriteGroup,
+  type RewriteOptions,
+  type RewriteResult,
+  rewriteGroup,
+} from '../../adapters/parquet-wasm/rewrite.js';
 import type { Clock } from '../../ports/clock.js';
 import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
@@ -9,12 +15,6 @@ import { stagingLeftovers } from '../commit.js';
 import { CorruptInputError, InvalidInputError, UnsupportedInputError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 import { blamedInput } from '../quarantine.js';
-import {
-  type RewriteGroup,
-  type RewriteOptions,
-  type RewriteResult,
-  rewriteGroup,
-} from '../rewrite/rewrite.js';
 import type { RunContext } from '../run-input.js';
 import { fingerprintKey, outputKey, stagedOutputKey } from './layout.js';
 import type { GroupItem } from './plan.js';

@@ -1,12 +1,13 @@
 // The verify step: re-reads a group's staged outputs independently and compares them with the inputs'
 // fingerprint; only a match moves the journal to `verified`, which is what allows a commit.
+
+import { verifyOutputs } from '../../adapters/parquet-wasm/verify.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { CorruptInputError, NotVerifiedError, VerificationError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 import type { RunContext } from '../run-input.js';
-import { verifyOutputs } from '../verify/verify.js';
 import { readFingerprint, requireEntry } from './compact.js';
 
 export interface VerifyDeps {

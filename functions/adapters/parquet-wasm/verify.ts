@@ -3,16 +3,16 @@
 
 import { parquetMetadata } from 'hyparquet';
 import pLimit from 'p-limit';
-import type { ObjectStore } from '../../ports/object-store.js';
-import { VerificationError } from '../errors.js';
+import { VerificationError } from '../../core/errors.js';
 import {
   type GroupFingerprint,
   MultisetHash,
   schemaKeyOf,
   toGroupFingerprint,
-} from '../fingerprint/fingerprint.js';
-import { readFooter } from '../parquet/footer.js';
-import { type HasherPool, workerHashers } from '../rewrite/parallel.js';
+} from '../../core/fingerprint/fingerprint.js';
+import { readFooter } from '../../core/parquet/footer.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { type HasherPool, workerHashers } from './parallel.js';
 
 export interface VerificationReport {
   readonly outputs: number;

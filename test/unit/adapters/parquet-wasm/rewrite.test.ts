@@ -3,10 +3,10 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { balancedQuotas, rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
+import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
 import { InvalidInputError } from '../../../../functions/core/errors.js';
 import { readFooter } from '../../../../functions/core/parquet/footer.js';
-import { balancedQuotas, rewriteGroup } from '../../../../functions/core/rewrite/rewrite.js';
-import { verifyOutputs } from '../../../../functions/core/verify/verify.js';
 import { writeSampleLake } from '../../../../functions/tools/sample-lake.js';
 import { type DuckWorkspace, duckWorkspace, fileOf } from './helpers.js';
 

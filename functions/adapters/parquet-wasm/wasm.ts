@@ -3,8 +3,8 @@
 
 import { type Table, Type, tableToIPC } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
+import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
 import type { Codec } from '../../ports/parquet-engine.js';
-import { CorruptInputError, UnsupportedInputError } from '../errors.js';
 
 export { pw };
 

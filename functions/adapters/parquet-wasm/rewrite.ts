@@ -2,17 +2,16 @@
 // in input order, schemas never mixed, memory bounded by the configured budgets — never by the group's size.
 
 import { type Table, tableFromIPC, tableToIPC } from 'apache-arrow';
-import type { ObjectStore } from '../../ports/object-store.js';
-import { type Codec, DEFAULT_CODEC, type Int96Mode } from '../../ports/parquet-engine.js';
-import { CorruptInputError, InvalidInputError, MemoryBudgetExceededError } from '../errors.js';
+import { CorruptInputError, InvalidInputError, MemoryBudgetExceededError } from '../../core/errors.js';
 import {
   type GroupFingerprint,
-  hashWasmBatch,
   MultisetHash,
   toGroupFingerprint,
-  wasmBatchToTable,
-} from '../fingerprint/fingerprint.js';
-import { assertParquetMagic } from '../parquet/footer.js';
+} from '../../core/fingerprint/fingerprint.js';
+import { assertParquetMagic } from '../../core/parquet/footer.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { type Codec, DEFAULT_CODEC, type Int96Mode } from '../../ports/parquet-engine.js';
+import { hashWasmBatch, wasmBatchToTable } from './batch-hash.js';
 import { OrderedFetcher } from './fetch.js';
 import { convertBatch, readInt96Micros } from './int96.js';
 import { OutputWriter, type WrittenOutput } from './output.js';
@@ -21,7 +20,7 @@ import { type CheckedInput, type InputFile, preflight } from './preflight.js';
 import { type BatchKeys, sortedSlices, sortKeysOf } from './sort.js';
 import { columnPlan, decodeBatches, decodeError, pw, type WriterSettings, writerProperties } from './wasm.js';
 
-export type { GroupFingerprint } from '../fingerprint/fingerprint.js';
+export type { GroupFingerprint } from '../../core/fingerprint/fingerprint.js';
 export type { WrittenOutput } from './output.js';
 
 export interface RewriteGroup {

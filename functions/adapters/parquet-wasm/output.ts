@@ -1,9 +1,9 @@
 // One output file being written: record batches in, Parquet bytes streamed to the store as a
 // multipart upload; every batch's schema is checked, rows are counted in and out, and a stall is an error.
 
+import { CorruptInputError, RewriteStalledError, VerificationError } from '../../core/errors.js';
+import { parseFooter } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { CorruptInputError, RewriteStalledError, VerificationError } from '../errors.js';
-import { parseFooter } from '../parquet/footer.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
 export interface WrittenOutput {

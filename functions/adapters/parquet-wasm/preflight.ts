@@ -3,11 +3,11 @@
 
 import { type FileMetaData, parquetMetadata } from 'hyparquet';
 import pLimit from 'p-limit';
+import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
+import { exactSchemaSignature, schemaKeyOf } from '../../core/fingerprint/fingerprint.js';
+import { type ParquetFooter, readFooter } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { Int96Mode } from '../../ports/parquet-engine.js';
-import { CorruptInputError, UnsupportedInputError } from '../errors.js';
-import { exactSchemaSignature, schemaKeyOf } from '../fingerprint/fingerprint.js';
-import { type ParquetFooter, readFooter } from '../parquet/footer.js';
 import { convertedSchemaIpc } from './int96.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
