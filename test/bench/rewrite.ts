@@ -10,14 +10,13 @@ import { tableFromIPC } from 'apache-arrow';
 import pLimit from 'p-limit';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
 import { hashWasmBatch } from '../../functions/adapters/parquet-wasm/batch-hash.js';
-import type { WrittenOutput } from '../../functions/adapters/parquet-wasm/output.js';
-import { rewriteGroup } from '../../functions/adapters/parquet-wasm/rewrite.js';
 import { ENGINE_NODE_OPTIONS } from '../../functions/adapters/parquet-wasm/runtime.js';
-import { verifyOutputs } from '../../functions/adapters/parquet-wasm/verify.js';
 import { columnPlan, pw, writerProperties } from '../../functions/adapters/parquet-wasm/wasm.js';
 import type { GroupFingerprint } from '../../functions/core/fingerprint/fingerprint.js';
 import { MultisetHash } from '../../functions/core/fingerprint/fingerprint.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
+import type { WrittenOutput } from '../../functions/ports/parquet-engine.js';
+import { defaultParquetEngine as engine } from '../../functions/shared/parquet-engine.js';
 import { generateEventsBatch, mulberry32 } from '../../functions/tools/sample-lake.js';
 
 const MB = 1e6;
@@ -206,7 +205,7 @@ async function runChild(job: Job): Promise<Measurement> {
   trace.phase('rewrite');
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const result = await rewriteGroup(
+  const result = await engine.rewriteGroup(
     { source, target },
     { groupId: 'bench', files },
     {
@@ -237,7 +236,7 @@ async function measureVerify(job: Job): Promise<Measurement> {
   const target = new LocalObjectStore(job.out);
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const report = await verifyOutputs(target, job.verify.outputs, job.verify.fingerprint, {
+  const report = await engine.verifyOutputs(target, job.verify.outputs, job.verify.fingerprint, {
     workers: job.workers ?? 1,
   });
   return {

@@ -4,14 +4,8 @@
 import { CorruptInputError, RewriteStalledError, VerificationError } from '../../core/errors.js';
 import { parseFooter } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { WrittenOutput } from '../../ports/parquet-engine.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
-
-export interface WrittenOutput {
-  readonly key: string;
-  readonly size: number;
-  readonly etag: string;
-  readonly rows: number;
-}
 
 /** Bytes of the output's end kept in memory to read back its footer (row count check). */
 const TAIL_KEEP_BYTES = 4 * 1024 * 1024;

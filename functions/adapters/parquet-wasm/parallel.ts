@@ -11,8 +11,8 @@ import {
 } from '../../core/errors.js';
 import type { MultisetHash } from '../../core/fingerprint/fingerprint.js';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { WrittenOutput } from '../../ports/parquet-engine.js';
 import { OrderedFetcher } from './fetch.js';
-import type { WrittenOutput } from './output.js';
 import type { CheckedInput } from './preflight.js';
 import type { WriterSettings } from './wasm.js';
 import type { FromWorker, ToWorker } from './worker.js';

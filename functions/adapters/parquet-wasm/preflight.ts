@@ -7,7 +7,7 @@ import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
 import { exactSchemaSignature, schemaKeyOf } from '../../core/fingerprint/fingerprint.js';
 import { type ParquetFooter, readFooter } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import type { Int96Mode } from '../../ports/parquet-engine.js';
+import type { InputFile, Int96Mode } from '../../ports/parquet-engine.js';
 import { convertedSchemaIpc } from './int96.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
@@ -24,13 +24,6 @@ const SUPPORTED_ENCODINGS = new Set([
   'RLE_DICTIONARY',
   'BYTE_STREAM_SPLIT',
 ]);
-
-export interface InputFile {
-  readonly key: string;
-  readonly size: number;
-  readonly etag: string;
-  readonly rows?: number;
-}
 
 /**
  * The parts of an input's footer the rewrite still needs after pre-flight. Kept once per input

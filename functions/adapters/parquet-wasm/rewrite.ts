@@ -3,100 +3,24 @@
 
 import { type Table, tableFromIPC, tableToIPC } from 'apache-arrow';
 import { CorruptInputError, InvalidInputError, MemoryBudgetExceededError } from '../../core/errors.js';
-import {
-  type GroupFingerprint,
-  MultisetHash,
-  toGroupFingerprint,
-} from '../../core/fingerprint/fingerprint.js';
+import { MultisetHash, toGroupFingerprint } from '../../core/fingerprint/fingerprint.js';
 import { assertParquetMagic } from '../../core/parquet/footer.js';
-import type { ObjectStore } from '../../ports/object-store.js';
-import { type Codec, DEFAULT_CODEC, type Int96Mode } from '../../ports/parquet-engine.js';
+import {
+  DEFAULT_CODEC,
+  type RewriteGroup,
+  type RewriteIo,
+  type RewriteOptions,
+  type RewriteResult,
+  type WrittenOutput,
+} from '../../ports/parquet-engine.js';
 import { hashWasmBatch, wasmBatchToTable } from './batch-hash.js';
 import { OrderedFetcher } from './fetch.js';
 import { convertBatch, readInt96Micros } from './int96.js';
-import { OutputWriter, type WrittenOutput } from './output.js';
+import { OutputWriter } from './output.js';
 import { type OutputTask, type ParallelContext, runTasks } from './parallel.js';
-import { type CheckedInput, type InputFile, preflight } from './preflight.js';
+import { type CheckedInput, preflight } from './preflight.js';
 import { type BatchKeys, sortedSlices, sortKeysOf } from './sort.js';
 import { columnPlan, decodeBatches, decodeError, pw, type WriterSettings, writerProperties } from './wasm.js';
-
-export type { GroupFingerprint } from '../../core/fingerprint/fingerprint.js';
-export type { WrittenOutput } from './output.js';
-
-export interface RewriteGroup {
-  readonly groupId: string;
-  readonly files: readonly InputFile[];
-  /** The planner's output count; rows are balanced across this many outputs (per schema). */
-  readonly expectedOutputFiles?: number;
-}
-
-export interface RewriteOptions {
-  /** Key of the `index`-th output (0-based), e.g. a staging key. */
-  readonly outputKey: (index: number) => string;
-  /** Output codec; ZSTD (parquet-rs level 1) by default. */
-  readonly codec?: Codec;
-  /** Roll over to a new output around this size (default 128 MiB). */
-  readonly targetFileSizeBytes?: number;
-  /**
-   * Rows per output row group (default 262,144 — about twice DuckDB's default). parquet-rs holds
-   * a whole row group encoded in wasm memory until it is flushed, and wasm memory never shrinks:
-   * 1,048,576-row groups took the writer's wasm heap from ~18 MB to ~50 MB (and the verifier's
-   * from ~22 MB to ~80 MB) on the benchmark's events table, for no measurable speed gain.
-   */
-  readonly rowGroupRows?: number;
-  /**
-   * Uncompressed bytes per output row group (default 16 MiB). The writer holds a row group
-   * encoded in wasm memory until it is flushed and wasm memory never shrinks: 64 MiB row groups of
-   * incompressible 1 KiB values grew the wasm heap to ~250 MB. parquet-wasm ignores its own
-   * `max_row_group_bytes` when streaming, so rows per row group are derived from the inputs'
-   * uncompressed bytes per row (from their footers); this bounds the writer's buffer for wide rows.
-   */
-  readonly rowGroupBytes?: number;
-  /**
-   * Input bytes fetched but not yet decoded (default 16 MiB), half of it for whole small files
-   * kept from pre-flight. Enough to hide latency: one thread decodes ~20 MB/s, so 16 MiB covers
-   * ~0.8 s of S3 latency; every MiB more is resident memory (32 MiB cost ~20 MB of peak RSS on
-   * the benchmark for no speed gain).
-   */
-  readonly maxBytesInFlight?: number;
-  /** Concurrent GETs (default 128; footers and small files are tiny, latency is what costs). */
-  readonly maxRequestsInFlight?: number;
-  /** Rows per decoded batch (default 65,536; parquet's default 1,024 is slow). */
-  readonly batchRows?: number;
-  /**
-   * Sort each output set by these columns (stable; nulls first, then ascending). The group must fit
-   * `memoryBudgetBytes` decoded — checked from the footers before anything is read, and again while
-   * decoding — else MemoryBudgetExceededError. Without it, rows keep input order.
-   */
-  readonly sort?: { readonly columns: readonly string[]; readonly memoryBudgetBytes: number };
-  /**
-   * Let integer, date, time and timestamp columns use DELTA_BINARY_PACKED where the trial encoding
-   * finds it no larger than PLAIN (and a dictionary does not win): faster to write and usually
-   * smaller. Off by default: readers must support Parquet's DELTA encodings (Spark's vectorized
-   * reader from 3.3, Trino, DuckDB, pyarrow, Polars); with it off, only PLAIN and dictionary
-   * encodings are written, which every reader reads.
-   */
-  readonly deltaEncoding?: boolean;
-  /** INT96 inputs: refuse (default) or convert to INT64 timestamps. */
-  readonly int96?: Int96Mode;
-  /** Fail a write that makes no progress for this long (default 120 s). */
-  readonly stallTimeoutMs?: number;
-  /**
-   * Worker threads for encoding (default 1: everything on the calling thread). With more, each
-   * output is encoded by a worker while this thread does the I/O; pass the vCPUs the function has.
-   * Sorted rewrites stay on one thread.
-   */
-  readonly workers?: number;
-  readonly signal?: AbortSignal;
-}
-
-export interface RewriteResult {
-  readonly outputs: readonly WrittenOutput[];
-  /** Computed over the inputs while they were rewritten. */
-  readonly fingerprint: GroupFingerprint;
-  /** Bytes read from the source store (footers and data). */
-  readonly bytesRead: number;
-}
 
 const MiB = 1024 * 1024;
 
@@ -169,7 +93,7 @@ function validate(group: RewriteGroup, options: RewriteOptions): void {
  * On any failure every output key written so far is deleted; inputs are only ever read.
  */
 export async function rewriteGroup(
-  io: { readonly source: ObjectStore; readonly target: ObjectStore },
+  io: RewriteIo,
   group: RewriteGroup,
   options: RewriteOptions,
 ): Promise<RewriteResult> {

@@ -1,9 +1,8 @@
-// Independent verification of a group's outputs: re-reads every output from the store, recomputes
-// the fingerprint from those bytes alone and throws VerificationError on any difference from the inputs'.
+// Independent verification of a group's outputs: re-reads every output from the store and recomputes
+// the fingerprint from those bytes alone, on engine workers; core/verify decides whether it matches the inputs'.
 
 import { parquetMetadata } from 'hyparquet';
 import pLimit from 'p-limit';
-import { VerificationError } from '../../core/errors.js';
 import {
   type GroupFingerprint,
   MultisetHash,
@@ -11,32 +10,16 @@ import {
   toGroupFingerprint,
 } from '../../core/fingerprint/fingerprint.js';
 import { readFooter } from '../../core/parquet/footer.js';
+import { assertOutputsMatch } from '../../core/verify/verify.js';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { VerificationReport, VerifyOptions } from '../../ports/parquet-engine.js';
 import { type HasherPool, workerHashers } from './parallel.js';
 
-export interface VerificationReport {
-  readonly outputs: number;
-  readonly rows: number;
-  readonly bytes: number;
-  /** The fingerprint recomputed from the outputs (equal to the expected one). */
-  readonly fingerprint: GroupFingerprint;
-}
-
-export interface VerifyOptions {
-  /**
-   * Rows per decoded batch (default 65,536). Smaller batches would shrink the verifier's wasm heap
-   * and IPC copies (32,768 rows: ~29 → ~23 MB of wasm) but cost ~25% more verification time on the
-   * benchmark's set B (per-batch IPC overhead), and verification is not where the peak RSS is.
-   */
-  readonly batchRows?: number;
-  /**
-   * Engine worker threads hashing outputs (default 1), each with its own wasm instance: a worker
-   * decodes and hashes one output at a time while this thread reads the footers and serves the
-   * workers' byte ranges from the store. Pass the vCPUs the function has; outputs are verified
-   * `workers` at a time.
-   */
-  readonly workers?: number;
-}
+/**
+ * Rows per decoded batch. Smaller batches would shrink the verifier's wasm heap and IPC copies but cost
+ * more time in per-batch IPC overhead, and verification is not where the peak RSS is (docs: Engine).
+ */
+const DEFAULT_BATCH_ROWS = 65_536;
 
 /**
  * Re-reads `outputs` and compares with `expected`: total rows, each output's footer row count,
@@ -52,7 +35,7 @@ export async function verifyOutputs(
   expected: GroupFingerprint,
   options: VerifyOptions = {},
 ): Promise<VerificationReport> {
-  const batchRows = options.batchRows ?? 65_536;
+  const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
   // Always on engine workers, even one: parquet-wasm's streaming reader (the only one that reads an
   // output by ranges, without holding it whole) traps on a page it cannot decode, which would hang
   // or crash this thread; a worker dies instead and the output is reported corrupt.
@@ -106,31 +89,7 @@ async function compare(
     total.merge({ hash: acc.digest(), rows: acc.rows, nullCounts: acc.nullCountsRecord() });
   }
   const actual = toGroupFingerprint(total, schemaKeys);
-  if (actual.rows !== expected.rows)
-    problems.push(`rows: expected ${expected.rows}, outputs hold ${actual.rows}`);
-  if (actual.schemaFingerprint !== expected.schemaFingerprint) {
-    problems.push(`schema: expected ${expected.schemaFingerprint}, outputs have ${actual.schemaFingerprint}`);
-  }
-  const columns = new Set([...Object.keys(expected.nullCounts), ...Object.keys(actual.nullCounts)]);
-  for (const c of columns) {
-    if (expected.nullCounts[c] !== actual.nullCounts[c]) {
-      problems.push(
-        `null count of ${c}: expected ${expected.nullCounts[c]}, outputs have ${actual.nullCounts[c]}`,
-      );
-    }
-  }
-  if (actual.hash !== expected.hash)
-    problems.push(`row hash: expected ${expected.hash}, outputs give ${actual.hash}`);
-  if (problems.length > 0) {
-    throw new VerificationError(
-      `${problems.length} difference(s) between inputs and outputs: ${problems.join('; ')}`,
-      {
-        expected,
-        actual,
-        problems,
-      },
-    );
-  }
+  assertOutputsMatch(expected, actual, problems);
   return {
     outputs: outputs.length,
     rows: actual.rows,
