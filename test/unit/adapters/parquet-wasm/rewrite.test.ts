@@ -3,7 +3,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
-import { balancedQuotas, rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
+import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
+import { balancedQuotas } from '../../../../functions/adapters/parquet-wasm/runs.js';
 import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
 import { InvalidInputError } from '../../../../functions/core/errors.js';
 import { readFooter } from '../../../../functions/core/parquet/footer.js';
