@@ -25,7 +25,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 /**
  * Streams record batches into one Parquet object. parquet-wasm's `transformParquetStream` drops
- * batches whose types differ and hangs on others (ENGINE-NOTES trap 1), so: each batch must match
+ * batches whose types differ and hangs on others (docs, "Engine"), so: each batch must match
  * the first batch's schema byte for byte, rows written are compared with the footer's row count,
  * and a watchdog fails the write when neither input is taken nor output produced for `stallMs`.
  */

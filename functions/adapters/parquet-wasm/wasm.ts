@@ -31,7 +31,7 @@ export interface WriterSettings {
 /**
  * A fresh WriterProperties (parquet-wasm consumes them per write). Chunk-level statistics: every
  * column chunk gets min/max/null count, which is what engines prune with; page-level statistics
- * cost encode time for little benefit on compacted files (ENGINE-NOTES).
+ * cost encode time for little benefit on compacted files (docs, "Engine").
  */
 export function writerProperties(settings: WriterSettings): pw.WriterProperties {
   let builder = new pw.WriterPropertiesBuilder()
@@ -93,11 +93,9 @@ export interface ColumnPlan {
  * real settings, with a dictionary and without (and, with `delta`, with DELTA_BINARY_PACKED for
  * integer, date, time and timestamp columns). The dictionary is kept only when it makes the
  * column at least `minSaving` smaller than the best encoding without one: below that it costs
- * encode time for nothing — on the benchmark's events table a mostly-zero DOUBLE column encoded
- * 2.5× faster without one at +8% bytes, while a 13-byte session id with ~8 rows per value came out
- * smaller *and* faster with one. DELTA_BINARY_PACKED is kept when it is no larger than PLAIN; it
- * is also faster to encode (by hand, on the events table: timestamps 63 → 27 ns/row, smaller).
- * Nested columns keep the writer's default (dictionary on).
+ * encode time for nothing, while a column whose values repeat comes out smaller *and* faster with
+ * one. DELTA_BINARY_PACKED is kept when it is no larger than PLAIN, as it is also faster to encode.
+ * Nested columns keep the writer's default (dictionary on). Measurements: docs, "Engine".
  */
 export function columnPlan(
   sample: Table,
