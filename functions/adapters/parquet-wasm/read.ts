@@ -9,7 +9,7 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import { hashWasmBatch, wasmBatchToTable } from './batch-hash.js';
 import { OrderedFetcher } from './fetch.js';
 import { convertBatch, readInt96Micros } from './int96.js';
-import type { CheckedInput, PreflightResult } from './preflight.js';
+import type { CheckedInput } from './preflight.js';
 import type { RewriteSettings } from './settings.js';
 import { decodeBatches, decodeError, type pw } from './wasm.js';
 
@@ -20,23 +20,28 @@ export interface DecodedBatch {
 }
 
 /**
- * Reads a group's inputs in input order and fingerprints every row it hands out, so the fingerprint is
- * of what was read, whoever writes it. Fetching starts as soon as it is constructed.
+ * Reads `inputs` in their order and fingerprints every row it hands out, so the fingerprint is of what
+ * was read, whoever writes it. Fetching starts as soon as it is constructed, and `decode` must be called
+ * for exactly these inputs, in this order: the fetcher hands out the next bytes it fetched.
  */
 export class InputReader {
   /** The fingerprint of every row decoded so far. */
   readonly fingerprint = new MultisetHash();
   private readonly fetcher: OrderedFetcher;
+  private readonly inputs: readonly CheckedInput[];
+  private next = 0;
 
   constructor(
     source: ObjectStore,
-    pre: PreflightResult,
+    inputs: readonly CheckedInput[],
+    cache: Map<string, Uint8Array>,
     private readonly settings: RewriteSettings,
   ) {
+    this.inputs = inputs;
     this.fetcher = new OrderedFetcher(
       source,
-      pre.inputs.map((i) => i.file),
-      pre.cache,
+      inputs.map((i) => i.file),
+      cache,
       {
         maxRequestsInFlight: settings.maxRequestsInFlight,
         maxBytesInFlight: settings.maxBytesInFlight,
@@ -53,6 +58,10 @@ export class InputReader {
   /** Decodes the next input, which must be `input`, into wasm batches, fingerprinting each as it comes. */
   async *decode(input: CheckedInput): AsyncGenerator<DecodedBatch> {
     const key = input.file.key;
+    // The fetcher hands out bytes in its own order: decoding them as another input would fingerprint
+    // and write the wrong rows consistently, which no later check could see.
+    const expected = this.inputs[this.next++]?.file.key;
+    if (expected !== key) throw new Error(`InputReader: asked for ${key}, but the next input is ${expected}`);
     const bytes = await this.fetcher.take();
     let decodedRows = 0;
     try {

@@ -47,12 +47,14 @@ export async function rewriteGroup(
   });
   const runs = await planRuns(io.source, group, pre, settings);
 
-  const reader = new InputReader(io.source, pre, settings);
+  // This thread fetches only the inputs it decodes: the workers' tasks fetch their own, and an input
+  // fetched here for a run on workers would be handed, in order, to the next run decoded here.
+  const readHere = runs.filter((run) => !onWorkers(run, settings)).flatMap((run) => run.inputs);
+  const reader = new InputReader(io.source, readHere, pre.cache, settings);
   const outputs = new OutputSequence(io.target, options.outputKey, settings.stallMs);
   try {
     for (const run of runs) {
-      // One output is encoded by one thread either way: a worker would only add copies.
-      if (settings.workers > 1 && settings.sort === undefined && run.quotas.length > 1) {
+      if (onWorkers(run, settings)) {
         await writeRunInParallel(io, pre, run, reader, outputs, settings);
       } else if (settings.sort === undefined) {
         await writeRunInOrder(run, reader, outputs);
@@ -65,6 +67,11 @@ export async function rewriteGroup(
     throw err;
   }
   return finish(group, pre, reader, outputs);
+}
+
+/** Whether a run's outputs are encoded on worker threads: only with several outputs (one output is encoded by one thread either way, and a worker would only add copies), never sorted. */
+function onWorkers(run: Run, settings: RewriteSettings): boolean {
+  return settings.workers > 1 && settings.sort === undefined && run.quotas.length > 1;
 }
 
 /** The run's inputs streamed through in input order, each batch handed to the writer as decoded. */
