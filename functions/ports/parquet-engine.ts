@@ -1,5 +1,5 @@
-// The Parquet engine port: a streaming rewrite that fingerprints its inputs, an independent re-read of
-// the outputs, and footer reading — plus the vocabulary (codecs, INT96 modes) every layer shares with it, each defined once.
+// The Parquet engine port: a streaming rewrite that fingerprints its inputs, an independent re-read of the
+// outputs, footer reading — and the vocabulary all layers share with the engine (codecs…), defined once.
 import { z } from 'zod';
 import type { GroupFingerprint } from '../core/fingerprint/fingerprint.js';
 import type { FooterSource, ParquetFooter } from '../core/parquet/footer.js';

@@ -1,5 +1,5 @@
-// Fingerprinting of parquet-wasm record batches: zero-copy through the Arrow C Data Interface in wasm
-// memory, or through Arrow IPC and arrow-js (the reference path); both feed the same kernels, so equal rows hash equal.
+// Fingerprinting of parquet-wasm record batches: zero-copy through the Arrow C Data Interface in wasm memory,
+// or through Arrow IPC and arrow-js (the reference path); both feed the same kernels: equal rows hash equal.
 
 import { type Table, tableFromIPC } from 'apache-arrow';
 import type { RecordBatch as WasmRecordBatch } from 'parquet-wasm';

@@ -1,5 +1,5 @@
-// The rewrite's read loop: inputs fetched ahead in input order, decoded a row group at a time into
-// wasm batches (INT96 converted), every batch fingerprinted as it is decoded, row counts checked against the footers.
+// The rewrite's read loop: inputs fetched ahead in input order, decoded a row group at a time into wasm
+// batches (INT96 converted), every batch fingerprinted as it is decoded, row counts checked against footers.
 
 import type { Table } from 'apache-arrow';
 import { CorruptInputError } from '../../core/errors.js';

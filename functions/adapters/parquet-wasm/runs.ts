@@ -7,7 +7,7 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import type { RewriteGroup } from '../../ports/parquet-engine.js';
 import type { CheckedInput, PreflightResult } from './preflight.js';
 import type { RewriteSettings } from './settings.js';
-import { columnPlan, pw, type WriterSettings, writerProperties } from './wasm.js';
+import { type ColumnEncoding, columnPlan, pw, type WriterSettings, writerProperties } from './wasm.js';
 
 /** Consecutive inputs sharing one output schema: they may share outputs; runs never do. */
 export interface Run {
@@ -23,7 +23,7 @@ export interface Run {
 /** What a sample of a run's first input says about writing the run. */
 interface Sample {
   readonly dictionary: Record<string, boolean>;
-  readonly encodings: Record<string, 'DELTA_BINARY_PACKED'>;
+  readonly encodings: Record<string, ColumnEncoding>;
   /** Encoded output bytes per row, when the sample was large enough to measure it. */
   readonly bytesPerRow?: number;
 }
@@ -116,7 +116,7 @@ async function sampleRun(
   const { codec, deltaEncoding } = settings;
   const writer = { codec, rowGroupRows: settings.rowGroupRows };
   let dictionary: Record<string, boolean> = {};
-  let encodings: Record<string, 'DELTA_BINARY_PACKED'> = {};
+  let encodings: Record<string, ColumnEncoding> = {};
   let bytesPerRow: number | undefined;
   try {
     const bytes = pre.cache.get(first.file.key) ?? (await source.get(first.file.key));

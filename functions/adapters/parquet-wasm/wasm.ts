@@ -14,6 +14,9 @@ const COMPRESSION: Readonly<Record<Codec, pw.Compression>> = {
   snappy: pw.Compression.SNAPPY,
 };
 
+/** The one non-default column encoding the writer is told to use (see `columnPlan`). */
+export type ColumnEncoding = 'DELTA_BINARY_PACKED';
+
 export interface WriterSettings {
   readonly codec: Codec;
   /** Maximum rows per row group. */
@@ -25,7 +28,7 @@ export interface WriterSettings {
   /** Per top-level column: dictionary encoding on or off (default on). */
   readonly dictionary?: Readonly<Record<string, boolean>>;
   /** Per top-level column written with DELTA_BINARY_PACKED (no dictionary); others: PLAIN/dictionary. */
-  readonly encodings?: Readonly<Record<string, 'DELTA_BINARY_PACKED'>>;
+  readonly encodings?: Readonly<Record<string, ColumnEncoding>>;
 }
 
 /**
@@ -85,7 +88,7 @@ const DELTA_CAPABLE = new Set([Type.Int, Type.Timestamp, Type.Date, Type.Time]);
 /** How each sampled column is written: dictionary on or off, and which columns use DELTA_BINARY_PACKED. */
 export interface ColumnPlan {
   readonly dictionary: Record<string, boolean>;
-  readonly encodings: Record<string, 'DELTA_BINARY_PACKED'>;
+  readonly encodings: Record<string, ColumnEncoding>;
 }
 
 /**
@@ -112,7 +115,7 @@ export function columnPlan(
         ...settings,
         keyValueMetadata: {},
         dictionary: { [name]: how === 'dictionary' },
-        ...(how === 'delta' && { encodings: { [name]: 'DELTA_BINARY_PACKED' as const } }),
+        ...(how === 'delta' && { encodings: { [name]: 'DELTA_BINARY_PACKED' satisfies ColumnEncoding } }),
       }),
     ).length;
   for (const field of sample.schema.fields) {

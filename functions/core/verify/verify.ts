@@ -1,5 +1,5 @@
 // What verification requires of a group's outputs: the fingerprint recomputed from the outputs alone equals
-// the inputs' in rows, schema identity, per-column null counts and row multiset hash — else VerificationError.
+// the inputs' in rows, schema identity, per-column null counts and row multiset hash, else VerificationError.
 import { VerificationError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 
