@@ -21,12 +21,11 @@ import {
   type SkippedFile,
 } from './core/planning.js';
 import { DEFAULT_POLICY } from './core/policy.js';
-import type { Codec } from './core/rewrite/wasm.js';
 import { childExecutionName, partitionDir, type RunContext } from './core/run-input.js';
 import { formatBytes } from './core/stats.js';
 import { refuseForeignAmong } from './core/table-format.js';
 import { commitStep, type GroupStepResult, rollbackStep } from './core/workflow/commit.js';
-import { type CompactDeps, compactGroup, type RewriteFn } from './core/workflow/compact.js';
+import { type CompactDeps, compactGroup } from './core/workflow/compact.js';
 import { finalizeRun, type RunSummary } from './core/workflow/finalize.js';
 import { refOf } from './core/workflow/lease.js';
 import { type PlanStepResult, planRun } from './core/workflow/plan.js';
@@ -34,8 +33,10 @@ import { verifyGroup } from './core/workflow/verify.js';
 import type { Clock } from './ports/clock.js';
 import type { Journal } from './ports/journal.js';
 import type { ObjectStore, PutOptions } from './ports/object-store.js';
+import { CODECS, type Codec, DEFAULT_CODEC, type ParquetEngine } from './ports/parquet-engine.js';
 import { positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
 import { requireParquetFiles } from './shared/cli-errors.js';
+import { defaultParquetEngine } from './shared/parquet-engine.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
 
@@ -82,8 +83,8 @@ export interface CompactPartitionResult {
 
 /** Test seams of {@link runCompact}. */
 export interface CompactHooks {
-  /** Replaces the rewrite engine (tests inject faults). */
-  readonly rewrite?: RewriteFn;
+  /** Replaces the Parquet engine (tests inject faults). @default defaultParquetEngine */
+  readonly engine?: ParquetEngine;
   /** Wraps the opened store (tests count requests, inject faults or kill the process mid-run). */
   readonly wrapStore?: (store: ObjectStore) => ObjectStore;
 }
@@ -185,7 +186,7 @@ async function compactTable(
     journal,
     clock: io.clock,
     quarantine: new StoreQuarantine(store, { workRoot: opened.workRoot }),
-    ...(hooks.rewrite === undefined ? {} : { rewrite: hooks.rewrite }),
+    engine: hooks.engine ?? defaultParquetEngine,
   };
   const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
   // Keep in step with CLI_RUN_ID: vacuum routes this command's runs to the store journal by it.
@@ -199,7 +200,7 @@ async function compactTable(
       partition,
       partitionDir: partitionDir(tableRoot, partition),
       strategy: 'binpack',
-      codec: options.codec ?? 'zstd',
+      codec: options.codec ?? DEFAULT_CODEC,
       ...(options.deltaEncoding === true && { deltaEncoding: true }),
       targetFileSizeBytes: Math.round((options.targetMb ?? 128) * MiB),
       minInputFiles: DEFAULT_POLICY.minInputFiles,
@@ -420,9 +421,7 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (default: every partition)')
     .option('--dry-run', 'plan and print only; nothing is written')
     .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
-    .addOption(
-      new Option('--codec <codec>', 'output compression').choices(['zstd', 'snappy']).default('zstd'),
-    )
+    .addOption(new Option('--codec <codec>', 'output compression').choices(CODECS).default(DEFAULT_CODEC))
     .option(
       '--delta-encoding',
       'write integer and timestamp columns DELTA_BINARY_PACKED where smaller (readers must support it: Spark >= 3.3, Trino, DuckDB, pyarrow)',

@@ -21,6 +21,7 @@ import { type SettleReport, settlePartition } from './core/workflow/settle.js';
 import type { Clock } from './ports/clock.js';
 import type { GroupState, JournalPartition } from './ports/journal.js';
 import type { ObjectStore } from './ports/object-store.js';
+import { DEFAULT_CODEC } from './ports/parquet-engine.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
 import { tableNameOf, workRootOption } from './shared/cli-args.js';
 
@@ -202,7 +203,7 @@ async function settleDeployedPartition(
     partition,
     partitionDir: partitionDir(tableRoot, partition),
     strategy: 'binpack',
-    codec: 'zstd',
+    codec: DEFAULT_CODEC,
     targetFileSizeBytes: DEFAULT_POLICY.targetFileSizeBytes,
     minInputFiles: DEFAULT_POLICY.minInputFiles,
     maxGroupBytes: 2 * DEFAULT_POLICY.targetFileSizeBytes,

@@ -22,6 +22,7 @@ import {
 } from '../functions/core/run-caps.js';
 import { parseTableConfigs } from '../functions/core/table-config.js';
 import { DEFAULT_WORK_ROOT, workFolder, workRootsOverlap } from '../functions/core/workflow/layout.js';
+import type { Codec } from '../functions/ports/parquet-engine.js';
 import { CompactionWorkflow, type CompactionWorkflowProps } from './compaction-workflow.js';
 import {
   Maintenance,
@@ -112,7 +113,7 @@ export interface LakeCompactorTable {
    * Codec of compacted files.
    * @default 'zstd'
    */
-  readonly codec?: 'zstd' | 'snappy';
+  readonly codec?: Codec;
   /**
    * Let integer, date, time and timestamp columns be written DELTA_BINARY_PACKED where a trial
    * encoding finds it no larger than PLAIN: faster to write and usually smaller. Only when every

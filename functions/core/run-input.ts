@@ -3,8 +3,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { RetireMode } from '../ports/journal.js';
+import { type Codec, codecSchema, DEFAULT_CODEC } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
-import type { Codec } from './rewrite/wasm.js';
 import { resolveTablePolicy, type TableConfig } from './table-config.js';
 import { DEFAULT_WORK_ROOT, workRootSchema } from './workflow/layout.js';
 
@@ -13,6 +13,11 @@ const MiB = 1024 * 1024;
 /** Why a run was started; the profiler and the sweep say so, anything else is an operator. */
 export const TRIGGERS = ['profiler', 'sweep', 'operator'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
+
+/** How a run rewrites: `binpack` keeps row order, `sort` orders each output by the sort columns. */
+export const STRATEGIES = ['binpack', 'sort'] as const;
+export type Strategy = (typeof STRATEGIES)[number];
+const strategySchema = z.enum(STRATEGIES);
 
 /**
  * What an operator pastes into the console (or the profiler sends). Unknown keys are refused, so a
@@ -32,7 +37,7 @@ export const runInputSchema = z
       .max(500, 'at most 500 partitions per request')
       .optional(),
     /** `binpack` keeps row order; `sort` orders each output by `sortColumns`. Default: the table's. */
-    strategy: z.enum(['binpack', 'sort']).optional(),
+    strategy: strategySchema.optional(),
     sortColumns: z.array(z.string().min(1)).min(1, 'name at least one column').optional(),
     /** Target output size in MiB. Default: the table's, else 128. */
     targetFileSizeMB: z
@@ -40,7 +45,7 @@ export const runInputSchema = z
       .positive()
       .max(5 * 1024, 'at most 5120 MiB (S3 single-copy limit)')
       .optional(),
-    codec: z.enum(['zstd', 'snappy']).optional(),
+    codec: codecSchema.optional(),
     /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller. Default: the table's, else off. */
     deltaEncoding: z.boolean().optional(),
     /** Bytes one compact Lambda rewrites at most, MiB (≥ 2 × target). Default 2048. */
@@ -134,7 +139,7 @@ export interface RunContext {
   readonly partition: string;
   /** Key prefix of the partition's directory, ending with `/` (or '' for an unpartitioned bucket-root table). */
   readonly partitionDir: string;
-  readonly strategy: 'binpack' | 'sort';
+  readonly strategy: Strategy;
   readonly sortColumns?: readonly string[];
   readonly codec: Codec;
   /** Integer/date/time/timestamp columns may be written DELTA_BINARY_PACKED (absent: off). */
@@ -270,7 +275,7 @@ export function normalizeRunInput(
     partitionDir: partitionDir(table.prefix, partition),
     strategy,
     ...(sortColumns === undefined ? {} : { sortColumns }),
-    codec: input.codec ?? table.codec ?? 'zstd',
+    codec: input.codec ?? table.codec ?? DEFAULT_CODEC,
     ...((input.deltaEncoding ?? table.deltaEncoding) === true && { deltaEncoding: true }),
     targetFileSizeBytes: targetMiB === undefined ? policy.targetFileSizeBytes : Math.round(targetMiB * MiB),
     minInputFiles: policy.minInputFiles,
@@ -357,9 +362,9 @@ export const runContextSchema = z.object({
   tableRoot: z.string(),
   partition: z.string(),
   partitionDir: z.string(),
-  strategy: z.enum(['binpack', 'sort']),
+  strategy: strategySchema,
   sortColumns: z.array(z.string()).optional(),
-  codec: z.enum(['zstd', 'snappy']),
+  codec: codecSchema,
   deltaEncoding: z.boolean().optional(),
   targetFileSizeBytes: z.number().int().positive(),
   minInputFiles: z.number().int().min(2),

@@ -1,6 +1,7 @@
 // The tables lake-compactor manages: a validated config (all problems reported at once) and the lookup
 // from an object key to the one table that owns it (longest prefix; ambiguous layouts are refused).
 import { z } from 'zod';
+import { codecSchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
 import { normalizeRoot, relativeToRoot } from './partition.js';
 import {
@@ -66,7 +67,7 @@ export const tableFieldSchemas = {
     .max(5 * 1024)
     .optional(),
   /** Output codec; ZSTD when omitted. */
-  codec: z.enum(['zstd', 'snappy']).optional(),
+  codec: codecSchema.optional(),
   /** Let integer/date/time/timestamp columns use DELTA_BINARY_PACKED where smaller (readers must support it). */
   deltaEncoding: z.boolean().optional(),
   /** Sort outputs by these columns; input order is kept when omitted. */

@@ -12,14 +12,14 @@ import {
   vectorFromArray,
 } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashWasmBatchFfi } from '../../../../functions/core/fingerprint/ffi-hash.js';
 import {
   hashWasmBatchIpc,
-  MultisetHash,
   wasmBatchToTable,
-} from '../../../../functions/core/fingerprint/fingerprint.js';
-import { pw } from '../../../../functions/core/rewrite/wasm.js';
-import { type DuckWorkspace, duckWorkspace } from '../rewrite/helpers.js';
+} from '../../../../functions/adapters/parquet-wasm/batch-hash.js';
+import { hashWasmBatchFfi } from '../../../../functions/adapters/parquet-wasm/ffi-hash.js';
+import { pw } from '../../../../functions/adapters/parquet-wasm/wasm.js';
+import { MultisetHash } from '../../../../functions/core/fingerprint/fingerprint.js';
+import { type DuckWorkspace, duckWorkspace } from './helpers.js';
 
 let duck: DuckWorkspace;
 beforeAll(async () => {

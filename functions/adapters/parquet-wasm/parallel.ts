@@ -2,17 +2,17 @@
 // instance) while the main thread does all I/O through the ports; fingerprints of the workers merge exactly.
 
 import { Worker } from 'node:worker_threads';
-import type { ObjectStore } from '../../ports/object-store.js';
 import {
   CompactorError,
   CorruptInputError,
   RewriteStalledError,
   UnsupportedInputError,
   VerificationError,
-} from '../errors.js';
-import type { MultisetHash } from '../fingerprint/fingerprint.js';
+} from '../../core/errors.js';
+import type { MultisetHash } from '../../core/fingerprint/fingerprint.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import type { WrittenOutput } from '../../ports/parquet-engine.js';
 import { OrderedFetcher } from './fetch.js';
-import type { WrittenOutput } from './output.js';
 import type { CheckedInput } from './preflight.js';
 import type { WriterSettings } from './wasm.js';
 import type { FromWorker, ToWorker } from './worker.js';

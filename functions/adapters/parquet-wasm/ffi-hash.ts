@@ -12,7 +12,7 @@ import {
   type MultisetHash,
   nullSlots,
   type SlotHashes,
-} from './row-hash.js';
+} from '../../core/fingerprint/row-hash.js';
 
 /** A layout this walker does not read (view types, unions, run-end encoding…): the caller falls back to Arrow IPC. */
 export class FfiLayoutUnsupported extends Error {

@@ -6,10 +6,10 @@ import { join, relative } from 'node:path';
 import { parquetMetadata } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
+import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
 import { UnsupportedInputError } from '../../../../functions/core/errors.js';
 import { exactSchemaSignature } from '../../../../functions/core/fingerprint/fingerprint.js';
-import { rewriteGroup } from '../../../../functions/core/rewrite/rewrite.js';
-import { verifyOutputs } from '../../../../functions/core/verify/verify.js';
 import { DELTA_FIXTURES } from '../../../support/fixtures.js';
 import { type DuckWorkspace, duckWorkspace } from './helpers.js';
 

@@ -2,7 +2,7 @@
 // one changed value, a value swapped between two rows, a dropped row, and changed key-value metadata.
 
 import { describe, expect, it } from 'vitest';
-import { verifyOutputs } from '../../../../functions/core/verify/verify.js';
+import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
 import { problemsOf, rewritten, tamper } from '../../../support/verify-fixtures.js';
 
 describe('verifyOutputs', () => {

@@ -4,8 +4,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
-import { rewriteGroup } from '../../../../functions/core/rewrite/rewrite.js';
-import { verifyOutputs } from '../../../../functions/core/verify/verify.js';
+import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
+import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
 import { writeSampleLake } from '../../../../functions/tools/sample-lake.js';
 import { type DuckWorkspace, duckWorkspace, fileOf } from './helpers.js';
 

@@ -3,9 +3,9 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
+import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
 import { InvalidInputError, MemoryBudgetExceededError } from '../../../../functions/core/errors.js';
-import { rewriteGroup } from '../../../../functions/core/rewrite/rewrite.js';
-import { verifyOutputs } from '../../../../functions/core/verify/verify.js';
 import { type DuckWorkspace, duckWorkspace, eventsSelect } from './helpers.js';
 
 let duck: DuckWorkspace;

@@ -1,17 +1,11 @@
 // One output file being written: record batches in, Parquet bytes streamed to the store as a
 // multipart upload; every batch's schema is checked, rows are counted in and out, and a stall is an error.
 
+import { CorruptInputError, RewriteStalledError, VerificationError } from '../../core/errors.js';
+import { parseFooter } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { CorruptInputError, RewriteStalledError, VerificationError } from '../errors.js';
-import { parseFooter } from '../parquet/footer.js';
+import type { WrittenOutput } from '../../ports/parquet-engine.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
-
-export interface WrittenOutput {
-  readonly key: string;
-  readonly size: number;
-  readonly etag: string;
-  readonly rows: number;
-}
 
 /** Bytes of the output's end kept in memory to read back its footer (row count check). */
 const TAIL_KEEP_BYTES = 4 * 1024 * 1024;
@@ -31,7 +25,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 /**
  * Streams record batches into one Parquet object. parquet-wasm's `transformParquetStream` drops
- * batches whose types differ and hangs on others (ENGINE-NOTES trap 1), so: each batch must match
+ * batches whose types differ and hangs on others (docs, "Engine"), so: each batch must match
  * the first batch's schema byte for byte, rows written are compared with the footer's row count,
  * and a watchdog fails the write when neither input is taken nor output produced for `stallMs`.
  */

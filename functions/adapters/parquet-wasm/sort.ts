@@ -2,7 +2,7 @@
 // (nulls first, then ascending), and the sorted order expressed as contiguous slices of the input batches.
 
 import { type Table, Type } from 'apache-arrow';
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '../../core/errors.js';
 
 export type SortValue = number | bigint | string | boolean | null;
 

@@ -4,12 +4,12 @@
 import { parquetMetadata } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
 import {
   CorruptInputError,
   RewriteStalledError,
   UnsupportedInputError,
 } from '../../../../functions/core/errors.js';
-import { rewriteGroup } from '../../../../functions/core/rewrite/rewrite.js';
 import { type DuckWorkspace, duckWorkspace, eventsSelect } from './helpers.js';
 
 let duck: DuckWorkspace;

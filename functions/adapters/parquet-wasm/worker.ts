@@ -3,11 +3,12 @@
 // output, asking the main thread for its byte ranges. All I/O stays with the main thread's ports.
 
 import { parentPort } from 'node:worker_threads';
+import { CompactorError } from '../../core/errors.js';
+import { MultisetHash } from '../../core/fingerprint/fingerprint.js';
+import { assertParquetMagic } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { CompactorError } from '../errors.js';
-import { hashWasmBatch, MultisetHash } from '../fingerprint/fingerprint.js';
-import { assertParquetMagic } from '../parquet/footer.js';
-import { hashParquetObject } from '../verify/hash-output.js';
+import { hashWasmBatch } from './batch-hash.js';
+import { hashParquetObject } from './hash-output.js';
 import { convertBatch, readInt96Micros } from './int96.js';
 import { OutputWriter } from './output.js';
 import { decodeBatches, decodeError, type WriterSettings } from './wasm.js';

@@ -3,11 +3,19 @@
 
 import { type Table, Type, tableToIPC } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
-import { CorruptInputError, UnsupportedInputError } from '../errors.js';
+import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
+import type { Codec } from '../../ports/parquet-engine.js';
 
 export { pw };
 
-export type Codec = 'zstd' | 'snappy';
+/** parquet-rs's compression per codec: a Record, so a codec added to the port fails typecheck here until mapped. */
+const COMPRESSION: Readonly<Record<Codec, pw.Compression>> = {
+  zstd: pw.Compression.ZSTD,
+  snappy: pw.Compression.SNAPPY,
+};
+
+/** The one non-default column encoding the writer is told to use (see `columnPlan`). */
+export type ColumnEncoding = 'DELTA_BINARY_PACKED';
 
 export interface WriterSettings {
   readonly codec: Codec;
@@ -20,17 +28,17 @@ export interface WriterSettings {
   /** Per top-level column: dictionary encoding on or off (default on). */
   readonly dictionary?: Readonly<Record<string, boolean>>;
   /** Per top-level column written with DELTA_BINARY_PACKED (no dictionary); others: PLAIN/dictionary. */
-  readonly encodings?: Readonly<Record<string, 'DELTA_BINARY_PACKED'>>;
+  readonly encodings?: Readonly<Record<string, ColumnEncoding>>;
 }
 
 /**
  * A fresh WriterProperties (parquet-wasm consumes them per write). Chunk-level statistics: every
  * column chunk gets min/max/null count, which is what engines prune with; page-level statistics
- * cost encode time for little benefit on compacted files (ENGINE-NOTES).
+ * cost encode time for little benefit on compacted files (docs, "Engine").
  */
 export function writerProperties(settings: WriterSettings): pw.WriterProperties {
   let builder = new pw.WriterPropertiesBuilder()
-    .setCompression(settings.codec === 'zstd' ? pw.Compression.ZSTD : pw.Compression.SNAPPY)
+    .setCompression(COMPRESSION[settings.codec])
     .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
     .setMaxRowGroupSize(settings.rowGroupRows)
     .setCreatedBy('lake-compactor (parquet-rs via parquet-wasm 0.8.0)');
@@ -80,7 +88,7 @@ const DELTA_CAPABLE = new Set([Type.Int, Type.Timestamp, Type.Date, Type.Time]);
 /** How each sampled column is written: dictionary on or off, and which columns use DELTA_BINARY_PACKED. */
 export interface ColumnPlan {
   readonly dictionary: Record<string, boolean>;
-  readonly encodings: Record<string, 'DELTA_BINARY_PACKED'>;
+  readonly encodings: Record<string, ColumnEncoding>;
 }
 
 /**
@@ -88,11 +96,9 @@ export interface ColumnPlan {
  * real settings, with a dictionary and without (and, with `delta`, with DELTA_BINARY_PACKED for
  * integer, date, time and timestamp columns). The dictionary is kept only when it makes the
  * column at least `minSaving` smaller than the best encoding without one: below that it costs
- * encode time for nothing — on the benchmark's events table a mostly-zero DOUBLE column encoded
- * 2.5× faster without one at +8% bytes, while a 13-byte session id with ~8 rows per value came out
- * smaller *and* faster with one. DELTA_BINARY_PACKED is kept when it is no larger than PLAIN; it
- * is also faster to encode (by hand, on the events table: timestamps 63 → 27 ns/row, smaller).
- * Nested columns keep the writer's default (dictionary on).
+ * encode time for nothing, while a column whose values repeat comes out smaller *and* faster with
+ * one. DELTA_BINARY_PACKED is kept when it is no larger than PLAIN, as it is also faster to encode.
+ * Nested columns keep the writer's default (dictionary on). Measurements: docs, "Engine".
  */
 export function columnPlan(
   sample: Table,
@@ -109,7 +115,7 @@ export function columnPlan(
         ...settings,
         keyValueMetadata: {},
         dictionary: { [name]: how === 'dictionary' },
-        ...(how === 'delta' && { encodings: { [name]: 'DELTA_BINARY_PACKED' as const } }),
+        ...(how === 'delta' && { encodings: { [name]: 'DELTA_BINARY_PACKED' satisfies ColumnEncoding } }),
       }),
     ).length;
   for (const field of sample.schema.fields) {

@@ -1,8 +1,8 @@
 // Ordered prefetch of a group's inputs: many GETs in flight to hide per-request latency, bounded by
 // a request count and by bytes held (fetched but not yet decoded), and handed out strictly in input order.
 
+import { CorruptInputError } from '../../core/errors.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { CorruptInputError } from '../errors.js';
 
 export interface FetchItem {
   readonly key: string;

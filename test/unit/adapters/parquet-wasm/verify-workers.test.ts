@@ -6,8 +6,8 @@
 
 import { describe, expect, it, vi } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
 import { CorruptInputError } from '../../../../functions/core/errors.js';
-import { verifyOutputs } from '../../../../functions/core/verify/verify.js';
 import { problemsOf, rewritten, tamper } from '../../../support/verify-fixtures.js';
 
 const threads = vi.hoisted(() => ({ started: 0, terminated: 0 }));

@@ -2,8 +2,9 @@
 // path: parquet-wasm decodes, Arrow IPC carries each batch to arrow-js, the shared kernels hash. Runs in
 // an engine worker (verify), where a trap of parquet-wasm's streaming reader kills only the worker.
 
-import { hashWasmBatchIpc, type MultisetHash } from '../fingerprint/fingerprint.js';
-import { decodeError, pw } from '../rewrite/wasm.js';
+import type { MultisetHash } from '../../core/fingerprint/fingerprint.js';
+import { hashWasmBatchIpc } from './batch-hash.js';
+import { decodeError, pw } from './wasm.js';
 
 /** Reads bytes [start, end) of an object. */
 export type RangeReader = (start: number, end: number) => Promise<Uint8Array>;

@@ -5,8 +5,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { makeTable, tableToIPC } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
-import { OutputWriter } from '../../../../functions/core/rewrite/output.js';
-import { pw } from '../../../../functions/core/rewrite/wasm.js';
+import { OutputWriter } from '../../../../functions/adapters/parquet-wasm/output.js';
+import { pw } from '../../../../functions/adapters/parquet-wasm/wasm.js';
 import type { ObjectStore } from '../../../../functions/ports/object-store.js';
 
 setFlagsFromString('--expose-gc');

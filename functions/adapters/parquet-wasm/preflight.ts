@@ -3,10 +3,11 @@
 
 import { type FileMetaData, parquetMetadata } from 'hyparquet';
 import pLimit from 'p-limit';
+import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
+import { exactSchemaSignature, schemaKeyOf } from '../../core/fingerprint/fingerprint.js';
+import { type ParquetFooter, readFooter } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { CorruptInputError, UnsupportedInputError } from '../errors.js';
-import { exactSchemaSignature, schemaKeyOf } from '../fingerprint/fingerprint.js';
-import { type ParquetFooter, readFooter } from '../parquet/footer.js';
+import type { InputFile, Int96Mode } from '../../ports/parquet-engine.js';
 import { convertedSchemaIpc } from './int96.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
@@ -23,13 +24,6 @@ const SUPPORTED_ENCODINGS = new Set([
   'RLE_DICTIONARY',
   'BYTE_STREAM_SPLIT',
 ]);
-
-export interface InputFile {
-  readonly key: string;
-  readonly size: number;
-  readonly etag: string;
-  readonly rows?: number;
-}
 
 /**
  * The parts of an input's footer the rewrite still needs after pre-flight. Kept once per input
@@ -53,7 +47,7 @@ export interface PreflightOptions {
   readonly maxRequestsInFlight: number;
   /** Whole small files seen during pre-flight are kept up to this many bytes, saving a second GET. */
   readonly cacheBytes: number;
-  readonly int96: 'refuse' | 'convert';
+  readonly int96: Int96Mode;
   readonly settings: Omit<WriterSettings, 'keyValueMetadata'>;
   readonly signal?: AbortSignal;
 }
@@ -113,12 +107,7 @@ type Checked = Omit<CheckedInput, 'footer'> & { readonly footer: ParquetFooter }
 /** Shared by every input without INT96 columns (nearly all), instead of an empty array each. */
 const NO_COLUMNS: readonly string[] = Object.freeze([]);
 
-function checkOne(
-  file: InputFile,
-  footer: ParquetFooter,
-  meta: FileMetaData,
-  int96: 'refuse' | 'convert',
-): Checked {
+function checkOne(file: InputFile, footer: ParquetFooter, meta: FileMetaData, int96: Int96Mode): Checked {
   const key = file.key;
   if (footer.rows === 0) {
     throw new UnsupportedInputError(

@@ -13,7 +13,7 @@ import {
   tableToIPC,
 } from 'apache-arrow';
 import { parquetReadObjects } from 'hyparquet';
-import { UnsupportedInputError } from '../errors.js';
+import { UnsupportedInputError } from '../../core/errors.js';
 import { pw } from './wasm.js';
 
 /**

@@ -1,8 +1,8 @@
 // Child process of memory.test.ts: rewrites a synthetic group of `totalBytes` input and prints its
 // peak RSS. The group references one real Parquet file under many keys, so no disk or RAM holds 2 GB.
 
-import { rewriteGroup } from '../../../../functions/core/rewrite/rewrite.js';
-import { pw } from '../../../../functions/core/rewrite/wasm.js';
+import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
+import { pw } from '../../../../functions/adapters/parquet-wasm/wasm.js';
 import type {
   DeleteRef,
   DeleteResult,
