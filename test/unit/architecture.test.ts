@@ -180,7 +180,8 @@ describe('layout rules', () => {
     });
 
     // Assess
-    expect(core.length).toBeGreaterThan(50);
+    // The walk found core (not an empty or wrong folder): some 40 modules live there.
+    expect(core.length).toBeGreaterThan(30);
     expect(violations).toEqual([]);
   });
 
