@@ -14,30 +14,25 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import { Construct } from 'constructs';
-import {
-  DEFAULT_MAX_CONCURRENT_RUNS,
-  DEFAULT_MAX_CONCURRENT_RUNS_PER_TABLE,
-  type RunCaps,
-  runCapIssues,
-} from '../functions/core/run-caps.js';
-import { parseTableConfigs } from '../functions/core/table-config.js';
-import { DEFAULT_WORK_ROOT, workFolder, workRootsOverlap } from '../functions/core/workflow/layout.js';
+import { DEFAULT_WORK_ROOT, workFolder } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow } from './compaction-workflow.js';
+import { runCapsJsonOf, tablesJsonOf } from './function-config.js';
 import type {
   LakeCompactorProps,
   LakeCompactorSweepProps,
   LakeCompactorTable,
-  LakeCompactorTriggerProps,
 } from './lake-compactor-props.js';
+import {
+  assertValidProps,
+  literalBucketsOf,
+  type WorkRootClaim,
+  workRootClashProblems,
+} from './lake-compactor-validation.js';
 import { Maintenance, scheduledTargetOptions, scheduleOf, stoppedAfter } from './maintenance.js';
 import { AcknowledgeWildcards, type WildcardGrant } from './nag-acknowledgements.js';
 import { projectFunction } from './node-function.js';
 import { Observability } from './observability.js';
-import {
-  lakeCompactorPropsProblems,
-  minimumDataBucketDays,
-  OWNED_BUCKET_PLACEHOLDER,
-} from './props-schema.js';
+import { minimumDataBucketDays } from './props-schema.js';
 import {
   KMS_OBJECT_ACTIONS,
   listStatements,
@@ -97,39 +92,8 @@ export class LakeCompactor extends Construct {
   constructor(scope: Construct, id: string, props: LakeCompactorProps) {
     super(scope, id);
     this.workRoot = props.workRoot ?? DEFAULT_WORK_ROOT;
-    this.literalBuckets = [
-      ...new Set(
-        (Array.isArray(props.tables) ? props.tables : []).flatMap((t) =>
-          typeof t.bucketName === 'string' && !Token.isUnresolved(t.bucketName) ? [t.bucketName] : [],
-        ),
-      ),
-    ];
-    // Validated at synth time, every problem in one message, instead of a deploy (or a cold start) that
-    // fails: the props schema refuses unknown keys anywhere, and its table fields are the ones the
-    // functions parse. As a last guard the functions' own parser reads the config they will be given: the
-    // owned bucket's name is a token until deploy, so its tables are checked under a readable placeholder
-    // (bucket-less tables share it, so two of them on the same root still conflict).
-    const problems = lakeCompactorPropsProblems(props);
-    problems.push(
-      ...runCapIssues(
-        props.triggers ?? {},
-        props.tables.map((t) => t.name),
-      ),
-    );
-    problems.push(...reservedConcurrencyIssues(props.profilerReservedConcurrency));
-    problems.push(...this.workRootClashes());
-    if (problems.length === 0) {
-      try {
-        parseTableConfigs(tablesJsonOf(props.tables, OWNED_BUCKET_PLACEHOLDER));
-      } catch (err) {
-        problems.push(`invalid \`tables\`. ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-    if (problems.length > 0) {
-      throw new Error(
-        `LakeCompactor: ${problems.length === 1 ? 'a problem' : `${problems.length} problems`} in the props; fix ${problems.length === 1 ? 'it' : 'them all'}, then synthesize again:\n  - ${problems.join('\n  - ')}`,
-      );
-    }
+    this.literalBuckets = literalBucketsOf(props.tables);
+    assertValidProps(props, this.workRootClashes());
     const ownedCount = props.tables.filter((t) => t.bucketName === undefined).length;
 
     this.table = createStateTable(this, 'State', props.removalPolicy ?? RemovalPolicy.RETAIN);
@@ -253,19 +217,12 @@ export class LakeCompactor extends Construct {
       .filter(
         (c): c is LakeCompactor => c instanceof LakeCompactor && c !== this && typeof c.workRoot === 'string',
       );
-    const stackName = Stack.of(this)
-      .stackName.toLowerCase()
-      .replace(/[^a-z0-9_.-]/g, '-');
-    const suggestion = `_lake-compactor-${stackName}/`;
-    return others.flatMap((other) => {
-      const shared = this.literalBuckets.filter((b) => other.literalBuckets.includes(b));
-      if (shared.length === 0 || !workRootsOverlap(this.workRoot, other.workRoot)) return [];
-      const same = this.workRoot === other.workRoot;
-      const buckets = shared.map((b) => JSON.stringify(b)).join(', ');
-      return [
-        `workRoot: ${JSON.stringify(this.workRoot)} ${same ? 'is also' : 'overlaps'} the work root of the LakeCompactor at ${other.node.path}${same ? '' : ` (${JSON.stringify(other.workRoot)})`}, which uses bucket ${buckets} too. Two deployments on one bucket must use different work roots, neither inside the other, or each one's vacuum deletes the other's staging and trash: set \`workRoot\` of this one to its own, e.g. "${suggestion}".`,
-      ];
+    const claim = (c: LakeCompactor): WorkRootClaim => ({
+      path: c.node.path,
+      workRoot: c.workRoot,
+      literalBuckets: c.literalBuckets,
     });
+    return workRootClashProblems(claim(this), others.map(claim), Stack.of(this).stackName);
   }
 
   /**
@@ -511,47 +468,8 @@ export class LakeCompactor extends Construct {
 /** Default days staging leftovers are kept (see LakeCompactorDataBucketProps.stagingExpirationDays). */
 const DEFAULT_STAGING_DAYS = 7;
 
-/** The TABLES JSON of the functions (see `tableConfigDelivery`); a table without `bucketName` gets `ownedBucketName`. */
-function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketName: string): string {
-  return JSON.stringify(
-    tables.map((t) => ({
-      name: t.name,
-      bucket: t.bucketName ?? ownedBucketName,
-      prefix: t.prefix,
-      format: t.format ?? 'parquet',
-      partitionColumns: t.partitionColumns ?? [],
-      ...(t.dateColumn === undefined ? {} : { dateColumn: t.dateColumn }),
-      ...(t.dateFormat === undefined ? {} : { dateFormat: t.dateFormat }),
-      ...(t.targetFileSizeMB === undefined ? {} : { targetFileSizeMB: t.targetFileSizeMB }),
-      ...(t.codec === undefined ? {} : { codec: t.codec }),
-      ...(t.deltaEncoding === undefined ? {} : { deltaEncoding: t.deltaEncoding }),
-      ...(t.sortColumns === undefined ? {} : { sortColumns: t.sortColumns }),
-      ...(t.policy === undefined ? {} : { policy: t.policy }),
-    })),
-  );
-}
-
 /** Default of `profilerReservedConcurrency`: the profiler's SQS event source polled with 5 before it existed. */
 const DEFAULT_PROFILER_RESERVED_CONCURRENCY = 5;
-
-/** The RUN_CAPS variable of the profiler and the sweep (see `parseRunCaps`). */
-function runCapsJsonOf(triggers: LakeCompactorTriggerProps): string {
-  const caps: RunCaps = {
-    total: triggers.maxConcurrentRuns ?? DEFAULT_MAX_CONCURRENT_RUNS,
-    perTable: triggers.maxConcurrentRunsPerTable ?? DEFAULT_MAX_CONCURRENT_RUNS_PER_TABLE,
-    byTable: triggers.maxConcurrentRunsByTable ?? {},
-  };
-  return JSON.stringify(caps);
-}
-
-/** An SQS event source polls with 2–1000 concurrent invocations; the reservation bounds it. */
-function reservedConcurrencyIssues(reserved: number | false | undefined): string[] {
-  if (reserved === undefined || reserved === false) return [];
-  if (Number.isInteger(reserved) && reserved >= 2 && reserved <= 1000) return [];
-  return [
-    `\`profilerReservedConcurrency\` is ${reserved}; use a whole number from 2 to 1000 (the profiler's SQS event source polls with at least 2 concurrent invocations), or false to reserve nothing.`,
-  ];
-}
 
 /** The owned bucket's lifecycle periods, in days, and the least each may be. */
 function dataBucketDays(props: LakeCompactorProps): {
