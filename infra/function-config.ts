@@ -1,5 +1,5 @@
 // What LakeCompactor's props become for its functions: the TABLES JSON (every table with its bucket) and the
-// RUN_CAPS variable, in exactly the shapes the functions parse (functions/core/table-config.ts, run-caps.ts).
+// trigger variables, in exactly the shapes the functions parse (functions/core/table-config.ts, run-caps.ts).
 import {
   DEFAULT_MAX_CONCURRENT_RUNS,
   DEFAULT_MAX_CONCURRENT_RUNS_PER_TABLE,
@@ -27,8 +27,21 @@ export function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketN
   );
 }
 
+/** The variables telling the profiler and the sweep how to act on their verdicts. */
+export interface TriggerEnvironment {
+  /** `true`: record verdicts, start nothing (see `LakeCompactorTriggerProps.dryRun`). */
+  readonly TRIGGERS_DRY_RUN: string;
+  /** The run caps as JSON (see `parseRunCaps`). */
+  readonly RUN_CAPS: string;
+}
+
+/** TRIGGERS_DRY_RUN and RUN_CAPS of the profiler and the sweep. */
+export function triggerEnvironmentOf(triggers: LakeCompactorTriggerProps): TriggerEnvironment {
+  return { TRIGGERS_DRY_RUN: triggers.dryRun === true ? 'true' : 'false', RUN_CAPS: runCapsJsonOf(triggers) };
+}
+
 /** The RUN_CAPS variable of the profiler and the sweep (see `parseRunCaps`). */
-export function runCapsJsonOf(triggers: LakeCompactorTriggerProps): string {
+function runCapsJsonOf(triggers: LakeCompactorTriggerProps): string {
   const caps: RunCaps = {
     total: triggers.maxConcurrentRuns ?? DEFAULT_MAX_CONCURRENT_RUNS,
     perTable: triggers.maxConcurrentRunsPerTable ?? DEFAULT_MAX_CONCURRENT_RUNS_PER_TABLE,

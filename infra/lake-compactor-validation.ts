@@ -1,5 +1,5 @@
-// Synth-time validation of LakeCompactorProps: every problem (schema, run caps, the profiler's reservation, work-root
-// clashes, the functions' own table parser) is reported in one error, before any resource is created.
+// Synth-time validation of LakeCompactorProps: every problem (schema, run caps, the profiler's reservation,
+// work-root clashes, the functions' own table parser) reported in one error, before any resource is created.
 import { Token } from 'aws-cdk-lib';
 import { runCapIssues } from '../functions/core/run-caps.js';
 import { parseTableConfigs } from '../functions/core/table-config.js';

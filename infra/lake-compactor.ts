@@ -18,7 +18,7 @@ import { Construct } from 'constructs';
 import { DEFAULT_WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow } from './compaction-workflow.js';
 import { createDataBucket } from './data-bucket.js';
-import { runCapsJsonOf, tablesJsonOf } from './function-config.js';
+import { tablesJsonOf, triggerEnvironmentOf } from './function-config.js';
 import { acknowledgeNagFindings } from './lake-compactor-nag.js';
 import type { LakeCompactorProps, LakeCompactorTable } from './lake-compactor-props.js';
 import {
@@ -109,10 +109,7 @@ export class LakeCompactor extends Construct {
     const tablesJson = tablesJsonOf(tables, '');
     // Not in the environment: Lambda's 4 KB for all variables would end at about 20 tables.
     const tableConfig = tableConfigDelivery(tablesJson);
-    const triggers = {
-      TRIGGERS_DRY_RUN: props.triggers?.dryRun === true ? 'true' : 'false',
-      RUN_CAPS: runCapsJsonOf(props.triggers ?? {}),
-    };
+    const triggers = triggerEnvironmentOf(props.triggers ?? {});
     const reservedConcurrency = props.profilerReservedConcurrency ?? DEFAULT_PROFILER_RESERVED_CONCURRENCY;
 
     this.profilerFunction = createProfilerFunction(this, {

@@ -1,5 +1,5 @@
-// The profiler and its event wiring, created in the LakeCompactor's own scope (construct ids unchanged): S3
-// notifications or EventBridge rules → SQS with a dead-letter queue → the function, in batches with partial failures.
+// The profiler and its event wiring, created in the LakeCompactor's own scope (construct ids unchanged):
+// S3 notifications or EventBridge rules → SQS with a DLQ → the function, in batches with partial failures.
 import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -10,6 +10,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import type { TriggerEnvironment } from './function-config.js';
 import type { LakeCompactorTable } from './lake-compactor-props.js';
 import { projectFunction } from './node-function.js';
 import { normalizeTablePrefix, type TableLocation } from './s3-access.js';
@@ -23,7 +24,7 @@ export interface ProfilerFunctionProps {
   readonly stateTable: dynamodb.ITable;
   readonly tableConfig: TableConfigDelivery;
   /** TRIGGERS_DRY_RUN and RUN_CAPS, shared with the sweep. */
-  readonly triggers: { readonly TRIGGERS_DRY_RUN: string; readonly RUN_CAPS: string };
+  readonly triggers: TriggerEnvironment;
   readonly memorySize: number;
   /** Reserved concurrency, or `false` to reserve nothing (see `LakeCompactorProps.profilerReservedConcurrency`). */
   readonly reservedConcurrency: number | false;

@@ -1,5 +1,5 @@
-// The sweep, created in the LakeCompactor's own scope (construct ids unchanged): one function on two schedules,
-// the catch-up trigger and stuck-lease release every 15 minutes and a weekly reconcile, each with a dead-letter queue.
+// The sweep, created in the LakeCompactor's own scope (construct ids unchanged): one function, run every
+// 15 minutes (due partitions, stuck leases) and weekly (reconcile), each schedule with a dead-letter queue.
 import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -9,6 +9,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import type { TriggerEnvironment } from './function-config.js';
 import type { LakeCompactorSweepProps } from './lake-compactor-props.js';
 import { scheduledTargetOptions, scheduleOf } from './maintenance.js';
 import { projectFunction } from './node-function.js';
@@ -32,7 +33,7 @@ export interface SweepProps {
   /** The sweep's schedules, its own resolved (see `scheduleOf`). */
   readonly schedules: LakeCompactorSweepProps & { schedule: events.Schedule };
   /** TRIGGERS_DRY_RUN and RUN_CAPS, shared with the profiler. */
-  readonly triggers: { readonly TRIGGERS_DRY_RUN: string; readonly RUN_CAPS: string };
+  readonly triggers: TriggerEnvironment;
   /** KMS keys of the tables' objects. */
   readonly encryptionKeys: readonly kms.IKey[];
   /** The deployment's work root (see `LakeCompactorProps.workRoot`). */
