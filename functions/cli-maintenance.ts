@@ -5,23 +5,27 @@
 // events/tiering-*.json) and are validated by the same schemas — with the same retention gate — before any
 // object is listed, let alone changed. Invalid usage exits 2; a run that could not do everything exits 1.
 //
-// The commands live in cli-vacuum.ts; this module is their public face (what cli.ts registers, what callers
-// import).
+// The commands live in cli-vacuum.ts and cli-tier.ts, what they share in cli-maintenance-shared.ts; this
+// module is their public face (what cli.ts registers, what callers import).
 export {
   MaintenanceIncompleteError,
   type MaintenanceIo,
   OperationCancelledError,
-  planVacuumJob,
+  UsageError,
+} from './cli-maintenance-shared.js';
+export {
   prepareTier,
-  prepareVacuum,
   registerTierCommand,
-  registerVacuumCommand,
   runTier,
-  runVacuum,
   type TierCliOptions,
   type TierCliReport,
   type TierJob,
-  UsageError,
+} from './cli-tier.js';
+export {
+  planVacuumJob,
+  prepareVacuum,
+  registerVacuumCommand,
+  runVacuum,
   type VacuumCliOptions,
   type VacuumCliReport,
   type VacuumJob,

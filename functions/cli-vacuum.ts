@@ -1,30 +1,31 @@
-// `lake-compactor vacuum` and `lake-compactor tier`: the scheduled jobs' own core, run to completion on one
-// table location; a dry run changes nothing, and a real run prints everything it will change before it does.
+// `lake-compactor vacuum`: the scheduled vacuum's own core, run to completion on one table location; a dry
+// run deletes nothing, and a real run prints everything it will delete, and why, before it does.
 //
-// Inputs map one-to-one onto the vacuum and tiering functions' inputs (events/vacuum-*.json,
-// events/tiering-*.json) and are validated by the same schemas — with the same retention gate — before any
-// object is listed, let alone changed. Invalid usage exits 2; a run that could not do everything exits 1.
+// Its options map one-to-one onto the vacuum function's input (events/vacuum-*.json) and are validated by
+// the same schema, with the same retention gate, before any object is listed. Invalid usage exits 2; a run
+// that could not delete everything exits 1.
 
-import { createInterface } from 'node:readline/promises';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { Command } from 'commander';
 import { DynamoJournal } from './adapters/dynamodb-journal.js';
 import { LocalObjectStore } from './adapters/local-object-store.js';
 import { MemoryJournal } from './adapters/memory-journal.js';
 import { type OpenedStore, openStore } from './adapters/open-store.js';
 import { RoutedJournal } from './adapters/routed-journal.js';
 import { StoreJournal } from './adapters/store-journal.js';
-import { CompactorError, InvalidInputError, UsageError } from './core/errors.js';
 import {
-  DEFAULT_TIERING_RULES,
-  executeTiering,
-  parseTieringRequest,
-  planTiering,
-  type TieringMove,
-  type TieringPlan,
-  type TieringReport,
-  type TieringRequest,
-} from './core/maintenance/tiering.js';
+  asUsage,
+  bucketOf,
+  confirmerFor,
+  defaultName,
+  isS3,
+  MaintenanceIncompleteError,
+  type MaintenanceIo,
+  OperationCancelledError,
+  openedOf,
+  PRINTED_ROWS,
+} from './cli-maintenance-shared.js';
+import { UsageError } from './core/errors.js';
 import {
   type CandidateKind,
   executeVacuum,
@@ -39,64 +40,17 @@ import {
   type VacuumRequest,
 } from './core/maintenance/vacuum.js';
 import { relativeToRoot } from './core/partition.js';
-import { PARTITION_DATE_FORMATS, type PartitionDateFormat } from './core/policy.js';
 import { CLI_RUN_ID } from './core/run-input.js';
 import { formatBytes } from './core/stats.js';
 import { parseTableConfigs, type TableConfig } from './core/table-config.js';
 import { refuseForeignAmong } from './core/table-format.js';
-import {
-  DEFAULT_WORK_ROOT,
-  journalManifestPrefix,
-  parseStagingKey,
-  parseTrashKey,
-} from './core/workflow/layout.js';
-import type { Clock } from './ports/clock.js';
+import { journalManifestPrefix, parseStagingKey, parseTrashKey } from './core/workflow/layout.js';
 import type { GroupJournalEntry, Journal } from './ports/journal.js';
 import type { ObjectInfo, ObjectStore } from './ports/object-store.js';
 import { dynamoDbClientFromEnv } from './shared/aws-env.js';
 import { positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
-
-/** Rows of candidates printed in text mode; `--json` lists every one. */
-const PRINTED_ROWS = 50;
-
-export interface MaintenanceIo {
-  readonly out: (text: string) => void;
-  readonly err: (text: string) => void;
-  readonly clock: Clock;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  /**
-   * Asks the operator to confirm a destructive run. When absent, a y/N prompt on the terminal is used if
-   * stdin is one; otherwise a real run needs `--yes` (a script or pipe cannot answer a prompt).
-   */
-  readonly confirm?: (question: string) => Promise<boolean>;
-}
-
-/** The operator answered no (or nothing): nothing was changed. */
-export class OperationCancelledError extends CompactorError {}
-
-/** A real run finished but some objects could not be removed or moved; they are listed. */
-export class MaintenanceIncompleteError extends CompactorError {}
-
-/**
- * A usage problem found before anything was listed or changed (an invalid value, the retention gate, the
- * wrong kind of location, a real run nobody can confirm): the CLI exits 2 with it, like for a bad flag.
- */
-export { UsageError };
-
-/** Runs `validate`, re-raising its input errors as usage errors (a schema's verdict on the options). */
-function asUsage<T>(validate: () => T): T {
-  try {
-    return validate();
-  } catch (err) {
-    if (err instanceof InvalidInputError && !(err instanceof UsageError)) throw new UsageError(err.message);
-    throw err;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// vacuum
 
 export interface VacuumCliOptions {
   /** List what would go; delete nothing. */
@@ -540,297 +494,12 @@ function printVacuumOutcome(io: MaintenanceIo, report: VacuumCliReport): void {
   for (const f of report.failed) io.out(`  FAILED ${f.key}: ${f.message}`);
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// tier
-
-export interface TierCliOptions {
-  /** List the moves; make none. */
-  readonly dryRun?: boolean;
-  /** Partition column with the date (for `year/month/day`: the three columns). @default 'date' */
-  readonly dateColumn?: string;
-  /** @default 'yyyy-MM-dd' */
-  readonly dateFormat?: PartitionDateFormat;
-  /** `<afterDays>:<STORAGE_CLASS>` each. @default 30:STANDARD_IA, 90:GLACIER_IR */
-  readonly rule?: readonly string[];
-  /** Objects smaller than this stay out of the 128 KB-minimum classes. @default 128 */
-  readonly minObjectKb?: number;
-  readonly table?: string;
-  readonly yes?: boolean;
-  readonly json?: boolean;
-}
-
-export interface TierJob {
-  readonly uri: string;
-  readonly request: TieringRequest;
-  readonly table: TableConfig;
-  readonly store: ObjectStore;
-}
-
-export interface TierCliReport extends TieringReport {
-  readonly uri: string;
-  readonly rules: TieringRequest['rules'];
-}
-
-/**
- * Validates the options into a job, before anything is listed.
- * @throws UsageError for a local folder (it has no storage classes), invalid rules or date settings.
- */
-export function prepareTier(uri: string, options: TierCliOptions, io: Pick<MaintenanceIo, 'env'>): TierJob {
-  if (!isS3(uri)) {
-    throw new UsageError(
-      `tier needs an s3://bucket/prefix location: storage classes exist only in S3, a local folder (${uri}) has none. Tier the table where it lives in S3`,
-    );
-  }
-  const rules =
-    options.rule === undefined || options.rule.length === 0
-      ? [...DEFAULT_TIERING_RULES]
-      : options.rule.map(parseRule);
-  const request = asUsage(() =>
-    parseTieringRequest({
-      dryRun: options.dryRun === true,
-      rules,
-      ...(options.minObjectKb === undefined
-        ? {}
-        : { minObjectBytes: Math.round(options.minObjectKb * 1024) }),
-    }),
-  );
-  const opened = openStore(uri, { env: io.env });
-  const format = options.dateFormat ?? 'yyyy-MM-dd';
-  const dateColumn = options.dateColumn ?? (format === 'year/month/day' ? 'year,month,day' : 'date');
-  const [table] = asUsage(() =>
-    parseTableConfigs([
-      {
-        name: options.table ?? defaultName(uri),
-        bucket: bucketOf(uri),
-        prefix: opened.prefix,
-        partitionColumns: dateColumn.split(',').map((c) => c.trim()),
-        dateColumn,
-        dateFormat: format,
-      },
-    ]),
-  );
-  return { uri, request, table: table as TableConfig, store: opened.store };
-}
-
-/**
- * Runs `tier` on `uri`: lists the table once (all cursor pages), prints the moves, asks (or requires
- * `--yes`) for a real run, copies each file onto itself with the new class (conditioned on its ETag).
- * @throws UsageError (before listing), OperationCancelledError, MaintenanceIncompleteError;
- * UnsupportedTableFormatError, before anything is moved, when the location is, lies in or holds a Delta or
- * Iceberg table.
- */
-export async function runTier(
-  uri: string,
-  options: TierCliOptions,
-  io: MaintenanceIo,
-): Promise<TierCliReport> {
-  const job = prepareTier(uri, options, io);
-  const confirm = confirmerFor(io, options, 'tier');
-  await refuseEnclosingForeignTable(openedOf(job), { includeLocation: true });
-  const text = !options.json;
-  const deps = { tables: [job.table], storeFor: () => job.store, clock: io.clock };
-  if (text) {
-    const rules = (job.request.rules ?? []).map((r) => `after ${r.afterDays} d → ${r.storageClass}`);
-    io.out(
-      `tier ${uri}: ${job.request.dryRun ? 'DRY RUN, nothing will be moved' : 'REAL RUN, objects will be COPIED to new storage classes'}; rules: ${rules.join(', ')}; partition date: ${job.table.dateColumn} (${job.table.dateFormat})`,
-    );
-  }
-  const moves: TieringMove[] = [];
-  const kept: Record<string, number> = {};
-  const foreignTables: NonNullable<TieringPlan['foreignTables']>[number][] = [];
-  let skippedTables: TieringPlan['skippedTables'] = [];
-  let examined = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await planTiering(deps, cursor === undefined ? job.request : { ...job.request, cursor });
-    moves.push(...page.moves);
-    for (const f of page.foreignTables ?? [])
-      if (!foreignTables.some((seen) => seen.root === f.root)) foreignTables.push(f);
-    for (const [reason, n] of Object.entries(page.kept)) kept[reason] = (kept[reason] ?? 0) + n;
-    skippedTables = page.skippedTables;
-    examined += page.examined;
-    cursor = page.cursor;
-    if (text) io.out(`  listed ${examined} objects, ${moves.length} to move so far`);
-  } while (cursor !== undefined);
-  // A Delta or Iceberg table somewhere below the location: refuse the whole location, as compact does.
-  refuseForeignAmong(job.store, openedOf(job).prefix, foreignTables);
-  const plan: TieringPlan = { dryRun: job.request.dryRun, moves, kept, skippedTables, examined };
-  if (text) printTierPlan(io, plan);
-  if (!plan.dryRun && moves.length > 0 && confirm !== undefined) {
-    const total = moves.reduce((n, m) => n + m.size, 0);
-    if (!(await confirm(`Move these ${moves.length} objects (${formatBytes(total)})?`))) {
-      throw new OperationCancelledError('Tiering cancelled: nothing was moved');
-    }
-  }
-  const report = await executeTiering({ storeFor: () => job.store }, plan, {
-    listLimit: Number.MAX_SAFE_INTEGER,
-  });
-  const result: TierCliReport = { uri, rules: job.request.rules, ...report };
-  if (options.json) io.out(JSON.stringify(result, null, 2));
-  else printTierOutcome(io, result);
-  if (report.failed.length > 0) {
-    throw new MaintenanceIncompleteError(
-      `${report.failed.length} objects could not be moved (listed above); re-run tier to retry them`,
-    );
-  }
-  return result;
-}
-
-function printTierPlan(io: MaintenanceIo, plan: TieringPlan): void {
-  if (plan.moves.length > 0) {
-    io.out('');
-    io.out(
-      renderTable(
-        [
-          { header: 'partition', value: (m: TieringMove) => m.partition || '(root)' },
-          { header: 'key', value: (m) => m.key },
-          { header: 'size', value: (m) => formatBytes(m.size), align: 'right' },
-          { header: 'from', value: (m) => m.from },
-          { header: 'to', value: (m) => m.to },
-          { header: 'reason', value: (m) => m.reason },
-        ],
-        plan.moves.slice(0, PRINTED_ROWS),
-      ),
-    );
-    if (plan.moves.length > PRINTED_ROWS) {
-      io.out(`… and ${plan.moves.length - PRINTED_ROWS} more (--json lists every one)`);
-    }
-  }
-  const byClass = new Map<string, { count: number; bytes: number }>();
-  for (const m of plan.moves) {
-    const t = byClass.get(m.to) ?? { count: 0, bytes: 0 };
-    t.count++;
-    t.bytes += m.size;
-    byClass.set(m.to, t);
-  }
-  const total = plan.moves.reduce((n, m) => n + m.size, 0);
-  const parts = [...byClass].map(([to, t]) => `${t.count} → ${to} (${formatBytes(t.bytes)})`);
-  io.out(
-    `\n${plan.dryRun ? 'would move' : 'will move'}: ${plan.moves.length} objects, ${formatBytes(total)}${parts.length > 0 ? ` — ${parts.join(', ')}` : ''}; examined ${plan.examined}`,
-  );
-  const kept = Object.entries(plan.kept).sort((a, b) => b[1] - a[1]);
-  if (kept.length > 0) {
-    io.out('left where they are:');
-    for (const [reason, n] of kept.slice(0, 10)) io.out(`  ${n} × ${reason}`);
-  }
-  for (const s of plan.skippedTables) io.out(`skipped ${s.table}: ${s.reason}`);
-}
-
-function printTierOutcome(io: MaintenanceIo, report: TierCliReport): void {
-  if (report.dryRun) {
-    io.out(
-      report.moves.length === 0
-        ? '\ndry run: nothing is due; nothing was changed'
-        : '\ndry run: nothing was changed; run again without --dry-run to move the objects above',
-    );
-    return;
-  }
-  const count = Object.values(report.moved).reduce((n, t) => n + t.count, 0);
-  io.out(
-    `\nmoved ${count} objects; ${report.changed.length} changed since listing (left alone); failed ${report.failed.length}`,
-  );
-  for (const key of report.changed) io.out(`  changed ${key}: replaced since it was listed, left alone`);
-  for (const f of report.failed) io.out(`  FAILED ${f.key}: ${f.message}`);
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// shared
-
-/** The job's location as the store and key prefix the CLI opened. */
-function openedOf(job: {
-  readonly uri: string;
-  readonly store: ObjectStore;
-  readonly table: TableConfig;
-  readonly workRoot?: string;
-}): OpenedStore {
-  return {
-    store: job.store,
-    prefix: job.table.prefix === '' ? '' : `${job.table.prefix}/`,
-    uri: job.uri,
-    workRoot: job.workRoot ?? DEFAULT_WORK_ROOT,
-  };
-}
-
-function isS3(uri: string): boolean {
-  return /^s3a?:\/\//i.test(uri.trim());
-}
-
-function bucketOf(uri: string): string {
-  return /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local';
-}
-
 /** The URI's location as a one-table config (the vacuum core works on configured tables). */
 function tableOf(uri: string, opened: OpenedStore, name: string | undefined): TableConfig {
   const [table] = parseTableConfigs([
     { name: name ?? defaultName(uri), bucket: bucketOf(uri), prefix: opened.prefix },
   ]);
   return table as TableConfig;
-}
-
-/** The URI's last segment as a valid table name (a folder may be called `my lake (copy)`). */
-function defaultName(uri: string): string {
-  return (
-    tableNameOf(uri)
-      .replace(/[^A-Za-z0-9_.-]/g, '_')
-      .replace(/^[^A-Za-z0-9]+/, '') || 'table'
-  );
-}
-
-/** `30:STANDARD_IA` → a rule (the schema then checks the class and the order). */
-function parseRule(value: string): { afterDays: number; storageClass: string } {
-  const match = /^\s*(\d+)\s*:\s*([A-Za-z_]+)\s*$/.exec(value);
-  if (!match) {
-    throw new UsageError(
-      `--rule "${value}" is not <afterDays>:<STORAGE_CLASS>, e.g. --rule 30:STANDARD_IA --rule 90:GLACIER_IR`,
-    );
-  }
-  return { afterDays: Number(match[1]), storageClass: (match[2] as string).toUpperCase() };
-}
-
-/**
- * Who confirms a real run: nobody for a dry run or with `--yes`; the injected or terminal prompt when
- * there is one. A real run with neither is refused before anything is listed: a scheduler or a pipe would
- * otherwise delete without anyone having seen the list (the scheduled functions are dry-run by default for
- * the same reason), and `--yes` makes that choice explicit in the script.
- */
-function confirmerFor(
-  io: MaintenanceIo,
-  options: { readonly dryRun?: boolean; readonly yes?: boolean },
-  command: 'vacuum' | 'tier',
-): ((question: string) => Promise<boolean>) | undefined {
-  if (options.dryRun || options.yes) return undefined;
-  const confirm = io.confirm ?? terminalConfirm();
-  if (confirm === undefined) {
-    throw new UsageError(
-      `${command} without --dry-run changes the lake, and stdin is not a terminal to confirm it: pass --yes to go ahead without a prompt, or --dry-run to only list what would change`,
-    );
-  }
-  return confirm;
-}
-
-/** A y/N prompt on stderr when stdin is a terminal; undefined otherwise. */
-function terminalConfirm(): ((question: string) => Promise<boolean>) | undefined {
-  if (!process.stdin.isTTY) return undefined;
-  return async (question) => {
-    const rl = createInterface({ input: process.stdin, output: process.stderr });
-    try {
-      return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
-    } finally {
-      rl.close();
-    }
-  };
-}
-
-function nonNegativeNumber(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0) {
-    throw new InvalidArgumentError('expected a number of 0 or more.');
-  }
-  return n;
-}
-
-function collect(value: string, previous: readonly string[] | undefined): string[] {
-  return [...(previous ?? []), value];
 }
 
 /** Adds `vacuum` to the CLI program. */
@@ -884,45 +553,5 @@ bucket's (or folder's) _lake-compactor/ work area, judged run by run; unfinished
     )
     .action(async (uri: string, opts: VacuumCliOptions) => {
       await runVacuum(uri, opts, io);
-    });
-}
-
-/** Adds `tier` to the CLI program. */
-export function registerTierCommand(program: Command, io: MaintenanceIo): void {
-  program
-    .command('tier')
-    .description('Move data files of old partitions to colder S3 storage classes (lists first)')
-    .argument('<uri>', 'table location: s3://bucket/prefix')
-    .option('--dry-run', 'list what would move where, and why; move nothing')
-    .option(
-      '--rule <days:class>',
-      'after <days> move to <class>; repeat for more (default: 30:STANDARD_IA 90:GLACIER_IR)',
-      collect,
-    )
-    .option('--date-column <name>', 'partition column holding the date (default: date)')
-    .addOption(
-      new Option(
-        '--date-format <format>',
-        'format of the date partition value (default: yyyy-MM-dd)',
-      ).choices(PARTITION_DATE_FORMATS),
-    )
-    .option(
-      '--min-object-kb <n>',
-      'smaller objects stay out of the 128 KB-minimum classes (default: 128)',
-      nonNegativeNumber,
-    )
-    .option('--table <name>', 'table name in the report (default: last segment of the URI)')
-    .option('--yes', 'move without asking (required when stdin is not a terminal)')
-    .option('--json', 'print the report as JSON (the tiering function’s report, every move listed)')
-    .addHelpText(
-      'after',
-      `
-Same rules as the scheduled tiering function (events/tiering-*.json): by the partition's date value,
-never warmer, never objects under 128 KB into IA or Glacier IR. Each move is an in-place copy with the
-new storage class, conditioned on the listed ETag. Unlike the schedule, the CLI moves unless --dry-run is
-given; it always prints the list first and asks, or needs --yes.`,
-    )
-    .action(async (uri: string, opts: TierCliOptions) => {
-      await runTier(uri, opts, io);
     });
 }
