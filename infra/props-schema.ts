@@ -19,7 +19,7 @@ import type {
   LakeCompactorSweepProps,
   LakeCompactorTable,
   LakeCompactorTriggerProps,
-} from './lake-compactor.js';
+} from './lake-compactor-props.js';
 import type { TieringScheduleProps, VacuumScheduleProps } from './maintenance.js';
 import { scheduleExpressionProblem } from './schedule-expression.js';
 
