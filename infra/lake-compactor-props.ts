@@ -6,7 +6,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Codec } from '../functions/ports/parquet-engine.js';
 import type { CompactionWorkflowProps } from './compaction-workflow.js';
-import type { MaintenanceProps } from './maintenance.js';
+import type { MaintenanceSchedulesProps } from './maintenance-props.js';
 
 /** One table the compactor looks after. */
 export interface LakeCompactorTable {
@@ -259,7 +259,7 @@ export interface LakeCompactorProps {
    * Vacuum and tiering schedules: schedule, dry-run flag and retention / rules of each.
    * @default vacuum daily 04:00 UTC, tiering weekly Sunday 05:00 UTC, both dry-run (see Maintenance)
    */
-  readonly maintenance?: Pick<MaintenanceProps, 'vacuum' | 'tiering'>;
+  readonly maintenance?: MaintenanceSchedulesProps;
   /**
    * This deployment's work root in every bucket of its tables: where runs keep their plans, items files,
    * staging and trash, the journal its oversized file lists, and vacuum and tiering their checkpoints. Vacuum

@@ -20,7 +20,7 @@ import type {
   LakeCompactorTable,
   LakeCompactorTriggerProps,
 } from './lake-compactor-props.js';
-import type { TieringScheduleProps, VacuumScheduleProps } from './maintenance.js';
+import type { TieringScheduleProps, VacuumScheduleProps } from './maintenance-props.js';
 import { scheduleExpressionProblem } from './schedule-expression.js';
 
 /** A shape with one schema per prop of `T`: adding a prop to an interface without a schema fails typecheck. */
