@@ -20,9 +20,8 @@ import {
   partitionPlanSchema,
   type SkippedFile,
 } from './core/planning.js';
-import { DEFAULT_POLICY } from './core/policy.js';
 import type { Codec } from './core/rewrite/wasm.js';
-import { childExecutionName, partitionDir, type RunContext } from './core/run-input.js';
+import { buildRunContext, childExecutionName, type RunContext } from './core/run-input.js';
 import { formatBytes } from './core/stats.js';
 import { refuseForeignAmong } from './core/table-format.js';
 import { commitStep, type GroupStepResult, rollbackStep } from './core/workflow/commit.js';
@@ -38,8 +37,6 @@ import { positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.j
 import { requireParquetFiles } from './shared/cli-errors.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
-
-const MiB = 1024 * 1024;
 
 export { CLI_RUN_ID } from './core/run-input.js';
 
@@ -191,28 +188,25 @@ async function compactTable(
   // Keep in step with CLI_RUN_ID: vacuum routes this command's runs to the store journal by it.
   const results: CompactPartitionResult[] = [];
   for (const [index, partition] of partitions.entries()) {
-    const run: RunContext = {
-      runId: childExecutionName(parent, partition, index),
-      table,
-      bucket,
-      tableRoot,
+    // An operator at the terminal: no quiet wait, everything else the workflow's defaults.
+    const run = buildRunContext(
+      { name: table, prefix: tableRoot, bucket },
       partition,
-      partitionDir: partitionDir(tableRoot, partition),
-      strategy: 'binpack',
-      codec: options.codec ?? 'zstd',
-      ...(options.deltaEncoding === true && { deltaEncoding: true }),
-      targetFileSizeBytes: Math.round((options.targetMb ?? 128) * MiB),
-      minInputFiles: DEFAULT_POLICY.minInputFiles,
-      maxGroupBytes: 2048 * MiB,
-      smallFileRatio: DEFAULT_POLICY.smallFileSizeRatio,
-      dryRun: options.dryRun ?? false,
-      force: true,
-      quietMinutes: 0,
-      trigger: 'operator',
-      retireMode: 'trash',
-      startedAt: io.clock.now(),
-      workRoot: opened.workRoot,
-    };
+      {
+        codec: options.codec,
+        deltaEncoding: options.deltaEncoding,
+        targetFileSizeMB: options.targetMb,
+        dryRun,
+        force: true,
+        quietMinutes: 0,
+        trigger: 'operator',
+      },
+      {
+        executionName: childExecutionName(parent, partition, index),
+        startedAt: io.clock.now(),
+        workRoot: opened.workRoot,
+      },
+    );
     results.push(await compactPartition(deps, leases, run, io));
   }
   printSummary(io, results, options.dryRun ?? false);
