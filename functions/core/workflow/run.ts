@@ -78,7 +78,8 @@ export interface PartitionRunResult {
 
 /**
  * Runs one partition in this process exactly as the `compact-partition` state machine runs it
- * (infra/compaction-workflow.ts; a test runs both on the same scripted steps and compares the calls):
+ * (infra/compaction-workflow.ts; test/infra/run-orchestrator.test.ts runs both on the same scripted step
+ * outcomes and compares the calls):
  *
  * acquire lease → settle only? finalize `settled` : quiet checks (waiting `waitSeconds` between them; given up
  * → finalize `gave-up`) → plan → dry run? finalize `dry-run` : no group? finalize `nothing-to-do` : for every
