@@ -269,7 +269,10 @@ export function findTableForKey(
  * The table's effective trigger policy: defaults, then `targetFileSizeMB`, then `policy` overrides.
  * @throws InvalidInputError when the merged policy is invalid.
  */
-export function resolveTablePolicy(table: TableConfig, defaults: Policy = DEFAULT_POLICY): Policy {
+export function resolveTablePolicy(
+  table: Pick<TableConfig, 'targetFileSizeMB' | 'policy'>,
+  defaults: Policy = DEFAULT_POLICY,
+): Policy {
   const target =
     table.targetFileSizeMB === undefined
       ? {}
