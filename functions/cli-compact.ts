@@ -20,26 +20,21 @@ import {
   partitionPlanSchema,
   type SkippedFile,
 } from './core/planning.js';
-import { DEFAULT_POLICY } from './core/policy.js';
-import type { Codec } from './core/rewrite/wasm.js';
-import { childExecutionName, partitionDir, type RunContext } from './core/run-input.js';
+import { buildRunContext, childExecutionName, type RunContext } from './core/run-input.js';
 import { formatBytes } from './core/stats.js';
 import { refuseForeignAmong } from './core/table-format.js';
-import { commitStep, type GroupStepResult, rollbackStep } from './core/workflow/commit.js';
-import { type CompactDeps, compactGroup, type RewriteFn } from './core/workflow/compact.js';
-import { finalizeRun, type RunSummary } from './core/workflow/finalize.js';
-import { refOf } from './core/workflow/lease.js';
-import { type PlanStepResult, planRun } from './core/workflow/plan.js';
-import { verifyGroup } from './core/workflow/verify.js';
+import type { GroupStepResult } from './core/workflow/commit.js';
+import type { RunSummary } from './core/workflow/finalize.js';
+import { type RunDeps, runPartition } from './core/workflow/run.js';
 import type { Clock } from './ports/clock.js';
 import type { Journal } from './ports/journal.js';
 import type { ObjectStore, PutOptions } from './ports/object-store.js';
+import { CODECS, type Codec, DEFAULT_CODEC, type ParquetEngine } from './ports/parquet-engine.js';
 import { formatOption, positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
 import { requireParquetFiles } from './shared/cli-errors.js';
+import { defaultParquetEngine } from './shared/parquet-engine.js';
 import { renderTable } from './shared/table.js';
 import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
-
-const MiB = 1024 * 1024;
 
 export { CLI_RUN_ID } from './core/run-input.js';
 
@@ -84,15 +79,16 @@ export interface CompactPartitionResult {
 
 /** Test seams of {@link runCompact}. */
 export interface CompactHooks {
-  /** Replaces the rewrite engine (tests inject faults). */
-  readonly rewrite?: RewriteFn;
+  /** Replaces the Parquet engine (tests inject faults). @default defaultParquetEngine */
+  readonly engine?: ParquetEngine;
   /** Wraps the opened store (tests count requests, inject faults or kill the process mid-run). */
   readonly wrapStore?: (store: ObjectStore) => ObjectStore;
 }
 
 /**
- * Compacts every partition of the table at `uri` (or only `options.partition`) with the same step services
- * the state machine runs, one group after another.
+ * Compacts every partition of the table at `uri` (or only `options.partition`) through `runPartition`
+ * (core/workflow/run.ts): the state machine's step services, in its order and with its error handling, one
+ * group after another.
  *
  * The journal is a {@link StoreJournal} in the location's own store (`_lake-compactor/journal/` at the root
  * of the folder, or of the bucket for `s3://`, beside the plans, staging and trash that vacuum knows), so
@@ -190,34 +186,31 @@ async function compactTable(
     clock: io.clock,
     format,
     quarantine: new StoreQuarantine(store, { workRoot: opened.workRoot }),
-    ...(hooks.rewrite === undefined ? {} : { rewrite: hooks.rewrite }),
+    engine: hooks.engine ?? defaultParquetEngine,
   };
   const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
   // Keep in step with CLI_RUN_ID: vacuum routes this command's runs to the store journal by it.
   const results: CompactPartitionResult[] = [];
   for (const [index, partition] of partitions.entries()) {
-    const run: RunContext = {
-      runId: childExecutionName(parent, partition, index),
-      table,
-      bucket,
-      tableRoot,
+    // An operator at the terminal: no quiet wait, everything else the workflow's defaults.
+    const run = buildRunContext(
+      { name: table, prefix: tableRoot, bucket },
       partition,
-      partitionDir: partitionDir(tableRoot, partition),
-      strategy: 'binpack',
-      codec: options.codec ?? 'zstd',
-      ...(options.deltaEncoding === true && { deltaEncoding: true }),
-      targetFileSizeBytes: Math.round((options.targetMb ?? 128) * MiB),
-      minInputFiles: DEFAULT_POLICY.minInputFiles,
-      maxGroupBytes: 2048 * MiB,
-      smallFileRatio: DEFAULT_POLICY.smallFileSizeRatio,
-      dryRun: options.dryRun ?? false,
-      force: true,
-      quietMinutes: 0,
-      trigger: 'operator',
-      retireMode: 'trash',
-      startedAt: io.clock.now(),
-      workRoot: opened.workRoot,
-    };
+      {
+        codec: options.codec,
+        deltaEncoding: options.deltaEncoding,
+        targetFileSizeMB: options.targetMb,
+        dryRun,
+        force: true,
+        quietMinutes: 0,
+        trigger: 'operator',
+      },
+      {
+        executionName: childExecutionName(parent, partition, index),
+        startedAt: io.clock.now(),
+        workRoot: opened.workRoot,
+      },
+    );
     results.push(await compactPartition(deps, leases, run, io));
   }
   printSummary(io, results, options.dryRun ?? false);
@@ -234,56 +227,55 @@ async function compactTable(
   return results;
 }
 
+/**
+ * One partition through the workflow's orchestrator (core/workflow/run.ts), printing as it goes. The plan
+ * files are held back until the plan has a group: a partition with nothing to do keeps no plan, so a run
+ * that changes nothing leaves the location as it was.
+ */
 async function compactPartition(
-  deps: CompactDeps,
+  deps: Omit<RunDeps, 'leases' | 'wait'>,
   leases: MemoryLeases,
   run: RunContext,
   io: CompactIo,
 ): Promise<CompactPartitionResult> {
   const label = run.partition || '(root)';
-  await leases.acquire(refOf(run), { runId: run.runId, now: deps.clock.now() });
   const held = holdPlanFiles(deps.store, run.runId);
-  const plan: PlanStepResult = await planRun({ ...deps, store: held.store, leases }, run, {
-    inlineGroupLimit: Number.MAX_SAFE_INTEGER,
-    compactMemoryMb: 1024,
-  });
-  // A partition with nothing to do keeps no plan: a run that changes nothing leaves the location as it was.
-  if (plan.groupCount > 0) await held.release();
-  const skipped = (held.plan()?.skipped ?? []).filter((s) => isSkippedForContent(s.reason));
-  const groups: GroupStepResult[] = [];
-  let verifiedGroups = 0;
-  if (run.dryRun || plan.groupCount === 0) {
-    io.out(
-      plan.groupCount === 0
-        ? `${label}: nothing to do (${plan.reason ?? 'no group planned'})`
-        : `${label}: would rewrite ${plan.plannedFiles} files (${formatBytes(plan.plannedBytes)}) into ${plan.expectedOutputFiles} in ${plan.groupCount} groups`,
-    );
-  }
-  if (!run.dryRun) {
-    for (const item of plan.groups) {
-      try {
-        const compacted = await compactGroup(deps, run, item);
-        await verifyGroup(deps, run, item.groupId, compacted.fingerprint);
-        verifiedGroups += 1;
-        const committed = await commitStep(deps, run.runId, item.groupId);
-        groups.push(committed);
+  const ran = await runPartition(
+    { ...deps, store: held.store, leases, wait: sleepSeconds },
+    run,
+    { plan: { inlineGroupLimit: Number.MAX_SAFE_INTEGER, compactMemoryMb: 1024 } },
+    {
+      planned: async (plan) => {
+        if (plan.groupCount > 0) await held.release();
+        if (run.dryRun || plan.groupCount === 0) {
+          io.out(
+            plan.groupCount === 0
+              ? `${label}: nothing to do (${plan.reason ?? 'no group planned'})`
+              : `${label}: would rewrite ${plan.plannedFiles} files (${formatBytes(plan.plannedBytes)}) into ${plan.expectedOutputFiles} in ${plan.groupCount} groups`,
+          );
+        }
+      },
+      groupEnded: ({ item, compacted, result, error }) =>
         io.out(
-          `${label} ${item.groupId}: ${committed.retired} files → ${committed.published}, ${compacted.rows} rows, verified, ${committed.state === 'done' ? 'committed' : `left alone (${committed.reason ?? 'an input changed'})`}`,
-        );
-      } catch (err) {
-        const error = err instanceof Error ? err : new Error(String(err));
-        const rolled = await rollbackStep(deps, run.runId, item.groupId, {
-          Error: error.name,
-          Cause: error.message,
-        });
-        groups.push(rolled);
-        io.out(`${label} ${item.groupId}: FAILED ${error.name}: ${error.message} (${rolled.state})`);
-      }
-    }
-  }
-  const outcome = run.dryRun ? 'dry-run' : plan.groupCount === 0 ? 'nothing-to-do' : 'compacted';
-  const summary = await finalizeRun({ ...deps, leases }, run, { outcome, plan });
-  return { partition: run.partition, summary, skipped, verifiedGroups, groups };
+          error === undefined
+            ? `${label} ${item.groupId}: ${result.retired} files → ${result.published}, ${compacted?.rows ?? 0} rows, verified, ${result.state === 'done' ? 'committed' : `left alone (${result.reason ?? 'an input changed'})`}`
+            : `${label} ${item.groupId}: FAILED ${error.name}: ${error.message} (${result.state})`,
+        ),
+    },
+  );
+  const skipped = (held.plan()?.skipped ?? []).filter((s) => isSkippedForContent(s.reason));
+  return {
+    partition: run.partition,
+    summary: ran.summary,
+    skipped,
+    verifiedGroups: ran.groups.filter((g) => g.verified).length,
+    groups: ran.groups.map((g) => g.result),
+  };
+}
+
+/** The quiet wait; never taken by `compact`, which runs with `force` (the operator is the one who knows). */
+function sleepSeconds(seconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
 function printSummary(io: CompactIo, results: readonly CompactPartitionResult[], dryRun: boolean): void {
@@ -425,9 +417,7 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (default: every partition)')
     .option('--dry-run', 'plan and print only; nothing is written')
     .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
-    .addOption(
-      new Option('--codec <codec>', 'output compression').choices(['zstd', 'snappy']).default('zstd'),
-    )
+    .addOption(new Option('--codec <codec>', 'output compression').choices(CODECS).default(DEFAULT_CODEC))
     .option(
       '--delta-encoding',
       'write integer and timestamp columns DELTA_BINARY_PACKED where smaller (readers must support it: Spark >= 3.3, Trino, DuckDB, pyarrow)',

@@ -12,8 +12,7 @@ import { LocalObjectStore } from './adapters/local-object-store.js';
 import { type OpenedStore, openStore } from './adapters/open-store.js';
 import { StoreJournal } from './adapters/store-journal.js';
 import { UnsettledPartitionError, UsageError } from './core/errors.js';
-import { DEFAULT_POLICY } from './core/policy.js';
-import { partitionDir, type RunContext } from './core/run-input.js';
+import { buildRunContext } from './core/run-input.js';
 import { failureReason, type StepCommitDeps } from './core/workflow/commit.js';
 import { finalizeRun } from './core/workflow/finalize.js';
 import { journalManifestPrefix } from './core/workflow/layout.js';
@@ -194,28 +193,12 @@ async function settleDeployedPartition(
   );
   await leases.acquire(ref, { runId, settle: true, now });
   const tableRoot = opened.prefix.replace(/\/$/, '');
-  const run: RunContext = {
-    runId,
-    table,
-    bucket,
-    tableRoot,
+  const run = buildRunContext(
+    { name: table, prefix: tableRoot, bucket },
     partition,
-    partitionDir: partitionDir(tableRoot, partition),
-    strategy: 'binpack',
-    codec: 'zstd',
-    targetFileSizeBytes: DEFAULT_POLICY.targetFileSizeBytes,
-    minInputFiles: DEFAULT_POLICY.minInputFiles,
-    maxGroupBytes: 2 * DEFAULT_POLICY.targetFileSizeBytes,
-    smallFileRatio: DEFAULT_POLICY.smallFileSizeRatio,
-    dryRun: false,
-    force: false,
-    settle: true,
-    quietMinutes: 0,
-    trigger: 'operator',
-    retireMode: 'trash',
-    startedAt: now,
-    workRoot: opened.workRoot,
-  };
+    { settle: true, quietMinutes: 0, trigger: 'operator' },
+    { executionName: runId, startedAt: now, workRoot: opened.workRoot },
+  );
   const summary = await finalizeRun({ store: opened.store, journal, leases, clock: io.clock }, run, {
     outcome: 'settled',
   });

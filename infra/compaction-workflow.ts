@@ -12,6 +12,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { PERMANENT_ERROR_NAMES, RETRYABLE_ERROR_NAMES } from '../functions/core/errors.js';
 import { DIMENSION, METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '../functions/core/metrics.js';
 import { DEFAULT_WORK_ROOT, type WorkFolder, workRootProblem } from '../functions/core/workflow/layout.js';
 import { projectFunction } from './node-function.js';
@@ -26,27 +27,22 @@ import {
 } from './s3-access.js';
 import { tableConfigDelivery } from './table-config-file.js';
 
-/** Errors a later attempt can fix: throttling, lost races, Lambda service hiccups. Retried with backoff. */
-export const TRANSIENT_ERRORS = [
-  'TransientStoreError',
-  'JournalConflictError',
+/**
+ * Errors a later attempt can fix, retried with backoff: our own error classes flagged `retryable` (throttling,
+ * lost races; computed from the classes, so a new retryable class is retried without editing this list),
+ * then the Lambda service's hiccups.
+ */
+export const TRANSIENT_ERRORS: readonly string[] = [
+  ...RETRYABLE_ERROR_NAMES,
   'Lambda.TooManyRequestsException',
   'Lambda.ServiceException',
   'Lambda.AWSLambdaException',
   'Lambda.SdkClientException',
   'Lambda.ClientExecutionTimeoutException',
-] as const;
+];
 
-/** Errors no retry can fix; never listed in a Retry (documented here for the template test). */
-export const PERMANENT_ERRORS = [
-  'VerificationError',
-  'CorruptInputError',
-  'UnsupportedInputError',
-  'UnsettledPartitionError',
-  'PartitionNeedsAttentionError',
-  'LeaseLostError',
-  'UnsupportedTableFormatError',
-] as const;
+/** Errors no retry can fix (every error class not flagged `retryable`); never listed in a Retry. */
+export const PERMANENT_ERRORS: readonly string[] = PERMANENT_ERROR_NAMES;
 
 export interface CompactionWorkflowProps {
   /** The single table (partition items, journal, history). */

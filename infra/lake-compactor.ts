@@ -1,325 +1,53 @@
 // The LakeCompactor L3 construct: everything one deployment needs to compact and maintain the
 // configured Parquet tables, in existing buckets or one it creates. Synthesizes offline, validated at synth.
-import { Aspects, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+//
+// This file wires the parts together in the construct's own scope, in a fixed order (logical IDs and the
+// template's resource order follow construct paths and creation order): the props are in
+// lake-compactor-props.ts, their validation in lake-compactor-validation.ts, the owned bucket in
+// data-bucket.ts, the profiler and its event wiring in profiler.ts, the sweep in sweep.ts, the cdk-nag
+// acknowledgements in lake-compactor-nag.ts.
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
-import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import { Construct } from 'constructs';
-import type { TableFormatName } from '../functions/core/formats/index.js';
+import { DEFAULT_WORK_ROOT } from '../functions/core/workflow/layout.js';
+import { CompactionWorkflow } from './compaction-workflow.js';
+import { createDataBucket } from './data-bucket.js';
+import { tablesJsonOf, triggerEnvironmentOf } from './function-config.js';
+import { acknowledgeNagFindings } from './lake-compactor-nag.js';
+import type { LakeCompactorProps, LakeCompactorTable } from './lake-compactor-props.js';
 import {
-  DEFAULT_MAX_CONCURRENT_RUNS,
-  DEFAULT_MAX_CONCURRENT_RUNS_PER_TABLE,
-  type RunCaps,
-  runCapIssues,
-} from '../functions/core/run-caps.js';
-import { parseTableConfigs } from '../functions/core/table-config.js';
-import { DEFAULT_WORK_ROOT, workFolder, workRootsOverlap } from '../functions/core/workflow/layout.js';
-import { CompactionWorkflow, type CompactionWorkflowProps } from './compaction-workflow.js';
-import {
-  Maintenance,
-  type MaintenanceProps,
-  scheduledTargetOptions,
-  scheduleOf,
-  stoppedAfter,
-} from './maintenance.js';
-import { AcknowledgeWildcards, type WildcardGrant } from './nag-acknowledgements.js';
-import { projectFunction } from './node-function.js';
+  assertValidProps,
+  literalBucketsOf,
+  type WorkRootClaim,
+  workRootClashProblems,
+} from './lake-compactor-validation.js';
+import { Maintenance, scheduleOf, stoppedAfter } from './maintenance.js';
 import { Observability } from './observability.js';
 import {
-  lakeCompactorPropsProblems,
-  minimumDataBucketDays,
-  OWNED_BUCKET_PLACEHOLDER,
-} from './props-schema.js';
-import {
-  KMS_OBJECT_ACTIONS,
-  listStatements,
-  normalizeTablePrefix,
-  publisherStatements,
-  type TableLocation,
-  versioningStatements,
-} from './s3-access.js';
+  addProfilerWiring,
+  createProfilerFunction,
+  DEFAULT_PROFILER_RESERVED_CONCURRENCY,
+} from './profiler.js';
+import type { TableLocation } from './s3-access.js';
 import { createStateTable } from './state-table.js';
-import { type TableConfigDelivery, tableConfigDelivery } from './table-config-file.js';
+import { addSweep } from './sweep.js';
+import { tableConfigDelivery } from './table-config-file.js';
 
-/** One table the compactor looks after. */
-export interface LakeCompactorTable {
-  /** Unique, stable name used in executions, metrics and DynamoDB keys. */
-  readonly name: string;
-  /**
-   * Name of the existing bucket holding the table. Without it, the table lives in the data bucket the
-   * construct creates (`LakeCompactor.dataBucket`, configured by `LakeCompactorProps.dataBucket`).
-   * @default the construct's own data bucket
-   */
-  readonly bucketName?: string;
-  /** Key prefix of the table root, e.g. `events/`. */
-  readonly prefix: string;
-  /**
-   * ARN of the KMS key that encrypts the table's objects (SSE-KMS: the bucket's default encryption
-   * key, or the key its writers set). The functions that read or write the table's objects get
-   * `kms:Decrypt` and `kms:GenerateDataKey` on it and the state machine `kms:Decrypt` (it reads the
-   * plans beside the table) — without them every GET of an SSE-KMS object is denied. A key ARN
-   * (`arn:aws:kms:<region>:<account>:key/<id>`), not an alias: IAM matches decrypt requests by key.
-   * The grant goes into the roles' policies, so the key's policy must delegate to IAM (the default key
-   * policy does); a key in another account must also allow this account in its key policy. Tables in
-   * the construct's own bucket use `dataBucket.encryptionKey` instead.
-   * @default none — the table's objects use SSE-S3 (or SSE-KMS with the AWS-managed `aws/s3` key, which
-   * needs no grant within the account)
-   */
-  readonly kmsKeyArn?: string;
-  /**
-   * Table format: one of the implemented formats (functions/core/formats/index.ts); any other is refused at
-   * synth. Today `parquet` (Hive-style Parquet) only.
-   * @default 'parquet'
-   */
-  readonly format?: TableFormatName;
-  /**
-   * Hive partition columns, outermost first.
-   * @default []
-   */
-  readonly partitionColumns?: readonly string[];
-  /**
-   * Partition column holding the partition's date (look-back window, tiering). For `year/month/day`, the
-   * three columns comma-separated.
-   * @default none — the look-back window is not applied
-   */
-  readonly dateColumn?: string;
-  /**
-   * Layout of the date column (`yyyy-MM-dd`, `yyyyMMdd`, `yyyy-MM-dd-HH`, `yyyyMMddHH`, `yyyy-MM`,
-   * `year/month/day`). Required with `dateColumn`.
-   * @default none
-   */
-  readonly dateFormat?: string;
-  /**
-   * How object events reach the profiler: bucket notifications to the queue, or an EventBridge rule on
-   * the bucket's events (for buckets whose notifications already go to EventBridge; a bucket has only
-   * one notification configuration per prefix and event type).
-   * @default 's3-notifications'
-   */
-  readonly eventSource?: 's3-notifications' | 'eventbridge';
-  /**
-   * Target size of compacted files, MiB.
-   * @default 128
-   */
-  readonly targetFileSizeMB?: number;
-  /**
-   * Codec of compacted files.
-   * @default 'zstd'
-   */
-  readonly codec?: 'zstd' | 'snappy';
-  /**
-   * Let integer, date, time and timestamp columns be written DELTA_BINARY_PACKED where a trial
-   * encoding finds it no larger than PLAIN: faster to write and usually smaller. Only when every
-   * reader of the table supports Parquet's DELTA encodings (Spark's vectorized reader from 3.3,
-   * Trino/Athena engine v3, DuckDB, pyarrow, Polars).
-   * @default false — PLAIN and dictionary encodings only, which every reader reads
-   */
-  readonly deltaEncoding?: boolean;
-  /**
-   * Sort compacted files by these columns (strategy `sort`), for data skipping.
-   * @default none — rows keep their order (strategy `binpack`)
-   */
-  readonly sortColumns?: readonly string[];
-  /**
-   * Overrides of the trigger policy for this table (`minInputFiles`, `smallFileRatioThreshold`,
-   * `quietMinutes`, `cooldownMinutes`, `lookbackDays`, …; see functions/core/policy.ts).
-   * @default the policy defaults
-   */
-  readonly policy?: Readonly<Record<string, number>>;
-}
-
-/**
- * The data bucket LakeCompactor creates when a table names no bucket: versioned (the commit protocol
- * retires inputs by delete and restores them from their previous version), private, TLS-only, encrypted,
- * and kept on stack deletion by default. Durations are whole days (S3 lifecycle granularity; JSON-friendly).
- */
-export interface LakeCompactorDataBucketProps {
-  /**
-   * What happens to the bucket when the stack is deleted. `destroy` only succeeds on an empty bucket.
-   * @default RemovalPolicy.RETAIN — it holds the tables' data
-   */
-  readonly removalPolicy?: RemovalPolicy;
-  /**
-   * Days a noncurrent version (a retired input, an overwritten or deleted object) is kept before S3
-   * expires it. It backs up vacuum (which is dry-run by default) and must not undercut the vacuum
-   * retention: within the retention a failed commit is undone, and readers may still hold, the previous
-   * version. Delete markers left with no versions are removed too.
-   * @default the vacuum retention in whole days, rounded up (168 h → 7)
-   */
-  readonly noncurrentVersionExpirationDays?: number;
-  /**
-   * Days after which objects under the work root's `staging/` expire (their noncurrent versions after one
-   * more day). A group's staging lives from its compact step to its commit — at most a few hours, even with
-   * every retry of 15-minute steps — and vacuum treats a run stuck before publishing as abandoned only after
-   * `vacuum.abandonedAfterHours` (24 h). A week also leaves an operator time to finish a commit stuck in
-   * `publishing` (which rolls forward from staging) after the failure alarm.
-   * @default 7 (at least 2, and more than vacuum.abandonedAfterHours)
-   */
-  readonly stagingExpirationDays?: number;
-  /**
-   * Days after which unfinished multipart uploads (a compact step that died mid-upload, writer debris) are
-   * aborted. Compaction uploads last minutes.
-   * @default vacuum.debrisAgeHours in whole days, rounded up (72 h → 3)
-   */
-  readonly abortIncompleteMultipartUploadDays?: number;
-  /**
-   * KMS key for SSE-KMS (with an S3 Bucket Key to keep KMS requests low). The functions that read or
-   * write objects get `kms:Decrypt` and `kms:GenerateDataKey` on it, the state machine `kms:Decrypt`.
-   * @default S3-managed keys (SSE-S3)
-   */
-  readonly encryptionKey?: kms.IKey;
-  /**
-   * Bucket receiving the data bucket's server access logs.
-   * @default none — CloudTrail S3 data events are the recommended audit trail for a data lake; the
-   * cdk-nag finding AwsSolutions-S1 is acknowledged with that reason
-   */
-  readonly serverAccessLogsBucket?: s3.IBucket;
-  /**
-   * Key prefix of the server access logs. Only with `serverAccessLogsBucket`.
-   * @default no prefix
-   */
-  readonly serverAccessLogsPrefix?: string;
-}
-
-/** How the profiler and the sweep act on their verdicts. */
-export interface LakeCompactorTriggerProps {
-  /**
-   * Record every verdict (shown by `lake-compactor status` and in the decision items) but start no
-   * execution: a trial mode for a new table, to see what would be compacted and when. Operators can still
-   * start runs from the console (their leases are recovered as usual). A due partition stays due.
-   * @default false
-   */
-  readonly dryRun?: boolean;
-  /**
-   * Most compactions running at once over all tables of this deployment. Counted exactly in DynamoDB, in
-   * the same transaction that leases a partition and in the one that releases it; the profiler and the
-   * sweep start a due partition only while fewer runs are counted, and otherwise record it as
-   * `waiting: concurrency cap … reached` — it stays due and the next batch or sweep starts it once a run
-   * ends. Each run fans out to up to `workflow.distributedMaxConcurrency` compact invocations, so this
-   * bounds the Lambda concurrency compaction can take from the account. Runs operators start from the
-   * console are counted but never refused.
-   * @default 50
-   */
-  readonly maxConcurrentRuns?: number;
-  /**
-   * Most compactions running at once per table (see `maxConcurrentRuns`; both caps apply).
-   * @default 10
-   */
-  readonly maxConcurrentRunsPerTable?: number;
-  /**
-   * Per-table caps by table name, winning over `maxConcurrentRunsPerTable`.
-   * @default none
-   */
-  readonly maxConcurrentRunsByTable?: Readonly<Record<string, number>>;
-}
-
-/** The sweep's schedules. Strings are EventBridge schedule expressions, so the JSON config can set them. */
-export interface LakeCompactorSweepProps {
-  /**
-   * The sweep. A partition waiting only for its quiet window or cooldown is started at most this late, and
-   * a lease whose execution died is released at most this late (plus a 5-minute grace).
-   * @default rate(15 minutes)
-   */
-  readonly schedule?: events.Schedule | string;
-  /**
-   * The reconcile pass, which lists every table (LIST requests cost money on large tables).
-   * @default cron(0 3 ? * SUN *) — weekly
-   */
-  readonly reconcileSchedule?: events.Schedule | string;
-}
-
-/**
- * Everything a deployment configures; the JSON config file (`lake-compactor.config.json`) is these props plus
- * `stackName`. One schema checks them at synth (infra/props-schema.ts): an unknown key at any level, a schedule
- * EventBridge would refuse, an out-of-range limit or overlapping table roots fail synthesis, all reported together.
- */
-export interface LakeCompactorProps {
-  /** Tables to profile and compact. At least one. */
-  readonly tables: readonly LakeCompactorTable[];
-  /**
-   * Removal policy of stateful resources (the DynamoDB table).
-   * @default RemovalPolicy.RETAIN — the journal is what makes a crashed commit recoverable.
-   */
-  readonly removalPolicy?: RemovalPolicy;
-  /**
-   * Memory of the profiler function, MB (Lambda gives CPU in proportion). Each batch of up to 100 events
-   * is a few DynamoDB transactions; more memory only shortens backlogs.
-   * @default 512
-   */
-  readonly profilerMemoryMb?: number;
-  /**
-   * Reserved concurrency of the profiler: compaction runs can never take the concurrency the profiler needs
-   * to keep statistics current, and the profiler never takes more than this. Its SQS event source polls
-   * with at most this many concurrent invocations (2–1000), so it is never throttled by its own reservation
-   * (throttled messages would count towards the dead-letter queue's 5 receives). Lambda keeps at least 100
-   * of the account's concurrency unreserved, which the construct cannot check: in an account whose limit
-   * leaves no room (new accounts may start at 10), deploying fails on this reservation — ask for a higher
-   * limit, or set `false` to reserve nothing (the event source then polls with 5).
-   * @default 5
-   */
-  readonly profilerReservedConcurrency?: number | false;
-  /**
-   * Memory of the sweep function, MB. The sweep reads every partition item of every table once per run
-   * (fragmentation metrics) and lists the tables weekly (reconcile); raise it for very many partitions.
-   * @default 512
-   */
-  readonly sweepMemoryMb?: number;
-  /**
-   * The data bucket the construct creates for every table without `bucketName`. Only valid when at least
-   * one table has no `bucketName`.
-   * @default the LakeCompactorDataBucketProps defaults (created only when some table has no `bucketName`)
-   */
-  readonly dataBucket?: LakeCompactorDataBucketProps;
-  /**
-   * Tuning of the compaction workflow (inline/Distributed Map limits, concurrency, memory, versioned buckets).
-   * The owned data bucket is always treated as versioned.
-   * @default the CompactionWorkflow defaults
-   */
-  readonly workflow?: Omit<
-    CompactionWorkflowProps,
-    'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys' | 'workRoot'
-  >;
-  /**
-   * Automatic triggering by the profiler and the sweep.
-   * @default triggers start executions (`dryRun: false`)
-   */
-  readonly triggers?: LakeCompactorTriggerProps;
-  /**
-   * When the sweep runs (catch-up trigger for partitions whose quiet window or cooldown passed, stuck-lease
-   * recovery, fragmentation metrics) and when it reconciles counts against S3 listings.
-   * @default sweep every 15 minutes, reconcile Sundays 03:00 UTC
-   */
-  readonly sweep?: LakeCompactorSweepProps;
-  /**
-   * Vacuum and tiering schedules: schedule, dry-run flag and retention / rules of each.
-   * @default vacuum daily 04:00 UTC, tiering weekly Sunday 05:00 UTC, both dry-run (see Maintenance)
-   */
-  readonly maintenance?: Pick<MaintenanceProps, 'vacuum' | 'tiering'>;
-  /**
-   * This deployment's work root in every bucket of its tables: where runs keep their plans, items files,
-   * staging and trash, the journal its oversized file lists, and vacuum and tiering their checkpoints. Vacuum
-   * lists and judges only this work root, and removes what it finds there that this deployment's journal does
-   * not know (staging without an entry after `abandonedAfterHours`, trash after the retention): **two
-   * deployments (stacks) on one bucket must each use a different work root, neither inside the other**, or
-   * each vacuums the other's in-flight staging and trash. Synth refuses a clash between LakeCompactors of one
-   * CDK app that name the same bucket; across apps nothing can check it.
-   *
-   * A relative key prefix ending with `/` whose first folder starts with `_` (table readers, the planner and
-   * the profiler skip such folders), of letters, digits, `_`, `.` and `-`; it holds no table root. Run the
-   * `lake-compactor` CLI beside a deployment with `--work-root` set to it. Change it only while no run is in
-   * flight: what the previous work root holds is no longer vacuumed (remove it by hand once its runs ended).
-   * @default '_lake-compactor/'
-   */
-  readonly workRoot?: string;
-}
+export { wildcardGrants } from './lake-compactor-nag.js';
+export type {
+  LakeCompactorDataBucketProps,
+  LakeCompactorProps,
+  LakeCompactorSweepProps,
+  LakeCompactorTable,
+  LakeCompactorTriggerProps,
+} from './lake-compactor-props.js';
+export { outermostPrefixes } from './profiler.js';
 
 /**
  * Serverless small-file compaction for Parquet tables on S3.
@@ -361,43 +89,12 @@ export class LakeCompactor extends Construct {
   constructor(scope: Construct, id: string, props: LakeCompactorProps) {
     super(scope, id);
     this.workRoot = props.workRoot ?? DEFAULT_WORK_ROOT;
-    this.literalBuckets = [
-      ...new Set(
-        (Array.isArray(props.tables) ? props.tables : []).flatMap((t) =>
-          typeof t.bucketName === 'string' && !Token.isUnresolved(t.bucketName) ? [t.bucketName] : [],
-        ),
-      ),
-    ];
-    // Validated at synth time, every problem in one message, instead of a deploy (or a cold start) that
-    // fails: the props schema refuses unknown keys anywhere, and its table fields are the ones the
-    // functions parse. As a last guard the functions' own parser reads the config they will be given: the
-    // owned bucket's name is a token until deploy, so its tables are checked under a readable placeholder
-    // (bucket-less tables share it, so two of them on the same root still conflict).
-    const problems = lakeCompactorPropsProblems(props);
-    problems.push(
-      ...runCapIssues(
-        props.triggers ?? {},
-        props.tables.map((t) => t.name),
-      ),
-    );
-    problems.push(...reservedConcurrencyIssues(props.profilerReservedConcurrency));
-    problems.push(...this.workRootClashes());
-    if (problems.length === 0) {
-      try {
-        parseTableConfigs(tablesJsonOf(props.tables, OWNED_BUCKET_PLACEHOLDER));
-      } catch (err) {
-        problems.push(`invalid \`tables\`. ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-    if (problems.length > 0) {
-      throw new Error(
-        `LakeCompactor: ${problems.length === 1 ? 'a problem' : `${problems.length} problems`} in the props; fix ${problems.length === 1 ? 'it' : 'them all'}, then synthesize again:\n  - ${problems.join('\n  - ')}`,
-      );
-    }
+    this.literalBuckets = literalBucketsOf(props.tables);
+    assertValidProps(props, this.workRootClashes());
     const ownedCount = props.tables.filter((t) => t.bucketName === undefined).length;
 
     this.table = createStateTable(this, 'State', props.removalPolicy ?? RemovalPolicy.RETAIN);
-    if (ownedCount > 0) this.dataBucket = this.createDataBucket(props);
+    if (ownedCount > 0) this.dataBucket = createDataBucket(this, props, this.workRoot);
     const ownedBucket = this.dataBucket;
     // From here on every table has a bucket: its own, or the owned bucket's name (a deploy-time token).
     const tables = props.tables.map((t) => ({
@@ -412,24 +109,16 @@ export class LakeCompactor extends Construct {
     const tablesJson = tablesJsonOf(tables, '');
     // Not in the environment: Lambda's 4 KB for all variables would end at about 20 tables.
     const tableConfig = tableConfigDelivery(tablesJson);
-    const triggersDryRun = props.triggers?.dryRun === true ? 'true' : 'false';
-    const runCaps = runCapsJsonOf(props.triggers ?? {});
-    const reserved = props.profilerReservedConcurrency ?? DEFAULT_PROFILER_RESERVED_CONCURRENCY;
+    const triggers = triggerEnvironmentOf(props.triggers ?? {});
+    const reservedConcurrency = props.profilerReservedConcurrency ?? DEFAULT_PROFILER_RESERVED_CONCURRENCY;
 
-    this.profilerFunction = projectFunction(this, 'Profiler', 'profiler.ts', {
-      description: 'Keeps per-partition file statistics exact from S3 notifications',
+    this.profilerFunction = createProfilerFunction(this, {
+      stateTable: this.table,
+      tableConfig,
+      triggers,
       memorySize: props.profilerMemoryMb ?? 512,
-      timeout: Duration.seconds(60),
-      ...(reserved === false ? {} : { reservedConcurrentExecutions: reserved }),
-      environment: {
-        TABLE_NAME: this.table.tableName,
-        ...tableConfig.environment,
-        TRIGGERS_DRY_RUN: triggersDryRun,
-        RUN_CAPS: runCaps,
-      },
-      codeFiles: tableConfig.codeFiles,
+      reservedConcurrency,
     });
-    this.table.grantReadWriteData(this.profilerFunction);
 
     this.scheduleDeadLetterQueue = new sqs.Queue(this, 'ScheduleDlq', {
       retentionPeriod: Duration.days(14),
@@ -441,18 +130,25 @@ export class LakeCompactor extends Construct {
       reason:
         'It is a dead-letter queue: the one of the scheduled EventBridge targets (sweep, reconcile, vacuum, tiering), which cdk-nag cannot see from the queue.',
     });
-    const profiler = this.addProfilerWiring(tables, reserved === false ? 5 : reserved);
+    const profiler = addProfilerWiring(this, this.profilerFunction, {
+      tables,
+      ownedBucket,
+      reservedConcurrency,
+    });
     this.profilerQueue = profiler.queue;
     this.profilerDeadLetterQueue = profiler.deadLetterQueue;
     const sweepSchedule = scheduleOf(props.sweep?.schedule, events.Schedule.rate(Duration.minutes(15)));
-    this.sweepFunction = this.addSweep(
-      locations,
+    this.sweepFunction = addSweep(this, {
+      stateTable: this.table,
+      tables: locations,
       tableConfig,
-      props.sweepMemoryMb ?? 512,
-      { ...props.sweep, schedule: sweepSchedule },
-      { TRIGGERS_DRY_RUN: triggersDryRun, RUN_CAPS: runCaps },
+      memorySize: props.sweepMemoryMb ?? 512,
+      schedules: { ...props.sweep, schedule: sweepSchedule },
+      triggers,
       encryptionKeys,
-    );
+      workRoot: this.workRoot,
+      deadLetterQueue: this.scheduleDeadLetterQueue,
+    });
 
     this.workflow = new CompactionWorkflow(this, 'Workflow', {
       ...props.workflow,
@@ -502,7 +198,7 @@ export class LakeCompactor extends Construct {
       tables: props.tables.map((t) => t.name),
     });
 
-    this.acknowledgeNagFindings(locations);
+    acknowledgeNagFindings(this, locations);
   }
 
   /**
@@ -517,110 +213,12 @@ export class LakeCompactor extends Construct {
       .filter(
         (c): c is LakeCompactor => c instanceof LakeCompactor && c !== this && typeof c.workRoot === 'string',
       );
-    const stackName = Stack.of(this)
-      .stackName.toLowerCase()
-      .replace(/[^a-z0-9_.-]/g, '-');
-    const suggestion = `_lake-compactor-${stackName}/`;
-    return others.flatMap((other) => {
-      const shared = this.literalBuckets.filter((b) => other.literalBuckets.includes(b));
-      if (shared.length === 0 || !workRootsOverlap(this.workRoot, other.workRoot)) return [];
-      const same = this.workRoot === other.workRoot;
-      const buckets = shared.map((b) => JSON.stringify(b)).join(', ');
-      return [
-        `workRoot: ${JSON.stringify(this.workRoot)} ${same ? 'is also' : 'overlaps'} the work root of the LakeCompactor at ${other.node.path}${same ? '' : ` (${JSON.stringify(other.workRoot)})`}, which uses bucket ${buckets} too. Two deployments on one bucket must use different work roots, neither inside the other, or each one's vacuum deletes the other's staging and trash: set \`workRoot\` of this one to its own, e.g. "${suggestion}".`,
-      ];
+    const claim = (c: LakeCompactor): WorkRootClaim => ({
+      path: c.node.path,
+      workRoot: c.workRoot,
+      literalBuckets: c.literalBuckets,
     });
-  }
-
-  /**
-   * The owned data bucket (see LakeCompactorDataBucketProps): versioned, lifecycle rules for noncurrent
-   * versions, staging leftovers and unfinished uploads, all public access blocked, TLS only, encrypted.
-   */
-  private createDataBucket(props: LakeCompactorProps): s3.Bucket {
-    const settings = props.dataBucket ?? {};
-    const days = dataBucketDays(props);
-    const bucket = new s3.Bucket(this, 'DataBucket', {
-      versioned: true,
-      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      enforceSSL: true,
-      ...(settings.encryptionKey === undefined
-        ? { encryption: s3.BucketEncryption.S3_MANAGED }
-        : {
-            encryption: s3.BucketEncryption.KMS,
-            encryptionKey: settings.encryptionKey,
-            bucketKeyEnabled: true,
-          }),
-      // A table fed by EventBridge needs the bucket to send its events there.
-      eventBridgeEnabled: props.tables.some(
-        (t) => t.bucketName === undefined && t.eventSource === 'eventbridge',
-      ),
-      removalPolicy: settings.removalPolicy ?? RemovalPolicy.RETAIN,
-      ...(settings.serverAccessLogsBucket === undefined
-        ? {}
-        : {
-            serverAccessLogsBucket: settings.serverAccessLogsBucket,
-            ...(settings.serverAccessLogsPrefix === undefined
-              ? {}
-              : { serverAccessLogsPrefix: settings.serverAccessLogsPrefix }),
-          }),
-      lifecycleRules: [
-        {
-          id: 'NoncurrentVersions',
-          noncurrentVersionExpiration: Duration.days(days.noncurrent),
-          expiredObjectDeleteMarker: true,
-        },
-        {
-          id: 'StagingLeftovers',
-          prefix: workFolder(this.workRoot, 'staging'),
-          expiration: Duration.days(days.staging),
-          // A staged output is worthless once published or rolled back: S3 applies the earliest
-          // expiration due, so its noncurrent copy goes after a day instead of the full retention.
-          noncurrentVersionExpiration: Duration.days(1),
-        },
-        {
-          id: 'IncompleteMultipartUploads',
-          abortIncompleteMultipartUploadAfter: Duration.days(days.abortUploads),
-        },
-      ],
-    });
-    if (settings.serverAccessLogsBucket === undefined) {
-      Validations.of(bucket).acknowledge({
-        id: 'AwsSolutions-S1',
-        reason:
-          'Server access logs are optional (LakeCompactorDataBucketProps.serverAccessLogsBucket): a log bucket per deployment would itself need logging, and CloudTrail S3 data events are the recommended, queryable audit trail for a data lake.',
-      });
-    }
-    return bucket;
-  }
-
-  /**
-   * The cdk-nag (AwsSolutions) findings this design needs, each with its reason. Wildcards are acknowledged
-   * per policy and finding by `AcknowledgeWildcards`, so a new, unexplained wildcard still fails the check.
-   */
-  private acknowledgeNagFindings(locations: readonly TableLocation[]): void {
-    Aspects.of(this).add(new AcknowledgeWildcards(wildcardGrants(this.rootBuckets(locations))));
-    // The stack-wide singleton CDK adds for bucket notifications on imported buckets.
-    const notificationsHandler = Stack.of(this).node.tryFindChild(
-      'BucketNotificationsHandler050a0587b7544547bf325f094a3db834',
-    );
-    if (notificationsHandler !== undefined) {
-      Validations.of(notificationsHandler).acknowledge({
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-        reason:
-          "CDK's bucket-notifications custom resource handler: its managed policy only writes its own logs, and it runs at deploy time only.",
-      });
-    }
-  }
-
-  /**
-   * Buckets holding a table at their root, as cdk-nag prints them in a resource: a literal name, or
-   * `<LogicalId>` for the owned bucket (its name is a `Ref`).
-   */
-  private rootBuckets(locations: readonly TableLocation[]): string[] {
-    const names = locations.filter((l) => normalizeTablePrefix(l.prefix) === '').map((l) => l.bucketName);
-    return [...new Set(names)].map((name) =>
-      Token.isUnresolved(name) ? flattenCfnReference(Stack.of(this).resolve(name)) : name,
-    );
+    return workRootClashProblems(claim(this), others.map(claim), Stack.of(this).stackName);
   }
 
   /**
@@ -636,288 +234,10 @@ export class LakeCompactor extends Construct {
       stateMachine.grantExecution(fn, 'states:DescribeExecution');
     }
   }
-
-  /**
-   * S3 object events → SQS (DLQ after 5 receives) → profiler in batches with partial batch failures. One
-   * notification per bucket and distinct outermost prefix (S3 refuses overlapping configurations); tables
-   * whose bucket already sends its events to EventBridge get a rule targeting the same queue instead.
-   */
-  private addProfilerWiring(
-    tables: readonly (LakeCompactorTable & { bucketName: string })[],
-    maxConcurrency: number,
-  ): {
-    queue: sqs.Queue;
-    deadLetterQueue: sqs.Queue;
-  } {
-    const deadLetterQueue = new sqs.Queue(this, 'ProfilerDlq', {
-      retentionPeriod: Duration.days(14),
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-    });
-    const queue = new sqs.Queue(this, 'ProfilerEvents', {
-      // Six times the function timeout, as AWS recommends for SQS event sources (retries within a batch).
-      visibilityTimeout: Duration.seconds(6 * 60),
-      retentionPeriod: Duration.days(4),
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: 5 },
-    });
-
-    const buckets = new Map<string, s3.IBucket>();
-    const bucketOf = (name: string): s3.IBucket => {
-      // The owned bucket is the real Bucket (its notification configuration is managed like any other).
-      if (this.dataBucket !== undefined && name === this.dataBucket.bucketName) return this.dataBucket;
-      let bucket = buckets.get(name);
-      if (bucket === undefined) {
-        bucket = s3.Bucket.fromBucketName(this, `Bucket${buckets.size}`, name);
-        buckets.set(name, bucket);
-      }
-      return bucket;
-    };
-    const notified = outermostPrefixes(
-      tables.filter((t) => (t.eventSource ?? 's3-notifications') === 's3-notifications'),
-    );
-    for (const { bucketName, prefix } of notified) {
-      const bucket = bucketOf(bucketName);
-      const filters = prefix === '' ? [] : [{ prefix }];
-      bucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.SqsDestination(queue), ...filters);
-      bucket.addEventNotification(s3.EventType.OBJECT_REMOVED, new s3n.SqsDestination(queue), ...filters);
-    }
-    const bridged = tables.filter((t) => t.eventSource === 'eventbridge');
-    bridged.forEach((t, i) => {
-      const prefix = normalizeTablePrefix(t.prefix);
-      new events.Rule(this, `ObjectEvents${i}`, {
-        description: `S3 object events of table ${t.name} to the profiler queue`,
-        eventPattern: {
-          source: ['aws.s3'],
-          detailType: ['Object Created', 'Object Deleted'],
-          detail: {
-            bucket: { name: [t.bucketName] },
-            ...(prefix === '' ? {} : { object: { key: [{ prefix }] } }),
-          },
-        },
-        targets: [new targets.SqsQueue(queue)],
-      });
-    });
-
-    this.profilerFunction.addEventSource(
-      new SqsEventSource(queue, {
-        // Larger batches mean one transaction and one decision per partition for many events.
-        batchSize: 100,
-        maxBatchingWindow: Duration.seconds(5),
-        reportBatchItemFailures: true,
-        // Bounds contention on a hot partition's item and DynamoDB spend during backlogs, and never polls
-        // more than the reserved concurrency (see `profilerReservedConcurrency`).
-        maxConcurrency,
-      }),
-    );
-    return { queue, deadLetterQueue };
-  }
-
-  /** The sweep Lambda, run every 15 minutes (catch-up, leases) and weekly in reconcile mode. */
-  private addSweep(
-    tables: readonly TableLocation[],
-    tableConfig: TableConfigDelivery,
-    memorySize: number,
-    schedules: LakeCompactorSweepProps & { schedule: events.Schedule },
-    triggers: { TRIGGERS_DRY_RUN: string; RUN_CAPS: string },
-    encryptionKeys: readonly kms.IKey[],
-  ): nodejs.NodejsFunction {
-    const sweep = projectFunction(this, 'Sweep', 'sweep.ts', {
-      description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
-      memorySize,
-      timeout: Duration.minutes(10),
-      environment: {
-        TABLE_NAME: this.table.tableName,
-        ...tableConfig.environment,
-        ...triggers,
-        WORK_ROOT: this.workRoot,
-      },
-      codeFiles: tableConfig.codeFiles,
-    });
-    this.table.grantReadWriteData(sweep);
-    // Reconcile lists the tables' prefixes. Before releasing the lease of a run that died, the sweep settles
-    // the groups it left through the commit protocol (workflow/settle.ts): the commit step's object access.
-    for (const statement of [...listStatements(tables), ...versioningStatements(tables)]) {
-      sweep.addToRolePolicy(statement);
-    }
-    for (const statement of publisherStatements(tables, this.workRoot)) {
-      sweep.addToRolePolicy(new iam.PolicyStatement(statement));
-    }
-    for (const key of encryptionKeys) key.grant(sweep, ...KMS_OBJECT_ACTIONS);
-    new events.Rule(this, 'SweepSchedule', {
-      description: 'lake-compactor sweep: due partitions and stuck leases',
-      schedule: schedules.schedule,
-      targets: [
-        new targets.LambdaFunction(sweep, {
-          event: events.RuleTargetInput.fromObject({ mode: 'sweep' }),
-          ...scheduledTargetOptions(this.scheduleDeadLetterQueue),
-        }),
-      ],
-    });
-    new events.Rule(this, 'ReconcileSchedule', {
-      description: 'lake-compactor reconcile: correct counts drifted through lost S3 events',
-      schedule: scheduleOf(
-        schedules.reconcileSchedule,
-        events.Schedule.cron({ weekDay: 'SUN', hour: '3', minute: '0' }),
-      ),
-      targets: [
-        new targets.LambdaFunction(sweep, {
-          event: events.RuleTargetInput.fromObject({ mode: 'reconcile' }),
-          ...scheduledTargetOptions(this.scheduleDeadLetterQueue),
-        }),
-      ],
-    });
-    return sweep;
-  }
-}
-
-/** Default days staging leftovers are kept (see LakeCompactorDataBucketProps.stagingExpirationDays). */
-const DEFAULT_STAGING_DAYS = 7;
-
-/** The TABLES JSON of the functions (see `tableConfigDelivery`); a table without `bucketName` gets `ownedBucketName`. */
-function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketName: string): string {
-  return JSON.stringify(
-    tables.map((t) => ({
-      name: t.name,
-      bucket: t.bucketName ?? ownedBucketName,
-      prefix: t.prefix,
-      format: t.format ?? 'parquet',
-      partitionColumns: t.partitionColumns ?? [],
-      ...(t.dateColumn === undefined ? {} : { dateColumn: t.dateColumn }),
-      ...(t.dateFormat === undefined ? {} : { dateFormat: t.dateFormat }),
-      ...(t.targetFileSizeMB === undefined ? {} : { targetFileSizeMB: t.targetFileSizeMB }),
-      ...(t.codec === undefined ? {} : { codec: t.codec }),
-      ...(t.deltaEncoding === undefined ? {} : { deltaEncoding: t.deltaEncoding }),
-      ...(t.sortColumns === undefined ? {} : { sortColumns: t.sortColumns }),
-      ...(t.policy === undefined ? {} : { policy: t.policy }),
-    })),
-  );
-}
-
-/** Default of `profilerReservedConcurrency`: the profiler's SQS event source polled with 5 before it existed. */
-const DEFAULT_PROFILER_RESERVED_CONCURRENCY = 5;
-
-/** The RUN_CAPS variable of the profiler and the sweep (see `parseRunCaps`). */
-function runCapsJsonOf(triggers: LakeCompactorTriggerProps): string {
-  const caps: RunCaps = {
-    total: triggers.maxConcurrentRuns ?? DEFAULT_MAX_CONCURRENT_RUNS,
-    perTable: triggers.maxConcurrentRunsPerTable ?? DEFAULT_MAX_CONCURRENT_RUNS_PER_TABLE,
-    byTable: triggers.maxConcurrentRunsByTable ?? {},
-  };
-  return JSON.stringify(caps);
-}
-
-/** An SQS event source polls with 2–1000 concurrent invocations; the reservation bounds it. */
-function reservedConcurrencyIssues(reserved: number | false | undefined): string[] {
-  if (reserved === undefined || reserved === false) return [];
-  if (Number.isInteger(reserved) && reserved >= 2 && reserved <= 1000) return [];
-  return [
-    `\`profilerReservedConcurrency\` is ${reserved}; use a whole number from 2 to 1000 (the profiler's SQS event source polls with at least 2 concurrent invocations), or false to reserve nothing.`,
-  ];
-}
-
-/** The owned bucket's lifecycle periods, in days, and the least each may be. */
-function dataBucketDays(props: LakeCompactorProps): {
-  noncurrent: number;
-  staging: number;
-  abortUploads: number;
-  min: { noncurrent: number; staging: number; abortUploads: number };
-} {
-  const vacuum = props.maintenance?.vacuum ?? {};
-  const settings = props.dataBucket ?? {};
-  const min = minimumDataBucketDays(vacuum);
-  return {
-    noncurrent: settings.noncurrentVersionExpirationDays ?? min.noncurrent,
-    staging: settings.stagingExpirationDays ?? Math.max(DEFAULT_STAGING_DAYS, min.staging),
-    abortUploads:
-      settings.abortIncompleteMultipartUploadDays ??
-      Math.max(1, Math.ceil((vacuum.debrisAgeHours ?? 72) / 24)),
-    min,
-  };
 }
 
 /** The tables' KMS keys (each ARN once), imported for grants. */
 function tableKeysOf(scope: Construct, tables: readonly LakeCompactorTable[]): kms.IKey[] {
   const arns = [...new Set(tables.flatMap((t) => (t.kmsKeyArn === undefined ? [] : [t.kmsKeyArn])))];
   return arns.map((arn, i) => kms.Key.fromKeyArn(scope, `TableKey${i}`, arn));
-}
-
-/**
- * The wildcards the design needs (see `AcknowledgeWildcards`): anything else is a cdk-nag error. Whole-bucket
- * object access (`<bucket>/*`) is acknowledged only for `rootBuckets`, the buckets holding a table at their
- * root; everywhere else S3 grants name a table prefix or a folder of the work root (`workRoot`).
- */
-export function wildcardGrants(rootBuckets: readonly string[]): WildcardGrant[] {
-  const grants: WildcardGrant[] = [
-    {
-      actions: /^(xray|logs):[A-Za-z]+$/,
-      resource: /^\*$/,
-      reason:
-        'X-Ray trace submission and CloudWatch Logs vended-log delivery (state machine logging) do not support resource-level permissions.',
-    },
-    {
-      actions: /^cloudwatch:PutMetricData$/,
-      resource: /^\*$/,
-      reason:
-        'The state machine counts failed run notifications (NotificationsFailed); PutMetricData has no resource-level permissions, so the grant is conditioned on the LakeCompactor namespace instead.',
-    },
-    {
-      actions: /^dynamodb:[A-Za-z]+$/,
-      resource: /^<[A-Za-z0-9]+\.Arn>\/index\/\*$/,
-      reason:
-        "The state table's own indexes (gsi1), granted with the table by grantReadData/grantReadWriteData.",
-    },
-    {
-      actions: /^states:[A-Za-z]+$/,
-      resource: /^arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:.+:\*$/,
-      reason:
-        'Executions of the compaction state machine only: execution ARNs carry a per-run name (and the Distributed Map a per-run child), so they are matched by the machine name plus a wildcard.',
-    },
-    {
-      actions: /^lambda:InvokeFunction$/,
-      resource: /^<[A-Za-z0-9]+\.Arn>:\*$/,
-      reason: "The state machine invokes the versions and aliases of the workflow's own functions only.",
-    },
-    {
-      actions: /^s3:[A-Za-z]+$/,
-      // A literal bucket name, or `<LogicalId>` for the owned bucket; at least one key segment before `/*`.
-      resource: /^arn:aws:s3:::(?:[a-z0-9.-]+|<[A-Za-z0-9]+>)\/[^*]+\/\*$/,
-      reason:
-        "Object keys under a configured table prefix, or the deployment's work root (`workRoot`, default `_lake-compactor/`) or one of its folders (plans, staging, trash, journal, maintenance): prefix-scoped S3 access is inherently a key wildcard.",
-    },
-  ];
-  if (rootBuckets.length > 0) {
-    const names = rootBuckets.map((b) => b.replace(/[.*+?^${}()|[\]\\<>]/g, '\\$&')).join('|');
-    grants.push({
-      actions: /^s3:[A-Za-z]+$/,
-      resource: new RegExp(`^arn:aws:s3:::(?:${names})\\/\\*$`),
-      reason:
-        'Whole-bucket object keys of a bucket holding a table at its root (prefix ""): every key of the bucket belongs to that table or to the work root (`workRoot`).',
-    });
-  }
-  return grants;
-}
-
-/**
- * One (bucket, prefix) per notification: prefixes nested inside another table's prefix of the same bucket
- * are covered by the outer notification (the profiler resolves the owning table by longest prefix).
- */
-export function outermostPrefixes(tables: readonly TableLocation[]): TableLocation[] {
-  const all = [...new Set(tables.map((t) => `${t.bucketName}\u0000${normalizeTablePrefix(t.prefix)}`))].map(
-    (k) => {
-      const [bucketName = '', prefix = ''] = k.split('\u0000');
-      return { bucketName, prefix };
-    },
-  );
-  return all.filter(
-    (candidate) =>
-      !all.some(
-        (other) =>
-          other !== candidate &&
-          other.bucketName === candidate.bucketName &&
-          other.prefix.length < candidate.prefix.length &&
-          candidate.prefix.startsWith(other.prefix),
-      ),
-  );
 }

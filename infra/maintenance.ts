@@ -9,9 +9,9 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { TieringRule } from '../functions/core/maintenance/tiering.js';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
 import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
+import type { MaintenanceSchedulesProps } from './maintenance-props.js';
 import { projectFunction } from './node-function.js';
 import { maintenancePropsProblems } from './props-schema.js';
 import {
@@ -23,64 +23,17 @@ import {
 } from './s3-access.js';
 import { tableConfigDelivery } from './table-config-file.js';
 
-/** Settings every maintenance schedule has. */
-export interface MaintenanceScheduleProps {
-  /**
-   * When the schedule fires.
-   * A string is an EventBridge schedule expression (`rate(1 day)`, `cron(0 4 * * ? *)`), so the JSON
-   * deployment config can set it.
-   * @default vacuum: daily 04:00 UTC; tiering: weekly, Sunday 05:00 UTC
-   */
-  readonly schedule?: events.Schedule | string;
-  /**
-   * Whether the scheduled run only reports (dry-run). The rule's Input always carries it explicitly.
-   * @default true — nothing is deleted or moved until an operator has read a dry-run report and flipped it
-   */
-  readonly dryRun?: boolean;
-  /**
-   * Whether the schedule rule is enabled (the function stays runnable from the console either way).
-   * @default true
-   */
-  readonly enabled?: boolean;
-}
-
-export interface VacuumScheduleProps extends MaintenanceScheduleProps {
-  /**
-   * Hours retired inputs and trash copies are kept after their run retired them.
-   * @default 168 (below it synthesis fails unless `allowRetentionBelowMinimum`)
-   */
-  readonly retentionHours?: number;
-  /** @default false */
-  readonly allowRetentionBelowMinimum?: boolean;
-  /**
-   * Age after which writer debris (`_temporary/`, `.spark-staging-*`, unfinished multipart uploads) goes.
-   * @default 72
-   */
-  readonly debrisAgeHours?: number;
-  /**
-   * Hours after which a run stuck before publishing counts as abandoned (its staging is removed).
-   * @default 24
-   */
-  readonly abandonedAfterHours?: number;
-}
-
-export interface TieringScheduleProps extends MaintenanceScheduleProps {
-  /**
-   * Rules for every table with a date column: `[{ afterDays, storageClass }]`, ascending, each colder.
-   * @default [{ afterDays: 30, storageClass: 'STANDARD_IA' }, { afterDays: 90, storageClass: 'GLACIER_IR' }]
-   */
-  readonly rules?: readonly TieringRule[];
-  /**
-   * Rules by table name, winning over `rules`.
-   * @default none
-   */
-  readonly tableRules?: Readonly<Record<string, readonly TieringRule[]>>;
-}
+export type {
+  MaintenanceScheduleProps,
+  MaintenanceSchedulesProps,
+  TieringScheduleProps,
+  VacuumScheduleProps,
+} from './maintenance-props.js';
 
 /** One table's location, for scoping grants (`bucketName` may be the owned bucket's token). */
 export type MaintenanceTable = TableLocation;
 
-export interface MaintenanceProps {
+export interface MaintenanceProps extends MaintenanceSchedulesProps {
   /** The single table (journal entries are read from it). */
   readonly stateTable: dynamodb.ITable;
   /** The TABLES JSON every function receives (as a file in its code, see `tableConfigDelivery`). */
@@ -103,10 +56,6 @@ export interface MaintenanceProps {
    * @default none — such an event is dropped (the functions' error alarms still see failed runs)
    */
   readonly deadLetterQueue?: sqs.IQueue;
-  /** @default the VacuumScheduleProps defaults */
-  readonly vacuum?: VacuumScheduleProps;
-  /** @default the TieringScheduleProps defaults */
-  readonly tiering?: TieringScheduleProps;
 }
 
 /** Vacuum and tiering, on schedules, runnable from the console with the inputs in `events/`. */

@@ -9,7 +9,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct, IConstruct } from 'constructs';
-import { ENGINE_NODE_OPTIONS } from '../functions/core/rewrite/runtime.js';
+import { ENGINE_NODE_OPTIONS } from '../functions/adapters/parquet-wasm/runtime.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -105,9 +105,9 @@ export function projectFunction(
                   ? [
                       `cp "${inputDir}/node_modules/parquet-wasm/node/parquet_wasm_bg.wasm" "${outputDir}/"`,
                       // The rewrite engine's worker thread, loaded as ./worker.js beside the handler
-                      // (functions/core/rewrite/parallel.ts). CommonJS: the Lambda folder has no
+                      // (functions/adapters/parquet-wasm/parallel.ts). CommonJS: the Lambda folder has no
                       // package.json marking .js as ESM, and CJS gives parquet-wasm its own __dirname.
-                      `"${inputDir}/node_modules/.bin/esbuild" "${inputDir}/functions/core/rewrite/worker.ts" --bundle --platform=node --format=cjs --target=node22 --minify --keep-names --sourcemap --outfile="${outputDir}/worker.js"`,
+                      `"${inputDir}/node_modules/.bin/esbuild" "${inputDir}/functions/adapters/parquet-wasm/worker.ts" --bundle --platform=node --format=cjs --target=node22 --minify --keep-names --sourcemap --outfile="${outputDir}/worker.js"`,
                     ]
                   : []),
                 ...copyCodeFiles.map((copy) => copy(outputDir)),

@@ -19,8 +19,8 @@ import type {
   LakeCompactorSweepProps,
   LakeCompactorTable,
   LakeCompactorTriggerProps,
-} from './lake-compactor.js';
-import type { TieringScheduleProps, VacuumScheduleProps } from './maintenance.js';
+} from './lake-compactor-props.js';
+import type { TieringScheduleProps, VacuumScheduleProps } from './maintenance-props.js';
 import { scheduleExpressionProblem } from './schedule-expression.js';
 
 /** A shape with one schema per prop of `T`: adding a prop to an interface without a schema fails typecheck. */

@@ -3,8 +3,15 @@
 
 /** Base of every error this project raises on purpose. `name` is what Step Functions matches. */
 export abstract class CompactorError extends Error {
-  /** Whether retrying the same request later can succeed (throttling, transient I/O). */
-  readonly retryable: boolean = false;
+  /**
+   * Whether retrying the same request later can succeed (throttling, transient I/O, a lost race). A flag of
+   * the class, not of one error, because the state machine's Retry lists are computed from it before any
+   * error exists (see {@link RETRYABLE_ERROR_NAMES}); a subclass sets it with `static override`.
+   */
+  static readonly retryable: boolean = false;
+
+  /** The class's {@link CompactorError.retryable} flag, on the error itself (for code holding an instance). */
+  readonly retryable: boolean = (this.constructor as typeof CompactorError).retryable;
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -97,7 +104,7 @@ export class ObjectNotFoundError extends CompactorError {
 
 /** A store or service call failed in a way that a later retry can fix (throttling, timeouts, 5xx). */
 export class TransientStoreError extends CompactorError {
-  override readonly retryable = true;
+  static override readonly retryable = true;
 }
 
 /** Who holds a partition's lease, as the lease store saw it. */
@@ -151,7 +158,7 @@ export class RewriteStalledError extends CompactorError {}
 
 /** A journal write lost a race: another invocation moved the same group first. Safe to retry. */
 export class JournalConflictError extends CompactorError {
-  override readonly retryable = true;
+  static override readonly retryable = true;
 }
 
 /** A commit was asked for a group whose outputs were not verified. */
@@ -200,3 +207,40 @@ function unsupportedFormatMessage(
 function withoutTrailingSlash(location: string): string {
   return location.endsWith('://') ? location : location.replace(/\/+$/, '');
 }
+
+/**
+ * Every error class of this module, in file order. The state machine matches errors by class name, so its
+ * Retry list is computed from this list (see {@link RETRYABLE_ERROR_NAMES}) rather than written by hand; a
+ * test checks that no class exported here is missing from it. Errors of the CLI and the local cloud never
+ * reach a workflow step and are not listed.
+ */
+export const ERROR_CLASSES = [
+  InvalidInputError,
+  UsageError,
+  CorruptInputError,
+  UnsupportedInputError,
+  VerificationError,
+  PreconditionFailedError,
+  ObjectNotFoundError,
+  TransientStoreError,
+  LeaseHeldError,
+  PartitionNeedsAttentionError,
+  UnsettledPartitionError,
+  LeaseLostError,
+  MemoryBudgetExceededError,
+  RewriteStalledError,
+  JournalConflictError,
+  NotVerifiedError,
+  CompactionFailedError,
+  UnsupportedTableFormatError,
+] as const;
+
+/** Names of the error classes a later attempt can fix (`retryable`), in file order: what Step Functions retries. */
+export const RETRYABLE_ERROR_NAMES: readonly string[] = ERROR_CLASSES.filter((c) => c.retryable).map(
+  (c) => c.name,
+);
+
+/** Names of the error classes no retry can fix: a Retry must never list them. */
+export const PERMANENT_ERROR_NAMES: readonly string[] = ERROR_CLASSES.filter((c) => !c.retryable).map(
+  (c) => c.name,
+);

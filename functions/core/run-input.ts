@@ -2,10 +2,9 @@
 // once, each saying what is expected) and normalised into one self-contained, JSON-safe RunContext.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { RetireMode } from '../ports/journal.js';
+import { codecSchema, DEFAULT_CODEC } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
 import { isTableFormatName, unsupportedFormatMessage } from './formats/index.js';
-import type { Codec } from './rewrite/wasm.js';
 import { resolveTablePolicy, type TableConfig } from './table-config.js';
 import { DEFAULT_WORK_ROOT, workRootSchema } from './workflow/layout.js';
 
@@ -14,6 +13,11 @@ const MiB = 1024 * 1024;
 /** Why a run was started; the profiler and the sweep say so, anything else is an operator. */
 export const TRIGGERS = ['profiler', 'sweep', 'operator'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
+
+/** How a run rewrites: `binpack` keeps row order, `sort` orders each output by the sort columns. */
+export const STRATEGIES = ['binpack', 'sort'] as const;
+export type Strategy = (typeof STRATEGIES)[number];
+const strategySchema = z.enum(STRATEGIES);
 
 /**
  * What an operator pastes into the console (or the profiler sends). Unknown keys are refused, so a
@@ -33,7 +37,7 @@ export const runInputSchema = z
       .max(500, 'at most 500 partitions per request')
       .optional(),
     /** `binpack` keeps row order; `sort` orders each output by `sortColumns`. Default: the table's. */
-    strategy: z.enum(['binpack', 'sort']).optional(),
+    strategy: strategySchema.optional(),
     sortColumns: z.array(z.string().min(1)).min(1, 'name at least one column').optional(),
     /** Target output size in MiB. Default: the table's, else 128. */
     targetFileSizeMB: z
@@ -41,7 +45,7 @@ export const runInputSchema = z
       .positive()
       .max(5 * 1024, 'at most 5120 MiB (S3 single-copy limit)')
       .optional(),
-    codec: z.enum(['zstd', 'snappy']).optional(),
+    codec: codecSchema.optional(),
     /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller. Default: the table's, else off. */
     deltaEncoding: z.boolean().optional(),
     /** Bytes one compact Lambda rewrites at most, MiB (≥ 2 × target). Default 2048. */
@@ -122,45 +126,12 @@ export const runInputSchema = z
 
 export type RunInput = z.infer<typeof runInputSchema>;
 
-/** Everything one partition run needs, decided once by the validate step and carried in the execution state. */
-export interface RunContext {
-  /** The execution name: journal entries, staging, plan and output keys are named after it. */
-  readonly runId: string;
-  readonly executionArn?: string;
-  readonly table: string;
-  readonly bucket: string;
-  /** Table root without trailing slash ('' = bucket root). */
-  readonly tableRoot: string;
-  /** Partition path relative to the table root ('' when unpartitioned). */
-  readonly partition: string;
-  /** Key prefix of the partition's directory, ending with `/` (or '' for an unpartitioned bucket-root table). */
-  readonly partitionDir: string;
-  readonly strategy: 'binpack' | 'sort';
-  readonly sortColumns?: readonly string[];
-  readonly codec: Codec;
-  /** Integer/date/time/timestamp columns may be written DELTA_BINARY_PACKED (absent: off). */
-  readonly deltaEncoding?: boolean;
-  readonly targetFileSizeBytes: number;
-  readonly minInputFiles: number;
-  /** Cap of one group's input bytes (one compact Lambda's work). */
-  readonly maxGroupBytes: number;
-  readonly smallFileRatio: number;
-  readonly dryRun: boolean;
-  readonly force: boolean;
-  /** Settle the partition's unsettled groups and release it; plan nothing (absent: a compaction run). */
-  readonly settle?: boolean;
-  readonly quietMinutes: number;
-  readonly generation?: number;
-  readonly trigger: Trigger;
-  readonly retireMode: RetireMode;
-  /** When the execution started, epoch ms (for the run's duration). */
-  readonly startedAt: number;
-  /**
-   * The deployment's work root, where the run's plan, items, staging and trash are kept (see
-   * workflow/layout.ts). Runs started before it was recorded carry none: they use the default.
-   */
-  readonly workRoot: string;
-}
+/**
+ * Everything one partition run needs, decided once by {@link buildRunContext} (the validate step's, the
+ * CLI's) and carried in the execution state. Derived from {@link runContextSchema}, which every handler
+ * re-validates it with, so the type and the check cannot drift apart.
+ */
+export type RunContext = Readonly<z.output<typeof runContextSchema>>;
 
 /** A child execution the validate step starts for one of several partitions. */
 export interface ChildRun {
@@ -253,39 +224,83 @@ export function normalizeRunInput(
       })),
     };
   }
-  const partition = normalized[0] ?? '';
+  const run = buildRunContext(
+    { ...table, bucket: table.bucket as string },
+    normalized[0] ?? '',
+    input,
+    options,
+  );
+  return { mode: 'single', run };
+}
+
+/** What a run reads of its table: where it lies and the table's own defaults (a configured table, or the CLI's location). */
+export type RunTable = Pick<
+  TableConfig,
+  'name' | 'prefix' | 'codec' | 'deltaEncoding' | 'sortColumns' | 'targetFileSizeMB' | 'policy'
+> & { readonly bucket: string };
+
+/** What one request chooses for its run; whatever it leaves out is the table's choice, else the default. */
+export type RunChoices = Pick<
+  RunInput,
+  | 'strategy'
+  | 'sortColumns'
+  | 'targetFileSizeMB'
+  | 'codec'
+  | 'deltaEncoding'
+  | 'maxGroupMB'
+  | 'dryRun'
+  | 'force'
+  | 'settle'
+  | 'quietMinutes'
+  | 'generation'
+  | 'trigger'
+>;
+
+/** Bytes one compact step rewrites at most unless the request says otherwise (`maxGroupMB`). */
+const DEFAULT_MAX_GROUP_MIB = 2048;
+
+/**
+ * The one place a run's defaults are decided, for every way a run starts (the validate step of the state
+ * machine, `lake-compactor compact`, `lake-compactor settle`): the request's choice, else the table's, else
+ * the policy's or this function's default. `partition` must already be normalised (see
+ * {@link normalizeRunInput}); nothing is validated here, so the caller decides what input it trusts.
+ */
+export function buildRunContext(
+  table: RunTable,
+  partition: string,
+  choices: RunChoices,
+  options: NormalizeOptions,
+): RunContext {
   const policy = resolveTablePolicy(table);
-  const strategy = input.strategy ?? (table.sortColumns !== undefined ? 'sort' : 'binpack');
-  const sortColumns = strategy === 'sort' ? (input.sortColumns ?? table.sortColumns) : undefined;
-  const targetMiB = input.targetFileSizeMB ?? table.targetFileSizeMB;
-  const bucket = table.bucket as string;
-  const run: RunContext = {
+  const strategy = choices.strategy ?? (table.sortColumns !== undefined ? 'sort' : 'binpack');
+  const sortColumns = strategy === 'sort' ? (choices.sortColumns ?? table.sortColumns) : undefined;
+  const targetMiB = choices.targetFileSizeMB ?? table.targetFileSizeMB;
+  return {
     runId: options.executionName,
     ...(options.executionArn === undefined ? {} : { executionArn: options.executionArn }),
     table: table.name,
-    bucket,
+    bucket: table.bucket,
     tableRoot: table.prefix,
     partition,
     partitionDir: partitionDir(table.prefix, partition),
     strategy,
     ...(sortColumns === undefined ? {} : { sortColumns }),
-    codec: input.codec ?? table.codec ?? 'zstd',
-    ...((input.deltaEncoding ?? table.deltaEncoding) === true && { deltaEncoding: true }),
+    codec: choices.codec ?? table.codec ?? DEFAULT_CODEC,
+    ...((choices.deltaEncoding ?? table.deltaEncoding) === true && { deltaEncoding: true }),
     targetFileSizeBytes: targetMiB === undefined ? policy.targetFileSizeBytes : Math.round(targetMiB * MiB),
     minInputFiles: policy.minInputFiles,
-    maxGroupBytes: Math.round((input.maxGroupMB ?? 2048) * MiB),
+    maxGroupBytes: Math.round((choices.maxGroupMB ?? DEFAULT_MAX_GROUP_MIB) * MiB),
     smallFileRatio: policy.smallFileSizeRatio,
-    dryRun: input.dryRun ?? false,
-    force: input.force ?? false,
-    ...(input.settle === true && { settle: true }),
-    quietMinutes: input.quietMinutes ?? policy.quietMinutes,
-    ...(input.generation === undefined ? {} : { generation: input.generation }),
-    trigger: input.trigger ?? (input.generation !== undefined ? 'profiler' : 'operator'),
-    retireMode: (options.versionedBuckets ?? []).includes(bucket) ? 'delete-versioned' : 'trash',
+    dryRun: choices.dryRun ?? false,
+    force: choices.force ?? false,
+    ...(choices.settle === true && { settle: true }),
+    quietMinutes: choices.quietMinutes ?? policy.quietMinutes,
+    ...(choices.generation === undefined ? {} : { generation: choices.generation }),
+    trigger: choices.trigger ?? (choices.generation !== undefined ? 'profiler' : 'operator'),
+    retireMode: (options.versionedBuckets ?? []).includes(table.bucket) ? 'delete-versioned' : 'trash',
     startedAt: options.startedAt,
     workRoot: options.workRoot ?? DEFAULT_WORK_ROOT,
   };
-  return { mode: 'single', run };
 }
 
 /** The key prefix of a partition's directory, ending with `/` ('' for the root of a bucket-root table). */
@@ -347,32 +362,43 @@ export function childExecutionName(parent: string, partition: string, index: num
   return `${parent.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80 - suffix.length)}${suffix}`;
 }
 
-/** A RunContext as it comes back from the execution state (every handler re-validates it). */
+/** A {@link RunContext} as it comes back from the execution state (every handler re-validates it). */
 export const runContextSchema = z.object({
+  /** The execution name: journal entries, staging, plan and output keys are named after it. */
   runId: z.string().min(1),
   executionArn: z.string().optional(),
   table: z.string().min(1),
   bucket: z.string().min(1),
+  /** Table root without trailing slash ('' = bucket root). */
   tableRoot: z.string(),
+  /** Partition path relative to the table root ('' when unpartitioned). */
   partition: z.string(),
+  /** Key prefix of the partition's directory, ending with `/` (or '' for an unpartitioned bucket-root table). */
   partitionDir: z.string(),
-  strategy: z.enum(['binpack', 'sort']),
-  sortColumns: z.array(z.string()).optional(),
-  codec: z.enum(['zstd', 'snappy']),
+  strategy: strategySchema,
+  sortColumns: z.array(z.string()).readonly().optional(),
+  codec: codecSchema,
+  /** Integer/date/time/timestamp columns may be written DELTA_BINARY_PACKED (absent: off). */
   deltaEncoding: z.boolean().optional(),
   targetFileSizeBytes: z.number().int().positive(),
   minInputFiles: z.number().int().min(2),
+  /** Cap of one group's input bytes (one compact Lambda's work). */
   maxGroupBytes: z.number().int().positive(),
   smallFileRatio: z.number().gt(0).max(1),
   dryRun: z.boolean(),
   force: z.boolean(),
+  /** Settle the partition's unsettled groups and release it; plan nothing (absent: a compaction run). */
   settle: z.boolean().optional(),
   quietMinutes: z.number().nonnegative(),
   generation: z.number().int().positive().optional(),
   trigger: z.enum(TRIGGERS),
   retireMode: z.enum(['delete-versioned', 'trash']),
+  /** When the execution started, epoch ms (for the run's duration). */
   startedAt: z.number(),
-  // Executions started before the work root was recorded ran (and keep running) under the default.
+  /**
+   * The deployment's work root, where the run's plan, items, staging and trash are kept (see
+   * workflow/layout.ts). Executions started before it was recorded ran (and keep running) under the default.
+   */
   workRoot: workRootSchema.default(DEFAULT_WORK_ROOT),
 });
 

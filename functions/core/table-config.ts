@@ -1,6 +1,7 @@
 // The tables lake-compactor manages: a validated config (all problems reported at once) and the lookup
 // from an object key to the one table that owns it (longest prefix; ambiguous layouts are refused).
 import { z } from 'zod';
+import { codecSchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
 import { DEFAULT_TABLE_FORMAT, tableFormat, tableFormatNameSchema } from './formats/index.js';
 import { normalizeRoot, relativeToRoot } from './partition.js';
@@ -68,7 +69,7 @@ export const tableFieldSchemas = {
     .max(5 * 1024)
     .optional(),
   /** Output codec; ZSTD when omitted. */
-  codec: z.enum(['zstd', 'snappy']).optional(),
+  codec: codecSchema.optional(),
   /** Let integer/date/time/timestamp columns use DELTA_BINARY_PACKED where smaller (readers must support it). */
   deltaEncoding: z.boolean().optional(),
   /** Sort outputs by these columns; input order is kept when omitted. */
@@ -270,7 +271,10 @@ export function findTableForKey(
  * The table's effective trigger policy: defaults, then `targetFileSizeMB`, then `policy` overrides.
  * @throws InvalidInputError when the merged policy is invalid.
  */
-export function resolveTablePolicy(table: TableConfig, defaults: Policy = DEFAULT_POLICY): Policy {
+export function resolveTablePolicy(
+  table: Pick<TableConfig, 'targetFileSizeMB' | 'policy'>,
+  defaults: Policy = DEFAULT_POLICY,
+): Policy {
   const target =
     table.targetFileSizeMB === undefined
       ? {}

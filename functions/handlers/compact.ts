@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type CompactDeps, type CompactStepResult, compactGroup } from '../core/workflow/compact.js';
 import { engineWorkers } from '../shared/engine-workers.js';
+import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
 const eventSchema = z.object({
@@ -16,7 +17,7 @@ const SORT_MEMORY_SHARE = 0.4;
 
 export function createCompactHandler(
   runtime: WorkflowRuntime,
-  overrides: Pick<CompactDeps, 'rewrite'> = {},
+  overrides: Partial<Pick<CompactDeps, 'engine'>> = {},
 ): (event: unknown) => Promise<CompactStepResult> {
   return async (event) => {
     const { run, group } = parseStepEvent(eventSchema, event, 'compact');
@@ -25,6 +26,7 @@ export function createCompactHandler(
         store: runtime.storeFor(run.bucket),
         journal: runtime.journalFor(run.bucket),
         clock: runtime.clock,
+        engine: defaultParquetEngine,
         sortMemoryBudgetBytes: Math.floor(runtime.env.COMPACT_MEMORY_MB * 1024 * 1024 * SORT_MEMORY_SHARE),
         workers: engineWorkers(runtime.env.COMPACT_MEMORY_MB),
         quarantine: runtime.quarantine,

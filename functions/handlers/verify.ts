@@ -5,6 +5,7 @@ import type { GroupFingerprint } from '../core/fingerprint/fingerprint.js';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type VerifyStepResult, verifyGroup } from '../core/workflow/verify.js';
 import { engineWorkers } from '../shared/engine-workers.js';
+import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
 const fingerprintSchema = z.object({
@@ -29,6 +30,7 @@ export function createVerifyHandler(runtime: WorkflowRuntime): (event: unknown) 
         store: runtime.storeFor(run.bucket),
         journal: runtime.journalFor(run.bucket),
         clock: runtime.clock,
+        engine: defaultParquetEngine,
         // The verify function gets the compact function's memory, so the same vCPUs.
         workers: engineWorkers(runtime.env.COMPACT_MEMORY_MB),
       },

@@ -183,7 +183,7 @@ export function generateEventsBatch(rng: Rng, options: EventsBatchOptions): Uint
     makeData({ type: new Struct(fields), length: rows, nullCount: 0, children }),
   );
   const ipc = tableToIPC(new Table(batch), 'stream');
-  // writeParquet consumes both the wasm table and the properties (ENGINE-NOTES trap 3): no free().
+  // writeParquet consumes both the wasm table and the properties (see docs/engine.md): no free().
   const properties = new pw.WriterPropertiesBuilder()
     .setCompression(pw.Compression.SNAPPY)
     .setMaxRowGroupSize(rows)

@@ -9,14 +9,14 @@ import { fileURLToPath } from 'node:url';
 import { tableFromIPC } from 'apache-arrow';
 import pLimit from 'p-limit';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { hashWasmBatch } from '../../functions/adapters/parquet-wasm/batch-hash.js';
+import { ENGINE_NODE_OPTIONS } from '../../functions/adapters/parquet-wasm/runtime.js';
+import { columnPlan, pw, writerProperties } from '../../functions/adapters/parquet-wasm/wasm.js';
 import type { GroupFingerprint } from '../../functions/core/fingerprint/fingerprint.js';
-import { hashWasmBatch, MultisetHash } from '../../functions/core/fingerprint/fingerprint.js';
-import type { WrittenOutput } from '../../functions/core/rewrite/output.js';
-import { rewriteGroup } from '../../functions/core/rewrite/rewrite.js';
-import { ENGINE_NODE_OPTIONS } from '../../functions/core/rewrite/runtime.js';
-import { columnPlan, pw, writerProperties } from '../../functions/core/rewrite/wasm.js';
-import { verifyOutputs } from '../../functions/core/verify/verify.js';
+import { MultisetHash } from '../../functions/core/fingerprint/fingerprint.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
+import type { WrittenOutput } from '../../functions/ports/parquet-engine.js';
+import { defaultParquetEngine as engine } from '../../functions/shared/parquet-engine.js';
 import { generateEventsBatch, mulberry32 } from '../../functions/tools/sample-lake.js';
 
 const MB = 1e6;
@@ -205,7 +205,7 @@ async function runChild(job: Job): Promise<Measurement> {
   trace.phase('rewrite');
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const result = await rewriteGroup(
+  const result = await engine.rewriteGroup(
     { source, target },
     { groupId: 'bench', files },
     {
@@ -236,7 +236,7 @@ async function measureVerify(job: Job): Promise<Measurement> {
   const target = new LocalObjectStore(job.out);
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const report = await verifyOutputs(target, job.verify.outputs, job.verify.fingerprint, {
+  const report = await engine.verifyOutputs(target, job.verify.outputs, job.verify.fingerprint, {
     workers: job.workers ?? 1,
   });
   return {
@@ -324,7 +324,7 @@ async function bundleChild(): Promise<string> {
   await build({
     entryPoints: {
       child: SELF,
-      worker: fileURLToPath(new URL('../../functions/core/rewrite/worker.ts', import.meta.url)),
+      worker: fileURLToPath(new URL('../../functions/adapters/parquet-wasm/worker.ts', import.meta.url)),
     },
     bundle: true,
     platform: 'node',

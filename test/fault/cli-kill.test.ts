@@ -44,7 +44,7 @@ async function bundleChild(outdir: string): Promise<string> {
   await build({
     entryPoints: {
       child: join(REPO, 'test/support/cli-kill-child.ts'),
-      worker: join(REPO, 'functions/core/rewrite/worker.ts'),
+      worker: join(REPO, 'functions/adapters/parquet-wasm/worker.ts'),
     },
     bundle: true,
     platform: 'node',

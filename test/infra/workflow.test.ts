@@ -3,6 +3,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CLASSES } from '../../functions/core/errors.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { PERMANENT_ERRORS, TRANSIENT_ERRORS } from '../../infra/compaction-workflow.js';
 import { WorkflowStack } from '../support/workflow-stack.js';
@@ -100,6 +101,26 @@ describe('CompactionWorkflow template', () => {
     }
     const compact = retried.find(([name]) => name === 'Compact group')?.[1];
     expect(compact).toContain('States.Timeout');
+  });
+
+  it('retries exactly the error classes flagged retryable, on every Lambda task, and no other class of ours', () => {
+    // Prepare
+    const retryable = ERROR_CLASSES.filter((c) => c.retryable).map((c) => c.name);
+    const ours = new Set<string>(ERROR_CLASSES.map((c) => c.name));
+    const lambdaTasks = allStates(definition.States).filter(
+      ([, s]) => s.Type === 'Task' && s.Resource === 'TOKEN',
+    );
+
+    // Act
+    const retriedOfOurs = lambdaTasks.map(
+      ([name, s]) =>
+        [name, (s.Retry ?? []).flatMap((r) => r.ErrorEquals).filter((error) => ours.has(error))] as const,
+    );
+
+    // Assess
+    expect(retryable).toEqual(['TransientStoreError', 'JournalConflictError']);
+    expect(lambdaTasks.length).toBeGreaterThanOrEqual(14);
+    for (const [name, errors] of retriedOfOurs) expect(errors, name).toEqual(retryable);
   });
 
   it('catches every failure of a group step into that group rollback, in both Maps', () => {

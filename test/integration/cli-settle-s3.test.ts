@@ -20,6 +20,7 @@ import { acquireLease } from '../../functions/core/workflow/lease.js';
 import { planRun } from '../../functions/core/workflow/plan.js';
 import { verifyGroup } from '../../functions/core/workflow/verify.js';
 import { ManualClock } from '../../functions/ports/clock.js';
+import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
@@ -126,7 +127,7 @@ describe('lake-compactor settle --state-table', () => {
     });
     if (normalized.mode !== 'single') throw new Error('one partition expected');
     const runCtx = normalized.run;
-    const deps = { store: denying, journal, clock, leases };
+    const deps = { store: denying, journal, clock, leases, engine: defaultParquetEngine };
     await acquireLease(leases, runCtx, clock.now());
     const plan = await planRun(deps, runCtx, { inlineGroupLimit: 40, compactMemoryMb: 1024 });
     const compacted = await compactGroup(deps, runCtx, { groupId: 'g0001', expectedOutputFiles: 1 });

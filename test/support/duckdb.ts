@@ -47,7 +47,7 @@ export function sqlString(value: string): string {
 
 /**
  * Opens an in-memory DuckDB. `threads` defaults to 1: tests share two cores with other workers,
- * and DuckDB with more threads does not keep row order when writing (see ENGINE-NOTES.md).
+ * and DuckDB with more threads does not keep row order when writing (see docs/engine.md).
  */
 export async function openDuckDb(options: { threads?: number } = {}): Promise<DuckDb> {
   const instance = await DuckDBInstance.create(':memory:', { threads: String(options.threads ?? 1) });

@@ -4,9 +4,9 @@
 import { tableFromIPC, tableToIPC } from 'apache-arrow';
 import { expect } from 'vitest';
 import { MemoryObjectStore } from '../../functions/adapters/memory-object-store.js';
+import { rewriteGroup } from '../../functions/adapters/parquet-wasm/rewrite.js';
+import { pw } from '../../functions/adapters/parquet-wasm/wasm.js';
 import { VerificationError } from '../../functions/core/errors.js';
-import { rewriteGroup } from '../../functions/core/rewrite/rewrite.js';
-import { pw } from '../../functions/core/rewrite/wasm.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 
 /** 2,000 sample rows in four files, rewritten into `outputs` outputs (default: as many as the target size gives). */

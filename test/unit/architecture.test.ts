@@ -14,8 +14,6 @@ const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const KNOWN_CYCLES: readonly (readonly string[])[] = [
   // The run input parses the work root that layout.ts owns, and layout.ts reads RunContext's type.
   ['functions/core/run-input.ts', 'functions/core/table-config.ts', 'functions/core/workflow/layout.ts'],
-  // The construct's props checks and the maintenance schedules import each other (the construct split).
-  ['infra/lake-compactor.ts', 'infra/maintenance.ts', 'infra/props-schema.ts'],
 ];
 
 /** Every `.ts` file under `dir`, repository-relative with `/` separators. */
@@ -180,7 +178,8 @@ describe('layout rules', () => {
     });
 
     // Assess
-    expect(core.length).toBeGreaterThan(50);
+    // The walk found core (not an empty or wrong folder): some 40 modules live there.
+    expect(core.length).toBeGreaterThan(30);
     expect(violations).toEqual([]);
   });
 

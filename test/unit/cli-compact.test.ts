@@ -14,8 +14,8 @@ import { run } from '../../functions/cli.js';
 import { CLI_RUN_ID, runCompact } from '../../functions/cli-compact.js';
 import { CompactionFailedError, CorruptInputError } from '../../functions/core/errors.js';
 import { executionName } from '../../functions/core/profiler/decisions.js';
-import { rewriteGroup } from '../../functions/core/rewrite/rewrite.js';
-import type { RewriteFn } from '../../functions/core/workflow/compact.js';
+import type { ParquetEngine } from '../../functions/ports/parquet-engine.js';
+import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { localFolderSink } from '../../functions/tools/generate.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { captureIo } from '../support/cli-io.js';
@@ -195,15 +195,18 @@ describe('lake-compactor compact', () => {
     const rowsBefore = await rowMultiset();
     const io = capture();
     // The engine fails on the second partition's group, as on an unreadable input.
-    const rewrite: RewriteFn = async (rio, group, options) => {
-      if (group.files.some((f) => f.key.includes('date=2024-01-02/'))) {
-        throw new CorruptInputError(group.files[0]?.key ?? '?', 'injected fault');
-      }
-      return rewriteGroup(rio, group, options);
+    const engine: ParquetEngine = {
+      ...defaultParquetEngine,
+      rewriteGroup: async (rio, group, options) => {
+        if (group.files.some((f) => f.key.includes('date=2024-01-02/'))) {
+          throw new CorruptInputError(group.files[0]?.key ?? '?', 'injected fault');
+        }
+        return defaultParquetEngine.rewriteGroup(rio, group, options);
+      },
     };
 
     // Act
-    const outcome = runCompact(table, {}, io, { rewrite });
+    const outcome = runCompact(table, {}, io, { engine });
 
     // Assess
     await expect(outcome).rejects.toThrow(CompactionFailedError);

@@ -4,33 +4,22 @@ import pLimit from 'p-limit';
 import type { Clock } from '../../ports/clock.js';
 import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { ParquetEngine, RewriteResult } from '../../ports/parquet-engine.js';
 import type { Quarantine } from '../../ports/quarantine.js';
 import { CorruptInputError, InvalidInputError, UnsupportedInputError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 import { stagingLeftovers } from '../formats/staging.js';
 import { blamedInput } from '../quarantine.js';
-import {
-  type RewriteGroup,
-  type RewriteOptions,
-  type RewriteResult,
-  rewriteGroup,
-} from '../rewrite/rewrite.js';
 import type { RunContext } from '../run-input.js';
 import { fingerprintKey, outputKey, stagedOutputKey } from './layout.js';
 import type { GroupItem } from './plan.js';
-
-export type RewriteFn = (
-  io: { readonly source: ObjectStore; readonly target: ObjectStore },
-  group: RewriteGroup,
-  options: RewriteOptions,
-) => Promise<RewriteResult>;
 
 export interface CompactDeps {
   readonly store: ObjectStore;
   readonly journal: Journal;
   readonly clock: Clock;
-  /** The engine; replaceable in tests. @default rewriteGroup */
-  readonly rewrite?: RewriteFn;
+  /** The Parquet engine that rewrites the group (tests hand in one that fails on purpose). */
+  readonly engine: ParquetEngine;
   /** Decoded bytes a sort may hold (from the Lambda's memory). */
   readonly sortMemoryBudgetBytes?: number;
   /**
@@ -85,10 +74,9 @@ export async function compactGroup(
   }
   const leftovers = await stagingLeftovers(deps.store, entry.stagingPrefix);
   if (leftovers.length > 0) await deps.store.deleteMany(leftovers.map((key) => ({ key })));
-  const rewrite = deps.rewrite ?? rewriteGroup;
   let result: RewriteResult;
   try {
-    result = await rewrite(
+    result = await deps.engine.rewriteGroup(
       { source: deps.store, target: deps.store },
       {
         groupId: item.groupId,

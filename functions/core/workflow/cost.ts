@@ -15,10 +15,10 @@ export const S3_USD_PER_DELETE = 0;
 export const SFN_USD_PER_TRANSITION = 0.025 / 1000;
 /**
  * Rewrite throughput assumed per compact Lambda, input bytes per second: ~18 MB/s was measured on a
- * 2-core machine with parquet-wasm (ENGINE-NOTES); 10 MiB/s leaves room for verify and slower inputs.
+ * 2-core machine with parquet-wasm (docs/engine.md); 10 MiB/s leaves room for verify and slower inputs.
  */
 export const REWRITE_BYTES_PER_SECOND = 10 * 1024 * 1024;
-/** Verify re-reads outputs at about 4× the rewrite speed (ENGINE-NOTES: 21–24% of the rewrite time). */
+/** Verify re-reads outputs at about 4× the rewrite speed (docs/engine.md: 21–24% of the rewrite time on the first measurement). */
 export const VERIFY_BYTES_PER_SECOND = 4 * REWRITE_BYTES_PER_SECOND;
 /** Multipart part size assumed for output uploads (one PUT per part, plus create and complete). */
 const PART_BYTES = 16 * 1024 * 1024;

@@ -3,16 +3,18 @@
 import type { Clock } from '../../ports/clock.js';
 import type { Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { ParquetEngine } from '../../ports/parquet-engine.js';
 import { CorruptInputError, NotVerifiedError, VerificationError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 import type { RunContext } from '../run-input.js';
-import { verifyOutputs } from '../verify/verify.js';
 import { readFingerprint, requireEntry } from './compact.js';
 
 export interface VerifyDeps {
   readonly store: ObjectStore;
   readonly journal: Journal;
   readonly clock: Clock;
+  /** The Parquet engine that re-reads the outputs (the one that wrote them, or any other: the rule is core's). */
+  readonly engine: ParquetEngine;
   /** Worker threads hashing outputs (the function's vCPUs); default 1, everything on this thread. */
   readonly workers?: number;
 }
@@ -60,7 +62,7 @@ export async function verifyGroup(
   }
   if (changed.length > 0) throw new VerificationError(`group ${groupId}: ${changed.join('; ')}`, { changed });
   try {
-    await verifyOutputs(
+    await deps.engine.verifyOutputs(
       deps.store,
       entry.outputs.map((o) => ({ key: o.stagingKey, size: o.size })),
       expected,

@@ -21,6 +21,7 @@ import { ManualClock } from '../../../functions/ports/clock.js';
 import type { StateMachineStarter } from '../../../functions/ports/state-machine-starter.js';
 import type { StatsStore } from '../../../functions/ports/stats-store.js';
 import { createObservability, emitMetrics, withObservability } from '../../../functions/shared/middleware.js';
+import { defaultParquetEngine } from '../../../functions/shared/parquet-engine.js';
 import {
   correlationKeys,
   type WorkflowRuntime,
@@ -251,7 +252,7 @@ describe('finalize handler', () => {
       },
     );
     const run = runContext('metrics-1');
-    const deps = { store, journal, clock };
+    const deps = { store, journal, clock, engine: defaultParquetEngine };
     await acquireLease(leases, run, clock.now());
     const plan = await planRun({ ...deps, leases }, run, { inlineGroupLimit: 40, compactMemoryMb: 1024 });
     clock.advance(10_000);

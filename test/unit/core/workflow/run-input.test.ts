@@ -2,7 +2,12 @@
 // valid request is normalised with the table's defaults (or fanned out with deterministic child names).
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../../../functions/core/errors.js';
-import { childExecutionName, normalizeRunInput } from '../../../../functions/core/run-input.js';
+import {
+  buildRunContext,
+  childExecutionName,
+  normalizeRunInput,
+  runContextSchema,
+} from '../../../../functions/core/run-input.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 
 const tables = parseTableConfigs([
@@ -172,6 +177,62 @@ describe('normalizeRunInput', () => {
     const long = childExecutionName('x'.repeat(80), 'date=2024-01-01', 12);
     expect(long.length).toBeLessThanOrEqual(80);
     expect(long).toMatch(/^x+-p12-[0-9a-f]{8}$/);
+  });
+});
+
+describe('buildRunContext', () => {
+  it('gives a terminal run (no table config, only the CLI choices) the workflow defaults and trash mode', () => {
+    // Prepare
+    const table = { name: 'sales', prefix: 'data/sales', bucket: 'local' };
+
+    // Act
+    const run = buildRunContext(
+      table,
+      'date=2024-01-15',
+      { targetFileSizeMB: 64, dryRun: false, force: true, quietMinutes: 0, trigger: 'operator' },
+      { executionName: 'cli-1', startedAt: 5, workRoot: '_work/' },
+    );
+
+    // Assess: exactly the context `lake-compactor compact` built by hand before the builder existed
+    expect(run).toEqual({
+      runId: 'cli-1',
+      table: 'sales',
+      bucket: 'local',
+      tableRoot: 'data/sales',
+      partition: 'date=2024-01-15',
+      partitionDir: 'data/sales/date=2024-01-15/',
+      strategy: 'binpack',
+      codec: 'zstd',
+      targetFileSizeBytes: 64 * 1024 * 1024,
+      minInputFiles: 5,
+      maxGroupBytes: 2048 * 1024 * 1024,
+      smallFileRatio: 0.75,
+      dryRun: false,
+      force: true,
+      quietMinutes: 0,
+      trigger: 'operator',
+      retireMode: 'trash',
+      startedAt: 5,
+      workRoot: '_work/',
+    });
+  });
+
+  it('builds what a handler accepts back: the context passes its own schema unchanged', () => {
+    // Prepare
+    const clicks = tables.find((t) => t.name === 'clicks');
+    if (clicks?.bucket === undefined) throw new Error('fixture: clicks has a bucket');
+
+    // Act
+    const run = buildRunContext(
+      { ...clicks, bucket: clicks.bucket },
+      'day=1/hour=2',
+      { generation: 3 },
+      options,
+    );
+
+    // Assess
+    expect(runContextSchema.parse(run)).toEqual(run);
+    expect(run).toMatchObject({ strategy: 'sort', sortColumns: ['ts'], trigger: 'profiler', generation: 3 });
   });
 });
 

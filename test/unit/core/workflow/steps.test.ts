@@ -7,16 +7,17 @@ import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-
 import { MemoryQuarantine } from '../../../../functions/adapters/memory-quarantine.js';
 import { CorruptInputError, VerificationError } from '../../../../functions/core/errors.js';
 import { commitGroup } from '../../../../functions/core/formats/hive/commit.js';
-import { rewriteGroup } from '../../../../functions/core/rewrite/rewrite.js';
 import { normalizeRunInput, type RunContext } from '../../../../functions/core/run-input.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import { commitStep, rollbackStep } from '../../../../functions/core/workflow/commit.js';
-import { compactGroup, type RewriteFn } from '../../../../functions/core/workflow/compact.js';
+import { compactGroup } from '../../../../functions/core/workflow/compact.js';
 import { finalizeRun } from '../../../../functions/core/workflow/finalize.js';
 import { acquireLease } from '../../../../functions/core/workflow/lease.js';
 import { planRun, readPlan } from '../../../../functions/core/workflow/plan.js';
 import { verifyGroup } from '../../../../functions/core/workflow/verify.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
+import type { ParquetEngine } from '../../../../functions/ports/parquet-engine.js';
+import { defaultParquetEngine } from '../../../../functions/shared/parquet-engine.js';
 import { writeSampleLake } from '../../../../functions/tools/sample-lake.js';
 import { faultyStore } from '../../../support/fault-store.js';
 
@@ -24,6 +25,14 @@ const tables = parseTableConfigs([
   { name: 'events', bucket: 'lake', prefix: 'events', partitionColumns: ['date'] },
 ]);
 const DAY = '2024-03-01';
+
+type RewriteFn = ParquetEngine['rewriteGroup'];
+const { rewriteGroup } = defaultParquetEngine;
+/** The default engine with its rewrite replaced (recording or failing on purpose). */
+const withRewrite = (rewrite: RewriteFn): ParquetEngine => ({
+  ...defaultParquetEngine,
+  rewriteGroup: rewrite,
+});
 
 function runContext(runId: string, extra: Record<string, unknown> = {}): RunContext {
   const normalized = normalizeRunInput(
@@ -44,7 +53,7 @@ describe('workflow step services', () => {
   let leases: MemoryLeases;
   let clock: ManualClock;
   let inputs: string[];
-  const deps = () => ({ store, journal, clock });
+  const deps = () => ({ store, journal, clock, engine: defaultParquetEngine });
   const planOptions = { inlineGroupLimit: 40, compactMemoryMb: 1024 };
   /** Plans as the workflow does: the run holds the partition's lease (a retried acquire is idempotent). */
   const planAs = async (run: RunContext, options: typeof planOptions) => {
@@ -144,7 +153,7 @@ describe('workflow step services', () => {
         return false;
       },
     });
-    const on = { store: recording, journal, clock };
+    const on = { store: recording, journal, clock, engine: defaultParquetEngine };
     const item = { groupId: 'g0001', expectedOutputFiles: 1 };
 
     // Act
@@ -177,7 +186,7 @@ describe('workflow step services', () => {
   it('hands the run’s DELTA encoding choice to the rewrite, and leaves it off otherwise', async () => {
     // Prepare: the real rewrite, with its options recorded.
     const seen: (boolean | undefined)[] = [];
-    const recording: typeof rewriteGroup = (io, group, options) => {
+    const recording: RewriteFn = (io, group, options) => {
       seen.push(options.deltaEncoding);
       return rewriteGroup(io, group, options);
     };
@@ -187,10 +196,10 @@ describe('workflow step services', () => {
 
     // Act: one run after the other, as the lease allows
     await planAs(withDelta, planOptions);
-    await compactGroup({ ...deps(), rewrite: recording }, withDelta, item);
+    await compactGroup({ ...deps(), engine: withRewrite(recording) }, withDelta, item);
     await finalizeRun({ ...deps(), leases }, withDelta, { outcome: 'failed', error: { Error: 'Stopped' } });
     await planAs(without, planOptions);
-    await compactGroup({ ...deps(), rewrite: recording }, without, item);
+    await compactGroup({ ...deps(), engine: withRewrite(recording) }, without, item);
 
     // Assess
     expect(seen).toEqual([true, undefined]);
@@ -279,7 +288,7 @@ describe('workflow step services', () => {
       const rewrite = failing(() => new CorruptInputError(victim, 'the decoder failed (unreachable)'));
 
       // Act 1: the group fails on the victim
-      const attempt = compactGroup({ ...withQuarantine(), rewrite }, first, {
+      const attempt = compactGroup({ ...withQuarantine(), engine: withRewrite(rewrite) }, first, {
         groupId: 'g0001',
         expectedOutputFiles: 1,
       });
@@ -353,7 +362,7 @@ describe('workflow step services', () => {
         await planWithQuarantine(run);
         await c.before?.();
         try {
-          const result = await compactGroup({ ...withQuarantine(), rewrite: c.rewrite }, run, {
+          const result = await compactGroup({ ...withQuarantine(), engine: withRewrite(c.rewrite) }, run, {
             groupId: 'g0001',
             expectedOutputFiles: 1,
           });

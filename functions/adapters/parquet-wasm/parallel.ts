@@ -1,0 +1,376 @@
+// Parallel rewrite of one schema run: each output is encoded by a worker thread (its own wasm
+// instance) while the main thread does all I/O through the ports; fingerprints of the workers merge exactly.
+
+import { Worker } from 'node:worker_threads';
+import {
+  CompactorError,
+  CorruptInputError,
+  RewriteStalledError,
+  UnsupportedInputError,
+  VerificationError,
+} from '../../core/errors.js';
+import type { MultisetHash } from '../../core/fingerprint/fingerprint.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import type { WrittenOutput } from '../../ports/parquet-engine.js';
+import { OrderedFetcher } from './fetch.js';
+import type { CheckedInput } from './preflight.js';
+import type { WriterSettings } from './wasm.js';
+import type { FromWorker, ToWorker } from './worker.js';
+
+/** One output of a run: its key and the global row range [from, to) of the run it holds. */
+export interface OutputTask {
+  readonly key: string;
+  readonly from: number;
+  readonly to: number;
+  readonly inputs: readonly CheckedInput[];
+  /** Global row index of each input's first row. */
+  readonly inputStarts: readonly number[];
+  readonly settings: WriterSettings;
+}
+
+export interface ParallelContext {
+  readonly source: ObjectStore;
+  readonly target: ObjectStore;
+  readonly cache: Map<string, Uint8Array>;
+  readonly workers: number;
+  readonly maxRequestsInFlight: number;
+  readonly maxBytesInFlight: number;
+  readonly batchRows: number;
+  readonly stallMs: number;
+  readonly signal?: AbortSignal;
+  /** Keys whose upload started, for cleanup by the caller on failure. */
+  readonly started: string[];
+}
+
+/** Rebuilds a typed error from a worker's message, so callers (and Step Functions) see the same names. */
+function revive(m: Extract<FromWorker, { type: 'error' }>): Error {
+  if (m.name === 'CorruptInputError' && m.key !== undefined)
+    return new CorruptInputError(m.key, m.reason ?? m.message);
+  if (m.name === 'UnsupportedInputError' && m.key !== undefined) {
+    return new UnsupportedInputError(m.key, m.reason ?? m.message);
+  }
+  if (m.name === 'VerificationError') {
+    return new VerificationError(
+      m.message.replace(/^Verification failed: /, '').replace(/\. Nothing was published.*$/, ''),
+    );
+  }
+  if (m.name === 'RewriteStalledError') return new RewriteStalledError(m.message);
+  const err = new Error(`Engine worker failed: ${m.message}`);
+  err.name = m.name;
+  return err;
+}
+
+/** Async iterable fed by worker messages: the body of one multipart upload. */
+class ChunkQueue implements AsyncIterable<Uint8Array> {
+  private readonly items: Uint8Array[] = [];
+  private ended = false;
+  private failure: Error | undefined;
+  private wake: (() => void) | undefined;
+  push(chunk: Uint8Array): void {
+    this.items.push(chunk);
+    this.wake?.();
+  }
+  end(): void {
+    this.ended = true;
+    this.wake?.();
+  }
+  fail(err: Error): void {
+    this.failure = err;
+    this.wake?.();
+  }
+  async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    for (;;) {
+      if (this.failure !== undefined) throw this.failure;
+      const next = this.items.shift();
+      if (next !== undefined) {
+        yield next;
+        continue;
+      }
+      if (this.ended) return;
+      await new Promise<void>((resolve) => {
+        this.wake = () => {
+          this.wake = undefined;
+          resolve();
+        };
+      });
+    }
+  }
+}
+
+/**
+ * `bytes` where they own their whole ArrayBuffer (so it can be transferred to a worker), else a copy.
+ * Never `bytes.slice()`: on a Node Buffer that is a view, and transferring its pooled ArrayBuffer
+ * would detach every other Buffer in the pool.
+ */
+function transferable(bytes: Uint8Array): Uint8Array {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes;
+  return Uint8Array.prototype.slice.call(bytes);
+}
+
+/** Starts an engine worker (worker.ts): encoding for the parallel rewrite, output hashing for verify. */
+function spawn(): Worker {
+  // Bundles ship worker.js next to this file. Under tsx (tests, benchmarks, the CLI) the worker
+  // is TypeScript: a tiny bootstrap registers tsx inside the worker before importing it.
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url));
+  const url = new URL('./worker.ts', import.meta.url).href;
+  return new Worker(
+    `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url)}); });`,
+    { eval: true },
+  );
+}
+
+/** Runs one output task on `worker`: feeds its inputs, relays its bytes to the store, merges its fingerprint. */
+async function runTask(
+  worker: Worker,
+  task: OutputTask,
+  ctx: ParallelContext,
+  acc: MultisetHash,
+): Promise<WrittenOutput> {
+  const body = new ChunkQueue();
+  let readyWaiter: ((v: undefined) => void) | undefined;
+  let failWaiter: ((e: Error) => void) | undefined;
+  let done: ((m: Extract<FromWorker, { type: 'done' }>) => void) | undefined;
+  let failure: Error | undefined;
+  const fail = (err: Error) => {
+    failure ??= err;
+    body.fail(err);
+    failWaiter?.(err);
+  };
+  const onMessage = (m: FromWorker) => {
+    if (m.type === 'chunk') body.push(m.bytes);
+    else if (m.type === 'ready') readyWaiter?.(undefined);
+    else if (m.type === 'done') {
+      body.end();
+      done?.(m);
+    } else if (m.type === 'error') fail(revive(m));
+  };
+  const onError = (err: Error) => fail(err);
+  worker.on('message', onMessage);
+  worker.on('error', onError);
+  const next = <T>(register: (resolve: (v: T) => void) => void): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (failure !== undefined) return reject(failure);
+      failWaiter = reject;
+      register(resolve);
+    });
+  try {
+    ctx.started.push(task.key);
+    const upload = ctx.target.putStream(task.key, body, { contentType: 'application/vnd.apache.parquet' });
+    upload.catch(() => undefined);
+    const fetcher = new OrderedFetcher(
+      ctx.source,
+      task.inputs.map((i) => i.file),
+      ctx.cache,
+      {
+        maxRequestsInFlight: Math.max(1, Math.floor(ctx.maxRequestsInFlight / ctx.workers)),
+        maxBytesInFlight: Math.max(1, Math.floor(ctx.maxBytesInFlight / ctx.workers)),
+        ...(ctx.signal !== undefined && { signal: ctx.signal }),
+      },
+    );
+    let ready = next<undefined>((r) => {
+      readyWaiter = r;
+    });
+    const start: ToWorker = {
+      type: 'start',
+      key: task.key,
+      settings: task.settings,
+      batchRows: ctx.batchRows,
+      stallMs: ctx.stallMs,
+    };
+    worker.postMessage(start);
+    for (const [i, input] of task.inputs.entries()) {
+      const bytes = await fetcher.take();
+      await ready;
+      const owned = transferable(bytes);
+      const first = task.inputStarts[i] as number;
+      const skip = Math.max(0, task.from - first);
+      const take = Math.min(first + input.footer.rows, task.to) - Math.max(first, task.from);
+      ready = next<undefined>((r) => {
+        readyWaiter = r;
+      });
+      const message: ToWorker = {
+        type: 'input',
+        key: input.file.key,
+        bytes: owned,
+        skip,
+        take,
+        rows: input.footer.rows,
+        rowGroups: input.footer.rowGroups.length,
+        int96Columns: input.int96Columns,
+      };
+      worker.postMessage(message, [owned.buffer as ArrayBuffer]);
+      fetcher.release(input.file.size);
+    }
+    await ready;
+    const finished = next<Extract<FromWorker, { type: 'done' }>>((r) => {
+      done = r;
+    });
+    worker.postMessage({ type: 'end' } satisfies ToWorker);
+    const result = await finished;
+    const stored = await upload;
+    if (stored.size !== result.size || result.rows !== task.to - task.from) {
+      throw new VerificationError(`output ${task.key} holds ${result.rows} rows in ${stored.size} bytes`, {
+        key: task.key,
+        rowsExpected: task.to - task.from,
+        rowsWritten: result.rows,
+        bytesProduced: result.size,
+        bytesStored: stored.size,
+      });
+    }
+    acc.merge({ hash: result.hash, rows: result.rows, nullCounts: result.nullCounts });
+    return { key: task.key, size: stored.size, etag: stored.etag, rows: result.rows };
+  } catch (err) {
+    fail(err instanceof Error ? err : new Error(String(err)));
+    throw err;
+  } finally {
+    worker.off('message', onMessage);
+    worker.off('error', onError);
+  }
+}
+
+/**
+ * Runs `tasks` on up to `ctx.workers` worker threads, tasks taken in order by whichever worker is
+ * free; returns the outputs in task order. On the first failure every worker is terminated and
+ * the error (typed, as the worker raised it) is thrown; the caller deletes `ctx.started`.
+ */
+export async function runTasks(
+  tasks: readonly OutputTask[],
+  ctx: ParallelContext,
+  acc: MultisetHash,
+): Promise<WrittenOutput[]> {
+  const pool = Array.from({ length: Math.min(ctx.workers, tasks.length) }, spawn);
+  const results: WrittenOutput[] = new Array(tasks.length);
+  let next = 0;
+  let firstError: unknown;
+  try {
+    await Promise.all(
+      pool.map(async (worker) => {
+        while (firstError === undefined && next < tasks.length) {
+          const i = next++;
+          try {
+            results[i] = await runTask(worker, tasks[i] as OutputTask, ctx, acc);
+          } catch (err) {
+            firstError ??= err;
+            throw err;
+          }
+        }
+      }),
+    );
+  } catch {
+    throw firstError instanceof CompactorError || firstError instanceof Error
+      ? firstError
+      : new Error(String(firstError));
+  } finally {
+    await Promise.all(pool.map((w) => w.terminate()));
+  }
+  return results;
+}
+
+/** What a worker's hash of one output adds to a MultisetHash. */
+export interface HashedOutput {
+  readonly rows: number;
+  readonly hash: string;
+  readonly nullCounts: Readonly<Record<string, number>>;
+}
+
+/** Hashes one stored output on a worker thread; the calling thread serves the byte ranges it asks for. */
+export type OutputHasher = (
+  store: ObjectStore,
+  output: { readonly key: string; readonly size: number },
+  batchRows: number,
+) => Promise<HashedOutput>;
+
+/** Up to `n` engine workers hashing outputs, one output each at a time; `close` terminates them. */
+export interface HasherPool {
+  readonly hash: OutputHasher;
+  readonly close: () => Promise<void>;
+}
+
+function hasherOn(worker: Worker): OutputHasher {
+  // A worker that died (parquet-wasm trapped) answers nothing more: later outputs fail at once.
+  let dead: Error | undefined;
+  worker.once('exit', (code) => {
+    dead ??= new Error(`Engine worker exited (code ${code})`);
+  });
+  return (store, output, batchRows) =>
+    new Promise<HashedOutput>((resolve, reject) => {
+      if (dead !== undefined) {
+        reject(dead);
+        return;
+      }
+      // A store failure is kept as it is (typed: a missing object stays NotFound) rather than as the
+      // worker's report of it.
+      let storeFailure: unknown;
+      const finish = () => {
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+      };
+      const onMessage = (m: FromWorker) => {
+        if (m.type === 'read') {
+          store.getRange(output.key, m.start, m.end - 1).then(
+            (bytes) => {
+              const owned = transferable(bytes);
+              const reply: ToWorker = { type: 'range', id: m.id, bytes: owned };
+              worker.postMessage(reply, [owned.buffer as ArrayBuffer]);
+            },
+            (err: unknown) => {
+              storeFailure ??= err;
+              const reply: ToWorker = { type: 'range', id: m.id, error: String(err) };
+              worker.postMessage(reply);
+            },
+          );
+        } else if (m.type === 'hashed') {
+          finish();
+          resolve({ rows: m.rows, hash: m.hash, nullCounts: m.nullCounts });
+        } else if (m.type === 'error') {
+          finish();
+          reject(storeFailure ?? revive(m));
+        }
+      };
+      // parquet-wasm's streaming reader traps ("RuntimeError: unreachable") on a page it cannot
+      // decode, from a promise callback, which kills the worker: that is an output that cannot be
+      // read back (unless a read failed first — then the store's error is the cause).
+      const onError = (err: Error) => {
+        finish();
+        dead = err;
+        reject(
+          storeFailure ??
+            (err.name === 'RuntimeError'
+              ? new CorruptInputError(output.key, `the decoder failed (${err.name}: ${err.message})`)
+              : err),
+        );
+      };
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      const start: ToWorker = { type: 'hash', key: output.key, size: output.size, batchRows };
+      worker.postMessage(start);
+    });
+}
+
+/**
+ * Engine workers for hashing outputs (verification), started when first needed — at most `n`, so
+ * callers hash at most `n` outputs at once.
+ */
+export function workerHashers(n: number): HasherPool {
+  const workers: Worker[] = [];
+  const idle: OutputHasher[] = [];
+  return {
+    hash: async (store, output, batchRows) => {
+      let hasher = idle.pop();
+      if (hasher === undefined) {
+        if (workers.length >= n) throw new Error(`workerHashers: more than ${n} outputs at once`);
+        const worker = spawn();
+        workers.push(worker);
+        hasher = hasherOn(worker);
+      }
+      try {
+        return await hasher(store, output, batchRows);
+      } finally {
+        idle.push(hasher);
+      }
+    },
+    close: async () => {
+      await Promise.all(workers.map((w) => w.terminate()));
+    },
+  };
+}

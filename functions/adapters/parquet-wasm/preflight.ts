@@ -1,0 +1,306 @@
+// Pre-flight of a group: reads every input's footer before anything is written and refuses, with a
+// typed error naming the file, any input that is damaged, empty, or that the writer cannot reproduce exactly.
+
+import { type FileMetaData, parquetMetadata } from 'hyparquet';
+import pLimit from 'p-limit';
+import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
+import { exactSchemaSignature, schemaKeyOf } from '../../core/fingerprint/fingerprint.js';
+import { type ParquetFooter, readFooter } from '../../core/parquet/footer.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import type { InputFile, Int96Mode } from '../../ports/parquet-engine.js';
+import { convertedSchemaIpc } from './int96.js';
+import { pw, type WriterSettings, writerProperties } from './wasm.js';
+
+/** Codecs and encodings parquet-rs 59 decodes. Anything else is refused up front. */
+const SUPPORTED_CODECS = new Set(['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'BROTLI', 'LZ4', 'ZSTD', 'LZ4_RAW']);
+const SUPPORTED_ENCODINGS = new Set([
+  'PLAIN',
+  'PLAIN_DICTIONARY',
+  'RLE',
+  'BIT_PACKED',
+  'DELTA_BINARY_PACKED',
+  'DELTA_LENGTH_BYTE_ARRAY',
+  'DELTA_BYTE_ARRAY',
+  'RLE_DICTIONARY',
+  'BYTE_STREAM_SPLIT',
+]);
+
+/**
+ * The parts of an input's footer the rewrite still needs after pre-flight. Kept once per input
+ * for the whole rewrite, so kept small: full footers (leaf columns, codecs, fingerprints, and a
+ * separate copy of the key-value metadata each) held ~3 KB of heap per input — ~30 MB for a
+ * 10,000-file group. Inputs with equal key-value metadata share one object.
+ */
+export type InputFooter = Pick<ParquetFooter, 'rows' | 'rowGroups' | 'keyValueMetadata'>;
+
+/** What pre-flight learnt about one input. */
+export interface CheckedInput {
+  readonly file: InputFile;
+  readonly footer: InputFooter;
+  /** Identity of the output schema this input needs (schema + key-value metadata + field ids). */
+  readonly schemaKey: string;
+  /** Names of INT96 leaf columns (Spark legacy timestamps). */
+  readonly int96Columns: readonly string[];
+}
+
+export interface PreflightOptions {
+  readonly maxRequestsInFlight: number;
+  /** Whole small files seen during pre-flight are kept up to this many bytes, saving a second GET. */
+  readonly cacheBytes: number;
+  readonly int96: Int96Mode;
+  readonly settings: Omit<WriterSettings, 'keyValueMetadata'>;
+  readonly signal?: AbortSignal;
+}
+
+export interface PreflightResult {
+  readonly inputs: readonly CheckedInput[];
+  /** Whole-file bytes fetched during pre-flight, by key; the rewrite takes (and deletes) them. */
+  readonly cache: Map<string, Uint8Array>;
+  /** Bytes fetched by pre-flight (footers, and whole small files). */
+  readonly bytesRead: number;
+}
+
+/** Reads a footer through `readFooter` while keeping the bytes it fetched (the file's tail). */
+async function footerWithTail(
+  store: ObjectStore,
+  file: InputFile,
+): Promise<{ footer: ParquetFooter; tail: Uint8Array }> {
+  const reads: { start: number; bytes: Uint8Array }[] = [];
+  const recording = {
+    head: (key: string) => store.head(key),
+    getRange: async (key: string, start: number, end: number) => {
+      const bytes = await store.getRange(key, start, end);
+      reads.push({ start, bytes });
+      return bytes;
+    },
+  };
+  const footer = await readFooter(recording, file.key, file.size);
+  reads.sort((a, b) => a.start - b.start);
+  const total = reads.reduce((n, r) => n + r.bytes.length, 0);
+  const tail = reads.length === 1 ? (reads[0]?.bytes as Uint8Array) : new Uint8Array(total);
+  if (reads.length > 1) {
+    let at = 0;
+    for (const r of reads) {
+      tail.set(r.bytes, at);
+      at += r.bytes.length;
+    }
+  }
+  return { footer, tail };
+}
+
+function rawMetadata(key: string, tail: Uint8Array): FileMetaData {
+  try {
+    return parquetMetadata(
+      tail.buffer.slice(tail.byteOffset, tail.byteOffset + tail.byteLength) as ArrayBuffer,
+      { geoparquet: false },
+    );
+  } catch (err) {
+    throw new CorruptInputError(key, `unreadable footer metadata (${(err as Error).message})`, {
+      cause: err,
+    });
+  }
+}
+
+/** A checked input with its whole footer, while pre-flight still needs it. */
+type Checked = Omit<CheckedInput, 'footer'> & { readonly footer: ParquetFooter };
+
+/** Shared by every input without INT96 columns (nearly all), instead of an empty array each. */
+const NO_COLUMNS: readonly string[] = Object.freeze([]);
+
+function checkOne(file: InputFile, footer: ParquetFooter, meta: FileMetaData, int96: Int96Mode): Checked {
+  const key = file.key;
+  if (footer.rows === 0) {
+    throw new UnsupportedInputError(
+      key,
+      'it has zero rows, so there is nothing to compact; exclude it from the group',
+    );
+  }
+  if (file.rows !== undefined && file.rows !== footer.rows) {
+    throw new CorruptInputError(
+      key,
+      `the plan says ${file.rows} rows but the footer says ${footer.rows} (changed since planning?)`,
+    );
+  }
+  for (const codec of footer.codecs) {
+    if (!SUPPORTED_CODECS.has(codec))
+      throw new UnsupportedInputError(key, `compression codec ${codec} is not supported`);
+  }
+  for (const group of meta.row_groups) {
+    for (const chunk of group.columns) {
+      for (const encoding of chunk.meta_data?.encodings ?? []) {
+        if (!SUPPORTED_ENCODINGS.has(encoding)) {
+          throw new UnsupportedInputError(
+            key,
+            `column ${chunk.meta_data?.path_in_schema.join('.')} uses encoding ${encoding ?? '(unknown id)'}, which the decoder does not support`,
+          );
+        }
+      }
+    }
+  }
+  const seen = new Map<string, string | undefined>();
+  for (const kv of meta.key_value_metadata ?? []) {
+    if (seen.has(kv.key) && seen.get(kv.key) !== kv.value) {
+      throw new UnsupportedInputError(
+        key,
+        `key-value metadata key ${kv.key} appears twice with different values`,
+      );
+    }
+    seen.set(kv.key, kv.value);
+  }
+  const int96Columns = footer.columns.filter((c) => c.physicalType === 'INT96').map((c) => c.path.join('.'));
+  if (int96Columns.length > 0 && int96 === 'refuse') {
+    throw new UnsupportedInputError(
+      key,
+      `columns ${int96Columns.join(', ')} are INT96 timestamps, which the writer cannot write; pass int96: 'convert' to write them as INT64 TIMESTAMP(MICROS, UTC) (readers differ on INT96, so this is opt-in)`,
+    );
+  }
+  return {
+    file,
+    footer,
+    schemaKey: schemaKeyOf(meta),
+    int96Columns: int96Columns.length === 0 ? NO_COLUMNS : int96Columns,
+  };
+}
+
+/** Builds a footer-only Parquet buffer (`PAR1` + FileMetaData + length + `PAR1`) for schema reads. */
+function footerOnly(tail: Uint8Array, metadataLength: number): Uint8Array {
+  const footer = tail.subarray(tail.length - 8 - metadataLength);
+  const out = new Uint8Array(4 + footer.length);
+  out.set([0x50, 0x41, 0x52, 0x31]);
+  out.set(footer, 4);
+  return out;
+}
+
+/**
+ * Writes an empty file with the input's Arrow schema through the real writer and compares its
+ * footer with the input's: any difference (a type, an annotation, a field id, key-value metadata)
+ * means the rewrite would not reproduce the input exactly, so it is refused before any write.
+ */
+function trialWrite(
+  input: Checked,
+  inputMeta: FileMetaData,
+  tail: Uint8Array,
+  settings: PreflightOptions['settings'],
+): string {
+  const key = input.file.key;
+  let out: Uint8Array;
+  try {
+    const schema = pw.readSchema(footerOnly(tail, input.footer.metadataLength));
+    const ipc = schema.intoIPCStream();
+    const table = pw.Table.fromIPCStream(
+      input.int96Columns.length > 0 ? convertedSchemaIpc(ipc, input.int96Columns) : ipc,
+    );
+    out = pw.writeParquet(
+      table,
+      writerProperties({ ...settings, keyValueMetadata: input.footer.keyValueMetadata }),
+    );
+  } catch (err) {
+    if (err instanceof UnsupportedInputError) throw err;
+    throw new UnsupportedInputError(
+      key,
+      `its schema cannot be mapped to the writer (${(err as Error).message})`,
+      {
+        cause: err,
+      },
+    );
+  }
+  const writtenMeta = rawMetadata(`${key} (trial output)`, out);
+  const writtenKey = schemaKeyOf(writtenMeta);
+  // INT96 leaves are expected to come out as INT64 TIMESTAMP(MICROS, UTC); everything else unchanged.
+  const expected = exactSchemaSignature(inputMeta.schema).map((entry) => {
+    const e = entry as unknown[];
+    if (e[3] !== 'INT96') return entry;
+    return [e[0], e[1], e[2], 'INT64', 0, e[5], { type: 'TIMESTAMP', unit: 'MICROS', isAdjustedToUTC: true }];
+  });
+  const after = exactSchemaSignature(writtenMeta.schema);
+  const expectedKey = input.int96Columns.length > 0 ? JSON.stringify(expected) : input.schemaKey;
+  const actualKey = input.int96Columns.length > 0 ? JSON.stringify(after) : writtenKey;
+  if (expectedKey === actualKey && (input.int96Columns.length === 0 || sameKv(inputMeta, writtenMeta))) {
+    return writtenKey;
+  }
+  const differences: string[] = [];
+  for (let i = 1; i < Math.max(expected.length, after.length); i++) {
+    const a = JSON.stringify(expected[i]);
+    const b = JSON.stringify(after[i]);
+    if (a !== b) differences.push(`${a ?? '(none)'} would be written as ${b ?? '(none)'}`);
+  }
+  if (!sameKv(inputMeta, writtenMeta)) {
+    differences.push(`key-value metadata ${kvText(inputMeta)} would be written as ${kvText(writtenMeta)}`);
+  }
+  if (differences.length === 0) differences.push('key-value metadata values would change');
+  throw new UnsupportedInputError(
+    key,
+    `the writer cannot reproduce its schema exactly: ${differences.slice(0, 3).join('; ')}`,
+  );
+}
+
+function kvText(m: FileMetaData): string {
+  return JSON.stringify(
+    [
+      ...new Set(
+        (m.key_value_metadata ?? [])
+          .filter((k) => k.key !== 'ARROW:schema')
+          .map((k) => `${k.key}=${k.value ?? ''}`),
+      ),
+    ].sort(),
+  );
+}
+
+function sameKv(a: FileMetaData, b: FileMetaData): boolean {
+  return kvText(a) === kvText(b);
+}
+
+/**
+ * Checks every input of a group, in input order, with bounded concurrency. Throws the first
+ * input's error (in input order, so the message is deterministic) and writes nothing.
+ */
+export async function preflight(
+  store: ObjectStore,
+  files: readonly InputFile[],
+  options: PreflightOptions,
+): Promise<PreflightResult> {
+  const limit = pLimit(options.maxRequestsInFlight);
+  const cache = new Map<string, Uint8Array>();
+  let cached = 0;
+  let bytesRead = 0;
+  /** Input schema key → output schema key, one trial write per distinct input schema. */
+  const trials = new Map<string, string>();
+  /** Key-value metadata by its JSON text: one shared object per distinct value (see InputFooter). */
+  const kvs = new Map<string, Readonly<Record<string, string>>>();
+  const slim = (footer: ParquetFooter): InputFooter => {
+    const text = JSON.stringify(footer.keyValueMetadata);
+    let keyValueMetadata = kvs.get(text);
+    if (keyValueMetadata === undefined) {
+      keyValueMetadata = footer.keyValueMetadata;
+      kvs.set(text, keyValueMetadata);
+    }
+    return { rows: footer.rows, rowGroups: footer.rowGroups, keyValueMetadata };
+  };
+  const results = await Promise.allSettled(
+    files.map((file) =>
+      limit(async () => {
+        options.signal?.throwIfAborted();
+        const { footer, tail } = await footerWithTail(store, file);
+        bytesRead += tail.length;
+        const meta = rawMetadata(file.key, tail);
+        const checked = checkOne(file, footer, meta, options.int96);
+        let outputKey = trials.get(checked.schemaKey);
+        if (outputKey === undefined) {
+          outputKey = trialWrite(checked, meta, tail, options.settings);
+          trials.set(checked.schemaKey, outputKey);
+        }
+        if (tail.length === file.size && cached + file.size <= options.cacheBytes) {
+          cache.set(file.key, tail);
+          cached += file.size;
+        }
+        return { ...checked, footer: slim(footer), schemaKey: outputKey };
+      }),
+    ),
+  );
+  const inputs: CheckedInput[] = [];
+  for (const r of results) {
+    if (r.status === 'rejected') throw r.reason;
+    inputs.push(r.value);
+  }
+  return { inputs, cache, bytesRead };
+}

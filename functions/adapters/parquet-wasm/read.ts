@@ -1,0 +1,102 @@
+// The rewrite's read loop: inputs fetched ahead in input order, decoded a row group at a time into wasm
+// batches (INT96 converted), every batch fingerprinted as it is decoded, row counts checked against footers.
+
+import type { Table } from 'apache-arrow';
+import { CorruptInputError } from '../../core/errors.js';
+import { MultisetHash } from '../../core/fingerprint/fingerprint.js';
+import { assertParquetMagic } from '../../core/parquet/footer.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { hashWasmBatch, wasmBatchToTable } from './batch-hash.js';
+import { OrderedFetcher } from './fetch.js';
+import { convertBatch, readInt96Micros } from './int96.js';
+import type { CheckedInput } from './preflight.js';
+import type { RewriteSettings } from './settings.js';
+import { decodeBatches, decodeError, type pw } from './wasm.js';
+
+/** One decoded batch; `js` (a copy in arrow-js) only when sorting, which needs the sort keys. */
+export interface DecodedBatch {
+  readonly batch: pw.RecordBatch;
+  readonly js: Table | undefined;
+}
+
+/**
+ * Reads `inputs` in their order and fingerprints every row it hands out, so the fingerprint is of what
+ * was read, whoever writes it. Fetching starts as soon as it is constructed, and `decode` must be called
+ * for exactly these inputs, in this order: the fetcher hands out the next bytes it fetched.
+ */
+export class InputReader {
+  /** The fingerprint of every row decoded so far. */
+  readonly fingerprint = new MultisetHash();
+  private readonly fetcher: OrderedFetcher;
+  private readonly inputs: readonly CheckedInput[];
+  private next = 0;
+
+  constructor(
+    source: ObjectStore,
+    inputs: readonly CheckedInput[],
+    cache: Map<string, Uint8Array>,
+    private readonly settings: RewriteSettings,
+  ) {
+    this.inputs = inputs;
+    this.fetcher = new OrderedFetcher(
+      source,
+      inputs.map((i) => i.file),
+      cache,
+      {
+        maxRequestsInFlight: settings.maxRequestsInFlight,
+        maxBytesInFlight: settings.maxBytesInFlight,
+        ...(settings.signal !== undefined && { signal: settings.signal }),
+      },
+    );
+  }
+
+  /** Bytes this reader fetched (pre-flight's are counted by pre-flight). */
+  get bytesRead(): number {
+    return this.fetcher.bytesRead;
+  }
+
+  /** Decodes the next input, which must be `input`, into wasm batches, fingerprinting each as it comes. */
+  async *decode(input: CheckedInput): AsyncGenerator<DecodedBatch> {
+    const key = input.file.key;
+    // The fetcher hands out bytes in its own order: decoding them as another input would fingerprint
+    // and write the wrong rows consistently, which no later check could see.
+    const expected = this.inputs[this.next++]?.file.key;
+    if (expected !== key) throw new Error(`InputReader: asked for ${key}, but the next input is ${expected}`);
+    const bytes = await this.fetcher.take();
+    let decodedRows = 0;
+    try {
+      assertParquetMagic(key, bytes);
+      const micros =
+        input.int96Columns.length > 0 ? await readInt96Micros(key, bytes, input.int96Columns) : undefined;
+      for await (let batch of decodeBatches(
+        key,
+        bytes,
+        this.settings.batchRows,
+        input.footer.rowGroups.length,
+      )) {
+        const n = batch.numRows;
+        let js: Table | undefined;
+        try {
+          if (micros !== undefined && n > 0) batch = convertBatch(batch, decodedRows, micros);
+          hashWasmBatch(this.fingerprint, batch);
+          // Only sorting needs the rows in JS (for the sort keys); copying them costs time.
+          if (this.settings.sort !== undefined && n > 0) js = wasmBatchToTable(batch);
+        } catch (err) {
+          batch.free();
+          throw decodeError(key, err);
+        }
+        decodedRows += n;
+        yield { batch, js };
+      }
+    } finally {
+      // The bytes stay counted against the fetch budget until the whole file is decoded.
+      this.fetcher.release(input.file.size);
+    }
+    if (decodedRows !== input.footer.rows) {
+      throw new CorruptInputError(
+        key,
+        `decoded ${decodedRows} rows where the footer says ${input.footer.rows}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,201 @@
+// Streaming rewrite of one planned file group: inputs in, a few large Parquet outputs out, rows kept
+// in input order, schemas never mixed, memory bounded by the configured budgets — never by the group's size.
+
+import { CorruptInputError, MemoryBudgetExceededError } from '../../core/errors.js';
+import { toGroupFingerprint } from '../../core/fingerprint/fingerprint.js';
+import type { RewriteGroup, RewriteIo, RewriteOptions, RewriteResult } from '../../ports/parquet-engine.js';
+import { type OutputTask, runTasks } from './parallel.js';
+import { type PreflightResult, preflight } from './preflight.js';
+import { InputReader } from './read.js';
+import { OutputSequence } from './roll-over.js';
+import { planRuns, type Run } from './runs.js';
+import { type RewriteSettings, settingsOf } from './settings.js';
+import { type BatchKeys, sortedSlices, sortKeysOf } from './sort.js';
+import type { pw } from './wasm.js';
+
+/**
+ * Rewrites one group, in stages that read top-down:
+ * 1. set-up: options checked and defaulted (`settingsOf`);
+ * 2. pre-flight: every footer read and bad inputs refused before anything is written (`preflight`);
+ * 3. runs: consecutive inputs of one output schema, each sampled for its writer settings and cut into
+ *    outputs of equal row counts (`planRuns`);
+ * 4. the read loop: inputs fetched ahead with bounded concurrency, decoded, every batch fingerprinted
+ *    (`InputReader`), and streamed into the run's outputs, which roll over at each quota (`OutputSequence`)
+ *    — on worker threads when a run has several outputs and there are workers (`writeRunInParallel`);
+ * 5. finish: the fingerprint of what was read, checked against the rows written (`finish`).
+ *
+ * Balancing: the rows of a run are known exactly from the footers, so instead of filling outputs to the
+ * target and leaving a small remainder, the run is split into N outputs of equal row counts (±1) — N is
+ * `expectedOutputFiles` when the planner gave it, else ceil(rows × sampled encoded bytes per row /
+ * target), else ceil(input bytes / target). Outputs therefore land near (and usually under) the target,
+ * never as a tiny last file.
+ *
+ * On any failure every output key written so far is deleted; inputs are only ever read.
+ */
+export async function rewriteGroup(
+  io: RewriteIo,
+  group: RewriteGroup,
+  options: RewriteOptions,
+): Promise<RewriteResult> {
+  const settings = settingsOf(group, options);
+  const pre = await preflight(io.source, group.files, {
+    maxRequestsInFlight: settings.maxRequestsInFlight,
+    cacheBytes: Math.floor(settings.maxBytesInFlight / 2),
+    int96: settings.int96,
+    settings: { codec: settings.codec, rowGroupRows: settings.rowGroupRows },
+    ...(settings.signal !== undefined && { signal: settings.signal }),
+  });
+  const runs = await planRuns(io.source, group, pre, settings);
+
+  // This thread fetches only the inputs it decodes: the workers' tasks fetch their own, and an input
+  // fetched here for a run on workers would be handed, in order, to the next run decoded here.
+  const readHere = runs.filter((run) => !onWorkers(run, settings)).flatMap((run) => run.inputs);
+  const reader = new InputReader(io.source, readHere, pre.cache, settings);
+  const outputs = new OutputSequence(io.target, options.outputKey, settings.stallMs);
+  try {
+    for (const run of runs) {
+      if (onWorkers(run, settings)) {
+        await writeRunInParallel(io, pre, run, reader, outputs, settings);
+      } else if (settings.sort === undefined) {
+        await writeRunInOrder(run, reader, outputs);
+      } else {
+        await writeRunSorted(group.groupId, run, reader, outputs, settings.sort);
+      }
+    }
+  } catch (err) {
+    await outputs.discard(err);
+    throw err;
+  }
+  return finish(group, pre, reader, outputs);
+}
+
+/** Whether a run's outputs are encoded on worker threads: only with several outputs (one output is encoded by one thread either way, and a worker would only add copies), never sorted. */
+function onWorkers(run: Run, settings: RewriteSettings): boolean {
+  return settings.workers > 1 && settings.sort === undefined && run.quotas.length > 1;
+}
+
+/** The run's inputs streamed through in input order, each batch handed to the writer as decoded. */
+async function writeRunInOrder(run: Run, reader: InputReader, outputs: OutputSequence): Promise<void> {
+  outputs.startRun(run);
+  for (const input of run.inputs) {
+    for await (const { batch } of reader.decode(input)) {
+      await outputs.write(batch, 0, batch.numRows, input.file.key, true);
+    }
+  }
+  await outputs.endRun();
+}
+
+/** The whole run held decoded (checked against the budget as it grows), then written in key order. */
+async function writeRunSorted(
+  groupId: string,
+  run: Run,
+  reader: InputReader,
+  outputs: OutputSequence,
+  sort: NonNullable<RewriteOptions['sort']>,
+): Promise<void> {
+  outputs.startRun(run);
+  const held: { batch: pw.RecordBatch; key: string }[] = [];
+  const keys: BatchKeys[] = [];
+  let heldBytes = 0;
+  try {
+    for (const input of run.inputs) {
+      for await (const { batch, js } of reader.decode(input)) {
+        held.push({ batch, key: input.file.key });
+        keys.push(js === undefined ? sort.columns.map(() => []) : sortKeysOf(js, sort.columns));
+        heldBytes += batch.getArrayMemorySize();
+        if (heldBytes > sort.memoryBudgetBytes) {
+          throw new MemoryBudgetExceededError(
+            `Sorting group ${groupId} needs more than its memory budget of ${sort.memoryBudgetBytes} bytes (decoded rows reached ${heldBytes} bytes). Nothing was published; raise sort.memoryBudgetBytes, plan smaller groups, or compact without sorting.`,
+          );
+        }
+      }
+    }
+    for (const slice of sortedSlices(keys)) {
+      const h = held[slice.batch] as { batch: pw.RecordBatch; key: string };
+      await outputs.write(h.batch, slice.start, slice.length, h.key, false);
+    }
+  } finally {
+    for (const h of held) h.batch.free();
+  }
+  await outputs.endRun();
+}
+
+/**
+ * One task per output of the run, each encoded by a worker thread while this thread does the I/O;
+ * the workers' fingerprints merge into the reader's.
+ */
+async function writeRunInParallel(
+  io: RewriteIo,
+  pre: PreflightResult,
+  run: Run,
+  reader: InputReader,
+  outputs: OutputSequence,
+  settings: RewriteSettings,
+): Promise<void> {
+  const keys = outputs.nextKeys(run.quotas.length);
+  const written = await runTasks(
+    tasksOf(run, keys),
+    {
+      source: io.source,
+      target: io.target,
+      cache: pre.cache,
+      workers: settings.workers,
+      maxRequestsInFlight: settings.maxRequestsInFlight,
+      maxBytesInFlight: settings.maxBytesInFlight,
+      batchRows: settings.batchRows,
+      stallMs: settings.stallMs,
+      started: outputs.started,
+      ...(settings.signal !== undefined && { signal: settings.signal }),
+    },
+    reader.fingerprint,
+  );
+  outputs.add(written);
+}
+
+/** One task per output of the run: its row range and the inputs that overlap it. */
+function tasksOf(run: Run, keys: readonly string[]): OutputTask[] {
+  const starts: number[] = [];
+  let at = 0;
+  for (const input of run.inputs) {
+    starts.push(at);
+    at += input.footer.rows;
+  }
+  let from = 0;
+  return run.quotas.map((quota, j) => {
+    const to = from + quota;
+    const picked = run.inputs
+      .map((input, i) => ({ input, start: starts[i] as number }))
+      .filter(({ input, start }) => start < to && start + input.footer.rows > from);
+    const task: OutputTask = {
+      key: keys[j] as string,
+      from,
+      to,
+      inputs: picked.map((p) => p.input),
+      inputStarts: picked.map((p) => p.start),
+      settings: run.settings,
+    };
+    from = to;
+    return task;
+  });
+}
+
+/**
+ * The fingerprint of every row read, and the last guard against a writer that dropped rows silently:
+ * the rows written must equal the rows read, else every output is deleted.
+ */
+async function finish(
+  group: RewriteGroup,
+  pre: PreflightResult,
+  reader: InputReader,
+  outputs: OutputSequence,
+): Promise<RewriteResult> {
+  const fingerprint = toGroupFingerprint(
+    reader.fingerprint,
+    pre.inputs.map((i) => i.schemaKey),
+  );
+  if (fingerprint.rows !== outputs.outputs.reduce((n, o) => n + o.rows, 0)) {
+    await outputs.deleteStarted();
+    throw new CorruptInputError(group.groupId, 'rows written differ from rows read');
+  }
+  return { outputs: outputs.outputs, fingerprint, bytesRead: reader.bytesRead + pre.bytesRead };
+}

@@ -1,0 +1,193 @@
+// The schema runs of a group and how each is written: consecutive inputs of one output schema, their
+// output count (rows balanced, never a tiny last file) and writer settings tuned from a sample of the run.
+
+import { tableFromIPC, tableToIPC } from 'apache-arrow';
+import { MemoryBudgetExceededError } from '../../core/errors.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import type { RewriteGroup } from '../../ports/parquet-engine.js';
+import type { CheckedInput, PreflightResult } from './preflight.js';
+import type { RewriteSettings } from './settings.js';
+import { type ColumnEncoding, columnPlan, pw, type WriterSettings, writerProperties } from './wasm.js';
+
+/** Consecutive inputs sharing one output schema: they may share outputs; runs never do. */
+export interface Run {
+  readonly inputs: readonly CheckedInput[];
+  readonly rows: number;
+  readonly bytes: number;
+  /** Rows of each output of the run, in order (see `balancedQuotas`). */
+  readonly quotas: readonly number[];
+  /** Writer settings of every output of the run: its inputs' metadata and the sampled column plan. */
+  readonly settings: WriterSettings;
+}
+
+/** What a sample of a run's first input says about writing the run. */
+interface Sample {
+  readonly dictionary: Record<string, boolean>;
+  readonly encodings: Record<string, ColumnEncoding>;
+  /** Encoded output bytes per row, when the sample was large enough to measure it. */
+  readonly bytesPerRow?: number;
+}
+
+/**
+ * Splits `rows` into `parts` near-equal quotas (the first ones one row larger), so the last
+ * output is never a tiny remainder.
+ */
+export function balancedQuotas(rows: number, parts: number): number[] {
+  const n = Math.max(1, Math.min(parts, rows));
+  const base = Math.floor(rows / n);
+  const extra = rows - base * n;
+  return Array.from({ length: n }, (_, i) => base + (i < extra ? 1 : 0));
+}
+
+/**
+ * The group's runs, each with its quotas and writer settings. Refuses a sort whose runs would not fit
+ * the budget decoded (from the footers) before anything is read; samples the runs one after another.
+ */
+export async function planRuns(
+  source: ObjectStore,
+  group: RewriteGroup,
+  pre: PreflightResult,
+  settings: RewriteSettings,
+): Promise<Run[]> {
+  const runs = groupIntoRuns(pre.inputs);
+  if (settings.sort !== undefined) {
+    for (const run of runs) checkSortBudget(group.groupId, run, settings.sort.memoryBudgetBytes);
+  }
+  const samples: Sample[] = [];
+  for (const run of runs) samples.push(await sampleRun(source, pre, run, settings));
+  return runs.map((run, i) => {
+    const sample = samples[i] as Sample;
+    return {
+      ...run,
+      quotas: balancedQuotas(run.rows, partsOf(run, runs.length, group, sample, settings)),
+      settings: {
+        codec: settings.codec,
+        rowGroupRows: rowsPerRowGroup(run, settings),
+        keyValueMetadata: run.inputs[0]?.footer.keyValueMetadata ?? {},
+        dictionary: sample.dictionary,
+        encodings: sample.encodings,
+      },
+    };
+  });
+}
+
+type PlainRun = Omit<Run, 'quotas' | 'settings'>;
+
+function groupIntoRuns(inputs: readonly CheckedInput[]): PlainRun[] {
+  const runs: { inputs: CheckedInput[]; rows: number; bytes: number }[] = [];
+  for (const input of inputs) {
+    const last = runs.at(-1);
+    if (last !== undefined && last.inputs[0]?.schemaKey === input.schemaKey) {
+      last.inputs.push(input);
+      last.rows += input.footer.rows;
+      last.bytes += input.file.size;
+    } else runs.push({ inputs: [input], rows: input.footer.rows, bytes: input.file.size });
+  }
+  return runs;
+}
+
+/** Uncompressed bytes of a run's inputs, from their footers: what the run holds decoded. */
+function decodedBytes(run: PlainRun): number {
+  return run.inputs.reduce((n, i) => n + i.footer.rowGroups.reduce((m, g) => m + g.totalByteSize, 0), 0);
+}
+
+function checkSortBudget(groupId: string, run: PlainRun, memoryBudgetBytes: number): void {
+  const decoded = decodedBytes(run);
+  if (decoded > memoryBudgetBytes) {
+    throw new MemoryBudgetExceededError(
+      `Sorting group ${groupId} needs about ${decoded} bytes decoded (from the input footers) but its memory budget is ${memoryBudgetBytes} bytes. Nothing was written; raise sort.memoryBudgetBytes, plan smaller groups, or compact without sorting.`,
+    );
+  }
+}
+
+/**
+ * Per-run writer tuning, from the run's first input (decoded once; no extra GET when it is in the
+ * pre-flight cache): dictionary decisions (ZSTD only) and, with `deltaEncoding`, DELTA_BINARY_PACKED
+ * columns, per column by trial encoding (see `columnPlan`), and the output bytes per row, measured
+ * by encoding the sample with the real settings, so the number of outputs is right from the first one.
+ */
+async function sampleRun(
+  source: ObjectStore,
+  pre: PreflightResult,
+  run: PlainRun,
+  settings: RewriteSettings,
+): Promise<Sample> {
+  const first = run.inputs[0] as CheckedInput;
+  const { codec, deltaEncoding } = settings;
+  const writer = { codec, rowGroupRows: settings.rowGroupRows };
+  let dictionary: Record<string, boolean> = {};
+  let encodings: Record<string, ColumnEncoding> = {};
+  let bytesPerRow: number | undefined;
+  try {
+    const bytes = pre.cache.get(first.file.key) ?? (await source.get(first.file.key));
+    const table = pw.readParquet(bytes, { batchSize: 65_536, limit: 65_536 });
+    const batch = table.recordBatch(0);
+    table.free();
+    if (batch !== undefined && batch.numRows >= 1_000 && first.int96Columns.length === 0) {
+      const rows = batch.numRows;
+      const js = tableFromIPC(batch.intoIPCStream());
+      // Snappy keeps the writer's default (dictionaries everywhere, except where a DELTA encoding
+      // wins): its output grows a lot without them, and a one-file sample cannot see values that
+      // repeat only across files, which dictionaries catch within a row group.
+      if (codec === 'zstd' || deltaEncoding) {
+        const plan = columnPlan(js, writer, { delta: deltaEncoding });
+        encodings = plan.encodings;
+        dictionary =
+          codec === 'zstd'
+            ? plan.dictionary
+            : Object.fromEntries(Object.keys(encodings).map((c) => [c, false]));
+      }
+      const trial = pw.writeParquet(
+        pw.Table.fromIPCStream(tableToIPC(js, 'stream')),
+        writerProperties({ ...writer, keyValueMetadata: {}, dictionary, encodings }),
+      );
+      const footer = new DataView(trial.buffer, trial.byteOffset, trial.byteLength).getUint32(
+        trial.length - 8,
+        true,
+      );
+      bytesPerRow = (trial.length - footer - 12) / rows;
+    } else batch?.free();
+  } catch {
+    // The input is checked properly when its turn comes; a failed sample keeps the defaults.
+  }
+  return { dictionary, encodings, ...(bytesPerRow !== undefined && { bytesPerRow }) };
+}
+
+/**
+ * Outputs for a run: the planner's count when given (single-schema groups), else the encoded
+ * size estimated from the sample (or, without one, the input bytes) over the target size. With
+ * several workers (and no planner count), the count is rounded up to a multiple of the workers
+ * when every output still gets at least half the target: each worker encodes whole outputs, so
+ * 3 outputs on 2 workers would leave one worker idle for a third of the time.
+ */
+function partsOf(
+  run: PlainRun,
+  runCount: number,
+  group: RewriteGroup,
+  sample: Sample,
+  settings: RewriteSettings,
+): number {
+  if (runCount === 1 && group.expectedOutputFiles !== undefined) return group.expectedOutputFiles;
+  const target = settings.targetFileSizeBytes;
+  const estimate = sample.bytesPerRow === undefined ? run.bytes : run.rows * sample.bytesPerRow;
+  const parts = Math.max(1, Math.ceil(estimate / target));
+  if (settings.workers > 1 && settings.sort === undefined && parts > 1) {
+    const balanced = Math.ceil(parts / settings.workers) * settings.workers;
+    if (estimate / balanced >= target / 2) return balanced;
+  }
+  return parts;
+}
+
+/**
+ * Rows per output row group: the configured rows, fewer for wide rows so a row group stays within
+ * `rowGroupBytes` uncompressed (per-row size from the inputs' footers). The writer holds a whole row
+ * group encoded in wasm memory until it is flushed, and parquet-wasm ignores its own byte limit when
+ * streaming, so this is what bounds the writer's buffer.
+ */
+function rowsPerRowGroup(run: PlainRun, settings: RewriteSettings): number {
+  const perRow = decodedBytes(run) / Math.max(1, run.rows);
+  return Math.max(
+    1,
+    Math.min(settings.rowGroupRows, Math.floor(settings.rowGroupBytes / Math.max(1, perRow))),
+  );
+}

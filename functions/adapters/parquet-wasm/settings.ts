@@ -1,0 +1,76 @@
+// Set-up of a rewrite: the options checked (every problem at once, before anything is read) and every
+// default applied, so the stages after it read one settled value each.
+
+import { InvalidInputError } from '../../core/errors.js';
+import {
+  type Codec,
+  DEFAULT_CODEC,
+  type Int96Mode,
+  type RewriteGroup,
+  type RewriteOptions,
+} from '../../ports/parquet-engine.js';
+
+const MiB = 1024 * 1024;
+
+/** The options with every default applied: what the rewrite's stages read. */
+export interface RewriteSettings {
+  readonly codec: Codec;
+  readonly targetFileSizeBytes: number;
+  readonly rowGroupRows: number;
+  readonly rowGroupBytes: number;
+  readonly maxBytesInFlight: number;
+  readonly maxRequestsInFlight: number;
+  readonly batchRows: number;
+  readonly sort: RewriteOptions['sort'];
+  readonly deltaEncoding: boolean;
+  readonly int96: Int96Mode;
+  readonly stallMs: number;
+  readonly workers: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * Checks the group and the options and applies the defaults.
+ * @throws InvalidInputError listing every problem.
+ */
+export function settingsOf(group: RewriteGroup, options: RewriteOptions): RewriteSettings {
+  const issues: string[] = [];
+  if (group.files.length === 0) issues.push('the group has no files');
+  const keys = new Set<string>();
+  for (const f of group.files) {
+    if (keys.has(f.key)) issues.push(`${f.key} appears twice`);
+    keys.add(f.key);
+    if (!Number.isSafeInteger(f.size) || f.size < 0) issues.push(`${f.key} has an invalid size ${f.size}`);
+  }
+  const positive = (name: string, v: number | undefined) => {
+    if (v !== undefined && !(Number.isSafeInteger(v) && v > 0))
+      issues.push(`${name} must be a positive integer, got ${v}`);
+  };
+  positive('expectedOutputFiles', group.expectedOutputFiles);
+  positive('targetFileSizeBytes', options.targetFileSizeBytes);
+  positive('rowGroupRows', options.rowGroupRows);
+  positive('maxBytesInFlight', options.maxBytesInFlight);
+  positive('maxRequestsInFlight', options.maxRequestsInFlight);
+  positive('workers', options.workers);
+  if (issues.length > 0) throw new InvalidInputError(`Invalid rewrite of group ${group.groupId}`, issues);
+  return {
+    codec: options.codec ?? DEFAULT_CODEC,
+    targetFileSizeBytes: options.targetFileSizeBytes ?? 128 * MiB,
+    // About twice DuckDB's default. The writer holds a whole row group encoded in wasm memory until it
+    // is flushed, and wasm memory never shrinks: larger row groups grow the heap for no speed gain.
+    rowGroupRows: options.rowGroupRows ?? 262_144,
+    // Bounds that same buffer for wide rows (see rowsPerRowGroup in runs.ts).
+    rowGroupBytes: options.rowGroupBytes ?? 16 * MiB,
+    // Enough to hide S3 latency at one thread's decode speed; every MiB more is resident memory.
+    maxBytesInFlight: options.maxBytesInFlight ?? 16 * MiB,
+    maxRequestsInFlight: options.maxRequestsInFlight ?? 128,
+    // parquet's default of 1,024 rows per batch is slow.
+    batchRows: options.batchRows ?? 65_536,
+    sort: options.sort,
+    deltaEncoding: options.deltaEncoding === true,
+    int96: options.int96 ?? 'refuse',
+    stallMs: options.stallTimeoutMs ?? 120_000,
+    workers: options.workers ?? 1,
+    signal: options.signal,
+  };
+}

@@ -1,0 +1,189 @@
+// Engine worker thread. Parallel rewrite: decodes the input bytes it is sent, fingerprints the rows of
+// its range, encodes one output and posts the Parquet bytes back. Parallel verify: hashes one stored
+// output, asking the main thread for its byte ranges. All I/O stays with the main thread's ports.
+
+import { parentPort } from 'node:worker_threads';
+import { CompactorError } from '../../core/errors.js';
+import { MultisetHash } from '../../core/fingerprint/fingerprint.js';
+import { assertParquetMagic } from '../../core/parquet/footer.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { hashWasmBatch } from './batch-hash.js';
+import { hashParquetObject } from './hash-output.js';
+import { convertBatch, readInt96Micros } from './int96.js';
+import { OutputWriter } from './output.js';
+import { decodeBatches, decodeError, type WriterSettings } from './wasm.js';
+
+/** Messages main → worker. */
+export type ToWorker =
+  | {
+      readonly type: 'start';
+      readonly key: string;
+      readonly settings: WriterSettings;
+      readonly batchRows: number;
+      readonly stallMs: number;
+    }
+  | {
+      readonly type: 'input';
+      readonly key: string;
+      readonly bytes: Uint8Array;
+      readonly skip: number;
+      readonly take: number;
+      readonly rows: number;
+      readonly rowGroups: number;
+      readonly int96Columns: readonly string[];
+    }
+  | { readonly type: 'end' }
+  /** Hash one stored output (verification); its bytes come through `read` → `range`. */
+  | { readonly type: 'hash'; readonly key: string; readonly size: number; readonly batchRows: number }
+  /** The bytes of a `read` (or why the store failed). */
+  | { readonly type: 'range'; readonly id: number; readonly bytes?: Uint8Array; readonly error?: string };
+
+/** Messages worker → main. */
+export type FromWorker =
+  | { readonly type: 'ready' }
+  | { readonly type: 'chunk'; readonly bytes: Uint8Array }
+  | {
+      readonly type: 'done';
+      readonly rows: number;
+      readonly size: number;
+      readonly hash: string;
+      readonly nullCounts: Record<string, number>;
+    }
+  /** Bytes [start, end) of the output being hashed, please. */
+  | { readonly type: 'read'; readonly id: number; readonly start: number; readonly end: number }
+  | {
+      readonly type: 'hashed';
+      readonly rows: number;
+      readonly hash: string;
+      readonly nullCounts: Record<string, number>;
+    }
+  | {
+      readonly type: 'error';
+      readonly name: string;
+      readonly message: string;
+      readonly key?: string;
+      readonly reason?: string;
+    };
+
+const port = parentPort;
+if (port === null) throw new Error('worker.ts must run in a worker thread');
+
+function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
+  port?.postMessage(message, transfer);
+}
+
+/** A write-only store whose multipart upload posts each chunk to the main thread. */
+const relay = {
+  async putStream(_key: string, body: AsyncIterable<Uint8Array>) {
+    let size = 0;
+    for await (const chunk of body) {
+      size += chunk.length;
+      const copy = chunk.slice();
+      post({ type: 'chunk', bytes: copy }, [copy.buffer as ArrayBuffer]);
+    }
+    return { etag: '', size };
+  },
+} as unknown as ObjectStore;
+
+/** `read` requests in flight, answered by `range` messages (outside the message queue). */
+const reads = new Map<number, { resolve: (b: Uint8Array) => void; reject: (e: Error) => void }>();
+let nextRead = 0;
+
+/** Bytes [start, end) of the output being hashed, read by the main thread's store. */
+function remoteRead(start: number, end: number): Promise<Uint8Array> {
+  return new Promise<Uint8Array>((resolve, reject) => {
+    const id = nextRead++;
+    reads.set(id, { resolve, reject });
+    post({ type: 'read', id, start, end });
+  });
+}
+
+let writer: OutputWriter | undefined;
+let acc = new MultisetHash();
+let queue: Promise<void> = Promise.resolve();
+
+async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<void> {
+  if (message.type === 'hash') {
+    const hashed = new MultisetHash();
+    const rows = await hashParquetObject(message.key, remoteRead, message.size, hashed, message.batchRows);
+    post({ type: 'hashed', rows, hash: hashed.digest(), nullCounts: hashed.nullCountsRecord() });
+    return;
+  }
+  if (message.type === 'start') {
+    acc = new MultisetHash();
+    writer = new OutputWriter(relay, message.key, message.settings, message.stallMs);
+    batchRows = message.batchRows;
+    post({ type: 'ready' });
+    return;
+  }
+  if (writer === undefined) throw new Error('worker: input before start');
+  if (message.type === 'end') {
+    const out = await writer.close();
+    post({
+      type: 'done',
+      rows: out.rows,
+      size: out.size,
+      hash: acc.digest(),
+      nullCounts: acc.nullCountsRecord(),
+    });
+    writer = undefined;
+    return;
+  }
+  const { key, bytes, skip, take } = message;
+  assertParquetMagic(key, bytes);
+  const micros =
+    message.int96Columns.length > 0 ? await readInt96Micros(key, bytes, message.int96Columns) : undefined;
+  let position = 0;
+  for await (let batch of decodeBatches(key, bytes, batchRows, message.rowGroups)) {
+    const n = batch.numRows;
+    if (micros !== undefined && n > 0) batch = convertBatch(batch, position, micros);
+    const from = Math.max(skip, position);
+    const to = Math.min(skip + take, position + n);
+    position += n;
+    if (to <= from) {
+      batch.free();
+      continue;
+    }
+    const whole = from === position - n && to === position;
+    const piece = whole ? batch : batch.slice(from - (position - n), to - from);
+    if (!whole) batch.free();
+    try {
+      hashWasmBatch(acc, piece);
+    } catch (err) {
+      piece.free();
+      throw decodeError(key, err);
+    }
+    await writer.write(piece, key);
+  }
+  if (position !== message.rows) {
+    throw decodeError(key, new Error(`decoded ${position} rows where the footer says ${message.rows}`));
+  }
+  post({ type: 'ready' });
+}
+
+let batchRows = 65_536;
+
+port.on('message', (message: ToWorker) => {
+  // Range replies go straight to the read waiting for them: the hash in the queue is what waits.
+  if (message.type === 'range') {
+    const read = reads.get(message.id);
+    reads.delete(message.id);
+    if (message.bytes !== undefined) read?.resolve(message.bytes);
+    else read?.reject(new Error(`reading the output failed: ${message.error ?? 'unknown error'}`));
+    return;
+  }
+  queue = queue
+    .then(() => handle(message))
+    .catch(async (err: unknown) => {
+      await writer?.abort(err instanceof Error ? err : new Error(String(err)));
+      writer = undefined;
+      const e = err as Error & { key?: string; reason?: string };
+      post({
+        type: 'error',
+        name: err instanceof CompactorError ? e.name : 'Error',
+        message: e.message ?? String(err),
+        ...(e.key !== undefined && { key: e.key }),
+        ...(e.reason !== undefined && { reason: e.reason }),
+      });
+    });
+});

@@ -1,0 +1,155 @@
+// The Parquet engine port: a streaming rewrite that fingerprints its inputs, an independent re-read of the
+// outputs, footer reading — and the vocabulary all layers share with the engine (codecs…), defined once.
+import { z } from 'zod';
+import type { GroupFingerprint } from '../core/fingerprint/fingerprint.js';
+import type { FooterSource, ParquetFooter } from '../core/parquet/footer.js';
+import type { ObjectStore } from './object-store.js';
+
+/**
+ * Output codecs the engine writes. One tuple: the table config, the run input, the construct's props and
+ * the CLI's `--codec` all derive from it, so a codec added here is accepted everywhere at once (and one
+ * the engine cannot write is refused everywhere at once).
+ */
+export const CODECS = ['zstd', 'snappy'] as const;
+export type Codec = (typeof CODECS)[number];
+export const codecSchema = z.enum(CODECS);
+/** ZSTD: on compacted files it is both smaller and faster to scan than snappy (parquet-rs level 1). */
+export const DEFAULT_CODEC: Codec = 'zstd';
+
+/** What the engine does with Spark's legacy INT96 timestamps: refuse the input, or write INT64 micros. */
+export const INT96_MODES = ['refuse', 'convert'] as const;
+export type Int96Mode = (typeof INT96_MODES)[number];
+
+/** One planned input: the object as the plan saw it. */
+export interface InputFile {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+  /** Rows the plan read from the footer; a different count now is a changed (or damaged) input. */
+  readonly rows?: number;
+}
+
+export interface RewriteGroup {
+  readonly groupId: string;
+  readonly files: readonly InputFile[];
+  /** The planner's output count; rows are balanced across this many outputs (per schema). */
+  readonly expectedOutputFiles?: number;
+}
+
+/** Where a rewrite reads its inputs and writes its outputs (the same store in the workflow). */
+export interface RewriteIo {
+  readonly source: ObjectStore;
+  readonly target: ObjectStore;
+}
+
+/**
+ * How to rewrite. Every limit is optional, with the default the engine was measured with; the budgets
+ * bound memory, so a group of any size runs in the same memory.
+ */
+export interface RewriteOptions {
+  /** Key of the `index`-th output (0-based), e.g. a staging key. Must give a new key for every index. */
+  readonly outputKey: (index: number) => string;
+  /** Output codec. @default DEFAULT_CODEC */
+  readonly codec?: Codec;
+  /** Roll over to a new output around this size. @default 128 MiB */
+  readonly targetFileSizeBytes?: number;
+  /** Rows per output row group at most. @default 262,144 */
+  readonly rowGroupRows?: number;
+  /** Uncompressed bytes per output row group at most (bounds the writer's buffer for wide rows). @default 16 MiB */
+  readonly rowGroupBytes?: number;
+  /** Input bytes fetched but not yet decoded, half of it for whole small files kept from pre-flight. @default 16 MiB */
+  readonly maxBytesInFlight?: number;
+  /** Concurrent GETs: footers and small files are tiny, so latency is what costs. @default 128 */
+  readonly maxRequestsInFlight?: number;
+  /** Rows per decoded batch. @default 65,536 */
+  readonly batchRows?: number;
+  /**
+   * Sort each output set by these columns (stable; nulls first, then ascending). The group must fit
+   * `memoryBudgetBytes` decoded — checked from the footers before anything is read, and again while
+   * decoding — else MemoryBudgetExceededError. Without it, rows keep input order.
+   */
+  readonly sort?: { readonly columns: readonly string[]; readonly memoryBudgetBytes: number };
+  /**
+   * Let integer, date, time and timestamp columns use DELTA_BINARY_PACKED where a trial encoding finds it
+   * no larger than PLAIN (and a dictionary does not win). Off by default: readers must support Parquet's
+   * DELTA encodings (Spark's vectorized reader from 3.3, Trino, DuckDB, pyarrow, Polars); with it off,
+   * only PLAIN and dictionary encodings are written, which every reader reads.
+   */
+  readonly deltaEncoding?: boolean;
+  /** INT96 inputs: refuse, or convert to INT64 TIMESTAMP(MICROS, UTC). @default 'refuse' */
+  readonly int96?: Int96Mode;
+  /** Fail a write that makes no progress for this long. @default 120 s */
+  readonly stallTimeoutMs?: number;
+  /**
+   * Threads that may encode (default 1: everything on the calling thread); pass the vCPUs the function
+   * has. Sorted rewrites stay on one thread.
+   */
+  readonly workers?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** One output as it was stored. */
+export interface WrittenOutput {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+  readonly rows: number;
+}
+
+export interface RewriteResult {
+  readonly outputs: readonly WrittenOutput[];
+  /** Computed over the inputs while they were rewritten. */
+  readonly fingerprint: GroupFingerprint;
+  /** Bytes read from the source store (footers and data). */
+  readonly bytesRead: number;
+}
+
+export interface VerifyOptions {
+  /** Rows per decoded batch. @default 65,536 */
+  readonly batchRows?: number;
+  /** Threads hashing outputs; outputs are verified `workers` at a time. Pass the vCPUs the function has. @default 1 */
+  readonly workers?: number;
+}
+
+export interface VerificationReport {
+  readonly outputs: number;
+  readonly rows: number;
+  readonly bytes: number;
+  /** The fingerprint recomputed from the outputs (equal to the expected one). */
+  readonly fingerprint: GroupFingerprint;
+}
+
+/**
+ * A Parquet engine. The workflow's compact and verify steps, the CLI and the tools get one passed in;
+ * deployments take the default from functions/shared/parquet-engine.ts. The contract that keeps rows safe
+ * is in the fingerprint: `rewriteGroup` fingerprints the rows it read, `verifyOutputs` recomputes it from the
+ * stored outputs alone (never from state the rewrite kept), and only a match lets a group be published.
+ */
+export interface ParquetEngine {
+  /** Names the engine in logs and benchmark figures. */
+  readonly name: string;
+  /**
+   * Rewrites one group into a few large outputs: schemas never mixed, rows in input order unless sorted,
+   * memory bounded by the options' budgets, never by the group's size. Inputs are only ever read.
+   * @throws CorruptInputError / UnsupportedInputError naming the input that cannot be rewritten exactly
+   * (before anything is written when its footer tells); InvalidInputError for a bad group or options;
+   * MemoryBudgetExceededError for a sort over its budget. On any failure the outputs written so far are deleted.
+   */
+  rewriteGroup(io: RewriteIo, group: RewriteGroup, options: RewriteOptions): Promise<RewriteResult>;
+  /**
+   * Re-reads `outputs` from `store` and compares what they hold with `expected` (the rewrite's fingerprint);
+   * see core/verify/verify.ts for what must match.
+   * @throws VerificationError listing every difference; CorruptInputError naming an output that cannot be read.
+   */
+  verifyOutputs(
+    store: ObjectStore,
+    outputs: readonly { readonly key: string; readonly size: number }[],
+    expected: GroupFingerprint,
+    options?: VerifyOptions,
+  ): Promise<VerificationReport>;
+  /**
+   * Reads and checks the footer of `key` (`size` from a listing saves a HEAD).
+   * @throws CorruptInputError / UnsupportedInputError naming the key; ObjectNotFoundError without `size`.
+   */
+  readFooter(store: FooterSource, key: string, size?: number): Promise<ParquetFooter>;
+}

@@ -1,0 +1,94 @@
+// The sweep, created in the LakeCompactor's own scope (construct ids unchanged): one function, run every
+// 15 minutes (due partitions, stuck leases) and weekly (reconcile), each schedule with a dead-letter queue.
+import { Duration } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { TriggerEnvironment } from './function-config.js';
+import type { LakeCompactorSweepProps } from './lake-compactor-props.js';
+import { scheduledTargetOptions, scheduleOf } from './maintenance.js';
+import { projectFunction } from './node-function.js';
+import {
+  KMS_OBJECT_ACTIONS,
+  listStatements,
+  publisherStatements,
+  type TableLocation,
+  versioningStatements,
+} from './s3-access.js';
+import type { TableConfigDelivery } from './table-config-file.js';
+
+/** What the sweep is given. */
+export interface SweepProps {
+  /** The single table: partitions, leases and journals. */
+  readonly stateTable: dynamodb.ITable;
+  /** Where the tables live: reconcile lists them, settling touches them like the commit step. */
+  readonly tables: readonly TableLocation[];
+  readonly tableConfig: TableConfigDelivery;
+  readonly memorySize: number;
+  /** The sweep's schedules, its own resolved (see `scheduleOf`). */
+  readonly schedules: LakeCompactorSweepProps & { schedule: events.Schedule };
+  /** TRIGGERS_DRY_RUN and RUN_CAPS, shared with the profiler. */
+  readonly triggers: TriggerEnvironment;
+  /** KMS keys of the tables' objects. */
+  readonly encryptionKeys: readonly kms.IKey[];
+  /** The deployment's work root (see `LakeCompactorProps.workRoot`). */
+  readonly workRoot: string;
+  /** Where EventBridge puts a scheduled event it could not deliver after its retries. */
+  readonly deadLetterQueue: sqs.IQueue;
+}
+
+/** The sweep Lambda, run every 15 minutes (catch-up, leases) and weekly in reconcile mode. */
+export function addSweep(scope: Construct, props: SweepProps): nodejs.NodejsFunction {
+  const { stateTable, tables, tableConfig, schedules, workRoot, deadLetterQueue } = props;
+  const sweep = projectFunction(scope, 'Sweep', 'sweep.ts', {
+    description: 'Starts partitions whose quiet window passed, releases stuck leases, reconciles counts',
+    memorySize: props.memorySize,
+    timeout: Duration.minutes(10),
+    environment: {
+      TABLE_NAME: stateTable.tableName,
+      ...tableConfig.environment,
+      ...props.triggers,
+      WORK_ROOT: workRoot,
+    },
+    codeFiles: tableConfig.codeFiles,
+  });
+  stateTable.grantReadWriteData(sweep);
+  // Reconcile lists the tables' prefixes. Before releasing the lease of a run that died, the sweep settles
+  // the groups it left through the commit protocol (workflow/settle.ts): the commit step's object access.
+  for (const statement of [...listStatements(tables), ...versioningStatements(tables)]) {
+    sweep.addToRolePolicy(statement);
+  }
+  for (const statement of publisherStatements(tables, workRoot)) {
+    sweep.addToRolePolicy(new iam.PolicyStatement(statement));
+  }
+  for (const key of props.encryptionKeys) key.grant(sweep, ...KMS_OBJECT_ACTIONS);
+  new events.Rule(scope, 'SweepSchedule', {
+    description: 'lake-compactor sweep: due partitions and stuck leases',
+    schedule: schedules.schedule,
+    targets: [
+      new targets.LambdaFunction(sweep, {
+        event: events.RuleTargetInput.fromObject({ mode: 'sweep' }),
+        ...scheduledTargetOptions(deadLetterQueue),
+      }),
+    ],
+  });
+  new events.Rule(scope, 'ReconcileSchedule', {
+    description: 'lake-compactor reconcile: correct counts drifted through lost S3 events',
+    schedule: scheduleOf(
+      schedules.reconcileSchedule,
+      events.Schedule.cron({ weekDay: 'SUN', hour: '3', minute: '0' }),
+    ),
+    targets: [
+      new targets.LambdaFunction(sweep, {
+        event: events.RuleTargetInput.fromObject({ mode: 'reconcile' }),
+        ...scheduledTargetOptions(deadLetterQueue),
+      }),
+    ],
+  });
+  return sweep;
+}
