@@ -5,7 +5,7 @@
 // journaled until it settles (see ports/journal.ts), every run settles its partition before planning it
 // (plan step, CLI), and no run releases a partition with a fence left (finalize, sweep). So a planner can
 // only ever list a partition in which no group is half-published: never the outputs of a group together
-// with inputs that group still has to retire. A group that settled never changes again (commitGroup on
+// with inputs that group still has to retire. A group that settled never changes again (a format's commit on
 // `done` or a finished abort does nothing), and two settlers of one group cannot both act on a step
 // (journal transitions are conditioned on the revision; the loser re-reads and finds the step done).
 import type { GroupJournalEntry, GroupState, JournalPartition, OpenGroup } from '../../ports/journal.js';
