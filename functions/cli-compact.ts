@@ -13,7 +13,7 @@ import { StoreJournal } from './adapters/store-journal.js';
 import { StoreQuarantine } from './adapters/store-quarantine.js';
 import { removeStaleTempFiles, settleOpenGroups } from './cli-settle.js';
 import { CompactionFailedError, InvalidInputError, UnsettledPartitionError } from './core/errors.js';
-import { inventoryTable } from './core/inventory.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from './core/formats/index.js';
 import {
   isSkippedForContent,
   type PartitionPlan,
@@ -24,14 +24,13 @@ import { buildRunContext, childExecutionName, type RunContext } from './core/run
 import { formatBytes } from './core/stats.js';
 import { refuseForeignAmong } from './core/table-format.js';
 import type { GroupStepResult } from './core/workflow/commit.js';
-import type { CompactDeps } from './core/workflow/compact.js';
 import type { RunSummary } from './core/workflow/finalize.js';
-import { runPartition } from './core/workflow/run.js';
+import { type RunDeps, runPartition } from './core/workflow/run.js';
 import type { Clock } from './ports/clock.js';
 import type { Journal } from './ports/journal.js';
 import type { ObjectStore, PutOptions } from './ports/object-store.js';
 import { CODECS, type Codec, DEFAULT_CODEC, type ParquetEngine } from './ports/parquet-engine.js';
-import { positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
+import { formatOption, positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
 import { requireParquetFiles } from './shared/cli-errors.js';
 import { defaultParquetEngine } from './shared/parquet-engine.js';
 import { renderTable } from './shared/table.js';
@@ -60,6 +59,8 @@ export interface CompactOptions {
   readonly table?: string;
   /** Where plans, staging, trash, the journal and quarantine live in the location. @default `_lake-compactor/` */
   readonly workRoot?: string;
+  /** The location's table format (see core/formats/index.ts). @default 'parquet' */
+  readonly format?: TableFormatName;
 }
 
 /** One partition's outcome, as printed in the summary. */
@@ -103,6 +104,7 @@ export interface CompactHooks {
  * compact per table at a time (on a local folder the journal's compare-and-swap is atomic only within one
  * process).
  *
+ * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
  * @throws UnsupportedTableFormatError, before anything is written, when the location is, lies in or holds
  * a Delta Lake or Iceberg table.
  * @throws UnsettledPartitionError when an interrupted group could not be settled (nothing was planned).
@@ -125,6 +127,7 @@ async function compactTable(
   hooks: CompactHooks,
   opened: OpenedStore,
 ): Promise<CompactPartitionResult[]> {
+  const format = tableFormat(options.format ?? DEFAULT_TABLE_FORMAT);
   const dryRun = options.dryRun ?? false;
   const live = hooks.wrapStore?.(opened.store) ?? opened.store;
   const store = dryRun ? dryRunStore(live) : live;
@@ -133,7 +136,7 @@ async function compactTable(
   const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local';
   // A Delta or Iceberg table's log, not the listing, says which files are live: refuse before any write.
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
-  let inventory = await inventoryTable(store, opened.prefix, { now: io.clock.now() });
+  let inventory = await format.snapshot(store, opened.prefix, { now: io.clock.now() });
   refuseForeignAmong(opened.store, opened.prefix, inventory.foreignTables);
   const wanted = options.partition?.replace(/^\/+|\/+$/g, '');
   const storeJournal = new StoreJournal(live, { workRoot: opened.workRoot });
@@ -143,7 +146,7 @@ async function compactTable(
     // Fence rule, for the whole table before its listing: no plan may see a half-published group.
     await removeStaleTempFiles(opened.store, io.clock.now(), io.out);
     const settled = await settleOpenGroups(
-      { store, journal: storeJournal, clock: io.clock },
+      { store, journal: storeJournal, clock: io.clock, format },
       table,
       {
         ...(wanted === undefined ? {} : { partition: wanted }),
@@ -159,7 +162,7 @@ async function compactTable(
     }
     // Settling moved files (outputs published, inputs retired or restored): plan from what is there now.
     if (settled.some((p) => p.report.settled.length > 0)) {
-      inventory = await inventoryTable(store, opened.prefix, { now: io.clock.now() });
+      inventory = await format.snapshot(store, opened.prefix, { now: io.clock.now() });
     }
   }
   // After settling, which may have brought files back: only then is an empty location really empty.
@@ -181,6 +184,7 @@ async function compactTable(
     store,
     journal,
     clock: io.clock,
+    format,
     quarantine: new StoreQuarantine(store, { workRoot: opened.workRoot }),
     engine: hooks.engine ?? defaultParquetEngine,
   };
@@ -229,7 +233,7 @@ async function compactTable(
  * that changes nothing leaves the location as it was.
  */
 async function compactPartition(
-  deps: CompactDeps,
+  deps: Omit<RunDeps, 'leases' | 'wait'>,
   leases: MemoryLeases,
   run: RunContext,
   io: CompactIo,
@@ -420,6 +424,7 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     )
     .option('--table <name>', 'table name in summaries (default: last segment of the URI)')
     .addOption(workRootOption())
+    .addOption(formatOption())
     .addHelpText(
       'after',
       `

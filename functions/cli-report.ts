@@ -9,7 +9,7 @@ import { openStore } from './adapters/open-store.js';
 import { type HistoryRow, readHistory } from './cli-history.js';
 import { openQuarantine } from './cli-quarantine.js';
 import { InvalidInputError } from './core/errors.js';
-import { inventoryTable } from './core/inventory.js';
+import { DEFAULT_TABLE_FORMAT, tableFormat } from './core/formats/index.js';
 import { DEFAULT_PLAN_OPTIONS, partitionPlanSchema } from './core/planning.js';
 import { matchQuarantine } from './core/quarantine.js';
 import { buildReportModel, type ReportModel, type ReportPlan, type ReportRun } from './core/report/model.js';
@@ -81,7 +81,7 @@ export async function runReport(
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const { store, prefix } = opened;
   const now = io.clock.now();
-  const inventory = await inventoryTable(store, prefix, { now });
+  const inventory = await tableFormat(DEFAULT_TABLE_FORMAT).snapshot(store, prefix, { now });
   requireParquetFiles(inventory, uri, 'report');
   const notes: string[] = [];
   const plans = await readPlans(store, opened.workRoot, options.maxPlans ?? 1000, notes);

@@ -13,7 +13,7 @@ import { type OpenedStore, openStore } from './adapters/open-store.js';
 import { StoreJournal } from './adapters/store-journal.js';
 import { UnsettledPartitionError, UsageError } from './core/errors.js';
 import { buildRunContext } from './core/run-input.js';
-import { failureReason } from './core/workflow/commit.js';
+import { failureReason, type StepCommitDeps } from './core/workflow/commit.js';
 import { finalizeRun } from './core/workflow/finalize.js';
 import { journalManifestPrefix } from './core/workflow/layout.js';
 import { type SettleReport, settlePartition } from './core/workflow/settle.js';
@@ -57,7 +57,7 @@ const BEFORE_PUBLISH: readonly GroupState[] = ['planned', 'staged', 'verified'];
  * A group whose requests keep failing is reported, not thrown: the caller decides.
  */
 export async function settleOpenGroups(
-  deps: { readonly store: ObjectStore; readonly journal: StoreJournal; readonly clock: Clock },
+  deps: StepCommitDeps & { readonly journal: StoreJournal },
   table: string,
   options: { readonly partition?: string; readonly settledBy: string },
   out: (text: string) => void,

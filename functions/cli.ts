@@ -11,13 +11,20 @@ import { registerQuarantineCommand } from './cli-quarantine.js';
 import { registerReportCommand } from './cli-report.js';
 import { registerSettleCommand } from './cli-settle.js';
 import { registerStatusCommand } from './cli-status.js';
-import { inventoryTable, type TableInventory, toPlanInputs } from './core/inventory.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from './core/formats/index.js';
+import type { TableSnapshot } from './core/formats/table-format.js';
 import { type PlanSet, planPartitions } from './core/planning.js';
 import { matchQuarantine } from './core/quarantine.js';
 import { formatBytes, type PartitionProfile, profilePartition } from './core/stats.js';
 import { refuseForeignAmong } from './core/table-format.js';
 import { type Clock, systemClock } from './ports/clock.js';
-import { positiveInteger, positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
+import {
+  formatOption,
+  positiveInteger,
+  positiveNumber,
+  tableNameOf,
+  workRootOption,
+} from './shared/cli-args.js';
 import {
   debugRequested,
   describeFailure,
@@ -51,18 +58,20 @@ export interface ProfileRow extends PartitionProfile {
 
 /**
  * Profiles every partition of the table at `uri` (listing only; no object is read).
+ * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
  * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
  * @throws InvalidInputError when the location holds no Parquet file.
  */
 export async function profileTable(
   uri: string,
-  options: { targetFileSizeBytes: number },
+  options: { targetFileSizeBytes: number; format?: TableFormatName },
   io: Pick<CliIo, 'clock' | 'env'>,
-): Promise<{ inventory: TableInventory; rows: ProfileRow[] }> {
+): Promise<{ inventory: TableSnapshot; rows: ProfileRow[] }> {
+  const format = tableFormat(options.format ?? DEFAULT_TABLE_FORMAT);
   const opened = openStore(uri, { env: io.env });
   const { store, prefix } = opened;
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
-  const inventory = await inventoryTable(store, prefix, { now: io.clock.now() });
+  const inventory = await format.snapshot(store, prefix, { now: io.clock.now() });
   refuseForeignAmong(store, prefix, inventory.foreignTables);
   requireParquetFiles(inventory, uri, 'profile');
   const rows = inventory.partitions.map((p) => ({
@@ -75,6 +84,7 @@ export async function profileTable(
 /**
  * Plans every partition of the table at `uri`, reading each candidate's footer. Files `compact` quarantined
  * (and that are unchanged since) are skipped as `compact` would skip them.
+ * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
  * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
  * @throws InvalidInputError when the location holds no Parquet file.
  */
@@ -86,18 +96,20 @@ export async function planTable(
     maxGroupBytes?: number;
     table?: string;
     workRoot?: string;
+    format?: TableFormatName;
   },
   io: Pick<CliIo, 'clock' | 'env'>,
 ): Promise<PlanSet> {
+  const format = tableFormat(options.format ?? DEFAULT_TABLE_FORMAT);
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const { store, prefix } = opened;
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
-  const inventory = await inventoryTable(store, prefix, { now: io.clock.now(), readFooters: true });
+  const inventory = await format.snapshot(store, prefix, { now: io.clock.now(), readFooters: true });
   refuseForeignAmong(store, prefix, inventory.foreignTables);
   requireParquetFiles(inventory, uri, 'plan');
   const table = options.table ?? tableNameOf(uri);
   const quarantined = await new StoreQuarantine(store, { workRoot: opened.workRoot }).listTable(table);
-  const inputs = toPlanInputs(inventory, table).map((input) => {
+  const inputs = format.planInputs(inventory, table).map((input) => {
     const { active } = matchQuarantine(
       quarantined.filter((q) => q.partition === input.partition),
       input.files,
@@ -113,7 +125,7 @@ export async function planTable(
 
 const priorityRank = { HIGH: 0, MEDIUM: 1, LOW: 2 } as const;
 
-function printProfile(io: CliIo, rows: readonly ProfileRow[], inventory: TableInventory): void {
+function printProfile(io: CliIo, rows: readonly ProfileRow[], inventory: TableSnapshot): void {
   const sorted = [...rows].sort(
     (a, b) => priorityRank[a.priority] - priorityRank[b.priority] || a.partition.localeCompare(b.partition),
   );
@@ -190,10 +202,11 @@ export function buildProgram(io: CliIo): Command {
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
     .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
     .option('--json', 'print JSON instead of a table')
-    .action(async (uri: string, opts: { targetMb: number; json?: boolean }) => {
+    .addOption(formatOption())
+    .action(async (uri: string, opts: { targetMb: number; json?: boolean; format: TableFormatName }) => {
       const { inventory, rows } = await profileTable(
         uri,
-        { targetFileSizeBytes: Math.round(opts.targetMb * MiB) },
+        { targetFileSizeBytes: Math.round(opts.targetMb * MiB), format: opts.format },
         io,
       );
       if (opts.json) io.out(JSON.stringify({ partitions: rows, ignored: inventory.ignored }, null, 2));
@@ -214,6 +227,7 @@ export function buildProgram(io: CliIo): Command {
     .option('--table <name>', 'table name recorded in the plan (default: last segment of the URI)')
     .option('--json', 'print the plan as JSON (replayable)')
     .addOption(workRootOption())
+    .addOption(formatOption())
     .action(
       async (
         uri: string,
@@ -224,6 +238,7 @@ export function buildProgram(io: CliIo): Command {
           table?: string;
           json?: boolean;
           workRoot?: string;
+          format: TableFormatName;
         },
       ) => {
         const plan = await planTable(
@@ -234,6 +249,7 @@ export function buildProgram(io: CliIo): Command {
             ...(opts.maxGroupMb === undefined ? {} : { maxGroupBytes: Math.round(opts.maxGroupMb * MiB) }),
             ...(opts.table === undefined ? {} : { table: opts.table }),
             ...(opts.workRoot === undefined ? {} : { workRoot: opts.workRoot }),
+            format: opts.format,
           },
           io,
         );

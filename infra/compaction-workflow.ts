@@ -255,7 +255,7 @@ export class CompactionWorkflow extends Construct {
   }
 
   /**
-   * S3 access per step, from what each one does (functions/core/workflow, core/commit.ts):
+   * S3 access per step, from what each one does (functions/core/workflow, core/formats/hive/commit.ts):
    * - validate, lease: no object at all (DynamoDB and Step Functions only);
    * - plan: settles what earlier runs left first (the publisher's access, below), then lists and reads
    *   footers under the table prefixes, reads and writes `plans/`;

@@ -4,6 +4,7 @@ import type { RemovalPolicy } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type { TableFormatName } from '../functions/core/formats/index.js';
 import type { Codec } from '../functions/ports/parquet-engine.js';
 import type { CompactionWorkflowProps } from './compaction-workflow.js';
 import type { MaintenanceSchedulesProps } from './maintenance-props.js';
@@ -34,10 +35,11 @@ export interface LakeCompactorTable {
    */
   readonly kmsKeyArn?: string;
   /**
-   * Table format.
+   * Table format: one of the implemented formats (functions/core/formats/index.ts); any other is refused at
+   * synth. Today `parquet` (Hive-style Parquet) only.
    * @default 'parquet'
    */
-  readonly format?: 'parquet' | 'delta';
+  readonly format?: TableFormatName;
   /**
    * Hive partition columns, outermost first.
    * @default []

@@ -36,6 +36,8 @@ export const METRIC = {
   decisions: 'Decisions',
   // profiler: Delta log or Iceberg metadata writes inside a configured (Parquet) table, per table
   foreignFormatEvents: 'ForeignFormatEvents',
+  // profiler (events) and sweep (sweeps): refused because the table's configured format is not implemented
+  unsupportedFormatRefusals: 'UnsupportedFormatRefusals',
   // sweep: per table, every sweep
   partitions: 'Partitions',
   totalFiles: 'TotalFiles',
@@ -121,11 +123,25 @@ export function decisionMetrics(outcomes: readonly Pick<TriggerOutcome, 'action'
  * the fix is per table, and a table only publishes it while misconfigured.
  */
 export function foreignFormatMetrics(countsByTable: ReadonlyMap<string, number>): MetricDatum[] {
+  return perTableCounts(METRIC.foreignFormatEvents, countsByTable);
+}
+
+/**
+ * `UnsupportedFormatRefusals` per table: events the profiler (or sweeps the sweep) refused because the table's
+ * configured format is not implemented. The config schema refuses such a table first, so non-zero means a table
+ * list reached a function without passing it; alarm on it.
+ */
+export function unsupportedFormatMetrics(countsByTable: ReadonlyMap<string, number>): MetricDatum[] {
+  return perTableCounts(METRIC.unsupportedFormatRefusals, countsByTable);
+}
+
+/** One `Count` datum of `name` per table, in table order. */
+function perTableCounts(name: string, countsByTable: ReadonlyMap<string, number>): MetricDatum[] {
   return [...countsByTable.entries()]
     .sort(([a], [b]) => cmp(a, b))
     .map(
       ([table, count]): MetricDatum => ({
-        name: METRIC.foreignFormatEvents,
+        name,
         unit: 'Count',
         value: count,
         dimensionSets: [{ [DIMENSION.table]: table }],

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { codecSchema, DEFAULT_CODEC } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
+import { isTableFormatName, unsupportedFormatMessage } from './formats/index.js';
 import { resolveTablePolicy, type TableConfig } from './table-config.js';
 import { DEFAULT_WORK_ROOT, workRootSchema } from './workflow/layout.js';
 
@@ -182,10 +183,8 @@ export function normalizeRunInput(
       `table: "${tableName}" is not configured; configured tables: ${tables.map((t) => `"${t.name}"`).join(', ') || '(none)'}`,
     );
   }
-  if (table !== undefined && table.format !== 'parquet') {
-    issues.push(
-      `table: "${table.name}" is a ${table.format} table; this workflow compacts Hive-style Parquet tables only`,
-    );
+  if (table !== undefined && !isTableFormatName(table.format)) {
+    issues.push(`table: "${table.name}": ${unsupportedFormatMessage(table.format)}`);
   }
   if (table !== undefined && table.bucket === undefined) {
     issues.push(

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { codecSchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
+import { DEFAULT_TABLE_FORMAT, tableFormat, tableFormatNameSchema } from './formats/index.js';
 import { normalizeRoot, relativeToRoot } from './partition.js';
 import {
   DEFAULT_POLICY,
@@ -54,7 +55,8 @@ export const tableFieldSchemas = {
       const problem = tableRootProblem(root);
       if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
     }),
-  format: z.enum(['parquet', 'delta']).default('parquet'),
+  /** The table's format: one of the implemented formats of the registry (core/formats/index.ts). */
+  format: tableFormatNameSchema.default(DEFAULT_TABLE_FORMAT),
   /** Hive partition columns in path order; [] for an unpartitioned table. */
   partitionColumns: z.array(z.string().min(1)).default([]),
   /** Partition column holding the date (for `year/month/day`: the three columns, comma-separated). */
@@ -189,7 +191,7 @@ export interface CrossTableIssue {
  * Overlap rules. Names are unique. Two tables in the same bucket may not share a root (they would own the
  * same keys), and no root may lie inside another table's root: the outer table's listings (inventory,
  * reconcile, vacuum, tiering) would take the inner table's files for its own partitions, and nothing may
- * nest inside a Delta table, whose log owns every file under its root. A table without bucket counts as
+ * nest inside a table whose format's log or metadata owns every file under its root (Delta, Iceberg). A table without bucket counts as
  * being in every bucket (but may share its root with a table that names its bucket, which wins its keys).
  */
 export function crossTableIssues(
@@ -218,15 +220,15 @@ export function crossTableIssues(
         [other, table, i],
       ] as const) {
         if (!isUnder(inner.prefix, outer.prefix)) continue;
+        const owning = tableFormat(outer.format);
         // Equal roots here: one table names no bucket, and the one naming it wins its keys.
-        if (inner.prefix === outer.prefix && outer.format !== 'delta') continue;
+        if (inner.prefix === outer.prefix && !owning.ownsEverythingUnderRoot) continue;
         issues.push({
           index: innerIndex,
           field: 'prefix',
-          message:
-            outer.format === 'delta'
-              ? `"${inner.prefix}" lies inside Delta table "${outer.name}", whose log owns every file under "${outer.prefix}"`
-              : `"${inner.prefix}" lies inside table "${outer.name}" (root "${outer.prefix}"), whose listings would take its files for partitions of "${outer.name}"; give each table its own root`,
+          message: owning.ownsEverythingUnderRoot
+            ? `"${inner.prefix}" lies inside ${owning.title} table "${outer.name}", whose log or metadata owns every file under "${outer.prefix}"`
+            : `"${inner.prefix}" lies inside table "${outer.name}" (root "${outer.prefix}"), whose listings would take its files for partitions of "${outer.name}"; give each table its own root`,
         });
       }
     });

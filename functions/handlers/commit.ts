@@ -1,6 +1,7 @@
 // Commit Lambda: publishes a verified group's outputs and retires exactly its planned inputs, resuming
-// from whatever journal state a crashed attempt reached (see core/commit.ts).
+// from whatever journal state a crashed attempt reached (see core/formats/hive/commit.ts).
 import { z } from 'zod';
+import { formatOfTable } from '../core/formats/index.js';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { commitStep, type GroupStepResult } from '../core/workflow/commit.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
@@ -11,7 +12,12 @@ export function createCommitHandler(runtime: WorkflowRuntime): (event: unknown) 
   return async (event) => {
     const { run, groupId } = parseStepEvent(eventSchema, event, 'commit');
     return commitStep(
-      { store: runtime.storeFor(run.bucket), journal: runtime.journalFor(run.bucket), clock: runtime.clock },
+      {
+        store: runtime.storeFor(run.bucket),
+        journal: runtime.journalFor(run.bucket),
+        clock: runtime.clock,
+        format: formatOfTable(runtime.tables, run.table),
+      },
       run.runId,
       groupId,
     );

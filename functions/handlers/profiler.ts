@@ -9,7 +9,8 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { z } from 'zod';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
-import { decisionMetrics, foreignFormatMetrics } from '../core/metrics.js';
+import { type RefusedTable, refusedTables } from '../core/formats/index.js';
+import { decisionMetrics, foreignFormatMetrics, unsupportedFormatMetrics } from '../core/metrics.js';
 import type { Policy } from '../core/policy.js';
 import {
   type ForeignFormatEvent,
@@ -92,20 +93,32 @@ export function createProfilerHandler(
     policies: deps.policies,
     log: loggerFn(logger),
   };
+  const refused = refusedFormats(deps.tables, logger);
   return async (event, context) => {
-    if ('Records' in event) return processQueueBatch(deps, trigger, event, context);
+    if ('Records' in event) return processQueueBatch(deps, trigger, refused, event, context);
     // Direct EventBridge invocation: one event; a failure throws so EventBridge/Lambda retry it.
     const messages = [{ id: 'eventbridge', parse: () => parseEventDocument(event) }];
-    const failures = await profileMessages(deps, trigger, messages, metrics, logger);
+    const failures = await profileMessages(deps, trigger, refused, messages, metrics, logger);
     const failure = failures.get('eventbridge');
     if (failure !== undefined) throw failure;
     return undefined;
   };
 }
 
+/**
+ * The tables whose format is not implemented (a list that reached the profiler without passing the config
+ * schema), each logged once with the refusal message: their events are counted, never profiled or triggered.
+ */
+function refusedFormats(tables: readonly TableConfig[], logger: Logger): ReadonlyMap<string, RefusedTable> {
+  const refused = refusedTables(tables);
+  for (const table of refused) logger.error(table.message, { table: table.name, format: table.format });
+  return new Map(refused.map((t) => [t.name, t]));
+}
+
 async function processQueueBatch(
   deps: ProfilerDeps,
   trigger: TriggerDeps,
+  refused: ReadonlyMap<string, RefusedTable>,
   event: SQSEvent,
   context: Context,
 ): Promise<SQSBatchResponse> {
@@ -114,7 +127,7 @@ async function processQueueBatch(
     id: record.messageId,
     parse: () => parseQueueMessage(record.body),
   }));
-  const failures = await profileMessages(deps, trigger, messages, metrics, logger);
+  const failures = await profileMessages(deps, trigger, refused, messages, metrics, logger);
   const processor = new BatchProcessor(EventType.SQS);
   // The batch was processed as a whole above (grouped per partition); the record handler only reports each
   // message's outcome, so Powertools builds the partial batch response.
@@ -133,6 +146,7 @@ async function processQueueBatch(
 async function profileMessages(
   deps: ProfilerDeps,
   trigger: TriggerDeps,
+  refused: ReadonlyMap<string, RefusedTable>,
   messages: readonly { readonly id: string; readonly parse: () => ReturnType<typeof parseQueueMessage> }[],
   metrics: Metrics,
   logger: Logger,
@@ -143,6 +157,7 @@ async function profileMessages(
   /** Per configured table and foreign root: the first such event, and the messages that carried one. */
   const foreign = new Map<string, { readonly event: ForeignFormatEvent; readonly messages: Set<string> }>();
   const foreignCounts = new Map<string, number>();
+  const refusedCounts = new Map<string, number>();
   let ignored = 0;
   let received = 0;
   for (const message of messages) {
@@ -157,6 +172,13 @@ async function profileMessages(
         if (resolution.kind === 'ignored') {
           ignored += 1;
           logger.debug('object ignored', { bucket: event.bucket, key: event.key, reason: resolution.reason });
+          continue;
+        }
+        const owner = resolution.kind === 'foreign' ? resolution.table : resolution.event.ref.table;
+        const refusal = refused.get(owner);
+        if (refusal !== undefined) {
+          // Not this deployment's to profile: no statistics, no marker, no trigger.
+          refusedCounts.set(owner, (refusedCounts.get(owner) ?? 0) + 1);
           continue;
         }
         if (resolution.kind === 'foreign') {
@@ -236,6 +258,10 @@ async function profileMessages(
   metrics.addMetric('CompactionsStarted', MetricUnit.Count, started);
   emitMetrics(metrics, decisionMetrics(outcomes));
   emitMetrics(metrics, foreignFormatMetrics(foreignCounts));
+  for (const [table, events] of refusedCounts) {
+    logger.warn(refused.get(table)?.message ?? '', { table, events });
+  }
+  emitMetrics(metrics, unsupportedFormatMetrics(refusedCounts));
   return failures;
 }
 

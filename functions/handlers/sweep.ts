@@ -11,13 +11,14 @@ import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
+import { formatOfTable, refusedTables } from '../core/formats/index.js';
 import {
   attentionMetric,
   fragmentationMetrics,
   stuckLeaseMetric,
   tableFragmentation,
 } from '../core/fragmentation.js';
-import { concurrentRunsMetric, decisionMetrics } from '../core/metrics.js';
+import { concurrentRunsMetric, decisionMetrics, unsupportedFormatMetrics } from '../core/metrics.js';
 import type { PartitionRef } from '../core/profiler/model.js';
 import {
   type ReconcileReport,
@@ -82,6 +83,7 @@ export function createSweepHandler(
     if (input.mode === 'reconcile') {
       const reports: ReconcileReport[] = [];
       for (const table of selected) {
+        if (refuseUnsupportedFormat(deps, table)) continue;
         const bucket = table.bucket;
         if (bucket === undefined)
           throw new InvalidInputError(`Table ${table.name} names no bucket; set it in the table config`);
@@ -102,6 +104,7 @@ export function createSweepHandler(
     }
     const reports: SweepReport[] = [];
     for (const table of selected) {
+      if (refuseUnsupportedFormat(deps, table)) continue;
       // Exact counts before anything is started: the caps are only as good as the counters.
       await recountRuns(deps, table.name);
       const report = await sweepTable(deps.trigger, table.name, now);
@@ -135,6 +138,19 @@ export function createSweepHandler(
     if (input.table === undefined) await recountRuns(deps, undefined);
     return { mode: 'sweep', reports };
   };
+}
+
+/**
+ * A table whose format is not implemented (a list that reached the sweep without passing the config schema):
+ * nothing is started, released or reconciled for it; it is logged with the refusal message and counted as
+ * `UnsupportedFormatRefusals`. True when refused.
+ */
+function refuseUnsupportedFormat(deps: SweepDeps, table: TableConfig): boolean {
+  const [refused] = refusedTables([table]);
+  if (refused === undefined) return false;
+  deps.observability.logger.error(refused.message, { table: refused.name, format: refused.format });
+  emitMetrics(deps.observability.metrics, unsupportedFormatMetrics(new Map([[refused.name, 1]])));
+  return true;
 }
 
 /**
@@ -221,7 +237,11 @@ export function sweepDepsFromEnv(
       tableName: config.TABLE_NAME,
       manifests: { store, prefix: journalManifestPrefix(config.WORK_ROOT) },
     });
-    return settleAfterDeadRun({ store, journal, clock }, ref, deadRunId);
+    return settleAfterDeadRun(
+      { store, journal, clock, format: formatOfTable(tables, ref.table) },
+      ref,
+      deadRunId,
+    );
   };
   return {
     tables,

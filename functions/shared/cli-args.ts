@@ -1,6 +1,13 @@
 // Argument parsers and naming rules shared by every CLI command, so `--target-mb big` and a URI's
 // table name mean the same thing in profile, plan, compact, status and history.
 import { InvalidArgumentError, Option } from 'commander';
+import {
+  DEFAULT_TABLE_FORMAT,
+  isTableFormatName,
+  TABLE_FORMAT_NAMES,
+  type TableFormatName,
+  unsupportedFormatMessage,
+} from '../core/formats/index.js';
 import { workRootProblem } from '../core/workflow/layout.js';
 
 export function positiveNumber(value: string): number {
@@ -34,4 +41,17 @@ export function workRootOption(): Option {
     if (problem !== undefined) throw new InvalidArgumentError(`the work root ${problem}.`);
     return value;
   });
+}
+
+/**
+ * `--format <name>`: the location's table format, one of the registry's (core/formats/index.ts); any other name
+ * is refused before anything is listed, with the message every other refusal of a format uses.
+ */
+export function formatOption(): Option {
+  return new Option('--format <name>', `table format of the location: ${TABLE_FORMAT_NAMES.join(', ')}`)
+    .default(DEFAULT_TABLE_FORMAT)
+    .argParser((value: string): TableFormatName => {
+      if (!isTableFormatName(value)) throw new InvalidArgumentError(`${unsupportedFormatMessage(value)}.`);
+      return value;
+    });
 }

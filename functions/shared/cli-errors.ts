@@ -4,7 +4,7 @@
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { CompactorError, InvalidInputError, UsageError } from '../core/errors.js';
-import type { TableInventory } from '../core/inventory.js';
+import type { TableSnapshot } from '../core/formats/table-format.js';
 import type { Env } from './aws-env.js';
 
 /** Set to anything but `''`, `0` or `false` to have the CLI print the stack after the one-line error. */
@@ -60,7 +60,7 @@ export function describeFailure(err: unknown, env: Env, context: FailureContext)
  * @throws InvalidInputError (exit 1) naming the location and, when there are any, the other objects found.
  */
 export function requireParquetFiles(
-  inventory: Pick<TableInventory, 'partitions' | 'ignored'>,
+  inventory: Pick<TableSnapshot, 'partitions' | 'ignored'>,
   uri: string,
   action: string,
 ): void {

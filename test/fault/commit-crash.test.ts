@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../functions/adapters/memory-journal.js';
 import { MemoryObjectStore } from '../../functions/adapters/memory-object-store.js';
-import { type CommitDeps, commitGroup, rollbackGroup } from '../../functions/core/commit.js';
+import { commitGroup, rollbackGroup } from '../../functions/core/formats/hive/commit.js';
+import type { CommitDeps } from '../../functions/core/formats/table-format.js';
 import { ManualClock } from '../../functions/ports/clock.js';
 import type { Journal } from '../../functions/ports/journal.js';
 

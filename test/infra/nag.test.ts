@@ -10,11 +10,11 @@ import { describe, expect, it } from 'vitest';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { LakeCompactor, type LakeCompactorProps } from '../../infra/lake-compactor.js';
 
-/** Two buckets, two tables in one of them, a Delta table and an EventBridge-fed table: every grant path. */
+/** Two buckets, two tables in one of them and an EventBridge-fed table: every grant path. */
 const PROPS: LakeCompactorProps = {
   tables: [
     { name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] },
-    { name: 'clicks', bucketName: 'lake', prefix: 'clicks/', format: 'delta' },
+    { name: 'clicks', bucketName: 'lake', prefix: 'clicks/' },
     { name: 'orders', bucketName: 'sales-lake', prefix: 'orders', eventSource: 'eventbridge' },
   ],
 };

@@ -6,6 +6,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
+import { unsupportedFormatMessage } from '../../functions/core/formats/index.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import type { LakeCompactorProps } from '../../infra/lake-compactor.js';
 import { lakeCompactorPropsProblems } from '../../infra/props-schema.js';
@@ -24,6 +25,20 @@ function synthError(props: unknown): string {
 }
 
 describe('LakeCompactor strict props', () => {
+  it('refuses at synth a table whose format is not implemented, with the message naming what is supported', () => {
+    // Prepare: what the props accepted before Delta support was refused everywhere
+    const props = {
+      tables: [EVENTS, { name: 'orders', bucketName: 'lake', prefix: 'orders/', format: 'delta' }],
+    };
+
+    // Act
+    const message = synthError(props);
+
+    // Assess
+    expect(message).toMatch(/^LakeCompactor: a problem in the props/);
+    expect(message).toContain(`tables.1.format: ${unsupportedFormatMessage('delta')}`);
+  });
+
   it('reports every problem of the props, at every level, in one synth-time error', () => {
     // Prepare: a config with one mistake of each kind
     const props = {

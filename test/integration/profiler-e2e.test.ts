@@ -11,7 +11,7 @@ import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import { SfnStarter } from '../../functions/adapters/sfn-starter.js';
 import { PreconditionFailedError } from '../../functions/core/errors.js';
-import { inventoryTable } from '../../functions/core/inventory.js';
+import { inventoryTable } from '../../functions/core/formats/hive/inventory.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { LocalCloud } from '../../infra/local/local-cloud.js';
 import { DELTA_FIXTURES } from '../support/fixtures.js';

@@ -3,18 +3,21 @@
 // and never the live version of a key.
 //
 // Work is split into steps (per bucket: journaled runs, trash, staging, store-journal entries, our
-// unfinished uploads; per table:
-// writer debris, writers' unfinished uploads), each listed page by page. A call examines at most
-// `maxObjects` objects and returns a cursor where it stopped, so a large lake is vacuumed across
-// invocations and a retried invocation simply re-lists from its cursor (every decision is re-derived).
-// The per-table steps never touch a Delta Lake or Iceberg table (at, above or below the configured root):
-// its log, not the listing, owns those files.
+// unfinished uploads; per table: writer debris, writers' unfinished uploads), each listed page by page and
+// judged by one method of VacuumPass. A call examines at most `maxObjects` objects and returns a cursor where
+// it stopped, so a large lake is vacuumed across invocations and a retried invocation simply re-lists from its
+// cursor (every decision is re-derived). What a table's format leaves behind (retired versions, trash copies,
+// writer debris) and how it is removed are the format's vacuum rules (TableFormat.vacuum; Hive's in
+// formats/hive/vacuum.ts). The per-table steps never touch a Delta Lake or Iceberg table (at, above or below
+// the configured root): its log, not the listing, owns those files.
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
 import { type GroupJournalEntry, isSettled, type Journal } from '../../ports/journal.js';
-import type { DeleteRef, ObjectInfo, ObjectStore } from '../../ports/object-store.js';
+import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError } from '../errors.js';
+import { formatOfTable, tableFormat } from '../formats/index.js';
+import type { VacuumDecision, VacuumRules } from '../formats/table-format.js';
 import { relativeToRoot } from '../partition.js';
 import { findTableForKey, type TableConfig } from '../table-config.js';
 import {
@@ -34,8 +37,9 @@ import {
   storeJournalRunsPrefix,
   workFolder,
 } from '../workflow/layout.js';
+import { HOUR, hoursAgo, iso, TERMINAL_RETIRED } from './ages.js';
 
-const HOUR = 3_600_000;
+export type { VacuumDecision };
 
 /**
  * Retention below which vacuum refuses to run unless told otherwise: a week covers a reader that
@@ -113,120 +117,8 @@ export interface VacuumKept {
   readonly reason: string;
 }
 
-/** A pure decision over one object: remove it (with reason) or keep it (with reason), or ignore it. */
-export type VacuumDecision =
-  | { readonly action: 'delete'; readonly reason: string }
-  | { readonly action: 'keep'; readonly reason: string }
-  | { readonly action: 'ignore' };
-
-const TERMINAL_RETIRED: readonly string[] = ['retired', 'done'];
+/** Journal states in which nothing of a group is published yet (its staging may be abandoned). */
 const BEFORE_PUBLISH: readonly string[] = ['planned', 'staged', 'verified'];
-
-function hoursAgo(now: number, at: number): string {
-  return `${Math.floor((now - at) / HOUR)} h ago`;
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-/**
- * Which of a run's retired input versions are past the retention. Only `delete-versioned` groups that
- * reached `retired`/`done` count: before that the inputs are still live or the commit may undo.
- */
-export function retiredVersionsDue(
-  entry: GroupJournalEntry,
-  now: number,
-  retentionMs: number,
-): {
-  due: { key: string; versionId: string; etag: string; size: number; reason: string }[];
-  kept: { key: string; reason: string }[];
-} {
-  if (entry.retireMode !== 'delete-versioned' || !TERMINAL_RETIRED.includes(entry.state)) {
-    return { due: [], kept: [] };
-  }
-  if (entry.retiredAt === undefined) return { due: [], kept: [] };
-  if (now - entry.retiredAt < retentionMs) {
-    return {
-      due: [],
-      kept: entry.inputs.map((i) => ({
-        key: i.key,
-        reason: `retired ${hoursAgo(now, entry.retiredAt as number)} by run ${entry.runId}: inside the retention`,
-      })),
-    };
-  }
-  const due: { key: string; versionId: string; etag: string; size: number; reason: string }[] = [];
-  const kept: { key: string; reason: string }[] = [];
-  for (const input of entry.inputs) {
-    if (input.versionId === undefined) {
-      kept.push({
-        key: input.key,
-        reason: 'the journal recorded no version id, so no version can be named safely',
-      });
-      continue;
-    }
-    due.push({
-      key: input.key,
-      versionId: input.versionId,
-      etag: input.etag,
-      size: input.size,
-      reason: `version ${input.versionId} retired by run ${entry.runId} at ${iso(entry.retiredAt)} (${hoursAgo(now, entry.retiredAt)})`,
-    });
-  }
-  return { due, kept };
-}
-
-/** Decides over one trash copy, given the journal entry of the group that made it (if any is left). */
-export function decideTrash(
-  object: Pick<ObjectInfo, 'lastModified'>,
-  entry: GroupJournalEntry | undefined,
-  now: number,
-  retentionMs: number,
-): VacuumDecision {
-  if (entry === undefined) {
-    const at = object.lastModified.getTime();
-    return now - at >= retentionMs
-      ? {
-          action: 'delete',
-          reason: `trash copy without a journal entry (expired or never written), copied ${hoursAgo(now, at)}`,
-        }
-      : {
-          action: 'keep',
-          reason: `trash copy without a journal entry, copied ${hoursAgo(now, at)}: inside the retention`,
-        };
-  }
-  if (TERMINAL_RETIRED.includes(entry.state) && entry.retiredAt !== undefined) {
-    return now - entry.retiredAt >= retentionMs
-      ? {
-          action: 'delete',
-          reason: `input retired by run ${entry.runId} at ${iso(entry.retiredAt)} (${hoursAgo(now, entry.retiredAt)})`,
-        }
-      : {
-          action: 'keep',
-          reason: `retired ${hoursAgo(now, entry.retiredAt)} by run ${entry.runId}: inside the retention`,
-        };
-  }
-  if (entry.state === 'aborted' && entry.undo === 'pending') {
-    return {
-      action: 'keep',
-      reason: `run ${entry.runId} is undoing a partial publish: it restores inputs from these copies`,
-    };
-  }
-  if (entry.state === 'aborted') {
-    const at = object.lastModified.getTime();
-    // The original is in place (never removed, or restored by the undo): the copy is redundant.
-    return now - at >= retentionMs
-      ? {
-          action: 'delete',
-          reason: `copy left by aborted run ${entry.runId}; the original was kept or restored`,
-        }
-      : { action: 'keep', reason: `copy left by aborted run ${entry.runId}: inside the retention` };
-  }
-  return {
-    action: 'keep',
-    reason: `run ${entry.runId} is mid-commit (${entry.state}): its commit or undo needs this copy`,
-  };
-}
 
 /** Decides over one staged object, given its group's journal entry (if any). */
 export function decideStaging(
@@ -290,16 +182,6 @@ export function decideJournalEntry(
         action: 'keep',
         reason: `journal entry of run ${entry.runId}, settled ${hoursAgo(now, entry.updatedAt)}: inside the retention`,
       };
-}
-
-/**
- * Writer scratch below a table root: anything under a `_temporary/` directory (Hadoop/Spark output
- * committers) or a `.spark-staging-*` directory (Spark dynamic partition overwrite). The Delta log is never debris.
- */
-export function isWriterDebris(relativeKey: string): boolean {
-  const dirs = relativeKey.split('/').slice(0, -1);
-  if (dirs.includes('_delta_log')) return false;
-  return dirs.some((d) => d === '_temporary' || d.startsWith('.spark-staging-'));
 }
 
 export interface VacuumDeps {
@@ -393,226 +275,23 @@ export interface VacuumPlan {
   readonly cursor?: string;
 }
 
-/** Lists what may be removed, up to the request's budget. Reads only; deletes nothing. */
+/**
+ * Lists what may be removed, up to the request's budget. Reads only; deletes nothing. The steps run in a fixed
+ * order, page by page, from the cursor on; the call stops with a new cursor once its budget is spent.
+ */
 export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Promise<VacuumPlan> {
   const tables = selectTables(deps.tables, request.tables);
   const steps = stepsOf(tables);
-  const now = deps.clock.now();
-  const retentionMs = request.retentionHours * HOUR;
-  const debrisMs = request.debrisAgeHours * HOUR;
-  const abandonedMs = request.abandonedAfterHours * HOUR;
-  const selected = new Set(tables.map((t) => t.name));
-  const workRoot = deps.workRoot;
-  const candidates: VacuumCandidate[] = [];
-  const kept: VacuumKept[] = [];
-  const notes: string[] = [];
-  const ledger = new ForeignTableLedger(deps.storeFor);
-  const foreignTables = ledger.found;
-  /** Records a foreign table once per call: a note and an entry. */
-  const foreign = (step: Step & { table: TableConfig }, found: ForeignTable, what: string): void => {
-    if (!ledger.record(step.bucket, step.table.name, found)) return;
-    notes.push(`${step.table.name}: ${foreignTableNote(deps.storeFor(step.bucket), what, found)}`);
-  };
-  /** The Delta or Iceberg table enclosing `dir` (inclusive), recorded when found. */
-  const enclosing = async (
-    step: Step & { table: TableConfig },
-    dir: string,
-  ): Promise<ForeignTable | undefined> => {
-    const found = await ledger.probe(step.bucket).around(dir, { includeLocation: true });
-    if (found !== undefined) {
-      const whole = found.root.length <= (step.table.prefix === '' ? 0 : step.table.prefix.length + 1);
-      foreign(step, found, whole ? 'the whole table' : `everything under ${found.root}`);
-    }
-    return found;
-  };
-  const runs = new Map<string, Promise<GroupJournalEntry[]>>();
-  const listRun = (bucket: string, runId: string): Promise<GroupJournalEntry[]> => {
-    let found = runs.get(`${bucket}/${runId}`);
-    if (found === undefined) {
-      found = deps.journalFor(bucket).listRun(runId);
-      runs.set(`${bucket}/${runId}`, found);
-    }
-    return found;
-  };
-
+  const pass = new VacuumPass(deps, request, tables);
   const start = request.cursor === undefined ? { index: 0 } : decodeCursor(request.cursor, steps);
-  let examined = 0;
   let index = start.index;
   let token: string | undefined = 'token' in start ? start.token : undefined;
   while (index < steps.length) {
-    if (examined >= request.maxObjects || deps.shouldStop?.() === true) {
-      const step = steps[index] as Step;
-      return result(encodeCursor(token === undefined ? { step: step.id } : { step: step.id, token }));
-    }
     const step = steps[index] as Step;
-    const store = deps.storeFor(step.bucket);
-    const maxKeys = Math.min(1000, request.maxObjects - examined);
-    if ('table' in step && (await enclosing(step, rootDir(step.table))) !== undefined) {
-      // The table is (or lies in) a Delta or Iceberg table: none of its objects is ours to judge.
-      index++;
-      token = undefined;
-      continue;
+    if (pass.budgetSpent()) {
+      return pass.result(encodeCursor(token === undefined ? { step: step.id } : { step: step.id, token }));
     }
-    let next: string | undefined;
-    switch (step.kind) {
-      case 'runs': {
-        const page = await store.list(workFolder(workRoot, 'plans'), { token, maxKeys });
-        examined += page.objects.length;
-        // Items files, and plans younger than the retention (nothing of theirs can be due yet), are skipped.
-        const runIds = page.objects.flatMap((plan) => {
-          const runId = parsePlanKey(workRoot, plan.key);
-          return runId === undefined || now - plan.lastModified.getTime() < retentionMs ? [] : [runId];
-        });
-        // One journal query per run: a few in flight, so a page of a thousand runs takes seconds, not minutes.
-        const limit = pLimit(8);
-        const journals = await Promise.all(runIds.map((runId) => limit(() => listRun(step.bucket, runId))));
-        for (const entries of journals) {
-          for (const entry of entries) {
-            if (!selected.has(entry.table)) continue;
-            const { due, kept: young } = retiredVersionsDue(entry, now, retentionMs);
-            for (const d of due) {
-              candidates.push({
-                kind: 'retired-version',
-                bucket: step.bucket,
-                key: d.key,
-                versionId: d.versionId,
-                etag: d.etag,
-                size: d.size,
-                reason: d.reason,
-                table: entry.table,
-              });
-            }
-            for (const k of young) kept.push({ bucket: step.bucket, ...k });
-          }
-        }
-        next = page.nextToken;
-        break;
-      }
-      case 'trash': {
-        const page = await store.list(workFolder(workRoot, 'trash'), { token, maxKeys });
-        examined += page.objects.length;
-        for (const object of page.objects) {
-          const trashed = parseTrashKey(workRoot, object.key);
-          if (trashed === undefined) continue;
-          const { runId, inputKey } = trashed;
-          const entry = (await listRun(step.bucket, runId)).find((e) =>
-            e.inputs.some((i) => i.key === inputKey),
-          );
-          const table = entry?.table ?? findTableForKey(deps.tables, step.bucket, inputKey)?.name;
-          if (table === undefined ? request.tables !== undefined : !selected.has(table)) continue;
-          record(step.bucket, object, 'trash', decideTrash(object, entry, now, retentionMs), table);
-        }
-        next = page.nextToken;
-        break;
-      }
-      case 'staging': {
-        const page = await store.list(workFolder(workRoot, 'staging'), { token, maxKeys });
-        examined += page.objects.length;
-        for (const object of page.objects) {
-          const staged = parseStagingKey(workRoot, object.key);
-          if (staged === undefined) continue;
-          const { runId, groupId } = staged;
-          const entry = (await listRun(step.bucket, runId)).find((e) => e.groupId === groupId);
-          if (entry === undefined ? request.tables !== undefined : !selected.has(entry.table)) continue;
-          record(
-            step.bucket,
-            object,
-            'staging',
-            decideStaging(object, entry, now, abandonedMs),
-            entry?.table,
-          );
-        }
-        next = page.nextToken;
-        break;
-      }
-      case 'journal': {
-        const page = await store.list(storeJournalRunsPrefix(workRoot), { token, maxKeys });
-        examined += page.objects.length;
-        for (const object of page.objects) {
-          const id = parseStoreJournalEntryKey(workRoot, object.key);
-          if (id === undefined) continue;
-          const entry = (await listRun(step.bucket, id.runId)).find((e) => e.groupId === id.groupId);
-          if (entry === undefined || !selected.has(entry.table)) continue;
-          record(step.bucket, object, 'journal', decideJournalEntry(entry, now, retentionMs), entry.table);
-        }
-        next = page.nextToken;
-        break;
-      }
-      case 'debris': {
-        const root = step.table.prefix === '' ? '' : `${step.table.prefix}/`;
-        const page = await store.list(root, { token, maxKeys });
-        examined += page.objects.length;
-        for (const object of page.objects) {
-          const relative = relativeToRoot(object.key, step.table.prefix) ?? object.key;
-          // A work area (ours, or another deployment's in the same bucket) is not the table's: never judged here.
-          if (step.table.prefix === '' && mayBeWorkArea(relative)) continue;
-          const marker = foreignFormatOfKey(object.key);
-          if (marker !== undefined) {
-            foreign(step, { ...marker, evidenceKey: object.key }, `everything under ${marker.root}`);
-          }
-          if (!isWriterDebris(relative)) continue;
-          // Scratch inside a Delta or Iceberg table (nested below the root) is that table's to clean up.
-          if ((await enclosing(step, `${rootDir(step.table)}${debrisOwner(relative)}`)) !== undefined)
-            continue;
-          const at = object.lastModified.getTime();
-          record(
-            step.bucket,
-            object,
-            'debris',
-            now - at >= debrisMs
-              ? { action: 'delete', reason: `writer scratch, written ${hoursAgo(now, at)}` }
-              : {
-                  action: 'keep',
-                  reason: `writer scratch written ${hoursAgo(now, at)}: a writer may still use it`,
-                },
-            step.table.name,
-          );
-        }
-        next = page.nextToken;
-        break;
-      }
-      case 'work-uploads':
-      case 'table-uploads': {
-        if (store.listMultipartUploads === undefined || store.abortMultipartUpload === undefined) {
-          notes.push(`${step.id}: ${store.description} cannot list multipart uploads; skipped`);
-          break;
-        }
-        const table = 'table' in step ? step.table : undefined;
-        const prefix = table === undefined ? workRoot : table.prefix === '' ? '' : `${table.prefix}/`;
-        let page: Awaited<ReturnType<NonNullable<ObjectStore['listMultipartUploads']>>>;
-        try {
-          page = await store.listMultipartUploads(prefix, { token, maxUploads: maxKeys });
-        } catch (err) {
-          // Optional cleanup (a bucket lifecycle rule is the backstop): note it, do the rest.
-          notes.push(`${step.id}: could not list multipart uploads (${(err as Error).message}); skipped`);
-          break;
-        }
-        examined += page.uploads.length;
-        for (const upload of page.uploads) {
-          // A bucket-root table would list the work root again (that step owns those), and any other
-          // deployment's work root in the bucket (which only that deployment judges).
-          if (table !== undefined && table.prefix === '' && mayBeWorkArea(upload.key)) continue;
-          // An upload into a Delta or Iceberg table nested below the root is that table's writer's.
-          if ('table' in step && (await enclosing(step, directoryOf(upload.key))) !== undefined) continue;
-          const at = upload.initiated.getTime();
-          const base = { bucket: step.bucket, key: upload.key };
-          if (now - at >= debrisMs) {
-            candidates.push({
-              ...base,
-              kind: 'upload',
-              uploadId: upload.uploadId,
-              size: 0,
-              reason: `multipart upload started ${hoursAgo(now, at)} and never finished`,
-              ...(table === undefined ? {} : { table: table.name }),
-            });
-          } else {
-            kept.push({ ...base, reason: `multipart upload started ${hoursAgo(now, at)}: may still finish` });
-          }
-        }
-        next = page.nextToken;
-        break;
-      }
-    }
+    const next = await pass.judgePage(step, token);
     if (next === undefined) {
       index++;
       token = undefined;
@@ -620,9 +299,266 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
       token = next;
     }
   }
-  return result(undefined);
+  return pass.result(undefined);
+}
 
-  function record(
+type BucketStep = Exclude<Step, { readonly table: TableConfig }>;
+type TableStep = Extract<Step, { readonly table: TableConfig }>;
+
+/**
+ * One call's judgement: what it found so far (candidates, kept, notes, foreign tables), how much it examined,
+ * and one method per kind of step, each judging one page and returning the next page's token.
+ */
+class VacuumPass {
+  private readonly candidates: VacuumCandidate[] = [];
+  private readonly kept: VacuumKept[] = [];
+  private readonly notes: string[] = [];
+  private examined = 0;
+  private readonly now: number;
+  private readonly retentionMs: number;
+  private readonly debrisMs: number;
+  private readonly abandonedMs: number;
+  private readonly selected: ReadonlySet<string>;
+  private readonly ledger: ForeignTableLedger;
+  /** Each run's journal entries, asked once per call (trash and staging keys of one run share them). */
+  private readonly runs = new Map<string, Promise<GroupJournalEntry[]>>();
+
+  constructor(
+    private readonly deps: VacuumDeps,
+    private readonly request: VacuumRequest,
+    tables: readonly TableConfig[],
+  ) {
+    this.now = deps.clock.now();
+    this.retentionMs = request.retentionHours * HOUR;
+    this.debrisMs = request.debrisAgeHours * HOUR;
+    this.abandonedMs = request.abandonedAfterHours * HOUR;
+    this.selected = new Set(tables.map((t) => t.name));
+    this.ledger = new ForeignTableLedger(deps.storeFor);
+  }
+
+  /** True once the call examined its `maxObjects`, or its caller asks it to stop. */
+  budgetSpent(): boolean {
+    return this.examined >= this.request.maxObjects || this.deps.shouldStop?.() === true;
+  }
+
+  /** Judges one page of `step` from `token`: the next page's token, or undefined when the step is done. */
+  async judgePage(step: Step, token: string | undefined): Promise<string | undefined> {
+    const page = { token, maxKeys: Math.min(1000, this.request.maxObjects - this.examined) };
+    if ('table' in step) {
+      // The table is (or lies in) a Delta or Iceberg table: none of its objects is ours to judge.
+      if ((await this.enclosing(step, rootDir(step.table))) !== undefined) return undefined;
+      return step.kind === 'debris' ? this.judgeDebris(step, page) : this.judgeUploads(step, page);
+    }
+    switch (step.kind) {
+      case 'runs':
+        return this.judgeRetiredVersions(step, page);
+      case 'trash':
+        return this.judgeTrash(step, page);
+      case 'staging':
+        return this.judgeStaging(step, page);
+      case 'journal':
+        return this.judgeJournal(step, page);
+      case 'work-uploads':
+        return this.judgeUploads(step, page);
+    }
+  }
+
+  /** Retired input versions of journaled runs past the retention (versioned buckets' delete mode). */
+  private async judgeRetiredVersions(step: BucketStep, page: PageRequest): Promise<string | undefined> {
+    const { workRoot } = this.deps;
+    const listed = await this.deps.storeFor(step.bucket).list(workFolder(workRoot, 'plans'), page);
+    this.examined += listed.objects.length;
+    // Items files, and plans younger than the retention (nothing of theirs can be due yet), are skipped.
+    const runIds = listed.objects.flatMap((plan) => {
+      const runId = parsePlanKey(workRoot, plan.key);
+      return runId === undefined || this.now - plan.lastModified.getTime() < this.retentionMs ? [] : [runId];
+    });
+    // One journal query per run: a few in flight, so a page of a thousand runs takes seconds, not minutes.
+    const limit = pLimit(8);
+    const journals = await Promise.all(runIds.map((runId) => limit(() => this.listRun(step.bucket, runId))));
+    for (const entries of journals) {
+      for (const entry of entries) {
+        if (!this.selected.has(entry.table)) continue;
+        const rules = this.rulesOf(entry.table);
+        const { due, kept: young } = rules.retiredInputs(entry, this.now, this.retentionMs);
+        for (const d of due) {
+          this.candidates.push({
+            kind: 'retired-version',
+            bucket: step.bucket,
+            key: d.key,
+            versionId: d.versionId,
+            etag: d.etag,
+            size: d.size,
+            reason: d.reason,
+            table: entry.table,
+          });
+        }
+        for (const k of young) this.kept.push({ bucket: step.bucket, ...k });
+      }
+    }
+    return listed.nextToken;
+  }
+
+  /** Copies in the work root's trash, judged by the journal entry of the group that made them. */
+  private async judgeTrash(step: BucketStep, page: PageRequest): Promise<string | undefined> {
+    const { workRoot } = this.deps;
+    const listed = await this.deps.storeFor(step.bucket).list(workFolder(workRoot, 'trash'), page);
+    this.examined += listed.objects.length;
+    for (const object of listed.objects) {
+      const trashed = parseTrashKey(workRoot, object.key);
+      if (trashed === undefined) continue;
+      const { runId, inputKey } = trashed;
+      const entry = (await this.listRun(step.bucket, runId)).find((e) =>
+        e.inputs.some((i) => i.key === inputKey),
+      );
+      const table = entry?.table ?? findTableForKey(this.deps.tables, step.bucket, inputKey)?.name;
+      if (table === undefined ? this.request.tables !== undefined : !this.selected.has(table)) continue;
+      const decision = this.rulesOf(table).trashCopy(object, entry, this.now, this.retentionMs);
+      this.record(step.bucket, object, 'trash', decision, table);
+    }
+    return listed.nextToken;
+  }
+
+  /** Staged outputs of runs that failed, were abandoned, or published and left them. */
+  private async judgeStaging(step: BucketStep, page: PageRequest): Promise<string | undefined> {
+    const { workRoot } = this.deps;
+    const listed = await this.deps.storeFor(step.bucket).list(workFolder(workRoot, 'staging'), page);
+    this.examined += listed.objects.length;
+    for (const object of listed.objects) {
+      const staged = parseStagingKey(workRoot, object.key);
+      if (staged === undefined) continue;
+      const { runId, groupId } = staged;
+      const entry = (await this.listRun(step.bucket, runId)).find((e) => e.groupId === groupId);
+      if (entry === undefined ? this.request.tables !== undefined : !this.selected.has(entry.table)) continue;
+      const decision = decideStaging(object, entry, this.now, this.abandonedMs);
+      this.record(step.bucket, object, 'staging', decision, entry?.table);
+    }
+    return listed.nextToken;
+  }
+
+  /** Settled entries of the store journal (`lake-compactor compact` runs) older than the retention. */
+  private async judgeJournal(step: BucketStep, page: PageRequest): Promise<string | undefined> {
+    const { workRoot } = this.deps;
+    const listed = await this.deps.storeFor(step.bucket).list(storeJournalRunsPrefix(workRoot), page);
+    this.examined += listed.objects.length;
+    for (const object of listed.objects) {
+      const id = parseStoreJournalEntryKey(workRoot, object.key);
+      if (id === undefined) continue;
+      const entry = (await this.listRun(step.bucket, id.runId)).find((e) => e.groupId === id.groupId);
+      if (entry === undefined || !this.selected.has(entry.table)) continue;
+      const decision = decideJournalEntry(entry, this.now, this.retentionMs);
+      this.record(step.bucket, object, 'journal', decision, entry.table);
+    }
+    return listed.nextToken;
+  }
+
+  /** Writer scratch below a table root, past its age; Delta logs and Iceberg metadata met on the way are noted. */
+  private async judgeDebris(step: TableStep, page: PageRequest): Promise<string | undefined> {
+    const { table } = step;
+    const listed = await this.deps.storeFor(step.bucket).list(rootDir(table), page);
+    this.examined += listed.objects.length;
+    const rules = this.rulesOf(table.name);
+    for (const object of listed.objects) {
+      const relative = relativeToRoot(object.key, table.prefix) ?? object.key;
+      // A work area (ours, or another deployment's in the same bucket) is not the table's: never judged here.
+      if (table.prefix === '' && mayBeWorkArea(relative)) continue;
+      const marker = foreignFormatOfKey(object.key);
+      if (marker !== undefined) {
+        this.foreign(step, { ...marker, evidenceKey: object.key }, `everything under ${marker.root}`);
+      }
+      const debris = rules.writerDebris(relative);
+      if (debris === undefined) continue;
+      // Scratch inside a Delta or Iceberg table (nested below the root) is that table's to clean up.
+      if ((await this.enclosing(step, `${rootDir(table)}${debris.owner}`)) !== undefined) continue;
+      const at = object.lastModified.getTime();
+      const decision: VacuumDecision =
+        this.now - at >= this.debrisMs
+          ? { action: 'delete', reason: `writer scratch, written ${hoursAgo(this.now, at)}` }
+          : {
+              action: 'keep',
+              reason: `writer scratch written ${hoursAgo(this.now, at)}: a writer may still use it`,
+            };
+      this.record(step.bucket, object, 'debris', decision, table.name);
+    }
+    return listed.nextToken;
+  }
+
+  /** Multipart uploads never finished: ours under the work root, or writers' under a table root. */
+  private async judgeUploads(step: BucketStep | TableStep, page: PageRequest): Promise<string | undefined> {
+    const store = this.deps.storeFor(step.bucket);
+    if (store.listMultipartUploads === undefined || store.abortMultipartUpload === undefined) {
+      this.notes.push(`${step.id}: ${store.description} cannot list multipart uploads; skipped`);
+      return undefined;
+    }
+    const table = 'table' in step ? step.table : undefined;
+    const prefix = table === undefined ? this.deps.workRoot : rootDir(table);
+    let listed: Awaited<ReturnType<NonNullable<ObjectStore['listMultipartUploads']>>>;
+    try {
+      listed = await store.listMultipartUploads(prefix, { token: page.token, maxUploads: page.maxKeys });
+    } catch (err) {
+      // Optional cleanup (a bucket lifecycle rule is the backstop): note it, do the rest.
+      this.notes.push(`${step.id}: could not list multipart uploads (${(err as Error).message}); skipped`);
+      return undefined;
+    }
+    this.examined += listed.uploads.length;
+    for (const upload of listed.uploads) {
+      // A bucket-root table would list the work root again (that step owns those), and any other
+      // deployment's work root in the bucket (which only that deployment judges).
+      if (table !== undefined && table.prefix === '' && mayBeWorkArea(upload.key)) continue;
+      // An upload into a Delta or Iceberg table nested below the root is that table's writer's.
+      if ('table' in step && (await this.enclosing(step, directoryOf(upload.key))) !== undefined) continue;
+      const at = upload.initiated.getTime();
+      const base = { bucket: step.bucket, key: upload.key };
+      if (this.now - at >= this.debrisMs) {
+        this.candidates.push({
+          ...base,
+          kind: 'upload',
+          uploadId: upload.uploadId,
+          size: 0,
+          reason: `multipart upload started ${hoursAgo(this.now, at)} and never finished`,
+          ...(table === undefined ? {} : { table: table.name }),
+        });
+      } else {
+        this.kept.push({
+          ...base,
+          reason: `multipart upload started ${hoursAgo(this.now, at)}: may still finish`,
+        });
+      }
+    }
+    return listed.nextToken;
+  }
+
+  /** The vacuum rules of a table's format (the default format's for a key no configured table claims). */
+  private rulesOf(table: string | undefined): VacuumRules {
+    return formatOfTable(this.deps.tables, table ?? '').vacuum;
+  }
+
+  private listRun(bucket: string, runId: string): Promise<GroupJournalEntry[]> {
+    let found = this.runs.get(`${bucket}/${runId}`);
+    if (found === undefined) {
+      found = this.deps.journalFor(bucket).listRun(runId);
+      this.runs.set(`${bucket}/${runId}`, found);
+    }
+    return found;
+  }
+
+  /** Records a foreign table once per call: a note and an entry. */
+  private foreign(step: TableStep, found: ForeignTable, what: string): void {
+    if (!this.ledger.record(step.bucket, step.table.name, found)) return;
+    this.notes.push(`${step.table.name}: ${foreignTableNote(this.deps.storeFor(step.bucket), what, found)}`);
+  }
+
+  /** The Delta or Iceberg table enclosing `dir` (inclusive), recorded when found. */
+  private async enclosing(step: TableStep, dir: string): Promise<ForeignTable | undefined> {
+    const found = await this.ledger.probe(step.bucket).around(dir, { includeLocation: true });
+    if (found !== undefined) {
+      const whole = found.root.length <= (step.table.prefix === '' ? 0 : step.table.prefix.length + 1);
+      this.foreign(step, found, whole ? 'the whole table' : `everything under ${found.root}`);
+    }
+    return found;
+  }
+
+  private record(
     bucket: string,
     object: ObjectInfo,
     kind: 'trash' | 'staging' | 'journal' | 'debris',
@@ -631,10 +567,10 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
   ): void {
     if (decision.action === 'ignore') return;
     if (decision.action === 'keep') {
-      kept.push({ bucket, key: object.key, reason: decision.reason });
+      this.kept.push({ bucket, key: object.key, reason: decision.reason });
       return;
     }
-    candidates.push({
+    this.candidates.push({
       kind,
       bucket,
       key: object.key,
@@ -645,30 +581,30 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
     });
   }
 
-  function result(cursor: string | undefined): VacuumPlan {
+  result(cursor: string | undefined): VacuumPlan {
+    const foreignTables = this.ledger.found;
     return {
-      dryRun: request.dryRun,
-      retentionHours: request.retentionHours,
-      candidates,
-      kept,
-      examined,
-      notes,
+      dryRun: this.request.dryRun,
+      retentionHours: this.request.retentionHours,
+      candidates: this.candidates,
+      kept: this.kept,
+      examined: this.examined,
+      notes: this.notes,
       ...(foreignTables.length === 0 ? {} : { foreignTables }),
       ...(cursor === undefined ? {} : { cursor }),
     };
   }
 }
 
+/** One page of a listing: where it starts and how many keys it may hold. */
+interface PageRequest {
+  readonly token: string | undefined;
+  readonly maxKeys: number;
+}
+
 /** A table's root as a directory prefix ('' or ending with `/`). */
 function rootDir(table: TableConfig): string {
   return table.prefix === '' ? '' : `${table.prefix}/`;
-}
-
-/** The folder (relative, '' or ending with `/`) holding a debris key's first scratch directory. */
-function debrisOwner(relativeKey: string): string {
-  const dirs = relativeKey.split('/').slice(0, -1);
-  const scratch = dirs.findIndex((d) => d === '_temporary' || d.startsWith('.spark-staging-'));
-  return scratch <= 0 ? '' : `${dirs.slice(0, scratch).join('/')}/`;
 }
 
 /** Counts and bytes of one kind. */
@@ -706,12 +642,14 @@ function emptyTallies(): Record<CandidateKind, VacuumTally> {
 }
 
 /**
- * Carries out a plan. Retired versions are deleted by version id only after a HEAD shows that the
- * key's current version is a different one (a journal can be wrong; the bucket is the truth). Other
- * objects are deleted conditioned on the ETag they were listed with. A dry-run deletes nothing.
+ * Carries out a plan. Unfinished uploads are aborted; everything else is removed by its table format's rules
+ * (Hive: a retired version by version id only after a HEAD shows that the key's current version is a different
+ * one — a journal can be wrong, the bucket is the truth — other objects only while they still have the ETag they
+ * were listed with). A dry-run deletes nothing. Without `tables`, every candidate's table is taken to be of the
+ * default format.
  */
 export async function executeVacuum(
-  deps: Pick<VacuumDeps, 'storeFor'>,
+  deps: Pick<VacuumDeps, 'storeFor'> & { readonly tables?: VacuumDeps['tables'] },
   plan: VacuumPlan,
   options: { readonly listLimit?: number } = {},
 ): Promise<VacuumReport> {
@@ -724,7 +662,7 @@ export async function executeVacuum(
   } else {
     for (const [bucket, group] of groupBy(plan.candidates, (c) => c.bucket)) {
       const store = deps.storeFor(bucket);
-      const refs: { ref: DeleteRef; candidate: VacuumCandidate }[] = [];
+      const removable: VacuumCandidate[] = [];
       for (const candidate of group) {
         if (candidate.kind === 'upload') {
           try {
@@ -736,48 +674,32 @@ export async function executeVacuum(
           continue;
         }
         if (candidate.kind === 'retired-version') {
-          const current = await store.head(candidate.key);
-          const live =
-            current !== undefined &&
-            (current.versionId === candidate.versionId ||
-              (current.versionId === undefined && current.etag === candidate.etag));
-          if (live) {
-            spared.push({
-              bucket,
-              key: candidate.key,
-              reason: `version ${candidate.versionId} is the current (live) version, whatever the journal says: never deleted`,
-            });
+          const rules = formatOfTable(deps.tables ?? [], candidate.table ?? '').vacuum;
+          const why = rules.spareRetiredVersion(candidate, await store.head(candidate.key));
+          if (why !== undefined) {
+            spared.push({ bucket, key: candidate.key, reason: why });
             continue;
           }
-          if (current !== undefined && current.versionId === undefined) {
-            // An unversioned bucket has no old versions to delete; a delete here could only hit the live object.
-            spared.push({
-              bucket,
-              key: candidate.key,
-              reason: 'the bucket reports no version ids (not versioned): nothing to delete by version',
-            });
-            continue;
-          }
-          refs.push({ ref: { key: candidate.key, versionId: candidate.versionId as string }, candidate });
-          continue;
         }
-        refs.push({
-          ref:
-            candidate.etag === undefined
-              ? { key: candidate.key }
-              : { key: candidate.key, ifMatch: candidate.etag },
-          candidate,
-        });
+        removable.push(candidate);
       }
-      if (refs.length === 0) continue;
-      const outcome = await store.deleteMany(refs.map((r) => r.ref));
-      const errors = new Map(outcome.errors.map((e) => [e.key, e]));
-      for (const { candidate } of refs) {
-        const error = errors.get(candidate.key);
-        if (error === undefined) done.push(candidate);
-        else if (error.code === 'PreconditionFailed') {
-          spared.push({ bucket, key: candidate.key, reason: 'changed since it was listed: left alone' });
-        } else failed.push({ key: candidate.key, message: error.message });
+      const byFormat = groupBy(removable, (c) => formatOfTable(deps.tables ?? [], c.table ?? '').name);
+      for (const [format, candidates] of byFormat) {
+        const outcome = await tableFormat(format).vacuum.remove(
+          store,
+          candidates.map((c) =>
+            c.kind === 'retired-version'
+              ? { key: c.key, versionId: c.versionId as string }
+              : { key: c.key, ...(c.etag === undefined ? {} : { etag: c.etag }) },
+          ),
+        );
+        for (const candidate of candidates) {
+          const message = outcome.failed.get(candidate.key);
+          if (outcome.changed.has(candidate.key)) {
+            spared.push({ bucket, key: candidate.key, reason: 'changed since it was listed: left alone' });
+          } else if (message !== undefined) failed.push({ key: candidate.key, message });
+          else done.push(candidate);
+        }
       }
     }
   }

@@ -2,6 +2,7 @@
 // placed in their table, partition and file; anything else is refused with a reason (or ignored, with one).
 import { z } from 'zod';
 import { InvalidInputError } from '../errors.js';
+import { TABLE_FORMATS } from '../formats/index.js';
 import {
   classifyObject,
   decodeS3EventKey,
@@ -246,8 +247,9 @@ export function resolveEvent(
 ): Resolution {
   const table = findTableForKey(tables, event.bucket, event.key);
   if (table === undefined) return { kind: 'ignored', reason: 'outside every configured table' };
-  const foreign = foreignFormatOfKey(relativeToRoot(event.key, table.prefix) ?? event.key);
-  if (foreign !== undefined && foreign.format !== table.format) {
+  const relative = relativeToRoot(event.key, table.prefix) ?? event.key;
+  const foreign = foreignFormatOfKey(relative);
+  if (foreign !== undefined && TABLE_FORMATS.get(table.format)?.isOwnMetadataWrite(relative) !== true) {
     return {
       kind: 'foreign',
       table: table.name,

@@ -3,7 +3,7 @@
 import type { ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError } from '../errors.js';
 import { executionEnded } from '../executions.js';
-import { inventoryTable } from '../inventory.js';
+import { tableFormat } from '../formats/index.js';
 import { type Decision, partitionDateFromValues } from '../policy.js';
 import { isSmallFile } from '../stats.js';
 import type { TableConfig } from '../table-config.js';
@@ -150,7 +150,7 @@ export async function reconcileTable(
   }
   const settle = options.settleMs ?? 60 * 60_000;
   const rootDir = table.prefix === '' ? '' : `${table.prefix}/`;
-  const inventory = await inventoryTable(store, rootDir, { now });
+  const inventory = await tableFormat(table.format).snapshot(store, rootDir, { now });
   // A Delta or Iceberg table the listing met (one that predates the deployment sends no commit event):
   // recorded before any partition is re-decided below, so none of its partitions is scheduled.
   for (const found of inventory.foreignTables) {

@@ -1,6 +1,18 @@
-// The commit and rollback steps: thin wrappers over the commit protocol that return small results for
+// The commit and rollback steps: thin wrappers over the table format's commit that return small results for
 // the Map, and record a failed group's error name in its journal entry so finalize can report it.
-import { type CommitDeps, commitGroup, rollbackGroup } from '../commit.js';
+import { DEFAULT_TABLE_FORMAT, tableFormat } from '../formats/index.js';
+import type { CommitDeps, TableFormat } from '../formats/table-format.js';
+
+/** What a step needs to commit, roll back or settle groups: the commit's dependencies and the table's format. */
+export interface StepCommitDeps extends CommitDeps {
+  /** The run's table format (see formats/index.ts `formatOfTable`). @default the default format, `parquet` */
+  readonly format?: TableFormat;
+}
+
+/** The format a step commits through. */
+export function stepFormat(deps: Pick<StepCommitDeps, 'format'>): TableFormat {
+  return deps.format ?? tableFormat(DEFAULT_TABLE_FORMAT);
+}
 
 export interface GroupStepResult {
   readonly groupId: string;
@@ -14,9 +26,13 @@ export interface GroupStepResult {
   readonly reason?: string;
 }
 
-/** Publishes a verified group's outputs and retires its inputs (see core/commit.ts). */
-export async function commitStep(deps: CommitDeps, runId: string, groupId: string): Promise<GroupStepResult> {
-  const outcome = await commitGroup(deps, runId, groupId);
+/** Publishes a verified group's outputs and retires its inputs, through the table format's commit. */
+export async function commitStep(
+  deps: StepCommitDeps,
+  runId: string,
+  groupId: string,
+): Promise<GroupStepResult> {
+  const outcome = await stepFormat(deps).commit(deps, runId, groupId);
   return {
     groupId,
     state: outcome.state,
@@ -70,12 +86,12 @@ export function causeMessage(cause: string | undefined): string {
  * safe direction), in which case the group ends `done` and the failure was healed.
  */
 export async function rollbackStep(
-  deps: CommitDeps,
+  deps: StepCommitDeps,
   runId: string,
   groupId: string,
   error: CaughtError,
 ): Promise<GroupStepResult> {
-  const outcome = await rollbackGroup(deps, runId, groupId, failureReason(error));
+  const outcome = await stepFormat(deps).rollback(deps, runId, groupId, failureReason(error));
   const failed = outcome.state === 'aborted' ? parseFailure(outcome.reason) : undefined;
   return {
     groupId,

@@ -6,9 +6,9 @@ import type { Clock } from '../../ports/clock.js';
 import { type GroupJournalEntry, isSettled, type Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { Quarantine } from '../../ports/quarantine.js';
-import { rollbackGroup } from '../commit.js';
+import type { TableFormat } from '../formats/table-format.js';
 import type { RunContext } from '../run-input.js';
-import { type CaughtError, causeMessage, failureReason, parseFailure } from './commit.js';
+import { type CaughtError, causeMessage, failureReason, parseFailure, stepFormat } from './commit.js';
 import { refOf } from './lease.js';
 import type { PlanStepResult } from './plan.js';
 import type { PartitionLeases, RunHistory } from './ports.js';
@@ -34,6 +34,8 @@ export interface FinalizeDeps {
   readonly clock: Clock;
   /** Read for the summary's `quarantined` count; absent (tools, tests of other steps): no count. */
   readonly quarantine?: Quarantine;
+  /** The run's table format, which settles its groups (see StepCommitDeps). @default `parquet` */
+  readonly format?: TableFormat;
 }
 
 export interface FinalizeRequest {
@@ -62,7 +64,12 @@ export async function finalizeRun(
   const journaled = request.outcome === 'compacted' || request.outcome === 'failed';
   let entries: GroupJournalEntry[] = journaled ? await deps.journal.listRun(run.runId) : [];
   const unsettled: string[] = [];
-  const commitDeps = { store: deps.store, journal: deps.journal, clock: deps.clock };
+  const commitDeps = {
+    store: deps.store,
+    journal: deps.journal,
+    clock: deps.clock,
+    ...(deps.format === undefined ? {} : { format: deps.format }),
+  };
   if (entries.some((e) => !isSettled(e))) {
     const reason = failureReason(
       request.error ?? { Error: 'RunInterrupted', Cause: 'the run ended before this group' },
@@ -70,7 +77,7 @@ export async function finalizeRun(
     for (const entry of entries) {
       if (isSettled(entry)) continue;
       try {
-        await rollbackGroup(commitDeps, run.runId, entry.groupId, reason);
+        await stepFormat(commitDeps).rollback(commitDeps, run.runId, entry.groupId, reason);
       } catch (err) {
         unsettled.push(
           `${entry.groupId}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`,

@@ -11,12 +11,12 @@ import {
   ObjectNotFoundError,
   UnsettledPartitionError,
 } from '../errors.js';
-import { inventoryTable } from '../inventory.js';
+import type { TableFormat } from '../formats/table-format.js';
 import { type PartitionPlan, partitionPlanSchema, planPartition } from '../planning.js';
 import { matchQuarantine } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
 import { refuseForeignAmong, refuseForeignAround } from '../table-format.js';
-import { failureReason } from './commit.js';
+import { failureReason, stepFormat } from './commit.js';
 import { type CostEstimate, estimateCost } from './cost.js';
 import { itemsKey, planKey, stagingPrefix, trashPrefix } from './layout.js';
 import type { PartitionLeases } from './ports.js';
@@ -33,6 +33,8 @@ export interface PlanDeps {
    * or removed. Absent (tools, tests of other steps): nothing is quarantined.
    */
   readonly quarantine?: Quarantine;
+  /** The table's format: it snapshots the partition and settles earlier groups. @default `parquet` */
+  readonly format?: TableFormat;
 }
 
 export interface PlanStepOptions {
@@ -222,7 +224,7 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
   // Listing the partition's directory only (not the table): files directly in it are partition ''.
   const root = run.partitionDir.replace(/\/$/, '');
   await refuseForeignAround(deps.store, run.partitionDir, { includeLocation: false });
-  const inventory = await inventoryTable(deps.store, root, { now, readFooters: true });
+  const inventory = await stepFormat(deps).snapshot(deps.store, root, { now, readFooters: true });
   refuseForeignAmong(deps.store, run.partitionDir, inventory.foreignTables);
   const files = inventory.partitions.find((p) => p.partition === '')?.files ?? [];
   const ref = { table: run.table, partition: run.partition };

@@ -2,6 +2,7 @@
 // order and with its error handling, so a run outside Step Functions (the CLI) ends as a cloud run would.
 import type { ObjectStore } from '../../ports/object-store.js';
 import { errorName } from '../errors.js';
+import type { TableFormat } from '../formats/table-format.js';
 import type { RunContext } from '../run-input.js';
 import { type CaughtError, commitStep, type GroupStepResult, rollbackStep } from './commit.js';
 import { type CompactDeps, type CompactStepResult, compactGroup } from './compact.js';
@@ -37,6 +38,8 @@ export const UNRECORDED_LEASE_ERRORS: readonly string[] = ['LeaseHeldError', 'Pa
 
 export interface RunDeps extends CompactDeps {
   readonly leases: PartitionLeases;
+  /** The table's format: it snapshots the partition, commits and settles groups (see StepCommitDeps). */
+  readonly format?: TableFormat;
   /** Pauses between quiet checks: the state machine's `Wait for quiet` state. */
   readonly wait: (seconds: number) => Promise<void>;
 }

@@ -5,15 +5,14 @@
 // journaled until it settles (see ports/journal.ts), every run settles its partition before planning it
 // (plan step, CLI), and no run releases a partition with a fence left (finalize, sweep). So a planner can
 // only ever list a partition in which no group is half-published: never the outputs of a group together
-// with inputs that group still has to retire. A group that settled never changes again (commitGroup on
+// with inputs that group still has to retire. A group that settled never changes again (a format's commit on
 // `done` or a finished abort does nothing), and two settlers of one group cannot both act on a step
 // (journal transitions are conditioned on the revision; the loser re-reads and finds the step done).
 import type { GroupJournalEntry, GroupState, JournalPartition, OpenGroup } from '../../ports/journal.js';
 import { isSettled } from '../../ports/journal.js';
-import { type CommitDeps, rollbackGroup } from '../commit.js';
 import { JournalConflictError } from '../errors.js';
 import type { SettleOutcome } from '../profiler/model.js';
-import { failureReason } from './commit.js';
+import { failureReason, type StepCommitDeps, stepFormat } from './commit.js';
 
 /** A group this call brought to an end. */
 export interface SettledGroup extends OpenGroup {
@@ -56,7 +55,7 @@ const CONFLICT_ATTEMPTS = 3;
  * caller must not release the partition as idle (it marks it needs-attention instead).
  */
 export async function settlePartition(
-  deps: CommitDeps,
+  deps: StepCommitDeps,
   partition: JournalPartition,
   options: SettleOptions,
 ): Promise<SettleReport> {
@@ -86,14 +85,14 @@ export async function settlePartition(
 }
 
 async function settleGroup(
-  deps: CommitDeps,
+  deps: StepCommitDeps,
   entry: GroupJournalEntry,
   reason: string,
 ): Promise<{ entry: GroupJournalEntry } | { state: GroupState; error: string }> {
   let state = entry.state;
   for (let attempt = 1; ; attempt++) {
     try {
-      await rollbackGroup(deps, entry.runId, entry.groupId, reason);
+      await stepFormat(deps).rollback(deps, entry.runId, entry.groupId, reason);
     } catch (err) {
       if (!(err instanceof JournalConflictError) || attempt >= CONFLICT_ATTEMPTS) {
         const latest = await deps.journal.get(entry.runId, entry.groupId).catch(() => undefined);
@@ -119,7 +118,7 @@ function describe(err: unknown): string {
  * every open group of the partition (the dead run's, and any older one's) is settled.
  */
 export async function settleAfterDeadRun(
-  deps: CommitDeps,
+  deps: StepCommitDeps,
   partition: JournalPartition,
   deadRunId: string,
 ): Promise<SettleOutcome> {

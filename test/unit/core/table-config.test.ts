@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../../functions/core/errors.js';
+import { unsupportedFormatMessage } from '../../../functions/core/formats/index.js';
 import { DEFAULT_POLICY } from '../../../functions/core/policy.js';
 import {
   findTableForKey,
@@ -29,7 +30,7 @@ describe('parseTableConfigs', () => {
         dateColumn: 'date',
         dateFormat: 'yyyy-MM-dd',
       },
-      { name: 'orders', bucket: 'data-bkt', prefix: 'lake/orders', format: 'delta', codec: 'snappy' },
+      { name: 'orders', bucket: 'data-bkt', prefix: 'lake/orders', format: 'parquet', codec: 'snappy' },
     ]);
     // Act
     const tables = parseTableConfigs(json);
@@ -47,7 +48,7 @@ describe('parseTableConfigs', () => {
         name: 'orders',
         bucket: 'data-bkt',
         prefix: 'lake/orders',
-        format: 'delta',
+        format: 'parquet',
         partitionColumns: [],
         codec: 'snappy',
       },
@@ -89,13 +90,13 @@ describe('parseTableConfigs', () => {
     expect(act).toThrow(/fix the TABLES setting/);
   });
 
-  it('refuses duplicate names, identical roots and tables nested inside a Delta table, all at once', () => {
+  it('refuses duplicate names, identical roots and nested roots, all at once', () => {
     // Prepare
     const value = [
       { name: 'a', prefix: 'lake/a' },
       { name: 'a', prefix: 'lake/b' },
       { name: 'c', prefix: 'lake/a/' },
-      { name: 'delta', prefix: 'lake/d', format: 'delta' },
+      { name: 'outer', prefix: 'lake/d' },
       { name: 'inner', prefix: 'lake/d/sub' },
     ];
     // Act
@@ -104,8 +105,26 @@ describe('parseTableConfigs', () => {
     expect(issues).toEqual([
       '1.name: "a" is also the name of entry 0',
       '2.prefix: "lake/a" is also the root of table "a" (entry 0)',
-      '4.prefix: "lake/d/sub" lies inside Delta table "delta", whose log owns every file under "lake/d"',
+      '4.prefix: "lake/d/sub" lies inside table "outer" (root "lake/d"), whose listings would take its files for partitions of "outer"; give each table its own root',
     ]);
+  });
+
+  it('refuses a table format that is not implemented, naming what is supported, with every other problem', () => {
+    // Prepare
+    const value = [
+      { name: 'events', prefix: 'lake/events' },
+      { name: 'orders', prefix: 'lake/orders', format: 'delta' },
+      { name: 'clicks', prefix: 'lake/clicks', format: 'iceberg', codec: 'lz4' },
+    ];
+    // Act
+    const issues = issuesOf(() => parseTableConfigs(value));
+    // Assess
+    expect(issues).toEqual([
+      `1.format: ${unsupportedFormatMessage('delta')}`,
+      `2.format: ${unsupportedFormatMessage('iceberg')}`,
+      expect.stringMatching(/^2\.codec: /),
+    ]);
+    expect(issues[0]).toContain('supports "parquet" (Hive-style Parquet) only');
   });
 
   it('allows the same root in different buckets, and sibling roots that share a name prefix', () => {

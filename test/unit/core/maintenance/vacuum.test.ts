@@ -7,9 +7,8 @@ import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-
 import { RoutedJournal } from '../../../../functions/adapters/routed-journal.js';
 import { StoreJournal } from '../../../../functions/adapters/store-journal.js';
 import { InvalidInputError, ObjectNotFoundError } from '../../../../functions/core/errors.js';
+import { decideTrash, isWriterDebris } from '../../../../functions/core/formats/hive/vacuum.js';
 import {
-  decideTrash,
-  isWriterDebris,
   parseVacuumRequest,
   planVacuum,
   type VacuumDeps,

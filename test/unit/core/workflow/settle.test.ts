@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
-import { commitGroup } from '../../../../functions/core/commit.js';
+import { commitGroup } from '../../../../functions/core/formats/hive/commit.js';
 import { settlePartition } from '../../../../functions/core/workflow/settle.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
 import type { GroupJournalEntry, GroupState } from '../../../../functions/ports/journal.js';

@@ -5,8 +5,8 @@ import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js'
 import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { MemoryQuarantine } from '../../../../functions/adapters/memory-quarantine.js';
-import { commitGroup } from '../../../../functions/core/commit.js';
 import { CorruptInputError, VerificationError } from '../../../../functions/core/errors.js';
+import { commitGroup } from '../../../../functions/core/formats/hive/commit.js';
 import { normalizeRunInput, type RunContext } from '../../../../functions/core/run-input.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import { commitStep, rollbackStep } from '../../../../functions/core/workflow/commit.js';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { InvalidInputError } from '../../../../functions/core/errors.js';
-import { inventoryTable } from '../../../../functions/core/inventory.js';
+import { inventoryTable } from '../../../../functions/core/formats/hive/inventory.js';
 import { resolveEvent } from '../../../../functions/core/profiler/events.js';
 import { normalizeRunInput, runContextSchema } from '../../../../functions/core/run-input.js';
 import {

@@ -17,39 +17,11 @@
 // A group is "settled" once `done` or `aborted` with no undo pending; until then its partition is
 // fenced (see workflow/settle.ts): never planned, never released as idle.
 import pLimit from 'p-limit';
-import type { Clock } from '../ports/clock.js';
-import type { GroupJournalEntry, Journal, JournalInput } from '../ports/journal.js';
-import type { DeleteRef, ObjectStore } from '../ports/object-store.js';
-import { InvalidInputError, NotVerifiedError, PreconditionFailedError } from './errors.js';
-
-export interface CommitDeps {
-  readonly store: ObjectStore;
-  readonly journal: Journal;
-  readonly clock: Clock;
-  /** Requests in flight per step (HEADs, copies). */
-  readonly concurrency?: number;
-}
-
-export interface CommitConflict {
-  readonly key: string;
-  readonly reason: string;
-}
-
-export interface CommitOutcome {
-  readonly state: 'done' | 'aborted';
-  /** Output keys now in the partition. */
-  readonly published: readonly string[];
-  /** Input keys retired from the partition. */
-  readonly retired: readonly string[];
-  /** Inputs that changed or vanished since planning and were therefore left alone. */
-  readonly conflicts: readonly CommitConflict[];
-  /**
-   * How long a listing reader could see both the inputs and the outputs: from the first output
-   * copy to the end of the retiring round, in ms. Undefined when nothing was published.
-   */
-  readonly visibilityWindowMs?: number;
-  readonly reason?: string;
-}
+import type { GroupJournalEntry, Journal, JournalInput } from '../../../ports/journal.js';
+import type { DeleteRef, ObjectStore } from '../../../ports/object-store.js';
+import { InvalidInputError, NotVerifiedError, PreconditionFailedError } from '../../errors.js';
+import { stagingLeftovers } from '../staging.js';
+import type { CommitConflict, CommitDeps, CommitOutcome } from '../table-format.js';
 
 /** Key of an input's trash copy: the input's full key under the trash prefix. */
 export function trashKey(entry: Pick<GroupJournalEntry, 'trashPrefix'>, inputKey: string): string {
@@ -115,13 +87,6 @@ export async function rollbackGroup(
     default:
       return commitGroup(deps, runId, groupId);
   }
-}
-
-/** Lists the keys under a run's staging prefix that a failed compaction may have left. */
-export async function stagingLeftovers(store: ObjectStore, stagingPrefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const object of store.listAll(stagingPrefix)) keys.push(object.key);
-  return keys;
 }
 
 async function requireEntry(journal: Journal, runId: string, groupId: string): Promise<GroupJournalEntry> {

@@ -1,48 +1,13 @@
 // Turns a table's listing into per-partition candidate files: every object is either a candidate
 // (with rows and schema fingerprint from its footer) or ignored with a reason; nothing is dropped.
 import pLimit from 'p-limit';
-import type { ObjectStore } from '../ports/object-store.js';
-import { CorruptInputError } from './errors.js';
-import { readFooter } from './parquet/footer.js';
-import { classifyObject, type PartitionValue, parsePartition, relativeToRoot } from './partition.js';
-import type { PlanInput, PlanInputFile } from './planning.js';
-import { type ForeignTable, foreignFormatOfKey } from './table-format.js';
-
-export interface InventoryOptions {
-  /** Read every candidate's footer for row count and schema fingerprint (2 ranged GETs at most per file). */
-  readonly readFooters?: boolean;
-  /** Footer reads in flight; small-file latency dominates, so this is high by default. */
-  readonly concurrency?: number;
-  /** When the listing is taken (epoch ms), recorded as the plan's snapshot. */
-  readonly now: number;
-}
-
-export interface IgnoredObject {
-  readonly key: string;
-  readonly reason: string;
-}
-
-export interface PartitionInventory {
-  /** Raw partition path relative to the table root ('' when unpartitioned). */
-  readonly partition: string;
-  readonly values: readonly PartitionValue[];
-  /** Candidate data files, sorted by key. */
-  readonly files: readonly PlanInputFile[];
-}
-
-export interface TableInventory {
-  readonly tableRoot: string;
-  readonly listedAt: number;
-  /** Sorted by partition path. */
-  readonly partitions: readonly PartitionInventory[];
-  /** Objects under the root that are not data (markers, logs, hidden, non-Parquet), with why. */
-  readonly ignored: readonly IgnoredObject[];
-  /**
-   * Delta or Iceberg tables whose log or metadata the listing met (one per root, keys relative to the store):
-   * non-empty means the root is, or holds, a table that must not be treated as plain Parquet.
-   */
-  readonly foreignTables: readonly ForeignTable[];
-}
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { CorruptInputError } from '../../errors.js';
+import { readFooter } from '../../parquet/footer.js';
+import { classifyObject, type PartitionValue, parsePartition, relativeToRoot } from '../../partition.js';
+import type { PlanInput, PlanInputFile } from '../../planning.js';
+import { type ForeignTable, foreignFormatOfKey } from '../../table-format.js';
+import type { IgnoredObject, SnapshotOptions, TableSnapshot } from '../table-format.js';
 
 /**
  * Lists everything under `tableRoot` and sorts it into partitions. A file whose footer cannot be
@@ -52,8 +17,8 @@ export interface TableInventory {
 export async function inventoryTable(
   store: ObjectStore,
   tableRoot: string,
-  options: InventoryOptions,
-): Promise<TableInventory> {
+  options: SnapshotOptions,
+): Promise<TableSnapshot> {
   const byPartition = new Map<string, { values: readonly PartitionValue[]; files: PlanInputFile[] }>();
   const ignored: IgnoredObject[] = [];
   const foreign = new Map<string, ForeignTable>();
@@ -117,7 +82,7 @@ export async function inventoryTable(
 }
 
 /** The planner's input for every partition of an inventory. */
-export function toPlanInputs(inventory: TableInventory, table: string): PlanInput[] {
+export function toPlanInputs(inventory: TableSnapshot, table: string): PlanInput[] {
   return inventory.partitions.map((p) => ({
     table,
     partition: p.partition,

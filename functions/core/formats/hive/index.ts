@@ -1,0 +1,24 @@
+// Hive-style Parquet (`format: "parquet"`) behind the TableFormat port: the listing is the table, the journal
+// commit protocol (commit.ts) carries the safety, and vacuum clears what that protocol retired.
+import type { TableFormat } from '../table-format.js';
+import { commitGroup, rollbackGroup } from './commit.js';
+import { inventoryTable, toPlanInputs } from './inventory.js';
+import { hiveVacuumRules } from './vacuum.js';
+
+/**
+ * Partitions are `name=value` folders of Parquet files and nothing else says which files are live: the
+ * snapshot is a listing (footers read for rows and schema), and a commit copies outputs in and retires inputs
+ * by ETag, journaled so that a crash at any request rolls back or forward.
+ */
+export const hiveParquet = {
+  name: 'parquet',
+  title: 'Hive-style Parquet',
+  ownsEverythingUnderRoot: false,
+  snapshot: inventoryTable,
+  planInputs: toPlanInputs,
+  commit: commitGroup,
+  rollback: rollbackGroup,
+  vacuum: hiveVacuumRules,
+  // No log or metadata of its own: a `_delta_log/` or Iceberg `metadata/` inside it is a foreign table's.
+  isOwnMetadataWrite: () => false,
+} as const satisfies TableFormat;

@@ -1,0 +1,98 @@
+// The registry of implemented table formats — the single source of which formats exist: the config schema,
+// the construct's props, the CLI and every refusal read it, so an unimplemented format is refused everywhere.
+//
+// Adding Delta Lake or Iceberg: a folder under `formats/` implementing TableFormat, and one line in REGISTERED.
+import { z } from 'zod';
+import { CompactorError } from '../errors.js';
+import { hiveParquet } from './hive/index.js';
+import type { TableFormat } from './table-format.js';
+
+/** Every implemented format, one registration line each. */
+const REGISTERED = [
+  hiveParquet, // format: "parquet"
+] as const satisfies readonly TableFormat[];
+
+/** The name of an implemented format, as the table config and the construct's props spell it. */
+export type TableFormatName = (typeof REGISTERED)[number]['name'];
+
+/** The implemented formats by name. */
+export const TABLE_FORMATS: ReadonlyMap<string, TableFormat> = new Map(REGISTERED.map((f) => [f.name, f]));
+
+/** Names of the implemented formats, in registration order. */
+export const TABLE_FORMAT_NAMES: readonly TableFormatName[] = REGISTERED.map((f) => f.name);
+
+/** A table's format when its config names none. */
+export const DEFAULT_TABLE_FORMAT: TableFormatName = 'parquet';
+
+/** True when `name` is an implemented format. */
+export function isTableFormatName(name: unknown): name is TableFormatName {
+  return typeof name === 'string' && TABLE_FORMATS.has(name);
+}
+
+/**
+ * THE message refusing a format that is not implemented (or not a format at all), wherever it is met: at synth,
+ * at config load, in the profiler, the sweep, the CLI and the validate step. It names what is supported, from
+ * the registry, and what to do.
+ */
+export function unsupportedFormatMessage(format: unknown): string {
+  const supported = REGISTERED.map((f) => `"${f.name}" (${f.title})`).join(', ');
+  return `table format ${JSON.stringify(format)} is not supported: lake-compactor supports ${supported} only. Remove the table from the configuration, or set its format to one of these if that is what it is; nothing of it is compacted, vacuumed or tiered until then`;
+}
+
+/**
+ * A table format that is not implemented was asked for (an operator's CLI option, or a table list that did not
+ * pass the config schema). Never retried: only a configuration change fixes it.
+ */
+export class TableFormatNotSupportedError extends CompactorError {
+  constructor(readonly format: unknown) {
+    super(unsupportedFormatMessage(format));
+  }
+}
+
+/**
+ * The implemented format named `name`.
+ * @throws TableFormatNotSupportedError with {@link unsupportedFormatMessage} otherwise.
+ */
+export function tableFormat(name: unknown): TableFormat {
+  const format = typeof name === 'string' ? TABLE_FORMATS.get(name) : undefined;
+  if (format === undefined) throw new TableFormatNotSupportedError(name);
+  return format;
+}
+
+/**
+ * The format of the configured table named `table`. A table no longer configured (removed while one of its runs
+ * was in flight) gets the default format, so that run still settles through the protocol it started with.
+ * @throws TableFormatNotSupportedError when the table's format is not implemented.
+ */
+export function formatOfTable(
+  tables: readonly { readonly name: string; readonly format: TableFormatName }[],
+  table: string,
+): TableFormat {
+  return tableFormat(tables.find((t) => t.name === table)?.format ?? DEFAULT_TABLE_FORMAT);
+}
+
+/** A configured table whose format is not implemented, with THE message refusing it. */
+export interface RefusedTable {
+  readonly name: string;
+  readonly format: unknown;
+  readonly message: string;
+}
+
+/**
+ * The tables of a list whose format is not implemented. The config schema refuses them first; a long-running
+ * function (profiler, sweep) checks again, so a list that reached it without passing the schema (a hand-built
+ * one, or one a newer version wrote) starts nothing for them instead of running the wrong commit.
+ */
+export function refusedTables(
+  tables: readonly { readonly name: string; readonly format: unknown }[],
+): RefusedTable[] {
+  return tables
+    .filter((t) => !isTableFormatName(t.format))
+    .map((t) => ({ name: t.name, format: t.format, message: unsupportedFormatMessage(t.format) }));
+}
+
+/** The `format` field wherever a table is configured: an implemented format's name, refused with THE message. */
+export const tableFormatNameSchema = z
+  .string({ error: (issue) => unsupportedFormatMessage(issue.input) })
+  .refine(isTableFormatName, { error: (issue) => unsupportedFormatMessage(issue.input) })
+  .transform((name) => name as TableFormatName);

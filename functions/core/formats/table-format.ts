@@ -1,0 +1,220 @@
+// The TableFormat port: the one interface every table format implements (snapshot, plan input, commit, vacuum
+// rules, own metadata writes), so the workflow, the CLI, vacuum and the profiler never branch on a format.
+//
+// Where a format goes: **Delta Lake or Iceberg support is one folder under `functions/core/formats/` (e.g.
+// `formats/delta/`) implementing this interface, plus one registration line in `formats/index.ts`** — the config
+// schema, the construct's props, the CLI and every refusal take the list of formats from that registry.
+//
+// Why the port lives here and not in `functions/ports/`: the ports there are I/O boundaries that adapters
+// implement (S3, DynamoDB, Step Functions). A table format is pure core logic over those ports (it lists,
+// reads footers or logs and commits through an ObjectStore and a Journal it is handed), its types are core
+// types (plan inputs, journal outcomes, vacuum decisions), and no adapter ever implements it. Keeping the port
+// beside its implementations makes "a format is one folder" literally true.
+import type { Clock } from '../../ports/clock.js';
+import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
+import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
+import type { PartitionValue } from '../partition.js';
+import type { PlanInput, PlanInputFile } from '../planning.js';
+import type { ForeignTable } from '../table-format.js';
+
+// ---------------------------------------------------------------------------------------------------------
+// Snapshot: what the table holds now
+// ---------------------------------------------------------------------------------------------------------
+
+export interface SnapshotOptions {
+  /** Read every candidate's footer for row count and schema fingerprint (2 ranged GETs at most per file). */
+  readonly readFooters?: boolean;
+  /** Footer reads in flight; small-file latency dominates, so this is high by default. */
+  readonly concurrency?: number;
+  /** When the snapshot is taken (epoch ms), recorded as the plan's snapshot. */
+  readonly now: number;
+}
+
+/** Something under the location the format will not rewrite, and why. */
+export interface IgnoredObject {
+  readonly key: string;
+  readonly reason: string;
+}
+
+/** One partition's live data files. */
+export interface SnapshotPartition {
+  /** Raw partition path relative to the table root ('' when unpartitioned). */
+  readonly partition: string;
+  readonly values: readonly PartitionValue[];
+  /**
+   * Live data files, sorted by key: size, ETag, and with footers read, rows and schema fingerprint. A file
+   * that must stay in its partition but cannot be rewritten (an unreadable footer) carries `unreadable`.
+   */
+  readonly files: readonly PlanInputFile[];
+}
+
+/** A table's current state, as one format reads it (Hive: a listing; Delta: a log version; Iceberg: a snapshot). */
+export interface TableSnapshot {
+  readonly tableRoot: string;
+  /** When it was taken, epoch ms: the plan's snapshot. */
+  readonly listedAt: number;
+  /** Sorted by partition path. */
+  readonly partitions: readonly SnapshotPartition[];
+  /**
+   * Everything under the root that must not be touched, each with why: non-data objects (markers, logs, hidden,
+   * non-Parquet) and — in a format with deletes — data files with deletes or features the engine cannot keep.
+   */
+  readonly ignored: readonly IgnoredObject[];
+  /**
+   * Tables of another format whose log or metadata the snapshot met (one per root, keys relative to the store):
+   * non-empty means the location is, or holds, a table this format must not treat as its own.
+   */
+  readonly foreignTables: readonly ForeignTable[];
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Commit: publish a verified group, retire exactly its planned inputs
+// ---------------------------------------------------------------------------------------------------------
+
+export interface CommitDeps {
+  readonly store: ObjectStore;
+  readonly journal: Journal;
+  readonly clock: Clock;
+  /** Requests in flight per step (HEADs, copies). */
+  readonly concurrency?: number;
+}
+
+export interface CommitConflict {
+  readonly key: string;
+  readonly reason: string;
+}
+
+export interface CommitOutcome {
+  readonly state: 'done' | 'aborted';
+  /** Output keys now in the partition. */
+  readonly published: readonly string[];
+  /** Input keys retired from the partition. */
+  readonly retired: readonly string[];
+  /** Inputs that changed or vanished since planning and were therefore left alone. */
+  readonly conflicts: readonly CommitConflict[];
+  /**
+   * How long a listing reader could see both the inputs and the outputs: from the first output
+   * copy to the end of the retiring round, in ms. Undefined when nothing was published.
+   */
+  readonly visibilityWindowMs?: number;
+  readonly reason?: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Vacuum: what may go, what must stay
+// ---------------------------------------------------------------------------------------------------------
+
+/** A pure decision over one object: remove it (with reason) or keep it (with reason), or ignore it. */
+export type VacuumDecision =
+  | { readonly action: 'delete'; readonly reason: string }
+  | { readonly action: 'keep'; readonly reason: string }
+  | { readonly action: 'ignore' };
+
+/** A retired input version vacuum may delete for good. */
+export interface RetiredVersion {
+  readonly key: string;
+  readonly versionId: string;
+  readonly etag: string;
+  readonly size: number;
+  readonly reason: string;
+}
+
+/** The format's answers to vacuum: which of its leftovers may go, which must stay, and how to remove them. */
+export interface VacuumRules {
+  /**
+   * Of one journaled group, the retired input versions past `retentionMs` (vacuum may delete them) and the
+   * inputs it must keep, each with why (inside the retention, no version id recorded).
+   */
+  retiredInputs(
+    entry: GroupJournalEntry,
+    now: number,
+    retentionMs: number,
+  ): { due: RetiredVersion[]; kept: { key: string; reason: string }[] };
+  /** Over one copy in the work root's trash, given the journal entry of the group that made it (if any is left). */
+  trashCopy(
+    object: Pick<ObjectInfo, 'lastModified'>,
+    entry: GroupJournalEntry | undefined,
+    now: number,
+    retentionMs: number,
+  ): VacuumDecision;
+  /**
+   * Writer scratch below a table root that vacuum may remove once old (never the table's own log or
+   * metadata): the folder (relative, '' or ending with `/`) holding its first scratch directory, else undefined.
+   */
+  writerDebris(relativeKey: string): { readonly owner: string } | undefined;
+  /**
+   * Why a retired version must not be deleted after all, given what the bucket says now (`current`: a HEAD of
+   * its key), or undefined when it may go. The journal can be wrong; the bucket is the truth.
+   */
+  spareRetiredVersion(
+    candidate: { readonly versionId?: string | undefined; readonly etag?: string | undefined },
+    current: Pick<ObjectInfo, 'versionId' | 'etag'> | undefined,
+  ): string | undefined;
+  /**
+   * Removes vacuum's candidates of one bucket (retired versions by version id, other objects only while they
+   * still have the ETag they were listed with) and says, per key, what happened.
+   */
+  remove(store: ObjectStore, candidates: readonly RemovableObject[]): Promise<RemovalOutcome>;
+}
+
+/** An object vacuum decided to remove: by version id (a retired version) or as listed (with its ETag). */
+export interface RemovableObject {
+  readonly key: string;
+  readonly versionId?: string;
+  readonly etag?: string;
+}
+
+/** Per key of a removal: removed, changed since listed (left alone), or failed with a message. */
+export interface RemovalOutcome {
+  readonly changed: ReadonlySet<string>;
+  readonly failed: ReadonlyMap<string, string>;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The port
+// ---------------------------------------------------------------------------------------------------------
+
+/**
+ * One table format. Delta Lake or Iceberg support goes in one folder under `functions/core/formats/`
+ * implementing this interface, plus one registration line in `functions/core/formats/index.ts`.
+ *
+ * Mirrors delta-rs's optimize: `snapshot → planInputs → (rewrite → verify, format-independent) → commit`; the
+ * commit knows nothing about how the outputs were written, the rewrite nothing about how they are published.
+ */
+export interface TableFormat {
+  /** The name in the table config and the construct's props (`format: "parquet"`). */
+  readonly name: string;
+  /** How people call it, in messages: `Hive-style Parquet`. */
+  readonly title: string;
+  /**
+   * Whether the table's own log or metadata owns every file under its root (Delta, Iceberg), so no other
+   * configured table may lie inside it. Hive-style Parquet owns only its listing: false.
+   */
+  readonly ownsEverythingUnderRoot: boolean;
+  /**
+   * The table's current state under `location` (a key prefix of `store`): live data files with partition
+   * values, rows, sizes and schema fingerprints, and what must not be touched, with why.
+   */
+  snapshot(store: ObjectStore, location: string, options: SnapshotOptions): Promise<TableSnapshot>;
+  /** The planner's input for every partition of a snapshot. */
+  planInputs(snapshot: TableSnapshot, table: string): PlanInput[];
+  /**
+   * Brings a verified group to `done` (or `aborted` when an input changed), resuming from whatever state a
+   * previous attempt reached; safe to call any number of times, also concurrently.
+   */
+  commit(deps: CommitDeps, runId: string, groupId: string): Promise<CommitOutcome>;
+  /**
+   * Abandons a group after a failure: rolled back while nothing of it is visible, rolled forward (completed)
+   * once it may be. Also how a partition is settled.
+   */
+  rollback(deps: CommitDeps, runId: string, groupId: string, reason: string): Promise<CommitOutcome>;
+  /** What vacuum may consider, what it must keep, and how it removes it. */
+  readonly vacuum: VacuumRules;
+  /**
+   * Whether a key (relative to the table root) is one of the table's own metadata writes (Delta: `_delta_log/`;
+   * Iceberg: `metadata/`), which the profiler must not take for another format's table or for data. Hive-style
+   * Parquet has none: its work root and non-data objects are recognised for every format by name (see
+   * `classifyObject`), so any log or metadata met inside it belongs to a foreign table.
+   */
+  isOwnMetadataWrite(relativeKey: string): boolean;
+}

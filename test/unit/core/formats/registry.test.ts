@@ -1,0 +1,101 @@
+// The format registry is the single source of which table formats exist: the config schema, the construct's
+// props and the CLI's --format accept exactly its formats and refuse any other with its one message, and every
+// format folder under functions/core/formats/ is registered under its own name (a folder + a line = a format).
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../../../../functions/core/errors.js';
+import {
+  DEFAULT_TABLE_FORMAT,
+  TABLE_FORMAT_NAMES,
+  TABLE_FORMATS,
+  TableFormatNotSupportedError,
+  tableFormat,
+  unsupportedFormatMessage,
+} from '../../../../functions/core/formats/index.js';
+import type { TableFormat } from '../../../../functions/core/formats/table-format.js';
+import { parseTableConfigs } from '../../../../functions/core/table-config.js';
+import { formatOption } from '../../../../functions/shared/cli-args.js';
+import { lakeCompactorPropsProblems } from '../../../../infra/props-schema.js';
+
+const NOT_IMPLEMENTED = ['delta', 'iceberg', 'orc', 'Parquet'];
+
+function configIssues(format: string): readonly string[] {
+  try {
+    parseTableConfigs([{ name: 't', bucket: 'lake', prefix: 't', format }]);
+    return [];
+  } catch (err) {
+    if (err instanceof InvalidInputError) return err.issues;
+    throw err;
+  }
+}
+
+function propsProblems(format: string): string[] {
+  return lakeCompactorPropsProblems({ tables: [{ name: 't', bucketName: 'lake', prefix: 't/', format }] });
+}
+
+function cliFormat(value: string): unknown {
+  const parse = formatOption().parseArg as (value: string, previous: unknown) => unknown;
+  return parse(value, undefined);
+}
+
+function isTableFormat(value: unknown): value is TableFormat {
+  return typeof value === 'object' && value !== null && 'snapshot' in value && 'commit' in value;
+}
+
+describe('the table format registry', () => {
+  it('is exactly what the config, the construct props and the CLI accept', () => {
+    // Prepare
+    const names = [...TABLE_FORMAT_NAMES];
+    // Act
+    const accepted = names.map((name) => ({
+      config: configIssues(name),
+      props: propsProblems(name),
+      cli: cliFormat(name),
+    }));
+    // Assess
+    expect(names).toContain(DEFAULT_TABLE_FORMAT);
+    expect(accepted).toEqual(names.map((name) => ({ config: [], props: [], cli: name })));
+  });
+
+  it('refuses any other format in the config, the construct props and the CLI with the one message', () => {
+    for (const format of NOT_IMPLEMENTED) {
+      // Prepare
+      const message = unsupportedFormatMessage(format);
+      // Act
+      const config = configIssues(format);
+      const props = propsProblems(format);
+      const cli = () => cliFormat(format);
+      // Assess
+      expect(config).toEqual([`0.format: ${message}`]);
+      expect(props).toEqual([`tables.0.format: ${message}`]);
+      expect(cli).toThrow(message);
+      expect(() => tableFormat(format)).toThrow(TableFormatNotSupportedError);
+    }
+  });
+
+  it('names every implemented format, and what to do, in the refusal message', () => {
+    // Act
+    const message = unsupportedFormatMessage('delta');
+    // Assess
+    expect(message).toMatch(/^table format "delta" is not supported: lake-compactor supports /);
+    for (const format of TABLE_FORMATS.values())
+      expect(message).toContain(`"${format.name}" (${format.title})`);
+    expect(message).toMatch(/Remove the table from the configuration/);
+  });
+
+  it('registers every format folder under functions/core/formats/ under its own name', async () => {
+    // Prepare
+    const root = new URL('../../../../functions/core/formats/', import.meta.url);
+    const folders = readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory());
+    // Act
+    const found: TableFormat[] = [];
+    for (const folder of folders) {
+      const module = (await import(new URL(`${folder.name}/index.ts`, root).href)) as Record<string, unknown>;
+      found.push(...Object.values(module).filter(isTableFormat));
+    }
+    // Assess: one format per folder, each registered as itself, and nothing registered without a folder
+    expect(found).toHaveLength(folders.length);
+    for (const format of found) expect(TABLE_FORMATS.get(format.name)).toBe(format);
+    expect(TABLE_FORMATS.size).toBe(found.length);
+  });
+});

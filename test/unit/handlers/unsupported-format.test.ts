@@ -1,0 +1,190 @@
+// A table whose format is not implemented, in a table list that reached a function without passing the config
+// schema: the profiler profiles and triggers nothing for it (one log line, `UnsupportedFormatRefusals`), the
+// sweep starts, releases and reconciles nothing for it, and the validate step refuses a run of it — each with
+// the registry's one refusal message.
+import type { Context, SQSEvent } from 'aws-lambda';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { InvalidInputError } from '../../../functions/core/errors.js';
+import { unsupportedFormatMessage } from '../../../functions/core/formats/index.js';
+import type { TriggerDeps } from '../../../functions/core/profiler/trigger.js';
+import { parseTableConfigs, type TableConfig } from '../../../functions/core/table-config.js';
+import { createProfilerHandler, policiesOf } from '../../../functions/handlers/profiler.js';
+import { createSweepHandler } from '../../../functions/handlers/sweep.js';
+import { createValidateHandler } from '../../../functions/handlers/validate.js';
+import { ManualClock } from '../../../functions/ports/clock.js';
+import type { ObjectStore } from '../../../functions/ports/object-store.js';
+import type { StateMachineStarter } from '../../../functions/ports/state-machine-starter.js';
+import type { StatsStore } from '../../../functions/ports/stats-store.js';
+import { parseEnv } from '../../../functions/shared/env.js';
+import { createObservability } from '../../../functions/shared/middleware.js';
+import { workflowEnvSchema } from '../../../functions/shared/workflow-runtime.js';
+
+const NOW = Date.UTC(2026, 10, 30, 12);
+const context = { functionName: 'profiler', awsRequestId: 'req-1' } as Context;
+const MESSAGE = unsupportedFormatMessage('delta');
+
+/** `orders` as a newer version (or a hand-written list) would hand it over: format "delta", unparsed. */
+const TABLES: TableConfig[] = [
+  ...parseTableConfigs([
+    { name: 'orders', bucket: 'lake', prefix: 'orders', partitionColumns: ['date'] },
+  ]).map((t) => ({ ...t, format: 'delta' }) as unknown as TableConfig),
+];
+
+/** A StatsStore and a starter that record every call: a refused table must cause none. */
+function recorders(): { stats: StatsStore; starter: StateMachineStarter; calls: string[] } {
+  const calls: string[] = [];
+  const stats = new Proxy({} as StatsStore, {
+    get: (_target, name) => () => {
+      calls.push(`stats.${String(name)}`);
+      throw new Error(`unexpected call of ${String(name)}`);
+    },
+  });
+  const starter: StateMachineStarter = {
+    executionArn: (name) => `arn:aws:states:us-east-1:111111111111:execution:compact:${name}`,
+    start: async (name) => {
+      calls.push(`start ${name}`);
+      return { executionArn: name, alreadyStarted: false };
+    },
+    describe: async (arn) => {
+      calls.push(`describe ${arn}`);
+      return undefined;
+    },
+  };
+  return { stats, starter, calls };
+}
+
+/** Every JSON line the handlers print (Powertools writes EMF and logs to stdout/stderr). */
+let lines: Record<string, unknown>[];
+
+beforeEach(() => {
+  delete process.env.POWERTOOLS_DEV;
+  delete process.env.POWERTOOLS_METRICS_DISABLED;
+  process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
+  lines = [];
+  const capture = (chunk: string | Uint8Array) => {
+    for (const line of String(chunk).split('\n')) {
+      if (line.trim().startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
+    }
+    return true;
+  };
+  vi.spyOn(process.stdout, 'write').mockImplementation(capture);
+  vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function s3Message(id: string, key: string, sequencer: string): SQSEvent['Records'][number] {
+  return {
+    messageId: id,
+    receiptHandle: 'r',
+    body: JSON.stringify({
+      Records: [
+        {
+          eventSource: 'aws:s3',
+          eventName: 'ObjectCreated:Put',
+          eventTime: new Date(NOW).toISOString(),
+          s3: { bucket: { name: 'lake' }, object: { key, size: 900, eTag: 'e', sequencer } },
+        },
+      ],
+    }),
+    attributes: {} as SQSEvent['Records'][number]['attributes'],
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:q',
+    awsRegion: 'us-east-1',
+  };
+}
+
+describe('a table whose format is not implemented', () => {
+  it('is never profiled or triggered by the profiler, which logs the refusal and counts the events', async () => {
+    // Prepare
+    const { stats, starter, calls } = recorders();
+    const handler = createProfilerHandler({
+      tables: TABLES,
+      policies: policiesOf(TABLES),
+      stats,
+      starter,
+      clock: new ManualClock(NOW),
+      observability: createObservability(),
+    });
+    const batch: SQSEvent = {
+      Records: [
+        s3Message('a', 'orders/date=2026-11-30/part-1.parquet', '11'),
+        s3Message('b', 'orders/date=2026-11-30/part-2.parquet', '12'),
+        s3Message('c', 'orders/_delta_log/00000000000000000003.json', '13'),
+      ],
+    };
+
+    // Act
+    const response = await handler(batch, context);
+
+    // Assess: nothing recorded or started, no message retried; the refusal said once at start and per batch
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(calls).toEqual([]);
+    const refusals = lines.filter((l) => l.message === MESSAGE);
+    expect(refusals.map((l) => [l.level, l.table])).toEqual([
+      ['ERROR', 'orders'],
+      ['WARN', 'orders'],
+    ]);
+    expect(refusals[1]).toMatchObject({ events: 3 });
+    expect(lines.find((l) => 'UnsupportedFormatRefusals' in l)).toMatchObject({
+      Table: 'orders',
+      UnsupportedFormatRefusals: 3,
+    });
+  });
+
+  it('is skipped by the sweep, which starts, releases and reconciles nothing for it', async () => {
+    // Prepare
+    const { stats, starter, calls } = recorders();
+    const trigger: TriggerDeps = {
+      stats,
+      starter,
+      policies: policiesOf(TABLES),
+      log: () => undefined,
+      trigger: 'sweep',
+    };
+    const sweep = createSweepHandler({
+      tables: TABLES,
+      trigger,
+      storeFor: () => ({}) as ObjectStore,
+      clock: new ManualClock(NOW),
+      observability: createObservability(),
+    });
+
+    // Act
+    const swept = await sweep({ mode: 'sweep', table: 'orders' });
+    const reconciled = await sweep({ mode: 'reconcile', table: 'orders' });
+
+    // Assess
+    expect(swept).toEqual({ mode: 'sweep', reports: [] });
+    expect(reconciled).toEqual({ mode: 'reconcile', reports: [] });
+    expect(calls).toEqual([]);
+    expect(lines.filter((l) => l.message === MESSAGE).map((l) => [l.level, l.table])).toEqual([
+      ['ERROR', 'orders'],
+      ['ERROR', 'orders'],
+    ]);
+    expect(lines.filter((l) => 'UnsupportedFormatRefusals' in l)).toHaveLength(2);
+  });
+
+  it('is refused by the validate step before any execution is started', async () => {
+    // Prepare
+    const { starter, calls } = recorders();
+    const env = parseEnv(workflowEnvSchema, { TABLE_NAME: 'state' });
+    const validate = createValidateHandler({ tables: TABLES, env }, () => starter);
+
+    // Act
+    const act = validate({
+      input: { table: 'orders', partitions: ['date=2026-11-29', 'date=2026-11-30'] },
+      execution: { name: 'run-1', startTime: '2026-11-30T12:00:00Z' },
+      stateMachineArn: 'arn:aws:states:us-east-1:111111111111:stateMachine:compact',
+    });
+
+    // Assess
+    await expect(act).rejects.toThrow(InvalidInputError);
+    await expect(act).rejects.toThrow(`table: "orders": ${MESSAGE}`);
+    expect(calls).toEqual([]);
+  });
+});
