@@ -5,7 +5,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
-import { run } from '../../functions/cli.js';
+import { run } from '../../functions/cli/index.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 import { captureIo } from '../support/cli-io.js';
 import { DELTA_FIXTURES, ICEBERG_FIXTURES } from '../support/fixtures.js';

@@ -5,7 +5,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoPartitionLease } from '../../functions/adapters/dynamodb-partition-lease.js';
-import { run } from '../../functions/cli.js';
+import { run } from '../../functions/cli/index.js';
 import { parseTableConfigs } from '../../functions/core/table-config.js';
 import type { RunHistory } from '../../functions/core/workflow/ports.js';
 import { policiesOf } from '../../functions/handlers/profiler.js';

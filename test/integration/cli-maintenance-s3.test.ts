@@ -10,8 +10,9 @@ import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamod
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
-import { run } from '../../functions/cli.js';
-import type { TierCliReport, VacuumCliReport } from '../../functions/cli-maintenance.js';
+import { run } from '../../functions/cli/index.js';
+import type { TierCliReport } from '../../functions/cli/tier.js';
+import type { VacuumCliReport } from '../../functions/cli/vacuum.js';
 import { DEFAULT_WORK_ROOT, stagingPrefix, trashPrefix } from '../../functions/core/workflow/layout.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';

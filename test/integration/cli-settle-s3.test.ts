@@ -10,7 +10,7 @@ import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
 import { DynamoPartitionLease } from '../../functions/adapters/dynamodb-partition-lease.js';
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
-import { run } from '../../functions/cli.js';
+import { run } from '../../functions/cli/index.js';
 import { normalizeRunInput } from '../../functions/core/run-input.js';
 import { parseTableConfigs } from '../../functions/core/table-config.js';
 import { commitStep } from '../../functions/core/workflow/commit.js';

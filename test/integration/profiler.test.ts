@@ -7,7 +7,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
 import { MemoryObjectStore } from '../../functions/adapters/memory-object-store.js';
-import { run } from '../../functions/cli.js';
+import { run } from '../../functions/cli/index.js';
 import { inventoryTable } from '../../functions/core/formats/hive/inventory.js';
 import { DEFAULT_POLICY } from '../../functions/core/policy.js';
 import { sizeBucket } from '../../functions/core/profiler/accounting.js';

@@ -9,7 +9,7 @@ import { parquetMetadata } from 'hyparquet';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoPartitionLease } from '../../functions/adapters/dynamodb-partition-lease.js';
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
-import { run as cli } from '../../functions/cli.js';
+import { run as cli } from '../../functions/cli/index.js';
 import { LeaseHeldError } from '../../functions/core/errors.js';
 import { resolveEvent } from '../../functions/core/profiler/events.js';
 import type { ObjectEvent, ResolvedEvent } from '../../functions/core/profiler/model.js';

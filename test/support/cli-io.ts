@@ -1,6 +1,6 @@
 // An in-process CLI io for tests: everything the command prints is captured line by line, the clock is
 // manual and the environment is only what the test passes (never the developer's AWS settings).
-import type { CliIo } from '../../functions/cli.js';
+import type { CliIo } from '../../functions/cli/index.js';
 import { ManualClock } from '../../functions/ports/clock.js';
 
 export type CapturedIo = CliIo & { readonly stdout: string[]; readonly stderr: string[] };

@@ -6,7 +6,7 @@
 // It prints `started` once the CLI's modules are loaded, so a parent can also kill it by wall clock.
 // `cli-kill-child.ts --rerun <folder>...` runs compact to the end on each folder in turn (the re-runs of
 // killed runs, one process for many: a process start costs more than a re-run) and prints one JSON line each.
-import { runCompact } from '../../functions/cli-compact.js';
+import { runCompact } from '../../functions/cli/compact.js';
 import { systemClock } from '../../functions/ports/clock.js';
 import { observedStore, type StoreCall } from './crash-store.js';
 

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../functions/cli.js';
+import { run } from '../../functions/cli/index.js';
 import { captureIo } from '../support/cli-io.js';
 import { folderContentSnapshot } from '../support/folder-snapshot.js';
 

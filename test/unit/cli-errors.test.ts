@@ -6,9 +6,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { run } from '../../functions/cli.js';
+import { describeFailure } from '../../functions/cli/errors.js';
+import { run } from '../../functions/cli/index.js';
 import { TransientStoreError, UsageError } from '../../functions/core/errors.js';
-import { describeFailure } from '../../functions/shared/cli-errors.js';
 import { captureIo } from '../support/cli-io.js';
 import {
   type CannedAnswer,

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../functions/cli.js';
+import { run } from '../../functions/cli/index.js';
 import { captureIo } from '../support/cli-io.js';
 
 let root: string;

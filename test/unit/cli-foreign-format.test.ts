@@ -5,7 +5,7 @@ import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../functions/cli.js';
+import { run } from '../../functions/cli/index.js';
 import { captureIo } from '../support/cli-io.js';
 import { DELTA_FIXTURES, ICEBERG_FIXTURES } from '../support/fixtures.js';
 import { folderContentSnapshot } from '../support/folder-snapshot.js';

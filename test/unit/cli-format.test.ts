@@ -5,8 +5,8 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../functions/cli.js';
-import { runCompact } from '../../functions/cli-compact.js';
+import { runCompact } from '../../functions/cli/compact.js';
+import { run } from '../../functions/cli/index.js';
 import {
   TableFormatNotSupportedError,
   unsupportedFormatMessage,

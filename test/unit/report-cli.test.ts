@@ -4,9 +4,9 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { run } from '../../functions/cli.js';
-import type { HistoryRow } from '../../functions/cli-history.js';
-import { runReport } from '../../functions/cli-report.js';
+import type { HistoryRow } from '../../functions/cli/history.js';
+import { run } from '../../functions/cli/index.js';
+import { runReport } from '../../functions/cli/report.js';
 import { planPartition } from '../../functions/core/planning.js';
 import { captureIo } from '../support/cli-io.js';
 

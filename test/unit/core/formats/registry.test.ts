@@ -3,6 +3,7 @@
 // format folder under functions/core/formats/ is registered under its own name (a folder + a line = a format).
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { formatOption } from '../../../../functions/cli/args.js';
 import { InvalidInputError } from '../../../../functions/core/errors.js';
 import {
   DEFAULT_TABLE_FORMAT,
@@ -14,7 +15,6 @@ import {
 } from '../../../../functions/core/formats/index.js';
 import type { TableFormat } from '../../../../functions/core/formats/table-format.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
-import { formatOption } from '../../../../functions/shared/cli-args.js';
 import { lakeCompactorPropsProblems } from '../../../../infra/props-schema.js';
 
 const NOT_IMPLEMENTED = ['delta', 'iceberg', 'orc', 'Parquet'];

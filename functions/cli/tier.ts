@@ -5,7 +5,23 @@
 // the same schema before any object is listed. Invalid usage exits 2; a run that could not move all exits 1.
 
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { openStore } from './adapters/open-store.js';
+import { openStore } from '../adapters/open-store.js';
+import { UsageError } from '../core/errors.js';
+import {
+  DEFAULT_TIERING_RULES,
+  executeTiering,
+  parseTieringRequest,
+  planTiering,
+  type TieringMove,
+  type TieringPlan,
+  type TieringReport,
+  type TieringRequest,
+} from '../core/maintenance/tiering.js';
+import { PARTITION_DATE_FORMATS, type PartitionDateFormat } from '../core/policy.js';
+import { formatBytes } from '../core/stats.js';
+import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
+import { refuseForeignAmong } from '../core/table-format.js';
+import type { ObjectStore } from '../ports/object-store.js';
 import {
   asUsage,
   bucketOf,
@@ -17,25 +33,9 @@ import {
   OperationCancelledError,
   openedOf,
   PRINTED_ROWS,
-} from './cli-maintenance-shared.js';
-import { UsageError } from './core/errors.js';
-import {
-  DEFAULT_TIERING_RULES,
-  executeTiering,
-  parseTieringRequest,
-  planTiering,
-  type TieringMove,
-  type TieringPlan,
-  type TieringReport,
-  type TieringRequest,
-} from './core/maintenance/tiering.js';
-import { PARTITION_DATE_FORMATS, type PartitionDateFormat } from './core/policy.js';
-import { formatBytes } from './core/stats.js';
-import { parseTableConfigs, type TableConfig } from './core/table-config.js';
-import { refuseForeignAmong } from './core/table-format.js';
-import type { ObjectStore } from './ports/object-store.js';
-import { renderTable } from './shared/table.js';
-import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
+} from './maintenance-shared.js';
+import { renderTable } from './table.js';
+import { refuseEnclosingForeignTable } from './table-format-guard.js';
 
 export interface TierCliOptions {
   /** List the moves; make none. */

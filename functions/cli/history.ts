@@ -4,13 +4,13 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
-import { statsKeys } from './adapters/dynamodb-keys.js';
-import { DynamoStatsStore } from './adapters/dynamodb-stats-store.js';
-import { InvalidInputError, UsageError } from './core/errors.js';
-import { formatBytes } from './core/stats.js';
-import { dynamoDbClientFromEnv } from './shared/aws-env.js';
-import { positiveInteger } from './shared/cli-args.js';
-import { renderTable } from './shared/table.js';
+import { statsKeys } from '../adapters/dynamodb-keys.js';
+import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
+import { InvalidInputError, UsageError } from '../core/errors.js';
+import { formatBytes } from '../core/stats.js';
+import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
+import { positiveInteger } from './args.js';
+import { renderTable } from './table.js';
 
 export interface HistoryIo {
   readonly out: (text: string) => void;

@@ -3,17 +3,17 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { DynamoQuarantine } from './adapters/dynamodb-quarantine.js';
-import { DynamoStatsStore } from './adapters/dynamodb-stats-store.js';
-import { InvalidInputError, UsageError } from './core/errors.js';
-import type { PartitionSnapshot } from './core/profiler/model.js';
-import type { QuarantinedFile } from './core/quarantine.js';
-import { formatBytes, priorityOf } from './core/stats.js';
-import type { Clock } from './ports/clock.js';
-import type { Quarantine } from './ports/quarantine.js';
-import type { StatsStore } from './ports/stats-store.js';
-import { dynamoDbClientFromEnv } from './shared/aws-env.js';
-import { renderTable } from './shared/table.js';
+import { DynamoQuarantine } from '../adapters/dynamodb-quarantine.js';
+import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
+import { InvalidInputError, UsageError } from '../core/errors.js';
+import type { PartitionSnapshot } from '../core/profiler/model.js';
+import type { QuarantinedFile } from '../core/quarantine.js';
+import { formatBytes, priorityOf } from '../core/stats.js';
+import type { Clock } from '../ports/clock.js';
+import type { Quarantine } from '../ports/quarantine.js';
+import type { StatsStore } from '../ports/stats-store.js';
+import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
+import { renderTable } from './table.js';
 
 export interface StatusIo {
   readonly out: (text: string) => void;

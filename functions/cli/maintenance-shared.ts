@@ -2,13 +2,13 @@
 // problem is found before anything is listed, exit 2), the location as a store, and who confirms a real run.
 
 import { createInterface } from 'node:readline/promises';
-import type { OpenedStore } from './adapters/open-store.js';
-import { CompactorError, InvalidInputError, UsageError } from './core/errors.js';
-import type { TableConfig } from './core/table-config.js';
-import { DEFAULT_WORK_ROOT } from './core/workflow/layout.js';
-import type { Clock } from './ports/clock.js';
-import type { ObjectStore } from './ports/object-store.js';
-import { tableNameOf } from './shared/cli-args.js';
+import type { OpenedStore } from '../adapters/open-store.js';
+import { CompactorError, InvalidInputError, UsageError } from '../core/errors.js';
+import type { TableConfig } from '../core/table-config.js';
+import { DEFAULT_WORK_ROOT } from '../core/workflow/layout.js';
+import type { Clock } from '../ports/clock.js';
+import type { ObjectStore } from '../ports/object-store.js';
+import { tableNameOf } from './args.js';
 
 /** Rows of candidates printed in text mode; `--json` lists every one. */
 export const PRINTED_ROWS = 50;

@@ -5,7 +5,7 @@ import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { CompactorError, InvalidInputError, UsageError } from '../core/errors.js';
 import type { TableSnapshot } from '../core/formats/table-format.js';
-import type { Env } from './aws-env.js';
+import type { Env } from '../shared/aws-env.js';
 
 /** Set to anything but `''`, `0` or `false` to have the CLI print the stack after the one-line error. */
 export const DEBUG_VARIABLE = 'LAKE_COMPACTOR_DEBUG';

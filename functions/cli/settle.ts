@@ -6,22 +6,22 @@
 // one could not be (it stays fenced; the reason is printed), 2 on a usage error.
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { DynamoJournal } from './adapters/dynamodb-journal.js';
-import { DynamoPartitionLease } from './adapters/dynamodb-partition-lease.js';
-import { LocalObjectStore } from './adapters/local-object-store.js';
-import { type OpenedStore, openStore } from './adapters/open-store.js';
-import { StoreJournal } from './adapters/store-journal.js';
-import { UnsettledPartitionError, UsageError } from './core/errors.js';
-import { buildRunContext } from './core/run-input.js';
-import { failureReason, type StepCommitDeps } from './core/workflow/commit.js';
-import { finalizeRun } from './core/workflow/finalize.js';
-import { journalManifestPrefix } from './core/workflow/layout.js';
-import { type SettleReport, settlePartition } from './core/workflow/settle.js';
-import type { Clock } from './ports/clock.js';
-import type { GroupState, JournalPartition } from './ports/journal.js';
-import type { ObjectStore } from './ports/object-store.js';
-import { dynamoDbClientFromEnv } from './shared/aws-env.js';
-import { tableNameOf, workRootOption } from './shared/cli-args.js';
+import { DynamoJournal } from '../adapters/dynamodb-journal.js';
+import { DynamoPartitionLease } from '../adapters/dynamodb-partition-lease.js';
+import { LocalObjectStore } from '../adapters/local-object-store.js';
+import { type OpenedStore, openStore } from '../adapters/open-store.js';
+import { StoreJournal } from '../adapters/store-journal.js';
+import { UnsettledPartitionError, UsageError } from '../core/errors.js';
+import { buildRunContext } from '../core/run-input.js';
+import { failureReason, type StepCommitDeps } from '../core/workflow/commit.js';
+import { finalizeRun } from '../core/workflow/finalize.js';
+import { journalManifestPrefix } from '../core/workflow/layout.js';
+import { type SettleReport, settlePartition } from '../core/workflow/settle.js';
+import type { Clock } from '../ports/clock.js';
+import type { GroupState, JournalPartition } from '../ports/journal.js';
+import type { ObjectStore } from '../ports/object-store.js';
+import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
+import { tableNameOf, workRootOption } from './args.js';
 
 export interface SettleIo {
   readonly out: (text: string) => void;

@@ -2,38 +2,27 @@
 // local folder. Exit code 0 on success, 1 on a reported error, 2 on a usage error.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { openStore } from './adapters/open-store.js';
-import { StoreQuarantine } from './adapters/store-quarantine.js';
-import { registerCompactCommand } from './cli-compact.js';
-import { registerHistoryCommand } from './cli-history.js';
-import { registerTierCommand, registerVacuumCommand } from './cli-maintenance.js';
-import { registerQuarantineCommand } from './cli-quarantine.js';
-import { registerReportCommand } from './cli-report.js';
-import { registerSettleCommand } from './cli-settle.js';
-import { registerStatusCommand } from './cli-status.js';
-import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from './core/formats/index.js';
-import type { TableSnapshot } from './core/formats/table-format.js';
-import { type PlanSet, planPartitions } from './core/planning.js';
-import { matchQuarantine } from './core/quarantine.js';
-import { formatBytes, type PartitionProfile, profilePartition } from './core/stats.js';
-import { refuseForeignAmong } from './core/table-format.js';
-import { type Clock, systemClock } from './ports/clock.js';
-import {
-  formatOption,
-  positiveInteger,
-  positiveNumber,
-  tableNameOf,
-  workRootOption,
-} from './shared/cli-args.js';
-import {
-  debugRequested,
-  describeFailure,
-  failureContext,
-  requireParquetFiles,
-  stackOf,
-} from './shared/cli-errors.js';
-import { renderTable } from './shared/table.js';
-import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
+import { openStore } from '../adapters/open-store.js';
+import { StoreQuarantine } from '../adapters/store-quarantine.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
+import type { TableSnapshot } from '../core/formats/table-format.js';
+import { type PlanSet, planPartitions } from '../core/planning.js';
+import { matchQuarantine } from '../core/quarantine.js';
+import { formatBytes, type PartitionProfile, profilePartition } from '../core/stats.js';
+import { refuseForeignAmong } from '../core/table-format.js';
+import { type Clock, systemClock } from '../ports/clock.js';
+import { formatOption, positiveInteger, positiveNumber, tableNameOf, workRootOption } from './args.js';
+import { registerCompactCommand } from './compact.js';
+import { debugRequested, describeFailure, failureContext, requireParquetFiles, stackOf } from './errors.js';
+import { registerHistoryCommand } from './history.js';
+import { registerQuarantineCommand } from './quarantine.js';
+import { registerReportCommand } from './report.js';
+import { registerSettleCommand } from './settle.js';
+import { registerStatusCommand } from './status.js';
+import { renderTable } from './table.js';
+import { refuseEnclosingForeignTable } from './table-format-guard.js';
+import { registerTierCommand } from './tier.js';
+import { registerVacuumCommand } from './vacuum.js';
 
 const MiB = 1024 * 1024;
 
@@ -184,7 +173,7 @@ function printPlan(io: CliIo, plan: PlanSet): void {
  * bug report is about, whether run from the repository or an installed package.
  */
 export function packageVersion(): string {
-  const text = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
+  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
   return (JSON.parse(text) as { version: string }).version;
 }
 
@@ -290,7 +279,8 @@ export async function run(argv: readonly string[], io: CliIo = processIo): Promi
 }
 
 const invokedDirectly =
-  process.argv[1] !== undefined && /(?:^|[\\/])(?:cli\.ts|lake-compactor(?:\.js)?)$/.test(process.argv[1]);
+  process.argv[1] !== undefined &&
+  /(?:^|[\\/])(?:cli[\\/]index\.ts|lake-compactor(?:\.js)?)$/.test(process.argv[1]);
 if (invokedDirectly) {
   process.exitCode = await run(process.argv.slice(2));
 }

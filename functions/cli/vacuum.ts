@@ -7,25 +7,13 @@
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Command } from 'commander';
-import { DynamoJournal } from './adapters/dynamodb-journal.js';
-import { LocalObjectStore } from './adapters/local-object-store.js';
-import { MemoryJournal } from './adapters/memory-journal.js';
-import { type OpenedStore, openStore } from './adapters/open-store.js';
-import { RoutedJournal } from './adapters/routed-journal.js';
-import { StoreJournal } from './adapters/store-journal.js';
-import {
-  asUsage,
-  bucketOf,
-  confirmerFor,
-  defaultName,
-  isS3,
-  MaintenanceIncompleteError,
-  type MaintenanceIo,
-  OperationCancelledError,
-  openedOf,
-  PRINTED_ROWS,
-} from './cli-maintenance-shared.js';
-import { UsageError } from './core/errors.js';
+import { DynamoJournal } from '../adapters/dynamodb-journal.js';
+import { LocalObjectStore } from '../adapters/local-object-store.js';
+import { MemoryJournal } from '../adapters/memory-journal.js';
+import { type OpenedStore, openStore } from '../adapters/open-store.js';
+import { RoutedJournal } from '../adapters/routed-journal.js';
+import { StoreJournal } from '../adapters/store-journal.js';
+import { UsageError } from '../core/errors.js';
 import {
   type CandidateKind,
   executeVacuum,
@@ -38,19 +26,31 @@ import {
   type VacuumPlan,
   type VacuumReport,
   type VacuumRequest,
-} from './core/maintenance/vacuum.js';
-import { relativeToRoot } from './core/partition.js';
-import { CLI_RUN_ID } from './core/run-input.js';
-import { formatBytes } from './core/stats.js';
-import { parseTableConfigs, type TableConfig } from './core/table-config.js';
-import { refuseForeignAmong } from './core/table-format.js';
-import { journalManifestPrefix, parseStagingKey, parseTrashKey } from './core/workflow/layout.js';
-import type { GroupJournalEntry, Journal } from './ports/journal.js';
-import type { ObjectInfo, ObjectStore } from './ports/object-store.js';
-import { dynamoDbClientFromEnv } from './shared/aws-env.js';
-import { positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
-import { renderTable } from './shared/table.js';
-import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
+} from '../core/maintenance/vacuum.js';
+import { relativeToRoot } from '../core/partition.js';
+import { CLI_RUN_ID } from '../core/run-input.js';
+import { formatBytes } from '../core/stats.js';
+import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
+import { refuseForeignAmong } from '../core/table-format.js';
+import { journalManifestPrefix, parseStagingKey, parseTrashKey } from '../core/workflow/layout.js';
+import type { GroupJournalEntry, Journal } from '../ports/journal.js';
+import type { ObjectInfo, ObjectStore } from '../ports/object-store.js';
+import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
+import { positiveNumber, tableNameOf, workRootOption } from './args.js';
+import {
+  asUsage,
+  bucketOf,
+  confirmerFor,
+  defaultName,
+  isS3,
+  MaintenanceIncompleteError,
+  type MaintenanceIo,
+  OperationCancelledError,
+  openedOf,
+  PRINTED_ROWS,
+} from './maintenance-shared.js';
+import { renderTable } from './table.js';
+import { refuseEnclosingForeignTable } from './table-format-guard.js';
 
 export interface VacuumCliOptions {
   /** List what would go; delete nothing. */

@@ -2,15 +2,15 @@
 // and, with --clear, releases one or all of them; reads and writes quarantine records only, never data.
 
 import type { Command } from 'commander';
-import { DynamoQuarantine } from './adapters/dynamodb-quarantine.js';
-import { type OpenedStore, openStore } from './adapters/open-store.js';
-import { StoreQuarantine } from './adapters/store-quarantine.js';
-import { InvalidInputError } from './core/errors.js';
-import type { QuarantinedFile } from './core/quarantine.js';
-import type { Quarantine } from './ports/quarantine.js';
-import { dynamoDbClientFromEnv } from './shared/aws-env.js';
-import { tableNameOf, workRootOption } from './shared/cli-args.js';
-import { renderTable } from './shared/table.js';
+import { DynamoQuarantine } from '../adapters/dynamodb-quarantine.js';
+import { type OpenedStore, openStore } from '../adapters/open-store.js';
+import { StoreQuarantine } from '../adapters/store-quarantine.js';
+import { InvalidInputError } from '../core/errors.js';
+import type { QuarantinedFile } from '../core/quarantine.js';
+import type { Quarantine } from '../ports/quarantine.js';
+import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
+import { tableNameOf, workRootOption } from './args.js';
+import { renderTable } from './table.js';
 
 export interface QuarantineIo {
   readonly out: (text: string) => void;

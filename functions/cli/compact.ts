@@ -6,37 +6,37 @@
 
 import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
-import { MemoryJournal } from './adapters/memory-journal.js';
-import { MemoryLeases } from './adapters/memory-leases.js';
-import { type OpenedStore, openStore } from './adapters/open-store.js';
-import { StoreJournal } from './adapters/store-journal.js';
-import { StoreQuarantine } from './adapters/store-quarantine.js';
-import { removeStaleTempFiles, settleOpenGroups } from './cli-settle.js';
-import { CompactionFailedError, InvalidInputError, UnsettledPartitionError } from './core/errors.js';
-import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from './core/formats/index.js';
+import { MemoryJournal } from '../adapters/memory-journal.js';
+import { MemoryLeases } from '../adapters/memory-leases.js';
+import { type OpenedStore, openStore } from '../adapters/open-store.js';
+import { StoreJournal } from '../adapters/store-journal.js';
+import { StoreQuarantine } from '../adapters/store-quarantine.js';
+import { CompactionFailedError, InvalidInputError, UnsettledPartitionError } from '../core/errors.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import {
   isSkippedForContent,
   type PartitionPlan,
   partitionPlanSchema,
   type SkippedFile,
-} from './core/planning.js';
-import { buildRunContext, childExecutionName, type RunContext } from './core/run-input.js';
-import { formatBytes } from './core/stats.js';
-import { refuseForeignAmong } from './core/table-format.js';
-import type { GroupStepResult } from './core/workflow/commit.js';
-import type { RunSummary } from './core/workflow/finalize.js';
-import { type RunDeps, runPartition } from './core/workflow/run.js';
-import type { Clock } from './ports/clock.js';
-import type { Journal } from './ports/journal.js';
-import type { ObjectStore, PutOptions } from './ports/object-store.js';
-import { CODECS, type Codec, DEFAULT_CODEC, type ParquetEngine } from './ports/parquet-engine.js';
-import { formatOption, positiveNumber, tableNameOf, workRootOption } from './shared/cli-args.js';
-import { requireParquetFiles } from './shared/cli-errors.js';
-import { defaultParquetEngine } from './shared/parquet-engine.js';
-import { renderTable } from './shared/table.js';
-import { refuseEnclosingForeignTable } from './shared/table-format-guard.js';
+} from '../core/planning.js';
+import { buildRunContext, childExecutionName, type RunContext } from '../core/run-input.js';
+import { formatBytes } from '../core/stats.js';
+import { refuseForeignAmong } from '../core/table-format.js';
+import type { GroupStepResult } from '../core/workflow/commit.js';
+import type { RunSummary } from '../core/workflow/finalize.js';
+import { type RunDeps, runPartition } from '../core/workflow/run.js';
+import type { Clock } from '../ports/clock.js';
+import type { Journal } from '../ports/journal.js';
+import type { ObjectStore, PutOptions } from '../ports/object-store.js';
+import { CODECS, type Codec, DEFAULT_CODEC, type ParquetEngine } from '../ports/parquet-engine.js';
+import { defaultParquetEngine } from '../shared/parquet-engine.js';
+import { formatOption, positiveNumber, tableNameOf, workRootOption } from './args.js';
+import { requireParquetFiles } from './errors.js';
+import { removeStaleTempFiles, settleOpenGroups } from './settle.js';
+import { renderTable } from './table.js';
+import { refuseEnclosingForeignTable } from './table-format-guard.js';
 
-export { CLI_RUN_ID } from './core/run-input.js';
+export { CLI_RUN_ID } from '../core/run-input.js';
 
 export interface CompactIo {
   readonly out: (text: string) => void;
