@@ -1,7 +1,7 @@
 // Every key a deployment keeps besides outputs (plans, items, staging, trash, journal, quarantine, temp
 // files, checkpoints) derives here from its work root and the run id, so every step and retry finds them.
 import { z } from 'zod';
-import type { RunContext } from '../run-input.js';
+import type { Codec } from '../../ports/parquet-engine.js';
 
 /**
  * The work root of a deployment that sets none (and of runs started before work roots were configurable):
@@ -220,9 +220,18 @@ export function maintenanceCursorKey(workRoot: string, job: 'vacuum' | 'tiering'
   return `${workFolder(workRoot, 'maintenance')}${job}.cursor.json`;
 }
 
+/**
+ * What output names are made of: a RunContext has these fields (declared here, not imported, so the run
+ * input may use this module's work-root rules without an import cycle).
+ */
+export interface RunKeyParts {
+  readonly runId: string;
+  readonly codec: Codec;
+}
+
 /** `part-<runId>-<gggg>-<nnnnn>.<codec>.parquet`: unique per run, ordered by group then output. */
 export function outputFileName(
-  run: Pick<RunContext, 'runId' | 'codec'>,
+  run: RunKeyParts,
   groupId: string,
   index: number,
 ): string {
@@ -232,7 +241,7 @@ export function outputFileName(
 
 /** Final key of a group's `index`-th output, in the partition's directory. */
 export function outputKey(
-  run: Pick<RunContext, 'runId' | 'codec' | 'partitionDir'>,
+  run: RunKeyParts & { readonly partitionDir: string },
   groupId: string,
   index: number,
 ): string {
@@ -241,7 +250,7 @@ export function outputKey(
 
 /** Staging key of a group's `index`-th output, under the run's work root. */
 export function stagedOutputKey(
-  run: Pick<RunContext, 'runId' | 'codec' | 'workRoot'>,
+  run: RunKeyParts & { readonly workRoot: string },
   groupId: string,
   index: number,
 ): string {
