@@ -194,7 +194,7 @@ async function compactTable(
   for (const [index, partition] of partitions.entries()) {
     // An operator at the terminal: no quiet wait, everything else the workflow's defaults.
     const run = buildRunContext(
-      { name: table, prefix: tableRoot, bucket },
+      { name: table, prefix: tableRoot, bucket, format: options.format ?? DEFAULT_TABLE_FORMAT },
       partition,
       {
         codec: options.codec,

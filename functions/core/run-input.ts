@@ -4,7 +4,13 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { codecSchema, DEFAULT_CODEC } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
-import { isTableFormatName, unsupportedFormatMessage } from './formats/index.js';
+import {
+  DEFAULT_TABLE_FORMAT,
+  isTableFormatName,
+  type TableFormatName,
+  tableFormatNameSchema,
+  unsupportedFormatMessage,
+} from './formats/index.js';
 import { resolveTablePolicy, type TableConfig } from './table-config.js';
 import { DEFAULT_WORK_ROOT, workRootSchema } from './workflow/layout.js';
 
@@ -237,7 +243,7 @@ export function normalizeRunInput(
 export type RunTable = Pick<
   TableConfig,
   'name' | 'prefix' | 'codec' | 'deltaEncoding' | 'sortColumns' | 'targetFileSizeMB' | 'policy'
-> & { readonly bucket: string };
+> & { readonly bucket: string; readonly format?: TableFormatName };
 
 /** What one request chooses for its run; whatever it leaves out is the table's choice, else the default. */
 export type RunChoices = Pick<
@@ -279,6 +285,7 @@ export function buildRunContext(
     runId: options.executionName,
     ...(options.executionArn === undefined ? {} : { executionArn: options.executionArn }),
     table: table.name,
+    format: table.format ?? DEFAULT_TABLE_FORMAT,
     bucket: table.bucket,
     tableRoot: table.prefix,
     partition,
@@ -400,6 +407,11 @@ export const runContextSchema = z.object({
    * workflow/layout.ts). Executions started before it was recorded ran (and keep running) under the default.
    */
   workRoot: workRootSchema.default(DEFAULT_WORK_ROOT),
+  /**
+   * The table's format, decided once when the run starts: every step commits and settles through it, even if
+   * the configuration changes while the run is in flight. Runs started before it was recorded are Hive Parquet.
+   */
+  format: tableFormatNameSchema.default(DEFAULT_TABLE_FORMAT),
 });
 
 /**

@@ -1,7 +1,7 @@
 // Finalize Lambda: ends every run (compacted, dry run, nothing to do, gave up, failed) — history item,
 // partition statistics, lease release — publishes the run's metrics once, and returns the summary.
 import { z } from 'zod';
-import { formatOfTable } from '../core/formats/index.js';
+import { tableFormat } from '../core/formats/index.js';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { finalizeRun, type RunSummary } from '../core/workflow/finalize.js';
 import type { PlanStepResult } from '../core/workflow/plan.js';
@@ -49,7 +49,7 @@ export function createFinalizeHandler(
         leases: runtime.leases,
         clock: runtime.clock,
         quarantine: runtime.quarantine,
-        format: formatOfTable(runtime.tables, run.table),
+        format: tableFormat(run.format),
       },
       run,
       {

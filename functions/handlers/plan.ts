@@ -1,7 +1,7 @@
 // Plan Lambda: settles what earlier runs left in the partition, inventories and plans it, stores the plan
 // and the Map's items file, creates the journal entries; returns only small data (counts, cost, where the plan is).
 import { z } from 'zod';
-import { formatOfTable } from '../core/formats/index.js';
+import { tableFormat } from '../core/formats/index.js';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type PlanStepResult, planRun } from '../core/workflow/plan.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
@@ -18,7 +18,7 @@ export function createPlanHandler(runtime: WorkflowRuntime): (event: unknown) =>
         clock: runtime.clock,
         leases: runtime.leases,
         quarantine: runtime.quarantine,
-        format: formatOfTable(runtime.tables, run.table),
+        format: tableFormat(run.format),
       },
       run,
       { inlineGroupLimit: runtime.env.INLINE_GROUP_LIMIT, compactMemoryMb: runtime.env.COMPACT_MEMORY_MB },

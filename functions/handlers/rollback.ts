@@ -1,7 +1,7 @@
 // Rollback Lambda: the per-group Catch target — removes staged outputs before publishing (or completes
 // the commit after), recording the error that failed the group; the Map then goes on with other groups.
 import { z } from 'zod';
-import { formatOfTable } from '../core/formats/index.js';
+import { tableFormat } from '../core/formats/index.js';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type GroupStepResult, rollbackStep } from '../core/workflow/commit.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
@@ -22,7 +22,7 @@ export function createRollbackHandler(
         store: runtime.storeFor(run.bucket),
         journal: runtime.journalFor(run.bucket),
         clock: runtime.clock,
-        format: formatOfTable(runtime.tables, run.table),
+        format: tableFormat(run.format),
       },
       run.runId,
       groupId,

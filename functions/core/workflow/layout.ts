@@ -230,11 +230,7 @@ export interface RunKeyParts {
 }
 
 /** `part-<runId>-<gggg>-<nnnnn>.<codec>.parquet`: unique per run, ordered by group then output. */
-export function outputFileName(
-  run: RunKeyParts,
-  groupId: string,
-  index: number,
-): string {
+export function outputFileName(run: RunKeyParts, groupId: string, index: number): string {
   const group = groupId.replace(/^g/, '').padStart(4, '0');
   return `part-${run.runId}-${group}-${String(index).padStart(5, '0')}.${run.codec}.parquet`;
 }

@@ -193,10 +193,12 @@ describe('buildRunContext', () => {
       { executionName: 'cli-1', startedAt: 5, workRoot: '_work/' },
     );
 
-    // Assess: exactly the context `lake-compactor compact` built by hand before the builder existed
+    // Assess: exactly the context `lake-compactor compact` built by hand before the builder existed, plus
+    // the format every run now records (a table that names none is Hive Parquet)
     expect(run).toEqual({
       runId: 'cli-1',
       table: 'sales',
+      format: 'parquet',
       bucket: 'local',
       tableRoot: 'data/sales',
       partition: 'date=2024-01-15',
@@ -269,5 +271,26 @@ describe('events/workflow-*.json', () => {
     // Assess
     expect(files.length).toBeGreaterThanOrEqual(6);
     expect(modes.filter((m) => m === 'fanout')).toHaveLength(1);
+  });
+});
+
+describe('the run context’s table format', () => {
+  it('is recorded from the table when the run starts, and a context from before it was recorded reads as parquet', () => {
+    // Prepare
+    const recorded = buildRunContext(
+      { name: 'sales', prefix: 'data/sales', bucket: 'b', format: 'parquet' },
+      '',
+      {},
+      { executionName: 'r1', startedAt: 1 },
+    );
+    const { format: _dropped, ...older } = recorded;
+
+    // Act
+    const reread = runContextSchema.parse(older);
+
+    // Assess
+    expect(recorded.format).toBe('parquet');
+    expect(reread.format).toBe('parquet');
+    expect(() => runContextSchema.parse({ ...recorded, format: 'delta' })).toThrow(/not supported/);
   });
 });
