@@ -18,6 +18,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { TransientStoreError } from '../core/errors.js';
+import type { ForeignFormatMarker } from '../core/formats/foreign-tables.js';
 import { type CounterDelta, planAccounting, sizeBucket } from '../core/profiler/accounting.js';
 import { latestPerFile, SEQUENCER_WIDTH } from '../core/profiler/events.js';
 import {
@@ -32,7 +33,6 @@ import {
 } from '../core/profiler/model.js';
 import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 import { SIZE_BUCKETS } from '../core/stats.js';
-import type { ForeignFormatMarker } from '../core/table-format.js';
 import type {
   ApplyResult,
   ListedFile,

@@ -1,5 +1,7 @@
 // An in-memory StatsStore with the DynamoDB adapter's semantics: every conditional write holds or is refused as
 // there (each call reads and writes without yielding, so it is atomic), and the index listings keep its order.
+
+import type { ForeignFormatMarker } from '../core/formats/foreign-tables.js';
 import { planAccounting, sizeBucket } from '../core/profiler/accounting.js';
 import { dueSlot } from '../core/profiler/decisions.js';
 import { latestPerFile, SEQUENCER_WIDTH } from '../core/profiler/events.js';
@@ -15,7 +17,6 @@ import {
 } from '../core/profiler/model.js';
 import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 import { SIZE_BUCKETS } from '../core/stats.js';
-import type { ForeignFormatMarker } from '../core/table-format.js';
 import type {
   ApplyResult,
   ListedFile,

@@ -12,6 +12,7 @@ import { type OpenedStore, openStore } from '../adapters/open-store.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import { StoreQuarantine } from '../adapters/store-quarantine.js';
 import { CompactionFailedError, InvalidInputError, UnsettledPartitionError } from '../core/errors.js';
+import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import {
   isSkippedForContent,
@@ -21,7 +22,6 @@ import {
 } from '../core/planning.js';
 import { buildRunContext, childExecutionName, type RunContext } from '../core/run-input.js';
 import { formatBytes } from '../core/stats.js';
-import { refuseForeignAmong } from '../core/table-format.js';
 import type { GroupStepResult } from '../core/workflow/commit.js';
 import type { RunSummary } from '../core/workflow/finalize.js';
 import { type RunDeps, runPartition } from '../core/workflow/run.js';

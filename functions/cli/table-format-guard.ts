@@ -10,7 +10,7 @@ import {
   ForeignTableProbe,
   locationOf,
   refuseForeignAround,
-} from '../core/table-format.js';
+} from '../core/formats/foreign-tables.js';
 
 /**
  * Refuses the opened location when it lies inside (or, with `includeLocation`, is) a Delta or Iceberg table:

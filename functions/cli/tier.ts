@@ -7,6 +7,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { openStore } from '../adapters/open-store.js';
 import { UsageError } from '../core/errors.js';
+import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import {
   DEFAULT_TIERING_RULES,
   executeTiering,
@@ -20,7 +21,6 @@ import {
 import { PARTITION_DATE_FORMATS, type PartitionDateFormat } from '../core/policy.js';
 import { formatBytes } from '../core/stats.js';
 import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
-import { refuseForeignAmong } from '../core/table-format.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import {
   asUsage,

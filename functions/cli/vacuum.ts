@@ -14,6 +14,7 @@ import { type OpenedStore, openStore } from '../adapters/open-store.js';
 import { RoutedJournal } from '../adapters/routed-journal.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import { UsageError } from '../core/errors.js';
+import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import {
   type CandidateKind,
   executeVacuum,
@@ -31,7 +32,6 @@ import { relativeToRoot } from '../core/partition.js';
 import { CLI_RUN_ID } from '../core/run-input.js';
 import { formatBytes } from '../core/stats.js';
 import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
-import { refuseForeignAmong } from '../core/table-format.js';
 import { journalManifestPrefix, parseStagingKey, parseTrashKey } from '../core/workflow/layout.js';
 import type { GroupJournalEntry, Journal } from '../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../ports/object-store.js';

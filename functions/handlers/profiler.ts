@@ -9,6 +9,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { z } from 'zod';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
+import { FORMAT_NAMES } from '../core/formats/foreign-tables.js';
 import { type RefusedTable, refusedTables } from '../core/formats/index.js';
 import { decisionMetrics, foreignFormatMetrics, unsupportedFormatMetrics } from '../core/metrics.js';
 import type { Policy } from '../core/policy.js';
@@ -22,7 +23,6 @@ import { type LogFn, partitionId, type ResolvedEvent, type TriggerOutcome } from
 import { type PartitionResult, profileEvents, type TriggerDeps } from '../core/profiler/trigger.js';
 import { parseRunCaps, type RunCaps } from '../core/run-caps.js';
 import { resolveTablePolicy, type TableConfig } from '../core/table-config.js';
-import { FORMAT_NAMES } from '../core/table-format.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';
 import type { StatsStore } from '../ports/stats-store.js';

@@ -1,5 +1,7 @@
 // The StatsStore port: exact per-file and per-partition statistics plus the trigger state machine of a
 // partition (idle → scheduled → idle); every state change is conditional, so concurrent writers cannot lose updates.
+
+import type { ForeignFormatMarker } from '../core/formats/foreign-tables.js';
 import type {
   Attention,
   DecisionSummary,
@@ -10,7 +12,6 @@ import type {
   ResolvedEvent,
 } from '../core/profiler/model.js';
 import type { RunCapReached, RunLimits } from '../core/run-caps.js';
-import type { ForeignFormatMarker } from '../core/table-format.js';
 
 /** What applying a batch of events did. */
 export interface ApplyResult {

@@ -15,7 +15,7 @@ import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import type { PartitionValue } from '../partition.js';
 import type { PlanInput, PlanInputFile } from '../planning.js';
-import type { ForeignTable } from '../table-format.js';
+import type { ForeignTable } from './foreign-tables.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Snapshot: what the table holds now

@@ -9,9 +9,6 @@ import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError, PreconditionFailedError } from '../errors.js';
-import { classifyObject, parsePartition } from '../partition.js';
-import { type PartitionDateFormat, partitionDateFromValues } from '../policy.js';
-import type { TableConfig } from '../table-config.js';
 import {
   aFormat,
   directoryOf,
@@ -20,7 +17,10 @@ import {
   type FoundForeignTable,
   foreignFormatOfKey,
   foreignTableNote,
-} from '../table-format.js';
+} from '../formats/foreign-tables.js';
+import { classifyObject, parsePartition } from '../partition.js';
+import { type PartitionDateFormat, partitionDateFromValues } from '../policy.js';
+import type { TableConfig } from '../table-config.js';
 import { mayBeWorkArea } from '../workflow/layout.js';
 
 const DAY = 86_400_000;

@@ -16,10 +16,6 @@ import type { Clock } from '../../ports/clock.js';
 import { type GroupJournalEntry, isSettled, type Journal } from '../../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError } from '../errors.js';
-import { formatOfTable, tableFormat } from '../formats/index.js';
-import type { VacuumDecision, VacuumRules } from '../formats/table-format.js';
-import { relativeToRoot } from '../partition.js';
-import { findTableForKey, type TableConfig } from '../table-config.js';
 import {
   directoryOf,
   type ForeignTable,
@@ -27,7 +23,11 @@ import {
   type FoundForeignTable,
   foreignFormatOfKey,
   foreignTableNote,
-} from '../table-format.js';
+} from '../formats/foreign-tables.js';
+import { formatOfTable, tableFormat } from '../formats/index.js';
+import type { VacuumDecision, VacuumRules } from '../formats/table-format.js';
+import { relativeToRoot } from '../partition.js';
+import { findTableForKey, type TableConfig } from '../table-config.js';
 import {
   mayBeWorkArea,
   parsePlanKey,

@@ -2,6 +2,7 @@
 // placed in their table, partition and file; anything else is refused with a reason (or ignored, with one).
 import { z } from 'zod';
 import { InvalidInputError } from '../errors.js';
+import { type ForeignFormat, foreignFormatOfKey } from '../formats/foreign-tables.js';
 import { TABLE_FORMATS } from '../formats/index.js';
 import {
   classifyObject,
@@ -13,7 +14,6 @@ import {
 import { type Policy, partitionDateFromValues } from '../policy.js';
 import { isSmallFile } from '../stats.js';
 import { findTableForKey, type TableConfig } from '../table-config.js';
-import { type ForeignFormat, foreignFormatOfKey } from '../table-format.js';
 import type { ObjectEvent, ResolvedEvent } from './model.js';
 
 /**

@@ -4,9 +4,9 @@ import pLimit from 'p-limit';
 import type { StateMachineStarter } from '../../ports/state-machine-starter.js';
 import type { StatsStore } from '../../ports/stats-store.js';
 import { InvalidInputError } from '../errors.js';
+import { foreignFormatReason, markerCovers } from '../formats/foreign-tables.js';
 import { type Decision, decide, type Policy } from '../policy.js';
 import { capAction, limitsFor, type RunCapReached, type RunCaps } from '../run-caps.js';
-import { foreignFormatReason, markerCovers } from '../table-format.js';
 import {
   compactionRequest,
   dueAtOf,

@@ -11,11 +11,11 @@ import {
   ObjectNotFoundError,
   UnsettledPartitionError,
 } from '../errors.js';
+import { refuseForeignAmong, refuseForeignAround } from '../formats/foreign-tables.js';
 import type { TableFormat } from '../formats/table-format.js';
 import { type PartitionPlan, partitionPlanSchema, planPartition } from '../planning.js';
 import { matchQuarantine } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
-import { refuseForeignAmong, refuseForeignAround } from '../table-format.js';
 import { failureReason, stepFormat } from './commit.js';
 import { type CostEstimate, estimateCost } from './cost.js';
 import { itemsKey, planKey, stagingPrefix, trashPrefix } from './layout.js';

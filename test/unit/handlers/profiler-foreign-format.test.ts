@@ -3,8 +3,8 @@
 // table as EMF, and a failed marker write retries exactly the messages that carried it.
 import type { Context, SQSEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ForeignFormatMarker } from '../../../functions/core/formats/foreign-tables.js';
 import { parseTableConfigs } from '../../../functions/core/table-config.js';
-import type { ForeignFormatMarker } from '../../../functions/core/table-format.js';
 import { createProfilerHandler, policiesOf } from '../../../functions/handlers/profiler.js';
 import { ManualClock } from '../../../functions/ports/clock.js';
 import type { StatsStore } from '../../../functions/ports/stats-store.js';

@@ -6,7 +6,7 @@ import { CorruptInputError } from '../../errors.js';
 import { readFooter } from '../../parquet/footer.js';
 import { classifyObject, type PartitionValue, parsePartition, relativeToRoot } from '../../partition.js';
 import type { PlanInput, PlanInputFile } from '../../planning.js';
-import { type ForeignTable, foreignFormatOfKey } from '../../table-format.js';
+import { type ForeignTable, foreignFormatOfKey } from '../foreign-tables.js';
 import type { IgnoredObject, SnapshotOptions, TableSnapshot } from '../table-format.js';
 
 /**

@@ -2,6 +2,7 @@
 // resolves to `foreign` (not silently ignored), and a partition covered by a recorded marker is decided as
 // blocked with the reason, never started — while the marker is read only when the verdict would be compact.
 import { describe, expect, it } from 'vitest';
+import type { ForeignFormatMarker } from '../../../../functions/core/formats/foreign-tables.js';
 import { DEFAULT_POLICY } from '../../../../functions/core/policy.js';
 import { normalizeSequencer, resolveEvent } from '../../../../functions/core/profiler/events.js';
 import type {
@@ -11,7 +12,6 @@ import type {
 } from '../../../../functions/core/profiler/model.js';
 import { evaluatePartition, type TriggerDeps } from '../../../../functions/core/profiler/trigger.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
-import type { ForeignFormatMarker } from '../../../../functions/core/table-format.js';
 import type { StateMachineStarter } from '../../../../functions/ports/state-machine-starter.js';
 import type { StatsStore } from '../../../../functions/ports/stats-store.js';
 

@@ -1,8 +1,8 @@
 // Recognising Delta Lake and Iceberg tables by key and by cheap prefix listings: which keys are markers and
 // whose table they belong to, the outermost table above a location, and the refusal's exact wording.
 import { describe, expect, it } from 'vitest';
-import { MemoryObjectStore } from '../../../functions/adapters/memory-object-store.js';
-import { UnsupportedTableFormatError } from '../../../functions/core/errors.js';
+import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { UnsupportedTableFormatError } from '../../../../functions/core/errors.js';
 import {
   directoriesDownTo,
   ForeignTableProbe,
@@ -10,7 +10,7 @@ import {
   foreignTablesAmong,
   markerCovers,
   refuseForeignAround,
-} from '../../../functions/core/table-format.js';
+} from '../../../../functions/core/formats/foreign-tables.js';
 
 describe('foreignFormatOfKey', () => {
   it('recognises every Delta log key, at any depth, and names the folder holding _delta_log/ as the root', () => {

@@ -4,8 +4,8 @@
 // Why a listing cannot be trusted there: such a table's log or metadata says which files are live. Files a
 // DELETE or OPTIMIZE removed stay on storage until the table's own vacuum, so compacting "what is listed"
 // resurrects deleted rows, and moving the live files away leaves the log pointing at nothing.
-import type { ObjectStore } from '../ports/object-store.js';
-import { UnsupportedTableFormatError } from './errors.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { UnsupportedTableFormatError } from '../errors.js';
 
 export type ForeignFormat = 'delta' | 'iceberg';
 
