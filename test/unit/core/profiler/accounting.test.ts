@@ -1,61 +1,14 @@
 // Unit tests of the profiler's accounting: the latest event of a file wins, and a partition's counters move by
 // the new contribution minus the old one (duplicates, late events and unknown deletes change nothing).
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY } from '../../../../functions/core/policy.js';
 import { planAccounting, sizeBucket } from '../../../../functions/core/profiler/accounting.js';
 import {
   latestPerFile,
-  normalizeSequencer,
   parseQueueMessage,
   resolveEvent,
 } from '../../../../functions/core/profiler/events.js';
 import type { FileRecord, ResolvedEvent } from '../../../../functions/core/profiler/model.js';
-import { parseTableConfigs } from '../../../../functions/core/table-config.js';
-
-const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
-// Two overlapping tables: configs refuse nesting, and the resolver still picks the longest root on its own.
-const tables = [
-  ...parseTableConfigs([
-    {
-      name: 'events',
-      bucket: 'lake',
-      prefix: 'events',
-      partitionColumns: ['date'],
-      dateColumn: 'date',
-      dateFormat: 'yyyy-MM-dd',
-    },
-  ]),
-  ...parseTableConfigs([{ name: 'clicks', bucket: 'lake', prefix: 'events/clicks' }]),
-];
-const policies = new Map(tables.map((t) => [t.name, DEFAULT_POLICY]));
-
-function s3Body(eventName: string, key: string, object: Record<string, unknown>): string {
-  return JSON.stringify({
-    Records: [
-      {
-        eventSource: 'aws:s3',
-        eventName,
-        eventTime: new Date(NOW).toISOString(),
-        s3: { bucket: { name: 'lake' }, object: { key, ...object } },
-      },
-    ],
-  });
-}
-
-function resolved(key: string, kind: 'created' | 'removed', sequencer: string, size?: number): ResolvedEvent {
-  const result = resolveEvent(tables, policies, {
-    bucket: 'lake',
-    key,
-    kind,
-    ...(size === undefined ? {} : { size }),
-    sequencer: normalizeSequencer(sequencer),
-    eventTime: NOW,
-    eventName: kind,
-  });
-  if (result.kind !== 'data')
-    throw new Error(`expected data, got ${result.kind === 'ignored' ? result.reason : result.kind}`);
-  return result.event;
-}
+import { policies, resolved, s3Body, tables } from './support.js';
 
 function record(event: ResolvedEvent): FileRecord {
   return planAccounting([event], new Map()).writes[0]?.next as FileRecord;
