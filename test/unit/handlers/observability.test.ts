@@ -1,7 +1,7 @@
 // Handler-level tests of what reaches CloudWatch: the EMF lines finalize, the sweep and emitMetrics print
 // (namespace, names, the `service` dimension plus Table/Outcome), and the correlation keys on step logs.
 import type { Context } from 'aws-lambda';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryJournal } from '../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../functions/adapters/memory-object-store.js';
@@ -28,6 +28,7 @@ import {
   workflowEntry,
 } from '../../../functions/shared/workflow-runtime.js';
 import { writeSampleLake } from '../../../functions/tools/sample-lake.js';
+import { capturePowertoolsOutput } from '../../support/powertools-output.js';
 
 interface Emf {
   _aws: {
@@ -41,30 +42,9 @@ interface Emf {
 }
 
 /** Every JSON line written to stdout/stderr while the test runs (Powertools writes EMF and logs there). */
-let lines: Record<string, unknown>[];
+const output = capturePowertoolsOutput();
 
-beforeEach(() => {
-  // Powertools reads these when an instance is created: metrics on, logs on, writing to process.stdout.
-  delete process.env.POWERTOOLS_DEV;
-  delete process.env.POWERTOOLS_METRICS_DISABLED;
-  process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
-  lines = [];
-  const capture = (chunk: string | Uint8Array) => {
-    for (const line of String(chunk).split('\n')) {
-      if (line.trim().startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
-    }
-    return true;
-  };
-  // EMF and info logs go to stdout; the logger writes warnings and errors to stderr.
-  vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-  vi.spyOn(process.stderr, 'write').mockImplementation(capture);
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
-const emfLines = () => lines.filter((l): l is Emf => '_aws' in l);
+const emfLines = () => output.lines.filter((l): l is Emf => '_aws' in l);
 
 /** The EMF line publishing `name` (exactly one expected). */
 function emfOf(name: string): Emf {
@@ -184,7 +164,7 @@ describe('workflowEntry', () => {
 
     // Assess
     expect(result).toBe('ok');
-    const line = lines.find((l) => l.message === 'inside the step');
+    const line = output.lines.find((l) => l.message === 'inside the step');
     expect(line).toMatchObject({ table: 'events', partition: 'date=1', runId: 'r1', groupId: 'g0002' });
   });
 
@@ -202,7 +182,7 @@ describe('workflowEntry', () => {
 
     // Assess
     await expect(attempt).rejects.toThrow('boom');
-    const line = lines.find((l) => l.message === 'step failed');
+    const line = output.lines.find((l) => l.message === 'step failed');
     expect(line).toMatchObject({
       level: 'ERROR',
       table: 'events',
@@ -306,7 +286,7 @@ describe('finalize handler', () => {
     expect(emfOf('RewriteDurationMs').RewriteDurationMs).toBe(30_000);
     expect(emfOf('ThroughputMBps').ThroughputMBps).toBeCloseTo(summary.bytesRewritten / 1024 / 1024 / 30, 9);
     expect(emfOf('EstimatedCostUSD').EstimatedCostUSD).toBe(summary.estimatedCost?.usd);
-    expect(lines.find((l) => l.message === 'run finished')).toMatchObject({
+    expect(output.lines.find((l) => l.message === 'run finished')).toMatchObject({
       table: 'events',
       outcome: 'compacted',
     });
@@ -422,7 +402,7 @@ describe('sweep handler', () => {
     expect(emfOf('StuckLeases')).toMatchObject({ StuckLeases: 0 });
     expect(emfLines().some((l) => 'TotalFiles' in l)).toBe(false);
     expect(
-      lines.find((l) => l.message === 'fragmentation not measured; the next sweep tries again'),
+      output.lines.find((l) => l.message === 'fragmentation not measured; the next sweep tries again'),
     ).toMatchObject({
       level: 'WARN',
       table: 'events',

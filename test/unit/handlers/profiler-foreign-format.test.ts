@@ -2,13 +2,14 @@
 // table and root (through the StatsStore port), a warning that says what to do, `ForeignFormatEvents` per
 // table as EMF, and a failed marker write retries exactly the messages that carried it.
 import type { Context, SQSEvent } from 'aws-lambda';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ForeignFormatMarker } from '../../../functions/core/formats/foreign-tables.js';
 import { parseTableConfigs } from '../../../functions/core/table-config.js';
 import { createProfilerHandler, policiesOf } from '../../../functions/handlers/profiler.js';
 import { ManualClock } from '../../../functions/ports/clock.js';
 import type { StatsStore } from '../../../functions/ports/stats-store.js';
 import { createObservability } from '../../../functions/shared/middleware.js';
+import { capturePowertoolsOutput } from '../../support/powertools-output.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12);
 const context = { functionName: 'profiler', awsRequestId: 'req-1' } as Context;
@@ -16,27 +17,8 @@ const tables = parseTableConfigs([
   { name: 'events', bucket: 'lake', prefix: 'events', partitionColumns: ['date'] },
 ]);
 
-/** Every JSON line the handler prints (Powertools writes EMF and logs to stdout/stderr). */
-let lines: Record<string, unknown>[];
-
-beforeEach(() => {
-  delete process.env.POWERTOOLS_DEV;
-  delete process.env.POWERTOOLS_METRICS_DISABLED;
-  process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
-  lines = [];
-  const capture = (chunk: string | Uint8Array) => {
-    for (const line of String(chunk).split('\n')) {
-      if (line.trim().startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
-    }
-    return true;
-  };
-  vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-  vi.spyOn(process.stderr, 'write').mockImplementation(capture);
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+/** Every JSON line written to stdout/stderr while the test runs (Powertools writes EMF and logs there). */
+const output = capturePowertoolsOutput();
 
 let sequence = 0x10;
 function message(id: string, key: string): SQSEvent['Records'][number] {
@@ -118,11 +100,11 @@ describe('profiler handler and Delta Lake or Iceberg commits', () => {
         },
       },
     ]);
-    expect(lines.filter((l) => l.level === 'WARN').map((l) => l.message)).toEqual([
+    expect(output.lines.filter((l) => l.level === 'WARN').map((l) => l.message)).toEqual([
       'Delta Lake table at configured table events: none of its partitions is ever compacted (its log or metadata, not the listing, defines the live files); remove it from the configuration, lake-compactor compacts Hive-style Parquet tables only',
       'Apache Iceberg table inside configured table events at imported/: no partition under it is ever compacted (its log or metadata, not the listing, defines the live files); remove it from the configuration, lake-compactor compacts Hive-style Parquet tables only',
     ]);
-    const emf = lines.find((l) => 'ForeignFormatEvents' in l) as Record<string, unknown> & {
+    const emf = output.lines.find((l) => 'ForeignFormatEvents' in l) as Record<string, unknown> & {
       _aws: { CloudWatchMetrics: { Dimensions: string[][] }[] };
     };
     expect(emf).toMatchObject({ Table: 'events', ForeignFormatEvents: 3, service: 'lake-compactor' });

@@ -3,7 +3,7 @@
 // sweep starts, releases and reconciles nothing for it, and the validate step refuses a run of it — each with
 // the registry's one refusal message.
 import type { Context, SQSEvent } from 'aws-lambda';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../../functions/core/errors.js';
 import { unsupportedFormatMessage } from '../../../functions/core/formats/index.js';
 import type { TriggerDeps } from '../../../functions/core/profiler/trigger.js';
@@ -18,6 +18,7 @@ import type { StatsStore } from '../../../functions/ports/stats-store.js';
 import { parseEnv } from '../../../functions/shared/env.js';
 import { createObservability } from '../../../functions/shared/middleware.js';
 import { workflowEnvSchema } from '../../../functions/shared/workflow-runtime.js';
+import { capturePowertoolsOutput } from '../../support/powertools-output.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12);
 const context = { functionName: 'profiler', awsRequestId: 'req-1' } as Context;
@@ -53,27 +54,8 @@ function recorders(): { stats: StatsStore; starter: StateMachineStarter; calls: 
   return { stats, starter, calls };
 }
 
-/** Every JSON line the handlers print (Powertools writes EMF and logs to stdout/stderr). */
-let lines: Record<string, unknown>[];
-
-beforeEach(() => {
-  delete process.env.POWERTOOLS_DEV;
-  delete process.env.POWERTOOLS_METRICS_DISABLED;
-  process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
-  lines = [];
-  const capture = (chunk: string | Uint8Array) => {
-    for (const line of String(chunk).split('\n')) {
-      if (line.trim().startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
-    }
-    return true;
-  };
-  vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-  vi.spyOn(process.stderr, 'write').mockImplementation(capture);
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+/** Every JSON line written to stdout/stderr while the test runs (Powertools writes EMF and logs there). */
+const output = capturePowertoolsOutput();
 
 function s3Message(id: string, key: string, sequencer: string): SQSEvent['Records'][number] {
   return {
@@ -124,13 +106,13 @@ describe('a table whose format is not implemented', () => {
     // Assess: nothing recorded or started, no message retried; the refusal said once at start and per batch
     expect(response).toEqual({ batchItemFailures: [] });
     expect(calls).toEqual([]);
-    const refusals = lines.filter((l) => l.message === MESSAGE);
+    const refusals = output.lines.filter((l) => l.message === MESSAGE);
     expect(refusals.map((l) => [l.level, l.table])).toEqual([
       ['ERROR', 'orders'],
       ['WARN', 'orders'],
     ]);
     expect(refusals[1]).toMatchObject({ events: 3 });
-    expect(lines.find((l) => 'UnsupportedFormatRefusals' in l)).toMatchObject({
+    expect(output.lines.find((l) => 'UnsupportedFormatRefusals' in l)).toMatchObject({
       Table: 'orders',
       UnsupportedFormatRefusals: 3,
     });
@@ -162,11 +144,11 @@ describe('a table whose format is not implemented', () => {
     expect(swept).toEqual({ mode: 'sweep', reports: [] });
     expect(reconciled).toEqual({ mode: 'reconcile', reports: [] });
     expect(calls).toEqual([]);
-    expect(lines.filter((l) => l.message === MESSAGE).map((l) => [l.level, l.table])).toEqual([
+    expect(output.lines.filter((l) => l.message === MESSAGE).map((l) => [l.level, l.table])).toEqual([
       ['ERROR', 'orders'],
       ['ERROR', 'orders'],
     ]);
-    expect(lines.filter((l) => 'UnsupportedFormatRefusals' in l)).toHaveLength(2);
+    expect(output.lines.filter((l) => 'UnsupportedFormatRefusals' in l)).toHaveLength(2);
   });
 
   it('is refused by the validate step before any execution is started', async () => {
