@@ -10,6 +10,7 @@ import { ManualClock } from '../../../functions/ports/clock.js';
 import type { StatsStore } from '../../../functions/ports/stats-store.js';
 import { createObservability } from '../../../functions/shared/middleware.js';
 import { capturePowertoolsOutput } from '../../support/powertools-output.js';
+import { s3CreatedRecord } from '../../support/sqs-s3.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12);
 const context = { functionName: 'profiler', awsRequestId: 'req-1' } as Context;
@@ -23,29 +24,7 @@ const output = capturePowertoolsOutput();
 let sequence = 0x10;
 function message(id: string, key: string): SQSEvent['Records'][number] {
   sequence += 1;
-  return {
-    messageId: id,
-    receiptHandle: 'r',
-    body: JSON.stringify({
-      Records: [
-        {
-          eventSource: 'aws:s3',
-          eventName: 'ObjectCreated:Put',
-          eventTime: new Date(NOW).toISOString(),
-          s3: {
-            bucket: { name: 'lake' },
-            object: { key, size: 900, eTag: 'e', sequencer: sequence.toString(16) },
-          },
-        },
-      ],
-    }),
-    attributes: {} as SQSEvent['Records'][number]['attributes'],
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:q',
-    awsRegion: 'us-east-1',
-  };
+  return s3CreatedRecord(id, key, sequence.toString(16), NOW);
 }
 
 function handlerWith(markForeignFormat: StatsStore['markForeignFormat']) {

@@ -19,6 +19,7 @@ import { parseEnv } from '../../../functions/shared/env.js';
 import { createObservability } from '../../../functions/shared/middleware.js';
 import { workflowEnvSchema } from '../../../functions/shared/workflow-runtime.js';
 import { capturePowertoolsOutput } from '../../support/powertools-output.js';
+import { s3CreatedRecord } from '../../support/sqs-s3.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12);
 const context = { functionName: 'profiler', awsRequestId: 'req-1' } as Context;
@@ -58,26 +59,7 @@ function recorders(): { stats: StatsStore; starter: StateMachineStarter; calls: 
 const output = capturePowertoolsOutput();
 
 function s3Message(id: string, key: string, sequencer: string): SQSEvent['Records'][number] {
-  return {
-    messageId: id,
-    receiptHandle: 'r',
-    body: JSON.stringify({
-      Records: [
-        {
-          eventSource: 'aws:s3',
-          eventName: 'ObjectCreated:Put',
-          eventTime: new Date(NOW).toISOString(),
-          s3: { bucket: { name: 'lake' }, object: { key, size: 900, eTag: 'e', sequencer } },
-        },
-      ],
-    }),
-    attributes: {} as SQSEvent['Records'][number]['attributes'],
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:q',
-    awsRegion: 'us-east-1',
-  };
+  return s3CreatedRecord(id, key, sequencer, NOW);
 }
 
 describe('a table whose format is not implemented', () => {
