@@ -1,0 +1,33 @@
+// Reads a checkpoint (or V2 sidecar) Parquet file into plain records: the one place the Parquet engine for the
+// log is chosen (hyparquet), with int64 made safe numbers so zod sees the same shapes as in JSON commits.
+import { parquetReadObjects } from 'hyparquet';
+
+/**
+ * Every row of a Parquet file as a plain object (structs as objects, maps as objects, lists as arrays).
+ * Checkpoints are small next to the data and read whole, so no ranged reads: one GET, then decode.
+ * @throws Error when the bytes are not Parquet or a 64-bit value is beyond 2^53 (caller names the file).
+ */
+export async function readParquetRecords(bytes: Uint8Array): Promise<Record<string, unknown>[]> {
+  const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  const rows = await parquetReadObjects({ file });
+  return rows.map((row) => toPlain(row) as Record<string, unknown>);
+}
+
+/** bigint → number (checked), recursively; the log's counters and timestamps all fit 2^53 in practice. */
+function toPlain(value: unknown): unknown {
+  if (typeof value === 'bigint') {
+    const n = Number(value);
+    if (!Number.isSafeInteger(n)) throw new RangeError(`64-bit value ${value} does not fit a safe integer`);
+    return n;
+  }
+  if (Array.isArray(value)) return value.map(toPlain);
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    !(value instanceof Date) &&
+    !(value instanceof Uint8Array)
+  ) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toPlain(v)]));
+  }
+  return value;
+}
