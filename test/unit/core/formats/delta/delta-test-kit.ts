@@ -1,8 +1,10 @@
 // Test kit for the Delta log reader: an independent reference replay of a fixture's JSON commits (never the code
 // under test), copies of fixtures into a MemoryObjectStore, and small synthetic logs for refusals and edge cases.
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { MemoryObjectStore } from '../../../../../functions/adapters/memory-object-store.js';
+import { openDuckDb } from '../../../../support/duckdb.js';
 import { DELTA_FIXTURES } from '../../../../support/fixtures.js';
 
 /** A live file as the reference replay sees it: enough to compare sets exactly. */
@@ -18,15 +20,28 @@ export interface ReferenceFile {
  * protocol allows: a file is (decoded path, DV id); an add puts it, a remove deletes it. Sorted by path then DV.
  */
 export function referenceReplay(table: string, version: number): ReferenceFile[] {
-  const live = new Map<string, ReferenceFile>();
+  const commits: object[][] = [];
   for (let v = 0; v <= version; v += 1) {
     const text = readFileSync(
       join(DELTA_FIXTURES, table, '_delta_log', `${String(v).padStart(20, '0')}.json`),
       'utf8',
     );
-    for (const line of text.split('\n')) {
-      if (line.trim() === '') continue;
-      const action = JSON.parse(line) as Record<string, Record<string, unknown> | undefined>;
+    commits.push(
+      text
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as object),
+    );
+  }
+  return referenceReplayOf(commits);
+}
+
+/** The same reference replay over commits held in memory (synthetic tables). */
+export function referenceReplayOf(commits: readonly (readonly object[])[]): ReferenceFile[] {
+  const live = new Map<string, ReferenceFile>();
+  for (const actions of commits) {
+    for (const raw of actions) {
+      const action = raw as Record<string, Record<string, unknown> | undefined>;
       const file = action.add ?? action.remove;
       if (file === undefined) continue;
       const dv = file.deletionVector as
@@ -157,4 +172,94 @@ export async function syntheticTable(
   for (const [version, actions] of commits.entries())
     await store.put(commitKey(root, version), commitText(actions));
   return store;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Checkpoint Parquet files written by DuckDB (an independent writer), in the columns Delta checkpoints use
+// ---------------------------------------------------------------------------------------------------------
+
+const PROTOCOL_T =
+  'STRUCT(minReaderVersion INTEGER, minWriterVersion INTEGER, readerFeatures VARCHAR[], writerFeatures VARCHAR[])';
+const META_T =
+  'STRUCT(id VARCHAR, format STRUCT(provider VARCHAR, options MAP(VARCHAR, VARCHAR)), schemaString VARCHAR, partitionColumns VARCHAR[], configuration MAP(VARCHAR, VARCHAR), createdTime BIGINT)';
+const ADD_T =
+  'STRUCT(path VARCHAR, partitionValues MAP(VARCHAR, VARCHAR), size BIGINT, modificationTime BIGINT, dataChange BOOLEAN, stats VARCHAR)';
+const REMOVE_T = 'STRUCT(path VARCHAR, deletionTimestamp BIGINT, dataChange BOOLEAN)';
+
+function lit(value: string | null): string {
+  return value === null ? 'NULL' : `'${value.replaceAll("'", "''")}'`;
+}
+
+function list(values: readonly string[] | undefined): string {
+  return values === undefined ? 'NULL' : `[${values.map(lit).join(', ')}]::VARCHAR[]`;
+}
+
+/** One row of a checkpoint or sidecar, in the shape of the synthetic actions above. */
+function rowSql(action: object, withMetaColumns: boolean): string {
+  const a = action as Record<string, Record<string, unknown> | undefined>;
+  const nulls = {
+    protocol: `NULL::${PROTOCOL_T}`,
+    metaData: `NULL::${META_T}`,
+    add: `NULL::${ADD_T}`,
+    remove: `NULL::${REMOVE_T}`,
+  };
+  const row = { ...nulls };
+  if (a.protocol) {
+    const p = a.protocol as {
+      minReaderVersion: number;
+      minWriterVersion: number;
+      readerFeatures?: string[];
+      writerFeatures?: string[];
+    };
+    row.protocol = `{'minReaderVersion': ${p.minReaderVersion}, 'minWriterVersion': ${p.minWriterVersion}, 'readerFeatures': ${list(p.readerFeatures)}, 'writerFeatures': ${list(p.writerFeatures)}}::${PROTOCOL_T}`;
+  }
+  if (a.metaData) {
+    const m = a.metaData as {
+      id: string;
+      schemaString: string;
+      partitionColumns: string[];
+      configuration: Record<string, string>;
+    };
+    const config = Object.entries(m.configuration).map(([k, v]) => `${lit(k)}: ${lit(v)}`);
+    row.metaData = `{'id': ${lit(m.id)}, 'format': {'provider': 'parquet', 'options': MAP {}}, 'schemaString': ${lit(m.schemaString)}, 'partitionColumns': ${list(m.partitionColumns)}, 'configuration': MAP {${config.join(', ')}}, 'createdTime': 1}::${META_T}`;
+  }
+  if (a.add) {
+    const f = a.add as {
+      path: string;
+      partitionValues: Record<string, string | null>;
+      size: number;
+      stats?: string;
+    };
+    const pv = Object.entries(f.partitionValues).map(([k, v]) => `${lit(k)}: ${lit(v)}`);
+    row.add = `{'path': ${lit(f.path)}, 'partitionValues': MAP {${pv.join(', ')}}, 'size': ${f.size}, 'modificationTime': 1, 'dataChange': false, 'stats': ${lit(f.stats ?? null)}}::${ADD_T}`;
+  }
+  if (a.remove) {
+    const r = a.remove as { path: string; deletionTimestamp: number };
+    row.remove = `{'path': ${lit(r.path)}, 'deletionTimestamp': ${r.deletionTimestamp}, 'dataChange': true}::${REMOVE_T}`;
+  }
+  return withMetaColumns
+    ? `(${row.protocol}, ${row.metaData}, ${row.add}, ${row.remove})`
+    : `(${row.add}, ${row.remove})`;
+}
+
+/**
+ * The bytes of a Parquet file of these actions written by DuckDB: checkpoint columns (protocol, metaData, add,
+ * remove), or only add/remove for a V2 sidecar.
+ */
+export async function actionsParquet(
+  actions: readonly object[],
+  kind: 'checkpoint' | 'sidecar',
+): Promise<Uint8Array> {
+  const duck = await openDuckDb();
+  const dir = mkdtempSync(join(tmpdir(), 'delta-checkpoint-'));
+  try {
+    const path = join(dir, 'actions.parquet');
+    const columns = kind === 'checkpoint' ? 'protocol, metaData, "add", "remove"' : '"add", "remove"';
+    const values = actions.map((a) => rowSql(a, kind === 'checkpoint')).join(',\n');
+    await duck.writeParquet(`SELECT * FROM (VALUES ${values}) AS t(${columns})`, path);
+    return readFileSync(path);
+  } finally {
+    duck.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
