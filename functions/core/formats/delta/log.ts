@@ -179,12 +179,12 @@ export async function readDeltaSnapshot(
   }
 
   const decode = (path: string): string => decodeLogPath(path, fail);
-  const replay = new LogReplay(decode);
+  const replay = new LogReplay(decode, (reason) => fail(reason));
   const limit = pLimit(options.concurrency ?? 16);
 
   if (checkpoint !== undefined) {
     const actions = await readCheckpoint(store, logPrefix, checkpoint, limit, fail);
-    for (const action of actions) replay.apply(action);
+    replay.applyCommit(actions, `checkpoint ${checkpoint.names[0] ?? checkpoint.version}`);
   }
   const commitActions = await Promise.all(
     Array.from({ length: target - start + 1 }, (_, i) =>
@@ -193,9 +193,9 @@ export async function readDeltaSnapshot(
   );
   let commitInfo: CommitInfoAction | undefined;
   commitActions.forEach((actions, i) => {
-    for (const action of actions) {
-      replay.apply(action);
-      if (action.kind === 'commitInfo' && start + i === target) commitInfo = action.commitInfo;
+    replay.applyCommit(actions, `commit ${commitFileName(start + i)}`);
+    if (start + i === target) {
+      for (const action of actions) if (action.kind === 'commitInfo') commitInfo = action.commitInfo;
     }
   });
 
@@ -356,19 +356,22 @@ function toMetadata(
     throw fail(`the metaData schemaString is not a Delta schema (${describe(err)})`, err);
   }
   const modeSetting = m.configuration['delta.columnMapping.mode'] ?? 'none';
-  if (modeSetting !== 'none' && modeSetting !== 'name' && modeSetting !== 'id') {
+  if (
+    protocolSupportsColumnMapping(protocol) &&
+    modeSetting !== 'none' &&
+    modeSetting !== 'name' &&
+    modeSetting !== 'id'
+  ) {
     throw new DeltaFeatureNotSupportedError(
       'writer feature',
       'columnMapping',
       `Delta table ${root || '(store root)'} sets delta.columnMapping.mode to "${modeSetting}"; lake-compactor knows the modes none, name and id. Nothing was changed; leave the table out of the configuration until the mode is supported.`,
     );
   }
-  const mode: ColumnMappingMode = modeSetting;
-  if (mode !== 'none' && !protocol.writerFeatures.includes('columnMapping')) {
-    throw fail(
-      `delta.columnMapping.mode is "${mode}" but the protocol does not have the columnMapping feature`,
-    );
-  }
+  // PROTOCOL.md "Column Mapping": the property is honoured only when the protocol supports the feature.
+  const mode: ColumnMappingMode = protocolSupportsColumnMapping(protocol)
+    ? (modeSetting as ColumnMappingMode)
+    : 'none';
   return {
     id: m.id,
     ...(m.name === undefined ? {} : { name: m.name }),
@@ -379,9 +382,15 @@ function toMetadata(
     partitionColumns: m.partitionColumns,
     configuration: m.configuration,
     ...(m.createdTime === undefined ? {} : { createdTime: m.createdTime }),
-    columnMapping: { mode, columns: mappedColumns(schema) },
+    columnMapping: { mode, columns: mappedColumns(schema, mode) },
     schemaFingerprint: deltaSchemaFingerprint(schema),
   };
+}
+
+function protocolSupportsColumnMapping(protocol: SupportedProtocol): boolean {
+  return (
+    protocol.readerFeatures.includes('columnMapping') || protocol.writerFeatures.includes('columnMapping')
+  );
 }
 
 function toFile(

@@ -1,5 +1,5 @@
 // Replays Delta actions into table state as PROTOCOL.md "Action Reconciliation" defines it: a logical file is its
-// path plus its deletion vector's unique id; the last add or remove of it wins; the last protocol and metaData win.
+// path plus its deletion vector's unique id, the newest reference wins, and at most one live add per path.
 import {
   type AddAction,
   type DeletionVector,
@@ -20,7 +20,11 @@ export function logicalFileKey(decodedPath: string, dv: DeletionVector | undefin
   return dv === undefined ? decodedPath : `${decodedPath}\u0000${deletionVectorUniqueId(dv)}`;
 }
 
-/** Mutable state of a replay; `apply` in log order, one version after another. */
+/**
+ * Mutable state of a replay: `applyCommit` one version after another (a checkpoint counts as one). The order of
+ * actions inside one commit is not significant by the protocol, so a commit that both adds and removes the same
+ * logical file is ambiguous and refused, and everything else gives the same state in any order.
+ */
 export class LogReplay {
   readonly live = new Map<string, AddAction>();
   readonly tombstones = new Map<string, RemoveAction>();
@@ -28,21 +32,52 @@ export class LogReplay {
   readonly domains = new Map<string, DomainMetadataAction>();
   protocol: ProtocolAction | undefined;
   metadata: MetadataAction | undefined;
+  /** The logical key of the live add of each decoded path: the add collection has unique paths. */
+  private readonly liveKeyOfPath = new Map<string, string>();
 
-  /** `decode` turns a log path into the form files are compared by (see {@link logicalFileKey}). */
-  constructor(private readonly decode: (path: string) => string) {}
+  /**
+   * `decode` turns a log path into the form files are compared by (see {@link logicalFileKey}); `invalid` builds
+   * the error for an invalid commit (the caller knows the table and file).
+   */
+  constructor(
+    private readonly decode: (path: string) => string,
+    private readonly invalid: (reason: string) => Error,
+  ) {}
 
-  apply(action: DeltaAction): void {
+  /** Applies one version's actions (or a checkpoint's); `label` names it in errors. */
+  applyCommit(actions: readonly DeltaAction[], label: string): void {
+    const added = new Set<string>();
+    for (const a of actions)
+      if (a.kind === 'add') added.add(logicalFileKey(this.decode(a.add.path), a.add.deletionVector));
+    for (const a of actions) {
+      if (a.kind !== 'remove') continue;
+      const key = logicalFileKey(this.decode(a.remove.path), a.remove.deletionVector);
+      if (added.has(key)) {
+        throw this.invalid(
+          `${label} both adds and removes the logical file ${a.remove.path}${a.remove.deletionVector === undefined ? '' : ' (same deletion vector)'}, which the protocol does not allow in one version`,
+        );
+      }
+    }
+    for (const action of actions) this.apply(action);
+  }
+
+  private apply(action: DeltaAction): void {
     switch (action.kind) {
       case 'add': {
-        const key = logicalFileKey(this.decode(action.add.path), action.add.deletionVector);
+        const path = this.decode(action.add.path);
+        const key = logicalFileKey(path, action.add.deletionVector);
+        // "the newest (path, dvId) pair encountered for each path": another DV of the same path is superseded.
+        const previous = this.liveKeyOfPath.get(path);
+        if (previous !== undefined && previous !== key) this.live.delete(previous);
         this.live.set(key, action.add);
+        this.liveKeyOfPath.set(path, key);
         this.tombstones.delete(key);
         return;
       }
       case 'remove': {
-        const key = logicalFileKey(this.decode(action.remove.path), action.remove.deletionVector);
-        this.live.delete(key);
+        const path = this.decode(action.remove.path);
+        const key = logicalFileKey(path, action.remove.deletionVector);
+        if (this.live.delete(key) && this.liveKeyOfPath.get(path) === key) this.liveKeyOfPath.delete(path);
         this.tombstones.set(key, action.remove);
         return;
       }
@@ -60,7 +95,8 @@ export class LogReplay {
         else this.domains.set(action.domainMetadata.domain, action.domainMetadata);
         return;
       default:
-        // commitInfo, sidecar and checkpointMetadata describe the log, not the table state.
+        // commitInfo describes the commit; sidecar and checkpointMetadata describe a V2 checkpoint and do not
+        // take part in replay (and are not allowed in commits).
         return;
     }
   }

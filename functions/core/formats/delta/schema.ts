@@ -73,17 +73,18 @@ export const FIELD_ID_KEY = 'delta.columnMapping.id';
 
 /**
  * Every struct field of the schema, depth first, with its physical name and id. Kept exactly as recorded:
- * a rewrite must write these names (and Parquet field ids in `id` mode), never the logical ones.
+ * a rewrite must write these names (and Parquet field ids), never the logical ones. In mode `none` the files use
+ * the logical names (PROTOCOL.md "Column Mapping"), so any recorded physical name or id is not exposed.
  */
-export function mappedColumns(schema: DeltaSchema): MappedColumn[] {
+export function mappedColumns(schema: DeltaSchema, mode: ColumnMappingMode): MappedColumn[] {
   const out: MappedColumn[] = [];
   const visitType = (type: DeltaType, path: readonly string[]): void => {
     if (typeof type === 'string') return;
     if (type.type === 'struct') {
       for (const field of type.fields) {
         const here = [...path, field.name];
-        const physical = field.metadata[PHYSICAL_NAME_KEY];
-        const id = field.metadata[FIELD_ID_KEY];
+        const physical = mode === 'none' ? undefined : field.metadata[PHYSICAL_NAME_KEY];
+        const id = mode === 'none' ? undefined : field.metadata[FIELD_ID_KEY];
         out.push({
           path: here,
           physicalName: typeof physical === 'string' ? physical : field.name,
