@@ -64,6 +64,10 @@ const REFUSED: Readonly<Record<string, { readonly title: string; readonly why: s
     title: 'the variant type',
     why: 'the Parquet engine cannot rewrite variant columns exactly',
   },
+  catalogManaged: {
+    title: 'catalog-managed table',
+    why: 'the table’s catalog ratifies its commits (recent ones may exist only in the catalog or in _delta_log/_staged_commits/), and lake-compactor has no catalog client',
+  },
 };
 
 /** The message refusing a feature; exported so tests and callers compare against the one wording. */

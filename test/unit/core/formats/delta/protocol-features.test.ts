@@ -153,6 +153,10 @@ describe('Delta protocol versions and table features', () => {
       'Delta table lake/t/ uses the reader feature "typeWidening" (type widening), which lake-compactor does not support: old files hold narrower physical types that a rewrite would have to widen to the current schema.',
     ],
     [
+      'catalogManaged',
+      'Delta table lake/t/ uses the reader feature "catalogManaged" (catalog-managed table), which lake-compactor does not support: the table’s catalog ratifies its commits (recent ones may exist only in the catalog or in _delta_log/_staged_commits/), and lake-compactor has no catalog client.',
+    ],
+    [
       'someFutureReaderFeature',
       'Delta table lake/t/ uses the reader feature "someFutureReaderFeature", which lake-compactor does not know: a client must not read or write a table whose features it does not understand.',
     ],
