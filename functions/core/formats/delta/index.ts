@@ -38,4 +38,10 @@ export {
   mappedColumns,
   parseDeltaSchema,
 } from './schema.js';
-export { partitionPath, toTableSnapshot } from './table-snapshot.js';
+export {
+  type DeltaTableSnapshot,
+  deltaPlanInputs,
+  partitionPath,
+  snapshotDeltaTable,
+  toTableSnapshot,
+} from './table-snapshot.js';

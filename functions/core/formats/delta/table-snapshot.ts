@@ -1,9 +1,76 @@
 // Maps a Delta log version onto the TableFormat port's TableSnapshot: live files grouped by their partition values
 // from the log, rows from stats, one schema fingerprint per version, and each file it must not rewrite with why.
+import pLimit from 'p-limit';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { CorruptInputError, ObjectNotFoundError } from '../../errors.js';
+import { readFooter } from '../../parquet/footer.js';
 import { HIVE_DEFAULT_PARTITION, type PartitionValue } from '../../partition.js';
-import type { PlanInputFile } from '../../planning.js';
-import type { IgnoredObject, SnapshotPartition, TableSnapshot } from '../table-format.js';
-import type { DeltaFile, DeltaSnapshot } from './log.js';
+import type { PlanInput, PlanInputFile } from '../../planning.js';
+import type { IgnoredObject, SnapshotOptions, SnapshotPartition, TableSnapshot } from '../table-format.js';
+import { type DeltaFile, type DeltaSnapshot, readDeltaSnapshot } from './log.js';
+
+/** The port snapshot of a Delta table's latest version, and the version it was read at. */
+export interface DeltaTableSnapshot {
+  readonly snapshot: TableSnapshot;
+  /** The log version the live files are from: what a commit's readVersion and the plan's deltaVersion are. */
+  readonly version: number;
+  readonly delta: DeltaSnapshot;
+}
+
+/**
+ * The latest version of the Delta table at `location` in the port's shape (the `TableFormat.snapshot` signature's
+ * arguments, plus the version). With `readFooters`, each live file's footer replaces the log's row count and the
+ * table-schema fingerprint with the file's own (what the rewrite engine groups and verifies by); a footer that
+ * cannot be read, or a live file missing from storage, marks the file `unreadable` with why, so it is reported and
+ * left alone. Other errors (throttling, network) fail the snapshot rather than hide files.
+ */
+export async function snapshotDeltaTable(
+  store: ObjectStore,
+  location: string,
+  options: SnapshotOptions,
+): Promise<DeltaTableSnapshot> {
+  const delta = await readDeltaSnapshot(store, location, {
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+  });
+  const snapshot = toTableSnapshot(delta, options.now);
+  if (!options.readFooters) return { snapshot, version: delta.version, delta };
+  const limit = pLimit(options.concurrency ?? 64);
+  const partitions = await Promise.all(
+    snapshot.partitions.map(async (partition) => ({
+      ...partition,
+      files: await Promise.all(partition.files.map((file) => limit(() => withFooter(store, file)))),
+    })),
+  );
+  return { snapshot: { ...snapshot, partitions }, version: delta.version, delta };
+}
+
+async function withFooter(store: ObjectStore, file: PlanInputFile): Promise<PlanInputFile> {
+  const { rows: _rows, schemaFingerprint: _fingerprint, ...base } = file;
+  try {
+    const footer = await readFooter(store, file.key, file.size);
+    return { ...base, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint };
+  } catch (err) {
+    if (err instanceof CorruptInputError) return { ...base, unreadable: err.reason };
+    if (err instanceof ObjectNotFoundError) {
+      return {
+        ...base,
+        unreadable:
+          'live in the Delta log but missing from storage (the table is damaged; check it with a Delta client)',
+      };
+    }
+    throw err;
+  }
+}
+
+/** The planner's input per partition, recording the Delta version the files were read at (`snapshot.deltaVersion`). */
+export function deltaPlanInputs(snapshot: TableSnapshot, version: number, table: string): PlanInput[] {
+  return snapshot.partitions.map((p) => ({
+    table,
+    partition: p.partition,
+    files: [...p.files],
+    snapshot: { listedAt: snapshot.listedAt, deltaVersion: version },
+  }));
+}
 
 /**
  * The port's view of one version. The partition's identity is built from the log's values (Hive-style, Spark's
