@@ -131,10 +131,10 @@ export function normalizeTableRoot(tableRoot: string): string {
 const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
 /**
- * The table's state at `options.version` (latest when omitted), read only through `store`.
+ * The table's state at `options.version` (latest when omitted), read only through `store`: the newest complete
+ * checkpoint at or below it (a multi-part one missing a part is skipped), then every later JSON commit.
  * Log compaction files (`x.y.compacted.json`) are ignored: they only summarise commits that are still there,
- * so replaying the commits gives the same state. `_last_checkpoint` is a hint: its checkpoint is used when
- * complete and at or below the version, otherwise the newest complete checkpoint the listing shows.
+ * so replaying the commits gives the same state. `_last_checkpoint` only checks that the listing is not behind.
  * @throws DeltaFeatureNotSupportedError when the protocol at that version needs what is not implemented.
  * @throws DeltaLogError when the log is missing, incomplete or malformed, or the version does not exist.
  */
@@ -166,7 +166,18 @@ export async function readDeltaSnapshot(
     throw fail(`version ${target} does not exist (the latest version is ${latest})`);
   }
 
-  const checkpoint = await chooseCheckpoint(store, logPrefix, files, checkpoints, target);
+  // The listing is complete on S3, so the newest complete checkpoint at or below the target is found without the
+  // `_last_checkpoint` hint; the hint still checks the listing: one that names a newer version than every listed
+  // file means the listing lags (an eventually consistent S3-compatible store), and reading it would go back in time.
+  if (files.some((f) => f.kind === 'lastCheckpoint')) {
+    const hint = await readLastCheckpoint(store, logPrefix);
+    if (hint !== undefined && hint.version > latest) {
+      throw fail(
+        `_last_checkpoint names version ${hint.version} but the listing shows versions up to ${latest} only: the listing is incomplete (an eventually consistent store?); retry later`,
+      );
+    }
+  }
+  const checkpoint = checkpoints.find((c) => c.version <= target);
   const start = checkpoint === undefined ? 0 : checkpoint.version + 1;
   for (let v = start; v <= target; v += 1) {
     if (!commits.has(v)) {
@@ -233,31 +244,22 @@ export async function readDeltaSnapshot(
   };
 }
 
-/** The checkpoint to start from: `_last_checkpoint`'s when it is usable, else the newest complete one ≤ target. */
-async function chooseCheckpoint(
+/**
+ * `_last_checkpoint`, parsed, or undefined when absent or unreadable: the protocol makes it a hint readers may
+ * ignore, so a torn or stale one must never fail a read.
+ */
+async function readLastCheckpoint(
   store: ObjectStore,
   logPrefix: string,
-  files: readonly LogFile[],
-  checkpoints: readonly CompleteCheckpoint[],
-  target: number,
-): Promise<CompleteCheckpoint | undefined> {
-  const usable = checkpoints.filter((c) => c.version <= target);
-  if (files.some((f) => f.kind === 'lastCheckpoint')) {
-    // A hint only (the protocol lets readers ignore it); an unreadable or stale one must not fail the read.
-    const hint = await store
-      .get(`${logPrefix}${LAST_CHECKPOINT}`)
-      .then((bytes) => lastCheckpointSchema.safeParse(JSON.parse(new TextDecoder().decode(bytes))))
-      .catch(() => undefined);
-    if (hint?.success) {
-      const named = usable.find(
-        (c) =>
-          c.version === hint.data.version && (hint.data.parts == null || c.names.length === hint.data.parts),
-      );
-      // Only when nothing newer is usable: a later checkpoint may have been written after the hint.
-      if (named !== undefined && named === usable[0]) return named;
-    }
+): Promise<z.infer<typeof lastCheckpointSchema> | undefined> {
+  try {
+    const parsed = lastCheckpointSchema.safeParse(
+      JSON.parse(new TextDecoder().decode(await store.get(`${logPrefix}${LAST_CHECKPOINT}`))),
+    );
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
   }
-  return usable[0];
 }
 
 async function readCommit(

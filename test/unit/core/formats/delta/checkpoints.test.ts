@@ -204,6 +204,19 @@ describe('Delta checkpoints', () => {
     }
   });
 
+  it('a _last_checkpoint newer than every listed file means the listing lags: the read stops instead of going back in time', async () => {
+    // Prepare
+    const store = await syntheticTable(ROOT, COMMITS);
+    await store.put(`${LOG}_last_checkpoint`, JSON.stringify({ version: 12, size: 40 }));
+    // Act
+    const read = readDeltaSnapshot(store, ROOT);
+    // Assess
+    await expect(read).rejects.toBeInstanceOf(DeltaLogError);
+    await expect(read).rejects.toThrow(
+      '_last_checkpoint names version 12 but the listing shows versions up to 3 only: the listing is incomplete (an eventually consistent store?); retry later',
+    );
+  });
+
   it('log compaction files are ignored: a contradicting x.y.compacted.json does not change the live set', async () => {
     // Prepare: a compaction of 1–2 that (wrongly) claims a file that no commit adds
     const store = await syntheticTable(ROOT, COMMITS);
