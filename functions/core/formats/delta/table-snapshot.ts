@@ -86,7 +86,7 @@ export function toTableSnapshot(snapshot: DeltaSnapshot, now: number): TableSnap
   for (const file of snapshot.files) {
     const reason = untouchable(file);
     if (file.key === undefined || reason !== undefined) {
-      ignored.push({ key: file.key ?? file.path, reason: reason ?? 'absolute path outside the table root' });
+      ignored.push({ key: file.key ?? file.path, reason: reason ?? 'absolute path' });
       continue;
     }
     const values = snapshot.metadata.partitionColumns.map((name) => ({
@@ -120,7 +120,7 @@ export function toTableSnapshot(snapshot: DeltaSnapshot, now: number): TableSnap
 /** Why a live file must not be rewritten yet, or undefined. */
 function untouchable(file: DeltaFile): string | undefined {
   if (file.key === undefined)
-    return `absolute path ${file.path}: the file lies outside the table root (a shallow clone?)`;
+    return `absolute path ${file.path}: an absolute URI is not resolved to a key of the store (a shallow clone’s source, or a writer that records full URIs), so it is left alone`;
   if (file.deletionVector !== undefined) {
     return `has a deletion vector (${file.deletionVector.cardinality} deleted rows): rewriting it must drop those rows, which is not implemented yet`;
   }

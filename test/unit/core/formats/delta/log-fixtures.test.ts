@@ -44,6 +44,17 @@ describe('Delta log reader over the vendored fixtures', () => {
     });
   }
 
+  it('simple_table_with_checkpoint: time travel below the checkpoint replays JSON; at the checkpoint it starts from it', async () => {
+    // Act
+    const below = await Promise.all(
+      [0, 5, 9].map((version) => readDeltaSnapshot(store, 'simple_table_with_checkpoint', { version })),
+    );
+    const at = await readDeltaSnapshot(store, 'simple_table_with_checkpoint', { version: 10 });
+    // Assess
+    for (const snapshot of below) expect(snapshot.checkpoint).toBeUndefined();
+    expect(at.checkpoint?.version).toBe(10);
+  });
+
   it('simple_table: the in-flight .tmp/00000000000000000005.json is not a version', async () => {
     // Act
     const latest = await readDeltaSnapshot(store, 'simple_table');

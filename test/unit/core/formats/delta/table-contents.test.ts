@@ -124,6 +124,34 @@ describe('Delta table contents from the log', () => {
     ]);
   });
 
+  it('a file added by absolute URI has no key and is not to be touched, with why', async () => {
+    // Prepare
+    const memory = await syntheticTable('t/', [
+      [
+        protocolAction(1, 2),
+        metaDataAction(),
+        addAction('s3://other-bucket/clone-source/day=d1/x.parquet', 'd1'),
+        addAction('day=d1/y.parquet', 'd1'),
+      ],
+    ]);
+    // Act
+    const snapshot = await readDeltaSnapshot(memory, 't');
+    const port = toTableSnapshot(snapshot, 0);
+    // Assess
+    expect(snapshot.files.map((f) => [f.path, f.key])).toEqual([
+      ['day=d1/y.parquet', 't/day=d1/y.parquet'],
+      ['s3://other-bucket/clone-source/day=d1/x.parquet', undefined],
+    ]);
+    expect(port.partitions.flatMap((p) => p.files.map((f) => f.key))).toEqual(['t/day=d1/y.parquet']);
+    expect(port.ignored).toEqual([
+      {
+        key: 's3://other-bucket/clone-source/day=d1/x.parquet',
+        reason:
+          'absolute path s3://other-bucket/clone-source/day=d1/x.parquet: an absolute URI is not resolved to a key of the store (a shallow clone’s source, or a writer that records full URIs), so it is left alone',
+      },
+    ]);
+  });
+
   it('delta-2.2.0-partitioned-types: the port snapshot has one partition per log value set, rows from stats, one schema fingerprint', async () => {
     // Prepare
     const snapshot = await readDeltaSnapshot(store, 'delta-2.2.0-partitioned-types');
