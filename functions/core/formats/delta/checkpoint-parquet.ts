@@ -1,5 +1,5 @@
 // Reads a checkpoint (or V2 sidecar) Parquet file into plain records: the one place the Parquet engine for the
-// log is chosen (hyparquet), with int64 made safe numbers so zod sees the same shapes as in JSON commits.
+// log is chosen (hyparquet); int64 becomes a number when safe (else exact text), so zod sees JSON commits' shapes.
 import { parquetReadObjects } from 'hyparquet';
 
 /**

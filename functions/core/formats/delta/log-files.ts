@@ -1,5 +1,5 @@
 // Names the files of a `_delta_log/` folder: commits, classic (single and multi-part) and V2 checkpoints, log
-// compactions, `_last_checkpoint`; anything else there (`.crc`, `.tmp/`, `_sidecars/`, `_commits/`) is not the log.
+// compactions, `_last_checkpoint`; anything else there (`.crc`, `.tmp/`, `_sidecars/`, `_staged_commits/`) is not the log.
 
 /** A Delta version is a 20-digit zero-padded number in every log file name. */
 const VERSION = '(\\d{20})';

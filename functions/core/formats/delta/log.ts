@@ -151,7 +151,7 @@ export async function readDeltaSnapshot(
   const files: LogFile[] = [];
   for await (const object of store.listAll(logPrefix)) {
     const name = object.key.slice(logPrefix.length);
-    if (name.includes('/')) continue; // .tmp/, _sidecars/, _commits/: not log entries by themselves
+    if (name.includes('/')) continue; // .tmp/, _sidecars/, _staged_commits/: not log entries by themselves
     const file = classifyLogFile(name);
     if (file !== undefined) files.push(file);
   }

@@ -1,5 +1,5 @@
 // Maps a Delta log version onto the TableFormat port's TableSnapshot: live files grouped by their partition values
-// from the log, rows from stats, one schema fingerprint per version, and each file it must not rewrite with why.
+// from the log, rows from stats (or footers when asked), and each file it must not rewrite with why.
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { CorruptInputError, ObjectNotFoundError } from '../../errors.js';
