@@ -189,6 +189,53 @@ describe('Delta checkpoints', () => {
     expect(snapshot.tombstones.map((t) => t.path)).toEqual(['day=d1/a.parquet', 'day=d2/b.parquet']);
   });
 
+  it('a UUID-named V2 checkpoint in Parquet without sidecars (the state inline) equals the JSON replay', async () => {
+    // Prepare
+    const v2Protocol = protocolAction(3, 7, ['v2Checkpoint'], ['v2Checkpoint']);
+    const commits = [[v2Protocol, ...(COMMITS[0]?.slice(1) ?? [])], ...COMMITS.slice(1)];
+    const store = await syntheticTable(ROOT, commits);
+    const name = '00000000000000000003.checkpoint.016ae953-37a9-438e-8683-9a9a4a79a395.parquet';
+    await store.put(
+      `${LOG}${name}`,
+      await actionsParquet(
+        [v2Protocol, metaDataAction(), ...STATE_AT_3.adds, ...STATE_AT_3.removes],
+        'checkpoint',
+      ),
+    );
+    await deleteCommits(store, 3);
+    // Act
+    const snapshot = await readDeltaSnapshot(store, ROOT);
+    // Assess
+    expect(snapshot.checkpoint).toEqual({ version: 3, files: [name], v2: true });
+    expect(asReference(snapshot.files)).toEqual(referenceReplayOf(commits));
+  });
+
+  it('a sidecar holding anything but add and remove actions is refused, naming the sidecar and the action', async () => {
+    // Prepare
+    const v2Protocol = protocolAction(3, 7, ['v2Checkpoint'], ['v2Checkpoint']);
+    const store = await syntheticTable(ROOT, [[v2Protocol, ...(COMMITS[0]?.slice(1) ?? [])]]);
+    const sidecarName = '7d17ac10-5cc3-401b-bd1a-9c82dd2ea032.parquet';
+    await store.put(
+      `${LOG}_sidecars/${sidecarName}`,
+      await actionsParquet([v2Protocol, ...STATE_AT_3.adds], 'checkpoint'),
+    );
+    await store.put(
+      `${LOG}00000000000000000000.checkpoint.3ae45b72-24e1-865a-a211-34987ae02f2a.json`,
+      commitText([
+        { checkpointMetadata: { version: 0 } },
+        v2Protocol,
+        metaDataAction(),
+        { sidecar: { path: sidecarName, sizeInBytes: 1, modificationTime: 1 } },
+      ]),
+    );
+    // Act
+    const read = readDeltaSnapshot(store, ROOT);
+    // Assess
+    await expect(read).rejects.toThrow(
+      `sidecar ${LOG}_sidecars/${sidecarName} holds a protocol action; sidecars may hold only add and remove`,
+    );
+  });
+
   it('a stale or unreadable _last_checkpoint does not change the version read', async () => {
     // Prepare: the hint names a checkpoint that does not exist, then one that is garbage
     const store = await syntheticTable(ROOT, COMMITS);
