@@ -1,6 +1,6 @@
 // The format registry is the single source of which table formats exist: the config schema, the construct's
 // props and the CLI's --format accept exactly its formats and refuse any other with its one message, and every
-// format folder under functions/core/formats/ is registered under its own name (a folder + a line = a format).
+// format folder exporting a TableFormat is registered under its own name (a folder + a line = a format).
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { formatOption } from '../../../../functions/cli/args.js';
@@ -83,19 +83,26 @@ describe('the table format registry', () => {
     expect(message).toMatch(/Remove the table from the configuration/);
   });
 
-  it('registers every format folder under functions/core/formats/ under its own name', async () => {
+  it('registers every format folder that exports a TableFormat under its own name, and refuses a folder still in progress', async () => {
     // Prepare
     const root = new URL('../../../../functions/core/formats/', import.meta.url);
     const folders = readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory());
     // Act
     const found: TableFormat[] = [];
+    const inProgress: string[] = [];
     for (const folder of folders) {
       const module = (await import(new URL(`${folder.name}/index.ts`, root).href)) as Record<string, unknown>;
-      found.push(...Object.values(module).filter(isTableFormat));
+      const formats = Object.values(module).filter(isTableFormat);
+      expect(formats.length, `folder ${folder.name} exports more than one TableFormat`).toBeLessThanOrEqual(
+        1,
+      );
+      if (formats.length === 0) inProgress.push(folder.name);
+      found.push(...formats);
     }
-    // Assess: one format per folder, each registered as itself, and nothing registered without a folder
-    expect(found).toHaveLength(folders.length);
+    // Assess: each exported format registered as itself, nothing registered without a folder, and a folder that
+    // does not export a format yet (a format being built, e.g. delta/'s log reader) is refused under its name
     for (const format of found) expect(TABLE_FORMATS.get(format.name)).toBe(format);
     expect(TABLE_FORMATS.size).toBe(found.length);
+    for (const name of inProgress) expect(() => tableFormat(name)).toThrow(TableFormatNotSupportedError);
   });
 });

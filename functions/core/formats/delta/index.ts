@@ -1,0 +1,47 @@
+// The Delta Lake log reader (item 1 of issue #17): pure core over the ObjectStore port. Not a TableFormat yet and
+// not registered, so Delta stays refused everywhere until the commit path exists; this file is its public surface.
+export type {
+  AddAction,
+  DeletionVector,
+  FileStats,
+  MetadataAction,
+  ProtocolAction,
+  RemoveAction,
+  TxnAction,
+} from './actions.js';
+export { deletionVectorUniqueId, parseStats } from './actions.js';
+export { DeltaFeatureNotSupportedError, DeltaLogError, type DeltaRefusalKind } from './errors.js';
+export {
+  type DeltaFile,
+  type DeltaMetadata,
+  type DeltaSnapshot,
+  type DeltaTombstone,
+  normalizeTableRoot,
+  type ReadDeltaOptions,
+  readDeltaSnapshot,
+} from './log.js';
+export { classifyLogFile, commitFileName, type LogFile } from './log-files.js';
+export {
+  ACCEPTED_READER_FEATURES,
+  ACCEPTED_WRITER_FEATURES,
+  checkProtocol,
+  MAX_READER_VERSION,
+  MAX_WRITER_VERSION,
+  refusedFeatureMessage,
+  refusedVersionMessage,
+  type SupportedProtocol,
+} from './protocol.js';
+export {
+  type ColumnMappingMode,
+  type DeltaSchema,
+  type MappedColumn,
+  mappedColumns,
+  parseDeltaSchema,
+} from './schema.js';
+export {
+  type DeltaTableSnapshot,
+  deltaPlanInputs,
+  partitionPath,
+  snapshotDeltaTable,
+  toTableSnapshot,
+} from './table-snapshot.js';

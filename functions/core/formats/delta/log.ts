@@ -1,0 +1,463 @@
+// Reads a Delta table's state at its latest or a given version through the ObjectStore port: newest complete
+// checkpoint at or below it (classic, multi-part or V2 with sidecars), then every later JSON commit, contiguously.
+import pLimit from 'p-limit';
+import { z } from 'zod';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import {
+  type AddAction,
+  type CommitInfoAction,
+  type DeletionVector,
+  type DeltaAction,
+  type FileStats,
+  parseActions,
+  parseStats,
+  type RemoveAction,
+  type TxnAction,
+} from './actions.js';
+import { readParquetRecords } from './checkpoint-parquet.js';
+import { DeltaFeatureNotSupportedError, DeltaLogError } from './errors.js';
+import {
+  type CompleteCheckpoint,
+  classifyLogFile,
+  commitFileName,
+  completeCheckpoints,
+  LAST_CHECKPOINT,
+  type LogFile,
+} from './log-files.js';
+import { checkProtocol, type SupportedProtocol } from './protocol.js';
+import { LogReplay } from './replay.js';
+import {
+  type ColumnMappingMode,
+  type DeltaSchema,
+  deltaSchemaFingerprint,
+  type MappedColumn,
+  mappedColumns,
+  parseDeltaSchema,
+} from './schema.js';
+
+/** One live data file (an `add` no later `remove` cancelled). */
+export interface DeltaFile {
+  /** The path exactly as the log writes it (a URI: relative paths are percent-encoded). */
+  readonly path: string;
+  /** The object key in the store (table root + decoded relative path); undefined for an absolute URI. */
+  readonly key: string | undefined;
+  /** Partition values by logical column name, from the log (never from the directory), null for null. */
+  readonly partitionValues: Readonly<Record<string, string | null>>;
+  /** Partition values exactly as the log keys them (physical names under column mapping). */
+  readonly physicalPartitionValues: Readonly<Record<string, string | null>>;
+  readonly size: number;
+  readonly modificationTime: number;
+  readonly dataChange: boolean;
+  readonly stats?: FileStats;
+  /** The raw stats JSON, for a rewrite that must carry it unchanged. */
+  readonly statsJson?: string;
+  readonly tags?: Readonly<Record<string, string | null>>;
+  readonly deletionVector?: DeletionVector;
+  readonly baseRowId?: number;
+  readonly defaultRowCommitVersion?: number;
+}
+
+/** A `remove` still in the log's state: a file vacuum may delete once its retention has passed. */
+export interface DeltaTombstone {
+  readonly path: string;
+  readonly key: string | undefined;
+  /** When it was removed (epoch ms); vacuum's retention counts from here. */
+  readonly deletionTimestamp?: number;
+  readonly dataChange: boolean;
+  readonly extendedFileMetadata?: boolean;
+  readonly size?: number;
+  readonly partitionValues?: Readonly<Record<string, string | null>>;
+  readonly deletionVector?: DeletionVector;
+}
+
+export interface DeltaMetadata {
+  readonly id: string;
+  readonly name?: string;
+  readonly description?: string;
+  readonly provider: string;
+  readonly schemaString: string;
+  readonly schema: DeltaSchema;
+  /** Logical names, in the log's order. */
+  readonly partitionColumns: readonly string[];
+  readonly configuration: Readonly<Record<string, string>>;
+  readonly createdTime?: number;
+  readonly columnMapping: { readonly mode: ColumnMappingMode; readonly columns: readonly MappedColumn[] };
+  readonly schemaFingerprint: string;
+}
+
+/** A table version as the log defines it. */
+export interface DeltaSnapshot {
+  /** The table root as given, normalised to '' or ending with `/`. */
+  readonly tableRoot: string;
+  readonly version: number;
+  readonly protocol: SupportedProtocol;
+  readonly metadata: DeltaMetadata;
+  /** Live files, sorted by path (byte order). */
+  readonly files: readonly DeltaFile[];
+  /** Removes still in the state, sorted by path. */
+  readonly tombstones: readonly DeltaTombstone[];
+  /** Latest `txn` version per application id (idempotent streaming writers). */
+  readonly transactions: Readonly<Record<string, TxnAction>>;
+  /** Live domain metadata by domain: configuration strings as written. */
+  readonly domains: Readonly<Record<string, string>>;
+  /** The checkpoint the read started from, if any. */
+  readonly checkpoint?: { readonly version: number; readonly files: readonly string[]; readonly v2: boolean };
+  /** commitInfo of `version`, when that commit was read (not when the read ended on a checkpoint). */
+  readonly commitInfo?: CommitInfoAction;
+  /** Whether `delta.enableInCommitTimestamps` is on: a commit must then write `inCommitTimestamp`. */
+  readonly inCommitTimestamps: boolean;
+  /** Whether `delta.appendOnly` is on: only dataChange=false removes are allowed. */
+  readonly appendOnly: boolean;
+}
+
+export interface ReadDeltaOptions {
+  /** The version to read; the latest when omitted. */
+  readonly version?: number;
+  /** Log files fetched in flight. */
+  readonly concurrency?: number;
+}
+
+const lastCheckpointSchema = z.object({
+  version: z.number().int().nonnegative(),
+  parts: z.number().int().nullish(),
+});
+
+/** `a/b` and `a/b/` → `a/b/`; '' stays ''. */
+export function normalizeTableRoot(tableRoot: string): string {
+  const trimmed = tableRoot.replace(/\/+$/, '');
+  return trimmed === '' ? '' : `${trimmed}/`;
+}
+
+const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+
+/**
+ * The table's state at `options.version` (latest when omitted), read only through `store`: the newest complete
+ * checkpoint at or below it (a multi-part one missing a part is skipped), then every later JSON commit.
+ * Log compaction files (`x.y.compacted.json`) are ignored: they only summarise commits that are still there,
+ * so replaying the commits gives the same state. `_last_checkpoint` only checks that the listing is not behind.
+ * @throws DeltaFeatureNotSupportedError when the protocol at that version needs what is not implemented.
+ * @throws DeltaLogError when the log is missing, incomplete or malformed, or the version does not exist.
+ */
+export async function readDeltaSnapshot(
+  store: ObjectStore,
+  tableRoot: string,
+  options: ReadDeltaOptions = {},
+): Promise<DeltaSnapshot> {
+  const root = normalizeTableRoot(tableRoot);
+  const logPrefix = `${root}_delta_log/`;
+  const fail = (reason: string, cause?: unknown): DeltaLogError =>
+    new DeltaLogError(root, reason, cause === undefined ? undefined : { cause });
+
+  const files: LogFile[] = [];
+  for await (const object of store.listAll(logPrefix)) {
+    const name = object.key.slice(logPrefix.length);
+    if (name.includes('/')) continue; // .tmp/, _sidecars/, _staged_commits/: not log entries by themselves
+    const file = classifyLogFile(name);
+    if (file !== undefined) files.push(file);
+  }
+  const commits = new Set(files.flatMap((f) => (f.kind === 'commit' ? [f.version] : [])));
+  const checkpoints = completeCheckpoints(files);
+  const versions = [...commits, ...checkpoints.map((c) => c.version)];
+  if (versions.length === 0)
+    throw fail(`no commit or checkpoint under ${logPrefix}: it is not a Delta table`);
+  const latest = Math.max(...versions);
+  const target = options.version ?? latest;
+  if (!Number.isSafeInteger(target) || target < 0 || target > latest) {
+    throw fail(`version ${target} does not exist (the latest version is ${latest})`);
+  }
+
+  // The listing is complete on S3, so the newest complete checkpoint at or below the target is found without the
+  // `_last_checkpoint` hint; the hint still checks the listing: one that names a newer version than every listed
+  // file means the listing lags (an eventually consistent S3-compatible store), and reading it would go back in time.
+  if (files.some((f) => f.kind === 'lastCheckpoint')) {
+    const hint = await readLastCheckpoint(store, logPrefix);
+    if (hint !== undefined && hint.version > latest) {
+      throw fail(
+        `_last_checkpoint names version ${hint.version} but the listing shows versions up to ${latest} only: the listing is incomplete (an eventually consistent store?); retry later`,
+      );
+    }
+  }
+  const checkpoint = checkpoints.find((c) => c.version <= target);
+  const start = checkpoint === undefined ? 0 : checkpoint.version + 1;
+  for (let v = start; v <= target; v += 1) {
+    if (!commits.has(v)) {
+      throw fail(
+        checkpoint === undefined && v === 0 && !commits.has(0)
+          ? `commit 0 is gone and no complete checkpoint is at or below version ${target}: the history before ${target} was cleaned up, so version ${target} cannot be reconstructed`
+          : `commit ${commitFileName(v)} is missing between ${start} and ${target}`,
+      );
+    }
+  }
+
+  const decode = (path: string): string => decodeLogPath(path, fail);
+  const replay = new LogReplay(decode, (reason) => fail(reason));
+  const limit = pLimit(options.concurrency ?? 16);
+
+  if (checkpoint !== undefined) {
+    const actions = await readCheckpoint(store, logPrefix, checkpoint, limit, fail);
+    replay.applyCommit(actions, `checkpoint ${checkpoint.names[0] ?? checkpoint.version}`);
+  }
+  const commitActions = await Promise.all(
+    Array.from({ length: target - start + 1 }, (_, i) =>
+      limit(() => readCommit(store, `${logPrefix}${commitFileName(start + i)}`, fail)),
+    ),
+  );
+  let commitInfo: CommitInfoAction | undefined;
+  commitActions.forEach((actions, i) => {
+    replay.applyCommit(actions, `commit ${commitFileName(start + i)}`);
+    if (start + i === target) {
+      for (const action of actions) if (action.kind === 'commitInfo') commitInfo = action.commitInfo;
+    }
+  });
+
+  if (replay.protocol === undefined) throw fail(`no protocol action at or below version ${target}`);
+  if (replay.metadata === undefined) throw fail(`no metaData action at or below version ${target}`);
+  const protocol = checkProtocol(root, replay.protocol);
+  const metadata = toMetadata(root, replay.metadata, protocol, fail);
+
+  const physicalOf = new Map<string, string>(
+    metadata.columnMapping.columns
+      .filter((c) => c.path.length === 1)
+      .map((c) => [c.path[0] as string, c.physicalName]),
+  );
+  const keyOf = (path: string): string | undefined =>
+    ABSOLUTE_URI.test(path) ? undefined : `${root}${decode(path)}`;
+  const liveFiles = [...replay.live.values()].map((add) => toFile(add, keyOf, metadata, physicalOf));
+  const tombstones = [...replay.tombstones.values()].map((remove) => toTombstone(remove, keyOf));
+  const byPath = (a: { path: string }, b: { path: string }): number => compareBytes(a.path, b.path);
+
+  return {
+    tableRoot: root,
+    version: target,
+    protocol,
+    metadata,
+    files: liveFiles.sort(byPath),
+    tombstones: tombstones.sort(byPath),
+    transactions: Object.fromEntries(replay.transactions),
+    domains: Object.fromEntries([...replay.domains].map(([d, m]) => [d, m.configuration])),
+    ...(checkpoint === undefined
+      ? {}
+      : { checkpoint: { version: checkpoint.version, files: checkpoint.names, v2: checkpoint.v2 } }),
+    ...(commitInfo === undefined ? {} : { commitInfo }),
+    inCommitTimestamps: metadata.configuration['delta.enableInCommitTimestamps'] === 'true',
+    appendOnly: metadata.configuration['delta.appendOnly'] === 'true',
+  };
+}
+
+/**
+ * `_last_checkpoint`, parsed, or undefined when absent or unreadable: the protocol makes it a hint readers may
+ * ignore, so a torn or stale one must never fail a read.
+ */
+async function readLastCheckpoint(
+  store: ObjectStore,
+  logPrefix: string,
+): Promise<z.infer<typeof lastCheckpointSchema> | undefined> {
+  try {
+    const parsed = lastCheckpointSchema.safeParse(
+      JSON.parse(new TextDecoder().decode(await store.get(`${logPrefix}${LAST_CHECKPOINT}`))),
+    );
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function readCommit(
+  store: ObjectStore,
+  key: string,
+  fail: (reason: string, cause?: unknown) => DeltaLogError,
+): Promise<DeltaAction[]> {
+  return parseJsonLines(new TextDecoder().decode(await store.get(key)), key, fail);
+}
+
+function parseJsonLines(
+  text: string,
+  key: string,
+  fail: (reason: string, cause?: unknown) => DeltaLogError,
+): DeltaAction[] {
+  const actions: DeltaAction[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    try {
+      actions.push(...parseActions(JSON.parse(line) as Record<string, unknown>));
+    } catch (err) {
+      throw fail(`${key} line ${i + 1} is not a valid Delta action (${describe(err)})`, err);
+    }
+  });
+  return actions;
+}
+
+/**
+ * Every action of a checkpoint: all parts of a multi-part one; for a V2 checkpoint also the add/remove actions of
+ * its sidecars (`_delta_log/_sidecars/`), which hold the file actions the top-level file only points to.
+ */
+async function readCheckpoint(
+  store: ObjectStore,
+  logPrefix: string,
+  checkpoint: CompleteCheckpoint,
+  limit: ReturnType<typeof pLimit>,
+  fail: (reason: string, cause?: unknown) => DeltaLogError,
+): Promise<DeltaAction[]> {
+  const parts = await Promise.all(
+    checkpoint.names.map((name) => limit(() => readActionFile(store, `${logPrefix}${name}`, fail))),
+  );
+  const actions = parts.flat();
+  const sidecars = actions.flatMap((a) => (a.kind === 'sidecar' ? [a.sidecar.path] : []));
+  const sidecarActions = await Promise.all(
+    sidecars.map((path) =>
+      limit(async () => {
+        const key = ABSOLUTE_URI.test(path)
+          ? undefined
+          : `${logPrefix}_sidecars/${decodeLogPath(path, fail)}`;
+        if (key === undefined)
+          throw fail(
+            `sidecar ${path} is an absolute URI; only sidecars inside _delta_log/_sidecars/ are read`,
+          );
+        const fileActions = await readActionFile(store, key, fail);
+        const other = fileActions.find((a) => a.kind !== 'add' && a.kind !== 'remove');
+        if (other !== undefined)
+          throw fail(`sidecar ${key} holds a ${other.kind} action; sidecars may hold only add and remove`);
+        return fileActions;
+      }),
+    ),
+  );
+  return [...actions, ...sidecarActions.flat()];
+}
+
+/** A JSON-lines or Parquet file of actions, by its name. */
+async function readActionFile(
+  store: ObjectStore,
+  key: string,
+  fail: (reason: string, cause?: unknown) => DeltaLogError,
+): Promise<DeltaAction[]> {
+  const bytes = await store.get(key);
+  if (key.endsWith('.json')) return parseJsonLines(new TextDecoder().decode(bytes), key, fail);
+  let rows: Record<string, unknown>[];
+  try {
+    rows = await readParquetRecords(bytes);
+  } catch (err) {
+    throw fail(`${key} is not a readable Parquet checkpoint (${describe(err)})`, err);
+  }
+  try {
+    return rows.flatMap((row) => parseActions(row));
+  } catch (err) {
+    throw fail(`${key} holds a malformed action (${describe(err)})`, err);
+  }
+}
+
+function toMetadata(
+  root: string,
+  m: NonNullable<LogReplay['metadata']>,
+  protocol: SupportedProtocol,
+  fail: (reason: string, cause?: unknown) => DeltaLogError,
+): DeltaMetadata {
+  let schema: DeltaSchema;
+  try {
+    schema = parseDeltaSchema(m.schemaString);
+  } catch (err) {
+    throw fail(`the metaData schemaString is not a Delta schema (${describe(err)})`, err);
+  }
+  const modeSetting = m.configuration['delta.columnMapping.mode'] ?? 'none';
+  if (
+    protocolSupportsColumnMapping(protocol) &&
+    modeSetting !== 'none' &&
+    modeSetting !== 'name' &&
+    modeSetting !== 'id'
+  ) {
+    throw new DeltaFeatureNotSupportedError(
+      'writer feature',
+      'columnMapping',
+      `Delta table ${root || '(store root)'} sets delta.columnMapping.mode to "${modeSetting}"; lake-compactor knows the modes none, name and id. Nothing was changed; leave the table out of the configuration until the mode is supported.`,
+    );
+  }
+  // PROTOCOL.md "Column Mapping": the property is honoured only when the protocol supports the feature.
+  const mode: ColumnMappingMode = protocolSupportsColumnMapping(protocol)
+    ? (modeSetting as ColumnMappingMode)
+    : 'none';
+  return {
+    id: m.id,
+    ...(m.name === undefined ? {} : { name: m.name }),
+    ...(m.description === undefined ? {} : { description: m.description }),
+    provider: m.format.provider,
+    schemaString: m.schemaString,
+    schema,
+    partitionColumns: m.partitionColumns,
+    configuration: m.configuration,
+    ...(m.createdTime === undefined ? {} : { createdTime: m.createdTime }),
+    columnMapping: { mode, columns: mappedColumns(schema, mode) },
+    schemaFingerprint: deltaSchemaFingerprint(schema),
+  };
+}
+
+function protocolSupportsColumnMapping(protocol: SupportedProtocol): boolean {
+  return (
+    protocol.readerFeatures.includes('columnMapping') || protocol.writerFeatures.includes('columnMapping')
+  );
+}
+
+function toFile(
+  add: AddAction,
+  keyOf: (path: string) => string | undefined,
+  metadata: DeltaMetadata,
+  physicalOf: ReadonlyMap<string, string>,
+): DeltaFile {
+  const stats = parseStats(add);
+  const partitionValues = Object.fromEntries(
+    metadata.partitionColumns.map((column) => [
+      column,
+      add.partitionValues[physicalOf.get(column) ?? column] ?? null,
+    ]),
+  );
+  return {
+    path: add.path,
+    key: keyOf(add.path),
+    partitionValues,
+    physicalPartitionValues: add.partitionValues,
+    size: add.size,
+    modificationTime: add.modificationTime,
+    dataChange: add.dataChange,
+    ...(stats === undefined ? {} : { stats }),
+    ...(add.stats === undefined ? {} : { statsJson: add.stats }),
+    ...(add.tags === undefined ? {} : { tags: add.tags }),
+    ...(add.deletionVector === undefined ? {} : { deletionVector: add.deletionVector }),
+    ...(add.baseRowId === undefined ? {} : { baseRowId: add.baseRowId }),
+    ...(add.defaultRowCommitVersion === undefined
+      ? {}
+      : { defaultRowCommitVersion: add.defaultRowCommitVersion }),
+  };
+}
+
+function toTombstone(remove: RemoveAction, keyOf: (path: string) => string | undefined): DeltaTombstone {
+  return {
+    path: remove.path,
+    key: keyOf(remove.path),
+    dataChange: remove.dataChange,
+    ...(remove.deletionTimestamp === undefined ? {} : { deletionTimestamp: remove.deletionTimestamp }),
+    ...(remove.extendedFileMetadata === undefined
+      ? {}
+      : { extendedFileMetadata: remove.extendedFileMetadata }),
+    ...(remove.size === undefined ? {} : { size: remove.size }),
+    ...(remove.partitionValues === undefined ? {} : { partitionValues: remove.partitionValues }),
+    ...(remove.deletionVector === undefined ? {} : { deletionVector: remove.deletionVector }),
+  };
+}
+
+/** A log path's decoded form: percent-decoding of the URI (`x=A%252FA` names the object `x=A%2FA`). */
+function decodeLogPath(path: string, fail: (reason: string) => DeltaLogError): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    throw fail(`path "${path}" in the log is not a valid URI (bad percent-encoding)`);
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof z.ZodError)
+    return err.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Byte order, as S3 lists keys. */
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}

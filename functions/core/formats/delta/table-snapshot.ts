@@ -1,0 +1,159 @@
+// Maps a Delta log version onto the TableFormat port's TableSnapshot: live files grouped by their partition values
+// from the log, rows from stats (or footers when asked), and each file it must not rewrite with why.
+import pLimit from 'p-limit';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { CorruptInputError, ObjectNotFoundError } from '../../errors.js';
+import { readFooter } from '../../parquet/footer.js';
+import { HIVE_DEFAULT_PARTITION, type PartitionValue } from '../../partition.js';
+import type { PlanInput, PlanInputFile } from '../../planning.js';
+import type { IgnoredObject, SnapshotOptions, SnapshotPartition, TableSnapshot } from '../table-format.js';
+import { type DeltaFile, type DeltaSnapshot, readDeltaSnapshot } from './log.js';
+
+/** The port snapshot of a Delta table's latest version, and the version it was read at. */
+export interface DeltaTableSnapshot {
+  readonly snapshot: TableSnapshot;
+  /** The log version the live files are from: what a commit's readVersion and the plan's deltaVersion are. */
+  readonly version: number;
+  readonly delta: DeltaSnapshot;
+}
+
+/**
+ * The latest version of the Delta table at `location` in the port's shape (the `TableFormat.snapshot` signature's
+ * arguments, plus the version). With `readFooters`, each live file's footer replaces the log's row count and the
+ * table-schema fingerprint with the file's own (what the rewrite engine groups and verifies by); a footer that
+ * cannot be read, or a live file missing from storage, marks the file `unreadable` with why, so it is reported and
+ * left alone. Other errors (throttling, network) fail the snapshot rather than hide files.
+ */
+export async function snapshotDeltaTable(
+  store: ObjectStore,
+  location: string,
+  options: SnapshotOptions,
+): Promise<DeltaTableSnapshot> {
+  const delta = await readDeltaSnapshot(store, location, {
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+  });
+  const snapshot = toTableSnapshot(delta, options.now);
+  if (!options.readFooters) return { snapshot, version: delta.version, delta };
+  const limit = pLimit(options.concurrency ?? 64);
+  const partitions = await Promise.all(
+    snapshot.partitions.map(async (partition) => ({
+      ...partition,
+      files: await Promise.all(partition.files.map((file) => limit(() => withFooter(store, file)))),
+    })),
+  );
+  return { snapshot: { ...snapshot, partitions }, version: delta.version, delta };
+}
+
+async function withFooter(store: ObjectStore, file: PlanInputFile): Promise<PlanInputFile> {
+  const { rows: _rows, schemaFingerprint: _fingerprint, ...base } = file;
+  try {
+    const footer = await readFooter(store, file.key, file.size);
+    return { ...base, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint };
+  } catch (err) {
+    if (err instanceof CorruptInputError) return { ...base, unreadable: err.reason };
+    if (err instanceof ObjectNotFoundError) {
+      return {
+        ...base,
+        unreadable:
+          'live in the Delta log but missing from storage (the table is damaged; check it with a Delta client)',
+      };
+    }
+    throw err;
+  }
+}
+
+/** The planner's input per partition, recording the Delta version the files were read at (`snapshot.deltaVersion`). */
+export function deltaPlanInputs(snapshot: TableSnapshot, version: number, table: string): PlanInput[] {
+  return snapshot.partitions.map((p) => ({
+    table,
+    partition: p.partition,
+    files: [...p.files],
+    snapshot: { listedAt: snapshot.listedAt, deltaVersion: version },
+  }));
+}
+
+/**
+ * The port's view of one version. The partition's identity is built from the log's values (Hive-style, Spark's
+ * escaping, logical names), never from the directory, which in Delta is only a writer's habit (column-mapped
+ * tables use random prefixes). ETags are empty: the log, not the object's ETag, says which file is live, and a
+ * Delta commit removes by path. The schema fingerprint is the table schema's (`delta:` + sha256), the same for
+ * every file of a version, until footers are read. Files with a deletion vector, row-tracking ids or an absolute
+ * path are listed in `ignored` with why: rewriting them needs what the later slices add.
+ */
+export function toTableSnapshot(snapshot: DeltaSnapshot, now: number): TableSnapshot {
+  const byPartition = new Map<string, { values: PartitionValue[]; files: PlanInputFile[] }>();
+  const ignored: IgnoredObject[] = [];
+  for (const file of snapshot.files) {
+    const reason = untouchable(file);
+    if (file.key === undefined || reason !== undefined) {
+      ignored.push({ key: file.key ?? file.path, reason: reason ?? 'absolute path' });
+      continue;
+    }
+    const values = snapshot.metadata.partitionColumns.map((name) => ({
+      name,
+      value: file.partitionValues[name] ?? null,
+    }));
+    const partition = partitionPath(values);
+    let bucket = byPartition.get(partition);
+    if (bucket === undefined) {
+      bucket = { values, files: [] };
+      byPartition.set(partition, bucket);
+    }
+    bucket.files.push({
+      key: file.key,
+      size: file.size,
+      etag: '',
+      ...(file.stats?.numRecords === undefined ? {} : { rows: file.stats.numRecords }),
+      schemaFingerprint: snapshot.metadata.schemaFingerprint,
+    });
+  }
+  const partitions: SnapshotPartition[] = [...byPartition.entries()]
+    .map(([partition, { values, files }]) => ({
+      partition,
+      values,
+      files: files.sort((a, b) => compareBytes(a.key, b.key)),
+    }))
+    .sort((a, b) => compareBytes(a.partition, b.partition));
+  return { tableRoot: snapshot.tableRoot, listedAt: now, partitions, ignored, foreignTables: [] };
+}
+
+/** Why a live file must not be rewritten yet, or undefined. */
+function untouchable(file: DeltaFile): string | undefined {
+  if (file.key === undefined)
+    return `absolute path ${file.path}: an absolute URI is not resolved to a key of the store (a shallow clone’s source, or a writer that records full URIs), so it is left alone`;
+  if (file.deletionVector !== undefined) {
+    return `has a deletion vector (${file.deletionVector.cardinality} deleted rows): rewriting it must drop those rows, which is not implemented yet`;
+  }
+  if (file.baseRowId !== undefined || file.defaultRowCommitVersion !== undefined) {
+    return 'carries row-tracking ids, which a rewrite would have to preserve';
+  }
+  return undefined;
+}
+
+/** `a=1/b=x%2Fy`, Spark's escaping, `__HIVE_DEFAULT_PARTITION__` for null; '' when unpartitioned. */
+export function partitionPath(values: readonly PartitionValue[]): string {
+  return values
+    .map(
+      ({ name, value }) =>
+        `${escapePathName(name)}=${value === null ? HIVE_DEFAULT_PARTITION : escapePathName(value)}`,
+    )
+    .join('/');
+}
+
+/** Spark's `ExternalCatalogUtils.escapePathName`: control characters and the characters below become `%XX`. */
+const ESCAPED = '"#%\'*/:=?\\{[]^';
+function escapePathName(s: string): string {
+  let out = '';
+  for (const ch of s) {
+    const code = ch.codePointAt(0) ?? 0;
+    out +=
+      code < 0x20 || code === 0x7f || ESCAPED.includes(ch)
+        ? `%${code.toString(16).toUpperCase().padStart(2, '0')}`
+        : ch;
+  }
+  return out;
+}
+
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
