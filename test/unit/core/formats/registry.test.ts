@@ -1,6 +1,7 @@
 // The format registry is the single source of which table formats exist: the config schema, the construct's
 // props and the CLI's --format accept exactly its formats and refuse any other with its one message, and every
-// format folder under functions/core/formats/ is registered under its own name (a folder + a line = a format).
+// format folder exporting a TableFormat is registered under its own name (a folder + a line = a format); a folder
+// without one yet (a reader being built) stays refused by name.
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { formatOption } from '../../../../functions/cli/args.js';
@@ -89,13 +90,21 @@ describe('the table format registry', () => {
     const folders = readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory());
     // Act
     const found: TableFormat[] = [];
+    const underConstruction: string[] = [];
     for (const folder of folders) {
       const module = (await import(new URL(`${folder.name}/index.ts`, root).href)) as Record<string, unknown>;
-      found.push(...Object.values(module).filter(isTableFormat));
+      const formats = Object.values(module).filter(isTableFormat);
+      // Assess: at most one format per folder
+      expect(formats.length).toBeLessThanOrEqual(1);
+      if (formats.length === 0) underConstruction.push(folder.name);
+      found.push(...formats);
     }
-    // Assess: one format per folder, each registered as itself, and nothing registered without a folder
-    expect(found).toHaveLength(folders.length);
+    // Assess: each format registered as itself, and nothing registered without a folder
     for (const format of found) expect(TABLE_FORMATS.get(format.name)).toBe(format);
     expect(TABLE_FORMATS.size).toBe(found.length);
+    // Assess: a folder that exports no TableFormat yet (a reader being built, e.g. iceberg/) is no format: its
+    // name stays refused everywhere with the one message until its TableFormat exists and is registered
+    for (const name of underConstruction)
+      expect(() => tableFormat(name)).toThrow(TableFormatNotSupportedError);
   });
 });
