@@ -24,7 +24,8 @@ export interface LoadedTable {
 
 /** How messages name a table: the store's description and the root below it (`s3://bucket/events`). */
 export function describeTable(store: Pick<ObjectStore, 'description'>, tableRoot: string): string {
-  return `${store.description.replace(/\/+$/, '')}/${tableRoot.replace(/\/+$/, '')}`;
+  const root = tableRoot.replace(/\/+$/, '');
+  return store.description.endsWith('/') ? `${store.description}${root}` : `${store.description}/${root}`;
 }
 
 function join(root: string, rest: string): string {
