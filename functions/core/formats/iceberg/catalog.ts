@@ -11,6 +11,8 @@ const METADATA_NAME = /^(?:v(\d+)|(\d+)-[0-9a-fA-F-]+)(\.gz)?\.metadata\.json(\.
 
 /** A table as loaded: where it lies, which metadata file is current, what that file says. */
 export interface LoadedTable {
+  /** How messages name the table (see {@link describeTable}). */
+  readonly name: string;
   /** The table root as a key prefix of the store, without trailing slash. */
   readonly tableRoot: string;
   /** The store key of the metadata file read. */
@@ -102,6 +104,7 @@ export async function loadTable(
     bytes = gunzipSync(bytes);
   const metadata = parseTableMetadata(new TextDecoder().decode(bytes), table);
   return {
+    name: table,
     tableRoot: root,
     metadataKey: found.key,
     version: found.version,

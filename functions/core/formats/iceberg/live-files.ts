@@ -2,7 +2,7 @@
 // delete files the spec says apply to it (partition, sequence number, referenced file and path-bound rules).
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
-import { describeTable, type LoadedTable } from './catalog.js';
+import type { LoadedTable } from './catalog.js';
 import { IcebergMetadataError } from './errors.js';
 import {
   type ContentFile,
@@ -88,7 +88,7 @@ export async function readSnapshotFiles(
   const { metadata } = table;
   const wanted = options.snapshotId === undefined ? metadata.currentSnapshotId : BigInt(options.snapshotId);
   const snapshot = wanted === undefined ? undefined : metadata.snapshots.find((s) => s.snapshotId === wanted);
-  const tableName = describeTable(store, table.tableRoot);
+  const tableName = table.name;
   if (wanted !== undefined && snapshot === undefined)
     throw new IcebergMetadataError(tableName, `snapshot ${wanted} is not in the table's metadata`);
   const schema = schemaById(metadata, snapshot?.schemaId ?? metadata.currentSchemaId) ?? schemaById(metadata);

@@ -46,9 +46,9 @@ function describeDeletes(file: LiveDataFile): string {
 export function toTableSnapshot(
   table: LoadedTable,
   files: SnapshotFiles,
-  options: { readonly now: number; readonly tableName?: string },
+  options: { readonly now: number },
 ): TableSnapshot {
-  const name = options.tableName ?? table.tableRoot;
+  const name = table.name;
   const partitions = new Map<string, { values: PartitionValue[]; specId: number; files: PlanInputFile[] }>();
   const ignored: IgnoredObject[] = [];
   for (const data of files.dataFiles) {
