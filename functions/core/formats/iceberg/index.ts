@@ -2,6 +2,7 @@
 // until rewriting with deletes and committing through catalogs exist). Pure core: all I/O goes through ObjectStore.
 export { decodeAvroContainer, IdRecord } from './avro.js';
 export { describeTable, findCurrentMetadata, type LoadedTable, loadTable } from './catalog.js';
+export { decodePortableRoaring64, readDeletionVector } from './deletion-vectors.js';
 export { IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
 export { parseJsonExact } from './json.js';
 export {
