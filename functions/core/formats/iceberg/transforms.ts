@@ -248,6 +248,19 @@ export function humanPartitionValue(
 /** A source-typed value as text (dates ISO, timestamps ISO in µs, bytes base64). */
 function humanValue(type: string, value: Exclude<IcebergValue, null>): string {
   const base = baseType(type);
+  if (base === 'decimal') {
+    // manifests hold decimal partition values as big-endian unscaled bytes; render with the type's scale
+    const unscaled =
+      value instanceof Uint8Array ? (decodeSingleValue(type, value) as bigint) : BigInt(value as bigint);
+    const scale = Number(/,\s*(\d+)\s*\)/.exec(type)?.[1] ?? 0);
+    const digits = (unscaled < 0n ? -unscaled : unscaled).toString().padStart(scale + 1, '0');
+    const text = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+    return unscaled < 0n ? `-${text}` : text;
+  }
+  if (base === 'uuid' && value instanceof Uint8Array && value.byteLength === 16) {
+    const h = Buffer.from(value).toString('hex');
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  }
   if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
   if (base === 'date') {
     const { year, month, day } = civil(Number(value));

@@ -84,6 +84,11 @@ describe('partition transforms', () => {
     expect(humanPartitionValue(T('bucket[16]'), 'long', 3)).toBe('3');
     expect(humanPartitionValue(T('identity'), 'date', 17486)).toBe('2017-11-16');
     expect(humanPartitionValue(T('identity'), 'string', null)).toBeNull();
+    expect(humanPartitionValue(T('identity'), 'decimal(9,2)', hex('058c'))).toBe('14.20'); // Avro bytes, unscaled 1420
+    expect(humanPartitionValue(T('truncate[50]'), 'decimal(9,2)', -5n)).toBe('-0.05');
+    expect(humanPartitionValue(T('identity'), 'uuid', hex('f79c3e09677c4bbda4793f349cb785e7'))).toBe(
+      'f79c3e09-677c-4bbd-a479-3f349cb785e7',
+    );
   });
 
   it('spark_v1_hour_identity_partitioned: hour(event_time) and identity(action) of each file bounds are its recorded partition values', async () => {
