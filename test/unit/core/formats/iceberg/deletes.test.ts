@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTable, readSnapshotFiles } from '../../../../../functions/core/formats/iceberg/index.js';
 import type { ObjectStore } from '../../../../../functions/ports/object-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
-import { fileName, fixtureStore, ICEBERG_FIXTURES, metadataText } from './fixture-tables.js';
+import { fileName, fixturePath, fixtureStore, metadataText } from './fixture-tables.js';
 
 let duckdb: DuckDb;
 beforeAll(async () => {
@@ -19,7 +19,7 @@ async function readRows(
   columns?: string[],
 ): Promise<Record<string, unknown>[]> {
   const select = columns === undefined ? '*' : columns.map((c) => `"${c}"`).join(', ');
-  return duckdb.rows(`SELECT ${select} FROM read_parquet(${sqlString(`${ICEBERG_FIXTURES}${key}`)})`);
+  return duckdb.rows(`SELECT ${select} FROM read_parquet(${sqlString(fixturePath(key))})`);
 }
 
 /** The blobs a Puffin file's footer lists (spec: payload JSON, then payload size, flags, magic `PFA1`). */

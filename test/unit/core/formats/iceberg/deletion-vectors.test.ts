@@ -10,7 +10,7 @@ import {
   readSnapshotFiles,
 } from '../../../../../functions/core/formats/iceberg/index.js';
 import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
-import { fixtureStore, ICEBERG_FIXTURES } from './fixture-tables.js';
+import { fixturePath, fixtureStore } from './fixture-tables.js';
 
 let duckdb: DuckDb;
 beforeAll(async () => {
@@ -45,7 +45,7 @@ describe('deletion vectors', () => {
     const live: number[] = [];
     for (const f of files.dataFiles) {
       const rows = await duckdb.rows(
-        `SELECT i, file_row_number FROM read_parquet(${sqlString(`${ICEBERG_FIXTURES}${f.entry.file.key}`)}, file_row_number = true)`,
+        `SELECT i, file_row_number FROM read_parquet(${sqlString(fixturePath(f.entry.file.key))}, file_row_number = true)`,
       );
       const gone = new Set((deleted.get(f.entry.file.path) ?? []).map(String));
       for (const r of rows) if (!gone.has(String(r.file_row_number))) live.push(r.i as number);

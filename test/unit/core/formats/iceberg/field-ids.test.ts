@@ -18,7 +18,7 @@ import {
   SCRAMBLED_MANIFEST_SCHEMA,
   writeAvroContainer,
 } from './avro-writer.js';
-import { fixtureStore, ICEBERG_FIXTURES, recordedSnapshots } from './fixture-tables.js';
+import { fixturePath, fixtureStore, recordedSnapshots } from './fixture-tables.js';
 
 let duckdb: DuckDb;
 beforeAll(async () => {
@@ -38,9 +38,7 @@ describe('fields matched by field id', () => {
       const table = await loadTable(store, name);
       const first = table.metadata.snapshots[0];
       if (first === undefined) throw new Error('no snapshot');
-      const header = readFileSync(`${ICEBERG_FIXTURES}${table.paths.key(first.manifestList)}`).toString(
-        'latin1',
-      );
+      const header = readFileSync(fixturePath(table.paths.key(first.manifestList))).toString('latin1');
       expect(header).toContain(`"name":"${avroName}"`);
       // Act
       const manifests = await readManifestList(
@@ -143,7 +141,7 @@ describe('fields matched by field id', () => {
     const seen = new Set<string>();
     for (const f of files.dataFiles) {
       const columns = await duckdb.rows(
-        `SELECT name, field_id FROM parquet_schema(${sqlString(`${ICEBERG_FIXTURES}${f.entry.file.key}`)}) WHERE field_id = 2`,
+        `SELECT name, field_id FROM parquet_schema(${sqlString(fixturePath(f.entry.file.key))}) WHERE field_id = 2`,
       );
       if (columns.length === 0) {
         expect(f.entry.file.valueCounts.has(2)).toBe(false);

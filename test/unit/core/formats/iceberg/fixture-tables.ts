@@ -1,11 +1,16 @@
 // The vendored Iceberg tables (test/fixtures/iceberg/, see NOTICE.md) behind a read-only local ObjectStore, and
 // what their writers recorded, read with plain JSON.parse — an oracle independent of the reader under test.
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { LocalObjectStore } from '../../../../../functions/adapters/local-object-store.js';
+import { ICEBERG_FIXTURES } from '../../../../support/fixtures.js';
 
-/** The folder holding one sub-folder per table. */
-export const ICEBERG_FIXTURES = fileURLToPath(new URL('../../../../fixtures/iceberg/', import.meta.url));
+export { ICEBERG_FIXTURES };
+
+/** The file path of a store key of {@link fixtureStore} (`<table>/data/…`), for DuckDB. */
+export function fixturePath(key: string): string {
+  return join(ICEBERG_FIXTURES, key);
+}
 
 /** Every vendored table, by folder name. */
 export const FIXTURE_TABLES = readdirSync(ICEBERG_FIXTURES, { withFileTypes: true })
@@ -29,7 +34,7 @@ export interface RecordedSnapshot {
  * are deliberately not taken from here (JSON.parse rounds them); callers pair snapshots by position.
  */
 export function recordedSnapshots(table: string, metadataFile: string): RecordedSnapshot[] {
-  const json = JSON.parse(readFileSync(`${ICEBERG_FIXTURES}${table}/metadata/${metadataFile}`, 'utf8')) as {
+  const json = JSON.parse(readFileSync(join(ICEBERG_FIXTURES, table, 'metadata', metadataFile), 'utf8')) as {
     snapshots?: { 'sequence-number'?: number; summary?: Record<string, string> }[];
   };
   return (json.snapshots ?? []).map((s) => ({
@@ -40,7 +45,7 @@ export function recordedSnapshots(table: string, metadataFile: string): Recorded
 
 /** The raw text of a fixture's metadata file. */
 export function metadataText(table: string, metadataFile: string): string {
-  return readFileSync(`${ICEBERG_FIXTURES}${table}/metadata/${metadataFile}`, 'utf8');
+  return readFileSync(join(ICEBERG_FIXTURES, table, 'metadata', metadataFile), 'utf8');
 }
 
 /** The last path segment (file name) of a writer path or key. */
