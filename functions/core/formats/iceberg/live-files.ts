@@ -115,40 +115,57 @@ export async function readSnapshotFiles(
         `deletion vector in ${d.file.path} has no referenced_data_file`,
       );
 
-  const dvTargets = new Set(
-    deletes
-      .filter((d) => deleteKind(d.file) === 'deletion-vector')
-      .map((d) => d.file.referencedDataFile as string),
-  );
   const unpartitioned = (specId: number) =>
     (specById(metadata, specId)?.fields ?? []).every((f) => f.transform.kind === 'void');
+  const keyOf = new Map<ManifestEntry, string>(
+    [...data, ...deletes].map((e) => [e, partitionKey(e.file.partition)]),
+  );
+  const order = new Map<ManifestEntry, number>(deletes.map((d, i) => [d, i]));
 
-  const applies = (d: ManifestEntry, f: ManifestEntry): boolean => {
+  // Candidate indexes, so each data file is compared only with the deletes that could apply to it (tables with
+  // tens of thousands of files and thousands of deletes are the ones that need compacting).
+  const dvByPath = new Map<string, ManifestEntry[]>();
+  const byPartition = new Map<string, ManifestEntry[]>();
+  const global: ManifestEntry[] = [];
+  const push = (map: Map<string, ManifestEntry[]>, key: string, d: ManifestEntry) => {
+    const list = map.get(key);
+    if (list === undefined) map.set(key, [d]);
+    else list.push(d);
+  };
+  for (const d of deletes) {
+    const kind = deleteKind(d.file);
+    if (kind === 'deletion-vector') push(dvByPath, d.file.referencedDataFile as string, d);
+    else if (kind === 'equality' && unpartitioned(d.file.partition.specId)) global.push(d);
+    else push(byPartition, keyOf.get(d) as string, d);
+  }
+
+  const applies = (d: ManifestEntry, f: ManifestEntry, hasDv: boolean): boolean => {
     const kind = deleteKind(d.file);
     if (kind === 'deletion-vector')
       return d.file.referencedDataFile === f.file.path && f.dataSequenceNumber <= d.dataSequenceNumber;
     if (kind === 'position') {
       if (f.dataSequenceNumber > d.dataSequenceNumber) return false;
       if (d.file.referencedDataFile !== undefined && d.file.referencedDataFile !== f.file.path) return false;
-      if (partitionKey(d.file.partition) !== partitionKey(f.file.partition)) return false;
-      if (dvTargets.has(f.file.path)) return false;
+      if (keyOf.get(d) !== keyOf.get(f)) return false;
+      if (hasDv) return false;
       const lower = d.file.lowerBounds.get(POSITION_DELETE_FILE_PATH_ID);
       const upper = d.file.upperBounds.get(POSITION_DELETE_FILE_PATH_ID);
-      const path = new TextEncoder().encode(f.file.path);
+      const path = Buffer.from(f.file.path, 'utf8');
       if (lower !== undefined && Buffer.compare(path, lower) < 0) return false;
       if (upper !== undefined && Buffer.compare(path, upper) > 0) return false;
       return true;
     }
     if (f.dataSequenceNumber >= d.dataSequenceNumber) return false;
-    return (
-      unpartitioned(d.file.partition.specId) ||
-      partitionKey(d.file.partition) === partitionKey(f.file.partition)
-    );
+    return unpartitioned(d.file.partition.specId) || keyOf.get(d) === keyOf.get(f);
   };
 
   const appliesTo = new Map<ManifestEntry, string[]>(deletes.map((d) => [d, []]));
   const dataFiles: LiveDataFile[] = data.map((f) => {
-    const mine = deletes.filter((d) => applies(d, f));
+    const dvs = dvByPath.get(f.file.path) ?? [];
+    const candidates = [...dvs, ...(byPartition.get(keyOf.get(f) as string) ?? []), ...global].sort(
+      (a, b) => (order.get(a) as number) - (order.get(b) as number),
+    );
+    const mine = candidates.filter((d) => applies(d, f, dvs.length > 0));
     for (const d of mine) appliesTo.get(d)?.push(f.file.path);
     return {
       entry: f,
