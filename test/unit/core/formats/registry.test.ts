@@ -1,6 +1,7 @@
 // The format registry is the single source of which table formats exist: the config schema, the construct's
 // props and the CLI's --format accept exactly its formats and refuse any other with its one message, and every
-// format folder exporting a TableFormat is registered under its own name (a folder + a line = a format).
+// format folder exporting a TableFormat is registered under its own name (a folder + a line = a format); a folder
+// without one yet (a reader being built) stays refused by name.
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { formatOption } from '../../../../functions/cli/args.js';
@@ -100,7 +101,7 @@ describe('the table format registry', () => {
       found.push(...formats);
     }
     // Assess: each exported format registered as itself, nothing registered without a folder, and a folder that
-    // does not export a format yet (a format being built, e.g. delta/'s log reader) is refused under its name
+    // does not export a format yet (a format being built, delta/'s log reader, iceberg/'s metadata reader) is refused under its name
     for (const format of found) expect(TABLE_FORMATS.get(format.name)).toBe(format);
     expect(TABLE_FORMATS.size).toBe(found.length);
     for (const name of inProgress) expect(() => tableFormat(name)).toThrow(TableFormatNotSupportedError);

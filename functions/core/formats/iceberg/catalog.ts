@@ -1,0 +1,114 @@
+// The path-based catalog (Hadoop tables, local folders, tests): finds a table's current metadata file under
+// `<root>/metadata/` from `version-hint.text` or the highest-numbered metadata file, and loads it.
+import { gunzipSync } from 'node:zlib';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { IcebergMetadataError } from './errors.js';
+import { parseTableMetadata, type TableMetadata } from './metadata.js';
+import { PathResolver } from './paths.js';
+
+/** `v12.metadata.json`, `v12.gz.metadata.json`, `00012-<uuid>.metadata.json`, `….metadata.json.gz`. */
+const METADATA_NAME = /^(?:v(\d+)|(\d+)-[0-9a-fA-F-]+)(\.gz)?\.metadata\.json(\.gz)?$/;
+
+/** A table as loaded: where it lies, which metadata file is current, what that file says. */
+export interface LoadedTable {
+  /** How messages name the table (see {@link describeTable}). */
+  readonly name: string;
+  /** The table root as a key prefix of the store, without trailing slash. */
+  readonly tableRoot: string;
+  /** The store key of the metadata file read. */
+  readonly metadataKey: string;
+  /** The version the file name carries (`v3` / `00003-…` → 3). */
+  readonly version: number;
+  readonly metadata: TableMetadata;
+  /** Maps the metadata's paths to keys of the store. */
+  readonly paths: PathResolver;
+}
+
+/** How messages name a table: the store's description and the root below it (`s3://bucket/events`). */
+export function describeTable(store: Pick<ObjectStore, 'description'>, tableRoot: string): string {
+  const root = tableRoot.replace(/\/+$/, '');
+  return store.description.endsWith('/') ? `${store.description}${root}` : `${store.description}/${root}`;
+}
+
+function join(root: string, rest: string): string {
+  const r = root.replace(/\/+$/, '');
+  return r === '' ? rest : `${r}/${rest}`;
+}
+
+function versionOf(name: string): number | undefined {
+  const m = METADATA_NAME.exec(name);
+  if (m === null) return undefined;
+  return Number(m[1] ?? m[2]);
+}
+
+/**
+ * The store key of the table's current metadata file and its version.
+ *
+ * Like Iceberg's HadoopTableOperations: a numeric `version-hint.text` names `vN.metadata.json`, and versions
+ * after it that exist win (the hint is written after the commit, so it can lag one behind); an empty, missing or
+ * stale hint falls back to listing `metadata/` and taking the highest version — which is also how catalog-named
+ * files (`00012-<uuid>.metadata.json`) are found.
+ * @throws IcebergMetadataError when there is no metadata file, or two files claim the highest version.
+ */
+export async function findCurrentMetadata(
+  store: ObjectStore,
+  tableRoot: string,
+): Promise<{ key: string; version: number }> {
+  const metadataDir = join(tableRoot, 'metadata/');
+  const byVersion = new Map<number, string[]>();
+  for await (const object of store.listAll(metadataDir)) {
+    const name = object.key.slice(metadataDir.length);
+    if (name.includes('/')) continue;
+    const version = versionOf(name);
+    if (version === undefined) continue;
+    byVersion.set(version, [...(byVersion.get(version) ?? []), object.key]);
+  }
+  const hintKey = join(tableRoot, 'metadata/version-hint.text');
+  const hinted =
+    (await store.head(hintKey)) === undefined
+      ? ''
+      : new TextDecoder().decode(await store.get(hintKey)).trim();
+  let version: number | undefined;
+  if (/^\d+$/.test(hinted) && byVersion.get(Number(hinted))?.some((k) => /\/v\d+\./.test(k))) {
+    version = Number(hinted);
+    while (byVersion.has(version + 1)) version++;
+  } else if (byVersion.size > 0) version = Math.max(...byVersion.keys());
+  if (version === undefined)
+    throw new IcebergMetadataError(describeTable(store, tableRoot), `no metadata file under ${metadataDir}`);
+  const keys = byVersion.get(version) ?? [];
+  if (keys.length !== 1 || keys[0] === undefined)
+    throw new IcebergMetadataError(
+      describeTable(store, tableRoot),
+      `${keys.length} metadata files claim version ${version} (${keys.join(', ')}); a path-based table has one per version`,
+    );
+  return { key: keys[0], version };
+}
+
+/**
+ * Loads a table through the path-based catalog: its current metadata (or `metadataKey`, when the caller knows
+ * which file a catalog points at), parsed and validated.
+ */
+export async function loadTable(
+  store: ObjectStore,
+  tableRoot: string,
+  options: { readonly metadataKey?: string } = {},
+): Promise<LoadedTable> {
+  const root = tableRoot.replace(/\/+$/, '');
+  const table = describeTable(store, root);
+  const found =
+    options.metadataKey === undefined
+      ? await findCurrentMetadata(store, root)
+      : { key: options.metadataKey, version: versionOf(options.metadataKey.split('/').pop() ?? '') ?? 0 };
+  let bytes = await store.get(found.key);
+  if (found.key.includes('.gz.') || found.key.endsWith('.gz') || (bytes[0] === 0x1f && bytes[1] === 0x8b))
+    bytes = gunzipSync(bytes);
+  const metadata = parseTableMetadata(new TextDecoder().decode(bytes), table);
+  return {
+    name: table,
+    tableRoot: root,
+    metadataKey: found.key,
+    version: found.version,
+    metadata,
+    paths: new PathResolver(table, metadata.location, root),
+  };
+}
