@@ -2,8 +2,11 @@
 // field id, never by name: 64-bit longs decode as BigInt (exact), and header metadata comes back as text.
 import avro from 'avsc';
 
-/** Avro `long` as BigInt: snapshot ids and sequence numbers exceed 2^53, and avsc's default long refuses them. */
-const BIG_LONG = avro.types.LongType.__with({
+/**
+ * Avro `long` as BigInt: snapshot ids and sequence numbers exceed 2^53, and avsc's default long refuses them. The
+ * commit path's manifest writer will use it too.
+ */
+export const BIG_LONG = avro.types.LongType.__with({
   fromBuffer: (buf: Buffer) => buf.readBigInt64LE(),
   toBuffer: (n: bigint) => {
     const buf = Buffer.alloc(8);

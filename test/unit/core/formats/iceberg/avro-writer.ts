@@ -1,19 +1,7 @@
 // Writes small Avro container files with avsc for synthetic manifests: any field names, any field order, the
 // `field-id` attributes the test chooses, and longs as BigInt — so tests can prove the reader keys by field id.
 import avro from 'avsc';
-
-const BIG_LONG = avro.types.LongType.__with({
-  fromBuffer: (buf: Buffer) => buf.readBigInt64LE(),
-  toBuffer: (n: bigint) => {
-    const buf = Buffer.alloc(8);
-    buf.writeBigInt64LE(n);
-    return buf;
-  },
-  fromJSON: (json: unknown) => BigInt(json as string),
-  toJSON: (n: bigint) => n.toString(),
-  isValid: (n: unknown) => typeof n === 'bigint',
-  compare: (a: bigint, b: bigint) => (a === b ? 0 : a < b ? -1 : 1),
-});
+import { BIG_LONG } from '../../../../../functions/core/formats/iceberg/avro.js';
 
 /** An Avro object container file holding `records` under `schema`, with extra header metadata. */
 export async function writeAvroContainer(

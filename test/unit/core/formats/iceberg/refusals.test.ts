@@ -116,6 +116,38 @@ async function failure(attempt: Promise<unknown>): Promise<unknown> {
   );
 }
 
+/**
+ * A table with partition specs 0 and 1 that both render `x=<n>` (spec 1 re-added the field): one file of spec 0
+ * in `x=1`, one of spec 1 in `x=<secondPartition>`.
+ */
+async function twoSpecTable(secondPartition: number): Promise<MemoryObjectStore> {
+  const specs = [0, 1].map((id) => ({
+    'spec-id': id,
+    fields: [{ name: 'x', transform: 'identity', 'source-id': 1, 'field-id': 1000 }],
+  }));
+  const store = await tableWith(
+    metadata({
+      'partition-specs': specs,
+      'default-spec-id': 1,
+      'current-snapshot-id': 1,
+      snapshots: [snapshot()],
+    }),
+  );
+  await store.put(
+    't/metadata/snap-1.avro',
+    await writeAvroContainer(SCRAMBLED_MANIFEST_LIST_SCHEMA, [
+      listEntry('s3://lake/t/metadata/m0.avro', 0),
+      listEntry('s3://lake/t/metadata/m1.avro', 1),
+    ]),
+  );
+  await store.put('t/metadata/m0.avro', await manifest('s3://lake/t/data/x=1/a.parquet', 1));
+  await store.put(
+    't/metadata/m1.avro',
+    await manifest(`s3://lake/t/data/x=${secondPartition}/b.parquet`, secondPartition),
+  );
+  return store;
+}
+
 describe('refused Iceberg features', () => {
   it('refuses format version 4 with the whole message', async () => {
     // Prepare
@@ -235,27 +267,7 @@ describe('refused Iceberg features', () => {
 
   it('refuses partition-spec evolution inside one group: one partition path holding files of specs 0 and 1', async () => {
     // Prepare: specs 0 and 1 both render x=1 (spec 1 re-added the field); one file under each
-    const specs = [0, 1].map((id) => ({
-      'spec-id': id,
-      fields: [{ name: 'x', transform: 'identity', 'source-id': 1, 'field-id': 1000 }],
-    }));
-    const store = await tableWith(
-      metadata({
-        'partition-specs': specs,
-        'default-spec-id': 1,
-        'current-snapshot-id': 1,
-        snapshots: [snapshot()],
-      }),
-    );
-    await store.put(
-      't/metadata/snap-1.avro',
-      await writeAvroContainer(SCRAMBLED_MANIFEST_LIST_SCHEMA, [
-        listEntry('s3://lake/t/metadata/m0.avro', 0),
-        listEntry('s3://lake/t/metadata/m1.avro', 1),
-      ]),
-    );
-    await store.put('t/metadata/m0.avro', await manifest('s3://lake/t/data/x=1/a.parquet', 1));
-    await store.put('t/metadata/m1.avro', await manifest('s3://lake/t/data/x=1/b.parquet', 1));
+    const store = await twoSpecTable(1);
     // Act + Assess
     expectRefusal(
       await failure(readIcebergSnapshot(store, 't', { now: 0 })),
@@ -265,27 +277,7 @@ describe('refused Iceberg features', () => {
 
   it('reads the same two-spec table when the partitions differ: one group per partition path', async () => {
     // Prepare: as above, but the spec-1 file is in x=2
-    const specs = [0, 1].map((id) => ({
-      'spec-id': id,
-      fields: [{ name: 'x', transform: 'identity', 'source-id': 1, 'field-id': 1000 }],
-    }));
-    const store = await tableWith(
-      metadata({
-        'partition-specs': specs,
-        'default-spec-id': 1,
-        'current-snapshot-id': 1,
-        snapshots: [snapshot()],
-      }),
-    );
-    await store.put(
-      't/metadata/snap-1.avro',
-      await writeAvroContainer(SCRAMBLED_MANIFEST_LIST_SCHEMA, [
-        listEntry('s3://lake/t/metadata/m0.avro', 0),
-        listEntry('s3://lake/t/metadata/m1.avro', 1),
-      ]),
-    );
-    await store.put('t/metadata/m0.avro', await manifest('s3://lake/t/data/x=1/a.parquet', 1));
-    await store.put('t/metadata/m1.avro', await manifest('s3://lake/t/data/x=2/b.parquet', 2));
+    const store = await twoSpecTable(2);
     // Act
     const { snapshot: result } = await readIcebergSnapshot(store, 't', { now: 0 });
     // Assess
