@@ -14,13 +14,15 @@ const SCANNED = ['test', 'functions', 'infra'];
 /** NOTICE.md says where the vendored tables were copied from: naming that folder is its job. */
 const EXEMPT = new Set([join('test', 'fixtures', 'NOTICE.md')]);
 
-// The patterns are written so that this file does not match them itself (it is scanned like any other).
+// The patterns are built from pieces so that this file holds none of the spellings it looks for (it is
+// scanned like any other, and so are the project's own checks of the tree).
+const FOLDER = 'shared';
 /** The old fixture folder, in any spelling. */
-const FIXTURES_FOLDER = /shared[/\\]fixtures/g;
-/** Path segments given one by one to `resolve` or `join`: the parent, then `shared`. */
-const SEGMENTS = /['"`]\.\.['"`]\s*,\s*['"`]shared['"`]/g;
-/** A relative path climbing up to a folder named `shared`. */
-const RELATIVE = /(?:\.\.[/\\])+shared(?![\w-])/g;
+const FIXTURES_FOLDER = new RegExp(`${FOLDER}[/\\\\]fixtures`, 'g');
+/** Path segments given one by one to `resolve` or `join`: the parent, then the folder. */
+const SEGMENTS = new RegExp(`['"\`]\\.\\.['"\`]\\s*,\\s*['"\`]${FOLDER}['"\`]`, 'g');
+/** A relative path climbing up to a folder of that name. */
+const RELATIVE = new RegExp(`(?:\\.\\.[/\\\\])+${FOLDER}(?![\\w-])`, 'g');
 
 /**
  * What in `text` (the file at `file`, relative to `root`) points at a `shared` folder that is not one of
@@ -73,7 +75,7 @@ describe('the repository is self-contained', () => {
       ['test/support/fixtures.ts', `resolve(repoRoot, ${q(up)}, ${q('shared')}, ${q('fixtures')})`],
       ['test/support/fixtures.ts', `const root = ${q(`${up}/${up}/${up}/shared`)};`],
       ['test/unit/x.test.ts', `join(REPO_ROOT, ${q(`${up}/shared`)})`],
-      ['test/unit/x.test.ts', `// reads /work/${'shared'}/fixtures/delta`],
+      ['test/unit/x.test.ts', `// reads /work/${FOLDER}/${'fixtures'}/delta`],
       ['infra/app.ts', `readFileSync(${q(`${up}\\${up}\\shared\\x.json`)})`],
     ];
     const allowed: [string, string][] = [

@@ -233,7 +233,7 @@ describe('readFooter', () => {
     });
   });
 
-  describe('files written by Spark and delta-rs (shared fixtures)', () => {
+  describe('files written by Spark and delta-rs (vendored fixtures)', () => {
     it('reads every fixture file with the row count DuckDB counts', async () => {
       // Prepare
       const files = await parquetFilesUnder(FIXTURES);

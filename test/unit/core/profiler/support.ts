@@ -1,4 +1,4 @@
-// Shared fixtures of the profiler's unit tests: two overlapping tables, an S3 notification body, and the
+// Common set-up of the profiler's unit tests: two overlapping tables, an S3 notification body, and the
 // resolution of a key to a data event (what the events and accounting tests both start from).
 import { DEFAULT_POLICY } from '../../../../functions/core/policy.js';
 import { normalizeSequencer, resolveEvent } from '../../../../functions/core/profiler/events.js';

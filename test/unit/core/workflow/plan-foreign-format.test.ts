@@ -30,7 +30,7 @@ function runContext(runId: string, table: string, partition: string): RunContext
   return normalized.run;
 }
 
-/** Copies a fixture folder into the store under `prefix` (a copy: the shared fixtures stay read-only). */
+/** Copies a fixture folder into the store under `prefix` (a copy: the vendored fixtures stay read-only). */
 async function load(store: MemoryObjectStore, folder: string, prefix: string): Promise<void> {
   const entries = await readdir(folder, { recursive: true, withFileTypes: true });
   for (const entry of entries.filter((e) => e.isFile())) {
