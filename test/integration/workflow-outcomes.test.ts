@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   historyItems,
   listPartition,
+  parkIn,
   partitionItem,
   run,
   startWorkflowHarness,
@@ -196,18 +197,7 @@ describe('workflow outcomes on the local cloud', () => {
     // Prepare: a run holding the partition, parked in its plan step
     const day = '2024-03-05';
     await writePartition(h.store, day, 6, 45);
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let entered: () => void = () => undefined;
-    const inPlan = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    h.hooks.set('Plan partition', async () => {
-      entered();
-      await held;
-    });
+    const { reached: inPlan, release } = parkIn(h, 'Plan partition');
     const holder = h.cloud.startExecution(h.stack.workflow.stateMachine, input(day), 'holder-1');
     await inPlan;
 

@@ -20,6 +20,7 @@ import {
   historyItems,
   keysUnder,
   listPartition,
+  parkIn,
   partitionItem,
   rowMultiset,
   run,
@@ -162,18 +163,7 @@ describe('compaction workflow on the local cloud', () => {
     // Prepare
     const day = '2024-01-04';
     await writePartition(h.store, day, 6, 13);
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let entered: () => void = () => undefined;
-    const inPlan = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    h.hooks.set('Plan partition', async () => {
-      entered();
-      await held;
-    });
+    const { reached: inPlan, release } = parkIn(h, 'Plan partition');
     const first = h.cloud.startExecution(h.stack.workflow.stateMachine, input(day), 'lease-first');
     await inPlan;
 

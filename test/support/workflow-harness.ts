@@ -183,3 +183,23 @@ export async function historyItems(h: WorkflowHarness, day: string): Promise<Rec
   );
   return (result.Items ?? []).map((i) => unmarshall(i));
 }
+
+/**
+ * Parks every execution that reaches `state` there until `release()`: `reached` resolves when the first one
+ * enters it (so a test can act while a run holds its partition).
+ */
+export function parkIn(h: WorkflowHarness, state: string): { reached: Promise<void>; release: () => void } {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let entered: () => void = () => undefined;
+  const reached = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
+  h.hooks.set(state, async () => {
+    entered();
+    await held;
+  });
+  return { reached, release };
+}
