@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
@@ -19,6 +19,7 @@ import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { createKeyValueTable } from '../support/dynamodb-table.js';
 
 const HOUR = 3_600_000;
 const STATE_TABLE = 'state';
@@ -97,20 +98,7 @@ beforeAll(async () => {
   rowsWritten = await rowMultiset();
   dynamo = await dynamoStarting;
   dynamoClient = dynamo.client();
-  await dynamoClient.send(
-    new CreateTableCommand({
-      TableName: STATE_TABLE,
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-      ],
-      BillingMode: 'PAY_PER_REQUEST',
-    }),
-  );
+  await createKeyValueTable(dynamoClient, STATE_TABLE);
   // Prepare the lake as operators find it: compacted by the CLI, plus state-machine runs and leftovers.
   expect(await run(['compact', TABLE_URI], capture(Date.now()))).toBe(0);
   const journal = new DynamoJournal({ client: dynamoClient, tableName: STATE_TABLE });

@@ -4,7 +4,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
 import { DynamoPartitionLease } from '../../functions/adapters/dynamodb-partition-lease.js';
@@ -26,6 +26,7 @@ import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { createKeyValueTable } from '../support/dynamodb-table.js';
 import { faultyStore } from '../support/fault-store.js';
 
 const STATE_TABLE = 'state';
@@ -78,20 +79,7 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'lc-settle-s3-'));
   dynamo = await dynamoStarting;
   client = dynamo.client();
-  await client.send(
-    new CreateTableCommand({
-      TableName: STATE_TABLE,
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-      ],
-      BillingMode: 'PAY_PER_REQUEST',
-    }),
-  );
+  await createKeyValueTable(client, STATE_TABLE);
 });
 
 afterAll(async () => {
