@@ -8,6 +8,7 @@ import { LocalObjectStore } from '../../functions/adapters/local-object-store.js
 import { MemoryObjectStore } from '../../functions/adapters/memory-object-store.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import { ObjectNotFoundError, PreconditionFailedError } from '../../functions/core/errors.js';
+import { ConditionalPutLogStore, commitKey } from '../../functions/core/formats/delta/log-store.js';
 import type { ObjectInfo, ObjectStore } from '../../functions/ports/object-store.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 
@@ -210,6 +211,34 @@ describe.each(harnesses)('ObjectStore contract: $name', (harness) => {
     expect(winners).toHaveLength(1);
     expect(losers).toHaveLength(4);
     for (const loser of losers) expect(loser).toBeInstanceOf(PreconditionFailedError);
+  });
+
+  it('lets the second Delta writer of a version get exists, and keeps the first commit', async () => {
+    // Prepare
+    const first = new ConditionalPutLogStore(store);
+    const second = new ConditionalPutLogStore(store);
+    await first.writeCommit('delta/seq', 0, bytesOf('{"commitInfo":{"writer":"first"}}'));
+    // Act
+    const result = await second.writeCommit('delta/seq', 0, bytesOf('{"commitInfo":{"writer":"second"}}'));
+    // Assess
+    expect(result).toBe('exists');
+    expect(textOf(await store.get(commitKey('delta/seq', 0)))).toBe('{"commitInfo":{"writer":"first"}}');
+  });
+
+  it('lets exactly one of several Delta writers racing for the same version write it', async () => {
+    // Prepare
+    const writers = [1, 2, 3, 4, 5].map((n) => ({ n, log: new ConditionalPutLogStore(store) }));
+    // Act
+    const results = await Promise.all(
+      writers.map(({ n, log }) =>
+        log.writeCommit('delta/race', 7, bytesOf(`{"commitInfo":{"writer":${n}}}`)),
+      ),
+    );
+    // Assess
+    expect(results.filter((result) => result === 'written')).toHaveLength(1);
+    expect(results.filter((result) => result === 'exists')).toHaveLength(4);
+    const winner = writers[results.indexOf('written')]?.n;
+    expect(textOf(await store.get(commitKey('delta/race', 7)))).toBe(`{"commitInfo":{"writer":${winner}}}`);
   });
 
   it('replaces an object with If-Match only while its ETag is the one read, and refuses a missing key', async () => {

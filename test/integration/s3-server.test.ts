@@ -43,6 +43,20 @@ describe('startS3Server', () => {
     expect(new TextDecoder().decode(await store.get('ifmatch/k'))).toBe('v2');
   });
 
+  it('enforces If-None-Match: * on PutObject: the first put wins, a second gets 412 and changes nothing', async () => {
+    // Prepare
+    await client.send(
+      new PutObjectCommand({ Bucket: 'lake', Key: 'ifnonematch/k', Body: 'v1', IfNoneMatch: '*' }),
+    );
+    // Act
+    const second = await client
+      .send(new PutObjectCommand({ Bucket: 'lake', Key: 'ifnonematch/k', Body: 'v2', IfNoneMatch: '*' }))
+      .catch((error: unknown) => error);
+    // Assess
+    expect(second).toMatchObject({ name: 'PreconditionFailed', $metadata: { httpStatusCode: 412 } });
+    expect(new TextDecoder().decode(await store.get('ifnonematch/k'))).toBe('v1');
+  });
+
   it('still accepts a copy source encoded with encodeURI, as older clients send it', async () => {
     // Prepare
     await store.put('legacy/a b+c=d.txt', 'payload');
