@@ -61,7 +61,7 @@ export type DeltaVacuumKeepReason =
   | 'hidden'
   /** Under a directory holding its own `_delta_log/`: another table's files. */
   | 'nested-table'
-  /** A live file of the version read, or its deletion-vector file. */
+  /** A live file of the version read or its deletion-vector file (or a key an absolute URI in the log may name). */
   | 'live'
   /** A removed file (or its DV file) whose tombstone is still within the retention. */
   | 'retained-tombstone'
@@ -388,10 +388,11 @@ export function planDeltaVacuum(input: DeltaVacuumPlanInput): DeltaVacuumPlan {
   }
 
   const candidates: DeltaVacuumCandidate[] = [];
+  const keep = (reason: DeltaVacuumKeepReason): void => {
+    kept[reason] += 1;
+  };
   for (const object of listing) {
-    const keep = (reason: DeltaVacuumKeepReason): void => {
-      kept[reason] += 1;
-    };
+    // The root's own folder marker is not a file of the table either.
     if (!object.key.startsWith(root) || object.key === root) {
       keep('outside-root');
       continue;
