@@ -45,3 +45,4 @@ export {
   snapshotDeltaTable,
   toTableSnapshot,
 } from './table-snapshot.js';
+export * from './vacuum.js';
