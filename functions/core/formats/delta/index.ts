@@ -10,6 +10,7 @@ export type {
   TxnAction,
 } from './actions.js';
 export { deletionVectorUniqueId, parseStats } from './actions.js';
+export * from './checkpoint-writer.js';
 export { DeltaFeatureNotSupportedError, DeltaLogError, type DeltaRefusalKind } from './errors.js';
 export {
   type DeltaFile,

@@ -75,6 +75,8 @@ export interface DeltaMetadata {
   readonly name?: string;
   readonly description?: string;
   readonly provider: string;
+  /** `format.options` as the log has it (absent when the log leaves it out), so a checkpoint can carry it. */
+  readonly formatOptions?: Readonly<Record<string, string>>;
   readonly schemaString: string;
   readonly schema: DeltaSchema;
   /** Logical names, in the log's order. */
@@ -379,6 +381,7 @@ function toMetadata(
     ...(m.name === undefined ? {} : { name: m.name }),
     ...(m.description === undefined ? {} : { description: m.description }),
     provider: m.format.provider,
+    ...(m.format.options === undefined ? {} : { formatOptions: m.format.options }),
     schemaString: m.schemaString,
     schema,
     partitionColumns: m.partitionColumns,
