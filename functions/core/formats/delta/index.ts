@@ -38,6 +38,7 @@ export {
   mappedColumns,
   parseDeltaSchema,
 } from './schema.js';
+export * from './stats.js';
 export {
   type DeltaTableSnapshot,
   deltaPlanInputs,
