@@ -240,21 +240,21 @@ async function readExactly(
   return bytes;
 }
 
+/** The last bytes of a Parquet file: at least the FileMetaData and the 8 trailing bytes, ending at the end. */
+export interface FooterBytes {
+  /** Size of the whole file in bytes. */
+  readonly size: number;
+  /** Bytes ending at the end of the file; input for `parseFooter` and the column statistics reader. */
+  readonly tail: Uint8Array;
+}
+
 /**
- * Reads and parses the footer of `key`. `size` should come from the caller's listing (saves a
- * HEAD); without it one `head` is made. Then the last min(size, 64 KiB) bytes are read and, only
- * when the footer is longer, exactly the missing bytes before them — never more than two reads,
- * always with explicit ranges (suffix ranges are unreliable on local S3 servers).
- *
- * The leading `PAR1` is checked whenever the bytes read include the start of the file (always
- * for files up to 64 KiB); for larger files every column chunk's byte range is instead checked to
- * lie between the leading magic and the footer, which catches files cut or spliced in the middle.
- *
- * @throws CorruptInputError naming the key for anything that is not a sound Parquet footer.
- * @throws UnsupportedInputError for encrypted footers or column metadata kept in other files.
- * @throws ObjectNotFoundError when `size` is omitted and the object does not exist.
+ * Reads the bytes `parseFooter` needs, with the requests described at `readFooter`. Exposed on its own for
+ * readers of footer parts `ParquetFooter` does not keep (e.g. column statistics), so they make the same
+ * two reads at most and never copy this logic.
+ * @throws as `readFooter`, except for checks that need the parsed metadata.
  */
-export async function readFooter(store: FooterSource, key: string, size?: number): Promise<ParquetFooter> {
+export async function readFooterBytes(store: FooterSource, key: string, size?: number): Promise<FooterBytes> {
   let fileSize = size;
   if (fileSize === undefined) {
     const info = await store.head(key);
@@ -283,12 +283,31 @@ export async function readFooter(store: FooterSource, key: string, size?: number
   }
 
   const needed = metadataLength + 8;
-  if (needed <= first.length) return parseFooter(key, fileSize, first);
+  if (needed <= first.length) return { size: fileSize, tail: first };
 
   const restStart = fileSize - needed;
   const rest = await readExactly(store, key, restStart, firstStart - 1);
   const tail = new Uint8Array(needed);
   tail.set(rest, 0);
   tail.set(first, rest.length);
+  return { size: fileSize, tail };
+}
+
+/**
+ * Reads and parses the footer of `key`. `size` should come from the caller's listing (saves a
+ * HEAD); without it one `head` is made. Then the last min(size, 64 KiB) bytes are read and, only
+ * when the footer is longer, exactly the missing bytes before them — never more than two reads,
+ * always with explicit ranges (suffix ranges are unreliable on local S3 servers).
+ *
+ * The leading `PAR1` is checked whenever the bytes read include the start of the file (always
+ * for files up to 64 KiB); for larger files every column chunk's byte range is instead checked to
+ * lie between the leading magic and the footer, which catches files cut or spliced in the middle.
+ *
+ * @throws CorruptInputError naming the key for anything that is not a sound Parquet footer.
+ * @throws UnsupportedInputError for encrypted footers or column metadata kept in other files.
+ * @throws ObjectNotFoundError when `size` is omitted and the object does not exist.
+ */
+export async function readFooter(store: FooterSource, key: string, size?: number): Promise<ParquetFooter> {
+  const { size: fileSize, tail } = await readFooterBytes(store, key, size);
   return parseFooter(key, fileSize, tail);
 }

@@ -39,6 +39,7 @@ export {
   mappedColumns,
   parseDeltaSchema,
 } from './schema.js';
+export * from './stats.js';
 export {
   type DeltaTableSnapshot,
   deltaPlanInputs,
