@@ -116,6 +116,8 @@ export const partitionPlanSchema = z.object({
   partition: z.string(),
   options: planOptionsSchema,
   snapshot: planSnapshotSchema,
+  /** What the table format must remember to commit against this plan's snapshot (see TableSnapshot.formatState). */
+  formatState: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   groups: z.array(planGroupSchema),
   /** Every input file not in a group, with why; sorted by key. */
   skipped: z.array(skippedFileSchema),

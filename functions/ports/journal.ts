@@ -36,6 +36,13 @@ export interface JournalOutput {
   readonly rows: number;
 }
 
+/**
+ * What a table format records about a group beyond the generic fields, as flat JSON (Delta: the table root,
+ * the log version the inputs were read at and, once written, the version that committed the group). Opaque to
+ * everything but the format that wrote it.
+ */
+export type FormatState = Readonly<Record<string, string | number | boolean>>;
+
 /** How inputs leave the table: a delete on a versioned bucket, a move to trash on an unversioned one. */
 export type RetireMode = 'delete-versioned' | 'trash';
 
@@ -54,6 +61,8 @@ export interface GroupJournalEntry {
   readonly trashPrefix: string;
   /** Why the group retires differently than its run asked (e.g. delete mode fell back to trash). */
   readonly note?: string;
+  /** The table format's own record of the group (see {@link FormatState}). */
+  readonly formatState?: FormatState;
   /** Why the group was aborted, or the conflict that was resolved. */
   readonly reason?: string;
   /**
@@ -72,7 +81,15 @@ export interface GroupJournalEntry {
 export type JournalPatch = Partial<
   Pick<
     GroupJournalEntry,
-    'inputs' | 'outputs' | 'reason' | 'undo' | 'publishStartedAt' | 'retiredAt' | 'retireMode' | 'note'
+    | 'inputs'
+    | 'outputs'
+    | 'reason'
+    | 'undo'
+    | 'publishStartedAt'
+    | 'retiredAt'
+    | 'retireMode'
+    | 'note'
+    | 'formatState'
   >
 >;
 

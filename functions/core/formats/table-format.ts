@@ -11,10 +11,10 @@
 // types (plan inputs, journal outcomes, vacuum decisions), and no adapter ever implements it. Keeping the port
 // beside its implementations makes "a format is one folder" literally true.
 import type { Clock } from '../../ports/clock.js';
-import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
+import type { FormatState, GroupJournalEntry, Journal } from '../../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import type { PartitionValue } from '../partition.js';
-import type { PlanInput, PlanInputFile } from '../planning.js';
+import type { PlanInput, PlanInputFile, PlanSnapshot } from '../planning.js';
 import type { ForeignTable } from './foreign-tables.js';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -65,6 +65,31 @@ export interface TableSnapshot {
    * non-empty means the location is, or holds, a table this format must not treat as its own.
    */
   readonly foreignTables: readonly ForeignTable[];
+  /**
+   * What the format must remember of this snapshot to commit against it (Delta: the log version read), carried by
+   * the plan into every group's journal entry. Undefined for a format whose listing is its own state (Hive).
+   */
+  readonly formatState?: FormatState;
+}
+
+/** Where one partition of a table lies: what a run knows before it plans. */
+export interface PartitionLocation {
+  /** The table's key prefix ('' for a bucket-root table, else without a trailing `/`). */
+  readonly tableRoot: string;
+  /** The partition's path relative to the table root ('' when unpartitioned). */
+  readonly partition: string;
+  /** The key prefix of the partition's directory ('' or ending with `/`). */
+  readonly partitionDir: string;
+}
+
+/** The live files of one partition, as a run plans them. */
+export interface PartitionFiles {
+  /** Live data files of the partition, sorted by key, footers read. */
+  readonly files: readonly PlanInputFile[];
+  /** The plan's snapshot: when it was taken and, per format, which table version. */
+  readonly snapshot: PlanSnapshot;
+  /** See {@link TableSnapshot.formatState}: recorded in the plan and in every group's journal entry. */
+  readonly formatState?: FormatState;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -198,6 +223,16 @@ export interface TableFormat {
   snapshot(store: ObjectStore, location: string, options: SnapshotOptions): Promise<TableSnapshot>;
   /** The planner's input for every partition of a snapshot. */
   planInputs(snapshot: TableSnapshot, table: string): PlanInput[];
+  /**
+   * One partition's live files with footers read, for a run's plan step: Hive lists the partition's directory
+   * (and refuses a Delta or Iceberg table around or inside it); Delta reads the table's log at its latest version.
+   * @throws UnsupportedTableFormatError when the location is another format's table.
+   */
+  partitionFiles(
+    store: ObjectStore,
+    where: PartitionLocation,
+    options: Omit<SnapshotOptions, 'readFooters'>,
+  ): Promise<PartitionFiles>;
   /**
    * Brings a verified group to `done` (or `aborted` when an input changed), resuming from whatever state a
    * previous attempt reached; safe to call any number of times, also concurrently.

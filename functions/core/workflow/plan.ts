@@ -11,7 +11,6 @@ import {
   ObjectNotFoundError,
   UnsettledPartitionError,
 } from '../errors.js';
-import { refuseForeignAmong, refuseForeignAround } from '../formats/foreign-tables.js';
 import type { TableFormat } from '../formats/table-format.js';
 import { type PartitionPlan, partitionPlanSchema, planPartition } from '../planning.js';
 import { matchQuarantine } from '../quarantine.js';
@@ -138,6 +137,7 @@ export async function planRun(
           outputs: [],
           retireMode: retirement.retireMode,
           ...(retirement.note === undefined ? {} : { note: retirement.note }),
+          ...(plan.formatState === undefined ? {} : { formatState: plan.formatState }),
           stagingPrefix: stagingPrefix(run.workRoot, run.runId, group.groupId),
           trashPrefix: trashPrefix(run.workRoot, run.runId),
           createdAt: now,
@@ -221,12 +221,11 @@ export async function readPlan(
  */
 async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan> {
   const now = deps.clock.now();
-  // Listing the partition's directory only (not the table): files directly in it are partition ''.
-  const root = run.partitionDir.replace(/\/$/, '');
-  await refuseForeignAround(deps.store, run.partitionDir, { includeLocation: false });
-  const inventory = await stepFormat(deps).snapshot(deps.store, root, { now, readFooters: true });
-  refuseForeignAmong(deps.store, run.partitionDir, inventory.foreignTables);
-  const files = inventory.partitions.find((p) => p.partition === '')?.files ?? [];
+  const { files, snapshot, formatState } = await stepFormat(deps).partitionFiles(
+    deps.store,
+    { tableRoot: run.tableRoot, partition: run.partition, partitionDir: run.partitionDir },
+    { now },
+  );
   const ref = { table: run.table, partition: run.partition };
   const records = deps.quarantine === undefined ? [] : await deps.quarantine.list(ref);
   const { active, released } = matchQuarantine(records, files);
@@ -238,7 +237,7 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
       table: run.table,
       partition: run.partition,
       files: [...files],
-      snapshot: { listedAt: now },
+      snapshot,
       ...(active.length === 0 ? {} : { quarantined: active }),
     },
     {
@@ -248,8 +247,9 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
       maxGroupBytes: Math.max(2 * run.targetFileSizeBytes, run.maxGroupBytes),
     },
   );
-  await deps.store.put(planKey(run.workRoot, run.runId), JSON.stringify(plan, null, 2), {
+  const stored: PartitionPlan = formatState === undefined ? plan : { ...plan, formatState };
+  await deps.store.put(planKey(run.workRoot, run.runId), JSON.stringify(stored, null, 2), {
     contentType: 'application/json',
   });
-  return plan;
+  return stored;
 }

@@ -2,7 +2,7 @@
 // commit protocol (commit.ts) carries the safety, and vacuum clears what that protocol retired.
 import type { TableFormat } from '../table-format.js';
 import { commitGroup, rollbackGroup } from './commit.js';
-import { inventoryTable, toPlanInputs } from './inventory.js';
+import { inventoryTable, partitionListing, toPlanInputs } from './inventory.js';
 import { hiveVacuumRules } from './vacuum.js';
 
 /**
@@ -16,6 +16,7 @@ export const hiveParquet = {
   ownsEverythingUnderRoot: false,
   snapshot: inventoryTable,
   planInputs: toPlanInputs,
+  partitionFiles: partitionListing,
   commit: commitGroup,
   rollback: rollbackGroup,
   vacuum: hiveVacuumRules,

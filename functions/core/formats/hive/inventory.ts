@@ -6,8 +6,19 @@ import { CorruptInputError } from '../../errors.js';
 import { readFooter } from '../../parquet/footer.js';
 import { classifyObject, type PartitionValue, parsePartition, relativeToRoot } from '../../partition.js';
 import type { PlanInput, PlanInputFile } from '../../planning.js';
-import { type ForeignTable, foreignFormatOfKey } from '../foreign-tables.js';
-import type { IgnoredObject, SnapshotOptions, TableSnapshot } from '../table-format.js';
+import {
+  type ForeignTable,
+  foreignFormatOfKey,
+  refuseForeignAmong,
+  refuseForeignAround,
+} from '../foreign-tables.js';
+import type {
+  IgnoredObject,
+  PartitionFiles,
+  PartitionLocation,
+  SnapshotOptions,
+  TableSnapshot,
+} from '../table-format.js';
 
 /**
  * Lists everything under `tableRoot` and sorts it into partitions. A file whose footer cannot be
@@ -89,6 +100,27 @@ export function toPlanInputs(inventory: TableSnapshot, table: string): PlanInput
     files: [...p.files],
     snapshot: { listedAt: inventory.listedAt },
   }));
+}
+
+/**
+ * One partition's files: a listing of its directory only (files directly in it are partition ''), footers read.
+ * The listing is the table, so a Delta log or Iceberg metadata in a folder above the partition or anywhere in it
+ * means the files are not what they seem: refused before anything is planned.
+ * @throws UnsupportedTableFormatError
+ */
+export async function partitionListing(
+  store: ObjectStore,
+  where: PartitionLocation,
+  options: Omit<SnapshotOptions, 'readFooters'>,
+): Promise<PartitionFiles> {
+  await refuseForeignAround(store, where.partitionDir, { includeLocation: false });
+  const root = where.partitionDir.replace(/\/$/, '');
+  const inventory = await inventoryTable(store, root, { ...options, readFooters: true });
+  refuseForeignAmong(store, where.partitionDir, inventory.foreignTables);
+  return {
+    files: inventory.partitions.find((p) => p.partition === '')?.files ?? [],
+    snapshot: { listedAt: options.now },
+  };
 }
 
 /** Byte order, as S3 lists keys (not locale order). */
