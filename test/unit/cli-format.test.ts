@@ -33,15 +33,15 @@ afterAll(async () => {
 
 describe('lake-compactor --format', () => {
   for (const command of [['compact'], ['compact', '--dry-run'], ['plan'], ['profile']]) {
-    it(`refuses ${command.join(' ')} --format delta with exit 2 and the one message, changing nothing`, async () => {
+    it(`refuses ${command.join(' ')} --format iceberg with exit 2 and the one message, changing nothing`, async () => {
       // Prepare
       const before = await folderContentSnapshot(dir);
       const io = captureIo();
       // Act
-      const code = await run([...command, dir, '--format', 'delta'], io);
+      const code = await run([...command, dir, '--format', 'iceberg'], io);
       // Assess
       expect(code).toBe(2);
-      expect(io.stderr.join('\n')).toContain(unsupportedFormatMessage('delta'));
+      expect(io.stderr.join('\n')).toContain(unsupportedFormatMessage('iceberg'));
       expect(await folderContentSnapshot(dir)).toEqual(before);
     });
   }

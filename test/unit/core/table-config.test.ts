@@ -113,18 +113,18 @@ describe('parseTableConfigs', () => {
     // Prepare
     const value = [
       { name: 'events', prefix: 'lake/events' },
-      { name: 'orders', prefix: 'lake/orders', format: 'delta' },
+      { name: 'orders', prefix: 'lake/orders', format: 'iceberg' },
       { name: 'clicks', prefix: 'lake/clicks', format: 'iceberg', codec: 'lz4' },
     ];
     // Act
     const issues = issuesOf(() => parseTableConfigs(value));
     // Assess
     expect(issues).toEqual([
-      `1.format: ${unsupportedFormatMessage('delta')}`,
+      `1.format: ${unsupportedFormatMessage('iceberg')}`,
       `2.format: ${unsupportedFormatMessage('iceberg')}`,
       expect.stringMatching(/^2\.codec: /),
     ]);
-    expect(issues[0]).toContain('supports "parquet" (Hive-style Parquet) only');
+    expect(issues[0]).toContain('supports "parquet" (Hive-style Parquet), "delta" (Delta Lake) only');
   });
 
   it('allows the same root in different buckets, and sibling roots that share a name prefix', () => {

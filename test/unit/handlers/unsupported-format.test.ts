@@ -23,13 +23,13 @@ import { s3CreatedRecord } from '../../support/sqs-s3.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12);
 const context = { functionName: 'profiler', awsRequestId: 'req-1' } as Context;
-const MESSAGE = unsupportedFormatMessage('delta');
+const MESSAGE = unsupportedFormatMessage('iceberg');
 
-/** `orders` as a newer version (or a hand-written list) would hand it over: format "delta", unparsed. */
+/** `orders` as a newer version (or a hand-written list) would hand it over: format "iceberg", unparsed. */
 const TABLES: TableConfig[] = [
   ...parseTableConfigs([
     { name: 'orders', bucket: 'lake', prefix: 'orders', partitionColumns: ['date'] },
-  ]).map((t) => ({ ...t, format: 'delta' }) as unknown as TableConfig),
+  ]).map((t) => ({ ...t, format: 'iceberg' }) as unknown as TableConfig),
 ];
 
 /** A StatsStore and a starter that record every call: a refused table must cause none. */
@@ -78,7 +78,7 @@ describe('a table whose format is not implemented', () => {
       Records: [
         s3Message('a', 'orders/date=2026-11-30/part-1.parquet', '11'),
         s3Message('b', 'orders/date=2026-11-30/part-2.parquet', '12'),
-        s3Message('c', 'orders/_delta_log/00000000000000000003.json', '13'),
+        s3Message('c', 'orders/metadata/00003-7c1a.metadata.json', '13'),
       ],
     };
 

@@ -1,5 +1,4 @@
-// The Delta Lake log reader (item 1 of issue #17): pure core over the ObjectStore port. Not a TableFormat yet and
-// not registered, so Delta stays refused everywhere until the commit path exists; this file is its public surface.
+// Delta Lake (issue #17): the log reader, the OPTIMIZE commit and the TableFormat registered as `format: "delta"`.
 export type {
   AddAction,
   DeletionVector,
@@ -12,6 +11,7 @@ export type {
 export { deletionVectorUniqueId, parseStats } from './actions.js';
 export * from './checkpoint-writer.js';
 export { DeltaFeatureNotSupportedError, DeltaLogError, type DeltaRefusalKind } from './errors.js';
+export { deltaLake } from './format.js';
 export {
   type DeltaFile,
   type DeltaMetadata,

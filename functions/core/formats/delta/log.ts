@@ -3,6 +3,7 @@
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import { ObjectNotFoundError } from '../../errors.js';
 import {
   type AddAction,
   type CommitInfoAction,
@@ -261,6 +262,28 @@ async function readLastCheckpoint(
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The actions of commit `version` of the table at `tableRoot`, or undefined when that commit does not exist (yet).
+ * What a committer reads of the commits that won the versions after the one it planned at.
+ * @throws DeltaLogError when the commit is malformed.
+ */
+export async function readCommitActions(
+  store: ObjectStore,
+  tableRoot: string,
+  version: number,
+): Promise<DeltaAction[] | undefined> {
+  const root = normalizeTableRoot(tableRoot);
+  const key = `${root}_delta_log/${commitFileName(version)}`;
+  const fail = (reason: string, cause?: unknown): DeltaLogError =>
+    new DeltaLogError(root, reason, cause === undefined ? undefined : { cause });
+  try {
+    return await readCommit(store, key, fail);
+  } catch (err) {
+    if (err instanceof ObjectNotFoundError) return undefined;
+    throw err;
   }
 }
 

@@ -1,0 +1,535 @@
+// The OPTIMIZE commit of a verified group on a Delta table: the log, not the listing, is the table, so a file is
+// data only once a commit adds it. Every step is driven by the group's journal state and is idempotent:
+//
+//   verified    → publishing  nothing to check on storage: the commit checks the inputs against the log.
+//   publishing  copy staged outputs into the partition directory under fresh names. Not in the log, so no
+//               reader sees them (a Delta reader never lists data files).            → published
+//   published   commit version N+1 (put-if-absent through the table's DeltaLogStore): `commitInfo` (OPTIMIZE,
+//               tagged with this run and group), `remove` of every input (dataChange false), `add` of every output.
+//               Before each attempt the commits since the plan's read version are read: one tagged with this
+//               group means an earlier attempt committed (done); one that removed an input, changed the metadata
+//               or the protocol is a conflict (the group aborts and its never-committed outputs are deleted);
+//               anything else (blind appends, other partitions) is rebased over.            → retired
+//   retired     remove the staging objects (the inputs stay on storage until Delta VACUUM).   → done
+//
+// Why no row is ever lost or doubled: the log is linear, and a commit of version V is attempted only after every
+// commit between the read version and V was read; so of two attempts of the same group (a retry racing a slow
+// first attempt) the second sees the first's tagged commit before it could write, and a group whose conflict was
+// found can never be committed later by a twin (the twin would have to skip the conflicting version to do so).
+// Outputs are deleted only in states from which no attempt may write the log (before `published`, or aborted).
+import { randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
+import type { FormatState, GroupJournalEntry, Journal } from '../../../ports/journal.js';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { InvalidInputError, NotVerifiedError, TransientStoreError } from '../../errors.js';
+import { stagingLeftovers } from '../staging.js';
+import type { CommitConflict, CommitDeps, CommitOutcome } from '../table-format.js';
+import type { DeltaAction } from './actions.js';
+import { checkpointDue, DeltaCheckpointError, writeCheckpoint } from './checkpoint-writer.js';
+import {
+  type DeltaFile,
+  type DeltaSnapshot,
+  normalizeTableRoot,
+  readCommitActions,
+  readDeltaSnapshot,
+} from './log.js';
+import { ConditionalPutLogStore, type DeltaLogStore } from './log-store.js';
+import { deltaFileStatsOf } from './stats.js';
+
+/** The field of `commitInfo` that names the run and group a commit belongs to: how a retry finds its own commit. */
+export const COMMIT_TAG = 'lakeCompactor';
+
+/** Attempts at one commit before the step gives up for now (a retryable error: the workflow retries the step). */
+export const MAX_COMMIT_ATTEMPTS = 8;
+
+/** What the Delta format records per group: where the table is, the version planned at, the version committed. */
+export interface DeltaGroupState {
+  readonly tableRoot: string;
+  readonly readVersion: number;
+  readonly committedVersion?: number;
+}
+
+/** The journal's record of a Delta group. @throws InvalidInputError when the entry was not planned as Delta. */
+export function deltaGroupState(
+  entry: Pick<GroupJournalEntry, 'runId' | 'groupId' | 'formatState'>,
+): DeltaGroupState {
+  const s = entry.formatState;
+  if (s === undefined || typeof s.tableRoot !== 'string' || typeof s.readVersion !== 'number') {
+    throw new InvalidInputError(
+      `Group ${entry.groupId} of run ${entry.runId} has no Delta read version in its journal entry: it was not planned as a Delta table. Settle it with the format it was planned with`,
+    );
+  }
+  return {
+    tableRoot: s.tableRoot,
+    readVersion: s.readVersion,
+    ...(typeof s.committedVersion === 'number' ? { committedVersion: s.committedVersion } : {}),
+  };
+}
+
+/** The journal's formatState of a group planned at `readVersion`. */
+export function deltaFormatState(tableRoot: string, readVersion: number): FormatState {
+  return { tableRoot, readVersion };
+}
+
+/** Per-file statistics of an output: the JSON of its `add` action's `stats`. */
+export type OutputStats = (
+  store: ObjectStore,
+  output: { readonly key: string; readonly size: number; readonly rows: number },
+  snapshot: DeltaSnapshot,
+) => Promise<string>;
+
+/**
+ * The statistics a good Delta writer records (numRecords, min/max, null counts of the indexed columns), from the
+ * output's footer (stats.ts); `tightBounds` where the table may carry deletion vectors, as the protocol asks.
+ */
+export const footerStats: OutputStats = (store, output, snapshot) =>
+  deltaFileStatsOf(store, output.key, output.size, snapshot.metadata, {
+    ...(snapshot.protocol.writerFeatures.includes('deletionVectors') ? { tightBounds: true } : {}),
+  });
+
+/** How the Delta commit reaches the log and computes statistics (replaceable per table and in tests). */
+export interface DeltaCommitOptions {
+  /** @default S3 conditional writes through the commit's object store */
+  readonly logStore?: (store: ObjectStore) => DeltaLogStore;
+  /** @default {@link footerStats} */
+  readonly stats?: OutputStats;
+  /** Pause between lost races, ms, by attempt. @default 50·2^attempt with jitter */
+  readonly backoff?: (attempt: number) => Promise<void>;
+}
+
+/** The Delta commit and rollback, bound to how the table's commits are coordinated. */
+export function deltaCommitter(options: DeltaCommitOptions = {}) {
+  const logStoreOf = options.logStore ?? ((store: ObjectStore) => new ConditionalPutLogStore(store));
+  const stats = options.stats ?? footerStats;
+  const backoff =
+    options.backoff ??
+    ((attempt: number) =>
+      new Promise<void>((resolve) => setTimeout(resolve, 50 * 2 ** attempt * (0.5 + Math.random()))));
+
+  async function commit(deps: CommitDeps, runId: string, groupId: string): Promise<CommitOutcome> {
+    let entry = await requireEntry(deps.journal, runId, groupId);
+    const conflicts: CommitConflict[] = [];
+    for (;;) {
+      switch (entry.state) {
+        case 'planned':
+        case 'staged':
+          throw new NotVerifiedError(
+            `Group ${groupId} of run ${runId} is ${entry.state}, not verified: verify its outputs before committing (or roll it back).`,
+          );
+        case 'verified':
+          entry = await deps.journal.transition(
+            entry,
+            'publishing',
+            { publishStartedAt: deps.clock.now() },
+            deps.clock.now(),
+          );
+          break;
+        case 'publishing':
+          entry = await placeOutputs(deps, entry);
+          break;
+        case 'published': {
+          const state = deltaGroupState(entry);
+          const result = await commitToLog(deps, entry, state, logStoreOf(deps.store), stats, backoff);
+          if (result.kind === 'committed') {
+            entry = await deps.journal.transition(
+              entry,
+              'retired',
+              {
+                formatState: { ...entry.formatState, committedVersion: result.version },
+                retiredAt: deps.clock.now(),
+              },
+              deps.clock.now(),
+            );
+          } else {
+            conflicts.push(...result.conflicts);
+            entry = await deps.journal.transition(
+              entry,
+              'aborted',
+              {
+                reason: `conflict with a concurrent commit, nothing of the group was committed: ${describe(result.conflicts)}`,
+              },
+              deps.clock.now(),
+            );
+          }
+          break;
+        }
+        case 'retired':
+          await checkpointIfDue(deps, deltaGroupState(entry));
+          await deleteAll(deps.store, await stagingLeftovers(deps.store, entry.stagingPrefix));
+          entry = await deps.journal.transition(entry, 'done', {}, deps.clock.now());
+          break;
+        case 'done':
+          return outcome(entry, conflicts);
+        case 'aborted':
+          await removeUncommitted(deps, entry);
+          return outcome(entry, conflicts);
+      }
+    }
+  }
+
+  /**
+   * Abandons a group: before `published` no attempt may write the log, so the group aborts and its outputs (in
+   * staging, and any already copied into the table, which no commit names) are removed; from `published` on an
+   * attempt may have committed, so the only safe direction is forward: the commit finds its own commit, or
+   * commits, or finds the conflict that aborts it.
+   */
+  async function rollback(
+    deps: CommitDeps,
+    runId: string,
+    groupId: string,
+    reason: string,
+  ): Promise<CommitOutcome> {
+    const entry = await deps.journal.get(runId, groupId);
+    if (!entry) return { state: 'aborted', published: [], retired: [], conflicts: [], reason };
+    switch (entry.state) {
+      case 'planned':
+      case 'staged':
+      case 'verified':
+      case 'publishing': {
+        const aborted = await deps.journal.transition(entry, 'aborted', { reason }, deps.clock.now());
+        await removeUncommitted(deps, aborted);
+        return outcome(aborted, []);
+      }
+      default:
+        return commit(deps, runId, groupId);
+    }
+  }
+
+  return { commit, rollback };
+}
+
+async function requireEntry(journal: Journal, runId: string, groupId: string): Promise<GroupJournalEntry> {
+  const entry = await journal.get(runId, groupId);
+  if (!entry) {
+    throw new InvalidInputError(
+      `No journal entry for group ${groupId} of run ${runId}: the group was never planned in this run; check the run id`,
+    );
+  }
+  return entry;
+}
+
+/** publishing → published: copies every staged output to its (fresh, unique) key in the table. Idempotent. */
+async function placeOutputs(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJournalEntry> {
+  const limit = pLimit(deps.concurrency ?? 16);
+  await Promise.all(
+    entry.outputs.map((output) =>
+      limit(async () => {
+        try {
+          await deps.store.copy(output.stagingKey, output.finalKey, { ifMatch: output.etag });
+        } catch (err) {
+          // A previous attempt may have copied it already (and staging may be gone since); else a real failure.
+          const there = await deps.store.head(output.finalKey);
+          if (there === undefined || there.size !== output.size) throw err;
+        }
+      }),
+    ),
+  );
+  return deps.journal.transition(entry, 'published', {}, deps.clock.now());
+}
+
+type LogResult =
+  | { readonly kind: 'committed'; readonly version: number }
+  | { readonly kind: 'conflict'; readonly conflicts: readonly CommitConflict[] };
+
+/** published: finds this group's commit, or the conflict that forbids it, or writes it at the next version. */
+async function commitToLog(
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+  state: DeltaGroupState,
+  logStore: DeltaLogStore,
+  stats: OutputStats,
+  backoff: (attempt: number) => Promise<void>,
+): Promise<LogResult> {
+  if (state.committedVersion !== undefined) return { kind: 'committed', version: state.committedVersion };
+  const root = normalizeTableRoot(state.tableRoot);
+  const inputs = new Set(entry.inputs.map((i) => i.key));
+  let checkedUpTo = state.readVersion;
+  for (let attempt = 0; ; attempt += 1) {
+    await logStore.prepareRead(state.tableRoot);
+    const snapshot = await readDeltaSnapshot(deps.store, state.tableRoot);
+    // Every commit since the plan's read version, in order: our own (an earlier attempt), or a conflict.
+    for (let v = checkedUpTo + 1; v <= snapshot.version; v += 1) {
+      const actions = await readCommitActions(deps.store, state.tableRoot, v);
+      if (actions === undefined) {
+        return conflict([
+          {
+            key: `${root}_delta_log/`,
+            reason: `commit ${v} is no longer in the log (cleaned up before this group committed), so it cannot be checked`,
+          },
+        ]);
+      }
+      if (isOurs(actions, entry)) return { kind: 'committed', version: v };
+      const found = conflictsIn(actions, v, root, inputs);
+      if (found.length > 0) return conflict(found);
+      checkedUpTo = v;
+    }
+    // The inputs as the latest version has them: still live, still without a deletion vector.
+    const live = new Map(snapshot.files.map((f) => [f.key, f]));
+    const missing: CommitConflict[] = [];
+    const inputFiles: DeltaFile[] = [];
+    for (const input of entry.inputs) {
+      const file = live.get(input.key);
+      if (file === undefined) missing.push({ key: input.key, reason: 'no longer live in the Delta log' });
+      else if (file.deletionVector !== undefined)
+        missing.push({ key: input.key, reason: 'a deletion vector was added to it since planning' });
+      else inputFiles.push(file);
+    }
+    if (missing.length > 0) return conflict(missing);
+
+    const version = snapshot.version + 1;
+    const body = await commitBody(deps, entry, state, snapshot, inputFiles, stats);
+    if ((await logStore.writeCommit(state.tableRoot, version, body)) === 'written') {
+      return { kind: 'committed', version };
+    }
+    if (attempt + 1 >= MAX_COMMIT_ATTEMPTS) {
+      throw new TransientStoreError(
+        `Lost the race for a Delta commit of ${root || '(bucket root)'} ${MAX_COMMIT_ATTEMPTS} times in a row (last at version ${version}; coordination ${logStore.description}): writers are committing faster than this group can. Nothing was committed; the step is retried, and the group commits once the table is quieter`,
+      );
+    }
+    await backoff(attempt);
+  }
+}
+
+function conflict(conflicts: readonly CommitConflict[]): LogResult {
+  return { kind: 'conflict', conflicts };
+}
+
+/** Whether a commit is this group's own: its commitInfo carries the run and group. */
+function isOurs(
+  actions: readonly DeltaAction[],
+  entry: Pick<GroupJournalEntry, 'runId' | 'groupId'>,
+): boolean {
+  return actions.some((a) => {
+    if (a.kind !== 'commitInfo') return false;
+    const tag = (a.commitInfo as Record<string, unknown>)[COMMIT_TAG] as Record<string, unknown> | undefined;
+    return tag?.runId === entry.runId && tag?.groupId === entry.groupId;
+  });
+}
+
+/**
+ * What in a winning commit forbids this group's commit: a remove of one of its inputs (a delete, update, merge or
+ * another optimize rewrote it), or a metadata or protocol change (the schema, partitioning or features the outputs
+ * were written for may be gone). Adds of other files (blind appends) do not conflict.
+ */
+function conflictsIn(
+  actions: readonly DeltaAction[],
+  version: number,
+  root: string,
+  inputs: ReadonlySet<string>,
+): CommitConflict[] {
+  const operation = actions.find((a) => a.kind === 'commitInfo');
+  const by =
+    operation?.kind === 'commitInfo' && operation.commitInfo.operation
+      ? ` (${operation.commitInfo.operation})`
+      : '';
+  const found: CommitConflict[] = [];
+  for (const a of actions) {
+    if (a.kind === 'metaData')
+      found.push({
+        key: `${root}_delta_log/`,
+        reason: `the table's metadata changed at version ${version}${by}`,
+      });
+    else if (a.kind === 'protocol')
+      found.push({
+        key: `${root}_delta_log/`,
+        reason: `the table's protocol changed at version ${version}${by}`,
+      });
+    else if (a.kind === 'remove') {
+      const key = keyOfPath(root, a.remove.path);
+      if (key !== undefined && inputs.has(key))
+        found.push({ key, reason: `removed at version ${version}${by}` });
+    }
+  }
+  return found;
+}
+
+/** The object key a log path names (relative paths are percent-encoded URIs), or undefined for an absolute URI. */
+function keyOfPath(root: string, path: string): string | undefined {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(path)) return undefined;
+  try {
+    return `${root}${decodeURIComponent(path)}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A log path for a key under the table root: a relative URI, each segment percent-encoded as a Hadoop `Path`
+ * renders it (`%` → `%25`, space → `%20`), characters a URI path allows left as they are (`=`, `:`, `@`, …).
+ */
+export function logPathOf(root: string, key: string): string {
+  if (!key.startsWith(root)) throw new InvalidInputError(`${key} is not under the Delta table root ${root}`);
+  return key
+    .slice(root.length)
+    .split('/')
+    .map((segment) =>
+      encodeURIComponent(segment).replace(/%(3D|3A|40|21|24|26|27|28|29|2A|2B|2C|3B)/g, (m) =>
+        decodeURIComponent(m),
+      ),
+    )
+    .join('/');
+}
+
+/** The JSON lines of the OPTIMIZE commit: commitInfo first (with inCommitTimestamp when enabled), removes, adds. */
+async function commitBody(
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+  state: DeltaGroupState,
+  snapshot: DeltaSnapshot,
+  inputs: readonly DeltaFile[],
+  stats: OutputStats,
+): Promise<Uint8Array> {
+  const root = normalizeTableRoot(state.tableRoot);
+  const now = deps.clock.now();
+  const partitionValues = inputs[0]?.physicalPartitionValues ?? {};
+  const logicalValues = inputs[0]?.partitionValues ?? {};
+  const limit = pLimit(deps.concurrency ?? 16);
+  const adds = await Promise.all(
+    entry.outputs.map((output) =>
+      limit(async () => {
+        const head = await deps.store.head(output.finalKey);
+        return {
+          add: {
+            path: logPathOf(root, output.finalKey),
+            partitionValues,
+            size: output.size,
+            modificationTime: head?.lastModified.getTime() ?? now,
+            dataChange: false,
+            stats: await stats(
+              deps.store,
+              { key: output.finalKey, size: output.size, rows: output.rows },
+              snapshot,
+            ),
+          },
+        };
+      }),
+    ),
+  );
+  const removes = inputs.map((file) => ({
+    remove: {
+      path: file.path,
+      deletionTimestamp: now,
+      dataChange: false,
+      extendedFileMetadata: true,
+      partitionValues: file.physicalPartitionValues,
+      size: file.size,
+      ...(file.statsJson === undefined ? {} : { stats: file.statsJson }),
+      ...(file.tags === undefined ? {} : { tags: file.tags }),
+      ...(file.deletionVector === undefined ? {} : { deletionVector: file.deletionVector }),
+    },
+  }));
+  const removedBytes = inputs.reduce((n, f) => n + f.size, 0);
+  const addedBytes = entry.outputs.reduce((n, o) => n + o.size, 0);
+  const sizes = entry.outputs.map((o) => o.size).sort((a, b) => a - b);
+  const commitInfo = {
+    ...(snapshot.inCommitTimestamps
+      ? { inCommitTimestamp: await nextInCommitTimestamp(deps, state, snapshot, now) }
+      : {}),
+    timestamp: now,
+    operation: 'OPTIMIZE',
+    operationParameters: {
+      predicate: JSON.stringify(predicates(logicalValues)),
+      zOrderBy: '[]',
+      auto: false,
+    },
+    readVersion: state.readVersion,
+    isolationLevel: 'SnapshotIsolation',
+    isBlindAppend: false,
+    operationMetrics: {
+      numRemovedFiles: String(inputs.length),
+      numRemovedBytes: String(removedBytes),
+      numAddedFiles: String(entry.outputs.length),
+      numAddedBytes: String(addedBytes),
+      minFileSize: String(sizes[0] ?? 0),
+      maxFileSize: String(sizes.at(-1) ?? 0),
+      numDeletionVectorsRemoved: '0',
+    },
+    engineInfo: 'lake-compactor',
+    txnId: randomUUID(),
+    [COMMIT_TAG]: { runId: entry.runId, groupId: entry.groupId },
+  };
+  const lines = [{ commitInfo }, ...removes, ...adds].map((a) => JSON.stringify(a));
+  return new TextEncoder().encode(`${lines.join('\n')}\n`);
+}
+
+/** `["(`date` = '2024-01-15')"]`: the partition the group was planned in, as Spark prints an OPTIMIZE's WHERE. */
+function predicates(values: Readonly<Record<string, string | null>>): string[] {
+  const parts = Object.entries(values).map(([name, value]) =>
+    value === null ? `(\`${name}\` IS NULL)` : `(\`${name}\` = '${value.replaceAll("'", "\\'")}')`,
+  );
+  return parts.length === 0 ? [] : [parts.join(' AND ')];
+}
+
+/** In-commit timestamps must increase strictly: the later of now and the previous commit's plus one. */
+async function nextInCommitTimestamp(
+  deps: CommitDeps,
+  state: DeltaGroupState,
+  snapshot: DeltaSnapshot,
+  now: number,
+): Promise<number> {
+  let previous = snapshot.commitInfo?.inCommitTimestamp;
+  if (previous === undefined) {
+    const actions = await readCommitActions(deps.store, state.tableRoot, snapshot.version);
+    const info = actions?.find((a) => a.kind === 'commitInfo');
+    previous = info?.kind === 'commitInfo' ? info.commitInfo.inCommitTimestamp : undefined;
+  }
+  return previous === undefined ? now : Math.max(now, previous + 1);
+}
+
+/**
+ * After a commit whose version crosses `delta.checkpointInterval`, the checkpoint a good writer leaves so readers
+ * need not replay the whole log. The commit is durable already: a checkpoint the table's settings forbid us to
+ * write (DeltaCheckpointError) is skipped, as any writer may; other errors fail the step, which is retried.
+ */
+async function checkpointIfDue(deps: CommitDeps, state: DeltaGroupState): Promise<void> {
+  const version = state.committedVersion;
+  if (version === undefined) return;
+  const snapshot = await readDeltaSnapshot(deps.store, state.tableRoot, { version });
+  if (!checkpointDue(version, snapshot.metadata.configuration)) return;
+  try {
+    await writeCheckpoint(deps.store, state.tableRoot, version, { now: deps.clock.now() });
+  } catch (err) {
+    if (!(err instanceof DeltaCheckpointError)) throw err;
+  }
+}
+
+/**
+ * An aborted group's outputs: in staging, and any copy in the table directory (no commit names it: the group
+ * aborted before or instead of committing). Idempotent.
+ */
+async function removeUncommitted(deps: CommitDeps, entry: GroupJournalEntry): Promise<void> {
+  const state = entry.formatState === undefined ? undefined : deltaGroupState(entry);
+  if (state?.committedVersion !== undefined) return;
+  const copies = entry.outputs.map((o) => o.finalKey);
+  await deleteAll(deps.store, [...copies, ...(await stagingLeftovers(deps.store, entry.stagingPrefix))]);
+}
+
+async function deleteAll(store: ObjectStore, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  const result = await store.deleteMany(keys.map((key) => ({ key })));
+  if (result.errors.length > 0) {
+    throw new Error(
+      `Could not delete ${result.errors.length} object(s): ${result.errors
+        .map((e) => `${e.key}: ${e.code === undefined ? '' : `${e.code}: `}${e.message}`)
+        .join('; ')}. Retry; the step is idempotent.`,
+    );
+  }
+}
+
+function describe(conflicts: readonly CommitConflict[]): string {
+  return conflicts.map((c) => `${c.key} (${c.reason})`).join(', ');
+}
+
+/**
+ * No visibility window: a Delta reader switches from the inputs to the outputs at one log version, never both.
+ */
+function outcome(entry: GroupJournalEntry, conflicts: readonly CommitConflict[]): CommitOutcome {
+  const done = entry.state === 'done';
+  return {
+    state: done ? 'done' : 'aborted',
+    published: done ? entry.outputs.map((o) => o.finalKey) : [],
+    retired: done ? entry.inputs.map((i) => i.key) : [],
+    conflicts,
+    ...(entry.reason === undefined ? {} : { reason: entry.reason }),
+  };
+}

@@ -1,0 +1,91 @@
+// Delta Lake (`format: "delta"`) behind the TableFormat port: the log is the table. The snapshot is a log version,
+// a group commits as one OPTIMIZE version through put-if-absent (commit.ts), and the inputs it removes stay on
+// storage until Delta VACUUM, so a reader of an older version still finds them.
+import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { InvalidInputError } from '../../errors.js';
+import type { PlanInput } from '../../planning.js';
+import { hiveVacuumRules } from '../hive/vacuum.js';
+import type {
+  PartitionFiles,
+  PartitionLocation,
+  SnapshotOptions,
+  TableFormat,
+  TableSnapshot,
+  VacuumRules,
+} from '../table-format.js';
+import { deltaCommitter, deltaFormatState, deltaGroupState } from './commit.js';
+import { deltaPlanInputs, snapshotDeltaTable } from './table-snapshot.js';
+
+/** The table's latest version as the port's snapshot, with the version in `formatState`. */
+async function snapshot(
+  store: ObjectStore,
+  location: string,
+  options: SnapshotOptions,
+): Promise<TableSnapshot> {
+  const read = await snapshotDeltaTable(store, location, options);
+  return { ...read.snapshot, formatState: deltaFormatState(location.replace(/\/+$/, ''), read.version) };
+}
+
+function readVersionOf(state: FormatState | undefined): number {
+  const version = state?.readVersion;
+  if (typeof version !== 'number') {
+    throw new InvalidInputError(
+      'A Delta snapshot without its log version cannot be planned: take it with the Delta format',
+    );
+  }
+  return version;
+}
+
+function planInputs(snapshot: TableSnapshot, table: string): PlanInput[] {
+  return deltaPlanInputs(snapshot, readVersionOf(snapshot.formatState), table);
+}
+
+/**
+ * One partition's live files at the latest version: the whole log is read (a Delta partition is a set of partition
+ * values, not a directory), then the partition whose path the values spell is taken.
+ */
+async function partitionFiles(
+  store: ObjectStore,
+  where: PartitionLocation,
+  options: Omit<SnapshotOptions, 'readFooters'>,
+): Promise<PartitionFiles> {
+  const read = await snapshotDeltaTable(store, where.tableRoot, { ...options, readFooters: true });
+  const partition = read.snapshot.partitions.find((p) => p.partition === where.partition);
+  return {
+    files: partition?.files ?? [],
+    snapshot: { listedAt: options.now, deltaVersion: read.version },
+    formatState: deltaFormatState(where.tableRoot, read.version),
+  };
+}
+
+/**
+ * Vacuum of the work root for Delta groups: a group never deletes or trashes an input (the log removes it and
+ * Delta VACUUM deletes it after the table's retention), so no retired input is ever due; trash and removal rules
+ * are the shared ones.
+ */
+const deltaVacuumRules: VacuumRules = {
+  ...hiveVacuumRules,
+  retiredInputs: (entry: GroupJournalEntry) => {
+    const version = entry.formatState === undefined ? undefined : deltaGroupState(entry).committedVersion;
+    const why = `removed from the Delta log${version === undefined ? '' : ` at version ${version}`}: Delta VACUUM deletes it once the table's deletedFileRetentionDuration has passed, so readers of older versions still find it`;
+    return { due: [], kept: entry.inputs.map((i) => ({ key: i.key, reason: why })) };
+  },
+  writerDebris: () => undefined,
+};
+
+const committer = deltaCommitter();
+
+/** Delta Lake through its transaction log (see commit.ts for the protocol). */
+export const deltaLake = {
+  name: 'delta',
+  title: 'Delta Lake',
+  ownsEverythingUnderRoot: true,
+  snapshot,
+  planInputs,
+  partitionFiles,
+  commit: committer.commit,
+  rollback: committer.rollback,
+  vacuum: deltaVacuumRules,
+  isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('_delta_log/'),
+} as const satisfies TableFormat;
