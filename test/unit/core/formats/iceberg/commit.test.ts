@@ -9,6 +9,7 @@ import {
   decodeSingleValue,
   findField,
   IcebergCommitConflictError,
+  IcebergUnsupportedError,
   type LoadedTable,
   loadTable,
   PathCatalog,
@@ -494,6 +495,46 @@ describe('commitReplace through the path catalog', () => {
     );
     // Assess
     await expect(attempt).rejects.toThrow(/hold 4 rows where the removed files hold 5/);
+    expect((await loadTable(copy.store, copy.table)).metadataKey).toBe(table.metadataKey);
+    expect(await avroKeys(copy.store, copy.table)).toEqual(avroBefore);
+  });
+});
+
+describe('the path catalog and refusals', () => {
+  it('of two commits on the same base, exactly one becomes the next version; the other is told conflict', async () => {
+    // Prepare
+    const { copy, table, catalog } = await open('spark_v2_position_deletes');
+    const text = readFileSync(copy.file(table.metadataKey), 'utf8');
+    // Act
+    const outcomes = await Promise.all([catalog.commit(table, text), catalog.commit(table, text)]);
+    // Assess: the 00009-… table gets v10, once
+    expect(outcomes.map((o) => o.outcome).sort()).toEqual(['committed', 'conflict']);
+    expect((await loadTable(copy.store, copy.table)).metadataKey).toBe(
+      `${copy.table}/metadata/v10.metadata.json`,
+    );
+    expect(await catalog.commit(table, text)).toEqual({ outcome: 'conflict' });
+  });
+
+  it('refuses to commit to a format-version 3 table (row lineage) and writes nothing', async () => {
+    // Prepare
+    const { copy, table, files, catalog } = await open('spark_v3_deletion_vectors');
+    const clean = files.dataFiles.filter((f) => f.deletes.length === 0).slice(0, 2);
+    const avroBefore = await avroKeys(copy.store, copy.table);
+    // Act
+    const attempt = commitReplace(
+      copy.store,
+      catalog,
+      {
+        tableLocation: copy.table,
+        startingSnapshotId: table.metadata.currentSnapshotId ?? 0n,
+        removedFiles: clean.map((f) => f.entry.file.path),
+        addedFiles: [],
+      },
+      options,
+    );
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(IcebergUnsupportedError);
+    await expect(attempt).rejects.toThrow(/format-version 3/);
     expect((await loadTable(copy.store, copy.table)).metadataKey).toBe(table.metadataKey);
     expect(await avroKeys(copy.store, copy.table)).toEqual(avroBefore);
   });
