@@ -1,5 +1,8 @@
 // Decodes an Avro object container file (manifest list or manifest) with avsc and exposes its records by Iceberg
-// field id, never by name: 64-bit longs decode as BigInt (exact), and header metadata comes back as text.
+// field id, never by name: 64-bit longs decode as BigInt (exact), and header metadata comes back as text. Also
+// encodes container files for the commit path, with the writer's schema JSON (field ids included) in the header.
+import { randomBytes } from 'node:crypto';
+import { deflateRawSync } from 'node:zlib';
 import avro from 'avsc';
 
 /**
@@ -174,4 +177,60 @@ export async function decodeAvroContainer(bytes: Uint8Array): Promise<AvroContai
     throw new Error('the Avro schema is not a record');
   const root = schema as unknown as RecordSchema;
   return { metadata, records: values.map((v) => new IdRecord(root, v, named)) };
+}
+
+/** Avro's zig-zag varint encoding of a long (block counts, lengths). */
+function zigzag(n: number): Buffer {
+  let v = BigInt(n) >= 0n ? BigInt(n) << 1n : (-BigInt(n) << 1n) - 1n;
+  const out: number[] = [];
+  do {
+    let byte = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v !== 0n) byte |= 0x80;
+    out.push(byte);
+  } while (v !== 0n);
+  return Buffer.from(out);
+}
+
+function avroBytes(b: Buffer): Buffer {
+  return Buffer.concat([zigzag(b.length), b]);
+}
+
+/** Records per container block: Iceberg writers use blocks of a few thousand entries; any size reads the same. */
+const RECORDS_PER_BLOCK = 1000;
+
+/**
+ * Encodes an Avro object container file (deflate codec) holding `records` under `schema`, with `metadata` in the
+ * header. The header's `avro.schema` is `schema` exactly as given. Why not avsc's BlockEncoder: given a Type
+ * (needed for BigInt longs) it writes the schema without the `field-id` attributes, and Iceberg readers find
+ * manifest fields by those ids.
+ * @throws Error from avsc when a record does not match the schema (a bug of the caller, never data-dependent).
+ */
+export function encodeAvroContainer(
+  schema: object,
+  records: readonly unknown[],
+  metadata: Readonly<Record<string, string>>,
+): Uint8Array {
+  const type = avro.Type.forSchema(schema as avro.Schema, { registry: { long: BIG_LONG } });
+  const sync = randomBytes(16);
+  const meta: Record<string, string> = {
+    ...metadata,
+    'avro.schema': JSON.stringify(schema),
+    'avro.codec': 'deflate',
+  };
+  const entries = Object.entries(meta);
+  const parts: Buffer[] = [Buffer.from([0x4f, 0x62, 0x6a, 0x01])];
+  if (entries.length > 0) {
+    parts.push(zigzag(entries.length));
+    for (const [k, v] of entries)
+      parts.push(avroBytes(Buffer.from(k, 'utf8')), avroBytes(Buffer.from(v, 'utf8')));
+  }
+  parts.push(zigzag(0), sync);
+  for (let start = 0; start < records.length; start += RECORDS_PER_BLOCK) {
+    const block = records.slice(start, start + RECORDS_PER_BLOCK);
+    const raw = Buffer.concat(block.map((r) => type.toBuffer(r)));
+    const compressed = deflateRawSync(raw);
+    parts.push(zigzag(block.length), zigzag(compressed.length), compressed, sync);
+  }
+  return new Uint8Array(Buffer.concat(parts));
 }

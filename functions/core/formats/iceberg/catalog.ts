@@ -2,6 +2,7 @@
 // `<root>/metadata/` from `version-hint.text` or the highest-numbered metadata file, and loads it.
 import { gunzipSync } from 'node:zlib';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import { PreconditionFailedError } from '../../errors.js';
 import { IcebergMetadataError } from './errors.js';
 import { parseTableMetadata, type TableMetadata } from './metadata.js';
 import { PathResolver } from './paths.js';
@@ -84,6 +85,14 @@ export async function findCurrentMetadata(
   return { key: keys[0], version };
 }
 
+/** The text of a metadata file, gunzipped when compressed. */
+export async function readMetadataText(store: ObjectStore, key: string): Promise<string> {
+  let bytes = await store.get(key);
+  if (key.includes('.gz.') || key.endsWith('.gz') || (bytes[0] === 0x1f && bytes[1] === 0x8b))
+    bytes = gunzipSync(bytes);
+  return new TextDecoder().decode(bytes);
+}
+
 /**
  * Loads a table through the path-based catalog: its current metadata (or `metadataKey`, when the caller knows
  * which file a catalog points at), parsed and validated.
@@ -99,10 +108,7 @@ export async function loadTable(
     options.metadataKey === undefined
       ? await findCurrentMetadata(store, root)
       : { key: options.metadataKey, version: versionOf(options.metadataKey.split('/').pop() ?? '') ?? 0 };
-  let bytes = await store.get(found.key);
-  if (found.key.includes('.gz.') || found.key.endsWith('.gz') || (bytes[0] === 0x1f && bytes[1] === 0x8b))
-    bytes = gunzipSync(bytes);
-  const metadata = parseTableMetadata(new TextDecoder().decode(bytes), table);
+  const metadata = parseTableMetadata(await readMetadataText(store, found.key), table);
   return {
     name: table,
     tableRoot: root,
@@ -111,4 +117,64 @@ export async function loadTable(
     metadata,
     paths: new PathResolver(table, metadata.location, root),
   };
+}
+
+/** The outcome of handing a catalog a new metadata file. */
+export type CatalogCommitOutcome =
+  | { readonly outcome: 'committed'; readonly metadataKey: string }
+  | { readonly outcome: 'conflict' };
+
+/**
+ * Where a table's current metadata is found and how a new version is made current. The commit must be atomic
+ * against every other writer: exactly one of two commits on the same base wins, the other gets `conflict`.
+ */
+export interface IcebergCatalog {
+  load(tableRoot: string): Promise<LoadedTable>;
+  /**
+   * Makes `metadataText` the version after `base`. `conflict` when another writer made a version after `base`
+   * first; any thrown error leaves the outcome unknown (the caller must not clean up as if it had failed).
+   */
+  commit(base: LoadedTable, metadataText: string): Promise<CatalogCommitOutcome>;
+}
+
+/**
+ * The path-based (Hadoop) catalog over the ObjectStore port: a commit is the put-if-absent of
+ * `metadata/v<N+1>.metadata.json`, then `version-hint.text` set to N+1.
+ *
+ * Why put-if-absent of a name derived from the version: two writers on the same base try the same key and the
+ * store lets exactly one create it (S3 conditional writes; the other gets PreconditionFailedError → `conflict`).
+ * A table whose files are named `000NN-<uuid>.metadata.json` (a metastore catalog's naming) gets `vNN+1` too;
+ * before writing, any file already claiming that version counts as a conflict, so at worst a writer using the
+ * other naming at the same instant produces two files of one version, which the reader refuses loudly.
+ * The hint is written after the commit and may lag (a failed hint write is ignored): readers look past it.
+ */
+export class PathCatalog implements IcebergCatalog {
+  constructor(private readonly store: ObjectStore) {}
+
+  load(tableRoot: string): Promise<LoadedTable> {
+    return loadTable(this.store, tableRoot);
+  }
+
+  async commit(base: LoadedTable, metadataText: string): Promise<CatalogCommitOutcome> {
+    const version = base.version + 1;
+    const metadataDir = join(base.tableRoot, 'metadata/');
+    for await (const object of this.store.listAll(metadataDir)) {
+      const name = object.key.slice(metadataDir.length);
+      if (!name.includes('/') && versionOf(name) !== undefined && (versionOf(name) as number) >= version)
+        return { outcome: 'conflict' };
+    }
+    const key = join(base.tableRoot, `metadata/v${version}.metadata.json`);
+    try {
+      await this.store.put(key, metadataText, { ifNoneMatch: '*', contentType: 'application/json' });
+    } catch (err) {
+      if (err instanceof PreconditionFailedError) return { outcome: 'conflict' };
+      throw err;
+    }
+    try {
+      await this.store.put(join(base.tableRoot, 'metadata/version-hint.text'), String(version));
+    } catch {
+      // The commit is done; a stale hint only costs readers a look past it.
+    }
+    return { outcome: 'committed', metadataKey: key };
+  }
 }

@@ -37,3 +37,21 @@ export class IcebergMetadataError extends CompactorError {
     );
   }
 }
+
+/**
+ * A commit lost against another writer in a way a rebase cannot fix: one of the files it replaces is no longer
+ * live, or a position delete or deletion vector committed since the starting snapshot applies to one of them (its
+ * rows would come back). Nothing of the commit is visible: its manifests were removed, the table is as the other
+ * writer left it. Not retried as is: the rewrite must be planned again from the table's new state.
+ */
+export class IcebergCommitConflictError extends CompactorError {
+  constructor(
+    readonly table: string,
+    /** Why, one line per file or cause. */
+    readonly reasons: readonly string[],
+  ) {
+    super(
+      `Iceberg commit to ${table} was abandoned because the table changed underneath it:\n  - ${reasons.join('\n  - ')}\nNothing of this commit is visible; plan the rewrite again from the table's current snapshot`,
+    );
+  }
+}

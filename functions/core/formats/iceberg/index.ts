@@ -1,10 +1,30 @@
-// The Iceberg metadata reader's public surface (not a registered TableFormat yet: Iceberg stays refused everywhere
-// until rewriting with deletes and committing through catalogs exist). Pure core: all I/O goes through ObjectStore.
-export { decodeAvroContainer, IdRecord } from './avro.js';
-export { describeTable, findCurrentMetadata, type LoadedTable, loadTable } from './catalog.js';
+// The Iceberg reader's and commit path's public surface (not a registered TableFormat yet: Iceberg stays refused
+// everywhere until the rewrite with deletes exists). Pure core: all I/O goes through ObjectStore.
+export { decodeAvroContainer, encodeAvroContainer, IdRecord } from './avro.js';
+export {
+  type CatalogCommitOutcome,
+  describeTable,
+  findCurrentMetadata,
+  type IcebergCatalog,
+  type LoadedTable,
+  loadTable,
+  PathCatalog,
+  readMetadataText,
+} from './catalog.js';
+export {
+  type AddedDataFile,
+  type CommitOptions,
+  type CommitResult,
+  commitAppend,
+  commitReplace,
+  planSnapshot,
+  type ReplacePlan,
+  type ReplaceRequest,
+  rebaseConflicts,
+} from './commit.js';
 export { decodePortableRoaring64, readDeletionVector } from './deletion-vectors.js';
-export { IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
-export { parseJsonExact } from './json.js';
+export { IcebergCommitConflictError, IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
+export { jsonLong, parseJsonExact, parseJsonKeepingLongs, stringifyJsonKeepingLongs } from './json.js';
 export {
   type DeleteKind,
   type LiveDataFile,
@@ -14,10 +34,23 @@ export {
   type SnapshotFiles,
 } from './live-files.js';
 export {
+  type ManifestContentFile,
+  type ManifestListEntry,
+  type ManifestStats,
+  type ManifestWriteEntry,
+  manifestEntrySchema,
+  manifestListSchema,
+  partitionTypes,
+  summarisePartitions,
+  writeManifest,
+  writeManifestList,
+} from './manifest-writer.js';
+export {
   type ContentFile,
   type ContentKind,
   type ManifestEntry,
   type ManifestFile,
+  type PartitionFieldSummary,
   type PartitionTuple,
   POSITION_DELETE_FILE_PATH_ID,
   readManifest,
@@ -39,16 +72,32 @@ export {
   specById,
   type TableMetadata,
 } from './metadata.js';
+export {
+  type DataFileMetrics,
+  type MetricsConfig,
+  type MetricsMode,
+  metricsConfig,
+  parquetMetrics,
+  parseFooterForMetrics,
+  parseMetricsMode,
+  readParquetMetrics,
+  truncateBinary,
+  truncateBinaryMax,
+  truncateString,
+  truncateStringMax,
+} from './metrics.js';
 export { PathResolver } from './paths.js';
 export { partitionPath, readIcebergSnapshot, toTableSnapshot } from './snapshot.js';
 export {
   applyTransform,
   decodeSingleValue,
+  encodeSingleValue,
   humanPartitionValue,
   type IcebergValue,
   icebergHash,
   murmur3x86_32,
   parseTransform,
+  partitionResultType,
   type Transform,
   transformToString,
 } from './transforms.js';

@@ -52,3 +52,60 @@ function isNumberChar(c: number): boolean {
   // digits, '.', 'e', 'E', '+', '-'
   return (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
 }
+
+/** Marks a long integer literal inside a parsed value kept for rewriting (see {@link parseJsonKeepingLongs}). */
+const LONG_MARK = '\u0000long:';
+
+/**
+ * Like {@link parseJsonExact}, but a long integer literal becomes a marked string that
+ * {@link stringifyJsonKeepingLongs} writes back as the bare literal. Why: a commit rewrites the whole metadata
+ * file and must keep every field it does not understand, and keep snapshot ids numbers (not quoted strings, which
+ * Iceberg readers reject), without confusing them with string values that happen to hold digits.
+ */
+export function parseJsonKeepingLongs(text: string): unknown {
+  let out = '';
+  let copiedTo = 0;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      i++;
+      while (i < n) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i += 2;
+        else if (d === 0x22) {
+          i++;
+          break;
+        } else i++;
+      }
+      continue;
+    }
+    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      const start = i;
+      i++;
+      while (i < n && isNumberChar(text.charCodeAt(i))) i++;
+      const literal = text.slice(start, i);
+      if (/^-?\d+$/.test(literal) && literal.replace('-', '').length > SAFE_DIGITS) {
+        out += `${text.slice(copiedTo, start)}"\\u0000long:${literal}"`;
+        copiedTo = i;
+      }
+      continue;
+    }
+    i++;
+  }
+  return JSON.parse(copiedTo === 0 ? text : out + text.slice(copiedTo));
+}
+
+/** A 64-bit integer as a value {@link stringifyJsonKeepingLongs} writes as a bare JSON number. */
+export function jsonLong(value: bigint | number | string): string {
+  return `${LONG_MARK}${BigInt(value)}`;
+}
+
+/**
+ * `JSON.stringify` that writes bigints and {@link jsonLong} marks as bare integer literals, exactly.
+ */
+export function stringifyJsonKeepingLongs(value: unknown): string {
+  const text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? jsonLong(v) : v));
+  return text.replace(/"\\u0000long:(-?\d+)"/g, '$1');
+}

@@ -75,6 +75,16 @@ export interface ManifestFile {
   readonly deletedRowsCount: bigint | undefined;
   /** v3 row lineage: the first row id of the manifest's data files that have none of their own. */
   readonly firstRowId: bigint | undefined;
+  /** Per partition field: the bounds of its values in the manifest (kept so a commit can list the manifest again). */
+  readonly partitions: readonly PartitionFieldSummary[] | undefined;
+}
+
+/** A manifest list's summary of one partition field over a manifest's files (bounds in single-value form). */
+export interface PartitionFieldSummary {
+  readonly containsNull: boolean;
+  readonly containsNan: boolean | undefined;
+  readonly lowerBound: Uint8Array | undefined;
+  readonly upperBound: Uint8Array | undefined;
 }
 
 export type ContentKind = 'data' | 'position-deletes' | 'equality-deletes';
@@ -95,8 +105,10 @@ export interface ContentFile {
   readonly partition: PartitionTuple;
   readonly recordCount: bigint;
   readonly fileSizeInBytes: bigint;
+  readonly columnSizes: ReadonlyMap<number, bigint>;
   readonly valueCounts: ReadonlyMap<number, bigint>;
   readonly nullValueCounts: ReadonlyMap<number, bigint>;
+  readonly nanValueCounts: ReadonlyMap<number, bigint>;
   /** Iceberg single-value serialisation, by column field id (see `decodeSingleValue`). */
   readonly lowerBounds: ReadonlyMap<number, Uint8Array>;
   readonly upperBounds: ReadonlyMap<number, Uint8Array>;
@@ -189,8 +201,18 @@ export async function readManifestList(ctx: ReadContext, manifestListPath: strin
       existingRowsCount: toBig(r.get(MF.existingRows)),
       deletedRowsCount: toBig(r.get(MF.deletedRows)),
       firstRowId: toBig(r.get(MF.firstRowId)),
+      partitions: r.records(MF.partitions)?.map((p) => ({
+        containsNull: p.get(509) === true,
+        containsNan: p.get(518) as boolean | undefined,
+        lowerBound: bytesOrUndefined(p.get(510)),
+        upperBound: bytesOrUndefined(p.get(511)),
+      })),
     } satisfies ManifestFile;
   });
+}
+
+function bytesOrUndefined(v: unknown): Uint8Array | undefined {
+  return v === undefined ? undefined : Uint8Array.from(v as Uint8Array);
 }
 
 /** An Iceberg map (an Avro array of key/value records) keyed by int, as a Map. */
@@ -288,8 +310,10 @@ export async function readManifest(ctx: ReadContext, manifest: ManifestFile): Pr
         },
         recordCount,
         fileSizeInBytes: BigInt(required<bigint>(ctx, df, DF.fileSize, what)),
+        columnSizes: intMap(df, DF.columnSizes, (v) => BigInt(v as bigint)),
         valueCounts: intMap(df, DF.valueCounts, (v) => BigInt(v as bigint)),
         nullValueCounts: intMap(df, DF.nullValueCounts, (v) => BigInt(v as bigint)),
+        nanValueCounts: intMap(df, DF.nanValueCounts, (v) => BigInt(v as bigint)),
         lowerBounds: intMap(df, DF.lowerBounds, toBytes),
         upperBounds: intMap(df, DF.upperBounds, toBytes),
         splitOffsets: (df.get(DF.splitOffsets) as bigint[] | undefined)?.map((o) => BigInt(o)),

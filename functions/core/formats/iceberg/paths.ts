@@ -53,4 +53,17 @@ export class PathResolver {
       );
     return this.root === '' ? rest : `${this.root}/${rest}`;
   }
+
+  /**
+   * The path the metadata records for a store key below the table root (the inverse of {@link key}): the table
+   * location followed by the key's part below the root, so files we write are named the way the writer of the
+   * table names its own.
+   * @throws IcebergUnsupportedError when the key lies outside the table root.
+   */
+  path(key: string): string {
+    const prefix = this.root === '' ? '' : `${this.root}/`;
+    if (!key.startsWith(prefix) || key.length === prefix.length)
+      throw new IcebergUnsupportedError(this.table, `a file outside the table root ${this.root} (${key})`);
+    return `${this.location}/${key.slice(prefix.length)}`;
+  }
 }

@@ -313,3 +313,56 @@ export function decodeSingleValue(type: string, bytes: Uint8Array): IcebergValue
       return Uint8Array.from(bytes);
   }
 }
+
+/**
+ * Encodes a value in Iceberg's single-value binary serialization (spec Appendix D), the inverse of
+ * {@link decodeSingleValue}: little-endian ints, longs (time and timestamps as µs or ns), floats and doubles;
+ * UTF-8 strings; big-endian two's-complement decimals (unscaled, minimum bytes; bytes are taken as given);
+ * raw bytes for uuid, fixed and binary.
+ * @throws Error for a value that does not fit the type (a bug of the caller).
+ */
+export function encodeSingleValue(type: string, value: Exclude<IcebergValue, null>): Uint8Array {
+  const base = baseType(type);
+  const fixed = (n: number, write: (v: DataView) => void) => {
+    const out = new Uint8Array(n);
+    write(new DataView(out.buffer));
+    return out;
+  };
+  switch (base) {
+    case 'boolean':
+      return Uint8Array.of(value === true ? 1 : 0);
+    case 'int':
+    case 'date':
+      return fixed(4, (v) => v.setInt32(0, Number(value), true));
+    case 'long':
+    case 'time':
+    case 'timestamp':
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
+      return fixed(8, (v) => v.setBigInt64(0, BigInt(value as number | bigint), true));
+    case 'float':
+      return fixed(4, (v) => v.setFloat32(0, Number(value), true));
+    case 'double':
+      return fixed(8, (v) => v.setFloat64(0, Number(value), true));
+    case 'string':
+      return new TextEncoder().encode(String(value));
+    case 'decimal':
+      return value instanceof Uint8Array ? Uint8Array.from(value) : decimalBytes(BigInt(value as bigint));
+    default:
+      if (!(value instanceof Uint8Array)) throw new Error(`a ${type} value must be bytes`);
+      return Uint8Array.from(value);
+  }
+}
+
+/** The type of a partition field's values: the source type for identity, truncate and void; int otherwise. */
+export function partitionResultType(transform: Transform, sourceType: string): string {
+  switch (transform.kind) {
+    case 'identity':
+    case 'truncate':
+    case 'void':
+      return sourceType;
+    default:
+      return 'int';
+  }
+}

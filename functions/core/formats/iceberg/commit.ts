@@ -1,0 +1,606 @@
+// Commits a `replace` snapshot (a compaction: some data files' rows moved into new files) to an Iceberg table
+// through a catalog, as Iceberg's RewriteFiles does: new manifests for the added files, the manifests holding a
+// removed file rewritten (removed → DELETED, the rest → EXISTING), every other manifest reused, the new files
+// carrying the starting snapshot's data sequence number, and a rebase over concurrent commits that do not
+// touch the removed files.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Clock } from '../../../ports/clock.js';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { InvalidInputError } from '../../errors.js';
+import { type IcebergCatalog, type LoadedTable, readMetadataText } from './catalog.js';
+import { IcebergCommitConflictError, IcebergUnsupportedError } from './errors.js';
+import { jsonLong, parseJsonKeepingLongs, stringifyJsonKeepingLongs } from './json.js';
+import { partitionKey, readSnapshotFiles, type SnapshotFiles } from './live-files.js';
+import {
+  type ManifestContentFile,
+  type ManifestListEntry,
+  type ManifestWriteEntry,
+  writeManifest,
+  writeManifestList,
+} from './manifest-writer.js';
+import { type PartitionTuple, readManifest } from './manifests.js';
+import { parseTableMetadata, schemaById, specById } from './metadata.js';
+import type { DataFileMetrics } from './metrics.js';
+
+/** A data file the rewrite wrote, as the commit adds it. */
+export interface AddedDataFile {
+  /** As the metadata records it (see `PathResolver.path`): below the table location. */
+  readonly path: string;
+  /** The partition the file's rows belong to, under one of the table's specs. */
+  readonly partition: PartitionTuple;
+  readonly metrics: DataFileMetrics;
+  readonly sortOrderId?: number;
+}
+
+export interface ReplaceRequest {
+  /** The table root as a key prefix of the store. */
+  readonly tableLocation: string;
+  /** The snapshot the rewrite read its inputs from. */
+  readonly startingSnapshotId: bigint | string;
+  /**
+   * Data file paths (as the metadata records them) whose rows the added files hold, with every delete that
+   * applied to them in the starting snapshot already applied.
+   */
+  readonly removedFiles: readonly string[];
+  readonly addedFiles: readonly AddedDataFile[];
+}
+
+export interface CommitOptions {
+  readonly clock: Clock;
+  /** Commits tried before giving up on a table other writers keep changing. Default 4. */
+  readonly maxAttempts?: number;
+  /** First wait after a lost race, doubled after each. Default 100 ms. */
+  readonly backoffMs?: number;
+  /** How to wait (tests pass one that does not). */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Drop position-delete files and DVs that apply only to removed files. Default true. */
+  readonly dropDanglingDeletes?: boolean;
+}
+
+export interface CommitResult {
+  readonly snapshotId: bigint;
+  readonly sequenceNumber: bigint;
+  readonly metadataKey: string;
+  readonly summary: Readonly<Record<string, string>>;
+  /** 1 when nobody else committed meanwhile. */
+  readonly attempts: number;
+  /** Delete files (path, and content offset for DVs) the snapshot dropped as dangling. */
+  readonly droppedDeleteFiles: readonly string[];
+}
+
+/** What one attempt would write, computed without writing anything. */
+export interface ReplacePlan {
+  readonly snapshotId: bigint;
+  readonly sequenceNumber: bigint;
+  /** Manifests and the manifest list, by store key. */
+  readonly files: readonly { readonly key: string; readonly bytes: Uint8Array }[];
+  readonly metadataText: string;
+  readonly summary: Readonly<Record<string, string>>;
+  readonly droppedDeleteFiles: readonly string[];
+}
+
+const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function newSnapshotId(taken: ReadonlySet<bigint>): bigint {
+  for (;;) {
+    const id = randomBytes(8).readBigUInt64BE() & 0x7fff_ffff_ffff_ffffn;
+    if (id !== 0n && !taken.has(id)) return id;
+  }
+}
+
+function deleteId(path: string, offset: bigint | undefined): string {
+  return offset === undefined ? path : `${path}@${offset}`;
+}
+
+/**
+ * Why a rebase from `starting` onto `current` is impossible, one reason per removed file: it is no longer live,
+ * or a position delete / DV not in the starting snapshot now applies to it. Equality deletes committed meanwhile
+ * are no reason: their sequence number is above the starting one the added files carry, so they apply to those.
+ */
+export function rebaseConflicts(
+  starting: SnapshotFiles,
+  current: SnapshotFiles,
+  removedFiles: readonly string[],
+): string[] {
+  const before = new Map(starting.dataFiles.map((f) => [f.entry.file.path, f]));
+  const now = new Map(current.dataFiles.map((f) => [f.entry.file.path, f]));
+  const reasons: string[] = [];
+  for (const path of removedFiles) {
+    const was = before.get(path);
+    const is = now.get(path);
+    if (was === undefined) reasons.push(`${path} is not a live data file of the starting snapshot`);
+    else if (is === undefined)
+      reasons.push(`${path} is no longer live: a snapshot committed after the starting one removed it`);
+    else
+      for (const d of is.deletes)
+        if (
+          d.kind !== 'equality' &&
+          !was.deletes.some((w) => w.path === d.path && w.dataSequenceNumber === d.dataSequenceNumber)
+        )
+          reasons.push(
+            `${path}: ${d.kind} delete ${d.path} was committed after the starting snapshot and applies to it`,
+          );
+  }
+  return reasons;
+}
+
+function sumBig(values: readonly bigint[]): bigint {
+  return values.reduce((a, b) => a + b, 0n);
+}
+
+/**
+ * Plans one commit attempt on `base` (whose current snapshot's files are `current`): the new snapshot's
+ * manifests, manifest list and metadata file text. Reads the current manifests; writes nothing.
+ * @param dataSequenceNumber what the added files' entries carry: the starting snapshot's sequence number for a
+ *   rewrite; undefined to inherit the new snapshot's (an append).
+ */
+export async function planSnapshot(
+  store: ObjectStore,
+  base: LoadedTable,
+  current: SnapshotFiles,
+  change: {
+    readonly operation: 'replace' | 'append';
+    readonly removedFiles: readonly string[];
+    readonly addedFiles: readonly AddedDataFile[];
+    readonly dataSequenceNumber: bigint | undefined;
+    readonly dropDanglingDeletes: boolean;
+    readonly timestampMs: number;
+    readonly attempt: number;
+  },
+): Promise<ReplacePlan> {
+  const { metadata, paths } = base;
+  const v = metadata.formatVersion;
+  const table = base.name;
+  const schema = schemaById(metadata);
+  if (schema === undefined) throw new IcebergUnsupportedError(table, 'a table without a current schema');
+  const snapshotId = newSnapshotId(new Set(metadata.snapshots.map((s) => s.snapshotId)));
+  const sequenceNumber = v === 1 ? 0n : metadata.lastSequenceNumber + 1n;
+  const dataSeq = v === 1 ? undefined : change.dataSequenceNumber;
+  const removed = new Set(change.removedFiles);
+  const dropped = new Set<string>();
+  if (change.dropDanglingDeletes)
+    for (const d of current.deleteFiles)
+      if (d.kind !== 'equality' && d.appliesTo.length > 0 && d.appliesTo.every((p) => removed.has(p)))
+        dropped.add(deleteId(d.entry.file.path, d.entry.file.contentOffset));
+
+  const files: { key: string; bytes: Uint8Array }[] = [];
+  const metadataDir = `${metadata.location.replace(/\/+$/, '')}/metadata`;
+  const prefix = randomUUID();
+  let manifestCount = 0;
+  const newManifestPath = () => `${metadataDir}/${prefix}-m${manifestCount++}.avro`;
+  const listed: ManifestListEntry[] = [];
+  const emit = (
+    specId: number,
+    content: 'data' | 'deletes',
+    entries: readonly ManifestWriteEntry[],
+  ): ManifestListEntry => {
+    const spec = specById(metadata, specId);
+    if (spec === undefined) throw new InvalidInputError(`partition spec ${specId} is not one of ${table}'s`);
+    const { bytes, stats } = writeManifest({ metadata, schema, spec, content, entries });
+    const path = newManifestPath();
+    files.push({ key: paths.key(path), bytes });
+    return {
+      path,
+      length: BigInt(bytes.byteLength),
+      specId,
+      content,
+      sequenceNumber,
+      minSequenceNumber: stats.minDataSequenceNumber ?? sequenceNumber,
+      addedSnapshotId: snapshotId,
+      addedFilesCount: stats.addedFilesCount,
+      existingFilesCount: stats.existingFilesCount,
+      deletedFilesCount: stats.deletedFilesCount,
+      addedRowsCount: stats.addedRowsCount,
+      existingRowsCount: stats.existingRowsCount,
+      deletedRowsCount: stats.deletedRowsCount,
+      firstRowId: undefined,
+      partitions: stats.partitions,
+    };
+  };
+
+  // New files first, one manifest per partition spec (as Java writers list them).
+  const bySpec = new Map<number, AddedDataFile[]>();
+  for (const f of change.addedFiles)
+    bySpec.set(f.partition.specId, [...(bySpec.get(f.partition.specId) ?? []), f]);
+  for (const [specId, list] of [...bySpec].sort(([a], [b]) => a - b))
+    listed.push(
+      emit(
+        specId,
+        'data',
+        list.map((f) => ({
+          status: 'added',
+          snapshotId,
+          dataSequenceNumber: dataSeq,
+          fileSequenceNumber: undefined,
+          file: addedContentFile(f),
+        })),
+      ),
+    );
+
+  // Existing manifests: rewritten when they hold a removed file or a dropped delete, else listed unchanged.
+  const ctx = { store, table, paths, formatVersion: v };
+  const found = new Set<string>();
+  const removedEntries: ManifestContentFile[] = [];
+  const droppedEntries: ManifestContentFile[] = [];
+  for (const manifest of current.manifests) {
+    const entries = await readManifest(ctx, manifest);
+    const hit = (e: (typeof entries)[number]) =>
+      e.status !== 'deleted' &&
+      (e.file.content === 'data'
+        ? removed.has(e.file.path)
+        : dropped.has(deleteId(e.file.path, e.file.contentOffset)));
+    if (!entries.some(hit)) {
+      const { key: _key, ...reused } = manifest;
+      listed.push(reused);
+      continue;
+    }
+    const rewritten: ManifestWriteEntry[] = [];
+    for (const e of entries) {
+      if (e.status === 'deleted') continue; // a DELETED entry lives only in the snapshot that deleted the file
+      const { key: _key, ...file } = e.file;
+      const seq = v === 1 ? undefined : e.dataSequenceNumber;
+      const fileSeq = v === 1 ? undefined : e.fileSequenceNumber;
+      if (hit(e)) {
+        if (e.file.content === 'data') {
+          found.add(e.file.path);
+          removedEntries.push(file);
+        } else droppedEntries.push(file);
+        rewritten.push({
+          status: 'deleted',
+          snapshotId,
+          dataSequenceNumber: seq,
+          fileSequenceNumber: fileSeq,
+          file,
+        });
+      } else
+        rewritten.push({
+          status: 'existing',
+          snapshotId: e.snapshotId,
+          dataSequenceNumber: seq,
+          fileSequenceNumber: fileSeq,
+          file,
+        });
+    }
+    listed.push(emit(manifest.specId, manifest.content, rewritten));
+  }
+  const missing = change.removedFiles.filter((p) => !found.has(p));
+  if (missing.length > 0)
+    throw new IcebergCommitConflictError(
+      table,
+      missing.map((p) => `${p} is not a live data file of snapshot ${current.snapshot?.snapshotId}`),
+    );
+
+  const listPath = `${metadataDir}/snap-${snapshotId}-${change.attempt}-${prefix}.avro`;
+  files.push({
+    key: paths.key(listPath),
+    bytes: writeManifestList({
+      formatVersion: v,
+      snapshotId,
+      parentSnapshotId: current.snapshot?.snapshotId,
+      sequenceNumber,
+      manifests: listed,
+    }),
+  });
+
+  const summary = snapshotSummary(change.operation, current, {
+    added: change.addedFiles,
+    removed: removedEntries,
+    dropped: droppedEntries,
+  });
+  const metadataText = await nextMetadataText(store, base, {
+    snapshotId,
+    parentSnapshotId: current.snapshot?.snapshotId,
+    sequenceNumber,
+    timestampMs: Math.max(change.timestampMs, metadata.lastUpdatedMs),
+    manifestList: listPath,
+    summary,
+    schemaId: schema.schemaId,
+  });
+  return {
+    snapshotId,
+    sequenceNumber,
+    files,
+    metadataText,
+    summary,
+    droppedDeleteFiles: droppedEntries.map((f) => deleteId(f.path, f.contentOffset)),
+  };
+}
+
+function addedContentFile(f: AddedDataFile): ManifestContentFile {
+  const m = f.metrics;
+  return {
+    content: 'data',
+    path: f.path,
+    format: 'PARQUET',
+    partition: f.partition,
+    recordCount: m.recordCount,
+    fileSizeInBytes: m.fileSizeInBytes,
+    columnSizes: m.columnSizes,
+    valueCounts: m.valueCounts,
+    nullValueCounts: m.nullValueCounts,
+    nanValueCounts: m.nanValueCounts,
+    lowerBounds: m.lowerBounds,
+    upperBounds: m.upperBounds,
+    splitOffsets: m.splitOffsets,
+    sortOrderId: f.sortOrderId,
+    equalityIds: undefined,
+    referencedDataFile: undefined,
+    contentOffset: undefined,
+    contentSizeInBytes: undefined,
+    firstRowId: undefined,
+  };
+}
+
+/**
+ * The snapshot summary Java writers record (SnapshotSummary): the change's counters, set only when non-zero, and
+ * the totals of the new state, computed from its live files (exact, whatever the previous summaries said).
+ */
+function snapshotSummary(
+  operation: string,
+  current: SnapshotFiles,
+  change: {
+    readonly added: readonly AddedDataFile[];
+    readonly removed: readonly ManifestContentFile[];
+    readonly dropped: readonly ManifestContentFile[];
+  },
+): Record<string, string> {
+  const out: Record<string, string> = { operation };
+  const setIf = (key: string, value: bigint | number) => {
+    if (BigInt(value) > 0n) out[key] = String(value);
+  };
+  const addedRecords = sumBig(change.added.map((f) => f.metrics.recordCount));
+  const addedSize = sumBig(change.added.map((f) => f.metrics.fileSizeInBytes));
+  const position = change.dropped.filter((f) => f.content === 'position-deletes');
+  const dvs = position.filter((f) => f.format === 'PUFFIN');
+  setIf('added-data-files', change.added.length);
+  setIf('deleted-data-files', change.removed.length);
+  setIf('added-records', addedRecords);
+  setIf('deleted-records', sumBig(change.removed.map((f) => f.recordCount)));
+  setIf('added-files-size', addedSize);
+  setIf('removed-files-size', sumBig([...change.removed, ...change.dropped].map((f) => f.fileSizeInBytes)));
+  setIf('removed-delete-files', change.dropped.length);
+  setIf('removed-position-delete-files', position.length - dvs.length);
+  setIf('removed-dvs', dvs.length);
+  setIf('removed-position-deletes', sumBig(position.map((f) => f.recordCount)));
+  const partitions = new Set(
+    [
+      ...change.added.map((f) => f.partition),
+      ...[...change.removed, ...change.dropped].map((f) => f.partition),
+    ].map(partitionKey),
+  );
+  setIf('changed-partition-count', partitions.size);
+
+  // Totals of the new state: the current live files, minus removed and dropped, plus added.
+  const removedPaths = new Set(change.removed.map((f) => f.path));
+  const droppedIds = new Set(change.dropped.map((f) => deleteId(f.path, f.contentOffset)));
+  const data = current.dataFiles.map((f) => f.entry.file).filter((f) => !removedPaths.has(f.path));
+  const deletes = current.deleteFiles
+    .map((d) => d.entry.file)
+    .filter((f) => !droppedIds.has(deleteId(f.path, f.contentOffset)));
+  // A Puffin file holding several DVs is one file.
+  const deleteFiles = new Set(deletes.map((f) => f.path));
+  const deleteFileSizes = new Map(deletes.map((f) => [f.path, f.fileSizeInBytes]));
+  out['total-records'] = String(sumBig(data.map((f) => f.recordCount)) + addedRecords);
+  out['total-files-size'] = String(
+    sumBig(data.map((f) => f.fileSizeInBytes)) + addedSize + sumBig([...deleteFileSizes.values()]),
+  );
+  out['total-data-files'] = String(data.length + change.added.length);
+  out['total-delete-files'] = String(deleteFiles.size);
+  out['total-position-deletes'] = String(
+    sumBig(deletes.filter((f) => f.content === 'position-deletes').map((f) => f.recordCount)),
+  );
+  out['total-equality-deletes'] = String(
+    sumBig(deletes.filter((f) => f.content === 'equality-deletes').map((f) => f.recordCount)),
+  );
+  return out;
+}
+
+/** Default of `write.metadata.previous-versions-max`: how many earlier metadata files the metadata log keeps. */
+const PREVIOUS_VERSIONS_MAX = 100;
+
+/**
+ * The next metadata file: the current one's JSON with every field kept (including ones this reader does not know),
+ * the new snapshot appended and made current on `main`, the logs extended, the sequence number advanced.
+ */
+async function nextMetadataText(
+  store: ObjectStore,
+  base: LoadedTable,
+  s: {
+    readonly snapshotId: bigint;
+    readonly parentSnapshotId: bigint | undefined;
+    readonly sequenceNumber: bigint;
+    readonly timestampMs: number;
+    readonly manifestList: string;
+    readonly summary: Record<string, string>;
+    readonly schemaId: number;
+  },
+): Promise<string> {
+  const raw = parseJsonKeepingLongs(await readMetadataText(store, base.metadataKey)) as Record<
+    string,
+    unknown
+  >;
+  const v = base.metadata.formatVersion;
+  const id = jsonLong(s.snapshotId);
+  raw['last-updated-ms'] = s.timestampMs;
+  if (v >= 2) raw['last-sequence-number'] = jsonLong(s.sequenceNumber);
+  raw['current-snapshot-id'] = id;
+  raw.snapshots = [
+    ...((raw.snapshots as unknown[] | undefined) ?? []),
+    {
+      'snapshot-id': id,
+      ...(s.parentSnapshotId !== undefined && { 'parent-snapshot-id': jsonLong(s.parentSnapshotId) }),
+      ...(v >= 2 && { 'sequence-number': jsonLong(s.sequenceNumber) }),
+      'timestamp-ms': s.timestampMs,
+      summary: s.summary,
+      'manifest-list': s.manifestList,
+      'schema-id': s.schemaId,
+    },
+  ];
+  raw['snapshot-log'] = [
+    ...((raw['snapshot-log'] as unknown[] | undefined) ?? []),
+    { 'timestamp-ms': s.timestampMs, 'snapshot-id': id },
+  ];
+  const keep = Number(
+    base.metadata.properties['write.metadata.previous-versions-max'] ?? PREVIOUS_VERSIONS_MAX,
+  );
+  const log = [
+    ...((raw['metadata-log'] as unknown[] | undefined) ?? []),
+    { 'timestamp-ms': base.metadata.lastUpdatedMs, 'metadata-file': base.paths.path(base.metadataKey) },
+  ];
+  raw['metadata-log'] = log.slice(
+    Math.max(0, log.length - (Number.isInteger(keep) && keep > 0 ? keep : PREVIOUS_VERSIONS_MAX)),
+  );
+  const refs = (raw.refs as Record<string, Record<string, unknown>> | undefined) ?? {};
+  raw.refs = { ...refs, main: { ...refs.main, 'snapshot-id': id, type: 'branch' } };
+  const text = stringifyJsonKeepingLongs(raw);
+  parseTableMetadata(text, base.name); // what we commit must be what we (and every reader) can read
+  return text;
+}
+
+async function cleanUp(store: ObjectStore, keys: readonly string[]): Promise<void> {
+  if (keys.length > 0) await store.deleteMany(keys.map((key) => ({ key })));
+}
+
+/**
+ * Runs the commit loop: load, check, plan, write manifests, hand the metadata to the catalog; on a lost race,
+ * remove this attempt's never-committed files, wait, reload and try again on the new state.
+ */
+async function commitLoop(
+  store: ObjectStore,
+  catalog: IcebergCatalog,
+  tableLocation: string,
+  options: CommitOptions,
+  attemptOnce: (base: LoadedTable, attempt: number) => Promise<ReplacePlan>,
+): Promise<CommitResult> {
+  const maxAttempts = options.maxAttempts ?? 4;
+  const sleep = options.sleep ?? sleepFor;
+  let table = '';
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    const base = await catalog.load(tableLocation);
+    table = base.name;
+    if (base.metadata.formatVersion >= 3)
+      throw new IcebergUnsupportedError(
+        table,
+        'committing to a format-version 3 table (row lineage: rewritten rows must keep their _row_id and _last_updated_sequence_number, which this writer does not carry yet)',
+      );
+    const plan = await attemptOnce(base, attempt);
+    const written: string[] = [];
+    try {
+      for (const f of plan.files) {
+        await store.put(f.key, f.bytes, { ifNoneMatch: '*' });
+        written.push(f.key);
+      }
+    } catch (err) {
+      await cleanUp(store, written);
+      throw err;
+    }
+    // An error here leaves the outcome unknown: the files stay, as they may now be part of the table.
+    const outcome = await catalog.commit(base, plan.metadataText);
+    if (outcome.outcome === 'committed')
+      return {
+        snapshotId: plan.snapshotId,
+        sequenceNumber: plan.sequenceNumber,
+        metadataKey: outcome.metadataKey,
+        summary: plan.summary,
+        attempts: attempt,
+        droppedDeleteFiles: plan.droppedDeleteFiles,
+      };
+    await cleanUp(store, written);
+    if (attempt < maxAttempts) await sleep((options.backoffMs ?? 100) * 2 ** (attempt - 1));
+  }
+  throw new IcebergCommitConflictError(table || tableLocation, [
+    `other writers committed first on each of ${maxAttempts} attempts`,
+  ]);
+}
+
+/**
+ * Commits a `replace` snapshot: `removedFiles` leave the table, `addedFiles` (holding exactly their rows, deletes
+ * applied) join it with the starting snapshot's data sequence number (Iceberg's use-starting-sequence-number), so
+ * equality deletes committed since still apply to the rows they now hold.
+ *
+ * When other writers committed since the starting snapshot, the commit is rebased onto their snapshot if none of
+ * the removed files was removed meanwhile and no new position delete or DV applies to one; otherwise it aborts.
+ * Only this commit's own never-committed manifests are ever deleted; the added data files are the caller's.
+ * @throws IcebergCommitConflictError when the table changed in a way a rebase cannot absorb, or other writers won
+ *   every attempt.
+ * @throws InvalidInputError when the added files do not hold as many rows as the removed ones can (more than the
+ *   removed files' rows, or a different count when none of them had deletes).
+ * @throws IcebergUnsupportedError for format-version 3 tables.
+ */
+export async function commitReplace(
+  store: ObjectStore,
+  catalog: IcebergCatalog,
+  request: ReplaceRequest,
+  options: CommitOptions,
+): Promise<CommitResult> {
+  const startingId = BigInt(request.startingSnapshotId);
+  let starting: SnapshotFiles | undefined;
+  if (request.removedFiles.length === 0)
+    throw new InvalidInputError('a replace must remove at least one data file');
+  if (new Set(request.removedFiles).size !== request.removedFiles.length)
+    throw new InvalidInputError('the removed files list a file twice');
+  return commitLoop(store, catalog, request.tableLocation, options, async (base, attempt) => {
+    if (starting === undefined) {
+      if (!base.metadata.snapshots.some((s) => s.snapshotId === startingId))
+        throw new IcebergCommitConflictError(base.name, [
+          `the starting snapshot ${startingId} is no longer in the table's metadata (expired)`,
+        ]);
+      starting = await readSnapshotFiles(store, base, { snapshotId: startingId });
+      checkRows(base.name, starting, request);
+    }
+    const current =
+      base.metadata.currentSnapshotId === startingId ? starting : await readSnapshotFiles(store, base);
+    const reasons = rebaseConflicts(starting, current, request.removedFiles);
+    if (reasons.length > 0) throw new IcebergCommitConflictError(base.name, reasons);
+    return planSnapshot(store, base, current, {
+      operation: 'replace',
+      removedFiles: request.removedFiles,
+      addedFiles: request.addedFiles,
+      dataSequenceNumber: starting.snapshot?.sequenceNumber,
+      dropDanglingDeletes: options.dropDanglingDeletes ?? true,
+      timestampMs: options.clock.now(),
+      attempt,
+    });
+  });
+}
+
+function checkRows(table: string, starting: SnapshotFiles, request: ReplaceRequest): void {
+  const byPath = new Map(starting.dataFiles.map((f) => [f.entry.file.path, f]));
+  const removed = request.removedFiles.map((p) => byPath.get(p));
+  const missing = request.removedFiles.filter((_, i) => removed[i] === undefined);
+  if (missing.length > 0)
+    throw new IcebergCommitConflictError(
+      table,
+      missing.map((p) => `${p} is not a live data file of the starting snapshot`),
+    );
+  const removedRows = sumBig(removed.map((f) => f?.entry.file.recordCount ?? 0n));
+  const addedRows = sumBig(request.addedFiles.map((f) => f.metrics.recordCount));
+  const withDeletes = removed.some((f) => (f?.deletes.length ?? 0) > 0);
+  if (withDeletes ? addedRows > removedRows : addedRows !== removedRows)
+    throw new InvalidInputError(
+      `the added files of the replace on ${table} hold ${addedRows} rows where the removed files hold ${removedRows}${withDeletes ? ' before deletes' : ''}: a rewrite neither adds nor loses rows`,
+    );
+}
+
+/**
+ * Commits an `append` snapshot adding data files (their entries inherit the new snapshot's sequence number). Any
+ * concurrent commit is simply rebased over. Used by tests and tools to write tables the way an ingest job does.
+ */
+export async function commitAppend(
+  store: ObjectStore,
+  catalog: IcebergCatalog,
+  request: { readonly tableLocation: string; readonly addedFiles: readonly AddedDataFile[] },
+  options: CommitOptions,
+): Promise<CommitResult> {
+  return commitLoop(store, catalog, request.tableLocation, options, async (base, attempt) =>
+    planSnapshot(store, base, await readSnapshotFiles(store, base), {
+      operation: 'append',
+      removedFiles: [],
+      addedFiles: request.addedFiles,
+      dataSequenceNumber: undefined,
+      dropDanglingDeletes: false,
+      timestampMs: options.clock.now(),
+      attempt,
+    }),
+  );
+}
