@@ -163,12 +163,17 @@ class BitStream {
     for (; at < end; at++) {
       const bit = ((bits[at >> 3] as number) >> (at & 7)) & 1;
       zeros += 1 - bit;
-      this.pushBit(bit);
+      this.put(bit);
     }
     return zeros;
   }
 
   pushBit(bit: number): void {
+    this.bits++;
+    this.put(bit);
+  }
+
+  private put(bit: number): void {
     this.acc |= bit << this.used;
     if (++this.used === 8) {
       this.out.pushByte(this.acc);
@@ -189,11 +194,11 @@ class BitStream {
   private pushOnes(count: number): void {
     let left = count;
     while (left > 0 && this.used !== 0) {
-      this.pushBit(1);
+      this.put(1);
       left--;
     }
     for (; left >= 8; left -= 8) this.out.pushByte(0xff);
-    for (; left > 0; left--) this.pushBit(1);
+    for (; left > 0; left--) this.put(1);
   }
 
   digest(): string {
