@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import type { FileMetaData, SchemaElement } from 'hyparquet';
+import { z } from 'zod';
 import { normalizedLogicalType } from '../parquet/schema.js';
 import type { OrderedSegment } from './ordered-digest.js';
 import type { MultisetHash } from './row-hash.js';
@@ -45,6 +46,20 @@ export interface OrderedFingerprint extends FingerprintCommon {
   /** One per output, in output order: its rows and the digest of its rows, in order. */
   readonly segments: readonly { readonly rows: number; readonly digest: string }[];
 }
+
+/**
+ * A fingerprint as it arrives in a step's event (JSON through Step Functions). The kind and the ordered
+ * segments must survive parsing: dropped, the fingerprint would read as another kind and fail
+ * verification (never pass it). An unknown kind is refused here.
+ */
+export const groupFingerprintSchema = z.object({
+  kind: z.enum(FINGERPRINT_KINDS).optional(),
+  rows: z.number().int().nonnegative(),
+  schemaFingerprint: z.string(),
+  nullCounts: z.record(z.string(), z.number()),
+  hash: z.string(),
+  segments: z.array(z.object({ rows: z.number().int().nonnegative(), digest: z.string() })).optional(),
+});
 
 /** The kind a recorded fingerprint says it is (a fingerprint without one predates kinds: a multiset hash). */
 export function fingerprintKindOf(f: { readonly kind?: string }): string {

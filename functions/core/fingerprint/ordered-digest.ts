@@ -120,6 +120,9 @@ const POPCOUNT = Uint8Array.from({ length: 256 }, (_, b) => {
   return n;
 });
 
+/** Validity of rows that cannot be null, pushed a block at a time. */
+const ONES = new Uint8Array(8192).fill(0xff);
+
 /**
  * A stream of bits packed LSB first into bytes whatever bit offsets they come from, so a bitmap
  * cut at any row gives the same bytes. Bits beyond the count (Arrow's padding) are never read.
@@ -197,7 +200,11 @@ class BitStream {
       this.put(1);
       left--;
     }
-    for (; left >= 8; left -= 8) this.out.pushByte(0xff);
+    for (; left >= 8 * ONES.length; left -= 8 * ONES.length) this.out.push(ONES);
+    if (left >= 8) {
+      this.out.push(ONES.subarray(0, left >> 3));
+      left &= 7;
+    }
     for (; left > 0; left--) this.put(1);
   }
 

@@ -23,6 +23,7 @@ import { describe, expect, it } from 'vitest';
 import { VerificationError } from '../../../../functions/core/errors.js';
 import {
   columnsOfBatch,
+  groupFingerprintSchema,
   MultisetHash,
   OrderedDigest,
   OrderedSegments,
@@ -372,5 +373,23 @@ describe('assertOutputsMatch with fingerprint kinds', () => {
 
     // Act / Assess
     expect(() => assertOutputsMatch(expected, actual)).toThrow(/^.*row hash: .*\(differing: output 1\)/);
+  });
+});
+
+describe('groupFingerprintSchema', () => {
+  it('keeps the kind and the segments of a fingerprint travelling as JSON, and refuses an unknown kind', () => {
+    // Prepare
+    const d = new OrderedDigest();
+    d.add(columnsOfBatch(table([{ id: 1n, name: 'a', tags: [] }]).batches[0] as RecordBatch), 0, 1);
+    const fingerprint = toOrderedFingerprint([d.finish()], ['k']);
+    const json = JSON.parse(JSON.stringify(fingerprint)) as unknown;
+
+    // Act
+    const parsed = groupFingerprintSchema.parse(json);
+    const unknown = groupFingerprintSchema.safeParse({ ...fingerprint, kind: 'ordered-columns-v9' });
+
+    // Assess
+    expect(parsed).toEqual(fingerprint);
+    expect(unknown.success).toBe(false);
   });
 });
