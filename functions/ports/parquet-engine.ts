@@ -98,7 +98,10 @@ export interface WrittenOutput {
 
 export interface RewriteResult {
   readonly outputs: readonly WrittenOutput[];
-  /** Computed over the inputs while they were rewritten. */
+  /**
+   * Computed over the inputs while they were rewritten: per output, its rows in order
+   * (`ordered-columns-v1`) when rows keep input order, else the row multiset (`multiset-v1`, sorted).
+   */
   readonly fingerprint: GroupFingerprint;
   /** Bytes read from the source store (footers and data). */
   readonly bytesRead: number;
@@ -137,8 +140,9 @@ export interface ParquetEngine {
    */
   rewriteGroup(io: RewriteIo, group: RewriteGroup, options: RewriteOptions): Promise<RewriteResult>;
   /**
-   * Re-reads `outputs` from `store` and compares what they hold with `expected` (the rewrite's fingerprint);
-   * see core/verify/verify.ts for what must match.
+   * Re-reads `outputs` from `store` and compares what they hold with `expected` (the rewrite's fingerprint),
+   * recomputed in the kind `expected` records; see core/verify/verify.ts for what must match. `outputs`
+   * come in the order the rewrite returned them: an ordered fingerprint is compared output by output.
    * @throws VerificationError listing every difference; CorruptInputError naming an output that cannot be read.
    */
   verifyOutputs(

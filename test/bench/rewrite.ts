@@ -9,11 +9,11 @@ import { fileURLToPath } from 'node:url';
 import { tableFromIPC } from 'apache-arrow';
 import pLimit from 'p-limit';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
-import { hashWasmBatch } from '../../functions/adapters/parquet-wasm/batch-hash.js';
+import { columnsOfWasmBatch, hashWasmBatch } from '../../functions/adapters/parquet-wasm/batch-hash.js';
 import { ENGINE_NODE_OPTIONS } from '../../functions/adapters/parquet-wasm/runtime.js';
 import { columnPlan, pw, writerProperties } from '../../functions/adapters/parquet-wasm/wasm.js';
 import type { GroupFingerprint } from '../../functions/core/fingerprint/fingerprint.js';
-import { MultisetHash } from '../../functions/core/fingerprint/fingerprint.js';
+import { MultisetHash, OrderedDigest } from '../../functions/core/fingerprint/fingerprint.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import type { WrittenOutput } from '../../functions/ports/parquet-engine.js';
 import { defaultParquetEngine as engine } from '../../functions/shared/parquet-engine.js';
@@ -56,8 +56,17 @@ interface Measurement {
   readonly written?: { readonly outputs: readonly WrittenOutput[]; readonly fingerprint: GroupFingerprint };
   readonly outputs: number[];
   readonly rows: number;
-  /** `phases` only: time inside parquet-wasm's decoder, the fingerprint and the encoder. */
-  readonly phases?: { readonly decodeMs: number; readonly hashMs: number; readonly encodeMs: number };
+  /**
+   * `phases` only: time inside parquet-wasm's decoder, the fingerprint an order-keeping rewrite records
+   * (ordered-columns-v1) and the encoder; and, timed apart on the same batches, the row multiset hash
+   * (multiset-v1, what sorted rewrites record and every rewrite recorded before).
+   */
+  readonly phases?: {
+    readonly decodeMs: number;
+    readonly hashMs: number;
+    readonly multisetMs: number;
+    readonly encodeMs: number;
+  };
 }
 
 function flag(flags: readonly string[], name: string): string | undefined {
@@ -264,8 +273,10 @@ async function measurePhases(job: Job, names: readonly string[]): Promise<Measur
   });
   const { dictionary } = columnPlan(tableFromIPC(sample.intoIPCStream()), settings);
   const acc = new MultisetHash();
+  const ordered = new OrderedDigest();
   let decodeMs = 0;
   let hashMs = 0;
+  let multisetMs = 0;
   let readMs = 0;
   let next = 0;
   let queue: pw.RecordBatch[] = [];
@@ -284,11 +295,16 @@ async function measurePhases(job: Job, names: readonly string[]): Promise<Measur
           queue = table.recordBatches();
           table.free();
           const h0 = performance.now();
-          for (const batch of queue) hashWasmBatch(acc, batch);
+          for (const batch of queue) {
+            columnsOfWasmBatch(batch, (columns, offset, rows) => ordered.add(columns, offset, rows));
+          }
           const h1 = performance.now();
+          for (const batch of queue) hashWasmBatch(acc, batch);
+          const h2 = performance.now();
           readMs += d0 - r0;
           decodeMs += h0 - d0;
           hashMs += h1 - h0;
+          multisetMs += h2 - h1;
         }
         controller.enqueue(queue.shift() as pw.RecordBatch);
       },
@@ -308,7 +324,7 @@ async function measurePhases(job: Job, names: readonly string[]): Promise<Measur
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     outputs: [size],
     rows: acc.rows,
-    phases: { decodeMs, hashMs, encodeMs: wallMs - decodeMs - hashMs - readMs },
+    phases: { decodeMs, hashMs, multisetMs, encodeMs: wallMs - decodeMs - hashMs - multisetMs - readMs },
   };
 }
 
@@ -467,7 +483,7 @@ export async function run(flags: readonly string[]): Promise<void> {
     if (p !== undefined) {
       const budget = d1.wallMs / 1.3;
       console.log(
-        `  one thread's phases (parquet-wasm, same settings, no I/O layer): decode ${(p.decodeMs / 1000).toFixed(2)} s | fingerprint ${(p.hashMs / 1000).toFixed(2)} s | encode ${(p.encodeMs / 1000).toFixed(2)} s | budget for 1.3x DuckDB t1: ${(budget / 1000).toFixed(2)} s${p.encodeMs > budget ? ' (the encoder alone exceeds it)' : ''}${spread(phases)}`,
+        `  one thread's phases (parquet-wasm, same settings, no I/O layer): decode ${(p.decodeMs / 1000).toFixed(2)} s | fingerprint ${(p.hashMs / 1000).toFixed(2)} s ordered-columns-v1 (${((100 * p.hashMs) / (p.decodeMs + p.hashMs + p.encodeMs)).toFixed(0)}% of the phases; multiset-v1 on the same batches: ${(p.multisetMs / 1000).toFixed(2)} s) | encode ${(p.encodeMs / 1000).toFixed(2)} s | budget for 1.3x DuckDB t1: ${(budget / 1000).toFixed(2)} s${p.encodeMs > budget ? ' (the encoder alone exceeds it)' : ''}${spread(phases)}`,
       );
     }
     report('compactor, deltaEncoding, 1 thread', bytes, delta, d1);

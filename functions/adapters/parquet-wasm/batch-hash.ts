@@ -1,11 +1,22 @@
 // Fingerprinting of parquet-wasm record batches: zero-copy through the Arrow C Data Interface in wasm memory,
 // or through Arrow IPC and arrow-js (the reference path); both feed the same kernels: equal rows hash equal.
+// And the rewrite's fingerprint of either kind: ordered per-column digests per output, or the row multiset.
 
 import { type Table, tableFromIPC } from 'apache-arrow';
 import type { RecordBatch as WasmRecordBatch } from 'parquet-wasm';
 import * as pw from 'parquet-wasm';
-import type { MultisetHash } from '../../core/fingerprint/row-hash.js';
-import { FfiLayoutUnsupported, hashWasmBatchFfi } from './ffi-hash.js';
+import {
+  type ArrowColumn,
+  columnsOfBatch,
+  type FingerprintKind,
+  type GroupFingerprint,
+  MultisetHash,
+  type OrderedSegment,
+  OrderedSegments,
+  toGroupFingerprint,
+  toOrderedFingerprint,
+} from '../../core/fingerprint/fingerprint.js';
+import { FfiLayoutUnsupported, hashWasmBatchFfi, withWasmBatchColumns } from './ffi-hash.js';
 
 /**
  * Copies a wasm record batch out as an Arrow JS table through Arrow IPC, without consuming it (a
@@ -34,4 +45,113 @@ export function hashWasmBatch(acc: MultisetHash, batch: WasmRecordBatch): void {
     if (!(err instanceof FfiLayoutUnsupported)) throw err;
     hashWasmBatchIpc(acc, batch);
   }
+}
+
+/** Receives a batch's columns for the ordered digest: rows `offset .. offset + rows` of each. */
+export type ColumnSink = (columns: readonly ArrowColumn[], offset: number, rows: number) => void;
+
+/** Hands a wasm record batch's columns to `sink` through Arrow IPC and arrow-js (the reference path). */
+export function columnsOfWasmBatchIpc(batch: WasmRecordBatch, sink: ColumnSink): void {
+  if (batch.numRows === 0) return;
+  for (const b of wasmBatchToTable(batch).batches) sink(columnsOfBatch(b), 0, b.numRows);
+}
+
+/**
+ * Hands a wasm record batch's columns to `sink` without consuming the batch: as zero-copy views on
+ * wasm memory, or through Arrow IPC for the layouts the FFI walker does not read. The sink sees the
+ * same logical values either way, so it computes the same digest.
+ */
+export function columnsOfWasmBatch(batch: WasmRecordBatch, sink: ColumnSink): void {
+  try {
+    withWasmBatchColumns(batch, pw.wasmMemory(), sink);
+  } catch (err) {
+    if (!(err instanceof FfiLayoutUnsupported)) throw err;
+    columnsOfWasmBatchIpc(batch, sink);
+  }
+}
+
+/** What one output's rows add to a group fingerprint (a worker's, in verify or a parallel rewrite). */
+export type OutputFingerprint =
+  | {
+      readonly kind: 'multiset-v1';
+      readonly rows: number;
+      readonly hash: string;
+      readonly nullCounts: Readonly<Record<string, number>>;
+    }
+  | { readonly kind: 'ordered-columns-v1'; readonly segment: OrderedSegment };
+
+/**
+ * The rewrite's fingerprint of the rows it read, of the kind the rewrite needs: ordered when rows
+ * keep their order (one segment per output, cut where the outputs are cut), multiset when sorted.
+ * Batches come in read order; runs and outputs written elsewhere (workers) come in output order.
+ */
+export interface RewriteFingerprint {
+  readonly kind: FingerprintKind;
+  /** Rows read so far. */
+  readonly rows: number;
+  /** Adds every row of a batch, in read order. */
+  add(batch: WasmRecordBatch): void;
+  /** The next rows belong to a new run, cut into outputs of these row counts. */
+  startRun(quotas: readonly number[]): void;
+  endRun(): void;
+  /** An output fingerprinted elsewhere (a worker's), in output order. */
+  addOutput(part: OutputFingerprint): void;
+  /** Each output's rows, in output order, where the kind knows them (ordered). */
+  outputRows(): readonly number[] | undefined;
+  result(schemaKeys: Iterable<string>): GroupFingerprint;
+}
+
+export function rewriteFingerprint(kind: FingerprintKind): RewriteFingerprint {
+  return kind === 'multiset-v1' ? multisetFingerprint() : orderedFingerprint();
+}
+
+function multisetFingerprint(): RewriteFingerprint {
+  const acc = new MultisetHash();
+  return {
+    kind: 'multiset-v1',
+    get rows() {
+      return acc.rows;
+    },
+    add: (batch) => hashWasmBatch(acc, batch),
+    startRun: () => undefined,
+    endRun: () => undefined,
+    addOutput: (part) => {
+      if (part.kind !== 'multiset-v1') throw new Error(`a ${part.kind} output in a multiset fingerprint`);
+      acc.merge(part);
+    },
+    outputRows: () => undefined,
+    result: (keys) => toGroupFingerprint(acc, keys),
+  };
+}
+
+function orderedFingerprint(): RewriteFingerprint {
+  const segments = new OrderedSegments();
+  let rows = 0;
+  const sink: ColumnSink = (columns, offset, n) => segments.add(columns, offset, n);
+  return {
+    kind: 'ordered-columns-v1',
+    get rows() {
+      return rows;
+    },
+    add: (batch) => {
+      columnsOfWasmBatch(batch, sink);
+      rows += batch.numRows;
+    },
+    startRun: (quotas) => segments.startRun(quotas),
+    endRun: () => segments.endRun(),
+    addOutput: (part) => {
+      if (part.kind !== 'ordered-columns-v1')
+        throw new Error(`a ${part.kind} output in an ordered fingerprint`);
+      segments.push(part.segment);
+      rows += part.segment.rows;
+    },
+    outputRows: () => {
+      segments.endRun();
+      return segments.segments.map((s) => s.rows);
+    },
+    result: (keys) => {
+      segments.endRun();
+      return toOrderedFingerprint(segments.segments, keys);
+    },
+  };
 }

@@ -2,6 +2,7 @@
 // in wasm memory and feeds the same canonical hash kernels as the arrow-js path, so both give identical hashes.
 
 import type { RecordBatch as WasmRecordBatch } from 'parquet-wasm';
+import type { ArrowColumn, ArrowSlots } from '../../core/fingerprint/ordered-digest.js';
 import {
   hashBoolSlots,
   hashDictionarySlots,
@@ -297,4 +298,99 @@ function walk(m: Memory, s: SchemaNode, a: ArrayNode, n: number, acc: MultisetHa
 
 function sliceSlots(slots: SlotHashes, from: number, n: number): SlotHashes {
   return { h1: slots.h1.subarray(from, from + n), h2: slots.h2.subarray(from, from + n) };
+}
+
+/**
+ * The slots of the array at `arrayAddr` for the ordered digest, as views on wasm memory. In the C
+ * Data Interface an array's `offset` applies to all of its buffers, so it is applied here (to
+ * offsets, values and indices; bitmaps keep it as a bit offset); children keep their own, and a
+ * struct's or fixed-size list's offset becomes the `base` of its child slots.
+ */
+function orderedSlotsOf(m: Memory, schemaAddr: number, arrayAddr: number): ArrowSlots {
+  const s = schemaAt(m, schemaAddr);
+  const a = arrayAt(m, arrayAddr);
+  const { length, offset } = a;
+  const bits = validity(m, a);
+  const valid = bits === undefined ? undefined : { bits, offset };
+  const f = s.format;
+  if (s.dictionary !== 0) {
+    const indices = indexView(m, f, (a.buffers[1] ?? 0) + fixedWidth(f) * offset, length);
+    return {
+      kind: 'dictionary',
+      length,
+      validity: valid,
+      indices,
+      values: orderedSlotsOf(m, s.dictionary, a.dictionary),
+    };
+  }
+  if (f === 'n') return { kind: 'null', length };
+  if (f === 'b') {
+    const values = new Uint8Array(m.buffer, a.buffers[1] ?? 0, Math.ceil((offset + length) / 8));
+    return { kind: 'bool', length, validity: valid, values, valueOffset: offset };
+  }
+  const width = fixedWidth(f);
+  if (width > 0) {
+    const bytes = new Uint8Array(m.buffer, (a.buffers[1] ?? 0) + width * offset, width * length);
+    return { kind: 'fixed', length, validity: valid, width, bytes };
+  }
+  if (f === 'u' || f === 'z' || f === 'U' || f === 'Z') {
+    const offsets = offsetsView(m, a.buffers[1] ?? 0, offset, length, f === 'U' || f === 'Z');
+    const values = new Uint8Array(m.buffer, a.buffers[2] ?? 0, Number(offsets[length]));
+    return { kind: 'binary', length, validity: valid, offsets, values };
+  }
+  if (f === '+l' || f === '+L' || f === '+m') {
+    const offsets = offsetsView(m, a.buffers[1] ?? 0, offset, length, f === '+L');
+    const child = orderedSlotsOf(m, s.children[0] ?? 0, a.children[0] ?? 0);
+    return { kind: 'list', length, validity: valid, offsets, child };
+  }
+  if (f.startsWith('+w:')) {
+    const size = Number(f.slice(3));
+    const child = orderedSlotsOf(m, s.children[0] ?? 0, a.children[0] ?? 0);
+    return { kind: 'fixed-list', length, validity: valid, size, base: offset * size, child };
+  }
+  if (f === '+s') {
+    const children = s.children.map((c, i) => orderedSlotsOf(m, c, a.children[i] ?? 0));
+    return { kind: 'struct', length, validity: valid, base: offset, children };
+  }
+  throw new FfiLayoutUnsupported(f);
+}
+
+/**
+ * Hands a wasm record batch's columns, as views on wasm memory, to `sink` with the batch's own row
+ * offset (the first of its rows in every column) and row count; without copying or consuming the
+ * batch. Synchronous on purpose: views on wasm memory die when it grows, and nothing here calls into
+ * wasm between `toFFI()` and the sink's return.
+ *
+ * @throws FfiLayoutUnsupported, before `sink` is called, for layouts it does not read (or a view
+ * that cannot be made, e.g. a misaligned buffer): the caller can go through Arrow IPC instead.
+ */
+export function withWasmBatchColumns(
+  batch: WasmRecordBatch,
+  memory: { readonly buffer: ArrayBuffer },
+  sink: (columns: readonly ArrowColumn[], offset: number, rows: number) => void,
+): void {
+  const n = batch.numRows;
+  if (n === 0) return;
+  const ffi = batch.toFFI();
+  try {
+    const m = new Memory(memory.buffer);
+    const s = schemaAt(m, ffi.schemaAddr());
+    const a = arrayAt(m, ffi.arrayAddr());
+    if (s.format !== '+s' || a.length !== n) throw new FfiLayoutUnsupported(s.format);
+    let columns: ArrowColumn[];
+    try {
+      columns = s.children.map((c, i) => ({
+        name: schemaAt(m, c).name,
+        slots: orderedSlotsOf(m, c, a.children[i] ?? 0),
+      }));
+    } catch (err) {
+      if (err instanceof FfiLayoutUnsupported || !(err instanceof RangeError || err instanceof TypeError)) {
+        throw err;
+      }
+      throw new FfiLayoutUnsupported(`${s.format} (${err.message})`);
+    }
+    sink(columns, a.offset, n);
+  } finally {
+    ffi.free();
+  }
 }

@@ -2,8 +2,8 @@
 // path: parquet-wasm decodes, Arrow IPC carries each batch to arrow-js, the shared kernels hash. Runs in
 // an engine worker (verify), where a trap of parquet-wasm's streaming reader kills only the worker.
 
-import type { MultisetHash } from '../../core/fingerprint/fingerprint.js';
-import { hashWasmBatchIpc } from './batch-hash.js';
+import { type FingerprintKind, MultisetHash, OrderedDigest } from '../../core/fingerprint/fingerprint.js';
+import { columnsOfWasmBatchIpc, hashWasmBatchIpc, type OutputFingerprint } from './batch-hash.js';
 import { decodeError, pw } from './wasm.js';
 
 /** Reads bytes [start, end) of an object. */
@@ -34,9 +34,9 @@ function rangeBlob(read: RangeReader, start: number, end: number): Blob {
 }
 
 /**
- * Adds every row of the `size`-byte Parquet object behind `read` to `acc` and returns the rows
- * read. Through Arrow IPC, not the zero-copy C Data walker the rewrite uses: a walker bug shows up
- * as a mismatch. A 128 MiB output is never held whole: parquet-wasm asks for the footer, then one
+ * The fingerprint of `kind` of every row of the `size`-byte Parquet object behind `read`, in order,
+ * and the rows read. Through Arrow IPC, not the zero-copy C Data walker the rewrite uses: a walker
+ * bug shows up as a mismatch. A 128 MiB output is never held whole: parquet-wasm asks for the footer, then one
  * row group's column chunks at a time.
  *
  * A read that fails is never handed to parquet-wasm as a rejection: its async reader traps
@@ -49,9 +49,11 @@ export async function hashParquetObject(
   key: string,
   read: RangeReader,
   size: number,
-  acc: MultisetHash,
+  kind: FingerprintKind,
   batchRows: number,
-): Promise<number> {
+): Promise<{ readonly rows: number; readonly fingerprint: OutputFingerprint }> {
+  const multiset = kind === 'multiset-v1' ? new MultisetHash() : undefined;
+  const ordered = kind === 'ordered-columns-v1' ? new OrderedDigest() : undefined;
   let failed: { readonly error: unknown } | undefined;
   const guarded: RangeReader = async (start, end) => {
     if (failed !== undefined) return new Uint8Array(0);
@@ -70,7 +72,8 @@ export async function hashParquetObject(
       for await (const batch of stream as unknown as AsyncIterable<pw.RecordBatch>) {
         try {
           rows += batch.numRows;
-          hashWasmBatchIpc(acc, batch);
+          if (multiset !== undefined) hashWasmBatchIpc(multiset, batch);
+          else columnsOfWasmBatchIpc(batch, (columns, offset, n) => ordered?.add(columns, offset, n));
         } finally {
           batch.free();
         }
@@ -82,5 +85,14 @@ export async function hashParquetObject(
     throw failed === undefined ? decodeError(key, err) : failed.error;
   }
   if (failed !== undefined) throw failed.error;
-  return rows;
+  const fingerprint: OutputFingerprint =
+    multiset !== undefined
+      ? {
+          kind: 'multiset-v1',
+          rows: multiset.rows,
+          hash: multiset.digest(),
+          nullCounts: multiset.nullCountsRecord(),
+        }
+      : { kind: 'ordered-columns-v1', segment: (ordered as OrderedDigest).finish() };
+  return { rows, fingerprint };
 }

@@ -9,9 +9,10 @@ import {
   UnsupportedInputError,
   VerificationError,
 } from '../../core/errors.js';
-import type { MultisetHash } from '../../core/fingerprint/fingerprint.js';
+import type { FingerprintKind } from '../../core/fingerprint/fingerprint.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { WrittenOutput } from '../../ports/parquet-engine.js';
+import type { OutputFingerprint } from './batch-hash.js';
 import { OrderedFetcher } from './fetch.js';
 import type { CheckedInput } from './preflight.js';
 import type { WriterSettings } from './wasm.js';
@@ -40,6 +41,14 @@ export interface ParallelContext {
   readonly signal?: AbortSignal;
   /** Keys whose upload started, for cleanup by the caller on failure. */
   readonly started: string[];
+  /** How the workers fingerprint the rows of their outputs. */
+  readonly kind: FingerprintKind;
+}
+
+/** An output a worker wrote, and the fingerprint of the input rows it was given. */
+export interface TaskResult {
+  readonly output: WrittenOutput;
+  readonly fingerprint: OutputFingerprint;
 }
 
 /** Rebuilds a typed error from a worker's message, so callers (and Step Functions) see the same names. */
@@ -119,13 +128,8 @@ function spawn(): Worker {
   );
 }
 
-/** Runs one output task on `worker`: feeds its inputs, relays its bytes to the store, merges its fingerprint. */
-async function runTask(
-  worker: Worker,
-  task: OutputTask,
-  ctx: ParallelContext,
-  acc: MultisetHash,
-): Promise<WrittenOutput> {
+/** Runs one output task on `worker`: feeds its inputs, relays its bytes to the store, returns its fingerprint. */
+async function runTask(worker: Worker, task: OutputTask, ctx: ParallelContext): Promise<TaskResult> {
   const body = new ChunkQueue();
   let readyWaiter: ((v: undefined) => void) | undefined;
   let failWaiter: ((e: Error) => void) | undefined;
@@ -176,6 +180,7 @@ async function runTask(
       settings: task.settings,
       batchRows: ctx.batchRows,
       stallMs: ctx.stallMs,
+      kind: ctx.kind,
     };
     worker.postMessage(start);
     for (const [i, input] of task.inputs.entries()) {
@@ -217,8 +222,10 @@ async function runTask(
         bytesStored: stored.size,
       });
     }
-    acc.merge({ hash: result.hash, rows: result.rows, nullCounts: result.nullCounts });
-    return { key: task.key, size: stored.size, etag: stored.etag, rows: result.rows };
+    return {
+      output: { key: task.key, size: stored.size, etag: stored.etag, rows: result.rows },
+      fingerprint: result.fingerprint,
+    };
   } catch (err) {
     fail(err instanceof Error ? err : new Error(String(err)));
     throw err;
@@ -230,16 +237,12 @@ async function runTask(
 
 /**
  * Runs `tasks` on up to `ctx.workers` worker threads, tasks taken in order by whichever worker is
- * free; returns the outputs in task order. On the first failure every worker is terminated and
+ * free; returns the outputs, with their fingerprints, in task order. On the first failure every worker is terminated and
  * the error (typed, as the worker raised it) is thrown; the caller deletes `ctx.started`.
  */
-export async function runTasks(
-  tasks: readonly OutputTask[],
-  ctx: ParallelContext,
-  acc: MultisetHash,
-): Promise<WrittenOutput[]> {
+export async function runTasks(tasks: readonly OutputTask[], ctx: ParallelContext): Promise<TaskResult[]> {
   const pool = Array.from({ length: Math.min(ctx.workers, tasks.length) }, spawn);
-  const results: WrittenOutput[] = new Array(tasks.length);
+  const results: TaskResult[] = new Array(tasks.length);
   let next = 0;
   let firstError: unknown;
   try {
@@ -248,7 +251,7 @@ export async function runTasks(
         while (firstError === undefined && next < tasks.length) {
           const i = next++;
           try {
-            results[i] = await runTask(worker, tasks[i] as OutputTask, ctx, acc);
+            results[i] = await runTask(worker, tasks[i] as OutputTask, ctx);
           } catch (err) {
             firstError ??= err;
             throw err;
@@ -266,11 +269,10 @@ export async function runTasks(
   return results;
 }
 
-/** What a worker's hash of one output adds to a MultisetHash. */
+/** What a worker's hash of one output adds to the group fingerprint, and the rows it read. */
 export interface HashedOutput {
   readonly rows: number;
-  readonly hash: string;
-  readonly nullCounts: Readonly<Record<string, number>>;
+  readonly fingerprint: OutputFingerprint;
 }
 
 /** Hashes one stored output on a worker thread; the calling thread serves the byte ranges it asks for. */
@@ -278,6 +280,7 @@ export type OutputHasher = (
   store: ObjectStore,
   output: { readonly key: string; readonly size: number },
   batchRows: number,
+  kind: FingerprintKind,
 ) => Promise<HashedOutput>;
 
 /** Up to `n` engine workers hashing outputs, one output each at a time; `close` terminates them. */
@@ -292,7 +295,7 @@ function hasherOn(worker: Worker): OutputHasher {
   worker.once('exit', (code) => {
     dead ??= new Error(`Engine worker exited (code ${code})`);
   });
-  return (store, output, batchRows) =>
+  return (store, output, batchRows, kind) =>
     new Promise<HashedOutput>((resolve, reject) => {
       if (dead !== undefined) {
         reject(dead);
@@ -321,7 +324,7 @@ function hasherOn(worker: Worker): OutputHasher {
           );
         } else if (m.type === 'hashed') {
           finish();
-          resolve({ rows: m.rows, hash: m.hash, nullCounts: m.nullCounts });
+          resolve({ rows: m.rows, fingerprint: m.fingerprint });
         } else if (m.type === 'error') {
           finish();
           reject(storeFailure ?? revive(m));
@@ -342,7 +345,7 @@ function hasherOn(worker: Worker): OutputHasher {
       };
       worker.on('message', onMessage);
       worker.on('error', onError);
-      const start: ToWorker = { type: 'hash', key: output.key, size: output.size, batchRows };
+      const start: ToWorker = { type: 'hash', key: output.key, size: output.size, batchRows, kind };
       worker.postMessage(start);
     });
 }
@@ -355,7 +358,7 @@ export function workerHashers(n: number): HasherPool {
   const workers: Worker[] = [];
   const idle: OutputHasher[] = [];
   return {
-    hash: async (store, output, batchRows) => {
+    hash: async (store, output, batchRows, kind) => {
       let hasher = idle.pop();
       if (hasher === undefined) {
         if (workers.length >= n) throw new Error(`workerHashers: more than ${n} outputs at once`);
@@ -364,7 +367,7 @@ export function workerHashers(n: number): HasherPool {
         hasher = hasherOn(worker);
       }
       try {
-        return await hasher(store, output, batchRows);
+        return await hasher(store, output, batchRows, kind);
       } finally {
         idle.push(hasher);
       }

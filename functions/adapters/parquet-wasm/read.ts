@@ -3,10 +3,9 @@
 
 import type { Table } from 'apache-arrow';
 import { CorruptInputError } from '../../core/errors.js';
-import { MultisetHash } from '../../core/fingerprint/fingerprint.js';
 import { assertParquetMagic } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { hashWasmBatch, wasmBatchToTable } from './batch-hash.js';
+import { type RewriteFingerprint, wasmBatchToTable } from './batch-hash.js';
 import { OrderedFetcher } from './fetch.js';
 import { convertBatch, readInt96Micros } from './int96.js';
 import type { CheckedInput } from './preflight.js';
@@ -25,8 +24,6 @@ export interface DecodedBatch {
  * for exactly these inputs, in this order: the fetcher hands out the next bytes it fetched.
  */
 export class InputReader {
-  /** The fingerprint of every row decoded so far. */
-  readonly fingerprint = new MultisetHash();
   private readonly fetcher: OrderedFetcher;
   private readonly inputs: readonly CheckedInput[];
   private next = 0;
@@ -36,6 +33,8 @@ export class InputReader {
     inputs: readonly CheckedInput[],
     cache: Map<string, Uint8Array>,
     private readonly settings: RewriteSettings,
+    /** Gets every row decoded, in read order. */
+    readonly fingerprint: RewriteFingerprint,
   ) {
     this.inputs = inputs;
     this.fetcher = new OrderedFetcher(
@@ -78,7 +77,7 @@ export class InputReader {
         let js: Table | undefined;
         try {
           if (micros !== undefined && n > 0) batch = convertBatch(batch, decodedRows, micros);
-          hashWasmBatch(this.fingerprint, batch);
+          this.fingerprint.add(batch);
           // Only sorting needs the rows in JS (for the sort keys); copying them costs time.
           if (this.settings.sort !== undefined && n > 0) js = wasmBatchToTable(batch);
         } catch (err) {

@@ -2,8 +2,8 @@
 // in input order, schemas never mixed, memory bounded by the configured budgets — never by the group's size.
 
 import { CorruptInputError, MemoryBudgetExceededError } from '../../core/errors.js';
-import { toGroupFingerprint } from '../../core/fingerprint/fingerprint.js';
 import type { RewriteGroup, RewriteIo, RewriteOptions, RewriteResult } from '../../ports/parquet-engine.js';
+import { rewriteFingerprint } from './batch-hash.js';
 import { type OutputTask, runTasks } from './parallel.js';
 import { type PreflightResult, preflight } from './preflight.js';
 import { InputReader } from './read.js';
@@ -50,7 +50,10 @@ export async function rewriteGroup(
   // This thread fetches only the inputs it decodes: the workers' tasks fetch their own, and an input
   // fetched here for a run on workers would be handed, in order, to the next run decoded here.
   const readHere = runs.filter((run) => !onWorkers(run, settings)).flatMap((run) => run.inputs);
-  const reader = new InputReader(io.source, readHere, pre.cache, settings);
+  // Rows keep their order unless sorted: then each output's rows in order are what is fingerprinted
+  // (cheaper, and it sees rows moved); a sort keeps only the multiset.
+  const fingerprint = rewriteFingerprint(settings.sort === undefined ? 'ordered-columns-v1' : 'multiset-v1');
+  const reader = new InputReader(io.source, readHere, pre.cache, settings, fingerprint);
   const outputs = new OutputSequence(io.target, options.outputKey, settings.stallMs);
   try {
     for (const run of runs) {
@@ -77,11 +80,13 @@ function onWorkers(run: Run, settings: RewriteSettings): boolean {
 /** The run's inputs streamed through in input order, each batch handed to the writer as decoded. */
 async function writeRunInOrder(run: Run, reader: InputReader, outputs: OutputSequence): Promise<void> {
   outputs.startRun(run);
+  reader.fingerprint.startRun(run.quotas);
   for (const input of run.inputs) {
     for await (const { batch } of reader.decode(input)) {
       await outputs.write(batch, 0, batch.numRows, input.file.key, true);
     }
   }
+  reader.fingerprint.endRun();
   await outputs.endRun();
 }
 
@@ -122,7 +127,7 @@ async function writeRunSorted(
 
 /**
  * One task per output of the run, each encoded by a worker thread while this thread does the I/O;
- * the workers' fingerprints merge into the reader's.
+ * the workers' fingerprints join the reader's, in output order.
  */
 async function writeRunInParallel(
   io: RewriteIo,
@@ -133,23 +138,21 @@ async function writeRunInParallel(
   settings: RewriteSettings,
 ): Promise<void> {
   const keys = outputs.nextKeys(run.quotas.length);
-  const written = await runTasks(
-    tasksOf(run, keys),
-    {
-      source: io.source,
-      target: io.target,
-      cache: pre.cache,
-      workers: settings.workers,
-      maxRequestsInFlight: settings.maxRequestsInFlight,
-      maxBytesInFlight: settings.maxBytesInFlight,
-      batchRows: settings.batchRows,
-      stallMs: settings.stallMs,
-      started: outputs.started,
-      ...(settings.signal !== undefined && { signal: settings.signal }),
-    },
-    reader.fingerprint,
-  );
-  outputs.add(written);
+  const written = await runTasks(tasksOf(run, keys), {
+    source: io.source,
+    target: io.target,
+    cache: pre.cache,
+    workers: settings.workers,
+    maxRequestsInFlight: settings.maxRequestsInFlight,
+    maxBytesInFlight: settings.maxBytesInFlight,
+    batchRows: settings.batchRows,
+    stallMs: settings.stallMs,
+    started: outputs.started,
+    ...(settings.signal !== undefined && { signal: settings.signal }),
+    kind: reader.fingerprint.kind,
+  });
+  for (const w of written) reader.fingerprint.addOutput(w.fingerprint);
+  outputs.add(written.map((w) => w.output));
 }
 
 /** One task per output of the run: its row range and the inputs that overlap it. */
@@ -181,7 +184,8 @@ function tasksOf(run: Run, keys: readonly string[]): OutputTask[] {
 
 /**
  * The fingerprint of every row read, and the last guard against a writer that dropped rows silently:
- * the rows written must equal the rows read, else every output is deleted.
+ * the rows written must equal the rows read — output by output where the fingerprint is cut into
+ * outputs — else every output is deleted.
  */
 async function finish(
   group: RewriteGroup,
@@ -189,11 +193,13 @@ async function finish(
   reader: InputReader,
   outputs: OutputSequence,
 ): Promise<RewriteResult> {
-  const fingerprint = toGroupFingerprint(
-    reader.fingerprint,
-    pre.inputs.map((i) => i.schemaKey),
-  );
-  if (fingerprint.rows !== outputs.outputs.reduce((n, o) => n + o.rows, 0)) {
+  const perOutput = reader.fingerprint.outputRows();
+  const fingerprint = reader.fingerprint.result(pre.inputs.map((i) => i.schemaKey));
+  const written = outputs.outputs.map((o) => o.rows);
+  if (
+    fingerprint.rows !== written.reduce((n, r) => n + r, 0) ||
+    (perOutput !== undefined && perOutput.join() !== written.join())
+  ) {
     await outputs.deleteStarted();
     throw new CorruptInputError(group.groupId, 'rows written differ from rows read');
   }

@@ -3,11 +3,17 @@
 
 import { parquetMetadata } from 'hyparquet';
 import pLimit from 'p-limit';
+import { VerificationError } from '../../core/errors.js';
 import {
+  FINGERPRINT_KINDS,
+  type FingerprintKind,
+  fingerprintKindOf,
   type GroupFingerprint,
   MultisetHash,
+  type OrderedSegment,
   schemaKeyOf,
   toGroupFingerprint,
+  toOrderedFingerprint,
 } from '../../core/fingerprint/fingerprint.js';
 import { readFooter } from '../../core/parquet/footer.js';
 import { assertOutputsMatch } from '../../core/verify/verify.js';
@@ -24,10 +30,12 @@ const DEFAULT_BATCH_ROWS = 65_536;
 /**
  * Re-reads `outputs` and compares with `expected`: total rows, each output's footer row count,
  * schema identity (footer schema + key-value metadata + field ids), per-column null counts and
- * the row multiset hash. Verification reads through the store, not from any state the rewrite
- * kept, so a corrupted upload, a lost part or a writer bug shows up here.
+ * the row hash of the kind `expected` records — each output's rows in order (`outputs` in the order
+ * they were written), or the group's row multiset. Verification reads through the store, not from
+ * any state the rewrite kept, so a corrupted upload, a lost part or a writer bug shows up here.
  *
- * @throws VerificationError listing every difference.
+ * @throws VerificationError listing every difference; at once, before reading anything, for a kind
+ * this engine does not compute.
  */
 export async function verifyOutputs(
   store: ObjectStore,
@@ -35,6 +43,12 @@ export async function verifyOutputs(
   expected: GroupFingerprint,
   options: VerifyOptions = {},
 ): Promise<VerificationReport> {
+  const kind = fingerprintKindOf(expected);
+  if (!(FINGERPRINT_KINDS as readonly string[]).includes(kind)) {
+    throw new VerificationError(`the fingerprint is of kind ${kind}, which this engine cannot recompute`, {
+      problems: [`fingerprint kind: ${kind} is not one of ${FINGERPRINT_KINDS.join(', ')}`],
+    });
+  }
   const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
   // Always on engine workers, even one: parquet-wasm's streaming reader (the only one that reads an
   // output by ranges, without holding it whole) traps on a page it cannot decode, which would hang
@@ -42,7 +56,7 @@ export async function verifyOutputs(
   const workers = Math.max(1, Math.min(options.workers ?? 1, outputs.length));
   const pool = workerHashers(workers);
   try {
-    return await compare(store, outputs, expected, batchRows, workers, pool);
+    return await compare(store, outputs, expected, kind as FingerprintKind, batchRows, workers, pool);
   } finally {
     await pool.close();
   }
@@ -53,6 +67,7 @@ async function compare(
   store: ObjectStore,
   outputs: readonly { key: string; size: number }[],
   expected: GroupFingerprint,
+  kind: FingerprintKind,
   batchRows: number,
   workers: number,
   pool: HasherPool,
@@ -73,22 +88,33 @@ async function compare(
           },
         );
         schemaKeys.push(schemaKeyOf(meta));
-        const hashed = await pool.hash(store, output, batchRows);
-        const acc = new MultisetHash();
-        acc.merge(hashed);
+        const hashed = await pool.hash(store, output, batchRows, kind);
         const rows = hashed.rows;
         if (rows !== footer.rows) {
           problems.push(`${output.key}: footer says ${footer.rows} rows, ${rows} were read`);
         }
-        return acc;
+        return hashed.fingerprint;
       }),
     ),
   );
-  const total = new MultisetHash();
-  for (const acc of perOutput) {
-    total.merge({ hash: acc.digest(), rows: acc.rows, nullCounts: acc.nullCountsRecord() });
+  // Promise.all keeps `outputs`' order, which is what ordered segments are compared in.
+  let actual: GroupFingerprint;
+  if (kind === 'multiset-v1') {
+    const total = new MultisetHash();
+    for (const part of perOutput) {
+      if (part.kind !== 'multiset-v1')
+        throw new Error(`verify: a ${part.kind} output for a multiset fingerprint`);
+      total.merge(part);
+    }
+    actual = toGroupFingerprint(total, schemaKeys);
+  } else {
+    const segments: OrderedSegment[] = perOutput.map((part) => {
+      if (part.kind !== 'ordered-columns-v1')
+        throw new Error(`verify: a ${part.kind} output for an ordered fingerprint`);
+      return part.segment;
+    });
+    actual = toOrderedFingerprint(segments, schemaKeys);
   }
-  const actual = toGroupFingerprint(total, schemaKeys);
   assertOutputsMatch(expected, actual, problems);
   return {
     outputs: outputs.length,

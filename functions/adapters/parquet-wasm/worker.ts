@@ -4,10 +4,10 @@
 
 import { parentPort } from 'node:worker_threads';
 import { CompactorError } from '../../core/errors.js';
-import { MultisetHash } from '../../core/fingerprint/fingerprint.js';
+import { type FingerprintKind, MultisetHash, OrderedDigest } from '../../core/fingerprint/fingerprint.js';
 import { assertParquetMagic } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { hashWasmBatch } from './batch-hash.js';
+import { columnsOfWasmBatch, hashWasmBatch, type OutputFingerprint } from './batch-hash.js';
 import { hashParquetObject } from './hash-output.js';
 import { convertBatch, readInt96Micros } from './int96.js';
 import { OutputWriter } from './output.js';
@@ -21,6 +21,8 @@ export type ToWorker =
       readonly settings: WriterSettings;
       readonly batchRows: number;
       readonly stallMs: number;
+      /** How to fingerprint the rows of the output (all of them: one output is one segment). */
+      readonly kind: FingerprintKind;
     }
   | {
       readonly type: 'input';
@@ -34,7 +36,13 @@ export type ToWorker =
     }
   | { readonly type: 'end' }
   /** Hash one stored output (verification); its bytes come through `read` → `range`. */
-  | { readonly type: 'hash'; readonly key: string; readonly size: number; readonly batchRows: number }
+  | {
+      readonly type: 'hash';
+      readonly key: string;
+      readonly size: number;
+      readonly batchRows: number;
+      readonly kind: FingerprintKind;
+    }
   /** The bytes of a `read` (or why the store failed). */
   | { readonly type: 'range'; readonly id: number; readonly bytes?: Uint8Array; readonly error?: string };
 
@@ -46,16 +54,14 @@ export type FromWorker =
       readonly type: 'done';
       readonly rows: number;
       readonly size: number;
-      readonly hash: string;
-      readonly nullCounts: Record<string, number>;
+      readonly fingerprint: OutputFingerprint;
     }
   /** Bytes [start, end) of the output being hashed, please. */
   | { readonly type: 'read'; readonly id: number; readonly start: number; readonly end: number }
   | {
       readonly type: 'hashed';
       readonly rows: number;
-      readonly hash: string;
-      readonly nullCounts: Record<string, number>;
+      readonly fingerprint: OutputFingerprint;
     }
   | {
       readonly type: 'error';
@@ -99,18 +105,26 @@ function remoteRead(start: number, end: number): Promise<Uint8Array> {
 }
 
 let writer: OutputWriter | undefined;
-let acc = new MultisetHash();
+/** The fingerprint of the output being written: one of the two, by the kind `start` asked for. */
+let multiset: MultisetHash | undefined;
+let ordered: OrderedDigest | undefined;
 let queue: Promise<void> = Promise.resolve();
 
 async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<void> {
   if (message.type === 'hash') {
-    const hashed = new MultisetHash();
-    const rows = await hashParquetObject(message.key, remoteRead, message.size, hashed, message.batchRows);
-    post({ type: 'hashed', rows, hash: hashed.digest(), nullCounts: hashed.nullCountsRecord() });
+    const hashed = await hashParquetObject(
+      message.key,
+      remoteRead,
+      message.size,
+      message.kind,
+      message.batchRows,
+    );
+    post({ type: 'hashed', rows: hashed.rows, fingerprint: hashed.fingerprint });
     return;
   }
   if (message.type === 'start') {
-    acc = new MultisetHash();
+    multiset = message.kind === 'multiset-v1' ? new MultisetHash() : undefined;
+    ordered = message.kind === 'ordered-columns-v1' ? new OrderedDigest() : undefined;
     writer = new OutputWriter(relay, message.key, message.settings, message.stallMs);
     batchRows = message.batchRows;
     post({ type: 'ready' });
@@ -119,13 +133,16 @@ async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<vo
   if (writer === undefined) throw new Error('worker: input before start');
   if (message.type === 'end') {
     const out = await writer.close();
-    post({
-      type: 'done',
-      rows: out.rows,
-      size: out.size,
-      hash: acc.digest(),
-      nullCounts: acc.nullCountsRecord(),
-    });
+    const fingerprint: OutputFingerprint =
+      multiset !== undefined
+        ? {
+            kind: 'multiset-v1',
+            rows: multiset.rows,
+            hash: multiset.digest(),
+            nullCounts: multiset.nullCountsRecord(),
+          }
+        : { kind: 'ordered-columns-v1', segment: (ordered as OrderedDigest).finish() };
+    post({ type: 'done', rows: out.rows, size: out.size, fingerprint });
     writer = undefined;
     return;
   }
@@ -148,7 +165,8 @@ async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<vo
     const piece = whole ? batch : batch.slice(from - (position - n), to - from);
     if (!whole) batch.free();
     try {
-      hashWasmBatch(acc, piece);
+      if (multiset !== undefined) hashWasmBatch(multiset, piece);
+      else columnsOfWasmBatch(piece, (columns, offset, n) => ordered?.add(columns, offset, n));
     } catch (err) {
       piece.free();
       throw decodeError(key, err);

@@ -1,13 +1,27 @@
-// The group fingerprint: rows, per-column null counts, schema identity and the 64-bit row multiset
-// hash — plain JSON, so it travels from the compact Lambda to the verify Lambda through Step Functions.
+// The group fingerprint: rows, per-column null counts, schema identity and a row hash of the kind the
+// rewrite chose (an order-preserving per-column digest per output, or the 64-bit row multiset hash) —
+// plain JSON, so it travels from the compact Lambda to the verify Lambda through Step Functions.
 
 import { createHash } from 'node:crypto';
 import type { FileMetaData, SchemaElement } from 'hyparquet';
+import { z } from 'zod';
 import { normalizedLogicalType } from '../parquet/schema.js';
+import type { OrderedSegment } from './ordered-digest.js';
 import type { MultisetHash } from './row-hash.js';
 
+/**
+ * How a group's rows are hashed. `ordered-columns-v1` (see ordered-digest.ts): a SHA-256 per column
+ * over the rows in order, one digest per output — for rewrites that keep row order, where it is
+ * cheaper and stricter (it also sees rows moved). `multiset-v1` (see row-hash.ts): the sum of row
+ * hashes — for rewrites that reorder rows (sorted), where only the multiset is kept.
+ */
+export const FINGERPRINT_KINDS = ['ordered-columns-v1', 'multiset-v1'] as const;
+export type FingerprintKind = (typeof FINGERPRINT_KINDS)[number];
+
 /** What the rewrite promises about a group's rows; verify recomputes it from the outputs alone. */
-export interface GroupFingerprint {
+export type GroupFingerprint = MultisetFingerprint | OrderedFingerprint;
+
+interface FingerprintCommon {
   readonly rows: number;
   /**
    * SHA-256 prefix over the sorted distinct output schemas, each the exact schema signature of
@@ -16,8 +30,40 @@ export interface GroupFingerprint {
   readonly schemaFingerprint: string;
   /** Top-level null count per column name, summed over the group. */
   readonly nullCounts: Readonly<Record<string, number>>;
+}
+
+export interface MultisetFingerprint extends FingerprintCommon {
+  /** Absent in fingerprints recorded before kinds existed, which were all multiset hashes. */
+  readonly kind?: 'multiset-v1';
   /** Sum mod 2^64 of every row's 64-bit hash, as 16 hex digits. */
   readonly hash: string;
+}
+
+export interface OrderedFingerprint extends FingerprintCommon {
+  readonly kind: 'ordered-columns-v1';
+  /** SHA-256 (hex) over the segments, in order. */
+  readonly hash: string;
+  /** One per output, in output order: its rows and the digest of its rows, in order. */
+  readonly segments: readonly { readonly rows: number; readonly digest: string }[];
+}
+
+/**
+ * A fingerprint as it arrives in a step's event (JSON through Step Functions). The kind and the ordered
+ * segments must survive parsing: dropped, the fingerprint would read as another kind and fail
+ * verification (never pass it). An unknown kind is refused here.
+ */
+export const groupFingerprintSchema = z.object({
+  kind: z.enum(FINGERPRINT_KINDS).optional(),
+  rows: z.number().int().nonnegative(),
+  schemaFingerprint: z.string(),
+  nullCounts: z.record(z.string(), z.number()),
+  hash: z.string(),
+  segments: z.array(z.object({ rows: z.number().int().nonnegative(), digest: z.string() })).optional(),
+});
+
+/** The kind a recorded fingerprint says it is (a fingerprint without one predates kinds: a multiset hash). */
+export function fingerprintKindOf(f: { readonly kind?: string }): string {
+  return f.kind ?? 'multiset-v1';
 }
 
 /**
@@ -68,8 +114,9 @@ export function combineSchemaKeys(keys: Iterable<string>): string {
   return createHash('sha256').update(sorted.join('\n')).digest('hex').slice(0, 32);
 }
 
-export function toGroupFingerprint(acc: MultisetHash, schemaKeys: Iterable<string>): GroupFingerprint {
+export function toGroupFingerprint(acc: MultisetHash, schemaKeys: Iterable<string>): MultisetFingerprint {
   return {
+    kind: 'multiset-v1',
     rows: acc.rows,
     schemaFingerprint: combineSchemaKeys(schemaKeys),
     nullCounts: acc.nullCountsRecord(),
@@ -77,4 +124,36 @@ export function toGroupFingerprint(acc: MultisetHash, schemaKeys: Iterable<strin
   };
 }
 
+/** The group fingerprint of ordered segments (one per output, in output order). */
+export function toOrderedFingerprint(
+  segments: readonly OrderedSegment[],
+  schemaKeys: Iterable<string>,
+): OrderedFingerprint {
+  const nullCounts = new Map<string, number>();
+  for (const s of segments) {
+    for (const [k, v] of Object.entries(s.nullCounts)) nullCounts.set(k, (nullCounts.get(k) ?? 0) + v);
+  }
+  const parts = segments.map((s) => ({ rows: s.rows, digest: s.digest }));
+  return {
+    kind: 'ordered-columns-v1',
+    rows: segments.reduce((n, s) => n + s.rows, 0),
+    schemaFingerprint: combineSchemaKeys(schemaKeys),
+    nullCounts: Object.fromEntries(
+      [...nullCounts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    ),
+    hash: createHash('sha256')
+      .update(JSON.stringify(['ordered-columns-v1', parts]))
+      .digest('hex'),
+    segments: parts,
+  };
+}
+
+export {
+  type ArrowColumn,
+  type ArrowSlots,
+  columnsOfBatch,
+  OrderedDigest,
+  type OrderedSegment,
+  OrderedSegments,
+} from './ordered-digest.js';
 export { MultisetHash } from './row-hash.js';

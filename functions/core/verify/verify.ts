@@ -1,13 +1,15 @@
 // What verification requires of a group's outputs: the fingerprint recomputed from the outputs alone equals
 // the inputs' in rows, schema identity, per-column null counts and row multiset hash, else VerificationError.
 import { VerificationError } from '../errors.js';
-import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
+import { fingerprintKindOf, type GroupFingerprint } from '../fingerprint/fingerprint.js';
 
 /**
  * Compares the fingerprint an engine recomputed from the stored outputs (`actual`) with the one the
  * rewrite computed over the inputs (`expected`). The rule lives here, not in an engine, so that every
- * engine is held to the same one: a publishable group holds the same multiset of rows, with the same
- * schema and null counts, as its inputs.
+ * engine is held to the same one: a publishable group holds the same rows (in the same order, output by
+ * output, for an ordered fingerprint; the same multiset for a multiset one), with the same schema and
+ * null counts, as its inputs. Hashes of different kinds are never compared: a kind mismatch is a
+ * difference, whatever the hashes say.
  *
  * @param problems what the engine found while re-reading (e.g. an output whose footer disagrees with its
  * rows); any of them fails the verification too.
@@ -32,8 +34,14 @@ export function assertOutputsMatch(
       );
     }
   }
-  if (actual.hash !== expected.hash)
-    found.push(`row hash: expected ${expected.hash}, outputs give ${actual.hash}`);
+  const kind = fingerprintKindOf(expected);
+  if (fingerprintKindOf(actual) !== kind) {
+    found.push(`fingerprint kind: expected ${kind}, outputs were hashed as ${fingerprintKindOf(actual)}`);
+  } else if (actual.hash !== expected.hash) {
+    found.push(
+      `row hash: expected ${expected.hash}, outputs give ${actual.hash}${segmentsDiffering(expected, actual)}`,
+    );
+  }
   if (found.length > 0) {
     throw new VerificationError(
       `${found.length} difference(s) between inputs and outputs: ${found.join('; ')}`,
@@ -44,4 +52,21 @@ export function assertOutputsMatch(
       },
     );
   }
+}
+
+/** For ordered fingerprints, which outputs differ (the row hash line says where to look). */
+function segmentsDiffering(expected: GroupFingerprint, actual: GroupFingerprint): string {
+  if (expected.kind !== 'ordered-columns-v1' || actual.kind !== 'ordered-columns-v1') return '';
+  const e = expected.segments;
+  const a = actual.segments;
+  if (e.length !== a.length) return ` (${e.length} outputs expected, ${a.length} read)`;
+  const differing = e
+    .map((s, i) => ({ s, o: a[i], i }))
+    .filter(({ s, o }) => o === undefined || o.rows !== s.rows || o.digest !== s.digest)
+    .map(({ s, o, i }) =>
+      o !== undefined && o.rows !== s.rows
+        ? `output ${i}: ${o.rows} rows, expected ${s.rows}`
+        : `output ${i}`,
+    );
+  return differing.length === 0 ? '' : ` (differing: ${differing.join(', ')})`;
 }
