@@ -76,7 +76,7 @@ describe('compaction workflow on a Delta table, on the local cloud', () => {
 
     // Assess: succeeded; the log has the append and one OPTIMIZE per group; rows = before + the append, once
     expect(execution.status, `${execution.error}: ${execution.cause}`).toBe('SUCCEEDED');
-    const output = execution.output as { groups: number; groupsDone: number };
+    const output = execution.output as { groups: number; groupsDone: number; filesAfter: number };
     expect(output.groups, JSON.stringify(execution.output)).toBeGreaterThan(1);
     expect(output.groupsDone).toBe(output.groups);
     const operations: string[] = [];
@@ -92,6 +92,8 @@ describe('compaction workflow on a Delta table, on the local cloud', () => {
     const appendedRows = await rowMultiset(h.store, [appended?.key ?? ''], h.scratch);
     expect([...after.rows].sort()).toEqual([...before.rows, ...appendedRows].sort());
     expect(after.rows).toHaveLength(before.rows.length + 5);
+    // The summary counts the files the log has live, not the removed inputs still on storage.
+    expect(output.filesAfter).toBe(after.keys.length);
     // Inputs stay for readers of older versions; nothing of the run is left in staging.
     for (const key of before.keys) expect(await h.store.head(key), key).toBeDefined();
     expect(await keysUnder(h.store, '_lake-compactor/staging/')).toEqual([]);

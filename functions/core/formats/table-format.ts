@@ -224,14 +224,14 @@ export interface TableFormat {
   /** The planner's input for every partition of a snapshot. */
   planInputs(snapshot: TableSnapshot, table: string): PlanInput[];
   /**
-   * One partition's live files with footers read, for a run's plan step: Hive lists the partition's directory
+   * One partition's live files (footers read with `readFooters`), for a run's plan step and its summary: Hive lists the partition's directory
    * (and refuses a Delta or Iceberg table around or inside it); Delta reads the table's log at its latest version.
    * @throws UnsupportedTableFormatError when the location is another format's table.
    */
   partitionFiles(
     store: ObjectStore,
     where: PartitionLocation,
-    options: Omit<SnapshotOptions, 'readFooters'>,
+    options: SnapshotOptions,
   ): Promise<PartitionFiles>;
   /**
    * Brings a verified group to `done` (or `aborted` when an input changed), resuming from whatever state a

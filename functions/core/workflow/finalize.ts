@@ -140,7 +140,7 @@ export async function finalizeRun(
       ? `${unsettled.length} group(s) could not be settled: ${unsettled.map(stripPeriod).join('; ')}. Listing readers may see some rows twice until they are.`
       : operatorCause;
 
-  const after = journaled ? await listPartition(deps.store, run.partitionDir) : undefined;
+  const after = journaled ? await liveFiles(deps, run, now) : undefined;
   const filesBefore = request.plan?.inputFiles ?? 0;
   const bytesBefore = request.plan?.inputBytes ?? 0;
   const retired = done.flatMap((e) => e.inputs);
@@ -221,19 +221,19 @@ function stripPeriod(text: string): string {
   return text.replace(/\.+$/, '');
 }
 
-async function listPartition(
-  store: ObjectStore,
-  partitionDir: string,
+/**
+ * The partition's live data files after the run, as its format sees them (Hive: the listing; Delta: the log, so a
+ * removed input still on storage for older versions is not counted). No footer is read.
+ */
+async function liveFiles(
+  deps: FinalizeDeps,
+  run: RunContext,
+  now: number,
 ): Promise<{ files: number; bytes: number }> {
-  let files = 0;
-  let bytes = 0;
-  for await (const object of store.listAll(partitionDir)) {
-    const rest = object.key.slice(partitionDir.length);
-    // Files directly in the partition, data only (as the planner sees them).
-    if (rest.includes('/') || rest.startsWith('_') || rest.startsWith('.') || !rest.endsWith('.parquet'))
-      continue;
-    files += 1;
-    bytes += object.size;
-  }
-  return { files, bytes };
+  const { files } = await stepFormat(deps).partitionFiles(
+    deps.store,
+    { tableRoot: run.tableRoot, partition: run.partition, partitionDir: run.partitionDir },
+    { now, readFooters: false },
+  );
+  return { files: files.length, bytes: files.reduce((n, f) => n + f.size, 0) };
 }

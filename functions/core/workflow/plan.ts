@@ -224,7 +224,7 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
   const { files, snapshot, formatState } = await stepFormat(deps).partitionFiles(
     deps.store,
     { tableRoot: run.tableRoot, partition: run.partition, partitionDir: run.partitionDir },
-    { now },
+    { now, readFooters: true },
   );
   const ref = { table: run.table, partition: run.partition };
   const records = deps.quarantine === undefined ? [] : await deps.quarantine.list(ref);

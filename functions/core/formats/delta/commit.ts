@@ -117,12 +117,8 @@ export function deltaCommitter(options: DeltaCommitOptions = {}) {
             `Group ${groupId} of run ${runId} is ${entry.state}, not verified: verify its outputs before committing (or roll it back).`,
           );
         case 'verified':
-          entry = await deps.journal.transition(
-            entry,
-            'publishing',
-            { publishStartedAt: deps.clock.now() },
-            deps.clock.now(),
-          );
+          // No publishStartedAt: Delta readers never see inputs and outputs at once (no visibility window).
+          entry = await deps.journal.transition(entry, 'publishing', {}, deps.clock.now());
           break;
         case 'publishing':
           entry = await placeOutputs(deps, entry);

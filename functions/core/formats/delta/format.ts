@@ -1,7 +1,7 @@
 // Delta Lake (`format: "delta"`) behind the TableFormat port: the log is the table. The snapshot is a log version,
 // a group commits as one OPTIMIZE version through put-if-absent (commit.ts), and the inputs it removes stay on
 // storage until Delta VACUUM, so a reader of an older version still finds them.
-import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
+import type { FormatState } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { InvalidInputError } from '../../errors.js';
 import type { PlanInput } from '../../planning.js';
@@ -14,7 +14,7 @@ import type {
   TableSnapshot,
   VacuumRules,
 } from '../table-format.js';
-import { deltaCommitter, deltaFormatState, deltaGroupState } from './commit.js';
+import { deltaCommitter, deltaFormatState } from './commit.js';
 import { deltaPlanInputs, snapshotDeltaTable } from './table-snapshot.js';
 
 /** The table's latest version as the port's snapshot, with the version in `formatState`. */
@@ -48,9 +48,9 @@ function planInputs(snapshot: TableSnapshot, table: string): PlanInput[] {
 async function partitionFiles(
   store: ObjectStore,
   where: PartitionLocation,
-  options: Omit<SnapshotOptions, 'readFooters'>,
+  options: SnapshotOptions,
 ): Promise<PartitionFiles> {
-  const read = await snapshotDeltaTable(store, where.tableRoot, { ...options, readFooters: true });
+  const read = await snapshotDeltaTable(store, where.tableRoot, options);
   const partition = read.snapshot.partitions.find((p) => p.partition === where.partition);
   return {
     files: partition?.files ?? [],
@@ -66,11 +66,9 @@ async function partitionFiles(
  */
 const deltaVacuumRules: VacuumRules = {
   ...hiveVacuumRules,
-  retiredInputs: (entry: GroupJournalEntry) => {
-    const version = entry.formatState === undefined ? undefined : deltaGroupState(entry).committedVersion;
-    const why = `removed from the Delta log${version === undefined ? '' : ` at version ${version}`}: Delta VACUUM deletes it once the table's deletedFileRetentionDuration has passed, so readers of older versions still find it`;
-    return { due: [], kept: entry.inputs.map((i) => ({ key: i.key, reason: why })) };
-  },
+  // Nothing is due and nothing is reported kept: the inputs are the table's (its log removed them), not ours, and
+  // Delta VACUUM of the table deletes them once its deletedFileRetentionDuration has passed.
+  retiredInputs: () => ({ due: [], kept: [] }),
   writerDebris: () => undefined,
 };
 

@@ -103,7 +103,8 @@ export function toPlanInputs(inventory: TableSnapshot, table: string): PlanInput
 }
 
 /**
- * One partition's files: a listing of its directory only (files directly in it are partition ''), footers read.
+ * One partition's files: a listing of its directory only (files directly in it are partition ''), footers read
+ * when asked.
  * The listing is the table, so a Delta log or Iceberg metadata in a folder above the partition or anywhere in it
  * means the files are not what they seem: refused before anything is planned.
  * @throws UnsupportedTableFormatError
@@ -111,11 +112,11 @@ export function toPlanInputs(inventory: TableSnapshot, table: string): PlanInput
 export async function partitionListing(
   store: ObjectStore,
   where: PartitionLocation,
-  options: Omit<SnapshotOptions, 'readFooters'>,
+  options: SnapshotOptions,
 ): Promise<PartitionFiles> {
   await refuseForeignAround(store, where.partitionDir, { includeLocation: false });
   const root = where.partitionDir.replace(/\/$/, '');
-  const inventory = await inventoryTable(store, root, { ...options, readFooters: true });
+  const inventory = await inventoryTable(store, root, options);
   refuseForeignAmong(store, where.partitionDir, inventory.foreignTables);
   return {
     files: inventory.partitions.find((p) => p.partition === '')?.files ?? [],
