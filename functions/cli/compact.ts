@@ -11,7 +11,12 @@ import { MemoryLeases } from '../adapters/memory-leases.js';
 import { type OpenedStore, openStore } from '../adapters/open-store.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import { StoreQuarantine } from '../adapters/store-quarantine.js';
-import { CompactionFailedError, InvalidInputError, UnsettledPartitionError } from '../core/errors.js';
+import {
+  CompactionFailedError,
+  InvalidInputError,
+  UnsettledPartitionError,
+  UsageError,
+} from '../core/errors.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import {
@@ -20,7 +25,13 @@ import {
   partitionPlanSchema,
   type SkippedFile,
 } from '../core/planning.js';
-import { buildRunContext, childExecutionName, type RunContext } from '../core/run-input.js';
+import {
+  buildRunContext,
+  childExecutionName,
+  type RunContext,
+  STRATEGIES,
+  type Strategy,
+} from '../core/run-input.js';
 import { formatBytes } from '../core/stats.js';
 import type { GroupStepResult } from '../core/workflow/commit.js';
 import type { RunSummary } from '../core/workflow/finalize.js';
@@ -61,6 +72,10 @@ export interface CompactOptions {
   readonly workRoot?: string;
   /** The location's table format (see core/formats/index.ts). @default 'parquet' */
   readonly format?: TableFormatName;
+  /** How outputs order rows: `binpack` (input order), `sort` or `zorder` by `columns`. @default 'binpack' */
+  readonly strategy?: Strategy;
+  /** The columns of a sort or Z-order. */
+  readonly columns?: readonly string[];
 }
 
 /** One partition's outcome, as printed in the summary. */
@@ -128,6 +143,7 @@ async function compactTable(
   opened: OpenedStore,
 ): Promise<CompactPartitionResult[]> {
   const format = tableFormat(options.format ?? DEFAULT_TABLE_FORMAT);
+  checkStrategy(options);
   const dryRun = options.dryRun ?? false;
   const live = hooks.wrapStore?.(opened.store) ?? opened.store;
   const store = dryRun ? dryRunStore(live) : live;
@@ -198,6 +214,8 @@ async function compactTable(
       partition,
       {
         codec: options.codec,
+        ...(options.strategy === undefined ? {} : { strategy: options.strategy }),
+        ...(options.columns === undefined ? {} : { sortColumns: [...options.columns] }),
         deltaEncoding: options.deltaEncoding,
         targetFileSizeMB: options.targetMb,
         dryRun,
@@ -408,6 +426,25 @@ function dryRunStore(store: ObjectStore): ObjectStore {
   };
 }
 
+/**
+ * A sort needs a column, a Z-order two (one column is a sort), bin-packing none.
+ * @throws UsageError before anything is listed or written.
+ */
+function checkStrategy(options: Pick<CompactOptions, 'strategy' | 'columns'>): void {
+  const strategy = options.strategy ?? 'binpack';
+  const columns = options.columns?.length ?? 0;
+  if (strategy === 'binpack' && columns > 0)
+    throw new UsageError(
+      '--columns applies to --strategy sort or zorder; add one of them, or drop --columns',
+    );
+  if (strategy === 'sort' && columns === 0)
+    throw new UsageError('--strategy sort needs the columns to sort by: --columns event_time[,user_id]');
+  if (strategy === 'zorder' && columns < 2)
+    throw new UsageError(
+      '--strategy zorder needs at least two columns to interleave: --columns user_id,event_time (for one column use --strategy sort)',
+    );
+}
+
 /** Adds `compact` to the CLI program. */
 export function registerCompactCommand(program: Command, io: CompactIo): void {
   program
@@ -422,13 +459,26 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
       '--delta-encoding',
       'write integer and timestamp columns DELTA_BINARY_PACKED where smaller (readers must support it: Spark >= 3.3, Trino, DuckDB, pyarrow)',
     )
+    .addOption(
+      new Option('--strategy <strategy>', 'row order of the outputs: input order, a sort, or a Z-order')
+        .choices(STRATEGIES)
+        .default('binpack'),
+    )
+    .option('--columns <list>', 'comma-separated columns of --strategy sort or zorder', (v: string) =>
+      v
+        .split(',')
+        .map((c) => c.trim())
+        .filter((c) => c !== ''),
+    )
     .option('--table <name>', 'table name in summaries (default: last segment of the URI)')
     .addOption(workRootOption())
     .addOption(formatOption())
     .addHelpText(
       'after',
       `
-Inputs are moved to _lake-compactor/trash/<run>/ (not deleted); vacuum removes them after the retention.
+A Delta table (--format delta) is compacted through its log: each group commits as one OPTIMIZE version
+(put-if-absent on _delta_log/), inputs stay on storage for readers of older versions until Delta VACUUM.
+Hive-style Parquet: inputs are moved to _lake-compactor/trash/<run>/ (not deleted); vacuum removes them after the retention.
 Each group's progress is journaled in the location itself (_lake-compactor/journal/), so a run killed at
 any moment is recovered by the next compact, before it plans anything (or by lake-compactor settle <uri>):
 a group that had started publishing is rolled forward, any other rolled back — no row is lost or kept

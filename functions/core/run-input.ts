@@ -20,8 +20,12 @@ const MiB = 1024 * 1024;
 export const TRIGGERS = ['profiler', 'sweep', 'operator'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
-/** How a run rewrites: `binpack` keeps row order, `sort` orders each output by the sort columns. */
-export const STRATEGIES = ['binpack', 'sort'] as const;
+/**
+ * How a run rewrites: `binpack` keeps row order, `sort` orders each output by the sort columns (lexicographically),
+ * `zorder` clusters rows along a Z-order curve of the columns, so ranges of every listed column cluster (not only
+ * of the first, as a sort does): what Delta's `OPTIMIZE … ZORDER BY` does.
+ */
+export const STRATEGIES = ['binpack', 'sort', 'zorder'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 const strategySchema = z.enum(STRATEGIES);
 
@@ -42,7 +46,7 @@ export const runInputSchema = z
       .min(1, 'list at least one partition')
       .max(500, 'at most 500 partitions per request')
       .optional(),
-    /** `binpack` keeps row order; `sort` orders each output by `sortColumns`. Default: the table's. */
+    /** `binpack` keeps row order; `sort` orders each output by `sortColumns`; `zorder` Z-orders by them. Default: the table's. */
     strategy: strategySchema.optional(),
     sortColumns: z.array(z.string().min(1)).min(1, 'name at least one column').optional(),
     /** Target output size in MiB. Default: the table's, else 128. */
@@ -98,11 +102,20 @@ export const runInputSchema = z
         message: 'strategy "sort" needs sortColumns, e.g. ["event_time"]',
       });
     }
+    if (input.strategy === 'zorder' && (input.sortColumns === undefined || input.sortColumns.length < 2)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sortColumns'],
+        message:
+          'strategy "zorder" needs at least two sortColumns to interleave, e.g. ["user_id", "event_time"] (for one column use strategy "sort")',
+      });
+    }
     if (input.strategy === 'binpack' && input.sortColumns !== undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['sortColumns'],
-        message: 'sortColumns only apply with strategy "sort"; remove them or set strategy to "sort"',
+        message:
+          'sortColumns only apply with strategy "sort" or "zorder"; remove them or set strategy to "sort" or "zorder"',
       });
     }
     const target = input.targetFileSizeMB ?? 128;
@@ -242,7 +255,14 @@ export function normalizeRunInput(
 /** What a run reads of its table: where it lies and the table's own defaults (a configured table, or the CLI's location). */
 export type RunTable = Pick<
   TableConfig,
-  'name' | 'prefix' | 'codec' | 'deltaEncoding' | 'sortColumns' | 'targetFileSizeMB' | 'policy'
+  | 'name'
+  | 'prefix'
+  | 'codec'
+  | 'deltaEncoding'
+  | 'sortColumns'
+  | 'zOrderColumns'
+  | 'targetFileSizeMB'
+  | 'policy'
 > & { readonly bucket: string; readonly format?: TableFormatName };
 
 /** What one request chooses for its run; whatever it leaves out is the table's choice, else the default. */
@@ -278,8 +298,15 @@ export function buildRunContext(
   options: NormalizeOptions,
 ): RunContext {
   const policy = resolveTablePolicy(table);
-  const strategy = choices.strategy ?? (table.sortColumns !== undefined ? 'sort' : 'binpack');
-  const sortColumns = strategy === 'sort' ? (choices.sortColumns ?? table.sortColumns) : undefined;
+  const strategy =
+    choices.strategy ??
+    (table.zOrderColumns !== undefined ? 'zorder' : table.sortColumns !== undefined ? 'sort' : 'binpack');
+  const sortColumns =
+    strategy === 'sort'
+      ? (choices.sortColumns ?? table.sortColumns)
+      : strategy === 'zorder'
+        ? (choices.sortColumns ?? table.zOrderColumns)
+        : undefined;
   const targetMiB = choices.targetFileSizeMB ?? table.targetFileSizeMB;
   return {
     runId: options.executionName,

@@ -74,6 +74,11 @@ export const tableFieldSchemas = {
   deltaEncoding: z.boolean().optional(),
   /** Sort outputs by these columns; input order is kept when omitted. */
   sortColumns: z.array(z.string().min(1)).min(1).optional(),
+  /** Z-order outputs by these columns (at least two; Delta's ZORDER BY); not together with sortColumns. */
+  zOrderColumns: z
+    .array(z.string().min(1))
+    .min(2, 'Z-order needs at least two columns (for one, use sortColumns)')
+    .optional(),
   /** Per-table overrides of the trigger policy. */
   policy: policyOverridesSchema.optional(),
 };
@@ -83,12 +88,21 @@ type TableFields = {
   readonly dateColumn?: string | undefined;
   readonly dateFormat?: string | undefined;
   readonly partitionColumns: readonly string[];
+  readonly sortColumns?: readonly string[] | undefined;
+  readonly zOrderColumns?: readonly string[] | undefined;
   readonly targetFileSizeMB?: number | undefined;
   readonly policy?: { readonly targetFileSizeBytes?: number | undefined } | undefined;
 };
 
 /** Rules between one table's fields (date column and format, partition columns, target size). */
 export function checkTableFields(table: TableFields, ctx: z.RefinementCtx): void {
+  if (table.sortColumns !== undefined && table.zOrderColumns !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['zOrderColumns'],
+      message: 'give sortColumns (a sort) or zOrderColumns (a Z-order), not both',
+    });
+  }
   if (table.dateColumn !== undefined && table.dateFormat === undefined) {
     ctx.addIssue({
       code: 'custom',

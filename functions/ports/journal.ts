@@ -63,6 +63,11 @@ export interface GroupJournalEntry {
   readonly note?: string;
   /** The table format's own record of the group (see {@link FormatState}). */
   readonly formatState?: FormatState;
+  /**
+   * How the outputs order rows, when not in input order: a format may record it in its commit (Delta's
+   * OPTIMIZE `zOrderBy`). Absent for bin-packing.
+   */
+  readonly layout?: { readonly strategy: 'sort' | 'zorder'; readonly columns: readonly string[] };
   /** Why the group was aborted, or the conflict that was resolved. */
   readonly reason?: string;
   /**

@@ -64,11 +64,17 @@ export interface RewriteOptions {
   /** Rows per decoded batch. @default 65,536 */
   readonly batchRows?: number;
   /**
-   * Sort each output set by these columns (stable; nulls first, then ascending). The group must fit
-   * `memoryBudgetBytes` decoded — checked from the footers before anything is read, and again while
-   * decoding — else MemoryBudgetExceededError. Without it, rows keep input order.
+   * Sort each output set by these columns (stable; nulls first, then ascending), or with `curve: 'zorder'` along
+   * the Z-order curve of their ranks. The group must fit `memoryBudgetBytes` decoded — checked from the footers
+   * before anything is read, and again while decoding — else MemoryBudgetExceededError. Without it, rows keep
+   * input order.
    */
-  readonly sort?: { readonly columns: readonly string[]; readonly memoryBudgetBytes: number };
+  readonly sort?: {
+    readonly columns: readonly string[];
+    readonly memoryBudgetBytes: number;
+    /** @default 'lexicographic' */
+    readonly curve?: 'lexicographic' | 'zorder';
+  };
   /**
    * Let integer, date, time and timestamp columns use DELTA_BINARY_PACKED where a trial encoding finds it
    * no larger than PLAIN (and a dictionary does not win). Off by default: readers must support Parquet's

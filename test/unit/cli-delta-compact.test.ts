@@ -220,6 +220,59 @@ describe('lake-compactor compact --format delta', () => {
     expect(after.keys).toHaveLength(DAYS.length);
   });
 
+  it('Z-orders a partition with --strategy zorder, recording zOrderBy in the OPTIMIZE commit, every row kept', async () => {
+    // Prepare
+    const before = await liveTable();
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      [
+        'compact',
+        dir,
+        '--format',
+        'delta',
+        '--partition',
+        `date=${DAYS[0]}`,
+        '--strategy',
+        'zorder',
+        '--columns',
+        'user_id,event_timestamp',
+      ],
+      io,
+    );
+
+    // Assess
+    expect(code, io.stderr.join('\n')).toBe(0);
+    expect((await liveTable()).rows).toEqual(before.rows);
+    const actions = (await readCommitActions(store, '', before.version + 1)) ?? [];
+    const info = actions.find((a) => a.kind === 'commitInfo');
+    expect(info?.kind === 'commitInfo' && info.commitInfo).toMatchObject({
+      operation: 'OPTIMIZE',
+      operationParameters: { zOrderBy: '["user_id","event_timestamp"]' },
+    });
+  });
+
+  it('refuses a Z-order of one column and --columns without a strategy with exit 2, writing nothing', async () => {
+    // Prepare
+    const before = await liveTable();
+    const one = captureIo();
+    const stray = captureIo();
+
+    // Act
+    const oneCode = await run(
+      ['compact', dir, '--format', 'delta', '--strategy', 'zorder', '--columns', 'a'],
+      one,
+    );
+    const strayCode = await run(['compact', dir, '--format', 'delta', '--columns', 'a'], stray);
+
+    // Assess
+    expect([oneCode, strayCode]).toEqual([2, 2]);
+    expect(one.stderr.join('\n')).toMatch(/at least two columns/);
+    expect(stray.stderr.join('\n')).toMatch(/--columns applies to --strategy sort or zorder/);
+    expect((await liveTable()).version).toBe(before.version);
+  });
+
   it('refuses --format delta on a folder with no Delta log, changing nothing', async () => {
     // Prepare
     const empty = await mkdtemp(join(tmpdir(), 'lc-not-delta-'));

@@ -10,7 +10,7 @@ import { InputReader } from './read.js';
 import { OutputSequence } from './roll-over.js';
 import { planRuns, type Run } from './runs.js';
 import { type RewriteSettings, settingsOf } from './settings.js';
-import { type BatchKeys, sortedSlices, sortKeysOf } from './sort.js';
+import { type BatchKeys, sortedSlices, sortKeysOf, zOrderSlices } from './sort.js';
 import type { pw } from './wasm.js';
 
 /**
@@ -110,12 +110,12 @@ async function writeRunSorted(
         heldBytes += batch.getArrayMemorySize();
         if (heldBytes > sort.memoryBudgetBytes) {
           throw new MemoryBudgetExceededError(
-            `Sorting group ${groupId} needs more than its memory budget of ${sort.memoryBudgetBytes} bytes (decoded rows reached ${heldBytes} bytes). Nothing was published; raise sort.memoryBudgetBytes, plan smaller groups, or compact without sorting.`,
+            `Sorting group ${groupId} needs more than its memory budget of ${sort.memoryBudgetBytes} bytes (decoded rows reached ${heldBytes} bytes). Nothing was published; raise sort.memoryBudgetBytes, plan smaller groups (maxGroupMB), or compact without sorting (strategy binpack).`,
           );
         }
       }
     }
-    for (const slice of sortedSlices(keys)) {
+    for (const slice of sort.curve === 'zorder' ? zOrderSlices(keys) : sortedSlices(keys)) {
       const h = held[slice.batch] as { batch: pw.RecordBatch; key: string };
       await outputs.write(h.batch, slice.start, slice.length, h.key, false);
     }

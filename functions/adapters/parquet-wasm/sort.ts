@@ -91,6 +91,70 @@ export function sortedSlices(keys: readonly BatchKeys[]): { batch: number; start
     }
     return x.batch - y.batch || x.row - y.row;
   });
+  return toSlices(refs);
+}
+
+/** Bits of each column's scaled rank: 2^31 cells per axis, so a rank fits a 32-bit unsigned integer. */
+const Z_BITS = 31;
+
+/**
+ * Each row's rank on each column, scaled to Z_BITS bits: the dense rank of its value among the group's distinct
+ * values (nulls lowest), stretched so that every column spans the same range — a column of 3 distinct values
+ * weighs as much in the curve as one of a million (Delta ranks values into range ids for the same reason).
+ */
+function scaledRanks(keys: readonly BatchKeys[], columns: number): Uint32Array[][] {
+  return Array.from({ length: columns }, (_, c) => {
+    const distinct = new Set<SortValue>();
+    for (const batch of keys) for (const v of batch[c] ?? []) distinct.add(v);
+    const ordered = [...distinct].sort(compareValues);
+    const rank = new Map(ordered.map((v, i) => [v, i]));
+    const scale = 2 ** Z_BITS / Math.max(1, ordered.length);
+    return keys.map((batch) =>
+      Uint32Array.from(batch[c] ?? [], (v) =>
+        Math.min(2 ** Z_BITS - 1, Math.floor((rank.get(v) ?? 0) * scale)),
+      ),
+    );
+  });
+}
+
+/** Whether the most significant set bit of `a` is below that of `b` (Chan's trick, for unsigned 32-bit values). */
+function lessMsb(a: number, b: number): boolean {
+  return a < b && a < (a ^ b) >>> 0;
+}
+
+/**
+ * The Z-order of all rows (stable: equal cells keep input order) as maximal runs of consecutive rows of one batch:
+ * rows are ordered by the interleaved bits of their columns' scaled ranks (the Morton code), compared without
+ * building it — the column whose ranks differ in the highest bit decides. Ranges of every column then cluster,
+ * so min/max statistics prune on any of them.
+ */
+export function zOrderSlices(keys: readonly BatchKeys[]): { batch: number; start: number; length: number }[] {
+  const columns = keys[0]?.length ?? 0;
+  const ranks = scaledRanks(keys, columns);
+  const refs: RowRef[] = [];
+  keys.forEach((k, batch) => {
+    const n = k[0]?.length ?? 0;
+    for (let row = 0; row < n; row++) refs.push({ batch, row });
+  });
+  refs.sort((x, y) => {
+    let decisive = -1;
+    let highest = 0;
+    for (let c = 0; c < columns; c++) {
+      const axis = ranks[c] as Uint32Array[];
+      const diff = ((axis[x.batch]?.[x.row] ?? 0) ^ (axis[y.batch]?.[y.row] ?? 0)) >>> 0;
+      if (decisive === -1 ? diff !== 0 : lessMsb(highest, diff)) {
+        decisive = c;
+        highest = diff;
+      }
+    }
+    if (decisive === -1) return x.batch - y.batch || x.row - y.row;
+    const axis = ranks[decisive] as Uint32Array[];
+    return (axis[x.batch]?.[x.row] ?? 0) - (axis[y.batch]?.[y.row] ?? 0);
+  });
+  return toSlices(refs);
+}
+
+function toSlices(refs: readonly RowRef[]): { batch: number; start: number; length: number }[] {
   const slices: { batch: number; start: number; length: number }[] = [];
   for (const r of refs) {
     const last = slices.at(-1);

@@ -89,11 +89,12 @@ export async function compactGroup(
         ...(run.deltaEncoding === true && { deltaEncoding: true }),
         targetFileSizeBytes: run.targetFileSizeBytes,
         ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
-        ...(run.strategy === 'sort' && run.sortColumns !== undefined
+        ...(run.strategy !== 'binpack' && run.sortColumns !== undefined
           ? {
               sort: {
                 columns: run.sortColumns,
                 memoryBudgetBytes: deps.sortMemoryBudgetBytes ?? 512 * 1024 * 1024,
+                ...(run.strategy === 'zorder' ? { curve: 'zorder' as const } : {}),
               },
             }
           : {}),

@@ -138,6 +138,9 @@ export async function planRun(
           retireMode: retirement.retireMode,
           ...(retirement.note === undefined ? {} : { note: retirement.note }),
           ...(plan.formatState === undefined ? {} : { formatState: plan.formatState }),
+          ...(run.strategy !== 'binpack' && run.sortColumns !== undefined
+            ? { layout: { strategy: run.strategy, columns: run.sortColumns } }
+            : {}),
           stagingPrefix: stagingPrefix(run.workRoot, run.runId, group.groupId),
           trashPrefix: trashPrefix(run.workRoot, run.runId),
           createdAt: now,

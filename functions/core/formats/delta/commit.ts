@@ -425,7 +425,7 @@ async function commitBody(
     operation: 'OPTIMIZE',
     operationParameters: {
       predicate: JSON.stringify(predicates(logicalValues)),
-      zOrderBy: '[]',
+      zOrderBy: JSON.stringify(entry.layout?.strategy === 'zorder' ? entry.layout.columns : []),
       auto: false,
     },
     readVersion: state.readVersion,

@@ -88,6 +88,46 @@ describe('normalizeRunInput', () => {
     });
   });
 
+  it("Z-orders by the table's zOrderColumns, or by a request's sortColumns with strategy zorder (two at least)", () => {
+    // Prepare
+    const zTables = parseTableConfigs([
+      {
+        name: 'events',
+        bucket: 'lake',
+        prefix: 'events/',
+        partitionColumns: ['date'],
+        zOrderColumns: ['a', 'b'],
+      },
+    ]);
+    const partition = { table: 'events', partition: 'date=2024-01-15' };
+
+    // Act
+    const fromTable = normalizeRunInput(partition, zTables, options);
+    const requested = normalizeRunInput(
+      { ...partition, strategy: 'zorder', sortColumns: ['x', 'y', 'z'] },
+      tables,
+      options,
+    );
+    const binpacked = normalizeRunInput({ ...partition, strategy: 'binpack' }, zTables, options);
+
+    // Assess
+    expect(fromTable.mode === 'single' && fromTable.run).toMatchObject({
+      strategy: 'zorder',
+      sortColumns: ['a', 'b'],
+    });
+    expect(requested.mode === 'single' && requested.run).toMatchObject({
+      strategy: 'zorder',
+      sortColumns: ['x', 'y', 'z'],
+    });
+    expect(binpacked.mode === 'single' && 'sortColumns' in binpacked.run).toBe(false);
+    expect(problems({ ...partition, strategy: 'zorder', sortColumns: ['x'] })).toEqual([
+      expect.stringMatching(/^sortColumns: strategy "zorder" needs at least two sortColumns/),
+    ]);
+    expect(() =>
+      parseTableConfigs([{ name: 't', prefix: 't', sortColumns: ['a'], zOrderColumns: ['a', 'b'] }]),
+    ).toThrow(/sortColumns \(a sort\) or zOrderColumns \(a Z-order\), not both/);
+  });
+
   it('takes DELTA encoding from the table unless the request turns it off, and leaves it off by default', () => {
     // Prepare
     const partition = { partition: 'day=2024-01-15/hour=03' };
