@@ -124,7 +124,9 @@ describe('parseTableConfigs', () => {
       `2.format: ${unsupportedFormatMessage('orc')}`,
       expect.stringMatching(/^2\.codec: /),
     ]);
-    expect(issues[0]).toContain('supports "parquet" (Hive-style Parquet), "delta" (Delta Lake), "iceberg" (Apache Iceberg) only');
+    expect(issues[0]).toContain(
+      'supports "parquet" (Hive-style Parquet), "delta" (Delta Lake), "iceberg" (Apache Iceberg) only',
+    );
   });
 
   it('allows the same root in different buckets, and sibling roots that share a name prefix', () => {
