@@ -33,15 +33,15 @@ afterAll(async () => {
 
 describe('lake-compactor --format', () => {
   for (const command of [['compact'], ['compact', '--dry-run'], ['plan'], ['profile']]) {
-    it(`refuses ${command.join(' ')} --format iceberg with exit 2 and the one message, changing nothing`, async () => {
+    it(`refuses ${command.join(' ')} --format orc with exit 2 and the one message, changing nothing`, async () => {
       // Prepare
       const before = await folderContentSnapshot(dir);
       const io = captureIo();
       // Act
-      const code = await run([...command, dir, '--format', 'iceberg'], io);
+      const code = await run([...command, dir, '--format', 'orc'], io);
       // Assess
       expect(code).toBe(2);
-      expect(io.stderr.join('\n')).toContain(unsupportedFormatMessage('iceberg'));
+      expect(io.stderr.join('\n')).toContain(unsupportedFormatMessage('orc'));
       expect(await folderContentSnapshot(dir)).toEqual(before);
     });
   }
@@ -61,10 +61,10 @@ describe('lake-compactor --format', () => {
     const before = await folderContentSnapshot(dir);
     const io = captureIo();
     // Act
-    const act = runCompact(dir, { format: 'iceberg' as never }, io);
+    const act = runCompact(dir, { format: 'orc' as never }, io);
     // Assess
     await expect(act).rejects.toThrow(TableFormatNotSupportedError);
-    await expect(act).rejects.toThrow(unsupportedFormatMessage('iceberg'));
+    await expect(act).rejects.toThrow(unsupportedFormatMessage('orc'));
     expect(await folderContentSnapshot(dir)).toEqual(before);
   });
 });

@@ -1,17 +1,19 @@
 // The registry of implemented table formats — the single source of which formats exist: the config schema,
 // the construct's props, the CLI and every refusal read it, so an unimplemented format is refused everywhere.
 //
-// Adding a format (Iceberg next): a folder under `formats/` implementing TableFormat, and one line in REGISTERED.
+// Adding a format: a folder under `formats/` implementing TableFormat, and one line in REGISTERED.
 import { z } from 'zod';
 import { CompactorError } from '../errors.js';
 import { deltaLake } from './delta/format.js';
 import { hiveParquet } from './hive/index.js';
+import { icebergTable } from './iceberg/format.js';
 import type { TableFormat } from './table-format.js';
 
 /** Every implemented format, one registration line each. */
 const REGISTERED = [
   hiveParquet, // format: "parquet"
   deltaLake, // format: "delta"
+  icebergTable, // format: "iceberg"
 ] as const satisfies readonly TableFormat[];
 
 /** The name of an implemented format, as the table config and the construct's props spell it. */

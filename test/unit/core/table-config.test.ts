@@ -58,7 +58,7 @@ describe('parseTableConfigs', () => {
   it('collects every field problem of every entry into one InvalidInputError with paths', () => {
     // Prepare
     const value = [
-      { name: 'bad name!', prefix: 's3://bucket/x', format: 'iceberg' },
+      { name: 'bad name!', prefix: 's3://bucket/x', format: 'orc' },
       { name: 'ok', prefix: 'x', partitionColumn: ['d'], policy: { quietMinutes: -1 } },
       { name: 'dates', prefix: 'y', partitionColumns: ['dt'], dateColumn: 'day' },
     ];
@@ -113,18 +113,20 @@ describe('parseTableConfigs', () => {
     // Prepare
     const value = [
       { name: 'events', prefix: 'lake/events' },
-      { name: 'orders', prefix: 'lake/orders', format: 'iceberg' },
-      { name: 'clicks', prefix: 'lake/clicks', format: 'iceberg', codec: 'lz4' },
+      { name: 'orders', prefix: 'lake/orders', format: 'orc' },
+      { name: 'clicks', prefix: 'lake/clicks', format: 'orc', codec: 'lz4' },
     ];
     // Act
     const issues = issuesOf(() => parseTableConfigs(value));
     // Assess
     expect(issues).toEqual([
-      `1.format: ${unsupportedFormatMessage('iceberg')}`,
-      `2.format: ${unsupportedFormatMessage('iceberg')}`,
+      `1.format: ${unsupportedFormatMessage('orc')}`,
+      `2.format: ${unsupportedFormatMessage('orc')}`,
       expect.stringMatching(/^2\.codec: /),
     ]);
-    expect(issues[0]).toContain('supports "parquet" (Hive-style Parquet), "delta" (Delta Lake) only');
+    expect(issues[0]).toContain(
+      'supports "parquet" (Hive-style Parquet), "delta" (Delta Lake), "iceberg" (Apache Iceberg) only',
+    );
   });
 
   it('allows the same root in different buckets, and sibling roots that share a name prefix', () => {

@@ -23,13 +23,13 @@ import { s3CreatedRecord } from '../../support/sqs-s3.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12);
 const context = { functionName: 'profiler', awsRequestId: 'req-1' } as Context;
-const MESSAGE = unsupportedFormatMessage('iceberg');
+const MESSAGE = unsupportedFormatMessage('orc');
 
-/** `orders` as a newer version (or a hand-written list) would hand it over: format "iceberg", unparsed. */
+/** `orders` as a newer version (or a hand-written list) would hand it over: format "orc", unparsed. */
 const TABLES: TableConfig[] = [
   ...parseTableConfigs([
     { name: 'orders', bucket: 'lake', prefix: 'orders', partitionColumns: ['date'] },
-  ]).map((t) => ({ ...t, format: 'iceberg' }) as unknown as TableConfig),
+  ]).map((t) => ({ ...t, format: 'orc' }) as unknown as TableConfig),
 ];
 
 /** A StatsStore and a starter that record every call: a refused table must cause none. */

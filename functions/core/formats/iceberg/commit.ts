@@ -6,7 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../../../ports/clock.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
-import { InvalidInputError } from '../../errors.js';
+import { InvalidInputError, TransientStoreError } from '../../errors.js';
 import { type IcebergCatalog, type LoadedTable, readMetadataText } from './catalog.js';
 import { IcebergCommitConflictError, IcebergUnsupportedError } from './errors.js';
 import { jsonLong, parseJsonKeepingLongs, stringifyJsonKeepingLongs } from './json.js';
@@ -43,6 +43,12 @@ export interface ReplaceRequest {
    */
   readonly removedFiles: readonly string[];
   readonly addedFiles: readonly AddedDataFile[];
+  /**
+   * Extra properties of the new snapshot's summary (as Java's `SnapshotProducer.set`): how a writer tags its
+   * commit, so a retry whose earlier attempt may have committed finds that snapshot instead of committing twice.
+   * They may not replace a property the commit computes (`operation`, the counters and totals).
+   */
+  readonly summaryProperties?: Readonly<Record<string, string>>;
 }
 
 export interface CommitOptions {
@@ -146,6 +152,7 @@ export async function planSnapshot(
     readonly dropDanglingDeletes: boolean;
     readonly timestampMs: number;
     readonly attempt: number;
+    readonly summaryProperties?: Readonly<Record<string, string>>;
   },
 ): Promise<ReplacePlan> {
   const { metadata, paths } = base;
@@ -282,11 +289,18 @@ export async function planSnapshot(
     }),
   });
 
-  const summary = snapshotSummary(change.operation, current, {
+  const computed = snapshotSummary(change.operation, current, {
     added: change.addedFiles,
     removed: removedEntries,
     dropped: droppedEntries,
   });
+  const extra = change.summaryProperties ?? {};
+  const clashing = Object.keys(extra).filter((k) => k === 'operation' || k in computed);
+  if (clashing.length > 0)
+    throw new InvalidInputError(
+      `summary properties ${clashing.join(', ')} are computed by the commit and cannot be set by its caller`,
+    );
+  const summary = { ...computed, ...extra };
   const metadataText = await nextMetadataText(store, base, {
     snapshotId,
     parentSnapshotId: current.snapshot?.snapshotId,
@@ -508,9 +522,10 @@ async function commitLoop(
     await cleanUp(store, written);
     if (attempt < maxAttempts) await sleep((options.backoffMs ?? 100) * 2 ** (attempt - 1));
   }
-  throw new IcebergCommitConflictError(table || tableLocation, [
-    `other writers committed first on each of ${maxAttempts} attempts`,
-  ]);
+  // Nothing about the table forbids this commit: other writers were only faster. Retryable, unlike a conflict.
+  throw new TransientStoreError(
+    `Iceberg commit to ${table || tableLocation} lost the race to other writers on each of ${maxAttempts} attempts: nothing of it is visible (its manifests were removed). Retry when the table is quieter`,
+  );
 }
 
 /**
@@ -521,8 +536,8 @@ async function commitLoop(
  * When other writers committed since the starting snapshot, the commit is rebased onto their snapshot if none of
  * the removed files was removed meanwhile and no new position delete or DV applies to one; otherwise it aborts.
  * Only this commit's own never-committed manifests are ever deleted; the added data files are the caller's.
- * @throws IcebergCommitConflictError when the table changed in a way a rebase cannot absorb, or other writers won
- *   every attempt.
+ * @throws IcebergCommitConflictError when the table changed in a way a rebase cannot absorb.
+ * @throws TransientStoreError (retryable) when other writers won every attempt.
  * @throws InvalidInputError when the added files do not hold as many rows as the removed ones can (more than the
  *   removed files' rows, or a different count when none of them had deletes).
  * @throws IcebergUnsupportedError for format-version 3 tables.
@@ -560,6 +575,7 @@ export async function commitReplace(
       dropDanglingDeletes: options.dropDanglingDeletes ?? true,
       timestampMs: options.clock.now(),
       attempt,
+      ...(request.summaryProperties === undefined ? {} : { summaryProperties: request.summaryProperties }),
     });
   });
 }

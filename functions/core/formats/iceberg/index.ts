@@ -1,5 +1,6 @@
-// The Iceberg reader's and commit path's public surface (not a registered TableFormat yet: Iceberg stays refused
-// everywhere until the rewrite with deletes exists). Pure core: all I/O goes through ObjectStore.
+// Apache Iceberg (issue #18): the reader, the replace commit and the TableFormat registered as `format: "iceberg"`
+// (path-based tables; data files with deletes are left alone until the rewrite applies deletes). Pure core: all
+// I/O goes through ObjectStore.
 export { decodeAvroContainer, encodeAvroContainer, IdRecord } from './avro.js';
 export {
   type CatalogCommitOutcome,
@@ -24,6 +25,17 @@ export {
 } from './commit.js';
 export { decodePortableRoaring64, readDeletionVector } from './deletion-vectors.js';
 export { IcebergCommitConflictError, IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
+export { icebergTable } from './format.js';
+export {
+  GROUP_ID_PROPERTY,
+  type IcebergCommitterOptions,
+  type IcebergGroupState,
+  icebergCommitter,
+  icebergFormatState,
+  icebergGroupState,
+  ownSnapshotId,
+  RUN_ID_PROPERTY,
+} from './group-commit.js';
 export { jsonLong, parseJsonExact, parseJsonKeepingLongs, stringifyJsonKeepingLongs } from './json.js';
 export {
   type DeleteKind,
@@ -88,6 +100,13 @@ export {
 } from './metrics.js';
 export { PathResolver } from './paths.js';
 export { partitionPath, readIcebergSnapshot, toTableSnapshot } from './snapshot.js';
+export {
+  type IcebergTableSnapshot,
+  icebergPartitionOf,
+  snapshotIcebergTable,
+  specFolders,
+  toPortSnapshot,
+} from './table-snapshot.js';
 export {
   applyTransform,
   decodeSingleValue,

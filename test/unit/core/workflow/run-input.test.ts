@@ -331,6 +331,6 @@ describe('the run context’s table format', () => {
     // Assess
     expect(recorded.format).toBe('parquet');
     expect(reread.format).toBe('parquet');
-    expect(() => runContextSchema.parse({ ...recorded, format: 'iceberg' })).toThrow(/not supported/);
+    expect(() => runContextSchema.parse({ ...recorded, format: 'orc' })).toThrow(/not supported/);
   });
 });

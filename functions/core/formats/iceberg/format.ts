@@ -1,0 +1,120 @@
+// Apache Iceberg (`format: "iceberg"`) behind the TableFormat port, for path-based tables (a local folder or an S3
+// prefix whose metadata/ holds vN.metadata.json and version-hint.text): the snapshot is the table. A group commits
+// as one `replace` snapshot through the path catalog (group-commit.ts), and the inputs it removes stay on storage
+// until expire_snapshots, so a reader of an older snapshot still finds them.
+import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import type { PlanInput } from '../../planning.js';
+import { hiveVacuumRules } from '../hive/vacuum.js';
+import type {
+  PartitionFiles,
+  PartitionLocation,
+  SnapshotOptions,
+  TableFormat,
+  TableSnapshot,
+  VacuumRules,
+} from '../table-format.js';
+import { IcebergUnsupportedError } from './errors.js';
+import { icebergCommitter, icebergFormatState, icebergGroupState } from './group-commit.js';
+import { type IcebergTableSnapshot, snapshotIcebergTable } from './table-snapshot.js';
+
+/**
+ * Refuses, before anything is planned or written, a table this writer may not commit to: format v3 (row lineage
+ * would have to be carried through the rewrite), so no rewrite is spent on a commit that must be refused.
+ */
+function refuseUncommittable(read: IcebergTableSnapshot): void {
+  if (read.table.metadata.formatVersion >= 3)
+    throw new IcebergUnsupportedError(
+      read.table.name,
+      'format version 3 (row lineage: rewritten rows must keep their _row_id and _last_updated_sequence_number, which this writer does not carry yet)',
+    );
+}
+
+function formatStateOf(read: IcebergTableSnapshot): FormatState | undefined {
+  return read.snapshotId === undefined
+    ? undefined
+    : icebergFormatState(read.table.tableRoot, read.snapshotId);
+}
+
+/** The table's current snapshot as the port's snapshot, with its id in `formatState`. */
+async function snapshot(
+  store: ObjectStore,
+  location: string,
+  options: SnapshotOptions,
+): Promise<TableSnapshot> {
+  const read = await snapshotIcebergTable(store, location.replace(/\/+$/, ''), {
+    now: options.now,
+    ...(options.readFooters === undefined ? {} : { readFooters: options.readFooters }),
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+  });
+  refuseUncommittable(read);
+  const formatState = formatStateOf(read);
+  return formatState === undefined ? read.snapshot : { ...read.snapshot, formatState };
+}
+
+/** The planner's input per partition (the snapshot id travels in the plan's formatState). */
+function planInputs(snapshot: TableSnapshot, table: string): PlanInput[] {
+  return snapshot.partitions.map((p) => ({
+    table,
+    partition: p.partition,
+    files: [...p.files],
+    snapshot: { listedAt: snapshot.listedAt },
+  }));
+}
+
+/**
+ * One partition's live files at the current snapshot, footers read for that partition only: the manifests are
+ * read whole (an Iceberg partition is a partition tuple, not a directory), then the partition whose port path
+ * (see `icebergPartitionOf`) matches is taken.
+ */
+async function partitionFiles(
+  store: ObjectStore,
+  where: PartitionLocation,
+  options: Omit<SnapshotOptions, 'readFooters'>,
+): Promise<PartitionFiles> {
+  const read = await snapshotIcebergTable(store, where.tableRoot, {
+    now: options.now,
+    readFooters: true,
+    partition: where.partition,
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+  });
+  refuseUncommittable(read);
+  const formatState = formatStateOf(read);
+  return {
+    files: read.snapshot.partitions[0]?.files ?? [],
+    snapshot: { listedAt: options.now },
+    ...(formatState === undefined ? {} : { formatState }),
+  };
+}
+
+/**
+ * Vacuum of the work root for Iceberg groups: a group never deletes or trashes an input (its replace snapshot
+ * removes it from the table and expire_snapshots deletes it once no retained snapshot needs it), so no retired
+ * input is ever due; trash and removal rules are the shared ones.
+ */
+const icebergVacuumRules: VacuumRules = {
+  ...hiveVacuumRules,
+  retiredInputs: (entry: GroupJournalEntry) => {
+    const committed =
+      entry.formatState === undefined ? undefined : icebergGroupState(entry).committedSnapshotId;
+    const why = `removed from the Iceberg table${committed === undefined ? '' : ` by snapshot ${committed}`}: expire_snapshots deletes it once no retained snapshot references it, so readers of older snapshots still find it`;
+    return { due: [], kept: entry.inputs.map((i) => ({ key: i.key, reason: why })) };
+  },
+  writerDebris: () => undefined,
+};
+
+const committer = icebergCommitter();
+
+/** Apache Iceberg path-based tables through their snapshots (see group-commit.ts for the protocol). */
+export const icebergTable = {
+  name: 'iceberg',
+  title: 'Apache Iceberg',
+  ownsEverythingUnderRoot: true,
+  snapshot,
+  planInputs,
+  partitionFiles,
+  commit: committer.commit,
+  rollback: committer.rollback,
+  vacuum: icebergVacuumRules,
+  isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('metadata/'),
+} as const satisfies TableFormat;

@@ -1,0 +1,189 @@
+// Maps an Iceberg table's current snapshot onto the TableFormat port: live data files grouped by (partition spec,
+// partition tuple) under a stable partition path, footers read on request, and every file the rewrite must not
+// touch yet (data files with deletes, non-Parquet data files, delete files) in `ignored` with why.
+import pLimit from 'p-limit';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { CorruptInputError, ObjectNotFoundError } from '../../errors.js';
+import { readFooter } from '../../parquet/footer.js';
+import type { PartitionValue } from '../../partition.js';
+import type { PlanInputFile } from '../../planning.js';
+import type { IgnoredObject, SnapshotPartition, TableSnapshot } from '../table-format.js';
+import { type LoadedTable, loadTable } from './catalog.js';
+import { type LiveDataFile, partitionKey, readSnapshotFiles, type SnapshotFiles } from './live-files.js';
+import type { TableMetadata } from './metadata.js';
+import { partitionPath } from './snapshot.js';
+
+/** The port's view of a table's current snapshot, and what it was read from. */
+export interface IcebergTableSnapshot {
+  readonly snapshot: TableSnapshot;
+  readonly table: LoadedTable;
+  readonly files: SnapshotFiles;
+  /** The current snapshot's id; undefined for a table without snapshots (then nothing is live). */
+  readonly snapshotId: bigint | undefined;
+}
+
+/**
+ * The folder (relative to the table root) under which each partition spec's partitions are named: `data`, where
+ * Iceberg writers put data files by default (`<location>/data/<partitionToPath>`), for the lowest spec id of every
+ * list of partition field names, and `data/spec-<id>` for a later spec with the same names (whose paths could
+ * spell the same text for another tuple, e.g. identity then bucket of one column under one name).
+ *
+ * Why this is stable and unique: specs are immutable and only ever added, so the choice depends on nothing but
+ * the spec's id and definition; within one folder `partitionToPath` is one-to-one for one spec, and a
+ * `spec-<id>` segment has no `=`, so it can never be a `name=value` segment of another spec's path.
+ */
+export function specFolders(metadata: TableMetadata): ReadonlyMap<number, string> {
+  const firstByNames = new Map<string, number>();
+  for (const spec of [...metadata.specs].sort((a, b) => a.specId - b.specId)) {
+    const names = JSON.stringify(spec.fields.map((f) => f.name));
+    if (!firstByNames.has(names)) firstByNames.set(names, spec.specId);
+  }
+  const folders = new Map<number, string>();
+  for (const spec of metadata.specs) {
+    const names = JSON.stringify(spec.fields.map((f) => f.name));
+    folders.set(spec.specId, firstByNames.get(names) === spec.specId ? 'data' : `data/spec-${spec.specId}`);
+  }
+  return folders;
+}
+
+/**
+ * A data file's partition as the port names it: `data/event_timestamp_day=2024-03-01` (Hive-style `name=value` of
+ * the transformed values, as Iceberg's `partitionToPath` renders them, under the spec's folder; `data` when
+ * unpartitioned), and the named values. It is also the folder a rewrite's outputs are written to, which is where
+ * an Iceberg writer with the default layout would have put them: below the table location, as Iceberg requires.
+ */
+export function icebergPartitionOf(
+  metadata: TableMetadata,
+  folders: ReadonlyMap<number, string>,
+  file: LiveDataFile,
+): { partition: string; values: PartitionValue[] } {
+  const tuple = file.entry.file.partition;
+  const { path, values } = partitionPath(metadata, tuple);
+  const folder = folders.get(tuple.specId) ?? `data/spec-${tuple.specId}`;
+  return { partition: path === '' ? folder : `${folder}/${path}`, values };
+}
+
+function deletesReason(file: LiveDataFile): string {
+  const counts = new Map<string, number>();
+  for (const d of file.deletes) counts.set(d.kind, (counts.get(d.kind) ?? 0) + 1);
+  const what = [...counts].map(([kind, n]) => `${n} ${kind} delete${n === 1 ? '' : 's'}`).join(', ');
+  return `Iceberg data file with ${what} applied to it: left as it is, since rewriting it must apply those deletes, which is not implemented yet`;
+}
+
+/** The port's view of the files of one snapshot (footers not read). */
+export function toPortSnapshot(table: LoadedTable, files: SnapshotFiles, now: number): TableSnapshot {
+  const folders = specFolders(table.metadata);
+  const byPartition = new Map<string, { values: PartitionValue[]; tuple: string; files: PlanInputFile[] }>();
+  const ignored: IgnoredObject[] = [];
+  for (const data of files.dataFiles) {
+    const file = data.entry.file;
+    if (data.deletes.length > 0) {
+      ignored.push({ key: file.key, reason: deletesReason(data) });
+      continue;
+    }
+    if (file.format !== 'PARQUET') {
+      ignored.push({ key: file.key, reason: `Iceberg ${file.format} data file: only Parquet is rewritten` });
+      continue;
+    }
+    const { partition, values } = icebergPartitionOf(table.metadata, folders, data);
+    const tuple = partitionKey(file.partition);
+    let bucket = byPartition.get(partition);
+    if (bucket === undefined) {
+      bucket = { values, tuple, files: [] };
+      byPartition.set(partition, bucket);
+    } else if (bucket.tuple !== tuple) {
+      // Two tuples spelled alike (a value rendering ambiguously): never grouped together, never guessed at.
+      ignored.push({
+        key: file.key,
+        reason: `its partition (${tuple}) renders as "${partition}" like another one (${bucket.tuple}), so it is left alone`,
+      });
+      continue;
+    }
+    bucket.files.push({
+      key: file.key,
+      size: Number(file.fileSizeInBytes),
+      etag: '',
+      rows: Number(file.recordCount),
+    });
+  }
+  for (const d of files.deleteFiles) {
+    const f = d.entry.file;
+    ignored.push({
+      key: f.key,
+      reason: `Iceberg ${d.kind} delete file${d.kind === 'deletion-vector' ? ` (blob at ${f.contentOffset})` : ''} applying to ${d.appliesTo.length} live data file${d.appliesTo.length === 1 ? '' : 's'}`,
+    });
+  }
+  const partitions: SnapshotPartition[] = [...byPartition]
+    .map(([partition, { values, files: list }]) => ({
+      partition,
+      values,
+      files: list.sort((a, b) => compareBytes(a.key, b.key)),
+    }))
+    .sort((a, b) => compareBytes(a.partition, b.partition));
+  return {
+    tableRoot: table.tableRoot,
+    listedAt: now,
+    partitions,
+    ignored: ignored.sort((a, b) => compareBytes(a.key, b.key)),
+    foreignTables: [],
+  };
+}
+
+/**
+ * The current snapshot of the path-based table at `location` in the port's shape. With `partition`, only that
+ * partition's files have their footers read (`readFooters`); a footer that cannot be read, or a live file missing
+ * from storage, marks the file `unreadable` with why. Other errors (throttling, network) fail the snapshot.
+ */
+export async function snapshotIcebergTable(
+  store: ObjectStore,
+  location: string,
+  options: {
+    readonly now: number;
+    readonly readFooters?: boolean;
+    readonly concurrency?: number;
+    readonly partition?: string;
+  },
+): Promise<IcebergTableSnapshot> {
+  const table = await loadTable(store, location);
+  const files = await readSnapshotFiles(store, table, {
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+  });
+  let snapshot = toPortSnapshot(table, files, options.now);
+  if (options.partition !== undefined)
+    snapshot = {
+      ...snapshot,
+      partitions: snapshot.partitions.filter((p) => p.partition === options.partition),
+    };
+  if (options.readFooters) {
+    const limit = pLimit(options.concurrency ?? 64);
+    const partitions = await Promise.all(
+      snapshot.partitions.map(async (p) => ({
+        ...p,
+        files: await Promise.all(p.files.map((f) => limit(() => withFooter(store, f)))),
+      })),
+    );
+    snapshot = { ...snapshot, partitions };
+  }
+  return { snapshot, table, files, snapshotId: files.snapshot?.snapshotId };
+}
+
+async function withFooter(store: ObjectStore, file: PlanInputFile): Promise<PlanInputFile> {
+  const { rows: _rows, schemaFingerprint: _fingerprint, ...base } = file;
+  try {
+    const footer = await readFooter(store, file.key, file.size);
+    return { ...base, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint };
+  } catch (err) {
+    if (err instanceof CorruptInputError) return { ...base, unreadable: err.reason };
+    if (err instanceof ObjectNotFoundError)
+      return {
+        ...base,
+        unreadable:
+          'live in the Iceberg snapshot but missing from storage (the table is damaged; check it with an Iceberg client)',
+      };
+    throw err;
+  }
+}
+
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
