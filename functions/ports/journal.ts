@@ -61,6 +61,12 @@ export interface GroupJournalEntry {
   readonly trashPrefix: string;
   /** Why the group retires differently than its run asked (e.g. delete mode fell back to trash). */
   readonly note?: string;
+  /**
+   * The name of the table format the group was planned with (`parquet`, `delta`, …): it must be committed and
+   * settled by that format's protocol, whatever settles it (absent on entries written before it was recorded,
+   * which were all `parquet`).
+   */
+  readonly format?: string;
   /** The table format's own record of the group (see {@link FormatState}). */
   readonly formatState?: FormatState;
   /**

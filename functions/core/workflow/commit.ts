@@ -14,6 +14,23 @@ export function stepFormat(deps: Pick<StepCommitDeps, 'format'>): TableFormat {
   return deps.format ?? tableFormat(DEFAULT_TABLE_FORMAT);
 }
 
+/**
+ * The format that must settle or commit a journaled group: the one it was planned with. Usually the step's own
+ * (configured per table, e.g. with its commit coordination); when they differ — a settle that does not know the
+ * table (`lake-compactor settle <dir>`), or a table whose format was changed while a group was open — the
+ * registered format of that name, never another protocol: settling a Delta group the Hive way would retire
+ * inputs the log still has live.
+ * @throws TableFormatNotSupportedError when the group's format is no longer implemented.
+ */
+export function groupFormat(
+  deps: Pick<StepCommitDeps, 'format'>,
+  entry: { readonly format?: string | undefined },
+): TableFormat {
+  const own = stepFormat(deps);
+  if (entry.format === undefined || entry.format === own.name) return own;
+  return tableFormat(entry.format);
+}
+
 export interface GroupStepResult {
   readonly groupId: string;
   readonly state: 'done' | 'aborted';
@@ -32,7 +49,8 @@ export async function commitStep(
   runId: string,
   groupId: string,
 ): Promise<GroupStepResult> {
-  const outcome = await stepFormat(deps).commit(deps, runId, groupId);
+  const entry = await deps.journal.get(runId, groupId);
+  const outcome = await groupFormat(deps, entry ?? {}).commit(deps, runId, groupId);
   return {
     groupId,
     state: outcome.state,
@@ -91,7 +109,8 @@ export async function rollbackStep(
   groupId: string,
   error: CaughtError,
 ): Promise<GroupStepResult> {
-  const outcome = await stepFormat(deps).rollback(deps, runId, groupId, failureReason(error));
+  const entry = await deps.journal.get(runId, groupId);
+  const outcome = await groupFormat(deps, entry ?? {}).rollback(deps, runId, groupId, failureReason(error));
   const failed = outcome.state === 'aborted' ? parseFailure(outcome.reason) : undefined;
   return {
     groupId,

@@ -137,6 +137,7 @@ export async function planRun(
           outputs: [],
           retireMode: retirement.retireMode,
           ...(retirement.note === undefined ? {} : { note: retirement.note }),
+          format: stepFormat(deps).name,
           ...(plan.formatState === undefined ? {} : { formatState: plan.formatState }),
           ...(run.strategy !== 'binpack' && run.sortColumns !== undefined
             ? { layout: { strategy: run.strategy, columns: run.sortColumns } }

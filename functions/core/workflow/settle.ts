@@ -12,7 +12,7 @@ import type { GroupJournalEntry, GroupState, JournalPartition, OpenGroup } from 
 import { isSettled } from '../../ports/journal.js';
 import { JournalConflictError } from '../errors.js';
 import type { SettleOutcome } from '../profiler/model.js';
-import { failureReason, type StepCommitDeps, stepFormat } from './commit.js';
+import { failureReason, groupFormat, type StepCommitDeps } from './commit.js';
 
 /** A group this call brought to an end. */
 export interface SettledGroup extends OpenGroup {
@@ -92,7 +92,7 @@ async function settleGroup(
   let state = entry.state;
   for (let attempt = 1; ; attempt++) {
     try {
-      await stepFormat(deps).rollback(deps, entry.runId, entry.groupId, reason);
+      await groupFormat(deps, entry).rollback(deps, entry.runId, entry.groupId, reason);
     } catch (err) {
       if (!(err instanceof JournalConflictError) || attempt >= CONFLICT_ATTEMPTS) {
         const latest = await deps.journal.get(entry.runId, entry.groupId).catch(() => undefined);
