@@ -136,8 +136,9 @@ async function profileTableCommits(
   if (read.kind === 'rebuild') {
     return rebuildTable(deps, { table, changes, store, bucket, commits, upTo, reason: read.reason }, now);
   }
-  const events = read.versions.flatMap((v) =>
-    resolvedChanges(deps, table, bucket, v, timeOfVersion(commits, v.version)),
+  const events = await placeRemoves(
+    deps,
+    read.versions.flatMap((v) => resolvedChanges(deps, table, bucket, v, timeOfVersion(commits, v.version))),
   );
   const stale = commits.filter((c) => cursor !== undefined && c.version <= cursor.version).length;
   const results = events.length === 0 ? new Map() : await profileEvents(deps, events, now, concurrency);
@@ -190,6 +191,21 @@ function resolvedChanges(
       values: change.values,
       ...(partitionDate === undefined ? {} : { partitionDate }),
     };
+  });
+}
+
+/**
+ * Places each removal in the partition its file was counted in: a `remove` may leave out its partition values
+ * (they are optional in the protocol), and the partition that loses the file is the one to re-decide.
+ */
+async function placeRemoves(deps: TriggerDeps, events: ResolvedEvent[]): Promise<ResolvedEvent[]> {
+  const removed = events.filter((e) => e.kind === 'removed').map((e) => e.fileId);
+  if (removed.length === 0) return events;
+  const known = await deps.stats.getFiles([...new Set(removed)]);
+  return events.map((event) => {
+    const record = event.kind === 'removed' ? known.get(event.fileId) : undefined;
+    if (record === undefined || record.partition === event.ref.partition) return event;
+    return { ...event, ref: { table: event.ref.table, partition: record.partition } };
   });
 }
 

@@ -13,6 +13,7 @@ import { runCompact } from '../../../../functions/cli/compact.js';
 import { writeCheckpoint } from '../../../../functions/core/formats/delta/checkpoint-writer.js';
 import { readCommitActions, readDeltaSnapshot } from '../../../../functions/core/formats/delta/log.js';
 import { commitFileName } from '../../../../functions/core/formats/delta/log-files.js';
+import { ConditionalPutLogStore } from '../../../../functions/core/formats/delta/log-store.js';
 import { partitionPath } from '../../../../functions/core/formats/delta/table-snapshot.js';
 import { DEFAULT_POLICY } from '../../../../functions/core/policy.js';
 import { type CommitEvent, resolveEvent } from '../../../../functions/core/profiler/events.js';
@@ -219,6 +220,45 @@ describe('Delta commits applied to the partition statistics', () => {
     expect(late.map((r) => (r?.ok ? r.stale : 'failed'))).toEqual([1, 2, 2, 0, 2]);
     expect(await storedCounts(stats)).toEqual(await recount(store, 'events'));
     expect((await stats.changeCursor('events'))?.version).toBe(9);
+  });
+
+  it('takes a file off the partition it was counted in when its remove carries no partition values', async () => {
+    // Prepare: two appends applied, then a DELETE whose remove leaves out the optional partition values
+    const store = new MemoryObjectStore();
+    const tables = deltaTable('events');
+    await createDeltaEventsTable(store, 'events', { now: NOW });
+    const kept = await appendDeltaEvents(store, 'events', {
+      day: DAYS[0] as string,
+      rows: 10,
+      seed: 1,
+      now: NOW,
+    });
+    const gone = await appendDeltaEvents(store, 'events', {
+      day: DAYS[0] as string,
+      rows: 10,
+      seed: 2,
+      now: NOW,
+    });
+    const { stats, deps } = depsFor(tables, store);
+    await profileCommits(deps, [commitOf(tables, 'events/', 0), commitOf(tables, 'events/', 2)], NOW);
+    const remove = { path: gone.key.slice('events/'.length), deletionTimestamp: NOW, dataChange: true };
+    await new ConditionalPutLogStore(store).writeCommit(
+      'events',
+      3,
+      new TextEncoder().encode(
+        `${JSON.stringify({ commitInfo: { timestamp: NOW, operation: 'DELETE' } })}\n${JSON.stringify({ remove })}\n`,
+      ),
+    );
+
+    // Act
+    const results = await profileCommits(deps, [commitOf(tables, 'events/', 3)], NOW);
+
+    // Assess
+    const deleted = results.get('events');
+    expect(deleted?.ok && deleted.outcomes.map((o) => o.ref.partition)).toEqual([`date=${DAYS[0]}`]);
+    expect(await storedCounts(stats)).toEqual(await recount(store, 'events'));
+    expect((await stats.listPartitions('events')).map((p) => p.partition)).toEqual([`date=${DAYS[0]}`]);
+    expect((await readDeltaSnapshot(store, 'events')).files.map((f) => f.key)).toEqual([kept.key]);
   });
 
   it('re-derives the table from its whole state when the versions after the cursor were cleaned up', async () => {
