@@ -33,6 +33,7 @@ import {
   addProfilerWiring,
   createProfilerFunction,
   DEFAULT_PROFILER_RESERVED_CONCURRENCY,
+  grantDeltaLogReads,
 } from './profiler.js';
 import type { TableLocation } from './s3-access.js';
 import { createStateTable } from './state-table.js';
@@ -119,6 +120,19 @@ export class LakeCompactor extends Construct {
       memorySize: props.profilerMemoryMb ?? 512,
       reservedConcurrency,
     });
+
+    // Delta tables change by their commits: the profiler reads their logs (with the keys their objects use).
+    const deltaTables = tables.filter((t) => t.format === 'delta');
+    const deltaKeyArns = new Set(
+      deltaTables.flatMap((t) => (t.kmsKeyArn === undefined ? [] : [t.kmsKeyArn])),
+    );
+    grantDeltaLogReads(this.profilerFunction, deltaTables, [
+      ...(ownedBucket?.encryptionKey !== undefined &&
+      props.tables.some((t) => t.format === 'delta' && t.bucketName === undefined)
+        ? [ownedBucket.encryptionKey]
+        : []),
+      ...encryptionKeys.filter((k) => deltaKeyArns.has(k.keyArn)),
+    ]);
 
     this.scheduleDeadLetterQueue = new sqs.Queue(this, 'ScheduleDlq', {
       retentionPeriod: Duration.days(14),

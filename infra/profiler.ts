@@ -4,6 +4,8 @@ import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -13,7 +15,7 @@ import type { Construct } from 'constructs';
 import type { TriggerEnvironment } from './function-config.js';
 import type { LakeCompactorTable } from './lake-compactor-props.js';
 import { projectFunction } from './node-function.js';
-import { normalizeTablePrefix, type TableLocation } from './s3-access.js';
+import { listStatements, normalizeTablePrefix, type TableLocation } from './s3-access.js';
 import type { TableConfigDelivery } from './table-config-file.js';
 
 /** Default of `profilerReservedConcurrency`: the profiler's SQS event source polled with 5 before it existed. */
@@ -50,6 +52,27 @@ export function createProfilerFunction(
   });
   props.stateTable.grantReadWriteData(profiler);
   return profiler;
+}
+
+/**
+ * Lets the profiler read the logs of Delta tables: their commits, not their data-file events, change the
+ * statistics, so it reads `_delta_log/` (GetObject on it, ListBucket to find a checkpoint when it re-derives a
+ * table, and decrypt with the tables' keys). Data files stay out of reach: it never reads them.
+ */
+export function grantDeltaLogReads(
+  profilerFunction: nodejs.NodejsFunction,
+  deltaTables: readonly TableLocation[],
+  encryptionKeys: readonly kms.IKey[],
+): void {
+  if (deltaTables.length === 0) return;
+  const logs = [
+    ...new Set(
+      deltaTables.map((t) => `arn:aws:s3:::${t.bucketName}/${normalizeTablePrefix(t.prefix)}_delta_log/*`),
+    ),
+  ];
+  profilerFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: logs }));
+  for (const statement of listStatements(deltaTables)) profilerFunction.addToRolePolicy(statement);
+  for (const key of encryptionKeys) key.grant(profilerFunction, 'kms:Decrypt');
 }
 
 /** Where the profiler's events come from. */

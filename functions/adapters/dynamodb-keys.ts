@@ -21,9 +21,11 @@ export const statsKeys = {
   tableIndex: (table: string) => `TABLE#${table}`,
   /**
    * A Delta or Iceberg table seen in configured table `table` at `root` (relative to its root; '' = all of
-   * it). `pk = TABLE#<table>` holds no other item: `TABLE#` is otherwise only a gsi1pk value.
+   * it). `pk = TABLE#<table>` holds only these and the change cursor: `TABLE#` is otherwise only a gsi1pk value.
    */
   foreignFormat: (table: string, root: string) => ({ pk: `TABLE#${table}`, sk: `${FORMAT_PREFIX}${root}` }),
+  /** How far the profiler applied a log-based table's log (see `StatsStore.changeCursor`), beside its markers. */
+  changeCursor: (table: string) => ({ pk: `TABLE#${table}`, sk: 'CHANGES' }),
 };
 
 /** Sort-key prefix of decision items under a partition's `pk`. */

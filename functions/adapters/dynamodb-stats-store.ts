@@ -19,6 +19,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { TransientStoreError } from '../core/errors.js';
 import type { ForeignFormatMarker } from '../core/formats/foreign-tables.js';
+import type { ChangeCursor } from '../core/formats/table-format.js';
 import { type CounterDelta, planAccounting, sizeBucket } from '../core/profiler/accounting.js';
 import { latestPerFile, SEQUENCER_WIDTH } from '../core/profiler/events.js';
 import {
@@ -918,6 +919,33 @@ export class DynamoStatsStore implements StatsStore {
       start = page.LastEvaluatedKey;
     } while (start);
     return markers;
+  }
+
+  async changeCursor(table: string): Promise<ChangeCursor | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: statsKeys.changeCursor(table), ConsistentRead: true }),
+    );
+    const version = num(Item?.version);
+    if (Item === undefined || version === undefined) return undefined;
+    return { version, memo: String(Item.memo ?? '') };
+  }
+
+  async advanceChangeCursor(table: string, cursor: ChangeCursor): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { ...statsKeys.changeCursor(table), table, version: cursor.version, memo: cursor.memo },
+          // Only forward: a profiler that read an older cursor must not undo a newer one's progress.
+          ConditionExpression: 'attribute_not_exists(pk) OR version < :version',
+          ExpressionAttributeValues: { ':version': cursor.version },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
   }
 
   private async backoff(attempt: number): Promise<void> {

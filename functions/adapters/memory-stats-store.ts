@@ -2,6 +2,7 @@
 // there (each call reads and writes without yielding, so it is atomic), and the index listings keep its order.
 
 import type { ForeignFormatMarker } from '../core/formats/foreign-tables.js';
+import type { ChangeCursor } from '../core/formats/table-format.js';
 import { planAccounting, sizeBucket } from '../core/profiler/accounting.js';
 import { dueSlot } from '../core/profiler/decisions.js';
 import { latestPerFile, SEQUENCER_WIDTH } from '../core/profiler/events.js';
@@ -72,6 +73,7 @@ export class MemoryStatsStore implements StatsStore {
   private readonly files = new Map<string, FileRecord>();
   private readonly decisions = new Map<string, DecisionSummary[]>();
   private readonly markers = new Map<string, Map<string, ForeignFormatMarker>>();
+  private readonly cursors = new Map<string, ChangeCursor>();
   /** Per table: partition → the slot of its counted lease. */
   private readonly slots = new Map<string, Map<string, { since: number; by: string }>>();
   private readonly tableCounters = new Map<string, Counter>();
@@ -352,6 +354,22 @@ export class MemoryStatsStore implements StatsStore {
     return [...(this.markers.get(table)?.values() ?? [])]
       .sort((a, b) => cmp(a.root, b.root))
       .map((m) => ({ ...m }));
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Change cursors
+  // ------------------------------------------------------------------------------------------------------
+
+  async changeCursor(table: string): Promise<ChangeCursor | undefined> {
+    const cursor = this.cursors.get(table);
+    return cursor === undefined ? undefined : { ...cursor };
+  }
+
+  async advanceChangeCursor(table: string, cursor: ChangeCursor): Promise<boolean> {
+    const stored = this.cursors.get(table);
+    if (stored !== undefined && stored.version >= cursor.version) return false;
+    this.cursors.set(table, { version: cursor.version, memo: cursor.memo });
+    return true;
   }
 
   // ------------------------------------------------------------------------------------------------------

@@ -8,22 +8,28 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
+import { createDefaultS3Client } from '../adapters/open-store.js';
+import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
+import { InvalidInputError } from '../core/errors.js';
 import { FORMAT_NAMES } from '../core/formats/foreign-tables.js';
 import { type RefusedTable, refusedTables } from '../core/formats/index.js';
 import { decisionMetrics, foreignFormatMetrics, unsupportedFormatMetrics } from '../core/metrics.js';
 import type { Policy } from '../core/policy.js';
 import {
+  type CommitEvent,
   type ForeignFormatEvent,
   parseEventDocument,
   parseQueueMessage,
   resolveEvent,
 } from '../core/profiler/events.js';
 import { type LogFn, partitionId, type ResolvedEvent, type TriggerOutcome } from '../core/profiler/model.js';
+import { profileCommits, type TableLogResult } from '../core/profiler/table-log.js';
 import { type PartitionResult, profileEvents, type TriggerDeps } from '../core/profiler/trigger.js';
 import { parseRunCaps, type RunCaps } from '../core/run-caps.js';
 import { resolveTablePolicy, type TableConfig } from '../core/table-config.js';
 import { type Clock, systemClock } from '../ports/clock.js';
+import type { ObjectStore } from '../ports/object-store.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';
 import type { StatsStore } from '../ports/stats-store.js';
 import { baseEnvSchema, parseEnv } from '../shared/env.js';
@@ -51,6 +57,11 @@ export interface ProfilerDeps {
   readonly tables: readonly TableConfig[];
   readonly policies: ReadonlyMap<string, Policy>;
   readonly stats: StatsStore;
+  /**
+   * The object store of a bucket: a log-based table's (Delta) commits are read from its log. Absent: such a
+   * table's commit events fail (and are retried), since their changes cannot be known.
+   */
+  readonly storeFor?: (bucket: string) => ObjectStore;
   readonly starter?: StateMachineStarter;
   /** Record verdicts only, start nothing (see TriggerDeps.dryRun). @default false */
   readonly dryRun?: boolean;
@@ -154,6 +165,9 @@ async function profileMessages(
   const failures = new Map<string, unknown>();
   const partitionsOf = new Map<string, Set<string>>();
   const events: ResolvedEvent[] = [];
+  /** Commits of log-based tables, and per table the messages that carried one. */
+  const commits: CommitEvent[] = [];
+  const commitsOf = new Map<string, Set<string>>();
   /** Per configured table and foreign root: the first such event, and the messages that carried one. */
   const foreign = new Map<string, { readonly event: ForeignFormatEvent; readonly messages: Set<string> }>();
   const foreignCounts = new Map<string, number>();
@@ -174,7 +188,7 @@ async function profileMessages(
           logger.debug('object ignored', { bucket: event.bucket, key: event.key, reason: resolution.reason });
           continue;
         }
-        const owner = resolution.kind === 'foreign' ? resolution.table : resolution.event.ref.table;
+        const owner = resolution.kind === 'data' ? resolution.event.ref.table : resolution.table;
         const refusal = refused.get(owner);
         if (refusal !== undefined) {
           // Not this deployment's to profile: no statistics, no marker, no trigger.
@@ -187,6 +201,11 @@ async function profileMessages(
           seen.messages.add(message.id);
           foreign.set(id, seen);
           foreignCounts.set(resolution.table, (foreignCounts.get(resolution.table) ?? 0) + 1);
+          continue;
+        }
+        if (resolution.kind === 'commit') {
+          commits.push(resolution);
+          commitsOf.set(resolution.table, (commitsOf.get(resolution.table) ?? new Set()).add(message.id));
           continue;
         }
         events.push(resolution.event);
@@ -224,10 +243,25 @@ async function profileMessages(
     events.length === 0
       ? new Map()
       : await profileEvents(trigger, events, deps.clock.now(), deps.concurrency ?? 4);
+  const tableResults = await applyCommits(deps, trigger, commits, logger);
   let applied = 0;
   let stale = 0;
   let started = 0;
   const outcomes: TriggerOutcome[] = [];
+  for (const [table, result] of tableResults) {
+    if (!result.ok) {
+      logger.error('applying commits of a table failed; its messages are retried', {
+        table,
+        error: describe(result.error),
+      });
+      for (const id of commitsOf.get(table) ?? []) failures.set(id, result.error);
+      continue;
+    }
+    applied += result.applied;
+    stale += result.stale;
+    outcomes.push(...result.outcomes);
+    started += result.outcomes.filter((o) => o.action === 'started').length;
+  }
   for (const [id, result] of results) {
     if (result.ok) {
       applied += result.applied;
@@ -265,6 +299,33 @@ async function profileMessages(
   return failures;
 }
 
+/** The batch's commits of log-based tables, applied per table (see profileCommits); none → no store needed. */
+async function applyCommits(
+  deps: ProfilerDeps,
+  trigger: TriggerDeps,
+  commits: readonly CommitEvent[],
+  logger: Logger,
+): Promise<Map<string, TableLogResult>> {
+  if (commits.length === 0) return new Map();
+  const storeFor = deps.storeFor;
+  if (storeFor === undefined) {
+    const error = new InvalidInputError(
+      'The profiler has no object store to read table logs with; give it `storeFor`',
+    );
+    return new Map(commits.map((c) => [c.table, { ok: false, error }]));
+  }
+  const results = await profileCommits(
+    { ...trigger, tables: deps.tables, storeFor },
+    commits,
+    deps.clock.now(),
+    deps.concurrency ?? 4,
+  );
+  for (const [table, result] of results) {
+    if (result.ok) logger.debug('table commits applied', { table, mode: result.mode, stale: result.stale });
+  }
+  return results;
+}
+
 function describe(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
@@ -277,6 +338,17 @@ export function depsFromEnv(
   const config = parseEnv(profilerEnvSchema, env as NodeJS.ProcessEnv);
   const tables = loadTableConfigs(env);
   const stats = new DynamoStatsStore({ client: new DynamoDBClient({}), tableName: config.TABLE_NAME });
+  const s3 = createDefaultS3Client(env);
+  const stores = new Map<string, ObjectStore>();
+  // Only Delta tables' commits are read (their log), one client for every bucket.
+  const storeFor = (bucket: string): ObjectStore => {
+    let store = stores.get(bucket);
+    if (store === undefined) {
+      store = new S3ObjectStore({ client: s3, bucket });
+      stores.set(bucket, store);
+    }
+    return store;
+  };
   const starter =
     config.STATE_MACHINE_ARN === undefined
       ? undefined
@@ -290,6 +362,7 @@ export function depsFromEnv(
     tables,
     policies: policiesOf(tables),
     stats,
+    storeFor,
     ...(starter === undefined ? {} : { starter }),
     ...(config.TRIGGERS_DRY_RUN ? { dryRun: true } : {}),
     runCaps: parseRunCaps(config.RUN_CAPS),

@@ -2,6 +2,7 @@
 // partition (idle → scheduled → idle); every state change is conditional, so concurrent writers cannot lose updates.
 
 import type { ForeignFormatMarker } from '../core/formats/foreign-tables.js';
+import type { ChangeCursor } from '../core/formats/table-format.js';
 import type {
   Attention,
   DecisionSummary,
@@ -131,6 +132,16 @@ export interface StatsStore {
   markForeignFormat(table: string, marker: ForeignFormatMarker): Promise<boolean>;
   /** The foreign-format markers of a table (strongly consistent), in root order; [] for a plain table. */
   foreignFormats(table: string): Promise<ForeignFormatMarker[]>;
+  /**
+   * How far the profiler has applied the log of a log-based table (Delta), strongly consistent; undefined
+   * before its first commit was applied.
+   */
+  changeCursor(table: string): Promise<ChangeCursor | undefined>;
+  /**
+   * Stores `cursor` only if it is ahead of the stored one (or none is stored), so concurrent profilers only ever
+   * move it forward. True when this call stored it.
+   */
+  advanceChangeCursor(table: string, cursor: ChangeCursor): Promise<boolean>;
   /**
    * Makes the table's count of running compactions exact: leases held but not counted (taken before the
    * caps existed) are counted, counted partitions that hold no lease are not, and the counter is recounted.

@@ -3,6 +3,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { type LakeCompactorTable, outermostPrefixes } from '../../infra/lake-compactor.js';
@@ -217,6 +218,55 @@ describe('profiler wiring', () => {
         ]),
       },
     });
+  });
+
+  it('delivers every object event of a Delta table’s root, its _delta_log/ commits included, and lets the profiler read only the log', () => {
+    // Prepare
+    const KEY = 'arn:aws:kms:us-east-1:111122223333:key/11111111-2222-3333-4444-555555555555';
+    const { template, stack } = synth([
+      { name: 'plain', bucketName: 'lake', prefix: 'plain/', kmsKeyArn: `${KEY}0` },
+      { name: 'sales', bucketName: 'lake', prefix: 'sales/', format: 'delta', kmsKeyArn: KEY },
+    ]);
+
+    // Act
+    const notifications = Object.values(template.findResources('Custom::S3BucketNotifications'));
+    const filters = notifications.flatMap((n) =>
+      (
+        n.Properties.NotificationConfiguration.QueueConfigurations as {
+          Filter?: { Key: { FilterRules: { Name: string; Value: string }[] } };
+        }[]
+      ).map((c) => c.Filter?.Key.FilterRules ?? []),
+    );
+    const profilerPolicies = JSON.stringify(
+      Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+        JSON.stringify(p.Properties.Roles).includes('CompactorProfilerServiceRole'),
+      ),
+    );
+
+    // Assess: a prefix filter only (no suffix drops the commits), and read access to the log alone
+    const nagErrors = new AwsSolutionsChecks()
+      .validateScope(stack)
+      .violations.filter((v) => v.severity === 'error' && JSON.stringify(v).includes('Profiler'));
+    expect(nagErrors.map((v) => v.ruleName)).toEqual([]);
+    expect(filters).toContainEqual([{ Name: 'prefix', Value: 'sales/' }]);
+    expect(filters.flat().filter((r) => r.Name === 'suffix')).toEqual([]);
+    expect(profilerPolicies).toContain('"arn:aws:s3:::lake/sales/_delta_log/*"');
+    expect(profilerPolicies).toContain('"s3:ListBucket"');
+    expect(profilerPolicies).not.toMatch(/lake\/sales\/\*|lake\/plain|s3:PutObject|s3:DeleteObject/);
+    expect(profilerPolicies).toContain(KEY);
+    expect(profilerPolicies).not.toContain(`${KEY}0`);
+  });
+
+  it('gives the profiler no S3 or KMS access when no table is a Delta table', () => {
+    // Prepare / Act
+    const policies = JSON.stringify(
+      Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+        JSON.stringify(p.Properties.Roles).includes('CompactorProfilerServiceRole'),
+      ),
+    );
+
+    // Assess
+    expect(policies).not.toMatch(/"s3:|"kms:/);
   });
 
   it('drops prefixes nested in another table’s prefix of the same bucket (S3 refuses overlapping filters)', () => {

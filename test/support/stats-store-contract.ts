@@ -286,6 +286,28 @@ export function statsStoreContract(name: string, open: () => Promise<{ stats: St
       expect(await stats.foreignFormats(`${table}-other`)).toEqual([]);
     });
 
+    it('moves a table’s change cursor only forward, and keeps one per table', async () => {
+      // Prepare
+      const { stats, table } = await open();
+      const before = await stats.changeCursor(table);
+
+      // Act
+      const moves = [
+        await stats.advanceChangeCursor(table, { version: 3, memo: 'layout-a' }),
+        await stats.advanceChangeCursor(table, { version: 3, memo: 'layout-b' }),
+        await stats.advanceChangeCursor(table, { version: 2, memo: 'layout-c' }),
+        await stats.advanceChangeCursor(table, { version: 7, memo: 'layout-d' }),
+        await stats.advanceChangeCursor(`${table}-other`, { version: 1, memo: 'other' }),
+      ];
+
+      // Assess
+      expect(before).toBeUndefined();
+      expect(moves).toEqual([true, false, false, true, true]);
+      expect(await stats.changeCursor(table)).toEqual({ version: 7, memo: 'layout-d' });
+      expect(await stats.changeCursor(`${table}-other`)).toEqual({ version: 1, memo: 'other' });
+      expect(await stats.foreignFormats(table)).toEqual([]);
+    });
+
     it('lists every partition of a table in partition order, and none of a table sharing its name prefix', async () => {
       // Prepare
       const { stats, table } = await open();

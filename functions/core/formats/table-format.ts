@@ -196,6 +196,90 @@ export interface RemovalOutcome {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Profiling: which object events change the table, and how
+// ---------------------------------------------------------------------------------------------------------
+
+/** What one object event under a table root is to the profiler (see {@link CommitLogChanges.roleOf}). */
+export type ObjectRole =
+  /** The table changed by one commit of its log: the version's actions say what changed. */
+  | { readonly kind: 'commit'; readonly version: number }
+  /** Not a table change (a data file not committed yet, a checkpoint, a temp file), and why. */
+  | { readonly kind: 'ignored'; readonly reason: string };
+
+/** One data file a version added or removed, as the profiler counts it. */
+export interface FileChange {
+  readonly kind: 'added' | 'removed';
+  /** The object key in the store (the file's identity, as a listing or an S3 event would name it). */
+  readonly key: string;
+  /** Bytes; always set on `added`. A remove is counted by what its add counted, so it may leave it out. */
+  readonly size?: number;
+  /** Raw partition path relative to the table root ('' when unpartitioned): the id a run compacts by. */
+  readonly partition: string;
+  readonly values: readonly PartitionValue[];
+}
+
+/** The file changes of one version of a log-based table: at most one per key, the version's last word on it. */
+export interface VersionChanges {
+  readonly version: number;
+  readonly files: readonly FileChange[];
+}
+
+/**
+ * How far the profiler has applied a table's log: the last version applied, and what the format must remember to
+ * read the next versions (Delta: the partition columns and their physical names), as the format encodes it. Kept
+ * by the stats store per table; opaque to it and to the profiler.
+ */
+export interface ChangeCursor {
+  readonly version: number;
+  readonly memo: string;
+}
+
+/** The outcome of reading the versions after a cursor. */
+export type ChangesRead =
+  | {
+      readonly kind: 'versions';
+      /** In version order, every version after the cursor up to the one asked for. */
+      readonly versions: readonly VersionChanges[];
+      readonly cursor: ChangeCursor;
+    }
+  /** The versions cannot be applied one by one (cleaned up, or the table's layout changed): read the whole state. */
+  | { readonly kind: 'rebuild'; readonly reason: string };
+
+/** A log-based table's whole state at one version, for the profiler to re-derive its counters from. */
+export interface ChangeState {
+  readonly cursor: ChangeCursor;
+  /** Live data files the profiler counts, per partition (the ones a run may rewrite). */
+  readonly partitions: readonly {
+    readonly partition: string;
+    readonly values: readonly PartitionValue[];
+    readonly files: readonly { readonly key: string; readonly size: number }[];
+  }[];
+}
+
+/**
+ * A table whose log, not its object events, says what changed (Delta): a data file written but not committed is
+ * not data, and a commit changes files it never writes (an OPTIMIZE removes files it leaves on storage).
+ */
+export interface CommitLogChanges {
+  readonly kind: 'commit-log';
+  /** What an object event is, by the key relative to the table root and the event's kind. */
+  roleOf(relativeKey: string, event: 'created' | 'removed'): ObjectRole;
+  /**
+   * The file changes of every version after `from.version` up to `upTo`, in order, or `rebuild` when one of them
+   * cannot be read or applied alone. Only the table's log is read.
+   */
+  readChanges(store: ObjectStore, tableRoot: string, from: ChangeCursor, upTo: number): Promise<ChangesRead>;
+  /** The table's state at version `upTo` (or, when that version cannot be reconstructed any more, its latest). */
+  readState(store: ObjectStore, tableRoot: string, upTo: number): Promise<ChangeState>;
+}
+
+/**
+ * Where the profiler learns what changed: `object-events` — every data-file event is the change itself (Hive:
+ * the listing is the table); `commit-log` — only commits of the table's log are (see {@link CommitLogChanges}).
+ */
+export type TableChanges = { readonly kind: 'object-events' } | CommitLogChanges;
+
+// ---------------------------------------------------------------------------------------------------------
 // The port
 // ---------------------------------------------------------------------------------------------------------
 
@@ -252,4 +336,6 @@ export interface TableFormat {
    * `classifyObject`), so any log or metadata met inside it belongs to a foreign table.
    */
   isOwnMetadataWrite(relativeKey: string): boolean;
+  /** How the profiler learns what changed in the table (see {@link TableChanges}). */
+  readonly changes: TableChanges;
 }

@@ -8,6 +8,7 @@ import {
   classifyObject,
   decodeS3EventKey,
   MIN_PARQUET_BYTES,
+  type PartitionValue,
   parsePartition,
   relativeToRoot,
 } from '../partition.js';
@@ -228,9 +229,24 @@ export interface ForeignFormatEvent {
   readonly eventTime: number;
 }
 
+/**
+ * A commit of a log-based table's log (Delta `_delta_log/<version>.json`): the table changed by what that version's
+ * actions say, which the profiler reads from the log (table-log.ts); the object itself is no data file.
+ */
+export interface CommitEvent {
+  readonly kind: 'commit';
+  readonly table: string;
+  readonly version: number;
+  readonly bucket: string;
+  readonly key: string;
+  /** When S3 stored the commit, epoch ms: the commit's time for the quiet window. */
+  readonly eventTime: number;
+}
+
 export type Resolution =
   | { readonly kind: 'data'; readonly event: ResolvedEvent }
   | ForeignFormatEvent
+  | CommitEvent
   | { readonly kind: 'ignored'; readonly reason: string };
 
 /**
@@ -260,6 +276,20 @@ export function resolveEvent(
       eventTime: event.eventTime,
     };
   }
+  const changes = TABLE_FORMATS.get(table.format)?.changes;
+  if (changes?.kind === 'commit-log') {
+    // Only the log says what changed: a commit is read, everything else (data files too) is not a change.
+    const role = changes.roleOf(relative, event.kind);
+    if (role.kind === 'ignored') return { kind: 'ignored', reason: role.reason };
+    return {
+      kind: 'commit',
+      table: table.name,
+      version: role.version,
+      bucket: event.bucket,
+      key: event.key,
+      eventTime: event.eventTime,
+    };
+  }
   const parsed = parsePartition(event.key, table.prefix);
   if (parsed === undefined) return { kind: 'ignored', reason: `names no file under table ${table.name}` };
   // Deletes carry no size: classify by name only (a size that passes the size checks).
@@ -273,13 +303,7 @@ export function resolveEvent(
   }
   const tooSmall = event.kind === 'created' && (event.size ?? 0) < MIN_PARQUET_BYTES;
   const kind = tooSmall ? 'removed' : event.kind;
-  const partitionDate =
-    table.dateFormat === undefined
-      ? undefined
-      : partitionDateFromValues(parsed.values, {
-          format: table.dateFormat,
-          ...(table.dateColumn === undefined ? {} : { column: table.dateColumn }),
-        });
+  const partitionDate = partitionDateOf(table, parsed.values);
   const { size: _size, ...rest } = event;
   return {
     kind: 'data',
@@ -298,6 +322,19 @@ export function resolveEvent(
       ...(partitionDate === undefined ? {} : { partitionDate }),
     },
   };
+}
+
+/** The partition's date from its values, when the table names a date format (for the look-back check). */
+export function partitionDateOf(
+  table: Pick<TableConfig, 'dateFormat' | 'dateColumn'>,
+  values: readonly PartitionValue[],
+): number | undefined {
+  return table.dateFormat === undefined
+    ? undefined
+    : partitionDateFromValues(values, {
+        format: table.dateFormat,
+        ...(table.dateColumn === undefined ? {} : { column: table.dateColumn }),
+      });
 }
 
 /**

@@ -14,6 +14,7 @@ import type {
   TableSnapshot,
   VacuumRules,
 } from '../table-format.js';
+import { deltaChanges } from './changes.js';
 import { deltaCommitter, deltaFormatState } from './commit.js';
 import { deltaPlanInputs, snapshotDeltaTable } from './table-snapshot.js';
 
@@ -86,4 +87,6 @@ export const deltaLake = {
   rollback: committer.rollback,
   vacuum: deltaVacuumRules,
   isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('_delta_log/'),
+  // A data-file PUT is not a change (uncommitted files are not data); each new commit of the log is.
+  changes: deltaChanges,
 } as const satisfies TableFormat;

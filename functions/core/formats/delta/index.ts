@@ -9,6 +9,7 @@ export type {
   TxnAction,
 } from './actions.js';
 export { deletionVectorUniqueId, parseStats } from './actions.js';
+export { deltaChanges, MAX_VERSIONS_PER_READ } from './changes.js';
 export * from './checkpoint-writer.js';
 export { DeltaFeatureNotSupportedError, DeltaLogError, type DeltaRefusalKind } from './errors.js';
 export { deltaLake } from './format.js';

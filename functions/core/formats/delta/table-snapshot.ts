@@ -117,8 +117,13 @@ export function toTableSnapshot(snapshot: DeltaSnapshot, now: number): TableSnap
   return { tableRoot: snapshot.tableRoot, listedAt: now, partitions, ignored, foreignTables: [] };
 }
 
-/** Why a live file must not be rewritten yet, or undefined. */
-function untouchable(file: DeltaFile): string | undefined {
+/**
+ * Why a live file must not be rewritten yet, or undefined. Exported for the profiler's change reader, which
+ * counts exactly the files a snapshot offers a run.
+ */
+export function untouchable(
+  file: Pick<DeltaFile, 'key' | 'path' | 'deletionVector' | 'baseRowId' | 'defaultRowCommitVersion'>,
+): string | undefined {
   if (file.key === undefined)
     return `absolute path ${file.path}: an absolute URI is not resolved to a key of the store (a shallow clone’s source, or a writer that records full URIs), so it is left alone`;
   if (file.deletionVector !== undefined) {

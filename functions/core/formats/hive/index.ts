@@ -22,4 +22,6 @@ export const hiveParquet = {
   vacuum: hiveVacuumRules,
   // No log or metadata of its own: a `_delta_log/` or Iceberg `metadata/` inside it is a foreign table's.
   isOwnMetadataWrite: () => false,
+  // Every data-file event is the change itself: the profiler counts it as it comes (events.ts).
+  changes: { kind: 'object-events' },
 } as const satisfies TableFormat;

@@ -116,5 +116,8 @@ export const icebergTable = {
   commit: committer.commit,
   rollback: committer.rollback,
   vacuum: icebergVacuumRules,
+  // Until the profiler follows the catalog pointer (issue #18 item 7), data-file writes stand in for commits: a
+  // trigger heuristic only (an uncommitted file is counted too); what a run compacts always comes from the metadata.
+  changes: { kind: 'object-events' },
   isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('metadata/'),
 } as const satisfies TableFormat;

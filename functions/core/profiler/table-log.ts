@@ -1,0 +1,296 @@
+// Exact partition statistics of log-based tables (Delta) from their commits: each new version's file changes are
+// applied once, in order, through the same per-file accounting as object events, and a table whose versions cannot
+// be applied one by one is re-derived from its whole state. Knows versions and cursors, never a log's layout.
+import pLimit from 'p-limit';
+import type { ObjectStore } from '../../ports/object-store.js';
+import type { ListedFile } from '../../ports/stats-store.js';
+import { CompactorError, InvalidInputError } from '../errors.js';
+import { TABLE_FORMATS } from '../formats/index.js';
+import type { CommitLogChanges, FileChange, VersionChanges } from '../formats/table-format.js';
+import { isSmallFile } from '../stats.js';
+import type { TableConfig } from '../table-config.js';
+import { type CommitEvent, partitionDateOf, SEQUENCER_WIDTH } from './events.js';
+import type { PartitionRef, PartitionSnapshot, ResolvedEvent, TriggerOutcome } from './model.js';
+import { evaluatePartition, policyOf, profileEvents, type TriggerDeps } from './trigger.js';
+
+/** What applying a table's commits needs beyond the trigger: the tables, and the store holding each bucket. */
+export interface TableLogDeps extends TriggerDeps {
+  readonly tables: readonly TableConfig[];
+  /** The object store of a bucket, to read a table's log. */
+  readonly storeFor: (bucket: string) => ObjectStore;
+}
+
+/** What a table's commits of one batch did. */
+export type TableLogResult =
+  | {
+      readonly ok: true;
+      /** One per partition that was decided about. */
+      readonly outcomes: readonly TriggerOutcome[];
+      /** File records written (incremental), or partitions corrected (rebuild). */
+      readonly applied: number;
+      /** Commit events that changed nothing: duplicates, or versions already applied. */
+      readonly stale: number;
+      /** Versions read one by one, or `rebuild` with why the whole state was read instead. */
+      readonly mode:
+        | { readonly kind: 'versions'; readonly count: number }
+        | { readonly kind: 'rebuild'; readonly reason: string };
+    }
+  | { readonly ok: false; readonly error: unknown };
+
+/**
+ * A partition kept changing while its counters were re-derived, or a partition's update failed: the commits are
+ * applied again on the message's redelivery (nothing is lost: the cursor did not move).
+ */
+export class TableChangesRetryError extends CompactorError {
+  constructor(
+    readonly table: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`Commits of table ${table} are applied again on redelivery: ${reason}`, options);
+  }
+}
+
+/** Re-derivations of a partition that lost to a concurrent update before the table's commits are retried. */
+const REBUILD_ATTEMPTS = 3;
+
+/**
+ * The sequencer of version `version`'s file changes: the version in hex, padded like S3's, so that per file a later
+ * version wins and a duplicate or older one is stale, exactly as for an object's events.
+ */
+export function versionSequencer(version: number): string {
+  return version.toString(16).toUpperCase().padStart(SEQUENCER_WIDTH, '0');
+}
+
+/**
+ * Applies each table's commit events of one batch (tables in parallel, each table's versions in order) and decides
+ * about every partition they changed, as object events do for Hive tables.
+ */
+export async function profileCommits(
+  deps: TableLogDeps,
+  commits: readonly CommitEvent[],
+  now: number,
+  concurrency = 4,
+): Promise<Map<string, TableLogResult>> {
+  const byTable = new Map<string, CommitEvent[]>();
+  for (const commit of commits) byTable.set(commit.table, [...(byTable.get(commit.table) ?? []), commit]);
+  const results = new Map<string, TableLogResult>();
+  const limit = pLimit(Math.max(1, concurrency));
+  await Promise.all(
+    [...byTable.entries()].map(([table, events]) =>
+      limit(async () => {
+        try {
+          results.set(table, await profileTableCommits(deps, table, events, now, concurrency));
+        } catch (error) {
+          results.set(table, { ok: false, error });
+        }
+      }),
+    ),
+  );
+  return results;
+}
+
+function commitLogOf(table: TableConfig): CommitLogChanges {
+  const changes = TABLE_FORMATS.get(table.format)?.changes;
+  if (changes?.kind !== 'commit-log') {
+    throw new InvalidInputError(
+      `Table ${table.name} (format ${table.format}) has no log whose commits are its changes`,
+    );
+  }
+  return changes;
+}
+
+/**
+ * One table's commits: nothing when the cursor is at or past the newest (duplicates, late events); else every
+ * version after the cursor up to the newest is read and applied (an event for N+2 reads N+1 first), or the whole
+ * state is re-derived when they cannot be. The cursor moves only after everything was applied, so a failure retries
+ * the same versions, which the per-file sequencers make harmless.
+ */
+async function profileTableCommits(
+  deps: TableLogDeps,
+  name: string,
+  commits: readonly CommitEvent[],
+  now: number,
+  concurrency: number,
+): Promise<TableLogResult> {
+  const table = deps.tables.find((t) => t.name === name);
+  if (table === undefined) throw new InvalidInputError(`Table ${name} is not configured`);
+  const changes = commitLogOf(table);
+  const upTo = Math.max(...commits.map((c) => c.version));
+  const cursor = await deps.stats.changeCursor(name);
+  if (cursor !== undefined && cursor.version >= upTo) {
+    return {
+      ok: true,
+      outcomes: [],
+      applied: 0,
+      stale: commits.length,
+      mode: { kind: 'versions', count: 0 },
+    };
+  }
+  const bucket = (commits[0] as CommitEvent).bucket;
+  const store = deps.storeFor(bucket);
+  const read =
+    cursor === undefined
+      ? ({ kind: 'rebuild', reason: 'the first commit seen of this table' } as const)
+      : await changes.readChanges(store, table.prefix, cursor, upTo);
+  if (read.kind === 'rebuild') {
+    return rebuildTable(deps, { table, changes, store, bucket, commits, upTo, reason: read.reason }, now);
+  }
+  const events = await placeRemoves(
+    deps,
+    read.versions.flatMap((v) => resolvedChanges(deps, table, bucket, v, timeOfVersion(commits, v.version))),
+  );
+  const stale = commits.filter((c) => cursor !== undefined && c.version <= cursor.version).length;
+  const results = events.length === 0 ? new Map() : await profileEvents(deps, events, now, concurrency);
+  const outcomes: TriggerOutcome[] = [];
+  let applied = 0;
+  for (const [id, result] of results) {
+    if (!result.ok)
+      throw new TableChangesRetryError(name, `partition ${id} could not be updated`, { cause: result.error });
+    outcomes.push(result.outcome);
+    applied += result.applied;
+  }
+  await deps.stats.advanceChangeCursor(name, read.cursor);
+  return { ok: true, outcomes, applied, stale, mode: { kind: 'versions', count: read.versions.length } };
+}
+
+/**
+ * The time of version `version`: its own event's, or (a version read to close a gap) that of the nearest later
+ * commit of the batch — it was committed before that one, so the quiet window is never cut short.
+ */
+function timeOfVersion(commits: readonly CommitEvent[], version: number): number {
+  const later = commits.filter((c) => c.version >= version).sort((a, b) => a.version - b.version);
+  return (later[0] ?? (commits[0] as CommitEvent)).eventTime;
+}
+
+/** One version's file changes as the per-file events the accounting applies (small by the table's policy). */
+function resolvedChanges(
+  deps: TriggerDeps,
+  table: TableConfig,
+  bucket: string,
+  version: VersionChanges,
+  eventTime: number,
+): ResolvedEvent[] {
+  const policy = policyOf(deps, table.name);
+  return version.files.map((change: FileChange) => {
+    const partitionDate = partitionDateOf(table, change.values);
+    const added = change.kind === 'added';
+    const size = change.size ?? 0;
+    return {
+      bucket,
+      key: change.key,
+      kind: added ? 'created' : 'removed',
+      ...(added
+        ? { size, small: isSmallFile(size, policy.targetFileSizeBytes, policy.smallFileSizeRatio) }
+        : {}),
+      sequencer: versionSequencer(version.version),
+      eventTime,
+      eventName: `commit ${version.version}`,
+      ref: { table: table.name, partition: change.partition },
+      fileId: `${bucket}/${change.key}`,
+      values: change.values,
+      ...(partitionDate === undefined ? {} : { partitionDate }),
+    };
+  });
+}
+
+/**
+ * Places each removal in the partition its file was counted in: a `remove` may leave out its partition values
+ * (they are optional in the protocol), and the partition that loses the file is the one to re-decide.
+ */
+async function placeRemoves(deps: TriggerDeps, events: ResolvedEvent[]): Promise<ResolvedEvent[]> {
+  const removed = events.filter((e) => e.kind === 'removed').map((e) => e.fileId);
+  if (removed.length === 0) return events;
+  const known = await deps.stats.getFiles([...new Set(removed)]);
+  return events.map((event) => {
+    const record = event.kind === 'removed' ? known.get(event.fileId) : undefined;
+    if (record === undefined || record.partition === event.ref.partition) return event;
+    return { ...event, ref: { table: event.ref.table, partition: record.partition } };
+  });
+}
+
+interface Rebuild {
+  readonly table: TableConfig;
+  readonly changes: CommitLogChanges;
+  readonly store: ObjectStore;
+  readonly bucket: string;
+  readonly commits: readonly CommitEvent[];
+  readonly upTo: number;
+  readonly reason: string;
+}
+
+/**
+ * Re-derives every partition of the table from its whole state (as reconcile does from a listing), marks the
+ * partitions whose counters changed as written at the commits' time (so the quiet window holds), decides about
+ * them, and moves the cursor to the state's version.
+ */
+async function rebuildTable(deps: TableLogDeps, job: Rebuild, now: number): Promise<TableLogResult> {
+  const { table, bucket } = job;
+  const policy = policyOf(deps, table.name);
+  const state = await job.changes.readState(job.store, table.prefix, job.upTo);
+  const listed = new Map(state.partitions.map((p) => [p.partition, p]));
+  const stored = new Map((await deps.stats.listPartitions(table.name)).map((s) => [s.partition, s]));
+  const times = job.commits.map((c) => c.eventTime);
+  const outcomes: TriggerOutcome[] = [];
+  let corrected = 0;
+  for (const partition of [...new Set([...listed.keys(), ...stored.keys()])].sort()) {
+    const ref: PartitionRef = { table: table.name, partition };
+    const values = listed.get(partition)?.values ?? [];
+    const files: ListedFile[] = (listed.get(partition)?.files ?? []).map((f) => ({
+      fileId: `${bucket}/${f.key}`,
+      size: f.size,
+      small: isSmallFile(f.size, policy.targetFileSizeBytes, policy.smallFileSizeRatio),
+      eventTime: Math.max(...times),
+    }));
+    const partitionDate = partitionDateOf(table, values);
+    if (!(await rederive(deps, ref, files, stored.get(partition), partitionDate))) continue;
+    corrected += 1;
+    const snapshot = await deps.stats.touch(ref, {
+      lastWriteAt: Math.max(...times),
+      firstWriteAt: Math.min(...times),
+      ...(partitionDate === undefined ? {} : { partitionDate }),
+    });
+    outcomes.push(await evaluatePartition(deps, snapshot, now));
+  }
+  await deps.stats.advanceChangeCursor(table.name, state.cursor);
+  (deps.log ?? (() => undefined))('warn', 'table statistics re-derived from its whole state', {
+    table: table.name,
+    reason: job.reason,
+    version: state.cursor.version,
+    partitionsCorrected: corrected,
+  });
+  return { ok: true, outcomes, applied: corrected, stale: 0, mode: { kind: 'rebuild', reason: job.reason } };
+}
+
+/**
+ * Makes one partition's counters those of `files`, conditioned on the partition not moving meanwhile (a
+ * concurrent profiler applying a commit); retried on the fresh state a few times. True when they changed.
+ */
+async function rederive(
+  deps: TriggerDeps,
+  ref: PartitionRef,
+  files: readonly ListedFile[],
+  first: PartitionSnapshot | undefined,
+  partitionDate: number | undefined,
+): Promise<boolean> {
+  let snapshot = first;
+  const small = files.filter((f) => f.small);
+  for (let attempt = 0; attempt < REBUILD_ATTEMPTS; attempt += 1) {
+    const agrees =
+      snapshot !== undefined &&
+      snapshot.fileCount === files.length &&
+      snapshot.totalBytes === files.reduce((n, f) => n + f.size, 0) &&
+      snapshot.smallCount === small.length &&
+      snapshot.smallBytes === small.reduce((n, f) => n + f.size, 0);
+    if (agrees || (snapshot === undefined && files.length === 0)) return false;
+    const result = await deps.stats.reconcile(ref, files, snapshot?.version, {
+      ...(partitionDate === undefined ? {} : { partitionDate }),
+    });
+    if (result.kind !== 'busy') return result.kind === 'corrected';
+    snapshot = await deps.stats.get(ref);
+  }
+  throw new TableChangesRetryError(
+    ref.table,
+    `partition ${ref.partition} kept changing while it was re-derived`,
+  );
+}
