@@ -14,6 +14,7 @@ import {
   z85Decode,
 } from '../../../../../functions/core/formats/delta/deletion-vectors.js';
 import { DeltaLogError, readDeltaSnapshot } from '../../../../../functions/core/formats/delta/index.js';
+import { inlineDeletionVector, z85Encode } from '../../../../support/delta-dv.js';
 import { openDuckDb, sqlString } from '../../../../support/duckdb.js';
 import { DELTA_FIXTURES } from '../../../../support/fixtures.js';
 
@@ -21,28 +22,6 @@ const store = new LocalObjectStore(DELTA_FIXTURES);
 const TABLE = 'table-with-dv-small';
 const DATA = 'part-00000-fae5310a-a37d-4e51-827b-c3d5516560ca-c000.snappy.parquet';
 const DV_FILE = 'deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin';
-
-/** A reference Z85 encoder (ZeroMQ RFC 32), zero-padded to whole 4-byte words as Delta pads inline DVs. */
-function z85Encode(bytes: Uint8Array): string {
-  const alphabet = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#';
-  const padded = new Uint8Array(Math.ceil(bytes.length / 4) * 4);
-  padded.set(bytes);
-  let out = '';
-  for (let i = 0; i < padded.length; i += 4) {
-    let word =
-      (((padded[i] as number) << 24) >>> 0) +
-      ((padded[i + 1] as number) << 16) +
-      ((padded[i + 2] as number) << 8) +
-      (padded[i + 3] as number);
-    const digits: string[] = [];
-    for (let k = 0; k < 5; k++) {
-      digits.unshift(alphabet[word % 85] as string);
-      word = Math.floor(word / 85);
-    }
-    out += digits.join('');
-  }
-  return out;
-}
 
 async function fixtureDv(): Promise<DeletionVector> {
   const snapshot = await readDeltaSnapshot(store, TABLE);
@@ -106,6 +85,17 @@ describe('Delta deletion vectors', () => {
     // Assess
     expect(z85Decode(inline.pathOrInlineDv).subarray(0, 36)).toEqual(bitmap);
     expect(positionsOf(deleted.ranges)).toEqual([0, 9]);
+  });
+
+  it('reads an inline DV of many positions over several Roaring containers to exactly those positions', async () => {
+    // Prepare: positions across three 65,536-value containers, encoded by the test's reference encoder
+    const positions = [0, 1, 2, 65_535, 65_536, 70_000, 200_000, 200_001];
+    const dv = { ...inlineDeletionVector(positions), offset: undefined };
+    // Act
+    const deleted = await readDeletionVector(new MemoryObjectStore(), TABLE, DATA, dv);
+    // Assess
+    expect(positionsOf(deleted.ranges)).toEqual(positions);
+    expect([...deleted.ranges]).toEqual([0, 3, 65_535, 65_537, 70_000, 70_001, 200_000, 200_002]);
   });
 
   it('refuses a DV whose bytes fail their CRC-32 or whose positions disagree with its cardinality', async () => {
