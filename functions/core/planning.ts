@@ -51,6 +51,21 @@ export type PlanOptionsInput = z.input<typeof planOptionsSchema>;
 /** The planner's defaults, resolved. */
 export const DEFAULT_PLAN_OPTIONS: PlanOptions = planOptionsSchema.parse({});
 
+/**
+ * The rows a table format deletes from a file without rewriting it (a Delta deletion vector): carried from the
+ * snapshot through the plan into the group's journal entry, so the rewrite drops them and the commit can tell
+ * whether they changed since planning.
+ */
+export const inputDeletesSchema = z.object({
+  /** The format's unique id of the deletes (Delta: the DV's unique id): another id later means other rows deleted. */
+  id: z.string().min(1),
+  /** How many rows they delete (the DV's cardinality). */
+  rows: z.number().int().nonnegative(),
+  /** What the format reads the deleted positions from (Delta: the DV descriptor); opaque to all but the format. */
+  descriptor: z.record(z.string(), z.union([z.string(), z.number()])),
+});
+export type InputDeletes = z.infer<typeof inputDeletesSchema>;
+
 /** One candidate file as listed (and, for fingerprint and rows, as its footer was read). */
 export const planInputFileSchema = z.object({
   key: z.string().min(1),
@@ -59,8 +74,10 @@ export const planInputFileSchema = z.object({
   etag: z.string(),
   versionId: z.string().optional(),
   storageClass: z.string().optional(),
-  /** Row count from the footer. */
+  /** Row count from the footer (deleted rows included: see `deletes`). */
   rows: z.number().int().nonnegative().optional(),
+  /** Rows the table format deletes from the file; the rewrite drops them. */
+  deletes: inputDeletesSchema.optional(),
   /** Fingerprint of the file's Parquet schema; files of different fingerprints are never grouped. */
   schemaFingerprint: z.string().min(1).optional(),
   /** Set when the footer could not be read: why. Such a file is skipped. */
@@ -313,7 +330,10 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
 
   const groups: PlanGroup[] = planned.map((g, i) => {
     const bytes = sum(g.files.map((f) => f.size));
-    const rows = g.files.every((f) => f.rows !== undefined) ? sum(g.files.map((f) => f.rows ?? 0)) : null;
+    // Rows the group holds for readers: a file's deleted rows are not among them (the rewrite drops them).
+    const rows = g.files.every((f) => f.rows !== undefined)
+      ? sum(g.files.map((f) => (f.rows ?? 0) - (f.deletes?.rows ?? 0)))
+      : null;
     return {
       groupId: `g${String(i + 1).padStart(4, '0')}`,
       schemaFingerprint: g.fingerprint,

@@ -25,6 +25,24 @@ export interface JournalInput {
   readonly size: number;
   /** Version seen at the pre-publish check (versioned buckets), to restore it on undo. */
   readonly versionId?: string;
+  /** Rows its footer had at planning (deleted rows included): the rewrite refuses a file that now has others. */
+  readonly rows?: number;
+  /**
+   * Rows the table format deletes from it without rewriting it, as planned: the rewrite drops them, verify
+   * expects the outputs to hold `rows − deletes.rows` per input, and the commit aborts if the format's deletes
+   * of the file are no longer these (`id`).
+   */
+  readonly deletes?: JournalInputDeletes;
+}
+
+/** See {@link JournalInput.deletes} (planning's `InputDeletes`, as the journal keeps it). */
+export interface JournalInputDeletes {
+  /** The format's unique id of the deletes (Delta: the deletion vector's unique id). */
+  readonly id: string;
+  /** How many rows they delete. */
+  readonly rows: number;
+  /** What the format reads the positions from (Delta: the deletion vector descriptor). */
+  readonly descriptor: Readonly<Record<string, string | number>>;
 }
 
 /** One output: written to staging by the rewrite, copied to `finalKey` by the commit. */

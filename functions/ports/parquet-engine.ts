@@ -1,6 +1,7 @@
 // The Parquet engine port: a streaming rewrite that fingerprints its inputs, an independent re-read of the
 // outputs, footer reading — and the vocabulary all layers share with the engine (codecs…), defined once.
 import { z } from 'zod';
+import type { DeletedRows } from '../core/deletes/deleted-rows.js';
 import type { GroupFingerprint } from '../core/fingerprint/fingerprint.js';
 import type { FooterSource, ParquetFooter } from '../core/parquet/footer.js';
 import type { ObjectStore } from './object-store.js';
@@ -27,6 +28,14 @@ export interface InputFile {
   readonly etag: string;
   /** Rows the plan read from the footer; a different count now is a changed (or damaged) input. */
   readonly rows?: number;
+  /**
+   * Rows of the file its table format deletes without rewriting it (a Delta deletion vector, an Iceberg
+   * position delete or DV), by position (0-based row index in the file): the rewrite skips exactly these, and
+   * its fingerprint is of the rows it kept. A position at or past the file's row count is refused
+   * (CorruptInputError: the deletes are not of this file); a file whose every row is deleted contributes
+   * nothing — no rows, no schema, no output.
+   */
+  readonly deleted?: DeletedRows;
 }
 
 export interface RewriteGroup {
@@ -105,7 +114,7 @@ export interface WrittenOutput {
 export interface RewriteResult {
   readonly outputs: readonly WrittenOutput[];
   /**
-   * Computed over the inputs while they were rewritten: per output, its rows in order
+   * Computed over the inputs (minus their deleted rows) while they were rewritten: per output, its rows in order
    * (`ordered-columns-v1`) when rows keep input order, else the row multiset (`multiset-v1`, sorted).
    */
   readonly fingerprint: GroupFingerprint;

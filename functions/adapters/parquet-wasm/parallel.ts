@@ -18,7 +18,7 @@ import type { CheckedInput } from './preflight.js';
 import type { WriterSettings } from './wasm.js';
 import type { FromWorker, ToWorker } from './worker.js';
 
-/** One output of a run: its key and the global row range [from, to) of the run it holds. */
+/** One output of a run: its key and the global row range [from, to) of the run it holds, in kept rows. */
 export interface OutputTask {
   readonly key: string;
   readonly from: number;
@@ -189,7 +189,7 @@ async function runTask(worker: Worker, task: OutputTask, ctx: ParallelContext): 
       const owned = transferable(bytes);
       const first = task.inputStarts[i] as number;
       const skip = Math.max(0, task.from - first);
-      const take = Math.min(first + input.footer.rows, task.to) - Math.max(first, task.from);
+      const take = Math.min(first + input.liveRows, task.to) - Math.max(first, task.from);
       ready = next<undefined>((r) => {
         readyWaiter = r;
       });
@@ -202,6 +202,8 @@ async function runTask(worker: Worker, task: OutputTask, ctx: ParallelContext): 
         rows: input.footer.rows,
         rowGroups: input.footer.rowGroups.length,
         int96Columns: input.int96Columns,
+        ...(input.file.deleted !== undefined &&
+          input.file.deleted.count > 0 && { deleted: input.file.deleted.ranges }),
       };
       worker.postMessage(message, [owned.buffer as ArrayBuffer]);
       fetcher.release(input.file.size);

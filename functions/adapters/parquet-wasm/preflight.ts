@@ -41,6 +41,8 @@ export interface CheckedInput {
   readonly schemaKey: string;
   /** Names of INT96 leaf columns (Spark legacy timestamps). */
   readonly int96Columns: readonly string[];
+  /** Rows the rewrite keeps: the footer's minus the file's deleted rows (`file.deleted`). */
+  readonly liveRows: number;
 }
 
 export interface PreflightOptions {
@@ -121,6 +123,13 @@ function checkOne(file: InputFile, footer: ParquetFooter, meta: FileMetaData, in
       `the plan says ${file.rows} rows but the footer says ${footer.rows} (changed since planning?)`,
     );
   }
+  const lastDeleted = file.deleted?.last;
+  if (lastDeleted !== undefined && lastDeleted >= footer.rows) {
+    throw new CorruptInputError(
+      key,
+      `its deletes name row ${lastDeleted}, but it holds ${footer.rows} rows: they are not of this file`,
+    );
+  }
   for (const codec of footer.codecs) {
     if (!SUPPORTED_CODECS.has(codec))
       throw new UnsupportedInputError(key, `compression codec ${codec} is not supported`);
@@ -159,6 +168,7 @@ function checkOne(file: InputFile, footer: ParquetFooter, meta: FileMetaData, in
     footer,
     schemaKey: schemaKeyOf(meta),
     int96Columns: int96Columns.length === 0 ? NO_COLUMNS : int96Columns,
+    liveRows: footer.rows - (file.deleted?.count ?? 0),
   };
 }
 

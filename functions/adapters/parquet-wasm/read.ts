@@ -2,10 +2,11 @@
 // batches (INT96 converted), every batch fingerprinted as it is decoded, row counts checked against footers.
 
 import type { Table } from 'apache-arrow';
-import { CorruptInputError } from '../../core/errors.js';
+import { CorruptInputError, VerificationError } from '../../core/errors.js';
 import { assertParquetMagic } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { type RewriteFingerprint, wasmBatchToTable } from './batch-hash.js';
+import { keptPieces } from './deletes.js';
 import { OrderedFetcher } from './fetch.js';
 import { convertBatch, readInt96Micros } from './int96.js';
 import type { CheckedInput } from './preflight.js';
@@ -63,6 +64,7 @@ export class InputReader {
     if (expected !== key) throw new Error(`InputReader: asked for ${key}, but the next input is ${expected}`);
     const bytes = await this.fetcher.take();
     let decodedRows = 0;
+    let keptRows = 0;
     try {
       assertParquetMagic(key, bytes);
       const micros =
@@ -74,18 +76,33 @@ export class InputReader {
         input.footer.rowGroups.length,
       )) {
         const n = batch.numRows;
-        let js: Table | undefined;
         try {
+          // INT96 conversion and deletes both go by the row's position in the file: convert first.
           if (micros !== undefined && n > 0) batch = convertBatch(batch, decodedRows, micros);
-          this.fingerprint.add(batch);
-          // Only sorting needs the rows in JS (for the sort keys); copying them costs time.
-          if (this.settings.sort !== undefined && n > 0) js = wasmBatchToTable(batch);
         } catch (err) {
           batch.free();
           throw decodeError(key, err);
         }
+        let pieces: pw.RecordBatch[];
+        try {
+          pieces = keptPieces(key, batch, decodedRows, input.file.deleted); // frees `batch` if it throws
+        } catch (err) {
+          throw err instanceof VerificationError ? err : decodeError(key, err);
+        }
         decodedRows += n;
-        yield { batch, js };
+        for (const [i, piece] of pieces.entries()) {
+          let js: Table | undefined;
+          try {
+            this.fingerprint.add(piece);
+            // Only sorting needs the rows in JS (for the sort keys); copying them costs time.
+            if (this.settings.sort !== undefined && piece.numRows > 0) js = wasmBatchToTable(piece);
+          } catch (err) {
+            for (const p of pieces.slice(i)) p.free();
+            throw decodeError(key, err);
+          }
+          keptRows += piece.numRows;
+          yield { batch: piece, js };
+        }
       }
     } finally {
       // The bytes stay counted against the fetch budget until the whole file is decoded.
@@ -95,6 +112,12 @@ export class InputReader {
       throw new CorruptInputError(
         key,
         `decoded ${decodedRows} rows where the footer says ${input.footer.rows}`,
+      );
+    }
+    if (keptRows !== input.liveRows) {
+      throw new VerificationError(
+        `${key}: kept ${keptRows} of its ${decodedRows} rows, but ${input.liveRows} are not deleted`,
+        { key, keptRows, liveRows: input.liveRows },
       );
     }
   }

@@ -19,8 +19,8 @@ import type { pw } from './wasm.js';
  * 2. pre-flight: every footer read and bad inputs refused before anything is written (`preflight`);
  * 3. runs: consecutive inputs of one output schema, each sampled for its writer settings and cut into
  *    outputs of equal row counts (`planRuns`);
- * 4. the read loop: inputs fetched ahead with bounded concurrency, decoded, every batch fingerprinted
- *    (`InputReader`), and streamed into the run's outputs, which roll over at each quota (`OutputSequence`)
+ * 4. the read loop: inputs fetched ahead with bounded concurrency, decoded, deleted rows dropped
+ *    (`keptPieces`), every batch fingerprinted (`InputReader`), and streamed into the run's outputs, which roll over at each quota (`OutputSequence`)
  *    — on worker threads when a run has several outputs and there are workers (`writeRunInParallel`);
  * 5. finish: the fingerprint of what was read, checked against the rows written (`finish`).
  *
@@ -155,20 +155,20 @@ async function writeRunInParallel(
   outputs.add(written.map((w) => w.output));
 }
 
-/** One task per output of the run: its row range and the inputs that overlap it. */
+/** One task per output of the run: its row range (counted in kept rows) and the inputs that overlap it. */
 function tasksOf(run: Run, keys: readonly string[]): OutputTask[] {
   const starts: number[] = [];
   let at = 0;
   for (const input of run.inputs) {
     starts.push(at);
-    at += input.footer.rows;
+    at += input.liveRows;
   }
   let from = 0;
   return run.quotas.map((quota, j) => {
     const to = from + quota;
     const picked = run.inputs
       .map((input, i) => ({ input, start: starts[i] as number }))
-      .filter(({ input, start }) => start < to && start + input.footer.rows > from);
+      .filter(({ input, start }) => start < to && start + input.liveRows > from);
     const task: OutputTask = {
       key: keys[j] as string,
       from,
@@ -194,7 +194,10 @@ async function finish(
   outputs: OutputSequence,
 ): Promise<RewriteResult> {
   const perOutput = reader.fingerprint.outputRows();
-  const fingerprint = reader.fingerprint.result(pre.inputs.map((i) => i.schemaKey));
+  // An input whose every row is deleted wrote nothing: its schema is not the outputs'.
+  const fingerprint = reader.fingerprint.result(
+    pre.inputs.filter((i) => i.liveRows > 0).map((i) => i.schemaKey),
+  );
   const written = outputs.outputs.map((o) => o.rows);
   if (
     fingerprint.rows !== written.reduce((n, r) => n + r, 0) ||

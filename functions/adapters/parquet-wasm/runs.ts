@@ -12,6 +12,7 @@ import { type ColumnEncoding, columnPlan, pw, type WriterSettings, writerPropert
 /** Consecutive inputs sharing one output schema: they may share outputs; runs never do. */
 export interface Run {
   readonly inputs: readonly CheckedInput[];
+  /** Rows the run keeps (its inputs' minus their deleted rows). */
   readonly rows: number;
   readonly bytes: number;
   /** Rows of each output of the run, in order (see `balancedQuotas`). */
@@ -73,15 +74,20 @@ export async function planRuns(
 
 type PlainRun = Omit<Run, 'quotas' | 'settings'>;
 
+/**
+ * Consecutive inputs of one output schema, counted in the rows they keep. An input whose every row is
+ * deleted is in no run: it contributes no rows, and its schema must not split a run or need an output.
+ */
 function groupIntoRuns(inputs: readonly CheckedInput[]): PlainRun[] {
   const runs: { inputs: CheckedInput[]; rows: number; bytes: number }[] = [];
   for (const input of inputs) {
+    if (input.liveRows === 0) continue;
     const last = runs.at(-1);
     if (last !== undefined && last.inputs[0]?.schemaKey === input.schemaKey) {
       last.inputs.push(input);
-      last.rows += input.footer.rows;
+      last.rows += input.liveRows;
       last.bytes += input.file.size;
-    } else runs.push({ inputs: [input], rows: input.footer.rows, bytes: input.file.size });
+    } else runs.push({ inputs: [input], rows: input.liveRows, bytes: input.file.size });
   }
   return runs;
 }

@@ -3,11 +3,13 @@
 // output, asking the main thread for its byte ranges. All I/O stays with the main thread's ports.
 
 import { parentPort } from 'node:worker_threads';
+import { DeletedRows } from '../../core/deletes/deleted-rows.js';
 import { CompactorError } from '../../core/errors.js';
 import { type FingerprintKind, MultisetHash, OrderedDigest } from '../../core/fingerprint/fingerprint.js';
 import { assertParquetMagic } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { columnsOfWasmBatch, hashWasmBatch, type OutputFingerprint } from './batch-hash.js';
+import { keptPieces } from './deletes.js';
 import { hashParquetObject } from './hash-output.js';
 import { convertBatch, readInt96Micros } from './int96.js';
 import { OutputWriter } from './output.js';
@@ -28,9 +30,13 @@ export type ToWorker =
       readonly type: 'input';
       readonly key: string;
       readonly bytes: Uint8Array;
+      /** Kept rows of the input to skip, then to take (deleted rows are not counted). */
       readonly skip: number;
       readonly take: number;
+      /** Rows in the file (its footer's). */
       readonly rows: number;
+      /** The input's deleted rows as `DeletedRows.ranges`, when it has any. */
+      readonly deleted?: Uint32Array;
       readonly rowGroups: number;
       readonly int96Columns: readonly string[];
     }
@@ -150,28 +156,45 @@ async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<vo
   assertParquetMagic(key, bytes);
   const micros =
     message.int96Columns.length > 0 ? await readInt96Micros(key, bytes, message.int96Columns) : undefined;
+  const deleted = message.deleted === undefined ? undefined : DeletedRows.fromRanges(message.deleted);
+  /** Rows decoded so far (positions in the file), and of them the kept ones. */
   let position = 0;
+  let live = 0;
   for await (let batch of decodeBatches(key, bytes, batchRows, message.rowGroups)) {
     const n = batch.numRows;
-    if (micros !== undefined && n > 0) batch = convertBatch(batch, position, micros);
-    const from = Math.max(skip, position);
-    const to = Math.min(skip + take, position + n);
+    const start = position;
+    const liveStart = live;
     position += n;
-    if (to <= from) {
+    live += n - (deleted?.countIn(start, start + n) ?? 0);
+    // A batch whose kept rows all lie outside this output's range is neither converted, filtered nor hashed.
+    if (Math.min(skip + take, live) <= Math.max(skip, liveStart)) {
       batch.free();
       continue;
     }
-    const whole = from === position - n && to === position;
-    const piece = whole ? batch : batch.slice(from - (position - n), to - from);
-    if (!whole) batch.free();
-    try {
-      if (multiset !== undefined) hashWasmBatch(multiset, piece);
-      else columnsOfWasmBatch(piece, (columns, offset, n) => ordered?.add(columns, offset, n));
-    } catch (err) {
-      piece.free();
-      throw decodeError(key, err);
+    if (micros !== undefined && n > 0) batch = convertBatch(batch, start, micros);
+    let at = liveStart;
+    for (const kept of keptPieces(key, batch, start, deleted)) {
+      const m = kept.numRows;
+      const from = Math.max(skip, at);
+      const to = Math.min(skip + take, at + m);
+      const pieceStart = at;
+      at += m;
+      if (to <= from) {
+        kept.free();
+        continue;
+      }
+      const whole = from === pieceStart && to === pieceStart + m;
+      const piece = whole ? kept : kept.slice(from - pieceStart, to - from);
+      if (!whole) kept.free();
+      try {
+        if (multiset !== undefined) hashWasmBatch(multiset, piece);
+        else columnsOfWasmBatch(piece, (columns, offset, n) => ordered?.add(columns, offset, n));
+      } catch (err) {
+        piece.free();
+        throw decodeError(key, err);
+      }
+      await writer.write(piece, key);
     }
-    await writer.write(piece, key);
   }
   if (position !== message.rows) {
     throw decodeError(key, new Error(`decoded ${position} rows where the footer says ${message.rows}`));

@@ -11,8 +11,9 @@
 // types (plan inputs, journal outcomes, vacuum decisions), and no adapter ever implements it. Keeping the port
 // beside its implementations makes "a format is one folder" literally true.
 import type { Clock } from '../../ports/clock.js';
-import type { FormatState, GroupJournalEntry, Journal } from '../../ports/journal.js';
+import type { FormatState, GroupJournalEntry, Journal, JournalInput } from '../../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
+import type { DeletedRows } from '../deletes/deleted-rows.js';
 import type { PartitionValue } from '../partition.js';
 import type { PlanInput, PlanInputFile, PlanSnapshot } from '../planning.js';
 import type { ForeignTable } from './foreign-tables.js';
@@ -338,4 +339,10 @@ export interface TableFormat {
   isOwnMetadataWrite(relativeKey: string): boolean;
   /** How the profiler learns what changed in the table (see {@link TableChanges}). */
   readonly changes: TableChanges;
+  /**
+   * The positions the format deletes from a planned input (`input.deletes`, as the plan recorded them), for the
+   * rewrite to drop: read and checked against what the plan recorded (their count). Only formats with deletes
+   * implement it (Delta: deletion vectors); the compact step refuses a group with deletes its format cannot read.
+   */
+  deletedRows?(store: ObjectStore, entry: GroupJournalEntry, input: JournalInput): Promise<DeletedRows>;
 }

@@ -70,3 +70,39 @@ function segmentsDiffering(expected: GroupFingerprint, actual: GroupFingerprint)
     );
   return differing.length === 0 ? '' : ` (differing: ${differing.join(', ')})`;
 }
+
+/**
+ * The rows a group's outputs must hold, from its plan alone: each input's footer rows minus the rows its table
+ * format deletes; undefined when an input's rows were not recorded (nothing to check against).
+ */
+export function expectedLiveRows(
+  inputs: readonly { readonly rows?: number; readonly deletes?: { readonly rows: number } }[],
+): number | undefined {
+  let rows = 0;
+  for (const input of inputs) {
+    if (input.rows === undefined) return undefined;
+    rows += input.rows - (input.deletes?.rows ?? 0);
+  }
+  return rows;
+}
+
+/**
+ * Holds verification independent of how the rewrite dropped deleted rows: the fingerprint it recorded, and
+ * the outputs verify re-read, must both hold `rows(inputs) − |deleted|` rows, counted from the plan. The
+ * fingerprint comparison alone cannot see a rewrite that ignored an input's deletes, or dropped one row too
+ * many: it fingerprints what it kept, and the outputs hold exactly that.
+ * @throws VerificationError naming both counts.
+ */
+export function assertLiveRows(expected: number, fingerprintRows: number, outputRows: number): void {
+  const found: string[] = [];
+  if (fingerprintRows !== expected) {
+    found.push(`the rewrite kept ${fingerprintRows} rows`);
+  }
+  if (outputRows !== expected) found.push(`the outputs hold ${outputRows} rows`);
+  if (found.length > 0) {
+    throw new VerificationError(
+      `the inputs hold ${expected} rows once their deleted rows are dropped, but ${found.join(' and ')}`,
+      { expected, fingerprintRows, outputRows, problems: found },
+    );
+  }
+}

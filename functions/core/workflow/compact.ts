@@ -4,11 +4,13 @@ import pLimit from 'p-limit';
 import type { Clock } from '../../ports/clock.js';
 import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import type { ParquetEngine, RewriteResult } from '../../ports/parquet-engine.js';
+import type { InputFile, ParquetEngine, RewriteResult } from '../../ports/parquet-engine.js';
 import type { Quarantine } from '../../ports/quarantine.js';
 import { CorruptInputError, InvalidInputError, UnsupportedInputError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
+import { tableFormat } from '../formats/index.js';
 import { stagingLeftovers } from '../formats/staging.js';
+import type { TableFormat } from '../formats/table-format.js';
 import { blamedInput } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
 import { fingerprintKey, outputKey, stagedOutputKey } from './layout.js';
@@ -32,6 +34,11 @@ export interface CompactDeps {
    * is recorded, so later plans leave it out and its neighbours compact. Absent: nothing is recorded.
    */
   readonly quarantine?: Quarantine;
+  /**
+   * The table's format, which reads the rows it deletes from an input (see `TableFormat.deletedRows`).
+   * @default the run's format (`run.format`)
+   */
+  readonly format?: TableFormat;
 }
 
 export interface CompactStepResult {
@@ -74,13 +81,14 @@ export async function compactGroup(
   }
   const leftovers = await stagingLeftovers(deps.store, entry.stagingPrefix);
   if (leftovers.length > 0) await deps.store.deleteMany(leftovers.map((key) => ({ key })));
+  const files = await rewriteInputs(deps, run, entry);
   let result: RewriteResult;
   try {
     result = await deps.engine.rewriteGroup(
       { source: deps.store, target: deps.store },
       {
         groupId: item.groupId,
-        files: entry.inputs.map((i) => ({ key: i.key, size: i.size, etag: i.etag })),
+        files,
         expectedOutputFiles: item.expectedOutputFiles,
       },
       {
@@ -186,6 +194,40 @@ async function quarantineBlamed(
   return blamed instanceof CorruptInputError
     ? new CorruptInputError(blamed.key, blamed.reason, options)
     : new UnsupportedInputError(blamed.key, blamed.reason, options);
+}
+
+/**
+ * The engine's inputs of a group: each as planned (its footer's row count, so a file that changed since is
+ * refused) and, where the table format deletes rows of it, those rows, read through the format — so this step
+ * stays format-agnostic and the engine never learns what a deletion vector is.
+ * @throws InvalidInputError when inputs have deletes their format cannot read; the format's error when reading fails.
+ */
+async function rewriteInputs(
+  deps: CompactDeps,
+  run: RunContext,
+  entry: GroupJournalEntry,
+): Promise<InputFile[]> {
+  const withDeletes = entry.inputs.filter((i) => i.deletes !== undefined && i.deletes.rows > 0);
+  const format = withDeletes.length === 0 ? undefined : (deps.format ?? tableFormat(run.format));
+  if (format !== undefined && format.deletedRows === undefined) {
+    throw new InvalidInputError(
+      `Group ${entry.groupId} of run ${entry.runId} has ${withDeletes.length} input(s) with deleted rows (e.g. ${withDeletes[0]?.key}), which the ${format.title} format cannot read; nothing was rewritten`,
+    );
+  }
+  const limit = pLimit(16);
+  return Promise.all(
+    entry.inputs.map((i) =>
+      limit(async () => ({
+        key: i.key,
+        size: i.size,
+        etag: i.etag,
+        ...(i.rows === undefined ? {} : { rows: i.rows }),
+        ...(format?.deletedRows === undefined || i.deletes === undefined || i.deletes.rows === 0
+          ? {}
+          : { deleted: await format.deletedRows(deps.store, entry, i) }),
+      })),
+    ),
+  );
 }
 
 /** Inputs that are no longer what the group planned: removed, or with another ETag. */

@@ -3,10 +3,11 @@
 import type { Clock } from '../../ports/clock.js';
 import type { Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import type { ParquetEngine } from '../../ports/parquet-engine.js';
+import type { ParquetEngine, VerificationReport } from '../../ports/parquet-engine.js';
 import { CorruptInputError, NotVerifiedError, VerificationError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 import type { RunContext } from '../run-input.js';
+import { assertLiveRows, expectedLiveRows } from '../verify/verify.js';
 import { readFingerprint, requireEntry } from './compact.js';
 
 export interface VerifyDeps {
@@ -61,8 +62,9 @@ export async function verifyGroup(
     }
   }
   if (changed.length > 0) throw new VerificationError(`group ${groupId}: ${changed.join('; ')}`, { changed });
+  let report: VerificationReport;
   try {
-    await deps.engine.verifyOutputs(
+    report = await deps.engine.verifyOutputs(
       deps.store,
       entry.outputs.map((o) => ({ key: o.stagingKey, size: o.size })),
       expected,
@@ -75,6 +77,9 @@ export async function verifyGroup(
     }
     throw err;
   }
+  // From the plan, not from the rewrite: what dropping the inputs' deleted rows must leave.
+  const live = expectedLiveRows(entry.inputs);
+  if (live !== undefined) assertLiveRows(live, expected.rows, report.rows);
   const verified = await deps.journal.transition(entry, 'verified', {}, deps.clock.now());
   return { groupId, state: verified.state, rows, outputs: entry.outputs.length };
 }

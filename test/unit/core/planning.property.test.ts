@@ -51,7 +51,7 @@ function filesArb(target: number): fc.Arbitrary<PlanInputFile[]> {
     .map((files) =>
       files.map((f) => Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined))),
     )
-    .map((files) => files as PlanInputFile[]);
+    .map((files) => files as unknown as PlanInputFile[]);
 }
 
 const scenarioArb = optionsArb.chain((options) =>

@@ -24,7 +24,7 @@ import type { ObjectStore } from '../../../ports/object-store.js';
 import { InvalidInputError, NotVerifiedError, TransientStoreError } from '../../errors.js';
 import { stagingLeftovers } from '../staging.js';
 import type { CommitConflict, CommitDeps, CommitOutcome } from '../table-format.js';
-import type { DeltaAction } from './actions.js';
+import { type DeltaAction, deletionVectorUniqueId } from './actions.js';
 import { checkpointDue, DeltaCheckpointError, writeCheckpoint } from './checkpoint-writer.js';
 import {
   type DeltaFile,
@@ -259,15 +259,16 @@ async function commitToLog(
       if (found.length > 0) return conflict(found);
       checkedUpTo = v;
     }
-    // The inputs as the latest version has them: still live, still without a deletion vector.
+    // The inputs as the latest version has them: still live, with the deletion vector the rewrite dropped the
+    // rows of (or still none). Another DV deletes other rows: the outputs would bring them back.
     const live = new Map(snapshot.files.map((f) => [f.key, f]));
     const missing: CommitConflict[] = [];
     const inputFiles: DeltaFile[] = [];
     for (const input of entry.inputs) {
       const file = live.get(input.key);
+      const changed = file === undefined ? undefined : deletionVectorChange(input.deletes?.id, file);
       if (file === undefined) missing.push({ key: input.key, reason: 'no longer live in the Delta log' });
-      else if (file.deletionVector !== undefined)
-        missing.push({ key: input.key, reason: 'a deletion vector was added to it since planning' });
+      else if (changed !== undefined) missing.push({ key: input.key, reason: changed });
       else inputFiles.push(file);
     }
     if (missing.length > 0) return conflict(missing);
@@ -284,6 +285,15 @@ async function commitToLog(
     }
     await backoff(attempt);
   }
+}
+
+/** Why a live input's deletion vector is not the one planned (`planned`: its unique id), or undefined. */
+function deletionVectorChange(planned: string | undefined, file: DeltaFile): string | undefined {
+  const now = file.deletionVector === undefined ? undefined : deletionVectorUniqueId(file.deletionVector);
+  if (now === planned) return undefined;
+  if (planned === undefined) return 'a deletion vector was added to it since planning';
+  if (now === undefined) return 'its deletion vector was removed since planning';
+  return `its deletion vector changed since planning (${planned} → ${now}): other rows are deleted now`;
 }
 
 function conflict(conflicts: readonly CommitConflict[]): LogResult {
@@ -438,7 +448,8 @@ async function commitBody(
       numAddedBytes: String(addedBytes),
       minFileSize: String(sizes[0] ?? 0),
       maxFileSize: String(sizes.at(-1) ?? 0),
-      numDeletionVectorsRemoved: '0',
+      // Every input's DV goes with it: its rows were dropped from the outputs.
+      numDeletionVectorsRemoved: String(inputs.filter((f) => f.deletionVector !== undefined).length),
     },
     engineInfo: 'lake-compactor',
     txnId: randomUUID(),

@@ -1,8 +1,9 @@
 // Delta Lake (`format: "delta"`) behind the TableFormat port: the log is the table. The snapshot is a log version,
 // a group commits as one OPTIMIZE version through put-if-absent (commit.ts), and the inputs it removes stay on
 // storage until Delta VACUUM, so a reader of an older version still finds them.
-import type { FormatState } from '../../../ports/journal.js';
+import type { FormatState, GroupJournalEntry, JournalInput } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import type { DeletedRows } from '../../deletes/deleted-rows.js';
 import { InvalidInputError } from '../../errors.js';
 import type { PlanInput } from '../../planning.js';
 import { hiveVacuumRules } from '../hive/vacuum.js';
@@ -14,8 +15,10 @@ import type {
   TableSnapshot,
   VacuumRules,
 } from '../table-format.js';
+import { deletionVectorSchema, deletionVectorUniqueId } from './actions.js';
 import { deltaChanges } from './changes.js';
-import { deltaCommitter, deltaFormatState } from './commit.js';
+import { deltaCommitter, deltaFormatState, deltaGroupState } from './commit.js';
+import { readDeletionVector } from './deletion-vectors.js';
 import { deltaPlanInputs, snapshotDeltaTable } from './table-snapshot.js';
 
 /** The table's latest version as the port's snapshot, with the version in `formatState`. */
@@ -73,6 +76,35 @@ const deltaVacuumRules: VacuumRules = {
   writerDebris: () => undefined,
 };
 
+/**
+ * The positions an input's deletion vector (as the plan recorded it) deletes, read from the table: inline, or from
+ * its DV file under the table root. The descriptor must still be the one whose unique id the plan recorded.
+ * @throws InvalidInputError for a journal entry whose descriptor is not a DV's; DeltaLogError for a DV that cannot
+ * be read or disagrees with its descriptor.
+ */
+async function deletedRows(
+  store: ObjectStore,
+  entry: GroupJournalEntry,
+  input: JournalInput,
+): Promise<DeletedRows> {
+  const parsed = deletionVectorSchema.safeParse(input.deletes?.descriptor);
+  if (
+    input.deletes === undefined ||
+    !parsed.success ||
+    deletionVectorUniqueId(parsed.data) !== input.deletes.id
+  ) {
+    throw new InvalidInputError(
+      `Group ${entry.groupId} of run ${entry.runId}: the journal's deletion vector of ${input.key} is not a valid descriptor of id ${input.deletes?.id ?? '(none)'}`,
+    );
+  }
+  if (parsed.data.cardinality !== input.deletes.rows) {
+    throw new InvalidInputError(
+      `Group ${entry.groupId} of run ${entry.runId}: the journal's deletion vector of ${input.key} deletes ${parsed.data.cardinality} rows, its entry says ${input.deletes.rows}`,
+    );
+  }
+  return readDeletionVector(store, deltaGroupState(entry).tableRoot, input.key, parsed.data);
+}
+
 const committer = deltaCommitter();
 
 /** Delta Lake through its transaction log (see commit.ts for the protocol). */
@@ -89,4 +121,5 @@ export const deltaLake = {
   isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('_delta_log/'),
   // A data-file PUT is not a change (uncommitted files are not data); each new commit of the log is.
   changes: deltaChanges,
+  deletedRows,
 } as const satisfies TableFormat;

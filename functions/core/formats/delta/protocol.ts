@@ -15,7 +15,7 @@ export const ACCEPTED_READER_FEATURES: Readonly<Record<string, string>> = {
   columnMapping:
     'physical names and field ids are kept and exposed; partition values are keyed by physical name',
   deletionVectors:
-    'the descriptor of every file is exposed; such files are not rewritten until DVs are applied',
+    'DVs are read (inline and relative-path files; deletion-vectors.ts) and a rewrite drops the rows they delete',
   timestampNtz: 'a type the Parquet engine keeps as is; nothing in the log depends on it',
   v2Checkpoint: 'V2 checkpoints (JSON or Parquet, with sidecars) are read',
   vacuumProtocolCheck: 'vacuum must check the protocol first: this reader refuses what it does not know',
@@ -30,7 +30,8 @@ export const ACCEPTED_WRITER_FEATURES: Readonly<Record<string, string>> = {
   changeDataFeed: 'a dataChange=false rewrite produces no change data',
   identityColumns: 'identity values are copied; the high-water mark in the schema is untouched',
   columnMapping: 'physical names and ids are kept exactly',
-  deletionVectors: 'the descriptors are exposed; files with DVs are left alone until DVs are applied',
+  deletionVectors:
+    'a rewrite drops the rows a DV deletes and removes the file with its DV; the outputs carry none, with exact stats',
   timestampNtz: 'kept as is by the Parquet engine',
   domainMetadata: 'domains are read and never rewritten by a compaction',
   v2Checkpoint: 'read; a writer of checkpoints must then write V2 checkpoints',

@@ -5,8 +5,9 @@ import type { ObjectStore } from '../../../ports/object-store.js';
 import { CorruptInputError, ObjectNotFoundError } from '../../errors.js';
 import { readFooter } from '../../parquet/footer.js';
 import { HIVE_DEFAULT_PARTITION, type PartitionValue } from '../../partition.js';
-import type { PlanInput, PlanInputFile } from '../../planning.js';
+import type { InputDeletes, PlanInput, PlanInputFile } from '../../planning.js';
 import type { IgnoredObject, SnapshotOptions, SnapshotPartition, TableSnapshot } from '../table-format.js';
+import { type DeletionVector, deletionVectorUniqueId } from './actions.js';
 import { type DeltaFile, type DeltaSnapshot, readDeltaSnapshot } from './log.js';
 
 /** The port snapshot of a Delta table's latest version, and the version it was read at. */
@@ -77,8 +78,9 @@ export function deltaPlanInputs(snapshot: TableSnapshot, version: number, table:
  * escaping, logical names), never from the directory, which in Delta is only a writer's habit (column-mapped
  * tables use random prefixes). ETags are empty: the log, not the object's ETag, says which file is live, and a
  * Delta commit removes by path. The schema fingerprint is the table schema's (`delta:` + sha256), the same for
- * every file of a version, until footers are read. Files with a deletion vector, row-tracking ids or an absolute
- * path are listed in `ignored` with why: rewriting them needs what the later slices add.
+ * every file of a version, until footers are read. A file with a deletion vector carries it as `deletes` (the
+ * rewrite drops its rows); files with row-tracking ids, an absolute path or a DV at an absolute path are listed in
+ * `ignored` with why: rewriting them needs what the later slices add.
  */
 export function toTableSnapshot(snapshot: DeltaSnapshot, now: number): TableSnapshot {
   const byPartition = new Map<string, { values: PartitionValue[]; files: PlanInputFile[] }>();
@@ -104,6 +106,7 @@ export function toTableSnapshot(snapshot: DeltaSnapshot, now: number): TableSnap
       size: file.size,
       etag: '',
       ...(file.stats?.numRecords === undefined ? {} : { rows: file.stats.numRecords }),
+      ...(file.deletionVector === undefined ? {} : { deletes: inputDeletesOf(file.deletionVector) }),
       schemaFingerprint: snapshot.metadata.schemaFingerprint,
     });
   }
@@ -118,6 +121,25 @@ export function toTableSnapshot(snapshot: DeltaSnapshot, now: number): TableSnap
 }
 
 /**
+ * What the plan carries of a file's deletion vector: its unique id (the commit aborts when the file's DV is
+ * another one by then), its cardinality (`numRecords − cardinality` rows are live) and the descriptor the
+ * compact step reads the positions from. `rows` (the plan's) stay the file's physical `numRecords`.
+ */
+function inputDeletesOf(dv: DeletionVector): InputDeletes {
+  return {
+    id: deletionVectorUniqueId(dv),
+    rows: dv.cardinality,
+    descriptor: {
+      storageType: dv.storageType,
+      pathOrInlineDv: dv.pathOrInlineDv,
+      ...(dv.offset === undefined ? {} : { offset: dv.offset }),
+      sizeInBytes: dv.sizeInBytes,
+      cardinality: dv.cardinality,
+    },
+  };
+}
+
+/**
  * Why a live file must not be rewritten yet, or undefined. Exported for the profiler's change reader, which
  * counts exactly the files a snapshot offers a run.
  */
@@ -126,8 +148,8 @@ export function untouchable(
 ): string | undefined {
   if (file.key === undefined)
     return `absolute path ${file.path}: an absolute URI is not resolved to a key of the store (a shallow clone’s source, or a writer that records full URIs), so it is left alone`;
-  if (file.deletionVector !== undefined) {
-    return `has a deletion vector (${file.deletionVector.cardinality} deleted rows): rewriting it must drop those rows, which is not implemented yet`;
+  if (file.deletionVector?.storageType === 'p') {
+    return `its deletion vector is stored at the absolute path ${file.deletionVector.pathOrInlineDv}, which is not resolved to a key of the store, so the rows it deletes cannot be read and the file is left alone`;
   }
   if (file.baseRowId !== undefined || file.defaultRowCommitVersion !== undefined) {
     return 'carries row-tracking ids, which a rewrite would have to preserve';

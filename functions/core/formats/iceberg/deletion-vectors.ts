@@ -2,13 +2,11 @@
 // 64-bit Roaring bitmap, CRC-32), checked end to end and decoded into the deleted row positions, ascending.
 import { crc32 } from 'node:zlib';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import { decodePortableRoaring64 as decodeRoaring } from '../../deletes/roaring.js';
 import { IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
 import type { ContentFile } from './manifests.js';
 
 const MAGIC = [0xd1, 0xd3, 0x39, 0x64] as const;
-const SERIAL_COOKIE_NO_RUN = 12346;
-const SERIAL_COOKIE = 12347;
-const NO_OFFSET_THRESHOLD = 4;
 
 /**
  * The positions a DV deletes in its referenced data file, ascending. One ranged GET of exactly the blob.
@@ -46,81 +44,22 @@ export async function readDeletionVector(
   return positions;
 }
 
-/** Decodes a 64-bit Roaring bitmap in the portable format (CRoaring/RoaringBitmap's `Roaring64NavigableMap`). */
+/**
+ * Decodes a 64-bit Roaring bitmap in the portable format (CRoaring/RoaringBitmap's `Roaring64NavigableMap`),
+ * through the one decoder Delta's deletion vectors share (core/deletes/roaring.ts), into positions.
+ */
 export function decodePortableRoaring64(bytes: Uint8Array, table: string, where: string): bigint[] {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const out: bigint[] = [];
-  let pos = 0;
-  const need = (n: number) => {
-    if (pos + n > bytes.byteLength) throw new IcebergMetadataError(table, `${where} ends inside its bitmap`);
-  };
-  need(8);
-  const bitmaps = view.getBigUint64(pos, true);
-  pos += 8;
-  for (let b = 0n; b < bitmaps; b++) {
-    need(4);
-    const high = BigInt(view.getUint32(pos, true)) << 32n;
-    pos += 4;
-    for (const low of decodeRoaring32()) out.push(high | BigInt(low));
-  }
+  decodeRoaring(
+    bytes,
+    (high, start, end) => {
+      const base = BigInt(high) << 32n;
+      for (let v = start; v < end; v++) out.push(base | BigInt(v));
+    },
+    (reason, unsupported) => {
+      if (unsupported === true) throw new IcebergUnsupportedError(table, `${reason} (${where})`);
+      throw new IcebergMetadataError(table, `${where} ${reason}`);
+    },
+  );
   return out;
-
-  function decodeRoaring32(): number[] {
-    need(4);
-    const cookie = view.getUint32(pos, true);
-    pos += 4;
-    let containers: number;
-    let runFlags: Uint8Array | undefined;
-    if ((cookie & 0xffff) === SERIAL_COOKIE) {
-      containers = (cookie >>> 16) + 1;
-      const flagBytes = Math.ceil(containers / 8);
-      need(flagBytes);
-      runFlags = bytes.subarray(pos, pos + flagBytes);
-      pos += flagBytes;
-    } else if (cookie === SERIAL_COOKIE_NO_RUN) {
-      need(4);
-      containers = view.getUint32(pos, true);
-      pos += 4;
-    } else throw new IcebergUnsupportedError(table, `a Roaring bitmap with cookie ${cookie} (${where})`);
-    need(containers * 4);
-    const keys: number[] = [];
-    const cards: number[] = [];
-    for (let i = 0; i < containers; i++) {
-      keys.push(view.getUint16(pos, true));
-      cards.push(view.getUint16(pos + 2, true) + 1);
-      pos += 4;
-    }
-    if (runFlags === undefined || containers >= NO_OFFSET_THRESHOLD) pos += containers * 4; // offsets: not needed
-    const values: number[] = [];
-    for (let i = 0; i < containers; i++) {
-      const high = (keys[i] as number) * 0x10000;
-      const card = cards[i] as number;
-      const isRun = runFlags !== undefined && (((runFlags[i >> 3] as number) >> (i & 7)) & 1) === 1;
-      if (isRun) {
-        need(2);
-        const runs = view.getUint16(pos, true);
-        pos += 2;
-        need(runs * 4);
-        for (let r = 0; r < runs; r++) {
-          const startValue = view.getUint16(pos, true);
-          const lengthMinusOne = view.getUint16(pos + 2, true);
-          pos += 4;
-          for (let v = startValue; v <= startValue + lengthMinusOne; v++) values.push(high + v);
-        }
-      } else if (card <= 4096) {
-        need(card * 2);
-        for (let k = 0; k < card; k++) values.push(high + view.getUint16(pos + k * 2, true));
-        pos += card * 2;
-      } else {
-        need(8192);
-        // 1024 little-endian 64-bit words, read as 2048 little-endian 32-bit halves (low half first)
-        for (let w = 0; w < 2048; w++) {
-          const word = view.getUint32(pos + w * 4, true);
-          for (let bit = 0; bit < 32; bit++) if ((word >>> bit) & 1) values.push(high + w * 32 + bit);
-        }
-        pos += 8192;
-      }
-    }
-    return values;
-  }
 }

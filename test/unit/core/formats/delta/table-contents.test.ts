@@ -108,18 +108,31 @@ describe('Delta table contents from the log', () => {
     });
   });
 
-  it('the port snapshot lists a file with a deletion vector as not to touch, with why', async () => {
+  it('the port snapshot plans a file with a deletion vector, carrying the DV (id, cardinality, descriptor) and its physical rows', async () => {
     // Prepare
     const snapshot = await readDeltaSnapshot(store, 'table-with-dv-small');
     // Act
     const port = toTableSnapshot(snapshot, 7);
     // Assess
-    expect(port.partitions).toEqual([]);
-    expect(port.ignored).toEqual([
+    expect(port.ignored).toEqual([]);
+    expect(port.partitions[0]?.files).toEqual([
       {
         key: 'table-with-dv-small/part-00000-fae5310a-a37d-4e51-827b-c3d5516560ca-c000.snappy.parquet',
-        reason:
-          'has a deletion vector (2 deleted rows): rewriting it must drop those rows, which is not implemented yet',
+        size: 635,
+        etag: '',
+        rows: 10,
+        deletes: {
+          id: 'uvBn[lx{q8@P<9BNH/isA@1',
+          rows: 2,
+          descriptor: {
+            storageType: 'u',
+            pathOrInlineDv: 'vBn[lx{q8@P<9BNH/isA',
+            offset: 1,
+            sizeInBytes: 36,
+            cardinality: 2,
+          },
+        },
+        schemaFingerprint: snapshot.metadata.schemaFingerprint,
       },
     ]);
   });
