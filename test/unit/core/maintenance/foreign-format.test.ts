@@ -70,7 +70,7 @@ describe('scheduled vacuum and Delta Lake or Iceberg tables', () => {
     expect(report.removed.debris.count).toBe(1);
     expect(report.removed.trash.count).toBe(1);
     expect(report.notes).toEqual([
-      'sales: the whole table left alone: Delta Lake table at memory://sales/ (found memory://sales/_delta_log/00000000000000000000.json): its transaction log, not the file listing, defines which files are live, so none of its objects is treated as plain Parquet; lake-compactor maintains Hive-style Parquet tables only, remove it from the configuration',
+      'sales: the whole table left alone: Delta Lake table at memory://sales/ (found memory://sales/_delta_log/00000000000000000000.json): its transaction log, not the file listing, defines which files are live, so none of its objects is treated as plain Parquet; to have it compacted and vacuumed through its log, configure the table with format: "delta" and prefix "sales"',
     ]);
   });
 
@@ -151,7 +151,7 @@ describe('scheduled tiering and Delta Lake or Iceberg tables', () => {
       {
         table: 'sales',
         reason:
-          'the whole table left alone: Delta Lake table at memory://sales/ (found memory://sales/_delta_log/00000000000000000000.json): its transaction log, not the file listing, defines which files are live, so none of its objects is treated as plain Parquet; lake-compactor maintains Hive-style Parquet tables only, remove it from the configuration',
+          'the whole table left alone: Delta Lake table at memory://sales/ (found memory://sales/_delta_log/00000000000000000000.json): its transaction log, not the file listing, defines which files are live, so none of its objects is treated as plain Parquet; to have it compacted and vacuumed through its log, configure the table with format: "delta" and prefix "sales" (tiering is not supported for Delta tables yet; use S3 lifecycle rules on the table prefix)',
       },
     ]);
   });
