@@ -13,9 +13,10 @@
 //
 // A table configured with `format: "delta"` has one per-table step instead: Delta VACUUM (formats/delta/vacuum.ts),
 // which knows from the log which files are live and which tombstones expired. Planning runs it as a dry run (reads
-// only); executing runs it for real, at the planning instant, so it re-reads the log and deletes only what its own
-// plan — never older than the printed one — says. A refusal or an unreadable log is that table's error in the
-// report, never the whole vacuum's. The work-root steps (staging, trash, journal of our own runs) are every table's.
+// only); executing runs it for real with the planning instant as its clock: it re-reads the log and deletes what its
+// own plan says, and a file that only became due after planning (written or removed since) is not due at that
+// instant, so it waits for the next run. A refusal or an unreadable log is that table's error in the report, never
+// the whole vacuum's. The work-root steps (staging, trash, journal of our own runs) are every table's.
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
@@ -309,7 +310,7 @@ export interface DeltaTableVacuumPlan {
   readonly bucket: string;
   /** The table root as configured. */
   readonly tableRoot: string;
-  /** The planning instant (epoch ms): the real run judges ages against it, so it never deletes more than listed. */
+  /** The planning instant (epoch ms): the real run judges ages against it, so what became due since waits. */
   readonly now: number;
   /** The operator's override of the table's `delta.deletedFileRetentionDuration`, if any. */
   readonly retentionHours?: number;
@@ -813,8 +814,8 @@ function emptyTallies(): Record<CandidateKind, VacuumTally> {
  * (Hive: a retired version by version id only after a HEAD shows that the key's current version is a different
  * one — a journal can be wrong, the bucket is the truth — other objects only while they still have the ETag they
  * were listed with). A dry-run deletes nothing. Without `tables`, every candidate's table is taken to be of the
- * default format. Each planned Delta table is vacuumed by its own VACUUM, run for real at the planning instant
- * (so it deletes no more than the plan listed); its failure is that table's error in the report.
+ * default format. Each planned Delta table is vacuumed by its own VACUUM, run for real with the planning instant as
+ * its clock (what became due after planning waits for the next run); its failure is that table's error.
  */
 export async function executeVacuum(
   deps: Pick<VacuumDeps, 'storeFor'> & { readonly tables?: VacuumDeps['tables'] },
