@@ -30,7 +30,13 @@ export interface VacuumScheduleProps extends MaintenanceScheduleProps {
    * @default 168 (below it synthesis fails unless `allowRetentionBelowMinimum`)
    */
   readonly retentionHours?: number;
-  /** @default false */
+  /**
+   * Hours a Delta table's (`format: "delta"`) removed files are kept before Delta VACUUM deletes them, for every
+   * Delta table: overrides each table's own `delta.deletedFileRetentionDuration`, which is used when unset.
+   * @default unset — each table's property (one week when the table sets none)
+   */
+  readonly deltaRetentionHours?: number;
+  /** Allows a retention (either) below 168 h, and turns off Delta VACUUM's retention check. @default false */
   readonly allowRetentionBelowMinimum?: boolean;
   /**
    * Age after which writer debris (`_temporary/`, `.spark-staging-*`, unfinished multipart uploads) goes.

@@ -87,7 +87,8 @@ export class Maintenance extends Construct {
       WORK_ROOT: this.workRoot,
     };
     this.vacuumFunction = projectFunction(this, 'Vacuum', 'vacuum.ts', {
-      description: 'Deletes retired versions, trash, failed staging and writer debris past their age',
+      description:
+        'Deletes retired versions, trash, failed staging, writer debris and Delta tables’ expired files past their age',
       memorySize: 1024,
       timeout: Duration.minutes(15),
       environment,
@@ -123,6 +124,9 @@ export class Maintenance extends Construct {
             dryRun: vacuum.dryRun ?? true,
             resume: true,
             retentionHours,
+            ...(vacuum.deltaRetentionHours === undefined
+              ? {}
+              : { deltaRetentionHours: vacuum.deltaRetentionHours }),
             ...(vacuum.allowRetentionBelowMinimum === true ? { allowRetentionBelowMinimum: true } : {}),
             debrisAgeHours: vacuum.debrisAgeHours ?? 72,
             abandonedAfterHours: vacuum.abandonedAfterHours ?? 24,

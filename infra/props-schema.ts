@@ -145,6 +145,7 @@ const maintenanceScheduleShape = {
 const vacuumShape = {
   ...maintenanceScheduleShape,
   retentionHours: vacuumInputSchema.shape.retentionHours.optional(),
+  deltaRetentionHours: vacuumInputSchema.shape.deltaRetentionHours,
   allowRetentionBelowMinimum: vacuumInputSchema.shape.allowRetentionBelowMinimum.optional(),
   debrisAgeHours: vacuumInputSchema.shape.debrisAgeHours.optional(),
   abandonedAfterHours: vacuumInputSchema.shape.abandonedAfterHours.optional(),
@@ -164,6 +165,14 @@ export const vacuumPropsSchema = z.strictObject(vacuumShape).superRefine((vacuum
       code: 'custom',
       path: ['retentionHours'],
       message: `${hours} is below the minimum of ${MIN_RETENTION_HOURS} h; use ${MIN_RETENTION_HOURS} or more, or set allowRetentionBelowMinimum: true deliberately`,
+    });
+  }
+  const delta = vacuum.deltaRetentionHours;
+  if (delta !== undefined && delta < MIN_RETENTION_HOURS && vacuum.allowRetentionBelowMinimum !== true) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['deltaRetentionHours'],
+      message: `${delta} is below the minimum of ${MIN_RETENTION_HOURS} h; use ${MIN_RETENTION_HOURS} or more, or set allowRetentionBelowMinimum: true deliberately`,
     });
   }
 });

@@ -1,5 +1,7 @@
 // `lake-compactor vacuum`: the scheduled vacuum's own core, run to completion on one table location; a dry
-// run deletes nothing, and a real run prints everything it will delete, and why, before it does.
+// run deletes nothing, and a real run prints everything it will delete, and why, before it does. With
+// `--format delta` the location is a Delta table: the core runs Delta VACUUM on it (the log decides what is
+// live; the retention is the table's delta.deletedFileRetentionDuration unless --retention-hours overrides it).
 //
 // Its options map one-to-one onto the vacuum function's input (events/vacuum-*.json) and are validated by
 // the same schema, with the same retention gate, before any object is listed. Invalid usage exits 2; a run
@@ -13,10 +15,13 @@ import { MemoryJournal } from '../adapters/memory-journal.js';
 import { type OpenedStore, openStore } from '../adapters/open-store.js';
 import { RoutedJournal } from '../adapters/routed-journal.js';
 import { StoreJournal } from '../adapters/store-journal.js';
-import { UsageError } from '../core/errors.js';
+import { CompactorError, UsageError } from '../core/errors.js';
+import { DELETED_FILE_RETENTION_PROPERTY } from '../core/formats/delta/vacuum.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
 import {
   type CandidateKind,
+  type DeltaTableVacuumPlan,
   executeVacuum,
   MIN_RETENTION_HOURS,
   parseVacuumRequest,
@@ -36,7 +41,7 @@ import { journalManifestPrefix, parseStagingKey, parseTrashKey } from '../core/w
 import type { GroupJournalEntry, Journal } from '../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
-import { positiveNumber, tableNameOf, workRootOption } from './args.js';
+import { formatOption, positiveNumber, tableNameOf, workRootOption } from './args.js';
 import {
   asUsage,
   bucketOf,
@@ -55,8 +60,13 @@ import { refuseEnclosingForeignTable } from './table-format-guard.js';
 export interface VacuumCliOptions {
   /** List what would go; delete nothing. */
   readonly dryRun?: boolean;
-  /** @default 168 ({@link MIN_RETENTION_HOURS}) */
+  /**
+   * @default 168 ({@link MIN_RETENTION_HOURS}); with `format: 'delta'` it also overrides the table's
+   * `delta.deletedFileRetentionDuration`, which is used when this is not given.
+   */
   readonly retentionHours?: number;
+  /** The location's table format; `delta` runs Delta VACUUM on it. @default 'parquet' */
+  readonly format?: TableFormatName;
   /** Required for a retention below {@link MIN_RETENTION_HOURS}, as in the function's input. */
   readonly allowRetentionBelowMinimum?: boolean;
   /** @default 72 */
@@ -120,10 +130,14 @@ export function prepareVacuum(
       `--retention-hours ${options.retentionHours} is below the minimum of ${MIN_RETENTION_HOURS} h (7 days): readers that listed the table before a commit, and anyone restoring a retired file, need that window. Use ${MIN_RETENTION_HOURS} or more, or add --allow-retention-below-minimum if you really mean it`,
     );
   }
+  const delta = options.format === 'delta';
   const request = asUsage(() =>
     parseVacuumRequest({
       dryRun: options.dryRun === true,
       ...(options.retentionHours === undefined ? {} : { retentionHours: options.retentionHours }),
+      ...(delta && options.retentionHours !== undefined
+        ? { deltaRetentionHours: options.retentionHours }
+        : {}),
       ...(options.allowRetentionBelowMinimum ? { allowRetentionBelowMinimum: true } : {}),
       ...(options.debrisAgeHours === undefined ? {} : { debrisAgeHours: options.debrisAgeHours }),
       ...(options.abandonedAfterHours === undefined
@@ -140,7 +154,7 @@ export function prepareVacuum(
   // A malformed location is a usage error; a folder that does not exist is not (exit 1, as in every command).
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const stateTable = s3 ? options.stateTable || io.env.LAKE_COMPACTOR_TABLE || undefined : undefined;
-  const table = asUsage(() => tableOf(uri, opened, options.table));
+  const table = asUsage(() => tableOf(uri, opened, options.table, options.format ?? DEFAULT_TABLE_FORMAT));
   const workflowJournal: Journal =
     stateTable === undefined
       ? new MemoryJournal()
@@ -221,12 +235,14 @@ export async function planVacuumJob(
   const kept: VacuumKept[] = [];
   const notes = new Set<string>();
   const foreignTables: NonNullable<VacuumPlan['foreignTables']>[number][] = [];
+  const deltaTables: DeltaTableVacuumPlan[] = [];
   let cursor: string | undefined;
   do {
     const page = await planVacuum(deps, cursor === undefined ? job.request : { ...job.request, cursor });
     const scoped = scopeToTable(page, job);
     add(scoped.candidates);
     kept.push(...scoped.kept);
+    deltaTables.push(...(page.deltaTables ?? []));
     for (const note of page.notes) notes.add(note);
     for (const f of page.foreignTables ?? [])
       if (!foreignTables.some((seen) => seen.root === f.root)) foreignTables.push(f);
@@ -257,6 +273,7 @@ export async function planVacuumJob(
     examined: listed.size,
     notes: [...notes],
     ...(foreignTables.length === 0 ? {} : { foreignTables }),
+    ...(deltaTables.length === 0 ? {} : { deltaTables }),
   };
 }
 
@@ -275,7 +292,12 @@ function recordingListings(store: ObjectStore, listed: Set<string>): ObjectStore
       for (const o of page.objects) listed.add(JSON.stringify(['object', o.key, o.versionId ?? null]));
       return page;
     },
-    listAll: (prefix) => store.listAll(prefix),
+    listAll: async function* (prefix) {
+      for await (const o of store.listAll(prefix)) {
+        listed.add(JSON.stringify(['object', o.key, o.versionId ?? null]));
+        yield o;
+      }
+    },
     head: (key) => store.head(key),
     getRange: (key, start, end) => store.getRange(key, start, end),
     get: (key) => store.get(key),
@@ -382,7 +404,8 @@ function scopeToTable(
  * @throws UsageError (an InvalidInputError, before listing) for invalid options; OperationCancelledError when the
  * operator declines; MaintenanceIncompleteError when some deletes failed (after printing them);
  * UnsupportedTableFormatError, before anything is deleted, when the location is, lies in or holds a Delta or
- * Iceberg table.
+ * Iceberg table (with `--format delta`: when it lies in one, or holds an Iceberg table);
+ * TableNotVacuumedError when Delta VACUUM refused the table or could not read its log (nothing of it deleted).
  */
 export async function runVacuum(
   uri: string,
@@ -392,11 +415,17 @@ export async function runVacuum(
 ): Promise<VacuumCliReport> {
   const job = prepareVacuum(uri, options, io, dynamodb);
   const confirm = confirmerFor(io, options, 'vacuum');
-  await refuseEnclosingForeignTable(openedOf(job), { includeLocation: true });
+  const delta = job.table.format === 'delta';
+  // A Delta table is the location itself with --format delta: only the folders above it must not be a table.
+  await refuseEnclosingForeignTable(openedOf(job), { includeLocation: !delta });
   const text = !options.json;
   if (text) {
+    const deltaRetention =
+      job.request.deltaRetentionHours === undefined
+        ? `the table's ${DELETED_FILE_RETENTION_PROPERTY}`
+        : `${job.request.deltaRetentionHours} h`;
     io.out(
-      `vacuum ${uri}: ${job.request.dryRun ? 'DRY RUN, nothing will be deleted' : 'REAL RUN, objects will be DELETED'}; retention ${job.request.retentionHours} h, debris after ${job.request.debrisAgeHours} h, abandoned staging after ${job.request.abandonedAfterHours} h; state table: ${job.stateTable ?? 'none'}`,
+      `vacuum ${uri}${delta ? ' (Delta table)' : ''}: ${job.request.dryRun ? 'DRY RUN, nothing will be deleted' : 'REAL RUN, objects will be DELETED'}; ${delta ? `Delta VACUUM retention ${deltaRetention}, work area retention` : 'retention'} ${job.request.retentionHours} h, debris after ${job.request.debrisAgeHours} h, abandoned staging after ${job.request.abandonedAfterHours} h; state table: ${job.stateTable ?? 'none'}`,
     );
   }
   const plan = await planVacuumJob(job, io, (p) => {
@@ -404,6 +433,9 @@ export async function runVacuum(
   });
   // A Delta or Iceberg table somewhere below the location: refuse the whole location, as compact does.
   refuseForeignAmong(job.store, openedOf(job).prefix, plan.foreignTables ?? []);
+  // Delta VACUUM refused the table or could not read its log: nothing of it will be deleted, so nothing is.
+  for (const t of plan.deltaTables ?? [])
+    if (t.error !== undefined) throw new TableNotVacuumedError(t.error.message);
   if (text) printVacuumPlan(io, plan);
   if (!plan.dryRun && plan.candidates.length > 0 && confirm !== undefined) {
     const total = plan.candidates.reduce((n, c) => n + c.size, 0);
@@ -422,6 +454,8 @@ export async function runVacuum(
   };
   if (options.json) io.out(JSON.stringify(result, null, 2));
   else printVacuumOutcome(io, result);
+  for (const t of report.deltaTables ?? [])
+    if (t.error !== undefined) throw new TableNotVacuumedError(t.error.message);
   if (report.failed.length > 0) {
     throw new MaintenanceIncompleteError(
       `${report.failed.length} objects could not be deleted (listed above); re-run vacuum to retry them`,
@@ -430,6 +464,9 @@ export async function runVacuum(
   return result;
 }
 
+/** Delta VACUUM refused the table, or could not read its log: nothing of the table was deleted (exit 1). */
+export class TableNotVacuumedError extends CompactorError {}
+
 const KIND_ORDER: readonly CandidateKind[] = [
   'retired-version',
   'trash',
@@ -437,6 +474,8 @@ const KIND_ORDER: readonly CandidateKind[] = [
   'journal',
   'debris',
   'upload',
+  'delta-tombstone',
+  'delta-untracked',
 ];
 
 function printVacuumPlan(io: MaintenanceIo, plan: VacuumPlan): void {
@@ -475,6 +514,20 @@ function printVacuumPlan(io: MaintenanceIo, plan: VacuumPlan): void {
     io.out(`kept: ${plan.kept.length} that are not due or cannot be judged here, e.g.`);
     for (const k of plan.kept.slice(0, 5)) io.out(`  ${k.key}: ${k.reason}`);
   }
+  for (const t of plan.deltaTables ?? []) {
+    const d = t.planned;
+    if (d === undefined) continue;
+    const source =
+      d.retentionSource === 'option'
+        ? 'requested'
+        : `from ${d.retentionSource === 'default' ? 'the default' : `the table's ${DELETED_FILE_RETENTION_PROPERTY}`}`;
+    const kept = Object.entries(d.kept)
+      .filter(([, n]) => n > 0)
+      .map(([why, n]) => `${why} ${n}`);
+    io.out(
+      `Delta table at version ${d.version}: retention ${d.retentionHours} h (${source}); kept ${d.keptCount}${kept.length > 0 ? ` — ${kept.join(', ')}` : ''}`,
+    );
+  }
   for (const note of plan.notes) io.out(`note: ${note}`);
 }
 
@@ -495,9 +548,14 @@ function printVacuumOutcome(io: MaintenanceIo, report: VacuumCliReport): void {
 }
 
 /** The URI's location as a one-table config (the vacuum core works on configured tables). */
-function tableOf(uri: string, opened: OpenedStore, name: string | undefined): TableConfig {
+function tableOf(
+  uri: string,
+  opened: OpenedStore,
+  name: string | undefined,
+  format: TableFormatName,
+): TableConfig {
   const [table] = parseTableConfigs([
-    { name: name ?? defaultName(uri), bucket: bucketOf(uri), prefix: opened.prefix },
+    { name: name ?? defaultName(uri), bucket: bucketOf(uri), prefix: opened.prefix, format },
   ]);
   return table as TableConfig;
 }
@@ -511,9 +569,8 @@ export function registerVacuumCommand(program: Command, io: MaintenanceIo): void
     .option('--dry-run', 'list what would be deleted, with sizes and reasons; delete nothing')
     .option(
       '--retention-hours <h>',
-      `keep retired inputs and trash this long (minimum ${MIN_RETENTION_HOURS} unless overridden)`,
+      `keep retired inputs and trash this long (default and minimum ${MIN_RETENTION_HOURS} unless overridden); with --format delta also the Delta table's retention (default: its ${DELETED_FILE_RETENTION_PROPERTY})`,
       positiveNumber,
-      MIN_RETENTION_HOURS,
     )
     .option(
       '--allow-retention-below-minimum',
@@ -537,9 +594,12 @@ export function registerVacuumCommand(program: Command, io: MaintenanceIo): void
     .option('--yes', 'delete without asking (required when stdin is not a terminal)')
     .option('--json', 'print the report as JSON (the vacuum function’s report, every candidate listed)')
     .addOption(workRootOption())
+    .addOption(formatOption())
     .addHelpText(
       'after',
       `
+With --format delta, <uri> is a Delta table's root and Delta VACUUM runs on it: files of tombstones older than
+the retention and files no version references that are older than it go; the log and live files never do.
 Same input as the scheduled vacuum function (events/vacuum-*.json): --retention-hours, --dry-run,
 --allow-retention-below-minimum, --debris-age-hours, --abandoned-after-hours. Unlike the schedule, the CLI
 deletes unless --dry-run is given; it always prints the list first and asks, or needs --yes.

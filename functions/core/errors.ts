@@ -183,8 +183,13 @@ export class UnsupportedTableFormatError extends CompactorError {
     readonly evidenceKey: string,
     /** The location that was asked for. */
     readonly location: string,
+    /**
+     * What to do instead, when the default advice for a Delta table (configure it with `format: "delta"`, or pass
+     * `--format delta`) does not fit the command that met it: `tier` cannot tier a Delta table at all yet.
+     */
+    readonly advice?: string,
   ) {
-    super(unsupportedFormatMessage(format, root, evidenceKey, location));
+    super(unsupportedFormatMessage(format, root, evidenceKey, location, advice));
   }
 }
 
@@ -193,13 +198,19 @@ function unsupportedFormatMessage(
   root: string,
   evidenceKey: string,
   location: string,
+  advice: string | undefined,
 ): string {
   const at = withoutTrailingSlash(location);
   const table = withoutTrailingSlash(root);
   const inside = table.endsWith('/') ? table : `${table}/`;
   const relation = at === table ? 'is' : at.startsWith(inside) ? 'is inside' : 'contains';
+  // Delta is a registered format: the way out is to say so, for the table's own root (not a folder in or above it).
+  const deltaAdvice =
+    relation === 'is'
+      ? 'to compact or vacuum it through its log, configure the table with format: "delta" (on the CLI: pass --format delta)'
+      : `to compact or vacuum it through its log, configure ${table} as a table with format: "delta" (on the CLI: point at ${table} and pass --format delta)`;
   return format === 'delta'
-    ? `${at} ${relation} a Delta Lake table (found ${inside}_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Delta Lake's own OPTIMIZE and VACUUM for now). Nothing was changed.`
+    ? `${at} ${relation} a Delta Lake table (found ${inside}_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows; ${advice ?? deltaAdvice}. Nothing was changed.`
     : `${at} ${relation} an Apache Iceberg table (found ${evidenceKey}): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.`;
 }
 

@@ -1,5 +1,7 @@
 // Vacuum Lambda entry (EventBridge schedule, or the console with a vacuum input): validates the input,
 // runs the vacuum core until its budget or the invocation's time runs out, and returns the report and cursor.
+// Tables with `format: "delta"` get Delta VACUUM from the core; one that was refused or could not be read is
+// logged as an error and counted (VacuumTableErrors), and the others are vacuumed all the same.
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { RoutedJournal } from '../adapters/routed-journal.js';
@@ -36,10 +38,20 @@ export function createVacuumHandler(
       complete: report.cursor === undefined,
     });
     for (const spared of report.spared) logger.warn('vacuum spared a candidate', { ...spared });
+    const deltaErrors = (report.deltaTables ?? []).filter((t) => t.error !== undefined);
+    for (const t of deltaErrors) {
+      logger.error('Delta VACUUM not run for a table; nothing of it was deleted', {
+        table: t.table,
+        bucket: t.bucket,
+        tableRoot: t.tableRoot,
+        error: t.error,
+      });
+    }
     const prefix = report.dryRun ? 'VacuumDryRun' : 'Vacuum';
     metrics.addMetric(`${prefix}Objects`, MetricUnit.Count, report.totalRemoved.count);
     metrics.addMetric(`${prefix}Bytes`, MetricUnit.Bytes, report.totalRemoved.bytes);
     metrics.addMetric('VacuumFailures', MetricUnit.Count, report.failed.length);
+    metrics.addMetric('VacuumTableErrors', MetricUnit.Count, deltaErrors.length);
     if (report.cursor !== undefined) metrics.addMetric('VacuumIncomplete', MetricUnit.Count, 1);
     return report;
   };

@@ -110,6 +110,19 @@ describe('Maintenance construct', () => {
     });
   });
 
+  it('passes a Delta retention override to the vacuum schedule, with the same 168 h gate at synthesis', () => {
+    // Prepare
+    const below = () => synth({ vacuum: { deltaRetentionHours: 24 } });
+    // Act
+    const { template } = synth({ vacuum: { deltaRetentionHours: 336 } });
+    // Assess
+    expect(below).toThrow(/deltaRetentionHours: 24 is below the minimum of 168 h/);
+    expect(ruleInput(template, 'lake-compactor vacuum').input).toMatchObject({
+      retentionHours: 168,
+      deltaRetentionHours: 336,
+    });
+  });
+
   it('refuses tiering rules that would warm data up', () => {
     // Prepare
     const rules = [

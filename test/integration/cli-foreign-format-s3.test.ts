@@ -64,15 +64,23 @@ const TABLES = [
     table: DELTA,
     inside: `${DELTA}/year=2021/month=12/day=4`,
     parent: 's3://lake/delta-home',
-    message: (location: string, relation: string) =>
-      `error: ${location} ${relation} a Delta Lake table (found ${DELTA}/_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Delta Lake's own OPTIMIZE and VACUUM for now). Nothing was changed.`,
+    // Delta is a registered format: the refusal says how to ask for it (tier cannot tier a Delta table yet).
+    message: (location: string, relation: string, verb: string) => {
+      const advice =
+        verb === 'tier'
+          ? 'tiering is not supported for Delta tables yet; use S3 lifecycle rules on the table prefix'
+          : relation === 'is'
+            ? 'to compact or vacuum it through its log, configure the table with format: "delta" (on the CLI: pass --format delta)'
+            : `to compact or vacuum it through its log, configure ${DELTA} as a table with format: "delta" (on the CLI: point at ${DELTA} and pass --format delta)`;
+      return `error: ${location} ${relation} a Delta Lake table (found ${DELTA}/_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows; ${advice}. Nothing was changed.`;
+    },
   },
   {
     name: 'an Iceberg table',
     table: ICEBERG,
     inside: `${ICEBERG}/data`,
     parent: 's3://lake/iceberg-home',
-    message: (location: string, relation: string) =>
+    message: (location: string, relation: string, _verb: string) =>
       `error: ${location} ${relation} an Apache Iceberg table (found ${ICEBERG}/metadata/v1.metadata.json): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.`,
   },
 ];
@@ -106,7 +114,7 @@ describe.each(TABLES)('the CLI on S3 on a copy of $name', (fixture) => {
         const code = await run([verb as string, location.at, ...flags], io);
 
         // Assess
-        expect(io.stderr).toEqual([fixture.message(location.at, location.relation)]);
+        expect(io.stderr).toEqual([fixture.message(location.at, location.relation, verb as string)]);
         expect(code).toBe(1);
         expect(await bucketState()).toEqual(before);
       }, 60_000);

@@ -2,6 +2,7 @@
 // handlers with the rule's Input, vacuum deletes by the journal in DynamoDB, tiering changes HEAD's class.
 // s3rver has no versioning, no multipart listing and rejects GLACIER_IR: those paths are unit-tested on
 // the memory store (test/unit/core/maintenance/); here tiering moves to STANDARD_IA, which s3rver keeps.
+// A table configured with format "delta" gets Delta VACUUM from the same function, through S3.
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import type { TieringReport } from '../../functions/core/maintenance/tiering.js'
 import type { VacuumReport } from '../../functions/core/maintenance/vacuum.js';
 import { DEFAULT_WORK_ROOT, stagingPrefix, trashPrefix } from '../../functions/core/workflow/layout.js';
 import type { GroupJournalEntry } from '../../functions/ports/journal.js';
+import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
 import { LocalCloud } from '../../infra/local/local-cloud.js';
 import { Maintenance } from '../../infra/maintenance.js';
 
@@ -26,6 +28,7 @@ const TABLES = [
     dateColumn: 'date',
     dateFormat: 'yyyy-MM-dd',
   },
+  { name: 'orders', bucket: BUCKET, prefix: 'orders/', partitionColumns: ['date'], format: 'delta' },
 ];
 
 class MaintenanceStack extends Stack {
@@ -42,7 +45,10 @@ class MaintenanceStack extends Stack {
     this.maintenance = new Maintenance(this, 'Maintenance', {
       stateTable: this.table,
       tablesJson: JSON.stringify(TABLES),
-      tables: [{ bucketName: BUCKET, prefix: 'events/' }],
+      tables: [
+        { bucketName: BUCKET, prefix: 'events/' },
+        { bucketName: BUCKET, prefix: 'orders/' },
+      ],
       // Vacuum's schedule keeps the default dry-run; tiering's is switched to a real run.
       tiering: { dryRun: false, rules: [{ afterDays: 30, storageClass: 'STANDARD_IA' }] },
     });
@@ -139,6 +145,8 @@ describe('maintenance on the local cloud', () => {
       '_lake-compactor/trash/run-young/events/date=2026-01-01/part-0.parquet',
       'events/_temporary/0/part-0.parquet',
     ]);
+    // The Delta table has no log yet: that table's error, and the rest was vacuumed all the same.
+    expect(real.deltaTables?.map((t) => [t.table, t.error?.name])).toEqual([['orders', 'DeltaLogError']]);
     expect(real.notes.join('\n')).toMatch(/cannot list multipart uploads|ListMultipartUploads/);
   }, 60_000);
 
@@ -167,5 +175,53 @@ describe('maintenance on the local cloud', () => {
     expect((await store.head(`events/date=${day(40)}/part-small.parquet`))?.storageClass).toBe('STANDARD');
     expect((await store.head(`events/date=${day(2)}/part-0.parquet`))?.storageClass).toBe('STANDARD');
     expect(report.moved).toEqual({ STANDARD_IA: { count: 1, bytes: big.byteLength } });
+  }, 60_000);
+
+  it('vacuum: a table configured as delta gets Delta VACUUM — the removed file and an untracked one go, the live file and the log stay', async () => {
+    // Prepare: the table keeps removed files for 0 hours (allowed only with allowRetentionBelowMinimum), since
+    // every object s3rver holds was written just now.
+    const written = Date.now() - 300 * HOUR;
+    await createDeltaEventsTable(store, 'orders', {
+      now: written,
+      configuration: { 'delta.deletedFileRetentionDuration': 'interval 0 hours' },
+    });
+    const removed = await appendDeltaEvents(store, 'orders', {
+      day: '2026-01-01',
+      rows: 5,
+      seed: 1,
+      now: written,
+    });
+    const kept = await appendDeltaEvents(store, 'orders', {
+      day: '2026-01-01',
+      rows: 7,
+      seed: 2,
+      now: written,
+    });
+    const remove = {
+      path: removed.key.slice('orders/'.length),
+      deletionTimestamp: written,
+      dataChange: true,
+    };
+    await store.put('orders/_delta_log/00000000000000000003.json', `${JSON.stringify({ remove })}\n`);
+    await store.put('orders/date=2026-01-01/part-stray.parquet', 'never committed');
+    const log = await keys('orders/_delta_log/');
+
+    // Act
+    const refused = (await cloud.invoke(stack.maintenance.vacuumFunction, { dryRun: false })) as VacuumReport;
+    const report = (await cloud.invoke(stack.maintenance.vacuumFunction, {
+      dryRun: false,
+      allowRetentionBelowMinimum: true,
+    })) as VacuumReport;
+
+    // Assess: without the override the table's 0 h is refused and nothing of it goes
+    expect(refused.deltaTables?.[0]?.error?.name).toBe('DeltaVacuumRefusedError');
+    expect(report.deltaTables?.[0]?.report).toMatchObject({
+      retentionHours: 0,
+      retentionSource: 'table property',
+    });
+    expect(report.removed['delta-tombstone']).toMatchObject({ count: 1 });
+    expect(report.removed['delta-untracked']).toMatchObject({ count: 1 });
+    expect(await keys('orders/')).toEqual([...log, kept.key].sort());
+    expect(report.notes.join('\n')).not.toMatch(/left alone/);
   }, 60_000);
 });

@@ -10,9 +10,16 @@ import { captureIo } from '../support/cli-io.js';
 import { DELTA_FIXTURES, ICEBERG_FIXTURES } from '../support/fixtures.js';
 import { folderContentSnapshot } from '../support/folder-snapshot.js';
 
-/** The refusal, word for word (the location and the table root without trailing slash). */
+/**
+ * The refusal, word for word (the location and the table root without trailing slash): Delta is a registered
+ * format, so it says how to ask for it — for the table's own root.
+ */
 function deltaMessage(location: string, relation: string, table: string): string {
-  return `error: ${location} ${relation} a Delta Lake table (found ${table}/_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Delta Lake's own OPTIMIZE and VACUUM for now). Nothing was changed.`;
+  const advice =
+    relation === 'is'
+      ? 'configure the table with format: "delta" (on the CLI: pass --format delta)'
+      : `configure ${table} as a table with format: "delta" (on the CLI: point at ${table} and pass --format delta)`;
+  return `error: ${location} ${relation} a Delta Lake table (found ${table}/_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows; to compact or vacuum it through its log, ${advice}. Nothing was changed.`;
 }
 
 function icebergMessage(location: string, relation: string, evidence: string): string {

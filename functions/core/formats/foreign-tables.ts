@@ -161,16 +161,37 @@ function definesLiveFiles(format: ForeignFormat): string {
     : 'its metadata and snapshots, not the file listing, define which files are live';
 }
 
+/** What tiering says about a Delta table, configured as one or met inside a Parquet table. */
+export const DELTA_TIERING_UNSUPPORTED =
+  'tiering is not supported for Delta tables yet; use S3 lifecycle rules on the table prefix';
+
+/**
+ * What to do about a Delta table met where a Hive-style Parquet table is configured: Delta is a registered format,
+ * so the way out is to configure the Delta table as one (at its own root; `root` as the message should name it).
+ * A nested one cannot simply be added: no configured root may contain another.
+ */
+export function configureAsDeltaAdvice(root: string, nested: boolean): string {
+  return nested
+    ? `to have it compacted and vacuumed through its log, configure ${root} as a table of its own with format: "delta" (no configured root may contain another, so this table's root must then not contain it)`
+    : `to have it compacted and vacuumed through its log, configure the table with format: "delta" and prefix ${root}`;
+}
+
 /**
  * A maintenance note about a foreign table it left alone: `<what> left alone: <Format> table at <root> (found
- * <evidence>): <why>; <what to do>`.
+ * <evidence>): <why>; <what to do>`. What to do about a Delta table is to configure it as one (and, for tiering,
+ * that tiering does not support it yet); Iceberg is not a registered format.
  */
 export function foreignTableNote(
   store: Pick<ObjectStore, 'description'>,
   what: string,
   found: ForeignTable,
+  options: { readonly nested: boolean; readonly tiering?: boolean },
 ): string {
-  return `${what} left alone: ${FORMAT_NAMES[found.format]} table at ${locationOf(store, found.root)} (found ${locationOf(store, found.evidenceKey)}): ${definesLiveFiles(found.format)}, so none of its objects is treated as plain Parquet; lake-compactor maintains Hive-style Parquet tables only, remove it from the configuration`;
+  const advice =
+    found.format === 'delta'
+      ? `${configureAsDeltaAdvice(`"${found.root.replace(/\/+$/, '')}"`, options.nested)}${options.tiering ? ` (${DELTA_TIERING_UNSUPPORTED})` : ''}`
+      : 'lake-compactor maintains Hive-style Parquet tables only, remove it from the configuration';
+  return `${what} left alone: ${FORMAT_NAMES[found.format]} table at ${locationOf(store, found.root)} (found ${locationOf(store, found.evidenceKey)}): ${definesLiveFiles(found.format)}, so none of its objects is treated as plain Parquet; ${advice}`;
 }
 
 /** The typed refusal of `location` (a key prefix of `store`) because of `found`. */
@@ -237,7 +258,20 @@ export function markerCovers(marker: Pick<ForeignFormatMarker, 'root'>, partitio
 /** The decision reason of a partition the marker blocks (one line, as every decision reason). */
 export function foreignFormatReason(marker: ForeignFormatMarker): string {
   const where = marker.root === '' ? 'the whole table' : `everything under ${marker.root}`;
-  return `inside ${aFormat(marker.format)} table (${where}; found ${marker.evidenceKey}): ${definesLiveFiles(marker.format)}, so it is never compacted as plain Parquet; remove it from the configuration (lake-compactor compacts Hive-style Parquet tables only)`;
+  const advice =
+    marker.format === 'delta'
+      ? deltaMarkerAdvice(marker)
+      : 'remove it from the configuration (lake-compactor compacts Hive-style Parquet tables only)';
+  return `inside ${aFormat(marker.format)} table (${where}; found ${marker.evidenceKey}): ${definesLiveFiles(marker.format)}, so it is never compacted as plain Parquet; ${advice}`;
+}
+
+/**
+ * What to do about a Delta table the profiler met inside a configured Parquet table: the marker's root is relative
+ * to the configured root, so the Delta table's own root is named by the evidence key (everything before its log).
+ */
+export function deltaMarkerAdvice(marker: Pick<ForeignFormatMarker, 'root' | 'evidenceKey'>): string {
+  const root = foreignFormatOfKey(marker.evidenceKey)?.root ?? marker.root;
+  return configureAsDeltaAdvice(`"${root.replace(/\/+$/, '')}"`, marker.root !== '');
 }
 
 /** A foreign table a maintenance call met, with the bucket and configured table it was found under. */

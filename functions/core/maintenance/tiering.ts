@@ -4,13 +4,18 @@
 // Mechanism: an in-place CopyObject onto the same key with the new StorageClass, conditioned on the ETag
 // listed (a file replaced meanwhile is left alone). Decisions are data (`planTiering`), then executed
 // (`executeTiering`); like vacuum, a call examines a bounded number of objects and returns a cursor. A Delta
-// Lake or Iceberg table (at, above or inside a configured root) is never tiered: its log owns those files.
+// Lake or Iceberg table (at, above or inside a configured root) is never tiered: its log owns those files. A table
+// configured with `format: "delta"` is skipped as not supported yet, never as a foreign table: a copy onto the same
+// key keeps the bytes, but resets the object's modification time (which Delta VACUUM reads to spare young files,
+// so retired files would outlive their retention), adds a version on a versioned bucket, and a Delta partition is
+// a set of values in the log, not a folder a date can be read from; S3 lifecycle rules on the prefix do the job.
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError, PreconditionFailedError } from '../errors.js';
 import {
   aFormat,
+  DELTA_TIERING_UNSUPPORTED,
   directoryOf,
   type ForeignTable,
   ForeignTableLedger,
@@ -234,6 +239,10 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
   const tables: TableConfig[] = [];
   for (const table of deps.tables) {
     if (named !== undefined && !named.includes(table.name)) continue;
+    if (table.format === 'delta') {
+      skippedTables.push({ table: table.name, reason: DELTA_TIERING_UNSUPPORTED });
+      continue;
+    }
     if (table.dateFormat === undefined || table.bucket === undefined) {
       skippedTables.push({
         table: table.name,
@@ -260,7 +269,7 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
     if (!ledger.record(bucket, table.name, found)) return;
     if (nested) {
       notes.push(
-        `${table.name}: ${foreignTableNote(deps.storeFor(bucket), `everything under ${found.root}`, found)}`,
+        `${table.name}: ${foreignTableNote(deps.storeFor(bucket), `everything under ${found.root}`, found, { nested: true, tiering: true })}`,
       );
     }
   };
@@ -291,7 +300,10 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
       // The table is (or lies in) a Delta or Iceberg table: none of its files is ours to move.
       skippedTables.push({
         table: table.name,
-        reason: foreignTableNote(deps.storeFor(bucket), 'the whole table', around),
+        reason: foreignTableNote(deps.storeFor(bucket), 'the whole table', around, {
+          nested: false,
+          tiering: true,
+        }),
       });
       foreign(table, around, false);
       index++;

@@ -10,12 +10,24 @@
 // writer debris) and how it is removed are the format's vacuum rules (TableFormat.vacuum; Hive's in
 // formats/hive/vacuum.ts). The per-table steps never touch a Delta Lake or Iceberg table (at, above or below
 // the configured root): its log, not the listing, owns those files.
+//
+// A table configured with `format: "delta"` has one per-table step instead: Delta VACUUM (formats/delta/vacuum.ts),
+// which knows from the log which files are live and which tombstones expired. Planning runs it as a dry run (reads
+// only); executing runs it for real with the planning instant as its clock: it re-reads the log and deletes what its
+// own plan says, and a file that only became due after planning (written or removed since) is not due at that
+// instant, so it waits for the next run. A refusal or an unreadable log is that table's error in the report, never
+// the whole vacuum's. The work-root steps (staging, trash, journal of our own runs) are every table's.
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
 import { type GroupJournalEntry, isSettled, type Journal } from '../../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError } from '../errors.js';
+import {
+  type DeltaVacuumCandidate,
+  type DeltaVacuumReport,
+  vacuumDeltaTable,
+} from '../formats/delta/vacuum.js';
 import {
   directoryOf,
   type ForeignTable,
@@ -55,7 +67,16 @@ export const vacuumInputSchema = z.strictObject({
   dryRun: z.boolean().default(true),
   /** How long retired inputs and trash copies are kept after their run retired them. */
   retentionHours: z.number().positive().default(MIN_RETENTION_HOURS),
-  /** Required to run with `retentionHours` below {@link MIN_RETENTION_HOURS}. */
+  /**
+   * Tables with `format: "delta"`: overrides each table's own `delta.deletedFileRetentionDuration` (one week when
+   * unset), which Delta VACUUM uses otherwise. Separate from `retentionHours` because the schedule always sends
+   * that one, and a Delta table's readers count on the retention its property promises, not on ours.
+   */
+  deltaRetentionHours: z.number().min(0).optional(),
+  /**
+   * Required to run with `retentionHours` (or `deltaRetentionHours`) below {@link MIN_RETENTION_HOURS}; for a
+   * Delta table it also turns off Delta's retention check (a table property below the minimum is then used).
+   */
   allowRetentionBelowMinimum: z.boolean().default(false),
   /** Age after which writer debris (`_temporary/`, `.spark-staging-*`, unfinished uploads) is removed. */
   debrisAgeHours: z.number().positive().default(72),
@@ -87,11 +108,31 @@ export function parseVacuumRequest(input: unknown): VacuumRequest {
       `retentionHours ${request.retentionHours} is below the minimum of ${MIN_RETENTION_HOURS} h (7 days): readers that listed the table before a commit, and anyone restoring a retired file, need it. Use ${MIN_RETENTION_HOURS} or more, or pass "allowRetentionBelowMinimum": true if you really mean it`,
     );
   }
+  const delta = request.deltaRetentionHours;
+  if (delta !== undefined && delta < MIN_RETENTION_HOURS && !request.allowRetentionBelowMinimum) {
+    throw new InvalidInputError(
+      `deltaRetentionHours ${delta} is below the minimum of ${MIN_RETENTION_HOURS} h (7 days): a Delta writer still running and readers of recent versions need the files it would delete. Use ${MIN_RETENTION_HOURS} or more, or pass "allowRetentionBelowMinimum": true if you really mean it`,
+    );
+  }
   return request;
 }
 
-/** What a candidate is; decides how it is removed. */
-export type CandidateKind = 'retired-version' | 'trash' | 'staging' | 'journal' | 'debris' | 'upload';
+/**
+ * What a candidate is; decides how it is removed. `delta-*` candidates (a Delta table's expired tombstones and
+ * old untracked files) are never removed one by one: the table's own VACUUM, run again at execution, removes them.
+ */
+export type CandidateKind =
+  | 'retired-version'
+  | 'trash'
+  | 'staging'
+  | 'journal'
+  | 'debris'
+  | 'upload'
+  | 'delta-tombstone'
+  | 'delta-untracked';
+
+/** Candidate kinds that only a Delta table's own VACUUM removes. */
+const DELTA_KINDS: readonly CandidateKind[] = ['delta-tombstone', 'delta-untracked'];
 
 /** One thing vacuum would remove, and why. */
 export interface VacuumCandidate {
@@ -207,7 +248,7 @@ type Step =
     }
   | {
       readonly id: string;
-      readonly kind: 'debris' | 'table-uploads';
+      readonly kind: 'debris' | 'table-uploads' | 'delta';
       readonly bucket: string;
       readonly table: TableConfig;
     };
@@ -228,6 +269,10 @@ function stepsOf(tables: readonly TableConfig[]): Step[] {
   }
   for (const table of tables) {
     const bucket = table.bucket as string;
+    if (table.format === 'delta') {
+      steps.push({ id: `delta:${table.name}`, kind: 'delta', bucket, table });
+      continue;
+    }
     steps.push({ id: `debris:${table.name}`, kind: 'debris', bucket, table });
     steps.push({ id: `table-uploads:${table.name}`, kind: 'table-uploads', bucket, table });
   }
@@ -256,6 +301,42 @@ function decodeCursor(raw: string, steps: readonly Step[]): { index: number; tok
   return cursor.token === undefined ? { index } : { index, token: cursor.token };
 }
 
+/** The summary of a Delta VACUUM run (its candidates are among the vacuum's own). */
+export type DeltaVacuumSummary = Omit<DeltaVacuumReport, 'candidates'>;
+
+/** One Delta table's VACUUM as planned: the dry run taken, and what the real run needs to judge the same way. */
+export interface DeltaTableVacuumPlan {
+  readonly table: string;
+  readonly bucket: string;
+  /** The table root as configured. */
+  readonly tableRoot: string;
+  /** The planning instant (epoch ms): the real run judges ages against it, so what became due since waits. */
+  readonly now: number;
+  /** The operator's override of the table's `delta.deletedFileRetentionDuration`, if any. */
+  readonly retentionHours?: number;
+  /** Delta's retention check: off only with `allowRetentionBelowMinimum`. */
+  readonly retentionCheck: boolean;
+  /** The dry run's summary; absent when it failed. */
+  readonly planned?: DeltaVacuumSummary;
+  /** Why the table is not vacuumed (refused, or its log cannot be read): nothing of it is deleted. */
+  readonly error?: TableError;
+}
+
+/** An error that stopped one table's vacuum, and only that table's. */
+export interface TableError {
+  readonly name: string;
+  readonly message: string;
+}
+
+/** One Delta table's VACUUM as carried out (a dry run: as planned). */
+export interface DeltaTableVacuumOutcome {
+  readonly table: string;
+  readonly bucket: string;
+  readonly tableRoot: string;
+  readonly report?: DeltaVacuumSummary;
+  readonly error?: TableError;
+}
+
 /** The candidates of one call, before anything is deleted: printable, replayable data. */
 export interface VacuumPlan {
   readonly dryRun: boolean;
@@ -271,6 +352,8 @@ export interface VacuumPlan {
    * skipped, one found below a configured root was left alone — with the configured table's name.
    */
   readonly foreignTables?: readonly FoundForeignTable[];
+  /** Tables with `format: "delta"` this call reached: each one's Delta VACUUM dry run, or why it failed. */
+  readonly deltaTables?: readonly DeltaTableVacuumPlan[];
   /** Present when there is more to do: pass it as `cursor` to the next call. */
   readonly cursor?: string;
 }
@@ -313,12 +396,15 @@ class VacuumPass {
   private readonly candidates: VacuumCandidate[] = [];
   private readonly kept: VacuumKept[] = [];
   private readonly notes: string[] = [];
+  private readonly deltaTables: DeltaTableVacuumPlan[] = [];
   private examined = 0;
   private readonly now: number;
   private readonly retentionMs: number;
   private readonly debrisMs: number;
   private readonly abandonedMs: number;
   private readonly selected: ReadonlySet<string>;
+  /** Selected tables with `format: "delta"`. */
+  private readonly deltaNames: ReadonlySet<string>;
   private readonly ledger: ForeignTableLedger;
   /** Each run's journal entries, asked once per call (trash and staging keys of one run share them). */
   private readonly runs = new Map<string, Promise<GroupJournalEntry[]>>();
@@ -333,6 +419,7 @@ class VacuumPass {
     this.debrisMs = request.debrisAgeHours * HOUR;
     this.abandonedMs = request.abandonedAfterHours * HOUR;
     this.selected = new Set(tables.map((t) => t.name));
+    this.deltaNames = new Set(tables.filter((t) => t.format === 'delta').map((t) => t.name));
     this.ledger = new ForeignTableLedger(deps.storeFor);
   }
 
@@ -344,6 +431,7 @@ class VacuumPass {
   /** Judges one page of `step` from `token`: the next page's token, or undefined when the step is done. */
   async judgePage(step: Step, token: string | undefined): Promise<string | undefined> {
     const page = { token, maxKeys: Math.min(1000, this.request.maxObjects - this.examined) };
+    if (step.kind === 'delta') return this.judgeDelta(step);
     if ('table' in step) {
       // The table is (or lies in) a Delta or Iceberg table: none of its objects is ours to judge.
       if ((await this.enclosing(step, rootDir(step.table))) !== undefined) return undefined;
@@ -379,6 +467,8 @@ class VacuumPass {
     for (const entries of journals) {
       for (const entry of entries) {
         if (!this.selected.has(entry.table)) continue;
+        // A Delta table's inputs stay in place, removed from its log: its own step (Delta VACUUM) judges them.
+        if (this.deltaNames.has(entry.table)) continue;
         const rules = this.rulesOf(entry.table);
         const { due, kept: young } = rules.retiredInputs(entry, this.now, this.retentionMs);
         for (const d of due) {
@@ -463,9 +553,7 @@ class VacuumPass {
       // A work area (ours, or another deployment's in the same bucket) is not the table's: never judged here.
       if (table.prefix === '' && mayBeWorkArea(relative)) continue;
       const marker = foreignFormatOfKey(object.key);
-      if (marker !== undefined) {
-        this.foreign(step, { ...marker, evidenceKey: object.key }, `everything under ${marker.root}`);
-      }
+      if (marker !== undefined) this.foreign(step, { ...marker, evidenceKey: object.key }, true);
       const debris = rules.writerDebris(relative);
       if (debris === undefined) continue;
       // Scratch inside a Delta or Iceberg table (nested below the root) is that table's to clean up.
@@ -481,6 +569,42 @@ class VacuumPass {
       this.record(step.bucket, object, 'debris', decision, table.name);
     }
     return listed.nextToken;
+  }
+
+  /**
+   * A Delta table's VACUUM as a dry run: reads the log, lists the whole root and plans. Not paged — the plan needs
+   * every object and the full log — so it runs whole once started, and counts what it listed against the budget.
+   * Any failure (a refusal, an unreadable log, a store error) is this table's error, and the vacuum goes on.
+   */
+  private async judgeDelta(step: TableStep): Promise<undefined> {
+    const { table } = step;
+    const base = {
+      table: table.name,
+      bucket: step.bucket,
+      tableRoot: table.prefix,
+      now: this.now,
+      ...(this.request.deltaRetentionHours === undefined
+        ? {}
+        : { retentionHours: this.request.deltaRetentionHours }),
+      retentionCheck: !this.request.allowRetentionBelowMinimum,
+    };
+    try {
+      const report = await vacuumDeltaTable(this.deps.storeFor(step.bucket), table.prefix, {
+        ...deltaOptionsOf(base),
+        dryRun: true,
+        listLimit: Number.MAX_SAFE_INTEGER,
+      });
+      const { candidates, ...planned } = report;
+      this.examined += report.examined;
+      this.deltaTables.push({ ...base, planned });
+      for (const c of candidates) this.candidates.push(deltaCandidate(c, step.bucket, table.name));
+      for (const note of report.notes) this.notes.push(`${table.name}: ${note}`);
+    } catch (err) {
+      const error = tableErrorOf(err);
+      this.deltaTables.push({ ...base, error });
+      this.notes.push(`${table.name}: ${deltaErrorNote(error)}`);
+    }
+    return undefined;
   }
 
   /** Multipart uploads never finished: ours under the work root, or writers' under a table root. */
@@ -543,9 +667,12 @@ class VacuumPass {
   }
 
   /** Records a foreign table once per call: a note and an entry. */
-  private foreign(step: TableStep, found: ForeignTable, what: string): void {
+  private foreign(step: TableStep, found: ForeignTable, nested: boolean): void {
     if (!this.ledger.record(step.bucket, step.table.name, found)) return;
-    this.notes.push(`${step.table.name}: ${foreignTableNote(this.deps.storeFor(step.bucket), what, found)}`);
+    const what = nested ? `everything under ${found.root}` : 'the whole table';
+    this.notes.push(
+      `${step.table.name}: ${foreignTableNote(this.deps.storeFor(step.bucket), what, found, { nested })}`,
+    );
   }
 
   /** The Delta or Iceberg table enclosing `dir` (inclusive), recorded when found. */
@@ -553,7 +680,7 @@ class VacuumPass {
     const found = await this.ledger.probe(step.bucket).around(dir, { includeLocation: true });
     if (found !== undefined) {
       const whole = found.root.length <= (step.table.prefix === '' ? 0 : step.table.prefix.length + 1);
-      this.foreign(step, found, whole ? 'the whole table' : `everything under ${found.root}`);
+      this.foreign(step, found, !whole);
     }
     return found;
   }
@@ -591,9 +718,46 @@ class VacuumPass {
       examined: this.examined,
       notes: this.notes,
       ...(foreignTables.length === 0 ? {} : { foreignTables }),
+      ...(this.deltaTables.length === 0 ? {} : { deltaTables: this.deltaTables }),
       ...(cursor === undefined ? {} : { cursor }),
     };
   }
+}
+
+/** Delta VACUUM's options for a planned table (without `dryRun`). */
+function deltaOptionsOf(plan: Pick<DeltaTableVacuumPlan, 'now' | 'retentionHours' | 'retentionCheck'>): {
+  now: number;
+  retentionHours?: number;
+  retentionCheck: boolean;
+} {
+  return {
+    now: plan.now,
+    retentionCheck: plan.retentionCheck,
+    ...(plan.retentionHours === undefined ? {} : { retentionHours: plan.retentionHours }),
+  };
+}
+
+/** A Delta VACUUM candidate as one of the vacuum's own. */
+function deltaCandidate(c: DeltaVacuumCandidate, bucket: string, table: string): VacuumCandidate {
+  return {
+    kind: c.kind === 'tombstone' ? 'delta-tombstone' : 'delta-untracked',
+    bucket,
+    key: c.key,
+    size: c.size,
+    etag: c.etag,
+    reason: c.reason,
+    table,
+  };
+}
+
+function tableErrorOf(err: unknown): TableError {
+  return err instanceof Error
+    ? { name: err.name || 'Error', message: err.message }
+    : { name: 'Error', message: String(err) };
+}
+
+function deltaErrorNote(error: TableError): string {
+  return `Delta VACUUM not run, nothing of the table was deleted (${error.name}): ${error.message}`;
 }
 
 /** One page of a listing: where it starts and how many keys it may hold. */
@@ -627,6 +791,8 @@ export interface VacuumReport {
   /** Up to `listLimit` candidates with sizes and reasons (all of them counted above). */
   readonly candidates: readonly VacuumCandidate[];
   readonly notes: readonly string[];
+  /** Each Delta table's VACUUM (its deletions are counted above as `delta-*`), or the error that stopped it. */
+  readonly deltaTables?: readonly DeltaTableVacuumOutcome[];
   readonly cursor?: string;
 }
 
@@ -638,6 +804,8 @@ function emptyTallies(): Record<CandidateKind, VacuumTally> {
     journal: { count: 0, bytes: 0 },
     debris: { count: 0, bytes: 0 },
     upload: { count: 0, bytes: 0 },
+    'delta-tombstone': { count: 0, bytes: 0 },
+    'delta-untracked': { count: 0, bytes: 0 },
   };
 }
 
@@ -646,7 +814,8 @@ function emptyTallies(): Record<CandidateKind, VacuumTally> {
  * (Hive: a retired version by version id only after a HEAD shows that the key's current version is a different
  * one — a journal can be wrong, the bucket is the truth — other objects only while they still have the ETag they
  * were listed with). A dry-run deletes nothing. Without `tables`, every candidate's table is taken to be of the
- * default format.
+ * default format. Each planned Delta table is vacuumed by its own VACUUM, run for real with the planning instant as
+ * its clock (what became due after planning waits for the next run); its failure is that table's error.
  */
 export async function executeVacuum(
   deps: Pick<VacuumDeps, 'storeFor'> & { readonly tables?: VacuumDeps['tables'] },
@@ -660,7 +829,8 @@ export async function executeVacuum(
   if (plan.dryRun) {
     done.push(...plan.candidates);
   } else {
-    for (const [bucket, group] of groupBy(plan.candidates, (c) => c.bucket)) {
+    const own = plan.candidates.filter((c) => !DELTA_KINDS.includes(c.kind));
+    for (const [bucket, group] of groupBy(own, (c) => c.bucket)) {
       const store = deps.storeFor(bucket);
       const removable: VacuumCandidate[] = [];
       for (const candidate of group) {
@@ -703,6 +873,34 @@ export async function executeVacuum(
       }
     }
   }
+  const notes = [...plan.notes];
+  const deltaTables: DeltaTableVacuumOutcome[] = [];
+  for (const planned of plan.deltaTables ?? []) {
+    const base = { table: planned.table, bucket: planned.bucket, tableRoot: planned.tableRoot };
+    if (planned.error !== undefined || planned.planned === undefined) {
+      deltaTables.push({ ...base, ...(planned.error === undefined ? {} : { error: planned.error }) });
+      continue;
+    }
+    if (plan.dryRun) {
+      deltaTables.push({ ...base, report: planned.planned });
+      continue;
+    }
+    try {
+      const { candidates, ...report } = await vacuumDeltaTable(
+        deps.storeFor(planned.bucket),
+        planned.tableRoot,
+        { ...deltaOptionsOf(planned), dryRun: false, listLimit: Number.MAX_SAFE_INTEGER },
+      );
+      for (const c of candidates) done.push(deltaCandidate(c, planned.bucket, planned.table));
+      for (const s of report.spared) spared.push({ bucket: planned.bucket, ...s });
+      failed.push(...report.failed);
+      deltaTables.push({ ...base, report });
+    } catch (err) {
+      const error = tableErrorOf(err);
+      deltaTables.push({ ...base, error });
+      notes.push(`${planned.table}: ${deltaErrorNote(error)}`);
+    }
+  }
   const total = { count: 0, bytes: 0 };
   for (const c of done) {
     removed[c.kind].count++;
@@ -721,7 +919,8 @@ export async function executeVacuum(
     failed,
     keptCount: plan.kept.length,
     candidates: done.slice(0, limit),
-    notes: plan.notes,
+    notes,
+    ...(deltaTables.length === 0 ? {} : { deltaTables }),
     ...(plan.cursor === undefined ? {} : { cursor: plan.cursor }),
   };
 }

@@ -237,13 +237,17 @@ describe('UnsupportedTableFormatError', () => {
     // Assess
     expect(is.name).toBe('UnsupportedTableFormatError');
     expect(is.message).toBe(
-      "s3://lake/sales is a Delta Lake table (found s3://lake/sales/_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Delta Lake's own OPTIMIZE and VACUUM for now). Nothing was changed.",
+      's3://lake/sales is a Delta Lake table (found s3://lake/sales/_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows; to compact or vacuum it through its log, configure the table with format: "delta" (on the CLI: pass --format delta). Nothing was changed.',
     );
     expect(inside.message).toBe(
       "s3://lake/orders/data is inside an Apache Iceberg table (found s3://lake/orders/metadata/v2.metadata.json): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.",
     );
     expect(contains.message).toMatch(
       /^s3:\/\/lake contains a Delta Lake table \(found s3:\/\/lake\/sales\/_delta_log\/\)/,
+    );
+    // A folder above the Delta table: the advice names the table's own root, where format "delta" applies.
+    expect(contains.message).toContain(
+      'configure s3://lake/sales as a table with format: "delta" (on the CLI: point at s3://lake/sales and pass --format delta). Nothing was changed.',
     );
   });
 });

@@ -70,7 +70,7 @@ describe('scheduled vacuum and Delta Lake or Iceberg tables', () => {
     expect(report.removed.debris.count).toBe(1);
     expect(report.removed.trash.count).toBe(1);
     expect(report.notes).toEqual([
-      'sales: the whole table left alone: Delta Lake table at memory://sales/ (found memory://sales/_delta_log/00000000000000000000.json): its transaction log, not the file listing, defines which files are live, so none of its objects is treated as plain Parquet; lake-compactor maintains Hive-style Parquet tables only, remove it from the configuration',
+      'sales: the whole table left alone: Delta Lake table at memory://sales/ (found memory://sales/_delta_log/00000000000000000000.json): its transaction log, not the file listing, defines which files are live, so none of its objects is treated as plain Parquet; to have it compacted and vacuumed through its log, configure the table with format: "delta" and prefix "sales"',
     ]);
   });
 
@@ -151,9 +151,35 @@ describe('scheduled tiering and Delta Lake or Iceberg tables', () => {
       {
         table: 'sales',
         reason:
-          'the whole table left alone: Delta Lake table at memory://sales/ (found memory://sales/_delta_log/00000000000000000000.json): its transaction log, not the file listing, defines which files are live, so none of its objects is treated as plain Parquet; lake-compactor maintains Hive-style Parquet tables only, remove it from the configuration',
+          'the whole table left alone: Delta Lake table at memory://sales/ (found memory://sales/_delta_log/00000000000000000000.json): its transaction log, not the file listing, defines which files are live, so none of its objects is treated as plain Parquet; to have it compacted and vacuumed through its log, configure the table with format: "delta" and prefix "sales" (tiering is not supported for Delta tables yet; use S3 lifecycle rules on the table prefix)',
       },
     ]);
+  });
+
+  it('skips a table configured with format "delta" as not supported yet, never as a foreign table, and moves none of its files', async () => {
+    // Prepare
+    const w = world([
+      { name: 'sales', bucket: 'lake', prefix: 'sales', format: 'delta', ...dated },
+      { name: 'events', bucket: 'lake', prefix: 'events', ...dated },
+    ]);
+    await w.store.put('sales/_delta_log/00000000000000000000.json', '{}');
+    await w.store.put(`sales/date=${old}/part-0.parquet`, BIG);
+    await w.store.put(`events/date=${old}/part-0.parquet`, BIG);
+    const sales = await contents(w.store, 'sales/');
+
+    // Act
+    const report = await tier(w.tieringDeps, parseTieringRequest({ dryRun: false }));
+
+    // Assess
+    expect(await contents(w.store, 'sales/')).toEqual(sales);
+    expect((await w.store.head(`events/date=${old}/part-0.parquet`))?.storageClass).toBe('GLACIER_IR');
+    expect(report.skippedTables).toEqual([
+      {
+        table: 'sales',
+        reason: 'tiering is not supported for Delta tables yet; use S3 lifecycle rules on the table prefix',
+      },
+    ]);
+    expect(report.notes).toBeUndefined();
   });
 
   it('moves no data file of an Iceberg table nested below a configured root, even when its metadata comes in a later call', async () => {

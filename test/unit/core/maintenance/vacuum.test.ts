@@ -126,6 +126,17 @@ describe('parseVacuumRequest', () => {
     expect(request.retentionHours).toBe(24);
   });
 
+  it('refuses a Delta retention override (deltaRetentionHours) below 168 h unless the override is given', () => {
+    // Prepare / Act
+    const refused = () => parseVacuumRequest({ deltaRetentionHours: 24 });
+    const allowed = parseVacuumRequest({ deltaRetentionHours: 24, allowRetentionBelowMinimum: true });
+
+    // Assess
+    expect(refused).toThrow(InvalidInputError);
+    expect(refused).toThrow(/deltaRetentionHours 24 is below the minimum of 168 h/);
+    expect(allowed.deltaRetentionHours).toBe(24);
+  });
+
   it('refuses unknown fields so a typo does not silently fall back to a default', () => {
     // Prepare
     const input = { retentionHour: 200 };

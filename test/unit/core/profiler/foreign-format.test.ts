@@ -63,6 +63,25 @@ describe('resolveEvent and Delta Lake or Iceberg writes', () => {
     expect(cleanup).toMatchObject({ kind: 'foreign', format: 'delta', root: 'region=eu/imported/' });
   });
 
+  it('never takes the own log of a table configured with format "delta" for a foreign table', () => {
+    // Prepare
+    const delta = parseTableConfigs([
+      { name: 'events', bucket: 'lake', prefix: 'events', partitionColumns: ['date'], format: 'delta' },
+    ]);
+
+    // Act
+    const commit = resolveEvent(delta, policies, event('events/_delta_log/00000000000000000001.json'));
+    const checkpoint = resolveEvent(
+      delta,
+      policies,
+      event('events/_delta_log/00000000000000000010.checkpoint.parquet'),
+    );
+
+    // Assess
+    expect(commit.kind).toBe('ignored');
+    expect(checkpoint.kind).toBe('ignored');
+  });
+
   it('resolves an Iceberg metadata write to foreign, and leaves data, manifests and other tables as before', () => {
     // Prepare / Act
     const metadata = resolveEvent(tables, policies, event('events/orders/metadata/v3.metadata.json'));
@@ -163,7 +182,7 @@ describe('evaluatePartition (profiler and sweep) and foreign-format markers', ()
     expect(fake.decisions).toHaveLength(1);
     expect(fake.decisions[0]).toMatchObject({ compact: false, action: 'blocked' });
     expect(fake.decisions[0]?.reasons.at(-1)).toBe(
-      'inside a Delta Lake table (the whole table; found events/_delta_log/00000000000000000001.json): its transaction log, not the file listing, defines which files are live, so it is never compacted as plain Parquet; remove it from the configuration (lake-compactor compacts Hive-style Parquet tables only)',
+      'inside a Delta Lake table (the whole table; found events/_delta_log/00000000000000000001.json): its transaction log, not the file listing, defines which files are live, so it is never compacted as plain Parquet; to have it compacted and vacuumed through its log, configure the table with format: "delta" and prefix "events"',
     );
   });
 
