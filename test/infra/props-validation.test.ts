@@ -26,9 +26,9 @@ function synthError(props: unknown): string {
 
 describe('LakeCompactor strict props', () => {
   it('refuses at synth a table whose format is not implemented, with the message naming what is supported', () => {
-    // Prepare: what the props accepted before Delta support was refused everywhere
+    // Prepare: a format no folder implements
     const props = {
-      tables: [EVENTS, { name: 'orders', bucketName: 'lake', prefix: 'orders/', format: 'delta' }],
+      tables: [EVENTS, { name: 'orders', bucketName: 'lake', prefix: 'orders/', format: 'orc' }],
     };
 
     // Act
@@ -36,7 +36,7 @@ describe('LakeCompactor strict props', () => {
 
     // Assess
     expect(message).toMatch(/^LakeCompactor: a problem in the props/);
-    expect(message).toContain(`tables.1.format: ${unsupportedFormatMessage('delta')}`);
+    expect(message).toContain(`tables.1.format: ${unsupportedFormatMessage('orc')}`);
   });
 
   it('reports every problem of the props, at every level, in one synth-time error', () => {
