@@ -18,6 +18,8 @@ import type { pw } from './wasm.js';
  * Rewrites one group, in stages that read top-down:
  * 1. set-up: options checked and defaulted (`settingsOf`);
  * 2. pre-flight: every footer read and bad inputs refused before anything is written (`preflight`);
+ *    inputs with large row groups in the target's form set apart to be copied, not re-encoded
+ *    (`planStitching`; written last, by `writeStitched`);
  * 3. runs: consecutive inputs of one output schema, each sampled for its writer settings and cut into
  *    outputs of equal row counts (`planRuns`);
  * 4. the read loop: inputs fetched ahead with bounded concurrency, decoded, every batch fingerprinted
