@@ -104,7 +104,11 @@ describe('Thrift compact codec', () => {
         { id: 7, type: T.I64, value: -9_223_372_036_854_775_808n },
         { id: 8, type: T.DOUBLE, value: -1.5e300 },
         { id: 9, type: T.BINARY, value: new TextEncoder().encode('päge') },
-        { id: 40, type: T.LIST, value: { elementType: T.I32, items: Array.from({ length: 20 }, (_, i) => i - 10) } },
+        {
+          id: 40,
+          type: T.LIST,
+          value: { elementType: T.I32, items: Array.from({ length: 20 }, (_, i) => i - 10) },
+        },
         { id: 41, type: T.LIST, value: { elementType: T.TRUE, items: [true, false, true] } },
         { id: 42, type: T.SET, value: { elementType: T.BINARY, items: [new Uint8Array([1, 2])] } },
         {
