@@ -91,6 +91,15 @@ export interface RewriteOptions {
    * only PLAIN and dictionary encodings are written, which every reader reads.
    */
   readonly deltaEncoding?: boolean;
+  /**
+   * Row-group stitching: an input whose row groups all reach these thresholds (compressed bytes or rows)
+   * and whose schema, codec and encodings are the target's is copied row group by row group — pages
+   * untouched, footer rebuilt — into outputs of its own instead of being re-encoded (still decoded to
+   * fingerprint its rows). Stitched outputs follow the re-encoded ones, each output's rows in input
+   * order. `false` re-encodes everything. Never with `sort`.
+   * @default { minRowGroupBytes: 16 MiB, minRowGroupRows: 100,000 }
+   */
+  readonly stitch?: false | { readonly minRowGroupBytes?: number; readonly minRowGroupRows?: number };
   /** INT96 inputs: refuse, or convert to INT64 TIMESTAMP(MICROS, UTC). @default 'refuse' */
   readonly int96?: Int96Mode;
   /** Fail a write that makes no progress for this long. @default 120 s */

@@ -55,14 +55,18 @@ export class InputReader {
     return this.fetcher.bytesRead;
   }
 
-  /** Decodes the next input, which must be `input`, into wasm batches, fingerprinting each as it comes. */
-  async *decode(input: CheckedInput): AsyncGenerator<DecodedBatch> {
+  /**
+   * Decodes the next input, which must be `input`, into wasm batches, fingerprinting each as it comes.
+   * `onBytes` gets the input's whole bytes before decoding (stitching copies the very bytes decoded).
+   */
+  async *decode(input: CheckedInput, onBytes?: (bytes: Uint8Array) => void): AsyncGenerator<DecodedBatch> {
     const key = input.file.key;
     // The fetcher hands out bytes in its own order: decoding them as another input would fingerprint
     // and write the wrong rows consistently, which no later check could see.
     const expected = this.inputs[this.next++]?.file.key;
     if (expected !== key) throw new Error(`InputReader: asked for ${key}, but the next input is ${expected}`);
     const bytes = await this.fetcher.take();
+    onBytes?.(bytes);
     let decodedRows = 0;
     let keptRows = 0;
     try {

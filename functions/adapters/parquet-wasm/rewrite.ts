@@ -11,12 +11,15 @@ import { OutputSequence } from './roll-over.js';
 import { planRuns, type Run } from './runs.js';
 import { type RewriteSettings, settingsOf } from './settings.js';
 import { type BatchKeys, sortedSlices, sortKeysOf, zOrderSlices } from './sort.js';
+import { planStitching, withoutStitched, writeStitched } from './stitch.js';
 import type { pw } from './wasm.js';
 
 /**
  * Rewrites one group, in stages that read top-down:
  * 1. set-up: options checked and defaulted (`settingsOf`);
  * 2. pre-flight: every footer read and bad inputs refused before anything is written (`preflight`);
+ *    inputs with large row groups in the target's form set apart to be copied, not re-encoded
+ *    (`planStitching`; written last, by `writeStitched`);
  * 3. runs: consecutive inputs of one output schema, each sampled for its writer settings and cut into
  *    outputs of equal row counts (`planRuns`);
  * 4. the read loop: inputs fetched ahead with bounded concurrency, decoded, deleted rows dropped
@@ -45,11 +48,17 @@ export async function rewriteGroup(
     settings: { codec: settings.codec, rowGroupRows: settings.rowGroupRows },
     ...(settings.signal !== undefined && { signal: settings.signal }),
   });
-  const runs = await planRuns(io.source, group, pre, settings);
+  // Inputs with large row groups in the target's form are copied, not re-encoded: the stages below see the rest.
+  const stitch = await planStitching(io.source, pre, settings);
+  const rest = withoutStitched(group, pre, stitch);
+  const runs = await planRuns(io.source, rest.group, rest.pre, settings);
 
   // This thread fetches only the inputs it decodes: the workers' tasks fetch their own, and an input
   // fetched here for a run on workers would be handed, in order, to the next run decoded here.
-  const readHere = runs.filter((run) => !onWorkers(run, settings)).flatMap((run) => run.inputs);
+  const readHere = [
+    ...runs.filter((run) => !onWorkers(run, settings)).flatMap((run) => run.inputs),
+    ...stitch.inputs,
+  ];
   // Rows keep their order unless sorted: then each output's rows in order are what is fingerprinted
   // (cheaper, and it sees rows moved); a sort keeps only the multiset.
   const fingerprint = rewriteFingerprint(settings.sort === undefined ? 'ordered-columns-v1' : 'multiset-v1');
@@ -65,11 +74,12 @@ export async function rewriteGroup(
         await writeRunSorted(group.groupId, run, reader, outputs, settings.sort);
       }
     }
+    await writeStitched(stitch, reader, outputs, io.target);
   } catch (err) {
     await outputs.discard(err);
     throw err;
   }
-  return finish(group, pre, reader, outputs);
+  return finish(group, { ...pre, bytesRead: pre.bytesRead + stitch.bytesRead }, reader, outputs);
 }
 
 /** Whether a run's outputs are encoded on worker threads: only with several outputs (one output is encoded by one thread either way, and a worker would only add copies), never sorted. */

@@ -24,6 +24,8 @@ export interface RewriteSettings {
   readonly sort: RewriteOptions['sort'];
   readonly deltaEncoding: boolean;
   readonly int96: Int96Mode;
+  /** Stitching thresholds; undefined: stitching off. */
+  readonly stitch: { readonly minRowGroupBytes: number; readonly minRowGroupRows: number } | undefined;
   readonly stallMs: number;
   readonly workers: number;
   readonly signal: AbortSignal | undefined;
@@ -52,6 +54,10 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
   positive('maxBytesInFlight', options.maxBytesInFlight);
   positive('maxRequestsInFlight', options.maxRequestsInFlight);
   positive('workers', options.workers);
+  if (options.stitch !== undefined && options.stitch !== false) {
+    positive('stitch.minRowGroupBytes', options.stitch.minRowGroupBytes);
+    positive('stitch.minRowGroupRows', options.stitch.minRowGroupRows);
+  }
   if (issues.length > 0) throw new InvalidInputError(`Invalid rewrite of group ${group.groupId}`, issues);
   return {
     codec: options.codec ?? DEFAULT_CODEC,
@@ -69,6 +75,14 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     sort: options.sort,
     deltaEncoding: options.deltaEncoding === true,
     int96: options.int96 ?? 'refuse',
+    // A row group this large already reads well; 16 MiB is the re-encoded row groups' uncompressed bound.
+    stitch:
+      options.stitch === false
+        ? undefined
+        : {
+            minRowGroupBytes: options.stitch?.minRowGroupBytes ?? 16 * MiB,
+            minRowGroupRows: options.stitch?.minRowGroupRows ?? 100_000,
+          },
     stallMs: options.stallTimeoutMs ?? 120_000,
     workers: options.workers ?? 1,
     signal: options.signal,

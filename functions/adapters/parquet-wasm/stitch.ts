@@ -1,0 +1,238 @@
+// Row-group stitching in the rewrite: which inputs are copied row group by row group instead of re-encoded,
+// how they are cut into outputs, and the writing of those outputs — rows still decoded and fingerprinted.
+
+import pLimit from 'p-limit';
+import { CorruptInputError, VerificationError } from '../../core/errors.js';
+import {
+  firstDataPage,
+  metadataBytesOf,
+  pageTypeOf,
+  StitchAssembler,
+  type StitchSource,
+  stitchKeyOf,
+  stitchRefusal,
+  stitchSourceOf,
+} from '../../core/parquet/stitch.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import type { InputFile, RewriteGroup } from '../../ports/parquet-engine.js';
+import type { CheckedInput, PreflightResult } from './preflight.js';
+import type { InputReader } from './read.js';
+import type { OutputSequence } from './roll-over.js';
+import type { RewriteSettings } from './settings.js';
+
+/** One input to copy, with its footer as read at planning. */
+export interface StitchInput {
+  readonly input: CheckedInput;
+  readonly source: StitchSource;
+  readonly metadata: Uint8Array;
+}
+
+/** One stitched output: whole inputs, consecutive in the group's order, sharing one stitch key. */
+export interface StitchOutput {
+  readonly inputs: readonly StitchInput[];
+  readonly rows: number;
+}
+
+export interface StitchPlan {
+  readonly outputs: readonly StitchOutput[];
+  /** The stitched inputs, in the order they are read (output by output). */
+  readonly inputs: readonly CheckedInput[];
+  /** Why each candidate (an input whose row groups are all large) is re-encoded instead, by key. */
+  readonly refused: ReadonlyMap<string, string>;
+  /** Bytes read for the candidates' footers. */
+  readonly bytesRead: number;
+}
+
+/** Bytes read for a page header: its statistics may hold long min/max values. */
+const PAGE_HEADER_PROBE = 16 * 1024;
+
+const NOTHING: StitchPlan = { outputs: [], inputs: [], refused: new Map(), bytesRead: 0 };
+
+/** The fields of an `InputFile` stitching knows. See `onlyKnownFields`. */
+const KNOWN_FILE_FIELDS = new Set(['key', 'size', 'etag', 'rows']);
+
+/**
+ * Whether an input file carries nothing but what stitching knows. Anything more (per-input deleted row
+ * positions, say) may change which rows the output must hold, and a copied row group holds all of its
+ * rows: such an input is re-encoded. A safe default for fields added later, not a guess at their meaning.
+ */
+function onlyKnownFields(file: InputFile): boolean {
+  return Object.keys(file).every((k) => KNOWN_FILE_FIELDS.has(k));
+}
+
+/** The FileMetaData bytes of `key`, from the end of the object (one ranged GET, two for a large footer). */
+async function footerBytes(store: ObjectStore, file: InputFile): Promise<Uint8Array> {
+  const first = Math.min(file.size, 64 * 1024);
+  let tail = await store.getRange(file.key, file.size - first, file.size - 1);
+  const length = new DataView(tail.buffer, tail.byteOffset, tail.byteLength).getUint32(tail.length - 8, true);
+  if (length + 8 > tail.length && length + 12 <= file.size) {
+    tail = await store.getRange(file.key, file.size - 8 - length, file.size - 1);
+  }
+  return metadataBytesOf(file.key, tail).slice();
+}
+
+/**
+ * Decides which inputs are stitched and into which outputs. Candidates: every row group at or above the
+ * thresholds (from the footers pre-flight read), no INT96 column, rows kept in order (no sort), nothing
+ * but known fields on the input. A candidate whose footer then shows another codec, an encoding the target
+ * does not write, version-2 pages or unusable offsets is re-encoded (`refused` says why).
+ *
+ * Outputs: consecutive stitched inputs with one stitch key, balanced like the re-encoded outputs — the
+ * fewest outputs of at most the target size (by input bytes; copied bytes do not shrink), inputs whole.
+ */
+export async function planStitching(
+  store: ObjectStore,
+  pre: PreflightResult,
+  settings: RewriteSettings,
+): Promise<StitchPlan> {
+  const thresholds = settings.stitch;
+  if (thresholds === undefined || settings.sort !== undefined) return NOTHING;
+  const candidates = pre.inputs.filter(
+    (i) =>
+      i.int96Columns.length === 0 &&
+      onlyKnownFields(i.file) &&
+      i.footer.rowGroups.every(
+        (g) => g.rows >= thresholds.minRowGroupRows || g.compressedBytes >= thresholds.minRowGroupBytes,
+      ),
+  );
+  if (candidates.length === 0) return NOTHING;
+  const limit = pLimit(settings.maxRequestsInFlight);
+  let bytesRead = 0;
+  const refused = new Map<string, string>();
+  const read = await Promise.all(
+    candidates.map((input) =>
+      limit(async () => {
+        const metadata = await footerBytes(store, input.file);
+        bytesRead += metadata.length + 8;
+        const source = stitchSourceOf(input.file.key, metadata, input.file.size - 8 - metadata.length);
+        const target = { codec: settings.codec, deltaEncoding: settings.deltaEncoding, ...thresholds };
+        let refusal = stitchRefusal(source, target);
+        const page = firstDataPage(source);
+        if (refusal !== undefined && page !== undefined && stitchRefusal(source, target, 0) === undefined) {
+          // Only the data page version is unknown (no encoding statistics, as DuckDB writes): read it.
+          const header = await store.getRange(
+            input.file.key,
+            page,
+            Math.min(page + PAGE_HEADER_PROBE, input.file.size) - 1,
+          );
+          bytesRead += header.length;
+          refusal = stitchRefusal(source, target, pageTypeOf(header));
+        }
+        if (refusal !== undefined) refused.set(input.file.key, refusal);
+        return { input, source, metadata };
+      }),
+    ),
+  );
+  const eligible = read.filter((c) => !refused.has(c.input.file.key));
+  const outputs: StitchOutput[] = [];
+  for (const run of byStitchKey(eligible)) outputs.push(...balanced(run, settings.targetFileSizeBytes));
+  return { outputs, inputs: outputs.flatMap((o) => o.inputs.map((s) => s.input)), refused, bytesRead };
+}
+
+/** Maximal runs of consecutive inputs sharing a stitch key (and so a footer template). */
+function byStitchKey(inputs: readonly StitchInput[]): StitchInput[][] {
+  const runs: { key: string; inputs: StitchInput[] }[] = [];
+  for (const s of inputs) {
+    const key = `${s.input.schemaKey}/${stitchKeyOf(s.source)}`;
+    const last = runs.at(-1);
+    if (last?.key === key) last.inputs.push(s);
+    else runs.push({ key, inputs: [s] });
+  }
+  return runs.map((r) => r.inputs);
+}
+
+/** Cuts a run into ceil(bytes / target) outputs of near-equal bytes, inputs whole and in order. */
+function balanced(run: readonly StitchInput[], target: number): StitchOutput[] {
+  const total = run.reduce((n, s) => n + s.input.file.size, 0);
+  const parts = Math.max(1, Math.min(run.length, Math.ceil(total / target)));
+  const outputs: StitchInput[][] = Array.from({ length: parts }, () => []);
+  let before = 0;
+  for (const s of run) {
+    const middle = before + s.input.file.size / 2;
+    const part = Math.min(parts - 1, Math.floor((middle * parts) / total));
+    // Never back: a part may only stay or move on, so inputs stay in order.
+    const at = Math.max(
+      part,
+      outputs.findLastIndex((o) => o.length > 0),
+    );
+    outputs[at]?.push(s);
+    before += s.input.file.size;
+  }
+  return outputs
+    .filter((o) => o.length > 0)
+    .map((inputs) => ({ inputs, rows: inputs.reduce((n, s) => n + s.source.rows, 0) }));
+}
+
+/** The group and pre-flight the re-encoding stages see: without the stitched inputs, and without the planner's output count (it was for all of them). */
+export function withoutStitched(
+  group: RewriteGroup,
+  pre: PreflightResult,
+  plan: StitchPlan,
+): { group: RewriteGroup; pre: PreflightResult } {
+  if (plan.outputs.length === 0) return { group, pre };
+  const stitched = new Set(plan.inputs.map((i) => i.file.key));
+  const { expectedOutputFiles: _, ...rest } = group;
+  return {
+    group: rest,
+    pre: { ...pre, inputs: pre.inputs.filter((i) => !stitched.has(i.file.key)) },
+  };
+}
+
+/**
+ * Writes the stitched outputs, after the re-encoded ones. Each input is decoded and fingerprinted as any
+ * other (so the rewrite's fingerprint is of the rows read, and verify — which decodes the output — sees any
+ * offset gone wrong), then its row groups' bytes are copied as they are, from the very bytes decoded.
+ */
+export async function writeStitched(
+  plan: StitchPlan,
+  reader: InputReader,
+  outputs: OutputSequence,
+  target: ObjectStore,
+): Promise<void> {
+  for (const planned of plan.outputs) {
+    const [key] = outputs.nextKeys(1) as [string];
+    outputs.started.push(key);
+    const assembler = new StitchAssembler();
+    reader.fingerprint.startRun([planned.rows]);
+    async function* body(): AsyncGenerator<Uint8Array> {
+      yield* assembler.start();
+      for (const s of planned.inputs) {
+        let bytes: Uint8Array | undefined;
+        for await (const { batch } of reader.decode(s.input, (b) => {
+          bytes = b;
+        })) {
+          batch.free();
+        }
+        const file = bytes as Uint8Array;
+        if (!sameBytes(metadataBytesOf(s.input.file.key, file), s.metadata)) {
+          throw new CorruptInputError(
+            s.input.file.key,
+            'its footer changed since it was planned for stitching',
+          );
+        }
+        yield* assembler.append(file, s.source);
+      }
+      yield* assembler.finish();
+    }
+    const { etag, size } = await target.putStream(key, body(), {
+      contentType: 'application/vnd.apache.parquet',
+    });
+    reader.fingerprint.endRun();
+    if (size !== assembler.bytes || assembler.rows !== planned.rows) {
+      throw new VerificationError(`stitched output ${key} holds ${assembler.rows} rows in ${size} bytes`, {
+        key,
+        rowsPlanned: planned.rows,
+        rowsCopied: assembler.rows,
+        bytesProduced: assembler.bytes,
+        bytesStored: size,
+      });
+    }
+    outputs.add([{ key, size, etag, rows: assembler.rows }]);
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

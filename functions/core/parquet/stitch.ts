@@ -1,0 +1,465 @@
+// Row-group stitching: copies whole row groups of Parquet inputs into one output without decoding or
+// re-encoding a page, and rebuilds the footer around them — every offset that points into the file moved
+// (column chunks, page indexes, bloom filters), everything else (statistics, encodings, sizes) kept as read.
+
+import { createHash } from 'node:crypto';
+import { CorruptInputError } from '../errors.js';
+import { PARQUET_MAGIC } from './footer.js';
+import {
+  cloneStruct,
+  decodeStruct,
+  encodeStruct,
+  field,
+  setField,
+  T,
+  type ThriftList,
+  type ThriftStruct,
+} from './thrift-compact.js';
+
+/** Field ids of parquet.thrift used here. */
+const FMD = {
+  schema: 2,
+  numRows: 3,
+  rowGroups: 4,
+  kv: 5,
+  createdBy: 6,
+  columnOrders: 7,
+  encryption: 8,
+  signingKey: 9,
+};
+const RG = { columns: 1, totalByteSize: 2, numRows: 3, fileOffset: 5, totalCompressed: 6, ordinal: 7 };
+const CC = {
+  filePath: 1,
+  fileOffset: 2,
+  metaData: 3,
+  offsetIndexOffset: 4,
+  offsetIndexLength: 5,
+  columnIndexOffset: 6,
+  columnIndexLength: 7,
+  crypto: 8,
+  encryptedMetaData: 9,
+};
+const CMD = {
+  type: 1,
+  encodings: 2,
+  path: 3,
+  codec: 4,
+  compressed: 7,
+  dataPageOffset: 9,
+  indexPageOffset: 10,
+  dictionaryPageOffset: 11,
+  encodingStats: 13,
+  bloomOffset: 14,
+  bloomLength: 15,
+};
+const SCHEMA_TYPE = 1;
+const INT32 = 1;
+const INT64 = 2;
+const INT96 = 3;
+const DATA_PAGE = 0;
+const DATA_PAGE_V2 = 3;
+/** CompressionCodec of parquet.thrift, for the codecs a stitched output may carry. */
+export const PARQUET_CODEC_IDS = { snappy: 1, zstd: 6 } as const;
+const CODEC_NAMES = ['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'LZO', 'BROTLI', 'LZ4', 'ZSTD', 'LZ4_RAW'];
+const ENCODING_NAMES = [
+  'PLAIN',
+  'GROUP_VAR_INT',
+  'PLAIN_DICTIONARY',
+  'RLE',
+  'BIT_PACKED',
+  'DELTA_BINARY_PACKED',
+  'DELTA_LENGTH_BYTE_ARRAY',
+  'DELTA_BYTE_ARRAY',
+  'RLE_DICTIONARY',
+  'BYTE_STREAM_SPLIT',
+];
+/** Encodings every Parquet reader reads (what the engine's writer writes without opt-ins). */
+const BASE_ENCODINGS = new Set([0, 2, 3, 4, 8]);
+const DELTA_BINARY_PACKED = 5;
+
+/** Bytes `[offset, offset + length)` of a file. */
+export interface ByteRange {
+  readonly offset: number;
+  readonly length: number;
+}
+
+interface SourceChunk {
+  readonly data: ByteRange;
+  readonly columnIndex: ByteRange | undefined;
+  readonly offsetIndex: ByteRange | undefined;
+  /** Bloom filter start, and its length when the footer records it (else read from its header). */
+  readonly bloom: { readonly offset: number; readonly length: number | undefined } | undefined;
+}
+
+export interface SourceRowGroup {
+  readonly rows: number;
+  readonly compressedBytes: number;
+  readonly chunks: readonly SourceChunk[];
+  readonly struct: ThriftStruct;
+}
+
+/** An input's footer decoded for stitching: the raw FileMetaData (every field kept) and its row groups' byte ranges. */
+export interface StitchSource {
+  readonly meta: ThriftStruct;
+  readonly rowGroups: readonly SourceRowGroup[];
+  readonly rows: number;
+  /** Why the input's bytes cannot be copied as they are (ranges outside the data, encryption…), if so. */
+  readonly unusable: string | undefined;
+}
+
+/** What an output must be for its row groups to be copied instead of re-encoded. */
+export interface StitchTarget {
+  readonly codec: keyof typeof PARQUET_CODEC_IDS;
+  /** DELTA_BINARY_PACKED allowed on INT32/INT64 columns (the table's readers support it). */
+  readonly deltaEncoding: boolean;
+  /** A row group is large enough to copy with at least this many compressed bytes… */
+  readonly minRowGroupBytes: number;
+  /** …or at least this many rows. */
+  readonly minRowGroupRows: number;
+}
+
+function num(s: ThriftStruct, id: number): number | undefined {
+  const v = field(s, id)?.value;
+  if (typeof v === 'bigint') return Number(v);
+  return typeof v === 'number' ? v : undefined;
+}
+
+function struct(s: ThriftStruct, id: number): ThriftStruct | undefined {
+  const v = field(s, id)?.value;
+  return v !== undefined && typeof v === 'object' && 'fields' in v ? v : undefined;
+}
+
+function list(s: ThriftStruct, id: number): ThriftList | undefined {
+  const v = field(s, id)?.value;
+  return v !== undefined && typeof v === 'object' && 'items' in v ? v : undefined;
+}
+
+function structs(s: ThriftStruct, id: number): ThriftStruct[] {
+  return (list(s, id)?.items ?? []) as ThriftStruct[];
+}
+
+/**
+ * Where a column chunk's pages start: the dictionary page when there is one, else the first data page.
+ * Old parquet-mr wrote dictionary_page_offset 0 for "none"; an implausible one makes the chunk unusable.
+ */
+function chunkStart(md: ThriftStruct): number | undefined {
+  const data = num(md, CMD.dataPageOffset);
+  const dict = num(md, CMD.dictionaryPageOffset);
+  if (data === undefined) return undefined;
+  if (dict === undefined) return data;
+  return dict >= 4 && dict < data ? dict : undefined;
+}
+
+/**
+ * Decodes an input's FileMetaData (`metadata`: the Thrift bytes before the footer's length and magic) and the
+ * byte ranges of its row groups. `dataEnd` is where the footer starts: every range must end before it.
+ * @throws CorruptInputError when the footer does not decode.
+ */
+export function stitchSourceOf(key: string, metadata: Uint8Array, dataEnd: number): StitchSource {
+  let meta: ThriftStruct;
+  try {
+    meta = decodeStruct(metadata).struct;
+  } catch (err) {
+    throw new CorruptInputError(key, `unreadable footer metadata (${(err as Error).message})`, {
+      cause: err,
+    });
+  }
+  let unusable: string | undefined;
+  const within = (r: ByteRange | undefined): boolean =>
+    r === undefined || (r.offset >= 4 && r.length >= 0 && r.offset + r.length <= dataEnd);
+  if (field(meta, FMD.encryption) !== undefined || field(meta, FMD.signingKey) !== undefined) {
+    unusable = 'it is encrypted';
+  }
+  const rowGroups = structs(meta, FMD.rowGroups).map((rg, g): SourceRowGroup => {
+    const chunks = structs(rg, RG.columns).map((cc, c): SourceChunk => {
+      const md = struct(cc, CC.metaData);
+      const where = `row group ${g} column ${c}`;
+      if (field(cc, CC.filePath) !== undefined) unusable ??= `${where} lives in another file`;
+      if (field(cc, CC.crypto) !== undefined || field(cc, CC.encryptedMetaData) !== undefined) {
+        unusable ??= `${where} is encrypted`;
+      }
+      const start = md === undefined ? undefined : chunkStart(md);
+      const length = md === undefined ? undefined : num(md, CMD.compressed);
+      if (md === undefined || start === undefined || length === undefined) {
+        unusable ??= `${where} has no usable page offsets`;
+      }
+      const data = { offset: start ?? 0, length: length ?? 0 };
+      const rangeOf = (o: number, l: number): ByteRange | undefined => {
+        const offset = num(cc, o);
+        const len = num(cc, l);
+        return offset === undefined || len === undefined ? undefined : { offset, length: len };
+      };
+      const columnIndex = rangeOf(CC.columnIndexOffset, CC.columnIndexLength);
+      const offsetIndex = rangeOf(CC.offsetIndexOffset, CC.offsetIndexLength);
+      const bloomOffset = md === undefined ? undefined : num(md, CMD.bloomOffset);
+      const bloom =
+        bloomOffset === undefined
+          ? undefined
+          : { offset: bloomOffset, length: md && num(md, CMD.bloomLength) };
+      if (
+        !within(data) ||
+        !within(columnIndex) ||
+        !within(offsetIndex) ||
+        !within(bloom && { offset: bloom.offset, length: bloom.length ?? 0 })
+      ) {
+        unusable ??= `${where} points outside the file's data`;
+      }
+      return { data, columnIndex, offsetIndex, bloom };
+    });
+    const compressed = num(rg, RG.totalCompressed) ?? chunks.reduce((n, c) => n + c.data.length, 0);
+    return { rows: num(rg, RG.numRows) ?? 0, compressedBytes: compressed, chunks, struct: rg };
+  });
+  const rows = rowGroups.reduce((n, g) => n + g.rows, 0);
+  if (rows !== num(meta, FMD.numRows)) unusable ??= 'its row groups do not add up to its row count';
+  return { meta, rowGroups, rows, unusable };
+}
+
+/**
+ * Why `source`'s row groups may not be copied into an output of `target`, or undefined when they may:
+ * every row group large enough (a small one is better re-encoded with others), no INT96 column, every
+ * column chunk in the target's codec, with only encodings the target's writer would use itself (so the
+ * table's readers read it), and version-1 data pages — known from the chunk's encoding statistics, so a
+ * chunk without them is re-encoded rather than guessed.
+ */
+export function stitchRefusal(
+  source: StitchSource,
+  target: StitchTarget,
+  /** The type of the first data page (see `firstDataPage`), for chunks without encoding statistics. */
+  firstPageType?: number,
+): string | undefined {
+  if (source.unusable !== undefined) return source.unusable;
+  if (source.rowGroups.length === 0) return 'it has no row groups';
+  for (const e of structs(source.meta, FMD.schema)) {
+    if (num(e, SCHEMA_TYPE) === INT96) return 'it has INT96 columns, which are converted';
+  }
+  const codec = PARQUET_CODEC_IDS[target.codec];
+  for (const [g, rg] of source.rowGroups.entries()) {
+    if (rg.rows < target.minRowGroupRows && rg.compressedBytes < target.minRowGroupBytes) {
+      return `row group ${g} has ${rg.rows} rows in ${rg.compressedBytes} bytes, under the stitching thresholds (${target.minRowGroupRows} rows or ${target.minRowGroupBytes} bytes)`;
+    }
+    for (const cc of structs(rg.struct, RG.columns)) {
+      const md = struct(cc, CC.metaData) as ThriftStruct;
+      const path = (list(md, CMD.path)?.items ?? [])
+        .map((p) => new TextDecoder().decode(p as Uint8Array))
+        .join('.');
+      const chunkCodec = num(md, CMD.codec);
+      if (chunkCodec !== codec) {
+        return `column ${path} is ${CODEC_NAMES[chunkCodec ?? -1] ?? `codec ${chunkCodec}`}, the target is ${CODEC_NAMES[codec]}`;
+      }
+      const type = num(md, CMD.type);
+      const allowed = (e: number) =>
+        BASE_ENCODINGS.has(e) ||
+        (e === DELTA_BINARY_PACKED && target.deltaEncoding && (type === INT32 || type === INT64));
+      for (const e of (list(md, CMD.encodings)?.items ?? []) as number[]) {
+        if (!allowed(e))
+          return `column ${path} uses ${ENCODING_NAMES[e] ?? `encoding ${e}`}, which the target does not write`;
+      }
+      const stats = list(md, CMD.encodingStats);
+      if (stats === undefined && firstPageType !== DATA_PAGE) {
+        return `column ${path} has no encoding statistics and its first data page is not known to be version 1`;
+      }
+      for (const s of (stats?.items ?? []) as ThriftStruct[]) {
+        if (num(s, 1) === DATA_PAGE_V2) return `column ${path} has version-2 data pages`;
+        const e = num(s, 2) ?? -1;
+        if (!allowed(e))
+          return `column ${path} uses ${ENCODING_NAMES[e] ?? `encoding ${e}`}, which the target does not write`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Where the file's first data page header is (its first column chunk's `data_page_offset`). Writers choose
+ * the data page version per file (parquet-mr's writer version, DuckDB's PARQUET_VERSION, arrow's
+ * data_page_version), so for footers without encoding statistics this one header tells the version.
+ */
+export function firstDataPage(source: StitchSource): number | undefined {
+  const cc = structs(source.rowGroups[0]?.struct ?? { fields: [] }, RG.columns)[0];
+  const md = cc === undefined ? undefined : struct(cc, CC.metaData);
+  return md === undefined ? undefined : num(md, CMD.dataPageOffset);
+}
+
+/** The page type of the PageHeader at the start of `bytes` (field 1), or undefined when it does not decode. */
+export function pageTypeOf(bytes: Uint8Array): number | undefined {
+  try {
+    return num(decodeStruct(bytes).struct, 1);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Identity of what an output's footer takes from its inputs besides the row groups — schema elements
+ * as written, key-value metadata (incl. `ARROW:schema`), created_by and column orders. Inputs that share it
+ * may share a stitched output. created_by counts because readers work around known writer bugs by it
+ * (e.g. statistics of old parquet-mr): an output says who wrote its pages.
+ */
+export function stitchKeyOf(source: StitchSource): string {
+  const kept: ThriftStruct = {
+    fields: source.meta.fields.filter((f) =>
+      [FMD.schema, FMD.kv, FMD.createdBy, FMD.columnOrders].includes(f.id),
+    ),
+  };
+  return createHash('sha256').update(encodeStruct(kept)).digest('hex');
+}
+
+/** The length of the bloom filter at `offset` of `bytes`: its header (Thrift) plus the bitset it announces. */
+function bloomLength(bytes: Uint8Array, offset: number): number {
+  const { struct: header, end } = decodeStruct(bytes, offset);
+  return end - offset + (num(header, 1) ?? 0);
+}
+
+/** OffsetIndex with every page location's offset moved by `delta` (field 1: page_locations; PageLocation.1: offset). */
+function rebasedOffsetIndex(bytes: Uint8Array, range: ByteRange, delta: number): Uint8Array {
+  const index = decodeStruct(bytes.subarray(range.offset, range.offset + range.length)).struct;
+  for (const loc of structs(index, 1)) {
+    const offset = field(loc, 1);
+    if (offset !== undefined) offset.value = BigInt(num(loc, 1) ?? 0) + BigInt(delta);
+  }
+  return encodeStruct(index);
+}
+
+/** A row group's column chunk after copying: where its pages went, and its index and filter bytes, for the tail. */
+interface PlacedChunk {
+  readonly cc: ThriftStruct;
+  readonly columnIndex: Uint8Array | undefined;
+  readonly offsetIndex: Uint8Array | undefined;
+  readonly bloom: Uint8Array | undefined;
+}
+
+/**
+ * Builds one stitched output as a sequence of byte slices: `PAR1`, then each input's row groups as they
+ * are (views of the input's bytes, never copied), then bloom filters, column indexes and offset indexes
+ * (offset indexes rebased: they hold absolute page offsets), then the footer — the first input's FileMetaData
+ * with its row groups replaced by the copied ones, every offset moved, row count summed.
+ */
+export class StitchAssembler {
+  private position = PARQUET_MAGIC.length;
+  private template: ThriftStruct | undefined;
+  private readonly rowGroups: { rg: ThriftStruct; chunks: PlacedChunk[] }[] = [];
+  rows = 0;
+
+  /** The output's first bytes. */
+  start(): Uint8Array[] {
+    return [PARQUET_MAGIC.slice()];
+  }
+
+  /**
+   * Appends row groups `rowGroups` (default: all) of an input whose whole file is `bytes`; returns the
+   * slices to write next, in order. Inputs of one output must share a stitch key (see `stitchKeyOf`).
+   */
+  append(bytes: Uint8Array, source: StitchSource, rowGroups?: readonly number[]): Uint8Array[] {
+    this.template ??= source.meta;
+    const out: Uint8Array[] = [];
+    for (const g of rowGroups ?? source.rowGroups.map((_, i) => i)) {
+      const group = source.rowGroups[g] as SourceRowGroup;
+      const rg = cloneStruct(group.struct);
+      const ccs = structs(rg, RG.columns);
+      const placed: PlacedChunk[] = [];
+      let first: number | undefined;
+      for (const [c, chunk] of group.chunks.entries()) {
+        const cc = ccs[c] as ThriftStruct;
+        const delta = this.position - chunk.data.offset;
+        first ??= this.position;
+        const last = out.at(-1);
+        const slice = bytes.subarray(chunk.data.offset, chunk.data.offset + chunk.data.length);
+        // Adjacent chunks (the usual layout) go out as one view of the input.
+        if (
+          last !== undefined &&
+          last.buffer === bytes.buffer &&
+          last.byteOffset + last.length === slice.byteOffset
+        ) {
+          out[out.length - 1] = new Uint8Array(bytes.buffer, last.byteOffset, last.length + slice.length);
+        } else out.push(slice);
+        this.position += chunk.data.length;
+        const md = struct(cc, CC.metaData) as ThriftStruct;
+        for (const id of [CMD.dataPageOffset, CMD.indexPageOffset, CMD.dictionaryPageOffset]) {
+          const f = field(md, id);
+          if (f !== undefined) f.value = BigInt(num(md, id) ?? 0) + BigInt(delta);
+        }
+        const fileOffset = num(cc, CC.fileOffset);
+        if (fileOffset !== undefined && fileOffset > 0)
+          setField(cc, CC.fileOffset, T.I64, BigInt(fileOffset + delta));
+        const bloom =
+          chunk.bloom === undefined
+            ? undefined
+            : bytes.slice(
+                chunk.bloom.offset,
+                chunk.bloom.offset + (chunk.bloom.length ?? bloomLength(bytes, chunk.bloom.offset)),
+              );
+        placed.push({
+          cc,
+          columnIndex:
+            chunk.columnIndex === undefined
+              ? undefined
+              : bytes.slice(chunk.columnIndex.offset, chunk.columnIndex.offset + chunk.columnIndex.length),
+          offsetIndex:
+            chunk.offsetIndex === undefined ? undefined : rebasedOffsetIndex(bytes, chunk.offsetIndex, delta),
+          bloom,
+        });
+      }
+      if (field(rg, RG.fileOffset) !== undefined && first !== undefined)
+        setField(rg, RG.fileOffset, T.I64, BigInt(first));
+      if (field(rg, RG.ordinal) !== undefined) setField(rg, RG.ordinal, T.I16, this.rowGroups.length);
+      this.rowGroups.push({ rg, chunks: placed });
+      this.rows += group.rows;
+    }
+    return out;
+  }
+
+  /** Bytes written so far (the data part of the output). */
+  get bytes(): number {
+    return this.position;
+  }
+
+  /** The output's last bytes: bloom filters, column indexes, offset indexes, footer, its length, `PAR1`. */
+  finish(): Uint8Array[] {
+    if (this.template === undefined) throw new Error('StitchAssembler: nothing appended');
+    const out: Uint8Array[] = [];
+    const place = (bytes: Uint8Array): number => {
+      const at = this.position;
+      out.push(bytes);
+      this.position += bytes.length;
+      return at;
+    };
+    for (const { chunks } of this.rowGroups) {
+      for (const p of chunks) {
+        if (p.bloom === undefined) continue;
+        const md = struct(p.cc, CC.metaData) as ThriftStruct;
+        setField(md, CMD.bloomOffset, T.I64, BigInt(place(p.bloom)));
+        if (field(md, CMD.bloomLength) !== undefined) setField(md, CMD.bloomLength, T.I32, p.bloom.length);
+      }
+    }
+    for (const [what, offsetId, lengthId] of [
+      ['columnIndex', CC.columnIndexOffset, CC.columnIndexLength],
+      ['offsetIndex', CC.offsetIndexOffset, CC.offsetIndexLength],
+    ] as const) {
+      for (const { chunks } of this.rowGroups) {
+        for (const p of chunks) {
+          const bytes = p[what];
+          if (bytes === undefined) continue;
+          setField(p.cc, offsetId, T.I64, BigInt(place(bytes)));
+          setField(p.cc, lengthId, T.I32, bytes.length);
+        }
+      }
+    }
+    const meta = cloneStruct(this.template);
+    setField(meta, FMD.numRows, T.I64, BigInt(this.rows));
+    setField(meta, FMD.rowGroups, T.LIST, { elementType: T.STRUCT, items: this.rowGroups.map((g) => g.rg) });
+    const footer = encodeStruct(meta);
+    const length = new Uint8Array(4);
+    new DataView(length.buffer).setUint32(0, footer.length, true);
+    out.push(footer, length, PARQUET_MAGIC.slice());
+    this.position += footer.length + 8;
+    return out;
+  }
+}
+
+/** The FileMetaData bytes of a whole Parquet file held in memory (between the data and the length + `PAR1`). */
+export function metadataBytesOf(key: string, file: Uint8Array): Uint8Array {
+  if (file.length < 12) throw new CorruptInputError(key, 'too short to be Parquet');
+  const length = new DataView(file.buffer, file.byteOffset, file.byteLength).getUint32(file.length - 8, true);
+  if (length + 12 > file.length) throw new CorruptInputError(key, `footer length ${length} exceeds the file`);
+  return file.subarray(file.length - 8 - length, file.length - 8);
+}
