@@ -77,8 +77,8 @@ describe('resolveEvent and Delta Lake or Iceberg writes', () => {
       event('events/_delta_log/00000000000000000010.checkpoint.parquet'),
     );
 
-    // Assess
-    expect(commit.kind).toBe('ignored');
+    // Assess: its commit is the table's change (read from the log), its checkpoint nothing; neither is foreign
+    expect(commit.kind).toBe('commit');
     expect(checkpoint.kind).toBe('ignored');
   });
 
