@@ -256,7 +256,7 @@ export interface LakeCompactorProps {
    */
   readonly workflow?: Omit<
     CompactionWorkflowProps,
-    'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys' | 'workRoot'
+    'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys' | 'workRoot' | 'deltaLogTables'
   >;
   /**
    * Automatic triggering by the profiler and the sweep.
