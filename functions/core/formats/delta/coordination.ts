@@ -56,10 +56,13 @@ const dynamoDbSchema = z.strictObject({
 
 /** The `deltaLogStore` field of a Delta table's config. */
 export const deltaLogStoreSchema = z.discriminatedUnion('type', [s3ConditionalSchema, dynamoDbSchema], {
-  error: (issue) =>
-    issue.code === 'invalid_union'
-      ? `type must be "s3-conditional" (S3 conditional writes, the default) or "dynamodb" (Spark's S3DynamoDBLogStore, with tableName), not ${JSON.stringify((issue.input as { type?: unknown } | undefined)?.type)}`
-      : undefined,
+  error: (issue) => {
+    if (issue.code !== 'invalid_union') {
+      return 'must be an object such as { "type": "s3-conditional" } or { "type": "dynamodb", "tableName": "delta_log" }';
+    }
+    const type = (issue.input as { type?: unknown } | undefined)?.type;
+    return `must be "s3-conditional" (S3 conditional writes, the default) or "dynamodb" (Spark's S3DynamoDBLogStore, with tableName), ${type === undefined ? 'and is missing' : `not ${JSON.stringify(type)}`}`;
+  },
 });
 
 export type DeltaLogStoreSetting = z.output<typeof deltaLogStoreSchema>;
