@@ -2,7 +2,8 @@
 // protocol end to end: the synthesized workflow on the local cloud (DynamoDB Local, s3rver) and the CLI on a local
 // folder both leave their OPTIMIZE commit as a complete entry in the configured DynamoDB table, with the table
 // path Spark uses; a Spark writer's commit that is in DynamoDB but not yet in the log is finished and kept, the
-// compaction taking the next version; and an unconfigured Delta table still commits with S3 conditional writes.
+// compaction taking the next version; `settle` rolls a killed compaction forward through DynamoDB too; and an
+// unconfigured Delta table still commits with S3 conditional writes.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deltaLogTableInput } from '../../functions/adapters/dynamodb-delta-log-store.js';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { runCompact } from '../../functions/cli/compact.js';
 import { run as cli } from '../../functions/cli/index.js';
 import { readCommitActions, readDeltaSnapshot } from '../../functions/core/formats/delta/log.js';
 import { commitFileName } from '../../functions/core/formats/delta/log-files.js';
@@ -23,6 +25,7 @@ import { commitKey } from '../../functions/core/formats/delta/log-store.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
 import { captureIo } from '../support/cli-io.js';
+import { observedStore } from '../support/crash-store.js';
 import { run, startWorkflowHarness, type WorkflowHarness } from '../support/workflow-harness.js';
 import { WORKFLOW_BUCKET } from '../support/workflow-stack.js';
 
@@ -220,6 +223,62 @@ describe('Delta commits coordinated through the DynamoDB table the config names'
       const all = await h.cloud.dynamodb.send(new ScanCommand({ TableName: COMMIT_TABLE }));
       const ours = (all.Items ?? []).filter((i) => i.tablePath?.S === `file://${dir}`);
       expect(ours.map((i) => i.fileName?.S).sort()).toEqual(versions.map(commitFileName));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lake-compactor settle --delta-log-store dynamodb rolls a compaction killed before its log commit forward through the DynamoDB table', async () => {
+    // Prepare: a compact whose process dies once its outputs are in the table and the group is published, right
+    // before it reads the log to commit (nothing of it in the log yet, so only a roll forward completes it)
+    const dir = await mkdtemp(join(tmpdir(), 'lc-delta-ddb-settle-'));
+    try {
+      const store = new LocalObjectStore(dir);
+      await createDeltaEventsTable(store, '', { now: NOW });
+      await appendBatches(store, '', ['2024-03-01']);
+      const before = await readDeltaSnapshot(store, '');
+      const env = { ...h.cloud.env };
+      const options = [
+        '--format',
+        'delta',
+        '--delta-log-store',
+        'dynamodb',
+        '--delta-ddb-table',
+        COMMIT_TABLE,
+      ];
+      let copied = false;
+      let dead = false;
+      await expect(
+        runCompact(
+          dir,
+          { format: 'delta', deltaLogStore: 'dynamodb', deltaDdbTable: COMMIT_TABLE },
+          captureIo({ now: NOW, env }),
+          {
+            wrapStore: (inner) =>
+              observedStore(inner, {
+                before: (call) => {
+                  if (copied && call.key.includes('_delta_log')) dead = true;
+                  if (dead) throw new Error(`injected: the process died before ${call.method} ${call.key}`);
+                },
+                after: (call) => {
+                  if (call.method === 'copy') copied = true;
+                },
+              }),
+          },
+        ),
+      ).rejects.toThrow();
+      expect((await readDeltaSnapshot(store, '')).version).toBe(before.version);
+      const io = captureIo({ now: NOW, env });
+
+      // Act
+      const code = await cli(['settle', dir, ...options], io);
+
+      // Assess: the group's one OPTIMIZE is in the log and complete in DynamoDB; nothing committed twice
+      expect(code, io.stderr.join('\n')).toBe(0);
+      expect(io.stdout.join('\n')).toContain('rolled forward');
+      expect(await operationAt(store, '', before.version + 1)).toBe('OPTIMIZE');
+      expect(await operationAt(store, '', before.version + 2)).toBeUndefined();
+      expect((await entryOf(`file://${dir}`, before.version + 1))?.complete?.S).toBe('true');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
