@@ -15,6 +15,7 @@ import { Construct } from 'constructs';
 import { PERMANENT_ERROR_NAMES, RETRYABLE_ERROR_NAMES } from '../functions/core/errors.js';
 import { DIMENSION, METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '../functions/core/metrics.js';
 import { DEFAULT_WORK_ROOT, type WorkFolder, workRootProblem } from '../functions/core/workflow/layout.js';
+import { type DeltaLogTableRef, deltaLogStatement } from './delta-log-access.js';
 import { projectFunction } from './node-function.js';
 import {
   KMS_OBJECT_ACTIONS,
@@ -103,6 +104,13 @@ export interface CompactionWorkflowProps {
    * @default 24
    */
   readonly executionTimeoutHours?: number;
+  /**
+   * The DynamoDB commit tables of Delta tables configured with `deltaLogStore: { type: "dynamodb" }` (see
+   * `deltaLogTablesOf`): the steps that commit or settle a group (plan, commit, rollback, finalize) may read and
+   * write their commit entries.
+   * @default [] — no Delta table coordinates through DynamoDB, and no step gets any access for it
+   */
+  readonly deltaLogTables?: readonly DeltaLogTableRef[];
 }
 
 /** The S3 object access of one workflow step (each such step also lists its buckets; see `listStatements`). */
@@ -178,6 +186,14 @@ export class CompactionWorkflow extends Construct {
     this.functions = functions;
     for (const f of Object.values(functions)) props.stateTable.grantReadWriteData(f);
     this.grantObjectAccess(functions);
+    // A Delta group is committed (commit), and settled forward through the same commit (rollback, finalize, and
+    // plan before it plans); plan also finishes another writer's incomplete entry before reading the log.
+    const deltaLog = deltaLogStatement(this, props.deltaLogTables ?? []);
+    if (deltaLog !== undefined) {
+      for (const f of [functions.plan, functions.commit, functions.rollback, functions.finalize]) {
+        f.addToRolePolicy(deltaLog);
+      }
+    }
 
     this.notificationTopic =
       props.notificationTopic ??

@@ -23,6 +23,7 @@ export function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketN
       ...(t.deltaEncoding === undefined ? {} : { deltaEncoding: t.deltaEncoding }),
       ...(t.sortColumns === undefined ? {} : { sortColumns: t.sortColumns }),
       ...(t.policy === undefined ? {} : { policy: t.policy }),
+      ...(t.deltaLogStore === undefined ? {} : { deltaLogStore: t.deltaLogStore }),
     })),
   );
 }

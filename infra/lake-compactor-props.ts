@@ -4,6 +4,7 @@ import type { RemovalPolicy } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type { DeltaLogStoreSetting } from '../functions/core/formats/delta/coordination.js';
 import type { TableFormatName } from '../functions/core/formats/index.js';
 import type { Codec } from '../functions/ports/parquet-engine.js';
 import type { CompactionWorkflowProps } from './compaction-workflow.js';
@@ -93,6 +94,17 @@ export interface LakeCompactorTable {
    * @default the policy defaults
    */
   readonly policy?: Readonly<Record<string, number>>;
+  /**
+   * Delta Lake tables only (`format: "delta"`; refused on any other): how the table's commits are coordinated
+   * with its other writers, which must all coordinate the same way. `{ type: "s3-conditional" }`: S3
+   * conditional writes (`If-None-Match: *`), what delta-rs and Delta Kernel use. `{ type: "dynamodb",
+   * tableName, region?, tablePathScheme? }`: Spark's `io.delta.storage.S3DynamoDBLogStore` protocol through that
+   * existing DynamoDB table (`spark.io.delta.storage.S3DynamoDBLogStore.ddb.tableName` / `.ddb.region`;
+   * `tablePathScheme: "s3a"` when Spark addresses the table as `s3a://`); the functions that commit or settle
+   * get `dynamodb:GetItem/PutItem/UpdateItem/Query` on it.
+   * @default { type: 's3-conditional' }
+   */
+  readonly deltaLogStore?: DeltaLogStoreSetting;
 }
 
 /**
@@ -244,7 +256,7 @@ export interface LakeCompactorProps {
    */
   readonly workflow?: Omit<
     CompactionWorkflowProps,
-    'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys' | 'workRoot'
+    'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys' | 'workRoot' | 'deltaLogTables'
   >;
   /**
    * Automatic triggering by the profiler and the sweep.

@@ -18,6 +18,7 @@ import { Construct } from 'constructs';
 import { DEFAULT_WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow } from './compaction-workflow.js';
 import { createDataBucket } from './data-bucket.js';
+import { deltaLogTablesOf } from './delta-log-access.js';
 import { tablesJsonOf, triggerEnvironmentOf } from './function-config.js';
 import { acknowledgeNagFindings } from './lake-compactor-nag.js';
 import type { LakeCompactorProps, LakeCompactorTable } from './lake-compactor-props.js';
@@ -108,6 +109,8 @@ export class LakeCompactor extends Construct {
       ...tableKeysOf(this, props.tables),
     ];
     const tablesJson = tablesJsonOf(tables, '');
+    // Existing DynamoDB commit tables of Delta tables whose writers coordinate through one (usually none).
+    const deltaLogTables = deltaLogTablesOf(props.tables);
     // Not in the environment: Lambda's 4 KB for all variables would end at about 20 tables.
     const tableConfig = tableConfigDelivery(tablesJson);
     const triggers = triggerEnvironmentOf(props.triggers ?? {});
@@ -162,6 +165,7 @@ export class LakeCompactor extends Construct {
       encryptionKeys,
       workRoot: this.workRoot,
       deadLetterQueue: this.scheduleDeadLetterQueue,
+      deltaLogTables,
     });
 
     this.workflow = new CompactionWorkflow(this, 'Workflow', {
@@ -169,6 +173,7 @@ export class LakeCompactor extends Construct {
       stateTable: this.table,
       tablesJson,
       tables: locations,
+      deltaLogTables,
       workRoot: this.workRoot,
       encryptionKeys,
       // The owned bucket is versioned: retire inputs by delete (no trash copies), restore by version.

@@ -9,6 +9,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { type DeltaLogTableRef, deltaLogStatement } from './delta-log-access.js';
 import type { TriggerEnvironment } from './function-config.js';
 import type { LakeCompactorSweepProps } from './lake-compactor-props.js';
 import { scheduledTargetOptions, scheduleOf } from './maintenance.js';
@@ -40,6 +41,11 @@ export interface SweepProps {
   readonly workRoot: string;
   /** Where EventBridge puts a scheduled event it could not deliver after its retries. */
   readonly deadLetterQueue: sqs.IQueue;
+  /**
+   * DynamoDB commit tables of DynamoDB-coordinated Delta tables: settling a dead run's Delta group may commit it.
+   * @default [] — none, and no access for it
+   */
+  readonly deltaLogTables?: readonly DeltaLogTableRef[];
 }
 
 /** The sweep Lambda, run every 15 minutes (catch-up, leases) and weekly in reconcile mode. */
@@ -67,6 +73,8 @@ export function addSweep(scope: Construct, props: SweepProps): nodejs.NodejsFunc
     sweep.addToRolePolicy(new iam.PolicyStatement(statement));
   }
   for (const key of props.encryptionKeys) key.grant(sweep, ...KMS_OBJECT_ACTIONS);
+  const deltaLog = deltaLogStatement(scope, props.deltaLogTables ?? []);
+  if (deltaLog !== undefined) sweep.addToRolePolicy(deltaLog);
   new events.Rule(scope, 'SweepSchedule', {
     description: 'lake-compactor sweep: due partitions and stuck leases',
     schedule: schedules.schedule,

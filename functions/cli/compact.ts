@@ -43,6 +43,12 @@ import { CODECS, type Codec, DEFAULT_CODEC, type ParquetEngine } from '../ports/
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { formatOption, positiveNumber, tableNameOf, workRootOption } from './args.js';
 import { requireParquetFiles } from './errors.js';
+import {
+  addDeltaLogStoreOptions,
+  commandFormat,
+  type DeltaLogStoreCliOptions,
+  deltaLogStoreSettingOf,
+} from './format-options.js';
 import { removeStaleTempFiles, settleOpenGroups } from './settle.js';
 import { renderTable } from './table.js';
 import { refuseEnclosingForeignTable } from './table-format-guard.js';
@@ -55,7 +61,7 @@ export interface CompactIo {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
-export interface CompactOptions {
+export interface CompactOptions extends DeltaLogStoreCliOptions {
   /** Only this partition (path relative to the table root, e.g. `date=2024-01-15`). */
   readonly partition?: string;
   /** Plan and print only; nothing is written. */
@@ -142,13 +148,16 @@ async function compactTable(
   hooks: CompactHooks,
   opened: OpenedStore,
 ): Promise<CompactPartitionResult[]> {
-  const format = tableFormat(options.format ?? DEFAULT_TABLE_FORMAT);
+  const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
   checkStrategy(options);
   const dryRun = options.dryRun ?? false;
   const live = hooks.wrapStore?.(opened.store) ?? opened.store;
   const store = dryRun ? dryRunStore(live) : live;
   const tableRoot = opened.prefix.replace(/\/$/, '');
   const table = options.table ?? tableNameOf(uri);
+  // A dry run commits nothing, and must not finish another writer's commit either: the registered format reads.
+  const setting = deltaLogStoreSettingOf(formatName, options);
+  const format = dryRun ? tableFormat(formatName) : commandFormat(opened, table, formatName, setting, io);
   const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local';
   // A Delta or Iceberg table's log, not the listing, says which files are live: refuse before any write.
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
@@ -210,7 +219,7 @@ async function compactTable(
   for (const [index, partition] of partitions.entries()) {
     // An operator at the terminal: no quiet wait, everything else the workflow's defaults.
     const run = buildRunContext(
-      { name: table, prefix: tableRoot, bucket, format: options.format ?? DEFAULT_TABLE_FORMAT },
+      { name: table, prefix: tableRoot, bucket, format: formatName },
       partition,
       {
         codec: options.codec,
@@ -447,7 +456,7 @@ function checkStrategy(options: Pick<CompactOptions, 'strategy' | 'columns'>): v
 
 /** Adds `compact` to the CLI program. */
 export function registerCompactCommand(program: Command, io: CompactIo): void {
-  program
+  const command = program
     .command('compact')
     .description('Compact small files now: plan → rewrite → verify → commit, in this process')
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
@@ -472,7 +481,8 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     )
     .option('--table <name>', 'table name in summaries (default: last segment of the URI)')
     .addOption(workRootOption())
-    .addOption(formatOption())
+    .addOption(formatOption());
+  addDeltaLogStoreOptions(command)
     .addHelpText(
       'after',
       `
@@ -485,7 +495,10 @@ a group that had started publishing is rolled forward, any other rolled back —
 twice. Until then a reader listing the table may see a publishing group's rows twice. Temp files a killed
 run left are removed by the next run; vacuum removes old ones.
 No lease is taken in DynamoDB: run one compact per table at a time, pause the deployment's triggers first,
-or use the Step Functions workflow for deployed, unattended or large runs.`,
+or use the Step Functions workflow for deployed, unattended or large runs.
+A Delta table's commits use S3 conditional writes; when its writers coordinate through DynamoDB instead
+(Spark's S3DynamoDBLogStore), pass the table's deltaLogStore as the config has it:
+--delta-log-store dynamodb --delta-ddb-table <name> [--delta-ddb-region <r>].`,
     )
     .action(async (uri: string, opts: CompactOptions) => {
       await runCompact(uri, opts, io);

@@ -12,6 +12,8 @@ import { LocalObjectStore } from '../adapters/local-object-store.js';
 import { type OpenedStore, openStore } from '../adapters/open-store.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import { UnsettledPartitionError, UsageError } from '../core/errors.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
+import type { TableFormat } from '../core/formats/table-format.js';
 import { buildRunContext } from '../core/run-input.js';
 import { failureReason, type StepCommitDeps } from '../core/workflow/commit.js';
 import { finalizeRun } from '../core/workflow/finalize.js';
@@ -21,7 +23,13 @@ import type { Clock } from '../ports/clock.js';
 import type { GroupState, JournalPartition } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
-import { tableNameOf, workRootOption } from './args.js';
+import { formatOption, tableNameOf, workRootOption } from './args.js';
+import {
+  addDeltaLogStoreOptions,
+  commandFormat,
+  type DeltaLogStoreCliOptions,
+  deltaLogStoreSettingOf,
+} from './format-options.js';
 
 export interface SettleIo {
   readonly out: (text: string) => void;
@@ -29,7 +37,7 @@ export interface SettleIo {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
-export interface SettleCliOptions {
+export interface SettleCliOptions extends DeltaLogStoreCliOptions {
   /** Only this partition (path relative to the table root). */
   readonly partition?: string;
   /** The table's name as `compact` recorded it. @default the URI's last path segment */
@@ -41,6 +49,8 @@ export interface SettleCliOptions {
   readonly stateTable?: string;
   /** The work root the journal lives in (a deployment's, beside one). @default `_lake-compactor/` */
   readonly workRoot?: string;
+  /** The location's table format: its groups settle through that format's commit. @default 'parquet' */
+  readonly format?: TableFormatName;
 }
 
 /** What one partition's settle did, as printed. */
@@ -121,8 +131,19 @@ export async function runSettle(
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const table = options.table ?? tableNameOf(uri);
   const partition = options.partition?.replace(/^\/+|\/+$/g, '');
+  const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
+  const format = commandFormat(opened, table, formatName, deltaLogStoreSettingOf(formatName, options), io);
   if (options.stateTable !== undefined) {
-    return [await settleDeployedPartition(uri, opened, table, partition, options.stateTable, io)];
+    return [
+      await settleDeployedPartition(
+        uri,
+        opened,
+        { name: table, formatName, format },
+        partition,
+        options.stateTable,
+        io,
+      ),
+    ];
   }
   const journal = new StoreJournal(opened.store, { workRoot: opened.workRoot });
   io.out(
@@ -130,7 +151,7 @@ export async function runSettle(
   );
   await removeStaleTempFiles(opened.store, io.clock.now(), io.out);
   const results = await settleOpenGroups(
-    { store: opened.store, journal, clock: io.clock },
+    { store: opened.store, journal, clock: io.clock, format },
     table,
     { ...(partition === undefined ? {} : { partition }), settledBy: 'lake-compactor settle' },
     io.out,
@@ -160,11 +181,12 @@ export async function runSettle(
 async function settleDeployedPartition(
   uri: string,
   opened: OpenedStore,
-  table: string,
+  of: { readonly name: string; readonly formatName: TableFormatName; readonly format: TableFormat },
   partition: string | undefined,
   stateTable: string,
   io: SettleIo,
 ): Promise<SettledPartition> {
+  const table = of.name;
   const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1];
   if (bucket === undefined) {
     throw new UsageError(
@@ -194,14 +216,18 @@ async function settleDeployedPartition(
   await leases.acquire(ref, { runId, settle: true, now });
   const tableRoot = opened.prefix.replace(/\/$/, '');
   const run = buildRunContext(
-    { name: table, prefix: tableRoot, bucket },
+    { name: table, prefix: tableRoot, bucket, format: of.formatName },
     partition,
     { settle: true, quietMinutes: 0, trigger: 'operator' },
     { executionName: runId, startedAt: now, workRoot: opened.workRoot },
   );
-  const summary = await finalizeRun({ store: opened.store, journal, leases, clock: io.clock }, run, {
-    outcome: 'settled',
-  });
+  const summary = await finalizeRun(
+    { store: opened.store, journal, leases, clock: io.clock, format: of.format },
+    run,
+    {
+      outcome: 'settled',
+    },
+  );
   const settled = summary.settledGroups ?? 0;
   io.out(
     summary.needsAttention === undefined
@@ -218,7 +244,7 @@ async function settleDeployedPartition(
 
 /** Adds `settle` to the CLI program. */
 export function registerSettleCommand(program: Command, io: SettleIo): void {
-  program
+  const command = program
     .command('settle')
     .description('Finish or undo what an interrupted compact left (rolls each open group forward or back)')
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
@@ -229,13 +255,17 @@ export function registerSettleCommand(program: Command, io: SettleIo): void {
       "settle a deployment's partition (needs --partition): its workflow journal and lease in this DynamoDB table, as a console settle run",
     )
     .addOption(workRootOption())
+    .addOption(formatOption());
+  addDeltaLogStoreOptions(command)
     .addHelpText(
       'after',
       `
 Every group "lake-compactor compact" starts is journaled under the location's _lake-compactor/journal/.
 A group that had started publishing when its run died is rolled forward (outputs in, inputs moved to the
 trash); one that had not is rolled back (staging removed; its inputs never moved). compact does this by
-itself before planning; settle does only this. Exit 1 when a group could not be settled (reason printed).`,
+itself before planning; settle does only this. Exit 1 when a group could not be settled (reason printed).
+A Delta table's groups settle through its log: pass --format delta, and the --delta-log-store options its
+compact used.`,
     )
     .action(async (uri: string, opts: SettleCliOptions) => {
       await runSettle(uri, opts, io);

@@ -3,7 +3,15 @@
 import { z } from 'zod';
 import { codecSchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
-import { DEFAULT_TABLE_FORMAT, tableFormat, tableFormatNameSchema } from './formats/index.js';
+import {
+  DEFAULT_TABLE_FORMAT,
+  FORMAT_SETTING_NAMES,
+  FORMAT_SETTING_SCHEMAS,
+  misplacedSettingMessage,
+  tableFormat,
+  tableFormatNameSchema,
+} from './formats/index.js';
+import type { TableFormatSettings } from './formats/table-format.js';
 import { normalizeRoot, relativeToRoot } from './partition.js';
 import {
   DEFAULT_POLICY,
@@ -81,10 +89,17 @@ export const tableFieldSchemas = {
     .optional(),
   /** Per-table overrides of the trigger policy. */
   policy: policyOverridesSchema.optional(),
+  /**
+   * Delta Lake only: how the table's commits are coordinated with its other writers — `{ type: "s3-conditional" }`
+   * (the default) or `{ type: "dynamodb", tableName, region?, tablePathScheme? }` for tables whose Spark writers use
+   * `io.delta.storage.S3DynamoDBLogStore` (see core/formats/delta/coordination.ts).
+   */
+  deltaLogStore: FORMAT_SETTING_SCHEMAS.deltaLogStore.optional(),
 };
 
 /** The parsed table fields the cross-field rules read. */
-type TableFields = {
+type TableFields = TableFormatSettings & {
+  readonly format?: string | undefined;
   readonly dateColumn?: string | undefined;
   readonly dateFormat?: string | undefined;
   readonly partitionColumns: readonly string[];
@@ -96,6 +111,11 @@ type TableFields = {
 
 /** Rules between one table's fields (date column and format, partition columns, target size). */
 export function checkTableFields(table: TableFields, ctx: z.RefinementCtx): void {
+  for (const setting of FORMAT_SETTING_NAMES) {
+    if (table[setting] === undefined) continue;
+    const message = misplacedSettingMessage(table.format ?? DEFAULT_TABLE_FORMAT, setting);
+    if (message !== undefined) ctx.addIssue({ code: 'custom', path: [setting], message });
+  }
   if (table.sortColumns !== undefined && table.zOrderColumns !== undefined) {
     ctx.addIssue({
       code: 'custom',

@@ -1,7 +1,6 @@
 // Commit Lambda: publishes a verified group's outputs and retires exactly its planned inputs, resuming
 // from whatever journal state a crashed attempt reached (see core/formats/hive/commit.ts).
 import { z } from 'zod';
-import { tableFormat } from '../core/formats/index.js';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { commitStep, type GroupStepResult } from '../core/workflow/commit.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
@@ -16,7 +15,7 @@ export function createCommitHandler(runtime: WorkflowRuntime): (event: unknown) 
         store: runtime.storeFor(run.bucket),
         journal: runtime.journalFor(run.bucket),
         clock: runtime.clock,
-        format: tableFormat(run.format),
+        format: runtime.formatFor(run),
       },
       run.runId,
       groupId,

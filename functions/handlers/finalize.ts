@@ -1,7 +1,6 @@
 // Finalize Lambda: ends every run (compacted, dry run, nothing to do, gave up, failed) — history item,
 // partition statistics, lease release — publishes the run's metrics once, and returns the summary.
 import { z } from 'zod';
-import { tableFormat } from '../core/formats/index.js';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { finalizeRun, type RunSummary } from '../core/workflow/finalize.js';
 import type { PlanStepResult } from '../core/workflow/plan.js';
@@ -49,7 +48,7 @@ export function createFinalizeHandler(
         leases: runtime.leases,
         clock: runtime.clock,
         quarantine: runtime.quarantine,
-        format: tableFormat(run.format),
+        format: runtime.formatFor(run),
       },
       run,
       {

@@ -1,7 +1,6 @@
 // Plan Lambda: settles what earlier runs left in the partition, inventories and plans it, stores the plan
 // and the Map's items file, creates the journal entries; returns only small data (counts, cost, where the plan is).
 import { z } from 'zod';
-import { tableFormat } from '../core/formats/index.js';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type PlanStepResult, planRun } from '../core/workflow/plan.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
@@ -18,7 +17,7 @@ export function createPlanHandler(runtime: WorkflowRuntime): (event: unknown) =>
         clock: runtime.clock,
         leases: runtime.leases,
         quarantine: runtime.quarantine,
-        format: tableFormat(run.format),
+        format: runtime.formatFor(run),
       },
       run,
       { inlineGroupLimit: runtime.env.INLINE_GROUP_LIMIT, compactMemoryMb: runtime.env.COMPACT_MEMORY_MB },

@@ -1,7 +1,6 @@
 // Rollback Lambda: the per-group Catch target — removes staged outputs before publishing (or completes
 // the commit after), recording the error that failed the group; the Map then goes on with other groups.
 import { z } from 'zod';
-import { tableFormat } from '../core/formats/index.js';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type GroupStepResult, rollbackStep } from '../core/workflow/commit.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
@@ -22,7 +21,7 @@ export function createRollbackHandler(
         store: runtime.storeFor(run.bucket),
         journal: runtime.journalFor(run.bucket),
         clock: runtime.clock,
-        format: tableFormat(run.format),
+        format: runtime.formatFor(run),
       },
       run.runId,
       groupId,

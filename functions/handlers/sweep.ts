@@ -11,7 +11,7 @@ import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
-import { formatOfTable, refusedTables } from '../core/formats/index.js';
+import { formatForTable, refusedTables } from '../core/formats/index.js';
 import {
   attentionMetric,
   fragmentationMetrics,
@@ -34,6 +34,7 @@ import { settleAfterDeadRun } from '../core/workflow/settle.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { parseEnv } from '../shared/env.js';
+import { dynamoDbClientsByRegion, formatServices } from '../shared/format-services.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
 import { loadTableConfigs } from '../shared/table-source.js';
 import { loggerFn, policiesOf, profilerEnvSchema } from './profiler.js';
@@ -215,6 +216,7 @@ export function sweepDepsFromEnv(
   const tables = loadTableConfigs(env);
   const s3 = createDefaultS3Client(env);
   const dynamodb = new DynamoDBClient({});
+  const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
   const stores = new Map<string, ObjectStore>();
   const storeFor = (bucket: string): ObjectStore => {
     let store = stores.get(bucket);
@@ -225,7 +227,8 @@ export function sweepDepsFromEnv(
     }
     return store;
   };
-  // Before releasing a dead run's lease, the sweep settles its groups through the commit protocol.
+  // Before releasing a dead run's lease, the sweep settles its groups through the commit protocol, as the
+  // table's settings make it (a Delta table's commits coordinated as its config says).
   const settle = (ref: PartitionRef, deadRunId: string) => {
     const bucket = tables.find((t) => t.name === ref.table)?.bucket;
     if (bucket === undefined) {
@@ -238,7 +241,16 @@ export function sweepDepsFromEnv(
       manifests: { store, prefix: journalManifestPrefix(config.WORK_ROOT) },
     });
     return settleAfterDeadRun(
-      { store, journal, clock, format: formatOfTable(tables, ref.table) },
+      {
+        store,
+        journal,
+        clock,
+        format: formatForTable(
+          tables,
+          ref.table,
+          formatServices({ dynamodb: dynamodbIn, clock }, { bucket }),
+        ),
+      },
       ref,
       deadRunId,
     );

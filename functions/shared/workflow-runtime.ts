@@ -1,5 +1,6 @@
 // What every compaction-workflow handler needs, built once per cold start from its environment: the
-// tables, one ObjectStore and Journal per bucket, the partition leases, the quarantine and the clock.
+// tables, one ObjectStore and Journal per bucket, the partition leases, the quarantine, the clock, and each
+// run's table format bound to its table's settings.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { z } from 'zod';
@@ -8,6 +9,8 @@ import { DynamoPartitionLease } from '../adapters/dynamodb-partition-lease.js';
 import { DynamoQuarantine } from '../adapters/dynamodb-quarantine.js';
 import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
+import { formatForTable, type TableFormatName } from '../core/formats/index.js';
+import type { TableFormat } from '../core/formats/table-format.js';
 import { resolveTablePolicy, type TableConfig } from '../core/table-config.js';
 import { journalManifestPrefix } from '../core/workflow/layout.js';
 import type { PartitionLeases } from '../core/workflow/ports.js';
@@ -16,6 +19,7 @@ import type { Journal } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { Quarantine } from '../ports/quarantine.js';
 import { baseEnvSchema, parseEnv } from './env.js';
+import { dynamoDbClientsByRegion, formatServices } from './format-services.js';
 import { createObservability, type Observability, withObservability } from './middleware.js';
 import { loadTableConfigs } from './table-source.js';
 
@@ -54,6 +58,16 @@ export interface WorkflowRuntime {
   readonly quarantine: Quarantine;
   storeFor(bucket: string): ObjectStore;
   journalFor(bucket: string): Journal;
+  /**
+   * The format a run's steps commit and settle through: the run's format, bound to its table's settings (a
+   * Delta table's `deltaLogStore`) with this runtime's DynamoDB clients. Handlers take it from here rather than
+   * from the registry, so a step never commits a table differently from the way its configuration says.
+   */
+  formatFor(run: {
+    readonly table: string;
+    readonly bucket: string;
+    readonly format: TableFormatName;
+  }): TableFormat;
 }
 
 export interface RuntimeOptions {
@@ -82,10 +96,12 @@ export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime 
     }
     return store;
   };
+  const clock = options.clock ?? systemClock;
+  const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
   return {
     env,
     tables,
-    clock: options.clock ?? systemClock,
+    clock,
     leases: new DynamoPartitionLease({
       client: dynamodb,
       tableName: env.TABLE_NAME,
@@ -105,6 +121,10 @@ export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime 
         journals.set(bucket, journal);
       }
       return journal;
+    },
+    formatFor(run) {
+      const services = formatServices({ dynamodb: dynamodbIn, clock }, { bucket: run.bucket });
+      return formatForTable(tables, run.table, services, run.format);
     },
   };
 }

@@ -4,10 +4,16 @@
 // Adding a format: a folder under `formats/` implementing TableFormat, and one line in REGISTERED.
 import { z } from 'zod';
 import { CompactorError } from '../errors.js';
+import { deltaLogStoreSchema } from './delta/coordination.js';
 import { deltaLake } from './delta/format.js';
 import { hiveParquet } from './hive/index.js';
 import { icebergTable } from './iceberg/format.js';
-import type { TableFormat } from './table-format.js';
+import type {
+  FormatServices,
+  TableFormat,
+  TableFormatSettingName,
+  TableFormatSettings,
+} from './table-format.js';
 
 /** Every implemented format, one registration line each. */
 const REGISTERED = [
@@ -73,6 +79,58 @@ export function formatOfTable(
   table: string,
 ): TableFormat {
   return tableFormat(tables.find((t) => t.name === table)?.format ?? DEFAULT_TABLE_FORMAT);
+}
+
+/**
+ * The config schema of every format-specific table setting (see `TableFormatSettings`), one line each: the table
+ * config and the construct's props take their fields from here, so a new setting is declared once.
+ */
+export const FORMAT_SETTING_SCHEMAS = {
+  deltaLogStore: deltaLogStoreSchema,
+} as const satisfies Record<TableFormatSettingName, z.ZodType>;
+
+/** The names of the format-specific table settings. */
+export const FORMAT_SETTING_NAMES = Object.keys(FORMAT_SETTING_SCHEMAS) as TableFormatSettingName[];
+
+/**
+ * Why a table of `format` may not carry `setting`, or undefined when its format reads it. A setting of another
+ * format would be silently ignored (a `deltaLogStore` on a Hive table coordinates nothing), so it is refused.
+ */
+export function misplacedSettingMessage(format: string, setting: TableFormatSettingName): string | undefined {
+  const formats: readonly TableFormat[] = REGISTERED;
+  if (formats.some((f) => f.name === format && f.settings?.includes(setting))) return undefined;
+  const owners = formats.filter((f) => f.settings?.includes(setting));
+  const whose = owners.map((f) => `${f.title} tables (format "${f.name}")`).join(' and ');
+  const suggestion =
+    owners[0] === undefined ? '' : `, or set format to "${owners[0].name}" if that is what the table is`;
+  return `${setting} is a setting of ${whose}, and this table's format is "${format}": remove it${suggestion}`;
+}
+
+/** A configured table as far as choosing its format goes: its name, format and format-specific settings. */
+export type FormatOfTable = { readonly name: string; readonly format: TableFormatName } & TableFormatSettings;
+
+/**
+ * The format the steps of `table` commit and settle through: the registered format (`format`, the one its run
+ * started with, else the configured one), bound to the table's settings with `services` (see
+ * `TableFormat.forTable`). Settings apply only while the table is still configured with that format; a table no
+ * longer configured gets the format's defaults, as {@link formatOfTable}.
+ * @throws TableFormatNotSupportedError when the format is not implemented.
+ * @throws InvalidInputError when a setting needs a service `services` lacks.
+ */
+export function formatForTable(
+  tables: readonly FormatOfTable[],
+  table: string,
+  services: FormatServices,
+  format?: TableFormatName,
+): TableFormat {
+  const configured = tables.find((t) => t.name === table);
+  const registered = tableFormat(format ?? configured?.format ?? DEFAULT_TABLE_FORMAT);
+  if (registered.forTable === undefined) return registered;
+  const settings: TableFormatSettings =
+    configured === undefined || configured.format !== registered.name
+      ? {}
+      : Object.fromEntries(FORMAT_SETTING_NAMES.map((name) => [name, configured[name]]));
+  return registered.forTable(settings, services);
 }
 
 /** A configured table whose format is not implemented, with THE message refusing it. */

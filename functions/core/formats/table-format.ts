@@ -16,6 +16,7 @@ import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import type { DeletedRows } from '../deletes/deleted-rows.js';
 import type { PartitionValue } from '../partition.js';
 import type { PlanInput, PlanInputFile, PlanSnapshot } from '../planning.js';
+import type { DeltaFormatServices, DeltaLogStoreSetting } from './delta/coordination.js';
 import type { ForeignTable } from './foreign-tables.js';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -285,6 +286,26 @@ export type TableChanges = { readonly kind: 'object-events' } | CommitLogChanges
 // ---------------------------------------------------------------------------------------------------------
 
 /**
+ * A table's settings that only some formats read, as its config spells them (one field each). A format lists
+ * the ones it reads in {@link TableFormat.settings}; the config refuses any of them on a table of another format.
+ */
+export interface TableFormatSettings {
+  /** Delta Lake: how the table's commits are coordinated (delta/coordination.ts). @default S3 conditional writes */
+  readonly deltaLogStore?: DeltaLogStoreSetting | undefined;
+}
+
+/** The name of a format-specific table setting. */
+export type TableFormatSettingName = keyof TableFormatSettings;
+
+/**
+ * The I/O a format may need to honour a table's settings that core cannot build itself (an AWS SDK adapter):
+ * factories the composition root (the handlers' runtime, the sweep, the CLI) builds with its clients and hands
+ * to {@link TableFormat.forTable}. Each entry is optional: an entry point without it refuses a table whose
+ * settings need it, instead of quietly committing another way.
+ */
+export type FormatServices = DeltaFormatServices;
+
+/**
  * One table format. Delta Lake or Iceberg support goes in one folder under `functions/core/formats/`
  * implementing this interface, plus one registration line in `functions/core/formats/index.ts`.
  *
@@ -345,4 +366,14 @@ export interface TableFormat {
    * implement it (Delta: deletion vectors); the compact step refuses a group with deletes its format cannot read.
    */
   deletedRows?(store: ObjectStore, entry: GroupJournalEntry, input: JournalInput): Promise<DeletedRows>;
+  /** The table settings this format reads (see {@link TableFormatSettings}); none when omitted. */
+  readonly settings?: readonly TableFormatSettingName[];
+  /**
+   * This format as one table's settings make it: the same format, committing and settling the way that table's
+   * other writers do (Delta: through the DynamoDB commit table the config names). Every step that commits or
+   * settles takes its format through here (`formatForTable` in formats/index.ts), so only the format knows what
+   * a setting means; a format without per-table settings (Hive) omits it and is used as it is.
+   * @throws InvalidInputError when a setting needs a service `services` lacks.
+   */
+  forTable?(settings: TableFormatSettings, services: FormatServices): TableFormat;
 }

@@ -6,6 +6,7 @@ import { MemoryJournal } from '../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../functions/adapters/memory-object-store.js';
 import { MemoryQuarantine } from '../../../functions/adapters/memory-quarantine.js';
+import { tableFormat } from '../../../functions/core/formats/index.js';
 import { DEFAULT_POLICY } from '../../../functions/core/policy.js';
 import type { PartitionSnapshot } from '../../../functions/core/profiler/model.js';
 import { normalizeRunInput, type RunContext } from '../../../functions/core/run-input.js';
@@ -248,6 +249,7 @@ describe('finalize handler', () => {
       quarantine: new MemoryQuarantine(),
       storeFor: () => store,
       journalFor: () => journal,
+      formatFor: (r) => tableFormat(r.format),
     } satisfies WorkflowRuntime;
     const observability = createObservability();
     const handler = createFinalizeHandler(runtime, observability);

@@ -1,6 +1,7 @@
 // Delta Lake (`format: "delta"`) behind the TableFormat port: the log is the table. The snapshot is a log version,
 // a group commits as one OPTIMIZE version through put-if-absent (commit.ts), and the inputs it removes stay on
-// storage until Delta VACUUM, so a reader of an older version still finds them.
+// storage until Delta VACUUM, so a reader of an older version still finds them. How the put-if-absent is made is
+// the table's `deltaLogStore` setting (coordination.ts), bound by `forTable`.
 import type { FormatState, GroupJournalEntry, JournalInput } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { DeletedRows } from '../../deletes/deleted-rows.js';
@@ -8,17 +9,21 @@ import { InvalidInputError } from '../../errors.js';
 import type { PlanInput } from '../../planning.js';
 import { hiveVacuumRules } from '../hive/vacuum.js';
 import type {
+  FormatServices,
   PartitionFiles,
   PartitionLocation,
   SnapshotOptions,
   TableFormat,
+  TableFormatSettings,
   TableSnapshot,
   VacuumRules,
 } from '../table-format.js';
 import { deletionVectorSchema, deletionVectorUniqueId } from './actions.js';
 import { deltaChanges } from './changes.js';
 import { deltaCommitter, deltaFormatState, deltaGroupState } from './commit.js';
+import { DEFAULT_DELTA_LOG_STORE, dynamoDbCoordinationUnavailable } from './coordination.js';
 import { readDeletionVector } from './deletion-vectors.js';
+import type { DeltaLogStore } from './log-store.js';
 import { deltaPlanInputs, snapshotDeltaTable } from './table-snapshot.js';
 
 /** The table's latest version as the port's snapshot, with the version in `formatState`. */
@@ -107,7 +112,10 @@ async function deletedRows(
 
 const committer = deltaCommitter();
 
-/** Delta Lake through its transaction log (see commit.ts for the protocol). */
+/**
+ * Delta Lake through its transaction log (see commit.ts for the protocol), committing with S3 conditional writes;
+ * `forTable` gives the format of a table whose `deltaLogStore` says otherwise.
+ */
 export const deltaLake = {
   name: 'delta',
   title: 'Delta Lake',
@@ -122,4 +130,35 @@ export const deltaLake = {
   // A data-file PUT is not a change (uncommitted files are not data); each new commit of the log is.
   changes: deltaChanges,
   deletedRows,
+  settings: ['deltaLogStore'],
+  forTable: deltaForTable,
 } as const satisfies TableFormat;
+
+/**
+ * The Delta format of one table. `s3-conditional` (or no setting) is the registered format itself. `dynamodb`
+ * commits through the log store the services build for that DynamoDB table, and also finishes an entry another
+ * writer left incomplete before the plan reads the log (as Spark's reader does), so the plan starts from the
+ * version every writer already agreed on. Refused when the services cannot build that store: committing with
+ * S3 conditional writes instead would go unseen by the table's other writers.
+ */
+function deltaForTable(settings: TableFormatSettings, services: FormatServices): TableFormat {
+  const setting = settings.deltaLogStore ?? DEFAULT_DELTA_LOG_STORE;
+  if (setting.type === 's3-conditional') return deltaLake;
+  const build = services.deltaLogStore;
+  if (build === undefined) throw dynamoDbCoordinationUnavailable(setting);
+  const logStoreOf = (store: ObjectStore): DeltaLogStore => build(setting, store);
+  const coordinated = deltaCommitter({ logStore: logStoreOf });
+  return {
+    ...deltaLake,
+    snapshot: async (store, location, options) => {
+      await logStoreOf(store).prepareRead(location.replace(/\/+$/, ''));
+      return snapshot(store, location, options);
+    },
+    partitionFiles: async (store, where, options) => {
+      await logStoreOf(store).prepareRead(where.tableRoot);
+      return partitionFiles(store, where, options);
+    },
+    commit: coordinated.commit,
+    rollback: coordinated.rollback,
+  };
+}

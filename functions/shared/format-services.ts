@@ -1,0 +1,64 @@
+// The I/O the table formats may need to honour a table's settings (see `FormatServices` in
+// core/formats/table-format.ts), built where the AWS clients are: the workflow's runtime, the sweep and the CLI.
+// Core never builds an adapter; it is handed these factories and asks for what a table's config names.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbDeltaLogStore, s3TablePath } from '../adapters/dynamodb-delta-log-store.js';
+import type { FormatServices } from '../core/formats/table-format.js';
+import type { Clock } from '../ports/clock.js';
+
+/**
+ * Where the tables of one store are, as the other writers of a table spell its path: in an S3 bucket (the
+ * path is `<scheme>://<bucket>/<tableRoot>`, the scheme being the table's `tablePathScheme`), or anywhere else
+ * with a path of its own (a local folder: there are no other engines to agree with, only other runs).
+ */
+export type TableLocation =
+  | { readonly bucket: string }
+  | { readonly tablePath: (tableRoot: string) => string };
+
+export interface FormatServicesOptions {
+  /** The DynamoDB client for a table in `region`; undefined: the entry point's own region. */
+  readonly dynamodb: (region: string | undefined) => DynamoDBClient;
+  /** Sets the commit entries' `expireTime`. */
+  readonly clock: Clock;
+}
+
+/**
+ * The services for tables at `location`: a Delta table configured with `deltaLogStore: { type: "dynamodb" }`
+ * commits through Spark's S3DynamoDBLogStore protocol in that DynamoDB table, with the table path its Spark
+ * writers use.
+ */
+export function formatServices(options: FormatServicesOptions, location: TableLocation): FormatServices {
+  return {
+    deltaLogStore: (setting, store) =>
+      new DynamoDbDeltaLogStore({
+        client: options.dynamodb(setting.region),
+        tableName: setting.tableName,
+        store,
+        tablePath:
+          'bucket' in location
+            ? s3TablePath(location.bucket, setting.tablePathScheme ?? 's3')
+            : location.tablePath,
+        clock: options.clock,
+      }),
+  };
+}
+
+/**
+ * DynamoDB clients by region, each built once per cold start: `base` (the entry point's own client, which tests
+ * point at DynamoDB Local) where the setting names no region, `create(region)` for a region it names.
+ */
+export function dynamoDbClientsByRegion(
+  base: DynamoDBClient,
+  create: (region: string) => DynamoDBClient = (region) => new DynamoDBClient({ region }),
+): (region: string | undefined) => DynamoDBClient {
+  const clients = new Map<string, DynamoDBClient>();
+  return (region) => {
+    if (region === undefined) return base;
+    let client = clients.get(region);
+    if (client === undefined) {
+      client = create(region);
+      clients.set(region, client);
+    }
+    return client;
+  };
+}
