@@ -22,8 +22,8 @@ import type { pw } from './wasm.js';
  *    (`planStitching`; written last, by `writeStitched`);
  * 3. runs: consecutive inputs of one output schema, each sampled for its writer settings and cut into
  *    outputs of equal row counts (`planRuns`);
- * 4. the read loop: inputs fetched ahead with bounded concurrency, decoded, deleted rows dropped
- *    (`keptPieces`), every batch fingerprinted (`InputReader`), and streamed into the run's outputs, which roll over at each quota (`OutputSequence`)
+ * 4. the read loop: inputs fetched ahead with bounded concurrency, decoded (consecutive small inputs
+ *    together, in one decoder call), deleted rows dropped (`keptPieces`), every batch fingerprinted (`InputReader`), and streamed into the run's outputs, which roll over at each quota (`OutputSequence`)
  *    — on worker threads when a run has several outputs and there are workers (`writeRunInParallel`);
  * 5. finish: the fingerprint of what was read, checked against the rows written (`finish`).
  *
@@ -91,10 +91,8 @@ function onWorkers(run: Run, settings: RewriteSettings): boolean {
 async function writeRunInOrder(run: Run, reader: InputReader, outputs: OutputSequence): Promise<void> {
   outputs.startRun(run);
   reader.fingerprint.startRun(run.quotas);
-  for (const input of run.inputs) {
-    for await (const { batch } of reader.decode(input)) {
-      await outputs.write(batch, 0, batch.numRows, input.file.key, true);
-    }
+  for await (const { batch, key } of reader.decodeRun(run.inputs)) {
+    await outputs.write(batch, 0, batch.numRows, key, true);
   }
   reader.fingerprint.endRun();
   await outputs.endRun();
@@ -113,16 +111,14 @@ async function writeRunSorted(
   const keys: BatchKeys[] = [];
   let heldBytes = 0;
   try {
-    for (const input of run.inputs) {
-      for await (const { batch, js } of reader.decode(input)) {
-        held.push({ batch, key: input.file.key });
-        keys.push(js === undefined ? sort.columns.map(() => []) : sortKeysOf(js, sort.columns));
-        heldBytes += batch.getArrayMemorySize();
-        if (heldBytes > sort.memoryBudgetBytes) {
-          throw new MemoryBudgetExceededError(
-            `Sorting group ${groupId} needs more than its memory budget of ${sort.memoryBudgetBytes} bytes (decoded rows reached ${heldBytes} bytes). Nothing was published; raise sort.memoryBudgetBytes, plan smaller groups (maxGroupMB), or compact without sorting (strategy binpack).`,
-          );
-        }
+    for await (const { batch, js, key } of reader.decodeRun(run.inputs)) {
+      held.push({ batch, key });
+      keys.push(js === undefined ? sort.columns.map(() => []) : sortKeysOf(js, sort.columns));
+      heldBytes += batch.getArrayMemorySize();
+      if (heldBytes > sort.memoryBudgetBytes) {
+        throw new MemoryBudgetExceededError(
+          `Sorting group ${groupId} needs more than its memory budget of ${sort.memoryBudgetBytes} bytes (decoded rows reached ${heldBytes} bytes). Nothing was published; raise sort.memoryBudgetBytes, plan smaller groups (maxGroupMB), or compact without sorting (strategy binpack).`,
+        );
       }
     }
     for (const slice of sort.curve === 'zorder' ? zOrderSlices(keys) : sortedSlices(keys)) {
