@@ -18,6 +18,8 @@ import {
   UsageError,
 } from '../core/errors.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
+import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
+import { icebergForCatalog } from '../core/formats/iceberg/format.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import {
   isSkippedForContent,
@@ -40,8 +42,10 @@ import type { Clock } from '../ports/clock.js';
 import type { Journal } from '../ports/journal.js';
 import type { ObjectStore, PutOptions } from '../ports/object-store.js';
 import { CODECS, type Codec, DEFAULT_CODEC, type ParquetEngine } from '../ports/parquet-engine.js';
+import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { formatOption, positiveNumber, tableNameOf, workRootOption } from './args.js';
+import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
 import { requireParquetFiles } from './errors.js';
 import { removeStaleTempFiles, settleOpenGroups } from './settle.js';
 import { renderTable } from './table.js';
@@ -76,6 +80,8 @@ export interface CompactOptions {
   readonly strategy?: Strategy;
   /** The columns of a sort or Z-order. */
   readonly columns?: readonly string[];
+  /** Iceberg only: the catalog the table commits through (catalog-options.ts). @default the path catalog */
+  readonly icebergCatalog?: IcebergCatalogSetting;
 }
 
 /** One partition's outcome, as printed in the summary. */
@@ -142,7 +148,14 @@ async function compactTable(
   hooks: CompactHooks,
   opened: OpenedStore,
 ): Promise<CompactPartitionResult[]> {
-  const format = tableFormat(options.format ?? DEFAULT_TABLE_FORMAT);
+  if (options.icebergCatalog !== undefined && options.format !== 'iceberg')
+    throw new UsageError(
+      `--catalog is a setting of Iceberg tables (--format iceberg), not of format "${options.format ?? DEFAULT_TABLE_FORMAT}"`,
+    );
+  const format =
+    options.icebergCatalog === undefined
+      ? tableFormat(options.format ?? DEFAULT_TABLE_FORMAT)
+      : icebergForCatalog(options.icebergCatalog, icebergCatalogServices(io.env));
   checkStrategy(options);
   const dryRun = options.dryRun ?? false;
   const live = hooks.wrapStore?.(opened.store) ?? opened.store;
@@ -447,7 +460,7 @@ function checkStrategy(options: Pick<CompactOptions, 'strategy' | 'columns'>): v
 
 /** Adds `compact` to the CLI program. */
 export function registerCompactCommand(program: Command, io: CompactIo): void {
-  program
+  const command = program
     .command('compact')
     .description('Compact small files now: plan → rewrite → verify → commit, in this process')
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
@@ -472,12 +485,17 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     )
     .option('--table <name>', 'table name in summaries (default: last segment of the URI)')
     .addOption(workRootOption())
-    .addOption(formatOption())
+    .addOption(formatOption());
+  addCatalogOptions(command)
     .addHelpText(
       'after',
       `
 A Delta table (--format delta) is compacted through its log: each group commits as one OPTIMIZE version
 (put-if-absent on _delta_log/), inputs stay on storage for readers of older versions until Delta VACUUM.
+An Iceberg table (--format iceberg) commits one replace snapshot per group through its catalog: the table
+root's metadata/ folder (default), the Glue Data Catalog (--catalog glue --glue-database D --glue-table T) or
+an Iceberg REST catalog such as Amazon S3 Tables (--catalog rest --rest-uri U --rest-namespace N --rest-table T
+--rest-auth sigv4 --rest-signing-name s3tables --rest-region R). Use the catalog the table's other writers use.
 Hive-style Parquet: inputs are moved to _lake-compactor/trash/<run>/ (not deleted); vacuum removes them after the retention.
 Each group's progress is journaled in the location itself (_lake-compactor/journal/), so a run killed at
 any moment is recovered by the next compact, before it plans anything (or by lake-compactor settle <uri>):
@@ -487,7 +505,8 @@ run left are removed by the next run; vacuum removes old ones.
 No lease is taken in DynamoDB: run one compact per table at a time, pause the deployment's triggers first,
 or use the Step Functions workflow for deployed, unattended or large runs.`,
     )
-    .action(async (uri: string, opts: CompactOptions) => {
-      await runCompact(uri, opts, io);
+    .action(async (uri: string, opts: CompactOptions & CatalogFlags) => {
+      const icebergCatalog = catalogFromFlags(opts, opts.format ?? DEFAULT_TABLE_FORMAT);
+      await runCompact(uri, { ...opts, ...(icebergCatalog === undefined ? {} : { icebergCatalog }) }, io);
     });
 }
