@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { codecSchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
+import { icebergCatalogSchema, misplacedCatalogMessage } from './formats/iceberg/catalogs.js';
 import { DEFAULT_TABLE_FORMAT, tableFormat, tableFormatNameSchema } from './formats/index.js';
 import { normalizeRoot, relativeToRoot } from './partition.js';
 import {
@@ -79,12 +80,19 @@ export const tableFieldSchemas = {
     .array(z.string().min(1))
     .min(2, 'Z-order needs at least two columns (for one, use sortColumns)')
     .optional(),
+  /**
+   * Iceberg only: the catalog the table commits through — `{ type: "path" }` (default), `{ type: "glue", … }` or
+   * `{ type: "rest", … }` (see core/formats/iceberg/catalogs.ts).
+   */
+  catalog: icebergCatalogSchema.optional(),
   /** Per-table overrides of the trigger policy. */
   policy: policyOverridesSchema.optional(),
 };
 
 /** The parsed table fields the cross-field rules read. */
 type TableFields = {
+  readonly format?: string | undefined;
+  readonly catalog?: { readonly type: string } | undefined;
   readonly dateColumn?: string | undefined;
   readonly dateFormat?: string | undefined;
   readonly partitionColumns: readonly string[];
@@ -96,6 +104,8 @@ type TableFields = {
 
 /** Rules between one table's fields (date column and format, partition columns, target size). */
 export function checkTableFields(table: TableFields, ctx: z.RefinementCtx): void {
+  const misplaced = misplacedCatalogMessage(table.format ?? DEFAULT_TABLE_FORMAT, table.catalog);
+  if (misplaced !== undefined) ctx.addIssue({ code: 'custom', path: ['catalog'], message: misplaced });
   if (table.sortColumns !== undefined && table.zOrderColumns !== undefined) {
     ctx.addIssue({
       code: 'custom',

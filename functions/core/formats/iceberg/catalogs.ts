@@ -112,6 +112,15 @@ export type RestCatalogSetting = Extract<IcebergCatalogSetting, { type: 'rest' }
 /** A setting naming a catalog other than the table root's own metadata folder. */
 export type MetastoreCatalogSetting = GlueCatalogSetting | RestCatalogSetting;
 
+/**
+ * Why a table of `format` may not carry `catalog`, or undefined when it may. A catalog on a Hive or Delta table
+ * would be silently ignored (their logs and listings are their catalogs), so it is refused.
+ */
+export function misplacedCatalogMessage(format: string, catalog: unknown): string | undefined {
+  if (catalog === undefined || format === 'iceberg') return undefined;
+  return `catalog is a setting of Apache Iceberg tables (format "iceberg"), and this table's format is "${format}": remove it, or set format to "iceberg" if that is what the table is`;
+}
+
 /** The catalog of a table whose config names none. */
 export const DEFAULT_ICEBERG_CATALOG = { type: 'path' } as const;
 
