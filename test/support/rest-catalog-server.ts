@@ -71,6 +71,12 @@ async function bodyOf(req: IncomingMessage): Promise<string> {
 
 const asText = (v: unknown) => stringifyJsonKeepingLongs(v);
 
+/** Year, month (0-based), day, hours, minutes, seconds of an `X-Amz-Date` match. */
+function dateParts(m: RegExpExecArray): [number, number, number, number, number, number] {
+  const n = (i: number) => Number(m[i]);
+  return [n(1), n(2) - 1, n(3), n(4), n(5), n(6)];
+}
+
 export async function startRestCatalogServer(options: RestCatalogServerOptions): Promise<RestCatalogServer> {
   const tables = new Map<string, Entry>();
   const requests: RestCatalogServer['requests'] = [];
@@ -111,7 +117,7 @@ export async function startRestCatalogServer(options: RestCatalogServerOptions):
         headers,
         ...(body === '' ? {} : { body }),
       },
-      { signingDate: new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!)) },
+      { signingDate: new Date(Date.UTC(...dateParts(m))) },
     );
     return resigned.headers.authorization === authorization;
   }
@@ -119,7 +125,7 @@ export async function startRestCatalogServer(options: RestCatalogServerOptions):
   /** Applies a commit's requirements and updates; undefined when applied, else [status, type, message]. */
   async function commit(entry: Entry, request: Raw): Promise<[number, string, string] | undefined> {
     const current = entry.metadata;
-    const main = ((current.refs as Record<string, Raw> | undefined) ?? {}).main?.['snapshot-id'] ?? null;
+    const main = (current.refs as Record<string, Raw> | undefined)?.main?.['snapshot-id'] ?? null;
     for (const r of (request.requirements as Raw[] | undefined) ?? []) {
       if (r.type === 'assert-table-uuid' && r.uuid !== current['table-uuid'])
         return [409, 'CommitFailedException', `Requirement failed: UUID does not match`];
