@@ -5,6 +5,7 @@ import type * as events from 'aws-cdk-lib/aws-events';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { DeltaLogStoreSetting } from '../functions/core/formats/delta/coordination.js';
+import type { IcebergCatalogSetting } from '../functions/core/formats/iceberg/catalogs.js';
 import type { TableFormatName } from '../functions/core/formats/index.js';
 import type { Codec } from '../functions/ports/parquet-engine.js';
 import type { CompactionWorkflowProps } from './compaction-workflow.js';
@@ -83,6 +84,13 @@ export interface LakeCompactorTable {
    * @default false — PLAIN and dictionary encodings only, which every reader reads
    */
   readonly deltaEncoding?: boolean;
+  /**
+   * Iceberg only: the catalog the table's commits go through, the one its other writers use — `{ type: "path" }`
+   * (the default: the table root's metadata/ folder), `{ type: "glue", database, table, catalogId?, region? }`
+   * (the functions get glue:GetTable/UpdateTable on that table) or `{ type: "rest", uri, namespace, table, auth }`
+   * (with SigV4 for `s3tables`, the S3 Tables data-plane actions). See core/formats/iceberg/catalogs.ts.
+   */
+  readonly catalog?: IcebergCatalogSetting;
   /**
    * Sort compacted files by these columns (strategy `sort`), for data skipping.
    * @default none — rows keep their order (strategy `binpack`)

@@ -18,6 +18,7 @@ import {
   UsageError,
 } from '../core/errors.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
+import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import {
   isSkippedForContent,
@@ -42,6 +43,7 @@ import type { ObjectStore, PutOptions } from '../ports/object-store.js';
 import { CODECS, type Codec, DEFAULT_CODEC, type ParquetEngine } from '../ports/parquet-engine.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { formatOption, positiveNumber, tableNameOf, workRootOption } from './args.js';
+import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
 import { requireParquetFiles } from './errors.js';
 import {
   addDeltaLogStoreOptions,
@@ -82,6 +84,8 @@ export interface CompactOptions extends DeltaLogStoreCliOptions {
   readonly strategy?: Strategy;
   /** The columns of a sort or Z-order. */
   readonly columns?: readonly string[];
+  /** Iceberg only: the catalog the table commits through (catalog-options.ts). @default the path catalog */
+  readonly icebergCatalog?: IcebergCatalogSetting;
 }
 
 /** One partition's outcome, as printed in the summary. */
@@ -155,9 +159,14 @@ async function compactTable(
   const store = dryRun ? dryRunStore(live) : live;
   const tableRoot = opened.prefix.replace(/\/$/, '');
   const table = options.table ?? tableNameOf(uri);
-  // A dry run commits nothing, and must not finish another writer's commit either: the registered format reads.
+  // A dry run commits nothing, and must not finish another writer's commit either: the registered format reads
+  // (through the table's catalog, which says where its current metadata is).
   const setting = deltaLogStoreSettingOf(formatName, options);
-  const format = dryRun ? tableFormat(formatName) : commandFormat(opened, table, formatName, setting, io);
+  const catalog = options.icebergCatalog;
+  const format =
+    dryRun && catalog === undefined
+      ? tableFormat(formatName)
+      : commandFormat(opened, table, formatName, dryRun ? undefined : setting, io, catalog);
   const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local';
   // A Delta or Iceberg table's log, not the listing, says which files are live: refuse before any write.
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
@@ -482,12 +491,16 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     .option('--table <name>', 'table name in summaries (default: last segment of the URI)')
     .addOption(workRootOption())
     .addOption(formatOption());
-  addDeltaLogStoreOptions(command)
+  addCatalogOptions(addDeltaLogStoreOptions(command))
     .addHelpText(
       'after',
       `
 A Delta table (--format delta) is compacted through its log: each group commits as one OPTIMIZE version
 (put-if-absent on _delta_log/), inputs stay on storage for readers of older versions until Delta VACUUM.
+An Iceberg table (--format iceberg) commits one replace snapshot per group through its catalog: the table
+root's metadata/ folder (default), the Glue Data Catalog (--catalog glue --glue-database D --glue-table T) or
+an Iceberg REST catalog such as Amazon S3 Tables (--catalog rest --rest-uri U --rest-namespace N --rest-table T
+--rest-auth sigv4 --rest-signing-name s3tables --rest-region R). Use the catalog the table's other writers use.
 Hive-style Parquet: inputs are moved to _lake-compactor/trash/<run>/ (not deleted); vacuum removes them after the retention.
 Each group's progress is journaled in the location itself (_lake-compactor/journal/), so a run killed at
 any moment is recovered by the next compact, before it plans anything (or by lake-compactor settle <uri>):
@@ -500,7 +513,8 @@ A Delta table's commits use S3 conditional writes; when its writers coordinate t
 (Spark's S3DynamoDBLogStore), pass the table's deltaLogStore as the config has it:
 --delta-log-store dynamodb --delta-ddb-table <name> [--delta-ddb-region <r>].`,
     )
-    .action(async (uri: string, opts: CompactOptions) => {
-      await runCompact(uri, opts, io);
+    .action(async (uri: string, opts: CompactOptions & CatalogFlags) => {
+      const icebergCatalog = catalogFromFlags(opts, opts.format ?? DEFAULT_TABLE_FORMAT);
+      await runCompact(uri, { ...opts, ...(icebergCatalog === undefined ? {} : { icebergCatalog }) }, io);
     });
 }

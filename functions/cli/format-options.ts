@@ -8,6 +8,7 @@ import { LocalObjectStore } from '../adapters/local-object-store.js';
 import type { OpenedStore } from '../adapters/open-store.js';
 import { UsageError } from '../core/errors.js';
 import type { DeltaLogStoreSetting } from '../core/formats/delta/coordination.js';
+import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
 import {
   FORMAT_SETTING_SCHEMAS,
   formatForTable,
@@ -18,6 +19,7 @@ import type { TableFormat } from '../core/formats/table-format.js';
 import type { Clock } from '../ports/clock.js';
 import { dynamoDbClientFromEnv, type Env } from '../shared/aws-env.js';
 import { formatServices, type TableLocation } from '../shared/format-services.js';
+import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 
 /** The options `addDeltaLogStoreOptions` adds, as commander parses them. */
 export interface DeltaLogStoreCliOptions {
@@ -103,7 +105,8 @@ export function deltaLogStoreSettingOf(
 }
 
 /**
- * The format a command on `opened` commits and settles through: `format` bound to the settings, with a DynamoDB
+ * The format a command on `opened` commits and settles through: `format` bound to the settings (a Delta commit
+ * coordination, an Iceberg catalog), with Glue/REST catalog clients and a DynamoDB
  * client from the CLI's environment (AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION, keys; the setting's region wins).
  * On S3 the commit entries' table path is the bucket's, as Spark spells it; in a local folder it is the folder's
  * `file://` path (no other engine shares a local folder's entries, only other runs).
@@ -114,6 +117,7 @@ export function commandFormat(
   format: TableFormatName,
   setting: DeltaLogStoreSetting | undefined,
   io: { readonly env: Env; readonly clock: Clock },
+  catalog?: IcebergCatalogSetting,
 ): TableFormat {
   const location = tableLocationOf(opened);
   const services = formatServices(
@@ -123,11 +127,19 @@ export function commandFormat(
           region === undefined ? io.env : { ...io.env, AWS_REGION: region, AWS_DEFAULT_REGION: region },
         ),
       clock: io.clock,
+      iceberg: icebergCatalogServices(io.env),
     },
     location,
   );
   return formatForTable(
-    [{ name: table, format, ...(setting === undefined ? {} : { deltaLogStore: setting }) }],
+    [
+      {
+        name: table,
+        format,
+        ...(setting === undefined ? {} : { deltaLogStore: setting }),
+        ...(catalog === undefined ? {} : { catalog }),
+      },
+    ],
     table,
     services,
   );

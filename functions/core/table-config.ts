@@ -87,6 +87,11 @@ export const tableFieldSchemas = {
     .array(z.string().min(1))
     .min(2, 'Z-order needs at least two columns (for one, use sortColumns)')
     .optional(),
+  /**
+   * Iceberg only: the catalog the table commits through — `{ type: "path" }` (default), `{ type: "glue", … }` or
+   * `{ type: "rest", … }` (see core/formats/iceberg/catalogs.ts).
+   */
+  catalog: FORMAT_SETTING_SCHEMAS.catalog.optional(),
   /** Per-table overrides of the trigger policy. */
   policy: policyOverridesSchema.optional(),
   /**

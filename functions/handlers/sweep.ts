@@ -35,6 +35,7 @@ import { type Clock, systemClock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { parseEnv } from '../shared/env.js';
 import { dynamoDbClientsByRegion, formatServices } from '../shared/format-services.js';
+import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
 import { loadTableConfigs } from '../shared/table-source.js';
 import { loggerFn, policiesOf, profilerEnvSchema } from './profiler.js';
@@ -248,7 +249,10 @@ export function sweepDepsFromEnv(
         format: formatForTable(
           tables,
           ref.table,
-          formatServices({ dynamodb: dynamodbIn, clock }, { bucket }),
+          formatServices(
+            { dynamodb: dynamodbIn, clock, iceberg: icebergCatalogServices(process.env) },
+            { bucket },
+          ),
         ),
       },
       ref,

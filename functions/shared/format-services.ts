@@ -3,6 +3,7 @@
 // Core never builds an adapter; it is handed these factories and asks for what a table's config names.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbDeltaLogStore, s3TablePath } from '../adapters/dynamodb-delta-log-store.js';
+import type { IcebergCatalogServices } from '../core/formats/iceberg/catalogs.js';
 import type { FormatServices } from '../core/formats/table-format.js';
 import type { Clock } from '../ports/clock.js';
 
@@ -20,15 +21,18 @@ export interface FormatServicesOptions {
   readonly dynamodb: (region: string | undefined) => DynamoDBClient;
   /** Sets the commit entries' `expireTime`. */
   readonly clock: Clock;
+  /** Iceberg catalog clients (Glue, REST) for tables configured with one; absent: such a table is refused. */
+  readonly iceberg?: IcebergCatalogServices;
 }
 
 /**
  * The services for tables at `location`: a Delta table configured with `deltaLogStore: { type: "dynamodb" }`
  * commits through Spark's S3DynamoDBLogStore protocol in that DynamoDB table, with the table path its Spark
- * writers use.
+ * writers use; an Iceberg table configured with a Glue or REST catalog through the client `options.iceberg` builds.
  */
 export function formatServices(options: FormatServicesOptions, location: TableLocation): FormatServices {
   return {
+    ...options.iceberg,
     deltaLogStore: (setting, store) =>
       new DynamoDbDeltaLogStore({
         client: options.dynamodb(setting.region),

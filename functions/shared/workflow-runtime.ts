@@ -20,6 +20,7 @@ import type { ObjectStore } from '../ports/object-store.js';
 import type { Quarantine } from '../ports/quarantine.js';
 import { baseEnvSchema, parseEnv } from './env.js';
 import { dynamoDbClientsByRegion, formatServices } from './format-services.js';
+import { icebergCatalogServices } from './iceberg-catalog-services.js';
 import { createObservability, type Observability, withObservability } from './middleware.js';
 import { loadTableConfigs } from './table-source.js';
 
@@ -98,6 +99,7 @@ export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime 
   };
   const clock = options.clock ?? systemClock;
   const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
+  const iceberg = icebergCatalogServices(options.env);
   return {
     env,
     tables,
@@ -123,7 +125,7 @@ export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime 
       return journal;
     },
     formatFor(run) {
-      const services = formatServices({ dynamodb: dynamodbIn, clock }, { bucket: run.bucket });
+      const services = formatServices({ dynamodb: dynamodbIn, clock, iceberg }, { bucket: run.bucket });
       return formatForTable(tables, run.table, services, run.format);
     },
   };

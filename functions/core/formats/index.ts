@@ -7,6 +7,7 @@ import { CompactorError } from '../errors.js';
 import { deltaLogStoreSchema } from './delta/coordination.js';
 import { deltaLake } from './delta/format.js';
 import { hiveParquet } from './hive/index.js';
+import { icebergCatalogSchema } from './iceberg/catalogs.js';
 import { icebergTable } from './iceberg/format.js';
 import type {
   FormatServices,
@@ -87,6 +88,7 @@ export function formatOfTable(
  */
 export const FORMAT_SETTING_SCHEMAS = {
   deltaLogStore: deltaLogStoreSchema,
+  catalog: icebergCatalogSchema,
 } as const satisfies Record<TableFormatSettingName, z.ZodType>;
 
 /** The names of the format-specific table settings. */

@@ -18,6 +18,7 @@ import type { PartitionValue } from '../partition.js';
 import type { PlanInput, PlanInputFile, PlanSnapshot } from '../planning.js';
 import type { DeltaFormatServices, DeltaLogStoreSetting } from './delta/coordination.js';
 import type { ForeignTable } from './foreign-tables.js';
+import type { IcebergCatalogServices, IcebergCatalogSetting } from './iceberg/catalogs.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Snapshot: what the table holds now
@@ -292,6 +293,8 @@ export type TableChanges = { readonly kind: 'object-events' } | CommitLogChanges
 export interface TableFormatSettings {
   /** Delta Lake: how the table's commits are coordinated (delta/coordination.ts). @default S3 conditional writes */
   readonly deltaLogStore?: DeltaLogStoreSetting | undefined;
+  /** Apache Iceberg: the catalog the table commits through (iceberg/catalogs.ts). @default the path catalog */
+  readonly catalog?: IcebergCatalogSetting | undefined;
 }
 
 /** The name of a format-specific table setting. */
@@ -303,7 +306,7 @@ export type TableFormatSettingName = keyof TableFormatSettings;
  * to {@link TableFormat.forTable}. Each entry is optional: an entry point without it refuses a table whose
  * settings need it, instead of quietly committing another way.
  */
-export type FormatServices = DeltaFormatServices;
+export type FormatServices = DeltaFormatServices & IcebergCatalogServices;
 
 /**
  * One table format. Delta Lake or Iceberg support goes in one folder under `functions/core/formats/`

@@ -7,13 +7,22 @@ import type { ObjectStore } from '../../../ports/object-store.js';
 import type { PlanInput } from '../../planning.js';
 import { hiveVacuumRules } from '../hive/vacuum.js';
 import type {
+  FormatServices,
   PartitionFiles,
   PartitionLocation,
   SnapshotOptions,
   TableFormat,
+  TableFormatSettings,
   TableSnapshot,
   VacuumRules,
 } from '../table-format.js';
+import type { IcebergCatalog } from './catalog.js';
+import {
+  catalogUnavailable,
+  DEFAULT_ICEBERG_CATALOG,
+  type IcebergCatalogServices,
+  type IcebergCatalogSetting,
+} from './catalogs.js';
 import { IcebergUnsupportedError } from './errors.js';
 import { icebergCommitter, icebergFormatState, icebergGroupState } from './group-commit.js';
 import { type IcebergTableSnapshot, snapshotIcebergTable } from './table-snapshot.js';
@@ -41,9 +50,11 @@ async function snapshot(
   store: ObjectStore,
   location: string,
   options: SnapshotOptions,
+  catalog?: IcebergCatalog,
 ): Promise<TableSnapshot> {
   const read = await snapshotIcebergTable(store, location.replace(/\/+$/, ''), {
     now: options.now,
+    ...(catalog === undefined ? {} : { catalog }),
     ...(options.readFooters === undefined ? {} : { readFooters: options.readFooters }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
   });
@@ -71,9 +82,11 @@ async function partitionFiles(
   store: ObjectStore,
   where: PartitionLocation,
   options: Omit<SnapshotOptions, 'readFooters'>,
+  catalog?: IcebergCatalog,
 ): Promise<PartitionFiles> {
   const read = await snapshotIcebergTable(store, where.tableRoot, {
     now: options.now,
+    ...(catalog === undefined ? {} : { catalog }),
     readFooters: true,
     partition: where.partition,
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
@@ -120,4 +133,41 @@ export const icebergTable = {
   // trigger heuristic only (an uncommitted file is counted too); what a run compacts always comes from the metadata.
   changes: { kind: 'object-events' },
   isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('metadata/'),
+  // The table's catalog decides where its current metadata is and how a commit swaps it: a Glue or REST table
+  // committed through the path catalog would be a commit its readers never see.
+  settings: ['catalog'],
+  forTable: (settings: TableFormatSettings, services: FormatServices): TableFormat =>
+    icebergForCatalog(settings.catalog, services),
 } as const satisfies TableFormat;
+
+/**
+ * The Iceberg format of a table whose commits go through `catalogOf(store)`: the snapshot is read from the
+ * metadata the catalog points at, and groups commit through it (group-commit.ts is the same protocol whatever the
+ * catalog: its atomic swap is the catalog's).
+ */
+export function icebergTableWithCatalog(catalogOf: (store: ObjectStore) => IcebergCatalog): TableFormat {
+  const coordinated = icebergCommitter({ catalog: catalogOf });
+  return {
+    ...icebergTable,
+    snapshot: (store, location, options) => snapshot(store, location, options, catalogOf(store)),
+    partitionFiles: (store, where, options) => partitionFiles(store, where, options, catalogOf(store)),
+    commit: coordinated.commit,
+    rollback: coordinated.rollback,
+  };
+}
+
+/**
+ * The Iceberg format of a table configured with `catalog` (see catalogs.ts): the registered format for the path
+ * catalog (or none), else one committing through the catalog client `services` builds for the setting.
+ * @throws InvalidInputError when the setting names a metastore catalog and `services` cannot build its client.
+ */
+export function icebergForCatalog(
+  setting: IcebergCatalogSetting | undefined,
+  services: IcebergCatalogServices,
+): TableFormat {
+  const catalog = setting ?? DEFAULT_ICEBERG_CATALOG;
+  if (catalog.type === 'path') return icebergTable;
+  const build = services.icebergCatalog;
+  if (build === undefined) throw catalogUnavailable(catalog);
+  return icebergTableWithCatalog((store) => build(catalog, store));
+}

@@ -8,7 +8,7 @@ import { readFooter } from '../../parquet/footer.js';
 import type { PartitionValue } from '../../partition.js';
 import type { PlanInputFile } from '../../planning.js';
 import type { IgnoredObject, SnapshotPartition, TableSnapshot } from '../table-format.js';
-import { type LoadedTable, loadTable } from './catalog.js';
+import { type IcebergCatalog, type LoadedTable, loadTable } from './catalog.js';
 import { type LiveDataFile, partitionKey, readSnapshotFiles, type SnapshotFiles } from './live-files.js';
 import type { TableMetadata } from './metadata.js';
 import { partitionPath } from './snapshot.js';
@@ -142,9 +142,12 @@ export async function snapshotIcebergTable(
     readonly readFooters?: boolean;
     readonly concurrency?: number;
     readonly partition?: string;
+    /** Where the current metadata is found. @default the path catalog (the table root's metadata/ folder) */
+    readonly catalog?: IcebergCatalog;
   },
 ): Promise<IcebergTableSnapshot> {
-  const table = await loadTable(store, location);
+  const table =
+    options.catalog === undefined ? await loadTable(store, location) : await options.catalog.load(location);
   const files = await readSnapshotFiles(store, table, {
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
   });

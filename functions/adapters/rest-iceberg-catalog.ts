@@ -1,0 +1,319 @@
+// An Iceberg REST catalog (the Apache Iceberg REST Catalog API: Amazon S3 Tables, Glue's Iceberg REST endpoint,
+// Polaris, Nessie, Gravitino, …) as an Iceberg catalog, over `fetch`:
+//
+//   config  GET  /v1/config?warehouse=…                           → the `prefix` of every other path
+//   load    GET  /v1/{prefix}/namespaces/{ns}/tables/{table}      → `metadata-location` (read from the store, like
+//                                                                    every other catalog's metadata file)
+//   commit  POST /v1/{prefix}/namespaces/{ns}/tables/{table}      { requirements, updates }
+//
+// A REST catalog writes the metadata file itself, so a commit is expressed as the changes from the loaded metadata
+// to ours (snapshots added and removed, refs set and removed, properties set and removed), under the requirements
+// that make it atomic: the table is the one loaded (`assert-table-uuid`) and `main` is still where it was
+// (`assert-ref-snapshot-id`). 409 is a lost race (`conflict`); 5xx or no answer leaves the outcome unknown (the
+// catalog may have applied it) and is never cleaned up after. Requests are signed with SigV4 (S3 Tables: signing
+// name `s3tables`; Glue: `glue`) or carry an OAuth2 bearer token.
+import { createHash, createHmac } from 'node:crypto';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { AwsCredentialIdentityProvider } from '@smithy/types';
+import { TransientStoreError } from '../core/errors.js';
+import type { CatalogCommitOutcome, IcebergCatalog, LoadedTable } from '../core/formats/iceberg/catalog.js';
+import { readMetadataText } from '../core/formats/iceberg/catalog.js';
+import {
+  describeSetting,
+  IcebergCatalogError,
+  loadFromMetadataLocation,
+  type RestCatalogSetting,
+} from '../core/formats/iceberg/catalogs.js';
+import { parseJsonKeepingLongs, stringifyJsonKeepingLongs } from '../core/formats/iceberg/json.js';
+import type { ObjectStore } from '../ports/object-store.js';
+
+/** How requests are authenticated, with the secrets the setting only names. */
+export type RestAuth =
+  | {
+      readonly type: 'sigv4';
+      readonly signingName: string;
+      readonly region: string;
+      readonly credentials: AwsCredentialIdentityProvider;
+    }
+  | { readonly type: 'bearer'; readonly token: () => Promise<string> }
+  | { readonly type: 'none' };
+
+export interface RestIcebergCatalogOptions {
+  readonly setting: RestCatalogSetting;
+  readonly auth: RestAuth;
+  /** Where the metadata, manifests and data files are read and written. */
+  readonly store: ObjectStore;
+  /** @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+}
+
+/** A SHA-256 (and HMAC-SHA-256) for the signer, from node:crypto. */
+class NodeSha256 {
+  private hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
+  constructor(private readonly secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.hash = this.fresh();
+  }
+  private fresh() {
+    if (this.secret === undefined) return createHash('sha256');
+    const key =
+      typeof this.secret === 'string'
+        ? this.secret
+        : ArrayBuffer.isView(this.secret)
+          ? Buffer.from(this.secret.buffer, this.secret.byteOffset, this.secret.byteLength)
+          : Buffer.from(this.secret);
+    return createHmac('sha256', key);
+  }
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    this.hash.update(
+      typeof data === 'string'
+        ? data
+        : ArrayBuffer.isView(data)
+          ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+          : Buffer.from(data),
+    );
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.hash.digest());
+  }
+  reset(): void {
+    this.hash = this.fresh();
+  }
+}
+
+/** The SigV4 signer for `auth` (exported so a test server can verify with the same one). */
+export function restSigner(auth: Extract<RestAuth, { type: 'sigv4' }>): SignatureV4 {
+  return new SignatureV4({
+    service: auth.signingName,
+    region: auth.region,
+    credentials: auth.credentials,
+    sha256: NodeSha256,
+  });
+}
+
+/** What a load read and the commit must assert. */
+interface RestBase {
+  readonly raw: Record<string, unknown>;
+}
+
+/** A REST catalog's error body: `{ error: { message, type, code } }`. */
+interface RestError {
+  readonly error?: { readonly message?: string; readonly type?: string; readonly code?: number };
+}
+
+/** Top-level metadata fields the catalog maintains itself when it applies updates (never sent as changes). */
+const MAINTAINED = new Set([
+  'last-updated-ms',
+  'last-sequence-number',
+  'current-snapshot-id',
+  'snapshot-log',
+  'metadata-log',
+  'snapshots',
+  'refs',
+  'properties',
+]);
+
+/**
+ * The updates turning the metadata `from` into `to` (both as parsed with longs kept), as the REST protocol names
+ * them. Only the changes a maintenance commit makes are expressible; any other field that differs (schemas,
+ * specs, location, …) is refused rather than silently dropped.
+ * @throws Error naming the field when the change is not expressible.
+ */
+export function metadataUpdates(
+  from: Record<string, unknown>,
+  to: Record<string, unknown>,
+): Record<string, unknown>[] {
+  const same = (a: unknown, b: unknown) => stringifyJsonKeepingLongs(a) === stringifyJsonKeepingLongs(b);
+  const differing = [...new Set([...Object.keys(from), ...Object.keys(to)])].filter(
+    (k) => !MAINTAINED.has(k) && !same(from[k], to[k]),
+  );
+  if (differing.length > 0)
+    throw new Error(
+      `a change of ${differing.join(', ')} cannot be committed through the REST catalog by this writer`,
+    );
+  const idOf = (s: unknown) => stringifyJsonKeepingLongs((s as Record<string, unknown>)['snapshot-id']);
+  const before = (from.snapshots as unknown[] | undefined) ?? [];
+  const after = (to.snapshots as unknown[] | undefined) ?? [];
+  const beforeIds = new Set(before.map(idOf));
+  const afterIds = new Set(after.map(idOf));
+  const updates: Record<string, unknown>[] = [];
+  for (const s of after) if (!beforeIds.has(idOf(s))) updates.push({ action: 'add-snapshot', snapshot: s });
+  const refsBefore = (from.refs as Record<string, Record<string, unknown>> | undefined) ?? {};
+  const refsAfter = (to.refs as Record<string, Record<string, unknown>> | undefined) ?? {};
+  for (const [name, ref] of Object.entries(refsAfter))
+    if (!same(refsBefore[name], ref)) updates.push({ action: 'set-snapshot-ref', 'ref-name': name, ...ref });
+  for (const name of Object.keys(refsBefore))
+    if (refsAfter[name] === undefined) updates.push({ action: 'remove-snapshot-ref', 'ref-name': name });
+  const removed = before.filter((s) => !afterIds.has(idOf(s)));
+  if (removed.length > 0)
+    updates.push({
+      action: 'remove-snapshots',
+      'snapshot-ids': removed.map((s) => (s as Record<string, unknown>)['snapshot-id']),
+    });
+  const propsBefore = (from.properties as Record<string, string> | undefined) ?? {};
+  const propsAfter = (to.properties as Record<string, string> | undefined) ?? {};
+  const set = Object.fromEntries(Object.entries(propsAfter).filter(([k, v]) => propsBefore[k] !== v));
+  if (Object.keys(set).length > 0) updates.push({ action: 'set-properties', updates: set });
+  const gone = Object.keys(propsBefore).filter((k) => !(k in propsAfter));
+  if (gone.length > 0) updates.push({ action: 'remove-properties', removals: gone });
+  return updates;
+}
+
+/** The id `main` points at in parsed metadata, or null for a table without a snapshot. */
+function mainSnapshotId(raw: Record<string, unknown>): unknown {
+  const refs = raw.refs as Record<string, Record<string, unknown>> | undefined;
+  const main = refs?.main?.['snapshot-id'] ?? raw['current-snapshot-id'];
+  return main === undefined || main === -1 ? null : main;
+}
+
+/**
+ * One table of an Iceberg REST catalog as an {@link IcebergCatalog}. `load(tableRoot)` takes the table root (key
+ * prefix of `store`) the catalog's metadata location must lie under.
+ */
+export class RestIcebergCatalog implements IcebergCatalog {
+  private readonly bases = new WeakMap<LoadedTable, RestBase>();
+  private readonly name: string;
+  private readonly fetch: typeof fetch;
+  private readonly signer: SignatureV4 | undefined;
+  private prefix: Promise<string> | undefined;
+
+  constructor(private readonly options: RestIcebergCatalogOptions) {
+    this.name = describeSetting(options.setting);
+    this.fetch = options.fetch ?? globalThis.fetch;
+    this.signer = options.auth.type === 'sigv4' ? restSigner(options.auth) : undefined;
+  }
+
+  async load(tableRoot: string): Promise<LoadedTable> {
+    const { status, body } = await this.request('GET', await this.tablePath());
+    if (status !== 200) throw this.failure('load', status, body, false);
+    const location = (body as Record<string, unknown>)['metadata-location'];
+    if (typeof location !== 'string')
+      throw new IcebergCatalogError(this.name, 'the load answer has no metadata-location');
+    const loaded = await loadFromMetadataLocation(this.options.store, tableRoot, location);
+    const raw = parseJsonKeepingLongs(
+      await readMetadataText(this.options.store, loaded.metadataKey),
+    ) as Record<string, unknown>;
+    this.bases.set(loaded, { raw });
+    return loaded;
+  }
+
+  async commit(base: LoadedTable, metadataText: string): Promise<CatalogCommitOutcome> {
+    const read = this.bases.get(base);
+    if (read === undefined)
+      throw new IcebergCatalogError(this.name, 'commit on a table this catalog did not load');
+    const next = parseJsonKeepingLongs(metadataText) as Record<string, unknown>;
+    let updates: Record<string, unknown>[];
+    try {
+      updates = metadataUpdates(read.raw, next);
+    } catch (err) {
+      throw new IcebergCatalogError(this.name, (err as Error).message);
+    }
+    const s = this.options.setting;
+    const body = {
+      identifier: { namespace: s.namespace.split('.'), name: s.table },
+      requirements: [
+        { type: 'assert-table-uuid', uuid: read.raw['table-uuid'] },
+        { type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': mainSnapshotId(read.raw) },
+      ],
+      updates,
+    };
+    let answer: { status: number; body: unknown };
+    try {
+      answer = await this.request('POST', await this.tablePath(), stringifyJsonKeepingLongs(body));
+    } catch (err) {
+      throw new TransientStoreError(
+        `Iceberg REST commit to ${this.name} got no answer (${(err as Error).message}): the commit state is unknown, nothing was removed. Retry`,
+      );
+    }
+    if (answer.status === 409) return { outcome: 'conflict' };
+    if (answer.status !== 200) throw this.failure('commit', answer.status, answer.body, true);
+    const location = (answer.body as Record<string, unknown>)['metadata-location'];
+    if (typeof location !== 'string')
+      throw new TransientStoreError(
+        `Iceberg REST commit to ${this.name} was accepted without a metadata-location: the commit state is unknown. Retry`,
+      );
+    const at = location.lastIndexOf('/metadata/');
+    return {
+      outcome: 'committed',
+      metadataKey: `${base.tableRoot === '' ? '' : `${base.tableRoot}/`}${location.slice(at + 1)}`,
+    };
+  }
+
+  /** `/v1/{prefix}/namespaces/{ns}/tables/{table}`, the prefix from `GET /v1/config` (asked once). */
+  private async tablePath(): Promise<string> {
+    this.prefix ??= this.configPrefix().catch((err: unknown) => {
+      this.prefix = undefined;
+      throw err;
+    });
+    const prefix = await this.prefix;
+    const s = this.options.setting;
+    // Namespace levels are joined by the unit separator (0x1F) in one path segment.
+    const ns = encodeURIComponent(s.namespace.split('.').join('\u001f'));
+    return `/v1/${prefix === '' ? '' : `${prefix}/`}namespaces/${ns}/tables/${encodeURIComponent(s.table)}`;
+  }
+
+  private async configPrefix(): Promise<string> {
+    const warehouse = this.options.setting.warehouse;
+    const query = warehouse === undefined ? '' : `?warehouse=${encodeURIComponent(warehouse)}`;
+    const { status, body } = await this.request('GET', `/v1/config${query}`);
+    if (status !== 200) throw this.failure('config', status, body, false);
+    const config = body as { overrides?: Record<string, string>; defaults?: Record<string, string> };
+    const prefix = config.overrides?.prefix ?? config.defaults?.prefix ?? '';
+    // A prefix that is already percent-encoded (an ARN as S3 Tables sends it) is a path as it is; else encode it.
+    return prefix.includes('%') ? prefix : prefix.split('/').map(encodeURIComponent).join('/');
+  }
+
+  private async request(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: string,
+  ): Promise<{ status: number; body: unknown }> {
+    const base = new URL(this.options.setting.uri.replace(/\/+$/, ''));
+    const [pathPart, queryPart] = `${base.pathname.replace(/\/+$/, '')}${path}`.split('?');
+    const url = new URL(`${base.origin}${pathPart}${queryPart === undefined ? '' : `?${queryPart}`}`);
+    let headers: Record<string, string> = {
+      host: url.host,
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    };
+    const auth = this.options.auth;
+    if (auth.type === 'bearer') headers.authorization = `Bearer ${await auth.token()}`;
+    if (this.signer !== undefined) {
+      const signed = await this.signer.sign({
+        method,
+        protocol: url.protocol,
+        hostname: url.hostname,
+        ...(url.port === '' ? {} : { port: Number(url.port) }),
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers,
+        ...(body === undefined ? {} : { body }),
+      });
+      headers = signed.headers;
+    }
+    const { host: _host, ...sent } = headers;
+    const response = await this.fetch(url, {
+      method,
+      headers: sent,
+      ...(body === undefined ? {} : { body }),
+    });
+    const text = await response.text();
+    let parsed: unknown = {};
+    try {
+      parsed = text === '' ? {} : parseJsonKeepingLongs(text);
+    } catch {
+      parsed = { error: { message: text.slice(0, 200) } };
+    }
+    return { status: response.status, body: parsed };
+  }
+
+  /** A non-success answer as the error callers act on (see the module comment for which is which). */
+  private failure(operation: string, status: number, body: unknown, afterCommit: boolean): Error {
+    const e = (body as RestError).error;
+    const what = `${status}${e?.type === undefined ? '' : ` ${e.type}`}${e?.message === undefined ? '' : `: ${e.message}`}`;
+    if (status >= 500 || status === 429 || status === 408)
+      return new TransientStoreError(
+        `Iceberg REST ${operation} of ${this.name} failed (${what})${afterCommit ? '; the commit state is unknown (the catalog may have applied it), nothing was removed' : ''}. Retry`,
+      );
+    return new IcebergCatalogError(this.name, `the ${operation} was refused (${what})`);
+  }
+}

@@ -1,0 +1,114 @@
+// The CLI's spelling of an Iceberg table's `catalog` setting (core/formats/iceberg/catalogs.ts), for commands that
+// commit to an Iceberg table: `--catalog glue --glue-database D --glue-table T`, or `--catalog rest --rest-uri U
+// --rest-namespace N --rest-table T [--rest-auth sigv4 --rest-signing-name s3tables --rest-region R]`. The flags
+// build the same object a table config holds and are checked by the same schema, so both refuse the same things.
+import { type Command, Option } from 'commander';
+import { UsageError } from '../core/errors.js';
+import { type IcebergCatalogSetting, icebergCatalogSchema } from '../core/formats/iceberg/catalogs.js';
+
+/** The flags as commander parses them. */
+export interface CatalogFlags {
+  readonly catalog?: 'path' | 'glue' | 'rest';
+  readonly glueDatabase?: string;
+  readonly glueTable?: string;
+  readonly glueCatalogId?: string;
+  readonly glueRegion?: string;
+  readonly restUri?: string;
+  readonly restWarehouse?: string;
+  readonly restNamespace?: string;
+  readonly restTable?: string;
+  readonly restAuth?: 'none' | 'sigv4' | 'oauth2';
+  readonly restSigningName?: string;
+  readonly restRegion?: string;
+  readonly restTokenEnv?: string;
+}
+
+/** Adds the catalog flags to `command`. */
+export function addCatalogOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option(
+        '--catalog <type>',
+        'Iceberg only: the catalog the table commits through (default: path)',
+      ).choices(['path', 'glue', 'rest']),
+    )
+    .option('--glue-database <name>', '--catalog glue: the Glue database')
+    .option('--glue-table <name>', '--catalog glue: the Glue table')
+    .option('--glue-catalog-id <account>', '--catalog glue: the Data Catalog owner (default: your account)')
+    .option('--glue-region <region>', '--catalog glue: the Glue region (default: AWS_REGION)')
+    .option(
+      '--rest-uri <url>',
+      '--catalog rest: base URI, e.g. https://s3tables.eu-west-1.amazonaws.com/iceberg',
+    )
+    .option('--rest-warehouse <name>', '--catalog rest: the warehouse (S3 Tables: the table bucket ARN)')
+    .option('--rest-namespace <ns>', '--catalog rest: the namespace, levels separated by "."')
+    .option('--rest-table <name>', '--catalog rest: the table')
+    .addOption(
+      new Option('--rest-auth <type>', '--catalog rest: request authentication')
+        .choices(['none', 'sigv4', 'oauth2'])
+        .default('none'),
+    )
+    .option('--rest-signing-name <name>', '--rest-auth sigv4: the signing name (s3tables, glue)')
+    .option('--rest-region <region>', '--rest-auth sigv4: the signing region')
+    .option(
+      '--rest-token-env <name>',
+      '--rest-auth oauth2: the variable holding the token (default ICEBERG_REST_TOKEN)',
+    );
+}
+
+const defined = <T extends Record<string, unknown>>(o: T) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+/**
+ * The catalog setting the flags spell, or undefined without `--catalog`.
+ * @throws UsageError when `--catalog` is given for a format other than Iceberg, or the flags are incomplete.
+ */
+export function catalogFromFlags(flags: CatalogFlags, format: string): IcebergCatalogSetting | undefined {
+  const catalog = flags.catalog;
+  if (catalog === undefined) return undefined;
+  if (format !== 'iceberg')
+    throw new UsageError(
+      `--catalog is a setting of Iceberg tables (--format iceberg), not of format "${format}"`,
+    );
+  const raw =
+    flags.catalog === 'path'
+      ? { type: 'path' }
+      : flags.catalog === 'glue'
+        ? defined({
+            type: 'glue',
+            database: flags.glueDatabase,
+            table: flags.glueTable,
+            catalogId: flags.glueCatalogId,
+            region: flags.glueRegion,
+          })
+        : defined({
+            type: 'rest',
+            uri: flags.restUri,
+            warehouse: flags.restWarehouse,
+            namespace: flags.restNamespace,
+            table: flags.restTable,
+            auth: defined({
+              type: flags.restAuth ?? 'none',
+              ...(flags.restAuth === 'sigv4'
+                ? { signingName: flags.restSigningName, region: flags.restRegion }
+                : {}),
+              ...(flags.restAuth === 'oauth2' ? { tokenEnv: flags.restTokenEnv } : {}),
+            }),
+          });
+  const parsed = icebergCatalogSchema.safeParse(raw);
+  if (!parsed.success)
+    throw new UsageError(
+      `--catalog ${catalog}: ${parsed.error.issues
+        .map((i) => `${i.path.length === 0 ? '' : `${flagOf(catalog, i.path)} `}${i.message}`)
+        .join('; ')}`,
+    );
+  return parsed.data;
+}
+
+/** The flag that sets a field of the setting (`database` → `--glue-database`). */
+function flagOf(catalog: string, path: readonly PropertyKey[]): string {
+  const field = String(path[path.length - 1]);
+  const kebab = field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  if (path[0] === 'auth') return field === 'type' ? '--rest-auth' : `--rest-${kebab}`;
+  return `--${catalog}-${kebab}`;
+}

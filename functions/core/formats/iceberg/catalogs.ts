@@ -1,0 +1,213 @@
+// Which catalog an Iceberg table's commits go through, as configured per table (`catalog`), and what the
+// composition root must hand the format so it can honour that setting. All writers of a table must agree on its
+// catalog (a commit the catalog does not see is a commit its readers never find, and is overwritten by the next
+// one), so it is a property of the table, never of the deployment:
+//
+//   { type: "path" }                                   the default: metadata/v<N+1>.metadata.json put-if-absent
+//   { type: "glue", database, table, ... }             AWS Glue Data Catalog (Iceberg's GlueCatalog)
+//   { type: "rest", uri, namespace, table, auth, ... } an Iceberg REST catalog (Amazon S3 Tables, Glue's REST
+//                                                      endpoint, Polaris, Nessie, …)
+//
+// The metastore catalogs are adapters (AWS SDK, HTTP), which core may not build: the handlers and the CLI pass a
+// factory (`IcebergCatalogServices`), and this module only says what a setting means and how a catalog's pointer
+// becomes a loaded table.
+import { z } from 'zod';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { CompactorError, InvalidInputError } from '../../errors.js';
+import { describeTable, type IcebergCatalog, type LoadedTable, readMetadataText } from './catalog.js';
+import { IcebergMetadataError } from './errors.js';
+import { parseTableMetadata } from './metadata.js';
+import { PathResolver } from './paths.js';
+
+/** An AWS region code (`eu-west-1`, `us-gov-west-1`, `cn-north-1`), not a display name. */
+const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+
+/** Glue's rule for database and table names (lower-case in practice; Glue lower-cases them anyway). */
+const GLUE_NAME = /^[\w-]{1,255}$/;
+
+const region = z.string().regex(AWS_REGION, {
+  error: (issue) => `${JSON.stringify(issue.input)} is not an AWS region code such as "eu-west-1"`,
+});
+
+/** `catalog: { type: "path" }`: the table root's metadata/ folder is the catalog (Hadoop tables). */
+const pathCatalogSchema = z.strictObject({ type: z.literal('path') });
+
+/** `catalog: { type: "glue", ... }`: the Glue table whose `metadata_location` parameter points at the metadata. */
+const glueCatalogSchema = z.strictObject({
+  type: z.literal('glue'),
+  database: z.string().regex(GLUE_NAME, { error: 'must be a Glue database name' }),
+  table: z.string().regex(GLUE_NAME, { error: 'must be a Glue table name' }),
+  /** The account owning the Data Catalog (Iceberg's `glue.id`). @default the caller's account */
+  catalogId: z
+    .string()
+    .regex(/^\d{12}$/, { error: 'must be a 12-digit AWS account id' })
+    .optional(),
+  /** @default the function's (the CLI's: AWS_REGION) */
+  region: region.optional(),
+});
+
+/** How requests to a REST catalog are authenticated. */
+const restAuthSchema = z.discriminatedUnion(
+  'type',
+  [
+    /** AWS SigV4 (Amazon S3 Tables: signing name `s3tables`; Glue's Iceberg REST endpoint: `glue`). */
+    z.strictObject({
+      type: z.literal('sigv4'),
+      signingName: z
+        .string()
+        .regex(/^[a-z0-9-]+$/, { error: 'must be a service signing name such as "s3tables"' }),
+      region,
+    }),
+    /**
+     * A bearer token (an OAuth2 access token the catalog issued), read from the environment variable `tokenEnv`
+     * of the process that commits: a secret never belongs in the table config. @default ICEBERG_REST_TOKEN
+     */
+    z.strictObject({
+      type: z.literal('oauth2'),
+      tokenEnv: z
+        .string()
+        .regex(/^[A-Z_][A-Z0-9_]*$/, { error: 'must be an environment variable name' })
+        .optional(),
+    }),
+    z.strictObject({ type: z.literal('none') }),
+  ],
+  {
+    error: 'must be { "type": "sigv4", "signingName", "region" }, { "type": "oauth2" } or { "type": "none" }',
+  },
+);
+
+/** `catalog: { type: "rest", ... }`: an Iceberg REST catalog's table. */
+const restCatalogSchema = z.strictObject({
+  type: z.literal('rest'),
+  /** The catalog's base URI, before `/v1` (S3 Tables: `https://s3tables.<region>.amazonaws.com/iceberg`). */
+  uri: z.url({
+    protocol: /^https?$/,
+    error: 'must be an http(s) URL such as https://s3tables.eu-west-1.amazonaws.com/iceberg',
+  }),
+  /** Sent as `GET /v1/config?warehouse=…` (S3 Tables: the table bucket's ARN). */
+  warehouse: z.string().min(1).optional(),
+  /** The namespace, levels separated by `.`. */
+  namespace: z.string().regex(/^[^.]+(\.[^.]+)*$/, { error: 'must be a namespace, levels separated by "."' }),
+  table: z.string().min(1),
+  auth: restAuthSchema,
+});
+
+/** The `catalog` field of an Iceberg table's config. */
+export const icebergCatalogSchema = z.discriminatedUnion(
+  'type',
+  [pathCatalogSchema, glueCatalogSchema, restCatalogSchema],
+  {
+    error: (issue) => {
+      if (issue.code !== 'invalid_union')
+        return 'must be an object such as { "type": "path" }, { "type": "glue", "database", "table" } or { "type": "rest", "uri", "namespace", "table", "auth" }';
+      const type = (issue.input as { type?: unknown } | undefined)?.type;
+      return `must be "path" (the default), "glue" or "rest", ${type === undefined ? 'and is missing' : `not ${JSON.stringify(type)}`}`;
+    },
+  },
+);
+
+export type IcebergCatalogSetting = z.output<typeof icebergCatalogSchema>;
+export type GlueCatalogSetting = Extract<IcebergCatalogSetting, { type: 'glue' }>;
+export type RestCatalogSetting = Extract<IcebergCatalogSetting, { type: 'rest' }>;
+/** A setting naming a catalog other than the table root's own metadata folder. */
+export type MetastoreCatalogSetting = GlueCatalogSetting | RestCatalogSetting;
+
+/**
+ * Why a table of `format` may not carry `catalog`, or undefined when it may. A catalog on a Hive or Delta table
+ * would be silently ignored (their logs and listings are their catalogs), so it is refused.
+ */
+export function misplacedCatalogMessage(format: string, catalog: unknown): string | undefined {
+  if (catalog === undefined || format === 'iceberg') return undefined;
+  return `catalog is a setting of Apache Iceberg tables (format "iceberg"), and this table's format is "${format}": remove it, or set format to "iceberg" if that is what the table is`;
+}
+
+/** The catalog of a table whose config names none. */
+export const DEFAULT_ICEBERG_CATALOG = { type: 'path' } as const;
+
+/**
+ * What the Iceberg format needs from the composition root to honour a table's `catalog`: the catalog client
+ * for `setting`, over `store` (where the metadata and manifest files are read and written).
+ */
+export interface IcebergCatalogServices {
+  readonly icebergCatalog?: (setting: MetastoreCatalogSetting, store: ObjectStore) => IcebergCatalog;
+}
+
+/**
+ * The table is configured with a metastore catalog but this entry point was built without catalog clients.
+ * Refused rather than committed through the path catalog: a `vN.metadata.json` the metastore does not point at is
+ * a commit no reader sees, and the next real commit silently drops it.
+ */
+export function catalogUnavailable(setting: MetastoreCatalogSetting): InvalidInputError {
+  return new InvalidInputError(
+    `This Iceberg table's catalog is ${describeSetting(setting)}, but this entry point was started without Iceberg catalog clients; nothing was committed. Run it where catalogs are wired (the deployment's functions, or the CLI with --catalog ${setting.type})`,
+  );
+}
+
+/** How messages name a configured catalog. */
+export function describeSetting(setting: IcebergCatalogSetting): string {
+  switch (setting.type) {
+    case 'path':
+      return 'the table root (path catalog)';
+    case 'glue':
+      return `the Glue table ${setting.database}.${setting.table}${setting.catalogId === undefined ? '' : ` of catalog ${setting.catalogId}`}`;
+    case 'rest':
+      return `the REST catalog table ${setting.namespace}.${setting.table} at ${setting.uri}`;
+  }
+}
+
+/**
+ * The catalog cannot serve the table: it does not exist there, it is not an Iceberg table, access is denied, or
+ * the catalog answered something the protocol does not allow. Never retried: only a change of the table, the
+ * catalog or the config fixes it.
+ */
+export class IcebergCatalogError extends CompactorError {
+  constructor(
+    /** The catalog's table as {@link describeSetting} names it. */
+    readonly catalog: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`Iceberg catalog ${catalog}: ${reason}. Nothing was committed`, options);
+  }
+}
+
+/** The file name of a metadata location (`s3://b/t/metadata/00003-<uuid>.metadata.json` → `00003-<uuid>…`). */
+function fileName(location: string): string {
+  return location.slice(location.lastIndexOf('/') + 1);
+}
+
+/** `00012-<uuid>.metadata.json` / `v12.metadata.json` → 12; 0 for a name carrying no version. */
+export function metadataVersion(location: string): number {
+  const m = /^(?:v(\d+)|(\d+)-[0-9a-fA-F-]+)(\.gz)?\.metadata\.json(\.gz)?$/.exec(fileName(location));
+  return m === null ? 0 : Number(m[1] ?? m[2]);
+}
+
+/**
+ * Loads the table a metastore points at: `metadataLocation` (the writer's absolute path) read from the table root
+ * `tableRoot` of `store`, where it must lie under `metadata/` as every catalog writes it (a `write.metadata.path`
+ * elsewhere is refused, as the paths of data files outside the location are).
+ * @throws IcebergMetadataError when the file is missing, malformed or not the table root's.
+ */
+export async function loadFromMetadataLocation(
+  store: ObjectStore,
+  tableRoot: string,
+  metadataLocation: string,
+): Promise<LoadedTable> {
+  const root = tableRoot.replace(/\/+$/, '');
+  const table = describeTable(store, root);
+  const at = metadataLocation.lastIndexOf('/metadata/');
+  if (at < 0)
+    throw new IcebergMetadataError(
+      table,
+      `the catalog's metadata location ${metadataLocation} is not in a metadata/ folder of the table`,
+    );
+  const key = `${root === '' ? '' : `${root}/`}${metadataLocation.slice(at + 1)}`;
+  const metadata = parseTableMetadata(await readMetadataText(store, key), table);
+  const paths = new PathResolver(table, metadata.location, root);
+  if (paths.key(metadataLocation) !== key)
+    throw new IcebergMetadataError(
+      table,
+      `the catalog's metadata location ${metadataLocation} is not under the table location ${metadata.location}`,
+    );
+  return { name: table, tableRoot: root, metadataKey: key, version: metadataVersion(key), metadata, paths };
+}

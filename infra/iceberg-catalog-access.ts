@@ -1,0 +1,100 @@
+// The IAM statements a function needs to commit to the Iceberg tables whose `catalog` names a metastore: Glue
+// (GetTable, UpdateTable on that table, with its database and catalog as Glue's resource model requires) and an
+// Iceberg REST endpoint signed with SigV4 — Amazon S3 Tables (`s3tables`: the data-plane actions its Iceberg REST
+// endpoint authorises against the table bucket named by `warehouse`) or Glue's REST endpoint (`glue`). A bearer
+// token or an unsigned REST catalog needs no IAM. No metastore catalog, no statement: the default templates stay
+// as they are.
+//
+// Kept in its own module so the per-table format binding (which hands the functions their catalog clients) only
+// has to attach these statements to the roles of the steps that plan, commit and settle Iceberg groups.
+import { Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type { IConstruct } from 'constructs';
+import type { IcebergCatalogSetting } from '../functions/core/formats/iceberg/catalogs.js';
+
+/** S3 Tables actions its Iceberg REST endpoint checks for config, load and commit of a table. */
+export const S3_TABLES_REST_ACTIONS = [
+  's3tables:GetTableBucket',
+  's3tables:GetNamespace',
+  's3tables:GetTable',
+  's3tables:GetTableMetadataLocation',
+  's3tables:UpdateTableMetadataLocation',
+  's3tables:GetTableData',
+  's3tables:PutTableData',
+] as const;
+
+/** Glue actions the Glue catalog (and Glue's REST endpoint) needs to load and commit one table. */
+export const GLUE_COMMIT_ACTIONS = ['glue:GetTable', 'glue:UpdateTable'] as const;
+
+interface TableWithCatalog {
+  readonly name: string;
+  readonly catalog?: IcebergCatalogSetting | undefined;
+}
+
+/** The Glue catalog, database and table ARNs of `database.table` in `account`/`region`. */
+function glueArns(
+  scope: IConstruct,
+  region: string,
+  account: string,
+  database: string,
+  table: string,
+): string[] {
+  const stack = Stack.of(scope);
+  const arn = (resource: string) =>
+    stack.formatArn({ service: 'glue', region, account, resource, resourceName: undefined });
+  return [arn('catalog'), arn(`database/${database}`), arn(`table/${database}/${table}`)];
+}
+
+/** The statements for every table configured with a Glue or SigV4-signed REST catalog (none otherwise). */
+export function icebergCatalogStatements(
+  scope: IConstruct,
+  tables: readonly TableWithCatalog[],
+): iam.PolicyStatement[] {
+  const stack = Stack.of(scope);
+  const statements: iam.PolicyStatement[] = [];
+  for (const t of tables) {
+    const c = t.catalog;
+    if (c === undefined || c.type === 'path') continue;
+    if (c.type === 'glue') {
+      statements.push(
+        new iam.PolicyStatement({
+          actions: [...GLUE_COMMIT_ACTIONS],
+          resources: glueArns(
+            scope,
+            c.region ?? stack.region,
+            c.catalogId ?? stack.account,
+            c.database,
+            c.table,
+          ),
+        }),
+      );
+      continue;
+    }
+    if (c.auth.type !== 'sigv4') continue;
+    if (c.auth.signingName === 's3tables') {
+      // The warehouse of S3 Tables' endpoint is the table bucket's ARN; its tables are `<bucket ARN>/table/<id>`.
+      const bucket =
+        c.warehouse ??
+        stack.formatArn({
+          service: 's3tables',
+          region: c.auth.region,
+          resource: 'bucket',
+          resourceName: '*',
+        });
+      statements.push(
+        new iam.PolicyStatement({
+          actions: [...S3_TABLES_REST_ACTIONS],
+          resources: [bucket, `${bucket}/table/*`],
+        }),
+      );
+    } else if (c.auth.signingName === 'glue') {
+      statements.push(
+        new iam.PolicyStatement({
+          actions: [...GLUE_COMMIT_ACTIONS, 'glue:GetCatalog', 'glue:GetDatabase'],
+          resources: glueArns(scope, c.auth.region, stack.account, c.namespace, c.table),
+        }),
+      );
+    }
+  }
+  return statements;
+}

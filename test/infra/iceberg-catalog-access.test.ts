@@ -1,0 +1,127 @@
+// The IAM statements for Iceberg tables committing through a metastore catalog: a Glue catalog gets GetTable and
+// UpdateTable on exactly its table (with its database and catalog, in the catalog's account and region), an S3
+// Tables REST catalog the S3 Tables data-plane actions on its table bucket and that bucket's tables, and a path,
+// bearer-token or unsigned catalog nothing at all.
+import { App, Stack } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { icebergCatalogStatements, S3_TABLES_REST_ACTIONS } from '../../infra/iceberg-catalog-access.js';
+
+const BUCKET_ARN = 'arn:aws:s3tables:eu-west-1:111122223333:bucket/lake';
+
+/** A resolved ARN with the partition written as `aws` (`Fn::Join` of "arn:", the partition, the rest). */
+function flatten(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(flatten);
+  if (typeof value !== 'object' || value === null) return value;
+  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  if (join !== undefined)
+    return join[1]
+      .map((p) =>
+        typeof p === 'string'
+          ? p
+          : (p as { Ref?: string }).Ref === 'AWS::Partition'
+            ? 'aws'
+            : JSON.stringify(p),
+      )
+      .join(join[0]);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, flatten(v)]));
+}
+
+function resolved(tables: Parameters<typeof icebergCatalogStatements>[1]) {
+  const stack = new Stack(new App(), 'Catalogs', { env: { account: '111122223333', region: 'eu-west-1' } });
+  return icebergCatalogStatements(stack, tables).map((s) => flatten(stack.resolve(s.toStatementJson())));
+}
+
+describe('icebergCatalogStatements', () => {
+  it('grants GetTable and UpdateTable on the Glue table, its database and catalog, in the catalog account and region', () => {
+    // Act
+    const statements = resolved([
+      { name: 'events', catalog: { type: 'glue', database: 'lake', table: 'events' } },
+      {
+        name: 'shared',
+        catalog: {
+          type: 'glue',
+          database: 'hub',
+          table: 'orders',
+          catalogId: '444455556666',
+          region: 'us-east-1',
+        },
+      },
+    ]);
+    // Assess
+    expect(statements).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['glue:GetTable', 'glue:UpdateTable'],
+        Resource: [
+          'arn:aws:glue:eu-west-1:111122223333:catalog',
+          'arn:aws:glue:eu-west-1:111122223333:database/lake',
+          'arn:aws:glue:eu-west-1:111122223333:table/lake/events',
+        ],
+      },
+      {
+        Effect: 'Allow',
+        Action: ['glue:GetTable', 'glue:UpdateTable'],
+        Resource: [
+          'arn:aws:glue:us-east-1:444455556666:catalog',
+          'arn:aws:glue:us-east-1:444455556666:database/hub',
+          'arn:aws:glue:us-east-1:444455556666:table/hub/orders',
+        ],
+      },
+    ]);
+  });
+
+  it('grants the S3 Tables REST actions on the warehouse table bucket and its tables', () => {
+    // Act
+    const statements = resolved([
+      {
+        name: 'events',
+        catalog: {
+          type: 'rest',
+          uri: 'https://s3tables.eu-west-1.amazonaws.com/iceberg',
+          warehouse: BUCKET_ARN,
+          namespace: 'web',
+          table: 'events',
+          auth: { type: 'sigv4', signingName: 's3tables', region: 'eu-west-1' },
+        },
+      },
+    ]);
+    // Assess
+    expect(statements).toEqual([
+      {
+        Effect: 'Allow',
+        Action: [...S3_TABLES_REST_ACTIONS],
+        Resource: [BUCKET_ARN, `${BUCKET_ARN}/table/*`],
+      },
+    ]);
+  });
+
+  it('grants nothing for path, bearer-token and unsigned catalogs, or tables without a catalog', () => {
+    // Act
+    const statements = resolved([
+      { name: 'a' },
+      { name: 'b', catalog: { type: 'path' } },
+      {
+        name: 'c',
+        catalog: {
+          type: 'rest',
+          uri: 'https://polaris.example/api/catalog',
+          namespace: 'n',
+          table: 't',
+          auth: { type: 'oauth2' },
+        },
+      },
+      {
+        name: 'd',
+        catalog: {
+          type: 'rest',
+          uri: 'http://127.0.0.1:8181',
+          namespace: 'n',
+          table: 't',
+          auth: { type: 'none' },
+        },
+      },
+    ]);
+    // Assess
+    expect(statements).toEqual([]);
+  });
+});
