@@ -489,8 +489,8 @@ class VacuumPass {
   private readonly debrisMs: number;
   private readonly abandonedMs: number;
   private readonly selected: ReadonlySet<string>;
-  /** Selected tables with `format: "delta"`. */
-  private readonly deltaNames: ReadonlySet<string>;
+  /** Selected tables with `format: "delta"` or `"iceberg"`: their own step judges their inputs. */
+  private readonly ownStepNames: ReadonlySet<string>;
   private readonly ledger: ForeignTableLedger;
   /** Each run's journal entries, asked once per call (trash and staging keys of one run share them). */
   private readonly runs = new Map<string, Promise<GroupJournalEntry[]>>();
@@ -505,7 +505,9 @@ class VacuumPass {
     this.debrisMs = request.debrisAgeHours * HOUR;
     this.abandonedMs = request.abandonedAfterHours * HOUR;
     this.selected = new Set(tables.map((t) => t.name));
-    this.deltaNames = new Set(tables.filter((t) => t.format === 'delta').map((t) => t.name));
+    this.ownStepNames = new Set(
+      tables.filter((t) => t.format === 'delta' || t.format === 'iceberg').map((t) => t.name),
+    );
     this.ledger = new ForeignTableLedger(deps.storeFor);
   }
 
@@ -554,8 +556,9 @@ class VacuumPass {
     for (const entries of journals) {
       for (const entry of entries) {
         if (!this.selected.has(entry.table)) continue;
-        // A Delta table's inputs stay in place, removed from its log: its own step (Delta VACUUM) judges them.
-        if (this.deltaNames.has(entry.table)) continue;
+        // A Delta or Iceberg table's inputs stay in place, removed from its log or snapshot: its own step (Delta
+        // VACUUM, expire_snapshots) judges them.
+        if (this.ownStepNames.has(entry.table)) continue;
         const rules = this.rulesOf(entry.table);
         const { due, kept: young } = rules.retiredInputs(entry, this.now, this.retentionMs);
         for (const d of due) {
