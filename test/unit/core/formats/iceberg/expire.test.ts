@@ -16,6 +16,7 @@ import {
   PathCatalog,
   readMetadataText,
 } from '../../../../../functions/core/formats/iceberg/catalog.js';
+import { commitAppend } from '../../../../../functions/core/formats/iceberg/commit.js';
 import { IcebergMaintenanceRefusedError } from '../../../../../functions/core/formats/iceberg/errors.js';
 import { expireSnapshots } from '../../../../../functions/core/formats/iceberg/expire.js';
 import {
@@ -23,11 +24,15 @@ import {
   stringifyJsonKeepingLongs,
 } from '../../../../../functions/core/formats/iceberg/json.js';
 import { readSnapshotFiles } from '../../../../../functions/core/formats/iceberg/live-files.js';
+import { schemaById } from '../../../../../functions/core/formats/iceberg/metadata.js';
+import { metricsConfig, readParquetMetrics } from '../../../../../functions/core/formats/iceberg/metrics.js';
 import { removeOrphanFiles } from '../../../../../functions/core/formats/iceberg/orphans.js';
 import {
   appendIcebergEvents,
   createIcebergEventsTable,
+  generateIcebergEventsBatch,
 } from '../../../../../functions/tools/sample-iceberg.js';
+import { dayStartMs } from '../../../../../functions/tools/sample-lake.js';
 import { captureIo } from '../../../../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
 import { copyFixtureTable, liveRows } from './commit-harness.js';
@@ -382,6 +387,57 @@ describe('remove_orphan_files', () => {
     // Assess: the young file (an hour old) is an orphan under a half-hour grace period
     expect(unchanged).toEqual(before);
     expect(allowed.candidates.map((c) => c.key).sort()).toEqual([STRAY, YOUNG].sort());
+  });
+
+  it('spares an old file that a commit landing while it planned made part of the table', async () => {
+    // Prepare: the stray is a real data file a slow writer wrote long ago; it commits it after the orphan plan
+    await writeFile(join(dir, STRAY), generateIcebergEventsBatch(77, 9, '2024-03-01'));
+    const path = new PathCatalog(store);
+    let loads = 0;
+    const racing: IcebergCatalog = {
+      load: async (root) => {
+        loads += 1;
+        if (loads === 2) {
+          const table = await path.load(root);
+          const schema = schemaById(table.metadata);
+          if (schema === undefined) throw new Error('no schema');
+          await commitAppend(
+            store,
+            path,
+            {
+              tableLocation: root,
+              addedFiles: [
+                {
+                  path: table.paths.path(STRAY),
+                  partition: {
+                    specId: 0,
+                    values: [{ fieldId: 1000, value: dayStartMs('2024-03-01') / (24 * HOUR) }],
+                  },
+                  metrics: await readParquetMetrics(
+                    store,
+                    STRAY,
+                    schema,
+                    metricsConfig(table.metadata, schema),
+                  ),
+                },
+              ],
+            },
+            { clock: { now: () => FAR } },
+          );
+        }
+        return path.load(root);
+      },
+      commit: (base, text) => path.commit(base, text),
+    };
+
+    // Act
+    const report = await removeOrphanFiles(store, '', { now: FAR, dryRun: false, catalog: racing });
+
+    // Assess: planned as an orphan, spared at the re-check, still there and live
+    expect(report.spared.map((s) => s.key)).toEqual([STRAY]);
+    expect(report.removed.count).toBe(0);
+    expect(await files()).toContain(STRAY);
+    expect((await live()).keys).toContain(STRAY);
   });
 
   it('after expire_snapshots finds nothing of the table to delete but the strays', async () => {
