@@ -3,13 +3,18 @@
 //
 // Its options map one-to-one onto the tiering function's input (events/tiering-*.json) and are validated by
 // the same schema before any object is listed. Invalid usage exits 2; a run that could not move all exits 1.
-// A Delta table is not tiered yet (`--format delta` is refused, and so is a Delta log met in the location): see
-// core/maintenance/tiering.ts for why a copy in place is not harmless there.
+// A Delta table is not tiered yet (`--format delta` is refused, and so is a Delta log met in the location), nor an
+// Iceberg table (`--format iceberg` is refused): see core/maintenance/tiering.ts for why a copy in place is not
+// harmless there.
 
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { openStore } from '../adapters/open-store.js';
 import { UnsupportedTableFormatError, UsageError } from '../core/errors.js';
-import { DELTA_TIERING_UNSUPPORTED, refuseForeignAmong } from '../core/formats/foreign-tables.js';
+import {
+  DELTA_TIERING_UNSUPPORTED,
+  ICEBERG_TIERING_UNSUPPORTED,
+  refuseForeignAmong,
+} from '../core/formats/foreign-tables.js';
 import type { TableFormatName } from '../core/formats/index.js';
 import {
   DEFAULT_TIERING_RULES,
@@ -73,12 +78,17 @@ export interface TierCliReport extends TieringReport {
 
 /**
  * Validates the options into a job, before anything is listed.
- * @throws UsageError for `--format delta`, a local folder (it has no storage classes), invalid rules or date
+ * @throws UsageError for `--format delta` or `--format iceberg`, a local folder (it has no storage classes), invalid rules or date
  * settings.
  */
 export function prepareTier(uri: string, options: TierCliOptions, io: Pick<MaintenanceIo, 'env'>): TierJob {
   if (options.format === 'delta') {
     throw new UsageError(`tier --format delta: ${DELTA_TIERING_UNSUPPORTED}. Nothing was listed or changed`);
+  }
+  if (options.format === 'iceberg') {
+    throw new UsageError(
+      `tier --format iceberg: ${ICEBERG_TIERING_UNSUPPORTED}. Nothing was listed or changed`,
+    );
   }
   if (!isS3(uri)) {
     throw new UsageError(

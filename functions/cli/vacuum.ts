@@ -2,13 +2,16 @@
 // run deletes nothing, and a real run prints everything it will delete, and why, before it does. With
 // `--format delta` the location is a Delta table: the core runs Delta VACUUM on it (the log decides what is
 // live; the retention is the table's delta.deletedFileRetentionDuration unless --retention-hours overrides it).
+// With `--format iceberg` the location is a path-based Iceberg table: the core runs expire_snapshots
+// (--older-than-hours, --retain-last: Spark's older_than and retain_last) and then remove_orphan_files
+// (--orphan-older-than-hours: Spark's older_than of that procedure, the grace period, at least 72 h).
 //
 // Its options map one-to-one onto the vacuum function's input (events/vacuum-*.json) and are validated by
 // the same schema, with the same retention gate, before any object is listed. Invalid usage exits 2; a run
 // that could not delete everything exits 1.
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { LocalObjectStore } from '../adapters/local-object-store.js';
 import { MemoryJournal } from '../adapters/memory-journal.js';
@@ -18,11 +21,14 @@ import { StoreJournal } from '../adapters/store-journal.js';
 import { CompactorError, UsageError } from '../core/errors.js';
 import { DELETED_FILE_RETENTION_PROPERTY } from '../core/formats/delta/vacuum.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
+import { MAX_SNAPSHOT_AGE_PROPERTY } from '../core/formats/iceberg/expire.js';
+import { MIN_ORPHAN_GRACE_HOURS } from '../core/formats/iceberg/orphans.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
 import {
   type CandidateKind,
   type DeltaTableVacuumPlan,
   executeVacuum,
+  type IcebergTableVacuumPlan,
   MIN_RETENTION_HOURS,
   parseVacuumRequest,
   planVacuum,
@@ -41,7 +47,7 @@ import { journalManifestPrefix, parseStagingKey, parseTrashKey } from '../core/w
 import type { GroupJournalEntry, Journal } from '../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
-import { formatOption, positiveNumber, tableNameOf, workRootOption } from './args.js';
+import { formatOption, positiveInteger, positiveNumber, tableNameOf, workRootOption } from './args.js';
 import {
   asUsage,
   bucketOf,
@@ -67,6 +73,12 @@ export interface VacuumCliOptions {
   readonly retentionHours?: number;
   /** The location's table format; `delta` runs Delta VACUUM on it. @default 'parquet' */
   readonly format?: TableFormatName;
+  /** `--format iceberg`: expire snapshots older than this (Spark's older_than); the table's property or 5 days. */
+  readonly olderThanHours?: number;
+  /** `--format iceberg`: keep at least this many snapshots of each branch (Spark's retain_last); default 1. */
+  readonly retainLast?: number;
+  /** `--format iceberg`: remove_orphan_files' older_than, the grace period; default and minimum 72. */
+  readonly orphanOlderThanHours?: number;
   /** Required for a retention below {@link MIN_RETENTION_HOURS}, as in the function's input. */
   readonly allowRetentionBelowMinimum?: boolean;
   /** @default 72 */
@@ -131,6 +143,28 @@ export function prepareVacuum(
     );
   }
   const delta = options.format === 'delta';
+  const iceberg = options.format === 'iceberg';
+  const icebergOnly = (
+    [
+      ['--older-than-hours', options.olderThanHours],
+      ['--retain-last', options.retainLast],
+      ['--orphan-older-than-hours', options.orphanOlderThanHours],
+    ] as const
+  ).filter(([, v]) => v !== undefined);
+  if (!iceberg && icebergOnly.length > 0) {
+    throw new UsageError(
+      `${icebergOnly.map(([name]) => name).join(', ')} apply to Iceberg tables only (expire_snapshots and remove_orphan_files): add --format iceberg, or drop them`,
+    );
+  }
+  if (
+    options.orphanOlderThanHours !== undefined &&
+    options.orphanOlderThanHours < MIN_ORPHAN_GRACE_HOURS &&
+    !options.allowRetentionBelowMinimum
+  ) {
+    throw new UsageError(
+      `--orphan-older-than-hours ${options.orphanOlderThanHours} is below the minimum of ${MIN_ORPHAN_GRACE_HOURS} h (3 days): a writer's files exist before its commit references them, and a shorter grace period can delete the output of a writer still running. Use ${MIN_ORPHAN_GRACE_HOURS} or more, or add --allow-retention-below-minimum if no writer of this table takes that long`,
+    );
+  }
   const request = asUsage(() =>
     parseVacuumRequest({
       dryRun: options.dryRun === true,
@@ -138,6 +172,11 @@ export function prepareVacuum(
       ...(delta && options.retentionHours !== undefined
         ? { deltaRetentionHours: options.retentionHours }
         : {}),
+      ...(options.olderThanHours === undefined ? {} : { icebergOlderThanHours: options.olderThanHours }),
+      ...(options.retainLast === undefined ? {} : { icebergRetainLast: options.retainLast }),
+      ...(options.orphanOlderThanHours === undefined
+        ? {}
+        : { icebergOrphanGraceHours: options.orphanOlderThanHours }),
       ...(options.allowRetentionBelowMinimum ? { allowRetentionBelowMinimum: true } : {}),
       ...(options.debrisAgeHours === undefined ? {} : { debrisAgeHours: options.debrisAgeHours }),
       ...(options.abandonedAfterHours === undefined
@@ -236,6 +275,7 @@ export async function planVacuumJob(
   const notes = new Set<string>();
   const foreignTables: NonNullable<VacuumPlan['foreignTables']>[number][] = [];
   const deltaTables: DeltaTableVacuumPlan[] = [];
+  const icebergTables: IcebergTableVacuumPlan[] = [];
   let cursor: string | undefined;
   do {
     const page = await planVacuum(deps, cursor === undefined ? job.request : { ...job.request, cursor });
@@ -243,6 +283,7 @@ export async function planVacuumJob(
     add(scoped.candidates);
     kept.push(...scoped.kept);
     deltaTables.push(...(page.deltaTables ?? []));
+    icebergTables.push(...(page.icebergTables ?? []));
     for (const note of page.notes) notes.add(note);
     for (const f of page.foreignTables ?? [])
       if (!foreignTables.some((seen) => seen.root === f.root)) foreignTables.push(f);
@@ -274,6 +315,7 @@ export async function planVacuumJob(
     notes: [...notes],
     ...(foreignTables.length === 0 ? {} : { foreignTables }),
     ...(deltaTables.length === 0 ? {} : { deltaTables }),
+    ...(icebergTables.length === 0 ? {} : { icebergTables }),
   };
 }
 
@@ -416,16 +458,20 @@ export async function runVacuum(
   const job = prepareVacuum(uri, options, io, dynamodb);
   const confirm = confirmerFor(io, options, 'vacuum');
   const delta = job.table.format === 'delta';
-  // A Delta table is the location itself with --format delta: only the folders above it must not be a table.
-  await refuseEnclosingForeignTable(openedOf(job), { includeLocation: !delta });
+  const iceberg = job.table.format === 'iceberg';
+  // A Delta (Iceberg) table is the location itself with --format delta (iceberg): only the folders above it must
+  // not be a table.
+  await refuseEnclosingForeignTable(openedOf(job), { includeLocation: !delta && !iceberg });
   const text = !options.json;
   if (text) {
     const deltaRetention =
       job.request.deltaRetentionHours === undefined
         ? `the table's ${DELETED_FILE_RETENTION_PROPERTY}`
         : `${job.request.deltaRetentionHours} h`;
+    const r = job.request;
+    const icebergRules = `expire_snapshots older than ${r.icebergOlderThanHours === undefined ? `the table's ${MAX_SNAPSHOT_AGE_PROPERTY} (default 5 days)` : `${r.icebergOlderThanHours} h`}, retain last ${r.icebergRetainLast ?? "the table's min-snapshots-to-keep (default 1)"}; remove_orphan_files older than ${r.icebergOrphanGraceHours ?? MIN_ORPHAN_GRACE_HOURS} h; work area retention`;
     io.out(
-      `vacuum ${uri}${delta ? ' (Delta table)' : ''}: ${job.request.dryRun ? 'DRY RUN, nothing will be deleted' : 'REAL RUN, objects will be DELETED'}; ${delta ? `Delta VACUUM retention ${deltaRetention}, work area retention` : 'retention'} ${job.request.retentionHours} h, debris after ${job.request.debrisAgeHours} h, abandoned staging after ${job.request.abandonedAfterHours} h; state table: ${job.stateTable ?? 'none'}`,
+      `vacuum ${uri}${delta ? ' (Delta table)' : iceberg ? ' (Iceberg table)' : ''}: ${r.dryRun ? 'DRY RUN, nothing will be deleted' : 'REAL RUN, objects will be DELETED'}; ${delta ? `Delta VACUUM retention ${deltaRetention}, work area retention` : iceberg ? icebergRules : 'retention'} ${r.retentionHours} h, debris after ${r.debrisAgeHours} h, abandoned staging after ${r.abandonedAfterHours} h; state table: ${job.stateTable ?? 'none'}`,
     );
   }
   const plan = await planVacuumJob(job, io, (p) => {
@@ -434,7 +480,7 @@ export async function runVacuum(
   // A Delta or Iceberg table somewhere below the location: refuse the whole location, as compact does.
   refuseForeignAmong(job.store, openedOf(job).prefix, plan.foreignTables ?? []);
   // Delta VACUUM refused the table or could not read its log: nothing of it will be deleted, so nothing is.
-  for (const t of plan.deltaTables ?? [])
+  for (const t of [...(plan.deltaTables ?? []), ...(plan.icebergTables ?? [])])
     if (t.error !== undefined) throw new TableNotVacuumedError(t.error.message);
   if (text) printVacuumPlan(io, plan);
   if (!plan.dryRun && plan.candidates.length > 0 && confirm !== undefined) {
@@ -454,7 +500,7 @@ export async function runVacuum(
   };
   if (options.json) io.out(JSON.stringify(result, null, 2));
   else printVacuumOutcome(io, result);
-  for (const t of report.deltaTables ?? [])
+  for (const t of [...(report.deltaTables ?? []), ...(report.icebergTables ?? [])])
     if (t.error !== undefined) throw new TableNotVacuumedError(t.error.message);
   if (report.failed.length > 0) {
     throw new MaintenanceIncompleteError(
@@ -464,7 +510,10 @@ export async function runVacuum(
   return result;
 }
 
-/** Delta VACUUM refused the table, or could not read its log: nothing of the table was deleted (exit 1). */
+/**
+ * Delta VACUUM refused the table, or could not read its log, or Iceberg's expire_snapshots or remove_orphan_files
+ * refused the table or could not read its metadata: nothing of the table was deleted by that step (exit 1).
+ */
 export class TableNotVacuumedError extends CompactorError {}
 
 const KIND_ORDER: readonly CandidateKind[] = [
@@ -476,6 +525,8 @@ const KIND_ORDER: readonly CandidateKind[] = [
   'upload',
   'delta-tombstone',
   'delta-untracked',
+  'iceberg-expired',
+  'iceberg-orphan',
 ];
 
 function printVacuumPlan(io: MaintenanceIo, plan: VacuumPlan): void {
@@ -528,6 +579,18 @@ function printVacuumPlan(io: MaintenanceIo, plan: VacuumPlan): void {
       `Delta table at version ${d.version}: retention ${d.retentionHours} h (${source}); kept ${d.keptCount}${kept.length > 0 ? ` — ${kept.join(', ')}` : ''}`,
     );
   }
+  for (const t of plan.icebergTables ?? []) {
+    const p = t.planned;
+    if (p === undefined) continue;
+    const kept = Object.entries(p.orphans.kept)
+      .filter(([, n]) => n > 0)
+      .map(([why, n]) => `${why} ${n}`);
+    io.out(
+      `Iceberg table: expire_snapshots ${plan.dryRun ? 'would expire' : 'will expire'} ${p.expire.expiredSnapshots.length} of ${p.expire.expiredSnapshots.length + p.expire.retainedSnapshots.length} snapshots (older than ${p.expire.expireOlderThan}, from ${p.expire.olderThanSource === 'option' ? '--older-than-hours' : p.expire.olderThanSource === 'default' ? 'the default' : `the table's ${MAX_SNAPSHOT_AGE_PROPERTY}`}; retain last ${p.expire.retainLast})${p.expire.removedRefs.length > 0 ? `, refs past their max age ${p.expire.removedRefs.join(', ')}` : ''}; remove_orphan_files: files older than ${p.orphans.olderThanHours} h, kept ${kept.join(', ') || 'none'}`,
+    );
+    for (const s of p.expire.retainedSnapshots.slice(0, 5))
+      io.out(`  keeps snapshot ${s.snapshotId}: ${s.reason}`);
+  }
   for (const note of plan.notes) io.out(`note: ${note}`);
 }
 
@@ -545,6 +608,15 @@ function printVacuumOutcome(io: MaintenanceIo, report: VacuumCliReport): void {
   );
   for (const s of report.spared) io.out(`  spared ${s.key}: ${s.reason}`);
   for (const f of report.failed) io.out(`  FAILED ${f.key}: ${f.message}`);
+}
+
+/** A number of hours, 0 or more (an age of 0 keeps only what retain-last and refs keep). */
+function nonNegativeHours(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) {
+    throw new InvalidArgumentError('expected a number of hours, 0 or more.');
+  }
+  return n;
 }
 
 /** The URI's location as a one-table config (the vacuum core works on configured tables). */
@@ -593,6 +665,21 @@ export function registerVacuumCommand(program: Command, io: MaintenanceIo): void
     )
     .option('--yes', 'delete without asking (required when stdin is not a terminal)')
     .option('--json', 'print the report as JSON (the vacuum function’s report, every candidate listed)')
+    .option(
+      '--older-than-hours <h>',
+      `--format iceberg: expire snapshots committed more than <h> hours ago (Spark's expire_snapshots older_than; default: the table's ${MAX_SNAPSHOT_AGE_PROPERTY}, else 5 days)`,
+      nonNegativeHours,
+    )
+    .option(
+      '--retain-last <n>',
+      "--format iceberg: keep at least the last <n> snapshots of each branch whatever their age (Spark's retain_last; default: the table's history.expire.min-snapshots-to-keep, else 1)",
+      positiveInteger,
+    )
+    .option(
+      '--orphan-older-than-hours <h>',
+      `--format iceberg: remove unreferenced files only once older than <h> hours (Spark's remove_orphan_files older_than; default and minimum ${MIN_ORPHAN_GRACE_HOURS} unless --allow-retention-below-minimum)`,
+      nonNegativeHours,
+    )
     .addOption(workRootOption())
     .addOption(formatOption())
     .addHelpText(
@@ -600,6 +687,10 @@ export function registerVacuumCommand(program: Command, io: MaintenanceIo): void
       `
 With --format delta, <uri> is a Delta table's root and Delta VACUUM runs on it: files of tombstones older than
 the retention and files no version references that are older than it go; the log and live files never do.
+With --format iceberg, <uri> is a path-based Iceberg table's root: expire_snapshots removes snapshots older than
+--older-than-hours (never the current one, the last --retain-last of a branch, or a tag's), commits the new
+metadata, then deletes the files only expired snapshots referenced; remove_orphan_files then deletes files no
+metadata references that are older than --orphan-older-than-hours (a writer's files exist before its commit).
 Same input as the scheduled vacuum function (events/vacuum-*.json): --retention-hours, --dry-run,
 --allow-retention-below-minimum, --debris-age-hours, --abandoned-after-hours. Unlike the schedule, the CLI
 deletes unless --dry-run is given; it always prints the list first and asks, or needs --yes.

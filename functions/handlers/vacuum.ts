@@ -1,7 +1,8 @@
 // Vacuum Lambda entry (EventBridge schedule, or the console with a vacuum input): validates the input,
 // runs the vacuum core until its budget or the invocation's time runs out, and returns the report and cursor.
 // Tables with `format: "delta"` get Delta VACUUM from the core; one that was refused or could not be read is
-// logged as an error and counted (VacuumTableErrors), and the others are vacuumed all the same.
+// logged as an error and counted (VacuumTableErrors), and the others are vacuumed all the same. Tables with
+// `format: "iceberg"` get expire_snapshots and remove_orphan_files, with the same per-table error rule.
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { RoutedJournal } from '../adapters/routed-journal.js';
@@ -47,11 +48,23 @@ export function createVacuumHandler(
         error: t.error,
       });
     }
+    const icebergErrors = (report.icebergTables ?? []).filter((t) => t.error !== undefined);
+    for (const t of icebergErrors) {
+      logger.error(
+        'Iceberg expire_snapshots and remove_orphan_files not run for a table; nothing of it was deleted',
+        {
+          table: t.table,
+          bucket: t.bucket,
+          tableRoot: t.tableRoot,
+          error: t.error,
+        },
+      );
+    }
     const prefix = report.dryRun ? 'VacuumDryRun' : 'Vacuum';
     metrics.addMetric(`${prefix}Objects`, MetricUnit.Count, report.totalRemoved.count);
     metrics.addMetric(`${prefix}Bytes`, MetricUnit.Bytes, report.totalRemoved.bytes);
     metrics.addMetric('VacuumFailures', MetricUnit.Count, report.failed.length);
-    metrics.addMetric('VacuumTableErrors', MetricUnit.Count, deltaErrors.length);
+    metrics.addMetric('VacuumTableErrors', MetricUnit.Count, deltaErrors.length + icebergErrors.length);
     if (report.cursor !== undefined) metrics.addMetric('VacuumIncomplete', MetricUnit.Count, 1);
     return report;
   };

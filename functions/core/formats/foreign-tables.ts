@@ -166,6 +166,24 @@ export const DELTA_TIERING_UNSUPPORTED =
   'tiering is not supported for Delta tables yet; use S3 lifecycle rules on the table prefix';
 
 /**
+ * What tiering says about an Iceberg table configured as one: an in-place copy resets the modification time that
+ * remove_orphan_files reads, adds a version on a versioned bucket, and an Iceberg partition is a tuple in the
+ * manifests (object-store layouts put no date in the path at all), so lifecycle rules are the honest tool.
+ */
+export const ICEBERG_TIERING_UNSUPPORTED =
+  "tiering is not supported for Iceberg tables yet; use S3 lifecycle rules on the table's data/ prefix";
+
+/**
+ * What to do about an Iceberg table met where a Hive-style Parquet table is configured: Iceberg is a registered
+ * format, so, as for Delta, the way out is to configure it as one at its own root.
+ */
+export function configureAsIcebergAdvice(root: string, nested: boolean): string {
+  return nested
+    ? `to have it compacted and maintained through its metadata, configure ${root} as a table of its own with format: "iceberg" (no configured root may contain another, so this table's root must then not contain it)`
+    : `to have it compacted and maintained through its metadata, configure the table with format: "iceberg" and prefix ${root}`;
+}
+
+/**
  * What to do about a Delta table met where a Hive-style Parquet table is configured: Delta is a registered format,
  * so the way out is to configure the Delta table as one (at its own root; `root` as the message should name it).
  * A nested one cannot simply be added: no configured root may contain another.
@@ -178,8 +196,9 @@ export function configureAsDeltaAdvice(root: string, nested: boolean): string {
 
 /**
  * A maintenance note about a foreign table it left alone: `<what> left alone: <Format> table at <root> (found
- * <evidence>): <why>; <what to do>`. What to do about a Delta table is to configure it as one (and, for tiering,
- * that tiering does not support it yet); Iceberg is not a registered format.
+ * <evidence>): <why>; <what to do>`. What to do about a Delta or Iceberg table is to configure it as one (and, for
+ * tiering, that tiering does not support it yet). A table configured as one never gets this note: its own
+ * maintenance step handles it.
  */
 export function foreignTableNote(
   store: Pick<ObjectStore, 'description'>,
@@ -187,10 +206,11 @@ export function foreignTableNote(
   found: ForeignTable,
   options: { readonly nested: boolean; readonly tiering?: boolean },
 ): string {
+  const root = `"${found.root.replace(/\/+$/, '')}"`;
   const advice =
     found.format === 'delta'
-      ? `${configureAsDeltaAdvice(`"${found.root.replace(/\/+$/, '')}"`, options.nested)}${options.tiering ? ` (${DELTA_TIERING_UNSUPPORTED})` : ''}`
-      : 'lake-compactor maintains Hive-style Parquet tables only, remove it from the configuration';
+      ? `${configureAsDeltaAdvice(root, options.nested)}${options.tiering ? ` (${DELTA_TIERING_UNSUPPORTED})` : ''}`
+      : `${configureAsIcebergAdvice(root, options.nested)}${options.tiering ? ` (${ICEBERG_TIERING_UNSUPPORTED})` : ''}`;
   return `${what} left alone: ${FORMAT_NAMES[found.format]} table at ${locationOf(store, found.root)} (found ${locationOf(store, found.evidenceKey)}): ${definesLiveFiles(found.format)}, so none of its objects is treated as plain Parquet; ${advice}`;
 }
 

@@ -9,6 +9,8 @@
 // key keeps the bytes, but resets the object's modification time (which Delta VACUUM reads to spare young files,
 // so retired files would outlive their retention), adds a version on a versioned bucket, and a Delta partition is
 // a set of values in the log, not a folder a date can be read from; S3 lifecycle rules on the prefix do the job.
+// A table configured with `format: "iceberg"` is skipped the same way, for the same reasons (remove_orphan_files
+// reads the modification time, and an Iceberg partition is a tuple in the manifests).
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
@@ -22,6 +24,7 @@ import {
   type FoundForeignTable,
   foreignFormatOfKey,
   foreignTableNote,
+  ICEBERG_TIERING_UNSUPPORTED,
 } from '../formats/foreign-tables.js';
 import { classifyObject, parsePartition } from '../partition.js';
 import { type PartitionDateFormat, partitionDateFromValues } from '../policy.js';
@@ -241,6 +244,10 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
     if (named !== undefined && !named.includes(table.name)) continue;
     if (table.format === 'delta') {
       skippedTables.push({ table: table.name, reason: DELTA_TIERING_UNSUPPORTED });
+      continue;
+    }
+    if (table.format === 'iceberg') {
+      skippedTables.push({ table: table.name, reason: ICEBERG_TIERING_UNSUPPORTED });
       continue;
     }
     if (table.dateFormat === undefined || table.bucket === undefined) {

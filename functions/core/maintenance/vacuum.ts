@@ -17,6 +17,11 @@
 // own plan says, and a file that only became due after planning (written or removed since) is not due at that
 // instant, so it waits for the next run. A refusal or an unreadable log is that table's error in the report, never
 // the whole vacuum's. The work-root steps (staging, trash, journal of our own runs) are every table's.
+//
+// A table configured with `format: "iceberg"` likewise has one per-table step: expire_snapshots, then
+// remove_orphan_files (formats/iceberg/expire.ts, orphans.ts). Planning runs both as dry runs; executing runs them
+// for real with the planning instant as their clock — expire commits new metadata through the path catalog before it
+// deletes anything, and orphans re-check against the newest metadata. Same per-table error rule as Delta.
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
@@ -36,6 +41,17 @@ import {
   foreignFormatOfKey,
   foreignTableNote,
 } from '../formats/foreign-tables.js';
+import {
+  type ExpireSnapshotsReport,
+  expireSnapshots,
+  type IcebergFileCandidate,
+} from '../formats/iceberg/expire.js';
+import {
+  MIN_ORPHAN_GRACE_HOURS,
+  type OrphanCandidate,
+  type RemoveOrphanFilesReport,
+  removeOrphanFiles,
+} from '../formats/iceberg/orphans.js';
 import { formatOfTable, tableFormat } from '../formats/index.js';
 import type { VacuumDecision, VacuumRules } from '../formats/table-format.js';
 import { relativeToRoot } from '../partition.js';
@@ -74,8 +90,21 @@ export const vacuumInputSchema = z.strictObject({
    */
   deltaRetentionHours: z.number().min(0).optional(),
   /**
-   * Required to run with `retentionHours` (or `deltaRetentionHours`) below {@link MIN_RETENTION_HOURS}; for a
-   * Delta table it also turns off Delta's retention check (a table property below the minimum is then used).
+   * Tables with `format: "iceberg"`: expire_snapshots' `older_than`, as an age in hours. Overrides each table's
+   * `history.expire.max-snapshot-age-ms` (five days when unset), which is used otherwise.
+   */
+  icebergOlderThanHours: z.number().min(0).optional(),
+  /** Tables with `format: "iceberg"`: expire_snapshots' `retain_last`; the table's min-snapshots-to-keep (1) otherwise. */
+  icebergRetainLast: z.number().int().min(1).optional(),
+  /**
+   * Tables with `format: "iceberg"`: remove_orphan_files' `older_than` (the grace period an untracked file must be
+   * older than), in hours; 72 when omitted, and refused below that without `allowRetentionBelowMinimum`.
+   */
+  icebergOrphanGraceHours: z.number().min(0).optional(),
+  /**
+   * Required to run with `retentionHours` (or `deltaRetentionHours`) below {@link MIN_RETENTION_HOURS}, or with
+   * `icebergOrphanGraceHours` below 72; for a Delta table it also turns off Delta's retention check (a table
+   * property below the minimum is then used).
    */
   allowRetentionBelowMinimum: z.boolean().default(false),
   /** Age after which writer debris (`_temporary/`, `.spark-staging-*`, unfinished uploads) is removed. */
@@ -114,6 +143,12 @@ export function parseVacuumRequest(input: unknown): VacuumRequest {
       `deltaRetentionHours ${delta} is below the minimum of ${MIN_RETENTION_HOURS} h (7 days): a Delta writer still running and readers of recent versions need the files it would delete. Use ${MIN_RETENTION_HOURS} or more, or pass "allowRetentionBelowMinimum": true if you really mean it`,
     );
   }
+  const grace = request.icebergOrphanGraceHours;
+  if (grace !== undefined && grace < MIN_ORPHAN_GRACE_HOURS && !request.allowRetentionBelowMinimum) {
+    throw new InvalidInputError(
+      `icebergOrphanGraceHours ${grace} is below the minimum of ${MIN_ORPHAN_GRACE_HOURS} h (3 days): an Iceberg writer's files exist before its commit references them, and a shorter grace period can delete them. Use ${MIN_ORPHAN_GRACE_HOURS} or more, or pass "allowRetentionBelowMinimum": true if you really mean it`,
+    );
+  }
   return request;
 }
 
@@ -129,10 +164,20 @@ export type CandidateKind =
   | 'debris'
   | 'upload'
   | 'delta-tombstone'
-  | 'delta-untracked';
+  | 'delta-untracked'
+  | 'iceberg-expired'
+  | 'iceberg-orphan';
 
-/** Candidate kinds that only a Delta table's own VACUUM removes. */
-const DELTA_KINDS: readonly CandidateKind[] = ['delta-tombstone', 'delta-untracked'];
+/**
+ * Candidate kinds that only a table's own maintenance removes: a Delta table's VACUUM, an Iceberg table's
+ * expire_snapshots (`iceberg-expired`: files only expired snapshots referenced) and remove_orphan_files.
+ */
+const FORMAT_KINDS: readonly CandidateKind[] = [
+  'delta-tombstone',
+  'delta-untracked',
+  'iceberg-expired',
+  'iceberg-orphan',
+];
 
 /** One thing vacuum would remove, and why. */
 export interface VacuumCandidate {
@@ -248,7 +293,7 @@ type Step =
     }
   | {
       readonly id: string;
-      readonly kind: 'debris' | 'table-uploads' | 'delta';
+      readonly kind: 'debris' | 'table-uploads' | 'delta' | 'iceberg';
       readonly bucket: string;
       readonly table: TableConfig;
     };
@@ -271,6 +316,10 @@ function stepsOf(tables: readonly TableConfig[]): Step[] {
     const bucket = table.bucket as string;
     if (table.format === 'delta') {
       steps.push({ id: `delta:${table.name}`, kind: 'delta', bucket, table });
+      continue;
+    }
+    if (table.format === 'iceberg') {
+      steps.push({ id: `iceberg:${table.name}`, kind: 'iceberg', bucket, table });
       continue;
     }
     steps.push({ id: `debris:${table.name}`, kind: 'debris', bucket, table });
@@ -337,6 +386,40 @@ export interface DeltaTableVacuumOutcome {
   readonly error?: TableError;
 }
 
+/** What an Iceberg table's maintenance did (or, as planned, would do), without the candidate lists. */
+export interface IcebergMaintenanceSummary {
+  readonly expire: Omit<ExpireSnapshotsReport, 'candidates'>;
+  readonly orphans: Omit<RemoveOrphanFilesReport, 'candidates'>;
+}
+
+/** One Iceberg table's maintenance as planned: the dry runs taken, and what the real run needs to judge the same way. */
+export interface IcebergTableVacuumPlan {
+  readonly table: string;
+  readonly bucket: string;
+  /** The table root as configured. */
+  readonly tableRoot: string;
+  /** The planning instant (epoch ms): the real run judges snapshot and file ages against it. */
+  readonly now: number;
+  readonly olderThanHours?: number;
+  readonly retainLast?: number;
+  readonly orphanGraceHours?: number;
+  /** The orphan grace-period check: off only with `allowRetentionBelowMinimum`. */
+  readonly graceCheck: boolean;
+  /** The dry runs' summaries; absent when they failed. */
+  readonly planned?: IcebergMaintenanceSummary;
+  /** Why the table is not maintained (refused, or its metadata cannot be read): nothing of it is deleted. */
+  readonly error?: TableError;
+}
+
+/** One Iceberg table's maintenance as carried out (a dry run: as planned). */
+export interface IcebergTableVacuumOutcome {
+  readonly table: string;
+  readonly bucket: string;
+  readonly tableRoot: string;
+  readonly report?: IcebergMaintenanceSummary;
+  readonly error?: TableError;
+}
+
 /** The candidates of one call, before anything is deleted: printable, replayable data. */
 export interface VacuumPlan {
   readonly dryRun: boolean;
@@ -354,6 +437,8 @@ export interface VacuumPlan {
   readonly foreignTables?: readonly FoundForeignTable[];
   /** Tables with `format: "delta"` this call reached: each one's Delta VACUUM dry run, or why it failed. */
   readonly deltaTables?: readonly DeltaTableVacuumPlan[];
+  /** Tables with `format: "iceberg"` this call reached: their expire and orphan dry runs, or why they failed. */
+  readonly icebergTables?: readonly IcebergTableVacuumPlan[];
   /** Present when there is more to do: pass it as `cursor` to the next call. */
   readonly cursor?: string;
 }
@@ -397,14 +482,15 @@ class VacuumPass {
   private readonly kept: VacuumKept[] = [];
   private readonly notes: string[] = [];
   private readonly deltaTables: DeltaTableVacuumPlan[] = [];
+  private readonly icebergTables: IcebergTableVacuumPlan[] = [];
   private examined = 0;
   private readonly now: number;
   private readonly retentionMs: number;
   private readonly debrisMs: number;
   private readonly abandonedMs: number;
   private readonly selected: ReadonlySet<string>;
-  /** Selected tables with `format: "delta"`. */
-  private readonly deltaNames: ReadonlySet<string>;
+  /** Selected tables with `format: "delta"` or `"iceberg"`: their own step judges their inputs. */
+  private readonly ownStepNames: ReadonlySet<string>;
   private readonly ledger: ForeignTableLedger;
   /** Each run's journal entries, asked once per call (trash and staging keys of one run share them). */
   private readonly runs = new Map<string, Promise<GroupJournalEntry[]>>();
@@ -419,7 +505,9 @@ class VacuumPass {
     this.debrisMs = request.debrisAgeHours * HOUR;
     this.abandonedMs = request.abandonedAfterHours * HOUR;
     this.selected = new Set(tables.map((t) => t.name));
-    this.deltaNames = new Set(tables.filter((t) => t.format === 'delta').map((t) => t.name));
+    this.ownStepNames = new Set(
+      tables.filter((t) => t.format === 'delta' || t.format === 'iceberg').map((t) => t.name),
+    );
     this.ledger = new ForeignTableLedger(deps.storeFor);
   }
 
@@ -432,6 +520,7 @@ class VacuumPass {
   async judgePage(step: Step, token: string | undefined): Promise<string | undefined> {
     const page = { token, maxKeys: Math.min(1000, this.request.maxObjects - this.examined) };
     if (step.kind === 'delta') return this.judgeDelta(step);
+    if (step.kind === 'iceberg') return this.judgeIceberg(step);
     if ('table' in step) {
       // The table is (or lies in) a Delta or Iceberg table: none of its objects is ours to judge.
       if ((await this.enclosing(step, rootDir(step.table))) !== undefined) return undefined;
@@ -467,8 +556,9 @@ class VacuumPass {
     for (const entries of journals) {
       for (const entry of entries) {
         if (!this.selected.has(entry.table)) continue;
-        // A Delta table's inputs stay in place, removed from its log: its own step (Delta VACUUM) judges them.
-        if (this.deltaNames.has(entry.table)) continue;
+        // A Delta or Iceberg table's inputs stay in place, removed from its log or snapshot: its own step (Delta
+        // VACUUM, expire_snapshots) judges them.
+        if (this.ownStepNames.has(entry.table)) continue;
         const rules = this.rulesOf(entry.table);
         const { due, kept: young } = rules.retiredInputs(entry, this.now, this.retentionMs);
         for (const d of due) {
@@ -607,6 +697,49 @@ class VacuumPass {
     return undefined;
   }
 
+  /**
+   * An Iceberg table's expire_snapshots and remove_orphan_files as dry runs: reads the metadata and every snapshot's
+   * manifests, lists the whole root. Not paged (both need the whole table); what it listed counts against the budget.
+   * Any failure (a refusal, unreadable metadata, a store error) is this table's error, and the vacuum goes on.
+   */
+  private async judgeIceberg(step: TableStep): Promise<undefined> {
+    const { table } = step;
+    const r = this.request;
+    const base = {
+      table: table.name,
+      bucket: step.bucket,
+      tableRoot: table.prefix,
+      now: this.now,
+      ...(r.icebergOlderThanHours === undefined ? {} : { olderThanHours: r.icebergOlderThanHours }),
+      ...(r.icebergRetainLast === undefined ? {} : { retainLast: r.icebergRetainLast }),
+      ...(r.icebergOrphanGraceHours === undefined ? {} : { orphanGraceHours: r.icebergOrphanGraceHours }),
+      graceCheck: !r.allowRetentionBelowMinimum,
+    };
+    try {
+      const store = this.deps.storeFor(step.bucket);
+      const { candidates: expired, ...expire } = await expireSnapshots(store, table.prefix, {
+        ...expireOptionsOf(base),
+        dryRun: true,
+        listLimit: Number.MAX_SAFE_INTEGER,
+      });
+      const { candidates: orphaned, ...orphans } = await removeOrphanFiles(store, table.prefix, {
+        ...orphanOptionsOf(base),
+        dryRun: true,
+        listLimit: Number.MAX_SAFE_INTEGER,
+      });
+      this.examined += orphans.examined;
+      this.icebergTables.push({ ...base, planned: { expire, orphans } });
+      for (const c of expired) this.candidates.push(icebergCandidate(c, step.bucket, table.name));
+      for (const c of orphaned) this.candidates.push(icebergCandidate(c, step.bucket, table.name));
+      for (const note of expire.notes) this.notes.push(`${table.name}: ${note}`);
+    } catch (err) {
+      const error = tableErrorOf(err);
+      this.icebergTables.push({ ...base, error });
+      this.notes.push(`${table.name}: ${icebergErrorNote(error)}`);
+    }
+    return undefined;
+  }
+
   /** Multipart uploads never finished: ours under the work root, or writers' under a table root. */
   private async judgeUploads(step: BucketStep | TableStep, page: PageRequest): Promise<string | undefined> {
     const store = this.deps.storeFor(step.bucket);
@@ -719,9 +852,57 @@ class VacuumPass {
       notes: this.notes,
       ...(foreignTables.length === 0 ? {} : { foreignTables }),
       ...(this.deltaTables.length === 0 ? {} : { deltaTables: this.deltaTables }),
+      ...(this.icebergTables.length === 0 ? {} : { icebergTables: this.icebergTables }),
       ...(cursor === undefined ? {} : { cursor }),
     };
   }
+}
+
+/** expire_snapshots' options for a planned Iceberg table (without `dryRun`). */
+function expireOptionsOf(plan: Pick<IcebergTableVacuumPlan, 'now' | 'olderThanHours' | 'retainLast'>): {
+  now: number;
+  olderThanHours?: number;
+  retainLast?: number;
+} {
+  return {
+    now: plan.now,
+    ...(plan.olderThanHours === undefined ? {} : { olderThanHours: plan.olderThanHours }),
+    ...(plan.retainLast === undefined ? {} : { retainLast: plan.retainLast }),
+  };
+}
+
+/** remove_orphan_files' options for a planned Iceberg table (without `dryRun`). */
+function orphanOptionsOf(plan: Pick<IcebergTableVacuumPlan, 'now' | 'orphanGraceHours' | 'graceCheck'>): {
+  now: number;
+  olderThanHours?: number;
+  graceCheck: boolean;
+} {
+  return {
+    now: plan.now,
+    graceCheck: plan.graceCheck,
+    ...(plan.orphanGraceHours === undefined ? {} : { olderThanHours: plan.orphanGraceHours }),
+  };
+}
+
+/** An expire_snapshots or remove_orphan_files candidate as one of the vacuum's own. */
+function icebergCandidate(
+  c: IcebergFileCandidate | OrphanCandidate,
+  bucket: string,
+  table: string,
+): VacuumCandidate {
+  const expired = 'kind' in c;
+  return {
+    kind: expired ? 'iceberg-expired' : 'iceberg-orphan',
+    bucket,
+    key: c.key,
+    size: c.size,
+    reason: expired ? `${c.kind}: ${c.reason}` : c.reason,
+    table,
+  };
+}
+
+function icebergErrorNote(error: TableError): string {
+  return `Iceberg expire_snapshots and remove_orphan_files not run, nothing of the table was deleted (${error.name}): ${error.message}`;
 }
 
 /** Delta VACUUM's options for a planned table (without `dryRun`). */
@@ -793,6 +974,8 @@ export interface VacuumReport {
   readonly notes: readonly string[];
   /** Each Delta table's VACUUM (its deletions are counted above as `delta-*`), or the error that stopped it. */
   readonly deltaTables?: readonly DeltaTableVacuumOutcome[];
+  /** Each Iceberg table's expire and orphan removal (counted above as `iceberg-*`), or the error that stopped it. */
+  readonly icebergTables?: readonly IcebergTableVacuumOutcome[];
   readonly cursor?: string;
 }
 
@@ -806,6 +989,8 @@ function emptyTallies(): Record<CandidateKind, VacuumTally> {
     upload: { count: 0, bytes: 0 },
     'delta-tombstone': { count: 0, bytes: 0 },
     'delta-untracked': { count: 0, bytes: 0 },
+    'iceberg-expired': { count: 0, bytes: 0 },
+    'iceberg-orphan': { count: 0, bytes: 0 },
   };
 }
 
@@ -829,7 +1014,7 @@ export async function executeVacuum(
   if (plan.dryRun) {
     done.push(...plan.candidates);
   } else {
-    const own = plan.candidates.filter((c) => !DELTA_KINDS.includes(c.kind));
+    const own = plan.candidates.filter((c) => !FORMAT_KINDS.includes(c.kind));
     for (const [bucket, group] of groupBy(own, (c) => c.bucket)) {
       const store = deps.storeFor(bucket);
       const removable: VacuumCandidate[] = [];
@@ -901,6 +1086,42 @@ export async function executeVacuum(
       notes.push(`${planned.table}: ${deltaErrorNote(error)}`);
     }
   }
+  const icebergTables: IcebergTableVacuumOutcome[] = [];
+  for (const planned of plan.icebergTables ?? []) {
+    const base = { table: planned.table, bucket: planned.bucket, tableRoot: planned.tableRoot };
+    if (planned.error !== undefined || planned.planned === undefined) {
+      icebergTables.push({ ...base, ...(planned.error === undefined ? {} : { error: planned.error }) });
+      continue;
+    }
+    if (plan.dryRun) {
+      icebergTables.push({ ...base, report: planned.planned });
+      continue;
+    }
+    try {
+      const store = deps.storeFor(planned.bucket);
+      // Expire first: what it cannot delete (a failed delete, a crash) is left for a later orphan pass.
+      const { candidates: expired, ...expire } = await expireSnapshots(store, planned.tableRoot, {
+        ...expireOptionsOf(planned),
+        dryRun: false,
+        listLimit: Number.MAX_SAFE_INTEGER,
+      });
+      for (const c of expired) done.push(icebergCandidate(c, planned.bucket, planned.table));
+      failed.push(...expire.failed);
+      const { candidates: orphaned, ...orphans } = await removeOrphanFiles(store, planned.tableRoot, {
+        ...orphanOptionsOf(planned),
+        dryRun: false,
+        listLimit: Number.MAX_SAFE_INTEGER,
+      });
+      for (const c of orphaned) done.push(icebergCandidate(c, planned.bucket, planned.table));
+      for (const s of orphans.spared) spared.push({ bucket: planned.bucket, ...s });
+      failed.push(...orphans.failed);
+      icebergTables.push({ ...base, report: { expire, orphans } });
+    } catch (err) {
+      const error = tableErrorOf(err);
+      icebergTables.push({ ...base, error });
+      notes.push(`${planned.table}: ${icebergErrorNote(error)}`);
+    }
+  }
   const total = { count: 0, bytes: 0 };
   for (const c of done) {
     removed[c.kind].count++;
@@ -921,6 +1142,7 @@ export async function executeVacuum(
     candidates: done.slice(0, limit),
     notes,
     ...(deltaTables.length === 0 ? {} : { deltaTables }),
+    ...(icebergTables.length === 0 ? {} : { icebergTables }),
     ...(plan.cursor === undefined ? {} : { cursor: plan.cursor }),
   };
 }

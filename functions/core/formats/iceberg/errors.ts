@@ -55,3 +55,20 @@ export class IcebergCommitConflictError extends CompactorError {
     );
   }
 }
+
+/**
+ * expire_snapshots or remove_orphan_files would not run on a table: `gc.enabled` is false, a property it reads is
+ * malformed, or an option is outside what is safe (a retain-last below 1, an orphan grace period below the minimum
+ * without the override). Nothing was committed or deleted. Never retried: only a change of the table or of the
+ * options fixes it.
+ */
+export class IcebergMaintenanceRefusedError extends CompactorError {
+  constructor(
+    readonly table: string,
+    readonly reason: string,
+  ) {
+    super(
+      `Iceberg maintenance of ${table || '(store root)'} refused: ${reason}. Nothing was changed or deleted.`,
+    );
+  }
+}

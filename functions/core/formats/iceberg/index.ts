@@ -1,5 +1,6 @@
 // Apache Iceberg (issue #18): the reader, the replace commit and the TableFormat registered as `format: "iceberg"`
-// (path-based tables; data files with deletes are left alone until the rewrite applies deletes). Pure core: all
+// (path-based tables; data files with deletes are left alone until the rewrite applies deletes), and the table's
+// maintenance: expire_snapshots and remove_orphan_files. Pure core: all
 // I/O goes through ObjectStore.
 export { decodeAvroContainer, encodeAvroContainer, IdRecord } from './avro.js';
 export {
@@ -24,7 +25,29 @@ export {
   rebaseConflicts,
 } from './commit.js';
 export { decodePortableRoaring64, readDeletionVector } from './deletion-vectors.js';
-export { IcebergCommitConflictError, IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
+export {
+  IcebergCommitConflictError,
+  IcebergMaintenanceRefusedError,
+  IcebergMetadataError,
+  IcebergUnsupportedError,
+} from './errors.js';
+export {
+  DEFAULT_MAX_SNAPSHOT_AGE_MS,
+  DEFAULT_MIN_SNAPSHOTS_TO_KEEP,
+  type ExpireSnapshotsOptions,
+  type ExpireSnapshotsReport,
+  type ExpiryRules,
+  expireSnapshots,
+  GC_ENABLED_PROPERTY,
+  type IcebergExpiredKind,
+  type IcebergFileCandidate,
+  MAX_REF_AGE_PROPERTY,
+  MAX_SNAPSHOT_AGE_PROPERTY,
+  MIN_SNAPSHOTS_TO_KEEP_PROPERTY,
+  planSnapshotExpiry,
+  type SnapshotExpiry,
+  unreachableAfterExpiry,
+} from './expire.js';
 export { icebergTable } from './format.js';
 export {
   GROUP_ID_PROPERTY,
@@ -98,6 +121,16 @@ export {
   truncateString,
   truncateStringMax,
 } from './metrics.js';
+export {
+  MIN_ORPHAN_GRACE_HOURS,
+  type OrphanCandidate,
+  type OrphanKeepReason,
+  planOrphans,
+  type RemoveOrphanFilesOptions,
+  type RemoveOrphanFilesReport,
+  referencedKeys,
+  removeOrphanFiles,
+} from './orphans.js';
 export { PathResolver } from './paths.js';
 export { partitionPath, readIcebergSnapshot, toTableSnapshot } from './snapshot.js';
 export {
