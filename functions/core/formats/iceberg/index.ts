@@ -18,6 +18,7 @@ export {
   type CommitResult,
   commitAppend,
   commitReplace,
+  commitRowDelta,
   planSnapshot,
   type ReplacePlan,
   type ReplaceRequest,

@@ -1,0 +1,304 @@
+// The rows Iceberg deletes from a data file without rewriting it, as the rewrite drops them: every position-delete
+// file and deletion vector the reader's rules (live-files.ts) say apply to the file, read into one DeletedRows, and
+// what the plan and the journal carry to identify exactly those deletes (a digest of the delete files).
+import { createHash } from 'node:crypto';
+import { tableFromIPC } from 'apache-arrow';
+import { parquetReadObjects } from 'hyparquet';
+import * as pw from 'parquet-wasm';
+import type { JournalInputDeletes } from '../../../ports/journal.js';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { DeletedRows, InvalidDeletedRowsError } from '../../deletes/deleted-rows.js';
+import { ObjectNotFoundError } from '../../errors.js';
+import type { InputDeletes } from '../../planning.js';
+import { readDeletionVector } from './deletion-vectors.js';
+import { IcebergMetadataError } from './errors.js';
+import type { DeleteKind, LiveDeleteFile, SnapshotFiles } from './live-files.js';
+
+/** One delete file (a DV: one blob of a Puffin file) applying to a data file, as the plan and journal record it. */
+export interface AppliedDelete {
+  readonly kind: DeleteKind;
+  /** Where it lies in the store. */
+  readonly key: string;
+  /** As the manifest records it. */
+  readonly path: string;
+  /** Upper case, as the manifest records it (`PARQUET`, `PUFFIN`, …). */
+  readonly format: string;
+  /** Its data sequence number, as decimal text (a long). */
+  readonly sequence: string;
+  /** Its record count: rows of a position-delete file, positions of a DV. */
+  readonly records: number;
+  /** A DV's blob: offset and length in its Puffin file. */
+  readonly offset?: number;
+  readonly size?: number;
+}
+
+/** A planned data file and the deletes to drop from it. */
+export interface DeleteTarget {
+  /** The data file's path as the metadata records it: what a position-delete row's `file_path` names. */
+  readonly dataPath: string;
+  /** The data file's record count: no deleted position may reach it. */
+  readonly recordCount: number | undefined;
+  readonly deletes: readonly AppliedDelete[];
+}
+
+/** Every live data file's applicable delete files (by data file path), as the reader's rules computed them. */
+export function deletesByDataFile(files: SnapshotFiles): Map<string, LiveDeleteFile[]> {
+  const out = new Map<string, LiveDeleteFile[]>();
+  for (const d of files.deleteFiles)
+    for (const path of d.appliesTo) {
+      const list = out.get(path);
+      if (list === undefined) out.set(path, [d]);
+      else list.push(d);
+    }
+  return out;
+}
+
+/** What the plan keeps of one applicable delete file. */
+export function appliedDeleteOf(d: LiveDeleteFile): AppliedDelete {
+  const f = d.entry.file;
+  return {
+    kind: d.kind,
+    key: f.key,
+    path: f.path,
+    format: f.format,
+    sequence: d.entry.dataSequenceNumber.toString(),
+    records: Number(f.recordCount),
+    ...(f.contentOffset === undefined ? {} : { offset: Number(f.contentOffset) }),
+    ...(f.contentSizeInBytes === undefined ? {} : { size: Number(f.contentSizeInBytes) }),
+  };
+}
+
+/**
+ * Why a data file's deletes cannot be dropped by the rewrite, or undefined when they can: equality deletes (they
+ * match rows by value, not by position) and position deletes in a file format other than Parquet are not read.
+ */
+export function unappliableDeletes(deletes: readonly AppliedDelete[]): string | undefined {
+  const equality = deletes.filter((d) => d.kind === 'equality').length;
+  if (equality > 0)
+    return `Iceberg data file with ${equality} equality delete${equality === 1 ? '' : 's'} applied to it: left as it is, since equality deletes (rows matched by value) are not applied while rewriting yet`;
+  const other = deletes.find((d) => d.kind === 'position' && d.format !== 'PARQUET');
+  if (other !== undefined)
+    return `Iceberg data file with a position delete in ${other.format} (${other.path}) applied to it: left as it is, since only Parquet position-delete files are read`;
+  return undefined;
+}
+
+/**
+ * The id of a set of deletes: a digest of each one's kind, path, blob offset and data sequence number, sorted.
+ * Why these: Iceberg files are immutable and never reused under one path, so the same id means the same
+ * positions; the starting snapshot's deletes of an input must still have it when the group commits.
+ */
+export function deletesId(deletes: readonly AppliedDelete[]): string {
+  const lines = deletes
+    .map((d) => `${d.kind}\t${d.path}\t${d.offset ?? ''}\t${d.sequence}`)
+    .sort()
+    .join('\n');
+  return `iceberg-deletes:${createHash('sha256').update(lines).digest('hex')}`;
+}
+
+/**
+ * What the plan carries of a data file's deletes: their id, how many rows they delete (`rows`), and the
+ * descriptor the compact step reads them from (the data file's path and the delete files, as JSON text).
+ */
+export function inputDeletesOf(
+  dataPath: string,
+  deletes: readonly AppliedDelete[],
+  rows: number,
+): InputDeletes {
+  return {
+    id: deletesId(deletes),
+    rows,
+    descriptor: { dataPath, files: JSON.stringify(deletes) },
+  };
+}
+
+/**
+ * An upper bound of the rows deletes remove from a file of `recordCount` rows, without reading them: a DV's
+ * cardinality (exact), else the position-delete files' row counts (which may name other files too). Only what a
+ * snapshot without footers reports; a plan reads the exact count (see `readDeletedRows`).
+ */
+export function estimatedDeletedRows(deletes: readonly AppliedDelete[], recordCount: number): number {
+  return Math.min(
+    recordCount,
+    deletes.reduce((a, d) => a + d.records, 0),
+  );
+}
+
+/**
+ * The data file path and delete files an input's journal deletes describe, checked against their id.
+ * @throws IcebergMetadataError when the descriptor is not one `inputDeletesOf` wrote, or not for that id.
+ */
+export function parseInputDeletes(table: string, key: string, deletes: JournalInputDeletes): DeleteTarget {
+  const fail = (why: string): never => {
+    throw new IcebergMetadataError(table, `the planned deletes of ${key} ${why}`);
+  };
+  const { dataPath, files } = deletes.descriptor;
+  if (typeof dataPath !== 'string' || typeof files !== 'string')
+    return fail('have no data path or delete files');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(files);
+  } catch {
+    return fail('list their delete files as invalid JSON');
+  }
+  if (!Array.isArray(parsed) || !parsed.every(isAppliedDelete)) return fail('list malformed delete files');
+  if (deletesId(parsed) !== deletes.id) return fail(`are not those of id ${deletes.id}`);
+  return { dataPath, recordCount: undefined, deletes: parsed };
+}
+
+function isAppliedDelete(v: unknown): v is AppliedDelete {
+  if (typeof v !== 'object' || v === null) return false;
+  const d = v as Record<string, unknown>;
+  return (
+    (d.kind === 'position' || d.kind === 'deletion-vector' || d.kind === 'equality') &&
+    typeof d.key === 'string' &&
+    typeof d.path === 'string' &&
+    typeof d.format === 'string' &&
+    typeof d.sequence === 'string' &&
+    Number.isSafeInteger(d.records) &&
+    (d.offset === undefined || Number.isSafeInteger(d.offset)) &&
+    (d.size === undefined || Number.isSafeInteger(d.size))
+  );
+}
+
+/**
+ * The rows the deletes of each target delete, as one DeletedRows per data file path: the union of the positions
+ * its position-delete files name for it (their `file_path` equal to the data file's path, as the spec says) and
+ * of its DV's positions. Each delete file is read once (whole: delete files are small next to data), keeping
+ * only the rows of the targets' paths.
+ * @throws IcebergMetadataError when a delete file is missing, not readable, disagrees with its manifest entry,
+ *   or names a position beyond its data file's rows; IcebergUnsupportedError for equality deletes.
+ */
+export async function readDeletedRows(
+  store: ObjectStore,
+  table: string,
+  targets: readonly DeleteTarget[],
+): Promise<Map<string, DeletedRows>> {
+  const cache = new Map<string, Promise<ReadonlyMap<string, readonly number[]>>>();
+  const wanted = new Set(targets.map((t) => t.dataPath));
+  const positionsOf = (d: AppliedDelete) => {
+    let read = cache.get(d.key);
+    if (read === undefined) {
+      read = readPositionDeleteFile(store, table, d, wanted);
+      cache.set(d.key, read);
+    }
+    return read;
+  };
+  const out = new Map<string, DeletedRows>();
+  for (const target of targets) {
+    const positions: number[] = [];
+    for (const d of target.deletes) {
+      if (d.kind === 'equality')
+        throw new IcebergMetadataError(
+          table,
+          `${d.path} is an equality delete, which is not applied by position`,
+        );
+      if (d.kind === 'deletion-vector') {
+        for (const p of await readDv(store, table, target.dataPath, d)) positions.push(p);
+      } else for (const p of (await positionsOf(d)).get(target.dataPath) ?? []) positions.push(p);
+    }
+    let rows: DeletedRows;
+    try {
+      rows = DeletedRows.of(positions);
+    } catch (err) {
+      if (!(err instanceof InvalidDeletedRowsError)) throw err;
+      throw new IcebergMetadataError(table, `the deletes of ${target.dataPath}: ${err.message}`);
+    }
+    const last = rows.last;
+    if (last !== undefined && target.recordCount !== undefined && last >= target.recordCount)
+      throw new IcebergMetadataError(
+        table,
+        `a delete of ${target.dataPath} names row ${last}, but the file holds ${target.recordCount} rows`,
+      );
+    out.set(target.dataPath, rows);
+  }
+  return out;
+}
+
+async function readDv(
+  store: ObjectStore,
+  table: string,
+  dataPath: string,
+  d: AppliedDelete,
+): Promise<number[]> {
+  const positions = await readDeletionVector(store, table, {
+    key: d.key,
+    path: d.path,
+    format: d.format,
+    contentOffset: d.offset === undefined ? undefined : BigInt(d.offset),
+    contentSizeInBytes: d.size === undefined ? undefined : BigInt(d.size),
+    recordCount: BigInt(d.records),
+  });
+  return positions.map((p) => {
+    if (p > BigInt(Number.MAX_SAFE_INTEGER))
+      throw new IcebergMetadataError(table, `the deletion vector of ${dataPath} names row ${p}`);
+    return Number(p);
+  });
+}
+
+/**
+ * The (file_path, pos) rows of a position-delete file. hyparquet decodes the codecs it knows (uncompressed,
+ * Snappy, Gzip…); a file in another one (ZSTD: Spark's default) is decoded by parquet-wasm, the rewrite engine's
+ * library, used here as a pure decoder (no I/O): delete files are small and read whole.
+ */
+async function decodePositionDeletes(bytes: Uint8Array): Promise<{ path: unknown; pos: unknown }[]> {
+  const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  try {
+    const rows = await parquetReadObjects({ file, columns: ['file_path', 'pos'] });
+    return rows.map((r) => ({ path: r.file_path, pos: r.pos }));
+  } catch (err) {
+    if (!(err instanceof Error) || !/unsupported compression codec/i.test(err.message)) throw err;
+  }
+  const wasm = pw.readParquet(bytes, { columns: ['file_path', 'pos'] });
+  const arrow = tableFromIPC(wasm.intoIPCStream());
+  const paths = arrow.getChild('file_path');
+  const positions = arrow.getChild('pos');
+  if (paths === null || positions === null) throw new Error('no file_path or pos column');
+  return Array.from({ length: arrow.numRows }, (_, i) => ({ path: paths.get(i), pos: positions.get(i) }));
+}
+
+/** The positions a Parquet position-delete file names, per data file path among `wanted`. */
+async function readPositionDeleteFile(
+  store: ObjectStore,
+  table: string,
+  d: AppliedDelete,
+  wanted: ReadonlySet<string>,
+): Promise<ReadonlyMap<string, readonly number[]>> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await store.get(d.key);
+  } catch (err) {
+    if (err instanceof ObjectNotFoundError)
+      throw new IcebergMetadataError(table, `the position-delete file ${d.path} is missing from storage`);
+    throw err;
+  }
+  let rows: { readonly path: unknown; readonly pos: unknown }[];
+  try {
+    rows = await decodePositionDeletes(bytes);
+  } catch (err) {
+    throw new IcebergMetadataError(
+      table,
+      `the position-delete file ${d.path} is not readable Parquet with file_path and pos (${err instanceof Error ? err.message : String(err)})`,
+      { cause: err },
+    );
+  }
+  if (rows.length !== d.records)
+    throw new IcebergMetadataError(
+      table,
+      `the position-delete file ${d.path} holds ${rows.length} rows, its manifest entry says ${d.records}`,
+    );
+  const out = new Map<string, number[]>();
+  for (const row of rows) {
+    const path = row.path;
+    if (typeof path !== 'string' || !wanted.has(path)) continue;
+    const pos = typeof row.pos === 'bigint' ? Number(row.pos) : row.pos;
+    if (typeof pos !== 'number' || !Number.isSafeInteger(pos) || pos < 0)
+      throw new IcebergMetadataError(
+        table,
+        `the position-delete file ${d.path} has a row with pos ${String(row.pos)}`,
+      );
+    const list = out.get(path);
+    if (list === undefined) out.set(path, [pos]);
+    else list.push(pos);
+  }
+  return out;
+}
