@@ -3,7 +3,7 @@
 // it, read by DuckDB and applied by this test's own reading of the spec (same path, data sequence number ≤ the
 // delete's) — is the same after the `replace`, the files that had deletes are rewritten and the delete files left
 // dangling are gone from the new snapshot. A position delete committed while the group runs aborts it with nothing
-// of it visible. Data files with equality deletes are left alone, with why.
+// of it visible. Equality deletes are applied too: the rows they match by value are dropped.
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { LocalObjectStore } from '../../functions/adapters/local-object-store.js
 import { runCompact } from '../../functions/cli/compact.js';
 import { run } from '../../functions/cli/index.js';
 import { loadTable, PathCatalog } from '../../functions/core/formats/iceberg/catalog.js';
-import { commitRowDelta } from '../../functions/core/formats/iceberg/commit.js';
+import { commitAppend, commitRowDelta } from '../../functions/core/formats/iceberg/commit.js';
 import { RUN_ID_PROPERTY } from '../../functions/core/formats/iceberg/group-commit.js';
 import { readSnapshotFiles, type SnapshotFiles } from '../../functions/core/formats/iceberg/live-files.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
@@ -20,6 +20,7 @@ import { appendIcebergEvents, createIcebergEventsTable } from '../../functions/t
 import { captureIo } from './../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from './../support/duckdb.js';
 import { ICEBERG_FIXTURES } from './../support/fixtures.js';
+import { addedFile, type TableCopy, writeWithFieldIds } from './core/formats/iceberg/commit-harness.js';
 
 const NOW = Date.UTC(2024, 2, 3);
 const DAY = '2024-03-01';
@@ -301,37 +302,135 @@ describe('lake-compactor compact --format iceberg, position deletes written by a
 });
 
 describe('lake-compactor compact --format iceberg, data files with equality deletes', () => {
-  it('java_v2_equality_deletes_identity_partitioned: leaves the files with equality deletes alone and says why', async () => {
-    // Prepare
-    const name = 'java_v2_equality_deletes_identity_partitioned';
-    await cp(join(ICEBERG_FIXTURES, name), join(dir, name), { recursive: true });
-    const store = new LocalObjectStore(dir);
+  const name = 'java_v2_equality_deletes_identity_partitioned';
+  const IDS = [[1, 2, 3], [4, 5], [6, 7, 8, 9], [10], [11, 12, 13]];
+
+  /**
+   * The live rows, computed here: a data file's row is deleted when an equality delete of its partition with a
+   * higher data sequence number holds a row whose values of the delete's equality columns equal the row's.
+   */
+  async function equalityLiveRows(store: ObjectStore): Promise<{ files: SnapshotFiles; rows: string[] }> {
     const table = await loadTable(store, name);
     const files = await readSnapshotFiles(store, table);
-    const withEquality = files.dataFiles.filter((f) => f.deletes.some((d) => d.kind === 'equality'));
-    const profileIo = captureIo();
+    const columnOf = new Map(files.schema.fields.map((f) => [f.id, f.name]));
+    const deletes: { partition: string; sequence: bigint; columns: string[]; keys: Set<string> }[] = [];
+    for (const d of files.deleteFiles) {
+      const columns = (d.entry.file.equalityIds ?? []).map((id) => columnOf.get(id) ?? '?');
+      const found = await db.rows(
+        `SELECT ${columns.map((c) => `"${c}"`).join(', ')} FROM read_parquet(${sqlString(join(dir, d.entry.file.key))})`,
+      );
+      deletes.push({
+        partition: JSON.stringify(d.entry.file.partition, (_, v) => (typeof v === 'bigint' ? `${v}` : v)),
+        sequence: d.entry.dataSequenceNumber,
+        columns,
+        keys: new Set(found.map((r) => JSON.stringify(columns.map((c) => r[c])))),
+      });
+    }
+    const rows: string[] = [];
+    for (const f of files.dataFiles) {
+      const partition = JSON.stringify(f.entry.file.partition, (_, v) =>
+        typeof v === 'bigint' ? `${v}` : v,
+      );
+      const mine = deletes.filter(
+        (d) => d.partition === partition && d.sequence > f.entry.dataSequenceNumber,
+      );
+      for (const r of await db.rows(`SELECT * FROM read_parquet(${sqlString(join(dir, f.entry.file.key))})`))
+        if (!mine.some((d) => d.keys.has(JSON.stringify(d.columns.map((c) => r[c])))))
+          rows.push(JSON.stringify([r.id, r.name, r.bir]));
+    }
+    return { files, rows: rows.sort() };
+  }
+
+  it('drops the rows an equality delete on id matches from five small files of partition b, leaving the others', async () => {
+    // Prepare: five small files in partition name=b (written with the table's field ids), then an equality delete
+    // on id of three of their rows and of one id no row has
+    await cp(join(ICEBERG_FIXTURES, name), join(dir, name), { recursive: true });
+    const store = new LocalObjectStore(dir);
+    const copy: TableCopy = {
+      dir,
+      store,
+      table: name,
+      file: (key) => join(dir, key),
+      remove: () => undefined,
+    };
+    const table = await loadTable(store, name);
+    const original = (await readSnapshotFiles(store, table)).dataFiles.find((f) =>
+      f.entry.file.key.includes('/name=b/'),
+    );
+    if (original === undefined) throw new Error('the fixture has a file in name=b');
+    for (const [n, ids] of IDS.entries()) {
+      const key = `${name}/data/name=b/small-${n}.parquet`;
+      const values = ids.map((id) => `(${id}, 'b', DATE '2024-01-0${1 + (id % 9)}')`).join(', ');
+      await writeWithFieldIds(db, copy, table, `SELECT * FROM (VALUES ${values}) AS t(id, name, bir)`, key);
+      await commitAppend(
+        store,
+        new PathCatalog(store),
+        {
+          tableLocation: name,
+          addedFiles: [await addedFile(store, table, key, original.entry.file.partition)],
+        },
+        { clock },
+      );
+    }
+    const deleteKey = `${name}/data/name=b/delete-ids.parquet`;
+    await db.writeParquet(`SELECT * FROM (VALUES (2), (7), (12), (99)) AS t(id)`, join(dir, deleteKey), {
+      extraOptions: ['FIELD_IDS {id: 1}'],
+    });
+    await commitRowDelta(
+      store,
+      new PathCatalog(store),
+      {
+        tableLocation: name,
+        addedDeleteFiles: [
+          {
+            content: 'equality-deletes',
+            path: table.paths.path(deleteKey),
+            format: 'PARQUET',
+            partition: original.entry.file.partition,
+            recordCount: 4n,
+            fileSizeInBytes: BigInt((await store.head(deleteKey))?.size ?? 0),
+            columnSizes: new Map(),
+            valueCounts: new Map(),
+            nullValueCounts: new Map(),
+            nanValueCounts: new Map(),
+            lowerBounds: new Map(),
+            upperBounds: new Map(),
+            splitOffsets: undefined,
+            sortOrderId: undefined,
+            equalityIds: [1],
+            referencedDataFile: undefined,
+            contentOffset: undefined,
+            contentSizeInBytes: undefined,
+            firstRowId: undefined,
+          },
+        ],
+      },
+      { clock },
+    );
+    const before = await equalityLiveRows(store);
     const io = captureIo();
 
     // Act
-    const profiled = await run(['profile', join(dir, name), '--format', 'iceberg', '--json'], profileIo);
     const code = await run(['compact', join(dir, name), '--format', 'iceberg'], io);
 
-    // Assess
-    expect(profiled, profileIo.stderr.join('\n')).toBe(0);
+    // Assess: the same live rows; the five small files are one now, holding 13 − 3 rows
     expect(code, io.stderr.join('\n')).toBe(0);
-    expect(withEquality.length).toBeGreaterThan(0);
-    const ignored = (
-      JSON.parse(profileIo.stdout.join('\n')) as { ignored: { key: string; reason: string }[] }
-    ).ignored;
-    for (const f of withEquality)
-      expect(ignored.find((i) => f.entry.file.key.endsWith(i.key))?.reason, f.entry.file.key).toMatch(
-        /equality deletes? applied to it: left as it is/,
-      );
-    const after = await readSnapshotFiles(store, await loadTable(store, name));
-    const live = after.dataFiles.map((f) => f.entry.file.key);
-    for (const f of withEquality) expect(live).toContain(f.entry.file.key);
-    expect(after.deleteFiles.map((d) => d.entry.file.key)).toEqual(
-      files.deleteFiles.map((d) => d.entry.file.key),
+    const after = await equalityLiveRows(store);
+    expect(after.rows).toEqual(before.rows);
+    const small = before.files.dataFiles.filter((f) => f.entry.file.key.includes('/small-'));
+    expect(small).toHaveLength(IDS.length);
+    const live = after.files.dataFiles.map((f) => f.entry.file.key);
+    for (const f of small) expect(live).not.toContain(f.entry.file.key);
+    const outputs = after.files.dataFiles.filter(
+      (f) => !before.files.dataFiles.some((b) => b.entry.file.key === f.entry.file.key),
     );
+    expect(outputs.map((f) => Number(f.entry.file.recordCount))).toEqual([IDS.flat().length - 3]);
+    // The output is not touched by the equality deletes before it (it carries the starting sequence number).
+    expect(
+      after.files.dataFiles.find((f) => f.entry.file.key === outputs[0]?.entry.file.key)?.deletes,
+    ).toEqual([]);
+    // Java's own files (another Parquet schema, one per partition) are left as they were.
+    for (const f of before.files.dataFiles.filter((b) => !b.entry.file.key.includes('/small-')))
+      expect(live).toContain(f.entry.file.key);
   });
 });

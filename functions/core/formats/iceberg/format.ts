@@ -1,8 +1,8 @@
 // Apache Iceberg (`format: "iceberg"`) behind the TableFormat port, for path-based tables (a local folder or an S3
 // prefix whose metadata/ holds vN.metadata.json and version-hint.text): the snapshot is the table. A group commits
 // as one `replace` snapshot through the path catalog (group-commit.ts), and the inputs it removes stay on storage
-// until expire_snapshots, so a reader of an older snapshot still finds them. A data file's position deletes and
-// DVs are dropped by the rewrite (row-deletes.ts); files with equality deletes are left alone.
+// until expire_snapshots, so a reader of an older snapshot still finds them. The rows a data file's position
+// deletes, DVs and equality deletes remove are dropped by the rewrite (row-deletes.ts, as positions).
 import type { FormatState, GroupJournalEntry, JournalInput } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { DeletedRows } from '../../deletes/deleted-rows.js';
@@ -111,9 +111,9 @@ const icebergVacuumRules: VacuumRules = {
 const deletedRowsOfEntry = new WeakMap<GroupJournalEntry, Promise<Map<string, DeletedRows>>>();
 
 /**
- * The positions an input's position deletes and DVs (as the plan recorded them) delete, read from the delete files:
- * for a group, those of all its inputs are read at the first call, so a delete file naming several inputs is read
- * once. The count must be the plan's (`deletes.rows`), which verify expects the outputs to lack.
+ * The positions an input's deletes (as the plan recorded them) delete, read from the delete files (and, for
+ * equality deletes, from the input's equality columns). For a group, those of all its inputs are read at the
+ * first call, so a delete file naming several inputs is read once. The count must be the plan's (`deletes.rows`), which verify expects the outputs to lack.
  * @throws InvalidInputError for a journal entry whose deletes are not a valid Iceberg descriptor of their id or
  *   count other rows; IcebergMetadataError for a delete file that cannot be read or disagrees with its manifest.
  */

@@ -1,7 +1,7 @@
 // Maps an Iceberg table's current snapshot onto the TableFormat port: live data files grouped by (partition spec,
-// partition tuple) under a stable partition path, footers read on request, position deletes and DVs carried as
-// each file's `deletes` (counted exactly when footers are read), and every file the rewrite must not touch yet
-// (data files with equality deletes, non-Parquet data files, delete files) in `ignored` with why.
+// partition tuple) under a stable partition path, footers read on request, each file's applicable deletes carried
+// as its `deletes` (counted exactly when footers are read), and every file the rewrite must not touch yet (data
+// files with deletes it cannot apply, non-Parquet data files, delete files) in `ignored` with why.
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { CorruptInputError, ObjectNotFoundError } from '../../errors.js';
@@ -83,7 +83,7 @@ export function toPortSnapshot(table: LoadedTable, files: SnapshotFiles, now: nu
   for (const data of files.dataFiles) {
     const file = data.entry.file;
     const applied = (deletesOf.get(file.path) ?? []).map(appliedDeleteOf);
-    const unappliable = applied.length === 0 ? undefined : unappliableDeletes(applied);
+    const unappliable = applied.length === 0 ? undefined : unappliableDeletes(applied, files.schema);
     if (unappliable !== undefined) {
       ignored.push({ key: file.key, reason: unappliable });
       continue;

@@ -12,9 +12,12 @@ import {
   readSnapshotFiles,
 } from '../../../../../functions/core/formats/iceberg/index.js';
 import {
+  type AppliedDelete,
   appliedDeleteOf,
   deletesByDataFile,
+  MAX_EQUALITY_DELETE_ROWS,
   readDeletedRows,
+  unappliableDeletes,
 } from '../../../../../functions/core/formats/iceberg/row-deletes.js';
 import { snapshotIcebergTable } from '../../../../../functions/core/formats/iceberg/table-snapshot.js';
 import type { PlanInputFile } from '../../../../../functions/core/planning.js';
@@ -185,6 +188,7 @@ describe('the Iceberg format’s deleted rows', () => {
       .filter((f) => byData.has(f.entry.file.path))
       .map((f) => ({
         dataPath: f.entry.file.path,
+        dataKey: f.entry.file.key,
         recordCount: Number(f.entry.file.recordCount),
         deletes: (byData.get(f.entry.file.path) ?? []).map(appliedDeleteOf),
       }));
@@ -203,5 +207,44 @@ describe('the Iceberg format’s deleted rows', () => {
       expect(rows && positionsOf(rows)).toEqual(blob);
       expect(rows?.count).toBe(Number(dv.entry.file.recordCount));
     }
+  });
+
+  it('applies equality deletes only on exactly matched column types and within the rows it holds in memory', () => {
+    // Prepare
+    const schema = {
+      fields: [
+        { id: 1, name: 'id', required: true, type: 'long' },
+        { id: 2, name: 'price', required: false, type: 'double' },
+        { id: 3, name: 'at', required: false, type: 'timestamptz' },
+        { id: 4, name: 'tag', required: false, type: 'string' },
+      ],
+    } as unknown as Parameters<typeof unappliableDeletes>[1];
+    const equality = (ids: number[], records = 10): AppliedDelete => ({
+      kind: 'equality',
+      key: 'k',
+      path: 'p',
+      format: 'PARQUET',
+      sequence: '5',
+      records,
+      equalityIds: ids,
+    });
+
+    // Act
+    const reasons = [
+      unappliableDeletes([equality([1, 4])], schema),
+      unappliableDeletes([equality([2])], schema),
+      unappliableDeletes([equality([1, 3])], schema),
+      unappliableDeletes([equality([7])], schema),
+      unappliableDeletes([equality([1], MAX_EQUALITY_DELETE_ROWS), equality([4], 1)], schema),
+      unappliableDeletes([{ ...equality([1]), format: 'AVRO' }], schema),
+    ];
+
+    // Assess
+    expect(reasons[0]).toBeUndefined();
+    expect(reasons[1]).toMatch(/equality deletes on price \(double\) are not matched by value/);
+    expect(reasons[2]).toMatch(/equality deletes on at \(timestamptz\)/);
+    expect(reasons[3]).toMatch(/field 7 \(not a top-level column\)/);
+    expect(reasons[4]).toMatch(/their \d+ rows are more than the \d+ held in memory/);
+    expect(reasons[5]).toMatch(/equality delete in AVRO/);
   });
 });
