@@ -3,9 +3,7 @@
 // DeletedRows (equality deletes matched against the file's own equality columns, into positions), and what the plan
 // and the journal carry to identify exactly those deletes (a digest of the delete files).
 import { createHash } from 'node:crypto';
-import { tableFromIPC } from 'apache-arrow';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
-import * as pw from 'parquet-wasm';
 import type { JournalInputDeletes } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { DeletedRows, InvalidDeletedRowsError } from '../../deletes/deleted-rows.js';
@@ -293,8 +291,7 @@ async function decodePositionDeletes(bytes: Uint8Array): Promise<{ path: unknown
   } catch (err) {
     if (!(err instanceof Error) || !/unsupported compression codec/i.test(err.message)) throw err;
   }
-  const wasm = pw.readParquet(bytes, { columns: ['file_path', 'pos'] });
-  const arrow = tableFromIPC(wasm.intoIPCStream());
+  const arrow = await decodeWithParquetWasm(bytes, ['file_path', 'pos']);
   const paths = arrow.getChild('file_path');
   const positions = arrow.getChild('pos');
   if (paths === null || positions === null) throw new Error('no file_path or pos column');
@@ -437,8 +434,9 @@ async function readColumnsById(
     const wanted = ids.filter((id) => names.has(id));
     const columns = new Map<number, unknown[]>();
     if (wanted.length > 0) {
-      const arrow = tableFromIPC(
-        pw.readParquet(bytes, { columns: wanted.map((id) => names.get(id) as string) }).intoIPCStream(),
+      const arrow = await decodeWithParquetWasm(
+        bytes,
+        wanted.map((id) => names.get(id) as string),
       );
       for (const id of wanted) {
         const vector = arrow.getChild(names.get(id) as string);
@@ -458,6 +456,17 @@ async function readColumnsById(
       { cause: err },
     );
   }
+}
+
+/**
+ * `columns` of a whole Parquet file as an Arrow table, decoded by parquet-wasm. Imported on first use: the module
+ * loads its .wasm file when imported, which only the functions that rewrite ship (see infra/node-function.ts), so
+ * a function that never meets such a delete (the profiler) never loads it.
+ */
+async function decodeWithParquetWasm(bytes: Uint8Array, columns: readonly string[]) {
+  const [pw, arrow] = await Promise.all([import('parquet-wasm'), import('apache-arrow')]);
+  const table = pw.readParquet(bytes, { columns: [...columns] });
+  return arrow.tableFromIPC(table.intoIPCStream());
 }
 
 /** How many schema elements follow `at` as its descendants (a depth-first flattened Parquet schema). */
