@@ -4,6 +4,7 @@
 // and the journal carry to identify exactly those deletes (a digest of the delete files).
 import { createHash } from 'node:crypto';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import pLimit from 'p-limit';
 import type { JournalInputDeletes } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { DeletedRows, InvalidDeletedRowsError } from '../../deletes/deleted-rows.js';
@@ -197,11 +198,12 @@ function isAppliedDelete(v: unknown): v is AppliedDelete {
 
 /**
  * The rows the deletes of each target delete, as one DeletedRows per data file path: the union of the positions
- * its position-delete files name for it (their `file_path` equal to the data file's path, as the spec says) and
- * of its DV's positions. Each delete file is read once (whole: delete files are small next to data), keeping
- * only the rows of the targets' paths.
+ * its position-delete files name for it (their `file_path` equal to the data file's path, as the spec says), of
+ * its DV's positions and of the rows its equality deletes match (see `equalityPositions`). Each delete file is
+ * read once (whole: delete files are small next to data), keeping only the rows of the targets' paths; targets
+ * are read a few at a time.
  * @throws IcebergMetadataError when a delete file is missing, not readable, disagrees with its manifest entry,
- *   or names a position beyond its data file's rows; IcebergUnsupportedError for equality deletes.
+ *   or names a position beyond its data file's rows.
  */
 export async function readDeletedRows(
   store: ObjectStore,
@@ -227,8 +229,7 @@ export async function readDeletedRows(
     }
     return read;
   };
-  const out = new Map<string, DeletedRows>();
-  for (const target of targets) {
+  const one = async (target: DeleteTarget): Promise<DeletedRows> => {
     const positions: number[] = [];
     const equality = target.deletes.filter((d) => d.kind === 'equality');
     if (equality.length > 0)
@@ -252,9 +253,11 @@ export async function readDeletedRows(
         table,
         `a delete of ${target.dataPath} names row ${last}, but the file holds ${target.recordCount} rows`,
       );
-    out.set(target.dataPath, rows);
-  }
-  return out;
+    return rows;
+  };
+  const limit = pLimit(8);
+  const read = await Promise.all(targets.map((t) => limit(() => one(t))));
+  return new Map(targets.map((t, i) => [t.dataPath, read[i] as DeletedRows]));
 }
 
 async function readDv(
