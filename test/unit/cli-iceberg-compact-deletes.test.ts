@@ -270,6 +270,25 @@ describe('lake-compactor compact --format iceberg, position deletes written by a
     expect(Number(after.files.dataFiles[0]?.entry.file.recordCount)).toBe(before.rows.length);
   });
 
+  it('leaves alone, with why, a file whose position delete names a row it does not have, and compacts the others', async () => {
+    // Prepare: a damaged delete names row 1000 of a 33-row file
+    await deletePositions(store, '', new Map([[keys[3] as string, [1000]]]), 'damaged');
+    const before = await liveRows(store, '');
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', dir, '--format', 'iceberg'], io);
+
+    // Assess: the five others became one file; the damaged one is still live, reported with the reason
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const after = await liveRows(store, '');
+    expect(after.rows).toEqual(before.rows);
+    const live = after.files.dataFiles.map((f) => f.entry.file.key);
+    expect(live).toHaveLength(2);
+    expect(live).toContain(keys[3]);
+    expect(io.stdout.join('\n')).toMatch(/names row 1000, but the file holds 33 rows/);
+  });
+
   it('aborts the group when a position delete on one of its inputs is committed while it runs, leaving nothing of it', async () => {
     // Prepare: at the compaction's first metadata write, another engine deletes one more row of an input.
     const before = await liveRows(store, '');
