@@ -4,7 +4,7 @@
 // names) is identical, the outputs keep the inputs' Parquet field ids and carry metrics by field id, an append that
 // wins the commit race is rebased over, a concurrent rewrite of an input aborts the group with nothing of it
 // visible, and a run killed right after its metadata commit is completed by the next run without a second replace.
-// Vendored tables written by Spark are compacted too, and data files with position deletes are left alone.
+// Vendored tables written by Spark are compacted too (tables with deletes: cli-iceberg-compact-deletes.test.ts).
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { LocalObjectStore } from '../../functions/adapters/local-object-store.js
 import { runCompact } from '../../functions/cli/compact.js';
 import { run } from '../../functions/cli/index.js';
 import { loadTable, PathCatalog } from '../../functions/core/formats/iceberg/catalog.js';
-import { commitAppend, commitReplace } from '../../functions/core/formats/iceberg/commit.js';
+import { commitReplace } from '../../functions/core/formats/iceberg/commit.js';
 import { GROUP_ID_PROPERTY, RUN_ID_PROPERTY } from '../../functions/core/formats/iceberg/group-commit.js';
 import { readSnapshotFiles, type SnapshotFiles } from '../../functions/core/formats/iceberg/live-files.js';
 import { schemaById } from '../../functions/core/formats/iceberg/metadata.js';
@@ -29,7 +29,7 @@ import { captureIo } from '../support/cli-io.js';
 import { observedStore, type StoreCall } from '../support/crash-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { ICEBERG_FIXTURES } from '../support/fixtures.js';
-import { liveRows, type TableCopy, writeWithFieldIds } from './core/formats/iceberg/commit-harness.js';
+import { liveRows, type TableCopy } from './core/formats/iceberg/commit-harness.js';
 
 const DAYS = ['2024-03-01', '2024-03-02'];
 const BATCHES = 6;
@@ -333,84 +333,6 @@ describe('lake-compactor compact --format iceberg on tables written by Spark', (
     expect(after.files.dataFiles[0]?.entry.file.key).toMatch(
       new RegExp(`^${copy.table}/data/part-cli-[^/]+\\.parquet$`),
     );
-    expect(after.rows).toEqual(before.rows);
-    expect(after.snapshots).toBe(before.snapshots + 1);
-  });
-
-  it('leaves data files with position deletes alone and compacts the rest, the rows with deletes applied unchanged', async () => {
-    // Prepare: the table's one data file without deletes, plus five small appends of its rows (with field ids).
-    // The ten files with deletes are listed with why by `profile`.
-    await copyFixture('spark_v2_position_deletes');
-    const table = await loadTable(copy.store, copy.table);
-    const files = await readSnapshotFiles(copy.store, table);
-    const clean = files.dataFiles.find((f) => f.deletes.length === 0);
-    if (clean === undefined) throw new Error('the fixture has a data file without deletes');
-    const schema = schemaById(table.metadata);
-    if (schema === undefined) throw new Error('no schema');
-    for (let i = 0; i < 5; i += 1) {
-      const key = `${copy.table}/data/appended-${i}.parquet`;
-      await writeWithFieldIds(
-        db,
-        copy,
-        table,
-        `SELECT * FROM read_parquet(${sqlString(copy.file(clean.entry.file.key))})`,
-        key,
-      );
-      await commitAppend(
-        copy.store,
-        new PathCatalog(copy.store),
-        {
-          tableLocation: copy.table,
-          addedFiles: [
-            {
-              path: table.paths.path(key),
-              partition: clean.entry.file.partition,
-              metrics: await readParquetMetrics(
-                copy.store,
-                key,
-                schema,
-                metricsConfig(table.metadata, schema),
-              ),
-            },
-          ],
-        },
-        { clock },
-      );
-    }
-    const before = await current();
-    const withDeletes = before.files.dataFiles
-      .filter((f) => f.deletes.length > 0)
-      .map((f) => f.entry.file.key);
-    const profileIo = captureIo();
-    expect(await run(['profile', copy.file(copy.table), '--format', 'iceberg', '--json'], profileIo)).toBe(0);
-    const profiled = JSON.parse(profileIo.stdout.join('\n')) as {
-      ignored: { key: string; reason: string }[];
-    };
-    const io = captureIo();
-
-    // Act
-    const code = await run(['compact', copy.file(copy.table), '--format', 'iceberg'], io);
-
-    // Assess: the profile said why each file with deletes is left alone
-    for (const key of withDeletes)
-      expect(profiled.ignored.find((i) => key.endsWith(i.key))?.reason, key).toMatch(
-        /position deletes? applied to it/,
-      );
-    // Every file with deletes is still live (and so is every delete file), the clean ones became one
-    expect(code, io.stderr.join('\n')).toBe(0);
-    const after = await current();
-    expect(withDeletes.length).toBeGreaterThan(0);
-    const liveAfter = after.files.dataFiles.map((f) => f.entry.file.key);
-    for (const key of withDeletes) expect(liveAfter, key).toContain(key);
-    expect(after.files.deleteFiles.map((d) => d.entry.file.key)).toEqual(
-      before.files.deleteFiles.map((d) => d.entry.file.key),
-    );
-    // The five appends (one schema, DuckDB's) became one output; Spark's own clean file has another Parquet schema
-    // and is never grouped with them, so it stays as it is.
-    expect(liveAfter.filter((k) => k.includes('/appended-'))).toEqual([]);
-    expect(liveAfter.filter((k) => /\/data\/part-cli-[^/]+\.parquet$/.test(k))).toHaveLength(1);
-    expect(liveAfter).toContain(clean.entry.file.key);
-    expect(liveAfter).toHaveLength(withDeletes.length + 2);
     expect(after.rows).toEqual(before.rows);
     expect(after.snapshots).toBe(before.snapshots + 1);
   });

@@ -100,7 +100,8 @@ function deleteId(path: string, offset: bigint | undefined): string {
 
 /**
  * Why a rebase from `starting` onto `current` is impossible, one reason per removed file: it is no longer live,
- * or a position delete / DV not in the starting snapshot now applies to it. Equality deletes committed meanwhile
+ * a position delete / DV not in the starting snapshot now applies to it, or a delete that applied to it then (and
+ * that the rewrite dropped the rows of) no longer does. Equality deletes committed meanwhile
  * are no reason: their sequence number is above the starting one the added files carry, so they apply to those.
  */
 export function rebaseConflicts(
@@ -117,7 +118,7 @@ export function rebaseConflicts(
     if (was === undefined) reasons.push(`${path} is not a live data file of the starting snapshot`);
     else if (is === undefined)
       reasons.push(`${path} is no longer live: a snapshot committed after the starting one removed it`);
-    else
+    else {
       for (const d of is.deletes)
         if (
           d.kind !== 'equality' &&
@@ -126,6 +127,13 @@ export function rebaseConflicts(
           reasons.push(
             `${path}: ${d.kind} delete ${d.path} was committed after the starting snapshot and applies to it`,
           );
+      // A delete the rewrite applied that no longer applies: the table brought those rows back meanwhile.
+      for (const w of was.deletes)
+        if (!is.deletes.some((d) => d.path === w.path && d.dataSequenceNumber === w.dataSequenceNumber))
+          reasons.push(
+            `${path}: ${w.kind} delete ${w.path} applied to it in the starting snapshot and was removed since`,
+          );
+    }
   }
   return reasons;
 }
@@ -145,9 +153,11 @@ export async function planSnapshot(
   base: LoadedTable,
   current: SnapshotFiles,
   change: {
-    readonly operation: 'replace' | 'append';
+    readonly operation: 'replace' | 'append' | 'delete';
     readonly removedFiles: readonly string[];
     readonly addedFiles: readonly AddedDataFile[];
+    /** Delete files the snapshot adds (a row-level delete); their entries inherit its sequence number. */
+    readonly addedDeleteFiles?: readonly ManifestContentFile[];
     readonly dataSequenceNumber: bigint | undefined;
     readonly dropDanglingDeletes: boolean;
     readonly timestampMs: number;
@@ -224,6 +234,24 @@ export async function planSnapshot(
       ),
     );
 
+  const deletesBySpec = new Map<number, ManifestContentFile[]>();
+  for (const f of change.addedDeleteFiles ?? [])
+    deletesBySpec.set(f.partition.specId, [...(deletesBySpec.get(f.partition.specId) ?? []), f]);
+  for (const [specId, list] of [...deletesBySpec].sort(([a], [b]) => a - b))
+    listed.push(
+      emit(
+        specId,
+        'deletes',
+        list.map((file) => ({
+          status: 'added',
+          snapshotId,
+          dataSequenceNumber: undefined,
+          fileSequenceNumber: undefined,
+          file,
+        })),
+      ),
+    );
+
   // Existing manifests: rewritten when they hold a removed file or a dropped delete, else listed unchanged.
   const ctx = { store, table, paths, formatVersion: v };
   const found = new Set<string>();
@@ -293,6 +321,7 @@ export async function planSnapshot(
     added: change.addedFiles,
     removed: removedEntries,
     dropped: droppedEntries,
+    addedDeletes: change.addedDeleteFiles ?? [],
   });
   const extra = change.summaryProperties ?? {};
   const clashing = Object.keys(extra).filter((k) => k === 'operation' || k in computed);
@@ -356,6 +385,7 @@ function snapshotSummary(
     readonly added: readonly AddedDataFile[];
     readonly removed: readonly ManifestContentFile[];
     readonly dropped: readonly ManifestContentFile[];
+    readonly addedDeletes: readonly ManifestContentFile[];
   },
 ): Record<string, string> {
   const out: Record<string, string> = { operation };
@@ -372,6 +402,13 @@ function snapshotSummary(
   setIf('deleted-records', sumBig(change.removed.map((f) => f.recordCount)));
   setIf('added-files-size', addedSize);
   setIf('removed-files-size', sumBig([...change.removed, ...change.dropped].map((f) => f.fileSizeInBytes)));
+  const addedPosition = change.addedDeletes.filter((f) => f.content === 'position-deletes');
+  const addedEquality = change.addedDeletes.filter((f) => f.content === 'equality-deletes');
+  setIf('added-delete-files', change.addedDeletes.length);
+  setIf('added-position-delete-files', addedPosition.length);
+  setIf('added-position-deletes', sumBig(addedPosition.map((f) => f.recordCount)));
+  setIf('added-equality-delete-files', addedEquality.length);
+  setIf('added-equality-deletes', sumBig(addedEquality.map((f) => f.recordCount)));
   setIf('removed-delete-files', change.dropped.length);
   setIf('removed-position-delete-files', position.length - dvs.length);
   setIf('removed-dvs', dvs.length);
@@ -379,7 +416,7 @@ function snapshotSummary(
   const partitions = new Set(
     [
       ...change.added.map((f) => f.partition),
-      ...[...change.removed, ...change.dropped].map((f) => f.partition),
+      ...[...change.removed, ...change.dropped, ...change.addedDeletes].map((f) => f.partition),
     ].map(partitionKey),
   );
   setIf('changed-partition-count', partitions.size);
@@ -388,9 +425,12 @@ function snapshotSummary(
   const removedPaths = new Set(change.removed.map((f) => f.path));
   const droppedIds = new Set(change.dropped.map((f) => deleteId(f.path, f.contentOffset)));
   const data = current.dataFiles.map((f) => f.entry.file).filter((f) => !removedPaths.has(f.path));
-  const deletes = current.deleteFiles
-    .map((d) => d.entry.file)
-    .filter((f) => !droppedIds.has(deleteId(f.path, f.contentOffset)));
+  const deletes: ManifestContentFile[] = [
+    ...current.deleteFiles
+      .map((d) => d.entry.file)
+      .filter((f) => !droppedIds.has(deleteId(f.path, f.contentOffset))),
+    ...change.addedDeletes,
+  ];
   // A Puffin file holding several DVs is one file.
   const deleteFiles = new Set(deletes.map((f) => f.path));
   const deleteFileSizes = new Map(deletes.map((f) => [f.path, f.fileSizeInBytes]));
@@ -596,6 +636,36 @@ function checkRows(table: string, starting: SnapshotFiles, request: ReplaceReque
     throw new InvalidInputError(
       `the added files of the replace on ${table} hold ${addedRows} rows where the removed files hold ${removedRows}${withDeletes ? ' before deletes' : ''}: a rewrite neither adds nor loses rows`,
     );
+}
+
+/**
+ * Commits a `delete` snapshot adding position- or equality-delete files (Iceberg's RowDelta without data files):
+ * their entries inherit the new snapshot's sequence number, so they apply to the data files before them. Any
+ * concurrent commit is rebased over. Used by tests and tools to delete rows the way a merge-on-read engine does.
+ * @throws InvalidInputError for a data file among them, or a format-version 1 table (which has no deletes).
+ */
+export async function commitRowDelta(
+  store: ObjectStore,
+  catalog: IcebergCatalog,
+  request: { readonly tableLocation: string; readonly addedDeleteFiles: readonly ManifestContentFile[] },
+  options: CommitOptions,
+): Promise<CommitResult> {
+  if (request.addedDeleteFiles.some((f) => f.content === 'data'))
+    throw new InvalidInputError('a row delta adds delete files only');
+  return commitLoop(store, catalog, request.tableLocation, options, async (base, attempt) => {
+    if (base.metadata.formatVersion < 2)
+      throw new InvalidInputError(`${base.name} is a format-version 1 table, which has no delete files`);
+    return planSnapshot(store, base, await readSnapshotFiles(store, base), {
+      operation: 'delete',
+      removedFiles: [],
+      addedFiles: [],
+      addedDeleteFiles: request.addedDeleteFiles,
+      dataSequenceNumber: undefined,
+      dropDanglingDeletes: false,
+      timestampMs: options.clock.now(),
+      attempt,
+    });
+  });
 }
 
 /**

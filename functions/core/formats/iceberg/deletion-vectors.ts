@@ -17,7 +17,7 @@ const MAGIC = [0xd1, 0xd3, 0x39, 0x64] as const;
 export async function readDeletionVector(
   store: ObjectStore,
   table: string,
-  dv: ContentFile,
+  dv: Pick<ContentFile, 'key' | 'path' | 'format' | 'contentOffset' | 'contentSizeInBytes' | 'recordCount'>,
 ): Promise<bigint[]> {
   if (dv.format !== 'PUFFIN' || dv.contentOffset === undefined || dv.contentSizeInBytes === undefined)
     throw new IcebergMetadataError(

@@ -1,9 +1,12 @@
 // Apache Iceberg (`format: "iceberg"`) behind the TableFormat port, for path-based tables (a local folder or an S3
 // prefix whose metadata/ holds vN.metadata.json and version-hint.text): the snapshot is the table. A group commits
 // as one `replace` snapshot through the path catalog (group-commit.ts), and the inputs it removes stay on storage
-// until expire_snapshots, so a reader of an older snapshot still finds them.
-import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
+// until expire_snapshots, so a reader of an older snapshot still finds them. The rows a data file's position
+// deletes, DVs and equality deletes remove are dropped by the rewrite (row-deletes.ts, as positions).
+import type { FormatState, GroupJournalEntry, JournalInput } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import { DeletedRows } from '../../deletes/deleted-rows.js';
+import { InvalidInputError } from '../../errors.js';
 import type { PlanInput } from '../../planning.js';
 import { hiveVacuumRules } from '../hive/vacuum.js';
 import type {
@@ -23,8 +26,9 @@ import {
   type IcebergCatalogServices,
   type IcebergCatalogSetting,
 } from './catalogs.js';
-import { IcebergUnsupportedError } from './errors.js';
+import { IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
 import { icebergCommitter, icebergFormatState, icebergGroupState } from './group-commit.js';
+import { parseInputDeletes, readDeletedRows } from './row-deletes.js';
 import { type IcebergTableSnapshot, snapshotIcebergTable } from './table-snapshot.js';
 
 /**
@@ -116,6 +120,51 @@ const icebergVacuumRules: VacuumRules = {
   writerDebris: () => undefined,
 };
 
+/** Per group journal entry: the deleted rows of all its inputs, read together (each delete file once). */
+const deletedRowsOfEntry = new WeakMap<GroupJournalEntry, Promise<Map<string, DeletedRows>>>();
+
+/**
+ * The positions an input's deletes (as the plan recorded them) delete, read from the delete files (and, for
+ * equality deletes, from the input's equality columns). For a group, those of all its inputs are read at the
+ * first call, so a delete file naming several inputs is read once. The count must be the plan's (`deletes.rows`), which verify expects the outputs to lack.
+ * @throws InvalidInputError for a journal entry whose deletes are not a valid Iceberg descriptor of their id or
+ *   count other rows; IcebergMetadataError for a delete file that cannot be read or disagrees with its manifest.
+ */
+async function deletedRows(
+  store: ObjectStore,
+  entry: GroupJournalEntry,
+  input: JournalInput,
+): Promise<DeletedRows> {
+  const { tableRoot } = icebergGroupState(entry);
+  const table = tableRoot === '' ? '(bucket root)' : tableRoot;
+  const targetOf = (i: JournalInput) => {
+    if (i.deletes === undefined) return undefined;
+    try {
+      return { ...parseInputDeletes(table, i.key, i.deletes), recordCount: i.rows };
+    } catch (err) {
+      if (!(err instanceof IcebergMetadataError)) throw err;
+      throw new InvalidInputError(`Group ${entry.groupId} of run ${entry.runId}: ${err.reason}`);
+    }
+  };
+  const mine = targetOf(input);
+  if (mine === undefined || input.deletes === undefined) return DeletedRows.NONE;
+  let all = deletedRowsOfEntry.get(entry);
+  if (all === undefined) {
+    const targets = entry.inputs.flatMap((i) => {
+      const t = targetOf(i);
+      return t === undefined ? [] : [t];
+    });
+    all = readDeletedRows(store, table, targets);
+    deletedRowsOfEntry.set(entry, all);
+  }
+  const rows = (await all).get(mine.dataPath) ?? DeletedRows.NONE;
+  if (rows.count !== input.deletes.rows)
+    throw new InvalidInputError(
+      `Group ${entry.groupId} of run ${entry.runId}: the Iceberg deletes of ${input.key} now delete ${rows.count} rows, the plan says ${input.deletes.rows}; nothing was rewritten`,
+    );
+  return rows;
+}
+
 const committer = icebergCommitter();
 
 /** Apache Iceberg path-based tables through their snapshots (see group-commit.ts for the protocol). */
@@ -138,6 +187,7 @@ export const icebergTable = {
   settings: ['catalog'],
   forTable: (settings: TableFormatSettings, services: FormatServices): TableFormat =>
     icebergForCatalog(settings.catalog, services),
+  deletedRows,
 } as const satisfies TableFormat;
 
 /**

@@ -31,6 +31,7 @@ import { IcebergCommitConflictError, IcebergUnsupportedError } from './errors.js
 import { partitionKey, readSnapshotFiles } from './live-files.js';
 import { schemaById } from './metadata.js';
 import { metricsConfig, readParquetMetrics } from './metrics.js';
+import { appliedDeleteOf, deletesByDataFile, deletesId } from './row-deletes.js';
 
 /** The snapshot summary property naming the run that committed a group: how a retry finds its own snapshot. */
 export const RUN_ID_PROPERTY = 'lake-compactor.run-id';
@@ -254,6 +255,23 @@ async function commitToTable(
     return conflict(
       absent.map((i) => ({ key: i.key, reason: `not a live data file of snapshot ${state.snapshotId}` })),
     );
+  // The deletes the rewrite dropped must be exactly those that applied to each input at the starting snapshot;
+  // commitReplace then checks that none was added or removed since.
+  const deletesOf = deletesByDataFile(starting);
+  const otherDeletes = entry.inputs.flatMap((input) => {
+    const path = byKey.get(input.key)?.entry.file.path ?? input.key;
+    const applied = (deletesOf.get(path) ?? []).map(appliedDeleteOf);
+    const expected = applied.length === 0 ? undefined : deletesId(applied);
+    return expected === input.deletes?.id
+      ? []
+      : [
+          {
+            key: input.key,
+            reason: `the deletes applying to it in snapshot ${state.snapshotId} (${expected ?? 'none'}) are not those the rewrite dropped (${input.deletes?.id ?? 'none'})`,
+          },
+        ];
+  });
+  if (otherDeletes.length > 0) return conflict(otherDeletes);
   const partitions = new Set(
     inputs.map((i) => partitionKey(i.file?.entry.file.partition ?? { specId: -1, values: [] })),
   );

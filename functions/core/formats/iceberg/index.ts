@@ -19,6 +19,7 @@ export {
   type CommitResult,
   commitAppend,
   commitReplace,
+  commitRowDelta,
   planSnapshot,
   type ReplacePlan,
   type ReplaceRequest,

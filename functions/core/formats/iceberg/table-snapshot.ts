@@ -1,6 +1,7 @@
 // Maps an Iceberg table's current snapshot onto the TableFormat port: live data files grouped by (partition spec,
-// partition tuple) under a stable partition path, footers read on request, and every file the rewrite must not
-// touch yet (data files with deletes, non-Parquet data files, delete files) in `ignored` with why.
+// partition tuple) under a stable partition path, footers read on request, each file's applicable deletes carried
+// as its `deletes` (counted exactly when footers are read), and every file the rewrite must not touch yet (data
+// files with deletes it cannot apply, non-Parquet data files, delete files) in `ignored` with why.
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { CorruptInputError, ObjectNotFoundError } from '../../errors.js';
@@ -9,8 +10,18 @@ import type { PartitionValue } from '../../partition.js';
 import type { PlanInputFile } from '../../planning.js';
 import type { IgnoredObject, SnapshotPartition, TableSnapshot } from '../table-format.js';
 import { type IcebergCatalog, type LoadedTable, loadTable } from './catalog.js';
+import { IcebergMetadataError } from './errors.js';
 import { type LiveDataFile, partitionKey, readSnapshotFiles, type SnapshotFiles } from './live-files.js';
 import type { TableMetadata } from './metadata.js';
+import {
+  appliedDeleteOf,
+  deletesByDataFile,
+  estimatedDeletedRows,
+  inputDeletesOf,
+  parseInputDeletes,
+  readDeletedRows,
+  unappliableDeletes,
+} from './row-deletes.js';
 import { partitionPath } from './snapshot.js';
 
 /** The port's view of a table's current snapshot, and what it was read from. */
@@ -63,22 +74,18 @@ export function icebergPartitionOf(
   return { partition: path === '' ? folder : `${folder}/${path}`, values };
 }
 
-function deletesReason(file: LiveDataFile): string {
-  const counts = new Map<string, number>();
-  for (const d of file.deletes) counts.set(d.kind, (counts.get(d.kind) ?? 0) + 1);
-  const what = [...counts].map(([kind, n]) => `${n} ${kind} delete${n === 1 ? '' : 's'}`).join(', ');
-  return `Iceberg data file with ${what} applied to it: left as it is, since rewriting it must apply those deletes, which is not implemented yet`;
-}
-
 /** The port's view of the files of one snapshot (footers not read). */
 export function toPortSnapshot(table: LoadedTable, files: SnapshotFiles, now: number): TableSnapshot {
   const folders = specFolders(table.metadata);
   const byPartition = new Map<string, { values: PartitionValue[]; tuple: string; files: PlanInputFile[] }>();
   const ignored: IgnoredObject[] = [];
+  const deletesOf = deletesByDataFile(files);
   for (const data of files.dataFiles) {
     const file = data.entry.file;
-    if (data.deletes.length > 0) {
-      ignored.push({ key: file.key, reason: deletesReason(data) });
+    const applied = (deletesOf.get(file.path) ?? []).map(appliedDeleteOf);
+    const unappliable = applied.length === 0 ? undefined : unappliableDeletes(applied, files.schema);
+    if (unappliable !== undefined) {
+      ignored.push({ key: file.key, reason: unappliable });
       continue;
     }
     if (file.format !== 'PARQUET') {
@@ -104,6 +111,15 @@ export function toPortSnapshot(table: LoadedTable, files: SnapshotFiles, now: nu
       size: Number(file.fileSizeInBytes),
       etag: '',
       rows: Number(file.recordCount),
+      ...(applied.length === 0
+        ? {}
+        : {
+            deletes: inputDeletesOf(
+              file.path,
+              applied,
+              estimatedDeletedRows(applied, Number(file.recordCount)),
+            ),
+          }),
     });
   }
   for (const d of files.deleteFiles) {
@@ -165,9 +181,71 @@ export async function snapshotIcebergTable(
         files: await Promise.all(p.files.map((f) => limit(() => withFooter(store, f)))),
       })),
     );
-    snapshot = { ...snapshot, partitions };
+    snapshot = { ...snapshot, partitions: await withDeletedCounts(store, table.name, partitions) };
   }
   return { snapshot, table, files, snapshotId: files.snapshot?.snapshotId };
+}
+
+/**
+ * The partitions with each file's `deletes.rows` the exact number of rows its deletes remove (their positions
+ * read): what a plan, and so verify, counts on. A file whose deletes cannot be read is marked `unreadable` with
+ * why, so it is reported and left alone while the partition's other files are planned.
+ */
+async function withDeletedCounts(
+  store: ObjectStore,
+  table: string,
+  partitions: readonly SnapshotPartition[],
+): Promise<SnapshotPartition[]> {
+  return Promise.all(
+    partitions.map(async (p) => {
+      const targets = p.files.flatMap((f) =>
+        f.deletes === undefined || f.unreadable !== undefined
+          ? []
+          : [
+              {
+                key: f.key,
+                planned: f.deletes,
+                target: parseInputDeletes(table, f.key, f.deletes),
+                rows: f.rows,
+              },
+            ],
+      );
+      if (targets.length === 0) return p;
+      const counted = new Map<string, PlanInputFile['deletes'] | string>();
+      const count = async (list: typeof targets) => {
+        const read = await readDeletedRows(
+          store,
+          table,
+          list.map((t) => ({ ...t.target, recordCount: t.rows })),
+        );
+        for (const t of list) {
+          const deleted = read.get(t.target.dataPath);
+          if (deleted !== undefined) counted.set(t.key, { ...t.planned, rows: deleted.count });
+        }
+      };
+      try {
+        await count(targets); // each delete file read once for the whole partition
+      } catch (err) {
+        if (!(err instanceof IcebergMetadataError)) throw err;
+        // Which files the failure is about: each on its own, so the others are still planned.
+        for (const t of targets)
+          await count([t]).catch((one: unknown) => {
+            if (!(one instanceof IcebergMetadataError)) throw one;
+            counted.set(t.key, one.reason);
+          });
+      }
+      return {
+        ...p,
+        files: p.files.map((f) => {
+          const c = counted.get(f.key);
+          if (c === undefined) return f;
+          if (typeof c === 'string')
+            return { ...f, unreadable: `its Iceberg deletes cannot be applied: ${c}` };
+          return { ...f, deletes: c };
+        }),
+      };
+    }),
+  );
 }
 
 async function withFooter(store: ObjectStore, file: PlanInputFile): Promise<PlanInputFile> {

@@ -1,6 +1,6 @@
-// When to rebase a replace over commits made since its starting snapshot: never when an input was removed or a
-// position delete / DV now applies to one; always when only equality deletes arrived (the rewritten rows keep
-// the starting sequence number, so those deletes apply to them too).
+// When to rebase a replace over commits made since its starting snapshot: never when an input was removed, a
+// position delete / DV now applies to one, or a delete that applied to one no longer does; always when only
+// equality deletes arrived (the rewritten rows keep the starting sequence number, so those deletes apply to them).
 import { describe, expect, it } from 'vitest';
 import {
   type DeleteKind,
@@ -56,6 +56,19 @@ describe('rebaseConflicts', () => {
     expect(reasons).toEqual([
       'a: position delete new-pos was committed after the starting snapshot and applies to it',
       'b: deletion-vector delete new-dv.puffin was committed after the starting snapshot and applies to it',
+    ]);
+  });
+
+  it('names a delete that applied to an input at the starting snapshot and no longer does: its rows came back', () => {
+    // Prepare
+    const starting = snapshotOf({ a: [['position', 'p1', 3n]], b: [['equality', 'e1', 4n]], c: [] });
+    const current = snapshotOf({ a: [], b: [], c: [] });
+    // Act
+    const reasons = rebaseConflicts(starting, current, ['a', 'b', 'c']);
+    // Assess
+    expect(reasons).toEqual([
+      'a: position delete p1 applied to it in the starting snapshot and was removed since',
+      'b: equality delete e1 applied to it in the starting snapshot and was removed since',
     ]);
   });
 });
