@@ -1,16 +1,15 @@
 // The OPTIMIZE commit of a verified group on a Delta table: the log, not the listing, is the table, so a file is
-// data only once a commit adds it. Every step is driven by the group's journal state and is idempotent:
+// data only once a commit adds it. The journal-driven steps are the shared ones of version-commit.ts (outputs
+// copied into the partition folder under fresh names, invisible until a version adds them); this file is the
+// atomic commit itself:
 //
-//   verified    → publishing  nothing to check on storage: the commit checks the inputs against the log.
-//   publishing  copy staged outputs into the partition directory under fresh names. Not in the log, so no
-//               reader sees them (a Delta reader never lists data files).            → published
 //   published   commit version N+1 (put-if-absent through the table's DeltaLogStore): `commitInfo` (OPTIMIZE,
 //               tagged with this run and group), `remove` of every input (dataChange false), `add` of every output.
 //               Before each attempt the commits since the plan's read version are read: one tagged with this
 //               group means an earlier attempt committed (done); one that removed an input, changed the metadata
 //               or the protocol is a conflict (the group aborts and its never-committed outputs are deleted);
 //               anything else (blind appends, other partitions) is rebased over.            → retired
-//   retired     remove the staging objects (the inputs stay on storage until Delta VACUUM).   → done
+//   retired     a checkpoint when the version crosses the interval (the inputs stay until Delta VACUUM). → done
 //
 // Why no row is ever lost or doubled: the log is linear, and a commit of version V is attempted only after every
 // commit between the read version and V was read; so of two attempts of the same group (a retry racing a slow
@@ -19,11 +18,11 @@
 // Outputs are deleted only in states from which no attempt may write the log (before `published`, or aborted).
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
-import type { FormatState, GroupJournalEntry, Journal } from '../../../ports/journal.js';
+import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
-import { InvalidInputError, NotVerifiedError, TransientStoreError } from '../../errors.js';
-import { stagingLeftovers } from '../staging.js';
-import type { CommitConflict, CommitDeps, CommitOutcome } from '../table-format.js';
+import { InvalidInputError, TransientStoreError } from '../../errors.js';
+import type { CommitConflict, CommitDeps } from '../table-format.js';
+import { versionCommitter } from '../version-commit.js';
 import { type DeltaAction, deletionVectorUniqueId } from './actions.js';
 import { checkpointDue, DeltaCheckpointError, writeCheckpoint } from './checkpoint-writer.js';
 import {
@@ -97,7 +96,7 @@ export interface DeltaCommitOptions {
   readonly backoff?: (attempt: number) => Promise<void>;
 }
 
-/** The Delta commit and rollback, bound to how the table's commits are coordinated. */
+/** The Delta commit and rollback, bound to how the table's commits are coordinated (version-commit.ts). */
 export function deltaCommitter(options: DeltaCommitOptions = {}) {
   const logStoreOf = options.logStore ?? ((store: ObjectStore) => new ConditionalPutLogStore(store));
   const stats = options.stats ?? footerStats;
@@ -105,122 +104,24 @@ export function deltaCommitter(options: DeltaCommitOptions = {}) {
     options.backoff ??
     ((attempt: number) =>
       new Promise<void>((resolve) => setTimeout(resolve, 50 * 2 ** attempt * (0.5 + Math.random()))));
-
-  async function commit(deps: CommitDeps, runId: string, groupId: string): Promise<CommitOutcome> {
-    let entry = await requireEntry(deps.journal, runId, groupId);
-    const conflicts: CommitConflict[] = [];
-    for (;;) {
-      switch (entry.state) {
-        case 'planned':
-        case 'staged':
-          throw new NotVerifiedError(
-            `Group ${groupId} of run ${runId} is ${entry.state}, not verified: verify its outputs before committing (or roll it back).`,
-          );
-        case 'verified':
-          // No publishStartedAt: Delta readers never see inputs and outputs at once (no visibility window).
-          entry = await deps.journal.transition(entry, 'publishing', {}, deps.clock.now());
-          break;
-        case 'publishing':
-          entry = await placeOutputs(deps, entry);
-          break;
-        case 'published': {
-          const state = deltaGroupState(entry);
-          const result = await commitToLog(deps, entry, state, logStoreOf(deps.store), stats, backoff);
-          if (result.kind === 'committed') {
-            entry = await deps.journal.transition(
-              entry,
-              'retired',
-              {
-                formatState: { ...entry.formatState, committedVersion: result.version },
-                retiredAt: deps.clock.now(),
-              },
-              deps.clock.now(),
-            );
-          } else {
-            conflicts.push(...result.conflicts);
-            entry = await deps.journal.transition(
-              entry,
-              'aborted',
-              {
-                reason: `conflict with a concurrent commit, nothing of the group was committed: ${describe(result.conflicts)}`,
-              },
-              deps.clock.now(),
-            );
-          }
-          break;
-        }
-        case 'retired':
-          await checkpointIfDue(deps, deltaGroupState(entry));
-          await deleteAll(deps.store, await stagingLeftovers(deps.store, entry.stagingPrefix));
-          entry = await deps.journal.transition(entry, 'done', {}, deps.clock.now());
-          break;
-        case 'done':
-          return outcome(entry, conflicts);
-        case 'aborted':
-          await removeUncommitted(deps, entry);
-          return outcome(entry, conflicts);
-      }
-    }
-  }
-
-  /**
-   * Abandons a group: before `published` no attempt may write the log, so the group aborts and its outputs (in
-   * staging, and any already copied into the table, which no commit names) are removed; from `published` on an
-   * attempt may have committed, so the only safe direction is forward: the commit finds its own commit, or
-   * commits, or finds the conflict that aborts it.
-   */
-  async function rollback(
-    deps: CommitDeps,
-    runId: string,
-    groupId: string,
-    reason: string,
-  ): Promise<CommitOutcome> {
-    const entry = await deps.journal.get(runId, groupId);
-    if (!entry) return { state: 'aborted', published: [], retired: [], conflicts: [], reason };
-    switch (entry.state) {
-      case 'planned':
-      case 'staged':
-      case 'verified':
-      case 'publishing': {
-        const aborted = await deps.journal.transition(entry, 'aborted', { reason }, deps.clock.now());
-        await removeUncommitted(deps, aborted);
-        return outcome(aborted, []);
-      }
-      default:
-        return commit(deps, runId, groupId);
-    }
-  }
-
-  return { commit, rollback };
-}
-
-async function requireEntry(journal: Journal, runId: string, groupId: string): Promise<GroupJournalEntry> {
-  const entry = await journal.get(runId, groupId);
-  if (!entry) {
-    throw new InvalidInputError(
-      `No journal entry for group ${groupId} of run ${runId}: the group was never planned in this run; check the run id`,
-    );
-  }
-  return entry;
-}
-
-/** publishing → published: copies every staged output to its (fresh, unique) key in the table. Idempotent. */
-async function placeOutputs(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJournalEntry> {
-  const limit = pLimit(deps.concurrency ?? 16);
-  await Promise.all(
-    entry.outputs.map((output) =>
-      limit(async () => {
-        try {
-          await deps.store.copy(output.stagingKey, output.finalKey, { ifMatch: output.etag });
-        } catch (err) {
-          // A previous attempt may have copied it already (and staging may be gone since); else a real failure.
-          const there = await deps.store.head(output.finalKey);
-          if (there === undefined || there.size !== output.size) throw err;
-        }
-      }),
-    ),
-  );
-  return deps.journal.transition(entry, 'published', {}, deps.clock.now());
+  return versionCommitter({
+    async commitVersion(deps, entry) {
+      const result = await commitToLog(
+        deps,
+        entry,
+        deltaGroupState(entry),
+        logStoreOf(deps.store),
+        stats,
+        backoff,
+      );
+      return result.kind === 'committed'
+        ? { kind: 'committed', state: { committedVersion: result.version } }
+        : result;
+    },
+    isCommitted: (entry) =>
+      entry.formatState !== undefined && deltaGroupState(entry).committedVersion !== undefined,
+    afterCommit: (deps, entry) => checkpointIfDue(deps, deltaGroupState(entry)),
+  });
 }
 
 type LogResult =
@@ -498,45 +399,4 @@ async function checkpointIfDue(deps: CommitDeps, state: DeltaGroupState): Promis
   } catch (err) {
     if (!(err instanceof DeltaCheckpointError)) throw err;
   }
-}
-
-/**
- * An aborted group's outputs: in staging, and any copy in the table directory (no commit names it: the group
- * aborted before or instead of committing). Idempotent.
- */
-async function removeUncommitted(deps: CommitDeps, entry: GroupJournalEntry): Promise<void> {
-  const state = entry.formatState === undefined ? undefined : deltaGroupState(entry);
-  if (state?.committedVersion !== undefined) return;
-  const copies = entry.outputs.map((o) => o.finalKey);
-  await deleteAll(deps.store, [...copies, ...(await stagingLeftovers(deps.store, entry.stagingPrefix))]);
-}
-
-async function deleteAll(store: ObjectStore, keys: readonly string[]): Promise<void> {
-  if (keys.length === 0) return;
-  const result = await store.deleteMany(keys.map((key) => ({ key })));
-  if (result.errors.length > 0) {
-    throw new Error(
-      `Could not delete ${result.errors.length} object(s): ${result.errors
-        .map((e) => `${e.key}: ${e.code === undefined ? '' : `${e.code}: `}${e.message}`)
-        .join('; ')}. Retry; the step is idempotent.`,
-    );
-  }
-}
-
-function describe(conflicts: readonly CommitConflict[]): string {
-  return conflicts.map((c) => `${c.key} (${c.reason})`).join(', ');
-}
-
-/**
- * No visibility window: a Delta reader switches from the inputs to the outputs at one log version, never both.
- */
-function outcome(entry: GroupJournalEntry, conflicts: readonly CommitConflict[]): CommitOutcome {
-  const done = entry.state === 'done';
-  return {
-    state: done ? 'done' : 'aborted',
-    published: done ? entry.outputs.map((o) => o.finalKey) : [],
-    retired: done ? entry.inputs.map((i) => i.key) : [],
-    conflicts,
-    ...(entry.reason === undefined ? {} : { reason: entry.reason }),
-  };
 }

@@ -1,9 +1,8 @@
 // The commit of a verified group on an Iceberg table: the snapshot, not the listing, is the table, so a file is data
-// only once a snapshot adds it. Every step is driven by the group's journal state and is idempotent:
+// only once a snapshot adds it. The journal-driven steps are the shared ones of version-commit.ts (outputs copied
+// into the partition's folder under fresh names, invisible until a snapshot adds them); this file is the atomic
+// commit itself:
 //
-//   verified    → publishing  nothing to check on storage: the commit checks the inputs against the snapshots.
-//   publishing  copy staged outputs into the partition's folder under fresh names. No manifest names them, so no
-//               reader sees them (an Iceberg reader never lists data files).                        → published
 //   published   a `replace` snapshot through the catalog (commit.ts `commitReplace`): the inputs removed, the
 //               outputs added with the starting snapshot's data sequence number, the summary tagged with this
 //               run and group. First every snapshot of the table is searched for that tag: one found means an
@@ -11,7 +10,7 @@
 //               a position delete / DV to one is a conflict (the group aborts and its never-committed outputs are
 //               deleted); anything else (appends, other partitions, equality deletes) is rebased over; lost races
 //               are retried inside the commit and end in a retryable error.                           → retired
-//   retired     remove the staging objects (the inputs stay on storage until expire_snapshots).     → done
+//   retired     the inputs stay on storage until expire_snapshots.                                    → done
 //
 // Why no row is ever lost or doubled: the catalog is linear (put-if-absent of the next metadata version), and a
 // replace is written only onto a base in which every input is still live. Of two attempts of the same group (a
@@ -20,11 +19,11 @@
 // therefore always checked again for our own tag before the group aborts. Outputs are deleted only in states from
 // which no attempt may commit (before `published`, or aborted with no snapshot of ours in the table).
 import pLimit from 'p-limit';
-import type { FormatState, GroupJournalEntry, Journal } from '../../../ports/journal.js';
+import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
-import { InvalidInputError, NotVerifiedError } from '../../errors.js';
-import { stagingLeftovers } from '../staging.js';
-import type { CommitConflict, CommitDeps, CommitOutcome } from '../table-format.js';
+import { InvalidInputError } from '../../errors.js';
+import type { CommitConflict, CommitDeps } from '../table-format.js';
+import { versionCommitter } from '../version-commit.js';
 import { type IcebergCatalog, type LoadedTable, PathCatalog } from './catalog.js';
 import { type AddedDataFile, commitReplace } from './commit.js';
 import { IcebergCommitConflictError, IcebergUnsupportedError } from './errors.js';
@@ -84,127 +83,19 @@ export interface IcebergCommitterOptions {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** The Iceberg commit and rollback, bound to how the table's commits are coordinated. */
+/** The Iceberg commit and rollback, bound to how the table's commits are coordinated (version-commit.ts). */
 export function icebergCommitter(options: IcebergCommitterOptions = {}) {
   const catalogOf = options.catalog ?? ((store: ObjectStore) => new PathCatalog(store));
-
-  async function commit(deps: CommitDeps, runId: string, groupId: string): Promise<CommitOutcome> {
-    let entry = await requireEntry(deps.journal, runId, groupId);
-    const conflicts: CommitConflict[] = [];
-    for (;;) {
-      switch (entry.state) {
-        case 'planned':
-        case 'staged':
-          throw new NotVerifiedError(
-            `Group ${groupId} of run ${runId} is ${entry.state}, not verified: verify its outputs before committing (or roll it back).`,
-          );
-        case 'verified':
-          entry = await deps.journal.transition(
-            entry,
-            'publishing',
-            { publishStartedAt: deps.clock.now() },
-            deps.clock.now(),
-          );
-          break;
-        case 'publishing':
-          entry = await placeOutputs(deps, entry);
-          break;
-        case 'published': {
-          const result = await commitToTable(deps, entry, catalogOf(deps.store), options);
-          if (result.kind === 'committed') {
-            entry = await deps.journal.transition(
-              entry,
-              'retired',
-              {
-                formatState: { ...entry.formatState, committedSnapshotId: result.snapshotId },
-                retiredAt: deps.clock.now(),
-              },
-              deps.clock.now(),
-            );
-          } else {
-            conflicts.push(...result.conflicts);
-            entry = await deps.journal.transition(
-              entry,
-              'aborted',
-              {
-                reason: `conflict with a concurrent commit, nothing of the group was committed: ${describe(result.conflicts)}`,
-              },
-              deps.clock.now(),
-            );
-          }
-          break;
-        }
-        case 'retired':
-          await deleteAll(deps.store, await stagingLeftovers(deps.store, entry.stagingPrefix));
-          entry = await deps.journal.transition(entry, 'done', {}, deps.clock.now());
-          break;
-        case 'done':
-          return outcome(entry, conflicts);
-        case 'aborted':
-          await removeUncommitted(deps, entry);
-          return outcome(entry, conflicts);
-      }
-    }
-  }
-
-  /**
-   * Abandons a group: before `published` no attempt may commit, so the group aborts and its outputs (in staging,
-   * and any already copied into the table, which no manifest names) are removed; from `published` on an attempt
-   * may have committed, so the only safe direction is forward: the commit finds its own snapshot, or commits, or
-   * finds the conflict that aborts it.
-   */
-  async function rollback(
-    deps: CommitDeps,
-    runId: string,
-    groupId: string,
-    reason: string,
-  ): Promise<CommitOutcome> {
-    const entry = await deps.journal.get(runId, groupId);
-    if (!entry) return { state: 'aborted', published: [], retired: [], conflicts: [], reason };
-    switch (entry.state) {
-      case 'planned':
-      case 'staged':
-      case 'verified':
-      case 'publishing': {
-        const aborted = await deps.journal.transition(entry, 'aborted', { reason }, deps.clock.now());
-        await removeUncommitted(deps, aborted);
-        return outcome(aborted, []);
-      }
-      default:
-        return commit(deps, runId, groupId);
-    }
-  }
-
-  return { commit, rollback };
-}
-
-async function requireEntry(journal: Journal, runId: string, groupId: string): Promise<GroupJournalEntry> {
-  const entry = await journal.get(runId, groupId);
-  if (!entry) {
-    throw new InvalidInputError(
-      `No journal entry for group ${groupId} of run ${runId}: the group was never planned in this run; check the run id`,
-    );
-  }
-  return entry;
-}
-
-/** publishing → published: copies every staged output to its (fresh, unique) key in the table. Idempotent. */
-async function placeOutputs(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJournalEntry> {
-  const limit = pLimit(deps.concurrency ?? 16);
-  await Promise.all(
-    entry.outputs.map((output) =>
-      limit(async () => {
-        try {
-          await deps.store.copy(output.stagingKey, output.finalKey, { ifMatch: output.etag });
-        } catch (err) {
-          // A previous attempt may have copied it already (and staging may be gone since); else a real failure.
-          const there = await deps.store.head(output.finalKey);
-          if (there === undefined || there.size !== output.size) throw err;
-        }
-      }),
-    ),
-  );
-  return deps.journal.transition(entry, 'published', {}, deps.clock.now());
+  return versionCommitter({
+    async commitVersion(deps, entry) {
+      const result = await commitToTable(deps, entry, catalogOf(deps.store), options);
+      return result.kind === 'committed'
+        ? { kind: 'committed', state: { committedSnapshotId: result.snapshotId } }
+        : result;
+    },
+    isCommitted: (entry) =>
+      entry.formatState !== undefined && icebergGroupState(entry).committedSnapshotId !== undefined,
+  });
 }
 
 type CommitResultKind =
@@ -335,43 +226,4 @@ async function commitToTable(
 
 function conflict(conflicts: readonly CommitConflict[]): CommitResultKind {
   return { kind: 'conflict', conflicts };
-}
-
-/**
- * An aborted group's outputs: in staging, and any copy in the table's folders (no snapshot names it: the group
- * aborted before or instead of committing). Idempotent.
- */
-async function removeUncommitted(deps: CommitDeps, entry: GroupJournalEntry): Promise<void> {
-  const state = entry.formatState === undefined ? undefined : icebergGroupState(entry);
-  if (state?.committedSnapshotId !== undefined) return;
-  const copies = entry.outputs.map((o) => o.finalKey);
-  await deleteAll(deps.store, [...copies, ...(await stagingLeftovers(deps.store, entry.stagingPrefix))]);
-}
-
-async function deleteAll(store: ObjectStore, keys: readonly string[]): Promise<void> {
-  if (keys.length === 0) return;
-  const result = await store.deleteMany(keys.map((key) => ({ key })));
-  if (result.errors.length > 0) {
-    throw new Error(
-      `Could not delete ${result.errors.length} object(s): ${result.errors
-        .map((e) => `${e.key}: ${e.code === undefined ? '' : `${e.code}: `}${e.message}`)
-        .join('; ')}. Retry; the step is idempotent.`,
-    );
-  }
-}
-
-function describe(conflicts: readonly CommitConflict[]): string {
-  return conflicts.map((c) => `${c.key} (${c.reason})`).join(', ');
-}
-
-/** No visibility window: an Iceberg reader switches from the inputs to the outputs at one snapshot, never both. */
-function outcome(entry: GroupJournalEntry, conflicts: readonly CommitConflict[]): CommitOutcome {
-  const done = entry.state === 'done';
-  return {
-    state: done ? 'done' : 'aborted',
-    published: done ? entry.outputs.map((o) => o.finalKey) : [],
-    retired: done ? entry.inputs.map((i) => i.key) : [],
-    conflicts,
-    ...(entry.reason === undefined ? {} : { reason: entry.reason }),
-  };
 }

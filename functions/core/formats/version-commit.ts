@@ -1,0 +1,203 @@
+// The group commit of a format whose table is a log or a catalog (Delta, Iceberg): one journal-driven state
+// machine, the format supplying only its atomic commit. Every step is idempotent, so the same function is both
+// the first attempt and the recovery after a crash:
+//
+//   verified    → publishing  nothing to check on storage: the format's commit checks the inputs against the table.
+//   publishing  copy staged outputs into the table's folders under fresh names. No version names them, so no
+//               reader sees them.                                                              → published
+//   published   the format's atomic commit (a log version, a snapshot): it first looks for this group's own
+//               earlier commit (a tag), then for a conflict with what committed since planning, then commits.
+//                                                            → retired (committed) or aborted (conflict)
+//   retired     the format's after-commit work (a checkpoint), staging removed.                → done
+//
+// Outputs are deleted only where no attempt may commit them: before `published` (rollback aborts the entry first,
+// and a twin's transition to `published` then fails on the revision) or after a conflict was found. From
+// `published` on, rollback rolls forward. Readers switch from inputs to outputs at one version: no visibility window.
+import pLimit from 'p-limit';
+import type { FormatState, GroupJournalEntry, Journal } from '../../ports/journal.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { InvalidInputError, NotVerifiedError } from '../errors.js';
+import { stagingLeftovers } from './staging.js';
+import type { CommitConflict, CommitDeps, CommitOutcome } from './table-format.js';
+
+/** What the format's atomic commit found or did. */
+export type VersionCommitResult =
+  | {
+      readonly kind: 'committed';
+      /** Merged into the group's formatState: the committed version (so a retry never commits again). */
+      readonly state: FormatState;
+    }
+  | { readonly kind: 'conflict'; readonly conflicts: readonly CommitConflict[] };
+
+/** The format-specific half of a group commit. */
+export interface VersionProtocol {
+  /** Finds the group's earlier commit, or the conflict that forbids it, or commits it (see the module comment). */
+  commitVersion(deps: CommitDeps, entry: GroupJournalEntry): Promise<VersionCommitResult>;
+  /** Whether the entry records that its group committed (its outputs are then the table's, never removed). */
+  isCommitted(entry: GroupJournalEntry): boolean;
+  /** Work after a commit, before `done` (Delta: a checkpoint when one is due). Idempotent. */
+  afterCommit?(deps: CommitDeps, entry: GroupJournalEntry): Promise<void>;
+}
+
+/** The commit and rollback of a format whose commit is one atomic version (see the module comment). */
+export function versionCommitter(protocol: VersionProtocol): {
+  commit(deps: CommitDeps, runId: string, groupId: string): Promise<CommitOutcome>;
+  rollback(deps: CommitDeps, runId: string, groupId: string, reason: string): Promise<CommitOutcome>;
+} {
+  async function commit(deps: CommitDeps, runId: string, groupId: string): Promise<CommitOutcome> {
+    let entry = await requireEntry(deps.journal, runId, groupId);
+    const conflicts: CommitConflict[] = [];
+    for (;;) {
+      switch (entry.state) {
+        case 'planned':
+        case 'staged':
+          throw new NotVerifiedError(
+            `Group ${groupId} of run ${runId} is ${entry.state}, not verified: verify its outputs before committing (or roll it back).`,
+          );
+        case 'verified':
+          // No publishStartedAt: readers never see inputs and outputs at once (no visibility window).
+          entry = await deps.journal.transition(entry, 'publishing', {}, deps.clock.now());
+          break;
+        case 'publishing':
+          entry = await placeOutputs(deps, entry);
+          break;
+        case 'published': {
+          const result = await protocol.commitVersion(deps, entry);
+          if (result.kind === 'committed') {
+            entry = await deps.journal.transition(
+              entry,
+              'retired',
+              { formatState: { ...entry.formatState, ...result.state }, retiredAt: deps.clock.now() },
+              deps.clock.now(),
+            );
+          } else {
+            conflicts.push(...result.conflicts);
+            entry = await deps.journal.transition(
+              entry,
+              'aborted',
+              {
+                reason: `conflict with a concurrent commit, nothing of the group was committed: ${result.conflicts
+                  .map((c) => `${c.key} (${c.reason})`)
+                  .join(', ')}`,
+              },
+              deps.clock.now(),
+            );
+          }
+          break;
+        }
+        case 'retired':
+          await protocol.afterCommit?.(deps, entry);
+          await deleteAll(deps.store, await stagingLeftovers(deps.store, entry.stagingPrefix));
+          entry = await deps.journal.transition(entry, 'done', {}, deps.clock.now());
+          break;
+        case 'done':
+          return outcome(entry, conflicts);
+        case 'aborted':
+          await removeUncommitted(deps, entry, protocol);
+          return outcome(entry, conflicts);
+      }
+    }
+  }
+
+  /**
+   * Abandons a group: before `published` no attempt may commit, so the group aborts and its outputs (in staging,
+   * and any already copied into the table, which no version names) are removed; from `published` on an attempt
+   * may have committed, so the only safe direction is forward: the commit finds its own, or commits, or finds the
+   * conflict that aborts it.
+   */
+  async function rollback(
+    deps: CommitDeps,
+    runId: string,
+    groupId: string,
+    reason: string,
+  ): Promise<CommitOutcome> {
+    const entry = await deps.journal.get(runId, groupId);
+    if (!entry) return { state: 'aborted', published: [], retired: [], conflicts: [], reason };
+    switch (entry.state) {
+      case 'planned':
+      case 'staged':
+      case 'verified':
+      case 'publishing': {
+        const aborted = await deps.journal.transition(entry, 'aborted', { reason }, deps.clock.now());
+        await removeUncommitted(deps, aborted, protocol);
+        return outcome(aborted, []);
+      }
+      default:
+        return commit(deps, runId, groupId);
+    }
+  }
+
+  return { commit, rollback };
+}
+
+/** The group's journal entry. @throws InvalidInputError when the group was never planned in this run. */
+export async function requireEntry(
+  journal: Journal,
+  runId: string,
+  groupId: string,
+): Promise<GroupJournalEntry> {
+  const entry = await journal.get(runId, groupId);
+  if (!entry) {
+    throw new InvalidInputError(
+      `No journal entry for group ${groupId} of run ${runId}: the group was never planned in this run; check the run id`,
+    );
+  }
+  return entry;
+}
+
+/** publishing → published: copies every staged output to its (fresh, unique) key in the table. Idempotent. */
+async function placeOutputs(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJournalEntry> {
+  const limit = pLimit(deps.concurrency ?? 16);
+  await Promise.all(
+    entry.outputs.map((output) =>
+      limit(async () => {
+        try {
+          await deps.store.copy(output.stagingKey, output.finalKey, { ifMatch: output.etag });
+        } catch (err) {
+          // A previous attempt may have copied it already (and staging may be gone since); else a real failure.
+          const there = await deps.store.head(output.finalKey);
+          if (there === undefined || there.size !== output.size) throw err;
+        }
+      }),
+    ),
+  );
+  return deps.journal.transition(entry, 'published', {}, deps.clock.now());
+}
+
+/**
+ * An aborted group's outputs: in staging, and any copy in the table's folders (no version names them: the group
+ * aborted before or instead of committing). Idempotent.
+ */
+async function removeUncommitted(
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+  protocol: VersionProtocol,
+): Promise<void> {
+  if (protocol.isCommitted(entry)) return;
+  const copies = entry.outputs.map((o) => o.finalKey);
+  await deleteAll(deps.store, [...copies, ...(await stagingLeftovers(deps.store, entry.stagingPrefix))]);
+}
+
+/** Deletes `keys` (missing ones count as deleted). @throws Error naming every key that could not be deleted. */
+export async function deleteAll(store: ObjectStore, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  const result = await store.deleteMany(keys.map((key) => ({ key })));
+  if (result.errors.length > 0) {
+    throw new Error(
+      `Could not delete ${result.errors.length} object(s): ${result.errors
+        .map((e) => `${e.key}: ${e.code === undefined ? '' : `${e.code}: `}${e.message}`)
+        .join('; ')}. Retry; the step is idempotent.`,
+    );
+  }
+}
+
+function outcome(entry: GroupJournalEntry, conflicts: readonly CommitConflict[]): CommitOutcome {
+  const done = entry.state === 'done';
+  return {
+    state: done ? 'done' : 'aborted',
+    published: done ? entry.outputs.map((o) => o.finalKey) : [],
+    retired: done ? entry.inputs.map((i) => i.key) : [],
+    conflicts,
+    ...(entry.reason === undefined ? {} : { reason: entry.reason }),
+  };
+}
