@@ -14,10 +14,9 @@
 // and a twin's transition to `published` then fails on the revision) or after a conflict was found. From
 // `published` on, rollback rolls forward. Readers switch from inputs to outputs at one version: no visibility window.
 import pLimit from 'p-limit';
-import type { FormatState, GroupJournalEntry, Journal } from '../../ports/journal.js';
-import type { ObjectStore } from '../../ports/object-store.js';
-import { InvalidInputError, NotVerifiedError } from '../errors.js';
-import { stagingLeftovers } from './staging.js';
+import type { FormatState, GroupJournalEntry } from '../../ports/journal.js';
+import { NotVerifiedError } from '../errors.js';
+import { deleteAll, requireEntry, stagingLeftovers } from './staging.js';
 import type { CommitConflict, CommitDeps, CommitOutcome } from './table-format.js';
 
 /** What the format's atomic commit found or did. */
@@ -130,21 +129,6 @@ export function versionCommitter(protocol: VersionProtocol): {
   return { commit, rollback };
 }
 
-/** The group's journal entry. @throws InvalidInputError when the group was never planned in this run. */
-export async function requireEntry(
-  journal: Journal,
-  runId: string,
-  groupId: string,
-): Promise<GroupJournalEntry> {
-  const entry = await journal.get(runId, groupId);
-  if (!entry) {
-    throw new InvalidInputError(
-      `No journal entry for group ${groupId} of run ${runId}: the group was never planned in this run; check the run id`,
-    );
-  }
-  return entry;
-}
-
 /** publishing → published: copies every staged output to its (fresh, unique) key in the table. Idempotent. */
 async function placeOutputs(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJournalEntry> {
   const limit = pLimit(deps.concurrency ?? 16);
@@ -176,19 +160,6 @@ async function removeUncommitted(
   if (protocol.isCommitted(entry)) return;
   const copies = entry.outputs.map((o) => o.finalKey);
   await deleteAll(deps.store, [...copies, ...(await stagingLeftovers(deps.store, entry.stagingPrefix))]);
-}
-
-/** Deletes `keys` (missing ones count as deleted). @throws Error naming every key that could not be deleted. */
-export async function deleteAll(store: ObjectStore, keys: readonly string[]): Promise<void> {
-  if (keys.length === 0) return;
-  const result = await store.deleteMany(keys.map((key) => ({ key })));
-  if (result.errors.length > 0) {
-    throw new Error(
-      `Could not delete ${result.errors.length} object(s): ${result.errors
-        .map((e) => `${e.key}: ${e.code === undefined ? '' : `${e.code}: `}${e.message}`)
-        .join('; ')}. Retry; the step is idempotent.`,
-    );
-  }
 }
 
 function outcome(entry: GroupJournalEntry, conflicts: readonly CommitConflict[]): CommitOutcome {

@@ -17,10 +17,10 @@
 // A group is "settled" once `done` or `aborted` with no undo pending; until then its partition is
 // fenced (see workflow/settle.ts): never planned, never released as idle.
 import pLimit from 'p-limit';
-import type { GroupJournalEntry, Journal, JournalInput } from '../../../ports/journal.js';
+import type { GroupJournalEntry, JournalInput } from '../../../ports/journal.js';
 import type { DeleteRef, ObjectStore } from '../../../ports/object-store.js';
-import { InvalidInputError, NotVerifiedError, PreconditionFailedError } from '../../errors.js';
-import { stagingLeftovers } from '../staging.js';
+import { NotVerifiedError, PreconditionFailedError } from '../../errors.js';
+import { deleteAll, requireEntry, stagingLeftovers } from '../staging.js';
 import type { CommitConflict, CommitDeps, CommitOutcome } from '../table-format.js';
 
 /** Key of an input's trash copy: the input's full key under the trash prefix. */
@@ -87,16 +87,6 @@ export async function rollbackGroup(
     default:
       return commitGroup(deps, runId, groupId);
   }
-}
-
-async function requireEntry(journal: Journal, runId: string, groupId: string): Promise<GroupJournalEntry> {
-  const entry = await journal.get(runId, groupId);
-  if (!entry) {
-    throw new InvalidInputError(
-      `No journal entry for group ${groupId} of run ${runId}: the group was never planned in this run; check the run id`,
-    );
-  }
-  return entry;
 }
 
 /** verified → publishing: checks every input is still the planned one, and in trash mode copies it to trash. */
@@ -291,18 +281,6 @@ async function abortBeforePublish(
 
 async function removeStaging(store: ObjectStore, entry: GroupJournalEntry): Promise<void> {
   await deleteAll(store, await stagingLeftovers(store, entry.stagingPrefix));
-}
-
-async function deleteAll(store: ObjectStore, keys: readonly string[]): Promise<void> {
-  if (keys.length === 0) return;
-  const result = await store.deleteMany(keys.map((key) => ({ key })));
-  if (result.errors.length > 0) {
-    throw new Error(
-      `Could not delete ${result.errors.length} object(s): ${result.errors
-        .map((e) => `${e.key}: ${e.code === undefined ? '' : `${e.code}: `}${e.message}`)
-        .join('; ')}. Retry; the step is idempotent.`,
-    );
-  }
 }
 
 function describeConflicts(conflicts: readonly CommitConflict[]): string {
