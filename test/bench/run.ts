@@ -5,6 +5,7 @@
 const suites: Record<string, () => Promise<{ run(flags: readonly string[]): Promise<void> }>> = {
   rewrite: () => import('./rewrite.js'),
   profiler: () => import('./profiler.js'),
+  delta: () => import('./delta.js'),
 };
 
 async function main(argv: readonly string[]): Promise<void> {

@@ -297,20 +297,31 @@ describe('settle requests', () => {
 });
 
 describe('events/workflow-*.json', () => {
-  it('are all valid requests for the example table', async () => {
+  it('are all valid requests for the example tables (Hive events, Delta transactions)', async () => {
     // Prepare
     const { readdirSync, readFileSync } = await import('node:fs');
     const dir = new URL('../../../../events/', import.meta.url);
     const files = readdirSync(dir).filter((f) => f.startsWith('workflow-') && f.endsWith('.json'));
+    // The Delta inputs name a Delta table; kept out of `tables` so the other tests' "configured tables" stay as they are.
+    const examples = [
+      ...tables,
+      ...parseTableConfigs([
+        { name: 'transactions', bucket: 'lake', prefix: 'transactions/', format: 'delta' },
+      ]),
+    ];
 
     // Act
-    const modes = files.map(
-      (f) => normalizeRunInput(JSON.parse(readFileSync(new URL(f, dir), 'utf8')), tables, options).mode,
+    const runs = files.map((f) =>
+      normalizeRunInput(JSON.parse(readFileSync(new URL(f, dir), 'utf8')), examples, options),
     );
 
     // Assess
-    expect(files.length).toBeGreaterThanOrEqual(6);
-    expect(modes.filter((m) => m === 'fanout')).toHaveLength(1);
+    expect(files.length).toBeGreaterThanOrEqual(8);
+    expect(runs.filter((r) => r.mode === 'fanout')).toHaveLength(1);
+    const deltaStrategies = runs.flatMap((r) =>
+      r.mode === 'single' && r.run.format === 'delta' ? [r.run.strategy] : [],
+    );
+    expect(deltaStrategies.sort()).toEqual(['binpack', 'zorder']);
   });
 });
 

@@ -1,0 +1,228 @@
+// Delta OPTIMIZE benchmark (issue #17): a Delta table of N small files written by the sample appender is compacted
+// through its log while a second writer appends a micro-batch every second, against the same files compacted as a
+// Hive-style Parquet table in the same run. Prints MB/s, the commits won / lost / rebased and the log's cost.
+//
+// `npm run bench -- delta [--files 2000] [--rows 20000] [--append-rows 1000]`
+import { cp, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { runCompact } from '../../functions/cli/compact.js';
+import { PreconditionFailedError } from '../../functions/core/errors.js';
+import { systemClock } from '../../functions/ports/clock.js';
+import type { ObjectStore } from '../../functions/ports/object-store.js';
+import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
+
+const MB = 1e6;
+const ROOT = join(process.cwd(), '.tmp', 'bench-delta');
+const DAY = '2024-01-01';
+/** A fixed epoch for the generated table, so its commits do not depend on when the set was made. */
+const EPOCH = Date.UTC(2024, 0, 2);
+const COMMIT_KEY = /_delta_log\/\d{20}\.json$/;
+
+function flag(flags: readonly string[], name: string, fallback: number): number {
+  const i = flags.indexOf(`--${name}`);
+  const value = i >= 0 ? Number(flags[i + 1]) : fallback;
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} expects a positive integer`);
+  return value;
+}
+
+/**
+ * The Delta source set, generated once through the sample appender (one file and one WRITE commit each, seeded
+ * per file) and cached under .tmp keyed by its size. Each append re-reads the whole log, so generation grows with
+ * the square of the file count: minutes for the full 2,000 files, paid once.
+ */
+async function ensureDeltaSet(files: number, rows: number): Promise<string> {
+  const dir = join(ROOT, `delta-${files}x${rows}-seed1`);
+  const done = join(dir, '_COMPLETE');
+  if (await stat(done).catch(() => undefined)) return dir;
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const t0 = performance.now();
+  const store = new LocalObjectStore(dir);
+  await createDeltaEventsTable(store, '', { now: EPOCH });
+  for (let i = 0; i < files; i++) {
+    await appendDeltaEvents(store, '', { day: DAY, rows, seed: 1_000_003 * i + 1, now: EPOCH + i });
+  }
+  await store.put('_COMPLETE', '');
+  console.log(`  generated: ${files} Delta appends in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return dir;
+}
+
+/** The same data files, without the log, as a Hive-style Parquet table (the peer). */
+async function hiveCopyOf(source: string, target: string): Promise<void> {
+  await rm(target, { recursive: true, force: true });
+  await cp(join(source, `date=${DAY}`), join(target, `date=${DAY}`), { recursive: true });
+}
+
+async function deltaCopyOf(source: string, target: string): Promise<void> {
+  await rm(target, { recursive: true, force: true });
+  await cp(source, target, { recursive: true, filter: (src) => !src.endsWith('_COMPLETE') });
+}
+
+async function dataBytes(dir: string): Promise<number> {
+  const part = join(dir, `date=${DAY}`);
+  let total = 0;
+  for (const n of await readdir(part)) total += (await stat(join(part, n))).size;
+  return total;
+}
+
+/** Counts our put-if-absent writes of `_delta_log/<version>.json` that another writer had won. */
+function countingLostRaces(store: ObjectStore, counter: { lost: number }): ObjectStore {
+  return Object.assign(Object.create(store) as ObjectStore, {
+    put: async (...args: Parameters<ObjectStore['put']>) => {
+      try {
+        return await store.put(...args);
+      } catch (err) {
+        if (err instanceof PreconditionFailedError && COMMIT_KEY.test(args[0])) counter.lost += 1;
+        throw err;
+      }
+    },
+  });
+}
+
+/** A streaming writer beside the compaction: one micro-batch committed every second until stopped. */
+function startAppender(dir: string, rows: number): { stop: () => Promise<number> } {
+  const store = new LocalObjectStore(dir);
+  let stopped = false;
+  let appended = 0;
+  const loop = (async () => {
+    for (let i = 0; !stopped; i++) {
+      await appendDeltaEvents(store, '', { day: DAY, rows, seed: 7_000_001 + i, now: Date.now() });
+      appended += 1;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      return appended;
+    },
+  };
+}
+
+interface LogTally {
+  readonly optimize: number;
+  readonly writes: number;
+  /** OPTIMIZE commits that landed above the version they were planned at + 1: re-checked and rebased. */
+  readonly rebased: number;
+}
+
+async function tallyLog(dir: string, fromVersion: number): Promise<LogTally> {
+  const log = join(dir, '_delta_log');
+  let optimize = 0;
+  let writes = 0;
+  let rebased = 0;
+  for (const name of (await readdir(log)).filter((n) => /^\d{20}\.json$/.test(n))) {
+    const version = Number(name.slice(0, 20));
+    if (version <= fromVersion) continue;
+    const first = (await readFile(join(log, name), 'utf8')).split('\n')[0] ?? '{}';
+    const info = (JSON.parse(first) as { commitInfo?: { operation?: string; readVersion?: number } })
+      .commitInfo;
+    if (info?.operation === 'OPTIMIZE') {
+      optimize += 1;
+      if (info.readVersion !== undefined && version > info.readVersion + 1) rebased += 1;
+    } else if (info?.operation === 'WRITE') writes += 1;
+  }
+  return { optimize, writes, rebased };
+}
+
+interface Timed {
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  readonly outputs: number;
+}
+
+/** One compaction of `dir` in this process, quietly; wall and CPU time (the appender's share included). */
+async function timeCompact(
+  dir: string,
+  format: 'delta' | 'parquet',
+  wrapStore?: (s: ObjectStore) => ObjectStore,
+): Promise<Timed> {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const results = await runCompact(
+    dir,
+    { format, table: 'events' },
+    { out: () => undefined, clock: systemClock, env: process.env },
+    wrapStore === undefined ? {} : { wrapStore },
+  );
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
+  const outputs = results.flatMap((r) => r.groups).reduce((n, g) => n + g.published, 0);
+  return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000, outputs };
+}
+
+function line(label: string, bytes: number, m: Timed, peer?: Timed): string {
+  const s = m.wallMs / 1000;
+  const parts = [
+    `${label.padEnd(38)} ${s.toFixed(2).padStart(7)} s`,
+    `CPU ${(m.cpuMs / 1000).toFixed(2).padStart(6)} s`,
+    `${(bytes / MB / s).toFixed(1).padStart(6)} MB/s`,
+    `${m.outputs} out`,
+  ];
+  if (peer !== undefined) {
+    parts.push(
+      `vs Hive ${((100 * (m.wallMs - peer.wallMs)) / peer.wallMs).toFixed(1)}% wall (CPU ${((100 * (m.cpuMs - peer.cpuMs)) / peer.cpuMs).toFixed(1)}%)`,
+    );
+  }
+  return `  ${parts.join(' | ')}`;
+}
+
+/**
+ * Flags: `--files <n>` (default 2,000) and `--rows <n>` (default 20,000) size the table, `--append-rows <n>`
+ * (default 1,000) each concurrent micro-batch. Three compactions of the same files, in this order: Hive-style
+ * Parquet (the peer), Delta alone, Delta beside the appender. Goals are printed, not asserted.
+ */
+export async function run(flags: readonly string[]): Promise<void> {
+  const files = flag(flags, 'files', 2000);
+  const rows = flag(flags, 'rows', 20_000);
+  const appendRows = flag(flags, 'append-rows', 1000);
+  console.log(
+    `  delta bench: ${files} files × ${rows} rows, ${cpus().length} CPUs, load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join('/')}, node ${process.version}`,
+  );
+  const source = await ensureDeltaSet(files, rows);
+  const bytes = await dataBytes(source);
+  console.log(`  input: ${(bytes / MB).toFixed(0)} MB in ${files} files`);
+  const work = join(ROOT, 'work');
+
+  // Warm-up (module loading, parquet-wasm's instance) on two files, so the first measured run does not pay it.
+  await hiveCopyOf(source, work);
+  const part = join(work, `date=${DAY}`);
+  for (const name of (await readdir(part)).sort().slice(2)) await rm(join(part, name));
+  await timeCompact(work, 'parquet');
+
+  await hiveCopyOf(source, work);
+  const hive = await timeCompact(work, 'parquet');
+  console.log(line('Hive-style Parquet (peer)', bytes, hive));
+
+  await deltaCopyOf(source, work);
+  const quietRaces = { lost: 0 };
+  const quiet = await timeCompact(work, 'delta', (s) => countingLostRaces(s, quietRaces));
+  const quietLog = await tallyLog(work, files);
+  console.log(line('Delta, no other writer', bytes, quiet, hive));
+  console.log(`    commits: ${quietLog.optimize} OPTIMIZE won, ${quietRaces.lost} lost races`);
+
+  await deltaCopyOf(source, work);
+  const races = { lost: 0 };
+  const appender = startAppender(work, appendRows);
+  let busy: Timed;
+  try {
+    busy = await timeCompact(work, 'delta', (s) => countingLostRaces(s, races));
+  } finally {
+    const appended = await appender.stop();
+    console.log(`    appender: ${appended} micro-batches of ${appendRows} rows committed during the run`);
+  }
+  const busyLog = await tallyLog(work, files);
+  console.log(line('Delta, appender committing every 1 s', bytes, busy, hive));
+  console.log(
+    `    commits: ${busyLog.optimize} OPTIMIZE won, ${busyLog.writes} appender WRITE, ${races.lost} lost races (put-if-absent on _delta_log/*.json refused), ${busyLog.rebased} OPTIMIZE rebased over newer versions`,
+  );
+  console.log(
+    `  goal: the log costs < 5% over Hive: ${((100 * (quiet.wallMs - hive.wallMs)) / hive.wallMs).toFixed(1)}% alone, ${((100 * (busy.wallMs - hive.wallMs)) / hive.wallMs).toFixed(1)}% beside the appender (wall)`,
+  );
+  await rm(work, { recursive: true, force: true });
+}
