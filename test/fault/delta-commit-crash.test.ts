@@ -45,6 +45,8 @@ interface Template {
   readonly rows: string[];
   /** Requests a clean compaction of the table makes (the range a crash point is drawn from). */
   readonly requests: number;
+  /** The first request of the commit steps (the first copy of a staged output into the table), 1-based. */
+  readonly commitStart: number;
   readonly partitions: number;
 }
 
@@ -58,7 +60,7 @@ class Crash extends Error {
  * and lets a test wait for requests still in flight when it died (a dead process's last writes land before a
  * retry starts, as a retry interval ensures).
  */
-function crashingStore(inner: ObjectStore, at: number, when: 'before' | 'after') {
+function crashingStore(inner: ObjectStore, at: number, when: 'before' | 'after', log?: StoreCall[]) {
   let count = 0;
   let dead = false;
   const pending = new Set<Promise<unknown>>();
@@ -67,6 +69,7 @@ function crashingStore(inner: ObjectStore, at: number, when: 'before' | 'after')
       if (call.method === 'chunk') return;
       if (dead) throw new Crash(`dead before ${call.method} ${call.key}`);
       count += 1;
+      log?.push(call);
       if (when === 'before' && count === at) {
         dead = true;
         throw new Crash(`crash before request ${at}: ${call.method} ${call.key}`);
@@ -139,14 +142,12 @@ async function buildTemplate(shape: (typeof SHAPES)[number]): Promise<Template> 
   const { version, rows } = await rowsAt(dir);
   // Calibrate on a copy: how many requests a clean compaction makes.
   const probe = await copyOf(dir);
-  let counter: ReturnType<typeof crashingStore> | undefined;
+  const calls: StoreCall[] = [];
   await runCompact(probe, { format: 'delta' }, IO, {
-    wrapStore: (inner) => {
-      counter = crashingStore(inner, Number.POSITIVE_INFINITY, 'before');
-      return counter.store;
-    },
+    wrapStore: (inner) => crashingStore(inner, Number.POSITIVE_INFINITY, 'before', calls).store,
   });
-  return { dir, version, rows, requests: counter?.requests() ?? 0, partitions: shape.length };
+  const commitStart = 1 + calls.findIndex((c) => c.method === 'copy');
+  return { dir, version, rows, requests: calls.length, commitStart, partitions: shape.length };
 }
 
 async function copyOf(dir: string): Promise<string> {
@@ -230,7 +231,10 @@ afterAll(async () => {
 
 describe('Delta compaction killed at a random request', () => {
   it('calibration found requests to crash at', () => {
-    for (const t of templates) expect(t.requests).toBeGreaterThan(10);
+    for (const t of templates) {
+      expect(t.requests).toBeGreaterThan(10);
+      expect(t.commitStart).toBeGreaterThan(1);
+    }
   });
 
   for (let trial = 1; trial <= TRIALS; trial += 1) {
@@ -239,7 +243,9 @@ describe('Delta compaction killed at a random request', () => {
       // Prepare: the table, and where (and how) the run dies, drawn from the seed
       const rng = mulberry32(seed);
       const template = templates[Math.floor(rng() * templates.length)] as Template;
-      const at = 1 + Math.floor(rng() * template.requests);
+      // Half the crashes fall anywhere, half in the commit steps (a small share of all requests, the one that matters).
+      const from = rng() < 0.5 ? 1 : template.commitStart;
+      const at = from + Math.floor(rng() * (template.requests - from + 1));
       const when = rng() < 0.5 ? 'before' : 'after';
       const viaSettle = rng() < 0.5;
       const secondAt = rng() < 0.3 ? 1 + Math.floor(rng() * template.requests) : undefined;
