@@ -218,6 +218,8 @@ export function sweepDepsFromEnv(
   const s3 = createDefaultS3Client(env);
   const dynamodb = new DynamoDBClient({});
   const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
+  // Catalog clients once per cold start, from the environment the deps are built from (not process.env).
+  const iceberg = icebergCatalogServices(env);
   const stores = new Map<string, ObjectStore>();
   const storeFor = (bucket: string): ObjectStore => {
     let store = stores.get(bucket);
@@ -249,10 +251,7 @@ export function sweepDepsFromEnv(
         format: formatForTable(
           tables,
           ref.table,
-          formatServices(
-            { dynamodb: dynamodbIn, clock, iceberg: icebergCatalogServices(process.env) },
-            { bucket },
-          ),
+          formatServices({ dynamodb: dynamodbIn, clock, iceberg }, { bucket }),
         ),
       },
       ref,

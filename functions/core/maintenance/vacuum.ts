@@ -489,7 +489,7 @@ class VacuumPass {
   private readonly debrisMs: number;
   private readonly abandonedMs: number;
   private readonly selected: ReadonlySet<string>;
-  /** Selected tables with `format: "delta"` or `"iceberg"`: their own step judges their inputs. */
+  /** Selected tables whose format's log or catalog owns their files (Delta, Iceberg): their own step judges inputs. */
   private readonly ownStepNames: ReadonlySet<string>;
   private readonly ledger: ForeignTableLedger;
   /** Each run's journal entries, asked once per call (trash and staging keys of one run share them). */
@@ -506,7 +506,7 @@ class VacuumPass {
     this.abandonedMs = request.abandonedAfterHours * HOUR;
     this.selected = new Set(tables.map((t) => t.name));
     this.ownStepNames = new Set(
-      tables.filter((t) => t.format === 'delta' || t.format === 'iceberg').map((t) => t.name),
+      tables.filter((t) => tableFormat(t.format).ownsEverythingUnderRoot).map((t) => t.name),
     );
     this.ledger = new ForeignTableLedger(deps.storeFor);
   }

@@ -12,12 +12,10 @@ import { parseActions } from './actions.js';
 import { readParquetRecords } from './checkpoint-parquet.js';
 import { type DeltaSnapshot, normalizeTableRoot, readDeltaSnapshot } from './log.js';
 import { LAST_CHECKPOINT } from './log-files.js';
+import { deletedFileRetentionMs } from './retention.js';
 
 /** Delta's default of `delta.checkpointInterval`: a checkpoint every 10 commits. */
 export const DEFAULT_CHECKPOINT_INTERVAL = 10;
-
-/** Delta's default of `delta.deletedFileRetentionDuration`: tombstones live a week. */
-const DEFAULT_TOMBSTONE_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 /**
  * A checkpoint was not written because the table asks for something this writer does not produce. Nothing was
@@ -62,28 +60,7 @@ export function checkpointDue(version: number, configuration: Readonly<Record<st
  * because keeping one too many only makes the checkpoint bigger, and dropping one early is not ours to decide.
  */
 export function tombstoneRetentionMs(configuration: Readonly<Record<string, string>>): number | undefined {
-  const raw = configuration['delta.deletedFileRetentionDuration'];
-  if (raw === undefined) return DEFAULT_TOMBSTONE_RETENTION_MS;
-  const units: Readonly<Record<string, number>> = {
-    week: 7 * 24 * 3600 * 1000,
-    day: 24 * 3600 * 1000,
-    hour: 3600 * 1000,
-    minute: 60 * 1000,
-    second: 1000,
-    millisecond: 1,
-    microsecond: 0.001,
-  };
-  const words = raw.trim().toLowerCase().split(/\s+/);
-  if (words[0] === 'interval') words.shift();
-  if (words.length === 0 || words.length % 2 !== 0) return undefined;
-  let total = 0;
-  for (let i = 0; i < words.length; i += 2) {
-    const amount = Number(words[i]);
-    const unit = units[(words[i + 1] as string).replace(/s$/, '')];
-    if (!Number.isFinite(amount) || amount < 0 || unit === undefined) return undefined;
-    total += amount * unit;
-  }
-  return total;
+  return deletedFileRetentionMs(configuration);
 }
 
 export interface WriteCheckpointOptions {

@@ -115,17 +115,30 @@ export function deltaCommitter(options: DeltaCommitOptions = {}) {
         backoff,
       );
       return result.kind === 'committed'
-        ? { kind: 'committed', state: { committedVersion: result.version } }
+        ? {
+            kind: 'committed',
+            state: {
+              committedVersion: result.version,
+              ...(result.configuration !== undefined && {
+                checkpointDue: checkpointDue(result.version, result.configuration),
+              }),
+            },
+          }
         : result;
     },
     isCommitted: (entry) =>
       entry.formatState !== undefined && deltaGroupState(entry).committedVersion !== undefined,
-    afterCommit: (deps, entry) => checkpointIfDue(deps, deltaGroupState(entry)),
+    afterCommit: checkpointIfDue,
   });
 }
 
 type LogResult =
-  | { readonly kind: 'committed'; readonly version: number }
+  | {
+      readonly kind: 'committed';
+      readonly version: number;
+      /** The table's properties the commit read (unknown when a recorded version is taken as it is). */
+      readonly configuration?: Readonly<Record<string, string>>;
+    }
   | { readonly kind: 'conflict'; readonly conflicts: readonly CommitConflict[] };
 
 /** published: finds this group's commit, or the conflict that forbids it, or writes it at the next version. */
@@ -155,7 +168,8 @@ async function commitToLog(
           },
         ]);
       }
-      if (isOurs(actions, entry)) return { kind: 'committed', version: v };
+      if (isOurs(actions, entry))
+        return { kind: 'committed', version: v, configuration: snapshot.metadata.configuration };
       const found = conflictsIn(actions, v, root, inputs);
       if (found.length > 0) return conflict(found);
       checkedUpTo = v;
@@ -177,7 +191,7 @@ async function commitToLog(
     const version = snapshot.version + 1;
     const body = await commitBody(deps, entry, state, snapshot, inputFiles, stats);
     if ((await logStore.writeCommit(state.tableRoot, version, body)) === 'written') {
-      return { kind: 'committed', version };
+      return { kind: 'committed', version, configuration: snapshot.metadata.configuration };
     }
     if (attempt + 1 >= MAX_COMMIT_ATTEMPTS) {
       throw new TransientStoreError(
@@ -389,13 +403,12 @@ async function nextInCommitTimestamp(
  * need not replay the whole log. The commit is durable already: a checkpoint the table's settings forbid us to
  * write (DeltaCheckpointError) is skipped, as any writer may; other errors fail the step, which is retried.
  */
-async function checkpointIfDue(deps: CommitDeps, state: DeltaGroupState): Promise<void> {
-  const version = state.committedVersion;
-  if (version === undefined) return;
-  const snapshot = await readDeltaSnapshot(deps.store, state.tableRoot, { version });
-  if (!checkpointDue(version, snapshot.metadata.configuration)) return;
+async function checkpointIfDue(deps: CommitDeps, entry: GroupJournalEntry): Promise<void> {
+  const state = deltaGroupState(entry);
+  // Decided when the commit was written, from the table properties it read: no second read of the log.
+  if (state.committedVersion === undefined || entry.formatState?.checkpointDue !== true) return;
   try {
-    await writeCheckpoint(deps.store, state.tableRoot, version, { now: deps.clock.now() });
+    await writeCheckpoint(deps.store, state.tableRoot, state.committedVersion, { now: deps.clock.now() });
   } catch (err) {
     if (!(err instanceof DeltaCheckpointError)) throw err;
   }

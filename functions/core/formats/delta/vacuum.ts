@@ -9,13 +9,19 @@ import type { ObjectInfo, ObjectStore } from '../../../ports/object-store.js';
 import { CompactorError } from '../../errors.js';
 import { HOUR, hoursAgo, iso } from '../../maintenance/ages.js';
 import type { DeletionVector } from './actions.js';
+import { deletionVectorFileKey } from './deletion-vectors.js';
 import { type DeltaSnapshot, normalizeTableRoot, readDeltaSnapshot } from './log.js';
+import {
+  DEFAULT_DELETED_FILE_RETENTION,
+  DELETED_FILE_RETENTION_PROPERTY,
+  parseDeltaInterval,
+} from './retention.js';
 
-/** The table property that sets how long removed files stay for readers and time travel. */
-export const DELETED_FILE_RETENTION_PROPERTY = 'delta.deletedFileRetentionDuration';
-
-/** The property's default in Delta (Spark and delta-rs alike): one week. */
-export const DEFAULT_DELETED_FILE_RETENTION = 'interval 1 week';
+export {
+  DEFAULT_DELETED_FILE_RETENTION,
+  DELETED_FILE_RETENTION_PROPERTY,
+  parseDeltaInterval,
+} from './retention.js';
 
 /**
  * Retention below which VACUUM refuses to run unless the caller turns the check off: the same week the Parquet
@@ -119,59 +125,6 @@ export class DeltaVacuumRefusedError extends CompactorError {
   }
 }
 
-const UNITS_MS: Readonly<Record<string, number>> = {
-  microsecond: 0.001,
-  millisecond: 1,
-  second: 1000,
-  minute: 60_000,
-  hour: HOUR,
-  day: 24 * HOUR,
-  week: 7 * 24 * HOUR,
-};
-
-/**
- * Milliseconds of a Delta interval property (`interval 7 days`, `interval 1 day 12 hours`, `168 hours`), or
- * undefined when it is not one. Months and years are refused as Delta refuses them for this property: their
- * length varies, so "how old is too old" would too. Negative totals are refused.
- */
-export function parseDeltaInterval(text: string): number | undefined {
-  const words = text.trim().toLowerCase().split(/\s+/);
-  if (words[0] === 'interval') words.shift();
-  if (words.length === 0 || words.length % 2 !== 0) return undefined;
-  let total = 0;
-  for (let i = 0; i < words.length; i += 2) {
-    const amount = words[i] as string;
-    const unit = (words[i + 1] as string).replace(/s$/, '');
-    const ms = UNITS_MS[unit];
-    if (ms === undefined || !/^[+-]?\d+(\.\d+)?$/.test(amount)) return undefined;
-    total += Number(amount) * ms;
-  }
-  return Number.isFinite(total) && total >= 0 ? total : undefined;
-}
-
-const Z85 = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#';
-
-/** Bytes of a Z85 string (ZeroMQ RFC 32), or undefined when it is not one. */
-function z85Decode(text: string): Uint8Array | undefined {
-  if (text.length % 5 !== 0) return undefined;
-  const out = new Uint8Array((text.length / 5) * 4);
-  for (let i = 0; i < text.length; i += 5) {
-    let value = 0;
-    for (let j = 0; j < 5; j += 1) {
-      const digit = Z85.indexOf(text[i + j] as string);
-      if (digit < 0) return undefined;
-      value = value * 85 + digit;
-    }
-    if (value > 0xffffffff) return undefined;
-    const at = (i / 5) * 4;
-    out[at] = value >>> 24;
-    out[at + 1] = (value >>> 16) & 0xff;
-    out[at + 2] = (value >>> 8) & 0xff;
-    out[at + 3] = value & 0xff;
-  }
-  return out;
-}
-
 /**
  * Where a deletion vector is stored, relative to the table root (`u`: `<prefix>/deletion_vector_<uuid>.bin`, the
  * UUID being the last 20 Z85 characters), as an absolute URI (`p`), or nowhere (`i`: inline in the log).
@@ -182,14 +135,11 @@ export function deletionVectorFile(
 ): { readonly relative?: string; readonly absolute?: string } | undefined {
   if (dv.storageType === 'i') return {};
   if (dv.storageType === 'p') return { absolute: dv.pathOrInlineDv };
-  const encoded = dv.pathOrInlineDv.slice(-20);
-  const prefix = dv.pathOrInlineDv.slice(0, -20);
-  const bytes = encoded.length === 20 ? z85Decode(encoded) : undefined;
-  if (bytes === undefined) return undefined;
-  const hex = Buffer.from(bytes).toString('hex');
-  const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-  const name = `deletion_vector_${uuid}.bin`;
-  return { relative: prefix === '' ? name : `${prefix}/${name}` };
+  try {
+    return { relative: deletionVectorFileKey('', dv) };
+  } catch {
+    return undefined; // not a Z85-encoded UUID: malformed
+  }
 }
 
 /**
