@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { statsKeys } from '../adapters/dynamodb-keys.js';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { InvalidInputError, UsageError } from '../core/errors.js';
-import type { TableFormatName } from '../core/formats/index.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
 import { formatBytes } from '../core/stats.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
 import { formatOption, positiveInteger } from './args.js';
@@ -189,6 +189,11 @@ export function registerHistoryCommand(program: Command, io: HistoryIo): void {
     .addOption(formatOption())
     .action(async (uri: string | undefined, opts: HistoryOptions & { format: TableFormatName }) => {
       if (uri === undefined) {
+        if (opts.format !== DEFAULT_TABLE_FORMAT) {
+          throw new UsageError(
+            `--format ${opts.format} names the format of a table location: pass the table's <uri> to read the runs its log records, or drop --format to read the state table`,
+          );
+        }
         await runHistory(opts, io);
         return;
       }

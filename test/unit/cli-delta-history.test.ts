@@ -131,6 +131,20 @@ describe('lake-compactor history <folder> --format delta', () => {
     );
   });
 
+  it('refuses --format delta without a location (exit 2): the state table holds no Delta log', async () => {
+    // Prepare
+    const io = captureIo();
+
+    // Act
+    const code = await run(['history', '--state-table', 'state', '--format', 'delta'], io);
+
+    // Assess
+    expect(code).toBe(2);
+    expect(io.stderr.join('\n')).toContain(
+      "--format delta names the format of a table location: pass the table's <uri> to read the runs its log records",
+    );
+  });
+
   it('refuses a location together with --state-table (exit 2): the two read different records', async () => {
     // Act
     const { code, err } = await history(['--format', 'delta', '--state-table', 'state']);
