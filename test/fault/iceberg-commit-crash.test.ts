@@ -137,19 +137,25 @@ interface TableState {
   /** The summaries of the snapshots, in order. */
   readonly summaries: Record<string, string>[];
   readonly rows: string[];
-  /** Every data file key some snapshot of the table references. */
+  /** Every data file key some snapshot of the table references (read only when asked for: every manifest). */
   readonly referenced: Set<string>;
 }
 
 /** The table as a reader finds it through the path catalog: its snapshots and the current one's live rows. */
-async function tableState(dir: string): Promise<TableState> {
+async function tableState(dir: string, withReferenced = true): Promise<TableState> {
   const store = new LocalObjectStore(dir);
   const table = await loadTable(store, '');
   const current = await readSnapshotFiles(store, table);
+  // A file the current snapshot lists but storage lacks is a lost row set (e.g. a committed group's outputs
+  // deleted by a recovery that took it for aborted): named here rather than as DuckDB's IO error.
+  const missing: string[] = [];
+  for (const f of current.dataFiles)
+    if ((await store.head(f.entry.file.key)) === undefined) missing.push(f.entry.file.key);
+  expect(missing, 'data files the current snapshot lists that are not on storage').toEqual([]);
   const files = current.dataFiles.map((f) => sqlString(join(dir, f.entry.file.key))).join(', ');
   const rows = await db.rows(`SELECT * FROM read_parquet([${files}]) ORDER BY ALL`);
   const referenced = new Set<string>();
-  for (const s of table.metadata.snapshots) {
+  for (const s of withReferenced ? table.metadata.snapshots : []) {
     const files = await readSnapshotFiles(store, table, { snapshotId: s.snapshotId });
     for (const f of files.dataFiles) referenced.add(f.entry.file.key);
   }
@@ -235,11 +241,16 @@ function ourSnapshots(template: Template, state: TableState): { tag: string; ope
  * each tag once), the current snapshot being the last of them (or the template's own current one); and the live
  * rows are exactly the original ones.
  */
-async function expectOldOrNew(dir: string, template: Template, trace: string): Promise<TableState> {
+async function expectOldOrNew(
+  dir: string,
+  template: Template,
+  trace: string,
+  withReferenced = false,
+): Promise<TableState> {
   const current = await findCurrentMetadata(new LocalObjectStore(dir), '');
   const text = await readFile(join(dir, current.key), 'utf8');
   expect(() => parseJsonKeepingLongs(text), `${trace}: ${current.key} is whole JSON`).not.toThrow();
-  const state = await tableState(dir);
+  const state = await tableState(dir, withReferenced);
   expect(state.snapshotIds.slice(0, template.snapshotIds.length), trace).toEqual(template.snapshotIds);
   const ours = ourSnapshots(template, state);
   expect(ours.length, trace).toBeLessThanOrEqual(template.partitions);
@@ -295,7 +306,7 @@ describe('Iceberg compaction killed at a random request', () => {
 
       // Act: the crashed run; between crash and recovery the table is at the old or a new snapshot, rows unchanged
       await compactDyingAt(dir, at, when);
-      const between = await expectOldOrNew(dir, template, trace);
+      const between = await expectOldOrNew(dir, template, trace, true);
       if (between.snapshotIds.length > template.snapshotIds.length) covered.committedBeforeCrash += 1;
       if ((await dataKeys(dir)).some((k) => !between.referenced.has(k))) covered.strayOutputsAfterCrash += 1;
       // Each metadata file the crashed run wrote is one of its replace snapshots: none half-done, none besides.
@@ -323,7 +334,7 @@ describe('Iceberg compaction killed at a random request', () => {
         expect(await readFile(join(dir, 'metadata', name)), `${trace}: ${name}`).toEqual(
           await readFile(join(template.dir, 'metadata', name)),
         );
-      const after = await expectOldOrNew(dir, template, `${trace} (after recovery)`);
+      const after = await expectOldOrNew(dir, template, `${trace} (after recovery)`, true);
       expect(ourSnapshots(template, after), trace).toHaveLength(template.partitions);
       expect(await metadataFiles(dir), trace).toHaveLength(
         template.metadataFiles.length + template.partitions,
