@@ -1,4 +1,4 @@
-// Iceberg remove_orphan_files (issue #18 item 6): deletes the files under a path-based table's location that no
+// Iceberg remove_orphan_files (issue #18 item 6): deletes the files under a table's location that no
 // metadata references — writer output never committed, files a crashed expire_snapshots left behind, metadata files
 // fallen out of the metadata log — once they are older than a grace period.
 //
