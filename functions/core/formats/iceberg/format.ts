@@ -45,15 +45,12 @@ export function unsupportedSchemaFeature(
 ): string | undefined {
   const visit = (path: string, field: Readonly<Record<string, unknown>>): string | undefined => {
     for (const key of ['initial-default', 'write-default'])
-      if (field[key] !== undefined)
-        return `column default values (${key} on ${path})`;
+      if (field[key] !== undefined) return `column default values (${key} on ${path})`;
     return visitType(path, field.type);
   };
   const visitType = (path: string, type: unknown): string | undefined => {
     if (typeof type === 'string')
-      return UNSUPPORTED_TYPES.test(type)
-        ? `the ${type} type (column ${path})`
-        : undefined;
+      return UNSUPPORTED_TYPES.test(type) ? `the ${type} type (column ${path})` : undefined;
     if (typeof type !== 'object' || type === null) return undefined;
     const t = type as Readonly<Record<string, unknown>>;
     if (t.type === 'struct' && Array.isArray(t.fields))
