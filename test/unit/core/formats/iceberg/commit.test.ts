@@ -559,6 +559,62 @@ describe('the path catalog and refusals', () => {
     expect(ours.filter((m) => m.content === 'deletes').map((m) => m.firstRowId)).toEqual([]);
   });
 
+  it("on a format-version 3 table, a replace rebased over a concurrent append takes row ids after the append's, never the same", async () => {
+    // Prepare: the rewrite read the starting snapshot; then an ingest job appends three rows (ids 5 to 7)
+    const { copy, table, files, catalog } = await open('spark_v3_deletion_vectors');
+    const startingSnapshotId = table.metadata.currentSnapshotId ?? 0n;
+    const clean = files.dataFiles.filter((f) => f.deletes.length === 0).slice(0, 2);
+    const replaced = `${copy.table}/data/replaced.parquet`;
+    const sources = clean.map((f) => sqlString(copy.file(f.entry.file.key))).join(', ');
+    await writeWithFieldIds(duckdb, copy, table, `SELECT i FROM read_parquet([${sources}])`, replaced);
+    const added = await addedFile(copy.store, table, replaced, { specId: 0, values: [] });
+    const appendedKey = `${copy.table}/data/appended.parquet`;
+    await writeWithFieldIds(
+      duckdb,
+      copy,
+      table,
+      'SELECT (100 + i)::INTEGER AS i FROM range(3) t(i)',
+      appendedKey,
+    );
+    const append = await commitAppend(
+      copy.store,
+      catalog,
+      {
+        tableLocation: copy.table,
+        addedFiles: [await addedFile(copy.store, table, appendedKey, { specId: 0, values: [] })],
+      },
+      options,
+    );
+
+    // Act
+    const result = await commitReplace(
+      copy.store,
+      catalog,
+      {
+        tableLocation: copy.table,
+        startingSnapshotId,
+        removedFiles: clean.map((f) => f.entry.file.path),
+        addedFiles: [added],
+      },
+      options,
+    );
+
+    // Assess: the two snapshots' id ranges follow each other; every live file's first row id is distinct
+    const after = await reread(copy);
+    const byId = new Map(after.table.metadata.snapshots.map((s) => [s.snapshotId, s]));
+    const appendSnapshot = byId.get(append.snapshotId);
+    const replaceSnapshot = byId.get(result.snapshotId);
+    expect([appendSnapshot?.firstRowId, appendSnapshot?.addedRows]).toEqual([5n, 3n]);
+    expect(replaceSnapshot?.parentSnapshotId).toBe(append.snapshotId);
+    expect(replaceSnapshot?.firstRowId).toBe(8n);
+    expect(after.table.metadata.nextRowId).toBe(8n + (replaceSnapshot?.addedRows ?? 0n));
+    const firstRowIds = after.files.dataFiles.map((f) => f.entry.file.firstRowId);
+    expect(new Set(firstRowIds).size).toBe(firstRowIds.length);
+    expect(after.files.dataFiles.find((f) => f.entry.file.key === appendedKey)?.entry.file.firstRowId).toBe(
+      5n,
+    );
+  });
+
   it('on a format-version 3 table, an append gives its rows the next ids and only those', async () => {
     // Prepare
     const { copy, table, catalog } = await open('spark_v3_row_lineage_rewrite');
