@@ -2,7 +2,7 @@
 // through a catalog, as Iceberg's RewriteFiles does: new manifests for the added files, the manifests holding a
 // removed file rewritten (removed → DELETED, the rest → EXISTING), every other manifest reused, the new files
 // carrying the starting snapshot's data sequence number, and a rebase over concurrent commits that do not
-// touch the removed files.
+// touch the removed files. On format v3 each snapshot also assigns row ids (see `assignRowIds`).
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../../../ports/clock.js';
 import type { ObjectStore } from '../../../ports/object-store.js';

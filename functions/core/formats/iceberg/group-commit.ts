@@ -226,7 +226,7 @@ async function commitToTable(
     const twin = ownSnapshotId(await catalog.load(state.tableRoot), entry);
     if (twin !== undefined) return { kind: 'committed', snapshotId: twin };
     if (err instanceof IcebergUnsupportedError)
-      // The table changed to something this writer may not commit to (e.g. upgraded to format v3) since planning.
+      // The table changed since planning to something this writer may not commit to (a feature it refuses).
       return conflict([{ key: metadataDir, reason: err.message }]);
     return conflict(
       err.reasons.map((reason) => ({
