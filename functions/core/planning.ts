@@ -66,6 +66,17 @@ export const inputDeletesSchema = z.object({
 });
 export type InputDeletes = z.infer<typeof inputDeletesSchema>;
 
+/**
+ * What a row of the file inherits when it stores no lineage of its own (Iceberg v3 row lineage: the data file's
+ * `first_row_id` and data sequence number), as decimal text: 64-bit values that JSON numbers would round. Carried
+ * through the plan into the journal so the rewrite writes every row's `_row_id` and `_last_updated_sequence_number`.
+ */
+export const inputRowLineageSchema = z.object({
+  firstRowId: z.string().regex(/^\d+$/),
+  sequenceNumber: z.string().regex(/^\d+$/),
+});
+export type InputRowLineage = z.infer<typeof inputRowLineageSchema>;
+
 /** One candidate file as listed (and, for fingerprint and rows, as its footer was read). */
 export const planInputFileSchema = z.object({
   key: z.string().min(1),
@@ -78,6 +89,8 @@ export const planInputFileSchema = z.object({
   rows: z.number().int().nonnegative().optional(),
   /** Rows the table format deletes from the file; the rewrite drops them. */
   deletes: inputDeletesSchema.optional(),
+  /** Row lineage the rewrite must write into every row (Iceberg v3); see `inputRowLineageSchema`. */
+  rowLineage: inputRowLineageSchema.optional(),
   /** Fingerprint of the file's Parquet schema; files of different fingerprints are never grouped. */
   schemaFingerprint: z.string().min(1).optional(),
   /** Set when the footer could not be read: why. Such a file is skipped. */

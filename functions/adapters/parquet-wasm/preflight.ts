@@ -9,6 +9,7 @@ import { type ParquetFooter, readFooter } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { InputFile, Int96Mode } from '../../ports/parquet-engine.js';
 import { convertedSchemaIpc } from './int96.js';
+import { lineageSchemaIpc } from './lineage.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
 /** Codecs and encodings parquet-rs 59 decodes. Anything else is refused up front. */
@@ -244,6 +245,32 @@ function trialWrite(
   );
 }
 
+/**
+ * The output schema key of an input written with its row lineage (after `trialWrite` proved the rest of its
+ * schema is reproduced exactly): an empty file written with the input's schema plus the lineage columns.
+ */
+function lineageTrialWrite(input: Checked, tail: Uint8Array, settings: PreflightOptions['settings']): string {
+  const key = input.file.key;
+  let out: Uint8Array;
+  try {
+    const ipc = pw.readSchema(footerOnly(tail, input.footer.metadataLength)).intoIPCStream();
+    const converted = input.int96Columns.length > 0 ? convertedSchemaIpc(ipc, input.int96Columns) : ipc;
+    const table = pw.Table.fromIPCStream(lineageSchemaIpc(key, converted));
+    out = pw.writeParquet(
+      table,
+      writerProperties({ ...settings, keyValueMetadata: input.footer.keyValueMetadata }),
+    );
+  } catch (err) {
+    if (err instanceof UnsupportedInputError) throw err;
+    throw new UnsupportedInputError(
+      key,
+      `its schema with the row lineage columns cannot be mapped to the writer (${(err as Error).message})`,
+      { cause: err },
+    );
+  }
+  return schemaKeyOf(rawMetadata(`${key} (trial output with row lineage)`, out));
+}
+
 function kvText(m: FileMetaData): string {
   return JSON.stringify(
     [
@@ -294,10 +321,13 @@ export async function preflight(
         bytesRead += tail.length;
         const meta = rawMetadata(file.key, tail);
         const checked = checkOne(file, footer, meta, options.int96);
-        let outputKey = trials.get(checked.schemaKey);
+        // An input with row lineage is written with the lineage columns: another output schema than its own.
+        const trialKey = file.rowLineage === undefined ? checked.schemaKey : `${checked.schemaKey}\n+lineage`;
+        let outputKey = trials.get(trialKey);
         if (outputKey === undefined) {
           outputKey = trialWrite(checked, meta, tail, options.settings);
-          trials.set(checked.schemaKey, outputKey);
+          if (file.rowLineage !== undefined) outputKey = lineageTrialWrite(checked, tail, options.settings);
+          trials.set(trialKey, outputKey);
         }
         if (tail.length === file.size && cached + file.size <= options.cacheBytes) {
           cache.set(file.key, tail);

@@ -139,6 +139,7 @@ export async function planRun(
             size: f.size,
             ...(f.rows === undefined ? {} : { rows: f.rows }),
             ...(f.deletes === undefined ? {} : { deletes: f.deletes }),
+            ...(f.rowLineage === undefined ? {} : { rowLineage: f.rowLineage }),
           })),
           outputs: [],
           retireMode: retirement.retireMode,
