@@ -79,7 +79,20 @@ export const runInputSchema = z
      * Iceberg tables only: a partition filter (`action = 'click' AND event_time_hour >= '2020-01-01-09'`); a
      * partition outside it plans nothing. See core/formats/iceberg/where.ts for the language.
      */
-    where: z.string().optional(),
+    where: z
+      .string()
+      .superRefine((where, ctx) => {
+        try {
+          parseWhere(where);
+        } catch (err) {
+          if (!(err instanceof InvalidWhereError)) throw err;
+          ctx.addIssue({
+            code: 'custom',
+            message: `${err.reason}; write e.g. "action = 'click' AND event_time_hour >= '2020-01-01-09'"`,
+          });
+        }
+      })
+      .optional(),
     /** Plan and estimate only: nothing is written but the plan. */
     dryRun: z.boolean().optional(),
     /** Skip the quiet-partition wait. Never breaks another run's lease. */
@@ -141,18 +154,6 @@ export const runInputSchema = z
         path: ['maxGroupMB'],
         message: `maxGroupMB must be at least 2 × targetFileSizeMB (${2 * target})`,
       });
-    }
-    if (input.where !== undefined) {
-      try {
-        parseWhere(input.where);
-      } catch (err) {
-        if (!(err instanceof InvalidWhereError)) throw err;
-        ctx.addIssue({
-          code: 'custom',
-          path: ['where'],
-          message: `${err.reason}; write e.g. "action = 'click' AND event_time_hour >= '2020-01-01-09'"`,
-        });
-      }
     }
     if (input.settle === true && input.dryRun === true) {
       ctx.addIssue({

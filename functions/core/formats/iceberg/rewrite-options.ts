@@ -263,17 +263,16 @@ export function unknownOptionMessage(name: string): string {
     : `unknown option "${name}": did you mean "${nearest}"? (the options are ${all})`;
 }
 
-/** The candidate closest to `name` by edit distance, when close enough to be a typo (a third of its length). */
+/** The candidate closest to `name` by edit distance, when close enough to be a typo (a third of the longer name). */
 export function nearestName(name: string, candidates: readonly string[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
   const lower = name.toLowerCase();
   for (const candidate of candidates) {
     const distance = editDistance(lower, candidate.toLowerCase());
-    if (best === undefined || distance < best.distance) best = { name: candidate, distance };
+    const close = distance <= Math.max(2, Math.floor(Math.max(name.length, candidate.length) / 3));
+    if (close && (best === undefined || distance < best.distance)) best = { name: candidate, distance };
   }
-  return best !== undefined && best.distance <= Math.max(2, Math.floor(name.length / 3))
-    ? best.name
-    : undefined;
+  return best?.name;
 }
 
 function editDistance(a: string, b: string): number {

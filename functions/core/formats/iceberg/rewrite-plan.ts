@@ -50,6 +50,10 @@ export function deleteFileCount(file: PlanInputFile): number {
  * Iceberg's output count for a group of `bytes`: one file below the target; else one per target, keeping a
  * remainder file when it is over `min-file-size-bytes`, or when spreading it would make the files more than 10 %
  * (or half-way to `max-file-size-bytes`) over the target.
+ *
+ * One deviation, so that planning converges: when Iceberg's count would make the outputs candidates again (their
+ * average below `min-file-size-bytes` or above `max-file-size-bytes`: 1200 B at a 1000 B target would be two
+ * files of 600 B, merged again by the next run) and the other rounding would not, the other one is taken.
  */
 export function icebergOutputFiles(
   bytes: number,
@@ -59,9 +63,17 @@ export function icebergOutputFiles(
   if (bytes < target) return 1;
   const withRemainder = Math.ceil(bytes / target);
   const withoutRemainder = Math.floor(bytes / target);
-  if (bytes % target > options.minFileSizeBytes) return withRemainder;
   const writeMax = target + (options.maxFileSizeBytes - target) / 2;
-  return bytes / withoutRemainder < Math.min(1.1 * target, writeMax) ? withoutRemainder : withRemainder;
+  const iceberg =
+    bytes % target > options.minFileSizeBytes
+      ? withRemainder
+      : bytes / withoutRemainder < Math.min(1.1 * target, writeMax)
+        ? withoutRemainder
+        : withRemainder;
+  const other = iceberg === withRemainder ? withoutRemainder : withRemainder;
+  const inRange = (n: number) =>
+    bytes / n >= options.minFileSizeBytes && bytes / n <= options.maxFileSizeBytes;
+  return inRange(iceberg) || !inRange(other) ? iceberg : other;
 }
 
 /**
