@@ -10,6 +10,7 @@ import {
 } from '../../../../../functions/core/formats/iceberg/rewrite-options.js';
 import { normalizeRunInput, type RunContext } from '../../../../../functions/core/run-input.js';
 import { parseTableConfigs } from '../../../../../functions/core/table-config.js';
+import { tablesJsonOf } from '../../../../../infra/function-config.js';
 
 const MiB = 1024 * 1024;
 
@@ -195,6 +196,24 @@ describe('rewriteDataFiles in the table config', () => {
     expect(issues).toEqual([
       '0.rewriteDataFiles: rewriteDataFiles is a setting of Apache Iceberg tables (format "iceberg"), and this table\'s format is "parquet": remove it, or set format to "iceberg" if that is what the table is',
     ]);
+  });
+
+  it('reaches the functions’ table config from the construct’s props', () => {
+    // Prepare
+    const props = [
+      {
+        name: 'clicks',
+        prefix: 'clicks/',
+        format: 'iceberg' as const,
+        rewriteDataFiles: { 'delete-file-threshold': 3, 'rewrite-all': 'false' },
+      },
+    ];
+
+    // Act
+    const [parsed] = parseTableConfigs(tablesJsonOf(props, 'owned-bucket'));
+
+    // Assess
+    expect(parsed?.rewriteDataFiles).toEqual({ 'delete-file-threshold': 3, 'rewrite-all': false });
   });
 
   it('refuses an unknown option with the nearest name, at its path', () => {
