@@ -500,7 +500,7 @@ function checkStrategy(options: Pick<CompactOptions, 'strategy' | 'columns'>): v
  * `rewriteDataFiles` and `where` are Iceberg's, and a filter must parse: checked before anything is listed.
  * @throws UsageError otherwise.
  */
-function checkRewriteChoices(
+export function checkRewriteChoices(
   options: Pick<CompactOptions, 'rewriteDataFiles' | 'where'>,
   format: TableFormatName,
 ): { text: string; expr: WhereExpr } | undefined {
@@ -597,7 +597,7 @@ A Delta table's commits use S3 conditional writes; when its writers coordinate t
 }
 
 /** The `--rewrite-option` pairs as options. @throws UsageError listing every problem. */
-function rewriteOptionsOf(pairs: readonly string[]): RewriteDataFilesOptions {
+export function rewriteOptionsOf(pairs: readonly string[]): RewriteDataFilesOptions {
   try {
     return parseRewriteOptionPairs(pairs);
   } catch (err) {

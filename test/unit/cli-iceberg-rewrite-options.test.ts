@@ -93,6 +93,40 @@ describe('lake-compactor compact --format iceberg with rewrite_data_files option
     );
   });
 
+  it('plans as compact does: lake-compactor plan shows the rewrite_data_files plan with the same options and filter', async () => {
+    // Prepare
+    copy = copyFixtureTable(FIXTURE);
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      [
+        'plan',
+        copy.file(copy.table),
+        '--format',
+        'iceberg',
+        '--json',
+        '--where',
+        "action != 'click'",
+        '--rewrite-option',
+        'min-input-files=7',
+      ],
+      io,
+    );
+
+    // Assess
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const plan = JSON.parse(io.stdout.join('\n')) as {
+      partitions: { partition: string; summary: { plannedFiles: number }; options: { kind?: string } }[];
+    };
+    expect(plan.partitions.map((p) => [p.partition, p.summary.plannedFiles])).toEqual([
+      [VIEW, 8],
+      [CLICK, 0],
+      [DOWNLOAD, 0],
+    ]);
+    expect(plan.partitions.every((p) => p.options.kind === 'iceberg-rewrite-data-files')).toBe(true);
+  });
+
   it('refuses a filter naming a field no partition has, and an unknown option, changing nothing', async () => {
     // Prepare
     copy = copyFixtureTable(FIXTURE);
