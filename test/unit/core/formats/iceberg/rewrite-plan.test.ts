@@ -12,6 +12,7 @@ import {
   icebergOutputFiles,
   planIcebergPartition,
 } from '../../../../../functions/core/formats/iceberg/rewrite-plan.js';
+import { inputDeletesOf } from '../../../../../functions/core/formats/iceberg/row-deletes.js';
 import type { PlanInput, PlanInputFile } from '../../../../../functions/core/planning.js';
 
 /** A target of 1000 bytes: min 750, max 1800 by Iceberg's default ratios. */
@@ -33,17 +34,22 @@ function file(
     etag: '',
     rows: 10,
     schemaFingerprint: extra.fingerprint ?? 'schema-a',
+    // The deletes as the Iceberg snapshot records them for the plan (one entry per applicable delete file).
     ...(deleteFiles === 0
       ? {}
       : {
-          deletes: {
-            id: `deletes-of-${key}`,
-            rows: 1,
-            descriptor: {
-              dataPath: `s3://b/t/${key}`,
-              files: JSON.stringify(Array.from({ length: deleteFiles }, (_, i) => ({ key: `d${i}` }))),
-            },
-          },
+          deletes: inputDeletesOf(
+            `s3://b/t/${key}`,
+            Array.from({ length: deleteFiles }, (_, i) => ({
+              kind: 'position' as const,
+              key: `t/data/${key}-deletes-${i}.parquet`,
+              path: `s3://b/t/data/${key}-deletes-${i}.parquet`,
+              format: 'PARQUET',
+              sequence: String(2 + i),
+              records: 1,
+            })),
+            deleteFiles,
+          ),
         }),
   };
 }
