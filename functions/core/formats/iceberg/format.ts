@@ -7,9 +7,10 @@ import type { FormatState, GroupJournalEntry, JournalInput } from '../../../port
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { DeletedRows } from '../../deletes/deleted-rows.js';
 import { InvalidInputError } from '../../errors.js';
-import type { PlanInput } from '../../planning.js';
+import type { PartitionPlan, PlanInput } from '../../planning.js';
 import { hiveVacuumRules } from '../hive/vacuum.js';
 import type {
+  FormatPlanRequest,
   FormatServices,
   PartitionFiles,
   PartitionLocation,
@@ -28,6 +29,8 @@ import {
 } from './catalogs.js';
 import { IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
 import { icebergCommitter, icebergFormatState, icebergGroupState } from './group-commit.js';
+import { resolveRewriteOptions } from './rewrite-options.js';
+import { planIcebergPartition } from './rewrite-plan.js';
 import { parseInputDeletes, readDeletedRows } from './row-deletes.js';
 import { type IcebergTableSnapshot, snapshotIcebergTable } from './table-snapshot.js';
 
@@ -101,7 +104,10 @@ async function snapshot(
   });
   refuseUncommittable(read);
   const formatState = formatStateOf(read);
-  return formatState === undefined ? read.snapshot : { ...read.snapshot, formatState };
+  const properties = read.table.metadata.properties;
+  return formatState === undefined
+    ? { ...read.snapshot, properties }
+    : { ...read.snapshot, formatState, properties };
 }
 
 /** The planner's input per partition (the snapshot id travels in the plan's formatState). */
@@ -134,11 +140,28 @@ async function partitionFiles(
   });
   refuseUncommittable(read);
   const formatState = formatStateOf(read);
+  const found = read.snapshot.partitions[0];
   return {
-    files: read.snapshot.partitions[0]?.files ?? [],
+    files: found?.files ?? [],
     snapshot: { listedAt: options.now },
     ...(formatState === undefined ? {} : { formatState }),
+    ...(found === undefined ? {} : { values: found.values }),
+    properties: read.table.metadata.properties,
   };
+}
+
+/**
+ * Plans a partition as Iceberg's `rewrite_data_files` would, with the run's options over Iceberg's defaults (the
+ * target from the table's `write.target-file-size-bytes` unless an option sets it) and the operator's `where`; a
+ * group is clamped to what one compact step may rewrite (`request.binpack.maxGroupBytes`).
+ */
+function planPartition(input: PlanInput, request: FormatPlanRequest): PartitionPlan {
+  const options = resolveRewriteOptions(request.rewriteDataFiles ?? {}, {
+    tableProperties: request.properties ?? {},
+    engineGroupCapBytes: request.binpack.maxGroupBytes,
+    ...(request.where === undefined ? {} : { where: request.where }),
+  });
+  return planIcebergPartition(input, options, request.values ?? []);
 }
 
 /**
@@ -211,6 +234,7 @@ export const icebergTable = {
   ownsEverythingUnderRoot: true,
   snapshot,
   planInputs,
+  planPartition,
   partitionFiles,
   commit: committer.commit,
   rollback: committer.rollback,
@@ -221,7 +245,8 @@ export const icebergTable = {
   isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('metadata/'),
   // The table's catalog decides where its current metadata is and how a commit swaps it: a Glue or REST table
   // committed through the path catalog would be a commit its readers never see.
-  settings: ['catalog'],
+  // `rewriteDataFiles` is read by planPartition, from the run (which took the table's and the request's).
+  settings: ['catalog', 'rewriteDataFiles'],
   forTable: (settings: TableFormatSettings, services: FormatServices): TableFormat =>
     icebergForCatalog(settings.catalog, services),
   deletedRows,
