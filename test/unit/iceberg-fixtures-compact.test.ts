@@ -4,9 +4,9 @@
 // field id, then position deletes and equality deletes applied in SQL (anti-joins on file_path/pos and on the
 // equality columns, with Iceberg's sequence-number rules). The new snapshot's live rows equal the old one's as a
 // multiset, every output carries the current schema's field ids, the tables with deletes end with the live counts
-// their writers recorded and no delete file that applies to no live data file. Tables the format refuses (format
-// v3 today) are refused with their exact message and left byte for byte as they were: move a table from REFUSED
-// to COMPACTED when the format accepts it.
+// their writers recorded and no delete file that applies to no live data file. Tables the format refuses (none
+// today: format v3 is compacted, its row lineage kept) are refused with their exact message and left byte for byte
+// as they were: move a table from REFUSED to COMPACTED when the format accepts it.
 import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { LocalObjectStore } from '../../functions/adapters/local-object-store.js
 import { run } from '../../functions/cli/index.js';
 import { loadTable, PathCatalog } from '../../functions/core/formats/iceberg/catalog.js';
 import { commitAppend } from '../../functions/core/formats/iceberg/commit.js';
+import { readDeletionVector } from '../../functions/core/formats/iceberg/deletion-vectors.js';
 import { GROUP_ID_PROPERTY, RUN_ID_PROPERTY } from '../../functions/core/formats/iceberg/group-commit.js';
 import {
   partitionKey,
@@ -22,6 +23,7 @@ import {
   type SnapshotFiles,
 } from '../../functions/core/formats/iceberg/live-files.js';
 import type { IcebergSchema, IcebergType } from '../../functions/core/formats/iceberg/metadata.js';
+import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD } from '../../functions/ports/parquet-engine.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { ICEBERG_FIXTURES } from '../support/fixtures.js';
@@ -38,16 +40,12 @@ const COMPACTED: Readonly<Record<string, { readonly liveRows: number; readonly r
   spark_v1_unpartitioned_small_files: { liveRows: 20, rewrites: true },
   spark_v2_position_deletes: { liveRows: 110, rewrites: true },
   spark_v2_schema_evolution: { liveRows: 7, rewrites: false },
+  spark_v3_deletion_vectors: { liveRows: 3, rewrites: true },
+  spark_v3_row_lineage_rewrite: { liveRows: 3, rewrites: false },
 };
 
-/** Why the format refuses a table today, as its message names it. */
-const V3 =
-  'format version 3 (row lineage: rewritten rows must keep their _row_id and _last_updated_sequence_number, which this writer does not carry yet)';
-/** The tables the format refuses, with the feature the refusal names. */
-const REFUSED: Readonly<Record<string, string>> = {
-  spark_v3_deletion_vectors: V3,
-  spark_v3_row_lineage_rewrite: V3,
-};
+/** The tables the format refuses, with the feature the refusal names (none since format v3 is compacted). */
+const REFUSED: Readonly<Record<string, string>> = {};
 
 /** The CLI's message refusing the table copied to `root`. */
 const refusal = (root: string, feature: string): string =>
@@ -207,7 +205,18 @@ async function liveRows(store: LocalObjectStore, name: string): Promise<Live> {
         seq,
         part: unpartitioned ? undefined : partitionKey(d.entry.file.partition),
       });
-    } else throw new Error(`the oracle applies position and equality deletes, not ${d.kind} (${key})`);
+    } else if (d.kind === 'deletion-vector') {
+      // A DV is a position delete of its referenced data file stored as a Roaring bitmap in Puffin: the oracle
+      // reads its positions with the project's decoder (tested against what Spark recorded) and applies them in
+      // SQL like a position delete file.
+      const target = d.entry.file.referencedDataFile;
+      if (target === undefined) throw new Error(`deletion vector ${key} names no data file`);
+      const positions = await readDeletionVector(store, name, d.entry.file);
+      const values = positions.map((pos) => `(${sqlString(target)}, ${pos}::BIGINT)`).join(', ');
+      posParts.push(
+        `SELECT v.file_path, v.pos, ${seq}::BIGINT AS __seq, ${sqlString(key)} AS __key FROM (VALUES ${values}) v(file_path, pos)`,
+      );
+    } else throw new Error(`the oracle applies position, equality and DV deletes, not ${d.kind} (${key})`);
   }
   const conditions: string[] = [];
   if (posParts.length > 0) {
@@ -302,7 +311,17 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
       const beforePaths = new Set(before.files.dataFiles.map((f) => f.entry.file.path));
       const outputs = after.files.dataFiles.filter((f) => !beforePaths.has(f.entry.file.path));
       expect(outputs.length > 0).toBe(expected.rewrites);
-      const ids = idsByName(after.files.schema);
+      // Format v3 keeps row lineage: outputs also carry the two lineage columns under their reserved ids
+      const v3 = (await loadTable(store, name)).metadata.formatVersion === 3;
+      const ids = {
+        ...idsByName(after.files.schema),
+        ...(v3
+          ? {
+              [ROW_ID_FIELD.name]: ROW_ID_FIELD.id,
+              [LAST_UPDATED_SEQUENCE_NUMBER_FIELD.name]: LAST_UPDATED_SEQUENCE_NUMBER_FIELD.id,
+            }
+          : {}),
+      };
       for (const o of outputs)
         expect(await fieldIdsOf(join(dir as string, o.entry.file.key)), o.entry.file.key).toEqual(ids);
       // No delete file is left that applies to no live data file
