@@ -87,8 +87,12 @@ export function icebergOutputFiles(
  *   - a group is rewritten when `rewrite-all`, or it has more than one file and at least `min-input-files`, or more
  *     than one file and more bytes than the target, or more bytes than `max-file-size-bytes`, or a file with
  *     too many deletes;
- *   - each group is one commit: with `partial-progress.enabled` false (Iceberg's default: the rewrite is one commit)
- *     a run plans one group, else at most `partial-progress.max-commits`; the rest wait for the next run.
+ *   - each group is one commit (lake-compactor cannot commit several groups atomically). With
+ *     `partial-progress.enabled` false (Iceberg's default, where the whole rewrite is one commit) every group
+ *     planned is rewritten and committed on its own, so a run makes all the progress it planned and a failed group
+ *     undoes nothing of the others; with it true, at most `partial-progress.max-commits` groups per run, the rest
+ *     deferred to the next run (Iceberg would batch them into that many commits; a bound on commits per run is
+ *     what the option is set for).
  * Converges: outputs are sized within [min, max] and carry no deletes, so they are not candidates again (unless
  * `rewrite-all`, which always rewrites, as in Iceberg).
  * @throws InvalidInputError for an invalid input or options, or a key listed twice; InvalidWhereError for a filter
@@ -171,15 +175,13 @@ export function planIcebergPartition(
     }
   }
   groupsOut.sort((a, b) => compare(a.files[0]?.key ?? '', b.files[0]?.key ?? ''));
-  const commits = opts.partialProgressEnabled ? opts.partialProgressMaxCommits : 1;
+  const commits = opts.partialProgressEnabled ? opts.partialProgressMaxCommits : groupsOut.length;
   for (const deferred of groupsOut.splice(commits))
     for (const f of deferred.files)
       skips.push({
         key: f.key,
         category: 'deferred',
-        reason: opts.partialProgressEnabled
-          ? `deferred to the next run: each group is one commit and partial-progress.max-commits is ${opts.partialProgressMaxCommits}`
-          : 'deferred to the next run: partial-progress.enabled is false, so a run makes one commit, of one group (set it to true to commit up to partial-progress.max-commits groups per run)',
+        reason: `deferred to the next run: each group is one commit and partial-progress.max-commits is ${opts.partialProgressMaxCommits}`,
       });
 
   const groups: PlanGroup[] = groupsOut.map((g, i) => {

@@ -204,7 +204,7 @@ describe('planIcebergPartition: which groups rewrite_data_files rewrites', () =>
     expect(clamped.options).toMatchObject({ maxFileGroupSizeBytes: 107374182400, groupCapBytes: 500 });
   });
 
-  it('commits one group per run without partial progress (Iceberg’s default), up to partial-progress.max-commits with it', () => {
+  it('commits every group, each on its own, without partial progress (Iceberg’s default), up to partial-progress.max-commits with it', () => {
     // Prepare: 15 × 100 B in groups of 500 B: three groups
     const fifteen = files(15, 100);
     const groupOf5 = { 'max-file-group-size-bytes': 500 };
@@ -223,8 +223,8 @@ describe('planIcebergPartition: which groups rewrite_data_files rewrites', () =>
     );
 
     // Assess
-    expect(byDefault.summary.groups).toBe(1);
-    expect(byDefault.skipped.filter((s) => s.reason.startsWith('deferred to the next run'))).toHaveLength(10);
+    expect(byDefault.summary.groups).toBe(3);
+    expect(byDefault.skipped.filter((s) => s.reason.startsWith('deferred to the next run'))).toHaveLength(0);
     expect(partial.summary.groups).toBe(3);
     expect(twoCommits.summary.groups).toBe(2);
     expect(twoCommits.skipped.map((s) => s.reason)).toEqual(
