@@ -34,6 +34,8 @@ export function takeWorker(upTo: number): Worker {
   for (const [worker, detach] of idle) {
     idle.delete(worker);
     detach();
+    // Node sets threadId to -1 once a worker has exited: one that died unseen is never handed out.
+    if (worker.threadId === -1) continue;
     worker.ref();
     return worker;
   }
@@ -48,7 +50,7 @@ export function takeWorker(upTo: number): Worker {
  * unless it is known to be clean.
  */
 export async function releaseWorker(worker: Worker, healthy: boolean): Promise<void> {
-  if (!healthy || idle.size >= cap) {
+  if (!healthy || worker.threadId === -1 || idle.size >= cap) {
     await worker.terminate();
     return;
   }
