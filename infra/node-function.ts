@@ -105,7 +105,7 @@ export function projectFunction(
                   ? [
                       `cp "${inputDir}/node_modules/parquet-wasm/node/parquet_wasm_bg.wasm" "${outputDir}/"`,
                       // The rewrite engine's worker thread, loaded as ./worker.js beside the handler
-                      // (functions/adapters/parquet-wasm/parallel.ts). CommonJS: the Lambda folder has no
+                      // (functions/adapters/parquet-wasm/worker-pool.ts). CommonJS: the Lambda folder has no
                       // package.json marking .js as ESM, and CJS gives parquet-wasm its own __dirname.
                       `"${inputDir}/node_modules/.bin/esbuild" "${inputDir}/functions/adapters/parquet-wasm/worker.ts" --bundle --platform=node --format=cjs --target=node22 --minify --keep-names --sourcemap --outfile="${outputDir}/worker.js"`,
                     ]

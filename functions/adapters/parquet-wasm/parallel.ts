@@ -1,7 +1,7 @@
 // Parallel rewrite of one schema run: each output is encoded by a worker thread (its own wasm
 // instance) while the main thread does all I/O through the ports; fingerprints of the workers merge exactly.
 
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import {
   CompactorError,
   CorruptInputError,
@@ -17,6 +17,7 @@ import { OrderedFetcher } from './fetch.js';
 import type { CheckedInput } from './preflight.js';
 import type { WriterSettings } from './wasm.js';
 import type { FromWorker, ToWorker } from './worker.js';
+import { releaseWorker, takeWorker } from './worker-pool.js';
 
 /** One output of a run: its key and the global row range [from, to) of the run it holds, in kept rows. */
 export interface OutputTask {
@@ -114,18 +115,6 @@ class ChunkQueue implements AsyncIterable<Uint8Array> {
 function transferable(bytes: Uint8Array): Uint8Array {
   if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes;
   return Uint8Array.prototype.slice.call(bytes);
-}
-
-/** Starts an engine worker (worker.ts): encoding for the parallel rewrite, output hashing for verify. */
-function spawn(): Worker {
-  // Bundles ship worker.js next to this file. Under tsx (tests, benchmarks, the CLI) the worker
-  // is TypeScript: a tiny bootstrap registers tsx inside the worker before importing it.
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url));
-  const url = new URL('./worker.ts', import.meta.url).href;
-  return new Worker(
-    `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url)}); });`,
-    { eval: true },
-  );
 }
 
 /** Runs one output task on `worker`: feeds its inputs, relays its bytes to the store, returns its fingerprint. */
@@ -241,13 +230,16 @@ async function runTask(worker: Worker, task: OutputTask, ctx: ParallelContext): 
 /**
  * Runs `tasks` on up to `ctx.workers` worker threads, tasks taken in order by whichever worker is
  * free; returns the outputs, with their fingerprints, in task order. On the first failure every worker is terminated and
- * the error (typed, as the worker raised it) is thrown; the caller deletes `ctx.started`.
+ * the error (typed, as the worker raised it) is thrown; the caller deletes `ctx.started`. After a run that
+ * succeeded, the workers (every task done, nothing in progress) go back to the idle pool for the next call.
  */
 export async function runTasks(tasks: readonly OutputTask[], ctx: ParallelContext): Promise<TaskResult[]> {
-  const pool = Array.from({ length: Math.min(ctx.workers, tasks.length) }, spawn);
+  const size = Math.min(ctx.workers, tasks.length);
+  const pool = Array.from({ length: size }, () => takeWorker(size));
   const results: TaskResult[] = new Array(tasks.length);
   let next = 0;
   let firstError: unknown;
+  let failed = false;
   try {
     await Promise.all(
       pool.map(async (worker) => {
@@ -263,11 +255,12 @@ export async function runTasks(tasks: readonly OutputTask[], ctx: ParallelContex
       }),
     );
   } catch {
+    failed = true;
     throw firstError instanceof CompactorError || firstError instanceof Error
       ? firstError
       : new Error(String(firstError));
   } finally {
-    await Promise.all(pool.map((w) => w.terminate()));
+    await Promise.all(pool.map((w) => releaseWorker(w, !failed)));
   }
   return results;
 }
@@ -292,24 +285,40 @@ export interface HasherPool {
   readonly close: () => Promise<void>;
 }
 
-function hasherOn(worker: Worker): OutputHasher {
+/** An output hasher on one worker, and what decides whether the worker may be reused after. */
+interface WorkerHasher {
+  readonly hash: OutputHasher;
+  /** Every hash finished cleanly and none is in progress: the worker holds no state of any output. */
+  readonly clean: () => boolean;
+  /** Removes the listeners this hasher added, before the worker is reused. */
+  readonly detach: () => void;
+}
+
+function hasherOn(worker: Worker): WorkerHasher {
   // A worker that died (parquet-wasm trapped) answers nothing more: later outputs fail at once.
   let dead: Error | undefined;
-  worker.once('exit', (code) => {
+  const onExit = (code: number) => {
     dead ??= new Error(`Engine worker exited (code ${code})`);
-  });
-  return (store, output, batchRows, kind) =>
+  };
+  worker.once('exit', onExit);
+  let busy = false;
+  let failed = false;
+  const hash: OutputHasher = (store, output, batchRows, kind) =>
     new Promise<HashedOutput>((resolve, reject) => {
       if (dead !== undefined) {
+        failed = true;
         reject(dead);
         return;
       }
+      busy = true;
       // A store failure is kept as it is (typed: a missing object stays NotFound) rather than as the
       // worker's report of it.
       let storeFailure: unknown;
-      const finish = () => {
+      const finish = (ok: boolean) => {
         worker.off('message', onMessage);
         worker.off('error', onError);
+        busy = false;
+        if (!ok) failed = true;
       };
       const onMessage = (m: FromWorker) => {
         if (m.type === 'read') {
@@ -326,10 +335,10 @@ function hasherOn(worker: Worker): OutputHasher {
             },
           );
         } else if (m.type === 'hashed') {
-          finish();
+          finish(true);
           resolve({ rows: m.rows, fingerprint: m.fingerprint });
         } else if (m.type === 'error') {
-          finish();
+          finish(false);
           reject(storeFailure ?? revive(m));
         }
       };
@@ -337,7 +346,7 @@ function hasherOn(worker: Worker): OutputHasher {
       // decode, from a promise callback, which kills the worker: that is an output that cannot be
       // read back (unless a read failed first — then the store's error is the cause).
       const onError = (err: Error) => {
-        finish();
+        finish(false);
         dead = err;
         reject(
           storeFailure ??
@@ -351,32 +360,45 @@ function hasherOn(worker: Worker): OutputHasher {
       const start: ToWorker = { type: 'hash', key: output.key, size: output.size, batchRows, kind };
       worker.postMessage(start);
     });
+  return {
+    hash,
+    clean: () => dead === undefined && !busy && !failed,
+    detach: () => worker.off('exit', onExit),
+  };
 }
 
 /**
- * Engine workers for hashing outputs (verification), started when first needed — at most `n`, so
- * callers hash at most `n` outputs at once.
+ * Engine workers for hashing outputs (verification), taken when first needed — at most `n`, so
+ * callers hash at most `n` outputs at once. `close` gives back to the idle pool each worker whose
+ * every hash finished cleanly, and terminates the rest: one that failed or trapped (a trap kills it,
+ * and a corrupt page must never be decoded by a reused instance), or is still hashing.
  */
 export function workerHashers(n: number): HasherPool {
-  const workers: Worker[] = [];
-  const idle: OutputHasher[] = [];
+  const taken: { readonly worker: Worker; readonly hasher: WorkerHasher }[] = [];
+  const idle: WorkerHasher[] = [];
   return {
     hash: async (store, output, batchRows, kind) => {
       let hasher = idle.pop();
       if (hasher === undefined) {
-        if (workers.length >= n) throw new Error(`workerHashers: more than ${n} outputs at once`);
-        const worker = spawn();
-        workers.push(worker);
+        if (taken.length >= n) throw new Error(`workerHashers: more than ${n} outputs at once`);
+        const worker = takeWorker(n);
         hasher = hasherOn(worker);
+        taken.push({ worker, hasher });
       }
       try {
-        return await hasher(store, output, batchRows, kind);
+        return await hasher.hash(store, output, batchRows, kind);
       } finally {
         idle.push(hasher);
       }
     },
     close: async () => {
-      await Promise.all(workers.map((w) => w.terminate()));
+      await Promise.all(
+        taken.map(({ worker, hasher }) => {
+          const clean = hasher.clean();
+          hasher.detach();
+          return releaseWorker(worker, clean);
+        }),
+      );
     },
   };
 }

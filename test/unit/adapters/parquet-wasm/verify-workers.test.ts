@@ -1,12 +1,16 @@
 // Proves verification on engine workers gives the same fingerprint with one worker or two and still
 // catches a tampered output, and that a failed range read or an undecodable page fails with a typed error
 // (the store's own, or CorruptInputError naming the output) instead of hanging on parquet-wasm's trap,
-// with every worker stopped.
+// with every worker that failed stopped and none left busy.
 // node:worker_threads is wrapped only to count the real workers started and terminated.
 
-import { describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
+import {
+  closeIdleWorkers,
+  engineWorkerStats,
+} from '../../../../functions/adapters/parquet-wasm/worker-pool.js';
 import { CorruptInputError } from '../../../../functions/core/errors.js';
 import { problemsOf, rewritten, tamper } from '../../../support/verify-fixtures.js';
 
@@ -39,7 +43,10 @@ class FailingReads extends MemoryObjectStore {
 }
 
 describe('verifyOutputs with worker threads', () => {
-  it('recomputes the one-worker fingerprint with two workers, and stops both', async () => {
+  // Each test counts the workers it starts: none is left idle by an earlier one.
+  beforeEach(closeIdleWorkers);
+
+  it('recomputes the one-worker fingerprint with two workers, and leaves both idle, not busy', async () => {
     // Prepare: three outputs, so both workers hash at least one.
     const { target, result } = await rewritten(3);
     expect(result.outputs).toHaveLength(3);
@@ -53,8 +60,10 @@ describe('verifyOutputs with worker threads', () => {
     expect(parallel.fingerprint).toEqual(alone.fingerprint);
     expect(parallel.fingerprint.hash).toBe(result.fingerprint.hash);
     expect(parallel.rows).toBe(2_000);
-    expect(threads.started - before.started).toBe(2);
-    expect(threads.terminated - before.terminated).toBe(2);
+    // The one-worker verify's worker is reused; a second one is started; both wait for the next verify.
+    expect(threads.started - before.started).toBe(1);
+    expect(threads.terminated - before.terminated).toBe(0);
+    expect(engineWorkerStats().idle).toBe(2);
   });
 
   it('catches one changed value in one of several outputs', async () => {
@@ -103,8 +112,11 @@ describe('verifyOutputs with worker threads', () => {
       // Assess: parquet-wasm traps on a rejected read; the engine must neither crash nor stay broken.
       expect(err).toBe(store.failure);
       expect(again.fingerprint.hash).toBe(result.fingerprint.hash);
-      expect(threads.started - before.started).toBe(2 * expectedThreads);
-      expect(threads.terminated - before.terminated).toBe(2 * expectedThreads);
+      // The worker whose read failed is stopped, never reused; every other one is stopped or idle.
+      expect(threads.started - before.started).toBeGreaterThan(expectedThreads);
+      expect(threads.started - before.started).toBeLessThanOrEqual(2 * expectedThreads);
+      expect(threads.terminated - before.terminated).toBeGreaterThanOrEqual(1);
+      expect(threads.started - threads.terminated).toBe(engineWorkerStats().idle);
     },
   );
 
