@@ -241,9 +241,7 @@ describe('when an Iceberg table must be re-derived from its current snapshot', (
   const LAST = '00009-5c29aedb-463b-4b80-b0d5-c1d7fc957770.metadata.json';
 
   /** The last metadata file of the copy edited by `edit`, written as a new file the pointer is then moved to. */
-  async function editedPointer(
-    edit: (metadata: Record<string, unknown>) => void,
-  ): Promise<{
+  async function editedPointer(edit: (metadata: Record<string, unknown>) => void): Promise<{
     changes: CommitLogChanges;
     store: ObjectStore;
     cursorAt: (file: string) => Promise<ChangeCursor>;
