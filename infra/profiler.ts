@@ -75,6 +75,30 @@ export function grantDeltaLogReads(
   for (const key of encryptionKeys) key.grant(profilerFunction, 'kms:Decrypt');
 }
 
+/**
+ * Lets the profiler follow Iceberg tables' catalog pointers: a new metadata file is only a nudge, so it reads the
+ * table's current metadata, manifest lists and manifests under `metadata/` (GetObject on it, ListBucket for the
+ * path catalog's listing, decrypt with the tables' keys). Data files stay out of reach: manifests give their sizes.
+ * The catalog's own read grants (Glue GetTable, S3 Tables reads) come from `icebergCatalogStatements(..., 'read')`.
+ */
+export function grantIcebergMetadataReads(
+  profilerFunction: nodejs.NodejsFunction,
+  icebergTables: readonly TableLocation[],
+  encryptionKeys: readonly kms.IKey[],
+): void {
+  if (icebergTables.length === 0) return;
+  const metadata = [
+    ...new Set(
+      icebergTables.map((t) => `arn:aws:s3:::${t.bucketName}/${normalizeTablePrefix(t.prefix)}metadata/*`),
+    ),
+  ];
+  profilerFunction.addToRolePolicy(
+    new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: metadata }),
+  );
+  for (const statement of listStatements(icebergTables)) profilerFunction.addToRolePolicy(statement);
+  for (const key of encryptionKeys) key.grant(profilerFunction, 'kms:Decrypt');
+}
+
 /** Where the profiler's events come from. */
 export interface ProfilerWiringProps {
   /** Every table, each with its bucket (the owned bucket's name is a deploy-time token). */
