@@ -396,6 +396,26 @@ function describe(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
+/**
+ * The format of each table as its settings make it, for the profiler: an Iceberg table's pointer is read through
+ * the catalog its config names (Glue, REST), as the workflow's steps read it, with catalog clients built once per
+ * cold start from `env` (the environment the deps are built from, not process.env).
+ */
+export function profilerFormats(
+  tables: readonly TableConfig[],
+  env: Readonly<Record<string, string | undefined>>,
+  dynamodb: DynamoDBClient,
+): (table: TableConfig, bucket: string) => TableFormat {
+  const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
+  const iceberg = icebergCatalogServices(env);
+  return (table, bucket) =>
+    formatForTable(
+      tables,
+      table.name,
+      formatServices({ dynamodb: dynamodbIn, clock: systemClock, iceberg }, { bucket }),
+    );
+}
+
 /** Builds the production dependencies from a (validated) environment. */
 export function depsFromEnv(
   env: Readonly<Record<string, string | undefined>>,
@@ -425,16 +445,7 @@ export function depsFromEnv(
       'STATE_MACHINE_ARN is not set: decisions are recorded but no compaction is started',
     );
   }
-  // An Iceberg table's pointer is read through the catalog its config names, as the workflow's steps read it:
-  // catalog clients built once per cold start from the environment the deps are built from.
-  const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
-  const iceberg = icebergCatalogServices(env);
-  const formatFor = (table: TableConfig, bucket: string): TableFormat =>
-    formatForTable(
-      tables,
-      table.name,
-      formatServices({ dynamodb: dynamodbIn, clock: systemClock, iceberg }, { bucket }),
-    );
+  const formatFor = profilerFormats(tables, env, dynamodb);
   return {
     tables,
     policies: policiesOf(tables),
