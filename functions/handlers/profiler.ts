@@ -61,8 +61,9 @@ export interface ProfilerDeps {
   readonly policies: ReadonlyMap<string, Policy>;
   readonly stats: StatsStore;
   /**
-   * The object store of a bucket: a log-based table's (Delta) commits are read from its log. Absent: such a
-   * table's commit events fail (and are retried), since their changes cannot be known.
+   * The object store of a bucket: a log-based table's commits are read from its log (Delta) or the metadata its
+   * catalog points at (Iceberg). Absent: such a table's commit events fail (and are retried), since their changes
+   * cannot be known.
    */
   readonly storeFor?: (bucket: string) => ObjectStore;
   readonly starter?: StateMachineStarter;
