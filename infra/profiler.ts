@@ -18,6 +18,13 @@ import { projectFunction } from './node-function.js';
 import { listStatements, normalizeTablePrefix, type TableLocation } from './s3-access.js';
 import type { TableConfigDelivery } from './table-config-file.js';
 
+/**
+ * Receives of a profiler message before SQS moves it to the dead-letter queue. The handler drops an event naming
+ * a commit its table's catalog never made current before that (`NOT_CURRENT_MAX_RECEIVES`), so a lost race does
+ * not end in the DLQ.
+ */
+export const PROFILER_MAX_RECEIVES = 5;
+
 /** Default of `profilerReservedConcurrency`: the profiler's SQS event source polled with 5 before it existed. */
 export const DEFAULT_PROFILER_RESERVED_CONCURRENCY = 5;
 
@@ -136,7 +143,7 @@ export function addProfilerWiring(
     retentionPeriod: Duration.days(4),
     encryption: sqs.QueueEncryption.SQS_MANAGED,
     enforceSSL: true,
-    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: 5 },
+    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: PROFILER_MAX_RECEIVES },
   });
 
   const buckets = new Map<string, s3.IBucket>();

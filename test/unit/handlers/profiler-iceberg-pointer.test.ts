@@ -18,6 +18,7 @@ import {
 import { ManualClock } from '../../../functions/ports/clock.js';
 import { createObservability } from '../../../functions/shared/middleware.js';
 import { appendIcebergEvents, createIcebergEventsTable } from '../../../functions/tools/sample-iceberg.js';
+import { PROFILER_MAX_RECEIVES } from '../../../infra/profiler.js';
 import { capturePowertoolsOutput } from '../../support/powertools-output.js';
 import { s3CreatedRecord } from '../../support/sqs-s3.js';
 
@@ -95,6 +96,7 @@ describe('profiler handler and an Iceberg metadata file newer than the catalog p
     // Assess
     expect(before).toEqual({ batchItemFailures: [{ itemIdentifier: 'early' }] });
     expect(last).toEqual({ batchItemFailures: [] });
+    expect(NOT_CURRENT_MAX_RECEIVES).toBeLessThan(PROFILER_MAX_RECEIVES);
     const warnings = output.lines.filter(
       (l) => l.level === 'WARN' && String(l.message).includes('lost the race'),
     );
