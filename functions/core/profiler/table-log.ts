@@ -125,7 +125,9 @@ function commitLogOf(deps: TableLogDeps, table: TableConfig, bucket: string): Co
  * One table's commits: nothing when the cursor is at or past the newest (duplicates, late events); else every
  * version after the cursor up to the newest is read and applied (an event for N+2 reads N+1 first), or the whole
  * state is re-derived when they cannot be. The cursor moves only after everything was applied, so a failure retries
- * the same versions, which the per-file sequencers make harmless.
+ * the same versions, which the per-file sequencers make harmless. A table whose events only nudge a read of its
+ * catalog pointer (Iceberg) is always read; when some events name metadata newer than the pointer, what the pointer
+ * shows is applied and those events are returned as `notCurrent`, for the caller to have redelivered.
  */
 async function profileTableCommits(
   deps: TableLogDeps,
