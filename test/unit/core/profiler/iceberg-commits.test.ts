@@ -14,10 +14,16 @@ import {
 } from '../../../../functions/core/formats/iceberg/index.js';
 import { DEFAULT_POLICY } from '../../../../functions/core/policy.js';
 import { type CommitEvent, resolveEvent } from '../../../../functions/core/profiler/events.js';
+import { sweepTable } from '../../../../functions/core/profiler/sweep.js';
 import { profileCommits, type TableLogDeps } from '../../../../functions/core/profiler/table-log.js';
 import { isSmallFile } from '../../../../functions/core/stats.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import type { ObjectStore } from '../../../../functions/ports/object-store.js';
+import type {
+  ExecutionInfo,
+  StartResult,
+  StateMachineStarter,
+} from '../../../../functions/ports/state-machine-starter.js';
 import { appendIcebergEvents, createIcebergEventsTable } from '../../../../functions/tools/sample-iceberg.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -27,6 +33,20 @@ const tables = parseTableConfigs([{ name: 'events', bucket: 'lake', prefix: 'eve
 const policies = new Map(tables.map((t) => [t.name, DEFAULT_POLICY]));
 
 let sequence = 0;
+
+class FakeStarter implements StateMachineStarter {
+  readonly starts: string[] = [];
+  executionArn(name: string): string {
+    return `arn:aws:states:us-east-1:000000000000:execution:compact:${name}`;
+  }
+  async start(name: string): Promise<StartResult> {
+    this.starts.push(name);
+    return { executionArn: this.executionArn(name), alreadyStarted: false };
+  }
+  async describe(): Promise<ExecutionInfo | undefined> {
+    return undefined;
+  }
+}
 
 /** What the profiler makes of S3's creation event for `key`. */
 function resolve(key: string, time = NOW) {
@@ -215,5 +235,39 @@ describe('an Iceberg table whose catalog has not swapped to the metadata an even
     expect(result.notCurrent?.events).toEqual([notYet]);
     expect(result.notCurrent?.error).toMatchObject({ current: 2, retryable: true });
     expect(await storedCounts(stats)).toEqual(await recount(store));
+  });
+});
+
+describe('the trigger on an Iceberg table', () => {
+  it('waits out the quiet window after the last commit, then starts the partition once, with its reasons', async () => {
+    // Prepare: six small appends to one day, each commit seen as it lands
+    const store = new MemoryObjectStore();
+    const stats = new MemoryStatsStore();
+    const starter = new FakeStarter();
+    const deps: TableLogDeps = { stats, tables, policies, storeFor: () => store, starter };
+    await createIcebergEventsTable(store, 'events', { now: NOW });
+    await profileCommits(deps, [commitOf('events/metadata/v1.metadata.json')], NOW);
+    const outcomes = [];
+    for (let seed = 1; seed <= 6; seed += 1) {
+      await appendIcebergEvents(store, 'events', { day: DAYS[1] as string, rows: 20, seed, now: NOW });
+      const latest = (await metadataKeys(store)).at(-1) as string;
+      const result = (await profileCommits(deps, [commitOf(latest)], NOW)).get('events');
+      if (result?.ok) outcomes.push(...result.outcomes.map((o) => o.action));
+    }
+
+    // Act
+    const quiet = NOW + DEFAULT_POLICY.quietMinutes * MINUTE;
+    const early = await sweepTable({ stats, starter, policies }, 'events', quiet - MINUTE);
+    const swept = await sweepTable({ stats, starter, policies }, 'events', quiet + MINUTE);
+
+    // Assess
+    // Below minInputFiles nothing is due (blocked); from it on, the quiet window is waited out.
+    expect(outcomes).toEqual(
+      Array.from({ length: 6 }, (_, i) => (i + 1 < DEFAULT_POLICY.minInputFiles ? 'blocked' : 'waiting')),
+    );
+    expect(early.due).toEqual([]);
+    expect(swept.due.map((o) => o.action)).toEqual(['started']);
+    expect(swept.due[0]?.decision.reasons.join(' ')).toMatch(/6 small files/);
+    expect(starter.starts).toHaveLength(1);
   });
 });
