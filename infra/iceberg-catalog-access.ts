@@ -27,6 +27,27 @@ export const S3_TABLES_REST_ACTIONS = [
 /** Glue actions the Glue catalog (and Glue's REST endpoint) needs to load and commit one table. */
 export const GLUE_COMMIT_ACTIONS = ['glue:GetTable', 'glue:UpdateTable'] as const;
 
+/**
+ * S3 Tables actions its Iceberg REST endpoint checks to load a table (config, namespace, table, its metadata
+ * location and files): what a reader of the pointer needs, without the commit's Update/Put.
+ */
+export const S3_TABLES_REST_READ_ACTIONS = [
+  's3tables:GetTableBucket',
+  's3tables:GetNamespace',
+  's3tables:GetTable',
+  's3tables:GetTableMetadataLocation',
+  's3tables:GetTableData',
+] as const;
+
+/** Glue actions that load one table: the pointer (`metadata_location`) only. */
+export const GLUE_READ_ACTIONS = ['glue:GetTable'] as const;
+
+/**
+ * What a function does with the catalogs: `commit` (load and swap the pointer: the steps that plan, commit and
+ * settle, and the sweep) or `read` (load only: the profiler, which follows the pointer and never moves it).
+ */
+export type CatalogAccess = 'commit' | 'read';
+
 interface TableWithCatalog {
   readonly name: string;
   readonly catalog?: IcebergCatalogSetting | undefined;
@@ -74,12 +95,18 @@ function glueArns(
   return [arn('catalog'), arn(`database/${database}`), arn(`table/${database}/${table}`)];
 }
 
-/** The statements for every table configured with a Glue or SigV4-signed REST catalog (none otherwise). */
+/**
+ * The statements for every table configured with a Glue or SigV4-signed REST catalog (none otherwise), for a
+ * function that commits through them or (`access: 'read'`) only loads their current metadata.
+ */
 export function icebergCatalogStatements(
   scope: IConstruct,
   tables: readonly TableWithCatalog[],
+  access: CatalogAccess = 'commit',
 ): iam.PolicyStatement[] {
   const stack = Stack.of(scope);
+  const glueActions = access === 'commit' ? GLUE_COMMIT_ACTIONS : GLUE_READ_ACTIONS;
+  const s3TablesActions = access === 'commit' ? S3_TABLES_REST_ACTIONS : S3_TABLES_REST_READ_ACTIONS;
   const statements: iam.PolicyStatement[] = [];
   for (const t of tables) {
     const c = t.catalog;
@@ -87,7 +114,7 @@ export function icebergCatalogStatements(
     if (c.type === 'glue') {
       statements.push(
         new iam.PolicyStatement({
-          actions: [...GLUE_COMMIT_ACTIONS],
+          actions: [...glueActions],
           resources: glueArns(
             scope,
             c.region ?? stack.region,
@@ -112,14 +139,14 @@ export function icebergCatalogStatements(
         });
       statements.push(
         new iam.PolicyStatement({
-          actions: [...S3_TABLES_REST_ACTIONS],
+          actions: [...s3TablesActions],
           resources: [bucket, `${bucket}/table/*`],
         }),
       );
     } else if (c.auth.signingName === 'glue') {
       statements.push(
         new iam.PolicyStatement({
-          actions: [...GLUE_COMMIT_ACTIONS, 'glue:GetCatalog', 'glue:GetDatabase'],
+          actions: [...glueActions, 'glue:GetCatalog', 'glue:GetDatabase'],
           resources: glueArns(scope, c.auth.region, stack.account, c.namespace, c.table),
         }),
       );

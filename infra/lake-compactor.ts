@@ -36,6 +36,7 @@ import {
   createProfilerFunction,
   DEFAULT_PROFILER_RESERVED_CONCURRENCY,
   grantDeltaLogReads,
+  grantIcebergMetadataReads,
 } from './profiler.js';
 import type { TableLocation } from './s3-access.js';
 import { createStateTable } from './state-table.js';
@@ -137,6 +138,22 @@ export class LakeCompactor extends Construct {
         : []),
       ...encryptionKeys.filter((k) => deltaKeyArns.has(k.keyArn)),
     ]);
+
+    // Iceberg tables change when their catalog pointer moves: the profiler reads it through the table's catalog
+    // (read-only grants) and the metadata it points at.
+    const icebergTables = tables.filter((t) => t.format === 'iceberg');
+    const icebergKeyArns = new Set(
+      icebergTables.flatMap((t) => (t.kmsKeyArn === undefined ? [] : [t.kmsKeyArn])),
+    );
+    grantIcebergMetadataReads(this.profilerFunction, icebergTables, [
+      ...(ownedBucket?.encryptionKey !== undefined &&
+      props.tables.some((t) => t.format === 'iceberg' && t.bucketName === undefined)
+        ? [ownedBucket.encryptionKey]
+        : []),
+      ...encryptionKeys.filter((k) => icebergKeyArns.has(k.keyArn)),
+    ]);
+    for (const statement of icebergCatalogStatements(this, props.tables, 'read'))
+      this.profilerFunction.addToRolePolicy(statement);
 
     this.scheduleDeadLetterQueue = new sqs.Queue(this, 'ScheduleDlq', {
       retentionPeriod: Duration.days(14),

@@ -18,6 +18,13 @@ import { projectFunction } from './node-function.js';
 import { listStatements, normalizeTablePrefix, type TableLocation } from './s3-access.js';
 import type { TableConfigDelivery } from './table-config-file.js';
 
+/**
+ * Receives of a profiler message before SQS moves it to the dead-letter queue. The handler drops an event naming
+ * a commit its table's catalog never made current before that (`NOT_CURRENT_MAX_RECEIVES`), so a lost race does
+ * not end in the DLQ.
+ */
+export const PROFILER_MAX_RECEIVES = 5;
+
 /** Default of `profilerReservedConcurrency`: the profiler's SQS event source polled with 5 before it existed. */
 export const DEFAULT_PROFILER_RESERVED_CONCURRENCY = 5;
 
@@ -75,6 +82,30 @@ export function grantDeltaLogReads(
   for (const key of encryptionKeys) key.grant(profilerFunction, 'kms:Decrypt');
 }
 
+/**
+ * Lets the profiler follow Iceberg tables' catalog pointers: a new metadata file is only a nudge, so it reads the
+ * table's current metadata, manifest lists and manifests under `metadata/` (GetObject on it, ListBucket for the
+ * path catalog's listing, decrypt with the tables' keys). Data files stay out of reach: manifests give their sizes.
+ * The catalog's own read grants (Glue GetTable, S3 Tables reads) come from `icebergCatalogStatements(..., 'read')`.
+ */
+export function grantIcebergMetadataReads(
+  profilerFunction: nodejs.NodejsFunction,
+  icebergTables: readonly TableLocation[],
+  encryptionKeys: readonly kms.IKey[],
+): void {
+  if (icebergTables.length === 0) return;
+  const metadata = [
+    ...new Set(
+      icebergTables.map((t) => `arn:aws:s3:::${t.bucketName}/${normalizeTablePrefix(t.prefix)}metadata/*`),
+    ),
+  ];
+  profilerFunction.addToRolePolicy(
+    new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: metadata }),
+  );
+  for (const statement of listStatements(icebergTables)) profilerFunction.addToRolePolicy(statement);
+  for (const key of encryptionKeys) key.grant(profilerFunction, 'kms:Decrypt');
+}
+
 /** Where the profiler's events come from. */
 export interface ProfilerWiringProps {
   /** Every table, each with its bucket (the owned bucket's name is a deploy-time token). */
@@ -112,7 +143,7 @@ export function addProfilerWiring(
     retentionPeriod: Duration.days(4),
     encryption: sqs.QueueEncryption.SQS_MANAGED,
     enforceSSL: true,
-    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: 5 },
+    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: PROFILER_MAX_RECEIVES },
   });
 
   const buckets = new Map<string, s3.IBucket>();

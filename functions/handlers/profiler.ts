@@ -13,7 +13,8 @@ import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
 import { deltaMarkerAdvice, FORMAT_NAMES } from '../core/formats/foreign-tables.js';
-import { type RefusedTable, refusedTables } from '../core/formats/index.js';
+import { formatForTable, type RefusedTable, refusedTables } from '../core/formats/index.js';
+import type { TableFormat } from '../core/formats/table-format.js';
 import { decisionMetrics, foreignFormatMetrics, unsupportedFormatMetrics } from '../core/metrics.js';
 import type { Policy } from '../core/policy.js';
 import {
@@ -33,6 +34,8 @@ import type { ObjectStore } from '../ports/object-store.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';
 import type { StatsStore } from '../ports/stats-store.js';
 import { baseEnvSchema, parseEnv } from '../shared/env.js';
+import { dynamoDbClientsByRegion, formatServices } from '../shared/format-services.js';
+import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
 import { loadTableConfigs } from '../shared/table-source.js';
 
@@ -58,8 +61,9 @@ export interface ProfilerDeps {
   readonly policies: ReadonlyMap<string, Policy>;
   readonly stats: StatsStore;
   /**
-   * The object store of a bucket: a log-based table's (Delta) commits are read from its log. Absent: such a
-   * table's commit events fail (and are retried), since their changes cannot be known.
+   * The object store of a bucket: a log-based table's commits are read from its log (Delta) or the metadata its
+   * catalog points at (Iceberg). Absent: such a table's commit events fail (and are retried), since their changes
+   * cannot be known.
    */
   readonly storeFor?: (bucket: string) => ObjectStore;
   readonly starter?: StateMachineStarter;
@@ -71,7 +75,20 @@ export interface ProfilerDeps {
   readonly observability: Observability;
   /** Partitions of one batch processed at once. @default 4 */
   readonly concurrency?: number;
+  /**
+   * A table's format bound to its settings (see TableLogDeps.formatFor): how an Iceberg table's pointer is read
+   * through its Glue or REST catalog. Absent: the registered formats (an Iceberg table's path catalog).
+   */
+  readonly formatFor?: (table: TableConfig, bucket: string) => TableFormat;
 }
+
+/**
+ * Receives of a message whose commit the table's pointer does not show yet (see CommitNotCurrentError) after which
+ * it is dropped with a log line as a lost race instead of failing again: below the queue's five receives before
+ * the dead-letter queue, so a metadata file that never becomes current does not end there, while a catalog swap
+ * still in progress gets three redeliveries (each after the visibility timeout) to land.
+ */
+export const NOT_CURRENT_MAX_RECEIVES = 4;
 
 /** An EventBridge S3 event invoking the function directly (no queue in between). */
 interface EventBridgeInvocation {
@@ -134,10 +151,14 @@ async function processQueueBatch(
   context: Context,
 ): Promise<SQSBatchResponse> {
   const { logger, metrics } = deps.observability;
-  const messages = event.Records.map((record) => ({
-    id: record.messageId,
-    parse: () => parseQueueMessage(record.body),
-  }));
+  const messages = event.Records.map((record) => {
+    const receives = Number(record.attributes?.ApproximateReceiveCount);
+    return {
+      id: record.messageId,
+      parse: () => parseQueueMessage(record.body),
+      ...(Number.isInteger(receives) && receives > 0 ? { receives } : {}),
+    };
+  });
   const failures = await profileMessages(deps, trigger, refused, messages, metrics, logger);
   const processor = new BatchProcessor(EventType.SQS);
   // The batch was processed as a whole above (grouped per partition); the record handler only reports each
@@ -158,7 +179,12 @@ async function profileMessages(
   deps: ProfilerDeps,
   trigger: TriggerDeps,
   refused: ReadonlyMap<string, RefusedTable>,
-  messages: readonly { readonly id: string; readonly parse: () => ReturnType<typeof parseQueueMessage> }[],
+  messages: readonly {
+    readonly id: string;
+    readonly parse: () => ReturnType<typeof parseQueueMessage>;
+    /** How often the queue delivered it (SQS's ApproximateReceiveCount); undefined when not queued. */
+    readonly receives?: number;
+  }[],
   metrics: Metrics,
   logger: Logger,
 ): Promise<Map<string, unknown>> {
@@ -168,6 +194,7 @@ async function profileMessages(
   /** Commits of log-based tables, and per table the messages that carried one. */
   const commits: CommitEvent[] = [];
   const commitsOf = new Map<string, Set<string>>();
+  const messageOfCommit = new Map<CommitEvent, (typeof messages)[number]>();
   /** Per configured table and foreign root: the first such event, and the messages that carried one. */
   const foreign = new Map<string, { readonly event: ForeignFormatEvent; readonly messages: Set<string> }>();
   const foreignCounts = new Map<string, number>();
@@ -205,6 +232,7 @@ async function profileMessages(
         }
         if (resolution.kind === 'commit') {
           commits.push(resolution);
+          messageOfCommit.set(resolution, message);
           commitsOf.set(resolution.table, (commitsOf.get(resolution.table) ?? new Set()).add(message.id));
           continue;
         }
@@ -257,6 +285,7 @@ async function profileMessages(
       for (const id of commitsOf.get(table) ?? []) failures.set(id, result.error);
       continue;
     }
+    if (result.notCurrent !== undefined) notCurrent(result.notCurrent, messageOfCommit, failures, logger);
     applied += result.applied;
     stale += result.stale;
     outcomes.push(...result.outcomes);
@@ -299,6 +328,39 @@ async function profileMessages(
   return failures;
 }
 
+/**
+ * The messages of commit events naming a commit their table's pointer does not show yet: failed, so the queue
+ * redelivers them (the catalog swap may be in progress), until NOT_CURRENT_MAX_RECEIVES; then dropped with a
+ * warning, since a metadata file that lost the race is never current. A direct invocation (no receive count) fails
+ * and is retried by Lambda's own bounded retries of asynchronous invocations.
+ */
+function notCurrent(
+  behind: NonNullable<Extract<TableLogResult, { ok: true }>['notCurrent']>,
+  messageOf: ReadonlyMap<CommitEvent, { readonly id: string; readonly receives?: number }>,
+  failures: Map<string, unknown>,
+  logger: Logger,
+): void {
+  for (const event of behind.events) {
+    const message = messageOf.get(event);
+    if (message === undefined) continue;
+    const data = {
+      table: event.table,
+      key: event.key,
+      receives: message.receives,
+      reason: behind.error.reason,
+    };
+    if (message.receives !== undefined && message.receives >= NOT_CURRENT_MAX_RECEIVES) {
+      logger.warn(
+        "a commit's metadata file never became the table's current one: a writer lost the race to its catalog; the event is dropped",
+        data,
+      );
+      continue;
+    }
+    logger.info("the table's catalog does not point at this commit yet; the message is redelivered", data);
+    failures.set(message.id, behind.error);
+  }
+}
+
 /** The batch's commits of log-based tables, applied per table (see profileCommits); none → no store needed. */
 async function applyCommits(
   deps: ProfilerDeps,
@@ -315,7 +377,12 @@ async function applyCommits(
     return new Map(commits.map((c) => [c.table, { ok: false, error }]));
   }
   const results = await profileCommits(
-    { ...trigger, tables: deps.tables, storeFor },
+    {
+      ...trigger,
+      tables: deps.tables,
+      storeFor,
+      ...(deps.formatFor === undefined ? {} : { formatFor: deps.formatFor }),
+    },
     commits,
     deps.clock.now(),
     deps.concurrency ?? 4,
@@ -330,6 +397,26 @@ function describe(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
+/**
+ * The format of each table as its settings make it, for the profiler: an Iceberg table's pointer is read through
+ * the catalog its config names (Glue, REST), as the workflow's steps read it, with catalog clients built once per
+ * cold start from `env` (the environment the deps are built from, not process.env).
+ */
+export function profilerFormats(
+  tables: readonly TableConfig[],
+  env: Readonly<Record<string, string | undefined>>,
+  dynamodb: DynamoDBClient,
+): (table: TableConfig, bucket: string) => TableFormat {
+  const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
+  const iceberg = icebergCatalogServices(env);
+  return (table, bucket) =>
+    formatForTable(
+      tables,
+      table.name,
+      formatServices({ dynamodb: dynamodbIn, clock: systemClock, iceberg }, { bucket }),
+    );
+}
+
 /** Builds the production dependencies from a (validated) environment. */
 export function depsFromEnv(
   env: Readonly<Record<string, string | undefined>>,
@@ -337,10 +424,11 @@ export function depsFromEnv(
 ): ProfilerDeps {
   const config = parseEnv(profilerEnvSchema, env as NodeJS.ProcessEnv);
   const tables = loadTableConfigs(env);
-  const stats = new DynamoStatsStore({ client: new DynamoDBClient({}), tableName: config.TABLE_NAME });
+  const dynamodb = new DynamoDBClient({});
+  const stats = new DynamoStatsStore({ client: dynamodb, tableName: config.TABLE_NAME });
   const s3 = createDefaultS3Client(env);
   const stores = new Map<string, ObjectStore>();
-  // Only Delta tables' commits are read (their log), one client for every bucket.
+  // Only log-based tables' commits are read (Delta's log, Iceberg's metadata), one client for every bucket.
   const storeFor = (bucket: string): ObjectStore => {
     let store = stores.get(bucket);
     if (store === undefined) {
@@ -358,11 +446,13 @@ export function depsFromEnv(
       'STATE_MACHINE_ARN is not set: decisions are recorded but no compaction is started',
     );
   }
+  const formatFor = profilerFormats(tables, env, dynamodb);
   return {
     tables,
     policies: policiesOf(tables),
     stats,
     storeFor,
+    formatFor,
     ...(starter === undefined ? {} : { starter }),
     ...(config.TRIGGERS_DRY_RUN ? { dryRun: true } : {}),
     runCaps: parseRunCaps(config.RUN_CAPS),

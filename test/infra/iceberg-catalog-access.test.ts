@@ -9,7 +9,12 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import { describe, expect, it } from 'vitest';
 import { LakeCompactorStack } from '../../infra/app.js';
-import { icebergCatalogStatements, S3_TABLES_REST_ACTIONS } from '../../infra/iceberg-catalog-access.js';
+import {
+  type CatalogAccess,
+  icebergCatalogStatements,
+  S3_TABLES_REST_ACTIONS,
+  S3_TABLES_REST_READ_ACTIONS,
+} from '../../infra/iceberg-catalog-access.js';
 
 const BUCKET_ARN = 'arn:aws:s3tables:eu-west-1:111122223333:bucket/lake';
 
@@ -31,9 +36,11 @@ function flatten(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, flatten(v)]));
 }
 
-function resolved(tables: Parameters<typeof icebergCatalogStatements>[1]) {
+function resolved(tables: Parameters<typeof icebergCatalogStatements>[1], access?: CatalogAccess) {
   const stack = new Stack(new App(), 'Catalogs', { env: { account: '111122223333', region: 'eu-west-1' } });
-  return icebergCatalogStatements(stack, tables).map((s) => flatten(stack.resolve(s.toStatementJson())));
+  return icebergCatalogStatements(stack, tables, access).map((s) =>
+    flatten(stack.resolve(s.toStatementJson())),
+  );
 }
 
 describe('icebergCatalogStatements', () => {
@@ -98,6 +105,45 @@ describe('icebergCatalogStatements', () => {
         Resource: [BUCKET_ARN, `${BUCKET_ARN}/table/*`],
       },
     ]);
+  });
+
+  it('grants a reader of the pointer (the profiler) only the loading actions: Glue GetTable, S3 Tables reads', () => {
+    // Act
+    const statements = resolved(
+      [
+        { name: 'events', catalog: { type: 'glue', database: 'lake', table: 'events' } },
+        {
+          name: 'clicks',
+          catalog: {
+            type: 'rest',
+            uri: 'https://s3tables.eu-west-1.amazonaws.com/iceberg',
+            warehouse: BUCKET_ARN,
+            namespace: 'web',
+            table: 'clicks',
+            auth: { type: 'sigv4', signingName: 's3tables', region: 'eu-west-1' },
+          },
+        },
+      ],
+      'read',
+    );
+    // Assess
+    expect(statements).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'glue:GetTable',
+        Resource: [
+          'arn:aws:glue:eu-west-1:111122223333:catalog',
+          'arn:aws:glue:eu-west-1:111122223333:database/lake',
+          'arn:aws:glue:eu-west-1:111122223333:table/lake/events',
+        ],
+      },
+      {
+        Effect: 'Allow',
+        Action: [...S3_TABLES_REST_READ_ACTIONS],
+        Resource: [BUCKET_ARN, `${BUCKET_ARN}/table/*`],
+      },
+    ]);
+    expect(S3_TABLES_REST_READ_ACTIONS.filter((a) => /Update|Put/.test(a))).toEqual([]);
   });
 
   it('grants nothing for path, bearer-token and unsigned catalogs, or tables without a catalog', () => {

@@ -333,3 +333,32 @@ describe('SSE-KMS keys of tables in existing buckets', () => {
     );
   });
 });
+
+describe('the profiler on Iceberg tables', () => {
+  it('reads the metadata folder and loads the Glue table it follows, never data files and never UpdateTable', () => {
+    // Prepare / Act
+    const { template } = synth(
+      {
+        tables: [
+          { name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] },
+          {
+            name: 'orders',
+            bucketName: 'lake',
+            prefix: 'iceberg/orders',
+            format: 'iceberg',
+            catalog: { type: 'glue', database: 'shop', table: 'orders' },
+          },
+        ],
+      },
+      'IcebergProfilerGrants',
+    );
+    const statements = statementsOf(template, 'CompactorProfilerServiceRole');
+
+    // Assess
+    expect(s3Grants(statements)).toEqual(
+      ['s3:GetObject arn:aws:s3:::lake/iceberg/orders/metadata/*', 's3:ListBucket arn:aws:s3:::lake'].sort(),
+    );
+    const glue = statements.flatMap((s) => list(s.Action)).filter((a) => a.startsWith('glue:'));
+    expect(glue).toEqual(['glue:GetTable']);
+  });
+});

@@ -14,6 +14,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { FormatState, GroupJournalEntry, Journal, JournalInput } from '../../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import type { DeletedRows } from '../deletes/deleted-rows.js';
+import { CompactorError } from '../errors.js';
 import type { PartitionValue } from '../partition.js';
 import type { PartitionPlan, PlanInput, PlanInputFile, PlanOptions, PlanSnapshot } from '../planning.js';
 import type { DeltaFormatServices, DeltaLogStoreSetting } from './delta/coordination.js';
@@ -286,6 +287,15 @@ export interface ChangeState {
  */
 export interface CommitLogChanges {
   readonly kind: 'commit-log';
+  /**
+   * What a commit event's `version` (from {@link roleOf}) is. `log` (the default; Delta): the version of the
+   * commit itself, counted as the cursor counts, so an event at or below the cursor is stale without reading
+   * anything. `pointer` (Iceberg): only a nudge to read the table's catalog pointer — the number a metadata file's
+   * name carries neither orders snapshots (the cursor counts sequence numbers) nor proves that the file became
+   * current — so the changes are always read, and `upTo` only says which metadata the event named: newer than the
+   * pointer, and the read throws {@link CommitNotCurrentError}.
+   */
+  readonly eventVersions?: 'log' | 'pointer';
   /** What an object event is, by the key relative to the table root and the event's kind. */
   roleOf(relativeKey: string, event: 'created' | 'removed'): ObjectRole;
   /**
@@ -295,6 +305,23 @@ export interface CommitLogChanges {
   readChanges(store: ObjectStore, tableRoot: string, from: ChangeCursor, upTo: number): Promise<ChangesRead>;
   /** The table's state at version `upTo` (or, when that version cannot be reconstructed any more, its latest). */
   readState(store: ObjectStore, tableRoot: string, upTo: number): Promise<ChangeState>;
+}
+
+/**
+ * An event names a commit the table's pointer does not show: a metadata file written before the catalog's swap
+ * (Glue UpdateTable, a REST commit), so either the swap is not done yet or the writer lost the race and the file is
+ * never current. Retryable: the profiler lets the queue redeliver the event a bounded number of times, then drops
+ * it as a lost race. `current` is the version the pointer is at, so what is already current can still be applied.
+ */
+export class CommitNotCurrentError extends CompactorError {
+  static override readonly retryable = true;
+  constructor(
+    readonly table: string,
+    readonly reason: string,
+    readonly current: number,
+  ) {
+    super(`Table ${table} does not show the commit its event names yet: ${reason}`);
+  }
 }
 
 /**

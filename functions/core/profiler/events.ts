@@ -230,8 +230,10 @@ export interface ForeignFormatEvent {
 }
 
 /**
- * A commit of a log-based table's log (Delta `_delta_log/<version>.json`): the table changed by what that version's
- * actions say, which the profiler reads from the log (table-log.ts); the object itself is no data file.
+ * A commit of a log-based table's log (Delta `_delta_log/<version>.json`), or a nudge to read its catalog pointer
+ * (an Iceberg metadata file: `version` is the number its name carries, see `CommitLogChanges.eventVersions`): the
+ * table changed by what the log or the new snapshots say, which the profiler reads (table-log.ts); the object
+ * itself is no data file.
  */
 export interface CommitEvent {
   readonly kind: 'commit';

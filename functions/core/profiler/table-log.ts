@@ -1,12 +1,19 @@
-// Exact partition statistics of log-based tables (Delta) from their commits: each new version's file changes are
-// applied once, in order, through the same per-file accounting as object events, and a table whose versions cannot
-// be applied one by one is re-derived from its whole state. Knows versions and cursors, never a log's layout.
+// Exact partition statistics of log-based tables (Delta, Iceberg) from their commits: each new version's file
+// changes are applied once, in order, through the same per-file accounting as object events, and a table whose
+// versions cannot be applied one by one is re-derived from its whole state. Knows versions and cursors, never a
+// log's layout or a catalog.
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { ListedFile } from '../../ports/stats-store.js';
 import { CompactorError, InvalidInputError } from '../errors.js';
 import { TABLE_FORMATS } from '../formats/index.js';
-import type { CommitLogChanges, FileChange, VersionChanges } from '../formats/table-format.js';
+import {
+  type CommitLogChanges,
+  CommitNotCurrentError,
+  type FileChange,
+  type TableFormat,
+  type VersionChanges,
+} from '../formats/table-format.js';
 import { isSmallFile } from '../stats.js';
 import type { TableConfig } from '../table-config.js';
 import { type CommitEvent, partitionDateOf, SEQUENCER_WIDTH } from './events.js';
@@ -18,6 +25,12 @@ export interface TableLogDeps extends TriggerDeps {
   readonly tables: readonly TableConfig[];
   /** The object store of a bucket, to read a table's log. */
   readonly storeFor: (bucket: string) => ObjectStore;
+  /**
+   * The format of a table as its settings make it (`formatForTable` with the composition root's services), so an
+   * Iceberg table's pointer is read through its own catalog (Glue, REST). Absent: the registered format, which
+   * reads an Iceberg table's pointer through the path catalog.
+   */
+  readonly formatFor?: (table: TableConfig, bucket: string) => TableFormat;
 }
 
 /** What a table's commits of one batch did. */
@@ -34,6 +47,14 @@ export type TableLogResult =
       readonly mode:
         | { readonly kind: 'versions'; readonly count: number }
         | { readonly kind: 'rebuild'; readonly reason: string };
+      /**
+       * Commit events naming a commit the table's pointer does not show yet (see CommitNotCurrentError), with
+       * why: everything current was applied, these are for the queue to redeliver (or to drop as a lost race).
+       */
+      readonly notCurrent?: {
+        readonly events: readonly CommitEvent[];
+        readonly error: CommitNotCurrentError;
+      };
     }
   | { readonly ok: false; readonly error: unknown };
 
@@ -90,8 +111,8 @@ export async function profileCommits(
   return results;
 }
 
-function commitLogOf(table: TableConfig): CommitLogChanges {
-  const changes = TABLE_FORMATS.get(table.format)?.changes;
+function commitLogOf(deps: TableLogDeps, table: TableConfig, bucket: string): CommitLogChanges {
+  const changes = (deps.formatFor?.(table, bucket) ?? TABLE_FORMATS.get(table.format))?.changes;
   if (changes?.kind !== 'commit-log') {
     throw new InvalidInputError(
       `Table ${table.name} (format ${table.format}) has no log whose commits are its changes`,
@@ -104,7 +125,9 @@ function commitLogOf(table: TableConfig): CommitLogChanges {
  * One table's commits: nothing when the cursor is at or past the newest (duplicates, late events); else every
  * version after the cursor up to the newest is read and applied (an event for N+2 reads N+1 first), or the whole
  * state is re-derived when they cannot be. The cursor moves only after everything was applied, so a failure retries
- * the same versions, which the per-file sequencers make harmless.
+ * the same versions, which the per-file sequencers make harmless. A table whose events only nudge a read of its
+ * catalog pointer (Iceberg) is always read; when some events name metadata newer than the pointer, what the pointer
+ * shows is applied and those events are returned as `notCurrent`, for the caller to have redelivered.
  */
 async function profileTableCommits(
   deps: TableLogDeps,
@@ -115,10 +138,50 @@ async function profileTableCommits(
 ): Promise<TableLogResult> {
   const table = deps.tables.find((t) => t.name === name);
   if (table === undefined) throw new InvalidInputError(`Table ${name} is not configured`);
-  const changes = commitLogOf(table);
+  const bucket = (commits[0] as CommitEvent).bucket;
+  const changes = commitLogOf(deps, table, bucket);
+  if (changes.eventVersions === 'pointer') {
+    try {
+      return await applyTableCommits(deps, table, changes, bucket, commits, now, concurrency);
+    } catch (err) {
+      if (!(err instanceof CommitNotCurrentError)) throw err;
+      // Apply what the pointer does show; the events naming a newer metadata file wait for a redelivery.
+      const current = commits.filter((c) => c.version <= err.current);
+      const notCurrent = { events: commits.filter((c) => c.version > err.current), error: err };
+      if (current.length === 0)
+        return {
+          ok: true,
+          outcomes: [],
+          applied: 0,
+          stale: 0,
+          mode: { kind: 'versions', count: 0 },
+          notCurrent,
+        };
+      const applied = await applyTableCommits(deps, table, changes, bucket, current, now, concurrency);
+      return applied.ok ? { ...applied, notCurrent } : applied;
+    }
+  }
+  return applyTableCommits(deps, table, changes, bucket, commits, now, concurrency);
+}
+
+/**
+ * Applies one table's commits (see profileTableCommits). For a table whose events only nudge it to read its
+ * pointer (`eventVersions: 'pointer'`), nothing is stale before the pointer is read: the read says what is new.
+ */
+async function applyTableCommits(
+  deps: TableLogDeps,
+  table: TableConfig,
+  changes: CommitLogChanges,
+  bucket: string,
+  commits: readonly CommitEvent[],
+  now: number,
+  concurrency: number,
+): Promise<TableLogResult> {
+  const name = table.name;
+  const byPointer = changes.eventVersions === 'pointer';
   const upTo = Math.max(...commits.map((c) => c.version));
   const cursor = await deps.stats.changeCursor(name);
-  if (cursor !== undefined && cursor.version >= upTo) {
+  if (!byPointer && cursor !== undefined && cursor.version >= upTo) {
     return {
       ok: true,
       outcomes: [],
@@ -127,7 +190,6 @@ async function profileTableCommits(
       mode: { kind: 'versions', count: 0 },
     };
   }
-  const bucket = (commits[0] as CommitEvent).bucket;
   const store = deps.storeFor(bucket);
   const read =
     cursor === undefined
@@ -138,9 +200,22 @@ async function profileTableCommits(
   }
   const events = await placeRemoves(
     deps,
-    read.versions.flatMap((v) => resolvedChanges(deps, table, bucket, v, timeOfVersion(commits, v.version))),
+    read.versions.flatMap((v) =>
+      resolvedChanges(
+        deps,
+        table,
+        bucket,
+        v,
+        byPointer ? Math.max(...commits.map((c) => c.eventTime)) : timeOfVersion(commits, v.version),
+      ),
+    ),
   );
-  const stale = commits.filter((c) => cursor !== undefined && c.version <= cursor.version).length;
+  // A pointer's events are stale when the pointer had not moved past the cursor; a log's, when at or below it.
+  const stale = byPointer
+    ? read.versions.length === 0
+      ? commits.length
+      : 0
+    : commits.filter((c) => cursor !== undefined && c.version <= cursor.version).length;
   const results = events.length === 0 ? new Map() : await profileEvents(deps, events, now, concurrency);
   const outcomes: TriggerOutcome[] = [];
   let applied = 0;

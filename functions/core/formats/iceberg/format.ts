@@ -27,6 +27,7 @@ import {
   type IcebergCatalogServices,
   type IcebergCatalogSetting,
 } from './catalogs.js';
+import { icebergChanges } from './changes.js';
 import { IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
 import { icebergCommitter, icebergFormatState, icebergGroupState } from './group-commit.js';
 import { resolveRewriteOptions } from './rewrite-options.js';
@@ -239,9 +240,9 @@ export const icebergTable = {
   commit: committer.commit,
   rollback: committer.rollback,
   vacuum: icebergVacuumRules,
-  // Until the profiler follows the catalog pointer (issue #18 item 7), data-file writes stand in for commits: a
-  // trigger heuristic only (an uncommitted file is counted too); what a run compacts always comes from the metadata.
-  changes: { kind: 'object-events' },
+  // The table changes when its catalog's pointer moves: a new metadata file is a nudge to read it, and the new
+  // snapshots' manifests say which data files were added and removed (changes.ts); data-file PUTs are not changes.
+  changes: icebergChanges(),
   isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('metadata/'),
   // The table's catalog decides where its current metadata is and how a commit swaps it: a Glue or REST table
   // committed through the path catalog would be a commit its readers never see.
@@ -265,6 +266,7 @@ export function icebergTableWithCatalog(catalogOf: (store: ObjectStore) => Icebe
     partitionFiles: (store, where, options) => partitionFiles(store, where, options, catalogOf(store)),
     commit: coordinated.commit,
     rollback: coordinated.rollback,
+    changes: icebergChanges(catalogOf),
   };
 }
 

@@ -279,7 +279,7 @@ describe('the Iceberg table format', () => {
     ]);
   });
 
-  it('is registered, its own metadata writes are not a foreign table to the profiler (unlike in a Parquet table), and data writes land in its partitions', () => {
+  it('is registered, its own metadata writes are its commits to the profiler (a foreign table in a Parquet table), and data writes alone are not changes', () => {
     // Prepare
     const tables = parseTableConfigs([
       { name: 'orders', bucket: 'lake', prefix: 'orders', format: 'iceberg' },
@@ -311,14 +311,11 @@ describe('the Iceberg table format', () => {
 
     // Assess
     expect(TABLE_FORMATS.get('iceberg')).toBe(icebergTable);
-    expect(own.kind).not.toBe('foreign');
-    expect(hint.kind).not.toBe('foreign');
+    expect(own).toMatchObject({ kind: 'commit', table: 'orders', version: 3 });
+    expect(hint).toMatchObject({ kind: 'commit', table: 'orders' });
     expect(foreign).toMatchObject({ kind: 'foreign', format: 'iceberg', root: '' });
-    // A writer's data file in Iceberg's default layout lands in the partition the format plans under that name.
-    expect(data).toMatchObject({
-      kind: 'data',
-      event: { ref: { table: 'orders', partition: 'data/event_timestamp_day=2024-03-01' } },
-    });
+    // A writer's data file is not data until a snapshot the catalog points at commits it.
+    expect(data.kind).toBe('ignored');
   });
 });
 
