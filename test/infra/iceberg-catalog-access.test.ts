@@ -219,7 +219,7 @@ describe('the functions an Iceberg catalog table grants to', () => {
   });
   const template = Template.fromStack(stack);
 
-  it('grants the vacuum GetTable and UpdateTable on the Glue table, beside the steps that commit and settle', () => {
+  it('grants the vacuum GetTable and UpdateTable on the Glue table, beside the steps that commit and settle, and the profiler GetTable alone', () => {
     // Act
     const glue = grants(template, (action) => action.startsWith('glue:'));
 
@@ -236,11 +236,13 @@ describe('the functions an Iceberg catalog table grants to', () => {
       (r) => `arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:${r}`,
     );
     expect(glue).toEqual(
-      roles
-        .flatMap((role) =>
+      [
+        ...roles.flatMap((role) =>
           ['glue:GetTable', 'glue:UpdateTable'].flatMap((a) => resources.map((r) => `${role}: ${a} ${r}`)),
-        )
-        .sort(),
+        ),
+        // The profiler only reads the pointer (it follows the table's commits, never makes one).
+        ...resources.map((r) => `CompactorProfiler: glue:GetTable ${r}`),
+      ].sort(),
     );
   });
 
