@@ -1,11 +1,12 @@
-// `npm run demo [--format parquet|delta] [--days 30] [--batches 20] [--keep] [--json]`: the whole system on the
-// embedded local cloud, ending in checks; exits 0 only if every check held, 1 with what failed otherwise, 2 on a
-// usage error.
+// `npm run demo [--format parquet|delta|iceberg] [--days 30] [--batches 20] [--keep] [--json]`: the whole system
+// on the embedded local cloud, ending in checks; exits 0 only if every check held, 1 with what failed otherwise, 2 on
+// a usage error.
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MultiBar, Presets } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { formatDeltaDemoReport, runDeltaDemo } from './demo-delta.js';
+import { formatIcebergDemoReport, runIcebergDemo } from './demo-iceberg.js';
 import { formatDemoReport } from './demo-report.js';
 import { type DemoProgress, runDemo } from './demo-run.js';
 
@@ -30,7 +31,7 @@ function positiveInt(value: string): number {
 }
 
 /** The table formats the demo can run on (each has its own run and report). */
-const DEMO_FORMATS = ['parquet', 'delta'] as const;
+const DEMO_FORMATS = ['parquet', 'delta', 'iceberg'] as const;
 type DemoFormat = (typeof DEMO_FORMATS)[number];
 
 function demoFormat(value: string): DemoFormat {
@@ -66,10 +67,16 @@ export async function main(argv: readonly string[], io: DemoIo = processIo): Pro
   const progress = makeProgress(io, opts.json === true, opts.days * opts.batches, opts.days);
   try {
     const options = { days: opts.days, batches: opts.batches, keep: opts.keep === true };
-    const result = await (opts.format === 'delta' ? runDeltaDemo : runDemo)(options, progress.sink);
+    const result = await (opts.format === 'delta'
+      ? runDeltaDemo
+      : opts.format === 'iceberg'
+        ? runIcebergDemo
+        : runDemo)(options, progress.sink);
     progress.stop();
     if (opts.json) io.out(`${JSON.stringify(result, null, 2)}\n`);
-    else io.out('format' in result ? formatDeltaDemoReport(result) : formatDemoReport(result));
+    else if (!('format' in result)) io.out(formatDemoReport(result));
+    else
+      io.out(result.format === 'iceberg' ? formatIcebergDemoReport(result) : formatDeltaDemoReport(result));
     if (!result.ok) {
       io.err(
         `demo failed: ${result.checks
