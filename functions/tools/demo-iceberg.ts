@@ -84,8 +84,8 @@ export interface IcebergDemoResult {
     readonly policy: Readonly<Record<string, number>>;
   };
   /**
-   * Appends the writer committed, and their rows; its commit attempts (put-if-absent of the next metadata file), of
-   * which `commitAttempts - files` lost to another commit (the compaction's) and were rebased.
+   * Appends the writer committed, and their rows; its commit attempts (manifest lists written), of which
+   * `commitAttempts - files` lost to another commit (the compaction's) and were rebased.
    */
   readonly appended: { readonly files: number; readonly rows: number; readonly commitAttempts: number };
   readonly snapshots: IcebergSnapshotCounts;
@@ -412,14 +412,14 @@ function expireSummary(
 
 /**
  * The store the writer uses, with every data file it puts (a `.parquet` under `data/`) also written to `dir`, and
- * every put-if-absent of a metadata file counted (`onCommitAttempt`): a commit attempt, won or lost.
+ * every manifest list it writes counted (`onCommitAttempt`): each commit attempt, won or lost, writes exactly one.
  */
 function teeDataFiles(store: ObjectStore, dir: string, onCommitAttempt: () => void): ObjectStore {
   return Object.assign(Object.create(store) as ObjectStore, {
     put: async (...args: Parameters<ObjectStore['put']>) => {
-      const [key, body, options] = args;
-      if (key.endsWith('.metadata.json') && options?.ifNoneMatch === '*') onCommitAttempt();
+      const [key, body] = args;
       const result = await store.put(...args);
+      if (/\/metadata\/snap-[^/]+\.avro$/.test(key)) onCommitAttempt();
       if (key.includes('/data/') && key.endsWith('.parquet')) {
         const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
         await writeFile(path.join(dir, path.basename(key)), bytes);
