@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { MultiBar, Presets } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { formatDeltaDemoReport, runDeltaDemo } from './demo-delta.js';
-import { formatIcebergDemoReport, runIcebergDemo } from './demo-iceberg.js';
+import { formatIcebergDemoReport, ICEBERG_DEMO_DEFAULTS, runIcebergDemo } from './demo-iceberg.js';
 import { formatDemoReport } from './demo-report.js';
 import { type DemoProgress, runDemo } from './demo-run.js';
 
@@ -46,7 +46,7 @@ export async function main(argv: readonly string[], io: DemoIo = processIo): Pro
     .description('Compaction end to end on the embedded local cloud, with checks')
     .option(
       '--format <name>',
-      `table format of the demo table: ${DEMO_FORMATS.join(', ')}`,
+      `table format of the demo table: ${DEMO_FORMATS.join(', ')} (iceberg: 3 days × 10 batches unless given)`,
       demoFormat,
       'parquet',
     )
@@ -62,6 +62,10 @@ export async function main(argv: readonly string[], io: DemoIo = processIo): Pro
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     throw error;
+  }
+  if (opts.format === 'iceberg') {
+    for (const name of ['days', 'batches'] as const)
+      if (command.getOptionValueSource(name) === 'default') opts[name] = ICEBERG_DEMO_DEFAULTS[name];
   }
 
   const progress = makeProgress(io, opts.json === true, opts.days * opts.batches, opts.days);
