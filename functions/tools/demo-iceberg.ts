@@ -175,7 +175,7 @@ export async function runIcebergDemo(
 ): Promise<IcebergDemoResult> {
   const started = performance.now();
   const restoreEnv = quietHandlers();
-  const root = await mkdtemp(path.join(tmpdir(), 'lake-compactor-demo-'));
+  const root = await mkdtemp(path.join(tmpdir(), 'lake-compactor-iceberg-demo-'));
   const unhookRoot = options.keep
     ? () => undefined
     : onProcessExit(() => rmSync(root, { recursive: true, force: true }));

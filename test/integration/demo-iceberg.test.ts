@@ -25,7 +25,7 @@ function capture(): DemoIo & { stdout: () => string; stderr: () => string } {
 }
 
 async function demoFolders(): Promise<string[]> {
-  return (await readdir(tmpdir())).filter((name) => name.startsWith('lake-compactor-demo-'));
+  return (await readdir(tmpdir())).filter((name) => name.startsWith('lake-compactor-iceberg-demo-'));
 }
 
 describe('npm run demo -- --format iceberg', () => {
@@ -77,7 +77,7 @@ describe('npm run demo -- --format iceberg', () => {
 
     // Assess
     expect(code).toBe(2);
-    expect(io.stderr()).toContain('expected one of parquet, iceberg');
+    expect(io.stderr()).toContain('expected one of parquet, delta, iceberg');
     expect(io.stdout()).toBe('');
   });
 
