@@ -1,11 +1,12 @@
-// `npm run demo [--format parquet|delta] [--days 30] [--batches 20] [--keep] [--json]`: the whole system on the
-// embedded local cloud, ending in checks; exits 0 only if every check held, 1 with what failed otherwise, 2 on a
-// usage error.
+// `npm run demo [--format parquet|delta|iceberg] [--days 30] [--batches 20] [--keep] [--json]`: the whole system
+// on the embedded local cloud, ending in checks; exits 0 only if every check held, 1 with what failed otherwise, 2 on
+// a usage error.
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MultiBar, Presets } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { formatDeltaDemoReport, runDeltaDemo } from './demo-delta.js';
+import { formatIcebergDemoReport, ICEBERG_DEMO_DEFAULTS, runIcebergDemo } from './demo-iceberg.js';
 import { formatDemoReport } from './demo-report.js';
 import { type DemoProgress, runDemo } from './demo-run.js';
 
@@ -30,7 +31,7 @@ function positiveInt(value: string): number {
 }
 
 /** The table formats the demo can run on (each has its own run and report). */
-const DEMO_FORMATS = ['parquet', 'delta'] as const;
+const DEMO_FORMATS = ['parquet', 'delta', 'iceberg'] as const;
 type DemoFormat = (typeof DEMO_FORMATS)[number];
 
 function demoFormat(value: string): DemoFormat {
@@ -45,7 +46,7 @@ export async function main(argv: readonly string[], io: DemoIo = processIo): Pro
     .description('Compaction end to end on the embedded local cloud, with checks')
     .option(
       '--format <name>',
-      `table format of the demo table: ${DEMO_FORMATS.join(', ')}`,
+      `table format of the demo table: ${DEMO_FORMATS.join(', ')} (iceberg: 3 days × 10 batches unless given)`,
       demoFormat,
       'parquet',
     )
@@ -62,14 +63,24 @@ export async function main(argv: readonly string[], io: DemoIo = processIo): Pro
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     throw error;
   }
+  if (opts.format === 'iceberg') {
+    for (const name of ['days', 'batches'] as const)
+      if (command.getOptionValueSource(name) === 'default') opts[name] = ICEBERG_DEMO_DEFAULTS[name];
+  }
 
   const progress = makeProgress(io, opts.json === true, opts.days * opts.batches, opts.days);
   try {
     const options = { days: opts.days, batches: opts.batches, keep: opts.keep === true };
-    const result = await (opts.format === 'delta' ? runDeltaDemo : runDemo)(options, progress.sink);
+    const result = await (opts.format === 'delta'
+      ? runDeltaDemo
+      : opts.format === 'iceberg'
+        ? runIcebergDemo
+        : runDemo)(options, progress.sink);
     progress.stop();
     if (opts.json) io.out(`${JSON.stringify(result, null, 2)}\n`);
-    else io.out('format' in result ? formatDeltaDemoReport(result) : formatDemoReport(result));
+    else if (!('format' in result)) io.out(formatDemoReport(result));
+    else
+      io.out(result.format === 'iceberg' ? formatIcebergDemoReport(result) : formatDeltaDemoReport(result));
     if (!result.ok) {
       io.err(
         `demo failed: ${result.checks

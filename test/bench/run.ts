@@ -6,6 +6,7 @@ const suites: Record<string, () => Promise<{ run(flags: readonly string[]): Prom
   rewrite: () => import('./rewrite.js'),
   profiler: () => import('./profiler.js'),
   delta: () => import('./delta.js'),
+  iceberg: () => import('./iceberg.js'),
 };
 
 async function main(argv: readonly string[]): Promise<void> {
