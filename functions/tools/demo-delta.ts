@@ -159,7 +159,7 @@ export async function runDeltaDemo(
 ): Promise<DeltaDemoResult> {
   const started = performance.now();
   const restoreEnv = quietHandlers();
-  const root = await mkdtemp(path.join(tmpdir(), 'lake-compactor-demo-'));
+  const root = await mkdtemp(path.join(tmpdir(), 'lake-compactor-delta-demo-'));
   const beforeDir = path.join(root, 'before');
   const afterDir = path.join(root, 'after');
   const unhookRoot = options.keep

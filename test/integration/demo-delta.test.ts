@@ -24,7 +24,7 @@ function capture(): DemoIo & { stdout: () => string; stderr: () => string } {
 }
 
 async function demoFolders(): Promise<string[]> {
-  return (await readdir(tmpdir())).filter((name) => name.startsWith('lake-compactor-demo-'));
+  return (await readdir(tmpdir())).filter((name) => name.startsWith('lake-compactor-delta-demo-'));
 }
 
 describe('npm run demo -- --format delta', () => {
