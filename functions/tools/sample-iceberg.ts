@@ -140,37 +140,49 @@ export async function appendIcebergEvents(
   tableRoot: string,
   batch: { readonly day: string; readonly rows: number; readonly seed: number; readonly now: number },
 ): Promise<IcebergAppend> {
+  const [one] = await appendIcebergEventFiles(store, tableRoot, [batch], batch.now);
+  if (one === undefined) throw new Error('appendIcebergEventFiles returned no file for one batch');
+  return one;
+}
+
+/**
+ * Appends several micro-batches in one `append` snapshot, one data file each (what a sink task does when it
+ * commits the files of several writers at once): every file is written first, then one commit lists them all.
+ * Building a large table this way keeps its manifests few, as a writer that merges manifests would.
+ */
+export async function appendIcebergEventFiles(
+  store: ObjectStore,
+  tableRoot: string,
+  batches: readonly { readonly day: string; readonly rows: number; readonly seed: number }[],
+  now: number,
+): Promise<IcebergAppend[]> {
   const root = rootOf(tableRoot);
-  const key = `${root}data/${ICEBERG_EVENTS_PARTITION_FIELD.name}=${batch.day}/00000-0-${randomUUID()}-00001.parquet`;
-  const body = generateIcebergEventsBatch(batch.seed, batch.rows, batch.day);
-  await store.put(key, body);
+  const written: { key: string; day: string; rows: number }[] = [];
+  for (const batch of batches) {
+    const key = `${root}data/${ICEBERG_EVENTS_PARTITION_FIELD.name}=${batch.day}/00000-0-${randomUUID()}-00001.parquet`;
+    await store.put(key, generateIcebergEventsBatch(batch.seed, batch.rows, batch.day));
+    written.push({ key, day: batch.day, rows: batch.rows });
+  }
   const table = await loadTable(store, tableRoot);
   const schema = schemaById(table.metadata);
   if (schema === undefined) throw new Error(`${table.name} has no current schema`);
+  const addedFiles = [];
+  for (const w of written)
+    addedFiles.push({
+      path: table.paths.path(w.key),
+      partition: {
+        specId: 0,
+        values: [{ fieldId: ICEBERG_EVENTS_PARTITION_FIELD['field-id'], value: dayStartMs(w.day) / DAY_MS }],
+      },
+      metrics: await readParquetMetrics(store, w.key, schema, metricsConfig(table.metadata, schema)),
+    });
   const result = await commitAppend(
     store,
     new PathCatalog(store),
-    {
-      tableLocation: tableRoot,
-      addedFiles: [
-        {
-          path: table.paths.path(key),
-          partition: {
-            specId: 0,
-            values: [
-              {
-                fieldId: ICEBERG_EVENTS_PARTITION_FIELD['field-id'],
-                value: dayStartMs(batch.day) / DAY_MS,
-              },
-            ],
-          },
-          metrics: await readParquetMetrics(store, key, schema, metricsConfig(table.metadata, schema)),
-        },
-      ],
-    },
-    { clock: { now: () => batch.now }, maxAttempts: 100, backoffMs: 1 },
+    { tableLocation: tableRoot, addedFiles },
+    { clock: { now: () => now }, maxAttempts: 100, backoffMs: 1 },
   );
-  return { snapshotId: result.snapshotId, key, rows: batch.rows };
+  return written.map((w) => ({ snapshotId: result.snapshotId, key: w.key, rows: w.rows }));
 }
 
 /**

@@ -15,7 +15,7 @@ import { loadTable } from '../../functions/core/formats/iceberg/catalog.js';
 import { systemClock } from '../../functions/ports/clock.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import {
-  appendIcebergEvents,
+  appendIcebergEventFiles,
   createIcebergEventsTable,
   ICEBERG_EVENTS_PARTITION_FIELD,
 } from '../../functions/tools/sample-iceberg.js';
@@ -53,14 +53,17 @@ function flag(flags: readonly string[], name: string, fallback: number): number 
   return value;
 }
 
+/** Data files per `append` snapshot when the source table is generated. */
+const FILES_PER_COMMIT = 100;
+
 /**
- * The Iceberg source table, generated once through the sample appender (one file and one `append` snapshot each,
- * seeded per file) and cached under .tmp keyed by its size. Each append reads every manifest of the table (the
- * sample writer adds one manifest per append and never merges), so generation grows with the square of the file
- * count: paid once.
+ * The Iceberg source table, generated once through the sample appender and cached under .tmp keyed by its size:
+ * one data file per seeded micro-batch, committed 100 files to an `append` snapshot (what a writer that merges
+ * manifests leaves — Iceberg's `commit.manifest-merge.min-count-to-merge` is 100 — and without which each append
+ * would read every earlier manifest, so generation would grow with the square of the file count).
  */
 async function ensureIcebergSet(files: number, rows: number): Promise<string> {
-  const dir = join(ROOT, `iceberg-${files}x${rows}-seed1`);
+  const dir = join(ROOT, `iceberg-${files}x${rows}-seed1-c${FILES_PER_COMMIT}`);
   const done = join(dir, '_COMPLETE');
   if (await stat(done).catch(() => undefined)) return dir;
   await rm(dir, { recursive: true, force: true });
@@ -68,11 +71,18 @@ async function ensureIcebergSet(files: number, rows: number): Promise<string> {
   const t0 = performance.now();
   const store = new LocalObjectStore(dir);
   await createIcebergEventsTable(store, '', { now: EPOCH });
-  for (let i = 0; i < files; i++) {
-    await appendIcebergEvents(store, '', { day: DAY, rows, seed: 1_000_003 * i + 1, now: EPOCH + i });
+  for (let first = 0; first < files; first += FILES_PER_COMMIT) {
+    const batch = Array.from({ length: Math.min(FILES_PER_COMMIT, files - first) }, (_, j) => ({
+      day: DAY,
+      rows,
+      seed: 1_000_003 * (first + j) + 1,
+    }));
+    await appendIcebergEventFiles(store, '', batch, EPOCH + first);
   }
   await store.put('_COMPLETE', '');
-  console.log(`  generated: ${files} Iceberg appends in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `  generated: ${files} Iceberg data files in ${Math.ceil(files / FILES_PER_COMMIT)} appends in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
   return dir;
 }
 
