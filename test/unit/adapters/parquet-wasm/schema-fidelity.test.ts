@@ -1,0 +1,287 @@
+// Proves schema fidelity `logical` rewrites inputs in legacy physical forms (Spark's INT96, parquet-mr's
+// FIXED_LEN_BYTE_ARRAY / BYTE_ARRAY decimals, 2-level lists, MAP_KEY_VALUE maps) into the standard forms
+// with the same values — read back by hyparquet, an independent reader, and verified by the fingerprint —
+// refuses an INT96 value no INT64 unit holds, and that `exact` (the default) still refuses every one of them.
+
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import { parquetWriteBuffer } from 'hyparquet-writer';
+import { describe, expect, it } from 'vitest';
+import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
+import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
+import { UnsupportedInputError } from '../../../../functions/core/errors.js';
+import { exactSchemaSignature } from '../../../../functions/core/fingerprint/fingerprint.js';
+import type { RewriteOptions } from '../../../../functions/ports/parquet-engine.js';
+import {
+  int96File,
+  legacyDecimalFile,
+  mapKeyValueFile,
+  twoLevelListFile,
+} from '../../../support/legacy-parquet.js';
+
+const arrayBuffer = (b: Uint8Array) =>
+  b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+
+/** Every row as hyparquet decodes it, timestamps as exact nanosecond bigints whatever their unit. */
+async function rowsOf(bytes: Uint8Array): Promise<string[]> {
+  const rows = await parquetReadObjects({
+    file: arrayBuffer(bytes),
+    parsers: {
+      timestampFromNanoseconds: (n: bigint) => n,
+      timestampFromMicroseconds: (n: bigint) => n * 1000n,
+      timestampFromMilliseconds: (n: bigint) => n * 1_000_000n,
+    } as never,
+  });
+  return rows.map((r) => JSON.stringify(r, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)));
+}
+
+function schemaOf(bytes: Uint8Array): unknown[] {
+  return exactSchemaSignature(parquetMetadata(arrayBuffer(bytes)).schema);
+}
+
+/** Stores `files` as inputs and rewrites them as one group; returns the stores, the result and the outputs' bytes. */
+async function rewrite(files: readonly Uint8Array[], options: Partial<RewriteOptions> = {}) {
+  const source = new MemoryObjectStore();
+  const target = new MemoryObjectStore();
+  const inputs = await Promise.all(
+    files.map(async (bytes, i) => {
+      const key = `in/${i}.parquet`;
+      return { key, size: bytes.length, ...(await source.put(key, bytes)) };
+    }),
+  );
+  const result = await rewriteGroup(
+    { source, target },
+    { groupId: 'legacy', files: inputs },
+    // Snappy: hyparquet, the independent reader below, has no ZSTD decoder of its own.
+    { outputKey: (i) => `out/${i}.parquet`, codec: 'snappy', ...options },
+  );
+  const outputs = await Promise.all(result.outputs.map((o) => target.get(o.key)));
+  return { source, target, inputs, result, outputs };
+}
+
+async function refusal(files: readonly Uint8Array[], options: Partial<RewriteOptions> = {}) {
+  const target = new MemoryObjectStore();
+  const source = new MemoryObjectStore();
+  const inputs = await Promise.all(
+    files.map(async (bytes, i) => {
+      const key = `in/${i}.parquet`;
+      return { key, size: bytes.length, ...(await source.put(key, bytes)) };
+    }),
+  );
+  const err = await rewriteGroup(
+    { source, target },
+    { groupId: 'legacy', files: inputs },
+    { outputKey: (i) => `out/${i}.parquet`, ...options },
+  ).catch((e: unknown) => e);
+  return { err: err as UnsupportedInputError, written: (await target.list('')).objects.length };
+}
+
+const DAY_NS = 86_400_000_000_000n;
+
+describe("schema fidelity 'logical'", () => {
+  it('writes INT96 timestamps as INT64 TIMESTAMP(MICROS, UTC), exactly, including year 9999 and nulls', async () => {
+    // Prepare: whole microseconds, as Spark writes them.
+    const a = int96File([0n, 1_700_000_000_123_456_000n, null, 253_402_300_799_999_999_000n]);
+    const b = int96File([-DAY_NS + 5_000n, 86_399_999_999_000n]);
+
+    // Act
+    const { result, outputs, target } = await rewrite([a, b], { schemaFidelity: 'logical' });
+    const report = await verifyOutputs(target, result.outputs, result.fingerprint);
+
+    // Assess
+    expect(report.rows).toBe(6);
+    expect(outputs.map((o) => schemaOf(o)[2])).toEqual(
+      outputs.map(() => ['ts', 'OPTIONAL', 0, 'INT64', 0, null, expect.objectContaining({ unit: 'MICROS' })]),
+    );
+    expect((await Promise.all(outputs.map(rowsOf))).flat()).toEqual([
+      ...(await rowsOf(a)),
+      ...(await rowsOf(b)),
+    ]);
+  });
+
+  it('writes an INT96 column with sub-microsecond digits as TIMESTAMP(NANOS), keeping every nanosecond', async () => {
+    // Prepare: Impala keeps nanoseconds.
+    const file = int96File([1_700_000_000_123_456_789n, null, 1n]);
+
+    // Act
+    const { result, outputs, target } = await rewrite([file, file], { schemaFidelity: 'logical' });
+    await verifyOutputs(target, result.outputs, result.fingerprint);
+
+    // Assess
+    expect(schemaOf(outputs[0] as Uint8Array)[2]).toEqual([
+      'ts',
+      'OPTIONAL',
+      0,
+      'INT64',
+      0,
+      null,
+      { type: 'TIMESTAMP', unit: 'NANOS', isAdjustedToUTC: true },
+    ]);
+    expect((await Promise.all(outputs.map(rowsOf))).flat()).toEqual([
+      ...(await rowsOf(file)),
+      ...(await rowsOf(file)),
+    ]);
+  });
+
+  it('refuses an INT96 value with nanoseconds in a column NANOS cannot hold, naming the file, the column and the value', async () => {
+    // Prepare: 1 ns past the epoch needs NANOS; 9999-12-31 is past what INT64 nanoseconds reach.
+    const good = int96File([0n]);
+    const bad = int96File([0n, 1_001n, 253_402_300_799_000_000_000n]);
+
+    // Act
+    const { err, written } = await refusal([good, bad], { schemaFidelity: 'logical' });
+
+    // Assess
+    expect(err).toBeInstanceOf(UnsupportedInputError);
+    expect(err.key).toBe('in/1.parquet');
+    expect(err.message).toContain('INT96 column ts holds 1001 ns (1970-01-01T00:00:00.000001001Z)');
+    expect(err.message).toContain('9999-12-31T23:59:59.000000000Z');
+    expect(written).toBe(0);
+  });
+
+  it('writes FIXED_LEN_BYTE_ARRAY and BYTE_ARRAY decimals as the standard INT32 / INT64 decimals, same values', async () => {
+    // Prepare
+    const a = legacyDecimalFile([12_345n, null, -99_999n, 0n]);
+    const b = legacyDecimalFile([999_999_999n, -999_999_999n]);
+
+    // Act
+    const { result, outputs, target } = await rewrite([a, b], { schemaFidelity: 'logical' });
+    await verifyOutputs(target, result.outputs, result.fingerprint);
+
+    // Assess
+    const schema = schemaOf(outputs[0] as Uint8Array);
+    expect(schema.slice(2)).toEqual([
+      ['fixed', 'OPTIONAL', 0, 'INT32', 0, null, { type: 'DECIMAL', precision: 9, scale: 2 }],
+      ['binary', 'OPTIONAL', 0, 'INT64', 0, null, { type: 'DECIMAL', precision: 18, scale: 4 }],
+    ]);
+    expect((await Promise.all(outputs.map(rowsOf))).flat()).toEqual([
+      ...(await rowsOf(a)),
+      ...(await rowsOf(b)),
+    ]);
+  });
+
+  it('writes 2-level lists as 3-level LISTs, keeping null, empty and filled lists', async () => {
+    // Prepare
+    const a = twoLevelListFile([[1, 2], null, [], [3]]);
+    const b = twoLevelListFile([[-7, 0, 7, 2_147_483_647]]);
+
+    // Act
+    const { result, outputs, target } = await rewrite([a, b], { schemaFidelity: 'logical' });
+    await verifyOutputs(target, result.outputs, result.fingerprint);
+
+    // Assess
+    expect(schemaOf(outputs[0] as Uint8Array).slice(2)).toEqual([
+      ['tags', 'OPTIONAL', 1, '', 0, null, { type: 'LIST' }],
+      ['list', 'REPEATED', 1, '', 0, null, null],
+      ['array', 'REQUIRED', 0, 'INT32', 0, null, null],
+    ]);
+    expect((await Promise.all(outputs.map(rowsOf))).flat()).toEqual([
+      ...(await rowsOf(a)),
+      ...(await rowsOf(b)),
+    ]);
+  });
+
+  it('writes MAP_KEY_VALUE maps as standard MAPs, keeping null maps, empty maps and null values', async () => {
+    // Prepare
+    const a = mapKeyValueFile([{ a: 1, b: null }, null, {}]);
+    const b = mapKeyValueFile([{ z: -1 }]);
+
+    // Act
+    const { result, outputs, target } = await rewrite([a, b], { schemaFidelity: 'logical' });
+    await verifyOutputs(target, result.outputs, result.fingerprint);
+
+    // Assess
+    expect(schemaOf(outputs[0] as Uint8Array)[3]).toEqual(['map', 'REPEATED', 2, '', 0, null, null]);
+    expect((await Promise.all(outputs.map(rowsOf))).flat()).toEqual([
+      ...(await rowsOf(a)),
+      ...(await rowsOf(b)),
+    ]);
+  });
+
+  it('fingerprints logical values: a legacy decimal input and the same values in the standard form hash alike', async () => {
+    // Prepare: the same rows, once as parquet-mr's legacy FIXED_LEN_BYTE_ARRAY / BYTE_ARRAY, once as INT32 / INT64.
+    const unscaled = [12_345n, null, -99_999n];
+    const legacy = legacyDecimalFile(unscaled);
+    const standard = new Uint8Array(
+      parquetWriteBuffer({
+        codec: 'UNCOMPRESSED',
+        columnData: [
+          { name: 'id', data: Int32Array.from(unscaled, (_, i) => i) },
+          { name: 'fixed', data: [...unscaled] },
+          { name: 'binary', data: unscaled.map((v) => (v === null ? null : v * 100n)) },
+        ],
+        schema: [
+          { name: 'spark_schema', num_children: 3 },
+          { name: 'id', type: 'INT32', repetition_type: 'REQUIRED' },
+          {
+            name: 'fixed',
+            type: 'INT32',
+            repetition_type: 'OPTIONAL',
+            converted_type: 'DECIMAL',
+            precision: 9,
+            scale: 2,
+          },
+          {
+            name: 'binary',
+            type: 'INT64',
+            repetition_type: 'OPTIONAL',
+            converted_type: 'DECIMAL',
+            precision: 18,
+            scale: 4,
+          },
+        ],
+      } as never),
+    );
+
+    // Act
+    const fromLegacy = await rewrite([legacy, legacy], { schemaFidelity: 'logical' });
+    const fromStandard = await rewrite([standard, standard]);
+
+    // Assess
+    expect(fromLegacy.result.fingerprint).toEqual(fromStandard.result.fingerprint);
+  });
+});
+
+describe("schema fidelity 'exact' (the default)", () => {
+  it("still refuses INT96 with today's message", async () => {
+    // Prepare
+    const file = int96File([0n, 1_000n]);
+
+    // Act
+    const { err, written } = await refusal([file]);
+
+    // Assess
+    expect(err).toBeInstanceOf(UnsupportedInputError);
+    expect(err.message).toMatch(
+      /columns ts are INT96 timestamps, which the writer cannot write; pass int96: 'convert'/,
+    );
+    expect(written).toBe(0);
+  });
+
+  it.each([
+    [
+      'legacy decimals',
+      () => legacyDecimalFile([1n, 2n]),
+      /"FIXED_LEN_BYTE_ARRAY",4.* would be written as .*"INT32"/,
+    ],
+    [
+      '2-level lists',
+      () => twoLevelListFile([[1], [2]]),
+      /\["array","REPEATED",0,"INT32".* would be written as/,
+    ],
+    ['MAP_KEY_VALUE maps', () => mapKeyValueFile([{ a: 1 }]), /\["map","REPEATED",2.* would be written as/],
+  ])("still refuses %s with today's message, writing nothing", async (_, make, detail) => {
+    // Prepare
+    const file = make();
+
+    // Act
+    const { err, written } = await refusal([file, file], { schemaFidelity: 'exact' });
+
+    // Assess
+    expect(err).toBeInstanceOf(UnsupportedInputError);
+    expect(err.key).toBe('in/0.parquet');
+    expect(err.message).toContain('the writer cannot reproduce its schema exactly: ');
+    expect(err.message).toMatch(detail);
+    expect(written).toBe(0);
+  });
+});
