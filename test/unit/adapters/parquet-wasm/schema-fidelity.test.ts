@@ -18,6 +18,7 @@ import {
   mapKeyValueFile,
   twoLevelListFile,
 } from '../../../support/legacy-parquet.js';
+import { duckWorkspace } from './helpers.js';
 
 const arrayBuffer = (b: Uint8Array) =>
   b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
@@ -157,6 +158,35 @@ describe("schema fidelity 'logical'", () => {
     expect((await Promise.all(outputs.map(rowsOf))).flat()).toEqual([
       ...(await rowsOf(a)),
       ...(await rowsOf(b)),
+    ]);
+  });
+
+  it("writes DuckDB's 16-byte DECIMAL(20,2), which exact refuses, as the writer's 9-byte form, same values", async () => {
+    // Prepare
+    const duck = await duckWorkspace();
+    const file = await duck
+      .parquet(`SELECT i::INTEGER AS id, (i * 1234567.89 - 99)::DECIMAL(20,2) AS d FROM range(20) t(i)`)
+      .finally(() => duck.close());
+
+    // Act
+    const exact = await refusal([file, file]);
+    const { result, outputs, target } = await rewrite([file, file], { schemaFidelity: 'logical' });
+    await verifyOutputs(target, result.outputs, result.fingerprint);
+
+    // Assess
+    expect(exact.err.message).toContain('"FIXED_LEN_BYTE_ARRAY",16,');
+    expect(schemaOf(outputs[0] as Uint8Array)[2]).toEqual([
+      'd',
+      'OPTIONAL',
+      0,
+      'FIXED_LEN_BYTE_ARRAY',
+      9,
+      null,
+      { type: 'DECIMAL', precision: 20, scale: 2 },
+    ]);
+    expect((await Promise.all(outputs.map(rowsOf))).flat()).toEqual([
+      ...(await rowsOf(file)),
+      ...(await rowsOf(file)),
     ]);
   });
 
