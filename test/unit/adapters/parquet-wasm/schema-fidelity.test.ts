@@ -41,7 +41,11 @@ function schemaOf(bytes: Uint8Array): unknown[] {
 }
 
 /** Stores `files` as inputs and rewrites them as one group; returns the stores, the result and the outputs' bytes. */
-async function rewrite(files: readonly Uint8Array[], options: Partial<RewriteOptions> = {}) {
+async function rewrite(
+  files: readonly Uint8Array[],
+  options: Partial<RewriteOptions> = {},
+  expectedOutputFiles?: number,
+) {
   const source = new MemoryObjectStore();
   const target = new MemoryObjectStore();
   const inputs = await Promise.all(
@@ -52,7 +56,11 @@ async function rewrite(files: readonly Uint8Array[], options: Partial<RewriteOpt
   );
   const result = await rewriteGroup(
     { source, target },
-    { groupId: 'legacy', files: inputs },
+    {
+      groupId: 'legacy',
+      files: inputs,
+      ...(expectedOutputFiles === undefined ? {} : { expectedOutputFiles }),
+    },
     // Snappy: hyparquet, the independent reader below, has no ZSTD decoder of its own.
     { outputKey: (i) => `out/${i}.parquet`, codec: 'snappy', ...options },
   );
@@ -122,6 +130,24 @@ describe("schema fidelity 'logical'", () => {
       ...(await rowsOf(file)),
       ...(await rowsOf(file)),
     ]);
+  });
+
+  it('converts INT96 the same way on worker threads, each output with its rows in order', async () => {
+    // Prepare: two outputs, so each is encoded by a worker that reads and converts its own inputs.
+    const files = [0, 1, 2, 3].map((i) => int96File([BigInt(i) * DAY_NS + 7n, null, BigInt(i)]));
+
+    // Act
+    const { result, outputs, target } = await rewrite(files, { schemaFidelity: 'logical', workers: 2 }, 2);
+    await verifyOutputs(target, result.outputs, result.fingerprint, { workers: 2 });
+
+    // Assess
+    expect(outputs).toHaveLength(2);
+    expect(outputs.map((o) => (schemaOf(o)[2] as unknown[])[6])).toEqual([
+      { type: 'TIMESTAMP', unit: 'NANOS', isAdjustedToUTC: true },
+      { type: 'TIMESTAMP', unit: 'NANOS', isAdjustedToUTC: true },
+    ]);
+    const expected = (await Promise.all(files.map(rowsOf))).flat();
+    expect((await Promise.all(outputs.map(rowsOf))).flat()).toEqual(expected);
   });
 
   it('refuses an INT96 value with nanoseconds in a column NANOS cannot hold, naming the file, the column and the value', async () => {
