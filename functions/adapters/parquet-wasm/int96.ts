@@ -14,7 +14,7 @@ import {
   tableFromIPC,
   tableToIPC,
 } from 'apache-arrow';
-import { parquetReadObjects } from 'hyparquet';
+import { type AsyncBuffer, type FileMetaData, parquetReadObjects } from 'hyparquet';
 import { UnsupportedInputError } from '../../core/errors.js';
 import type { Int96Unit } from '../../core/parquet/logical-schema.js';
 import { pw } from './wasm.js';
@@ -41,8 +41,9 @@ const INT64_MAX = 2n ** 63n - 1n;
  */
 export async function readInt96(
   key: string,
-  bytes: Uint8Array,
+  bytes: Uint8Array | AsyncBuffer,
   columns: readonly string[],
+  metadata?: FileMetaData,
 ): Promise<Map<string, Int96Column>> {
   const nested = columns.filter((c) => c.includes('.'));
   if (nested.length > 0) {
@@ -52,7 +53,11 @@ export async function readInt96(
     );
   }
   const rows = (await parquetReadObjects({
-    file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+    file:
+      bytes instanceof Uint8Array
+        ? (bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer)
+        : bytes,
+    ...(metadata === undefined ? {} : { metadata }),
     columns: [...columns],
     parsers: { timestampFromNanoseconds: (n: bigint) => n } as never,
   })) as Record<string, unknown>[];

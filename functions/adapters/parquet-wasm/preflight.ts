@@ -1,7 +1,7 @@
 // Pre-flight of a group: reads every input's footer before anything is written and refuses, with a
 // typed error naming the file, any input that is damaged, empty, or that the writer cannot reproduce exactly.
 
-import { type FileMetaData, parquetMetadata } from 'hyparquet';
+import { type AsyncBuffer, type FileMetaData, parquetMetadata } from 'hyparquet';
 import pLimit from 'p-limit';
 import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
 import { exactSchemaSignature, schemaKeyOf } from '../../core/fingerprint/fingerprint.js';
@@ -290,6 +290,20 @@ function sameKv(a: FileMetaData, b: FileMetaData): boolean {
   return kvText(a) === kvText(b);
 }
 
+/** `file` as hyparquet's AsyncBuffer: each slice is one ranged GET, its bytes counted with `onRead`. */
+function rangedBuffer(store: ObjectStore, file: InputFile, onRead: (bytes: number) => void): AsyncBuffer {
+  return {
+    byteLength: file.size,
+    async slice(start: number, end?: number): Promise<ArrayBuffer> {
+      const last = (end ?? file.size) - 1;
+      if (last < start) return new ArrayBuffer(0);
+      const bytes = await store.getRange(file.key, start, last);
+      onRead(bytes.length);
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    },
+  };
+}
+
 /**
  * Checks every input of a group, in input order, with bounded concurrency. Throws the first
  * input's error (in input order, so the message is deterministic) and writes nothing.
@@ -300,6 +314,7 @@ export async function preflight(
   options: PreflightOptions,
 ): Promise<PreflightResult> {
   const limit = pLimit(options.maxRequestsInFlight);
+  const int96Reads = pLimit(2);
   const cache = new Map<string, Uint8Array>();
   let cached = 0;
   let bytesRead = 0;
@@ -324,16 +339,22 @@ export async function preflight(
         bytesRead += tail.length;
         const meta = rawMetadata(file.key, tail);
         const checked = checkOne(file, footer, meta, options.int96);
-        let whole = tail.length === file.size ? tail : undefined;
+        const whole = tail.length === file.size ? tail : undefined;
         let int96Units: Record<string, Int96Unit> = {};
         if (checked.int96Columns.length > 0) {
           // The unit of each INT96 column is the file's values' choice (see readInt96), and the output
           // schema depends on it: read them now, so a value no unit holds is refused before any write.
-          if (whole === undefined) {
-            whole = await store.get(file.key);
-            bytesRead += whole.length;
-          }
-          int96Units = unitsOf(await readInt96(file.key, whole, checked.int96Columns));
+          // Only the INT96 column chunks are fetched (ranged reads), two files at a time: they are
+          // decoded to one value object per row, which a group of large files would not fit at 128.
+          const values = await int96Reads(() =>
+            readInt96(
+              file.key,
+              whole ?? rangedBuffer(store, file, (n) => (bytesRead += n)),
+              checked.int96Columns,
+              meta,
+            ),
+          );
+          int96Units = unitsOf(values);
         }
         const trialKey = `${checked.schemaKey}${JSON.stringify(int96Units)}`;
         let trial = trials.get(trialKey);

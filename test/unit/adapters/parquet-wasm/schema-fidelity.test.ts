@@ -132,6 +132,32 @@ describe("schema fidelity 'logical'", () => {
     ]);
   });
 
+  it('picks the unit of a file larger than its footer read from its INT96 values read by range, refusing before any write', async () => {
+    // Prepare: 12,000 distinct values (~140 KB, past the 64 KiB first footer read); the last one alone has nanoseconds.
+    const values = Array.from({ length: 12_000 }, (_, i) => BigInt(i) * 1_000_000n);
+    const nanos = int96File([...values, 5n]);
+    const far = int96File([...values, 5n, 253_402_300_799_000_000_000n]);
+
+    // Act
+    const { result, outputs, target } = await rewrite([nanos, nanos], { schemaFidelity: 'logical' });
+    await verifyOutputs(target, result.outputs, result.fingerprint);
+    const refused = await refusal([far, nanos], { schemaFidelity: 'logical' });
+
+    // Assess
+    expect(nanos.length).toBeGreaterThan(128 * 1024);
+    expect((schemaOf(outputs[0] as Uint8Array)[2] as unknown[])[6]).toEqual({
+      type: 'TIMESTAMP',
+      unit: 'NANOS',
+      isAdjustedToUTC: true,
+    });
+    expect((await Promise.all(outputs.map(rowsOf))).flat()).toEqual([
+      ...(await rowsOf(nanos)),
+      ...(await rowsOf(nanos)),
+    ]);
+    expect(refused.err.message).toContain('INT96 column ts holds 5 ns');
+    expect(refused.written).toBe(0);
+  });
+
   it('converts INT96 the same way on worker threads, each output with its rows in order', async () => {
     // Prepare: two outputs, so each is encoded by a worker that reads and converts its own inputs.
     const files = [0, 1, 2, 3].map((i) => int96File([BigInt(i) * DAY_NS + 7n, null, BigInt(i)]));
