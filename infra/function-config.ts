@@ -25,6 +25,7 @@ export function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketN
       ...(t.sortColumns === undefined ? {} : { sortColumns: t.sortColumns }),
       ...(t.policy === undefined ? {} : { policy: t.policy }),
       ...(t.deltaLogStore === undefined ? {} : { deltaLogStore: t.deltaLogStore }),
+      ...(t.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: t.rewriteDataFiles }),
     })),
   );
 }

@@ -11,6 +11,7 @@ import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
 import type { IcebergCatalogSetting } from '../functions/core/formats/iceberg/catalogs.js';
+import { normalizeTablePrefix } from './s3-access.js';
 
 /** S3 Tables actions its Iceberg REST endpoint checks for config, load and commit of a table. */
 export const S3_TABLES_REST_ACTIONS = [
@@ -29,6 +30,34 @@ export const GLUE_COMMIT_ACTIONS = ['glue:GetTable', 'glue:UpdateTable'] as cons
 interface TableWithCatalog {
   readonly name: string;
   readonly catalog?: IcebergCatalogSetting | undefined;
+}
+
+/** An Iceberg table's place in S3 and catalog, for the metadata-write grant. */
+interface IcebergTableLocation extends TableWithCatalog {
+  readonly bucketName: string;
+  readonly prefix: string;
+  readonly format?: string | undefined;
+}
+
+/**
+ * `s3:PutObject` on `metadata/` of every Iceberg table whose new metadata file the writer itself puts (the path
+ * catalog's `v<N+1>.metadata.json`, Glue's `<N+1>-<uuid>.metadata.json`; a REST catalog writes its own), or
+ * undefined when there is none. For a function that otherwise only deletes under the table prefixes (the vacuum):
+ * expire_snapshots commits new metadata, and nothing else of the table is ever written by it.
+ */
+export function icebergMetadataWriteStatement(
+  tables: readonly IcebergTableLocation[],
+): iam.PolicyStatement | undefined {
+  const resources = [
+    ...new Set(
+      tables
+        .filter((t) => t.format === 'iceberg' && t.catalog?.type !== 'rest')
+        .map((t) => `arn:aws:s3:::${t.bucketName}/${normalizeTablePrefix(t.prefix)}metadata/*`),
+    ),
+  ];
+  return resources.length === 0
+    ? undefined
+    : new iam.PolicyStatement({ actions: ['s3:PutObject'], resources });
 }
 
 /** The Glue catalog, database and table ARNs of `database.table` in `account`/`region`. */

@@ -6,6 +6,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { DeltaLogStoreSetting } from '../functions/core/formats/delta/coordination.js';
 import type { IcebergCatalogSetting } from '../functions/core/formats/iceberg/catalogs.js';
+import type { RewriteDataFilesInput } from '../functions/core/formats/iceberg/rewrite-options.js';
 import type { TableFormatName } from '../functions/core/formats/index.js';
 import type { Codec, SchemaFidelity } from '../functions/ports/parquet-engine.js';
 import type { CompactionWorkflowProps } from './compaction-workflow.js';
@@ -97,6 +98,13 @@ export interface LakeCompactorTable {
    * (with SigV4 for `s3tables`, the S3 Tables data-plane actions). See core/formats/iceberg/catalogs.ts.
    */
   readonly catalog?: IcebergCatalogSetting;
+  /**
+   * Iceberg only: the options of Iceberg's `rewrite_data_files` the table's groups are planned with, by Iceberg's
+   * names (`{ "min-input-files": 10, "delete-file-threshold": 3 }`), so a Spark job's options map moves over
+   * verbatim; see core/formats/iceberg/rewrite-options.ts and docs/table-formats.md.
+   * @default Iceberg's defaults (target from the table's `write.target-file-size-bytes`, else 512 MiB)
+   */
+  readonly rewriteDataFiles?: RewriteDataFilesInput;
   /**
    * Sort compacted files by these columns (strategy `sort`), for data skipping.
    * @default none — rows keep their order (strategy `binpack`)

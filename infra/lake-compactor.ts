@@ -20,7 +20,7 @@ import { CompactionWorkflow } from './compaction-workflow.js';
 import { createDataBucket } from './data-bucket.js';
 import { deltaLogTablesOf } from './delta-log-access.js';
 import { tablesJsonOf, triggerEnvironmentOf } from './function-config.js';
-import { icebergCatalogStatements } from './iceberg-catalog-access.js';
+import { icebergCatalogStatements, icebergMetadataWriteStatement } from './iceberg-catalog-access.js';
 import { acknowledgeNagFindings } from './lake-compactor-nag.js';
 import type { LakeCompactorProps, LakeCompactorTable } from './lake-compactor-props.js';
 import {
@@ -185,15 +185,6 @@ export class LakeCompactor extends Construct {
     });
     this.stateMachine = this.workflow.stateMachine;
     this.useCompactionStateMachine(this.stateMachine);
-    // An Iceberg table with a Glue or REST catalog is read and committed through it by the steps that plan, commit
-    // or settle a group (plan, commit, rollback, finalize) and by the sweep, which settles a dead run's groups.
-    const catalogStatements = icebergCatalogStatements(this, props.tables);
-    for (const statement of catalogStatements) {
-      const f = this.workflow.functions;
-      for (const fn of [f.plan, f.commit, f.rollback, f.finalize, this.sweepFunction])
-        fn?.addToRolePolicy(statement);
-    }
-
     this.maintenance = new Maintenance(this, 'Maintenance', {
       ...props.maintenance,
       stateTable: this.table,
@@ -203,6 +194,25 @@ export class LakeCompactor extends Construct {
       encryptionKeys,
       deadLetterQueue: this.scheduleDeadLetterQueue,
     });
+
+    // An Iceberg table with a Glue or REST catalog is read and committed through it by the steps that plan, commit
+    // or settle a group (plan, commit, rollback, finalize), by the sweep, which settles a dead run's groups, and by
+    // the vacuum, whose expire_snapshots swaps the catalog's pointer and whose orphan removal reads through it.
+    const catalogStatements = icebergCatalogStatements(this, props.tables);
+    for (const statement of catalogStatements) {
+      const f = this.workflow.functions;
+      for (const fn of [
+        f.plan,
+        f.commit,
+        f.rollback,
+        f.finalize,
+        this.sweepFunction,
+        this.maintenance.vacuumFunction,
+      ])
+        fn?.addToRolePolicy(statement);
+    }
+    const metadataWrite = icebergMetadataWriteStatement(tables);
+    if (metadataWrite !== undefined) this.maintenance.vacuumFunction.addToRolePolicy(metadataWrite);
 
     const compactFunction = this.workflow.functions.compact;
     if (compactFunction === undefined) {

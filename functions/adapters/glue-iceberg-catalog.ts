@@ -57,6 +57,8 @@ interface SdkErrorLike {
  * metadata location must lie under; the Glue table is the one the setting names.
  */
 export class GlueIcebergCatalog implements IcebergCatalog {
+  /** Glue's `metadata_location` makes a file current, not the file's existence (see {@link IcebergCatalog}). */
+  readonly metastore = true;
   /**
    * What each load read, by the LoadedTable it returned. Why a WeakMap rather than a field of LoadedTable: the
    * commit loop hands back exactly the object `load` returned, and the port stays the same for every catalog.

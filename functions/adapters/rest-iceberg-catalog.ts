@@ -8,7 +8,8 @@
 //
 // A REST catalog writes the metadata file itself, so a commit is expressed as the changes from the loaded metadata
 // to ours (snapshots added and removed, refs set and removed, properties set and removed), under the requirements
-// that make it atomic: the table is the one loaded (`assert-table-uuid`) and `main` is still where it was
+// that make it atomic: the table is the one loaded (`assert-table-uuid`), and `main` — with every ref the commit
+// sets or removes, and every ref at all when it removes snapshots (expire_snapshots) — is still where it was
 // (`assert-ref-snapshot-id`). 409 is a lost race (`conflict`); 5xx or no answer leaves the outcome unknown (the
 // catalog may have applied it) and is never cleaned up after. Requests are signed with SigV4 (S3 Tables: signing
 // name `s3tables`; Glue: `glue`) or carry an OAuth2 bearer token.
@@ -110,7 +111,15 @@ const MAINTAINED = new Set([
   'snapshots',
   'refs',
   'properties',
+  'statistics',
+  'partition-statistics',
 ]);
+
+/** The update removing a statistics entry of each statistics field (Iceberg REST's names). */
+const REMOVE_STATISTICS: Readonly<Record<string, string>> = {
+  statistics: 'remove-statistics',
+  'partition-statistics': 'remove-partition-statistics',
+};
 
 /**
  * The updates turning the metadata `from` into `to` (both as parsed with longs kept), as the REST protocol names
@@ -122,7 +131,9 @@ export function metadataUpdates(
   from: Record<string, unknown>,
   to: Record<string, unknown>,
 ): Record<string, unknown>[] {
-  const same = (a: unknown, b: unknown) => stringifyJsonKeepingLongs(a) === stringifyJsonKeepingLongs(b);
+  // A field or ref absent on one side (a ref set for the first time) differs from any value on the other.
+  const text = (v: unknown) => (v === undefined ? 'absent' : stringifyJsonKeepingLongs(v));
+  const same = (a: unknown, b: unknown) => text(a) === text(b);
   const differing = [...new Set([...Object.keys(from), ...Object.keys(to)])].filter(
     (k) => !MAINTAINED.has(k) && !same(from[k], to[k]),
   );
@@ -149,6 +160,15 @@ export function metadataUpdates(
       action: 'remove-snapshots',
       'snapshot-ids': removed.map((s) => (s as Record<string, unknown>)['snapshot-id']),
     });
+  // Statistics files of expired snapshots leave with them; adding or replacing one is not this writer's change.
+  for (const [field, action] of Object.entries(REMOVE_STATISTICS)) {
+    const was = (from[field] as Record<string, unknown>[] | undefined) ?? [];
+    const is = (to[field] as Record<string, unknown>[] | undefined) ?? [];
+    const kept = was.filter((w) => is.some((i) => idOf(i) === idOf(w)));
+    if (!same(kept, is))
+      throw new Error(`a change of ${field} cannot be committed through the REST catalog by this writer`);
+    for (const w of was) if (!kept.includes(w)) updates.push({ action, 'snapshot-id': w['snapshot-id'] });
+  }
   const propsBefore = (from.properties as Record<string, string> | undefined) ?? {};
   const propsAfter = (to.properties as Record<string, string> | undefined) ?? {};
   const set = Object.fromEntries(Object.entries(propsAfter).filter(([k, v]) => propsBefore[k] !== v));
@@ -166,10 +186,38 @@ function mainSnapshotId(raw: Record<string, unknown>): unknown {
 }
 
 /**
+ * The `assert-ref-snapshot-id` requirements of a commit from `from` to `updates`: `main` always (every commit of
+ * this writer is planned on main's snapshot); every ref the updates set or remove, at the id it had when loaded
+ * (null: it must not exist yet); and, when the updates remove snapshots, every ref of `from`. Why all of them then:
+ * which snapshots may go was decided from where each branch and tag pointed, and a ref moved meanwhile (a
+ * rollback, a tag set on an old snapshot) may now point at one of them — the catalog must refuse rather than leave
+ * that ref dangling or drop it.
+ */
+export function refRequirements(
+  from: Record<string, unknown>,
+  updates: readonly Record<string, unknown>[],
+): Record<string, unknown>[] {
+  const refs = (from.refs as Record<string, Record<string, unknown>> | undefined) ?? {};
+  const names = new Set<string>(['main']);
+  for (const u of updates)
+    if (u.action === 'set-snapshot-ref' || u.action === 'remove-snapshot-ref')
+      names.add(String(u['ref-name']));
+  if (updates.some((u) => u.action === 'remove-snapshots'))
+    for (const name of Object.keys(refs)) names.add(name);
+  return [...names].map((ref) => ({
+    type: 'assert-ref-snapshot-id',
+    ref,
+    'snapshot-id': ref === 'main' ? mainSnapshotId(from) : (refs[ref]?.['snapshot-id'] ?? null),
+  }));
+}
+
+/**
  * One table of an Iceberg REST catalog as an {@link IcebergCatalog}. `load(tableRoot)` takes the table root (key
  * prefix of `store`) the catalog's metadata location must lie under.
  */
 export class RestIcebergCatalog implements IcebergCatalog {
+  /** The catalog's pointer makes a file current, not the file's existence (see {@link IcebergCatalog}). */
+  readonly metastore = true;
   private readonly bases = new WeakMap<LoadedTable, RestBase>();
   private readonly name: string;
   private readonly fetch: typeof fetch;
@@ -212,7 +260,7 @@ export class RestIcebergCatalog implements IcebergCatalog {
       identifier: { namespace: s.namespace.split('.'), name: s.table },
       requirements: [
         { type: 'assert-table-uuid', uuid: read.raw['table-uuid'] },
-        { type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': mainSnapshotId(read.raw) },
+        ...refRequirements(read.raw, updates),
       ],
       updates,
     };

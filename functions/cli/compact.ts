@@ -19,6 +19,18 @@ import {
 } from '../core/errors.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
+import {
+  parseRewriteOptionPairs,
+  type RewriteDataFilesOptions,
+  resolveRewriteOptions,
+} from '../core/formats/iceberg/rewrite-options.js';
+import {
+  checkWhereFields,
+  InvalidWhereError,
+  matchesWhere,
+  parseWhere,
+  type WhereExpr,
+} from '../core/formats/iceberg/where.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import {
   isSkippedForContent,
@@ -76,7 +88,7 @@ export interface CompactOptions extends DeltaLogStoreCliOptions {
   readonly partition?: string;
   /** Plan and print only; nothing is written. */
   readonly dryRun?: boolean;
-  /** Target output file size, MiB. @default 128 */
+  /** Target output file size, MiB. @default 128 (Iceberg: the table's write.target-file-size-bytes, else 512) */
   readonly targetMb?: number;
   /** @default 'zstd' */
   readonly codec?: Codec;
@@ -96,6 +108,10 @@ export interface CompactOptions extends DeltaLogStoreCliOptions {
   readonly columns?: readonly string[];
   /** Iceberg only: the catalog the table commits through (catalog-options.ts). @default the path catalog */
   readonly icebergCatalog?: IcebergCatalogSetting;
+  /** Iceberg only: `rewrite_data_files` options (Iceberg's names and defaults; see iceberg/rewrite-options.ts). */
+  readonly rewriteDataFiles?: RewriteDataFilesOptions;
+  /** Iceberg only: compact only the partitions this filter passes (see iceberg/where.ts). */
+  readonly where?: string;
 }
 
 /** One partition's outcome, as printed in the summary. */
@@ -164,6 +180,7 @@ async function compactTable(
 ): Promise<CompactPartitionResult[]> {
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
   checkStrategy(options);
+  const where = checkRewriteChoices(options, formatName);
   const dryRun = options.dryRun ?? false;
   const live = hooks.wrapStore?.(opened.store) ?? opened.store;
   const store = dryRun ? dryRunStore(live) : live;
@@ -182,6 +199,17 @@ async function compactTable(
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   let inventory = await format.snapshot(store, opened.prefix, { now: io.clock.now() });
   refuseForeignAmong(opened.store, opened.prefix, inventory.foreignTables);
+  // Options that cannot hold for this table (sizes against its target) and a filter naming a field no partition
+  // has are refused now, before an interrupted run is settled or anything is planned.
+  if (options.rewriteDataFiles !== undefined)
+    resolveRewriteOptions(options.rewriteDataFiles, {
+      ...(inventory.properties === undefined ? {} : { tableProperties: inventory.properties }),
+      engineGroupCapBytes: Number.MAX_SAFE_INTEGER,
+    });
+  if (where !== undefined)
+    checkWhereFields(where.text, where.expr, [
+      ...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name))),
+    ]);
   const wanted = options.partition?.replace(/^\/+|\/+$/g, '');
   const storeJournal = new StoreJournal(live, { workRoot: opened.workRoot });
   if (dryRun) {
@@ -212,9 +240,12 @@ async function compactTable(
   // After settling, which may have brought files back: only then is an empty location really empty.
   requireParquetFiles(inventory, uri, 'compact');
   const partitions = inventory.partitions
+    .filter((p) => where === undefined || matchesWhere(where.expr, p.values))
     .map((p) => p.partition)
     .filter((p) => wanted === undefined || p === wanted);
-  if (wanted !== undefined && partitions.length === 0) {
+  if (where !== undefined && partitions.length === 0)
+    io.out(`no partition matches where ${where.text}: nothing to compact`);
+  if (wanted !== undefined && partitions.length === 0 && where === undefined) {
     const known = inventory.partitions.map((p) => p.partition || '(root)');
     throw new InvalidInputError(
       `Partition "${wanted}" has no data files under ${uri}; known partitions: ${known.slice(0, 10).join(', ') || '(none)'}`,
@@ -251,6 +282,8 @@ async function compactTable(
         force: true,
         quietMinutes: 0,
         trigger: 'operator',
+        ...(options.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: options.rewriteDataFiles }),
+        ...(where === undefined ? {} : { where: where.text }),
       },
       {
         executionName: childExecutionName(parent, partition, index),
@@ -474,6 +507,27 @@ function checkStrategy(options: Pick<CompactOptions, 'strategy' | 'columns'>): v
     );
 }
 
+/**
+ * `rewriteDataFiles` and `where` are Iceberg's, and a filter must parse: checked before anything is listed.
+ * @throws UsageError otherwise.
+ */
+export function checkRewriteChoices(
+  options: Pick<CompactOptions, 'rewriteDataFiles' | 'where'>,
+  format: TableFormatName,
+): { text: string; expr: WhereExpr } | undefined {
+  if (format !== 'iceberg' && (options.rewriteDataFiles !== undefined || options.where !== undefined))
+    throw new UsageError(
+      `--rewrite-option and --where apply to Iceberg tables (--format iceberg), not to format "${format}"; drop them`,
+    );
+  if (options.where === undefined) return undefined;
+  try {
+    return { text: options.where, expr: parseWhere(options.where) };
+  } catch (err) {
+    if (err instanceof InvalidWhereError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
 /** Adds `compact` to the CLI program. */
 export function registerCompactCommand(program: Command, io: CompactIo): void {
   const command = program
@@ -482,7 +536,20 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
     .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (default: every partition)')
     .option('--dry-run', 'plan and print only; nothing is written')
-    .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
+    .option(
+      '--target-mb <n>',
+      'target file size in MiB (default: 128; Iceberg: the table property write.target-file-size-bytes, else 512)',
+      positiveNumber,
+    )
+    .option(
+      '--rewrite-option <name=value>',
+      'Iceberg: a rewrite_data_files option, repeatable (min-input-files, target-file-size-bytes, min-file-size-bytes, max-file-size-bytes, delete-file-threshold, rewrite-all, max-file-group-size-bytes, partial-progress.enabled, partial-progress.max-commits)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      '--where <filter>',
+      "Iceberg: compact only partitions passing this filter over partition fields, e.g. \"action = 'click' AND event_time_hour >= '2020-01-01-09'\"",
+    )
     .addOption(new Option('--codec <codec>', 'output compression').choices(CODECS).default(DEFAULT_CODEC))
     .option(
       '--delta-encoding',
@@ -532,8 +599,29 @@ A Delta table's commits use S3 conditional writes; when its writers coordinate t
 (Spark's S3DynamoDBLogStore), pass the table's deltaLogStore as the config has it:
 --delta-log-store dynamodb --delta-ddb-table <name> [--delta-ddb-region <r>].`,
     )
-    .action(async (uri: string, opts: CompactOptions & CatalogFlags) => {
+    .action(async (uri: string, opts: CompactOptions & CatalogFlags & { rewriteOption?: string[] }) => {
       const icebergCatalog = catalogFromFlags(opts, opts.format ?? DEFAULT_TABLE_FORMAT);
-      await runCompact(uri, { ...opts, ...(icebergCatalog === undefined ? {} : { icebergCatalog }) }, io);
+      const { rewriteOption, ...rest } = opts;
+      const rewriteDataFiles = rewriteOption === undefined ? undefined : rewriteOptionsOf(rewriteOption);
+      await runCompact(
+        uri,
+        {
+          ...rest,
+          ...(icebergCatalog === undefined ? {} : { icebergCatalog }),
+          ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }),
+        },
+        io,
+      );
     });
+}
+
+/** The `--rewrite-option` pairs as options. @throws UsageError listing every problem. */
+export function rewriteOptionsOf(pairs: readonly string[]): RewriteDataFilesOptions {
+  try {
+    return parseRewriteOptionPairs(pairs);
+  } catch (err) {
+    if (err instanceof InvalidInputError)
+      throw new UsageError(err.message.replace('rewriteDataFiles options', '--rewrite-option values'));
+    throw err;
+  }
 }

@@ -1,5 +1,6 @@
 // `lake-compactor history`: reads the runs' history items (`PART#<table>#<partition>` / `RUN#<start>#<run>`)
-// from the state table with key queries only (no scan) and prints them newest first, at most --limit.
+// from the state table with key queries only (no scan) and prints them newest first, at most --limit; given a
+// Delta table's location instead, the runs its log records (history-table.ts).
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -7,9 +8,11 @@ import type { Command } from 'commander';
 import { statsKeys } from '../adapters/dynamodb-keys.js';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { InvalidInputError, UsageError } from '../core/errors.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
 import { formatBytes } from '../core/stats.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
-import { positiveInteger } from './args.js';
+import { formatOption, positiveInteger } from './args.js';
+import { runTableHistory } from './history-table.js';
 import { renderTable } from './table.js';
 
 export interface HistoryIo {
@@ -170,17 +173,40 @@ function tablesFromEnv(env: HistoryIo['env']): string[] {
   return (list as { name?: unknown }[]).map((t) => String(t.name));
 }
 
-/** Adds `history` to the CLI program. */
+/** Adds `history` to the CLI program: a deployment's runs from its state table, or a table's own from its log. */
 export function registerHistoryCommand(program: Command, io: HistoryIo): void {
   program
     .command('history')
-    .description('Show compaction runs recorded in the state table, newest first')
+    .description(
+      'Show compaction runs newest first: recorded in the state table, or (with <uri> --format delta) in the table’s log',
+    )
+    .argument('[uri]', 'a Delta table (s3://bucket/prefix or a local folder): read its runs from its log')
     .option('--state-table <name>', 'DynamoDB state table (default: env LAKE_COMPACTOR_TABLE)')
     .option('--table <name>', 'only this table (default: every table in env TABLES)')
     .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (needs --table)')
     .option('--limit <n>', 'most runs to show', positiveInteger, 20)
     .option('--json', 'print JSON (the full history items)')
-    .action(async (opts: HistoryOptions) => {
-      await runHistory(opts, io);
+    .addOption(formatOption())
+    .action(async (uri: string | undefined, opts: HistoryOptions & { format: TableFormatName }) => {
+      if (uri === undefined) {
+        if (opts.format !== DEFAULT_TABLE_FORMAT) {
+          throw new UsageError(
+            `--format ${opts.format} names the format of a table location: pass the table's <uri> to read the runs its log records, or drop --format to read the state table`,
+          );
+        }
+        await runHistory(opts, io);
+        return;
+      }
+      const stateOnly = (['stateTable', 'table', 'partition'] as const).filter((k) => opts[k] !== undefined);
+      if (stateOnly.length > 0) {
+        throw new UsageError(
+          '--state-table, --table and --partition read a deployment’s state table; with <uri> the runs come from the table’s own log: drop one or the other',
+        );
+      }
+      await runTableHistory(
+        uri,
+        { format: opts.format, limit: opts.limit ?? 20, ...(opts.json ? { json: true } : {}) },
+        io,
+      );
     });
 }

@@ -5,14 +5,19 @@ import { Command, CommanderError } from 'commander';
 import { openStore } from '../adapters/open-store.js';
 import { StoreQuarantine } from '../adapters/store-quarantine.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
+import {
+  mergeRewriteOptions,
+  type RewriteDataFilesOptions,
+} from '../core/formats/iceberg/rewrite-options.js';
+import { checkWhereFields } from '../core/formats/iceberg/where.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import type { TableSnapshot } from '../core/formats/table-format.js';
-import { type PlanSet, planPartitions } from '../core/planning.js';
+import { DEFAULT_PLAN_OPTIONS, type PlanSet, planPartitions } from '../core/planning.js';
 import { matchQuarantine } from '../core/quarantine.js';
 import { formatBytes, type PartitionProfile, profilePartition } from '../core/stats.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import { formatOption, positiveInteger, positiveNumber, tableNameOf, workRootOption } from './args.js';
-import { registerCompactCommand } from './compact.js';
+import { checkRewriteChoices, registerCompactCommand, rewriteOptionsOf } from './compact.js';
 import { debugRequested, describeFailure, failureContext, requireParquetFiles, stackOf } from './errors.js';
 import { registerHistoryCommand } from './history.js';
 import { registerQuarantineCommand } from './quarantine.js';
@@ -80,16 +85,23 @@ export async function profileTable(
 export async function planTable(
   uri: string,
   options: {
-    targetFileSizeBytes: number;
+    /** @default 128 MiB (Iceberg: the table's write.target-file-size-bytes, else 512 MiB) */
+    targetFileSizeBytes?: number;
     minInputFiles?: number;
     maxGroupBytes?: number;
     table?: string;
     workRoot?: string;
     format?: TableFormatName;
+    /** Iceberg only: `rewrite_data_files` options. */
+    rewriteDataFiles?: RewriteDataFilesOptions;
+    /** Iceberg only: plan only the partitions this filter passes. */
+    where?: string;
   },
   io: Pick<CliIo, 'clock' | 'env'>,
 ): Promise<PlanSet> {
-  const format = tableFormat(options.format ?? DEFAULT_TABLE_FORMAT);
+  const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
+  const where = checkRewriteChoices(options, formatName);
+  const format = tableFormat(formatName);
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const { store, prefix } = opened;
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
@@ -105,11 +117,45 @@ export async function planTable(
     );
     return active.length === 0 ? input : { ...input, quarantined: active };
   });
-  return planPartitions(inputs, {
-    targetFileSizeBytes: options.targetFileSizeBytes,
-    ...(options.minInputFiles === undefined ? {} : { minInputFiles: options.minInputFiles }),
+  const planPartition = format.planPartition;
+  if (planPartition === undefined)
+    return planPartitions(inputs, {
+      targetFileSizeBytes: options.targetFileSizeBytes ?? DEFAULT_PLAN_OPTIONS.targetFileSizeBytes,
+      ...(options.minInputFiles === undefined ? {} : { minInputFiles: options.minInputFiles }),
+      ...(options.maxGroupBytes === undefined ? {} : { maxGroupBytes: options.maxGroupBytes }),
+    });
+  // A format with its own rules (Iceberg's rewrite_data_files) plans as `compact` would: the same options, where
+  // --target-mb stands in for target-file-size-bytes and --min-input-files for min-input-files.
+  if (where !== undefined)
+    checkWhereFields(where.text, where.expr, [
+      ...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name))),
+    ]);
+  const rewriteDataFiles = mergeRewriteOptions(
+    options.targetFileSizeBytes === undefined
+      ? undefined
+      : { 'target-file-size-bytes': options.targetFileSizeBytes },
+    options.minInputFiles === undefined ? undefined : { 'min-input-files': options.minInputFiles },
+    options.rewriteDataFiles,
+  );
+  const binpack = {
+    ...DEFAULT_PLAN_OPTIONS,
     ...(options.maxGroupBytes === undefined ? {} : { maxGroupBytes: options.maxGroupBytes }),
-  });
+  };
+  const valuesOf = new Map(inventory.partitions.map((p) => [p.partition, p.values]));
+  const partitions = inputs.map((input) =>
+    planPartition(input, {
+      binpack,
+      ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }),
+      ...(where === undefined ? {} : { where: where.text }),
+      values: valuesOf.get(input.partition) ?? [],
+      ...(inventory.properties === undefined ? {} : { properties: inventory.properties }),
+    }),
+  );
+  return {
+    partitions: partitions.sort((a, b) =>
+      a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0,
+    ),
+  };
 }
 
 const priorityRank = { HIGH: 0, MEDIUM: 1, LOW: 2 } as const;
@@ -206,13 +252,23 @@ export function buildProgram(io: CliIo): Command {
     .command('plan')
     .description('Show what compaction would do (reads footers; changes nothing)')
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
-    .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
+    .option(
+      '--target-mb <n>',
+      'target file size in MiB (default: 128; Iceberg: the table property write.target-file-size-bytes, else 512)',
+      positiveNumber,
+    )
     .option(
       '--min-input-files <n>',
       'fewest files a group may have (unless it is all the partition has)',
       positiveInteger,
     )
     .option('--max-group-mb <n>', 'largest group, in MiB of input', positiveNumber)
+    .option(
+      '--rewrite-option <name=value>',
+      'Iceberg: a rewrite_data_files option, repeatable (as for compact)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option('--where <filter>', 'Iceberg: plan only partitions passing this filter over partition fields')
     .option('--table <name>', 'table name recorded in the plan (default: last segment of the URI)')
     .option('--json', 'print the plan as JSON (replayable)')
     .addOption(workRootOption())
@@ -221,19 +277,25 @@ export function buildProgram(io: CliIo): Command {
       async (
         uri: string,
         opts: {
-          targetMb: number;
+          targetMb?: number;
           minInputFiles?: number;
           maxGroupMb?: number;
           table?: string;
           json?: boolean;
           workRoot?: string;
           format: TableFormatName;
+          rewriteOption?: string[];
+          where?: string;
         },
       ) => {
         const plan = await planTable(
           uri,
           {
-            targetFileSizeBytes: Math.round(opts.targetMb * MiB),
+            ...(opts.targetMb === undefined ? {} : { targetFileSizeBytes: Math.round(opts.targetMb * MiB) }),
+            ...(opts.rewriteOption === undefined
+              ? {}
+              : { rewriteDataFiles: rewriteOptionsOf(opts.rewriteOption) }),
+            ...(opts.where === undefined ? {} : { where: opts.where }),
             ...(opts.minInputFiles === undefined ? {} : { minInputFiles: opts.minInputFiles }),
             ...(opts.maxGroupMb === undefined ? {} : { maxGroupBytes: Math.round(opts.maxGroupMb * MiB) }),
             ...(opts.table === undefined ? {} : { table: opts.table }),

@@ -24,6 +24,7 @@ import type { GroupState, JournalPartition } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
 import { formatOption, tableNameOf, workRootOption } from './args.js';
+import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
 import {
   addDeltaLogStoreOptions,
   commandFormat,
@@ -37,7 +38,13 @@ export interface SettleIo {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
-export interface SettleCliOptions extends DeltaLogStoreCliOptions {
+/**
+ * An Iceberg table's settle reads and commits through the catalog its compact used (`--catalog glue|rest`): a
+ * group's snapshot is found (or not) in the metadata the catalog points at, and a roll-forward swaps that pointer.
+ * The path catalog would judge a Glue table by the newest file in metadata/ — which may be a writer's that lost
+ * the race — and roll a group forward that Glue never committed.
+ */
+export interface SettleCliOptions extends DeltaLogStoreCliOptions, CatalogFlags {
   /** Only this partition (path relative to the table root). */
   readonly partition?: string;
   /** The table's name as `compact` recorded it. @default the URI's last path segment */
@@ -132,7 +139,15 @@ export async function runSettle(
   const table = options.table ?? tableNameOf(uri);
   const partition = options.partition?.replace(/^\/+|\/+$/g, '');
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
-  const format = commandFormat(opened, table, formatName, deltaLogStoreSettingOf(formatName, options), io);
+  const catalog = catalogFromFlags(options, formatName);
+  const format = commandFormat(
+    opened,
+    table,
+    formatName,
+    deltaLogStoreSettingOf(formatName, options),
+    io,
+    catalog,
+  );
   if (options.stateTable !== undefined) {
     return [
       await settleDeployedPartition(
@@ -256,7 +271,7 @@ export function registerSettleCommand(program: Command, io: SettleIo): void {
     )
     .addOption(workRootOption())
     .addOption(formatOption());
-  addDeltaLogStoreOptions(command)
+  addCatalogOptions(addDeltaLogStoreOptions(command))
     .addHelpText(
       'after',
       `
@@ -265,7 +280,8 @@ A group that had started publishing when its run died is rolled forward (outputs
 trash); one that had not is rolled back (staging removed; its inputs never moved). compact does this by
 itself before planning; settle does only this. Exit 1 when a group could not be settled (reason printed).
 A Delta table's groups settle through its log: pass --format delta, and the --delta-log-store options its
-compact used.`,
+compact used. An Iceberg table's settle through its catalog: pass --format iceberg, and the --catalog options
+its compact used (a Glue or REST table settled without them is judged by files its catalog may never point at).`,
     )
     .action(async (uri: string, opts: SettleCliOptions) => {
       await runSettle(uri, opts, io);

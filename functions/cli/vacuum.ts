@@ -2,9 +2,10 @@
 // run deletes nothing, and a real run prints everything it will delete, and why, before it does. With
 // `--format delta` the location is a Delta table: the core runs Delta VACUUM on it (the log decides what is
 // live; the retention is the table's delta.deletedFileRetentionDuration unless --retention-hours overrides it).
-// With `--format iceberg` the location is a path-based Iceberg table: the core runs expire_snapshots
-// (--older-than-hours, --retain-last: Spark's older_than and retain_last) and then remove_orphan_files
-// (--orphan-older-than-hours: Spark's older_than of that procedure, the grace period, at least 72 h).
+// With `--format iceberg` the location is an Iceberg table: the core runs expire_snapshots (--older-than-hours,
+// --retain-last: Spark's older_than and retain_last) and then remove_orphan_files (--orphan-older-than-hours:
+// Spark's older_than of that procedure, the grace period, at least 72 h), through the table's catalog — the path
+// catalog by default, or `--catalog glue|rest` with the same flags as compact (cli/catalog-options.ts).
 //
 // Its options map one-to-one onto the vacuum function's input (events/vacuum-*.json) and are validated by
 // the same schema, with the same retention gate, before any object is listed. Invalid usage exits 2; a run
@@ -21,6 +22,7 @@ import { StoreJournal } from '../adapters/store-journal.js';
 import { CompactorError, UsageError } from '../core/errors.js';
 import { DELETED_FILE_RETENTION_PROPERTY } from '../core/formats/delta/vacuum.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
+import type { IcebergCatalogServices, IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
 import { MAX_SNAPSHOT_AGE_PROPERTY } from '../core/formats/iceberg/expire.js';
 import { MIN_ORPHAN_GRACE_HOURS } from '../core/formats/iceberg/orphans.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
@@ -47,7 +49,9 @@ import { journalManifestPrefix, parseStagingKey, parseTrashKey } from '../core/w
 import type { GroupJournalEntry, Journal } from '../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
+import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { formatOption, positiveInteger, positiveNumber, tableNameOf, workRootOption } from './args.js';
+import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
 import {
   asUsage,
   bucketOf,
@@ -63,7 +67,7 @@ import {
 import { renderTable } from './table.js';
 import { refuseEnclosingForeignTable } from './table-format-guard.js';
 
-export interface VacuumCliOptions {
+export interface VacuumCliOptions extends CatalogFlags {
   /** List what would go; delete nothing. */
   readonly dryRun?: boolean;
   /**
@@ -111,6 +115,8 @@ export interface VacuumJob {
   readonly s3: boolean;
   /** The only work root listed and judged. */
   readonly workRoot: string;
+  /** Catalog clients for an Iceberg table given `--catalog glue|rest` (from the CLI's environment). */
+  readonly iceberg: IcebergCatalogServices;
 }
 
 /** The printed and `--json` result: the function's report, plus where and how it ran. */
@@ -193,7 +199,9 @@ export function prepareVacuum(
   // A malformed location is a usage error; a folder that does not exist is not (exit 1, as in every command).
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const stateTable = s3 ? options.stateTable || io.env.LAKE_COMPACTOR_TABLE || undefined : undefined;
-  const table = asUsage(() => tableOf(uri, opened, options.table, options.format ?? DEFAULT_TABLE_FORMAT));
+  const format = options.format ?? DEFAULT_TABLE_FORMAT;
+  const catalog = catalogFromFlags(options, format);
+  const table = asUsage(() => tableOf(uri, opened, options.table, format, catalog));
   const workflowJournal: Journal =
     stateTable === undefined
       ? new MemoryJournal()
@@ -210,7 +218,17 @@ export function prepareVacuum(
     table.name,
   );
   const journal = new RoutedJournal(cliJournal, workflowJournal);
-  return { uri, request, table, store: opened.store, journal, stateTable, s3, workRoot: opened.workRoot };
+  return {
+    uri,
+    request,
+    table,
+    store: opened.store,
+    journal,
+    stateTable,
+    s3,
+    workRoot: opened.workRoot,
+    iceberg: icebergCatalogServices(io.env),
+  };
 }
 
 /**
@@ -262,6 +280,7 @@ export async function planVacuumJob(
     storeFor: () => store,
     journalFor: () => job.journal,
     clock: io.clock,
+    iceberg: job.iceberg,
   };
   const candidates = new Map<string, VacuumCandidate>();
   const add = (found: readonly VacuumCandidate[]) => {
@@ -489,7 +508,7 @@ export async function runVacuum(
       throw new OperationCancelledError('Vacuum cancelled: nothing was deleted');
     }
   }
-  const report = await executeVacuum({ storeFor: () => job.store }, plan, {
+  const report = await executeVacuum({ storeFor: () => job.store, iceberg: job.iceberg }, plan, {
     listLimit: Number.MAX_SAFE_INTEGER,
   });
   const result: VacuumCliReport = {
@@ -625,16 +644,23 @@ function tableOf(
   opened: OpenedStore,
   name: string | undefined,
   format: TableFormatName,
+  catalog: IcebergCatalogSetting | undefined,
 ): TableConfig {
   const [table] = parseTableConfigs([
-    { name: name ?? defaultName(uri), bucket: bucketOf(uri), prefix: opened.prefix, format },
+    {
+      name: name ?? defaultName(uri),
+      bucket: bucketOf(uri),
+      prefix: opened.prefix,
+      format,
+      ...(catalog === undefined ? {} : { catalog }),
+    },
   ]);
   return table as TableConfig;
 }
 
 /** Adds `vacuum` to the CLI program. */
 export function registerVacuumCommand(program: Command, io: MaintenanceIo): void {
-  program
+  const command = program
     .command('vacuum')
     .description('Delete what compaction left behind once it is past the retention (lists first)')
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
@@ -681,16 +707,19 @@ export function registerVacuumCommand(program: Command, io: MaintenanceIo): void
       nonNegativeHours,
     )
     .addOption(workRootOption())
-    .addOption(formatOption())
+    .addOption(formatOption());
+  addCatalogOptions(command)
     .addHelpText(
       'after',
       `
 With --format delta, <uri> is a Delta table's root and Delta VACUUM runs on it: files of tombstones older than
 the retention and files no version references that are older than it go; the log and live files never do.
-With --format iceberg, <uri> is a path-based Iceberg table's root: expire_snapshots removes snapshots older than
+With --format iceberg, <uri> is an Iceberg table's root: expire_snapshots removes snapshots older than
 --older-than-hours (never the current one, the last --retain-last of a branch, or a tag's), commits the new
 metadata, then deletes the files only expired snapshots referenced; remove_orphan_files then deletes files no
 metadata references that are older than --orphan-older-than-hours (a writer's files exist before its commit).
+A table registered in Glue or a REST catalog is read and committed through it: --catalog glue|rest with the
+flags compact takes (a commit beside the catalog would be one its readers never see).
 Same input as the scheduled vacuum function (events/vacuum-*.json): --retention-hours, --dry-run,
 --allow-retention-below-minimum, --debris-age-hours, --abandoned-after-hours. Unlike the schedule, the CLI
 deletes unless --dry-run is given; it always prints the list first and asks, or needs --yes.

@@ -2,7 +2,8 @@
 // or one skip reason, the plan does not depend on input order, and planning the planned output plans nothing.
 import { z } from 'zod';
 import { InvalidInputError } from './errors.js';
-import { quarantinedFileSchema, quarantineSkipReason } from './quarantine.js';
+import { resolvedRewriteOptionsSchema } from './formats/iceberg/rewrite-options.js';
+import { type QuarantinedFile, quarantinedFileSchema, quarantineSkipReason } from './quarantine.js';
 import { formatBytes } from './stats.js';
 
 const MiB = 1024 * 1024;
@@ -66,6 +67,17 @@ export const inputDeletesSchema = z.object({
 });
 export type InputDeletes = z.infer<typeof inputDeletesSchema>;
 
+/**
+ * What a row of the file inherits when it stores no lineage of its own (Iceberg v3 row lineage: the data file's
+ * `first_row_id` and data sequence number), as decimal text: 64-bit values that JSON numbers would round. Carried
+ * through the plan into the journal so the rewrite writes every row's `_row_id` and `_last_updated_sequence_number`.
+ */
+export const inputRowLineageSchema = z.object({
+  firstRowId: z.string().regex(/^\d+$/),
+  sequenceNumber: z.string().regex(/^\d+$/),
+});
+export type InputRowLineage = z.infer<typeof inputRowLineageSchema>;
+
 /** One candidate file as listed (and, for fingerprint and rows, as its footer was read). */
 export const planInputFileSchema = z.object({
   key: z.string().min(1),
@@ -78,6 +90,8 @@ export const planInputFileSchema = z.object({
   rows: z.number().int().nonnegative().optional(),
   /** Rows the table format deletes from the file; the rewrite drops them. */
   deletes: inputDeletesSchema.optional(),
+  /** Row lineage the rewrite must write into every row (Iceberg v3); see `inputRowLineageSchema`. */
+  rowLineage: inputRowLineageSchema.optional(),
   /** Fingerprint of the file's Parquet schema; files of different fingerprints are never grouped. */
   schemaFingerprint: z.string().min(1).optional(),
   /** Set when the footer could not be read: why. Such a file is skipped. */
@@ -114,8 +128,11 @@ export const planGroupSchema = z.object({
   /** `g0001`, `g0002`, ... in key order of each group's first file; stable across replans. */
   groupId: z.string().regex(/^g\d{4,}$/),
   schemaFingerprint: z.string().min(1),
-  /** Sorted by key: the order rows are rewritten in. */
-  files: z.array(planInputFileSchema).min(2),
+  /**
+   * Sorted by key: the order rows are rewritten in. The bin-pack planner never plans fewer than 2; Iceberg's
+   * `rewrite_data_files` rewrites a lone file that is too large (split), carries too many deletes, or `rewrite-all`.
+   */
+  files: z.array(planInputFileSchema).min(1),
   bytes: z.number().int().nonnegative(),
   /** Sum of the inputs' rows; null when any input's row count is unknown. */
   rows: z.number().int().nonnegative().nullable(),
@@ -131,7 +148,8 @@ export const partitionPlanSchema = z.object({
   version: z.literal(1),
   table: z.string().min(1),
   partition: z.string(),
-  options: planOptionsSchema,
+  /** The bin-pack planner's options, or (an Iceberg table) the resolved `rewrite_data_files` options. */
+  options: z.union([planOptionsSchema, resolvedRewriteOptionsSchema]),
   snapshot: planSnapshotSchema,
   /** What the table format must remember to commit against this plan's snapshot (see TableSnapshot.formatState). */
   formatState: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
@@ -271,27 +289,9 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
   const quarantined = new Map((input.quarantined ?? []).map((q) => [q.key, q]));
 
   for (const file of files) {
-    const storageClass = (file.storageClass ?? 'STANDARD').toUpperCase();
-    const quarantine = quarantined.get(file.key);
-    if (quarantine !== undefined && quarantine.etag === file.etag) {
-      skips.push({ key: file.key, category: 'quarantined', reason: quarantineSkipReason(quarantine) });
-    } else if (ARCHIVE_STORAGE_CLASSES.includes(storageClass)) {
-      skips.push({
-        key: file.key,
-        category: 'archived',
-        reason: `in archive storage class ${storageClass}: never compacted, because reading it needs a restore (GLACIER, DEEP_ARCHIVE) or is billed per GB read with a 90-day minimum (GLACIER_IR); restore or re-tier it first if it must be`,
-      });
-    } else if (file.unreadable !== undefined) {
-      skips.push({ key: file.key, category: 'unreadable', reason: `footer unreadable: ${file.unreadable}` });
-    } else if (file.rows === 0) {
-      // The engine refuses zero-row inputs (nothing to rewrite, and a group of them would fail the run);
-      // writers such as Spark leave them behind for empty tasks. Left in place: removing them is a
-      // table-format decision (a Delta log still references them), not the compactor's.
-      skips.push({
-        key: file.key,
-        category: 'empty',
-        reason: 'holds zero rows: left alone, there is nothing to rewrite (the engine refuses empty inputs)',
-      });
+    const content = contentSkip(file, quarantined);
+    if (content !== undefined) {
+      skips.push({ key: file.key, ...content });
     } else if (file.size > maxWell) {
       skips.push({
         key: file.key,
@@ -363,6 +363,36 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
     },
   };
   return groups.length > 0 ? plan : { ...plan, reason: nothingToDoReason(skips) };
+}
+
+/**
+ * Why a file is not planned for what it is rather than its size, whatever the planner: quarantined (same key and
+ * ETag as a record), in an archive storage class, an unreadable footer, zero rows. Undefined when none applies.
+ */
+export function contentSkip(
+  file: PlanInputFile,
+  quarantined: ReadonlyMap<string, QuarantinedFile>,
+): { category: 'quarantined' | 'archived' | 'unreadable' | 'empty'; reason: string } | undefined {
+  const storageClass = (file.storageClass ?? 'STANDARD').toUpperCase();
+  const quarantine = quarantined.get(file.key);
+  if (quarantine !== undefined && quarantine.etag === file.etag)
+    return { category: 'quarantined', reason: quarantineSkipReason(quarantine) };
+  if (ARCHIVE_STORAGE_CLASSES.includes(storageClass))
+    return {
+      category: 'archived',
+      reason: `in archive storage class ${storageClass}: never compacted, because reading it needs a restore (GLACIER, DEEP_ARCHIVE) or is billed per GB read with a 90-day minimum (GLACIER_IR); restore or re-tier it first if it must be`,
+    };
+  if (file.unreadable !== undefined)
+    return { category: 'unreadable', reason: `footer unreadable: ${file.unreadable}` };
+  // The engine refuses zero-row inputs (nothing to rewrite, and a group of them would fail the run);
+  // writers such as Spark leave them behind for empty tasks. Left in place: removing them is a
+  // table-format decision (a Delta log still references them), not the compactor's.
+  if (file.rows === 0)
+    return {
+      category: 'empty',
+      reason: 'holds zero rows: left alone, there is nothing to rewrite (the engine refuses empty inputs)',
+    };
+  return undefined;
 }
 
 interface FingerprintGrouping {

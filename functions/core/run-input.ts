@@ -5,6 +5,12 @@ import { z } from 'zod';
 import { codecSchema, DEFAULT_CODEC, schemaFidelitySchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
 import {
+  mergeRewriteOptions,
+  type RewriteDataFilesOptions,
+  rewriteDataFilesSchema,
+} from './formats/iceberg/rewrite-options.js';
+import { InvalidWhereError, parseWhere } from './formats/iceberg/where.js';
+import {
   DEFAULT_TABLE_FORMAT,
   isTableFormatName,
   type TableFormatName,
@@ -65,6 +71,29 @@ export const runInputSchema = z
       .number()
       .positive()
       .max(10 * 1024, 'at most 10240 MiB per group')
+      .optional(),
+    /**
+     * Iceberg tables only: `rewrite_data_files` options for this run, over the table's (`{ "min-input-files": 2 }`;
+     * Iceberg's names, see core/formats/iceberg/rewrite-options.ts).
+     */
+    rewriteDataFiles: rewriteDataFilesSchema.optional(),
+    /**
+     * Iceberg tables only: a partition filter (`action = 'click' AND event_time_hour >= '2020-01-01-09'`); a
+     * partition outside it plans nothing. See core/formats/iceberg/where.ts for the language.
+     */
+    where: z
+      .string()
+      .superRefine((where, ctx) => {
+        try {
+          parseWhere(where);
+        } catch (err) {
+          if (!(err instanceof InvalidWhereError)) throw err;
+          ctx.addIssue({
+            code: 'custom',
+            message: `${err.reason}; write e.g. "action = 'click' AND event_time_hour >= '2020-01-01-09'"`,
+          });
+        }
+      })
       .optional(),
     /** Plan and estimate only: nothing is written but the plan. */
     dryRun: z.boolean().optional(),
@@ -207,6 +236,14 @@ export function normalizeRunInput(
   if (table !== undefined && !isTableFormatName(table.format)) {
     issues.push(`table: "${table.name}": ${unsupportedFormatMessage(table.format)}`);
   }
+  if (table !== undefined && table.format !== 'iceberg') {
+    for (const field of ['rewriteDataFiles', 'where'] as const) {
+      if ((raw as Record<string, unknown> | null)?.[field] !== undefined)
+        issues.push(
+          `${field}: applies to Apache Iceberg tables (format "iceberg"), and table "${table.name}" is "${table.format}"; remove it`,
+        );
+    }
+  }
   if (table !== undefined && table.bucket === undefined) {
     issues.push(
       `table: "${table.name}" has no bucket in the configuration; set its bucketName in the construct props`,
@@ -266,7 +303,11 @@ export type RunTable = Pick<
   | 'zOrderColumns'
   | 'targetFileSizeMB'
   | 'policy'
-> & { readonly bucket: string; readonly format?: TableFormatName };
+> & {
+  readonly bucket: string;
+  readonly format?: TableFormatName;
+  readonly rewriteDataFiles?: RewriteDataFilesOptions | undefined;
+};
 
 /** What one request chooses for its run; whatever it leaves out is the table's choice, else the default. */
 export type RunChoices = Pick<
@@ -284,6 +325,8 @@ export type RunChoices = Pick<
   | 'quietMinutes'
   | 'generation'
   | 'trigger'
+  | 'rewriteDataFiles'
+  | 'where'
 >;
 
 /** Bytes one compact step rewrites at most unless the request says otherwise (`maxGroupMB`). */
@@ -312,11 +355,24 @@ export function buildRunContext(
         ? (choices.sortColumns ?? table.zOrderColumns)
         : undefined;
   const targetMiB = choices.targetFileSizeMB ?? table.targetFileSizeMB;
+  const format = table.format ?? DEFAULT_TABLE_FORMAT;
+  // Iceberg: an explicit target in MiB is the same knob as `target-file-size-bytes`; an option beats it at its level.
+  const asOption = (mib: number | undefined): RewriteDataFilesOptions | undefined =>
+    mib === undefined ? undefined : { 'target-file-size-bytes': Math.round(mib * MiB) };
+  const rewriteDataFiles =
+    format === 'iceberg'
+      ? mergeRewriteOptions(
+          asOption(table.targetFileSizeMB),
+          table.rewriteDataFiles,
+          asOption(choices.targetFileSizeMB),
+          choices.rewriteDataFiles,
+        )
+      : undefined;
   return {
     runId: options.executionName,
     ...(options.executionArn === undefined ? {} : { executionArn: options.executionArn }),
     table: table.name,
-    format: table.format ?? DEFAULT_TABLE_FORMAT,
+    format,
     bucket: table.bucket,
     tableRoot: table.prefix,
     partition,
@@ -332,6 +388,8 @@ export function buildRunContext(
     minInputFiles: policy.minInputFiles,
     maxGroupBytes: Math.round((choices.maxGroupMB ?? DEFAULT_MAX_GROUP_MIB) * MiB),
     smallFileRatio: policy.smallFileSizeRatio,
+    ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }),
+    ...(choices.where === undefined || format !== 'iceberg' ? {} : { where: choices.where }),
     dryRun: choices.dryRun ?? false,
     force: choices.force ?? false,
     ...(choices.settle === true && { settle: true }),
@@ -428,6 +486,10 @@ export const runContextSchema = z.object({
   /** Cap of one group's input bytes (one compact Lambda's work). */
   maxGroupBytes: z.number().int().positive(),
   smallFileRatio: z.number().gt(0).max(1),
+  /** Iceberg: the `rewrite_data_files` options the plan step resolves (the table's, then the request's). */
+  rewriteDataFiles: rewriteDataFilesSchema.optional(),
+  /** Iceberg: the operator's partition filter; a partition outside it plans nothing. */
+  where: z.string().optional(),
   dryRun: z.boolean(),
   force: z.boolean(),
   /** Settle the partition's unsettled groups and release it; plan nothing (absent: a compaction run). */

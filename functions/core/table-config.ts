@@ -98,6 +98,13 @@ export const tableFieldSchemas = {
    * `{ type: "rest", … }` (see core/formats/iceberg/catalogs.ts).
    */
   catalog: FORMAT_SETTING_SCHEMAS.catalog.optional(),
+  /**
+   * Iceberg only: the options of Iceberg's `rewrite_data_files` the table's groups are planned with, named and
+   * defaulted as Iceberg does (`{ "min-input-files": 10, "target-file-size-bytes": 268435456 }`; see
+   * core/formats/iceberg/rewrite-options.ts). Named after the procedure so a Spark job's options map moves over
+   * verbatim; a run's input may override them one by one.
+   */
+  rewriteDataFiles: FORMAT_SETTING_SCHEMAS.rewriteDataFiles.optional(),
   /** Per-table overrides of the trigger policy. */
   policy: policyOverridesSchema.optional(),
   /**

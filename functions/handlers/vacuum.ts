@@ -2,7 +2,9 @@
 // runs the vacuum core until its budget or the invocation's time runs out, and returns the report and cursor.
 // Tables with `format: "delta"` get Delta VACUUM from the core; one that was refused or could not be read is
 // logged as an error and counted (VacuumTableErrors), and the others are vacuumed all the same. Tables with
-// `format: "iceberg"` get expire_snapshots and remove_orphan_files, with the same per-table error rule.
+// `format: "iceberg"` get expire_snapshots and remove_orphan_files, with the same per-table error rule, through
+// the catalog each names (path, Glue or REST): the composition root below builds the catalog clients once per cold
+// start from the function's environment, as the workflow's runtime and the sweep do.
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { RoutedJournal } from '../adapters/routed-journal.js';
@@ -13,6 +15,7 @@ import {
   type VacuumReport,
   vacuum,
 } from '../core/maintenance/vacuum.js';
+import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { checkpointOf, deadlineOf, maintenanceInput, resumable } from '../shared/maintenance-runtime.js';
 import { lambdaEntry, type Observability } from '../shared/middleware.js';
 import { createWorkflowRuntime } from '../shared/workflow-runtime.js';
@@ -95,6 +98,8 @@ export const handler = lambdaEntry((env, observability) => {
       storeFor: runtime.storeFor,
       journalFor,
       clock: runtime.clock,
+      // Glue and REST catalog clients for Iceberg tables configured with one (IAM: iceberg-catalog-access.ts).
+      iceberg: icebergCatalogServices(env),
     },
     observability,
   );

@@ -33,6 +33,11 @@ export interface JournalInput {
    * of the file are no longer these (`id`).
    */
   readonly deletes?: JournalInputDeletes;
+  /**
+   * Row lineage the rewrite writes into every row (Iceberg v3): what a row without its own `_row_id` /
+   * `_last_updated_sequence_number` inherits, as decimal text (planning's `InputRowLineage`).
+   */
+  readonly rowLineage?: { readonly firstRowId: string; readonly sequenceNumber: string };
 }
 
 /** See {@link JournalInput.deletes} (planning's `InputDeletes`, as the journal keeps it). */

@@ -51,7 +51,29 @@ export interface InputFile {
    * nothing — no rows, no schema, no output.
    */
   readonly deleted?: DeletedRows;
+  /**
+   * Row lineage the table format tracks per row (Iceberg v3 `_row_id` / `_last_updated_sequence_number`): every
+   * output row carries both, as INT64 columns with those field ids — the value the input stores when it has one,
+   * else `firstRowId` + the row's position in the file (counted before deletes) and `sequenceNumber`. The
+   * fingerprint is of the rows with their lineage, so verify checks the values written.
+   */
+  readonly rowLineage?: RowLineage;
 }
+
+/** See {@link InputFile.rowLineage}: what a row without stored lineage inherits from its file. */
+export interface RowLineage {
+  /** The row id of the file's first row (Iceberg: the data file's `first_row_id`). */
+  readonly firstRowId: bigint;
+  /** The file's data sequence number. */
+  readonly sequenceNumber: bigint;
+}
+
+/** Field ids and names of the row lineage columns (Iceberg spec, reserved metadata columns). */
+export const ROW_ID_FIELD = { id: 2147483540, name: '_row_id' } as const;
+export const LAST_UPDATED_SEQUENCE_NUMBER_FIELD = {
+  id: 2147483539,
+  name: '_last_updated_sequence_number',
+} as const;
 
 export interface RewriteGroup {
   readonly groupId: string;

@@ -411,7 +411,7 @@ const EMPTY_METRICS_WARNING = 'No application metrics to publish';
  * mode routes that warning through the global console, where exactly that message is dropped. Returns the
  * restore.
  */
-function quietHandlers(): () => void {
+export function quietHandlers(): () => void {
   const set: string[] = [];
   for (const [key, value] of [
     ['POWERTOOLS_LOG_LEVEL', 'SILENT'],
@@ -434,7 +434,7 @@ function quietHandlers(): () => void {
 }
 
 /** Follows executions as they appear and end, and reports each once. */
-class ExecutionWatcher {
+export class ExecutionWatcher {
   private readonly seen = new Set<LocalExecution>();
   private readonly ended = new Set<LocalExecution>();
 
@@ -554,7 +554,7 @@ async function countHistory(cloud: LocalCloud, stack: LakeCompactorStack, days: 
 }
 
 /** Files, sizes and compression of a table folder (sizes from the filesystem, ratios from the footers). */
-async function layoutStats(db: DemoDuckDb, tableDir: string): Promise<LayoutStats> {
+export async function layoutStats(db: DemoDuckDb, tableDir: string): Promise<LayoutStats> {
   const partitions = (await readdir(tableDir, { withFileTypes: true })).filter((d) => d.isDirectory());
   const sizes: number[] = [];
   for (const partition of partitions) {

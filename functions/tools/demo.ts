@@ -1,9 +1,11 @@
-// `npm run demo [--days 30] [--batches 20] [--keep] [--json]`: the whole system on the embedded local cloud,
-// ending in checks; exits 0 only if every check held, 1 with what failed otherwise, 2 on a usage error.
+// `npm run demo [--format parquet|delta] [--days 30] [--batches 20] [--keep] [--json]`: the whole system on the
+// embedded local cloud, ending in checks; exits 0 only if every check held, 1 with what failed otherwise, 2 on a
+// usage error.
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MultiBar, Presets } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { formatDeltaDemoReport, runDeltaDemo } from './demo-delta.js';
 import { formatDemoReport } from './demo-report.js';
 import { type DemoProgress, runDemo } from './demo-run.js';
 
@@ -27,17 +29,33 @@ function positiveInt(value: string): number {
   return n;
 }
 
+/** The table formats the demo can run on (each has its own run and report). */
+const DEMO_FORMATS = ['parquet', 'delta'] as const;
+type DemoFormat = (typeof DEMO_FORMATS)[number];
+
+function demoFormat(value: string): DemoFormat {
+  const format = DEMO_FORMATS.find((f) => f === value);
+  if (format === undefined) throw new InvalidArgumentError(`expected one of ${DEMO_FORMATS.join(', ')}`);
+  return format;
+}
+
 /** Parses `argv` (without node and script), runs the demo and reports; returns the exit code. */
 export async function main(argv: readonly string[], io: DemoIo = processIo): Promise<number> {
   const command = new Command('demo')
     .description('Compaction end to end on the embedded local cloud, with checks')
+    .option(
+      '--format <name>',
+      `table format of the demo table: ${DEMO_FORMATS.join(', ')}`,
+      demoFormat,
+      'parquet',
+    )
     .option('--days <n>', 'days (partitions) of the sample lake, ending today', positiveInt, 30)
     .option('--batches <n>', 'micro-batch files per day', positiveInt, 20)
     .option('--keep', 'keep copies of the lake before and after, and print where they are')
     .option('--json', 'print a machine-readable summary instead of the report (progress goes to stderr)')
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err });
-  let opts: { days: number; batches: number; keep?: boolean; json?: boolean };
+  let opts: { format: DemoFormat; days: number; batches: number; keep?: boolean; json?: boolean };
   try {
     opts = command.parse([...argv], { from: 'user' }).opts();
   } catch (error) {
@@ -47,13 +65,11 @@ export async function main(argv: readonly string[], io: DemoIo = processIo): Pro
 
   const progress = makeProgress(io, opts.json === true, opts.days * opts.batches, opts.days);
   try {
-    const result = await runDemo(
-      { days: opts.days, batches: opts.batches, keep: opts.keep === true },
-      progress.sink,
-    );
+    const options = { days: opts.days, batches: opts.batches, keep: opts.keep === true };
+    const result = await (opts.format === 'delta' ? runDeltaDemo : runDemo)(options, progress.sink);
     progress.stop();
     if (opts.json) io.out(`${JSON.stringify(result, null, 2)}\n`);
-    else io.out(formatDemoReport(result));
+    else io.out('format' in result ? formatDeltaDemoReport(result) : formatDemoReport(result));
     if (!result.ok) {
       io.err(
         `demo failed: ${result.checks

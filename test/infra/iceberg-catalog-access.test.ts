@@ -1,9 +1,14 @@
 // The IAM statements for Iceberg tables committing through a metastore catalog: a Glue catalog gets GetTable and
 // UpdateTable on exactly its table (with its database and catalog, in the catalog's account and region), an S3
 // Tables REST catalog the S3 Tables data-plane actions on its table bucket and that bucket's tables, and a path,
-// bearer-token or unsigned catalog nothing at all.
-import { App, Stack } from 'aws-cdk-lib';
+// bearer-token or unsigned catalog nothing at all. In a stack, the vacuum (expire_snapshots swaps the pointer) gets
+// them beside the steps that commit and settle, and s3:PutObject on the table's metadata/ for the file it commits.
+import { App, type PolicyValidationPluginReport, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import { describe, expect, it } from 'vitest';
+import { LakeCompactorStack } from '../../infra/app.js';
 import { icebergCatalogStatements, S3_TABLES_REST_ACTIONS } from '../../infra/iceberg-catalog-access.js';
 
 const BUCKET_ARN = 'arn:aws:s3tables:eu-west-1:111122223333:bucket/lake';
@@ -123,5 +128,97 @@ describe('icebergCatalogStatements', () => {
     ]);
     // Assess
     expect(statements).toEqual([]);
+  });
+});
+
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+type Policy = { Properties: { PolicyDocument: { Statement: Statement[] }; Roles: { Ref: string }[] } };
+
+const list = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+
+/** `role: action resource` of every Allow whose action or resource `keep` selects, flattened and sorted. */
+function grants(template: Template, keep: (action: string, resource: string) => boolean): string[] {
+  const policies = template.findResources('AWS::IAM::Policy') as Record<string, Policy>;
+  return Object.values(policies)
+    .flatMap((p) =>
+      p.Properties.Roles.flatMap((role) =>
+        p.Properties.PolicyDocument.Statement.filter((s) => s.Effect === 'Allow').flatMap((s) =>
+          list(s.Action).flatMap((action) =>
+            list(s.Resource)
+              .map((r) => flattenCfnReference(r))
+              .filter((r) => keep(action, r))
+              .map((r) => `${role.Ref.replace(/ServiceRole[A-F0-9]+$/, '')}: ${action} ${r}`),
+          ),
+        ),
+      ),
+    )
+    .sort();
+}
+
+describe('the functions an Iceberg catalog table grants to', () => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new LakeCompactorStack(app, 'IcebergCatalogRoles', {
+    compactor: {
+      tables: [
+        {
+          name: 'events',
+          bucketName: 'lake',
+          prefix: 'events/',
+          format: 'iceberg',
+          catalog: { type: 'glue', database: 'lake', table: 'events' },
+        },
+        { name: 'clicks', bucketName: 'lake', prefix: 'clicks/' },
+      ],
+    },
+  });
+  const template = Template.fromStack(stack);
+
+  it('grants the vacuum GetTable and UpdateTable on the Glue table, beside the steps that commit and settle', () => {
+    // Act
+    const glue = grants(template, (action) => action.startsWith('glue:'));
+
+    // Assess
+    const roles = [
+      'CompactorMaintenanceVacuum',
+      'CompactorSweep',
+      'CompactorWorkflowCommit',
+      'CompactorWorkflowFinalize',
+      'CompactorWorkflowPlan',
+      'CompactorWorkflowRollback',
+    ];
+    const resources = ['catalog', 'database/lake', 'table/lake/events'].map(
+      (r) => `arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:${r}`,
+    );
+    expect(glue).toEqual(
+      roles
+        .flatMap((role) =>
+          ['glue:GetTable', 'glue:UpdateTable'].flatMap((a) => resources.map((r) => `${role}: ${a} ${r}`)),
+        )
+        .sort(),
+    );
+  });
+
+  it("grants the vacuum s3:PutObject on the Iceberg table's metadata/ only, for the metadata file expire commits", () => {
+    // Act
+    const puts = grants(
+      template,
+      (action, resource) => action === 's3:PutObject' && resource.startsWith('arn:aws:s3:::lake/events/'),
+    ).filter((g) => g.startsWith('CompactorMaintenanceVacuum:'));
+
+    // Assess
+    expect(puts).toEqual(['CompactorMaintenanceVacuum: s3:PutObject arn:aws:s3:::lake/events/metadata/*']);
+  });
+
+  it('reports no unacknowledged cdk-nag AwsSolutions error', () => {
+    // Act
+    const report: PolicyValidationPluginReport = new AwsSolutionsChecks().validateScope(stack);
+
+    // Assess
+    const errors = report.violations
+      .filter((v) => v.severity === 'error')
+      .flatMap((v) =>
+        v.violatingResources.map((r) => `${v.ruleName} @ ${r.constructPath ?? r.resourceLogicalId}`),
+      );
+    expect(errors).toEqual([]);
   });
 });

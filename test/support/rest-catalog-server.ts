@@ -1,10 +1,12 @@
 // A minimal Iceberg REST catalog for tests: a real HTTP server on 127.0.0.1 speaking the REST Catalog API
 // (`GET /v1/config`, `GET` and `POST /v1/{prefix}/namespaces/{ns}/tables/{table}`) over tables whose files lie
 // in a local folder store, as a REST catalog over a warehouse does: it checks a commit's requirements
-// (`assert-table-uuid`, `assert-ref-snapshot-id`; 409 CommitFailedException when one fails), applies its updates
-// (`add-snapshot`, `set-snapshot-ref`, `remove-snapshot-ref`, `remove-snapshots`, `set-properties`,
-// `remove-properties`; 400 for anything else) to its current metadata, writes `<N+1>-<uuid>.metadata.json` and
-// moves its pointer. Optionally it demands a bearer token, or verifies SigV4 signatures with the same signer
+// (`assert-table-uuid`, `assert-ref-snapshot-id` of any ref, null meaning the ref must not exist; 409
+// CommitFailedException when one fails), applies its updates (`add-snapshot`, `set-snapshot-ref`,
+// `remove-snapshot-ref`, `remove-snapshots` — which, as Iceberg's TableMetadata does, also drops refs left pointing
+// at a removed snapshot and prunes the snapshot log —, `remove-statistics`, `remove-partition-statistics`,
+// `set-properties`, `remove-properties`; 400 for anything else) to its current metadata, writes
+// `<N+1>-<uuid>.metadata.json` and moves its pointer. Optionally it demands a bearer token, or verifies SigV4 signatures with the same signer
 // (recomputing the signature from what it received). Hooks let a test run another writer's commit just before one
 // is applied, or answer a commit with an error.
 import { randomUUID } from 'node:crypto';
@@ -125,16 +127,15 @@ export async function startRestCatalogServer(options: RestCatalogServerOptions):
   /** Applies a commit's requirements and updates; undefined when applied, else [status, type, message]. */
   async function commit(entry: Entry, request: Raw): Promise<[number, string, string] | undefined> {
     const current = entry.metadata;
-    const main = (current.refs as Record<string, Raw> | undefined)?.main?.['snapshot-id'] ?? null;
+    const refs = (current.refs as Record<string, Raw> | undefined) ?? {};
     for (const r of (request.requirements as Raw[] | undefined) ?? []) {
       if (r.type === 'assert-table-uuid' && r.uuid !== current['table-uuid'])
         return [409, 'CommitFailedException', `Requirement failed: UUID does not match`];
       if (
         r.type === 'assert-ref-snapshot-id' &&
-        r.ref === 'main' &&
-        asText(r['snapshot-id']) !== asText(main)
+        asText(r['snapshot-id'] ?? null) !== asText(refs[String(r.ref)]?.['snapshot-id'] ?? null)
       )
-        return [409, 'CommitFailedException', `Requirement failed: branch main has changed`];
+        return [409, 'CommitFailedException', `Requirement failed: ref ${String(r.ref)} has changed`];
       if (r.type !== 'assert-table-uuid' && r.type !== 'assert-ref-snapshot-id')
         return [400, 'BadRequestException', `unknown requirement ${String(r.type)}`];
     }
@@ -170,6 +171,25 @@ export async function startRestCatalogServer(options: RestCatalogServerOptions):
           const gone = new Set((u['snapshot-ids'] as unknown[]).map(asText));
           next.snapshots = ((next.snapshots as Raw[] | undefined) ?? []).filter(
             (s) => !gone.has(asText(s['snapshot-id'])),
+          );
+          next.refs = Object.fromEntries(
+            Object.entries((next.refs as Record<string, Raw> | undefined) ?? {}).filter(
+              ([, ref]) => !gone.has(asText(ref['snapshot-id'])),
+            ),
+          );
+          const log: Raw[] = [];
+          for (const e of (next['snapshot-log'] as Raw[] | undefined) ?? []) {
+            if (gone.has(asText(e['snapshot-id']))) log.length = 0;
+            else log.push(e);
+          }
+          next['snapshot-log'] = log;
+          break;
+        }
+        case 'remove-statistics':
+        case 'remove-partition-statistics': {
+          const field = u.action === 'remove-statistics' ? 'statistics' : 'partition-statistics';
+          next[field] = ((next[field] as Raw[] | undefined) ?? []).filter(
+            (s) => asText(s['snapshot-id']) !== asText(u['snapshot-id']),
           );
           break;
         }

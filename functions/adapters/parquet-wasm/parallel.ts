@@ -204,6 +204,7 @@ async function runTask(worker: Worker, task: OutputTask, ctx: ParallelContext): 
         int96Columns: input.int96Columns,
         ...(input.file.deleted !== undefined &&
           input.file.deleted.count > 0 && { deleted: input.file.deleted.ranges }),
+        ...(input.file.rowLineage !== undefined && { rowLineage: input.file.rowLineage }),
       };
       worker.postMessage(message, [owned.buffer as ArrayBuffer]);
       fetcher.release(input.file.size);

@@ -10,6 +10,7 @@ import { type Int96Unit, logicalShapeOf } from '../../core/parquet/logical-schem
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { InputFile, Int96Mode, SchemaFidelity } from '../../ports/parquet-engine.js';
 import { convertedSchemaIpc, readInt96, unitsOf } from './int96.js';
+import { lineageSchemaIpc } from './lineage.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
 /** Codecs and encodings parquet-rs 59 decodes. Anything else is refused up front. */
@@ -274,6 +275,39 @@ function trialWrite(
   );
 }
 
+/**
+ * The output schema key of an input written with its row lineage (after `trialWrite` proved the rest of its
+ * schema is reproduced, exactly or, under fidelity `logical`, in its logical shape): an empty file written with
+ * the input's schema, INT96 columns as INT64 TIMESTAMP in `int96Units` (as the decode writes them), plus the
+ * lineage columns.
+ */
+function lineageTrialWrite(
+  input: Checked,
+  tail: Uint8Array,
+  settings: PreflightOptions['settings'],
+  int96Units: Readonly<Record<string, Int96Unit>>,
+): string {
+  const key = input.file.key;
+  let out: Uint8Array;
+  try {
+    const ipc = pw.readSchema(footerOnly(tail, input.footer.metadataLength)).intoIPCStream();
+    const converted = input.int96Columns.length > 0 ? convertedSchemaIpc(ipc, int96Units) : ipc;
+    const table = pw.Table.fromIPCStream(lineageSchemaIpc(key, converted));
+    out = pw.writeParquet(
+      table,
+      writerProperties({ ...settings, keyValueMetadata: input.footer.keyValueMetadata }),
+    );
+  } catch (err) {
+    if (err instanceof UnsupportedInputError) throw err;
+    throw new UnsupportedInputError(
+      key,
+      `its schema with the row lineage columns cannot be mapped to the writer (${(err as Error).message})`,
+      { cause: err },
+    );
+  }
+  return schemaKeyOf(rawMetadata(`${key} (trial output with row lineage)`, out));
+}
+
 function kvText(m: FileMetaData): string {
   return JSON.stringify(
     [
@@ -356,7 +390,10 @@ export async function preflight(
           );
           int96Units = unitsOf(values);
         }
-        const trialKey = `${checked.schemaKey}${JSON.stringify(int96Units)}`;
+        // The output schema depends on the input schema, the INT96 units and, for an input with row lineage,
+        // the lineage columns written with it: one trial write per distinct combination.
+        const lineage = file.rowLineage === undefined ? '' : '\n+lineage';
+        const trialKey = `${checked.schemaKey}${JSON.stringify(int96Units)}${lineage}`;
         let trial = trials.get(trialKey);
         if (trial === undefined) {
           trial = trialWrite(
@@ -367,6 +404,11 @@ export async function preflight(
             int96Units,
             options.schemaFidelity ?? 'exact',
           );
+          if (file.rowLineage !== undefined)
+            trial = {
+              ...trial,
+              schemaKey: lineageTrialWrite(checked, tail, options.settings, int96Units),
+            };
           trials.set(trialKey, trial);
         }
         if (whole !== undefined && cached + file.size <= options.cacheBytes) {

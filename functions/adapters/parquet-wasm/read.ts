@@ -2,7 +2,7 @@
 // batches (INT96 converted), every batch fingerprinted as it is decoded, row counts checked against footers.
 
 import type { Table } from 'apache-arrow';
-import { CorruptInputError, VerificationError } from '../../core/errors.js';
+import { CorruptInputError, UnsupportedInputError, VerificationError } from '../../core/errors.js';
 import { combineForDecode } from '../../core/parquet/combine.js';
 import { assertParquetMagic } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
@@ -10,6 +10,7 @@ import { type RewriteFingerprint, wasmBatchToTable } from './batch-hash.js';
 import { keptPieces } from './deletes.js';
 import { OrderedFetcher } from './fetch.js';
 import { convertBatch, readInt96 } from './int96.js';
+import { withRowLineage } from './lineage.js';
 import type { CheckedInput } from './preflight.js';
 import type { RewriteSettings } from './settings.js';
 import { decodeBatches, decodeError, pw } from './wasm.js';
@@ -35,6 +36,7 @@ const PACK_BYTES = 4 * 1024 * 1024;
 function packable(input: CheckedInput, batchRows: number, packBytes: number): boolean {
   return (
     input.file.deleted === undefined &&
+    input.file.rowLineage === undefined &&
     input.int96Columns.length === 0 &&
     input.footer.rows < batchRows &&
     input.file.size <= packBytes / 2
@@ -220,6 +222,7 @@ export class InputReader {
     assertParquetMagic(key, bytes);
     const micros =
       input.int96Columns.length > 0 ? await readInt96(key, bytes, input.int96Columns) : undefined;
+    const lineage = input.file.rowLineage;
     for await (let batch of decodeBatches(
       key,
       bytes,
@@ -228,11 +231,12 @@ export class InputReader {
     )) {
       const n = batch.numRows;
       try {
-        // INT96 conversion and deletes both go by the row's position in the file: convert first.
+        // INT96 conversion, row lineage and deletes all go by the row's position in the file: deletes last.
         if (micros !== undefined && n > 0) batch = convertBatch(batch, decodedRows, micros);
+        if (lineage !== undefined && n > 0) batch = withRowLineage(key, batch, decodedRows, lineage);
       } catch (err) {
         batch.free();
-        throw decodeError(key, err);
+        throw err instanceof UnsupportedInputError ? err : decodeError(key, err);
       }
       let pieces: pw.RecordBatch[];
       try {

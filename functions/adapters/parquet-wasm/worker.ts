@@ -8,10 +8,12 @@ import { CompactorError } from '../../core/errors.js';
 import { type FingerprintKind, MultisetHash, OrderedDigest } from '../../core/fingerprint/fingerprint.js';
 import { assertParquetMagic } from '../../core/parquet/footer.js';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { RowLineage } from '../../ports/parquet-engine.js';
 import { columnsOfWasmBatch, hashWasmBatch, type OutputFingerprint } from './batch-hash.js';
 import { keptPieces } from './deletes.js';
 import { hashParquetObject } from './hash-output.js';
 import { convertBatch, readInt96 } from './int96.js';
+import { withRowLineage } from './lineage.js';
 import { OutputWriter } from './output.js';
 import { decodeBatches, decodeError, type WriterSettings } from './wasm.js';
 
@@ -37,6 +39,8 @@ export type ToWorker =
       readonly rows: number;
       /** The input's deleted rows as `DeletedRows.ranges`, when it has any. */
       readonly deleted?: Uint32Array;
+      /** The input's row lineage (see `InputFile.rowLineage`), when its table format tracks it. */
+      readonly rowLineage?: RowLineage;
       readonly rowGroups: number;
       readonly int96Columns: readonly string[];
     }
@@ -172,6 +176,8 @@ async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<vo
       continue;
     }
     if (micros !== undefined && n > 0) batch = convertBatch(batch, start, micros);
+    if (message.rowLineage !== undefined && n > 0)
+      batch = withRowLineage(key, batch, start, message.rowLineage);
     let at = liveStart;
     for (const kept of keptPieces(key, batch, start, deleted)) {
       const m = kept.numRows;

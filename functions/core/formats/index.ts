@@ -9,6 +9,7 @@ import { deltaLake } from './delta/format.js';
 import { hiveParquet } from './hive/index.js';
 import { icebergCatalogSchema } from './iceberg/catalogs.js';
 import { icebergTable } from './iceberg/format.js';
+import { rewriteDataFilesSchema } from './iceberg/rewrite-options.js';
 import type {
   FormatServices,
   TableFormat,
@@ -89,6 +90,7 @@ export function formatOfTable(
 export const FORMAT_SETTING_SCHEMAS = {
   deltaLogStore: deltaLogStoreSchema,
   catalog: icebergCatalogSchema,
+  rewriteDataFiles: rewriteDataFilesSchema,
 } as const satisfies Record<TableFormatSettingName, z.ZodType>;
 
 /** The names of the format-specific table settings. */

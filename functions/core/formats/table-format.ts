@@ -15,10 +15,11 @@ import type { FormatState, GroupJournalEntry, Journal, JournalInput } from '../.
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import type { DeletedRows } from '../deletes/deleted-rows.js';
 import type { PartitionValue } from '../partition.js';
-import type { PlanInput, PlanInputFile, PlanSnapshot } from '../planning.js';
+import type { PartitionPlan, PlanInput, PlanInputFile, PlanOptions, PlanSnapshot } from '../planning.js';
 import type { DeltaFormatServices, DeltaLogStoreSetting } from './delta/coordination.js';
 import type { ForeignTable } from './foreign-tables.js';
 import type { IcebergCatalogServices, IcebergCatalogSetting } from './iceberg/catalogs.js';
+import type { RewriteDataFilesOptions } from './iceberg/rewrite-options.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Snapshot: what the table holds now
@@ -73,6 +74,8 @@ export interface TableSnapshot {
    * the plan into every group's journal entry. Undefined for a format whose listing is its own state (Hive).
    */
   readonly formatState?: FormatState;
+  /** The table's own properties, for a format whose planning reads them (Iceberg: `write.target-file-size-bytes`). */
+  readonly properties?: Readonly<Record<string, string>>;
 }
 
 /** Where one partition of a table lies: what a run knows before it plans. */
@@ -93,6 +96,24 @@ export interface PartitionFiles {
   readonly snapshot: PlanSnapshot;
   /** See {@link TableSnapshot.formatState}: recorded in the plan and in every group's journal entry. */
   readonly formatState?: FormatState;
+  /** The partition's values by field name, for a `where` filter (Iceberg: the partition tuple's fields). */
+  readonly values?: readonly PartitionValue[];
+  /** See {@link TableSnapshot.properties}. */
+  readonly properties?: Readonly<Record<string, string>>;
+}
+
+/** What a format's own planner gets besides the partition's files (see {@link TableFormat.planPartition}). */
+export interface FormatPlanRequest {
+  /** The bin-pack options the run resolved; `maxGroupBytes` is what one compact step may rewrite. */
+  readonly binpack: PlanOptions;
+  /** Iceberg: the run's `rewrite_data_files` options (the table's, then the request's, name by name). */
+  readonly rewriteDataFiles?: RewriteDataFilesOptions;
+  /** The operator's partition filter (see iceberg/where.ts). */
+  readonly where?: string;
+  /** The partition's values, as {@link PartitionFiles.values}. */
+  readonly values?: readonly PartitionValue[];
+  /** The table's properties, as {@link PartitionFiles.properties}. */
+  readonly properties?: Readonly<Record<string, string>>;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -295,6 +316,8 @@ export interface TableFormatSettings {
   readonly deltaLogStore?: DeltaLogStoreSetting | undefined;
   /** Apache Iceberg: the catalog the table commits through (iceberg/catalogs.ts). @default the path catalog */
   readonly catalog?: IcebergCatalogSetting | undefined;
+  /** Apache Iceberg: the `rewrite_data_files` options its groups are planned with (iceberg/rewrite-options.ts). */
+  readonly rewriteDataFiles?: RewriteDataFilesOptions | undefined;
 }
 
 /** The name of a format-specific table setting. */
@@ -332,6 +355,12 @@ export interface TableFormat {
   snapshot(store: ObjectStore, location: string, options: SnapshotOptions): Promise<TableSnapshot>;
   /** The planner's input for every partition of a snapshot. */
   planInputs(snapshot: TableSnapshot, table: string): PlanInput[];
+  /**
+   * Plans one partition the format's own way (Iceberg: `rewrite_data_files` semantics and options); when omitted,
+   * the bin-pack planner (core/planning.ts) plans it with `request.binpack`.
+   * @throws InvalidInputError for options or a filter that are invalid for this table; nothing was changed.
+   */
+  planPartition?(input: PlanInput, request: FormatPlanRequest): PartitionPlan;
   /**
    * One partition's live files (footers read with `readFooters`), for a run's plan step and its summary: Hive lists the partition's directory
    * (and refuses a Delta or Iceberg table around or inside it); Delta reads the table's log at its latest version.

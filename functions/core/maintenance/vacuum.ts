@@ -20,8 +20,11 @@
 //
 // A table configured with `format: "iceberg"` likewise has one per-table step: expire_snapshots, then
 // remove_orphan_files (formats/iceberg/expire.ts, orphans.ts). Planning runs both as dry runs; executing runs them
-// for real with the planning instant as their clock — expire commits new metadata through the path catalog before it
-// deletes anything, and orphans re-check against the newest metadata. Same per-table error rule as Delta.
+// for real with the planning instant as their clock — expire commits new metadata through the table's catalog (its
+// `catalog` setting: the path catalog, Glue or a REST catalog, whose clients the composition root hands in as
+// `deps.iceberg`) before it deletes anything, and orphans read the live metadata through that catalog and re-check
+// against the newest before deleting. Same per-table error rule as Delta: a table whose catalog this entry point
+// has no client for is that table's error, never maintained through the path catalog instead.
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
@@ -41,6 +44,12 @@ import {
   foreignFormatOfKey,
   foreignTableNote,
 } from '../formats/foreign-tables.js';
+import {
+  describeSetting,
+  type IcebergCatalogServices,
+  icebergCatalogFor,
+  type MetastoreCatalogSetting,
+} from '../formats/iceberg/catalogs.js';
 import {
   type ExpireSnapshotsReport,
   expireSnapshots,
@@ -283,6 +292,11 @@ export interface VacuumDeps {
   readonly clock: Clock;
   /** Asked between pages; true stops the call early with a cursor (e.g. the Lambda's time is running out). */
   readonly shouldStop?: () => boolean;
+  /**
+   * Catalog clients (Glue, REST) for Iceberg tables configured with one; absent: such a table is that table's
+   * error (nothing of it deleted), never maintained through the path catalog, whose commits its readers never see.
+   */
+  readonly iceberg?: IcebergCatalogServices;
 }
 
 type Step =
@@ -405,6 +419,8 @@ export interface IcebergTableVacuumPlan {
   readonly orphanGraceHours?: number;
   /** The orphan grace-period check: off only with `allowRetentionBelowMinimum`. */
   readonly graceCheck: boolean;
+  /** The metastore catalog the table is read and committed through; absent: the path catalog. */
+  readonly catalog?: MetastoreCatalogSetting;
   /** The dry runs' summaries; absent when they failed. */
   readonly planned?: IcebergMaintenanceSummary;
   /** Why the table is not maintained (refused, or its metadata cannot be read): nothing of it is deleted. */
@@ -714,19 +730,25 @@ class VacuumPass {
       ...(r.icebergRetainLast === undefined ? {} : { retainLast: r.icebergRetainLast }),
       ...(r.icebergOrphanGraceHours === undefined ? {} : { orphanGraceHours: r.icebergOrphanGraceHours }),
       graceCheck: !r.allowRetentionBelowMinimum,
+      ...(table.catalog === undefined || table.catalog.type === 'path' ? {} : { catalog: table.catalog }),
     };
     try {
       const store = this.deps.storeFor(step.bucket);
+      const catalog = icebergCatalogFor(base.catalog, this.deps.iceberg ?? {}, store);
       const { candidates: expired, ...expire } = await expireSnapshots(store, table.prefix, {
         ...expireOptionsOf(base),
         dryRun: true,
+        catalog,
         listLimit: Number.MAX_SAFE_INTEGER,
       });
       const { candidates: orphaned, ...orphans } = await removeOrphanFiles(store, table.prefix, {
         ...orphanOptionsOf(base),
         dryRun: true,
+        catalog,
         listLimit: Number.MAX_SAFE_INTEGER,
       });
+      if (base.catalog !== undefined)
+        this.notes.push(`${table.name}: Iceberg maintenance through ${describeSetting(base.catalog)}`);
       this.examined += orphans.examined;
       this.icebergTables.push({ ...base, planned: { expire, orphans } });
       for (const c of expired) this.candidates.push(icebergCandidate(c, step.bucket, table.name));
@@ -1003,7 +1025,7 @@ function emptyTallies(): Record<CandidateKind, VacuumTally> {
  * its clock (what became due after planning waits for the next run); its failure is that table's error.
  */
 export async function executeVacuum(
-  deps: Pick<VacuumDeps, 'storeFor'> & { readonly tables?: VacuumDeps['tables'] },
+  deps: Pick<VacuumDeps, 'storeFor' | 'iceberg'> & { readonly tables?: VacuumDeps['tables'] },
   plan: VacuumPlan,
   options: { readonly listLimit?: number } = {},
 ): Promise<VacuumReport> {
@@ -1099,10 +1121,13 @@ export async function executeVacuum(
     }
     try {
       const store = deps.storeFor(planned.bucket);
+      // The catalog the plan read through: the real run must swap the same pointer.
+      const catalog = icebergCatalogFor(planned.catalog, deps.iceberg ?? {}, store);
       // Expire first: what it cannot delete (a failed delete, a crash) is left for a later orphan pass.
       const { candidates: expired, ...expire } = await expireSnapshots(store, planned.tableRoot, {
         ...expireOptionsOf(planned),
         dryRun: false,
+        catalog,
         listLimit: Number.MAX_SAFE_INTEGER,
       });
       for (const c of expired) done.push(icebergCandidate(c, planned.bucket, planned.table));
@@ -1110,6 +1135,7 @@ export async function executeVacuum(
       const { candidates: orphaned, ...orphans } = await removeOrphanFiles(store, planned.tableRoot, {
         ...orphanOptionsOf(planned),
         dryRun: false,
+        catalog,
         listLimit: Number.MAX_SAFE_INTEGER,
       });
       for (const c of orphaned) done.push(icebergCandidate(c, planned.bucket, planned.table));

@@ -199,7 +199,7 @@ async function quarantineBlamed(
 
 /**
  * The engine's inputs of a group: each as planned (its footer's row count, so a file that changed since is
- * refused) and, where the table format deletes rows of it, those rows, read through the format — so this step
+ * refused; its row lineage, which the rewrite writes into every row) and, where the table format deletes rows of it, those rows, read through the format — so this step
  * stays format-agnostic and the engine never learns what a deletion vector is.
  * @throws InvalidInputError when inputs have deletes their format cannot read; the format's error when reading fails.
  */
@@ -223,6 +223,14 @@ async function rewriteInputs(
         size: i.size,
         etag: i.etag,
         ...(i.rows === undefined ? {} : { rows: i.rows }),
+        ...(i.rowLineage === undefined
+          ? {}
+          : {
+              rowLineage: {
+                firstRowId: BigInt(i.rowLineage.firstRowId),
+                sequenceNumber: BigInt(i.rowLineage.sequenceNumber),
+              },
+            }),
         ...(format?.deletedRows === undefined || i.deletes === undefined || i.deletes.rows === 0
           ? {}
           : { deleted: await format.deletedRows(deps.store, entry, i) }),

@@ -12,7 +12,13 @@ import {
   UnsettledPartitionError,
 } from '../errors.js';
 import type { TableFormat } from '../formats/table-format.js';
-import { type PartitionPlan, partitionPlanSchema, planPartition } from '../planning.js';
+import {
+  DEFAULT_PLAN_OPTIONS,
+  type PartitionPlan,
+  type PlanOptions,
+  partitionPlanSchema,
+  planPartition,
+} from '../planning.js';
 import { matchQuarantine } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
 import { failureReason, stepFormat } from './commit.js';
@@ -139,6 +145,7 @@ export async function planRun(
             size: f.size,
             ...(f.rows === undefined ? {} : { rows: f.rows }),
             ...(f.deletes === undefined ? {} : { deletes: f.deletes }),
+            ...(f.rowLineage === undefined ? {} : { rowLineage: f.rowLineage }),
           })),
           outputs: [],
           retireMode: retirement.retireMode,
@@ -231,7 +238,7 @@ export async function readPlan(
  */
 async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan> {
   const now = deps.clock.now();
-  const { files, snapshot, formatState } = await stepFormat(deps).partitionFiles(
+  const { files, snapshot, formatState, values, properties } = await stepFormat(deps).partitionFiles(
     deps.store,
     { tableRoot: run.tableRoot, partition: run.partition, partitionDir: run.partitionDir },
     { now, readFooters: true },
@@ -242,21 +249,32 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
   if (!run.dryRun && deps.quarantine !== undefined) {
     for (const record of released) await deps.quarantine.clear(ref, record.key);
   }
-  const plan = planPartition(
-    {
-      table: run.table,
-      partition: run.partition,
-      files: [...files],
-      snapshot,
-      ...(active.length === 0 ? {} : { quarantined: active }),
-    },
-    {
-      targetFileSizeBytes: run.targetFileSizeBytes,
-      minInputFiles: run.minInputFiles,
-      smallFileRatio: run.smallFileRatio,
-      maxGroupBytes: Math.max(2 * run.targetFileSizeBytes, run.maxGroupBytes),
-    },
-  );
+  const input = {
+    table: run.table,
+    partition: run.partition,
+    files: [...files],
+    snapshot,
+    ...(active.length === 0 ? {} : { quarantined: active }),
+  };
+  const binpack: PlanOptions = {
+    ...DEFAULT_PLAN_OPTIONS,
+    targetFileSizeBytes: run.targetFileSizeBytes,
+    minInputFiles: run.minInputFiles,
+    smallFileRatio: run.smallFileRatio,
+    maxGroupBytes: Math.max(2 * run.targetFileSizeBytes, run.maxGroupBytes),
+  };
+  // A format with its own planning rules (Iceberg's rewrite_data_files) plans with them; the rest bin-pack.
+  const format = stepFormat(deps);
+  const plan =
+    format.planPartition === undefined
+      ? planPartition(input, binpack)
+      : format.planPartition(input, {
+          binpack,
+          ...(run.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: run.rewriteDataFiles }),
+          ...(run.where === undefined ? {} : { where: run.where }),
+          ...(values === undefined ? {} : { values }),
+          ...(properties === undefined ? {} : { properties }),
+        });
   const stored: PartitionPlan = formatState === undefined ? plan : { ...plan, formatState };
   await deps.store.put(planKey(run.workRoot, run.runId), JSON.stringify(stored, null, 2), {
     contentType: 'application/json',

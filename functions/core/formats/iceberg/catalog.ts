@@ -129,6 +129,14 @@ export type CatalogCommitOutcome =
  * against every other writer: exactly one of two commits on the same base wins, the other gets `conflict`.
  */
 export interface IcebergCatalog {
+  /**
+   * True when a metastore's pointer (Glue's `metadata_location`, a REST catalog's table) makes a metadata file
+   * current, false or absent when writing the file is the commit (the path catalog). Why maintenance asks: under a
+   * metastore a metadata file the pointer never reached — a writer that lost the race, or crashed before its swap —
+   * is an orphan like any other unreferenced file once past the grace period, whereas under the path catalog a
+   * `v<N+1>.metadata.json` that exists *is* version N+1 and must never be taken for one.
+   */
+  readonly metastore?: boolean;
   load(tableRoot: string): Promise<LoadedTable>;
   /**
    * Makes `metadataText` the version after `base`. `conflict` when another writer made a version after `base`
@@ -149,6 +157,8 @@ export interface IcebergCatalog {
  * The hint is written after the commit and may lag (a failed hint write is ignored): readers look past it.
  */
 export class PathCatalog implements IcebergCatalog {
+  /** Writing `v<N+1>.metadata.json` is the commit: no pointer beside the files. */
+  readonly metastore = false;
   constructor(private readonly store: ObjectStore) {}
 
   load(tableRoot: string): Promise<LoadedTable> {

@@ -14,7 +14,13 @@
 import { z } from 'zod';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { CompactorError, InvalidInputError } from '../../errors.js';
-import { describeTable, type IcebergCatalog, type LoadedTable, readMetadataText } from './catalog.js';
+import {
+  describeTable,
+  type IcebergCatalog,
+  type LoadedTable,
+  PathCatalog,
+  readMetadataText,
+} from './catalog.js';
 import { IcebergMetadataError } from './errors.js';
 import { parseTableMetadata } from './metadata.js';
 import { PathResolver } from './paths.js';
@@ -141,6 +147,27 @@ export function catalogUnavailable(setting: MetastoreCatalogSetting): InvalidInp
   return new InvalidInputError(
     `This Iceberg table's catalog is ${describeSetting(setting)}, but this entry point was started without Iceberg catalog clients; nothing was committed. Run it where catalogs are wired (the deployment's functions, or the CLI with --catalog ${setting.type})`,
   );
+}
+
+/**
+ * The catalog a table configured with `setting` is read and committed through, over `store`: the path catalog for
+ * `{ type: "path" }` (or no setting), else the client `services` builds. Maintenance (expire_snapshots,
+ * remove_orphan_files) asks for it exactly as compaction does, so both see the same current metadata and swap
+ * the same pointer.
+ * @throws InvalidInputError ({@link catalogUnavailable}) when the setting names a metastore catalog and `services`
+ * cannot build its client: never silently fall back to the path catalog, whose commits that metastore's readers
+ * would never see.
+ */
+export function icebergCatalogFor(
+  setting: IcebergCatalogSetting | undefined,
+  services: IcebergCatalogServices,
+  store: ObjectStore,
+): IcebergCatalog {
+  const catalog = setting ?? DEFAULT_ICEBERG_CATALOG;
+  if (catalog.type === 'path') return new PathCatalog(store);
+  const build = services.icebergCatalog;
+  if (build === undefined) throw catalogUnavailable(catalog);
+  return build(catalog, store);
 }
 
 /** How messages name a configured catalog. */

@@ -2,13 +2,13 @@
 // through a catalog, as Iceberg's RewriteFiles does: new manifests for the added files, the manifests holding a
 // removed file rewritten (removed → DELETED, the rest → EXISTING), every other manifest reused, the new files
 // carrying the starting snapshot's data sequence number, and a rebase over concurrent commits that do not
-// touch the removed files.
+// touch the removed files. On format v3 each snapshot also assigns row ids (see `assignRowIds`).
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../../../ports/clock.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { InvalidInputError, TransientStoreError } from '../../errors.js';
 import { type IcebergCatalog, type LoadedTable, readMetadataText } from './catalog.js';
-import { IcebergCommitConflictError, IcebergUnsupportedError } from './errors.js';
+import { IcebergCommitConflictError, IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
 import { jsonLong, parseJsonKeepingLongs, stringifyJsonKeepingLongs } from './json.js';
 import { partitionKey, readSnapshotFiles, type SnapshotFiles } from './live-files.js';
 import {
@@ -305,6 +305,7 @@ export async function planSnapshot(
       missing.map((p) => `${p} is not a live data file of snapshot ${current.snapshot?.snapshotId}`),
     );
 
+  const lineage = v >= 3 ? assignRowIds(table, metadata.nextRowId, listed) : undefined;
   const listPath = `${metadataDir}/snap-${snapshotId}-${change.attempt}-${prefix}.avro`;
   files.push({
     key: paths.key(listPath),
@@ -313,7 +314,8 @@ export async function planSnapshot(
       snapshotId,
       parentSnapshotId: current.snapshot?.snapshotId,
       sequenceNumber,
-      manifests: listed,
+      ...(lineage === undefined ? {} : { firstRowId: lineage.firstRowId }),
+      manifests: lineage?.manifests ?? listed,
     }),
   });
 
@@ -338,6 +340,7 @@ export async function planSnapshot(
     manifestList: listPath,
     summary,
     schemaId: schema.schemaId,
+    ...(lineage === undefined ? {} : { lineage }),
   });
   return {
     snapshotId,
@@ -347,6 +350,40 @@ export async function planSnapshot(
     summary,
     droppedDeleteFiles: droppedEntries.map((f) => deleteId(f.path, f.contentOffset)),
   };
+}
+
+/** A v3 snapshot's row-id range: `first-row-id` (the table's `next-row-id` before it) and `added-rows`. */
+interface RowIdAssignment {
+  readonly firstRowId: bigint;
+  readonly addedRows: bigint;
+  /** The manifest list's entries, every data manifest written by this snapshot given its `first_row_id`. */
+  readonly manifests: readonly ManifestListEntry[];
+}
+
+/**
+ * Row lineage (format v3): each data manifest this snapshot writes (`first_row_id` still null) is given the next
+ * free row ids, as many as its ADDED and EXISTING rows, in list order; reused manifests keep theirs. That is the
+ * spec's assignment and what Iceberg Java's manifest list writer does, so `added-rows` counts the EXISTING rows of
+ * rewritten manifests too (those ids are spent, never reused), and a replace spends ids on its rewritten rows even
+ * though they keep their own: the rewrite writes every row's `_row_id` into the new files, which wins over the
+ * inherited `first_row_id` + position. Delete manifests carry no row ids.
+ * @throws IcebergMetadataError for a v3 table without `next-row-id` (the spec requires it).
+ */
+function assignRowIds(
+  table: string,
+  nextRowId: bigint | undefined,
+  manifests: readonly ManifestListEntry[],
+): RowIdAssignment {
+  if (nextRowId === undefined)
+    throw new IcebergMetadataError(table, 'a format-version 3 table without next-row-id');
+  let next = nextRowId;
+  const assigned = manifests.map((m) => {
+    if (m.content !== 'data' || m.firstRowId !== undefined) return m;
+    const firstRowId = next;
+    next += (m.addedRowsCount ?? 0n) + (m.existingRowsCount ?? 0n);
+    return { ...m, firstRowId };
+  });
+  return { firstRowId: nextRowId, addedRows: next - nextRowId, manifests: assigned };
 }
 
 function addedContentFile(f: AddedDataFile): ManifestContentFile {
@@ -467,6 +504,7 @@ async function nextMetadataText(
     readonly manifestList: string;
     readonly summary: Record<string, string>;
     readonly schemaId: number;
+    readonly lineage?: Pick<RowIdAssignment, 'firstRowId' | 'addedRows'>;
   },
 ): Promise<string> {
   const raw = parseJsonKeepingLongs(await readMetadataText(store, base.metadataKey)) as Record<
@@ -488,8 +526,14 @@ async function nextMetadataText(
       summary: s.summary,
       'manifest-list': s.manifestList,
       'schema-id': s.schemaId,
+      ...(s.lineage !== undefined && {
+        'first-row-id': jsonLong(s.lineage.firstRowId),
+        'added-rows': jsonLong(s.lineage.addedRows),
+      }),
     },
   ];
+  // The table's next-row-id moves past every id the snapshot assigned, whichever branch it is on.
+  if (s.lineage !== undefined) raw['next-row-id'] = jsonLong(s.lineage.firstRowId + s.lineage.addedRows);
   raw['snapshot-log'] = [
     ...((raw['snapshot-log'] as unknown[] | undefined) ?? []),
     { 'timestamp-ms': s.timestampMs, 'snapshot-id': id },
@@ -532,11 +576,6 @@ async function commitLoop(
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     const base = await catalog.load(tableLocation);
     table = base.name;
-    if (base.metadata.formatVersion >= 3)
-      throw new IcebergUnsupportedError(
-        table,
-        'committing to a format-version 3 table (row lineage: rewritten rows must keep their _row_id and _last_updated_sequence_number, which this writer does not carry yet)',
-      );
     const plan = await attemptOnce(base, attempt);
     const written: string[] = [];
     try {
@@ -580,7 +619,6 @@ async function commitLoop(
  * @throws TransientStoreError (retryable) when other writers won every attempt.
  * @throws InvalidInputError when the added files do not hold as many rows as the removed ones can (more than the
  *   removed files' rows, or a different count when none of them had deletes).
- * @throws IcebergUnsupportedError for format-version 3 tables.
  */
 export async function commitReplace(
   store: ObjectStore,

@@ -1,6 +1,8 @@
-// Iceberg expire_snapshots (issue #18 item 6): removes old snapshots from a path-based table's metadata, commits that
-// through the catalog (put-if-absent, reload and retry when another writer won), and only then deletes the files no
-// remaining snapshot needs — data and delete files, manifests, manifest lists, statistics files of expired snapshots.
+// Iceberg expire_snapshots (issue #18 item 6): removes old snapshots from a table's metadata, commits that through
+// the table's catalog (path: put-if-absent of the next version; Glue: UpdateTable with the VersionId read; REST: a
+// `remove-snapshots` update under assert-ref-snapshot-id of every ref), reloads and plans again when another writer
+// won, and only then deletes the files no remaining snapshot needs — data and delete files, manifests, manifest
+// lists, statistics files of expired snapshots.
 //
 // Which snapshots stay follows Iceberg's RemoveSnapshots: refs first (main always; another branch or tag while its
 // head is younger than its max-ref-age-ms), then along every kept branch the last `min-snapshots-to-keep` ancestors and

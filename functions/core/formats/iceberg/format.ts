@@ -7,9 +7,10 @@ import type { FormatState, GroupJournalEntry, JournalInput } from '../../../port
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { DeletedRows } from '../../deletes/deleted-rows.js';
 import { InvalidInputError } from '../../errors.js';
-import type { PlanInput } from '../../planning.js';
+import type { PartitionPlan, PlanInput } from '../../planning.js';
 import { hiveVacuumRules } from '../hive/vacuum.js';
 import type {
+  FormatPlanRequest,
   FormatServices,
   PartitionFiles,
   PartitionLocation,
@@ -28,19 +29,58 @@ import {
 } from './catalogs.js';
 import { IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
 import { icebergCommitter, icebergFormatState, icebergGroupState } from './group-commit.js';
+import { resolveRewriteOptions } from './rewrite-options.js';
+import { planIcebergPartition } from './rewrite-plan.js';
 import { parseInputDeletes, readDeletedRows } from './row-deletes.js';
 import { type IcebergTableSnapshot, snapshotIcebergTable } from './table-snapshot.js';
 
+/** Iceberg v3 types the rewrite does not carry: no Parquet mapping is checked for them, nor metrics written. */
+const UNSUPPORTED_TYPES = /^(variant|unknown|geometry|geography)\b/;
+
 /**
- * Refuses, before anything is planned or written, a table this writer may not commit to: format v3 (row lineage
- * would have to be carried through the rewrite), so no rewrite is spent on a commit that must be refused.
+ * Why a table's schemas hold something this writer may not rewrite, or undefined: a column of a v3 type it does
+ * not handle (`variant`, `unknown`, `geometry`, `geography`), or a column default value (`initial-default`,
+ * `write-default`: a reader fills `initial-default` into files written before the column existed, and this writer
+ * has not been proven to keep such files apart). Nested fields (struct, list element, map key and value) count.
+ */
+export function unsupportedSchemaFeature(
+  metadata: IcebergTableSnapshot['table']['metadata'],
+): string | undefined {
+  const visit = (path: string, field: Readonly<Record<string, unknown>>): string | undefined => {
+    for (const key of ['initial-default', 'write-default'])
+      if (field[key] !== undefined) return `column default values (${key} on ${path})`;
+    return visitType(path, field.type);
+  };
+  const visitType = (path: string, type: unknown): string | undefined => {
+    if (typeof type === 'string')
+      return UNSUPPORTED_TYPES.test(type) ? `the ${type} type (column ${path})` : undefined;
+    if (typeof type !== 'object' || type === null) return undefined;
+    const t = type as Readonly<Record<string, unknown>>;
+    if (t.type === 'struct' && Array.isArray(t.fields))
+      for (const f of t.fields as Readonly<Record<string, unknown>>[]) {
+        const why = visit(`${path}.${String(f.name)}`, f);
+        if (why !== undefined) return why;
+      }
+    if (t.type === 'list') return visitType(`${path}.element`, t.element);
+    if (t.type === 'map') return visitType(`${path}.key`, t.key) ?? visitType(`${path}.value`, t.value);
+    return undefined;
+  };
+  for (const schema of metadata.schemas)
+    for (const field of schema.fields) {
+      const why = visit(field.name, field);
+      if (why !== undefined) return why;
+    }
+  return undefined;
+}
+
+/**
+ * Refuses, before anything is planned or written, a table this writer may not rewrite, so no rewrite is spent on
+ * a commit that must be refused. Format v3 is rewritten (row lineage is written into every output row, see
+ * `rowLineageOf`); what v3 adds beyond it and this writer does not carry is refused by name.
  */
 function refuseUncommittable(read: IcebergTableSnapshot): void {
-  if (read.table.metadata.formatVersion >= 3)
-    throw new IcebergUnsupportedError(
-      read.table.name,
-      'format version 3 (row lineage: rewritten rows must keep their _row_id and _last_updated_sequence_number, which this writer does not carry yet)',
-    );
+  const why = unsupportedSchemaFeature(read.table.metadata);
+  if (why !== undefined) throw new IcebergUnsupportedError(read.table.name, why);
 }
 
 function formatStateOf(read: IcebergTableSnapshot): FormatState | undefined {
@@ -64,7 +104,10 @@ async function snapshot(
   });
   refuseUncommittable(read);
   const formatState = formatStateOf(read);
-  return formatState === undefined ? read.snapshot : { ...read.snapshot, formatState };
+  const properties = read.table.metadata.properties;
+  return formatState === undefined
+    ? { ...read.snapshot, properties }
+    : { ...read.snapshot, formatState, properties };
 }
 
 /** The planner's input per partition (the snapshot id travels in the plan's formatState). */
@@ -97,11 +140,28 @@ async function partitionFiles(
   });
   refuseUncommittable(read);
   const formatState = formatStateOf(read);
+  const found = read.snapshot.partitions[0];
   return {
-    files: read.snapshot.partitions[0]?.files ?? [],
+    files: found?.files ?? [],
     snapshot: { listedAt: options.now },
     ...(formatState === undefined ? {} : { formatState }),
+    ...(found === undefined ? {} : { values: found.values }),
+    properties: read.table.metadata.properties,
   };
+}
+
+/**
+ * Plans a partition as Iceberg's `rewrite_data_files` would, with the run's options over Iceberg's defaults (the
+ * target from the table's `write.target-file-size-bytes` unless an option sets it) and the operator's `where`; a
+ * group is clamped to what one compact step may rewrite (`request.binpack.maxGroupBytes`).
+ */
+function planPartition(input: PlanInput, request: FormatPlanRequest): PartitionPlan {
+  const options = resolveRewriteOptions(request.rewriteDataFiles ?? {}, {
+    tableProperties: request.properties ?? {},
+    engineGroupCapBytes: request.binpack.maxGroupBytes,
+    ...(request.where === undefined ? {} : { where: request.where }),
+  });
+  return planIcebergPartition(input, options, request.values ?? []);
 }
 
 /**
@@ -174,6 +234,7 @@ export const icebergTable = {
   ownsEverythingUnderRoot: true,
   snapshot,
   planInputs,
+  planPartition,
   partitionFiles,
   commit: committer.commit,
   rollback: committer.rollback,
@@ -184,7 +245,8 @@ export const icebergTable = {
   isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('metadata/'),
   // The table's catalog decides where its current metadata is and how a commit swaps it: a Glue or REST table
   // committed through the path catalog would be a commit its readers never see.
-  settings: ['catalog'],
+  // `rewriteDataFiles` is read by planPartition, from the run (which took the table's and the request's).
+  settings: ['catalog', 'rewriteDataFiles'],
   forTable: (settings: TableFormatSettings, services: FormatServices): TableFormat =>
     icebergForCatalog(settings.catalog, services),
   deletedRows,

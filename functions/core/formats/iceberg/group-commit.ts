@@ -21,6 +21,7 @@
 import pLimit from 'p-limit';
 import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD } from '../../../ports/parquet-engine.js';
 import { InvalidInputError } from '../../errors.js';
 import type { CommitConflict, CommitDeps } from '../table-format.js';
 import { versionCommitter } from '../version-commit.js';
@@ -28,7 +29,7 @@ import { type IcebergCatalog, type LoadedTable, PathCatalog } from './catalog.js
 import { type AddedDataFile, commitReplace } from './commit.js';
 import { IcebergCommitConflictError, IcebergUnsupportedError } from './errors.js';
 import { partitionKey, readSnapshotFiles } from './live-files.js';
-import { schemaById } from './metadata.js';
+import { type IcebergSchema, schemaById } from './metadata.js';
 import { metricsConfig, readParquetMetrics } from './metrics.js';
 import { appliedDeleteOf, deletesByDataFile, deletesId } from './row-deletes.js';
 
@@ -172,8 +173,22 @@ async function commitToTable(
       `Group ${entry.groupId} of run ${entry.runId} has inputs of ${partitions.size} Iceberg partitions (${[...partitions].join(', ')}): a group is planned within one partition; plan the partition again`,
     );
 
-  const schema = schemaById(table.metadata);
-  if (schema === undefined) throw new InvalidInputError(`${table.name} has no current schema`);
+  // A v3 table's rows keep their lineage only if the rewrite wrote it into every output row.
+  if (table.metadata.formatVersion >= 3) {
+    const without = entry.inputs.filter((i) => i.rowLineage === undefined);
+    if (without.length > 0)
+      return conflict(
+        without.map((i) => ({
+          key: i.key,
+          reason:
+            'rewritten without its row lineage, but the table is at format version 3 now: its rows would lose their _row_id',
+        })),
+      );
+  }
+  const current = schemaById(table.metadata);
+  if (current === undefined) throw new InvalidInputError(`${table.name} has no current schema`);
+  // The lineage columns are metadata columns, not in the table schema: metrics for them too, as Iceberg Java writes.
+  const schema = table.metadata.formatVersion >= 3 ? withRowLineageFields(current) : current;
   const config = metricsConfig(table.metadata, schema);
   const limit = pLimit(deps.concurrency ?? 16);
   const addedFiles: AddedDataFile[] = await Promise.all(
@@ -211,7 +226,7 @@ async function commitToTable(
     const twin = ownSnapshotId(await catalog.load(state.tableRoot), entry);
     if (twin !== undefined) return { kind: 'committed', snapshotId: twin };
     if (err instanceof IcebergUnsupportedError)
-      // The table changed to something this writer may not commit to (e.g. upgraded to format v3) since planning.
+      // The table changed since planning to something this writer may not commit to (a feature it refuses).
       return conflict([{ key: metadataDir, reason: err.message }]);
     return conflict(
       err.reasons.map((reason) => ({
@@ -222,6 +237,23 @@ async function commitToTable(
       })),
     );
   }
+}
+
+/** `schema` with the row lineage metadata columns (optional longs) after its fields. */
+function withRowLineageFields(schema: IcebergSchema): IcebergSchema {
+  return {
+    ...schema,
+    fields: [
+      ...schema.fields,
+      { id: ROW_ID_FIELD.id, name: ROW_ID_FIELD.name, required: false, type: 'long' },
+      {
+        id: LAST_UPDATED_SEQUENCE_NUMBER_FIELD.id,
+        name: LAST_UPDATED_SEQUENCE_NUMBER_FIELD.name,
+        required: false,
+        type: 'long',
+      },
+    ],
+  };
 }
 
 function conflict(conflicts: readonly CommitConflict[]): CommitResultKind {

@@ -1,6 +1,10 @@
-// Iceberg remove_orphan_files (issue #18 item 6): deletes the files under a path-based table's location that no
+// Iceberg remove_orphan_files (issue #18 item 6): deletes the files under a table's location that no
 // metadata references — writer output never committed, files a crashed expire_snapshots left behind, metadata files
 // fallen out of the metadata log — once they are older than a grace period.
+//
+// The current metadata is whatever the table's catalog points at (the path catalog's newest file, Glue's
+// `metadata_location`, a REST catalog's table): read through the catalog, never by listing metadata/ of a table a
+// metastore owns, where a file of a writer that lost a commit race looks like the newest version.
 //
 // Referenced is everything any snapshot still in the metadata reaches (its manifest list, every manifest the list
 // names, every file any entry of those manifests names, whatever the entry's status), the current metadata file,
@@ -82,6 +86,13 @@ export interface OrphanPlanInput {
   readonly referenced: ReadonlySet<string>;
   /** The version of the metadata file read: metadata files of this version or a newer one are never orphans. */
   readonly version: number;
+  /**
+   * True when a metastore's pointer, not a file's existence, makes a metadata file current (Glue, REST; see
+   * `IcebergCatalog.metastore`): then a metadata file of the version read or a newer one that nothing references
+   * is a writer's that lost the race or has not swapped yet, and is judged like any other file — the grace period
+   * keeps one whose swap may still be coming. False (the path catalog): such a file is a commit, never an orphan.
+   */
+  readonly metastore?: boolean;
   /** Partition field names of every spec: a `_name=…` directory is a partition, not hidden. */
   readonly partitionNames: readonly string[];
   readonly listing: readonly ObjectInfo[];
@@ -133,7 +144,8 @@ export function planOrphans(input: OrphanPlanInput): OrphanPlan {
     if (relative.split('/').some((name) => isHidden(name, input.partitionNames))) kept.hidden += 1;
     else if ([...nested].some((n) => relative.startsWith(n))) kept['nested-table'] += 1;
     else if (input.referenced.has(o.key)) kept.referenced += 1;
-    else if (isCurrentOrNewerMetadata(relative, input.version)) kept['newer-metadata'] += 1;
+    else if (input.metastore !== true && isCurrentOrNewerMetadata(relative, input.version))
+      kept['newer-metadata'] += 1;
     else if (o.lastModified.getTime() >= deleteBefore) kept.young += 1;
     else
       out.push({
@@ -223,6 +235,7 @@ export async function removeOrphanFiles(
     tableRoot: root,
     referenced,
     version: table.version,
+    metastore: catalog.metastore === true,
     partitionNames,
     listing,
     now: options.now,

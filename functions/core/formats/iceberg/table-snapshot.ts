@@ -74,6 +74,24 @@ export function icebergPartitionOf(
   return { partition: path === '' ? folder : `${folder}/${path}`, values };
 }
 
+/**
+ * What the rows of a live data file of a v3 table inherit as their lineage (Iceberg spec, "Row Lineage"): its
+ * `first_row_id` (read or inherited from its manifest) and its data sequence number; undefined below v3, where rows
+ * have no lineage. A v3 data file without a first row id (added before the table was upgraded to v3) gives a
+ * reason to leave it alone instead: its rows' `_row_id` is null, and a rewrite would have to keep it null while
+ * the spec has its new file inherit ids.
+ */
+export function rowLineageOf(
+  metadata: TableMetadata,
+  data: LiveDataFile,
+): { firstRowId: string; sequenceNumber: string } | string | undefined {
+  if (metadata.formatVersion < 3) return undefined;
+  const { firstRowId } = data.entry.file;
+  if (firstRowId === undefined)
+    return 'Iceberg v3 data file without first_row_id (added before the upgrade to v3): its rows have no _row_id to keep';
+  return { firstRowId: firstRowId.toString(), sequenceNumber: data.entry.dataSequenceNumber.toString() };
+}
+
 /** The port's view of the files of one snapshot (footers not read). */
 export function toPortSnapshot(table: LoadedTable, files: SnapshotFiles, now: number): TableSnapshot {
   const folders = specFolders(table.metadata);
@@ -90,6 +108,11 @@ export function toPortSnapshot(table: LoadedTable, files: SnapshotFiles, now: nu
     }
     if (file.format !== 'PARQUET') {
       ignored.push({ key: file.key, reason: `Iceberg ${file.format} data file: only Parquet is rewritten` });
+      continue;
+    }
+    const lineage = rowLineageOf(table.metadata, data);
+    if (typeof lineage === 'string') {
+      ignored.push({ key: file.key, reason: lineage });
       continue;
     }
     const { partition, values } = icebergPartitionOf(table.metadata, folders, data);
@@ -111,6 +134,7 @@ export function toPortSnapshot(table: LoadedTable, files: SnapshotFiles, now: nu
       size: Number(file.fileSizeInBytes),
       etag: '',
       rows: Number(file.recordCount),
+      ...(lineage === undefined ? {} : { rowLineage: lineage }),
       ...(applied.length === 0
         ? {}
         : {

@@ -24,7 +24,7 @@ export interface DuckWorkspace {
   /** Writes `select` as Parquet with DuckDB and returns the bytes. */
   parquet(
     select: string,
-    options?: { compression?: 'snappy' | 'zstd'; rowGroupSize?: number },
+    options?: { compression?: 'snappy' | 'zstd'; rowGroupSize?: number; extraOptions?: readonly string[] },
   ): Promise<Uint8Array>;
   /** Copies stored objects to files and returns an SQL list literal of their paths. */
   materialise(store: ObjectStore, keys: readonly string[]): Promise<string>;
@@ -45,6 +45,7 @@ export async function duckWorkspace(): Promise<DuckWorkspace> {
       await db.writeParquet(select, path, {
         compression: options.compression ?? 'snappy',
         ...(options.rowGroupSize !== undefined && { rowGroupSize: options.rowGroupSize }),
+        ...(options.extraOptions !== undefined && { extraOptions: options.extraOptions }),
       });
       return new Uint8Array(await readFile(path));
     },

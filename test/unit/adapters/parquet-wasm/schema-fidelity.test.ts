@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
 import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
+import { DeletedRows } from '../../../../functions/core/deletes/deleted-rows.js';
 import { UnsupportedInputError } from '../../../../functions/core/errors.js';
 import { exactSchemaSignature } from '../../../../functions/core/fingerprint/fingerprint.js';
 import type { RewriteOptions } from '../../../../functions/ports/parquet-engine.js';
@@ -175,6 +176,58 @@ describe("schema fidelity 'logical'", () => {
     const expected = (await Promise.all(files.map(rowsOf))).flat();
     expect((await Promise.all(outputs.map(rowsOf))).flat()).toEqual(expected);
   });
+
+  it.each([
+    { threads: 'one thread', workers: 1, outputFiles: 1 },
+    { threads: 'workers', workers: 2, outputFiles: 2 },
+  ])(
+    'writes INT96 inputs with row lineage on $threads: timestamps in their unit, lineage inherited before deletes',
+    async ({ workers, outputFiles }) => {
+      // Prepare: sub-microsecond digits (NANOS) in Iceberg v3 files without stored lineage, row 1 of each deleted.
+      const files = [0, 1, 2, 3].map((i) => int96File([BigInt(i) * DAY_NS + 7n, null, BigInt(i)]));
+      const source = new MemoryObjectStore();
+      const target = new MemoryObjectStore();
+      const inputs = await Promise.all(
+        files.map(async (bytes, i) => {
+          const key = `in/${i}.parquet`;
+          const stored = await source.put(key, bytes);
+          const rowLineage = { firstRowId: 100n * BigInt(i), sequenceNumber: BigInt(i + 1) };
+          return { key, size: bytes.length, ...stored, deleted: DeletedRows.of([1]), rowLineage };
+        }),
+      );
+
+      // Act
+      const result = await rewriteGroup(
+        { source, target },
+        { groupId: 'legacy', files: inputs, expectedOutputFiles: outputFiles },
+        { outputKey: (i) => `out/${i}.parquet`, codec: 'snappy', schemaFidelity: 'logical', workers },
+      );
+      await verifyOutputs(target, result.outputs, result.fingerprint, { workers });
+      const outputs = await Promise.all(result.outputs.map((o) => target.get(o.key)));
+
+      // Assess: the timestamp column and both lineage columns in every output's schema; each kept row's values.
+      expect(outputs).toHaveLength(outputFiles);
+      for (const o of outputs) {
+        const leaves = schemaOf(o) as unknown[][];
+        expect(leaves[2]?.[6]).toEqual({ type: 'TIMESTAMP', unit: 'NANOS', isAdjustedToUTC: true });
+        expect(leaves.slice(3).map((l) => [l[0], l[3], l[5]])).toEqual([
+          ['_row_id', 'INT64', 2147483540],
+          ['_last_updated_sequence_number', 'INT64', 2147483539],
+        ]);
+      }
+      const expected = [0, 1, 2, 3].flatMap((i) =>
+        [0, 2].map((p) =>
+          JSON.stringify({
+            id: p,
+            ts: `${p === 0 ? BigInt(i) * DAY_NS + 7n : BigInt(i)}n`,
+            _row_id: `${100n * BigInt(i) + BigInt(p)}n`,
+            _last_updated_sequence_number: `${i + 1}n`,
+          }),
+        ),
+      );
+      expect((await Promise.all(outputs.map(rowsOf))).flat()).toEqual(expected);
+    },
+  );
 
   it('refuses an INT96 value with nanoseconds in a column NANOS cannot hold, naming the file, the column and the value', async () => {
     // Prepare: 1 ns past the epoch needs NANOS; 9999-12-31 is past what INT64 nanoseconds reach.

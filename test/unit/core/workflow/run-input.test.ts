@@ -329,16 +329,17 @@ describe('settle requests', () => {
 });
 
 describe('events/workflow-*.json', () => {
-  it('are all valid requests for the example tables (Hive events, Delta transactions)', async () => {
+  it('are all valid requests for the example tables (Hive events, Delta transactions, Iceberg clickstream)', async () => {
     // Prepare
     const { readdirSync, readFileSync } = await import('node:fs');
     const dir = new URL('../../../../events/', import.meta.url);
     const files = readdirSync(dir).filter((f) => f.startsWith('workflow-') && f.endsWith('.json'));
-    // The Delta inputs name a Delta table; kept out of `tables` so the other tests' "configured tables" stay as they are.
+    // The Delta and Iceberg inputs name such tables; kept out of `tables` so the other tests' "configured tables" stay.
     const examples = [
       ...tables,
       ...parseTableConfigs([
         { name: 'transactions', bucket: 'lake', prefix: 'transactions/', format: 'delta' },
+        { name: 'clickstream', bucket: 'lake', prefix: 'clickstream/', format: 'iceberg' },
       ]),
     ];
 
@@ -354,6 +355,10 @@ describe('events/workflow-*.json', () => {
       r.mode === 'single' && r.run.format === 'delta' ? [r.run.strategy] : [],
     );
     expect(deltaStrategies.sort()).toEqual(['binpack', 'zorder']);
+    const iceberg = runs.flatMap((r) => (r.mode === 'single' && r.run.format === 'iceberg' ? [r.run] : []));
+    expect(iceberg.map((r) => [r.rewriteDataFiles?.['min-input-files'], r.where !== undefined])).toEqual([
+      [10, true],
+    ]);
   });
 });
 

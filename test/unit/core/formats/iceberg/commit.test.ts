@@ -1,6 +1,7 @@
 // A replace snapshot committed through the path catalog keeps the table's rows exactly (a multiset read with
 // DuckDB from the files themselves, deletes applied), takes the removed files out, records the spec's counters,
-// rebases over a concurrent append and aborts, leaving nothing behind, when a concurrent commit removed an input.
+// rebases over a concurrent append and aborts, leaving nothing behind, when a concurrent commit removed an input;
+// on a format-v3 table it assigns row ids as the spec says (first-row-id, added-rows, next-row-id).
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -9,7 +10,6 @@ import {
   decodeSingleValue,
   findField,
   IcebergCommitConflictError,
-  IcebergUnsupportedError,
   type LoadedTable,
   loadTable,
   PathCatalog,
@@ -515,28 +515,137 @@ describe('the path catalog and refusals', () => {
     expect(await catalog.commit(table, text)).toEqual({ outcome: 'conflict' });
   });
 
-  it('refuses to commit to a format-version 3 table (row lineage) and writes nothing', async () => {
-    // Prepare
+  it('on a format-version 3 table assigns row ids as the spec does: new data manifests get the next ids, the table moves next-row-id past them', async () => {
+    // Prepare: the DV table's five one-row files were appended in one manifest with ids 0 to 4 (next-row-id 5);
+    // two files without deletes are replaced by one file holding their two rows
     const { copy, table, files, catalog } = await open('spark_v3_deletion_vectors');
+    expect(table.metadata.nextRowId).toBe(5n);
     const clean = files.dataFiles.filter((f) => f.deletes.length === 0).slice(0, 2);
-    const avroBefore = await avroKeys(copy.store, copy.table);
+    const kept = files.dataFiles.filter((f) => !clean.includes(f));
+    const replaced = `${copy.table}/data/replaced.parquet`;
+    const sources = clean.map((f) => sqlString(copy.file(f.entry.file.key))).join(', ');
+    await writeWithFieldIds(duckdb, copy, table, `SELECT i FROM read_parquet([${sources}])`, replaced);
+    const added = await addedFile(copy.store, table, replaced, { specId: 0, values: [] });
+
     // Act
-    const attempt = commitReplace(
+    const result = await commitReplace(
       copy.store,
       catalog,
       {
         tableLocation: copy.table,
         startingSnapshotId: table.metadata.currentSnapshotId ?? 0n,
         removedFiles: clean.map((f) => f.entry.file.path),
-        addedFiles: [],
+        addedFiles: [added],
       },
       options,
     );
-    // Assess
-    await expect(attempt).rejects.toBeInstanceOf(IcebergUnsupportedError);
-    await expect(attempt).rejects.toThrow(/format-version 3/);
-    expect((await loadTable(copy.store, copy.table)).metadataKey).toBe(table.metadataKey);
-    expect(await avroKeys(copy.store, copy.table)).toEqual(avroBefore);
+
+    // Assess: ids from 5 on go to the added manifest (2 rows), then to the rewritten one for its 3 EXISTING rows
+    // (Iceberg Java spends ids on them too): 5 ids, next-row-id 10
+    const after = await reread(copy);
+    const snapshot = after.table.metadata.snapshots.find((s) => s.snapshotId === result.snapshotId);
+    expect(snapshot?.firstRowId).toBe(5n);
+    expect(snapshot?.addedRows).toBe(5n);
+    expect(after.table.metadata.nextRowId).toBe(10n);
+    const firstRowIdOf = new Map(
+      after.files.dataFiles.map((f) => [f.entry.file.path, f.entry.file.firstRowId]),
+    );
+    expect(firstRowIdOf.get(added.path)).toBe(5n);
+    // The files that stay keep the ids they had: their rows' _row_id does not change.
+    for (const f of kept) expect(firstRowIdOf.get(f.entry.file.path)).toBe(f.entry.file.firstRowId);
+    // The manifest list records the snapshot's first row id in its header, and each new data manifest its own.
+    const ours = after.files.manifests.filter((m) => m.addedSnapshotId === result.snapshotId);
+    expect(ours.filter((m) => m.content === 'data').map((m) => m.firstRowId)).toEqual([5n, 7n]);
+    expect(ours.filter((m) => m.content === 'deletes').map((m) => m.firstRowId)).toEqual([]);
+  });
+
+  it("on a format-version 3 table, a replace rebased over a concurrent append takes row ids after the append's, never the same", async () => {
+    // Prepare: the rewrite read the starting snapshot; then an ingest job appends three rows (ids 5 to 7)
+    const { copy, table, files, catalog } = await open('spark_v3_deletion_vectors');
+    const startingSnapshotId = table.metadata.currentSnapshotId ?? 0n;
+    const clean = files.dataFiles.filter((f) => f.deletes.length === 0).slice(0, 2);
+    const replaced = `${copy.table}/data/replaced.parquet`;
+    const sources = clean.map((f) => sqlString(copy.file(f.entry.file.key))).join(', ');
+    await writeWithFieldIds(duckdb, copy, table, `SELECT i FROM read_parquet([${sources}])`, replaced);
+    const added = await addedFile(copy.store, table, replaced, { specId: 0, values: [] });
+    const appendedKey = `${copy.table}/data/appended.parquet`;
+    await writeWithFieldIds(
+      duckdb,
+      copy,
+      table,
+      'SELECT (100 + i)::INTEGER AS i FROM range(3) t(i)',
+      appendedKey,
+    );
+    const append = await commitAppend(
+      copy.store,
+      catalog,
+      {
+        tableLocation: copy.table,
+        addedFiles: [await addedFile(copy.store, table, appendedKey, { specId: 0, values: [] })],
+      },
+      options,
+    );
+
+    // Act
+    const result = await commitReplace(
+      copy.store,
+      catalog,
+      {
+        tableLocation: copy.table,
+        startingSnapshotId,
+        removedFiles: clean.map((f) => f.entry.file.path),
+        addedFiles: [added],
+      },
+      options,
+    );
+
+    // Assess: the two snapshots' id ranges follow each other; every live file's first row id is distinct
+    const after = await reread(copy);
+    const byId = new Map(after.table.metadata.snapshots.map((s) => [s.snapshotId, s]));
+    const appendSnapshot = byId.get(append.snapshotId);
+    const replaceSnapshot = byId.get(result.snapshotId);
+    expect([appendSnapshot?.firstRowId, appendSnapshot?.addedRows]).toEqual([5n, 3n]);
+    expect(replaceSnapshot?.parentSnapshotId).toBe(append.snapshotId);
+    expect(replaceSnapshot?.firstRowId).toBe(8n);
+    expect(after.table.metadata.nextRowId).toBe(8n + (replaceSnapshot?.addedRows ?? 0n));
+    const firstRowIds = after.files.dataFiles.map((f) => f.entry.file.firstRowId);
+    expect(new Set(firstRowIds).size).toBe(firstRowIds.length);
+    expect(after.files.dataFiles.find((f) => f.entry.file.key === appendedKey)?.entry.file.firstRowId).toBe(
+      5n,
+    );
+  });
+
+  it('on a format-version 3 table, an append gives its rows the next ids and only those', async () => {
+    // Prepare
+    const { copy, table, catalog } = await open('spark_v3_row_lineage_rewrite');
+    expect(table.metadata.nextRowId).toBe(6n);
+    const key = `${copy.table}/data/appended.parquet`;
+    await writeWithFieldIds(duckdb, copy, table, 'SELECT i::INTEGER AS i FROM range(4) t(i)', key);
+
+    // Act
+    const result = await commitAppend(
+      copy.store,
+      catalog,
+      {
+        tableLocation: copy.table,
+        addedFiles: [await addedFile(copy.store, table, key, { specId: 0, values: [] })],
+      },
+      options,
+    );
+
+    // Assess: the reused manifest keeps its ids, the four new rows get 6 to 9
+    const after = await reread(copy);
+    const snapshot = after.table.metadata.snapshots.find((s) => s.snapshotId === result.snapshotId);
+    expect([snapshot?.firstRowId, snapshot?.addedRows, after.table.metadata.nextRowId]).toEqual([
+      6n,
+      4n,
+      10n,
+    ]);
+    const appended = after.files.dataFiles.find((f) => f.entry.file.key === key);
+    expect(appended?.entry.file.firstRowId).toBe(6n);
+    expect(
+      after.files.dataFiles.filter((f) => f.entry.file.key !== key).map((f) => f.entry.file.firstRowId),
+    ).toEqual([3n]);
   });
 });
 

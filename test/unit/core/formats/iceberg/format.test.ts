@@ -1,5 +1,6 @@
 // The Iceberg TableFormat's own rules, apart from the CLI: partition paths stay unique per (spec, tuple) when two
-// specs share field names, a format-v3 table is refused before anything is planned, lost commit races end in a
+// specs share field names, a format-v3 table is planned with each file's row lineage (its unsupported features
+// refused by name before anything is planned), lost commit races end in a
 // retryable error with nothing left behind, vacuum never deletes an input (expire_snapshots does), and the
 // table's own metadata writes are not taken for a foreign table's by the profiler.
 import { describe, expect, it } from 'vitest';
@@ -84,25 +85,132 @@ describe('the Iceberg table format', () => {
     ]);
   });
 
-  it('refuses a format-v3 table before anything is planned', async () => {
+  it("plans a format-v3 table with each data file's row lineage: its first row id and data sequence number", async () => {
+    // Prepare
+    const store = fixtureStore();
+    const table = await loadTable(store, 'spark_v3_deletion_vectors');
+    const files = await readSnapshotFiles(store, table);
+
+    // Act
+    const snapshot = await icebergTable.snapshot(store, 'spark_v3_deletion_vectors', { now: NOW });
+
+    // Assess: what the manifests say of each file (first_row_id inherited in order, 0 to 4), as decimal text
+    const planned = snapshot.partitions.flatMap((p) => p.files.map((f) => [f.key, f.rowLineage]));
+    expect(planned).toEqual(
+      files.dataFiles.map((f) => [
+        f.entry.file.key,
+        {
+          firstRowId: String(f.entry.file.firstRowId),
+          sequenceNumber: String(f.entry.dataSequenceNumber),
+        },
+      ]),
+    );
+    expect(new Set(planned.map(([, l]) => (l as { firstRowId: string }).firstRowId))).toEqual(
+      new Set(['0', '1', '2', '3', '4']),
+    );
+  });
+
+  it('plans a format-v2 table without row lineage', async () => {
     // Prepare
     const store = fixtureStore();
 
     // Act
-    const snapshot = icebergTable.snapshot(store, 'spark_v3_deletion_vectors', { now: NOW });
-    const partition = icebergTable.partitionFiles(
-      store,
-      {
-        tableRoot: 'spark_v3_deletion_vectors',
-        partition: 'data',
-        partitionDir: 'spark_v3_deletion_vectors/data/',
-      },
-      { now: NOW },
-    );
+    const snapshot = await icebergTable.snapshot(store, 'spark_v2_position_deletes', { now: NOW });
 
     // Assess
-    await expect(snapshot).rejects.toThrow(IcebergUnsupportedError);
-    await expect(partition).rejects.toThrow(/format version 3/);
+    const files = snapshot.partitions.flatMap((p) => p.files);
+    expect(files.length).toBeGreaterThan(0);
+    expect(files.filter((f) => f.rowLineage !== undefined)).toEqual([]);
+  });
+
+  describe('refuses, before anything is planned, a v3 table using what this writer does not carry', () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      [
+        'a variant column',
+        { id: 2, name: 'v', required: false, type: 'variant' },
+        'the variant type (column v)',
+      ],
+      [
+        'a geometry column nested in a struct',
+        {
+          id: 2,
+          name: 's',
+          required: false,
+          type: {
+            type: 'struct',
+            fields: [{ id: 3, name: 'g', required: false, type: 'geometry(srid:4326)' }],
+          },
+        },
+        'the geometry(srid:4326) type (column s.g)',
+      ],
+      [
+        'an unknown-typed list element',
+        {
+          id: 2,
+          name: 'l',
+          required: false,
+          type: { type: 'list', 'element-id': 3, 'element-required': false, element: 'unknown' },
+        },
+        'the unknown type (column l.element)',
+      ],
+      [
+        'a column with an initial default',
+        { id: 2, name: 'd', required: false, type: 'int', 'initial-default': 7, 'write-default': 7 },
+        'column default values (initial-default on d)',
+      ],
+      [
+        'a column with a write default',
+        { id: 2, name: 'w', required: false, type: 'string', 'write-default': 'x' },
+        'column default values (write-default on w)',
+      ],
+    ];
+    for (const [what, field, feature] of cases)
+      it(what, async () => {
+        // Prepare: the DV table's latest metadata with the field added to its schema
+        const copy = copyFixtureTable('spark_v3_deletion_vectors');
+        try {
+          const key = `${copy.table}/metadata/v3.metadata.json`;
+          const metadata = JSON.parse(new TextDecoder().decode(await copy.store.get(key)));
+          metadata.schemas[0].fields.push(field);
+          await copy.store.put(key, new TextEncoder().encode(JSON.stringify(metadata)));
+
+          // Act
+          const attempt = icebergTable.snapshot(copy.store, copy.table, { now: NOW });
+
+          // Assess
+          await expect(attempt).rejects.toBeInstanceOf(IcebergUnsupportedError);
+          await expect(attempt).rejects.toMatchObject({ feature });
+          await expect(attempt).rejects.toThrow(`uses ${feature}, which lake-compactor does not support`);
+        } finally {
+          copy.remove();
+        }
+      });
+
+    it('a partition field over two source columns (a multi-argument transform)', async () => {
+      // Prepare
+      const copy = copyFixtureTable('spark_v3_deletion_vectors');
+      try {
+        const key = `${copy.table}/metadata/v3.metadata.json`;
+        const metadata = JSON.parse(new TextDecoder().decode(await copy.store.get(key)));
+        metadata.schemas[0].fields.push({ id: 2, name: 'j', required: false, type: 'int' });
+        metadata['partition-specs'].push({
+          'spec-id': 1,
+          fields: [{ name: 'ij_bucket', transform: 'bucket[4]', 'source-ids': [1, 2], 'field-id': 1000 }],
+        });
+        await copy.store.put(key, new TextEncoder().encode(JSON.stringify(metadata)));
+
+        // Act
+        const attempt = icebergTable.snapshot(copy.store, copy.table, { now: NOW });
+
+        // Assess
+        await expect(attempt).rejects.toBeInstanceOf(IcebergUnsupportedError);
+        await expect(attempt).rejects.toMatchObject({
+          feature: 'a partition field over 2 source columns (ij_bucket: bucket[4])',
+        });
+      } finally {
+        copy.remove();
+      }
+    });
   });
 
   it('ends a commit that loses every race in a retryable error, leaving none of its manifests behind', async () => {
