@@ -21,6 +21,7 @@ export function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketN
       ...(t.targetFileSizeMB === undefined ? {} : { targetFileSizeMB: t.targetFileSizeMB }),
       ...(t.codec === undefined ? {} : { codec: t.codec }),
       ...(t.deltaEncoding === undefined ? {} : { deltaEncoding: t.deltaEncoding }),
+      ...(t.schemaFidelity === undefined ? {} : { schemaFidelity: t.schemaFidelity }),
       ...(t.sortColumns === undefined ? {} : { sortColumns: t.sortColumns }),
       ...(t.policy === undefined ? {} : { policy: t.policy }),
       ...(t.deltaLogStore === undefined ? {} : { deltaLogStore: t.deltaLogStore }),

@@ -8,7 +8,7 @@ import type { DeltaLogStoreSetting } from '../functions/core/formats/delta/coord
 import type { IcebergCatalogSetting } from '../functions/core/formats/iceberg/catalogs.js';
 import type { RewriteDataFilesInput } from '../functions/core/formats/iceberg/rewrite-options.js';
 import type { TableFormatName } from '../functions/core/formats/index.js';
-import type { Codec } from '../functions/ports/parquet-engine.js';
+import type { Codec, SchemaFidelity } from '../functions/ports/parquet-engine.js';
 import type { CompactionWorkflowProps } from './compaction-workflow.js';
 import type { MaintenanceSchedulesProps } from './maintenance-props.js';
 
@@ -85,6 +85,12 @@ export interface LakeCompactorTable {
    * @default false — PLAIN and dictionary encodings only, which every reader reads
    */
   readonly deltaEncoding?: boolean;
+  /**
+   * `logical`: inputs in legacy physical forms (INT96 timestamps, BYTE_ARRAY/FIXED decimals, 2-level lists,
+   * MAP_KEY_VALUE maps) are written in the standard ones, values unchanged; `exact` refuses them instead.
+   * @default 'exact'
+   */
+  readonly schemaFidelity?: SchemaFidelity;
   /**
    * Iceberg only: the catalog the table's commits go through, the one its other writers use — `{ type: "path" }`
    * (the default: the table root's metadata/ folder), `{ type: "glue", database, table, catalogId?, region? }`

@@ -52,7 +52,15 @@ import { type RunDeps, runPartition } from '../core/workflow/run.js';
 import type { Clock } from '../ports/clock.js';
 import type { Journal } from '../ports/journal.js';
 import type { ObjectStore, PutOptions } from '../ports/object-store.js';
-import { CODECS, type Codec, DEFAULT_CODEC, type ParquetEngine } from '../ports/parquet-engine.js';
+import {
+  CODECS,
+  type Codec,
+  DEFAULT_CODEC,
+  DEFAULT_SCHEMA_FIDELITY,
+  type ParquetEngine,
+  SCHEMA_FIDELITIES,
+  type SchemaFidelity,
+} from '../ports/parquet-engine.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { formatOption, positiveNumber, tableNameOf, workRootOption } from './args.js';
 import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
@@ -86,6 +94,8 @@ export interface CompactOptions extends DeltaLogStoreCliOptions {
   readonly codec?: Codec;
   /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller (readers must support it). */
   readonly deltaEncoding?: boolean;
+  /** `logical`: write legacy physical forms (INT96, old decimals, 2-level lists) in the standard ones. @default 'exact' */
+  readonly schemaFidelity?: SchemaFidelity;
   /** Table name recorded in plans and summaries. @default the URI's last path segment */
   readonly table?: string;
   /** Where plans, staging, trash, the journal and quarantine live in the location. @default `_lake-compactor/` */
@@ -266,6 +276,7 @@ async function compactTable(
         ...(options.strategy === undefined ? {} : { strategy: options.strategy }),
         ...(options.columns === undefined ? {} : { sortColumns: [...options.columns] }),
         deltaEncoding: options.deltaEncoding,
+        ...(options.schemaFidelity === undefined ? {} : { schemaFidelity: options.schemaFidelity }),
         targetFileSizeMB: options.targetMb,
         dryRun,
         force: true,
@@ -543,6 +554,14 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     .option(
       '--delta-encoding',
       'write integer and timestamp columns DELTA_BINARY_PACKED where smaller (readers must support it: Spark >= 3.3, Trino, DuckDB, pyarrow)',
+    )
+    .addOption(
+      new Option(
+        '--schema-fidelity <fidelity>',
+        "exact: outputs keep the inputs' Parquet schema, inputs the writer cannot reproduce are refused; logical: legacy forms (INT96, BYTE_ARRAY/FIXED decimals, 2-level lists, MAP_KEY_VALUE) are written in the standard ones, values unchanged",
+      )
+        .choices(SCHEMA_FIDELITIES)
+        .default(DEFAULT_SCHEMA_FIDELITY),
     )
     .addOption(
       new Option('--strategy <strategy>', 'row order of the outputs: input order, a sort, or a Z-order')

@@ -2,7 +2,7 @@
 // once, each saying what is expected) and normalised into one self-contained, JSON-safe RunContext.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { codecSchema, DEFAULT_CODEC } from '../ports/parquet-engine.js';
+import { codecSchema, DEFAULT_CODEC, schemaFidelitySchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
 import {
   mergeRewriteOptions,
@@ -64,6 +64,8 @@ export const runInputSchema = z
     codec: codecSchema.optional(),
     /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller. Default: the table's, else off. */
     deltaEncoding: z.boolean().optional(),
+    /** `exact` or `logical` (legacy physical forms written in the standard ones). Default: the table's, else exact. */
+    schemaFidelity: schemaFidelitySchema.optional(),
     /** Bytes one compact Lambda rewrites at most, MiB (≥ 2 × target). Default 2048. */
     maxGroupMB: z
       .number()
@@ -296,6 +298,7 @@ export type RunTable = Pick<
   | 'prefix'
   | 'codec'
   | 'deltaEncoding'
+  | 'schemaFidelity'
   | 'sortColumns'
   | 'zOrderColumns'
   | 'targetFileSizeMB'
@@ -314,6 +317,7 @@ export type RunChoices = Pick<
   | 'targetFileSizeMB'
   | 'codec'
   | 'deltaEncoding'
+  | 'schemaFidelity'
   | 'maxGroupMB'
   | 'dryRun'
   | 'force'
@@ -377,6 +381,9 @@ export function buildRunContext(
     ...(sortColumns === undefined ? {} : { sortColumns }),
     codec: choices.codec ?? table.codec ?? DEFAULT_CODEC,
     ...((choices.deltaEncoding ?? table.deltaEncoding) === true && { deltaEncoding: true }),
+    ...((choices.schemaFidelity ?? table.schemaFidelity) === 'logical' && {
+      schemaFidelity: 'logical' as const,
+    }),
     targetFileSizeBytes: targetMiB === undefined ? policy.targetFileSizeBytes : Math.round(targetMiB * MiB),
     minInputFiles: policy.minInputFiles,
     maxGroupBytes: Math.round((choices.maxGroupMB ?? DEFAULT_MAX_GROUP_MIB) * MiB),
@@ -472,6 +479,8 @@ export const runContextSchema = z.object({
   codec: codecSchema,
   /** Integer/date/time/timestamp columns may be written DELTA_BINARY_PACKED (absent: off). */
   deltaEncoding: z.boolean().optional(),
+  /** `logical`: legacy physical forms are written in the standard ones (absent: exact). */
+  schemaFidelity: schemaFidelitySchema.optional(),
   targetFileSizeBytes: z.number().int().positive(),
   minInputFiles: z.number().int().min(2),
   /** Cap of one group's input bytes (one compact Lambda's work). */

@@ -1,7 +1,7 @@
 // The tables lake-compactor manages: a validated config (all problems reported at once) and the lookup
 // from an object key to the one table that owns it (longest prefix; ambiguous layouts are refused).
 import { z } from 'zod';
-import { codecSchema } from '../ports/parquet-engine.js';
+import { codecSchema, schemaFidelitySchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
 import {
   DEFAULT_TABLE_FORMAT,
@@ -80,6 +80,12 @@ export const tableFieldSchemas = {
   codec: codecSchema.optional(),
   /** Let integer/date/time/timestamp columns use DELTA_BINARY_PACKED where smaller (readers must support it). */
   deltaEncoding: z.boolean().optional(),
+  /**
+   * `exact` (default): outputs keep the inputs' Parquet schema exactly, and inputs the writer cannot reproduce
+   * are refused; `logical`: legacy forms (INT96, BYTE_ARRAY/FIXED decimals, 2-level lists, MAP_KEY_VALUE)
+   * are written in the standard ones, values unchanged.
+   */
+  schemaFidelity: schemaFidelitySchema.optional(),
   /** Sort outputs by these columns; input order is kept when omitted. */
   sortColumns: z.array(z.string().min(1)).min(1).optional(),
   /** Z-order outputs by these columns (at least two; Delta's ZORDER BY); not together with sortColumns. */

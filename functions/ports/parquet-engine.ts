@@ -21,6 +21,21 @@ export const DEFAULT_CODEC: Codec = 'zstd';
 export const INT96_MODES = ['refuse', 'convert'] as const;
 export type Int96Mode = (typeof INT96_MODES)[number];
 
+/**
+ * How faithful an output's schema must be to its inputs'. `exact`: the output's Parquet schema is the
+ * input's, leaf for leaf (physical type, annotations, field ids), and an input the writer cannot reproduce
+ * so is refused. `logical`: the same logical values in today's standard physical forms where the writer
+ * cannot reproduce a legacy one — INT96 timestamps as INT64 TIMESTAMP (MICROS, or NANOS when a value has
+ * sub-microsecond digits; a value neither holds is refused), BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY decimals as
+ * the writer's decimal form, 2-level lists and MAP_KEY_VALUE maps as 3-level LIST / MAP. One tuple: the
+ * table config, the run input and the CLI's `--schema-fidelity` derive from it. Exact is the default because
+ * a reader that keys on the physical form (an old Hive or Impala) may not read the standard one.
+ */
+export const SCHEMA_FIDELITIES = ['exact', 'logical'] as const;
+export type SchemaFidelity = (typeof SCHEMA_FIDELITIES)[number];
+export const schemaFidelitySchema = z.enum(SCHEMA_FIDELITIES);
+export const DEFAULT_SCHEMA_FIDELITY: SchemaFidelity = 'exact';
+
 /** One planned input: the object as the plan saw it. */
 export interface InputFile {
   readonly key: string;
@@ -122,7 +137,17 @@ export interface RewriteOptions {
    * @default { minRowGroupBytes: 16 MiB, minRowGroupRows: 100,000 }
    */
   readonly stitch?: false | { readonly minRowGroupBytes?: number; readonly minRowGroupRows?: number };
-  /** INT96 inputs: refuse, or convert to INT64 TIMESTAMP(MICROS, UTC). @default 'refuse' */
+  /**
+   * Which schema changes a rewrite may make (see SCHEMA_FIDELITIES): under `logical`, legacy physical forms
+   * are written in the standard ones, and the fingerprint, taken over decoded (logical) values, still has
+   * to match. @default 'exact'
+   */
+  readonly schemaFidelity?: SchemaFidelity;
+  /**
+   * INT96 inputs alone: refuse, or convert to INT64 TIMESTAMP(MICROS, UTC) (NANOS when a value needs it).
+   * Kept for callers that chose it before `schemaFidelity`; when set it wins for INT96 columns.
+   * @default 'convert' under schemaFidelity 'logical', else 'refuse'
+   */
   readonly int96?: Int96Mode;
   /** Fail a write that makes no progress for this long. @default 120 s */
   readonly stallTimeoutMs?: number;

@@ -1,14 +1,15 @@
 // Pre-flight of a group: reads every input's footer before anything is written and refuses, with a
 // typed error naming the file, any input that is damaged, empty, or that the writer cannot reproduce exactly.
 
-import { type FileMetaData, parquetMetadata } from 'hyparquet';
+import { type AsyncBuffer, type FileMetaData, parquetMetadata } from 'hyparquet';
 import pLimit from 'p-limit';
 import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
 import { exactSchemaSignature, schemaKeyOf } from '../../core/fingerprint/fingerprint.js';
 import { type ParquetFooter, readFooter } from '../../core/parquet/footer.js';
+import { type Int96Unit, logicalShapeOf } from '../../core/parquet/logical-schema.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import type { InputFile, Int96Mode } from '../../ports/parquet-engine.js';
-import { convertedSchemaIpc } from './int96.js';
+import type { InputFile, Int96Mode, SchemaFidelity } from '../../ports/parquet-engine.js';
+import { convertedSchemaIpc, readInt96, unitsOf } from './int96.js';
 import { lineageSchemaIpc } from './lineage.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
@@ -42,6 +43,11 @@ export interface CheckedInput {
   readonly schemaKey: string;
   /** Names of INT96 leaf columns (Spark legacy timestamps). */
   readonly int96Columns: readonly string[];
+  /**
+   * Written in another physical form than it was read (schema fidelity `logical`, or INT96 converted):
+   * its pages cannot be copied as they are, so it is never stitched. Absent: false.
+   */
+  readonly reshaped?: boolean;
   /** Rows the rewrite keeps: the footer's minus the file's deleted rows (`file.deleted`). */
   readonly liveRows: number;
 }
@@ -51,6 +57,8 @@ export interface PreflightOptions {
   /** Whole small files seen during pre-flight are kept up to this many bytes, saving a second GET. */
   readonly cacheBytes: number;
   readonly int96: Int96Mode;
+  /** `logical`: accept an output schema that differs from the input's only in physical forms (see logical-schema.ts). */
+  readonly schemaFidelity?: SchemaFidelity;
   readonly settings: Omit<WriterSettings, 'keyValueMetadata'>;
   readonly signal?: AbortSignal;
 }
@@ -169,6 +177,7 @@ function checkOne(file: InputFile, footer: ParquetFooter, meta: FileMetaData, in
     footer,
     schemaKey: schemaKeyOf(meta),
     int96Columns: int96Columns.length === 0 ? NO_COLUMNS : int96Columns,
+    reshaped: int96Columns.length > 0,
     liveRows: footer.rows - (file.deleted?.count ?? 0),
   };
 }
@@ -182,24 +191,35 @@ function footerOnly(tail: Uint8Array, metadataLength: number): Uint8Array {
   return out;
 }
 
+/** What a trial write found: the output schema's key, and whether its physical forms differ from the input's. */
+interface Trial {
+  readonly schemaKey: string;
+  readonly reshaped: boolean;
+}
+
 /**
  * Writes an empty file with the input's Arrow schema through the real writer and compares its
  * footer with the input's: any difference (a type, an annotation, a field id, key-value metadata)
- * means the rewrite would not reproduce the input exactly, so it is refused before any write.
+ * means the rewrite would not reproduce the input exactly, so it is refused before any write —
+ * unless schema fidelity is `logical` and the two schemas have the same logical shape (legacy
+ * decimals, lists and maps written in the standard forms), with the key-value metadata unchanged.
+ * INT96 columns (`int96Units`) are expected as INT64 TIMESTAMP(unit, UTC) in either fidelity.
  */
 function trialWrite(
   input: Checked,
   inputMeta: FileMetaData,
   tail: Uint8Array,
   settings: PreflightOptions['settings'],
-): string {
+  int96Units: Readonly<Record<string, Int96Unit>>,
+  fidelity: SchemaFidelity,
+): Trial {
   const key = input.file.key;
   let out: Uint8Array;
   try {
     const schema = pw.readSchema(footerOnly(tail, input.footer.metadataLength));
     const ipc = schema.intoIPCStream();
     const table = pw.Table.fromIPCStream(
-      input.int96Columns.length > 0 ? convertedSchemaIpc(ipc, input.int96Columns) : ipc,
+      input.int96Columns.length > 0 ? convertedSchemaIpc(ipc, int96Units) : ipc,
     );
     out = pw.writeParquet(
       table,
@@ -217,17 +237,27 @@ function trialWrite(
   }
   const writtenMeta = rawMetadata(`${key} (trial output)`, out);
   const writtenKey = schemaKeyOf(writtenMeta);
-  // INT96 leaves are expected to come out as INT64 TIMESTAMP(MICROS, UTC); everything else unchanged.
-  const expected = exactSchemaSignature(inputMeta.schema).map((entry) => {
+  // INT96 leaves are expected to come out as INT64 TIMESTAMP(unit, UTC); everything else unchanged.
+  const int96 = new Set(input.int96Columns);
+  const expected = exactSchemaSignature(inputMeta.schema).map((entry, i) => {
     const e = entry as unknown[];
     if (e[3] !== 'INT96') return entry;
-    return [e[0], e[1], e[2], 'INT64', 0, e[5], { type: 'TIMESTAMP', unit: 'MICROS', isAdjustedToUTC: true }];
+    const name = inputMeta.schema[i]?.name ?? '';
+    const unit = int96.has(name) ? (int96Units[name] ?? 'MICROS') : 'MICROS';
+    return [e[0], e[1], e[2], 'INT64', 0, e[5], { type: 'TIMESTAMP', unit, isAdjustedToUTC: true }];
   });
   const after = exactSchemaSignature(writtenMeta.schema);
   const expectedKey = input.int96Columns.length > 0 ? JSON.stringify(expected) : input.schemaKey;
   const actualKey = input.int96Columns.length > 0 ? JSON.stringify(after) : writtenKey;
   if (expectedKey === actualKey && (input.int96Columns.length === 0 || sameKv(inputMeta, writtenMeta))) {
-    return writtenKey;
+    return { schemaKey: writtenKey, reshaped: input.int96Columns.length > 0 };
+  }
+  if (
+    fidelity === 'logical' &&
+    sameKv(inputMeta, writtenMeta) &&
+    logicalShapeOf(inputMeta.schema, int96Units) === logicalShapeOf(writtenMeta.schema)
+  ) {
+    return { schemaKey: writtenKey, reshaped: true };
   }
   const differences: string[] = [];
   for (let i = 1; i < Math.max(expected.length, after.length); i++) {
@@ -247,14 +277,21 @@ function trialWrite(
 
 /**
  * The output schema key of an input written with its row lineage (after `trialWrite` proved the rest of its
- * schema is reproduced exactly): an empty file written with the input's schema plus the lineage columns.
+ * schema is reproduced, exactly or, under fidelity `logical`, in its logical shape): an empty file written with
+ * the input's schema, INT96 columns as INT64 TIMESTAMP in `int96Units` (as the decode writes them), plus the
+ * lineage columns.
  */
-function lineageTrialWrite(input: Checked, tail: Uint8Array, settings: PreflightOptions['settings']): string {
+function lineageTrialWrite(
+  input: Checked,
+  tail: Uint8Array,
+  settings: PreflightOptions['settings'],
+  int96Units: Readonly<Record<string, Int96Unit>>,
+): string {
   const key = input.file.key;
   let out: Uint8Array;
   try {
     const ipc = pw.readSchema(footerOnly(tail, input.footer.metadataLength)).intoIPCStream();
-    const converted = input.int96Columns.length > 0 ? convertedSchemaIpc(ipc, input.int96Columns) : ipc;
+    const converted = input.int96Columns.length > 0 ? convertedSchemaIpc(ipc, int96Units) : ipc;
     const table = pw.Table.fromIPCStream(lineageSchemaIpc(key, converted));
     out = pw.writeParquet(
       table,
@@ -287,6 +324,20 @@ function sameKv(a: FileMetaData, b: FileMetaData): boolean {
   return kvText(a) === kvText(b);
 }
 
+/** `file` as hyparquet's AsyncBuffer: each slice is one ranged GET, its bytes counted with `onRead`. */
+function rangedBuffer(store: ObjectStore, file: InputFile, onRead: (bytes: number) => void): AsyncBuffer {
+  return {
+    byteLength: file.size,
+    async slice(start: number, end?: number): Promise<ArrayBuffer> {
+      const last = (end ?? file.size) - 1;
+      if (last < start) return new ArrayBuffer(0);
+      const bytes = await store.getRange(file.key, start, last);
+      onRead(bytes.length);
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    },
+  };
+}
+
 /**
  * Checks every input of a group, in input order, with bounded concurrency. Throws the first
  * input's error (in input order, so the message is deterministic) and writes nothing.
@@ -297,11 +348,12 @@ export async function preflight(
   options: PreflightOptions,
 ): Promise<PreflightResult> {
   const limit = pLimit(options.maxRequestsInFlight);
+  const int96Reads = pLimit(2);
   const cache = new Map<string, Uint8Array>();
   let cached = 0;
   let bytesRead = 0;
-  /** Input schema key → output schema key, one trial write per distinct input schema. */
-  const trials = new Map<string, string>();
+  /** Input schema key (and INT96 units) → trial, one trial write per distinct input schema. */
+  const trials = new Map<string, Trial>();
   /** Key-value metadata by its JSON text: one shared object per distinct value (see InputFooter). */
   const kvs = new Map<string, Readonly<Record<string, string>>>();
   const slim = (footer: ParquetFooter): InputFooter => {
@@ -321,19 +373,49 @@ export async function preflight(
         bytesRead += tail.length;
         const meta = rawMetadata(file.key, tail);
         const checked = checkOne(file, footer, meta, options.int96);
-        // An input with row lineage is written with the lineage columns: another output schema than its own.
-        const trialKey = file.rowLineage === undefined ? checked.schemaKey : `${checked.schemaKey}\n+lineage`;
-        let outputKey = trials.get(trialKey);
-        if (outputKey === undefined) {
-          outputKey = trialWrite(checked, meta, tail, options.settings);
-          if (file.rowLineage !== undefined) outputKey = lineageTrialWrite(checked, tail, options.settings);
-          trials.set(trialKey, outputKey);
+        const whole = tail.length === file.size ? tail : undefined;
+        let int96Units: Record<string, Int96Unit> = {};
+        if (checked.int96Columns.length > 0) {
+          // The unit of each INT96 column is the file's values' choice (see readInt96), and the output
+          // schema depends on it: read them now, so a value no unit holds is refused before any write.
+          // Only the INT96 column chunks are fetched (ranged reads), two files at a time: they are
+          // decoded to one value object per row, which a group of large files would not fit at 128.
+          const values = await int96Reads(() =>
+            readInt96(
+              file.key,
+              whole ?? rangedBuffer(store, file, (n) => (bytesRead += n)),
+              checked.int96Columns,
+              meta,
+            ),
+          );
+          int96Units = unitsOf(values);
         }
-        if (tail.length === file.size && cached + file.size <= options.cacheBytes) {
-          cache.set(file.key, tail);
+        // The output schema depends on the input schema, the INT96 units and, for an input with row lineage,
+        // the lineage columns written with it: one trial write per distinct combination.
+        const lineage = file.rowLineage === undefined ? '' : '\n+lineage';
+        const trialKey = `${checked.schemaKey}${JSON.stringify(int96Units)}${lineage}`;
+        let trial = trials.get(trialKey);
+        if (trial === undefined) {
+          trial = trialWrite(
+            checked,
+            meta,
+            tail,
+            options.settings,
+            int96Units,
+            options.schemaFidelity ?? 'exact',
+          );
+          if (file.rowLineage !== undefined)
+            trial = {
+              ...trial,
+              schemaKey: lineageTrialWrite(checked, tail, options.settings, int96Units),
+            };
+          trials.set(trialKey, trial);
+        }
+        if (whole !== undefined && cached + file.size <= options.cacheBytes) {
+          cache.set(file.key, whole);
           cached += file.size;
         }
-        return { ...checked, footer: slim(footer), schemaKey: outputKey };
+        return { ...checked, footer: slim(footer), schemaKey: trial.schemaKey, reshaped: trial.reshaped };
       }),
     ),
   );

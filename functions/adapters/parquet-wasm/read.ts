@@ -9,7 +9,7 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import { type RewriteFingerprint, wasmBatchToTable } from './batch-hash.js';
 import { keptPieces } from './deletes.js';
 import { OrderedFetcher } from './fetch.js';
-import { convertBatch, readInt96Micros } from './int96.js';
+import { convertBatch, readInt96 } from './int96.js';
 import { withRowLineage } from './lineage.js';
 import type { CheckedInput } from './preflight.js';
 import type { RewriteSettings } from './settings.js';
@@ -221,7 +221,7 @@ export class InputReader {
     let keptRows = 0;
     assertParquetMagic(key, bytes);
     const micros =
-      input.int96Columns.length > 0 ? await readInt96Micros(key, bytes, input.int96Columns) : undefined;
+      input.int96Columns.length > 0 ? await readInt96(key, bytes, input.int96Columns) : undefined;
     const lineage = input.file.rowLineage;
     for await (let batch of decodeBatches(
       key,

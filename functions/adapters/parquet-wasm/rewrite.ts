@@ -45,6 +45,7 @@ export async function rewriteGroup(
     maxRequestsInFlight: settings.maxRequestsInFlight,
     cacheBytes: Math.floor(settings.maxBytesInFlight / 2),
     int96: settings.int96,
+    schemaFidelity: settings.schemaFidelity,
     settings: { codec: settings.codec, rowGroupRows: settings.rowGroupRows },
     ...(settings.signal !== undefined && { signal: settings.signal }),
   });

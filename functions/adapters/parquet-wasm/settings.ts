@@ -5,9 +5,11 @@ import { InvalidInputError } from '../../core/errors.js';
 import {
   type Codec,
   DEFAULT_CODEC,
+  DEFAULT_SCHEMA_FIDELITY,
   type Int96Mode,
   type RewriteGroup,
   type RewriteOptions,
+  type SchemaFidelity,
 } from '../../ports/parquet-engine.js';
 
 const MiB = 1024 * 1024;
@@ -23,6 +25,8 @@ export interface RewriteSettings {
   readonly batchRows: number;
   readonly sort: RewriteOptions['sort'];
   readonly deltaEncoding: boolean;
+  readonly schemaFidelity: SchemaFidelity;
+  /** INT96 columns: `schemaFidelity` decides unless the older `int96` option says otherwise. */
   readonly int96: Int96Mode;
   /** Stitching thresholds; undefined: stitching off. */
   readonly stitch: { readonly minRowGroupBytes: number; readonly minRowGroupRows: number } | undefined;
@@ -74,7 +78,8 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     batchRows: options.batchRows ?? 65_536,
     sort: options.sort,
     deltaEncoding: options.deltaEncoding === true,
-    int96: options.int96 ?? 'refuse',
+    schemaFidelity: options.schemaFidelity ?? DEFAULT_SCHEMA_FIDELITY,
+    int96: options.int96 ?? (options.schemaFidelity === 'logical' ? 'convert' : 'refuse'),
     // A row group this large already reads well; 16 MiB is the re-encoded row groups' uncompressed bound.
     stitch:
       options.stitch === false

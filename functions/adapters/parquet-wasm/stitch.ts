@@ -73,7 +73,8 @@ async function footerBytes(store: ObjectStore, file: InputFile): Promise<Uint8Ar
 
 /**
  * Decides which inputs are stitched and into which outputs. Candidates: every row group at or above the
- * thresholds (from the footers pre-flight read), no INT96 column, rows kept in order (no sort), nothing
+ * thresholds (from the footers pre-flight read), no INT96 column nor any other physical form rewritten
+ * (schema fidelity `logical`), rows kept in order (no sort), nothing
  * but known fields on the input. A candidate whose footer then shows another codec, an encoding the target
  * does not write, version-2 pages or unusable offsets is re-encoded (`refused` says why).
  *
@@ -90,6 +91,7 @@ export async function planStitching(
   const candidates = pre.inputs.filter(
     (i) =>
       i.int96Columns.length === 0 &&
+      !i.reshaped &&
       onlyKnownFields(i.file) &&
       i.footer.rowGroups.every(
         (g) => g.rows >= thresholds.minRowGroupRows || g.compressedBytes >= thresholds.minRowGroupBytes,

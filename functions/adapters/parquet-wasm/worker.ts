@@ -12,7 +12,7 @@ import type { RowLineage } from '../../ports/parquet-engine.js';
 import { columnsOfWasmBatch, hashWasmBatch, type OutputFingerprint } from './batch-hash.js';
 import { keptPieces } from './deletes.js';
 import { hashParquetObject } from './hash-output.js';
-import { convertBatch, readInt96Micros } from './int96.js';
+import { convertBatch, readInt96 } from './int96.js';
 import { withRowLineage } from './lineage.js';
 import { OutputWriter } from './output.js';
 import { decodeBatches, decodeError, type WriterSettings } from './wasm.js';
@@ -159,7 +159,7 @@ async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<vo
   const { key, bytes, skip, take } = message;
   assertParquetMagic(key, bytes);
   const micros =
-    message.int96Columns.length > 0 ? await readInt96Micros(key, bytes, message.int96Columns) : undefined;
+    message.int96Columns.length > 0 ? await readInt96(key, bytes, message.int96Columns) : undefined;
   const deleted = message.deleted === undefined ? undefined : DeletedRows.fromRanges(message.deleted);
   /** Rows decoded so far (positions in the file), and of them the kept ones. */
   let position = 0;

@@ -95,6 +95,7 @@ export async function compactGroup(
         outputKey: (index) => stagedOutputKey(run, item.groupId, index),
         codec: run.codec,
         ...(run.deltaEncoding === true && { deltaEncoding: true }),
+        ...(run.schemaFidelity === 'logical' && { schemaFidelity: 'logical' as const }),
         targetFileSizeBytes: run.targetFileSizeBytes,
         ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
         ...(run.strategy !== 'binpack' && run.sortColumns !== undefined

@@ -20,6 +20,7 @@ const tables = parseTableConfigs([
     sortColumns: ['ts'],
     codec: 'snappy',
     deltaEncoding: true,
+    schemaFidelity: 'logical',
     targetFileSizeMB: 256,
   },
 ]);
@@ -154,6 +155,37 @@ describe('normalizeRunInput', () => {
     expect(problems({ table: 'events', partition: 'date=2024-01-15', deltaEncoding: 'yes' })).toEqual([
       expect.stringContaining('deltaEncoding'),
     ]);
+  });
+
+  it('takes logical schema fidelity from the table unless the request asks for exact, and is exact by default', () => {
+    // Prepare
+    const partition = { partition: 'day=2024-01-15/hour=03' };
+
+    // Act
+    const fromTable = normalizeRunInput({ table: 'clicks', ...partition }, tables, options);
+    const exact = normalizeRunInput(
+      { table: 'clicks', ...partition, schemaFidelity: 'exact' },
+      tables,
+      options,
+    );
+    const byDefault = normalizeRunInput({ table: 'events', partition: 'date=2024-01-15' }, tables, options);
+    const requested = normalizeRunInput(
+      { table: 'events', partition: 'date=2024-01-15', schemaFidelity: 'logical' },
+      tables,
+      options,
+    );
+
+    // Assess
+    expect(fromTable.mode === 'single' && fromTable.run.schemaFidelity).toBe('logical');
+    expect(exact.mode === 'single' && 'schemaFidelity' in exact.run).toBe(false);
+    expect(byDefault.mode === 'single' && 'schemaFidelity' in byDefault.run).toBe(false);
+    expect(requested.mode === 'single' && requested.run.schemaFidelity).toBe('logical');
+    expect(problems({ table: 'events', partition: 'date=2024-01-15', schemaFidelity: 'loose' })).toEqual([
+      expect.stringContaining('schemaFidelity'),
+    ]);
+    expect(() => parseTableConfigs([{ name: 't', prefix: 't', schemaFidelity: 'loose' }])).toThrow(
+      /schemaFidelity/,
+    );
   });
 
   it('lists every problem at once: unknown table with the configured names, sort without columns, typos', () => {

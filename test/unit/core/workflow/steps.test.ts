@@ -205,6 +205,28 @@ describe('workflow step services', () => {
     expect(seen).toEqual([true, undefined]);
   });
 
+  it('hands the run’s schema fidelity to the rewrite, and leaves the engine’s default (exact) otherwise', async () => {
+    // Prepare: the real rewrite, with its options recorded.
+    const seen: (string | undefined)[] = [];
+    const recording: RewriteFn = (io, group, options) => {
+      seen.push(options.schemaFidelity);
+      return rewriteGroup(io, group, options);
+    };
+    const logical = runContext('logical-1', { schemaFidelity: 'logical' });
+    const exact = runContext('exact-1');
+    const item = { groupId: 'g0001', expectedOutputFiles: 1 };
+
+    // Act: one run after the other, as the lease allows
+    await planAs(logical, planOptions);
+    await compactGroup({ ...deps(), engine: withRewrite(recording) }, logical, item);
+    await finalizeRun({ ...deps(), leases }, logical, { outcome: 'failed', error: { Error: 'Stopped' } });
+    await planAs(exact, planOptions);
+    await compactGroup({ ...deps(), engine: withRewrite(recording) }, exact, item);
+
+    // Assess
+    expect(seen).toEqual(['logical', undefined]);
+  });
+
   it('refuses to verify outputs whose rows differ from the inputs, leaving the group staged for rollback', async () => {
     // Prepare
     const run = runContext('verify-1');
