@@ -34,6 +34,7 @@ import { resolveRewriteOptions } from './rewrite-options.js';
 import { planIcebergPartition } from './rewrite-plan.js';
 import { parseInputDeletes, readDeletedRows } from './row-deletes.js';
 import { type IcebergTableSnapshot, snapshotIcebergTable } from './table-snapshot.js';
+import { icebergTriggerRule } from './trigger-rule.js';
 
 /** Iceberg v3 types the rewrite does not carry: no Parquet mapping is checked for them, nor metrics written. */
 const UNSUPPORTED_TYPES = /^(variant|unknown|geometry|geography)\b/;
@@ -248,6 +249,9 @@ export const icebergTable = {
   // committed through the path catalog would be a commit its readers never see.
   // `rewriteDataFiles` is read by planPartition, from the run (which took the table's and the request's).
   settings: ['catalog', 'rewriteDataFiles'],
+  // The trigger decides by the same rewriteDataFiles the plan reads (the table's; a run's own options are unknown
+  // to the profiler).
+  triggerRule: (settings: TableFormatSettings) => icebergTriggerRule(settings.rewriteDataFiles),
   forTable: (settings: TableFormatSettings, services: FormatServices): TableFormat =>
     icebergForCatalog(settings.catalog, services),
   deletedRows,
