@@ -336,6 +336,6 @@ export function resolveTablePolicy(
       ? {}
       : { targetFileSizeBytes: Math.round(table.targetFileSizeMB * MiB) };
   const policy = resolvePolicy(defaults, { ...target, ...table.policy });
-  const formatRule = tableFormat(table.format ?? DEFAULT_TABLE_FORMAT).triggerRule?.(table);
+  const formatRule = tableFormat(table.format ?? DEFAULT_TABLE_FORMAT).triggerRule?.(table, target);
   return formatRule === undefined ? policy : { ...policy, formatRule };
 }

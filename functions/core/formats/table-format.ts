@@ -430,8 +430,12 @@ export interface TableFormat {
    * The trigger's notion of "small" and "enough" for a table with these settings, when the format plans by rules of
    * its own (Iceberg: its `rewriteDataFiles`), so the profiler starts a run exactly when the plan would plan a
    * group; when omitted, the table policy's size checks decide (they mirror the bin-pack planner's).
+   * `table.targetFileSizeBytes` is the table's explicit target (`targetFileSizeMB`), for a format whose plan reads it.
    */
-  triggerRule?(settings: TableFormatSettings): FormatTriggerRule;
+  triggerRule?(
+    settings: TableFormatSettings,
+    table: { readonly targetFileSizeBytes?: number | undefined },
+  ): FormatTriggerRule;
   /** The table settings this format reads (see {@link TableFormatSettings}); none when omitted. */
   readonly settings?: readonly TableFormatSettingName[];
   /**

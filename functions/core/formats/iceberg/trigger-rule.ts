@@ -15,7 +15,8 @@ import {
 /**
  * The trigger rule of an Iceberg table configured with `options` (its `rewriteDataFiles`).
  *
- * The target: `target-file-size-bytes` when set, else Iceberg's default of 512 MiB
+ * The target: `target-file-size-bytes` when set (the format passes the table's `targetFileSizeMB` as that option, under
+ * its `rewriteDataFiles`, as a run's plan takes them), else Iceberg's default of 512 MiB
  * ({@link ICEBERG_DEFAULT_TARGET_BYTES}) — not the table's `write.target-file-size-bytes` property, because the
  * policy is resolved once from the configuration when a function starts, before any of the table's metadata is
  * read, and the profiler keeps no table properties. 512 MiB is what the plan itself uses when the property is

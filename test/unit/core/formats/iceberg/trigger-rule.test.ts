@@ -117,6 +117,30 @@ describe('the trigger of an Iceberg table', () => {
     expect(verdicts).toEqual([true, false, true, false, false]);
   });
 
+  it('takes the table’s targetFileSizeMB as target-file-size-bytes, under its rewriteDataFiles, as a run’s plan does', () => {
+    // Prepare: 3 files of 400 KiB are below 75 % of a 1 MiB target and together over it; at 512 MiB, too few.
+    const KiB = 1024;
+    const sizes = [400 * KiB, 400 * KiB, 400 * KiB];
+    const byMiB = resolveTablePolicy({ format: 'iceberg', targetFileSizeMB: 1 });
+    const optionWins = resolveTablePolicy({
+      format: 'iceberg',
+      targetFileSizeMB: 1,
+      rewriteDataFiles: { 'target-file-size-bytes': 512 * 1024 * KiB },
+    });
+
+    // Act
+    const byMiBDecision = decide(counters(sizes, byMiB), byMiB, NOW);
+    const optionDecision = decide(counters(sizes, optionWins), optionWins, NOW);
+
+    // Assess
+    expect(byMiBDecision.compact).toBe(planGroups(sizes, { 'target-file-size-bytes': 1024 * KiB }) > 0);
+    expect(byMiBDecision.compact).toBe(true);
+    expect(optionDecision.compact).toBe(
+      planGroups(sizes, { 'target-file-size-bytes': 512 * 1024 * KiB }) > 0,
+    );
+    expect(optionDecision.compact).toBe(false);
+  });
+
   it('explains the verdict with the option names and numbers the plan uses', () => {
     // Prepare
     const policy = icebergPolicy({ 'target-file-size-bytes': 1000, 'min-input-files': 5 });
