@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { InvalidInputError } from './errors.js';
 import type { PartitionValue } from './partition.js';
-import { formatBytes } from './stats.js';
+import { formatBytes, isSmallFile } from './stats.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -33,7 +33,39 @@ const policyFields = {
 
 /** A complete policy. */
 export const policySchema = z.strictObject(policyFields);
-export type Policy = z.infer<typeof policySchema>;
+
+/**
+ * A format's own answer to "which files are small" and "are there enough of them", so the trigger starts a run
+ * exactly when the format's planner would plan something (Iceberg: `rewrite_data_files`' rules, see
+ * formats/iceberg/trigger-rule.ts). Supplied by the table's format from its config (`TableFormat.triggerRule`):
+ * only the format knows its option names, so it also words the reason. Not configurable as such, hence not
+ * part of the policy's schema.
+ */
+export interface FormatTriggerRule {
+  /** A file is a candidate (counted as small) when its size is below this; undefined: every file is one. */
+  readonly candidateBelowBytes: number | undefined;
+  /**
+   * Whether a partition's candidates (their number and bytes) would make the planner plan a group, with the
+   * reason in the format's words: it replaces the policy's "small files ≥ minInputFiles" and ratio checks.
+   */
+  due(candidates: { readonly count: number; readonly bytes: number }): {
+    readonly ok: boolean;
+    readonly reason: string;
+  };
+}
+
+/**
+ * A complete policy; with a {@link FormatTriggerRule} when the table's format plans by its own rules, in which
+ * case `minInputFiles`, `smallFileRatioThreshold`, `targetFileSizeBytes` and `smallFileSizeRatio` are not read.
+ */
+export type Policy = z.infer<typeof policySchema> & { readonly formatRule?: FormatTriggerRule };
+
+/** Whether a file of `size` bytes counts as small (a candidate) under `policy`: the format's rule when it has one. */
+export function isSmallUnderPolicy(size: number, policy: Policy): boolean {
+  const rule = policy.formatRule;
+  if (rule === undefined) return isSmallFile(size, policy.targetFileSizeBytes, policy.smallFileSizeRatio);
+  return rule.candidateBelowBytes === undefined || size < rule.candidateBelowBytes;
+}
 
 /** A per-table override: any subset of the policy's fields; unknown fields are refused (typos). */
 export const policyOverridesSchema = z.strictObject(policyFields).partial();
@@ -72,8 +104,13 @@ type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]>
  * `undefined` leaves the default) and validates the result.
  * @throws InvalidInputError naming every bad field.
  */
-export function resolvePolicy(defaults: Policy, overrides: DeepPartial<Policy> | undefined = {}): Policy {
-  const merged = deepMerge(defaults, overrides ?? {});
+export function resolvePolicy(
+  defaults: Policy,
+  overrides: DeepPartial<Omit<Policy, 'formatRule'>> | undefined = {},
+): Policy {
+  // The format's rule is not configuration: kept out of the schema's strict check, and carried over as it is.
+  const { formatRule, ...base } = defaults;
+  const merged = deepMerge(base, overrides ?? {});
   const result = policySchema.safeParse(merged);
   if (!result.success) {
     throw new InvalidInputError(
@@ -81,7 +118,7 @@ export function resolvePolicy(defaults: Policy, overrides: DeepPartial<Policy> |
       result.error.issues.map((issue) => `policy.${issue.path.join('.')}: ${issue.message}`),
     );
   }
-  return result.data;
+  return formatRule === undefined ? result.data : { ...result.data, formatRule };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -135,9 +172,12 @@ interface Check {
  * partition has a date). All boundaries are inclusive on the passing side (exactly 5 files, exactly
  * 40%, exactly 15 minutes pass). A partition with no recorded write, compaction or date passes those
  * checks: the counters cannot prove it hot, recent or old.
+ *
+ * With a format rule (`policy.formatRule`, e.g. an Iceberg table's `rewrite_data_files` options), the two
+ * size checks are that rule's one check, worded by the format: the partition is due exactly when the format's
+ * planner would plan a group of its small files; state, quiet window, cooldown and look-back are as above.
  */
 export function decide(partition: PartitionState, policy: Policy, now: number): Decision {
-  const smallThreshold = policy.smallFileSizeRatio * policy.targetFileSizeBytes;
   const checks: Check[] = [];
 
   checks.push(
@@ -152,20 +192,11 @@ export function decide(partition: PartitionState, policy: Policy, now: number): 
         : { ok: false, reason: `state ${partition.state}: a run is already queued or in progress` },
   );
 
-  const enough = partition.smallFileCount >= policy.minInputFiles;
-  checks.push({
-    ok: enough,
-    reason: `${partition.smallFileCount} small files ${enough ? '≥' : '<'} ${policy.minInputFiles}`,
-  });
-
-  // Division (not multiplication) so that e.g. 2/5 compares equal to the configured 0.4.
-  const ratio = partition.fileCount === 0 ? 0 : partition.smallFileCount / partition.fileCount;
-  const avg = partition.fileCount === 0 ? 0 : partition.totalBytes / partition.fileCount;
-  const ratioOk = ratio >= policy.smallFileRatioThreshold;
-  const avgOk = avg < smallThreshold;
-  const ratioText = `small-file ratio ${percent(ratio)} ${ratioOk ? '≥' : '<'} ${percent(policy.smallFileRatioThreshold)}`;
-  const avgText = `average size ${formatBytes(Math.round(avg))} ${avgOk ? '<' : '≥'} ${formatBytes(Math.round(smallThreshold))}`;
-  checks.push({ ok: ratioOk || avgOk, reason: `${ratioText} ${ratioOk || avgOk ? 'or' : 'and'} ${avgText}` });
+  if (policy.formatRule !== undefined) {
+    checks.push(policy.formatRule.due({ count: partition.smallFileCount, bytes: partition.smallFileBytes }));
+  } else {
+    checks.push(...sizeChecks(partition, policy));
+  }
 
   const quietMs = policy.quietMinutes * MINUTE;
   if (partition.lastWriteAt === undefined) {
@@ -217,6 +248,28 @@ export function decide(partition: PartitionState, policy: Policy, now: number): 
   const onlyWaiting = failing.every((c) => c.dueAt !== undefined);
   if (!onlyWaiting) return { compact: false, reasons };
   return { compact: false, reasons, eligibleAt: Math.max(...failing.map((c) => c.dueAt ?? 0)) };
+}
+
+/** The policy's own size checks: enough small files, and a high enough share of them (or small files on average). */
+function sizeChecks(partition: PartitionState, policy: Policy): Check[] {
+  const smallThreshold = policy.smallFileSizeRatio * policy.targetFileSizeBytes;
+  const enough = partition.smallFileCount >= policy.minInputFiles;
+  const count: Check = {
+    ok: enough,
+    reason: `${partition.smallFileCount} small files ${enough ? '≥' : '<'} ${policy.minInputFiles}`,
+  };
+
+  // Division (not multiplication) so that e.g. 2/5 compares equal to the configured 0.4.
+  const ratio = partition.fileCount === 0 ? 0 : partition.smallFileCount / partition.fileCount;
+  const avg = partition.fileCount === 0 ? 0 : partition.totalBytes / partition.fileCount;
+  const ratioOk = ratio >= policy.smallFileRatioThreshold;
+  const avgOk = avg < smallThreshold;
+  const ratioText = `small-file ratio ${percent(ratio)} ${ratioOk ? '≥' : '<'} ${percent(policy.smallFileRatioThreshold)}`;
+  const avgText = `average size ${formatBytes(Math.round(avg))} ${avgOk ? '<' : '≥'} ${formatBytes(Math.round(smallThreshold))}`;
+  return [
+    count,
+    { ok: ratioOk || avgOk, reason: `${ratioText} ${ratioOk || avgOk ? 'or' : 'and'} ${avgText}` },
+  ];
 }
 
 function percent(ratio: number): string {

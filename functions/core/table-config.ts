@@ -320,16 +320,22 @@ export function findTableForKey(
 }
 
 /**
- * The table's effective trigger policy: defaults, then `targetFileSizeMB`, then `policy` overrides.
+ * The table's effective trigger policy: defaults, then `targetFileSizeMB`, then `policy` overrides; and, when the
+ * table's format plans by rules of its own (Iceberg's `rewriteDataFiles`), that format's trigger rule, which then
+ * replaces the policy's size checks (see `decide`), so the trigger and the plan agree on what is worth a run.
  * @throws InvalidInputError when the merged policy is invalid.
  */
 export function resolveTablePolicy(
-  table: Pick<TableConfig, 'targetFileSizeMB' | 'policy'>,
+  table: Pick<TableConfig, 'targetFileSizeMB' | 'policy'> &
+    Partial<Pick<TableConfig, 'format'>> &
+    TableFormatSettings,
   defaults: Policy = DEFAULT_POLICY,
 ): Policy {
   const target =
     table.targetFileSizeMB === undefined
       ? {}
       : { targetFileSizeBytes: Math.round(table.targetFileSizeMB * MiB) };
-  return resolvePolicy(defaults, { ...target, ...table.policy });
+  const policy = resolvePolicy(defaults, { ...target, ...table.policy });
+  const formatRule = tableFormat(table.format ?? DEFAULT_TABLE_FORMAT).triggerRule?.(table, target);
+  return formatRule === undefined ? policy : { ...policy, formatRule };
 }

@@ -17,6 +17,7 @@ import type { DeletedRows } from '../deletes/deleted-rows.js';
 import { CompactorError } from '../errors.js';
 import type { PartitionValue } from '../partition.js';
 import type { PartitionPlan, PlanInput, PlanInputFile, PlanOptions, PlanSnapshot } from '../planning.js';
+import type { FormatTriggerRule } from '../policy.js';
 import type { DeltaFormatServices, DeltaLogStoreSetting } from './delta/coordination.js';
 import type { ForeignTable } from './foreign-tables.js';
 import type { IcebergCatalogServices, IcebergCatalogSetting } from './iceberg/catalogs.js';
@@ -425,6 +426,16 @@ export interface TableFormat {
    * implement it (Delta: deletion vectors); the compact step refuses a group with deletes its format cannot read.
    */
   deletedRows?(store: ObjectStore, entry: GroupJournalEntry, input: JournalInput): Promise<DeletedRows>;
+  /**
+   * The trigger's notion of "small" and "enough" for a table with these settings, when the format plans by rules of
+   * its own (Iceberg: its `rewriteDataFiles`), so the profiler starts a run exactly when the plan would plan a
+   * group; when omitted, the table policy's size checks decide (they mirror the bin-pack planner's).
+   * `table.targetFileSizeBytes` is the table's explicit target (`targetFileSizeMB`), for a format whose plan reads it.
+   */
+  triggerRule?(
+    settings: TableFormatSettings,
+    table: { readonly targetFileSizeBytes?: number | undefined },
+  ): FormatTriggerRule;
   /** The table settings this format reads (see {@link TableFormatSettings}); none when omitted. */
   readonly settings?: readonly TableFormatSettingName[];
   /**

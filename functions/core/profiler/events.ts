@@ -12,8 +12,7 @@ import {
   parsePartition,
   relativeToRoot,
 } from '../partition.js';
-import { type Policy, partitionDateFromValues } from '../policy.js';
-import { isSmallFile } from '../stats.js';
+import { isSmallUnderPolicy, type Policy, partitionDateFromValues } from '../policy.js';
 import { findTableForKey, type TableConfig } from '../table-config.js';
 import type { ObjectEvent, ResolvedEvent } from './model.js';
 
@@ -315,7 +314,7 @@ export function resolveEvent(
       ...(kind === 'created'
         ? {
             size: event.size,
-            small: isSmallFile(event.size ?? 0, policy.targetFileSizeBytes, policy.smallFileSizeRatio),
+            small: isSmallUnderPolicy(event.size ?? 0, policy),
           }
         : {}),
       ref: { table: table.name, partition: parsed.partitionPath },

@@ -4,8 +4,7 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError } from '../errors.js';
 import { executionEnded } from '../executions.js';
 import { tableFormat } from '../formats/index.js';
-import { type Decision, partitionDateFromValues } from '../policy.js';
-import { isSmallFile } from '../stats.js';
+import { type Decision, isSmallUnderPolicy, partitionDateFromValues } from '../policy.js';
 import type { TableConfig } from '../table-config.js';
 import type { PartitionRef, SettleOutcome, TriggerOutcome } from './model.js';
 import { type CapGate, evaluatePartition, policyOf, startScheduled, type TriggerDeps } from './trigger.js';
@@ -169,7 +168,7 @@ export async function reconcileTable(
     const files = (listed.get(partition)?.files ?? []).map((f) => ({
       fileId: `${bucket}/${f.key}`,
       size: f.size,
-      small: isSmallFile(f.size, policy.targetFileSizeBytes, policy.smallFileSizeRatio),
+      small: isSmallUnderPolicy(f.size, policy),
       ...(f.etag === '' ? {} : { etag: f.etag }),
       eventTime: now,
     }));

@@ -14,7 +14,7 @@ import {
   type TableFormat,
   type VersionChanges,
 } from '../formats/table-format.js';
-import { isSmallFile } from '../stats.js';
+import { isSmallUnderPolicy } from '../policy.js';
 import type { TableConfig } from '../table-config.js';
 import { type CommitEvent, partitionDateOf, SEQUENCER_WIDTH } from './events.js';
 import type { PartitionRef, PartitionSnapshot, ResolvedEvent, TriggerOutcome } from './model.js';
@@ -255,9 +255,7 @@ function resolvedChanges(
       bucket,
       key: change.key,
       kind: added ? 'created' : 'removed',
-      ...(added
-        ? { size, small: isSmallFile(size, policy.targetFileSizeBytes, policy.smallFileSizeRatio) }
-        : {}),
+      ...(added ? { size, small: isSmallUnderPolicy(size, policy) } : {}),
       sequencer: versionSequencer(version.version),
       eventTime,
       eventName: `commit ${version.version}`,
@@ -314,7 +312,7 @@ async function rebuildTable(deps: TableLogDeps, job: Rebuild, now: number): Prom
     const files: ListedFile[] = (listed.get(partition)?.files ?? []).map((f) => ({
       fileId: `${bucket}/${f.key}`,
       size: f.size,
-      small: isSmallFile(f.size, policy.targetFileSizeBytes, policy.smallFileSizeRatio),
+      small: isSmallUnderPolicy(f.size, policy),
       eventTime: Math.max(...times),
     }));
     const partitionDate = partitionDateOf(table, values);

@@ -30,10 +30,11 @@ import {
 import { icebergChanges } from './changes.js';
 import { IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
 import { icebergCommitter, icebergFormatState, icebergGroupState } from './group-commit.js';
-import { resolveRewriteOptions } from './rewrite-options.js';
+import { mergeRewriteOptions, resolveRewriteOptions } from './rewrite-options.js';
 import { planIcebergPartition } from './rewrite-plan.js';
 import { parseInputDeletes, readDeletedRows } from './row-deletes.js';
 import { type IcebergTableSnapshot, snapshotIcebergTable } from './table-snapshot.js';
+import { icebergTriggerRule } from './trigger-rule.js';
 
 /** Iceberg v3 types the rewrite does not carry: no Parquet mapping is checked for them, nor metrics written. */
 const UNSUPPORTED_TYPES = /^(variant|unknown|geometry|geography)\b/;
@@ -248,6 +249,21 @@ export const icebergTable = {
   // committed through the path catalog would be a commit its readers never see.
   // `rewriteDataFiles` is read by planPartition, from the run (which took the table's and the request's).
   settings: ['catalog', 'rewriteDataFiles'],
+  // The trigger decides by the table's options as a run's plan reads them (run-input.ts): the table's explicit
+  // target in MiB stands in for target-file-size-bytes, its rewriteDataFiles over it. A run's own options are
+  // unknown to the profiler.
+  triggerRule: (
+    settings: TableFormatSettings,
+    table: { readonly targetFileSizeBytes?: number | undefined },
+  ) =>
+    icebergTriggerRule(
+      mergeRewriteOptions(
+        table.targetFileSizeBytes === undefined
+          ? undefined
+          : { 'target-file-size-bytes': table.targetFileSizeBytes },
+        settings.rewriteDataFiles,
+      ),
+    ),
   forTable: (settings: TableFormatSettings, services: FormatServices): TableFormat =>
     icebergForCatalog(settings.catalog, services),
   deletedRows,
