@@ -272,7 +272,8 @@ export class CompactionWorkflow extends Construct {
 
   /**
    * S3 access per step, from what each one does (functions/core/workflow, core/formats/hive/commit.ts):
-   * - validate, lease: no object at all (DynamoDB and Step Functions only);
+   * - validate, lease: no object at all (DynamoDB and Step Functions only) — except that validate reads Iceberg
+   *   tables' `metadata/` (granted in lake-compactor.ts, with the profiler's) to list what a `where` selects;
    * - plan: settles what earlier runs left first (the publisher's access, below), then lists and reads
    *   footers under the table prefixes, reads and writes `plans/`;
    * - compact: reads the inputs, writes, reads back and clears its group's `staging/` folder (multipart

@@ -145,13 +145,14 @@ export class LakeCompactor extends Construct {
     const icebergKeyArns = new Set(
       icebergTables.flatMap((t) => (t.kmsKeyArn === undefined ? [] : [t.kmsKeyArn])),
     );
-    grantIcebergMetadataReads(this.profilerFunction, icebergTables, [
+    const icebergKeys = [
       ...(ownedBucket?.encryptionKey !== undefined &&
       props.tables.some((t) => t.format === 'iceberg' && t.bucketName === undefined)
         ? [ownedBucket.encryptionKey]
         : []),
       ...encryptionKeys.filter((k) => icebergKeyArns.has(k.keyArn)),
-    ]);
+    ];
+    grantIcebergMetadataReads(this.profilerFunction, icebergTables, icebergKeys);
     for (const statement of icebergCatalogStatements(this, props.tables, 'read'))
       this.profilerFunction.addToRolePolicy(statement);
 
@@ -227,6 +228,14 @@ export class LakeCompactor extends Construct {
         this.maintenance.vacuumFunction,
       ])
         fn?.addToRolePolicy(statement);
+    }
+    // The validate step lists the partitions an Iceberg request's `where` selects (no partition named): it reads the
+    // current snapshot's metadata through the table's catalog, as the profiler does, and nothing else.
+    const validateFunction = this.workflow.functions.validate;
+    if (validateFunction !== undefined) {
+      grantIcebergMetadataReads(validateFunction, icebergTables, icebergKeys);
+      for (const statement of icebergCatalogStatements(this, props.tables, 'read'))
+        validateFunction.addToRolePolicy(statement);
     }
     const metadataWrite = icebergMetadataWriteStatement(tables);
     if (metadataWrite !== undefined) this.maintenance.vacuumFunction.addToRolePolicy(metadataWrite);

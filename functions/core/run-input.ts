@@ -9,7 +9,7 @@ import {
   type RewriteDataFilesOptions,
   rewriteDataFilesSchema,
 } from './formats/iceberg/rewrite-options.js';
-import { InvalidWhereError, parseWhere } from './formats/iceberg/where.js';
+import { InvalidWhereError, matchesWhere, parseWhere } from './formats/iceberg/where.js';
 import {
   DEFAULT_TABLE_FORMAT,
   isTableFormatName,
@@ -17,10 +17,14 @@ import {
   tableFormatNameSchema,
   unsupportedFormatMessage,
 } from './formats/index.js';
+import type { PartitionValue } from './partition.js';
 import { resolveTablePolicy, type TableConfig } from './table-config.js';
 import { DEFAULT_WORK_ROOT, workRootSchema } from './workflow/layout.js';
 
 const MiB = 1024 * 1024;
+
+/** The most partitions one request fans out to (the `partitions` schema's bound). */
+export const MAX_PARTITIONS_PER_REQUEST = 500;
 
 /** Why a run was started; the profiler and the sweep say so, anything else is an operator. */
 export const TRIGGERS = ['profiler', 'sweep', 'operator'] as const;
@@ -50,7 +54,7 @@ export const runInputSchema = z
     partitions: z
       .array(z.string())
       .min(1, 'list at least one partition')
-      .max(500, 'at most 500 partitions per request')
+      .max(MAX_PARTITIONS_PER_REQUEST, `at most ${MAX_PARTITIONS_PER_REQUEST} partitions per request`)
       .optional(),
     /** `binpack` keeps row order; `sort` orders each output by `sortColumns`; `zorder` Z-orders by them. Default: the table's. */
     strategy: strategySchema.optional(),
@@ -119,11 +123,19 @@ export const runInputSchema = z
     reasons: z.array(z.string()).optional(),
   })
   .superRefine((input, ctx) => {
-    if ((input.partition === undefined) === (input.partitions === undefined)) {
+    if (input.partition !== undefined && input.partitions !== undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['partition'],
         message: 'give exactly one of `partition` (one partition) or `partitions` (several)',
+      });
+    }
+    if (input.partition === undefined && input.partitions === undefined && input.where === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['partition'],
+        message:
+          'give `partition` (one partition) or `partitions` (several); on an Iceberg table, `where` alone compacts every partition it passes',
       });
     }
     if (input.strategy === 'sort' && input.sortColumns === undefined) {
@@ -249,6 +261,13 @@ export function normalizeRunInput(
       `table: "${table.name}" has no bucket in the configuration; set its bucketName in the construct props`,
     );
   }
+  if (parsed.success && wherePartitionsWanted(parsed.data)) {
+    // The validate step lists the partitions the filter passes first (see selectWherePartitions); an entry
+    // point that cannot list them must not run the table root as if it were the one partition.
+    issues.push(
+      "where: a filter without `partition`/`partitions` needs the table listed first, which only the state machine's validate step does; list the partitions in `partitions`",
+    );
+  }
   const partitions = parsed.success ? (parsed.data.partitions ?? [parsed.data.partition ?? '']) : [];
   const normalized: string[] = [];
   if (table !== undefined) {
@@ -289,6 +308,50 @@ export function normalizeRunInput(
     options,
   );
   return { mode: 'single', run };
+}
+
+/** True when `input` names neither `partition` nor `partitions` but a `where` filter: its partitions are to be listed. */
+export function wherePartitionsWanted(input: Pick<RunInput, 'partition' | 'partitions' | 'where'>): boolean {
+  return input.partition === undefined && input.partitions === undefined && input.where !== undefined;
+}
+
+/**
+ * An operator's `{ "table", "where" }` (no `partition`/`partitions`) as the request it means: `partitions` set to
+ * every partition of the table's current snapshot whose values the filter passes, sorted, each child then run with
+ * the filter too. Any other input is returned as it is, and so is one whose filter does not parse or whose table is
+ * not an Iceberg table: {@link normalizeRunInput} reports those with every other problem.
+ * @throws InvalidInputError when no partition passes (nothing to compact: a filter that selects nothing is
+ *   likelier a mistake than a wish), or more than {@link MAX_PARTITIONS_PER_REQUEST} do (narrow it, or split it).
+ */
+export function selectWherePartitions(
+  raw: unknown,
+  table: Pick<TableConfig, 'name' | 'format'>,
+  listed: readonly { readonly partition: string; readonly values: readonly PartitionValue[] }[],
+): unknown {
+  const parsed = runInputSchema.safeParse(raw);
+  if (!parsed.success || !wherePartitionsWanted(parsed.data) || table.format !== 'iceberg') return raw;
+  const where = parsed.data.where as string;
+  const expr = parseWhere(where);
+  const passing = listed
+    .filter((p) => matchesWhere(expr, p.values))
+    .map((p) => p.partition)
+    .sort();
+  const examples = (list: readonly string[]) =>
+    list.length === 0
+      ? ''
+      : ` (e.g. ${list
+          .slice(0, 3)
+          .map((p) => `"${p}"`)
+          .join(', ')})`;
+  if (passing.length === 0)
+    throw new InvalidInputError(
+      `No partition of table "${table.name}" passes where ${where}; nothing was changed. Its current snapshot has ${listed.length} partition(s)${examples(listed.map((p) => p.partition))}: check the partition field names and values`,
+    );
+  if (passing.length > MAX_PARTITIONS_PER_REQUEST)
+    throw new InvalidInputError(
+      `where ${where} passes ${passing.length} partitions of table "${table.name}", more than the ${MAX_PARTITIONS_PER_REQUEST} one request starts; nothing was changed. Narrow the filter, or start one request per range`,
+    );
+  return { ...(raw as Record<string, unknown>), partitions: passing };
 }
 
 /** What a run reads of its table: where it lies and the table's own defaults (a configured table, or the CLI's location). */

@@ -12,6 +12,7 @@ import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
 import { formatForTable, refusedTables } from '../core/formats/index.js';
+import type { TableFormat } from '../core/formats/table-format.js';
 import {
   attentionMetric,
   fragmentationMetrics,
@@ -34,7 +35,11 @@ import { settleAfterDeadRun } from '../core/workflow/settle.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { parseEnv } from '../shared/env.js';
-import { dynamoDbClientsByRegion, formatServices } from '../shared/format-services.js';
+import {
+  dynamoDbClientsByRegion,
+  type FormatServicesOptions,
+  formatServices,
+} from '../shared/format-services.js';
 import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
 import { loadTableConfigs } from '../shared/table-source.js';
@@ -52,6 +57,12 @@ export interface SweepDeps {
   readonly trigger: TriggerDeps;
   /** The object store of a bucket (reconcile lists it). */
   readonly storeFor: (bucket: string) => ObjectStore;
+  /**
+   * A table's format bound to its settings, as reconcile reads it (an Iceberg table through the Glue or REST
+   * catalog its config names). Absent: bound without services, so such a table's reconcile is refused, never read
+   * through the path catalog.
+   */
+  readonly formatFor?: (table: TableConfig, bucket: string) => TableFormat;
   readonly clock: Clock;
   readonly observability: Observability;
 }
@@ -89,7 +100,9 @@ export function createSweepHandler(
         const bucket = table.bucket;
         if (bucket === undefined)
           throw new InvalidInputError(`Table ${table.name} names no bucket; set it in the table config`);
-        const report = await reconcileTable(deps.trigger, deps.storeFor(bucket), table, now);
+        const report = await reconcileTable(deps.trigger, deps.storeFor(bucket), table, now, {
+          ...(deps.formatFor === undefined ? {} : { format: deps.formatFor(table, bucket) }),
+        });
         logger.info('reconcile finished', {
           table: table.name,
           corrected: report.partitions.filter((p) => p.result === 'corrected').length,
@@ -203,6 +216,18 @@ async function publishFragmentation(deps: SweepDeps, table: string): Promise<voi
   }
 }
 
+/**
+ * The format of each table as its settings make it, for reconcile: an Iceberg table is read at the metadata its
+ * Glue or REST catalog points at (as the profiler and the workflow's steps read it), with the catalog clients the
+ * entry point built once — never through the path catalog, whose newest metadata file may never have become current.
+ */
+export function sweepFormats(
+  tables: readonly TableConfig[],
+  services: FormatServicesOptions,
+): (table: TableConfig, bucket: string) => TableFormat {
+  return (table, bucket) => formatForTable(tables, table.name, formatServices(services, { bucket }));
+}
+
 /** Production dependencies from the environment; tests replace the clock or wrap the stores (faults). */
 export function sweepDepsFromEnv(
   env: Readonly<Record<string, string | undefined>>,
@@ -232,6 +257,7 @@ export function sweepDepsFromEnv(
   };
   // Before releasing a dead run's lease, the sweep settles its groups through the commit protocol, as the
   // table's settings make it (a Delta table's commits coordinated as its config says).
+  const formatFor = sweepFormats(tables, { dynamodb: dynamodbIn, clock, iceberg });
   const settle = (ref: PartitionRef, deadRunId: string) => {
     const bucket = tables.find((t) => t.name === ref.table)?.bucket;
     if (bucket === undefined) {
@@ -273,6 +299,7 @@ export function sweepDepsFromEnv(
       trigger: 'sweep',
     },
     storeFor,
+    formatFor,
     clock,
     observability,
   };

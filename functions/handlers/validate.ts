@@ -3,7 +3,14 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { z } from 'zod';
 import { SfnStarter } from '../adapters/sfn-starter.js';
-import { type NormalizedRun, normalizeRunInput, parseStepEvent } from '../core/run-input.js';
+import {
+  type NormalizedRun,
+  normalizeRunInput,
+  parseStepEvent,
+  runInputSchema,
+  selectWherePartitions,
+  wherePartitionsWanted,
+} from '../core/run-input.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
@@ -26,13 +33,22 @@ export type ValidateResult =
       }[];
     };
 
+/**
+ * The runtime the validate step reads: the tables and env, and — to list the partitions a `where`-only request
+ * selects — the stores and formats (absent: such a request is refused with what to do instead).
+ */
+export type ValidateRuntime = Pick<WorkflowRuntime, 'tables' | 'env'> &
+  Partial<Pick<WorkflowRuntime, 'storeFor' | 'formatFor' | 'clock'>>;
+
 export function createValidateHandler(
-  runtime: Pick<WorkflowRuntime, 'tables' | 'env'>,
+  runtime: ValidateRuntime,
   starterFor: (stateMachineArn: string) => StateMachineStarter = (arn) =>
     new SfnStarter(new SFNClient({}), arn),
 ): (event: unknown) => Promise<ValidateResult> {
   return async (event) => {
-    const { input, execution, stateMachineArn } = parseStepEvent(eventSchema, event, 'validate');
+    const parsedEvent = parseStepEvent(eventSchema, event, 'validate');
+    const { execution, stateMachineArn } = parsedEvent;
+    const input = await withWherePartitions(runtime, parsedEvent.input);
     const normalized = normalizeRunInput(input, runtime.tables, {
       executionName: execution.name,
       ...(execution.id === undefined ? {} : { executionArn: execution.id }),
@@ -55,6 +71,24 @@ export function createValidateHandler(
     }
     return { mode: 'fanout', children };
   };
+}
+
+/**
+ * An Iceberg request with a `where` filter and no partitions, as the partitions it selects: the table's current
+ * snapshot (read through its catalog, as the plan step reads it) gives every partition and its values, and those
+ * the filter passes become `partitions` — one child execution each, each planning with the filter again. Nothing is
+ * written here; any other input is returned as it is, for normalizeRunInput to check in full.
+ */
+async function withWherePartitions(runtime: ValidateRuntime, raw: unknown): Promise<unknown> {
+  const parsed = runInputSchema.safeParse(raw);
+  if (!parsed.success || !wherePartitionsWanted(parsed.data)) return raw;
+  const table = runtime.tables.find((t) => t.name === parsed.data.table);
+  const { storeFor, formatFor, clock } = runtime;
+  if (table?.format !== 'iceberg' || table.bucket === undefined) return raw;
+  if (storeFor === undefined || formatFor === undefined || clock === undefined) return raw;
+  const format = formatFor({ table: table.name, bucket: table.bucket, format: table.format });
+  const snapshot = await format.snapshot(storeFor(table.bucket), table.prefix, { now: clock.now() });
+  return selectWherePartitions(raw, table, snapshot.partitions);
 }
 
 export const handler = workflowEntry((runtime) => createValidateHandler(runtime));

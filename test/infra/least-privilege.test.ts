@@ -361,4 +361,31 @@ describe('the profiler on Iceberg tables', () => {
     const glue = statements.flatMap((s) => list(s.Action)).filter((a) => a.startsWith('glue:'));
     expect(glue).toEqual(['glue:GetTable']);
   });
+
+  it("lets the validate step read what the profiler reads of them, to list a where filter's partitions", () => {
+    // Prepare / Act
+    const { template } = synth(
+      {
+        tables: [
+          { name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] },
+          {
+            name: 'orders',
+            bucketName: 'lake',
+            prefix: 'iceberg/orders',
+            format: 'iceberg',
+            catalog: { type: 'glue', database: 'shop', table: 'orders' },
+          },
+        ],
+      },
+      'IcebergValidateGrants',
+    );
+    const statements = statementsOf(template, 'CompactorWorkflowValidateServiceRole');
+
+    // Assess
+    expect(s3Grants(statements)).toEqual(
+      ['s3:GetObject arn:aws:s3:::lake/iceberg/orders/metadata/*', 's3:ListBucket arn:aws:s3:::lake'].sort(),
+    );
+    const glue = statements.flatMap((s) => list(s.Action)).filter((a) => a.startsWith('glue:'));
+    expect(glue).toEqual(['glue:GetTable']);
+  });
 });

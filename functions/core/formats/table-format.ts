@@ -304,8 +304,11 @@ export interface CommitLogChanges {
    * cannot be read or applied alone. Only the table's log is read.
    */
   readChanges(store: ObjectStore, tableRoot: string, from: ChangeCursor, upTo: number): Promise<ChangesRead>;
-  /** The table's state at version `upTo` (or, when that version cannot be reconstructed any more, its latest). */
-  readState(store: ObjectStore, tableRoot: string, upTo: number): Promise<ChangeState>;
+  /**
+   * The table's state at version `upTo` (or, when that version cannot be reconstructed any more, its latest);
+   * `upTo` undefined: its latest (reconcile, which no event drives).
+   */
+  readState(store: ObjectStore, tableRoot: string, upTo?: number): Promise<ChangeState>;
 }
 
 /**

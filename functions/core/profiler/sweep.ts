@@ -3,7 +3,8 @@
 import type { ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError } from '../errors.js';
 import { executionEnded } from '../executions.js';
-import { tableFormat } from '../formats/index.js';
+import { formatForTable } from '../formats/index.js';
+import type { TableFormat, TableSnapshot } from '../formats/table-format.js';
 import { type Decision, isSmallUnderPolicy, partitionDateFromValues } from '../policy.js';
 import type { TableConfig } from '../table-config.js';
 import type { PartitionRef, SettleOutcome, TriggerOutcome } from './model.js';
@@ -116,6 +117,14 @@ export async function sweepTable(
 export interface ReconcileOptions {
   /** Partitions written to more recently than this are skipped (events may be in flight). @default 1 hour */
   readonly settleMs?: number;
+  /**
+   * The table's format bound to its settings (`formatForTable` with the entry point's services): an Iceberg table
+   * named in Glue or a REST catalog is read at the metadata that catalog points at.
+   * @default the format bound with no services — a table whose settings need one (a Glue or REST catalog) is
+   *   refused rather than read through the path catalog, whose newest metadata file may be one that never became
+   *   current (a writer that lost the race).
+   */
+  readonly format?: TableFormat;
 }
 
 export interface ReconcileReport {
@@ -134,6 +143,11 @@ export interface ReconcileReport {
  * and overwrites the counters — conditioned on the partition not changing meanwhile. A partition the
  * listing no longer has is zeroed the same way. A Delta log or Iceberg metadata in the listing is recorded
  * as a foreign-format marker first, as its commit events would have been.
+ *
+ * A table whose log says what changed (Delta, Iceberg) is counted as the profiler counts it when it re-derives
+ * the table (`changes.readState`, through the table's catalog), not by the plan's snapshot: the two may differ
+ * (an Iceberg file whose deletes cannot be applied is counted but not planned), and counters corrected to another
+ * set than the profiler keeps would be corrected back and forth.
  */
 export async function reconcileTable(
   deps: TriggerDeps,
@@ -149,7 +163,8 @@ export async function reconcileTable(
   }
   const settle = options.settleMs ?? 60 * 60_000;
   const rootDir = table.prefix === '' ? '' : `${table.prefix}/`;
-  const inventory = await tableFormat(table.format).snapshot(store, rootDir, { now });
+  const format = options.format ?? formatForTable([table], table.name, {});
+  const inventory = await countedFiles(format, store, table.prefix, rootDir, now);
   // A Delta or Iceberg table the listing met (one that predates the deployment sends no commit event):
   // recorded before any partition is re-decided below, so none of its partitions is scheduled.
   for (const found of inventory.foreignTables) {
@@ -224,4 +239,25 @@ export async function reconcileTable(
     }
   }
   return { table: table.name, partitions };
+}
+
+/** What reconcile counts: the profiler's whole-state read for a log-based table, else the listing snapshot. */
+async function countedFiles(
+  format: TableFormat,
+  store: ObjectStore,
+  tableRoot: string,
+  rootDir: string,
+  now: number,
+): Promise<Pick<TableSnapshot, 'partitions' | 'foreignTables'>> {
+  if (format.changes.kind === 'object-events') return format.snapshot(store, rootDir, { now });
+  const state = await format.changes.readState(store, tableRoot);
+  return {
+    // A log-based table's files are named by its log, never met as another format's metadata.
+    foreignTables: [],
+    partitions: state.partitions.map((p) => ({
+      partition: p.partition,
+      values: p.values,
+      files: p.files.map((f) => ({ key: f.key, size: f.size, etag: '' })),
+    })),
+  };
 }

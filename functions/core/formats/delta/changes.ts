@@ -190,10 +190,10 @@ async function readChanges(
   return { kind: 'versions', versions, cursor: { version: Math.max(from.version, upTo), memo: from.memo } };
 }
 
-async function readState(store: ObjectStore, tableRoot: string, upTo: number): Promise<ChangeState> {
+async function readState(store: ObjectStore, tableRoot: string, upTo?: number): Promise<ChangeState> {
   let snapshot: DeltaSnapshot;
   try {
-    snapshot = await readDeltaSnapshot(store, tableRoot, { version: upTo });
+    snapshot = await readDeltaSnapshot(store, tableRoot, upTo === undefined ? {} : { version: upTo });
   } catch (err) {
     // The version asked for may be unreadable once its history is cleaned up; the latest one still is.
     if (!(err instanceof DeltaLogError)) throw err;

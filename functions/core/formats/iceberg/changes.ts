@@ -257,15 +257,21 @@ async function readChanges(
  * The live Parquet data files of the snapshot the catalog points at now, per partition (delete files and data
  * files of other formats left out, as in {@link snapshotChanges}). `upTo` is only checked against the pointer: the
  * catalog's current metadata is the one state there is to read.
+ *
+ * This is also what the sweep's reconcile counts (not the plan's snapshot, which leaves out data files a run
+ * cannot rewrite now: deletes it cannot apply, v3 files without a first row id, tuples spelled alike). Whether a
+ * file can be rewritten changes without the file changing (an equality delete committed later), which no
+ * snapshot's ADDED/DELETED entries say, so the per-snapshot counts could not follow that narrower set; counting
+ * it in reconcile alone would make reconcile and the profiler correct each other's counters forever.
  */
 async function readState(
   catalog: IcebergCatalog,
   store: ObjectStore,
   tableRoot: string,
-  upTo: number,
+  upTo: number | undefined,
 ): Promise<ChangeState> {
   const table = await catalog.load(tableRoot);
-  requireCurrent(table, upTo);
+  if (upTo !== undefined) requireCurrent(table, upTo);
   const files = await readSnapshotFiles(store, table, { concurrency: READ_CONCURRENCY });
   const folders = specFolders(table.metadata);
   const byPartition = new Map<

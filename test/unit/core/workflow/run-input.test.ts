@@ -6,7 +6,10 @@ import {
   buildRunContext,
   childExecutionName,
   normalizeRunInput,
+  type RunInput,
   runContextSchema,
+  runInputSchema,
+  wherePartitionsWanted,
 } from '../../../../functions/core/run-input.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 
@@ -343,10 +346,12 @@ describe('events/workflow-*.json', () => {
       ]),
     ];
 
-    // Act
-    const runs = files.map((f) =>
-      normalizeRunInput(JSON.parse(readFileSync(new URL(f, dir), 'utf8')), examples, options),
-    );
+    // Act: a where-only request's partitions are listed by the validate step first (validate-iceberg-where.test.ts)
+    const inputs = files.map((f) => JSON.parse(readFileSync(new URL(f, dir), 'utf8')) as RunInput);
+    const whereOnly = inputs.filter((i) => wherePartitionsWanted(i));
+    const runs = inputs
+      .filter((i) => !wherePartitionsWanted(i))
+      .map((i) => normalizeRunInput(i, examples, options));
 
     // Assess
     expect(files.length).toBeGreaterThanOrEqual(8);
@@ -358,6 +363,9 @@ describe('events/workflow-*.json', () => {
     const iceberg = runs.flatMap((r) => (r.mode === 'single' && r.run.format === 'iceberg' ? [r.run] : []));
     expect(iceberg.map((r) => [r.rewriteDataFiles?.['min-input-files'], r.where !== undefined])).toEqual([
       [10, true],
+    ]);
+    expect(whereOnly.map((i) => [i.table, runInputSchema.safeParse(i).success])).toEqual([
+      ['clickstream', true],
     ]);
   });
 });
