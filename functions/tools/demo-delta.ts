@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { LakeCompactorStack } from '../../infra/app.js';
-import { LocalCloud } from '../../infra/local/local-cloud.js';
+import type { LocalCloud } from '../../infra/local/local-cloud.js';
 import { onProcessExit } from '../../infra/local/process-hygiene.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import {
@@ -38,17 +38,18 @@ import {
   type DemoCheck,
   type DemoProgress,
   type DemoRun,
+  demoDays,
   demoPolicy,
-  demoStartDate,
   ExecutionWatcher,
   type LayoutStats,
   layoutStats,
   quietHandlers,
+  SweepLoop,
+  startDemoCloud,
 } from './demo-run.js';
 import { appendDeltaEvents, createDeltaEventsTable } from './sample-delta.js';
 import { deriveSeed, mulberry32 } from './sample-lake.js';
 
-const DAY_MS = 86_400_000;
 const MIN_ROWS = 500;
 const MAX_ROWS = 2000;
 
@@ -167,46 +168,23 @@ export async function runDeltaDemo(
     : onProcessExit(() => rmSync(root, { recursive: true, force: true }));
   let cloud: LocalCloud | undefined;
   let db: DemoDuckDb | undefined;
-  let sweeping = false;
+  let sweep: SweepLoop | undefined;
   try {
     const stack = deltaDemoStack(options);
     progress.line('Starting the local cloud (s3rver, DynamoDB Local, Step Functions) with a Delta table…');
-    const start = () =>
-      LocalCloud.start({
-        stack,
-        stepFunctions: { waitTimeMs: 1000, retryIntervalMs: 0 },
-        sqs: { batchingWindowMs: 200, redeliveryDelayMs: 5 },
-      });
-    cloud = await start().catch((error: unknown) => {
-      if (error instanceof Error && error.name === 'LocalCloudStartupError') return start();
-      throw error;
-    });
+    cloud = await startDemoCloud(stack);
     const running = cloud;
     const startupMs = performance.now() - started;
     progress.line(`Local cloud up in ${(startupMs / 1000).toFixed(1)} s.`);
 
-    const startDate = demoStartDate(options.now ?? Date.now(), options.days);
-    const days = Array.from({ length: options.days }, (_, i) =>
-      new Date(Date.parse(`${startDate}T00:00:00Z`) + i * DAY_MS).toISOString().slice(0, 10),
-    );
+    const days = demoDays(options.now ?? Date.now(), options.days);
     const total = options.days * options.batches;
     const lake = new S3ObjectStore({ client: running.s3, bucket: DEMO_BUCKET });
     const configuration = {};
     await createDeltaEventsTable(lake, DEMO_TABLE, { now: Date.now(), configuration });
 
-    const sweepRule = stack.compactor.node.findChild('SweepSchedule');
     const watcher = new ExecutionWatcher(running, days, progress);
-    sweeping = true;
-    const sweepInterval = options.sweepIntervalMs ?? 1000;
-    const sweepLoop = (async () => {
-      while (sweeping) {
-        await running.fire(sweepRule).catch((error: unknown) => {
-          progress.line(`sweep failed: ${error instanceof Error ? error.message : String(error)}`);
-        });
-        watcher.poll();
-        await sleep(sweepInterval);
-      }
-    })();
+    sweep = new SweepLoop(running, stack, () => watcher.poll(), progress, options.sweepIntervalMs ?? 1000);
 
     // Stream: one WRITE version per micro-batch, a day at a time; a finished day is compacted while the next is
     // written, so our OPTIMIZE commits and the writer's appends race for the same log.
@@ -238,8 +216,7 @@ export async function runDeltaDemo(
       await sleep(200);
       watcher.poll();
     }
-    sweeping = false;
-    await sweepLoop;
+    await sweep.stop();
     await running.drain(60_000).catch((error: unknown) => {
       progress.line(`drain: ${error instanceof Error ? error.message : String(error)}`);
     });
@@ -360,7 +337,7 @@ export async function runDeltaDemo(
       ...(options.keep ? { dataDir: root } : {}),
     };
   } finally {
-    sweeping = false;
+    sweep?.halt();
     db?.close();
     await cloud?.stop();
     if (!options.keep) await rm(root, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { LakeCompactorStack } from '../../infra/app.js';
-import { LocalCloud } from '../../infra/local/local-cloud.js';
+import type { LocalCloud } from '../../infra/local/local-cloud.js';
 import { onProcessExit } from '../../infra/local/process-hygiene.js';
 import type { LocalExecution } from '../../infra/local/step-functions.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
@@ -29,18 +29,18 @@ import {
   type DemoCheck,
   type DemoProgress,
   type DemoRun,
+  demoDays,
   demoPolicy,
-  demoStartDate,
   describeRun,
   quietHandlers,
+  SweepLoop,
+  startDemoCloud,
 } from './demo-run.js';
 import {
   appendIcebergEvents,
   createIcebergEventsTable,
   ICEBERG_EVENTS_PARTITION_FIELD,
 } from './sample-iceberg.js';
-
-const DAY_MS = 86_400_000;
 
 /**
  * The Iceberg demo's size when `--days`/`--batches` are not given: smaller than the Parquet demo's 30 × 20, because
@@ -181,31 +181,18 @@ export async function runIcebergDemo(
     : onProcessExit(() => rmSync(root, { recursive: true, force: true }));
   let cloud: LocalCloud | undefined;
   let db: DemoDuckDb | undefined;
-  let sweeping = false;
+  let sweep: SweepLoop | undefined;
   try {
     const stack = icebergDemoStack(options);
     progress.line('Starting the local cloud (s3rver, DynamoDB Local, Step Functions) with the real stack…');
-    const start = () =>
-      LocalCloud.start({
-        stack,
-        stepFunctions: { waitTimeMs: 1000, retryIntervalMs: 0 },
-        sqs: { batchingWindowMs: 200, redeliveryDelayMs: 5 },
-      });
-    cloud = await start().catch((error: unknown) => {
-      if (error instanceof Error && error.name === 'LocalCloudStartupError') return start();
-      throw error;
-    });
+    cloud = await startDemoCloud(stack);
     const running = cloud;
     const startupMs = performance.now() - started;
     progress.line(`Local cloud up in ${(startupMs / 1000).toFixed(1)} s.`);
 
     const now = options.now ?? Date.now();
-    const startDate = demoStartDate(now, options.days);
-    const days = Array.from({ length: options.days }, (_, i) =>
-      new Date(Date.parse(`${startDate}T00:00:00Z`) + i * DAY_MS).toISOString().slice(0, 10),
-    );
+    const days = demoDays(now, options.days);
     const total = options.days * options.batches;
-    const sweepRule = stack.compactor.node.findChild('SweepSchedule');
     const watcher = new RunWatcher(running, days.map(icebergDemoPartition), progress);
 
     // The writer's store tees every data file it writes to a local folder: the oracle of "every appended row".
@@ -218,17 +205,7 @@ export async function runIcebergDemo(
     });
     await createIcebergEventsTable(lake, DEMO_TABLE, { now });
 
-    sweeping = true;
-    const sweepInterval = options.sweepIntervalMs ?? 1000;
-    const sweepLoop = (async () => {
-      while (sweeping) {
-        await running.fire(sweepRule).catch((error: unknown) => {
-          progress.line(`sweep failed: ${error instanceof Error ? error.message : String(error)}`);
-        });
-        watcher.poll();
-        await sleep(sweepInterval);
-      }
-    })();
+    sweep = new SweepLoop(running, stack, () => watcher.poll(), progress, options.sweepIntervalMs ?? 1000);
 
     // Stream: one append (data file + `append` snapshot) at a time, day after day, while compaction runs.
     const streamStarted = performance.now();
@@ -260,8 +237,7 @@ export async function runIcebergDemo(
       await sleep(200);
       watcher.poll();
     }
-    sweeping = false;
-    await sweepLoop;
+    await sweep.stop();
     await running.drain(60_000).catch((error: unknown) => {
       progress.line(`drain: ${error instanceof Error ? error.message : String(error)}`);
     });
@@ -390,7 +366,7 @@ export async function runIcebergDemo(
       ...(options.keep ? { dataDir: root } : {}),
     };
   } finally {
-    sweeping = false;
+    sweep?.halt();
     db?.close();
     await cloud?.stop();
     if (!options.keep) await rm(root, { recursive: true, force: true });

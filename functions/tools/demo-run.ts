@@ -177,6 +177,72 @@ export function demoStack(options: { batches: number; days: number }): LakeCompa
   });
 }
 
+/**
+ * Starts the local cloud with the real `stack`, with one more try when DynamoDB Local misses its start deadline
+ * (it occasionally does on a loaded machine). Every demo (Parquet, Delta, Iceberg) starts it the same way.
+ */
+export async function startDemoCloud(stack: LakeCompactorStack): Promise<LocalCloud> {
+  const start = () =>
+    LocalCloud.start({
+      stack,
+      stepFunctions: { waitTimeMs: 1000, retryIntervalMs: 0 },
+      sqs: { batchingWindowMs: 200, redeliveryDelayMs: 5 },
+    });
+  return start().catch((error: unknown) => {
+    if (error instanceof Error && error.name === 'LocalCloudStartupError') return start();
+    throw error;
+  });
+}
+
+/** The demo's `count` days (`YYYY-MM-DD`), ending on the day of `now`. */
+export function demoDays(now: number, count: number): string[] {
+  const startDate = demoStartDate(now, count);
+  return Array.from({ length: count }, (_, i) =>
+    new Date(Date.parse(`${startDate}T00:00:00Z`) + i * DAY_MS).toISOString().slice(0, 10),
+  );
+}
+
+/**
+ * The sweep schedule (every 15 minutes in a deployment) compressed to `intervalMs`: the catch-up trigger and
+ * lease release beside the profiler, which starts most runs itself. It runs while writes stream in, so early
+ * days compact while later days are still written — writer and compactor share the bucket, as in production.
+ * `onTick` follows the runs after each firing.
+ */
+export class SweepLoop {
+  #running = true;
+  readonly #done: Promise<void>;
+
+  constructor(
+    cloud: LocalCloud,
+    stack: LakeCompactorStack,
+    onTick: () => void,
+    progress: DemoProgress,
+    intervalMs: number,
+  ) {
+    const rule = stack.compactor.node.findChild('SweepSchedule');
+    this.#done = (async () => {
+      while (this.#running) {
+        await cloud.fire(rule).catch((error: unknown) => {
+          progress.line(`sweep failed: ${error instanceof Error ? error.message : String(error)}`);
+        });
+        onTick();
+        await sleep(intervalMs);
+      }
+    })();
+  }
+
+  /** Stops after the firing in progress, and waits for it. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    await this.#done;
+  }
+
+  /** Asks the loop to stop without waiting (cleaning up after a failure: the cloud is stopped next). */
+  halt(): void {
+    this.#running = false;
+  }
+}
+
 /** Runs the whole demo. Never throws for a failed check (see `ok`); throws only when it cannot run at all. */
 export async function runDemo(options: DemoOptions, progress: DemoProgress): Promise<DemoResult> {
   const started = performance.now();
@@ -190,47 +256,21 @@ export async function runDemo(options: DemoOptions, progress: DemoProgress): Pro
     : onProcessExit(() => rmSync(root, { recursive: true, force: true }));
   let cloud: LocalCloud | undefined;
   let db: DemoDuckDb | undefined;
-  let sweeping = false;
+  let sweep: SweepLoop | undefined;
   try {
     const stack = demoStack({ batches: options.batches, days: options.days });
     progress.line('Starting the local cloud (s3rver, DynamoDB Local, Step Functions) with the real stack…');
-    const start = () =>
-      LocalCloud.start({
-        stack,
-        stepFunctions: { waitTimeMs: 1000, retryIntervalMs: 0 },
-        sqs: { batchingWindowMs: 200, redeliveryDelayMs: 5 },
-      });
-    // DynamoDB Local occasionally misses its start deadline on a loaded machine: one more try.
-    cloud = await start().catch((error: unknown) => {
-      if (error instanceof Error && error.name === 'LocalCloudStartupError') return start();
-      throw error;
-    });
+    cloud = await startDemoCloud(stack);
     const running = cloud;
     const startupMs = performance.now() - started;
     progress.line(`Local cloud up in ${(startupMs / 1000).toFixed(1)} s.`);
 
-    const startDate = demoStartDate(options.now ?? Date.now(), options.days);
-    const days = Array.from({ length: options.days }, (_, i) =>
-      new Date(Date.parse(`${startDate}T00:00:00Z`) + i * DAY_MS).toISOString().slice(0, 10),
-    );
+    const days = demoDays(options.now ?? Date.now(), options.days);
+    const startDate = days[0] ?? '';
     const total = options.days * options.batches;
-    const sweepRule = stack.compactor.node.findChild('SweepSchedule');
     const watcher = new ExecutionWatcher(running, days, progress);
 
-    // Sweep loop: the 15-minute schedule compressed to `sweepInterval`, the catch-up trigger (and lease
-    // release) beside the profiler, which starts most runs itself. Runs while writes stream in: early days
-    // compact while later days are still written — writer and compactor share the bucket, as in production.
-    sweeping = true;
-    const sweepInterval = options.sweepIntervalMs ?? 1000;
-    const sweepLoop = (async () => {
-      while (sweeping) {
-        await running.fire(sweepRule).catch((error: unknown) => {
-          progress.line(`sweep failed: ${error instanceof Error ? error.message : String(error)}`);
-        });
-        watcher.poll();
-        await sleep(sweepInterval);
-      }
-    })();
+    sweep = new SweepLoop(running, stack, () => watcher.poll(), progress, options.sweepIntervalMs ?? 1000);
 
     // Stream the lake: every micro-batch goes to local S3 (its event to the profiler) and to the local
     // "before" copy DuckDB reads later.
@@ -266,8 +306,7 @@ export async function runDemo(options: DemoOptions, progress: DemoProgress): Pro
       await sleep(200);
       watcher.poll();
     }
-    sweeping = false;
-    await sweepLoop;
+    await sweep.stop();
     await running.drain(60_000).catch((error: unknown) => {
       progress.line(`drain: ${error instanceof Error ? error.message : String(error)}`);
     });
@@ -394,7 +433,7 @@ export async function runDemo(options: DemoOptions, progress: DemoProgress): Pro
       ...(dataDir === undefined ? {} : { dataDir }),
     };
   } finally {
-    sweeping = false;
+    sweep?.halt();
     db?.close();
     await cloud?.stop();
     if (!options.keep) await rm(root, { recursive: true, force: true });
