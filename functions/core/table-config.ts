@@ -7,6 +7,7 @@ import {
   DEFAULT_TABLE_FORMAT,
   FORMAT_SETTING_NAMES,
   FORMAT_SETTING_SCHEMAS,
+  isTableFormatName,
   misplacedSettingMessage,
   tableFormat,
   tableFormatNameSchema,
@@ -336,6 +337,10 @@ export function resolveTablePolicy(
       ? {}
       : { targetFileSizeBytes: Math.round(table.targetFileSizeMB * MiB) };
   const policy = resolvePolicy(defaults, { ...target, ...table.policy });
-  const formatRule = tableFormat(table.format ?? DEFAULT_TABLE_FORMAT).triggerRule?.(table, target);
+  // A table of a format this build does not implement has no rule: it is refused where it would be profiled,
+  // compacted or vacuumed (the profiler and the sweep skip it and say why), not here, so one such table does not
+  // stop every other table's trigger.
+  const format = table.format ?? DEFAULT_TABLE_FORMAT;
+  const formatRule = isTableFormatName(format) ? tableFormat(format).triggerRule?.(table, target) : undefined;
   return formatRule === undefined ? policy : { ...policy, formatRule };
 }

@@ -219,7 +219,7 @@ describe('the functions an Iceberg catalog table grants to', () => {
   });
   const template = Template.fromStack(stack);
 
-  it('grants the vacuum GetTable and UpdateTable on the Glue table, beside the steps that commit and settle, and the profiler GetTable alone', () => {
+  it('grants the vacuum GetTable and UpdateTable on the Glue table, beside the steps that commit and settle, and the profiler and Validate GetTable alone', () => {
     // Act
     const glue = grants(template, (action) => action.startsWith('glue:'));
 
@@ -240,8 +240,9 @@ describe('the functions an Iceberg catalog table grants to', () => {
         ...roles.flatMap((role) =>
           ['glue:GetTable', 'glue:UpdateTable'].flatMap((a) => resources.map((r) => `${role}: ${a} ${r}`)),
         ),
-        // The profiler only reads the pointer (it follows the table's commits, never makes one).
+        // The profiler and Validate (which lists the partitions a `where` filter passes) only read the pointer.
         ...resources.map((r) => `CompactorProfiler: glue:GetTable ${r}`),
+        ...resources.map((r) => `CompactorWorkflowValidate: glue:GetTable ${r}`),
       ].sort(),
     );
   });
