@@ -362,7 +362,7 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
       expectedOutputFiles: sum(groups.map((g) => g.expectedOutputFiles)),
     },
   };
-  return groups.length > 0 ? plan : { ...plan, reason: nothingToDoReason(skips) };
+  return groups.length > 0 ? plan : { ...plan, reason: nothingToDoReason(skips, CATEGORY_WORDS) };
 }
 
 /**
@@ -482,22 +482,29 @@ const CATEGORY_WORDS: Record<SkipCategory, string> = {
   'small-unmerged': 'small but not worth merging',
 };
 
-function nothingToDoReason(skips: readonly Skip[]): string {
+/**
+ * Why a partition plans nothing, counted by category in `words`' order (the planner's {@link CATEGORY_WORDS}, or
+ * the categories of a format with selection rules of its own).
+ */
+export function nothingToDoReason<C extends string>(
+  skips: readonly { readonly category: C }[],
+  words: Readonly<Record<C, string>>,
+): string {
   if (skips.length === 0) return 'nothing to compact: the partition has no files';
-  const counts = new Map<SkipCategory, number>();
+  const counts = new Map<C, number>();
   for (const s of skips) counts.set(s.category, (counts.get(s.category) ?? 0) + 1);
-  const parts = (Object.keys(CATEGORY_WORDS) as SkipCategory[])
+  const parts = (Object.keys(words) as C[])
     .filter((c) => counts.has(c))
-    .map((c) => `${counts.get(c)} ${CATEGORY_WORDS[c]}`);
+    .map((c) => `${counts.get(c)} ${words[c]}`);
   return `nothing to compact: ${parts.join(', ')} (see skipped for each file)`;
 }
 
 /** Code-unit order: locale-independent, so every machine sorts keys the same way. */
-function compareStrings(a: string, b: string): number {
+export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function sum(values: readonly number[]): number {
+export function sum(values: readonly number[]): number {
   let total = 0;
   for (const v of values) total += v;
   return total;

@@ -316,6 +316,18 @@ export function wherePartitionsWanted(input: Pick<RunInput, 'partition' | 'parti
 }
 
 /**
+ * The table whose partitions must be listed before `raw` can be normalized: an Iceberg table named by a request
+ * with a `where` filter and no `partition`/`partitions` (see {@link selectWherePartitions}); undefined for every
+ * other input, which {@link normalizeRunInput} checks as it is. Lets an entry point read storage only when needed.
+ */
+export function tableToListForWhere(raw: unknown, tables: readonly TableConfig[]): TableConfig | undefined {
+  const parsed = runInputSchema.safeParse(raw);
+  if (!parsed.success || !wherePartitionsWanted(parsed.data)) return undefined;
+  const table = tables.find((t) => t.name === parsed.data.table);
+  return table?.format === 'iceberg' && table.bucket !== undefined ? table : undefined;
+}
+
+/**
  * An operator's `{ "table", "where" }` (no `partition`/`partitions`) as the request it means: `partitions` set to
  * every partition of the table's current snapshot whose values the filter passes, sorted, each child then run with
  * the filter too. Any other input is returned as it is, and so is one whose filter does not parse or whose table is

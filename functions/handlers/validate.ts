@@ -7,9 +7,8 @@ import {
   type NormalizedRun,
   normalizeRunInput,
   parseStepEvent,
-  runInputSchema,
   selectWherePartitions,
-  wherePartitionsWanted,
+  tableToListForWhere,
 } from '../core/run-input.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
@@ -80,12 +79,10 @@ export function createValidateHandler(
  * written here; any other input is returned as it is, for normalizeRunInput to check in full.
  */
 async function withWherePartitions(runtime: ValidateRuntime, raw: unknown): Promise<unknown> {
-  const parsed = runInputSchema.safeParse(raw);
-  if (!parsed.success || !wherePartitionsWanted(parsed.data)) return raw;
-  const table = runtime.tables.find((t) => t.name === parsed.data.table);
+  const table = tableToListForWhere(raw, runtime.tables);
   const { storeFor, formatFor, clock } = runtime;
-  if (table?.format !== 'iceberg' || table.bucket === undefined) return raw;
-  if (storeFor === undefined || formatFor === undefined || clock === undefined) return raw;
+  if (table?.bucket === undefined || storeFor === undefined || formatFor === undefined || clock === undefined)
+    return raw;
   const format = formatFor({ table: table.name, bucket: table.bucket, format: table.format });
   const snapshot = await format.snapshot(storeFor(table.bucket), table.prefix, { now: clock.now() });
   return selectWherePartitions(raw, table, snapshot.partitions);

@@ -5,13 +5,16 @@
 import { InvalidInputError } from '../../errors.js';
 import type { PartitionValue } from '../../partition.js';
 import {
+  compareStrings,
   contentSkip,
+  nothingToDoReason,
   type PartitionPlan,
   type PlanGroup,
   type PlanInput,
   type PlanInputFile,
   planInputSchema,
   splitBalanced,
+  sum,
 } from '../../planning.js';
 import { formatBytes } from '../../stats.js';
 import { type ResolvedRewriteOptions, resolvedRewriteOptionsSchema } from './rewrite-options.js';
@@ -110,7 +113,7 @@ export function planIcebergPartition(
       'Plan input is invalid; fix the listing that produced it',
       parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
     );
-  const files = [...parsed.data.files].sort((a, b) => compare(a.key, b.key));
+  const files = [...parsed.data.files].sort((a, b) => compareStrings(a.key, b.key));
   for (let i = 1; i < files.length; i++) {
     if (files[i]?.key === files[i - 1]?.key)
       throw new InvalidInputError(
@@ -154,7 +157,7 @@ export function planIcebergPartition(
         candidates.set(file.schemaFingerprint, list);
       }
     }
-    for (const fingerprint of [...candidates.keys()].sort(compare)) {
+    for (const fingerprint of [...candidates.keys()].sort(compareStrings)) {
       for (const group of splitBalanced(candidates.get(fingerprint) ?? [], opts.groupCapBytes)) {
         const bytes = sum(group.map((f) => f.size));
         const selected =
@@ -174,7 +177,7 @@ export function planIcebergPartition(
       }
     }
   }
-  groupsOut.sort((a, b) => compare(a.files[0]?.key ?? '', b.files[0]?.key ?? ''));
+  groupsOut.sort((a, b) => compareStrings(a.files[0]?.key ?? '', b.files[0]?.key ?? ''));
   const commits = opts.partialProgressEnabled ? opts.partialProgressMaxCommits : groupsOut.length;
   for (const deferred of groupsOut.splice(commits))
     for (const f of deferred.files)
@@ -197,7 +200,7 @@ export function planIcebergPartition(
       expectedOutputFiles: icebergOutputFiles(bytes, opts),
     };
   });
-  skips.sort((a, b) => compare(a.key, b.key));
+  skips.sort((a, b) => compareStrings(a.key, b.key));
   const plan: PartitionPlan = {
     version: 1,
     table: input.table,
@@ -215,7 +218,7 @@ export function planIcebergPartition(
       expectedOutputFiles: sum(groups.map((g) => g.expectedOutputFiles)),
     },
   };
-  return groups.length > 0 ? plan : { ...plan, reason: nothingToDo(skips) };
+  return groups.length > 0 ? plan : { ...plan, reason: nothingToDoReason(skips, WORDS) };
 }
 
 const WORDS: Record<Category, string> = {
@@ -229,23 +232,3 @@ const WORDS: Record<Category, string> = {
   'group-not-selected': 'candidates in a group rewrite_data_files would not rewrite',
   deferred: 'deferred to the next run',
 };
-
-function nothingToDo(skips: readonly Skip[]): string {
-  if (skips.length === 0) return 'nothing to compact: the partition has no files';
-  const counts = new Map<Category, number>();
-  for (const s of skips) counts.set(s.category, (counts.get(s.category) ?? 0) + 1);
-  const parts = (Object.keys(WORDS) as Category[])
-    .filter((c) => counts.has(c))
-    .map((c) => `${counts.get(c)} ${WORDS[c]}`);
-  return `nothing to compact: ${parts.join(', ')} (see skipped for each file)`;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function sum(values: readonly number[]): number {
-  let total = 0;
-  for (const v of values) total += v;
-  return total;
-}
