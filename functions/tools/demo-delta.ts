@@ -44,6 +44,7 @@ import {
   type LayoutStats,
   layoutStats,
   quietHandlers,
+  runChecks,
   SweepLoop,
   startDemoCloud,
 } from './demo-run.js';
@@ -255,31 +256,12 @@ export async function runDeltaDemo(
     const checksMs = performance.now() - checksStarted;
 
     const runs = watcher.runs();
-    const compactedRuns = runs.filter((r) => r.status === 'SUCCEEDED' && r.outcome === 'compacted');
-    const compactedDays = new Set(compactedRuns.map((r) => r.partition));
-    const notCompacted = days.filter((d) => !compactedDays.has(`date=${d}`));
-    const failedRuns = runs.filter((r) => r.status !== 'SUCCEEDED' && r.status !== 'RUNNING');
-    const unverified = compactedRuns.filter(
-      (r) => r.failedGroups > 0 || r.groupsVerified !== r.groups || r.rowsVerified !== r.rows,
-    );
     const groupsDone = runs.reduce((n, r) => n + r.groupsDone, 0);
     const checks: DemoCheck[] = [
-      {
-        name: 'every partition compacted',
-        ok: notCompacted.length === 0 && failedRuns.length === 0,
-        detail:
-          notCompacted.length === 0 && failedRuns.length === 0
-            ? `${compactedDays.size}/${days.length} partitions, ${runs.length} runs`
-            : `not compacted: ${notCompacted.map((d) => `date=${d}`).join(', ') || 'none'}; failed runs: ${failedRuns.map((r) => `${r.execution} (${r.error ?? r.status})`).join(', ') || 'none'}`,
-      },
-      {
-        name: 'every run verified',
-        ok: compactedRuns.length > 0 && unverified.length === 0,
-        detail:
-          unverified.length === 0
-            ? `${compactedRuns.reduce((n, r) => n + r.groupsVerified, 0)} groups re-read, ${compactedRuns.reduce((n, r) => n + r.rowsVerified, 0)} rows matched their fingerprints`
-            : `unverified: ${unverified.map((r) => `${r.partition} (${r.groupsVerified}/${r.groups} groups, ${r.rowsVerified}/${r.rows} rows)`).join(', ')}`,
-      },
+      ...runChecks(
+        runs,
+        days.map((d) => `date=${d}`),
+      ),
       {
         name: 'one OPTIMIZE version per group committed',
         ok: log.optimize > 0 && log.optimize === groupsDone,

@@ -243,6 +243,38 @@ export class SweepLoop {
   }
 }
 
+/**
+ * The checks every demo that watches Hive-named day partitions makes of its runs: each partition has a compacted
+ * run and none failed, and every compacted run verified all its groups and rows.
+ */
+export function runChecks(runs: readonly DemoRun[], partitions: readonly string[]): DemoCheck[] {
+  const compactedRuns = runs.filter((r) => r.status === 'SUCCEEDED' && r.outcome === 'compacted');
+  const compactedDays = new Set(compactedRuns.map((r) => r.partition));
+  const notCompacted = partitions.filter((p) => !compactedDays.has(p));
+  const unverified = compactedRuns.filter(
+    (r) => r.failedGroups > 0 || r.groupsVerified !== r.groups || r.rowsVerified !== r.rows,
+  );
+  const failedRuns = runs.filter((r) => r.status !== 'SUCCEEDED' && r.status !== 'RUNNING');
+  return [
+    {
+      name: 'every partition compacted',
+      ok: notCompacted.length === 0 && failedRuns.length === 0,
+      detail:
+        notCompacted.length === 0 && failedRuns.length === 0
+          ? `${compactedDays.size}/${partitions.length} partitions, ${runs.length} runs`
+          : `not compacted: ${notCompacted.join(', ') || 'none'}; failed runs: ${failedRuns.map((r) => `${r.execution} (${r.error ?? r.status})`).join(', ') || 'none'}`,
+    },
+    {
+      name: 'every run verified',
+      ok: compactedRuns.length > 0 && unverified.length === 0,
+      detail:
+        unverified.length === 0
+          ? `${compactedRuns.reduce((n, r) => n + r.groupsVerified, 0)} groups re-read, ${compactedRuns.reduce((n, r) => n + r.rowsVerified, 0)} rows matched their fingerprints`
+          : `unverified: ${unverified.map((r) => `${r.partition} (${r.groupsVerified}/${r.groups} groups, ${r.rowsVerified}/${r.rows} rows)`).join(', ')}`,
+    },
+  ];
+}
+
 /** Runs the whole demo. Never throws for a failed check (see `ok`); throws only when it cannot run at all. */
 export async function runDemo(options: DemoOptions, progress: DemoProgress): Promise<DemoResult> {
   const started = performance.now();
@@ -354,29 +386,11 @@ export async function runDemo(options: DemoOptions, progress: DemoProgress): Pro
 
     const runs = watcher.runs();
     const compactedRuns = runs.filter((r) => r.status === 'SUCCEEDED' && r.outcome === 'compacted');
-    const compactedDays = new Set(compactedRuns.map((r) => r.partition));
-    const notCompacted = days.filter((d) => !compactedDays.has(`date=${d}`));
-    const unverified = compactedRuns.filter(
-      (r) => r.failedGroups > 0 || r.groupsVerified !== r.groups || r.rowsVerified !== r.rows,
-    );
-    const failedRuns = runs.filter((r) => r.status !== 'SUCCEEDED' && r.status !== 'RUNNING');
     const checks: DemoCheck[] = [
-      {
-        name: 'every partition compacted',
-        ok: notCompacted.length === 0 && failedRuns.length === 0,
-        detail:
-          notCompacted.length === 0 && failedRuns.length === 0
-            ? `${compactedDays.size}/${days.length} partitions, ${runs.length} runs`
-            : `not compacted: ${notCompacted.map((d) => `date=${d}`).join(', ') || 'none'}; failed runs: ${failedRuns.map((r) => `${r.execution} (${r.error ?? r.status})`).join(', ') || 'none'}`,
-      },
-      {
-        name: 'every run verified',
-        ok: compactedRuns.length > 0 && unverified.length === 0,
-        detail:
-          unverified.length === 0
-            ? `${compactedRuns.reduce((n, r) => n + r.groupsVerified, 0)} groups re-read, ${compactedRuns.reduce((n, r) => n + r.rowsVerified, 0)} rows matched their fingerprints`
-            : `unverified: ${unverified.map((r) => `${r.partition} (${r.groupsVerified}/${r.groups} groups, ${r.rowsVerified}/${r.rows} rows)`).join(', ')}`,
-      },
+      ...runChecks(
+        runs,
+        days.map((d) => `date=${d}`),
+      ),
       {
         name: 'row count and revenue unchanged',
         ok:
