@@ -5,7 +5,7 @@ import { type AsyncBuffer, type FileMetaData, parquetMetadata } from 'hyparquet'
 import pLimit from 'p-limit';
 import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
 import { exactSchemaSignature, schemaKeyOf } from '../../core/fingerprint/fingerprint.js';
-import { type ParquetFooter, readFooter } from '../../core/parquet/footer.js';
+import { type ParquetFooter, parseFooterWithMetadata, readFooterBytes } from '../../core/parquet/footer.js';
 import { type Int96Unit, logicalShapeOf } from '../../core/parquet/logical-schema.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { InputFile, Int96Mode, SchemaFidelity } from '../../ports/parquet-engine.js';
@@ -71,32 +71,17 @@ export interface PreflightResult {
   readonly bytesRead: number;
 }
 
-/** Reads a footer through `readFooter` while keeping the bytes it fetched (the file's tail). */
+/**
+ * Reads an input's footer bytes (at most two ranged reads, see `readFooterBytes`) and parses them once:
+ * the footer, the raw FileMetaData pre-flight checks, and the bytes read (the whole file when small).
+ */
 async function footerWithTail(
   store: ObjectStore,
   file: InputFile,
-): Promise<{ footer: ParquetFooter; tail: Uint8Array }> {
-  const reads: { start: number; bytes: Uint8Array }[] = [];
-  const recording = {
-    head: (key: string) => store.head(key),
-    getRange: async (key: string, start: number, end: number) => {
-      const bytes = await store.getRange(key, start, end);
-      reads.push({ start, bytes });
-      return bytes;
-    },
-  };
-  const footer = await readFooter(recording, file.key, file.size);
-  reads.sort((a, b) => a.start - b.start);
-  const total = reads.reduce((n, r) => n + r.bytes.length, 0);
-  const tail = reads.length === 1 ? (reads[0]?.bytes as Uint8Array) : new Uint8Array(total);
-  if (reads.length > 1) {
-    let at = 0;
-    for (const r of reads) {
-      tail.set(r.bytes, at);
-      at += r.bytes.length;
-    }
-  }
-  return { footer, tail };
+): Promise<{ footer: ParquetFooter; meta: FileMetaData; tail: Uint8Array }> {
+  const { size, tail } = await readFooterBytes(store, file.key, file.size);
+  const { footer, metadata } = parseFooterWithMetadata(file.key, size, tail);
+  return { footer, meta: metadata, tail };
 }
 
 function rawMetadata(key: string, tail: Uint8Array): FileMetaData {
@@ -369,9 +354,8 @@ export async function preflight(
     files.map((file) =>
       limit(async () => {
         options.signal?.throwIfAborted();
-        const { footer, tail } = await footerWithTail(store, file);
+        const { footer, meta, tail } = await footerWithTail(store, file);
         bytesRead += tail.length;
-        const meta = rawMetadata(file.key, tail);
         const checked = checkOne(file, footer, meta, options.int96);
         const whole = tail.length === file.size ? tail : undefined;
         let int96Units: Record<string, Int96Unit> = {};

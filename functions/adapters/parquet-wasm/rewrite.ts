@@ -43,7 +43,7 @@ export async function rewriteGroup(
   const settings = settingsOf(group, options);
   const pre = await preflight(io.source, group.files, {
     maxRequestsInFlight: settings.maxRequestsInFlight,
-    cacheBytes: Math.floor(settings.maxBytesInFlight / 2),
+    cacheBytes: settings.smallFileCacheBytes,
     int96: settings.int96,
     schemaFidelity: settings.schemaFidelity,
     settings: { codec: settings.codec, rowGroupRows: settings.rowGroupRows },

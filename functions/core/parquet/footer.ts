@@ -116,6 +116,19 @@ function toSafeNumber(key: string, value: bigint | number | undefined, what: str
  * is checked too. Pure: use it directly when the file is already in memory.
  */
 export function parseFooter(key: string, size: number, tail: Uint8Array): ParquetFooter {
+  return parseFooterWithMetadata(key, size, tail).footer;
+}
+
+/**
+ * `parseFooter` that also returns the FileMetaData it parsed, for callers that check parts of it
+ * `ParquetFooter` does not keep (pre-flight's encodings, key-value pairs and schema elements): parsing
+ * the Thrift footer is the largest per-file cost of a tiny file's pre-flight, so it is done once.
+ */
+export function parseFooterWithMetadata(
+  key: string,
+  size: number,
+  tail: Uint8Array,
+): { readonly footer: ParquetFooter; readonly metadata: FileMetaData } {
   if (size < MIN_PARQUET_SIZE || tail.length < 8) {
     throw new CorruptInputError(
       key,
@@ -209,7 +222,7 @@ export function parseFooter(key: string, size: number, tail: Uint8Array): Parque
   const keyValueMetadata: Record<string, string> = {};
   for (const kv of meta.key_value_metadata ?? []) keyValueMetadata[kv.key] = kv.value ?? '';
 
-  return {
+  const footer: ParquetFooter = {
     key,
     size,
     metadataLength,
@@ -221,6 +234,7 @@ export function parseFooter(key: string, size: number, tail: Uint8Array): Parque
     ...(meta.created_by !== undefined && { createdBy: meta.created_by }),
     keyValueMetadata,
   };
+  return { footer, metadata: meta };
 }
 
 async function readExactly(
