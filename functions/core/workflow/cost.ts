@@ -127,17 +127,30 @@ export function retireCopiesPerInput(mode: RetireMode): number {
  * copies are removed later by the vacuum, not by the run. A run with no group plans only (and finalize lists nothing).
  */
 export function estimateRequests(input: CostInput): RequestCounts {
+  const steps = estimateRequestsByStep(input);
+  return sumRequests(Object.values(steps));
+}
+
+/**
+ * A run's requests by who sends them: the engine's `rewrite` (pre-flight footers, input GETs, output uploads)
+ * and `verify` (ranged GETs of the outputs), which a benchmark can measure instead, and the workflow's own
+ * around them: `plan`, the compact and verify steps' `bookkeeping` (staging LIST, fingerprint PUT, a HEAD
+ * per output), `commit` and `finalize`. See {@link estimateRequests}.
+ */
+export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunStep, RequestCounts>> {
   const groups = input.groups;
   const listed = input.listedFiles ?? input.inputFiles;
   const depth = input.partitionDepth ?? 2;
   const outputs = input.expectedOutputFiles;
-  const delete_ = input.retireMode === 'delete-versioned';
+  const versioned = input.retireMode === 'delete-versioned';
+  const pages = (keys: number) => Math.max(1, Math.ceil(keys / S3_KEYS_PER_REQUEST));
+  const plan = counts({ get: (versioned ? 1 : 0) + 1 + listed, put: 2 * depth + pages(listed) + 2 });
+  if (groups === 0) {
+    const none = counts({});
+    return { plan, rewrite: none, verify: none, bookkeeping: none, commit: none, finalize: none };
+  }
   const perFile = input.inputFiles === 0 ? 0 : input.inputBytes / input.inputFiles;
   const filesPerGroup = input.inputFiles / groups;
-  const outputsPerGroup = outputs / groups;
-  const pages = (keys: number) => Math.max(1, Math.ceil(keys / S3_KEYS_PER_REQUEST));
-  const listing = 2 * depth + pages(listed);
-  const listingAfter = 2 * depth + pages(listed - input.inputFiles + outputs);
 
   // Whole-file GETs of the rewrite: every input larger than the footer's first read; of the small ones, those the
   // pre-flight cache had no room for. Larger files are fetched once more for the writer's sample.
@@ -152,14 +165,13 @@ export function estimateRequests(input: CostInput): RequestCounts {
       Math.floor(SAMPLE_BYTES / perFile),
       filesPerGroup,
     );
-    sampleGets = input.inputFiles === 0 ? 0 : groups * (picked < 2 ? 1 : picked);
+    sampleGets = groups * (picked < 2 ? 1 : picked);
   } else {
     const cachedPerGroup = perFile === 0 ? filesPerGroup : Math.floor(PREFLIGHT_CACHE_BYTES / perFile);
     wholeGets = groups * Math.max(0, filesPerGroup - cachedPerGroup);
   }
   const bytesPerOutput = outputs === 0 ? 0 : input.inputBytes / outputs;
   const parts = Math.ceil(bytesPerOutput / UPLOAD_PART_BYTES);
-  const putsPerOutput = parts <= 1 ? 1 : parts + 2;
   const rowGroupsPerOutput = Math.max(
     1,
     input.inputRows === undefined || outputs === 0
@@ -167,27 +179,47 @@ export function estimateRequests(input: CostInput): RequestCounts {
       : Math.ceil(input.inputRows / outputs / ROW_GROUP_ROWS),
     Math.ceil(bytesPerOutput / ROW_GROUP_BYTES),
   );
+  return {
+    plan,
+    rewrite: counts({
+      get: input.inputFiles + wholeGets + sampleGets,
+      put: outputs * (parts <= 1 ? 1 : parts + 2),
+    }),
+    verify: counts({ get: outputs * (VERIFY_FIXED_GETS_PER_OUTPUT + rowGroupsPerOutput) }),
+    bookkeeping: counts({ get: outputs, put: 2 * groups }),
+    commit: counts({
+      get: input.inputFiles + (versioned ? groups : 0),
+      put: groups,
+      copy: outputs + input.inputFiles * retireCopiesPerInput(input.retireMode),
+      delete: groups * (pages(filesPerGroup) + pages(outputs / groups + 1)),
+    }),
+    finalize: counts({ put: 2 * depth + pages(listed - input.inputFiles + outputs) }),
+  };
+}
 
-  const planGets = (delete_ ? 1 : 0) + 1 + listed;
-  if (input.groups === 0) return { get: planGets, put: listing + 2, copy: 0, delete: 0 };
-  const get =
-    planGets +
-    input.inputFiles +
-    wholeGets +
-    sampleGets + // compact
-    outputs * (1 + VERIFY_FIXED_GETS_PER_OUTPUT + rowGroupsPerOutput) + // verify
-    input.inputFiles +
-    (delete_ ? groups : 0); // commit
-  const put =
-    listing +
-    2 + // plan
-    groups * (1 + 1) +
-    outputs * putsPerOutput + // compact: staging LIST, fingerprint; outputs
-    groups + // commit: staging LIST
-    listingAfter; // finalize
-  const copy = outputs + input.inputFiles * retireCopiesPerInput(input.retireMode);
-  const del = groups * (pages(filesPerGroup) + pages(outputsPerGroup + 1));
-  return { get: Math.round(get), put: Math.round(put), copy, delete: Math.round(del) };
+/** Who sends a run's requests (see {@link estimateRequestsByStep}). */
+export type RunStep = 'plan' | 'rewrite' | 'verify' | 'bookkeeping' | 'commit' | 'finalize';
+
+/** Request counts added up by class. */
+export function sumRequests(all: readonly RequestCounts[]): RequestCounts {
+  const total = { get: 0, put: 0, copy: 0, delete: 0 };
+  for (const r of all) {
+    total.get += r.get;
+    total.put += r.put;
+    total.copy += r.copy;
+    total.delete += r.delete;
+  }
+  return total;
+}
+
+/** Whole requests: averages over groups may leave fractions. */
+function counts(r: Partial<RequestCounts>): RequestCounts {
+  return {
+    get: Math.round(r.get ?? 0),
+    put: Math.round(r.put ?? 0),
+    copy: Math.round(r.copy ?? 0),
+    delete: Math.round(r.delete ?? 0),
+  };
 }
 
 /** Estimates a run: compute from bytes and the assumed throughputs, requests from {@link estimateRequests}, at list prices. */

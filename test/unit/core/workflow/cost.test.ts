@@ -8,10 +8,12 @@ import { buildRunContext } from '../../../../functions/core/run-input.js';
 import {
   estimateCost,
   estimateRequests,
+  estimateRequestsByStep,
+  type RequestCounts,
   retireCopiesPerInput,
   S3_USD_PER_PUT,
 } from '../../../../functions/core/workflow/cost.js';
-import { runPartition } from '../../../../functions/core/workflow/run.js';
+import { runPartition, WORKFLOW_STEPS, type WorkflowSteps } from '../../../../functions/core/workflow/run.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
 import type { RetireMode } from '../../../../functions/ports/journal.js';
 import { defaultParquetEngine } from '../../../../functions/shared/parquet-engine.js';
@@ -51,6 +53,26 @@ async function countedRun(lake: Lake, mode: RetireMode) {
       versionedBuckets: mode === 'delete-versioned' ? ['lake'] : [],
     },
   );
+  // Each workflow step's requests apart: the counter is read after every step.
+  const bySteps: Record<string, RequestCounts> = {};
+  const steps = Object.fromEntries(
+    Object.entries(WORKFLOW_STEPS).map(([name, step]) => [
+      name,
+      async (...args: unknown[]) => {
+        const before = counting.counts();
+        const out = await (step as (...a: unknown[]) => Promise<unknown>)(...args);
+        const after = counting.counts();
+        const seen = bySteps[name] ?? { get: 0, put: 0, copy: 0, delete: 0 };
+        bySteps[name] = {
+          get: seen.get + after.get - before.get,
+          put: seen.put + after.put - before.put,
+          copy: seen.copy + after.copy - before.copy,
+          delete: seen.delete + after.delete - before.delete,
+        };
+        return out;
+      },
+    ]),
+  ) as unknown as WorkflowSteps;
   const result = await runPartition(
     {
       store: counting.store,
@@ -62,8 +84,10 @@ async function countedRun(lake: Lake, mode: RetireMode) {
     },
     run,
     { plan: { inlineGroupLimit: 40, compactMemoryMb: 1769 } },
+    {},
+    steps,
   );
-  return { result, counted: counting.counts() };
+  return { result, counted: counting.counts(), bySteps };
 }
 
 const LAKES: Record<string, Lake> = {
@@ -104,6 +128,35 @@ describe('estimateRequests', () => {
           deleteRequests: counted.delete,
         });
         expect(estimated).toEqual(counted);
+      }, 60_000);
+
+      it(`splits a run's requests by the step that sends them: ${name}, ${mode}`, async () => {
+        // Prepare / Act
+        const { result, bySteps } = await countedRun(lake, mode);
+
+        // Assess: the compact step is the engine's rewrite plus its staging LIST and fingerprint PUT; the verify
+        // step the engine's verification plus a HEAD per output.
+        const plan = result.plan;
+        if (plan === undefined) throw new Error('the run was not planned');
+        const model = estimateRequestsByStep({
+          groups: plan.groupCount,
+          inputFiles: plan.plannedFiles,
+          inputBytes: plan.plannedBytes,
+          expectedOutputFiles: plan.expectedOutputFiles,
+          retireMode: plan.retireMode,
+          compactMemoryMb: 1769,
+          listedFiles: plan.inputFiles,
+          inputRows: lake.files * lake.rows,
+        });
+        const none = { get: 0, put: 0, copy: 0, delete: 0 };
+        expect(bySteps).toEqual({
+          acquireLease: none,
+          planRun: model.plan,
+          compactGroup: { ...model.rewrite, put: model.rewrite.put + model.bookkeeping.put },
+          verifyGroup: { ...model.verify, get: model.verify.get + model.bookkeeping.get },
+          commitStep: model.commit,
+          finalizeRun: model.finalize,
+        });
       }, 60_000);
     }
   }
