@@ -25,8 +25,9 @@ const DAY = '2024-03-01';
 interface Lake {
   readonly files: number;
   readonly rows: number;
-  /** Groups the plan makes of them. */
+  /** Groups the plan makes of them, and outputs it expects. */
   readonly groups: number;
+  readonly outputs: number;
   readonly choices?: { readonly targetFileSizeMB: number; readonly maxGroupMB: number };
 }
 
@@ -91,16 +92,25 @@ async function countedRun(lake: Lake, mode: RetireMode) {
 }
 
 const LAKES: Record<string, Lake> = {
-  'tiny files (read whole with their footer)': { files: 12, rows: 30, groups: 1 },
+  'tiny files (read whole with their footer)': { files: 12, rows: 30, groups: 1, outputs: 1 },
   'files above the footer read (fetched again, plus the writer sample)': {
     files: 5,
     rows: 40_000,
     groups: 1,
+    outputs: 1,
   },
-  'several groups of small files': {
+  'one group written to several outputs': {
+    files: 5,
+    rows: 40_000,
+    groups: 1,
+    outputs: 2,
+    choices: { targetFileSizeMB: 1, maxGroupMB: 16 },
+  },
+  'several groups of small files, several outputs each': {
     files: 14,
     rows: 30,
     groups: 2,
+    outputs: 6,
     choices: { targetFileSizeMB: 0.004, maxGroupMB: 0.016 },
   },
 };
@@ -116,6 +126,7 @@ describe('estimateRequests', () => {
         expect(result.summary.outcome).toBe('compacted');
         expect(result.plan?.retireMode).toBe(mode);
         expect(result.plan?.groupCount).toBe(lake.groups);
+        expect(result.plan?.expectedOutputFiles).toBe(lake.outputs);
         expect(result.groups.every((g) => g.result.state === 'done')).toBe(true);
         const estimated = result.plan?.estimatedCost.requests;
         expect({
