@@ -125,6 +125,7 @@ export function retireCopiesPerInput(mode: RetireMode): number {
  *
  * Groups are taken as alike (averages); outputs as large as their inputs (an upper bound for the parts). Trash
  * copies are removed later by the vacuum, not by the run. A run with no group plans only (and finalize lists nothing).
+ * Delta and Iceberg runs read and write their log or metadata besides, which this does not count.
  */
 export function estimateRequests(input: CostInput): RequestCounts {
   const steps = estimateRequestsByStep(input);
