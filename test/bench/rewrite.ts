@@ -18,6 +18,8 @@ import type { ObjectStore } from '../../functions/ports/object-store.js';
 import type { WrittenOutput } from '../../functions/ports/parquet-engine.js';
 import { defaultParquetEngine as engine } from '../../functions/shared/parquet-engine.js';
 import { generateEventsBatch, mulberry32 } from '../../functions/tools/sample-lake.js';
+import { countingStore, type S3RequestCounts } from '../support/counting-store.js';
+import { reportCost } from './rewrite-cost.js';
 
 const MB = 1e6;
 const ROOT = join(process.cwd(), '.tmp', 'bench-rewrite');
@@ -58,6 +60,10 @@ interface Measurement {
   readonly written?: { readonly outputs: readonly WrittenOutput[]; readonly fingerprint: GroupFingerprint };
   readonly outputs: number[];
   readonly rows: number;
+  /** `compactor` and `verify`: the S3 requests the engine sent through its ObjectStore (counted as S3 bills them). */
+  readonly requests?: S3RequestCounts;
+  /** `compactor`: the requests of its verification child. */
+  readonly verifyRequests?: S3RequestCounts;
   /**
    * `phases` only: time inside parquet-wasm's decoder, the fingerprint an order-keeping rewrite records
    * (ordered-columns-v1) and the encoder; and, timed apart on the same batches, the row multiset hash
@@ -241,8 +247,10 @@ async function runChild(job: Job): Promise<Measurement> {
   }
   if (job.engine === 'phases') return measurePhases(job, names);
   const local = new LocalObjectStore(join(job.dir, 'data'));
-  const source = job.latencyMs ? withLatency(local, job.latencyMs) : local;
-  const target = new LocalObjectStore(job.out);
+  const reads = countingStore(job.latencyMs ? withLatency(local, job.latencyMs) : local);
+  const writes = countingStore(new LocalObjectStore(job.out));
+  const source = reads.store;
+  const target = writes.store;
   // The sizes come from the plan in a deployed function; 10,000 stat() calls all at once would
   // grow this child's heap by ~50 MB before the rewrite starts and count against the engine.
   const statLimit = pLimit(32);
@@ -274,6 +282,7 @@ async function runChild(job: Job): Promise<Measurement> {
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     outputs: result.outputs.map((o) => o.size),
     rows: result.fingerprint.rows,
+    requests: addRequests(reads.counts(), writes.counts()),
     written: { outputs: result.outputs, fingerprint: result.fingerprint },
   };
 }
@@ -284,7 +293,8 @@ async function runChild(job: Job): Promise<Measurement> {
  */
 async function measureVerify(job: Job): Promise<Measurement> {
   if (job.verify === undefined) throw new Error('verify job without outputs');
-  const target = new LocalObjectStore(job.out);
+  const counted = countingStore(new LocalObjectStore(job.out));
+  const target = counted.store;
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   const report = await engine.verifyOutputs(target, job.verify.outputs, job.verify.fingerprint, {
@@ -296,6 +306,7 @@ async function measureVerify(job: Job): Promise<Measurement> {
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     outputs: job.verify.outputs.map((o) => o.size),
     rows: report.rows,
+    requests: counted.counts(),
   };
 }
 
@@ -402,7 +413,13 @@ async function measure(job: Job): Promise<Measurement> {
   const m = await measureChild(job);
   if (job.engine !== 'compactor' || m.written === undefined) return m;
   const v = await measureChild({ ...job, engine: 'verify', verify: m.written });
-  return { ...m, written: undefined, verifyMs: v.wallMs, verifyRssMb: v.peakRssMb };
+  return {
+    ...m,
+    written: undefined,
+    verifyMs: v.wallMs,
+    verifyRssMb: v.peakRssMb,
+    ...(v.requests === undefined ? {} : { verifyRequests: v.requests }),
+  };
 }
 
 function measureChild(job: Job): Promise<Measurement> {
@@ -483,6 +500,10 @@ function report(label: string, inputBytes: number, m: Measured, peer?: Measureme
   console.log(`  ${parts.join(' | ')}${spread(m)}`);
 }
 
+function addRequests(a: S3RequestCounts, b: S3RequestCounts): S3RequestCounts {
+  return { get: a.get + b.get, put: a.put + b.put, copy: a.copy + b.copy, delete: a.delete + b.delete };
+}
+
 async function inputBytesOf(dir: string): Promise<number> {
   let total = 0;
   for (const n of await readdir(join(dir, 'data'))) total += (await stat(join(dir, 'data', n))).size;
@@ -534,6 +555,12 @@ export async function run(flags: readonly string[]): Promise<void> {
     console.log(
       `  goals: >=1.3x DuckDB t1: ${(d1.wallMs / ours.wallMs).toFixed(2)}x (CPU time ${(d1.cpuMs / ours.cpuMs).toFixed(2)}x) | with ${cores} cores >=1.0x DuckDB t2: ${(d2.wallMs / two.wallMs).toFixed(2)}x (scaling ${(ours.wallMs / two.wallMs).toFixed(2)}x) | verify <=40%: ${((100 * (ours.verifyMs ?? 0)) / ours.wallMs).toFixed(0)}% | RSS <=256 MB: ${peakOf(ours)} MB (1 thread), ${peakOf(two)} MB (${cores})`,
     );
+    await reportCost(
+      dir,
+      bytes,
+      { ours, duckdb: d1 },
+      par === undefined ? undefined : { ours: par, duckdb: d2 },
+    );
   }
   if (sets.includes('C')) {
     const dir = await ensureSet({ name: 'C', files: Math.max(2, Math.round(10_000 * scale)), rows: 500 });
@@ -552,6 +579,7 @@ export async function run(flags: readonly string[]): Promise<void> {
     console.log(
       `  goals: C with latency >=80% of without: ${((100 * ours.wallMs) / slow.wallMs).toFixed(0)}% | RSS <=256 MB: ${Math.max(Number(peakOf(ours)), Number(peakOf(slow)))} MB`,
     );
+    await reportCost(dir, bytes, { ours, duckdb: d1 });
   }
   if (sets.includes('D')) {
     const dir = await ensureSetD(Math.max(2, Math.round(40 * scale)));
@@ -568,6 +596,7 @@ export async function run(flags: readonly string[]): Promise<void> {
     console.log(
       `  goals: D >=3x DuckDB t1: ${(d1.wallMs / ours.wallMs).toFixed(2)}x (CPU time ${(d1.cpuMs / ours.cpuMs).toFixed(2)}x) | RSS: ${peakOf(ours)} MB`,
     );
+    await reportCost(dir, bytes, { ours, duckdb: d1 });
   }
   await rm(out, { recursive: true, force: true });
 }

@@ -1,13 +1,15 @@
 // The estimated cost of a run: Lambda GB-seconds from the bytes to rewrite plus S3 request charges,
 // from named list prices (us-east-1, arm64, 2025) — an order of magnitude for operators, not a bill.
+import type { RetireMode } from '../../ports/journal.js';
+import { FOOTER_FIRST_READ_BYTES } from '../parquet/footer.js';
 
 /** Lambda arm64 price per GB-second (USD). */
 export const LAMBDA_ARM_USD_PER_GB_SECOND = 0.0000133334;
 /** Lambda price per request (USD): $0.20 per million. */
 export const LAMBDA_USD_PER_REQUEST = 0.2 / 1_000_000;
-/** S3 Standard GET/HEAD/LIST... GET and HEAD: $0.0004 per 1,000. */
+/** S3 Standard GET, HEAD and other GET-class requests: $0.0004 per 1,000. */
 export const S3_USD_PER_GET = 0.0004 / 1000;
-/** S3 Standard PUT, COPY, POST, LIST: $0.005 per 1,000. */
+/** S3 Standard PUT, COPY, POST, LIST (and multipart part/create/complete): $0.005 per 1,000. */
 export const S3_USD_PER_PUT = 0.005 / 1000;
 /** DELETE requests are free on S3. */
 export const S3_USD_PER_DELETE = 0;
@@ -20,40 +22,208 @@ export const SFN_USD_PER_TRANSITION = 0.025 / 1000;
 export const REWRITE_BYTES_PER_SECOND = 10 * 1024 * 1024;
 /** Verify re-reads outputs at about 4× the rewrite speed (docs/engine.md: 21–24% of the rewrite time on the first measurement). */
 export const VERIFY_BYTES_PER_SECOND = 4 * REWRITE_BYTES_PER_SECOND;
-/** Multipart part size assumed for output uploads (one PUT per part, plus create and complete). */
-const PART_BYTES = 16 * 1024 * 1024;
 /** State transitions per group (compact, verify, commit + map bookkeeping) and per run. */
 const TRANSITIONS_PER_GROUP = 8;
 const TRANSITIONS_PER_RUN = 16;
 
+// What the code sends S3, and the limits that shape it. Some mirror adapter defaults (core may not import
+// adapters): keep them in step with the files named, which test/unit/core/workflow/cost.test.ts checks by
+// counting the requests of real runs.
+
+/** S3ObjectStore's multipart part size: an output up to this is one PutObject, else create + parts + complete. */
+export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
+/** Keys per ListObjectsV2 page and per DeleteObjects request (S3's limits). */
+export const S3_KEYS_PER_REQUEST = 1000;
+/**
+ * Whole small inputs the engine's pre-flight keeps for the rewrite, per group (parquet-wasm `maxBytesInFlight`
+ * 16 MiB / 2): an input no larger than the footer's first read arrives whole with it and is not fetched again.
+ */
+export const PREFLIGHT_CACHE_BYTES = 8 * 1024 * 1024;
+/** The writer-tuning sample (parquet-wasm runs.ts): first inputs until this many rows, at most 256 inputs / 4 MiB. */
+const SAMPLE_ROWS = 16_384;
+const SAMPLE_INPUTS = 256;
+const SAMPLE_BYTES = 4 * 1024 * 1024;
+/** Output row groups: at most 262,144 rows or 16 MiB (parquet-wasm settings.ts); verify reads one range per row group. */
+const ROW_GROUP_ROWS = 262_144;
+const ROW_GROUP_BYTES = 16 * 1024 * 1024;
+/**
+ * Verify's ranged GETs of an output besides one per row group: our footer read and the footer's exact tail
+ * (verify.ts), then parquet-wasm's own footer reads (three).
+ */
+const VERIFY_FIXED_GETS_PER_OUTPUT = 5;
+
 export interface CostInput {
   readonly groups: number;
+  /** Planned inputs (the files the groups rewrite). */
   readonly inputFiles: number;
   readonly inputBytes: number;
   readonly expectedOutputFiles: number;
-  readonly retireMode: 'delete-versioned' | 'trash';
+  readonly retireMode: RetireMode;
   /** Memory of the compact and verify Lambdas, MB. */
   readonly compactMemoryMb: number;
+  /** Files the partition's listing holds, planned or not: each footer is read at planning. @default inputFiles */
+  readonly listedFiles?: number;
+  /** Rows of the planned inputs (their footers'): output row groups and the writer's sample. Unknown: one row group per 16 MiB. */
+  readonly inputRows?: number;
+  /**
+   * Folders of the partition's directory (`events/date=2024-01-01/` is 2): before each listing of the partition,
+   * every folder above it is probed for a Delta log and Iceberg metadata (two LISTs each). @default 2
+   */
+  readonly partitionDepth?: number;
+}
+
+/** S3 requests by billing class. */
+export interface RequestCounts {
+  /** GET class ($0.0004 per 1,000): GetObject whole or ranged, HeadObject, GetBucketVersioning. */
+  readonly get: number;
+  /** PUT class ($0.005 per 1,000) except COPY: PutObject, multipart create / part / complete, ListObjectsV2 pages. */
+  readonly put: number;
+  /** CopyObject (PUT class): one per output to publish, one per input in trash mode. */
+  readonly copy: number;
+  /** DeleteObjects requests, one per 1,000 keys (free). */
+  readonly delete: number;
 }
 
 export interface CostEstimate {
   readonly usd: number;
   readonly lambdaGbSeconds: number;
-  readonly requests: {
-    readonly get: number;
-    readonly put: number;
-    readonly copy: number;
-    readonly delete: number;
-  };
+  readonly requests: RequestCounts;
   readonly breakdownUsd: { readonly lambda: number; readonly s3: number; readonly stepFunctions: number };
   readonly assumptions: string;
 }
 
 /**
- * Estimates a run: compute from bytes and the assumed throughputs; requests from the commit protocol
- * (per input: 2 footer GETs at planning, 1 GET to rewrite, 1 HEAD before publishing, a COPY to trash in
- * trash mode, 1 DELETE; per output: multipart PUTs, verify GETs, 1 COPY to publish, 1 DELETE of staging).
+ * COPY requests per input that retirement costs: trash mode copies every input aside before deleting it (the copy is
+ * the undo); delete mode relies on the bucket's versioning, whose old version is the undo, so it copies nothing.
+ * A new retire mode states its price here (the switch is exhaustive, so the compiler asks for it).
  */
+export function retireCopiesPerInput(mode: RetireMode): number {
+  switch (mode) {
+    case 'trash':
+      return 1;
+    case 'delete-versioned':
+      return 0;
+  }
+}
+
+/**
+ * The S3 requests of a Hive-style run, as the code sends them (counted against real runs in cost.test.ts):
+ *
+ * - plan: GetBucketVersioning (delete mode only), a HEAD for a stored plan, the folders above the partition
+ *   probed for foreign tables (2 LISTs each), the partition's listing (a LIST per 1,000 keys), one ranged GET per
+ *   listed file for its footer (64 KiB from the end: the whole of a small file), two PUTs (plan and items);
+ * - compact, per group: a LIST of the staging prefix; per input a ranged GET for the footer again (pre-flight)
+ *   and a GET of the whole file — except a file no larger than that first read, which arrived whole and is kept
+ *   while the group's cache (8 MiB) holds it — plus, for such larger files, the GETs of the writer's sample
+ *   (the first inputs up to 16,384 rows); per output one PutObject, or create + 8 MiB parts + complete; one PUT
+ *   of the fingerprint;
+ * - verify, per output: a HEAD, then ranged GETs: 5 for footers and one per row group;
+ * - commit, per group: a HEAD per input, GetBucketVersioning (delete mode), a COPY per input in trash mode
+ *   ({@link retireCopiesPerInput}), a COPY per output to publish, DeleteObjects of the inputs (one per 1,000),
+ *   a LIST of staging and DeleteObjects of the staged outputs and fingerprint;
+ * - finalize: the probes and the listing again (no footers).
+ *
+ * Groups are taken as alike (averages); outputs as large as their inputs (an upper bound for the parts). Trash
+ * copies are removed later by the vacuum, not by the run. A run with no group plans only (and finalize lists nothing).
+ * Delta and Iceberg runs read and write their log or metadata besides, which this does not count.
+ */
+export function estimateRequests(input: CostInput): RequestCounts {
+  const steps = estimateRequestsByStep(input);
+  return sumRequests(Object.values(steps));
+}
+
+/**
+ * A run's requests by who sends them: the engine's `rewrite` (pre-flight footers, input GETs, output uploads)
+ * and `verify` (ranged GETs of the outputs), which a benchmark can measure instead, and the workflow's own
+ * around them: `plan`, the compact and verify steps' `bookkeeping` (staging LIST, fingerprint PUT, a HEAD
+ * per output), `commit` and `finalize`. See {@link estimateRequests}.
+ */
+export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunStep, RequestCounts>> {
+  const groups = input.groups;
+  const listed = input.listedFiles ?? input.inputFiles;
+  const depth = input.partitionDepth ?? 2;
+  const outputs = input.expectedOutputFiles;
+  const versioned = input.retireMode === 'delete-versioned';
+  const pages = (keys: number) => Math.max(1, Math.ceil(keys / S3_KEYS_PER_REQUEST));
+  const plan = counts({ get: (versioned ? 1 : 0) + 1 + listed, put: 2 * depth + pages(listed) + 2 });
+  if (groups === 0) {
+    const none = counts({});
+    return { plan, rewrite: none, verify: none, bookkeeping: none, commit: none, finalize: none };
+  }
+  const perFile = input.inputFiles === 0 ? 0 : input.inputBytes / input.inputFiles;
+  const filesPerGroup = input.inputFiles / groups;
+
+  // Whole-file GETs of the rewrite: every input larger than the footer's first read; of the small ones, those the
+  // pre-flight cache had no room for. Larger files are fetched once more for the writer's sample.
+  let wholeGets: number;
+  let sampleGets = 0;
+  if (perFile > FOOTER_FIRST_READ_BYTES) {
+    wholeGets = input.inputFiles;
+    const rowsPerFile = input.inputRows === undefined ? SAMPLE_ROWS : input.inputRows / input.inputFiles;
+    const picked = Math.min(
+      Math.ceil(SAMPLE_ROWS / Math.max(1, rowsPerFile)),
+      SAMPLE_INPUTS,
+      Math.floor(SAMPLE_BYTES / perFile),
+      filesPerGroup,
+    );
+    sampleGets = groups * (picked < 2 ? 1 : picked);
+  } else {
+    const cachedPerGroup = perFile === 0 ? filesPerGroup : Math.floor(PREFLIGHT_CACHE_BYTES / perFile);
+    wholeGets = groups * Math.max(0, filesPerGroup - cachedPerGroup);
+  }
+  const bytesPerOutput = outputs === 0 ? 0 : input.inputBytes / outputs;
+  const parts = Math.ceil(bytesPerOutput / UPLOAD_PART_BYTES);
+  const rowGroupsPerOutput = Math.max(
+    1,
+    input.inputRows === undefined || outputs === 0
+      ? 0
+      : Math.ceil(input.inputRows / outputs / ROW_GROUP_ROWS),
+    Math.ceil(bytesPerOutput / ROW_GROUP_BYTES),
+  );
+  return {
+    plan,
+    rewrite: counts({
+      get: input.inputFiles + wholeGets + sampleGets,
+      put: outputs * (parts <= 1 ? 1 : parts + 2),
+    }),
+    verify: counts({ get: outputs * (VERIFY_FIXED_GETS_PER_OUTPUT + rowGroupsPerOutput) }),
+    bookkeeping: counts({ get: outputs, put: 2 * groups }),
+    commit: counts({
+      get: input.inputFiles + (versioned ? groups : 0),
+      put: groups,
+      copy: outputs + input.inputFiles * retireCopiesPerInput(input.retireMode),
+      delete: groups * (pages(filesPerGroup) + pages(outputs / groups + 1)),
+    }),
+    finalize: counts({ put: 2 * depth + pages(listed - input.inputFiles + outputs) }),
+  };
+}
+
+/** Who sends a run's requests (see {@link estimateRequestsByStep}). */
+export type RunStep = 'plan' | 'rewrite' | 'verify' | 'bookkeeping' | 'commit' | 'finalize';
+
+/** Request counts added up by class. */
+export function sumRequests(all: readonly RequestCounts[]): RequestCounts {
+  const total = { get: 0, put: 0, copy: 0, delete: 0 };
+  for (const r of all) {
+    total.get += r.get;
+    total.put += r.put;
+    total.copy += r.copy;
+    total.delete += r.delete;
+  }
+  return total;
+}
+
+/** Whole requests: averages over groups may leave fractions. */
+function counts(r: Partial<RequestCounts>): RequestCounts {
+  return {
+    get: Math.round(r.get ?? 0),
+    put: Math.round(r.put ?? 0),
+    copy: Math.round(r.copy ?? 0),
+    delete: Math.round(r.delete ?? 0),
+  };
+}
+
+/** Estimates a run: compute from bytes and the assumed throughputs, requests from {@link estimateRequests}, at list prices. */
 export function estimateCost(input: CostInput): CostEstimate {
   const gb = input.compactMemoryMb / 1024;
   const seconds =
@@ -61,26 +231,27 @@ export function estimateCost(input: CostInput): CostEstimate {
     input.inputBytes / VERIFY_BYTES_PER_SECOND +
     input.groups * 2;
   const lambdaGbSeconds = gb * seconds;
-  const outputBytes = input.inputBytes; // upper bound: outputs are rarely larger than inputs
-  const partsPerOutput = Math.max(
-    1,
-    Math.ceil(outputBytes / Math.max(1, input.expectedOutputFiles) / PART_BYTES),
-  );
-  const get = input.inputFiles * 4 + input.expectedOutputFiles * (2 + partsPerOutput);
-  const put = input.expectedOutputFiles * (partsPerOutput + 2) + 2 + input.groups;
-  const copy = input.expectedOutputFiles + (input.retireMode === 'trash' ? input.inputFiles : 0);
-  const del = input.inputFiles + input.expectedOutputFiles;
+  const requests = estimateRequests(input);
   const lambda =
     lambdaGbSeconds * LAMBDA_ARM_USD_PER_GB_SECOND + (input.groups * 4 + 3) * LAMBDA_USD_PER_REQUEST;
-  const s3 = get * S3_USD_PER_GET + (put + copy) * S3_USD_PER_PUT + del * S3_USD_PER_DELETE;
+  const s3 = requestsUsd(requests);
   const stepFunctions = (input.groups * TRANSITIONS_PER_GROUP + TRANSITIONS_PER_RUN) * SFN_USD_PER_TRANSITION;
   return {
     usd: round6(lambda + s3 + stepFunctions),
     lambdaGbSeconds: round6(lambdaGbSeconds),
-    requests: { get, put, copy, delete: del },
+    requests,
     breakdownUsd: { lambda: round6(lambda), s3: round6(s3), stepFunctions: round6(stepFunctions) },
     assumptions: `us-east-1 list prices, arm64 Lambda at ${input.compactMemoryMb} MB, rewrite ${REWRITE_BYTES_PER_SECOND / 1024 / 1024} MiB/s`,
   };
+}
+
+/** The list price of `requests` (USD), unrounded. */
+export function requestsUsd(requests: RequestCounts): number {
+  return (
+    requests.get * S3_USD_PER_GET +
+    (requests.put + requests.copy) * S3_USD_PER_PUT +
+    requests.delete * S3_USD_PER_DELETE
+  );
 }
 
 function round6(n: number): number {

@@ -186,6 +186,9 @@ export async function planRun(
       expectedOutputFiles: summary.expectedOutputFiles,
       retireMode: retirement.retireMode,
       compactMemoryMb: options.compactMemoryMb,
+      listedFiles: summary.inputFiles,
+      ...rowsOf(plan),
+      partitionDepth: run.partitionDir.split('/').filter((s) => s !== '').length,
     }),
     ...(plan.reason === undefined ? {} : { reason: plan.reason }),
     retireMode: retirement.retireMode,
@@ -211,6 +214,13 @@ async function retirementOf(
     retireMode: 'trash',
     note: `bucket ${run.bucket} is configured as versioned (versionedBuckets) but its versioning is ${versioning}, not Enabled: inputs are moved to trash instead of deleted, so they can be restored. Enable versioning on the bucket, or drop it from versionedBuckets`,
   };
+}
+
+/** The planned inputs' rows, when every footer gave them (the cost estimate's row groups and sample). */
+function rowsOf(plan: PartitionPlan): { inputRows?: number } {
+  const files = plan.groups.flatMap((g) => g.files);
+  if (files.some((f) => f.rows === undefined)) return {};
+  return { inputRows: files.reduce((n, f) => n + (f.rows ?? 0), 0) };
 }
 
 /** The run's stored plan, or undefined before the plan step wrote it. */

@@ -1,7 +1,7 @@
 // Unit tests of the quiet-partition verdict (go, wait how long, give up with a reason) and of the
 // run cost estimate (grows with the work, trash mode pays for its copies).
 import { describe, expect, it } from 'vitest';
-import { estimateCost, S3_USD_PER_PUT } from '../../../../functions/core/workflow/cost.js';
+import { estimateCost, S3_USD_PER_GET, S3_USD_PER_PUT } from '../../../../functions/core/workflow/cost.js';
 import { quietVerdict } from '../../../../functions/core/workflow/lease.js';
 
 const options = { maxRounds: 3, maxWaitSeconds: 300 };
@@ -63,13 +63,17 @@ describe('estimateCost', () => {
     expect(large.usd).toBeGreaterThan(small.usd);
   });
 
-  it('charges one COPY per input more in trash mode than with versioned deletes', () => {
+  it('charges one COPY per input more in trash mode; versioned deletes check the bucket once more per group', () => {
     // Prepare / Act
     const versioned = estimateCost(base);
     const trash = estimateCost({ ...base, retireMode: 'trash' });
 
-    // Assess
+    // Assess: delete mode asks the bucket's versioning at planning and at each group's commit.
     expect(trash.requests.copy - versioned.requests.copy).toBe(100);
-    expect(trash.breakdownUsd.s3 - versioned.breakdownUsd.s3).toBeCloseTo(100 * S3_USD_PER_PUT, 6);
+    expect(versioned.requests.get - trash.requests.get).toBe(1 + base.groups);
+    expect(trash.breakdownUsd.s3 - versioned.breakdownUsd.s3).toBeCloseTo(
+      100 * S3_USD_PER_PUT - (1 + base.groups) * S3_USD_PER_GET,
+      5,
+    );
   });
 });

@@ -1,0 +1,234 @@
+// The run cost estimate against the requests real runs send: each run goes plan → compact → verify → commit →
+// finalize through the workflow's own steps over an S3-like store, and every request is counted as S3 bills it.
+import { describe, expect, it } from 'vitest';
+import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
+import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
+import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { buildRunContext } from '../../../../functions/core/run-input.js';
+import {
+  estimateCost,
+  estimateRequests,
+  estimateRequestsByStep,
+  type RequestCounts,
+  retireCopiesPerInput,
+  S3_USD_PER_PUT,
+} from '../../../../functions/core/workflow/cost.js';
+import { runPartition, WORKFLOW_STEPS, type WorkflowSteps } from '../../../../functions/core/workflow/run.js';
+import { ManualClock } from '../../../../functions/ports/clock.js';
+import type { RetireMode } from '../../../../functions/ports/journal.js';
+import { defaultParquetEngine } from '../../../../functions/shared/parquet-engine.js';
+import { writeSampleLake } from '../../../../functions/tools/sample-lake.js';
+import { countingStore } from '../../../support/counting-store.js';
+
+const DAY = '2024-03-01';
+
+interface Lake {
+  readonly files: number;
+  readonly rows: number;
+  /** Groups the plan makes of them, and outputs it expects. */
+  readonly groups: number;
+  readonly outputs: number;
+  readonly choices?: { readonly targetFileSizeMB: number; readonly maxGroupMB: number };
+}
+
+/** Runs one partition of `lake` to the end on a store that is versioned exactly when the mode needs it. */
+async function countedRun(lake: Lake, mode: RetireMode) {
+  const inner = new MemoryObjectStore({ versioned: mode === 'delete-versioned' });
+  await writeSampleLake((key, bytes) => inner.put(key, bytes).then(() => undefined), {
+    table: 'events',
+    days: 1,
+    batches: lake.files,
+    startDate: DAY,
+    minRows: lake.rows,
+    maxRows: lake.rows,
+    seed: 3,
+  });
+  const counting = countingStore(inner);
+  const run = buildRunContext(
+    { name: 'events', prefix: 'events', bucket: 'lake' },
+    `date=${DAY}`,
+    { force: true, quietMinutes: 0, ...lake.choices },
+    {
+      executionName: `cost-${mode}`,
+      startedAt: 0,
+      versionedBuckets: mode === 'delete-versioned' ? ['lake'] : [],
+    },
+  );
+  // Each workflow step's requests apart: the counter is read after every step.
+  const bySteps: Record<string, RequestCounts> = {};
+  const steps = Object.fromEntries(
+    Object.entries(WORKFLOW_STEPS).map(([name, step]) => [
+      name,
+      async (...args: unknown[]) => {
+        const before = counting.counts();
+        const out = await (step as (...a: unknown[]) => Promise<unknown>)(...args);
+        const after = counting.counts();
+        const seen = bySteps[name] ?? { get: 0, put: 0, copy: 0, delete: 0 };
+        bySteps[name] = {
+          get: seen.get + after.get - before.get,
+          put: seen.put + after.put - before.put,
+          copy: seen.copy + after.copy - before.copy,
+          delete: seen.delete + after.delete - before.delete,
+        };
+        return out;
+      },
+    ]),
+  ) as unknown as WorkflowSteps;
+  const result = await runPartition(
+    {
+      store: counting.store,
+      journal: new MemoryJournal(),
+      clock: new ManualClock(5_000),
+      leases: new MemoryLeases(),
+      engine: defaultParquetEngine,
+      wait: async () => undefined,
+    },
+    run,
+    { plan: { inlineGroupLimit: 40, compactMemoryMb: 1769 } },
+    {},
+    steps,
+  );
+  return { result, counted: counting.counts(), bySteps };
+}
+
+const LAKES: Record<string, Lake> = {
+  'tiny files (read whole with their footer)': { files: 12, rows: 30, groups: 1, outputs: 1 },
+  'files above the footer read (fetched again, plus the writer sample)': {
+    files: 5,
+    rows: 40_000,
+    groups: 1,
+    outputs: 1,
+  },
+  'one group written to several outputs': {
+    files: 5,
+    rows: 40_000,
+    groups: 1,
+    outputs: 2,
+    choices: { targetFileSizeMB: 1, maxGroupMB: 16 },
+  },
+  'several groups of small files, several outputs each': {
+    files: 14,
+    rows: 30,
+    groups: 2,
+    outputs: 6,
+    choices: { targetFileSizeMB: 0.004, maxGroupMB: 0.016 },
+  },
+};
+
+describe('estimateRequests', () => {
+  for (const [name, lake] of Object.entries(LAKES)) {
+    for (const mode of ['delete-versioned', 'trash'] as const) {
+      it(`counts the requests a run sends, per billing class: ${name}, ${mode}`, async () => {
+        // Prepare / Act
+        const { result, counted } = await countedRun(lake, mode);
+
+        // Assess
+        expect(result.summary.outcome).toBe('compacted');
+        expect(result.plan?.retireMode).toBe(mode);
+        expect(result.plan?.groupCount).toBe(lake.groups);
+        expect(result.plan?.expectedOutputFiles).toBe(lake.outputs);
+        expect(result.groups.every((g) => g.result.state === 'done')).toBe(true);
+        const estimated = result.plan?.estimatedCost.requests;
+        expect({
+          getAndHead: estimated?.get,
+          putClassWithCopyAndList: (estimated?.put ?? 0) + (estimated?.copy ?? 0),
+          deleteRequests: estimated?.delete,
+        }).toEqual({
+          getAndHead: counted.get,
+          putClassWithCopyAndList: counted.put + counted.copy,
+          deleteRequests: counted.delete,
+        });
+        expect(estimated).toEqual(counted);
+      }, 60_000);
+
+      it(`splits a run's requests by the step that sends them: ${name}, ${mode}`, async () => {
+        // Prepare / Act
+        const { result, bySteps } = await countedRun(lake, mode);
+
+        // Assess: the compact step is the engine's rewrite plus its staging LIST and fingerprint PUT; the verify
+        // step the engine's verification plus a HEAD per output.
+        const plan = result.plan;
+        if (plan === undefined) throw new Error('the run was not planned');
+        const model = estimateRequestsByStep({
+          groups: plan.groupCount,
+          inputFiles: plan.plannedFiles,
+          inputBytes: plan.plannedBytes,
+          expectedOutputFiles: plan.expectedOutputFiles,
+          retireMode: plan.retireMode,
+          compactMemoryMb: 1769,
+          listedFiles: plan.inputFiles,
+          inputRows: lake.files * lake.rows,
+        });
+        const none = { get: 0, put: 0, copy: 0, delete: 0 };
+        expect(bySteps).toEqual({
+          acquireLease: none,
+          planRun: model.plan,
+          compactGroup: { ...model.rewrite, put: model.rewrite.put + model.bookkeeping.put },
+          verifyGroup: { ...model.verify, get: model.verify.get + model.bookkeeping.get },
+          commitStep: model.commit,
+          finalizeRun: model.finalize,
+        });
+      }, 60_000);
+    }
+  }
+
+  it('sends one DeleteObjects per 1,000 inputs, not one DELETE per input', () => {
+    // Prepare
+    const base = {
+      groups: 1,
+      inputBytes: 2_000 * 8_000,
+      expectedOutputFiles: 1,
+      retireMode: 'delete-versioned' as const,
+      compactMemoryMb: 1769,
+    };
+
+    // Act
+    const small = estimateRequests({ ...base, inputFiles: 1_000 });
+    const large = estimateRequests({ ...base, inputFiles: 1_001 });
+
+    // Assess: the inputs' batch, the staging batch; one more batch past 1,000 inputs.
+    expect(small.delete).toBe(2);
+    expect(large.delete).toBe(3);
+  });
+
+  it('adds a LIST page per 1,000 listed files to each of the two listings', () => {
+    // Prepare
+    const base = {
+      groups: 1,
+      inputFiles: 10,
+      inputBytes: 10 * 8_000,
+      expectedOutputFiles: 1,
+      retireMode: 'trash' as const,
+      compactMemoryMb: 1769,
+    };
+
+    // Act
+    const one = estimateRequests({ ...base, listedFiles: 1_000 });
+    const two = estimateRequests({ ...base, listedFiles: 1_001 });
+
+    // Assess: the plan's listing needs a second page; finalize's (1,001 − 10 + 1 keys) does not.
+    expect(two.put - one.put).toBe(1);
+    expect(two.get - one.get).toBe(1); // the extra file's footer
+  });
+
+  it('takes the COPYs per input from the retire mode', () => {
+    // Prepare
+    const base = {
+      groups: 2,
+      inputFiles: 100,
+      inputBytes: 100 * 257_000,
+      expectedOutputFiles: 2,
+      compactMemoryMb: 1769,
+    };
+
+    // Act
+    const versioned = estimateCost({ ...base, retireMode: 'delete-versioned' });
+    const trash = estimateCost({ ...base, retireMode: 'trash' });
+
+    // Assess
+    expect(retireCopiesPerInput('trash')).toBe(1);
+    expect(retireCopiesPerInput('delete-versioned')).toBe(0);
+    expect(trash.requests.copy - versioned.requests.copy).toBe(100);
+    expect(trash.breakdownUsd.s3).toBeGreaterThan(versioned.breakdownUsd.s3 + 99 * S3_USD_PER_PUT);
+  });
+});
