@@ -35,10 +35,11 @@ export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
 /** Keys per ListObjectsV2 page and per DeleteObjects request (S3's limits). */
 export const S3_KEYS_PER_REQUEST = 1000;
 /**
- * Whole small inputs the engine's pre-flight keeps for the rewrite, per group (parquet-wasm `maxBytesInFlight`
- * 16 MiB / 2): an input no larger than the footer's first read arrives whole with it and is not fetched again.
+ * Whole small inputs the engine's pre-flight keeps for the rewrite, per group (parquet-wasm settings.ts
+ * `smallFileCacheBytes`, 64 MiB): an input no larger than the footer's first read arrives whole with it and is
+ * not fetched again.
  */
-export const PREFLIGHT_CACHE_BYTES = 8 * 1024 * 1024;
+export const PREFLIGHT_CACHE_BYTES = 64 * 1024 * 1024;
 /** The writer-tuning sample (parquet-wasm runs.ts): first inputs until this many rows, at most 256 inputs / 4 MiB. */
 const SAMPLE_ROWS = 16_384;
 const SAMPLE_INPUTS = 256;

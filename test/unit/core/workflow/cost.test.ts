@@ -4,11 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { settingsOf } from '../../../../functions/adapters/parquet-wasm/settings.js';
 import { buildRunContext } from '../../../../functions/core/run-input.js';
 import {
   estimateCost,
   estimateRequests,
   estimateRequestsByStep,
+  PREFLIGHT_CACHE_BYTES,
   type RequestCounts,
   retireCopiesPerInput,
   S3_USD_PER_PUT,
@@ -116,6 +118,17 @@ const LAKES: Record<string, Lake> = {
 };
 
 describe('estimateRequests', () => {
+  it("models the engine's small-file cache with the engine's own bound", () => {
+    // Prepare / Act: the bound the engine applies by default.
+    const engine = settingsOf(
+      { groupId: 'g', files: [{ key: 'a', size: 1, etag: '' }] },
+      { outputKey: (i) => `${i}` },
+    );
+
+    // Assess: tiny inputs beyond it are fetched twice, so the model must use the same number.
+    expect(PREFLIGHT_CACHE_BYTES).toBe(engine.smallFileCacheBytes);
+  });
+
   for (const [name, lake] of Object.entries(LAKES)) {
     for (const mode of ['delete-versioned', 'trash'] as const) {
       it(`counts the requests a run sends, per billing class: ${name}, ${mode}`, async () => {
