@@ -11,7 +11,8 @@ import {
 } from '../../../../functions/core/parquet/statistics-policy.js';
 import { mulberry32 } from '../../../../functions/tools/sample-lake.js';
 
-const ROWS = 8_000;
+// More than STATISTICS_RULE.maxValues, so the thinned path is the one judged.
+const ROWS = 20_000;
 const rng = mulberry32(7);
 const hex = () =>
   Math.floor(rng() * 2 ** 32)
@@ -85,7 +86,7 @@ describe('decideColumnStatistics', () => {
     const small = { ...random(), values: random().values.slice(0, STATISTICS_RULE.minValues - 1) };
     const mostlyNull = column(
       'sparse',
-      random().values.map((v, i) => (i % 10 === 0 ? v : null)),
+      random().values.map((v, i) => (i % 25 === 0 ? v : null)),
     );
     const halfNull = column(
       'half',
@@ -103,15 +104,25 @@ describe('decideColumnStatistics', () => {
     ]);
   });
 
-  it('keeps statistics on a column whose distinct share falls under the threshold', () => {
-    // Prepare: 85 % distinct, 15 % repeats of one value, in random order.
-    const values = random().values.map((v, i) => (i % 20 < 3 ? 'same' : v));
+  it('drops statistics on IDs repeated a few times each in no order, and keeps them under the distinct threshold', () => {
+    // Prepare: sessions of ~8 events each, interleaved; and a pool of 300 values (enum-like).
+    const sessions = Array.from({ length: ROWS / 8 }, () => `sess_${hex()}`);
+    const repeated = column(
+      'session_id',
+      Array.from({ length: ROWS }, () => sessions[Math.floor(rng() * sessions.length)] as string),
+    );
+    const pool = Array.from({ length: 300 }, () => hex());
+    const enumLike = column(
+      'code',
+      Array.from({ length: ROWS }, () => pool[Math.floor(rng() * pool.length)] as string),
+    );
 
     // Act
-    const [decision] = decideColumnStatistics([column('mixed', values)], []);
+    const [session, code] = decideColumnStatistics([repeated, enumLike], []);
 
     // Assess
-    expect(decision?.keep).toBe(true);
-    expect(decision?.reason).toMatch(/^low cardinality \(distinct\/rows 0\.8\d\)$/);
+    expect(session?.keep).toBe(false);
+    expect(code?.keep).toBe(true);
+    expect(code?.reason).toMatch(/^low cardinality \(distinct\/rows 0\.0\d\)$/);
   });
 });
