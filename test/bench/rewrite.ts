@@ -550,8 +550,8 @@ export async function run(flags: readonly string[]): Promise<void> {
       );
     }
     report('compactor, deltaEncoding, 1 thread', bytes, delta, d1);
-    report(`compactor, readers ${MODERN_READERS.join(',')} (delta on), 1 thread`, bytes, modern, d1);
-    effectOf('readers (delta on)', modern, ours);
+    report('compactor, modern readers, 1 thread', bytes, modern, d1);
+    effectOf(`readers ${MODERN_READERS.join(',')} (delta on)`, modern, ours);
     report('compactor, statistics auto, 1 thread', bytes, auto, d1);
     effectOf('statistics auto', auto, ours);
     if (par !== undefined) report(`compactor, ${cores} worker threads`, bytes, par, d2);
