@@ -32,12 +32,14 @@ import {
   type WhereExpr,
 } from '../core/formats/iceberg/where.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
+import { STATISTICS_MODES, type StatisticsMode } from '../core/parquet/statistics-policy.js';
 import {
   isSkippedForContent,
   type PartitionPlan,
   partitionPlanSchema,
   type SkippedFile,
 } from '../core/planning.js';
+import { deltaReadersConflict, READERS, type Reader, readersSchema } from '../core/readers.js';
 import {
   buildRunContext,
   childExecutionName,
@@ -92,8 +94,12 @@ export interface CompactOptions extends DeltaLogStoreCliOptions {
   readonly targetMb?: number;
   /** @default 'zstd' */
   readonly codec?: Codec;
-  /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller (readers must support it). */
+  /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller; `false` forbids it. @default what `readers` allow */
   readonly deltaEncoding?: boolean;
+  /** Reader families the outputs must stay readable by (READERS in core/readers.ts). @default undeclared: any reader */
+  readonly readers?: readonly string[];
+  /** Column-chunk statistics: `all`, or `auto` (none where the sample shows min/max cannot prune). @default 'all' */
+  readonly statistics?: StatisticsMode;
   /** `logical`: write legacy physical forms (INT96, old decimals, 2-level lists) in the standard ones. @default 'exact' */
   readonly schemaFidelity?: SchemaFidelity;
   /** Table name recorded in plans and summaries. @default the URI's last path segment */
@@ -180,6 +186,10 @@ async function compactTable(
 ): Promise<CompactPartitionResult[]> {
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
   checkStrategy(options);
+  const readers = readersOf(options.readers);
+  const conflict = deltaReadersConflict(options.deltaEncoding, readers);
+  if (conflict !== undefined)
+    throw new UsageError(conflict.replace('deltaEncoding is true', '--delta-encoding is given'));
   const where = checkRewriteChoices(options, formatName);
   const dryRun = options.dryRun ?? false;
   const live = hooks.wrapStore?.(opened.store) ?? opened.store;
@@ -276,6 +286,8 @@ async function compactTable(
         ...(options.strategy === undefined ? {} : { strategy: options.strategy }),
         ...(options.columns === undefined ? {} : { sortColumns: [...options.columns] }),
         deltaEncoding: options.deltaEncoding,
+        ...(readers === undefined ? {} : { readers }),
+        ...(options.statistics === undefined ? {} : { statistics: options.statistics }),
         ...(options.schemaFidelity === undefined ? {} : { schemaFidelity: options.schemaFidelity }),
         targetFileSizeMB: options.targetMb,
         dryRun,
@@ -508,6 +520,17 @@ function checkStrategy(options: Pick<CompactOptions, 'strategy' | 'columns'>): v
 }
 
 /**
+ * The `--readers` list as reader families.
+ * @throws UsageError naming every unknown reader and the accepted ones, before anything is listed or written.
+ */
+export function readersOf(names: readonly string[] | undefined): Reader[] | undefined {
+  if (names === undefined) return undefined;
+  const parsed = readersSchema.safeParse(names);
+  if (parsed.success) return parsed.data;
+  throw new UsageError(`--readers: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+}
+
+/**
  * `rewriteDataFiles` and `where` are Iceberg's, and a filter must parse: checked before anything is listed.
  * @throws UsageError otherwise.
  */
@@ -553,7 +576,23 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     .addOption(new Option('--codec <codec>', 'output compression').choices(CODECS).default(DEFAULT_CODEC))
     .option(
       '--delta-encoding',
-      'write integer and timestamp columns DELTA_BINARY_PACKED where smaller (readers must support it: Spark >= 3.3, Trino, DuckDB, pyarrow)',
+      'write integer and timestamp columns DELTA_BINARY_PACKED where smaller (readers must support it: Spark >= 3.3, Trino, Athena v3, DuckDB, pyarrow)',
+    )
+    .option('--no-delta-encoding', 'never write DELTA_BINARY_PACKED, whatever --readers allow')
+    .option(
+      '--readers <list>',
+      `comma-separated reader families the outputs must stay readable by (${READERS.join(', ')}); DELTA_BINARY_PACKED is used iff every one reads it`,
+      (v: string) =>
+        v
+          .split(',')
+          .map((r) => r.trim())
+          .filter((r) => r !== ''),
+    )
+    .addOption(
+      new Option(
+        '--statistics <mode>',
+        'column-chunk statistics: all, or auto (none on string columns whose sampled values are nearly all distinct and in no order: min/max cannot prune them)',
+      ).choices(STATISTICS_MODES),
     )
     .addOption(
       new Option(

@@ -17,7 +17,13 @@ import {
   tableFormatNameSchema,
   unsupportedFormatMessage,
 } from './formats/index.js';
+import {
+  type StatisticsMode,
+  statisticsKeepColumns,
+  statisticsModeSchema,
+} from './parquet/statistics-policy.js';
 import type { PartitionValue } from './partition.js';
+import { deltaReadersConflict, readersSchema, resolveDeltaEncoding } from './readers.js';
 import { resolveTablePolicy, type TableConfig } from './table-config.js';
 import { DEFAULT_WORK_ROOT, workRootSchema } from './workflow/layout.js';
 
@@ -66,8 +72,12 @@ export const runInputSchema = z
       .max(5 * 1024, 'at most 5120 MiB (S3 single-copy limit)')
       .optional(),
     codec: codecSchema.optional(),
-    /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller. Default: the table's, else off. */
+    /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller. Default: the table's, else what `readers` allow. */
     deltaEncoding: z.boolean().optional(),
+    /** The reader families this run's outputs must be readable by. Default: the table's (undeclared: any reader). */
+    readers: readersSchema.optional(),
+    /** Column-chunk statistics, `all` or `auto` (see core/parquet/statistics-policy.ts). Default: the table's, else all. */
+    statistics: statisticsModeSchema.optional(),
     /** `exact` or `logical` (legacy physical forms written in the standard ones). Default: the table's, else exact. */
     schemaFidelity: schemaFidelitySchema.optional(),
     /** Bytes one compact Lambda rewrites at most, MiB (≥ 2 × target). Default 2048. */
@@ -256,6 +266,13 @@ export function normalizeRunInput(
         );
     }
   }
+  if (table !== undefined && parsed.success) {
+    const conflict = deltaReadersConflict(
+      parsed.data.deltaEncoding ?? table.deltaEncoding,
+      parsed.data.readers ?? table.readers,
+    );
+    if (conflict !== undefined) issues.push(`deltaEncoding: ${conflict}`);
+  }
   if (table !== undefined && table.bucket === undefined) {
     issues.push(
       `table: "${table.name}" has no bucket in the configuration; set its bucketName in the construct props`,
@@ -378,11 +395,12 @@ export type RunTable = Pick<
   | 'zOrderColumns'
   | 'targetFileSizeMB'
   | 'policy'
-> & {
-  readonly bucket: string;
-  readonly format?: TableFormatName;
-  readonly rewriteDataFiles?: RewriteDataFilesOptions | undefined;
-};
+> &
+  Partial<Pick<TableConfig, 'readers' | 'statistics' | 'keepStatistics' | 'partitionColumns'>> & {
+    readonly bucket: string;
+    readonly format?: TableFormatName;
+    readonly rewriteDataFiles?: RewriteDataFilesOptions | undefined;
+  };
 
 /** What one request chooses for its run; whatever it leaves out is the table's choice, else the default. */
 export type RunChoices = Pick<
@@ -392,6 +410,8 @@ export type RunChoices = Pick<
   | 'targetFileSizeMB'
   | 'codec'
   | 'deltaEncoding'
+  | 'readers'
+  | 'statistics'
   | 'schemaFidelity'
   | 'maxGroupMB'
   | 'dryRun'
@@ -431,6 +451,7 @@ export function buildRunContext(
         : undefined;
   const targetMiB = choices.targetFileSizeMB ?? table.targetFileSizeMB;
   const format = table.format ?? DEFAULT_TABLE_FORMAT;
+  const statistics: StatisticsMode = choices.statistics ?? table.statistics ?? 'all';
   // Iceberg: an explicit target in MiB is the same knob as `target-file-size-bytes`; an option beats it at its level.
   const asOption = (mib: number | undefined): RewriteDataFilesOptions | undefined =>
     mib === undefined ? undefined : { 'target-file-size-bytes': Math.round(mib * MiB) };
@@ -455,7 +476,14 @@ export function buildRunContext(
     strategy,
     ...(sortColumns === undefined ? {} : { sortColumns }),
     codec: choices.codec ?? table.codec ?? DEFAULT_CODEC,
-    ...((choices.deltaEncoding ?? table.deltaEncoding) === true && { deltaEncoding: true }),
+    ...(resolveDeltaEncoding(
+      choices.deltaEncoding ?? table.deltaEncoding,
+      choices.readers ?? table.readers,
+    ) && { deltaEncoding: true }),
+    ...(statistics === 'auto' && {
+      statistics,
+      keepStatistics: [...new Set([...statisticsKeepColumns(table), ...(sortColumns ?? [])])],
+    }),
     ...((choices.schemaFidelity ?? table.schemaFidelity) === 'logical' && {
       schemaFidelity: 'logical' as const,
     }),
@@ -552,8 +580,12 @@ export const runContextSchema = z.object({
   strategy: strategySchema,
   sortColumns: z.array(z.string()).readonly().optional(),
   codec: codecSchema,
-  /** Integer/date/time/timestamp columns may be written DELTA_BINARY_PACKED (absent: off). */
+  /** Integer/date/time/timestamp columns may be written DELTA_BINARY_PACKED (absent: off); resolved from `readers`. */
   deltaEncoding: z.boolean().optional(),
+  /** `auto`: statistics are dropped where the sample shows min/max cannot prune (absent: all columns keep them). */
+  statistics: statisticsModeSchema.optional(),
+  /** Under `auto`, columns that keep statistics whatever the sample says (partition, sort, Z-order, listed). */
+  keepStatistics: z.array(z.string()).readonly().optional(),
   /** `logical`: legacy physical forms are written in the standard ones (absent: exact). */
   schemaFidelity: schemaFidelitySchema.optional(),
   targetFileSizeBytes: z.number().int().positive(),

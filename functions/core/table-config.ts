@@ -13,6 +13,7 @@ import {
   tableFormatNameSchema,
 } from './formats/index.js';
 import type { TableFormatSettings } from './formats/table-format.js';
+import { statisticsModeSchema } from './parquet/statistics-policy.js';
 import { normalizeRoot, relativeToRoot } from './partition.js';
 import {
   DEFAULT_POLICY,
@@ -21,6 +22,7 @@ import {
   policyOverridesSchema,
   resolvePolicy,
 } from './policy.js';
+import { deltaReadersConflict, type Reader, readersSchema } from './readers.js';
 import { DEFAULT_WORK_ROOT } from './workflow/layout.js';
 
 const MiB = 1024 * 1024;
@@ -79,8 +81,23 @@ export const tableFieldSchemas = {
     .optional(),
   /** Output codec; ZSTD when omitted. */
   codec: codecSchema.optional(),
-  /** Let integer/date/time/timestamp columns use DELTA_BINARY_PACKED where smaller (readers must support it). */
+  /**
+   * Let integer/date/time/timestamp columns use DELTA_BINARY_PACKED where smaller (readers must support it). When
+   * omitted, `readers` decides: on iff they are declared and every one reads it (core/readers.ts); else off.
+   */
   deltaEncoding: z.boolean().optional(),
+  /**
+   * The reader families the table must stay readable by (`spark-3.3`, `trino`, `athena-v3`, `duckdb`, …; see
+   * READERS in core/readers.ts). Undeclared: any reader, so the writer uses only what every reader reads.
+   */
+  readers: readersSchema.optional(),
+  /**
+   * Column-chunk statistics: `all` (default) on every column; `auto` drops them on string columns whose sampled
+   * values are nearly all distinct and in no order, where min/max cannot prune (core/parquet/statistics-policy.ts).
+   */
+  statistics: statisticsModeSchema.optional(),
+  /** Columns that keep statistics under `auto` whatever the sample says (partition, sort and Z-order columns always do). */
+  keepStatistics: z.array(z.string().min(1)).optional(),
   /**
    * `exact` (default): outputs keep the inputs' Parquet schema exactly, and inputs the writer cannot reproduce
    * are refused; `logical`: legacy forms (INT96, BYTE_ARRAY/FIXED decimals, 2-level lists, MAP_KEY_VALUE)
@@ -126,6 +143,8 @@ type TableFields = TableFormatSettings & {
   readonly zOrderColumns?: readonly string[] | undefined;
   readonly targetFileSizeMB?: number | undefined;
   readonly policy?: { readonly targetFileSizeBytes?: number | undefined } | undefined;
+  readonly deltaEncoding?: boolean | undefined;
+  readonly readers?: readonly Reader[] | undefined;
 };
 
 /** Rules between one table's fields (date column and format, partition columns, target size). */
@@ -135,6 +154,8 @@ export function checkTableFields(table: TableFields, ctx: z.RefinementCtx): void
     const message = misplacedSettingMessage(table.format ?? DEFAULT_TABLE_FORMAT, setting);
     if (message !== undefined) ctx.addIssue({ code: 'custom', path: [setting], message });
   }
+  const conflict = deltaReadersConflict(table.deltaEncoding, table.readers);
+  if (conflict !== undefined) ctx.addIssue({ code: 'custom', path: ['deltaEncoding'], message: conflict });
   if (table.sortColumns !== undefined && table.zOrderColumns !== undefined) {
     ctx.addIssue({
       code: 'custom',

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { DeletedRows } from '../core/deletes/deleted-rows.js';
 import type { GroupFingerprint } from '../core/fingerprint/fingerprint.js';
 import type { FooterSource, ParquetFooter } from '../core/parquet/footer.js';
+import type { StatisticsMode } from '../core/parquet/statistics-policy.js';
 import type { ObjectStore } from './object-store.js';
 
 /**
@@ -128,6 +129,13 @@ export interface RewriteOptions {
    * only PLAIN and dictionary encodings are written, which every reader reads.
    */
   readonly deltaEncoding?: boolean;
+  /**
+   * Column-chunk statistics. `all`: every column gets min/max/null count. `auto`: string columns whose sampled
+   * values are nearly all distinct and in no order get none, since no row group's min/max could prune them
+   * (core/parquet/statistics-policy.ts); never the `keep` columns nor the sort columns. Stitched row groups keep
+   * the statistics their input has. @default { mode: 'all' }
+   */
+  readonly statistics?: { readonly mode: StatisticsMode; readonly keep?: readonly string[] };
   /**
    * Row-group stitching: an input whose row groups all reach these thresholds (compressed bytes or rows)
    * and whose schema, codec and encodings are the target's is copied row group by row group — pages

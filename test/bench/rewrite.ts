@@ -14,6 +14,8 @@ import { ENGINE_NODE_OPTIONS } from '../../functions/adapters/parquet-wasm/runti
 import { columnPlan, pw, writerProperties } from '../../functions/adapters/parquet-wasm/wasm.js';
 import type { GroupFingerprint } from '../../functions/core/fingerprint/fingerprint.js';
 import { MultisetHash, OrderedDigest } from '../../functions/core/fingerprint/fingerprint.js';
+import type { StatisticsMode } from '../../functions/core/parquet/statistics-policy.js';
+import { type Reader, resolveDeltaEncoding } from '../../functions/core/readers.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import type { WrittenOutput } from '../../functions/ports/parquet-engine.js';
 import { defaultParquetEngine as engine } from '../../functions/shared/parquet-engine.js';
@@ -42,6 +44,10 @@ interface Job {
   readonly deltaEncoding?: boolean;
   /** `false`: row-group stitching off (every row re-encoded). */
   readonly stitch?: false;
+  /** Declared readers: DELTA_BINARY_PACKED follows from them as in a run (resolveDeltaEncoding). */
+  readonly readers?: readonly Reader[];
+  /** The column-chunk statistics policy (default `all`). */
+  readonly statistics?: StatisticsMode;
   /** `verify` only: the outputs a compactor child wrote under `out`, and its fingerprint. */
   readonly verify?: { readonly outputs: readonly WrittenOutput[]; readonly fingerprint: GroupFingerprint };
 }
@@ -269,8 +275,9 @@ async function runChild(job: Job): Promise<Measurement> {
     {
       outputKey: (i) => `out-${i}.zstd.parquet`,
       workers: job.workers ?? 1,
-      ...(job.deltaEncoding === true && { deltaEncoding: true }),
+      ...(resolveDeltaEncoding(job.deltaEncoding, job.readers) && { deltaEncoding: true }),
       ...(job.stitch === false && { stitch: false }),
+      ...(job.statistics === 'auto' && { statistics: { mode: 'auto' as const } }),
     },
   );
   const wallMs = performance.now() - t0;
@@ -504,6 +511,18 @@ function addRequests(a: S3RequestCounts, b: S3RequestCounts): S3RequestCounts {
   return { get: a.get + b.get, put: a.put + b.put, copy: a.copy + b.copy, delete: a.delete + b.delete };
 }
 
+/** Readers that all read DELTA_BINARY_PACKED: declaring them turns it on (core/readers.ts). */
+const MODERN_READERS: readonly Reader[] = ['spark-3.3', 'trino', 'athena-v3', 'duckdb', 'pyarrow'];
+
+/** One writer setting's effect beside the default row: wall, CPU and output bytes, each as a change. */
+function effectOf(label: string, m: Measured, base: Measured): void {
+  const change = (a: number, b: number) => `${a >= b ? '+' : ''}${((100 * (a - b)) / b).toFixed(1)} %`;
+  const sum = (x: Measured) => x.outputs.reduce((n, b) => n + b, 0);
+  console.log(
+    `  ${label} vs default: wall ${change(m.wallMs, base.wallMs)} | CPU ${change(m.cpuMs, base.cpuMs)} | output bytes ${change(sum(m), sum(base))}`,
+  );
+}
+
 async function inputBytesOf(dir: string): Promise<number> {
   let total = 0;
   for (const n of await readdir(join(dir, 'data'))) total += (await stat(join(dir, 'data', n))).size;
@@ -531,14 +550,16 @@ export async function run(flags: readonly string[]): Promise<void> {
     const dir = await ensureSet({ name: 'B', files: Math.max(2, Math.round(2000 * scale)), rows: 20_000 });
     const bytes = await inputBytesOf(dir);
     console.log(`  set B: ${(bytes / MB).toFixed(0)} MB input`);
-    const [d1, d2, ours, phases, delta, par] = (await medians(repeat, [
+    const [d1, d2, ours, phases, delta, modern, auto, par] = (await medians(repeat, [
       { engine: 'duckdb', dir, out, threads: 1 },
       { engine: 'duckdb', dir, out, threads: 2 },
       { engine: 'compactor', dir, out },
       { engine: 'phases', dir, out },
       { engine: 'compactor', dir, out, deltaEncoding: true },
+      { engine: 'compactor', dir, out, readers: MODERN_READERS },
+      { engine: 'compactor', dir, out, statistics: 'auto' },
       ...(cores > 1 ? [{ engine: 'compactor', dir, out, workers: cores } as const] : []),
-    ])) as [Measured, Measured, Measured, Measured, Measured, Measured | undefined];
+    ])) as [Measured, Measured, Measured, Measured, Measured, Measured, Measured, Measured | undefined];
     report('DuckDB COPY threads=1', bytes, d1);
     report('DuckDB COPY threads=2', bytes, d2);
     report('compactor rewrite+fingerprint, 1 thread', bytes, ours, d1);
@@ -550,6 +571,10 @@ export async function run(flags: readonly string[]): Promise<void> {
       );
     }
     report('compactor, deltaEncoding, 1 thread', bytes, delta, d1);
+    report('compactor, modern readers, 1 thread', bytes, modern, d1);
+    effectOf(`readers ${MODERN_READERS.join(',')} (delta on)`, modern, ours);
+    report('compactor, statistics auto, 1 thread', bytes, auto, d1);
+    effectOf('statistics auto', auto, ours);
     if (par !== undefined) report(`compactor, ${cores} worker threads`, bytes, par, d2);
     const two = par ?? ours;
     console.log(

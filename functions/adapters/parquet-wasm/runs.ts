@@ -1,9 +1,10 @@
 // The schema runs of a group and how each is written: consecutive inputs of one output schema, their
 // output count (rows balanced, never a tiny last file) and writer settings tuned from a sample of the run.
 
-import { tableFromIPC, tableToIPC } from 'apache-arrow';
+import { type Table, Type, tableFromIPC, tableToIPC } from 'apache-arrow';
 import { MemoryBudgetExceededError } from '../../core/errors.js';
 import { combineForDecode } from '../../core/parquet/combine.js';
+import { columnsWithoutStatistics, type SampledColumn } from '../../core/parquet/statistics-policy.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { RewriteGroup } from '../../ports/parquet-engine.js';
 import type { CheckedInput, PreflightResult } from './preflight.js';
@@ -26,6 +27,8 @@ export interface Run {
 interface Sample {
   readonly dictionary: Record<string, boolean>;
   readonly encodings: Record<string, ColumnEncoding>;
+  /** Columns the `auto` statistics policy writes without statistics (empty under `all`). */
+  readonly noStatistics: readonly string[];
   /** Encoded output bytes per row, when the sample was large enough to measure it. */
   readonly bytesPerRow?: number;
 }
@@ -68,6 +71,7 @@ export async function planRuns(
         keyValueMetadata: run.inputs[0]?.footer.keyValueMetadata ?? {},
         dictionary: sample.dictionary,
         encodings: sample.encodings,
+        ...(sample.noStatistics.length > 0 && { noStatistics: sample.noStatistics }),
       },
     };
   });
@@ -124,6 +128,7 @@ async function sampleRun(
   const writer = { codec, rowGroupRows: settings.rowGroupRows };
   let dictionary: Record<string, boolean> = {};
   let encodings: Record<string, ColumnEncoding> = {};
+  let noStatistics: string[] = [];
   let bytesPerRow: number | undefined;
   try {
     const bytes = await sampleBytes(source, pre, run);
@@ -133,6 +138,8 @@ async function sampleRun(
     if (batch !== undefined && batch.numRows >= 1_000 && first.int96Columns.length === 0) {
       const rows = batch.numRows;
       const js = tableFromIPC(batch.intoIPCStream());
+      if (settings.statistics.mode === 'auto')
+        noStatistics = columnsWithoutStatistics(sampledColumns(js), settings.statistics.keep);
       // Snappy keeps the writer's default (dictionaries everywhere, except where a DELTA encoding
       // wins): its output grows a lot without them, and a one-file sample cannot see values that
       // repeat only across files, which dictionaries catch within a row group.
@@ -146,7 +153,7 @@ async function sampleRun(
       }
       const trial = pw.writeParquet(
         pw.Table.fromIPCStream(tableToIPC(js, 'stream')),
-        writerProperties({ ...writer, keyValueMetadata: {}, dictionary, encodings }),
+        writerProperties({ ...writer, keyValueMetadata: {}, dictionary, encodings, noStatistics }),
       );
       const footer = new DataView(trial.buffer, trial.byteOffset, trial.byteLength).getUint32(
         trial.length - 8,
@@ -157,7 +164,28 @@ async function sampleRun(
   } catch {
     // The input is checked properly when its turn comes; a failed sample keeps the defaults.
   }
-  return { dictionary, encodings, ...(bytesPerRow !== undefined && { bytesPerRow }) };
+  return { dictionary, encodings, noStatistics, ...(bytesPerRow !== undefined && { bytesPerRow }) };
+}
+
+/** Types whose statistics the policy may drop: Parquet BYTE_ARRAY strings and binaries. */
+const STRING_LIKE = new Set([Type.Utf8, Type.LargeUtf8, Type.Binary, Type.LargeBinary]);
+
+/**
+ * The sample's top-level columns as the statistics rule reads them: strings and binaries with their values
+ * (binaries as latin1, one code unit per byte, so their order is Parquet's byte order), others by name only.
+ */
+function sampledColumns(sample: Table): SampledColumn[] {
+  return sample.schema.fields.map((field) => {
+    if (!STRING_LIKE.has(field.type.typeId)) return { name: field.name, kind: 'other', values: [] };
+    const vector = sample.getChild(field.name);
+    const values: (string | null)[] = [];
+    if (vector !== null)
+      for (const v of vector) {
+        if (v === null || v === undefined) values.push(null);
+        else values.push(typeof v === 'string' ? v : Buffer.from(v as Uint8Array).toString('latin1'));
+      }
+    return { name: field.name, kind: 'string', values };
+  });
 }
 
 /** Rows a run's sample is made of at least, where its first inputs are small (see `sampleBytes`). */

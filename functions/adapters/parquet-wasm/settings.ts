@@ -2,6 +2,7 @@
 // default applied, so the stages after it read one settled value each.
 
 import { InvalidInputError } from '../../core/errors.js';
+import type { StatisticsMode } from '../../core/parquet/statistics-policy.js';
 import {
   type Codec,
   DEFAULT_CODEC,
@@ -27,6 +28,8 @@ export interface RewriteSettings {
   readonly batchRows: number;
   readonly sort: RewriteOptions['sort'];
   readonly deltaEncoding: boolean;
+  /** Statistics policy: `auto` decides per column from the run's sample; `keep` (with the sort columns) always keep them. */
+  readonly statistics: { readonly mode: StatisticsMode; readonly keep: readonly string[] };
   readonly schemaFidelity: SchemaFidelity;
   /** INT96 columns: `schemaFidelity` decides unless the older `int96` option says otherwise. */
   readonly int96: Int96Mode;
@@ -84,6 +87,10 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     batchRows: options.batchRows ?? 65_536,
     sort: options.sort,
     deltaEncoding: options.deltaEncoding === true,
+    statistics: {
+      mode: options.statistics?.mode ?? 'all',
+      keep: [...new Set([...(options.statistics?.keep ?? []), ...(options.sort?.columns ?? [])])],
+    },
     schemaFidelity: options.schemaFidelity ?? DEFAULT_SCHEMA_FIDELITY,
     int96: options.int96 ?? (options.schemaFidelity === 'logical' ? 'convert' : 'refuse'),
     // A row group this large already reads well; 16 MiB is the re-encoded row groups' uncompressed bound.

@@ -29,12 +29,15 @@ export interface WriterSettings {
   readonly dictionary?: Readonly<Record<string, boolean>>;
   /** Per top-level column written with DELTA_BINARY_PACKED (no dictionary); others: PLAIN/dictionary. */
   readonly encodings?: Readonly<Record<string, ColumnEncoding>>;
+  /** Top-level columns written without chunk statistics (the `auto` statistics policy's choice, see runs.ts). */
+  readonly noStatistics?: readonly string[];
 }
 
 /**
  * A fresh WriterProperties (parquet-wasm consumes them per write). Chunk-level statistics: every
  * column chunk gets min/max/null count, which is what engines prune with; page-level statistics
- * cost encode time for little benefit on compacted files (docs, "Engine").
+ * cost encode time for little benefit on compacted files (docs, "Engine"). Columns in `noStatistics`
+ * get none: computing min/max of long distinct strings is real encode time, spent for no pruning.
  */
 export function writerProperties(settings: WriterSettings): pw.WriterProperties {
   let builder = new pw.WriterPropertiesBuilder()
@@ -47,6 +50,9 @@ export function writerProperties(settings: WriterSettings): pw.WriterProperties 
   if (kv.length > 0) builder = builder.setKeyValueMetadata(new Map(kv));
   for (const [column, enabled] of Object.entries(settings.dictionary ?? {})) {
     builder = builder.setColumnDictionaryEnabled(column, enabled);
+  }
+  for (const column of settings.noStatistics ?? []) {
+    builder = builder.setColumnStatisticsEnabled(column, pw.EnabledStatistics.None);
   }
   for (const column of Object.keys(settings.encodings ?? {})) {
     builder = builder

@@ -95,6 +95,9 @@ export async function compactGroup(
         outputKey: (index) => stagedOutputKey(run, item.groupId, index),
         codec: run.codec,
         ...(run.deltaEncoding === true && { deltaEncoding: true }),
+        ...(run.statistics === 'auto' && {
+          statistics: { mode: 'auto' as const, keep: run.keepStatistics ?? [] },
+        }),
         ...(run.schemaFidelity === 'logical' && { schemaFidelity: 'logical' as const }),
         targetFileSizeBytes: run.targetFileSizeBytes,
         ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
