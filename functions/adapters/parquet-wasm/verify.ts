@@ -15,7 +15,7 @@ import {
   toGroupFingerprint,
   toOrderedFingerprint,
 } from '../../core/fingerprint/fingerprint.js';
-import { readFooter } from '../../core/parquet/footer.js';
+import { parseFooter, readFooterBytes } from '../../core/parquet/footer.js';
 import { assertOutputsMatch } from '../../core/verify/verify.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { VerificationReport, VerifyOptions } from '../../ports/parquet-engine.js';
@@ -78,14 +78,12 @@ async function compare(
   const perOutput = await Promise.all(
     outputs.map((output) =>
       limit(async () => {
-        const footer = await readFooter(store, output.key, output.size);
-        const tailStart = Math.max(0, output.size - footer.metadataLength - 8);
-        const tail = await store.getRange(output.key, tailStart, output.size - 1);
+        // One read of the footer for both parsers (it used to be read again for hyparquet).
+        const { size, tail } = await readFooterBytes(store, output.key, output.size);
+        const footer = parseFooter(output.key, size, tail);
         const meta = parquetMetadata(
           tail.buffer.slice(tail.byteOffset, tail.byteOffset + tail.byteLength) as ArrayBuffer,
-          {
-            geoparquet: false,
-          },
+          { geoparquet: false },
         );
         schemaKeys.push(schemaKeyOf(meta));
         const hashed = await pool.hash(store, output, batchRows, kind);
