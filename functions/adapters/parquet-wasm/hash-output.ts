@@ -77,13 +77,22 @@ export async function hashParquetObject(
   size: number,
   kind: FingerprintKind,
   batchRows: number,
-  path: BatchPath = 'ffi',
+  options: {
+    readonly path?: BatchPath;
+    /** The object's last bytes, when the caller has them (verify reads the footer first): served from here. */
+    readonly tail?: Uint8Array;
+  } = {},
 ): Promise<{ readonly rows: number; readonly fingerprint: OutputFingerprint }> {
+  const { path = 'ffi', tail } = options;
+  const tailStart = size - (tail?.length ?? 0);
   const multiset = kind === 'multiset-v1' ? new MultisetHash() : undefined;
   const ordered = kind === 'ordered-columns-v1' ? new OrderedDigest() : undefined;
   let failed: { readonly error: unknown } | undefined;
   const guarded: RangeReader = async (start, end) => {
     if (failed !== undefined) return new Uint8Array(0);
+    if (tail !== undefined && start >= tailStart && end <= size) {
+      return tail.subarray(start - tailStart, end - tailStart);
+    }
     try {
       return await read(start, end);
     } catch (error) {

@@ -88,7 +88,15 @@ async function compare(
           { geoparquet: false },
         );
         schemaKeys.push(schemaKeyOf(meta));
-        const hashed = await pool.hash(store, output, batchRows, kind);
+        // The footer just read goes along: the worker's reader would otherwise fetch it again. Only the
+        // footer: what lies before it (page indexes, data) is the worker's to fetch, as for any reader.
+        const footerBytes = tail.subarray(tail.length - footer.metadataLength - 8);
+        const hashed = await pool.hash(
+          store,
+          { key: output.key, size: output.size, tail: footerBytes },
+          batchRows,
+          kind,
+        );
         const rows = hashed.rows;
         if (rows !== footer.rows) {
           problems.push(`${output.key}: footer says ${footer.rows} rows, ${rows} were read`);

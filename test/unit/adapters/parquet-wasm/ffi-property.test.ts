@@ -65,8 +65,12 @@ describe('the FFI walker against the Arrow IPC oracle', () => {
       const read = async (start: number, end: number) => bytes.slice(start, end);
       const batchRows = 1 + rand.int(300);
       for (const kind of ['ordered-columns-v1', 'multiset-v1'] as const) {
-        const ffi = await hashParquetObject('out.parquet', read, bytes.length, kind, batchRows, 'ffi');
-        const ipc = await hashParquetObject('out.parquet', read, bytes.length, kind, batchRows, 'ipc');
+        const ffi = await hashParquetObject('out.parquet', read, bytes.length, kind, batchRows, {
+          path: 'ffi',
+        });
+        const ipc = await hashParquetObject('out.parquet', read, bytes.length, kind, batchRows, {
+          path: 'ipc',
+        });
         results.push({ ffi, ipc });
       }
     }
