@@ -1,5 +1,5 @@
 // Fingerprinting of parquet-wasm record batches: zero-copy through the Arrow C Data Interface in wasm memory,
-// or through Arrow IPC and arrow-js (the reference path); both feed the same kernels: equal rows hash equal.
+// or through Arrow IPC and arrow-js (the reference path, the tests' oracle); both feed the same kernels: equal rows hash equal.
 // And the rewrite's fingerprint of either kind: ordered per-column digests per output, or the row multiset.
 
 import { type Table, tableFromIPC } from 'apache-arrow';
@@ -21,7 +21,8 @@ import { FfiLayoutUnsupported, hashWasmBatchFfi, withWasmBatchColumns } from './
 /**
  * Copies a wasm record batch out as an Arrow JS table through Arrow IPC, without consuming it (a
  * slice is consumed, not the original). Slower than FFI views, but a separate decoder of the
- * batch's memory: verification uses it so that a bug in the FFI walker cannot cancel out.
+ * batch's memory (arrow-rs's IPC writer, arrow-js's reader): the oracle the FFI walker is tested
+ * against, and the fallback for layouts the walker does not read.
  */
 export function wasmBatchToTable(batch: WasmRecordBatch): Table {
   return tableFromIPC(batch.slice(0, batch.numRows).intoIPCStream());

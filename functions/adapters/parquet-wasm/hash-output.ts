@@ -1,13 +1,32 @@
-// Hashes one Parquet output read by byte ranges (footer, then a row group at a time) by the independent
-// path: parquet-wasm decodes, Arrow IPC carries each batch to arrow-js, the shared kernels hash. Runs in
-// an engine worker (verify), where a trap of parquet-wasm's streaming reader kills only the worker.
+// Hashes one Parquet output read by byte ranges (footer, then a row group at a time): this worker's own
+// parquet-wasm reader decodes the stored bytes and the shared kernels hash each batch where it lies in wasm
+// memory (the C Data walker; Arrow IPC only for layouts it does not read, or when asked, as the tests' oracle).
+// Runs in an engine worker (verify), where a trap of parquet-wasm's streaming reader kills only the worker.
 
-import { type FingerprintKind, MultisetHash, OrderedDigest } from '../../core/fingerprint/fingerprint.js';
-import { columnsOfWasmBatchIpc, hashWasmBatchIpc, type OutputFingerprint } from './batch-hash.js';
+import {
+  type ArrowColumn,
+  type FingerprintKind,
+  MultisetHash,
+  OrderedDigest,
+} from '../../core/fingerprint/fingerprint.js';
+import {
+  columnsOfWasmBatch,
+  columnsOfWasmBatchIpc,
+  hashWasmBatch,
+  hashWasmBatchIpc,
+  type OutputFingerprint,
+} from './batch-hash.js';
 import { decodeError, pw } from './wasm.js';
 
 /** Reads bytes [start, end) of an object. */
 export type RangeReader = (start: number, end: number) => Promise<Uint8Array>;
+
+/**
+ * How decoded batches reach the hash: `ffi` reads them in place in wasm memory (what verify does);
+ * `ipc` copies each out through Arrow IPC into arrow-js first — a second, independent reader of the
+ * same memory, kept as the oracle the FFI walker is tested against and for before/after measurements.
+ */
+export type BatchPath = 'ffi' | 'ipc';
 
 /**
  * A Blob-shaped view of bytes [start, end) of an object, for parquet-wasm's ranged async reader
@@ -35,9 +54,16 @@ function rangeBlob(read: RangeReader, start: number, end: number): Blob {
 
 /**
  * The fingerprint of `kind` of every row of the `size`-byte Parquet object behind `read`, in order,
- * and the rows read. Through Arrow IPC, not the zero-copy C Data walker the rewrite uses: a walker
- * bug shows up as a mismatch. A 128 MiB output is never held whole: parquet-wasm asks for the footer, then one
+ * and the rows read. A 128 MiB output is never held whole: parquet-wasm asks for the footer, then one
  * row group's column chunks at a time.
+ *
+ * What keeps this independent of the writer is the bytes and the reader, not the hash path: the
+ * bytes are the stored object's, fetched through `read`, and they are decoded by a reader instance
+ * of this call's own (on verify's worker, another wasm instance than the writer's), so whatever the
+ * writer got wrong is in the decoded values this hashes. Batches are hashed in place (`ffi`, no IPC
+ * copy: that copy was about half of verify's hashing time). That the walker reads every value the
+ * way Arrow IPC does — the cross-check verify used to make at run time by going through IPC — is
+ * what the FFI property tests prove over generated tables of every type the engine writes.
  *
  * A read that fails is never handed to parquet-wasm as a rejection: its async reader traps
  * ("RuntimeError: unreachable") on one, from a promise callback, which crashes the process (or the
@@ -51,12 +77,22 @@ export async function hashParquetObject(
   size: number,
   kind: FingerprintKind,
   batchRows: number,
+  options: {
+    readonly path?: BatchPath;
+    /** The object's last bytes, when the caller has them (verify reads the footer first): served from here. */
+    readonly tail?: Uint8Array;
+  } = {},
 ): Promise<{ readonly rows: number; readonly fingerprint: OutputFingerprint }> {
+  const { path = 'ffi', tail } = options;
+  const tailStart = size - (tail?.length ?? 0);
   const multiset = kind === 'multiset-v1' ? new MultisetHash() : undefined;
   const ordered = kind === 'ordered-columns-v1' ? new OrderedDigest() : undefined;
   let failed: { readonly error: unknown } | undefined;
   const guarded: RangeReader = async (start, end) => {
     if (failed !== undefined) return new Uint8Array(0);
+    if (tail !== undefined && start >= tailStart && end <= size) {
+      return tail.subarray(start - tailStart, end - tailStart);
+    }
     try {
       return await read(start, end);
     } catch (error) {
@@ -64,6 +100,8 @@ export async function hashParquetObject(
       return new Uint8Array(0);
     }
   };
+  const sink = (columns: readonly ArrowColumn[], offset: number, n: number) =>
+    ordered?.add(columns, offset, n);
   let rows = 0;
   try {
     const file = await pw.ParquetFile.fromFile(rangeBlob(guarded, 0, size));
@@ -72,8 +110,8 @@ export async function hashParquetObject(
       for await (const batch of stream as unknown as AsyncIterable<pw.RecordBatch>) {
         try {
           rows += batch.numRows;
-          if (multiset !== undefined) hashWasmBatchIpc(multiset, batch);
-          else columnsOfWasmBatchIpc(batch, (columns, offset, n) => ordered?.add(columns, offset, n));
+          if (multiset !== undefined) (path === 'ffi' ? hashWasmBatch : hashWasmBatchIpc)(multiset, batch);
+          else (path === 'ffi' ? columnsOfWasmBatch : columnsOfWasmBatchIpc)(batch, sink);
         } finally {
           batch.free();
         }

@@ -274,7 +274,8 @@ export interface HashedOutput {
 /** Hashes one stored output on a worker thread; the calling thread serves the byte ranges it asks for. */
 export type OutputHasher = (
   store: ObjectStore,
-  output: { readonly key: string; readonly size: number },
+  /** `tail`: the output's last bytes, when the caller has read them (its footer): not fetched again. */
+  output: { readonly key: string; readonly size: number; readonly tail?: Uint8Array },
   batchRows: number,
   kind: FingerprintKind,
 ) => Promise<HashedOutput>;
@@ -357,7 +358,14 @@ function hasherOn(worker: Worker): WorkerHasher {
       };
       worker.on('message', onMessage);
       worker.on('error', onError);
-      const start: ToWorker = { type: 'hash', key: output.key, size: output.size, batchRows, kind };
+      const start: ToWorker = {
+        type: 'hash',
+        key: output.key,
+        size: output.size,
+        batchRows,
+        kind,
+        ...(output.tail !== undefined && { tail: output.tail }),
+      };
       worker.postMessage(start);
     });
   return {

@@ -52,6 +52,8 @@ export type ToWorker =
       readonly size: number;
       readonly batchRows: number;
       readonly kind: FingerprintKind;
+      /** The output's last bytes, already read by the main thread: reads within them are not sent. */
+      readonly tail?: Uint8Array;
     }
   /** The bytes of a `read` (or why the store failed). */
   | { readonly type: 'range'; readonly id: number; readonly bytes?: Uint8Array; readonly error?: string };
@@ -128,6 +130,7 @@ async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<vo
       message.size,
       message.kind,
       message.batchRows,
+      message.tail === undefined ? {} : { tail: message.tail },
     );
     post({ type: 'hashed', rows: hashed.rows, fingerprint: hashed.fingerprint });
     return;

@@ -10,7 +10,7 @@ import { UnsupportedInputError } from '../errors.js';
 
 /**
  * One Arrow array as the digest reads it — the shape both ways of reaching a batch's memory are
- * turned into: arrow-js `Data` (`slotsOfData`, verify via Arrow IPC) and the Arrow C Data Interface
+ * turned into: arrow-js `Data` (`slotsOfData`, after Arrow IPC) and the Arrow C Data Interface
  * over wasm memory (the parquet-wasm adapter, zero copy). Offsets are already applied: slot `i` is
  * `bytes[i·width ..]`, `offsets[i] .. offsets[i + 1]`, child slot `base + i`…; only bit positions
  * carry one (`validity.offset`, `valueOffset`), because bitmaps cannot be sliced at a bit.
@@ -509,7 +509,7 @@ function bytesOf(values: ArrayBufferView): Uint8Array {
 }
 
 /**
- * The slots of one arrow-js array (the verify path, after Arrow IPC). arrow-js keeps `offset` for
+ * The slots of one arrow-js array (the Arrow IPC path: the tests' oracle for the FFI walker). arrow-js keeps `offset` for
  * the validity bitmap (and boolean values) only: value and offset buffers, and the children of
  * structs and fixed-size lists, are already sliced.
  */

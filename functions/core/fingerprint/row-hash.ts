@@ -10,8 +10,9 @@ import { UnsupportedInputError } from '../errors.js';
  * per-row, per-value dispatch would be several times slower on 40 M-row groups.
  *
  * The kernels below take raw buffers (validity bitmap + bit offset, values, offsets), so the two
- * ways of reaching a batch's memory — arrow-js `Data` (verify, via Arrow IPC) and the Arrow C Data
- * Interface over wasm memory (rewrite, zero copy, see ffi-hash.ts) — feed one canonical encoding:
+ * ways of reaching a batch's memory — arrow-js `Data` (via Arrow IPC: the tests' oracle, and the
+ * fallback) and the Arrow C Data Interface over wasm memory (rewrite and verify, zero copy, see
+ * ffi-hash.ts) — feed one canonical encoding:
  * - fixed-width values: the value's little-endian bytes, as 32-bit words when the width is a
  *   multiple of 4 (whatever the buffer's alignment), else byte by byte; then the width;
  * - variable-length values: their bytes in 32-bit little-endian words (the tail zero-padded),

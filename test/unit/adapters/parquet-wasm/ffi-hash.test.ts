@@ -1,5 +1,6 @@
-// Proves the zero-copy FFI fingerprint (rewrite) equals the arrow-js/IPC reference fingerprint (verify)
-// for every type DuckDB writes, for whole batches and slices at any offset, and still sees a changed value.
+// Proves the zero-copy FFI row-multiset fingerprint (rewrite and verify) equals the arrow-js/IPC reference
+// (the oracle) for every type DuckDB writes, for whole batches and slices at any offset, and still sees a
+// changed value. Random tables of every type: ffi-property.test.ts.
 
 import {
   DataType,

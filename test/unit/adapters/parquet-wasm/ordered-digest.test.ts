@@ -1,5 +1,5 @@
 // Proves the ordered per-column digest reads parquet-wasm batches the same through zero-copy FFI views
-// (rewrite) and through Arrow IPC (verify), for every type DuckDB writes, however the rows are cut into
+// (rewrite and verify) and through Arrow IPC (the oracle), for every type DuckDB writes, however the rows are cut into
 // batches, row groups and files, dictionary-encoded or plain; and that verification with it fails on rows
 // moved within a file, outputs out of order and a fingerprint whose kind was lost — never passes them.
 

@@ -1,5 +1,6 @@
 // Proves verifyOutputs catches outputs that differ from the inputs in ways row counts cannot see:
-// one changed value, a value swapped between two rows, a dropped row, and changed key-value metadata.
+// one changed value, a value swapped between two rows, a dropped row, and changed key-value metadata;
+// and that it fetches each output's footer once, the worker's reader included.
 
 import { describe, expect, it } from 'vitest';
 import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
@@ -72,5 +73,27 @@ describe('verifyOutputs', () => {
     expect(problems.some((p) => p.startsWith('rows:'))).toBe(true);
     expect(problems.some((p) => p.startsWith('schema:'))).toBe(true);
     expect(problems.some((p) => p.startsWith('row hash'))).toBe(true);
+  });
+
+  it("fetches each output's footer once: the worker's reader gets the bytes the main thread read", async () => {
+    // Prepare: a store that records every ranged read.
+    const { target, result } = await rewritten(2);
+    const reads: { key: string; start: number; end: number }[] = [];
+    const getRange = target.getRange.bind(target);
+    target.getRange = async (key, start, end) => {
+      reads.push({ key, start, end });
+      return getRange(key, start, end);
+    };
+
+    // Act
+    const report = await verifyOutputs(target, result.outputs, result.fingerprint);
+
+    // Assess: per output, one read reaches the end of the object (the footer), and data reads follow.
+    expect(report.fingerprint.hash).toBe(result.fingerprint.hash);
+    for (const output of result.outputs) {
+      const mine = reads.filter((r) => r.key === output.key);
+      expect(mine.filter((r) => r.end === output.size - 1)).toHaveLength(1);
+      expect(mine.length).toBeGreaterThan(1);
+    }
   });
 });
