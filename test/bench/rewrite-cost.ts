@@ -57,14 +57,15 @@ function computeUsd(ms: number, memoryMb: number): number {
  * Prints a set's cost lines. Compute: our rewrite, verify (its own Lambda) and both, and DuckDB's COPY, from the
  * 1-thread rows at 1,769 MB and, where the set has them, the 2-worker rows at 3,008 MB. S3: the requests the
  * engine sent (counted in the children) plus, from the cost model, those of the steps the bench does not run
- * (plan, bookkeeping, commit, finalize) for the whole set as one group, in each retirement mode.
+ * (plan, bookkeeping, commit, finalize) for the whole set as one group, in each retirement mode. Returns the
+ * compute $/TB of rewrite + verify at 1,769 MB (one thread), which issue #19 sets a goal for.
  */
 export async function reportCost(
   dir: string,
   inputBytes: number,
   one: CostPair,
   two?: CostPair,
-): Promise<void> {
+): Promise<{ readonly computeUsdPerTb: number }> {
   const files = (await readdir(join(dir, 'data'))).length;
   const perTb = (dollars: number) => (dollars * 1e12) / inputBytes;
   const per1k = (dollars: number) => (dollars * 1000) / files;
@@ -87,7 +88,7 @@ export async function reportCost(
   const measured = { rewrite: one.ours.requests, verify: one.ours.verifyRequests };
   if (measured.rewrite === undefined || measured.verify === undefined) {
     console.log('    S3 requests: not counted (no compactor row with its verification)');
-    return;
+    return { computeUsdPerTb: perTb(oneThread) };
   }
   const model = (retireMode: RetireMode) => {
     const input: CostInput = {
@@ -131,4 +132,5 @@ export async function reportCost(
   console.log(
     `    S3 Tables compaction (binpack; $0.002 per 1,000 objects + $0.005 per GB processed): ${usd(per1k(tables))} per 1,000 inputs of this size, ${usd(perTb(tables))}/TB`,
   );
+  return { computeUsdPerTb: perTb(oneThread) };
 }
