@@ -2,6 +2,7 @@
 // once, each saying what is expected) and normalised into one self-contained, JSON-safe RunContext.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { RETIRE_MODES } from '../ports/journal.js';
 import { codecSchema, DEFAULT_CODEC, schemaFidelitySchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
 import {
@@ -572,7 +573,7 @@ export const runContextSchema = z.object({
   quietMinutes: z.number().nonnegative(),
   generation: z.number().int().positive().optional(),
   trigger: z.enum(TRIGGERS),
-  retireMode: z.enum(['delete-versioned', 'trash']),
+  retireMode: z.enum(RETIRE_MODES),
   /** When the execution started, epoch ms (for the run's duration). */
   startedAt: z.number(),
   /**

@@ -184,7 +184,9 @@ export async function planRun(
       inputFiles: summary.plannedFiles,
       inputBytes: summary.plannedBytes,
       expectedOutputFiles: summary.expectedOutputFiles,
-      retireMode: retirement.retireMode,
+      // The estimate counts a COPY per input in trash mode only; delete-rebuild makes none (its undo, which
+      // rebuilds inputs from the outputs, is not part of a run's expected cost), so it costs what delete mode does.
+      retireMode: retirement.retireMode === 'trash' ? 'trash' : 'delete-versioned',
       compactMemoryMb: options.compactMemoryMb,
     }),
     ...(plan.reason === undefined ? {} : { reason: plan.reason }),

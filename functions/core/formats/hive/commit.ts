@@ -8,20 +8,36 @@
 //               delete mode needs a versioned bucket and a version id for every input (so a
 //               retired input can be restored); otherwise the group falls back to trash mode.
 //               trash mode: copy inputs to trash (If-Match), still invisible to readers.
+//               delete-rebuild mode: no copy; needs the outputs to locate every row of every input
+//               (the rewrite's sources), else the group falls back to trash mode.
 //   publishing  copy staged outputs into the partition (readers may now see old + new).
 //   published   delete inputs with If-Match on their planned ETag, in one batched round
 //               (a changed input → undo: restore retired inputs, then remove outputs, abort).
 //   retired     remove the staging objects.          → done
 //
+// Undo restores an absent input from its old version (delete-versioned), its trash copy (trash), or
+// (delete-rebuild) by rewriting the staged outputs that hold its rows with every other row dropped into
+// its trash key, checking and verifying that file, then putting it at the input's key if still absent.
+//
 // Before `publishing` a failure rolls back (staging removed); from `publishing` on it rolls forward.
 // A group is "settled" once `done` or `aborted` with no undo pending; until then its partition is
 // fenced (see workflow/settle.ts): never planned, never released as idle.
 import pLimit from 'p-limit';
-import type { GroupJournalEntry, JournalInput } from '../../../ports/journal.js';
+import type { GroupJournalEntry, JournalInput, JournalOutput } from '../../../ports/journal.js';
 import type { DeleteRef, ObjectStore } from '../../../ports/object-store.js';
-import { NotVerifiedError, PreconditionFailedError } from '../../errors.js';
+import type { InputFile } from '../../../ports/parquet-engine.js';
+import { DeletedRows } from '../../deletes/deleted-rows.js';
+import { CompactorError, NotVerifiedError, PreconditionFailedError } from '../../errors.js';
+import { type InputPiece, piecesOf } from '../../parquet/provenance.js';
 import { deleteAll, requireEntry, stagingLeftovers } from '../staging.js';
 import type { CommitConflict, CommitDeps, CommitOutcome } from '../table-format.js';
+
+/**
+ * A `delete-rebuild` undo could not re-create a retired input from the outputs: no engine was given, the outputs
+ * do not account for its rows, or the rebuilt file does not hold its planned rows. Nothing is lost — the input's
+ * rows are in the published outputs, which stay — but the group stays fenced (undo pending) until it is settled.
+ */
+export class InputRebuildError extends CompactorError {}
 
 /** Key of an input's trash copy: the input's full key under the trash prefix. */
 export function trashKey(entry: Pick<GroupJournalEntry, 'trashPrefix'>, inputKey: string): string {
@@ -155,6 +171,7 @@ async function retirementFor(
   entry: GroupJournalEntry,
   inputs: readonly JournalInput[],
 ): Promise<Pick<GroupJournalEntry, 'retireMode'> & { note?: string }> {
+  if (entry.retireMode === 'delete-rebuild') return rebuildRetirement(entry, inputs);
   if (entry.retireMode !== 'delete-versioned') return { retireMode: entry.retireMode };
   const versioning = store.versioning === undefined ? 'unknown' : await store.versioning();
   const unversioned = inputs.filter((i) => i.versionId === undefined);
@@ -167,6 +184,117 @@ async function retirementFor(
     retireMode: 'trash',
     note: `delete mode fell back to trash mode: ${why}, so a deleted input could not be restored. Enable versioning on the bucket (or drop it from versionedBuckets)`,
   };
+}
+
+/**
+ * Delete-rebuild mode is only as safe as the outputs' record of where each input's rows went: the group keeps
+ * it only when, for every input, the outputs' sources hold its planned rows exactly once and in order (see
+ * `rebuildPlan`); otherwise it falls back to trash mode (a copy per input) before anything is published.
+ */
+function rebuildRetirement(
+  entry: GroupJournalEntry,
+  inputs: readonly JournalInput[],
+): Pick<GroupJournalEntry, 'retireMode'> & { note?: string } {
+  for (const input of inputs) {
+    const plan = rebuildPlan(entry, input);
+    if ('problem' in plan) {
+      return {
+        retireMode: 'trash',
+        note: `delete-rebuild mode fell back to trash mode: ${input.key} could not be rebuilt from the outputs (${plan.problem})`,
+      };
+    }
+  }
+  return { retireMode: 'delete-rebuild' };
+}
+
+/**
+ * The engine's group that re-creates `input` from the staged outputs: each output holding some of its rows,
+ * in order, with every row that is not the input's marked deleted. Staged outputs rather than published ones:
+ * they are ours alone (outside the table, immutable, their ETags journaled), and stay until the undo is done.
+ */
+function rebuildPlan(
+  entry: Pick<GroupJournalEntry, 'outputs'>,
+  input: JournalInput,
+): { readonly files: InputFile[] } | { readonly problem: string } {
+  if (input.rows === undefined) return { problem: 'its row count was not recorded' };
+  if (input.rows === 0) return { problem: 'it has no rows' };
+  const found = piecesOf(entry.outputs, input.key, input.rows);
+  if ('problem' in found) return found;
+  const byOutput = new Map<number, InputPiece[]>();
+  let previous: InputPiece | undefined;
+  for (const piece of found.pieces) {
+    // Rows come back in output order: the input's rows must be in that order too.
+    if (
+      previous !== undefined &&
+      (piece.output < previous.output ||
+        (piece.output === previous.output && piece.offset < previous.offset + previous.rows))
+    ) {
+      return { problem: 'its rows are not in the outputs in order' };
+    }
+    previous = piece;
+    byOutput.set(piece.output, [...(byOutput.get(piece.output) ?? []), piece]);
+  }
+  const files = [...byOutput].map(([index, pieces]): InputFile => {
+    const output = entry.outputs[index] as JournalOutput;
+    const ranges: number[] = [];
+    let at = 0;
+    for (const piece of pieces) {
+      if (piece.offset > at) ranges.push(at, piece.offset);
+      at = piece.offset + piece.rows;
+    }
+    if (at < output.rows) ranges.push(at, output.rows);
+    return {
+      key: output.stagingKey,
+      size: output.size,
+      etag: output.etag,
+      rows: output.rows,
+      ...(ranges.length === 0 ? {} : { deleted: DeletedRows.fromRanges(Uint32Array.from(ranges)) }),
+    };
+  });
+  return { files };
+}
+
+/**
+ * Re-creates a retired input at its trash key from the staged outputs (see `rebuildPlan`) and checks it: one
+ * file, exactly the input's planned rows, and an independent re-read (the engine's verify) that matches the
+ * rows the rewrite read. The file is row-identical to the input, not byte-identical (written by the engine,
+ * with the run's codec). Overwrites the trash key, so a crash mid-rebuild is simply rebuilt again.
+ */
+async function rebuildInput(
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+  input: JournalInput,
+): Promise<string> {
+  const key = trashKey(entry, input.key);
+  const stuck = `Group ${entry.groupId} of run ${entry.runId} cannot restore ${input.key} from its outputs`;
+  const settle =
+    'Nothing is lost: its rows are in the published outputs, which stay until every input is back; the partition stays fenced until the group is settled';
+  if (deps.engine === undefined) {
+    throw new InputRebuildError(
+      `${stuck}: this step was given no Parquet engine. ${settle} by a step that has one (the workflow's commit, rollback, plan or finalize step, or lake-compactor settle)`,
+    );
+  }
+  const plan = rebuildPlan(entry, input);
+  if ('problem' in plan)
+    throw new InputRebuildError(`${stuck}: ${plan.problem}. ${settle}; restore it by hand.`);
+  const io = { source: deps.store, target: deps.store };
+  const result = await deps.engine.rewriteGroup(
+    io,
+    { groupId: `${entry.groupId}-restore`, files: plan.files, expectedOutputFiles: 1 },
+    { outputKey: (index) => (index === 0 ? key : `${key}.${index}`), stitch: false },
+  );
+  const [restored, ...more] = result.outputs;
+  if (restored === undefined || more.length > 0 || restored.rows !== input.rows) {
+    await deleteAll(
+      deps.store,
+      result.outputs.map((o) => o.key),
+    );
+    throw new InputRebuildError(
+      `${stuck}: the rebuild wrote ${result.outputs.length} file(s) of ${result.outputs.map((o) => o.rows).join(', ')} rows where the input had ${input.rows}. ${settle}; retry, and report it if it repeats.`,
+    );
+  }
+  await deps.engine.verifyOutputs(deps.store, [restored], result.fingerprint);
+  return key;
 }
 
 /** publishing → published: copies every staged output to its final key (idempotent). */
@@ -227,16 +355,19 @@ async function retire(
  * staging. Idempotent, so a crash mid-undo is finished by the next attempt (the group stays fenced).
  */
 async function undo(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJournalEntry> {
-  const limit = pLimit(deps.concurrency ?? 16);
+  // A rebuild decodes and re-encodes whole outputs: one at a time, so memory stays one rewrite's.
+  const limit = pLimit(entry.retireMode === 'delete-rebuild' ? 1 : (deps.concurrency ?? 16));
   // Inputs first, outputs second: in between a reader may see rows twice (the documented visibility
   // window), never miss one. Removing the outputs first would hide every row of the retired inputs.
   await Promise.all(
     entry.inputs.map((input) =>
       limit(async () => {
         if (await deps.store.head(input.key)) return;
+        const rebuilt =
+          entry.retireMode === 'delete-rebuild' ? await rebuildInput(deps, entry, input) : undefined;
         try {
-          if (entry.retireMode === 'trash') {
-            const bytes = await deps.store.get(trashKey(entry, input.key));
+          if (entry.retireMode === 'trash' || rebuilt !== undefined) {
+            const bytes = await deps.store.get(rebuilt ?? trashKey(entry, input.key));
             await deps.store.put(input.key, bytes, { ifNoneMatch: '*' });
           } else {
             await deps.store.copy(input.key, input.key, {
@@ -254,6 +385,17 @@ async function undo(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJo
     deps.store,
     entry.outputs.map((o) => o.finalKey),
   );
+  if (entry.retireMode === 'delete-rebuild') {
+    // Staging is what an input is rebuilt from: it goes only once the undo is recorded as done, so a rerun
+    // after any crash before that (say, a writer deleted a restored input meanwhile) can still rebuild.
+    await deleteAll(
+      deps.store,
+      entry.inputs.map((i) => trashKey(entry, i.key)),
+    );
+    const undone = await deps.journal.transition(entry, 'aborted', { undo: 'done' }, deps.clock.now());
+    await removeStaging(deps.store, entry);
+    return undone;
+  }
   await removeStaging(deps.store, entry);
   if (entry.retireMode === 'trash') {
     await deleteAll(

@@ -1,0 +1,62 @@
+// Test helper: a stand-in Parquet engine over text objects whose lines are rows, for commit tests that need
+// the engine's rewrite only to re-create an input from outputs (delete-rebuild undo). It honours what the
+// real one promises there: inputs in order, deleted positions dropped, one output, a verify that re-reads it.
+import { createHash } from 'node:crypto';
+import { VerificationError } from '../../functions/core/errors.js';
+import type { GroupFingerprint } from '../../functions/core/fingerprint/fingerprint.js';
+import type { ObjectStore } from '../../functions/ports/object-store.js';
+import type { ParquetEngine } from '../../functions/ports/parquet-engine.js';
+
+/** The rows of a text object: its non-empty lines. */
+export function textRows(bytes: Uint8Array): string[] {
+  return new TextDecoder().decode(bytes).split('\n').filter(Boolean);
+}
+
+function fingerprintOf(rows: readonly string[]): GroupFingerprint {
+  const hash = createHash('sha256')
+    .update([...rows].sort().join('\n'))
+    .digest('hex')
+    .slice(0, 16);
+  return { kind: 'multiset-v1', rows: rows.length, schemaFingerprint: 'text', nullCounts: {}, hash };
+}
+
+/** Rewrites text inputs (minus their deleted lines) into one output; `rewrites` counts the calls. */
+export function textEngine(): Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutputs'> & { rewrites: number } {
+  const engine = {
+    rewrites: 0,
+    async rewriteGroup(
+      io: Parameters<ParquetEngine['rewriteGroup']>[0],
+      group: Parameters<ParquetEngine['rewriteGroup']>[1],
+      options: Parameters<ParquetEngine['rewriteGroup']>[2],
+    ) {
+      engine.rewrites += 1;
+      const rows: string[] = [];
+      for (const file of group.files) {
+        const lines = textRows(await io.source.get(file.key));
+        rows.push(...lines.filter((_, i) => file.deleted?.has(i) !== true));
+      }
+      const key = options.outputKey(0);
+      const { etag } = await io.target.put(key, `${rows.join('\n')}\n`);
+      const size = (await io.target.head(key))?.size ?? 0;
+      return {
+        outputs: [{ key, etag, size, rows: rows.length }],
+        fingerprint: fingerprintOf(rows),
+        bytesRead: 0,
+      };
+    },
+    async verifyOutputs(
+      store: ObjectStore,
+      outputs: readonly { readonly key: string; readonly size: number }[],
+      expected: GroupFingerprint,
+    ) {
+      const rows: string[] = [];
+      for (const output of outputs) rows.push(...textRows(await store.get(output.key)));
+      const found = fingerprintOf(rows);
+      if (JSON.stringify(found) !== JSON.stringify(expected)) {
+        throw new VerificationError('text outputs differ from what was read', { found, expected });
+      }
+      return { outputs: outputs.length, rows: rows.length, bytes: 0, fingerprint: found };
+    },
+  };
+  return engine;
+}
