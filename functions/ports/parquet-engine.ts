@@ -150,6 +150,13 @@ export interface RewriteOptions {
    * @default 'convert' under schemaFidelity 'logical', else 'refuse'
    */
   readonly int96?: Int96Mode;
+  /**
+   * Rows of each output, in order, instead of balanced counts: the group must make one schema run (no sort,
+   * no stitching) that keeps exactly their sum, else InvalidInputError before anything is written. Lets a
+   * caller cut outputs at rows of its choosing — the delete-rebuild undo re-creates several inputs in one
+   * pass over the outputs, one output per input.
+   */
+  readonly outputRows?: readonly number[];
   /** Fail a write that makes no progress for this long. @default 120 s */
   readonly stallTimeoutMs?: number;
   /**

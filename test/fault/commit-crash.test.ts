@@ -54,7 +54,12 @@ interface World {
 async function prepareWorld(
   inputCount: number,
   retireMode: RetireMode = 'trash',
-): Promise<{ world: World; deps: () => CommitDeps; expected: string[] }> {
+): Promise<{
+  world: World;
+  deps: () => CommitDeps;
+  expected: string[];
+  engine: ReturnType<typeof textEngine>;
+}> {
   const world = {} as World;
   world.requests = 0;
   world.crashAt = Number.POSITIVE_INFINITY;
@@ -136,7 +141,7 @@ async function prepareWorld(
     clock: world.clock,
     ...(retireMode === 'delete-rebuild' && { engine }),
   });
-  return { world, deps, expected: [...all].sort() };
+  return { world, deps, expected: [...all].sort(), engine };
 }
 
 /**
@@ -305,30 +310,39 @@ describe('commit protocol in delete-rebuild mode', () => {
     }
   });
 
-  it('rebuilds every other input from the outputs when a writer overwrites one after publishing', async () => {
-    // Prepare: input 0 is overwritten just before the retiring round; input 2's rows straddle both outputs.
-    const { world, deps, expected } = await prepareWorld(5, 'delete-rebuild');
-    const original = await Promise.all(
-      [1, 2, 3, 4].map(async (i) => rowsOf(await world.store.get(inputKey(i)))),
-    );
-    world.writerWhen = retiring;
-    world.writer = async (store) => {
-      await store.put(inputKey(0), 'replaced\n');
-    };
-    // Act
-    const result = await commitWithRecovery(world, deps);
-    // Assess: the table is the original rows with input 0's replaced; every other input is back, row for row
-    // in its original order; outputs, staging and the rebuilt copies are gone.
-    expect(result.state).toBe('aborted');
-    expect(result.conflicts.map((c) => c.key)).toEqual([inputKey(0)]);
-    expect(await visibleRows(world.store)).toEqual(replaced(expected, 0, 'replaced'));
-    for (const [n, i] of [1, 2, 3, 4].entries()) {
-      expect(rowsOf(await world.store.get(inputKey(i)))).toEqual(original[n]);
-    }
-    expect(world.store.keys().filter((k) => k.startsWith(TABLE))).toHaveLength(5);
-    expect(world.store.keys().filter((k) => !k.startsWith(TABLE))).toEqual([]);
-    expect((await world.journal.get('run1', 'g0001'))?.undo).toBe('done');
-  });
+  it.each([
+    ['in one pass over the outputs', false, 1],
+    // The refused pass, then one rewrite per retired input.
+    ['one input at a time when one pass cannot cut the outputs', true, 5],
+  ] as const)(
+    'rebuilds every other input from the outputs when a writer overwrites one after publishing, %s',
+    async (_, oneOutputOnly, rewrites) => {
+      // Prepare: input 0 is overwritten just before the retiring round; input 2's rows straddle both outputs.
+      const { world, deps, expected, engine } = await prepareWorld(5, 'delete-rebuild');
+      engine.oneOutputOnly = oneOutputOnly;
+      const original = await Promise.all(
+        [1, 2, 3, 4].map(async (i) => rowsOf(await world.store.get(inputKey(i)))),
+      );
+      world.writerWhen = retiring;
+      world.writer = async (store) => {
+        await store.put(inputKey(0), 'replaced\n');
+      };
+      // Act
+      const result = await commitWithRecovery(world, deps);
+      // Assess: the table is the original rows with input 0's replaced; every other input is back, row for row
+      // in its original order; outputs, staging and the rebuilt copies are gone.
+      expect(result.state).toBe('aborted');
+      expect(result.conflicts.map((c) => c.key)).toEqual([inputKey(0)]);
+      expect(await visibleRows(world.store)).toEqual(replaced(expected, 0, 'replaced'));
+      for (const [n, i] of [1, 2, 3, 4].entries()) {
+        expect(rowsOf(await world.store.get(inputKey(i)))).toEqual(original[n]);
+      }
+      expect(world.store.keys().filter((k) => k.startsWith(TABLE))).toHaveLength(5);
+      expect(world.store.keys().filter((k) => !k.startsWith(TABLE))).toEqual([]);
+      expect((await world.journal.get('run1', 'g0001'))?.undo).toBe('done');
+      expect(engine.rewrites).toBe(rewrites);
+    },
+  );
 
   it('loses no row when the process dies at any request of the undo and it is re-run', async () => {
     // Prepare: count the requests of a commit whose input 0 is overwritten before the retiring round.

@@ -2,7 +2,7 @@
 // the engine's rewrite only to re-create an input from outputs (delete-rebuild undo). It honours what the
 // real one promises there: inputs in order, deleted positions dropped, one output, a verify that re-reads it.
 import { createHash } from 'node:crypto';
-import { VerificationError } from '../../functions/core/errors.js';
+import { InvalidInputError, VerificationError } from '../../functions/core/errors.js';
 import type { GroupFingerprint } from '../../functions/core/fingerprint/fingerprint.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import type { ParquetEngine } from '../../functions/ports/parquet-engine.js';
@@ -20,10 +20,15 @@ function fingerprintOf(rows: readonly string[]): GroupFingerprint {
   return { kind: 'multiset-v1', rows: rows.length, schemaFingerprint: 'text', nullCounts: {}, hash };
 }
 
-/** Rewrites text inputs (minus their deleted lines) into one output; `rewrites` counts the calls. */
-export function textEngine(): Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutputs'> & { rewrites: number } {
+/** Rewrites text inputs (minus their deleted lines) into outputs; `rewrites` counts the calls. */
+export function textEngine(): Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutputs'> & {
+  rewrites: number;
+  /** Refuse to cut more than one output, as the real engine does for outputs of several schema runs. */
+  oneOutputOnly: boolean;
+} {
   const engine = {
     rewrites: 0,
+    oneOutputOnly: false,
     async rewriteGroup(
       io: Parameters<ParquetEngine['rewriteGroup']>[0],
       group: Parameters<ParquetEngine['rewriteGroup']>[1],
@@ -35,14 +40,19 @@ export function textEngine(): Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutput
         const lines = textRows(await io.source.get(file.key));
         rows.push(...lines.filter((_, i) => file.deleted?.has(i) !== true));
       }
-      const key = options.outputKey(0);
-      const { etag } = await io.target.put(key, `${rows.join('\n')}\n`);
-      const size = (await io.target.head(key))?.size ?? 0;
-      return {
-        outputs: [{ key, etag, size, rows: rows.length }],
-        fingerprint: fingerprintOf(rows),
-        bytesRead: 0,
-      };
+      const cuts = options.outputRows ?? [rows.length];
+      if (cuts.reduce((n, r) => n + r, 0) !== rows.length || (engine.oneOutputOnly && cuts.length > 1)) {
+        throw new InvalidInputError(`cannot cut ${rows.length} rows into outputs of ${cuts.join(', ')}`);
+      }
+      const outputs = [];
+      let at = 0;
+      for (const [index, count] of cuts.entries()) {
+        const key = options.outputKey(index);
+        const { etag } = await io.target.put(key, `${rows.slice(at, at + count).join('\n')}\n`);
+        at += count;
+        outputs.push({ key, etag, size: (await io.target.head(key))?.size ?? 0, rows: count });
+      }
+      return { outputs, fingerprint: fingerprintOf(rows), bytesRead: 0 };
     },
     async verifyOutputs(
       store: ObjectStore,

@@ -27,7 +27,12 @@ import type { GroupJournalEntry, JournalInput, JournalOutput } from '../../../po
 import type { DeleteRef, ObjectStore } from '../../../ports/object-store.js';
 import type { InputFile } from '../../../ports/parquet-engine.js';
 import { DeletedRows } from '../../deletes/deleted-rows.js';
-import { CompactorError, NotVerifiedError, PreconditionFailedError } from '../../errors.js';
+import {
+  CompactorError,
+  InvalidInputError,
+  NotVerifiedError,
+  PreconditionFailedError,
+} from '../../errors.js';
 import { type InputPiece, piecesOf } from '../../parquet/provenance.js';
 import { deleteAll, requireEntry, stagingLeftovers } from '../staging.js';
 import type { CommitConflict, CommitDeps, CommitOutcome } from '../table-format.js';
@@ -234,67 +239,143 @@ function rebuildPlan(
     previous = piece;
     byOutput.set(piece.output, [...(byOutput.get(piece.output) ?? []), piece]);
   }
-  const files = [...byOutput].map(([index, pieces]): InputFile => {
-    const output = entry.outputs[index] as JournalOutput;
-    const ranges: number[] = [];
-    let at = 0;
-    for (const piece of pieces) {
-      if (piece.offset > at) ranges.push(at, piece.offset);
-      at = piece.offset + piece.rows;
-    }
-    if (at < output.rows) ranges.push(at, output.rows);
-    return {
-      key: output.stagingKey,
-      size: output.size,
-      etag: output.etag,
-      rows: output.rows,
-      ...(ranges.length === 0 ? {} : { deleted: DeletedRows.fromRanges(Uint32Array.from(ranges)) }),
-    };
-  });
+  const files = keptOnly(entry, byOutput);
   return { files };
 }
 
+/** The outputs holding `pieces` (by output index), each with every row outside its pieces marked deleted. */
+function keptOnly(
+  entry: Pick<GroupJournalEntry, 'outputs'>,
+  byOutput: ReadonlyMap<number, readonly InputPiece[]>,
+): InputFile[] {
+  return [...byOutput]
+    .sort(([a], [b]) => a - b)
+    .map(([index, pieces]): InputFile => {
+      const output = entry.outputs[index] as JournalOutput;
+      const ranges: number[] = [];
+      let at = 0;
+      for (const piece of [...pieces].sort((a, b) => a.offset - b.offset)) {
+        if (piece.offset > at) ranges.push(at, piece.offset);
+        at = piece.offset + piece.rows;
+      }
+      if (at < output.rows) ranges.push(at, output.rows);
+      return {
+        key: output.stagingKey,
+        size: output.size,
+        etag: output.etag,
+        rows: output.rows,
+        ...(ranges.length === 0 ? {} : { deleted: DeletedRows.fromRanges(Uint32Array.from(ranges)) }),
+      };
+    });
+}
+
 /**
- * Re-creates a retired input at its trash key from the staged outputs (see `rebuildPlan`) and checks it: one
- * file, exactly the input's planned rows, and an independent re-read (the engine's verify) that matches the
- * rows the rewrite read. The file is row-identical to the input, not byte-identical (written by the engine,
- * with the run's codec). Overwrites the trash key, so a crash mid-rebuild is simply rebuilt again.
+ * Re-creates the absent inputs at their trash keys from the staged outputs, checked (see `rebuildFrom`): in one
+ * pass over the outputs, one output per input, when the inputs lie in the outputs one after another; else (say,
+ * inputs of several schema runs, which one rewrite cannot cut into one run) one input at a time. Without the one
+ * pass, an undo of n inputs would decode the outputs n times.
  */
-async function rebuildInput(
+async function rebuildInputs(
   deps: CommitDeps,
   entry: GroupJournalEntry,
-  input: JournalInput,
-): Promise<string> {
-  const key = trashKey(entry, input.key);
-  const stuck = `Group ${entry.groupId} of run ${entry.runId} cannot restore ${input.key} from its outputs`;
-  const settle =
-    'Nothing is lost: its rows are in the published outputs, which stay until every input is back; the partition stays fenced until the group is settled';
+  absent: readonly JournalInput[],
+): Promise<void> {
+  if (absent.length === 0) return;
+  const together = absent.length > 1 ? rebuildPlanOfMany(entry, absent) : undefined;
+  if (together !== undefined) {
+    try {
+      await rebuildFrom(deps, entry, together.inputs, together.files);
+      return;
+    } catch (err) {
+      // The outputs make several schema runs: rebuild input by input below.
+      if (!(err instanceof InvalidInputError)) throw err;
+    }
+  }
+  // A rebuild decodes and re-encodes whole outputs: one at a time, so memory stays one rewrite's.
+  for (const input of absent) {
+    const plan = rebuildPlan(entry, input);
+    if ('problem' in plan) throw rebuildError(entry, input, `${plan.problem}; restore it by hand.`);
+    await rebuildFrom(deps, entry, [input], plan.files);
+  }
+}
+
+/**
+ * The engine's group re-creating several inputs in one pass: every output holding rows of any of them, with
+ * every other row dropped, so the kept rows are the inputs' rows one input after another; undefined when they
+ * are not (an input's rows interleaved with another's, or not all located: the per-input plan says why).
+ */
+function rebuildPlanOfMany(
+  entry: Pick<GroupJournalEntry, 'outputs'>,
+  inputs: readonly JournalInput[],
+): { readonly inputs: JournalInput[]; readonly files: InputFile[] } | undefined {
+  const pieces: (InputPiece & { readonly input: JournalInput })[] = [];
+  for (const input of inputs) {
+    if ('problem' in rebuildPlan(entry, input)) return undefined;
+    const found = piecesOf(entry.outputs, input.key, input.rows ?? 0);
+    if ('problem' in found) return undefined;
+    pieces.push(...found.pieces.map((p) => ({ ...p, input })));
+  }
+  pieces.sort((a, b) => a.output - b.output || a.offset - b.offset);
+  const order: JournalInput[] = [];
+  for (const piece of pieces) {
+    if (order.at(-1) === piece.input) continue;
+    if (order.includes(piece.input)) return undefined;
+    order.push(piece.input);
+  }
+  const byOutput = new Map<number, InputPiece[]>();
+  for (const piece of pieces) byOutput.set(piece.output, [...(byOutput.get(piece.output) ?? []), piece]);
+  return { inputs: order, files: keptOnly(entry, byOutput) };
+}
+
+/**
+ * Rewrites `files` (outputs with rows dropped) into one file per input, in order, at the inputs' trash keys, and
+ * checks them: each holds exactly its input's planned rows, and an independent re-read (the engine's verify)
+ * matches the rows the rewrite read. A restored file is row-identical to its input, not byte-identical (written
+ * by the engine, with its default codec). Trash keys are overwritten, so a crash mid-rebuild is rebuilt again.
+ */
+async function rebuildFrom(
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+  inputs: readonly JournalInput[],
+  files: InputFile[],
+): Promise<void> {
+  const first = inputs[0] as JournalInput;
   if (deps.engine === undefined) {
-    throw new InputRebuildError(
-      `${stuck}: this step was given no Parquet engine. ${settle} by a step that has one (the workflow's commit, rollback, plan or finalize step, or lake-compactor settle)`,
+    throw rebuildError(
+      entry,
+      first,
+      "this step was given no Parquet engine; settle it from a step that has one (the workflow's commit, rollback, plan or finalize step, or lake-compactor settle).",
     );
   }
-  const plan = rebuildPlan(entry, input);
-  if ('problem' in plan)
-    throw new InputRebuildError(`${stuck}: ${plan.problem}. ${settle}; restore it by hand.`);
-  const io = { source: deps.store, target: deps.store };
+  const keys = inputs.map((i) => trashKey(entry, i.key));
   const result = await deps.engine.rewriteGroup(
-    io,
-    { groupId: `${entry.groupId}-restore`, files: plan.files, expectedOutputFiles: 1 },
-    { outputKey: (index) => (index === 0 ? key : `${key}.${index}`), stitch: false },
+    { source: deps.store, target: deps.store },
+    { groupId: `${entry.groupId}-restore`, files },
+    {
+      outputKey: (index) => keys[index] ?? `${trashKey(entry, first.key)}.extra-${index}`,
+      stitch: false,
+      outputRows: inputs.map((i) => i.rows ?? 0),
+    },
   );
-  const [restored, ...more] = result.outputs;
-  if (restored === undefined || more.length > 0 || restored.rows !== input.rows) {
+  const wrong = inputs.findIndex((input, i) => result.outputs[i]?.rows !== input.rows);
+  if (wrong >= 0 || result.outputs.length !== inputs.length) {
     await deleteAll(
       deps.store,
       result.outputs.map((o) => o.key),
     );
-    throw new InputRebuildError(
-      `${stuck}: the rebuild wrote ${result.outputs.length} file(s) of ${result.outputs.map((o) => o.rows).join(', ')} rows where the input had ${input.rows}. ${settle}; retry, and report it if it repeats.`,
+    throw rebuildError(
+      entry,
+      inputs[Math.max(0, wrong)] as JournalInput,
+      `the rebuild wrote ${result.outputs.length} file(s) of ${result.outputs.map((o) => o.rows).join(', ')} rows for ${inputs.length} input(s) of ${inputs.map((i) => i.rows).join(', ')}; retry, and report it if it repeats.`,
     );
   }
-  await deps.engine.verifyOutputs(deps.store, [restored], result.fingerprint);
-  return key;
+  await deps.engine.verifyOutputs(deps.store, result.outputs, result.fingerprint);
+}
+
+function rebuildError(entry: GroupJournalEntry, input: JournalInput, why: string): InputRebuildError {
+  return new InputRebuildError(
+    `Group ${entry.groupId} of run ${entry.runId} cannot restore ${input.key} from its outputs: ${why} Nothing is lost: its rows are in the published outputs, which stay until every input is back, and the partition stays fenced until the group is settled.`,
+  );
 }
 
 /** publishing → published: copies every staged output to its final key (idempotent). */
@@ -355,19 +436,23 @@ async function retire(
  * staging. Idempotent, so a crash mid-undo is finished by the next attempt (the group stays fenced).
  */
 async function undo(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJournalEntry> {
-  // A rebuild decodes and re-encodes whole outputs: one at a time, so memory stays one rewrite's.
-  const limit = pLimit(entry.retireMode === 'delete-rebuild' ? 1 : (deps.concurrency ?? 16));
+  const limit = pLimit(deps.concurrency ?? 16);
   // Inputs first, outputs second: in between a reader may see rows twice (the documented visibility
   // window), never miss one. Removing the outputs first would hide every row of the retired inputs.
+  const absent = (
+    await Promise.all(
+      entry.inputs.map((input) =>
+        limit(async () => ((await deps.store.head(input.key)) ? undefined : input)),
+      ),
+    )
+  ).filter((input): input is JournalInput => input !== undefined);
+  if (entry.retireMode === 'delete-rebuild') await rebuildInputs(deps, entry, absent);
   await Promise.all(
-    entry.inputs.map((input) =>
+    absent.map((input) =>
       limit(async () => {
-        if (await deps.store.head(input.key)) return;
-        const rebuilt =
-          entry.retireMode === 'delete-rebuild' ? await rebuildInput(deps, entry, input) : undefined;
         try {
-          if (entry.retireMode === 'trash' || rebuilt !== undefined) {
-            const bytes = await deps.store.get(rebuilt ?? trashKey(entry, input.key));
+          if (entry.retireMode === 'trash' || entry.retireMode === 'delete-rebuild') {
+            const bytes = await deps.store.get(trashKey(entry, input.key));
             await deps.store.put(input.key, bytes, { ifNoneMatch: '*' });
           } else {
             await deps.store.copy(input.key, input.key, {

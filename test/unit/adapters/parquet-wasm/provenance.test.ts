@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
 import { pw, writerProperties } from '../../../../functions/adapters/parquet-wasm/wasm.js';
+import { DeletedRows } from '../../../../functions/core/deletes/deleted-rows.js';
+import { InvalidInputError } from '../../../../functions/core/errors.js';
 import { readFooter } from '../../../../functions/core/parquet/footer.js';
 import type { RowSource } from '../../../../functions/core/parquet/provenance.js';
 import type { InputFile, RewriteResult } from '../../../../functions/ports/parquet-engine.js';
@@ -190,5 +192,61 @@ describe('rewrite provenance', () => {
     // Assess
     expect(result.outputs).toHaveLength(1);
     expect(result.sources).toBeUndefined();
+  });
+
+  it('cuts outputs at exactly the rows asked for, dropping deleted rows first', async () => {
+    // Prepare: two inputs; rows 100..199 of the second are deleted.
+    const source = new MemoryObjectStore();
+    const target = new MemoryObjectStore();
+    const files = await inputs(source, [{ rows: 300 }, { rows: 400 }]);
+    const deleted = DeletedRows.of(Array.from({ length: 100 }, (_, i) => 100 + i));
+    const group = { groupId: 'g', files: [files[0] as InputFile, { ...(files[1] as InputFile), deleted }] };
+
+    // Act
+    const result = await rewriteGroup({ source, target }, group, {
+      outputKey: (i) => `o/${i}`,
+      outputRows: [250, 50, 300],
+    });
+
+    // Assess
+    const ids = await outputIds(target, result);
+    expect(ids.map((o) => o.length)).toEqual([250, 50, 300]);
+    const kept = [
+      ...Array.from({ length: 300 }, (_, i) => i),
+      ...Array.from({ length: 400 }, (_, i) => ID_BASE + i).filter(
+        (id) => id < ID_BASE + 100 || id >= ID_BASE + 200,
+      ),
+    ];
+    expect(ids.flat()).toEqual(kept);
+  });
+
+  it('refuses cuts that do not add up to the rows kept, or over several schema runs, before writing anything', async () => {
+    // Prepare
+    const source = new MemoryObjectStore();
+    const target = new MemoryObjectStore();
+    const files = await inputs(source, [{ rows: 30 }, { rows: 40, writer: 'b' }]);
+
+    // Act
+    const tooMany = rewriteGroup(
+      { source, target },
+      { groupId: 'g', files: [files[0] as InputFile] },
+      {
+        outputKey: (i) => `o/${i}`,
+        outputRows: [20, 20],
+      },
+    );
+    const twoRuns = rewriteGroup(
+      { source, target },
+      { groupId: 'g', files },
+      {
+        outputKey: (i) => `o/${i}`,
+        outputRows: [30, 40],
+      },
+    );
+
+    // Assess
+    await expect(tooMany).rejects.toThrow(InvalidInputError);
+    await expect(twoRuns).rejects.toThrow(/2 schema run/);
+    expect(target.keys()).toEqual([]);
   });
 });

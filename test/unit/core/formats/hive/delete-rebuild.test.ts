@@ -158,8 +158,17 @@ describe('retire mode delete-rebuild', () => {
       await store.put(victim, replacement);
     };
 
+    let rewrites = 0;
+    const counting = {
+      ...defaultParquetEngine,
+      rewriteGroup: (...args: Parameters<typeof defaultParquetEngine.rewriteGroup>) => {
+        rewrites += 1;
+        return defaultParquetEngine.rewriteGroup(...args);
+      },
+    };
+
     // Act
-    const result = await commitGroup(deps(), 'rb-4', 'g0001');
+    const result = await commitGroup({ ...deps(), engine: counting }, 'rb-4', 'g0001');
 
     // Assess: aborted on the overwrite; the table's rows are the original ones with the victim's replaced, every
     // other input is back with its rows in their order, and nothing is left outside the table.
@@ -177,5 +186,6 @@ describe('retire mode delete-rebuild', () => {
     }
     expect(store.keys().filter((k) => !k.startsWith(PARTITION) && !k.includes('/plans/'))).toEqual([]);
     expect((await journal.get('rb-4', 'g0001'))?.undo).toBe('done');
+    expect(rewrites).toBe(1); // the six inputs in one pass over the outputs
   });
 });
