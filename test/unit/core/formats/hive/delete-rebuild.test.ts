@@ -1,7 +1,8 @@
 // Proves retire mode delete-rebuild end to end with the real engine: the compact step records where every
 // input's rows went (or falls back to trash when it cannot), the commit copies no input, and when a writer
 // overwrites an input after publishing the undo re-creates every other input from the outputs' rows — the
-// table's rows are then the original ones with the overwritten input's replaced by its new content.
+// table's rows are then the original ones with the overwritten input's replaced by its new content, also when
+// the process dies at any request of that undo and the commit is re-run.
 
 import { tableFromIPC } from 'apache-arrow';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -19,6 +20,7 @@ import { verifyGroup } from '../../../../../functions/core/workflow/verify.js';
 import { ManualClock } from '../../../../../functions/ports/clock.js';
 import { defaultParquetEngine } from '../../../../../functions/shared/parquet-engine.js';
 import { writeSampleLake } from '../../../../../functions/tools/sample-lake.js';
+import { dyingStore, observedStore, type StoreCall } from '../../../../support/crash-store.js';
 
 const tables = parseTableConfigs([
   { name: 'events', bucket: 'lake', prefix: 'events', partitionColumns: ['date'] },
@@ -62,7 +64,8 @@ describe('retire mode delete-rebuild', () => {
   let writer: ((method: string, key: string) => Promise<void>) | undefined;
   const deps = () => ({ store, journal, clock, engine: defaultParquetEngine });
 
-  beforeEach(async () => {
+  /** A fresh partition of seven small files, a fresh journal, no writer. */
+  async function freshLake(): Promise<void> {
     writer = undefined;
     store = new MemoryObjectStore({ interceptor: (method, key) => writer?.(method, key) });
     journal = new MemoryJournal();
@@ -75,7 +78,9 @@ describe('retire mode delete-rebuild', () => {
       },
       { table: 'events', days: 1, batches: 7, startDate: DAY, minRows: 10, maxRows: 30, seed: 11 },
     );
-  });
+  }
+
+  beforeEach(freshLake);
 
   /** Plans, compacts into `outputs` outputs and verifies the run's one group. */
   async function stageGroup(run: RunContext, outputs: number): Promise<void> {
@@ -188,4 +193,52 @@ describe('retire mode delete-rebuild', () => {
     expect((await journal.get('rb-4', 'g0001'))?.undo).toBe('done');
     expect(rewrites).toBe(1); // the six inputs in one pass over the outputs
   });
+
+  it('loses no row when the process dies at any request of the undo and the commit is re-run', async () => {
+    // Prepare: the scenario above, its requests counted: the undo's are those after the retiring round.
+    const scenario = async (runId: string) => {
+      await freshLake();
+      await stageGroup(runContext(runId), 2);
+      const victim = inputs[3] as string;
+      const replacement = await store.get(inputs[0] as string);
+      const expected: string[] = [];
+      for (const key of inputs) expected.push(...rowsOf(key === victim ? replacement : await store.get(key)));
+      writer = async (method, key) => {
+        if (method !== 'deleteMany' || !key.startsWith(PARTITION)) return;
+        writer = undefined;
+        await store.put(victim, replacement);
+      };
+      return expected.sort();
+    };
+    await scenario('probe');
+    const calls: StoreCall[] = [];
+    await commitGroup(
+      { ...deps(), store: observedStore(store, { before: (c) => calls.push(c) }) },
+      'probe',
+      'g0001',
+    );
+    const retiring = calls.findIndex((c) => c.method === 'deleteMany' && c.key.startsWith(PARTITION)) + 1;
+    expect(calls.length - retiring).toBeGreaterThan(10);
+
+    for (let crashAt = retiring + 1; crashAt <= calls.length; crashAt++) {
+      const expected = await scenario(`crash-${crashAt}`);
+      let seen = 0;
+      const dying = dyingStore(store, () => ++seen === crashAt);
+
+      // Act
+      const first = await commitGroup({ ...deps(), store: dying }, `crash-${crashAt}`, 'g0001').catch(
+        (err: unknown) => err,
+      );
+      const result = await commitGroup(deps(), `crash-${crashAt}`, 'g0001');
+
+      // Assess
+      expect(first, `crash at ${crashAt}`).toBeInstanceOf(Error);
+      expect(result.state, `crash at ${crashAt}`).toBe('aborted');
+      expect(await tableRows(store), `crash at ${crashAt}`).toEqual(expected);
+      expect(
+        store.keys().filter((k) => !k.startsWith(PARTITION) && !k.includes('/plans/')),
+        `crash at ${crashAt}`,
+      ).toEqual([]);
+    }
+  }, 600_000); // a staged group per crash point: generous on a shared 2-core machine; nothing is timed
 });
