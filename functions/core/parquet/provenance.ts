@@ -74,30 +74,45 @@ export interface InputPiece {
   readonly rows: number;
 }
 
+/** Every input's pieces in the outputs, by input key, in output order: built once, looked up per input. */
+export type PieceIndex = ReadonlyMap<string, readonly InputPiece[]>;
+
 /**
- * Where `key`'s rows lie in `outputs` (each with its sources), in input order — or, when they do not make
- * up rows 0 .. `rows` of the input exactly once, why not (a piece missing, repeated or out of bounds, or an
- * output that does not say). What an undo re-creates an input from, so it must account for every row.
+ * Indexes the outputs' sources by input (one pass, so checking n inputs costs O(sources), not O(n · sources)),
+ * or says why it cannot: an output that records no sources, or whose sources do not add up to its rows.
  */
-export function piecesOf(
+export function indexPieces(
   outputs: readonly { readonly rows: number; readonly sources?: readonly RowSource[] | undefined }[],
+): { readonly index: PieceIndex } | { readonly problem: string } {
+  const index = new Map<string, InputPiece[]>();
+  for (const [output, o] of outputs.entries()) {
+    if (o.sources === undefined) return { problem: `output ${output} records no sources` };
+    let offset = 0;
+    for (const source of o.sources) {
+      const piece = { output, offset, firstRow: source.firstRow, rows: source.rows };
+      const pieces = index.get(source.key);
+      if (pieces === undefined) index.set(source.key, [piece]);
+      else pieces.push(piece);
+      offset += source.rows;
+    }
+    if (offset !== o.rows) {
+      return { problem: `the sources of output ${output} hold ${offset} rows, the output ${o.rows}` };
+    }
+  }
+  return { index };
+}
+
+/**
+ * Where `key`'s rows lie in the indexed outputs, in input order — or, when they do not make up rows 0 ..
+ * `rows` of the input exactly once, why not (a piece missing, repeated or out of bounds). What an undo
+ * re-creates an input from, so it must account for every row.
+ */
+export function piecesIn(
+  index: PieceIndex,
   key: string,
   rows: number,
 ): { readonly pieces: InputPiece[] } | { readonly problem: string } {
-  const pieces: InputPiece[] = [];
-  for (const [index, output] of outputs.entries()) {
-    if (output.sources === undefined) return { problem: `output ${index} records no sources` };
-    let offset = 0;
-    for (const source of output.sources) {
-      if (source.key === key)
-        pieces.push({ output: index, offset, firstRow: source.firstRow, rows: source.rows });
-      offset += source.rows;
-    }
-    if (offset !== output.rows) {
-      return { problem: `the sources of output ${index} hold ${offset} rows, the output ${output.rows}` };
-    }
-  }
-  pieces.sort((a, b) => a.firstRow - b.firstRow);
+  const pieces = [...(index.get(key) ?? [])].sort((a, b) => a.firstRow - b.firstRow);
   let next = 0;
   for (const piece of pieces) {
     if (piece.firstRow !== next) {
@@ -107,4 +122,14 @@ export function piecesOf(
   }
   if (next !== rows) return { problem: `the outputs hold ${next} rows of ${key}, it had ${rows}` };
   return { pieces };
+}
+
+/** {@link piecesIn} for one input, indexing the outputs first (see {@link indexPieces}). */
+export function piecesOf(
+  outputs: readonly { readonly rows: number; readonly sources?: readonly RowSource[] | undefined }[],
+  key: string,
+  rows: number,
+): { readonly pieces: InputPiece[] } | { readonly problem: string } {
+  const indexed = indexPieces(outputs);
+  return 'problem' in indexed ? indexed : piecesIn(indexed.index, key, rows);
 }

@@ -33,7 +33,7 @@ import {
   NotVerifiedError,
   PreconditionFailedError,
 } from '../../errors.js';
-import { type InputPiece, piecesOf } from '../../parquet/provenance.js';
+import { type InputPiece, indexPieces, type PieceIndex, piecesIn } from '../../parquet/provenance.js';
 import { deleteAll, requireEntry, stagingLeftovers } from '../staging.js';
 import type { CommitConflict, CommitDeps, CommitOutcome } from '../table-format.js';
 
@@ -200,8 +200,9 @@ function rebuildRetirement(
   entry: GroupJournalEntry,
   inputs: readonly JournalInput[],
 ): Pick<GroupJournalEntry, 'retireMode'> & { note?: string } {
+  const indexed = indexPieces(entry.outputs);
   for (const input of inputs) {
-    const plan = rebuildPlan(entry, input);
+    const plan = 'problem' in indexed ? indexed : rebuildPlan(entry, indexed.index, input);
     if ('problem' in plan) {
       return {
         retireMode: 'trash',
@@ -219,11 +220,12 @@ function rebuildRetirement(
  */
 function rebuildPlan(
   entry: Pick<GroupJournalEntry, 'outputs'>,
+  index: PieceIndex,
   input: JournalInput,
 ): { readonly files: InputFile[] } | { readonly problem: string } {
   if (input.rows === undefined) return { problem: 'its row count was not recorded' };
   if (input.rows === 0) return { problem: 'it has no rows' };
-  const found = piecesOf(entry.outputs, input.key, input.rows);
+  const found = piecesIn(index, input.key, input.rows);
   if ('problem' in found) return found;
   const byOutput = new Map<number, InputPiece[]>();
   let previous: InputPiece | undefined;
@@ -237,10 +239,16 @@ function rebuildPlan(
       return { problem: 'its rows are not in the outputs in order' };
     }
     previous = piece;
-    byOutput.set(piece.output, [...(byOutput.get(piece.output) ?? []), piece]);
+    addTo(byOutput, piece);
   }
   const files = keptOnly(entry, byOutput);
   return { files };
+}
+
+function addTo(byOutput: Map<number, InputPiece[]>, piece: InputPiece): void {
+  const pieces = byOutput.get(piece.output);
+  if (pieces === undefined) byOutput.set(piece.output, [piece]);
+  else pieces.push(piece);
 }
 
 /** The outputs holding `pieces` (by output index), each with every row outside its pieces marked deleted. */
@@ -281,7 +289,10 @@ async function rebuildInputs(
   absent: readonly JournalInput[],
 ): Promise<void> {
   if (absent.length === 0) return;
-  const together = absent.length > 1 ? rebuildPlanOfMany(entry, absent) : undefined;
+  const indexed = indexPieces(entry.outputs);
+  if ('problem' in indexed)
+    throw rebuildError(entry, absent[0] as JournalInput, `${indexed.problem}; restore it by hand.`);
+  const together = absent.length > 1 ? rebuildPlanOfMany(entry, indexed.index, absent) : undefined;
   if (together !== undefined) {
     try {
       await rebuildFrom(deps, entry, together.inputs, together.files);
@@ -293,7 +304,7 @@ async function rebuildInputs(
   }
   // A rebuild decodes and re-encodes whole outputs: one at a time, so memory stays one rewrite's.
   for (const input of absent) {
-    const plan = rebuildPlan(entry, input);
+    const plan = rebuildPlan(entry, indexed.index, input);
     if ('problem' in plan) throw rebuildError(entry, input, `${plan.problem}; restore it by hand.`);
     await rebuildFrom(deps, entry, [input], plan.files);
   }
@@ -306,24 +317,27 @@ async function rebuildInputs(
  */
 function rebuildPlanOfMany(
   entry: Pick<GroupJournalEntry, 'outputs'>,
+  index: PieceIndex,
   inputs: readonly JournalInput[],
 ): { readonly inputs: JournalInput[]; readonly files: InputFile[] } | undefined {
   const pieces: (InputPiece & { readonly input: JournalInput })[] = [];
   for (const input of inputs) {
-    if ('problem' in rebuildPlan(entry, input)) return undefined;
-    const found = piecesOf(entry.outputs, input.key, input.rows ?? 0);
+    if ('problem' in rebuildPlan(entry, index, input)) return undefined;
+    const found = piecesIn(index, input.key, input.rows ?? 0);
     if ('problem' in found) return undefined;
     pieces.push(...found.pieces.map((p) => ({ ...p, input })));
   }
   pieces.sort((a, b) => a.output - b.output || a.offset - b.offset);
   const order: JournalInput[] = [];
+  const seen = new Set<JournalInput>();
   for (const piece of pieces) {
     if (order.at(-1) === piece.input) continue;
-    if (order.includes(piece.input)) return undefined;
+    if (seen.has(piece.input)) return undefined;
+    seen.add(piece.input);
     order.push(piece.input);
   }
   const byOutput = new Map<number, InputPiece[]>();
-  for (const piece of pieces) byOutput.set(piece.output, [...(byOutput.get(piece.output) ?? []), piece]);
+  for (const piece of pieces) addTo(byOutput, piece);
   return { inputs: order, files: keptOnly(entry, byOutput) };
 }
 

@@ -3,8 +3,10 @@
 
 import { describe, expect, it } from 'vitest';
 import {
+  indexPieces,
   locateRows,
   ProvenanceMismatchError,
+  piecesIn,
   piecesOf,
   type RowSource,
 } from '../../../../functions/core/parquet/provenance.js';
@@ -125,5 +127,21 @@ describe('piecesOf', () => {
     expect(piecesOf([{ rows: 3, sources: [{ key: 'x', firstRow: 0, rows: 2 }] }], 'x', 2)).toHaveProperty(
       'problem',
     );
+  });
+
+  it('indexes every input once, so each input is found without another pass over the outputs', () => {
+    // Act
+    const indexed = indexPieces(outputs);
+
+    // Assess
+    if ('problem' in indexed) throw new Error(indexed.problem);
+    expect([...indexed.index.keys()]).toEqual(['a', 'b', 'c']);
+    expect(piecesIn(indexed.index, 'a', 3)).toEqual({
+      pieces: [{ output: 0, offset: 0, firstRow: 0, rows: 3 }],
+    });
+    expect(piecesIn(indexed.index, 'c', 1)).toEqual({
+      pieces: [{ output: 1, offset: 4, firstRow: 0, rows: 1 }],
+    });
+    expect(piecesIn(indexed.index, 'unknown', 2)).toHaveProperty('problem');
   });
 });
