@@ -228,7 +228,7 @@ async function compactTable(
     // Fence rule, for the whole table before its listing: no plan may see a half-published group.
     await removeStaleTempFiles(opened.store, io.clock.now(), io.out);
     const settled = await settleOpenGroups(
-      { store, journal: storeJournal, clock: io.clock, format },
+      { store, journal: storeJournal, clock: io.clock, format, engine: hooks.engine ?? defaultParquetEngine },
       table,
       {
         ...(wanted === undefined ? {} : { partition: wanted }),

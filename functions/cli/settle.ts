@@ -23,6 +23,7 @@ import type { Clock } from '../ports/clock.js';
 import type { GroupState, JournalPartition } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
+import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { formatOption, tableNameOf, workRootOption } from './args.js';
 import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
 import {
@@ -166,7 +167,7 @@ export async function runSettle(
   );
   await removeStaleTempFiles(opened.store, io.clock.now(), io.out);
   const results = await settleOpenGroups(
-    { store: opened.store, journal, clock: io.clock, format },
+    { store: opened.store, journal, clock: io.clock, format, engine: defaultParquetEngine },
     table,
     { ...(partition === undefined ? {} : { partition }), settledBy: 'lake-compactor settle' },
     io.out,
@@ -237,7 +238,14 @@ async function settleDeployedPartition(
     { executionName: runId, startedAt: now, workRoot: opened.workRoot },
   );
   const summary = await finalizeRun(
-    { store: opened.store, journal, leases, clock: io.clock, format: of.format },
+    {
+      store: opened.store,
+      journal,
+      leases,
+      clock: io.clock,
+      format: of.format,
+      engine: defaultParquetEngine,
+    },
     run,
     {
       outcome: 'settled',

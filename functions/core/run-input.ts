@@ -2,6 +2,7 @@
 // once, each saying what is expected) and normalised into one self-contained, JSON-safe RunContext.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { RETIRE_MODES, type RetireMode } from '../ports/journal.js';
 import { codecSchema, DEFAULT_CODEC, schemaFidelitySchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
 import {
@@ -499,10 +500,22 @@ export function buildRunContext(
     quietMinutes: choices.quietMinutes ?? policy.quietMinutes,
     ...(choices.generation === undefined ? {} : { generation: choices.generation }),
     trigger: choices.trigger ?? (choices.generation !== undefined ? 'profiler' : 'operator'),
-    retireMode: (options.versionedBuckets ?? []).includes(table.bucket) ? 'delete-versioned' : 'trash',
+    retireMode: retireModeOf((options.versionedBuckets ?? []).includes(table.bucket), format, strategy),
     startedAt: options.startedAt,
     workRoot: options.workRoot ?? DEFAULT_WORK_ROOT,
   };
+}
+
+/**
+ * How a run's groups retire their inputs. A versioned bucket deletes (free; the old version is the undo). An
+ * unversioned one deletes too when the rewrite keeps row order (bin-pack of Hive-style Parquet): an undo, which
+ * almost never runs, rebuilds retired inputs from the outputs' rows instead of a trash copy made of every input
+ * up front (a COPY each, ≈ $19/TB at 257 KB files). A sort or z-order scatters an input's rows, so it still
+ * copies to trash; the compact and commit steps fall back to trash for any group they cannot cover.
+ */
+export function retireModeOf(versioned: boolean, format: TableFormatName, strategy: Strategy): RetireMode {
+  if (versioned) return 'delete-versioned';
+  return format === 'parquet' && strategy === 'binpack' ? 'delete-rebuild' : 'trash';
 }
 
 /** The key prefix of a partition's directory, ending with `/` ('' for the root of a bucket-root table). */
@@ -604,7 +617,7 @@ export const runContextSchema = z.object({
   quietMinutes: z.number().nonnegative(),
   generation: z.number().int().positive().optional(),
   trigger: z.enum(TRIGGERS),
-  retireMode: z.enum(['delete-versioned', 'trash']),
+  retireMode: z.enum(RETIRE_MODES),
   /** When the execution started, epoch ms (for the run's duration). */
   startedAt: z.number(),
   /**

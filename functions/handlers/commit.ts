@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { commitStep, type GroupStepResult } from '../core/workflow/commit.js';
+import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
 const eventSchema = z.object({ run: runContextSchema, groupId: z.string().min(1) });
@@ -15,6 +16,7 @@ export function createCommitHandler(runtime: WorkflowRuntime): (event: unknown) 
         store: runtime.storeFor(run.bucket),
         journal: runtime.journalFor(run.bucket),
         clock: runtime.clock,
+        engine: defaultParquetEngine,
         format: runtime.formatFor(run),
       },
       run.runId,

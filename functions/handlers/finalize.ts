@@ -6,6 +6,7 @@ import { finalizeRun, type RunSummary } from '../core/workflow/finalize.js';
 import type { PlanStepResult } from '../core/workflow/plan.js';
 import { runMetrics } from '../core/workflow/run-metrics.js';
 import { emitMetrics, type Observability } from '../shared/middleware.js';
+import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
 /**
@@ -47,6 +48,7 @@ export function createFinalizeHandler(
         journal: runtime.journalFor(run.bucket),
         leases: runtime.leases,
         clock: runtime.clock,
+        engine: defaultParquetEngine,
         quarantine: runtime.quarantine,
         format: runtime.formatFor(run),
       },

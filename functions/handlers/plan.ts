@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type PlanStepResult, planRun } from '../core/workflow/plan.js';
+import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
 const eventSchema = z.object({ run: runContextSchema });
@@ -15,6 +16,7 @@ export function createPlanHandler(runtime: WorkflowRuntime): (event: unknown) =>
         store: runtime.storeFor(run.bucket),
         journal: runtime.journalFor(run.bucket),
         clock: runtime.clock,
+        engine: defaultParquetEngine,
         leases: runtime.leases,
         quarantine: runtime.quarantine,
         format: runtime.formatFor(run),

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type GroupStepResult, rollbackStep } from '../core/workflow/commit.js';
+import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
 const eventSchema = z.object({
@@ -21,6 +22,7 @@ export function createRollbackHandler(
         store: runtime.storeFor(run.bucket),
         journal: runtime.journalFor(run.bucket),
         clock: runtime.clock,
+        engine: defaultParquetEngine,
         format: runtime.formatFor(run),
       },
       run.runId,

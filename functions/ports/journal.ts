@@ -4,6 +4,7 @@
 // Every group that is not settled is also findable from its partition (`listOpen`): a fence that is
 // written with the entry and removed only when the group settles. Runs settle a partition's open
 // groups before planning it, so a half-published group can never be planned over (DESIGN: fence rule).
+import type { RowSource } from '../core/parquet/provenance.js';
 
 /** Ordered lifecycle of a group's commit; `done` and `aborted` are terminal. */
 export const GROUP_STATES = [
@@ -57,6 +58,12 @@ export interface JournalOutput {
   readonly etag: string;
   readonly size: number;
   readonly rows: number;
+  /**
+   * Where the output's rows come from, in order (the rewrite's `sources`): what retire mode `delete-rebuild`
+   * re-creates a retired input from on undo. Absent when the rewrite reordered rows. Kept with the outputs, so a
+   * group too large for one DynamoDB item has them in its S3 manifest with the rest of its file lists.
+   */
+  readonly sources?: readonly RowSource[];
 }
 
 /**
@@ -66,8 +73,14 @@ export interface JournalOutput {
  */
 export type FormatState = Readonly<Record<string, string | number | boolean>>;
 
-/** How inputs leave the table: a delete on a versioned bucket, a move to trash on an unversioned one. */
-export type RetireMode = 'delete-versioned' | 'trash';
+/**
+ * How inputs leave the table, and what an undo restores them from: `delete-versioned` deletes (undo: the
+ * input's old version, versioned buckets only); `trash` copies every input to trash first (undo: the copy);
+ * `delete-rebuild` deletes without a copy (undo: the input re-created from the outputs' rows, as the
+ * rewrite's `sources` locate them — row-identical, not byte-identical; only for rewrites that keep row order).
+ */
+export const RETIRE_MODES = ['delete-versioned', 'trash', 'delete-rebuild'] as const;
+export type RetireMode = (typeof RETIRE_MODES)[number];
 
 export interface GroupJournalEntry {
   readonly runId: string;

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { DeletedRows } from '../core/deletes/deleted-rows.js';
 import type { GroupFingerprint } from '../core/fingerprint/fingerprint.js';
 import type { FooterSource, ParquetFooter } from '../core/parquet/footer.js';
+import type { RowSource } from '../core/parquet/provenance.js';
 import type { StatisticsMode } from '../core/parquet/statistics-policy.js';
 import type { ObjectStore } from './object-store.js';
 
@@ -157,6 +158,13 @@ export interface RewriteOptions {
    * @default 'convert' under schemaFidelity 'logical', else 'refuse'
    */
   readonly int96?: Int96Mode;
+  /**
+   * Rows of each output, in order, instead of balanced counts: the group must make one schema run (no sort,
+   * no stitching) that keeps exactly their sum, else InvalidInputError before anything is written. Lets a
+   * caller cut outputs at rows of its choosing — the delete-rebuild undo re-creates several inputs in one
+   * pass over the outputs, one output per input.
+   */
+  readonly outputRows?: readonly number[];
   /** Fail a write that makes no progress for this long. @default 120 s */
   readonly stallTimeoutMs?: number;
   /**
@@ -184,6 +192,13 @@ export interface RewriteResult {
   readonly fingerprint: GroupFingerprint;
   /** Bytes read from the source store (footers and data). */
   readonly bytesRead: number;
+  /**
+   * Where each input's rows went, per output (same order as `outputs`): its rows' sources in order, each a
+   * stretch of one input's kept rows (see `RowSource`). Given when rows keep input order (no `sort`); a
+   * sorted rewrite scatters every input's rows, and this is absent. Lets a commit re-create an input from
+   * the outputs instead of keeping a copy of it (retire mode `delete-rebuild`).
+   */
+  readonly sources?: readonly (readonly RowSource[])[];
 }
 
 export interface VerifyOptions {

@@ -1,5 +1,5 @@
 // The rewrite bench's cost lines: what a set's measured wall times and S3 requests would cost on Lambda and S3 at
-// list prices, per TB and per 1,000 input objects, in both retirement modes, beside S3 Tables' compaction price.
+// list prices, per TB and per 1,000 input objects, in each retirement mode, beside S3 Tables' compaction price.
 // Kept apart from rewrite.ts (which only counts and calls this) so the measured rows there can change freely.
 
 import { readdir } from 'node:fs/promises';
@@ -23,7 +23,7 @@ const TWO_WORKERS_MB = 3008;
  */
 const S3_TABLES_USD_PER_1000_OBJECTS = 0.002;
 const S3_TABLES_USD_PER_GB = 0.005;
-const RETIRE_MODES: readonly RetireMode[] = ['delete-versioned', 'trash'];
+const RETIRE_MODES: readonly RetireMode[] = ['delete-versioned', 'delete-rebuild', 'trash'];
 
 /** What the reporting needs of a bench row (rewrite.ts's Measurement has it). */
 export interface CostRow {

@@ -1,5 +1,5 @@
 // `lake-compactor compact s3://…` against s3rver on 127.0.0.1: the same run as on a folder, through the
-// S3 adapter built from the CLI's env — partitions compacted, every row kept, inputs moved to the trash —
+// S3 adapter built from the CLI's env — partitions compacted, every row kept, inputs retired without copies —
 // and a run that dies with a group published (outputs in, inputs not retired) is rolled forward by the next.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -52,7 +52,7 @@ afterAll(async () => {
 });
 
 describe('lake-compactor compact on S3', () => {
-  it('compacts every partition of an S3 prefix, keeps every row and moves the inputs to the trash', async () => {
+  it('compacts every partition of an S3 prefix, keeps every row and retires the inputs without a trash copy', async () => {
     // Prepare
     const io = capture();
     const dryRun = capture();
@@ -75,7 +75,7 @@ describe('lake-compactor compact on S3', () => {
     expect(io.stdout.join('\n')).toContain(
       `2 partitions: 10 → 2 files, ${rowsWritten} rows rewritten and verified`,
     );
-    expect(await keysUnder('_lake-compactor/trash/')).toHaveLength(10);
+    expect(await keysUnder('_lake-compactor/trash/')).toEqual([]);
   });
 });
 

@@ -93,7 +93,23 @@ describe('lake-compactor compact', () => {
     for (const day of DAYS) expect(await dataFiles(table, day)).toHaveLength(1);
   });
 
-  it('keeps the retired inputs in the trash under _lake-compactor/ instead of deleting them', async () => {
+  it('keeps the retired inputs of a sorted run in the trash under _lake-compactor/ instead of deleting them', async () => {
+    // Prepare
+    const io = capture();
+
+    // Act
+    const code = await run(
+      ['compact', table, '--partition', 'date=2024-01-02', '--strategy', 'sort', '--columns', 'user_id'],
+      io,
+    );
+
+    // Assess
+    expect(code).toBe(0);
+    const trashed = (await snapshot(join(table, '_lake-compactor'))).filter((l) => l.startsWith('trash/'));
+    expect(trashed).toHaveLength(6);
+  });
+
+  it('retires the inputs of a bin-pack run without a trash copy (an undo would rebuild them from the outputs)', async () => {
     // Prepare
     const io = capture();
 
@@ -102,8 +118,9 @@ describe('lake-compactor compact', () => {
 
     // Assess
     expect(code).toBe(0);
+    expect(await dataFiles(table, '2024-01-02')).toHaveLength(1);
     const trashed = (await snapshot(join(table, '_lake-compactor'))).filter((l) => l.startsWith('trash/'));
-    expect(trashed).toHaveLength(6);
+    expect(trashed).toEqual([]);
   });
 
   it('names its runs so vacuum can tell them from state-machine runs, even of a table called "cli"', async () => {
@@ -112,7 +129,10 @@ describe('lake-compactor compact', () => {
     const stateMachineRun = executionName({ table: 'cli', partition: 'date=2024-01-02' }, 3);
 
     // Act
-    await run(['compact', table, '--partition', 'date=2024-01-02'], io);
+    await run(
+      ['compact', table, '--partition', 'date=2024-01-02', '--strategy', 'sort', '--columns', 'user_id'],
+      io,
+    );
 
     // Assess: the trash folder is named by the run id
     const runIds = new Set(

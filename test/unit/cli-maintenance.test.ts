@@ -71,7 +71,11 @@ beforeAll(async () => {
     seed: 21,
     startDate: '2024-01-01',
   });
-  const compacted = await run(['compact', join(template, 'events')], capture(0));
+  // Sorted, so the inputs go to trash (a bin-pack deletes them without a copy): vacuum has trash to judge.
+  const compacted = await run(
+    ['compact', join(template, 'events'), '--strategy', 'sort', '--columns', 'user_id'],
+    capture(0),
+  );
   expect(compacted).toBe(0);
   for (const key of [DEBRIS, CLI_STAGING, SFN_STAGING, SFN_TRASH]) {
     const path = join(template, 'events', key);
@@ -297,7 +301,7 @@ describe('lake-compactor vacuum and what compact leaves behind', () => {
   });
 
   it('keeps what a compact run that died mid-publish needs, however old, until it is settled', async () => {
-    // Prepare: a fresh table whose compact dies as it retires the first partition's inputs (published)
+    // Prepare: a fresh table whose sorted compact (trash copies) dies as it retires the first partition's inputs
     await writeSampleLake(localFolderSink(join(root, 'fresh')), {
       days: 1,
       batches: 5,
@@ -305,7 +309,7 @@ describe('lake-compactor vacuum and what compact leaves behind', () => {
       startDate: '2024-03-01',
     });
     const fresh = join(root, 'fresh', 'events');
-    await runCompact(fresh, {}, capture(0), {
+    await runCompact(fresh, { strategy: 'sort', columns: ['user_id'] }, capture(0), {
       wrapStore: (s) =>
         dyingStore(
           s,

@@ -39,10 +39,13 @@ async function vacuumDryRun(hours: number, ...args: string[]): Promise<VacuumCli
   return JSON.parse(io.stdout.join('\n')) as VacuumCliReport;
 }
 
+/** A sorted run copies its inputs to trash (a bin-pack deletes them), so there is trash to find. */
+const SORTED = ['--strategy', 'sort', '--columns', 'user_id'];
+
 describe('lake-compactor --work-root', () => {
   it('compact keeps plans, trash and its journal under the given work root, and nothing under the default', async () => {
     // Act
-    const code = await run(['compact', table, '--work-root', '_team-b/'], captureIo());
+    const code = await run(['compact', table, '--work-root', '_team-b/', ...SORTED], captureIo());
 
     // Assess
     expect(code).toBe(0);
@@ -56,7 +59,7 @@ describe('lake-compactor --work-root', () => {
 
   it('vacuum judges only the work root it is given: the default one leaves another work root’s trash alone', async () => {
     // Prepare: a compact beside a deployment whose work root is `_team-b/`
-    await run(['compact', table, '--work-root', '_team-b/'], captureIo());
+    await run(['compact', table, '--work-root', '_team-b/', ...SORTED], captureIo());
     const trash = (await keys()).filter((k) => k.startsWith('_team-b/trash/'));
 
     // Act

@@ -2,6 +2,7 @@
 // in input order, schemas never mixed, memory bounded by the configured budgets — never by the group's size.
 
 import { CorruptInputError, MemoryBudgetExceededError } from '../../core/errors.js';
+import { locateRows, type RowSource } from '../../core/parquet/provenance.js';
 import type { RewriteGroup, RewriteIo, RewriteOptions, RewriteResult } from '../../ports/parquet-engine.js';
 import { rewriteFingerprint } from './batch-hash.js';
 import { type OutputTask, runTasks } from './parallel.js';
@@ -11,7 +12,7 @@ import { OutputSequence } from './roll-over.js';
 import { planRuns, type Run } from './runs.js';
 import { type RewriteSettings, settingsOf } from './settings.js';
 import { type BatchKeys, sortedSlices, sortKeysOf, zOrderSlices } from './sort.js';
-import { planStitching, withoutStitched, writeStitched } from './stitch.js';
+import { planStitching, type StitchPlan, withoutStitched, writeStitched } from './stitch.js';
 import type { pw } from './wasm.js';
 
 /**
@@ -80,7 +81,26 @@ export async function rewriteGroup(
     await outputs.discard(err);
     throw err;
   }
-  return finish(group, { ...pre, bytesRead: pre.bytesRead + stitch.bytesRead }, reader, outputs);
+  const sources = settings.sort === undefined ? sourcesOf(runs, stitch) : undefined;
+  return finish(group, { ...pre, bytesRead: pre.bytesRead + stitch.bytesRead }, reader, outputs, sources);
+}
+
+/**
+ * Where each input's rows went, output by output, when rows keep input order: the runs' outputs first (each
+ * run's inputs in order, cut at its quotas — the cuts `OutputSequence` and the parallel tasks made), then the
+ * stitched outputs (whole inputs in order). `finish` checks every output holds exactly its sources' rows.
+ */
+function sourcesOf(runs: readonly Run[], stitch: StitchPlan): RowSource[][] {
+  return locateRows([
+    ...runs.map((run) => ({
+      inputs: run.inputs.map((i) => ({ key: i.file.key, rows: i.liveRows })),
+      outputRows: run.quotas,
+    })),
+    ...stitch.outputs.map((o) => ({
+      inputs: o.inputs.map((s) => ({ key: s.input.file.key, rows: s.input.liveRows })),
+      outputRows: [o.rows],
+    })),
+  ]);
 }
 
 /** Whether a run's outputs are encoded on worker threads: only with several outputs (one output is encoded by one thread either way, and a worker would only add copies), never sorted. */
@@ -199,6 +219,7 @@ async function finish(
   pre: PreflightResult,
   reader: InputReader,
   outputs: OutputSequence,
+  sources: readonly RowSource[][] | undefined,
 ): Promise<RewriteResult> {
   const perOutput = reader.fingerprint.outputRows();
   // An input whose every row is deleted wrote nothing: its schema is not the outputs'.
@@ -206,12 +227,19 @@ async function finish(
     pre.inputs.filter((i) => i.liveRows > 0).map((i) => i.schemaKey),
   );
   const written = outputs.outputs.map((o) => o.rows);
+  const located = sources?.map((s) => s.reduce((n, r) => n + r.rows, 0));
   if (
     fingerprint.rows !== written.reduce((n, r) => n + r, 0) ||
-    (perOutput !== undefined && perOutput.join() !== written.join())
+    (perOutput !== undefined && perOutput.join() !== written.join()) ||
+    (located !== undefined && located.join() !== written.join())
   ) {
     await outputs.deleteStarted();
     throw new CorruptInputError(group.groupId, 'rows written differ from rows read');
   }
-  return { outputs: outputs.outputs, fingerprint, bytesRead: reader.bytesRead + pre.bytesRead };
+  return {
+    outputs: outputs.outputs,
+    fingerprint,
+    bytesRead: reader.bytesRead + pre.bytesRead,
+    ...(sources !== undefined && { sources }),
+  };
 }

@@ -2,7 +2,7 @@
 // output count (rows balanced, never a tiny last file) and writer settings tuned from a sample of the run.
 
 import { type Table, Type, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { MemoryBudgetExceededError } from '../../core/errors.js';
+import { InvalidInputError, MemoryBudgetExceededError } from '../../core/errors.js';
 import { combineForDecode } from '../../core/parquet/combine.js';
 import { columnsWithoutStatistics, type SampledColumn } from '../../core/parquet/statistics-policy.js';
 import type { ObjectStore } from '../../ports/object-store.js';
@@ -55,6 +55,15 @@ export async function planRuns(
   settings: RewriteSettings,
 ): Promise<Run[]> {
   const runs = groupIntoRuns(pre.inputs);
+  const exact = settings.outputRows;
+  if (exact !== undefined) {
+    const asked = exact.reduce((n, r) => n + r, 0);
+    if (runs.length !== 1 || runs[0]?.rows !== asked) {
+      throw new InvalidInputError(
+        `Group ${group.groupId} cannot be cut into outputs of ${exact.join(', ')} rows: it makes ${runs.length} schema run(s) of ${runs.map((r) => r.rows).join(', ')} rows; nothing was written`,
+      );
+    }
+  }
   if (settings.sort !== undefined) {
     for (const run of runs) checkSortBudget(group.groupId, run, settings.sort.memoryBudgetBytes);
   }
@@ -64,7 +73,7 @@ export async function planRuns(
     const sample = samples[i] as Sample;
     return {
       ...run,
-      quotas: balancedQuotas(run.rows, partsOf(run, runs.length, group, sample, settings)),
+      quotas: exact ?? balancedQuotas(run.rows, partsOf(run, runs.length, group, sample, settings)),
       settings: {
         codec: settings.codec,
         rowGroupRows: rowsPerRowGroup(run, settings),

@@ -37,6 +37,8 @@ export interface RewriteSettings {
   readonly stitch: { readonly minRowGroupBytes: number; readonly minRowGroupRows: number } | undefined;
   readonly stallMs: number;
   readonly workers: number;
+  /** Exact rows per output (one run only); undefined: balanced. */
+  readonly outputRows: readonly number[] | undefined;
   readonly signal: AbortSignal | undefined;
 }
 
@@ -67,6 +69,11 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     positive('stitch.minRowGroupBytes', options.stitch.minRowGroupBytes);
     positive('stitch.minRowGroupRows', options.stitch.minRowGroupRows);
   }
+  if (options.outputRows !== undefined) {
+    if (options.outputRows.length === 0) issues.push('outputRows must name at least one output');
+    for (const rows of options.outputRows) positive('outputRows[]', rows);
+    if (options.sort !== undefined) issues.push('outputRows cannot be combined with sort');
+  }
   if (issues.length > 0) throw new InvalidInputError(`Invalid rewrite of group ${group.groupId}`, issues);
   return {
     codec: options.codec ?? DEFAULT_CODEC,
@@ -94,8 +101,9 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     schemaFidelity: options.schemaFidelity ?? DEFAULT_SCHEMA_FIDELITY,
     int96: options.int96 ?? (options.schemaFidelity === 'logical' ? 'convert' : 'refuse'),
     // A row group this large already reads well; 16 MiB is the re-encoded row groups' uncompressed bound.
+    // Stitched outputs hold whole inputs: they could not be cut at the rows asked for.
     stitch:
-      options.stitch === false
+      options.stitch === false || options.outputRows !== undefined
         ? undefined
         : {
             minRowGroupBytes: options.stitch?.minRowGroupBytes ?? 16 * MiB,
@@ -104,5 +112,6 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     stallMs: options.stallTimeoutMs ?? 120_000,
     workers: options.workers ?? 1,
     signal: options.signal,
+    outputRows: options.outputRows,
   };
 }

@@ -13,6 +13,7 @@
 import type { Clock } from '../../ports/clock.js';
 import type { FormatState, GroupJournalEntry, Journal, JournalInput } from '../../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
+import type { ParquetEngine } from '../../ports/parquet-engine.js';
 import type { DeletedRows } from '../deletes/deleted-rows.js';
 import { CompactorError } from '../errors.js';
 import type { PartitionValue } from '../partition.js';
@@ -128,6 +129,13 @@ export interface CommitDeps {
   readonly clock: Clock;
   /** Requests in flight per step (HEADs, copies). */
   readonly concurrency?: number;
+  /**
+   * The Parquet engine, needed only to undo a `delete-rebuild` group (Hive): a retired input is re-created by
+   * rewriting the staged outputs that hold its rows with every other row dropped. Absent: such an undo stops
+   * with InputRebuildError and the group stays fenced (nothing lost: its rows are in the published outputs)
+   * until a step that has the engine settles it. Every other commit, rollback and undo works without it.
+   */
+  readonly engine?: Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutputs'>;
 }
 
 export interface CommitConflict {

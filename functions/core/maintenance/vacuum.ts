@@ -231,6 +231,13 @@ export function decideStaging(
         }
       : { action: 'keep', reason: 'staging without a journal entry yet: may be a run starting now' };
   }
+  if (entry.state === 'aborted' && entry.undo === 'pending') {
+    // A delete-rebuild undo re-creates retired inputs from these very outputs.
+    return {
+      action: 'keep',
+      reason: `run ${entry.runId} is undoing a partial publish: it may rebuild inputs from these outputs`,
+    };
+  }
   if (entry.state === 'aborted')
     return { action: 'delete', reason: `staged output of aborted run ${entry.runId}` };
   if (TERMINAL_RETIRED.includes(entry.state)) {

@@ -146,7 +146,9 @@ export async function compactGroup(
         etag: o.etag,
         size: o.size,
         rows: o.rows,
+        ...(result.sources?.[index] === undefined ? {} : { sources: result.sources[index] }),
       })),
+      ...rebuildFallback(entry, result),
     },
     deps.clock.now(),
   );
@@ -158,6 +160,31 @@ export async function compactGroup(
     bytesRead: result.bytesRead,
     fingerprint: result.fingerprint,
   };
+}
+
+/**
+ * Retire mode `delete-rebuild` keeps no copy of the inputs: an undo re-creates each from the outputs' rows, so
+ * the rewrite must say where every row of every input went, and each input must be nothing but its rows. When
+ * that does not hold for this group — rows were sorted (no sources), an input had rows deleted by its format or
+ * row lineage written into it (the outputs hold other rows than the file), or an input's row count is unknown
+ * or zero (nothing in the outputs to rebuild it from) — the group retires to trash instead, and says why.
+ */
+function rebuildFallback(
+  entry: GroupJournalEntry,
+  result: RewriteResult,
+): { retireMode?: 'trash'; note?: string } {
+  if (entry.retireMode !== 'delete-rebuild') return {};
+  const why =
+    result.sources === undefined
+      ? 'the rewrite reordered rows, so no input can be rebuilt from the outputs'
+      : entry.inputs.find((i) => i.deletes !== undefined || i.rowLineage !== undefined) !== undefined
+        ? 'an input has deleted rows or row lineage, so the outputs do not hold it as it was'
+        : entry.inputs.find((i) => i.rows === undefined || i.rows === 0) !== undefined
+          ? 'an input has no rows (or none recorded) to rebuild it from'
+          : undefined;
+  return why === undefined
+    ? {}
+    : { retireMode: 'trash', note: `delete-rebuild mode fell back to trash mode: ${why}` };
 }
 
 /**

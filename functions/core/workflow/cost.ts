@@ -96,14 +96,17 @@ export interface CostEstimate {
 
 /**
  * COPY requests per input that retirement costs: trash mode copies every input aside before deleting it (the copy is
- * the undo); delete mode relies on the bucket's versioning, whose old version is the undo, so it copies nothing.
- * A new retire mode states its price here (the switch is exhaustive, so the compiler asks for it).
+ * the undo); delete mode relies on the bucket's versioning, whose old version is the undo, and delete-rebuild on the
+ * outputs, from which its undo re-creates an input (rare: only when an input changed mid-commit, so not part of a
+ * run's expected cost), so neither copies anything. A new retire mode states its price here (the switch is
+ * exhaustive, so the compiler asks for it).
  */
 export function retireCopiesPerInput(mode: RetireMode): number {
   switch (mode) {
     case 'trash':
       return 1;
     case 'delete-versioned':
+    case 'delete-rebuild':
       return 0;
   }
 }

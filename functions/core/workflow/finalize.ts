@@ -6,7 +6,7 @@ import type { Clock } from '../../ports/clock.js';
 import { type GroupJournalEntry, isSettled, type Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { Quarantine } from '../../ports/quarantine.js';
-import type { TableFormat } from '../formats/table-format.js';
+import type { CommitDeps, TableFormat } from '../formats/table-format.js';
 import type { RunContext } from '../run-input.js';
 import { type CaughtError, causeMessage, failureReason, parseFailure, stepFormat } from './commit.js';
 import { refOf } from './lease.js';
@@ -36,6 +36,8 @@ export interface FinalizeDeps {
   readonly quarantine?: Quarantine;
   /** The run's table format, which settles its groups (see StepCommitDeps). @default `parquet` */
   readonly format?: TableFormat;
+  /** Re-creates inputs when settling undoes a delete-rebuild group (see CommitDeps.engine). */
+  readonly engine?: CommitDeps['engine'];
 }
 
 export interface FinalizeRequest {
@@ -69,6 +71,7 @@ export async function finalizeRun(
     journal: deps.journal,
     clock: deps.clock,
     ...(deps.format === undefined ? {} : { format: deps.format }),
+    ...(deps.engine === undefined ? {} : { engine: deps.engine }),
   };
   if (entries.some((e) => !isSettled(e))) {
     const reason = failureReason(

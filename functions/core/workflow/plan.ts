@@ -11,7 +11,7 @@ import {
   ObjectNotFoundError,
   UnsettledPartitionError,
 } from '../errors.js';
-import type { TableFormat } from '../formats/table-format.js';
+import type { CommitDeps, TableFormat } from '../formats/table-format.js';
 import {
   DEFAULT_PLAN_OPTIONS,
   type PartitionPlan,
@@ -40,6 +40,8 @@ export interface PlanDeps {
   readonly quarantine?: Quarantine;
   /** The table's format: it snapshots the partition and settles earlier groups. @default `parquet` */
   readonly format?: TableFormat;
+  /** Re-creates inputs when settling undoes a delete-rebuild group (see CommitDeps.engine). */
+  readonly engine?: CommitDeps['engine'];
 }
 
 export interface PlanStepOptions {

@@ -8,20 +8,41 @@
 //               delete mode needs a versioned bucket and a version id for every input (so a
 //               retired input can be restored); otherwise the group falls back to trash mode.
 //               trash mode: copy inputs to trash (If-Match), still invisible to readers.
+//               delete-rebuild mode: no copy; needs the outputs to locate every row of every input
+//               (the rewrite's sources), else the group falls back to trash mode.
 //   publishing  copy staged outputs into the partition (readers may now see old + new).
 //   published   delete inputs with If-Match on their planned ETag, in one batched round
 //               (a changed input → undo: restore retired inputs, then remove outputs, abort).
 //   retired     remove the staging objects.          → done
 //
+// Undo restores an absent input from its old version (delete-versioned), its trash copy (trash), or
+// (delete-rebuild) by rewriting the staged outputs that hold its rows with every other row dropped into
+// its trash key, checking and verifying that file, then putting it at the input's key if still absent.
+//
 // Before `publishing` a failure rolls back (staging removed); from `publishing` on it rolls forward.
 // A group is "settled" once `done` or `aborted` with no undo pending; until then its partition is
 // fenced (see workflow/settle.ts): never planned, never released as idle.
 import pLimit from 'p-limit';
-import type { GroupJournalEntry, JournalInput } from '../../../ports/journal.js';
+import type { GroupJournalEntry, JournalInput, JournalOutput } from '../../../ports/journal.js';
 import type { DeleteRef, ObjectStore } from '../../../ports/object-store.js';
-import { NotVerifiedError, PreconditionFailedError } from '../../errors.js';
+import type { InputFile } from '../../../ports/parquet-engine.js';
+import { DeletedRows } from '../../deletes/deleted-rows.js';
+import {
+  CompactorError,
+  InvalidInputError,
+  NotVerifiedError,
+  PreconditionFailedError,
+} from '../../errors.js';
+import { type InputPiece, indexPieces, type PieceIndex, piecesIn } from '../../parquet/provenance.js';
 import { deleteAll, requireEntry, stagingLeftovers } from '../staging.js';
 import type { CommitConflict, CommitDeps, CommitOutcome } from '../table-format.js';
+
+/**
+ * A `delete-rebuild` undo could not re-create a retired input from the outputs: no engine was given, the outputs
+ * do not account for its rows, or the rebuilt file does not hold its planned rows. Nothing is lost — the input's
+ * rows are in the published outputs, which stay — but the group stays fenced (undo pending) until it is settled.
+ */
+export class InputRebuildError extends CompactorError {}
 
 /** Key of an input's trash copy: the input's full key under the trash prefix. */
 export function trashKey(entry: Pick<GroupJournalEntry, 'trashPrefix'>, inputKey: string): string {
@@ -155,6 +176,7 @@ async function retirementFor(
   entry: GroupJournalEntry,
   inputs: readonly JournalInput[],
 ): Promise<Pick<GroupJournalEntry, 'retireMode'> & { note?: string }> {
+  if (entry.retireMode === 'delete-rebuild') return rebuildRetirement(entry, inputs);
   if (entry.retireMode !== 'delete-versioned') return { retireMode: entry.retireMode };
   const versioning = store.versioning === undefined ? 'unknown' : await store.versioning();
   const unversioned = inputs.filter((i) => i.versionId === undefined);
@@ -167,6 +189,207 @@ async function retirementFor(
     retireMode: 'trash',
     note: `delete mode fell back to trash mode: ${why}, so a deleted input could not be restored. Enable versioning on the bucket (or drop it from versionedBuckets)`,
   };
+}
+
+/**
+ * Delete-rebuild mode is only as safe as the outputs' record of where each input's rows went: the group keeps
+ * it only when, for every input, the outputs' sources hold its planned rows exactly once and in order (see
+ * `rebuildPlan`); otherwise it falls back to trash mode (a copy per input) before anything is published.
+ */
+function rebuildRetirement(
+  entry: GroupJournalEntry,
+  inputs: readonly JournalInput[],
+): Pick<GroupJournalEntry, 'retireMode'> & { note?: string } {
+  const indexed = indexPieces(entry.outputs);
+  for (const input of inputs) {
+    const plan = 'problem' in indexed ? indexed : rebuildPlan(entry, indexed.index, input);
+    if ('problem' in plan) {
+      return {
+        retireMode: 'trash',
+        note: `delete-rebuild mode fell back to trash mode: ${input.key} could not be rebuilt from the outputs (${plan.problem})`,
+      };
+    }
+  }
+  return { retireMode: 'delete-rebuild' };
+}
+
+/**
+ * The engine's group that re-creates `input` from the staged outputs: each output holding some of its rows,
+ * in order, with every row that is not the input's marked deleted. Staged outputs rather than published ones:
+ * they are ours alone (outside the table, immutable, their ETags journaled), and stay until the undo is done.
+ */
+function rebuildPlan(
+  entry: Pick<GroupJournalEntry, 'outputs'>,
+  index: PieceIndex,
+  input: JournalInput,
+): { readonly files: InputFile[] } | { readonly problem: string } {
+  if (input.rows === undefined) return { problem: 'its row count was not recorded' };
+  if (input.rows === 0) return { problem: 'it has no rows' };
+  const found = piecesIn(index, input.key, input.rows);
+  if ('problem' in found) return found;
+  const byOutput = new Map<number, InputPiece[]>();
+  let previous: InputPiece | undefined;
+  for (const piece of found.pieces) {
+    // Rows come back in output order: the input's rows must be in that order too.
+    if (
+      previous !== undefined &&
+      (piece.output < previous.output ||
+        (piece.output === previous.output && piece.offset < previous.offset + previous.rows))
+    ) {
+      return { problem: 'its rows are not in the outputs in order' };
+    }
+    previous = piece;
+    addTo(byOutput, piece);
+  }
+  const files = keptOnly(entry, byOutput);
+  return { files };
+}
+
+function addTo(byOutput: Map<number, InputPiece[]>, piece: InputPiece): void {
+  const pieces = byOutput.get(piece.output);
+  if (pieces === undefined) byOutput.set(piece.output, [piece]);
+  else pieces.push(piece);
+}
+
+/** The outputs holding `pieces` (by output index), each with every row outside its pieces marked deleted. */
+function keptOnly(
+  entry: Pick<GroupJournalEntry, 'outputs'>,
+  byOutput: ReadonlyMap<number, readonly InputPiece[]>,
+): InputFile[] {
+  return [...byOutput]
+    .sort(([a], [b]) => a - b)
+    .map(([index, pieces]): InputFile => {
+      const output = entry.outputs[index] as JournalOutput;
+      const ranges: number[] = [];
+      let at = 0;
+      for (const piece of [...pieces].sort((a, b) => a.offset - b.offset)) {
+        if (piece.offset > at) ranges.push(at, piece.offset);
+        at = piece.offset + piece.rows;
+      }
+      if (at < output.rows) ranges.push(at, output.rows);
+      return {
+        key: output.stagingKey,
+        size: output.size,
+        etag: output.etag,
+        rows: output.rows,
+        ...(ranges.length === 0 ? {} : { deleted: DeletedRows.fromRanges(Uint32Array.from(ranges)) }),
+      };
+    });
+}
+
+/**
+ * Re-creates the absent inputs at their trash keys from the staged outputs, checked (see `rebuildFrom`): in one
+ * pass over the outputs, one output per input, when the inputs lie in the outputs one after another; else (say,
+ * inputs of several schema runs, which one rewrite cannot cut into one run) one input at a time. Without the one
+ * pass, an undo of n inputs would decode the outputs n times.
+ */
+async function rebuildInputs(
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+  absent: readonly JournalInput[],
+): Promise<void> {
+  if (absent.length === 0) return;
+  const indexed = indexPieces(entry.outputs);
+  if ('problem' in indexed)
+    throw rebuildError(entry, absent[0] as JournalInput, `${indexed.problem}; restore it by hand.`);
+  const together = absent.length > 1 ? rebuildPlanOfMany(entry, indexed.index, absent) : undefined;
+  if (together !== undefined) {
+    try {
+      await rebuildFrom(deps, entry, together.inputs, together.files);
+      return;
+    } catch (err) {
+      // The outputs make several schema runs: rebuild input by input below.
+      if (!(err instanceof InvalidInputError)) throw err;
+    }
+  }
+  // A rebuild decodes and re-encodes whole outputs: one at a time, so memory stays one rewrite's.
+  for (const input of absent) {
+    const plan = rebuildPlan(entry, indexed.index, input);
+    if ('problem' in plan) throw rebuildError(entry, input, `${plan.problem}; restore it by hand.`);
+    await rebuildFrom(deps, entry, [input], plan.files);
+  }
+}
+
+/**
+ * The engine's group re-creating several inputs in one pass: every output holding rows of any of them, with
+ * every other row dropped, so the kept rows are the inputs' rows one input after another; undefined when they
+ * are not (an input's rows interleaved with another's, or not all located: the per-input plan says why).
+ */
+function rebuildPlanOfMany(
+  entry: Pick<GroupJournalEntry, 'outputs'>,
+  index: PieceIndex,
+  inputs: readonly JournalInput[],
+): { readonly inputs: JournalInput[]; readonly files: InputFile[] } | undefined {
+  const pieces: (InputPiece & { readonly input: JournalInput })[] = [];
+  for (const input of inputs) {
+    if ('problem' in rebuildPlan(entry, index, input)) return undefined;
+    const found = piecesIn(index, input.key, input.rows ?? 0);
+    if ('problem' in found) return undefined;
+    pieces.push(...found.pieces.map((p) => ({ ...p, input })));
+  }
+  pieces.sort((a, b) => a.output - b.output || a.offset - b.offset);
+  const order: JournalInput[] = [];
+  const seen = new Set<JournalInput>();
+  for (const piece of pieces) {
+    if (order.at(-1) === piece.input) continue;
+    if (seen.has(piece.input)) return undefined;
+    seen.add(piece.input);
+    order.push(piece.input);
+  }
+  const byOutput = new Map<number, InputPiece[]>();
+  for (const piece of pieces) addTo(byOutput, piece);
+  return { inputs: order, files: keptOnly(entry, byOutput) };
+}
+
+/**
+ * Rewrites `files` (outputs with rows dropped) into one file per input, in order, at the inputs' trash keys, and
+ * checks them: each holds exactly its input's planned rows, and an independent re-read (the engine's verify)
+ * matches the rows the rewrite read. A restored file is row-identical to its input, not byte-identical (written
+ * by the engine, with its default codec). Trash keys are overwritten, so a crash mid-rebuild is rebuilt again.
+ */
+async function rebuildFrom(
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+  inputs: readonly JournalInput[],
+  files: InputFile[],
+): Promise<void> {
+  const first = inputs[0] as JournalInput;
+  if (deps.engine === undefined) {
+    throw rebuildError(
+      entry,
+      first,
+      "this step was given no Parquet engine; settle it from a step that has one (the workflow's commit, rollback, plan or finalize step, or lake-compactor settle).",
+    );
+  }
+  const keys = inputs.map((i) => trashKey(entry, i.key));
+  const result = await deps.engine.rewriteGroup(
+    { source: deps.store, target: deps.store },
+    { groupId: `${entry.groupId}-restore`, files },
+    {
+      outputKey: (index) => keys[index] ?? `${trashKey(entry, first.key)}.extra-${index}`,
+      stitch: false,
+      outputRows: inputs.map((i) => i.rows ?? 0),
+    },
+  );
+  const wrong = inputs.findIndex((input, i) => result.outputs[i]?.rows !== input.rows);
+  if (wrong >= 0 || result.outputs.length !== inputs.length) {
+    await deleteAll(
+      deps.store,
+      result.outputs.map((o) => o.key),
+    );
+    throw rebuildError(
+      entry,
+      inputs[Math.max(0, wrong)] as JournalInput,
+      `the rebuild wrote ${result.outputs.length} file(s) of ${result.outputs.map((o) => o.rows).join(', ')} rows for ${inputs.length} input(s) of ${inputs.map((i) => i.rows).join(', ')}; retry, and report it if it repeats.`,
+    );
+  }
+  await deps.engine.verifyOutputs(deps.store, result.outputs, result.fingerprint);
+}
+
+function rebuildError(entry: GroupJournalEntry, input: JournalInput, why: string): InputRebuildError {
+  return new InputRebuildError(
+    `Group ${entry.groupId} of run ${entry.runId} cannot restore ${input.key} from its outputs: ${why} Nothing is lost: its rows are in the published outputs, which stay until every input is back, and the partition stays fenced until the group is settled.`,
+  );
 }
 
 /** publishing → published: copies every staged output to its final key (idempotent). */
@@ -230,12 +453,19 @@ async function undo(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJo
   const limit = pLimit(deps.concurrency ?? 16);
   // Inputs first, outputs second: in between a reader may see rows twice (the documented visibility
   // window), never miss one. Removing the outputs first would hide every row of the retired inputs.
+  const absent = (
+    await Promise.all(
+      entry.inputs.map((input) =>
+        limit(async () => ((await deps.store.head(input.key)) ? undefined : input)),
+      ),
+    )
+  ).filter((input): input is JournalInput => input !== undefined);
+  if (entry.retireMode === 'delete-rebuild') await rebuildInputs(deps, entry, absent);
   await Promise.all(
-    entry.inputs.map((input) =>
+    absent.map((input) =>
       limit(async () => {
-        if (await deps.store.head(input.key)) return;
         try {
-          if (entry.retireMode === 'trash') {
+          if (entry.retireMode === 'trash' || entry.retireMode === 'delete-rebuild') {
             const bytes = await deps.store.get(trashKey(entry, input.key));
             await deps.store.put(input.key, bytes, { ifNoneMatch: '*' });
           } else {
@@ -254,6 +484,17 @@ async function undo(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJo
     deps.store,
     entry.outputs.map((o) => o.finalKey),
   );
+  if (entry.retireMode === 'delete-rebuild') {
+    // Staging is what an input is rebuilt from: it goes only once the undo is recorded as done, so a rerun
+    // after any crash before that (say, a writer deleted a restored input meanwhile) can still rebuild.
+    await deleteAll(
+      deps.store,
+      entry.inputs.map((i) => trashKey(entry, i.key)),
+    );
+    const undone = await deps.journal.transition(entry, 'aborted', { undo: 'done' }, deps.clock.now());
+    await removeStaging(deps.store, entry);
+    return undone;
+  }
   await removeStaging(deps.store, entry);
   if (entry.retireMode === 'trash') {
     await deleteAll(

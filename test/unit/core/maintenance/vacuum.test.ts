@@ -9,6 +9,7 @@ import { StoreJournal } from '../../../../functions/adapters/store-journal.js';
 import { InvalidInputError, ObjectNotFoundError } from '../../../../functions/core/errors.js';
 import { decideTrash, isWriterDebris } from '../../../../functions/core/formats/hive/vacuum.js';
 import {
+  decideStaging,
   parseVacuumRequest,
   planVacuum,
   type VacuumDeps,
@@ -524,5 +525,23 @@ describe('decideTrash', () => {
     const decision = decideTrash(object, aborted, T0 + 200 * HOUR, 168 * HOUR);
     // Assess
     expect(decision.action).toBe('delete');
+  });
+});
+
+describe('decideStaging', () => {
+  it('keeps the staged outputs of an aborted run whose undo is still pending: a delete-rebuild undo rebuilds inputs from them', () => {
+    // Prepare
+    const object = { lastModified: new Date(T0) };
+    const pending = {
+      ...entry('r-rebuild', { state: 'aborted', undo: 'pending', retireMode: 'delete-rebuild' }),
+      revision: 3,
+    };
+    const undone = { ...pending, undo: 'done' as const };
+    // Act
+    const whilePending = decideStaging(object, pending, T0 + 1000 * HOUR, 24 * HOUR);
+    const afterUndo = decideStaging(object, undone, T0 + 1000 * HOUR, 24 * HOUR);
+    // Assess
+    expect(whilePending).toEqual({ action: 'keep', reason: expect.stringMatching(/rebuild inputs/) });
+    expect(afterUndo.action).toBe('delete');
   });
 });

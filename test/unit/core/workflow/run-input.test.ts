@@ -7,6 +7,7 @@ import {
   childExecutionName,
   normalizeRunInput,
   type RunInput,
+  retireModeOf,
   runContextSchema,
   runInputSchema,
   wherePartitionsWanted,
@@ -44,7 +45,7 @@ function problems(raw: unknown): string[] {
 }
 
 describe('normalizeRunInput', () => {
-  it('resolves a one-partition request with the table policy defaults and trash mode on an unversioned bucket', () => {
+  it('resolves a one-partition request with the table policy defaults and delete-rebuild mode on an unversioned bucket', () => {
     // Prepare
     const raw = { table: 'events', partition: 'date=2024-01-15' };
 
@@ -67,7 +68,7 @@ describe('normalizeRunInput', () => {
         dryRun: false,
         force: false,
         trigger: 'operator',
-        retireMode: 'trash',
+        retireMode: 'delete-rebuild',
       }),
     });
   });
@@ -256,7 +257,7 @@ describe('normalizeRunInput', () => {
 });
 
 describe('buildRunContext', () => {
-  it('gives a terminal run (no table config, only the CLI choices) the workflow defaults and trash mode', () => {
+  it('gives a terminal run (no table config, only the CLI choices) the workflow defaults and delete-rebuild mode', () => {
     // Prepare
     const table = { name: 'sales', prefix: 'data/sales', bucket: 'local' };
 
@@ -288,7 +289,7 @@ describe('buildRunContext', () => {
       force: true,
       quietMinutes: 0,
       trigger: 'operator',
-      retireMode: 'trash',
+      retireMode: 'delete-rebuild',
       startedAt: 5,
       workRoot: '_work/',
     });
@@ -388,5 +389,16 @@ describe('the run context’s table format', () => {
     expect(recorded.format).toBe('parquet');
     expect(reread.format).toBe('parquet');
     expect(() => runContextSchema.parse({ ...recorded, format: 'orc' })).toThrow(/not supported/);
+  });
+});
+
+describe('retireModeOf', () => {
+  it('deletes on a versioned bucket, rebuilds on undo for a bin-pack of Hive Parquet, and copies to trash otherwise', () => {
+    // Act / Assess
+    expect(retireModeOf(true, 'parquet', 'sort')).toBe('delete-versioned');
+    expect(retireModeOf(false, 'parquet', 'binpack')).toBe('delete-rebuild');
+    expect(retireModeOf(false, 'parquet', 'sort')).toBe('trash');
+    expect(retireModeOf(false, 'parquet', 'zorder')).toBe('trash');
+    expect(retireModeOf(false, 'delta', 'binpack')).toBe('trash');
   });
 });

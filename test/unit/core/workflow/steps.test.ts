@@ -145,7 +145,7 @@ describe('workflow step services', () => {
 
   it('keeps a run’s plan, items, staging and trash under the work root of its context, and nothing under the default one', async () => {
     // Prepare: a run of a deployment with its own work root, over a store that records every write and delete
-    const run: RunContext = { ...runContext('root-1'), workRoot: '_lake-compactor-b/' };
+    const run: RunContext = { ...runContext('root-1'), workRoot: '_lake-compactor-b/', retireMode: 'trash' };
     const written: string[] = [];
     const recording = faultyStore(store, {
       denied: (op, key) => {
