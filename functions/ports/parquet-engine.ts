@@ -183,6 +183,11 @@ export interface VerifyOptions {
   readonly batchRows?: number;
   /** Threads hashing outputs; outputs are verified `workers` at a time. Pass the vCPUs the function has. @default 1 */
   readonly workers?: number;
+  /**
+   * Where the inputs of stitched outputs are read (each at the ETag its fingerprint segment records), to prove
+   * the copy from their bytes; the workflow's store holds both. @default the outputs' store
+   */
+  readonly sources?: ObjectStore;
 }
 
 export interface VerificationReport {

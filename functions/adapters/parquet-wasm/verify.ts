@@ -9,8 +9,11 @@ import {
   type FingerprintKind,
   fingerprintKindOf,
   type GroupFingerprint,
+  isStitchedSegment,
   MultisetHash,
   type OrderedSegment,
+  SEGMENT_KINDS,
+  type StitchedSegment,
   schemaKeyOf,
   toGroupFingerprint,
   toOrderedFingerprint,
@@ -20,6 +23,7 @@ import { assertOutputsMatch } from '../../core/verify/verify.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { VerificationReport, VerifyOptions } from '../../ports/parquet-engine.js';
 import { type HasherPool, workerHashers } from './parallel.js';
+import { StitchedProver } from './stitched-proof.js';
 
 /**
  * Rows per decoded batch. Smaller batches would shrink the verifier's wasm heap and IPC copies but cost
@@ -49,6 +53,17 @@ export async function verifyOutputs(
       problems: [`fingerprint kind: ${kind} is not one of ${FINGERPRINT_KINDS.join(', ')}`],
     });
   }
+  const unknown = (expected.kind === 'ordered-columns-v1' ? expected.segments : [])
+    .map((s) => (s as { kind?: unknown }).kind)
+    .filter((k) => k !== undefined && !(SEGMENT_KINDS as readonly unknown[]).includes(k));
+  if (unknown.length > 0) {
+    throw new VerificationError(
+      `the fingerprint has segments of kind ${unknown.join(', ')}, which this engine cannot check`,
+      {
+        problems: unknown.map((k) => `segment kind: ${String(k)} is not one of ${SEGMENT_KINDS.join(', ')}`),
+      },
+    );
+  }
   const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
   // Always on engine workers, even one: parquet-wasm's streaming reader (the only one that reads an
   // output by ranges, without holding it whole) traps on a page it cannot decode, which would hang
@@ -56,7 +71,8 @@ export async function verifyOutputs(
   const workers = Math.max(1, Math.min(options.workers ?? 1, outputs.length));
   const pool = workerHashers(workers);
   try {
-    return await compare(store, outputs, expected, kind as FingerprintKind, batchRows, workers, pool);
+    const prover = new StitchedProver(options.sources ?? store, store);
+    return await compare(store, outputs, expected, kind as FingerprintKind, batchRows, workers, pool, prover);
   } finally {
     await pool.close();
   }
@@ -71,13 +87,27 @@ async function compare(
   batchRows: number,
   workers: number,
   pool: HasherPool,
+  prover: StitchedProver,
 ): Promise<VerificationReport> {
   const limit = pLimit(workers);
   const schemaKeys: string[] = [];
   const problems: string[] = [];
+  // Stitched outputs (by the fingerprint's word, which the proof then holds them to) are proven from bytes;
+  // they are still decoded whole below, so an output no reader can read fails however its bytes compare.
+  const claims = outputs.map((_, i) => {
+    const s = expected.kind === 'ordered-columns-v1' ? expected.segments[i] : undefined;
+    return s !== undefined && isStitchedSegment(s) ? s : undefined;
+  });
   const perOutput = await Promise.all(
-    outputs.map((output) =>
+    outputs.map((output, i) =>
       limit(async () => {
+        const claim = claims[i];
+        const proven =
+          claim === undefined
+            ? Promise.resolve([])
+            : prover
+                .prove(output, claim)
+                .catch((err: unknown) => [`stitched output cannot be proven (${(err as Error).message})`]);
         const footer = await readFooter(store, output.key, output.size);
         const tailStart = Math.max(0, output.size - footer.metadataLength - 8);
         const tail = await store.getRange(output.key, tailStart, output.size - 1);
@@ -93,10 +123,16 @@ async function compare(
         if (rows !== footer.rows) {
           problems.push(`${output.key}: footer says ${footer.rows} rows, ${rows} were read`);
         }
-        return hashed.fingerprint;
+        for (const p of await proven) problems.push(`${output.key}: ${p}`);
+        if (claim === undefined) return hashed.fingerprint;
+        // Proven (or failed, in `problems`): the segment holds the rows decoded and the sources checked.
+        const segment: StitchedSegment = { ...claim, rows };
+        return { kind: 'stitched-v1' as const, segment };
       }),
     ),
   );
+  const stitched = claims.filter((c): c is StitchedSegment => c !== undefined);
+  if (stitched.length > 0) problems.push(...(await prover.finish(stitched)));
   // Promise.all keeps `outputs`' order, which is what ordered segments are compared in.
   let actual: GroupFingerprint;
   if (kind === 'multiset-v1') {
@@ -108,7 +144,8 @@ async function compare(
     }
     actual = toGroupFingerprint(total, schemaKeys);
   } else {
-    const segments: OrderedSegment[] = perOutput.map((part) => {
+    const segments: (OrderedSegment | StitchedSegment)[] = perOutput.map((part) => {
+      if (part.kind === 'stitched-v1') return part.segment;
       if (part.kind !== 'ordered-columns-v1')
         throw new Error(`verify: a ${part.kind} output for an ordered fingerprint`);
       return part.segment;
