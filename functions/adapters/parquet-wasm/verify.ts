@@ -3,7 +3,7 @@
 
 import { parquetMetadata } from 'hyparquet';
 import pLimit from 'p-limit';
-import { VerificationError } from '../../core/errors.js';
+import { CorruptInputError, VerificationError } from '../../core/errors.js';
 import {
   FINGERPRINT_KINDS,
   type FingerprintKind,
@@ -22,6 +22,7 @@ import { readFooter } from '../../core/parquet/footer.js';
 import { assertOutputsMatch } from '../../core/verify/verify.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { VerificationReport, VerifyOptions } from '../../ports/parquet-engine.js';
+import type { OutputFingerprint } from './batch-hash.js';
 import { type HasherPool, workerHashers } from './parallel.js';
 import { StitchedProver } from './stitched-proof.js';
 
@@ -98,6 +99,25 @@ async function compare(
     const s = expected.kind === 'ordered-columns-v1' ? expected.segments[i] : undefined;
     return s !== undefined && isStitchedSegment(s) ? s : undefined;
   });
+  /** The output decoded whole by the engine (footer rows checked), its schema key noted, its rows hashed. */
+  const decodeOutput = async (output: { key: string; size: number }) => {
+    const footer = await readFooter(store, output.key, output.size);
+    const tailStart = Math.max(0, output.size - footer.metadataLength - 8);
+    const tail = await store.getRange(output.key, tailStart, output.size - 1);
+    const meta = parquetMetadata(
+      tail.buffer.slice(tail.byteOffset, tail.byteOffset + tail.byteLength) as ArrayBuffer,
+      {
+        geoparquet: false,
+      },
+    );
+    schemaKeys.push(schemaKeyOf(meta));
+    const hashed = await pool.hash(store, output, batchRows, kind);
+    const rows = hashed.rows;
+    if (rows !== footer.rows) {
+      problems.push(`${output.key}: footer says ${footer.rows} rows, ${rows} were read`);
+    }
+    return hashed;
+  };
   const perOutput = await Promise.all(
     outputs.map((output, i) =>
       limit(async () => {
@@ -108,23 +128,21 @@ async function compare(
             : prover
                 .prove(output, claim)
                 .catch((err: unknown) => [`stitched output cannot be proven (${(err as Error).message})`]);
-        const footer = await readFooter(store, output.key, output.size);
-        const tailStart = Math.max(0, output.size - footer.metadataLength - 8);
-        const tail = await store.getRange(output.key, tailStart, output.size - 1);
-        const meta = parquetMetadata(
-          tail.buffer.slice(tail.byteOffset, tail.byteOffset + tail.byteLength) as ArrayBuffer,
-          {
-            geoparquet: false,
-          },
-        );
-        schemaKeys.push(schemaKeyOf(meta));
-        const hashed = await pool.hash(store, output, batchRows, kind);
-        const rows = hashed.rows;
-        if (rows !== footer.rows) {
-          problems.push(`${output.key}: footer says ${footer.rows} rows, ${rows} were read`);
+        let read: { rows: number; fingerprint: OutputFingerprint };
+        try {
+          read = await decodeOutput(output);
+        } catch (err) {
+          // A stitched output that does not decode fails with what its proof found, which says where.
+          if (claim === undefined || !(err instanceof CorruptInputError)) throw err;
+          problems.push(`${output.key}: cannot be read back (${err.reason})`);
+          read = {
+            rows: -1,
+            fingerprint: { kind: 'ordered-columns-v1', segment: { rows: -1, digest: '', nullCounts: {} } },
+          };
         }
+        const rows = read.rows;
         for (const p of await proven) problems.push(`${output.key}: ${p}`);
-        if (claim === undefined) return hashed.fingerprint;
+        if (claim === undefined) return read.fingerprint;
         // Proven (or failed, in `problems`): the segment holds the rows decoded and the sources checked.
         const segment: StitchedSegment = { ...claim, rows };
         return { kind: 'stitched-v1' as const, segment };
