@@ -79,7 +79,9 @@ export type OutputFingerprint =
       readonly hash: string;
       readonly nullCounts: Readonly<Record<string, number>>;
     }
-  | { readonly kind: 'ordered-columns-v1'; readonly segment: OrderedSegment };
+  | { readonly kind: 'ordered-columns-v1'; readonly segment: OrderedSegment }
+  /** Decoded and counted, not hashed (verify of a stitched output, proven from bytes instead). */
+  | { readonly kind: 'rows-only'; readonly rows: number };
 
 /**
  * The rewrite's fingerprint of the rows it read, of the kind the rewrite needs: ordered when rows

@@ -6,6 +6,12 @@ import { type FingerprintKind, MultisetHash, OrderedDigest } from '../../core/fi
 import { columnsOfWasmBatchIpc, hashWasmBatchIpc, type OutputFingerprint } from './batch-hash.js';
 import { decodeError, pw } from './wasm.js';
 
+/**
+ * How to hash an output: a fingerprint kind, or `rows-only` — decoded whole (so an unreadable output fails)
+ * and its rows counted, nothing hashed: for stitched outputs, whose values verify proves from bytes.
+ */
+export type OutputHashKind = FingerprintKind | 'rows-only';
+
 /** Reads bytes [start, end) of an object. */
 export type RangeReader = (start: number, end: number) => Promise<Uint8Array>;
 
@@ -49,7 +55,7 @@ export async function hashParquetObject(
   key: string,
   read: RangeReader,
   size: number,
-  kind: FingerprintKind,
+  kind: OutputHashKind,
   batchRows: number,
 ): Promise<{ readonly rows: number; readonly fingerprint: OutputFingerprint }> {
   const multiset = kind === 'multiset-v1' ? new MultisetHash() : undefined;
@@ -73,7 +79,8 @@ export async function hashParquetObject(
         try {
           rows += batch.numRows;
           if (multiset !== undefined) hashWasmBatchIpc(multiset, batch);
-          else columnsOfWasmBatchIpc(batch, (columns, offset, n) => ordered?.add(columns, offset, n));
+          else if (ordered !== undefined)
+            columnsOfWasmBatchIpc(batch, (columns, offset, n) => ordered.add(columns, offset, n));
         } finally {
           batch.free();
         }
@@ -93,6 +100,8 @@ export async function hashParquetObject(
           hash: multiset.digest(),
           nullCounts: multiset.nullCountsRecord(),
         }
-      : { kind: 'ordered-columns-v1', segment: (ordered as OrderedDigest).finish() };
+      : ordered !== undefined
+        ? { kind: 'ordered-columns-v1', segment: ordered.finish() }
+        : { kind: 'rows-only', rows };
   return { rows, fingerprint };
 }
