@@ -1,5 +1,6 @@
 // Independent verification of a group's outputs: re-reads every output from the store and recomputes
-// the fingerprint from those bytes alone, on engine workers; core/verify decides whether it matches the inputs'.
+// the fingerprint from those bytes alone, on engine workers — or, for a stitched output, proves from its bytes
+// and its sources' that it is the row groups it claims (stitched-proof.ts); core/verify decides the match.
 
 import { parquetMetadata } from 'hyparquet';
 import pLimit from 'p-limit';
@@ -36,11 +37,13 @@ const DEFAULT_BATCH_ROWS = 65_536;
  * Re-reads `outputs` and compares with `expected`: total rows, each output's footer row count,
  * schema identity (footer schema + key-value metadata + field ids), per-column null counts and
  * the row hash of the kind `expected` records — each output's rows in order (`outputs` in the order
- * they were written), or the group's row multiset. Verification reads through the store, not from
- * any state the rewrite kept, so a corrupted upload, a lost part or a writer bug shows up here.
+ * they were written), or the group's row multiset. A stitched output (`stitched-v1` segment) is proven
+ * instead — footers and byte ranges against its sources as stored (`options.sources`, at the ETags the
+ * segment records) — and still decoded whole, its rows counted. Verification reads through the store, not
+ * from any state the rewrite kept, so a corrupted upload, a lost part or a writer bug shows up here.
  *
- * @throws VerificationError listing every difference; at once, before reading anything, for a kind
- * this engine does not compute.
+ * @throws VerificationError listing every difference; at once, before reading anything, for a kind or
+ * segment kind this engine does not check.
  */
 export async function verifyOutputs(
   store: ObjectStore,

@@ -1,5 +1,6 @@
 // What verification requires of a group's outputs: the fingerprint recomputed from the outputs alone equals
-// the inputs' in rows, schema identity, per-column null counts and row multiset hash, else VerificationError.
+// the inputs' in rows, schema identity, per-column null counts and row hash, and stitched outputs copy exactly
+// the planned inputs not re-encoded, else VerificationError.
 import { VerificationError } from '../errors.js';
 import {
   fingerprintKindOf,
