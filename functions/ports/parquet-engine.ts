@@ -140,9 +140,10 @@ export interface RewriteOptions {
   /**
    * Row-group stitching: an input whose row groups all reach these thresholds (compressed bytes or rows)
    * and whose schema, codec and encodings are the target's is copied row group by row group — pages
-   * untouched, footer rebuilt — into outputs of its own instead of being re-encoded (still decoded to
-   * fingerprint its rows). Stitched outputs follow the re-encoded ones, each output's rows in input
-   * order. `false` re-encodes everything. Never with `sort`.
+   * untouched, footer rebuilt — into outputs of its own instead of being re-encoded, and not decoded: its
+   * output's fingerprint segment lists the source row groups (`stitched-v1`), which verify proves from the
+   * bytes. Stitched outputs follow the re-encoded ones, each output's rows in input order. `false`
+   * re-encodes everything. Never with `sort`.
    * @default { minRowGroupBytes: 16 MiB, minRowGroupRows: 100,000 }
    */
   readonly stitch?: false | { readonly minRowGroupBytes?: number; readonly minRowGroupRows?: number };
@@ -206,6 +207,11 @@ export interface VerifyOptions {
   readonly batchRows?: number;
   /** Threads hashing outputs; outputs are verified `workers` at a time. Pass the vCPUs the function has. @default 1 */
   readonly workers?: number;
+  /**
+   * Where the inputs of stitched outputs are read (each at the ETag its fingerprint segment records), to prove
+   * the copy from their bytes; the workflow's store holds both. @default the outputs' store
+   */
+  readonly sources?: ObjectStore;
 }
 
 export interface VerificationReport {

@@ -262,7 +262,11 @@ async function runChild(job: Job): Promise<Measurement> {
   const statLimit = pLimit(32);
   const files = await Promise.all(
     names.map((key) =>
-      statLimit(async () => ({ key, size: (await stat(join(job.dir, 'data', key))).size, etag: '' })),
+      statLimit(async () => {
+        // The ETag as a plan records it: verify reads stitched outputs' inputs at it.
+        const head = await local.head(key);
+        return { key, size: head?.size ?? 0, etag: head?.etag ?? '' };
+      }),
     ),
   );
   const trace = memoryTracer();
@@ -306,6 +310,8 @@ async function measureVerify(job: Job): Promise<Measurement> {
   const c0 = process.cpuUsage();
   const report = await engine.verifyOutputs(target, job.verify.outputs, job.verify.fingerprint, {
     workers: job.workers ?? 1,
+    // Stitched outputs are proven against their inputs' bytes.
+    sources: new LocalObjectStore(join(job.dir, 'data')),
   });
   return {
     wallMs: performance.now() - t0,

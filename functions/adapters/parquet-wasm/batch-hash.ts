@@ -13,6 +13,7 @@ import {
   MultisetHash,
   type OrderedSegment,
   OrderedSegments,
+  type StitchedSegment,
   toGroupFingerprint,
   toOrderedFingerprint,
 } from '../../core/fingerprint/fingerprint.js';
@@ -79,7 +80,9 @@ export type OutputFingerprint =
       readonly hash: string;
       readonly nullCounts: Readonly<Record<string, number>>;
     }
-  | { readonly kind: 'ordered-columns-v1'; readonly segment: OrderedSegment };
+  | { readonly kind: 'ordered-columns-v1'; readonly segment: OrderedSegment }
+  /** Decoded and counted, not hashed (verify of a stitched output, proven from bytes instead). */
+  | { readonly kind: 'rows-only'; readonly rows: number };
 
 /**
  * The rewrite's fingerprint of the rows it read, of the kind the rewrite needs: ordered when rows
@@ -97,6 +100,8 @@ export interface RewriteFingerprint {
   endRun(): void;
   /** An output fingerprinted elsewhere (a worker's), in output order. */
   addOutput(part: OutputFingerprint): void;
+  /** A stitched output, in output order: the source row groups it copies, to be proven by verify. */
+  addStitched(segment: StitchedSegment): void;
   /** Each output's rows, in output order, where the kind knows them (ordered). */
   outputRows(): readonly number[] | undefined;
   result(schemaKeys: Iterable<string>): GroupFingerprint;
@@ -120,6 +125,10 @@ function multisetFingerprint(): RewriteFingerprint {
       if (part.kind !== 'multiset-v1') throw new Error(`a ${part.kind} output in a multiset fingerprint`);
       acc.merge(part);
     },
+    addStitched: () => {
+      // A multiset is taken over rows read; stitching never runs with a sort, the only multiset rewrite.
+      throw new Error('a stitched output in a multiset fingerprint');
+    },
     outputRows: () => undefined,
     result: (keys) => toGroupFingerprint(acc, keys),
   };
@@ -127,8 +136,23 @@ function multisetFingerprint(): RewriteFingerprint {
 
 function orderedFingerprint(): RewriteFingerprint {
   const segments = new OrderedSegments();
+  /** Stitched outputs, each with the number of digest segments before it (its place in output order). */
+  const stitched: { readonly after: number; readonly segment: StitchedSegment }[] = [];
   let rows = 0;
   const sink: ColumnSink = (columns, offset, n) => segments.add(columns, offset, n);
+  const all = (): (OrderedSegment | StitchedSegment)[] => {
+    segments.endRun();
+    const out: (OrderedSegment | StitchedSegment)[] = [];
+    let next = 0;
+    for (const [i, digest] of segments.segments.entries()) {
+      while (stitched[next] !== undefined && (stitched[next]?.after as number) <= i) {
+        out.push((stitched[next++] as { segment: StitchedSegment }).segment);
+      }
+      out.push(digest);
+    }
+    for (const s of stitched.slice(next)) out.push(s.segment);
+    return out;
+  };
   return {
     kind: 'ordered-columns-v1',
     get rows() {
@@ -146,13 +170,12 @@ function orderedFingerprint(): RewriteFingerprint {
       segments.push(part.segment);
       rows += part.segment.rows;
     },
-    outputRows: () => {
+    addStitched: (segment) => {
       segments.endRun();
-      return segments.segments.map((s) => s.rows);
+      stitched.push({ after: segments.segments.length, segment });
+      rows += segment.rows;
     },
-    result: (keys) => {
-      segments.endRun();
-      return toOrderedFingerprint(segments.segments, keys);
-    },
+    outputRows: () => all().map((s) => s.rows),
+    result: (keys) => toOrderedFingerprint(all(), keys),
   };
 }

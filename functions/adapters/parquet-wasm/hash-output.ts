@@ -18,6 +18,12 @@ import {
 } from './batch-hash.js';
 import { decodeError, pw } from './wasm.js';
 
+/**
+ * How to hash an output: a fingerprint kind, or `rows-only` — decoded whole (so an unreadable output fails)
+ * and its rows counted, nothing hashed: for stitched outputs, whose values verify proves from bytes.
+ */
+export type OutputHashKind = FingerprintKind | 'rows-only';
+
 /** Reads bytes [start, end) of an object. */
 export type RangeReader = (start: number, end: number) => Promise<Uint8Array>;
 
@@ -75,7 +81,7 @@ export async function hashParquetObject(
   key: string,
   read: RangeReader,
   size: number,
-  kind: FingerprintKind,
+  kind: OutputHashKind,
   batchRows: number,
   options: {
     readonly path?: BatchPath;
@@ -111,7 +117,8 @@ export async function hashParquetObject(
         try {
           rows += batch.numRows;
           if (multiset !== undefined) (path === 'ffi' ? hashWasmBatch : hashWasmBatchIpc)(multiset, batch);
-          else (path === 'ffi' ? columnsOfWasmBatch : columnsOfWasmBatchIpc)(batch, sink);
+          else if (ordered !== undefined)
+            (path === 'ffi' ? columnsOfWasmBatch : columnsOfWasmBatchIpc)(batch, sink);
         } finally {
           batch.free();
         }
@@ -131,6 +138,8 @@ export async function hashParquetObject(
           hash: multiset.digest(),
           nullCounts: multiset.nullCountsRecord(),
         }
-      : { kind: 'ordered-columns-v1', segment: (ordered as OrderedDigest).finish() };
+      : ordered !== undefined
+        ? { kind: 'ordered-columns-v1', segment: ordered.finish() }
+        : { kind: 'rows-only', rows };
   return { rows, fingerprint };
 }

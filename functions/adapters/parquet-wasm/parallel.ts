@@ -14,6 +14,7 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import type { WrittenOutput } from '../../ports/parquet-engine.js';
 import type { OutputFingerprint } from './batch-hash.js';
 import { OrderedFetcher } from './fetch.js';
+import type { OutputHashKind } from './hash-output.js';
 import type { CheckedInput } from './preflight.js';
 import type { WriterSettings } from './wasm.js';
 import type { FromWorker, ToWorker } from './worker.js';
@@ -277,7 +278,7 @@ export type OutputHasher = (
   /** `tail`: the output's last bytes, when the caller has read them (its footer): not fetched again. */
   output: { readonly key: string; readonly size: number; readonly tail?: Uint8Array },
   batchRows: number,
-  kind: FingerprintKind,
+  kind: OutputHashKind,
 ) => Promise<HashedOutput>;
 
 /** Up to `n` engine workers hashing outputs, one output each at a time; `close` terminates them. */

@@ -200,13 +200,23 @@ export class InputReader {
   }
 
   /**
-   * Decodes the next input, which must be `input`, into wasm batches, fingerprinting each as it comes.
-   * `onBytes` gets the input's whole bytes before decoding (stitching copies the very bytes decoded).
+   * The next input's whole bytes, which must be `input`'s, handed to `use` without decoding them (stitching
+   * copies them; verify proves the copy from the objects themselves): nothing is fingerprinted. The bytes stay
+   * counted against the fetch budget until `use` is done with them.
    */
-  async *decode(input: CheckedInput, onBytes?: (bytes: Uint8Array) => void): AsyncGenerator<DecodedBatch> {
+  async *undecoded<T>(input: CheckedInput, use: (bytes: Uint8Array) => Iterable<T>): AsyncGenerator<T> {
     const bytes = await this.take(input);
     try {
-      onBytes?.(bytes);
+      yield* use(bytes);
+    } finally {
+      this.fetcher.release(input.file.size);
+    }
+  }
+
+  /** Decodes the next input, which must be `input`, into wasm batches, fingerprinting each as it comes. */
+  async *decode(input: CheckedInput): AsyncGenerator<DecodedBatch> {
+    const bytes = await this.take(input);
+    try {
       yield* this.decodeBytes(input, bytes);
     } finally {
       // The bytes stay counted against the fetch budget until the whole file is decoded.

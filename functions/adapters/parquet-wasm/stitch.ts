@@ -1,8 +1,10 @@
 // Row-group stitching in the rewrite: which inputs are copied row group by row group instead of re-encoded,
-// how they are cut into outputs, and the writing of those outputs — rows still decoded and fingerprinted.
+// how they are cut into outputs, and the writing of those outputs — never decoded: each output's fingerprint
+// segment lists the source row groups it copies, which verify proves from the objects' bytes.
 
 import pLimit from 'p-limit';
 import { CorruptInputError, VerificationError } from '../../core/errors.js';
+import type { StitchedSegment } from '../../core/fingerprint/stitched.js';
 import {
   firstDataPage,
   metadataBytesOf,
@@ -181,9 +183,12 @@ export function withoutStitched(
 }
 
 /**
- * Writes the stitched outputs, after the re-encoded ones. Each input is decoded and fingerprinted as any
- * other (so the rewrite's fingerprint is of the rows read, and verify — which decodes the output — sees any
- * offset gone wrong), then its row groups' bytes are copied as they are, from the very bytes decoded.
+ * Writes the stitched outputs, after the re-encoded ones. Inputs are not decoded: each output's fingerprint is
+ * a `stitched-v1` segment — the source row groups it copies (key, planned ETag, index, rows), in output order —
+ * and verify proves it from the output and the sources as stored (byte ranges and column metadata equal, offsets
+ * moved consistently), then decodes the output. Decoding the inputs here only to hash rows whose pages are
+ * copied unchanged cost about what DuckDB's whole COPY of them does. Each input's footer is still checked
+ * against the one planned from, so the bytes copied are those the plan (and the segment) describe.
  */
 export async function writeStitched(
   plan: StitchPlan,
@@ -195,31 +200,24 @@ export async function writeStitched(
     const [key] = outputs.nextKeys(1) as [string];
     outputs.started.push(key);
     const assembler = new StitchAssembler();
-    reader.fingerprint.startRun([planned.rows]);
     async function* body(): AsyncGenerator<Uint8Array> {
       yield* assembler.start();
       for (const s of planned.inputs) {
-        let bytes: Uint8Array | undefined;
-        for await (const { batch } of reader.decode(s.input, (b) => {
-          bytes = b;
-        })) {
-          batch.free();
-        }
-        const file = bytes as Uint8Array;
-        if (!sameBytes(metadataBytesOf(s.input.file.key, file), s.metadata)) {
-          throw new CorruptInputError(
-            s.input.file.key,
-            'its footer changed since it was planned for stitching',
-          );
-        }
-        yield* assembler.append(file, s.source);
+        yield* reader.undecoded(s.input, (file) => {
+          if (!sameBytes(metadataBytesOf(s.input.file.key, file), s.metadata)) {
+            throw new CorruptInputError(
+              s.input.file.key,
+              'its footer changed since it was planned for stitching',
+            );
+          }
+          return assembler.append(file, s.source);
+        });
       }
       yield* assembler.finish();
     }
     const { etag, size } = await target.putStream(key, body(), {
       contentType: 'application/vnd.apache.parquet',
     });
-    reader.fingerprint.endRun();
     if (size !== assembler.bytes || assembler.rows !== planned.rows) {
       throw new VerificationError(`stitched output ${key} holds ${assembler.rows} rows in ${size} bytes`, {
         key,
@@ -229,8 +227,25 @@ export async function writeStitched(
         bytesStored: size,
       });
     }
+    reader.fingerprint.addStitched(stitchedSegmentOf(planned));
     outputs.add([{ key, size, etag, rows: assembler.rows }]);
   }
+}
+
+/** What a stitched output promises: every row group of its inputs, in order, as the plan saw them. */
+function stitchedSegmentOf(planned: StitchOutput): StitchedSegment {
+  return {
+    kind: 'stitched-v1',
+    rows: planned.rows,
+    sources: planned.inputs.flatMap((s) =>
+      s.source.rowGroups.map((g, rowGroup) => ({
+        key: s.input.file.key,
+        etag: s.input.file.etag,
+        rowGroup,
+        rows: g.rows,
+      })),
+    ),
+  };
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

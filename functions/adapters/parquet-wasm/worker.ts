@@ -11,7 +11,7 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import type { RowLineage } from '../../ports/parquet-engine.js';
 import { columnsOfWasmBatch, hashWasmBatch, type OutputFingerprint } from './batch-hash.js';
 import { keptPieces } from './deletes.js';
-import { hashParquetObject } from './hash-output.js';
+import { hashParquetObject, type OutputHashKind } from './hash-output.js';
 import { convertBatch, readInt96 } from './int96.js';
 import { withRowLineage } from './lineage.js';
 import { OutputWriter } from './output.js';
@@ -51,7 +51,7 @@ export type ToWorker =
       readonly key: string;
       readonly size: number;
       readonly batchRows: number;
-      readonly kind: FingerprintKind;
+      readonly kind: OutputHashKind;
       /** The output's last bytes, already read by the main thread: reads within them are not sent. */
       readonly tail?: Uint8Array;
     }

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { normalizedLogicalType } from '../parquet/schema.js';
 import type { OrderedSegment } from './ordered-digest.js';
 import type { MultisetHash } from './row-hash.js';
+import { isStitchedSegment, type StitchedSegment } from './stitched.js';
 
 /**
  * How a group's rows are hashed. `ordered-columns-v1` (see ordered-digest.ts): a SHA-256 per column
@@ -43,9 +44,38 @@ export interface OrderedFingerprint extends FingerprintCommon {
   readonly kind: 'ordered-columns-v1';
   /** SHA-256 (hex) over the segments, in order. */
   readonly hash: string;
-  /** One per output, in output order: its rows and the digest of its rows, in order. */
-  readonly segments: readonly { readonly rows: number; readonly digest: string }[];
+  /**
+   * One per output, in output order: its rows and the digest of its rows, in order — or, for a stitched
+   * output, the source row groups it copies (`stitched-v1`, proven from bytes by verify). `nullCounts`
+   * cover the digest segments only: a stitched output's null counts are its sources', which the byte proof
+   * covers along with every other value.
+   */
+  readonly segments: readonly FingerprintSegment[];
 }
+
+/** A segment of an ordered fingerprint as recorded: a row digest, or a stitched output's sources. */
+export type FingerprintSegment = { readonly rows: number; readonly digest: string } | StitchedSegment;
+
+const rowsSchema = z.number().int().nonnegative();
+/**
+ * A recorded segment: strict objects, so that a segment of a kind this build does not know is refused
+ * rather than read as a digest with an extra key dropped.
+ */
+const segmentSchema = z.union([
+  z.strictObject({ rows: rowsSchema, digest: z.string() }),
+  z.strictObject({
+    kind: z.literal('stitched-v1'),
+    rows: rowsSchema,
+    sources: z.array(
+      z.strictObject({
+        key: z.string(),
+        etag: z.string(),
+        rowGroup: z.number().int().nonnegative(),
+        rows: rowsSchema,
+      }),
+    ),
+  }),
+]);
 
 /**
  * A fingerprint as it arrives in a step's event (JSON through Step Functions). The kind and the ordered
@@ -58,7 +88,7 @@ export const groupFingerprintSchema = z.object({
   schemaFingerprint: z.string(),
   nullCounts: z.record(z.string(), z.number()),
   hash: z.string(),
-  segments: z.array(z.object({ rows: z.number().int().nonnegative(), digest: z.string() })).optional(),
+  segments: z.array(segmentSchema).optional(),
 });
 
 /** The kind a recorded fingerprint says it is (a fingerprint without one predates kinds: a multiset hash). */
@@ -124,16 +154,30 @@ export function toGroupFingerprint(acc: MultisetHash, schemaKeys: Iterable<strin
   };
 }
 
-/** The group fingerprint of ordered segments (one per output, in output order). */
+/**
+ * The group fingerprint of ordered segments (one per output, in output order): row digests, and the
+ * stitched outputs' source lists, which enter the hash as recorded (without stitched segments the hash is
+ * what it was before they existed).
+ */
 export function toOrderedFingerprint(
-  segments: readonly OrderedSegment[],
+  segments: readonly (OrderedSegment | StitchedSegment)[],
   schemaKeys: Iterable<string>,
 ): OrderedFingerprint {
   const nullCounts = new Map<string, number>();
   for (const s of segments) {
+    if (isStitchedSegment(s)) continue;
     for (const [k, v] of Object.entries(s.nullCounts)) nullCounts.set(k, (nullCounts.get(k) ?? 0) + v);
   }
-  const parts = segments.map((s) => ({ rows: s.rows, digest: s.digest }));
+  const parts = segments.map(
+    (s): FingerprintSegment =>
+      isStitchedSegment(s)
+        ? {
+            kind: s.kind,
+            rows: s.rows,
+            sources: s.sources.map((r) => ({ key: r.key, etag: r.etag, rowGroup: r.rowGroup, rows: r.rows })),
+          }
+        : { rows: s.rows, digest: s.digest },
+  );
   return {
     kind: 'ordered-columns-v1',
     rows: segments.reduce((n, s) => n + s.rows, 0),
@@ -157,3 +201,9 @@ export {
   OrderedSegments,
 } from './ordered-digest.js';
 export { MultisetHash } from './row-hash.js';
+export {
+  isStitchedSegment,
+  SEGMENT_KINDS,
+  type StitchedSegment,
+  type StitchedSourceRef,
+} from './stitched.js';

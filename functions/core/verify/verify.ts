@@ -1,7 +1,13 @@
 // What verification requires of a group's outputs: the fingerprint recomputed from the outputs alone equals
-// the inputs' in rows, schema identity, per-column null counts and row multiset hash, else VerificationError.
+// the inputs' in rows, schema identity, per-column null counts and row hash, and stitched outputs copy exactly
+// the planned inputs not re-encoded, else VerificationError.
 import { VerificationError } from '../errors.js';
-import { fingerprintKindOf, type GroupFingerprint } from '../fingerprint/fingerprint.js';
+import {
+  fingerprintKindOf,
+  type GroupFingerprint,
+  isStitchedSegment,
+  type StitchedSegment,
+} from '../fingerprint/fingerprint.js';
 
 /**
  * Compares the fingerprint an engine recomputed from the stored outputs (`actual`) with the one the
@@ -62,7 +68,7 @@ function segmentsDiffering(expected: GroupFingerprint, actual: GroupFingerprint)
   if (e.length !== a.length) return ` (${e.length} outputs expected, ${a.length} read)`;
   const differing = e
     .map((s, i) => ({ s, o: a[i], i }))
-    .filter(({ s, o }) => o === undefined || o.rows !== s.rows || o.digest !== s.digest)
+    .filter(({ s, o }) => o === undefined || JSON.stringify(o) !== JSON.stringify(s))
     .map(({ s, o, i }) =>
       o !== undefined && o.rows !== s.rows
         ? `output ${i}: ${o.rows} rows, expected ${s.rows}`
@@ -104,5 +110,77 @@ export function assertLiveRows(expected: number, fingerprintRows: number, output
       `the inputs hold ${expected} rows once their deleted rows are dropped, but ${found.join(' and ')}`,
       { expected, fingerprintRows, outputRows, problems: found },
     );
+  }
+}
+
+/** A planned input as the journal keeps it: what a stitched output's sources are checked against. */
+export interface PlannedInput {
+  readonly key: string;
+  readonly etag: string;
+  readonly rows?: number;
+  readonly deletes?: { readonly rows: number };
+}
+
+/**
+ * Holds a group's stitched outputs to its plan, not to the rewrite's word: every source row group a stitched
+ * segment lists is of a planned input at its planned ETag (the version verify read), each input is copied
+ * whole (its row groups 0…n−1, each once, over all outputs: its planned rows), none with deleted rows (a
+ * copied row group keeps all its rows), and the re-encoded outputs hold the rows of exactly the planned inputs
+ * not stitched — so stitched and re-encoded inputs together cover every planned input once. That the listed
+ * row groups are the sources' and the outputs' bytes are theirs is the engine's proof (verifyOutputs).
+ * @throws VerificationError listing every difference.
+ */
+export function assertStitchedSources(planned: readonly PlannedInput[], fingerprint: GroupFingerprint): void {
+  if (fingerprint.kind !== 'ordered-columns-v1') return;
+  const stitched = fingerprint.segments.filter((s): s is StitchedSegment => isStitchedSegment(s));
+  if (stitched.length === 0) return;
+  const byKey = new Map(planned.map((p) => [p.key, p]));
+  const found: string[] = [];
+  const copied = new Map<string, { rows: number; groups: number[] }>();
+  for (const [i, segment] of fingerprint.segments.entries()) {
+    if (!isStitchedSegment(segment)) continue;
+    const listed = segment.sources.reduce((n, r) => n + r.rows, 0);
+    if (listed !== segment.rows) {
+      found.push(`output ${i}: ${segment.rows} rows, but its sources list ${listed}`);
+    }
+    for (const ref of segment.sources) {
+      const plan = byKey.get(ref.key);
+      if (plan === undefined) {
+        found.push(`output ${i}: ${ref.key} is not an input of the plan`);
+        continue;
+      }
+      if (ref.etag !== plan.etag) {
+        found.push(`output ${i}: ${ref.key} copied at ETag ${ref.etag}, planned at ${plan.etag}`);
+      }
+      const seen = copied.get(ref.key) ?? { rows: 0, groups: [] };
+      seen.rows += ref.rows;
+      seen.groups.push(ref.rowGroup);
+      copied.set(ref.key, seen);
+    }
+  }
+  for (const [key, seen] of copied) {
+    const plan = byKey.get(key) as PlannedInput;
+    const whole = seen.groups.every((g, j) => g === j);
+    if (!whole)
+      found.push(`${key}: row groups ${seen.groups.join(', ')} copied, not each of 0…n−1 once in order`);
+    if ((plan.deletes?.rows ?? 0) > 0) found.push(`${key}: has deleted rows but was copied whole`);
+    if (plan.rows !== undefined && seen.rows !== plan.rows) {
+      found.push(`${key}: ${seen.rows} rows copied, the plan read ${plan.rows}`);
+    }
+  }
+  const rest = planned.filter((p) => !copied.has(p.key));
+  const restRows = expectedLiveRows(rest);
+  const digestRows = fingerprint.segments
+    .filter((s) => !isStitchedSegment(s))
+    .reduce((n, s) => n + s.rows, 0);
+  if (restRows !== undefined && digestRows !== restRows) {
+    found.push(
+      `the re-encoded outputs hold ${digestRows} rows, the ${rest.length} planned inputs not copied hold ${restRows}`,
+    );
+  }
+  if (found.length > 0) {
+    throw new VerificationError(`stitched outputs do not match the plan: ${found.join('; ')}`, {
+      problems: found,
+    });
   }
 }

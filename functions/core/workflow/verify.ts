@@ -7,7 +7,7 @@ import type { ParquetEngine, VerificationReport } from '../../ports/parquet-engi
 import { CorruptInputError, NotVerifiedError, VerificationError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 import type { RunContext } from '../run-input.js';
-import { assertLiveRows, expectedLiveRows } from '../verify/verify.js';
+import { assertLiveRows, assertStitchedSources, expectedLiveRows } from '../verify/verify.js';
 import { readFingerprint, requireEntry } from './compact.js';
 
 export interface VerifyDeps {
@@ -50,6 +50,8 @@ export async function verifyGroup(
     return { groupId, state: entry.state, rows, outputs: entry.outputs.length };
   }
   const expected = fingerprint ?? (await readFingerprint(deps.store, run, groupId));
+  // Before reading anything: stitched outputs must copy exactly the planned inputs, at their planned ETags.
+  assertStitchedSources(entry.inputs, expected);
   // The staged objects must be exactly what the rewrite journaled (the commit copies them If-Match that ETag).
   const changed: string[] = [];
   for (const output of entry.outputs) {

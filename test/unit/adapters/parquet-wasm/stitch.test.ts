@@ -177,7 +177,9 @@ describe('row-group stitching', () => {
         expect(chunk.columnIndex).toBeDefined();
       }
     }
-    await expect(verifyOutputs(target, result.outputs, result.fingerprint)).resolves.toMatchObject({
+    await expect(
+      verifyOutputs(target, result.outputs, result.fingerprint, { sources: source }),
+    ).resolves.toMatchObject({
       rows: 60_000,
     });
   });
@@ -221,7 +223,9 @@ describe('row-group stitching', () => {
         result.outputs.map((o) => o.key),
       ),
     ).toEqual({ missing: 0, moved: 0 });
-    await expect(verifyOutputs(target, result.outputs, result.fingerprint)).resolves.toMatchObject({
+    await expect(
+      verifyOutputs(target, result.outputs, result.fingerprint, { sources: source }),
+    ).resolves.toMatchObject({
       rows: 40_000,
     });
   });
@@ -263,7 +267,9 @@ describe('row-group stitching', () => {
       missing: 0,
       moved: 0,
     });
-    await expect(verifyOutputs(target, result.outputs, result.fingerprint)).resolves.toMatchObject({
+    await expect(
+      verifyOutputs(target, result.outputs, result.fingerprint, { sources: source }),
+    ).resolves.toMatchObject({
       rows: 42_000,
     });
   });
@@ -279,7 +285,9 @@ describe('row-group stitching', () => {
     const result = await rewriteGroup({ source, target }, { groupId: 'g', files }, options());
     const key = result.outputs[0]?.key as string;
     const good = await target.get(key);
-    await expect(verifyOutputs(target, result.outputs, result.fingerprint)).resolves.toBeDefined();
+    await expect(
+      verifyOutputs(target, result.outputs, result.fingerprint, { sources: source }),
+    ).resolves.toBeDefined();
     /** The output with its footer changed by `edit` on the second row group's column chunks. */
     const corrupted = (edit: (columns: ThriftStruct[]) => void): Uint8Array => {
       const meta = decodeStruct(metadataBytesOf(key, good)).struct;
@@ -314,13 +322,13 @@ describe('row-group stitching', () => {
 
     // Act / Assess
     await target.put(key, swapped);
-    await expect(verifyOutputs(target, outputs(swapped), result.fingerprint)).rejects.toThrow(
-      VerificationError,
-    );
+    await expect(
+      verifyOutputs(target, outputs(swapped), result.fingerprint, { sources: source }),
+    ).rejects.toThrow(VerificationError);
     await target.put(key, shifted);
-    await expect(verifyOutputs(target, outputs(shifted), result.fingerprint)).rejects.toSatisfy(
-      (e) => e instanceof VerificationError || e instanceof CorruptInputError,
-    );
+    await expect(
+      verifyOutputs(target, outputs(shifted), result.fingerprint, { sources: source }),
+    ).rejects.toSatisfy((e) => e instanceof VerificationError || e instanceof CorruptInputError);
   });
 
   it('re-encodes inputs in another codec, with encodings the target does not write, or flagged with more than stitching knows', async () => {
@@ -348,7 +356,9 @@ describe('row-group stitching', () => {
     expect(plain.outputs).toHaveLength(1);
     expect(createdBy(await target.get(plain.outputs[0]?.key as string))).toMatch(/^lake-compactor/);
     expect(createdBy(await target.get(delta.outputs[0]?.key as string))).toBe(WRITER);
-    await expect(verifyOutputs(target, plain.outputs, plain.fingerprint)).resolves.toMatchObject({
+    await expect(
+      verifyOutputs(target, plain.outputs, plain.fingerprint, { sources: source }),
+    ).resolves.toMatchObject({
       rows: 60_000,
     });
   });

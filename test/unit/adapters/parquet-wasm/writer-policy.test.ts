@@ -165,7 +165,7 @@ describe('stitching under the declared readers', () => {
         stitch: { minRowGroupRows: 10_000, minRowGroupBytes: 1024 * 1024 * 1024 },
       },
     );
-    await verifyOutputs(target, result.outputs, result.fingerprint);
+    await verifyOutputs(target, result.outputs, result.fingerprint, { sources: source });
 
     // Assess
     const outputs = await duck.materialise(
