@@ -179,9 +179,11 @@ export class CompactionWorkflow extends Construct {
         'Rewrites one file group to staging',
       ),
       verify: fn('Verify', 'verify.ts', memory, Duration.minutes(15), 'Re-reads staged outputs, compares'),
-      commit: fn('Commit', 'commit.ts', 512, Duration.minutes(5), 'Publishes outputs, retires inputs'),
-      rollback: fn('Rollback', 'rollback.ts', 512, Duration.minutes(5), 'Rolls a failed group back'),
-      finalize: fn('Finalize', 'finalize.ts', 512, Duration.minutes(5), 'Records a run, releases the lease'),
+      // Commit, rollback, finalize and plan may undo a delete-rebuild group, which rewrites inputs from staged
+      // outputs of up to REBUILD_MAX_OUTPUT_BYTES (core/workflow/compact.ts): 1,024 MB each, measured to fit.
+      commit: fn('Commit', 'commit.ts', 1024, Duration.minutes(5), 'Publishes outputs, retires inputs'),
+      rollback: fn('Rollback', 'rollback.ts', 1024, Duration.minutes(5), 'Rolls a failed group back'),
+      finalize: fn('Finalize', 'finalize.ts', 1024, Duration.minutes(5), 'Records a run, releases the lease'),
     };
     this.functions = functions;
     for (const f of Object.values(functions)) props.stateTable.grantReadWriteData(f);

@@ -163,17 +163,29 @@ export async function compactGroup(
 }
 
 /**
+ * The largest staged output a `delete-rebuild` undo rebuilds inputs from. The engine holds a whole input file (here:
+ * a staged output) while it rewrites it; measured peak RSS of a rebuild: 384 MB from a 61 MB output, 642 MB from a
+ * 129 MB one (≈ 150 MB + 3.8 × the output). The steps that may run an undo (commit, rollback, finalize and plan,
+ * 1,024 MB each in the construct) then fit outputs up to ~190 MB; 160 MiB leaves room for the default 128 MiB target
+ * and outputs that overshoot it. A group with a larger output retires to trash: an undo that cannot fit in memory
+ * would leave the group fenced for good.
+ */
+export const REBUILD_MAX_OUTPUT_BYTES = 160 * 1024 * 1024;
+
+/**
  * Retire mode `delete-rebuild` keeps no copy of the inputs: an undo re-creates each from the outputs' rows, so
  * the rewrite must say where every row of every input went, and each input must be nothing but its rows. When
  * that does not hold for this group — rows were sorted (no sources), an input had rows deleted by its format or
  * row lineage written into it (the outputs hold other rows than the file), or an input's row count is unknown
- * or zero (nothing in the outputs to rebuild it from) — the group retires to trash instead, and says why.
+ * or zero (nothing in the outputs to rebuild it from), or an output is too large to rebuild from in the undo's
+ * memory (`REBUILD_MAX_OUTPUT_BYTES`) — the group retires to trash instead, and says why.
  */
-function rebuildFallback(
-  entry: GroupJournalEntry,
-  result: RewriteResult,
+export function rebuildFallback(
+  entry: Pick<GroupJournalEntry, 'retireMode' | 'inputs'>,
+  result: Pick<RewriteResult, 'sources' | 'outputs'>,
 ): { retireMode?: 'trash'; note?: string } {
   if (entry.retireMode !== 'delete-rebuild') return {};
+  const largest = Math.max(0, ...result.outputs.map((o) => o.size));
   const why =
     result.sources === undefined
       ? 'the rewrite reordered rows, so no input can be rebuilt from the outputs'
@@ -181,7 +193,9 @@ function rebuildFallback(
         ? 'an input has deleted rows or row lineage, so the outputs do not hold it as it was'
         : entry.inputs.find((i) => i.rows === undefined || i.rows === 0) !== undefined
           ? 'an input has no rows (or none recorded) to rebuild it from'
-          : undefined;
+          : largest > REBUILD_MAX_OUTPUT_BYTES
+            ? `an output of ${largest} bytes is larger than the ${REBUILD_MAX_OUTPUT_BYTES} an undo can rebuild from within the memory of the steps that run it`
+            : undefined;
   return why === undefined
     ? {}
     : { retireMode: 'trash', note: `delete-rebuild mode fell back to trash mode: ${why}` };
