@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { StitchedSegment } from '../../core/fingerprint/stitched.js';
+import { readFooterBytes } from '../../core/parquet/footer.js';
 import { decodeStruct, field } from '../../core/parquet/thrift-compact.js';
 import {
   bloomFilterLength,
@@ -23,7 +24,6 @@ const PIECE_BYTES = 8 * 1024 * 1024;
 const RANGES_IN_FLIGHT = 2;
 /** Bytes read at a bloom filter's start to learn its length (its header is a few bytes of Thrift). */
 const BLOOM_HEADER_PROBE = 256;
-const FOOTER_FIRST_READ = 64 * 1024;
 
 /** SHA-256 of bytes `range` of `key`, read `PIECE_BYTES` at a time. */
 async function hashRange(store: ObjectStore, key: string, range: Range): Promise<string> {
@@ -35,19 +35,19 @@ async function hashRange(store: ObjectStore, key: string, range: Range): Promise
   return hash.digest('hex');
 }
 
-/** The footer of a `size`-byte object: its FileMetaData bytes and where its data ends. */
-export async function footerBytesOf(store: ObjectStore, key: string, size: number): Promise<FooterBytes> {
-  if (size < 12) throw new Error(`${key}: ${size} bytes is too short to be Parquet`);
-  const first = Math.min(size, FOOTER_FIRST_READ);
-  let tail = await store.getRange(key, size - first, size - 1);
+/** The FileMetaData bytes of a `size`-byte object and where its data ends, from its last bytes (`readFooterBytes`). */
+function footerOfTail(key: string, size: number, tail: Uint8Array): FooterBytes {
   const length = new DataView(tail.buffer, tail.byteOffset, tail.byteLength).getUint32(tail.length - 8, true);
-  if (length + 12 > size) throw new Error(`${key}: footer length ${length} exceeds the object`);
-  if (length + 8 > tail.length) tail = await store.getRange(key, size - 8 - length, size - 1);
   return {
     key,
     metadata: tail.subarray(tail.length - 8 - length, tail.length - 8),
     dataEnd: size - 8 - length,
   };
+}
+
+/** The footer of a `size`-byte object, read as every footer is (`readFooterBytes`: at most two ranged reads). */
+async function footerBytesOf(store: ObjectStore, key: string, size: number): Promise<FooterBytes> {
+  return footerOfTail(key, size, (await readFooterBytes(store, key, size)).tail);
 }
 
 /** A source input as verify found it: its footer, or why it cannot be read as planned. */
@@ -92,8 +92,15 @@ export class StitchedProver {
     return state;
   }
 
-  /** Differences between `segment`'s claim and the stitched output `output` (empty when proven). */
-  async prove(output: { key: string; size: number }, segment: StitchedSegment): Promise<string[]> {
+  /**
+   * Differences between `segment`'s claim and the stitched output `output` (empty when proven). `outputTail`: the
+   * output's last bytes when the caller reads them anyway (verify does, to decode it), so they are not read twice.
+   */
+  async prove(
+    output: { key: string; size: number },
+    segment: StitchedSegment,
+    outputTail?: Promise<{ readonly tail: Uint8Array }>,
+  ): Promise<string[]> {
     const problems: string[] = [];
     const footers = new Map<string, FooterBytes>();
     for (const ref of segment.sources) {
@@ -106,7 +113,10 @@ export class StitchedProver {
       else footers.set(ref.key, state.footer as FooterBytes);
     }
     if (problems.length > 0) return [...new Set(problems)];
-    const own = await footerBytesOf(this.outputs, output.key, output.size);
+    const own =
+      outputTail === undefined
+        ? await footerBytesOf(this.outputs, output.key, output.size)
+        : footerOfTail(output.key, output.size, (await outputTail).tail);
     const proof = stitchedFooterProof(own, segment, footers);
     problems.push(...proof.problems);
     const ends = new Map([...footers].map(([k, f]) => [k, f.dataEnd]));

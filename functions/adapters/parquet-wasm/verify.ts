@@ -19,7 +19,7 @@ import {
   toGroupFingerprint,
   toOrderedFingerprint,
 } from '../../core/fingerprint/fingerprint.js';
-import { parseFooter, readFooterBytes } from '../../core/parquet/footer.js';
+import { type FooterBytes, parseFooter, readFooterBytes } from '../../core/parquet/footer.js';
 import { assertOutputsMatch } from '../../core/verify/verify.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { VerificationReport, VerifyOptions } from '../../ports/parquet-engine.js';
@@ -104,9 +104,13 @@ async function compare(
     return s !== undefined && isStitchedSegment(s) ? s : undefined;
   });
   /** The output decoded whole by the engine (footer rows checked), its schema key noted, its rows hashed (not a stitched one's). */
-  const decodeOutput = async (output: { key: string; size: number }, stitched: boolean) => {
-    // One read of the footer for both parsers and for the worker's reader.
-    const { size, tail } = await readFooterBytes(store, output.key, output.size);
+  const decodeOutput = async (
+    output: { key: string; size: number },
+    stitched: boolean,
+    footerRead: Promise<FooterBytes>,
+  ) => {
+    // One read of the footer for both parsers, the worker's reader and a stitched output's proof.
+    const { size, tail } = await footerRead;
     const footer = parseFooter(output.key, size, tail);
     const meta = parquetMetadata(
       tail.buffer.slice(tail.byteOffset, tail.byteOffset + tail.byteLength) as ArrayBuffer,
@@ -133,15 +137,18 @@ async function compare(
     outputs.map((output, i) =>
       limit(async () => {
         const claim = claims[i];
+        const footerRead = readFooterBytes(store, output.key, output.size);
+        // Awaited (and its failure reported) by decodeOutput; this only keeps an early rejection from going unhandled.
+        footerRead.catch(() => undefined);
         const proven =
           claim === undefined
             ? Promise.resolve([])
             : prover
-                .prove(output, claim)
+                .prove(output, claim, footerRead)
                 .catch((err: unknown) => [`stitched output cannot be proven (${(err as Error).message})`]);
         let read: { rows: number; fingerprint: OutputFingerprint };
         try {
-          read = await decodeOutput(output, claim !== undefined);
+          read = await decodeOutput(output, claim !== undefined, footerRead);
         } catch (err) {
           // A stitched output that does not decode fails with what its proof found, which says where.
           if (claim === undefined || !(err instanceof CorruptInputError)) throw err;
