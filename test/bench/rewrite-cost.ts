@@ -12,7 +12,7 @@ import {
   requestsUsd,
   sumRequests,
 } from '../../functions/core/workflow/cost.js';
-import type { RetireMode } from '../../functions/ports/journal.js';
+import { RETIRE_MODES, type RetireMode } from '../../functions/ports/journal.js';
 
 /** Lambda memory of the 1-thread rows (1 vCPU) and of the 2-worker rows (the memory that buys ~2 vCPUs' worth). */
 const ONE_THREAD_MB = 1769;
@@ -23,7 +23,6 @@ const TWO_WORKERS_MB = 3008;
  */
 const S3_TABLES_USD_PER_1000_OBJECTS = 0.002;
 const S3_TABLES_USD_PER_GB = 0.005;
-const RETIRE_MODES: readonly RetireMode[] = ['delete-versioned', 'delete-rebuild', 'trash'];
 
 /** What the reporting needs of a bench row (rewrite.ts's Measurement has it). */
 export interface CostRow {
