@@ -19,6 +19,7 @@ import {
   unsupportedFormatMessage,
 } from './formats/index.js';
 import {
+  DEFAULT_STATISTICS_MODE,
   type StatisticsMode,
   statisticsKeepColumns,
   statisticsModeSchema,
@@ -452,7 +453,7 @@ export function buildRunContext(
         : undefined;
   const targetMiB = choices.targetFileSizeMB ?? table.targetFileSizeMB;
   const format = table.format ?? DEFAULT_TABLE_FORMAT;
-  const statistics: StatisticsMode = choices.statistics ?? table.statistics ?? 'all';
+  const statistics: StatisticsMode = choices.statistics ?? table.statistics ?? DEFAULT_STATISTICS_MODE;
   // Iceberg: an explicit target in MiB is the same knob as `target-file-size-bytes`; an option beats it at its level.
   const asOption = (mib: number | undefined): RewriteDataFilesOptions | undefined =>
     mib === undefined ? undefined : { 'target-file-size-bytes': Math.round(mib * MiB) };

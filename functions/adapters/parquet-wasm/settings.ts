@@ -2,7 +2,7 @@
 // default applied, so the stages after it read one settled value each.
 
 import { InvalidInputError } from '../../core/errors.js';
-import type { StatisticsMode } from '../../core/parquet/statistics-policy.js';
+import { DEFAULT_STATISTICS_MODE, type StatisticsMode } from '../../core/parquet/statistics-policy.js';
 import {
   type Codec,
   DEFAULT_CODEC,
@@ -95,7 +95,7 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     sort: options.sort,
     deltaEncoding: options.deltaEncoding === true,
     statistics: {
-      mode: options.statistics?.mode ?? 'all',
+      mode: options.statistics?.mode ?? DEFAULT_STATISTICS_MODE,
       keep: [...new Set([...(options.statistics?.keep ?? []), ...(options.sort?.columns ?? [])])],
     },
     schemaFidelity: options.schemaFidelity ?? DEFAULT_SCHEMA_FIDELITY,

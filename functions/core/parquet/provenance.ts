@@ -123,13 +123,3 @@ export function piecesIn(
   if (next !== rows) return { problem: `the outputs hold ${next} rows of ${key}, it had ${rows}` };
   return { pieces };
 }
-
-/** {@link piecesIn} for one input, indexing the outputs first (see {@link indexPieces}). */
-export function piecesOf(
-  outputs: readonly { readonly rows: number; readonly sources?: readonly RowSource[] | undefined }[],
-  key: string,
-  rows: number,
-): { readonly pieces: InputPiece[] } | { readonly problem: string } {
-  const indexed = indexPieces(outputs);
-  return 'problem' in indexed ? indexed : piecesIn(indexed.index, key, rows);
-}

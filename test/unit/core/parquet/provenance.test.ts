@@ -7,9 +7,18 @@ import {
   locateRows,
   ProvenanceMismatchError,
   piecesIn,
-  piecesOf,
   type RowSource,
 } from '../../../../functions/core/parquet/provenance.js';
+
+/** One input's pieces, indexing the outputs first: what the commit's undo does per input. */
+function piecesOf(
+  outputs: readonly { readonly rows: number; readonly sources?: readonly RowSource[] | undefined }[],
+  key: string,
+  rows: number,
+) {
+  const indexed = indexPieces(outputs);
+  return 'problem' in indexed ? indexed : piecesIn(indexed.index, key, rows);
+}
 
 describe('locateRows', () => {
   it('cuts a stretch at its quotas, an input across two outputs and an output across inputs', () => {
