@@ -187,9 +187,11 @@ async function compactTable(
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
   checkStrategy(options);
   const readers = readersOf(options.readers);
-  const conflict = deltaReadersConflict(options.deltaEncoding, readers);
-  if (conflict !== undefined)
-    throw new UsageError(conflict.replace('deltaEncoding is true', '--delta-encoding is given'));
+  const conflict = deltaReadersConflict(options.deltaEncoding, readers, {
+    name: '--delta-encoding',
+    given: 'is given',
+  });
+  if (conflict !== undefined) throw new UsageError(conflict);
   const where = checkRewriteChoices(options, formatName);
   const dryRun = options.dryRun ?? false;
   const live = hooks.wrapStore?.(opened.store) ?? opened.store;

@@ -137,9 +137,11 @@ export function resolveDeltaEncoding(
 export function deltaReadersConflict(
   deltaEncoding: boolean | undefined,
   readers: readonly Reader[] | undefined,
+  /** How the caller's user set it: the config key (default) or, say, a CLI flag. */
+  setting: { readonly name: string; readonly given: string } = { name: 'deltaEncoding', given: 'is true' },
 ): string | undefined {
   if (deltaEncoding !== true) return undefined;
   const unable = readersWithoutDelta(readers);
   if (unable.length === 0) return undefined;
-  return `deltaEncoding is true but the declared reader(s) ${unable.join(', ')} cannot read DELTA_BINARY_PACKED; drop deltaEncoding (readers then decide) or the reader(s)`;
+  return `${setting.name} ${setting.given} but the declared reader(s) ${unable.join(', ')} cannot read DELTA_BINARY_PACKED; drop ${setting.name} (readers then decide) or the reader(s)`;
 }
