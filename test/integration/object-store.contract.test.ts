@@ -132,6 +132,38 @@ describe.each(harnesses)('ObjectStore contract: $name', (harness) => {
     expect(Buffer.from(tail)).toEqual(Buffer.from(body.subarray(992)));
   });
 
+  it('clamps a range past the end, refuses one that starts past it, and reports a missing key', async () => {
+    // Prepare
+    const body = pseudoRandom(1000, 11);
+    await store.put('range/short.bin', body);
+    // Act
+    const clamped = await store.getRange('range/short.bin', 990, 5000);
+    const pastEnd = await store.getRange('range/short.bin', 1000, 1010).catch((err: unknown) => err);
+    const missing = await store.getRange('range/absent.bin', 0, 7).catch((err: unknown) => err);
+    // Assess
+    expect(Buffer.from(clamped)).toEqual(Buffer.from(body.subarray(990)));
+    expect(String(pastEnd)).toMatch(/not satisfiable|InvalidRange|Range Not Satisfiable/i);
+    expect(missing).toBeInstanceOf(ObjectNotFoundError);
+  });
+
+  it("reads small and large ranges of a 3 MiB object byte for byte (both of the local store's read paths)", async () => {
+    // Prepare: the local folder reads ranges up to 1 MiB synchronously and larger ones asynchronously
+    const body = pseudoRandom(3 * 1024 * 1024 + 5, 13);
+    await store.put('range/large.bin', body);
+    // Act
+    const small = await store.getRange('range/large.bin', 1_000_000, 1_000_000 + 1024 * 1024 - 1);
+    const large = await store.getRange('range/large.bin', 123, 123 + 1024 * 1024);
+    const tail = await store.getRange('range/large.bin', 1024 * 1024, body.byteLength + 100);
+    // Assess
+    expect(small.byteLength).toBe(1024 * 1024);
+    expect(Buffer.from(small).equals(Buffer.from(body.subarray(1_000_000, 1_000_000 + 1024 * 1024)))).toBe(
+      true,
+    );
+    expect(large.byteLength).toBe(1024 * 1024 + 1);
+    expect(Buffer.from(large).equals(Buffer.from(body.subarray(123, 123 + 1024 * 1024 + 1)))).toBe(true);
+    expect(Buffer.from(tail).equals(Buffer.from(body.subarray(1024 * 1024)))).toBe(true);
+  });
+
   it('pages through more than 1000 keys in byte order without losing or repeating one', async () => {
     // Prepare: shuffled insertion, names whose tree order differs from key order
     const keys = Array.from({ length: 1050 }, (_, i) => `big/${(i * 7919) % 1050}`.padEnd(9, 'x'));
