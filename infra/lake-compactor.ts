@@ -178,7 +178,7 @@ export class LakeCompactor extends Construct {
       stateTable: this.table,
       tables: locations,
       tableConfig,
-      memorySize: props.sweepMemoryMb ?? 512,
+      memorySize: props.sweepMemoryMb ?? 1024,
       schedules: { ...props.sweep, schedule: sweepSchedule },
       triggers,
       encryptionKeys,

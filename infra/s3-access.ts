@@ -91,7 +91,12 @@ export function publisherStatements(
       resources: tableObjectArns(locations),
     },
     { actions: ['s3:GetObject', 's3:DeleteObject'], resources: work('staging') },
-    { actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], resources: work('trash') },
+    // AbortMultipartUpload: a delete-rebuild undo writes re-created inputs to trash keys, in parts above
+    // 8 MiB; a failed upload is aborted at once rather than left to vacuum's orphan-upload cleanup.
+    {
+      actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
+      resources: work('trash'),
+    },
     { actions: ['s3:GetObject', 's3:PutObject'], resources: work('journal') },
   ];
 }

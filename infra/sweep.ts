@@ -62,6 +62,8 @@ export function addSweep(scope: Construct, props: SweepProps): nodejs.NodejsFunc
       WORK_ROOT: workRoot,
     },
     codeFiles: tableConfig.codeFiles,
+    // Settling a dead run's delete-rebuild undo re-creates inputs with the Parquet engine (handlers/sweep.ts).
+    parquetWasm: true,
   });
   stateTable.grantReadWriteData(sweep);
   // Reconcile lists the tables' prefixes. Before releasing the lease of a run that died, the sweep settles

@@ -42,6 +42,7 @@ import {
 } from '../shared/format-services.js';
 import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
+import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { loadTableConfigs } from '../shared/table-source.js';
 import { loggerFn, policiesOf, profilerEnvSchema } from './profiler.js';
 
@@ -279,6 +280,10 @@ export function sweepDepsFromEnv(
           ref.table,
           formatServices({ dynamodb: dynamodbIn, clock, iceberg }, { bucket }),
         ),
+        // A dead run's delete-rebuild group may be mid-undo: re-creating its retired inputs from the outputs
+        // takes the engine. Without it the sweep could not settle such a group, and the changed input's old
+        // rows would stay published (a duplicate) until someone ran a settle.
+        engine: defaultParquetEngine,
       },
       ref,
       deadRunId,

@@ -35,6 +35,8 @@ import { keysUnder, listPartition, rowMultiset } from '../support/workflow-harne
 
 const DAY_MS = 86_400_000;
 const BUCKET = 'lake';
+/** The bucket of the table whose runs retire in delete-rebuild mode. */
+const REBUILD_BUCKET = 'lake-rebuild';
 /** Days inside the policy's look-back are triggered by the profiler; the scenario tests use older ones. */
 const recentDay = (k: number) => new Date(Date.now() - k * DAY_MS).toISOString().slice(0, 10);
 
@@ -69,6 +71,17 @@ describe('settling after several faults in one run (real stack on the local clou
           {
             name: 'events',
             bucketName: BUCKET,
+            prefix: 'events/',
+            partitionColumns: ['date'],
+            dateColumn: 'date',
+            dateFormat: 'yyyy-MM-dd',
+            policy: { minInputFiles: 5, quietMinutes: 0, cooldownMinutes: 0, lookbackDays: 60 },
+          },
+          {
+            // Not in versionedBuckets: bin-pack runs retire in delete-rebuild mode (no copies; an undo
+            // re-creates inputs from the outputs).
+            name: 'rebuilt',
+            bucketName: REBUILD_BUCKET,
             prefix: 'events/',
             partitionColumns: ['date'],
             dateColumn: 'date',
@@ -212,7 +225,7 @@ describe('settling after several faults in one run (real stack on the local clou
       (e) => (e.input as { partition?: string } | undefined)?.partition === `date=${day}`,
     );
   /** The sweep as its schedule runs it, `minutesLater` from now (its lease grace has passed). */
-  const sweep = (minutesLater: number, dryRun = false) =>
+  const sweep = (minutesLater: number, dryRun = false, table = 'events') =>
     createSweepHandler(
       sweepDepsFromEnv(
         {
@@ -222,7 +235,7 @@ describe('settling after several faults in one run (real stack on the local clou
         createObservability(),
         { clock: new ManualClock(Date.now() + minutesLater * 60_000) },
       ),
-    )({ mode: 'sweep', table: 'events' });
+    )({ mode: 'sweep', table });
   const partition = async (day: string): Promise<PartitionSnapshot | undefined> => stats.get(ref(day));
   /** Sample micro-batch files of one day (not written anywhere yet), named apart by `tag`. */
   const sampleFiles = async (day: string, count: number, seed: number, tag = 'part') => {
@@ -502,4 +515,79 @@ describe('settling after several faults in one run (real stack on the local clou
     expect(trash.sort()).toEqual(files.map((f) => `_lake-compactor/trash/unversioned-1/${f.key}`).sort());
     expect((await rowsOf(day)).sort()).toEqual([...before].sort());
   }, 120_000);
+  it('a delete-rebuild undo killed in commit, rollback and finalize: the sweep re-creates the inputs and ends exact', async () => {
+    // Prepare: 6 inputs of the delete-rebuild table; a writer replaces one right after the commit published
+    // the output, so the retire round deletes five, refuses that one, and the group must be undone — by
+    // re-creating the five from the output, which takes the Parquet engine. The commit dies 2 requests into
+    // the undo, the rollback and the run's finalize after 2 requests each: the run ends with the lease held.
+    const day = '2020-03-05';
+    const rebuildStore = new S3ObjectStore({ client: cloud.s3, bucket: REBUILD_BUCKET });
+    const rebuildRef = { table: 'rebuilt', partition: `date=${day}` };
+    const files = await sampleFiles(day, 6, 782);
+    for (const f of files) await rebuildStore.put(f.key, f.bytes);
+    await cloud.drain();
+    const victim = files[2] as { key: string; bytes: Uint8Array };
+    const [replacement] = await sampleFiles(day, 1, 783);
+    if (replacement === undefined) throw new Error('no sample file');
+    const expected = await rowsOfBytes(
+      [...files.filter((f) => f !== victim), replacement].map((f) => f.bytes),
+    );
+    let replaced = false;
+    let retireRefused = false;
+    faults = {
+      rollback: new KillAfter(2),
+      finalize: new KillAfter(2),
+      afterCommitRequest: async (op) => {
+        if (op === 'copy' && !replaced) {
+          replaced = true;
+          await rebuildStore.put(victim.key, replacement.bytes);
+        } else if (op === 'deleteMany' && replaced && !retireRefused) {
+          retireRefused = true;
+          faults.commit = new KillAfter(2);
+        }
+      },
+    };
+
+    // Act 1: the run
+    const failed = await cloud.runExecution(
+      machine(),
+      { table: 'rebuilt', partition: `date=${day}`, quietMinutes: 0 },
+      'rebuild-undo-1',
+    );
+    const killed = faults;
+    faults = {};
+
+    // Assess 1: all three died mid-way; the group is still being undone, the lease still held
+    expect(failed.status).toBe('FAILED');
+    expect([killed.commit?.fired, killed.rollback?.fired, killed.finalize?.fired]).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(await journal.listOpen(rebuildRef)).toHaveLength(1);
+    expect(await journal.get('rebuild-undo-1', 'g0001')).toMatchObject({
+      retireMode: 'delete-rebuild',
+      undo: 'pending',
+    });
+    expect((await stats.get(rebuildRef))?.state).toBe('compacting');
+
+    // Act 2: the sweep's schedule comes round
+    await sweep(20, false, 'rebuilt');
+    await cloud.drain();
+
+    // Assess 2: the sweep settled the group (inputs re-created, output removed): exact rows, nothing left
+    const rows = await rowMultiset(
+      rebuildStore,
+      (await listPartition(rebuildStore, day)).map((o) => o.key),
+      scratch,
+      db,
+    );
+    expect(rows.sort()).toEqual([...expected].sort());
+    expect(await journal.listOpen(rebuildRef)).toEqual([]);
+    const [entry] = await journal.listRun('rebuild-undo-1');
+    expect(entry?.state).toBe('aborted');
+    const item = await stats.get(rebuildRef);
+    expect(item?.state).toBe('idle');
+    expect(item?.attention).toBeUndefined();
+  }, 180_000);
 });
