@@ -142,6 +142,8 @@ export async function startS3Server(options: S3ServerOptions): Promise<RunningS3
         credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
+        // As the deployed client (open-store.ts `defaultS3ClientConfig`), so tests run the same SDK path.
+        cacheMiddleware: true,
       });
       clients.push(client);
       return client;

@@ -78,11 +78,11 @@ describe('openStore', () => {
 });
 
 describe('defaultS3ClientConfig', () => {
-  it('uses the standard chain untouched when no endpoint override or region is set', () => {
+  it('uses the standard chain untouched when no endpoint override or region is set, with the middleware cached', () => {
     // Act
     const config = defaultS3ClientConfig({});
     // Assess
-    expect(config).toEqual({});
+    expect(config).toEqual({ cacheMiddleware: true });
   });
 
   it('takes the region from AWS_REGION, else AWS_DEFAULT_REGION, as the state table client does', () => {
@@ -90,8 +90,8 @@ describe('defaultS3ClientConfig', () => {
     const both = defaultS3ClientConfig({ AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: 'us-west-2' });
     const legacy = defaultS3ClientConfig({ AWS_DEFAULT_REGION: 'us-west-2' });
     // Assess
-    expect(both).toEqual({ region: 'eu-west-1' });
-    expect(legacy).toEqual({ region: 'us-west-2' });
+    expect(both).toEqual({ cacheMiddleware: true, region: 'eu-west-1' });
+    expect(legacy).toEqual({ cacheMiddleware: true, region: 'us-west-2' });
   });
 
   it('switches to path style and WHEN_REQUIRED checksums for AWS_ENDPOINT_URL_S3, preferring it over AWS_ENDPOINT_URL', () => {
@@ -102,6 +102,7 @@ describe('defaultS3ClientConfig', () => {
     });
     // Assess
     expect(config).toEqual({
+      cacheMiddleware: true,
       endpoint: 'http://127.0.0.1:4568',
       region: 'us-east-1',
       forcePathStyle: true,
