@@ -119,6 +119,45 @@ export function parseFooter(key: string, size: number, tail: Uint8Array): Parque
   return parseFooterWithMetadata(key, size, tail).footer;
 }
 
+/** What `schemaOf` derives from a footer's schema elements. */
+interface DerivedSchema {
+  readonly columns: readonly ParquetColumn[];
+  readonly fingerprint: string;
+}
+
+/** Schemas derived lately, by their elements as parsed (see `schemaOf`); bounded, oldest dropped first. */
+const derivedSchemas = new Map<string, DerivedSchema>();
+const DERIVED_SCHEMAS_KEPT = 64;
+
+/**
+ * The leaf columns and fingerprint of a footer's schema. The files of one table share their schema, and for a
+ * tiny file building the tree, its leaves and their SHA-256 was a measurable part of pre-flight, so the result
+ * is kept by the elements' JSON — the whole input of the derivation, so a hit is exactly what a rebuild would
+ * give. Elements that do not serialise (a 64-bit field hyparquet returns as BigInt) are derived every time.
+ */
+function schemaOf(elements: FileMetaData['schema']): DerivedSchema {
+  let id: string | undefined;
+  try {
+    id = JSON.stringify(elements);
+  } catch {
+    id = undefined;
+  }
+  const kept = id === undefined ? undefined : derivedSchemas.get(id);
+  if (kept !== undefined) return kept;
+  const root = schemaTree(elements);
+  const derived: DerivedSchema = {
+    columns: Object.freeze(leafColumns(root)),
+    fingerprint: schemaFingerprint(root),
+  };
+  if (id !== undefined) {
+    if (derivedSchemas.size >= DERIVED_SCHEMAS_KEPT) {
+      derivedSchemas.delete(derivedSchemas.keys().next().value as string);
+    }
+    derivedSchemas.set(id, derived);
+  }
+  return derived;
+}
+
 /**
  * `parseFooter` that also returns the FileMetaData it parsed, for callers that check parts of it
  * `ParquetFooter` does not keep (pre-flight's encodings, key-value pairs and schema elements): parsing
@@ -164,12 +203,10 @@ export function parseFooterWithMetadata(
     });
   }
 
-  let columns: ParquetColumn[];
+  let columns: readonly ParquetColumn[];
   let fingerprint: string;
   try {
-    const root = schemaTree(meta.schema ?? []);
-    columns = leafColumns(root);
-    fingerprint = schemaFingerprint(root);
+    ({ columns, fingerprint } = schemaOf(meta.schema ?? []));
   } catch (err) {
     if (!(err instanceof MalformedSchemaError)) throw err;
     throw new CorruptInputError(key, `malformed schema in the footer (${err.message})`, { cause: err });

@@ -3,6 +3,7 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { parquetMetadata } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { CorruptInputError, ObjectNotFoundError } from '../../../../functions/core/errors.js';
@@ -13,7 +14,12 @@ import {
   type ParquetColumn,
   readFooter,
 } from '../../../../functions/core/parquet/footer.js';
-import { normalizedLogicalType } from '../../../../functions/core/parquet/schema.js';
+import {
+  leafColumns,
+  normalizedLogicalType,
+  schemaFingerprint,
+  schemaTree,
+} from '../../../../functions/core/parquet/schema.js';
 import type { ObjectInfo } from '../../../../functions/ports/object-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../../../support/duckdb.js';
 import { DELTA_FIXTURES } from '../../../support/fixtures.js';
@@ -88,6 +94,37 @@ describe('readFooter', () => {
   });
 
   describe('files written by DuckDB', () => {
+    it('derives a schema once for all files that share it, and each other schema on its own', async () => {
+      // Prepare: two files of one schema (other rows), one of another, read alternately
+      const a1 = await duckFile('memo/a1.parquet', 'SELECT i AS id, i::VARCHAR AS name FROM range(10) t(i)');
+      const b = await duckFile('memo/b.parquet', 'SELECT i::DOUBLE AS id, [i] AS tags FROM range(7) t(i)');
+      const a2 = await duckFile(
+        'memo/a2.parquet',
+        'SELECT i AS id, i::VARCHAR AS name FROM range(30, 99) t(i)',
+      );
+
+      // Act
+      const first = await readFooter(store, 'memo/a1.parquet', a1.bytes.length);
+      const other = await readFooter(store, 'memo/b.parquet', b.bytes.length);
+      const second = await readFooter(store, 'memo/a2.parquet', a2.bytes.length);
+
+      // Assess: the shared schema's derivation is reused (one frozen array), and equals a fresh one per file
+      expect(second.columns).toBe(first.columns);
+      expect(Object.isFrozen(first.columns)).toBe(true);
+      expect([first.rows, second.rows, other.rows]).toEqual([10, 69, 7]);
+      for (const [footer, bytes] of [
+        [first, a1.bytes],
+        [other, b.bytes],
+        [second, a2.bytes],
+      ] as const) {
+        const root = schemaTree(parquetMetadata(bytes).schema);
+        expect(footer.columns).toEqual(leafColumns(root));
+        expect(footer.schemaFingerprint).toBe(schemaFingerprint(root));
+      }
+      expect(other.schemaFingerprint).not.toBe(first.schemaFingerprint);
+      expect(other.columns.map((c) => c.path.join('.'))).toEqual(['id', 'tags.list.element']);
+    });
+
     it('reports rows, row groups, codec and every column type of a snappy file', async () => {
       // Prepare
       const { path, bytes } = await duckFile('all/snappy.parquet', ALL_TYPES_SQL, {
