@@ -251,6 +251,23 @@ export class LocalObjectStore implements ObjectStore {
 
   async get(key: string): Promise<Uint8Array> {
     try {
+      // A small object in one synchronous read (see SYNC_READ_MAX_BYTES), a larger one asynchronously.
+      const fd = openSync(this.pathOf(key), 'r');
+      try {
+        const stats = fstatSync(fd);
+        if (stats.isFile() && stats.size <= SYNC_READ_MAX_BYTES) {
+          const buffer = new Uint8Array(stats.size);
+          let offset = 0;
+          while (offset < buffer.length) {
+            const bytesRead = readSync(fd, buffer, offset, buffer.length - offset, offset);
+            if (bytesRead === 0) break;
+            offset += bytesRead;
+          }
+          return offset === buffer.length ? buffer : buffer.subarray(0, offset);
+        }
+      } finally {
+        closeSync(fd);
+      }
       return new Uint8Array(await readFile(this.pathOf(key)));
     } catch (error) {
       if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR' || errno(error) === 'EISDIR') {
