@@ -10,6 +10,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
 import { defaultS3ClientConfig } from '../../functions/adapters/open-store.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
+import { LAMBDA_ARM_USD_PER_GB_SECOND, S3_USD_PER_GET } from '../../functions/core/workflow/cost.js';
 
 function flag(flags: readonly string[], name: string, fallback: number): number {
   const i = flags.indexOf(`--${name}`);
@@ -96,6 +97,10 @@ export async function run(flags: readonly string[]): Promise<void> {
     const perInput = (k: 'off' | 'on') => (2 * get[k] + head[k]) / 1e6;
     console.log(
       `    per 10,000 tiny inputs (a GET at planning, a GET at pre-flight, a HEAD at commit): ${(10_000 * perInput('off')).toFixed(1)} s of client CPU with the cache off, ${(10_000 * perInput('on')).toFixed(1)} s on (the deployment's setting)`,
+    );
+    const usd = (seconds: number) => seconds * 1.769 * LAMBDA_ARM_USD_PER_GB_SECOND;
+    console.log(
+      `    in money, per 10,000 tiny inputs: that CPU at 1,769 MB $${usd(10_000 * perInput('on')).toFixed(5)} (cache on), the three requests' fees $${(30_000 * S3_USD_PER_GET).toFixed(4)}`,
     );
   } finally {
     child.disconnect();
