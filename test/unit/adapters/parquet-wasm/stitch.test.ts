@@ -6,6 +6,7 @@ import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
+import { composesInStore } from '../../../../functions/adapters/parquet-wasm/stitch.js';
 import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
 import { pw } from '../../../../functions/adapters/parquet-wasm/wasm.js';
 import { CorruptInputError, VerificationError } from '../../../../functions/core/errors.js';
@@ -25,7 +26,7 @@ import {
   type ThriftList,
   type ThriftStruct,
 } from '../../../../functions/core/parquet/thrift-compact.js';
-import type { ComposedPiece } from '../../../../functions/ports/object-store.js';
+import type { ComposedPiece, ObjectStore } from '../../../../functions/ports/object-store.js';
 import type { InputFile, RewriteOptions } from '../../../../functions/ports/parquet-engine.js';
 import { type DuckWorkspace, duckWorkspace, eventsSelect, fileOf } from './helpers.js';
 
@@ -457,5 +458,28 @@ describe('row-group stitching', () => {
         .reduce((n, b) => n + b.length, 0);
       expect(auxBytes, writer).toBeLessThan(pageBytes / 10);
     }
+  });
+
+  it('composes in the store only when source and target are one store object that can compose', () => {
+    // Prepare
+    const memory = new MemoryObjectStore();
+    const composing = (): ObjectStore =>
+      Object.assign(Object.create(memory), { putComposed: async () => ({ etag: 'e', size: 0 }) });
+    const one = composing();
+    const another = composing();
+
+    // Act
+    const cases = {
+      'one composing store': composesInStore({ source: one, target: one }),
+      'two composing stores': composesInStore({ source: another, target: one }),
+      'one store without putComposed': composesInStore({ source: memory, target: memory }),
+    };
+
+    // Assess
+    expect(cases).toEqual({
+      'one composing store': true,
+      'two composing stores': false,
+      'one store without putComposed': false,
+    });
   });
 });
