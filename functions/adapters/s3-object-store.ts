@@ -4,7 +4,9 @@
 import { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
   CopyObjectCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   GetBucketVersioningCommand,
   GetObjectCommand,
@@ -14,12 +16,17 @@ import {
   PutObjectCommand,
   type S3Client,
   type StorageClass,
+  UploadPartCommand,
+  UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import pLimit from 'p-limit';
-import { ObjectNotFoundError } from '../core/errors.js';
+import { CorruptInputError, ObjectNotFoundError } from '../core/errors.js';
+import { type PlannedPart, planParts } from '../core/parquet/compose.js';
 import type {
   BucketVersioning,
+  ComposedPiece,
+  ComposedRange,
   CopyOptions,
   DeleteRef,
   DeleteResult,
@@ -28,6 +35,7 @@ import type {
   MultipartUploadPage,
   ObjectInfo,
   ObjectStore,
+  PutComposedOptions,
   PutOptions,
   PutStreamOptions,
 } from '../ports/object-store.js';
@@ -64,6 +72,10 @@ function encodeRfc3986(segment: string): string {
     /[!'()*]/g,
     (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`,
   );
+}
+
+function rangeLength(range: ComposedRange): number {
+  return range.endInclusive - range.start + 1;
 }
 
 /** S3 returns ETags in quotes; the port speaks unquoted ones. */
@@ -216,6 +228,125 @@ export class S3ObjectStore implements ObjectStore {
       await this.abortUpload(key, upload.uploadId);
       throw mapS3Error(error, key, 'multipart upload');
     }
+  }
+
+  /**
+   * A multipart upload of the parts `planParts` gives: UploadPartCopy (CopySourceRange, CopySourceIfMatch)
+   * for each large range, UploadPart for the rest, whose ranges are read with GetObject IfMatch, a few parts
+   * at a time. S3 checks each condition as it copies or reads, so every byte written is of the version named.
+   * The ranges name objects of this bucket. On any failure the upload is aborted (nothing becomes visible)
+   * and the mapped error thrown: a changed source is PreconditionFailedError naming that source.
+   */
+  async putComposed(
+    key: string,
+    pieces: readonly ComposedPiece[],
+    options: PutComposedOptions = {},
+  ): Promise<{ etag: string; size: number }> {
+    const parts = planParts(pieces);
+    if (parts.length === 0) return { ...(await this.put(key, new Uint8Array(), options)), size: 0 };
+    const size = parts.reduce((n, p) => n + (p.kind === 'copy' ? rangeLength(p.range) : p.size), 0);
+    let uploadId: string | undefined;
+    try {
+      const created = await this.client.send(
+        new CreateMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: key,
+          ContentType: options.contentType,
+          StorageClass: options.storageClass as StorageClass | undefined,
+        }),
+      );
+      uploadId = created.UploadId;
+      if (uploadId === undefined) throw new Error('CreateMultipartUpload returned no upload id');
+      const id = uploadId;
+      const limit = pLimit(options.queueSize ?? DEFAULT_QUEUE_SIZE);
+      const etags = await Promise.all(
+        parts.map((part, i) => limit(() => this.sendPart(key, id, i + 1, part))),
+      );
+      const completed = await this.client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: id,
+          IfNoneMatch: options.ifNoneMatch,
+          MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+        }),
+      );
+      return { etag: unquote(completed.ETag), size };
+    } catch (error) {
+      await this.abortUpload(key, uploadId);
+      throw mapS3Error(error, key, 'composed multipart upload');
+    }
+  }
+
+  /** Sends part `number` of upload `uploadId`; returns its ETag as S3 gave it. */
+  private async sendPart(key: string, uploadId: string, number: number, part: PlannedPart): Promise<string> {
+    if (part.kind === 'copy') {
+      const { range } = part;
+      try {
+        const response = await this.client.send(
+          new UploadPartCopyCommand({
+            Bucket: this.bucket,
+            Key: key,
+            UploadId: uploadId,
+            PartNumber: number,
+            CopySource: encodeCopySource(this.bucket, range.key),
+            CopySourceRange: `bytes=${range.start}-${range.endInclusive}`,
+            CopySourceIfMatch: `"${unquote(range.etag)}"`,
+          }),
+        );
+        return response.CopyPartResult?.ETag ?? '';
+      } catch (error) {
+        throw mapS3Error(error, range.key, `UploadPartCopy into ${key}`);
+      }
+    }
+    const chunks = await Promise.all(
+      part.pieces.map((p) => (p.kind === 'bytes' ? p.bytes : this.getAtEtag(p))),
+    );
+    const body = new Uint8Array(part.size);
+    let at = 0;
+    for (const chunk of chunks) {
+      body.set(chunk, at);
+      at += chunk.length;
+    }
+    try {
+      const response = await this.client.send(
+        new UploadPartCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          PartNumber: number,
+          Body: body,
+        }),
+      );
+      return response.ETag ?? '';
+    } catch (error) {
+      throw mapS3Error(error, key, `UploadPart ${number}`);
+    }
+  }
+
+  /** A range's bytes, read only while its object is at the range's ETag (GetObject IfMatch). */
+  private async getAtEtag(range: ComposedRange): Promise<Uint8Array> {
+    let bytes: Uint8Array;
+    try {
+      const response = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: range.key,
+          Range: `bytes=${range.start}-${range.endInclusive}`,
+          IfMatch: `"${unquote(range.etag)}"`,
+        }),
+      );
+      bytes = response.Body ? await response.Body.transformToByteArray() : new Uint8Array();
+    } catch (error) {
+      throw mapS3Error(error, range.key, 'GetObject');
+    }
+    if (bytes.length !== rangeLength(range)) {
+      throw new CorruptInputError(
+        range.key,
+        `bytes ${range.start}-${range.endInclusive} came back as ${bytes.length} bytes: the object is shorter than planned`,
+      );
+    }
+    return bytes;
   }
 
   private async abortUpload(key: string, uploadId: string | undefined): Promise<void> {

@@ -86,6 +86,37 @@ export interface MultipartUploadPage {
   readonly nextToken?: string;
 }
 
+/** Bytes the caller already holds, written as they are. */
+export interface ComposedBytes {
+  readonly kind: 'bytes';
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * Bytes `start..endInclusive` of another object of the same store, as it is at `etag`: a composed write
+ * copies them server-side where it can and reads them otherwise, in both cases conditioned on the ETag, so
+ * what is written is the version the caller planned from or nothing at all.
+ */
+export interface ComposedRange {
+  readonly kind: 'range';
+  readonly key: string;
+  readonly etag: string;
+  readonly start: number;
+  readonly endInclusive: number;
+}
+
+/** One piece of a composed object, in order: see `ObjectStore.putComposed`. */
+export type ComposedPiece = ComposedBytes | ComposedRange;
+
+export interface PutComposedOptions {
+  /** Put-if-absent, as `PutOptions.ifNoneMatch` (applied when the object is completed). */
+  readonly ifNoneMatch?: '*';
+  readonly contentType?: string;
+  readonly storageClass?: string;
+  /** Parts sent concurrently (each at most ~10 MiB held in memory). */
+  readonly queueSize?: number;
+}
+
 /** A bucket's versioning status (S3 GetBucketVersioning); `disabled` = never enabled. */
 export type BucketVersioning = 'enabled' | 'suspended' | 'disabled';
 
@@ -109,6 +140,18 @@ export interface ObjectStore {
     key: string,
     body: AsyncIterable<Uint8Array>,
     options?: PutStreamOptions,
+  ): Promise<{ etag: string; size: number }>;
+  /**
+   * Writes `key` as the concatenation of `pieces`, copying ranges of this store's objects server-side
+   * (S3 UploadPartCopy) where multipart rules allow and reading the rest (core/parquet/compose.ts plans
+   * which). Every range is read or copied only while its object's ETag is still the piece's `etag`, else
+   * PreconditionFailedError naming that object, and nothing is written (the staged upload is aborted).
+   * Optional: a store without it is written with `putStream` from bytes the caller reads itself.
+   */
+  putComposed?(
+    key: string,
+    pieces: readonly ComposedPiece[],
+    options?: PutComposedOptions,
   ): Promise<{ etag: string; size: number }>;
   /** Server-side copy, optionally conditioned on the source ETag. */
   copy(sourceKey: string, destinationKey: string, options?: CopyOptions): Promise<{ etag: string }>;

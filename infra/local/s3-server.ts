@@ -22,8 +22,22 @@
 //   middleware rewrites the header to what s3rver understands, so clients can send the S3-correct
 //   encoding (see s3-object-store.ts).
 // - SigV4 signatures are not checked by s3rver, so rewriting a signed header is harmless here.
+// - UploadPartCopy does not exist in s3rver: its router takes a PUT with `partNumber`, `uploadId` and
+//   `x-amz-copy-source` for an UploadPart and stores the (empty) request body as the part. The middleware
+//   answers it: the source's `x-amz-copy-source-range` (whole object without one; 416 InvalidRange past its
+//   end) written as the part, `x-amz-copy-source-if-match` enforced (412) under the source's lock, and S3's
+//   `<CopyPartResult>` (ETag, LastModified); NoSuchUpload for an unknown upload id.
+// - `If-Match` on GetObject is ignored by s3rver; the middleware answers 412 PreconditionFailed (NoSuchKey for
+//   a missing object) before s3rver reads, under the key's lock. The body streams after the lock is released,
+//   so a write racing the read itself is not excluded (s3rver replaces an object's file as it writes it).
+// - AbortMultipartUpload is refused by s3rver (405), leaving the upload's parts on disk; the middleware
+//   removes the upload (204), NoSuchUpload (404) for an unknown one, as S3.
+// - CompleteMultipartUpload accepts parts of any size in s3rver; the middleware refuses a part under 5 MiB
+//   that is not the last listed with 400 EntityTooSmall, as S3 does (lib-storage never sends one: its
+//   minimum part size is 5 MiB; a one-part upload of any size stays valid).
 
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -54,6 +68,14 @@ interface S3rverStore {
   existsObject(bucket: string, key: string): Promise<boolean>;
   deleteObject(bucket: string, key: string): Promise<void>;
   getMetadata(bucket: string, key: string): Promise<Record<string, string | number | undefined>>;
+  /** `<bucket>/<key dirs>/<last segment>._S3rver_<resource>`; `(bucket, undefined, 'uploads')` holds multipart uploads. */
+  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+  putPart(
+    bucket: string,
+    uploadId: string,
+    partNumber: number,
+    content: NodeJS.ReadableStream,
+  ): Promise<{ size: number; md5: string }>;
 }
 
 /** The subset of an s3rver instance (a Koa app) that this module and its callers rely on. */
@@ -180,10 +202,34 @@ function s3CompatibilityMiddleware(server: S3rver, directory: string): KoaMiddle
     if (ctx.method === 'POST' && key === '' && 'delete' in ctx.query) {
       return deleteObjects(ctx, next, server, bucket, locks);
     }
+    const copySourceHeader = header(ctx, 'x-amz-copy-source');
+    if (
+      ctx.method === 'PUT' &&
+      key !== '' &&
+      'partNumber' in ctx.query &&
+      'uploadId' in ctx.query &&
+      copySourceHeader !== undefined
+    ) {
+      return uploadPartCopy(ctx, server, bucket, parseCopySource(copySourceHeader), locks);
+    }
+    if (ctx.method === 'DELETE' && key !== '' && 'uploadId' in ctx.query) {
+      return abortMultipartUpload(ctx, server, bucket);
+    }
+    const getIfMatch = header(ctx, 'if-match');
+    if (ctx.method === 'GET' && key !== '' && getIfMatch !== undefined) {
+      return locks.run(`${bucket}/${key}`, async () => {
+        const etag = await currentEtag(server, bucket, key);
+        if (etag === undefined)
+          throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: key });
+        if (!etagMatches(getIfMatch, etag)) throw preconditionFailed('If-Match');
+        await next();
+      });
+    }
     const isPut = ctx.method === 'PUT' && key !== '' && queryKeys.length === 0;
     const isComplete =
       ctx.method === 'POST' && key !== '' && queryKeys.length === 1 && 'uploadId' in ctx.query;
     if (!isPut && !isComplete) return next();
+    if (isComplete) await refuseSmallParts(ctx, server, bucket);
 
     const copySource = isPut ? header(ctx, 'x-amz-copy-source') : undefined;
     const source = copySource === undefined ? undefined : parseCopySource(copySource);
@@ -224,6 +270,118 @@ function s3CompatibilityMiddleware(server: S3rver, directory: string): KoaMiddle
       await next();
     });
   };
+}
+
+/** S3's smallest part but the last of a multipart upload. */
+const MIN_PART_BYTES = 5 * 1024 * 1024;
+
+function queryText(ctx: KoaContext, name: string): string {
+  const value = ctx.query[name];
+  return (Array.isArray(value) ? value[0] : value) ?? '';
+}
+
+/** UploadPartCopy, which s3rver lacks: a range of the source written as the part, under the source's lock. */
+async function uploadPartCopy(
+  ctx: KoaContext,
+  server: S3rver,
+  bucket: string,
+  source: { bucket: string; key: string },
+  locks: KeyedLock,
+): Promise<void> {
+  const uploadId = queryText(ctx, 'uploadId');
+  const partNumber = Number(queryText(ctx, 'partNumber'));
+  if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > 10_000) {
+    throw new S3Error('InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive');
+  }
+  const uploads = server.store.getResourcePath(bucket, undefined, 'uploads');
+  if (!(await stat(join(uploads, uploadId)).catch(() => undefined))) {
+    throw new S3Error('NoSuchUpload', 'The specified upload does not exist.', { UploadId: uploadId });
+  }
+  await locks.run(`${source.bucket}/${source.key}`, async () => {
+    const etag = await currentEtag(server, source.bucket, source.key);
+    if (etag === undefined) {
+      throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: source.key });
+    }
+    const ifMatch = header(ctx, 'x-amz-copy-source-if-match');
+    if (ifMatch !== undefined && !etagMatches(ifMatch, etag)) {
+      throw preconditionFailed('x-amz-copy-source-If-Match');
+    }
+    const size = Number((await server.store.getMetadata(source.bucket, source.key))['content-length']);
+    const rangeHeader = header(ctx, 'x-amz-copy-source-range');
+    let start = 0;
+    let end = size - 1;
+    if (rangeHeader !== undefined) {
+      const match = /^bytes=(\d+)-(\d+)$/.exec(rangeHeader.trim());
+      if (!match)
+        throw new S3Error(
+          'InvalidArgument',
+          'The x-amz-copy-source-range value must be of the form bytes=first-last',
+        );
+      start = Number(match[1]);
+      end = Number(match[2]);
+      if (start > end || end >= size) {
+        throw new S3Error('InvalidRange', 'The requested range is not satisfiable', {
+          RangeRequested: rangeHeader,
+        });
+      }
+    }
+    const content =
+      end < start
+        ? Readable.from([])
+        : createReadStream(server.store.getResourcePath(source.bucket, source.key, 'object'), { start, end });
+    const { md5 } = await server.store.putPart(bucket, uploadId, partNumber, content);
+    ctx.status = 200;
+    ctx.type = 'application/xml';
+    ctx.body = [
+      '<?xml version="1.0" encoding="UTF-8"?>',
+      '<CopyPartResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">',
+      `<LastModified>${new Date().toISOString()}</LastModified>`,
+      `<ETag>&quot;${md5}&quot;</ETag>`,
+      '</CopyPartResult>',
+    ].join('');
+  });
+}
+
+/** AbortMultipartUpload, which s3rver refuses: the upload's folder (its parts) removed. */
+async function abortMultipartUpload(ctx: KoaContext, server: S3rver, bucket: string): Promise<void> {
+  const uploadId = queryText(ctx, 'uploadId');
+  const folder = join(server.store.getResourcePath(bucket, undefined, 'uploads'), uploadId);
+  if (uploadId === '' || !(await stat(folder).catch(() => undefined))) {
+    throw new S3Error('NoSuchUpload', 'The specified upload does not exist.', { UploadId: uploadId });
+  }
+  await rm(folder, { recursive: true, force: true });
+  ctx.status = 204;
+  ctx.body = '';
+}
+
+/**
+ * CompleteMultipartUpload as S3 checks it: every listed part but the last at least 5 MiB, else 400
+ * EntityTooSmall. Reads the request body and hands s3rver an identical one.
+ */
+async function refuseSmallParts(ctx: KoaContext, server: S3rver, bucket: string): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.req) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  const body = Buffer.concat(chunks);
+  ctx.req = Readable.from([body]);
+  const numbers = [...body.toString('utf8').matchAll(/<PartNumber>\s*(\d+)\s*<\/PartNumber>/g)].map((m) =>
+    Number(m[1]),
+  );
+  const upload = join(server.store.getResourcePath(bucket, undefined, 'uploads'), queryText(ctx, 'uploadId'));
+  for (const number of numbers.slice(0, -1)) {
+    const part = await stat(join(upload, String(number))).catch(() => undefined);
+    // A missing part is s3rver's to report.
+    if (part !== undefined && part.size < MIN_PART_BYTES) {
+      throw new S3Error(
+        'EntityTooSmall',
+        'Your proposed upload is smaller than the minimum allowed object size.',
+        {
+          ProposedSize: part.size,
+          MinSizeAllowed: MIN_PART_BYTES,
+          PartNumber: number,
+        },
+      );
+    }
+  }
 }
 
 function preconditionFailed(condition: string): Error {

@@ -1,10 +1,21 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CopyObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+  UploadPartCommand,
+  UploadPartCopyCommand,
+} from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
+import { PreconditionFailedError } from '../../functions/core/errors.js';
 import { type RunningS3Server, type S3rverEvent, startS3Server } from '../../infra/local/s3-server.js';
 
 describe('startS3Server', () => {
@@ -111,6 +122,228 @@ describe('startS3Server', () => {
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toContain('producer broke');
     expect(await store.head('broken/out.parquet')).toBeUndefined();
+  });
+});
+
+describe('startS3Server multipart copies', () => {
+  let s3: RunningS3Server;
+  let client: S3Client;
+  let store: S3ObjectStore;
+  const MiB = 1024 * 1024;
+  /** 12 MiB of bytes that differ at every offset modulo 251, so a shifted range cannot pass for the right one. */
+  const source = Uint8Array.from({ length: 12 * MiB }, (_, i) => i % 251);
+  /** Commands the client sent, by name (parts go concurrently: in no particular order). */
+  const commands: string[] = [];
+
+  beforeAll(async () => {
+    s3 = await startS3Server({ buckets: ['lake'] });
+    client = s3.client();
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        commands.push(context.commandName ?? '');
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    store = new S3ObjectStore({ client, bucket: 'lake' });
+    await store.put('copy/source.bin', source);
+  });
+
+  afterAll(async () => {
+    await s3.stop();
+  });
+
+  /** Keys of the multipart uploads s3rver still holds (neither completed nor aborted). */
+  async function pendingUploads(): Promise<string[]> {
+    const folder = s3.server.store.getResourcePath('lake', undefined, 'uploads');
+    const ids = await readdir(folder).catch(() => []);
+    return Promise.all(ids.map((id) => readFile(join(folder, id, 'key'), 'utf8')));
+  }
+
+  async function upload(key: string): Promise<string> {
+    const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: 'lake', Key: key }));
+    return UploadId as string;
+  }
+
+  it('copies a range of the source as a part (UploadPartCopy), which s3rver alone would store empty', async () => {
+    // Prepare
+    const id = await upload('copy/ranged.bin');
+    const { etag } = (await store.head('copy/source.bin')) as { etag: string };
+
+    // Act
+    const part = await client.send(
+      new UploadPartCopyCommand({
+        Bucket: 'lake',
+        Key: 'copy/ranged.bin',
+        UploadId: id,
+        PartNumber: 1,
+        CopySource: 'lake/copy/source.bin',
+        CopySourceRange: `bytes=1000-${1000 + 6 * MiB - 1}`,
+        CopySourceIfMatch: `"${etag}"`,
+      }),
+    );
+    await client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: 'lake',
+        Key: 'copy/ranged.bin',
+        UploadId: id,
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.CopyPartResult?.ETag }] },
+      }),
+    );
+
+    // Assess
+    expect(part.CopyPartResult?.ETag).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(part.CopyPartResult?.LastModified).toBeInstanceOf(Date);
+    const copied = await store.get('copy/ranged.bin');
+    expect(Buffer.from(copied).equals(Buffer.from(source.subarray(1000, 1000 + 6 * MiB)))).toBe(true);
+  });
+
+  it('refuses UploadPartCopy from a source whose ETag changed (412) and a range past its end (416)', async () => {
+    // Prepare
+    await store.put('copy/changing.bin', source.subarray(0, 100));
+    const id = await upload('copy/refused.bin');
+    const copy = (range: string, ifMatch?: string) =>
+      client
+        .send(
+          new UploadPartCopyCommand({
+            Bucket: 'lake',
+            Key: 'copy/refused.bin',
+            UploadId: id,
+            PartNumber: 1,
+            CopySource: 'lake/copy/changing.bin',
+            CopySourceRange: range,
+            ...(ifMatch !== undefined && { CopySourceIfMatch: `"${ifMatch}"` }),
+          }),
+        )
+        .catch((error: unknown) => error);
+
+    // Act
+    const stale = await copy('bytes=0-9', 'f'.repeat(32));
+    const past = await copy('bytes=50-100');
+
+    // Assess
+    expect(stale).toMatchObject({ name: 'PreconditionFailed', $metadata: { httpStatusCode: 412 } });
+    expect(past).toMatchObject({ $metadata: { httpStatusCode: 416 } });
+  });
+
+  it('refuses GetObject If-Match with a stale ETag (412) and serves the current one', async () => {
+    // Prepare
+    const { etag } = await store.put('copy/read.bin', 'v1');
+
+    // Act
+    const current = await client.send(
+      new GetObjectCommand({
+        Bucket: 'lake',
+        Key: 'copy/read.bin',
+        Range: 'bytes=0-1',
+        IfMatch: `"${etag}"`,
+      }),
+    );
+    const stale = await client
+      .send(new GetObjectCommand({ Bucket: 'lake', Key: 'copy/read.bin', IfMatch: '"0123"' }))
+      .catch((error: unknown) => error);
+
+    // Assess
+    expect(await current.Body?.transformToString()).toBe('v1');
+    expect(stale).toMatchObject({ $metadata: { httpStatusCode: 412 } });
+  });
+
+  it('refuses to complete an upload with a part under 5 MiB that is not the last (EntityTooSmall), as S3', async () => {
+    // Prepare
+    const id = await upload('copy/small.bin');
+    const small = await client.send(
+      new UploadPartCommand({
+        Bucket: 'lake',
+        Key: 'copy/small.bin',
+        UploadId: id,
+        PartNumber: 1,
+        Body: source.subarray(0, 10),
+      }),
+    );
+    const large = await client.send(
+      new UploadPartCommand({
+        Bucket: 'lake',
+        Key: 'copy/small.bin',
+        UploadId: id,
+        PartNumber: 2,
+        Body: source.subarray(0, 5 * MiB),
+      }),
+    );
+
+    // Act
+    const refused = await client
+      .send(
+        new CompleteMultipartUploadCommand({
+          Bucket: 'lake',
+          Key: 'copy/small.bin',
+          UploadId: id,
+          MultipartUpload: {
+            Parts: [
+              { PartNumber: 1, ETag: small.ETag },
+              { PartNumber: 2, ETag: large.ETag },
+            ],
+          },
+        }),
+      )
+      .catch((error: unknown) => error);
+
+    // Assess
+    expect(refused).toMatchObject({ name: 'EntityTooSmall', $metadata: { httpStatusCode: 400 } });
+    expect(await store.head('copy/small.bin')).toBeUndefined();
+    await store.abortMultipartUpload('copy/small.bin', id);
+    expect(await pendingUploads()).not.toContain('copy/small.bin');
+  });
+
+  it('composes an object of literal bytes and ranges, copying the large ranges, byte for byte', async () => {
+    // Prepare
+    const { etag } = (await store.head('copy/source.bin')) as { etag: string };
+    const range = (start: number, length: number) =>
+      ({ kind: 'range', key: 'copy/source.bin', etag, start, endInclusive: start + length - 1 }) as const;
+    const literal = (text: string) => ({ kind: 'bytes', bytes: new TextEncoder().encode(text) }) as const;
+    const pieces = [literal('head'), range(7, 100), range(1 * MiB, 10 * MiB), literal('tail')];
+    const expected = Buffer.concat([
+      Buffer.from('head'),
+      Buffer.from(source.subarray(7, 107)),
+      Buffer.from(source.subarray(1 * MiB, 11 * MiB)),
+      Buffer.from('tail'),
+    ]);
+    commands.length = 0;
+
+    // Act
+    const written = await store.putComposed('copy/composed.bin', pieces, {
+      contentType: 'application/octet-stream',
+    });
+
+    // Assess
+    const stored = await store.get('copy/composed.bin');
+    expect(written.size).toBe(expected.length);
+    expect(Buffer.from(stored).equals(expected)).toBe(true);
+    expect(written.etag).toBe((await store.head('copy/composed.bin'))?.etag);
+    // The first part reads what it lacks of the large range; the rest of it is copied server-side.
+    expect(commands.filter((c) => c.startsWith('UploadPart')).sort()).toEqual([
+      'UploadPartCommand',
+      'UploadPartCommand',
+      'UploadPartCopyCommand',
+    ]);
+  });
+
+  it('writes nothing and names the source when a composed range was replaced since it was planned', async () => {
+    // Prepare
+    const { etag } = await store.put('copy/replaced.bin', source);
+    await store.put('copy/replaced.bin', source.subarray(1));
+    const pieces = [
+      { kind: 'bytes', bytes: new Uint8Array(4) },
+      { kind: 'range', key: 'copy/replaced.bin', etag, start: 0, endInclusive: 11 * MiB },
+    ] as const;
+
+    // Act
+    const error = await store.putComposed('copy/never.bin', pieces).catch((e: unknown) => e);
+
+    // Assess
+    expect(error).toBeInstanceOf(PreconditionFailedError);
+    expect((error as PreconditionFailedError).key).toBe('copy/replaced.bin');
+    expect(await store.head('copy/never.bin')).toBeUndefined();
+    expect(await pendingUploads()).not.toContain('copy/never.bin');
   });
 });
 

@@ -12,7 +12,7 @@ import { OutputSequence } from './roll-over.js';
 import { planRuns, type Run } from './runs.js';
 import { type RewriteSettings, settingsOf } from './settings.js';
 import { type BatchKeys, sortedSlices, sortKeysOf, zOrderSlices } from './sort.js';
-import { planStitching, type StitchPlan, withoutStitched, writeStitched } from './stitch.js';
+import { composesInStore, planStitching, type StitchPlan, withoutStitched, writeStitched } from './stitch.js';
 import type { pw } from './wasm.js';
 
 /**
@@ -56,16 +56,18 @@ export async function rewriteGroup(
   const runs = await planRuns(io.source, rest.group, rest.pre, settings);
 
   // This thread fetches only the inputs it decodes: the workers' tasks fetch their own, and an input
-  // fetched here for a run on workers would be handed, in order, to the next run decoded here.
+  // fetched here for a run on workers would be handed, in order, to the next run decoded here. Stitched
+  // inputs the store composes server-side are not fetched at all.
   const readHere = [
     ...runs.filter((run) => !onWorkers(run, settings)).flatMap((run) => run.inputs),
-    ...stitch.inputs,
+    ...(composesInStore(io) ? [] : stitch.inputs),
   ];
   // Rows keep their order unless sorted: then each output's rows in order are what is fingerprinted
   // (cheaper, and it sees rows moved); a sort keeps only the multiset.
   const fingerprint = rewriteFingerprint(settings.sort === undefined ? 'ordered-columns-v1' : 'multiset-v1');
   const reader = new InputReader(io.source, readHere, pre.cache, settings, fingerprint);
   const outputs = new OutputSequence(io.target, options.outputKey, settings.stallMs);
+  let stitchedRead = 0;
   try {
     for (const run of runs) {
       if (onWorkers(run, settings)) {
@@ -76,13 +78,19 @@ export async function rewriteGroup(
         await writeRunSorted(group.groupId, run, reader, outputs, settings.sort);
       }
     }
-    await writeStitched(stitch, reader, outputs, io.target);
+    stitchedRead = (await writeStitched(stitch, reader, outputs, io)).bytesRead;
   } catch (err) {
     await outputs.discard(err);
     throw err;
   }
   const sources = settings.sort === undefined ? sourcesOf(runs, stitch) : undefined;
-  return finish(group, { ...pre, bytesRead: pre.bytesRead + stitch.bytesRead }, reader, outputs, sources);
+  return finish(
+    group,
+    { ...pre, bytesRead: pre.bytesRead + stitch.bytesRead + stitchedRead },
+    reader,
+    outputs,
+    sources,
+  );
 }
 
 /**

@@ -6,6 +6,8 @@ import pLimit from 'p-limit';
 import { CorruptInputError, VerificationError } from '../../core/errors.js';
 import type { StitchedSegment } from '../../core/fingerprint/stitched.js';
 import {
+  auxSpanOf,
+  type FileRegion,
   firstDataPage,
   metadataBytesOf,
   pageTypeOf,
@@ -15,8 +17,8 @@ import {
   stitchRefusal,
   stitchSourceOf,
 } from '../../core/parquet/stitch.js';
-import type { ObjectStore } from '../../ports/object-store.js';
-import type { InputFile, RewriteGroup } from '../../ports/parquet-engine.js';
+import type { ComposedPiece, ObjectStore } from '../../ports/object-store.js';
+import type { InputFile, RewriteGroup, RewriteIo } from '../../ports/parquet-engine.js';
 import type { CheckedInput, PreflightResult } from './preflight.js';
 import type { InputReader } from './read.js';
 import type { OutputSequence } from './roll-over.js';
@@ -183,41 +185,68 @@ export function withoutStitched(
 }
 
 /**
- * Writes the stitched outputs, after the re-encoded ones. Inputs are not decoded: each output's fingerprint is
+ * Whether the stitched outputs are composed by the store from ranges of the inputs (`putComposed`: on S3,
+ * UploadPartCopy) instead of downloaded and re-uploaded. Only when the target store has the method and the
+ * inputs are in it: the ranges name keys of the store that writes, and the engine knows they do only when
+ * the source and target are one store object — as compaction passes them (core/workflow/compact.ts). Two
+ * store objects, even of one bucket, keep the bytes path: a false "no" costs only the copy's savings, a
+ * false "yes" would copy the wrong objects. The stitched inputs are then not fetched by the reader.
+ */
+export function composesInStore(io: RewriteIo): boolean {
+  return io.source === io.target && io.target.putComposed !== undefined;
+}
+
+/**
+ * Writes the stitched outputs, after the re-encoded ones, and returns the bytes it read for them outside
+ * `reader`. Inputs are not decoded: each output's fingerprint is
  * a `stitched-v1` segment — the source row groups it copies (key, planned ETag, index, rows), in output order —
  * and verify proves it from the output and the sources as stored (byte ranges and column metadata equal, offsets
  * moved consistently), then decodes the output. Decoding the inputs here only to hash rows whose pages are
- * copied unchanged cost about what DuckDB's whole COPY of them does. Each input's footer is still checked
- * against the one planned from, so the bytes copied are those the plan (and the segment) describe.
+ * copied unchanged cost about what DuckDB's whole COPY of them does.
+ *
+ * The bytes copied are those the plan (and the segment) describe. Downloaded through `reader`, each input's
+ * footer is checked against the one planned from. Composed in the store (`composesInStore`), the pages are
+ * never downloaded: every range is copied or read on the condition that its object still has the planned ETag
+ * (If-Match), which is what the footer comparison proves for downloaded bytes, and more (it covers the pages
+ * too); the page indexes and bloom filters, which the footer rebuild needs, are read in one range that ends
+ * with the footer, which is compared with the planned one as on the bytes path.
  */
 export async function writeStitched(
   plan: StitchPlan,
   reader: InputReader,
   outputs: OutputSequence,
-  target: ObjectStore,
-): Promise<void> {
+  io: RewriteIo,
+): Promise<{ bytesRead: number }> {
+  let bytesRead = 0;
+  const composed = composesInStore(io);
   for (const planned of plan.outputs) {
     const [key] = outputs.nextKeys(1) as [string];
     outputs.started.push(key);
     const assembler = new StitchAssembler();
-    async function* body(): AsyncGenerator<Uint8Array> {
-      yield* assembler.start();
+    let written: { etag: string; size: number };
+    if (composed && io.target.putComposed !== undefined) {
+      const pieces: ComposedPiece[] = assembler.start().map((bytes) => ({ kind: 'bytes', bytes }));
       for (const s of planned.inputs) {
-        yield* reader.undecoded(s.input, (file) => {
-          if (!sameBytes(metadataBytesOf(s.input.file.key, file), s.metadata)) {
-            throw new CorruptInputError(
-              s.input.file.key,
-              'its footer changed since it was planned for stitching',
-            );
-          }
-          return assembler.append(file, s.source);
-        });
+        const aux = await auxAndFooter(io.source, s);
+        bytesRead += aux.bytes.length;
+        pieces.push(...assembler.appendRanges(s.source, s.input.file, aux));
       }
-      yield* assembler.finish();
+      pieces.push(...assembler.finish().map((bytes): ComposedPiece => ({ kind: 'bytes', bytes })));
+      written = await io.target.putComposed(key, pieces, { contentType: PARQUET_CONTENT_TYPE });
+    } else {
+      async function* body(): AsyncGenerator<Uint8Array> {
+        yield* assembler.start();
+        for (const s of planned.inputs) {
+          yield* reader.undecoded(s.input, (file) => {
+            checkFooter(s, metadataBytesOf(s.input.file.key, file));
+            return assembler.append(file, s.source);
+          });
+        }
+        yield* assembler.finish();
+      }
+      written = await io.target.putStream(key, body(), { contentType: PARQUET_CONTENT_TYPE });
     }
-    const { etag, size } = await target.putStream(key, body(), {
-      contentType: 'application/vnd.apache.parquet',
-    });
+    const { etag, size } = written;
     if (size !== assembler.bytes || assembler.rows !== planned.rows) {
       throw new VerificationError(`stitched output ${key} holds ${assembler.rows} rows in ${size} bytes`, {
         key,
@@ -230,6 +259,33 @@ export async function writeStitched(
     reader.fingerprint.addStitched(stitchedSegmentOf(planned));
     outputs.add([{ key, size, etag, rows: assembler.rows }]);
   }
+  return { bytesRead };
+}
+
+const PARQUET_CONTENT_TYPE = 'application/vnd.apache.parquet';
+
+/** Refuses an input whose footer is not the one planned from: its bytes are not those the plan describes. */
+function checkFooter(s: StitchInput, metadata: Uint8Array): void {
+  if (!sameBytes(metadata, s.metadata)) {
+    throw new CorruptInputError(s.input.file.key, 'its footer changed since it was planned for stitching');
+  }
+}
+
+/**
+ * An input's page indexes and bloom filters (`auxSpanOf`) through its footer, in one ranged read, the footer
+ * checked against the planned one: the bytes the footer rebuild takes from the input besides its pages.
+ */
+async function auxAndFooter(store: ObjectStore, s: StitchInput): Promise<FileRegion> {
+  const { size } = s.input.file;
+  const dataEnd = size - 8 - s.metadata.length;
+  const span = auxSpanOf(s.source, dataEnd);
+  const offset = Math.min(span?.offset ?? dataEnd, dataEnd);
+  const bytes = await store.getRange(s.input.file.key, offset, size - 1);
+  const tail = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // The range holds the footer but not the whole file: its length field must be the planned footer's too.
+  const length = bytes.length >= 8 ? tail.getUint32(bytes.length - 8, true) : -1;
+  checkFooter(s, length === s.metadata.length ? bytes.subarray(dataEnd - offset, bytes.length - 8) : bytes);
+  return { offset, bytes };
 }
 
 /** What a stitched output promises: every row group of its inputs, in order, as the plan saw them. */

@@ -3,6 +3,7 @@
 // (column chunks, page indexes, bloom filters), everything else (statistics, encodings, sizes) kept as read.
 
 import { createHash } from 'node:crypto';
+import type { ComposedRange } from '../../ports/object-store.js';
 import { CorruptInputError } from '../errors.js';
 import { PARQUET_MAGIC } from './footer.js';
 import {
@@ -310,14 +311,49 @@ function bloomLength(bytes: Uint8Array, offset: number): number {
   return end - offset + (num(header, 1) ?? 0);
 }
 
-/** OffsetIndex with every page location's offset moved by `delta` (field 1: page_locations; PageLocation.1: offset). */
-function rebasedOffsetIndex(bytes: Uint8Array, range: ByteRange, delta: number): Uint8Array {
-  const index = decodeStruct(bytes.subarray(range.offset, range.offset + range.length)).struct;
+/** OffsetIndex `bytes` with every page location's offset moved by `delta` (field 1: page_locations; PageLocation.1: offset). */
+function rebasedOffsetIndex(bytes: Uint8Array, delta: number): Uint8Array {
+  const index = decodeStruct(bytes).struct;
   for (const loc of structs(index, 1)) {
     const offset = field(loc, 1);
     if (offset !== undefined) offset.value = BigInt(num(loc, 1) ?? 0) + BigInt(delta);
   }
   return encodeStruct(index);
+}
+
+/** Bytes `[offset, offset + bytes.length)` of a file. */
+export interface FileRegion {
+  readonly offset: number;
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * The bytes of `source` that stitching must read besides its pages: every column index, offset index and
+ * bloom filter, as one span (writers put them together, between the last row group and the footer); a bloom
+ * filter of unknown length reaches to `dataEnd` (the footer's start). Undefined when there are none.
+ */
+export function auxSpanOf(source: StitchSource, dataEnd: number): ByteRange | undefined {
+  let start = Number.POSITIVE_INFINITY;
+  let end = Number.NEGATIVE_INFINITY;
+  const cover = (offset: number, until: number): void => {
+    start = Math.min(start, offset);
+    end = Math.max(end, until);
+  };
+  for (const group of source.rowGroups) {
+    for (const chunk of group.chunks) {
+      if (chunk.columnIndex)
+        cover(chunk.columnIndex.offset, chunk.columnIndex.offset + chunk.columnIndex.length);
+      if (chunk.offsetIndex)
+        cover(chunk.offsetIndex.offset, chunk.offsetIndex.offset + chunk.offsetIndex.length);
+      if (chunk.bloom) {
+        cover(
+          chunk.bloom.offset,
+          chunk.bloom.length === undefined ? dataEnd : chunk.bloom.offset + chunk.bloom.length,
+        );
+      }
+    }
+  }
+  return start > end ? undefined : { offset: start, length: end - start };
 }
 
 /** A row group's column chunk after copying: where its pages went, and its index and filter bytes, for the tail. */
@@ -350,8 +386,71 @@ export class StitchAssembler {
    * slices to write next, in order. Inputs of one output must share a stitch key (see `stitchKeyOf`).
    */
   append(bytes: Uint8Array, source: StitchSource, rowGroups?: readonly number[]): Uint8Array[] {
-    this.template ??= source.meta;
     const out: Uint8Array[] = [];
+    this.place(source, { offset: 0, bytes }, rowGroups, (range) => {
+      const last = out.at(-1);
+      const slice = bytes.subarray(range.offset, range.offset + range.length);
+      // Adjacent chunks (the usual layout) go out as one view of the input.
+      if (
+        last !== undefined &&
+        last.buffer === bytes.buffer &&
+        last.byteOffset + last.length === slice.byteOffset
+      ) {
+        out[out.length - 1] = new Uint8Array(bytes.buffer, last.byteOffset, last.length + slice.length);
+      } else out.push(slice);
+    });
+    return out;
+  }
+
+  /**
+   * Appends row groups of an input without its page bytes: returns the ranges of `object` (at its ETag) to
+   * write next, in order, for a store to copy. `aux` must hold the input's bytes over `auxSpanOf` (its page
+   * indexes and bloom filters, which move to the output's tail and so must be read); the output is the same,
+   * byte for byte, as `append` of the whole file makes.
+   */
+  appendRanges(
+    source: StitchSource,
+    object: { readonly key: string; readonly etag: string },
+    aux: FileRegion,
+    rowGroups?: readonly number[],
+  ): ComposedRange[] {
+    const out: ComposedRange[] = [];
+    this.place(source, aux, rowGroups, (range) => {
+      if (range.length === 0) return;
+      const last = out.at(-1);
+      if (last !== undefined && last.endInclusive + 1 === range.offset) {
+        out[out.length - 1] = { ...last, endInclusive: range.offset + range.length - 1 };
+      } else {
+        out.push({
+          kind: 'range',
+          key: object.key,
+          etag: object.etag,
+          start: range.offset,
+          endInclusive: range.offset + range.length - 1,
+        });
+      }
+    });
+    return out;
+  }
+
+  /**
+   * Places row groups of `source`: each column chunk's pages go to `emit` (in output order) and its offsets
+   * move; its page indexes and bloom filter are taken from `region` for the tail.
+   */
+  private place(
+    source: StitchSource,
+    region: FileRegion,
+    rowGroups: readonly number[] | undefined,
+    emit: (pages: ByteRange) => void,
+  ): void {
+    this.template ??= source.meta;
+    const at = (offset: number, length: number): Uint8Array => {
+      const from = offset - region.offset;
+      if (from < 0 || from + length > region.bytes.length) {
+        throw new Error(`StitchAssembler: bytes ${offset}+${length} are outside the region read`);
+      }
+      return region.bytes.subarray(from, from + length);
+    };
     for (const g of rowGroups ?? source.rowGroups.map((_, i) => i)) {
       const group = source.rowGroups[g] as SourceRowGroup;
       const rg = cloneStruct(group.struct);
@@ -362,16 +461,7 @@ export class StitchAssembler {
         const cc = ccs[c] as ThriftStruct;
         const delta = this.position - chunk.data.offset;
         first ??= this.position;
-        const last = out.at(-1);
-        const slice = bytes.subarray(chunk.data.offset, chunk.data.offset + chunk.data.length);
-        // Adjacent chunks (the usual layout) go out as one view of the input.
-        if (
-          last !== undefined &&
-          last.buffer === bytes.buffer &&
-          last.byteOffset + last.length === slice.byteOffset
-        ) {
-          out[out.length - 1] = new Uint8Array(bytes.buffer, last.byteOffset, last.length + slice.length);
-        } else out.push(slice);
+        emit(chunk.data);
         this.position += chunk.data.length;
         const md = struct(cc, CC.metaData) as ThriftStruct;
         for (const id of [CMD.dataPageOffset, CMD.indexPageOffset, CMD.dictionaryPageOffset]) {
@@ -384,18 +474,20 @@ export class StitchAssembler {
         const bloom =
           chunk.bloom === undefined
             ? undefined
-            : bytes.slice(
+            : at(
                 chunk.bloom.offset,
-                chunk.bloom.offset + (chunk.bloom.length ?? bloomLength(bytes, chunk.bloom.offset)),
-              );
+                chunk.bloom.length ?? bloomLength(region.bytes, chunk.bloom.offset - region.offset),
+              ).slice();
         placed.push({
           cc,
           columnIndex:
             chunk.columnIndex === undefined
               ? undefined
-              : bytes.slice(chunk.columnIndex.offset, chunk.columnIndex.offset + chunk.columnIndex.length),
+              : at(chunk.columnIndex.offset, chunk.columnIndex.length).slice(),
           offsetIndex:
-            chunk.offsetIndex === undefined ? undefined : rebasedOffsetIndex(bytes, chunk.offsetIndex, delta),
+            chunk.offsetIndex === undefined
+              ? undefined
+              : rebasedOffsetIndex(at(chunk.offsetIndex.offset, chunk.offsetIndex.length), delta),
           bloom,
         });
       }
@@ -405,7 +497,6 @@ export class StitchAssembler {
       this.rowGroups.push({ rg, chunks: placed });
       this.rows += group.rows;
     }
-    return out;
   }
 
   /** Bytes written so far (the data part of the output). */

@@ -6,12 +6,15 @@ import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
+import { composesInStore } from '../../../../functions/adapters/parquet-wasm/stitch.js';
 import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
 import { pw } from '../../../../functions/adapters/parquet-wasm/wasm.js';
 import { CorruptInputError, VerificationError } from '../../../../functions/core/errors.js';
 import {
+  auxSpanOf,
   metadataBytesOf,
   pageTypeOf,
+  StitchAssembler,
   type StitchSource,
   stitchSourceOf,
 } from '../../../../functions/core/parquet/stitch.js';
@@ -23,6 +26,7 @@ import {
   type ThriftList,
   type ThriftStruct,
 } from '../../../../functions/core/parquet/thrift-compact.js';
+import type { ComposedPiece, ObjectStore } from '../../../../functions/ports/object-store.js';
 import type { InputFile, RewriteOptions } from '../../../../functions/ports/parquet-engine.js';
 import { type DuckWorkspace, duckWorkspace, eventsSelect, fileOf } from './helpers.js';
 
@@ -394,5 +398,88 @@ describe('row-group stitching', () => {
       const out = await target.get(result.outputs[0]?.key as string);
       expect(createdBy(out) === WRITER, name).toBe(expected);
     }
+  });
+
+  it('builds from ranges of the inputs the output it builds from their whole bytes, reading only page indexes, bloom filters and footers', async () => {
+    // Prepare
+    const pairs: Record<string, Record<string, Uint8Array>> = {
+      'parquet-wasm (page indexes, two row groups)': {
+        'a.parquet': await wasmInput({ rows: 25_000, seed: 51, rowGroupRows: 12_500 }),
+        'b.parquet': await wasmInput({ rows: 20_000, seed: 52 }),
+      },
+      'DuckDB (bloom filters)': {
+        'a.parquet': await duck.parquet(eventsSelect(20_000, 53), {
+          compression: 'zstd',
+          rowGroupSize: 20_000,
+        }),
+        'b.parquet': await duck.parquet(eventsSelect(20_000, 54), {
+          compression: 'zstd',
+          rowGroupSize: 20_000,
+        }),
+      },
+    };
+
+    for (const [writer, inputs] of Object.entries(pairs)) {
+      // Act
+      const whole = new StitchAssembler();
+      const fromBytes = [...whole.start()];
+      const ranged = new StitchAssembler();
+      const pieces: ComposedPiece[] = ranged.start().map((bytes) => ({ kind: 'bytes', bytes }));
+      let auxBytes = 0;
+      for (const [key, file] of Object.entries(inputs)) {
+        const source = sourceOf(key, file);
+        fromBytes.push(...whole.append(file, source));
+        const dataEnd = file.length - 8 - metadataBytesOf(key, file).length;
+        const offset = Math.min(auxSpanOf(source, dataEnd)?.offset ?? dataEnd, dataEnd);
+        auxBytes += dataEnd - offset;
+        pieces.push(
+          ...ranged.appendRanges(source, { key, etag: 'e' }, { offset, bytes: file.subarray(offset) }),
+        );
+      }
+      fromBytes.push(...whole.finish());
+      pieces.push(...ranged.finish().map((bytes): ComposedPiece => ({ kind: 'bytes', bytes })));
+
+      // Assess
+      const composed = Buffer.concat(
+        pieces.map((p) =>
+          p.kind === 'bytes' ? p.bytes : (inputs[p.key] as Uint8Array).subarray(p.start, p.endInclusive + 1),
+        ),
+      );
+      expect(composed.equals(Buffer.concat(fromBytes)), writer).toBe(true);
+      expect(ranged.rows, writer).toBe(whole.rows);
+      // One range per input (its row groups are contiguous); what is read besides is the page indexes and blooms.
+      expect(
+        pieces.filter((p) => p.kind === 'range'),
+        writer,
+      ).toHaveLength(2);
+      expect(auxBytes, writer).toBeGreaterThan(0);
+      const pageBytes = Object.entries(inputs)
+        .flatMap(([k, f]) => chunkBytes(k, f))
+        .reduce((n, b) => n + b.length, 0);
+      expect(auxBytes, writer).toBeLessThan(pageBytes / 10);
+    }
+  });
+
+  it('composes in the store only when source and target are one store object that can compose', () => {
+    // Prepare
+    const memory = new MemoryObjectStore();
+    const composing = (): ObjectStore =>
+      Object.assign(Object.create(memory), { putComposed: async () => ({ etag: 'e', size: 0 }) });
+    const one = composing();
+    const another = composing();
+
+    // Act
+    const cases = {
+      'one composing store': composesInStore({ source: one, target: one }),
+      'two composing stores': composesInStore({ source: another, target: one }),
+      'one store without putComposed': composesInStore({ source: memory, target: memory }),
+    };
+
+    // Assess
+    expect(cases).toEqual({
+      'one composing store': true,
+      'two composing stores': false,
+      'one store without putComposed': false,
+    });
   });
 });
