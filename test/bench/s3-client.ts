@@ -3,7 +3,7 @@
 // server (s3rver on 127.0.0.1) runs in a child process, so only the client's CPU is counted; the client is
 // configured as the deployment's (open-store.ts) with the middleware cache off and on, in interleaved rounds.
 //
-// `npm run bench -- s3-client [--objects 2000] [--size 8192] [--inflight 16] [--repeat 3]`
+// `npm run bench -- s3-client [--objects 2000] [--size 8192] [--inflight 16] [--repeat 7]`
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -42,7 +42,7 @@ export async function run(flags: readonly string[]): Promise<void> {
   const objects = flag(flags, 'objects', 2000);
   const size = flag(flags, 'size', 8192);
   const inflight = flag(flags, 'inflight', 16);
-  const repeat = flag(flags, 'repeat', 3);
+  const repeat = flag(flags, 'repeat', 7);
   const child = fork(new URL('./s3-client-server.ts', import.meta.url), [], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
