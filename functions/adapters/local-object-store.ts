@@ -90,6 +90,18 @@ const UNLINK_CONCURRENCY = 16;
 
 type ErrnoError = NodeJS.ErrnoException;
 
+/** Up to `length` bytes of `fd` from `position`, synchronously; fewer only where the file ends sooner. */
+function readSyncFrom(fd: number, position: number, length: number): Uint8Array {
+  const buffer = new Uint8Array(length);
+  let offset = 0;
+  while (offset < length) {
+    const bytesRead = readSync(fd, buffer, offset, length - offset, position + offset);
+    if (bytesRead === 0) break;
+    offset += bytesRead;
+  }
+  return offset === length ? buffer : buffer.subarray(0, offset);
+}
+
 function errno(error: unknown): string | undefined {
   return (error as ErrnoError | undefined)?.code;
 }
@@ -235,15 +247,7 @@ export class LocalObjectStore implements ObjectStore {
     try {
       const size = Number(fstatSync(fd, { bigint: true }).size);
       if (start >= size) throw unsatisfiableRange(key, start, size);
-      const length = Math.min(endInclusive, size - 1) - start + 1;
-      const buffer = new Uint8Array(length);
-      let offset = 0;
-      while (offset < length) {
-        const bytesRead = readSync(fd, buffer, offset, length - offset, start + offset);
-        if (bytesRead === 0) break;
-        offset += bytesRead;
-      }
-      return offset === length ? buffer : buffer.subarray(0, offset);
+      return readSyncFrom(fd, start, Math.min(endInclusive, size - 1) - start + 1);
     } finally {
       closeSync(fd);
     }
@@ -255,16 +259,7 @@ export class LocalObjectStore implements ObjectStore {
       const fd = openSync(this.pathOf(key), 'r');
       try {
         const stats = fstatSync(fd);
-        if (stats.isFile() && stats.size <= SYNC_READ_MAX_BYTES) {
-          const buffer = new Uint8Array(stats.size);
-          let offset = 0;
-          while (offset < buffer.length) {
-            const bytesRead = readSync(fd, buffer, offset, buffer.length - offset, offset);
-            if (bytesRead === 0) break;
-            offset += bytesRead;
-          }
-          return offset === buffer.length ? buffer : buffer.subarray(0, offset);
-        }
+        if (stats.isFile() && stats.size <= SYNC_READ_MAX_BYTES) return readSyncFrom(fd, 0, stats.size);
       } finally {
         closeSync(fd);
       }
