@@ -154,10 +154,15 @@ export class S3ObjectStore implements ObjectStore {
     return this.getBody(key, undefined);
   }
 
-  private async getBody(key: string, range: string | undefined): Promise<Uint8Array> {
+  private async getBody(key: string, range: string | undefined, ifMatch?: string): Promise<Uint8Array> {
     try {
       const response = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range }),
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Range: range,
+          IfMatch: ifMatch === undefined ? undefined : `"${unquote(ifMatch)}"`,
+        }),
       );
       if (!response.Body) return new Uint8Array();
       return await response.Body.transformToByteArray();
@@ -326,20 +331,7 @@ export class S3ObjectStore implements ObjectStore {
 
   /** A range's bytes, read only while its object is at the range's ETag (GetObject IfMatch). */
   private async getAtEtag(range: ComposedRange): Promise<Uint8Array> {
-    let bytes: Uint8Array;
-    try {
-      const response = await this.client.send(
-        new GetObjectCommand({
-          Bucket: this.bucket,
-          Key: range.key,
-          Range: `bytes=${range.start}-${range.endInclusive}`,
-          IfMatch: `"${unquote(range.etag)}"`,
-        }),
-      );
-      bytes = response.Body ? await response.Body.transformToByteArray() : new Uint8Array();
-    } catch (error) {
-      throw mapS3Error(error, range.key, 'GetObject');
-    }
+    const bytes = await this.getBody(range.key, `bytes=${range.start}-${range.endInclusive}`, range.etag);
     if (bytes.length !== rangeLength(range)) {
       throw new CorruptInputError(
         range.key,

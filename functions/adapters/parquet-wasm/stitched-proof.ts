@@ -9,7 +9,7 @@ import { readFooterBytes } from '../../core/parquet/footer.js';
 import { decodeStruct, field } from '../../core/parquet/thrift-compact.js';
 import {
   bloomFilterLength,
-  type FooterBytes,
+  type ObjectFooter,
   offsetIndexProblem,
   type Range,
   type RangeCheck,
@@ -36,7 +36,7 @@ async function hashRange(store: ObjectStore, key: string, range: Range): Promise
 }
 
 /** The FileMetaData bytes of a `size`-byte object and where its data ends, from its last bytes (`readFooterBytes`). */
-function footerOfTail(key: string, size: number, tail: Uint8Array): FooterBytes {
+function footerOfTail(key: string, size: number, tail: Uint8Array): ObjectFooter {
   const length = new DataView(tail.buffer, tail.byteOffset, tail.byteLength).getUint32(tail.length - 8, true);
   return {
     key,
@@ -46,13 +46,13 @@ function footerOfTail(key: string, size: number, tail: Uint8Array): FooterBytes 
 }
 
 /** The footer of a `size`-byte object, read as every footer is (`readFooterBytes`: at most two ranged reads). */
-async function footerBytesOf(store: ObjectStore, key: string, size: number): Promise<FooterBytes> {
+async function footerBytesOf(store: ObjectStore, key: string, size: number): Promise<ObjectFooter> {
   return footerOfTail(key, size, (await readFooterBytes(store, key, size)).tail);
 }
 
 /** A source input as verify found it: its footer, or why it cannot be read as planned. */
 interface SourceState {
-  readonly footer: FooterBytes | undefined;
+  readonly footer: ObjectFooter | undefined;
   readonly problem: string | undefined;
 }
 
@@ -102,7 +102,7 @@ export class StitchedProver {
     outputTail?: Promise<{ readonly tail: Uint8Array }>,
   ): Promise<string[]> {
     const problems: string[] = [];
-    const footers = new Map<string, FooterBytes>();
+    const footers = new Map<string, ObjectFooter>();
     for (const ref of segment.sources) {
       if (this.etags.has(ref.key) && this.etags.get(ref.key) !== ref.etag) {
         problems.push(`source ${ref.key} listed at two ETags (${this.etags.get(ref.key)}, ${ref.etag})`);
@@ -110,7 +110,7 @@ export class StitchedProver {
       }
       const state = await this.source(ref.key, ref.etag);
       if (state.problem !== undefined) problems.push(state.problem);
-      else footers.set(ref.key, state.footer as FooterBytes);
+      else footers.set(ref.key, state.footer as ObjectFooter);
     }
     if (problems.length > 0) return [...new Set(problems)];
     const own =

@@ -2,7 +2,6 @@
 // the fingerprint from those bytes alone, on engine workers — or, for a stitched output, proves from its bytes
 // and its sources' that it is the row groups it claims (stitched-proof.ts); core/verify decides the match.
 
-import { parquetMetadata } from 'hyparquet';
 import pLimit from 'p-limit';
 import { CorruptInputError, VerificationError } from '../../core/errors.js';
 import {
@@ -19,7 +18,7 @@ import {
   toGroupFingerprint,
   toOrderedFingerprint,
 } from '../../core/fingerprint/fingerprint.js';
-import { type FooterBytes, parseFooter, readFooterBytes } from '../../core/parquet/footer.js';
+import { type FooterBytes, parseFooterWithMetadata, readFooterBytes } from '../../core/parquet/footer.js';
 import { assertOutputsMatch } from '../../core/verify/verify.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { VerificationReport, VerifyOptions } from '../../ports/parquet-engine.js';
@@ -111,12 +110,8 @@ async function compare(
   ) => {
     // One read of the footer for both parsers, the worker's reader and a stitched output's proof.
     const { size, tail } = await footerRead;
-    const footer = parseFooter(output.key, size, tail);
-    const meta = parquetMetadata(
-      tail.buffer.slice(tail.byteOffset, tail.byteOffset + tail.byteLength) as ArrayBuffer,
-      { geoparquet: false },
-    );
-    schemaKeys.push(schemaKeyOf(meta));
+    const { footer, metadata } = parseFooterWithMetadata(output.key, size, tail);
+    schemaKeys.push(schemaKeyOf(metadata));
     // The footer just read goes along: the worker's reader would otherwise fetch it again. Only the
     // footer: what lies before it (page indexes, data) is the worker's to fetch, as for any reader.
     const footerBytes = tail.subarray(tail.length - footer.metadataLength - 8);

@@ -63,10 +63,10 @@ export function planParts(
     buffer = [];
     buffered = 0;
   };
+  // No merging here: `normalised` already joined neighbouring ranges, and a range split by the loop below
+  // never lands in one buffer twice (the first share fills it to the minimum, which flushes it).
   const add = (piece: ComposedPiece): void => {
-    const last = buffer.at(-1);
     buffer.push(piece);
-    if (last !== undefined) buffer.splice(-2, 2, ...merged(last, piece));
     buffered += pieceSize(piece);
     if (buffered >= min) flush();
   };

@@ -23,7 +23,7 @@ export interface Range {
 }
 
 /** A Parquet object's footer: its FileMetaData bytes, and where its data ends (where the footer starts). */
-export interface FooterBytes {
+export interface ObjectFooter {
   readonly key: string;
   readonly metadata: Uint8Array;
   readonly dataEnd: number;
@@ -142,7 +142,7 @@ function pagesOf(md: ThriftStruct): Range | undefined {
 }
 
 /** Decodes FileMetaData bytes, or says why not. */
-function metaOf(f: FooterBytes, problems: string[]): ThriftStruct | undefined {
+function metaOf(f: ObjectFooter, problems: string[]): ThriftStruct | undefined {
   try {
     return decodeStruct(f.metadata).struct;
   } catch (err) {
@@ -166,9 +166,9 @@ function metaOf(f: FooterBytes, problems: string[]): ThriftStruct | undefined {
  * - every range lies in each file's data, before its footer.
  */
 export function stitchedFooterProof(
-  output: FooterBytes,
+  output: ObjectFooter,
   segment: StitchedSegment,
-  sources: ReadonlyMap<string, FooterBytes>,
+  sources: ReadonlyMap<string, ObjectFooter>,
 ): StitchedFooterProof {
   const problems: string[] = [];
   const checks: RangeCheck[] = [];
@@ -223,7 +223,7 @@ export function stitchedFooterProof(
       problems.push(`${where}: no such source row group`);
       continue;
     }
-    const srcFooter = sources.get(ref.key) as FooterBytes;
+    const srcFooter = sources.get(ref.key) as ObjectFooter;
     if (numberOf(src, NUM_ROWS_RG) !== ref.rows || numberOf(rg, NUM_ROWS_RG) !== ref.rows) {
       problems.push(
         `${where}: listed with ${ref.rows} rows, the source has ${numberOf(src, NUM_ROWS_RG)}, the output ${numberOf(rg, NUM_ROWS_RG)}`,

@@ -165,8 +165,8 @@ export async function compactGroup(
 /**
  * The largest staged output a `delete-rebuild` undo rebuilds inputs from. The engine holds a whole input file (here:
  * a staged output) while it rewrites it; measured peak RSS of a rebuild: 384 MB from a 61 MB output, 642 MB from a
- * 129 MB one (≈ 150 MB + 3.8 × the output). The steps that may run an undo (commit, rollback, finalize and plan,
- * 1,024 MB each in the construct) then fit outputs up to ~190 MB; 160 MiB leaves room for the default 128 MiB target
+ * 129 MB one (≈ 150 MB + 3.8 × the output). The steps that may run an undo (commit, rollback, finalize, plan
+ * and the sweep, 1,024 MB each in the construct) then fit outputs up to ~190 MB; 160 MiB leaves room for the default 128 MiB target
  * and outputs that overshoot it. A group with a larger output retires to trash: an undo that cannot fit in memory
  * would leave the group fenced for good.
  */

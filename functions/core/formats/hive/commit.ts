@@ -202,7 +202,7 @@ function rebuildRetirement(
 ): Pick<GroupJournalEntry, 'retireMode'> & { note?: string } {
   const indexed = indexPieces(entry.outputs);
   for (const input of inputs) {
-    const plan = 'problem' in indexed ? indexed : rebuildPlan(entry, indexed.index, input);
+    const plan = 'problem' in indexed ? indexed : locate(indexed.index, input);
     if ('problem' in plan) {
       return {
         retireMode: 'trash',
@@ -223,14 +223,27 @@ function rebuildPlan(
   index: PieceIndex,
   input: JournalInput,
 ): { readonly files: InputFile[] } | { readonly problem: string } {
+  const found = locate(index, input);
+  if ('problem' in found) return found;
+  const byOutput = new Map<number, InputPiece[]>();
+  for (const piece of found.pieces) addTo(byOutput, piece);
+  return { files: keptOnly(entry, byOutput) };
+}
+
+/**
+ * Where `input`'s rows lie in the outputs, when a rebuild can take them back out: every row exactly once, and
+ * in input order in output order (rows come back in output order).
+ */
+function locate(
+  index: PieceIndex,
+  input: JournalInput,
+): { readonly pieces: InputPiece[] } | { readonly problem: string } {
   if (input.rows === undefined) return { problem: 'its row count was not recorded' };
   if (input.rows === 0) return { problem: 'it has no rows' };
   const found = piecesIn(index, input.key, input.rows);
   if ('problem' in found) return found;
-  const byOutput = new Map<number, InputPiece[]>();
   let previous: InputPiece | undefined;
   for (const piece of found.pieces) {
-    // Rows come back in output order: the input's rows must be in that order too.
     if (
       previous !== undefined &&
       (piece.output < previous.output ||
@@ -239,10 +252,8 @@ function rebuildPlan(
       return { problem: 'its rows are not in the outputs in order' };
     }
     previous = piece;
-    addTo(byOutput, piece);
   }
-  const files = keptOnly(entry, byOutput);
-  return { files };
+  return found;
 }
 
 function addTo(byOutput: Map<number, InputPiece[]>, piece: InputPiece): void {
@@ -322,8 +333,7 @@ function rebuildPlanOfMany(
 ): { readonly inputs: JournalInput[]; readonly files: InputFile[] } | undefined {
   const pieces: (InputPiece & { readonly input: JournalInput })[] = [];
   for (const input of inputs) {
-    if ('problem' in rebuildPlan(entry, index, input)) return undefined;
-    const found = piecesIn(index, input.key, input.rows ?? 0);
+    const found = locate(index, input);
     if ('problem' in found) return undefined;
     pieces.push(...found.pieces.map((p) => ({ ...p, input })));
   }
