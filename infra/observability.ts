@@ -179,7 +179,7 @@ export class Observability extends Construct {
     this.executionsFailedAlarm = alarmOnAny(
       'ExecutionsFailed',
       runsFailed,
-      'lake-compactor: a compaction run failed (finalize recorded it as failed; refused starts — invalid input, lease held — are not counted). Open the execution in the Step Functions console (`lake-compactor history` lists the run and its first error); its groups were rolled back before publishing or forward after it, and the lease released (or, when a group could not be settled, the partition marked needs-attention: see that alarm). Any run can be restarted once the cause is fixed.',
+      'lake-compactor: a compaction run failed (finalize recorded it as failed; refused starts — invalid input, lease held — are not counted, nor the sweep’s settle retries of a needs-attention partition, which its own alarm reports). Open the execution in the Step Functions console (`lake-compactor history` lists the run and its first error); its groups were rolled back before publishing or forward after it, and the lease released (or, when a group could not be settled, the partition marked needs-attention: see that alarm). Any run can be restarted once the cause is fixed.',
     );
     this.stuckLeasesAlarm = alarmOnAny(
       'StuckLeases',
