@@ -204,8 +204,10 @@ export interface LakeCompactorDataBucketProps {
 export interface LakeCompactorTriggerProps {
   /**
    * Record every verdict (shown by `lake-compactor status` and in the decision items) but start no
-   * execution: a trial mode for a new table, to see what would be compacted and when. Operators can still
-   * start runs from the console (their leases are recovered as usual). A due partition stays due.
+   * compaction: a trial mode for a new table, to see what would be compacted and when. Operators can still
+   * start runs from the console (their leases are recovered as usual, and the sweep still starts settle runs
+   * for a partition one of them left needs-attention: it only finishes what that run left). A due partition
+   * stays due.
    * @default false
    */
   readonly dryRun?: boolean;

@@ -238,10 +238,16 @@ const MAX_ALARM_PERIOD = Duration.days(7);
  * the sweep, the only schedule alarmed this way, should run at least daily to release stuck leases).
  */
 export function stoppedAfter(schedule: events.Schedule): Duration {
+  const minutes = rateMinutes(schedule);
+  if (minutes === undefined) return Duration.days(1);
+  return Duration.minutes(Math.min(2 * minutes, MAX_ALARM_PERIOD.toMinutes()));
+}
+
+/** The period of a `rate(...)` schedule in minutes; undefined for a `cron(...)`, whose spacing is not read off it. */
+export function rateMinutes(schedule: events.Schedule): number | undefined {
   const rate = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(schedule.expressionString);
-  if (rate === null) return Duration.days(1);
+  if (rate === null) return undefined;
   const amount = Number(rate[1]);
   const unit = rate[2] ?? 'minutes';
-  const minutes = unit.startsWith('minute') ? amount : unit.startsWith('hour') ? amount * 60 : amount * 1440;
-  return Duration.minutes(Math.min(2 * minutes, MAX_ALARM_PERIOD.toMinutes()));
+  return unit.startsWith('minute') ? amount : unit.startsWith('hour') ? amount * 60 : amount * 1440;
 }

@@ -179,7 +179,7 @@ export class Observability extends Construct {
     this.executionsFailedAlarm = alarmOnAny(
       'ExecutionsFailed',
       runsFailed,
-      'lake-compactor: a compaction run failed (finalize recorded it as failed; refused starts — invalid input, lease held — are not counted). Open the execution in the Step Functions console (`lake-compactor history` lists the run and its first error); its groups were rolled back before publishing or forward after it, and the lease released (or, when a group could not be settled, the partition marked needs-attention: see that alarm). Any run can be restarted once the cause is fixed.',
+      'lake-compactor: a compaction run failed (finalize recorded it as failed; refused starts — invalid input, lease held — are not counted, nor the sweep’s settle retries of a needs-attention partition, which its own alarm reports). Open the execution in the Step Functions console (`lake-compactor history` lists the run and its first error); its groups were rolled back before publishing or forward after it, and the lease released (or, when a group could not be settled, the partition marked needs-attention: see that alarm). Any run can be restarted once the cause is fixed.',
     );
     this.stuckLeasesAlarm = alarmOnAny(
       'StuckLeases',
@@ -189,7 +189,7 @@ export class Observability extends Construct {
     this.needsAttentionAlarm = alarmOnAny(
       'PartitionsNeedAttention',
       custom(METRIC.partitionsNeedingAttention, {}, { period, statistic: cloudwatch.Stats.MAXIMUM }),
-      'lake-compactor: a partition is needs-attention: a compaction run could not settle one of its groups (a request kept failing, e.g. S3 AccessDenied or a KMS denial), or found a cause only a person can fix (e.g. the location is a Delta or Iceberg table). Until settled, listing readers may see some rows twice, and no trigger starts a run on it. `lake-compactor status --state-table <table>` lists such partitions with the reason; fix the cause, then start an execution with {"table": "<table>", "partition": "<partition>", "settle": true} (events/workflow-settle.json).',
+      'lake-compactor: a partition is needs-attention: a compaction run could not settle one of its groups (a request kept failing, e.g. S3 AccessDenied or a KMS denial), or found a cause only a person can fix (e.g. the location is a Delta or Iceberg table). Until settled, listing readers may see some rows twice, and no trigger starts a compaction on it. The sweep retries the settle of a partition with an open group (a settle run, every 1, 2, then 4 sweep periods) and ends it once the cause is gone; SettleRetries counts those runs. `lake-compactor status --state-table <table>` lists such partitions with the reason and the next retry; fix the cause, and to act sooner start an execution with {"table": "<table>", "partition": "<partition>", "settle": true} (events/workflow-settle.json).',
     );
     this.vacuumErrorsAlarm = alarmOnAny(
       'VacuumErrors',
@@ -387,9 +387,11 @@ export class Observability extends Construct {
         ],
         [row('Failures')],
         [
-          graph('Failed runs and stuck leases per table', [
+          graph('Failed runs, stuck leases and settle retries per table', [
             ...perTable(METRIC.runs, { ...sum, suffix: 'failed runs' }, { [DIMENSION.outcome]: 'failed' }),
             ...perTable(METRIC.stuckLeases, { ...sum, suffix: 'stuck leases' }),
+            ...perTable(METRIC.partitionsNeedingAttention, { ...gauge, suffix: 'needing attention' }),
+            ...perTable(METRIC.settleRetries, { ...sum, suffix: 'settle retries' }),
           ]),
           graph('Lambda errors', [
             props.compactFunction.metricErrors({ ...sum, label: 'Compact errors' }),

@@ -1,5 +1,5 @@
 // The sweep, created in the LakeCompactor's own scope (construct ids unchanged): one function, run every
-// 15 minutes (due partitions, stuck leases) and weekly (reconcile), each schedule with a dead-letter queue.
+// 15 minutes (due partitions, stuck leases, settle retries) and weekly (reconcile), each with a dead-letter queue.
 import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -12,7 +12,7 @@ import type { Construct } from 'constructs';
 import { type DeltaLogTableRef, deltaLogStatement } from './delta-log-access.js';
 import type { TriggerEnvironment } from './function-config.js';
 import type { LakeCompactorSweepProps } from './lake-compactor-props.js';
-import { scheduledTargetOptions, scheduleOf } from './maintenance.js';
+import { rateMinutes, scheduledTargetOptions, scheduleOf } from './maintenance.js';
 import { projectFunction } from './node-function.js';
 import {
   KMS_OBJECT_ACTIONS,
@@ -48,6 +48,19 @@ export interface SweepProps {
   readonly deltaLogTables?: readonly DeltaLogTableRef[];
 }
 
+/** The handler's default for SETTLE_RETRY_MINUTES: the default sweep period. */
+const DEFAULT_SETTLE_RETRY_MINUTES = 15;
+
+/**
+ * A needs-attention partition's settle is retried one sweep period after it got stuck, then after two, four, and
+ * every four periods (handlers/sweep.ts): the period of a `rate(...)` sweep, at most a day. A cron sweep's spacing
+ * cannot be read off it: the default. Only a period other than the default is set (environments stay small).
+ */
+function settleRetryEnvironment(schedule: events.Schedule): Record<string, string> {
+  const minutes = Math.min(24 * 60, rateMinutes(schedule) ?? DEFAULT_SETTLE_RETRY_MINUTES);
+  return minutes === DEFAULT_SETTLE_RETRY_MINUTES ? {} : { SETTLE_RETRY_MINUTES: String(minutes) };
+}
+
 /** The sweep Lambda, run every 15 minutes (catch-up, leases) and weekly in reconcile mode. */
 export function addSweep(scope: Construct, props: SweepProps): nodejs.NodejsFunction {
   const { stateTable, tables, tableConfig, schedules, workRoot, deadLetterQueue } = props;
@@ -60,6 +73,7 @@ export function addSweep(scope: Construct, props: SweepProps): nodejs.NodejsFunc
       ...tableConfig.environment,
       ...props.triggers,
       WORK_ROOT: workRoot,
+      ...settleRetryEnvironment(schedules.schedule),
     },
     codeFiles: tableConfig.codeFiles,
     // Settling a dead run's delete-rebuild undo re-creates inputs with the Parquet engine (handlers/sweep.ts).

@@ -84,6 +84,7 @@ export function snapshotFromItem(item: Record<string, unknown>): PartitionSnapsh
       ? item.state
       : 'idle';
   const attention = item.attention as Record<string, unknown> | undefined;
+  const settleRetry = item.settleRetry as Record<string, unknown> | undefined;
   const lastDecision = decisionFromPlain(item.lastDecision);
   const optional = {
     firstWriteAt: num(item.firstWriteAt),
@@ -122,6 +123,16 @@ export function snapshotFromItem(item: Record<string, unknown>): PartitionSnapsh
             reason: String(attention.reason ?? ''),
             runId: String(attention.runId ?? ''),
             since: num(attention.since) ?? 0,
+          },
+        }),
+    ...(settleRetry === undefined
+      ? {}
+      : {
+          settleRetry: {
+            attempts: num(settleRetry.attempts) ?? 0,
+            lastAt: num(settleRetry.lastAt) ?? 0,
+            nextAt: num(settleRetry.nextAt) ?? 0,
+            executionName: String(settleRetry.executionName ?? ''),
           },
         }),
   };

@@ -31,6 +31,7 @@ import {
   type PartitionSnapshot,
   partitionId,
   type ResolvedEvent,
+  type SettleRetry,
 } from '../core/profiler/model.js';
 import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 import { SIZE_BUCKETS } from '../core/stats.js';
@@ -480,10 +481,11 @@ export class DynamoStatsStore implements StatsStore {
     const partition = {
       TableName: this.table,
       Key: statsKeys.partition(ref),
-      // needs-attention keeps the lease (who could not settle it) and says why; idle drops both.
+      // needs-attention keeps the lease (who could not settle it), says why and keeps the sweep's retry schedule;
+      // idle drops all three (a later incident starts its schedule afresh).
       UpdateExpression:
         attention === undefined
-          ? `SET #state = :idle, gsi1sk = :sk${compacted} REMOVE lease, attention ADD version :one`
+          ? `SET #state = :idle, gsi1sk = :sk${compacted} REMOVE lease, attention, settleRetry ADD version :one`
           : `SET #state = :attention, attention = :why, gsi1sk = :sk${compacted} ADD version :one`,
       ConditionExpression: 'generation = :generation AND #state IN (:scheduled, :compacting)',
       ExpressionAttributeNames: { '#state': 'state' },
@@ -532,6 +534,33 @@ export class DynamoStatsStore implements StatsStore {
     throw new TransientStoreError(
       `Releasing partition ${partitionId(ref)} stayed contended for ${MAX_ATTEMPTS} attempts; retry (the release is idempotent)`,
     );
+  }
+
+  async claimSettleRetry(snapshot: PartitionSnapshot, retry: SettleRetry): Promise<boolean> {
+    const previous = snapshot.settleRetry?.attempts;
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: statsKeys.partition(snapshot),
+          UpdateExpression: 'SET settleRetry = :retry',
+          ConditionExpression: `#state = :attention AND generation = :generation AND ${
+            previous === undefined ? 'attribute_not_exists(settleRetry)' : 'settleRetry.attempts = :attempts'
+          }`,
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':retry': retry,
+            ':attention': 'needs-attention',
+            ':generation': snapshot.generation,
+            ...(previous === undefined ? {} : { ':attempts': previous }),
+          },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
   }
 
   async listDue(table: string, now: number): Promise<PartitionRef[]> {

@@ -15,6 +15,7 @@ import {
   type PartitionSnapshot,
   partitionId,
   type ResolvedEvent,
+  type SettleRetry,
 } from '../core/profiler/model.js';
 import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 import { SIZE_BUCKETS } from '../core/stats.js';
@@ -233,10 +234,11 @@ export class MemoryStatsStore implements StatsStore {
       item.state = 'idle';
       delete item.lease;
       delete item.attention;
+      delete item.settleRetry;
       // Due now: whoever released it re-decides at once; the sweep picks it up otherwise.
       stored.index = dueEntry(0);
     } else {
-      // needs-attention keeps the lease (who could not settle it) and says why.
+      // needs-attention keeps the lease (who could not settle it), says why and keeps the sweep's retry schedule.
       item.state = 'needs-attention';
       item.attention = clone(attention);
       stored.index = { kind: 'attention', at: attention.since };
@@ -246,6 +248,20 @@ export class MemoryStatsStore implements StatsStore {
     // A lease that never counted (taken before the caps existed) has no slot: the counters stay.
     const slots = this.slotsOf(ref.table);
     if (slots.delete(ref.partition)) this.count(ref.table, -1);
+    return true;
+  }
+
+  async claimSettleRetry(snapshot: PartitionSnapshot, retry: SettleRetry): Promise<boolean> {
+    const item = this.partitions.get(partitionId(snapshot))?.item;
+    if (
+      item === undefined ||
+      item.state !== 'needs-attention' ||
+      item.generation !== snapshot.generation ||
+      item.settleRetry?.attempts !== snapshot.settleRetry?.attempts
+    ) {
+      return false;
+    }
+    item.settleRetry = clone(retry);
     return true;
   }
 

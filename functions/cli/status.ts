@@ -147,7 +147,11 @@ export async function runStatus(
           header: 'last decision',
           value: (r) =>
             r.attention !== undefined && r.state === 'needs-attention'
-              ? `NEEDS ATTENTION since ${new Date(r.attention.since).toISOString()}: ${r.attention.reason}`
+              ? `NEEDS ATTENTION since ${new Date(r.attention.since).toISOString()}: ${r.attention.reason}${
+                  r.settleRetry === undefined
+                    ? ''
+                    : ` (the sweep's settle retry ${r.settleRetry.attempts} was ${r.settleRetry.executionName}; next from ${new Date(r.settleRetry.nextAt).toISOString()})`
+                }`
               : r.lastDecision
                 ? `${r.lastDecision.action}: ${r.lastDecision.reasons.join('; ')}`
                 : '',
@@ -174,7 +178,7 @@ export async function runStatus(
   const stuck = rows.filter((r) => r.state === 'needs-attention');
   if (stuck.length > 0) {
     io.out(
-      `${stuck.length} partition(s) need attention: fix the cause shown, then settle each with an execution input {"table": "<table>", "partition": "<partition>", "settle": true} (events/workflow-settle.json)`,
+      `${stuck.length} partition(s) need attention: fix the cause shown. The sweep retries the settle of each with an open group on a backoff schedule and ends it once the cause is gone; to act sooner (or when no group is open), settle it with an execution input {"table": "<table>", "partition": "<partition>", "settle": true} (events/workflow-settle.json)`,
     );
   }
   return rows;

@@ -96,13 +96,27 @@ export function stuckLeaseMetric(table: string, count: number): MetricDatum {
 
 /**
  * `PartitionsNeedingAttention` of a table at one sweep, under {Table} and {} (the alarm watches the total):
- * partitions a run could not settle (a request kept failing) or left for a person to fix. No trigger
- * touches them until an operator has fixed the cause and started a settle run, so any value above 0
- * deserves a page.
+ * partitions a run could not settle (a request kept failing) or left for a person to fix. No trigger starts a
+ * compaction on them; the sweep retries the settle of those with an open group on a backoff schedule, which ends
+ * them once the cause is gone — until then listing readers may see rows twice, so any value above 0 deserves a page.
  */
 export function attentionMetric(table: string, count: number): MetricDatum {
   return {
     name: METRIC.partitionsNeedingAttention,
+    unit: 'Count',
+    value: count,
+    dimensionSets: [{ [DIMENSION.table]: table }, {}],
+  };
+}
+
+/**
+ * `SettleRetries` of a table at one sweep, under {Table} and {}: settle runs the sweep started for needs-attention
+ * partitions (settle-retry.ts). A steady count while `PartitionsNeedingAttention` stays up is a cause that has not
+ * gone; one retry followed by no more attention is the sweep having settled it.
+ */
+export function settleRetryMetric(table: string, count: number): MetricDatum {
+  return {
+    name: METRIC.settleRetries,
     unit: 'Count',
     value: count,
     dimensionSets: [{ [DIMENSION.table]: table }, {}],

@@ -46,6 +46,7 @@ export const METRIC = {
   partitionsOverTrigger: 'PartitionsOverTrigger',
   stuckLeases: 'StuckLeases',
   partitionsNeedingAttention: 'PartitionsNeedingAttention',
+  settleRetries: 'SettleRetries',
   // sweep: compactions running (counted against the caps), per table and for the deployment
   concurrentRuns: 'ConcurrentRuns',
   // the state machine (CloudWatch PutMetricData): a run's end could not be announced or notified

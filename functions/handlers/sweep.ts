@@ -1,5 +1,5 @@
 // Sweep Lambda entry (EventBridge schedules): starts partitions whose wait is over, releases leases of
-// executions that ended, publishes per-table fragmentation, and in reconcile mode corrects drifted counts.
+// executions that ended, retries stuck partitions' settles, publishes fragmentation; reconcile fixes drifted counts.
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -16,11 +16,13 @@ import type { TableFormat } from '../core/formats/table-format.js';
 import {
   attentionMetric,
   fragmentationMetrics,
+  settleRetryMetric,
   stuckLeaseMetric,
   tableFragmentation,
 } from '../core/fragmentation.js';
 import { concurrentRunsMetric, decisionMetrics, unsupportedFormatMetrics } from '../core/metrics.js';
 import type { PartitionRef } from '../core/profiler/model.js';
+import { settleRetrySchedule } from '../core/profiler/settle-retry.js';
 import {
   type ReconcileReport,
   reconcileTable,
@@ -45,6 +47,20 @@ import { emitMetrics, lambdaEntry, type Observability } from '../shared/middlewa
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { loadTableConfigs } from '../shared/table-source.js';
 import { loggerFn, policiesOf, profilerEnvSchema } from './profiler.js';
+
+/** The sweep's environment: the profiler's, and the period its settle retries start from. */
+export const sweepEnvSchema = profilerEnvSchema.extend({
+  /**
+   * Minutes from a partition becoming needs-attention to the sweep's first settle retry, doubled after each retry up
+   * to four times as long (see settleRetrySchedule): the sweep's own period, set by the construct from its schedule.
+   */
+  SETTLE_RETRY_MINUTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(24 * 60, 'at most 1440 minutes (a day)')
+    .default(15),
+});
 
 /** `{ "mode": "sweep" }` (the default, also for a bare scheduled event) or `{ "mode": "reconcile", "table"? }`. */
 export const sweepInputSchema = z.union([
@@ -140,13 +156,31 @@ export function createSweepHandler(
       emitMetrics(metrics, [
         stuckLeaseMetric(table.name, report.leases.length),
         attentionMetric(table.name, report.needingAttention),
+        settleRetryMetric(
+          table.name,
+          report.settleRetries.filter((r) => r.action === 'started' || r.action === 'already-started').length,
+        ),
         ...decisionMetrics(report.due),
       ]);
       if (report.needingAttention > 0) {
-        logger.error('partitions need attention: a run could not settle them; see `lake-compactor status`', {
-          table: table.name,
-          partitions: report.needingAttention,
-        });
+        logger.error(
+          'partitions need attention: a run could not settle them (the sweep retries the settle on a backoff schedule); see `lake-compactor status`',
+          {
+            table: table.name,
+            partitions: report.needingAttention,
+            settleRetries: report.settleRetries.map((r) => ({
+              partition: r.ref.partition,
+              action: r.action,
+              ...(r.retry === undefined
+                ? {}
+                : {
+                    attempt: r.retry.attempts,
+                    executionName: r.retry.executionName,
+                    nextRetryAt: new Date(r.retry.nextAt).toISOString(),
+                  }),
+            })),
+          },
+        );
       }
       await publishFragmentation(deps, table.name);
       reports.push(report);
@@ -239,10 +273,12 @@ export function sweepDepsFromEnv(
   } = {},
 ): SweepDeps {
   const clock = options.clock ?? systemClock;
-  const config = parseEnv(profilerEnvSchema, env as NodeJS.ProcessEnv);
+  const config = parseEnv(sweepEnvSchema, env as NodeJS.ProcessEnv);
   const tables = loadTableConfigs(env);
   const s3 = createDefaultS3Client(env);
   const dynamodb = new DynamoDBClient({});
+  // Open groups are found through their partition's fence, which needs no manifest (so no store).
+  const fences = new DynamoJournal({ client: dynamodb, tableName: config.TABLE_NAME });
   const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
   // Catalog clients once per cold start, from the environment the deps are built from (not process.env).
   const iceberg = icebergCatalogServices(env);
@@ -294,6 +330,10 @@ export function sweepDepsFromEnv(
     trigger: {
       stats: new DynamoStatsStore({ client: dynamodb, tableName: config.TABLE_NAME }),
       settle,
+      settleRetry: {
+        schedule: settleRetrySchedule(config.SETTLE_RETRY_MINUTES * 60_000),
+        fenced: async (ref) => (await fences.listOpen(ref)).length > 0,
+      },
       ...(config.STATE_MACHINE_ARN === undefined
         ? {}
         : { starter: new SfnStarter(new SFNClient({}), config.STATE_MACHINE_ARN) }),

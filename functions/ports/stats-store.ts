@@ -11,6 +11,7 @@ import type {
   PartitionRef,
   PartitionSnapshot,
   ResolvedEvent,
+  SettleRetry,
 } from '../core/profiler/model.js';
 import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 
@@ -98,13 +99,20 @@ export interface StatsStore {
   /**
    * scheduled|compacting → idle for `generation` (a later generation is left alone), counting the run out
    * in the same write. False when it was not held. With `attention`, → needs-attention instead (no trigger
-   * starts a run; a settle run clears it).
+   * starts a run; a settle run clears it), keeping the sweep's settle-retry record; idle drops it.
    */
   release(
     ref: PartitionRef,
     generation: number,
     patch: { readonly lastCompactedAt?: number; readonly attention?: Attention },
   ): Promise<boolean>;
+  /**
+   * Records the sweep's next settle retry of a needs-attention partition, only if the partition is still
+   * needs-attention at `snapshot.generation` with the retry record `snapshot` holds (none, or the same attempt
+   * count): of concurrent sweeps exactly one claims each retry, and none claims once a settle run took the
+   * partition. True when this call recorded it.
+   */
+  claimSettleRetry(snapshot: PartitionSnapshot, retry: SettleRetry): Promise<boolean>;
   /** Idle partitions of a table whose due time is at or before `now` (index query, eventually consistent). */
   listDue(table: string, now: number): Promise<PartitionRef[]>;
   /** Partitions of a table holding a lease (scheduled or compacting). */

@@ -8,9 +8,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { App } from 'aws-cdk-lib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
@@ -22,7 +23,7 @@ import { createRollbackHandler } from '../../functions/handlers/rollback.js';
 import { createSweepHandler, sweepDepsFromEnv } from '../../functions/handlers/sweep.js';
 import { ManualClock } from '../../functions/ports/clock.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
-import { createObservability } from '../../functions/shared/middleware.js';
+import { createObservability, type Observability } from '../../functions/shared/middleware.js';
 import { createWorkflowRuntime } from '../../functions/shared/workflow-runtime.js';
 import { mulberry32, writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { LakeCompactorStack } from '../../infra/app.js';
@@ -34,6 +35,7 @@ import { missingRows } from '../support/multiset.js';
 import { keysUnder, listPartition, rowMultiset } from '../support/workflow-harness.js';
 
 const DAY_MS = 86_400_000;
+const MINUTE = 60_000;
 const BUCKET = 'lake';
 /** The bucket of the table whose runs retire in delete-rebuild mode. */
 const REBUILD_BUCKET = 'lake-rebuild';
@@ -49,6 +51,8 @@ interface Faults {
   denied?: (op: StoreOp, key: string) => boolean;
   /** Runs after each of the commit function's requests (observers, concurrent writers). */
   afterCommitRequest?: (op: StoreOp) => Promise<void> | void;
+  /** Runs before a settle run's finalize (`Finish: settled`), once it holds the lease: parks it, e.g. */
+  beforeSettleFinish?: (input: unknown) => Promise<void> | void;
 }
 
 describe('settling after several faults in one run (real stack on the local cloud)', () => {
@@ -160,6 +164,12 @@ describe('settling after several faults in one run (real stack on the local clou
       };
     };
     const none = () => undefined;
+    const finishSettled = step(
+      'finalize',
+      'finalize',
+      (f) => f.finalize,
+      (r) => createFinalizeHandler(r),
+    );
     const taskOverrides = {
       'Plan partition': step('plan', 'plan', none, (r) => createPlanHandler(r)),
       'Commit group': step(
@@ -186,6 +196,11 @@ describe('settling after several faults in one run (real stack on the local clou
         (f) => f.finalize,
         (r) => createFinalizeHandler(r),
       ),
+      // A settle run (an operator's, or the sweep's retry) settles through the same function, under the same faults.
+      'Finish: settled': async (input: unknown) => {
+        await faults.beforeSettleFinish?.(input);
+        return finishSettled(input);
+      },
     };
     const start = () =>
       LocalCloud.start({
@@ -224,18 +239,31 @@ describe('settling after several faults in one run (real stack on the local clou
     cloud.executions.filter(
       (e) => (e.input as { partition?: string } | undefined)?.partition === `date=${day}`,
     );
-  /** The sweep as its schedule runs it, `minutesLater` from now (its lease grace has passed). */
-  const sweep = (minutesLater: number, dryRun = false, table = 'events') =>
+  /**
+   * The sweep as its schedule runs it, at `at` (epoch ms), under the current faults' denials (a permission missing
+   * from the deployment is missing for the sweep too).
+   */
+  const sweepAt = (
+    at: number,
+    options: { dryRun?: boolean; table?: string; observability?: Observability } = {},
+  ) =>
     createSweepHandler(
       sweepDepsFromEnv(
         {
           ...cloud.functionEnv(stack.compactor.sweepFunction as never),
-          ...(dryRun ? { TRIGGERS_DRY_RUN: 'true' } : {}),
+          ...(options.dryRun === true ? { TRIGGERS_DRY_RUN: 'true' } : {}),
         },
-        createObservability(),
-        { clock: new ManualClock(Date.now() + minutesLater * 60_000) },
+        options.observability ?? createObservability(),
+        {
+          clock: new ManualClock(at),
+          wrapStore: (plain) =>
+            faultyStore(plain, { denied: (op, key) => !observing && faults.denied?.(op, key) === true }),
+        },
       ),
-    )({ mode: 'sweep', table });
+    )({ mode: 'sweep', table: options.table ?? 'events' });
+  /** The sweep `minutesLater` from now (its lease grace has passed). */
+  const sweep = (minutesLater: number, dryRun = false, table = 'events') =>
+    sweepAt(Date.now() + minutesLater * 60_000, { dryRun, table });
   const partition = async (day: string): Promise<PartitionSnapshot | undefined> => stats.get(ref(day));
   /** Sample micro-batch files of one day (not written anywhere yet), named apart by `tag`. */
   const sampleFiles = async (day: string, count: number, seed: number, tag = 'part') => {
@@ -590,4 +618,321 @@ describe('settling after several faults in one run (real stack on the local clou
     expect(item?.state).toBe('idle');
     expect(item?.attention).toBeUndefined();
   }, 180_000);
+  /** What the template's alarm watches. */
+  interface AlarmProperties {
+    readonly Namespace: string;
+    readonly MetricName: string;
+    readonly Dimensions: readonly { readonly Name: string; readonly Value: string }[];
+    readonly Threshold: number;
+    readonly ComparisonOperator: string;
+  }
+
+  /** The EMF lines a call of `act` publishes (metrics switched on for it, as in Lambda). */
+  async function capturingEmf(act: (observability: Observability) => Promise<unknown>) {
+    const disabled = process.env.POWERTOOLS_METRICS_DISABLED;
+    delete process.env.POWERTOOLS_METRICS_DISABLED;
+    const lines: Record<string, unknown>[] = [];
+    const capture = (chunk: string | Uint8Array) => {
+      for (const line of String(chunk).split('\n')) {
+        if (line.startsWith('{"_aws"')) lines.push(JSON.parse(line) as Record<string, unknown>);
+      }
+      return true;
+    };
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation(capture);
+    try {
+      await act(createObservability());
+    } finally {
+      spy.mockRestore();
+      if (disabled !== undefined) process.env.POWERTOOLS_METRICS_DISABLED = disabled;
+    }
+    return lines;
+  }
+
+  /** The values of `alarm`'s metric among EMF lines: its namespace, under exactly its dimensions. */
+  function publishedFor(alarm: AlarmProperties, emf: readonly Record<string, unknown>[]): number[] {
+    const names = alarm.Dimensions.map((d) => d.Name).sort();
+    return emf
+      .filter((line) => {
+        const [directive] = (line._aws as { CloudWatchMetrics: EmfDirective[] }).CloudWatchMetrics;
+        return (
+          directive?.Namespace === alarm.Namespace &&
+          directive.Metrics.some((m) => m.Name === alarm.MetricName) &&
+          directive.Dimensions.some((set) => JSON.stringify([...set].sort()) === JSON.stringify(names)) &&
+          alarm.Dimensions.every((d) => line[d.Name] === d.Value)
+        );
+      })
+      .map((line) => Number(line[alarm.MetricName]));
+  }
+
+  interface EmfDirective {
+    readonly Namespace: string;
+    readonly Dimensions: readonly (readonly string[])[];
+    readonly Metrics: readonly { readonly Name: string }[];
+  }
+
+  /** History items of a partition (one per run that took its lease), oldest first. */
+  async function historyOf(day: string): Promise<Record<string, unknown>[]> {
+    const result = await cloud.dynamodb.send(
+      new QueryCommand({
+        TableName: cloud.tableName(stack.compactor.table),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :run)',
+        ExpressionAttributeValues: { ':pk': { S: `PART#events#date=${day}` }, ':run': { S: 'RUN#' } },
+        ConsistentRead: true,
+      }),
+    );
+    return (result.Items ?? []).map((i) => unmarshall(i));
+  }
+
+  /** A DeleteObjects of the partition's keys, refused per key every time (the retire of a published group). */
+  const retireDenied = (day: string) => (op: StoreOp, key: string) =>
+    op === 'deleteMany' && key.startsWith(`events/date=${day}/`);
+
+  /**
+   * A writer lands 5 small files in a recent partition while S3 refuses their retirement: the profiler starts the
+   * run on the 5th, its group publishes and cannot retire, so the run ends with the partition needs-attention.
+   */
+  async function stuckByTheProfiler(day: string, seed: number) {
+    const files = await sampleFiles(day, 5, seed);
+    const before = await rowsOfBytes(files.map((f) => f.bytes));
+    faults = { denied: retireDenied(day) };
+    for (const f of files) await store.put(f.key, f.bytes);
+    await cloud.drain();
+    const [run] = executionsOf(day);
+    const stuck = await partition(day);
+    return { before, run, stuck, since: stuck?.attention?.since ?? Number.NaN };
+  }
+
+  /** What sweeps did about `day`'s settle retries (other partitions of the table are left out). */
+  const sweepStarted = (reports: Awaited<ReturnType<typeof sweepAt>>[], day: string) =>
+    reports.flatMap((r) =>
+      r.mode === 'sweep'
+        ? r.reports.flatMap((t) =>
+            t.settleRetries.filter((o) => o.ref.partition === `date=${day}`).map((o) => o.action),
+          )
+        : [],
+    );
+
+  it('a persistent retire denial lifted later ends with exact rows and an idle partition with no operator, the sweep having settled it', async () => {
+    // Prepare: an auto-triggered run whose retirement S3 refuses every time
+    const day = recentDay(40);
+    const { before, run, stuck, since } = await stuckByTheProfiler(day, 4100);
+    expect(run?.input).toMatchObject({ trigger: 'profiler' });
+    expect(run?.status).toBe('FAILED');
+    expect(stuck?.state).toBe('needs-attention');
+    expect(stuck?.attention?.reason).toContain('AccessDenied');
+    // The honest state while the fault lasts: the published outputs and the unretired inputs, every row twice.
+    expect((await rowsOf(day)).sort()).toEqual([...before, ...before].sort());
+
+    // Act 1: the world goes on with the fault in place: a writer adds a file (the profiler starts nothing), the
+    // sweep's first retry comes (one sweep period after the partition got stuck) and cannot settle it either.
+    const [late] = await sampleFiles(day, 1, 4101, 'late');
+    if (late === undefined) throw new Error('no sample file');
+    await store.put(late.key, late.bytes);
+    await cloud.drain();
+    const first = await sweepAt(since + 15 * MINUTE);
+    await cloud.drain();
+    const afterFirst = await partition(day);
+
+    // Assess 1: still fenced and duplicated, the retry recorded; nothing lost
+    expect(sweepStarted([first], day)).toEqual(['started']);
+    expect(afterFirst?.state).toBe('needs-attention');
+    expect(afterFirst?.settleRetry).toMatchObject({ attempts: 1, nextAt: since + 45 * MINUTE });
+    expect(await journal.listOpen(ref(day))).toHaveLength(1);
+    const lateRows = await rowsOfBytes([late.bytes]);
+    expect((await rowsOf(day)).sort()).toEqual([...before, ...before, ...lateRows].sort());
+    const retry1 = executionsOf(day).find((e) => e.name === afterFirst?.settleRetry?.executionName);
+    expect(retry1?.input).toMatchObject({ settle: true, trigger: 'sweep' });
+    expect([retry1?.status, retry1?.error]).toEqual(['FAILED', 'UnsettledGroupError']);
+
+    // Act 2: the permission is fixed; nobody tells the system. The sweep passes before the next retry is due
+    // (nothing), then when it is.
+    faults = {};
+    const early = await sweepAt(since + 30 * MINUTE);
+    const due = await sweepAt((afterFirst?.settleRetry?.nextAt ?? Number.NaN) + 10_000);
+    await cloud.drain();
+
+    // Assess 2: the sweep's second retry settled it: exact rows, nothing open, idle with no attention
+    expect([sweepStarted([early], day), sweepStarted([due], day)]).toEqual([[], ['started']]);
+    const expected = [...before, ...lateRows].sort();
+    expect((await rowsOf(day)).sort()).toEqual(expected);
+    const settled = await partition(day);
+    expect(settled?.state).toBe('idle');
+    expect(settled?.attention).toBeUndefined();
+    expect(settled?.settleRetry).toBeUndefined();
+    expect(await journal.listOpen(ref(day))).toEqual([]);
+    const history = await historyOf(day);
+    expect(
+      history
+        .filter((h) => h.settledGroups !== undefined)
+        .map((h) => [h.trigger, h.outcome, h.settledGroups]),
+    ).toEqual([['sweep', 'settled', 1]]);
+    // No operator: every run of the partition was started by the profiler or the sweep.
+    expect(executionsOf(day).map((e) => (e.input as { trigger?: string }).trigger)).toEqual([
+      'profiler',
+      'sweep',
+      'sweep',
+    ]);
+
+    // Act 3: the writer goes on; the normal trigger compacts the partition again
+    const more = await sampleFiles(day, 4, 4102, 'more');
+    for (const f of more) await store.put(f.key, f.bytes);
+    await cloud.drain();
+    await sweep(10);
+    await cloud.drain();
+
+    // Assess 3: a profiler- or sweep-started compaction succeeded, and every row is there once
+    const compactions = executionsOf(day).filter(
+      (e) => (e.input as { settle?: boolean }).settle !== true && e !== run,
+    );
+    expect(compactions.length).toBeGreaterThanOrEqual(1);
+    expect(compactions.every((e) => e.status === 'SUCCEEDED')).toBe(true);
+    expect(compactions.some((e) => (e.output as { outcome?: string }).outcome === 'compacted')).toBe(true);
+    expect(compactions.every((e) => (e.input as { trigger?: string }).trigger !== 'operator')).toBe(true);
+    const finalRows = [...expected, ...(await rowsOfBytes(more.map((f) => f.bytes)))].sort();
+    expect((await rowsOf(day)).sort()).toEqual(finalRows);
+    await assertClean(day, 'lifted denial');
+  }, 300_000);
+
+  it('a retire denial that never lifts: the sweep retries on a growing schedule, keeps alarming, never releases the fence, loses nothing', async () => {
+    // Prepare
+    const day = recentDay(41);
+    const { before, since } = await stuckByTheProfiler(day, 4200);
+    const alarm = Object.values(cloud.template.Resources ?? {}).find(
+      (r) => r.Type === 'AWS::CloudWatch::Alarm' && r.Properties?.MetricName === 'PartitionsNeedingAttention',
+    )?.Properties as AlarmProperties | undefined;
+    if (alarm === undefined) throw new Error('the template has no alarm on PartitionsNeedingAttention');
+    const recorded: { attempts: number; waitMinutes: number }[] = [];
+    const alarmed: number[] = [];
+    const betweenRetries: string[][] = [];
+
+    // Act: seven retries, each at its recorded time, and a sweep between two retries
+    let at = since + 15 * MINUTE;
+    for (let i = 0; i < 7; i++) {
+      const emf = await capturingEmf((observability) => sweepAt(at, { observability }));
+      await cloud.drain();
+      const retry = (await partition(day))?.settleRetry;
+      if (retry === undefined) throw new Error(`retry ${i + 1} not recorded`);
+      recorded.push({ attempts: retry.attempts, waitMinutes: (retry.nextAt - retry.lastAt) / MINUTE });
+      alarmed.push(...publishedFor(alarm, emf));
+      betweenRetries.push(
+        sweepStarted([await sweepAt(retry.lastAt + (retry.nextAt - retry.lastAt) / 2)], day),
+      );
+      at = retry.nextAt;
+    }
+
+    // Assess: the recorded waits grew to the cap; no retry between two
+    expect(recorded).toEqual([
+      { attempts: 1, waitMinutes: 30 },
+      { attempts: 2, waitMinutes: 60 },
+      { attempts: 3, waitMinutes: 60 },
+      { attempts: 4, waitMinutes: 60 },
+      { attempts: 5, waitMinutes: 60 },
+      { attempts: 6, waitMinutes: 60 },
+      { attempts: 7, waitMinutes: 60 },
+    ]);
+    expect(betweenRetries.flat()).toEqual([]);
+    // Each retry was a settle run that could not settle it, and recorded why
+    const retries = executionsOf(day).filter((e) => (e.input as { trigger?: string }).trigger === 'sweep');
+    expect(retries.map((e) => [e.status, e.error])).toEqual(Array(7).fill(['FAILED', 'UnsettledGroupError']));
+    const retried = (await historyOf(day)).filter((h) => h.trigger === 'sweep');
+    expect(retried.map((h) => [h.outcome, String(h.needsAttention).includes('AccessDenied')])).toEqual(
+      Array(7).fill(['settled', true]),
+    );
+    // The alarm the template has watches what every sweep published: at least one partition, every time
+    expect(alarm).toMatchObject({
+      Namespace: 'LakeCompactor',
+      Dimensions: [{ Name: 'service', Value: 'lake-compactor' }],
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    expect(alarmed).toEqual([1, 1, 1, 1, 1, 1, 1]);
+    // The fence stays; the partition never went idle; nothing was lost (every row still there, twice)
+    expect(await journal.listOpen(ref(day))).toHaveLength(1);
+    expect((await partition(day))?.state).toBe('needs-attention');
+    const rows = await rowsOf(day);
+    expect(missingRows(before, rows)).toEqual([]);
+    expect(rows.sort()).toEqual([...before, ...before].sort());
+    faults = {};
+  }, 600_000);
+
+  it('several sweeps racing an operator’s settle on the same group do not double-act', async () => {
+    // Prepare: stuck, then the cause is fixed. Whichever settle run takes the lease first is parked in its finalize,
+    // holding it, so the others meet a held partition for sure.
+    const day = recentDay(42);
+    const { before, since } = await stuckByTheProfiler(day, 4300);
+    faults = {};
+    // Other tests of this file may leave partitions of the table needing attention (the fault that never lifts).
+    const othersNeeding = (await stats.listNeedingAttention('events')).filter(
+      (p) => p.partition !== `date=${day}`,
+    ).length;
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let holder: string | undefined;
+    let holding: () => void = () => undefined;
+    const holds = new Promise<void>((resolve) => {
+      holding = resolve;
+    });
+    faults.beforeSettleFinish = async (input) => {
+      const run = (input as { state?: { run?: { runId?: string; partition?: string } } }).state?.run;
+      if (run?.partition !== `date=${day}` || holder !== undefined) return;
+      holder = run.runId;
+      holding();
+      await held;
+    };
+
+    // Act 1: three sweeps at once when the retry is due; an operator starts a settle run as they return
+    const racing = await Promise.all([0, 1, 2].map(() => sweepAt(since + 15 * MINUTE)));
+    const operatorFirst = cloud.startExecution(
+      machine(),
+      { table: 'events', partition: `date=${day}`, settle: true },
+      `race-operator-1-${day}`,
+    );
+    await holds;
+
+    // Act 2: while one settle run holds the partition, another operator settle and two more sweeps (at the time of
+    // the next retry) come
+    const operatorSecond = await cloud.runExecution(
+      machine(),
+      { table: 'events', partition: `date=${day}`, settle: true },
+      `race-operator-2-${day}`,
+    );
+    const later = await Promise.all([0, 1].map(() => sweepAt(since + 60 * MINUTE)));
+    release();
+    await operatorFirst.done;
+    await cloud.drain();
+
+    // Assess: one sweep started the retry, the others found it claimed
+    const started = sweepStarted(racing, day);
+    expect(started.filter((a) => a === 'started')).toHaveLength(1);
+    expect(started.filter((a) => a !== 'started').every((a) => a === 'claimed-elsewhere')).toBe(true);
+    const sweepRun = executionsOf(day).filter((e) => (e.input as { trigger?: string }).trigger === 'sweep');
+    expect(sweepRun).toHaveLength(1);
+    expect([sweepRun[0]?.name, `race-operator-1-${day}`]).toContain(holder);
+    // While held: the operator was refused naming the lease, no sweep started another retry, and the partition
+    // still counted as needing attention (the holder took it from needs-attention and had not ended yet)
+    expect([operatorSecond.status, operatorSecond.error]).toEqual(['FAILED', 'LeaseHeldError']);
+    expect(sweepStarted(later, day)).toEqual([]);
+    expect(later.map((r) => (r.mode === 'sweep' ? r.reports[0]?.needingAttention : undefined))).toEqual([
+      othersNeeding + 1,
+      othersNeeding + 1,
+    ]);
+    // Exactly one run settled the group: the holder; every other settle run was refused or found nothing to do
+    const settlers = (await historyOf(day)).filter((h) => Number(h.settledGroups ?? 0) > 0);
+    expect(settlers.map((h) => [h.runId, h.settledGroups])).toEqual([[holder, 1]]);
+    const others = executionsOf(day).filter(
+      (e) => (e.input as { settle?: boolean }).settle === true && e.name !== holder,
+    );
+    expect(others.length).toBeGreaterThanOrEqual(2);
+    for (const e of others) {
+      expect(
+        e.error === 'LeaseHeldError' ||
+          (e.status === 'SUCCEEDED' && (e.output as { settledGroups?: number }).settledGroups === undefined),
+        `${e.name}: ${e.status} ${e.error ?? JSON.stringify(e.output)}`,
+      ).toBe(true);
+    }
+    expect((await rowsOf(day)).sort()).toEqual([...before].sort());
+    await assertClean(day, 'race');
+  }, 300_000);
 });

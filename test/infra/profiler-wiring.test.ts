@@ -164,6 +164,33 @@ describe('profiler wiring', () => {
     expect(rules.map(([expression]) => expression)).not.toContain('rate(15 minutes)');
   });
 
+  it('starts the sweep’s settle-retry backoff from the sweep’s own period (set only when it is not the default 15 minutes)', () => {
+    // Prepare
+    const retryMinutes = (schedule: string | undefined) => {
+      const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+      const stack = new LakeCompactorStack(app, 'Retry', {
+        compactor: { tables: TABLES.slice(0, 1), ...(schedule === undefined ? {} : { sweep: { schedule } }) },
+      });
+      const [sweep] = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function')).filter(
+        (f) => String(f.Properties.Description).startsWith('Starts partitions whose quiet window passed'),
+      );
+      if (sweep === undefined) throw new Error('no sweep function in the template');
+      return sweep.Properties.Environment.Variables.SETTLE_RETRY_MINUTES;
+    };
+
+    // Act
+    const minutes = [
+      undefined,
+      'rate(5 minutes)',
+      'rate(2 hours)',
+      'rate(3 days)',
+      'cron(0/10 * * * ? *)',
+    ].map(retryMinutes);
+
+    // Assess: the handler's default (15) stands for the default and for a cron; a day at most
+    expect(minutes).toEqual([undefined, '5', '120', '1440', undefined]);
+  });
+
   it('gives the sweep ListBucket on each table bucket (reconcile) and the commit protocol’s object access (settling)', () => {
     // Prepare / Act / Assess
     template.hasResourceProperties('AWS::IAM::Policy', {

@@ -2,8 +2,10 @@
 // gsi1 included): the reference the in-memory store is held to (test/unit/adapters/memory-stats-store.test.ts).
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoPartitionLease } from '../../functions/adapters/dynamodb-partition-lease.js';
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
+import type { PartitionSnapshot } from '../../functions/core/profiler/model.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import {
   createTablesFromTemplate,
@@ -16,6 +18,7 @@ import { statsStoreContract } from '../support/stats-store-contract.js';
 let ddb: RunningDynamoDbLocal;
 let stats: DynamoStatsStore;
 let tables = 0;
+let tableName: string;
 
 beforeAll(async () => {
   const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 }); // the shared machine is slow under load
@@ -26,8 +29,9 @@ beforeAll(async () => {
   const model = new TemplateModel(Template.fromStack(stack).toJSON());
   ddb = await starting;
   const created = await createTablesFromTemplate(ddb.client(), model);
-  const tableName = [...created.values()][0];
-  if (!tableName) throw new Error('the template defines no DynamoDB table');
+  const created0 = [...created.values()][0];
+  if (!created0) throw new Error('the template defines no DynamoDB table');
+  tableName = created0;
   stats = new DynamoStatsStore({ client: ddb.client(), tableName, backoffBaseMs: 2 });
 });
 
@@ -39,4 +43,44 @@ afterAll(async () => {
 statsStoreContract('DynamoStatsStore on DynamoDB Local', async () => {
   tables += 1;
   return { stats, table: `events${tables}` };
+});
+
+describe('the sweep’s settle-retry record on the partition item (DynamoPartitionLease over DynamoDB Local)', () => {
+  it('survives a settle run that ends needs-attention again, and is dropped when one ends the partition idle', async () => {
+    // Prepare: a partition needs attention, and the sweep claimed its first retry
+    tables += 1;
+    const table = `events${tables}`;
+    const ref = { table, partition: 'p' };
+    const leases = new DynamoPartitionLease({
+      client: ddb.client(),
+      tableName,
+      tables: [],
+      policies: new Map(),
+    });
+    const now = Date.UTC(2026, 10, 30, 12, 0, 0);
+    await leases.acquire(ref, { runId: 'run-1', now });
+    await leases.release(ref, 'run-1', { attention: { reason: 'AccessDenied', runId: 'run-1', since: now } });
+    const retry = { attempts: 1, lastAt: now, nextAt: now + 30 * 60_000, executionName: 'settle-1' };
+    expect(await stats.claimSettleRetry((await stats.get(ref)) as PartitionSnapshot, retry)).toBe(true);
+
+    // Act 1: the retry's settle run takes the partition, and cannot settle it either
+    await leases.acquire(ref, { runId: 'settle-1', settle: true, now });
+    const held = await stats.get(ref);
+    await leases.release(ref, 'settle-1', {
+      attention: { reason: 'AccessDenied', runId: 'settle-1', since: now },
+    });
+    const stillStuck = await stats.get(ref);
+
+    // Act 2: the next one settles it
+    await leases.acquire(ref, { runId: 'settle-2', settle: true, now });
+    await leases.release(ref, 'settle-2', { lastCompactedAt: now });
+    const settled = await stats.get(ref);
+
+    // Assess
+    expect(held).toMatchObject({ state: 'compacting', settleRetry: retry, attention: { runId: 'run-1' } });
+    expect(stillStuck).toMatchObject({ state: 'needs-attention', settleRetry: retry, generation: 2 });
+    expect(settled).toMatchObject({ state: 'idle', generation: 3 });
+    expect(settled?.settleRetry).toBeUndefined();
+    expect(settled?.attention).toBeUndefined();
+  });
 });

@@ -224,6 +224,45 @@ export function statsStoreContract(name: string, open: () => Promise<{ stats: St
       expect((await stats.reconcileRunCount(table)).running).toBe(0);
     });
 
+    it('claims each settle retry of a needs-attention partition once, at its generation and attempt count', async () => {
+      // Prepare: one partition needs attention, another is idle
+      const { stats, table } = await open();
+      const stuck = { table, partition: 'stuck' };
+      const idle = { table, partition: 'idle' };
+      await stats.schedule(await touched(stats, stuck), lease('run-s'), started('run-s'));
+      await stats.release(stuck, 1, { attention: { reason: 'AccessDenied', runId: 'run-s', since: NOW } });
+      const flagged = (await stats.get(stuck)) as S;
+      const retry = (attempts: number, at: number) => ({
+        attempts,
+        lastAt: at,
+        nextAt: at + 30 * MINUTE,
+        executionName: `${table}-settle-s${attempts}`,
+      });
+
+      // Act: eight sweeps race for the first retry, then one claims the second from what it read
+      const first = await Promise.all(
+        Array.from({ length: 8 }, () => stats.claimSettleRetry(flagged, retry(1, NOW))),
+      );
+      const afterFirst = (await stats.get(stuck)) as S;
+      const stale = await stats.claimSettleRetry(flagged, retry(1, NOW + MINUTE));
+      const second = await stats.claimSettleRetry(afterFirst, retry(2, NOW + 15 * MINUTE));
+      const otherGeneration = await stats.claimSettleRetry(
+        { ...((await stats.get(stuck)) as S), generation: 7 },
+        retry(3, NOW + 45 * MINUTE),
+      );
+      const notStuck = await stats.claimSettleRetry((await touched(stats, idle)) as S, retry(1, NOW));
+
+      // Assess
+      expect(first.filter((won) => won)).toHaveLength(1);
+      expect(afterFirst.settleRetry).toEqual(retry(1, NOW));
+      expect([stale, second, otherGeneration, notStuck]).toEqual([false, true, false, false]);
+      const stored = await stats.get(stuck);
+      expect(stored).toMatchObject({ state: 'needs-attention', generation: 1 });
+      expect(stored?.settleRetry).toEqual(retry(2, NOW + 15 * MINUTE));
+      expect((await stats.listNeedingAttention(table))[0]?.settleRetry).toEqual(retry(2, NOW + 15 * MINUTE));
+      expect((await stats.get(idle))?.settleRetry).toBeUndefined();
+    });
+
     it('overwrites counters from a listing only when the partition has not moved since it was read', async () => {
       // Prepare
       const { stats, table } = await open();

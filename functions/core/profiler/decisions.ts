@@ -27,8 +27,22 @@ const NAME_UNSAFE = /[^A-Za-z0-9_-]/g;
  * same execution (Step Functions then refuses or deduplicates it) and a new schedule gets a new name.
  */
 export function executionName(ref: PartitionRef, generation: number): string {
+  return nameOf(ref, `g${generation}`);
+}
+
+/**
+ * The execution name of the sweep's `attempt`-th settle retry of a partition at `generation` (see settle-retry.ts):
+ * `<table>-<12 hex>-g<generation>-s<attempt>`. Never a compaction's name, and never an earlier retry's: every settle
+ * run that takes the lease moves the generation on, and a retry that never took it has another attempt number — a
+ * name Step Functions kept from an earlier incident would be answered as already started, and nothing would run.
+ */
+export function settleExecutionName(ref: PartitionRef, generation: number, attempt: number): string {
+  return nameOf(ref, `g${generation}-s${attempt}`);
+}
+
+function nameOf(ref: PartitionRef, tail: string): string {
   const hash = createHash('sha256').update(`${ref.table}\u0000${ref.partition}`).digest('hex').slice(0, 12);
-  const suffix = `-${hash}-g${generation}`;
+  const suffix = `-${hash}-${tail}`;
   const table = ref.table.replace(NAME_UNSAFE, '_').slice(0, 80 - suffix.length);
   return `${table}${suffix}`;
 }

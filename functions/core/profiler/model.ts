@@ -86,14 +86,31 @@ export interface DecisionSummary {
 
 /**
  * Why a partition is `needs-attention` rather than idle: a group of a run could not be settled (a request
- * kept failing, e.g. AccessDenied), or the run found a cause only a person can fix. No trigger starts a run
- * on it; an operator fixes the cause, then starts a settle run (`"settle": true`).
+ * kept failing, e.g. AccessDenied), or the run found a cause only a person can fix. No trigger starts a
+ * compaction on it. While a group is left unsettled the sweep starts settle runs (`"settle": true`) on a
+ * backoff schedule, so the partition is settled once the cause is gone; an operator's settle run acts sooner.
  */
 export interface Attention {
   readonly reason: string;
   /** The run that could not settle it. */
   readonly runId: string;
   readonly since: number;
+}
+
+/**
+ * The sweep's settle retries of a needs-attention partition (see profiler/settle-retry.ts), kept on the partition so
+ * the backoff survives function restarts and concurrent sweeps claim each retry once. It lasts as long as the
+ * partition needs attention: a release to idle removes it, so the next incident starts the schedule again.
+ */
+export interface SettleRetry {
+  /** Settle runs the sweep has started for this partition since it last was idle (1 after the first). */
+  readonly attempts: number;
+  /** When the sweep started the last one (its clock at that sweep), epoch ms. */
+  readonly lastAt: number;
+  /** From when the sweep starts the next one if the partition still needs attention, epoch ms. */
+  readonly nextAt: number;
+  /** The execution name of the last settle run (its history item and the Step Functions console have its outcome). */
+  readonly executionName: string;
 }
 
 /** A partition's stored statistics and trigger state. */
@@ -111,8 +128,10 @@ export interface PartitionSnapshot extends PartitionRef {
    * `needs-attention` when a run could not settle it (see {@link Attention}).
    */
   readonly state: PartitionState['state'];
-  /** Set while `needs-attention`. */
+  /** Set while `needs-attention` (and while a settle run holds a partition it took from needs-attention). */
   readonly attention?: Attention;
+  /** The sweep's settle retries while `needs-attention` (see {@link SettleRetry}). */
+  readonly settleRetry?: SettleRetry;
   /** Incremented on every schedule; part of the execution name. */
   readonly generation: number;
   readonly lastCompactedAt?: number;

@@ -1,5 +1,5 @@
 // The scheduled catch-up over the ports: due partitions are re-decided oldest first, leases of ended runs are
-// settled and released (or restarted), and reconcile makes stored counters agree with a quiet listing.
+// settled and released (or restarted), stuck partitions' settles retried, and reconcile fixes drifted counters.
 import type { ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError } from '../errors.js';
 import { executionEnded } from '../executions.js';
@@ -8,6 +8,7 @@ import type { TableFormat, TableSnapshot } from '../formats/table-format.js';
 import { type Decision, isSmallUnderPolicy, partitionDateFromValues } from '../policy.js';
 import type { TableConfig } from '../table-config.js';
 import type { PartitionRef, SettleOutcome, TriggerOutcome } from './model.js';
+import { retrySettles, type SettleRetryOutcome } from './settle-retry.js';
 import { type CapGate, evaluatePartition, policyOf, startScheduled, type TriggerDeps } from './trigger.js';
 
 export interface SweepOptions {
@@ -20,7 +21,12 @@ export interface SweepReport {
   readonly due: readonly TriggerOutcome[];
   /** Leases whose execution had ended (or never started) and were released or restarted. */
   readonly leases: readonly { readonly ref: PartitionRef; readonly action: string }[];
-  /** Partitions of the table that are needs-attention after this sweep. */
+  /** Needs-attention partitions whose settle retry was due (settle-retry.ts): what this sweep did about each. */
+  readonly settleRetries: readonly SettleRetryOutcome[];
+  /**
+   * Partitions of the table that need attention after this sweep: needs-attention, or held by a settle run that
+   * took them from needs-attention and has not ended (they are not settled until it has).
+   */
   readonly needingAttention: number;
 }
 
@@ -30,6 +36,7 @@ export interface SweepReport {
  * execution that never started is started under its name; one that ended without releasing its lease is
  * released (a success also sets lastCompactedAt) and the partition is evaluated again. Due partitions are
  * started oldest first until a run cap is reached; the rest are recorded as waiting for the next sweep.
+ * Last, a settle run is started for each needs-attention partition whose settle retry is due.
  */
 export async function sweepTable(
   deps: TriggerDeps,
@@ -49,7 +56,9 @@ export async function sweepTable(
   const leases: { ref: PartitionRef; action: string }[] = [];
   const grace = options.leaseGraceMs ?? 5 * 60_000;
   const starter = deps.starter;
-  for (const leased of await deps.stats.listLeased(table)) {
+  const leasedPartitions = await deps.stats.listLeased(table);
+  const releasedNow = new Set<string>();
+  for (const leased of leasedPartitions) {
     const lease = leased.lease;
     if (starter === undefined || lease === undefined || now - lease.acquiredAt < grace) continue;
     const ref = { table: leased.table, partition: leased.partition };
@@ -107,11 +116,21 @@ export async function sweepTable(
       ref,
       action: `${attention === undefined ? 'released' : 'needs-attention'} (${info?.status ?? 'NOT_FOUND'}${settled.settled > 0 ? `, ${settled.settled} group(s) settled` : ''})`,
     });
+    if (released) releasedNow.add(leased.partition);
     const fresh = released ? await deps.stats.get(ref) : undefined;
     if (fresh !== undefined) due.push(await evaluatePartition(deps, fresh, now));
   }
-  const needingAttention = (await deps.stats.listNeedingAttention(table)).length;
-  return { table, due, leases, needingAttention };
+  // Fence rule, without an operator: a partition left needs-attention by a group that could not be settled gets a
+  // settle run when its retry is due (settle-retry.ts), until the cause is gone and the run ends it idle.
+  const needing = await deps.stats.listNeedingAttention(table);
+  const settleRetries = await retrySettles(deps, needing, now);
+  const settling = leasedPartitions.filter(
+    (s) =>
+      s.attention !== undefined &&
+      !releasedNow.has(s.partition) &&
+      !needing.some((n) => n.partition === s.partition),
+  );
+  return { table, due, leases, settleRetries, needingAttention: needing.length + settling.length };
 }
 
 export interface ReconcileOptions {

@@ -27,6 +27,7 @@ import {
   type TriggerAction,
   type TriggerOutcome,
 } from './model.js';
+import type { SettleRetryDeps } from './settle-retry.js';
 
 export interface TriggerDeps {
   readonly stats: StatsStore;
@@ -38,9 +39,10 @@ export interface TriggerDeps {
   /** Recorded in the workflow input. @default 'profiler' */
   readonly trigger?: 'profiler' | 'sweep';
   /**
-   * Triggers in dry-run: every verdict is recorded (and shown by `status`) but no execution is started, so a
+   * Triggers in dry-run: every verdict is recorded (and shown by `status`) but no compaction is started, so a
    * team can watch what would be compacted before letting it write. The starter is still used to recover
-   * leases of runs operators start from the console. A due partition stays due, so nothing repeats.
+   * leases of runs operators start from the console, and to retry the settle of a partition one of them left
+   * needs-attention (`settleRetry`). A due partition stays due, so nothing repeats.
    * @default false
    */
   readonly dryRun?: boolean;
@@ -50,6 +52,11 @@ export interface TriggerDeps {
    * the trigger alone): leases are released without settling, which only the sweep ever does.
    */
   readonly settle?: (ref: PartitionRef, deadRunId: string) => Promise<SettleOutcome>;
+  /**
+   * The sweep's settle retries of needs-attention partitions (profiler/settle-retry.ts): settle runs started
+   * through `starter` on this schedule. Absent (profiler, tools): a needs-attention partition waits for an operator.
+   */
+  readonly settleRetry?: SettleRetryDeps;
   /**
    * Caps on running compactions per table and per deployment. A schedule is counted in the same write that
    * takes the partition, so concurrent profilers and the sweep never exceed them; a capped partition is

@@ -28,9 +28,15 @@ export interface RunTiming {
 /**
  * The outcome a run is counted under: the state machine's path, except that a run whose status is FAILED
  * (a group failed, or groups were left unsettled) counts as `failed` even when it ended on the compacted
- * path — a dashboard of failures must not hide a run whose every group failed verification.
+ * path — a dashboard of failures must not hide a run whose every group failed verification. The sweep's settle
+ * retry of a needs-attention partition (profiler/settle-retry.ts) counts as `settled` whether or not it could
+ * settle: one that could not is the same incident the partition's needs-attention alarm already reports, and
+ * counting it failed would page again on every retry of the backoff.
  */
-export function metricOutcome(summary: Pick<RunSummary, 'outcome' | 'status'>): RunSummary['outcome'] {
+export function metricOutcome(
+  summary: Pick<RunSummary, 'outcome' | 'status' | 'trigger'>,
+): RunSummary['outcome'] {
+  if (summary.outcome === 'settled' && summary.trigger === 'sweep') return 'settled';
   return summary.status === 'FAILED' ? 'failed' : summary.outcome;
 }
 

@@ -192,6 +192,31 @@ describe('runMetrics', () => {
     expect(metrics.has('BytesRewritten')).toBe(false);
   });
 
+  it('counts the sweep’s settle retry that could not settle as settled (its partition’s needs-attention alarm reports it), an operator’s as failed', () => {
+    // Prepare: settle runs that left a group unsettled
+    const unsettled = {
+      outcome: 'settled' as const,
+      status: 'FAILED' as const,
+      groups: 0,
+      groupsDone: 0,
+      needsAttention: '1 group(s) could not be settled: AccessDenied',
+    };
+
+    // Act
+    const retry = byName(runMetrics(summary({ ...unsettled, trigger: 'sweep' })));
+    const operator = byName(runMetrics(summary({ ...unsettled, trigger: 'operator' })));
+
+    // Assess
+    expect(retry.get('Runs')?.dimensionSets).toEqual([
+      { Table: 'events', Outcome: 'settled' },
+      { Outcome: 'settled' },
+    ]);
+    expect(operator.get('Runs')?.dimensionSets).toEqual([
+      { Table: 'events', Outcome: 'failed' },
+      { Outcome: 'failed' },
+    ]);
+  });
+
   it('never uses the partition or the run id as a dimension', () => {
     // Prepare / Act
     const dimensions = runMetrics(summary(), { rewriteWindowMs: 1 }).flatMap((m) =>
