@@ -100,6 +100,13 @@ function rawMetadata(key: string, tail: Uint8Array): FileMetaData {
 /** A checked input with its whole footer, while pre-flight still needs it. */
 type Checked = Omit<CheckedInput, 'footer'> & { readonly footer: ParquetFooter };
 
+/**
+ * What fixes an input only schema fidelity `logical` can rewrite: the table setting and the CLI flag, named as
+ * the operator types them (the engine's own `int96` option is for callers that predate fidelity).
+ */
+const LOGICAL_FIDELITY_ADVICE =
+  'set schemaFidelity: "logical" on the table (on the CLI: --schema-fidelity logical)';
+
 /** Shared by every input without INT96 columns (nearly all), instead of an empty array each. */
 const NO_COLUMNS: readonly string[] = Object.freeze([]);
 
@@ -154,7 +161,7 @@ function checkOne(file: InputFile, footer: ParquetFooter, meta: FileMetaData, in
   if (int96Columns.length > 0 && int96 === 'refuse') {
     throw new UnsupportedInputError(
       key,
-      `columns ${int96Columns.join(', ')} are INT96 timestamps, which the writer cannot write; pass int96: 'convert' to write them as INT64 TIMESTAMP(MICROS, UTC) (readers differ on INT96, so this is opt-in)`,
+      `columns ${int96Columns.join(', ')} are INT96 timestamps, which the writer cannot write as they are; ${LOGICAL_FIDELITY_ADVICE} to write them as INT64 TIMESTAMP (MICROS, or NANOS where a value needs it; UTC) with the same instants (readers differ on INT96, so this is opt-in)`,
     );
   }
   return {
@@ -254,9 +261,14 @@ function trialWrite(
     differences.push(`key-value metadata ${kvText(inputMeta)} would be written as ${kvText(writtenMeta)}`);
   }
   if (differences.length === 0) differences.push('key-value metadata values would change');
+  // Only the physical forms differ: the logical values are kept under fidelity `logical`, so say how to ask for it.
+  const fixable =
+    fidelity === 'exact' &&
+    sameKv(inputMeta, writtenMeta) &&
+    logicalShapeOf(inputMeta.schema, int96Units) === logicalShapeOf(writtenMeta.schema);
   throw new UnsupportedInputError(
     key,
-    `the writer cannot reproduce its schema exactly: ${differences.slice(0, 3).join('; ')}`,
+    `the writer cannot reproduce its schema exactly: ${differences.slice(0, 3).join('; ')}${fixable ? `; ${LOGICAL_FIDELITY_ADVICE} to write it in the standard form, values unchanged` : ''}`,
   );
 }
 
