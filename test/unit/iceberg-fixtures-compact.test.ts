@@ -4,9 +4,9 @@
 // field id, then position deletes and equality deletes applied in SQL (anti-joins on file_path/pos and on the
 // equality columns, with Iceberg's sequence-number rules). The new snapshot's live rows equal the old one's as a
 // multiset, every output carries the current schema's field ids, the tables with deletes end with the live counts
-// their writers recorded and no delete file that applies to no live data file, and a second run plans nothing. Tables the format refuses (none
-// today: format v3 is compacted, its row lineage kept) are refused with their exact message and left byte for byte
-// as they were: move a table from REFUSED to COMPACTED when the format accepts it.
+// their writers recorded and no delete file that applies to no live data file, and a second run plans nothing.
+// Tables the format refuses (none today: format v3 is compacted, its row lineage kept) are refused with their exact
+// message and left byte for byte as they were: move a table from REFUSED to COMPACTED when the format accepts it.
 import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
