@@ -18,7 +18,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { TransientStoreError } from '../core/errors.js';
-import type { ForeignFormatMarker } from '../core/formats/foreign-tables.js';
+import { type ForeignFormatMarker, isForeignFormat } from '../core/formats/foreign-tables.js';
 import type { ChangeCursor } from '../core/formats/table-format.js';
 import { type CounterDelta, planAccounting, sizeBucket } from '../core/profiler/accounting.js';
 import { latestPerFile, SEQUENCER_WIDTH } from '../core/profiler/events.js';
@@ -937,7 +937,7 @@ export class DynamoStatsStore implements StatsStore {
         }),
       );
       for (const item of page.Items ?? []) {
-        if (item.format !== 'delta' && item.format !== 'iceberg') continue;
+        if (!isForeignFormat(item.format)) continue;
         markers.push({
           format: item.format,
           root: String(item.root ?? ''),

@@ -168,18 +168,21 @@ export class NotVerifiedError extends CompactorError {}
 export class CompactionFailedError extends CompactorError {}
 
 /**
- * The location is, lies inside, or contains a Delta Lake or Apache Iceberg table. Such a table's log or
- * metadata, not the file listing, says which files are live, so rewriting, moving or deleting its files as
- * plain Parquet would break it and could bring deleted rows back. Never retried: nothing was changed, and
- * only a configuration (or CLI argument) change fixes it.
+ * The location is, lies inside, or contains a Delta Lake, Apache Iceberg or Apache Hudi table. Such a table's
+ * log, metadata or timeline, not the file listing, says which files are live, so rewriting, moving or deleting
+ * its files as plain Parquet would break it and could duplicate rows or bring deleted ones back. Never retried:
+ * nothing was changed, and only a configuration (or CLI argument) change fixes it.
  */
 export class UnsupportedTableFormatError extends CompactorError {
   constructor(
     /** The table format found. */
-    readonly format: 'delta' | 'iceberg',
+    readonly format: 'delta' | 'iceberg' | 'hudi',
     /** Where that table lies (its root folder, as a URI or path). */
     readonly root: string,
-    /** The object that gave it away: a Delta log entry, or an Iceberg metadata file or version hint. */
+    /**
+     * The object that gave it away: a Delta log entry, an Iceberg metadata file or version hint, or a Hudi table's
+     * `.hoodie/hoodie.properties` (another `.hoodie/` object when that is not listed).
+     */
     readonly evidenceKey: string,
     /** The location that was asked for. */
     readonly location: string,
@@ -194,7 +197,7 @@ export class UnsupportedTableFormatError extends CompactorError {
 }
 
 function unsupportedFormatMessage(
-  format: 'delta' | 'iceberg',
+  format: 'delta' | 'iceberg' | 'hudi',
   root: string,
   evidenceKey: string,
   location: string,
@@ -209,6 +212,9 @@ function unsupportedFormatMessage(
     relation === 'is'
       ? 'to compact or vacuum it through its log, configure the table with format: "delta" (on the CLI: pass --format delta)'
       : `to compact or vacuum it through its log, configure ${table} as a table with format: "delta" (on the CLI: point at ${table} and pass --format delta)`;
+  if (format === 'hudi') {
+    return `${at} ${relation} an Apache Hudi table (found ${evidenceKey}): its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones. ${advice ?? `lake-compactor recognises Hudi tables but does not compact, vacuum or tier them yet; remove this location from the configuration and do not point the CLI at it (use Hudi's own clustering, compaction and cleaner for now)`}. Nothing was changed.`;
+  }
   return format === 'delta'
     ? `${at} ${relation} a Delta Lake table (found ${inside}_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows; ${advice ?? deltaAdvice}. Nothing was changed.`
     : `${at} ${relation} an Apache Iceberg table (found ${evidenceKey}): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.`;

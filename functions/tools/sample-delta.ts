@@ -82,11 +82,22 @@ export interface DeltaAppend {
 export async function appendDeltaEvents(
   store: ObjectStore,
   tableRoot: string,
-  batch: { readonly day: string; readonly rows: number; readonly seed: number; readonly now: number },
+  batch: {
+    readonly day: string;
+    readonly rows: number;
+    readonly seed: number;
+    readonly now: number;
+    /** Footer key-value metadata of the file (see EventsBatchOptions). */
+    readonly keyValueMetadata?: Readonly<Record<string, string>>;
+  },
 ): Promise<DeltaAppend> {
   const root = rootOf(tableRoot);
   const key = `${root}date=${batch.day}/part-00000-${randomUUID()}.c000.snappy.parquet`;
-  const body = generateEventsBatch(mulberry32(batch.seed), { rows: batch.rows, day: batch.day });
+  const body = generateEventsBatch(mulberry32(batch.seed), {
+    rows: batch.rows,
+    day: batch.day,
+    ...(batch.keyValueMetadata === undefined ? {} : { keyValueMetadata: batch.keyValueMetadata }),
+  });
   await store.put(key, body);
   const log = new ConditionalPutLogStore(store);
   for (let attempt = 0; attempt < 100; attempt += 1) {

@@ -92,6 +92,11 @@ export interface EventsBatchOptions {
   readonly rows: number;
   /** The partition's day, `YYYY-MM-DD`; every event_timestamp falls inside it (UTC). */
   readonly day: string;
+  /**
+   * Footer key-value metadata to stamp the file with, as real writers do (Spark's version, Databricks' write
+   * timestamp): files that differ only in such stamps must still compact together. @default none
+   */
+  readonly keyValueMetadata?: Readonly<Record<string, string>>;
 }
 
 /** Writes a non-negative integer below 2^53 into an int64 slot of a little-endian word view. */
@@ -184,11 +189,12 @@ export function generateEventsBatch(rng: Rng, options: EventsBatchOptions): Uint
   );
   const ipc = tableToIPC(new Table(batch), 'stream');
   // writeParquet consumes both the wasm table and the properties (see docs/engine.md): no free().
-  const properties = new pw.WriterPropertiesBuilder()
+  let builder = new pw.WriterPropertiesBuilder()
     .setCompression(pw.Compression.SNAPPY)
-    .setMaxRowGroupSize(rows)
-    .build();
-  return pw.writeParquet(pw.Table.fromIPCStream(ipc), properties);
+    .setMaxRowGroupSize(rows);
+  const kv = Object.entries(options.keyValueMetadata ?? {});
+  if (kv.length > 0) builder = builder.setKeyValueMetadata(new Map(kv));
+  return pw.writeParquet(pw.Table.fromIPCStream(ipc), builder.build());
 }
 
 const positiveInt = (max: number) => z.number().int().min(1).max(max);

@@ -1,4 +1,4 @@
-// The CLI against s3rver on copies of real Delta Lake and Iceberg tables: `compact`, `plan`, `profile`,
+// The CLI against s3rver on copies of real Delta Lake, Iceberg and Hudi tables: `compact`, `plan`, `profile`,
 // `vacuum` and `tier` (which needs S3) refuse the table root, a partition inside it and a parent prefix holding
 // it — one line, exit 1 — and every object keeps its bytes, ETag and storage class; nothing is added.
 import { readdir, readFile } from 'node:fs/promises';
@@ -8,7 +8,7 @@ import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import { run } from '../../functions/cli/index.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 import { captureIo } from '../support/cli-io.js';
-import { DELTA_FIXTURES, ICEBERG_FIXTURES } from '../support/fixtures.js';
+import { DELTA_FIXTURES, HUDI_FIXTURES, ICEBERG_FIXTURES } from '../support/fixtures.js';
 
 let s3: RunningS3Server;
 let store: S3ObjectStore;
@@ -46,12 +46,14 @@ async function bucketState(): Promise<string[]> {
 
 const DELTA = 's3://lake/delta-home/sales';
 const ICEBERG = 's3://lake/iceberg-home/orders';
+const HUDI = 's3://lake/hudi-home/trips';
 
 beforeAll(async () => {
   s3 = await startS3Server({ buckets: ['lake'] });
   store = new S3ObjectStore({ client: s3.client(), bucket: 'lake' });
   await upload(join(DELTA_FIXTURES, 'delta-0.8.0-partitioned'), 'delta-home/sales/');
   await upload(join(ICEBERG_FIXTURES, 'spark_v1_unpartitioned_small_files'), 'iceberg-home/orders/');
+  await upload(join(HUDI_FIXTURES, 'cow_v6_simplekeygen_hivestyle_no_metafields'), 'hudi-home/trips/');
 }, 120_000);
 
 afterAll(async () => {
@@ -82,6 +84,14 @@ const TABLES = [
     parent: 's3://lake/iceberg-home',
     message: (location: string, relation: string, _verb: string) =>
       `error: ${location} ${relation} an Apache Iceberg table (found ${ICEBERG}/metadata/v1.metadata.json): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.`,
+  },
+  {
+    name: 'a Hudi table',
+    table: HUDI,
+    inside: `${HUDI}/byteField=10`,
+    parent: 's3://lake/hudi-home',
+    message: (location: string, relation: string, _verb: string) =>
+      `error: ${location} ${relation} an Apache Hudi table (found ${HUDI}/.hoodie/hoodie.properties): its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones. lake-compactor recognises Hudi tables but does not compact, vacuum or tier them yet; remove this location from the configuration and do not point the CLI at it (use Hudi's own clustering, compaction and cleaner for now). Nothing was changed.`,
   },
 ];
 

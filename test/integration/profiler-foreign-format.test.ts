@@ -1,6 +1,8 @@
 // The profiler and the sweep against DynamoDB Local when a configured Parquet table turns out to be (or hold) a
-// Delta Lake or Iceberg table: the commit's S3 event records a durable marker (once, whatever the redelivery),
+// Delta Lake, Iceberg or Hudi table: the commit's S3 event records a durable marker (once, whatever the redelivery),
 // and no partition under it is ever scheduled — by the profiler in the same batch, or later by the sweep.
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -26,6 +28,30 @@ import {
   startDynamoDbLocal,
 } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
+import { HUDI_FIXTURES } from '../support/fixtures.js';
+
+/**
+ * The real Hudi table's files, relative to its base path (`.hoodie/…`, `byteField=10/…`), with their bytes, plus
+ * five more file slices of its `byteField=10` file group as later upserts leave them (same file id, newer instant):
+ * six small files in one partition, which a plain-Parquet compaction would merge, live and superseded slices alike.
+ */
+async function hudiTable(): Promise<{ key: string; bytes: Uint8Array }[]> {
+  const folder = join(HUDI_FIXTURES, 'cow_v6_simplekeygen_hivestyle_no_metafields');
+  const entries = await readdir(folder, { recursive: true, withFileTypes: true });
+  const files = await Promise.all(
+    entries
+      .filter((e) => e.isFile())
+      .map(async (e) => {
+        const path = join(e.parentPath, e.name);
+        return { key: relative(folder, path).split('\\').join('/'), bytes: await readFile(path) };
+      }),
+  );
+  const slice = files.find((f) => f.key.startsWith('byteField=10/') && f.key.endsWith('.parquet'));
+  if (slice === undefined) throw new Error('the Hudi fixture has no base file in byteField=10');
+  for (let i = 1; i <= 5; i++)
+    files.push({ key: slice.key.replace('20240426205419518', `2024042621000000${i}`), bytes: slice.bytes });
+  return files;
+}
 
 const BUCKET = 'lake';
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -219,6 +245,81 @@ describe('profiler and sweep against DynamoDB Local, with Delta Lake and Iceberg
     );
     expect(starter.starts).toEqual([]);
     expect(await stats.listDue('orders', NOW + 60 * MINUTE)).toEqual([]);
+  });
+
+  it('schedules nothing for a batch bringing a real Hudi table, and reads its marker back as Hudi', async () => {
+    // Prepare: every object of the table as it lands (a Hudi commit writes base files, then its timeline)
+    const starter = new FakeStarter();
+    const tables = parseTableConfigs([
+      {
+        name: 'trips',
+        bucket: BUCKET,
+        prefix: 'trips',
+        partitionColumns: ['byteField'],
+        policy: { quietMinutes: 15 },
+      },
+    ]);
+    const keys = (await hudiTable()).map((f) => `trips/${f.key}`).sort();
+    const batch = sqsEvent(keys.map((key) => s3Record(key)));
+
+    // Act
+    const response = await handlerFor(tables, starter)(batch, context);
+
+    // Assess: the first .hoodie/ write seen is the evidence, and the marker survives a read from DynamoDB
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(starter.starts).toEqual([]);
+    expect(await stats.foreignFormats('trips')).toEqual([
+      {
+        format: 'hudi',
+        root: '',
+        evidenceKey: 'trips/.hoodie/20240426205419518.commit',
+        seenAt: NOW - 60 * MINUTE,
+      },
+    ]);
+    const partition = (await stats.get({ table: 'trips', partition: 'byteField=10' })) as PartitionSnapshot;
+    expect(partition.lastDecision?.reasons.at(-1)).toMatch(
+      /^inside an Apache Hudi table \(the whole table; found trips\/\.hoodie\/20240426205419518\.commit\): its timeline, not the file listing, defines which file slices are live .*lake-compactor recognises Apache Hudi tables but does not compact, vacuum or tier them yet: remove the table whose prefix is "trips" from the configuration/,
+    );
+    expect(await stats.listDue('trips', NOW + 60 * MINUTE)).toEqual([]);
+  });
+
+  it('reconcile records a Hudi table that predates the deployment by its hoodie.properties, so nothing starts', async () => {
+    // Prepare
+    const tables = parseTableConfigs([
+      {
+        name: 'old_trips',
+        bucket: BUCKET,
+        prefix: 'old_trips',
+        partitionColumns: ['byteField'],
+        policy: { quietMinutes: 15 },
+      },
+    ]);
+    const store = new MemoryObjectStore({ now: () => new Date(NOW - 120 * MINUTE) });
+    for (const f of await hudiTable()) await store.put(`old_trips/${f.key}`, f.bytes);
+    const starter = new FakeStarter();
+
+    // Act
+    const report = await reconcileTable(
+      { stats, starter, policies: policiesOf(tables), trigger: 'sweep' },
+      store,
+      tables[0] as TableConfig,
+      NOW,
+    );
+
+    // Assess
+    expect(starter.starts).toEqual([]);
+    expect(report.partitions.map((p) => p.partition)).toEqual([
+      'byteField=10',
+      'byteField=20',
+      'byteField=30',
+    ]);
+    expect(await stats.foreignFormats('old_trips')).toEqual([
+      { format: 'hudi', root: '', evidenceKey: 'old_trips/.hoodie/hoodie.properties', seenAt: NOW },
+    ]);
+    const slices = (await stats.get({ table: 'old_trips', partition: 'byteField=10' })) as PartitionSnapshot;
+    expect(slices).toMatchObject({ fileCount: 6 });
+    expect(slices.lastDecision).toMatchObject({ compact: false, action: 'blocked' });
+    expect(await stats.listDue('old_trips', NOW + 60 * MINUTE)).toEqual([]);
   });
 
   it('reconcile records a Delta table that predates the deployment before re-deciding, so nothing starts', async () => {

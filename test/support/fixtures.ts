@@ -1,4 +1,4 @@
-// Locates the real tables (written by Spark, delta-rs and Iceberg writers) vendored in test/fixtures/,
+// Locates the real tables (written by Spark, delta-rs, Iceberg and Hudi writers) vendored in test/fixtures/,
 // so the suite runs from a fresh clone with nothing beside it; their origins are in test/fixtures/NOTICE.md.
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -16,7 +16,13 @@ export const DELTA_FIXTURES = join(FIXTURES_ROOT, 'delta');
  */
 export const ICEBERG_FIXTURES = join(FIXTURES_ROOT, 'iceberg');
 
-for (const dir of [DELTA_FIXTURES, ICEBERG_FIXTURES]) {
+/**
+ * The Apache Hudi tables (hudi-rs test data), one folder per table base path (`.hoodie/` and the partitions):
+ * recognised and refused, never compacted, until Hudi is a supported format.
+ */
+export const HUDI_FIXTURES = join(FIXTURES_ROOT, 'hudi');
+
+for (const dir of [DELTA_FIXTURES, ICEBERG_FIXTURES, HUDI_FIXTURES]) {
   if (!existsSync(dir)) {
     throw new Error(
       `Fixture tables not found at ${dir}: they are part of the repository; restore them with \`git checkout -- test/fixtures\`.`,

@@ -1,4 +1,4 @@
-// The CLI on copies of real Delta Lake and Iceberg tables in a temp folder: `compact`, `plan`, `profile` and
+// The CLI on copies of real Delta Lake, Iceberg and Hudi tables in a temp folder: `compact`, `plan`, `profile` and
 // `vacuum` refuse the table root, a folder inside it and a parent folder holding it — one line, exit 1 — and
 // every byte (and folder) stays as it was. `tier` refuses local folders anyway; its S3 case is an integration test.
 import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../functions/cli/index.js';
 import { captureIo } from '../support/cli-io.js';
-import { DELTA_FIXTURES, ICEBERG_FIXTURES } from '../support/fixtures.js';
+import { DELTA_FIXTURES, HUDI_FIXTURES, ICEBERG_FIXTURES } from '../support/fixtures.js';
 import { folderContentSnapshot } from '../support/folder-snapshot.js';
 
 /**
@@ -24,6 +24,10 @@ function deltaMessage(location: string, relation: string, table: string): string
 
 function icebergMessage(location: string, relation: string, evidence: string): string {
   return `error: ${location} ${relation} an Apache Iceberg table (found ${evidence}): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.`;
+}
+
+function hudiMessage(location: string, relation: string, table: string): string {
+  return `error: ${location} ${relation} an Apache Hudi table (found ${table}/.hoodie/hoodie.properties): its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones. lake-compactor recognises Hudi tables but does not compact, vacuum or tier them yet; remove this location from the configuration and do not point the CLI at it (use Hudi's own clustering, compaction and cleaner for now). Nothing was changed.`;
 }
 
 interface Fixture {
@@ -65,6 +69,12 @@ const FIXTURES: readonly Fixture[] = [
         relation,
         `${table}/metadata/00000-e79de093-2976-491e-965a-e356a226956e.metadata.json`,
       ),
+  },
+  {
+    source: join(HUDI_FIXTURES, 'cow_v6_simplekeygen_hivestyle_no_metafields'),
+    name: 'cow_v6_simplekeygen_hivestyle_no_metafields',
+    inside: 'byteField=10',
+    message: hudiMessage,
   },
 ];
 

@@ -4,9 +4,9 @@
 // field id, then position deletes and equality deletes applied in SQL (anti-joins on file_path/pos and on the
 // equality columns, with Iceberg's sequence-number rules). The new snapshot's live rows equal the old one's as a
 // multiset, every output carries the current schema's field ids, the tables with deletes end with the live counts
-// their writers recorded and no delete file that applies to no live data file. Tables the format refuses (none
-// today: format v3 is compacted, its row lineage kept) are refused with their exact message and left byte for byte
-// as they were: move a table from REFUSED to COMPACTED when the format accepts it.
+// their writers recorded and no delete file that applies to no live data file, and a second run plans nothing.
+// Tables the format refuses (none today: format v3 is compacted, its row lineage kept) are refused with their exact
+// message and left byte for byte as they were: move a table from REFUSED to COMPACTED when the format accepts it.
 import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -255,6 +255,11 @@ async function liveRows(store: LocalObjectStore, name: string): Promise<Live> {
   };
 }
 
+/** The table's files (metadata and data), without the run's own work area. */
+function withoutWorkArea(files: Map<string, Buffer>): Map<string, Buffer> {
+  return new Map([...files].filter(([path]) => !path.includes('/_lake-compactor/')));
+}
+
 async function treeBytes(root: string): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
   for (const e of await readdir(root, { recursive: true, withFileTypes: true }))
@@ -278,7 +283,7 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
   });
 
   for (const [name, expected] of Object.entries(COMPACTED)) {
-    it(`${name}: the new snapshot's live rows are the old one's, outputs carry the current field ids, no delete file dangles`, async () => {
+    it(`${name}: the new snapshot's live rows are the old one's, outputs carry the current field ids, no delete file dangles, and a second run plans nothing`, async () => {
       // Prepare
       const { store, root } = await copyTable(name);
       const before = await liveRows(store, name);
@@ -326,6 +331,14 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
         expect(await fieldIdsOf(join(dir as string, o.entry.file.key)), o.entry.file.key).toEqual(ids);
       // No delete file is left that applies to no live data file
       expect(after.dangling).toEqual([]);
+      // A second run plans nothing: no snapshot, no byte of the table changed
+      const bytes = await treeBytes(root);
+      const again = captureIo();
+      expect(await run(['compact', root, '--format', 'iceberg'], again), again.stderr.join('\n')).toBe(0);
+      expect(again.stdout.join('\n')).toMatch(/nothing to do/);
+      expect(again.stdout.join('\n')).not.toMatch(/ g\d{4}: /);
+      expect((await loadTable(store, name)).metadata.snapshots.length).toBe(snapshotsBefore + added.length);
+      expect(withoutWorkArea(await treeBytes(root))).toEqual(withoutWorkArea(bytes));
     });
   }
 

@@ -4,7 +4,7 @@
 import { type AsyncBuffer, type FileMetaData, parquetMetadata } from 'hyparquet';
 import pLimit from 'p-limit';
 import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
-import { exactSchemaSignature, schemaKeyOf } from '../../core/fingerprint/fingerprint.js';
+import { exactSchemaSignature, runKeyOf, schemaKeyOf } from '../../core/fingerprint/fingerprint.js';
 import { type ParquetFooter, parseFooterWithMetadata, readFooterBytes } from '../../core/parquet/footer.js';
 import { type Int96Unit, logicalShapeOf } from '../../core/parquet/logical-schema.js';
 import type { ObjectStore } from '../../ports/object-store.js';
@@ -41,6 +41,11 @@ export interface CheckedInput {
   readonly footer: InputFooter;
   /** Identity of the output schema this input needs (schema + key-value metadata + field ids). */
   readonly schemaKey: string;
+  /**
+   * Which inputs may share its outputs (`runKeyOf`): the output schema without the key-value entries that may
+   * differ (writer stamps), so files differing only in those are written together, with the first one's entries.
+   */
+  readonly runKey: string;
   /** Names of INT96 leaf columns (Spark legacy timestamps). */
   readonly int96Columns: readonly string[];
   /**
@@ -100,6 +105,13 @@ function rawMetadata(key: string, tail: Uint8Array): FileMetaData {
 /** A checked input with its whole footer, while pre-flight still needs it. */
 type Checked = Omit<CheckedInput, 'footer'> & { readonly footer: ParquetFooter };
 
+/**
+ * What fixes an input only schema fidelity `logical` can rewrite: the table setting and the CLI flag, named as
+ * the operator types them (the engine's own `int96` option is for callers that predate fidelity).
+ */
+const LOGICAL_FIDELITY_ADVICE =
+  'set schemaFidelity: "logical" on the table (on the CLI: --schema-fidelity logical)';
+
 /** Shared by every input without INT96 columns (nearly all), instead of an empty array each. */
 const NO_COLUMNS: readonly string[] = Object.freeze([]);
 
@@ -154,13 +166,14 @@ function checkOne(file: InputFile, footer: ParquetFooter, meta: FileMetaData, in
   if (int96Columns.length > 0 && int96 === 'refuse') {
     throw new UnsupportedInputError(
       key,
-      `columns ${int96Columns.join(', ')} are INT96 timestamps, which the writer cannot write; pass int96: 'convert' to write them as INT64 TIMESTAMP(MICROS, UTC) (readers differ on INT96, so this is opt-in)`,
+      `columns ${int96Columns.join(', ')} are INT96 timestamps, which the writer cannot write as they are; ${LOGICAL_FIDELITY_ADVICE} to write them as INT64 TIMESTAMP (MICROS, or NANOS where a value needs it; UTC) with the same instants (readers differ on INT96, so this is opt-in)`,
     );
   }
   return {
     file,
     footer,
     schemaKey: schemaKeyOf(meta),
+    runKey: runKeyOf(meta),
     int96Columns: int96Columns.length === 0 ? NO_COLUMNS : int96Columns,
     reshaped: int96Columns.length > 0,
     liveRows: footer.rows - (file.deleted?.count ?? 0),
@@ -179,6 +192,7 @@ function footerOnly(tail: Uint8Array, metadataLength: number): Uint8Array {
 /** What a trial write found: the output schema's key, and whether its physical forms differ from the input's. */
 interface Trial {
   readonly schemaKey: string;
+  readonly runKey: string;
   readonly reshaped: boolean;
 }
 
@@ -234,15 +248,16 @@ function trialWrite(
   const after = exactSchemaSignature(writtenMeta.schema);
   const expectedKey = input.int96Columns.length > 0 ? JSON.stringify(expected) : input.schemaKey;
   const actualKey = input.int96Columns.length > 0 ? JSON.stringify(after) : writtenKey;
+  const runKey = runKeyOf(writtenMeta);
   if (expectedKey === actualKey && (input.int96Columns.length === 0 || sameKv(inputMeta, writtenMeta))) {
-    return { schemaKey: writtenKey, reshaped: input.int96Columns.length > 0 };
+    return { schemaKey: writtenKey, runKey, reshaped: input.int96Columns.length > 0 };
   }
   if (
     fidelity === 'logical' &&
     sameKv(inputMeta, writtenMeta) &&
     logicalShapeOf(inputMeta.schema, int96Units) === logicalShapeOf(writtenMeta.schema)
   ) {
-    return { schemaKey: writtenKey, reshaped: true };
+    return { schemaKey: writtenKey, runKey, reshaped: true };
   }
   const differences: string[] = [];
   for (let i = 1; i < Math.max(expected.length, after.length); i++) {
@@ -254,9 +269,14 @@ function trialWrite(
     differences.push(`key-value metadata ${kvText(inputMeta)} would be written as ${kvText(writtenMeta)}`);
   }
   if (differences.length === 0) differences.push('key-value metadata values would change');
+  // Only the physical forms differ: the logical values are kept under fidelity `logical`, so say how to ask for it.
+  const fixable =
+    fidelity === 'exact' &&
+    sameKv(inputMeta, writtenMeta) &&
+    logicalShapeOf(inputMeta.schema, int96Units) === logicalShapeOf(writtenMeta.schema);
   throw new UnsupportedInputError(
     key,
-    `the writer cannot reproduce its schema exactly: ${differences.slice(0, 3).join('; ')}`,
+    `the writer cannot reproduce its schema exactly: ${differences.slice(0, 3).join('; ')}${fixable ? `; ${LOGICAL_FIDELITY_ADVICE} to write it in the standard form, values unchanged` : ''}`,
   );
 }
 
@@ -271,7 +291,7 @@ function lineageTrialWrite(
   tail: Uint8Array,
   settings: PreflightOptions['settings'],
   int96Units: Readonly<Record<string, Int96Unit>>,
-): string {
+): Pick<Trial, 'schemaKey' | 'runKey'> {
   const key = input.file.key;
   let out: Uint8Array;
   try {
@@ -290,7 +310,8 @@ function lineageTrialWrite(
       { cause: err },
     );
   }
-  return schemaKeyOf(rawMetadata(`${key} (trial output with row lineage)`, out));
+  const written = rawMetadata(`${key} (trial output with row lineage)`, out);
+  return { schemaKey: schemaKeyOf(written), runKey: runKeyOf(written) };
 }
 
 function kvText(m: FileMetaData): string {
@@ -389,17 +410,20 @@ export async function preflight(
             options.schemaFidelity ?? 'exact',
           );
           if (file.rowLineage !== undefined)
-            trial = {
-              ...trial,
-              schemaKey: lineageTrialWrite(checked, tail, options.settings, int96Units),
-            };
+            trial = { ...trial, ...lineageTrialWrite(checked, tail, options.settings, int96Units) };
           trials.set(trialKey, trial);
         }
         if (whole !== undefined && cached + file.size <= options.cacheBytes) {
           cache.set(file.key, whole);
           cached += file.size;
         }
-        return { ...checked, footer: slim(footer), schemaKey: trial.schemaKey, reshaped: trial.reshaped };
+        return {
+          ...checked,
+          footer: slim(footer),
+          schemaKey: trial.schemaKey,
+          runKey: trial.runKey,
+          reshaped: trial.reshaped,
+        };
       }),
     ),
   );

@@ -90,6 +90,7 @@ export async function rewriteGroup(
     reader,
     outputs,
     sources,
+    outputSchemaKeys(runs, stitch),
   );
 }
 
@@ -109,6 +110,18 @@ function sourcesOf(runs: readonly Run[], stitch: StitchPlan): RowSource[][] {
       outputRows: [o.rows],
     })),
   ]);
+}
+
+/**
+ * The schema keys the outputs carry, which verify reads back from them: each run is written with its first input's
+ * key-value metadata (its other inputs may differ in writer stamps only), and a stitched output takes its first
+ * source's footer.
+ */
+function outputSchemaKeys(runs: readonly Run[], stitch: StitchPlan): string[] {
+  return [
+    ...runs.flatMap((run) => (run.inputs[0] === undefined ? [] : [run.inputs[0].schemaKey])),
+    ...stitch.outputs.flatMap((o) => (o.inputs[0] === undefined ? [] : [o.inputs[0].input.schemaKey])),
+  ];
 }
 
 /** Whether a run's outputs are encoded on worker threads: only with several outputs (one output is encoded by one thread either way, and a worker would only add copies), never sorted. */
@@ -228,12 +241,11 @@ async function finish(
   reader: InputReader,
   outputs: OutputSequence,
   sources: readonly RowSource[][] | undefined,
+  schemaKeys: readonly string[],
 ): Promise<RewriteResult> {
   const perOutput = reader.fingerprint.outputRows();
-  // An input whose every row is deleted wrote nothing: its schema is not the outputs'.
-  const fingerprint = reader.fingerprint.result(
-    pre.inputs.filter((i) => i.liveRows > 0).map((i) => i.schemaKey),
-  );
+  // Runs and stitched outputs hold only inputs with rows: an input whose every row is deleted wrote nothing.
+  const fingerprint = reader.fingerprint.result(schemaKeys);
   const written = outputs.outputs.map((o) => o.rows);
   const located = sources?.map((s) => s.reduce((n, r) => n + r.rows, 0));
   if (

@@ -11,7 +11,10 @@ import type { CheckedInput, PreflightResult } from './preflight.js';
 import type { RewriteSettings } from './settings.js';
 import { type ColumnEncoding, columnPlan, pw, type WriterSettings, writerProperties } from './wasm.js';
 
-/** Consecutive inputs sharing one output schema: they may share outputs; runs never do. */
+/**
+ * Consecutive inputs sharing one output schema (by `runKey`: key-value entries that are only a writer's stamp may
+ * differ): they may share outputs, written with the first input's key-value metadata; runs never do.
+ */
 export interface Run {
   readonly inputs: readonly CheckedInput[];
   /** Rows the run keeps (its inputs' minus their deleted rows). */
@@ -89,7 +92,7 @@ export async function planRuns(
 type PlainRun = Omit<Run, 'quotas' | 'settings'>;
 
 /**
- * Consecutive inputs of one output schema, counted in the rows they keep. An input whose every row is
+ * Consecutive inputs of one output schema (`runKey`), counted in the rows they keep. An input whose every row is
  * deleted is in no run: it contributes no rows, and its schema must not split a run or need an output.
  */
 function groupIntoRuns(inputs: readonly CheckedInput[]): PlainRun[] {
@@ -97,7 +100,7 @@ function groupIntoRuns(inputs: readonly CheckedInput[]): PlainRun[] {
   for (const input of inputs) {
     if (input.liveRows === 0) continue;
     const last = runs.at(-1);
-    if (last !== undefined && last.inputs[0]?.schemaKey === input.schemaKey) {
+    if (last !== undefined && last.inputs[0]?.runKey === input.runKey) {
       last.inputs.push(input);
       last.rows += input.liveRows;
       last.bytes += input.file.size;

@@ -139,7 +139,7 @@ export async function planStitching(
 function byStitchKey(inputs: readonly StitchInput[]): StitchInput[][] {
   const runs: { key: string; inputs: StitchInput[] }[] = [];
   for (const s of inputs) {
-    const key = `${s.input.schemaKey}/${stitchKeyOf(s.source)}`;
+    const key = `${s.input.runKey}/${stitchKeyOf(s.source)}`;
     const last = runs.at(-1);
     if (last?.key === key) last.inputs.push(s);
     else runs.push({ key, inputs: [s] });

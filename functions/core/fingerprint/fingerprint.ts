@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { FileMetaData, SchemaElement } from 'hyparquet';
 import { z } from 'zod';
+import { keyValueGroupingOf, keyValueRecord } from '../parquet/key-value.js';
 import { normalizedLogicalType } from '../parquet/schema.js';
 import type { OrderedSegment } from './ordered-digest.js';
 import type { MultisetHash } from './row-hash.js';
@@ -135,6 +136,23 @@ export function schemaKeyOf(meta: Pick<FileMetaData, 'schema' | 'key_value_metad
   const unique = kv.filter((entry, i) => i === 0 || JSON.stringify(entry) !== JSON.stringify(kv[i - 1]));
   return createHash('sha256')
     .update(JSON.stringify(['exact-schema/v1', exactSchemaSignature(meta.schema), unique]))
+    .digest('hex');
+}
+
+/**
+ * Which inputs may share outputs: the exact schema signature plus only the key-value entries files must agree on
+ * (`keyValueGroupingOf`: Spark's calendar rebase, content entries such as bloom filters). Inputs of one run key
+ * are written with the first one's key-value metadata, so their outputs' `schemaKeyOf` is that input's.
+ */
+export function runKeyOf(meta: Pick<FileMetaData, 'schema' | 'key_value_metadata'>): string {
+  return createHash('sha256')
+    .update(
+      JSON.stringify([
+        'run/v1',
+        exactSchemaSignature(meta.schema),
+        keyValueGroupingOf(keyValueRecord(meta.key_value_metadata ?? [])),
+      ]),
+    )
     .digest('hex');
 }
 

@@ -1,23 +1,37 @@
-// Recognises the tables lake-compactor must never treat as plain Parquet — Delta Lake (a `_delta_log/` folder)
-// and Apache Iceberg (`metadata/` holding `*.metadata.json` or `version-hint.text`) — above, at or below a location.
+// Recognises the tables lake-compactor must never treat as plain Parquet — Delta Lake (a `_delta_log/` folder),
+// Apache Iceberg (`metadata/` holding `*.metadata.json` or `version-hint.text`) and Apache Hudi (a `.hoodie/`
+// folder, `.hoodie/hoodie.properties` its evidence) — above, at or below a location.
 //
-// Why a listing cannot be trusted there: such a table's log or metadata says which files are live. Files a
-// DELETE or OPTIMIZE removed stay on storage until the table's own vacuum, so compacting "what is listed"
-// resurrects deleted rows, and moving the live files away leaves the log pointing at nothing.
+// Why a listing cannot be trusted there: such a table's log, metadata or timeline says which files are live. Files a
+// DELETE or OPTIMIZE removed (Hudi: older file slices, replaced file groups) stay on storage until the table's own
+// vacuum or cleaner, so compacting "what is listed" duplicates and resurrects rows, and moving the live files away
+// leaves the log pointing at nothing.
 import type { ObjectStore } from '../../ports/object-store.js';
 import { UnsupportedTableFormatError } from '../errors.js';
 
-export type ForeignFormat = 'delta' | 'iceberg';
+/**
+ * Every table format recognised by its own metadata. Delta and Iceberg are also registered formats (a table
+ * configured as one is compacted through its log or metadata); Hudi is recognised only, and refused everywhere,
+ * until it is implemented.
+ */
+export const FOREIGN_FORMATS = ['delta', 'iceberg', 'hudi'] as const;
+export type ForeignFormat = (typeof FOREIGN_FORMATS)[number];
+
+/** True for a recognised format's name (e.g. a marker read back from storage). */
+export function isForeignFormat(value: unknown): value is ForeignFormat {
+  return typeof value === 'string' && (FOREIGN_FORMATS as readonly string[]).includes(value);
+}
 
 /** How the formats are named in messages. */
 export const FORMAT_NAMES: Readonly<Record<ForeignFormat, string>> = {
   delta: 'Delta Lake',
   iceberg: 'Apache Iceberg',
+  hudi: 'Apache Hudi',
 };
 
-/** `a Delta Lake` / `an Apache Iceberg`. */
+/** `a Delta Lake` / `an Apache Iceberg` / `an Apache Hudi`. */
 export function aFormat(format: ForeignFormat): string {
-  return `${format === 'iceberg' ? 'an' : 'a'} ${FORMAT_NAMES[format]}`;
+  return `${format === 'delta' ? 'a' : 'an'} ${FORMAT_NAMES[format]}`;
 }
 
 /** A key that belongs to a foreign table's log or metadata. */
@@ -33,6 +47,14 @@ export interface ForeignTable extends ForeignFormatMatch {
   readonly evidenceKey: string;
 }
 
+/** The folder of a Hudi table's timeline and properties, directly in the table's base path. */
+const HUDI_META_FOLDER = '.hoodie';
+/**
+ * A Hudi table's properties file, relative to its base path: what a Hudi reader opens first, so the evidence a
+ * message names. (`hoodie.properties.backup` stands in for it while Hudi upgrades or repairs the table.)
+ */
+export const HUDI_PROPERTIES = `${HUDI_META_FOLDER}/hoodie.properties`;
+
 /** The version hint of a path-based ("Hadoop") Iceberg table. */
 const ICEBERG_VERSION_HINT = 'version-hint.text';
 /** Iceberg table metadata: `v3.metadata.json`, `00003-<uuid>.metadata.json`, `….gz.metadata.json`, `….metadata.json.gz`. */
@@ -45,30 +67,66 @@ export function isIcebergMetadataName(name: string): boolean {
 
 /**
  * Recognises a Delta log key (any `_delta_log/` directory segment: commits, checkpoints, `.tmp/`, a folder
- * marker) or an Iceberg metadata key (`…/metadata/<x>.metadata.json`, `…/metadata/version-hint.text`) and
- * says whose table it is. Pure: the key is matched by name only, relative to any base.
+ * marker), an Iceberg metadata key (`…/metadata/<x>.metadata.json`, `…/metadata/version-hint.text`) or a Hudi
+ * metadata key (any `.hoodie/` directory segment: `hoodie.properties`, timeline instants, `.temp/` markers, the
+ * metadata table under `.hoodie/metadata/`) and says whose table it is. The outermost such folder wins: a Hudi
+ * metadata table's own `.hoodie/` lies inside its data table's. Pure: the key is matched by name only, relative
+ * to any base.
  */
 export function foreignFormatOfKey(relativeKey: string): ForeignFormatMatch | undefined {
   const segments = relativeKey.split('/');
   const last = segments.length - 1;
   const log = segments.indexOf('_delta_log');
-  if (log >= 0 && log < last) return { format: 'delta', root: joinRoot(segments, log) };
+  const hoodie = segments.indexOf(HUDI_META_FOLDER);
+  if (log >= 0 && log < last && (hoodie < 0 || hoodie >= last || log < hoodie))
+    return { format: 'delta', root: joinRoot(segments, log) };
+  if (hoodie >= 0 && hoodie < last) return { format: 'hudi', root: joinRoot(segments, hoodie) };
   if (last >= 1 && segments[last - 1] === 'metadata' && isIcebergMetadataName(segments[last] ?? '')) {
     return { format: 'iceberg', root: joinRoot(segments, last - 1) };
   }
   return undefined;
 }
 
+/**
+ * True when `key` is the best evidence of its table a listing can give, so it replaces an earlier marker of the
+ * same table: a Hudi table's `hoodie.properties` (its timeline instants and `.aux/` sort before it).
+ */
+function isPreferredEvidence(match: ForeignFormatMatch, key: string): boolean {
+  return match.format === 'hudi' && key.startsWith(`${match.root}${HUDI_PROPERTIES}`);
+}
+
+/**
+ * Records `key` (a marker `match` of a listing) in `found`, one table per root: the first marker seen, unless a
+ * later one is the table's preferred evidence (see `isPreferredEvidence`).
+ */
+export function noteForeignMarker(
+  found: Map<string, ForeignTable>,
+  match: ForeignFormatMatch,
+  key: string,
+): void {
+  const seen = found.get(match.root);
+  if (
+    seen === undefined ||
+    (seen.format === match.format &&
+      isPreferredEvidence(match, key) &&
+      !isPreferredEvidence(seen, seen.evidenceKey))
+  )
+    found.set(match.root, { ...match, evidenceKey: key });
+}
+
 function joinRoot(segments: readonly string[], end: number): string {
   return end === 0 ? '' : `${segments.slice(0, end).join('/')}/`;
 }
 
-/** The foreign tables whose markers are among `keys`, one per root (the first marker seen), in key order. */
+/**
+ * The foreign tables whose markers are among `keys`, one per root (the first marker seen, or a Hudi table's
+ * `hoodie.properties` when listed), in the order their first markers come.
+ */
 export function foreignTablesAmong(keys: Iterable<string>): ForeignTable[] {
   const found = new Map<string, ForeignTable>();
   for (const key of keys) {
     const match = foreignFormatOfKey(key);
-    if (match !== undefined && !found.has(match.root)) found.set(match.root, { ...match, evidenceKey: key });
+    if (match !== undefined) noteForeignMarker(found, match, key);
   }
   return [...found.values()];
 }
@@ -100,9 +158,11 @@ export class ForeignTableProbe {
   constructor(private readonly store: ObjectStore) {}
 
   /**
-   * The Delta or Iceberg table whose root is `dir` ('' = the store root, else ending with `/`), if any.
+   * The Delta, Iceberg or Hudi table whose root is `dir` ('' = the store root, else ending with `/`), if any.
    * Delta: one `list(dir/_delta_log/, maxKeys 1)`. Iceberg: the `dir/metadata/` listing, page by page, until
-   * a metadata file or version hint shows up (one request when there is no `metadata/` folder).
+   * a metadata file or version hint shows up (one request when there is no `metadata/` folder). Hudi: one
+   * `list(dir/.hoodie/, maxKeys 1)`, and when that finds anything one more for `hoodie.properties` to name it
+   * as the evidence.
    */
   at(dir: string): Promise<ForeignTable | undefined> {
     let answer = this.answers.get(dir);
@@ -145,7 +205,10 @@ export class ForeignTableProbe {
       if (hit !== undefined) return { format: 'iceberg', root: dir, evidenceKey: hit.key };
       token = page.nextToken;
     } while (token !== undefined);
-    return undefined;
+    const hoodie = (await this.store.list(`${dir}${HUDI_META_FOLDER}/`, { maxKeys: 1 })).objects[0];
+    if (hoodie === undefined) return undefined;
+    const properties = (await this.store.list(`${dir}${HUDI_PROPERTIES}`, { maxKeys: 1 })).objects[0];
+    return { format: 'hudi', root: dir, evidenceKey: (properties ?? hoodie).key };
   }
 }
 
@@ -158,7 +221,9 @@ export function locationOf(store: Pick<ObjectStore, 'description'>, key: string)
 function definesLiveFiles(format: ForeignFormat): string {
   return format === 'delta'
     ? 'its transaction log, not the file listing, defines which files are live'
-    : 'its metadata and snapshots, not the file listing, define which files are live';
+    : format === 'hudi'
+      ? 'its timeline, not the file listing, defines which file slices are live (older slices and replaced file groups stay on storage until its cleaner runs)'
+      : 'its metadata and snapshots, not the file listing, define which files are live';
 }
 
 /** What tiering says about a Delta table, configured as one or met inside a Parquet table. */
@@ -172,6 +237,17 @@ export const DELTA_TIERING_UNSUPPORTED =
  */
 export const ICEBERG_TIERING_UNSUPPORTED =
   "tiering is not supported for Iceberg tables yet; use S3 lifecycle rules on the table's data/ prefix";
+
+/**
+ * What to do about a Hudi table, wherever it is met: Hudi is recognised but not a registered format yet, so the way
+ * out is to leave it to Hudi's own table services. `root` as the message should name it; `nested`: it lies below a
+ * configured table's root (which must then not contain it), else it is the configured table.
+ */
+export function hudiAdvice(root: string, nested: boolean): string {
+  return nested
+    ? `lake-compactor recognises Apache Hudi tables but does not compact, vacuum or tier them yet: everything under ${root} is left to Hudi's own clustering, compaction and cleaner, and the rest of the configured table is still maintained`
+    : `lake-compactor recognises Apache Hudi tables but does not compact, vacuum or tier them yet: remove the table whose prefix is ${root} from the configuration and leave it to Hudi's own clustering, compaction and cleaner`;
+}
 
 /**
  * What to do about an Iceberg table met where a Hive-style Parquet table is configured: Iceberg is a registered
@@ -197,8 +273,8 @@ export function configureAsDeltaAdvice(root: string, nested: boolean): string {
 /**
  * A maintenance note about a foreign table it left alone: `<what> left alone: <Format> table at <root> (found
  * <evidence>): <why>; <what to do>`. What to do about a Delta or Iceberg table is to configure it as one (and, for
- * tiering, that tiering does not support it yet). A table configured as one never gets this note: its own
- * maintenance step handles it.
+ * tiering, that tiering does not support it yet); about a Hudi table, to leave it to Hudi. A table configured as
+ * one never gets this note: its own maintenance step handles it.
  */
 export function foreignTableNote(
   store: Pick<ObjectStore, 'description'>,
@@ -210,7 +286,9 @@ export function foreignTableNote(
   const advice =
     found.format === 'delta'
       ? `${configureAsDeltaAdvice(root, options.nested)}${options.tiering ? ` (${DELTA_TIERING_UNSUPPORTED})` : ''}`
-      : `${configureAsIcebergAdvice(root, options.nested)}${options.tiering ? ` (${ICEBERG_TIERING_UNSUPPORTED})` : ''}`;
+      : found.format === 'hudi'
+        ? hudiAdvice(root, options.nested)
+        : `${configureAsIcebergAdvice(root, options.nested)}${options.tiering ? ` (${ICEBERG_TIERING_UNSUPPORTED})` : ''}`;
   return `${what} left alone: ${FORMAT_NAMES[found.format]} table at ${locationOf(store, found.root)} (found ${locationOf(store, found.evidenceKey)}): ${definesLiveFiles(found.format)}, so none of its objects is treated as plain Parquet; ${advice}`;
 }
 
@@ -229,7 +307,8 @@ export function unsupportedFormat(
 }
 
 /**
- * Refuses `location` when a directory from the store root down to it holds a Delta log or Iceberg metadata.
+ * Refuses `location` when a directory from the store root down to it holds a Delta log, Iceberg metadata or a
+ * Hudi `.hoodie/` folder.
  * @throws UnsupportedTableFormatError naming the outermost such table.
  */
 export async function refuseForeignAround(
@@ -259,7 +338,7 @@ export function refuseForeignAmong(
 // The profiler's durable record: a foreign table seen inside a configured Parquet table
 // ---------------------------------------------------------------------------------------------------------
 
-/** A Delta log or Iceberg metadata write seen inside a configured (Parquet) table; kept by the StatsStore. */
+/** A Delta log, Iceberg metadata or Hudi timeline write seen inside a configured (Parquet) table; kept by the StatsStore. */
 export interface ForeignFormatMarker {
   readonly format: ForeignFormat;
   /** The foreign table's root relative to the configured table's root: '' = the whole table, else ending with `/`. */
@@ -281,7 +360,9 @@ export function foreignFormatReason(marker: ForeignFormatMarker): string {
   const advice =
     marker.format === 'delta'
       ? deltaMarkerAdvice(marker)
-      : 'remove it from the configuration (lake-compactor compacts Hive-style Parquet tables only)';
+      : marker.format === 'hudi'
+        ? hudiMarkerAdvice(marker)
+        : 'remove it from the configuration (lake-compactor compacts Hive-style Parquet tables only)';
   return `inside ${aFormat(marker.format)} table (${where}; found ${marker.evidenceKey}): ${definesLiveFiles(marker.format)}, so it is never compacted as plain Parquet; ${advice}`;
 }
 
@@ -292,6 +373,15 @@ export function foreignFormatReason(marker: ForeignFormatMarker): string {
 export function deltaMarkerAdvice(marker: Pick<ForeignFormatMarker, 'root' | 'evidenceKey'>): string {
   const root = foreignFormatOfKey(marker.evidenceKey)?.root ?? marker.root;
   return configureAsDeltaAdvice(`"${root.replace(/\/+$/, '')}"`, marker.root !== '');
+}
+
+/**
+ * What to do about a Hudi table the profiler met inside a configured Parquet table, its own root named by the
+ * evidence key (everything before its `.hoodie/`), as for Delta.
+ */
+export function hudiMarkerAdvice(marker: Pick<ForeignFormatMarker, 'root' | 'evidenceKey'>): string {
+  const root = foreignFormatOfKey(marker.evidenceKey)?.root ?? marker.root;
+  return hudiAdvice(`"${root.replace(/\/+$/, '')}"`, marker.root !== '');
 }
 
 /** A foreign table a maintenance call met, with the bucket and configured table it was found under. */
@@ -316,9 +406,18 @@ export class ForeignTableLedger {
     return probe;
   }
 
-  /** Records `found` under `table`; false when that table root was recorded already in this call. */
+  /**
+   * Records `found` under `table`; false when that table root was recorded already in this call (its evidence is
+   * then only replaced by a better one, see `noteForeignMarker`).
+   */
   record(bucket: string, table: string, found: ForeignTable): boolean {
-    if (this.found.some((f) => f.bucket === bucket && f.root === found.root)) return false;
+    const at = this.found.findIndex((f) => f.bucket === bucket && f.root === found.root);
+    if (at >= 0) {
+      const seen = new Map([[found.root, this.found[at] as ForeignTable]]);
+      noteForeignMarker(seen, found, found.evidenceKey);
+      this.found[at] = { ...(this.found[at] as FoundForeignTable), ...seen.get(found.root) };
+      return false;
+    }
     this.found.push({ ...found, bucket, table });
     return true;
   }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { CompactorError } from '../errors.js';
 import { deltaLogStoreSchema } from './delta/coordination.js';
 import { deltaLake } from './delta/format.js';
+import { FORMAT_NAMES, isForeignFormat } from './foreign-tables.js';
 import { hiveParquet } from './hive/index.js';
 import { icebergCatalogSchema } from './iceberg/catalogs.js';
 import { icebergTable } from './iceberg/format.js';
@@ -44,10 +45,14 @@ export function isTableFormatName(name: unknown): name is TableFormatName {
 /**
  * THE message refusing a format that is not implemented (or not a format at all), wherever it is met: at synth,
  * at config load, in the profiler, the sweep, the CLI and the validate step. It names what is supported, from
- * the registry, and what to do.
+ * the registry, and what to do; a format recognised by its metadata but not implemented (Hudi) is named as such.
  */
 export function unsupportedFormatMessage(format: unknown): string {
   const supported = REGISTERED.map((f) => `"${f.name}" (${f.title})`).join(', ');
+  if (isForeignFormat(format) && !TABLE_FORMATS.has(format)) {
+    // Recognised by its own metadata (and refused wherever met), but not implemented: say so, not "unknown".
+    return `table format ${JSON.stringify(format)} (${FORMAT_NAMES[format]}) is recognised but not supported yet: lake-compactor refuses ${FORMAT_NAMES[format]} tables wherever it meets them and compacts only ${supported}. Remove the table from the configuration and leave it to ${FORMAT_NAMES[format]}'s own table services; nothing of it is compacted, vacuumed or tiered until then`;
+  }
   return `table format ${JSON.stringify(format)} is not supported: lake-compactor supports ${supported} only. Remove the table from the configuration, or set its format to one of these if that is what it is; nothing of it is compacted, vacuumed or tiered until then`;
 }
 

@@ -1,8 +1,11 @@
 // Reads a Parquet file's footer through the ObjectStore port with at most two explicit ranged reads
 // and returns rows, row groups, leaf columns and a schema fingerprint; damaged input is CorruptInputError.
+
+import { createHash } from 'node:crypto';
 import { type FileMetaData, parquetMetadata } from 'hyparquet';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { CorruptInputError, ObjectNotFoundError, UnsupportedInputError } from '../errors.js';
+import { keyValueGroupingOf, keyValueRecord } from './key-value.js';
 import {
   leafColumns,
   MalformedSchemaError,
@@ -46,7 +49,12 @@ export interface ParquetFooter {
   readonly rowGroups: readonly ParquetRowGroup[];
   /** Leaf columns in file order. */
   readonly columns: readonly ParquetColumn[];
-  /** See `schemaFingerprint` in schema.ts for exactly what is hashed. */
+  /**
+   * What files must share to be written into one output: the schema (see `schemaFingerprint` in schema.ts for
+   * exactly what is hashed), plus, for a file whose key-value metadata holds entries that change how its values
+   * read or describe its contents (`keyValueGroupingOf`), those entries. Provenance entries (writer versions and
+   * timestamps, Spark's row schema) never count, so files that differ only in them group together.
+   */
   readonly schemaFingerprint: string;
   /** Distinct compression codecs of the column chunks, sorted (e.g. `['SNAPPY']`). */
   readonly codecs: readonly string[];
@@ -256,8 +264,8 @@ export function parseFooterWithMetadata(
     throw new CorruptInputError(key, `the footer says ${rows} rows but its row groups hold ${groupRows}`);
   }
 
-  const keyValueMetadata: Record<string, string> = {};
-  for (const kv of meta.key_value_metadata ?? []) keyValueMetadata[kv.key] = kv.value ?? '';
+  const keyValueMetadata = keyValueRecord(meta.key_value_metadata ?? []);
+  const grouping = keyValueGroupingOf(keyValueMetadata);
 
   const footer: ParquetFooter = {
     key,
@@ -266,7 +274,13 @@ export function parseFooterWithMetadata(
     rows,
     rowGroups,
     columns,
-    schemaFingerprint: fingerprint,
+    // Unchanged for the files whose metadata has nothing to agree on, so stored plans keep their fingerprints.
+    schemaFingerprint:
+      grouping === ''
+        ? fingerprint
+        : createHash('sha256')
+            .update(JSON.stringify(['parquet-schema+kv/v1', fingerprint, grouping]))
+            .digest('hex'),
     codecs: [...codecs].sort(),
     ...(meta.created_by !== undefined && { createdBy: meta.created_by }),
     keyValueMetadata,

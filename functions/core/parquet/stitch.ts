@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { ComposedRange } from '../../ports/object-store.js';
 import { CorruptInputError } from '../errors.js';
 import { PARQUET_MAGIC } from './footer.js';
+import { keyValueGroupingOf, thriftKeyValues } from './key-value.js';
 import {
   cloneStruct,
   decodeStruct,
@@ -292,17 +293,20 @@ export function pageTypeOf(bytes: Uint8Array): number | undefined {
 
 /**
  * Identity of what an output's footer takes from its inputs besides the row groups — schema elements
- * as written, key-value metadata (incl. `ARROW:schema`), created_by and column orders. Inputs that share it
- * may share a stitched output. created_by counts because readers work around known writer bugs by it
- * (e.g. statistics of old parquet-mr): an output says who wrote its pages.
+ * as written, created_by and column orders, and of the key-value metadata only what files must agree on
+ * (`keyValueGroupingOf`: Spark's calendar rebase, content entries), not writer stamps. Inputs that share it
+ * may share a stitched output, whose footer is its first input's (key-value metadata included, as a re-encoded
+ * run's). created_by counts because readers work around known writer bugs by it (e.g. statistics of old
+ * parquet-mr): an output says who wrote its pages.
  */
 export function stitchKeyOf(source: StitchSource): string {
   const kept: ThriftStruct = {
-    fields: source.meta.fields.filter((f) =>
-      [FMD.schema, FMD.kv, FMD.createdBy, FMD.columnOrders].includes(f.id),
-    ),
+    fields: source.meta.fields.filter((f) => [FMD.schema, FMD.createdBy, FMD.columnOrders].includes(f.id)),
   };
-  return createHash('sha256').update(encodeStruct(kept)).digest('hex');
+  return createHash('sha256')
+    .update(encodeStruct(kept))
+    .update(keyValueGroupingOf(thriftKeyValues(source.meta)))
+    .digest('hex');
 }
 
 /** The length of the bloom filter at `offset` of `bytes`: its header (Thrift) plus the bitset it announces. */

@@ -9,6 +9,7 @@
 // two footers, never from the code that moved them.
 
 import type { StitchedSegment } from '../fingerprint/stitched.js';
+import { keyValueGroupingOf, thriftKeyValues } from '../parquet/key-value.js';
 import {
   decodeStruct,
   type ThriftList,
@@ -155,7 +156,8 @@ function metaOf(f: ObjectFooter, problems: string[]): ThriftStruct | undefined {
  * Compares a stitched output's footer with its sources' footers, row group by row group as `segment` lists
  * them, and says which byte ranges must then be compared by contents. What must hold:
  * - the output's FileMetaData is its first source's but for the row count (the sum of the listed rows) and
- *   the row groups; every other source agrees on schema, key-value metadata, created_by and column orders;
+ *   the row groups; every other source agrees on schema, created_by and column orders, and on the key-value
+ *   entries files must agree on (`keyValueGroupingOf`; writer stamps may differ);
  * - row group i is the i-th listed source row group: every field equal, but its `file_offset` (moved by its
  *   first chunk's delta) and `ordinal` (i);
  * - each column chunk is the source's, field for field, but for its offsets: the chunk's pages moved by one
@@ -195,10 +197,17 @@ export function stitchedFooterProof(
       `${output.key}: file metadata (schema, key-value metadata, created_by…) differs from ${first?.key}'s`,
     );
   }
-  const shared = [FMD.schema, FMD.kv, FMD.createdBy, FMD.columnOrders];
+  // Writer stamps in the key-value metadata may differ between sources (the output keeps its first source's);
+  // what files must agree on (`keyValueGroupingOf`) may not.
+  const shared = [FMD.schema, FMD.createdBy, FMD.columnOrders];
+  const grouping = keyValueGroupingOf(thriftKeyValues(out));
   for (const key of new Set(segment.sources.map((s) => s.key))) {
     const meta = sourceMeta(key);
-    if (meta !== undefined && !shared.every((id) => thriftEqual(fieldOf(meta, id), fieldOf(out, id)))) {
+    if (
+      meta !== undefined &&
+      (!shared.every((id) => thriftEqual(fieldOf(meta, id), fieldOf(out, id))) ||
+        keyValueGroupingOf(thriftKeyValues(meta)) !== grouping)
+    ) {
       problems.push(`${output.key}: schema or key-value metadata differs from source ${key}'s`);
     }
   }

@@ -283,7 +283,13 @@ async function rewriteInputs(
   );
 }
 
-/** Inputs that are no longer what the group planned: removed, or with another ETag. */
+/**
+ * Inputs that are no longer what the group planned: removed, or another object — by ETag, which every plan records
+ * (a log-named input's from a HEAD at planning, see `withStoredFooter`). An input planned without one (a journal
+ * entry of an older version, which planned Delta and Iceberg inputs with an empty ETag) is compared by what its log
+ * recorded, its size: an empty ETag says nothing about the object, so it never makes the input "changed" — that
+ * turned every engine error on such a table into "inputs changed concurrently".
+ */
 async function changedInputs(
   store: ObjectStore,
   entry: GroupJournalEntry,
@@ -294,6 +300,14 @@ async function changedInputs(
       limit(async () => {
         const head = await store.head(input.key);
         if (head === undefined) return { key: input.key, reason: 'removed since planning' };
+        if (input.etag === '') {
+          return head.size === input.size
+            ? undefined
+            : {
+                key: input.key,
+                reason: `changed since planning (${head.size} bytes, planned ${input.size})`,
+              };
+        }
         if (head.etag === input.etag) return undefined;
         return {
           key: input.key,

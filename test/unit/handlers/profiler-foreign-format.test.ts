@@ -90,6 +90,38 @@ describe('profiler handler and Delta Lake or Iceberg commits', () => {
     expect(emf._aws.CloudWatchMetrics[0]?.Dimensions).toEqual([['service', 'Table']]);
   });
 
+  it('records a Hudi table met inside the configured table and warns that it is left to Hudi', async () => {
+    // Prepare
+    const marked: ForeignFormatMarker[] = [];
+    const handler = handlerWith(async (_table, marker) => {
+      marked.push(marker);
+      return true;
+    });
+    const batch: SQSEvent = {
+      Records: [
+        message('h1', 'events/imported/trips/.hoodie/timeline/20250713011316909_20250713011317225.commit'),
+        message('h2', 'events/imported/trips/.hoodie/hoodie.properties'),
+      ],
+    };
+
+    // Act
+    const response = await handler(batch, context);
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(marked).toEqual([
+      {
+        format: 'hudi',
+        root: 'imported/trips/',
+        evidenceKey: 'events/imported/trips/.hoodie/timeline/20250713011316909_20250713011317225.commit',
+        seenAt: NOW,
+      },
+    ]);
+    expect(output.lines.filter((l) => l.level === 'WARN').map((l) => l.message)).toEqual([
+      `Apache Hudi table inside configured table events at imported/trips/: no partition under it is ever compacted (its log or metadata, not the listing, defines the live files); lake-compactor recognises Apache Hudi tables but does not compact, vacuum or tier them yet: everything under "events/imported/trips" is left to Hudi's own clustering, compaction and cleaner, and the rest of the configured table is still maintained`,
+    ]);
+  });
+
   it('retries exactly the messages whose marker could not be written', async () => {
     // Prepare
     const handler = handlerWith(async (_table, marker) => {

@@ -2,10 +2,9 @@
 // from the log, rows from stats (or footers when asked), and each file it must not rewrite with why.
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
-import { CorruptInputError, ObjectNotFoundError } from '../../errors.js';
-import { readFooter } from '../../parquet/footer.js';
 import { HIVE_DEFAULT_PARTITION, type PartitionValue } from '../../partition.js';
 import type { InputDeletes, PlanInput, PlanInputFile } from '../../planning.js';
+import { withStoredFooter } from '../logged-files.js';
 import type { IgnoredObject, SnapshotOptions, SnapshotPartition, TableSnapshot } from '../table-format.js';
 import { type DeletionVector, deletionVectorUniqueId } from './actions.js';
 import { type DeltaFile, type DeltaSnapshot, readDeltaSnapshot } from './log.js';
@@ -39,28 +38,14 @@ export async function snapshotDeltaTable(
   const partitions = await Promise.all(
     snapshot.partitions.map(async (partition) => ({
       ...partition,
-      files: await Promise.all(partition.files.map((file) => limit(() => withFooter(store, file)))),
+      files: await Promise.all(
+        partition.files.map((file) =>
+          limit(() => withStoredFooter(store, file, 'the Delta log', 'a Delta client')),
+        ),
+      ),
     })),
   );
   return { snapshot: { ...snapshot, partitions }, version: delta.version, delta };
-}
-
-async function withFooter(store: ObjectStore, file: PlanInputFile): Promise<PlanInputFile> {
-  const { rows: _rows, schemaFingerprint: _fingerprint, ...base } = file;
-  try {
-    const footer = await readFooter(store, file.key, file.size);
-    return { ...base, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint };
-  } catch (err) {
-    if (err instanceof CorruptInputError) return { ...base, unreadable: err.reason };
-    if (err instanceof ObjectNotFoundError) {
-      return {
-        ...base,
-        unreadable:
-          'live in the Delta log but missing from storage (the table is damaged; check it with a Delta client)',
-      };
-    }
-    throw err;
-  }
 }
 
 /** The planner's input per partition, recording the Delta version the files were read at (`snapshot.deltaVersion`). */

@@ -9,6 +9,7 @@ import type { PlanInput, PlanInputFile } from '../../planning.js';
 import {
   type ForeignTable,
   foreignFormatOfKey,
+  noteForeignMarker,
   refuseForeignAmong,
   refuseForeignAround,
 } from '../foreign-tables.js';
@@ -40,8 +41,7 @@ export async function inventoryTable(
     // Matched on the whole key (a marker above the root counts too), only for keys under the root by segment.
     const format =
       relativeToRoot(object.key, tableRoot) === undefined ? undefined : foreignFormatOfKey(object.key);
-    if (format !== undefined && !foreign.has(format.root))
-      foreign.set(format.root, { ...format, evidenceKey: object.key });
+    if (format !== undefined) noteForeignMarker(foreign, format, object.key);
     const parsed = parsePartition(object.key, tableRoot);
     const verdict = classifyObject({ key: object.key, size: object.size, tableRoot });
     if (!parsed || verdict.kind === 'ignored') {

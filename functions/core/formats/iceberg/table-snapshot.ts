@@ -4,10 +4,9 @@
 // files with deletes it cannot apply, non-Parquet data files, delete files) in `ignored` with why.
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
-import { CorruptInputError, ObjectNotFoundError } from '../../errors.js';
-import { readFooter } from '../../parquet/footer.js';
 import type { PartitionValue } from '../../partition.js';
 import type { PlanInputFile } from '../../planning.js';
+import { withStoredFooter } from '../logged-files.js';
 import type { IgnoredObject, SnapshotPartition, TableSnapshot } from '../table-format.js';
 import { type IcebergCatalog, type LoadedTable, loadTable } from './catalog.js';
 import { IcebergMetadataError } from './errors.js';
@@ -202,7 +201,11 @@ export async function snapshotIcebergTable(
     const partitions = await Promise.all(
       snapshot.partitions.map(async (p) => ({
         ...p,
-        files: await Promise.all(p.files.map((f) => limit(() => withFooter(store, f)))),
+        files: await Promise.all(
+          p.files.map((f) =>
+            limit(() => withStoredFooter(store, f, 'the Iceberg snapshot', 'an Iceberg client')),
+          ),
+        ),
       })),
     );
     snapshot = { ...snapshot, partitions: await withDeletedCounts(store, table.name, partitions) };
@@ -270,23 +273,6 @@ async function withDeletedCounts(
       };
     }),
   );
-}
-
-async function withFooter(store: ObjectStore, file: PlanInputFile): Promise<PlanInputFile> {
-  const { rows: _rows, schemaFingerprint: _fingerprint, ...base } = file;
-  try {
-    const footer = await readFooter(store, file.key, file.size);
-    return { ...base, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint };
-  } catch (err) {
-    if (err instanceof CorruptInputError) return { ...base, unreadable: err.reason };
-    if (err instanceof ObjectNotFoundError)
-      return {
-        ...base,
-        unreadable:
-          'live in the Iceberg snapshot but missing from storage (the table is damaged; check it with an Iceberg client)',
-      };
-    throw err;
-  }
 }
 
 function compareBytes(a: string, b: string): number {

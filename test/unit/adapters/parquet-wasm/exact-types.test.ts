@@ -178,7 +178,7 @@ describe('exact types', () => {
     expect(summary.length).toBeGreaterThanOrEqual(8);
   });
 
-  it("refuses Spark's INT96 timestamps by default, naming the file and the option", async () => {
+  it("refuses Spark's INT96 timestamps by default, naming the file, the table setting and the CLI flag", async () => {
     // Prepare
     const dir = join(FIXTURES, 'table_with_edge_timestamps');
     const name = (await readdir(dir)).find((p) => p.endsWith('.parquet')) as string;
@@ -197,7 +197,9 @@ describe('exact types', () => {
     // Assess
     expect(err).toBeInstanceOf(UnsupportedInputError);
     expect((err as UnsupportedInputError).key).toBe(`edge/${name}`);
-    expect((err as Error).message).toMatch(/INT96.*int96: 'convert'/);
+    expect((err as Error).message).toMatch(
+      /INT96 timestamps.*set schemaFidelity: "logical" on the table \(on the CLI: --schema-fidelity logical\)/,
+    );
   });
 
   it('converts INT96 only when asked, to TIMESTAMP(MICROS, UTC), exactly — including year 9999', async () => {

@@ -161,6 +161,7 @@ describe('packOf', () => {
       file: { key, size, etag: '' },
       footer: { rows, rowGroups: [], keyValueMetadata: {} },
       schemaKey: 's',
+      runKey: 'r',
       int96Columns: [],
       liveRows: rows,
       ...extra,

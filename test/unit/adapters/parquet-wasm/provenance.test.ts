@@ -19,8 +19,11 @@ const ID_BASE = 1_000_000;
 
 interface Spec {
   readonly rows: number;
-  /** Inputs of another writer string are another schema run (same columns). */
-  readonly writer?: string;
+  /**
+   * Written in Spark's LEGACY calendar mode: another schema run than the modern inputs (same columns; a writer stamp
+   * alone would not part them, see functions/core/parquet/key-value.ts).
+   */
+  readonly legacyCalendar?: boolean;
   readonly codec?: 'zstd' | 'snappy';
   readonly rowGroupRows?: number;
 }
@@ -37,7 +40,10 @@ async function inputs(store: MemoryObjectStore, specs: readonly Spec[]): Promise
       writerProperties({
         codec: spec.codec ?? 'snappy',
         rowGroupRows: spec.rowGroupRows ?? 100_000,
-        keyValueMetadata: { writer: spec.writer ?? 'a' },
+        keyValueMetadata: {
+          'org.apache.spark.version': '3.5.0',
+          ...(spec.legacyCalendar === true && { 'org.apache.spark.legacyDateTime': '' }),
+        },
       }),
     );
     const key = `in/${String(f).padStart(2, '0')}.parquet`;
@@ -103,7 +109,7 @@ describe('rewrite provenance', () => {
 
   it('locates every input of several schema runs, some encoded on worker threads, packed small inputs included', async () => {
     // Prepare: tiny inputs (decoded several per call), a run of larger ones cut into several outputs, then
-    // another writer's run: rows of unequal counts, so cuts fall inside inputs.
+    // a run written in Spark's LEGACY calendar mode: rows of unequal counts, so cuts fall inside inputs.
     const source = new MemoryObjectStore();
     const target = new MemoryObjectStore();
     const specs: Spec[] = [
@@ -111,8 +117,8 @@ describe('rewrite provenance', () => {
       { rows: 2_500 },
       { rows: 1_700 },
       { rows: 3_100 },
-      { rows: 900, writer: 'b' },
-      { rows: 1_300, writer: 'b' },
+      { rows: 900, legacyCalendar: true },
+      { rows: 1_300, legacyCalendar: true },
       { rows: 50 },
     ];
     const files = await inputs(source, specs);
@@ -224,7 +230,7 @@ describe('rewrite provenance', () => {
     // Prepare
     const source = new MemoryObjectStore();
     const target = new MemoryObjectStore();
-    const files = await inputs(source, [{ rows: 30 }, { rows: 40, writer: 'b' }]);
+    const files = await inputs(source, [{ rows: 30 }, { rows: 40, legacyCalendar: true }]);
 
     // Act
     const tooMany = rewriteGroup(

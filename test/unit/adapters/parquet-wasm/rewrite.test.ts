@@ -204,8 +204,8 @@ describe('rewriteGroup', () => {
   });
 
   it('keeps every input’s rows when one schema run is encoded on workers and the next in order', async () => {
-    // Prepare: six inputs of one schema, then one whose key-value metadata differs (same columns, so the
-    // planner groups it with them, but a run of its own): the first run gets several outputs, on workers;
+    // Prepare: six inputs of one schema, then one written in Spark's LEGACY calendar mode (same columns, but a
+    // run of its own: its key-value metadata changes how its values read): the first run gets several outputs, on workers;
     // the second one output, written in order. All inputs hold the same number of rows.
     const source = new MemoryObjectStore();
     const target = new MemoryObjectStore();
@@ -221,7 +221,10 @@ describe('rewriteGroup', () => {
         writerProperties({
           codec: 'snappy',
           rowGroupRows: 100_000,
-          keyValueMetadata: { writer: f < 6 ? 'a' : 'b' },
+          keyValueMetadata: {
+            'org.apache.spark.version': '3.5.0',
+            ...(f === 6 && { 'org.apache.spark.legacyDateTime': '' }),
+          },
         }),
       );
       await source.put(`in/${f}.parquet`, bytes);

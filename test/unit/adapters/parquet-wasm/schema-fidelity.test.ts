@@ -378,7 +378,7 @@ describe("schema fidelity 'logical'", () => {
 });
 
 describe("schema fidelity 'exact' (the default)", () => {
-  it("still refuses INT96 with today's message", async () => {
+  it('still refuses INT96, naming the table setting and the CLI flag that convert it', async () => {
     // Prepare
     const file = int96File([0n, 1_000n]);
 
@@ -387,8 +387,8 @@ describe("schema fidelity 'exact' (the default)", () => {
 
     // Assess
     expect(err).toBeInstanceOf(UnsupportedInputError);
-    expect(err.message).toMatch(
-      /columns ts are INT96 timestamps, which the writer cannot write; pass int96: 'convert'/,
+    expect(err.message).toContain(
+      'columns ts are INT96 timestamps, which the writer cannot write as they are; set schemaFidelity: "logical" on the table (on the CLI: --schema-fidelity logical) to write them as INT64 TIMESTAMP',
     );
     expect(written).toBe(0);
   });
@@ -417,6 +417,10 @@ describe("schema fidelity 'exact' (the default)", () => {
     expect(err.key).toBe('in/0.parquet');
     expect(err.message).toContain('the writer cannot reproduce its schema exactly: ');
     expect(err.message).toMatch(detail);
+    // Only the physical form differs, so the refusal says which setting keeps the values in the standard form.
+    expect(err.message).toMatch(
+      /; set schemaFidelity: "logical" on the table \(on the CLI: --schema-fidelity logical\) to write it in the standard form, values unchanged\./,
+    );
     expect(written).toBe(0);
   });
 });

@@ -188,6 +188,61 @@ describe('row-group stitching', () => {
     });
   });
 
+  it('stitches inputs whose footers differ only in writer stamps into one output with the first one’s, and keeps calendars apart', async () => {
+    // Prepare: a and b differ in their write timestamp only; c is written in Spark's LEGACY rebase mode
+    const source = new MemoryObjectStore();
+    const target = new MemoryObjectStore();
+    const stamp = (i: number) => ({
+      'org.apache.spark.version': '3.5.0',
+      'com.databricks.spark.writeTimestamp': String(1_717_000_000_000 + i),
+    });
+    const inputs = {
+      'a.parquet': await wasmInput({ rows: 20_000, seed: 1, kv: stamp(1) }),
+      'b.parquet': await wasmInput({ rows: 20_000, seed: 2, kv: stamp(2) }),
+      'c.parquet': await wasmInput({
+        rows: 20_000,
+        seed: 3,
+        kv: { ...stamp(3), 'org.apache.spark.legacyDateTime': '' },
+      }),
+    };
+    const files = await stored(source, inputs);
+
+    // Act
+    const result = await rewriteGroup({ source, target }, { groupId: 'g', files }, options());
+
+    // Assess: a and b copied into one output carrying a's entries; c in its own; verify proves both from bytes
+    expect(result.outputs.map((o) => o.rows)).toEqual([40_000, 20_000]);
+    const kvOf = async (key: string) => {
+      const meta = decodeStruct(metadataBytesOf(key, await target.get(key))).struct;
+      const items = ((field(meta, 5) as ThriftField).value as ThriftList).items as ThriftStruct[];
+      const text = new TextDecoder();
+      return Object.fromEntries(
+        items.map((kv) => [
+          text.decode(field(kv, 1)?.value as Uint8Array),
+          text.decode(field(kv, 2)?.value as Uint8Array),
+        ]),
+      );
+    };
+    const [ab, c] = result.outputs.map((o) => o.key) as [string, string];
+    expect(await kvOf(ab)).toMatchObject(stamp(1));
+    expect(await kvOf(c)).toMatchObject({ ...stamp(3), 'org.apache.spark.legacyDateTime': '' });
+    expect(chunkBytes('out', await target.get(ab))).toEqual([
+      ...chunkBytes('a', inputs['a.parquet']),
+      ...chunkBytes('b', inputs['b.parquet']),
+    ]);
+    await expect(
+      verifyOutputs(target, result.outputs, result.fingerprint, { sources: source }),
+    ).resolves.toMatchObject({ rows: 60_000 });
+    expect(
+      await duckDifferences(
+        source,
+        Object.keys(inputs),
+        target,
+        result.outputs.map((o) => o.key),
+      ),
+    ).toEqual({ missing: 0, moved: 0 });
+  });
+
   it('stitches DuckDB-written inputs (no encoding statistics, bloom filters) after reading their first page header', async () => {
     // Prepare
     const source = new MemoryObjectStore();

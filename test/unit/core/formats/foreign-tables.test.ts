@@ -1,4 +1,4 @@
-// Recognising Delta Lake and Iceberg tables by key and by cheap prefix listings: which keys are markers and
+// Recognising Delta Lake, Iceberg and Hudi tables by key and by cheap prefix listings: which keys are markers and
 // whose table they belong to, the outermost table above a location, and the refusal's exact wording.
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
@@ -73,6 +73,65 @@ describe('foreignFormatOfKey', () => {
     expect(notFound).toEqual(others.map(() => undefined));
   });
 
+  it('recognises every Hudi metadata key of both timeline layouts, the outermost .hoodie/ naming the root', () => {
+    // Prepare: names from real tables (hudi-rs test data): layout 1 (table version 6) keeps instants directly in
+    // .hoodie/, layout 2 (versions 8, 9) in .hoodie/timeline/; the metadata table has a .hoodie/ of its own
+    const markers = [
+      'trips/.hoodie/hoodie.properties',
+      'trips/.hoodie/20240418173213674.commit',
+      'trips/.hoodie/.aux/.bootstrap/.partitions/',
+      'lake/trips/.hoodie/timeline/20250713011316909_20250713011317225.commit',
+      'lake/trips/.hoodie/timeline/history/_version_',
+      'lake/trips/.hoodie/metadata/.hoodie/hoodie.properties',
+      'lake/trips/.hoodie/metadata/files/.files-0000-0_00000000000000010.log.1_0-0-0',
+      '.hoodie/hoodie.properties',
+    ];
+    const others = [
+      'trips/city=chennai/.hoodie_partition_metadata',
+      'trips/city=chennai/6e1d5cc4-c487-487d-abbe-fe9b30b1c0cc-0_0-1112-3190_20251220210129235.parquet',
+      'trips/.hoodie',
+      'trips/hoodie.properties',
+    ];
+
+    // Act
+    const found = markers.map(foreignFormatOfKey);
+    const notFound = others.map(foreignFormatOfKey);
+
+    // Assess
+    expect(found).toEqual([
+      { format: 'hudi', root: 'trips/' },
+      { format: 'hudi', root: 'trips/' },
+      { format: 'hudi', root: 'trips/' },
+      { format: 'hudi', root: 'lake/trips/' },
+      { format: 'hudi', root: 'lake/trips/' },
+      { format: 'hudi', root: 'lake/trips/' },
+      { format: 'hudi', root: 'lake/trips/' },
+      { format: 'hudi', root: '' },
+    ]);
+    expect(notFound).toEqual(others.map(() => undefined));
+  });
+
+  it("names a Hudi table's hoodie.properties as its evidence even when its timeline sorts first", () => {
+    // Prepare: a listing in key order: .aux/ and the instants come before hoodie.properties
+    const keys = [
+      'lake/t/.hoodie/.aux/ckp_meta/',
+      'lake/t/.hoodie/20240426205419518.commit',
+      'lake/t/.hoodie/hoodie.properties',
+      'lake/t/.hoodie/metadata/.hoodie/hoodie.properties',
+      'lake/t/byteField=10/1ebfc908-fcc7-4229-b368-664440f7663c-0_0-35-78_20240426205419518.parquet',
+      'lake/u/.hoodie/20240426205419518.commit',
+    ];
+
+    // Act
+    const found = foreignTablesAmong(keys);
+
+    // Assess: a table without hoodie.properties listed keeps its first marker
+    expect(found).toEqual([
+      { format: 'hudi', root: 'lake/t/', evidenceKey: 'lake/t/.hoodie/hoodie.properties' },
+      { format: 'hudi', root: 'lake/u/', evidenceKey: 'lake/u/.hoodie/20240426205419518.commit' },
+    ]);
+  });
+
   it('lists each foreign table of a listing once, with the first marker seen as evidence', () => {
     // Prepare
     const keys = [
@@ -127,10 +186,33 @@ describe('ForeignTableProbe', () => {
     expect(listed).toEqual([
       '_delta_log/',
       'metadata/',
+      '.hoodie/',
       'lake/_delta_log/',
       'lake/metadata/',
+      'lake/.hoodie/',
       'lake/sales/_delta_log/',
     ]);
+  });
+
+  it('finds a Hudi table above a partition and names its hoodie.properties, however long its timeline', async () => {
+    // Prepare: 1,200 instants sort before hoodie.properties
+    const store = new MemoryObjectStore();
+    for (let i = 0; i < 1200; i++)
+      await store.put(`lake/trips/.hoodie/2024042620${String(i).padStart(7, '0')}.commit`, '{}');
+    await store.put('lake/trips/.hoodie/hoodie.properties', 'hoodie.table.version=6');
+    await store.put('lake/trips/city=chennai/a-0_0-1-1_20240426205419518.parquet', 'PAR1');
+
+    // Act
+    const found = await new ForeignTableProbe(store).around('lake/trips/city=chennai/', {
+      includeLocation: true,
+    });
+
+    // Assess
+    expect(found).toEqual({
+      format: 'hudi',
+      root: 'lake/trips/',
+      evidenceKey: 'lake/trips/.hoodie/hoodie.properties',
+    });
   });
 
   it('finds an Iceberg table whose metadata file lies beyond the first page of its metadata/ folder', async () => {
@@ -213,6 +295,22 @@ describe('directoriesDownTo and markerCovers', () => {
 });
 
 describe('UnsupportedTableFormatError', () => {
+  it('names a Hudi table, why its listing lies, and that it is recognised but not supported yet', () => {
+    // Prepare / Act
+    const inside = new UnsupportedTableFormatError(
+      'hudi',
+      's3://lake/trips/',
+      's3://lake/trips/.hoodie/hoodie.properties',
+      's3://lake/trips/city=chennai/',
+    );
+
+    // Assess
+    expect(inside.message).toBe(
+      "s3://lake/trips/city=chennai is inside an Apache Hudi table (found s3://lake/trips/.hoodie/hoodie.properties): its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones. lake-compactor recognises Hudi tables but does not compact, vacuum or tier them yet; remove this location from the configuration and do not point the CLI at it (use Hudi's own clustering, compaction and cleaner for now). Nothing was changed.",
+    );
+    expect(inside.retryable).toBe(false);
+  });
+
   it('says whether the location is the table, lies inside it or contains it, and what to do', () => {
     // Prepare / Act
     const is = new UnsupportedTableFormatError(

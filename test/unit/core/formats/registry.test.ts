@@ -84,6 +84,17 @@ describe('the table format registry', () => {
     expect(message).toMatch(/Remove the table from the configuration/);
   });
 
+  it('names Hudi, which every step recognises by its .hoodie/ folder, as recognised but not supported yet', () => {
+    // Act
+    const config = configIssues('hudi');
+    const cli = () => cliFormat('hudi');
+    // Assess
+    expect(config).toEqual([
+      `0.format: table format "hudi" (Apache Hudi) is recognised but not supported yet: lake-compactor refuses Apache Hudi tables wherever it meets them and compacts only "parquet" (Hive-style Parquet), "delta" (Delta Lake), "iceberg" (Apache Iceberg). Remove the table from the configuration and leave it to Apache Hudi's own table services; nothing of it is compacted, vacuumed or tiered until then`,
+    ]);
+    expect(cli).toThrow('table format "hudi" (Apache Hudi) is recognised but not supported yet');
+  });
+
   it('registers every format folder that exports a TableFormat under its own name, and refuses a folder still in progress', async () => {
     // Prepare
     const root = new URL('../../../../functions/core/formats/', import.meta.url);

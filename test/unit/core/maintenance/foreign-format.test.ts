@@ -1,4 +1,4 @@
-// Scheduled vacuum and tiering never touch a Delta Lake or Iceberg table: a configured table that is (or lies
+// Scheduled vacuum and tiering never touch a Delta Lake, Iceberg or Hudi table: a configured table that is (or lies
 // in) one is skipped with a note naming the format; one found below a configured root is left alone even when
 // its log comes in a later call; the work-root steps (our own trash and staging) go on as before.
 import { describe, expect, it } from 'vitest';
@@ -71,6 +71,28 @@ describe('scheduled vacuum and Delta Lake or Iceberg tables', () => {
     expect(report.removed.trash.count).toBe(1);
     expect(report.notes).toEqual([
       'sales: the whole table left alone: Delta Lake table at memory://sales/ (found memory://sales/_delta_log/00000000000000000000.json): its transaction log, not the file listing, defines which files are live, so none of its objects is treated as plain Parquet; to have it compacted and vacuumed through its log, configure the table with format: "delta" and prefix "sales"',
+    ]);
+  });
+
+  it('skips a configured table that is a Hudi table, even its old writer scratch, with a note naming Hudi', async () => {
+    // Prepare: a Copy-on-Write table: two file slices of one file group, the timeline, Spark scratch
+    const w = world([{ name: 'trips', bucket: 'lake', prefix: 'trips', partitionColumns: ['byteField'] }]);
+    await w.store.put('trips/.hoodie/20240426205419518.commit', '{}');
+    await w.store.put('trips/.hoodie/hoodie.properties', 'hoodie.table.version=6');
+    await w.store.put('trips/byteField=10/1ebfc908-0_0-35-78_20240426205419518.parquet', 'PAR1');
+    await w.store.put('trips/byteField=10/1ebfc908-0_0-36-80_20240426215419518.parquet', 'PAR1');
+    await w.store.put('trips/byteField=10/_temporary/0/part-0.parquet', 'old scratch');
+    w.clock.advance(400 * HOUR);
+    const before = await contents(w.store, '');
+
+    // Act
+    const report = await vacuum(w.vacuumDeps, parseVacuumRequest({ dryRun: false }));
+
+    // Assess
+    expect(await contents(w.store, '')).toEqual(before);
+    expect(report.removed.debris.count).toBe(0);
+    expect(report.notes).toEqual([
+      `trips: the whole table left alone: Apache Hudi table at memory://trips/ (found memory://trips/.hoodie/hoodie.properties): its timeline, not the file listing, defines which file slices are live (older slices and replaced file groups stay on storage until its cleaner runs), so none of its objects is treated as plain Parquet; lake-compactor recognises Apache Hudi tables but does not compact, vacuum or tier them yet: remove the table whose prefix is "trips" from the configuration and leave it to Hudi's own clustering, compaction and cleaner`,
     ]);
   });
 
@@ -152,6 +174,33 @@ describe('scheduled tiering and Delta Lake or Iceberg tables', () => {
         table: 'sales',
         reason:
           'the whole table left alone: Delta Lake table at memory://sales/ (found memory://sales/_delta_log/00000000000000000000.json): its transaction log, not the file listing, defines which files are live, so none of its objects is treated as plain Parquet; to have it compacted and vacuumed through its log, configure the table with format: "delta" and prefix "sales" (tiering is not supported for Delta tables yet; use S3 lifecycle rules on the table prefix)',
+      },
+    ]);
+  });
+
+  it('skips a configured table that is a Hudi table and moves no file slice of it', async () => {
+    // Prepare
+    const w = world([
+      { name: 'trips', bucket: 'lake', prefix: 'trips', ...dated },
+      { name: 'events', bucket: 'lake', prefix: 'events', ...dated },
+    ]);
+    await w.store.put('trips/.hoodie/hoodie.properties', 'hoodie.table.version=6');
+    await w.store.put(`trips/date=${old}/1ebfc908-0_0-35-78_20240426205419518.parquet`, BIG);
+    await w.store.put(`events/date=${old}/part-0.parquet`, BIG);
+    const trips = await contents(w.store, 'trips/');
+
+    // Act
+    const report = await tier(w.tieringDeps, parseTieringRequest({ dryRun: false }));
+
+    // Assess
+    expect(await contents(w.store, 'trips/')).toEqual(trips);
+    expect((await w.store.head(`events/date=${old}/part-0.parquet`))?.storageClass).toBe('GLACIER_IR');
+    expect(report.skippedTables).toEqual([
+      {
+        table: 'trips',
+        reason: expect.stringMatching(
+          /^the whole table left alone: Apache Hudi table at memory:\/\/trips\/ \(found memory:\/\/trips\/\.hoodie\/hoodie\.properties\): .*does not compact, vacuum or tier them yet/,
+        ),
       },
     ]);
   });

@@ -242,6 +242,34 @@ describe('readFooter', () => {
       expect(b.schemaFingerprint).toBe(a.schemaFingerprint);
     });
 
+    it('parts files Spark reads in another calendar, or with their own bloom filter, but not by writer stamps', async () => {
+      // Prepare: one schema, four footers
+      const select = 'SELECT 1::INTEGER AS a, 2::BIGINT AS b';
+      const spark = "'org.apache.spark.version': '3.5.0'";
+      const entries = {
+        modern1: `${spark}, 'com.databricks.spark.writeTimestamp': '1'`,
+        modern2: `${spark}, 'com.databricks.spark.writeTimestamp': '2'`,
+        legacy: `${spark}, 'org.apache.spark.legacyDateTime': ''`,
+        keyed: `${spark}, 'hoodie_min_record_key': 'k1'`,
+      };
+      const sizes: Record<string, number> = {};
+      for (const [name, kv] of Object.entries(entries)) {
+        sizes[name] = (
+          await duckFile(`kv/${name}.parquet`, select, { extraOptions: [`KV_METADATA {${kv}}`] })
+        ).bytes.length;
+      }
+
+      // Act
+      const fp: Record<string, string> = {};
+      for (const name of Object.keys(entries)) {
+        fp[name] = (await readFooter(store, `kv/${name}.parquet`, sizes[name])).schemaFingerprint;
+      }
+
+      // Assess
+      expect(fp.modern2).toBe(fp.modern1);
+      expect(new Set([fp.modern1, fp.legacy, fp.keyed]).size).toBe(3);
+    });
+
     it.each([
       ['a column type differs', '1::INTEGER AS a, 2::BIGINT AS b', '1::INTEGER AS a, 2::INTEGER AS b'],
       ['the timestamp unit differs', "TIMESTAMP '2024-01-01' AS t", "TIMESTAMP_MS '2024-01-01' AS t"],

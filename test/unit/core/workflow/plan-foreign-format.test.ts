@@ -1,4 +1,4 @@
-// The workflow's plan step on real Delta Lake and Iceberg tables copied into the in-memory store: a partition
+// The workflow's plan step on real Delta Lake, Iceberg and Hudi tables copied into the in-memory store: a partition
 // inside one, or a partition folder holding one, is refused with UnsupportedTableFormatError before any plan,
 // items file or journal entry is written — and the same step still plans a Hive-style partition beside them.
 import { readdir, readFile } from 'node:fs/promises';
@@ -12,12 +12,13 @@ import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import { planRun } from '../../../../functions/core/workflow/plan.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
 import { writeSampleLake } from '../../../../functions/tools/sample-lake.js';
-import { DELTA_FIXTURES, ICEBERG_FIXTURES } from '../../../support/fixtures.js';
+import { DELTA_FIXTURES, HUDI_FIXTURES, ICEBERG_FIXTURES } from '../../../support/fixtures.js';
 
 const tables = parseTableConfigs([
   { name: 'sales', bucket: 'lake', prefix: 'warehouse/sales', partitionColumns: ['year', 'month', 'day'] },
   { name: 'orders', bucket: 'lake', prefix: 'warehouse/orders' },
   { name: 'events', bucket: 'lake', prefix: 'events', partitionColumns: ['date'] },
+  { name: 'trips', bucket: 'lake', prefix: 'warehouse/trips', partitionColumns: ['byteField'] },
 ]);
 const planOptions = { inlineGroupLimit: 40, compactMemoryMb: 1024 };
 
@@ -46,7 +47,7 @@ async function contents(store: MemoryObjectStore): Promise<string[]> {
   return lines;
 }
 
-describe('the plan step on Delta Lake and Iceberg tables', () => {
+describe('the plan step on Delta Lake, Iceberg and Hudi tables', () => {
   let store: MemoryObjectStore;
   let journal: MemoryJournal;
   // The run holds its partition's lease, as the workflow's acquire step ensures before planning.
@@ -57,6 +58,7 @@ describe('the plan step on Delta Lake and Iceberg tables', () => {
     journal = new MemoryJournal();
     await load(store, join(DELTA_FIXTURES, 'delta-0.8.0-partitioned'), 'warehouse/sales/');
     await load(store, join(ICEBERG_FIXTURES, 'spark_v2_position_deletes'), 'warehouse/orders/');
+    await load(store, join(HUDI_FIXTURES, 'cow_v6_simplekeygen_hivestyle_no_metafields'), 'warehouse/trips/');
     await writeSampleLake((key, bytes) => store.put(key, bytes).then(() => undefined), {
       table: 'events',
       days: 1,
@@ -109,6 +111,28 @@ describe('the plan step on Delta Lake and Iceberg tables', () => {
     });
     expect(await contents(store)).toEqual(before);
     expect(await journal.listRun('iceberg-1')).toEqual([]);
+  });
+
+  it('refuses a partition of a Hudi table configured as plain Parquet (its .hoodie/ is above it) and writes nothing', async () => {
+    // Prepare
+    const before = await contents(store);
+    const run = runContext('hudi-1', 'trips', 'byteField=10');
+
+    // Act
+    const planned = planRun(deps(), run, planOptions);
+
+    // Assess
+    await expect(planned).rejects.toMatchObject({
+      name: 'UnsupportedTableFormatError',
+      format: 'hudi',
+      root: 'memory://warehouse/trips/',
+      evidenceKey: 'memory://warehouse/trips/.hoodie/hoodie.properties',
+      message: expect.stringMatching(
+        /^memory:\/\/warehouse\/trips\/byteField=10 is inside an Apache Hudi table \(found memory:\/\/warehouse\/trips\/\.hoodie\/hoodie\.properties\): its timeline, not the file listing, defines which file slices are live/,
+      ),
+    });
+    expect(await contents(store)).toEqual(before);
+    expect(await journal.listRun('hudi-1')).toEqual([]);
   });
 
   it('refuses a Hive partition whose folder holds a Delta table below it, and writes nothing', async () => {

@@ -1,0 +1,52 @@
+// The object behind a data file a table's log names (Delta `add`, Iceberg manifest entry), as the plan records it:
+// its real ETag and size from storage, its footer's rows and schema — or why it is left alone.
+//
+// Why the ETag: the log identifies a file by path and size, but a rewrite that fails has to tell "this object is
+// bad" from "a writer replaced it since planning", and only the object's identity at planning can answer that.
+import type { ObjectStore } from '../../ports/object-store.js';
+import { CorruptInputError, ObjectNotFoundError } from '../errors.js';
+import { readFooter } from '../parquet/footer.js';
+import type { PlanInputFile } from '../planning.js';
+
+/**
+ * `file` (as the log names it: key, the log's size) with the object's ETag, version id and storage class from a
+ * HEAD, and its footer's rows and schema fingerprint. The plan then records what the object was, so the compact
+ * step compares by ETag like any other input, and a stitched copy is conditioned on it. Left alone with why
+ * (`unreadable`): a file missing from storage, an object whose size is not the log's (replaced or damaged: the
+ * footer would be read at the wrong offset), a footer that cannot be read. Other errors (throttling, network) fail
+ * the snapshot rather than hide files. `owner` names what lists the file, for the reasons: "the Delta log".
+ */
+export async function withStoredFooter(
+  store: ObjectStore,
+  file: PlanInputFile,
+  owner: string,
+  check: string,
+): Promise<PlanInputFile> {
+  const { rows: _rows, schemaFingerprint: _fingerprint, ...base } = file;
+  const missing = {
+    ...base,
+    unreadable: `live in ${owner} but missing from storage (the table is damaged; check it with ${check})`,
+  };
+  const head = await store.head(file.key);
+  if (head === undefined) return missing;
+  const stored: PlanInputFile = {
+    ...base,
+    etag: head.etag,
+    ...(head.versionId === undefined ? {} : { versionId: head.versionId }),
+    ...(head.storageClass === undefined ? {} : { storageClass: head.storageClass }),
+  };
+  if (head.size !== file.size) {
+    return {
+      ...stored,
+      unreadable: `${owner} records ${file.size} bytes but the object holds ${head.size}: it was replaced or damaged after it was committed, so it is left alone (check the table with ${check})`,
+    };
+  }
+  try {
+    const footer = await readFooter(store, file.key, file.size);
+    return { ...stored, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint };
+  } catch (err) {
+    if (err instanceof CorruptInputError) return { ...stored, unreadable: err.reason };
+    if (err instanceof ObjectNotFoundError) return missing;
+    throw err;
+  }
+}
