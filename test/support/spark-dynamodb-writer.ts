@@ -36,6 +36,8 @@ export interface SparkWriterOptions {
   readonly tableName: string;
   /** `s3://bucket` (or `s3a://bucket`): the table path is this plus the table root, as Hadoop's Path prints it. */
   readonly bucketUri: string;
+  /** Overrides the table path (a local folder's `file://` path). */
+  readonly tablePath?: (tableRoot: string) => string;
   /** Epoch seconds of "now" for expireTime. */
   readonly nowSeconds?: () => number;
   /** Called on reaching each step (await it to pause the writer there). */
@@ -62,6 +64,7 @@ export class SparkDynamoDbWriter implements DeltaCommitWriter {
   constructor(private readonly options: SparkWriterOptions) {}
 
   private tablePath(tableRoot: string): string {
+    if (this.options.tablePath !== undefined) return this.options.tablePath(tableRoot);
     const root = tableRoot.replace(/^\/+|\/+$/g, '');
     return root === '' ? `${this.options.bucketUri}/` : `${this.options.bucketUri}/${root}`;
   }
