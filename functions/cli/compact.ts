@@ -13,6 +13,7 @@ import { StoreJournal } from '../adapters/store-journal.js';
 import { StoreQuarantine } from '../adapters/store-quarantine.js';
 import {
   CompactionFailedError,
+  CoordinationMismatchError,
   InvalidInputError,
   UnsettledPartitionError,
   UsageError,
@@ -310,6 +311,15 @@ async function compactTable(
     results.push(await compactPartition(deps, leases, run, io));
   }
   printSummary(io, results, options.dryRun ?? false);
+  // A group aborted right before its put because the log shows a writer that does not coordinate as declared is
+  // not "an input changed": only a configuration change (or stopping that writer) fixes it, so the command fails.
+  const mismatch = results.flatMap((r) => r.groups).find((g) => g.coordinationMismatch === true);
+  if (mismatch !== undefined) {
+    throw new CoordinationMismatchError(
+      tableRoot,
+      `A group of ${uri} was not committed: ${mismatch.reason ?? 'the log shows a writer that does not coordinate as declared'}. Nothing of it is in the table; compact again once the declared --delta-log-store matches the table's writers`,
+    );
+  }
   const failed = results.filter((r) => r.summary.status === 'FAILED');
   if (failed.length > 0) {
     throw new CompactionFailedError(

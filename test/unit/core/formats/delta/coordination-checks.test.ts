@@ -18,7 +18,6 @@ import {
 import { ManualClock } from '../../../../../functions/ports/clock.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../../../../functions/tools/sample-delta.js';
 
-const MINUTE = 60_000;
 /** Sunday 2024-03-03, 00:00 UTC. */
 const SUNDAY = Date.UTC(2024, 2, 3);
 
