@@ -139,7 +139,7 @@ export interface LakeCompactorTable {
    * commits are coordinated with its other writers, which must all coordinate the same way. Nothing is assumed:
    * the wrong coordination loses commits silently. Choose by the writers the table has:
    * - `{ type: "s3-conditional" }`: they commit with put-if-absent (`If-None-Match: *`): delta-rs ≥ 1.0 (Python
-   *   `deltalake` ≥ 1.6.1, and Polars or Daft writing through it), delta-rs ≥ 0.23 without a locking provider. Not
+   *   `deltalake` ≥ 1.6.1, and Polars writing through it), delta-rs ≥ 0.23 without a locking provider. Not
    *   Spark or Delta Kernel (Java), whatever their log store. `checkDynamoDbTable: { tableName, region }` names a
    *   DynamoDB commit table to refuse the table if it holds entries of it (the functions get `dynamodb:Query`).
    * - `{ type: "dynamodb", tableName, region, tablePathScheme? }`: they use Spark's

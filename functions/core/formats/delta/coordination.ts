@@ -7,7 +7,7 @@
 //   s3-conditional  put-if-absent (`If-None-Match: *`) on the commit file. Safe beside writers that commit the same
 //                   way: delta-rs ≥ 0.23 without a locking provider and every delta-rs ≥ 1.0 (Rust `deltalake-aws`
 //                   1.0 / Python `deltalake` ≥ 1.6.1, which ignore AWS_S3_LOCKING_PROVIDER=dynamodb), so the
-//                   engines that write through it (Polars `write_delta`, Daft), and other lake-compactor runs.
+//                   engines that write through it (Polars `write_delta`), and other lake-compactor runs.
 //                   NOT beside Spark (any log store: S3SingleDriverLogStore checks `exists` then PUTs
 //                   unconditionally) nor Delta Kernel (Java), which uses that same single-driver log store on S3.
 //   dynamodb        Spark's `S3DynamoDBLogStore` commit-entry protocol in a DynamoDB table: Spark or Delta Kernel
