@@ -80,7 +80,7 @@ function runOf(table: string): RunContext {
   const config = TABLES.find((t) => t.name === table);
   if (config === undefined) throw new Error(table);
   return buildRunContext(
-    { ...config, prefix: config.prefix.replace(/\/$/, '') },
+    { ...config, bucket: config.bucket ?? 'lake', prefix: config.prefix.replace(/\/$/, '') },
     `date=${DAY}`,
     { force: true, quietMinutes: 0 },
     { executionName: `run-${table}`, startedAt: NOW },
