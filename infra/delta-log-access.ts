@@ -1,6 +1,8 @@
-// The DynamoDB access of the functions that commit or settle Delta tables coordinated through a DynamoDB commit
-// table (`deltaLogStore: { type: "dynamodb" }`): the table exists already (the Spark writers' own), so it is
-// named, not created, and only the functions that may write a Delta commit get the protocol's four actions on it.
+// The DynamoDB access of the functions that commit, settle or vacuum Delta tables coordinated through a DynamoDB
+// commit table (`deltaLogStore: { type: "dynamodb" }`): the table exists already (the Spark writers' own), so it is
+// named, not created, and only the functions that may write a Delta commit (or finish one, as VACUUM does before
+// reading the log) get the protocol's four actions on it. A table declared `s3-conditional` with
+// `checkDynamoDbTable` only reads that table (Query), to refuse the table when it holds entries of it.
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
@@ -9,7 +11,7 @@ import type { DeltaLogStoreSetting } from '../functions/core/formats/delta/coord
 /** A DynamoDB commit table some Delta table is configured with. */
 export interface DeltaLogTableRef {
   readonly tableName: string;
-  /** @default the stack's region (the functions' own, which their DynamoDB client uses) */
+  /** The config requires it; @default the stack's region, for refs built by hand */
   readonly region?: string;
 }
 
@@ -64,4 +66,60 @@ export function deltaLogStatement(
       }),
     ),
   });
+}
+
+/** The distinct DynamoDB tables Delta tables declared `s3-conditional` check for entries (`checkDynamoDbTable`). */
+export function deltaCheckedTablesOf(
+  tables: readonly { readonly deltaLogStore?: DeltaLogStoreSetting | undefined }[],
+): DeltaLogTableRef[] {
+  const seen = new Map<string, DeltaLogTableRef>();
+  for (const t of tables) {
+    const setting = t.deltaLogStore;
+    if (setting?.type !== 's3-conditional' || setting.checkDynamoDbTable === undefined) continue;
+    const { tableName, region } = setting.checkDynamoDbTable;
+    seen.set(`${region}/${tableName}`, { tableName, region });
+  }
+  return [...seen.values()];
+}
+
+/** Query on the checked tables (read only: nothing is ever written to a table another coordination owns). */
+export function deltaCheckStatement(
+  scope: IConstruct,
+  refs: readonly DeltaLogTableRef[],
+): iam.PolicyStatement | undefined {
+  if (refs.length === 0) return undefined;
+  const stack = Stack.of(scope);
+  return new iam.PolicyStatement({
+    actions: ['dynamodb:Query'],
+    resources: refs.map((ref) =>
+      stack.formatArn({
+        service: 'dynamodb',
+        resource: 'table',
+        resourceName: ref.tableName,
+        ...(ref.region === undefined ? {} : { region: ref.region }),
+      }),
+    ),
+  });
+}
+
+/**
+ * `s3:PutObject` on the `_delta_log/` of the Delta tables coordinated through DynamoDB: VACUUM finishes an
+ * incomplete commit entry (copies its temp file to `<version>.json`, conditionally) before it reads the log, as
+ * Spark's VACUUM does. Nothing else of those tables, and no other table's log.
+ */
+export function deltaLogFinishStatement(
+  tables: readonly {
+    readonly bucketName: string;
+    readonly prefix: string;
+    readonly deltaLogStore?: DeltaLogStoreSetting | undefined;
+  }[],
+): iam.PolicyStatement | undefined {
+  const arns = tables
+    .filter((t) => t.deltaLogStore?.type === 'dynamodb')
+    .map((t) => {
+      const root = t.prefix.replace(/^\/+|\/+$/g, '');
+      return `arn:aws:s3:::${t.bucketName}/${root === '' ? '' : `${root}/`}_delta_log/*`;
+    });
+  if (arns.length === 0) return undefined;
+  return new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [...new Set(arns)] });
 }

@@ -135,14 +135,23 @@ export interface LakeCompactorTable {
    */
   readonly policy?: Readonly<Record<string, number>>;
   /**
-   * Delta Lake tables only (`format: "delta"`; refused on any other): how the table's commits are coordinated
-   * with its other writers, which must all coordinate the same way. `{ type: "s3-conditional" }`: S3
-   * conditional writes (`If-None-Match: *`), what delta-rs and Delta Kernel use. `{ type: "dynamodb",
-   * tableName, region?, tablePathScheme? }`: Spark's `io.delta.storage.S3DynamoDBLogStore` protocol through that
-   * existing DynamoDB table (`spark.io.delta.storage.S3DynamoDBLogStore.ddb.tableName` / `.ddb.region`;
-   * `tablePathScheme: "s3a"` when Spark addresses the table as `s3a://`); the functions that commit or settle
-   * get `dynamodb:GetItem/PutItem/UpdateItem/Query` on it.
-   * @default { type: 's3-conditional' }
+   * Delta Lake tables only (`format: "delta"`; refused on any other), and **required** there: how the table's
+   * commits are coordinated with its other writers, which must all coordinate the same way. Nothing is assumed:
+   * the wrong coordination loses commits silently. Choose by the writers the table has:
+   * - `{ type: "s3-conditional" }`: they commit with put-if-absent (`If-None-Match: *`): delta-rs ≥ 1.0 (Python
+   *   `deltalake` ≥ 1.6.1, and Polars writing through it), delta-rs ≥ 0.23 without a locking provider. Not
+   *   Spark or Delta Kernel (Java), whatever their log store. `checkDynamoDbTable: { tableName, region }` names a
+   *   DynamoDB commit table to refuse the table if it holds entries of it (the functions get `dynamodb:Query`).
+   * - `{ type: "dynamodb", tableName, region, tablePathScheme? }`: they use Spark's
+   *   `io.delta.storage.S3DynamoDBLogStore` (Spark, Delta Kernel, or delta-rs < 1.0 with
+   *   AWS_S3_LOCKING_PROVIDER=dynamodb) through that existing DynamoDB table
+   *   (`spark.io.delta.storage.S3DynamoDBLogStore.ddb.tableName` / `.ddb.region`, Spark's default region being
+   *   us-east-1; `tablePathScheme: "s3a"` when Spark addresses the table as `s3a://`); the functions that commit,
+   *   settle or vacuum get `dynamodb:GetItem/PutItem/UpdateItem/Query` on it.
+   * - `{ type: "quiet-window", windows: ["02:00-05:00"], quietMinutes?, acceptUncoordinatedWriters: true }`: they
+   *   have no coordination (Spark's default S3SingleDriverLogStore): commits happen only inside the UTC windows in
+   *   which those writers are stopped; a writer committing inside one anyway can silently overwrite a commit.
+   * See docs/table-formats.md, "Commit coordination".
    */
   readonly deltaLogStore?: DeltaLogStoreSetting;
 }

@@ -18,7 +18,13 @@ import { Construct } from 'constructs';
 import { DEFAULT_WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow } from './compaction-workflow.js';
 import { createDataBucket } from './data-bucket.js';
-import { deltaLogTablesOf } from './delta-log-access.js';
+import {
+  deltaCheckedTablesOf,
+  deltaCheckStatement,
+  deltaLogFinishStatement,
+  deltaLogStatement,
+  deltaLogTablesOf,
+} from './delta-log-access.js';
 import { tablesJsonOf, triggerEnvironmentOf } from './function-config.js';
 import { icebergCatalogStatements, icebergMetadataWriteStatement } from './iceberg-catalog-access.js';
 import { acknowledgeNagFindings } from './lake-compactor-nag.js';
@@ -236,6 +242,26 @@ export class LakeCompactor extends Construct {
       grantIcebergMetadataReads(validateFunction, icebergTables, icebergKeys);
       for (const statement of icebergCatalogStatements(this, props.tables, 'read'))
         validateFunction.addToRolePolicy(statement);
+    }
+    // A Delta table coordinated through DynamoDB is vacuumed after its latest commit entry is finished (Spark's
+    // VACUUM does the same through listFrom): the vacuum gets the protocol's actions and the log's PutObject. A
+    // table declared s3-conditional that checks a DynamoDB table for entries only queries it, wherever it is read.
+    const deltaLog = deltaLogStatement(this, deltaLogTables);
+    if (deltaLog !== undefined) this.maintenance.vacuumFunction.addToRolePolicy(deltaLog);
+    const deltaFinish = deltaLogFinishStatement(tables);
+    if (deltaFinish !== undefined) this.maintenance.vacuumFunction.addToRolePolicy(deltaFinish);
+    const deltaCheck = deltaCheckStatement(this, deltaCheckedTablesOf(props.tables));
+    if (deltaCheck !== undefined) {
+      const f = this.workflow.functions;
+      for (const fn of [
+        f.plan,
+        f.commit,
+        f.rollback,
+        f.finalize,
+        this.sweepFunction,
+        this.maintenance.vacuumFunction,
+      ])
+        fn?.addToRolePolicy(deltaCheck);
     }
     const metadataWrite = icebergMetadataWriteStatement(tables);
     if (metadataWrite !== undefined) this.maintenance.vacuumFunction.addToRolePolicy(metadataWrite);

@@ -103,6 +103,8 @@ export class Observability extends Construct {
   public readonly scheduleDeadLetterQueueAlarm: cloudwatch.Alarm;
   /** A run's end could not be announced on EventBridge or notified on SNS (the run itself is recorded). */
   public readonly notificationsFailedAlarm: cloudwatch.Alarm;
+  /** A table refused because its log shows a writer that does not coordinate its commits as declared. */
+  public readonly coordinationRefusalsAlarm: cloudwatch.Alarm;
   public readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
@@ -280,6 +282,11 @@ export class Observability extends Construct {
       custom(METRIC.notificationsFailed, {}, sum),
       'lake-compactor: the end of a compaction run could not be put on EventBridge or published to SNS. The run itself is recorded and its execution ended with its real outcome; its output says notified: false with announceError or notifyError. Check the topic and bus (policy, KMS key, deleted topic); consumers of the completion events missed this run (`lake-compactor history` lists it).',
     );
+    this.coordinationRefusalsAlarm = alarmOnAny(
+      'CoordinationRefusals',
+      custom(METRIC.coordinationRefusals, {}, sum),
+      "lake-compactor: a table was refused (plan, commit or vacuum) because its log shows a writer that does not coordinate its commits the way the table's config declares: a Delta table declared dynamodb whose recent versions have no DynamoDB entry, or one declared s3-conditional with Spark S3DynamoDBLogStore temp files under _delta_log/.tmp/, entries in the checked DynamoDB table or Spark commits, or a commit inside a declared quiet window. Nothing was committed or deleted; the table is refused until fixed. The error (CoordinationMismatchError) in the plan step's, commit step's or vacuum's log names what was seen and what to declare (docs/table-formats.md, Commit coordination); fix the table's deltaLogStore, or stop the writer that bypasses it.",
+    );
 
     const row = (title: string) =>
       new cloudwatch.TextWidget({ markdown: `### ${title}`, width: 24, height: 1 });
@@ -312,6 +319,7 @@ export class Observability extends Construct {
               this.functionThrottlesAlarm,
               this.scheduleDeadLetterQueueAlarm,
               this.notificationsFailedAlarm,
+              this.coordinationRefusalsAlarm,
             ],
             width: 24,
             height: 5,

@@ -1,8 +1,9 @@
 // Delta commits coordinated through DynamoDB, speaking the commit-entry protocol of Delta's `S3DynamoDBLogStore`
-// (Spark, delta-storage-s3-dynamodb) that delta-rs's `S3DynamoDbLogStore` speaks as well: writers of one table that
-// share the DynamoDB table exclude each other whichever engine they run in. For stores without conditional writes
-// (S3-compatible stores, or S3 deployments that already run Spark this way); on S3 itself `ConditionalPutLogStore`
-// needs no extra infrastructure.
+// (Spark and Delta Kernel with delta-storage-s3-dynamodb), which delta-rs < 1.0 (Python `deltalake` <= 1.6.0) spoke
+// as well with AWS_S3_LOCKING_PROVIDER=dynamodb: writers of one table that share the DynamoDB table exclude each
+// other whichever engine they run in. delta-rs >= 1.0 no longer does (it logs an error and commits with
+// put-if-absent), so a table shared by such a writer and a DynamoDB one is unsafe whatever lake-compactor does;
+// `check` refuses a table whose recent versions have no entry (a writer not using the table).
 //
 // One item per commit file, in a table keyed by `tablePath` (hash, S) and `fileName` (range, S):
 //   tablePath   the table's URI as the writers spell it: Spark writes Hadoop's `Path.toString()` of the table
@@ -35,8 +36,16 @@ import {
   TransientStoreError,
 } from '../core/errors.js';
 import { DeltaLogError } from '../core/formats/delta/errors.js';
-import { commitFileName } from '../core/formats/delta/log-files.js';
-import type { CommitWriteResult, DeltaLogStore } from '../core/formats/delta/log-store.js';
+import { classifyLogFile, commitFileName } from '../core/formats/delta/log-files.js';
+import {
+  type CommitEntryProbe,
+  type CommitEntrySummary,
+  type CommitWriteResult,
+  type CoordinationCheckContext,
+  type CoordinationFinding,
+  type DeltaLogStore,
+  listLogEvidence,
+} from '../core/formats/delta/log-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 
@@ -89,10 +98,20 @@ export function s3TablePath(bucket: string, scheme = 's3'): (tableRoot: string) 
   };
 }
 
+/**
+ * How recent a commit must be for "it has no entry" to prove a writer that bypasses the commit table when the
+ * table holds no entry of this table at all (with entries, any version newer than the latest entry proves it, by
+ * order alone — see `check`). Entries expire by TTL one day after completion by Spark's default (`ddb.ttl`), and
+ * Delta's docs warn against much less; a commit younger than an hour whose entry is gone is no TTL's doing.
+ */
+export const UNCOORDINATED_COMMIT_RECENT_MS = 60 * 60_000;
+
 export interface DynamoDbDeltaLogStoreOptions {
   readonly client: DynamoDBClient;
   /** The commit-entry table (Spark's `ddb.tableName`, delta-rs's `DELTA_DYNAMO_TABLE_NAME`; both default `delta_log`). */
   readonly tableName: string;
+  /** Its region, for messages (the client is already bound to it). */
+  readonly region?: string;
   /** Where the tables' `_delta_log/` folders are (the bucket `tablePath` names). */
   readonly store: ObjectStore;
   /** The `tablePath` of the table at a key prefix of `store`, spelled as every other writer spells it. */
@@ -112,12 +131,12 @@ interface CommitEntry {
   readonly complete: boolean;
 }
 
-export class DynamoDbDeltaLogStore implements DeltaLogStore {
+export class DynamoDbDeltaLogStore implements DeltaLogStore, CommitEntryProbe {
   readonly description: string;
   private readonly expireAfterSeconds: number;
 
   constructor(private readonly options: DynamoDbDeltaLogStoreOptions) {
-    this.description = `dynamodb:${options.tableName}`;
+    this.description = `dynamodb:${options.tableName}${options.region === undefined ? '' : ` (${options.region})`}`;
     this.expireAfterSeconds = options.expireAfterSeconds ?? DEFAULT_EXPIRE_AFTER_SECONDS;
     if (!Number.isInteger(this.expireAfterSeconds) || this.expireAfterSeconds < 0) {
       throw new InvalidInputError(
@@ -149,7 +168,7 @@ export class DynamoDbDeltaLogStore implements DeltaLogStore {
     try {
       await this.putIncompleteEntry(entry);
     } catch (error) {
-      if (!isConditionFailed(error)) throw mapDynamoError(error, this.options.tableName);
+      if (!isConditionFailed(error)) throw mapDynamoError(error, this.options);
       await this.removeQuietly(tempKey);
       return 'exists';
     }
@@ -164,10 +183,66 @@ export class DynamoDbDeltaLogStore implements DeltaLogStore {
     return outcome;
   }
 
+  /** The `tablePath` of the table at `tableRoot` in this commit table's entries. */
+  tablePathOf(tableRoot: string): string {
+    return this.options.tablePath(tableRoot);
+  }
+
+  /** The table's latest entry (read only; used as a probe by s3-conditional's `checkDynamoDbTable`). */
+  async latestEntry(tableRoot: string): Promise<CommitEntrySummary | undefined> {
+    const entry = await this.latestEntryOf(this.options.tablePath(tableRoot));
+    return entry === undefined
+      ? undefined
+      : { tablePath: entry.tablePath, fileName: entry.fileName, complete: entry.complete };
+  }
+
+  /**
+   * Whether every recent version of the log went through this commit table. The log is listed first and the
+   * latest entry read after (an entry always precedes its commit file, so a writer that commits in between cannot
+   * look uncoordinated): a commit file newer than the latest entry was written without one — by a writer that
+   * bypasses the table (delta-rs >= 1.0, Spark's default log store, Delta Kernel defaults) or that addresses it by
+   * another `tablePath`, table name or region. Entries expire by TTL in completion order, so "newer than the
+   * latest entry" needs no clock; when the table has no entry at all, only a commit younger than
+   * {@link UNCOORDINATED_COMMIT_RECENT_MS} proves it (older ones may have lost theirs to TTL).
+   */
+  async check(
+    tableRoot: string,
+    context: CoordinationCheckContext,
+  ): Promise<CoordinationFinding | undefined> {
+    const { commits } = await listLogEvidence(this.options.store, tableRoot);
+    const latestCommit = commits.at(-1);
+    if (latestCommit === undefined) return undefined;
+    const tablePath = this.options.tablePath(tableRoot);
+    const entry = await this.latestEntryOf(tablePath);
+    const entryVersion = entry === undefined ? undefined : classifyLogFile(entry.fileName);
+    const where = `the DynamoDB commit table ${this.description} for tablePath ${tablePath}`;
+    const configure = `Every writer of a table declared "dynamodb" must commit through the same DynamoDB table, region and table path: check that the writer uses io.delta.storage.S3DynamoDBLogStore with this ddb.tableName and ddb.region and addresses the table with the same scheme (tablePathScheme "s3a" for s3a:// paths). A delta-rs >= 1.0 writer (Python deltalake >= 1.6.1) cannot use DynamoDB any more: beside it, a table written through DynamoDB is unsafe whatever lake-compactor does; if every writer commits with put-if-absent, declare "s3-conditional"`;
+    if (entryVersion?.kind === 'commit') {
+      const bypassing = commits.filter((c) => c.version > entryVersion.version);
+      const first = bypassing[0];
+      if (first === undefined) return undefined;
+      return {
+        kind: 'mismatch',
+        message: `version(s) ${bypassing
+          .slice(0, 5)
+          .map((c) => c.version)
+          .join(
+            ', ',
+          )}${bypassing.length > 5 ? ', …' : ''} (the first written ${first.lastModified.toISOString()}) are in the log but newer than the latest entry in ${where} (${entry?.fileName}): a writer commits to this table without the commit table. ${configure}`,
+      };
+    }
+    const age = context.now - latestCommit.lastModified.getTime();
+    if (age >= UNCOORDINATED_COMMIT_RECENT_MS) return undefined;
+    return {
+      kind: 'mismatch',
+      message: `version ${latestCommit.version} was written ${latestCommit.lastModified.toISOString()} (less than an hour ago) and ${where} holds no entry of the table at all: a writer commits to this table without the commit table. ${configure}`,
+    };
+  }
+
   /** Finishes the table's latest entry when its writer stopped between the entry put and marking it complete. */
   async prepareRead(tableRoot: string): Promise<void> {
     const tablePath = this.options.tablePath(tableRoot);
-    const latest = await this.latestEntry(tablePath);
+    const latest = await this.latestEntryOf(tablePath);
     if (latest !== undefined && !latest.complete) await this.finish(tableRoot, latest);
   }
 
@@ -299,7 +374,7 @@ export class DynamoDbDeltaLogStore implements DeltaLogStore {
         }),
       );
     } catch (error) {
-      if (!isConditionFailed(error)) throw mapDynamoError(error, this.options.tableName);
+      if (!isConditionFailed(error)) throw mapDynamoError(error, this.options);
     }
   }
 
@@ -314,12 +389,12 @@ export class DynamoDbDeltaLogStore implements DeltaLogStore {
       );
       return response.Item === undefined ? undefined : parseEntry(response.Item, tablePath);
     } catch (error) {
-      throw mapDynamoError(error, this.options.tableName);
+      throw mapDynamoError(error, this.options);
     }
   }
 
   /** The entry with the greatest fileName (zero-padded versions sort as numbers). */
-  private async latestEntry(tablePath: string): Promise<CommitEntry | undefined> {
+  private async latestEntryOf(tablePath: string): Promise<CommitEntry | undefined> {
     try {
       const response = await this.options.client.send(
         new QueryCommand({
@@ -335,7 +410,7 @@ export class DynamoDbDeltaLogStore implements DeltaLogStore {
       const item = response.Items?.[0];
       return item === undefined ? undefined : parseEntry(item, tablePath);
     } catch (error) {
-      throw mapDynamoError(error, this.options.tableName);
+      throw mapDynamoError(error, this.options);
     }
   }
 
@@ -403,17 +478,24 @@ const THROTTLED = new Set([
   'ServiceUnavailable',
 ]);
 
-/** Throttling becomes retryable, a missing table says how to create it; anything else passes through. */
-function mapDynamoError(error: unknown, tableName: string): unknown {
+/**
+ * Throttling becomes retryable; a missing table is a configuration error that names the region asked (never an
+ * invitation to create a second lock table: writers that share no table exclude nobody); anything else passes.
+ */
+function mapDynamoError(
+  error: unknown,
+  table: Pick<DynamoDbDeltaLogStoreOptions, 'tableName' | 'region'>,
+): unknown {
   const name = (error as { name?: string } | null)?.name;
   if (name !== undefined && THROTTLED.has(name)) {
-    return new TransientStoreError(`DynamoDB table ${tableName} is busy (${name}); retry the commit.`, {
+    return new TransientStoreError(`DynamoDB table ${table.tableName} is busy (${name}); retry the commit.`, {
       cause: error,
     });
   }
   if (name === 'ResourceNotFoundException') {
+    const region = table.region === undefined ? 'the region asked' : `region ${table.region}`;
     return new InvalidInputError(
-      `The Delta commit table ${tableName} does not exist: create it with hash key tablePath (S), range key fileName (S) and TTL on expireTime, as for Spark's S3DynamoDBLogStore`,
+      `The Delta commit table ${table.tableName} does not exist in ${region}. Do not create one here: the table must be the one the other writers already commit through, and a second table of that name excludes nobody. Set deltaLogStore.tableName and region to the writers' spark.io.delta.storage.S3DynamoDBLogStore.ddb.tableName and .ddb.region (Spark's defaults: delta_log in us-east-1); nothing was committed`,
       [],
       { cause: error },
     );

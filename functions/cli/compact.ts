@@ -13,6 +13,7 @@ import { StoreJournal } from '../adapters/store-journal.js';
 import { StoreQuarantine } from '../adapters/store-quarantine.js';
 import {
   CompactionFailedError,
+  CoordinationMismatchError,
   InvalidInputError,
   UnsettledPartitionError,
   UsageError,
@@ -72,6 +73,7 @@ import {
   commandFormat,
   type DeltaLogStoreCliOptions,
   deltaLogStoreSettingOf,
+  isS3Location,
 } from './format-options.js';
 import { removeStaleTempFiles, settleOpenGroups } from './settle.js';
 import { renderTable } from './table.js';
@@ -198,9 +200,10 @@ async function compactTable(
   const store = dryRun ? dryRunStore(live) : live;
   const tableRoot = opened.prefix.replace(/\/$/, '');
   const table = options.table ?? tableNameOf(uri);
-  // A dry run commits nothing, and must not finish another writer's commit either: the registered format reads
-  // (through the table's catalog, which says where its current metadata is).
-  const setting = deltaLogStoreSettingOf(formatName, options);
+  // A Delta table's coordination is declared on S3 even for a dry run (the same command line then commits). A dry
+  // run commits nothing, and must not finish another writer's commit either: the registered format reads (through
+  // the table's catalog, which says where its current metadata is).
+  const setting = deltaLogStoreSettingOf(formatName, options, { s3: isS3Location(uri) });
   const catalog = options.icebergCatalog;
   const format =
     dryRun && catalog === undefined
@@ -308,6 +311,15 @@ async function compactTable(
     results.push(await compactPartition(deps, leases, run, io));
   }
   printSummary(io, results, options.dryRun ?? false);
+  // A group aborted right before its put because the log shows a writer that does not coordinate as declared is
+  // not "an input changed": only a configuration change (or stopping that writer) fixes it, so the command fails.
+  const mismatch = results.flatMap((r) => r.groups).find((g) => g.coordinationMismatch === true);
+  if (mismatch !== undefined) {
+    throw new CoordinationMismatchError(
+      tableRoot,
+      `A group of ${uri} was not committed: ${mismatch.reason ?? 'the log shows a writer that does not coordinate as declared'}. Nothing of it is in the table; compact again once the declared --delta-log-store matches the table's writers`,
+    );
+  }
   const failed = results.filter((r) => r.summary.status === 'FAILED');
   if (failed.length > 0) {
     throw new CompactionFailedError(
@@ -636,9 +648,11 @@ twice. Until then a reader listing the table may see a publishing group's rows t
 run left are removed by the next run; vacuum removes old ones.
 No lease is taken in DynamoDB: run one compact per table at a time, pause the deployment's triggers first,
 or use the Step Functions workflow for deployed, unattended or large runs.
-A Delta table's commits use S3 conditional writes; when its writers coordinate through DynamoDB instead
-(Spark's S3DynamoDBLogStore), pass the table's deltaLogStore as the config has it:
---delta-log-store dynamodb --delta-ddb-table <name> [--delta-ddb-region <r>].`,
+A Delta table on S3 needs its commit coordination, as the table's deltaLogStore in the config declares it, chosen
+by the table's other writers: --delta-log-store s3-conditional (put-if-absent writers: delta-rs >= 1.0),
+--delta-log-store dynamodb --delta-ddb-table <name> --delta-ddb-region <r> (Spark's S3DynamoDBLogStore), or
+--delta-log-store quiet-window --delta-quiet-window <HH:MM-HH:MM> --delta-accept-uncoordinated-writers (writers
+with no coordination, stopped during the window). A local folder without the option uses s3-conditional.`,
     )
     .action(async (uri: string, opts: CompactOptions & CatalogFlags & { rewriteOption?: string[] }) => {
       const icebergCatalog = catalogFromFlags(opts, opts.format ?? DEFAULT_TABLE_FORMAT);

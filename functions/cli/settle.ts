@@ -31,6 +31,7 @@ import {
   commandFormat,
   type DeltaLogStoreCliOptions,
   deltaLogStoreSettingOf,
+  isS3Location,
 } from './format-options.js';
 
 export interface SettleIo {
@@ -145,7 +146,7 @@ export async function runSettle(
     opened,
     table,
     formatName,
-    deltaLogStoreSettingOf(formatName, options),
+    deltaLogStoreSettingOf(formatName, options, { s3: isS3Location(uri) }),
     io,
     catalog,
   );

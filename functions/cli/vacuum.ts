@@ -20,6 +20,7 @@ import { type OpenedStore, openStore } from '../adapters/open-store.js';
 import { RoutedJournal } from '../adapters/routed-journal.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import { CompactorError, UsageError } from '../core/errors.js';
+import type { DeltaFormatServices, DeltaLogStoreSetting } from '../core/formats/delta/coordination.js';
 import { DELETED_FILE_RETENTION_PROPERTY } from '../core/formats/delta/vacuum.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import type { IcebergCatalogServices, IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
@@ -46,12 +47,19 @@ import { CLI_RUN_ID } from '../core/run-input.js';
 import { formatBytes } from '../core/stats.js';
 import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
 import { journalManifestPrefix, parseStagingKey, parseTrashKey } from '../core/workflow/layout.js';
+import { systemClock } from '../ports/clock.js';
 import type { GroupJournalEntry, Journal } from '../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
 import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { formatOption, positiveInteger, positiveNumber, tableNameOf, workRootOption } from './args.js';
 import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
+import {
+  addDeltaLogStoreOptions,
+  cliFormatServices,
+  type DeltaLogStoreCliOptions,
+  deltaLogStoreSettingOf,
+} from './format-options.js';
 import {
   asUsage,
   bucketOf,
@@ -67,7 +75,7 @@ import {
 import { renderTable } from './table.js';
 import { refuseEnclosingForeignTable } from './table-format-guard.js';
 
-export interface VacuumCliOptions extends CatalogFlags {
+export interface VacuumCliOptions extends CatalogFlags, DeltaLogStoreCliOptions {
   /** List what would go; delete nothing. */
   readonly dryRun?: boolean;
   /**
@@ -117,6 +125,8 @@ export interface VacuumJob {
   readonly workRoot: string;
   /** Catalog clients for an Iceberg table given `--catalog glue|rest` (from the CLI's environment). */
   readonly iceberg: IcebergCatalogServices;
+  /** DynamoDB access for a Delta table's declared coordination (`--delta-log-store`), from the CLI's environment. */
+  readonly delta: DeltaFormatServices;
 }
 
 /** The printed and `--json` result: the function's report, plus where and how it ran. */
@@ -135,7 +145,7 @@ export interface VacuumCliReport extends VacuumReport {
 export function prepareVacuum(
   uri: string,
   options: VacuumCliOptions,
-  io: Pick<MaintenanceIo, 'env'>,
+  io: Pick<MaintenanceIo, 'env'> & Partial<Pick<MaintenanceIo, 'clock'>>,
   dynamodb?: DynamoDBClient,
 ): VacuumJob {
   // The core enforces the same gate (below); this says it in the CLI's own words.
@@ -201,7 +211,10 @@ export function prepareVacuum(
   const stateTable = s3 ? options.stateTable || io.env.LAKE_COMPACTOR_TABLE || undefined : undefined;
   const format = options.format ?? DEFAULT_TABLE_FORMAT;
   const catalog = catalogFromFlags(options, format);
-  const table = asUsage(() => tableOf(uri, opened, options.table, format, catalog));
+  // A Delta table's log is read through its declared coordination (required on S3): an incomplete DynamoDB entry
+  // is finished before VACUUM reads the log, and a writer that does not coordinate as declared refuses the table.
+  const deltaLogStore = deltaLogStoreSettingOf(format, options, { s3 });
+  const table = asUsage(() => tableOf(uri, opened, options.table, format, catalog, deltaLogStore));
   const workflowJournal: Journal =
     stateTable === undefined
       ? new MemoryJournal()
@@ -228,6 +241,7 @@ export function prepareVacuum(
     s3,
     workRoot: opened.workRoot,
     iceberg: icebergCatalogServices(io.env),
+    delta: cliFormatServices(opened, { env: io.env, clock: io.clock ?? systemClock }),
   };
 }
 
@@ -281,6 +295,7 @@ export async function planVacuumJob(
     journalFor: () => job.journal,
     clock: io.clock,
     iceberg: job.iceberg,
+    delta: () => job.delta,
   };
   const candidates = new Map<string, VacuumCandidate>();
   const add = (found: readonly VacuumCandidate[]) => {
@@ -508,9 +523,13 @@ export async function runVacuum(
       throw new OperationCancelledError('Vacuum cancelled: nothing was deleted');
     }
   }
-  const report = await executeVacuum({ storeFor: () => job.store, iceberg: job.iceberg }, plan, {
-    listLimit: Number.MAX_SAFE_INTEGER,
-  });
+  const report = await executeVacuum(
+    { storeFor: () => job.store, iceberg: job.iceberg, delta: () => job.delta },
+    plan,
+    {
+      listLimit: Number.MAX_SAFE_INTEGER,
+    },
+  );
   const result: VacuumCliReport = {
     uri,
     stateTable: job.stateTable ?? null,
@@ -645,6 +664,7 @@ function tableOf(
   name: string | undefined,
   format: TableFormatName,
   catalog: IcebergCatalogSetting | undefined,
+  deltaLogStore: DeltaLogStoreSetting | undefined,
 ): TableConfig {
   const [table] = parseTableConfigs([
     {
@@ -653,6 +673,7 @@ function tableOf(
       prefix: opened.prefix,
       format,
       ...(catalog === undefined ? {} : { catalog }),
+      ...(deltaLogStore === undefined ? {} : { deltaLogStore }),
     },
   ]);
   return table as TableConfig;
@@ -708,12 +729,15 @@ export function registerVacuumCommand(program: Command, io: MaintenanceIo): void
     )
     .addOption(workRootOption())
     .addOption(formatOption());
-  addCatalogOptions(command)
+  addCatalogOptions(addDeltaLogStoreOptions(command))
     .addHelpText(
       'after',
       `
 With --format delta, <uri> is a Delta table's root and Delta VACUUM runs on it: files of tombstones older than
 the retention and files no version references that are older than it go; the log and live files never do.
+On S3 it needs the table's --delta-log-store as compact does: the log is read through it (an incomplete DynamoDB
+commit entry is finished first, as Spark's VACUUM does), and a writer that does not coordinate as declared
+refuses the table.
 With --format iceberg, <uri> is an Iceberg table's root: expire_snapshots removes snapshots older than
 --older-than-hours (never the current one, the last --retain-last of a branch, or a tag's), commits the new
 metadata, then deletes the files only expired snapshots referenced; remove_orphan_files then deletes files no

@@ -196,6 +196,23 @@ export class UnsupportedTableFormatError extends CompactorError {
   }
 }
 
+/**
+ * The table's log (or catalog, or commit table) shows a writer that does not coordinate its commits the way the
+ * table's configuration declares (a Delta table declared `dynamodb` whose recent versions have no DynamoDB entry,
+ * one declared `s3-conditional` with Spark's DynamoDB temp files): committing would race a writer that cannot see
+ * the commit. Refused before anything is written; never retried (only a configuration change or stopping that
+ * writer fixes it); the functions count it in `CoordinationRefusals`, which is alarmed.
+ */
+export class CoordinationMismatchError extends CompactorError {
+  constructor(
+    /** The table's root, as a URI or key prefix. */
+    readonly table: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 function unsupportedFormatMessage(
   format: 'delta' | 'iceberg' | 'hudi',
   root: string,
@@ -250,6 +267,7 @@ export const ERROR_CLASSES = [
   NotVerifiedError,
   CompactionFailedError,
   UnsupportedTableFormatError,
+  CoordinationMismatchError,
 ] as const;
 
 /** Names of the error classes a later attempt can fix (`retryable`), in file order: what Step Functions retries. */

@@ -51,6 +51,9 @@ export const METRIC = {
   concurrentRuns: 'ConcurrentRuns',
   // the state machine (CloudWatch PutMetricData): a run's end could not be announced or notified
   notificationsFailed: 'NotificationsFailed',
+  // plan and commit steps, vacuum: a table refused because its log shows a writer that does not coordinate its
+  // commits as the table's config declares (CoordinationMismatchError)
+  coordinationRefusals: 'CoordinationRefusals',
 } as const;
 
 /** The CloudWatch units used here (the strings Powertools' MetricUnit holds). */
@@ -134,6 +137,21 @@ export function foreignFormatMetrics(countsByTable: ReadonlyMap<string, number>)
  */
 export function unsupportedFormatMetrics(countsByTable: ReadonlyMap<string, number>): MetricDatum[] {
   return perTableCounts(METRIC.unsupportedFormatRefusals, countsByTable);
+}
+
+/**
+ * `CoordinationRefusals` per table and in total: plans, commits and vacuums refused because the table's log shows
+ * a writer that does not coordinate as declared (a Delta table declared `dynamodb` whose recent versions have no
+ * entry; one declared `s3-conditional` with Spark's DynamoDB temp files). The total is alarmed: the fix is a
+ * configuration change or stopping that writer, and until then the table is not compacted or vacuumed.
+ */
+export function coordinationRefusalMetrics(countsByTable: ReadonlyMap<string, number>): MetricDatum[] {
+  const total = [...countsByTable.values()].reduce((a, b) => a + b, 0);
+  if (total === 0) return [];
+  return [
+    ...perTableCounts(METRIC.coordinationRefusals, countsByTable),
+    { name: METRIC.coordinationRefusals, unit: 'Count', value: total, dimensionSets: [] },
+  ];
 }
 
 /** One `Count` datum of `name` per table, in table order. */

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { codecSchema, schemaFidelitySchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
+import { undeclaredCoordinationMessage } from './formats/delta/coordination.js';
 import {
   DEFAULT_TABLE_FORMAT,
   FORMAT_SETTING_NAMES,
@@ -126,9 +127,11 @@ export const tableFieldSchemas = {
   /** Per-table overrides of the trigger policy. */
   policy: policyOverridesSchema.optional(),
   /**
-   * Delta Lake only: how the table's commits are coordinated with its other writers — `{ type: "s3-conditional" }`
-   * (the default) or `{ type: "dynamodb", tableName, region?, tablePathScheme? }` for tables whose Spark writers use
-   * `io.delta.storage.S3DynamoDBLogStore` (see core/formats/delta/coordination.ts).
+   * Delta Lake only, and required there: how the table's commits are coordinated with its other writers, chosen by
+   * those writers — `{ type: "s3-conditional" }` (put-if-absent writers: delta-rs >= 1.0), `{ type: "dynamodb",
+   * tableName, region, tablePathScheme? }` (Spark's `io.delta.storage.S3DynamoDBLogStore`), or `{ type:
+   * "quiet-window", windows, acceptUncoordinatedWriters: true }` (writers with no coordination, stopped during the
+   * windows). See core/formats/delta/coordination.ts.
    */
   deltaLogStore: FORMAT_SETTING_SCHEMAS.deltaLogStore.optional(),
 };
@@ -153,6 +156,18 @@ export function checkTableFields(table: TableFields, ctx: z.RefinementCtx): void
     if (table[setting] === undefined) continue;
     const message = misplacedSettingMessage(table.format ?? DEFAULT_TABLE_FORMAT, setting);
     if (message !== undefined) ctx.addIssue({ code: 'custom', path: [setting], message });
+  }
+  // Delta's commit coordination is declared, never assumed: every configured table lives on S3, where the wrong
+  // one loses commits silently (core/formats/delta/coordination.ts lists the choices by writer).
+  if (table.format === 'delta' && table.deltaLogStore === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['deltaLogStore'],
+      message: undeclaredCoordinationMessage(
+        'is required for a Delta table: the table',
+        'deltaLogStore: { "type": … }',
+      ),
+    });
   }
   const conflict = deltaReadersConflict(table.deltaEncoding, table.readers);
   if (conflict !== undefined) ctx.addIssue({ code: 'custom', path: ['deltaEncoding'], message: conflict });

@@ -6,6 +6,7 @@ import { DynamoDbDeltaLogStore, s3TablePath } from '../adapters/dynamodb-delta-l
 import type { IcebergCatalogServices } from '../core/formats/iceberg/catalogs.js';
 import type { FormatServices } from '../core/formats/table-format.js';
 import type { Clock } from '../ports/clock.js';
+import type { ObjectStore } from '../ports/object-store.js';
 
 /**
  * Where the tables of one store are, as the other writers of a table spell its path: in an S3 bucket (the
@@ -17,7 +18,10 @@ export type TableLocation =
   | { readonly tablePath: (tableRoot: string) => string };
 
 export interface FormatServicesOptions {
-  /** The DynamoDB client for a table in `region`; undefined: the entry point's own region. */
+  /**
+   * The DynamoDB client for a table in `region` (a Delta setting always names one); undefined asks for the entry
+   * point's own client (kept for callers that still pass one, never reached by a Delta setting).
+   */
   readonly dynamodb: (region: string | undefined) => DynamoDBClient;
   /** Sets the commit entries' `expireTime`. */
   readonly clock: Clock;
@@ -26,30 +30,43 @@ export interface FormatServicesOptions {
 }
 
 /**
- * The services for tables at `location`: a Delta table configured with `deltaLogStore: { type: "dynamodb" }`
- * commits through Spark's S3DynamoDBLogStore protocol in that DynamoDB table, with the table path its Spark
- * writers use; an Iceberg table configured with a Glue or REST catalog through the client `options.iceberg` builds.
+ * The services for tables at `location`: a Delta table declared `deltaLogStore: { type: "dynamodb" }` commits
+ * through Spark's S3DynamoDBLogStore protocol in that DynamoDB table (in the region the setting names), with the
+ * table path its Spark writers use; one declared `s3-conditional` with `checkDynamoDbTable` reads that table for
+ * entries of the table; an Iceberg table configured with a Glue or REST catalog through the client
+ * `options.iceberg` builds.
  */
 export function formatServices(options: FormatServicesOptions, location: TableLocation): FormatServices {
+  const store = (
+    table: {
+      readonly tableName: string;
+      readonly region: string;
+      readonly tablePathScheme?: 's3' | 's3a' | undefined;
+    },
+    objects: ObjectStore,
+  ) =>
+    new DynamoDbDeltaLogStore({
+      client: options.dynamodb(table.region),
+      tableName: table.tableName,
+      region: table.region,
+      store: objects,
+      tablePath:
+        'bucket' in location
+          ? s3TablePath(location.bucket, table.tablePathScheme ?? 's3')
+          : location.tablePath,
+      clock: options.clock,
+    });
   return {
     ...options.iceberg,
-    deltaLogStore: (setting, store) =>
-      new DynamoDbDeltaLogStore({
-        client: options.dynamodb(setting.region),
-        tableName: setting.tableName,
-        store,
-        tablePath:
-          'bucket' in location
-            ? s3TablePath(location.bucket, setting.tablePathScheme ?? 's3')
-            : location.tablePath,
-        clock: options.clock,
-      }),
+    deltaLogStore: store,
+    deltaCommitEntries: store,
   };
 }
 
 /**
  * DynamoDB clients by region, each built once per cold start: `base` (the entry point's own client, which tests
- * point at DynamoDB Local) where the setting names no region, `create(region)` for a region it names.
+ * point at DynamoDB Local) where no region is named, `create(region)` for a region. The clients `create` builds by
+ * default take their endpoint from the environment (AWS_ENDPOINT_URL_DYNAMODB), as `base` does.
  */
 export function dynamoDbClientsByRegion(
   base: DynamoDBClient,

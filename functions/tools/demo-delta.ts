@@ -112,7 +112,10 @@ export interface DeltaDemoResult {
   readonly dataDir?: string;
 }
 
-/** The demo stack of demo-run.ts with its one table declared as Delta Lake (`format: "delta"`). */
+/**
+ * The demo stack of demo-run.ts with its one table declared as Delta Lake (`format: "delta"`), its commits
+ * coordinated as its writer's are: put-if-absent (`s3-conditional`).
+ */
 export function deltaDemoStack(options: { batches: number; days: number }): LakeCompactorStack {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   return new LakeCompactorStack(app, 'LakeCompactorDeltaDemo', {
@@ -123,6 +126,8 @@ export function deltaDemoStack(options: { batches: number; days: number }): Lake
           bucketName: DEMO_BUCKET,
           prefix: `${DEMO_TABLE}/`,
           format: 'delta',
+          // The demo's writer (sample-delta.ts) commits with put-if-absent, as delta-rs does: declared, not assumed.
+          deltaLogStore: { type: 's3-conditional' },
           partitionColumns: ['date'],
           dateColumn: 'date',
           dateFormat: 'yyyy-MM-dd',

@@ -1,9 +1,14 @@
 // A small Delta Lake writer for the demo and the tests: creates an events table partitioned by `date` and appends
 // micro-batches as a streaming writer does — one Parquet file and one `WRITE` commit each, committed with
-// put-if-absent and retried on a lost race, so it can run beside a compaction of the same table.
+// put-if-absent (as delta-rs does) and retried on a lost race, so it can run beside a compaction of the same table.
+// Tests hand it another commit protocol (`writer`) to play a writer of another engine.
 import { randomUUID } from 'node:crypto';
 import { readDeltaSnapshot } from '../core/formats/delta/log.js';
-import { ConditionalPutLogStore } from '../core/formats/delta/log-store.js';
+import {
+  type CommitWriteResult,
+  ConditionalPutLogStore,
+  type DeltaLogStore,
+} from '../core/formats/delta/log-store.js';
 import { deltaFileStatsOf } from '../core/formats/delta/stats.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { generateEventsBatch, mulberry32 } from './sample-lake.js';
@@ -21,6 +26,21 @@ export const DELTA_EVENTS_SCHEMA = {
   ],
 } as const;
 
+/** How the sample writer commits: put-if-absent by default; a test's model of another engine's protocol. */
+export interface DeltaCommitWriter {
+  writeCommit(tableRoot: string, version: number, body: Uint8Array): Promise<CommitWriteResult>;
+  /** What the engine does before it lists the log (Spark's S3DynamoDBLogStore: finish an incomplete entry). */
+  prepareRead?(tableRoot: string): Promise<void>;
+  /** The `engineInfo` its commits carry. @default 'lake-compactor sample writer' */
+  readonly engineInfo?: string;
+}
+
+const SAMPLE_ENGINE = 'lake-compactor sample writer';
+
+function writerOf(store: ObjectStore, writer: DeltaCommitWriter | undefined): DeltaCommitWriter {
+  return writer ?? (new ConditionalPutLogStore(store) satisfies DeltaLogStore);
+}
+
 function rootOf(tableRoot: string): string {
   const trimmed = tableRoot.replace(/\/+$/, '');
   return trimmed === '' ? '' : `${trimmed}/`;
@@ -37,9 +57,14 @@ function lines(actions: readonly object[]): Uint8Array {
 export async function createDeltaEventsTable(
   store: ObjectStore,
   tableRoot: string,
-  options: { readonly now: number; readonly configuration?: Readonly<Record<string, string>> },
+  options: {
+    readonly now: number;
+    readonly configuration?: Readonly<Record<string, string>>;
+    readonly writer?: DeltaCommitWriter;
+  },
 ): Promise<void> {
-  const written = await new ConditionalPutLogStore(store).writeCommit(
+  const writer = writerOf(store, options.writer);
+  const written = await writer.writeCommit(
     tableRoot,
     0,
     lines([
@@ -48,7 +73,7 @@ export async function createDeltaEventsTable(
           timestamp: options.now,
           operation: 'CREATE TABLE',
           operationParameters: { partitionBy: '["date"]' },
-          engineInfo: 'lake-compactor sample writer',
+          engineInfo: writer.engineInfo ?? SAMPLE_ENGINE,
         },
       },
       { protocol: { minReaderVersion: 1, minWriterVersion: 2 } },
@@ -89,6 +114,7 @@ export async function appendDeltaEvents(
     readonly now: number;
     /** Footer key-value metadata of the file (see EventsBatchOptions). */
     readonly keyValueMetadata?: Readonly<Record<string, string>>;
+    readonly writer?: DeltaCommitWriter;
   },
 ): Promise<DeltaAppend> {
   const root = rootOf(tableRoot);
@@ -99,8 +125,9 @@ export async function appendDeltaEvents(
     ...(batch.keyValueMetadata === undefined ? {} : { keyValueMetadata: batch.keyValueMetadata }),
   });
   await store.put(key, body);
-  const log = new ConditionalPutLogStore(store);
+  const log = writerOf(store, batch.writer);
   for (let attempt = 0; attempt < 100; attempt += 1) {
+    await log.prepareRead?.(tableRoot);
     const snapshot = await readDeltaSnapshot(store, tableRoot);
     const stats = await deltaFileStatsOf(store, key, body.length, snapshot.metadata);
     const version = snapshot.version + 1;
@@ -112,7 +139,7 @@ export async function appendDeltaEvents(
           operationParameters: { mode: 'Append', partitionBy: '[]' },
           readVersion: snapshot.version,
           isBlindAppend: true,
-          engineInfo: 'lake-compactor sample writer',
+          engineInfo: log.engineInfo ?? SAMPLE_ENGINE,
         },
       },
       {

@@ -1,7 +1,9 @@
 // IAM of DynamoDB-coordinated Delta tables (`deltaLogStore: { type: "dynamodb" }`): exactly the functions that
-// commit or settle a group (plan, commit, rollback, finalize, sweep) get the protocol's four actions on the named
-// commit table, in its configured region or the stack's; no other function does, a deployment whose tables do not
-// coordinate through DynamoDB gets no such statement at all, and cdk-nag stays clean.
+// commit, settle or vacuum a group's table (plan, commit, rollback, finalize, sweep, vacuum) get the protocol's four
+// actions on the named commit table, in its configured region; the vacuum also gets PutObject on those tables'
+// `_delta_log/` (it finishes an incomplete entry before reading the log, as Spark's VACUUM does); a table declared
+// s3-conditional that checks a DynamoDB table gets Query on it only; no other function gets anything, a deployment
+// whose tables do not name a DynamoDB table gets no such statement at all, and cdk-nag stays clean.
 import { App, type PolicyValidationPluginReport } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -24,14 +26,14 @@ const COORDINATED: LakeCompactorProps = {
       bucketName: 'lake',
       prefix: 'orders/',
       format: 'delta',
-      deltaLogStore: { type: 'dynamodb', tableName: 'delta_log' },
+      deltaLogStore: { type: 'dynamodb', tableName: 'delta_log', region: 'us-east-1' },
     },
     {
       name: 'refunds',
       bucketName: 'lake',
       prefix: 'refunds/',
       format: 'delta',
-      deltaLogStore: { type: 'dynamodb', tableName: 'delta_log' },
+      deltaLogStore: { type: 'dynamodb', tableName: 'delta_log', region: 'us-east-1' },
     },
     {
       name: 'archive',
@@ -40,14 +42,25 @@ const COORDINATED: LakeCompactorProps = {
       format: 'delta',
       deltaLogStore: { type: 'dynamodb', tableName: 'spark_commits', region: 'eu-west-1' },
     },
-    { name: 'events', bucketName: 'lake', prefix: 'events/', format: 'delta' },
+    {
+      name: 'events',
+      bucketName: 'lake',
+      prefix: 'events/',
+      format: 'delta',
+      deltaLogStore: {
+        type: 's3-conditional',
+        checkDynamoDbTable: { tableName: 'org_delta_log', region: 'us-west-2' },
+      },
+    },
     { name: 'clicks', bucketName: 'lake', prefix: 'clicks/' },
   ],
 };
 
-/** The same tables without DynamoDB coordination. */
+/** The same tables, every Delta one declared put-if-absent without a DynamoDB table to check. */
 const UNCOORDINATED: LakeCompactorProps = {
-  tables: COORDINATED.tables.map(({ deltaLogStore: _deltaLogStore, ...table }) => table),
+  tables: COORDINATED.tables.map(({ deltaLogStore, ...table }) =>
+    deltaLogStore === undefined ? table : { ...table, deltaLogStore: { type: 's3-conditional' } },
+  ),
 };
 
 function synth(props: LakeCompactorProps, id: string): { stack: LakeCompactorStack; template: Template } {
@@ -68,7 +81,7 @@ function commitTableGrants(template: Template): string[] {
           list(s.Action).flatMap((action) =>
             list(s.Resource)
               .map((r) => flattenCfnReference(r))
-              .filter((r) => /:table\/(delta_log|spark_commits)$/.test(r))
+              .filter((r) => /:table\/(delta_log|spark_commits|org_delta_log)$/.test(r))
               .map((r) => `${role.Ref.replace(/ServiceRole[A-F0-9]+$/, '')}: ${action} ${r}`),
           ),
         ),
@@ -88,7 +101,7 @@ function errorsOf(report: PolicyValidationPluginReport): string[] {
 describe('DynamoDB-coordinated Delta tables', () => {
   const { stack, template } = synth(COORDINATED, 'DeltaCoordinated');
 
-  it('grants GetItem, PutItem, UpdateItem and Query on each named commit table to exactly the functions that commit or settle', () => {
+  it('grants GetItem, PutItem, UpdateItem and Query on each commit table to exactly the functions that commit, settle or vacuum, and Query alone on a checked table', () => {
     // Prepare
     const committers = [
       'CompactorWorkflowPlan',
@@ -96,19 +109,22 @@ describe('DynamoDB-coordinated Delta tables', () => {
       'CompactorWorkflowRollback',
       'CompactorWorkflowFinalize',
       'CompactorSweep',
+      'CompactorMaintenanceVacuum',
     ];
     const tables = [
-      'arn:<AWS::Partition>:dynamodb:<AWS::Region>:<AWS::AccountId>:table/delta_log',
+      'arn:<AWS::Partition>:dynamodb:us-east-1:<AWS::AccountId>:table/delta_log',
       'arn:<AWS::Partition>:dynamodb:eu-west-1:<AWS::AccountId>:table/spark_commits',
     ];
+    const checked = 'arn:<AWS::Partition>:dynamodb:us-west-2:<AWS::AccountId>:table/org_delta_log';
 
     // Act
     const grants = commitTableGrants(template);
 
     // Assess
-    const expected = committers.flatMap((role) =>
-      DELTA_LOG_ACTIONS.flatMap((action) => tables.map((table) => `${role}: ${action} ${table}`)),
-    );
+    const expected = committers.flatMap((role) => [
+      ...DELTA_LOG_ACTIONS.flatMap((action) => tables.map((table) => `${role}: ${action} ${table}`)),
+      `${role}: dynamodb:Query ${checked}`,
+    ]);
     expect(grants).toEqual(expected.sort());
     expect(DELTA_LOG_ACTIONS).toEqual([
       'dynamodb:GetItem',
@@ -118,16 +134,48 @@ describe('DynamoDB-coordinated Delta tables', () => {
     ]);
   });
 
+  it('lets the vacuum put only into the logs of the DynamoDB-coordinated tables (to finish an incomplete entry)', () => {
+    // Act
+    const policies = template.findResources('AWS::IAM::Policy') as Record<string, Policy>;
+    const logPuts = Object.values(policies).flatMap((p) =>
+      p.Properties.PolicyDocument.Statement.filter(
+        (s) =>
+          list(s.Action).includes('s3:PutObject') &&
+          list(s.Resource).some((r) => flattenCfnReference(r).includes('_delta_log')),
+      ).map((s) => ({
+        roles: p.Properties.Roles.map((r) => r.Ref.replace(/ServiceRole[A-F0-9]+$/, '')),
+        resources: list(s.Resource)
+          .map((r) => flattenCfnReference(r))
+          .sort(),
+      })),
+    );
+
+    // Assess
+    expect(logPuts).toEqual([
+      {
+        roles: ['CompactorMaintenanceVacuum'],
+        resources: [
+          'arn:aws:s3:::lake/archive/_delta_log/*',
+          'arn:aws:s3:::lake/orders/_delta_log/*',
+          'arn:aws:s3:::lake/refunds/_delta_log/*',
+        ],
+      },
+    ]);
+  });
+
   it('hands the functions the setting in their table config, as they parse it', () => {
     // Act
     const parsed = parseTableConfigs(tablesJsonOf(COORDINATED.tables, 'owned'));
 
     // Assess
     expect(parsed.map((t) => [t.name, t.deltaLogStore])).toEqual([
-      ['orders', { type: 'dynamodb', tableName: 'delta_log' }],
-      ['refunds', { type: 'dynamodb', tableName: 'delta_log' }],
+      ['orders', { type: 'dynamodb', tableName: 'delta_log', region: 'us-east-1' }],
+      ['refunds', { type: 'dynamodb', tableName: 'delta_log', region: 'us-east-1' }],
       ['archive', { type: 'dynamodb', tableName: 'spark_commits', region: 'eu-west-1' }],
-      ['events', undefined],
+      [
+        'events',
+        { type: 's3-conditional', checkDynamoDbTable: { tableName: 'org_delta_log', region: 'us-west-2' } },
+      ],
       ['clicks', undefined],
     ]);
   });
@@ -140,7 +188,7 @@ describe('DynamoDB-coordinated Delta tables', () => {
     expect(errorsOf(report)).toEqual([]);
   });
 
-  it('grants nothing on any commit table when no table coordinates through DynamoDB', () => {
+  it('grants nothing on any commit table when no table names a DynamoDB table', () => {
     // Prepare
     const { template: plain } = synth(UNCOORDINATED, 'DeltaUncoordinated');
 

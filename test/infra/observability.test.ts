@@ -273,7 +273,21 @@ describe('LakeCompactor observability', () => {
     });
   });
 
-  it('creates exactly these sixteen alarms, all notifying the topic with an operator-facing description, all on the dashboard', () => {
+  it('alarms on any CoordinationRefusals: a table refused because a writer does not coordinate as declared', () => {
+    // Prepare (the stack above) / Act / Assess
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'LakeCompactor',
+      MetricName: METRIC.coordinationRefusals,
+      Dimensions: [{ Name: 'service', Value: 'lake-compactor' }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AlarmActions: [topic],
+      AlarmDescription: Match.stringLikeRegexp('CoordinationMismatchError.*deltaLogStore'),
+    });
+  });
+
+  it('creates exactly these seventeen alarms, all notifying the topic with an operator-facing description, all on the dashboard', () => {
     // Prepare (the stack above)
     const alarms = template.findResources('AWS::CloudWatch::Alarm') as Record<
       string,
@@ -287,7 +301,7 @@ describe('LakeCompactor observability', () => {
     const body = JSON.stringify(dashboard.Properties.DashboardBody);
 
     // Assess
-    expect(Object.keys(alarms)).toHaveLength(16);
+    expect(Object.keys(alarms)).toHaveLength(17);
     for (const [id, alarm] of Object.entries(alarms)) {
       expect(alarm.Properties.AlarmDescription, id).toMatch(/^lake-compactor: .+\. /);
       expect(alarm.Properties.AlarmActions, id).toEqual([topic]);

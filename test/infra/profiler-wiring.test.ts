@@ -252,7 +252,14 @@ describe('profiler wiring', () => {
     const KEY = 'arn:aws:kms:us-east-1:111122223333:key/11111111-2222-3333-4444-555555555555';
     const { template, stack } = synth([
       { name: 'plain', bucketName: 'lake', prefix: 'plain/', kmsKeyArn: `${KEY}0` },
-      { name: 'sales', bucketName: 'lake', prefix: 'sales/', format: 'delta', kmsKeyArn: KEY },
+      {
+        name: 'sales',
+        bucketName: 'lake',
+        prefix: 'sales/',
+        format: 'delta',
+        deltaLogStore: { type: 's3-conditional' },
+        kmsKeyArn: KEY,
+      },
     ]);
 
     // Act

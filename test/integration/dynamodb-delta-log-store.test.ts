@@ -1,6 +1,12 @@
 // Delta commits coordinated through DynamoDB (Spark's S3DynamoDBLogStore protocol) against DynamoDB Local and
 // s3rver: one writer per version wins, a writer that died mid-protocol is finished by the next reader or writer,
-// and the items look exactly like the ones Spark and delta-rs write, so all three can share one table.
+// the items look exactly like the ones Spark (and delta-rs < 1.0) write, so they can share one table; a won entry
+// whose N.json another writer put first is `exists`, never a silent overwrite; the coordination check refuses a log
+// with versions the commit table never saw; a missing table is refused without inviting a second lock table.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -18,12 +24,16 @@ import {
 } from '../../functions/adapters/dynamodb-delta-log-store.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import { DeltaLogError } from '../../functions/core/formats/delta/errors.js';
-import { commitKey } from '../../functions/core/formats/delta/log-store.js';
+import { readCommitActions, readDeltaSnapshot } from '../../functions/core/formats/delta/log.js';
+import { commitFileName } from '../../functions/core/formats/delta/log-files.js';
+import { ConditionalPutLogStore, commitKey } from '../../functions/core/formats/delta/log-store.js';
 import { ManualClock } from '../../functions/ports/clock.js';
 import type { ObjectStore, PutOptions } from '../../functions/ports/object-store.js';
+import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 import { faultyStore } from '../support/fault-store.js';
+import { rowMultiset } from '../support/workflow-harness.js';
 
 const BUCKET = 'lake';
 /**
@@ -83,6 +93,7 @@ function logStore(tableName: string, on: ObjectStore = store): DynamoDbDeltaLogS
   return new DynamoDbDeltaLogStore({
     client: dynamo,
     tableName,
+    region: 'us-east-1',
     store: on,
     tablePath: s3TablePath(BUCKET),
     clock: new ManualClock(NOW),
@@ -307,5 +318,144 @@ describe('DynamoDbDeltaLogStore', () => {
     // Assess
     await expect(recreated).rejects.toBeInstanceOf(DeltaLogError);
     expect(await store.head(commitKey('tables/reborn', 0))).toBeUndefined();
+  });
+
+  it("answers exists when it won the entry but a put-if-absent writer's N.json is there first, and keeps that commit", async () => {
+    // Prepare: a table; between lake-compactor's entry put and its copy, a delta-rs >= 1.0 style writer (no
+    // DynamoDB, put-if-absent) commits the same version with a real append.
+    const tableName = await createSparkTable();
+    const root = 'tables/masked';
+    await createDeltaEventsTable(store, root, { now: NOW, writer: logStore(tableName) });
+    let foreign: { version: number; key: string } | undefined;
+    const interloping = new Proxy(store, {
+      get(target, property) {
+        if (property === 'put') {
+          return async (key: string, body: Uint8Array | string, options: PutOptions = {}) => {
+            if (foreign === undefined && key === commitKey(root, 1) && options.ifNoneMatch === '*') {
+              foreign = await appendDeltaEvents(target, root, {
+                day: '2024-03-01',
+                rows: 9,
+                seed: 5,
+                now: NOW,
+              });
+            }
+            return target.put(key, body, options);
+          };
+        }
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const ours = bytesOf('{"commitInfo":{"operation":"OPTIMIZE","engineInfo":"lake-compactor"}}\n');
+
+    // Act
+    const result = await logStore(tableName, interloping).writeCommit(root, 1, ours);
+
+    // Assess: not "written" (lake-compactor would believe a commit that is not there), the writer's append is
+    // version 1 as it wrote it, the entry is complete, and no temp file of ours is left.
+    expect(result).toBe('exists');
+    expect(foreign?.version).toBe(1);
+    const actions = await readCommitActions(store, root, 1);
+    expect(
+      actions?.some((a) => a.kind === 'add' && a.add.path === foreign?.key.slice(`${root}/`.length)),
+    ).toBe(true);
+    expect((await entry(tableName, `s3://${BUCKET}/${root}`, commitFileName(1)))?.complete?.S).toBe('true');
+    expect(await keysUnder(`${root}/_delta_log/.tmp/`)).toEqual([]);
+    const live = (await readDeltaSnapshot(store, root)).files.flatMap((f) =>
+      f.key === undefined ? [] : [f.key],
+    );
+    expect(live).toEqual([foreign?.key]);
+    const scratch = await mkdtemp(join(tmpdir(), 'masked-'));
+    try {
+      expect(await rowMultiset(store as S3ObjectStore, live, scratch)).toHaveLength(9);
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
+
+  it('checks a log whose every version went through the commit table as coordinated', async () => {
+    // Prepare
+    const tableName = await createSparkTable();
+    const root = 'tables/coordinated';
+    const writer = logStore(tableName);
+    await createDeltaEventsTable(store, root, { now: NOW, writer });
+    await appendDeltaEvents(store, root, { day: '2024-03-01', rows: 5, seed: 1, now: NOW, writer });
+
+    // Act
+    const finding = await writer.check(root, { now: Date.now(), purpose: 'commit' });
+
+    // Assess
+    expect(finding).toBeUndefined();
+  });
+
+  it('refuses a log with versions newer than the latest entry: a writer commits without the commit table', async () => {
+    // Prepare: two coordinated versions, then two of a writer that bypasses DynamoDB (put-if-absent only)
+    const tableName = await createSparkTable();
+    const root = 'tables/bypassed';
+    const writer = logStore(tableName);
+    await createDeltaEventsTable(store, root, { now: NOW, writer });
+    await appendDeltaEvents(store, root, { day: '2024-03-01', rows: 5, seed: 1, now: NOW, writer });
+    for (const seed of [2, 3])
+      await appendDeltaEvents(store, root, { day: '2024-03-01', rows: 5, seed, now: NOW });
+
+    // Act: whatever the clock says, order alone proves it
+    const finding = await writer.check(root, { now: Date.now() + 365 * 86_400_000, purpose: 'plan' });
+
+    // Assess
+    expect(finding?.kind).toBe('mismatch');
+    expect(finding?.message).toMatch(
+      /version\(s\) 2, 3 .* newer than the latest entry in the DynamoDB commit table dynamodb:delta_log_\d+ \(us-east-1\) for tablePath s3:\/\/lake\/tables\/bypassed \(00000000000000000001\.json\)/,
+    );
+    expect(finding?.message).toMatch(/delta-rs >= 1\.0 .* cannot use DynamoDB any more/);
+  });
+
+  it('refuses a recently written log of which the commit table holds no entry at all, and not an old one (TTL)', async () => {
+    // Prepare
+    const tableName = await createSparkTable();
+    const root = 'tables/never';
+    await createDeltaEventsTable(store, root, { now: NOW });
+    await appendDeltaEvents(store, root, { day: '2024-03-01', rows: 5, seed: 1, now: NOW });
+    const written = (await store.head(commitKey(root, 1)))?.lastModified.getTime() ?? 0;
+    const writer = logStore(tableName);
+
+    // Act
+    const recent = await writer.check(root, { now: written + 60_000, purpose: 'plan' });
+    const old = await writer.check(root, { now: written + 2 * 60 * 60_000, purpose: 'plan' });
+
+    // Assess
+    expect(recent?.kind).toBe('mismatch');
+    expect(recent?.message).toMatch(/version 1 was written .* holds no entry of the table at all/);
+    expect(old).toBeUndefined();
+  });
+
+  it('lets a put-if-absent table check a DynamoDB commit table for its entries, and refuses it when there are some', async () => {
+    // Prepare: the same table path has an entry in the organisation's commit table
+    const tableName = await createSparkTable();
+    const root = 'tables/probed';
+    await createDeltaEventsTable(store, root, { now: NOW, writer: logStore(tableName) });
+    const clean = 'tables/unprobed';
+    await createDeltaEventsTable(store, clean, { now: NOW });
+
+    // Act
+    const found = await new ConditionalPutLogStore(store, logStore(tableName)).check(root);
+    const none = await new ConditionalPutLogStore(store, logStore(tableName)).check(clean);
+
+    // Assess
+    expect(found?.kind).toBe('mismatch');
+    expect(found?.message).toMatch(
+      /holds commit entries of this table \(tablePath s3:\/\/lake\/tables\/probed, latest 00000000000000000000\.json, complete\)/,
+    );
+    expect(none).toBeUndefined();
+  });
+
+  it('refuses a commit table that does not exist in the named region without inviting a second lock table', async () => {
+    // Act
+    const write = logStore('no_such_delta_log').writeCommit('tables/missing', 0, bytesOf('x'));
+
+    // Assess
+    await expect(write).rejects.toThrow(
+      /The Delta commit table no_such_delta_log does not exist in region us-east-1\. Do not create one here: .*a second table of that name excludes nobody.*Spark's defaults: delta_log in us-east-1/,
+    );
+    expect(await store.head(commitKey('tables/missing', 0))).toBeUndefined();
   });
 });

@@ -28,7 +28,14 @@ const TABLES = [
     dateColumn: 'date',
     dateFormat: 'yyyy-MM-dd',
   },
-  { name: 'orders', bucket: BUCKET, prefix: 'orders/', partitionColumns: ['date'], format: 'delta' },
+  {
+    name: 'orders',
+    bucket: BUCKET,
+    prefix: 'orders/',
+    partitionColumns: ['date'],
+    format: 'delta',
+    deltaLogStore: { type: 's3-conditional' },
+  },
 ];
 
 class MaintenanceStack extends Stack {

@@ -99,7 +99,17 @@ describe('profiler against DynamoDB Local with a Delta table', () => {
     const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 });
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new LakeCompactorStack(app, 'DeltaProfilerTest', {
-      compactor: { tables: [{ name: 'events', bucketName: BUCKET, prefix: 'events/', format: 'delta' }] },
+      compactor: {
+        tables: [
+          {
+            name: 'events',
+            bucketName: BUCKET,
+            prefix: 'events/',
+            format: 'delta',
+            deltaLogStore: { type: 's3-conditional' },
+          },
+        ],
+      },
     });
     const model = new TemplateModel(Template.fromStack(stack).toJSON() as CfnTemplate);
     dynamo = await starting;
@@ -125,6 +135,7 @@ describe('profiler against DynamoDB Local with a Delta table', () => {
         bucket: BUCKET,
         prefix: 'events',
         format: 'delta',
+        deltaLogStore: { type: 's3-conditional' },
         partitionColumns: ['date'],
         policy: { quietMinutes: 15 },
       },

@@ -24,6 +24,8 @@ const TABLES = [
     bucket: WORKFLOW_BUCKET,
     prefix: `${ROOT}/`,
     format: 'delta',
+    // The table's writer in these tests (sample-delta.ts) commits with put-if-absent, as delta-rs does.
+    deltaLogStore: { type: 's3-conditional' },
     partitionColumns: ['date'],
   },
 ];

@@ -103,6 +103,11 @@ export interface PartitionFiles {
   readonly values?: readonly PartitionValue[];
   /** See {@link TableSnapshot.properties}. */
   readonly properties?: Readonly<Record<string, string>>;
+  /**
+   * Why the format offers nothing to plan now although nothing is wrong (a Delta table's declared quiet window is
+   * closed): `files` is empty, and the plan plans nothing and gives this as its reason.
+   */
+  readonly refusal?: string;
 }
 
 /** What a format's own planner gets besides the partition's files (see {@link TableFormat.planPartition}). */
@@ -141,6 +146,12 @@ export interface CommitDeps {
 export interface CommitConflict {
   readonly key: string;
   readonly reason: string;
+  /**
+   * Not a concurrent change but a writer that does not coordinate its commits the way the table's configuration
+   * declares (see CoordinationMismatchError): the group aborts like on a conflict, and the step reports it so the
+   * function counts it in `CoordinationRefusals`, which is alarmed.
+   */
+  readonly coordinationMismatch?: boolean;
 }
 
 export interface CommitOutcome {
@@ -351,7 +362,7 @@ export type TableChanges = { readonly kind: 'object-events' } | CommitLogChanges
  * the ones it reads in {@link TableFormat.settings}; the config refuses any of them on a table of another format.
  */
 export interface TableFormatSettings {
-  /** Delta Lake: how the table's commits are coordinated (delta/coordination.ts). @default S3 conditional writes */
+  /** Delta Lake: how the table's commits are coordinated (delta/coordination.ts); required, never assumed. */
   readonly deltaLogStore?: DeltaLogStoreSetting | undefined;
   /** Apache Iceberg: the catalog the table commits through (iceberg/catalogs.ts). @default the path catalog */
   readonly catalog?: IcebergCatalogSetting | undefined;

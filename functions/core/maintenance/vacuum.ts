@@ -12,8 +12,10 @@
 // the configured root): its log, not the listing, owns those files.
 //
 // A table configured with `format: "delta"` has one per-table step instead: Delta VACUUM (formats/delta/vacuum.ts),
-// which knows from the log which files are live and which tombstones expired. Planning runs it as a dry run (reads
-// only); executing runs it for real with the planning instant as its clock: it re-reads the log and deletes what its
+// which knows from the log which files are live and which tombstones expired, read through the table's declared
+// commit coordination (an incomplete DynamoDB entry is finished first, as Spark's VACUUM does; a writer that does
+// not coordinate as declared makes it that table's error). Planning runs it as a dry run (deletes nothing);
+// executing runs it for real with the planning instant as its clock: it re-reads the log and deletes what its
 // own plan says, and a file that only became due after planning (written or removed since) is not due at that
 // instant, so it waits for the next run. A refusal or an unreadable log is that table's error in the report, never
 // the whole vacuum's. The work-root steps (staging, trash, journal of our own runs) are every table's.
@@ -31,6 +33,8 @@ import type { Clock } from '../../ports/clock.js';
 import { type GroupJournalEntry, isSettled, type Journal } from '../../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError } from '../errors.js';
+import type { DeltaFormatServices, DeltaLogStoreSetting } from '../formats/delta/coordination.js';
+import { deltaLogStoreFor } from '../formats/delta/format.js';
 import {
   type DeltaVacuumCandidate,
   type DeltaVacuumReport,
@@ -304,6 +308,13 @@ export interface VacuumDeps {
    * error (nothing of it deleted), never maintained through the path catalog, whose commits its readers never see.
    */
   readonly iceberg?: IcebergCatalogServices;
+  /**
+   * DynamoDB access for Delta tables, per bucket (the entries' table path names it): Delta VACUUM finishes an
+   * incomplete commit entry and checks the table's declared coordination before reading its log. Absent: a table
+   * declared `dynamodb` (or checking a DynamoDB table) is that table's error, never vacuumed from a log that may
+   * lack a decided commit.
+   */
+  readonly delta?: (bucket: string) => DeltaFormatServices;
 }
 
 type Step =
@@ -386,6 +397,8 @@ export interface DeltaTableVacuumPlan {
   readonly retentionHours?: number;
   /** Delta's retention check: off only with `allowRetentionBelowMinimum`. */
   readonly retentionCheck: boolean;
+  /** The table's declared commit coordination, which the real run reads the log through too. */
+  readonly deltaLogStore?: DeltaLogStoreSetting;
   /** The dry run's summary; absent when it failed. */
   readonly planned?: DeltaVacuumSummary;
   /** Why the table is not vacuumed (refused, or its log cannot be read): nothing of it is deleted. */
@@ -700,10 +713,13 @@ class VacuumPass {
         ? {}
         : { retentionHours: this.request.deltaRetentionHours }),
       retentionCheck: !this.request.allowRetentionBelowMinimum,
+      ...(table.deltaLogStore === undefined ? {} : { deltaLogStore: table.deltaLogStore }),
     };
     try {
-      const report = await vacuumDeltaTable(this.deps.storeFor(step.bucket), table.prefix, {
+      const store = this.deps.storeFor(step.bucket);
+      const report = await vacuumDeltaTable(store, table.prefix, {
         ...deltaOptionsOf(base),
+        logStore: deltaLogStoreFor(table.deltaLogStore, this.deps.delta?.(step.bucket) ?? {})(store),
         dryRun: true,
         listLimit: Number.MAX_SAFE_INTEGER,
       });
@@ -1032,7 +1048,7 @@ function emptyTallies(): Record<CandidateKind, VacuumTally> {
  * its clock (what became due after planning waits for the next run); its failure is that table's error.
  */
 export async function executeVacuum(
-  deps: Pick<VacuumDeps, 'storeFor' | 'iceberg'> & { readonly tables?: VacuumDeps['tables'] },
+  deps: Pick<VacuumDeps, 'storeFor' | 'iceberg' | 'delta'> & { readonly tables?: VacuumDeps['tables'] },
   plan: VacuumPlan,
   options: { readonly listLimit?: number } = {},
 ): Promise<VacuumReport> {
@@ -1100,11 +1116,14 @@ export async function executeVacuum(
       continue;
     }
     try {
-      const { candidates, ...report } = await vacuumDeltaTable(
-        deps.storeFor(planned.bucket),
-        planned.tableRoot,
-        { ...deltaOptionsOf(planned), dryRun: false, listLimit: Number.MAX_SAFE_INTEGER },
-      );
+      const store = deps.storeFor(planned.bucket);
+      const logStore = deltaLogStoreFor(planned.deltaLogStore, deps.delta?.(planned.bucket) ?? {})(store);
+      const { candidates, ...report } = await vacuumDeltaTable(store, planned.tableRoot, {
+        ...deltaOptionsOf(planned),
+        logStore,
+        dryRun: false,
+        listLimit: Number.MAX_SAFE_INTEGER,
+      });
       for (const c of candidates) done.push(deltaCandidate(c, planned.bucket, planned.table));
       for (const s of report.spared) spared.push({ bucket: planned.bucket, ...s });
       failed.push(...report.failed);

@@ -41,6 +41,8 @@ export interface GroupStepResult {
   /** The error that made the group fail, when it did. */
   readonly error?: string;
   readonly reason?: string;
+  /** The group aborted because the table's log shows a writer that does not coordinate as declared (alarmed). */
+  readonly coordinationMismatch?: boolean;
 }
 
 /** Publishes a verified group's outputs and retires its inputs, through the table format's commit. */
@@ -59,6 +61,7 @@ export async function commitStep(
     conflicts: outcome.conflicts.length,
     ...(outcome.visibilityWindowMs === undefined ? {} : { visibilityWindowMs: outcome.visibilityWindowMs }),
     ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
+    ...(outcome.conflicts.some((c) => c.coordinationMismatch === true) ? { coordinationMismatch: true } : {}),
   };
 }
 

@@ -250,7 +250,7 @@ export async function readPlan(
  */
 async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan> {
   const now = deps.clock.now();
-  const { files, snapshot, formatState, values, properties } = await stepFormat(deps).partitionFiles(
+  const { files, snapshot, formatState, values, properties, refusal } = await stepFormat(deps).partitionFiles(
     deps.store,
     { tableRoot: run.tableRoot, partition: run.partition, partitionDir: run.partitionDir },
     { now, readFooters: true },
@@ -287,7 +287,8 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
           ...(values === undefined ? {} : { values }),
           ...(properties === undefined ? {} : { properties }),
         });
-  const stored: PartitionPlan = formatState === undefined ? plan : { ...plan, formatState };
+  const planned: PartitionPlan = refusal === undefined ? plan : { ...plan, reason: refusal };
+  const stored: PartitionPlan = formatState === undefined ? planned : { ...planned, formatState };
   await deps.store.put(planKey(run.workRoot, run.runId), JSON.stringify(stored, null, 2), {
     contentType: 'application/json',
   });

@@ -34,8 +34,21 @@ async function world() {
   await store.put('clicks/_temporary/0/part-0.parquet', 'old scratch');
   clock.advance(100 * HOUR);
   const tables = parseTableConfigs([
-    { name: 'short', bucket: 'lake', prefix: 'short', partitionColumns: ['date'], format: 'delta' },
-    { name: 'broken', bucket: 'lake', prefix: 'broken', format: 'delta' },
+    {
+      name: 'short',
+      bucket: 'lake',
+      prefix: 'short',
+      partitionColumns: ['date'],
+      format: 'delta',
+      deltaLogStore: { type: 's3-conditional' },
+    },
+    {
+      name: 'broken',
+      bucket: 'lake',
+      prefix: 'broken',
+      format: 'delta',
+      deltaLogStore: { type: 's3-conditional' },
+    },
     { name: 'clicks', bucket: 'lake', prefix: 'clicks' },
   ]);
   const observability = createObservability('test');

@@ -25,6 +25,7 @@ import type { CommitConflict, CommitDeps } from '../table-format.js';
 import { versionCommitter } from '../version-commit.js';
 import { type DeltaAction, deletionVectorUniqueId } from './actions.js';
 import { checkpointDue, DeltaCheckpointError, writeCheckpoint } from './checkpoint-writer.js';
+import { undeclaredCoordination } from './coordination.js';
 import {
   type DeltaFile,
   type DeltaSnapshot,
@@ -32,7 +33,7 @@ import {
   readCommitActions,
   readDeltaSnapshot,
 } from './log.js';
-import { ConditionalPutLogStore, type DeltaLogStore } from './log-store.js';
+import { type DeltaLogStore, LAKE_COMPACTOR_ENGINE_INFO } from './log-store.js';
 import { deltaFileStatsOf } from './stats.js';
 
 /** The field of `commitInfo` that names the run and group a commit belongs to: how a retry finds its own commit. */
@@ -88,7 +89,10 @@ export const footerStats: OutputStats = (store, output, snapshot) =>
 
 /** How the Delta commit reaches the log and computes statistics (replaceable per table and in tests). */
 export interface DeltaCommitOptions {
-  /** @default S3 conditional writes through the commit's object store */
+  /**
+   * The table's declared coordination (coordination.ts). @default none: a commit (or a roll-forward) is refused
+   * with the choices, never made with an assumed coordination; a rollback before `published` needs none.
+   */
   readonly logStore?: (store: ObjectStore) => DeltaLogStore;
   /** @default {@link footerStats} */
   readonly stats?: OutputStats;
@@ -98,7 +102,11 @@ export interface DeltaCommitOptions {
 
 /** The Delta commit and rollback, bound to how the table's commits are coordinated (version-commit.ts). */
 export function deltaCommitter(options: DeltaCommitOptions = {}) {
-  const logStoreOf = options.logStore ?? ((store: ObjectStore) => new ConditionalPutLogStore(store));
+  const logStoreOf =
+    options.logStore ??
+    (() => {
+      throw undeclaredCoordination();
+    });
   const stats = options.stats ?? footerStats;
   const backoff =
     options.backoff ??
@@ -190,6 +198,19 @@ async function commitToLog(
 
     const version = snapshot.version + 1;
     const body = await commitBody(deps, entry, state, snapshot, inputFiles, stats);
+    // Right before the put: does the log still show only writers that coordinate as declared (and, for a quiet
+    // window, is it open and quiet)? A finding aborts the group like a conflict: nothing is committed, and a
+    // twin attempt finds the same evidence in the log (or has committed already, which the scan above finds).
+    const finding = await logStore.check(state.tableRoot, { now: deps.clock.now(), purpose: 'commit' });
+    if (finding !== undefined) {
+      return conflict([
+        {
+          key: `${root}_delta_log/`,
+          reason: `not committed through ${logStore.description}: ${finding.message}`,
+          ...(finding.kind === 'mismatch' ? { coordinationMismatch: true } : {}),
+        },
+      ]);
+    }
     if ((await logStore.writeCommit(state.tableRoot, version, body)) === 'written') {
       return { kind: 'committed', version, configuration: snapshot.metadata.configuration };
     }
@@ -366,7 +387,7 @@ async function commitBody(
       // Every input's DV goes with it: its rows were dropped from the outputs.
       numDeletionVectorsRemoved: String(inputs.filter((f) => f.deletionVector !== undefined).length),
     },
-    engineInfo: 'lake-compactor',
+    engineInfo: LAKE_COMPACTOR_ENGINE_INFO,
     txnId: randomUUID(),
     [COMMIT_TAG]: { runId: entry.runId, groupId: entry.groupId },
   };

@@ -1,11 +1,11 @@
 // Delta Lake (`format: "delta"`) behind the TableFormat port: the log is the table. The snapshot is a log version,
 // a group commits as one OPTIMIZE version through put-if-absent (commit.ts), and the inputs it removes stay on
 // storage until Delta VACUUM, so a reader of an older version still finds them. How the put-if-absent is made is
-// the table's `deltaLogStore` setting (coordination.ts), bound by `forTable`.
+// the table's declared `deltaLogStore` (coordination.ts), bound by `forTable`; without one nothing is committed.
 import type { FormatState, GroupJournalEntry, JournalInput } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { DeletedRows } from '../../deletes/deleted-rows.js';
-import { InvalidInputError } from '../../errors.js';
+import { CoordinationMismatchError, InvalidInputError } from '../../errors.js';
 import type { PlanInput } from '../../planning.js';
 import { hiveVacuumRules } from '../hive/vacuum.js';
 import type {
@@ -21,9 +21,14 @@ import type {
 import { deletionVectorSchema, deletionVectorUniqueId } from './actions.js';
 import { deltaChanges } from './changes.js';
 import { deltaCommitter, deltaFormatState, deltaGroupState } from './commit.js';
-import { DEFAULT_DELTA_LOG_STORE, dynamoDbCoordinationUnavailable } from './coordination.js';
+import {
+  type DeltaFormatServices,
+  type DeltaLogStoreSetting,
+  dynamoDbCoordinationUnavailable,
+  undeclaredCoordination,
+} from './coordination.js';
 import { readDeletionVector } from './deletion-vectors.js';
-import type { DeltaLogStore } from './log-store.js';
+import { ConditionalPutLogStore, type DeltaLogStore, QuietWindowLogStore } from './log-store.js';
 import { deltaPlanInputs, snapshotDeltaTable } from './table-snapshot.js';
 
 /** The table's latest version as the port's snapshot, with the version in `formatState`. */
@@ -110,11 +115,13 @@ async function deletedRows(
   return readDeletionVector(store, deltaGroupState(entry).tableRoot, input.key, parsed.data);
 }
 
+// No coordination: the registered format reads, plans and rolls back; a commit (or roll-forward) needs the table's
+// declared coordination, so it is refused until `forTable` binds one (see deltaCommitter).
 const committer = deltaCommitter();
 
 /**
- * Delta Lake through its transaction log (see commit.ts for the protocol), committing with S3 conditional writes;
- * `forTable` gives the format of a table whose `deltaLogStore` says otherwise.
+ * Delta Lake through its transaction log (see commit.ts for the protocol). The registered format reads and plans;
+ * it commits nothing: `forTable` gives the format of a table as its declared `deltaLogStore` makes it.
  */
 export const deltaLake = {
   name: 'delta',
@@ -135,27 +142,78 @@ export const deltaLake = {
 } as const satisfies TableFormat;
 
 /**
- * The Delta format of one table. `s3-conditional` (or no setting) is the registered format itself. `dynamodb`
- * commits through the log store the services build for that DynamoDB table, and also finishes an entry another
- * writer left incomplete before the plan reads the log (as Spark's reader does), so the plan starts from the
- * version every writer already agreed on. Refused when the services cannot build that store: committing with
- * S3 conditional writes instead would go unseen by the table's other writers.
+ * The log store a table's declared coordination makes, for a store: put-if-absent (checked against a DynamoDB
+ * commit table when `checkDynamoDbTable` names one), Spark's DynamoDB protocol, or put-if-absent inside quiet
+ * windows. Also what Delta VACUUM finishes entries and checks the coordination with.
+ * @throws InvalidInputError when the table declares none, or needs DynamoDB access `services` lacks.
+ */
+export function deltaLogStoreFor(
+  setting: DeltaLogStoreSetting | undefined,
+  services: DeltaFormatServices,
+): (store: ObjectStore) => DeltaLogStore {
+  if (setting === undefined) throw undeclaredCoordination();
+  switch (setting.type) {
+    case 's3-conditional': {
+      const check = setting.checkDynamoDbTable;
+      if (check === undefined) return (store) => new ConditionalPutLogStore(store);
+      const probe = services.deltaCommitEntries;
+      if (probe === undefined) throw dynamoDbCoordinationUnavailable(check);
+      return (store) => new ConditionalPutLogStore(store, probe(check, store));
+    }
+    case 'dynamodb': {
+      const build = services.deltaLogStore;
+      if (build === undefined) throw dynamoDbCoordinationUnavailable(setting);
+      return (store) => build(setting, store);
+    }
+    case 'quiet-window':
+      return (store) => new QuietWindowLogStore(store, setting);
+  }
+}
+
+/** The refusal of a table whose log shows a writer that does not coordinate as declared. */
+export function coordinationMismatch(
+  tableRoot: string,
+  logStore: DeltaLogStore,
+  message: string,
+): CoordinationMismatchError {
+  return new CoordinationMismatchError(
+    tableRoot,
+    `Delta table ${tableRoot || '(store root)'} is declared to coordinate its commits through ${logStore.description}, but ${message}. Nothing was changed.`,
+  );
+}
+
+/**
+ * The Delta format of one table, as its declared `deltaLogStore` makes it. Before the plan reads the log, the
+ * log store finishes an entry another writer left incomplete (DynamoDB, as Spark's reader does) and checks the
+ * declaration against what the log shows: a writer that does not coordinate that way refuses the table
+ * (CoordinationMismatchError, alarmed); a closed quiet window plans nothing, saying why. Every commit checks
+ * again right before its put (commit.ts).
+ * @throws InvalidInputError when the table declares no coordination, or needs DynamoDB access `services` lacks.
  */
 function deltaForTable(settings: TableFormatSettings, services: FormatServices): TableFormat {
-  const setting = settings.deltaLogStore ?? DEFAULT_DELTA_LOG_STORE;
-  if (setting.type === 's3-conditional') return deltaLake;
-  const build = services.deltaLogStore;
-  if (build === undefined) throw dynamoDbCoordinationUnavailable(setting);
-  const logStoreOf = (store: ObjectStore): DeltaLogStore => build(setting, store);
+  const logStoreOf = deltaLogStoreFor(settings.deltaLogStore, services);
   const coordinated = deltaCommitter({ logStore: logStoreOf });
   return {
     ...deltaLake,
     snapshot: async (store, location, options) => {
-      await logStoreOf(store).prepareRead(location.replace(/\/+$/, ''));
+      const root = location.replace(/\/+$/, '');
+      const logStore = logStoreOf(store);
+      await logStore.prepareRead(root);
+      // A whole-table read (the CLI's inventory, a fan-out): refused on a mismatch; a closed quiet window is said
+      // per partition, when its plan plans nothing.
+      const finding = await logStore.check(root, { now: options.now, purpose: 'plan' });
+      if (finding?.kind === 'mismatch') throw coordinationMismatch(root, logStore, finding.message);
       return snapshot(store, location, options);
     },
     partitionFiles: async (store, where, options) => {
-      await logStoreOf(store).prepareRead(where.tableRoot);
+      const logStore = logStoreOf(store);
+      await logStore.prepareRead(where.tableRoot);
+      const finding = await logStore.check(where.tableRoot, { now: options.now, purpose: 'plan' });
+      if (finding?.kind === 'mismatch')
+        throw coordinationMismatch(where.tableRoot, logStore, finding.message);
+      if (finding?.kind === 'not-now') {
+        return { files: [], snapshot: { listedAt: options.now }, refusal: finding.message };
+      }
       return partitionFiles(store, where, options);
     },
     commit: coordinated.commit,

@@ -10,7 +10,9 @@ import { CompactorError } from '../../errors.js';
 import { HOUR, hoursAgo, iso } from '../../maintenance/ages.js';
 import type { DeletionVector } from './actions.js';
 import { deletionVectorFileKey } from './deletion-vectors.js';
+import { coordinationMismatch } from './format.js';
 import { type DeltaSnapshot, normalizeTableRoot, readDeltaSnapshot } from './log.js';
+import type { DeltaLogStore } from './log-store.js';
 import {
   DEFAULT_DELETED_FILE_RETENTION,
   DELETED_FILE_RETENTION_PROPERTY,
@@ -420,6 +422,14 @@ export interface DeltaVacuumOptions {
   readonly listLimit?: number;
   /** Objects per deleteMany call; {@link DELTA_VACUUM_BATCH} when omitted. */
   readonly batchSize?: number;
+  /**
+   * The table's declared coordination (format.ts `deltaLogStoreFor`). Before each read of the log it finishes an
+   * incomplete commit entry (DynamoDB), as Spark's VACUUM does through `listFrom`: a decided commit whose copy was
+   * interrupted is not in `_delta_log/` yet, and without this its data files would look untracked. It also checks
+   * the declaration first: a writer that does not coordinate as declared refuses the table. Omitted (tests of the
+   * planner, a local folder only other runs write): the log is read as it is.
+   */
+  readonly logStore?: DeltaLogStore;
 }
 
 export interface DeltaVacuumReport {
@@ -456,6 +466,7 @@ export interface DeltaVacuumReport {
  * The snapshot keeps every tombstone the log still holds (checkpoints drop expired ones, which then count as
  * untracked files and go by their age, as in Spark).
  * @throws DeltaVacuumRefusedError when the plan is refused (retention gate, bad property, unknown feature).
+ * @throws CoordinationMismatchError when `options.logStore` finds a writer that does not coordinate as declared.
  * @throws DeltaFeatureNotSupportedError, DeltaLogError from reading the log: nothing is deleted.
  */
 export async function vacuumDeltaTable(
@@ -476,7 +487,18 @@ export async function vacuumDeltaTable(
     return plan;
   };
 
-  const snapshot = await readDeltaSnapshot(store, root);
+  const logStore = options.logStore;
+  if (logStore !== undefined) {
+    const finding = await logStore.check(root, { now: options.now, purpose: 'vacuum' });
+    if (finding?.kind === 'mismatch') throw coordinationMismatch(root, logStore, finding.message);
+  }
+  // Every read of the log below goes through the coordination first (Spark: listFrom → fixDeltaLog), dry run or
+  // not: finishing a decided commit is what any reader does, and it changes nothing any version says.
+  const readLog = async (): Promise<DeltaSnapshot> => {
+    await logStore?.prepareRead(root.replace(/\/$/, ''));
+    return readDeltaSnapshot(store, root);
+  };
+  const snapshot = await readLog();
   const listing: ObjectInfo[] = [];
   for await (const object of store.listAll(root)) listing.push(object);
   const plan = planOf(snapshot, listing);
@@ -489,7 +511,7 @@ export async function vacuumDeltaTable(
   if (options.dryRun) {
     done.push(...due);
   } else {
-    const latest = await readDeltaSnapshot(store, root);
+    const latest = await readLog();
     recheckedVersion = latest.version;
     if (latest.version !== snapshot.version) {
       const still = new Set(planOf(latest, listing).delete.map((c) => c.key));

@@ -36,7 +36,14 @@ const WRITTEN = Date.UTC(2024, 2, 3);
 /** The vacuum's clock: far past every tombstone and every file's modification time. */
 const FAR = Date.UTC(2100, 0, 1);
 const TABLES = parseTableConfigs([
-  { name: 'events', bucket: 'lake', prefix: '', partitionColumns: ['date'], format: 'delta' },
+  {
+    name: 'events',
+    bucket: 'lake',
+    prefix: '',
+    partitionColumns: ['date'],
+    format: 'delta',
+    deltaLogStore: { type: 's3-conditional' },
+  },
 ]);
 
 let db: DuckDb;

@@ -208,7 +208,14 @@ describe('scheduled tiering and Delta Lake or Iceberg tables', () => {
   it('skips a table configured with format "delta" as not supported yet, never as a foreign table, and moves none of its files', async () => {
     // Prepare
     const w = world([
-      { name: 'sales', bucket: 'lake', prefix: 'sales', format: 'delta', ...dated },
+      {
+        name: 'sales',
+        bucket: 'lake',
+        prefix: 'sales',
+        format: 'delta',
+        deltaLogStore: { type: 's3-conditional' },
+        ...dated,
+      },
       { name: 'events', bucket: 'lake', prefix: 'events', ...dated },
     ]);
     await w.store.put('sales/_delta_log/00000000000000000000.json', '{}');

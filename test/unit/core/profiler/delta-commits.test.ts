@@ -49,7 +49,14 @@ class FakeStarter implements StateMachineStarter {
 
 function deltaTable(prefix: string): TableConfig[] {
   return parseTableConfigs([
-    { name: 'events', bucket: 'lake', prefix, format: 'delta', partitionColumns: ['date'] },
+    {
+      name: 'events',
+      bucket: 'lake',
+      prefix,
+      format: 'delta',
+      deltaLogStore: { type: 's3-conditional' },
+      partitionColumns: ['date'],
+    },
   ]);
 }
 

@@ -66,7 +66,14 @@ describe('resolveEvent and Delta Lake or Iceberg writes', () => {
   it('never takes the own log of a table configured with format "delta" for a foreign table', () => {
     // Prepare
     const delta = parseTableConfigs([
-      { name: 'events', bucket: 'lake', prefix: 'events', partitionColumns: ['date'], format: 'delta' },
+      {
+        name: 'events',
+        bucket: 'lake',
+        prefix: 'events',
+        partitionColumns: ['date'],
+        format: 'delta',
+        deltaLogStore: { type: 's3-conditional' },
+      },
     ]);
 
     // Act

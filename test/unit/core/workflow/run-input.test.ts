@@ -342,7 +342,13 @@ describe('events/workflow-*.json', () => {
     const examples = [
       ...tables,
       ...parseTableConfigs([
-        { name: 'transactions', bucket: 'lake', prefix: 'transactions/', format: 'delta' },
+        {
+          name: 'transactions',
+          bucket: 'lake',
+          prefix: 'transactions/',
+          format: 'delta',
+          deltaLogStore: { type: 's3-conditional' },
+        },
         { name: 'clickstream', bucket: 'lake', prefix: 'clickstream/', format: 'iceberg' },
       ]),
     ];
