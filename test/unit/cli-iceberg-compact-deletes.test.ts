@@ -192,8 +192,20 @@ describe('lake-compactor compact --format iceberg, data files with position dele
     const before = await liveRows(store, name);
     const io = captureIo();
 
-    // Act
-    const code = await run(['compact', join(dir, name), '--format', 'iceberg'], io);
+    // Act: its metadata files are named 000NN-<uuid> and no catalog manages this copy, which the run says
+    const code = await run(
+      [
+        'compact',
+        join(dir, name),
+        '--format',
+        'iceberg',
+        '--catalog',
+        'path',
+        '--path-metadata-naming',
+        'uuid',
+      ],
+      io,
+    );
 
     // Assess: the same live rows; the files with deletes the plan took were rewritten
     expect(code, io.stderr.join('\n')).toBe(0);

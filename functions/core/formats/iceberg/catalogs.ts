@@ -4,6 +4,8 @@
 // one), so it is a property of the table, never of the deployment:
 //
 //   { type: "path" }                                   the default: metadata/v<N+1>.metadata.json put-if-absent
+//   { type: "path", metadataNaming: "uuid" }           the same, on a table no catalog manages whose files are
+//                                                      named 000NN-<uuid>.metadata.json (refused without it)
 //   { type: "glue", database, table, ... }             AWS Glue Data Catalog (Iceberg's GlueCatalog)
 //   { type: "rest", uri, namespace, table, auth, ... } an Iceberg REST catalog (Amazon S3 Tables, Glue's REST
 //                                                      endpoint, Polaris, Nessie, …)
@@ -19,6 +21,7 @@ import {
   type IcebergCatalog,
   type LoadedTable,
   PathCatalog,
+  type PathMetadataNaming,
   readMetadataText,
 } from './catalog.js';
 import { IcebergMetadataError } from './errors.js';
@@ -35,8 +38,21 @@ const region = z.string().regex(AWS_REGION, {
   error: (issue) => `${JSON.stringify(issue.input)} is not an AWS region code such as "eu-west-1"`,
 });
 
-/** `catalog: { type: "path" }`: the table root's metadata/ folder is the catalog (Hadoop tables). */
-const pathCatalogSchema = z.strictObject({ type: z.literal('path') });
+/**
+ * `catalog: { type: "path" }`: the table root's metadata/ folder is the catalog (Hadoop tables). A table whose
+ * metadata files a metastore named (`00012-<uuid>.metadata.json`) is refused, since its readers follow the
+ * metastore's pointer; `metadataNaming: "uuid"` is the operator's statement that no catalog manages it.
+ */
+const pathCatalogSchema = z.strictObject({
+  type: z.literal('path'),
+  /** @default "hadoop" (see PathMetadataNaming) */
+  metadataNaming: z
+    .enum(['hadoop', 'uuid'] satisfies PathMetadataNaming[], {
+      error: (issue) =>
+        `must be "hadoop" (v<N>.metadata.json, the default) or "uuid" (000NN-<uuid>.metadata.json on a table no catalog manages), not ${JSON.stringify(issue.input)}`,
+    })
+    .optional(),
+});
 
 /** `catalog: { type: "glue", ... }`: the Glue table whose `metadata_location` parameter points at the metadata. */
 const glueCatalogSchema = z.strictObject({
@@ -164,17 +180,30 @@ export function icebergCatalogFor(
   store: ObjectStore,
 ): IcebergCatalog {
   const catalog = setting ?? DEFAULT_ICEBERG_CATALOG;
-  if (catalog.type === 'path') return new PathCatalog(store);
+  if (catalog.type === 'path') return pathCatalogOf(catalog, store);
   const build = services.icebergCatalog;
   if (build === undefined) throw catalogUnavailable(catalog);
   return build(catalog, store);
+}
+
+/** The path catalog over `store` as `setting` configures it. */
+export function pathCatalogOf(
+  setting: Extract<IcebergCatalogSetting, { type: 'path' }>,
+  store: ObjectStore,
+): PathCatalog {
+  return new PathCatalog(
+    store,
+    setting.metadataNaming === undefined ? {} : { metadataNaming: setting.metadataNaming },
+  );
 }
 
 /** How messages name a configured catalog. */
 export function describeSetting(setting: IcebergCatalogSetting): string {
   switch (setting.type) {
     case 'path':
-      return 'the table root (path catalog)';
+      return setting.metadataNaming === 'uuid'
+        ? 'the table root (path catalog, metadata named <NNNNN>-<uuid>.metadata.json)'
+        : 'the table root (path catalog)';
     case 'glue':
       return `the Glue table ${setting.database}.${setting.table}${setting.catalogId === undefined ? '' : ` of catalog ${setting.catalogId}`}`;
     case 'rest':

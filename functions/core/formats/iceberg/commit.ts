@@ -8,7 +8,13 @@ import type { Clock } from '../../../ports/clock.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { InvalidInputError, TransientStoreError } from '../../errors.js';
 import { type IcebergCatalog, type LoadedTable, readMetadataText } from './catalog.js';
-import { IcebergCommitConflictError, IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
+import { IcebergCatalogError } from './catalogs.js';
+import {
+  IcebergCatalogMismatchError,
+  IcebergCommitConflictError,
+  IcebergMetadataError,
+  IcebergUnsupportedError,
+} from './errors.js';
 import { jsonLong, parseJsonKeepingLongs, stringifyJsonKeepingLongs } from './json.js';
 import { partitionKey, readSnapshotFiles, type SnapshotFiles } from './live-files.js';
 import {
@@ -587,8 +593,16 @@ async function commitLoop(
       await cleanUp(store, written);
       throw err;
     }
-    // An error here leaves the outcome unknown: the files stay, as they may now be part of the table.
-    const outcome = await catalog.commit(base, plan.metadataText);
+    // An error here leaves the outcome unknown: the files stay, as they may now be part of the table — unless the
+    // catalog refused before anything could become current (its own typed refusals say "nothing was committed").
+    let outcome: Awaited<ReturnType<IcebergCatalog['commit']>>;
+    try {
+      outcome = await catalog.commit(base, plan.metadataText);
+    } catch (err) {
+      if (err instanceof IcebergCatalogError || err instanceof IcebergCatalogMismatchError)
+        await cleanUp(store, written);
+      throw err;
+    }
     if (outcome.outcome === 'committed')
       return {
         snapshotId: plan.snapshotId,

@@ -22,6 +22,7 @@ import {
 import { ManualClock } from '../../../../../functions/ports/clock.js';
 import type { ObjectStore, PutOptions } from '../../../../../functions/ports/object-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
+import { pathCatalogOptions } from '../../../../support/fixtures.js';
 import {
   addedFile,
   avroKeys,
@@ -52,7 +53,8 @@ async function open(name: string) {
   copies.push(copy);
   const table = await loadTable(copy.store, name);
   const files = await readSnapshotFiles(copy.store, table);
-  return { copy, table, files, catalog: new PathCatalog(copy.store) };
+  // A fixture whose metadata files are named 000NN-<uuid> is a path table here: said so, as a user must.
+  return { copy, table, files, catalog: new PathCatalog(copy.store, pathCatalogOptions(name)) };
 }
 
 async function reread(copy: TableCopy): Promise<{ table: LoadedTable; files: SnapshotFiles }> {
