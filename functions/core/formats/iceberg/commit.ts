@@ -1,6 +1,7 @@
 // Commits a `replace` snapshot (a compaction: some data files' rows moved into new files) to an Iceberg table
 // through a catalog, as Iceberg's RewriteFiles does: new manifests for the added files, the manifests holding a
-// removed file rewritten (removed → DELETED, the rest → EXISTING), every other manifest reused, the new files
+// removed file rewritten (removed → DELETED, the rest → EXISTING), every other manifest with a live entry reused
+// (one left with DELETED entries only is dropped, as Java drops it), the new files
 // carrying the starting snapshot's data sequence number, and a rebase over concurrent commits that do not
 // touch the removed files. On format v3 each snapshot also assigns row ids (see `assignRowIds`).
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -271,6 +272,10 @@ export async function planSnapshot(
         ? removed.has(e.file.path)
         : dropped.has(deleteId(e.file.path, e.file.contentOffset)));
     if (!entries.some(hit)) {
+      // As Iceberg's MergingSnapshotProducer: a manifest is kept when it has live files or this commit wrote it.
+      // One holding only DELETED entries says what an earlier snapshot removed, which is that snapshot's
+      // business; carried on, it would be read by every later snapshot for nothing.
+      if (!entries.some((e) => e.status !== 'deleted')) continue;
       const { key: _key, ...reused } = manifest;
       listed.push(reused);
       continue;
