@@ -287,7 +287,9 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
           ...(values === undefined ? {} : { values }),
           ...(properties === undefined ? {} : { properties }),
         });
-  const stored: PartitionPlan = formatState === undefined ? plan : { ...plan, formatState };
+  // The snapshot's state (what to commit against) and the format's plan's own (what the commit must know) together.
+  const stored: PartitionPlan =
+    formatState === undefined ? plan : { ...plan, formatState: { ...plan.formatState, ...formatState } };
   await deps.store.put(planKey(run.workRoot, run.runId), JSON.stringify(stored, null, 2), {
     contentType: 'application/json',
   });

@@ -30,7 +30,12 @@ import {
 } from './catalogs.js';
 import { icebergChanges } from './changes.js';
 import { IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
-import { icebergCommitter, icebergFormatState, icebergGroupState } from './group-commit.js';
+import {
+  icebergCommitter,
+  icebergFormatState,
+  icebergGroupState,
+  REMOVE_DANGLING_DELETES_STATE,
+} from './group-commit.js';
 import { mergeRewriteOptions, resolveRewriteOptions } from './rewrite-options.js';
 import { planIcebergPartition } from './rewrite-plan.js';
 import { parseInputDeletes, readDeletedRows } from './row-deletes.js';
@@ -164,7 +169,11 @@ function planPartition(input: PlanInput, request: FormatPlanRequest): PartitionP
     engineGroupCapBytes: request.binpack.maxGroupBytes,
     ...(request.where === undefined ? {} : { where: request.where }),
   });
-  return planIcebergPartition(input, options, request.values ?? []);
+  const plan = planIcebergPartition(input, options, request.values ?? []);
+  // What the commit must know of the options (it reads the journal, not the plan): carried in the groups' state.
+  return options.removeDanglingDeletes
+    ? { ...plan, formatState: { ...plan.formatState, [REMOVE_DANGLING_DELETES_STATE]: true } }
+    : plan;
 }
 
 /**
