@@ -278,10 +278,7 @@ export function markerCovers(marker: Pick<ForeignFormatMarker, 'root'>, partitio
 /** The decision reason of a partition the marker blocks (one line, as every decision reason). */
 export function foreignFormatReason(marker: ForeignFormatMarker): string {
   const where = marker.root === '' ? 'the whole table' : `everything under ${marker.root}`;
-  const advice =
-    marker.format === 'delta'
-      ? deltaMarkerAdvice(marker)
-      : 'remove it from the configuration (lake-compactor compacts Hive-style Parquet tables only)';
+  const advice = marker.format === 'delta' ? deltaMarkerAdvice(marker) : icebergMarkerAdvice(marker);
   return `inside ${aFormat(marker.format)} table (${where}; found ${marker.evidenceKey}): ${definesLiveFiles(marker.format)}, so it is never compacted as plain Parquet; ${advice}`;
 }
 
@@ -292,6 +289,12 @@ export function foreignFormatReason(marker: ForeignFormatMarker): string {
 export function deltaMarkerAdvice(marker: Pick<ForeignFormatMarker, 'root' | 'evidenceKey'>): string {
   const root = foreignFormatOfKey(marker.evidenceKey)?.root ?? marker.root;
   return configureAsDeltaAdvice(`"${root.replace(/\/+$/, '')}"`, marker.root !== '');
+}
+
+/** What to do about an Iceberg table the profiler met inside a configured Parquet table (see deltaMarkerAdvice). */
+export function icebergMarkerAdvice(marker: Pick<ForeignFormatMarker, 'root' | 'evidenceKey'>): string {
+  const root = foreignFormatOfKey(marker.evidenceKey)?.root ?? marker.root;
+  return configureAsIcebergAdvice(`"${root.replace(/\/+$/, '')}"`, marker.root !== '');
 }
 
 /** A foreign table a maintenance call met, with the bucket and configured table it was found under. */
