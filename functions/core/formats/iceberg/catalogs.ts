@@ -34,6 +34,27 @@ const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 /** Glue's rule for database and table names (lower-case in practice; Glue lower-cases them anyway). */
 const GLUE_NAME = /^[\w-]{1,255}$/;
 
+/**
+ * A Secrets Manager secret's complete ARN: the name ends in the `-XXXXXX` suffix Secrets Manager appends, so an IAM
+ * grant on it names this secret and no other whose name merely begins the same.
+ */
+const SECRET_ARN =
+  /^arn:aws[a-z-]*:secretsmanager:[a-z]{2}(-[a-z]+)+-\d+:\d{12}:secret:[\w/+=.@-]+-[A-Za-z0-9]{6}$/;
+
+/** An SSM parameter's name (`/a/b`, `name`) or ARN, in SSM's alphabet. */
+const SSM_PARAMETER =
+  /^(arn:aws[a-z-]*:ssm:[a-z]{2}(-[a-z]+)+-\d+:\d{12}:parameter\/[\w./-]{1,2047}|\/?[\w.-]+(\/[\w.-]+)*)$/;
+
+/**
+ * The hosts a REST catalog may be reached on over plain `http://`: loopback only, for tests and local catalogs on
+ * the same machine (nothing crosses a network there). Anywhere else a bearer token or a SigV4 session token would
+ * travel in clear.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 const region = z.string().regex(AWS_REGION, {
   error: (issue) => `${JSON.stringify(issue.input)} is not an AWS region code such as "eu-west-1"`,
 });
@@ -81,16 +102,38 @@ const restAuthSchema = z.discriminatedUnion(
       region,
     }),
     /**
-     * A bearer token (an OAuth2 access token the catalog issued), read from the environment variable `tokenEnv`
-     * of the process that commits: a secret never belongs in the table config. @default ICEBERG_REST_TOKEN
+     * A bearer token (an OAuth2 access token the catalog issued), from one place, never from the table config (a
+     * secret does not belong there): the Secrets Manager secret `tokenSecretArn` (its SecretString is the token),
+     * the SSM parameter `tokenParameter` (a SecureString, read decrypted), or the environment variable `tokenEnv`
+     * of the process that commits. A secret or parameter keeps the token out of the functions' configuration,
+     * where anyone allowed to read it would read the token too. @default tokenEnv ICEBERG_REST_TOKEN
      */
-    z.strictObject({
-      type: z.literal('oauth2'),
-      tokenEnv: z
-        .string()
-        .regex(/^[A-Z_][A-Z0-9_]*$/, { error: 'must be an environment variable name' })
-        .optional(),
-    }),
+    z
+      .strictObject({
+        type: z.literal('oauth2'),
+        tokenEnv: z
+          .string()
+          .regex(/^[A-Z_][A-Z0-9_]*$/, { error: 'must be an environment variable name' })
+          .optional(),
+        tokenSecretArn: z
+          .string()
+          .regex(SECRET_ARN, {
+            error:
+              "must be a Secrets Manager secret's full ARN, arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters> (the complete ARN, so that the grant names this secret alone)",
+          })
+          .optional(),
+        tokenParameter: z
+          .string()
+          .regex(SSM_PARAMETER, {
+            error:
+              'must be an SSM parameter name such as /lake/iceberg-rest-token, or its ARN arn:aws:ssm:<region>:<account>:parameter/<name>',
+          })
+          .optional(),
+      })
+      .refine(
+        (a) => [a.tokenEnv, a.tokenSecretArn, a.tokenParameter].filter((v) => v !== undefined).length <= 1,
+        { error: 'takes one token source: tokenSecretArn, tokenParameter or tokenEnv, not several' },
+      ),
     z.strictObject({ type: z.literal('none') }),
   ],
   {
@@ -102,10 +145,15 @@ const restAuthSchema = z.discriminatedUnion(
 const restCatalogSchema = z.strictObject({
   type: z.literal('rest'),
   /** The catalog's base URI, before `/v1` (S3 Tables: `https://s3tables.<region>.amazonaws.com/iceberg`). */
-  uri: z.url({
-    protocol: /^https?$/,
-    error: 'must be an http(s) URL such as https://s3tables.eu-west-1.amazonaws.com/iceberg',
-  }),
+  uri: z
+    .url({
+      protocol: /^https?$/,
+      error: 'must be an https URL such as https://s3tables.eu-west-1.amazonaws.com/iceberg',
+    })
+    .refine((uri) => new URL(uri).protocol === 'https:' || isLoopbackHost(new URL(uri).hostname), {
+      error:
+        'must be an https:// URL: over http:// the bearer token or SigV4 session token would cross the network in clear (http:// is taken only on a loopback host, 127.0.0.1, ::1 or localhost, for tests and a catalog on the same machine)',
+    }),
   /** Sent as `GET /v1/config?warehouse=…` (S3 Tables: the table bucket's ARN). */
   warehouse: z.string().min(1).optional(),
   /** The namespace, levels separated by `.`. */
