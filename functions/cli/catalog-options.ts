@@ -23,6 +23,8 @@ export interface CatalogFlags {
   readonly restSigningName?: string;
   readonly restRegion?: string;
   readonly restTokenEnv?: string;
+  readonly restTokenSecretArn?: string;
+  readonly restTokenParameter?: string;
 }
 
 /** Adds the catalog flags to `command`. */
@@ -59,6 +61,14 @@ export function addCatalogOptions(command: Command): Command {
     .option(
       '--rest-token-env <name>',
       '--rest-auth oauth2: the variable holding the token (default ICEBERG_REST_TOKEN)',
+    )
+    .option(
+      '--rest-token-secret-arn <arn>',
+      '--rest-auth oauth2: the Secrets Manager secret (full ARN) whose string is the token',
+    )
+    .option(
+      '--rest-token-parameter <name>',
+      '--rest-auth oauth2: the SSM SecureString parameter (name or ARN) holding the token',
     );
 }
 
@@ -103,7 +113,13 @@ export function catalogFromFlags(flags: CatalogFlags, format: string): IcebergCa
               ...(flags.restAuth === 'sigv4'
                 ? { signingName: flags.restSigningName, region: flags.restRegion }
                 : {}),
-              ...(flags.restAuth === 'oauth2' ? { tokenEnv: flags.restTokenEnv } : {}),
+              ...(flags.restAuth === 'oauth2'
+                ? {
+                    tokenEnv: flags.restTokenEnv,
+                    tokenSecretArn: flags.restTokenSecretArn,
+                    tokenParameter: flags.restTokenParameter,
+                  }
+                : {}),
             }),
           });
   const parsed = icebergCatalogSchema.safeParse(raw);
