@@ -96,6 +96,33 @@ function glueArns(
 }
 
 /**
+ * Read on the one secret or SSM parameter an OAuth2 REST catalog's token comes from (none when it is an environment
+ * variable): `secretsmanager:GetSecretValue` on the secret's full ARN, `ssm:GetParameter` on the parameter's ARN (a
+ * name is placed in the stack's region and account). A SecureString under the default `aws/ssm` key needs no KMS
+ * grant; one under a customer key needs `kms:Decrypt` on it, granted by whoever owns that key.
+ */
+function restTokenStatement(
+  stack: Stack,
+  auth: { readonly tokenSecretArn?: string | undefined; readonly tokenParameter?: string | undefined },
+): iam.PolicyStatement | undefined {
+  if (auth.tokenSecretArn !== undefined)
+    return new iam.PolicyStatement({
+      actions: ['secretsmanager:GetSecretValue'],
+      resources: [auth.tokenSecretArn],
+    });
+  const parameter = auth.tokenParameter;
+  if (parameter === undefined) return undefined;
+  const resource = parameter.startsWith('arn:')
+    ? parameter
+    : stack.formatArn({
+        service: 'ssm',
+        resource: 'parameter',
+        resourceName: parameter.replace(/^\//, ''),
+      });
+  return new iam.PolicyStatement({ actions: ['ssm:GetParameter'], resources: [resource] });
+}
+
+/**
  * The statements for every table configured with a Glue or SigV4-signed REST catalog (none otherwise), for a
  * function that commits through them or (`access: 'read'`) only loads their current metadata.
  */
@@ -124,6 +151,11 @@ export function icebergCatalogStatements(
           ),
         }),
       );
+      continue;
+    }
+    if (c.auth.type === 'oauth2') {
+      const token = restTokenStatement(stack, c.auth);
+      if (token !== undefined) statements.push(token);
       continue;
     }
     if (c.auth.type !== 'sigv4') continue;

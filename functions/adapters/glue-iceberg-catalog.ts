@@ -6,7 +6,13 @@
 //           UpdateTable with the VersionId read at load (Glue's optimistic lock): metadata_location = the new file,
 //           previous_metadata_location = the old one, every other parameter and the StorageDescriptor kept.
 //           ConcurrentModificationException → `conflict` and our unreferenced file is deleted; any other failure
-//           leaves the outcome unknown (Glue may have applied it) and the file stays.
+//           leaves the outcome unknown (Glue may have applied it) and the file stays. A GetTable without a
+//           VersionId is refused before anything is written, as pyiceberg refuses it: an UpdateTable without one
+//           is unconditional and would overwrite whatever another writer committed meanwhile.
+//
+// Not coordinated with: Iceberg Java writers configured with a Glue `lock-impl` (a lock manager), which send no
+// VersionId and rely on their own lock plus a metadata_location re-check; their update can replace ours.
+// Such writers must drop `lock-impl` (Glue's optimistic locking is Iceberg's default) before we commit beside them.
 import { randomUUID } from 'node:crypto';
 import {
   GetTableCommand,
@@ -91,6 +97,11 @@ export class GlueIcebergCatalog implements IcebergCatalog {
     const read = this.bases.get(base);
     if (read === undefined)
       throw new InvalidInputError(`${this.name}: commit on a table this catalog did not load`);
+    if (read.versionId === undefined || read.versionId === '')
+      throw new IcebergCatalogError(
+        this.name,
+        "Glue returned the table without a VersionId, so an UpdateTable could not be conditioned on it and would overwrite whatever another writer committed meanwhile (refused as pyiceberg refuses it). Check that the caller may read the table's version (glue:GetTable) and that nothing proxies Glue's answer; retry once GetTable returns a VersionId",
+      );
     const store = this.options.store;
     const name = `${String(base.version + 1).padStart(5, '0')}-${randomUUID()}.metadata.json`;
     const key = `${base.tableRoot === '' ? '' : `${base.tableRoot}/`}metadata/${name}`;
@@ -103,7 +114,7 @@ export class GlueIcebergCatalog implements IcebergCatalog {
           // Glue otherwise archives a table version per commit, and a frequently compacted table would reach
           // the account's version quota (Iceberg's `glue.skip-archive`, default true).
           SkipArchive: true,
-          ...(read.versionId === undefined ? {} : { VersionId: read.versionId }),
+          VersionId: read.versionId,
           TableInput: tableInput(
             read.glueTable,
             {

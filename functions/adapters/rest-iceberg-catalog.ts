@@ -12,7 +12,9 @@
 // sets or removes, and every ref at all when it removes snapshots (expire_snapshots) — is still where it was
 // (`assert-ref-snapshot-id`). 409 is a lost race (`conflict`); 5xx or no answer leaves the outcome unknown (the
 // catalog may have applied it) and is never cleaned up after. Requests are signed with SigV4 (S3 Tables: signing
-// name `s3tables`; Glue: `glue`) or carry an OAuth2 bearer token.
+// name `s3tables`; Glue: `glue`) or carry an OAuth2 bearer token. Redirects are followed within the configured
+// origin only, and a plain `http://` uri is taken on a loopback host only (the setting's schema refuses it
+// elsewhere): credentials never travel in clear nor to a host the setting does not name.
 import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
@@ -100,6 +102,12 @@ interface RestBase {
 interface RestError {
   readonly error?: { readonly message?: string; readonly type?: string; readonly code?: number };
 }
+
+/** The statuses that redirect (with a `location`); 304 and 300 are not followed by fetch either. */
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** Hops followed within the catalog's origin before giving up (fetch's own limit is 20; a catalog needs one). */
+const MAX_REDIRECTS = 5;
 
 /** Top-level metadata fields the catalog maintains itself when it applies updates (never sent as changes). */
 const MAINTAINED = new Set([
@@ -268,6 +276,8 @@ export class RestIcebergCatalog implements IcebergCatalog {
     try {
       answer = await this.request('POST', await this.tablePath(), stringifyJsonKeepingLongs(body));
     } catch (err) {
+      // A refused redirect: the catalog answered without taking the commit, and nothing was sent elsewhere.
+      if (err instanceof IcebergCatalogError) throw err;
       throw new TransientStoreError(
         `Iceberg REST commit to ${this.name} got no answer (${(err as Error).message}): the commit state is unknown, nothing was removed. Retry`,
       );
@@ -310,6 +320,15 @@ export class RestIcebergCatalog implements IcebergCatalog {
     return prefix.includes('%') ? prefix : prefix.split('/').map(encodeURIComponent).join('/');
   }
 
+  /**
+   * One REST call to the configured origin. Redirects are followed by hand (`redirect: 'manual'`), and only within
+   * that origin, each hop signed afresh for its own path: a redirect to any other origin is refused before anything
+   * is sent there, so neither the bearer token nor a SigV4 `x-amz-security-token` (which fetch's own cross-origin
+   * handling forwards) ever reaches a host the setting did not name. A POST follows only 307/308, which keep the
+   * method and body; 301/302/303 would turn a commit into a GET.
+   * @throws IcebergCatalogError on a redirect off the origin, a commit redirect that changes the method, or more
+   * than {@link MAX_REDIRECTS} hops.
+   */
   private async request(
     method: 'GET' | 'POST',
     path: string,
@@ -317,7 +336,43 @@ export class RestIcebergCatalog implements IcebergCatalog {
   ): Promise<{ status: number; body: unknown }> {
     const base = new URL(this.options.setting.uri.replace(/\/+$/, ''));
     const [pathPart, queryPart] = `${base.pathname.replace(/\/+$/, '')}${path}`.split('?');
-    const url = new URL(`${base.origin}${pathPart}${queryPart === undefined ? '' : `?${queryPart}`}`);
+    let url = new URL(`${base.origin}${pathPart}${queryPart === undefined ? '' : `?${queryPart}`}`);
+    for (let hop = 0; ; hop++) {
+      const response = await this.send(method, url, body);
+      const location = response.headers.get('location');
+      if (!REDIRECT_STATUSES.has(response.status) || location === null) {
+        const text = await response.text();
+        let parsed: unknown = {};
+        try {
+          parsed = text === '' ? {} : parseJsonKeepingLongs(text);
+        } catch {
+          parsed = { error: { message: text.slice(0, 200) } };
+        }
+        return { status: response.status, body: parsed };
+      }
+      await response.body?.cancel();
+      const next = new URL(location, url);
+      if (next.origin !== base.origin)
+        throw new IcebergCatalogError(
+          this.name,
+          `the catalog redirected ${method} ${url.pathname} (${response.status}) to another origin, ${next.origin}, and a request carrying credentials is never sent to an origin the setting does not name: if the catalog lives there, set the catalog's uri to it`,
+        );
+      if (method === 'POST' && response.status !== 307 && response.status !== 308)
+        throw new IcebergCatalogError(
+          this.name,
+          `the catalog answered the commit with a ${response.status} redirect, which would resend it as a GET: set the catalog's uri to the address that takes the commit`,
+        );
+      if (hop + 1 >= MAX_REDIRECTS)
+        throw new IcebergCatalogError(
+          this.name,
+          `the catalog redirected ${MAX_REDIRECTS} times in a row: set the catalog's uri to where it answers`,
+        );
+      url = next;
+    }
+  }
+
+  /** One hop: `url` as is, with the auth this catalog uses computed for it, redirects not followed. */
+  private async send(method: 'GET' | 'POST', url: URL, body: string | undefined): Promise<Response> {
     let headers: Record<string, string> = {
       host: url.host,
       accept: 'application/json',
@@ -339,22 +394,14 @@ export class RestIcebergCatalog implements IcebergCatalog {
       headers = signed.headers;
     }
     const { host: _host, ...sent } = headers;
-    const response = await this.fetch(url, {
+    return await this.fetch(url, {
       method,
       headers: sent,
+      redirect: 'manual',
       ...(body === undefined ? {} : { body }),
     });
-    const text = await response.text();
-    let parsed: unknown = {};
-    try {
-      parsed = text === '' ? {} : parseJsonKeepingLongs(text);
-    } catch {
-      parsed = { error: { message: text.slice(0, 200) } };
-    }
-    return { status: response.status, body: parsed };
   }
 
-  /** A non-success answer as the error callers act on (see the module comment for which is which). */
   private failure(operation: string, status: number, body: unknown, afterCommit: boolean): Error {
     const e = (body as RestError).error;
     const what = `${status}${e?.type === undefined ? '' : ` ${e.type}`}${e?.message === undefined ? '' : `: ${e.message}`}`;

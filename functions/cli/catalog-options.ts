@@ -1,7 +1,8 @@
 // The CLI's spelling of an Iceberg table's `catalog` setting (core/formats/iceberg/catalogs.ts), for commands that
-// commit to an Iceberg table: `--catalog glue --glue-database D --glue-table T`, or `--catalog rest --rest-uri U
-// --rest-namespace N --rest-table T [--rest-auth sigv4 --rest-signing-name s3tables --rest-region R]`. The flags
-// build the same object a table config holds and are checked by the same schema, so both refuse the same things.
+// read or commit to an Iceberg table: `--catalog glue --glue-database D --glue-table T`, `--catalog rest --rest-uri
+// U --rest-namespace N --rest-table T [--rest-auth sigv4 --rest-signing-name s3tables --rest-region R]`, or
+// `--catalog path --path-metadata-naming uuid`. The flags build the same object a table config holds and are
+// checked by the same schema, so both refuse the same things.
 import { type Command, Option } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { type IcebergCatalogSetting, icebergCatalogSchema } from '../core/formats/iceberg/catalogs.js';
@@ -9,6 +10,7 @@ import { type IcebergCatalogSetting, icebergCatalogSchema } from '../core/format
 /** The flags as commander parses them. */
 export interface CatalogFlags {
   readonly catalog?: 'path' | 'glue' | 'rest';
+  readonly pathMetadataNaming?: string;
   readonly glueDatabase?: string;
   readonly glueTable?: string;
   readonly glueCatalogId?: string;
@@ -21,6 +23,8 @@ export interface CatalogFlags {
   readonly restSigningName?: string;
   readonly restRegion?: string;
   readonly restTokenEnv?: string;
+  readonly restTokenSecretArn?: string;
+  readonly restTokenParameter?: string;
 }
 
 /** Adds the catalog flags to `command`. */
@@ -31,6 +35,10 @@ export function addCatalogOptions(command: Command): Command {
         '--catalog <type>',
         'Iceberg only: the catalog the table commits through (default: path)',
       ).choices(['path', 'glue', 'rest']),
+    )
+    .option(
+      '--path-metadata-naming <naming>',
+      '--catalog path: "uuid" when no catalog manages the table although its metadata files are named 000NN-<uuid>.metadata.json (default: hadoop, v<N>.metadata.json)',
     )
     .option('--glue-database <name>', '--catalog glue: the Glue database')
     .option('--glue-table <name>', '--catalog glue: the Glue table')
@@ -53,6 +61,14 @@ export function addCatalogOptions(command: Command): Command {
     .option(
       '--rest-token-env <name>',
       '--rest-auth oauth2: the variable holding the token (default ICEBERG_REST_TOKEN)',
+    )
+    .option(
+      '--rest-token-secret-arn <arn>',
+      '--rest-auth oauth2: the Secrets Manager secret (full ARN) whose string is the token',
+    )
+    .option(
+      '--rest-token-parameter <name>',
+      '--rest-auth oauth2: the SSM SecureString parameter (name or ARN) holding the token',
     );
 }
 
@@ -64,16 +80,21 @@ const defined = <T extends Record<string, unknown>>(o: T) =>
  * @throws UsageError when `--catalog` is given for a format other than Iceberg, or the flags are incomplete.
  */
 export function catalogFromFlags(flags: CatalogFlags, format: string): IcebergCatalogSetting | undefined {
-  const catalog = flags.catalog;
+  if (flags.pathMetadataNaming !== undefined && flags.catalog !== undefined && flags.catalog !== 'path')
+    throw new UsageError(
+      `--path-metadata-naming is an option of --catalog path, not of --catalog ${flags.catalog}: remove it`,
+    );
+  // The path catalog is the default: its one option implies it.
+  const catalog = flags.catalog ?? (flags.pathMetadataNaming === undefined ? undefined : 'path');
   if (catalog === undefined) return undefined;
   if (format !== 'iceberg')
     throw new UsageError(
       `--catalog is a setting of Iceberg tables (--format iceberg), not of format "${format}"`,
     );
   const raw =
-    flags.catalog === 'path'
-      ? { type: 'path' }
-      : flags.catalog === 'glue'
+    catalog === 'path'
+      ? defined({ type: 'path', metadataNaming: flags.pathMetadataNaming })
+      : catalog === 'glue'
         ? defined({
             type: 'glue',
             database: flags.glueDatabase,
@@ -92,7 +113,13 @@ export function catalogFromFlags(flags: CatalogFlags, format: string): IcebergCa
               ...(flags.restAuth === 'sigv4'
                 ? { signingName: flags.restSigningName, region: flags.restRegion }
                 : {}),
-              ...(flags.restAuth === 'oauth2' ? { tokenEnv: flags.restTokenEnv } : {}),
+              ...(flags.restAuth === 'oauth2'
+                ? {
+                    tokenEnv: flags.restTokenEnv,
+                    tokenSecretArn: flags.restTokenSecretArn,
+                    tokenParameter: flags.restTokenParameter,
+                  }
+                : {}),
             }),
           });
   const parsed = icebergCatalogSchema.safeParse(raw);

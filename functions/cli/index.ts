@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { openStore } from '../adapters/open-store.js';
 import { StoreQuarantine } from '../adapters/store-quarantine.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
+import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
 import {
   mergeRewriteOptions,
   type RewriteDataFilesOptions,
@@ -17,8 +18,10 @@ import { matchQuarantine } from '../core/quarantine.js';
 import { formatBytes, type PartitionProfile, profilePartition } from '../core/stats.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import { formatOption, positiveInteger, positiveNumber, tableNameOf, workRootOption } from './args.js';
+import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
 import { checkRewriteChoices, registerCompactCommand, rewriteOptionsOf } from './compact.js';
 import { debugRequested, describeFailure, failureContext, requireParquetFiles, stackOf } from './errors.js';
+import { commandFormat } from './format-options.js';
 import { registerHistoryCommand } from './history.js';
 import { registerQuarantineCommand } from './quarantine.js';
 import { registerReportCommand } from './report.js';
@@ -58,11 +61,20 @@ export interface ProfileRow extends PartitionProfile {
  */
 export async function profileTable(
   uri: string,
-  options: { targetFileSizeBytes: number; format?: TableFormatName },
+  options: {
+    targetFileSizeBytes: number;
+    format?: TableFormatName;
+    /** Iceberg only: the catalog the table is read through. @default the path catalog */
+    icebergCatalog?: IcebergCatalogSetting;
+  },
   io: Pick<CliIo, 'clock' | 'env'>,
 ): Promise<{ inventory: TableSnapshot; rows: ProfileRow[] }> {
-  const format = tableFormat(options.format ?? DEFAULT_TABLE_FORMAT);
+  const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
   const opened = openStore(uri, { env: io.env });
+  const format =
+    options.icebergCatalog === undefined
+      ? tableFormat(formatName)
+      : commandFormat(opened, tableNameOf(uri), formatName, undefined, io, options.icebergCatalog);
   const { store, prefix } = opened;
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await format.snapshot(store, prefix, { now: io.clock.now() });
@@ -96,13 +108,25 @@ export async function planTable(
     rewriteDataFiles?: RewriteDataFilesOptions;
     /** Iceberg only: plan only the partitions this filter passes. */
     where?: string;
+    /** Iceberg only: the catalog the table is read through. @default the path catalog */
+    icebergCatalog?: IcebergCatalogSetting;
   },
   io: Pick<CliIo, 'clock' | 'env'>,
 ): Promise<PlanSet> {
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
   const where = checkRewriteChoices(options, formatName);
-  const format = tableFormat(formatName);
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
+  const format =
+    options.icebergCatalog === undefined
+      ? tableFormat(formatName)
+      : commandFormat(
+          opened,
+          options.table ?? tableNameOf(uri),
+          formatName,
+          undefined,
+          io,
+          options.icebergCatalog,
+        );
   const { store, prefix } = opened;
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await format.snapshot(store, prefix, { now: io.clock.now(), readFooters: true });
@@ -231,25 +255,35 @@ export function buildProgram(io: CliIo): Command {
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
 
-  program
-    .command('profile')
-    .description('Show per-partition file statistics and compaction priority')
-    .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
-    .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
-    .option('--json', 'print JSON instead of a table')
-    .addOption(formatOption())
-    .action(async (uri: string, opts: { targetMb: number; json?: boolean; format: TableFormatName }) => {
+  addCatalogOptions(
+    program
+      .command('profile')
+      .description('Show per-partition file statistics and compaction priority')
+      .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
+      .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
+      .option('--json', 'print JSON instead of a table')
+      .addOption(formatOption()),
+  ).action(
+    async (
+      uri: string,
+      opts: CatalogFlags & { targetMb: number; json?: boolean; format: TableFormatName },
+    ) => {
+      const icebergCatalog = catalogFromFlags(opts, opts.format ?? DEFAULT_TABLE_FORMAT);
       const { inventory, rows } = await profileTable(
         uri,
-        { targetFileSizeBytes: Math.round(opts.targetMb * MiB), format: opts.format },
+        {
+          targetFileSizeBytes: Math.round(opts.targetMb * MiB),
+          format: opts.format,
+          ...(icebergCatalog === undefined ? {} : { icebergCatalog }),
+        },
         io,
       );
       if (opts.json) io.out(JSON.stringify({ partitions: rows, ignored: inventory.ignored }, null, 2));
       else printProfile(io, rows, inventory);
-    });
+    },
+  );
 
-  program
-    .command('plan')
+  addCatalogOptions(program.command('plan'))
     .description('Show what compaction would do (reads footers; changes nothing)')
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
     .option(
@@ -286,8 +320,9 @@ export function buildProgram(io: CliIo): Command {
           format: TableFormatName;
           rewriteOption?: string[];
           where?: string;
-        },
+        } & CatalogFlags,
       ) => {
+        const icebergCatalog = catalogFromFlags(opts, opts.format ?? DEFAULT_TABLE_FORMAT);
         const plan = await planTable(
           uri,
           {
@@ -300,6 +335,7 @@ export function buildProgram(io: CliIo): Command {
             ...(opts.maxGroupMb === undefined ? {} : { maxGroupBytes: Math.round(opts.maxGroupMb * MiB) }),
             ...(opts.table === undefined ? {} : { table: opts.table }),
             ...(opts.workRoot === undefined ? {} : { workRoot: opts.workRoot }),
+            ...(icebergCatalog === undefined ? {} : { icebergCatalog }),
             format: opts.format,
           },
           io,

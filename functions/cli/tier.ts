@@ -191,20 +191,20 @@ export async function runTier(
 }
 
 /**
- * Runs a refusal check, saying what `tier` can offer about a Delta table: configuring it as one (the advice the
+ * Runs a refusal check, saying what `tier` can offer about a Delta or Iceberg table: configuring it as one (the advice the
  * refusal gives elsewhere) would not make it tierable.
  */
 async function tierRefusal(check: () => Promise<void>): Promise<void> {
   try {
     await check();
   } catch (err) {
-    if (!(err instanceof UnsupportedTableFormatError) || err.format !== 'delta') throw err;
+    if (!(err instanceof UnsupportedTableFormatError)) throw err;
     throw new UnsupportedTableFormatError(
       err.format,
       err.root,
       err.evidenceKey,
       err.location,
-      DELTA_TIERING_UNSUPPORTED,
+      err.format === 'delta' ? DELTA_TIERING_UNSUPPORTED : ICEBERG_TIERING_UNSUPPORTED,
     );
   }
 }

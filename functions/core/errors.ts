@@ -187,8 +187,8 @@ export class UnsupportedTableFormatError extends CompactorError {
     /** The location that was asked for. */
     readonly location: string,
     /**
-     * What to do instead, when the default advice for a Delta table (configure it with `format: "delta"`, or pass
-     * `--format delta`) does not fit the command that met it: `tier` cannot tier a Delta table at all yet.
+     * What to do instead, when the default advice (configure it with `format: "delta"` / `"iceberg"`, or pass
+     * `--format`) does not fit the command that met it: `tier` cannot tier a Delta or Iceberg table at all yet.
      */
     readonly advice?: string,
   ) {
@@ -232,9 +232,14 @@ function unsupportedFormatMessage(
   if (format === 'hudi') {
     return `${at} ${relation} an Apache Hudi table (found ${evidenceKey}): its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones. ${advice ?? `lake-compactor recognises Hudi tables but does not compact, vacuum or tier them yet; remove this location from the configuration and do not point the CLI at it (use Hudi's own clustering, compaction and cleaner for now)`}. Nothing was changed.`;
   }
+  // Iceberg is a registered format too: configure it as one, through the catalog its writers commit with.
+  const icebergAdvice =
+    relation === 'is'
+      ? 'to compact and maintain it through its metadata, configure the table with format: "iceberg" and the catalog its writers use (on the CLI: pass --format iceberg, with --catalog glue|rest when a catalog manages it; Amazon S3 Tables is rest)'
+      : `to compact and maintain it through its metadata, configure ${table} as a table with format: "iceberg" and the catalog its writers use (on the CLI: point at ${table} and pass --format iceberg, with --catalog glue|rest when a catalog manages it; Amazon S3 Tables is rest)`;
   return format === 'delta'
     ? `${at} ${relation} a Delta Lake table (found ${inside}_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows; ${advice ?? deltaAdvice}. Nothing was changed.`
-    : `${at} ${relation} an Apache Iceberg table (found ${evidenceKey}): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.`;
+    : `${at} ${relation} an Apache Iceberg table (found ${evidenceKey}): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows; ${advice ?? icebergAdvice}. Nothing was changed.`;
 }
 
 /** `s3://b/t/` → `s3://b/t`, but a bare scheme root (`memory://`) stays as it is. */

@@ -12,7 +12,7 @@ import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
-import { deltaMarkerAdvice, FORMAT_NAMES, hudiMarkerAdvice } from '../core/formats/foreign-tables.js';
+import { deltaMarkerAdvice, FORMAT_NAMES, hudiMarkerAdvice, icebergMarkerAdvice } from '../core/formats/foreign-tables.js';
 import { formatForTable, type RefusedTable, refusedTables } from '../core/formats/index.js';
 import type { TableFormat } from '../core/formats/table-format.js';
 import { decisionMetrics, foreignFormatMetrics, unsupportedFormatMetrics } from '../core/metrics.js';
@@ -255,7 +255,7 @@ async function profileMessages(
         seenAt: event.eventTime,
       });
       logger.warn(
-        `${FORMAT_NAMES[event.format]} table ${event.root === '' ? `at configured table ${event.table}: none of its partitions is` : `inside configured table ${event.table} at ${event.root}: no partition under it is`} ever compacted (its log or metadata, not the listing, defines the live files); ${event.format === 'delta' ? deltaMarkerAdvice({ root: event.root, evidenceKey: event.key }) : event.format === 'hudi' ? hudiMarkerAdvice({ root: event.root, evidenceKey: event.key }) : 'remove it from the configuration, lake-compactor compacts Hive-style Parquet tables only'}`,
+        `${FORMAT_NAMES[event.format]} table ${event.root === '' ? `at configured table ${event.table}: none of its partitions is` : `inside configured table ${event.table} at ${event.root}: no partition under it is`} ever compacted (its log or metadata, not the listing, defines the live files); ${event.format === 'delta' ? deltaMarkerAdvice({ root: event.root, evidenceKey: event.key }) : event.format === 'hudi' ? hudiMarkerAdvice({ root: event.root, evidenceKey: event.key }) : icebergMarkerAdvice({ root: event.root, evidenceKey: event.key })}`,
         { table: event.table, format: event.format, root: event.root, key: event.key, recorded },
       );
     } catch (err) {

@@ -1,7 +1,7 @@
 // The IAM statements for Iceberg tables committing through a metastore catalog: a Glue catalog gets GetTable and
 // UpdateTable on exactly its table (with its database and catalog, in the catalog's account and region), an S3
-// Tables REST catalog the S3 Tables data-plane actions on its table bucket and that bucket's tables, and a path,
-// bearer-token or unsigned catalog nothing at all. In a stack, the vacuum (expire_snapshots swaps the pointer) gets
+// Tables REST catalog the S3 Tables data-plane actions on its table bucket and that bucket's tables, a bearer-token
+// catalog read on its token's secret or parameter alone, and a path or unsigned catalog nothing at all. In a stack, the vacuum (expire_snapshots swaps the pointer) gets
 // them beside the steps that commit and settle, and s3:PutObject on the table's metadata/ for the file it commits.
 import { App, type PolicyValidationPluginReport, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -146,7 +146,7 @@ describe('icebergCatalogStatements', () => {
     expect(S3_TABLES_REST_READ_ACTIONS.filter((a) => /Update|Put/.test(a))).toEqual([]);
   });
 
-  it('grants nothing for path, bearer-token and unsigned catalogs, or tables without a catalog', () => {
+  it('grants nothing for path, env-variable bearer-token and unsigned catalogs, or tables without a catalog', () => {
     // Act
     const statements = resolved([
       { name: 'a' },
@@ -174,6 +174,41 @@ describe('icebergCatalogStatements', () => {
     ]);
     // Assess
     expect(statements).toEqual([]);
+  });
+
+  it("grants read on exactly the secret or SSM parameter a bearer-token catalog's token comes from", () => {
+    // Prepare
+    const secret = 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:lake/rest-token-AbC123';
+    const rest = (name: string, auth: Record<string, string>) => ({
+      name,
+      catalog: {
+        type: 'rest' as const,
+        uri: 'https://polaris.example/api/catalog',
+        namespace: 'n',
+        table: name,
+        auth: { type: 'oauth2' as const, ...auth },
+      },
+    });
+    // Act
+    const statements = resolved([
+      rest('a', { tokenSecretArn: secret }),
+      rest('b', { tokenParameter: '/lake/rest-token' }),
+      rest('c', { tokenParameter: 'arn:aws:ssm:us-east-1:444455556666:parameter/shared/token' }),
+    ]);
+    // Assess
+    expect(statements).toEqual([
+      { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: secret },
+      {
+        Effect: 'Allow',
+        Action: 'ssm:GetParameter',
+        Resource: 'arn:aws:ssm:eu-west-1:111122223333:parameter/lake/rest-token',
+      },
+      {
+        Effect: 'Allow',
+        Action: 'ssm:GetParameter',
+        Resource: 'arn:aws:ssm:us-east-1:444455556666:parameter/shared/token',
+      },
+    ]);
   });
 });
 

@@ -82,8 +82,16 @@ const TABLES = [
     table: ICEBERG,
     inside: `${ICEBERG}/data`,
     parent: 's3://lake/iceberg-home',
-    message: (location: string, relation: string, _verb: string) =>
-      `error: ${location} ${relation} an Apache Iceberg table (found ${ICEBERG}/metadata/v1.metadata.json): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.`,
+    message: (location: string, relation: string, verb: string) => {
+      // Iceberg is a registered format: configure it as one, through its writers' catalog; tier cannot tier it yet.
+      const advice =
+        verb === 'tier'
+          ? "tiering is not supported for Iceberg tables yet; use S3 lifecycle rules on the table's data/ prefix"
+          : relation === 'is'
+            ? 'to compact and maintain it through its metadata, configure the table with format: "iceberg" and the catalog its writers use (on the CLI: pass --format iceberg, with --catalog glue|rest when a catalog manages it; Amazon S3 Tables is rest)'
+            : `to compact and maintain it through its metadata, configure ${ICEBERG} as a table with format: "iceberg" and the catalog its writers use (on the CLI: point at ${ICEBERG} and pass --format iceberg, with --catalog glue|rest when a catalog manages it; Amazon S3 Tables is rest)`;
+      return `error: ${location} ${relation} an Apache Iceberg table (found ${ICEBERG}/metadata/v1.metadata.json): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows; ${advice}. Nothing was changed.`;
+    },
   },
   {
     name: 'a Hudi table',

@@ -37,6 +37,11 @@ export interface FakeGlue {
   readonly requests: { operation: string; body: Record<string, unknown> }[];
   /** Called once before the next UpdateTable is applied (then cleared): another writer's turn. */
   beforeUpdate(hook: () => Promise<void>): void;
+  /**
+   * From now on GetTable answers without a VersionId (as a proxy or an old endpoint might), and UpdateTable
+   * without one is applied unconditionally — Glue's behaviour, which lets such an update overwrite any other.
+   */
+  omitVersionId(): void;
   /** The next UpdateTable fails with this HTTP status and error type instead of being applied (then cleared). */
   failNextUpdate(status: number, type: string): void;
   close(): Promise<void>;
@@ -54,6 +59,7 @@ export async function startFakeGlue(): Promise<FakeGlue> {
   const requests: { operation: string; body: Record<string, unknown> }[] = [];
   let hook: (() => Promise<void>) | undefined;
   let failure: { status: number; type: string } | undefined;
+  let withoutVersionId = false;
   const keyOf = (database: unknown, name: unknown) => `${String(database)}.${String(name)}`;
 
   const server: Server = createServer((req, res) => {
@@ -78,7 +84,11 @@ export async function startFakeGlue(): Promise<FakeGlue> {
         if (stored === undefined)
           return error(400, 'EntityNotFoundException', `Table ${String(body.Name)} not found.`);
         return send(200, {
-          Table: { ...stored.table, DatabaseName: body.DatabaseName, VersionId: String(stored.version) },
+          Table: {
+            ...stored.table,
+            DatabaseName: body.DatabaseName,
+            ...(withoutVersionId ? {} : { VersionId: String(stored.version) }),
+          },
         });
       }
       if (operation === 'UpdateTable') {
@@ -132,6 +142,9 @@ export async function startFakeGlue(): Promise<FakeGlue> {
     requests,
     beforeUpdate: (h) => {
       hook = h;
+    },
+    omitVersionId: () => {
+      withoutVersionId = true;
     },
     failNextUpdate: (status, type) => {
       failure = { status, type };

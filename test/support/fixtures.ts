@@ -1,6 +1,6 @@
 // Locates the real tables (written by Spark, delta-rs, Iceberg and Hudi writers) vendored in test/fixtures/,
 // so the suite runs from a fresh clone with nothing beside it; their origins are in test/fixtures/NOTICE.md.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,4 +28,25 @@ for (const dir of [DELTA_FIXTURES, ICEBERG_FIXTURES, HUDI_FIXTURES]) {
       `Fixture tables not found at ${dir}: they are part of the repository; restore them with \`git checkout -- test/fixtures\`.`,
     );
   }
+}
+
+/**
+ * Whether a vendored Iceberg table's metadata files carry a metastore catalog's naming (`00003-<uuid>.metadata.json`,
+ * as pg_lake's Spark-written samples do) rather than `v3.metadata.json`. No catalog manages these copies, so a
+ * path-catalog command on them must say so explicitly ({@link acknowledgeUuidNaming}), as a user must.
+ */
+export function hasCatalogNamedMetadata(table: string): boolean {
+  return readdirSync(join(ICEBERG_FIXTURES, table, 'metadata')).some(
+    (n) => n.endsWith('.metadata.json') && !/^v\d+/.test(n),
+  );
+}
+
+/** The CLI flags saying a catalog-named fixture is a path table anyway (none for a `v<N>`-named one). */
+export function acknowledgeUuidNaming(table: string): string[] {
+  return hasCatalogNamedMetadata(table) ? ['--catalog', 'path', '--path-metadata-naming', 'uuid'] : [];
+}
+
+/** The PathCatalog options for a fixture (see {@link acknowledgeUuidNaming}). */
+export function pathCatalogOptions(table: string): { metadataNaming?: 'uuid' } {
+  return hasCatalogNamedMetadata(table) ? { metadataNaming: 'uuid' } : {};
 }

@@ -22,8 +22,16 @@ function deltaMessage(location: string, relation: string, table: string): string
   return `error: ${location} ${relation} a Delta Lake table (found ${table}/_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows; to compact or vacuum it through its log, ${advice}. Nothing was changed.`;
 }
 
-function icebergMessage(location: string, relation: string, evidence: string): string {
-  return `error: ${location} ${relation} an Apache Iceberg table (found ${evidence}): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows. lake-compactor compacts Hive-style Parquet tables only; remove this location from the configuration and do not point the CLI at it (use Iceberg's own rewrite_data_files and expire_snapshots procedures for now). Nothing was changed.`;
+/**
+ * Iceberg is a registered format too: the refusal says to configure it as one, at its own root, through the catalog
+ * its writers use.
+ */
+function icebergMessage(location: string, relation: string, table: string, evidence: string): string {
+  const advice =
+    relation === 'is'
+      ? 'configure the table with format: "iceberg" and the catalog its writers use (on the CLI: pass --format iceberg, with --catalog glue|rest when a catalog manages it; Amazon S3 Tables is rest)'
+      : `configure ${table} as a table with format: "iceberg" and the catalog its writers use (on the CLI: point at ${table} and pass --format iceberg, with --catalog glue|rest when a catalog manages it; Amazon S3 Tables is rest)`;
+  return `error: ${location} ${relation} an Apache Iceberg table (found ${evidence}): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows; to compact and maintain it through its metadata, ${advice}. Nothing was changed.`;
 }
 
 function hudiMessage(location: string, relation: string, table: string): string {
@@ -57,7 +65,7 @@ const FIXTURES: readonly Fixture[] = [
     name: 'spark_v1_unpartitioned_small_files',
     inside: 'data',
     message: (location, relation, table) =>
-      icebergMessage(location, relation, `${table}/metadata/v1.metadata.json`),
+      icebergMessage(location, relation, table, `${table}/metadata/v1.metadata.json`),
   },
   {
     source: join(ICEBERG_FIXTURES, 'spark_v2_position_deletes'),
@@ -67,6 +75,7 @@ const FIXTURES: readonly Fixture[] = [
       icebergMessage(
         location,
         relation,
+        table,
         `${table}/metadata/00000-e79de093-2976-491e-965a-e356a226956e.metadata.json`,
       ),
   },

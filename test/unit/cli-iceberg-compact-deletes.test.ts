@@ -4,7 +4,7 @@
 // delete's) — is the same after the `replace`, the files that had deletes are rewritten and the delete files left
 // dangling are gone from the new snapshot. A position delete committed while the group runs aborts it with nothing
 // of it visible. Equality deletes are applied too: the rows they match by value are dropped.
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -192,8 +192,20 @@ describe('lake-compactor compact --format iceberg, data files with position dele
     const before = await liveRows(store, name);
     const io = captureIo();
 
-    // Act
-    const code = await run(['compact', join(dir, name), '--format', 'iceberg'], io);
+    // Act: its metadata files are named 000NN-<uuid> and no catalog manages this copy, which the run says
+    const code = await run(
+      [
+        'compact',
+        join(dir, name),
+        '--format',
+        'iceberg',
+        '--catalog',
+        'path',
+        '--path-metadata-naming',
+        'uuid',
+      ],
+      io,
+    );
 
     // Assess: the same live rows; the files with deletes the plan took were rewritten
     expect(code, io.stderr.join('\n')).toBe(0);
@@ -328,7 +340,10 @@ describe('lake-compactor compact --format iceberg, data files with equality dele
    * The live rows, computed here: a data file's row is deleted when an equality delete of its partition with a
    * higher data sequence number holds a row whose values of the delete's equality columns equal the row's.
    */
-  async function equalityLiveRows(store: ObjectStore): Promise<{ files: SnapshotFiles; rows: string[] }> {
+  async function equalityLiveRows(
+    store: ObjectStore,
+    base = dir,
+  ): Promise<{ files: SnapshotFiles; rows: string[] }> {
     const table = await loadTable(store, name);
     const files = await readSnapshotFiles(store, table);
     const columnOf = new Map(files.schema.fields.map((f) => [f.id, f.name]));
@@ -336,7 +351,7 @@ describe('lake-compactor compact --format iceberg, data files with equality dele
     for (const d of files.deleteFiles) {
       const columns = (d.entry.file.equalityIds ?? []).map((id) => columnOf.get(id) ?? '?');
       const found = await db.rows(
-        `SELECT ${columns.map((c) => `"${c}"`).join(', ')} FROM read_parquet(${sqlString(join(dir, d.entry.file.key))})`,
+        `SELECT ${columns.map((c) => `"${c}"`).join(', ')} FROM read_parquet(${sqlString(join(base, d.entry.file.key))})`,
       );
       deletes.push({
         partition: JSON.stringify(d.entry.file.partition, (_, v) => (typeof v === 'bigint' ? `${v}` : v)),
@@ -353,7 +368,7 @@ describe('lake-compactor compact --format iceberg, data files with equality dele
       const mine = deletes.filter(
         (d) => d.partition === partition && d.sequence > f.entry.dataSequenceNumber,
       );
-      for (const r of await db.rows(`SELECT * FROM read_parquet(${sqlString(join(dir, f.entry.file.key))})`))
+      for (const r of await db.rows(`SELECT * FROM read_parquet(${sqlString(join(base, f.entry.file.key))})`))
         if (!mine.some((d) => d.keys.has(JSON.stringify(d.columns.map((c) => r[c])))))
           rows.push(JSON.stringify([r.id, r.name, r.bir]));
     }
@@ -451,5 +466,117 @@ describe('lake-compactor compact --format iceberg, data files with equality dele
     // Java's own files (another Parquet schema, one per partition) are left as they were.
     for (const f of before.files.dataFiles.filter((b) => !b.entry.file.key.includes('/small-')))
       expect(live).toContain(f.entry.file.key);
+  });
+
+  it('with remove-dangling-deletes, drops the equality delete its rewrite left dangling (all of partition z rewritten past it) and keeps those still deleting rows; without it, keeps it', async () => {
+    // Prepare: a new partition name=z of five small files (written with the table's field ids), then an equality
+    // delete on id of three of their rows; two copies of that table, one compacted with the option, one without
+    const prepared: { root: string; store: LocalObjectStore }[] = [];
+    for (const variant of ['with', 'without']) {
+      const base = join(dir, variant);
+      await cp(join(ICEBERG_FIXTURES, name), join(base, name), { recursive: true });
+      const store = new LocalObjectStore(base);
+      const copy: TableCopy = {
+        dir: base,
+        store,
+        table: name,
+        file: (key) => join(base, key),
+        remove: () => undefined,
+      };
+      const table = await loadTable(store, name);
+      const b = (await readSnapshotFiles(store, table)).dataFiles.find((f) =>
+        f.entry.file.key.includes('/name=b/'),
+      );
+      if (b === undefined) throw new Error('the fixture has a file in name=b');
+      await mkdir(join(base, name, 'data', 'name=z'), { recursive: true });
+      const z = {
+        ...b.entry.file.partition,
+        values: b.entry.file.partition.values.map((v) => ({ ...v, value: 'z' })),
+      };
+      for (const [n, ids] of IDS.entries()) {
+        const key = `${name}/data/name=z/small-${n}.parquet`;
+        const values = ids.map((id) => `(${id}, 'z', DATE '2024-01-0${1 + (id % 9)}')`).join(', ');
+        await writeWithFieldIds(db, copy, table, `SELECT * FROM (VALUES ${values}) AS t(id, name, bir)`, key);
+        await commitAppend(
+          store,
+          new PathCatalog(store),
+          { tableLocation: name, addedFiles: [await addedFile(store, table, key, z)] },
+          { clock },
+        );
+      }
+      const deleteKey = `${name}/data/name=z/delete-ids.parquet`;
+      await db.writeParquet(`SELECT * FROM (VALUES (2), (7), (12)) AS t(id)`, join(base, deleteKey), {
+        extraOptions: ['FIELD_IDS {id: 1}'],
+      });
+      await commitRowDelta(
+        store,
+        new PathCatalog(store),
+        {
+          tableLocation: name,
+          addedDeleteFiles: [
+            {
+              content: 'equality-deletes',
+              path: table.paths.path(deleteKey),
+              format: 'PARQUET',
+              partition: z,
+              recordCount: 3n,
+              fileSizeInBytes: BigInt((await store.head(deleteKey))?.size ?? 0),
+              columnSizes: new Map(),
+              valueCounts: new Map(),
+              nullValueCounts: new Map(),
+              nanValueCounts: new Map(),
+              lowerBounds: new Map(),
+              upperBounds: new Map(),
+              splitOffsets: undefined,
+              sortOrderId: undefined,
+              equalityIds: [1],
+              referencedDataFile: undefined,
+              contentOffset: undefined,
+              contentSizeInBytes: undefined,
+              firstRowId: undefined,
+            },
+          ],
+        },
+        { clock },
+      );
+      prepared.push({ root: join(base, name), store });
+    }
+    const [withOption, withoutOption] = prepared as [(typeof prepared)[0], (typeof prepared)[0]];
+    const before = await equalityLiveRows(withOption.store, join(dir, 'with'));
+    const deletesBefore = before.files.deleteFiles.map((d) => d.entry.file.key).sort();
+    const io = captureIo();
+    const plain = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', withOption.root, '--format', 'iceberg', '--rewrite-option', 'remove-dangling-deletes=true'],
+      io,
+    );
+    const plainCode = await run(['compact', withoutOption.root, '--format', 'iceberg'], plain);
+
+    // Assess: the same live rows (DuckDB reading the files the new snapshot names); partition z is one file now,
+    // carrying the starting sequence number, so its equality delete (older) applies to nothing and is gone; the
+    // fixture's equality deletes of b, c and f still delete their partitions' rows and stay
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const after = await equalityLiveRows(withOption.store, join(dir, 'with'));
+    expect(after.rows).toEqual(before.rows);
+    const zDelete = `${name}/data/name=z/delete-ids.parquet`;
+    expect(deletesBefore).toContain(zDelete);
+    expect(after.files.deleteFiles.map((d) => d.entry.file.key).sort()).toEqual(
+      deletesBefore.filter((k) => k !== zDelete),
+    );
+    const z = after.files.dataFiles.filter((f) => f.entry.file.key.includes('/name=z/'));
+    expect(z.map((f) => Number(f.entry.file.recordCount))).toEqual([IDS.flat().length - 3]);
+    expect(after.files.snapshot?.summary).toMatchObject({
+      operation: 'replace',
+      'removed-delete-files': '1',
+      'removed-equality-delete-files': '1',
+      'removed-equality-deletes': '3',
+    });
+    // Without the option the same compaction leaves the dangling delete in place (Iceberg's default)
+    expect(plainCode, plain.stderr.join('\n')).toBe(0);
+    const kept = await equalityLiveRows(withoutOption.store, join(dir, 'without'));
+    expect(kept.files.deleteFiles.map((d) => d.entry.file.key)).toContain(zDelete);
+    expect(kept.rows).toEqual(before.rows);
   });
 });

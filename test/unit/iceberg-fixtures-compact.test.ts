@@ -26,7 +26,7 @@ import type { IcebergSchema, IcebergType } from '../../functions/core/formats/ic
 import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD } from '../../functions/ports/parquet-engine.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
-import { ICEBERG_FIXTURES } from '../support/fixtures.js';
+import { acknowledgeUuidNaming, ICEBERG_FIXTURES, pathCatalogOptions } from '../support/fixtures.js';
 import { addedFile } from './core/formats/iceberg/commit-harness.js';
 
 /**
@@ -291,7 +291,7 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
       const io = captureIo();
 
       // Act
-      const code = await run(['compact', root, '--format', 'iceberg'], io);
+      const code = await run(['compact', root, '--format', 'iceberg', ...acknowledgeUuidNaming(name)], io);
 
       // Assess: the same live rows, as many as the writer recorded
       expect(code, io.stderr.join('\n')).toBe(0);
@@ -350,7 +350,7 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
     const io = captureIo();
 
     // Act
-    const code = await run(['compact', root, '--format', 'iceberg'], io);
+    const code = await run(['compact', root, '--format', 'iceberg', ...acknowledgeUuidNaming(name)], io);
 
     // Assess: fewer delete files, each still applying to a live data file; 110 live rows of 192 written
     expect(code, io.stderr.join('\n')).toBe(0);
@@ -378,7 +378,7 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
       await store.put(key, await store.get(current.entry.file.key));
       await commitAppend(
         store,
-        new PathCatalog(store),
+        new PathCatalog(store, pathCatalogOptions(name)),
         {
           tableLocation: name,
           addedFiles: [await addedFile(store, table, key, current.entry.file.partition)],
@@ -390,7 +390,7 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
     const io = captureIo();
 
     // Act
-    const code = await run(['compact', root, '--format', 'iceberg'], io);
+    const code = await run(['compact', root, '--format', 'iceberg', ...acknowledgeUuidNaming(name)], io);
 
     // Assess: the same rows (older files read through their field ids), one output for the five current-schema files
     expect(code, io.stderr.join('\n')).toBe(0);
@@ -421,7 +421,7 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
       const io = captureIo();
 
       // Act
-      const code = await run(['compact', root, '--format', 'iceberg'], io);
+      const code = await run(['compact', root, '--format', 'iceberg', ...acknowledgeUuidNaming(name)], io);
 
       // Assess
       expect(code).not.toBe(0);

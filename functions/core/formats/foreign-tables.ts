@@ -362,7 +362,7 @@ export function foreignFormatReason(marker: ForeignFormatMarker): string {
       ? deltaMarkerAdvice(marker)
       : marker.format === 'hudi'
         ? hudiMarkerAdvice(marker)
-        : 'remove it from the configuration (lake-compactor compacts Hive-style Parquet tables only)';
+        : icebergMarkerAdvice(marker);
   return `inside ${aFormat(marker.format)} table (${where}; found ${marker.evidenceKey}): ${definesLiveFiles(marker.format)}, so it is never compacted as plain Parquet; ${advice}`;
 }
 
@@ -382,6 +382,12 @@ export function deltaMarkerAdvice(marker: Pick<ForeignFormatMarker, 'root' | 'ev
 export function hudiMarkerAdvice(marker: Pick<ForeignFormatMarker, 'root' | 'evidenceKey'>): string {
   const root = foreignFormatOfKey(marker.evidenceKey)?.root ?? marker.root;
   return hudiAdvice(`"${root.replace(/\/+$/, '')}"`, marker.root !== '');
+}
+
+/** What to do about an Iceberg table the profiler met inside a configured Parquet table (see deltaMarkerAdvice). */
+export function icebergMarkerAdvice(marker: Pick<ForeignFormatMarker, 'root' | 'evidenceKey'>): string {
+  const root = foreignFormatOfKey(marker.evidenceKey)?.root ?? marker.root;
+  return configureAsIcebergAdvice(`"${root.replace(/\/+$/, '')}"`, marker.root !== '');
 }
 
 /** A foreign table a maintenance call met, with the bucket and configured table it was found under. */

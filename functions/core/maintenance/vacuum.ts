@@ -51,8 +51,8 @@ import {
 import {
   describeSetting,
   type IcebergCatalogServices,
+  type IcebergCatalogSetting,
   icebergCatalogFor,
-  type MetastoreCatalogSetting,
 } from '../formats/iceberg/catalogs.js';
 import {
   type ExpireSnapshotsReport,
@@ -439,8 +439,8 @@ export interface IcebergTableVacuumPlan {
   readonly orphanGraceHours?: number;
   /** The orphan grace-period check: off only with `allowRetentionBelowMinimum`. */
   readonly graceCheck: boolean;
-  /** The metastore catalog the table is read and committed through; absent: the path catalog. */
-  readonly catalog?: MetastoreCatalogSetting;
+  /** The catalog the table is read and committed through as configured; absent: the path catalog's defaults. */
+  readonly catalog?: IcebergCatalogSetting;
   /** The dry runs' summaries; absent when they failed. */
   readonly planned?: IcebergMaintenanceSummary;
   /** Why the table is not maintained (refused, or its metadata cannot be read): nothing of it is deleted. */
@@ -753,7 +753,7 @@ class VacuumPass {
       ...(r.icebergRetainLast === undefined ? {} : { retainLast: r.icebergRetainLast }),
       ...(r.icebergOrphanGraceHours === undefined ? {} : { orphanGraceHours: r.icebergOrphanGraceHours }),
       graceCheck: !r.allowRetentionBelowMinimum,
-      ...(table.catalog === undefined || table.catalog.type === 'path' ? {} : { catalog: table.catalog }),
+      ...(table.catalog === undefined ? {} : { catalog: table.catalog }),
     };
     try {
       const store = this.deps.storeFor(step.bucket);
@@ -770,7 +770,10 @@ class VacuumPass {
         catalog,
         listLimit: Number.MAX_SAFE_INTEGER,
       });
-      if (base.catalog !== undefined)
+      if (
+        base.catalog !== undefined &&
+        (base.catalog.type !== 'path' || base.catalog.metadataNaming === 'uuid')
+      )
         this.notes.push(`${table.name}: Iceberg maintenance through ${describeSetting(base.catalog)}`);
       this.examined += orphans.examined;
       this.icebergTables.push({ ...base, planned: { expire, orphans } });

@@ -288,7 +288,9 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
           ...(properties === undefined ? {} : { properties }),
         });
   const planned: PartitionPlan = refusal === undefined ? plan : { ...plan, reason: refusal };
-  const stored: PartitionPlan = formatState === undefined ? planned : { ...planned, formatState };
+  // The snapshot's state (what to commit against) and the format's plan's own (what the commit must know) together.
+  const stored: PartitionPlan =
+    formatState === undefined ? planned : { ...planned, formatState: { ...planned.formatState, ...formatState } };
   await deps.store.put(planKey(run.workRoot, run.runId), JSON.stringify(stored, null, 2), {
     contentType: 'application/json',
   });

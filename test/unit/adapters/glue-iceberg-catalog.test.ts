@@ -3,7 +3,8 @@
 // by the real @aws-sdk/client-glue: commitReplace commits by a new `<N+1>-<uuid>.metadata.json` and UpdateTable
 // with the VersionId read (parameters and StorageDescriptor kept as Iceberg's GlueCatalog keeps them), a commit
 // that wins the race between our GetTable and UpdateTable is rebased over (our unreferenced file removed), one
-// that removed an input aborts the replace, and a failed UpdateTable removes the file only when Glue refused.
+// that removed an input aborts the replace, a failed UpdateTable removes the file only when Glue refused, and a
+// GetTable without a VersionId is refused before anything is written (never an unconditional UpdateTable).
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import { IcebergCatalogError } from '../../../functions/core/formats/iceberg/cat
 import { commitAppend, commitReplace } from '../../../functions/core/formats/iceberg/commit.js';
 import { IcebergCommitConflictError } from '../../../functions/core/formats/iceberg/errors.js';
 import { type FakeGlue, startFakeGlue } from '../../support/fake-glue.js';
+import { folderContentSnapshot } from '../../support/folder-snapshot.js';
 import {
   buildCatalogTable,
   CATALOG_TABLE_NOW,
@@ -205,6 +207,36 @@ describe('GlueIcebergCatalog', () => {
     await expect(c.commit(base, new TextDecoder().decode(text))).rejects.toBeInstanceOf(IcebergCatalogError);
     expect((await metadataFiles()).filter((n) => !before.includes(n))).toEqual(kept);
     expect(glue.table('lake', 'events')?.Parameters?.metadata_location).toBe(t.metadataLocation);
+  });
+
+  it('refuses, as pyiceberg does, to commit when GetTable returns no VersionId: no UpdateTable is sent and nothing of the commit is left', async () => {
+    // Prepare: an output ready to replace an input; Glue answers GetTable without a VersionId from now on
+    const [input] = await livePaths(t.store, t.initial);
+    const output = await copyOfDataFile(t.store, t.initial, input as string);
+    glue.omitVersionId();
+    const before = await folderContentSnapshot(t.dir);
+
+    // Act
+    const attempt = commitReplace(
+      t.store,
+      catalog(),
+      {
+        tableLocation: t.root,
+        startingSnapshotId: t.initial.metadata.currentSnapshotId as bigint,
+        removedFiles: [input as string],
+        addedFiles: [output],
+      },
+      noWait,
+    );
+
+    // Assess: a permanent refusal naming why; Glue never asked to update; every manifest and metadata file written
+    // for the attempt removed, so the folder is byte for byte what it was
+    await expect(attempt).rejects.toBeInstanceOf(IcebergCatalogError);
+    await expect(attempt).rejects.toThrow(/without a VersionId.*refused as pyiceberg refuses it/);
+    expect(glue.requests.map((r) => r.operation)).not.toContain('UpdateTable');
+    expect(glue.table('lake', 'events')?.Parameters?.metadata_location).toBe(t.metadataLocation);
+    expect(await folderContentSnapshot(t.dir)).toEqual(before);
+    expect(await livePaths(t.store, await catalog().load(t.root))).toContain(input);
   });
 
   it('refuses a Glue table that is not an Iceberg table, and one that does not exist', async () => {

@@ -81,7 +81,7 @@ describe('profiler handler and Delta Lake or Iceberg commits', () => {
     ]);
     expect(output.lines.filter((l) => l.level === 'WARN').map((l) => l.message)).toEqual([
       'Delta Lake table at configured table events: none of its partitions is ever compacted (its log or metadata, not the listing, defines the live files); to have it compacted and vacuumed through its log, configure the table with format: "delta" and prefix "events"',
-      'Apache Iceberg table inside configured table events at imported/: no partition under it is ever compacted (its log or metadata, not the listing, defines the live files); remove it from the configuration, lake-compactor compacts Hive-style Parquet tables only',
+      `Apache Iceberg table inside configured table events at imported/: no partition under it is ever compacted (its log or metadata, not the listing, defines the live files); to have it compacted and maintained through its metadata, configure "events/imported" as a table of its own with format: "iceberg" (no configured root may contain another, so this table's root must then not contain it)`,
     ]);
     const emf = output.lines.find((l) => 'ForeignFormatEvents' in l) as Record<string, unknown> & {
       _aws: { CloudWatchMetrics: { Dimensions: string[][] }[] };

@@ -1,14 +1,33 @@
 // The path-based catalog (Hadoop tables, local folders, tests): finds a table's current metadata file under
-// `<root>/metadata/` from `version-hint.text` or the highest-numbered metadata file, and loads it.
+// `<root>/metadata/` from `version-hint.text` or the highest-numbered metadata file, and loads it; it refuses a
+// table whose metadata a metastore catalog names (`00012-<uuid>.metadata.json`) unless the config says otherwise.
 import { gunzipSync } from 'node:zlib';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { PreconditionFailedError } from '../../errors.js';
-import { IcebergMetadataError } from './errors.js';
+import { IcebergCatalogMismatchError, IcebergMetadataError } from './errors.js';
 import { parseTableMetadata, type TableMetadata } from './metadata.js';
 import { PathResolver } from './paths.js';
 
 /** `v12.metadata.json`, `v12.gz.metadata.json`, `00012-<uuid>.metadata.json`, `….metadata.json.gz`. */
 const METADATA_NAME = /^(?:v(\d+)|(\d+)-[0-9a-fA-F-]+)(\.gz)?\.metadata\.json(\.gz)?$/;
+
+/** Iceberg Java's HadoopTableOperations naming: `v12.metadata.json`, `v12.gz.metadata.json`, `v12.metadata.json.gz`. */
+const HADOOP_NAME = /^v\d+(\.gz)?\.metadata\.json(\.gz)?$/;
+
+/** Any metadata file, whoever named it. */
+const ANY_METADATA_NAME = /\.metadata\.json(\.gz)?$/;
+
+/**
+ * How the metadata files of a table read through the path catalog are named, as its config asserts:
+ * - `hadoop` (the default): `v<N>.metadata.json`, as Iceberg's Hadoop tables write them. A table holding any other
+ *   metadata file (`00012-<uuid>.metadata.json` is how Glue, REST catalogs, Hive and S3 Tables name them), or no
+ *   `v<N>` file at all, is refused: a metastore's readers follow its pointer, never a file written beside it.
+ * - `uuid`: the operator states that no catalog points at this table although its files carry the metastore
+ *   naming (a table copied out of a catalog, or written by a tool that names files that way without one); the
+ *   highest-numbered file is current, and lake-compactor's own commits are still `v<N+1>.metadata.json`
+ *   put-if-absent (a uuid name would make two writers' files of one version both succeed).
+ */
+export type PathMetadataNaming = 'hadoop' | 'uuid';
 
 /** A table as loaded: where it lies, which metadata file is current, what that file says. */
 export interface LoadedTable {
@@ -43,27 +62,55 @@ function versionOf(name: string): number | undefined {
 }
 
 /**
+ * Refuses a path-catalog table whose metadata files are not named as `naming` says (see {@link PathMetadataNaming}).
+ * @param names the file names directly under `metadata/`.
+ * @throws IcebergCatalogMismatchError
+ */
+export function checkPathMetadataNaming(
+  table: string,
+  names: readonly string[],
+  naming: PathMetadataNaming,
+): void {
+  if (naming === 'uuid') return;
+  const metadata = names.filter((n) => ANY_METADATA_NAME.test(n));
+  const hadoop = metadata.filter((n) => HADOOP_NAME.test(n));
+  const others = metadata.filter((n) => !HADOOP_NAME.test(n)).sort();
+  // No metadata file at all is the reader's own error ("no metadata file under …"), not a catalog's sign.
+  if (metadata.length === 0 || others.length === 0) return;
+  const evidence = others.length <= 3 ? others : [others[0], '…', others[others.length - 1]];
+  throw new IcebergCatalogMismatchError(table, evidence as string[], others.length, hadoop.length);
+}
+
+/**
  * The store key of the table's current metadata file and its version.
  *
  * Like Iceberg's HadoopTableOperations: a numeric `version-hint.text` names `vN.metadata.json`, and versions
  * after it that exist win (the hint is written after the commit, so it can lag one behind); an empty, missing or
  * stale hint falls back to listing `metadata/` and taking the highest version — which is also how catalog-named
  * files (`00012-<uuid>.metadata.json`) are found.
+ * @param options.metadataNaming when given, the naming the table must follow (the path catalog passes it; see
+ *   {@link checkPathMetadataNaming}); when omitted nothing is judged, as a plain reader of the files needs.
  * @throws IcebergMetadataError when there is no metadata file, or two files claim the highest version.
+ * @throws IcebergCatalogMismatchError when `metadataNaming` is given and the files are not named so.
  */
 export async function findCurrentMetadata(
   store: ObjectStore,
   tableRoot: string,
+  options: { readonly metadataNaming?: PathMetadataNaming } = {},
 ): Promise<{ key: string; version: number }> {
   const metadataDir = join(tableRoot, 'metadata/');
   const byVersion = new Map<number, string[]>();
+  const names: string[] = [];
   for await (const object of store.listAll(metadataDir)) {
     const name = object.key.slice(metadataDir.length);
     if (name.includes('/')) continue;
+    names.push(name);
     const version = versionOf(name);
     if (version === undefined) continue;
     byVersion.set(version, [...(byVersion.get(version) ?? []), object.key]);
   }
+  if (options.metadataNaming !== undefined)
+    checkPathMetadataNaming(describeTable(store, tableRoot), names, options.metadataNaming);
   const hintKey = join(tableRoot, 'metadata/version-hint.text');
   const hinted =
     (await store.head(hintKey)) === undefined
@@ -94,19 +141,24 @@ export async function readMetadataText(store: ObjectStore, key: string): Promise
 }
 
 /**
- * Loads a table through the path-based catalog: its current metadata (or `metadataKey`, when the caller knows
- * which file a catalog points at), parsed and validated.
+ * Loads a table's newest metadata file as the path-based catalog finds it (or `metadataKey`, when the caller knows
+ * which file a catalog points at), parsed and validated. A reader of the files: it judges nothing about who
+ * commits to the table unless `metadataNaming` is given — {@link PathCatalog} is what commits and maintenance use.
  */
 export async function loadTable(
   store: ObjectStore,
   tableRoot: string,
-  options: { readonly metadataKey?: string } = {},
+  options: { readonly metadataKey?: string; readonly metadataNaming?: PathMetadataNaming } = {},
 ): Promise<LoadedTable> {
   const root = tableRoot.replace(/\/+$/, '');
   const table = describeTable(store, root);
   const found =
     options.metadataKey === undefined
-      ? await findCurrentMetadata(store, root)
+      ? await findCurrentMetadata(
+          store,
+          root,
+          options.metadataNaming === undefined ? {} : { metadataNaming: options.metadataNaming },
+        )
       : { key: options.metadataKey, version: versionOf(options.metadataKey.split('/').pop() ?? '') ?? 0 };
   const metadata = parseTableMetadata(await readMetadataText(store, found.key), table);
   return {
@@ -151,28 +203,43 @@ export interface IcebergCatalog {
  *
  * Why put-if-absent of a name derived from the version: two writers on the same base try the same key and the
  * store lets exactly one create it (S3 conditional writes; the other gets PreconditionFailedError → `conflict`).
- * A table whose files are named `000NN-<uuid>.metadata.json` (a metastore catalog's naming) gets `vNN+1` too;
- * before writing, any file already claiming that version counts as a conflict, so at worst a writer using the
- * other naming at the same instant produces two files of one version, which the reader refuses loudly.
- * The hint is written after the commit and may lag (a failed hint write is ignored): readers look past it.
+ * That makes it exclusive against other lake-compactor runs and against writers that also put-if-absent — not
+ * against Iceberg Java's Hadoop tables, which check `exists()` and then rename under a lock of their own (on S3 a
+ * copy that overwrites): beside such writers, use a metastore catalog.
+ *
+ * A table whose files are named `000NN-<uuid>.metadata.json` (a metastore catalog's naming) is refused at load
+ * and again at commit ({@link checkPathMetadataNaming}) unless the config says `metadataNaming: "uuid"`; such a
+ * table then gets `vNN+1` too, and before writing any file already claiming that version counts as a conflict,
+ * so at worst a writer using the other naming at the same instant produces two files of one version, which the
+ * reader refuses loudly. The hint is written after the commit and may lag (a failed hint write is ignored):
+ * readers look past it.
  */
 export class PathCatalog implements IcebergCatalog {
   /** Writing `v<N+1>.metadata.json` is the commit: no pointer beside the files. */
   readonly metastore = false;
-  constructor(private readonly store: ObjectStore) {}
+  private readonly metadataNaming: PathMetadataNaming;
+  constructor(
+    private readonly store: ObjectStore,
+    options: { readonly metadataNaming?: PathMetadataNaming } = {},
+  ) {
+    this.metadataNaming = options.metadataNaming ?? 'hadoop';
+  }
 
   load(tableRoot: string): Promise<LoadedTable> {
-    return loadTable(this.store, tableRoot);
+    return loadTable(this.store, tableRoot, { metadataNaming: this.metadataNaming });
   }
 
   async commit(base: LoadedTable, metadataText: string): Promise<CatalogCommitOutcome> {
     const version = base.version + 1;
     const metadataDir = join(base.tableRoot, 'metadata/');
+    const names: string[] = [];
     for await (const object of this.store.listAll(metadataDir)) {
       const name = object.key.slice(metadataDir.length);
-      if (!name.includes('/') && versionOf(name) !== undefined && (versionOf(name) as number) >= version)
-        return { outcome: 'conflict' };
+      if (!name.includes('/')) names.push(name);
     }
+    // A catalog's writer may have taken the table over since it was loaded: never commit beside its pointer.
+    checkPathMetadataNaming(base.name, names, this.metadataNaming);
+    if (names.some((name) => (versionOf(name) ?? -1) >= version)) return { outcome: 'conflict' };
     const key = join(base.tableRoot, `metadata/v${version}.metadata.json`);
     try {
       await this.store.put(key, metadataText, { ifNoneMatch: '*', contentType: 'application/json' });

@@ -4,6 +4,8 @@
 // one), so it is a property of the table, never of the deployment:
 //
 //   { type: "path" }                                   the default: metadata/v<N+1>.metadata.json put-if-absent
+//   { type: "path", metadataNaming: "uuid" }           the same, on a table no catalog manages whose files are
+//                                                      named 000NN-<uuid>.metadata.json (refused without it)
 //   { type: "glue", database, table, ... }             AWS Glue Data Catalog (Iceberg's GlueCatalog)
 //   { type: "rest", uri, namespace, table, auth, ... } an Iceberg REST catalog (Amazon S3 Tables, Glue's REST
 //                                                      endpoint, Polaris, Nessie, …)
@@ -19,6 +21,7 @@ import {
   type IcebergCatalog,
   type LoadedTable,
   PathCatalog,
+  type PathMetadataNaming,
   readMetadataText,
 } from './catalog.js';
 import { IcebergMetadataError } from './errors.js';
@@ -31,12 +34,46 @@ const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 /** Glue's rule for database and table names (lower-case in practice; Glue lower-cases them anyway). */
 const GLUE_NAME = /^[\w-]{1,255}$/;
 
+/**
+ * A Secrets Manager secret's complete ARN: the name ends in the `-XXXXXX` suffix Secrets Manager appends, so an IAM
+ * grant on it names this secret and no other whose name merely begins the same.
+ */
+const SECRET_ARN =
+  /^arn:aws[a-z-]*:secretsmanager:[a-z]{2}(-[a-z]+)+-\d+:\d{12}:secret:[\w/+=.@-]+-[A-Za-z0-9]{6}$/;
+
+/** An SSM parameter's name (`/a/b`, `name`) or ARN, in SSM's alphabet. */
+const SSM_PARAMETER =
+  /^(arn:aws[a-z-]*:ssm:[a-z]{2}(-[a-z]+)+-\d+:\d{12}:parameter\/[\w./-]{1,2047}|\/?[\w.-]+(\/[\w.-]+)*)$/;
+
+/**
+ * The hosts a REST catalog may be reached on over plain `http://`: loopback only, for tests and local catalogs on
+ * the same machine (nothing crosses a network there). Anywhere else a bearer token or a SigV4 session token would
+ * travel in clear.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 const region = z.string().regex(AWS_REGION, {
   error: (issue) => `${JSON.stringify(issue.input)} is not an AWS region code such as "eu-west-1"`,
 });
 
-/** `catalog: { type: "path" }`: the table root's metadata/ folder is the catalog (Hadoop tables). */
-const pathCatalogSchema = z.strictObject({ type: z.literal('path') });
+/**
+ * `catalog: { type: "path" }`: the table root's metadata/ folder is the catalog (Hadoop tables). A table whose
+ * metadata files a metastore named (`00012-<uuid>.metadata.json`) is refused, since its readers follow the
+ * metastore's pointer; `metadataNaming: "uuid"` is the operator's statement that no catalog manages it.
+ */
+const pathCatalogSchema = z.strictObject({
+  type: z.literal('path'),
+  /** @default "hadoop" (see PathMetadataNaming) */
+  metadataNaming: z
+    .enum(['hadoop', 'uuid'] satisfies PathMetadataNaming[], {
+      error: (issue) =>
+        `must be "hadoop" (v<N>.metadata.json, the default) or "uuid" (000NN-<uuid>.metadata.json on a table no catalog manages), not ${JSON.stringify(issue.input)}`,
+    })
+    .optional(),
+});
 
 /** `catalog: { type: "glue", ... }`: the Glue table whose `metadata_location` parameter points at the metadata. */
 const glueCatalogSchema = z.strictObject({
@@ -65,16 +102,38 @@ const restAuthSchema = z.discriminatedUnion(
       region,
     }),
     /**
-     * A bearer token (an OAuth2 access token the catalog issued), read from the environment variable `tokenEnv`
-     * of the process that commits: a secret never belongs in the table config. @default ICEBERG_REST_TOKEN
+     * A bearer token (an OAuth2 access token the catalog issued), from one place, never from the table config (a
+     * secret does not belong there): the Secrets Manager secret `tokenSecretArn` (its SecretString is the token),
+     * the SSM parameter `tokenParameter` (a SecureString, read decrypted), or the environment variable `tokenEnv`
+     * of the process that commits. A secret or parameter keeps the token out of the functions' configuration,
+     * where anyone allowed to read it would read the token too. @default tokenEnv ICEBERG_REST_TOKEN
      */
-    z.strictObject({
-      type: z.literal('oauth2'),
-      tokenEnv: z
-        .string()
-        .regex(/^[A-Z_][A-Z0-9_]*$/, { error: 'must be an environment variable name' })
-        .optional(),
-    }),
+    z
+      .strictObject({
+        type: z.literal('oauth2'),
+        tokenEnv: z
+          .string()
+          .regex(/^[A-Z_][A-Z0-9_]*$/, { error: 'must be an environment variable name' })
+          .optional(),
+        tokenSecretArn: z
+          .string()
+          .regex(SECRET_ARN, {
+            error:
+              "must be a Secrets Manager secret's full ARN, arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters> (the complete ARN, so that the grant names this secret alone)",
+          })
+          .optional(),
+        tokenParameter: z
+          .string()
+          .regex(SSM_PARAMETER, {
+            error:
+              'must be an SSM parameter name such as /lake/iceberg-rest-token, or its ARN arn:aws:ssm:<region>:<account>:parameter/<name>',
+          })
+          .optional(),
+      })
+      .refine(
+        (a) => [a.tokenEnv, a.tokenSecretArn, a.tokenParameter].filter((v) => v !== undefined).length <= 1,
+        { error: 'takes one token source: tokenSecretArn, tokenParameter or tokenEnv, not several' },
+      ),
     z.strictObject({ type: z.literal('none') }),
   ],
   {
@@ -86,10 +145,15 @@ const restAuthSchema = z.discriminatedUnion(
 const restCatalogSchema = z.strictObject({
   type: z.literal('rest'),
   /** The catalog's base URI, before `/v1` (S3 Tables: `https://s3tables.<region>.amazonaws.com/iceberg`). */
-  uri: z.url({
-    protocol: /^https?$/,
-    error: 'must be an http(s) URL such as https://s3tables.eu-west-1.amazonaws.com/iceberg',
-  }),
+  uri: z
+    .url({
+      protocol: /^https?$/,
+      error: 'must be an https URL such as https://s3tables.eu-west-1.amazonaws.com/iceberg',
+    })
+    .refine((uri) => new URL(uri).protocol === 'https:' || isLoopbackHost(new URL(uri).hostname), {
+      error:
+        'must be an https:// URL: over http:// the bearer token or SigV4 session token would cross the network in clear (http:// is taken only on a loopback host, 127.0.0.1, ::1 or localhost, for tests and a catalog on the same machine)',
+    }),
   /** Sent as `GET /v1/config?warehouse=…` (S3 Tables: the table bucket's ARN). */
   warehouse: z.string().min(1).optional(),
   /** The namespace, levels separated by `.`. */
@@ -164,17 +228,30 @@ export function icebergCatalogFor(
   store: ObjectStore,
 ): IcebergCatalog {
   const catalog = setting ?? DEFAULT_ICEBERG_CATALOG;
-  if (catalog.type === 'path') return new PathCatalog(store);
+  if (catalog.type === 'path') return pathCatalogOf(catalog, store);
   const build = services.icebergCatalog;
   if (build === undefined) throw catalogUnavailable(catalog);
   return build(catalog, store);
+}
+
+/** The path catalog over `store` as `setting` configures it. */
+export function pathCatalogOf(
+  setting: Extract<IcebergCatalogSetting, { type: 'path' }>,
+  store: ObjectStore,
+): PathCatalog {
+  return new PathCatalog(
+    store,
+    setting.metadataNaming === undefined ? {} : { metadataNaming: setting.metadataNaming },
+  );
 }
 
 /** How messages name a configured catalog. */
 export function describeSetting(setting: IcebergCatalogSetting): string {
   switch (setting.type) {
     case 'path':
-      return 'the table root (path catalog)';
+      return setting.metadataNaming === 'uuid'
+        ? 'the table root (path catalog, metadata named <NNNNN>-<uuid>.metadata.json)'
+        : 'the table root (path catalog)';
     case 'glue':
       return `the Glue table ${setting.database}.${setting.table}${setting.catalogId === undefined ? '' : ` of catalog ${setting.catalogId}`}`;
     case 'rest':

@@ -1,6 +1,7 @@
 // Commits a `replace` snapshot (a compaction: some data files' rows moved into new files) to an Iceberg table
 // through a catalog, as Iceberg's RewriteFiles does: new manifests for the added files, the manifests holding a
-// removed file rewritten (removed → DELETED, the rest → EXISTING), every other manifest reused, the new files
+// removed file rewritten (removed → DELETED, the rest → EXISTING), every other manifest with a live entry reused
+// (one left with DELETED entries only is dropped, as Java drops it), the new files
 // carrying the starting snapshot's data sequence number, and a rebase over concurrent commits that do not
 // touch the removed files. On format v3 each snapshot also assigns row ids (see `assignRowIds`).
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -8,9 +9,15 @@ import type { Clock } from '../../../ports/clock.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { InvalidInputError, TransientStoreError } from '../../errors.js';
 import { type IcebergCatalog, type LoadedTable, readMetadataText } from './catalog.js';
-import { IcebergCommitConflictError, IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
+import { IcebergCatalogError } from './catalogs.js';
+import {
+  IcebergCatalogMismatchError,
+  IcebergCommitConflictError,
+  IcebergMetadataError,
+  IcebergUnsupportedError,
+} from './errors.js';
 import { jsonLong, parseJsonKeepingLongs, stringifyJsonKeepingLongs } from './json.js';
-import { partitionKey, readSnapshotFiles, type SnapshotFiles } from './live-files.js';
+import { type LiveDeleteFile, partitionKey, readSnapshotFiles, type SnapshotFiles } from './live-files.js';
 import {
   type ManifestContentFile,
   type ManifestListEntry,
@@ -19,7 +26,7 @@ import {
   writeManifestList,
 } from './manifest-writer.js';
 import { type PartitionTuple, readManifest } from './manifests.js';
-import { parseTableMetadata, schemaById, specById } from './metadata.js';
+import { parseTableMetadata, schemaById, specById, type TableMetadata } from './metadata.js';
 import type { DataFileMetrics } from './metrics.js';
 
 /** A data file the rewrite wrote, as the commit adds it. */
@@ -61,6 +68,12 @@ export interface CommitOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Drop position-delete files and DVs that apply only to removed files. Default true. */
   readonly dropDanglingDeletes?: boolean;
+  /**
+   * Iceberg's `remove-dangling-deletes`: also drop every delete file — equality deletes included — that applies to
+   * no live data file after this commit, by RemoveDanglingDeletesSparkAction's rule ({@link danglingDeletes}).
+   * Default false (Iceberg's default).
+   */
+  readonly removeDanglingDeletes?: boolean;
 }
 
 export interface CommitResult {
@@ -138,6 +151,58 @@ export function rebaseConflicts(
   return reasons;
 }
 
+/**
+ * The delete files that apply to no live data file once `removed` left the table and `added` joined it (carrying
+ * data sequence number `addedSequence`), by the rule of Iceberg's RemoveDanglingDeletesSparkAction: live data files
+ * are grouped by partition (spec id and tuple) and the least data sequence number of each taken;
+ * - a position delete (a DV too) is dangling when its partition has no live data file, or its data sequence number
+ *   is below that least one (it applies to files of its sequence number or older);
+ * - an equality delete is dangling when its partition has no live data file, or its data sequence number is at or
+ *   below that least one (it applies to strictly older files only);
+ * - a DV is dangling when the data file it references is not live.
+ * One deviation, to the safe side: an equality delete of an unpartitioned spec applies to every partition (the
+ * spec says so), so it is judged against the least data sequence number of the whole table, where Spark's join
+ * compares it with the unpartitioned spec's files only and could drop one still deleting rows of a partitioned
+ * spec's files.
+ */
+export function danglingDeletes(
+  metadata: TableMetadata,
+  current: SnapshotFiles,
+  removed: ReadonlySet<string>,
+  added: readonly AddedDataFile[],
+  addedSequence: bigint,
+): LiveDeleteFile[] {
+  const least = new Map<string, bigint>();
+  let tableLeast: bigint | undefined;
+  const live = new Set<string>();
+  const note = (partition: PartitionTuple, seq: bigint) => {
+    const key = partitionKey(partition);
+    const was = least.get(key);
+    if (was === undefined || seq < was) least.set(key, seq);
+    if (tableLeast === undefined || seq < tableLeast) tableLeast = seq;
+  };
+  for (const f of current.dataFiles) {
+    if (removed.has(f.entry.file.path)) continue;
+    live.add(f.entry.file.path);
+    note(f.entry.file.partition, f.entry.dataSequenceNumber);
+  }
+  for (const f of added) {
+    live.add(f.path);
+    note(f.partition, addedSequence);
+  }
+  const unpartitioned = (specId: number) =>
+    (specById(metadata, specId)?.fields ?? []).every((f) => f.transform.kind === 'void');
+  return current.deleteFiles.filter((d) => {
+    const seq = d.entry.dataSequenceNumber;
+    if (d.kind === 'deletion-vector' && !live.has(d.entry.file.referencedDataFile ?? '')) return true;
+    if (d.kind === 'equality' && unpartitioned(d.entry.file.partition.specId))
+      return tableLeast === undefined || seq <= tableLeast;
+    const min = least.get(partitionKey(d.entry.file.partition));
+    if (min === undefined) return true;
+    return d.kind === 'equality' ? seq <= min : seq < min;
+  });
+}
+
 function sumBig(values: readonly bigint[]): bigint {
   return values.reduce((a, b) => a + b, 0n);
 }
@@ -160,6 +225,8 @@ export async function planSnapshot(
     readonly addedDeleteFiles?: readonly ManifestContentFile[];
     readonly dataSequenceNumber: bigint | undefined;
     readonly dropDanglingDeletes: boolean;
+    /** See {@link CommitOptions.removeDanglingDeletes}. */
+    readonly removeDanglingDeletes?: boolean;
     readonly timestampMs: number;
     readonly attempt: number;
     readonly summaryProperties?: Readonly<Record<string, string>>;
@@ -179,6 +246,9 @@ export async function planSnapshot(
     for (const d of current.deleteFiles)
       if (d.kind !== 'equality' && d.appliesTo.length > 0 && d.appliesTo.every((p) => removed.has(p)))
         dropped.add(deleteId(d.entry.file.path, d.entry.file.contentOffset));
+  if (change.removeDanglingDeletes && v >= 2)
+    for (const d of danglingDeletes(metadata, current, removed, change.addedFiles, dataSeq ?? sequenceNumber))
+      dropped.add(deleteId(d.entry.file.path, d.entry.file.contentOffset));
 
   const files: { key: string; bytes: Uint8Array }[] = [];
   const metadataDir = `${metadata.location.replace(/\/+$/, '')}/metadata`;
@@ -265,6 +335,10 @@ export async function planSnapshot(
         ? removed.has(e.file.path)
         : dropped.has(deleteId(e.file.path, e.file.contentOffset)));
     if (!entries.some(hit)) {
+      // As Iceberg's MergingSnapshotProducer: a manifest is kept when it has live files or this commit wrote it.
+      // One holding only DELETED entries says what an earlier snapshot removed, which is that snapshot's
+      // business; carried on, it would be read by every later snapshot for nothing.
+      if (!entries.some((e) => e.status !== 'deleted')) continue;
       const { key: _key, ...reused } = manifest;
       listed.push(reused);
       continue;
@@ -450,6 +524,9 @@ function snapshotSummary(
   setIf('removed-position-delete-files', position.length - dvs.length);
   setIf('removed-dvs', dvs.length);
   setIf('removed-position-deletes', sumBig(position.map((f) => f.recordCount)));
+  const equality = change.dropped.filter((f) => f.content === 'equality-deletes');
+  setIf('removed-equality-delete-files', equality.length);
+  setIf('removed-equality-deletes', sumBig(equality.map((f) => f.recordCount)));
   const partitions = new Set(
     [
       ...change.added.map((f) => f.partition),
@@ -587,8 +664,16 @@ async function commitLoop(
       await cleanUp(store, written);
       throw err;
     }
-    // An error here leaves the outcome unknown: the files stay, as they may now be part of the table.
-    const outcome = await catalog.commit(base, plan.metadataText);
+    // An error here leaves the outcome unknown: the files stay, as they may now be part of the table — unless the
+    // catalog refused before anything could become current (its own typed refusals say "nothing was committed").
+    let outcome: Awaited<ReturnType<IcebergCatalog['commit']>>;
+    try {
+      outcome = await catalog.commit(base, plan.metadataText);
+    } catch (err) {
+      if (err instanceof IcebergCatalogError || err instanceof IcebergCatalogMismatchError)
+        await cleanUp(store, written);
+      throw err;
+    }
     if (outcome.outcome === 'committed')
       return {
         snapshotId: plan.snapshotId,
@@ -651,6 +736,7 @@ export async function commitReplace(
       addedFiles: request.addedFiles,
       dataSequenceNumber: starting.snapshot?.sequenceNumber,
       dropDanglingDeletes: options.dropDanglingDeletes ?? true,
+      removeDanglingDeletes: options.removeDanglingDeletes ?? false,
       timestampMs: options.clock.now(),
       attempt,
       ...(request.summaryProperties === undefined ? {} : { summaryProperties: request.summaryProperties }),

@@ -72,3 +72,33 @@ export class IcebergMaintenanceRefusedError extends CompactorError {
     );
   }
 }
+
+/**
+ * The table is read through the path catalog (the default), but its `metadata/` folder is a metastore catalog's:
+ * it holds metadata files named `<NNNNN>-<uuid>.metadata.json` (as Glue, REST catalogs, Hive and S3 Tables name
+ * them), or no `v<N>.metadata.json` at all. Readers of such a table follow the catalog's pointer, so a
+ * `v<N+1>.metadata.json` written beside it is a commit they never see, and a later path-catalog expire_snapshots
+ * could delete files the catalog's current snapshot still reads. Refused before anything is planned, committed or
+ * deleted. Never retried: only a config (or CLI option) change fixes it.
+ */
+export class IcebergCatalogMismatchError extends CompactorError {
+  constructor(
+    /** The table's location as the caller named it. */
+    readonly table: string,
+    /** Up to a few metadata file names that gave the catalog away. */
+    readonly evidence: readonly string[],
+    /** How many metadata files are named the metastore way. */
+    readonly catalogNamed: number,
+    /** How many are named `v<N>.metadata.json`. */
+    readonly hadoopNamed: number,
+  ) {
+    const shown = evidence.join(', ');
+    const found =
+      hadoopNamed === 0
+        ? `its metadata/ folder holds no v<N>.metadata.json but ${catalogNamed} metadata file${catalogNamed === 1 ? '' : 's'} named as a metastore catalog names them (${shown})`
+        : `its metadata/ folder holds ${catalogNamed} metadata file${catalogNamed === 1 ? '' : 's'} named as a metastore catalog names them (${shown}) beside ${hadoopNamed} v<N>.metadata.json`;
+    super(
+      `Iceberg table ${table} is read through the path catalog (the default), but ${found}: Glue, REST, Hive and S3 Tables readers follow their catalog's pointer, so a commit written here would be one they never see, and a later expire_snapshots could delete files their current snapshot still reads. Nothing was planned, committed or deleted. Configure the catalog the table's other writers use: the table setting "catalog" ({ "type": "glue", "database", "table" } or { "type": "rest", "uri", "namespace", "table", "auth" }; Amazon S3 Tables is "rest" with "warehouse" set to the table bucket ARN and auth { "type": "sigv4", "signingName": "s3tables", "region" }), on the CLI --catalog glue --glue-database D --glue-table T, or --catalog rest --rest-uri U --rest-namespace N --rest-table T (S3 Tables: --rest-uri https://s3tables.<region>.amazonaws.com/iceberg --rest-warehouse <table bucket ARN> --rest-auth sigv4 --rest-signing-name s3tables --rest-region <region>). Only if no catalog manages this table and it really is a path table whose files are named that way, say so: catalog { "type": "path", "metadataNaming": "uuid" } (CLI: --catalog path --path-metadata-naming uuid)`,
+    );
+  }
+}

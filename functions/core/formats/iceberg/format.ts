@@ -26,10 +26,16 @@ import {
   DEFAULT_ICEBERG_CATALOG,
   type IcebergCatalogServices,
   type IcebergCatalogSetting,
+  pathCatalogOf,
 } from './catalogs.js';
 import { icebergChanges } from './changes.js';
 import { IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
-import { icebergCommitter, icebergFormatState, icebergGroupState } from './group-commit.js';
+import {
+  icebergCommitter,
+  icebergFormatState,
+  icebergGroupState,
+  REMOVE_DANGLING_DELETES_STATE,
+} from './group-commit.js';
 import { mergeRewriteOptions, resolveRewriteOptions } from './rewrite-options.js';
 import { planIcebergPartition } from './rewrite-plan.js';
 import { parseInputDeletes, readDeletedRows } from './row-deletes.js';
@@ -163,7 +169,11 @@ function planPartition(input: PlanInput, request: FormatPlanRequest): PartitionP
     engineGroupCapBytes: request.binpack.maxGroupBytes,
     ...(request.where === undefined ? {} : { where: request.where }),
   });
-  return planIcebergPartition(input, options, request.values ?? []);
+  const plan = planIcebergPartition(input, options, request.values ?? []);
+  // What the commit must know of the options (it reads the journal, not the plan): carried in the groups' state.
+  return options.removeDanglingDeletes
+    ? { ...plan, formatState: { ...plan.formatState, [REMOVE_DANGLING_DELETES_STATE]: true } }
+    : plan;
 }
 
 /**
@@ -288,15 +298,19 @@ export function icebergTableWithCatalog(catalogOf: (store: ObjectStore) => Icebe
 
 /**
  * The Iceberg format of a table configured with `catalog` (see catalogs.ts): the registered format for the path
- * catalog (or none), else one committing through the catalog client `services` builds for the setting.
+ * catalog (or none) with its default naming, one over the path catalog accepting metastore-named metadata files
+ * when the setting says so, else one committing through the catalog client `services` builds for the setting.
  * @throws InvalidInputError when the setting names a metastore catalog and `services` cannot build its client.
  */
 export function icebergForCatalog(
   setting: IcebergCatalogSetting | undefined,
   services: IcebergCatalogServices,
 ): TableFormat {
-  const catalog = setting ?? DEFAULT_ICEBERG_CATALOG;
-  if (catalog.type === 'path') return icebergTable;
+  const catalog: IcebergCatalogSetting = setting ?? DEFAULT_ICEBERG_CATALOG;
+  if (catalog.type === 'path')
+    return (catalog.metadataNaming ?? 'hadoop') === 'hadoop'
+      ? icebergTable
+      : icebergTableWithCatalog((store) => pathCatalogOf(catalog, store));
   const build = services.icebergCatalog;
   if (build === undefined) throw catalogUnavailable(catalog);
   return icebergTableWithCatalog((store) => build(catalog, store));

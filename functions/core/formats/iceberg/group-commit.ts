@@ -38,12 +38,17 @@ export const RUN_ID_PROPERTY = 'lake-compactor.run-id';
 /** The snapshot summary property naming the group (with {@link RUN_ID_PROPERTY}). */
 export const GROUP_ID_PROPERTY = 'lake-compactor.group-id';
 
+/** The formatState key saying the run was planned with `remove-dangling-deletes` (see rewrite-options.ts). */
+export const REMOVE_DANGLING_DELETES_STATE = 'removeDanglingDeletes';
+
 /** What the Iceberg format records per group: where the table is, the snapshot planned at, the one committed. */
 export interface IcebergGroupState {
   readonly tableRoot: string;
   /** The starting snapshot's id, as decimal text (a 64-bit id does not fit a JSON number). */
   readonly snapshotId: string;
   readonly committedSnapshotId?: string;
+  /** The replace also drops the delete files left dangling (`remove-dangling-deletes`). */
+  readonly removeDanglingDeletes?: boolean;
 }
 
 /** The journal's record of an Iceberg group. @throws InvalidInputError when the entry was not planned as Iceberg. */
@@ -65,6 +70,7 @@ export function icebergGroupState(
     tableRoot: s.tableRoot,
     snapshotId: s.snapshotId,
     ...(typeof s.committedSnapshotId === 'string' ? { committedSnapshotId: s.committedSnapshotId } : {}),
+    ...(s[REMOVE_DANGLING_DELETES_STATE] === true ? { removeDanglingDeletes: true } : {}),
   };
 }
 
@@ -213,6 +219,7 @@ async function commitToTable(
       },
       {
         clock: deps.clock,
+        ...(state.removeDanglingDeletes === true ? { removeDanglingDeletes: true } : {}),
         maxAttempts: options.maxAttempts ?? 8,
         ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
         ...(options.sleep === undefined ? {} : { sleep: options.sleep }),

@@ -38,6 +38,7 @@ const OPTIONS = {
   'max-file-group-size-bytes': { kind: 'bytes', min: 1 },
   'partial-progress.enabled': { kind: 'boolean', min: 0 },
   'partial-progress.max-commits': { kind: 'count', min: 1 },
+  'remove-dangling-deletes': { kind: 'boolean', min: 0 },
 } as const satisfies Record<string, { kind: OptionKind; min: number }>;
 
 export type RewriteOptionName = keyof typeof OPTIONS;
@@ -56,7 +57,6 @@ const NOT_TAKEN: Readonly<Record<string, string>> = {
     'it is always on here: rewritten files keep the starting snapshot’s sequence number, so equality deletes committed meanwhile still apply',
   'rewrite-job-order': 'groups are rewritten in the order of their first file’s key',
   'output-spec-id': 'outputs keep the partition spec of their inputs (a group never mixes specs)',
-  'remove-dangling-deletes': 'it is not taken yet',
   'delete-ratio-threshold': 'it is not taken yet; use delete-file-threshold',
   'partial-progress.max-failed-commits':
     'each group is its own commit, and one that fails does not undo or stop the others',
@@ -133,6 +133,12 @@ export const resolvedRewriteOptionsSchema = z.strictObject({
   groupCapBytes: z.number().int().positive(),
   partialProgressEnabled: z.boolean(),
   partialProgressMaxCommits: z.number().int().positive(),
+  /**
+   * `remove-dangling-deletes`: each group's replace also drops the delete files that apply to no live data file
+   * any more, by the rule of Iceberg's RemoveDanglingDeletesSparkAction (commit.ts `danglingDeletes`). Absent in
+   * plans stored before the option was taken: false.
+   */
+  removeDanglingDeletes: z.boolean().default(false),
   /** The operator's partition filter, as given. */
   where: z.string().optional(),
 });
@@ -151,7 +157,7 @@ export interface RewriteContext {
  * Applies Iceberg's defaults: the target from the option, else the table's `write.target-file-size-bytes`, else
  * 512 MiB; min 75 % and max 180 % of the target; 5 input files; deletes never select a file on their own; groups up
  * to 100 GB — clamped to `engineGroupCapBytes`, since one compact step rewrites a group in bounded memory;
- * partial progress off, 10 commits.
+ * partial progress off, 10 commits; dangling deletes left (Iceberg's `remove-dangling-deletes` default, false).
  * @throws InvalidInputError when the sizes contradict each other (saying which to change), or the table property is
  *   not a positive whole number.
  */
@@ -198,6 +204,7 @@ export function resolveRewriteOptions(
     partialProgressEnabled: options['partial-progress.enabled'] ?? false,
     partialProgressMaxCommits:
       options['partial-progress.max-commits'] ?? PARTIAL_PROGRESS_MAX_COMMITS_DEFAULT,
+    removeDanglingDeletes: options['remove-dangling-deletes'] ?? false,
     ...(context.where === undefined ? {} : { where: context.where }),
   };
 }

@@ -8,7 +8,7 @@ import type { PartitionValue } from '../../partition.js';
 import type { PlanInputFile } from '../../planning.js';
 import { withStoredFooter } from '../logged-files.js';
 import type { IgnoredObject, SnapshotPartition, TableSnapshot } from '../table-format.js';
-import { type IcebergCatalog, type LoadedTable, loadTable } from './catalog.js';
+import { type IcebergCatalog, type LoadedTable, PathCatalog } from './catalog.js';
 import { IcebergMetadataError } from './errors.js';
 import { type LiveDataFile, partitionKey, readSnapshotFiles, type SnapshotFiles } from './live-files.js';
 import type { TableMetadata } from './metadata.js';
@@ -185,8 +185,7 @@ export async function snapshotIcebergTable(
     readonly catalog?: IcebergCatalog;
   },
 ): Promise<IcebergTableSnapshot> {
-  const table =
-    options.catalog === undefined ? await loadTable(store, location) : await options.catalog.load(location);
+  const table = await (options.catalog ?? new PathCatalog(store)).load(location);
   const files = await readSnapshotFiles(store, table, {
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
   });

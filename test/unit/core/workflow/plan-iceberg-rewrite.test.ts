@@ -8,10 +8,12 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { icebergTable } from '../../../../functions/core/formats/iceberg/format.js';
+import { icebergGroupState } from '../../../../functions/core/formats/iceberg/group-commit.js';
 import { normalizeRunInput, type RunContext } from '../../../../functions/core/run-input.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import { planRun, readPlan } from '../../../../functions/core/workflow/plan.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
+import type { GroupJournalEntry } from '../../../../functions/ports/journal.js';
 import { ICEBERG_FIXTURES } from '../../../support/fixtures.js';
 
 const VIEW = 'data/event_time_hour=2020-01-01-08/action=view';
@@ -92,6 +94,32 @@ describe('the plan step on an Iceberg table', () => {
     // Assess
     expect([result.groupCount, result.plannedFiles]).toEqual([1, 6]);
     expect(await journal.listOpen({ table: 'clickstream', partition: CLICK })).toHaveLength(1);
+  });
+
+  it('journals remove-dangling-deletes with each group’s snapshot, where the commit step (reading only the journal) finds it', async () => {
+    // Prepare
+    const withOption = runContext('run-dangling', {
+      partition: VIEW,
+      rewriteDataFiles: { 'remove-dangling-deletes': 'true' },
+    });
+    const without = runContext('run-plain', { partition: CLICK, rewriteDataFiles: { 'min-input-files': 2 } });
+
+    // Act
+    await planRun(deps(), withOption, planOptions);
+    await planRun(deps(), without, planOptions);
+
+    // Assess: the option's group carries it beside the snapshot id; the other's carries the snapshot id only
+    const [dangling] = await journal.listOpen({ table: 'clickstream', partition: VIEW });
+    const [plain] = await journal.listOpen({ table: 'clickstream', partition: CLICK });
+    if (dangling === undefined || plain === undefined) throw new Error('expected one open group per run');
+    const state = async (g: { runId: string; groupId: string }) =>
+      icebergGroupState((await journal.get(g.runId, g.groupId)) as GroupJournalEntry);
+    expect(await state(dangling)).toMatchObject({
+      removeDanglingDeletes: true,
+      snapshotId: expect.any(String),
+    });
+    expect(await state(plain)).not.toHaveProperty('removeDanglingDeletes');
+    expect((await state(plain)).snapshotId).toEqual((await state(dangling)).snapshotId);
   });
 
   it('plans and journals nothing for a partition outside the run’s where filter', async () => {

@@ -9,6 +9,7 @@ import { PathCatalog } from '../../../../../functions/core/formats/iceberg/catal
 import type { MetastoreCatalogSetting } from '../../../../../functions/core/formats/iceberg/catalogs.js';
 import { icebergForCatalog, icebergTable } from '../../../../../functions/core/formats/iceberg/format.js';
 import { tableConfigSchema } from '../../../../../functions/core/table-config.js';
+import { fixtureStore } from './fixture-tables.js';
 
 const GLUE = { type: 'glue', database: 'lake', table: 'events' } as const;
 const REST = {
@@ -33,6 +34,8 @@ describe('the catalog table setting', () => {
     // Act / Assess
     for (const catalog of [
       { type: 'path' },
+      { type: 'path', metadataNaming: 'hadoop' },
+      { type: 'path', metadataNaming: 'uuid' },
       GLUE,
       { ...GLUE, catalogId: '111122223333', region: 'us-east-1' },
       REST,
@@ -78,6 +81,25 @@ describe('icebergForCatalog', () => {
     // Act / Assess
     expect(icebergForCatalog(undefined, {})).toBe(icebergTable);
     expect(icebergForCatalog({ type: 'path' }, {})).toBe(icebergTable);
+    expect(icebergForCatalog({ type: 'path', metadataNaming: 'hadoop' }, {})).toBe(icebergTable);
+  });
+
+  it('reads through a path catalog accepting 000NN-<uuid> names when metadataNaming is "uuid", and refuses another naming', async () => {
+    // Prepare: a fixture whose metadata files are named 000NN-<uuid>
+    const store = fixtureStore();
+    // Act
+    const told = await icebergForCatalog({ type: 'path', metadataNaming: 'uuid' }, {}).snapshot(
+      store,
+      'spark_v2_position_deletes',
+      { now: 0 },
+    );
+    const plain = await icebergTable.snapshot(store, 'spark_v2_position_deletes', { now: 0 }).catch((e) => e);
+    // Assess
+    expect(told.partitions.length).toBeGreaterThan(0);
+    expect((plain as Error).name).toBe('IcebergCatalogMismatchError');
+    expect(messages(table({ format: 'iceberg', catalog: { type: 'path', metadataNaming: 'any' } }))).toMatch(
+      /catalog\.metadataNaming: must be "hadoop" .* or "uuid" .*not "any"/,
+    );
   });
 
   it('refuses a metastore catalog when the entry point cannot build its client, naming the catalog', () => {

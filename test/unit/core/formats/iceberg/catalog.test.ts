@@ -1,14 +1,19 @@
 // The path-based catalog finds a table's current metadata from version-hint.text or the highest-numbered file
-// (both naming styles), and a table copied under another root is read there, its writer paths relocated.
+// (both naming styles), and a table copied under another root is read there, its writer paths relocated. As a
+// catalog (load and commit) it refuses a table whose metadata a metastore names unless the config says otherwise.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../../functions/adapters/memory-object-store.js';
+import { checkPathMetadataNaming } from '../../../../../functions/core/formats/iceberg/catalog.js';
+import { IcebergCatalogMismatchError } from '../../../../../functions/core/formats/iceberg/errors.js';
 import {
+  commitAppend,
   findCurrentMetadata,
   IcebergMetadataError,
   loadTable,
+  PathCatalog,
   readSnapshotFiles,
 } from '../../../../../functions/core/formats/iceberg/index.js';
 import { fixtureStore, ICEBERG_FIXTURES } from './fixture-tables.js';
@@ -141,5 +146,83 @@ describe('the path-based catalog', () => {
       expect(f.entry.file.key.startsWith('warehouse/db/events/data/')).toBe(true);
       expect(await store.head(f.entry.file.key)).toBeDefined();
     }
+  });
+});
+
+describe('the path catalog and metastore-named metadata', () => {
+  const named = (names: readonly string[]) => () => checkPathMetadataNaming('memory://t', names, 'hadoop');
+
+  it('accepts v<N> names (plain and gzipped) beside the hint and other files, and a folder without metadata', () => {
+    // Act / Assess
+    expect(
+      named([
+        'v1.metadata.json',
+        'v2.gz.metadata.json',
+        'v3.metadata.json.gz',
+        'version-hint.text',
+        'snap-1-1-a.avro',
+      ]),
+    ).not.toThrow();
+    expect(named(['snap-1-1-a.avro'])).not.toThrow();
+  });
+
+  it('refuses 000NN-<uuid> names, alone or beside v<N> ones, and any other *.metadata.json, saying what it found', () => {
+    // Act / Assess
+    expect(named(['00000-a.metadata.json', '00001-b.metadata.json'])).toThrow(
+      /holds no v<N>\.metadata\.json but 2 metadata files named as a metastore catalog names them \(00000-a\.metadata\.json, 00001-b\.metadata\.json\)/,
+    );
+    expect(named(['v1.metadata.json', '00001-b.gz.metadata.json'])).toThrow(
+      /holds 1 metadata file named as a metastore catalog names them \(00001-b\.gz\.metadata\.json\) beside 1 v<N>\.metadata\.json/,
+    );
+    expect(named(['v1.metadata.json', 'current.metadata.json'])).toThrow(IcebergCatalogMismatchError);
+    expect(
+      named([
+        '00000-a.metadata.json',
+        '00001-b.metadata.json',
+        '00002-c.metadata.json',
+        '00003-d.metadata.json',
+      ]),
+    ).toThrow(/\(00000-a\.metadata\.json, …, 00003-d\.metadata\.json\)/);
+  });
+
+  it('accepts them when the config says metadataNaming "uuid"', () => {
+    // Act / Assess
+    expect(() => checkPathMetadataNaming('memory://t', ['00000-a.metadata.json'], 'uuid')).not.toThrow();
+  });
+
+  it('refuses at load (spark_v2_position_deletes) unless told, and loads the highest 000NN file when told', async () => {
+    // Prepare
+    const store = fixtureStore();
+
+    // Act
+    const refused = await new PathCatalog(store).load('spark_v2_position_deletes').catch((e: unknown) => e);
+    const told = await new PathCatalog(store, { metadataNaming: 'uuid' }).load('spark_v2_position_deletes');
+
+    // Assess
+    expect(refused).toBeInstanceOf(IcebergCatalogMismatchError);
+    expect(told.metadataKey).toMatch(/\/00009-[0-9a-f-]+\.metadata\.json$/);
+  });
+
+  it('refuses the commit when a catalog writer took the table over after the load, and the commit leaves none of its files', async () => {
+    // Prepare: a v<N> table loaded; then a Glue writer puts its 00002-<uuid> file beside it
+    const store = await copyTable('spark_v1_unpartitioned_small_files', 't');
+    const catalog = new PathCatalog(store);
+    await catalog.load('t');
+    await store.put(
+      't/metadata/00002-0b4a7d1c-4f7e-4c52-9d8a-1f2e3d4c5b6a.metadata.json',
+      await store.get('t/metadata/v2.metadata.json'),
+    );
+    const keysBefore: string[] = [];
+    for await (const o of store.listAll('t/')) keysBefore.push(o.key);
+    const clock = { now: () => Date.UTC(2026, 0, 2) };
+
+    // Act: an append through the commit loop (it writes its manifests before handing the metadata to the catalog)
+    const appended = commitAppend(store, catalog, { tableLocation: 't', addedFiles: [] }, { clock });
+
+    // Assess
+    await expect(appended).rejects.toThrow(IcebergCatalogMismatchError);
+    const keysAfter: string[] = [];
+    for await (const o of store.listAll('t/')) keysAfter.push(o.key);
+    expect(keysAfter).toEqual(keysBefore);
   });
 });

@@ -22,6 +22,7 @@ import {
 import { ManualClock } from '../../../../../functions/ports/clock.js';
 import type { ObjectStore, PutOptions } from '../../../../../functions/ports/object-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
+import { pathCatalogOptions } from '../../../../support/fixtures.js';
 import {
   addedFile,
   avroKeys,
@@ -52,7 +53,8 @@ async function open(name: string) {
   copies.push(copy);
   const table = await loadTable(copy.store, name);
   const files = await readSnapshotFiles(copy.store, table);
-  return { copy, table, files, catalog: new PathCatalog(copy.store) };
+  // A fixture whose metadata files are named 000NN-<uuid> is a path table here: said so, as a user must.
+  return { copy, table, files, catalog: new PathCatalog(copy.store, pathCatalogOptions(name)) };
 }
 
 async function reread(copy: TableCopy): Promise<{ table: LoadedTable; files: SnapshotFiles }> {
@@ -164,6 +166,59 @@ describe('commitReplace through the path catalog', () => {
     const original = table.metadata.currentSnapshotId;
     for (const e of entries)
       expect(e.snapshotId).toBe(e.status === 'existing' ? original : result.snapshotId);
+  });
+
+  it('spark_v1_unpartitioned_small_files: a manifest left with DELETED entries only stays in the snapshot that wrote it and is not carried into the next, every row kept', async () => {
+    // Prepare: all twenty files (the fixture's one manifest) replaced by one, so that snapshot's rewritten
+    // manifest holds twenty DELETED entries and nothing live
+    const { copy, table, files, catalog } = await open('spark_v1_unpartitioned_small_files');
+    const original = await liveRows(duckdb, copy, table, files);
+    const added = await rewriteInto(
+      duckdb,
+      copy,
+      table,
+      files,
+      files.dataFiles,
+      `${copy.table}/data/all.parquet`,
+    );
+    const replaced = await commitReplace(
+      copy.store,
+      catalog,
+      {
+        tableLocation: copy.table,
+        startingSnapshotId: table.metadata.currentSnapshotId ?? 0n,
+        removedFiles: paths(files),
+        addedFiles: [added],
+      },
+      options,
+    );
+    const mid = await reread(copy);
+    const ctx = { store: copy.store, table: copy.table, paths: mid.table.paths, formatVersion: 1 as const };
+    const deletedOnly = [];
+    for (const m of mid.files.manifests) {
+      const entries = await readManifest(ctx, m);
+      if (entries.length > 0 && entries.every((e) => e.status === 'deleted')) deletedOnly.push(m.path);
+    }
+    const rowsBefore = await liveRows(duckdb, copy, mid.table, mid.files);
+
+    // Act: the next commit, an ingest job's append
+    const appended = await appendOneRow(copy, mid.table, catalog, 'next');
+
+    // Assess: the replace snapshot kept its own DELETED-only manifest (it says what that commit removed); the
+    // append's snapshot lists only manifests with live entries; the rows are the replace's plus the appended one
+    expect(deletedOnly).toHaveLength(1);
+    expect(mid.files.snapshot?.snapshotId).toBe(replaced.snapshotId);
+    const after = await reread(copy);
+    const listed = after.files.manifests.map((m) => m.path);
+    expect(listed).not.toContain(deletedOnly[0]);
+    for (const m of after.files.manifests)
+      expect((await readManifest(ctx, m)).some((e) => e.status !== 'deleted')).toBe(true);
+    expect(paths(after.files).sort()).toEqual([added.path, appended].sort());
+    expect(rowsBefore).toEqual(original);
+    const rest = [...(await liveRows(duckdb, copy, after.table, after.files))];
+    for (const row of rowsBefore) rest.splice(rest.indexOf(row), rest.indexOf(row) < 0 ? 0 : 1);
+    expect(rest).toHaveLength(1);
+    expect(rest[0]).toContain('next');
   });
 
   it('the added file metrics: bounds keyed by field id decode to the true min and max of its columns, counts match its rows', async () => {

@@ -70,7 +70,7 @@ describe('parseRewriteOptions', () => {
 
     // Assess
     const all =
-      'target-file-size-bytes, min-file-size-bytes, max-file-size-bytes, min-input-files, delete-file-threshold, rewrite-all, max-file-group-size-bytes, partial-progress.enabled, partial-progress.max-commits';
+      'target-file-size-bytes, min-file-size-bytes, max-file-size-bytes, min-input-files, delete-file-threshold, rewrite-all, max-file-group-size-bytes, partial-progress.enabled, partial-progress.max-commits, remove-dangling-deletes';
     expect(issues).toEqual([
       `min-input-file: unknown option "min-input-file": did you mean "min-input-files"? (the options are ${all})`,
       `compression-codec: unknown option "compression-codec"; the options are ${all}`,
@@ -112,7 +112,7 @@ describe('parseRewriteOptions', () => {
 });
 
 describe('resolveRewriteOptions', () => {
-  it('applies Iceberg’s defaults: 512 MiB, min 75 %, max 180 %, 5 files, no delete threshold, 100 GB groups clamped, one commit', () => {
+  it('applies Iceberg’s defaults: 512 MiB, min 75 %, max 180 %, 5 files, no delete threshold, 100 GB groups clamped, one commit, dangling deletes kept', () => {
     // Act
     const resolved = resolveRewriteOptions({}, { engineGroupCapBytes: 2048 * MiB });
 
@@ -130,7 +130,12 @@ describe('resolveRewriteOptions', () => {
       groupCapBytes: 2147483648,
       partialProgressEnabled: false,
       partialProgressMaxCommits: 10,
+      removeDanglingDeletes: false,
     });
+    expect(
+      resolveRewriteOptions({ 'remove-dangling-deletes': true }, { engineGroupCapBytes: MiB })
+        .removeDanglingDeletes,
+    ).toBe(true);
   });
 
   it('takes the target from the table’s write.target-file-size-bytes unless the option sets it', () => {
@@ -231,7 +236,7 @@ describe('rewriteDataFiles in the table config', () => {
 
     // Assess
     expect(issues).toEqual([
-      '0.rewriteDataFiles.target-file-size: unknown option "target-file-size": did you mean "target-file-size-bytes"? (the options are target-file-size-bytes, min-file-size-bytes, max-file-size-bytes, min-input-files, delete-file-threshold, rewrite-all, max-file-group-size-bytes, partial-progress.enabled, partial-progress.max-commits)',
+      '0.rewriteDataFiles.target-file-size: unknown option "target-file-size": did you mean "target-file-size-bytes"? (the options are target-file-size-bytes, min-file-size-bytes, max-file-size-bytes, min-input-files, delete-file-threshold, rewrite-all, max-file-group-size-bytes, partial-progress.enabled, partial-progress.max-commits, remove-dangling-deletes)',
     ]);
   });
 });

@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../../../../functions/adapters/memory-journal.js';
 import { InvalidInputError } from '../../../../../functions/core/errors.js';
+import { PathCatalog } from '../../../../../functions/core/formats/iceberg/catalog.js';
+import { icebergForCatalog } from '../../../../../functions/core/formats/iceberg/format.js';
 import {
   icebergTable,
   loadTable,
@@ -28,6 +30,9 @@ import { fixtureStore } from './fixture-tables.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12);
 const TABLE = 'spark_v2_position_deletes';
+/** Its metadata files are named 000NN-<uuid>, and no catalog manages the copy: a path table, as said here. */
+const UUID_NAMED = { type: 'path', metadataNaming: 'uuid' } as const;
+const format = icebergForCatalog(UUID_NAMED, {});
 
 let duckdb: DuckDb;
 let copy: TableCopy;
@@ -43,7 +48,11 @@ afterAll(() => {
 
 /** The table's planned files with deletes (footers read, so their deleted rows are counted) and the snapshot id. */
 async function planned(): Promise<{ files: PlanInputFile[]; snapshotId: string }> {
-  const read = await snapshotIcebergTable(copy.store, TABLE, { now: NOW, readFooters: true });
+  const read = await snapshotIcebergTable(copy.store, TABLE, {
+    now: NOW,
+    readFooters: true,
+    catalog: new PathCatalog(copy.store, UUID_NAMED),
+  });
   return {
     files: read.snapshot.partitions.flatMap((p) => p.files).filter((f) => f.deletes !== undefined),
     snapshotId: String(read.snapshotId),
@@ -164,7 +173,7 @@ describe('the Iceberg format’s deleted rows', () => {
     const snapshotsBefore = (await loadTable(copy.store, TABLE)).metadata.snapshots.length;
 
     // Act
-    const outcome = await icebergTable.commit(
+    const outcome = await format.commit(
       { store: copy.store, journal, clock: { now: () => NOW } },
       'r1',
       'g0001',
