@@ -12,7 +12,12 @@ import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
-import { deltaMarkerAdvice, FORMAT_NAMES, hudiMarkerAdvice, icebergMarkerAdvice } from '../core/formats/foreign-tables.js';
+import {
+  deltaMarkerAdvice,
+  FORMAT_NAMES,
+  hudiMarkerAdvice,
+  icebergMarkerAdvice,
+} from '../core/formats/foreign-tables.js';
 import { formatForTable, type RefusedTable, refusedTables } from '../core/formats/index.js';
 import type { TableFormat } from '../core/formats/table-format.js';
 import { decisionMetrics, foreignFormatMetrics, unsupportedFormatMetrics } from '../core/metrics.js';

@@ -4,7 +4,7 @@
 // vendored Hudi table is refused both times with every byte unchanged. (The Iceberg tables' second runs are in
 // iceberg-fixtures-compact.test.ts.)
 import { readdirSync } from 'node:fs';
-import { copyFile, cp, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +19,23 @@ import { folderContentSnapshot } from '../support/folder-snapshot.js';
 /** Byte-copies of each live file a writer appends, so every partition holds enough small files to compact. */
 const COPIES = 4;
 
+/** The runs' clock: the CLI io's default time. */
+const RUN_AT = Date.UTC(2024, 1, 1);
+/** When the writers' commits (the vendored ones and the appended one) landed: two days before the runs. */
+const COMMITTED_AT = RUN_AT - 2 * 24 * 3_600_000;
+
+/**
+ * The declaration of a table whose Spark writers use the default S3SingleDriverLogStore: a quiet window around the
+ * runs (23:00-02:00 UTC, crossing midnight), opened after the writers' last commits, and the risk accepted.
+ */
+const SPARK_WITHOUT_COORDINATION = [
+  '--delta-log-store',
+  'quiet-window',
+  '--delta-quiet-window',
+  '23:00-02:00',
+  '--delta-accept-uncoordinated-writers',
+];
+
 /**
  * Every vendored Delta table, with the flags its compaction needs and whether it has a partition to compact once
  * copies are appended (checkpoint_with_partitions keeps its log only: its data files were never vendored).
@@ -28,7 +45,9 @@ const DELTA: Readonly<Record<string, { readonly flags: readonly string[]; readon
   'delta-0.8.0-null-partition': { flags: [], compacts: true },
   'delta-0.8.0-partitioned': { flags: [], compacts: true },
   'delta-0.8.0-special-partition': { flags: [], compacts: true },
-  'delta-2.2.0-partitioned-types': { flags: [], compacts: true },
+  // Written by Spark 3.3.1 (its engineInfo), which never commits with put-if-absent: declared as Spark's default
+  // log store must be, quiet windows (here always open, the writers' commits two days old) and the risk accepted.
+  'delta-2.2.0-partitioned-types': { flags: SPARK_WITHOUT_COORDINATION, compacts: true },
   simple_table: { flags: [], compacts: true },
   simple_table_with_checkpoint: { flags: [], compacts: true },
   'table-with-dv-small': { flags: [], compacts: true },
@@ -99,6 +118,10 @@ async function deltaTableWithCopies(name: string): Promise<string> {
       join(root, '_delta_log', `${version}.json`),
       `${commit.map((a) => JSON.stringify(a)).join('\n')}\n`,
     );
+  }
+  const log = join(root, '_delta_log');
+  for (const entry of await readdir(log)) {
+    if (entry.endsWith('.json')) await utimes(join(log, entry), COMMITTED_AT / 1000, COMMITTED_AT / 1000);
   }
   return root;
 }
@@ -184,13 +207,13 @@ describe('a second run after a successful one plans nothing, on every vendored t
       // Prepare
       const root = await deltaTableWithCopies(name);
       const before = await liveTable(root);
-      const first = captureIo();
+      const first = captureIo({ now: RUN_AT });
 
       // Act
       const firstCode = await run(['compact', root, '--format', 'delta', ...expected.flags], first);
       const afterFirst = await liveTable(root);
       const bytes = await tableBytes(root);
-      const second = captureIo();
+      const second = captureIo({ now: RUN_AT });
       const secondCode = await run(['compact', root, '--format', 'delta', ...expected.flags], second);
 
       // Assess: the first run compacted what it could, every live row kept

@@ -25,6 +25,8 @@ export const VERIFY_BYTES_PER_SECOND = 4 * REWRITE_BYTES_PER_SECOND;
 /** State transitions per group (compact, verify, commit + map bookkeeping) and per run. */
 const TRANSITIONS_PER_GROUP = 8;
 const TRANSITIONS_PER_RUN = 16;
+/** LISTs that probe one folder for a foreign table: a Delta log, Iceberg metadata, a Hudi `.hoodie/`. */
+const FOREIGN_PROBE_LISTS = 3;
 
 // What the code sends S3, and the limits that shape it. Some mirror adapter defaults (core may not import
 // adapters): keep them in step with the files named, which test/unit/core/workflow/cost.test.ts checks by
@@ -69,7 +71,7 @@ export interface CostInput {
   readonly inputRows?: number;
   /**
    * Folders of the partition's directory (`events/date=2024-01-01/` is 2): before each listing of the partition,
-   * every folder above it is probed for a Delta log and Iceberg metadata (two LISTs each). @default 2
+   * every folder above it is probed for a Delta log, Iceberg metadata and a Hudi `.hoodie/` (three LISTs each). @default 2
    */
   readonly partitionDepth?: number;
 }
@@ -115,7 +117,7 @@ export function retireCopiesPerInput(mode: RetireMode): number {
  * The S3 requests of a Hive-style run, as the code sends them (counted against real runs in cost.test.ts):
  *
  * - plan: GetBucketVersioning (delete mode only), a HEAD for a stored plan, the folders above the partition
- *   probed for foreign tables (2 LISTs each), the partition's listing (a LIST per 1,000 keys), one ranged GET per
+ *   probed for foreign tables (3 LISTs each: Delta, Iceberg, Hudi), the partition's listing (a LIST per 1,000 keys), one ranged GET per
  *   listed file for its footer (64 KiB from the end: the whole of a small file), two PUTs (plan and items);
  * - compact, per group: a LIST of the staging prefix; per input a ranged GET for the footer again (pre-flight)
  *   and a GET of the whole file — except a file no larger than that first read, which arrived whole and is kept
@@ -150,7 +152,7 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
   const outputs = input.expectedOutputFiles;
   const versioned = input.retireMode === 'delete-versioned';
   const pages = (keys: number) => Math.max(1, Math.ceil(keys / S3_KEYS_PER_REQUEST));
-  const plan = counts({ get: (versioned ? 1 : 0) + 1 + listed, put: 2 * depth + pages(listed) + 2 });
+  const plan = counts({ get: (versioned ? 1 : 0) + 1 + listed, put: FOREIGN_PROBE_LISTS * depth + pages(listed) + 2 });
   if (groups === 0) {
     const none = counts({});
     return { plan, rewrite: none, verify: none, bookkeeping: none, commit: none, finalize: none };
@@ -199,7 +201,7 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
       copy: outputs + input.inputFiles * retireCopiesPerInput(input.retireMode),
       delete: groups * (pages(filesPerGroup) + pages(outputs / groups + 1)),
     }),
-    finalize: counts({ put: 2 * depth + pages(listed - input.inputFiles + outputs) }),
+    finalize: counts({ put: FOREIGN_PROBE_LISTS * depth + pages(listed - input.inputFiles + outputs) }),
   };
 }
 

@@ -290,7 +290,9 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
   const planned: PartitionPlan = refusal === undefined ? plan : { ...plan, reason: refusal };
   // The snapshot's state (what to commit against) and the format's plan's own (what the commit must know) together.
   const stored: PartitionPlan =
-    formatState === undefined ? planned : { ...planned, formatState: { ...planned.formatState, ...formatState } };
+    formatState === undefined
+      ? planned
+      : { ...planned, formatState: { ...planned.formatState, ...formatState } };
   await deps.store.put(planKey(run.workRoot, run.runId), JSON.stringify(stored, null, 2), {
     contentType: 'application/json',
   });

@@ -20,9 +20,17 @@ import { lakeCompactorPropsProblems } from '../../../../infra/props-schema.js';
 
 const NOT_IMPLEMENTED = ['orc', 'hudi', 'Parquet', 'Delta', 'Iceberg'];
 
+/**
+ * The settings a format requires of every table (a Delta table declares how its commits are coordinated, and none
+ * is assumed): given with the format, so what is tested is that the format's name is accepted.
+ */
+const REQUIRED_SETTINGS: Readonly<Record<string, Record<string, unknown>>> = {
+  delta: { deltaLogStore: { type: 's3-conditional' } },
+};
+
 function configIssues(format: string): readonly string[] {
   try {
-    parseTableConfigs([{ name: 't', bucket: 'lake', prefix: 't', format }]);
+    parseTableConfigs([{ name: 't', bucket: 'lake', prefix: 't', format, ...REQUIRED_SETTINGS[format] }]);
     return [];
   } catch (err) {
     if (err instanceof InvalidInputError) return err.issues;
@@ -31,7 +39,9 @@ function configIssues(format: string): readonly string[] {
 }
 
 function propsProblems(format: string): string[] {
-  return lakeCompactorPropsProblems({ tables: [{ name: 't', bucketName: 'lake', prefix: 't/', format }] });
+  return lakeCompactorPropsProblems({
+    tables: [{ name: 't', bucketName: 'lake', prefix: 't/', format, ...REQUIRED_SETTINGS[format] }],
+  });
 }
 
 function cliFormat(value: string): unknown {

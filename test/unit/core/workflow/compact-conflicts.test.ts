@@ -15,7 +15,15 @@ import { ManualClock } from '../../../../functions/ports/clock.js';
 import { defaultParquetEngine } from '../../../../functions/shared/parquet-engine.js';
 import { int96File } from '../../../support/legacy-parquet.js';
 
-const tables = parseTableConfigs([{ name: 'sales', bucket: 'lake', prefix: 'sales', format: 'delta' }]);
+const tables = parseTableConfigs([
+  {
+    name: 'sales',
+    bucket: 'lake',
+    prefix: 'sales',
+    format: 'delta',
+    deltaLogStore: { type: 's3-conditional' },
+  },
+]);
 const KEYS = [0, 1, 2, 3, 4].map((i) => `sales/part-0000${i}.snappy.parquet`);
 
 function runContext(runId: string): RunContext {

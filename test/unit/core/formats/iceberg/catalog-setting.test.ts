@@ -66,7 +66,7 @@ describe('the catalog table setting', () => {
       /catalog\.table/,
     );
     expect(messages(table({ format: 'iceberg', catalog: { ...REST, uri: 'ftp://x' } }))).toMatch(
-      /catalog\.uri: must be an http\(s\) URL/,
+      /catalog\.uri: must be an https URL/,
     );
     expect(
       messages(
