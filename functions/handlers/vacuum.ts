@@ -6,7 +6,9 @@
 // the catalog each names (path, Glue or REST): the composition root below builds the catalog clients once per cold
 // start from the function's environment, as the workflow's runtime and the sweep do.
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
+import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { RoutedJournal } from '../adapters/routed-journal.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import {
@@ -15,6 +17,9 @@ import {
   type VacuumReport,
   vacuum,
 } from '../core/maintenance/vacuum.js';
+import { journalManifestPrefix } from '../core/workflow/layout.js';
+import type { Journal } from '../ports/journal.js';
+import type { ObjectStore } from '../ports/object-store.js';
 import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { checkpointOf, deadlineOf, maintenanceInput, resumable } from '../shared/maintenance-runtime.js';
 import { lambdaEntry, type Observability } from '../shared/middleware.js';
@@ -73,30 +78,65 @@ export function createVacuumHandler(
   };
 }
 
+/**
+ * The journals the vacuum judges by, per bucket. Trash, staging and store-journal entries of `lake-compactor
+ * compact` runs (with this deployment's work root) are judged by the store journal in the bucket, every other
+ * run's by the state table: `journalFor`, routed by run id. Object versions are deleted on the word of the state
+ * table alone (`retiredVersionJournalFor`), read so that a file list kept in the work area counts only if it has
+ * the digest the table recorded: a file found under the work root never names a version to delete.
+ * @param stateJournalFor the state table's journal of a bucket; `strict`: refuse manifests without a digest.
+ */
+export function vacuumJournals(
+  storeFor: (bucket: string) => ObjectStore,
+  workRoot: string,
+  stateJournalFor: (bucket: string, strict: boolean) => Journal,
+): Pick<VacuumDeps, 'journalFor' | 'retiredVersionJournalFor'> {
+  const routed = new Map<string, Journal>();
+  const strict = new Map<string, Journal>();
+  return {
+    journalFor: (bucket) => {
+      let journal = routed.get(bucket);
+      if (journal === undefined) {
+        journal = new RoutedJournal(
+          new StoreJournal(storeFor(bucket), { workRoot }),
+          stateJournalFor(bucket, false),
+        );
+        routed.set(bucket, journal);
+      }
+      return journal;
+    },
+    retiredVersionJournalFor: (bucket) => {
+      let journal = strict.get(bucket);
+      if (journal === undefined) {
+        journal = stateJournalFor(bucket, true);
+        strict.set(bucket, journal);
+      }
+      return journal;
+    },
+  };
+}
+
 /** The Lambda entry point. */
 export const handler = lambdaEntry((env, observability) => {
   const runtime = createWorkflowRuntime({ env });
   const workRoot = runtime.env.WORK_ROOT;
-  // Runs of `lake-compactor compact` (with this deployment's work root) journal in the bucket itself: their
-  // trash and staging are judged by it.
-  const journals = new Map<string, RoutedJournal>();
-  const journalFor = (bucket: string): RoutedJournal => {
-    let journal = journals.get(bucket);
-    if (journal === undefined) {
-      journal = new RoutedJournal(
-        new StoreJournal(runtime.storeFor(bucket), { workRoot }),
-        runtime.journalFor(bucket),
-      );
-      journals.set(bucket, journal);
-    }
-    return journal;
-  };
+  const dynamodb = new DynamoDBClient({});
+  const journals = vacuumJournals(runtime.storeFor, workRoot, (bucket, strict) =>
+    strict
+      ? new DynamoJournal({
+          client: dynamodb,
+          tableName: runtime.env.TABLE_NAME,
+          manifests: { store: runtime.storeFor(bucket), prefix: journalManifestPrefix(workRoot) },
+          requireManifestDigest: true,
+        })
+      : runtime.journalFor(bucket),
+  );
   return createVacuumHandler(
     {
       tables: runtime.tables,
       workRoot,
       storeFor: runtime.storeFor,
-      journalFor,
+      ...journals,
       clock: runtime.clock,
       // Glue and REST catalog clients for Iceberg tables configured with one (IAM: iceberg-catalog-access.ts).
       iceberg: icebergCatalogServices(env),

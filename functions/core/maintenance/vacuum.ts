@@ -286,6 +286,34 @@ export function decideJournalEntry(
       };
 }
 
+/**
+ * Why a journal entry is not held to be its table's word, or undefined when it is: its table is configured in
+ * this bucket, and every key it names (inputs, outputs) lies under that table's root. lake-compactor only ever
+ * journals a table's own keys, so an entry naming another table's key was not written by it — a forged file in
+ * the work area, or an item edited by hand — and nothing it names is deleted.
+ */
+export function journalEntryOutsideItsTable(
+  entry: Pick<GroupJournalEntry, 'runId' | 'groupId' | 'table' | 'inputs' | 'outputs'>,
+  tables: readonly TableConfig[],
+  bucket: string,
+): string | undefined {
+  const which = `journal entry of group ${entry.groupId} of run ${entry.runId}`;
+  const table = tables.find((t) => t.name === entry.table);
+  if (table === undefined) return `${which} names table "${entry.table}", which is not configured`;
+  if (table.bucket !== undefined && table.bucket !== bucket) {
+    return `${which} lies in bucket ${bucket}, but its table ${table.name} is in ${table.bucket}`;
+  }
+  const keys = [...entry.inputs.map((i) => i.key), ...entry.outputs.map((o) => o.finalKey)];
+  const stray = keys.find((key) => relativeToRoot(key, table.prefix) === undefined);
+  return stray === undefined
+    ? undefined
+    : `${which} names ${stray}, outside its table ${table.name} (${rootDir(table) || 'the bucket root'}): lake-compactor never journals another table's keys, so something else wrote it`;
+}
+
+function unreadableRun(runId: string): string {
+  return `the journal of run ${runId} could not be read (see notes): kept until it can`;
+}
+
 export interface VacuumDeps {
   readonly tables: readonly TableConfig[];
   /**
@@ -294,8 +322,20 @@ export interface VacuumDeps {
    */
   readonly workRoot: string;
   readonly storeFor: (bucket: string) => ObjectStore;
-  /** The journal of a bucket's runs (the DynamoDB journal keeps oversized file lists in that bucket). */
+  /**
+   * The journal of a bucket's runs, by which the work area's trash, staging and store-journal entries are judged:
+   * the deployment's (DynamoDB) journal and, for `lake-compactor compact` runs, the store journal in the bucket.
+   */
   readonly journalFor: (bucket: string) => Journal;
+  /**
+   * The only journal whose word deletes an object version, permanently: the deployment's state table, which the
+   * writers of a table cannot write. Never a journal kept in the bucket (the store journal of `lake-compactor
+   * compact`, which never retires by version anyway): whoever can put an object under the work area could forge
+   * one, and with it the version history of every table in the bucket (SECURITY-NOTES M3). Its entries are
+   * further held to their own table: each key under that table's root, in that table's bucket. Absent: no
+   * retired version is looked for (the CLI without a state table).
+   */
+  readonly retiredVersionJournalFor?: (bucket: string) => Journal;
   readonly clock: Clock;
   /** Asked between pages; true stops the call early with a cursor (e.g. the Lambda's time is running out). */
   readonly shouldStop?: () => boolean;
@@ -516,7 +556,7 @@ class VacuumPass {
   private readonly ownStepNames: ReadonlySet<string>;
   private readonly ledger: ForeignTableLedger;
   /** Each run's journal entries, asked once per call (trash and staging keys of one run share them). */
-  private readonly runs = new Map<string, Promise<GroupJournalEntry[]>>();
+  private readonly runs = new Map<string, Promise<GroupJournalEntry[] | undefined>>();
 
   constructor(
     private readonly deps: VacuumDeps,
@@ -563,8 +603,14 @@ class VacuumPass {
     }
   }
 
-  /** Retired input versions of journaled runs past the retention (versioned buckets' delete mode). */
+  /**
+   * Retired input versions of journaled runs past the retention (versioned buckets' delete mode). The plans in the
+   * work area only say which runs to ask about; what is deleted is what the trusted journal says (see
+   * `retiredVersionJournalFor`), and only keys of the entry's own table.
+   */
   private async judgeRetiredVersions(step: BucketStep, page: PageRequest): Promise<string | undefined> {
+    const journal = this.deps.retiredVersionJournalFor?.(step.bucket);
+    if (journal === undefined) return undefined;
     const { workRoot } = this.deps;
     const listed = await this.deps.storeFor(step.bucket).list(workFolder(workRoot, 'plans'), page);
     this.examined += listed.objects.length;
@@ -575,10 +621,17 @@ class VacuumPass {
     });
     // One journal query per run: a few in flight, so a page of a thousand runs takes seconds, not minutes.
     const limit = pLimit(8);
-    const journals = await Promise.all(runIds.map((runId) => limit(() => this.listRun(step.bucket, runId))));
+    const journals = await Promise.all(
+      runIds.map((runId) => limit(() => this.readRun(journal, step.bucket, runId, 'its retired versions'))),
+    );
     for (const entries of journals) {
-      for (const entry of entries) {
+      for (const entry of entries ?? []) {
         if (!this.selected.has(entry.table)) continue;
+        const outside = journalEntryOutsideItsTable(entry, this.deps.tables, step.bucket);
+        if (outside !== undefined) {
+          this.notes.push(`${entry.table}: ${outside}; no version it names is deleted`);
+          continue;
+        }
         // A Delta or Iceberg table's inputs stay in place, removed from its log or snapshot: its own step (Delta
         // VACUUM, expire_snapshots) judges them.
         if (this.ownStepNames.has(entry.table)) continue;
@@ -611,11 +664,21 @@ class VacuumPass {
       const trashed = parseTrashKey(workRoot, object.key);
       if (trashed === undefined) continue;
       const { runId, inputKey } = trashed;
-      const entry = (await this.listRun(step.bucket, runId)).find((e) =>
-        e.inputs.some((i) => i.key === inputKey),
-      );
+      const entries = await this.listRun(step.bucket, runId);
+      if (entries === undefined) {
+        this.kept.push({ bucket: step.bucket, key: object.key, reason: unreadableRun(runId) });
+        continue;
+      }
+      const entry = entries.find((e) => e.inputs.some((i) => i.key === inputKey));
       const table = entry?.table ?? findTableForKey(this.deps.tables, step.bucket, inputKey)?.name;
       if (table === undefined ? this.request.tables !== undefined : !this.selected.has(table)) continue;
+      const outside =
+        entry === undefined ? undefined : journalEntryOutsideItsTable(entry, this.deps.tables, step.bucket);
+      if (outside !== undefined) {
+        // Not an entry lake-compactor wrote: its word neither keeps nor deletes anything, and the copy waits.
+        this.kept.push({ bucket: step.bucket, key: object.key, reason: `${outside}: not judged by it` });
+        continue;
+      }
       const decision = this.rulesOf(table).trashCopy(object, entry, this.now, this.retentionMs);
       this.record(step.bucket, object, 'trash', decision, table);
     }
@@ -631,7 +694,12 @@ class VacuumPass {
       const staged = parseStagingKey(workRoot, object.key);
       if (staged === undefined) continue;
       const { runId, groupId } = staged;
-      const entry = (await this.listRun(step.bucket, runId)).find((e) => e.groupId === groupId);
+      const entries = await this.listRun(step.bucket, runId);
+      if (entries === undefined) {
+        this.kept.push({ bucket: step.bucket, key: object.key, reason: unreadableRun(runId) });
+        continue;
+      }
+      const entry = entries.find((e) => e.groupId === groupId);
       if (entry === undefined ? this.request.tables !== undefined : !this.selected.has(entry.table)) continue;
       const decision = decideStaging(object, entry, this.now, this.abandonedMs);
       this.record(step.bucket, object, 'staging', decision, entry?.table);
@@ -647,7 +715,12 @@ class VacuumPass {
     for (const object of listed.objects) {
       const id = parseStoreJournalEntryKey(workRoot, object.key);
       if (id === undefined) continue;
-      const entry = (await this.listRun(step.bucket, id.runId)).find((e) => e.groupId === id.groupId);
+      const entries = await this.listRun(step.bucket, id.runId);
+      if (entries === undefined) {
+        this.kept.push({ bucket: step.bucket, key: object.key, reason: unreadableRun(id.runId) });
+        continue;
+      }
+      const entry = entries.find((e) => e.groupId === id.groupId);
       if (entry === undefined || !this.selected.has(entry.table)) continue;
       const decision = decideJournalEntry(entry, this.now, this.retentionMs);
       this.record(step.bucket, object, 'journal', decision, entry.table);
@@ -819,13 +892,36 @@ class VacuumPass {
     return formatOfTable(this.deps.tables, table ?? '').vacuum;
   }
 
-  private listRun(bucket: string, runId: string): Promise<GroupJournalEntry[]> {
+  /** A run's entries in the bucket's journal, read once per call; undefined when they cannot be read. */
+  private listRun(bucket: string, runId: string): Promise<GroupJournalEntry[] | undefined> {
     let found = this.runs.get(`${bucket}/${runId}`);
     if (found === undefined) {
-      found = this.deps.journalFor(bucket).listRun(runId);
+      found = this.readRun(this.deps.journalFor(bucket), bucket, runId, 'its trash, staging and entries');
       this.runs.set(`${bucket}/${runId}`, found);
     }
     return found;
+  }
+
+  /**
+   * A run's entries, or undefined (with a note) when its journal cannot be read — a malformed entry object, a
+   * manifest that fails its digest, a denied request: that run's objects are kept and the vacuum goes on with the
+   * others, never stops at the first run it cannot read.
+   */
+  private async readRun(
+    journal: Journal,
+    bucket: string,
+    runId: string,
+    what: string,
+  ): Promise<GroupJournalEntry[] | undefined> {
+    try {
+      return await journal.listRun(runId);
+    } catch (err) {
+      const error = tableErrorOf(err);
+      this.notes.push(
+        `${bucket}: the journal of run ${runId} could not be read (${error.name}: ${error.message}); ${what} are kept, and the next vacuum reads it again`,
+      );
+      return undefined;
+    }
   }
 
   /** Records a foreign table once per call: a note and an entry. */
