@@ -50,6 +50,9 @@ export const METRIC = {
   concurrentRuns: 'ConcurrentRuns',
   // the state machine (CloudWatch PutMetricData): a run's end could not be announced or notified
   notificationsFailed: 'NotificationsFailed',
+  // sweep, reconcile, vacuum, tiering, profiler: a table whose turn failed (error, time budget, crash), the
+  // others served all the same
+  tableFailures: 'TableFailures',
 } as const;
 
 /** The CloudWatch units used here (the strings Powertools' MetricUnit holds). */
@@ -147,6 +150,25 @@ function perTableCounts(name: string, countsByTable: ReadonlyMap<string, number>
         dimensionSets: [{ [DIMENSION.table]: table }],
       }),
     );
+}
+
+/**
+ * `TableFailures`: turns of a table that failed in a function serving every table (sweep, reconcile, vacuum,
+ * tiering, profiler) — unreadable metadata, a refusal, its time budget spent, or the process dying in it — under
+ * {Table} for each table and under {} for all of them (what the alarm watches). A failure of no table (vacuum's work
+ * area, `table` undefined) counts in the total only. Nothing is published when nothing failed.
+ */
+export function tableFailureMetrics(
+  failures: readonly { readonly table: string | undefined }[],
+): MetricDatum[] {
+  if (failures.length === 0) return [];
+  const byTable = new Map<string, number>();
+  for (const { table } of failures)
+    if (table !== undefined) byTable.set(table, (byTable.get(table) ?? 0) + 1);
+  return [
+    { name: METRIC.tableFailures, unit: 'Count', value: failures.length, dimensionSets: [] },
+    ...perTableCounts(METRIC.tableFailures, byTable),
+  ];
 }
 
 /**

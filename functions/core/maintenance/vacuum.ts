@@ -502,27 +502,67 @@ export interface VacuumPlan {
   readonly deltaTables?: readonly DeltaTableVacuumPlan[];
   /** Tables with `format: "iceberg"` this call reached: their expire and orphan dry runs, or why they failed. */
   readonly icebergTables?: readonly IcebergTableVacuumPlan[];
+  /** Steps that threw and were given up (the rest of the pass went on): nothing more of them was judged. */
+  readonly failedSteps?: readonly VacuumStepFailure[];
   /** Present when there is more to do: pass it as `cursor` to the next call. */
   readonly cursor?: string;
+}
+
+/** A step of the pass that threw: its table's (or, for the work area's steps, its bucket's) failure. */
+export interface VacuumStepFailure {
+  /** The step (`debris:<table>`, `trash:<bucket>` …). */
+  readonly step: string;
+  readonly bucket: string;
+  /** The table whose step it was; absent for the work area's steps. */
+  readonly table?: string;
+  readonly error: TableError;
+}
+
+export interface PlanVacuumOptions {
+  /**
+   * Stop where the current unit's steps end — the work area's (every bucket's runs, trash, staging, journal and
+   * uploads) or one table's — with the cursor of the next unit: one call covers one unit, so an entry point can
+   * give each table its own attempt and time budget and persist its place between tables
+   * (shared/maintenance-runtime.ts). The pass's order is `deps.tables`' order.
+   */
+  readonly unit?: boolean;
+  /**
+   * A step that throws (a listing denied, a store error) becomes that step's failure in `failedSteps`, and the pass
+   * goes on with the next step, so one bucket's or table's trouble never stops another's vacuum. Without it the
+   * error is thrown (the CLI, one table, reports it as it is).
+   */
+  readonly isolate?: boolean;
 }
 
 /**
  * Lists what may be removed, up to the request's budget. Reads only; deletes nothing. The steps run in a fixed
  * order, page by page, from the cursor on; the call stops with a new cursor once its budget is spent.
  */
-export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Promise<VacuumPlan> {
+export async function planVacuum(
+  deps: VacuumDeps,
+  request: VacuumRequest,
+  options: PlanVacuumOptions = {},
+): Promise<VacuumPlan> {
   const tables = selectTables(deps.tables, request.tables);
   const steps = stepsOf(tables);
   const pass = new VacuumPass(deps, request, tables);
   const start = request.cursor === undefined ? { index: 0 } : decodeCursor(request.cursor, steps);
+  const unit = unitOf(steps[start.index]);
   let index = start.index;
   let token: string | undefined = 'token' in start ? start.token : undefined;
   while (index < steps.length) {
     const step = steps[index] as Step;
-    if (pass.budgetSpent()) {
+    if ((options.unit === true && unitOf(step) !== unit) || pass.budgetSpent()) {
       return pass.result(encodeCursor(token === undefined ? { step: step.id } : { step: step.id, token }));
     }
-    const next = await pass.judgePage(step, token);
+    let next: string | undefined;
+    try {
+      next = await pass.judgePage(step, token);
+    } catch (err) {
+      if (options.isolate !== true) throw err;
+      pass.stepFailed(step, err);
+      next = undefined;
+    }
     if (next === undefined) {
       index++;
       token = undefined;
@@ -531,6 +571,41 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
     }
   }
   return pass.result(undefined);
+}
+
+/** The unit a step belongs to: its table's name, or undefined for the work area's steps. */
+function unitOf(step: Step | undefined): string | undefined {
+  return step !== undefined && 'table' in step ? step.table.name : undefined;
+}
+
+/**
+ * The table whose steps a call from vacuum `cursor` (undefined: the pass's start) works on, over `tables` in their
+ * order, selected by `request`; undefined for the work area's steps.
+ * @throws InvalidInputError for a cursor this selection does not have.
+ */
+export function vacuumUnitAt(
+  tables: readonly TableConfig[],
+  request: Pick<VacuumRequest, 'tables'>,
+  cursor: string | undefined,
+): string | undefined {
+  const steps = stepsOf(selectTables(tables, request.tables));
+  return unitOf(steps[cursor === undefined ? 0 : decodeCursor(cursor, steps).index]);
+}
+
+/**
+ * The cursor of the first step after `table`'s (undefined: after the work area's), over `tables` in their order,
+ * selected by `request`: where a pass goes on when that unit's turn is given up. Undefined when nothing comes after
+ * it (the pass is complete).
+ */
+export function vacuumCursorAfter(
+  tables: readonly TableConfig[],
+  request: Pick<VacuumRequest, 'tables'>,
+  table: string | undefined,
+): string | undefined {
+  const steps = stepsOf(selectTables(tables, request.tables));
+  const last = steps.findLastIndex((s) => unitOf(s) === table);
+  const next = last === -1 ? undefined : steps[last + 1];
+  return next === undefined ? undefined : encodeCursor({ step: next.id });
 }
 
 type BucketStep = Exclude<Step, { readonly table: TableConfig }>;
@@ -546,6 +621,7 @@ class VacuumPass {
   private readonly notes: string[] = [];
   private readonly deltaTables: DeltaTableVacuumPlan[] = [];
   private readonly icebergTables: IcebergTableVacuumPlan[] = [];
+  private readonly failedSteps: VacuumStepFailure[] = [];
   private examined = 0;
   private readonly now: number;
   private readonly retentionMs: number;
@@ -577,6 +653,21 @@ class VacuumPass {
   /** True once the call examined its `maxObjects`, or its caller asks it to stop. */
   budgetSpent(): boolean {
     return this.examined >= this.request.maxObjects || this.deps.shouldStop?.() === true;
+  }
+
+  /** Records a step that threw: noted, and the pass goes on without the rest of it. */
+  stepFailed(step: Step, err: unknown): void {
+    const error = tableErrorOf(err);
+    const table = 'table' in step ? step.table.name : undefined;
+    this.failedSteps.push({
+      step: step.id,
+      bucket: step.bucket,
+      ...(table === undefined ? {} : { table }),
+      error,
+    });
+    this.notes.push(
+      `${table ?? step.bucket}: step ${step.id} failed (${error.name}: ${error.message}); nothing more of it was judged, and the vacuum went on`,
+    );
   }
 
   /** Judges one page of `step` from `token`: the next page's token, or undefined when the step is done. */
@@ -978,6 +1069,7 @@ class VacuumPass {
       ...(foreignTables.length === 0 ? {} : { foreignTables }),
       ...(this.deltaTables.length === 0 ? {} : { deltaTables: this.deltaTables }),
       ...(this.icebergTables.length === 0 ? {} : { icebergTables: this.icebergTables }),
+      ...(this.failedSteps.length === 0 ? {} : { failedSteps: this.failedSteps }),
       ...(cursor === undefined ? {} : { cursor }),
     };
   }
@@ -1101,6 +1193,8 @@ export interface VacuumReport {
   readonly deltaTables?: readonly DeltaTableVacuumOutcome[];
   /** Each Iceberg table's expire and orphan removal (counted above as `iceberg-*`), or the error that stopped it. */
   readonly icebergTables?: readonly IcebergTableVacuumOutcome[];
+  /** Steps of the pass that threw and were given up (see VacuumPlan.failedSteps). */
+  readonly failedSteps?: readonly VacuumStepFailure[];
   readonly cursor?: string;
 }
 
@@ -1155,7 +1249,14 @@ export async function executeVacuum(
         }
         if (candidate.kind === 'retired-version') {
           const rules = formatOfTable(deps.tables ?? [], candidate.table ?? '').vacuum;
-          const why = rules.spareRetiredVersion(candidate, await store.head(candidate.key));
+          let current: ObjectInfo | undefined;
+          try {
+            current = await store.head(candidate.key);
+          } catch (err) {
+            failed.push({ key: candidate.key, message: (err as Error).message });
+            continue;
+          }
+          const why = rules.spareRetiredVersion(candidate, current);
           if (why !== undefined) {
             spared.push({ bucket, key: candidate.key, reason: why });
             continue;
@@ -1165,14 +1266,20 @@ export async function executeVacuum(
       }
       const byFormat = groupBy(removable, (c) => formatOfTable(deps.tables ?? [], c.table ?? '').name);
       for (const [format, candidates] of byFormat) {
-        const outcome = await tableFormat(format).vacuum.remove(
-          store,
-          candidates.map((c) =>
-            c.kind === 'retired-version'
-              ? { key: c.key, versionId: c.versionId as string }
-              : { key: c.key, ...(c.etag === undefined ? {} : { etag: c.etag }) },
-          ),
-        );
+        // A request that fails as a whole fails its candidates, never the rest of the vacuum.
+        const outcome = await tableFormat(format)
+          .vacuum.remove(
+            store,
+            candidates.map((c) =>
+              c.kind === 'retired-version'
+                ? { key: c.key, versionId: c.versionId as string }
+                : { key: c.key, ...(c.etag === undefined ? {} : { etag: c.etag }) },
+            ),
+          )
+          .catch((err: unknown) => ({
+            changed: new Set<string>(),
+            failed: new Map(candidates.map((c) => [c.key, (err as Error).message] as const)),
+          }));
         for (const candidate of candidates) {
           const message = outcome.failed.get(candidate.key);
           if (outcome.changed.has(candidate.key)) {
@@ -1272,17 +1379,58 @@ export async function executeVacuum(
     notes,
     ...(deltaTables.length === 0 ? {} : { deltaTables }),
     ...(icebergTables.length === 0 ? {} : { icebergTables }),
+    ...(plan.failedSteps === undefined ? {} : { failedSteps: plan.failedSteps }),
     ...(plan.cursor === undefined ? {} : { cursor: plan.cursor }),
   };
 }
 
-/** Plans and executes one call's share of the work. */
+/** Plans and executes one call's share of the work (with `unit`: one unit's, see PlanVacuumOptions). */
 export async function vacuum(
   deps: VacuumDeps,
   request: VacuumRequest,
-  options: { readonly listLimit?: number } = {},
+  options: { readonly listLimit?: number } & PlanVacuumOptions = {},
 ): Promise<VacuumReport> {
-  return executeVacuum(deps, await planVacuum(deps, request), options);
+  return executeVacuum(deps, await planVacuum(deps, request, options), options);
+}
+
+/** One report of several calls' (an isolated pass's units), as if one call had made them; cursor: the last's. */
+export function mergeVacuumReports(
+  reports: readonly VacuumReport[],
+  request: Pick<VacuumRequest, 'dryRun' | 'retentionHours'>,
+  listLimit = 1000,
+): VacuumReport {
+  const removed = emptyTallies();
+  const total = { count: 0, bytes: 0 };
+  for (const r of reports) {
+    for (const kind of Object.keys(removed) as CandidateKind[]) {
+      removed[kind].count += r.removed[kind].count;
+      removed[kind].bytes += r.removed[kind].bytes;
+    }
+    total.count += r.totalRemoved.count;
+    total.bytes += r.totalRemoved.bytes;
+  }
+  const all = <T>(pick: (r: VacuumReport) => readonly T[] | undefined): T[] =>
+    reports.flatMap((r) => pick(r) ?? []);
+  const deltaTables = all((r) => r.deltaTables);
+  const icebergTables = all((r) => r.icebergTables);
+  const failedSteps = all((r) => r.failedSteps);
+  const cursor = reports.at(-1)?.cursor;
+  return {
+    dryRun: request.dryRun,
+    retentionHours: request.retentionHours,
+    examined: reports.reduce((n, r) => n + r.examined, 0),
+    removed,
+    totalRemoved: total,
+    spared: all((r) => r.spared),
+    failed: all((r) => r.failed),
+    keptCount: reports.reduce((n, r) => n + r.keptCount, 0),
+    candidates: all((r) => r.candidates).slice(0, listLimit),
+    notes: [...new Set(all((r) => r.notes))],
+    ...(deltaTables.length === 0 ? {} : { deltaTables }),
+    ...(icebergTables.length === 0 ? {} : { icebergTables }),
+    ...(failedSteps.length === 0 ? {} : { failedSteps }),
+    ...(cursor === undefined ? {} : { cursor }),
+  };
 }
 
 /** The tables named (all when none), each with a bucket. */
