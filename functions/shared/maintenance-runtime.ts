@@ -186,9 +186,11 @@ export async function isolatedPass<Q extends { readonly maxObjects: number; read
 
   const reports: R[] = [];
   let examined = 0;
+  // Budgets run on real time (the invocation's deadline is real); what is recorded on the job's clock.
+  const t0 = performance.now();
   const lambdaLeft = remainingMs(context);
   const left = () =>
-    lambdaLeft === undefined ? undefined : start + lambdaLeft - job.clock.now() - SAFETY_MARGIN_MS;
+    lambdaLeft === undefined ? undefined : lambdaLeft - (performance.now() - t0) - SAFETY_MARGIN_MS;
   let restarted = false;
   const restart = (err: unknown): void => {
     // A saved cursor that no longer fits (tables reconfigured): the pass starts over, once.
@@ -214,6 +216,7 @@ export async function isolatedPass<Q extends { readonly maxObjects: number; read
     const name = at.unit ?? WORK_AREA;
     const unitBudgetMs = minDefined(budget.data === undefined ? undefined : budget.data * 1000, remaining);
     const began = job.clock.now();
+    const startedAt = performance.now();
     if (persist) {
       await savePassState(checkpoint as Checkpoint, {
         ...(cursor === undefined ? {} : { cursor }),
@@ -225,7 +228,8 @@ export async function isolatedPass<Q extends { readonly maxObjects: number; read
     }
     // Paged steps stop by themselves (a cursor inside the unit) before the hard limit takes the unit away.
     const shouldStop = () =>
-      (left() ?? 1) <= 0 || (unitBudgetMs !== undefined && job.clock.now() - began >= unitBudgetMs * 0.8);
+      (left() ?? 1) <= 0 ||
+      (unitBudgetMs !== undefined && performance.now() - startedAt >= unitBudgetMs * 0.8);
     const unitRequest = { ...request, maxObjects: request.maxObjects - examined };
     const current = (cursor === undefined ? withoutCursor(unitRequest) : { ...unitRequest, cursor }) as Q;
     let report: R;

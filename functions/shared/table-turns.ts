@@ -26,8 +26,13 @@ export interface TableTurnsOptions<T> {
   readonly context?: Context;
   /** Kept back from the invocation's deadline for what comes after the turns (the response, metrics). */
   readonly marginMs: number;
-  /** The most one table's turn may take; its share of what is left in any case. @default what is left */
+  /** The most one table's turn may take; what is left of the invocation in any case. @default what is left */
   readonly budgetMs?: number;
+  /**
+   * The share of what is left of the invocation one turn may take (0 < share ≤ 1), so a table that hangs leaves time
+   * for the tables after it. @default 1
+   */
+  readonly budgetShare?: number;
   /** Turns at once. @default 1 */
   readonly concurrency?: number;
   /** A unique id of this invocation (the Lambda request id), for the attempts. */
@@ -36,6 +41,11 @@ export interface TableTurnsOptions<T> {
   readonly onFailure: (failure: ReportedFailure) => void;
   /** The ledger could not be read or written: the turns go on without it. */
   readonly onLedgerError?: (error: unknown) => void;
+  /**
+   * A table not to take this time, and the error its result fails with (not a turn: nothing is recorded), e.g. a
+   * table whose last turn killed the process, beside others a second death would take with it.
+   */
+  readonly skip?: (table: string, health: TableHealth | undefined) => Error | undefined;
   /** One table's work; `shouldStop` says when it should wrap up (its budget is nearly spent). */
   readonly turn: (table: string, shouldStop: () => boolean) => Promise<T>;
 }
@@ -45,7 +55,7 @@ export type TurnResult<T> =
   | { readonly ok: false; readonly failure: TableFailure };
 
 export interface TableTurns<T> {
-  /** Each table taken, in the order taken, with its result. */
+  /** Each table taken (or skipped), in the order taken, with its result. */
   readonly results: ReadonlyMap<string, TurnResult<T>>;
   /** Health as the ledger had it at the start (after this invocation's review of crashes). */
   readonly health: ReadonlyMap<string, TableHealth>;
@@ -61,10 +71,13 @@ const DEFAULT_ATTEMPT_MS = 15 * 60_000;
 /** Runs `turn` for each table, isolated (see the module comment). */
 export async function tableTurns<T>(options: TableTurnsOptions<T>): Promise<TableTurns<T>> {
   const { clock, ledger } = options;
+  // Budgets run on real time (the invocation's deadline is real); the ledger's dates on the clock.
   const start = clock.now();
+  const t0 = performance.now();
   const lambdaLeft = remainingMs(options.context);
   const end = lambdaLeft === undefined ? undefined : start + lambdaLeft;
-  const left = () => (end === undefined ? undefined : end - clock.now() - options.marginMs);
+  const left = () =>
+    lambdaLeft === undefined ? undefined : lambdaLeft - (performance.now() - t0) - options.marginMs;
   const failures: ReportedFailure[] = [];
   const report = (failure: ReportedFailure) => {
     failures.push(failure);
@@ -90,13 +103,22 @@ export async function tableTurns<T>(options: TableTurnsOptions<T>): Promise<Tabl
   await Promise.all(
     order.map((table) =>
       limit(async () => {
+        const skipped = options.skip?.(table, health.get(table));
+        if (skipped !== undefined) {
+          results.set(table, { ok: false, failure: tableFailureOf(table, skipped) });
+          return;
+        }
         const remaining = left();
         if (remaining !== undefined && remaining <= 0) {
           notReached.push(table);
           return;
         }
-        const budget = minDefined(options.budgetMs, remaining);
+        const budget = minDefined(
+          options.budgetMs,
+          remaining === undefined ? undefined : remaining * (options.budgetShare ?? 1),
+        );
         const began = clock.now();
+        const startedAt = performance.now();
         const attempt: TableAttempt = {
           job: options.job,
           table,
@@ -106,7 +128,7 @@ export async function tableTurns<T>(options: TableTurnsOptions<T>): Promise<Tabl
         };
         await ledger?.begin(attempt).catch((error: unknown) => options.onLedgerError?.(error));
         const shouldStop = () =>
-          (left() ?? 1) <= 0 || (budget !== undefined && clock.now() - began >= budget * 0.8);
+          (left() ?? 1) <= 0 || (budget !== undefined && performance.now() - startedAt >= budget * 0.8);
         let result: TurnResult<T>;
         try {
           result = {
