@@ -103,6 +103,11 @@ export class Observability extends Construct {
   public readonly scheduleDeadLetterQueueAlarm: cloudwatch.Alarm;
   /** A run's end could not be announced on EventBridge or notified on SNS (the run itself is recorded). */
   public readonly notificationsFailedAlarm: cloudwatch.Alarm;
+  /**
+   * A table's turn failed in the sweep, reconcile, vacuum, tiering or profiler (its metadata unreadable, its time
+   * budget spent, the process dying in it): the others were served, this one was not.
+   */
+  public readonly tableFailuresAlarm: cloudwatch.Alarm;
   public readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
@@ -280,6 +285,13 @@ export class Observability extends Construct {
       custom(METRIC.notificationsFailed, {}, sum),
       'lake-compactor: the end of a compaction run could not be put on EventBridge or published to SNS. The run itself is recorded and its execution ended with its real outcome; its output says notified: false with announceError or notifyError. Check the topic and bus (policy, KMS key, deleted topic); consumers of the completion events missed this run (`lake-compactor history` lists it).',
     );
+    // The total (no Table dimension) the handlers publish beside each table's count: one alarm for any table,
+    // including one added after deployment; the per-table series on the dashboard says which.
+    this.tableFailuresAlarm = alarmOnAny(
+      'TableFailures',
+      custom(METRIC.tableFailures, {}, sum),
+      "lake-compactor: a table could not be served by the sweep, reconcile, vacuum, tiering or the profiler (its metadata failed to read, its turn outlasted its time budget, or the process died in it); the other tables were served all the same, and this one goes last in line until it succeeds. The function's ERROR line \"a table's turn failed\" names the table, the error and how many turns in a row failed (the dashboard graphs TableFailures per table). Fix the cause (often a table written by a writer that does not follow its format, or denied access); the next scheduled run serves it again, and the profiler's messages of that table are retried and then kept in its DLQ.",
+    );
 
     const row = (title: string) =>
       new cloudwatch.TextWidget({ markdown: `### ${title}`, width: 24, height: 1 });
@@ -312,6 +324,7 @@ export class Observability extends Construct {
               this.functionThrottlesAlarm,
               this.scheduleDeadLetterQueueAlarm,
               this.notificationsFailedAlarm,
+              this.tableFailuresAlarm,
             ],
             width: 24,
             height: 5,
@@ -387,9 +400,10 @@ export class Observability extends Construct {
         ],
         [row('Failures')],
         [
-          graph('Failed runs and stuck leases per table', [
+          graph('Failed runs, stuck leases and failed table turns per table', [
             ...perTable(METRIC.runs, { ...sum, suffix: 'failed runs' }, { [DIMENSION.outcome]: 'failed' }),
             ...perTable(METRIC.stuckLeases, { ...sum, suffix: 'stuck leases' }),
+            ...perTable(METRIC.tableFailures, { ...sum, suffix: 'failed turns' }),
           ]),
           graph('Lambda errors', [
             props.compactFunction.metricErrors({ ...sum, label: 'Compact errors' }),
