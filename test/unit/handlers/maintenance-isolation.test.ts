@@ -175,7 +175,7 @@ describe('tiering: one table cannot stop the others', () => {
         createObservability('test'),
         { rules: [{ afterDays: 30, storageClass: 'STANDARD_IA' }] },
       );
-    return { memory, handlerOver };
+    return { clock, memory, handlerOver };
   }
 
   it('a table whose listing is denied: the good table is tiered, the bad one reported by name and metered', async () => {
@@ -214,5 +214,44 @@ describe('tiering: one table cannot stop the others', () => {
     // Assess
     expect((await w.memory.head(`good/date=${day(40)}/part-0.parquet`))?.storageClass).toBe('STANDARD_IA');
     expect(report.tableFailures).toEqual([expect.objectContaining({ table: 'bad', kind: 'time-budget' })]);
+  });
+
+  it('a table the process dies in is reported as crashed by the next day’s run, which tiers the others before it', async () => {
+    // Prepare: listings under bad/ never answer and no budget applies: in Lambda, the timeout or the OOM kill
+    const w = tieringWorld();
+    await w.memory.put(`good/date=${day(40)}/part-0.parquet`, BIG);
+    const poison = poisonedStore(w.memory, 'bad/', { hang: true });
+    const scheduled = { dryRun: false, resume: true };
+
+    // Act: the first run dies in bad (configured first); the next day's run is a new process
+    let hit = poison.reached();
+    void w.handlerOver(poison.store)(scheduled);
+    await hit;
+    const goodAfterFirst = (await w.memory.head(`good/date=${day(40)}/part-0.parquet`))?.storageClass;
+    const seen = poison.requests.length;
+    w.clock.advance(DAY);
+    await w.memory.put(`good/date=${day(41)}/part-1.parquet`, BIG);
+    hit = poison.reached();
+    void w.handlerOver(poison.store)(scheduled);
+    await hit;
+
+    // Assess: the second run tiered good (both days) before it went back to bad, and said bad had crashed
+    const secondRun = poison.requests.slice(seen);
+    const firstOf = (prefix: string) => secondRun.findIndex((k) => k.startsWith(prefix));
+    expect(goodAfterFirst).toBe('STANDARD');
+    expect(firstOf('good/')).toBeGreaterThanOrEqual(0);
+    expect(firstOf('good/')).toBeLessThan(firstOf('bad/'));
+    expect((await w.memory.head(`good/date=${day(40)}/part-0.parquet`))?.storageClass).toBe('STANDARD_IA');
+    expect((await w.memory.head(`good/date=${day(41)}/part-1.parquet`))?.storageClass).toBe('STANDARD_IA');
+    expect(output.lines.filter((l) => l.level === 'ERROR' && l.table === 'bad')).toEqual([
+      expect.objectContaining({
+        job: 'tiering',
+        kind: 'crash',
+        error: expect.stringMatching(
+          /^TableCrashedError: The tiering process died while working on table bad/,
+        ),
+      }),
+    ]);
+    expect(tableFailuresMetric('bad')).toEqual([1]);
   });
 });
