@@ -169,6 +169,13 @@ export class JournalConflictError extends CompactorError {
  */
 export class JournalManifestMismatchError extends CompactorError {}
 
+/**
+ * A journal entry in a bucket's work area is not its table's: it names another table, or a key (input or output)
+ * outside the table's root. lake-compactor only journals a table's own keys, so something else wrote it; nothing
+ * is done on its word (no rollback, roll-forward or deletion).
+ */
+export class ForeignJournalEntryError extends CompactorError {}
+
 /** A commit was asked for a group whose outputs were not verified. */
 export class NotVerifiedError extends CompactorError {}
 

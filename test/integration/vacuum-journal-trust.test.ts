@@ -264,3 +264,54 @@ describe('lake-compactor vacuum --state-table: the work area is not a trust root
     ).toEqual([[sfnKey, 'v-sfn']]);
   }, 60_000);
 });
+
+describe('lake-compactor settle on s3://: a journal entry in the bucket is bound to its table', () => {
+  it('refuses an events entry that names a payroll key: payroll is untouched, the entry stays open', async () => {
+    // Prepare: a planted CLI run entry of table events, published (so a settle would roll it forward and retire
+    // its inputs), whose input is payroll's salaries file and whose output is an events key
+    const store = new S3ObjectStore({ client: s3.client(), bucket: 'lake-a' });
+    const forged = 'cli-20200101T000000Z-deadbeef-p0-11111111';
+    await store.put(SALARIES, 'payroll v1');
+    const salaries = await store.head(SALARIES);
+    const outputKey = 'events/date=2020-01-01/part-forged.parquet';
+    await store.put(outputKey, 'out');
+    const output = await store.head(outputKey);
+    const planted = new StoreJournal(store, { workRoot: W });
+    await planted.create(
+      retiredEntry(forged, 'events', [{ key: SALARIES, etag: salaries?.etag ?? '', size: 10 }], {
+        state: 'published',
+        retireMode: 'delete-rebuild',
+        retiredAt: undefined,
+        outputs: [
+          {
+            stagingKey: `${stagingPrefix(W, forged, 'g0')}part-0.parquet`,
+            finalKey: outputKey,
+            etag: output?.etag ?? '',
+            size: 3,
+            rows: 1,
+          },
+        ],
+      }),
+    );
+    const io = captureIo({
+      now: Date.now(),
+      env: {
+        AWS_ENDPOINT_URL_S3: s3.endpoint,
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'S3RVER',
+        AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      },
+    });
+
+    // Act
+    const code = await run(['settle', 's3://lake-a/events'], io);
+
+    // Assess: payroll's object is still there, as it was; the entry was not moved; the operator is told why
+    expect(new TextDecoder().decode(await store.get(SALARIES))).toBe('payroll v1');
+    expect((await planted.get(forged, 'g0'))?.state).toBe('published');
+    expect(code).not.toBe(0);
+    expect([...io.stdout, ...io.stderr].join('\n')).toMatch(
+      /ForeignJournalEntryError|names hr\/payroll\/salaries\.parquet, outside the table/,
+    );
+  }, 60_000);
+});
