@@ -105,6 +105,11 @@ export class Observability extends Construct {
   public readonly notificationsFailedAlarm: cloudwatch.Alarm;
   /** A table refused because its log shows a writer that does not coordinate its commits as declared. */
   public readonly coordinationRefusalsAlarm: cloudwatch.Alarm;
+  /**
+   * A table's turn failed in the sweep, reconcile, vacuum, tiering or profiler (its metadata unreadable, its time
+   * budget spent, the process dying in it): the others were served, this one was not.
+   */
+  public readonly tableFailuresAlarm: cloudwatch.Alarm;
   public readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
@@ -287,6 +292,13 @@ export class Observability extends Construct {
       custom(METRIC.coordinationRefusals, {}, sum),
       "lake-compactor: a table was refused (plan, commit or vacuum) because its log shows a writer that does not coordinate its commits the way the table's config declares: a Delta table declared dynamodb whose recent versions have no DynamoDB entry, or one declared s3-conditional with Spark S3DynamoDBLogStore temp files under _delta_log/.tmp/, entries in the checked DynamoDB table or Spark commits, or a commit inside a declared quiet window. Nothing was committed or deleted; the table is refused until fixed. The error (CoordinationMismatchError) in the plan step's, commit step's or vacuum's log names what was seen and what to declare (docs/table-formats.md, Commit coordination); fix the table's deltaLogStore, or stop the writer that bypasses it.",
     );
+    // The total (no Table dimension) the handlers publish beside each table's count: one alarm for any table,
+    // including one added after deployment; the per-table series on the dashboard says which.
+    this.tableFailuresAlarm = alarmOnAny(
+      'TableFailures',
+      custom(METRIC.tableFailures, {}, sum),
+      "lake-compactor: a table could not be served by the sweep, reconcile, vacuum, tiering or the profiler (its metadata failed to read, its turn outlasted its time budget, or the process died in it); the other tables were served all the same, and this one goes last in line until it succeeds. The function's ERROR line \"a table's turn failed\" names the table, the error and how many turns in a row failed (the dashboard graphs TableFailures per table). Fix the cause (often a table written by a writer that does not follow its format, or denied access); the next scheduled run serves it again, and the profiler's messages of that table are retried and then kept in its DLQ.",
+    );
 
     const row = (title: string) =>
       new cloudwatch.TextWidget({ markdown: `### ${title}`, width: 24, height: 1 });
@@ -320,6 +332,7 @@ export class Observability extends Construct {
               this.scheduleDeadLetterQueueAlarm,
               this.notificationsFailedAlarm,
               this.coordinationRefusalsAlarm,
+              this.tableFailuresAlarm,
             ],
             width: 24,
             height: 5,
@@ -395,11 +408,12 @@ export class Observability extends Construct {
         ],
         [row('Failures')],
         [
-          graph('Failed runs, stuck leases and settle retries per table', [
+          graph('Failed runs, stuck leases, settle retries and failed table turns per table', [
             ...perTable(METRIC.runs, { ...sum, suffix: 'failed runs' }, { [DIMENSION.outcome]: 'failed' }),
             ...perTable(METRIC.stuckLeases, { ...sum, suffix: 'stuck leases' }),
             ...perTable(METRIC.partitionsNeedingAttention, { ...gauge, suffix: 'needing attention' }),
             ...perTable(METRIC.settleRetries, { ...sum, suffix: 'settle retries' }),
+            ...perTable(METRIC.tableFailures, { ...sum, suffix: 'failed turns' }),
           ]),
           graph('Lambda errors', [
             props.compactFunction.metricErrors({ ...sum, label: 'Compact errors' }),

@@ -1,7 +1,9 @@
 // The Journal port on DynamoDB: one item per (run, group) in the single table, every transition a
-// conditional update on the revision; file lists too large for an item live in an S3 manifest.
+// conditional update on the revision; file lists too large for an item live in an S3 manifest, bound to the
+// item by its SHA-256 (a manifest changed in the work area is refused, never read as the journal's word).
 // An unsettled group's fence item sits beside its partition's item, written and removed in the same
 // transaction as the entry, so "listOpen is exactly the unsettled groups" holds after any crash.
+import { createHash } from 'node:crypto';
 import {
   ConditionalCheckFailedException,
   type DynamoDBClient,
@@ -15,7 +17,7 @@ import {
   QueryCommand,
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { InvalidInputError, JournalConflictError } from '../core/errors.js';
+import { InvalidInputError, JournalConflictError, JournalManifestMismatchError } from '../core/errors.js';
 import {
   type GroupJournalEntry,
   type GroupState,
@@ -59,6 +61,8 @@ interface StoredItem extends Omit<GroupJournalEntry, 'inputs' | 'outputs'> {
   readonly outputs?: readonly JournalOutput[];
   /** Set when the file lists were offloaded: an immutable S3 object per revision. */
   readonly manifestKey?: string;
+  /** SHA-256 (hex) of that object's body as written: items written before it existed have none. */
+  readonly manifestSha256?: string;
   readonly expiresAt?: number;
 }
 
@@ -69,6 +73,13 @@ export interface DynamoJournalOptions {
   readonly manifests?: { readonly store: ObjectStore; readonly prefix: string };
   /** Keep journal items this long after their last change (TTL), in seconds. @default 90 days */
   readonly retentionSeconds?: number;
+  /**
+   * Refuse a manifest whose item records no digest (written before digests were), as well as one whose digest
+   * differs. For a reader that acts on the lists without a second source of truth — vacuum deletes object versions
+   * on their word — an unverifiable list is as good as a forged one. The commit and settle path keeps reading such
+   * items, so a group journaled before the upgrade still settles. @default false
+   */
+  readonly requireManifestDigest?: boolean;
 }
 
 export class DynamoJournal implements Journal {
@@ -224,15 +235,34 @@ export class DynamoJournal implements Journal {
     const manifestKey = `${manifests.prefix}${entry.runId}/${entry.groupId}/r${entry.revision}.json`;
     await manifests.store.put(manifestKey, lists, { contentType: 'application/json' });
     const { inputs: _inputs, outputs: _outputs, ...rest } = entry;
-    return { ...keys, ...rest, manifestKey, expiresAt };
+    return { ...keys, ...rest, manifestKey, manifestSha256: sha256(lists), expiresAt };
   }
 
   private async fromItem(item: StoredItem): Promise<GroupJournalEntry> {
-    const { pk: _pk, sk: _sk, manifestKey, expiresAt: _expiresAt, inputs, outputs, ...rest } = item;
+    const {
+      pk: _pk,
+      sk: _sk,
+      manifestKey,
+      manifestSha256,
+      expiresAt: _expiresAt,
+      inputs,
+      outputs,
+      ...rest
+    } = item;
     if (manifestKey !== undefined && this.options.manifests) {
-      const lists = JSON.parse(
-        new TextDecoder().decode(await this.options.manifests.store.get(manifestKey)),
-      ) as {
+      const body = await this.options.manifests.store.get(manifestKey);
+      const where = `the file lists of group ${item.groupId} of run ${item.runId} (${this.options.manifests.store.description} ${manifestKey})`;
+      if (manifestSha256 === undefined && this.options.requireManifestDigest === true) {
+        throw new JournalManifestMismatchError(
+          `${where} were written before the journal recorded their digest, so nothing proves they are the ones it wrote: nothing is done on their word. The item expires with the journal's retention; delete what it names by hand if it must go sooner.`,
+        );
+      }
+      if (manifestSha256 !== undefined && sha256(body) !== manifestSha256) {
+        throw new JournalManifestMismatchError(
+          `${where} do not match the SHA-256 the journal recorded: the object was changed after it was written, by something other than lake-compactor. Nothing is done on its word. Find who can write the work area (CloudTrail PutObject on that key) and restrict it to the deployment's roles.`,
+        );
+      }
+      const lists = JSON.parse(new TextDecoder().decode(body)) as {
         inputs: JournalInput[];
         outputs: JournalOutput[];
       };
@@ -240,6 +270,10 @@ export class DynamoJournal implements Journal {
     }
     return { ...rest, inputs: inputs ?? [], outputs: outputs ?? [] };
   }
+}
+
+function sha256(body: string | Uint8Array): string {
+  return createHash('sha256').update(body).digest('hex');
 }
 
 /** The fence of an unsettled group: no TTL (it must outlive any outage), small and fixed-size. */

@@ -10,7 +10,13 @@
 // in between leaves a fence whose entry is missing or settled — which `listOpen` may list (the port allows
 // it) and `settlePartition` closes.
 import pLimit from 'p-limit';
-import { JournalConflictError, ObjectNotFoundError, PreconditionFailedError } from '../core/errors.js';
+import {
+  ForeignJournalEntryError,
+  JournalConflictError,
+  ObjectNotFoundError,
+  PreconditionFailedError,
+} from '../core/errors.js';
+import { normalizeRoot, relativeToRoot } from '../core/partition.js';
 import {
   DEFAULT_WORK_ROOT,
   journalSegment as segment,
@@ -52,6 +58,14 @@ export interface StoreJournalOptions {
    * @default DEFAULT_WORK_ROOT
    */
   readonly workRoot?: string;
+  /**
+   * The one table this journal serves (the CLI's location): every entry read must be this table's and name only
+   * keys under its root, or reading it throws ForeignJournalEntryError. The work area of a bucket can be written by
+   * more principals than the table, so an entry planted there must not make a settle restore, publish or delete
+   * keys of another table. Unset (the vacuum, which holds each entry to its own table itself): entries are not
+   * checked.
+   */
+  readonly table?: { readonly name: string; readonly root: string };
 }
 
 /** A stored entry with the object it was read from (a transition is conditioned on its ETag). */
@@ -76,12 +90,14 @@ const READ_CONCURRENCY = 8;
  */
 export class StoreJournal implements Journal {
   private readonly workRoot: string;
+  private readonly table: { readonly name: string; readonly root: string } | undefined;
 
   constructor(
     private readonly store: ObjectStore,
     options: StoreJournalOptions = {},
   ) {
     this.workRoot = options.workRoot ?? DEFAULT_WORK_ROOT;
+    this.table = options.table;
   }
 
   async get(runId: string, groupId: string): Promise<GroupJournalEntry | undefined> {
@@ -238,8 +254,29 @@ export class StoreJournal implements Journal {
       if (err instanceof ObjectNotFoundError) return undefined;
       throw err;
     }
-    return { entry: JSON.parse(new TextDecoder().decode(body)) as GroupJournalEntry, object };
+    const entry = JSON.parse(new TextDecoder().decode(body)) as GroupJournalEntry;
+    if (this.table !== undefined) refuseForeignEntry(key, entry, this.table);
+    return { entry, object };
   }
+}
+
+/** Throws unless `entry` is `table`'s and names only keys under its root (see StoreJournalOptions.table). */
+function refuseForeignEntry(
+  key: string,
+  entry: GroupJournalEntry,
+  table: { readonly name: string; readonly root: string },
+): void {
+  const root = normalizeRoot(table.root);
+  const where = root === '' ? 'the bucket root' : `${root}/`;
+  const refuse = (what: string) => {
+    throw new ForeignJournalEntryError(
+      `Journal entry ${key} ${what}, but this journal serves table ${table.name} (${where}): lake-compactor never journals another table's keys, so something else wrote it, and nothing is done on its word. Find who can write the work area (CloudTrail PutObject on that key), then delete the entry and its fence under journal/open/.`,
+    );
+  };
+  if (entry.table !== table.name) refuse(`belongs to table "${String(entry.table)}"`);
+  const keys = [...(entry.inputs ?? []).map((i) => i.key), ...(entry.outputs ?? []).map((o) => o.finalKey)];
+  const stray = keys.find((k) => typeof k !== 'string' || relativeToRoot(k, root) === undefined);
+  if (stray !== undefined) refuse(`names ${String(stray)}, outside the table`);
 }
 
 function fenceBody(entry: GroupJournalEntry): string {

@@ -226,7 +226,10 @@ async function compactTable(
       ...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name))),
     ]);
   const wanted = options.partition?.replace(/^\/+|\/+$/g, '');
-  const storeJournal = new StoreJournal(live, { workRoot: opened.workRoot });
+  const storeJournal = new StoreJournal(live, {
+    workRoot: opened.workRoot,
+    table: { name: table, root: tableRoot },
+  });
   if (dryRun) {
     await noteOpenGroups(storeJournal, table, wanted, io);
   } else {

@@ -162,7 +162,10 @@ export async function runSettle(
       ),
     ];
   }
-  const journal = new StoreJournal(opened.store, { workRoot: opened.workRoot });
+  const journal = new StoreJournal(opened.store, {
+    workRoot: opened.workRoot,
+    table: { name: table, root: opened.prefix },
+  });
   io.out(
     `settle ${uri}: table ${table}${partition === undefined ? '' : `, partition ${partition || '(root)'}`}`,
   );

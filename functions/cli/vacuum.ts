@@ -116,6 +116,11 @@ export interface VacuumJob {
   readonly store: ObjectStore;
   readonly journal: Journal;
   /**
+   * The state table's journal, the only word object versions are deleted on (undefined without a state table:
+   * then none is). Never the store journal in the location, whoever wrote it there.
+   */
+  readonly retiredVersionJournal: Journal | undefined;
+  /**
    * The state table used, or undefined when none: then only runs of `lake-compactor compact` are judged
    * (by their journal in the location, or by age when an older version left none).
    */
@@ -215,14 +220,17 @@ export function prepareVacuum(
   // is finished before VACUUM reads the log, and a writer that does not coordinate as declared refuses the table.
   const deltaLogStore = deltaLogStoreSettingOf(format, options, { s3 });
   const table = asUsage(() => tableOf(uri, opened, options.table, format, catalog, deltaLogStore));
-  const workflowJournal: Journal =
-    stateTable === undefined
+  const client = stateTable === undefined ? undefined : (dynamodb ?? dynamoDbClientFromEnv(io.env));
+  const stateJournal = (requireManifestDigest: boolean): Journal =>
+    stateTable === undefined || client === undefined
       ? new MemoryJournal()
       : new DynamoJournal({
-          client: dynamodb ?? dynamoDbClientFromEnv(io.env),
+          client,
           tableName: stateTable,
           manifests: { store: opened.store, prefix: journalManifestPrefix(opened.workRoot) },
+          requireManifestDigest,
         });
+  const workflowJournal = stateJournal(false);
   // `compact` records the URI's last segment as is; this command's table name is that segment made valid.
   const compactName = options.table ?? tableNameOf(uri);
   const cliJournal = renamingTable(
@@ -237,6 +245,7 @@ export function prepareVacuum(
     table,
     store: opened.store,
     journal,
+    retiredVersionJournal: stateTable === undefined ? undefined : stateJournal(true),
     stateTable,
     s3,
     workRoot: opened.workRoot,
@@ -293,6 +302,9 @@ export async function planVacuumJob(
     workRoot: job.workRoot,
     storeFor: () => store,
     journalFor: () => job.journal,
+    ...(job.retiredVersionJournal === undefined
+      ? {}
+      : { retiredVersionJournalFor: () => job.retiredVersionJournal as Journal }),
     clock: io.clock,
     iceberg: job.iceberg,
     delta: () => job.delta,

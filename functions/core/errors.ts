@@ -161,6 +161,21 @@ export class JournalConflictError extends CompactorError {
   static override readonly retryable = true;
 }
 
+/**
+ * A journal entry's file lists, kept in an object of the work area because they were too large for its DynamoDB
+ * item, are not the ones the journal wrote: the object's SHA-256 differs from the digest recorded in the item, or
+ * (for a caller that deletes on the lists' word) the item predates the digest. The work area can be written by
+ * more principals than the state table, so the lists are not used; nothing is done on their word.
+ */
+export class JournalManifestMismatchError extends CompactorError {}
+
+/**
+ * A journal entry in a bucket's work area is not its table's: it names another table, or a key (input or output)
+ * outside the table's root. lake-compactor only journals a table's own keys, so something else wrote it; nothing
+ * is done on its word (no rollback, roll-forward or deletion).
+ */
+export class ForeignJournalEntryError extends CompactorError {}
+
 /** A commit was asked for a group whose outputs were not verified. */
 export class NotVerifiedError extends CompactorError {}
 

@@ -54,6 +54,9 @@ export const METRIC = {
   // plan and commit steps, vacuum: a table refused because its log shows a writer that does not coordinate its
   // commits as the table's config declares (CoordinationMismatchError)
   coordinationRefusals: 'CoordinationRefusals',
+  // sweep, reconcile, vacuum, tiering, profiler: a table whose turn failed (error, time budget, crash), the
+  // others served all the same
+  tableFailures: 'TableFailures',
 } as const;
 
 /** The CloudWatch units used here (the strings Powertools' MetricUnit holds). */
@@ -166,6 +169,25 @@ function perTableCounts(name: string, countsByTable: ReadonlyMap<string, number>
         dimensionSets: [{ [DIMENSION.table]: table }],
       }),
     );
+}
+
+/**
+ * `TableFailures`: turns of a table that failed in a function serving every table (sweep, reconcile, vacuum,
+ * tiering, profiler) — unreadable metadata, a refusal, its time budget spent, or the process dying in it — under
+ * {Table} for each table and under {} for all of them (what the alarm watches). A failure of no table (vacuum's work
+ * area, `table` undefined) counts in the total only. Nothing is published when nothing failed.
+ */
+export function tableFailureMetrics(
+  failures: readonly { readonly table: string | undefined }[],
+): MetricDatum[] {
+  if (failures.length === 0) return [];
+  const byTable = new Map<string, number>();
+  for (const { table } of failures)
+    if (table !== undefined) byTable.set(table, (byTable.get(table) ?? 0) + 1);
+  return [
+    { name: METRIC.tableFailures, unit: 'Count', value: failures.length, dimensionSets: [] },
+    ...perTableCounts(METRIC.tableFailures, byTable),
+  ];
 }
 
 /**

@@ -1,5 +1,6 @@
 // Profiler Lambda entry: SQS batches of S3 (or EventBridge) object events in, exact partition statistics and
 // trigger decisions out; a message fails alone (partial batch response) when it or its partition fails.
+import { randomUUID } from 'node:crypto';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
@@ -8,6 +9,7 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
+import { DynamoTableLedger } from '../adapters/dynamodb-table-ledger.js';
 import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
@@ -20,6 +22,7 @@ import {
 } from '../core/formats/foreign-tables.js';
 import { formatForTable, type RefusedTable, refusedTables } from '../core/formats/index.js';
 import type { TableFormat } from '../core/formats/table-format.js';
+import { TableCrashedError } from '../core/isolation.js';
 import { decisionMetrics, foreignFormatMetrics, unsupportedFormatMetrics } from '../core/metrics.js';
 import type { Policy } from '../core/policy.js';
 import {
@@ -38,11 +41,14 @@ import { type Clock, systemClock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { StateMachineStarter } from '../ports/state-machine-starter.js';
 import type { StatsStore } from '../ports/stats-store.js';
+import type { TableLedger } from '../ports/table-ledger.js';
 import { baseEnvSchema, parseEnv } from '../shared/env.js';
 import { dynamoDbClientsByRegion, formatServices } from '../shared/format-services.js';
 import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
+import { reportTableFailures } from '../shared/table-failures.js';
 import { loadTableConfigs } from '../shared/table-source.js';
+import { tableTurns } from '../shared/table-turns.js';
 
 /** The profiler's variables: the base ones plus the workflow to start (optional until it exists). */
 export const profilerEnvSchema = baseEnvSchema.extend({
@@ -85,6 +91,11 @@ export interface ProfilerDeps {
    * through its Glue or REST catalog. Absent: the registered formats (an Iceberg table's path catalog).
    */
   readonly formatFor?: (table: TableConfig, bucket: string) => TableFormat;
+  /**
+   * Where each table's log reads are remembered between invocations (the state table): a read the process died in
+   * is found by the next invocation. Absent: each invocation on its own.
+   */
+  readonly ledger?: TableLedger;
 }
 
 /**
@@ -131,7 +142,7 @@ export function createProfilerHandler(
     if ('Records' in event) return processQueueBatch(deps, trigger, refused, event, context);
     // Direct EventBridge invocation: one event; a failure throws so EventBridge/Lambda retry it.
     const messages = [{ id: 'eventbridge', parse: () => parseEventDocument(event) }];
-    const failures = await profileMessages(deps, trigger, refused, messages, metrics, logger);
+    const failures = await profileMessages(deps, trigger, refused, messages, metrics, logger, context);
     const failure = failures.get('eventbridge');
     if (failure !== undefined) throw failure;
     return undefined;
@@ -164,7 +175,7 @@ async function processQueueBatch(
       ...(Number.isInteger(receives) && receives > 0 ? { receives } : {}),
     };
   });
-  const failures = await profileMessages(deps, trigger, refused, messages, metrics, logger);
+  const failures = await profileMessages(deps, trigger, refused, messages, metrics, logger, context);
   const processor = new BatchProcessor(EventType.SQS);
   // The batch was processed as a whole above (grouped per partition); the record handler only reports each
   // message's outcome, so Powertools builds the partial batch response.
@@ -192,6 +203,7 @@ async function profileMessages(
   }[],
   metrics: Metrics,
   logger: Logger,
+  context: Context | undefined,
 ): Promise<Map<string, unknown>> {
   const failures = new Map<string, unknown>();
   const partitionsOf = new Map<string, Set<string>>();
@@ -276,7 +288,8 @@ async function profileMessages(
     events.length === 0
       ? new Map()
       : await profileEvents(trigger, events, deps.clock.now(), deps.concurrency ?? 4);
-  const tableResults = await applyCommits(deps, trigger, commits, logger);
+  const others = events.length > 0 || foreign.size > 0;
+  const tableResults = await applyCommits(deps, trigger, commits, logger, context, others);
   let applied = 0;
   let stale = 0;
   let started = 0;
@@ -366,12 +379,21 @@ function notCurrent(
   }
 }
 
-/** The batch's commits of log-based tables, applied per table (see profileCommits); none → no store needed. */
+/**
+ * The batch's commits of log-based tables, applied per table (see profileCommits); none → no store needed. Each
+ * table is its own turn (shared/table-turns.ts): a table whose log read throws, overruns the invocation or killed
+ * the process fails its own messages only, so the partial batch response carries every other table's. A table whose
+ * last turn killed the process is not read again while the batch holds anything else: its messages fail at once
+ * (redelivered, and after the queue's receives in the dead-letter queue), since a second death would take the whole
+ * batch with it; a batch of its own messages only still tries it.
+ */
 async function applyCommits(
   deps: ProfilerDeps,
   trigger: TriggerDeps,
   commits: readonly CommitEvent[],
   logger: Logger,
+  context: Context | undefined,
+  othersInBatch: boolean,
 ): Promise<Map<string, TableLogResult>> {
   if (commits.length === 0) return new Map();
   const storeFor = deps.storeFor;
@@ -381,22 +403,78 @@ async function applyCommits(
     );
     return new Map(commits.map((c) => [c.table, { ok: false, error }]));
   }
-  const results = await profileCommits(
-    {
-      ...trigger,
-      tables: deps.tables,
-      storeFor,
-      ...(deps.formatFor === undefined ? {} : { formatFor: deps.formatFor }),
+  const byTable = new Map<string, CommitEvent[]>();
+  for (const c of commits) byTable.set(c.table, [...(byTable.get(c.table) ?? []), c]);
+  const logDeps = {
+    ...trigger,
+    tables: deps.tables,
+    storeFor,
+    ...(deps.formatFor === undefined ? {} : { formatFor: deps.formatFor }),
+  };
+  const concurrency = deps.concurrency ?? 4;
+  /** The error each failed table's messages fail with (the turn's own, not its summary). */
+  const errors = new Map<string, unknown>();
+  const results = new Map<string, TableLogResult>();
+  const turns = await tableTurns({
+    job: 'profiler',
+    tables: [...byTable.keys()],
+    ...(deps.ledger === undefined ? {} : { ledger: deps.ledger }),
+    clock: deps.clock,
+    ...(context === undefined ? {} : { context }),
+    marginMs: PROFILER_MARGIN_MS,
+    // A table that hangs leaves at least half of the time for the tables after it.
+    budgetShare: 0.5,
+    // One table at a time (each table's partitions still `concurrency` at once): a process that dies is then
+    // known to have died in that table, never blamed on another read in flight beside it.
+    invocationId: context?.awsRequestId ?? randomUUID(),
+    onFailure: (f) => reportTableFailures(deps.observability, 'profiler', [f]),
+    onLedgerError: (error) =>
+      logger.warn('the table ledger could not be read or written; tables are profiled all the same', {
+        error: describe(error),
+      }),
+    skip: (table, health) =>
+      othersInBatch || byTable.size > 1
+        ? health?.last?.kind === 'crash'
+          ? new TableCrashedError(
+              `Table ${table}'s commits are not read in this batch: reading them killed the profiler last time (${health.last.message.slice(0, 200)}), and the batch holds other tables' events, which a second death would take with it. Its messages are redelivered; once they reach the dead-letter queue, fix the table (or raise the profiler's memory) and redrive them.`,
+            )
+          : undefined
+        : undefined,
+    turn: async (table) => {
+      const result = (
+        await profileCommits(logDeps, byTable.get(table) ?? [], deps.clock.now(), concurrency)
+      ).get(table);
+      if (result === undefined) throw new Error(`No result for table ${table}'s commits`);
+      if (!result.ok) {
+        errors.set(table, result.error);
+        throw result.error;
+      }
+      return result;
     },
-    commits,
-    deps.clock.now(),
-    deps.concurrency ?? 4,
-  );
-  for (const [table, result] of results) {
-    if (result.ok) logger.debug('table commits applied', { table, mode: result.mode, stale: result.stale });
+  });
+  for (const [table, turn] of turns.results) {
+    if (turn.ok) {
+      results.set(table, turn.value);
+      logger.debug('table commits applied', { table, mode: turn.value.mode, stale: turn.value.stale });
+    } else {
+      const error =
+        errors.get(table) ?? Object.assign(new Error(turn.failure.message), { name: turn.failure.name });
+      results.set(table, { ok: false, error });
+    }
+  }
+  for (const table of turns.notReached) {
+    results.set(table, {
+      ok: false,
+      error: new Error(
+        `Table ${table}'s commits were not read: the invocation ran out of time; they are redelivered`,
+      ),
+    });
   }
   return results;
 }
+
+/** Time kept back from the profiler's timeout (60 s) for the other tables' results and the batch response. */
+const PROFILER_MARGIN_MS = 5_000;
 
 function describe(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
@@ -463,6 +541,7 @@ export function depsFromEnv(
     runCaps: parseRunCaps(config.RUN_CAPS),
     clock: systemClock,
     observability,
+    ledger: new DynamoTableLedger({ client: dynamodb, tableName: config.TABLE_NAME }),
   };
 }
 

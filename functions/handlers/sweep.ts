@@ -1,5 +1,8 @@
 // Sweep Lambda entry (EventBridge schedules): starts partitions whose wait is over, releases leases of
-// executions that ended, retries stuck partitions' settles, publishes fragmentation; reconcile fixes drifted counts.
+// executions that ended, retries stuck partitions' settles, publishes per-table fragmentation, and in reconcile mode
+// corrects drifted counts. Each table is its own turn (shared/table-turns.ts): one that fails is reported and metered
+// (TableFailures), taken last next time, and the others are swept all the same.
+import { randomUUID } from 'node:crypto';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -7,6 +10,7 @@ import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
+import { DynamoTableLedger } from '../adapters/dynamodb-table-ledger.js';
 import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
@@ -20,6 +24,7 @@ import {
   stuckLeaseMetric,
   tableFragmentation,
 } from '../core/fragmentation.js';
+import type { ReportedFailure } from '../core/isolation.js';
 import { concurrentRunsMetric, decisionMetrics, unsupportedFormatMetrics } from '../core/metrics.js';
 import type { PartitionRef } from '../core/profiler/model.js';
 import { settleRetrySchedule } from '../core/profiler/settle-retry.js';
@@ -36,6 +41,7 @@ import { journalManifestPrefix } from '../core/workflow/layout.js';
 import { settleAfterDeadRun } from '../core/workflow/settle.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
+import type { TableLedger } from '../ports/table-ledger.js';
 import { parseEnv } from '../shared/env.js';
 import {
   dynamoDbClientsByRegion,
@@ -45,7 +51,9 @@ import {
 import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
+import { reportTableFailures } from '../shared/table-failures.js';
 import { loadTableConfigs } from '../shared/table-source.js';
+import { type TableTurns, tableTurns } from '../shared/table-turns.js';
 import { loggerFn, policiesOf, profilerEnvSchema } from './profiler.js';
 
 /** The sweep's environment: the profiler's, and the period its settle retries start from. */
@@ -82,17 +90,30 @@ export interface SweepDeps {
   readonly formatFor?: (table: TableConfig, bucket: string) => TableFormat;
   readonly clock: Clock;
   readonly observability: Observability;
+  /** Where each table's turns are remembered between sweeps (the state table); absent: each sweep on its own. */
+  readonly ledger?: TableLedger;
+  /** The most one table's turn may take. @default what the invocation has left (before its margin) */
+  readonly tableBudgetMs?: number;
 }
 
-export type SweepResult =
+export type SweepResult = (
   | { readonly mode: 'sweep'; readonly reports: readonly SweepReport[] }
-  | { readonly mode: 'reconcile'; readonly reports: readonly ReconcileReport[] };
+  | { readonly mode: 'reconcile'; readonly reports: readonly ReconcileReport[] }
+) & {
+  /** Tables whose turn failed (or whose process died in it last time); the others were served all the same. */
+  readonly tableFailures: readonly ReportedFailure[];
+  /** Tables the invocation had no time left for (they go first next time, unless they are failing). */
+  readonly notReached: readonly string[];
+};
+
+/** Time kept back from the sweep's timeout for the deployment-wide recount and the response. */
+const SWEEP_MARGIN_MS = 30_000;
 
 /** The handler without middleware. */
 export function createSweepHandler(
   deps: SweepDeps,
 ): (event: unknown, context?: Context) => Promise<SweepResult> {
-  return async (event) => {
+  return async (event, context) => {
     const parsed = sweepInputSchema.safeParse(event ?? {});
     if (!parsed.success) {
       throw new InvalidInputError(
@@ -110,10 +131,29 @@ export function createSweepHandler(
     }
     const now = deps.clock.now();
     const { logger, metrics } = deps.observability;
+    const served = selected.filter((table) => !refuseUnsupportedFormat(deps, table));
+    const byName = new Map(served.map((t) => [t.name, t]));
+    // Each table is its own turn: one whose metadata throws, overruns or kills the process costs only itself.
+    const turns = <T>(job: 'sweep' | 'reconcile', turn: (table: TableConfig) => Promise<T>) =>
+      tableTurns({
+        job,
+        tables: served.map((t) => t.name),
+        ...(deps.ledger === undefined ? {} : { ledger: deps.ledger }),
+        clock: deps.clock,
+        ...(context === undefined ? {} : { context }),
+        marginMs: SWEEP_MARGIN_MS,
+        ...(deps.tableBudgetMs === undefined ? {} : { budgetMs: deps.tableBudgetMs }),
+        invocationId: context?.awsRequestId ?? randomUUID(),
+        onFailure: (f) => reportTableFailures(deps.observability, job, [f]),
+        onLedgerError: (error) =>
+          logger.warn('the table ledger could not be read or written; tables are served all the same', {
+            job,
+            error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+          }),
+        turn: (name) => turn(byName.get(name) as TableConfig),
+      });
     if (input.mode === 'reconcile') {
-      const reports: ReconcileReport[] = [];
-      for (const table of selected) {
-        if (refuseUnsupportedFormat(deps, table)) continue;
+      const done = await turns('reconcile', async (table) => {
         const bucket = table.bucket;
         if (bucket === undefined)
           throw new InvalidInputError(`Table ${table.name} names no bucket; set it in the table config`);
@@ -130,13 +170,11 @@ export function createSweepHandler(
           MetricUnit.Count,
           report.partitions.filter((p) => p.result === 'corrected').length,
         );
-        reports.push(report);
-      }
-      return { mode: 'reconcile', reports };
+        return report;
+      });
+      return { mode: 'reconcile', reports: valuesOf(done), ...outcomeOf(done) };
     }
-    const reports: SweepReport[] = [];
-    for (const table of selected) {
-      if (refuseUnsupportedFormat(deps, table)) continue;
+    const done = await turns('sweep', async (table) => {
       // Exact counts before anything is started: the caps are only as good as the counters.
       await recountRuns(deps, table.name);
       const report = await sweepTable(deps.trigger, table.name, now);
@@ -183,11 +221,20 @@ export function createSweepHandler(
         );
       }
       await publishFragmentation(deps, table.name);
-      reports.push(report);
-    }
+      return report;
+    });
     if (input.table === undefined) await recountRuns(deps, undefined);
-    return { mode: 'sweep', reports };
+    return { mode: 'sweep', reports: valuesOf(done), ...outcomeOf(done) };
   };
+}
+
+/** The reports of the turns that succeeded, in the order taken. */
+function valuesOf<T>(turns: TableTurns<T>): T[] {
+  return [...turns.results.values()].flatMap((r) => (r.ok ? [r.value] : []));
+}
+
+function outcomeOf(turns: TableTurns<unknown>): Pick<SweepResult, 'tableFailures' | 'notReached'> {
+  return { tableFailures: turns.failures, notReached: turns.notReached };
 }
 
 /**
@@ -347,6 +394,7 @@ export function sweepDepsFromEnv(
     formatFor,
     clock,
     observability,
+    ledger: new DynamoTableLedger({ client: dynamodb, tableName: config.TABLE_NAME }),
   };
 }
 

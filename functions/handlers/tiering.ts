@@ -1,19 +1,32 @@
 // Tiering Lambda entry (EventBridge schedule, or the console with a tiering input): validates the input,
 // applies the storage-class rules until its budget or the invocation's time runs out, returns report and cursor.
+// Each table is its own turn (shared/maintenance-runtime.ts isolatedPass): one that fails is reported and metered
+// (TableFailures), goes last in line, and the others are tiered all the same.
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { InvalidInputError } from '../core/errors.js';
 import {
+  mergeTieringReports,
   parseTieringRequest,
   type TieringDeps,
   type TieringReport,
+  type TieringRequest,
   tier,
+  tieringCursorAfter,
   tieringRulesSchema,
+  tieringUnitAt,
 } from '../core/maintenance/tiering.js';
 import { baseEnvSchema, parseEnv } from '../shared/env.js';
-import { checkpointOf, deadlineOf, maintenanceInput, resumable } from '../shared/maintenance-runtime.js';
+import {
+  checkpointOf,
+  type IsolatedJob,
+  type IsolationReport,
+  isolatedPass,
+  maintenanceInput,
+} from '../shared/maintenance-runtime.js';
 import { lambdaEntry, type Observability } from '../shared/middleware.js';
+import { reportTableFailures } from '../shared/table-failures.js';
 import { createWorkflowRuntime } from '../shared/workflow-runtime.js';
 
 /** Variables set by the Maintenance construct. */
@@ -33,19 +46,34 @@ export function createTieringHandler(
   },
   observability: Observability,
   defaults: { readonly rules?: unknown; readonly tableRules?: unknown } = {},
-): (event: unknown, context?: Context) => Promise<TieringReport> {
+): (event: unknown, context?: Context) => Promise<TieringReport & IsolationReport> {
   const checkpoint = checkpointOf('tiering', deps.tables, deps.storeFor, deps.workRoot);
+  const byName = new Map(deps.tables.map((t) => [t.name, t]));
+  const ordered = (order: readonly string[]) => order.flatMap((name) => byName.get(name) ?? []);
+  const job: IsolatedJob<TieringRequest, TieringReport> = {
+    name: 'tiering',
+    tables: deps.tables.map((t) => t.name),
+    clock: deps.clock,
+    parse: (input) =>
+      parseTieringRequest({
+        ...(defaults.rules === undefined ? {} : { rules: defaults.rules }),
+        ...(defaults.tableRules === undefined ? {} : { tableRules: defaults.tableRules }),
+        ...input,
+      }),
+    unitAt: (order, request, cursor) => tieringUnitAt(ordered(order), request, cursor),
+    after: (order, request, unit) => tieringCursorAfter(ordered(order), request, unit),
+    run: (order, request, shouldStop) =>
+      tier({ ...deps, tables: ordered(order), shouldStop }, request, { unit: true }),
+    // A table's tiering reads no metadata: what fails is its listing or its copies, thrown (and caught per turn).
+    failuresOf: () => [],
+    cursorOf: (report) => report.cursor,
+    examinedOf: (report) => report.examined,
+    merge: (reports) => mergeTieringReports(reports, reports[0]?.dryRun ?? true),
+  };
   return async (event, context) => {
-    const report = await resumable(maintenanceInput(event), checkpoint, (input) =>
-      tier(
-        { ...deps, shouldStop: deadlineOf(context) },
-        parseTieringRequest({
-          ...(defaults.rules === undefined ? {} : { rules: defaults.rules }),
-          ...(defaults.tableRules === undefined ? {} : { tableRules: defaults.tableRules }),
-          ...input,
-        }),
-      ),
-    );
+    const report = await isolatedPass(maintenanceInput(event), checkpoint, job, context, {
+      onFailure: (f) => reportTableFailures(observability, 'tiering', [f]),
+    });
     const { logger, metrics } = observability;
     logger.info('tiering finished', {
       dryRun: report.dryRun,

@@ -10,32 +10,100 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
+import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { RoutedJournal } from '../adapters/routed-journal.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import { CoordinationMismatchError } from '../core/errors.js';
 import {
+  mergeVacuumReports,
   parseVacuumRequest,
   type VacuumDeps,
   type VacuumReport,
+  type VacuumRequest,
   vacuum,
+  vacuumCursorAfter,
+  vacuumUnitAt,
 } from '../core/maintenance/vacuum.js';
 import { coordinationRefusalMetrics } from '../core/metrics.js';
+import { journalManifestPrefix } from '../core/workflow/layout.js';
+import type { Journal } from '../ports/journal.js';
+import type { ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientsByRegion, formatServices } from '../shared/format-services.js';
 import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
-import { checkpointOf, deadlineOf, maintenanceInput, resumable } from '../shared/maintenance-runtime.js';
+import {
+  checkpointOf,
+  type IsolatedJob,
+  type IsolationReport,
+  isolatedPass,
+  maintenanceInput,
+  WORK_AREA,
+} from '../shared/maintenance-runtime.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
+import { reportTableFailures } from '../shared/table-failures.js';
 import { createWorkflowRuntime } from '../shared/workflow-runtime.js';
+
+/** The vacuum as an isolated pass drives it: the work area, then one table per call, in the pass's order. */
+export function vacuumJob(deps: Omit<VacuumDeps, 'shouldStop'>): IsolatedJob<VacuumRequest, VacuumReport> {
+  const byName = new Map(deps.tables.map((t) => [t.name, t]));
+  const ordered = (order: readonly string[]) => order.flatMap((name) => byName.get(name) ?? []);
+  return {
+    name: 'vacuum',
+    tables: deps.tables.map((t) => t.name),
+    clock: deps.clock,
+    parse: parseVacuumRequest,
+    unitAt: (order, request, cursor) => vacuumUnitAt(ordered(order), request, cursor),
+    after: (order, request, unit) => vacuumCursorAfter(ordered(order), request, unit),
+    run: (order, request, shouldStop) =>
+      vacuum({ ...deps, tables: ordered(order), shouldStop }, request, { unit: true, isolate: true }),
+    failuresOf: (report) => [
+      ...(report.failedSteps ?? []).map((f) => ({
+        table: f.table,
+        failure: { table: f.table ?? WORK_AREA, kind: 'error' as const, ...f.error },
+      })),
+      ...[...(report.deltaTables ?? []), ...(report.icebergTables ?? [])].flatMap((t) =>
+        t.error === undefined
+          ? []
+          : [{ table: t.table, failure: { table: t.table, kind: 'error' as const, ...t.error } }],
+      ),
+    ],
+    cursorOf: (report) => report.cursor,
+    examinedOf: (report) => report.examined,
+    merge: (reports) => mergeVacuumReports(reports, reports[0] ?? { dryRun: true, retentionHours: 0 }),
+  };
+}
 
 /** The handler without middleware, over injectable dependencies. */
 export function createVacuumHandler(
   deps: Omit<VacuumDeps, 'shouldStop'>,
   observability: Observability,
-): (event: unknown, context?: Context) => Promise<VacuumReport> {
+): (event: unknown, context?: Context) => Promise<VacuumReport & IsolationReport> {
   const checkpoint = checkpointOf('vacuum', deps.tables, deps.storeFor, deps.workRoot);
+  const base = vacuumJob(deps);
+  // Delta and Iceberg tables' errors are logged below in their own words: here they are only metered.
+  const formatErrors = new Set<string>();
+  const job: IsolatedJob<VacuumRequest, VacuumReport> = {
+    ...base,
+    failuresOf: (report) => {
+      for (const t of [...(report.deltaTables ?? []), ...(report.icebergTables ?? [])])
+        if (t.error !== undefined) formatErrors.add(`${t.table}\n${t.error.message}`);
+      return base.failuresOf(report);
+    },
+  };
   return async (event, context) => {
-    const report = await resumable(maintenanceInput(event), checkpoint, (input) =>
-      vacuum({ ...deps, shouldStop: deadlineOf(context) }, parseVacuumRequest(input)),
-    );
+    const input = maintenanceInput(event);
+    // Each failed turn is reported as it happens (a crash found at the start even if this process dies too); a
+    // Delta or Iceberg table's error is logged in its own words below and only metered here.
+    const report = await isolatedPass(input, checkpoint, job, context, {
+      onFailure: (f) =>
+        reportTableFailures(
+          observability,
+          'vacuum',
+          [{ ...f, table: f.table === WORK_AREA ? undefined : f.table }],
+          {
+            logged: (r) => r.kind === 'error' && formatErrors.has(`${r.table}\n${r.message}`),
+          },
+        ),
+    });
     const { logger, metrics } = observability;
     logger.info('vacuum finished', {
       dryRun: report.dryRun,
@@ -86,31 +154,66 @@ export function createVacuumHandler(
   };
 }
 
+/**
+ * The journals the vacuum judges by, per bucket. Trash, staging and store-journal entries of `lake-compactor
+ * compact` runs (with this deployment's work root) are judged by the store journal in the bucket, every other
+ * run's by the state table: `journalFor`, routed by run id. Object versions are deleted on the word of the state
+ * table alone (`retiredVersionJournalFor`), read so that a file list kept in the work area counts only if it has
+ * the digest the table recorded: a file found under the work root never names a version to delete.
+ * @param stateJournalFor the state table's journal of a bucket; `strict`: refuse manifests without a digest.
+ */
+export function vacuumJournals(
+  storeFor: (bucket: string) => ObjectStore,
+  workRoot: string,
+  stateJournalFor: (bucket: string, strict: boolean) => Journal,
+): Pick<VacuumDeps, 'journalFor' | 'retiredVersionJournalFor'> {
+  const routed = new Map<string, Journal>();
+  const strict = new Map<string, Journal>();
+  return {
+    journalFor: (bucket) => {
+      let journal = routed.get(bucket);
+      if (journal === undefined) {
+        journal = new RoutedJournal(
+          new StoreJournal(storeFor(bucket), { workRoot }),
+          stateJournalFor(bucket, false),
+        );
+        routed.set(bucket, journal);
+      }
+      return journal;
+    },
+    retiredVersionJournalFor: (bucket) => {
+      let journal = strict.get(bucket);
+      if (journal === undefined) {
+        journal = stateJournalFor(bucket, true);
+        strict.set(bucket, journal);
+      }
+      return journal;
+    },
+  };
+}
+
 /** The Lambda entry point. */
 export const handler = lambdaEntry((env, observability) => {
   const runtime = createWorkflowRuntime({ env });
-  const dynamodbIn = dynamoDbClientsByRegion(new DynamoDBClient({}));
   const workRoot = runtime.env.WORK_ROOT;
-  // Runs of `lake-compactor compact` (with this deployment's work root) journal in the bucket itself: their
-  // trash and staging are judged by it.
-  const journals = new Map<string, RoutedJournal>();
-  const journalFor = (bucket: string): RoutedJournal => {
-    let journal = journals.get(bucket);
-    if (journal === undefined) {
-      journal = new RoutedJournal(
-        new StoreJournal(runtime.storeFor(bucket), { workRoot }),
-        runtime.journalFor(bucket),
-      );
-      journals.set(bucket, journal);
-    }
-    return journal;
-  };
+  const dynamodb = new DynamoDBClient({});
+  const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
+  const journals = vacuumJournals(runtime.storeFor, workRoot, (bucket, strict) =>
+    strict
+      ? new DynamoJournal({
+          client: dynamodb,
+          tableName: runtime.env.TABLE_NAME,
+          manifests: { store: runtime.storeFor(bucket), prefix: journalManifestPrefix(workRoot) },
+          requireManifestDigest: true,
+        })
+      : runtime.journalFor(bucket),
+  );
   return createVacuumHandler(
     {
       tables: runtime.tables,
       workRoot,
       storeFor: runtime.storeFor,
-      journalFor,
+      ...journals,
       clock: runtime.clock,
       // Glue and REST catalog clients for Iceberg tables configured with one (IAM: iceberg-catalog-access.ts).
       iceberg: icebergCatalogServices(env),

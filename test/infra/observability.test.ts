@@ -4,7 +4,7 @@ import { App, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
-import { METRIC } from '../../functions/core/metrics.js';
+import { METRIC, tableFailureMetrics } from '../../functions/core/metrics.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import type { LakeCompactorProps } from '../../infra/lake-compactor.js';
 
@@ -287,7 +287,29 @@ describe('LakeCompactor observability', () => {
     });
   });
 
-  it('creates exactly these seventeen alarms, all notifying the topic with an operator-facing description, all on the dashboard', () => {
+  it('alarms on any failed table turn, on the TableFailures total the sweep, vacuum, tiering and profiler publish', () => {
+    // Prepare: the datum the handlers publish for one failed table (shared/table-failures.ts)
+    const published = tableFailureMetrics([{ table: 'events' }]);
+
+    // Act
+    const total = published.find((d) => d.dimensionSets.length === 0);
+
+    // Assess: the total is published under the service dimension alone, exactly what the alarm watches
+    expect(total).toMatchObject({ name: METRIC.tableFailures, unit: 'Count', value: 1 });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'LakeCompactor',
+      MetricName: METRIC.tableFailures,
+      Dimensions: [{ Name: 'service', Value: 'lake-compactor' }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [topic],
+      AlarmDescription: Match.stringLikeRegexp("a table's turn failed"),
+    });
+  });
+
+  it('creates exactly these eighteen alarms, all notifying the topic with an operator-facing description, all on the dashboard', () => {
     // Prepare (the stack above)
     const alarms = template.findResources('AWS::CloudWatch::Alarm') as Record<
       string,
@@ -301,7 +323,7 @@ describe('LakeCompactor observability', () => {
     const body = JSON.stringify(dashboard.Properties.DashboardBody);
 
     // Assess
-    expect(Object.keys(alarms)).toHaveLength(17);
+    expect(Object.keys(alarms)).toHaveLength(18);
     for (const [id, alarm] of Object.entries(alarms)) {
       expect(alarm.Properties.AlarmDescription, id).toMatch(/^lake-compactor: .+\. /);
       expect(alarm.Properties.AlarmActions, id).toEqual([topic]);
@@ -358,6 +380,7 @@ describe('LakeCompactor observability', () => {
       METRIC.rewriteDuration,
       METRIC.estimatedCost,
       METRIC.stuckLeases,
+      METRIC.tableFailures,
     ];
     for (const name of perTable) {
       for (const table of ['events', 'clicks']) {

@@ -1,11 +1,12 @@
 // The DynamoDB journal against DynamoDB Local, on the table the synthesized template defines:
 // conditional transitions let exactly one writer win, and oversized file lists round-trip via S3.
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
 import { MemoryObjectStore } from '../../functions/adapters/memory-object-store.js';
-import { JournalConflictError } from '../../functions/core/errors.js';
+import { JournalConflictError, JournalManifestMismatchError } from '../../functions/core/errors.js';
 import type { GroupJournalEntry } from '../../functions/ports/journal.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import {
@@ -108,6 +109,52 @@ describe('DynamoJournal', () => {
       '_lake-compactor/journal/run-big/g0001/r1.json',
       '_lake-compactor/journal/run-big/g0001/r2.json',
     ]);
+  });
+
+  it('refuses a manifest changed after the journal wrote it: its digest is in the item, not in the work area', async () => {
+    // Prepare: a group's lists go to a manifest; then someone rewrites that object, naming another version
+    const manifests = new MemoryObjectStore();
+    const journal = new DynamoJournal({
+      client: ddb.client(),
+      tableName,
+      manifests: { store: manifests, prefix: '_lake-compactor/journal/' },
+    });
+    const big = entry('run-tampered', 20_000);
+    await journal.create(big);
+    const key = '_lake-compactor/journal/run-tampered/g0001/r1.json';
+    const lists = JSON.parse(new TextDecoder().decode(await manifests.get(key))) as {
+      inputs: { versionId?: string }[];
+    };
+    (lists.inputs[0] as { versionId?: string }).versionId = 'someone-elses-version';
+    await manifests.put(key, JSON.stringify(lists));
+    // Act
+    const read = journal.get('run-tampered', 'g0001');
+    const listed = journal.listRun('run-tampered');
+    // Assess
+    await expect(read).rejects.toThrow(JournalManifestMismatchError);
+    await expect(listed).rejects.toThrow(/do not match the SHA-256 the journal recorded/);
+  });
+
+  it('reads a manifest of an item without a digest (written before it), unless told to require one', async () => {
+    // Prepare: an item as the journal wrote it before digests: the same item without `manifestSha256`
+    const manifests = new MemoryObjectStore();
+    const options = { client: ddb.client(), tableName, manifests: { store: manifests, prefix: 'm/' } };
+    const journal = new DynamoJournal(options);
+    const big = entry('run-legacy', 20_000);
+    await journal.create(big);
+    await ddb.client().send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: 'RUN#run-legacy' }, sk: { S: 'GROUP#g0001' } },
+        UpdateExpression: 'REMOVE manifestSha256',
+      }),
+    );
+    // Act
+    const lenient = await journal.get('run-legacy', 'g0001');
+    const strict = new DynamoJournal({ ...options, requireManifestDigest: true }).get('run-legacy', 'g0001');
+    // Assess
+    expect(lenient?.inputs).toEqual(big.inputs);
+    await expect(strict).rejects.toThrow(/written before the journal recorded their digest/);
   });
 
   it('refuses an oversized group without a manifest store, saying what to configure', async () => {

@@ -228,19 +228,29 @@ interface Cursor {
   readonly token?: string;
 }
 
-/** Lists what should move where, up to the request's budget. Reads only. */
-export async function planTiering(deps: TieringDeps, request: TieringRequest): Promise<TieringPlan> {
-  const named = request.tables;
-  const unknown = (named ?? []).filter((n) => !deps.tables.some((t) => t.name === n));
+export interface PlanTieringOptions {
+  /**
+   * Stop where the current table's listing ends, with the cursor of the next table: one call covers one table, so
+   * an entry point can give each table its own turn and time budget (shared/maintenance-runtime.ts). The pass's
+   * order is `deps.tables`' order.
+   */
+  readonly unit?: boolean;
+}
+
+/** The tables a request tiers, in `all`'s order, and the ones it cannot tier with why. */
+function tieredTables(
+  all: readonly TableConfig[],
+  named: readonly string[] | undefined,
+): { tables: TableConfig[]; skippedTables: { table: string; reason: string }[] } {
+  const unknown = (named ?? []).filter((n) => !all.some((t) => t.name === n));
   if (unknown.length > 0) {
     throw new InvalidInputError(
-      `Unknown table(s) ${unknown.join(', ')}; configured tables: ${deps.tables.map((t) => t.name).join(', ')}`,
+      `Unknown table(s) ${unknown.join(', ')}; configured tables: ${all.map((t) => t.name).join(', ')}`,
     );
   }
-  const now = deps.clock.now();
   const skippedTables: { table: string; reason: string }[] = [];
   const tables: TableConfig[] = [];
-  for (const table of deps.tables) {
+  for (const table of all) {
     if (named !== undefined && !named.includes(table.name)) continue;
     if (table.format === 'delta') {
       skippedTables.push({ table: table.name, reason: DELTA_TIERING_UNSUPPORTED });
@@ -262,6 +272,46 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
     }
     tables.push(table);
   }
+  return { tables, skippedTables };
+}
+
+/**
+ * The table a call from tiering `cursor` (undefined: the pass's start) works on, over `all` in their order, selected
+ * by `request`; undefined when there is none to tier.
+ */
+export function tieringUnitAt(
+  all: readonly TableConfig[],
+  request: Pick<TieringRequest, 'tables'>,
+  cursor: string | undefined,
+): string | undefined {
+  return cursor === undefined
+    ? tieredTables(all, request.tables).tables[0]?.name
+    : decodeCursor(cursor).table;
+}
+
+/**
+ * The cursor of the table after `table` (over `all` in their order, selected by `request`): where a pass goes on
+ * when that table's turn is given up. Undefined when nothing comes after it (the pass is complete).
+ */
+export function tieringCursorAfter(
+  all: readonly TableConfig[],
+  request: Pick<TieringRequest, 'tables'>,
+  table: string | undefined,
+): string | undefined {
+  const { tables } = tieredTables(all, request.tables);
+  const index = tables.findIndex((t) => t.name === table);
+  const next = index === -1 ? undefined : tables[index + 1];
+  return next === undefined ? undefined : encodeCursor({ table: next.name });
+}
+
+/** Lists what should move where, up to the request's budget. Reads only. */
+export async function planTiering(
+  deps: TieringDeps,
+  request: TieringRequest,
+  options: PlanTieringOptions = {},
+): Promise<TieringPlan> {
+  const now = deps.clock.now();
+  const { tables, skippedTables } = tieredTables(deps.tables, request.tables);
   const moves: TieringMove[] = [];
   const kept: Record<string, number> = {};
   const keep = (reason: string): void => {
@@ -293,9 +343,14 @@ export async function planTiering(deps: TieringDeps, request: TieringRequest): P
     token = cursor.token;
   }
   let examined = 0;
+  const unit = tables[index]?.name;
   while (index < tables.length) {
     const table = tables[index] as TableConfig;
-    if (examined >= request.maxObjects || deps.shouldStop?.() === true) {
+    if (
+      (options.unit === true && table.name !== unit) ||
+      examined >= request.maxObjects ||
+      deps.shouldStop?.() === true
+    ) {
       return result(encodeCursor(token === undefined ? { table: table.name } : { table: table.name, token }));
     }
     const rules = request.tableRules?.[table.name] ?? request.rules ?? DEFAULT_TIERING_RULES;
@@ -460,13 +515,46 @@ export async function executeTiering(
   };
 }
 
-/** Plans and executes one call's share of the work. */
+/** Plans and executes one call's share of the work (with `unit`: one table's, see PlanTieringOptions). */
 export async function tier(
   deps: TieringDeps,
   request: TieringRequest,
-  options: { readonly listLimit?: number; readonly concurrency?: number } = {},
+  options: { readonly listLimit?: number; readonly concurrency?: number } & PlanTieringOptions = {},
 ): Promise<TieringReport> {
-  return executeTiering(deps, await planTiering(deps, request), options);
+  return executeTiering(deps, await planTiering(deps, request, options), options);
+}
+
+/** One report of several calls' (an isolated pass's units), as if one call had made them; cursor: the last's. */
+export function mergeTieringReports(
+  reports: readonly TieringReport[],
+  dryRun: boolean,
+  listLimit = 1000,
+): TieringReport {
+  const moved: Record<string, { count: number; bytes: number }> = {};
+  const kept: Record<string, number> = {};
+  const skipped = new Map<string, { table: string; reason: string }>();
+  for (const r of reports) {
+    for (const [to, t] of Object.entries(r.moved)) {
+      const sum = moved[to] ?? { count: 0, bytes: 0 };
+      moved[to] = { count: sum.count + t.count, bytes: sum.bytes + t.bytes };
+    }
+    for (const [reason, n] of Object.entries(r.kept)) kept[reason] = (kept[reason] ?? 0) + n;
+    for (const s of r.skippedTables) skipped.set(s.table, s);
+  }
+  const notes = [...new Set(reports.flatMap((r) => r.notes ?? []))];
+  const cursor = reports.at(-1)?.cursor;
+  return {
+    dryRun,
+    examined: reports.reduce((n, r) => n + r.examined, 0),
+    moved,
+    moves: reports.flatMap((r) => r.moves).slice(0, listLimit),
+    kept,
+    skippedTables: [...skipped.values()],
+    ...(notes.length === 0 ? {} : { notes }),
+    changed: reports.flatMap((r) => r.changed),
+    failed: reports.flatMap((r) => r.failed),
+    ...(cursor === undefined ? {} : { cursor }),
+  };
 }
 
 function encodeCursor(cursor: Cursor): string {

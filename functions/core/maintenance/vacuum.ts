@@ -290,6 +290,34 @@ export function decideJournalEntry(
       };
 }
 
+/**
+ * Why a journal entry is not held to be its table's word, or undefined when it is: its table is configured in
+ * this bucket, and every key it names (inputs, outputs) lies under that table's root. lake-compactor only ever
+ * journals a table's own keys, so an entry naming another table's key was not written by it — a forged file in
+ * the work area, or an item edited by hand — and nothing it names is deleted.
+ */
+export function journalEntryOutsideItsTable(
+  entry: Pick<GroupJournalEntry, 'runId' | 'groupId' | 'table' | 'inputs' | 'outputs'>,
+  tables: readonly TableConfig[],
+  bucket: string,
+): string | undefined {
+  const which = `journal entry of group ${entry.groupId} of run ${entry.runId}`;
+  const table = tables.find((t) => t.name === entry.table);
+  if (table === undefined) return `${which} names table "${entry.table}", which is not configured`;
+  if (table.bucket !== undefined && table.bucket !== bucket) {
+    return `${which} lies in bucket ${bucket}, but its table ${table.name} is in ${table.bucket}`;
+  }
+  const keys = [...entry.inputs.map((i) => i.key), ...entry.outputs.map((o) => o.finalKey)];
+  const stray = keys.find((key) => relativeToRoot(key, table.prefix) === undefined);
+  return stray === undefined
+    ? undefined
+    : `${which} names ${stray}, outside its table ${table.name} (${rootDir(table) || 'the bucket root'}): lake-compactor never journals another table's keys, so something else wrote it`;
+}
+
+function unreadableRun(runId: string): string {
+  return `the journal of run ${runId} could not be read (see notes): kept until it can`;
+}
+
 export interface VacuumDeps {
   readonly tables: readonly TableConfig[];
   /**
@@ -298,8 +326,20 @@ export interface VacuumDeps {
    */
   readonly workRoot: string;
   readonly storeFor: (bucket: string) => ObjectStore;
-  /** The journal of a bucket's runs (the DynamoDB journal keeps oversized file lists in that bucket). */
+  /**
+   * The journal of a bucket's runs, by which the work area's trash, staging and store-journal entries are judged:
+   * the deployment's (DynamoDB) journal and, for `lake-compactor compact` runs, the store journal in the bucket.
+   */
   readonly journalFor: (bucket: string) => Journal;
+  /**
+   * The only journal whose word deletes an object version, permanently: the deployment's state table, which the
+   * writers of a table cannot write. Never a journal kept in the bucket (the store journal of `lake-compactor
+   * compact`, which never retires by version anyway): whoever can put an object under the work area could forge
+   * one, and with it the version history of every table in the bucket (SECURITY-NOTES M3). Its entries are
+   * further held to their own table: each key under that table's root, in that table's bucket. Absent: no
+   * retired version is looked for (the CLI without a state table).
+   */
+  readonly retiredVersionJournalFor?: (bucket: string) => Journal;
   readonly clock: Clock;
   /** Asked between pages; true stops the call early with a cursor (e.g. the Lambda's time is running out). */
   readonly shouldStop?: () => boolean;
@@ -475,27 +515,67 @@ export interface VacuumPlan {
   readonly deltaTables?: readonly DeltaTableVacuumPlan[];
   /** Tables with `format: "iceberg"` this call reached: their expire and orphan dry runs, or why they failed. */
   readonly icebergTables?: readonly IcebergTableVacuumPlan[];
+  /** Steps that threw and were given up (the rest of the pass went on): nothing more of them was judged. */
+  readonly failedSteps?: readonly VacuumStepFailure[];
   /** Present when there is more to do: pass it as `cursor` to the next call. */
   readonly cursor?: string;
+}
+
+/** A step of the pass that threw: its table's (or, for the work area's steps, its bucket's) failure. */
+export interface VacuumStepFailure {
+  /** The step (`debris:<table>`, `trash:<bucket>` …). */
+  readonly step: string;
+  readonly bucket: string;
+  /** The table whose step it was; absent for the work area's steps. */
+  readonly table?: string;
+  readonly error: TableError;
+}
+
+export interface PlanVacuumOptions {
+  /**
+   * Stop where the current unit's steps end — the work area's (every bucket's runs, trash, staging, journal and
+   * uploads) or one table's — with the cursor of the next unit: one call covers one unit, so an entry point can
+   * give each table its own attempt and time budget and persist its place between tables
+   * (shared/maintenance-runtime.ts). The pass's order is `deps.tables`' order.
+   */
+  readonly unit?: boolean;
+  /**
+   * A step that throws (a listing denied, a store error) becomes that step's failure in `failedSteps`, and the pass
+   * goes on with the next step, so one bucket's or table's trouble never stops another's vacuum. Without it the
+   * error is thrown (the CLI, one table, reports it as it is).
+   */
+  readonly isolate?: boolean;
 }
 
 /**
  * Lists what may be removed, up to the request's budget. Reads only; deletes nothing. The steps run in a fixed
  * order, page by page, from the cursor on; the call stops with a new cursor once its budget is spent.
  */
-export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Promise<VacuumPlan> {
+export async function planVacuum(
+  deps: VacuumDeps,
+  request: VacuumRequest,
+  options: PlanVacuumOptions = {},
+): Promise<VacuumPlan> {
   const tables = selectTables(deps.tables, request.tables);
   const steps = stepsOf(tables);
   const pass = new VacuumPass(deps, request, tables);
   const start = request.cursor === undefined ? { index: 0 } : decodeCursor(request.cursor, steps);
+  const unit = unitOf(steps[start.index]);
   let index = start.index;
   let token: string | undefined = 'token' in start ? start.token : undefined;
   while (index < steps.length) {
     const step = steps[index] as Step;
-    if (pass.budgetSpent()) {
+    if ((options.unit === true && unitOf(step) !== unit) || pass.budgetSpent()) {
       return pass.result(encodeCursor(token === undefined ? { step: step.id } : { step: step.id, token }));
     }
-    const next = await pass.judgePage(step, token);
+    let next: string | undefined;
+    try {
+      next = await pass.judgePage(step, token);
+    } catch (err) {
+      if (options.isolate !== true) throw err;
+      pass.stepFailed(step, err);
+      next = undefined;
+    }
     if (next === undefined) {
       index++;
       token = undefined;
@@ -504,6 +584,41 @@ export async function planVacuum(deps: VacuumDeps, request: VacuumRequest): Prom
     }
   }
   return pass.result(undefined);
+}
+
+/** The unit a step belongs to: its table's name, or undefined for the work area's steps. */
+function unitOf(step: Step | undefined): string | undefined {
+  return step !== undefined && 'table' in step ? step.table.name : undefined;
+}
+
+/**
+ * The table whose steps a call from vacuum `cursor` (undefined: the pass's start) works on, over `tables` in their
+ * order, selected by `request`; undefined for the work area's steps.
+ * @throws InvalidInputError for a cursor this selection does not have.
+ */
+export function vacuumUnitAt(
+  tables: readonly TableConfig[],
+  request: Pick<VacuumRequest, 'tables'>,
+  cursor: string | undefined,
+): string | undefined {
+  const steps = stepsOf(selectTables(tables, request.tables));
+  return unitOf(steps[cursor === undefined ? 0 : decodeCursor(cursor, steps).index]);
+}
+
+/**
+ * The cursor of the first step after `table`'s (undefined: after the work area's), over `tables` in their order,
+ * selected by `request`: where a pass goes on when that unit's turn is given up. Undefined when nothing comes after
+ * it (the pass is complete).
+ */
+export function vacuumCursorAfter(
+  tables: readonly TableConfig[],
+  request: Pick<VacuumRequest, 'tables'>,
+  table: string | undefined,
+): string | undefined {
+  const steps = stepsOf(selectTables(tables, request.tables));
+  const last = steps.findLastIndex((s) => unitOf(s) === table);
+  const next = last === -1 ? undefined : steps[last + 1];
+  return next === undefined ? undefined : encodeCursor({ step: next.id });
 }
 
 type BucketStep = Exclude<Step, { readonly table: TableConfig }>;
@@ -519,6 +634,7 @@ class VacuumPass {
   private readonly notes: string[] = [];
   private readonly deltaTables: DeltaTableVacuumPlan[] = [];
   private readonly icebergTables: IcebergTableVacuumPlan[] = [];
+  private readonly failedSteps: VacuumStepFailure[] = [];
   private examined = 0;
   private readonly now: number;
   private readonly retentionMs: number;
@@ -529,7 +645,7 @@ class VacuumPass {
   private readonly ownStepNames: ReadonlySet<string>;
   private readonly ledger: ForeignTableLedger;
   /** Each run's journal entries, asked once per call (trash and staging keys of one run share them). */
-  private readonly runs = new Map<string, Promise<GroupJournalEntry[]>>();
+  private readonly runs = new Map<string, Promise<GroupJournalEntry[] | undefined>>();
 
   constructor(
     private readonly deps: VacuumDeps,
@@ -550,6 +666,21 @@ class VacuumPass {
   /** True once the call examined its `maxObjects`, or its caller asks it to stop. */
   budgetSpent(): boolean {
     return this.examined >= this.request.maxObjects || this.deps.shouldStop?.() === true;
+  }
+
+  /** Records a step that threw: noted, and the pass goes on without the rest of it. */
+  stepFailed(step: Step, err: unknown): void {
+    const error = tableErrorOf(err);
+    const table = 'table' in step ? step.table.name : undefined;
+    this.failedSteps.push({
+      step: step.id,
+      bucket: step.bucket,
+      ...(table === undefined ? {} : { table }),
+      error,
+    });
+    this.notes.push(
+      `${table ?? step.bucket}: step ${step.id} failed (${error.name}: ${error.message}); nothing more of it was judged, and the vacuum went on`,
+    );
   }
 
   /** Judges one page of `step` from `token`: the next page's token, or undefined when the step is done. */
@@ -576,8 +707,14 @@ class VacuumPass {
     }
   }
 
-  /** Retired input versions of journaled runs past the retention (versioned buckets' delete mode). */
+  /**
+   * Retired input versions of journaled runs past the retention (versioned buckets' delete mode). The plans in the
+   * work area only say which runs to ask about; what is deleted is what the trusted journal says (see
+   * `retiredVersionJournalFor`), and only keys of the entry's own table.
+   */
   private async judgeRetiredVersions(step: BucketStep, page: PageRequest): Promise<string | undefined> {
+    const journal = this.deps.retiredVersionJournalFor?.(step.bucket);
+    if (journal === undefined) return undefined;
     const { workRoot } = this.deps;
     const listed = await this.deps.storeFor(step.bucket).list(workFolder(workRoot, 'plans'), page);
     this.examined += listed.objects.length;
@@ -588,10 +725,17 @@ class VacuumPass {
     });
     // One journal query per run: a few in flight, so a page of a thousand runs takes seconds, not minutes.
     const limit = pLimit(8);
-    const journals = await Promise.all(runIds.map((runId) => limit(() => this.listRun(step.bucket, runId))));
+    const journals = await Promise.all(
+      runIds.map((runId) => limit(() => this.readRun(journal, step.bucket, runId, 'its retired versions'))),
+    );
     for (const entries of journals) {
-      for (const entry of entries) {
+      for (const entry of entries ?? []) {
         if (!this.selected.has(entry.table)) continue;
+        const outside = journalEntryOutsideItsTable(entry, this.deps.tables, step.bucket);
+        if (outside !== undefined) {
+          this.notes.push(`${entry.table}: ${outside}; no version it names is deleted`);
+          continue;
+        }
         // A Delta or Iceberg table's inputs stay in place, removed from its log or snapshot: its own step (Delta
         // VACUUM, expire_snapshots) judges them.
         if (this.ownStepNames.has(entry.table)) continue;
@@ -624,11 +768,21 @@ class VacuumPass {
       const trashed = parseTrashKey(workRoot, object.key);
       if (trashed === undefined) continue;
       const { runId, inputKey } = trashed;
-      const entry = (await this.listRun(step.bucket, runId)).find((e) =>
-        e.inputs.some((i) => i.key === inputKey),
-      );
+      const entries = await this.listRun(step.bucket, runId);
+      if (entries === undefined) {
+        this.kept.push({ bucket: step.bucket, key: object.key, reason: unreadableRun(runId) });
+        continue;
+      }
+      const entry = entries.find((e) => e.inputs.some((i) => i.key === inputKey));
       const table = entry?.table ?? findTableForKey(this.deps.tables, step.bucket, inputKey)?.name;
       if (table === undefined ? this.request.tables !== undefined : !this.selected.has(table)) continue;
+      const outside =
+        entry === undefined ? undefined : journalEntryOutsideItsTable(entry, this.deps.tables, step.bucket);
+      if (outside !== undefined) {
+        // Not an entry lake-compactor wrote: its word neither keeps nor deletes anything, and the copy waits.
+        this.kept.push({ bucket: step.bucket, key: object.key, reason: `${outside}: not judged by it` });
+        continue;
+      }
       const decision = this.rulesOf(table).trashCopy(object, entry, this.now, this.retentionMs);
       this.record(step.bucket, object, 'trash', decision, table);
     }
@@ -644,7 +798,12 @@ class VacuumPass {
       const staged = parseStagingKey(workRoot, object.key);
       if (staged === undefined) continue;
       const { runId, groupId } = staged;
-      const entry = (await this.listRun(step.bucket, runId)).find((e) => e.groupId === groupId);
+      const entries = await this.listRun(step.bucket, runId);
+      if (entries === undefined) {
+        this.kept.push({ bucket: step.bucket, key: object.key, reason: unreadableRun(runId) });
+        continue;
+      }
+      const entry = entries.find((e) => e.groupId === groupId);
       if (entry === undefined ? this.request.tables !== undefined : !this.selected.has(entry.table)) continue;
       const decision = decideStaging(object, entry, this.now, this.abandonedMs);
       this.record(step.bucket, object, 'staging', decision, entry?.table);
@@ -660,7 +819,12 @@ class VacuumPass {
     for (const object of listed.objects) {
       const id = parseStoreJournalEntryKey(workRoot, object.key);
       if (id === undefined) continue;
-      const entry = (await this.listRun(step.bucket, id.runId)).find((e) => e.groupId === id.groupId);
+      const entries = await this.listRun(step.bucket, id.runId);
+      if (entries === undefined) {
+        this.kept.push({ bucket: step.bucket, key: object.key, reason: unreadableRun(id.runId) });
+        continue;
+      }
+      const entry = entries.find((e) => e.groupId === id.groupId);
       if (entry === undefined || !this.selected.has(entry.table)) continue;
       const decision = decideJournalEntry(entry, this.now, this.retentionMs);
       this.record(step.bucket, object, 'journal', decision, entry.table);
@@ -838,13 +1002,36 @@ class VacuumPass {
     return formatOfTable(this.deps.tables, table ?? '').vacuum;
   }
 
-  private listRun(bucket: string, runId: string): Promise<GroupJournalEntry[]> {
+  /** A run's entries in the bucket's journal, read once per call; undefined when they cannot be read. */
+  private listRun(bucket: string, runId: string): Promise<GroupJournalEntry[] | undefined> {
     let found = this.runs.get(`${bucket}/${runId}`);
     if (found === undefined) {
-      found = this.deps.journalFor(bucket).listRun(runId);
+      found = this.readRun(this.deps.journalFor(bucket), bucket, runId, 'its trash, staging and entries');
       this.runs.set(`${bucket}/${runId}`, found);
     }
     return found;
+  }
+
+  /**
+   * A run's entries, or undefined (with a note) when its journal cannot be read — a malformed entry object, a
+   * manifest that fails its digest, a denied request: that run's objects are kept and the vacuum goes on with the
+   * others, never stops at the first run it cannot read.
+   */
+  private async readRun(
+    journal: Journal,
+    bucket: string,
+    runId: string,
+    what: string,
+  ): Promise<GroupJournalEntry[] | undefined> {
+    try {
+      return await journal.listRun(runId);
+    } catch (err) {
+      const error = tableErrorOf(err);
+      this.notes.push(
+        `${bucket}: the journal of run ${runId} could not be read (${error.name}: ${error.message}); ${what} are kept, and the next vacuum reads it again`,
+      );
+      return undefined;
+    }
   }
 
   /** Records a foreign table once per call: a note and an entry. */
@@ -901,6 +1088,7 @@ class VacuumPass {
       ...(foreignTables.length === 0 ? {} : { foreignTables }),
       ...(this.deltaTables.length === 0 ? {} : { deltaTables: this.deltaTables }),
       ...(this.icebergTables.length === 0 ? {} : { icebergTables: this.icebergTables }),
+      ...(this.failedSteps.length === 0 ? {} : { failedSteps: this.failedSteps }),
       ...(cursor === undefined ? {} : { cursor }),
     };
   }
@@ -1024,6 +1212,8 @@ export interface VacuumReport {
   readonly deltaTables?: readonly DeltaTableVacuumOutcome[];
   /** Each Iceberg table's expire and orphan removal (counted above as `iceberg-*`), or the error that stopped it. */
   readonly icebergTables?: readonly IcebergTableVacuumOutcome[];
+  /** Steps of the pass that threw and were given up (see VacuumPlan.failedSteps). */
+  readonly failedSteps?: readonly VacuumStepFailure[];
   readonly cursor?: string;
 }
 
@@ -1078,7 +1268,14 @@ export async function executeVacuum(
         }
         if (candidate.kind === 'retired-version') {
           const rules = formatOfTable(deps.tables ?? [], candidate.table ?? '').vacuum;
-          const why = rules.spareRetiredVersion(candidate, await store.head(candidate.key));
+          let current: ObjectInfo | undefined;
+          try {
+            current = await store.head(candidate.key);
+          } catch (err) {
+            failed.push({ key: candidate.key, message: (err as Error).message });
+            continue;
+          }
+          const why = rules.spareRetiredVersion(candidate, current);
           if (why !== undefined) {
             spared.push({ bucket, key: candidate.key, reason: why });
             continue;
@@ -1088,14 +1285,20 @@ export async function executeVacuum(
       }
       const byFormat = groupBy(removable, (c) => formatOfTable(deps.tables ?? [], c.table ?? '').name);
       for (const [format, candidates] of byFormat) {
-        const outcome = await tableFormat(format).vacuum.remove(
-          store,
-          candidates.map((c) =>
-            c.kind === 'retired-version'
-              ? { key: c.key, versionId: c.versionId as string }
-              : { key: c.key, ...(c.etag === undefined ? {} : { etag: c.etag }) },
-          ),
-        );
+        // A request that fails as a whole fails its candidates, never the rest of the vacuum.
+        const outcome = await tableFormat(format)
+          .vacuum.remove(
+            store,
+            candidates.map((c) =>
+              c.kind === 'retired-version'
+                ? { key: c.key, versionId: c.versionId as string }
+                : { key: c.key, ...(c.etag === undefined ? {} : { etag: c.etag }) },
+            ),
+          )
+          .catch((err: unknown) => ({
+            changed: new Set<string>(),
+            failed: new Map(candidates.map((c) => [c.key, (err as Error).message] as const)),
+          }));
         for (const candidate of candidates) {
           const message = outcome.failed.get(candidate.key);
           if (outcome.changed.has(candidate.key)) {
@@ -1198,17 +1401,58 @@ export async function executeVacuum(
     notes,
     ...(deltaTables.length === 0 ? {} : { deltaTables }),
     ...(icebergTables.length === 0 ? {} : { icebergTables }),
+    ...(plan.failedSteps === undefined ? {} : { failedSteps: plan.failedSteps }),
     ...(plan.cursor === undefined ? {} : { cursor: plan.cursor }),
   };
 }
 
-/** Plans and executes one call's share of the work. */
+/** Plans and executes one call's share of the work (with `unit`: one unit's, see PlanVacuumOptions). */
 export async function vacuum(
   deps: VacuumDeps,
   request: VacuumRequest,
-  options: { readonly listLimit?: number } = {},
+  options: { readonly listLimit?: number } & PlanVacuumOptions = {},
 ): Promise<VacuumReport> {
-  return executeVacuum(deps, await planVacuum(deps, request), options);
+  return executeVacuum(deps, await planVacuum(deps, request, options), options);
+}
+
+/** One report of several calls' (an isolated pass's units), as if one call had made them; cursor: the last's. */
+export function mergeVacuumReports(
+  reports: readonly VacuumReport[],
+  request: Pick<VacuumRequest, 'dryRun' | 'retentionHours'>,
+  listLimit = 1000,
+): VacuumReport {
+  const removed = emptyTallies();
+  const total = { count: 0, bytes: 0 };
+  for (const r of reports) {
+    for (const kind of Object.keys(removed) as CandidateKind[]) {
+      removed[kind].count += r.removed[kind].count;
+      removed[kind].bytes += r.removed[kind].bytes;
+    }
+    total.count += r.totalRemoved.count;
+    total.bytes += r.totalRemoved.bytes;
+  }
+  const all = <T>(pick: (r: VacuumReport) => readonly T[] | undefined): T[] =>
+    reports.flatMap((r) => pick(r) ?? []);
+  const deltaTables = all((r) => r.deltaTables);
+  const icebergTables = all((r) => r.icebergTables);
+  const failedSteps = all((r) => r.failedSteps);
+  const cursor = reports.at(-1)?.cursor;
+  return {
+    dryRun: request.dryRun,
+    retentionHours: request.retentionHours,
+    examined: reports.reduce((n, r) => n + r.examined, 0),
+    removed,
+    totalRemoved: total,
+    spared: all((r) => r.spared),
+    failed: all((r) => r.failed),
+    keptCount: reports.reduce((n, r) => n + r.keptCount, 0),
+    candidates: all((r) => r.candidates).slice(0, listLimit),
+    notes: [...new Set(all((r) => r.notes))],
+    ...(deltaTables.length === 0 ? {} : { deltaTables }),
+    ...(icebergTables.length === 0 ? {} : { icebergTables }),
+    ...(failedSteps.length === 0 ? {} : { failedSteps }),
+    ...(cursor === undefined ? {} : { cursor }),
+  };
 }
 
 /** The tables named (all when none), each with a bucket. */

@@ -152,7 +152,10 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
   const outputs = input.expectedOutputFiles;
   const versioned = input.retireMode === 'delete-versioned';
   const pages = (keys: number) => Math.max(1, Math.ceil(keys / S3_KEYS_PER_REQUEST));
-  const plan = counts({ get: (versioned ? 1 : 0) + 1 + listed, put: FOREIGN_PROBE_LISTS * depth + pages(listed) + 2 });
+  const plan = counts({
+    get: (versioned ? 1 : 0) + 1 + listed,
+    put: FOREIGN_PROBE_LISTS * depth + pages(listed) + 2,
+  });
   if (groups === 0) {
     const none = counts({});
     return { plan, rewrite: none, verify: none, bookkeeping: none, commit: none, finalize: none };

@@ -135,8 +135,8 @@ describe.each(['orc', 'hudi'])('a table whose format (%s) is not implemented', (
     const reconciled = await sweep({ mode: 'reconcile', table: 'orders' });
 
     // Assess
-    expect(swept).toEqual({ mode: 'sweep', reports: [] });
-    expect(reconciled).toEqual({ mode: 'reconcile', reports: [] });
+    expect(swept).toEqual({ mode: 'sweep', reports: [], tableFailures: [], notReached: [] });
+    expect(reconciled).toEqual({ mode: 'reconcile', reports: [], tableFailures: [], notReached: [] });
     expect(calls).toEqual([]);
     expect(output.lines.filter((l) => l.message === MESSAGE).map((l) => [l.level, l.table])).toEqual([
       ['ERROR', 'orders'],

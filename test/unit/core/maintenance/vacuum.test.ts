@@ -49,7 +49,14 @@ function world(versioned = false): World {
     clock,
     store,
     journal,
-    deps: { tables: TABLES, workRoot: W, storeFor: () => store, journalFor: () => journal, clock },
+    deps: {
+      tables: TABLES,
+      workRoot: W,
+      storeFor: () => store,
+      journalFor: () => journal,
+      retiredVersionJournalFor: () => journal,
+      clock,
+    },
   };
 }
 
@@ -397,6 +404,149 @@ describe('vacuum of lake-compactor compact runs (journal in the store)', () => {
     expect(plan.candidates).toEqual([]);
     expect(plan.kept.find((k) => k.key === storeJournalEntryKey(W, SETTLED, 'g1'))?.reason).toMatch(
       /inside the retention/,
+    );
+  });
+});
+
+describe('the work area is not a trust root', () => {
+  const FORGED = 'cli-20200101T000000Z-deadbeef-p0-00000000';
+  const GOOD = 'cli-20260101T000000Z-aaaaaaaa-p0-11111111';
+  const TWO_TABLES = parseTableConfigs([
+    { name: 'events', bucket: 'lake', prefix: 'events/', partitionColumns: ['date'] },
+    { name: 'payroll', bucket: 'lake', prefix: 'hr/payroll/' },
+  ]);
+  /** Two tables in one bucket; CLI run ids routed to the store journal in the bucket, as the Lambda's are. */
+  function trustWorld(versioned: boolean) {
+    const w = world(versioned);
+    const cli = new StoreJournal(w.store);
+    const deps: VacuumDeps = {
+      ...w.deps,
+      tables: TWO_TABLES,
+      journalFor: () => new RoutedJournal(cli, w.journal),
+    };
+    return { ...w, cli, deps };
+  }
+
+  it('deletes no object version on the word of a journal entry in the bucket, not even one of its own table', async () => {
+    // Prepare: payroll's salaries has a noncurrent version; entries planted in the work area claim runs retired
+    // it (as table events, and as table payroll itself), with a plan file so the runs step asks about them
+    const w = trustWorld(true);
+    await w.store.put('hr/payroll/salaries.parquet', 'v1');
+    const v1 = (await w.store.head('hr/payroll/salaries.parquet'))?.versionId as string;
+    await w.store.put('hr/payroll/salaries.parquet', 'v2');
+    const input = { key: 'hr/payroll/salaries.parquet', etag: 'e', size: 2, versionId: v1 };
+    const retired = {
+      state: 'done' as const,
+      retireMode: 'delete-versioned' as const,
+      retiredAt: T0 - 900 * HOUR,
+    };
+    await w.store.put(planKey(W, FORGED), '{}');
+    await w.cli.create(entry(FORGED, { ...retired, table: 'events', inputs: [input] }));
+    await w.cli.create(entry(FORGED, { ...retired, groupId: 'g2', table: 'payroll', inputs: [input] }));
+    w.clock.advance(500 * HOUR);
+
+    // Act
+    const report = await vacuum(w.deps, parseVacuumRequest({ dryRun: false }));
+
+    // Assess
+    expect(await versionExists(w.store, 'hr/payroll/salaries.parquet', v1)).toBe(true);
+    expect(report.removed['retired-version']).toEqual({ count: 0, bytes: 0 });
+    expect(report.candidates.filter((c) => c.kind === 'retired-version')).toEqual([]);
+  });
+
+  it('holds the state table’s entries to their own table: one naming another table’s key deletes none of its versions', async () => {
+    // Prepare: a journal entry of table events (as only someone with write access to the state table could make
+    // it) names a payroll key beside one of its own
+    const w = trustWorld(true);
+    await w.store.put('hr/payroll/salaries.parquet', 'v1');
+    const payroll = (await w.store.head('hr/payroll/salaries.parquet'))?.versionId as string;
+    await w.store.put('hr/payroll/salaries.parquet', 'v2');
+    await w.store.put('events/date=2026-01-01/a.parquet', 'old');
+    const own = (await w.store.head('events/date=2026-01-01/a.parquet'))?.versionId as string;
+    await w.store.deleteMany([{ key: 'events/date=2026-01-01/a.parquet' }]);
+    await w.store.put(planKey(W, 'r-mixed'), '{}');
+    await w.journal.create(
+      entry('r-mixed', {
+        state: 'done',
+        retireMode: 'delete-versioned',
+        retiredAt: T0,
+        inputs: [
+          { key: 'events/date=2026-01-01/a.parquet', etag: 'e', size: 3, versionId: own },
+          { key: 'hr/payroll/salaries.parquet', etag: 'e', size: 2, versionId: payroll },
+        ],
+      }),
+    );
+    w.clock.advance(500 * HOUR);
+
+    // Act
+    const report = await vacuum(w.deps, parseVacuumRequest({ dryRun: false }));
+
+    // Assess: the whole entry is refused, not only the stray key
+    expect(await versionExists(w.store, 'hr/payroll/salaries.parquet', payroll)).toBe(true);
+    expect(await versionExists(w.store, 'events/date=2026-01-01/a.parquet', own)).toBe(true);
+    expect(report.removed['retired-version'].count).toBe(0);
+    expect(report.notes.join('\n')).toMatch(
+      /events: journal entry of group g1 of run r-mixed names hr\/payroll\/salaries\.parquet, outside its table events \(events\/\).*no version it names is deleted/,
+    );
+  });
+
+  it('does not judge a trash copy by a bucket entry that names keys outside its table: the copy is kept', async () => {
+    // Prepare: a settled entry of events claims payroll's input; a genuine one of events retired its own
+    const w = trustWorld(false);
+    const stray = 'hr/payroll/salaries.parquet';
+    const own = 'events/date=2026-01-01/a.parquet';
+    await w.store.put(`${trashPrefix(W, FORGED)}${stray}`, 'copy of payroll');
+    await w.store.put(`${trashPrefix(W, GOOD)}${own}`, 'copy of events');
+    await w.cli.create(
+      entry(FORGED, { state: 'done', retiredAt: T0, inputs: [{ key: stray, etag: 'e', size: 15 }] }),
+    );
+    await w.cli.create(
+      entry(GOOD, { state: 'done', retiredAt: T0, inputs: [{ key: own, etag: 'e', size: 14 }] }),
+    );
+    w.clock.advance(200 * HOUR);
+
+    // Act
+    const plan = await planVacuum(w.deps, parseVacuumRequest({}));
+
+    // Assess
+    expect(plan.candidates.filter((c) => c.kind === 'trash').map((c) => c.key)).toEqual([
+      `${trashPrefix(W, GOOD)}${own}`,
+    ]);
+    expect(plan.kept.find((k) => k.key === `${trashPrefix(W, FORGED)}${stray}`)?.reason).toMatch(
+      /names hr\/payroll\/salaries\.parquet, outside its table events .*not judged by it/,
+    );
+  });
+
+  it('keeps the objects of a run whose journal cannot be read, says so, and judges the other runs', async () => {
+    // Prepare: one run's entry object is not JSON (a truncated or planted file); another run is due
+    const w = trustWorld(false);
+    const own = 'events/date=2026-01-01/a.parquet';
+    await w.store.put(`${trashPrefix(W, FORGED)}${own}`, 'copy one');
+    await w.store.put(`${stagingPrefix(W, FORGED, 'g1')}part.parquet`, 'staged');
+    await w.store.put(storeJournalEntryKey(W, FORGED, 'g1'), '{"runId": "cli-2020');
+    await w.store.put(`${trashPrefix(W, GOOD)}${own}`, 'copy two');
+    await w.cli.create(
+      entry(GOOD, { state: 'done', retiredAt: T0, inputs: [{ key: own, etag: 'e', size: 8 }] }),
+    );
+    w.clock.advance(200 * HOUR);
+
+    // Act
+    const report = await vacuum(w.deps, parseVacuumRequest({ dryRun: false }));
+
+    // Assess
+    expect(report.candidates.map((c) => c.key)).toContain(`${trashPrefix(W, GOOD)}${own}`);
+    expect(w.store.keys()).toEqual(
+      expect.arrayContaining([
+        `${trashPrefix(W, FORGED)}${own}`,
+        `${stagingPrefix(W, FORGED, 'g1')}part.parquet`,
+        storeJournalEntryKey(W, FORGED, 'g1'),
+      ]),
+    );
+    expect(w.store.keys()).not.toContain(`${trashPrefix(W, GOOD)}${own}`);
+    expect(report.notes.join('\n')).toMatch(
+      new RegExp(
+        `the journal of run ${FORGED} could not be read \\(SyntaxError: .*\\); its trash, staging and entries are kept`,
+      ),
     );
   });
 });
