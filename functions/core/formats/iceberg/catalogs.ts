@@ -20,6 +20,7 @@ import {
   type LoadedTable,
   PathCatalog,
   readMetadataText,
+  refuseRelocated,
 } from './catalog.js';
 import { IcebergMetadataError } from './errors.js';
 import { parseTableMetadata } from './metadata.js';
@@ -230,6 +231,7 @@ export async function loadFromMetadataLocation(
     );
   const key = `${root === '' ? '' : `${root}/`}${metadataLocation.slice(at + 1)}`;
   const metadata = parseTableMetadata(await readMetadataText(store, key), table);
+  refuseRelocated(store, root, metadata.location);
   const paths = new PathResolver(table, metadata.location, root);
   if (paths.key(metadataLocation) !== key)
     throw new IcebergMetadataError(
