@@ -176,7 +176,7 @@ export async function runTier(
       throw new OperationCancelledError('Tiering cancelled: nothing was moved');
     }
   }
-  const report = await executeTiering({ storeFor: () => job.store }, plan, {
+  const report = await executeTiering({ storeFor: () => job.store, tables: [job.table] }, plan, {
     listLimit: Number.MAX_SAFE_INTEGER,
   });
   const result: TierCliReport = { uri, rules: job.request.rules, ...report };

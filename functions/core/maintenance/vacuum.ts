@@ -63,6 +63,7 @@ import {
 } from '../formats/iceberg/orphans.js';
 import { formatOfTable, tableFormat } from '../formats/index.js';
 import type { VacuumDecision, VacuumRules } from '../formats/table-format.js';
+import { keyRefusal } from '../keys.js';
 import { relativeToRoot } from '../partition.js';
 import { findTableForKey, type TableConfig } from '../table-config.js';
 import {
@@ -711,6 +712,7 @@ class VacuumPass {
       this.examined += report.examined;
       this.deltaTables.push({ ...base, planned });
       for (const c of candidates) this.candidates.push(deltaCandidate(c, step.bucket, table.name));
+      for (const r of report.refused) this.kept.push({ bucket: step.bucket, ...r });
       for (const note of report.notes) this.notes.push(`${table.name}: ${note}`);
     } catch (err) {
       const error = tableErrorOf(err);
@@ -760,6 +762,7 @@ class VacuumPass {
       this.icebergTables.push({ ...base, planned: { expire, orphans } });
       for (const c of expired) this.candidates.push(icebergCandidate(c, step.bucket, table.name));
       for (const c of orphaned) this.candidates.push(icebergCandidate(c, step.bucket, table.name));
+      for (const r of orphans.refused) this.kept.push({ bucket: step.bucket, ...r });
       for (const note of expire.notes) this.notes.push(`${table.name}: ${note}`);
     } catch (err) {
       const error = tableErrorOf(err);
@@ -857,6 +860,11 @@ class VacuumPass {
     if (decision.action === 'ignore') return;
     if (decision.action === 'keep') {
       this.kept.push({ bucket, key: object.key, reason: decision.reason });
+      return;
+    }
+    const refused = keyRefusal('', object.key);
+    if (refused !== undefined) {
+      this.kept.push({ bucket, key: object.key, reason: `refused: the key ${refused}; remove it by hand` });
       return;
     }
     this.candidates.push({
@@ -1048,6 +1056,12 @@ export async function executeVacuum(
       const store = deps.storeFor(bucket);
       const removable: VacuumCandidate[] = [];
       for (const candidate of group) {
+        // The last line of the confinement rule: a key it refuses is never sent, whoever planned it.
+        const refused = lastLineRefusal(candidate, deps.tables);
+        if (refused !== undefined) {
+          failed.push({ key: candidate.key, message: `not deleted: ${refused}` });
+          continue;
+        }
         if (candidate.kind === 'upload') {
           try {
             await store.abortMultipartUpload?.(candidate.key, candidate.uploadId as string);
@@ -1178,6 +1192,24 @@ export async function executeVacuum(
     ...(icebergTables.length === 0 ? {} : { icebergTables }),
     ...(plan.cursor === undefined ? {} : { cursor: plan.cursor }),
   };
+}
+
+/**
+ * Why vacuum may not delete `candidate`, or undefined: a retired version or writer debris must be a key the
+ * confinement rule accepts under its table's root (when the tables are known: the deployment's vacuum), anything
+ * else a key it accepts at all (the work area's trash, staging and journal are lake-compactor's own keys).
+ */
+export function lastLineRefusal(
+  candidate: Pick<VacuumCandidate, 'kind' | 'key' | 'table' | 'bucket'>,
+  tables: VacuumDeps['tables'] | undefined,
+): string | undefined {
+  const underTable = candidate.kind === 'retired-version' || candidate.kind === 'debris';
+  const table =
+    underTable && candidate.table !== undefined ? tables?.find((t) => t.name === candidate.table) : undefined;
+  if (table !== undefined && table.bucket !== undefined && table.bucket !== candidate.bucket)
+    return `the key is in bucket ${candidate.bucket}, not in table ${table.name}'s bucket ${table.bucket}`;
+  const refused = keyRefusal(table?.prefix ?? '', candidate.key);
+  return refused === undefined ? undefined : `the key ${refused}`;
 }
 
 /** Plans and executes one call's share of the work. */
