@@ -862,7 +862,7 @@ class VacuumPass {
       this.kept.push({ bucket, key: object.key, reason: decision.reason });
       return;
     }
-    const refused = keyRefusal('', object.key);
+    const refused = keyRefusal('', folderMarkerAsFile(object.key));
     if (refused !== undefined) {
       this.kept.push({ bucket, key: object.key, reason: `refused: the key ${refused}; remove it by hand` });
       return;
@@ -1208,8 +1208,13 @@ export function lastLineRefusal(
     underTable && candidate.table !== undefined ? tables?.find((t) => t.name === candidate.table) : undefined;
   if (table !== undefined && table.bucket !== undefined && table.bucket !== candidate.bucket)
     return `the key is in bucket ${candidate.bucket}, not in table ${table.name}'s bucket ${table.bucket}`;
-  const refused = keyRefusal(table?.prefix ?? '', candidate.key);
+  const refused = keyRefusal(table?.prefix ?? '', folderMarkerAsFile(candidate.key));
   return refused === undefined ? undefined : `the key ${refused}`;
+}
+
+/** A folder marker (`x/_temporary/`, writer debris vacuum may remove) judged as the file `x/_temporary`. */
+function folderMarkerAsFile(key: string): string {
+  return key.endsWith('/') && !key.endsWith('//') ? key.slice(0, -1) : key;
 }
 
 /** Plans and executes one call's share of the work. */
