@@ -84,6 +84,17 @@ export function keyRefusal(root: string, key: string): string | undefined {
   return climbsOut(below);
 }
 
+/** How a listed key the rule refuses is reported among what maintenance keeps (`refused: the key …; …`). */
+export function refusedKeyReason(refusal: string, advice: string): string {
+  return `${REFUSED_KEY} the key ${refusal}; ${advice}`;
+}
+const REFUSED_KEY = 'refused:';
+
+/** Whether a kept object's reason is {@link refusedKeyReason}'s: a listed key the rule refused, shown by name. */
+export function isRefusedKeyReason(reason: string): boolean {
+  return reason.startsWith(`${REFUSED_KEY} the key `);
+}
+
 /** A key built below a root, or why it may not be. */
 export type RootedKey = { readonly key: string } | { readonly refused: string };
 
@@ -180,10 +191,12 @@ export function printable(text: string): string {
 const UNPRINTABLE_IN_LINES = /[\p{Cc}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
 
 /**
- * `text` with the escapes of {@link printable} except that newlines (a message's own line breaks) stay and `\` is
- * left alone: for output whose values were escaped with {@link printable} already, as a second line of defence
- * against anything that was not.
+ * `text` with every character {@link printable} escapes, except newlines (a message's own line breaks), as
+ * `\uNNNN` (which JSON reads back too, so `--json` output stays valid), and `\` left alone: the last line of
+ * defence for whole blocks of output whose values were escaped with {@link printable} already.
  */
 export function printableLines(text: string): string {
-  return text.replace(UNPRINTABLE_IN_LINES, (ch) => (ch === '\n' ? ch : printable(ch)));
+  return text.replace(UNPRINTABLE_IN_LINES, (ch) =>
+    ch === '\n' ? ch : `\\u${(ch.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
+  );
 }

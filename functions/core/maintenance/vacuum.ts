@@ -63,7 +63,7 @@ import {
 } from '../formats/iceberg/orphans.js';
 import { formatOfTable, tableFormat } from '../formats/index.js';
 import type { VacuumDecision, VacuumRules } from '../formats/table-format.js';
-import { keyRefusal } from '../keys.js';
+import { keyRefusal, refusedKeyReason } from '../keys.js';
 import { relativeToRoot } from '../partition.js';
 import { findTableForKey, type TableConfig } from '../table-config.js';
 import {
@@ -864,7 +864,11 @@ class VacuumPass {
     }
     const refused = keyRefusal('', folderMarkerAsFile(object.key));
     if (refused !== undefined) {
-      this.kept.push({ bucket, key: object.key, reason: `refused: the key ${refused}; remove it by hand` });
+      this.kept.push({
+        bucket,
+        key: object.key,
+        reason: refusedKeyReason(refused, 'never deleted; remove it by hand'),
+      });
       return;
     }
     this.candidates.push({

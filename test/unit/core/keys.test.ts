@@ -136,7 +136,10 @@ describe('printable', () => {
     expect(printable('date=2024-01-01/part-0.parquet')).toBe('date=2024-01-01/part-0.parquet');
   });
 
-  it('printableLines keeps the line breaks of a message and escapes the rest', () => {
-    expect(printableLines('error: x\x1b[31m\n  - y\r')).toBe('error: x\\x1b[31m\n  - y\\x0d');
+  it('printableLines keeps the line breaks of a message, escapes the rest as JSON does, and leaves backslashes alone', () => {
+    expect(printableLines('error: x\x1b[31m\n  - y\r\\')).toBe('error: x\\u001b[31m\n  - y\\u000d\\');
+    // the escapes are JSON's too: a JSON document stays one
+    const json = JSON.stringify({ key: 'a\u202eb\u0085c' });
+    expect(JSON.parse(printableLines(json))).toEqual({ key: 'a\u202eb\u0085c' });
   });
 });

@@ -7,7 +7,7 @@
 
 import type { ObjectInfo, ObjectStore } from '../../../ports/object-store.js';
 import { CompactorError } from '../../errors.js';
-import { keyRefusal, printable } from '../../keys.js';
+import { keyRefusal, printable, refusedKeyReason } from '../../keys.js';
 import { HOUR, hoursAgo, iso } from '../../maintenance/ages.js';
 import type { DeletionVector } from './actions.js';
 import { deletionVectorRelativePath } from './deletion-vectors.js';
@@ -383,7 +383,7 @@ export function planDeltaVacuum(input: DeltaVacuumPlanInput): DeltaVacuumPlan {
       keep('refused-key');
       refused.push({
         key: object.key,
-        reason: `the key ${refusal}: never deleted by VACUUM; remove it by hand if it is debris`,
+        reason: refusedKeyReason(refusal, 'never deleted by VACUUM; remove it by hand if it is debris'),
       });
       continue;
     }

@@ -14,7 +14,7 @@
 // writing and committing may go. Hence a minimum of three days (Spark's default `older_than`), refused below unless
 // the caller turns the check off knowing no writer runs that long.
 import type { ObjectInfo, ObjectStore } from '../../../ports/object-store.js';
-import { keyRefusal } from '../../keys.js';
+import { keyRefusal, refusedKeyReason } from '../../keys.js';
 import { HOUR, hoursAgo, iso } from '../../maintenance/ages.js';
 import { foreignFormatOfKey } from '../foreign-tables.js';
 import { type IcebergCatalog, type LoadedTable, PathCatalog, readMetadataText } from './catalog.js';
@@ -152,7 +152,10 @@ export function planOrphans(input: OrphanPlanInput): OrphanPlan {
       kept['refused-key'] += 1;
       refused.push({
         key: o.key,
-        reason: `the key ${refusal}: never deleted here; remove it by hand if it is debris`,
+        reason: refusedKeyReason(
+          refusal,
+          'never deleted by remove_orphan_files; remove it by hand if it is debris',
+        ),
       });
       continue;
     }

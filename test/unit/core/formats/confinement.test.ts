@@ -280,7 +280,8 @@ describe('Iceberg: paths below the location, in its bucket, confined to the root
     expect(plan.refused).toEqual([
       {
         key: 'tbl/data/x\x1b[2K.parquet',
-        reason: 'the key contains control characters: never deleted here; remove it by hand if it is debris',
+        reason:
+          'refused: the key contains control characters; never deleted by remove_orphan_files; remove it by hand if it is debris',
       },
     ]);
   });
