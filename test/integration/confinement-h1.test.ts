@@ -18,8 +18,13 @@ import { run } from '../../functions/cli/index.js';
 import { InvalidInputError } from '../../functions/core/errors.js';
 import { deltaLake } from '../../functions/core/formats/delta/format.js';
 import { vacuumDeltaTable } from '../../functions/core/formats/delta/vacuum.js';
+import { findCurrentMetadata, readMetadataText } from '../../functions/core/formats/iceberg/catalog.js';
 import { expireSnapshots } from '../../functions/core/formats/iceberg/expire.js';
 import { icebergTable } from '../../functions/core/formats/iceberg/format.js';
+import {
+  parseJsonKeepingLongs,
+  stringifyJsonKeepingLongs,
+} from '../../functions/core/formats/iceberg/json.js';
 import { removeOrphanFiles } from '../../functions/core/formats/iceberg/orphans.js';
 import { KeyOutsideTableError } from '../../functions/core/keys.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
@@ -310,6 +315,42 @@ describe('the S3 store itself (defence in depth)', () => {
     ]);
     expect(new TextDecoder().decode(await store.get('other_table/secret.parquet'))).toBe('SECRET');
   });
+});
+
+describe('an Iceberg location in another bucket (L5)', () => {
+  it('is refused on S3 by name before any data file is read, instead of being relocated into the table', async () => {
+    // Prepare: a table written at s3://<bucket>/tbl whose newest metadata records another bucket as its location
+    const backend = await s3Backend();
+    await craftIcebergPartitionName(backend.store, 'tbl', 'event_timestamp_day');
+    const current = await findCurrentMetadata(backend.store, 'tbl');
+    const raw = parseJsonKeepingLongs(await readMetadataText(backend.store, current.key)) as Record<
+      string,
+      unknown
+    >;
+    raw.location = 's3://other-bucket/tbl';
+    await backend.store.put(
+      `tbl/metadata/v${current.version + 1}.metadata.json`,
+      stringifyJsonKeepingLongs(raw),
+    );
+    await backend.store.put('tbl/metadata/version-hint.text', String(current.version + 1));
+    const before = await backend.snapshot();
+    const counted = countingStore(backend.store);
+
+    // Act
+    const planned = await refusalOf(icebergTable.snapshot(counted.store, 'tbl', { now: MAINTAINED_AT }));
+    const io = captureIo({ now: MAINTAINED_AT, env: backend.env });
+    const code = await run(['compact', backend.uri('tbl'), '--format', 'iceberg'], io);
+
+    // Assess
+    expect((planned as Error).name).toBe('IcebergUnsupportedError');
+    expect((planned as Error).message).toContain(
+      `the table location s3://other-bucket/tbl while it is configured at ${backend.uri('tbl')}`,
+    );
+    expect(code).toBe(1);
+    expect(io.stderr.join('\n')).toContain('s3://other-bucket/tbl while it is configured at');
+    expect(counted.requests().filter((r) => r.key.startsWith('tbl/data/'))).toEqual([]);
+    expect(await backend.snapshot()).toEqual(before);
+  }, 120_000);
 });
 
 describe('the local CLI and symbolic links (L2)', () => {
