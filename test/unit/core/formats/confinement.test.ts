@@ -21,7 +21,11 @@ import { relocationRefusal } from '../../../../functions/core/formats/iceberg/pa
 import { refuseUnsafePartition } from '../../../../functions/core/formats/iceberg/snapshot.js';
 import { KeyOutsideTableError } from '../../../../functions/core/keys.js';
 import { executeTiering, type TieringPlan } from '../../../../functions/core/maintenance/tiering.js';
-import { lastLineRefusal } from '../../../../functions/core/maintenance/vacuum.js';
+import {
+  executeVacuum,
+  lastLineRefusal,
+  type VacuumPlan,
+} from '../../../../functions/core/maintenance/vacuum.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import type { ObjectInfo } from '../../../../functions/ports/object-store.js';
 import { countingStore } from '../../../support/counting-store.js';
@@ -321,6 +325,45 @@ describe('vacuum and tiering: the last-line check before every delete or move', 
         tables,
       ),
     ).toBe("the key is in bucket other, not in table events's bucket lake");
+  });
+
+  it('executeVacuum fails candidates the rule refuses without a request, and deletes the rest', async () => {
+    // Prepare: a plan (as a forged journal could make it) naming another table's key and a traversal
+    const store = new MemoryObjectStore();
+    await store.put('events/_temporary/0/part-0.parquet', 'debris');
+    await store.put('hr/payroll/salaries.parquet', 'SALARIES');
+    const counted = countingStore(store);
+    const candidate = (kind: 'debris' | 'trash', key: string) => ({
+      kind,
+      bucket: 'lake',
+      key,
+      size: 1,
+      reason: 'old',
+      table: 'events',
+    });
+    const plan: VacuumPlan = {
+      dryRun: false,
+      retentionHours: 168,
+      candidates: [
+        candidate('debris', 'hr/payroll/salaries.parquet'),
+        candidate('trash', '_lake-compactor/trash/r/../../hr/payroll/salaries.parquet'),
+        candidate('debris', 'events/_temporary/0/part-0.parquet'),
+      ],
+      kept: [],
+      examined: 3,
+      notes: [],
+    };
+
+    // Act
+    const report = await executeVacuum({ storeFor: () => counted.store, tables }, plan);
+
+    // Assess
+    expect(report.failed.map((f) => f.message)).toEqual([
+      'not deleted: the key is outside the table root events/',
+      'not deleted: the key has a ".." segment',
+    ]);
+    expect(counted.requests()).toEqual([{ op: 'delete', key: 'events/_temporary/0/part-0.parquet' }]);
+    expect(new TextDecoder().decode(await store.get('hr/payroll/salaries.parquet'))).toBe('SALARIES');
   });
 
   it('executeTiering fails a move the rule refuses without sending a copy', async () => {
