@@ -509,9 +509,14 @@ export async function runVacuum(
       throw new OperationCancelledError('Vacuum cancelled: nothing was deleted');
     }
   }
-  const report = await executeVacuum({ storeFor: () => job.store, iceberg: job.iceberg }, plan, {
-    listLimit: Number.MAX_SAFE_INTEGER,
-  });
+  // The table is given so the last-line check judges each candidate against its root, as the deployment's does.
+  const report = await executeVacuum(
+    { storeFor: () => job.store, iceberg: job.iceberg, tables: [job.table] },
+    plan,
+    {
+      listLimit: Number.MAX_SAFE_INTEGER,
+    },
+  );
   const result: VacuumCliReport = {
     uri,
     stateTable: job.stateTable ?? null,
