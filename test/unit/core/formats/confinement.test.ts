@@ -4,6 +4,7 @@
 // partition field name is escaped as Iceberg does; and the delete and move paths re-check every key before sending.
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { deltaChanges } from '../../../../functions/core/formats/delta/changes.js';
 import { deltaLake as deltaTable } from '../../../../functions/core/formats/delta/format.js';
 import {
   planDeltaVacuum,
@@ -164,6 +165,26 @@ describe('Delta: a live file outside the table root refuses the table before any
     expect(plan.kept['refused-key']).toBe(2);
     expect(plan.refused.map((r) => r.key)).toEqual([listing[0]?.key, listing[1]?.key]);
     for (const r of plan.refused) expect(r.reason).toContain('contains control characters');
+  });
+
+  it("the profiler counts a commit's path outside the root as no file of the table, and the rest as usual", async () => {
+    // Prepare: version 1 adds one well-behaved file and one climbing into another table
+    const store = await syntheticTable(ROOT, [
+      [protocolAction(1, 2), metaDataAction(), addAction('day=1/a.parquet', '1')],
+      [addAction('day=1/c.parquet', '1'), addAction('../other_table/secret.parquet', '1')],
+    ]);
+    await store.put('other_table/secret.parquet', 'SECRET');
+    const counted = countingStore(store);
+    const { cursor } = await deltaChanges.readState(counted.store, ROOT, 0);
+
+    // Act
+    const read = await deltaChanges.readChanges(counted.store, ROOT, cursor, 1);
+
+    // Assess
+    expect(read.kind).toBe('versions');
+    const files = read.kind === 'versions' ? read.versions.flatMap((v) => v.files) : [];
+    expect(files.map((f) => [f.kind, f.key])).toEqual([['added', 'events/day=1/c.parquet']]);
+    expect(counted.requests().filter((r) => !r.key.startsWith('events/'))).toEqual([]);
   });
 });
 
