@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { deltaChanges } from '../../../../functions/core/formats/delta/changes.js';
+import { logPathOf } from '../../../../functions/core/formats/delta/commit.js';
 import { deltaLake as deltaTable } from '../../../../functions/core/formats/delta/format.js';
 import {
   planDeltaVacuum,
@@ -165,6 +166,35 @@ describe('Delta: a live file outside the table root refuses the table before any
     expect(plan.kept['refused-key']).toBe(2);
     expect(plan.refused.map((r) => r.key)).toEqual([listing[0]?.key, listing[1]?.key]);
     for (const r of plan.refused) expect(r.reason).toContain('contains control characters');
+  });
+
+  it('a commit writes a log path only for an output key under the root, and refuses any other by name', () => {
+    // Prepare
+    const hostile = [
+      'events/../other_table/x.parquet',
+      'other_table/x.parquet',
+      'events/day=1/x\u001b[2J.parquet',
+    ];
+
+    // Act
+    const good = logPathOf(ROOT, 'events/day=1/part 0.parquet');
+    const refusals = hostile.map((key) => {
+      try {
+        return logPathOf(ROOT, key);
+      } catch (err) {
+        return err as Error;
+      }
+    });
+
+    // Assess
+    expect(good).toBe('day=1/part%200.parquet');
+    for (const refusal of refusals) {
+      expect(refusal).toMatchObject({ name: 'InvalidInputError' });
+      expect((refusal as Error).message).toContain(
+        'only files under the Delta table root events/ are committed',
+      );
+      expect((refusal as Error).message).not.toMatch(/\p{Cc}/u);
+    }
   });
 
   it("the profiler counts a commit's path outside the root as no file of the table, and the rest as usual", async () => {
