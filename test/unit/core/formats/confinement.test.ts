@@ -8,6 +8,7 @@ import { deltaChanges } from '../../../../functions/core/formats/delta/changes.j
 import { logPathOf } from '../../../../functions/core/formats/delta/commit.js';
 import { deltaLake as deltaTable } from '../../../../functions/core/formats/delta/format.js';
 import {
+  partitionPath as deltaPartitionPath,
   planDeltaVacuum,
   readDeltaSnapshot,
   vacuumDeltaTable,
@@ -21,7 +22,7 @@ import {
 import type { TableMetadata } from '../../../../functions/core/formats/iceberg/metadata.js';
 import { relocationRefusal } from '../../../../functions/core/formats/iceberg/paths.js';
 import { refuseUnsafePartition } from '../../../../functions/core/formats/iceberg/snapshot.js';
-import { KeyOutsideTableError } from '../../../../functions/core/keys.js';
+import { KeyOutsideTableError, keyRefusal } from '../../../../functions/core/keys.js';
 import { executeTiering, type TieringPlan } from '../../../../functions/core/maintenance/tiering.js';
 import {
   executeVacuum,
@@ -166,6 +167,28 @@ describe('Delta: a live file outside the table root refuses the table before any
     expect(plan.kept['refused-key']).toBe(2);
     expect(plan.refused.map((r) => r.key)).toEqual([listing[0]?.key, listing[1]?.key]);
     for (const r of plan.refused) expect(r.reason).toContain('contains control characters');
+  });
+
+  it('partition values become one Spark-escaped segment each; one a decoding reader would climb out with is still refused', () => {
+    // Prepare
+    const hostile = [
+      { name: 'day', value: '../../../pwn' },
+      { name: 'k/../x', value: 'a\\..\\b\u001b' },
+      { name: 'n', value: null },
+    ];
+    const benign = [{ name: 'day', value: 'a/../b' }];
+
+    // Act
+    const hostilePath = deltaPartitionPath(hostile);
+    const benignPath = deltaPartitionPath(benign);
+
+    // Assess: no raw separator, dot segment or control character survives the escaping
+    expect(hostilePath).toBe('day=..%2F..%2F..%2Fpwn/k%2F..%2Fx=a%5C..%5Cb%1B/n=__HIVE_DEFAULT_PARTITION__');
+    expect(keyRefusal('events', `events/${hostilePath}/part-0.parquet`)).toMatch(
+      /^climbs out of the table root once percent-decoded/,
+    );
+    expect(benignPath).toBe('day=a%2F..%2Fb');
+    expect(keyRefusal('events', `events/${benignPath}/part-0.parquet`)).toBeUndefined();
   });
 
   it('a commit writes a log path only for an output key under the root, and refuses any other by name', () => {
