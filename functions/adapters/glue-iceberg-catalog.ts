@@ -115,16 +115,12 @@ export class GlueIcebergCatalog implements IcebergCatalog {
           // the account's version quota (Iceberg's `glue.skip-archive`, default true).
           SkipArchive: true,
           VersionId: read.versionId,
-          TableInput: tableInput(
-            read.glueTable,
-            {
-              ...read.glueTable.Parameters,
-              [TABLE_TYPE]: ICEBERG_TABLE_TYPE,
-              [METADATA_LOCATION]: location,
-              [PREVIOUS_METADATA_LOCATION]: read.metadataLocation,
-            },
-            base.metadata.location,
-          ),
+          TableInput: tableInput(read.glueTable, {
+            ...read.glueTable.Parameters,
+            [TABLE_TYPE]: ICEBERG_TABLE_TYPE,
+            [METADATA_LOCATION]: location,
+            [PREVIOUS_METADATA_LOCATION]: read.metadataLocation,
+          }),
         }),
       );
     } catch (err) {
@@ -193,11 +189,12 @@ export class GlueIcebergCatalog implements IcebergCatalog {
 
 /**
  * The TableInput of an update: the table as Glue holds it (owner, description, retention, partition keys,
- * storage descriptor with its columns, which Iceberg writers keep in step with the schema our commit does not
- * change), with the new parameters and the StorageDescriptor's Location set to the table location, as Iceberg's
- * IcebergToGlueConverter writes it.
+ * storage descriptor with its columns and Location, which Iceberg writers keep in step with the schema and
+ * location our commit does not change), with the new parameters. The Location is never taken from the metadata
+ * file: that file is the table writers' text, and copying its `location` would let one of them repoint the Glue
+ * table (what Lake Formation and other tools read) at another place.
  */
-function tableInput(table: Table, parameters: Record<string, string>, location: string): TableInput {
+function tableInput(table: Table, parameters: Record<string, string>): TableInput {
   return {
     Name: table.Name,
     ...(table.Description === undefined ? {} : { Description: table.Description }),
@@ -205,7 +202,7 @@ function tableInput(table: Table, parameters: Record<string, string>, location: 
     ...(table.Retention === undefined ? {} : { Retention: table.Retention }),
     ...(table.PartitionKeys === undefined ? {} : { PartitionKeys: table.PartitionKeys }),
     TableType: table.TableType ?? 'EXTERNAL_TABLE',
-    StorageDescriptor: { ...table.StorageDescriptor, Location: location },
+    ...(table.StorageDescriptor === undefined ? {} : { StorageDescriptor: table.StorageDescriptor }),
     Parameters: parameters,
   };
 }

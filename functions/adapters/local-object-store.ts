@@ -3,14 +3,14 @@
 // in-flight writes live in the hidden work area (the work root's `tmp/`), never beside table files.
 
 import { createHash, randomUUID } from 'node:crypto';
-import { type BigIntStats, closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import {
   type FileHandle,
   link,
+  lstat,
   mkdir,
   open,
   readdir,
-  readFile,
   rename,
   rmdir,
   stat,
@@ -20,6 +20,7 @@ import { hostname } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import pLimit from 'p-limit';
 import { InvalidInputError, ObjectNotFoundError, PreconditionFailedError } from '../core/errors.js';
+import { printable } from '../core/keys.js';
 import { DEFAULT_WORK_ROOT, tempPrefix } from '../core/workflow/layout.js';
 import type {
   CopyOptions,
@@ -82,6 +83,9 @@ export interface StaleTempFile {
   readonly key: string;
   readonly reason: string;
 }
+
+/** How long a folder found free of links leaving the root is trusted before it is resolved again. */
+const LINK_CHECK_TTL_MS = 1_000;
 
 /** Concurrent stat() calls when describing a listing page. */
 const STAT_CONCURRENCY = 32;
@@ -170,8 +174,9 @@ async function withPathLock<T>(path: string, section: () => Promise<T>): Promise
 /**
  * Keys are `/`-separated paths relative to the root folder. A local folder cannot hold what S3 can
  * in a few cases, and those keys are refused with InvalidInputError: empty segments (`a//b`, a
- * trailing `/`), `.`/`..` segments (which would escape or alias the root), NUL bytes, and a key
- * that is also the "directory" of another key (`a` and `a/b`).
+ * trailing `/`), `.`/`..` segments (which would escape or alias the root), NUL bytes, a key whose path goes
+ * through a symbolic link to outside the root, and a key that is also the "directory" of another key (`a` and
+ * `a/b`).
  */
 export class LocalObjectStore implements ObjectStore {
   readonly description: string;
@@ -180,6 +185,10 @@ export class LocalObjectStore implements ObjectStore {
   readonly tempPrefix: string;
   /** Where in-flight writes are made: `<root>/<tempPrefix>` (same filesystem as every key). */
   private readonly tempDir: string;
+  /** The root's real path (links resolved), for the link check; resolved on first use (the folder may not exist yet). */
+  private resolvedRoot: string | undefined;
+  /** Folders whose path was found free of links leaving the root, and when (see `checkFolders`). */
+  private readonly checkedFolders = new Map<string, number>();
 
   /** `options.workRoot`: the work root whose `tmp/` holds in-flight writes (default `_lake-compactor/`). */
   constructor(rootDir: string, options: { readonly workRoot?: string } = {}) {
@@ -212,7 +221,11 @@ export class LocalObjectStore implements ObjectStore {
   async head(key: string): Promise<ObjectInfo | undefined> {
     const path = this.pathOf(key);
     try {
-      const stats = await stat(path, { bigint: true });
+      let stats = await lstat(path, { bigint: true });
+      if (stats.isSymbolicLink()) {
+        this.refuseEscapingLink(key, path);
+        stats = await stat(path, { bigint: true });
+      }
       return stats.isFile() ? infoOf(key, stats) : undefined;
     } catch (error) {
       if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') return undefined;
@@ -256,14 +269,20 @@ export class LocalObjectStore implements ObjectStore {
   async get(key: string): Promise<Uint8Array> {
     try {
       // A small object in one synchronous read (see SYNC_READ_MAX_BYTES), a larger one asynchronously.
-      const fd = openSync(this.pathOf(key), 'r');
+      const path = this.pathOf(key);
+      const fd = this.openNoFollowSync(key, path);
       try {
         const stats = fstatSync(fd);
         if (stats.isFile() && stats.size <= SYNC_READ_MAX_BYTES) return readSyncFrom(fd, 0, stats.size);
       } finally {
         closeSync(fd);
       }
-      return new Uint8Array(await readFile(this.pathOf(key)));
+      const handle = await this.openNoFollow(key, path);
+      try {
+        return new Uint8Array(await handle.readFile());
+      } finally {
+        await handle.close();
+      }
     } catch (error) {
       if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR' || errno(error) === 'EISDIR') {
         throw new ObjectNotFoundError(key);
@@ -522,12 +541,90 @@ export class LocalObjectStore implements ObjectStore {
         `Key "${key}" resolves outside the store root ${this.root}; use a relative key`,
       );
     }
+    this.checkFolders(key, path);
     return path;
+  }
+
+  /**
+   * The link check of a key's folders (see {@link refuseEscapingLink}), remembered per folder for
+   * {@link LINK_CHECK_TTL_MS}: resolving a path costs several system calls, which per request would
+   * double the cost of a streaming writer's tiny files. The file's own name is checked where it is used:
+   * opened without following a link ({@link openNoFollow}), looked at with `lstat` (head), while a
+   * rename or unlink never follows one.
+   */
+  private checkFolders(key: string, path: string): void {
+    const dir = dirname(path);
+    if (dir.length <= this.root.length) return;
+    const now = Date.now();
+    const at = this.checkedFolders.get(dir);
+    if (at !== undefined && now - at < LINK_CHECK_TTL_MS) return;
+    const exists = this.refuseEscapingLink(key, dir);
+    if (this.checkedFolders.size > 10_000) this.checkedFolders.clear();
+    if (exists) this.checkedFolders.set(dir, now);
+  }
+
+  /** Opens `path` for reading without following a link as its last name; a link is checked, then followed. */
+  private openNoFollowSync(key: string, path: string): number {
+    try {
+      return openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    } catch (error) {
+      if (errno(error) !== 'ELOOP') throw error;
+      this.refuseEscapingLink(key, path);
+      return openSync(path, 'r');
+    }
+  }
+
+  /** {@link openNoFollowSync}, asynchronously. */
+  private async openNoFollow(key: string, path: string): Promise<FileHandle> {
+    try {
+      return await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    } catch (error) {
+      if (errno(error) !== 'ELOOP') throw error;
+      this.refuseEscapingLink(key, path);
+      return await open(path, 'r');
+    }
+  }
+
+  /**
+   * Refuses a key whose path goes through a symbolic link to outside the root: the file itself, or the deepest of
+   * its folders that exists (for a write, where the file does not exist yet). Why: the keys a table's metadata
+   * names are untrusted, and a link planted in the table folder (a shared NFS/EFS mount) would otherwise let
+   * `data/lnk/x` read, overwrite or delete a file of another folder; a listing never follows links, so only such
+   * named keys can reach one. A link that stays inside the root is followed as before. A link swapped in between
+   * the check and the use (a race on the same filesystem) is not excluded. True when `path` itself exists.
+   */
+  private refuseEscapingLink(key: string, path: string): boolean {
+    let probe = path;
+    for (;;) {
+      let real: string;
+      try {
+        real = realpathSync.native(probe);
+      } catch (error) {
+        const code = errno(error);
+        if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+        const up = dirname(probe);
+        if (up.length <= this.root.length) return false;
+        probe = up;
+        continue;
+      }
+      const root = this.realRoot();
+      if (real !== root && !real.startsWith(root + sep))
+        throw new InvalidInputError(
+          `Key "${printable(key)}" goes through a symbolic link to ${printable(real)}, outside the folder ${this.root}: a key of a local folder never leaves it. Nothing was read, written or deleted there; remove the link, or point at the folder the link names`,
+        );
+      return probe === path;
+    }
+  }
+
+  /** The root with every symbolic link resolved, once. */
+  private realRoot(): string {
+    this.resolvedRoot ??= realpathSync.native(this.root);
+    return this.resolvedRoot;
   }
 
   private openExistingSync(key: string): number {
     try {
-      return openSync(this.pathOf(key), 'r');
+      return this.openNoFollowSync(key, this.pathOf(key));
     } catch (error) {
       if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') throw new ObjectNotFoundError(key);
       throw error;
@@ -536,7 +633,7 @@ export class LocalObjectStore implements ObjectStore {
 
   private async openExisting(key: string): Promise<FileHandle> {
     try {
-      return await open(this.pathOf(key), 'r');
+      return await this.openNoFollow(key, this.pathOf(key));
     } catch (error) {
       if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') throw new ObjectNotFoundError(key);
       throw error;

@@ -21,7 +21,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import pLimit from 'p-limit';
-import { CorruptInputError, ObjectNotFoundError } from '../core/errors.js';
+import { CorruptInputError, InvalidInputError, ObjectNotFoundError } from '../core/errors.js';
+import { printable } from '../core/keys.js';
 import { type PlannedPart, planParts } from '../core/parquet/compose.js';
 import type {
   BucketVersioning,
@@ -78,6 +79,30 @@ function rangeLength(range: ComposedRange): number {
   return range.endInclusive - range.start + 1;
 }
 
+/**
+ * Why `key` is not sent to S3, or undefined: an empty key, a leading `/`, or an empty, `.` or `..` segment (a
+ * trailing `/` of a folder marker aside). AWS S3 takes such a key literally, but S3-compatible servers that map keys
+ * onto a filesystem resolve the dot segments (s3rver does: `t/../x` is `x` there), and some collapse `//`, so the
+ * same request names another object. The core never builds such a key for a table (core/keys.ts); this store
+ * refuses it as well, as LocalObjectStore does, so no caller can reach another table's object through it.
+ */
+export function unportableKey(key: string): string | undefined {
+  if (key === '') return 'is empty';
+  const segments = (key.endsWith('/') ? key.slice(0, -1) : key).split('/');
+  const bad = segments.find((s) => s === '' || s === '.' || s === '..');
+  if (bad === undefined) return undefined;
+  return bad === '' ? 'has an empty path segment (a leading "/" or a "//")' : `has a "${bad}" segment`;
+}
+
+function checked(key: string, operation: string): string {
+  const why = unportableKey(key);
+  if (why !== undefined)
+    throw new InvalidInputError(
+      `Key "${printable(key)}" was not sent to S3 (${operation}): it ${why}, which S3-compatible servers may resolve to another object; no lake-compactor key has one`,
+    );
+  return key;
+}
+
 /** S3 returns ETags in quotes; the port speaks unquoted ones. */
 function unquote(etag: string | undefined): string {
   return (etag ?? '').replaceAll('"', '');
@@ -129,7 +154,9 @@ export class S3ObjectStore implements ObjectStore {
 
   async head(key: string): Promise<ObjectInfo | undefined> {
     try {
-      const response = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const response = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: checked(key, 'HeadObject') }),
+      );
       return {
         key,
         size: response.ContentLength ?? 0,
@@ -155,6 +182,7 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   private async getBody(key: string, range: string | undefined, ifMatch?: string): Promise<Uint8Array> {
+    checked(key, 'GetObject');
     try {
       const response = await this.client.send(
         new GetObjectCommand({
@@ -172,6 +200,7 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async put(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<{ etag: string }> {
+    checked(key, 'PutObject');
     try {
       const response = await this.client.send(
         new PutObjectCommand({
@@ -203,6 +232,7 @@ export class S3ObjectStore implements ObjectStore {
     body: AsyncIterable<Uint8Array>,
     options: PutStreamOptions = {},
   ): Promise<{ etag: string; size: number }> {
+    checked(key, 'multipart upload');
     let size = 0;
     async function* counted(): AsyncGenerator<Uint8Array> {
       for await (const chunk of body) {
@@ -247,6 +277,8 @@ export class S3ObjectStore implements ObjectStore {
     pieces: readonly ComposedPiece[],
     options: PutComposedOptions = {},
   ): Promise<{ etag: string; size: number }> {
+    checked(key, 'composed multipart upload');
+    for (const piece of pieces) if ('key' in piece) checked(piece.key, 'UploadPartCopy source');
     const parts = planParts(pieces);
     if (parts.length === 0) return { ...(await this.put(key, new Uint8Array(), options)), size: 0 };
     const size = parts.reduce((n, p) => n + (p.kind === 'copy' ? rangeLength(p.range) : p.size), 0);
@@ -361,6 +393,8 @@ export class S3ObjectStore implements ObjectStore {
     destinationKey: string,
     options: CopyOptions = {},
   ): Promise<{ etag: string }> {
+    checked(sourceKey, 'CopyObject source');
+    checked(destinationKey, 'CopyObject');
     if (
       sourceKey === destinationKey &&
       options.storageClass !== undefined &&
@@ -473,6 +507,7 @@ export class S3ObjectStore implements ObjectStore {
 
   /** AbortMultipartUpload; an upload that is already gone (NoSuchUpload) counts as aborted. */
   async abortMultipartUpload(key: string, uploadId: string): Promise<void> {
+    checked(key, 'AbortMultipartUpload');
     try {
       await this.client.send(
         new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }),
@@ -489,13 +524,20 @@ export class S3ObjectStore implements ObjectStore {
    * with code PreconditionFailed and kept; a missing one counts as deleted, as the port promises.
    */
   async deleteMany(refs: readonly DeleteRef[]): Promise<DeleteResult> {
+    const refused = refs.flatMap((ref) => {
+      const why = unportableKey(ref.key);
+      return why === undefined
+        ? []
+        : [{ key: ref.key, code: 'InvalidKey', message: `not sent to S3: the key ${why}` }];
+    });
+    const sendable = refused.length === 0 ? refs : refs.filter((ref) => unportableKey(ref.key) === undefined);
     const limit = pLimit(DELETE_CONCURRENCY);
     const batches: DeleteRef[][] = [];
-    for (let i = 0; i < refs.length; i += DELETE_BATCH) batches.push(refs.slice(i, i + DELETE_BATCH));
+    for (let i = 0; i < sendable.length; i += DELETE_BATCH) batches.push(sendable.slice(i, i + DELETE_BATCH));
     const results = await Promise.all(batches.map((batch) => limit(() => this.deleteBatch(batch))));
     return {
       deleted: results.flatMap((result) => result.deleted),
-      errors: results.flatMap((result) => result.errors),
+      errors: [...refused, ...results.flatMap((result) => result.errors)],
     };
   }
 

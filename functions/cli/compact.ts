@@ -33,6 +33,7 @@ import {
   type WhereExpr,
 } from '../core/formats/iceberg/where.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
+import { printable } from '../core/keys.js';
 import { STATISTICS_MODES, type StatisticsMode } from '../core/parquet/statistics-policy.js';
 import {
   isSkippedForContent,
@@ -421,7 +422,7 @@ function printSummary(io: CompactIo, results: readonly CompactPartitionResult[],
   const skipped = results.flatMap((r) => r.skipped);
   if (skipped.length > 0) {
     io.out(`${skipped.length} file${skipped.length === 1 ? '' : 's'} skipped and left in place:`);
-    for (const s of skipped.slice(0, PRINTED_SKIPS)) io.out(`  ${s.key}: ${s.reason}`);
+    for (const s of skipped.slice(0, PRINTED_SKIPS)) io.out(`  ${printable(s.key)}: ${printable(s.reason)}`);
     if (skipped.length > PRINTED_SKIPS) io.out(`  … and ${skipped.length - PRINTED_SKIPS} more`);
   }
 }

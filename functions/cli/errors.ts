@@ -5,6 +5,7 @@ import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { CompactorError, InvalidInputError, UsageError } from '../core/errors.js';
 import type { TableSnapshot } from '../core/formats/table-format.js';
+import { printable } from '../core/keys.js';
 import type { Env } from '../shared/aws-env.js';
 
 /** Set to anything but `''`, `0` or `false` to have the CLI print the stack after the one-line error. */
@@ -70,7 +71,7 @@ export function requireParquetFiles(
   const found =
     example === undefined
       ? ''
-      : ` (only ${others.length} other object${others.length === 1 ? '' : 's'}, e.g. ${example.key})`;
+      : ` (only ${others.length} other object${others.length === 1 ? '' : 's'}, e.g. ${printable(example.key)})`;
   throw new InvalidInputError(`no Parquet files under ${uri}${found}: nothing to ${action}; check the path`);
 }
 

@@ -13,6 +13,7 @@ import {
 import { checkWhereFields } from '../core/formats/iceberg/where.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import type { TableSnapshot } from '../core/formats/table-format.js';
+import { printable, printableLines } from '../core/keys.js';
 import { DEFAULT_PLAN_OPTIONS, type PlanSet, planPartitions } from '../core/planning.js';
 import { matchQuarantine } from '../core/quarantine.js';
 import { formatBytes, type PartitionProfile, profilePartition } from '../core/stats.js';
@@ -234,7 +235,7 @@ function printPlan(io: CliIo, plan: PlanSet): void {
     for (const s of skipped) reasons.set(s.reason, (reasons.get(s.reason) ?? 0) + 1);
     io.out(`${skipped.length} files left alone:`);
     for (const [reason, n] of [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 10))
-      io.out(`  ${n} × ${reason}`);
+      io.out(`  ${n} × ${printable(reason)}`);
   }
 }
 
@@ -361,7 +362,14 @@ export function buildProgram(io: CliIo): Command {
  * operator meets the same missing region or denied bucket in any command, and should read the same fix.
  * With LAKE_COMPACTOR_DEBUG=1 the stack follows the line.
  */
-export async function run(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+export async function run(argv: readonly string[], given: CliIo = processIo): Promise<number> {
+  // Every line any command writes passes printableLines: values are escaped where they are printed, and this is
+  // the backstop for any that were not (a key inside an error message, a reason quoting metadata).
+  const io: CliIo = {
+    ...given,
+    out: (text) => given.out(printableLines(text)),
+    err: (text) => given.err(printableLines(text)),
+  };
   const program = buildProgram(io);
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -6,6 +6,7 @@ import { DynamoQuarantine } from '../adapters/dynamodb-quarantine.js';
 import { type OpenedStore, openStore } from '../adapters/open-store.js';
 import { StoreQuarantine } from '../adapters/store-quarantine.js';
 import { InvalidInputError } from '../core/errors.js';
+import { printable } from '../core/keys.js';
 import type { QuarantinedFile } from '../core/quarantine.js';
 import type { Quarantine } from '../ports/quarantine.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
@@ -122,7 +123,7 @@ function print(
         ? `nothing to clear: no file is quarantined in ${where}`
         : `cleared ${files(result.cleared.length)} from the quarantine of ${where}; the next run plans ${result.cleared.length === 1 ? 'it' : 'them'} again:`,
     );
-    for (const r of result.cleared) io.out(`  ${r.key}`);
+    for (const r of result.cleared) io.out(`  ${printable(r.key)}`);
     if (result.quarantined.length > 0) io.out(`${files(result.quarantined.length)} still quarantined`);
     return;
   }

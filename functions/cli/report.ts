@@ -8,6 +8,7 @@ import pLimit from 'p-limit';
 import { openStore } from '../adapters/open-store.js';
 import { InvalidInputError } from '../core/errors.js';
 import { DEFAULT_TABLE_FORMAT, tableFormat } from '../core/formats/index.js';
+import { printable } from '../core/keys.js';
 import { DEFAULT_PLAN_OPTIONS, partitionPlanSchema } from '../core/planning.js';
 import { matchQuarantine } from '../core/quarantine.js';
 import { buildReportModel, type ReportModel, type ReportPlan, type ReportRun } from '../core/report/model.js';
@@ -145,7 +146,7 @@ export async function runReport(
         : ` (${s.filesBefore} before → ${s.filesNowInCompared ?? 0} now in ${plural(s.partitionsWithBefore, 'compacted partition')})`) +
       `, ${plural(s.runs, 'run')}`,
   );
-  for (const note of model.notes) io.out(`note: ${note}`);
+  for (const note of model.notes) io.out(`note: ${printable(note)}`);
   return { model, htmlPath: options.html, bytes: Buffer.byteLength(html) };
 }
 

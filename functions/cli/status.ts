@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { DynamoQuarantine } from '../adapters/dynamodb-quarantine.js';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { InvalidInputError, UsageError } from '../core/errors.js';
+import { printable } from '../core/keys.js';
 import type { PartitionSnapshot } from '../core/profiler/model.js';
 import type { QuarantinedFile } from '../core/quarantine.js';
 import { formatBytes, priorityOf } from '../core/stats.js';
@@ -170,7 +171,7 @@ export async function runStatus(
     if (options.quarantined) {
       for (const q of held) {
         io.out(
-          `  ${q.table} ${q.partition || '(root)'} ${q.key} since ${new Date(q.since).toISOString()} by run ${q.runId}: ${q.errorName}: ${q.reason}`,
+          `  ${q.table} ${printable(q.partition) || '(root)'} ${printable(q.key)} since ${new Date(q.since).toISOString()} by run ${q.runId}: ${q.errorName}: ${printable(q.reason)}`,
         );
       }
     }

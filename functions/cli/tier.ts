@@ -16,6 +16,7 @@ import {
   refuseForeignAmong,
 } from '../core/formats/foreign-tables.js';
 import type { TableFormatName } from '../core/formats/index.js';
+import { printable } from '../core/keys.js';
 import {
   DEFAULT_TIERING_RULES,
   executeTiering,
@@ -176,7 +177,7 @@ export async function runTier(
       throw new OperationCancelledError('Tiering cancelled: nothing was moved');
     }
   }
-  const report = await executeTiering({ storeFor: () => job.store }, plan, {
+  const report = await executeTiering({ storeFor: () => job.store, tables: [job.table] }, plan, {
     listLimit: Number.MAX_SAFE_INTEGER,
   });
   const result: TierCliReport = { uri, rules: job.request.rules, ...report };
@@ -244,9 +245,9 @@ function printTierPlan(io: MaintenanceIo, plan: TieringPlan): void {
   const kept = Object.entries(plan.kept).sort((a, b) => b[1] - a[1]);
   if (kept.length > 0) {
     io.out('left where they are:');
-    for (const [reason, n] of kept.slice(0, 10)) io.out(`  ${n} × ${reason}`);
+    for (const [reason, n] of kept.slice(0, 10)) io.out(`  ${n} × ${printable(reason)}`);
   }
-  for (const s of plan.skippedTables) io.out(`skipped ${s.table}: ${s.reason}`);
+  for (const s of plan.skippedTables) io.out(`skipped ${s.table}: ${printable(s.reason)}`);
 }
 
 function printTierOutcome(io: MaintenanceIo, report: TierCliReport): void {
@@ -262,8 +263,9 @@ function printTierOutcome(io: MaintenanceIo, report: TierCliReport): void {
   io.out(
     `\nmoved ${count} objects; ${report.changed.length} changed since listing (left alone); failed ${report.failed.length}`,
   );
-  for (const key of report.changed) io.out(`  changed ${key}: replaced since it was listed, left alone`);
-  for (const f of report.failed) io.out(`  FAILED ${f.key}: ${f.message}`);
+  for (const key of report.changed)
+    io.out(`  changed ${printable(key)}: replaced since it was listed, left alone`);
+  for (const f of report.failed) io.out(`  FAILED ${printable(f.key)}: ${printable(f.message)}`);
 }
 
 /** `30:STANDARD_IA` → a rule (the schema then checks the class and the order). */

@@ -27,6 +27,7 @@ import type { IcebergCatalogServices, IcebergCatalogSetting } from '../core/form
 import { MAX_SNAPSHOT_AGE_PROPERTY } from '../core/formats/iceberg/expire.js';
 import { MIN_ORPHAN_GRACE_HOURS } from '../core/formats/iceberg/orphans.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
+import { isRefusedKeyReason, printable } from '../core/keys.js';
 import {
   type CandidateKind,
   type DeltaTableVacuumPlan,
@@ -535,8 +536,9 @@ export async function runVacuum(
       throw new OperationCancelledError('Vacuum cancelled: nothing was deleted');
     }
   }
+  // The table is given so the last-line check judges each candidate against its root, as the deployment's does.
   const report = await executeVacuum(
-    { storeFor: () => job.store, iceberg: job.iceberg, delta: () => job.delta },
+    { storeFor: () => job.store, iceberg: job.iceberg, delta: () => job.delta, tables: [job.table] },
     plan,
     {
       listLimit: Number.MAX_SAFE_INTEGER,
@@ -611,9 +613,18 @@ function printVacuumPlan(io: MaintenanceIo, plan: VacuumPlan): void {
   io.out(
     `\n${verb}: ${plan.candidates.length} objects, ${formatBytes(total)}${byKind.length > 0 ? ` — ${byKind.join(', ')}` : ''}; examined ${plan.examined}`,
   );
-  if (plan.kept.length > 0) {
-    io.out(`kept: ${plan.kept.length} that are not due or cannot be judged here, e.g.`);
-    for (const k of plan.kept.slice(0, 5)) io.out(`  ${k.key}: ${k.reason}`);
+  // Listed keys the confinement rule refused are shown by name (escaped), every one: the operator must see them.
+  const refused = plan.kept.filter((k) => isRefusedKeyReason(k.reason));
+  const others = plan.kept.filter((k) => !isRefusedKeyReason(k.reason));
+  if (refused.length > 0) {
+    io.out(`refused: ${refused.length} listed key(s) that are never deleted here (shown escaped):`);
+    for (const k of refused.slice(0, PRINTED_ROWS)) io.out(`  ${printable(k.key)}: ${printable(k.reason)}`);
+    if (refused.length > PRINTED_ROWS)
+      io.out(`  … and ${refused.length - PRINTED_ROWS} more (--json lists every one)`);
+  }
+  if (others.length > 0) {
+    io.out(`kept: ${others.length} that are not due or cannot be judged here, e.g.`);
+    for (const k of others.slice(0, 5)) io.out(`  ${printable(k.key)}: ${printable(k.reason)}`);
   }
   for (const t of plan.deltaTables ?? []) {
     const d = t.planned;
@@ -639,9 +650,9 @@ function printVacuumPlan(io: MaintenanceIo, plan: VacuumPlan): void {
       `Iceberg table: expire_snapshots ${plan.dryRun ? 'would expire' : 'will expire'} ${p.expire.expiredSnapshots.length} of ${p.expire.expiredSnapshots.length + p.expire.retainedSnapshots.length} snapshots (older than ${p.expire.expireOlderThan}, from ${p.expire.olderThanSource === 'option' ? '--older-than-hours' : p.expire.olderThanSource === 'default' ? 'the default' : `the table's ${MAX_SNAPSHOT_AGE_PROPERTY}`}; retain last ${p.expire.retainLast})${p.expire.removedRefs.length > 0 ? `, refs past their max age ${p.expire.removedRefs.join(', ')}` : ''}; remove_orphan_files: files older than ${p.orphans.olderThanHours} h, kept ${kept.join(', ') || 'none'}`,
     );
     for (const s of p.expire.retainedSnapshots.slice(0, 5))
-      io.out(`  keeps snapshot ${s.snapshotId}: ${s.reason}`);
+      io.out(`  keeps snapshot ${s.snapshotId}: ${printable(s.reason)}`);
   }
-  for (const note of plan.notes) io.out(`note: ${note}`);
+  for (const note of plan.notes) io.out(`note: ${printable(note)}`);
 }
 
 function printVacuumOutcome(io: MaintenanceIo, report: VacuumCliReport): void {
@@ -656,8 +667,8 @@ function printVacuumOutcome(io: MaintenanceIo, report: VacuumCliReport): void {
   io.out(
     `\ndeleted ${report.totalRemoved.count} objects, ${formatBytes(report.totalRemoved.bytes)}; spared ${report.spared.length}; failed ${report.failed.length}`,
   );
-  for (const s of report.spared) io.out(`  spared ${s.key}: ${s.reason}`);
-  for (const f of report.failed) io.out(`  FAILED ${f.key}: ${f.message}`);
+  for (const s of report.spared) io.out(`  spared ${printable(s.key)}: ${printable(s.reason)}`);
+  for (const f of report.failed) io.out(`  FAILED ${printable(f.key)}: ${printable(f.message)}`);
 }
 
 /** A number of hours, 0 or more (an age of 0 keeps only what retain-last and refs keep). */

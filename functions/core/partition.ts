@@ -1,6 +1,7 @@
 // Maps object keys to partitions and says which objects are data: a key decodes to exactly one
 // partition (its directory), Hive values are unescaped the way Spark escapes them, and non-data never passes.
 import { InvalidInputError } from './errors.js';
+import { keyRefusal } from './keys.js';
 
 /** The value Hive and Spark write for a null partition value. */
 export const HIVE_DEFAULT_PARTITION = '__HIVE_DEFAULT_PARTITION__';
@@ -187,7 +188,8 @@ export interface ClassifyInput {
 }
 
 /**
- * Says whether an object is a compaction candidate. Never candidates: `_SUCCESS`, `*.crc`,
+ * Says whether an object is a compaction candidate. Never candidates: a key the confinement rule refuses,
+ * `_SUCCESS`, `*.crc`,
  * anything under `_temporary/` or `_delta_log/`, hidden names, zero-byte objects, objects too small
  * to be Parquet, known non-Parquet extensions, and — when `head` is given — anything not starting
  * with `PAR1`.
@@ -200,6 +202,10 @@ export interface ClassifyInput {
 export function classifyObject(input: ClassifyInput): ObjectClassification {
   const { key, size, head } = input;
   if (key.endsWith('/')) return ignored('directory marker (key ends with /)');
+  // The confinement rule (keys.ts): a listed key that a lenient server or a decoding reader resolves elsewhere, or
+  // that holds control characters, is never read, rewritten or moved.
+  const refused = keyRefusal(input.tableRoot ?? '', key);
+  if (refused !== undefined) return ignored(`refused key: it ${refused}`);
   const relative = (input.tableRoot === undefined ? undefined : relativeToRoot(key, input.tableRoot)) ?? key;
   const segments = relative.split('/');
   const fileName = segments.pop() ?? '';

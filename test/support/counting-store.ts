@@ -23,10 +23,18 @@ export interface CountingOptions {
   readonly deleteBatch?: number;
 }
 
+/** One request as the wrapper saw it: the port call and the key (or prefix, for a listing) it named. */
+export interface LoggedRequest {
+  readonly op: 'list' | 'head' | 'get' | 'put' | 'copy' | 'delete' | 'upload';
+  readonly key: string;
+}
+
 export interface CountingStore {
   readonly store: ObjectStore;
   /** Requests counted since the start or the last `reset`. */
   counts(): S3RequestCounts;
+  /** Every request since the start or the last `reset`, in order, with the key it named (a copy names both). */
+  requests(): readonly LoggedRequest[];
   reset(): void;
 }
 
@@ -41,10 +49,12 @@ export function countingStore(inner: ObjectStore, options: CountingOptions = {})
   const partSize = options.partSize ?? DEFAULT_PART_SIZE;
   const deleteBatch = options.deleteBatch ?? 1000;
   let counts: S3RequestCounts = { get: 0, put: 0, copy: 0, delete: 0 };
+  let log: LoggedRequest[] = [];
   const store: ObjectStore = {
     description: inner.description,
     async list(prefix, listOptions) {
       counts.put++;
+      log.push({ op: 'list', key: prefix });
       return inner.list(prefix, listOptions);
     },
     listAll(prefix) {
@@ -52,22 +62,27 @@ export function countingStore(inner: ObjectStore, options: CountingOptions = {})
     },
     async head(key) {
       counts.get++;
+      log.push({ op: 'head', key });
       return inner.head(key);
     },
     async getRange(key, start, endInclusive) {
       counts.get++;
+      log.push({ op: 'get', key });
       return inner.getRange(key, start, endInclusive);
     },
     async get(key) {
       counts.get++;
+      log.push({ op: 'get', key });
       return inner.get(key);
     },
     async put(key, body, putOptions) {
       counts.put++;
+      log.push({ op: 'put', key });
       return inner.put(key, body, putOptions);
     },
     async putStream(key, body, streamOptions) {
       const part = streamOptions?.partSize ?? partSize;
+      log.push({ op: 'put', key });
       const result = await inner.putStream(key, body, streamOptions);
       const parts = Math.ceil(result.size / part);
       counts.put += parts <= 1 ? 1 : parts + 2;
@@ -75,10 +90,12 @@ export function countingStore(inner: ObjectStore, options: CountingOptions = {})
     },
     async copy(sourceKey, destinationKey, copyOptions) {
       counts.copy++;
+      log.push({ op: 'copy', key: sourceKey }, { op: 'copy', key: destinationKey });
       return inner.copy(sourceKey, destinationKey, copyOptions);
     },
     async deleteMany(refs) {
       counts.delete += Math.ceil(refs.length / deleteBatch);
+      for (const ref of refs) log.push({ op: 'delete', key: ref.key });
       return inner.deleteMany(refs);
     },
   };
@@ -93,6 +110,7 @@ export function countingStore(inner: ObjectStore, options: CountingOptions = {})
   if (abort !== undefined) {
     store.abortMultipartUpload = async (key, uploadId) => {
       counts.delete++;
+      log.push({ op: 'upload', key });
       return abort(key, uploadId);
     };
   }
@@ -106,8 +124,10 @@ export function countingStore(inner: ObjectStore, options: CountingOptions = {})
   return {
     store,
     counts: () => ({ ...counts }),
+    requests: () => [...log],
     reset() {
       counts = { get: 0, put: 0, copy: 0, delete: 0 };
+      log = [];
     },
   };
 }

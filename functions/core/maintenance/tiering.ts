@@ -26,6 +26,7 @@ import {
   foreignTableNote,
   ICEBERG_TIERING_UNSUPPORTED,
 } from '../formats/foreign-tables.js';
+import { keyRefusal } from '../keys.js';
 import { classifyObject, parsePartition } from '../partition.js';
 import { type PartitionDateFormat, partitionDateFromValues } from '../policy.js';
 import type { TableConfig } from '../table-config.js';
@@ -463,11 +464,25 @@ export interface TieringReport {
 }
 
 /**
+ * Why tiering may not move `move`, or undefined: its key must be one the confinement rule accepts under its table's
+ * root (any root, when the tables are not given). The last line before the copy, whoever planned it.
+ */
+export function tieringRefusal(
+  move: Pick<TieringMove, 'key' | 'table'>,
+  tables: TieringDeps['tables'] | undefined,
+): string | undefined {
+  const table = tables?.find((t) => t.name === move.table);
+  const refused = keyRefusal(table?.prefix ?? '', move.key);
+  return refused === undefined ? undefined : `not moved: the key ${refused}`;
+}
+
+/**
  * Carries out a plan: one in-place copy per object with the new class, conditioned on the listed ETag.
- * A dry-run copies nothing. Copies run a few at a time (`concurrency`).
+ * A dry-run copies nothing. Copies run a few at a time (`concurrency`). A move whose key the confinement rule
+ * refuses ({@link tieringRefusal}) fails without a request.
  */
 export async function executeTiering(
-  deps: Pick<TieringDeps, 'storeFor'>,
+  deps: Pick<TieringDeps, 'storeFor'> & { readonly tables?: TieringDeps['tables'] },
   plan: TieringPlan,
   options: { readonly listLimit?: number; readonly concurrency?: number } = {},
 ): Promise<TieringReport> {
@@ -480,6 +495,11 @@ export async function executeTiering(
     for (let move = queue.shift(); move !== undefined; move = queue.shift()) {
       if (plan.dryRun) {
         done.push(move);
+        continue;
+      }
+      const refused = tieringRefusal(move, deps.tables);
+      if (refused !== undefined) {
+        failed.push({ key: move.key, message: refused });
         continue;
       }
       try {

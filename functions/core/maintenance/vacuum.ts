@@ -67,6 +67,7 @@ import {
 } from '../formats/iceberg/orphans.js';
 import { formatOfTable, tableFormat } from '../formats/index.js';
 import type { VacuumDecision, VacuumRules } from '../formats/table-format.js';
+import { keyRefusal, refusedKeyReason } from '../keys.js';
 import { relativeToRoot } from '../partition.js';
 import { findTableForKey, type TableConfig } from '../table-config.js';
 import {
@@ -891,6 +892,7 @@ class VacuumPass {
       this.examined += report.examined;
       this.deltaTables.push({ ...base, planned });
       for (const c of candidates) this.candidates.push(deltaCandidate(c, step.bucket, table.name));
+      for (const r of report.refused) this.kept.push({ bucket: step.bucket, ...r });
       for (const note of report.notes) this.notes.push(`${table.name}: ${note}`);
     } catch (err) {
       const error = tableErrorOf(err);
@@ -943,6 +945,7 @@ class VacuumPass {
       this.icebergTables.push({ ...base, planned: { expire, orphans } });
       for (const c of expired) this.candidates.push(icebergCandidate(c, step.bucket, table.name));
       for (const c of orphaned) this.candidates.push(icebergCandidate(c, step.bucket, table.name));
+      for (const r of orphans.refused) this.kept.push({ bucket: step.bucket, ...r });
       for (const note of expire.notes) this.notes.push(`${table.name}: ${note}`);
     } catch (err) {
       const error = tableErrorOf(err);
@@ -1063,6 +1066,15 @@ class VacuumPass {
     if (decision.action === 'ignore') return;
     if (decision.action === 'keep') {
       this.kept.push({ bucket, key: object.key, reason: decision.reason });
+      return;
+    }
+    const refused = keyRefusal('', folderMarkerAsFile(object.key));
+    if (refused !== undefined) {
+      this.kept.push({
+        bucket,
+        key: object.key,
+        reason: refusedKeyReason(refused, 'never deleted; remove it by hand'),
+      });
       return;
     }
     this.candidates.push({
@@ -1257,6 +1269,12 @@ export async function executeVacuum(
       const store = deps.storeFor(bucket);
       const removable: VacuumCandidate[] = [];
       for (const candidate of group) {
+        // The last line of the confinement rule: a key it refuses is never sent, whoever planned it.
+        const refused = lastLineRefusal(candidate, deps.tables);
+        if (refused !== undefined) {
+          failed.push({ key: candidate.key, message: `not deleted: ${refused}` });
+          continue;
+        }
         if (candidate.kind === 'upload') {
           try {
             await store.abortMultipartUpload?.(candidate.key, candidate.uploadId as string);
@@ -1404,6 +1422,29 @@ export async function executeVacuum(
     ...(plan.failedSteps === undefined ? {} : { failedSteps: plan.failedSteps }),
     ...(plan.cursor === undefined ? {} : { cursor: plan.cursor }),
   };
+}
+
+/**
+ * Why vacuum may not delete `candidate`, or undefined: a retired version or writer debris must be a key the
+ * confinement rule accepts under its table's root (when the tables are known: the deployment's vacuum), anything
+ * else a key it accepts at all (the work area's trash, staging and journal are lake-compactor's own keys).
+ */
+export function lastLineRefusal(
+  candidate: Pick<VacuumCandidate, 'kind' | 'key' | 'table' | 'bucket'>,
+  tables: VacuumDeps['tables'] | undefined,
+): string | undefined {
+  const underTable = candidate.kind === 'retired-version' || candidate.kind === 'debris';
+  const table =
+    underTable && candidate.table !== undefined ? tables?.find((t) => t.name === candidate.table) : undefined;
+  if (table !== undefined && table.bucket !== undefined && table.bucket !== candidate.bucket)
+    return `the key is in bucket ${candidate.bucket}, not in table ${table.name}'s bucket ${table.bucket}`;
+  const refused = keyRefusal(table?.prefix ?? '', folderMarkerAsFile(candidate.key));
+  return refused === undefined ? undefined : `the key ${refused}`;
+}
+
+/** A folder marker (`x/_temporary/`, writer debris vacuum may remove) judged as the file `x/_temporary`. */
+function folderMarkerAsFile(key: string): string {
+  return key.endsWith('/') && !key.endsWith('//') ? key.slice(0, -1) : key;
 }
 
 /** Plans and executes one call's share of the work (with `unit`: one unit's, see PlanVacuumOptions). */

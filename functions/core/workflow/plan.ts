@@ -6,12 +6,14 @@ import type { Journal, RetireMode } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { Quarantine } from '../../ports/quarantine.js';
 import {
+  InvalidInputError,
   JournalConflictError,
   LeaseLostError,
   ObjectNotFoundError,
   UnsettledPartitionError,
 } from '../errors.js';
 import type { CommitDeps, TableFormat } from '../formats/table-format.js';
+import { keyRefusal, printable } from '../keys.js';
 import {
   DEFAULT_PLAN_OPTIONS,
   type PartitionPlan,
@@ -23,7 +25,7 @@ import { matchQuarantine } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
 import { failureReason, stepFormat } from './commit.js';
 import { type CostEstimate, estimateCost } from './cost.js';
-import { itemsKey, planKey, stagingPrefix, trashPrefix } from './layout.js';
+import { itemsKey, outputFileName, planKey, stagingPrefix, trashPrefix } from './layout.js';
 import type { PartitionLeases } from './ports.js';
 import { settlePartition } from './settle.js';
 
@@ -94,6 +96,13 @@ export async function planRun(
   options: PlanStepOptions,
 ): Promise<PlanStepResult> {
   const ref = { table: run.table, partition: run.partition };
+  // Outputs are written as `<partitionDir><file name>`: a partition folder the confinement rule refuses is refused
+  // before anything is listed, settled or written (the formats refuse such a partition first; this is the last line).
+  const outputRefusal = keyRefusal(run.tableRoot, `${run.partitionDir}${outputFileName(run, 'g0', 0)}`);
+  if (outputRefusal !== undefined)
+    throw new InvalidInputError(
+      `Partition "${printable(run.partition)}" of table ${run.table}: its outputs would be written at a key that ${outputRefusal}; nothing was planned`,
+    );
   if (!(await deps.leases.holds(ref, run.runId))) {
     throw new LeaseLostError(
       `Run ${run.runId} does not hold the lease of partition "${run.partition}" of table ${run.table} (it was released or taken over, e.g. this is a redrive of an old execution); nothing was planned. Start a new execution instead`,

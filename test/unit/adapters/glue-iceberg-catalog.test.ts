@@ -112,6 +112,39 @@ describe('GlueIcebergCatalog', () => {
     expect(await livePaths(t.store, after)).not.toContain(input);
   });
 
+  it('keeps the Glue table’s own StorageDescriptor.Location, never the location the metadata file records (L5)', async () => {
+    // Prepare: the Glue table says another location than the metadata (a writer of the table rewrote its metadata)
+    const registered = glue.table('lake', 'events');
+    glue.putTable('lake', {
+      ...registered,
+      Name: 'events',
+      StorageDescriptor: { ...registered?.StorageDescriptor, Location: 's3://governed-bucket/events' },
+    });
+    const [input] = await livePaths(t.store, t.initial);
+    const output = await copyOfDataFile(t.store, t.initial, input as string);
+
+    // Act
+    await commitReplace(
+      t.store,
+      catalog(),
+      {
+        tableLocation: t.root,
+        startingSnapshotId: t.initial.metadata.currentSnapshotId ?? -1n,
+        removedFiles: [input as string],
+        addedFiles: [output],
+      },
+      noWait,
+    );
+
+    // Assess: the commit went through, and the Location Glue held is what it holds
+    const update = glue.requests.find((r) => r.operation === 'UpdateTable');
+    expect(update?.body).toMatchObject({
+      TableInput: { StorageDescriptor: { Location: 's3://governed-bucket/events' } },
+    });
+    expect(glue.table('lake', 'events')?.StorageDescriptor?.Location).toBe('s3://governed-bucket/events');
+    expect(t.initial.metadata.location).not.toBe('s3://governed-bucket/events');
+  });
+
   it('rebases over an append committed between its GetTable and UpdateTable, and removes its refused metadata file', async () => {
     // Prepare: another writer appends (a copy of a file, as a new file) just before our UpdateTable is applied.
     const [input, other] = await livePaths(t.store, t.initial);

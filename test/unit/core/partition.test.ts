@@ -198,6 +198,29 @@ describe('classifyObject', () => {
     }
   });
 
+  it('never takes a listed key the confinement rule refuses for data, however Parquet it looks', () => {
+    // Prepare: keys a lenient server or a decoding reader resolves into another table, or that rewrite a terminal
+    const keys = [
+      'events/d=1/../../other/part-0.parquet',
+      'events/d=1/%2e%2e/%2e%2e/other/part-0.parquet',
+      'events/d=1/..\\..\\other\\part-0.parquet',
+      'events/d=1//part-0.parquet',
+      'events/d=1/part-0\u001b[2J.parquet',
+    ];
+    // Act
+    const results = keys.map((key) => classifyObject({ key, size: 1000, head: PAR1, tableRoot: 'events' }));
+    // Assess
+    for (const result of results) {
+      expect(result.kind).toBe('ignored');
+      expect(result.kind === 'ignored' ? result.reason : '').toMatch(/^refused key: it /);
+    }
+    expect(
+      classifyObject({ key: 'events/d=1/part-0.parquet', size: 1000, head: PAR1, tableRoot: 'events' }),
+    ).toEqual({
+      kind: 'data',
+    });
+  });
+
   it('accepts a Hive partition directory whose column starts with _', () => {
     // Prepare
     const key = 't/_col=1/part-0.parquet';

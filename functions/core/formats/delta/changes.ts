@@ -4,6 +4,7 @@
 // by one (log cleaned up) or that changes the table's layout (a `metaData` action) asks for a rebuild instead.
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import { keyUnderRoot } from '../../keys.js';
 import type { PartitionValue } from '../../partition.js';
 import type {
   ChangeCursor,
@@ -118,7 +119,8 @@ function valuesOf(
 /**
  * One commit's actions as file changes: removes first, then adds, so a file removed and re-added in one version
  * (a deletion vector replaced) ends added. An add the snapshot would not offer a run (deletion vector, row ids)
- * counts as removed: the profiler counts what a run may rewrite. Absolute URIs name no key of the store: skipped.
+ * counts as removed: the profiler counts what a run may rewrite. Absolute URIs name no key of the store, and paths
+ * that leave the table root no key of the table: skipped.
  */
 function versionChanges(
   root: string,
@@ -132,8 +134,11 @@ function versionChanges(
   ): { key: string; partition: string; values: PartitionValue[] } | undefined => {
     const decoded = decodePath(action.path);
     if (decoded === undefined) return undefined;
+    // A path the confinement rule refuses names no file of this table (a run refuses the table by name).
+    const built = keyUnderRoot(root, decoded);
+    if ('refused' in built) return undefined;
     const values = valuesOf(layout, action.partitionValues);
-    return { key: `${root}${decoded}`, partition: partitionPath(values), values };
+    return { key: built.key, partition: partitionPath(values), values };
   };
   for (const action of actions) {
     if (action.kind !== 'remove') continue;

@@ -21,6 +21,7 @@ import pLimit from 'p-limit';
 import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { InvalidInputError, TransientStoreError } from '../../errors.js';
+import { keyRefusal, keyUnderRoot, printable } from '../../keys.js';
 import type { CommitConflict, CommitDeps } from '../table-format.js';
 import { versionCommitter } from '../version-commit.js';
 import { type DeltaAction, deletionVectorUniqueId } from './actions.js';
@@ -285,14 +286,20 @@ function conflictsIn(
   return found;
 }
 
-/** The object key a log path names (relative paths are percent-encoded URIs), or undefined for an absolute URI. */
+/**
+ * The object key a log path names (relative paths are percent-encoded URIs), or undefined for an absolute URI or a
+ * path the confinement rule refuses (no input of ours can be such a key, so it never conflicts with one).
+ */
 function keyOfPath(root: string, path: string): string | undefined {
   if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(path)) return undefined;
+  let relative: string;
   try {
-    return `${root}${decodeURIComponent(path)}`;
+    relative = decodeURIComponent(path);
   } catch {
     return undefined;
   }
+  const built = keyUnderRoot(root, relative);
+  return 'key' in built ? built.key : undefined;
 }
 
 /**
@@ -300,7 +307,11 @@ function keyOfPath(root: string, path: string): string | undefined {
  * renders it (`%` → `%25`, space → `%20`), characters a URI path allows left as they are (`=`, `:`, `@`, …).
  */
 export function logPathOf(root: string, key: string): string {
-  if (!key.startsWith(root)) throw new InvalidInputError(`${key} is not under the Delta table root ${root}`);
+  const refused = keyRefusal(root, key);
+  if (refused !== undefined)
+    throw new InvalidInputError(
+      `${printable(key)} ${refused}: only files under the Delta table root ${root || '(store root)'} are committed`,
+    );
   return key
     .slice(root.length)
     .split('/')

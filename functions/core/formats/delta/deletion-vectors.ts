@@ -5,56 +5,28 @@ import { crc32 } from 'node:zlib';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { DeletedRows, DeletedRowsBuilder, InvalidDeletedRowsError } from '../../deletes/deleted-rows.js';
 import { decodePortableRoaring64 } from '../../deletes/roaring.js';
+import { keyUnderRoot, printable } from '../../keys.js';
 import { type DeletionVector, deletionVectorUniqueId } from './actions.js';
+import { deletionVectorRelativePath, z85Decode } from './dv-paths.js';
 import { DeltaLogError } from './errors.js';
 import { normalizeTableRoot } from './log.js';
+
+export { deletionVectorRelativePath, z85Decode } from './dv-paths.js';
 
 /** `RoaringBitmapArray` magic number, little-endian, ahead of every serialized DV (inline or on disk). */
 const DV_MAGIC = 1681511377;
 /** The only DV file format version the protocol defines. */
 const DV_FILE_VERSION = 1;
-/** Characters of a Z85-encoded UUID at the end of a `u` descriptor's path (16 bytes → 20 characters). */
-const ENCODED_UUID_LENGTH = 20;
-
-const Z85_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#';
-const Z85_VALUES = new Map([...Z85_ALPHABET].map((c, i) => [c, i]));
-
 /**
- * Decodes Z85 (ZeroMQ's Base85, what Delta encodes inline DVs and DV file UUIDs with): every 5 characters
- * are one big-endian 32-bit word.
- * @throws Error for a length that is not a multiple of 5, a character outside the alphabet or a word ≥ 2^32.
- */
-export function z85Decode(text: string): Uint8Array {
-  if (text.length % 5 !== 0) throw new Error(`Z85 text of ${text.length} characters is not a multiple of 5`);
-  const out = new Uint8Array((text.length / 5) * 4);
-  const view = new DataView(out.buffer);
-  for (let i = 0; i < text.length; i += 5) {
-    let word = 0;
-    for (let k = 0; k < 5; k++) {
-      const c = text[i + k] as string;
-      const v = Z85_VALUES.get(c);
-      if (v === undefined) throw new Error(`${JSON.stringify(c)} is not a Z85 character`);
-      word = word * 85 + v;
-    }
-    if (word > 0xffff_ffff) throw new Error(`Z85 group ${text.slice(i, i + 5)} exceeds 32 bits`);
-    view.setUint32((i / 5) * 4, word, false);
-  }
-  return out;
-}
-
-/**
- * The store key of the DV file a `u` descriptor names: `<table root><random prefix>/deletion_vector_<uuid>.bin`,
- * the UUID Z85-encoded in the descriptor's last 20 characters, the prefix (optional) before them.
+ * The store key of the DV file a `u` descriptor names (see {@link deletionVectorRelativePath}) below the table root,
+ * checked by the confinement rule: the prefix is the writer's text, and a `../` in it names another table's file.
+ * @throws Error for a malformed descriptor, or one whose file would leave the table root.
  */
 export function deletionVectorFileKey(tableRoot: string, dv: Pick<DeletionVector, 'pathOrInlineDv'>): string {
-  const encoded = dv.pathOrInlineDv;
-  if (encoded.length < ENCODED_UUID_LENGTH) {
-    throw new Error(`${JSON.stringify(encoded)} is too short to hold a Z85-encoded UUID`);
-  }
-  const prefix = encoded.slice(0, encoded.length - ENCODED_UUID_LENGTH);
-  const hex = Buffer.from(z85Decode(encoded.slice(-ENCODED_UUID_LENGTH))).toString('hex');
-  const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-  return `${normalizeTableRoot(tableRoot)}${prefix === '' ? '' : `${prefix}/`}deletion_vector_${uuid}.bin`;
+  const relative = deletionVectorRelativePath(dv.pathOrInlineDv);
+  const built = keyUnderRoot(normalizeTableRoot(tableRoot), relative);
+  if ('refused' in built) throw new Error(`its file ${printable(relative)} ${built.refused}`);
+  return built.key;
 }
 
 export interface ReadDeletionVectorOptions {
@@ -122,11 +94,18 @@ function absoluteKey(
       `is stored at the absolute path ${path}${base === undefined ? '' : `, outside the table (${base})`}: only deletion vectors under the table are read`,
     );
   }
+  let relative: string;
   try {
-    return `${root}${decodeURIComponent(path.slice(base.length))}`;
+    relative = decodeURIComponent(path.slice(base.length));
   } catch (err) {
     return fail(`has an undecodable path ${path} (${(err as Error).message})`);
   }
+  const built = keyUnderRoot(root, relative);
+  return 'refused' in built
+    ? fail(
+        `is stored at ${printable(path)}, which ${built.refused}: only deletion vectors under the table are read`,
+      )
+    : built.key;
 }
 
 /** One DV of a DV file: `offset` → 4-byte big-endian size, the bitmap, a 4-byte big-endian CRC-32 of it. */

@@ -4,6 +4,7 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { ObjectNotFoundError } from '../../errors.js';
+import { KeyOutsideTableError, keyUnderRoot, type RootedKey } from '../../keys.js';
 import {
   type AddAction,
   type CommitInfoAction,
@@ -16,6 +17,7 @@ import {
   type TxnAction,
 } from './actions.js';
 import { readParquetRecords } from './checkpoint-parquet.js';
+import { deletionVectorRelativePath } from './dv-paths.js';
 import { DeltaFeatureNotSupportedError, DeltaLogError } from './errors.js';
 import {
   type CompleteCheckpoint,
@@ -61,7 +63,10 @@ export interface DeltaFile {
 /** A `remove` still in the log's state: a file vacuum may delete once its retention has passed. */
 export interface DeltaTombstone {
   readonly path: string;
+  /** The object key (as for a live file); undefined for an absolute URI or a path the confinement rule refuses. */
   readonly key: string | undefined;
+  /** Why the path is no key of this table (it leaves the root): such a tombstone is history no one acts on. */
+  readonly refused?: string;
   /** When it was removed (epoch ms); vacuum's retention counts from here. */
   readonly deletionTimestamp?: number;
   readonly dataChange: boolean;
@@ -223,9 +228,36 @@ export async function readDeltaSnapshot(
       .filter((c) => c.path.length === 1)
       .map((c) => [c.path[0] as string, c.physicalName]),
   );
-  const keyOf = (path: string): string | undefined =>
-    ABSOLUTE_URI.test(path) ? undefined : `${root}${decode(path)}`;
-  const liveFiles = [...replay.live.values()].map((add) => toFile(add, keyOf, metadata, physicalOf));
+  // Every path the state names is checked against the table root (core/keys.ts) before anything else is read. A
+  // live file outside the root is a table problem, not a file problem: readers of the table read it (a normalising
+  // reader resolves the `..`), so the table's content is partly another table's; compacting the rest would commit a
+  // version that still names it, and vacuum would judge the table by a log it cannot trust. The table is refused by
+  // name until its owner repairs the log. A tombstone outside the root is history: no reader of the current version
+  // reads it and vacuum deletes only listed objects, so it is kept out of every key set and reported, never refused.
+  const keyOf = (path: string): RootedKey | undefined =>
+    ABSOLUTE_URI.test(path) ? undefined : keyUnderRoot(root, decode(path));
+  const liveKeyOf = (path: string, deletionVector: DeletionVector | undefined): string | undefined => {
+    const built = keyOf(path);
+    if (built !== undefined && 'refused' in built)
+      throw new KeyOutsideTableError(
+        root || '(store root)',
+        path,
+        built.refused,
+        'a live add action of its Delta log',
+      );
+    if (deletionVector?.storageType === 'u') {
+      const dvKey = tryDeletionVectorKey(root, deletionVector.pathOrInlineDv);
+      if (dvKey !== undefined && 'refused' in dvKey)
+        throw new KeyOutsideTableError(
+          root || '(store root)',
+          dvKey.path,
+          dvKey.refused,
+          `the deletion vector of the live file ${path} in its Delta log`,
+        );
+    }
+    return built?.key;
+  };
+  const liveFiles = [...replay.live.values()].map((add) => toFile(add, liveKeyOf, metadata, physicalOf));
   const tombstones = [...replay.tombstones.values()].map((remove) => toTombstone(remove, keyOf));
   const byPath = (a: { path: string }, b: { path: string }): number => compareBytes(a.path, b.path);
 
@@ -331,13 +363,19 @@ async function readCheckpoint(
   const sidecarActions = await Promise.all(
     sidecars.map((path) =>
       limit(async () => {
-        const key = ABSOLUTE_URI.test(path)
-          ? undefined
-          : `${logPrefix}_sidecars/${decodeLogPath(path, fail)}`;
-        if (key === undefined)
+        if (ABSOLUTE_URI.test(path))
           throw fail(
             `sidecar ${path} is an absolute URI; only sidecars inside _delta_log/_sidecars/ are read`,
           );
+        const built = keyUnderRoot(`${logPrefix}_sidecars`, decodeLogPath(path, fail));
+        if ('refused' in built)
+          throw new KeyOutsideTableError(
+            logPrefix.slice(0, -'_delta_log/'.length) || '(store root)',
+            path,
+            `${built.refused} (sidecars lie in _delta_log/_sidecars/)`,
+            `the V2 checkpoint ${checkpoint.names[0] ?? checkpoint.version}`,
+          );
+        const key = built.key;
         const fileActions = await readActionFile(store, key, fail);
         const other = fileActions.find((a) => a.kind !== 'add' && a.kind !== 'remove');
         if (other !== undefined)
@@ -423,7 +461,7 @@ function protocolSupportsColumnMapping(protocol: SupportedProtocol): boolean {
 
 function toFile(
   add: AddAction,
-  keyOf: (path: string) => string | undefined,
+  keyOf: (path: string, deletionVector: DeletionVector | undefined) => string | undefined,
   metadata: DeltaMetadata,
   physicalOf: ReadonlyMap<string, string>,
 ): DeltaFile {
@@ -436,7 +474,7 @@ function toFile(
   );
   return {
     path: add.path,
-    key: keyOf(add.path),
+    key: keyOf(add.path, add.deletionVector),
     partitionValues,
     physicalPartitionValues: add.partitionValues,
     size: add.size,
@@ -453,10 +491,12 @@ function toFile(
   };
 }
 
-function toTombstone(remove: RemoveAction, keyOf: (path: string) => string | undefined): DeltaTombstone {
+function toTombstone(remove: RemoveAction, keyOf: (path: string) => RootedKey | undefined): DeltaTombstone {
+  const built = keyOf(remove.path);
   return {
     path: remove.path,
-    key: keyOf(remove.path),
+    key: built !== undefined && 'key' in built ? built.key : undefined,
+    ...(built !== undefined && 'refused' in built ? { refused: built.refused } : {}),
     dataChange: remove.dataChange,
     ...(remove.deletionTimestamp === undefined ? {} : { deletionTimestamp: remove.deletionTimestamp }),
     ...(remove.extendedFileMetadata === undefined
@@ -466,6 +506,24 @@ function toTombstone(remove: RemoveAction, keyOf: (path: string) => string | und
     ...(remove.partitionValues === undefined ? {} : { partitionValues: remove.partitionValues }),
     ...(remove.deletionVector === undefined ? {} : { deletionVector: remove.deletionVector }),
   };
+}
+
+/**
+ * The key of the file a `u` deletion vector descriptor names, or why it may not be one (its random prefix is
+ * untrusted text); undefined for a descriptor that is not a valid reference at all (reading it fails later, by name).
+ */
+function tryDeletionVectorKey(
+  root: string,
+  pathOrInlineDv: string,
+): { key: string } | { path: string; refused: string } | undefined {
+  let relative: string;
+  try {
+    relative = deletionVectorRelativePath(pathOrInlineDv);
+  } catch {
+    return undefined;
+  }
+  const built = keyUnderRoot(root, relative);
+  return 'refused' in built ? { path: relative, refused: built.refused } : built;
 }
 
 /** A log path's decoded form: percent-decoding of the URI (`x=A%252FA` names the object `x=A%2FA`). */

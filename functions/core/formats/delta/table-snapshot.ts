@@ -2,6 +2,7 @@
 // from the log, rows from stats (or footers when asked), and each file it must not rewrite with why.
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import { escapePathName } from '../../keys.js';
 import { HIVE_DEFAULT_PARTITION, type PartitionValue } from '../../partition.js';
 import type { InputDeletes, PlanInput, PlanInputFile } from '../../planning.js';
 import { withStoredFooter } from '../logged-files.js';
@@ -150,20 +151,6 @@ export function partitionPath(values: readonly PartitionValue[]): string {
         `${escapePathName(name)}=${value === null ? HIVE_DEFAULT_PARTITION : escapePathName(value)}`,
     )
     .join('/');
-}
-
-/** Spark's `ExternalCatalogUtils.escapePathName`: control characters and the characters below become `%XX`. */
-const ESCAPED = '"#%\'*/:=?\\{[]^';
-function escapePathName(s: string): string {
-  let out = '';
-  for (const ch of s) {
-    const code = ch.codePointAt(0) ?? 0;
-    out +=
-      code < 0x20 || code === 0x7f || ESCAPED.includes(ch)
-        ? `%${code.toString(16).toUpperCase().padStart(2, '0')}`
-        : ch;
-  }
-  return out;
 }
 
 function compareBytes(a: string, b: string): number {

@@ -7,9 +7,10 @@
 
 import type { ObjectInfo, ObjectStore } from '../../../ports/object-store.js';
 import { CompactorError } from '../../errors.js';
+import { keyRefusal, printable, refusedKeyReason } from '../../keys.js';
 import { HOUR, hoursAgo, iso } from '../../maintenance/ages.js';
 import type { DeletionVector } from './actions.js';
-import { deletionVectorFileKey } from './deletion-vectors.js';
+import { deletionVectorRelativePath } from './deletion-vectors.js';
 import { coordinationMismatch } from './format.js';
 import { type DeltaSnapshot, normalizeTableRoot, readDeltaSnapshot } from './log.js';
 import type { DeltaLogStore } from './log-store.js';
@@ -69,6 +70,8 @@ export type DeltaVacuumKeepReason =
   | 'hidden'
   /** Under a directory holding its own `_delta_log/`: another table's files. */
   | 'nested-table'
+  /** A key the confinement rule refuses (control characters, dot segments): listed by name in `refused`. */
+  | 'refused-key'
   /** A live file of the version read or its deletion-vector file (or a key an absolute URI in the log may name). */
   | 'live'
   /** A removed file (or its DV file) whose tombstone is still within the retention. */
@@ -113,6 +116,8 @@ export interface DeltaVacuumPlan {
   readonly kept: Readonly<Record<DeltaVacuumKeepReason, number>>;
   readonly examined: number;
   readonly notes: readonly string[];
+  /** Listed keys the confinement rule refuses (counted as `refused-key`), by name with why: never deleted. */
+  readonly refused: readonly { readonly key: string; readonly reason: string }[];
   /** Present when nothing may be deleted, with why; `delete` is then empty. */
   readonly refusedReason?: string;
 }
@@ -137,11 +142,14 @@ export function deletionVectorFile(
 ): { readonly relative?: string; readonly absolute?: string } | undefined {
   if (dv.storageType === 'i') return {};
   if (dv.storageType === 'p') return { absolute: dv.pathOrInlineDv };
+  let relative: string;
   try {
-    return { relative: deletionVectorFileKey('', dv) };
+    relative = deletionVectorRelativePath(dv.pathOrInlineDv);
   } catch {
     return undefined; // not a Z85-encoded UUID: malformed
   }
+  // A file whose prefix leaves the table root is none vacuum could list, or may delete: like an inline DV.
+  return keyRefusal('', relative) === undefined ? { relative } : {};
 }
 
 /**
@@ -163,6 +171,7 @@ function emptyKept(): Record<DeltaVacuumKeepReason, number> {
     log: 0,
     hidden: 0,
     'nested-table': 0,
+    'refused-key': 0,
     live: 0,
     'retained-tombstone': 0,
     young: 0,
@@ -310,6 +319,7 @@ export function planDeltaVacuum(input: DeltaVacuumPlanInput): DeltaVacuumPlan {
     delete: [],
     kept,
     notes,
+    refused: [],
     refusedReason: reason,
   });
 
@@ -339,7 +349,15 @@ export function planDeltaVacuum(input: DeltaVacuumPlanInput): DeltaVacuumPlan {
     if (at > 0) nestedRoots.add(object.key.slice(root.length, root.length + at + 1));
   }
 
+  const outside = snapshot.tombstones.filter((t) => t.refused !== undefined);
+  if (outside.length > 0) {
+    notes.push(
+      `${outside.length} tombstone(s) name paths that leave the table root (e.g. "${printable(outside[0]?.path ?? '')}", which ${outside[0]?.refused}): ignored, as no file outside the root is vacuumed`,
+    );
+  }
+
   const candidates: DeltaVacuumCandidate[] = [];
+  const refused: { key: string; reason: string }[] = [];
   const keep = (reason: DeltaVacuumKeepReason): void => {
     kept[reason] += 1;
   };
@@ -360,6 +378,15 @@ export function planDeltaVacuum(input: DeltaVacuumPlanInput): DeltaVacuumPlan {
     }
     if ([...nestedRoots].some((nested) => relative.startsWith(nested))) {
       keep('nested-table');
+      continue;
+    }
+    const refusal = keyRefusal(root, object.key);
+    if (refusal !== undefined) {
+      keep('refused-key');
+      refused.push({
+        key: object.key,
+        reason: refusedKeyReason(refusal, 'never deleted by VACUUM; remove it by hand if it is debris'),
+      });
       continue;
     }
     if (
@@ -400,6 +427,7 @@ export function planDeltaVacuum(input: DeltaVacuumPlanInput): DeltaVacuumPlan {
     delete: candidates,
     kept,
     notes,
+    refused,
   };
 }
 
@@ -450,6 +478,8 @@ export interface DeltaVacuumReport {
   readonly keptCount: number;
   /** Candidates left alone at the end: changed since listing, or referenced by the re-checked version. */
   readonly spared: readonly { readonly key: string; readonly reason: string }[];
+  /** Listed keys the confinement rule refuses: never deleted, by name with why. */
+  readonly refused: readonly { readonly key: string; readonly reason: string }[];
   readonly failed: readonly { readonly key: string; readonly message: string }[];
   /** Up to `listLimit` of what was (or would be) deleted. */
   readonly candidates: readonly DeltaVacuumCandidate[];
@@ -524,6 +554,16 @@ export async function vacuumDeltaTable(
         return false;
       });
     }
+    // The last line of the confinement rule: whatever planned it, no key outside the root is ever sent.
+    due = due.filter((c) => {
+      const refusal = keyRefusal(root, c.key);
+      if (refusal !== undefined)
+        failed.push({
+          key: c.key,
+          message: `not deleted: the key ${refusal}, so it is not the table's to delete`,
+        });
+      return refusal === undefined;
+    });
     const batch = options.batchSize ?? DELTA_VACUUM_BATCH;
     for (let i = 0; i < due.length; i += batch) {
       const chunk = due.slice(i, i + batch);
@@ -563,6 +603,7 @@ export async function vacuumDeltaTable(
     kept: plan.kept,
     keptCount: Object.values(plan.kept).reduce((a, b) => a + b, 0),
     spared,
+    refused: plan.refused,
     failed,
     candidates: done.slice(0, options.listLimit ?? 1000),
     notes: plan.notes,

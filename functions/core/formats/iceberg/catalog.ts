@@ -4,9 +4,9 @@
 import { gunzipSync } from 'node:zlib';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { PreconditionFailedError } from '../../errors.js';
-import { IcebergCatalogMismatchError, IcebergMetadataError } from './errors.js';
+import { IcebergCatalogMismatchError, IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
 import { parseTableMetadata, type TableMetadata } from './metadata.js';
-import { PathResolver } from './paths.js';
+import { PathResolver, relocationRefusal } from './paths.js';
 
 /** `v12.metadata.json`, `v12.gz.metadata.json`, `00012-<uuid>.metadata.json`, `….metadata.json.gz`. */
 const METADATA_NAME = /^(?:v(\d+)|(\d+)-[0-9a-fA-F-]+)(\.gz)?\.metadata\.json(\.gz)?$/;
@@ -161,6 +161,7 @@ export async function loadTable(
         )
       : { key: options.metadataKey, version: versionOf(options.metadataKey.split('/').pop() ?? '') ?? 0 };
   const metadata = parseTableMetadata(await readMetadataText(store, found.key), table);
+  refuseRelocated(store, root, metadata.location);
   return {
     name: table,
     tableRoot: root,
@@ -169,6 +170,23 @@ export async function loadTable(
     metadata,
     paths: new PathResolver(table, metadata.location, root),
   };
+}
+
+/**
+ * Refuses metadata whose `location` is not where the table is configured, for a table on S3 (see
+ * {@link relocationRefusal}). A table in a local folder or in memory is a copy for local work, whose writer paths are
+ * relocated below its root.
+ * @throws IcebergUnsupportedError
+ */
+export function refuseRelocated(
+  store: Pick<ObjectStore, 'description'>,
+  tableRoot: string,
+  location: string,
+): void {
+  if (!store.description.startsWith('s3://')) return;
+  const configured = describeTable(store, tableRoot);
+  const refused = relocationRefusal(location, configured);
+  if (refused !== undefined) throw new IcebergUnsupportedError(configured, refused);
 }
 
 /** The outcome of handing a catalog a new metadata file. */

@@ -23,6 +23,7 @@ import {
   PathCatalog,
   type PathMetadataNaming,
   readMetadataText,
+  refuseRelocated,
 } from './catalog.js';
 import { IcebergMetadataError } from './errors.js';
 import { parseTableMetadata } from './metadata.js';
@@ -307,6 +308,7 @@ export async function loadFromMetadataLocation(
     );
   const key = `${root === '' ? '' : `${root}/`}${metadataLocation.slice(at + 1)}`;
   const metadata = parseTableMetadata(await readMetadataText(store, key), table);
+  refuseRelocated(store, root, metadata.location);
   const paths = new PathResolver(table, metadata.location, root);
   if (paths.key(metadataLocation) !== key)
     throw new IcebergMetadataError(

@@ -13,6 +13,7 @@
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { TransientStoreError } from '../../errors.js';
+import { keyRefusal } from '../../keys.js';
 import { HOUR, hoursAgo, iso } from '../../maintenance/ages.js';
 import { type IcebergCatalog, type LoadedTable, PathCatalog, readMetadataText } from './catalog.js';
 import { IcebergMaintenanceRefusedError } from './errors.js';
@@ -371,17 +372,28 @@ export interface IcebergTally {
 
 /**
  * Deletes `candidates` in batches (no ETag condition: Iceberg files are immutable, written once under a unique
- * name); what was deleted and what failed.
+ * name); what was deleted and what failed. The last line of the confinement rule: a candidate the rule does not
+ * accept under `tableRoot` is never sent, and fails with why (whoever computed the list, it may not leave the table).
  */
 export async function deleteIcebergFiles<C extends { readonly key: string }>(
   store: ObjectStore,
+  tableRoot: string,
   candidates: readonly C[],
   batchSize = ICEBERG_DELETE_BATCH,
 ): Promise<{ done: C[]; failed: { key: string; message: string }[] }> {
   const done: C[] = [];
   const failed: { key: string; message: string }[] = [];
-  for (let i = 0; i < candidates.length; i += batchSize) {
-    const chunk = candidates.slice(i, i + batchSize);
+  const allowed = candidates.filter((c) => {
+    const refused = keyRefusal(tableRoot, c.key);
+    if (refused !== undefined)
+      failed.push({
+        key: c.key,
+        message: `not deleted: the key ${refused}, so it is not the table's to delete`,
+      });
+    return refused === undefined;
+  });
+  for (let i = 0; i < allowed.length; i += batchSize) {
+    const chunk = allowed.slice(i, i + batchSize);
     const outcome = await store.deleteMany(chunk.map((c) => ({ key: c.key })));
     const errors = new Map(outcome.errors.map((e) => [e.key, e]));
     for (const c of chunk) {
@@ -493,12 +505,27 @@ export async function expireSnapshots(
   let baseRaw: Record<string, unknown> = {};
   let committedMetadataKey: string | undefined;
   let attempts = 0;
+  let candidates: IcebergFileCandidate[] = [];
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     base = await catalog.load(root);
     expiry = planSnapshotExpiry(base.metadata, rules, base.name);
     const text = await readMetadataText(store, base.metadataKey);
     baseRaw = parseJsonKeepingLongs(text) as Record<string, unknown>;
-    if (options.dryRun || expiry.expired.length === 0) break;
+    if (expiry.expired.length === 0) break;
+    // What expiring frees, against the snapshots that would remain, is read before anything is committed: every
+    // path of the expired snapshots' manifests is resolved (and checked against the table root) here, so a
+    // manifest naming another table's file refuses the table with nothing changed.
+    const kept = expiry.retained;
+    const gone = statisticsPaths(baseRaw, new Set(expiry.expired.map((s) => s.snapshotId)));
+    candidates = await unreachableAfterExpiry(
+      store,
+      { name: base.name, paths: base.paths, formatVersion: base.metadata.formatVersion },
+      expiry.expired,
+      base.metadata.snapshots.filter((s) => kept.has(s.snapshotId)),
+      { expired: gone.of, remaining: gone.others },
+      { now: options.now },
+    );
+    if (options.dryRun) break;
     attempts = attempt;
     const outcome = await catalog.commit(base, expiredMetadataText(text, base, expiry, options.now));
     if (outcome.outcome === 'committed') {
@@ -515,24 +542,16 @@ export async function expireSnapshots(
   }
   if (base === undefined || expiry === undefined) throw new Error('unreachable: no attempt ran');
 
-  let candidates: IcebergFileCandidate[] = [];
-  if (expiry.expired.length > 0) {
-    // After a real commit, what remains is what the newest metadata holds (another writer may have committed since).
-    const after = committedMetadataKey === undefined ? undefined : await catalog.load(root);
-    const remaining =
-      after?.metadata.snapshots ?? base.metadata.snapshots.filter((s) => expiry?.retained.has(s.snapshotId));
-    const expiredIds = new Set(expiry.expired.map((s) => s.snapshotId));
-    const gone = statisticsPaths(baseRaw, expiredIds);
-    const remainingStats =
-      after === undefined
-        ? gone.others
-        : statisticsPaths(
-            parseJsonKeepingLongs(await readMetadataText(store, after.metadataKey)) as Record<
-              string,
-              unknown
-            >,
-            new Set(),
-          ).others;
+  // After a real commit, what remains is what the newest metadata holds: when another writer committed after us,
+  // its snapshots keep every file they reference, so the candidates are found again against them.
+  const after = committedMetadataKey === undefined ? undefined : await catalog.load(root);
+  if (after !== undefined && after.metadataKey !== committedMetadataKey) {
+    const remaining = after.metadata.snapshots;
+    const gone = statisticsPaths(baseRaw, new Set(expiry.expired.map((s) => s.snapshotId)));
+    const remainingStats = statisticsPaths(
+      parseJsonKeepingLongs(await readMetadataText(store, after.metadataKey)) as Record<string, unknown>,
+      new Set(),
+    ).others;
     candidates = await unreachableAfterExpiry(
       store,
       { name: base.name, paths: base.paths, formatVersion: base.metadata.formatVersion },
@@ -544,7 +563,8 @@ export async function expireSnapshots(
   }
   let done: IcebergFileCandidate[] = candidates;
   let failed: { key: string; message: string }[] = [];
-  if (!options.dryRun) ({ done, failed } = await deleteIcebergFiles(store, candidates, options.batchSize));
+  if (!options.dryRun)
+    ({ done, failed } = await deleteIcebergFiles(store, root, candidates, options.batchSize));
   const { removed, total } = tallies(done);
   return {
     tableRoot: root,

@@ -23,6 +23,7 @@ import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD } from '../../../ports/parquet-engine.js';
 import { InvalidInputError } from '../../errors.js';
+import { KeyOutsideTableError } from '../../keys.js';
 import type { CommitConflict, CommitDeps } from '../table-format.js';
 import { versionCommitter } from '../version-commit.js';
 import { type IcebergCatalog, type LoadedTable, PathCatalog } from './catalog.js';
@@ -227,12 +228,14 @@ async function commitToTable(
     );
     return { kind: 'committed', snapshotId: result.snapshotId.toString() };
   } catch (err) {
-    // Both are thrown before anything of the attempt is written; anything else leaves the outcome unknown.
-    if (!(err instanceof IcebergCommitConflictError) && !(err instanceof IcebergUnsupportedError)) throw err;
+    // These are thrown before anything of the attempt is written; anything else leaves the outcome unknown. A
+    // metadata path that leaves the table root (KeyOutsideTableError) is met while reading, like a refused feature.
+    const refusal = err instanceof IcebergUnsupportedError || err instanceof KeyOutsideTableError;
+    if (!(err instanceof IcebergCommitConflictError) && !refusal) throw err;
     // A twin attempt of this group may have committed meanwhile: its snapshot removing our inputs is the conflict.
     const twin = ownSnapshotId(await catalog.load(state.tableRoot), entry);
     if (twin !== undefined) return { kind: 'committed', snapshotId: twin };
-    if (err instanceof IcebergUnsupportedError)
+    if (refusal)
       // The table changed since planning to something this writer may not commit to (a feature it refuses).
       return conflict([{ key: metadataDir, reason: err.message }]);
     return conflict(

@@ -171,7 +171,7 @@ const toBig = (v: unknown): bigint | undefined =>
  * @throws IcebergUnsupportedError for encrypted manifests; IcebergMetadataError for a malformed list.
  */
 export async function readManifestList(ctx: ReadContext, manifestListPath: string): Promise<ManifestFile[]> {
-  const key = ctx.paths.key(manifestListPath);
+  const key = ctx.paths.key(manifestListPath, 'a snapshot (its manifest list)');
   const file = await decode(ctx, key, 'manifest list');
   return file.records.map((r) => {
     const what = `an entry of manifest list ${key}`;
@@ -187,7 +187,7 @@ export async function readManifestList(ctx: ReadContext, manifestListPath: strin
     const sequenceNumber = toBig(r.get(MF.sequenceNumber)) ?? 0n;
     return {
       path,
-      key: ctx.paths.key(path),
+      key: ctx.paths.key(path, `manifest list ${key}`),
       length: BigInt(required<bigint>(ctx, r, MF.length, what)),
       specId: required<number>(ctx, r, MF.specId, what),
       content: content === 0 ? 'data' : 'deletes',
@@ -299,7 +299,7 @@ export async function readManifest(ctx: ReadContext, manifest: ManifestFile): Pr
       file: {
         content,
         path,
-        key: ctx.paths.key(path),
+        key: ctx.paths.key(path, `manifest ${manifest.key}`),
         format: String(required<string>(ctx, df, DF.format, what)).toUpperCase(),
         partition: {
           specId: manifest.specId,

@@ -14,6 +14,7 @@
 // writing and committing may go. Hence a minimum of three days (Spark's default `older_than`), refused below unless
 // the caller turns the check off knowing no writer runs that long.
 import type { ObjectInfo, ObjectStore } from '../../../ports/object-store.js';
+import { keyRefusal, refusedKeyReason } from '../../keys.js';
 import { HOUR, hoursAgo, iso } from '../../maintenance/ages.js';
 import { foreignFormatOfKey } from '../foreign-tables.js';
 import { type IcebergCatalog, type LoadedTable, PathCatalog, readMetadataText } from './catalog.js';
@@ -32,6 +33,8 @@ const METADATA_VERSION = /^(?:v(\d+)|(\d+)-[0-9a-fA-F-]+)(?:\.gz)?\.metadata\.js
 export type OrphanKeepReason =
   /** Not below the table root (only a malformed listing holds one). */
   | 'outside-root'
+  /** Listed below the root, but a key the confinement rule refuses (`..`, control characters): see `refused`. */
+  | 'refused-key'
   /** Named by the metadata. */
   | 'referenced'
   /** A `.`/`_`-prefixed file or directory (Spark's hidden-path filter; our own work area is one). */
@@ -105,6 +108,8 @@ export interface OrphanPlan {
   readonly deleteBefore: number;
   readonly delete: readonly OrphanCandidate[];
   readonly kept: Readonly<Record<OrphanKeepReason, number>>;
+  /** Listed keys the confinement rule refuses (counted as `refused-key`), by name with why: never deleted. */
+  readonly refused: readonly { readonly key: string; readonly reason: string }[];
 }
 
 function isHidden(name: string, partitionNames: readonly string[]): boolean {
@@ -121,6 +126,7 @@ export function planOrphans(input: OrphanPlanInput): OrphanPlan {
   const root = input.tableRoot === '' ? '' : `${input.tableRoot}/`;
   const kept: Record<OrphanKeepReason, number> = {
     'outside-root': 0,
+    'refused-key': 0,
     referenced: 0,
     hidden: 0,
     'nested-table': 0,
@@ -135,9 +141,22 @@ export function planOrphans(input: OrphanPlanInput): OrphanPlan {
     if (found !== undefined && found.root !== '') nested.add(found.root);
   }
   const out: OrphanCandidate[] = [];
+  const refused: { key: string; reason: string }[] = [];
   for (const o of input.listing) {
     if (!o.key.startsWith(root) || o.key === root) {
       kept['outside-root'] += 1;
+      continue;
+    }
+    const refusal = keyRefusal(input.tableRoot, o.key);
+    if (refusal !== undefined) {
+      kept['refused-key'] += 1;
+      refused.push({
+        key: o.key,
+        reason: refusedKeyReason(
+          refusal,
+          'never deleted by remove_orphan_files; remove it by hand if it is debris',
+        ),
+      });
       continue;
     }
     const relative = o.key.slice(root.length);
@@ -154,7 +173,7 @@ export function planOrphans(input: OrphanPlanInput): OrphanPlan {
         reason: `referenced by no snapshot or metadata file, last modified ${hoursAgo(input.now, o.lastModified.getTime())}`,
       });
   }
-  return { deleteBefore, delete: out, kept };
+  return { deleteBefore, delete: out, kept, refused };
 }
 
 function isCurrentOrNewerMetadata(relative: string, version: number): boolean {
@@ -190,6 +209,8 @@ export interface RemoveOrphanFilesReport {
   readonly removed: IcebergTally;
   /** Candidates referenced by metadata committed while planning: left alone. */
   readonly spared: readonly { readonly key: string; readonly reason: string }[];
+  /** Listed keys the confinement rule refuses: never deleted, by name with why. */
+  readonly refused: readonly { readonly key: string; readonly reason: string }[];
   readonly failed: readonly { readonly key: string; readonly message: string }[];
   readonly candidates: readonly OrphanCandidate[];
 }
@@ -258,7 +279,7 @@ export async function removeOrphanFiles(
         return false;
       });
     }
-    ({ done, failed } = await deleteIcebergFiles(store, due, options.batchSize));
+    ({ done, failed } = await deleteIcebergFiles(store, root, due, options.batchSize));
   }
   return {
     tableRoot: root,
@@ -271,6 +292,7 @@ export async function removeOrphanFiles(
     kept: plan.kept,
     removed: { count: done.length, bytes: done.reduce((n, c) => n + c.size, 0) },
     spared,
+    refused: plan.refused,
     failed,
     candidates: done.slice(0, options.listLimit ?? 1000),
   };

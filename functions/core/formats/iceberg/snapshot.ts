@@ -1,6 +1,7 @@
 // Shapes an Iceberg snapshot's live files as the TableFormat port's TableSnapshot: one partition per partition
 // tuple (as Iceberg writers render its path), files with deletes or of another file format set aside with why.
 import type { ObjectStore } from '../../../ports/object-store.js';
+import { icebergPathEscape, KeyOutsideTableError, keyRefusal } from '../../keys.js';
 import type { PartitionValue } from '../../partition.js';
 import type { PlanInputFile } from '../../planning.js';
 import type { IgnoredObject, SnapshotPartition, TableSnapshot } from '../table-format.js';
@@ -11,7 +12,10 @@ import type { PartitionTuple } from './manifests.js';
 import { findField, type TableMetadata } from './metadata.js';
 import { humanPartitionValue } from './transforms.js';
 
-/** A partition tuple rendered as Iceberg's `PartitionSpec.partitionToPath` does, and its named values. */
+/**
+ * A partition tuple rendered as Iceberg's `PartitionSpec.partitionToPath` does — field names and values each escaped
+ * with Java's `URLEncoder` (see {@link icebergPathEscape}), so neither can add a path segment — and its named values.
+ */
 export function partitionPath(
   metadata: TableMetadata,
   partition: PartitionTuple,
@@ -24,9 +28,32 @@ export function partitionPath(
     return { name: field.name, value: humanPartitionValue(field.transform, sourceType, raw) };
   });
   const path = values
-    .map((v) => `${v.name}=${v.value === null ? 'null' : encodeURIComponent(v.value)}`)
+    .map((v) => `${icebergPathEscape(v.name)}=${v.value === null ? 'null' : icebergPathEscape(v.value)}`)
     .join('/');
   return { path, values };
+}
+
+/**
+ * Refuses a partition folder (relative to the table root) that the confinement rule would not accept for the files
+ * written into it: a partition field name such as `../../../pwn` escapes to `..%2F..%2F..%2Fpwn`, one literal
+ * segment, but a reader that decodes it resolves it above the table root.
+ * @throws KeyOutsideTableError naming the table, the folder and the spec.
+ */
+export function refuseUnsafePartition(
+  table: Pick<LoadedTable, 'name' | 'tableRoot'>,
+  folder: string,
+  specId: number,
+): void {
+  const root = table.tableRoot.replace(/\/+$/, '');
+  const probe = `${root === '' ? '' : `${root}/`}${folder}/part-0.parquet`;
+  const refused = keyRefusal(root, probe);
+  if (refused !== undefined)
+    throw new KeyOutsideTableError(
+      table.name,
+      folder,
+      refused.replace('part-0.parquet', ''),
+      `the partition spec ${specId} (as its partition folder)`,
+    );
 }
 
 function describeDeletes(file: LiveDataFile): string {
@@ -54,6 +81,7 @@ export function toTableSnapshot(
   for (const data of files.dataFiles) {
     const file = data.entry.file;
     const { path, values } = partitionPath(table.metadata, file.partition);
+    refuseUnsafePartition(table, path === '' ? 'data' : `data/${path}`, file.partition.specId);
     let bucket = partitions.get(path);
     if (bucket === undefined) {
       bucket = { values, specId: file.partition.specId, files: [] };

@@ -21,7 +21,7 @@ import {
   readDeletedRows,
   unappliableDeletes,
 } from './row-deletes.js';
-import { partitionPath } from './snapshot.js';
+import { partitionPath, refuseUnsafePartition } from './snapshot.js';
 
 /** The port's view of a table's current snapshot, and what it was read from. */
 export interface IcebergTableSnapshot {
@@ -99,6 +99,9 @@ export function toPortSnapshot(table: LoadedTable, files: SnapshotFiles, now: nu
   const deletesOf = deletesByDataFile(files);
   for (const data of files.dataFiles) {
     const file = data.entry.file;
+    // Where outputs of this file's partition would go is checked for every live file, before any is read.
+    const { partition, values } = icebergPartitionOf(table.metadata, folders, data);
+    refuseUnsafePartition(table, partition, file.partition.specId);
     const applied = (deletesOf.get(file.path) ?? []).map(appliedDeleteOf);
     const unappliable = applied.length === 0 ? undefined : unappliableDeletes(applied, files.schema);
     if (unappliable !== undefined) {
@@ -114,7 +117,6 @@ export function toPortSnapshot(table: LoadedTable, files: SnapshotFiles, now: nu
       ignored.push({ key: file.key, reason: lineage });
       continue;
     }
-    const { partition, values } = icebergPartitionOf(table.metadata, folders, data);
     const tuple = partitionKey(file.partition);
     let bucket = byPartition.get(partition);
     if (bucket === undefined) {

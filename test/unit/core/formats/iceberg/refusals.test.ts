@@ -222,13 +222,25 @@ describe('refused Iceberg features', () => {
 
   it('refuses a file outside the table location (write.data.path elsewhere)', async () => {
     // Prepare
-    const outside = snapshot({ 'manifest-list': 's3://other-bucket/lists/snap-1.avro' });
+    const outside = snapshot({ 'manifest-list': 's3://lake/lists/snap-1.avro' });
     const store = await tableWith(metadata({ 'current-snapshot-id': 1, snapshots: [outside] }));
     const table = await loadTable(store, 't');
     // Act + Assess
     expectRefusal(
       await failure(readSnapshotFiles(store, table)),
-      'a file outside the table location s3://lake/t (s3://other-bucket/lists/snap-1.avro)',
+      'a file outside the table location s3://lake/t (s3://lake/lists/snap-1.avro)',
+    );
+  });
+
+  it('refuses a file in another bucket even where its path is below the location’s path (never relocated)', async () => {
+    // Prepare
+    const elsewhere = snapshot({ 'manifest-list': 's3://other-bucket/t/metadata/snap-1.avro' });
+    const store = await tableWith(metadata({ 'current-snapshot-id': 1, snapshots: [elsewhere] }));
+    const table = await loadTable(store, 't');
+    // Act + Assess
+    expectRefusal(
+      await failure(readSnapshotFiles(store, table)),
+      'a file in another bucket or filesystem (s3://other-bucket) than the table location s3://lake/t (s3://other-bucket/t/metadata/snap-1.avro)',
     );
   });
 
