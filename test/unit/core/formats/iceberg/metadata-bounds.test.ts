@@ -1,7 +1,7 @@
 // Iceberg metadata the writer controls is bounded before it is decoded or walked: a gzip bomb fails by name at the
 // inflation limit (a small gzip within it still loads), a schema nested 20,000 levels and a `where` of 20,000
 // parentheses or 1,001 ANDs are named refusals, not stack overflows.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -9,17 +9,24 @@ import { MemoryObjectStore } from '../../../../../functions/adapters/memory-obje
 import { MetadataTooLargeError } from '../../../../../functions/core/errors.js';
 import { loadTable, readMetadataText } from '../../../../../functions/core/formats/iceberg/catalog.js';
 import { IcebergUnsupportedError } from '../../../../../functions/core/formats/iceberg/errors.js';
+import { readSnapshotFiles } from '../../../../../functions/core/formats/iceberg/live-files.js';
 import {
   MAX_SCHEMA_DEPTH,
   parseTableMetadata,
 } from '../../../../../functions/core/formats/iceberg/metadata.js';
+import {
+  appliedDeleteOf,
+  deletesByDataFile,
+  readDeletedRows,
+} from '../../../../../functions/core/formats/iceberg/row-deletes.js';
 import {
   InvalidWhereError,
   MAX_WHERE_DEPTH,
   parseWhere,
 } from '../../../../../functions/core/formats/iceberg/where.js';
 import { memoryBudget, withMemoryBudget } from '../../../../../functions/core/memory-budget.js';
-import { gzipBomb } from '../../../../support/crafted-metadata.js';
+import { gzipBomb, withClaimedRows } from '../../../../support/crafted-metadata.js';
+import { copyFixtureTable } from './commit-harness.js';
 import { ICEBERG_FIXTURES } from './fixture-tables.js';
 
 const FIXTURE_METADATA = join(
@@ -155,5 +162,41 @@ describe('schemas and filters have depth limits', () => {
       literal: { kind: 'number', value: 1, text: '1' },
     });
     expect(longest.op).toBe('and');
+  });
+});
+
+describe('position-delete files are bounded before their rows are decoded', () => {
+  it('a delete file whose footer claims 10^9 rows is a MetadataTooLargeError naming it', async () => {
+    // Prepare: the fixture's first position-delete file, its footer rewritten to claim 10^9 rows
+    const copy = copyFixtureTable('spark_v2_position_deletes');
+    try {
+      const table = await loadTable(copy.store, copy.table);
+      const files = await readSnapshotFiles(copy.store, table);
+      const first = files.deleteFiles[0]?.entry.file.key as string;
+      writeFileSync(copy.file(first), withClaimedRows(readFileSync(copy.file(first)), 1_000_000_000n));
+      const byData = deletesByDataFile(files);
+      const targets = files.dataFiles
+        .filter((f) => byData.has(f.entry.file.path))
+        .map((f) => ({
+          dataPath: f.entry.file.path,
+          dataKey: f.entry.file.key,
+          recordCount: Number(f.entry.file.recordCount),
+          deletes: (byData.get(f.entry.file.path) ?? []).map(appliedDeleteOf),
+        }));
+
+      // Act
+      const err = await failure(() =>
+        withMemoryBudget(memoryBudget(512), () => readDeletedRows(copy.store, table.name, targets)),
+      );
+
+      // Assess
+      expect(err).toBeInstanceOf(MetadataTooLargeError);
+      expect(err.message).toContain(`position-delete file ${first} is too large for this process's memory`);
+      expect(err.message).toMatch(
+        /its footer claims 1000000000 rows, which would take more than the 128 MiB/,
+      );
+    } finally {
+      copy.remove();
+    }
   });
 });
