@@ -59,6 +59,16 @@ export interface MetadataLimits {
   readonly rowGroupDecodedBytes: number;
 }
 
+/**
+ * The V8 heap limit (`--max-old-space-size`, MB) a function of `memoryMb` runs with: three quarters of its memory,
+ * so the heap is collected, and at worst refused, before the Lambda runtime kills the process for its size, and the
+ * budget's shares (a quarter of the memory decoded) are shares of a heap that really has that room. Set by
+ * infra/node-function.ts.
+ */
+export function nodeHeapLimitMb(memoryMb: number): number {
+  return Math.floor(memoryMb * 0.75);
+}
+
 /** The largest inflation of a compressed metadata file (gzip, Avro deflate blocks) accepted, below its absolute cap. */
 export const MAX_INFLATION_RATIO = 200;
 /** Inflating to this many bytes is always accepted (a tiny file of a repetitive text legitimately compresses far). */
