@@ -83,6 +83,8 @@ export function checkDecodedSize(
       cause: err,
     });
   }
+  // Without the bytes, the footer's worst case proves nothing against the file: check again once it is fetched.
+  if (result.kind === 'needs-bytes') return true;
   const { worst } = result;
   if (worst.bytes > budget) {
     throw new UnsupportedInputError(
@@ -90,7 +92,7 @@ export function checkDecodedSize(
       `row group ${worst.rowGroup} could decode to ${describeBytes(worst.bytes)} (column ${worst.column} the most), more than the ${describeBytes(budget)} one row group may take in this process's memory; ${currentMemoryBudget().advice}, or rewrite the file with smaller row groups`,
     );
   }
-  return result.kind === 'needs-bytes';
+  return false;
 }
 
 /** {@link checkDecodedSize} of an input whose check was pending, with its whole bytes: once, before decoding. */

@@ -26,7 +26,10 @@ export interface DecodedBound {
 export type BoundResult =
   /** Every chunk was bounded; `worst` is the largest row group. */
   | { readonly kind: 'bounded'; readonly worst: DecodedBound }
-  /** Some chunk needs its dictionary page, which is in bytes the caller did not pass. */
+  /**
+   * Some chunk needs its dictionary page, which is in bytes the caller did not pass: `worst` is the footer's
+   * worst case then, an upper bound that proves nothing against the file until the bytes say more.
+   */
   | { readonly kind: 'needs-bytes'; readonly worst: DecodedBound };
 
 const DICTIONARY_ENCODINGS = new Set(['PLAIN_DICTIONARY', 'RLE_DICTIONARY']);
@@ -61,7 +64,7 @@ export function decodedRowGroupBounds(
       if (md === undefined) continue;
       const column = md.path_in_schema.join('.');
       let bound = footerBound(chunk, columns[i]?.typeLength);
-      if (bound > budget && usesDictionary(chunk)) {
+      if (bound > budget && variableLength(chunk) && usesDictionary(chunk)) {
         if (bytes === undefined) needsBytes = true;
         else bound = dictionaryBound(chunk, bytes);
       }
@@ -71,6 +74,11 @@ export function decodedRowGroupBounds(
     if (total > worst.bytes) worst = { rowGroup: index, bytes: total, column: largest.column };
   }
   return { kind: needsBytes ? 'needs-bytes' : 'bounded', worst };
+}
+
+/** BYTE_ARRAY: the values whose decoded length only the dictionary bounds (fixed widths are exact already). */
+function variableLength(chunk: ColumnChunk): boolean {
+  return chunk.meta_data?.type === 'BYTE_ARRAY';
 }
 
 function usesDictionary(chunk: ColumnChunk): boolean {
@@ -125,10 +133,7 @@ function dictionaryBound(chunk: ColumnChunk, bytes: Uint8Array): number {
     );
   const raw = bytes.subarray(end, end + compressedSize);
   const page = md.codec === 'UNCOMPRESSED' ? raw : decompress(md.codec, raw, pageSize);
-  const longest =
-    md.type === 'FIXED_LEN_BYTE_ARRAY'
-      ? Math.floor(page.length / Math.max(1, count))
-      : longestValue(page, count);
+  const longest = longestValue(page, count);
   return uncompressed + values * (longest + OFFSET_BYTES);
 }
 

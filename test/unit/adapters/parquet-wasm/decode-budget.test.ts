@@ -92,6 +92,36 @@ describe('decoded size is bounded before decoding', () => {
     expect(left).toEqual([]);
   });
 
+  it('compacts large files of ordinary dictionary columns (strings and integers) under 512 MB: their check waits for their bytes', async () => {
+    // Prepare: files past pre-flight's 64 KiB first read, whose footers alone cannot clear their dictionaries
+    const source = new MemoryObjectStore();
+    const target = new MemoryObjectStore();
+    const files: { key: string; size: number; etag: string }[] = [];
+    for (let f = 0; f < 2; f++) {
+      const bytes = await duck.parquet(
+        `SELECT (i % 500)::BIGINT AS code, 'session-' || ((i + ${f}) % 5000)::VARCHAR AS s, md5(i::VARCHAR) AS h FROM range(40000) t(i)`,
+      );
+      files.push({
+        key: `in/big-${f}.parquet`,
+        size: bytes.length,
+        ...(await source.put(`in/big-${f}.parquet`, bytes)),
+      });
+    }
+
+    // Act
+    const result = await withMemoryBudget(memoryBudget(512), () =>
+      rewriteGroup(
+        { source, target },
+        { groupId: 'g', files, expectedOutputFiles: 1 },
+        { outputKey: (i) => `out/${i}.parquet` },
+      ),
+    );
+
+    // Assess
+    expect(files.every((f) => f.size > 64 * 1024)).toBe(true);
+    expect(result.outputs.reduce((n, o) => n + o.rows, 0)).toBe(80_000);
+  });
+
   it('bounds an ordinary dictionary column by its longest value: 1,000,000 rows of 1,000 short strings', async () => {
     // Prepare
     const bytes = await duck.parquet(
