@@ -6,7 +6,7 @@ import pLimit from 'p-limit';
 import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
 import { exactSchemaSignature, schemaKeyOf } from '../../core/fingerprint/fingerprint.js';
 import { currentMemoryBudget, currentMetadataLimits, describeBytes } from '../../core/memory-budget.js';
-import { decodedRowGroupBounds } from '../../core/parquet/decoded-size.js';
+import { type DictionaryPages, decodedRowGroupBounds } from '../../core/parquet/decoded-size.js';
 import { type ParquetFooter, parseFooterWithMetadata, readFooterBytes } from '../../core/parquet/footer.js';
 import { type Int96Unit, logicalShapeOf } from '../../core/parquet/logical-schema.js';
 import type { ObjectStore } from '../../ports/object-store.js';
@@ -63,7 +63,7 @@ export interface CheckedInput {
 /**
  * Refuses an input any of whose row groups could decode to more than one row group may take in this process's
  * memory (a dictionary bomb: a 4 KB file whose 1 MiB string is referenced 1,500 times), before anything of it is
- * decoded; `bytes` is the whole file when the caller has it. Returns whether the check must be made again with the
+ * decoded; `bytes` is the whole file when the caller has it, or the dictionary pages it read by range. Returns whether the check must be made again with the
  * file's bytes (see `CheckedInput.decodeCheckPending`).
  * @throws UnsupportedInputError naming the file, the row group and the column (the compact step quarantines it).
  * @throws CorruptInputError when a dictionary page is not readable where the footer puts it.
@@ -72,7 +72,7 @@ export function checkDecodedSize(
   key: string,
   meta: FileMetaData,
   footer: Pick<ParquetFooter, 'columns'>,
-  bytes: Uint8Array | undefined,
+  bytes: Uint8Array | DictionaryPages | undefined,
 ): boolean {
   const budget = currentMetadataLimits().rowGroupDecodedBytes;
   let result: ReturnType<typeof decodedRowGroupBounds>;

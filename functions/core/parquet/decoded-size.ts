@@ -42,9 +42,22 @@ const FIXED_WIDTH: Readonly<Record<string, number>> = {
 };
 
 /**
+ * Dictionary pages read by ranged GETs instead of the whole file: each the bytes of one {@link ByteRange} of
+ * {@link dictionaryPageRanges}, keyed by the range's offset.
+ */
+export type DictionaryPages = ReadonlyMap<number, Uint8Array>;
+
+/** Bytes `offset` to `offset + length - 1` of a file. */
+export interface ByteRange {
+  readonly offset: number;
+  readonly length: number;
+}
+
+/**
  * The decoded-size bound of every row group of the file `meta` describes. Chunks whose footer bound already fits
- * `budget` are not looked at further; the others need their dictionary page, read from `bytes` (the whole file)
- * when given, else the result is `needs-bytes` (check again once the file is fetched).
+ * `budget` are not looked at further; the others need their dictionary page, read from `bytes` (the whole file, or
+ * the pages {@link dictionaryPageRanges} names) when given, else the result is `needs-bytes` (check again once the
+ * file is fetched).
  * @throws Error for a dictionary page that is not where the footer says or does not decompress (the caller names
  *   the file; the decoder would fail on it too).
  */
@@ -52,7 +65,7 @@ export function decodedRowGroupBounds(
   meta: FileMetaData,
   columns: readonly Pick<ParquetColumn, 'typeLength'>[],
   budget: number,
-  bytes?: Uint8Array,
+  bytes?: Uint8Array | DictionaryPages,
 ): BoundResult {
   let worst: DecodedBound = { rowGroup: 0, bytes: 0, column: '' };
   let needsBytes = false;
@@ -65,8 +78,9 @@ export function decodedRowGroupBounds(
       const column = md.path_in_schema.join('.');
       let bound = footerBound(chunk, columns[i]?.typeLength);
       if (bound > budget && variableLength(chunk) && usesDictionary(chunk)) {
-        if (bytes === undefined) needsBytes = true;
-        else bound = dictionaryBound(chunk, bytes);
+        const fromDictionary = bytes === undefined ? undefined : dictionaryBound(chunk, bytes);
+        if (fromDictionary === undefined) needsBytes = true;
+        else bound = fromDictionary;
       }
       total += bound;
       if (bound > largest.bytes) largest = { bytes: bound, column };
@@ -74,6 +88,40 @@ export function decodedRowGroupBounds(
     if (total > worst.bytes) worst = { rowGroup: index, bytes: total, column: largest.column };
   }
   return { kind: needsBytes ? 'needs-bytes' : 'bounded', worst };
+}
+
+/**
+ * Where the dictionary pages {@link decodedRowGroupBounds} needs are (the chunks the footer cannot clear), so a
+ * caller that does not hold the file reads only them: from the page's start to the chunk's first data page, or the
+ * whole chunk when its writer did not say where the dictionary page ends.
+ */
+export function dictionaryPageRanges(
+  meta: FileMetaData,
+  columns: readonly Pick<ParquetColumn, 'typeLength'>[],
+  budget: number,
+): ByteRange[] {
+  const ranges: ByteRange[] = [];
+  for (const group of meta.row_groups) {
+    for (const [i, chunk] of group.columns.entries()) {
+      const md = chunk.meta_data;
+      if (md === undefined || !variableLength(chunk) || !usesDictionary(chunk)) continue;
+      if (footerBound(chunk, columns[i]?.typeLength) <= budget) continue;
+      const start = dictionaryStart(chunk);
+      const dataOffset = Number(md.data_page_offset);
+      const length = start < dataOffset ? dataOffset - start : Number(md.total_compressed_size);
+      ranges.push({ offset: start, length });
+    }
+  }
+  return ranges;
+}
+
+/** Where a chunk's dictionary page starts: some writers leave dictionary_page_offset unset (or 0) and put it first at data_page_offset. */
+function dictionaryStart(chunk: ColumnChunk): number {
+  const md = chunk.meta_data;
+  if (md === undefined) return 0;
+  const dataOffset = Number(md.data_page_offset);
+  const dictOffset = md.dictionary_page_offset === undefined ? 0 : Number(md.dictionary_page_offset);
+  return dictOffset > 0 && dictOffset < dataOffset ? dictOffset : dataOffset;
 }
 
 /** BYTE_ARRAY: the values whose decoded length only the dictionary bounds (fixed widths are exact already). */
@@ -107,18 +155,18 @@ const DICTIONARY_PAGE = 2;
 
 /**
  * A dictionary-encoded chunk's bound from its dictionary page: every value at most as long as the longest in the
- * dictionary (values a data page falls back to PLAIN for are within the uncompressed pages, counted too).
+ * dictionary (values a data page falls back to PLAIN for are within the uncompressed pages, counted too). Undefined
+ * when `source` holds only other pages.
  */
-function dictionaryBound(chunk: ColumnChunk, bytes: Uint8Array): number {
+function dictionaryBound(chunk: ColumnChunk, source: Uint8Array | DictionaryPages): number | undefined {
   const md = chunk.meta_data;
   if (md === undefined) return 0;
   const values = Number(md.num_values);
   const uncompressed = Number(md.total_uncompressed_size);
-  const dataOffset = Number(md.data_page_offset);
-  const dictOffset = md.dictionary_page_offset === undefined ? 0 : Number(md.dictionary_page_offset);
-  // Some writers leave dictionary_page_offset unset (or 0) and put the dictionary first at data_page_offset.
-  const start = dictOffset > 0 && dictOffset < dataOffset ? dictOffset : dataOffset;
-  const { struct, end } = decodeStruct(bytes, start);
+  const start = dictionaryStart(chunk);
+  const bytes = source instanceof Uint8Array ? source : source.get(start);
+  if (bytes === undefined) return undefined;
+  const { struct, end } = decodeStruct(bytes, source instanceof Uint8Array ? start : 0);
   if (int(struct, 1) !== DICTIONARY_PAGE) {
     // No dictionary page where it should be: the footer's worst case stands.
     return uncompressed + values * (uncompressed + OFFSET_BYTES);

@@ -141,3 +141,78 @@ describe('decoded size is bounded before decoding', () => {
     expect(fromDictionary.worst.bytes).toBeGreaterThan(122_880 * 16);
   });
 });
+
+describe('stitched inputs are bounded before they are copied (verify decodes every stitched output)', () => {
+  /** Row groups of 10,000 rows count as large here, as in stitch.test.ts. */
+  const STITCH = { minRowGroupRows: 10_000, minRowGroupBytes: 64 * 1024 * 1024 };
+
+  /** An input pre-flight cannot hold whole (a column of hashes), in the target's codec, one 10,000-row row group. */
+  async function stitchable(select: string): Promise<Uint8Array> {
+    return duck.parquet(select, { compression: 'zstd', rowGroupSize: 10_000 });
+  }
+
+  async function rewriteStitching(inputs: Record<string, Uint8Array>, memoryMb: number) {
+    const source = new MemoryObjectStore();
+    const target = new MemoryObjectStore();
+    const files: { key: string; size: number; etag: string }[] = [];
+    for (const [key, bytes] of Object.entries(inputs))
+      files.push({ key, size: bytes.length, ...(await source.put(key, bytes)) });
+    const outcome = await withMemoryBudget(memoryBudget(memoryMb), () =>
+      rewriteGroup(
+        { source, target },
+        { groupId: 'g', files },
+        { outputKey: (i) => `out/${i}.parquet`, stitch: STITCH },
+      ),
+    ).then(
+      (result) => ({ result, err: undefined }),
+      (err: unknown) => ({ result: undefined, err }),
+    );
+    const left: string[] = [];
+    for await (const o of target.listAll('')) left.push(o.key);
+    return { ...outcome, left };
+  }
+
+  it('refuses a stitchable dictionary bomb (10,000 rows of one 8 KiB string) by name under 128 MB, writing nothing', async () => {
+    // Prepare: 80 MiB decoded, over the 32 MiB a row group may take in 128 MB; larger than pre-flight's first read
+    const select = (seed: number, long: boolean) =>
+      `SELECT i::BIGINT AS id, ${long ? "repeat('x', 8192)" : `'v' || (i % 100)::VARCHAR`} AS s, md5((i + ${seed})::VARCHAR) AS h FROM range(10000) t(i)`;
+    const good = await stitchable(select(0, false));
+    const bomb = await stitchable(select(1, true));
+
+    // Act
+    const { err, left } = await rewriteStitching({ 'in/good.parquet': good, 'in/bomb.parquet': bomb }, 128);
+
+    // Assess
+    expect(bomb.length).toBeGreaterThan(64 * 1024);
+    expect(err).toBeInstanceOf(UnsupportedInputError);
+    expect((err as UnsupportedInputError).key).toBe('in/bomb.parquet');
+    expect((err as UnsupportedInputError).reason).toMatch(
+      /^row group 0 could decode to 7\d\.\d MiB \(column s the most\), more than the 32\.0 MiB one row group may take/,
+    );
+    expect(left).toEqual([]);
+  });
+
+  it('still stitches large inputs of ordinary dictionary columns under 128 MB, their check made from the dictionary pages alone', async () => {
+    // Prepare: 2,000 distinct strings: the footer alone cannot clear them under 128 MB (any value could be the chunk)
+    const select = (seed: number) =>
+      `SELECT i::BIGINT AS id, 'session-' || ((i + ${seed}) % 2000)::VARCHAR AS s, md5((i + ${seed})::VARCHAR) AS h FROM range(10000) t(i)`;
+    const inputs = {
+      'in/a.parquet': await stitchable(select(0)),
+      'in/b.parquet': await stitchable(select(1)),
+    };
+
+    // Act
+    const { err, result } = await rewriteStitching(inputs, 128);
+
+    // Assess: copied, not re-encoded, with every row
+    expect(err).toBeUndefined();
+    expect(result?.outputs.reduce((n, o) => n + o.rows, 0)).toBe(20_000);
+    const fingerprint = result?.fingerprint as
+      | { segments?: { kind: string; sources: { key: string }[] }[] }
+      | undefined;
+    const segments = fingerprint?.segments;
+    expect(
+      segments?.filter((s) => s.kind === 'stitched-v1').flatMap((s) => s.sources.map((x) => x.key)),
+    ).toEqual(['in/a.parquet', 'in/b.parquet']);
+  });
+});
