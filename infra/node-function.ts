@@ -10,6 +10,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct, IConstruct } from 'constructs';
 import { ENGINE_NODE_OPTIONS } from '../functions/adapters/parquet-wasm/runtime.js';
+import { nodeHeapLimitMb } from '../functions/core/memory-budget.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -30,6 +31,9 @@ export interface ProjectFunctionOptions
    */
   readonly codeFiles?: Readonly<Record<string, string>>;
 }
+
+/** The memory Lambda gives a function that sets none. */
+const LAMBDA_DEFAULT_MEMORY_MB = 128;
 
 /** Lambda refuses a function whose environment variables (names and values) exceed 4 KB in total. */
 export const ENVIRONMENT_LIMIT_BYTES = 4096;
@@ -72,8 +76,14 @@ export function projectFunction(
     tracing: lambda.Tracing.ACTIVE,
     ...functionOptions,
     environment: {
-      // Parquet functions run the rewrite engine: its V8 flags bound their peak RSS (see runtime.ts).
-      NODE_OPTIONS: parquetWasm ? `--enable-source-maps ${ENGINE_NODE_OPTIONS}` : '--enable-source-maps',
+      // The heap limit is three quarters of the memory (nodeHeapLimitMb): V8 collects, and at worst fails by its
+      // own limit, before Lambda kills the function for its size; the memory budget's shares assume it. Parquet
+      // functions run the rewrite engine: its V8 flags bound their peak RSS (see runtime.ts).
+      NODE_OPTIONS: [
+        '--enable-source-maps',
+        `--max-old-space-size=${nodeHeapLimitMb(functionOptions.memorySize ?? LAMBDA_DEFAULT_MEMORY_MB)}`,
+        ...(parquetWasm ? [ENGINE_NODE_OPTIONS] : []),
+      ].join(' '),
       POWERTOOLS_SERVICE_NAME: 'lake-compactor',
       ...functionOptions.environment,
     },

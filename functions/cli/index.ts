@@ -14,11 +14,20 @@ import { checkWhereFields } from '../core/formats/iceberg/where.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import type { TableSnapshot } from '../core/formats/table-format.js';
 import { printable, printableLines } from '../core/keys.js';
+import { withMemoryBudget } from '../core/memory-budget.js';
 import { DEFAULT_PLAN_OPTIONS, type PlanSet, planPartitions } from '../core/planning.js';
 import { matchQuarantine } from '../core/quarantine.js';
 import { formatBytes, type PartitionProfile, profilePartition } from '../core/stats.js';
 import { type Clock, systemClock } from '../ports/clock.js';
-import { formatOption, positiveInteger, positiveNumber, tableNameOf, workRootOption } from './args.js';
+import {
+  cliMemoryBudget,
+  formatOption,
+  memoryMbArgument,
+  positiveInteger,
+  positiveNumber,
+  tableNameOf,
+  workRootOption,
+} from './args.js';
 import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
 import { checkRewriteChoices, registerCompactCommand, rewriteOptionsOf } from './compact.js';
 import { debugRequested, describeFailure, failureContext, requireParquetFiles, stackOf } from './errors.js';
@@ -254,7 +263,13 @@ export function buildProgram(io: CliIo): Command {
     .description('Small-file compaction and storage maintenance for Parquet data lakes on S3')
     .version(packageVersion(), '-V, --version', 'print the version of lake-compactor')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    // Read before commander runs (see cliMemoryBudget); declared here so it is documented and validated.
+    .option(
+      '--memory-mb <n>',
+      "memory the command may use, in MB (default: this machine's, at most Node's heap limit); table metadata larger than it allows is refused by name",
+      memoryMbArgument,
+    );
 
   addCatalogOptions(
     program
@@ -372,7 +387,8 @@ export async function run(argv: readonly string[], given: CliIo = processIo): Pr
   };
   const program = buildProgram(io);
   try {
-    await program.parseAsync([...argv], { from: 'user' });
+    // Every decoder of the table's metadata checks its limits against this command's memory budget.
+    await withMemoryBudget(cliMemoryBudget(argv), () => program.parseAsync([...argv], { from: 'user' }));
     return 0;
   } catch (err) {
     // Commander has printed its own message (or the help, or the version, which exit 0).

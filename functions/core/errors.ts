@@ -145,6 +145,35 @@ export class LeaseLostError extends CompactorError {}
 /** The group needs more memory than its budget allows (e.g. a sort without spilling). */
 export class MemoryBudgetExceededError extends CompactorError {}
 
+/**
+ * A table's metadata (a Delta log file or state, an Iceberg metadata file or manifest, a Parquet footer or row group)
+ * is larger than the memory of this process lets it decode: refused, by name, before it is decoded, instead of
+ * crashing the process. Its writer decides what the metadata holds, so a bomb (a few bytes claiming billions of
+ * records) and a table that outgrew the function look alike here; either way nothing was changed, and the message
+ * says how to give the process more memory and what the table's owner can do. Not retryable: a rerun with the same
+ * memory reads the same bytes.
+ */
+export class MetadataTooLargeError extends CompactorError {
+  constructor(
+    /** The object that was refused. */
+    readonly key: string,
+    /** What it is, for the message (`Iceberg manifest list`, `Delta checkpoint`). */
+    readonly what: string,
+    /** Why, with the figures. */
+    readonly reason: string,
+    /** How to give the process more memory (the entry point's words, see MemoryBudget.advice). */
+    advice: string,
+    /** What the table's owner can do instead, when there is something. */
+    remedy?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `${what} ${key} is too large for this process's memory: ${reason}. Nothing was changed; ${advice}${remedy === undefined ? '' : `, or ${remedy}`}.`,
+      options,
+    );
+  }
+}
+
 /** Returns the error's name when it is one of ours, for logs and Step Functions causes. */
 export function errorName(err: unknown): string {
   return err instanceof Error ? err.name : 'UnknownError';
@@ -282,6 +311,7 @@ export const ERROR_CLASSES = [
   UnsettledPartitionError,
   LeaseLostError,
   MemoryBudgetExceededError,
+  MetadataTooLargeError,
   RewriteStalledError,
   JournalConflictError,
   NotVerifiedError,

@@ -331,9 +331,11 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
   const groups: PlanGroup[] = planned.map((g, i) => {
     const bytes = sum(g.files.map((f) => f.size));
     // Rows the group holds for readers: a file's deleted rows are not among them (the rewrite drops them).
-    const rows = g.files.every((f) => f.rows !== undefined)
+    const total = g.files.every((f) => f.rows !== undefined)
       ? sum(g.files.map((f) => (f.rows ?? 0) - (f.deletes?.rows ?? 0)))
       : null;
+    // Footers' row counts are the writers' word: a sum past 2^53 is not a count this plan can carry, so unknown.
+    const rows = total !== null && Number.isSafeInteger(total) ? total : null;
     return {
       groupId: `g${String(i + 1).padStart(4, '0')}`,
       schemaFingerprint: g.fingerprint,

@@ -2,6 +2,7 @@
 // a missing or malformed variable fails the cold start with a message that names it.
 import { z } from 'zod';
 import { InvalidInputError } from '../core/errors.js';
+import { type MemoryBudget, memoryBudget } from '../core/memory-budget.js';
 import { DEFAULT_WORK_ROOT, workRootSchema } from '../core/workflow/layout.js';
 
 /**
@@ -36,3 +37,28 @@ export const baseEnvSchema = z.object({
    */
   WORK_ROOT: workRootSchema.default(DEFAULT_WORK_ROOT),
 });
+
+/** What Lambda tells a function about itself: its memory size (MB) and name. */
+const lambdaFunctionSchema = z.object({
+  AWS_LAMBDA_FUNCTION_MEMORY_SIZE: z.coerce.number().int().min(128).optional(),
+  AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).optional(),
+});
+
+/**
+ * The memory budget of this Lambda function (see core/memory-budget.ts), from the memory size Lambda sets in its
+ * environment, read once per cold start; undefined outside Lambda (a test importing a handler), where core assumes
+ * its default. Every decoder of untrusted metadata checks its limits against it, so a table too large for this
+ * function fails by name, saying which function to give more memory, instead of the runtime killing it.
+ */
+export function lambdaMemoryBudget(
+  env: Readonly<Record<string, string | undefined>>,
+): MemoryBudget | undefined {
+  const parsed = parseEnv(lambdaFunctionSchema, env as NodeJS.ProcessEnv);
+  const mb = parsed.AWS_LAMBDA_FUNCTION_MEMORY_SIZE;
+  if (mb === undefined) return undefined;
+  const name = parsed.AWS_LAMBDA_FUNCTION_NAME ?? 'this Lambda function';
+  return memoryBudget(
+    mb,
+    `raise the memory of Lambda function ${name} (now ${mb} MB; the LakeCompactor construct's memory props, see docs/configuration.md)`,
+  );
+}

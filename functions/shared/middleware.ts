@@ -5,7 +5,9 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import middy, { type MiddyfiedHandler } from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { type MemoryBudget, withMemoryBudget } from '../core/memory-budget.js';
 import { METRICS_NAMESPACE, METRICS_SERVICE, type MetricDatum } from '../core/metrics.js';
+import { lambdaMemoryBudget } from './env.js';
 
 /** Metric namespace of every lake-compactor function (dashboards and alarms key on it). */
 export { METRICS_NAMESPACE };
@@ -84,9 +86,16 @@ export function lambdaEntry<E, R>(
 ): MiddyfiedHandler<E, R, Error, Context> {
   const env = { ...process.env };
   const observability = createObservability(env.POWERTOOLS_SERVICE_NAME);
+  let budget: { readonly value: MemoryBudget | undefined } | undefined;
   let run: ((event: E, context: Context) => Promise<R>) | undefined;
   return withObservability(async (event: E, context: Context) => {
     run ??= create(env, observability);
-    return run(event, context);
+    // Every invocation runs under the function's memory budget (core/memory-budget.ts), read on the first event.
+    budget ??= { value: lambdaMemoryBudget(env) };
+    const invocation = run;
+    const { value } = budget;
+    return value === undefined
+      ? invocation(event, context)
+      : withMemoryBudget(value, () => invocation(event, context));
   }, observability);
 }

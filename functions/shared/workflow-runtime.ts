@@ -11,6 +11,7 @@ import { createDefaultS3Client } from '../adapters/open-store.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { formatForTable, type TableFormatName } from '../core/formats/index.js';
 import type { TableFormat } from '../core/formats/table-format.js';
+import { type MemoryBudget, withMemoryBudget } from '../core/memory-budget.js';
 import { resolveTablePolicy, type TableConfig } from '../core/table-config.js';
 import { journalManifestPrefix } from '../core/workflow/layout.js';
 import type { PartitionLeases } from '../core/workflow/ports.js';
@@ -18,7 +19,7 @@ import { type Clock, systemClock } from '../ports/clock.js';
 import type { Journal } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { Quarantine } from '../ports/quarantine.js';
-import { baseEnvSchema, parseEnv } from './env.js';
+import { baseEnvSchema, lambdaMemoryBudget, parseEnv } from './env.js';
 import { dynamoDbClientsByRegion, formatServices } from './format-services.js';
 import { icebergCatalogServices } from './iceberg-catalog-services.js';
 import { createObservability, type Observability, withObservability } from './middleware.js';
@@ -178,11 +179,16 @@ export function workflowEntry<R>(
   observability: Observability = createObservability(env.POWERTOOLS_SERVICE_NAME),
 ): ReturnType<typeof withObservability<unknown, R>> {
   let step: ((event: unknown) => Promise<R>) | undefined;
+  let budget: { readonly value: MemoryBudget | undefined } | undefined;
   return withObservability(async (event: unknown) => {
     observability.logger.appendKeys(correlationKeys(event));
     try {
       step ??= create(createWorkflowRuntime({ env }), observability);
-      return await step(event);
+      // The step runs under the function's memory budget (core/memory-budget.ts), read on the first event.
+      budget ??= { value: lambdaMemoryBudget(env) };
+      const run = step;
+      const { value } = budget;
+      return await (value === undefined ? run(event) : withMemoryBudget(value, () => run(event)));
     } catch (err) {
       if (err instanceof Error) observability.logger.error('step failed', err);
       else observability.logger.error('step failed', { error: String(err) });

@@ -15,7 +15,7 @@ import type { WrittenOutput } from '../../ports/parquet-engine.js';
 import type { OutputFingerprint } from './batch-hash.js';
 import { OrderedFetcher } from './fetch.js';
 import type { OutputHashKind } from './hash-output.js';
-import type { CheckedInput } from './preflight.js';
+import { type CheckedInput, checkDecodedSizeOf } from './preflight.js';
 import type { WriterSettings } from './wasm.js';
 import type { FromWorker, ToWorker } from './worker.js';
 import { releaseWorker, takeWorker } from './worker-pool.js';
@@ -175,6 +175,7 @@ async function runTask(worker: Worker, task: OutputTask, ctx: ParallelContext): 
     worker.postMessage(start);
     for (const [i, input] of task.inputs.entries()) {
       const bytes = await fetcher.take();
+      checkDecodedSizeOf(input, bytes);
       await ready;
       const owned = transferable(bytes);
       const first = task.inputStarts[i] as number;

@@ -5,6 +5,8 @@ import { type AsyncBuffer, type FileMetaData, parquetMetadata } from 'hyparquet'
 import pLimit from 'p-limit';
 import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
 import { exactSchemaSignature, runKeyOf, schemaKeyOf } from '../../core/fingerprint/fingerprint.js';
+import { currentMemoryBudget, currentMetadataLimits, describeBytes } from '../../core/memory-budget.js';
+import { type DictionaryPages, decodedRowGroupBounds } from '../../core/parquet/decoded-size.js';
 import { type ParquetFooter, parseFooterWithMetadata, readFooterBytes } from '../../core/parquet/footer.js';
 import { type Int96Unit, logicalShapeOf } from '../../core/parquet/logical-schema.js';
 import type { ObjectStore } from '../../ports/object-store.js';
@@ -55,6 +57,54 @@ export interface CheckedInput {
   readonly reshaped?: boolean;
   /** Rows the rewrite keeps: the footer's minus the file's deleted rows (`file.deleted`). */
   readonly liveRows: number;
+  /**
+   * Whether its decoded size could not be bounded from the footer and the bytes pre-flight had (a large file with a
+   * dictionary whose values may be long): the rewrite checks it (`checkDecodedSize`) once it has fetched the file,
+   * before decoding it. Absent: false.
+   */
+  readonly decodeCheckPending?: boolean;
+}
+
+/**
+ * Refuses an input any of whose row groups could decode to more than one row group may take in this process's
+ * memory (a dictionary bomb: a 4 KB file whose 1 MiB string is referenced 1,500 times), before anything of it is
+ * decoded; `bytes` is the whole file when the caller has it, or the dictionary pages it read by range. Returns whether the check must be made again with the
+ * file's bytes (see `CheckedInput.decodeCheckPending`).
+ * @throws UnsupportedInputError naming the file, the row group and the column (the compact step quarantines it).
+ * @throws CorruptInputError when a dictionary page is not readable where the footer puts it.
+ */
+export function checkDecodedSize(
+  key: string,
+  meta: FileMetaData,
+  footer: Pick<ParquetFooter, 'columns'>,
+  bytes: Uint8Array | DictionaryPages | undefined,
+): boolean {
+  const budget = currentMetadataLimits().rowGroupDecodedBytes;
+  let result: ReturnType<typeof decodedRowGroupBounds>;
+  try {
+    result = decodedRowGroupBounds(meta, footer.columns, budget, bytes);
+  } catch (err) {
+    throw new CorruptInputError(key, `a dictionary page cannot be read (${(err as Error).message})`, {
+      cause: err,
+    });
+  }
+  // Without the bytes, the footer's worst case proves nothing against the file: check again once it is fetched.
+  if (result.kind === 'needs-bytes') return true;
+  const { worst } = result;
+  if (worst.bytes > budget) {
+    throw new UnsupportedInputError(
+      key,
+      `row group ${worst.rowGroup} could decode to ${describeBytes(worst.bytes)} (column ${worst.column} the most), more than the ${describeBytes(budget)} one row group may take in this process's memory; ${currentMemoryBudget().advice}, or rewrite the file with smaller row groups`,
+    );
+  }
+  return false;
+}
+
+/** {@link checkDecodedSize} of an input whose check was pending, with its whole bytes: once, before decoding. */
+export function checkDecodedSizeOf(input: CheckedInput, bytes: Uint8Array): void {
+  if (input.decodeCheckPending !== true) return;
+  const { footer, metadata } = parseFooterWithMetadata(input.file.key, bytes.length, bytes);
+  checkDecodedSize(input.file.key, metadata, footer, bytes);
 }
 
 export interface PreflightOptions {
@@ -379,6 +429,7 @@ export async function preflight(
         bytesRead += tail.length;
         const checked = checkOne(file, footer, meta, options.int96);
         const whole = tail.length === file.size ? tail : undefined;
+        const decodeCheckPending = checkDecodedSize(file.key, meta, footer, whole);
         let int96Units: Record<string, Int96Unit> = {};
         if (checked.int96Columns.length > 0) {
           // The unit of each INT96 column is the file's values' choice (see readInt96), and the output
@@ -423,6 +474,7 @@ export async function preflight(
           schemaKey: trial.schemaKey,
           runKey: trial.runKey,
           reshaped: trial.reshaped,
+          ...(decodeCheckPending && { decodeCheckPending }),
         };
       }),
     ),

@@ -11,7 +11,7 @@ import { keptPieces } from './deletes.js';
 import { OrderedFetcher } from './fetch.js';
 import { convertBatch, readInt96 } from './int96.js';
 import { withRowLineage } from './lineage.js';
-import type { CheckedInput } from './preflight.js';
+import { type CheckedInput, checkDecodedSizeOf } from './preflight.js';
 import type { RewriteSettings } from './settings.js';
 import { decodeBatches, decodeError, pw } from './wasm.js';
 
@@ -38,6 +38,7 @@ function packable(input: CheckedInput, batchRows: number, packBytes: number): bo
     input.file.deleted === undefined &&
     input.file.rowLineage === undefined &&
     input.int96Columns.length === 0 &&
+    input.decodeCheckPending !== true &&
     input.footer.rows < batchRows &&
     input.file.size <= packBytes / 2
   );
@@ -230,6 +231,7 @@ export class InputReader {
     let decodedRows = 0;
     let keptRows = 0;
     assertParquetMagic(key, bytes);
+    checkDecodedSizeOf(input, bytes);
     const micros =
       input.int96Columns.length > 0 ? await readInt96(key, bytes, input.int96Columns) : undefined;
     const lineage = input.file.rowLineage;

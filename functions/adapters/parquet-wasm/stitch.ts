@@ -5,6 +5,9 @@
 import pLimit from 'p-limit';
 import { CorruptInputError, VerificationError } from '../../core/errors.js';
 import type { StitchedSegment } from '../../core/fingerprint/stitched.js';
+import { currentMetadataLimits } from '../../core/memory-budget.js';
+import { dictionaryPageRanges } from '../../core/parquet/decoded-size.js';
+import { parseFooterWithMetadata } from '../../core/parquet/footer.js';
 import {
   auxSpanOf,
   type FileRegion,
@@ -19,7 +22,7 @@ import {
 } from '../../core/parquet/stitch.js';
 import type { ComposedPiece, ObjectStore } from '../../ports/object-store.js';
 import type { InputFile, RewriteGroup, RewriteIo } from '../../ports/parquet-engine.js';
-import type { CheckedInput, PreflightResult } from './preflight.js';
+import { type CheckedInput, checkDecodedSize, type PreflightResult } from './preflight.js';
 import type { InputReader } from './read.js';
 import type { OutputSequence } from './roll-over.js';
 import type { RewriteSettings } from './settings.js';
@@ -76,11 +79,47 @@ async function footerBytes(store: ObjectStore, file: InputFile): Promise<Uint8Ar
 }
 
 /**
+ * The decoded-size check pre-flight left pending for a stitch candidate (a large file with a dictionary the footer
+ * cannot clear), made from its dictionary pages alone (ranged GETs): a stitched input is never decoded by the
+ * rewrite, but verify decodes every stitched output, so a dictionary bomb copied unchecked would stop verify (or
+ * the function) instead of being quarantined. Returns the bytes read, or `undefined` when the pages are not where
+ * a ranged read can bound them (past the row-group budget, or outside the file's data): the candidate is then
+ * re-encoded, whose read checks the whole file before decoding it.
+ * @throws UnsupportedInputError naming file, row group and column when a row group could decode past the budget.
+ */
+async function checkPendingDecodedSize(
+  store: ObjectStore,
+  input: CheckedInput,
+  metadata: Uint8Array,
+): Promise<number | undefined> {
+  if (input.decodeCheckPending !== true) return 0;
+  const { key, size } = input.file;
+  const tail = new Uint8Array(metadata.length + 8);
+  tail.set(metadata);
+  new DataView(tail.buffer).setUint32(metadata.length, metadata.length, true);
+  tail.set(PARQUET_MAGIC, metadata.length + 4);
+  const { footer, metadata: meta } = parseFooterWithMetadata(key, size, tail);
+  const budget = currentMetadataLimits().rowGroupDecodedBytes;
+  const ranges = dictionaryPageRanges(meta, footer.columns, budget);
+  const dataEnd = size - 8 - metadata.length;
+  const total = ranges.reduce((n, r) => n + r.length, 0);
+  if (total > budget || ranges.some((r) => r.offset < 4 || r.length <= 0 || r.offset + r.length > dataEnd))
+    return undefined;
+  const pages = new Map<number, Uint8Array>();
+  for (const r of ranges) pages.set(r.offset, await store.getRange(key, r.offset, r.offset + r.length - 1));
+  return checkDecodedSize(key, meta, footer, pages) ? undefined : total;
+}
+
+const PARQUET_MAGIC = new TextEncoder().encode('PAR1');
+
+/**
  * Decides which inputs are stitched and into which outputs. Candidates: every row group at or above the
  * thresholds (from the footers pre-flight read), no INT96 column nor any other physical form rewritten
  * (schema fidelity `logical`), rows kept in order (no sort), nothing
  * but known fields on the input. A candidate whose footer then shows another codec, an encoding the target
- * does not write, version-2 pages or unusable offsets is re-encoded (`refused` says why).
+ * does not write, version-2 pages or unusable offsets is re-encoded (`refused` says why), and so is one whose
+ * pending decoded-size check its dictionary pages cannot settle; one they prove a dictionary bomb is refused by name
+ * (see `checkPendingDecodedSize`).
  *
  * Outputs: consecutive stitched inputs with one stitch key, balanced like the re-encoded outputs — the
  * fewest outputs of at most the target size (by input bytes; copied bytes do not shrink), inputs whole.
@@ -123,6 +162,13 @@ export async function planStitching(
           );
           bytesRead += header.length;
           refusal = stitchRefusal(source, target, pageTypeOf(header));
+        }
+        if (refusal === undefined) {
+          const checked = await checkPendingDecodedSize(store, input, metadata);
+          if (checked === undefined)
+            refusal =
+              'its decoded size cannot be bounded from its dictionary pages alone (checked when it is read whole)';
+          else bytesRead += checked;
         }
         if (refusal !== undefined) refused.set(input.file.key, refusal);
         return { input, source, metadata };

@@ -5,6 +5,11 @@ import { createHash } from 'node:crypto';
 import { type FileMetaData, parquetMetadata } from 'hyparquet';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { CorruptInputError, ObjectNotFoundError, UnsupportedInputError } from '../errors.js';
+import {
+  currentMemoryBudget,
+  currentMetadataLimits,
+  describeBytes as describeSize,
+} from '../memory-budget.js';
 import { keyValueGroupingOf, keyValueRecord } from './key-value.js';
 import {
   leafColumns,
@@ -109,6 +114,25 @@ function assertTrailingMagic(key: string, tail: Uint8Array): void {
   );
 }
 
+/**
+ * Refuses a footer longer than the memory budget lets one footer be (it is read and parsed whole before any page):
+ * as an unreadable footer, so planning skips that file by name and compacts the others.
+ */
+function checkFooterLength(key: string, metadataLength: number): void {
+  const max = currentMetadataLimits().footerBytes;
+  if (metadataLength > max) {
+    throw new CorruptInputError(
+      key,
+      `its footer claims ${describeSize(metadataLength)}, more than the ${describeSize(max)} one footer may have in this process's memory (${currentMemoryBudget().advice})`,
+    );
+  }
+}
+
+/** A data page header takes at least this many bytes (page type, both sizes, the data page header's fields). */
+const MIN_PAGE_BYTES = 8;
+/** A page header's `num_values` is an i32: no page holds more values. */
+const MAX_PAGE_VALUES = 2 ** 31 - 1;
+
 function toSafeNumber(key: string, value: bigint | number | undefined, what: string): number {
   if (value === undefined) throw new CorruptInputError(key, `the footer has no ${what}`);
   const n = typeof value === 'bigint' ? value : BigInt(value);
@@ -200,6 +224,7 @@ export function parseFooterWithMetadata(
     );
   }
   const footerStart = size - 8 - metadataLength;
+  checkFooterLength(key, metadataLength);
 
   let meta: FileMetaData;
   try {
@@ -229,6 +254,7 @@ export function parseFooterWithMetadata(
       );
     }
     let chunkBytes = 0;
+    let smallestChunk = Number.POSITIVE_INFINITY;
     for (const chunk of group.columns) {
       const md = chunk.meta_data;
       if (md === undefined) {
@@ -247,9 +273,21 @@ export function parseFooterWithMetadata(
         );
       }
       chunkBytes += compressed;
+      smallestChunk = Math.min(smallestChunk, compressed);
+    }
+    const rows = toSafeNumber(key, group.num_rows, `row count of row group ${index}`);
+    // Every row has a value (or a null) in every column chunk, a chunk's pages each hold at most 2^31 − 1 values
+    // and take at least MIN_PAGE_BYTES: a count beyond that is a lie (a footer claiming 2^53 − 1 rows), which must
+    // be an unreadable footer of that one file, not a plan whose sums overflow.
+    const possible = Math.ceil(smallestChunk / MIN_PAGE_BYTES) * MAX_PAGE_VALUES;
+    if (group.columns.length > 0 && rows > possible) {
+      throw new CorruptInputError(
+        key,
+        `row group ${index} claims ${rows} rows, more than its ${smallestChunk}-byte column chunk can hold (${possible} at most), so the footer's row count is not plausible`,
+      );
     }
     return {
-      rows: toSafeNumber(key, group.num_rows, `row count of row group ${index}`),
+      rows,
       totalByteSize: toSafeNumber(key, group.total_byte_size, `byte size of row group ${index}`),
       compressedBytes:
         group.total_compressed_size === undefined
@@ -347,6 +385,7 @@ export async function readFooterBytes(store: FooterSource, key: string, size?: n
     );
   }
 
+  checkFooterLength(key, metadataLength);
   const needed = metadataLength + 8;
   if (needed <= first.length) return { size: fileSize, tail: first };
 

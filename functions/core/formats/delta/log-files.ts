@@ -93,12 +93,12 @@ export function completeCheckpoints(files: readonly LogFile[]): CompleteCheckpoi
   }
   const complete: CompleteCheckpoint[] = [];
   for (const g of groups.values()) {
-    const names: string[] = [];
-    for (let p = 1; p <= g.parts; p += 1) {
-      const name = g.names.get(p);
-      if (name !== undefined) names.push(name);
-    }
-    if (names.length === g.parts) complete.push({ version: g.version, names, v2: g.v2 });
+    // Completeness over the parts actually listed, never by counting to the number the name claims: a 0-byte file
+    // named `….0000000001.9999999999.parquet` would otherwise cost 10^10 iterations on every read of the log.
+    if (g.names.size !== g.parts) continue;
+    const parts = [...g.names.keys()].sort((a, b) => a - b);
+    if (parts.some((p, i) => p !== i + 1)) continue;
+    complete.push({ version: g.version, names: parts.map((p) => g.names.get(p) as string), v2: g.v2 });
   }
   return complete.sort((a, b) => b.version - a.version || (a.names[0] ?? '').localeCompare(b.names[0] ?? ''));
 }

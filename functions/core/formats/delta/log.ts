@@ -3,8 +3,16 @@
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { ObjectStore } from '../../../ports/object-store.js';
-import { ObjectNotFoundError } from '../../errors.js';
+import { MetadataTooLargeError, ObjectNotFoundError } from '../../errors.js';
 import { KeyOutsideTableError, keyUnderRoot, type RootedKey } from '../../keys.js';
+import {
+  currentMemoryBudget,
+  currentMetadataLimits,
+  DELTA_ACTION_HEAP_BYTES,
+  describeBytes,
+  type MetadataLimits,
+  readWithin,
+} from '../../memory-budget.js';
 import {
   type AddAction,
   type CommitInfoAction,
@@ -16,7 +24,7 @@ import {
   type RemoveAction,
   type TxnAction,
 } from './actions.js';
-import { readParquetRecords } from './checkpoint-parquet.js';
+import { parquetRowGroups, readParquetRowGroup } from './checkpoint-parquet.js';
 import { deletionVectorRelativePath } from './dv-paths.js';
 import { DeltaFeatureNotSupportedError, DeltaLogError } from './errors.js';
 import {
@@ -157,11 +165,16 @@ export async function readDeltaSnapshot(
     new DeltaLogError(root, reason, cause === undefined ? undefined : { cause });
 
   const files: LogFile[] = [];
+  /** Listed sizes by name: each file is checked against the memory budget before it is read. */
+  const sizes = new Map<string, number>();
   for await (const object of store.listAll(logPrefix)) {
     const name = object.key.slice(logPrefix.length);
     if (name.includes('/')) continue; // .tmp/, _sidecars/, _staged_commits/: not log entries by themselves
     const file = classifyLogFile(name);
-    if (file !== undefined) files.push(file);
+    if (file !== undefined) {
+      files.push(file);
+      sizes.set(name, object.size);
+    }
   }
   const commits = new Set(files.flatMap((f) => (f.kind === 'commit' ? [f.version] : [])));
   const checkpoints = completeCheckpoints(files);
@@ -200,23 +213,41 @@ export async function readDeltaSnapshot(
   const decode = (path: string): string => decodeLogPath(path, fail);
   const replay = new LogReplay(decode, (reason) => fail(reason));
   const limit = pLimit(options.concurrency ?? 16);
+  const bounds = new StateBounds(root, logPrefix, currentMetadataLimits());
+  for (const name of [
+    ...(checkpoint?.names ?? []),
+    ...Array.from({ length: target - start + 1 }, (_, i) => commitFileName(start + i)),
+  ])
+    bounds.checkFileSize(name, sizes.get(name) ?? 0);
 
   if (checkpoint !== undefined) {
-    const actions = await readCheckpoint(store, logPrefix, checkpoint, limit, fail);
-    replay.applyCommit(actions, `checkpoint ${checkpoint.names[0] ?? checkpoint.version}`);
+    await applyCheckpoint(store, logPrefix, checkpoint, replay, bounds, fail);
   }
-  const commitActions = await Promise.all(
-    Array.from({ length: target - start + 1 }, (_, i) =>
-      limit(() => readCommit(store, `${logPrefix}${commitFileName(start + i)}`, fail)),
-    ),
-  );
+  // Commits are read concurrently but applied in order, a window at a time of at most the budget's file size in
+  // listed bytes: the commits after a checkpoint are never all held at once.
   let commitInfo: CommitInfoAction | undefined;
-  commitActions.forEach((actions, i) => {
-    replay.applyCommit(actions, `commit ${commitFileName(start + i)}`);
-    if (start + i === target) {
-      for (const action of actions) if (action.kind === 'commitInfo') commitInfo = action.commitInfo;
+  for (let from = start; from <= target; ) {
+    let to = from;
+    let bytes = sizes.get(commitFileName(from)) ?? 0;
+    while (to < target && bytes + (sizes.get(commitFileName(to + 1)) ?? 0) <= bounds.limits.fileBytes) {
+      to += 1;
+      bytes += sizes.get(commitFileName(to)) ?? 0;
     }
-  });
+    const window = await Promise.all(
+      Array.from({ length: to - from + 1 }, (_, i) =>
+        limit(() => readCommit(store, `${logPrefix}${commitFileName(from + i)}`, fail)),
+      ),
+    );
+    window.forEach((actions, i) => {
+      replay.applyCommit(actions, `commit ${commitFileName(from + i)}`);
+      if (from + i === target) {
+        for (const action of actions) if (action.kind === 'commitInfo') commitInfo = action.commitInfo;
+      }
+    });
+    bounds.checkState(replay, commitFileName(to));
+    from = to + 1;
+  }
+  bounds.checkStats(replay);
 
   if (replay.protocol === undefined) throw fail(`no protocol action at or below version ${target}`);
   if (replay.metadata === undefined) throw fail(`no metaData action at or below version ${target}`);
@@ -311,12 +342,19 @@ export async function readCommitActions(
   const key = `${root}_delta_log/${commitFileName(version)}`;
   const fail = (reason: string, cause?: unknown): DeltaLogError =>
     new DeltaLogError(root, reason, cause === undefined ? undefined : { cause });
+  let bytes: Uint8Array;
   try {
-    return await readCommit(store, key, fail);
+    bytes = await store.get(key);
   } catch (err) {
     if (err instanceof ObjectNotFoundError) return undefined;
     throw err;
   }
+  // Nothing sized this commit beforehand (it is read because it won a race): check it before it is decoded.
+  new StateBounds(root, `${root}_delta_log/`, currentMetadataLimits()).checkFileSize(
+    commitFileName(version),
+    bytes.length,
+  );
+  return parseJsonLines(new TextDecoder().decode(bytes), key, fail);
 }
 
 async function readCommit(
@@ -344,68 +382,197 @@ function parseJsonLines(
   return actions;
 }
 
+/** What the table's owner can do when its state is too large for this process's memory. */
+const STATE_REMEDY =
+  "have the table's owner compact it (OPTIMIZE) so it has fewer live files, and keep fewer tombstones (a shorter delta.deletedFileRetentionDuration, then a new checkpoint)";
+/** What the table's owner can do when the commits since its last checkpoint are too large to read. */
+const COMMITS_REMEDY = "have the table's owner write a checkpoint (the commits before it are then not read)";
+
+/** Bytes of `stats` text per live file counted in DELTA_ACTION_HEAP_BYTES; longer stats are parsed at a cost. */
+const STATS_INCLUDED_CHARS = 1024;
+/** Heap bytes per character of stats text beyond that, once the file's stats are parsed (objects, keys, values). */
+const STATS_HEAP_PER_CHAR = 4;
+
 /**
- * Every action of a checkpoint: all parts of a multi-part one; for a V2 checkpoint also the add/remove actions of
- * its sidecars (`_delta_log/_sidecars/`), which hold the file actions the top-level file only points to.
+ * The memory budget's bounds on one table state, checked as it is read: each log file's listed size before it is
+ * fetched, a checkpoint's row count before it is decoded, the live actions after each piece, and the stats the
+ * snapshot will parse. Each refusal is a MetadataTooLargeError naming the file and the table.
  */
-async function readCheckpoint(
+class StateBounds {
+  private checkpointRows = 0;
+  constructor(
+    private readonly root: string,
+    private readonly logPrefix: string,
+    readonly limits: MetadataLimits,
+  ) {}
+
+  private tooLarge(name: string, reason: string, remedy: string): MetadataTooLargeError {
+    return new MetadataTooLargeError(
+      `${this.logPrefix}${name}`,
+      `Delta table ${this.root || '(store root)'}: ${name === '' ? 'the state read from' : 'log file'}`,
+      reason,
+      currentMemoryBudget().advice,
+      remedy,
+    );
+  }
+
+  checkFileSize(name: string, size: number): void {
+    if (size > this.limits.fileBytes) {
+      throw this.tooLarge(
+        name,
+        `it has ${describeBytes(size)}, more than the ${describeBytes(this.limits.fileBytes)} one log file may have`,
+        name.includes('.checkpoint.') ? STATE_REMEDY : COMMITS_REMEDY,
+      );
+    }
+  }
+
+  /** A checkpoint's rows, counted over its parts and sidecars, before they are decoded. */
+  addCheckpointRows(name: string, rows: number): void {
+    this.checkpointRows += rows;
+    if (this.checkpointRows > this.limits.deltaActions) {
+      throw this.tooLarge(
+        name,
+        `the checkpoint holds ${this.checkpointRows} or more actions, more than the ${this.limits.deltaActions} a table state may hold here (${DELTA_ACTION_HEAP_BYTES} bytes each in ${describeBytes(this.limits.decodedBytes)})`,
+        STATE_REMEDY,
+      );
+    }
+  }
+
+  checkState(replay: LogReplay, after: string): void {
+    if (replay.size > this.limits.deltaActions) {
+      throw this.tooLarge(
+        after,
+        `after it the table state holds ${replay.size} actions (live files, tombstones, transactions), more than the ${this.limits.deltaActions} it may hold here (${DELTA_ACTION_HEAP_BYTES} bytes each in ${describeBytes(this.limits.decodedBytes)})`,
+        STATE_REMEDY,
+      );
+    }
+  }
+
+  /** The live files' stats, which the snapshot parses one by one, fit what is left of the budget. */
+  checkStats(replay: LogReplay): void {
+    let extra = 0;
+    let longest = '';
+    for (const [, add] of replay.live) {
+      const over = (add.stats?.length ?? 0) - STATS_INCLUDED_CHARS;
+      if (over > 0) {
+        extra += over * STATS_HEAP_PER_CHAR;
+        if (longest === '') longest = add.path;
+      }
+    }
+    const total = replay.size * DELTA_ACTION_HEAP_BYTES + extra;
+    if (total > this.limits.decodedBytes) {
+      throw this.tooLarge(
+        '',
+        `its live files' stats would take about ${describeBytes(total)} parsed (e.g. the stats of ${longest}), more than the ${describeBytes(this.limits.decodedBytes)} a table state may take here`,
+        "have the table's owner collect stats on fewer columns (delta.dataSkippingNumIndexedCols) and checkpoint it",
+      );
+    }
+  }
+}
+
+/**
+ * Applies a checkpoint to the (empty) replay piece by piece: each part (and its row groups one at a time), then
+ * for a V2 checkpoint the add/remove actions of its sidecars (`_delta_log/_sidecars/`), which hold the file
+ * actions the top-level file only points to. Nothing of it is decoded before its size and row count are checked.
+ */
+async function applyCheckpoint(
   store: ObjectStore,
   logPrefix: string,
   checkpoint: CompleteCheckpoint,
-  limit: ReturnType<typeof pLimit>,
+  replay: LogReplay,
+  bounds: StateBounds,
   fail: (reason: string, cause?: unknown) => DeltaLogError,
-): Promise<DeltaAction[]> {
-  const parts = await Promise.all(
-    checkpoint.names.map((name) => limit(() => readActionFile(store, `${logPrefix}${name}`, fail))),
-  );
-  const actions = parts.flat();
-  const sidecars = actions.flatMap((a) => (a.kind === 'sidecar' ? [a.sidecar.path] : []));
-  const sidecarActions = await Promise.all(
-    sidecars.map((path) =>
-      limit(async () => {
-        if (ABSOLUTE_URI.test(path))
-          throw fail(
-            `sidecar ${path} is an absolute URI; only sidecars inside _delta_log/_sidecars/ are read`,
-          );
-        const built = keyUnderRoot(`${logPrefix}_sidecars`, decodeLogPath(path, fail));
-        if ('refused' in built)
-          throw new KeyOutsideTableError(
-            logPrefix.slice(0, -'_delta_log/'.length) || '(store root)',
-            path,
-            `${built.refused} (sidecars lie in _delta_log/_sidecars/)`,
-            `the V2 checkpoint ${checkpoint.names[0] ?? checkpoint.version}`,
-          );
-        const key = built.key;
-        const fileActions = await readActionFile(store, key, fail);
-        const other = fileActions.find((a) => a.kind !== 'add' && a.kind !== 'remove');
-        if (other !== undefined)
-          throw fail(`sidecar ${key} holds a ${other.kind} action; sidecars may hold only add and remove`);
-        return fileActions;
-      }),
-    ),
-  );
-  return [...actions, ...sidecarActions.flat()];
+): Promise<void> {
+  const label = `checkpoint ${checkpoint.names[0] ?? checkpoint.version}`;
+  const sidecars: string[] = [];
+  for (const name of checkpoint.names) {
+    await forEachActionPiece(store, `${logPrefix}${name}`, name, bounds, fail, (actions) => {
+      for (const a of actions) if (a.kind === 'sidecar') sidecars.push(a.sidecar.path);
+      replay.applyCheckpointPiece(actions, label);
+      bounds.checkState(replay, name);
+    });
+  }
+  for (const path of sidecars) {
+    if (ABSOLUTE_URI.test(path))
+      throw fail(`sidecar ${path} is an absolute URI; only sidecars inside _delta_log/_sidecars/ are read`);
+    const built = keyUnderRoot(`${logPrefix}_sidecars`, decodeLogPath(path, fail));
+    if ('refused' in built)
+      throw new KeyOutsideTableError(
+        logPrefix.slice(0, -'_delta_log/'.length) || '(store root)',
+        path,
+        `${built.refused} (sidecars lie in _delta_log/_sidecars/)`,
+        `the V2 checkpoint ${checkpoint.names[0] ?? checkpoint.version}`,
+      );
+    const name = built.key.slice(logPrefix.length);
+    await forEachActionPiece(store, built.key, name, bounds, fail, (actions) => {
+      const other = actions.find((a) => a.kind !== 'add' && a.kind !== 'remove');
+      if (other !== undefined)
+        throw fail(
+          `sidecar ${logPrefix}${name} holds a ${other.kind} action; sidecars may hold only add and remove`,
+        );
+      replay.applyCheckpointPiece(actions, label);
+      bounds.checkState(replay, name);
+    });
+  }
 }
 
-/** A JSON-lines or Parquet file of actions, by its name. */
-async function readActionFile(
+/**
+ * The actions of a JSON-lines or Parquet file of actions (by its name), handed to `use` a piece at a time: a JSON
+ * file whole, a Parquet file one row group at a time once its footer's row count passed the budget. A sidecar,
+ * which the listing does not size, is read with at most the budget's file size.
+ */
+async function forEachActionPiece(
   store: ObjectStore,
   key: string,
+  name: string,
+  bounds: StateBounds,
   fail: (reason: string, cause?: unknown) => DeltaLogError,
-): Promise<DeltaAction[]> {
-  const bytes = await store.get(key);
-  if (key.endsWith('.json')) return parseJsonLines(new TextDecoder().decode(bytes), key, fail);
-  let rows: Record<string, unknown>[];
+  use: (actions: DeltaAction[]) => void,
+): Promise<void> {
+  const bytes = name.startsWith('_sidecars/')
+    ? await readWithin(
+        store,
+        key,
+        bounds.limits.fileBytes,
+        `Delta sidecar of ${logPrefixOf(key)}`,
+        STATE_REMEDY,
+      )
+    : await store.get(key);
+  if (key.endsWith('.json')) {
+    use(parseJsonLines(new TextDecoder().decode(bytes), key, fail));
+    return;
+  }
+  let groups: ReturnType<typeof parquetRowGroups>;
   try {
-    rows = await readParquetRecords(bytes);
+    groups = parquetRowGroups(bytes);
   } catch (err) {
     throw fail(`${key} is not a readable Parquet checkpoint (${describe(err)})`, err);
   }
-  try {
-    return rows.flatMap((row) => parseActions(row));
-  } catch (err) {
-    throw fail(`${key} holds a malformed action (${describe(err)})`, err);
+  bounds.addCheckpointRows(
+    name,
+    groups.rows.reduce((a, b) => a + b, 0),
+  );
+  for (let i = 0; i < groups.rows.length; i++) {
+    let rows: Record<string, unknown>[];
+    try {
+      rows = await readParquetRowGroup(groups, i);
+    } catch (err) {
+      throw fail(`${key} is not a readable Parquet checkpoint (${describe(err)})`, err);
+    }
+    let actions: DeltaAction[];
+    try {
+      actions = rows.flatMap((row) => parseActions(row));
+    } catch (err) {
+      throw fail(`${key} holds a malformed action (${describe(err)})`, err);
+    }
+    use(actions);
   }
+}
+
+/** `t/_delta_log/` of a key inside it, for messages. */
+function logPrefixOf(key: string): string {
+  const at = key.indexOf('_delta_log/');
+  return at < 0 ? key : key.slice(0, at + '_delta_log/'.length);
 }
 
 function toMetadata(

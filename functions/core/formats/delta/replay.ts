@@ -61,6 +61,33 @@ export class LogReplay {
     for (const action of actions) this.apply(action);
   }
 
+  /**
+   * Applies one piece of a checkpoint (a row group, a part, a sidecar), which must be the first thing applied: a
+   * checkpoint is one version read in pieces, so besides {@link applyCommit}'s check within the piece, an add of a
+   * logical file an earlier piece removed, or a remove of one it added, is the same file both added and removed.
+   */
+  applyCheckpointPiece(actions: readonly DeltaAction[], label: string): void {
+    for (const a of actions) {
+      const clash =
+        a.kind === 'add'
+          ? this.tombstones.has(logicalFileKey(this.decode(a.add.path), a.add.deletionVector))
+          : a.kind === 'remove' &&
+            this.live.has(logicalFileKey(this.decode(a.remove.path), a.remove.deletionVector));
+      if (clash) {
+        const path = a.kind === 'add' ? a.add.path : a.kind === 'remove' ? a.remove.path : '';
+        throw this.invalid(
+          `${label} both adds and removes the logical file ${path}, which the protocol does not allow in one version`,
+        );
+      }
+    }
+    this.applyCommit(actions, label);
+  }
+
+  /** Actions the state holds (live files, tombstones, transactions, domains): what its memory grows with. */
+  get size(): number {
+    return this.live.size + this.tombstones.size + this.transactions.size + this.domains.size;
+  }
+
   private apply(action: DeltaAction): void {
     switch (action.kind) {
       case 'add': {

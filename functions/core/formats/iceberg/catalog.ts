@@ -3,7 +3,14 @@
 // table whose metadata a metastore catalog names (`00012-<uuid>.metadata.json`) unless the config says otherwise.
 import { gunzipSync } from 'node:zlib';
 import type { ObjectStore } from '../../../ports/object-store.js';
-import { PreconditionFailedError } from '../../errors.js';
+import { MetadataTooLargeError, PreconditionFailedError } from '../../errors.js';
+import {
+  currentMemoryBudget,
+  currentMetadataLimits,
+  describeBytes,
+  inflationLimit,
+  readWithin,
+} from '../../memory-budget.js';
 import { IcebergCatalogMismatchError, IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
 import { parseTableMetadata, type TableMetadata } from './metadata.js';
 import { PathResolver, relocationRefusal } from './paths.js';
@@ -132,11 +139,34 @@ export async function findCurrentMetadata(
   return { key: keys[0], version };
 }
 
-/** The text of a metadata file, gunzipped when compressed. */
+/**
+ * The text of a metadata file, gunzipped when compressed. Read with at most the memory budget's file size, and
+ * inflated to at most its inflation limit (200 times the file, never past the budget's absolute cap): a 1 MB gzip
+ * of spaces would otherwise become a 1 GiB string.
+ * @throws MetadataTooLargeError naming the file when it is larger or inflates further than that.
+ */
 export async function readMetadataText(store: ObjectStore, key: string): Promise<string> {
-  let bytes = await store.get(key);
-  if (key.includes('.gz.') || key.endsWith('.gz') || (bytes[0] === 0x1f && bytes[1] === 0x8b))
-    bytes = gunzipSync(bytes);
+  const limits = currentMetadataLimits();
+  const what = 'Iceberg metadata file';
+  const remedy =
+    "have the table's owner expire old snapshots (expire_snapshots) and lower write.metadata.previous-versions-max";
+  let bytes = await readWithin(store, key, limits.fileBytes, what, remedy);
+  if (key.includes('.gz.') || key.endsWith('.gz') || (bytes[0] === 0x1f && bytes[1] === 0x8b)) {
+    const max = inflationLimit(bytes.length, limits.inflatedBytes);
+    try {
+      bytes = gunzipSync(bytes, { maxOutputLength: max });
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'ERR_BUFFER_TOO_LARGE') throw err;
+      throw new MetadataTooLargeError(
+        key,
+        what,
+        `its ${describeBytes(bytes.length)} of gzip inflate to more than ${describeBytes(max)}`,
+        currentMemoryBudget().advice,
+        remedy,
+        { cause: err },
+      );
+    }
+  }
   return new TextDecoder().decode(bytes);
 }
 

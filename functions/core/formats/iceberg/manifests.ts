@@ -1,7 +1,9 @@
 // Reads manifest lists and manifests (Avro) by Iceberg field id, with the spec's inheritance rules applied:
 // snapshot ids and sequence numbers of ADDED entries from their manifest, v1 sequence numbers as 0, v3 first row ids.
 import type { ObjectStore } from '../../../ports/object-store.js';
-import { decodeAvroContainer, type IdRecord } from './avro.js';
+import { MetadataTooLargeError } from '../../errors.js';
+import { currentMemoryBudget, currentMetadataLimits, readWithin } from '../../memory-budget.js';
+import { AvroLimitError, decodeAvroContainer, type IdRecord } from './avro.js';
 import { IcebergMetadataError, IcebergUnsupportedError } from './errors.js';
 import type { PathResolver } from './paths.js';
 import type { IcebergValue } from './transforms.js';
@@ -141,11 +143,32 @@ interface ReadContext {
   readonly formatVersion: 1 | 2 | 3;
 }
 
+/** What a table's owner can do about a manifest list or manifest too large to read. */
+const MANIFEST_REMEDY =
+  "have the table's owner rewrite its manifests into smaller ones (Iceberg's rewrite_manifests procedure)";
+
+/**
+ * A manifest list or manifest, read (at most the memory budget's file size) and decoded within the budget.
+ * @throws MetadataTooLargeError naming the file and the table when it is over the budget.
+ * @throws IcebergMetadataError when it is not a readable Avro file.
+ */
 async function decode(ctx: ReadContext, key: string, what: string) {
-  const bytes = await ctx.store.get(key);
+  const label = `Iceberg table ${ctx.table}: ${what}`;
+  const bytes = await readWithin(ctx.store, key, currentMetadataLimits().fileBytes, label, MANIFEST_REMEDY);
   try {
     return await decodeAvroContainer(bytes);
   } catch (err) {
+    if (err instanceof AvroLimitError)
+      throw new MetadataTooLargeError(
+        key,
+        label,
+        err.message,
+        currentMemoryBudget().advice,
+        MANIFEST_REMEDY,
+        {
+          cause: err,
+        },
+      );
     throw new IcebergMetadataError(
       ctx.table,
       `${what} ${key} is not a readable Avro file (${(err as Error).message})`,

@@ -193,6 +193,40 @@ export interface TableMetadata {
 }
 
 /**
+ * The deepest nesting of structs, lists and maps a schema may have: the same as the Parquet schema reader's limit
+ * (core/parquet/schema.ts), since every data file of the table must hold the schema, and far below what the
+ * recursive walks over a schema (field lookup, metrics, the writer's checks) can take before the stack runs out.
+ */
+export const MAX_SCHEMA_DEPTH = 256;
+
+/**
+ * The path (first levels) of a column nested deeper than {@link MAX_SCHEMA_DEPTH}, or undefined. Walked with an
+ * explicit stack: the schema is the writer's, and a recursive walk is what a 20,000-level schema would overflow.
+ */
+function tooDeepColumn(fields: readonly IcebergField[]): string | undefined {
+  const stack: { type: unknown; depth: number; path: string }[] = fields.map((f) => ({
+    type: f.type,
+    depth: 1,
+    path: f.name,
+  }));
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    if (typeof item.type !== 'object' || item.type === null) continue;
+    if (item.depth > MAX_SCHEMA_DEPTH) return item.path.split('.').slice(0, 3).join('.');
+    const t = item.type as Readonly<Record<string, unknown>>;
+    const next = (type: unknown, name: string) =>
+      stack.push({ type, depth: item.depth + 1, path: `${item.path}.${name}` });
+    if (t.type === 'struct' && Array.isArray(t.fields))
+      for (const f of t.fields as Readonly<Record<string, unknown>>[]) next(f.type, String(f.name));
+    else if (t.type === 'list') next(t.element, 'element');
+    else if (t.type === 'map') {
+      next(t.key, 'key');
+      next(t.value, 'value');
+    }
+  }
+  return undefined;
+}
+
+/**
  * Parses and validates a metadata file's text.
  * @param table the table's location as the caller names it, for messages.
  * @throws IcebergMetadataError when the text is not valid metadata JSON.
@@ -237,6 +271,14 @@ export function parseTableMetadata(text: string, table: string): TableMetadata {
         ? [{ schemaId: raw.schema['schema-id'] ?? 0, fields: raw.schema.fields, identifierFieldIds: [] }]
         : [];
   if (schemas.length === 0) throw new IcebergMetadataError(table, 'the metadata file has no schema');
+  for (const schema of schemas) {
+    const deep = tooDeepColumn(schema.fields);
+    if (deep !== undefined)
+      throw new IcebergUnsupportedError(
+        table,
+        `a schema nested deeper than ${MAX_SCHEMA_DEPTH} levels (schema ${schema.schemaId}, column ${deep}…)`,
+      );
+  }
   const currentSchemaId = raw['current-schema-id'] ?? schemas[0]?.schemaId ?? 0;
   if (!schemas.some((s) => s.schemaId === currentSchemaId))
     throw new IcebergMetadataError(table, `current-schema-id ${currentSchemaId} names no schema`);

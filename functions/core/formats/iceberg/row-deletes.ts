@@ -8,7 +8,8 @@ import pLimit from 'p-limit';
 import type { JournalInputDeletes } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { DeletedRows, InvalidDeletedRowsError } from '../../deletes/deleted-rows.js';
-import { ObjectNotFoundError } from '../../errors.js';
+import { MetadataTooLargeError, ObjectNotFoundError } from '../../errors.js';
+import { currentMemoryBudget, currentMetadataLimits, describeBytes } from '../../memory-budget.js';
 import type { InputDeletes } from '../../planning.js';
 import { readDeletionVector } from './deletion-vectors.js';
 import { IcebergMetadataError } from './errors.js';
@@ -483,6 +484,40 @@ function descendants(schema: readonly { num_children?: number }[], at: number): 
   return count;
 }
 
+/** Heap bytes one decoded (file_path, pos) row takes: its object, the position and a reference to the path. */
+const POSITION_DELETE_ROW_BYTES = 128;
+
+/**
+ * Refuses a position-delete file larger than the memory budget's file size, or whose footer claims more rows than
+ * the budget's decoded bytes hold, before any row is decoded: the file is the writer's, and its rows become objects.
+ * @throws MetadataTooLargeError naming the file.
+ */
+function checkPositionDeleteSize(table: string, d: AppliedDelete, bytes: Uint8Array): void {
+  const limits = currentMetadataLimits();
+  const what = `Iceberg table ${table}: position-delete file`;
+  const remedy = "have the table's owner rewrite its position deletes (rewrite_position_delete_files)";
+  const refuse = (reason: string) =>
+    new MetadataTooLargeError(d.key, what, reason, currentMemoryBudget().advice, remedy);
+  if (bytes.length > limits.fileBytes)
+    throw refuse(
+      `it has ${describeBytes(bytes.length)}, more than the ${describeBytes(limits.fileBytes)} one such file may have`,
+    );
+  let rows: number;
+  try {
+    rows = Number(
+      parquetMetadata(
+        bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+      ).num_rows,
+    );
+  } catch {
+    return; // not Parquet: the decode says so, naming the file
+  }
+  if (rows * POSITION_DELETE_ROW_BYTES > limits.decodedBytes)
+    throw refuse(
+      `its footer claims ${rows} rows, which would take more than the ${describeBytes(limits.decodedBytes)} its decoded rows may take`,
+    );
+}
+
 /** The positions a Parquet position-delete file names, per data file path among `wanted`. */
 async function readPositionDeleteFile(
   store: ObjectStore,
@@ -498,6 +533,7 @@ async function readPositionDeleteFile(
       throw new IcebergMetadataError(table, `the position-delete file ${d.path} is missing from storage`);
     throw err;
   }
+  checkPositionDeleteSize(table, d, bytes);
   let rows: { readonly path: unknown; readonly pos: unknown }[];
   try {
     rows = await decodePositionDeletes(bytes);

@@ -127,6 +127,14 @@ function tokenize(where: string): Token[] {
 const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'IN', 'IS', 'NULL']);
 
 /**
+ * How deep NOT and parentheses may nest, and how many AND/OR a filter may have: the parser and every walk over the
+ * tree recurse, so a filter of 20,000 nested parentheses (or a chain of 100,000 ANDs) would overflow the stack;
+ * no filter over a table's few partition fields needs more.
+ */
+export const MAX_WHERE_DEPTH = 100;
+export const MAX_WHERE_OPERATORS = 1000;
+
+/**
  * Parses a `where` filter into its tree.
  * @throws InvalidWhereError naming the position and what was expected there.
  */
@@ -162,10 +170,30 @@ export function parseWhere(where: string): WhereExpr {
     }
     return fail("a value ('text' or a number)");
   };
+  let depth = 0;
+  let operators = 0;
+  const deeper = <T>(at: Token, parse: () => T): T => {
+    if (++depth > MAX_WHERE_DEPTH)
+      throw new InvalidWhereError(
+        where,
+        `it nests NOT and parentheses deeper than ${MAX_WHERE_DEPTH} levels (at position ${at.at})`,
+      );
+    const result = parse();
+    depth--;
+    return result;
+  };
+  const counted = (at: Token): void => {
+    if (++operators > MAX_WHERE_OPERATORS)
+      throw new InvalidWhereError(
+        where,
+        `it joins more than ${MAX_WHERE_OPERATORS} conditions with AND and OR (at position ${at.at})`,
+      );
+  };
   const unary = (): WhereExpr => {
-    if (take('NOT')) return { op: 'not', operand: unary() };
+    const at = peek();
+    if (take('NOT')) return deeper(at, () => ({ op: 'not', operand: unary() }));
     if (symbol('(')) {
-      const inner = or();
+      const inner = deeper(at, or);
       if (!symbol(')')) fail('")"');
       return inner;
     }
@@ -198,12 +226,18 @@ export function parseWhere(where: string): WhereExpr {
   };
   const and = (): WhereExpr => {
     let left = unary();
-    while (take('AND')) left = { op: 'and', left, right: unary() };
+    for (let at = peek(); take('AND'); at = peek()) {
+      counted(at);
+      left = { op: 'and', left, right: unary() };
+    }
     return left;
   };
   const or = (): WhereExpr => {
     let left = and();
-    while (take('OR')) left = { op: 'or', left, right: and() };
+    for (let at = peek(); take('OR'); at = peek()) {
+      counted(at);
+      left = { op: 'or', left, right: and() };
+    }
     return left;
   };
   if (peek().kind === 'end') throw new InvalidWhereError(where, 'it is empty');
