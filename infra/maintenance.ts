@@ -11,6 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
 import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
+import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import type { MaintenanceSchedulesProps } from './maintenance-props.js';
 import { projectFunction } from './node-function.js';
 import { maintenancePropsProblems } from './props-schema.js';
@@ -109,10 +110,14 @@ export class Maintenance extends Construct {
     });
     this.grantVacuum(props);
     this.grantTiering(props);
-    for (const key of props.encryptionKeys ?? []) {
-      key.grant(this.vacuumFunction, ...KMS_OBJECT_ACTIONS);
-      key.grant(this.tieringFunction, ...KMS_OBJECT_ACTIONS);
-    }
+    // The keys only through S3, for the objects each function may touch (or their bucket's, with a Bucket Key).
+    const keys = props.encryptionKeys ?? [];
+    const contexts = (objects: string[]) => s3EncryptionContexts(props.tables, objects);
+    const work = workObjectArns(props.tables, this.workRoot);
+    const data = tableObjectArns(props.tables);
+    const maintenance = workObjectArns(props.tables, this.workRoot, 'maintenance');
+    grantKmsViaS3(this.vacuumFunction, keys, KMS_OBJECT_ACTIONS, contexts([...work, ...data]));
+    grantKmsViaS3(this.tieringFunction, keys, KMS_OBJECT_ACTIONS, contexts([...data, ...maintenance]));
 
     this.vacuumRule = new events.Rule(this, 'VacuumSchedule', {
       description: 'lake-compactor vacuum: retired versions, trash, failed staging, writer debris',

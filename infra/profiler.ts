@@ -13,6 +13,7 @@ import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { TriggerEnvironment } from './function-config.js';
+import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import type { LakeCompactorTable } from './lake-compactor-props.js';
 import { projectFunction } from './node-function.js';
 import { listStatements, normalizeTablePrefix, type TableLocation } from './s3-access.js';
@@ -79,7 +80,7 @@ export function grantDeltaLogReads(
   ];
   profilerFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: logs }));
   for (const statement of listStatements(deltaTables)) profilerFunction.addToRolePolicy(statement);
-  for (const key of encryptionKeys) key.grant(profilerFunction, 'kms:Decrypt');
+  grantKmsViaS3(profilerFunction, encryptionKeys, ['kms:Decrypt'], s3EncryptionContexts(deltaTables, logs));
 }
 
 /**
@@ -103,7 +104,12 @@ export function grantIcebergMetadataReads(
     new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: metadata }),
   );
   for (const statement of listStatements(icebergTables)) profilerFunction.addToRolePolicy(statement);
-  for (const key of encryptionKeys) key.grant(profilerFunction, 'kms:Decrypt');
+  grantKmsViaS3(
+    profilerFunction,
+    encryptionKeys,
+    ['kms:Decrypt'],
+    s3EncryptionContexts(icebergTables, metadata),
+  );
 }
 
 /** Where the profiler's events come from. */

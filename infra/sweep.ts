@@ -11,6 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { type DeltaLogTableRef, deltaLogStatement } from './delta-log-access.js';
 import type { TriggerEnvironment } from './function-config.js';
+import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import type { LakeCompactorSweepProps } from './lake-compactor-props.js';
 import { scheduledTargetOptions, scheduleOf } from './maintenance.js';
 import { projectFunction } from './node-function.js';
@@ -71,10 +72,10 @@ export function addSweep(scope: Construct, props: SweepProps): nodejs.NodejsFunc
   for (const statement of [...listStatements(tables), ...versioningStatements(tables)]) {
     sweep.addToRolePolicy(statement);
   }
-  for (const statement of publisherStatements(tables, workRoot)) {
-    sweep.addToRolePolicy(new iam.PolicyStatement(statement));
-  }
-  for (const key of props.encryptionKeys) key.grant(sweep, ...KMS_OBJECT_ACTIONS);
+  const publisher = publisherStatements(tables, workRoot);
+  for (const statement of publisher) sweep.addToRolePolicy(new iam.PolicyStatement(statement));
+  const objects = publisher.flatMap((s) => s.resources);
+  grantKmsViaS3(sweep, props.encryptionKeys, KMS_OBJECT_ACTIONS, s3EncryptionContexts(tables, objects));
   const deltaLog = deltaLogStatement(scope, props.deltaLogTables ?? []);
   if (deltaLog !== undefined) sweep.addToRolePolicy(deltaLog);
   new events.Rule(scope, 'SweepSchedule', {
