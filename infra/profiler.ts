@@ -9,7 +9,6 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { TriggerEnvironment } from './function-config.js';
@@ -17,6 +16,7 @@ import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import type { LakeCompactorTable } from './lake-compactor-props.js';
 import { projectFunction } from './node-function.js';
 import { listStatements, normalizeTablePrefix, type TableLocation } from './s3-access.js';
+import { AccountBoundQueueDestination } from './s3-queue-destination.js';
 import type { TableConfigDelivery } from './table-config-file.js';
 
 /**
@@ -169,8 +169,10 @@ export function addProfilerWiring(
   for (const { bucketName, prefix } of notified) {
     const bucket = bucketOf(bucketName);
     const filters = prefix === '' ? [] : [{ prefix }];
-    bucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.SqsDestination(queue), ...filters);
-    bucket.addEventNotification(s3.EventType.OBJECT_REMOVED, new s3n.SqsDestination(queue), ...filters);
+    // The queue policy names the bucket and its owner account (see AccountBoundQueueDestination).
+    const destination = new AccountBoundQueueDestination(queue);
+    bucket.addEventNotification(s3.EventType.OBJECT_CREATED, destination, ...filters);
+    bucket.addEventNotification(s3.EventType.OBJECT_REMOVED, destination, ...filters);
   }
   const bridged = tables.filter((t) => t.eventSource === 'eventbridge');
   bridged.forEach((t, i) => {
