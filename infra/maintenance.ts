@@ -9,6 +9,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../functions/core/formats/index.js';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
 import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
 import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
@@ -31,8 +32,34 @@ export type {
   VacuumScheduleProps,
 } from './maintenance-props.js';
 
-/** One table's location, for scoping grants (`bucketName` may be the owned bucket's token). */
-export type MaintenanceTable = TableLocation;
+/** One table's location and format, for scoping grants (`bucketName` may be the owned bucket's token). */
+export interface MaintenanceTable extends TableLocation {
+  /** @default 'parquet' (see `DEFAULT_TABLE_FORMAT`) */
+  readonly format?: TableFormatName | undefined;
+}
+
+/**
+ * Formats whose commits retire inputs by a versioned delete that vacuum later finishes with DeleteObjectVersion: only
+ * Hive-style Parquet. A Delta or Iceberg commit removes its inputs from the table's log or snapshot, and the
+ * table's own VACUUM or expire_snapshots deletes them as current objects (test/infra/versioned-retirement.test.ts
+ * checks this against each format's vacuum rules).
+ */
+export const VERSION_RETIRING_FORMATS: ReadonlySet<TableFormatName> = new Set<TableFormatName>(['parquet']);
+
+/**
+ * The tables whose retired inputs vacuum deletes by version: those of a version-retiring format in a bucket of
+ * `versionedBuckets` (their runs retire by `delete-versioned`; elsewhere inputs go to trash or are rebuilt).
+ */
+export function versionRetiringTables(
+  tables: readonly MaintenanceTable[],
+  versionedBuckets: readonly string[],
+): MaintenanceTable[] {
+  return tables.filter(
+    (t) =>
+      VERSION_RETIRING_FORMATS.has(t.format ?? DEFAULT_TABLE_FORMAT) &&
+      versionedBuckets.includes(t.bucketName),
+  );
+}
 
 export interface MaintenanceProps extends MaintenanceSchedulesProps {
   /** The single table (journal entries are read from it). */
@@ -47,6 +74,13 @@ export interface MaintenanceProps extends MaintenanceSchedulesProps {
    * @default '_lake-compactor/'
    */
   readonly workRoot?: string;
+  /**
+   * Buckets whose runs retire inputs by a versioned delete (see `CompactionWorkflowProps.versionedBuckets`): vacuum
+   * may delete object versions (`s3:DeleteObjectVersion`) under the prefixes of their Hive-style Parquet tables, and
+   * nowhere else.
+   * @default [] — vacuum deletes no object version (noncurrent versions expire by the bucket's lifecycle rules)
+   */
+  readonly versionedBuckets?: readonly string[];
   /**
    * KMS keys encrypting the data buckets (SSE-KMS); both functions may encrypt and decrypt with them.
    * @default [] — S3-managed keys, no grant needed
@@ -158,8 +192,8 @@ export class Maintenance extends Construct {
 
   /**
    * Vacuum reads journal entries (no DynamoDB writes), lists and HEADs, and deletes: current objects only
-   * under the work root and the table prefixes, object versions only under the table prefixes (that is
-   * where retired inputs live), and aborts unfinished uploads in both. Listing (objects and unfinished
+   * under the work root and the table prefixes, object versions only under the prefixes of the tables whose runs
+   * retire by a versioned delete (that is where retired inputs live), and aborts unfinished uploads in both. Listing (objects and unfinished
    * uploads) is per bucket: see `listStatements` for why it carries no `s3:prefix` condition.
    */
   private grantVacuum(props: MaintenanceProps): void {
@@ -179,7 +213,16 @@ export class Maintenance extends Construct {
         resources: [...work, ...data],
       }),
     );
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObjectVersion'], resources: data }));
+    // Retired versions exist only where runs retire by a versioned delete: nowhere else may a version go.
+    const versioned = versionRetiringTables(props.tables, props.versionedBuckets ?? []);
+    if (versioned.length > 0) {
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:DeleteObjectVersion'],
+          resources: tableObjectArns(versioned),
+        }),
+      );
+    }
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:PutObject'],
