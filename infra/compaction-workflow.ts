@@ -27,6 +27,7 @@ import {
   versioningStatements,
   workObjectArns,
 } from './s3-access.js';
+import { grantStateTableAccess } from './state-table-access.js';
 import { tableConfigDelivery } from './table-config-file.js';
 
 /**
@@ -187,7 +188,10 @@ export class CompactionWorkflow extends Construct {
       finalize: fn('Finalize', 'finalize.ts', 1024, Duration.minutes(5), 'Records a run, releases the lease'),
     };
     this.functions = functions;
-    for (const f of Object.values(functions)) props.stateTable.grantReadWriteData(f);
+    // Each step reads the state table and writes only its own item collections (state-table-access.ts).
+    for (const [name, f] of Object.entries(functions)) {
+      grantStateTableAccess(props.stateTable, f, name as keyof typeof functions);
+    }
     this.grantObjectAccess(functions);
     // A Delta group is committed (commit), and settled forward through the same commit (rollback, finalize, and
     // plan before it plans); plan also finishes another writer's incomplete entry before reading the log.

@@ -23,6 +23,7 @@ import {
   tableObjectArns,
   workObjectArns,
 } from './s3-access.js';
+import { grantStateTableAccess } from './state-table-access.js';
 import { tableConfigDelivery } from './table-config-file.js';
 
 export type {
@@ -198,7 +199,7 @@ export class Maintenance extends Construct {
    */
   private grantVacuum(props: MaintenanceProps): void {
     const fn = this.vacuumFunction;
-    props.stateTable.grantReadData(fn);
+    grantStateTableAccess(props.stateTable, fn, 'vacuum');
     const work = workObjectArns(props.tables, this.workRoot);
     const data = tableObjectArns(props.tables);
     for (const statement of listStatements(props.tables, [

@@ -17,6 +17,7 @@ import type { LakeCompactorTable } from './lake-compactor-props.js';
 import { projectFunction } from './node-function.js';
 import { listStatements, normalizeTablePrefix, type TableLocation } from './s3-access.js';
 import { AccountBoundQueueDestination } from './s3-queue-destination.js';
+import { grantStateTableAccess } from './state-table-access.js';
 import type { TableConfigDelivery } from './table-config-file.js';
 
 /**
@@ -40,7 +41,7 @@ export interface ProfilerFunctionProps {
   readonly reservedConcurrency: number | false;
 }
 
-/** The profiler Lambda as `Profiler` in `scope`, with read-write access to the state table. */
+/** The profiler Lambda as `Profiler` in `scope`, reading the state table and writing its own items of it. */
 export function createProfilerFunction(
   scope: Construct,
   props: ProfilerFunctionProps,
@@ -58,7 +59,8 @@ export function createProfilerFunction(
     },
     codeFiles: props.tableConfig.codeFiles,
   });
-  props.stateTable.grantReadWriteData(profiler);
+  // Statistics, per-file items, markers and run counts; never the workflow journal (state-table-access.ts).
+  grantStateTableAccess(props.stateTable, profiler, 'profiler');
   return profiler;
 }
 

@@ -22,6 +22,7 @@ import {
   type TableLocation,
   versioningStatements,
 } from './s3-access.js';
+import { grantStateTableAccess } from './state-table-access.js';
 import type { TableConfigDelivery } from './table-config-file.js';
 
 /** What the sweep is given. */
@@ -66,7 +67,7 @@ export function addSweep(scope: Construct, props: SweepProps): nodejs.NodejsFunc
     // Settling a dead run's delete-rebuild undo re-creates inputs with the Parquet engine (handlers/sweep.ts).
     parquetWasm: true,
   });
-  stateTable.grantReadWriteData(sweep);
+  grantStateTableAccess(stateTable, sweep, 'sweep');
   // Reconcile lists the tables' prefixes. Before releasing the lease of a run that died, the sweep settles
   // the groups it left through the commit protocol (workflow/settle.ts): the commit step's object access.
   for (const statement of [...listStatements(tables), ...versioningStatements(tables)]) {
