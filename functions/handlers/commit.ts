@@ -13,8 +13,8 @@ export function createCommitHandler(runtime: WorkflowRuntime): (event: unknown) 
     const { run, groupId } = parseStepEvent(eventSchema, event, 'commit');
     return commitStep(
       {
-        store: runtime.storeFor(run.bucket),
-        journal: runtime.journalFor(run.bucket),
+        store: runtime.storeFor(run.bucket, run.table),
+        journal: runtime.journalFor(run.bucket, run.table),
         clock: runtime.clock,
         engine: defaultParquetEngine,
         format: runtime.formatFor(run),

@@ -13,8 +13,8 @@ export function createPlanHandler(runtime: WorkflowRuntime): (event: unknown) =>
     const { run } = parseStepEvent(eventSchema, event, 'plan');
     return planRun(
       {
-        store: runtime.storeFor(run.bucket),
-        journal: runtime.journalFor(run.bucket),
+        store: runtime.storeFor(run.bucket, run.table),
+        journal: runtime.journalFor(run.bucket, run.table),
         clock: runtime.clock,
         engine: defaultParquetEngine,
         leases: runtime.leases,

@@ -293,7 +293,12 @@ export interface VacuumDeps {
    * deployment's work root in the same bucket is never a candidate, whatever its journal-less staging or trash.
    */
   readonly workRoot: string;
-  readonly storeFor: (bucket: string) => ObjectStore;
+  /**
+   * The store of `table`'s objects (and the work root) in `bucket`, or of the work root alone without `table`: each
+   * table's objects are judged and removed through its own store, which (with per-table isolation) reaches nothing
+   * of another table.
+   */
+  readonly storeFor: (bucket: string, table?: string) => ObjectStore;
   /** The journal of a bucket's runs (the DynamoDB journal keeps oversized file lists in that bucket). */
   readonly journalFor: (bucket: string) => Journal;
   readonly clock: Clock;
@@ -658,7 +663,7 @@ class VacuumPass {
   /** Writer scratch below a table root, past its age; Delta logs and Iceberg metadata met on the way are noted. */
   private async judgeDebris(step: TableStep, page: PageRequest): Promise<string | undefined> {
     const { table } = step;
-    const listed = await this.deps.storeFor(step.bucket).list(rootDir(table), page);
+    const listed = await this.deps.storeFor(step.bucket, table.name).list(rootDir(table), page);
     this.examined += listed.objects.length;
     const rules = this.rulesOf(table.name);
     for (const object of listed.objects) {
@@ -702,7 +707,7 @@ class VacuumPass {
       retentionCheck: !this.request.allowRetentionBelowMinimum,
     };
     try {
-      const report = await vacuumDeltaTable(this.deps.storeFor(step.bucket), table.prefix, {
+      const report = await vacuumDeltaTable(this.deps.storeFor(step.bucket, table.name), table.prefix, {
         ...deltaOptionsOf(base),
         dryRun: true,
         listLimit: Number.MAX_SAFE_INTEGER,
@@ -740,7 +745,7 @@ class VacuumPass {
       ...(table.catalog === undefined || table.catalog.type === 'path' ? {} : { catalog: table.catalog }),
     };
     try {
-      const store = this.deps.storeFor(step.bucket);
+      const store = this.deps.storeFor(step.bucket, table.name);
       const catalog = icebergCatalogFor(base.catalog, this.deps.iceberg ?? {}, store);
       const { candidates: expired, ...expire } = await expireSnapshots(store, table.prefix, {
         ...expireOptionsOf(base),
@@ -771,7 +776,8 @@ class VacuumPass {
 
   /** Multipart uploads never finished: ours under the work root, or writers' under a table root. */
   private async judgeUploads(step: BucketStep | TableStep, page: PageRequest): Promise<string | undefined> {
-    const store = this.deps.storeFor(step.bucket);
+    const store =
+      'table' in step ? this.deps.storeFor(step.bucket, step.table.name) : this.deps.storeFor(step.bucket);
     if (store.listMultipartUploads === undefined || store.abortMultipartUpload === undefined) {
       this.notes.push(`${step.id}: ${store.description} cannot list multipart uploads; skipped`);
       return undefined;
@@ -1044,8 +1050,11 @@ export async function executeVacuum(
     done.push(...plan.candidates);
   } else {
     const own = plan.candidates.filter((c) => !FORMAT_KINDS.includes(c.kind));
-    for (const [bucket, group] of groupBy(own, (c) => c.bucket)) {
-      const store = deps.storeFor(bucket);
+    // Per bucket and table: a table's candidates (and the work-root copies its runs made) through that table's store,
+    // the work root's other leftovers through the work root's.
+    for (const group of groupBy(own, (c) => `${c.bucket}\u0000${c.table ?? ''}`).values()) {
+      const { bucket, table } = group[0] as VacuumCandidate;
+      const store = deps.storeFor(bucket, table);
       const removable: VacuumCandidate[] = [];
       for (const candidate of group) {
         if (candidate.kind === 'upload') {
@@ -1101,7 +1110,7 @@ export async function executeVacuum(
     }
     try {
       const { candidates, ...report } = await vacuumDeltaTable(
-        deps.storeFor(planned.bucket),
+        deps.storeFor(planned.bucket, planned.table),
         planned.tableRoot,
         { ...deltaOptionsOf(planned), dryRun: false, listLimit: Number.MAX_SAFE_INTEGER },
       );
@@ -1127,7 +1136,7 @@ export async function executeVacuum(
       continue;
     }
     try {
-      const store = deps.storeFor(planned.bucket);
+      const store = deps.storeFor(planned.bucket, planned.table);
       // The catalog the plan read through: the real run must swap the same pointer.
       const catalog = icebergCatalogFor(planned.catalog, deps.iceberg ?? {}, store);
       // Expire first: what it cannot delete (a failed delete, a crash) is left for a later orphan pass.
