@@ -16,6 +16,7 @@ import { PERMANENT_ERROR_NAMES, RETRYABLE_ERROR_NAMES } from '../functions/core/
 import { DIMENSION, METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '../functions/core/metrics.js';
 import { DEFAULT_WORK_ROOT, type WorkFolder, workRootProblem } from '../functions/core/workflow/layout.js';
 import { type DeltaLogTableRef, deltaLogStatement } from './delta-log-access.js';
+import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import { projectFunction } from './node-function.js';
 import {
   KMS_OBJECT_ACTIONS,
@@ -26,6 +27,7 @@ import {
   versioningStatements,
   workObjectArns,
 } from './s3-access.js';
+import { grantStateTableAccess } from './state-table-access.js';
 import { tableConfigDelivery } from './table-config-file.js';
 
 /**
@@ -186,7 +188,10 @@ export class CompactionWorkflow extends Construct {
       finalize: fn('Finalize', 'finalize.ts', 1024, Duration.minutes(5), 'Records a run, releases the lease'),
     };
     this.functions = functions;
-    for (const f of Object.values(functions)) props.stateTable.grantReadWriteData(f);
+    // Each step reads the state table and writes only its own item collections (state-table-access.ts).
+    for (const [name, f] of Object.entries(functions)) {
+      grantStateTableAccess(props.stateTable, f, name as keyof typeof functions);
+    }
     this.grantObjectAccess(functions);
     // A Delta group is committed (commit), and settled forward through the same commit (rollback, finalize, and
     // plan before it plans); plan also finishes another writer's incomplete entry before reading the log.
@@ -223,7 +228,13 @@ export class CompactionWorkflow extends Construct {
         resources: workObjectArns(props.tables, this.workRoot, 'plans'),
       }),
     );
-    for (const key of props.encryptionKeys ?? []) key.grantDecrypt(this.stateMachine);
+    const plans = workObjectArns(props.tables, this.workRoot, 'plans');
+    grantKmsViaS3(
+      this.stateMachine,
+      props.encryptionKeys ?? [],
+      ['kms:Decrypt'],
+      s3EncryptionContexts(props.tables, plans),
+    );
     // `Count notification failure` publishes one metric. PutMetricData has no resource-level permissions:
     // the grant is limited to the project's namespace instead.
     this.stateMachine.addToRolePolicy(
@@ -332,7 +343,14 @@ export class CompactionWorkflow extends Construct {
       if (grant.versioning === true) {
         for (const statement of versioningStatements(tables)) fn.addToRolePolicy(statement);
       }
-      for (const key of this.props.encryptionKeys ?? []) key.grant(fn, ...KMS_OBJECT_ACTIONS);
+      // The keys only through S3, for the objects this step may touch (their ARNs, or the bucket's with a Bucket Key).
+      const objects = grant.statements.flatMap((s) => s.resources);
+      grantKmsViaS3(
+        fn,
+        this.props.encryptionKeys ?? [],
+        KMS_OBJECT_ACTIONS,
+        s3EncryptionContexts(tables, objects),
+      );
     }
   }
 

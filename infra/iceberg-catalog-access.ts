@@ -1,16 +1,20 @@
 // The IAM statements a function needs to commit to the Iceberg tables whose `catalog` names a metastore: Glue
 // (GetTable, UpdateTable on that table, with its database and catalog as Glue's resource model requires) and an
 // Iceberg REST endpoint signed with SigV4 — Amazon S3 Tables (`s3tables`: the data-plane actions its Iceberg REST
-// endpoint authorises against the table bucket named by `warehouse`) or Glue's REST endpoint (`glue`). A bearer
+// endpoint authorises, on the one configured table of the table bucket `warehouse` names) or Glue's REST endpoint
+// (`glue`). A bearer
 // token or an unsigned REST catalog needs no IAM. No metastore catalog, no statement: the default templates stay
 // as they are.
 //
 // Kept in its own module so the per-table format binding (which hands the functions their catalog clients) only
 // has to attach these statements to the roles of the steps that plan, commit and settle Iceberg groups.
-import { Stack } from 'aws-cdk-lib';
+import { Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
-import type { IcebergCatalogSetting } from '../functions/core/formats/iceberg/catalogs.js';
+import type {
+  IcebergCatalogSetting,
+  RestCatalogSetting,
+} from '../functions/core/formats/iceberg/catalogs.js';
 import { normalizeTablePrefix } from './s3-access.js';
 
 /** S3 Tables actions its Iceberg REST endpoint checks for config, load and commit of a table. */
@@ -38,6 +42,90 @@ export const S3_TABLES_REST_READ_ACTIONS = [
   's3tables:GetTableMetadataLocation',
   's3tables:GetTableData',
 ] as const;
+
+/** S3 Tables actions on the table bucket itself (no namespace or table in their request context). */
+const S3_TABLES_BUCKET_ACTIONS = new Set(['s3tables:GetTableBucket']);
+/** S3 Tables actions on a namespace: their request context names it (`s3tables:namespace`), not a table. */
+const S3_TABLES_NAMESPACE_ACTIONS = new Set(['s3tables:GetNamespace']);
+
+/**
+ * The S3 Tables grants of one configured table: `actions` split by what S3 Tables authorises them on — the table
+ * bucket (`<warehouse>`), the namespace (`<warehouse>`, `s3tables:namespace`), and the table (`<warehouse>/table/*`
+ * with `s3tables:namespace` and `s3tables:tableName`: a table ARN ends with the table's id, unknown at synth and
+ * changed by a re-create, so the name conditions are how IAM names one table, as AWS's own examples do).
+ */
+export function s3TablesStatements(
+  warehouse: string,
+  namespace: string,
+  table: string,
+  actions: readonly string[],
+): iam.PolicyStatement[] {
+  const bucket = actions.filter((a) => S3_TABLES_BUCKET_ACTIONS.has(a));
+  const inNamespace = actions.filter((a) => S3_TABLES_NAMESPACE_ACTIONS.has(a));
+  const onTable = actions.filter(
+    (a) => !S3_TABLES_BUCKET_ACTIONS.has(a) && !S3_TABLES_NAMESPACE_ACTIONS.has(a),
+  );
+  return [
+    ...(bucket.length === 0 ? [] : [new iam.PolicyStatement({ actions: bucket, resources: [warehouse] })]),
+    ...(inNamespace.length === 0
+      ? []
+      : [
+          new iam.PolicyStatement({
+            actions: inNamespace,
+            resources: [warehouse],
+            conditions: { StringEquals: { 's3tables:namespace': namespace } },
+          }),
+        ]),
+    ...(onTable.length === 0
+      ? []
+      : [
+          new iam.PolicyStatement({
+            actions: onTable,
+            resources: [`${warehouse}/table/*`],
+            conditions: { StringEquals: { 's3tables:namespace': namespace, 's3tables:tableName': table } },
+          }),
+        ]),
+  ];
+}
+
+/** Why an S3 Tables catalog must name its `warehouse` (shown by the props validation and the grant itself). */
+export const S3_TABLES_WAREHOUSE_REQUIRED =
+  'an S3 Tables catalog (auth signingName "s3tables") needs `catalog.warehouse`, the table bucket\'s ARN (arn:aws:s3tables:<region>:<account>:bucket/<name>, as `aws s3tables list-table-buckets` prints it): the grants name that table bucket and this one table in it, never every table bucket of the account';
+
+/** A table bucket ARN, in any partition. */
+const S3_TABLES_BUCKET_ARN =
+  /^arn:aws[a-z-]*:s3tables:([a-z0-9-]+):\d{12}:bucket\/[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
+
+/**
+ * The props problems of S3 Tables catalogs (none for other tables): a missing or malformed `warehouse`, or one in
+ * another region than the catalog's signing region (S3 Tables' endpoint serves its own region's table buckets).
+ */
+export function s3TablesCatalogProblems(tables: readonly Record<string, unknown>[]): string[] {
+  const problems: string[] = [];
+  for (const t of tables) {
+    const catalog = t.catalog as Partial<RestCatalogSetting> | undefined;
+    if (catalog?.type !== 'rest' || catalog.auth?.type !== 'sigv4' || catalog.auth.signingName !== 's3tables')
+      continue;
+    const name = String(t.name);
+    const warehouse = catalog.warehouse;
+    if (typeof warehouse !== 'string') {
+      problems.push(`table ${name}: ${S3_TABLES_WAREHOUSE_REQUIRED}.`);
+      continue;
+    }
+    if (Token.isUnresolved(warehouse)) continue;
+    const region = S3_TABLES_BUCKET_ARN.exec(warehouse)?.[1];
+    if (region === undefined) {
+      problems.push(
+        `table ${name}: \`catalog.warehouse\` is ${JSON.stringify(warehouse)}; give the table bucket's ARN, arn:aws:s3tables:<region>:<account>:bucket/<name>.`,
+      );
+    } else if (region !== catalog.auth.region) {
+      problems.push(
+        `table ${name}: \`catalog.warehouse\` is a table bucket in ${region}, but the catalog signs for ${catalog.auth.region}; S3 Tables' endpoint serves its own region's table buckets: make them agree.`,
+      );
+    }
+  }
+  return problems;
+}
 
 /** Glue actions that load one table: the pointer (`metadata_location`) only. */
 export const GLUE_READ_ACTIONS = ['glue:GetTable'] as const;
@@ -160,21 +248,10 @@ export function icebergCatalogStatements(
     }
     if (c.auth.type !== 'sigv4') continue;
     if (c.auth.signingName === 's3tables') {
-      // The warehouse of S3 Tables' endpoint is the table bucket's ARN; its tables are `<bucket ARN>/table/<id>`.
-      const bucket =
-        c.warehouse ??
-        stack.formatArn({
-          service: 's3tables',
-          region: c.auth.region,
-          resource: 'bucket',
-          resourceName: '*',
-        });
-      statements.push(
-        new iam.PolicyStatement({
-          actions: [...s3TablesActions],
-          resources: [bucket, `${bucket}/table/*`],
-        }),
-      );
+      if (c.warehouse === undefined) {
+        throw new Error(`table ${t.name}: ${S3_TABLES_WAREHOUSE_REQUIRED}`);
+      }
+      statements.push(...s3TablesStatements(c.warehouse, c.namespace, c.table, s3TablesActions));
     } else if (c.auth.signingName === 'glue') {
       statements.push(
         new iam.PolicyStatement({

@@ -73,6 +73,12 @@ export function wildcardGrants(rootBuckets: readonly string[]): WildcardGrant[] 
       reason: "The state machine invokes the versions and aliases of the workflow's own functions only.",
     },
     {
+      actions: /^s3tables:[A-Za-z]+$/,
+      resource: /^arn:aws[a-z-]*:s3tables:[a-z0-9-]+:\d{12}:bucket\/[a-z0-9-]+\/table\/\*$/,
+      reason:
+        "One S3 Tables table, named by the statement's s3tables:namespace and s3tables:tableName conditions: a table ARN ends with the table's id, which is unknown at synth and changes when the table is re-created.",
+    },
+    {
       actions: /^s3:[A-Za-z]+$/,
       // A literal bucket name, or `<LogicalId>` for the owned bucket; at least one key segment before `/*`.
       resource: /^arn:aws:s3:::(?:[a-z0-9.-]+|<[A-Za-z0-9]+>)\/[^*]+\/\*$/,

@@ -113,8 +113,9 @@ export interface LakeCompactorTable {
    * Iceberg only: the catalog the table's commits go through, the one its other writers use — `{ type: "path" }`
    * (the default: the table root's metadata/ folder), `{ type: "glue", database, table, catalogId?, region? }`
    * (the functions get glue:GetTable/UpdateTable on that table) or `{ type: "rest", uri, namespace, table, auth }`
-   * (with SigV4 for `s3tables`, the S3 Tables data-plane actions; with an `oauth2` token in a secret or SSM
-   * parameter, read on that one). See core/formats/iceberg/catalogs.ts.
+   * (with SigV4 for `s3tables`, the S3 Tables data-plane actions on that one table, by namespace and name, of the
+   * table bucket `warehouse` names — required for S3 Tables; with an `oauth2` token in a secret or SSM parameter,
+   * read on that one). See core/formats/iceberg/catalogs.ts.
    */
   readonly catalog?: IcebergCatalogSetting;
   /**

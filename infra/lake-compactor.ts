@@ -193,6 +193,11 @@ export class LakeCompactor extends Construct {
       deltaLogTables,
     });
 
+    // The owned bucket is versioned: retire inputs by delete (no trash copies), restore by version.
+    const versionedBuckets = [
+      ...(props.workflow?.versionedBuckets ?? []),
+      ...(ownedBucket === undefined ? [] : [ownedBucket.bucketName]),
+    ];
     this.workflow = new CompactionWorkflow(this, 'Workflow', {
       ...props.workflow,
       stateTable: this.table,
@@ -201,11 +206,7 @@ export class LakeCompactor extends Construct {
       deltaLogTables,
       workRoot: this.workRoot,
       encryptionKeys,
-      // The owned bucket is versioned: retire inputs by delete (no trash copies), restore by version.
-      versionedBuckets: [
-        ...(props.workflow?.versionedBuckets ?? []),
-        ...(ownedBucket === undefined ? [] : [ownedBucket.bucketName]),
-      ],
+      versionedBuckets,
     });
     this.stateMachine = this.workflow.stateMachine;
     this.useCompactionStateMachine(this.stateMachine);
@@ -213,7 +214,8 @@ export class LakeCompactor extends Construct {
       ...props.maintenance,
       stateTable: this.table,
       tablesJson,
-      tables: locations,
+      tables: tables.map((t) => ({ bucketName: t.bucketName, prefix: t.prefix, format: t.format })),
+      versionedBuckets,
       workRoot: this.workRoot,
       encryptionKeys,
       deadLetterQueue: this.scheduleDeadLetterQueue,

@@ -9,8 +9,10 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../functions/core/formats/index.js';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
 import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
+import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import type { MaintenanceSchedulesProps } from './maintenance-props.js';
 import { projectFunction } from './node-function.js';
 import { maintenancePropsProblems } from './props-schema.js';
@@ -21,6 +23,7 @@ import {
   tableObjectArns,
   workObjectArns,
 } from './s3-access.js';
+import { grantStateTableAccess } from './state-table-access.js';
 import { tableConfigDelivery } from './table-config-file.js';
 
 export type {
@@ -30,8 +33,34 @@ export type {
   VacuumScheduleProps,
 } from './maintenance-props.js';
 
-/** One table's location, for scoping grants (`bucketName` may be the owned bucket's token). */
-export type MaintenanceTable = TableLocation;
+/** One table's location and format, for scoping grants (`bucketName` may be the owned bucket's token). */
+export interface MaintenanceTable extends TableLocation {
+  /** @default 'parquet' (see `DEFAULT_TABLE_FORMAT`) */
+  readonly format?: TableFormatName | undefined;
+}
+
+/**
+ * Formats whose commits retire inputs by a versioned delete that vacuum later finishes with DeleteObjectVersion: only
+ * Hive-style Parquet. A Delta or Iceberg commit removes its inputs from the table's log or snapshot, and the
+ * table's own VACUUM or expire_snapshots deletes them as current objects (test/infra/versioned-retirement.test.ts
+ * checks this against each format's vacuum rules).
+ */
+export const VERSION_RETIRING_FORMATS: ReadonlySet<TableFormatName> = new Set<TableFormatName>(['parquet']);
+
+/**
+ * The tables whose retired inputs vacuum deletes by version: those of a version-retiring format in a bucket of
+ * `versionedBuckets` (their runs retire by `delete-versioned`; elsewhere inputs go to trash or are rebuilt).
+ */
+export function versionRetiringTables(
+  tables: readonly MaintenanceTable[],
+  versionedBuckets: readonly string[],
+): MaintenanceTable[] {
+  return tables.filter(
+    (t) =>
+      VERSION_RETIRING_FORMATS.has(t.format ?? DEFAULT_TABLE_FORMAT) &&
+      versionedBuckets.includes(t.bucketName),
+  );
+}
 
 export interface MaintenanceProps extends MaintenanceSchedulesProps {
   /** The single table (journal entries are read from it). */
@@ -46,6 +75,13 @@ export interface MaintenanceProps extends MaintenanceSchedulesProps {
    * @default '_lake-compactor/'
    */
   readonly workRoot?: string;
+  /**
+   * Buckets whose runs retire inputs by a versioned delete (see `CompactionWorkflowProps.versionedBuckets`): vacuum
+   * may delete object versions (`s3:DeleteObjectVersion`) under the prefixes of their Hive-style Parquet tables, and
+   * nowhere else.
+   * @default [] — vacuum deletes no object version (noncurrent versions expire by the bucket's lifecycle rules)
+   */
+  readonly versionedBuckets?: readonly string[];
   /**
    * KMS keys encrypting the data buckets (SSE-KMS); both functions may encrypt and decrypt with them.
    * @default [] — S3-managed keys, no grant needed
@@ -109,10 +145,14 @@ export class Maintenance extends Construct {
     });
     this.grantVacuum(props);
     this.grantTiering(props);
-    for (const key of props.encryptionKeys ?? []) {
-      key.grant(this.vacuumFunction, ...KMS_OBJECT_ACTIONS);
-      key.grant(this.tieringFunction, ...KMS_OBJECT_ACTIONS);
-    }
+    // The keys only through S3, for the objects each function may touch (or their bucket's, with a Bucket Key).
+    const keys = props.encryptionKeys ?? [];
+    const contexts = (objects: string[]) => s3EncryptionContexts(props.tables, objects);
+    const work = workObjectArns(props.tables, this.workRoot);
+    const data = tableObjectArns(props.tables);
+    const maintenance = workObjectArns(props.tables, this.workRoot, 'maintenance');
+    grantKmsViaS3(this.vacuumFunction, keys, KMS_OBJECT_ACTIONS, contexts([...work, ...data]));
+    grantKmsViaS3(this.tieringFunction, keys, KMS_OBJECT_ACTIONS, contexts([...data, ...maintenance]));
 
     this.vacuumRule = new events.Rule(this, 'VacuumSchedule', {
       description: 'lake-compactor vacuum: retired versions, trash, failed staging, writer debris',
@@ -153,13 +193,13 @@ export class Maintenance extends Construct {
 
   /**
    * Vacuum reads journal entries (no DynamoDB writes), lists and HEADs, and deletes: current objects only
-   * under the work root and the table prefixes, object versions only under the table prefixes (that is
-   * where retired inputs live), and aborts unfinished uploads in both. Listing (objects and unfinished
+   * under the work root and the table prefixes, object versions only under the prefixes of the tables whose runs
+   * retire by a versioned delete (that is where retired inputs live), and aborts unfinished uploads in both. Listing (objects and unfinished
    * uploads) is per bucket: see `listStatements` for why it carries no `s3:prefix` condition.
    */
   private grantVacuum(props: MaintenanceProps): void {
     const fn = this.vacuumFunction;
-    props.stateTable.grantReadData(fn);
+    grantStateTableAccess(props.stateTable, fn, 'vacuum');
     const work = workObjectArns(props.tables, this.workRoot);
     const data = tableObjectArns(props.tables);
     for (const statement of listStatements(props.tables, [
@@ -174,7 +214,16 @@ export class Maintenance extends Construct {
         resources: [...work, ...data],
       }),
     );
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObjectVersion'], resources: data }));
+    // Retired versions exist only where runs retire by a versioned delete: nowhere else may a version go.
+    const versioned = versionRetiringTables(props.tables, props.versionedBuckets ?? []);
+    if (versioned.length > 0) {
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:DeleteObjectVersion'],
+          resources: tableObjectArns(versioned),
+        }),
+      );
+    }
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:PutObject'],

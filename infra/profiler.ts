@@ -9,13 +9,15 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { TriggerEnvironment } from './function-config.js';
+import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import type { LakeCompactorTable } from './lake-compactor-props.js';
 import { projectFunction } from './node-function.js';
 import { listStatements, normalizeTablePrefix, type TableLocation } from './s3-access.js';
+import { AccountBoundQueueDestination } from './s3-queue-destination.js';
+import { grantStateTableAccess } from './state-table-access.js';
 import type { TableConfigDelivery } from './table-config-file.js';
 
 /**
@@ -39,7 +41,7 @@ export interface ProfilerFunctionProps {
   readonly reservedConcurrency: number | false;
 }
 
-/** The profiler Lambda as `Profiler` in `scope`, with read-write access to the state table. */
+/** The profiler Lambda as `Profiler` in `scope`, reading the state table and writing its own items of it. */
 export function createProfilerFunction(
   scope: Construct,
   props: ProfilerFunctionProps,
@@ -57,7 +59,8 @@ export function createProfilerFunction(
     },
     codeFiles: props.tableConfig.codeFiles,
   });
-  props.stateTable.grantReadWriteData(profiler);
+  // Statistics, per-file items, markers and run counts; never the workflow journal (state-table-access.ts).
+  grantStateTableAccess(props.stateTable, profiler, 'profiler');
   return profiler;
 }
 
@@ -79,7 +82,7 @@ export function grantDeltaLogReads(
   ];
   profilerFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: logs }));
   for (const statement of listStatements(deltaTables)) profilerFunction.addToRolePolicy(statement);
-  for (const key of encryptionKeys) key.grant(profilerFunction, 'kms:Decrypt');
+  grantKmsViaS3(profilerFunction, encryptionKeys, ['kms:Decrypt'], s3EncryptionContexts(deltaTables, logs));
 }
 
 /**
@@ -103,7 +106,12 @@ export function grantIcebergMetadataReads(
     new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: metadata }),
   );
   for (const statement of listStatements(icebergTables)) profilerFunction.addToRolePolicy(statement);
-  for (const key of encryptionKeys) key.grant(profilerFunction, 'kms:Decrypt');
+  grantKmsViaS3(
+    profilerFunction,
+    encryptionKeys,
+    ['kms:Decrypt'],
+    s3EncryptionContexts(icebergTables, metadata),
+  );
 }
 
 /** Where the profiler's events come from. */
@@ -163,8 +171,10 @@ export function addProfilerWiring(
   for (const { bucketName, prefix } of notified) {
     const bucket = bucketOf(bucketName);
     const filters = prefix === '' ? [] : [{ prefix }];
-    bucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.SqsDestination(queue), ...filters);
-    bucket.addEventNotification(s3.EventType.OBJECT_REMOVED, new s3n.SqsDestination(queue), ...filters);
+    // The queue policy names the bucket and its owner account (see AccountBoundQueueDestination).
+    const destination = new AccountBoundQueueDestination(queue);
+    bucket.addEventNotification(s3.EventType.OBJECT_CREATED, destination, ...filters);
+    bucket.addEventNotification(s3.EventType.OBJECT_REMOVED, destination, ...filters);
   }
   const bridged = tables.filter((t) => t.eventSource === 'eventbridge');
   bridged.forEach((t, i) => {

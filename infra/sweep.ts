@@ -11,6 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { type DeltaLogTableRef, deltaLogStatement } from './delta-log-access.js';
 import type { TriggerEnvironment } from './function-config.js';
+import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import type { LakeCompactorSweepProps } from './lake-compactor-props.js';
 import { rateMinutes, scheduledTargetOptions, scheduleOf } from './maintenance.js';
 import { projectFunction } from './node-function.js';
@@ -21,6 +22,7 @@ import {
   type TableLocation,
   versioningStatements,
 } from './s3-access.js';
+import { grantStateTableAccess } from './state-table-access.js';
 import type { TableConfigDelivery } from './table-config-file.js';
 
 /** What the sweep is given. */
@@ -79,16 +81,16 @@ export function addSweep(scope: Construct, props: SweepProps): nodejs.NodejsFunc
     // Settling a dead run's delete-rebuild undo re-creates inputs with the Parquet engine (handlers/sweep.ts).
     parquetWasm: true,
   });
-  stateTable.grantReadWriteData(sweep);
+  grantStateTableAccess(stateTable, sweep, 'sweep');
   // Reconcile lists the tables' prefixes. Before releasing the lease of a run that died, the sweep settles
   // the groups it left through the commit protocol (workflow/settle.ts): the commit step's object access.
   for (const statement of [...listStatements(tables), ...versioningStatements(tables)]) {
     sweep.addToRolePolicy(statement);
   }
-  for (const statement of publisherStatements(tables, workRoot)) {
-    sweep.addToRolePolicy(new iam.PolicyStatement(statement));
-  }
-  for (const key of props.encryptionKeys) key.grant(sweep, ...KMS_OBJECT_ACTIONS);
+  const publisher = publisherStatements(tables, workRoot);
+  for (const statement of publisher) sweep.addToRolePolicy(new iam.PolicyStatement(statement));
+  const objects = publisher.flatMap((s) => s.resources);
+  grantKmsViaS3(sweep, props.encryptionKeys, KMS_OBJECT_ACTIONS, s3EncryptionContexts(tables, objects));
   const deltaLog = deltaLogStatement(scope, props.deltaLogTables ?? []);
   if (deltaLog !== undefined) sweep.addToRolePolicy(deltaLog);
   new events.Rule(scope, 'SweepSchedule', {

@@ -22,8 +22,8 @@ export function createCommitHandler(
     const { run, groupId } = parseStepEvent(eventSchema, event, 'commit');
     const result = await commitStep(
       {
-        store: runtime.storeFor(run.bucket),
-        journal: runtime.journalFor(run.bucket),
+        store: runtime.storeFor(run.bucket, run.table),
+        journal: runtime.journalFor(run.bucket, run.table),
         clock: runtime.clock,
         engine: defaultParquetEngine,
         format: runtime.formatFor(run),

@@ -23,8 +23,8 @@ export function createCompactHandler(
     const { run, group } = parseStepEvent(eventSchema, event, 'compact');
     return compactGroup(
       {
-        store: runtime.storeFor(run.bucket),
-        journal: runtime.journalFor(run.bucket),
+        store: runtime.storeFor(run.bucket, run.table),
+        journal: runtime.journalFor(run.bucket, run.table),
         clock: runtime.clock,
         engine: defaultParquetEngine,
         sortMemoryBudgetBytes: Math.floor(runtime.env.COMPACT_MEMORY_MB * 1024 * 1024 * SORT_MEMORY_SHARE),

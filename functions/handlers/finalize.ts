@@ -44,8 +44,8 @@ export function createFinalizeHandler(
           : undefined;
     const summary = await finalizeRun(
       {
-        store: runtime.storeFor(run.bucket),
-        journal: runtime.journalFor(run.bucket),
+        store: runtime.storeFor(run.bucket, run.table),
+        journal: runtime.journalFor(run.bucket, run.table),
         leases: runtime.leases,
         clock: runtime.clock,
         engine: defaultParquetEngine,

@@ -24,8 +24,8 @@ export function createPlanHandler(
     try {
       return await planRun(
         {
-          store: runtime.storeFor(run.bucket),
-          journal: runtime.journalFor(run.bucket),
+          store: runtime.storeFor(run.bucket, run.table),
+          journal: runtime.journalFor(run.bucket, run.table),
           clock: runtime.clock,
           engine: defaultParquetEngine,
           leases: runtime.leases,

@@ -10,8 +10,6 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { z } from 'zod';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { DynamoTableLedger } from '../adapters/dynamodb-table-ledger.js';
-import { createDefaultS3Client } from '../adapters/open-store.js';
-import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
 import {
@@ -48,6 +46,7 @@ import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
 import { reportTableFailures } from '../shared/table-failures.js';
 import { loadTableConfigs } from '../shared/table-source.js';
+import { tableStores } from '../shared/table-stores.js';
 import { tableTurns } from '../shared/table-turns.js';
 
 /** The profiler's variables: the base ones plus the workflow to start (optional until it exists). */
@@ -76,7 +75,7 @@ export interface ProfilerDeps {
    * catalog points at (Iceberg). Absent: such a table's commit events fail (and are retried), since their changes
    * cannot be known.
    */
-  readonly storeFor?: (bucket: string) => ObjectStore;
+  readonly storeFor?: (bucket: string, table: string) => ObjectStore;
   readonly starter?: StateMachineStarter;
   /** Record verdicts only, start nothing (see TriggerDeps.dryRun). @default false */
   readonly dryRun?: boolean;
@@ -509,17 +508,8 @@ export function depsFromEnv(
   const tables = loadTableConfigs(env);
   const dynamodb = new DynamoDBClient({});
   const stats = new DynamoStatsStore({ client: dynamodb, tableName: config.TABLE_NAME });
-  const s3 = createDefaultS3Client(env);
-  const stores = new Map<string, ObjectStore>();
-  // Only log-based tables' commits are read (Delta's log, Iceberg's metadata), one client for every bucket.
-  const storeFor = (bucket: string): ObjectStore => {
-    let store = stores.get(bucket);
-    if (store === undefined) {
-      store = new S3ObjectStore({ client: s3, bucket });
-      stores.set(bucket, store);
-    }
-    return store;
-  };
+  // Only log-based tables' commits are read (Delta's log, Iceberg's metadata), each through its table's store.
+  const storeFor = tableStores({ env, tables, workRoot: config.WORK_ROOT });
   const starter =
     config.STATE_MACHINE_ARN === undefined
       ? undefined

@@ -19,8 +19,8 @@ export function createRollbackHandler(
     const { run, groupId, error } = parseStepEvent(eventSchema, event, 'rollback');
     return rollbackStep(
       {
-        store: runtime.storeFor(run.bucket),
-        journal: runtime.journalFor(run.bucket),
+        store: runtime.storeFor(run.bucket, run.table),
+        journal: runtime.journalFor(run.bucket, run.table),
         clock: runtime.clock,
         engine: defaultParquetEngine,
         format: runtime.formatFor(run),

@@ -11,8 +11,6 @@ import { z } from 'zod';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { DynamoTableLedger } from '../adapters/dynamodb-table-ledger.js';
-import { createDefaultS3Client } from '../adapters/open-store.js';
-import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
 import { formatForTable, refusedTables } from '../core/formats/index.js';
@@ -53,6 +51,7 @@ import { emitMetrics, lambdaEntry, type Observability } from '../shared/middlewa
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { reportTableFailures } from '../shared/table-failures.js';
 import { loadTableConfigs } from '../shared/table-source.js';
+import { type StoreFor, tableStores } from '../shared/table-stores.js';
 import { type TableTurns, tableTurns } from '../shared/table-turns.js';
 import { loggerFn, policiesOf, profilerEnvSchema } from './profiler.js';
 
@@ -80,8 +79,8 @@ export type SweepInput = z.infer<typeof sweepInputSchema>;
 export interface SweepDeps {
   readonly tables: readonly TableConfig[];
   readonly trigger: TriggerDeps;
-  /** The object store of a bucket (reconcile lists it). */
-  readonly storeFor: (bucket: string) => ObjectStore;
+  /** The object store of a table in its bucket (reconcile lists it; see shared/table-stores.ts). */
+  readonly storeFor: StoreFor;
   /**
    * A table's format bound to its settings, as reconcile reads it (an Iceberg table through the Glue or REST
    * catalog its config names). Absent: bound without services, so such a table's reconcile is refused, never read
@@ -157,7 +156,7 @@ export function createSweepHandler(
         const bucket = table.bucket;
         if (bucket === undefined)
           throw new InvalidInputError(`Table ${table.name} names no bucket; set it in the table config`);
-        const report = await reconcileTable(deps.trigger, deps.storeFor(bucket), table, now, {
+        const report = await reconcileTable(deps.trigger, deps.storeFor(bucket, table.name), table, now, {
           ...(deps.formatFor === undefined ? {} : { format: deps.formatFor(table, bucket) }),
         });
         logger.info('reconcile finished', {
@@ -322,23 +321,19 @@ export function sweepDepsFromEnv(
   const clock = options.clock ?? systemClock;
   const config = parseEnv(sweepEnvSchema, env as NodeJS.ProcessEnv);
   const tables = loadTableConfigs(env);
-  const s3 = createDefaultS3Client(env);
   const dynamodb = new DynamoDBClient({});
   // Open groups are found through their partition's fence, which needs no manifest (so no store).
   const fences = new DynamoJournal({ client: dynamodb, tableName: config.TABLE_NAME });
   const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
   // Catalog clients once per cold start, from the environment the deps are built from (not process.env).
   const iceberg = icebergCatalogServices(env);
-  const stores = new Map<string, ObjectStore>();
-  const storeFor = (bucket: string): ObjectStore => {
-    let store = stores.get(bucket);
-    if (store === undefined) {
-      const plain = new S3ObjectStore({ client: s3, bucket });
-      store = options.wrapStore === undefined ? plain : options.wrapStore(plain, bucket);
-      stores.set(bucket, store);
-    }
-    return store;
-  };
+  const storeFor = tableStores({
+    env,
+    tables,
+    workRoot: config.WORK_ROOT,
+    clock,
+    ...(options.wrapStore === undefined ? {} : { wrapStore: options.wrapStore }),
+  });
   // Before releasing a dead run's lease, the sweep settles its groups through the commit protocol, as the
   // table's settings make it (a Delta table's commits coordinated as its config says).
   const formatFor = sweepFormats(tables, { dynamodb: dynamodbIn, clock, iceberg });
@@ -347,7 +342,8 @@ export function sweepDepsFromEnv(
     if (bucket === undefined) {
       throw new InvalidInputError(`Table ${ref.table} names no bucket; set it in the table config`);
     }
-    const store = storeFor(bucket);
+    // The dead run's table only: settling touches its objects and the work root, nothing else.
+    const store = storeFor(bucket, ref.table);
     const journal = new DynamoJournal({
       client: dynamodb,
       tableName: config.TABLE_NAME,

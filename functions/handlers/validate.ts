@@ -84,7 +84,9 @@ async function withWherePartitions(runtime: ValidateRuntime, raw: unknown): Prom
   if (table?.bucket === undefined || storeFor === undefined || formatFor === undefined || clock === undefined)
     return raw;
   const format = formatFor({ table: table.name, bucket: table.bucket, format: table.format });
-  const snapshot = await format.snapshot(storeFor(table.bucket), table.prefix, { now: clock.now() });
+  const snapshot = await format.snapshot(storeFor(table.bucket, table.name), table.prefix, {
+    now: clock.now(),
+  });
   return selectWherePartitions(raw, table, snapshot.partitions);
 }
 

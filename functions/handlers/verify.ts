@@ -20,8 +20,8 @@ export function createVerifyHandler(runtime: WorkflowRuntime): (event: unknown) 
     const { run, groupId, compact } = parseStepEvent(eventSchema, event, 'verify');
     return verifyGroup(
       {
-        store: runtime.storeFor(run.bucket),
-        journal: runtime.journalFor(run.bucket),
+        store: runtime.storeFor(run.bucket, run.table),
+        journal: runtime.journalFor(run.bucket, run.table),
         clock: runtime.clock,
         engine: defaultParquetEngine,
         // The verify function gets the compact function's memory, so the same vCPUs.

@@ -1,5 +1,5 @@
 // What every compaction-workflow handler needs, built once per cold start from its environment: the
-// tables, one ObjectStore and Journal per bucket, the partition leases, the quarantine, the clock, and each
+// tables, one ObjectStore and Journal per bucket (per table with per-table isolation), the partition leases, the quarantine, the clock, and each
 // run's table format bound to its table's settings.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -7,8 +7,6 @@ import { z } from 'zod';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { DynamoPartitionLease } from '../adapters/dynamodb-partition-lease.js';
 import { DynamoQuarantine } from '../adapters/dynamodb-quarantine.js';
-import { createDefaultS3Client } from '../adapters/open-store.js';
-import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { formatForTable, type TableFormatName } from '../core/formats/index.js';
 import type { TableFormat } from '../core/formats/table-format.js';
 import { type MemoryBudget, withMemoryBudget } from '../core/memory-budget.js';
@@ -19,11 +17,13 @@ import { type Clock, systemClock } from '../ports/clock.js';
 import type { Journal } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { Quarantine } from '../ports/quarantine.js';
+import type { ScopedCredentialsProvider } from '../ports/scoped-credentials.js';
 import { baseEnvSchema, lambdaMemoryBudget, parseEnv } from './env.js';
 import { dynamoDbClientsByRegion, formatServices } from './format-services.js';
 import { icebergCatalogServices } from './iceberg-catalog-services.js';
 import { createObservability, type Observability, withObservability } from './middleware.js';
 import { loadTableConfigs } from './table-source.js';
+import { tableStores } from './table-stores.js';
 
 /** Variables of the workflow's functions (set by the CompactionWorkflow construct). */
 export const workflowEnvSchema = baseEnvSchema.extend({
@@ -58,8 +58,14 @@ export interface WorkflowRuntime {
    * `quarantine --state-table`; no execution input is needed for that.
    */
   readonly quarantine: Quarantine;
-  storeFor(bucket: string): ObjectStore;
-  journalFor(bucket: string): Journal;
+  /**
+   * The store for `table`'s objects (and the work root) in `bucket`; without `table`, the work root alone. With
+   * per-table isolation on (see shared/table-stores.ts), each table's store can reach nothing else: pass the table a
+   * step serves.
+   */
+  storeFor(bucket: string, table?: string): ObjectStore;
+  /** The journal of `bucket`'s runs, its oversized file lists kept through `storeFor(bucket, table)`. */
+  journalFor(bucket: string, table?: string): Journal;
   /**
    * The format a run's steps commit and settle through: the run's format, bound to its table's settings (a
    * Delta table's `deltaLogStore`) with this runtime's DynamoDB clients. Handlers take it from here rather than
@@ -77,6 +83,8 @@ export interface RuntimeOptions {
   readonly s3?: S3Client;
   readonly dynamodb?: DynamoDBClient;
   readonly clock?: Clock;
+  /** Per-table credentials when isolation is on (tests); STS otherwise (see shared/table-stores.ts). */
+  readonly credentials?: ScopedCredentialsProvider;
   /** Wraps every store (fault injection in tests). */
   readonly wrapStore?: (store: ObjectStore, bucket: string) => ObjectStore;
 }
@@ -85,20 +93,18 @@ export interface RuntimeOptions {
 export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime {
   const env = parseEnv(workflowEnvSchema, options.env as NodeJS.ProcessEnv);
   const tables = loadTableConfigs(options.env);
-  const s3 = options.s3 ?? createDefaultS3Client(options.env);
   const dynamodb = options.dynamodb ?? new DynamoDBClient({});
-  const stores = new Map<string, ObjectStore>();
   const journals = new Map<string, Journal>();
-  const storeFor = (bucket: string): ObjectStore => {
-    let store = stores.get(bucket);
-    if (store === undefined) {
-      const plain = new S3ObjectStore({ client: s3, bucket });
-      store = options.wrapStore ? options.wrapStore(plain, bucket) : plain;
-      stores.set(bucket, store);
-    }
-    return store;
-  };
   const clock = options.clock ?? systemClock;
+  const storeFor = tableStores({
+    env: options.env,
+    tables,
+    workRoot: env.WORK_ROOT,
+    clock,
+    ...(options.s3 === undefined ? {} : { s3: options.s3 }),
+    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+    ...(options.wrapStore === undefined ? {} : { wrapStore: options.wrapStore }),
+  });
   const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
   const iceberg = icebergCatalogServices(options.env);
   return {
@@ -113,15 +119,16 @@ export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime 
     }),
     quarantine: new DynamoQuarantine({ client: dynamodb, tableName: env.TABLE_NAME }),
     storeFor,
-    journalFor(bucket) {
-      let journal = journals.get(bucket);
+    journalFor(bucket, table) {
+      const key = `${bucket}\u0000${table ?? ''}`;
+      let journal = journals.get(key);
       if (journal === undefined) {
         journal = new DynamoJournal({
           client: dynamodb,
           tableName: env.TABLE_NAME,
-          manifests: { store: storeFor(bucket), prefix: journalManifestPrefix(env.WORK_ROOT) },
+          manifests: { store: storeFor(bucket, table), prefix: journalManifestPrefix(env.WORK_ROOT) },
         });
-        journals.set(bucket, journal);
+        journals.set(key, journal);
       }
       return journal;
     },

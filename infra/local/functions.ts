@@ -7,6 +7,7 @@
 // entry's top level (or passed down), not in a shared module's top level. Imports are serialized,
 // because process.env is global. The harness-wide variables (endpoints, credentials, region,
 // checksum mode) stay in process.env while the cloud runs, since SDK clients read them lazily.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -21,6 +22,17 @@ import type { TemplateModel } from './template.js';
 
 /** A handler as Lambda calls it (async style; callback handlers are not supported). */
 export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown> | unknown;
+
+/** The logical id of the function whose invocation the current async context belongs to. */
+const running = new AsyncLocalStorage<string>();
+
+/**
+ * The logical id of the function whose handler is running in the caller's async context (undefined outside any
+ * invocation): lets a test attribute what an SDK client sends to the function that sent it, as IAM would.
+ */
+export function runningFunction(): string | undefined {
+  return running.getStore();
+}
 
 /** Where a function's code comes from. */
 export interface FunctionSource {
@@ -231,7 +243,7 @@ export class FunctionRunner {
     this.inFlight += 1;
     try {
       const handler = await this.load(fn, options.bundle ?? this.options.useBundles ?? false);
-      const result = await handler(event, lambdaContext(fn));
+      const result = await running.run(logicalId, () => handler(event, lambdaContext(fn)));
       invocation.result = result;
       return result;
     } catch (error) {

@@ -97,14 +97,41 @@ describe('icebergCatalogStatements', () => {
         },
       },
     ]);
-    // Assess
+    // Assess: the table bucket, the namespace, and the one table by name (a table ARN ends with its id)
     expect(statements).toEqual([
+      { Effect: 'Allow', Action: 's3tables:GetTableBucket', Resource: BUCKET_ARN },
       {
         Effect: 'Allow',
-        Action: [...S3_TABLES_REST_ACTIONS],
-        Resource: [BUCKET_ARN, `${BUCKET_ARN}/table/*`],
+        Action: 's3tables:GetNamespace',
+        Resource: BUCKET_ARN,
+        Condition: { StringEquals: { 's3tables:namespace': 'web' } },
+      },
+      {
+        Effect: 'Allow',
+        Action: S3_TABLES_REST_ACTIONS.filter((a) => !/GetTableBucket|GetNamespace/.test(a)),
+        Resource: `${BUCKET_ARN}/table/*`,
+        Condition: { StringEquals: { 's3tables:namespace': 'web', 's3tables:tableName': 'events' } },
       },
     ]);
+  });
+
+  it('refuses an S3 Tables catalog without a warehouse rather than granting every table bucket', () => {
+    // Act
+    const build = () =>
+      resolved([
+        {
+          name: 'events',
+          catalog: {
+            type: 'rest',
+            uri: 'https://s3tables.eu-west-1.amazonaws.com/iceberg',
+            namespace: 'web',
+            table: 'events',
+            auth: { type: 'sigv4', signingName: 's3tables', region: 'eu-west-1' },
+          },
+        },
+      ]);
+    // Assess
+    expect(build).toThrow(/table events: an S3 Tables catalog .* needs `catalog.warehouse`/);
   });
 
   it('grants a reader of the pointer (the profiler) only the loading actions: Glue GetTable, S3 Tables reads', () => {
@@ -137,10 +164,18 @@ describe('icebergCatalogStatements', () => {
           'arn:aws:glue:eu-west-1:111122223333:table/lake/events',
         ],
       },
+      { Effect: 'Allow', Action: 's3tables:GetTableBucket', Resource: BUCKET_ARN },
       {
         Effect: 'Allow',
-        Action: [...S3_TABLES_REST_READ_ACTIONS],
-        Resource: [BUCKET_ARN, `${BUCKET_ARN}/table/*`],
+        Action: 's3tables:GetNamespace',
+        Resource: BUCKET_ARN,
+        Condition: { StringEquals: { 's3tables:namespace': 'web' } },
+      },
+      {
+        Effect: 'Allow',
+        Action: S3_TABLES_REST_READ_ACTIONS.filter((a) => !/GetTableBucket|GetNamespace/.test(a)),
+        Resource: `${BUCKET_ARN}/table/*`,
+        Condition: { StringEquals: { 's3tables:namespace': 'web', 's3tables:tableName': 'clicks' } },
       },
     ]);
     expect(S3_TABLES_REST_READ_ACTIONS.filter((a) => /Update|Put/.test(a))).toEqual([]);
@@ -303,6 +338,63 @@ describe('the functions an Iceberg catalog table grants to', () => {
       .flatMap((v) =>
         v.violatingResources.map((r) => `${v.ruleName} @ ${r.constructPath ?? r.resourceLogicalId}`),
       );
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('an S3 Tables table in a stack', () => {
+  const s3TablesTable = (catalog: Record<string, unknown>) => ({
+    name: 'events',
+    bucketName: 'lake',
+    prefix: 'events/',
+    format: 'iceberg' as const,
+    catalog: {
+      type: 'rest' as const,
+      uri: 'https://s3tables.eu-west-1.amazonaws.com/iceberg',
+      namespace: 'web',
+      table: 'events',
+      auth: { type: 'sigv4' as const, signingName: 's3tables', region: 'eu-west-1' },
+      ...catalog,
+    },
+  });
+  const synthesize = (id: string, catalog: Record<string, unknown>) =>
+    new LakeCompactorStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), id, {
+      compactor: { tables: [s3TablesTable(catalog) as never] },
+    });
+
+  it('is refused at synth without a warehouse, or with one that is not a table bucket of its region, saying what to give', () => {
+    // Act / Assess
+    expect(() => synthesize('NoWarehouse', {})).toThrow(
+      /table events: an S3 Tables catalog \(auth signingName "s3tables"\) needs `catalog.warehouse`, the table bucket's ARN/,
+    );
+    expect(() => synthesize('BadWarehouse', { warehouse: 'lake' })).toThrow(
+      /table events: `catalog.warehouse` is "lake"; give the table bucket's ARN/,
+    );
+    expect(() =>
+      synthesize('OtherRegion', { warehouse: 'arn:aws:s3tables:us-east-1:111122223333:bucket/lake' }),
+    ).toThrow(/table bucket in us-east-1, but the catalog signs for eu-west-1/);
+  });
+
+  it('grants only the configured table by name, and reports no unacknowledged cdk-nag error', () => {
+    // Prepare
+    const stack = synthesize('S3TablesScoped', { warehouse: BUCKET_ARN });
+    // Act
+    const template = Template.fromStack(stack);
+    const report = new AwsSolutionsChecks().validateScope(stack);
+    const tableGrants = (Object.values(template.findResources('AWS::IAM::Policy')) as Policy[])
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as (Statement & { Condition?: unknown })[])
+      .filter((s) => list(s.Resource).includes(`${BUCKET_ARN}/table/*`));
+    // Assess
+    expect(tableGrants.length).toBeGreaterThan(0);
+    for (const statement of tableGrants) {
+      expect(statement.Condition).toEqual({
+        StringEquals: { 's3tables:namespace': 'web', 's3tables:tableName': 'events' },
+      });
+    }
+    expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).not.toContain('bucket/*');
+    const errors = report.violations
+      .filter((v) => v.severity === 'error')
+      .flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} @ ${r.constructPath}`));
     expect(errors).toEqual([]);
   });
 });

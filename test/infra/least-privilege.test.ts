@@ -263,9 +263,9 @@ describe('SSE-KMS keys of tables in existing buckets', () => {
   const kmsGrants = (template: Template, rolePrefix: string) =>
     statementsOf(template, rolePrefix)
       .filter((s) => list(s.Action).some((a) => a.startsWith('kms:')))
-      .map((s) => [s.Action, flattenCfnReference(s.Resource)]);
+      .map((s) => [s.Action, list(s.Resource).map((r) => flattenCfnReference(r))]);
 
-  it('lets every object-touching role use each table key once, and the state machine decrypt with it', () => {
+  it('lets every object-touching role use the table keys once, and the state machine decrypt with them', () => {
     // Prepare: two tables on one key, a third on another account's key, a fourth without one.
     const props: LakeCompactorProps = {
       tables: [
@@ -279,8 +279,10 @@ describe('SSE-KMS keys of tables in existing buckets', () => {
     const { stack, template } = synth(props, 'TableKeys');
     // Assess
     const both = [
-      [['kms:Decrypt', 'kms:GenerateDataKey'], KEY_A],
-      [['kms:Decrypt', 'kms:GenerateDataKey'], KEY_B],
+      [
+        ['kms:Decrypt', 'kms:GenerateDataKey'],
+        [KEY_A, KEY_B],
+      ],
     ];
     for (const role of [
       'CompactorWorkflowPlanServiceRole',
@@ -288,17 +290,68 @@ describe('SSE-KMS keys of tables in existing buckets', () => {
       'CompactorWorkflowCommitServiceRole',
       'CompactorMaintenanceVacuumServiceRole',
       'CompactorMaintenanceTieringServiceRole',
+      'CompactorSweepServiceRole',
     ]) {
       expect(kmsGrants(template, role), role).toEqual(both);
     }
     expect(kmsGrants(template, 'CompactorWorkflowStateMachineRole')).toEqual([
-      ['kms:Decrypt', KEY_A],
-      ['kms:Decrypt', KEY_B],
+      ['kms:Decrypt', [KEY_A, KEY_B]],
     ]);
     // Roles that touch no object get no key.
     expect(kmsGrants(template, 'CompactorWorkflowLeaseServiceRole')).toEqual([]);
     expect(kmsGrants(template, 'CompactorProfilerServiceRole')).toEqual([]);
     expect(errorsOf(new AwsSolutionsChecks().validateScope(stack))).toEqual([]);
+  });
+
+  it('lets a role use a key only through S3 and only for objects it may touch, or their bucket (Bucket Key)', () => {
+    // Prepare
+    const props: LakeCompactorProps = {
+      tables: [
+        { name: 'events', bucketName: 'lake', prefix: 'events/', kmsKeyArn: KEY_A },
+        { name: 'shared', bucketName: 'partner-lake', prefix: 'shared/', kmsKeyArn: KEY_B },
+      ],
+    };
+    // Act
+    const { template } = synth(props, 'KeyConditions');
+    const conditionsOf = (role: string) =>
+      statementsOf(template, role)
+        .filter((s) => list(s.Action).some((a) => a.startsWith('kms:')))
+        .map((s) =>
+          JSON.parse(JSON.stringify(s.Condition).replace(/\{"Ref":"AWS::Region"\}/g, '"<region>"')),
+        );
+    const via = (contexts: string[]) => ({
+      StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['s3.', '<region>', '.amazonaws.com']] } },
+      StringLike: { 'kms:EncryptionContext:aws:s3:arn': contexts },
+    });
+    // Assess: the Bucket Key case (the context is the bucket ARN) and each object ARN the role's S3 grants name
+    expect(conditionsOf('CompactorWorkflowVerifyServiceRole')).toEqual([
+      via([
+        'arn:aws:s3:::lake',
+        'arn:aws:s3:::partner-lake',
+        'arn:aws:s3:::lake/_lake-compactor/staging/*',
+        'arn:aws:s3:::partner-lake/_lake-compactor/staging/*',
+        'arn:aws:s3:::lake/_lake-compactor/journal/*',
+        'arn:aws:s3:::partner-lake/_lake-compactor/journal/*',
+      ]),
+    ]);
+    expect(conditionsOf('CompactorWorkflowStateMachineRole')).toEqual([
+      via([
+        'arn:aws:s3:::lake',
+        'arn:aws:s3:::partner-lake',
+        'arn:aws:s3:::lake/_lake-compactor/plans/*',
+        'arn:aws:s3:::partner-lake/_lake-compactor/plans/*',
+      ]),
+    ]);
+    const commit = conditionsOf('CompactorWorkflowCommitServiceRole');
+    expect(commit).toHaveLength(1);
+    expect(commit[0].StringLike['kms:EncryptionContext:aws:s3:arn']).toEqual(
+      expect.arrayContaining(['arn:aws:s3:::lake/events/*', 'arn:aws:s3:::partner-lake/shared/*']),
+    );
+    const policies = template.findResources('AWS::IAM::Policy') as Record<string, Policy>;
+    const unconditioned = Object.values(policies)
+      .flatMap((p) => p.Properties.PolicyDocument.Statement)
+      .filter((s) => list(s.Action).some((a) => a.startsWith('kms:')) && s.Condition === undefined);
+    expect(unconditioned).toEqual([]);
   });
 
   it('grants no KMS access when no table names a key', () => {

@@ -90,6 +90,25 @@ describe('profiler wiring', () => {
     expect(configs.map((c) => c.bucket).sort()).toEqual(['lake', 'other-lake']);
   });
 
+  it('lets S3 send to the queue only for each notified bucket of this account (aws:SourceArn and aws:SourceAccount)', () => {
+    // Prepare
+    const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy'));
+    // Act
+    const fromS3 = policies
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Record<string, unknown>[])
+      .filter((s) => JSON.stringify(s.Principal) === '{"Service":"s3.amazonaws.com"}');
+    // Assess: one statement per notified bucket (not the bridged one), each bound to the bucket and its account
+    expect(fromS3.map((s) => s.Condition)).toEqual(
+      ['lake', 'other-lake'].map((bucket) => ({
+        ArnLike: {
+          'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:s3:::${bucket}`]] },
+        },
+        StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+      })),
+    );
+    for (const statement of fromS3) expect(statement.Effect).toBe('Allow');
+  });
+
   it('routes EventBridge "Object Created"/"Object Deleted" events of bridged tables to the same queue', () => {
     // Prepare / Act / Assess
     template.hasResourceProperties('AWS::Events::Rule', {

@@ -219,7 +219,8 @@ export interface TieringPlan {
 
 export interface TieringDeps {
   readonly tables: readonly TableConfig[];
-  readonly storeFor: (bucket: string) => ObjectStore;
+  /** The store of `table`'s objects in `bucket` (with per-table isolation, it reaches nothing of another table). */
+  readonly storeFor: (bucket: string, table?: string) => ObjectStore;
   readonly clock: Clock;
   readonly shouldStop?: () => boolean;
 }
@@ -374,7 +375,7 @@ export async function planTiering(
       continue;
     }
     const page = await deps
-      .storeFor(bucket)
+      .storeFor(bucket, table.name)
       .list(root, { token, maxKeys: Math.min(1000, request.maxObjects - examined) });
     examined += page.objects.length;
     for (const object of page.objects) {
@@ -504,7 +505,7 @@ export async function executeTiering(
       }
       try {
         await deps
-          .storeFor(move.bucket)
+          .storeFor(move.bucket, move.table)
           .copy(move.key, move.key, { ifMatch: move.etag, storageClass: move.to });
         done.push(move);
       } catch (err) {

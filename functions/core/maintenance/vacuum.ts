@@ -326,7 +326,12 @@ export interface VacuumDeps {
    * deployment's work root in the same bucket is never a candidate, whatever its journal-less staging or trash.
    */
   readonly workRoot: string;
-  readonly storeFor: (bucket: string) => ObjectStore;
+  /**
+   * The store of `table`'s objects (and the work root) in `bucket`, or of the work root alone without `table`: each
+   * table's objects are judged and removed through its own store, which (with per-table isolation) reaches nothing
+   * of another table.
+   */
+  readonly storeFor: (bucket: string, table?: string) => ObjectStore;
   /**
    * The journal of a bucket's runs, by which the work area's trash, staging and store-journal entries are judged:
    * the deployment's (DynamoDB) journal and, for `lake-compactor compact` runs, the store journal in the bucket.
@@ -836,7 +841,7 @@ class VacuumPass {
   /** Writer scratch below a table root, past its age; Delta logs and Iceberg metadata met on the way are noted. */
   private async judgeDebris(step: TableStep, page: PageRequest): Promise<string | undefined> {
     const { table } = step;
-    const listed = await this.deps.storeFor(step.bucket).list(rootDir(table), page);
+    const listed = await this.deps.storeFor(step.bucket, table.name).list(rootDir(table), page);
     this.examined += listed.objects.length;
     const rules = this.rulesOf(table.name);
     for (const object of listed.objects) {
@@ -881,7 +886,7 @@ class VacuumPass {
       ...(table.deltaLogStore === undefined ? {} : { deltaLogStore: table.deltaLogStore }),
     };
     try {
-      const store = this.deps.storeFor(step.bucket);
+      const store = this.deps.storeFor(step.bucket, table.name);
       const report = await vacuumDeltaTable(store, table.prefix, {
         ...deltaOptionsOf(base),
         logStore: deltaLogStoreFor(table.deltaLogStore, this.deps.delta?.(step.bucket) ?? {})(store),
@@ -922,7 +927,7 @@ class VacuumPass {
       ...(table.catalog === undefined ? {} : { catalog: table.catalog }),
     };
     try {
-      const store = this.deps.storeFor(step.bucket);
+      const store = this.deps.storeFor(step.bucket, table.name);
       const catalog = icebergCatalogFor(base.catalog, this.deps.iceberg ?? {}, store);
       const { candidates: expired, ...expire } = await expireSnapshots(store, table.prefix, {
         ...expireOptionsOf(base),
@@ -957,7 +962,8 @@ class VacuumPass {
 
   /** Multipart uploads never finished: ours under the work root, or writers' under a table root. */
   private async judgeUploads(step: BucketStep | TableStep, page: PageRequest): Promise<string | undefined> {
-    const store = this.deps.storeFor(step.bucket);
+    const store =
+      'table' in step ? this.deps.storeFor(step.bucket, step.table.name) : this.deps.storeFor(step.bucket);
     if (store.listMultipartUploads === undefined || store.abortMultipartUpload === undefined) {
       this.notes.push(`${step.id}: ${store.description} cannot list multipart uploads; skipped`);
       return undefined;
@@ -1265,8 +1271,11 @@ export async function executeVacuum(
     done.push(...plan.candidates);
   } else {
     const own = plan.candidates.filter((c) => !FORMAT_KINDS.includes(c.kind));
-    for (const [bucket, group] of groupBy(own, (c) => c.bucket)) {
-      const store = deps.storeFor(bucket);
+    // Per bucket and table: a table's candidates (and the work-root copies its runs made) through that table's store,
+    // the work root's other leftovers through the work root's.
+    for (const group of groupBy(own, (c) => `${c.bucket}\u0000${c.table ?? ''}`).values()) {
+      const { bucket, table } = group[0] as VacuumCandidate;
+      const store = deps.storeFor(bucket, table);
       const removable: VacuumCandidate[] = [];
       for (const candidate of group) {
         // The last line of the confinement rule: a key it refuses is never sent, whoever planned it.
@@ -1340,7 +1349,7 @@ export async function executeVacuum(
       continue;
     }
     try {
-      const store = deps.storeFor(planned.bucket);
+      const store = deps.storeFor(planned.bucket, planned.table);
       const logStore = deltaLogStoreFor(planned.deltaLogStore, deps.delta?.(planned.bucket) ?? {})(store);
       const { candidates, ...report } = await vacuumDeltaTable(store, planned.tableRoot, {
         ...deltaOptionsOf(planned),
@@ -1370,7 +1379,7 @@ export async function executeVacuum(
       continue;
     }
     try {
-      const store = deps.storeFor(planned.bucket);
+      const store = deps.storeFor(planned.bucket, planned.table);
       // The catalog the plan read through: the real run must swap the same pointer.
       const catalog = icebergCatalogFor(planned.catalog, deps.iceberg ?? {}, store);
       // Expire first: what it cannot delete (a failed delete, a crash) is left for a later orphan pass.

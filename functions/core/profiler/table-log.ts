@@ -23,8 +23,8 @@ import { evaluatePartition, policyOf, profileEvents, type TriggerDeps } from './
 /** What applying a table's commits needs beyond the trigger: the tables, and the store holding each bucket. */
 export interface TableLogDeps extends TriggerDeps {
   readonly tables: readonly TableConfig[];
-  /** The object store of a bucket, to read a table's log. */
-  readonly storeFor: (bucket: string) => ObjectStore;
+  /** The object store of a table in its bucket, to read the table's log (it may reach only that table). */
+  readonly storeFor: (bucket: string, table: string) => ObjectStore;
   /**
    * The format of a table as its settings make it (`formatForTable` with the composition root's services), so an
    * Iceberg table's pointer is read through its own catalog (Glue, REST). Absent: the registered format, which
@@ -190,7 +190,7 @@ async function applyTableCommits(
       mode: { kind: 'versions', count: 0 },
     };
   }
-  const store = deps.storeFor(bucket);
+  const store = deps.storeFor(bucket, name);
   const read =
     cursor === undefined
       ? ({ kind: 'rebuild', reason: 'the first commit seen of this table' } as const)
