@@ -41,7 +41,13 @@ describe("vacuum's DeleteObjectVersion", () => {
     const props: LakeCompactorProps = {
       tables: [
         { name: 'events', bucketName: 'lake', prefix: 'events/' },
-        { name: 'sales', bucketName: 'lake', prefix: 'sales/', format: 'delta' },
+        {
+          name: 'sales',
+          bucketName: 'lake',
+          prefix: 'sales/',
+          format: 'delta',
+          deltaLogStore: { type: 's3-conditional' },
+        },
         { name: 'orders', bucketName: 'lake', prefix: 'orders/', format: 'iceberg' },
         { name: 'logs', bucketName: 'plain-lake', prefix: 'logs/' },
         { name: 'clicks', prefix: 'clicks/' },
