@@ -183,10 +183,21 @@ describe.each(BACKENDS)('H1 on $name', ({ make }) => {
           vacuumDeltaTable(counted.store, 'events', { now: MAINTAINED_AT, dryRun: false }),
         );
         const compactIo = captureIo({ now: MAINTAINED_AT, env: backend.env });
-        const compactCode = await run(['compact', backend.uri('events'), '--format', 'delta'], compactIo);
+        const compactCode = await run(
+          ['compact', backend.uri('events'), '--format', 'delta', '--delta-log-store', 's3-conditional'],
+          compactIo,
+        );
         const vacuumIo = captureIo({ now: MAINTAINED_AT, env: backend.env });
         const vacuumCode = await run(
-          ['vacuum', backend.uri('events'), '--format', 'delta', '--yes'],
+          [
+            'vacuum',
+            backend.uri('events'),
+            '--format',
+            'delta',
+            '--delta-log-store',
+            's3-conditional',
+            '--yes',
+          ],
           vacuumIo,
         );
 

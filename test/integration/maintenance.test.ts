@@ -10,7 +10,12 @@ import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import type { TieringReport } from '../../functions/core/maintenance/tiering.js';
 import type { VacuumReport } from '../../functions/core/maintenance/vacuum.js';
-import { DEFAULT_WORK_ROOT, stagingPrefix, trashPrefix } from '../../functions/core/workflow/layout.js';
+import {
+  DEFAULT_WORK_ROOT,
+  maintenanceCursorKey,
+  stagingPrefix,
+  trashPrefix,
+} from '../../functions/core/workflow/layout.js';
 import type { GroupJournalEntry } from '../../functions/ports/journal.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
 import { LocalCloud } from '../../infra/local/local-cloud.js';
@@ -132,11 +137,17 @@ describe('maintenance on the local cloud', () => {
     await store.put(`${stagingPrefix(DEFAULT_WORK_ROOT, 'run-aborted', 'g1')}part-x.parquet`, 'staged');
     await store.put('events/_temporary/0/part-0.parquet', 'fresh scratch');
     const before = await keys('');
+    // The pass's own checkpoint: it remembers a table whose turn failed (orders has no log yet), to take it last.
+    const checkpoint = maintenanceCursorKey(DEFAULT_WORK_ROOT, 'vacuum');
+    const withoutCheckpoint = (list: string[]) => list.filter((k) => k !== checkpoint);
 
     // Act
     const [fired] = await cloud.fire(stack.maintenance.vacuumRule);
     const afterDryRun = await keys('');
     const real = (await cloud.invoke(stack.maintenance.vacuumFunction, { dryRun: false })) as VacuumReport;
+    const health = JSON.parse(new TextDecoder().decode(await store.get(checkpoint))) as {
+      health?: Record<string, { failures: number }>;
+    };
 
     // Assess
     expect(fired).toMatchObject({ kind: 'lambda' });
@@ -146,9 +157,10 @@ describe('maintenance on the local cloud', () => {
       `${stagingPrefix(DEFAULT_WORK_ROOT, 'run-aborted', 'g1')}part-x.parquet`,
       `${trashPrefix(DEFAULT_WORK_ROOT, 'run-due')}${input}`,
     ]);
-    expect(afterDryRun).toEqual(before);
+    expect(withoutCheckpoint(afterDryRun)).toEqual(before);
     expect(real.totalRemoved).toEqual({ count: 2, bytes: 15 });
-    expect(await keys('')).toEqual([
+    expect(Object.keys(health.health ?? {})).toEqual(['orders']);
+    expect(withoutCheckpoint(await keys(''))).toEqual([
       '_lake-compactor/trash/run-young/events/date=2026-01-01/part-0.parquet',
       'events/_temporary/0/part-0.parquet',
     ]);

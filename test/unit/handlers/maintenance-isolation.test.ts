@@ -25,7 +25,13 @@ function vacuumWorld() {
   const clock = new ManualClock(T0);
   const memory = new MemoryObjectStore({ now: () => new Date(clock.now()) });
   const tables = parseTableConfigs([
-    { name: 'bad', bucket: 'lake', prefix: 'bad', format: 'delta' },
+    {
+      name: 'bad',
+      bucket: 'lake',
+      prefix: 'bad',
+      format: 'delta',
+      deltaLogStore: { type: 's3-conditional' },
+    },
     { name: 'good', bucket: 'lake', prefix: 'good', partitionColumns: ['date'] },
   ]);
   const handlerOver = (store: ObjectStore) =>
