@@ -193,13 +193,14 @@ export async function runTier(
 
 /**
  * Runs a refusal check, saying what `tier` can offer about a Delta or Iceberg table: configuring it as one (the advice the
- * refusal gives elsewhere) would not make it tierable.
+ * refusal gives elsewhere) would not make it tierable. A Hudi table's own refusal is kept as it is.
  */
 async function tierRefusal(check: () => Promise<void>): Promise<void> {
   try {
     await check();
   } catch (err) {
-    if (!(err instanceof UnsupportedTableFormatError)) throw err;
+    // A Hudi table's refusal already says it is not tiered (nor anything else) yet, and what to use instead.
+    if (!(err instanceof UnsupportedTableFormatError) || err.format === 'hudi') throw err;
     throw new UnsupportedTableFormatError(
       err.format,
       err.root,

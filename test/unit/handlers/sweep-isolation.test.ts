@@ -159,7 +159,14 @@ describe('sweep: one table cannot stop the others', () => {
     await memory.put('good/date=2026-11-29/part-0.parquet', new Uint8Array(1024));
     const poison = poisonedStore(memory, 'bad/', { throws: new RangeError('Invalid array length') });
     const tables: TableConfig[] = parseTableConfigs([
-      { name: 'bad', bucket: 'lake', prefix: 'bad', partitionColumns: ['date'], format: 'delta' },
+      {
+        name: 'bad',
+        bucket: 'lake',
+        prefix: 'bad',
+        partitionColumns: ['date'],
+        format: 'delta',
+        deltaLogStore: { type: 's3-conditional' },
+      },
       { name: 'good', bucket: 'lake', prefix: 'good', partitionColumns: ['date'] },
     ]);
     const stats = new MemoryStatsStore();

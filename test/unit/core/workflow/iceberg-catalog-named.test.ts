@@ -191,6 +191,8 @@ describe('the workflow steps on an Iceberg table with catalog-named metadata, co
     expect(table?.error?.name).toBe('IcebergCatalogMismatchError');
     expect(table?.error?.message).toMatch(MISMATCH);
     expect(report.removed['iceberg-expired'].count).toBe(0);
-    expect(await folderContentSnapshot(dir)).toEqual(before);
+    // Every byte of the table unchanged (the work area holds the pass's checkpoint, which remembers the failed table)
+    const tableBytes = (lines: string[]) => lines.filter((line) => !line.startsWith('_lake-compactor/'));
+    expect(tableBytes(await folderContentSnapshot(dir))).toEqual(tableBytes(before));
   });
 });
