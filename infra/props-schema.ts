@@ -14,6 +14,7 @@ import { MIN_RETENTION_HOURS, vacuumInputSchema } from '../functions/core/mainte
 import { checkTableFields, crossTableIssues, tableFieldSchemas } from '../functions/core/table-config.js';
 import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
 import { s3TablesCatalogProblems } from './iceberg-catalog-access.js';
+import { TABLE_ISOLATION_MODES } from './table-isolation.js';
 import type {
   LakeCompactorDataBucketProps,
   LakeCompactorProps,
@@ -220,6 +221,7 @@ const propsShape = {
       }
     })
     .optional(),
+  tableIsolation: z.enum(TABLE_ISOLATION_MODES).optional(),
 } satisfies ShapeOf<LakeCompactorProps>;
 
 /** LakeCompactorProps, field by field (see `lakeCompactorPropsProblems` for the checks across fields). */
