@@ -47,8 +47,8 @@ import {
 import type { TableLocation } from './s3-access.js';
 import { createStateTable } from './state-table.js';
 import { addSweep } from './sweep.js';
-import { DEFAULT_TABLE_ISOLATION, TableIsolation } from './table-isolation.js';
 import { tableConfigDelivery } from './table-config-file.js';
+import { DEFAULT_TABLE_ISOLATION, TableIsolation } from './table-isolation.js';
 
 export { wildcardGrants } from './lake-compactor-nag.js';
 export type {

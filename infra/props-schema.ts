@@ -14,7 +14,6 @@ import { MIN_RETENTION_HOURS, vacuumInputSchema } from '../functions/core/mainte
 import { checkTableFields, crossTableIssues, tableFieldSchemas } from '../functions/core/table-config.js';
 import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
 import { s3TablesCatalogProblems } from './iceberg-catalog-access.js';
-import { TABLE_ISOLATION_MODES } from './table-isolation.js';
 import type {
   LakeCompactorDataBucketProps,
   LakeCompactorProps,
@@ -24,6 +23,7 @@ import type {
 } from './lake-compactor-props.js';
 import type { TieringScheduleProps, VacuumScheduleProps } from './maintenance-props.js';
 import { scheduleExpressionProblem } from './schedule-expression.js';
+import { TABLE_ISOLATION_MODES } from './table-isolation.js';
 
 /** A shape with one schema per prop of `T`: adding a prop to an interface without a schema fails typecheck. */
 type ShapeOf<T> = { readonly [K in keyof Required<T>]: z.ZodType };
