@@ -13,6 +13,7 @@ import type { Reader } from '../functions/core/readers.js';
 import type { Codec, SchemaFidelity } from '../functions/ports/parquet-engine.js';
 import type { CompactionWorkflowProps } from './compaction-workflow.js';
 import type { MaintenanceSchedulesProps } from './maintenance-props.js';
+import type { TableIsolationMode } from './table-isolation.js';
 
 /** One table the compactor looks after. */
 export interface LakeCompactorTable {
@@ -346,4 +347,25 @@ export interface LakeCompactorProps {
    * @default '_lake-compactor/'
    */
   readonly workRoot?: string;
+  /**
+   * How far one run's S3 access reaches. Without isolation each function's role covers every configured table its
+   * step touches, so a bug or forged table metadata naming another table's key would be authorised.
+   *
+   * - `"session-policy"`: each function that reaches table data gets a data-access role of its own holding exactly
+   *   its table-data grants (S3, KMS through S3, S3 Tables data), and loses them from its own role; per table it
+   *   serves, it assumes that role (`sts:AssumeRole`, trusted for its role alone) with a session policy naming only
+   *   that table's prefix, the work root and the table's KMS and S3 Tables use. The state machine keeps its own
+   *   read of `plans/`. Costs nothing at rest (IAM roles are free); per warm function environment, one
+   *   AssumeRole per table and hour (STS is free; tens of milliseconds on the first request of a table). The
+   *   functions run outside any VPC, so STS is reachable; a deployment that put them in one would need an STS
+   *   interface endpoint.
+   * - `"none"`: the function roles hold the table grants themselves (per step, on every configured table).
+   *
+   * Why `"none"` by default, though isolation is the safer mode: its runtime has so far run only against a local
+   * S3 server and a stand-in STS, not real IAM (session-policy size limits, KMS context conditions under a
+   * session), and an upgrade should not change every deployment's IAM and add a run-time STS dependency without
+   * its owner opting in. Turn it on, run a compaction and a vacuum, and keep it.
+   * @default "none"
+   */
+  readonly tableIsolation?: TableIsolationMode;
 }

@@ -48,6 +48,7 @@ import type { TableLocation } from './s3-access.js';
 import { createStateTable } from './state-table.js';
 import { addSweep } from './sweep.js';
 import { tableConfigDelivery } from './table-config-file.js';
+import { DEFAULT_TABLE_ISOLATION, TableIsolation } from './table-isolation.js';
 
 export { wildcardGrants } from './lake-compactor-nag.js';
 export type {
@@ -93,6 +94,8 @@ export class LakeCompactor extends Construct {
   public readonly observability: Observability;
   /** This deployment's work root in every bucket (see `LakeCompactorProps.workRoot`). */
   public readonly workRoot: string;
+  /** The data-access roles of `tableIsolation: "session-policy"`; undefined without isolation. */
+  public readonly tableIsolation?: TableIsolation;
   /** The tables' bucket names known at synth, for the work-root clash check between LakeCompactors. */
   private readonly literalBuckets: readonly string[];
 
@@ -290,7 +293,27 @@ export class LakeCompactor extends Construct {
       tables: props.tables.map((t) => t.name),
     });
 
+    // Last, after every grant: each function serving tables gets its table-data grants moved to a data-access role.
+    if ((props.tableIsolation ?? DEFAULT_TABLE_ISOLATION) === 'session-policy') {
+      this.tableIsolation = new TableIsolation(this, 'TableIsolation', {
+        functions: this.isolatedFunctions(),
+      });
+    }
+
     acknowledgeNagFindings(this, locations);
+  }
+
+  /** Every function, by name; those holding no table-data grant (lease) get no data-access role. */
+  private isolatedFunctions(): Record<string, nodejs.NodejsFunction | undefined> {
+    return {
+      Profiler: this.profilerFunction,
+      Sweep: this.sweepFunction,
+      ...Object.fromEntries(
+        Object.entries(this.workflow.functions).map(([name, fn]) => [capitalize(name), fn]),
+      ),
+      Vacuum: this.maintenance.vacuumFunction,
+      Tiering: this.maintenance.tieringFunction,
+    };
   }
 
   /**
@@ -326,6 +349,11 @@ export class LakeCompactor extends Construct {
       stateMachine.grantExecution(fn, 'states:DescribeExecution');
     }
   }
+}
+
+/** `commit` → `Commit`. */
+function capitalize(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
 }
 
 /** The tables' KMS keys (each ARN once), imported for grants. */

@@ -23,6 +23,7 @@ import type {
 } from './lake-compactor-props.js';
 import type { TieringScheduleProps, VacuumScheduleProps } from './maintenance-props.js';
 import { scheduleExpressionProblem } from './schedule-expression.js';
+import { TABLE_ISOLATION_MODES } from './table-isolation.js';
 
 /** A shape with one schema per prop of `T`: adding a prop to an interface without a schema fails typecheck. */
 type ShapeOf<T> = { readonly [K in keyof Required<T>]: z.ZodType };
@@ -220,6 +221,7 @@ const propsShape = {
       }
     })
     .optional(),
+  tableIsolation: z.enum(TABLE_ISOLATION_MODES).optional(),
 } satisfies ShapeOf<LakeCompactorProps>;
 
 /** LakeCompactorProps, field by field (see `lakeCompactorPropsProblems` for the checks across fields). */

@@ -180,6 +180,9 @@ export function functionsFromTemplate(
         AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${name}`,
         ...(source.taskRoot === undefined ? {} : { LAMBDA_TASK_ROOT: source.taskRoot }),
         ...variables,
+        // No STS locally: with per-table isolation on (`tableIsolation`), each table's store keeps its in-process
+        // scope check on the harness's credentials (functions/shared/table-stores.ts).
+        ...(variables.DATA_ACCESS_ROLE_ARN === undefined ? {} : { DATA_ACCESS_CREDENTIALS: 'caller' }),
       },
       source,
     });
