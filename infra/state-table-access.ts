@@ -5,7 +5,8 @@
 // What the key design allows and prevents (functions/adapters/dynamodb-keys.ts and its neighbours): items are
 // grouped by partition key prefix — `PART#<table>#<partition>` (statistics, the lease, decisions, journal fences,
 // quarantine, run history), `FILE#<bucket>/<key>` (per-file items), `TABLE#<table>` (format markers, the change
-// cursor), `RUN#<runId>` (the journal) and `RUNS`/`RUNS#<table>` (running-compaction counts). LeadingKeys sees only
+// cursor), `RUN#<runId>` (the journal), `RUNS`/`RUNS#<table>` (running-compaction counts) and `HEALTH#<job>` (the
+// per-table turns of the profiler and the sweep). LeadingKeys sees only
 // the partition key, so a function that writes a partition's statistics (the profiler, which also schedules it)
 // can also write that partition's lease, fences and quarantine items: those share the partition's key by design
 // (one consistent query and one transaction per partition). The journal and the per-file items do not.
@@ -25,6 +26,10 @@ export const STATE_KEY_SPACES = {
   journal: ['RUN#*'],
   /** `RUNS` and `RUNS#<table>`: running-compaction counters and slots (run caps). */
   runCounts: ['RUNS', 'RUNS#*'],
+  /** `HEALTH#profiler`: the profiler's per-table turns (failures in a row, attempts in progress). */
+  profilerHealth: ['HEALTH#profiler'],
+  /** `HEALTH#sweep`, `HEALTH#reconcile`: the sweep's per-table turns, in sweep and in reconcile mode. */
+  sweepHealth: ['HEALTH#sweep', 'HEALTH#reconcile'],
 } as const;
 
 export type StateKeySpace = keyof typeof STATE_KEY_SPACES;
@@ -48,10 +53,12 @@ export const STATE_WRITE_ACTIONS = [
  *   and the run counts it gives back;
  * - sweep: everything the steps do (it settles a dead run and releases its lease), the profiler's reconcile and
  *   the run-count recount;
+ * - profiler and sweep also their own per-table turn health (`HEALTH#<job>`, shared/table-turns.ts), each only its
+ *   own job's, so neither can reorder or hide the other's failing tables;
  * - vacuum, tiering: nothing (vacuum reads journal entries; tiering does not use the table).
  */
 export const STATE_WRITES = {
-  profiler: ['partitions', 'files', 'tables', 'runCounts'],
+  profiler: ['partitions', 'files', 'tables', 'runCounts', 'profilerHealth'],
   validate: [],
   lease: ['partitions', 'runCounts'],
   plan: ['journal', 'partitions'],
@@ -60,7 +67,7 @@ export const STATE_WRITES = {
   commit: ['journal', 'partitions'],
   rollback: ['journal', 'partitions'],
   finalize: ['journal', 'partitions', 'files', 'runCounts'],
-  sweep: ['journal', 'partitions', 'files', 'tables', 'runCounts'],
+  sweep: ['journal', 'partitions', 'files', 'tables', 'runCounts', 'sweepHealth'],
   vacuum: [],
 } as const satisfies Record<string, readonly StateKeySpace[]>;
 

@@ -104,11 +104,12 @@ describe('state table grants in a stack', () => {
     }
   });
 
-  it('lets the profiler write statistics, file items, markers and run counts, never a journal entry', () => {
+  it('lets the profiler write statistics, file items, markers, run counts and its own turns, never a journal entry', () => {
     // Act
     const patterns = patternsOf('CompactorProfilerServiceRole');
     // Assess
-    expect(patterns).toEqual(['PART#*', 'FILE#*', 'TABLE#*', 'RUNS', 'RUNS#*']);
+    expect(patterns).toEqual(['PART#*', 'FILE#*', 'TABLE#*', 'RUNS', 'RUNS#*', 'HEALTH#profiler']);
+    expect(patterns.some((p) => likeMatches(p, 'HEALTH#sweep'))).toBe(false);
     expect(patterns.some((p) => likeMatches(p, journalKey('forged-run', 'g0001').pk))).toBe(false);
   });
 
@@ -138,6 +139,8 @@ describe('state table grants in a stack', () => {
       'TABLE#*',
       'RUNS',
       'RUNS#*',
+      'HEALTH#sweep',
+      'HEALTH#reconcile',
     ]);
     expect(patternsOf('CompactorMaintenanceVacuumServiceRole')).toEqual([]);
   });
