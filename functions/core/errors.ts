@@ -318,6 +318,8 @@ export const ERROR_CLASSES = [
   CompactionFailedError,
   UnsupportedTableFormatError,
   CoordinationMismatchError,
+  JournalManifestMismatchError,
+  ForeignJournalEntryError,
 ] as const;
 
 /** Names of the error classes a later attempt can fix (`retryable`), in file order: what Step Functions retries. */

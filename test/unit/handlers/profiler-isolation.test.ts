@@ -26,6 +26,7 @@ const tables = parseTableConfigs(
     prefix: name,
     partitionColumns: ['date'],
     format: 'delta',
+    deltaLogStore: { type: 's3-conditional' },
   })),
 );
 const output = capturePowertoolsOutput();
