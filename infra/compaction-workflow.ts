@@ -15,7 +15,7 @@ import { Construct } from 'constructs';
 import { PERMANENT_ERROR_NAMES, RETRYABLE_ERROR_NAMES } from '../functions/core/errors.js';
 import { DIMENSION, METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '../functions/core/metrics.js';
 import { DEFAULT_WORK_ROOT, type WorkFolder, workRootProblem } from '../functions/core/workflow/layout.js';
-import { type DeltaLogTableRef, deltaLogStatement } from './delta-log-access.js';
+import { addFormatWorkflowGrants, type FormatWorkflowProps } from './formats/index.js';
 import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import { projectFunction } from './node-function.js';
 import {
@@ -47,7 +47,11 @@ export const TRANSIENT_ERRORS: readonly string[] = [
 /** Errors no retry can fix (every error class not flagged `retryable`); never listed in a Retry. */
 export const PERMANENT_ERRORS: readonly string[] = PERMANENT_ERROR_NAMES;
 
-export interface CompactionWorkflowProps {
+/**
+ * The workflow's props. What the steps need for a table format beyond the shared grants comes with that format's
+ * props (`FormatWorkflowProps`, declared by each format in infra/formats/; the LakeCompactor fills them in).
+ */
+export interface CompactionWorkflowProps extends FormatWorkflowProps {
   /** The single table (partition items, journal, history). */
   readonly stateTable: dynamodb.ITable;
   /**
@@ -106,13 +110,6 @@ export interface CompactionWorkflowProps {
    * @default 24
    */
   readonly executionTimeoutHours?: number;
-  /**
-   * The DynamoDB commit tables of Delta tables configured with `deltaLogStore: { type: "dynamodb" }` (see
-   * `deltaLogTablesOf`): the steps that commit or settle a group (plan, commit, rollback, finalize) may read and
-   * write their commit entries.
-   * @default [] — no Delta table coordinates through DynamoDB, and no step gets any access for it
-   */
-  readonly deltaLogTables?: readonly DeltaLogTableRef[];
 }
 
 /** The S3 object access of one workflow step (each such step also lists its buckets; see `listStatements`). */
@@ -193,14 +190,8 @@ export class CompactionWorkflow extends Construct {
       grantStateTableAccess(props.stateTable, f, name as keyof typeof functions);
     }
     this.grantObjectAccess(functions);
-    // A Delta group is committed (commit), and settled forward through the same commit (rollback, finalize, and
-    // plan before it plans); plan also finishes another writer's incomplete entry before reading the log.
-    const deltaLog = deltaLogStatement(this, props.deltaLogTables ?? []);
-    if (deltaLog !== undefined) {
-      for (const f of [functions.plan, functions.commit, functions.rollback, functions.finalize]) {
-        f.addToRolePolicy(deltaLog);
-      }
-    }
+    // What committing or settling a group of a table format takes beyond that (e.g. its commit coordination).
+    addFormatWorkflowGrants(this, props, functions);
 
     this.notificationTopic =
       props.notificationTopic ??
@@ -285,8 +276,8 @@ export class CompactionWorkflow extends Construct {
 
   /**
    * S3 access per step, from what each one does (functions/core/workflow, core/formats/hive/commit.ts):
-   * - validate, lease: no object at all (DynamoDB and Step Functions only) — except that validate reads Iceberg
-   *   tables' `metadata/` (granted in lake-compactor.ts, with the profiler's) to list what a `where` selects;
+   * - validate, lease: no object at all (DynamoDB and Step Functions only) — except the metadata reads a table
+   *   format adds to validate (infra/formats/, granted by lake-compactor.ts) to list what a `where` selects;
    * - plan: settles what earlier runs left first (the publisher's access, below), then lists and reads
    *   footers under the table prefixes, reads and writes `plans/`;
    * - compact: reads the inputs, writes, reads back and clears its group's `staging/` folder (multipart

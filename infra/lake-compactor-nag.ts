@@ -3,6 +3,7 @@
 import { Aspects, Stack, Token, Validations } from 'aws-cdk-lib';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import type { Construct } from 'constructs';
+import { formatWildcardGrants } from './formats/index.js';
 import { AcknowledgeWildcards, type WildcardGrant } from './nag-acknowledgements.js';
 import { normalizeTablePrefix, type TableLocation } from './s3-access.js';
 
@@ -72,12 +73,8 @@ export function wildcardGrants(rootBuckets: readonly string[]): WildcardGrant[] 
       resource: /^<[A-Za-z0-9]+\.Arn>:\*$/,
       reason: "The state machine invokes the versions and aliases of the workflow's own functions only.",
     },
-    {
-      actions: /^s3tables:[A-Za-z]+$/,
-      resource: /^arn:aws[a-z-]*:s3tables:[a-z0-9-]+:\d{12}:bucket\/[a-z0-9-]+\/table\/\*$/,
-      reason:
-        "One S3 Tables table, named by the statement's s3tables:namespace and s3tables:tableName conditions: a table ARN ends with the table's id, which is unknown at synth and changes when the table is re-created.",
-    },
+    // What the table formats' own statements need (e.g. a catalog's resources named by conditions).
+    ...formatWildcardGrants(),
     {
       actions: /^s3:[A-Za-z]+$/,
       // A literal bucket name, or `<LogicalId>` for the owned bucket; at least one key segment before `/*`.

@@ -5,7 +5,8 @@
 // template's resource order follow construct paths and creation order): the props are in
 // lake-compactor-props.ts, their validation in lake-compactor-validation.ts, the owned bucket in
 // data-bucket.ts, the profiler and its event wiring in profiler.ts, the sweep in sweep.ts, the cdk-nag
-// acknowledgements in lake-compactor-nag.ts.
+// acknowledgements in lake-compactor-nag.ts, and what each table format needs beyond the shared grants in
+// formats/ (composed here at the stages of formats/format-infra.ts; this file names no format).
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -18,15 +19,9 @@ import { Construct } from 'constructs';
 import { DEFAULT_WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow } from './compaction-workflow.js';
 import { createDataBucket } from './data-bucket.js';
-import {
-  deltaCheckedTablesOf,
-  deltaCheckStatement,
-  deltaLogFinishStatement,
-  deltaLogStatement,
-  deltaLogTablesOf,
-} from './delta-log-access.js';
+import type { DeployedTable } from './formats/format-infra.js';
+import { addFormatGrants, formatGrantsOf, formatWorkflowPropsOf } from './formats/index.js';
 import { tablesJsonOf, triggerEnvironmentOf } from './function-config.js';
-import { icebergCatalogStatements, icebergMetadataWriteStatement } from './iceberg-catalog-access.js';
 import { acknowledgeNagFindings } from './lake-compactor-nag.js';
 import type { LakeCompactorProps, LakeCompactorTable } from './lake-compactor-props.js';
 import {
@@ -41,8 +36,6 @@ import {
   addProfilerWiring,
   createProfilerFunction,
   DEFAULT_PROFILER_RESERVED_CONCURRENCY,
-  grantDeltaLogReads,
-  grantIcebergMetadataReads,
 } from './profiler.js';
 import type { TableLocation } from './s3-access.js';
 import { createStateTable } from './state-table.js';
@@ -120,8 +113,13 @@ export class LakeCompactor extends Construct {
       ...tableKeysOf(this, props.tables),
     ];
     const tablesJson = tablesJsonOf(tables, '');
-    // Existing DynamoDB commit tables of Delta tables whose writers coordinate through one (usually none).
-    const deltaLogTables = deltaLogTablesOf(props.tables);
+    // What the tables' formats need beyond the shared grants, added stage by stage below (formats/index.ts).
+    const inOwnedBucket = new Set(props.tables.filter((t) => t.bucketName === undefined).map((t) => t.name));
+    const formatGrants = formatGrantsOf({
+      scope: this,
+      tables,
+      keysOf: (some) => keysOfTables(some, inOwnedBucket, ownedBucket?.encryptionKey, encryptionKeys),
+    });
     // Not in the environment: Lambda's 4 KB for all variables would end at about 20 tables.
     const tableConfig = tableConfigDelivery(tablesJson);
     const triggers = triggerEnvironmentOf(props.triggers ?? {});
@@ -135,35 +133,8 @@ export class LakeCompactor extends Construct {
       reservedConcurrency,
     });
 
-    // Delta tables change by their commits: the profiler reads their logs (with the keys their objects use).
-    const deltaTables = tables.filter((t) => t.format === 'delta');
-    const deltaKeyArns = new Set(
-      deltaTables.flatMap((t) => (t.kmsKeyArn === undefined ? [] : [t.kmsKeyArn])),
-    );
-    grantDeltaLogReads(this.profilerFunction, deltaTables, [
-      ...(ownedBucket?.encryptionKey !== undefined &&
-      props.tables.some((t) => t.format === 'delta' && t.bucketName === undefined)
-        ? [ownedBucket.encryptionKey]
-        : []),
-      ...encryptionKeys.filter((k) => deltaKeyArns.has(k.keyArn)),
-    ]);
-
-    // Iceberg tables change when their catalog pointer moves: the profiler reads it through the table's catalog
-    // (read-only grants) and the metadata it points at.
-    const icebergTables = tables.filter((t) => t.format === 'iceberg');
-    const icebergKeyArns = new Set(
-      icebergTables.flatMap((t) => (t.kmsKeyArn === undefined ? [] : [t.kmsKeyArn])),
-    );
-    const icebergKeys = [
-      ...(ownedBucket?.encryptionKey !== undefined &&
-      props.tables.some((t) => t.format === 'iceberg' && t.bucketName === undefined)
-        ? [ownedBucket.encryptionKey]
-        : []),
-      ...encryptionKeys.filter((k) => icebergKeyArns.has(k.keyArn)),
-    ];
-    grantIcebergMetadataReads(this.profilerFunction, icebergTables, icebergKeys);
-    for (const statement of icebergCatalogStatements(this, props.tables, 'read'))
-      this.profilerFunction.addToRolePolicy(statement);
+    // A table whose format keeps a log or a catalog changes by its commits: what the profiler reads of them.
+    addFormatGrants(formatGrants, 'profiler', { profiler: this.profilerFunction });
 
     this.scheduleDeadLetterQueue = new sqs.Queue(this, 'ScheduleDlq', {
       retentionPeriod: Duration.days(14),
@@ -193,8 +164,8 @@ export class LakeCompactor extends Construct {
       encryptionKeys,
       workRoot: this.workRoot,
       deadLetterQueue: this.scheduleDeadLetterQueue,
-      deltaLogTables,
     });
+    addFormatGrants(formatGrants, 'sweep', { sweep: this.sweepFunction });
 
     // The owned bucket is versioned: retire inputs by delete (no trash copies), restore by version.
     const versionedBuckets = [
@@ -206,7 +177,7 @@ export class LakeCompactor extends Construct {
       stateTable: this.table,
       tablesJson,
       tables: locations,
-      deltaLogTables,
+      ...formatWorkflowPropsOf(props.tables),
       workRoot: this.workRoot,
       encryptionKeys,
       versionedBuckets,
@@ -224,52 +195,16 @@ export class LakeCompactor extends Construct {
       deadLetterQueue: this.scheduleDeadLetterQueue,
     });
 
-    // An Iceberg table with a Glue or REST catalog is read and committed through it by the steps that plan, commit
-    // or settle a group (plan, commit, rollback, finalize), by the sweep, which settles a dead run's groups, and by
-    // the vacuum, whose expire_snapshots swaps the catalog's pointer and whose orphan removal reads through it.
-    const catalogStatements = icebergCatalogStatements(this, props.tables);
-    for (const statement of catalogStatements) {
-      const f = this.workflow.functions;
-      for (const fn of [
-        f.plan,
-        f.commit,
-        f.rollback,
-        f.finalize,
-        this.sweepFunction,
-        this.maintenance.vacuumFunction,
-      ])
-        fn?.addToRolePolicy(statement);
-    }
-    // The validate step lists the partitions an Iceberg request's `where` selects (no partition named): it reads the
-    // current snapshot's metadata through the table's catalog, as the profiler does, and nothing else.
-    const validateFunction = this.workflow.functions.validate;
-    if (validateFunction !== undefined) {
-      grantIcebergMetadataReads(validateFunction, icebergTables, icebergKeys);
-      for (const statement of icebergCatalogStatements(this, props.tables, 'read'))
-        validateFunction.addToRolePolicy(statement);
-    }
-    // A Delta table coordinated through DynamoDB is vacuumed after its latest commit entry is finished (Spark's
-    // VACUUM does the same through listFrom): the vacuum gets the protocol's actions and the log's PutObject. A
-    // table declared s3-conditional that checks a DynamoDB table for entries only queries it, wherever it is read.
-    const deltaLog = deltaLogStatement(this, deltaLogTables);
-    if (deltaLog !== undefined) this.maintenance.vacuumFunction.addToRolePolicy(deltaLog);
-    const deltaFinish = deltaLogFinishStatement(tables);
-    if (deltaFinish !== undefined) this.maintenance.vacuumFunction.addToRolePolicy(deltaFinish);
-    const deltaCheck = deltaCheckStatement(this, deltaCheckedTablesOf(props.tables));
-    if (deltaCheck !== undefined) {
-      const f = this.workflow.functions;
-      for (const fn of [
-        f.plan,
-        f.commit,
-        f.rollback,
-        f.finalize,
-        this.sweepFunction,
-        this.maintenance.vacuumFunction,
-      ])
-        fn?.addToRolePolicy(deltaCheck);
-    }
-    const metadataWrite = icebergMetadataWriteStatement(tables);
-    if (metadataWrite !== undefined) this.maintenance.vacuumFunction.addToRolePolicy(metadataWrite);
+    // Now that every function exists: what committing through the tables' catalogs and logs takes.
+    const everyFunction = {
+      ...this.workflow.functions,
+      profiler: this.profilerFunction,
+      sweep: this.sweepFunction,
+      vacuum: this.maintenance.vacuumFunction,
+      tiering: this.maintenance.tieringFunction,
+    };
+    addFormatGrants(formatGrants, 'catalog', everyFunction);
+    addFormatGrants(formatGrants, 'log', everyFunction);
 
     const compactFunction = this.workflow.functions.compact;
     if (compactFunction === undefined) {
@@ -360,4 +295,21 @@ function capitalize(name: string): string {
 function tableKeysOf(scope: Construct, tables: readonly LakeCompactorTable[]): kms.IKey[] {
   const arns = [...new Set(tables.flatMap((t) => (t.kmsKeyArn === undefined ? [] : [t.kmsKeyArn])))];
   return arns.map((arn, i) => kms.Key.fromKeyArn(scope, `TableKey${i}`, arn));
+}
+
+/**
+ * The keys that may encrypt the objects of `some` tables: the owned bucket's when one of them is in it (by name,
+ * `inOwnedBucket`), and those of `encryptionKeys` their `kmsKeyArn`s name.
+ */
+function keysOfTables(
+  some: readonly DeployedTable[],
+  inOwnedBucket: ReadonlySet<string>,
+  ownedKey: kms.IKey | undefined,
+  encryptionKeys: readonly kms.IKey[],
+): kms.IKey[] {
+  const arns = new Set(some.flatMap((t) => (t.kmsKeyArn === undefined ? [] : [t.kmsKeyArn])));
+  return [
+    ...(ownedKey !== undefined && some.some((t) => inOwnedBucket.has(t.name)) ? [ownedKey] : []),
+    ...encryptionKeys.filter((k) => arns.has(k.keyArn)),
+  ];
 }

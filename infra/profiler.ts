@@ -4,18 +4,15 @@ import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import type * as kms from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { TriggerEnvironment } from './function-config.js';
-import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import type { LakeCompactorTable } from './lake-compactor-props.js';
 import { projectFunction } from './node-function.js';
-import { listStatements, normalizeTablePrefix, type TableLocation } from './s3-access.js';
+import { normalizeTablePrefix, type TableLocation } from './s3-access.js';
 import { AccountBoundQueueDestination } from './s3-queue-destination.js';
 import { grantStateTableAccess } from './state-table-access.js';
 import type { TableConfigDelivery } from './table-config-file.js';
@@ -62,56 +59,6 @@ export function createProfilerFunction(
   // Statistics, per-file items, markers and run counts; never the workflow journal (state-table-access.ts).
   grantStateTableAccess(props.stateTable, profiler, 'profiler');
   return profiler;
-}
-
-/**
- * Lets the profiler read the logs of Delta tables: their commits, not their data-file events, change the
- * statistics, so it reads `_delta_log/` (GetObject on it, ListBucket to find a checkpoint when it re-derives a
- * table, and decrypt with the tables' keys). Data files stay out of reach: it never reads them.
- */
-export function grantDeltaLogReads(
-  profilerFunction: nodejs.NodejsFunction,
-  deltaTables: readonly TableLocation[],
-  encryptionKeys: readonly kms.IKey[],
-): void {
-  if (deltaTables.length === 0) return;
-  const logs = [
-    ...new Set(
-      deltaTables.map((t) => `arn:aws:s3:::${t.bucketName}/${normalizeTablePrefix(t.prefix)}_delta_log/*`),
-    ),
-  ];
-  profilerFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: logs }));
-  for (const statement of listStatements(deltaTables)) profilerFunction.addToRolePolicy(statement);
-  grantKmsViaS3(profilerFunction, encryptionKeys, ['kms:Decrypt'], s3EncryptionContexts(deltaTables, logs));
-}
-
-/**
- * Lets the profiler follow Iceberg tables' catalog pointers: a new metadata file is only a nudge, so it reads the
- * table's current metadata, manifest lists and manifests under `metadata/` (GetObject on it, ListBucket for the
- * path catalog's listing, decrypt with the tables' keys). Data files stay out of reach: manifests give their sizes.
- * The catalog's own read grants (Glue GetTable, S3 Tables reads) come from `icebergCatalogStatements(..., 'read')`.
- */
-export function grantIcebergMetadataReads(
-  profilerFunction: nodejs.NodejsFunction,
-  icebergTables: readonly TableLocation[],
-  encryptionKeys: readonly kms.IKey[],
-): void {
-  if (icebergTables.length === 0) return;
-  const metadata = [
-    ...new Set(
-      icebergTables.map((t) => `arn:aws:s3:::${t.bucketName}/${normalizeTablePrefix(t.prefix)}metadata/*`),
-    ),
-  ];
-  profilerFunction.addToRolePolicy(
-    new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: metadata }),
-  );
-  for (const statement of listStatements(icebergTables)) profilerFunction.addToRolePolicy(statement);
-  grantKmsViaS3(
-    profilerFunction,
-    encryptionKeys,
-    ['kms:Decrypt'],
-    s3EncryptionContexts(icebergTables, metadata),
-  );
 }
 
 /** Where the profiler's events come from. */

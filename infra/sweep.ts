@@ -9,7 +9,6 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { type DeltaLogTableRef, deltaLogStatement } from './delta-log-access.js';
 import type { TriggerEnvironment } from './function-config.js';
 import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import type { LakeCompactorSweepProps } from './lake-compactor-props.js';
@@ -43,11 +42,6 @@ export interface SweepProps {
   readonly workRoot: string;
   /** Where EventBridge puts a scheduled event it could not deliver after its retries. */
   readonly deadLetterQueue: sqs.IQueue;
-  /**
-   * DynamoDB commit tables of DynamoDB-coordinated Delta tables: settling a dead run's Delta group may commit it.
-   * @default [] — none, and no access for it
-   */
-  readonly deltaLogTables?: readonly DeltaLogTableRef[];
 }
 
 /** The handler's default for SETTLE_RETRY_MINUTES: the default sweep period. */
@@ -91,8 +85,8 @@ export function addSweep(scope: Construct, props: SweepProps): nodejs.NodejsFunc
   for (const statement of publisher) sweep.addToRolePolicy(new iam.PolicyStatement(statement));
   const objects = publisher.flatMap((s) => s.resources);
   grantKmsViaS3(sweep, props.encryptionKeys, KMS_OBJECT_ACTIONS, s3EncryptionContexts(tables, objects));
-  const deltaLog = deltaLogStatement(scope, props.deltaLogTables ?? []);
-  if (deltaLog !== undefined) sweep.addToRolePolicy(deltaLog);
+  // What settling a group takes beyond this (a table format's commit coordination) is added by the construct
+  // right after, at the formats' `sweep` stage (formats/format-infra.ts).
   new events.Rule(scope, 'SweepSchedule', {
     description: 'lake-compactor sweep: due partitions and stuck leases',
     schedule: schedules.schedule,

@@ -1,0 +1,94 @@
+// The registry of what table formats contribute to the construct's infrastructure (see ./format-infra.ts): the
+// construct, the workflow and the cdk-nag acknowledgements compose these and never name a format. A format that
+// needs something of the construct is one module here and one line in REGISTERED; Hive-style Parquet needs
+// nothing beyond the shared grants and is not listed.
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type { IConstruct } from 'constructs';
+import type { WildcardGrant } from '../nag-acknowledgements.js';
+import { deltaInfra } from './delta.js';
+import type {
+  ConfiguredTable,
+  FormatInfra,
+  FormatInfraContext,
+  FunctionRole,
+  GrantStage,
+  StagedGrant,
+} from './format-infra.js';
+import { icebergInfra } from './iceberg.js';
+
+/** Every format's contribution, one registration line each; within a stage, grants are added in this order. */
+const REGISTERED = [
+  deltaInfra, // format: "delta"
+  icebergInfra, // format: "iceberg"
+] as const;
+
+/** The contributions, as the construct composes them. */
+const CONTRIBUTIONS: readonly FormatInfra<object>[] = REGISTERED;
+
+type WorkflowPropsOf<F> = F extends FormatInfra<infer P> ? P : never;
+type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+
+/** Every format's props of a standalone CompactionWorkflow (see `FormatInfra.workflow`), in one type. */
+export type FormatWorkflowProps = Intersection<WorkflowPropsOf<(typeof REGISTERED)[number]>>;
+
+/** The functions a stage's grants may go to (those that exist by then). */
+export type FunctionsByRole = Partial<Record<FunctionRole, lambda.IFunction>>;
+
+/** Every format's grants for the deployment of `context`, in registry order. */
+export function formatGrantsOf(context: FormatInfraContext): StagedGrant[] {
+  return CONTRIBUTIONS.flatMap((f) => f.grants?.(context) ?? []);
+}
+
+/**
+ * Adds the `stage` grants of `grants` (see `formatGrantsOf`) to `functions`, in order.
+ * @throws Error when one goes to a function `functions` lacks: the stage comes before that function exists.
+ */
+export function addFormatGrants(
+  grants: readonly StagedGrant[],
+  stage: GrantStage,
+  functions: FunctionsByRole,
+): void {
+  for (const grant of grants) {
+    if (grant.stage !== stage || grant.statements.length === 0) continue;
+    for (const role of grant.to) {
+      const fn = functions[role];
+      if (fn === undefined) {
+        throw new Error(
+          `LakeCompactor: a table format grants to the ${role} function at the "${stage}" stage, where it does not exist yet; use a later stage (infra/formats/format-infra.ts).`,
+        );
+      }
+      for (const statement of grant.statements) fn.addToRolePolicy(statement);
+    }
+  }
+}
+
+/** Every format's CompactionWorkflow props for `tables` (what the construct gives its workflow). */
+export function formatWorkflowPropsOf(tables: readonly ConfiguredTable[]): FormatWorkflowProps {
+  return Object.assign(
+    {},
+    ...CONTRIBUTIONS.map((f) => f.workflow?.propsOf(tables) ?? {}),
+  ) as FormatWorkflowProps;
+}
+
+/** Adds every format's statements for the workflow's steps, from the workflow's props, to `functions`. */
+export function addFormatWorkflowGrants(
+  scope: IConstruct,
+  props: FormatWorkflowProps,
+  functions: FunctionsByRole,
+): void {
+  for (const format of CONTRIBUTIONS) {
+    for (const grant of format.workflow?.grants(scope, props) ?? []) {
+      for (const role of grant.to) {
+        const fn = functions[role];
+        if (fn === undefined)
+          throw new Error(`CompactionWorkflow: no ${role} step for a table format to grant to`);
+        for (const statement of grant.statements) fn.addToRolePolicy(statement);
+      }
+    }
+  }
+}
+
+/** The cdk-nag wildcards the formats' statements need, in registry order. */
+export function formatWildcardGrants(): WildcardGrant[] {
+  return CONTRIBUTIONS.flatMap((f) => f.wildcardGrants ?? []);
+}
