@@ -10,15 +10,11 @@ import type { OpenedStore } from '../adapters/open-store.js';
 import { UsageError } from '../core/errors.js';
 import {
   type DeltaLogStoreSetting,
+  deltaLogStoreSchema,
   undeclaredCoordinationMessage,
 } from '../core/formats/delta/coordination.js';
 import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
-import {
-  FORMAT_SETTING_SCHEMAS,
-  formatForTable,
-  misplacedSettingMessage,
-  type TableFormatName,
-} from '../core/formats/index.js';
+import { formatForTable, misplacedSettingMessage, type TableFormatName } from '../core/formats/index.js';
 import type { FormatServices, TableFormat } from '../core/formats/table-format.js';
 import type { Clock } from '../ports/clock.js';
 import { dynamoDbClientFromEnv, type Env } from '../shared/aws-env.js';
@@ -153,7 +149,7 @@ export function deltaLogStoreSettingOf(
       ...(options.deltaAcceptUncoordinatedWriters === true ? { acceptUncoordinatedWriters: true } : {}),
     };
   }
-  const parsed = FORMAT_SETTING_SCHEMAS.deltaLogStore.safeParse(input);
+  const parsed = deltaLogStoreSchema.safeParse(input);
   if (!parsed.success) {
     throw new UsageError(
       'Invalid Delta coordination options',

@@ -4,19 +4,12 @@
 // Adding a format: a folder under `formats/` implementing TableFormat, and one line in REGISTERED.
 import { z } from 'zod';
 import { CompactorError } from '../errors.js';
-import { deltaLogStoreSchema } from './delta/coordination.js';
 import { deltaLake } from './delta/format.js';
 import { FORMAT_NAMES, isForeignFormat } from './foreign-tables.js';
+import type { FormatSettings, SettingsIssue, SettingsOf } from './format-settings.js';
 import { hiveParquet } from './hive/index.js';
-import { icebergCatalogSchema } from './iceberg/catalogs.js';
 import { icebergTable } from './iceberg/format.js';
-import { rewriteDataFilesSchema } from './iceberg/rewrite-options.js';
-import type {
-  FormatServices,
-  TableFormat,
-  TableFormatSettingName,
-  TableFormatSettings,
-} from './table-format.js';
+import type { TableFormat } from './table-format.js';
 
 /** Every implemented format, one registration line each. */
 const REGISTERED = [
@@ -88,31 +81,102 @@ export function formatOfTable(
   return tableFormat(tables.find((t) => t.name === table)?.format ?? DEFAULT_TABLE_FORMAT);
 }
 
-/**
- * The config schema of every format-specific table setting (see `TableFormatSettings`), one line each: the table
- * config and the construct's props take their fields from here, so a new setting is declared once.
- */
-export const FORMAT_SETTING_SCHEMAS = {
-  deltaLogStore: deltaLogStoreSchema,
-  catalog: icebergCatalogSchema,
-  rewriteDataFiles: rewriteDataFilesSchema,
-} as const satisfies Record<TableFormatSettingName, z.ZodType>;
+/** The table-config fields a registered format declares (its `settings.tableFields`), none for a format without. */
+type FieldsOf<F> = F extends { readonly settings: FormatSettings<infer Fields> }
+  ? Fields
+  : Record<never, never>;
+/** The fields of every format of a registration list, merged. */
+type MergedFields<T extends readonly unknown[]> = T extends readonly [infer Head, ...infer Rest]
+  ? FieldsOf<Head> & MergedFields<Rest>
+  : Record<never, never>;
+/** The services a registered format's `forTable` takes (see `FormatServices`), none for a format without. */
+type ServicesOf<F> = F extends { readonly forTable: (settings: never, services: infer S) => unknown }
+  ? S
+  : unknown;
+/** The services of every format of a registration list, merged. */
+type MergedServices<T extends readonly unknown[]> = T extends readonly [infer Head, ...infer Rest]
+  ? ServicesOf<Head> & MergedServices<Rest>
+  : unknown;
 
-/** The names of the format-specific table settings. */
-export const FORMAT_SETTING_NAMES = Object.keys(FORMAT_SETTING_SCHEMAS) as TableFormatSettingName[];
+/**
+ * The I/O every registered format may need to honour a table's settings: the union of what each format's
+ * `forTable` asks for (Delta: its DynamoDB log stores; Iceberg: its catalog clients), composed here so that the
+ * port and the composition roots name no format's services type.
+ */
+export type FormatServices = MergedServices<typeof REGISTERED>;
+
+/** Every format-owned table-config field, by the name users write it, with its schema (optional). */
+export type FormatTableFields = MergedFields<typeof REGISTERED>;
+
+/**
+ * The table-config fields of every registered format, merged in registration order: the table config and the
+ * construct's props spread them into their table schema, so a new format's setting is declared in its folder only.
+ */
+export const FORMAT_TABLE_FIELDS = Object.assign(
+  {},
+  ...REGISTERED.map((f: TableFormat) => f.settings?.tableFields ?? {}),
+) as FormatTableFields;
+
+/** A table's format-owned settings, as parsed: every registered format's fields, each optional. */
+export type TableFormatSettings = SettingsOf<FormatTableFields>;
+
+/** The name of a format-owned table setting. */
+export type TableFormatSettingName = keyof FormatTableFields & string;
+
+/** The names of the format-owned table settings, in registration order. */
+export const FORMAT_SETTING_NAMES = Object.keys(FORMAT_TABLE_FIELDS) as TableFormatSettingName[];
+
+/** Whether `format` declares the table-config field `setting`. */
+function ownsSetting(format: TableFormat, setting: string): boolean {
+  return format.settings !== undefined && Object.hasOwn(format.settings.tableFields, setting);
+}
 
 /**
  * Why a table of `format` may not carry `setting`, or undefined when its format reads it. A setting of another
  * format would be silently ignored (a `deltaLogStore` on a Hive table coordinates nothing), so it is refused.
  */
-export function misplacedSettingMessage(format: string, setting: TableFormatSettingName): string | undefined {
+export function misplacedSettingMessage(format: string, setting: string): string | undefined {
   const formats: readonly TableFormat[] = REGISTERED;
-  if (formats.some((f) => f.name === format && f.settings?.includes(setting))) return undefined;
-  const owners = formats.filter((f) => f.settings?.includes(setting));
+  if (formats.some((f) => f.name === format && ownsSetting(f, setting))) return undefined;
+  const owners = formats.filter((f) => ownsSetting(f, setting));
   const whose = owners.map((f) => `${f.title} tables (format "${f.name}")`).join(' and ');
   const suggestion =
     owners[0] === undefined ? '' : `, or set format to "${owners[0].name}" if that is what the table is`;
   return `${setting} is a setting of ${whose}, and this table's format is "${format}": remove it${suggestion}`;
+}
+
+/**
+ * The problems of one table's format-owned settings: any setting of another format (refused, see
+ * {@link misplacedSettingMessage}), then what the table's own format requires of its settings (`tableIssues`).
+ */
+export function formatSettingsIssues(
+  table: TableFormatSettings & { readonly format?: string | undefined },
+  format: string = table.format ?? DEFAULT_TABLE_FORMAT,
+): SettingsIssue[] {
+  const issues: SettingsIssue[] = [];
+  for (const setting of FORMAT_SETTING_NAMES) {
+    if (table[setting] === undefined) continue;
+    const message = misplacedSettingMessage(format, setting);
+    if (message !== undefined) issues.push({ path: setting, message });
+  }
+  const own = TABLE_FORMATS.get(format)?.settings;
+  if (own?.tableIssues !== undefined) issues.push(...own.tableIssues(settingsOf(own, table)));
+  return issues;
+}
+
+/** The values of `settings`' fields in `table`: the format's own settings value, nothing of any other format. */
+function settingsOf(settings: FormatSettings | undefined, table: object): Record<string, unknown> {
+  if (settings === undefined) return {};
+  const values = table as Readonly<Record<string, unknown>>;
+  return Object.fromEntries(Object.keys(settings.tableFields).map((name) => [name, values[name]]));
+}
+
+/**
+ * The settings value `format` reads of `table` (its `forTable` and `triggerRule` take it): exactly the fields the
+ * format declares, so a format never sees another's.
+ */
+export function formatSettingsOf(format: TableFormat, table: object): Record<string, unknown> {
+  return settingsOf(format.settings, table);
 }
 
 /** A configured table as far as choosing its format goes: its name, format and format-specific settings. */
@@ -135,10 +199,10 @@ export function formatForTable(
   const configured = tables.find((t) => t.name === table);
   const registered = tableFormat(format ?? configured?.format ?? DEFAULT_TABLE_FORMAT);
   if (registered.forTable === undefined) return registered;
-  const settings: TableFormatSettings =
+  const settings =
     configured === undefined || configured.format !== registered.name
       ? {}
-      : Object.fromEntries(FORMAT_SETTING_NAMES.map((name) => [name, configured[name]]));
+      : formatSettingsOf(registered, configured);
   return registered.forTable(settings, services);
 }
 

@@ -291,7 +291,9 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
       ? planPartition(input, binpack)
       : format.planPartition(input, {
           binpack,
-          ...(run.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: run.rewriteDataFiles }),
+          ...(run.rewriteDataFiles === undefined
+            ? {}
+            : { options: { rewriteDataFiles: run.rewriteDataFiles } }),
           ...(run.where === undefined ? {} : { where: run.where }),
           ...(values === undefined ? {} : { values }),
           ...(properties === undefined ? {} : { properties }),
