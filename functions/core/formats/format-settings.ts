@@ -39,7 +39,11 @@ export interface FormatCliOption {
  * which the registry refuses on tables of every other format, and the rules among them a table of this format must
  * follow.
  */
-export interface FormatSettings<Fields extends z.ZodRawShape = z.ZodRawShape> {
+export interface FormatSettings<
+  Fields extends z.ZodRawShape = z.ZodRawShape,
+  RunInput extends z.ZodRawShape = z.ZodRawShape,
+  RunContext extends z.ZodRawShape = z.ZodRawShape,
+> {
   /** The table-config fields of this format, each optional in the schema (other formats' tables lack them). */
   readonly tableFields: Fields;
   /**
@@ -47,7 +51,46 @@ export interface FormatSettings<Fields extends z.ZodRawShape = z.ZodRawShape> {
    * commit coordination is required). Called only for tables of this format.
    */
   readonly tableIssues?: (settings: SettingsOf<Fields>) => readonly SettingsIssue[];
+  /** What a run of a table of this format may be asked for beyond every format's run input (run-input.ts). */
+  readonly run?: FormatRunSettings<Fields, RunInput, RunContext>;
+}
+
+/**
+ * A format's fragment of the run input (the console's, the profiler's) and of the run context it resolves into: the
+ * request fields only its tables take (refused on a table of any other format), and the context fields its plan
+ * reads back (`FormatPlanRequest.options`).
+ */
+export interface FormatRunSettings<
+  Fields extends z.ZodRawShape,
+  RunInput extends z.ZodRawShape,
+  RunContext extends z.ZodRawShape,
+> {
+  /** Fields of the run input, each optional in the schema. */
+  readonly input: RunInput;
+  /** Fields of the run context (JSON carried between the steps), each optional in the schema. */
+  readonly context: RunContext;
+  /**
+   * The run context's values of {@link context}: the request's choices over the table's settings (its explicit
+   * `targetFileSizeMB` too, for a format whose own options name the target). Nothing is validated here.
+   */
+  readonly resolve: (
+    table: SettingsOf<Fields> & { readonly targetFileSizeMB?: number | undefined },
+    request: SettingsOf<RunInput> & { readonly targetFileSizeMB?: number | undefined },
+  ) => SettingsOf<RunContext>;
+}
+
+/**
+ * A format's settings, typed by its own fields: its `tableIssues` and `run.resolve` see exactly those fields'
+ * values, and the registry composes the config, run input and run context from the inferred fields.
+ */
+export function defineFormatSettings<
+  Fields extends z.ZodRawShape,
+  RunInput extends z.ZodRawShape = Record<never, never>,
+  RunContext extends z.ZodRawShape = Record<never, never>,
+>(settings: FormatSettings<Fields, RunInput, RunContext>): FormatSettings<Fields, RunInput, RunContext> {
+  return settings;
 }
 
 /** The parsed settings of a table of a format declaring `S`. */
-export type SettingsValue<S> = S extends FormatSettings<infer Fields> ? SettingsOf<Fields> : never;
+export type SettingsValue<S> =
+  S extends FormatSettings<infer Fields, z.ZodRawShape, z.ZodRawShape> ? SettingsOf<Fields> : never;

@@ -81,13 +81,24 @@ export function formatOfTable(
   return tableFormat(tables.find((t) => t.name === table)?.format ?? DEFAULT_TABLE_FORMAT);
 }
 
-/** The table-config fields a registered format declares (its `settings.tableFields`), none for a format without. */
-type FieldsOf<F> = F extends { readonly settings: FormatSettings<infer Fields> }
-  ? Fields
+/** Which fragment of a format's settings (see format-settings.ts). */
+type Fragment = 'table' | 'runInput' | 'runContext';
+/** The fields a registered format declares in one fragment of its settings, none for a format without. */
+type FieldsOf<F, Part extends Fragment> = F extends {
+  readonly settings: FormatSettings<infer Fields, infer RunInput, infer RunContext>;
+}
+  ? Part extends 'table'
+    ? Fields
+    : Part extends 'runInput'
+      ? RunInput
+      : RunContext
   : Record<never, never>;
-/** The fields of every format of a registration list, merged. */
-type MergedFields<T extends readonly unknown[]> = T extends readonly [infer Head, ...infer Rest]
-  ? FieldsOf<Head> & MergedFields<Rest>
+/** The fields of one fragment of every format of a registration list, merged. */
+type MergedFields<T extends readonly unknown[], Part extends Fragment> = T extends readonly [
+  infer Head,
+  ...infer Rest,
+]
+  ? FieldsOf<Head, Part> & MergedFields<Rest, Part>
   : Record<never, never>;
 /** The services a registered format's `forTable` takes (see `FormatServices`), none for a format without. */
 type ServicesOf<F> = F extends { readonly forTable: (settings: never, services: infer S) => unknown }
@@ -106,7 +117,7 @@ type MergedServices<T extends readonly unknown[]> = T extends readonly [infer He
 export type FormatServices = MergedServices<typeof REGISTERED>;
 
 /** Every format-owned table-config field, by the name users write it, with its schema (optional). */
-export type FormatTableFields = MergedFields<typeof REGISTERED>;
+export type FormatTableFields = MergedFields<typeof REGISTERED, 'table'>;
 
 /**
  * The table-config fields of every registered format, merged in registration order: the table config and the
@@ -116,6 +127,80 @@ export const FORMAT_TABLE_FIELDS = Object.assign(
   {},
   ...REGISTERED.map((f: TableFormat) => f.settings?.tableFields ?? {}),
 ) as FormatTableFields;
+
+/** Every format-owned field of the run input (run-input.ts), by name, with its schema (optional). */
+export type FormatRunInputFields = MergedFields<typeof REGISTERED, 'runInput'>;
+/** Every format-owned field of the run context, by name, with its schema (optional). */
+export type FormatRunContextFields = MergedFields<typeof REGISTERED, 'runContext'>;
+
+/** The run-input fields of every registered format, merged: run-input.ts spreads them into the request's schema. */
+export const FORMAT_RUN_INPUT_FIELDS = Object.assign(
+  {},
+  ...REGISTERED.map((f: TableFormat) => f.settings?.run?.input ?? {}),
+) as FormatRunInputFields;
+
+/** The run-context fields of every registered format, merged: run-input.ts spreads them into the context's schema. */
+export const FORMAT_RUN_CONTEXT_FIELDS = Object.assign(
+  {},
+  ...REGISTERED.map((f: TableFormat) => f.settings?.run?.context ?? {}),
+) as FormatRunContextFields;
+
+/** The names of the format-owned run-input fields, in registration order. */
+export const FORMAT_RUN_INPUT_NAMES = Object.keys(FORMAT_RUN_INPUT_FIELDS) as (keyof FormatRunInputFields &
+  string)[];
+
+/** Whether a table of `format` takes the run-input field `field` (false for a format that is not implemented). */
+export function formatTakesRunInput(format: unknown, field: string): boolean {
+  const run = typeof format === 'string' ? TABLE_FORMATS.get(format)?.settings?.run : undefined;
+  return run !== undefined && Object.hasOwn(run.input, field);
+}
+
+/** Why a run of `table` may not be given the run-input field `field`, or undefined when its format takes it. */
+export function misplacedRunInputMessage(
+  table: { readonly name: string; readonly format: unknown },
+  field: string,
+): string | undefined {
+  if (formatTakesRunInput(table.format, field)) return undefined;
+  const formats: readonly TableFormat[] = REGISTERED;
+  const whose = formats
+    .filter((f) => f.settings?.run !== undefined && Object.hasOwn(f.settings.run.input, field))
+    .map((f) => `${f.title} tables (format "${f.name}")`)
+    .join(' and ');
+  return `${field}: applies to ${whose}, and table "${table.name}" is "${String(table.format)}"; remove it`;
+}
+
+/**
+ * The run context's format-owned values for a run of `table` (its format's `run.resolve`: the request's choices
+ * over the table's settings); none for a format without run settings.
+ */
+export function formatRunContext(
+  format: string,
+  table: TableFormatSettings & { readonly targetFileSizeMB?: number | undefined },
+  request: Readonly<Record<string, unknown>> & { readonly targetFileSizeMB?: number | undefined },
+): Record<string, unknown> {
+  const registered = TABLE_FORMATS.get(format);
+  const run = registered?.settings?.run;
+  if (registered === undefined || run === undefined) return {};
+  const own = Object.fromEntries(Object.keys(run.input).map((name) => [name, request[name]]));
+  return run.resolve(
+    { ...formatSettingsOf(registered, table), targetFileSizeMB: table.targetFileSizeMB },
+    { ...own, targetFileSizeMB: request.targetFileSizeMB },
+  );
+}
+
+/**
+ * The run context's values the format named `format` reads back in its plan (`FormatPlanRequest.options`): its own
+ * context fields that are set, nothing of another format's.
+ */
+export function formatRunOptions(format: string, run: object): Record<string, unknown> {
+  const fields = TABLE_FORMATS.get(format)?.settings?.run?.context ?? {};
+  const values = run as Readonly<Record<string, unknown>>;
+  return Object.fromEntries(
+    Object.keys(fields)
+      .filter((name) => values[name] !== undefined)
+      .map((name) => [name, values[name]]),
+  );
+}
 
 /** A table's format-owned settings, as parsed: every registered format's fields, each optional. */
 export type TableFormatSettings = SettingsOf<FormatTableFields>;

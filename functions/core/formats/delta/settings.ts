@@ -2,11 +2,11 @@
 // here so the config schema, the construct's props and the registry's refusal of it on other formats take it from
 // the format that reads it.
 
-import type { FormatSettings, SettingsValue } from '../format-settings.js';
+import { defineFormatSettings, type SettingsValue } from '../format-settings.js';
 import { deltaLogStoreSchema, undeclaredCoordinationMessage } from './coordination.js';
 
 /** What a Delta table's config may say of the format: how its commits are coordinated. */
-export const deltaSettings = {
+export const deltaSettings = defineFormatSettings({
   tableFields: {
     /**
      * Required on a Delta table: how its commits are coordinated with its other writers, chosen by those writers —
@@ -31,7 +31,7 @@ export const deltaSettings = {
           },
         ]
       : [],
-} as const satisfies FormatSettings;
+});
 
 /** A Delta table's settings, as the format reads them. */
 export type DeltaTableSettings = SettingsValue<typeof deltaSettings>;
