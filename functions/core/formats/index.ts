@@ -82,7 +82,7 @@ export function formatOfTable(
 }
 
 /** Which fragment of a format's settings (see format-settings.ts). */
-type Fragment = 'table' | 'runInput' | 'runContext';
+export type Fragment = 'table' | 'runInput' | 'runContext';
 /** The fields a registered format declares in one fragment of its settings, none for a format without. */
 type FieldsOf<F, Part extends Fragment> = F extends {
   readonly settings: FormatSettings<infer Fields, infer RunInput, infer RunContext>;
@@ -110,6 +110,20 @@ type MergedServices<T extends readonly unknown[]> = T extends readonly [infer He
   : unknown;
 
 /**
+ * One fragment of the settings of `formats`, merged in their order: what the registry spreads into the table
+ * config, the run input and the run context. Exported so a test can compose a list with a format of its own.
+ */
+export function mergeFormatFields(formats: readonly TableFormat[], part: Fragment): z.ZodRawShape {
+  const fragmentOf = (settings: FormatSettings | undefined) =>
+    part === 'table'
+      ? settings?.tableFields
+      : part === 'runInput'
+        ? settings?.run?.input
+        : settings?.run?.context;
+  return Object.assign({}, ...formats.map((f) => fragmentOf(f.settings) ?? {}));
+}
+
+/**
  * The I/O every registered format may need to honour a table's settings: the union of what each format's
  * `forTable` asks for (Delta: its DynamoDB log stores; Iceberg: its catalog clients), composed here so that the
  * port and the composition roots name no format's services type.
@@ -123,10 +137,7 @@ export type FormatTableFields = MergedFields<typeof REGISTERED, 'table'>;
  * The table-config fields of every registered format, merged in registration order: the table config and the
  * construct's props spread them into their table schema, so a new format's setting is declared in its folder only.
  */
-export const FORMAT_TABLE_FIELDS = Object.assign(
-  {},
-  ...REGISTERED.map((f: TableFormat) => f.settings?.tableFields ?? {}),
-) as FormatTableFields;
+export const FORMAT_TABLE_FIELDS = mergeFormatFields(REGISTERED, 'table') as FormatTableFields;
 
 /** Every format-owned field of the run input (run-input.ts), by name, with its schema (optional). */
 export type FormatRunInputFields = MergedFields<typeof REGISTERED, 'runInput'>;
@@ -134,15 +145,12 @@ export type FormatRunInputFields = MergedFields<typeof REGISTERED, 'runInput'>;
 export type FormatRunContextFields = MergedFields<typeof REGISTERED, 'runContext'>;
 
 /** The run-input fields of every registered format, merged: run-input.ts spreads them into the request's schema. */
-export const FORMAT_RUN_INPUT_FIELDS = Object.assign(
-  {},
-  ...REGISTERED.map((f: TableFormat) => f.settings?.run?.input ?? {}),
-) as FormatRunInputFields;
+export const FORMAT_RUN_INPUT_FIELDS = mergeFormatFields(REGISTERED, 'runInput') as FormatRunInputFields;
 
 /** The run-context fields of every registered format, merged: run-input.ts spreads them into the context's schema. */
-export const FORMAT_RUN_CONTEXT_FIELDS = Object.assign(
-  {},
-  ...REGISTERED.map((f: TableFormat) => f.settings?.run?.context ?? {}),
+export const FORMAT_RUN_CONTEXT_FIELDS = mergeFormatFields(
+  REGISTERED,
+  'runContext',
 ) as FormatRunContextFields;
 
 /** The names of the format-owned run-input fields, in registration order. */
