@@ -34,6 +34,7 @@ export function addFormatCliOptions(command: Command, options: readonly FormatCl
   for (const spec of options) {
     const option = new Option(spec.flags, spec.description);
     if (spec.choices !== undefined) option.choices(spec.choices);
+    if (spec.defaultValue !== undefined) option.default(spec.defaultValue);
     const parse = spec.parse;
     if (parse !== undefined)
       option.argParser((value: string) => {

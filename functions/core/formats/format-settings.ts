@@ -28,6 +28,8 @@ export interface FormatCliOption {
   readonly description: string;
   /** The only values accepted. */
   readonly choices?: readonly string[];
+  /** The value when the option is not given (shown in the help). */
+  readonly defaultValue?: string;
   /** Given more than once, the values are collected in order. */
   readonly repeatable?: boolean;
   /** Turns the text into the option's value; throws an Error whose message says what is expected. */
