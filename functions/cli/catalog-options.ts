@@ -3,139 +3,17 @@
 // U --rest-namespace N --rest-table T [--rest-auth sigv4 --rest-signing-name s3tables --rest-region R]`, or
 // `--catalog path --path-metadata-naming uuid`. The flags build the same object a table config holds and are
 // checked by the same schema, so both refuse the same things.
-import { type Command, Option } from 'commander';
-import { UsageError } from '../core/errors.js';
-import { type IcebergCatalogSetting, icebergCatalogSchema } from '../core/formats/iceberg/catalogs.js';
+import type { Command } from 'commander';
+import {
+  type CatalogFlags,
+  catalogFromFlags,
+  ICEBERG_CATALOG_CLI_OPTIONS,
+} from '../core/formats/iceberg/cli-options.js';
+import { addFormatCliOptions } from './format-options.js';
 
-/** The flags as commander parses them. */
-export interface CatalogFlags {
-  readonly catalog?: 'path' | 'glue' | 'rest';
-  readonly pathMetadataNaming?: string;
-  readonly glueDatabase?: string;
-  readonly glueTable?: string;
-  readonly glueCatalogId?: string;
-  readonly glueRegion?: string;
-  readonly restUri?: string;
-  readonly restWarehouse?: string;
-  readonly restNamespace?: string;
-  readonly restTable?: string;
-  readonly restAuth?: 'none' | 'sigv4' | 'oauth2';
-  readonly restSigningName?: string;
-  readonly restRegion?: string;
-  readonly restTokenEnv?: string;
-  readonly restTokenSecretArn?: string;
-  readonly restTokenParameter?: string;
-}
+export { type CatalogFlags, catalogFromFlags };
 
-/** Adds the catalog flags to `command`. */
+/** Adds the catalog flags to `command` (declared with the format: core/formats/iceberg/cli-options.ts). */
 export function addCatalogOptions(command: Command): Command {
-  return command
-    .addOption(
-      new Option(
-        '--catalog <type>',
-        'Iceberg only: the catalog the table commits through (default: path)',
-      ).choices(['path', 'glue', 'rest']),
-    )
-    .option(
-      '--path-metadata-naming <naming>',
-      '--catalog path: "uuid" when no catalog manages the table although its metadata files are named 000NN-<uuid>.metadata.json (default: hadoop, v<N>.metadata.json)',
-    )
-    .option('--glue-database <name>', '--catalog glue: the Glue database')
-    .option('--glue-table <name>', '--catalog glue: the Glue table')
-    .option('--glue-catalog-id <account>', '--catalog glue: the Data Catalog owner (default: your account)')
-    .option('--glue-region <region>', '--catalog glue: the Glue region (default: AWS_REGION)')
-    .option(
-      '--rest-uri <url>',
-      '--catalog rest: base URI, e.g. https://s3tables.eu-west-1.amazonaws.com/iceberg',
-    )
-    .option('--rest-warehouse <name>', '--catalog rest: the warehouse (S3 Tables: the table bucket ARN)')
-    .option('--rest-namespace <ns>', '--catalog rest: the namespace, levels separated by "."')
-    .option('--rest-table <name>', '--catalog rest: the table')
-    .addOption(
-      new Option('--rest-auth <type>', '--catalog rest: request authentication')
-        .choices(['none', 'sigv4', 'oauth2'])
-        .default('none'),
-    )
-    .option('--rest-signing-name <name>', '--rest-auth sigv4: the signing name (s3tables, glue)')
-    .option('--rest-region <region>', '--rest-auth sigv4: the signing region')
-    .option(
-      '--rest-token-env <name>',
-      '--rest-auth oauth2: the variable holding the token (default ICEBERG_REST_TOKEN)',
-    )
-    .option(
-      '--rest-token-secret-arn <arn>',
-      '--rest-auth oauth2: the Secrets Manager secret (full ARN) whose string is the token',
-    )
-    .option(
-      '--rest-token-parameter <name>',
-      '--rest-auth oauth2: the SSM SecureString parameter (name or ARN) holding the token',
-    );
-}
-
-const defined = <T extends Record<string, unknown>>(o: T) =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
-
-/**
- * The catalog setting the flags spell, or undefined without `--catalog`.
- * @throws UsageError when `--catalog` is given for a format other than Iceberg, or the flags are incomplete.
- */
-export function catalogFromFlags(flags: CatalogFlags, format: string): IcebergCatalogSetting | undefined {
-  if (flags.pathMetadataNaming !== undefined && flags.catalog !== undefined && flags.catalog !== 'path')
-    throw new UsageError(
-      `--path-metadata-naming is an option of --catalog path, not of --catalog ${flags.catalog}: remove it`,
-    );
-  // The path catalog is the default: its one option implies it.
-  const catalog = flags.catalog ?? (flags.pathMetadataNaming === undefined ? undefined : 'path');
-  if (catalog === undefined) return undefined;
-  if (format !== 'iceberg')
-    throw new UsageError(
-      `--catalog is a setting of Iceberg tables (--format iceberg), not of format "${format}"`,
-    );
-  const raw =
-    catalog === 'path'
-      ? defined({ type: 'path', metadataNaming: flags.pathMetadataNaming })
-      : catalog === 'glue'
-        ? defined({
-            type: 'glue',
-            database: flags.glueDatabase,
-            table: flags.glueTable,
-            catalogId: flags.glueCatalogId,
-            region: flags.glueRegion,
-          })
-        : defined({
-            type: 'rest',
-            uri: flags.restUri,
-            warehouse: flags.restWarehouse,
-            namespace: flags.restNamespace,
-            table: flags.restTable,
-            auth: defined({
-              type: flags.restAuth ?? 'none',
-              ...(flags.restAuth === 'sigv4'
-                ? { signingName: flags.restSigningName, region: flags.restRegion }
-                : {}),
-              ...(flags.restAuth === 'oauth2'
-                ? {
-                    tokenEnv: flags.restTokenEnv,
-                    tokenSecretArn: flags.restTokenSecretArn,
-                    tokenParameter: flags.restTokenParameter,
-                  }
-                : {}),
-            }),
-          });
-  const parsed = icebergCatalogSchema.safeParse(raw);
-  if (!parsed.success)
-    throw new UsageError(
-      `--catalog ${catalog}: ${parsed.error.issues
-        .map((i) => `${i.path.length === 0 ? '' : `${flagOf(catalog, i.path)} `}${i.message}`)
-        .join('; ')}`,
-    );
-  return parsed.data;
-}
-
-/** The flag that sets a field of the setting (`database` → `--glue-database`). */
-function flagOf(catalog: string, path: readonly PropertyKey[]): string {
-  const field = String(path[path.length - 1]);
-  const kebab = field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  if (path[0] === 'auth') return field === 'type' ? '--rest-auth' : `--rest-${kebab}`;
-  return `--${catalog}-${kebab}`;
+  return addFormatCliOptions(command, ICEBERG_CATALOG_CLI_OPTIONS);
 }

@@ -32,7 +32,12 @@ import {
   parseWhere,
   type WhereExpr,
 } from '../core/formats/iceberg/where.js';
-import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
+import {
+  DEFAULT_TABLE_FORMAT,
+  formatTakesRunInput,
+  type TableFormatName,
+  tableFormat,
+} from '../core/formats/index.js';
 import { printable } from '../core/keys.js';
 import { STATISTICS_MODES, type StatisticsMode } from '../core/parquet/statistics-policy.js';
 import {
@@ -556,7 +561,11 @@ export function checkRewriteChoices(
   options: Pick<CompactOptions, 'rewriteDataFiles' | 'where'>,
   format: TableFormatName,
 ): { text: string; expr: WhereExpr } | undefined {
-  if (format !== 'iceberg' && (options.rewriteDataFiles !== undefined || options.where !== undefined))
+  // Whose inputs these are is the registry's word (the format's run-input fragment), not a name compared here.
+  const misplaced = (['rewriteDataFiles', 'where'] as const).some(
+    (field) => options[field] !== undefined && !formatTakesRunInput(format, field),
+  );
+  if (misplaced)
     throw new UsageError(
       `--rewrite-option and --where apply to Iceberg tables (--format iceberg), not to format "${format}"; drop them`,
     );

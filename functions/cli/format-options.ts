@@ -7,83 +7,58 @@ import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { LocalObjectStore } from '../adapters/local-object-store.js';
 import type { OpenedStore } from '../adapters/open-store.js';
-import { UsageError } from '../core/errors.js';
 import {
-  type DeltaLogStoreSetting,
-  undeclaredCoordinationMessage,
-} from '../core/formats/delta/coordination.js';
+  DELTA_CLI_OPTIONS,
+  type DeltaLogStoreFlags,
+  deltaLogStoreFromFlags,
+} from '../core/formats/delta/cli-options.js';
+import type { DeltaLogStoreSetting } from '../core/formats/delta/coordination.js';
+import type { FormatCliOption } from '../core/formats/format-settings.js';
 import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
-import {
-  FORMAT_SETTING_SCHEMAS,
-  formatForTable,
-  misplacedSettingMessage,
-  type TableFormatName,
-} from '../core/formats/index.js';
+import { formatForTable, type TableFormatName } from '../core/formats/index.js';
 import type { FormatServices, TableFormat } from '../core/formats/table-format.js';
 import type { Clock } from '../ports/clock.js';
 import { dynamoDbClientFromEnv, type Env } from '../shared/aws-env.js';
 import { formatServices, type TableLocation } from '../shared/format-services.js';
 import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 
-/** The options `addDeltaLogStoreOptions` adds, as commander parses them. */
-export interface DeltaLogStoreCliOptions {
-  readonly deltaLogStore?: 's3-conditional' | 'dynamodb' | 'quiet-window';
-  readonly deltaDdbTable?: string;
-  readonly deltaDdbRegion?: string;
-  readonly deltaTablePathScheme?: 's3' | 's3a';
-  readonly deltaQuietWindow?: readonly string[];
-  readonly deltaQuietMinutes?: number;
-  readonly deltaAcceptUncoordinatedWriters?: boolean;
+/** The options `addDeltaLogStoreOptions` adds, as commander parses them (see core/formats/delta/cli-options.ts). */
+export type DeltaLogStoreCliOptions = DeltaLogStoreFlags;
+
+/**
+ * Registers a format's command-line options (plain data its folder declares, see `FormatCliOption`) on `command`,
+ * in order, with commander's own help and validation: choices, repeatable values, a parser whose error is the
+ * option's usage error.
+ */
+export function addFormatCliOptions(command: Command, options: readonly FormatCliOption[]): Command {
+  for (const spec of options) {
+    const option = new Option(spec.flags, spec.description);
+    if (spec.choices !== undefined) option.choices(spec.choices);
+    if (spec.defaultValue !== undefined) option.default(spec.defaultValue);
+    const parse = spec.parse;
+    if (parse !== undefined)
+      option.argParser((value: string) => {
+        try {
+          return parse(value);
+        } catch (err) {
+          throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+        }
+      });
+    else if (spec.repeatable === true)
+      option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+    command.addOption(option);
+  }
+  return command;
 }
 
 /** Adds `--delta-log-store` and the options that complete it (`--delta-ddb-*`, `--delta-quiet-*`, …). */
 export function addDeltaLogStoreOptions(command: Command): Command {
-  return command
-    .addOption(
-      new Option(
-        '--delta-log-store <type>',
-        "how the Delta table's commits are coordinated with its other writers, as the deployment's deltaLogStore declares it; required for an s3:// Delta table (a local folder defaults to s3-conditional): s3-conditional (put-if-absent writers: delta-rs >= 1.0), dynamodb (Spark's S3DynamoDBLogStore), quiet-window (writers with no coordination, stopped during --delta-quiet-window)",
-      ).choices(['s3-conditional', 'dynamodb', 'quiet-window']),
-    )
-    .option(
-      '--delta-ddb-table <name>',
-      "with dynamodb: the DynamoDB commit table (Spark's spark.io.delta.storage.S3DynamoDBLogStore.ddb.tableName); with s3-conditional: a commit table to check for entries of this table (refused if it holds any)",
-    )
-    .option(
-      '--delta-ddb-region <region>',
-      "that table's region (Spark's ...ddb.region, us-east-1 when Spark's is unset); required with --delta-ddb-table",
-    )
-    .addOption(
-      new Option(
-        '--delta-table-path-scheme <scheme>',
-        'with --delta-ddb-table: the scheme the other writers address the table with (default s3)',
-      ).choices(['s3', 's3a']),
-    )
-    .option(
-      '--delta-quiet-window <window>',
-      'with quiet-window: when every other writer is stopped, UTC, e.g. "02:00-05:00" or "sat,sun 00:00-24:00" (repeatable)',
-      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
-    )
-    .option(
-      '--delta-quiet-minutes <n>',
-      'with quiet-window: minutes the log must show no other commit before this one commits (default 60)',
-      (value: string) => {
-        const n = Number(value);
-        if (!Number.isInteger(n) || n < 1)
-          throw new InvalidArgumentError('expected a whole number of minutes, 1 or more.');
-        return n;
-      },
-    )
-    .option(
-      '--delta-accept-uncoordinated-writers',
-      'with quiet-window: accept that a writer committing inside a window anyway can silently overwrite a commit',
-    );
+  return addFormatCliOptions(command, DELTA_CLI_OPTIONS);
 }
 
 /**
- * The `deltaLogStore` setting the options spell, checked as the config checks it. For a Delta table on S3 the
- * options are required (coordination is declared, never assumed); in a local folder, where only other runs can
- * write, no options mean `s3-conditional` as before. Undefined for another format without Delta options.
+ * The `deltaLogStore` setting the options spell, checked as the config checks it (the format's own parser,
+ * core/formats/delta/cli-options.ts).
  * @throws UsageError when the options are missing on S3, contradict each other, or the format is not Delta.
  */
 export function deltaLogStoreSettingOf(
@@ -91,76 +66,7 @@ export function deltaLogStoreSettingOf(
   options: DeltaLogStoreCliOptions,
   location: { readonly s3: boolean },
 ): DeltaLogStoreSetting | undefined {
-  const completing = [
-    ['--delta-ddb-table', options.deltaDdbTable],
-    ['--delta-ddb-region', options.deltaDdbRegion],
-    ['--delta-table-path-scheme', options.deltaTablePathScheme],
-    ['--delta-quiet-window', options.deltaQuietWindow],
-    ['--delta-quiet-minutes', options.deltaQuietMinutes],
-    ['--delta-accept-uncoordinated-writers', options.deltaAcceptUncoordinatedWriters],
-  ].filter(([, value]) => value !== undefined);
-  const given = options.deltaLogStore !== undefined || completing.length > 0;
-  if (misplacedSettingMessage(format, 'deltaLogStore') !== undefined) {
-    if (!given) return undefined;
-    throw new UsageError(
-      `--delta-log-store and the --delta-ddb-*/--delta-quiet-* options are settings of Delta Lake tables (--format delta), and this command's format is "${format}": drop them, or pass --format delta if the location is a Delta table`,
-    );
-  }
-  const type = options.deltaLogStore ?? (given || location.s3 ? undefined : 's3-conditional');
-  if (type === undefined) {
-    throw new UsageError(
-      undeclaredCoordinationMessage(
-        given ? 'These options give no --delta-log-store: the Delta table' : 'This s3:// Delta table',
-        "--delta-log-store, as the table's deltaLogStore in the deployment's config",
-      ),
-    );
-  }
-  const only = (allowed: readonly string[]) => {
-    const wrong = completing.map(([name]) => name as string).filter((name) => !allowed.includes(name));
-    if (wrong.length > 0) {
-      throw new UsageError(`${wrong.join(', ')} do not apply with --delta-log-store ${type}`);
-    }
-  };
-  const ddb = ['--delta-ddb-table', '--delta-ddb-region', '--delta-table-path-scheme'];
-  const table = () => ({
-    tableName: options.deltaDdbTable,
-    region: options.deltaDdbRegion,
-    ...(options.deltaTablePathScheme === undefined ? {} : { tablePathScheme: options.deltaTablePathScheme }),
-  });
-  let input: unknown;
-  if (type === 'dynamodb') {
-    only(ddb);
-    if (options.deltaDdbTable === undefined || options.deltaDdbRegion === undefined) {
-      throw new UsageError(
-        "--delta-log-store dynamodb needs --delta-ddb-table <name> and --delta-ddb-region <region>: the DynamoDB table the table's other writers commit through (their spark.io.delta.storage.S3DynamoDBLogStore.ddb.tableName and .ddb.region; Spark's defaults are delta_log and us-east-1)",
-      );
-    }
-    input = { type, ...table() };
-  } else if (type === 's3-conditional') {
-    only(ddb);
-    if (options.deltaDdbTable === undefined && completing.length > 0) {
-      throw new UsageError(
-        '--delta-ddb-region and --delta-table-path-scheme only apply with --delta-ddb-table',
-      );
-    }
-    input = options.deltaDdbTable === undefined ? { type } : { type, checkDynamoDbTable: table() };
-  } else {
-    only(['--delta-quiet-window', '--delta-quiet-minutes', '--delta-accept-uncoordinated-writers']);
-    input = {
-      type,
-      windows: options.deltaQuietWindow ?? [],
-      ...(options.deltaQuietMinutes === undefined ? {} : { quietMinutes: options.deltaQuietMinutes }),
-      ...(options.deltaAcceptUncoordinatedWriters === true ? { acceptUncoordinatedWriters: true } : {}),
-    };
-  }
-  const parsed = FORMAT_SETTING_SCHEMAS.deltaLogStore.safeParse(input);
-  if (!parsed.success) {
-    throw new UsageError(
-      'Invalid Delta coordination options',
-      parsed.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`),
-    );
-  }
-  return parsed.data;
+  return deltaLogStoreFromFlags(format, options, location);
 }
 
 /** Whether a CLI location is on S3 (the Delta coordination options are required there). */

@@ -179,7 +179,8 @@ export async function planTable(
   const partitions = inputs.map((input) =>
     planPartition(input, {
       binpack,
-      ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }),
+      // The format reads its own run options back from `options`, as the plan step hands them (formatRunOptions).
+      ...(rewriteDataFiles === undefined ? {} : { options: { rewriteDataFiles } }),
       ...(where === undefined ? {} : { where: where.text }),
       values: valuesOf.get(input.partition) ?? [],
       ...(inventory.properties === undefined ? {} : { properties: inventory.properties }),

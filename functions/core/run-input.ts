@@ -5,16 +5,18 @@ import { z } from 'zod';
 import { RETIRE_MODES, type RetireMode } from '../ports/journal.js';
 import { codecSchema, DEFAULT_CODEC, schemaFidelitySchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
-import {
-  mergeRewriteOptions,
-  type RewriteDataFilesOptions,
-  rewriteDataFilesSchema,
-} from './formats/iceberg/rewrite-options.js';
-import { InvalidWhereError, matchesWhere, parseWhere } from './formats/iceberg/where.js';
+import { matchesWhere, parseWhere } from './formats/iceberg/where.js';
 import {
   DEFAULT_TABLE_FORMAT,
+  FORMAT_RUN_CONTEXT_FIELDS,
+  FORMAT_RUN_INPUT_FIELDS,
+  FORMAT_RUN_INPUT_NAMES,
+  formatRunContext,
+  formatTakesRunInput,
   isTableFormatName,
+  misplacedRunInputMessage,
   type TableFormatName,
+  type TableFormatSettings,
   tableFormatNameSchema,
   unsupportedFormatMessage,
 } from './formats/index.js';
@@ -89,28 +91,10 @@ export const runInputSchema = z
       .max(10 * 1024, 'at most 10240 MiB per group')
       .optional(),
     /**
-     * Iceberg tables only: `rewrite_data_files` options for this run, over the table's (`{ "min-input-files": 2 }`;
-     * Iceberg's names, see core/formats/iceberg/rewrite-options.ts).
+     * The run inputs each format owns, refused on a table of any other format (Iceberg's `rewriteDataFiles` and
+     * `where` filter, …): declared in the format's folder (`settings.run.input`), merged by the registry.
      */
-    rewriteDataFiles: rewriteDataFilesSchema.optional(),
-    /**
-     * Iceberg tables only: a partition filter (`action = 'click' AND event_time_hour >= '2020-01-01-09'`); a
-     * partition outside it plans nothing. See core/formats/iceberg/where.ts for the language.
-     */
-    where: z
-      .string()
-      .superRefine((where, ctx) => {
-        try {
-          parseWhere(where);
-        } catch (err) {
-          if (!(err instanceof InvalidWhereError)) throw err;
-          ctx.addIssue({
-            code: 'custom',
-            message: `${err.reason}; write e.g. "action = 'click' AND event_time_hour >= '2020-01-01-09'"`,
-          });
-        }
-      })
-      .optional(),
+    ...FORMAT_RUN_INPUT_FIELDS,
     /** Plan and estimate only: nothing is written but the plan. */
     dryRun: z.boolean().optional(),
     /** Skip the quiet-partition wait. Never breaks another run's lease. */
@@ -260,12 +244,11 @@ export function normalizeRunInput(
   if (table !== undefined && !isTableFormatName(table.format)) {
     issues.push(`table: "${table.name}": ${unsupportedFormatMessage(table.format)}`);
   }
-  if (table !== undefined && table.format !== 'iceberg') {
-    for (const field of ['rewriteDataFiles', 'where'] as const) {
-      if ((raw as Record<string, unknown> | null)?.[field] !== undefined)
-        issues.push(
-          `${field}: applies to Apache Iceberg tables (format "iceberg"), and table "${table.name}" is "${table.format}"; remove it`,
-        );
+  if (table !== undefined) {
+    for (const field of FORMAT_RUN_INPUT_NAMES) {
+      if ((raw as Record<string, unknown> | null)?.[field] === undefined) continue;
+      const message = misplacedRunInputMessage(table, field);
+      if (message !== undefined) issues.push(message);
     }
   }
   if (table !== undefined && parsed.success) {
@@ -343,7 +326,9 @@ export function tableToListForWhere(raw: unknown, tables: readonly TableConfig[]
   const parsed = runInputSchema.safeParse(raw);
   if (!parsed.success || !wherePartitionsWanted(parsed.data)) return undefined;
   const table = tables.find((t) => t.name === parsed.data.table);
-  return table?.format === 'iceberg' && table.bucket !== undefined ? table : undefined;
+  return table !== undefined && formatTakesRunInput(table.format, 'where') && table.bucket !== undefined
+    ? table
+    : undefined;
 }
 
 /**
@@ -360,7 +345,8 @@ export function selectWherePartitions(
   listed: readonly { readonly partition: string; readonly values: readonly PartitionValue[] }[],
 ): unknown {
   const parsed = runInputSchema.safeParse(raw);
-  if (!parsed.success || !wherePartitionsWanted(parsed.data) || table.format !== 'iceberg') return raw;
+  if (!parsed.success || !wherePartitionsWanted(parsed.data) || !formatTakesRunInput(table.format, 'where'))
+    return raw;
   const where = parsed.data.where as string;
   const expr = parseWhere(where);
   const passing = listed
@@ -401,8 +387,7 @@ export type RunTable = Pick<
   Partial<Pick<TableConfig, 'readers' | 'statistics' | 'keepStatistics' | 'partitionColumns'>> & {
     readonly bucket: string;
     readonly format?: TableFormatName;
-    readonly rewriteDataFiles?: RewriteDataFilesOptions | undefined;
-  };
+  } & TableFormatSettings;
 
 /** What one request chooses for its run; whatever it leaves out is the table's choice, else the default. */
 export type RunChoices = Pick<
@@ -454,18 +439,8 @@ export function buildRunContext(
   const targetMiB = choices.targetFileSizeMB ?? table.targetFileSizeMB;
   const format = table.format ?? DEFAULT_TABLE_FORMAT;
   const statistics: StatisticsMode = choices.statistics ?? table.statistics ?? DEFAULT_STATISTICS_MODE;
-  // Iceberg: an explicit target in MiB is the same knob as `target-file-size-bytes`; an option beats it at its level.
-  const asOption = (mib: number | undefined): RewriteDataFilesOptions | undefined =>
-    mib === undefined ? undefined : { 'target-file-size-bytes': Math.round(mib * MiB) };
-  const rewriteDataFiles =
-    format === 'iceberg'
-      ? mergeRewriteOptions(
-          asOption(table.targetFileSizeMB),
-          table.rewriteDataFiles,
-          asOption(choices.targetFileSizeMB),
-          choices.rewriteDataFiles,
-        )
-      : undefined;
+  // The format's own run inputs over its table settings (Iceberg: rewrite_data_files options, where filter).
+  const formatContext = formatRunContext(format, table, choices);
   return {
     runId: options.executionName,
     ...(options.executionArn === undefined ? {} : { executionArn: options.executionArn }),
@@ -493,8 +468,7 @@ export function buildRunContext(
     minInputFiles: policy.minInputFiles,
     maxGroupBytes: Math.round((choices.maxGroupMB ?? DEFAULT_MAX_GROUP_MIB) * MiB),
     smallFileRatio: policy.smallFileSizeRatio,
-    ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }),
-    ...(choices.where === undefined || format !== 'iceberg' ? {} : { where: choices.where }),
+    ...formatContext,
     dryRun: choices.dryRun ?? false,
     force: choices.force ?? false,
     ...(choices.settle === true && { settle: true }),
@@ -607,10 +581,8 @@ export const runContextSchema = z.object({
   /** Cap of one group's input bytes (one compact Lambda's work). */
   maxGroupBytes: z.number().int().positive(),
   smallFileRatio: z.number().gt(0).max(1),
-  /** Iceberg: the `rewrite_data_files` options the plan step resolves (the table's, then the request's). */
-  rewriteDataFiles: rewriteDataFilesSchema.optional(),
-  /** Iceberg: the operator's partition filter; a partition outside it plans nothing. */
-  where: z.string().optional(),
+  /** What the table's format resolved of its own run inputs (its `settings.run.context`), for its plan to read. */
+  ...FORMAT_RUN_CONTEXT_FIELDS,
   dryRun: z.boolean(),
   force: z.boolean(),
   /** Settle the partition's unsettled groups and release it; plan nothing (absent: a compaction run). */

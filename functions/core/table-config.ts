@@ -3,17 +3,16 @@
 import { z } from 'zod';
 import { codecSchema, schemaFidelitySchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
-import { undeclaredCoordinationMessage } from './formats/delta/coordination.js';
 import {
   DEFAULT_TABLE_FORMAT,
-  FORMAT_SETTING_NAMES,
-  FORMAT_SETTING_SCHEMAS,
+  FORMAT_TABLE_FIELDS,
+  formatSettingsIssues,
+  formatSettingsOf,
   isTableFormatName,
-  misplacedSettingMessage,
+  type TableFormatSettings,
   tableFormat,
   tableFormatNameSchema,
 } from './formats/index.js';
-import type { TableFormatSettings } from './formats/table-format.js';
 import { statisticsModeSchema } from './parquet/statistics-policy.js';
 import { normalizeRoot, relativeToRoot } from './partition.js';
 import {
@@ -112,28 +111,14 @@ export const tableFieldSchemas = {
     .array(z.string().min(1))
     .min(2, 'Z-order needs at least two columns (for one, use sortColumns)')
     .optional(),
-  /**
-   * Iceberg only: the catalog the table commits through — `{ type: "path" }` (default), `{ type: "glue", … }` or
-   * `{ type: "rest", … }` (see core/formats/iceberg/catalogs.ts).
-   */
-  catalog: FORMAT_SETTING_SCHEMAS.catalog.optional(),
-  /**
-   * Iceberg only: the options of Iceberg's `rewrite_data_files` the table's groups are planned with, named and
-   * defaulted as Iceberg does (`{ "min-input-files": 10, "target-file-size-bytes": 268435456 }`; see
-   * core/formats/iceberg/rewrite-options.ts). Named after the procedure so a Spark job's options map moves over
-   * verbatim; a run's input may override them one by one.
-   */
-  rewriteDataFiles: FORMAT_SETTING_SCHEMAS.rewriteDataFiles.optional(),
   /** Per-table overrides of the trigger policy. */
   policy: policyOverridesSchema.optional(),
   /**
-   * Delta Lake only, and required there: how the table's commits are coordinated with its other writers, chosen by
-   * those writers — `{ type: "s3-conditional" }` (put-if-absent writers: delta-rs >= 1.0), `{ type: "dynamodb",
-   * tableName, region, tablePathScheme? }` (Spark's `io.delta.storage.S3DynamoDBLogStore`), or `{ type:
-   * "quiet-window", windows, acceptUncoordinatedWriters: true }` (writers with no coordination, stopped during the
-   * windows). See core/formats/delta/coordination.ts.
+   * The settings each format owns (Delta's `deltaLogStore`, Iceberg's `catalog` and `rewriteDataFiles`, …), declared
+   * in the format's folder (its `settings.tableFields`) and merged by the registry; each is refused on a table of
+   * another format (see `checkTableFields`).
    */
-  deltaLogStore: FORMAT_SETTING_SCHEMAS.deltaLogStore.optional(),
+  ...FORMAT_TABLE_FIELDS,
 };
 
 /** The parsed table fields the cross-field rules read. */
@@ -152,22 +137,10 @@ type TableFields = TableFormatSettings & {
 
 /** Rules between one table's fields (date column and format, partition columns, target size). */
 export function checkTableFields(table: TableFields, ctx: z.RefinementCtx): void {
-  for (const setting of FORMAT_SETTING_NAMES) {
-    if (table[setting] === undefined) continue;
-    const message = misplacedSettingMessage(table.format ?? DEFAULT_TABLE_FORMAT, setting);
-    if (message !== undefined) ctx.addIssue({ code: 'custom', path: [setting], message });
-  }
-  // Delta's commit coordination is declared, never assumed: every configured table lives on S3, where the wrong
-  // one loses commits silently (core/formats/delta/coordination.ts lists the choices by writer).
-  if (table.format === 'delta' && table.deltaLogStore === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['deltaLogStore'],
-      message: undeclaredCoordinationMessage(
-        'is required for a Delta table: the table',
-        'deltaLogStore: { "type": … }',
-      ),
-    });
+  // Each format's own settings: refused on another format's table, checked by the format on its own (a Delta
+  // table must declare its commit coordination).
+  for (const { path, message } of formatSettingsIssues(table)) {
+    ctx.addIssue({ code: 'custom', path: [path], message });
   }
   const conflict = deltaReadersConflict(table.deltaEncoding, table.readers);
   if (conflict !== undefined) ctx.addIssue({ code: 'custom', path: ['deltaEncoding'], message: conflict });
@@ -377,6 +350,7 @@ export function resolveTablePolicy(
   // compacted or vacuumed (the profiler and the sweep skip it and say why), not here, so one such table does not
   // stop every other table's trigger.
   const format = table.format ?? DEFAULT_TABLE_FORMAT;
-  const formatRule = isTableFormatName(format) ? tableFormat(format).triggerRule?.(table, target) : undefined;
+  const registered = isTableFormatName(format) ? tableFormat(format) : undefined;
+  const formatRule = registered?.triggerRule?.(formatSettingsOf(registered, table), target);
   return formatRule === undefined ? policy : { ...policy, formatRule };
 }

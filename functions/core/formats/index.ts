@@ -4,19 +4,12 @@
 // Adding a format: a folder under `formats/` implementing TableFormat, and one line in REGISTERED.
 import { z } from 'zod';
 import { CompactorError } from '../errors.js';
-import { deltaLogStoreSchema } from './delta/coordination.js';
 import { deltaLake } from './delta/format.js';
 import { FORMAT_NAMES, isForeignFormat } from './foreign-tables.js';
+import type { FormatSettings, SettingsIssue, SettingsOf } from './format-settings.js';
 import { hiveParquet } from './hive/index.js';
-import { icebergCatalogSchema } from './iceberg/catalogs.js';
 import { icebergTable } from './iceberg/format.js';
-import { rewriteDataFilesSchema } from './iceberg/rewrite-options.js';
-import type {
-  FormatServices,
-  TableFormat,
-  TableFormatSettingName,
-  TableFormatSettings,
-} from './table-format.js';
+import type { TableFormat } from './table-format.js';
 
 /** Every implemented format, one registration line each. */
 const REGISTERED = [
@@ -88,31 +81,195 @@ export function formatOfTable(
   return tableFormat(tables.find((t) => t.name === table)?.format ?? DEFAULT_TABLE_FORMAT);
 }
 
-/**
- * The config schema of every format-specific table setting (see `TableFormatSettings`), one line each: the table
- * config and the construct's props take their fields from here, so a new setting is declared once.
- */
-export const FORMAT_SETTING_SCHEMAS = {
-  deltaLogStore: deltaLogStoreSchema,
-  catalog: icebergCatalogSchema,
-  rewriteDataFiles: rewriteDataFilesSchema,
-} as const satisfies Record<TableFormatSettingName, z.ZodType>;
+/** Which fragment of a format's settings (see format-settings.ts). */
+export type Fragment = 'table' | 'runInput' | 'runContext';
+/** The fields a registered format declares in one fragment of its settings, none for a format without. */
+type FieldsOf<F, Part extends Fragment> = F extends {
+  readonly settings: FormatSettings<infer Fields, infer RunInput, infer RunContext>;
+}
+  ? Part extends 'table'
+    ? Fields
+    : Part extends 'runInput'
+      ? RunInput
+      : RunContext
+  : Record<never, never>;
+/** The fields of one fragment of every format of a registration list, merged. */
+type MergedFields<T extends readonly unknown[], Part extends Fragment> = T extends readonly [
+  infer Head,
+  ...infer Rest,
+]
+  ? FieldsOf<Head, Part> & MergedFields<Rest, Part>
+  : Record<never, never>;
+/** The services a registered format's `forTable` takes (see `FormatServices`), none for a format without. */
+type ServicesOf<F> = F extends { readonly forTable: (settings: never, services: infer S) => unknown }
+  ? S
+  : unknown;
+/** The services of every format of a registration list, merged. */
+type MergedServices<T extends readonly unknown[]> = T extends readonly [infer Head, ...infer Rest]
+  ? ServicesOf<Head> & MergedServices<Rest>
+  : unknown;
 
-/** The names of the format-specific table settings. */
-export const FORMAT_SETTING_NAMES = Object.keys(FORMAT_SETTING_SCHEMAS) as TableFormatSettingName[];
+/**
+ * One fragment of the settings of `formats`, merged in their order: what the registry spreads into the table
+ * config, the run input and the run context. Exported so a test can compose a list with a format of its own.
+ */
+export function mergeFormatFields(formats: readonly TableFormat[], part: Fragment): z.ZodRawShape {
+  const fragmentOf = (settings: FormatSettings | undefined) =>
+    part === 'table'
+      ? settings?.tableFields
+      : part === 'runInput'
+        ? settings?.run?.input
+        : settings?.run?.context;
+  return Object.assign({}, ...formats.map((f) => fragmentOf(f.settings) ?? {}));
+}
+
+/**
+ * The I/O every registered format may need to honour a table's settings: the union of what each format's
+ * `forTable` asks for (Delta: its DynamoDB log stores; Iceberg: its catalog clients), composed here so that the
+ * port and the composition roots name no format's services type.
+ */
+export type FormatServices = MergedServices<typeof REGISTERED>;
+
+/** Every format-owned table-config field, by the name users write it, with its schema (optional). */
+export type FormatTableFields = MergedFields<typeof REGISTERED, 'table'>;
+
+/**
+ * The table-config fields of every registered format, merged in registration order: the table config and the
+ * construct's props spread them into their table schema, so a new format's setting is declared in its folder only.
+ */
+export const FORMAT_TABLE_FIELDS = mergeFormatFields(REGISTERED, 'table') as FormatTableFields;
+
+/** Every format-owned field of the run input (run-input.ts), by name, with its schema (optional). */
+export type FormatRunInputFields = MergedFields<typeof REGISTERED, 'runInput'>;
+/** Every format-owned field of the run context, by name, with its schema (optional). */
+export type FormatRunContextFields = MergedFields<typeof REGISTERED, 'runContext'>;
+
+/** The run-input fields of every registered format, merged: run-input.ts spreads them into the request's schema. */
+export const FORMAT_RUN_INPUT_FIELDS = mergeFormatFields(REGISTERED, 'runInput') as FormatRunInputFields;
+
+/** The run-context fields of every registered format, merged: run-input.ts spreads them into the context's schema. */
+export const FORMAT_RUN_CONTEXT_FIELDS = mergeFormatFields(
+  REGISTERED,
+  'runContext',
+) as FormatRunContextFields;
+
+/** The names of the format-owned run-input fields, in registration order. */
+export const FORMAT_RUN_INPUT_NAMES = Object.keys(FORMAT_RUN_INPUT_FIELDS) as (keyof FormatRunInputFields &
+  string)[];
+
+/** Whether a table of `format` takes the run-input field `field` (false for a format that is not implemented). */
+export function formatTakesRunInput(format: unknown, field: string): boolean {
+  const run = typeof format === 'string' ? TABLE_FORMATS.get(format)?.settings?.run : undefined;
+  return run !== undefined && Object.hasOwn(run.input, field);
+}
+
+/** Why a run of `table` may not be given the run-input field `field`, or undefined when its format takes it. */
+export function misplacedRunInputMessage(
+  table: { readonly name: string; readonly format: unknown },
+  field: string,
+): string | undefined {
+  if (formatTakesRunInput(table.format, field)) return undefined;
+  const formats: readonly TableFormat[] = REGISTERED;
+  const whose = formats
+    .filter((f) => f.settings?.run !== undefined && Object.hasOwn(f.settings.run.input, field))
+    .map((f) => `${f.title} tables (format "${f.name}")`)
+    .join(' and ');
+  return `${field}: applies to ${whose}, and table "${table.name}" is "${String(table.format)}"; remove it`;
+}
+
+/**
+ * The run context's format-owned values for a run of `table` (its format's `run.resolve`: the request's choices
+ * over the table's settings); none for a format without run settings.
+ */
+export function formatRunContext(
+  format: string,
+  table: TableFormatSettings & { readonly targetFileSizeMB?: number | undefined },
+  request: Readonly<Record<string, unknown>> & { readonly targetFileSizeMB?: number | undefined },
+): Record<string, unknown> {
+  const registered = TABLE_FORMATS.get(format);
+  const run = registered?.settings?.run;
+  if (registered === undefined || run === undefined) return {};
+  const own = Object.fromEntries(Object.keys(run.input).map((name) => [name, request[name]]));
+  return run.resolve(
+    { ...formatSettingsOf(registered, table), targetFileSizeMB: table.targetFileSizeMB },
+    { ...own, targetFileSizeMB: request.targetFileSizeMB },
+  );
+}
+
+/**
+ * The run context's values the format named `format` reads back in its plan (`FormatPlanRequest.options`): its own
+ * context fields that are set, nothing of another format's.
+ */
+export function formatRunOptions(format: string, run: object): Record<string, unknown> {
+  const fields = TABLE_FORMATS.get(format)?.settings?.run?.context ?? {};
+  const values = run as Readonly<Record<string, unknown>>;
+  return Object.fromEntries(
+    Object.keys(fields)
+      .filter((name) => values[name] !== undefined)
+      .map((name) => [name, values[name]]),
+  );
+}
+
+/** A table's format-owned settings, as parsed: every registered format's fields, each optional. */
+export type TableFormatSettings = SettingsOf<FormatTableFields>;
+
+/** The name of a format-owned table setting. */
+export type TableFormatSettingName = keyof FormatTableFields & string;
+
+/** The names of the format-owned table settings, in registration order. */
+export const FORMAT_SETTING_NAMES = Object.keys(FORMAT_TABLE_FIELDS) as TableFormatSettingName[];
+
+/** Whether `format` declares the table-config field `setting`. */
+function ownsSetting(format: TableFormat, setting: string): boolean {
+  return format.settings !== undefined && Object.hasOwn(format.settings.tableFields, setting);
+}
 
 /**
  * Why a table of `format` may not carry `setting`, or undefined when its format reads it. A setting of another
  * format would be silently ignored (a `deltaLogStore` on a Hive table coordinates nothing), so it is refused.
  */
-export function misplacedSettingMessage(format: string, setting: TableFormatSettingName): string | undefined {
+export function misplacedSettingMessage(format: string, setting: string): string | undefined {
   const formats: readonly TableFormat[] = REGISTERED;
-  if (formats.some((f) => f.name === format && f.settings?.includes(setting))) return undefined;
-  const owners = formats.filter((f) => f.settings?.includes(setting));
+  if (formats.some((f) => f.name === format && ownsSetting(f, setting))) return undefined;
+  const owners = formats.filter((f) => ownsSetting(f, setting));
   const whose = owners.map((f) => `${f.title} tables (format "${f.name}")`).join(' and ');
   const suggestion =
     owners[0] === undefined ? '' : `, or set format to "${owners[0].name}" if that is what the table is`;
   return `${setting} is a setting of ${whose}, and this table's format is "${format}": remove it${suggestion}`;
+}
+
+/**
+ * The problems of one table's format-owned settings: any setting of another format (refused, see
+ * {@link misplacedSettingMessage}), then what the table's own format requires of its settings (`tableIssues`).
+ */
+export function formatSettingsIssues(
+  table: TableFormatSettings & { readonly format?: string | undefined },
+  format: string = table.format ?? DEFAULT_TABLE_FORMAT,
+): SettingsIssue[] {
+  const issues: SettingsIssue[] = [];
+  for (const setting of FORMAT_SETTING_NAMES) {
+    if (table[setting] === undefined) continue;
+    const message = misplacedSettingMessage(format, setting);
+    if (message !== undefined) issues.push({ path: setting, message });
+  }
+  const own = TABLE_FORMATS.get(format)?.settings;
+  if (own?.tableIssues !== undefined) issues.push(...own.tableIssues(settingsOf(own, table)));
+  return issues;
+}
+
+/** The values of `settings`' fields in `table`: the format's own settings value, nothing of any other format. */
+function settingsOf(settings: FormatSettings | undefined, table: object): Record<string, unknown> {
+  if (settings === undefined) return {};
+  const values = table as Readonly<Record<string, unknown>>;
+  return Object.fromEntries(Object.keys(settings.tableFields).map((name) => [name, values[name]]));
+}
+
+/**
+ * The settings value `format` reads of `table` (its `forTable` and `triggerRule` take it): exactly the fields the
+ * format declares, so a format never sees another's.
+ */
+export function formatSettingsOf(format: TableFormat, table: object): Record<string, unknown> {
+  return settingsOf(format.settings, table);
 }
 
 /** A configured table as far as choosing its format goes: its name, format and format-specific settings. */
@@ -135,10 +292,10 @@ export function formatForTable(
   const configured = tables.find((t) => t.name === table);
   const registered = tableFormat(format ?? configured?.format ?? DEFAULT_TABLE_FORMAT);
   if (registered.forTable === undefined) return registered;
-  const settings: TableFormatSettings =
+  const settings =
     configured === undefined || configured.format !== registered.name
       ? {}
-      : Object.fromEntries(FORMAT_SETTING_NAMES.map((name) => [name, configured[name]]));
+      : formatSettingsOf(registered, configured);
   return registered.forTable(settings, services);
 }
 

@@ -19,10 +19,8 @@ import { CompactorError } from '../errors.js';
 import type { PartitionValue } from '../partition.js';
 import type { PartitionPlan, PlanInput, PlanInputFile, PlanOptions, PlanSnapshot } from '../planning.js';
 import type { FormatTriggerRule } from '../policy.js';
-import type { DeltaFormatServices, DeltaLogStoreSetting } from './delta/coordination.js';
 import type { ForeignTable } from './foreign-tables.js';
-import type { IcebergCatalogServices, IcebergCatalogSetting } from './iceberg/catalogs.js';
-import type { RewriteDataFilesOptions } from './iceberg/rewrite-options.js';
+import type { FormatSettings } from './format-settings.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Snapshot: what the table holds now
@@ -114,8 +112,11 @@ export interface PartitionFiles {
 export interface FormatPlanRequest {
   /** The bin-pack options the run resolved; `maxGroupBytes` is what one compact step may rewrite. */
   readonly binpack: PlanOptions;
-  /** Iceberg: the run's `rewrite_data_files` options (the table's, then the request's, name by name). */
-  readonly rewriteDataFiles?: RewriteDataFilesOptions;
+  /**
+   * The run's inputs this format owns, as its run-input fragment resolved them into the run context (Iceberg: the
+   * `rewrite_data_files` options, the table's then the request's); opaque here, read only by the format.
+   */
+  readonly options?: Readonly<Record<string, unknown>>;
   /** The operator's partition filter (see iceberg/where.ts). */
   readonly where?: string;
   /** The partition's values, as {@link PartitionFiles.values}. */
@@ -358,28 +359,13 @@ export type TableChanges = { readonly kind: 'object-events' } | CommitLogChanges
 // ---------------------------------------------------------------------------------------------------------
 
 /**
- * A table's settings that only some formats read, as its config spells them (one field each). A format lists
- * the ones it reads in {@link TableFormat.settings}; the config refuses any of them on a table of another format.
+ * The I/O the registered formats may need to honour a table's settings that core cannot build itself (an AWS SDK
+ * adapter): factories the composition root (the handlers' runtime, the sweep, the CLI) builds with its clients and
+ * hands to {@link TableFormat.forTable}. Each format declares its own by the parameter of its `forTable`; the
+ * registry (formats/index.ts) composes them, so this port names no format. Each entry is optional: an entry point
+ * without it refuses a table whose settings need it, instead of quietly committing another way.
  */
-export interface TableFormatSettings {
-  /** Delta Lake: how the table's commits are coordinated (delta/coordination.ts); required, never assumed. */
-  readonly deltaLogStore?: DeltaLogStoreSetting | undefined;
-  /** Apache Iceberg: the catalog the table commits through (iceberg/catalogs.ts). @default the path catalog */
-  readonly catalog?: IcebergCatalogSetting | undefined;
-  /** Apache Iceberg: the `rewrite_data_files` options its groups are planned with (iceberg/rewrite-options.ts). */
-  readonly rewriteDataFiles?: RewriteDataFilesOptions | undefined;
-}
-
-/** The name of a format-specific table setting. */
-export type TableFormatSettingName = keyof TableFormatSettings;
-
-/**
- * The I/O a format may need to honour a table's settings that core cannot build itself (an AWS SDK adapter):
- * factories the composition root (the handlers' runtime, the sweep, the CLI) builds with its clients and hands
- * to {@link TableFormat.forTable}. Each entry is optional: an entry point without it refuses a table whose
- * settings need it, instead of quietly committing another way.
- */
-export type FormatServices = DeltaFormatServices & IcebergCatalogServices;
+export type { FormatServices } from './index.js';
 
 /**
  * One table format. Delta Lake or Iceberg support goes in one folder under `functions/core/formats/`
@@ -455,11 +441,15 @@ export interface TableFormat {
    * `table.targetFileSizeBytes` is the table's explicit target (`targetFileSizeMB`), for a format whose plan reads it.
    */
   triggerRule?(
-    settings: TableFormatSettings,
+    settings: unknown,
     table: { readonly targetFileSizeBytes?: number | undefined },
   ): FormatTriggerRule;
-  /** The table settings this format reads (see {@link TableFormatSettings}); none when omitted. */
-  readonly settings?: readonly TableFormatSettingName[];
+  /**
+   * The table settings this format owns (format-settings.ts): its table-config fields and their rules. `forTable`
+   * and `triggerRule` get the table's values of exactly these fields, as the format's own typed value (opaque to
+   * everything else); none when omitted.
+   */
+  readonly settings?: FormatSettings;
   /**
    * This format as one table's settings make it: the same format, committing and settling the way that table's
    * other writers do (Delta: through the DynamoDB commit table the config names). Every step that commits or
@@ -467,5 +457,5 @@ export interface TableFormat {
    * a setting means; a format without per-table settings (Hive) omits it and is used as it is.
    * @throws InvalidInputError when a setting needs a service `services` lacks.
    */
-  forTable?(settings: TableFormatSettings, services: FormatServices): TableFormat;
+  forTable?(settings: unknown, services: object): TableFormat;
 }

@@ -12,6 +12,7 @@ import {
   ObjectNotFoundError,
   UnsettledPartitionError,
 } from '../errors.js';
+import { formatRunOptions } from '../formats/index.js';
 import type { CommitDeps, TableFormat } from '../formats/table-format.js';
 import { keyRefusal, printable } from '../keys.js';
 import {
@@ -286,12 +287,13 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
   };
   // A format with its own planning rules (Iceberg's rewrite_data_files) plans with them; the rest bin-pack.
   const format = stepFormat(deps);
+  const options = formatRunOptions(run.format, run);
   const plan =
     format.planPartition === undefined
       ? planPartition(input, binpack)
       : format.planPartition(input, {
           binpack,
-          ...(run.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: run.rewriteDataFiles }),
+          ...(Object.keys(options).length === 0 ? {} : { options }),
           ...(run.where === undefined ? {} : { where: run.where }),
           ...(values === undefined ? {} : { values }),
           ...(properties === undefined ? {} : { properties }),

@@ -9,12 +9,10 @@ import { CoordinationMismatchError, InvalidInputError } from '../../errors.js';
 import type { PlanInput } from '../../planning.js';
 import { hiveVacuumRules } from '../hive/vacuum.js';
 import type {
-  FormatServices,
   PartitionFiles,
   PartitionLocation,
   SnapshotOptions,
   TableFormat,
-  TableFormatSettings,
   TableSnapshot,
   VacuumRules,
 } from '../table-format.js';
@@ -29,6 +27,7 @@ import {
 } from './coordination.js';
 import { readDeletionVector } from './deletion-vectors.js';
 import { ConditionalPutLogStore, type DeltaLogStore, QuietWindowLogStore } from './log-store.js';
+import { type DeltaTableSettings, deltaSettings } from './settings.js';
 import { deltaPlanInputs, snapshotDeltaTable } from './table-snapshot.js';
 
 /** The table's latest version as the port's snapshot, with the version in `formatState`. */
@@ -137,7 +136,7 @@ export const deltaLake = {
   // A data-file PUT is not a change (uncommitted files are not data); each new commit of the log is.
   changes: deltaChanges,
   deletedRows,
-  settings: ['deltaLogStore'],
+  settings: deltaSettings,
   forTable: deltaForTable,
 } as const satisfies TableFormat;
 
@@ -190,7 +189,7 @@ export function coordinationMismatch(
  * again right before its put (commit.ts).
  * @throws InvalidInputError when the table declares no coordination, or needs DynamoDB access `services` lacks.
  */
-function deltaForTable(settings: TableFormatSettings, services: FormatServices): TableFormat {
+function deltaForTable(settings: DeltaTableSettings, services: DeltaFormatServices): TableFormat {
   const logStoreOf = deltaLogStoreFor(settings.deltaLogStore, services);
   const coordinated = deltaCommitter({ logStore: logStoreOf });
   return {

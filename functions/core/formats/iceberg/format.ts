@@ -11,12 +11,10 @@ import type { PartitionPlan, PlanInput } from '../../planning.js';
 import { hiveVacuumRules } from '../hive/vacuum.js';
 import type {
   FormatPlanRequest,
-  FormatServices,
   PartitionFiles,
   PartitionLocation,
   SnapshotOptions,
   TableFormat,
-  TableFormatSettings,
   TableSnapshot,
   VacuumRules,
 } from '../table-format.js';
@@ -36,9 +34,14 @@ import {
   icebergGroupState,
   REMOVE_DANGLING_DELETES_STATE,
 } from './group-commit.js';
-import { mergeRewriteOptions, resolveRewriteOptions } from './rewrite-options.js';
+import {
+  mergeRewriteOptions,
+  type RewriteDataFilesOptions,
+  resolveRewriteOptions,
+} from './rewrite-options.js';
 import { planIcebergPartition } from './rewrite-plan.js';
 import { parseInputDeletes, readDeletedRows } from './row-deletes.js';
+import { type IcebergTableSettings, icebergSettings } from './settings.js';
 import { type IcebergTableSnapshot, snapshotIcebergTable } from './table-snapshot.js';
 import { icebergTriggerRule } from './trigger-rule.js';
 
@@ -159,12 +162,20 @@ async function partitionFiles(
 }
 
 /**
+ * The run's `rewrite_data_files` options the plan carries for this format (`request.options`, filled from the run
+ * context's `rewriteDataFiles`, which run-input.ts resolved and checked with this format's schema), else none.
+ */
+function runRewriteOptions(request: FormatPlanRequest): RewriteDataFilesOptions {
+  return (request.options?.['rewriteDataFiles'] as RewriteDataFilesOptions | undefined) ?? {};
+}
+
+/**
  * Plans a partition as Iceberg's `rewrite_data_files` would, with the run's options over Iceberg's defaults (the
  * target from the table's `write.target-file-size-bytes` unless an option sets it) and the operator's `where`; a
  * group is clamped to what one compact step may rewrite (`request.binpack.maxGroupBytes`).
  */
 function planPartition(input: PlanInput, request: FormatPlanRequest): PartitionPlan {
-  const options = resolveRewriteOptions(request.rewriteDataFiles ?? {}, {
+  const options = resolveRewriteOptions(runRewriteOptions(request), {
     tableProperties: request.properties ?? {},
     engineGroupCapBytes: request.binpack.maxGroupBytes,
     ...(request.where === undefined ? {} : { where: request.where }),
@@ -258,12 +269,12 @@ export const icebergTable = {
   // The table's catalog decides where its current metadata is and how a commit swaps it: a Glue or REST table
   // committed through the path catalog would be a commit its readers never see.
   // `rewriteDataFiles` is read by planPartition, from the run (which took the table's and the request's).
-  settings: ['catalog', 'rewriteDataFiles'],
+  settings: icebergSettings,
   // The trigger decides by the table's options as a run's plan reads them (run-input.ts): the table's explicit
   // target in MiB stands in for target-file-size-bytes, its rewriteDataFiles over it. A run's own options are
   // unknown to the profiler.
   triggerRule: (
-    settings: TableFormatSettings,
+    settings: IcebergTableSettings,
     table: { readonly targetFileSizeBytes?: number | undefined },
   ) =>
     icebergTriggerRule(
@@ -274,7 +285,7 @@ export const icebergTable = {
         settings.rewriteDataFiles,
       ),
     ),
-  forTable: (settings: TableFormatSettings, services: FormatServices): TableFormat =>
+  forTable: (settings: IcebergTableSettings, services: IcebergCatalogServices): TableFormat =>
     icebergForCatalog(settings.catalog, services),
   deletedRows,
 } as const satisfies TableFormat;

@@ -1,0 +1,98 @@
+// What a table format declares of its own settings, so the shared code that reads configuration (the table config
+// schema, the construct's props, the run input, the CLI) composes them from the registry instead of naming a
+// format: a new format with settings of its own is still one folder plus one registration line.
+//
+// Why a descriptor and not fields on TableFormatSettings: a shared settings interface had to import every format's
+// types and grew with each format. Here each format owns its fragment (its zod fields, its checks), the registry
+// (formats/index.ts) merges the fragments, and a format reads its settings back as its own typed value; the port
+// (table-format.ts) carries that value opaquely.
+import type { z } from 'zod';
+
+/** The parsed values of a fragment's fields: each one optional, as a table of another format lacks them. */
+export type SettingsOf<Fields extends z.ZodRawShape> = {
+  readonly [K in keyof Fields]?: z.output<Fields[K]> | undefined;
+};
+
+/** One problem of a table's settings: the field (as the config spells it) and why. */
+export interface SettingsIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/**
+ * One command-line option of a format, as plain data so core never depends on the CLI library (the CLI registers
+ * it: cli/format-options.ts). `flags` and `description` are commander's.
+ */
+export interface FormatCliOption {
+  readonly flags: string;
+  readonly description: string;
+  /** The only values accepted. */
+  readonly choices?: readonly string[];
+  /** The value when the option is not given (shown in the help). */
+  readonly defaultValue?: string;
+  /** Given more than once, the values are collected in order. */
+  readonly repeatable?: boolean;
+  /** Turns the text into the option's value; throws an Error whose message says what is expected. */
+  readonly parse?: (value: string) => unknown;
+}
+
+/**
+ * A format's table settings: the table-config fields it owns (keys exactly as users write them in `tables[]`),
+ * which the registry refuses on tables of every other format, and the rules among them a table of this format must
+ * follow.
+ */
+export interface FormatSettings<
+  Fields extends z.ZodRawShape = z.ZodRawShape,
+  RunInput extends z.ZodRawShape = z.ZodRawShape,
+  RunContext extends z.ZodRawShape = z.ZodRawShape,
+> {
+  /** The table-config fields of this format, each optional in the schema (other formats' tables lack them). */
+  readonly tableFields: Fields;
+  /**
+   * Problems of a table of this format with its own settings that the field schemas cannot see alone (Delta: the
+   * commit coordination is required). Called only for tables of this format.
+   */
+  readonly tableIssues?: (settings: SettingsOf<Fields>) => readonly SettingsIssue[];
+  /** What a run of a table of this format may be asked for beyond every format's run input (run-input.ts). */
+  readonly run?: FormatRunSettings<Fields, RunInput, RunContext>;
+}
+
+/**
+ * A format's fragment of the run input (the console's, the profiler's) and of the run context it resolves into: the
+ * request fields only its tables take (refused on a table of any other format), and the context fields its plan
+ * reads back (`FormatPlanRequest.options`).
+ */
+export interface FormatRunSettings<
+  Fields extends z.ZodRawShape,
+  RunInput extends z.ZodRawShape,
+  RunContext extends z.ZodRawShape,
+> {
+  /** Fields of the run input, each optional in the schema. */
+  readonly input: RunInput;
+  /** Fields of the run context (JSON carried between the steps), each optional in the schema. */
+  readonly context: RunContext;
+  /**
+   * The run context's values of {@link context}: the request's choices over the table's settings (its explicit
+   * `targetFileSizeMB` too, for a format whose own options name the target). Nothing is validated here.
+   */
+  readonly resolve: (
+    table: SettingsOf<Fields> & { readonly targetFileSizeMB?: number | undefined },
+    request: SettingsOf<RunInput> & { readonly targetFileSizeMB?: number | undefined },
+  ) => SettingsOf<RunContext>;
+}
+
+/**
+ * A format's settings, typed by its own fields: its `tableIssues` and `run.resolve` see exactly those fields'
+ * values, and the registry composes the config, run input and run context from the inferred fields.
+ */
+export function defineFormatSettings<
+  Fields extends z.ZodRawShape,
+  RunInput extends z.ZodRawShape = Record<never, never>,
+  RunContext extends z.ZodRawShape = Record<never, never>,
+>(settings: FormatSettings<Fields, RunInput, RunContext>): FormatSettings<Fields, RunInput, RunContext> {
+  return settings;
+}
+
+/** The parsed settings of a table of a format declaring `S`. */
+export type SettingsValue<S> =
+  S extends FormatSettings<infer Fields, z.ZodRawShape, z.ZodRawShape> ? SettingsOf<Fields> : never;
