@@ -30,10 +30,10 @@ import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/inde
 import { isRefusedKeyReason, printable } from '../core/keys.js';
 import {
   type CandidateKind,
-  type DeltaTableVacuumPlan,
+  concatFormatPlans,
   executeVacuum,
-  type IcebergTableVacuumPlan,
   MIN_RETENTION_HOURS,
+  maintainedTablesOf,
   parseVacuumRequest,
   planVacuum,
   type VacuumCandidate,
@@ -321,16 +321,14 @@ export async function planVacuumJob(
   const kept: VacuumKept[] = [];
   const notes = new Set<string>();
   const foreignTables: NonNullable<VacuumPlan['foreignTables']>[number][] = [];
-  const deltaTables: DeltaTableVacuumPlan[] = [];
-  const icebergTables: IcebergTableVacuumPlan[] = [];
+  const pages: VacuumPlan[] = [];
   let cursor: string | undefined;
   do {
     const page = await planVacuum(deps, cursor === undefined ? job.request : { ...job.request, cursor });
     const scoped = scopeToTable(page, job);
     add(scoped.candidates);
     kept.push(...scoped.kept);
-    deltaTables.push(...(page.deltaTables ?? []));
-    icebergTables.push(...(page.icebergTables ?? []));
+    pages.push(page);
     for (const note of page.notes) notes.add(note);
     for (const f of page.foreignTables ?? [])
       if (!foreignTables.some((seen) => seen.root === f.root)) foreignTables.push(f);
@@ -361,8 +359,7 @@ export async function planVacuumJob(
     examined: listed.size,
     notes: [...notes],
     ...(foreignTables.length === 0 ? {} : { foreignTables }),
-    ...(deltaTables.length === 0 ? {} : { deltaTables }),
-    ...(icebergTables.length === 0 ? {} : { icebergTables }),
+    ...concatFormatPlans(pages),
   };
 }
 
@@ -527,7 +524,7 @@ export async function runVacuum(
   // A Delta or Iceberg table somewhere below the location: refuse the whole location, as compact does.
   refuseForeignAmong(job.store, openedOf(job).prefix, plan.foreignTables ?? []);
   // Delta VACUUM refused the table or could not read its log: nothing of it will be deleted, so nothing is.
-  for (const t of [...(plan.deltaTables ?? []), ...(plan.icebergTables ?? [])])
+  for (const t of maintainedTablesOf(plan))
     if (t.error !== undefined) throw new TableNotVacuumedError(t.error.message);
   if (text) printVacuumPlan(io, plan);
   if (!plan.dryRun && plan.candidates.length > 0 && confirm !== undefined) {
@@ -552,7 +549,7 @@ export async function runVacuum(
   };
   if (options.json) io.out(JSON.stringify(result, null, 2));
   else printVacuumOutcome(io, result);
-  for (const t of [...(report.deltaTables ?? []), ...(report.icebergTables ?? [])])
+  for (const t of maintainedTablesOf(report))
     if (t.error !== undefined) throw new TableNotVacuumedError(t.error.message);
   if (report.failed.length > 0) {
     throw new MaintenanceIncompleteError(

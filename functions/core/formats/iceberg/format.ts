@@ -36,6 +36,7 @@ import {
   icebergGroupState,
   REMOVE_DANGLING_DELETES_STATE,
 } from './group-commit.js';
+import { icebergMaintenance } from './maintenance.js';
 import { mergeRewriteOptions, resolveRewriteOptions } from './rewrite-options.js';
 import { planIcebergPartition } from './rewrite-plan.js';
 import { parseInputDeletes, readDeletedRows } from './row-deletes.js';
@@ -277,6 +278,8 @@ export const icebergTable = {
   forTable: (settings: TableFormatSettings, services: FormatServices): TableFormat =>
     icebergForCatalog(settings.catalog, services),
   deletedRows,
+  // expire_snapshots and remove_orphan_files through the table's catalog (maintenance.ts).
+  maintenance: icebergMaintenance,
 } as const satisfies TableFormat;
 
 /**
