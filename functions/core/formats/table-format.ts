@@ -603,6 +603,12 @@ export interface TableMaintenance<
   errorNote(error: MaintenanceTableError): string;
   /** The message an entry point logs (as an error, with the table's fields) for a table whose maintenance failed. */
   readonly errorLog: string;
+  /**
+   * Why tiering never moves this format's files (its log or metadata reads their modification times, its
+   * partitions are not folders a date can be read from), with what to use instead; the tiering pass skips such a
+   * table with this reason and `tier --format` refuses with it. Absent: the format's tables are tiered by listing.
+   */
+  readonly tieringUnsupported?: string;
 }
 
 /** One table's maintenance as planned, in a plan: the format's plan, then its dry run's summary or its error. */

@@ -8,6 +8,7 @@
 // deletes what its own plan says, and a file that only became due after planning waits for the next run.
 import { z } from 'zod';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import { DELTA_TIERING_UNSUPPORTED } from '../foreign-tables.js';
 import type {
   MaintenanceCandidate,
   MaintenanceOutcomeEntry,
@@ -147,4 +148,5 @@ export const deltaMaintenance = {
   errorNote: (error) =>
     `Delta VACUUM not run, nothing of the table was deleted (${error.name}): ${error.message}`,
   errorLog: 'Delta VACUUM not run for a table; nothing of it was deleted',
+  tieringUnsupported: DELTA_TIERING_UNSUPPORTED,
 } as const satisfies TableMaintenance<DeltaVacuumTablePlan, DeltaVacuumSummary>;

@@ -10,6 +10,7 @@
 // has no client for is that table's error, never maintained through the path catalog instead.
 import { z } from 'zod';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import { ICEBERG_TIERING_UNSUPPORTED } from '../foreign-tables.js';
 import type {
   MaintenanceCandidate,
   MaintenanceOutcomeEntry,
@@ -214,4 +215,5 @@ export const icebergMaintenance = {
   errorNote: (error) =>
     `Iceberg expire_snapshots and remove_orphan_files not run, nothing of the table was deleted (${error.name}): ${error.message}`,
   errorLog: 'Iceberg expire_snapshots and remove_orphan_files not run for a table; nothing of it was deleted',
+  tieringUnsupported: ICEBERG_TIERING_UNSUPPORTED,
 } as const satisfies TableMaintenance<IcebergMaintenanceTablePlan, IcebergMaintenanceSummary>;
