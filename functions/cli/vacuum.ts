@@ -26,12 +26,14 @@ import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import type { IcebergCatalogServices, IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
 import { MAX_SNAPSHOT_AGE_PROPERTY } from '../core/formats/iceberg/expire.js';
 import { MIN_ORPHAN_GRACE_HOURS } from '../core/formats/iceberg/orphans.js';
-import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import { isRefusedKeyReason, printable } from '../core/keys.js';
 import {
+  CANDIDATE_KINDS,
   type CandidateKind,
   concatFormatPlans,
   executeVacuum,
+  formatSectionsOf,
   MIN_RETENTION_HOURS,
   maintainedTablesOf,
   parseVacuumRequest,
@@ -501,21 +503,16 @@ export async function runVacuum(
 ): Promise<VacuumCliReport> {
   const job = prepareVacuum(uri, options, io, dynamodb);
   const confirm = confirmerFor(io, options, 'vacuum');
-  const delta = job.table.format === 'delta';
-  const iceberg = job.table.format === 'iceberg';
-  // A Delta (Iceberg) table is the location itself with --format delta (iceberg): only the folders above it must
-  // not be a table.
-  await refuseEnclosingForeignTable(openedOf(job), { includeLocation: !delta && !iceberg });
+  const format = tableFormat(job.table.format);
+  const maintenance = format.maintenance;
+  // A table whose log or metadata owns its root (a Delta or Iceberg table, with --format) is the location itself:
+  // only the folders above it must not be a table.
+  await refuseEnclosingForeignTable(openedOf(job), { includeLocation: !format.ownsEverythingUnderRoot });
   const text = !options.json;
   if (text) {
-    const deltaRetention =
-      job.request.deltaRetentionHours === undefined
-        ? `the table's ${DELETED_FILE_RETENTION_PROPERTY}`
-        : `${job.request.deltaRetentionHours} h`;
     const r = job.request;
-    const icebergRules = `expire_snapshots older than ${r.icebergOlderThanHours === undefined ? `the table's ${MAX_SNAPSHOT_AGE_PROPERTY} (default 5 days)` : `${r.icebergOlderThanHours} h`}, retain last ${r.icebergRetainLast ?? "the table's min-snapshots-to-keep (default 1)"}; remove_orphan_files older than ${r.icebergOrphanGraceHours ?? MIN_ORPHAN_GRACE_HOURS} h; work area retention`;
     io.out(
-      `vacuum ${uri}${delta ? ' (Delta table)' : iceberg ? ' (Iceberg table)' : ''}: ${r.dryRun ? 'DRY RUN, nothing will be deleted' : 'REAL RUN, objects will be DELETED'}; ${delta ? `Delta VACUUM retention ${deltaRetention}, work area retention` : iceberg ? icebergRules : 'retention'} ${r.retentionHours} h, debris after ${r.debrisAgeHours} h, abandoned staging after ${r.abandonedAfterHours} h; state table: ${job.stateTable ?? 'none'}`,
+      `vacuum ${uri}${maintenance === undefined ? '' : ` (${maintenance.tableLabel})`}: ${r.dryRun ? 'DRY RUN, nothing will be deleted' : 'REAL RUN, objects will be DELETED'}; ${maintenance === undefined ? 'retention' : maintenance.describeRequest(r)} ${r.retentionHours} h, debris after ${r.debrisAgeHours} h, abandoned staging after ${r.abandonedAfterHours} h; state table: ${job.stateTable ?? 'none'}`,
     );
   }
   const plan = await planVacuumJob(job, io, (p) => {
@@ -565,18 +562,8 @@ export async function runVacuum(
  */
 export class TableNotVacuumedError extends CompactorError {}
 
-const KIND_ORDER: readonly CandidateKind[] = [
-  'retired-version',
-  'trash',
-  'staging',
-  'journal',
-  'debris',
-  'upload',
-  'delta-tombstone',
-  'delta-untracked',
-  'iceberg-expired',
-  'iceberg-orphan',
-];
+/** The order kinds are summed up in: vacuum's own, then each format's (as every report's `removed` has them). */
+const KIND_ORDER: readonly CandidateKind[] = CANDIDATE_KINDS;
 
 function printVacuumPlan(io: MaintenanceIo, plan: VacuumPlan): void {
   const verb = plan.dryRun ? 'would delete' : 'will delete';
@@ -623,31 +610,12 @@ function printVacuumPlan(io: MaintenanceIo, plan: VacuumPlan): void {
     io.out(`kept: ${others.length} that are not due or cannot be judged here, e.g.`);
     for (const k of others.slice(0, 5)) io.out(`  ${printable(k.key)}: ${printable(k.reason)}`);
   }
-  for (const t of plan.deltaTables ?? []) {
-    const d = t.planned;
-    if (d === undefined) continue;
-    const source =
-      d.retentionSource === 'option'
-        ? 'requested'
-        : `from ${d.retentionSource === 'default' ? 'the default' : `the table's ${DELETED_FILE_RETENTION_PROPERTY}`}`;
-    const kept = Object.entries(d.kept)
-      .filter(([, n]) => n > 0)
-      .map(([why, n]) => `${why} ${n}`);
-    io.out(
-      `Delta table at version ${d.version}: retention ${d.retentionHours} h (${source}); kept ${d.keptCount}${kept.length > 0 ? ` — ${kept.join(', ')}` : ''}`,
-    );
-  }
-  for (const t of plan.icebergTables ?? []) {
-    const p = t.planned;
-    if (p === undefined) continue;
-    const kept = Object.entries(p.orphans.kept)
-      .filter(([, n]) => n > 0)
-      .map(([why, n]) => `${why} ${n}`);
-    io.out(
-      `Iceberg table: expire_snapshots ${plan.dryRun ? 'would expire' : 'will expire'} ${p.expire.expiredSnapshots.length} of ${p.expire.expiredSnapshots.length + p.expire.retainedSnapshots.length} snapshots (older than ${p.expire.expireOlderThan}, from ${p.expire.olderThanSource === 'option' ? '--older-than-hours' : p.expire.olderThanSource === 'default' ? 'the default' : `the table's ${MAX_SNAPSHOT_AGE_PROPERTY}`}; retain last ${p.expire.retainLast})${p.expire.removedRefs.length > 0 ? `, refs past their max age ${p.expire.removedRefs.join(', ')}` : ''}; remove_orphan_files: files older than ${p.orphans.olderThanHours} h, kept ${kept.join(', ') || 'none'}`,
-    );
-    for (const s of p.expire.retainedSnapshots.slice(0, 5))
-      io.out(`  keeps snapshot ${s.snapshotId}: ${printable(s.reason)}`);
+  // Each table's own maintenance, in its format's words.
+  for (const { maintenance, tables } of formatSectionsOf(plan)) {
+    for (const t of tables as readonly { readonly planned?: unknown }[]) {
+      if (t.planned === undefined) continue;
+      for (const line of maintenance.describePlanned(t.planned, plan.dryRun)) io.out(line);
+    }
   }
   for (const note of plan.notes) io.out(`note: ${printable(note)}`);
 }

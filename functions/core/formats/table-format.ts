@@ -609,6 +609,15 @@ export interface TableMaintenance<
    * table with this reason and `tier --format` refuses with it. Absent: the format's tables are tiered by listing.
    */
   readonly tieringUnsupported?: string;
+  /** How `lake-compactor vacuum` names a table of the format in its first line (`Delta table`). */
+  readonly tableLabel: string;
+  /**
+   * The rules a request maintains a table by, as `lake-compactor vacuum`'s first line says them (it goes on with
+   * the work area's retention in hours): the format's retention, its own options or the table's properties.
+   */
+  describeRequest(request: MaintenanceRequest): string;
+  /** The lines `lake-compactor vacuum` prints about one table's dry run (`dryRun`: nothing will be deleted). */
+  describePlanned(summary: Summary, dryRun: boolean): string[];
 }
 
 /** One table's maintenance as planned, in a plan: the format's plan, then its dry run's summary or its error. */

@@ -1039,10 +1039,12 @@ export interface VacuumReport extends FormatMaintenanceOutcomes {
   readonly cursor?: string;
 }
 
-/** A zero tally per kind: vacuum's own kinds, then each format's, in registration order (the JSON's order). */
+/** Every candidate kind: vacuum's own, then each format's in registration order (the order reports list them). */
+export const CANDIDATE_KINDS: readonly CandidateKind[] = [...OWN_KINDS, ...FORMAT_KINDS];
+
+/** A zero tally per kind, in {@link CANDIDATE_KINDS}' order (the JSON's order). */
 function emptyTallies(): Record<CandidateKind, VacuumTally> {
-  const kinds: readonly CandidateKind[] = [...OWN_KINDS, ...FORMAT_KINDS];
-  return Object.fromEntries(kinds.map((kind) => [kind, { count: 0, bytes: 0 }])) as Record<
+  return Object.fromEntries(CANDIDATE_KINDS.map((kind) => [kind, { count: 0, bytes: 0 }])) as Record<
     CandidateKind,
     VacuumTally
   >;

@@ -20,6 +20,7 @@ import type {
 import type { DeltaFormatServices, DeltaLogStoreSetting } from './coordination.js';
 import { deltaLogStoreFor } from './log-store-for.js';
 import {
+  DELETED_FILE_RETENTION_PROPERTY,
   DELTA_MIN_RETENTION_HOURS,
   type DeltaVacuumCandidate,
   type DeltaVacuumReport,
@@ -149,4 +150,22 @@ export const deltaMaintenance = {
     `Delta VACUUM not run, nothing of the table was deleted (${error.name}): ${error.message}`,
   errorLog: 'Delta VACUUM not run for a table; nothing of it was deleted',
   tieringUnsupported: DELTA_TIERING_UNSUPPORTED,
+  tableLabel: 'Delta table',
+  describeRequest(request: MaintenanceRequest): string {
+    const hours = retentionHoursOf(request);
+    const retention = hours === undefined ? `the table's ${DELETED_FILE_RETENTION_PROPERTY}` : `${hours} h`;
+    return `Delta VACUUM retention ${retention}, work area retention`;
+  },
+  describePlanned(d: DeltaVacuumSummary): string[] {
+    const source =
+      d.retentionSource === 'option'
+        ? 'requested'
+        : `from ${d.retentionSource === 'default' ? 'the default' : `the table's ${DELETED_FILE_RETENTION_PROPERTY}`}`;
+    const kept = Object.entries(d.kept)
+      .filter(([, n]) => n > 0)
+      .map(([why, n]) => `${why} ${n}`);
+    return [
+      `Delta table at version ${d.version}: retention ${d.retentionHours} h (${source}); kept ${d.keptCount}${kept.length > 0 ? ` — ${kept.join(', ')}` : ''}`,
+    ];
+  },
 } as const satisfies TableMaintenance<DeltaVacuumTablePlan, DeltaVacuumSummary>;

@@ -10,6 +10,7 @@
 // has no client for is that table's error, never maintained through the path catalog instead.
 import { z } from 'zod';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import { printable } from '../../keys.js';
 import { ICEBERG_TIERING_UNSUPPORTED } from '../foreign-tables.js';
 import type {
   MaintenanceCandidate,
@@ -26,7 +27,12 @@ import {
   type IcebergCatalogSetting,
   icebergCatalogFor,
 } from './catalogs.js';
-import { type ExpireSnapshotsReport, expireSnapshots, type IcebergFileCandidate } from './expire.js';
+import {
+  type ExpireSnapshotsReport,
+  expireSnapshots,
+  type IcebergFileCandidate,
+  MAX_SNAPSHOT_AGE_PROPERTY,
+} from './expire.js';
 import {
   MIN_ORPHAN_GRACE_HOURS,
   type OrphanCandidate,
@@ -216,4 +222,22 @@ export const icebergMaintenance = {
     `Iceberg expire_snapshots and remove_orphan_files not run, nothing of the table was deleted (${error.name}): ${error.message}`,
   errorLog: 'Iceberg expire_snapshots and remove_orphan_files not run for a table; nothing of it was deleted',
   tieringUnsupported: ICEBERG_TIERING_UNSUPPORTED,
+  tableLabel: 'Iceberg table',
+  describeRequest(r: MaintenanceRequest): string {
+    const olderThan = numberOf(r, 'icebergOlderThanHours');
+    const retainLast = numberOf(r, 'icebergRetainLast');
+    const grace = numberOf(r, 'icebergOrphanGraceHours');
+    return `expire_snapshots older than ${olderThan === undefined ? `the table's ${MAX_SNAPSHOT_AGE_PROPERTY} (default 5 days)` : `${olderThan} h`}, retain last ${retainLast ?? "the table's min-snapshots-to-keep (default 1)"}; remove_orphan_files older than ${grace ?? MIN_ORPHAN_GRACE_HOURS} h; work area retention`;
+  },
+  describePlanned(p: IcebergMaintenanceSummary, dryRun: boolean): string[] {
+    const kept = Object.entries(p.orphans.kept)
+      .filter(([, n]) => n > 0)
+      .map(([why, n]) => `${why} ${n}`);
+    return [
+      `Iceberg table: expire_snapshots ${dryRun ? 'would expire' : 'will expire'} ${p.expire.expiredSnapshots.length} of ${p.expire.expiredSnapshots.length + p.expire.retainedSnapshots.length} snapshots (older than ${p.expire.expireOlderThan}, from ${p.expire.olderThanSource === 'option' ? '--older-than-hours' : p.expire.olderThanSource === 'default' ? 'the default' : `the table's ${MAX_SNAPSHOT_AGE_PROPERTY}`}; retain last ${p.expire.retainLast})${p.expire.removedRefs.length > 0 ? `, refs past their max age ${p.expire.removedRefs.join(', ')}` : ''}; remove_orphan_files: files older than ${p.orphans.olderThanHours} h, kept ${kept.join(', ') || 'none'}`,
+      ...p.expire.retainedSnapshots
+        .slice(0, 5)
+        .map((s) => `  keeps snapshot ${s.snapshotId}: ${printable(s.reason)}`),
+    ];
+  },
 } as const satisfies TableMaintenance<IcebergMaintenanceTablePlan, IcebergMaintenanceSummary>;
