@@ -10,12 +10,8 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { openStore } from '../adapters/open-store.js';
 import { UnsupportedTableFormatError, UsageError } from '../core/errors.js';
-import {
-  DELTA_TIERING_UNSUPPORTED,
-  ICEBERG_TIERING_UNSUPPORTED,
-  refuseForeignAmong,
-} from '../core/formats/foreign-tables.js';
-import type { TableFormatName } from '../core/formats/index.js';
+import { refuseForeignAmong, tieringUnsupportedAdvice } from '../core/formats/foreign-tables.js';
+import { TABLE_FORMATS, type TableFormatName } from '../core/formats/index.js';
 import { printable } from '../core/keys.js';
 import {
   DEFAULT_TIERING_RULES,
@@ -79,17 +75,16 @@ export interface TierCliReport extends TieringReport {
 
 /**
  * Validates the options into a job, before anything is listed.
- * @throws UsageError for `--format delta` or `--format iceberg`, a local folder (it has no storage classes), invalid rules or date
+ * @throws UsageError for a `--format` whose tables are never tiered (Delta, Iceberg), a local folder (it has no storage classes), invalid rules or date
  * settings.
  */
 export function prepareTier(uri: string, options: TierCliOptions, io: Pick<MaintenanceIo, 'env'>): TierJob {
-  if (options.format === 'delta') {
-    throw new UsageError(`tier --format delta: ${DELTA_TIERING_UNSUPPORTED}. Nothing was listed or changed`);
-  }
-  if (options.format === 'iceberg') {
-    throw new UsageError(
-      `tier --format iceberg: ${ICEBERG_TIERING_UNSUPPORTED}. Nothing was listed or changed`,
-    );
+  const unsupported =
+    options.format === undefined
+      ? undefined
+      : TABLE_FORMATS.get(options.format)?.maintenance?.tieringUnsupported;
+  if (unsupported !== undefined) {
+    throw new UsageError(`tier --format ${options.format}: ${unsupported}. Nothing was listed or changed`);
   }
   if (!isS3(uri)) {
     throw new UsageError(
@@ -206,7 +201,7 @@ async function tierRefusal(check: () => Promise<void>): Promise<void> {
       err.root,
       err.evidenceKey,
       err.location,
-      err.format === 'delta' ? DELTA_TIERING_UNSUPPORTED : ICEBERG_TIERING_UNSUPPORTED,
+      tieringUnsupportedAdvice(err.format),
     );
   }
 }

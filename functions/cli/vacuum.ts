@@ -26,14 +26,16 @@ import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import type { IcebergCatalogServices, IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
 import { MAX_SNAPSHOT_AGE_PROPERTY } from '../core/formats/iceberg/expire.js';
 import { MIN_ORPHAN_GRACE_HOURS } from '../core/formats/iceberg/orphans.js';
-import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import { isRefusedKeyReason, printable } from '../core/keys.js';
 import {
+  CANDIDATE_KINDS,
   type CandidateKind,
-  type DeltaTableVacuumPlan,
+  concatFormatPlans,
   executeVacuum,
-  type IcebergTableVacuumPlan,
+  formatSectionsOf,
   MIN_RETENTION_HOURS,
+  maintainedTablesOf,
   parseVacuumRequest,
   planVacuum,
   type VacuumCandidate,
@@ -321,16 +323,14 @@ export async function planVacuumJob(
   const kept: VacuumKept[] = [];
   const notes = new Set<string>();
   const foreignTables: NonNullable<VacuumPlan['foreignTables']>[number][] = [];
-  const deltaTables: DeltaTableVacuumPlan[] = [];
-  const icebergTables: IcebergTableVacuumPlan[] = [];
+  const pages: VacuumPlan[] = [];
   let cursor: string | undefined;
   do {
     const page = await planVacuum(deps, cursor === undefined ? job.request : { ...job.request, cursor });
     const scoped = scopeToTable(page, job);
     add(scoped.candidates);
     kept.push(...scoped.kept);
-    deltaTables.push(...(page.deltaTables ?? []));
-    icebergTables.push(...(page.icebergTables ?? []));
+    pages.push(page);
     for (const note of page.notes) notes.add(note);
     for (const f of page.foreignTables ?? [])
       if (!foreignTables.some((seen) => seen.root === f.root)) foreignTables.push(f);
@@ -361,8 +361,7 @@ export async function planVacuumJob(
     examined: listed.size,
     notes: [...notes],
     ...(foreignTables.length === 0 ? {} : { foreignTables }),
-    ...(deltaTables.length === 0 ? {} : { deltaTables }),
-    ...(icebergTables.length === 0 ? {} : { icebergTables }),
+    ...concatFormatPlans(pages),
   };
 }
 
@@ -504,21 +503,16 @@ export async function runVacuum(
 ): Promise<VacuumCliReport> {
   const job = prepareVacuum(uri, options, io, dynamodb);
   const confirm = confirmerFor(io, options, 'vacuum');
-  const delta = job.table.format === 'delta';
-  const iceberg = job.table.format === 'iceberg';
-  // A Delta (Iceberg) table is the location itself with --format delta (iceberg): only the folders above it must
-  // not be a table.
-  await refuseEnclosingForeignTable(openedOf(job), { includeLocation: !delta && !iceberg });
+  const format = tableFormat(job.table.format);
+  const maintenance = format.maintenance;
+  // A table whose log or metadata owns its root (a Delta or Iceberg table, with --format) is the location itself:
+  // only the folders above it must not be a table.
+  await refuseEnclosingForeignTable(openedOf(job), { includeLocation: !format.ownsEverythingUnderRoot });
   const text = !options.json;
   if (text) {
-    const deltaRetention =
-      job.request.deltaRetentionHours === undefined
-        ? `the table's ${DELETED_FILE_RETENTION_PROPERTY}`
-        : `${job.request.deltaRetentionHours} h`;
     const r = job.request;
-    const icebergRules = `expire_snapshots older than ${r.icebergOlderThanHours === undefined ? `the table's ${MAX_SNAPSHOT_AGE_PROPERTY} (default 5 days)` : `${r.icebergOlderThanHours} h`}, retain last ${r.icebergRetainLast ?? "the table's min-snapshots-to-keep (default 1)"}; remove_orphan_files older than ${r.icebergOrphanGraceHours ?? MIN_ORPHAN_GRACE_HOURS} h; work area retention`;
     io.out(
-      `vacuum ${uri}${delta ? ' (Delta table)' : iceberg ? ' (Iceberg table)' : ''}: ${r.dryRun ? 'DRY RUN, nothing will be deleted' : 'REAL RUN, objects will be DELETED'}; ${delta ? `Delta VACUUM retention ${deltaRetention}, work area retention` : iceberg ? icebergRules : 'retention'} ${r.retentionHours} h, debris after ${r.debrisAgeHours} h, abandoned staging after ${r.abandonedAfterHours} h; state table: ${job.stateTable ?? 'none'}`,
+      `vacuum ${uri}${maintenance === undefined ? '' : ` (${maintenance.tableLabel})`}: ${r.dryRun ? 'DRY RUN, nothing will be deleted' : 'REAL RUN, objects will be DELETED'}; ${maintenance === undefined ? 'retention' : maintenance.describeRequest(r)} ${r.retentionHours} h, debris after ${r.debrisAgeHours} h, abandoned staging after ${r.abandonedAfterHours} h; state table: ${job.stateTable ?? 'none'}`,
     );
   }
   const plan = await planVacuumJob(job, io, (p) => {
@@ -527,7 +521,7 @@ export async function runVacuum(
   // A Delta or Iceberg table somewhere below the location: refuse the whole location, as compact does.
   refuseForeignAmong(job.store, openedOf(job).prefix, plan.foreignTables ?? []);
   // Delta VACUUM refused the table or could not read its log: nothing of it will be deleted, so nothing is.
-  for (const t of [...(plan.deltaTables ?? []), ...(plan.icebergTables ?? [])])
+  for (const t of maintainedTablesOf(plan))
     if (t.error !== undefined) throw new TableNotVacuumedError(t.error.message);
   if (text) printVacuumPlan(io, plan);
   if (!plan.dryRun && plan.candidates.length > 0 && confirm !== undefined) {
@@ -552,7 +546,7 @@ export async function runVacuum(
   };
   if (options.json) io.out(JSON.stringify(result, null, 2));
   else printVacuumOutcome(io, result);
-  for (const t of [...(report.deltaTables ?? []), ...(report.icebergTables ?? [])])
+  for (const t of maintainedTablesOf(report))
     if (t.error !== undefined) throw new TableNotVacuumedError(t.error.message);
   if (report.failed.length > 0) {
     throw new MaintenanceIncompleteError(
@@ -568,18 +562,8 @@ export async function runVacuum(
  */
 export class TableNotVacuumedError extends CompactorError {}
 
-const KIND_ORDER: readonly CandidateKind[] = [
-  'retired-version',
-  'trash',
-  'staging',
-  'journal',
-  'debris',
-  'upload',
-  'delta-tombstone',
-  'delta-untracked',
-  'iceberg-expired',
-  'iceberg-orphan',
-];
+/** The order kinds are summed up in: vacuum's own, then each format's (as every report's `removed` has them). */
+const KIND_ORDER: readonly CandidateKind[] = CANDIDATE_KINDS;
 
 function printVacuumPlan(io: MaintenanceIo, plan: VacuumPlan): void {
   const verb = plan.dryRun ? 'would delete' : 'will delete';
@@ -626,31 +610,12 @@ function printVacuumPlan(io: MaintenanceIo, plan: VacuumPlan): void {
     io.out(`kept: ${others.length} that are not due or cannot be judged here, e.g.`);
     for (const k of others.slice(0, 5)) io.out(`  ${printable(k.key)}: ${printable(k.reason)}`);
   }
-  for (const t of plan.deltaTables ?? []) {
-    const d = t.planned;
-    if (d === undefined) continue;
-    const source =
-      d.retentionSource === 'option'
-        ? 'requested'
-        : `from ${d.retentionSource === 'default' ? 'the default' : `the table's ${DELETED_FILE_RETENTION_PROPERTY}`}`;
-    const kept = Object.entries(d.kept)
-      .filter(([, n]) => n > 0)
-      .map(([why, n]) => `${why} ${n}`);
-    io.out(
-      `Delta table at version ${d.version}: retention ${d.retentionHours} h (${source}); kept ${d.keptCount}${kept.length > 0 ? ` — ${kept.join(', ')}` : ''}`,
-    );
-  }
-  for (const t of plan.icebergTables ?? []) {
-    const p = t.planned;
-    if (p === undefined) continue;
-    const kept = Object.entries(p.orphans.kept)
-      .filter(([, n]) => n > 0)
-      .map(([why, n]) => `${why} ${n}`);
-    io.out(
-      `Iceberg table: expire_snapshots ${plan.dryRun ? 'would expire' : 'will expire'} ${p.expire.expiredSnapshots.length} of ${p.expire.expiredSnapshots.length + p.expire.retainedSnapshots.length} snapshots (older than ${p.expire.expireOlderThan}, from ${p.expire.olderThanSource === 'option' ? '--older-than-hours' : p.expire.olderThanSource === 'default' ? 'the default' : `the table's ${MAX_SNAPSHOT_AGE_PROPERTY}`}; retain last ${p.expire.retainLast})${p.expire.removedRefs.length > 0 ? `, refs past their max age ${p.expire.removedRefs.join(', ')}` : ''}; remove_orphan_files: files older than ${p.orphans.olderThanHours} h, kept ${kept.join(', ') || 'none'}`,
-    );
-    for (const s of p.expire.retainedSnapshots.slice(0, 5))
-      io.out(`  keeps snapshot ${s.snapshotId}: ${printable(s.reason)}`);
+  // Each table's own maintenance, in its format's words.
+  for (const { maintenance, tables } of formatSectionsOf(plan)) {
+    for (const t of tables as readonly { readonly planned?: unknown }[]) {
+      if (t.planned === undefined) continue;
+      for (const line of maintenance.describePlanned(t.planned, plan.dryRun)) io.out(line);
+    }
   }
   for (const note of plan.notes) io.out(`note: ${printable(note)}`);
 }

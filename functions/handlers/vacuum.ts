@@ -1,12 +1,11 @@
 // Vacuum Lambda entry (EventBridge schedule, or the console with a vacuum input): validates the input,
 // runs the vacuum core until its budget or the invocation's time runs out, and returns the report and cursor.
-// Tables with `format: "delta"` get Delta VACUUM from the core, read through each table's declared commit
-// coordination (DynamoDB clients built here); one that was refused or could not be read is logged as an error and
-// counted (VacuumTableErrors; a coordination mismatch also in CoordinationRefusals, which is alarmed), and the
-// others are vacuumed all the same. Tables with
-// `format: "iceberg"` get expire_snapshots and remove_orphan_files, with the same per-table error rule, through
-// the catalog each names (path, Glue or REST): the composition root below builds the catalog clients once per cold
-// start from the function's environment, as the workflow's runtime and the sweep do.
+// A table whose format maintains it itself (Delta VACUUM through the table's declared commit coordination; Iceberg's
+// expire_snapshots and remove_orphan_files through the catalog it names) gets that maintenance from the core, with
+// the services built here: DynamoDB clients, and catalog clients built once per cold start from the function's
+// environment, as the workflow's runtime and the sweep do. One that was refused or could not be read is logged as
+// an error in its format's words and counted (VacuumTableErrors; a coordination mismatch also in
+// CoordinationRefusals, which is alarmed), and the others are vacuumed all the same.
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
@@ -15,6 +14,8 @@ import { RoutedJournal } from '../adapters/routed-journal.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import { CoordinationMismatchError } from '../core/errors.js';
 import {
+  formatSectionsOf,
+  maintainedTablesOf,
   mergeVacuumReports,
   parseVacuumRequest,
   type VacuumDeps,
@@ -60,7 +61,7 @@ export function vacuumJob(deps: Omit<VacuumDeps, 'shouldStop'>): IsolatedJob<Vac
         table: f.table,
         failure: { table: f.table ?? WORK_AREA, kind: 'error' as const, ...f.error },
       })),
-      ...[...(report.deltaTables ?? []), ...(report.icebergTables ?? [])].flatMap((t) =>
+      ...maintainedTablesOf(report).flatMap((t) =>
         t.error === undefined
           ? []
           : [{ table: t.table, failure: { table: t.table, kind: 'error' as const, ...t.error } }],
@@ -79,12 +80,12 @@ export function createVacuumHandler(
 ): (event: unknown, context?: Context) => Promise<VacuumReport & IsolationReport> {
   const checkpoint = checkpointOf('vacuum', deps.tables, deps.storeFor, deps.workRoot);
   const base = vacuumJob(deps);
-  // Delta and Iceberg tables' errors are logged below in their own words: here they are only metered.
+  // Errors of a format's own maintenance are logged below in its own words: here they are only metered.
   const formatErrors = new Set<string>();
   const job: IsolatedJob<VacuumRequest, VacuumReport> = {
     ...base,
     failuresOf: (report) => {
-      for (const t of [...(report.deltaTables ?? []), ...(report.icebergTables ?? [])])
+      for (const t of maintainedTablesOf(report))
         if (t.error !== undefined) formatErrors.add(`${t.table}\n${t.error.message}`);
       return base.failuresOf(report);
     },
@@ -116,35 +117,27 @@ export function createVacuumHandler(
       complete: report.cursor === undefined,
     });
     for (const spared of report.spared) logger.warn('vacuum spared a candidate', { ...spared });
-    const deltaErrors = (report.deltaTables ?? []).filter((t) => t.error !== undefined);
-    for (const t of deltaErrors) {
-      logger.error('Delta VACUUM not run for a table; nothing of it was deleted', {
-        table: t.table,
-        bucket: t.bucket,
-        tableRoot: t.tableRoot,
-        error: t.error,
-      });
-    }
-    const icebergErrors = (report.icebergTables ?? []).filter((t) => t.error !== undefined);
-    for (const t of icebergErrors) {
-      logger.error(
-        'Iceberg expire_snapshots and remove_orphan_files not run for a table; nothing of it was deleted',
-        {
+    // Each format's failed tables, in its own words, format by format in registration order.
+    const tableErrors = formatSectionsOf(report).flatMap(({ maintenance, tables }) => {
+      const failed = tables.filter((t) => t.error !== undefined);
+      for (const t of failed) {
+        logger.error(maintenance.errorLog, {
           table: t.table,
           bucket: t.bucket,
           tableRoot: t.tableRoot,
           error: t.error,
-        },
-      );
-    }
+        });
+      }
+      return failed;
+    });
     const prefix = report.dryRun ? 'VacuumDryRun' : 'Vacuum';
     metrics.addMetric(`${prefix}Objects`, MetricUnit.Count, report.totalRemoved.count);
     metrics.addMetric(`${prefix}Bytes`, MetricUnit.Bytes, report.totalRemoved.bytes);
     metrics.addMetric('VacuumFailures', MetricUnit.Count, report.failed.length);
-    metrics.addMetric('VacuumTableErrors', MetricUnit.Count, deltaErrors.length + icebergErrors.length);
+    metrics.addMetric('VacuumTableErrors', MetricUnit.Count, tableErrors.length);
     // A table whose log shows a writer that does not coordinate as declared: alarmed (CoordinationRefusals).
     const refused = new Map<string, number>();
-    for (const t of [...deltaErrors, ...icebergErrors]) {
+    for (const t of tableErrors) {
       if (t.error?.name === CoordinationMismatchError.name)
         refused.set(t.table, (refused.get(t.table) ?? 0) + 1);
     }

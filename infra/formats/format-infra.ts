@@ -8,8 +8,7 @@
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type { Construct, IConstruct } from 'constructs';
-import type { TableFormatName } from '../../functions/core/formats/index.js';
-import type { TableFormatSettings } from '../../functions/core/formats/table-format.js';
+import type { TableFormatName, TableFormatSettings } from '../../functions/core/formats/index.js';
 import type { WildcardGrant } from '../nag-acknowledgements.js';
 
 /** The construct's functions a format may grant to, by the names the construct and the workflow give them. */

@@ -195,3 +195,48 @@ describe('layout rules', () => {
     expect(violations).toEqual([]);
   });
 });
+
+describe('format-owned maintenance (issue #27 item 2)', () => {
+  /**
+   * The modules that reach a table's format only through the TableFormat port (`format.maintenance`, the registry
+   * in formats/index.ts): none names a format or imports a format's folder. Only the modules cleaned so far; add a
+   * module here once it stops branching on a format.
+   */
+  const FORMAT_FREE = [
+    ...sourceFiles('functions/core/maintenance'),
+    'functions/cli/tier.ts',
+    'functions/handlers/vacuum.ts',
+    'functions/handlers/tiering.ts',
+  ];
+  const FORMAT_LITERAL = /(['"`])(delta|iceberg|hudi)\1/;
+  const FORMAT_FOLDER = /^functions\/core\/formats\/[^/]+\//;
+
+  it('the format-free rule catches a format literal and a format-folder import, and leaves prose alone', () => {
+    // Prepare
+    const named = "if (table.format === 'iceberg') return;";
+    const prose = "const note = 'a Delta table at ' + root;";
+    const folder = 'functions/core/formats/delta/vacuum.ts';
+
+    // Act
+    const caught = [FORMAT_LITERAL.test(named), FORMAT_LITERAL.test(prose), FORMAT_FOLDER.test(folder)];
+
+    // Assess
+    expect(caught).toEqual([true, false, true]);
+  });
+
+  it('vacuum, tiering and their entry points name no format and import no format folder', () => {
+    // Prepare
+    const graph = importGraph(['functions']);
+
+    // Act
+    const violations = FORMAT_FREE.flatMap((file) => [
+      ...(FORMAT_LITERAL.test(code(file)) ? [`${file} names a format in a string literal`] : []),
+      ...(graph.get(file) ?? []).filter((t) => FORMAT_FOLDER.test(t)).map((t) => `${file} → ${t}`),
+    ]);
+
+    // Assess
+    // The list names real modules (a renamed file would otherwise pass unchecked).
+    expect(FORMAT_FREE.every((file) => graph.has(file))).toBe(true);
+    expect(violations).toEqual([]);
+  });
+});

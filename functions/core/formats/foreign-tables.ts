@@ -239,6 +239,14 @@ export const ICEBERG_TIERING_UNSUPPORTED =
   "tiering is not supported for Iceberg tables yet; use S3 lifecycle rules on the table's data/ prefix";
 
 /**
+ * What `tier` says about a foreign table it met (a Delta table, else the Iceberg wording, as it always has): a
+ * table of a format with a log or metadata is never tiered, and configuring it as one would not make it tierable.
+ */
+export function tieringUnsupportedAdvice(format: ForeignFormat): string {
+  return format === 'delta' ? DELTA_TIERING_UNSUPPORTED : ICEBERG_TIERING_UNSUPPORTED;
+}
+
+/**
  * What to do about a Hudi table, wherever it is met: Hudi is recognised but not a registered format yet, so the way
  * out is to leave it to Hudi's own table services. `root` as the message should name it; `nested`: it lies below a
  * configured table's root (which must then not contain it), else it is the configured table.

@@ -9,7 +9,13 @@ import { FORMAT_NAMES, isForeignFormat } from './foreign-tables.js';
 import type { FormatSettings, SettingsIssue, SettingsOf } from './format-settings.js';
 import { hiveParquet } from './hive/index.js';
 import { icebergTable } from './iceberg/format.js';
-import type { TableFormat } from './table-format.js';
+import type {
+  MaintenanceOutcomeEntry,
+  MaintenancePlanEntry,
+  MaintenanceTablePlan,
+  TableFormat,
+  TableMaintenance,
+} from './table-format.js';
 
 /** Every implemented format, one registration line each. */
 const REGISTERED = [
@@ -324,3 +330,50 @@ export const tableFormatNameSchema = z
   .string({ error: (issue) => unsupportedFormatMessage(issue.input) })
   .refine(isTableFormatName, { error: (issue) => unsupportedFormatMessage(issue.input) })
   .transform((name) => name as TableFormatName);
+
+// ---------------------------------------------------------------------------------------------------------
+// Format-owned maintenance (issue #27 item 2): what vacuum, its entry points and the CLI know of the formats that
+// maintain their tables themselves, taken from REGISTERED so none of them names a format.
+// ---------------------------------------------------------------------------------------------------------
+
+/** A registered format that maintains its tables itself (see `TableFormat.maintenance`). */
+type MaintainingFormat = Extract<(typeof REGISTERED)[number], { readonly maintenance: TableMaintenance }>;
+
+/** The formats with their own maintenance, in registration order (the order of their report fields). */
+export const MAINTAINING_FORMATS: readonly (TableFormat & { readonly maintenance: TableMaintenance })[] =
+  REGISTERED.filter((f): f is MaintainingFormat => 'maintenance' in f);
+
+/** The candidate kinds of the formats' own maintenance (`delta-tombstone` …), in registration order. */
+export type FormatCandidateKind = MaintainingFormat['maintenance']['candidateKinds'][number];
+
+/** Every format's own candidate kinds, in registration order. */
+export const FORMAT_CANDIDATE_KINDS: readonly FormatCandidateKind[] = MAINTAINING_FORMATS.flatMap(
+  (f) => f.maintenance.candidateKinds as readonly FormatCandidateKind[],
+);
+
+type PlanEntryOf<M> =
+  M extends TableMaintenance<infer Plan, infer Summary> ? MaintenancePlanEntry<Plan, Summary> : never;
+type OutcomeEntryOf<M> =
+  M extends TableMaintenance<MaintenanceTablePlan, infer Summary> ? MaintenanceOutcomeEntry<Summary> : never;
+
+/** A vacuum plan's per-format sections: each format's planned tables under its own report field. */
+export type FormatMaintenancePlans = {
+  readonly [F in MaintainingFormat as F['maintenance']['reportKey']]?: readonly PlanEntryOf<
+    F['maintenance']
+  >[];
+};
+
+/** A vacuum report's per-format sections: each format's tables as carried out, under its own report field. */
+export type FormatMaintenanceOutcomes = {
+  readonly [F in MaintainingFormat as F['maintenance']['reportKey']]?: readonly OutcomeEntryOf<
+    F['maintenance']
+  >[];
+};
+
+/** The vacuum input's format options (`deltaRetentionHours` …), each format's spelled as it declares them. */
+export const FORMAT_VACUUM_OPTIONS: UnionToIntersection<MaintainingFormat['maintenance']['requestOptions']> =
+  Object.assign({}, ...MAINTAINING_FORMATS.map((f) => f.maintenance.requestOptions));
+
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
+  ? I
+  : never;

@@ -10,6 +10,7 @@
 // reads footers or logs and commits through an ObjectStore and a Journal it is handed), its types are core
 // types (plan inputs, journal outcomes, vacuum decisions), and no adapter ever implements it. Keeping the port
 // beside its implementations makes "a format is one folder" literally true.
+import type { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
 import type { FormatState, GroupJournalEntry, Journal, JournalInput } from '../../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
@@ -21,6 +22,7 @@ import type { PartitionPlan, PlanInput, PlanInputFile, PlanOptions, PlanSnapshot
 import type { FormatTriggerRule } from '../policy.js';
 import type { ForeignTable } from './foreign-tables.js';
 import type { FormatSettings } from './format-settings.js';
+import type { FormatServices } from './index.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Snapshot: what the table holds now
@@ -365,7 +367,7 @@ export type TableChanges = { readonly kind: 'object-events' } | CommitLogChanges
  * registry (formats/index.ts) composes them, so this port names no format. Each entry is optional: an entry point
  * without it refuses a table whose settings need it, instead of quietly committing another way.
  */
-export type { FormatServices } from './index.js';
+export type { FormatServices };
 
 /**
  * One table format. Delta Lake or Iceberg support goes in one folder under `functions/core/formats/`
@@ -458,4 +460,172 @@ export interface TableFormat {
    * @throws InvalidInputError when a setting needs a service `services` lacks.
    */
   forTable?(settings: unknown, services: object): TableFormat;
+  /**
+   * The format's own table maintenance (see {@link TableMaintenance}), for a format whose log or metadata owns
+   * every file under its root; omitted (Hive), vacuum's listing steps judge the table by {@link vacuum}.
+   */
+  readonly maintenance?: TableMaintenance;
 }
+
+// =========================================================================================================
+// Format-owned maintenance (issue #27 item 2)
+//
+// Kept as its own block, apart from the settings above, so work on either merges cleanly. A format whose log or
+// metadata owns every file under its root (Delta, Iceberg) maintains a table its own way — Delta VACUUM,
+// expire_snapshots and remove_orphan_files — and says so here; vacuum (core/maintenance/vacuum.ts), its entry
+// points and the CLI reach it through `TableFormat.maintenance` and never name a format. A format without it
+// (Hive) is vacuumed by the work-area and listing steps, judged by its `vacuum` rules.
+// =========================================================================================================
+
+/**
+ * A configured table, as a format's maintenance sees it: where it lies, and (as the format's own typed value, read
+ * only inside its folder: see `settingsOf`) its format's settings. The port names none of them.
+ */
+export interface MaintainedTable {
+  readonly name: string;
+  readonly bucket: string;
+  /** The table root as configured ('' for a bucket-root table, else without a trailing `/`). */
+  readonly prefix: string;
+}
+
+/**
+ * The vacuum request as a format reads its own options from it (already validated by the vacuum input schema,
+ * which takes those options from the format: {@link TableMaintenance.requestOptions}).
+ */
+export interface MaintenanceRequest {
+  /** The operator's consent to retentions below the minimums; a format also turns its own checks off with it. */
+  readonly allowRetentionBelowMinimum: boolean;
+  readonly [option: string]: unknown;
+}
+
+/** An error that stopped one table's maintenance, and only that table's. */
+export interface MaintenanceTableError {
+  readonly name: string;
+  readonly message: string;
+}
+
+/**
+ * What a format's maintenance decided to remove, as one of vacuum's candidates: `kind` is one of the format's
+ * {@link TableMaintenance.candidateKinds}, so reports count it under the format's own name.
+ */
+export interface MaintenanceCandidate {
+  readonly kind: string;
+  readonly bucket: string;
+  readonly key: string;
+  readonly size: number;
+  /** ETag when listed, when the format knows it. */
+  readonly etag?: string | undefined;
+  readonly reason: string;
+  readonly table: string;
+}
+
+/** Something a format's maintenance kept although it might look removable, with why. */
+export interface MaintenanceKept {
+  readonly bucket: string;
+  readonly key: string;
+  readonly reason: string;
+}
+
+/**
+ * The identity of one table's maintenance in a plan or report entry (`{ table, bucket, tableRoot }`, in this
+ * order: the entries are printed as JSON, and a format's entries extend this).
+ */
+export interface MaintenanceTableRef {
+  readonly table: string;
+  readonly bucket: string;
+  readonly tableRoot: string;
+}
+
+/** One table's maintenance as planned: what the real run needs to judge the same way (the planning instant…). */
+export interface MaintenanceTablePlan extends MaintenanceTableRef {
+  /** The planning instant (epoch ms): the real run judges ages against it, so what became due since waits. */
+  readonly now: number;
+}
+
+/** A format's dry run of one table: its summary, and what vacuum lists from it. */
+export interface MaintenanceDryRun<Summary> {
+  readonly summary: Summary;
+  /** In the order the format found them. */
+  readonly candidates: readonly MaintenanceCandidate[];
+  readonly kept: readonly MaintenanceKept[];
+  /** Notes about the table, without its name (vacuum prefixes it). */
+  readonly notes: readonly string[];
+  /** Objects listed, counted against the call's budget. */
+  readonly examined: number;
+}
+
+/**
+ * Where a format's real run says what became of each object as it goes, so what it did before a failure is
+ * still reported (a table whose orphan pass throws after its expiry deleted files).
+ */
+export interface MaintenanceSink {
+  done(candidate: MaintenanceCandidate): void;
+  spared(kept: MaintenanceKept): void;
+  failed(failure: { readonly key: string; readonly message: string }): void;
+}
+
+/**
+ * A format's own table maintenance. `Plan` is its plan entry (the {@link MaintenanceTablePlan} plus the options the
+ * real run repeats), `Summary` what a run of it reports. Every method may throw: vacuum makes that the table's
+ * error (`errorNote` words it), never the whole vacuum's, and deletes nothing more of that table.
+ */
+export interface TableMaintenance<
+  Plan extends MaintenanceTablePlan = MaintenanceTablePlan,
+  Summary = unknown,
+  // The services the format's `forTable` takes (its own; the port names none): vacuum hands it the composed ones.
+  Services = unknown,
+> {
+  /**
+   * The report field holding the format's tables (`deltaTables`): vacuum's plans and reports, and so the JSON the
+   * CLI prints and the handlers log, carry each format's entries under its own field, as they always have.
+   */
+  readonly reportKey: string;
+  /** The candidate kinds it removes (`delta-tombstone` …), counted apart in every report, in this order. */
+  readonly candidateKinds: readonly string[];
+  /** Its options in the vacuum input (`deltaRetentionHours` …), spelled as the input spells them. */
+  readonly requestOptions: z.ZodRawShape;
+  /** Why the request may not run (a retention below the format's minimum without consent), else undefined. */
+  requestRefusal(request: MaintenanceRequest): string | undefined;
+  /** The plan entry of `table` at `now` under `request`, before anything is read. */
+  planOf(table: MaintainedTable, request: MaintenanceRequest, now: number): Plan;
+  /** The dry run: reads the table and lists what the real run would remove; deletes nothing. */
+  dryRun(store: ObjectStore, plan: Plan, services: Services): Promise<MaintenanceDryRun<Summary>>;
+  /**
+   * The real run at the plan's instant: re-reads the table and removes what is due then, telling `sink` as it
+   * goes; its summary.
+   */
+  run(store: ObjectStore, plan: Plan, services: Services, sink: MaintenanceSink): Promise<Summary>;
+  /** The note of a table whose maintenance failed: what was not run, and that nothing of it was deleted. */
+  errorNote(error: MaintenanceTableError): string;
+  /** The message an entry point logs (as an error, with the table's fields) for a table whose maintenance failed. */
+  readonly errorLog: string;
+  /**
+   * Why tiering never moves this format's files (its log or metadata reads their modification times, its
+   * partitions are not folders a date can be read from), with what to use instead; the tiering pass skips such a
+   * table with this reason and `tier --format` refuses with it. Absent: the format's tables are tiered by listing.
+   */
+  readonly tieringUnsupported?: string;
+  /** How `lake-compactor vacuum` names a table of the format in its first line (`Delta table`). */
+  readonly tableLabel: string;
+  /**
+   * The rules a request maintains a table by, as `lake-compactor vacuum`'s first line says them (it goes on with
+   * the work area's retention in hours): the format's retention, its own options or the table's properties.
+   */
+  describeRequest(request: MaintenanceRequest): string;
+  /** The lines `lake-compactor vacuum` prints about one table's dry run (`dryRun`: nothing will be deleted). */
+  describePlanned(summary: Summary, dryRun: boolean): string[];
+}
+
+/** One table's maintenance as planned, in a plan: the format's plan, then its dry run's summary or its error. */
+export type MaintenancePlanEntry<Plan extends MaintenanceTablePlan, Summary> = Plan & {
+  /** The dry run's summary; absent when it failed. */
+  readonly planned?: Summary;
+  /** Why the table is not maintained (refused, or its log or metadata cannot be read): nothing of it is deleted. */
+  readonly error?: MaintenanceTableError;
+};
+
+/** One table's maintenance as carried out (a dry run: as planned), in a report. */
+export type MaintenanceOutcomeEntry<Summary> = MaintenanceTableRef & {
+  readonly report?: Summary;
+  readonly error?: MaintenanceTableError;
+};

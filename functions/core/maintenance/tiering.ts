@@ -5,27 +5,25 @@
 // listed (a file replaced meanwhile is left alone). Decisions are data (`planTiering`), then executed
 // (`executeTiering`); like vacuum, a call examines a bounded number of objects and returns a cursor. A Delta
 // Lake or Iceberg table (at, above or inside a configured root) is never tiered: its log owns those files. A table
-// configured with `format: "delta"` is skipped as not supported yet, never as a foreign table: a copy onto the same
-// key keeps the bytes, but resets the object's modification time (which Delta VACUUM reads to spare young files,
-// so retired files would outlive their retention), adds a version on a versioned bucket, and a Delta partition is
-// a set of values in the log, not a folder a date can be read from; S3 lifecycle rules on the prefix do the job.
-// A table configured with `format: "iceberg"` is skipped the same way, for the same reasons (remove_orphan_files
-// reads the modification time, and an Iceberg partition is a tuple in the manifests).
+// configured with a format that says tiering is not supported for it (TableMaintenance.tieringUnsupported: Delta,
+// Iceberg) is skipped with the format's reason, never as a foreign table: a copy onto the same key keeps the bytes,
+// but resets the object's modification time (which Delta VACUUM and remove_orphan_files read to spare young files),
+// adds a version on a versioned bucket, and such a partition is a set of values in the log or manifests, not a
+// folder a date can be read from; S3 lifecycle rules on the prefix do the job.
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError, PreconditionFailedError } from '../errors.js';
 import {
   aFormat,
-  DELTA_TIERING_UNSUPPORTED,
   directoryOf,
   type ForeignTable,
   ForeignTableLedger,
   type FoundForeignTable,
   foreignFormatOfKey,
   foreignTableNote,
-  ICEBERG_TIERING_UNSUPPORTED,
 } from '../formats/foreign-tables.js';
+import { TABLE_FORMATS } from '../formats/index.js';
 import { keyRefusal } from '../keys.js';
 import { classifyObject, parsePartition } from '../partition.js';
 import { type PartitionDateFormat, partitionDateFromValues } from '../policy.js';
@@ -254,12 +252,10 @@ function tieredTables(
   const tables: TableConfig[] = [];
   for (const table of all) {
     if (named !== undefined && !named.includes(table.name)) continue;
-    if (table.format === 'delta') {
-      skippedTables.push({ table: table.name, reason: DELTA_TIERING_UNSUPPORTED });
-      continue;
-    }
-    if (table.format === 'iceberg') {
-      skippedTables.push({ table: table.name, reason: ICEBERG_TIERING_UNSUPPORTED });
+    // A format whose log or metadata reads the files' modification times says why it is never tiered.
+    const unsupported = TABLE_FORMATS.get(table.format)?.maintenance?.tieringUnsupported;
+    if (unsupported !== undefined) {
+      skippedTables.push({ table: table.name, reason: unsupported });
       continue;
     }
     if (table.dateFormat === undefined || table.bucket === undefined) {

@@ -11,35 +11,19 @@
 // formats/hive/vacuum.ts). The per-table steps never touch a Delta Lake or Iceberg table (at, above or below
 // the configured root): its log, not the listing, owns those files.
 //
-// A table configured with `format: "delta"` has one per-table step instead: Delta VACUUM (formats/delta/vacuum.ts),
-// which knows from the log which files are live and which tombstones expired, read through the table's declared
-// commit coordination (an incomplete DynamoDB entry is finished first, as Spark's VACUUM does; a writer that does
-// not coordinate as declared makes it that table's error). Planning runs it as a dry run (deletes nothing);
-// executing runs it for real with the planning instant as its clock: it re-reads the log and deletes what its
-// own plan says, and a file that only became due after planning (written or removed since) is not due at that
-// instant, so it waits for the next run. A refusal or an unreadable log is that table's error in the report, never
-// the whole vacuum's. The work-root steps (staging, trash, journal of our own runs) are every table's.
-//
-// A table configured with `format: "iceberg"` likewise has one per-table step: expire_snapshots, then
-// remove_orphan_files (formats/iceberg/expire.ts, orphans.ts). Planning runs both as dry runs; executing runs them
-// for real with the planning instant as their clock — expire commits new metadata through the table's catalog (its
-// `catalog` setting: the path catalog, Glue or a REST catalog, whose clients the composition root hands in as
-// `deps.iceberg`) before it deletes anything, and orphans read the live metadata through that catalog and re-check
-// against the newest before deleting. Same per-table error rule as Delta: a table whose catalog this entry point
-// has no client for is that table's error, never maintained through the path catalog instead.
+// A table whose format maintains its tables itself (TableFormat.maintenance: Delta VACUUM, Iceberg's
+// expire_snapshots and remove_orphan_files, in their format folders) has one per-table step instead, which runs
+// that maintenance: planning as a dry run (deletes nothing), executing for real with the planning instant as its
+// clock, so what only became due after planning waits for the next run. A refusal, an unreadable log or metadata,
+// or a service the entry point lacks (a catalog client, DynamoDB access) is that table's error in the report,
+// under the format's own report field, never the whole vacuum's. The work-root steps (staging, trash, journal of
+// our own runs) are every table's.
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
 import { type GroupJournalEntry, isSettled, type Journal } from '../../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError } from '../errors.js';
-import type { DeltaFormatServices, DeltaLogStoreSetting } from '../formats/delta/coordination.js';
-import { deltaLogStoreFor } from '../formats/delta/format.js';
-import {
-  type DeltaVacuumCandidate,
-  type DeltaVacuumReport,
-  vacuumDeltaTable,
-} from '../formats/delta/vacuum.js';
 import {
   directoryOf,
   type ForeignTable,
@@ -49,24 +33,27 @@ import {
   foreignTableNote,
 } from '../formats/foreign-tables.js';
 import {
-  describeSetting,
-  type IcebergCatalogServices,
-  type IcebergCatalogSetting,
-  icebergCatalogFor,
-} from '../formats/iceberg/catalogs.js';
-import {
-  type ExpireSnapshotsReport,
-  expireSnapshots,
-  type IcebergFileCandidate,
-} from '../formats/iceberg/expire.js';
-import {
-  MIN_ORPHAN_GRACE_HOURS,
-  type OrphanCandidate,
-  type RemoveOrphanFilesReport,
-  removeOrphanFiles,
-} from '../formats/iceberg/orphans.js';
-import { formatOfTable, tableFormat } from '../formats/index.js';
-import type { VacuumDecision, VacuumRules } from '../formats/table-format.js';
+  FORMAT_CANDIDATE_KINDS,
+  FORMAT_VACUUM_OPTIONS,
+  type FormatCandidateKind,
+  type FormatMaintenanceOutcomes,
+  type FormatMaintenancePlans,
+  formatOfTable,
+  MAINTAINING_FORMATS,
+  tableFormat,
+} from '../formats/index.js';
+import type {
+  FormatServices,
+  MaintenanceCandidate,
+  MaintenanceOutcomeEntry,
+  MaintenancePlanEntry,
+  MaintenanceTableError,
+  MaintenanceTablePlan,
+  TableFormat,
+  TableMaintenance,
+  VacuumDecision,
+  VacuumRules,
+} from '../formats/table-format.js';
 import { keyRefusal, refusedKeyReason } from '../keys.js';
 import { relativeToRoot } from '../partition.js';
 import { findTableForKey, type TableConfig } from '../table-config.js';
@@ -98,23 +85,10 @@ export const vacuumInputSchema = z.strictObject({
   /** How long retired inputs and trash copies are kept after their run retired them. */
   retentionHours: z.number().positive().default(MIN_RETENTION_HOURS),
   /**
-   * Tables with `format: "delta"`: overrides each table's own `delta.deletedFileRetentionDuration` (one week when
-   * unset), which Delta VACUUM uses otherwise. Separate from `retentionHours` because the schedule always sends
-   * that one, and a Delta table's readers count on the retention its property promises, not on ours.
+   * The options of each format's own maintenance (`deltaRetentionHours`; `icebergOlderThanHours`,
+   * `icebergRetainLast`, `icebergOrphanGraceHours`), declared by the formats (TableMaintenance.requestOptions).
    */
-  deltaRetentionHours: z.number().min(0).optional(),
-  /**
-   * Tables with `format: "iceberg"`: expire_snapshots' `older_than`, as an age in hours. Overrides each table's
-   * `history.expire.max-snapshot-age-ms` (five days when unset), which is used otherwise.
-   */
-  icebergOlderThanHours: z.number().min(0).optional(),
-  /** Tables with `format: "iceberg"`: expire_snapshots' `retain_last`; the table's min-snapshots-to-keep (1) otherwise. */
-  icebergRetainLast: z.number().int().min(1).optional(),
-  /**
-   * Tables with `format: "iceberg"`: remove_orphan_files' `older_than` (the grace period an untracked file must be
-   * older than), in hours; 72 when omitted, and refused below that without `allowRetentionBelowMinimum`.
-   */
-  icebergOrphanGraceHours: z.number().min(0).optional(),
+  ...FORMAT_VACUUM_OPTIONS,
   /**
    * Required to run with `retentionHours` (or `deltaRetentionHours`) below {@link MIN_RETENTION_HOURS}, or with
    * `icebergOrphanGraceHours` below 72; for a Delta table it also turns off Delta's retention check (a table
@@ -151,24 +125,18 @@ export function parseVacuumRequest(input: unknown): VacuumRequest {
       `retentionHours ${request.retentionHours} is below the minimum of ${MIN_RETENTION_HOURS} h (7 days): readers that listed the table before a commit, and anyone restoring a retired file, need it. Use ${MIN_RETENTION_HOURS} or more, or pass "allowRetentionBelowMinimum": true if you really mean it`,
     );
   }
-  const delta = request.deltaRetentionHours;
-  if (delta !== undefined && delta < MIN_RETENTION_HOURS && !request.allowRetentionBelowMinimum) {
-    throw new InvalidInputError(
-      `deltaRetentionHours ${delta} is below the minimum of ${MIN_RETENTION_HOURS} h (7 days): a Delta writer still running and readers of recent versions need the files it would delete. Use ${MIN_RETENTION_HOURS} or more, or pass "allowRetentionBelowMinimum": true if you really mean it`,
-    );
-  }
-  const grace = request.icebergOrphanGraceHours;
-  if (grace !== undefined && grace < MIN_ORPHAN_GRACE_HOURS && !request.allowRetentionBelowMinimum) {
-    throw new InvalidInputError(
-      `icebergOrphanGraceHours ${grace} is below the minimum of ${MIN_ORPHAN_GRACE_HOURS} h (3 days): an Iceberg writer's files exist before its commit references them, and a shorter grace period can delete them. Use ${MIN_ORPHAN_GRACE_HOURS} or more, or pass "allowRetentionBelowMinimum": true if you really mean it`,
-    );
+  // Each format's own minimums (Delta's retention, Iceberg's orphan grace period), in registration order.
+  for (const { maintenance } of MAINTAINING_FORMATS) {
+    const refusal = maintenance.requestRefusal(request);
+    if (refusal !== undefined) throw new InvalidInputError(refusal);
   }
   return request;
 }
 
 /**
- * What a candidate is; decides how it is removed. `delta-*` candidates (a Delta table's expired tombstones and
- * old untracked files) are never removed one by one: the table's own VACUUM, run again at execution, removes them.
+ * What a candidate is; decides how it is removed. A format's own kinds ({@link FormatCandidateKind}: a Delta
+ * table's expired tombstones, an Iceberg table's expired and orphan files …) are never removed one by one: the
+ * table's own maintenance, run again at execution, removes them.
  */
 export type CandidateKind =
   | 'retired-version'
@@ -177,21 +145,13 @@ export type CandidateKind =
   | 'journal'
   | 'debris'
   | 'upload'
-  | 'delta-tombstone'
-  | 'delta-untracked'
-  | 'iceberg-expired'
-  | 'iceberg-orphan';
+  | FormatCandidateKind;
 
-/**
- * Candidate kinds that only a table's own maintenance removes: a Delta table's VACUUM, an Iceberg table's
- * expire_snapshots (`iceberg-expired`: files only expired snapshots referenced) and remove_orphan_files.
- */
-const FORMAT_KINDS: readonly CandidateKind[] = [
-  'delta-tombstone',
-  'delta-untracked',
-  'iceberg-expired',
-  'iceberg-orphan',
-];
+/** Candidate kinds vacuum removes itself, in report order (each format's own kinds follow them). */
+const OWN_KINDS = ['retired-version', 'trash', 'staging', 'journal', 'debris', 'upload'] as const;
+
+/** Candidate kinds that only a table's own maintenance removes (see {@link CandidateKind}). */
+const FORMAT_KINDS: readonly CandidateKind[] = FORMAT_CANDIDATE_KINDS;
 
 /** One thing vacuum would remove, and why. */
 export interface VacuumCandidate {
@@ -319,7 +279,26 @@ function unreadableRun(runId: string): string {
   return `the journal of run ${runId} could not be read (see notes): kept until it can`;
 }
 
-export interface VacuumDeps {
+/**
+ * What a format's own maintenance may need that core cannot build (AWS SDK clients): the composition root's
+ * factories, as the entry points have always handed them in.
+ */
+export interface VacuumServices {
+  /**
+   * Catalog clients (Glue, REST) for Iceberg tables configured with one; absent: such a table is that table's
+   * error (nothing of it deleted), never maintained through the path catalog, whose commits its readers never see.
+   */
+  readonly iceberg?: Pick<FormatServices, 'icebergCatalog'>;
+  /**
+   * DynamoDB access for Delta tables, per bucket (the entries' table path names it): Delta VACUUM finishes an
+   * incomplete commit entry and checks the table's declared coordination before reading its log. Absent: a table
+   * declared `dynamodb` (or checking a DynamoDB table) is that table's error, never vacuumed from a log that may
+   * lack a decided commit.
+   */
+  readonly delta?: (bucket: string) => FormatServices;
+}
+
+export interface VacuumDeps extends VacuumServices {
   readonly tables: readonly TableConfig[];
   /**
    * The deployment's work root (see workflow/layout.ts): the only work area vacuum lists and judges. Another
@@ -349,18 +328,16 @@ export interface VacuumDeps {
   readonly clock: Clock;
   /** Asked between pages; true stops the call early with a cursor (e.g. the Lambda's time is running out). */
   readonly shouldStop?: () => boolean;
-  /**
-   * Catalog clients (Glue, REST) for Iceberg tables configured with one; absent: such a table is that table's
-   * error (nothing of it deleted), never maintained through the path catalog, whose commits its readers never see.
-   */
-  readonly iceberg?: IcebergCatalogServices;
-  /**
-   * DynamoDB access for Delta tables, per bucket (the entries' table path names it): Delta VACUUM finishes an
-   * incomplete commit entry and checks the table's declared coordination before reading its log. Absent: a table
-   * declared `dynamodb` (or checking a DynamoDB table) is that table's error, never vacuumed from a log that may
-   * lack a decided commit.
-   */
-  readonly delta?: (bucket: string) => DeltaFormatServices;
+}
+
+/**
+ * The services a format's maintenance gets in `bucket`: DynamoDB access from `delta`, catalog clients from
+ * `iceberg` only — a catalog client the per-bucket services happen to carry must not maintain an Iceberg table
+ * the entry point gave no catalog clients (that table is its error, as it always was).
+ */
+function servicesIn(deps: VacuumServices, bucket: string): FormatServices {
+  const { icebergCatalog: _notThisWay, ...perBucket } = deps.delta?.(bucket) ?? {};
+  return { ...perBucket, ...deps.iceberg };
 }
 
 type Step =
@@ -371,9 +348,17 @@ type Step =
     }
   | {
       readonly id: string;
-      readonly kind: 'debris' | 'table-uploads' | 'delta' | 'iceberg';
+      readonly kind: 'debris' | 'table-uploads';
       readonly bucket: string;
       readonly table: TableConfig;
+    }
+  | {
+      readonly id: string;
+      /** The table's format maintains it itself: one step runs that maintenance. */
+      readonly kind: 'format';
+      readonly bucket: string;
+      readonly table: TableConfig;
+      readonly format: TableFormat & { readonly maintenance: TableMaintenance };
     };
 
 interface Cursor {
@@ -392,12 +377,10 @@ function stepsOf(tables: readonly TableConfig[]): Step[] {
   }
   for (const table of tables) {
     const bucket = table.bucket as string;
-    if (table.format === 'delta') {
-      steps.push({ id: `delta:${table.name}`, kind: 'delta', bucket, table });
-      continue;
-    }
-    if (table.format === 'iceberg') {
-      steps.push({ id: `iceberg:${table.name}`, kind: 'iceberg', bucket, table });
+    // The step is named by the format (`<format>:<table>`): cursors handed out before keep naming it.
+    const format = MAINTAINING_FORMATS.find((f) => f.name === table.format);
+    if (format !== undefined) {
+      steps.push({ id: `${format.name}:${table.name}`, kind: 'format', bucket, table, format });
       continue;
     }
     steps.push({ id: `debris:${table.name}`, kind: 'debris', bucket, table });
@@ -428,82 +411,28 @@ function decodeCursor(raw: string, steps: readonly Step[]): { index: number; tok
   return cursor.token === undefined ? { index } : { index, token: cursor.token };
 }
 
-/** The summary of a Delta VACUUM run (its candidates are among the vacuum's own). */
-export type DeltaVacuumSummary = Omit<DeltaVacuumReport, 'candidates'>;
-
-/** One Delta table's VACUUM as planned: the dry run taken, and what the real run needs to judge the same way. */
-export interface DeltaTableVacuumPlan {
-  readonly table: string;
-  readonly bucket: string;
-  /** The table root as configured. */
-  readonly tableRoot: string;
-  /** The planning instant (epoch ms): the real run judges ages against it, so what became due since waits. */
-  readonly now: number;
-  /** The operator's override of the table's `delta.deletedFileRetentionDuration`, if any. */
-  readonly retentionHours?: number;
-  /** Delta's retention check: off only with `allowRetentionBelowMinimum`. */
-  readonly retentionCheck: boolean;
-  /** The table's declared commit coordination, which the real run reads the log through too. */
-  readonly deltaLogStore?: DeltaLogStoreSetting;
-  /** The dry run's summary; absent when it failed. */
-  readonly planned?: DeltaVacuumSummary;
-  /** Why the table is not vacuumed (refused, or its log cannot be read): nothing of it is deleted. */
-  readonly error?: TableError;
-}
-
 /** An error that stopped one table's vacuum, and only that table's. */
-export interface TableError {
-  readonly name: string;
-  readonly message: string;
+export type TableError = MaintenanceTableError;
+
+/** One table's entry in a format's plan section (see {@link FormatMaintenancePlans}), as vacuum handles any. */
+type AnyPlanEntry = MaintenancePlanEntry<MaintenanceTablePlan, unknown>;
+/** One table's entry in a format's report section (see {@link FormatMaintenanceOutcomes}), as vacuum handles any. */
+type AnyOutcomeEntry = MaintenanceOutcomeEntry<unknown>;
+
+/**
+ * A format's section of a plan or report (`deltaTables` …), by its report key. The sections are typed per format
+ * (FormatMaintenancePlans); vacuum moves their entries without looking inside, so it reads them as any entry.
+ */
+function sectionOf<T>(sections: object, key: string): readonly T[] {
+  return ((sections as Readonly<Record<string, readonly T[] | undefined>>)[key] ?? []) as readonly T[];
 }
 
-/** One Delta table's VACUUM as carried out (a dry run: as planned). */
-export interface DeltaTableVacuumOutcome {
-  readonly table: string;
-  readonly bucket: string;
-  readonly tableRoot: string;
-  readonly report?: DeltaVacuumSummary;
-  readonly error?: TableError;
-}
-
-/** What an Iceberg table's maintenance did (or, as planned, would do), without the candidate lists. */
-export interface IcebergMaintenanceSummary {
-  readonly expire: Omit<ExpireSnapshotsReport, 'candidates'>;
-  readonly orphans: Omit<RemoveOrphanFilesReport, 'candidates'>;
-}
-
-/** One Iceberg table's maintenance as planned: the dry runs taken, and what the real run needs to judge the same way. */
-export interface IcebergTableVacuumPlan {
-  readonly table: string;
-  readonly bucket: string;
-  /** The table root as configured. */
-  readonly tableRoot: string;
-  /** The planning instant (epoch ms): the real run judges snapshot and file ages against it. */
-  readonly now: number;
-  readonly olderThanHours?: number;
-  readonly retainLast?: number;
-  readonly orphanGraceHours?: number;
-  /** The orphan grace-period check: off only with `allowRetentionBelowMinimum`. */
-  readonly graceCheck: boolean;
-  /** The catalog the table is read and committed through as configured; absent: the path catalog's defaults. */
-  readonly catalog?: IcebergCatalogSetting;
-  /** The dry runs' summaries; absent when they failed. */
-  readonly planned?: IcebergMaintenanceSummary;
-  /** Why the table is not maintained (refused, or its metadata cannot be read): nothing of it is deleted. */
-  readonly error?: TableError;
-}
-
-/** One Iceberg table's maintenance as carried out (a dry run: as planned). */
-export interface IcebergTableVacuumOutcome {
-  readonly table: string;
-  readonly bucket: string;
-  readonly tableRoot: string;
-  readonly report?: IcebergMaintenanceSummary;
-  readonly error?: TableError;
-}
-
-/** The candidates of one call, before anything is deleted: printable, replayable data. */
-export interface VacuumPlan {
+/**
+ * The candidates of one call, before anything is deleted: printable, replayable data. Each format that maintains
+ * its tables itself adds its section (FormatMaintenancePlans: `deltaTables`, `icebergTables`): the tables of that
+ * format this call reached, each one's dry run or why it failed.
+ */
+export interface VacuumPlan extends FormatMaintenancePlans {
   readonly dryRun: boolean;
   readonly retentionHours: number;
   readonly candidates: readonly VacuumCandidate[];
@@ -517,10 +446,6 @@ export interface VacuumPlan {
    * skipped, one found below a configured root was left alone — with the configured table's name.
    */
   readonly foreignTables?: readonly FoundForeignTable[];
-  /** Tables with `format: "delta"` this call reached: each one's Delta VACUUM dry run, or why it failed. */
-  readonly deltaTables?: readonly DeltaTableVacuumPlan[];
-  /** Tables with `format: "iceberg"` this call reached: their expire and orphan dry runs, or why they failed. */
-  readonly icebergTables?: readonly IcebergTableVacuumPlan[];
   /** Steps that threw and were given up (the rest of the pass went on): nothing more of them was judged. */
   readonly failedSteps?: readonly VacuumStepFailure[];
   /** Present when there is more to do: pass it as `cursor` to the next call. */
@@ -628,7 +553,8 @@ export function vacuumCursorAfter(
 }
 
 type BucketStep = Exclude<Step, { readonly table: TableConfig }>;
-type TableStep = Extract<Step, { readonly table: TableConfig }>;
+type TableStep = Extract<Step, { readonly kind: 'debris' | 'table-uploads' }>;
+type FormatStep = Extract<Step, { readonly kind: 'format' }>;
 
 /**
  * One call's judgement: what it found so far (candidates, kept, notes, foreign tables), how much it examined,
@@ -638,8 +564,8 @@ class VacuumPass {
   private readonly candidates: VacuumCandidate[] = [];
   private readonly kept: VacuumKept[] = [];
   private readonly notes: string[] = [];
-  private readonly deltaTables: DeltaTableVacuumPlan[] = [];
-  private readonly icebergTables: IcebergTableVacuumPlan[] = [];
+  /** Each format's planned tables, by its report key, in the order the steps reached them. */
+  private readonly formatTables = new Map<string, AnyPlanEntry[]>();
   private readonly failedSteps: VacuumStepFailure[] = [];
   private examined = 0;
   private readonly now: number;
@@ -692,8 +618,7 @@ class VacuumPass {
   /** Judges one page of `step` from `token`: the next page's token, or undefined when the step is done. */
   async judgePage(step: Step, token: string | undefined): Promise<string | undefined> {
     const page = { token, maxKeys: Math.min(1000, this.request.maxObjects - this.examined) };
-    if (step.kind === 'delta') return this.judgeDelta(step);
-    if (step.kind === 'iceberg') return this.judgeIceberg(step);
+    if (step.kind === 'format') return this.judgeFormat(step);
     if ('table' in step) {
       // The table is (or lies in) a Delta or Iceberg table: none of its objects is ours to judge.
       if ((await this.enclosing(step, rootDir(step.table))) !== undefined) return undefined;
@@ -868,94 +793,33 @@ class VacuumPass {
   }
 
   /**
-   * A Delta table's VACUUM as a dry run: reads the log, lists the whole root and plans. Not paged — the plan needs
-   * every object and the full log — so it runs whole once started, and counts what it listed against the budget.
-   * Any failure (a refusal, an unreadable log, a store error) is this table's error, and the vacuum goes on.
+   * A table's own maintenance (its format's) as a dry run: reads its log or metadata, lists the whole root and
+   * plans. Not paged — it needs the whole table — so it runs whole once started, and counts what it listed against
+   * the budget. Any failure (a refusal, an unreadable log, a missing service, a store error) is this table's error,
+   * and the vacuum goes on.
    */
-  private async judgeDelta(step: TableStep): Promise<undefined> {
-    const { table } = step;
-    const base = {
-      table: table.name,
-      bucket: step.bucket,
-      tableRoot: table.prefix,
-      now: this.now,
-      ...(this.request.deltaRetentionHours === undefined
-        ? {}
-        : { retentionHours: this.request.deltaRetentionHours }),
-      retentionCheck: !this.request.allowRetentionBelowMinimum,
-      ...(table.deltaLogStore === undefined ? {} : { deltaLogStore: table.deltaLogStore }),
-    };
+  private async judgeFormat(step: FormatStep): Promise<undefined> {
+    const { table, format } = step;
+    const { maintenance } = format;
+    const plan = maintenance.planOf(
+      { ...table, name: table.name, bucket: step.bucket, prefix: table.prefix },
+      this.request,
+      this.now,
+    );
+    const section = this.formatTables.get(maintenance.reportKey) ?? [];
+    this.formatTables.set(maintenance.reportKey, section);
     try {
       const store = this.deps.storeFor(step.bucket, table.name);
-      const report = await vacuumDeltaTable(store, table.prefix, {
-        ...deltaOptionsOf(base),
-        logStore: deltaLogStoreFor(table.deltaLogStore, this.deps.delta?.(step.bucket) ?? {})(store),
-        dryRun: true,
-        listLimit: Number.MAX_SAFE_INTEGER,
-      });
-      const { candidates, ...planned } = report;
-      this.examined += report.examined;
-      this.deltaTables.push({ ...base, planned });
-      for (const c of candidates) this.candidates.push(deltaCandidate(c, step.bucket, table.name));
-      for (const r of report.refused) this.kept.push({ bucket: step.bucket, ...r });
-      for (const note of report.notes) this.notes.push(`${table.name}: ${note}`);
+      const run = await maintenance.dryRun(store, plan, servicesIn(this.deps, step.bucket));
+      this.examined += run.examined;
+      section.push({ ...plan, planned: run.summary });
+      for (const c of run.candidates) this.candidates.push(asCandidate(c));
+      for (const k of run.kept) this.kept.push(k);
+      for (const note of run.notes) this.notes.push(`${table.name}: ${note}`);
     } catch (err) {
       const error = tableErrorOf(err);
-      this.deltaTables.push({ ...base, error });
-      this.notes.push(`${table.name}: ${deltaErrorNote(error)}`);
-    }
-    return undefined;
-  }
-
-  /**
-   * An Iceberg table's expire_snapshots and remove_orphan_files as dry runs: reads the metadata and every snapshot's
-   * manifests, lists the whole root. Not paged (both need the whole table); what it listed counts against the budget.
-   * Any failure (a refusal, unreadable metadata, a store error) is this table's error, and the vacuum goes on.
-   */
-  private async judgeIceberg(step: TableStep): Promise<undefined> {
-    const { table } = step;
-    const r = this.request;
-    const base = {
-      table: table.name,
-      bucket: step.bucket,
-      tableRoot: table.prefix,
-      now: this.now,
-      ...(r.icebergOlderThanHours === undefined ? {} : { olderThanHours: r.icebergOlderThanHours }),
-      ...(r.icebergRetainLast === undefined ? {} : { retainLast: r.icebergRetainLast }),
-      ...(r.icebergOrphanGraceHours === undefined ? {} : { orphanGraceHours: r.icebergOrphanGraceHours }),
-      graceCheck: !r.allowRetentionBelowMinimum,
-      ...(table.catalog === undefined ? {} : { catalog: table.catalog }),
-    };
-    try {
-      const store = this.deps.storeFor(step.bucket, table.name);
-      const catalog = icebergCatalogFor(base.catalog, this.deps.iceberg ?? {}, store);
-      const { candidates: expired, ...expire } = await expireSnapshots(store, table.prefix, {
-        ...expireOptionsOf(base),
-        dryRun: true,
-        catalog,
-        listLimit: Number.MAX_SAFE_INTEGER,
-      });
-      const { candidates: orphaned, ...orphans } = await removeOrphanFiles(store, table.prefix, {
-        ...orphanOptionsOf(base),
-        dryRun: true,
-        catalog,
-        listLimit: Number.MAX_SAFE_INTEGER,
-      });
-      if (
-        base.catalog !== undefined &&
-        (base.catalog.type !== 'path' || base.catalog.metadataNaming === 'uuid')
-      )
-        this.notes.push(`${table.name}: Iceberg maintenance through ${describeSetting(base.catalog)}`);
-      this.examined += orphans.examined;
-      this.icebergTables.push({ ...base, planned: { expire, orphans } });
-      for (const c of expired) this.candidates.push(icebergCandidate(c, step.bucket, table.name));
-      for (const c of orphaned) this.candidates.push(icebergCandidate(c, step.bucket, table.name));
-      for (const r of orphans.refused) this.kept.push({ bucket: step.bucket, ...r });
-      for (const note of expire.notes) this.notes.push(`${table.name}: ${note}`);
-    } catch (err) {
-      const error = tableErrorOf(err);
-      this.icebergTables.push({ ...base, error });
-      this.notes.push(`${table.name}: ${icebergErrorNote(error)}`);
+      section.push({ ...plan, error });
+      this.notes.push(`${table.name}: ${maintenance.errorNote(error)}`);
     }
     return undefined;
   }
@@ -1104,95 +968,38 @@ class VacuumPass {
       examined: this.examined,
       notes: this.notes,
       ...(foreignTables.length === 0 ? {} : { foreignTables }),
-      ...(this.deltaTables.length === 0 ? {} : { deltaTables: this.deltaTables }),
-      ...(this.icebergTables.length === 0 ? {} : { icebergTables: this.icebergTables }),
+      ...nonEmptySections(this.formatTables),
       ...(this.failedSteps.length === 0 ? {} : { failedSteps: this.failedSteps }),
       ...(cursor === undefined ? {} : { cursor }),
     };
   }
 }
 
-/** expire_snapshots' options for a planned Iceberg table (without `dryRun`). */
-function expireOptionsOf(plan: Pick<IcebergTableVacuumPlan, 'now' | 'olderThanHours' | 'retainLast'>): {
-  now: number;
-  olderThanHours?: number;
-  retainLast?: number;
-} {
-  return {
-    now: plan.now,
-    ...(plan.olderThanHours === undefined ? {} : { olderThanHours: plan.olderThanHours }),
-    ...(plan.retainLast === undefined ? {} : { retainLast: plan.retainLast }),
-  };
+/**
+ * A format's candidate as one of vacuum's own: its kind is one of the format's `candidateKinds`, which
+ * {@link FormatCandidateKind} lists, so reports count it under its own name.
+ */
+function asCandidate(c: MaintenanceCandidate): VacuumCandidate {
+  return c as VacuumCandidate;
 }
 
-/** remove_orphan_files' options for a planned Iceberg table (without `dryRun`). */
-function orphanOptionsOf(plan: Pick<IcebergTableVacuumPlan, 'now' | 'orphanGraceHours' | 'graceCheck'>): {
-  now: number;
-  olderThanHours?: number;
-  graceCheck: boolean;
-} {
-  return {
-    now: plan.now,
-    graceCheck: plan.graceCheck,
-    ...(plan.orphanGraceHours === undefined ? {} : { olderThanHours: plan.orphanGraceHours }),
-  };
-}
-
-/** An expire_snapshots or remove_orphan_files candidate as one of the vacuum's own. */
-function icebergCandidate(
-  c: IcebergFileCandidate | OrphanCandidate,
-  bucket: string,
-  table: string,
-): VacuumCandidate {
-  const expired = 'kind' in c;
-  return {
-    kind: expired ? 'iceberg-expired' : 'iceberg-orphan',
-    bucket,
-    key: c.key,
-    size: c.size,
-    reason: expired ? `${c.kind}: ${c.reason}` : c.reason,
-    table,
-  };
-}
-
-function icebergErrorNote(error: TableError): string {
-  return `Iceberg expire_snapshots and remove_orphan_files not run, nothing of the table was deleted (${error.name}): ${error.message}`;
-}
-
-/** Delta VACUUM's options for a planned table (without `dryRun`). */
-function deltaOptionsOf(plan: Pick<DeltaTableVacuumPlan, 'now' | 'retentionHours' | 'retentionCheck'>): {
-  now: number;
-  retentionHours?: number;
-  retentionCheck: boolean;
-} {
-  return {
-    now: plan.now,
-    retentionCheck: plan.retentionCheck,
-    ...(plan.retentionHours === undefined ? {} : { retentionHours: plan.retentionHours }),
-  };
-}
-
-/** A Delta VACUUM candidate as one of the vacuum's own. */
-function deltaCandidate(c: DeltaVacuumCandidate, bucket: string, table: string): VacuumCandidate {
-  return {
-    kind: c.kind === 'tombstone' ? 'delta-tombstone' : 'delta-untracked',
-    bucket,
-    key: c.key,
-    size: c.size,
-    etag: c.etag,
-    reason: c.reason,
-    table,
-  };
+/**
+ * The formats' sections that have entries, in registration order (the order the report's JSON prints them), each
+ * under its format's report key; a section without entries is left out, as it always was.
+ */
+function nonEmptySections<T>(sections: ReadonlyMap<string, readonly T[]>): Record<string, readonly T[]> {
+  const present: Record<string, readonly T[]> = {};
+  for (const { maintenance } of MAINTAINING_FORMATS) {
+    const entries = sections.get(maintenance.reportKey) ?? [];
+    if (entries.length > 0) present[maintenance.reportKey] = entries;
+  }
+  return present;
 }
 
 function tableErrorOf(err: unknown): TableError {
   return err instanceof Error
     ? { name: err.name || 'Error', message: err.message }
     : { name: 'Error', message: String(err) };
-}
-
-function deltaErrorNote(error: TableError): string {
-  return `Delta VACUUM not run, nothing of the table was deleted (${error.name}): ${error.message}`;
 }
 
 /** One page of a listing: where it starts and how many keys it may hold. */
@@ -1212,7 +1019,8 @@ export interface VacuumTally {
   bytes: number;
 }
 
-export interface VacuumReport {
+/** A vacuum's outcome; each format that maintains its tables itself adds its section (FormatMaintenanceOutcomes). */
+export interface VacuumReport extends FormatMaintenanceOutcomes {
   readonly dryRun: boolean;
   readonly retentionHours: number;
   readonly examined: number;
@@ -1226,28 +1034,20 @@ export interface VacuumReport {
   /** Up to `listLimit` candidates with sizes and reasons (all of them counted above). */
   readonly candidates: readonly VacuumCandidate[];
   readonly notes: readonly string[];
-  /** Each Delta table's VACUUM (its deletions are counted above as `delta-*`), or the error that stopped it. */
-  readonly deltaTables?: readonly DeltaTableVacuumOutcome[];
-  /** Each Iceberg table's expire and orphan removal (counted above as `iceberg-*`), or the error that stopped it. */
-  readonly icebergTables?: readonly IcebergTableVacuumOutcome[];
   /** Steps of the pass that threw and were given up (see VacuumPlan.failedSteps). */
   readonly failedSteps?: readonly VacuumStepFailure[];
   readonly cursor?: string;
 }
 
+/** Every candidate kind: vacuum's own, then each format's in registration order (the order reports list them). */
+export const CANDIDATE_KINDS: readonly CandidateKind[] = [...OWN_KINDS, ...FORMAT_KINDS];
+
+/** A zero tally per kind, in {@link CANDIDATE_KINDS}' order (the JSON's order). */
 function emptyTallies(): Record<CandidateKind, VacuumTally> {
-  return {
-    'retired-version': { count: 0, bytes: 0 },
-    trash: { count: 0, bytes: 0 },
-    staging: { count: 0, bytes: 0 },
-    journal: { count: 0, bytes: 0 },
-    debris: { count: 0, bytes: 0 },
-    upload: { count: 0, bytes: 0 },
-    'delta-tombstone': { count: 0, bytes: 0 },
-    'delta-untracked': { count: 0, bytes: 0 },
-    'iceberg-expired': { count: 0, bytes: 0 },
-    'iceberg-orphan': { count: 0, bytes: 0 },
-  };
+  return Object.fromEntries(CANDIDATE_KINDS.map((kind) => [kind, { count: 0, bytes: 0 }])) as Record<
+    CandidateKind,
+    VacuumTally
+  >;
 }
 
 /**
@@ -1259,7 +1059,7 @@ function emptyTallies(): Record<CandidateKind, VacuumTally> {
  * its clock (what became due after planning waits for the next run); its failure is that table's error.
  */
 export async function executeVacuum(
-  deps: Pick<VacuumDeps, 'storeFor' | 'iceberg' | 'delta'> & { readonly tables?: VacuumDeps['tables'] },
+  deps: Pick<VacuumDeps, 'storeFor'> & VacuumServices & { readonly tables?: VacuumDeps['tables'] },
   plan: VacuumPlan,
   options: { readonly listLimit?: number } = {},
 ): Promise<VacuumReport> {
@@ -1337,74 +1137,34 @@ export async function executeVacuum(
     }
   }
   const notes = [...plan.notes];
-  const deltaTables: DeltaTableVacuumOutcome[] = [];
-  for (const planned of plan.deltaTables ?? []) {
-    const base = { table: planned.table, bucket: planned.bucket, tableRoot: planned.tableRoot };
-    if (planned.error !== undefined || planned.planned === undefined) {
-      deltaTables.push({ ...base, ...(planned.error === undefined ? {} : { error: planned.error }) });
-      continue;
-    }
-    if (plan.dryRun) {
-      deltaTables.push({ ...base, report: planned.planned });
-      continue;
-    }
-    try {
-      const store = deps.storeFor(planned.bucket, planned.table);
-      const logStore = deltaLogStoreFor(planned.deltaLogStore, deps.delta?.(planned.bucket) ?? {})(store);
-      const { candidates, ...report } = await vacuumDeltaTable(store, planned.tableRoot, {
-        ...deltaOptionsOf(planned),
-        logStore,
-        dryRun: false,
-        listLimit: Number.MAX_SAFE_INTEGER,
-      });
-      for (const c of candidates) done.push(deltaCandidate(c, planned.bucket, planned.table));
-      for (const s of report.spared) spared.push({ bucket: planned.bucket, ...s });
-      failed.push(...report.failed);
-      deltaTables.push({ ...base, report });
-    } catch (err) {
-      const error = tableErrorOf(err);
-      deltaTables.push({ ...base, error });
-      notes.push(`${planned.table}: ${deltaErrorNote(error)}`);
-    }
-  }
-  const icebergTables: IcebergTableVacuumOutcome[] = [];
-  for (const planned of plan.icebergTables ?? []) {
-    const base = { table: planned.table, bucket: planned.bucket, tableRoot: planned.tableRoot };
-    if (planned.error !== undefined || planned.planned === undefined) {
-      icebergTables.push({ ...base, ...(planned.error === undefined ? {} : { error: planned.error }) });
-      continue;
-    }
-    if (plan.dryRun) {
-      icebergTables.push({ ...base, report: planned.planned });
-      continue;
-    }
-    try {
-      const store = deps.storeFor(planned.bucket, planned.table);
-      // The catalog the plan read through: the real run must swap the same pointer.
-      const catalog = icebergCatalogFor(planned.catalog, deps.iceberg ?? {}, store);
-      // Expire first: what it cannot delete (a failed delete, a crash) is left for a later orphan pass.
-      const { candidates: expired, ...expire } = await expireSnapshots(store, planned.tableRoot, {
-        ...expireOptionsOf(planned),
-        dryRun: false,
-        catalog,
-        listLimit: Number.MAX_SAFE_INTEGER,
-      });
-      for (const c of expired) done.push(icebergCandidate(c, planned.bucket, planned.table));
-      failed.push(...expire.failed);
-      const { candidates: orphaned, ...orphans } = await removeOrphanFiles(store, planned.tableRoot, {
-        ...orphanOptionsOf(planned),
-        dryRun: false,
-        catalog,
-        listLimit: Number.MAX_SAFE_INTEGER,
-      });
-      for (const c of orphaned) done.push(icebergCandidate(c, planned.bucket, planned.table));
-      for (const s of orphans.spared) spared.push({ bucket: planned.bucket, ...s });
-      failed.push(...orphans.failed);
-      icebergTables.push({ ...base, report: { expire, orphans } });
-    } catch (err) {
-      const error = tableErrorOf(err);
-      icebergTables.push({ ...base, error });
-      notes.push(`${planned.table}: ${icebergErrorNote(error)}`);
+  // Each format's planned tables, format by format in registration order: its own maintenance, run for real.
+  const formatTables = new Map<string, AnyOutcomeEntry[]>();
+  for (const { maintenance } of MAINTAINING_FORMATS) {
+    const outcomes: AnyOutcomeEntry[] = [];
+    formatTables.set(maintenance.reportKey, outcomes);
+    for (const planned of sectionOf<AnyPlanEntry>(plan, maintenance.reportKey)) {
+      const base = { table: planned.table, bucket: planned.bucket, tableRoot: planned.tableRoot };
+      if (planned.error !== undefined || planned.planned === undefined) {
+        outcomes.push({ ...base, ...(planned.error === undefined ? {} : { error: planned.error }) });
+        continue;
+      }
+      if (plan.dryRun) {
+        outcomes.push({ ...base, report: planned.planned });
+        continue;
+      }
+      try {
+        const store = deps.storeFor(planned.bucket, planned.table);
+        const report = await maintenance.run(store, planned, servicesIn(deps, planned.bucket), {
+          done: (c) => done.push(asCandidate(c)),
+          spared: (s) => spared.push(s),
+          failed: (f) => failed.push(f),
+        });
+        outcomes.push({ ...base, report });
+      } catch (err) {
+        const error = tableErrorOf(err);
+        outcomes.push({ ...base, error });
+        notes.push(`${planned.table}: ${maintenance.errorNote(error)}`);
+      }
     }
   }
   const total = { count: 0, bytes: 0 };
@@ -1426,8 +1186,7 @@ export async function executeVacuum(
     keptCount: plan.kept.length,
     candidates: done.slice(0, limit),
     notes,
-    ...(deltaTables.length === 0 ? {} : { deltaTables }),
-    ...(icebergTables.length === 0 ? {} : { icebergTables }),
+    ...nonEmptySections(formatTables),
     ...(plan.failedSteps === undefined ? {} : { failedSteps: plan.failedSteps }),
     ...(plan.cursor === undefined ? {} : { cursor: plan.cursor }),
   };
@@ -1483,8 +1242,12 @@ export function mergeVacuumReports(
   }
   const all = <T>(pick: (r: VacuumReport) => readonly T[] | undefined): T[] =>
     reports.flatMap((r) => pick(r) ?? []);
-  const deltaTables = all((r) => r.deltaTables);
-  const icebergTables = all((r) => r.icebergTables);
+  const formatTables = new Map(
+    MAINTAINING_FORMATS.map(({ maintenance: { reportKey } }) => [
+      reportKey,
+      all((r) => sectionOf<AnyOutcomeEntry>(r, reportKey)),
+    ]),
+  );
   const failedSteps = all((r) => r.failedSteps);
   const cursor = reports.at(-1)?.cursor;
   return {
@@ -1498,11 +1261,43 @@ export function mergeVacuumReports(
     keptCount: reports.reduce((n, r) => n + r.keptCount, 0),
     candidates: all((r) => r.candidates).slice(0, listLimit),
     notes: [...new Set(all((r) => r.notes))],
-    ...(deltaTables.length === 0 ? {} : { deltaTables }),
-    ...(icebergTables.length === 0 ? {} : { icebergTables }),
+    ...nonEmptySections(formatTables),
     ...(failedSteps.length === 0 ? {} : { failedSteps }),
     ...(cursor === undefined ? {} : { cursor }),
   };
+}
+
+/**
+ * The tables of every format's section of a plan or report (`deltaTables`, then `icebergTables` …, in registration
+ * order), each with its error when its maintenance failed: what an entry point checks and reports per table
+ * without naming a format.
+ */
+export function maintainedTablesOf(of: VacuumPlan | VacuumReport): readonly AnyOutcomeEntry[] {
+  return MAINTAINING_FORMATS.flatMap(({ maintenance }) =>
+    sectionOf<AnyOutcomeEntry>(of, maintenance.reportKey),
+  );
+}
+
+/** Each maintaining format's section of a plan or report, in registration order, with the format's maintenance. */
+export function formatSectionsOf(
+  of: VacuumPlan | VacuumReport,
+): readonly { readonly maintenance: TableMaintenance; readonly tables: readonly AnyOutcomeEntry[] }[] {
+  return MAINTAINING_FORMATS.map(({ maintenance }) => ({
+    maintenance,
+    tables: sectionOf<AnyOutcomeEntry>(of, maintenance.reportKey),
+  }));
+}
+
+/** The format sections of several plans (one pass's pages) as one plan's, each format's entries in page order. */
+export function concatFormatPlans(plans: readonly VacuumPlan[]): FormatMaintenancePlans {
+  return nonEmptySections(
+    new Map(
+      MAINTAINING_FORMATS.map(({ maintenance: { reportKey } }) => [
+        reportKey,
+        plans.flatMap((p) => sectionOf<AnyPlanEntry>(p, reportKey)),
+      ]),
+    ),
+  );
 }
 
 /** The tables named (all when none), each with a bucket. */

@@ -5,7 +5,7 @@
 import type { FormatState, GroupJournalEntry, JournalInput } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { DeletedRows } from '../../deletes/deleted-rows.js';
-import { CoordinationMismatchError, InvalidInputError } from '../../errors.js';
+import { InvalidInputError } from '../../errors.js';
 import type { PlanInput } from '../../planning.js';
 import { hiveVacuumRules } from '../hive/vacuum.js';
 import type {
@@ -19,16 +19,15 @@ import type {
 import { deletionVectorSchema, deletionVectorUniqueId } from './actions.js';
 import { deltaChanges } from './changes.js';
 import { deltaCommitter, deltaFormatState, deltaGroupState } from './commit.js';
-import {
-  type DeltaFormatServices,
-  type DeltaLogStoreSetting,
-  dynamoDbCoordinationUnavailable,
-  undeclaredCoordination,
-} from './coordination.js';
+import type { DeltaFormatServices } from './coordination.js';
 import { readDeletionVector } from './deletion-vectors.js';
-import { ConditionalPutLogStore, type DeltaLogStore, QuietWindowLogStore } from './log-store.js';
+import { coordinationMismatch, deltaLogStoreFor } from './log-store-for.js';
+import { deltaMaintenance } from './maintenance.js';
 import { type DeltaTableSettings, deltaSettings } from './settings.js';
 import { deltaPlanInputs, snapshotDeltaTable } from './table-snapshot.js';
+
+// Where they always were, for their callers (commit, compact, the handlers).
+export { coordinationMismatch, deltaLogStoreFor } from './log-store-for.js';
 
 /** The table's latest version as the port's snapshot, with the version in `formatState`. */
 async function snapshot(
@@ -138,48 +137,9 @@ export const deltaLake = {
   deletedRows,
   settings: deltaSettings,
   forTable: deltaForTable,
+  // VACUUM through the log, read through the table's declared coordination (maintenance.ts).
+  maintenance: deltaMaintenance,
 } as const satisfies TableFormat;
-
-/**
- * The log store a table's declared coordination makes, for a store: put-if-absent (checked against a DynamoDB
- * commit table when `checkDynamoDbTable` names one), Spark's DynamoDB protocol, or put-if-absent inside quiet
- * windows. Also what Delta VACUUM finishes entries and checks the coordination with.
- * @throws InvalidInputError when the table declares none, or needs DynamoDB access `services` lacks.
- */
-export function deltaLogStoreFor(
-  setting: DeltaLogStoreSetting | undefined,
-  services: DeltaFormatServices,
-): (store: ObjectStore) => DeltaLogStore {
-  if (setting === undefined) throw undeclaredCoordination();
-  switch (setting.type) {
-    case 's3-conditional': {
-      const check = setting.checkDynamoDbTable;
-      if (check === undefined) return (store) => new ConditionalPutLogStore(store);
-      const probe = services.deltaCommitEntries;
-      if (probe === undefined) throw dynamoDbCoordinationUnavailable(check);
-      return (store) => new ConditionalPutLogStore(store, probe(check, store));
-    }
-    case 'dynamodb': {
-      const build = services.deltaLogStore;
-      if (build === undefined) throw dynamoDbCoordinationUnavailable(setting);
-      return (store) => build(setting, store);
-    }
-    case 'quiet-window':
-      return (store) => new QuietWindowLogStore(store, setting);
-  }
-}
-
-/** The refusal of a table whose log shows a writer that does not coordinate as declared. */
-export function coordinationMismatch(
-  tableRoot: string,
-  logStore: DeltaLogStore,
-  message: string,
-): CoordinationMismatchError {
-  return new CoordinationMismatchError(
-    tableRoot,
-    `Delta table ${tableRoot || '(store root)'} is declared to coordinate its commits through ${logStore.description}, but ${message}. Nothing was changed.`,
-  );
-}
 
 /**
  * The Delta format of one table, as its declared `deltaLogStore` makes it. Before the plan reads the log, the

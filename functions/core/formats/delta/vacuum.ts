@@ -11,9 +11,9 @@ import { keyRefusal, printable, refusedKeyReason } from '../../keys.js';
 import { HOUR, hoursAgo, iso } from '../../maintenance/ages.js';
 import type { DeletionVector } from './actions.js';
 import { deletionVectorRelativePath } from './deletion-vectors.js';
-import { coordinationMismatch } from './format.js';
 import { type DeltaSnapshot, normalizeTableRoot, readDeltaSnapshot } from './log.js';
 import type { DeltaLogStore } from './log-store.js';
+import { coordinationMismatch } from './log-store-for.js';
 import {
   DEFAULT_DELETED_FILE_RETENTION,
   DELETED_FILE_RETENTION_PROPERTY,

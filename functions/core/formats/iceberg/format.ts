@@ -34,6 +34,7 @@ import {
   icebergGroupState,
   REMOVE_DANGLING_DELETES_STATE,
 } from './group-commit.js';
+import { icebergMaintenance } from './maintenance.js';
 import {
   mergeRewriteOptions,
   type RewriteDataFilesOptions,
@@ -288,6 +289,8 @@ export const icebergTable = {
   forTable: (settings: IcebergTableSettings, services: IcebergCatalogServices): TableFormat =>
     icebergForCatalog(settings.catalog, services),
   deletedRows,
+  // expire_snapshots and remove_orphan_files through the table's catalog (maintenance.ts).
+  maintenance: icebergMaintenance,
 } as const satisfies TableFormat;
 
 /**
