@@ -15,8 +15,9 @@ import {
 import type { DeltaLogStoreSetting } from '../core/formats/delta/coordination.js';
 import type { FormatCliOption } from '../core/formats/format-settings.js';
 import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
+import type { FormatServices } from '../core/formats/index.js';
 import { formatForTable, type TableFormatName } from '../core/formats/index.js';
-import type { FormatServices, TableFormat } from '../core/formats/table-format.js';
+import type { TableFormat } from '../core/formats/table-format.js';
 import type { Clock } from '../ports/clock.js';
 import { dynamoDbClientFromEnv, type Env } from '../shared/aws-env.js';
 import { formatServices, type TableLocation } from '../shared/format-services.js';

@@ -188,21 +188,17 @@ export async function runTier(
 
 /**
  * Runs a refusal check, saying what `tier` can offer about a Delta or Iceberg table: configuring it as one (the advice the
- * refusal gives elsewhere) would not make it tierable. A Hudi table's own refusal is kept as it is.
+ * refusal gives elsewhere) would not make it tierable. A refusal without tiering advice (Hudi's) is kept as it is.
  */
 async function tierRefusal(check: () => Promise<void>): Promise<void> {
   try {
     await check();
   } catch (err) {
-    // A Hudi table's refusal already says it is not tiered (nor anything else) yet, and what to use instead.
-    if (!(err instanceof UnsupportedTableFormatError) || err.format === 'hudi') throw err;
-    throw new UnsupportedTableFormatError(
-      err.format,
-      err.root,
-      err.evidenceKey,
-      err.location,
-      tieringUnsupportedAdvice(err.format),
-    );
+    if (!(err instanceof UnsupportedTableFormatError)) throw err;
+    // A format whose refusal already says it is not tiered (Hudi) has no advice to replace it with.
+    const advice = tieringUnsupportedAdvice(err.format);
+    if (advice === undefined) throw err;
+    throw new UnsupportedTableFormatError(err.format, err.root, err.evidenceKey, err.location, advice);
   }
 }
 

@@ -4,7 +4,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbDeltaLogStore, s3TablePath } from '../adapters/dynamodb-delta-log-store.js';
 import type { IcebergCatalogServices } from '../core/formats/iceberg/catalogs.js';
-import type { FormatServices } from '../core/formats/table-format.js';
+import type { FormatServices } from '../core/formats/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 

@@ -239,11 +239,16 @@ export const ICEBERG_TIERING_UNSUPPORTED =
   "tiering is not supported for Iceberg tables yet; use S3 lifecycle rules on the table's data/ prefix";
 
 /**
- * What `tier` says about a foreign table it met (a Delta table, else the Iceberg wording, as it always has): a
- * table of a format with a log or metadata is never tiered, and configuring it as one would not make it tierable.
+ * What `tier` says about a foreign table it met: a table of a format with a log or metadata is never tiered, and
+ * configuring it as one would not make it tierable. Undefined for Hudi: its refusal already says it is not tiered
+ * (nor anything else) yet, and what to use instead.
  */
-export function tieringUnsupportedAdvice(format: ForeignFormat): string {
-  return format === 'delta' ? DELTA_TIERING_UNSUPPORTED : ICEBERG_TIERING_UNSUPPORTED;
+export function tieringUnsupportedAdvice(format: ForeignFormat): string | undefined {
+  return format === 'delta'
+    ? DELTA_TIERING_UNSUPPORTED
+    : format === 'iceberg'
+      ? ICEBERG_TIERING_UNSUPPORTED
+      : undefined;
 }
 
 /**

@@ -22,7 +22,6 @@ import type { PartitionPlan, PlanInput, PlanInputFile, PlanOptions, PlanSnapshot
 import type { FormatTriggerRule } from '../policy.js';
 import type { ForeignTable } from './foreign-tables.js';
 import type { FormatSettings } from './format-settings.js';
-import type { FormatServices } from './index.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Snapshot: what the table holds now
@@ -360,14 +359,8 @@ export type TableChanges = { readonly kind: 'object-events' } | CommitLogChanges
 // The port
 // ---------------------------------------------------------------------------------------------------------
 
-/**
- * The I/O the registered formats may need to honour a table's settings that core cannot build itself (an AWS SDK
- * adapter): factories the composition root (the handlers' runtime, the sweep, the CLI) builds with its clients and
- * hands to {@link TableFormat.forTable}. Each format declares its own by the parameter of its `forTable`; the
- * registry (formats/index.ts) composes them, so this port names no format. Each entry is optional: an entry point
- * without it refuses a table whose settings need it, instead of quietly committing another way.
- */
-export type { FormatServices };
+// The I/O a format's `forTable` needs (FormatServices) is composed by the registry (formats/index.ts) from each
+// format's own `forTable` parameter, so this port names no format; import it from there.
 
 /**
  * One table format. Delta Lake or Iceberg support goes in one folder under `functions/core/formats/`

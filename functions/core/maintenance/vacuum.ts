@@ -38,12 +38,12 @@ import {
   type FormatCandidateKind,
   type FormatMaintenanceOutcomes,
   type FormatMaintenancePlans,
+  type FormatServices,
   formatOfTable,
   MAINTAINING_FORMATS,
   tableFormat,
 } from '../formats/index.js';
 import type {
-  FormatServices,
   MaintenanceCandidate,
   MaintenanceOutcomeEntry,
   MaintenancePlanEntry,

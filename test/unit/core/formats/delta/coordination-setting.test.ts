@@ -14,8 +14,8 @@ import type { DynamoDbLogStoreSetting } from '../../../../../functions/core/form
 import { deltaLake } from '../../../../../functions/core/formats/delta/format.js';
 import type { DeltaLogStore } from '../../../../../functions/core/formats/delta/log-store.js';
 import { hiveParquet } from '../../../../../functions/core/formats/hive/index.js';
+import type { FormatServices } from '../../../../../functions/core/formats/index.js';
 import { formatForTable } from '../../../../../functions/core/formats/index.js';
-import type { FormatServices } from '../../../../../functions/core/formats/table-format.js';
 import { parseTableConfigs } from '../../../../../functions/core/table-config.js';
 import type { ObjectStore } from '../../../../../functions/ports/object-store.js';
 import { createDeltaEventsTable } from '../../../../../functions/tools/sample-delta.js';
