@@ -29,12 +29,12 @@ import {
   vacuumDeltaTable,
 } from './vacuum.js';
 
-/** The summary of a Delta VACUUM run (its candidates are among the vacuum's own). */
 /** The deltaLogStore setting of a table of this format: the config parsed it with this format's own schema. */
 function settingsOf(table: MaintainedTable): DeltaTableSettings {
   return table as MaintainedTable & DeltaTableSettings;
 }
 
+/** The summary of a Delta VACUUM run (its candidates are among the vacuum's own). */
 export type DeltaVacuumSummary = Omit<DeltaVacuumReport, 'candidates'>;
 
 /** What the real run of one Delta table's VACUUM needs to judge as its dry run did. */

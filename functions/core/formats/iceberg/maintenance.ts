@@ -42,12 +42,12 @@ import {
 } from './orphans.js';
 import type { IcebergTableSettings } from './settings.js';
 
-/** What an Iceberg table's maintenance did (or, as planned, would do), without the candidate lists. */
 /** The catalog setting of a table of this format: the config parsed it with this format's own schema. */
 function settingsOf(table: MaintainedTable): IcebergTableSettings {
   return table as MaintainedTable & IcebergTableSettings;
 }
 
+/** What an Iceberg table's maintenance did (or, as planned, would do), without the candidate lists. */
 export interface IcebergMaintenanceSummary {
   readonly expire: Omit<ExpireSnapshotsReport, 'candidates'>;
   readonly orphans: Omit<RemoveOrphanFilesReport, 'candidates'>;
