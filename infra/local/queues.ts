@@ -252,10 +252,24 @@ export class QueuePoller {
     }
     const delay = this.options.redeliveryDelayMs ?? 20;
     message.visibleAt = Date.now() + delay;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.kick();
-    }, delay);
+    this.kickAt(message.visibleAt);
+  }
+
+  /**
+   * Kicks the poller once `visibleAt` has passed. A timer may fire a millisecond before `Date.now()` reaches its
+   * due time (Node's timers and the wall clock round differently): a kick then finds the message not yet visible
+   * and ends, and nothing would ever deliver it. So the kick is re-armed until the message really is visible.
+   */
+  private kickAt(visibleAt: number): void {
+    if (this.stopped) return;
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        if (Date.now() < visibleAt) this.kickAt(visibleAt);
+        else this.kick();
+      },
+      Math.max(1, visibleAt - Date.now()),
+    );
     this.timers.add(timer);
   }
 
