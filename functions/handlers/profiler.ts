@@ -12,12 +12,7 @@ import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { DynamoTableLedger } from '../adapters/dynamodb-table-ledger.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
-import {
-  deltaMarkerAdvice,
-  FORMAT_NAMES,
-  hudiMarkerAdvice,
-  icebergMarkerAdvice,
-} from '../core/formats/foreign-tables.js';
+import { FORMAT_NAMES, foreignMarkerAdvice } from '../core/formats/foreign-tables.js';
 import { formatForTable, type RefusedTable, refusedTables } from '../core/formats/index.js';
 import type { TableFormat } from '../core/formats/table-format.js';
 import { TableCrashedError } from '../core/isolation.js';
@@ -271,7 +266,7 @@ async function profileMessages(
         seenAt: event.eventTime,
       });
       logger.warn(
-        `${FORMAT_NAMES[event.format]} table ${event.root === '' ? `at configured table ${event.table}: none of its partitions is` : `inside configured table ${event.table} at ${event.root}: no partition under it is`} ever compacted (its log or metadata, not the listing, defines the live files); ${event.format === 'delta' ? deltaMarkerAdvice({ root: event.root, evidenceKey: event.key }) : event.format === 'hudi' ? hudiMarkerAdvice({ root: event.root, evidenceKey: event.key }) : icebergMarkerAdvice({ root: event.root, evidenceKey: event.key })}`,
+        `${FORMAT_NAMES[event.format]} table ${event.root === '' ? `at configured table ${event.table}: none of its partitions is` : `inside configured table ${event.table} at ${event.root}: no partition under it is`} ever compacted (its log or metadata, not the listing, defines the live files); ${foreignMarkerAdvice({ format: event.format, root: event.root, evidenceKey: event.key })}`,
         { table: event.table, format: event.format, root: event.root, key: event.key, recorded },
       );
     } catch (err) {

@@ -370,12 +370,7 @@ export function markerCovers(marker: Pick<ForeignFormatMarker, 'root'>, partitio
 /** The decision reason of a partition the marker blocks (one line, as every decision reason). */
 export function foreignFormatReason(marker: ForeignFormatMarker): string {
   const where = marker.root === '' ? 'the whole table' : `everything under ${marker.root}`;
-  const advice =
-    marker.format === 'delta'
-      ? deltaMarkerAdvice(marker)
-      : marker.format === 'hudi'
-        ? hudiMarkerAdvice(marker)
-        : icebergMarkerAdvice(marker);
+  const advice = foreignMarkerAdvice(marker);
   return `inside ${aFormat(marker.format)} table (${where}; found ${marker.evidenceKey}): ${definesLiveFiles(marker.format)}, so it is never compacted as plain Parquet; ${advice}`;
 }
 
@@ -401,6 +396,18 @@ export function hudiMarkerAdvice(marker: Pick<ForeignFormatMarker, 'root' | 'evi
 export function icebergMarkerAdvice(marker: Pick<ForeignFormatMarker, 'root' | 'evidenceKey'>): string {
   const root = foreignFormatOfKey(marker.evidenceKey)?.root ?? marker.root;
   return configureAsIcebergAdvice(`"${root.replace(/\/+$/, '')}"`, marker.root !== '');
+}
+
+/** What to do about a foreign table of any recognised format the profiler met inside a configured Parquet table. */
+export function foreignMarkerAdvice(
+  marker: Pick<ForeignFormatMarker, 'format' | 'root' | 'evidenceKey'>,
+): string {
+  const adviceOf = {
+    delta: deltaMarkerAdvice,
+    iceberg: icebergMarkerAdvice,
+    hudi: hudiMarkerAdvice,
+  } as const;
+  return adviceOf[marker.format](marker);
 }
 
 /** A foreign table a maintenance call met, with the bucket and configured table it was found under. */
