@@ -114,14 +114,20 @@ export function columnPlan(
   const minSaving = options.minSaving ?? 0.1;
   const plan: ColumnPlan = { dictionary: {}, encodings: {} };
   if (sample.numRows < 1_000) return plan;
-  const encodedSize = (column: Table, name: string, how: 'dictionary' | 'plain' | 'delta'): number =>
+  const encodedSize = (
+    column: Table,
+    name: string,
+    how: 'dictionary' | 'plain' | 'delta-binary-packed',
+  ): number =>
     pw.writeParquet(
       pw.Table.fromIPCStream(tableToIPC(column, 'stream')),
       writerProperties({
         ...settings,
         keyValueMetadata: {},
         dictionary: { [name]: how === 'dictionary' },
-        ...(how === 'delta' && { encodings: { [name]: 'DELTA_BINARY_PACKED' satisfies ColumnEncoding } }),
+        ...(how === 'delta-binary-packed' && {
+          encodings: { [name]: 'DELTA_BINARY_PACKED' satisfies ColumnEncoding },
+        }),
       }),
     ).length;
   for (const field of sample.schema.fields) {
@@ -131,7 +137,7 @@ export function columnPlan(
     const plain = encodedSize(column, field.name, 'plain');
     const delta =
       options.delta === true && DELTA_CAPABLE.has(field.type.typeId)
-        ? encodedSize(column, field.name, 'delta')
+        ? encodedSize(column, field.name, 'delta-binary-packed')
         : Number.POSITIVE_INFINITY;
     const withoutDictionary = Math.min(plain, delta);
     plan.dictionary[field.name] = withDictionary <= withoutDictionary * (1 - minSaving);
