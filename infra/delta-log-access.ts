@@ -16,7 +16,7 @@ export interface DeltaLogTableRef {
 }
 
 /**
- * What Spark's S3DynamoDBLogStore protocol does (functions/adapters/dynamodb-delta-log-store.ts): GetItem (the
+ * What Spark's S3DynamoDBLogStore protocol does (functions/adapters/formats/delta/dynamodb-log-store.ts): GetItem (the
  * previous version's entry), PutItem (the conditional put that decides a version's winner), UpdateItem (mark an
  * entry complete), Query (the latest entry, finished before reading the log). Nothing creates, scans or deletes.
  */

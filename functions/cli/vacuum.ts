@@ -14,6 +14,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type Command, InvalidArgumentError } from 'commander';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
+import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
 import { LocalObjectStore } from '../adapters/local-object-store.js';
 import { MemoryJournal } from '../adapters/memory-journal.js';
 import { type OpenedStore, openStore } from '../adapters/open-store.js';
@@ -54,7 +55,6 @@ import { systemClock } from '../ports/clock.js';
 import type { GroupJournalEntry, Journal } from '../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
-import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { formatOption, positiveInteger, positiveNumber, tableNameOf, workRootOption } from './args.js';
 import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
 import {

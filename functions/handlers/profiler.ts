@@ -10,6 +10,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { z } from 'zod';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { DynamoTableLedger } from '../adapters/dynamodb-table-ledger.js';
+import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
 import { FORMAT_NAMES, foreignMarkerAdvice } from '../core/formats/foreign-tables.js';
@@ -37,7 +38,6 @@ import type { StatsStore } from '../ports/stats-store.js';
 import type { TableLedger } from '../ports/table-ledger.js';
 import { baseEnvSchema, parseEnv } from '../shared/env.js';
 import { dynamoDbClientsByRegion, formatServices } from '../shared/format-services.js';
-import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
 import { reportTableFailures } from '../shared/table-failures.js';
 import { loadTableConfigs } from '../shared/table-source.js';

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { DynamoTableLedger } from '../adapters/dynamodb-table-ledger.js';
+import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
 import { formatForTable, refusedTables } from '../core/formats/index.js';
@@ -46,7 +47,6 @@ import {
   type FormatServicesOptions,
   formatServices,
 } from '../shared/format-services.js';
-import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { reportTableFailures } from '../shared/table-failures.js';

@@ -10,6 +10,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
+import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
 import { RoutedJournal } from '../adapters/routed-journal.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import { CoordinationMismatchError } from '../core/errors.js';
@@ -30,7 +31,6 @@ import { journalManifestPrefix } from '../core/workflow/layout.js';
 import type { Journal } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientsByRegion, formatServices } from '../shared/format-services.js';
-import { icebergCatalogServices } from '../shared/iceberg-catalog-services.js';
 import {
   checkpointOf,
   type IsolatedJob,

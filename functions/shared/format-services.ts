@@ -2,7 +2,7 @@
 // core/formats/table-format.ts), built where the AWS clients are: the workflow's runtime, the sweep and the CLI.
 // Core never builds an adapter; it is handed these factories and asks for what a table's config names.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbDeltaLogStore, s3TablePath } from '../adapters/dynamodb-delta-log-store.js';
+import { DynamoDbDeltaLogStore, s3TablePath } from '../adapters/formats/delta/dynamodb-log-store.js';
 import type { IcebergCatalogServices } from '../core/formats/iceberg/catalogs.js';
 import type { FormatServices } from '../core/formats/index.js';
 import type { Clock } from '../ports/clock.js';

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand, GetItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deltaLogTableInput } from '../../functions/adapters/dynamodb-delta-log-store.js';
+import { deltaLogTableInput } from '../../functions/adapters/formats/delta/dynamodb-log-store.js';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
 import { MemoryJournal } from '../../functions/adapters/memory-journal.js';
 import { runCompact } from '../../functions/cli/compact.js';

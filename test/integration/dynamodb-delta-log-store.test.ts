@@ -21,7 +21,7 @@ import {
   DynamoDbDeltaLogStore,
   deltaLogTableInput,
   s3TablePath,
-} from '../../functions/adapters/dynamodb-delta-log-store.js';
+} from '../../functions/adapters/formats/delta/dynamodb-log-store.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import { DeltaLogError } from '../../functions/core/formats/delta/errors.js';
 import { readCommitActions, readDeltaSnapshot } from '../../functions/core/formats/delta/log.js';

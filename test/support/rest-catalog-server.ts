@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AwsCredentialIdentity } from '@smithy/types';
-import { restSigner } from '../../functions/adapters/rest-iceberg-catalog.js';
+import { restSigner } from '../../functions/adapters/formats/iceberg/rest-catalog.js';
 import { readMetadataText } from '../../functions/core/formats/iceberg/catalog.js';
 import { metadataVersion } from '../../functions/core/formats/iceberg/catalogs.js';
 import {

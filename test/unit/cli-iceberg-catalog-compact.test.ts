@@ -8,8 +8,8 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GlueIcebergCatalog } from '../../functions/adapters/glue-iceberg-catalog.js';
-import { RestIcebergCatalog } from '../../functions/adapters/rest-iceberg-catalog.js';
+import { GlueIcebergCatalog } from '../../functions/adapters/formats/iceberg/glue-catalog.js';
+import { RestIcebergCatalog } from '../../functions/adapters/formats/iceberg/rest-catalog.js';
 import { run } from '../../functions/cli/index.js';
 import type { IcebergCatalog } from '../../functions/core/formats/iceberg/catalog.js';
 import { readSnapshotFiles } from '../../functions/core/formats/iceberg/live-files.js';

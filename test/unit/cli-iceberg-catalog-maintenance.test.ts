@@ -11,8 +11,8 @@
 // table's newest version and call the group done.
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GlueIcebergCatalog } from '../../functions/adapters/glue-iceberg-catalog.js';
-import { RestIcebergCatalog } from '../../functions/adapters/rest-iceberg-catalog.js';
+import { GlueIcebergCatalog } from '../../functions/adapters/formats/iceberg/glue-catalog.js';
+import { RestIcebergCatalog } from '../../functions/adapters/formats/iceberg/rest-catalog.js';
 import { runCompact } from '../../functions/cli/compact.js';
 import { run } from '../../functions/cli/index.js';
 import type { IcebergCatalog } from '../../functions/core/formats/iceberg/catalog.js';

@@ -8,7 +8,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GlueIcebergCatalog } from '../../../functions/adapters/glue-iceberg-catalog.js';
+import { GlueIcebergCatalog } from '../../../functions/adapters/formats/iceberg/glue-catalog.js';
 import { TransientStoreError } from '../../../functions/core/errors.js';
 import { loadTable } from '../../../functions/core/formats/iceberg/catalog.js';
 import { IcebergCatalogError } from '../../../functions/core/formats/iceberg/catalogs.js';

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RestIcebergCatalog } from '../../../functions/adapters/rest-iceberg-catalog.js';
+import { RestIcebergCatalog } from '../../../functions/adapters/formats/iceberg/rest-catalog.js';
 import {
   IcebergCatalogError,
   icebergCatalogSchema,

@@ -3,7 +3,10 @@
 // express refused) and the assert-ref-snapshot-id requirements (main always; a ref set or removed; every ref when
 // snapshots are removed, since which ones may go was decided from where each ref pointed).
 import { describe, expect, it } from 'vitest';
-import { metadataUpdates, refRequirements } from '../../../functions/adapters/rest-iceberg-catalog.js';
+import {
+  metadataUpdates,
+  refRequirements,
+} from '../../../functions/adapters/formats/iceberg/rest-catalog.js';
 
 const snapshot = (id: number) => ({
   'snapshot-id': id,

@@ -5,7 +5,10 @@
 // that removed an input aborts the replace, 5xx leaves the outcome unknown with nothing removed, and requests
 // carry a bearer token or a SigV4 signature the server verifies with the same signer.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { metadataUpdates, RestIcebergCatalog } from '../../../functions/adapters/rest-iceberg-catalog.js';
+import {
+  metadataUpdates,
+  RestIcebergCatalog,
+} from '../../../functions/adapters/formats/iceberg/rest-catalog.js';
 import { TransientStoreError } from '../../../functions/core/errors.js';
 import { IcebergCatalogError } from '../../../functions/core/formats/iceberg/catalogs.js';
 import { commitAppend, commitReplace } from '../../../functions/core/formats/iceberg/commit.js';

@@ -5,6 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { icebergCatalogServices } from '../../../functions/adapters/formats/iceberg/catalog-services.js';
 import { MemoryStatsStore } from '../../../functions/adapters/memory-stats-store.js';
 import { icebergTable } from '../../../functions/core/formats/iceberg/format.js';
 import { loadTable, readSnapshotFiles } from '../../../functions/core/formats/iceberg/index.js';
@@ -14,7 +15,6 @@ import { policiesOf } from '../../../functions/handlers/profiler.js';
 import { createSweepHandler, type SweepResult, sweepFormats } from '../../../functions/handlers/sweep.js';
 import { ManualClock } from '../../../functions/ports/clock.js';
 import { dynamoDbClientsByRegion } from '../../../functions/shared/format-services.js';
-import { icebergCatalogServices } from '../../../functions/shared/iceberg-catalog-services.js';
 import { createObservability } from '../../../functions/shared/middleware.js';
 import { type FakeGlue, startFakeGlue } from '../../support/fake-glue.js';
 import {

@@ -7,12 +7,12 @@
 
 import { rm } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GlueIcebergCatalog } from '../../../functions/adapters/glue-iceberg-catalog.js';
+import { icebergCatalogServices } from '../../../functions/adapters/formats/iceberg/catalog-services.js';
+import { GlueIcebergCatalog } from '../../../functions/adapters/formats/iceberg/glue-catalog.js';
 import { MemoryJournal } from '../../../functions/adapters/memory-journal.js';
 import { parseTableConfigs } from '../../../functions/core/table-config.js';
 import { createVacuumHandler } from '../../../functions/handlers/vacuum.js';
 import { ManualClock } from '../../../functions/ports/clock.js';
-import { icebergCatalogServices } from '../../../functions/shared/iceberg-catalog-services.js';
 import { createObservability } from '../../../functions/shared/middleware.js';
 import { type FakeGlue, startFakeGlue } from '../../support/fake-glue.js';
 import {

@@ -6,9 +6,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { icebergCatalogServices } from '../../../functions/adapters/formats/iceberg/catalog-services.js';
 import { InvalidInputError } from '../../../functions/core/errors.js';
 import type { RestCatalogSetting } from '../../../functions/core/formats/iceberg/catalogs.js';
-import { icebergCatalogServices } from '../../../functions/shared/iceberg-catalog-services.js';
 import {
   buildCatalogTable,
   CATALOG_TABLE_NOW,

@@ -7,7 +7,7 @@
 //   dynamodb        the commit-entry protocol of Spark's `S3DynamoDBLogStore`: a conditional put of (tablePath,
 //                   fileName) in a DynamoDB table decides the winner, the commit is written through a temp file
 //                   and marked complete; readers finish an incomplete entry.
-//                   Implemented in functions/adapters/dynamodb-delta-log-store.ts.
+//                   Implemented in functions/adapters/formats/delta/dynamodb-log-store.ts.
 //   quiet-window    put-if-absent, but only inside the declared windows and only while the log shows no other
 //                   writer's commit: for writers with no coordination at all.  (QuietWindowLogStore, below)
 //

@@ -13,8 +13,8 @@ import { randomUUID } from 'node:crypto';
 import { rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GlueIcebergCatalog } from '../../../../../functions/adapters/glue-iceberg-catalog.js';
-import { RestIcebergCatalog } from '../../../../../functions/adapters/rest-iceberg-catalog.js';
+import { GlueIcebergCatalog } from '../../../../../functions/adapters/formats/iceberg/glue-catalog.js';
+import { RestIcebergCatalog } from '../../../../../functions/adapters/formats/iceberg/rest-catalog.js';
 import {
   type IcebergCatalog,
   type LoadedTable,

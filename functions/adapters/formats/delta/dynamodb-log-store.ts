@@ -34,9 +34,9 @@ import {
   ObjectNotFoundError,
   PreconditionFailedError,
   TransientStoreError,
-} from '../core/errors.js';
-import { DeltaLogError } from '../core/formats/delta/errors.js';
-import { classifyLogFile, commitFileName } from '../core/formats/delta/log-files.js';
+} from '../../../core/errors.js';
+import { DeltaLogError } from '../../../core/formats/delta/errors.js';
+import { classifyLogFile, commitFileName } from '../../../core/formats/delta/log-files.js';
 import {
   type CommitEntryProbe,
   type CommitEntrySummary,
@@ -45,9 +45,9 @@ import {
   type CoordinationFinding,
   type DeltaLogStore,
   listLogEvidence,
-} from '../core/formats/delta/log-store.js';
-import type { Clock } from '../ports/clock.js';
-import type { ObjectStore } from '../ports/object-store.js';
+} from '../../../core/formats/delta/log-store.js';
+import type { Clock } from '../../../ports/clock.js';
+import type { ObjectStore } from '../../../ports/object-store.js';
 
 /** Attribute names of a commit entry, spelled as Spark and delta-rs spell them. */
 export const DELTA_LOG_ATTRIBUTES = {

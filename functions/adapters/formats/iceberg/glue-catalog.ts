@@ -21,15 +21,19 @@ import {
   type TableInput,
   UpdateTableCommand,
 } from '@aws-sdk/client-glue';
-import { InvalidInputError, TransientStoreError } from '../core/errors.js';
-import type { CatalogCommitOutcome, IcebergCatalog, LoadedTable } from '../core/formats/iceberg/catalog.js';
+import { InvalidInputError, TransientStoreError } from '../../../core/errors.js';
+import type {
+  CatalogCommitOutcome,
+  IcebergCatalog,
+  LoadedTable,
+} from '../../../core/formats/iceberg/catalog.js';
 import {
   describeSetting,
   type GlueCatalogSetting,
   IcebergCatalogError,
   loadFromMetadataLocation,
-} from '../core/formats/iceberg/catalogs.js';
-import type { ObjectStore } from '../ports/object-store.js';
+} from '../../../core/formats/iceberg/catalogs.js';
+import type { ObjectStore } from '../../../ports/object-store.js';
 
 /** Glue table parameters Iceberg's catalogs read and write (BaseMetastoreTableOperations). */
 export const METADATA_LOCATION = 'metadata_location';

@@ -6,11 +6,11 @@ import { GlueClient } from '@aws-sdk/client-glue';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import { GlueIcebergCatalog } from '../adapters/glue-iceberg-catalog.js';
-import { type RestAuth, RestIcebergCatalog } from '../adapters/rest-iceberg-catalog.js';
-import { InvalidInputError } from '../core/errors.js';
-import type { IcebergCatalogServices, RestCatalogSetting } from '../core/formats/iceberg/catalogs.js';
-import { credentialsFromEnv, type Env } from './aws-env.js';
+import { InvalidInputError } from '../../../core/errors.js';
+import type { IcebergCatalogServices, RestCatalogSetting } from '../../../core/formats/iceberg/catalogs.js';
+import { credentialsFromEnv, type Env } from '../../../shared/aws-env.js';
+import { GlueIcebergCatalog } from './glue-catalog.js';
+import { type RestAuth, RestIcebergCatalog } from './rest-catalog.js';
 
 /** The environment variable holding a REST catalog's bearer token when the setting names none. */
 export const DEFAULT_REST_TOKEN_ENV = 'ICEBERG_REST_TOKEN';

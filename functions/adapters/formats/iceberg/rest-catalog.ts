@@ -18,17 +18,21 @@
 import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import { TransientStoreError } from '../core/errors.js';
-import type { CatalogCommitOutcome, IcebergCatalog, LoadedTable } from '../core/formats/iceberg/catalog.js';
-import { readMetadataText } from '../core/formats/iceberg/catalog.js';
+import { TransientStoreError } from '../../../core/errors.js';
+import type {
+  CatalogCommitOutcome,
+  IcebergCatalog,
+  LoadedTable,
+} from '../../../core/formats/iceberg/catalog.js';
+import { readMetadataText } from '../../../core/formats/iceberg/catalog.js';
 import {
   describeSetting,
   IcebergCatalogError,
   loadFromMetadataLocation,
   type RestCatalogSetting,
-} from '../core/formats/iceberg/catalogs.js';
-import { parseJsonKeepingLongs, stringifyJsonKeepingLongs } from '../core/formats/iceberg/json.js';
-import type { ObjectStore } from '../ports/object-store.js';
+} from '../../../core/formats/iceberg/catalogs.js';
+import { parseJsonKeepingLongs, stringifyJsonKeepingLongs } from '../../../core/formats/iceberg/json.js';
+import type { ObjectStore } from '../../../ports/object-store.js';
 
 /** How requests are authenticated, with the secrets the setting only names. */
 export type RestAuth =
