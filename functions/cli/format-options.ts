@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
+import { formatServices } from '../adapters/formats/index.js';
 import { LocalObjectStore } from '../adapters/local-object-store.js';
 import type { OpenedStore } from '../adapters/open-store.js';
 import {
@@ -21,7 +22,7 @@ import { formatForTable, type TableFormatName } from '../core/formats/index.js';
 import type { TableFormat } from '../core/formats/table-format.js';
 import type { Clock } from '../ports/clock.js';
 import { dynamoDbClientFromEnv, type Env } from '../shared/aws-env.js';
-import { formatServices, type TableLocation } from '../shared/format-services.js';
+import type { TableLocation } from '../shared/format-services.js';
 
 /** The options `addDeltaLogStoreOptions` adds, as commander parses them (see core/formats/delta/cli-options.ts). */
 export type DeltaLogStoreCliOptions = DeltaLogStoreFlags;

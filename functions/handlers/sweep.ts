@@ -12,6 +12,7 @@ import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { DynamoTableLedger } from '../adapters/dynamodb-table-ledger.js';
 import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
+import { type FormatServicesOptions, formatServices } from '../adapters/formats/index.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
 import { formatForTable, refusedTables } from '../core/formats/index.js';
@@ -42,11 +43,7 @@ import { type Clock, systemClock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { TableLedger } from '../ports/table-ledger.js';
 import { parseEnv } from '../shared/env.js';
-import {
-  dynamoDbClientsByRegion,
-  type FormatServicesOptions,
-  formatServices,
-} from '../shared/format-services.js';
+import { dynamoDbClientsByRegion } from '../shared/format-services.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { reportTableFailures } from '../shared/table-failures.js';

@@ -11,6 +11,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
+import { formatServices } from '../adapters/formats/index.js';
 import { RoutedJournal } from '../adapters/routed-journal.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import { CoordinationMismatchError } from '../core/errors.js';
@@ -30,7 +31,7 @@ import { coordinationRefusalMetrics } from '../core/metrics.js';
 import { journalManifestPrefix } from '../core/workflow/layout.js';
 import type { Journal } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
-import { dynamoDbClientsByRegion, formatServices } from '../shared/format-services.js';
+import { dynamoDbClientsByRegion } from '../shared/format-services.js';
 import {
   checkpointOf,
   type IsolatedJob,

@@ -1,12 +1,12 @@
-// The I/O the table formats may need to honour a table's settings (see `FormatServices` in
-// core/formats/table-format.ts), built where the AWS clients are: the workflow's runtime, the sweep and the CLI.
-// Core never builds an adapter; it is handed these factories and asks for what a table's config names.
+// What the table formats' adapters have in common, and nothing of any one format: where a store's tables are, the
+// clients every entry point builds once and hands every format, and the shape of a format's adapter. Each format's
+// own I/O (its log store, its catalog clients) lives in its folder under adapters/formats/, and the registry there
+// (adapters/formats/index.ts) composes the `FormatServices` core's formats take, so that adding a format touches
+// neither this module nor the entry points that build the services.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDbDeltaLogStore, s3TablePath } from '../adapters/formats/delta/dynamodb-log-store.js';
-import type { IcebergCatalogServices } from '../core/formats/iceberg/catalogs.js';
-import type { FormatServices } from '../core/formats/index.js';
+import type { TableFormatName } from '../core/formats/index.js';
 import type { Clock } from '../ports/clock.js';
-import type { ObjectStore } from '../ports/object-store.js';
+import type { Env } from './aws-env.js';
 
 /**
  * Where the tables of one store are, as the other writers of a table spell its path: in an S3 bucket (the
@@ -17,50 +17,33 @@ export type TableLocation =
   | { readonly bucket: string }
   | { readonly tablePath: (tableRoot: string) => string };
 
-export interface FormatServicesOptions {
+/**
+ * The clients an entry point builds once and hands every format's adapter: what more than one format may use, so
+ * none of them builds its own (a DynamoDB client per region, the clock).
+ */
+export interface FormatServicesContext {
   /**
-   * The DynamoDB client for a table in `region` (a Delta setting always names one); undefined asks for the entry
-   * point's own client (kept for callers that still pass one, never reached by a Delta setting).
+   * The DynamoDB client for a table in `region` (a format's setting that names a DynamoDB table names its region);
+   * undefined asks for the entry point's own client (kept for callers that still pass one).
    */
   readonly dynamodb: (region: string | undefined) => DynamoDBClient;
-  /** Sets the commit entries' `expireTime`. */
+  /** The time a format's adapter stamps on what it writes (expiry times of commit entries). */
   readonly clock: Clock;
-  /** Iceberg catalog clients (Glue, REST) for tables configured with one; absent: such a table is refused. */
-  readonly iceberg?: IcebergCatalogServices;
 }
 
 /**
- * The services for tables at `location`: a Delta table declared `deltaLogStore: { type: "dynamodb" }` commits
- * through Spark's S3DynamoDBLogStore protocol in that DynamoDB table (in the region the setting names), with the
- * table path its Spark writers use; one declared `s3-conditional` with `checkDynamoDbTable` reads that table for
- * entries of the table; an Iceberg table configured with a Glue or REST catalog through the client
- * `options.iceberg` builds.
+ * One table format's adapters, as the adapter registry (adapters/formats/index.ts) composes them: the services its
+ * `forTable` takes, built from the shared context, the format's own `Options` and the tables' location. The
+ * format's own clients (`Options`) are built by the entry point once per cold start — by `clientsFromEnv`, or
+ * handed in by a test — and are optional: a format whose clients were not built refuses the tables that need them.
  */
-export function formatServices(options: FormatServicesOptions, location: TableLocation): FormatServices {
-  const store = (
-    table: {
-      readonly tableName: string;
-      readonly region: string;
-      readonly tablePathScheme?: 's3' | 's3a' | undefined;
-    },
-    objects: ObjectStore,
-  ) =>
-    new DynamoDbDeltaLogStore({
-      client: options.dynamodb(table.region),
-      tableName: table.tableName,
-      region: table.region,
-      store: objects,
-      tablePath:
-        'bucket' in location
-          ? s3TablePath(location.bucket, table.tablePathScheme ?? 's3')
-          : location.tablePath,
-      clock: options.clock,
-    });
-  return {
-    ...options.iceberg,
-    deltaLogStore: store,
-    deltaCommitEntries: store,
-  };
+export interface FormatAdapter<Options extends object = object, Services extends object = object> {
+  /** The format whose `forTable` takes these services, as the core registry (core/formats/index.ts) names it. */
+  readonly format: TableFormatName;
+  /** The format's own clients for an entry point running with `env`; absent for a format that needs none. */
+  readonly clientsFromEnv?: (env: Env) => Options;
+  /** The services for the tables at `location`, as the format's `forTable` takes them. */
+  services(options: FormatServicesContext & Partial<Options>, location: TableLocation): Services;
 }
 
 /**

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { DynamoPartitionLease } from '../adapters/dynamodb-partition-lease.js';
 import { DynamoQuarantine } from '../adapters/dynamodb-quarantine.js';
-import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
+import { formatClientsFromEnv, formatServices } from '../adapters/formats/index.js';
 import { formatForTable, type TableFormatName } from '../core/formats/index.js';
 import type { TableFormat } from '../core/formats/table-format.js';
 import { type MemoryBudget, withMemoryBudget } from '../core/memory-budget.js';
@@ -20,7 +20,7 @@ import type { ObjectStore } from '../ports/object-store.js';
 import type { Quarantine } from '../ports/quarantine.js';
 import type { ScopedCredentialsProvider } from '../ports/scoped-credentials.js';
 import { baseEnvSchema, lambdaMemoryBudget, parseEnv } from './env.js';
-import { dynamoDbClientsByRegion, formatServices } from './format-services.js';
+import { dynamoDbClientsByRegion } from './format-services.js';
 import { createObservability, type Observability, withObservability } from './middleware.js';
 import { loadTableConfigs } from './table-source.js';
 import { tableStores } from './table-stores.js';
@@ -106,7 +106,8 @@ export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime 
     ...(options.wrapStore === undefined ? {} : { wrapStore: options.wrapStore }),
   });
   const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
-  const iceberg = icebergCatalogServices(options.env);
+  // The formats' own clients (Iceberg's catalog clients …), once per cold start like the DynamoDB clients.
+  const formatClients = formatClientsFromEnv(options.env);
   return {
     env,
     tables,
@@ -133,7 +134,10 @@ export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime 
       return journal;
     },
     formatFor(run) {
-      const services = formatServices({ dynamodb: dynamodbIn, clock, iceberg }, { bucket: run.bucket });
+      const services = formatServices(
+        { dynamodb: dynamodbIn, clock, ...formatClients },
+        { bucket: run.bucket },
+      );
       return formatForTable(tables, run.table, services, run.format);
     },
   };

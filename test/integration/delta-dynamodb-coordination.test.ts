@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { CreateTableCommand, GetItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deltaLogTableInput } from '../../functions/adapters/formats/delta/dynamodb-log-store.js';
+import { formatServices } from '../../functions/adapters/formats/index.js';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
 import { MemoryJournal } from '../../functions/adapters/memory-journal.js';
 import { runCompact } from '../../functions/cli/compact.js';
@@ -27,7 +28,6 @@ import { parseTableConfigs } from '../../functions/core/table-config.js';
 import { createVacuumHandler } from '../../functions/handlers/vacuum.js';
 import { ManualClock } from '../../functions/ports/clock.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
-import { formatServices } from '../../functions/shared/format-services.js';
 import { createObservability } from '../../functions/shared/middleware.js';
 import {
   appendDeltaEvents,

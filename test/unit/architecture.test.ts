@@ -240,3 +240,92 @@ describe('format-owned maintenance (issue #27 item 2)', () => {
     expect(violations).toEqual([]);
   });
 });
+
+describe('format-owned adapters (issue #27)', () => {
+  /**
+   * A format's I/O lives in its folder under adapters/formats/ and is composed by the adapter registry
+   * (adapters/formats/index.ts); the other adapters and the runtime modules in shared/ only hand it what every
+   * format shares. So none of them names a format or imports a format's folder — in core or in adapters — and a new
+   * format's adapters are one folder and one registration line.
+   */
+  const FORMAT_LITERAL = /(['"`])(delta|iceberg|hudi)\1/;
+  const FORMAT_FOLDER = /^functions\/(core|adapters)\/formats\/[^/]+\//;
+  const formatFree = (file: string): boolean =>
+    (file.startsWith('functions/adapters/') && !file.startsWith('functions/adapters/formats/')) ||
+    file.startsWith('functions/shared/');
+
+  /** What breaks the rule among `modules` (each a file with its code and the local modules it imports). */
+  function violations(
+    modules: ReadonlyMap<string, { readonly text: string; readonly imports: readonly string[] }>,
+  ) {
+    return [...modules.entries()]
+      .filter(([file]) => formatFree(file))
+      .flatMap(([file, { text, imports }]) => [
+        ...(FORMAT_LITERAL.test(text) ? [`${file} names a format in a string literal`] : []),
+        ...imports.filter((t) => FORMAT_FOLDER.test(t)).map((t) => `${file} → ${t}`),
+      ]);
+  }
+
+  it('the rule catches a format literal and a format-folder import outside the format folders, and spares the registries, the folders and an encoding', () => {
+    // Prepare
+    const modules = new Map([
+      ['functions/adapters/s3-object-store.ts', { text: "if (format === 'delta') return;", imports: [] }],
+      [
+        'functions/shared/workflow-runtime.ts',
+        { text: '', imports: ['functions/adapters/formats/iceberg/catalog-services.ts'] },
+      ],
+      [
+        'functions/shared/table-stores.ts',
+        { text: '', imports: ['functions/core/formats/delta/log-store.ts'] },
+      ],
+      [
+        'functions/shared/format-services.ts',
+        { text: '', imports: ['functions/adapters/formats/index.ts', 'functions/core/formats/index.ts'] },
+      ],
+      ['functions/adapters/formats/delta/services.ts', { text: "format: 'delta',", imports: [] }],
+      [
+        'functions/adapters/formats/index.ts',
+        { text: '', imports: ['functions/adapters/formats/iceberg/catalog-services.ts'] },
+      ],
+      ['functions/adapters/parquet-wasm/wasm.ts', { text: "how === 'delta-binary-packed'", imports: [] }],
+      [
+        'functions/adapters/open-store.ts',
+        { text: "const note = 'an Iceberg table at ' + root;", imports: [] },
+      ],
+    ]);
+
+    // Act
+    const found = violations(modules);
+
+    // Assess
+    expect(found).toEqual([
+      'functions/adapters/s3-object-store.ts names a format in a string literal',
+      'functions/shared/workflow-runtime.ts → functions/adapters/formats/iceberg/catalog-services.ts',
+      'functions/shared/table-stores.ts → functions/core/formats/delta/log-store.ts',
+    ]);
+  });
+
+  it('adapters outside adapters/formats/ and the shared runtime name no format and import no format folder', () => {
+    // Prepare
+    const graph = importGraph(['functions']);
+    const modules = new Map(
+      [...graph.entries()].map(([file, imports]) => [file, { text: code(file), imports }] as const),
+    );
+
+    // Act
+    const found = violations(modules);
+
+    // Assess
+    // The walk saw the modules the rule is about (not an empty or renamed folder): the ones it checks, the format
+    // adapter folders it keeps them out of, and the registry they may import.
+    expect([...graph.keys()].filter(formatFree).length).toBeGreaterThan(30);
+    expect(
+      [...graph.keys()].filter((f) => f.startsWith('functions/adapters/formats/')).length,
+    ).toBeGreaterThan(3);
+    expect(graph.has('functions/adapters/formats/index.ts')).toBe(true);
+    expect(
+      found,
+      'move format-specific I/O into adapters/formats/<name>/ and reach it through the registry',
+    ).toEqual([]);
+  });
+});

@@ -1,7 +1,8 @@
 // The Iceberg catalog clients a table's `catalog` setting may need (see `IcebergCatalogServices` in
-// core/formats/iceberg/catalogs.ts), built where the AWS clients and the environment are: the CLI (and, once the
-// per-table format binding is merged, the workflow's runtime). Core never builds an adapter; it is handed this
-// factory and asks for the catalog a table's config names.
+// core/formats/iceberg/catalogs.ts), built where the AWS clients and the environment are: the CLI, the workflow's
+// runtime, the sweep, the profiler and vacuum, through Iceberg's entry in the adapter registry
+// (adapters/formats/index.ts). Core never builds an adapter; it is handed this factory and asks for the catalog a
+// table's config names.
 import { GlueClient } from '@aws-sdk/client-glue';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
@@ -9,6 +10,7 @@ import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { InvalidInputError } from '../../../core/errors.js';
 import type { IcebergCatalogServices, RestCatalogSetting } from '../../../core/formats/iceberg/catalogs.js';
 import { credentialsFromEnv, type Env } from '../../../shared/aws-env.js';
+import type { FormatAdapter } from '../../../shared/format-services.js';
 import { GlueIcebergCatalog } from './glue-catalog.js';
 import { type RestAuth, RestIcebergCatalog } from './rest-catalog.js';
 
@@ -179,3 +181,22 @@ export function icebergCatalogServices(env: Env): IcebergCatalogServices {
         : new RestIcebergCatalog({ setting, store, auth: restAuth(setting) }),
   };
 }
+
+/**
+ * The Iceberg clients an entry point builds once per cold start and hands the adapter registry: the catalog
+ * clients. Absent, a table configured with a Glue or REST catalog is refused (`catalogUnavailable`) rather than
+ * committed through the path catalog.
+ */
+export interface IcebergClients {
+  readonly iceberg?: IcebergCatalogServices;
+}
+
+/**
+ * Iceberg's adapters: its catalog clients from the environment, and for a table the catalog services those
+ * clients give (the same for every location: a catalog names its own table).
+ */
+export const icebergAdapter: FormatAdapter<IcebergClients, IcebergCatalogServices> = {
+  format: 'iceberg',
+  clientsFromEnv: (env) => ({ iceberg: icebergCatalogServices(env) }),
+  services: (options) => ({ ...options.iceberg }),
+};
