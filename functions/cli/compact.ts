@@ -19,21 +19,14 @@ import {
   UsageError,
 } from '../core/errors.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
+import type { PartitionFilter } from '../core/formats/format-settings.js';
 import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
 import {
-  parseRewriteOptionPairs,
-  type RewriteDataFilesOptions,
-  resolveRewriteOptions,
-} from '../core/formats/iceberg/rewrite-options.js';
-import {
-  checkWhereFields,
-  InvalidWhereError,
-  matchesWhere,
-  parseWhere,
-  type WhereExpr,
-} from '../core/formats/iceberg/where.js';
-import {
+  checkFormatRunInput,
   DEFAULT_TABLE_FORMAT,
+  type FormatRunInput,
+  formatPartitionFilter,
+  formatRunInputFromPairs,
   formatTakesRunInput,
   type TableFormatName,
   tableFormat,
@@ -123,7 +116,7 @@ export interface CompactOptions extends DeltaLogStoreCliOptions {
   /** Iceberg only: the catalog the table commits through (catalog-options.ts). @default the path catalog */
   readonly icebergCatalog?: IcebergCatalogSetting;
   /** Iceberg only: `rewrite_data_files` options (Iceberg's names and defaults; see iceberg/rewrite-options.ts). */
-  readonly rewriteDataFiles?: RewriteDataFilesOptions;
+  readonly rewriteDataFiles?: FormatRunInput['rewriteDataFiles'];
   /** Iceberg only: compact only the partitions this filter passes (see iceberg/where.ts). */
   readonly where?: string;
 }
@@ -222,15 +215,9 @@ async function compactTable(
   refuseForeignAmong(opened.store, opened.prefix, inventory.foreignTables);
   // Options that cannot hold for this table (sizes against its target) and a filter naming a field no partition
   // has are refused now, before an interrupted run is settled or anything is planned.
-  if (options.rewriteDataFiles !== undefined)
-    resolveRewriteOptions(options.rewriteDataFiles, {
-      ...(inventory.properties === undefined ? {} : { tableProperties: inventory.properties }),
-      engineGroupCapBytes: Number.MAX_SAFE_INTEGER,
-    });
+  checkFormatRunInput(formatName, options, { properties: inventory.properties });
   if (where !== undefined)
-    checkWhereFields(where.text, where.expr, [
-      ...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name))),
-    ]);
+    where.checkFields([...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name)))]);
   const wanted = options.partition?.replace(/^\/+|\/+$/g, '');
   const storeJournal = new StoreJournal(live, {
     workRoot: opened.workRoot,
@@ -264,7 +251,7 @@ async function compactTable(
   // After settling, which may have brought files back: only then is an empty location really empty.
   requireParquetFiles(inventory, uri, 'compact');
   const partitions = inventory.partitions
-    .filter((p) => where === undefined || matchesWhere(where.expr, p.values))
+    .filter((p) => where === undefined || where.passes(p.values))
     .map((p) => p.partition)
     .filter((p) => wanted === undefined || p === wanted);
   if (where !== undefined && partitions.length === 0)
@@ -560,7 +547,7 @@ export function readersOf(names: readonly string[] | undefined): Reader[] | unde
 export function checkRewriteChoices(
   options: Pick<CompactOptions, 'rewriteDataFiles' | 'where'>,
   format: TableFormatName,
-): { text: string; expr: WhereExpr } | undefined {
+): PartitionFilter | undefined {
   // Whose inputs these are is the registry's word (the format's run-input fragment), not a name compared here.
   const misplaced = (['rewriteDataFiles', 'where'] as const).some(
     (field) => options[field] !== undefined && !formatTakesRunInput(format, field),
@@ -570,10 +557,11 @@ export function checkRewriteChoices(
       `--rewrite-option and --where apply to Iceberg tables (--format iceberg), not to format "${format}"; drop them`,
     );
   if (options.where === undefined) return undefined;
+  // The table's format reads its own filter; one that does not parse is a usage error.
   try {
-    return { text: options.where, expr: parseWhere(options.where) };
+    return formatPartitionFilter(format, options.where);
   } catch (err) {
-    if (err instanceof InvalidWhereError) throw new UsageError(err.message);
+    if (err instanceof InvalidInputError) throw new UsageError(err.message);
     throw err;
   }
 }
@@ -684,9 +672,9 @@ with no coordination, stopped during the window). A local folder without the opt
 }
 
 /** The `--rewrite-option` pairs as options. @throws UsageError listing every problem. */
-export function rewriteOptionsOf(pairs: readonly string[]): RewriteDataFilesOptions {
+export function rewriteOptionsOf(pairs: readonly string[]): FormatRunInput['rewriteDataFiles'] {
   try {
-    return parseRewriteOptionPairs(pairs);
+    return formatRunInputFromPairs('rewriteDataFiles', pairs);
   } catch (err) {
     if (err instanceof InvalidInputError)
       throw new UsageError(err.message.replace('rewriteDataFiles options', '--rewrite-option values'));

@@ -7,11 +7,13 @@ import { StoreQuarantine } from '../adapters/store-quarantine.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
 import {
-  mergeRewriteOptions,
-  type RewriteDataFilesOptions,
-} from '../core/formats/iceberg/rewrite-options.js';
-import { checkWhereFields } from '../core/formats/iceberg/where.js';
-import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
+  DEFAULT_TABLE_FORMAT,
+  type FormatRunInput,
+  formatRunContext,
+  formatRunOptions,
+  type TableFormatName,
+  tableFormat,
+} from '../core/formats/index.js';
 import type { TableSnapshot } from '../core/formats/table-format.js';
 import { printable, printableLines } from '../core/keys.js';
 import { withMemoryBudget } from '../core/memory-budget.js';
@@ -115,7 +117,7 @@ export async function planTable(
     workRoot?: string;
     format?: TableFormatName;
     /** Iceberg only: `rewrite_data_files` options. */
-    rewriteDataFiles?: RewriteDataFilesOptions;
+    rewriteDataFiles?: FormatRunInput['rewriteDataFiles'];
     /** Iceberg only: plan only the partitions this filter passes. */
     where?: string;
     /** Iceberg only: the catalog the table is read through. @default the path catalog */
@@ -161,15 +163,20 @@ export async function planTable(
   // A format with its own rules (Iceberg's rewrite_data_files) plans as `compact` would: the same options, where
   // --target-mb stands in for target-file-size-bytes and --min-input-files for min-input-files.
   if (where !== undefined)
-    checkWhereFields(where.text, where.expr, [
-      ...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name))),
-    ]);
-  const rewriteDataFiles = mergeRewriteOptions(
-    options.targetFileSizeBytes === undefined
-      ? undefined
-      : { 'target-file-size-bytes': options.targetFileSizeBytes },
-    options.minInputFiles === undefined ? undefined : { 'min-input-files': options.minInputFiles },
-    options.rewriteDataFiles,
+    where.checkFields([...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name)))]);
+  // The format resolves its own options from the request, as the plan step's run context does (formatRunContext).
+  const runOptions = formatRunOptions(
+    format.name,
+    formatRunContext(
+      format.name,
+      {},
+      {
+        ...(options.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: options.rewriteDataFiles }),
+        targetFileSizeMB:
+          options.targetFileSizeBytes === undefined ? undefined : options.targetFileSizeBytes / MiB,
+        minInputFiles: options.minInputFiles,
+      },
+    ),
   );
   const binpack = {
     ...DEFAULT_PLAN_OPTIONS,
@@ -180,7 +187,7 @@ export async function planTable(
     planPartition(input, {
       binpack,
       // The format reads its own run options back from `options`, as the plan step hands them (formatRunOptions).
-      ...(rewriteDataFiles === undefined ? {} : { options: { rewriteDataFiles } }),
+      ...(Object.keys(runOptions).length === 0 ? {} : { options: runOptions }),
       ...(where === undefined ? {} : { where: where.text }),
       values: valuesOf.get(input.partition) ?? [],
       ...(inventory.properties === undefined ? {} : { properties: inventory.properties }),

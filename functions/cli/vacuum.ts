@@ -309,8 +309,7 @@ export async function planVacuumJob(
       ? {}
       : { retiredVersionJournalFor: () => job.retiredVersionJournal as Journal }),
     clock: io.clock,
-    iceberg: job.iceberg,
-    delta: () => job.delta,
+    services: () => ({ ...job.delta, ...job.iceberg }),
   };
   const candidates = new Map<string, VacuumCandidate>();
   const add = (found: readonly VacuumCandidate[]) => {
@@ -532,7 +531,7 @@ export async function runVacuum(
   }
   // The table is given so the last-line check judges each candidate against its root, as the deployment's does.
   const report = await executeVacuum(
-    { storeFor: () => job.store, iceberg: job.iceberg, delta: () => job.delta, tables: [job.table] },
+    { storeFor: () => job.store, services: () => ({ ...job.delta, ...job.iceberg }), tables: [job.table] },
     plan,
     {
       listLimit: Number.MAX_SAFE_INTEGER,

@@ -1,5 +1,6 @@
 // Typed errors of lake-compactor: each class sets `name`, so Step Functions Retry/Catch can match
 // it, and each message says what went wrong and what the operator should do about it.
+import { type ForeignFormat, foreignTableRefusal } from './formats/foreign-formats.js';
 
 /** Base of every error this project raises on purpose. `name` is what Step Functions matches. */
 export abstract class CompactorError extends Error {
@@ -220,7 +221,7 @@ export class CompactionFailedError extends CompactorError {}
 export class UnsupportedTableFormatError extends CompactorError {
   constructor(
     /** The table format found. */
-    readonly format: 'delta' | 'iceberg' | 'hudi',
+    readonly format: ForeignFormat,
     /** Where that table lies (its root folder, as a URI or path). */
     readonly root: string,
     /**
@@ -231,12 +232,14 @@ export class UnsupportedTableFormatError extends CompactorError {
     /** The location that was asked for. */
     readonly location: string,
     /**
-     * What to do instead, when the default advice (configure it with `format: "delta"` / `"iceberg"`, or pass
-     * `--format`) does not fit the command that met it: `tier` cannot tier a Delta or Iceberg table at all yet.
+     * What to do instead, when the format's own advice (configure the table with its format, or pass `--format`:
+     * see formats/foreign-table-kind.ts) does not fit the command that met it: `tier` cannot tier a Delta or
+     * Iceberg table at all yet.
      */
     readonly advice?: string,
   ) {
-    super(unsupportedFormatMessage(format, root, evidenceKey, location, advice));
+    // The words are each format's own (its folder's foreign-table.ts), so this class names no format.
+    super(foreignTableRefusal(format, root, evidenceKey, location, advice));
   }
 }
 
@@ -255,40 +258,6 @@ export class CoordinationMismatchError extends CompactorError {
   ) {
     super(message);
   }
-}
-
-function unsupportedFormatMessage(
-  format: 'delta' | 'iceberg' | 'hudi',
-  root: string,
-  evidenceKey: string,
-  location: string,
-  advice: string | undefined,
-): string {
-  const at = withoutTrailingSlash(location);
-  const table = withoutTrailingSlash(root);
-  const inside = table.endsWith('/') ? table : `${table}/`;
-  const relation = at === table ? 'is' : at.startsWith(inside) ? 'is inside' : 'contains';
-  // Delta is a registered format: the way out is to say so, for the table's own root (not a folder in or above it).
-  const deltaAdvice =
-    relation === 'is'
-      ? 'to compact or vacuum it through its log, configure the table with format: "delta" (on the CLI: pass --format delta)'
-      : `to compact or vacuum it through its log, configure ${table} as a table with format: "delta" (on the CLI: point at ${table} and pass --format delta)`;
-  if (format === 'hudi') {
-    return `${at} ${relation} an Apache Hudi table (found ${evidenceKey}): its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones. ${advice ?? `lake-compactor recognises Hudi tables but does not compact, vacuum or tier them yet; remove this location from the configuration and do not point the CLI at it (use Hudi's own clustering, compaction and cleaner for now)`}. Nothing was changed.`;
-  }
-  // Iceberg is a registered format too: configure it as one, through the catalog its writers commit with.
-  const icebergAdvice =
-    relation === 'is'
-      ? 'to compact and maintain it through its metadata, configure the table with format: "iceberg" and the catalog its writers use (on the CLI: pass --format iceberg, with --catalog glue|rest when a catalog manages it; Amazon S3 Tables is rest)'
-      : `to compact and maintain it through its metadata, configure ${table} as a table with format: "iceberg" and the catalog its writers use (on the CLI: point at ${table} and pass --format iceberg, with --catalog glue|rest when a catalog manages it; Amazon S3 Tables is rest)`;
-  return format === 'delta'
-    ? `${at} ${relation} a Delta Lake table (found ${inside}_delta_log/): its transaction log, not the file listing, defines which files are live, so treating it as plain Parquet would break the table and could resurrect deleted rows; ${advice ?? deltaAdvice}. Nothing was changed.`
-    : `${at} ${relation} an Apache Iceberg table (found ${evidenceKey}): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows; ${advice ?? icebergAdvice}. Nothing was changed.`;
-}
-
-/** `s3://b/t/` → `s3://b/t`, but a bare scheme root (`memory://`) stays as it is. */
-function withoutTrailingSlash(location: string): string {
-  return location.endsWith('://') ? location : location.replace(/\/+$/, '');
 }
 
 /**

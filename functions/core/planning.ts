@@ -2,7 +2,7 @@
 // or one skip reason, the plan does not depend on input order, and planning the planned output plans nothing.
 import { z } from 'zod';
 import { InvalidInputError } from './errors.js';
-import { resolvedRewriteOptionsSchema } from './formats/iceberg/rewrite-options.js';
+import { FORMAT_PLAN_OPTIONS } from './formats/plan-options.js';
 import { type QuarantinedFile, quarantinedFileSchema, quarantineSkipReason } from './quarantine.js';
 import { formatBytes } from './stats.js';
 
@@ -148,8 +148,11 @@ export const partitionPlanSchema = z.object({
   version: z.literal(1),
   table: z.string().min(1),
   partition: z.string(),
-  /** The bin-pack planner's options, or (an Iceberg table) the resolved `rewrite_data_files` options. */
-  options: z.union([planOptionsSchema, resolvedRewriteOptionsSchema]),
+  /**
+   * The bin-pack planner's options, or those a format's own planner resolved (an Iceberg table: its
+   * `rewrite_data_files` options), each format's declared in its folder (formats/plan-options.ts).
+   */
+  options: z.union([planOptionsSchema, ...FORMAT_PLAN_OPTIONS]),
   snapshot: planSnapshotSchema,
   /** What the table format must remember to commit against this plan's snapshot (see TableSnapshot.formatState). */
   formatState: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),

@@ -5,18 +5,19 @@ import { z } from 'zod';
 import { RETIRE_MODES, type RetireMode } from '../ports/journal.js';
 import { codecSchema, DEFAULT_CODEC, schemaFidelitySchema } from '../ports/parquet-engine.js';
 import { InvalidInputError } from './errors.js';
-import { matchesWhere, parseWhere } from './formats/iceberg/where.js';
 import {
   DEFAULT_TABLE_FORMAT,
   FORMAT_RUN_CONTEXT_FIELDS,
   FORMAT_RUN_INPUT_FIELDS,
   FORMAT_RUN_INPUT_NAMES,
+  formatPartitionFilter,
   formatRunContext,
   formatTakesRunInput,
   isTableFormatName,
   misplacedRunInputMessage,
   type TableFormatName,
   type TableFormatSettings,
+  tableFormat,
   tableFormatNameSchema,
   unsupportedFormatMessage,
 } from './formats/index.js';
@@ -348,9 +349,11 @@ export function selectWherePartitions(
   if (!parsed.success || !wherePartitionsWanted(parsed.data) || !formatTakesRunInput(table.format, 'where'))
     return raw;
   const where = parsed.data.where as string;
-  const expr = parseWhere(where);
+  // The table's format reads its own filter (the schema checked that it parses).
+  const filter = formatPartitionFilter(table.format, where);
+  if (filter === undefined) return raw;
   const passing = listed
-    .filter((p) => matchesWhere(expr, p.values))
+    .filter((p) => filter.passes(p.values))
     .map((p) => p.partition)
     .sort();
   const examples = (list: readonly string[]) =>
@@ -483,14 +486,17 @@ export function buildRunContext(
 
 /**
  * How a run's groups retire their inputs. A versioned bucket deletes (free; the old version is the undo). An
- * unversioned one deletes too when the rewrite keeps row order (bin-pack of Hive-style Parquet): an undo, which
+ * unversioned one deletes too when the rewrite keeps row order (bin-pack) and the table's format can undo that
+ * (`rebuildsRetiredInputs`: Hive-style Parquet): an undo, which
  * almost never runs, rebuilds retired inputs from the outputs' rows instead of a trash copy made of every input
  * up front (a COPY each, ≈ $19/TB at 257 KB files). A sort or z-order scatters an input's rows, so it still
  * copies to trash; the compact and commit steps fall back to trash for any group they cannot cover.
  */
 export function retireModeOf(versioned: boolean, format: TableFormatName, strategy: Strategy): RetireMode {
   if (versioned) return 'delete-versioned';
-  return format === 'parquet' && strategy === 'binpack' ? 'delete-rebuild' : 'trash';
+  return tableFormat(format).rebuildsRetiredInputs === true && strategy === 'binpack'
+    ? 'delete-rebuild'
+    : 'trash';
 }
 
 /** The key prefix of a partition's directory, ending with `/` ('' for the root of a bucket-root table). */

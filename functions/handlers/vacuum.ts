@@ -202,6 +202,7 @@ export const handler = lambdaEntry((env, observability) => {
         })
       : runtime.journalFor(bucket),
   );
+  const iceberg = icebergCatalogServices(env);
   return createVacuumHandler(
     {
       tables: runtime.tables,
@@ -209,11 +210,12 @@ export const handler = lambdaEntry((env, observability) => {
       storeFor: runtime.storeFor,
       ...journals,
       clock: runtime.clock,
-      // Glue and REST catalog clients for Iceberg tables configured with one (IAM: iceberg-catalog-access.ts).
-      iceberg: icebergCatalogServices(env),
-      // DynamoDB commit tables of Delta tables declared with one (IAM: delta-log-access.ts): VACUUM finishes an
-      // incomplete entry before reading the log, and checks the declared coordination.
-      delta: (bucket) => formatServices({ dynamodb: dynamodbIn, clock: runtime.clock }, { bucket }),
+      // Every format's services in a bucket, composed as the workflow composes them: the DynamoDB commit tables of
+      // Delta tables declared with one (IAM: delta-log-access.ts; VACUUM finishes an incomplete entry before reading
+      // the log, and checks the declared coordination) and the Glue and REST catalog clients of Iceberg tables
+      // configured with one (IAM: iceberg-catalog-access.ts).
+      services: (bucket) =>
+        formatServices({ dynamodb: dynamodbIn, clock: runtime.clock, iceberg }, { bucket }),
     },
     observability,
   );

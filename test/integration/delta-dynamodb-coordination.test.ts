@@ -478,7 +478,7 @@ describe('Delta commit coordination beside the writers it is declared for', () =
             storeFor: () => h.store,
             journalFor: () => new MemoryJournal(),
             clock,
-            delta: (bucket) => formatServices({ dynamodb: () => h.cloud.dynamodb, clock }, { bucket }),
+            services: (bucket) => formatServices({ dynamodb: () => h.cloud.dynamodb, clock }, { bucket }),
           },
           createObservability('test'),
         );

@@ -8,30 +8,18 @@
 // leaves the log pointing at nothing.
 import type { ObjectStore } from '../../ports/object-store.js';
 import { UnsupportedTableFormatError } from '../errors.js';
+import { aFormat, FOREIGN_FORMATS, FORMAT_NAMES, type ForeignFormat } from './foreign-formats.js';
 
 /**
- * Every table format recognised by its own metadata. Delta and Iceberg are also registered formats (a table
- * configured as one is compacted through its log or metadata); Hudi is recognised only, and refused everywhere,
- * until it is implemented.
+ * Every table format recognised by its own metadata (each declared in its folder: see foreign-formats.ts). Delta and
+ * Iceberg are also registered formats (a table configured as one is compacted through its log or metadata); Hudi is
+ * recognised only, and refused everywhere, until it is implemented.
  */
-export const FOREIGN_FORMATS = ['delta', 'iceberg', 'hudi'] as const;
-export type ForeignFormat = (typeof FOREIGN_FORMATS)[number];
+export { aFormat, FOREIGN_FORMATS, FORMAT_NAMES, type ForeignFormat } from './foreign-formats.js';
 
 /** True for a recognised format's name (e.g. a marker read back from storage). */
 export function isForeignFormat(value: unknown): value is ForeignFormat {
   return typeof value === 'string' && (FOREIGN_FORMATS as readonly string[]).includes(value);
-}
-
-/** How the formats are named in messages. */
-export const FORMAT_NAMES: Readonly<Record<ForeignFormat, string>> = {
-  delta: 'Delta Lake',
-  iceberg: 'Apache Iceberg',
-  hudi: 'Apache Hudi',
-};
-
-/** `a Delta Lake` / `an Apache Iceberg` / `an Apache Hudi`. */
-export function aFormat(format: ForeignFormat): string {
-  return `${format === 'delta' ? 'a' : 'an'} ${FORMAT_NAMES[format]}`;
 }
 
 /** A key that belongs to a foreign table's log or metadata. */

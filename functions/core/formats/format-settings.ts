@@ -7,6 +7,7 @@
 // (formats/index.ts) merges the fragments, and a format reads its settings back as its own typed value; the port
 // (table-format.ts) carries that value opaquely.
 import type { z } from 'zod';
+import type { PartitionValue } from '../partition.js';
 
 /** The parsed values of a fragment's fields: each one optional, as a table of another format lacks them. */
 export type SettingsOf<Fields extends z.ZodRawShape> = {
@@ -77,8 +78,56 @@ export interface FormatRunSettings<
    */
   readonly resolve: (
     table: SettingsOf<Fields> & { readonly targetFileSizeMB?: number | undefined },
-    request: SettingsOf<RunInput> & { readonly targetFileSizeMB?: number | undefined },
+    request: SettingsOf<RunInput> & RunKnobs,
   ) => SettingsOf<RunContext>;
+  /**
+   * The format's reading of the run input's `where` partition filter, for a format whose input takes one: the
+   * filter as a predicate over one partition's values (the validate step and `compact` list the partitions it
+   * passes). Called with a filter of the run input's own schema, or an operator's flag.
+   * @throws InvalidInputError when the filter does not parse, saying where and what was expected.
+   */
+  readonly partitionFilter?: (text: string) => PartitionFilter;
+  /**
+   * Refuses this run's own inputs that cannot hold for the table as its snapshot shows it (Iceberg: option sizes
+   * against the table's target property), before anything is settled or planned; the plan step would refuse them
+   * anyway, later.
+   * @throws InvalidInputError saying which input to change.
+   */
+  readonly checkAgainstTable?: (
+    request: SettingsOf<RunInput>,
+    table: { readonly properties?: Readonly<Record<string, string>> | undefined },
+  ) => void;
+  /**
+   * Run-input fields the command line spells as repeated `name=value` pairs (Iceberg's `rewriteDataFiles` as
+   * `--rewrite-option`s), each with the parser of its pairs.
+   * @throws InvalidInputError listing every problem of the pairs.
+   */
+  readonly fromPairs?: {
+    readonly [K in keyof RunInput]?: (pairs: readonly string[]) => z.output<RunInput[K]>;
+  };
+}
+
+/**
+ * What every format's run may be asked for of its planner whatever the format (`targetFileSizeMB` of the run input;
+ * the CLI `plan`'s `--min-input-files`), for a format whose own options are the same knobs (Iceberg:
+ * `target-file-size-bytes`, `min-input-files`).
+ */
+export interface RunKnobs {
+  readonly targetFileSizeMB?: number | undefined;
+  readonly minInputFiles?: number | undefined;
+}
+
+/** A run's partition filter as its format reads it (see {@link FormatRunSettings.partitionFilter}). */
+export interface PartitionFilter {
+  /** The filter as given. */
+  readonly text: string;
+  /** Whether a partition with these values passes. */
+  passes(values: readonly PartitionValue[]): boolean;
+  /**
+   * Refuses a filter naming a field that none of `known` is (the table's partition fields), suggesting the nearest.
+   * @throws InvalidInputError
+   */
+  checkFields(known: readonly string[]): void;
 }
 
 /**

@@ -6,7 +6,13 @@ import { z } from 'zod';
 import { CompactorError } from '../errors.js';
 import { deltaLake } from './delta/format.js';
 import { FORMAT_NAMES, isForeignFormat } from './foreign-tables.js';
-import type { FormatSettings, SettingsIssue, SettingsOf } from './format-settings.js';
+import type {
+  FormatSettings,
+  PartitionFilter,
+  RunKnobs,
+  SettingsIssue,
+  SettingsOf,
+} from './format-settings.js';
 import { hiveParquet } from './hive/index.js';
 import { icebergTable } from './iceberg/format.js';
 import type {
@@ -190,7 +196,7 @@ export function misplacedRunInputMessage(
 export function formatRunContext(
   format: string,
   table: TableFormatSettings & { readonly targetFileSizeMB?: number | undefined },
-  request: Readonly<Record<string, unknown>> & { readonly targetFileSizeMB?: number | undefined },
+  request: Readonly<Record<string, unknown>> & RunKnobs,
 ): Record<string, unknown> {
   const registered = TABLE_FORMATS.get(format);
   const run = registered?.settings?.run;
@@ -198,8 +204,60 @@ export function formatRunContext(
   const own = Object.fromEntries(Object.keys(run.input).map((name) => [name, request[name]]));
   return run.resolve(
     { ...formatSettingsOf(registered, table), targetFileSizeMB: table.targetFileSizeMB },
-    { ...own, targetFileSizeMB: request.targetFileSizeMB },
+    { ...own, targetFileSizeMB: request.targetFileSizeMB, minInputFiles: request.minInputFiles },
   );
+}
+
+/** A run's format-owned inputs, as parsed: every registered format's run-input fields, each optional. */
+export type FormatRunInput = SettingsOf<FormatRunInputFields>;
+
+/**
+ * The run input's `where` partition filter as the format named `format` reads it, or undefined for a format whose
+ * run input takes none (whether it may be given at all is {@link misplacedRunInputMessage}'s to say).
+ * @throws InvalidInputError when the filter does not parse.
+ */
+export function formatPartitionFilter(format: unknown, text: string): PartitionFilter | undefined {
+  const run = typeof format === 'string' ? TABLE_FORMATS.get(format)?.settings?.run : undefined;
+  return run?.partitionFilter?.(text);
+}
+
+/**
+ * Refuses the format-owned inputs of a run of a `format` table that cannot hold for the table as its snapshot shows
+ * it (the format's `checkAgainstTable`); nothing for a format without such rules.
+ * @throws InvalidInputError saying which input to change.
+ */
+export function checkFormatRunInput(
+  format: unknown,
+  request: object,
+  table: { readonly properties?: Readonly<Record<string, string>> | undefined },
+): void {
+  const run = typeof format === 'string' ? TABLE_FORMATS.get(format)?.settings?.run : undefined;
+  if (run?.checkAgainstTable === undefined) return;
+  const values = request as Readonly<Record<string, unknown>>;
+  // Only the format's own inputs, whatever else the request carries (a CLI command's other options).
+  const own = Object.fromEntries(Object.keys(run.input).map((name) => [name, values[name]]));
+  run.checkAgainstTable(own, table);
+}
+
+/**
+ * The run-input field `field` from the command line's repeated `name=value` pairs, parsed by the format that
+ * declares it so (`fromPairs`).
+ * @throws InvalidInputError listing every problem of the pairs.
+ */
+export function formatRunInputFromPairs<F extends keyof FormatRunInput & string>(
+  field: F,
+  pairs: readonly string[],
+): FormatRunInput[F] {
+  const formats: readonly TableFormat[] = REGISTERED;
+  for (const format of formats) {
+    const parse = (
+      format.settings?.run?.fromPairs as
+        | Readonly<Record<string, ((pairs: readonly string[]) => unknown) | undefined>>
+        | undefined
+    )?.[field];
+    if (parse !== undefined) return parse(pairs) as FormatRunInput[F];
+  }
+  throw new TypeError(`No registered format reads the run input ${field} from name=value pairs`);
 }
 
 /**

@@ -415,6 +415,12 @@ export interface TableFormat {
   /** What vacuum may consider, what it must keep, and how it removes it. */
   readonly vacuum: VacuumRules;
   /**
+   * Whether a run that keeps row order (bin-pack) on an unversioned bucket may retire its inputs by deleting them,
+   * an undo rebuilding a retired input from the outputs' rows (`delete-rebuild`, see {@link CommitDeps.engine}):
+   * only a format whose commit implements that undo (Hive). Absent or false: such a run copies its inputs to trash.
+   */
+  readonly rebuildsRetiredInputs?: boolean;
+  /**
    * Whether a key (relative to the table root) is one of the table's own metadata writes (Delta: `_delta_log/`;
    * Iceberg: `metadata/`), which the profiler must not take for another format's table or for data. Hive-style
    * Parquet has none: its work root and non-data objects are recognised for every format by name (see

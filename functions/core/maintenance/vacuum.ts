@@ -285,17 +285,14 @@ function unreadableRun(runId: string): string {
  */
 export interface VacuumServices {
   /**
-   * Catalog clients (Glue, REST) for Iceberg tables configured with one; absent: such a table is that table's
-   * error (nothing of it deleted), never maintained through the path catalog, whose commits its readers never see.
+   * The I/O every format's maintenance may need in `bucket` (FormatServices, composed by the registry from what each
+   * format's `forTable` asks for: Delta's DynamoDB commit tables, per bucket since an entry's table path names it;
+   * Iceberg's Glue and REST catalog clients). A service left out makes a table that needs it that table's error
+   * (nothing of it deleted), never maintained another way: a Delta table declared `dynamodb` is not vacuumed from a
+   * log that may lack a decided commit, an Iceberg table with a catalog is not expired through the path catalog,
+   * whose commits its readers never see. Absent: no services at all.
    */
-  readonly iceberg?: Pick<FormatServices, 'icebergCatalog'>;
-  /**
-   * DynamoDB access for Delta tables, per bucket (the entries' table path names it): Delta VACUUM finishes an
-   * incomplete commit entry and checks the table's declared coordination before reading its log. Absent: a table
-   * declared `dynamodb` (or checking a DynamoDB table) is that table's error, never vacuumed from a log that may
-   * lack a decided commit.
-   */
-  readonly delta?: (bucket: string) => FormatServices;
+  readonly services?: (bucket: string) => FormatServices;
 }
 
 export interface VacuumDeps extends VacuumServices {
@@ -330,14 +327,9 @@ export interface VacuumDeps extends VacuumServices {
   readonly shouldStop?: () => boolean;
 }
 
-/**
- * The services a format's maintenance gets in `bucket`: DynamoDB access from `delta`, catalog clients from
- * `iceberg` only — a catalog client the per-bucket services happen to carry must not maintain an Iceberg table
- * the entry point gave no catalog clients (that table is its error, as it always was).
- */
+/** The services a format's maintenance gets in `bucket`: the entry point's, as it composed them (none without). */
 function servicesIn(deps: VacuumServices, bucket: string): FormatServices {
-  const { icebergCatalog: _notThisWay, ...perBucket } = deps.delta?.(bucket) ?? {};
-  return { ...perBucket, ...deps.iceberg };
+  return deps.services?.(bucket) ?? {};
 }
 
 type Step =

@@ -78,7 +78,7 @@ function handlerFor(withCatalogClients: boolean) {
       journalFor: () => new MemoryJournal(),
       clock: new ManualClock(MAINTENANCE_FAR),
       ...(withCatalogClients
-        ? { iceberg: icebergCatalogServices({ ...ENV, AWS_ENDPOINT_URL_GLUE: glue.endpoint }) }
+        ? { services: () => icebergCatalogServices({ ...ENV, AWS_ENDPOINT_URL_GLUE: glue.endpoint }) }
         : {}),
     },
     createObservability('test'),

@@ -20,6 +20,8 @@ export const hiveParquet = {
   commit: commitGroup,
   rollback: rollbackGroup,
   vacuum: hiveVacuumRules,
+  // Its commit undoes a deleted input by rebuilding it from the outputs' rows (commit.ts).
+  rebuildsRetiredInputs: true,
   // No log or metadata of its own: a `_delta_log/` or Iceberg `metadata/` inside it is a foreign table's.
   isOwnMetadataWrite: () => false,
   // Every data-file event is the change itself: the profiler counts it as it comes (events.ts).

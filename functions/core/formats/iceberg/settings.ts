@@ -6,10 +6,12 @@ import { defineFormatSettings, type SettingsValue } from '../format-settings.js'
 import { icebergCatalogSchema } from './catalogs.js';
 import {
   mergeRewriteOptions,
+  parseRewriteOptionPairs,
   type RewriteDataFilesOptions,
+  resolveRewriteOptions,
   rewriteDataFilesSchema,
 } from './rewrite-options.js';
-import { InvalidWhereError, parseWhere } from './where.js';
+import { checkWhereFields, InvalidWhereError, matchesWhere, parseWhere } from './where.js';
 
 const MiB = 1024 * 1024;
 
@@ -64,12 +66,14 @@ export const icebergSettings = defineFormatSettings({
       /** The operator's partition filter; a partition outside it plans nothing. */
       where: z.string().optional(),
     },
-    // An explicit target in MiB is the same knob as `target-file-size-bytes`; an option beats it at its level.
+    // An explicit target in MiB is the same knob as `target-file-size-bytes` (and the CLI plan's --min-input-files
+    // as `min-input-files`); an option beats it at its level.
     resolve: (table, request) => {
       const rewriteDataFiles = mergeRewriteOptions(
         asOption(table.targetFileSizeMB),
         table.rewriteDataFiles,
         asOption(request.targetFileSizeMB),
+        request.minInputFiles === undefined ? undefined : { 'min-input-files': request.minInputFiles },
         request.rewriteDataFiles,
       );
       return {
@@ -77,6 +81,23 @@ export const icebergSettings = defineFormatSettings({
         ...(request.where === undefined ? {} : { where: request.where }),
       };
     },
+    partitionFilter: (text) => {
+      const expr = parseWhere(text);
+      return {
+        text,
+        passes: (values) => matchesWhere(expr, values),
+        checkFields: (known) => checkWhereFields(text, expr, known),
+      };
+    },
+    // Sizes that contradict the table's target property are refused before the run settles or plans anything.
+    checkAgainstTable: (request, table) => {
+      if (request.rewriteDataFiles !== undefined)
+        resolveRewriteOptions(request.rewriteDataFiles, {
+          ...(table.properties === undefined ? {} : { tableProperties: table.properties }),
+          engineGroupCapBytes: Number.MAX_SAFE_INTEGER,
+        });
+    },
+    fromPairs: { rewriteDataFiles: parseRewriteOptionPairs },
   },
 });
 
