@@ -10,8 +10,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { z } from 'zod';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { DynamoTableLedger } from '../adapters/dynamodb-table-ledger.js';
-import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
-import { formatServices } from '../adapters/formats/index.js';
+import { formatClientsFromEnv, formatServices } from '../adapters/formats/index.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
 import { FORMAT_NAMES, foreignMarkerAdvice } from '../core/formats/foreign-tables.js';
@@ -486,12 +485,12 @@ export function profilerFormats(
   dynamodb: DynamoDBClient,
 ): (table: TableConfig, bucket: string) => TableFormat {
   const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
-  const iceberg = icebergCatalogServices(env);
+  const formatClients = formatClientsFromEnv(env);
   return (table, bucket) =>
     formatForTable(
       tables,
       table.name,
-      formatServices({ dynamodb: dynamodbIn, clock: systemClock, iceberg }, { bucket }),
+      formatServices({ dynamodb: dynamodbIn, clock: systemClock, ...formatClients }, { bucket }),
     );
 }
 

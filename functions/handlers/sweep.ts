@@ -11,8 +11,11 @@ import { z } from 'zod';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { DynamoTableLedger } from '../adapters/dynamodb-table-ledger.js';
-import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
-import { type FormatServicesOptions, formatServices } from '../adapters/formats/index.js';
+import {
+  type FormatServicesOptions,
+  formatClientsFromEnv,
+  formatServices,
+} from '../adapters/formats/index.js';
 import { SfnStarter } from '../adapters/sfn-starter.js';
 import { InvalidInputError } from '../core/errors.js';
 import { formatForTable, refusedTables } from '../core/formats/index.js';
@@ -323,7 +326,7 @@ export function sweepDepsFromEnv(
   const fences = new DynamoJournal({ client: dynamodb, tableName: config.TABLE_NAME });
   const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
   // Catalog clients once per cold start, from the environment the deps are built from (not process.env).
-  const iceberg = icebergCatalogServices(env);
+  const formatClients = formatClientsFromEnv(env);
   const storeFor = tableStores({
     env,
     tables,
@@ -333,7 +336,7 @@ export function sweepDepsFromEnv(
   });
   // Before releasing a dead run's lease, the sweep settles its groups through the commit protocol, as the
   // table's settings make it (a Delta table's commits coordinated as its config says).
-  const formatFor = sweepFormats(tables, { dynamodb: dynamodbIn, clock, iceberg });
+  const formatFor = sweepFormats(tables, { dynamodb: dynamodbIn, clock, ...formatClients });
   const settle = (ref: PartitionRef, deadRunId: string) => {
     const bucket = tables.find((t) => t.name === ref.table)?.bucket;
     if (bucket === undefined) {
@@ -354,7 +357,7 @@ export function sweepDepsFromEnv(
         format: formatForTable(
           tables,
           ref.table,
-          formatServices({ dynamodb: dynamodbIn, clock, iceberg }, { bucket }),
+          formatServices({ dynamodb: dynamodbIn, clock, ...formatClients }, { bucket }),
         ),
         // A dead run's delete-rebuild group may be mid-undo: re-creating its retired inputs from the outputs
         // takes the engine. Without it the sweep could not settle such a group, and the changed input's old

@@ -10,8 +10,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
-import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
-import { formatServices } from '../adapters/formats/index.js';
+import { formatClientsFromEnv, formatServices } from '../adapters/formats/index.js';
 import { RoutedJournal } from '../adapters/routed-journal.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import { CoordinationMismatchError } from '../core/errors.js';
@@ -202,7 +201,7 @@ export const handler = lambdaEntry((env, observability) => {
         })
       : runtime.journalFor(bucket),
   );
-  const iceberg = icebergCatalogServices(env);
+  const formatClients = formatClientsFromEnv(env);
   return createVacuumHandler(
     {
       tables: runtime.tables,
@@ -215,7 +214,7 @@ export const handler = lambdaEntry((env, observability) => {
       // the log, and checks the declared coordination) and the Glue and REST catalog clients of Iceberg tables
       // configured with one (IAM: iceberg-catalog-access.ts).
       services: (bucket) =>
-        formatServices({ dynamodb: dynamodbIn, clock: runtime.clock, iceberg }, { bucket }),
+        formatServices({ dynamodb: dynamodbIn, clock: runtime.clock, ...formatClients }, { bucket }),
     },
     observability,
   );
