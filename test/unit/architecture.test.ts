@@ -204,7 +204,10 @@ describe('format-owned maintenance (issue #27 item 2)', () => {
    */
   const FORMAT_FREE = [
     ...sourceFiles('functions/core/maintenance'),
-    'functions/cli/tier.ts',
+    // Every CLI module but compact.ts and index.ts (their Iceberg `where`/rewrite-options path is still the CLI's).
+    ...sourceFiles('functions/cli').filter(
+      (file) => !['functions/cli/compact.ts', 'functions/cli/index.ts'].includes(file),
+    ),
     'functions/handlers/vacuum.ts',
     'functions/handlers/tiering.ts',
   ];
