@@ -119,7 +119,7 @@ export interface CompactOptions extends FormatCliOptions {
   readonly strategy?: Strategy;
   /** The columns of a sort or Z-order. */
   readonly columns?: readonly string[];
-  /** Iceberg only: the catalog the table commits through (catalog-options.ts). @default the path catalog */
+  /** Iceberg only: the catalog the table commits through (its --catalog flags: core/formats/iceberg/cli-options.ts). @default the path catalog */
   readonly icebergCatalog?: IcebergCatalogSetting;
   /** Iceberg only: `rewrite_data_files` options (Iceberg's names and defaults; see iceberg/rewrite-options.ts). */
   readonly rewriteDataFiles?: RewriteDataFilesOptions;
