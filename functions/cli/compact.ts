@@ -21,6 +21,7 @@ import {
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import type { PartitionFilter } from '../core/formats/format-settings.js';
 import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
+import { catalogFromFlags } from '../core/formats/iceberg/cli-options.js';
 import {
   checkFormatRunInput,
   DEFAULT_TABLE_FORMAT,
@@ -65,14 +66,12 @@ import {
 } from '../ports/parquet-engine.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { formatOption, positiveNumber, tableNameOf, workRootOption } from './args.js';
-import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
 import { requireParquetFiles } from './errors.js';
 import {
-  addDeltaLogStoreOptions,
+  addFormatOptions,
   commandFormat,
-  type DeltaLogStoreCliOptions,
-  deltaLogStoreSettingOf,
-  isS3Location,
+  type FormatCliOptions,
+  formatSettingsOf,
 } from './format-options.js';
 import { removeStaleTempFiles, settleOpenGroups } from './settle.js';
 import { renderTable } from './table.js';
@@ -86,7 +85,7 @@ export interface CompactIo {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
-export interface CompactOptions extends DeltaLogStoreCliOptions {
+export interface CompactOptions extends FormatCliOptions {
   /** Only this partition (path relative to the table root, e.g. `date=2024-01-15`). */
   readonly partition?: string;
   /** Plan and print only; nothing is written. */
@@ -113,7 +112,7 @@ export interface CompactOptions extends DeltaLogStoreCliOptions {
   readonly strategy?: Strategy;
   /** The columns of a sort or Z-order. */
   readonly columns?: readonly string[];
-  /** Iceberg only: the catalog the table commits through (catalog-options.ts). @default the path catalog */
+  /** Iceberg only: the catalog the table commits through (its --catalog flags: core/formats/iceberg/cli-options.ts). @default the path catalog */
   readonly icebergCatalog?: IcebergCatalogSetting;
   /** Iceberg only: `rewrite_data_files` options (Iceberg's names and defaults; see iceberg/rewrite-options.ts). */
   readonly rewriteDataFiles?: FormatRunInput['rewriteDataFiles'];
@@ -202,12 +201,18 @@ async function compactTable(
   // A Delta table's coordination is declared on S3 even for a dry run (the same command line then commits). A dry
   // run commits nothing, and must not finish another writer's commit either: the registered format reads (through
   // the table's catalog, which says where its current metadata is).
-  const setting = deltaLogStoreSettingOf(formatName, options, { s3: isS3Location(uri) });
+  const settings = formatSettingsOf(uri, formatName, options);
   const catalog = options.icebergCatalog;
   const format =
     dryRun && catalog === undefined
       ? tableFormat(formatName)
-      : commandFormat(opened, table, formatName, dryRun ? undefined : setting, io, catalog);
+      : commandFormat(
+          opened,
+          table,
+          formatName,
+          { ...(dryRun ? {} : settings), ...(catalog === undefined ? {} : { catalog }) },
+          io,
+        );
   const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local';
   // A Delta or Iceberg table's log, not the listing, says which files are live: refuse before any write.
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
@@ -631,7 +636,7 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
     .option('--table <name>', 'table name in summaries (default: last segment of the URI)')
     .addOption(workRootOption())
     .addOption(formatOption());
-  addCatalogOptions(addDeltaLogStoreOptions(command))
+  addFormatOptions(command)
     .addHelpText(
       'after',
       `
@@ -655,7 +660,7 @@ by the table's other writers: --delta-log-store s3-conditional (put-if-absent wr
 --delta-log-store quiet-window --delta-quiet-window <HH:MM-HH:MM> --delta-accept-uncoordinated-writers (writers
 with no coordination, stopped during the window). A local folder without the option uses s3-conditional.`,
     )
-    .action(async (uri: string, opts: CompactOptions & CatalogFlags & { rewriteOption?: string[] }) => {
+    .action(async (uri: string, opts: CompactOptions & { rewriteOption?: string[] }) => {
       const icebergCatalog = catalogFromFlags(opts, opts.format ?? DEFAULT_TABLE_FORMAT);
       const { rewriteOption, ...rest } = opts;
       const rewriteDataFiles = rewriteOption === undefined ? undefined : rewriteOptionsOf(rewriteOption);

@@ -1,31 +1,24 @@
-// The CLI's table settings of a format (today: a Delta table's commit coordination) and the format a command
-// commits and settles through. The CLI has no table config: the operator names the location's format with
-// --format and, for a Delta table on S3, its coordination as the deployment's config declares it
-// (--delta-log-store, required there) — a compact, settle or vacuum that committed any other way would race the
-// table's writers.
+// The CLI's table settings of a format (a Delta table's commit coordination, an Iceberg table's catalog …) and the
+// format a command commits and settles through. The CLI has no table config: the operator names the location's
+// format with --format and its settings with the options each registered format declares (FormatSettings.cli,
+// composed by the registry: core/formats/cli.ts) as the deployment's config declares them — a compact, settle or
+// vacuum that committed any other way would race the table's writers. Nothing here names a format.
 import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
-import { formatServices } from '../adapters/formats/index.js';
+import { formatClientsFromEnv, formatServices } from '../adapters/formats/index.js';
 import { LocalObjectStore } from '../adapters/local-object-store.js';
 import type { OpenedStore } from '../adapters/open-store.js';
-import {
-  DELTA_CLI_OPTIONS,
-  type DeltaLogStoreFlags,
-  deltaLogStoreFromFlags,
-} from '../core/formats/delta/cli-options.js';
-import type { DeltaLogStoreSetting } from '../core/formats/delta/coordination.js';
+import { type FormatCliUse, formatCliOptions, formatSettingsFromFlags } from '../core/formats/cli.js';
 import type { FormatCliOption } from '../core/formats/format-settings.js';
-import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
-import type { FormatServices } from '../core/formats/index.js';
+import type { FormatCliFlags, FormatServices, TableFormatSettings } from '../core/formats/index.js';
 import { formatForTable, type TableFormatName } from '../core/formats/index.js';
 import type { TableFormat } from '../core/formats/table-format.js';
 import type { Clock } from '../ports/clock.js';
 import { dynamoDbClientFromEnv, type Env } from '../shared/aws-env.js';
 import type { TableLocation } from '../shared/format-services.js';
 
-/** The options `addDeltaLogStoreOptions` adds, as commander parses them (see core/formats/delta/cli-options.ts). */
-export type DeltaLogStoreCliOptions = DeltaLogStoreFlags;
+/** Every registered format's table-setting options, as commander parses them (see core/formats/index.ts). */
+export type FormatCliOptions = FormatCliFlags;
 
 /**
  * Registers a format's command-line options (plain data its folder declares, see `FormatCliOption`) on `command`,
@@ -53,22 +46,28 @@ export function addFormatCliOptions(command: Command, options: readonly FormatCl
   return command;
 }
 
-/** Adds `--delta-log-store` and the options that complete it (`--delta-ddb-*`, `--delta-quiet-*`, …). */
-export function addDeltaLogStoreOptions(command: Command): Command {
-  return addFormatCliOptions(command, DELTA_CLI_OPTIONS);
+/**
+ * Adds every registered format's table-setting options to `command`, format by format in registration order: all of
+ * them for a command that commits, settles or maintains the table (`commit`), those of formats read through them
+ * for one that only reads it (`read`: profile, plan).
+ */
+export function addFormatOptions(command: Command, use: FormatCliUse = 'commit'): Command {
+  return addFormatCliOptions(command, formatCliOptions(use));
 }
 
 /**
- * The `deltaLogStore` setting the options spell, checked as the config checks it (the format's own parser,
- * core/formats/delta/cli-options.ts).
- * @throws UsageError when the options are missing on S3, contradict each other, or the format is not Delta.
+ * The table settings the options spell for a command on `uri` (a location of `format`), each format's checked as
+ * the config checks it, so both refuse the same things.
+ * @throws UsageError when a format's options are given for another format, contradict each other or are missing
+ * where the format requires them (a Delta table on S3 needs its coordination).
  */
-export function deltaLogStoreSettingOf(
+export function formatSettingsOf(
+  uri: string,
   format: TableFormatName,
-  options: DeltaLogStoreCliOptions,
-  location: { readonly s3: boolean },
-): DeltaLogStoreSetting | undefined {
-  return deltaLogStoreFromFlags(format, options, location);
+  options: FormatCliOptions,
+  use: FormatCliUse = 'commit',
+): TableFormatSettings {
+  return formatSettingsFromFlags(format, options, { s3: isS3Location(uri) }, use);
 }
 
 /** Whether a CLI location is on S3 (the Delta coordination options are required there). */
@@ -77,34 +76,22 @@ export function isS3Location(uri: string): boolean {
 }
 
 /**
- * The format a command on `opened` commits and settles through: `format` bound to the settings (a Delta commit
- * coordination, an Iceberg catalog), with the services of {@link cliFormatServices}.
+ * The format a command on `opened` commits and settles through: `format` bound to the table's settings (as
+ * {@link formatSettingsOf} parsed them, or a caller's), with the services of {@link cliFormatServices}.
  */
 export function commandFormat(
   opened: OpenedStore,
   table: string,
   format: TableFormatName,
-  setting: DeltaLogStoreSetting | undefined,
+  settings: TableFormatSettings,
   io: { readonly env: Env; readonly clock: Clock },
-  catalog?: IcebergCatalogSetting,
 ): TableFormat {
-  return formatForTable(
-    [
-      {
-        name: table,
-        format,
-        ...(setting === undefined ? {} : { deltaLogStore: setting }),
-        ...(catalog === undefined ? {} : { catalog }),
-      },
-    ],
-    table,
-    cliFormatServices(opened, io),
-  );
+  return formatForTable([{ ...settings, name: table, format }], table, cliFormatServices(opened, io));
 }
 
 /**
  * The format services of a CLI command on `opened`: Glue/REST catalog clients and DynamoDB clients from the CLI's
- * environment (AWS_ENDPOINT_URL_DYNAMODB, keys; the region a Delta setting names). On S3 the commit entries'
+ * environment (AWS_ENDPOINT_URL_DYNAMODB, keys; the region a setting names). On S3 the commit entries'
  * table path is the bucket's, as Spark spells it; in a local folder it is the folder's `file://` path (no other
  * engine shares a local folder's entries, only other runs).
  */
@@ -119,7 +106,7 @@ export function cliFormatServices(
           region === undefined ? io.env : { ...io.env, AWS_REGION: region, AWS_DEFAULT_REGION: region },
         ),
       clock: io.clock,
-      iceberg: icebergCatalogServices(io.env),
+      ...formatClientsFromEnv(io.env),
     },
     tableLocationOf(opened),
   );

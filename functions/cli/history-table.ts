@@ -1,15 +1,12 @@
-// `lake-compactor history <uri> --format delta`: the runs that compacted a table, read from the table itself rather
-// than from a deployment's state table. A Delta table's log is its history: every OPTIMIZE version our runs
-// committed carries the run and group in `commitInfo.lakeCompactor`, so a table compacted by the CLI (which keeps
-// no state table) shows its runs too, wherever it lives (a local folder or s3://).
+// `lake-compactor history <uri> --format <name>`: the runs that compacted a table, read from the table itself rather
+// than from a deployment's state table, for a format whose log or metadata records them (TableFormat.history; a
+// Delta table's log: every OPTIMIZE version our runs committed carries the run and group in
+// `commitInfo.lakeCompactor`), so a table compacted by the CLI (which keeps no state table) shows its runs too,
+// wherever it lives (a local folder or s3://). A format without it is refused with what to pass instead.
 import { openStore } from '../adapters/open-store.js';
 import { UsageError } from '../core/errors.js';
-import {
-  compactorCommits,
-  type DeltaCommitSummary,
-  readDeltaHistory,
-} from '../core/formats/delta/history.js';
-import type { TableFormatName } from '../core/formats/index.js';
+import { TABLE_FORMATS, type TableFormatName } from '../core/formats/index.js';
+import type { TableHistoryCommit, TableHistoryReader } from '../core/formats/table-format.js';
 import { formatBytes } from '../core/stats.js';
 import { renderTable } from './table.js';
 
@@ -30,7 +27,7 @@ export interface TableRun {
   readonly runId: string;
   /** The earliest commit time of its versions (epoch ms). */
   readonly committedAt?: number;
-  readonly versions: readonly DeltaCommitSummary[];
+  readonly versions: readonly TableHistoryCommit[];
   readonly filesRemoved: number;
   readonly filesAdded: number;
   readonly bytesRemoved: number;
@@ -47,25 +44,38 @@ export interface TableHistory {
   readonly runs: readonly TableRun[];
 }
 
+/** The registered formats whose tables record our runs, in registration order, with how each reads them. */
+export function historyFormats(): { readonly name: string; readonly history: TableHistoryReader }[] {
+  return [...TABLE_FORMATS.values()].flatMap((f) =>
+    f.history === undefined ? [] : [{ name: f.name, history: f.history }],
+  );
+}
+
+/** Why `history <uri>` cannot read a table of `format`: it keeps no history we read; where the runs are instead. */
+function noTableHistoryMessage(format: string): string {
+  const keeping = historyFormats();
+  const flags = keeping.map((f) => `--format ${f.name}`).join(' or ');
+  const pass = keeping.map((f) => `--format ${f.name} for ${f.history.tableLabel}`).join(', or ');
+  return `history <uri> reads the runs a table records in its own log, which only ${flags} ${keeping.length === 1 ? 'does' : 'do'} (format "${format}"): pass ${pass}, or drop <uri> and pass --state-table <name> to read a deployment's runs`;
+}
+
 /**
  * Reads and prints the runs recorded in the table at `uri`.
- * @throws UsageError when the format keeps no history in the table that we read (everything but `delta`): the
+ * @throws UsageError when the format keeps no history in the table that we read (TableFormat.history): the
  * message says where those runs are recorded instead.
- * @throws DeltaLogError when the location is not a Delta table or its log cannot be read.
+ * @throws the format's own error (a Delta table's DeltaLogError) when the location is not a table of the format or
+ * its log cannot be read.
  */
 export async function runTableHistory(
   uri: string,
   options: TableHistoryOptions,
   io: TableHistoryIo,
 ): Promise<TableHistory> {
-  if (options.format !== 'delta') {
-    throw new UsageError(
-      `history <uri> reads the runs a table records in its own log, which only --format delta does (format "${options.format}"): pass --format delta for a Delta table, or drop <uri> and pass --state-table <name> to read a deployment's runs`,
-    );
-  }
+  const reader = TABLE_FORMATS.get(options.format)?.history;
+  if (reader === undefined) throw new UsageError(noTableHistoryMessage(options.format));
   const { store, prefix } = openStore(uri, { env: io.env });
-  const history = await readDeltaHistory(store, prefix);
-  const ours = compactorCommits(history);
+  const history = await reader.read(store, prefix);
+  const ours = history.commits.filter((c) => c.runId !== undefined);
   const otherCommits: Record<string, number> = {};
   for (const c of history.commits) {
     if (c.runId !== undefined) continue;
@@ -113,14 +123,14 @@ export async function runTableHistory(
     .map(([op, n]) => `${n} ${op}`)
     .join(', ');
   io.out(
-    `\n${runs.length} runs, ${lines.length} OPTIMIZE versions by lake-compactor${runs.length === limit ? ` (newest ${limit} runs; --limit shows more)` : ''}; table at version ${history.latestVersion}, log from version ${history.earliestVersion}; other commits: ${others || 'none'}`,
+    `\n${runs.length} runs, ${lines.length} ${reader.commitsLabel} by lake-compactor${runs.length === limit ? ` (newest ${limit} runs; --limit shows more)` : ''}; ${reader.describeExtent(history)}; other commits: ${others || 'none'}`,
   );
   return result;
 }
 
 /** Our commits by run, each run's versions oldest first. */
-function groupRuns(commits: readonly DeltaCommitSummary[]): TableRun[] {
-  const byRun = new Map<string, DeltaCommitSummary[]>();
+function groupRuns(commits: readonly TableHistoryCommit[]): TableRun[] {
+  const byRun = new Map<string, TableHistoryCommit[]>();
   for (const c of commits) {
     const list = byRun.get(c.runId as string) ?? [];
     list.push(c);

@@ -1,6 +1,6 @@
 // `lake-compactor history`: reads the runs' history items (`PART#<table>#<partition>` / `RUN#<start>#<run>`)
-// from the state table with key queries only (no scan) and prints them newest first, at most --limit; given a
-// Delta table's location instead, the runs its log records (history-table.ts).
+// from the state table with key queries only (no scan) and prints them newest first, at most --limit; given the
+// location of a table whose format records them (a Delta table), the runs its log records (history-table.ts).
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -12,7 +12,7 @@ import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/inde
 import { formatBytes } from '../core/stats.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
 import { formatOption, positiveInteger } from './args.js';
-import { runTableHistory } from './history-table.js';
+import { historyFormats, runTableHistory } from './history-table.js';
 import { renderTable } from './table.js';
 
 export interface HistoryIo {
@@ -175,12 +175,17 @@ function tablesFromEnv(env: HistoryIo['env']): string[] {
 
 /** Adds `history` to the CLI program: a deployment's runs from its state table, or a table's own from its log. */
 export function registerHistoryCommand(program: Command, io: HistoryIo): void {
+  // The formats whose tables record our runs (TableFormat.history), as the help names them.
+  const keeping = historyFormats();
   program
     .command('history')
     .description(
-      'Show compaction runs newest first: recorded in the state table, or (with <uri> --format delta) in the table’s log',
+      `Show compaction runs newest first: recorded in the state table, or (with <uri> ${keeping.map((f) => `--format ${f.name}`).join(' or ')}) in the table’s log`,
     )
-    .argument('[uri]', 'a Delta table (s3://bucket/prefix or a local folder): read its runs from its log')
+    .argument(
+      '[uri]',
+      `${keeping.map((f) => f.history.tableLabel).join(' or ')} (s3://bucket/prefix or a local folder): read its runs from its log`,
+    )
     .option('--state-table <name>', 'DynamoDB state table (default: env LAKE_COMPACTOR_TABLE)')
     .option('--table <name>', 'only this table (default: every table in env TABLES)')
     .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (needs --table)')

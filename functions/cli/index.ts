@@ -30,10 +30,14 @@ import {
   tableNameOf,
   workRootOption,
 } from './args.js';
-import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
 import { checkRewriteChoices, registerCompactCommand, rewriteOptionsOf } from './compact.js';
 import { debugRequested, describeFailure, failureContext, requireParquetFiles, stackOf } from './errors.js';
-import { commandFormat } from './format-options.js';
+import {
+  addFormatOptions,
+  commandFormat,
+  type FormatCliOptions,
+  formatSettingsOf,
+} from './format-options.js';
 import { registerHistoryCommand } from './history.js';
 import { registerQuarantineCommand } from './quarantine.js';
 import { registerReportCommand } from './report.js';
@@ -86,7 +90,7 @@ export async function profileTable(
   const format =
     options.icebergCatalog === undefined
       ? tableFormat(formatName)
-      : commandFormat(opened, tableNameOf(uri), formatName, undefined, io, options.icebergCatalog);
+      : commandFormat(opened, tableNameOf(uri), formatName, { catalog: options.icebergCatalog }, io);
   const { store, prefix } = opened;
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await format.snapshot(store, prefix, { now: io.clock.now() });
@@ -135,9 +139,8 @@ export async function planTable(
           opened,
           options.table ?? tableNameOf(uri),
           formatName,
-          undefined,
+          { catalog: options.icebergCatalog },
           io,
-          options.icebergCatalog,
         );
   const { store, prefix } = opened;
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
@@ -279,7 +282,7 @@ export function buildProgram(io: CliIo): Command {
       memoryMbArgument,
     );
 
-  addCatalogOptions(
+  addFormatOptions(
     program
       .command('profile')
       .description('Show per-partition file statistics and compaction priority')
@@ -287,12 +290,18 @@ export function buildProgram(io: CliIo): Command {
       .option('--target-mb <n>', 'target file size in MiB', positiveNumber, 128)
       .option('--json', 'print JSON instead of a table')
       .addOption(formatOption()),
+    'read',
   ).action(
     async (
       uri: string,
-      opts: CatalogFlags & { targetMb: number; json?: boolean; format: TableFormatName },
+      opts: FormatCliOptions & { targetMb: number; json?: boolean; format: TableFormatName },
     ) => {
-      const icebergCatalog = catalogFromFlags(opts, opts.format ?? DEFAULT_TABLE_FORMAT);
+      const { catalog: icebergCatalog } = formatSettingsOf(
+        uri,
+        opts.format ?? DEFAULT_TABLE_FORMAT,
+        opts,
+        'read',
+      );
       const { inventory, rows } = await profileTable(
         uri,
         {
@@ -307,7 +316,7 @@ export function buildProgram(io: CliIo): Command {
     },
   );
 
-  addCatalogOptions(program.command('plan'))
+  addFormatOptions(program.command('plan'), 'read')
     .description('Show what compaction would do (reads footers; changes nothing)')
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
     .option(
@@ -344,9 +353,14 @@ export function buildProgram(io: CliIo): Command {
           format: TableFormatName;
           rewriteOption?: string[];
           where?: string;
-        } & CatalogFlags,
+        } & FormatCliOptions,
       ) => {
-        const icebergCatalog = catalogFromFlags(opts, opts.format ?? DEFAULT_TABLE_FORMAT);
+        const { catalog: icebergCatalog } = formatSettingsOf(
+          uri,
+          opts.format ?? DEFAULT_TABLE_FORMAT,
+          opts,
+          'read',
+        );
         const plan = await planTable(
           uri,
           {

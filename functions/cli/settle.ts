@@ -25,13 +25,11 @@ import type { ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { formatOption, tableNameOf, workRootOption } from './args.js';
-import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
 import {
-  addDeltaLogStoreOptions,
+  addFormatOptions,
   commandFormat,
-  type DeltaLogStoreCliOptions,
-  deltaLogStoreSettingOf,
-  isS3Location,
+  type FormatCliOptions,
+  formatSettingsOf,
 } from './format-options.js';
 
 export interface SettleIo {
@@ -41,12 +39,12 @@ export interface SettleIo {
 }
 
 /**
- * An Iceberg table's settle reads and commits through the catalog its compact used (`--catalog glue|rest`): a
- * group's snapshot is found (or not) in the metadata the catalog points at, and a roll-forward swaps that pointer.
- * The path catalog would judge a Glue table by the newest file in metadata/ — which may be a writer's that lost
- * the race — and roll a group forward that Glue never committed.
+ * A table's settle reads and commits through the settings its compact used (each format's options, e.g. an
+ * Iceberg table's `--catalog glue|rest`: a group's snapshot is found, or not, in the metadata the catalog points
+ * at, and a roll-forward swaps that pointer; the path catalog would judge a Glue table by the newest file in
+ * metadata/, which may be a writer's that lost the race, and roll a group forward that Glue never committed).
  */
-export interface SettleCliOptions extends DeltaLogStoreCliOptions, CatalogFlags {
+export interface SettleCliOptions extends FormatCliOptions {
   /** Only this partition (path relative to the table root). */
   readonly partition?: string;
   /** The table's name as `compact` recorded it. @default the URI's last path segment */
@@ -141,15 +139,7 @@ export async function runSettle(
   const table = options.table ?? tableNameOf(uri);
   const partition = options.partition?.replace(/^\/+|\/+$/g, '');
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
-  const catalog = catalogFromFlags(options, formatName);
-  const format = commandFormat(
-    opened,
-    table,
-    formatName,
-    deltaLogStoreSettingOf(formatName, options, { s3: isS3Location(uri) }),
-    io,
-    catalog,
-  );
+  const format = commandFormat(opened, table, formatName, formatSettingsOf(uri, formatName, options), io);
   if (options.stateTable !== undefined) {
     return [
       await settleDeployedPartition(
@@ -283,7 +273,7 @@ export function registerSettleCommand(program: Command, io: SettleIo): void {
     )
     .addOption(workRootOption())
     .addOption(formatOption());
-  addCatalogOptions(addDeltaLogStoreOptions(command))
+  addFormatOptions(command)
     .addHelpText(
       'after',
       `

@@ -1,33 +1,34 @@
 // `lake-compactor vacuum`: the scheduled vacuum's own core, run to completion on one table location; a dry
-// run deletes nothing, and a real run prints everything it will delete, and why, before it does. With
-// `--format delta` the location is a Delta table: the core runs Delta VACUUM on it (the log decides what is
-// live; the retention is the table's delta.deletedFileRetentionDuration unless --retention-hours overrides it).
-// With `--format iceberg` the location is an Iceberg table: the core runs expire_snapshots (--older-than-hours,
-// --retain-last: Spark's older_than and retain_last) and then remove_orphan_files (--orphan-older-than-hours:
-// Spark's older_than of that procedure, the grace period, at least 72 h), through the table's catalog — the path
-// catalog by default, or `--catalog glue|rest` with the same flags as compact (cli/catalog-options.ts).
+// run deletes nothing, and a real run prints everything it will delete, and why, before it does. A format whose
+// log or metadata owns its table (`--format delta`: Delta VACUUM; `--format iceberg`: expire_snapshots, then
+// remove_orphan_files) is maintained its own way, through TableFormat.maintenance: that format declares its vacuum
+// options, their help and their checks (MaintenanceCli), and its table settings' options (FormatSettings.cli: the
+// catalog or commit coordination it is read through), so this command names no format.
 //
 // Its options map one-to-one onto the vacuum function's input (events/vacuum-*.json) and are validated by
 // the same schema, with the same retention gate, before any object is listed. Invalid usage exits 2; a run
 // that could not delete everything exits 1.
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
-import { icebergCatalogServices } from '../adapters/formats/iceberg/catalog-services.js';
 import { LocalObjectStore } from '../adapters/local-object-store.js';
 import { MemoryJournal } from '../adapters/memory-journal.js';
 import { type OpenedStore, openStore } from '../adapters/open-store.js';
 import { RoutedJournal } from '../adapters/routed-journal.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import { CompactorError, UsageError } from '../core/errors.js';
-import type { DeltaFormatServices, DeltaLogStoreSetting } from '../core/formats/delta/coordination.js';
-import { DELETED_FILE_RETENTION_PROPERTY } from '../core/formats/delta/vacuum.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
-import type { IcebergCatalogServices, IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
-import { MAX_SNAPSHOT_AGE_PROPERTY } from '../core/formats/iceberg/expire.js';
-import { MIN_ORPHAN_GRACE_HOURS } from '../core/formats/iceberg/orphans.js';
-import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
+import {
+  DEFAULT_TABLE_FORMAT,
+  type FormatServices,
+  type FormatVacuumFlags,
+  TABLE_FORMATS,
+  type TableFormatName,
+  type TableFormatSettings,
+  tableFormat,
+} from '../core/formats/index.js';
+import type { MaintenanceCli } from '../core/formats/table-format.js';
 import { isRefusedKeyReason, printable } from '../core/keys.js';
 import {
   CANDIDATE_KINDS,
@@ -55,13 +56,13 @@ import { systemClock } from '../ports/clock.js';
 import type { GroupJournalEntry, Journal } from '../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
-import { formatOption, positiveInteger, positiveNumber, tableNameOf, workRootOption } from './args.js';
-import { addCatalogOptions, type CatalogFlags, catalogFromFlags } from './catalog-options.js';
+import { formatOption, positiveNumber, tableNameOf, workRootOption } from './args.js';
 import {
-  addDeltaLogStoreOptions,
+  addFormatCliOptions,
+  addFormatOptions,
   cliFormatServices,
-  type DeltaLogStoreCliOptions,
-  deltaLogStoreSettingOf,
+  type FormatCliOptions,
+  formatSettingsOf,
 } from './format-options.js';
 import {
   asUsage,
@@ -78,22 +79,20 @@ import {
 import { renderTable } from './table.js';
 import { refuseEnclosingForeignTable } from './table-format-guard.js';
 
-export interface VacuumCliOptions extends CatalogFlags, DeltaLogStoreCliOptions {
+/**
+ * The options of `vacuum`: its own, every registered format's table-setting options (FormatCliOptions) and every
+ * format's vacuum options (FormatVacuumFlags: e.g. Iceberg's `olderThanHours`, `retainLast`, `orphanOlderThanHours`).
+ */
+export interface VacuumCliOptions extends FormatCliOptions, FormatVacuumFlags {
   /** List what would go; delete nothing. */
   readonly dryRun?: boolean;
   /**
-   * @default 168 ({@link MIN_RETENTION_HOURS}); with `format: 'delta'` it also overrides the table's
-   * `delta.deletedFileRetentionDuration`, which is used when this is not given.
+   * @default 168 ({@link MIN_RETENTION_HOURS}); a format may read it too (its `retentionHoursHelp` says how: a
+   * Delta table's retention is overridden by it).
    */
   readonly retentionHours?: number;
-  /** The location's table format; `delta` runs Delta VACUUM on it. @default 'parquet' */
+  /** The location's table format; its own maintenance runs on it, if it has one. @default 'parquet' */
   readonly format?: TableFormatName;
-  /** `--format iceberg`: expire snapshots older than this (Spark's older_than); the table's property or 5 days. */
-  readonly olderThanHours?: number;
-  /** `--format iceberg`: keep at least this many snapshots of each branch (Spark's retain_last); default 1. */
-  readonly retainLast?: number;
-  /** `--format iceberg`: remove_orphan_files' older_than, the grace period; default and minimum 72. */
-  readonly orphanOlderThanHours?: number;
   /** Required for a retention below {@link MIN_RETENTION_HOURS}, as in the function's input. */
   readonly allowRetentionBelowMinimum?: boolean;
   /** @default 72 */
@@ -131,10 +130,11 @@ export interface VacuumJob {
   readonly s3: boolean;
   /** The only work root listed and judged. */
   readonly workRoot: string;
-  /** Catalog clients for an Iceberg table given `--catalog glue|rest` (from the CLI's environment). */
-  readonly iceberg: IcebergCatalogServices;
-  /** DynamoDB access for a Delta table's declared coordination (`--delta-log-store`), from the CLI's environment. */
-  readonly delta: DeltaFormatServices;
+  /**
+   * The format services of the location, from the CLI's environment (what a table's settings name: its declared
+   * commit coordination, the catalog that manages it), built through the adapter registry.
+   */
+  readonly services: FormatServices;
 }
 
 /** The printed and `--json` result: the function's report, plus where and how it ran. */
@@ -166,41 +166,21 @@ export function prepareVacuum(
       `--retention-hours ${options.retentionHours} is below the minimum of ${MIN_RETENTION_HOURS} h (7 days): readers that listed the table before a commit, and anyone restoring a retired file, need that window. Use ${MIN_RETENTION_HOURS} or more, or add --allow-retention-below-minimum if you really mean it`,
     );
   }
-  const delta = options.format === 'delta';
-  const iceberg = options.format === 'iceberg';
-  const icebergOnly = (
-    [
-      ['--older-than-hours', options.olderThanHours],
-      ['--retain-last', options.retainLast],
-      ['--orphan-older-than-hours', options.orphanOlderThanHours],
-    ] as const
-  ).filter(([, v]) => v !== undefined);
-  if (!iceberg && icebergOnly.length > 0) {
-    throw new UsageError(
-      `${icebergOnly.map(([name]) => name).join(', ')} apply to Iceberg tables only (expire_snapshots and remove_orphan_files): add --format iceberg, or drop them`,
-    );
-  }
-  if (
-    options.orphanOlderThanHours !== undefined &&
-    options.orphanOlderThanHours < MIN_ORPHAN_GRACE_HOURS &&
-    !options.allowRetentionBelowMinimum
-  ) {
-    throw new UsageError(
-      `--orphan-older-than-hours ${options.orphanOlderThanHours} is below the minimum of ${MIN_ORPHAN_GRACE_HOURS} h (3 days): a writer's files exist before its commit references them, and a shorter grace period can delete the output of a writer still running. Use ${MIN_ORPHAN_GRACE_HOURS} or more, or add --allow-retention-below-minimum if no writer of this table takes that long`,
-    );
+  const format = options.format ?? DEFAULT_TABLE_FORMAT;
+  // Each format's vacuum options, checked in its own words: given for another format, or below its minimum.
+  for (const cli of maintenanceClis()) {
+    const refusal = cli.refusal(options, {
+      format,
+      allowRetentionBelowMinimum: options.allowRetentionBelowMinimum === true,
+    });
+    if (refusal !== undefined) throw new UsageError(refusal);
   }
   const request = asUsage(() =>
     parseVacuumRequest({
       dryRun: options.dryRun === true,
       ...(options.retentionHours === undefined ? {} : { retentionHours: options.retentionHours }),
-      ...(delta && options.retentionHours !== undefined
-        ? { deltaRetentionHours: options.retentionHours }
-        : {}),
-      ...(options.olderThanHours === undefined ? {} : { icebergOlderThanHours: options.olderThanHours }),
-      ...(options.retainLast === undefined ? {} : { icebergRetainLast: options.retainLast }),
-      ...(options.orphanOlderThanHours === undefined
-        ? {}
-        : { icebergOrphanGraceHours: options.orphanOlderThanHours }),
+      // The location's format's own options of the request (what its maintenance reads).
+      ...TABLE_FORMATS.get(format)?.maintenance?.cli?.requestOf(options),
       ...(options.allowRetentionBelowMinimum ? { allowRetentionBelowMinimum: true } : {}),
       ...(options.debrisAgeHours === undefined ? {} : { debrisAgeHours: options.debrisAgeHours }),
       ...(options.abandonedAfterHours === undefined
@@ -217,12 +197,11 @@ export function prepareVacuum(
   // A malformed location is a usage error; a folder that does not exist is not (exit 1, as in every command).
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const stateTable = s3 ? options.stateTable || io.env.LAKE_COMPACTOR_TABLE || undefined : undefined;
-  const format = options.format ?? DEFAULT_TABLE_FORMAT;
-  const catalog = catalogFromFlags(options, format);
-  // A Delta table's log is read through its declared coordination (required on S3): an incomplete DynamoDB entry
-  // is finished before VACUUM reads the log, and a writer that does not coordinate as declared refuses the table.
-  const deltaLogStore = deltaLogStoreSettingOf(format, options, { s3 });
-  const table = asUsage(() => tableOf(uri, opened, options.table, format, catalog, deltaLogStore));
+  // The table is read through its settings as the deployment's config declares them (a Delta table's commit
+  // coordination, required on S3: an incomplete DynamoDB entry is finished before VACUUM reads the log, and a writer
+  // that does not coordinate as declared refuses the table; an Iceberg table's catalog).
+  const settings = formatSettingsOf(uri, format, options);
+  const table = asUsage(() => tableOf(uri, opened, options.table, format, settings));
   const client = stateTable === undefined ? undefined : (dynamodb ?? dynamoDbClientFromEnv(io.env));
   const stateJournal = (requireManifestDigest: boolean): Journal =>
     stateTable === undefined || client === undefined
@@ -252,8 +231,7 @@ export function prepareVacuum(
     stateTable,
     s3,
     workRoot: opened.workRoot,
-    iceberg: icebergCatalogServices(io.env),
-    delta: cliFormatServices(opened, { env: io.env, clock: io.clock ?? systemClock }),
+    services: cliFormatServices(opened, { env: io.env, clock: io.clock ?? systemClock }),
   };
 }
 
@@ -309,7 +287,7 @@ export async function planVacuumJob(
       ? {}
       : { retiredVersionJournalFor: () => job.retiredVersionJournal as Journal }),
     clock: io.clock,
-    services: () => ({ ...job.delta, ...job.iceberg }),
+    services: () => job.services,
   };
   const candidates = new Map<string, VacuumCandidate>();
   const add = (found: readonly VacuumCandidate[]) => {
@@ -531,7 +509,7 @@ export async function runVacuum(
   }
   // The table is given so the last-line check judges each candidate against its root, as the deployment's does.
   const report = await executeVacuum(
-    { storeFor: () => job.store, services: () => ({ ...job.delta, ...job.iceberg }), tables: [job.table] },
+    { storeFor: () => job.store, services: () => job.services, tables: [job.table] },
     plan,
     {
       listLimit: Number.MAX_SAFE_INTEGER,
@@ -635,13 +613,11 @@ function printVacuumOutcome(io: MaintenanceIo, report: VacuumCliReport): void {
   for (const f of report.failed) io.out(`  FAILED ${printable(f.key)}: ${printable(f.message)}`);
 }
 
-/** A number of hours, 0 or more (an age of 0 keeps only what retain-last and refs keep). */
-function nonNegativeHours(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0) {
-    throw new InvalidArgumentError('expected a number of hours, 0 or more.');
-  }
-  return n;
+/** The registered formats' `vacuum` options (TableMaintenance.cli), in registration order. */
+function maintenanceClis(): MaintenanceCli<VacuumCliOptions>[] {
+  return [...TABLE_FORMATS.values()].flatMap((f) =>
+    f.maintenance?.cli === undefined ? [] : [f.maintenance.cli],
+  );
 }
 
 /** The URI's location as a one-table config (the vacuum core works on configured tables). */
@@ -650,18 +626,10 @@ function tableOf(
   opened: OpenedStore,
   name: string | undefined,
   format: TableFormatName,
-  catalog: IcebergCatalogSetting | undefined,
-  deltaLogStore: DeltaLogStoreSetting | undefined,
+  settings: TableFormatSettings,
 ): TableConfig {
   const [table] = parseTableConfigs([
-    {
-      name: name ?? defaultName(uri),
-      bucket: bucketOf(uri),
-      prefix: opened.prefix,
-      format,
-      ...(catalog === undefined ? {} : { catalog }),
-      ...(deltaLogStore === undefined ? {} : { deltaLogStore }),
-    },
+    { name: name ?? defaultName(uri), bucket: bucketOf(uri), prefix: opened.prefix, format, ...settings },
   ]);
   return table as TableConfig;
 }
@@ -675,7 +643,9 @@ export function registerVacuumCommand(program: Command, io: MaintenanceIo): void
     .option('--dry-run', 'list what would be deleted, with sizes and reasons; delete nothing')
     .option(
       '--retention-hours <h>',
-      `keep retired inputs and trash this long (default and minimum ${MIN_RETENTION_HOURS} unless overridden); with --format delta also the Delta table's retention (default: its ${DELETED_FILE_RETENTION_PROPERTY})`,
+      `keep retired inputs and trash this long (default and minimum ${MIN_RETENTION_HOURS} unless overridden)${maintenanceClis()
+        .map((cli) => cli.retentionHoursHelp ?? '')
+        .join('')}`,
       positiveNumber,
     )
     .option(
@@ -698,40 +668,21 @@ export function registerVacuumCommand(program: Command, io: MaintenanceIo): void
       "the table's name in the deployment's config (default: last segment of the URI)",
     )
     .option('--yes', 'delete without asking (required when stdin is not a terminal)')
-    .option('--json', 'print the report as JSON (the vacuum function’s report, every candidate listed)')
-    .option(
-      '--older-than-hours <h>',
-      `--format iceberg: expire snapshots committed more than <h> hours ago (Spark's expire_snapshots older_than; default: the table's ${MAX_SNAPSHOT_AGE_PROPERTY}, else 5 days)`,
-      nonNegativeHours,
-    )
-    .option(
-      '--retain-last <n>',
-      "--format iceberg: keep at least the last <n> snapshots of each branch whatever their age (Spark's retain_last; default: the table's history.expire.min-snapshots-to-keep, else 1)",
-      positiveInteger,
-    )
-    .option(
-      '--orphan-older-than-hours <h>',
-      `--format iceberg: remove unreferenced files only once older than <h> hours (Spark's remove_orphan_files older_than; default and minimum ${MIN_ORPHAN_GRACE_HOURS} unless --allow-retention-below-minimum)`,
-      nonNegativeHours,
-    )
+    .option('--json', 'print the report as JSON (the vacuum function’s report, every candidate listed)');
+  // Each format's own vacuum options, then where and what the location is, then each format's table settings.
+  addFormatCliOptions(
+    command,
+    maintenanceClis().flatMap((cli) => cli.options),
+  )
     .addOption(workRootOption())
     .addOption(formatOption());
-  addCatalogOptions(addDeltaLogStoreOptions(command))
+  addFormatOptions(command)
     .addHelpText(
       'after',
       `
-With --format delta, <uri> is a Delta table's root and Delta VACUUM runs on it: files of tombstones older than
-the retention and files no version references that are older than it go; the log and live files never do.
-On S3 it needs the table's --delta-log-store as compact does: the log is read through it (an incomplete DynamoDB
-commit entry is finished first, as Spark's VACUUM does), and a writer that does not coordinate as declared
-refuses the table.
-With --format iceberg, <uri> is an Iceberg table's root: expire_snapshots removes snapshots older than
---older-than-hours (never the current one, the last --retain-last of a branch, or a tag's), commits the new
-metadata, then deletes the files only expired snapshots referenced; remove_orphan_files then deletes files no
-metadata references that are older than --orphan-older-than-hours (a writer's files exist before its commit).
-A table registered in Glue or a REST catalog is read and committed through it: --catalog glue|rest with the
-flags compact takes (a commit beside the catalog would be one its readers never see).
-Same input as the scheduled vacuum function (events/vacuum-*.json): --retention-hours, --dry-run,
+${maintenanceClis()
+  .map((cli) => `${cli.help}\n`)
+  .join('')}Same input as the scheduled vacuum function (events/vacuum-*.json): --retention-hours, --dry-run,
 --allow-retention-below-minimum, --debris-age-hours, --abandoned-after-hours. Unlike the schedule, the CLI
 deletes unless --dry-run is given; it always prints the list first and asks, or needs --yes.
 Without a state table, retired object versions are not looked for and the trash and staging of

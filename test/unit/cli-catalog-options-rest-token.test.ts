@@ -1,8 +1,8 @@
 // The CLI spells a REST catalog's token source and uri as the table config does, checked by the same schema: the
 // secret or SSM parameter flags land in the setting, and an http:// uri off loopback is a usage error naming the flag.
 import { describe, expect, it } from 'vitest';
-import { catalogFromFlags } from '../../functions/cli/catalog-options.js';
 import { UsageError } from '../../functions/core/errors.js';
+import { catalogFromFlags } from '../../functions/core/formats/iceberg/cli-options.js';
 
 const rest = { catalog: 'rest', restNamespace: 'lake', restTable: 'events', restAuth: 'oauth2' } as const;
 const SECRET = 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:lake/token-AbC123';

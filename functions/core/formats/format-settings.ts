@@ -46,6 +46,7 @@ export interface FormatSettings<
   Fields extends z.ZodRawShape = z.ZodRawShape,
   RunInput extends z.ZodRawShape = z.ZodRawShape,
   RunContext extends z.ZodRawShape = z.ZodRawShape,
+  CliFlags extends object = object,
 > {
   /** The table-config fields of this format, each optional in the schema (other formats' tables lack them). */
   readonly tableFields: Fields;
@@ -56,6 +57,8 @@ export interface FormatSettings<
   readonly tableIssues?: (settings: SettingsOf<Fields>) => readonly SettingsIssue[];
   /** What a run of a table of this format may be asked for beyond every format's run input (run-input.ts). */
   readonly run?: FormatRunSettings<Fields, RunInput, RunContext>;
+  /** How a command line spells these settings (the CLI has no table config), see {@link FormatCliSettings}. */
+  readonly cli?: FormatCliSettings<Fields, CliFlags>;
 }
 
 /**
@@ -138,10 +141,48 @@ export function defineFormatSettings<
   Fields extends z.ZodRawShape,
   RunInput extends z.ZodRawShape = Record<never, never>,
   RunContext extends z.ZodRawShape = Record<never, never>,
->(settings: FormatSettings<Fields, RunInput, RunContext>): FormatSettings<Fields, RunInput, RunContext> {
+  CliFlags extends object = Record<never, never>,
+>(
+  settings: FormatSettings<Fields, RunInput, RunContext, CliFlags>,
+): FormatSettings<Fields, RunInput, RunContext, CliFlags> {
   return settings;
 }
 
 /** The parsed settings of a table of a format declaring `S`. */
 export type SettingsValue<S> =
-  S extends FormatSettings<infer Fields, z.ZodRawShape, z.ZodRawShape> ? SettingsOf<Fields> : never;
+  S extends FormatSettings<infer Fields, z.ZodRawShape, z.ZodRawShape, object> ? SettingsOf<Fields> : never;
+
+/** The command a format's options are parsed for: the location's format (`--format`) and where it lies. */
+export interface FormatCliCommand {
+  /** The registered name `--format` gave (a format's options given for another format are refused). */
+  readonly format: string;
+  /** True for an s3:// location (a format may require options there that a local folder defaults). */
+  readonly s3: boolean;
+}
+
+/**
+ * A format's command-line spelling of its table settings, for the commands that read, commit to, settle or
+ * maintain one table location (the CLI has no table config: the operator names the location's settings as the
+ * deployment's config declares them). The CLI registers `options` for every registered format (cli/format-options.ts)
+ * and hands the parsed flags back to `settingsOf`, so it names no format's flag or setting; `Flags` is how commander
+ * parses `options` (camel-cased long names), which the registry merges into the CLI's option types.
+ */
+export interface FormatCliSettings<
+  Fields extends z.ZodRawShape = z.ZodRawShape,
+  Flags extends object = object,
+> {
+  /** The options, in help order. */
+  readonly options: readonly FormatCliOption[];
+  /**
+   * Whether commands that only read the table (profile, plan) take the options too: an Iceberg table is read
+   * through its catalog, while a Delta table's commit coordination matters only to what commits or settles.
+   */
+  readonly forReading: boolean;
+  /**
+   * The table settings the flags spell, checked as the config checks them; none when no option of this format was
+   * given (and the format defaults nothing for the location).
+   * @throws UsageError when options of this format are given for another format (`command.format`), contradict
+   * each other or are incomplete.
+   */
+  settingsOf(flags: Flags, command: FormatCliCommand): SettingsOf<Fields>;
+}

@@ -16,6 +16,7 @@ import type {
 import { hiveParquet } from './hive/index.js';
 import { icebergTable } from './iceberg/format.js';
 import type {
+  MaintenanceCli,
   MaintenanceOutcomeEntry,
   MaintenancePlanEntry,
   MaintenanceTablePlan,
@@ -141,6 +142,33 @@ export function mergeFormatFields(formats: readonly TableFormat[], part: Fragmen
  * port and the composition roots name no format's services type.
  */
 export type FormatServices = MergedServices<typeof REGISTERED>;
+
+/** How commander parses a registered format's table-setting options (`FormatSettings.cli`), none for a format without. */
+type CliFlagsOf<F> = F extends {
+  readonly settings: FormatSettings<infer _Fields, infer _RunInput, infer _RunContext, infer Flags>;
+}
+  ? Flags
+  : unknown;
+/** How commander parses a registered format's `vacuum` options (`TableMaintenance.cli`), none for a format without. */
+type VacuumFlagsOf<F> = F extends { readonly maintenance: { readonly cli: MaintenanceCli<infer Flags> } }
+  ? Flags
+  : unknown;
+/** One kind of flags of every format of a registration list, merged. */
+type MergedFlags<T extends readonly unknown[], Kind extends 'settings' | 'vacuum'> = T extends readonly [
+  infer Head,
+  ...infer Rest,
+]
+  ? (Kind extends 'settings' ? CliFlagsOf<Head> : VacuumFlagsOf<Head>) & MergedFlags<Rest, Kind>
+  : unknown;
+
+/**
+ * The table-setting options of every registered format, as commander parses them: what a CLI command that takes
+ * them (cli/format-options.ts) declares its options as, composed here so the CLI names no format's flags.
+ */
+export type FormatCliFlags = MergedFlags<typeof REGISTERED, 'settings'>;
+
+/** The `vacuum` options of every registered format's maintenance, as commander parses them (see FormatCliFlags). */
+export type FormatVacuumFlags = MergedFlags<typeof REGISTERED, 'vacuum'>;
 
 /** Every format-owned table-config field, by the name users write it, with its schema (optional). */
 export type FormatTableFields = MergedFields<typeof REGISTERED, 'table'>;

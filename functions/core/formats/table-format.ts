@@ -21,7 +21,7 @@ import type { PartitionValue } from '../partition.js';
 import type { PartitionPlan, PlanInput, PlanInputFile, PlanOptions, PlanSnapshot } from '../planning.js';
 import type { FormatTriggerRule } from '../policy.js';
 import type { ForeignTable } from './foreign-tables.js';
-import type { FormatSettings } from './format-settings.js';
+import type { FormatCliOption, FormatSettings } from './format-settings.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Snapshot: what the table holds now
@@ -464,6 +464,12 @@ export interface TableFormat {
    * every file under its root; omitted (Hive), vacuum's listing steps judge the table by {@link vacuum}.
    */
   readonly maintenance?: TableMaintenance;
+  /**
+   * The runs our commits left in the table's own log or metadata (see {@link TableHistoryReader}), which
+   * `lake-compactor history <uri>` reads; omitted when the format keeps none there (Hive: the state table holds
+   * a deployment's runs, and a CLI run keeps only its journal).
+   */
+  readonly history?: TableHistoryReader;
 }
 
 // =========================================================================================================
@@ -573,6 +579,8 @@ export interface TableMaintenance<
   Summary = unknown,
   // The services the format's `forTable` takes (its own; the port names none): vacuum hands it the composed ones.
   Services = unknown,
+  // How commander parses the format's `vacuum` options (see MaintenanceCli): the registry merges it into the CLI's.
+  CliFlags extends object = object,
 > {
   /**
    * The report field holding the format's tables (`deltaTables`): vacuum's plans and reports, and so the JSON the
@@ -613,6 +621,32 @@ export interface TableMaintenance<
   describeRequest(request: MaintenanceRequest): string;
   /** The lines `lake-compactor vacuum` prints about one table's dry run (`dryRun`: nothing will be deleted). */
   describePlanned(summary: Summary, dryRun: boolean): string[];
+  /** How `lake-compactor vacuum` spells the format's {@link requestOptions}; none when omitted. */
+  readonly cli?: MaintenanceCli<CliFlags>;
+}
+
+/**
+ * A format's options of `lake-compactor vacuum` (its {@link TableMaintenance.requestOptions} as flags), with their
+ * help and their checks, so the CLI registers, documents and validates them for every registered format without
+ * naming one. `Flags` is how commander parses them (and the shared `--retention-hours`, which a format may read too).
+ */
+export interface MaintenanceCli<Flags extends object = object> {
+  /** The format's own options, in help order (after the shared ones). */
+  readonly options: readonly FormatCliOption[];
+  /** What `--retention-hours` also means for a table of the format, appended to its help (from `; `). */
+  readonly retentionHoursHelp?: string;
+  /** The paragraph of `vacuum --help` on what vacuum does to a table of the format (lines without a final newline). */
+  readonly help: string;
+  /**
+   * Why the flags may not run, said in the CLI's words before anything is listed: options of this format given for
+   * another (`command.format`), or a value below the format's minimum without `--allow-retention-below-minimum`.
+   */
+  refusal(
+    flags: Flags,
+    command: { readonly format: string; readonly allowRetentionBelowMinimum: boolean },
+  ): string | undefined;
+  /** The vacuum request's options (as {@link TableMaintenance.requestOptions} spells them) the flags give a table of the format. */
+  requestOf(flags: Flags): Readonly<Record<string, unknown>>;
 }
 
 /** One table's maintenance as planned, in a plan: the format's plan, then its dry run's summary or its error. */
@@ -628,3 +662,54 @@ export type MaintenanceOutcomeEntry<Summary> = MaintenanceTableRef & {
   readonly report?: Summary;
   readonly error?: MaintenanceTableError;
 };
+
+// =========================================================================================================
+// Format-owned history (issue #27 item 2)
+//
+// A format whose log or metadata records each commit (Delta: commitInfo tagged `lakeCompactor`) holds the history
+// of the runs that compacted a table wherever it lives, a CLI-compacted folder included; `lake-compactor history
+// <uri>` reads it through `TableFormat.history`, groups it by run and prints it, naming no format.
+// =========================================================================================================
+
+/** One commit of a table's own history, as `lake-compactor history` lists and prints it (`--json`: as read). */
+export interface TableHistoryCommit {
+  /** The table version (or sequence) the commit made. */
+  readonly version: number;
+  /** When it was committed (epoch ms), when the commit says. */
+  readonly timestamp?: number;
+  /** The writer's operation (`WRITE`, `OPTIMIZE` …), when the commit says. */
+  readonly operation?: string;
+  /** The run and group of ours that committed it; absent for other writers' commits. */
+  readonly runId?: string;
+  readonly groupId?: string;
+  /** The partition our commit was planned in, as the commit writes it. */
+  readonly predicate?: string;
+  readonly filesRemoved: number;
+  readonly filesAdded: number;
+  readonly bytesRemoved: number;
+  readonly bytesAdded: number;
+}
+
+/** A table's own history: every commit still recorded, oldest first, and the versions it spans. */
+export interface TableOwnHistory {
+  /** The newest version. */
+  readonly latestVersion: number;
+  /** The oldest commit still recorded: runs before it were cleaned up with the log. */
+  readonly earliestVersion: number;
+  readonly commits: readonly TableHistoryCommit[];
+}
+
+/** How a format reads the history its tables record, and the words `lake-compactor history` says it in. */
+export interface TableHistoryReader {
+  /** A table of the format, with its article, as `history`'s help and refusal name it (`a Delta table`). */
+  readonly tableLabel: string;
+  /** What our commits are called in the summary line (`OPTIMIZE versions`). */
+  readonly commitsLabel: string;
+  /**
+   * Every commit recorded under `tableRoot`.
+   * @throws when the location is not a table of the format or its log cannot be read (the format's own error).
+   */
+  read(store: ObjectStore, tableRoot: string): Promise<TableOwnHistory>;
+  /** Where the history stands, for the summary line (`table at version 12, log from version 0`). */
+  describeExtent(history: TableOwnHistory): string;
+}

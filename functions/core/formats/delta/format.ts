@@ -21,6 +21,7 @@ import { deltaChanges } from './changes.js';
 import { deltaCommitter, deltaFormatState, deltaGroupState } from './commit.js';
 import type { DeltaFormatServices } from './coordination.js';
 import { readDeletionVector } from './deletion-vectors.js';
+import { deltaHistory } from './history.js';
 import { coordinationMismatch, deltaLogStoreFor } from './log-store-for.js';
 import { deltaMaintenance } from './maintenance.js';
 import { type DeltaTableSettings, deltaSettings } from './settings.js';
@@ -139,6 +140,8 @@ export const deltaLake = {
   forTable: deltaForTable,
   // VACUUM through the log, read through the table's declared coordination (maintenance.ts).
   maintenance: deltaMaintenance,
+  // The log records every OPTIMIZE version our runs committed (history.ts).
+  history: deltaHistory,
 } as const satisfies TableFormat;
 
 /**

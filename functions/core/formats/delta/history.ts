@@ -4,6 +4,7 @@
 // compacted without a deployment's state table — by the CLI — still shows its runs.
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import type { TableHistoryReader } from '../table-format.js';
 import type { DeltaAction } from './actions.js';
 import { COMMIT_TAG } from './commit.js';
 import { DeltaLogError } from './errors.js';
@@ -85,6 +86,19 @@ export async function readDeltaHistory(
 export function compactorCommits(history: Pick<DeltaHistory, 'commits'>): DeltaCommitSummary[] {
   return history.commits.filter((c) => c.runId !== undefined);
 }
+
+/**
+ * A Delta table's history as the TableFormat port reads it (`lake-compactor history <uri> --format delta`): the
+ * log's commits, ours among them as OPTIMIZE versions.
+ * @throws DeltaLogError when the location is not a Delta table or a commit is malformed.
+ */
+export const deltaHistory: TableHistoryReader = {
+  tableLabel: 'a Delta table',
+  commitsLabel: 'OPTIMIZE versions',
+  read: (store, tableRoot) => readDeltaHistory(store, tableRoot),
+  describeExtent: (history) =>
+    `table at version ${history.latestVersion}, log from version ${history.earliestVersion}`,
+};
 
 function summarise(version: number, actions: readonly DeltaAction[]): DeltaCommitSummary {
   let filesRemoved = 0;

@@ -63,6 +63,11 @@ const requestOptions = {
   deltaRetentionHours: z.number().min(0).optional(),
 };
 
+/** What `lake-compactor vacuum` reads for a Delta table: the shared `--retention-hours`, which overrides its retention. */
+export interface DeltaVacuumFlags {
+  readonly retentionHours?: number;
+}
+
 /** The request's Delta override, as validated by {@link requestOptions}. */
 function retentionHoursOf(request: MaintenanceRequest): number | undefined {
   const hours = request.deltaRetentionHours;
@@ -178,4 +183,23 @@ export const deltaMaintenance = {
       `Delta table at version ${d.version}: retention ${d.retentionHours} h (${source}); kept ${d.keptCount}${kept.length > 0 ? ` — ${kept.join(', ')}` : ''}`,
     ];
   },
-} as const satisfies TableMaintenance<DeltaVacuumTablePlan, DeltaVacuumSummary, DeltaFormatServices>;
+  // `lake-compactor vacuum --format delta`: no option of its own; the shared --retention-hours overrides the
+  // table's retention as well (the CLI has one retention to name, where the schedule sends two).
+  cli: {
+    options: [],
+    retentionHoursHelp: `; with --format delta also the Delta table's retention (default: its ${DELETED_FILE_RETENTION_PROPERTY})`,
+    help: `With --format delta, <uri> is a Delta table's root and Delta VACUUM runs on it: files of tombstones older than
+the retention and files no version references that are older than it go; the log and live files never do.
+On S3 it needs the table's --delta-log-store as compact does: the log is read through it (an incomplete DynamoDB
+commit entry is finished first, as Spark's VACUUM does), and a writer that does not coordinate as declared
+refuses the table.`,
+    refusal: () => undefined,
+    requestOf: (flags: DeltaVacuumFlags) =>
+      flags.retentionHours === undefined ? {} : { deltaRetentionHours: flags.retentionHours },
+  },
+} as const satisfies TableMaintenance<
+  DeltaVacuumTablePlan,
+  DeltaVacuumSummary,
+  DeltaFormatServices,
+  DeltaVacuumFlags
+>;

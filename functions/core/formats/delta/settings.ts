@@ -3,6 +3,7 @@
 // the format that reads it.
 
 import { defineFormatSettings, type SettingsValue } from '../format-settings.js';
+import { DELTA_CLI_OPTIONS, type DeltaLogStoreFlags, deltaLogStoreFromFlags } from './cli-options.js';
 import { deltaLogStoreSchema, undeclaredCoordinationMessage } from './coordination.js';
 
 /** What a Delta table's config may say of the format: how its commits are coordinated. */
@@ -31,6 +32,16 @@ export const deltaSettings = defineFormatSettings({
           },
         ]
       : [],
+  // `--delta-log-store` and the options completing it (cli-options.ts): what commits, settles or vacuums a Delta
+  // table reads its log through them; a command that only reads the table (profile, plan) does not take them.
+  cli: {
+    options: DELTA_CLI_OPTIONS,
+    forReading: false,
+    settingsOf: (flags: DeltaLogStoreFlags, command) => {
+      const deltaLogStore = deltaLogStoreFromFlags(command.format, flags, command);
+      return deltaLogStore === undefined ? {} : { deltaLogStore };
+    },
+  },
 });
 
 /** A Delta table's settings, as the format reads them. */

@@ -3,7 +3,8 @@
 // --glue-table T`, `--catalog rest --rest-uri U --rest-namespace N --rest-table T [--rest-auth sigv4
 // --rest-signing-name s3tables --rest-region R]`, or `--catalog path --path-metadata-naming uuid`. The flags build
 // the same object a table config holds and are checked by the same schema, so both refuse the same things; kept
-// with the format so the CLI names no Iceberg setting, only registers these (cli/catalog-options.ts).
+// with the format so the CLI names no Iceberg setting: settings.ts declares them as the format's `cli`, and the CLI
+// registers every format's (cli/format-options.ts).
 import { UsageError } from '../../errors.js';
 import type { FormatCliOption } from '../format-settings.js';
 import { type IcebergCatalogSetting, icebergCatalogSchema } from './catalogs.js';

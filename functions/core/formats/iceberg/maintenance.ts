@@ -15,6 +15,7 @@ import { ICEBERG_TIERING_UNSUPPORTED } from '../foreign-tables.js';
 import type {
   MaintainedTable,
   MaintenanceCandidate,
+  MaintenanceCli,
   MaintenanceOutcomeEntry,
   MaintenancePlanEntry,
   MaintenanceRequest,
@@ -88,6 +89,87 @@ const requestOptions = {
    */
   icebergOrphanGraceHours: z.number().min(0).optional(),
 };
+
+/** `lake-compactor vacuum`'s Iceberg options (see {@link icebergVacuumCli}), as commander parses them. */
+export interface IcebergVacuumFlags {
+  /** expire_snapshots' older_than, in hours; the table's property or 5 days. */
+  readonly olderThanHours?: number;
+  /** expire_snapshots' retain_last; the table's min-snapshots-to-keep, else 1. */
+  readonly retainLast?: number;
+  /** remove_orphan_files' older_than, the grace period, in hours; default and minimum 72. */
+  readonly orphanOlderThanHours?: number;
+}
+
+/** The name Iceberg is registered under (format.ts): its vacuum options are refused with any other `--format`. */
+const ICEBERG_FORMAT_NAME = 'iceberg';
+
+/** A number of hours, 0 or more (an age of 0 keeps only what retain-last and refs keep). */
+function nonNegativeHours(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0)
+    throw new Error('expected a number of hours, 0 or more.');
+  return n;
+}
+
+/** A whole number, 1 or more. */
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error('expected a positive integer.');
+  return n;
+}
+
+/**
+ * `lake-compactor vacuum --format iceberg`: Spark's options of expire_snapshots and remove_orphan_files as flags,
+ * mapped one-to-one onto {@link requestOptions}, with the grace period's minimum said in the CLI's words.
+ */
+const icebergVacuumCli = {
+  options: [
+    {
+      flags: '--older-than-hours <h>',
+      description: `--format iceberg: expire snapshots committed more than <h> hours ago (Spark's expire_snapshots older_than; default: the table's ${MAX_SNAPSHOT_AGE_PROPERTY}, else 5 days)`,
+      parse: nonNegativeHours,
+    },
+    {
+      flags: '--retain-last <n>',
+      description:
+        "--format iceberg: keep at least the last <n> snapshots of each branch whatever their age (Spark's retain_last; default: the table's history.expire.min-snapshots-to-keep, else 1)",
+      parse: positiveInteger,
+    },
+    {
+      flags: '--orphan-older-than-hours <h>',
+      description: `--format iceberg: remove unreferenced files only once older than <h> hours (Spark's remove_orphan_files older_than; default and minimum ${MIN_ORPHAN_GRACE_HOURS} unless --allow-retention-below-minimum)`,
+      parse: nonNegativeHours,
+    },
+  ],
+  help: `With --format iceberg, <uri> is an Iceberg table's root: expire_snapshots removes snapshots older than
+--older-than-hours (never the current one, the last --retain-last of a branch, or a tag's), commits the new
+metadata, then deletes the files only expired snapshots referenced; remove_orphan_files then deletes files no
+metadata references that are older than --orphan-older-than-hours (a writer's files exist before its commit).
+A table registered in Glue or a REST catalog is read and committed through it: --catalog glue|rest with the
+flags compact takes (a commit beside the catalog would be one its readers never see).`,
+  refusal(flags: IcebergVacuumFlags, command): string | undefined {
+    const given = (
+      [
+        ['--older-than-hours', flags.olderThanHours],
+        ['--retain-last', flags.retainLast],
+        ['--orphan-older-than-hours', flags.orphanOlderThanHours],
+      ] as const
+    ).filter(([, v]) => v !== undefined);
+    if (command.format !== ICEBERG_FORMAT_NAME && given.length > 0)
+      return `${given.map(([name]) => name).join(', ')} apply to Iceberg tables only (expire_snapshots and remove_orphan_files): add --format iceberg, or drop them`;
+    const grace = flags.orphanOlderThanHours;
+    if (grace !== undefined && grace < MIN_ORPHAN_GRACE_HOURS && !command.allowRetentionBelowMinimum)
+      return `--orphan-older-than-hours ${grace} is below the minimum of ${MIN_ORPHAN_GRACE_HOURS} h (3 days): a writer's files exist before its commit references them, and a shorter grace period can delete the output of a writer still running. Use ${MIN_ORPHAN_GRACE_HOURS} or more, or add --allow-retention-below-minimum if no writer of this table takes that long`;
+    return undefined;
+  },
+  requestOf: (flags: IcebergVacuumFlags) => ({
+    ...(flags.olderThanHours === undefined ? {} : { icebergOlderThanHours: flags.olderThanHours }),
+    ...(flags.retainLast === undefined ? {} : { icebergRetainLast: flags.retainLast }),
+    ...(flags.orphanOlderThanHours === undefined
+      ? {}
+      : { icebergOrphanGraceHours: flags.orphanOlderThanHours }),
+  }),
+} as const satisfies MaintenanceCli<IcebergVacuumFlags>;
 
 /** A number option of the request, as validated by {@link requestOptions}. */
 function numberOf(request: MaintenanceRequest, name: keyof typeof requestOptions): number | undefined {
@@ -248,8 +330,10 @@ export const icebergMaintenance = {
         .map((s) => `  keeps snapshot ${s.snapshotId}: ${printable(s.reason)}`),
     ];
   },
+  cli: icebergVacuumCli,
 } as const satisfies TableMaintenance<
   IcebergMaintenanceTablePlan,
   IcebergMaintenanceSummary,
-  IcebergCatalogServices
+  IcebergCatalogServices,
+  IcebergVacuumFlags
 >;

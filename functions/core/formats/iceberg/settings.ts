@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { defineFormatSettings, type SettingsValue } from '../format-settings.js';
 import { icebergCatalogSchema } from './catalogs.js';
+import { type CatalogFlags, catalogFromFlags, ICEBERG_CATALOG_CLI_OPTIONS } from './cli-options.js';
 import {
   mergeRewriteOptions,
   parseRewriteOptionPairs,
@@ -98,6 +99,16 @@ export const icebergSettings = defineFormatSettings({
         });
     },
     fromPairs: { rewriteDataFiles: parseRewriteOptionPairs },
+  },
+  // `--catalog` and the flags completing it (cli-options.ts): every command on an Iceberg table reads it through
+  // its catalog, so profile and plan take them too.
+  cli: {
+    options: ICEBERG_CATALOG_CLI_OPTIONS,
+    forReading: true,
+    settingsOf: (flags: CatalogFlags, command) => {
+      const catalog = catalogFromFlags(flags, command.format);
+      return catalog === undefined ? {} : { catalog };
+    },
   },
 });
 

@@ -8,8 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../../../../functions/adapters/memory-journal.js';
 import { MemoryObjectStore } from '../../../../../functions/adapters/memory-object-store.js';
-import { deltaLogStoreSettingOf } from '../../../../../functions/cli/format-options.js';
 import { InvalidInputError, UsageError } from '../../../../../functions/core/errors.js';
+import { deltaLogStoreFromFlags as deltaLogStoreSettingOf } from '../../../../../functions/core/formats/delta/cli-options.js';
 import type { DynamoDbLogStoreSetting } from '../../../../../functions/core/formats/delta/coordination.js';
 import { deltaLake } from '../../../../../functions/core/formats/delta/format.js';
 import type { DeltaLogStore } from '../../../../../functions/core/formats/delta/log-store.js';
