@@ -13,7 +13,7 @@ import { tieringRulesSchema } from '../functions/core/maintenance/tiering.js';
 import { MIN_RETENTION_HOURS, vacuumInputSchema } from '../functions/core/maintenance/vacuum.js';
 import { checkTableFields, crossTableIssues, tableFieldSchemas } from '../functions/core/table-config.js';
 import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
-import { s3TablesCatalogProblems } from './iceberg-catalog-access.js';
+import { formatPropsProblems } from './formats/index.js';
 import type {
   LakeCompactorDataBucketProps,
   LakeCompactorProps,
@@ -331,7 +331,7 @@ function crossFieldProblems(props: Record<string, unknown>): string[] {
     ...workRootTableProblems(props.workRoot, tables),
     ...dataBucketIssues(props, tables),
     ...kmsKeyIssues(tables),
-    ...s3TablesCatalogProblems(tables),
+    ...formatPropsProblems(tables),
     ...memoryIssues({
       profilerMemoryMb: props.profilerMemoryMb,
       sweepMemoryMb: props.sweepMemoryMb,

@@ -114,6 +114,13 @@ export interface FormatInfra<WorkflowProps extends object = Record<never, never>
   };
   /** The cdk-nag wildcards this format's statements need, each with why (see `AcknowledgeWildcards`). */
   readonly wildcardGrants?: readonly WildcardGrant[];
+  /**
+   * The problems of this format's table settings that only the construct sees, beyond what the table config's
+   * schema checks (which the functions share): what its grants need the props to say (an S3 Tables catalog's
+   * table bucket, in the catalog's region). One line each, naming the table and what to do; [] when none.
+   * `tables` are the props' tables as given, of every format and any shape: the schema reports what is malformed.
+   */
+  propsProblems?(tables: readonly Readonly<Record<string, unknown>>[]): string[];
 }
 
 /** The statements that exist, in order: a builder's `undefined` is "no such statement for this deployment". */

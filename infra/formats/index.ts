@@ -5,7 +5,7 @@
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
 import type { WildcardGrant } from '../nag-acknowledgements.js';
-import { deltaInfra } from './delta.js';
+import { deltaInfra } from './delta/index.js';
 import type {
   ConfiguredTable,
   FormatInfra,
@@ -14,13 +14,16 @@ import type {
   GrantStage,
   StagedGrant,
 } from './format-infra.js';
-import { icebergInfra } from './iceberg.js';
+import { icebergInfra } from './iceberg/index.js';
 
 /** Every format's contribution, one registration line each; within a stage, grants are added in this order. */
 const REGISTERED = [
   deltaInfra, // format: "delta"
   icebergInfra, // format: "iceberg"
 ] as const;
+
+/** What the construct's build passes the formats (see ./format-infra.ts), for the modules that compose them. */
+export type { ConfiguredTable, DeployedTable, FormatInfraContext } from './format-infra.js';
 
 /** The contributions, as the construct composes them. */
 const CONTRIBUTIONS: readonly FormatInfra<object>[] = REGISTERED;
@@ -91,4 +94,9 @@ export function addFormatWorkflowGrants(
 /** The cdk-nag wildcards the formats' statements need, in registry order. */
 export function formatWildcardGrants(): WildcardGrant[] {
   return CONTRIBUTIONS.flatMap((f) => f.wildcardGrants ?? []);
+}
+
+/** Every format's problems of the props' `tables` (see `FormatInfra.propsProblems`), in registry order. */
+export function formatPropsProblems(tables: readonly Readonly<Record<string, unknown>>[]): string[] {
+  return CONTRIBUTIONS.flatMap((f) => f.propsProblems?.(tables) ?? []);
 }

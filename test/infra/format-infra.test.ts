@@ -15,8 +15,6 @@ const INFRA = new URL('../../infra/', import.meta.url);
  * Every other file of infra/ composes the registry.
  */
 const FORMAT_OWNED = new Set([
-  'delta-log-access.ts',
-  'iceberg-catalog-access.ts',
   'lake-compactor-props.ts',
   'maintenance-props.ts',
   'props-schema.ts',

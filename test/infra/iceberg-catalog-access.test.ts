@@ -10,13 +10,13 @@ import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js'
 import { describe, expect, it } from 'vitest';
 import { parseTableConfigs } from '../../functions/core/table-config.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import { tablesJsonOf } from '../../infra/function-config.js';
 import {
   type CatalogAccess,
   icebergCatalogStatements,
   S3_TABLES_REST_ACTIONS,
   S3_TABLES_REST_READ_ACTIONS,
-} from '../../infra/iceberg-catalog-access.js';
+} from '../../infra/formats/iceberg/catalog-access.js';
+import { tablesJsonOf } from '../../infra/function-config.js';
 
 const BUCKET_ARN = 'arn:aws:s3tables:eu-west-1:111122223333:bucket/lake';
 

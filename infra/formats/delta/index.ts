@@ -1,9 +1,12 @@
 // What Delta Lake tables (`format: "delta"`) need from the construct, beyond the shared grants: the profiler reads
 // their `_delta_log/` (their commits, not their data-file events, change the statistics), and the functions that
 // commit, settle or vacuum them get the commit coordination their `deltaLogStore` declares — the DynamoDB commit
-// table of `dynamodb` (its statements in ../delta-log-access.ts), Query on the table an `s3-conditional` one checks.
+// table of `dynamodb` (its statements in ./log-access.ts), Query on the table an `s3-conditional` one checks.
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
+import { kmsViaS3Statement, s3EncryptionContexts } from '../../kms-access.js';
+import { listStatements, normalizeTablePrefix, type TableLocation } from '../../s3-access.js';
+import { COMMITTING_FUNCTIONS, type FormatInfra, present } from '../format-infra.js';
 import {
   type DeltaLogTableRef,
   deltaCheckedTablesOf,
@@ -11,10 +14,7 @@ import {
   deltaLogFinishStatement,
   deltaLogStatement,
   deltaLogTablesOf,
-} from '../delta-log-access.js';
-import { kmsViaS3Statement, s3EncryptionContexts } from '../kms-access.js';
-import { listStatements, normalizeTablePrefix, type TableLocation } from '../s3-access.js';
-import { COMMITTING_FUNCTIONS, type FormatInfra, present } from './format-infra.js';
+} from './log-access.js';
 
 /** What a standalone CompactionWorkflow takes for Delta tables. */
 export interface DeltaWorkflowProps {
