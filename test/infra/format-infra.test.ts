@@ -14,11 +14,7 @@ const INFRA = new URL('../../infra/', import.meta.url);
  * Infra files that are a format's own, or the props a format's settings are declared in: allowed to name one.
  * Every other file of infra/ composes the registry.
  */
-const FORMAT_OWNED = new Set([
-  'lake-compactor-props.ts',
-  'maintenance-props.ts',
-  'props-schema.ts',
-]);
+const FORMAT_OWNED = new Set(['lake-compactor-props.ts', 'maintenance-props.ts', 'props-schema.ts']);
 
 /** A stand-in function that records the statements added to its role. */
 function recordingFunction(): lambda.IFunction & { added: iam.PolicyStatement[] } {
