@@ -247,6 +247,8 @@ describe('format-owned infrastructure (issue #27 item 3)', () => {
   const FORMATS_DIR = 'infra/formats/';
   const REGISTRY = 'infra/formats/index.ts';
   const FORMAT_LITERAL = /(['"`])(delta|iceberg|hudi)\1/;
+  /** A module of a format's folder in functions/ (its settings' types, its maintenance), not the formats' registry. */
+  const FORMAT_FOLDER = /^functions\/core\/formats\/[^/]+\//;
 
   /** A module of infra/ as the rule reads it: its code (comments dropped) and the local modules it imports. */
   interface InfraModule {
@@ -256,7 +258,8 @@ describe('format-owned infrastructure (issue #27 item 3)', () => {
 
   /**
    * Every breach of the rule among `modules`: a module of infra/ outside infra/formats/ that names a format in a
-   * string literal, or imports a module of infra/formats/ other than the registry.
+   * string literal, imports a module of infra/formats/ other than the registry, or imports a format's folder of
+   * functions/core/formats/ (what infra needs of a format, its infra module imports).
    */
   function infraFormatViolations(modules: ReadonlyMap<string, InfraModule>): string[] {
     return [...modules.entries()]
@@ -264,20 +267,32 @@ describe('format-owned infrastructure (issue #27 item 3)', () => {
       .flatMap(([file, module]) => [
         ...(FORMAT_LITERAL.test(module.code) ? [`${file} names a format in a string literal`] : []),
         ...module.imports
-          .filter((target) => target.startsWith(FORMATS_DIR) && target !== REGISTRY)
+          .filter(
+            (target) => (target.startsWith(FORMATS_DIR) && target !== REGISTRY) || FORMAT_FOLDER.test(target),
+          )
           .map((target) => `${file} → ${target}`),
       ]);
   }
 
-  it('the rule catches a format literal and an import of a format module, and allows the registry and the formats themselves', () => {
+  it("the rule catches a format literal, an import of a format's infra module or functions folder, and allows the registry and the formats themselves", () => {
     // Prepare
     const modules = new Map<string, InfraModule>([
       ['infra/sweep.ts', { code: "if (t.format === 'iceberg') grant();", imports: [] }],
       ['infra/lake-compactor.ts', { code: '', imports: ['infra/formats/delta/log-access.ts'] }],
-      ['infra/profiler.ts', { code: "const note = 'a Delta table';", imports: [REGISTRY] }],
+      [
+        'infra/lake-compactor-props.ts',
+        { code: '', imports: ['functions/core/formats/iceberg/catalogs.ts'] },
+      ],
+      [
+        'infra/profiler.ts',
+        { code: "const note = 'a Delta table';", imports: [REGISTRY, 'functions/core/formats/index.ts'] },
+      ],
       [
         'infra/formats/delta/index.ts',
-        { code: "format: 'delta',", imports: ['infra/formats/format-infra.ts'] },
+        {
+          code: "format: 'delta',",
+          imports: ['infra/formats/format-infra.ts', 'functions/core/formats/delta/coordination.ts'],
+        },
       ],
     ]);
 
@@ -288,14 +303,17 @@ describe('format-owned infrastructure (issue #27 item 3)', () => {
     expect(violations).toEqual([
       'infra/sweep.ts names a format in a string literal',
       'infra/lake-compactor.ts → infra/formats/delta/log-access.ts',
+      'infra/lake-compactor-props.ts → functions/core/formats/iceberg/catalogs.ts',
     ]);
   });
 
-  it('no infra module outside infra/formats/ names a format or imports a format module instead of the registry', () => {
+  it("no infra module outside infra/formats/ names a format, or imports a format's module instead of the registry", () => {
     // Prepare
-    const graph = importGraph(['infra']);
+    const graph = importGraph(['functions', 'infra']);
     const modules = new Map(
-      [...graph.entries()].map(([file, imports]) => [file, { code: code(file), imports }] as const),
+      [...graph.entries()]
+        .filter(([file]) => file.startsWith('infra/'))
+        .map(([file, imports]) => [file, { code: code(file), imports }] as const),
     );
 
     // Act

@@ -7,6 +7,10 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import { kmsViaS3Statement, s3EncryptionContexts } from '../../kms-access.js';
 import { listStatements, normalizeTablePrefix, type TableLocation } from '../../s3-access.js';
 import { COMMITTING_FUNCTIONS, type FormatInfra, present } from '../format-infra.js';
+import type { IcebergTableProps } from './props.js';
+
+export type { IcebergTableProps } from './props.js';
+
 import {
   icebergCatalogStatements,
   icebergMetadataWriteStatement,
@@ -37,7 +41,7 @@ function metadataReadStatements(
 }
 
 /** Iceberg's contribution to the construct. */
-export const icebergInfra: FormatInfra = {
+export const icebergInfra: FormatInfra<Record<never, never>, IcebergTableProps> = {
   format: 'iceberg',
   grants(context) {
     const { scope, tables } = context;
