@@ -9,7 +9,7 @@ import type { StatisticsMode } from '../functions/core/parquet/statistics-policy
 import type { Reader } from '../functions/core/readers.js';
 import type { Codec, SchemaFidelity } from '../functions/ports/parquet-engine.js';
 import type { CompactionWorkflowProps } from './compaction-workflow.js';
-import type { FormatTableProps } from './formats/index.js';
+import type { FormatTableProps, FormatWorkflowProps } from './formats/index.js';
 import type { MaintenanceSchedulesProps } from './maintenance-props.js';
 import type { TableIsolationMode } from './table-isolation.js';
 
@@ -278,7 +278,8 @@ export interface LakeCompactorProps {
    */
   readonly workflow?: Omit<
     CompactionWorkflowProps,
-    'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys' | 'workRoot' | 'deltaLogTables'
+    // What the construct fills in, the formats' workflow props among them (from the tables' settings).
+    'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys' | 'workRoot' | keyof FormatWorkflowProps
   >;
   /**
    * Automatic triggering by the profiler and the sweep.
