@@ -1,20 +1,30 @@
 // What LakeCompactor's props become for its functions: the TABLES JSON (every table with its bucket) and the
 // trigger variables, in exactly the shapes the functions parse (functions/core/table-config.ts, run-caps.ts).
 import {
+  DEFAULT_TABLE_FORMAT,
+  FORMAT_SETTING_NAMES,
+  type TableFormatSettings,
+} from '../functions/core/formats/index.js';
+import {
   DEFAULT_MAX_CONCURRENT_RUNS,
   DEFAULT_MAX_CONCURRENT_RUNS_PER_TABLE,
   type RunCaps,
 } from '../functions/core/run-caps.js';
 import type { LakeCompactorTable, LakeCompactorTriggerProps } from './lake-compactor-props.js';
 
-/** The TABLES JSON of the functions (see `tableConfigDelivery`); a table without `bucketName` gets `ownedBucketName`. */
+/**
+ * The TABLES JSON of the functions (see `tableConfigDelivery`); a table without `bucketName` gets `ownedBucketName`.
+ * Each format's own settings (Delta's `deltaLogStore`, Iceberg's `catalog` and `rewriteDataFiles`, …) are passed
+ * as the table gives them, whichever the registered formats declare: listing them here by name once left out
+ * Iceberg's `catalog`, so a Glue or REST table was committed by the functions through the path catalog.
+ */
 export function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketName: string): string {
   return JSON.stringify(
     tables.map((t) => ({
       name: t.name,
       bucket: t.bucketName ?? ownedBucketName,
       prefix: t.prefix,
-      format: t.format ?? 'parquet',
+      format: t.format ?? DEFAULT_TABLE_FORMAT,
       partitionColumns: t.partitionColumns ?? [],
       ...(t.dateColumn === undefined ? {} : { dateColumn: t.dateColumn }),
       ...(t.dateFormat === undefined ? {} : { dateFormat: t.dateFormat }),
@@ -27,10 +37,18 @@ export function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketN
       ...(t.schemaFidelity === undefined ? {} : { schemaFidelity: t.schemaFidelity }),
       ...(t.sortColumns === undefined ? {} : { sortColumns: t.sortColumns }),
       ...(t.policy === undefined ? {} : { policy: t.policy }),
-      ...(t.deltaLogStore === undefined ? {} : { deltaLogStore: t.deltaLogStore }),
-      ...(t.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: t.rewriteDataFiles }),
+      ...formatSettingsOf(t),
     })),
   );
+}
+
+/** The format settings `table` gives, in the registry's order (a table has those of its own format only). */
+function formatSettingsOf(table: TableFormatSettings): Partial<Record<string, unknown>> {
+  const settings: Partial<Record<string, unknown>> = {};
+  for (const name of FORMAT_SETTING_NAMES) {
+    if (table[name] !== undefined) settings[name] = table[name];
+  }
+  return settings;
 }
 
 /** The variables telling the profiler and the sweep how to act on their verdicts. */

@@ -4,19 +4,20 @@ import type { RemovalPolicy } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
-import type { DeltaLogStoreSetting } from '../functions/core/formats/delta/coordination.js';
-import type { IcebergCatalogSetting } from '../functions/core/formats/iceberg/catalogs.js';
-import type { RewriteDataFilesInput } from '../functions/core/formats/iceberg/rewrite-options.js';
 import type { TableFormatName } from '../functions/core/formats/index.js';
 import type { StatisticsMode } from '../functions/core/parquet/statistics-policy.js';
 import type { Reader } from '../functions/core/readers.js';
 import type { Codec, SchemaFidelity } from '../functions/ports/parquet-engine.js';
 import type { CompactionWorkflowProps } from './compaction-workflow.js';
+import type { FormatTableProps, FormatWorkflowProps } from './formats/index.js';
 import type { MaintenanceSchedulesProps } from './maintenance-props.js';
 import type { TableIsolationMode } from './table-isolation.js';
 
-/** One table the compactor looks after. */
-export interface LakeCompactorTable {
+/**
+ * One table the compactor looks after. The settings a table format owns (Iceberg's `catalog`, Delta's
+ * `deltaLogStore`, …) are declared by the format's infra module (infra/formats/<name>/props.ts) and composed here.
+ */
+export interface LakeCompactorTable extends FormatTableProps {
   /** Unique, stable name used in executions, metrics and DynamoDB keys. */
   readonly name: string;
   /**
@@ -111,22 +112,6 @@ export interface LakeCompactorTable {
    */
   readonly schemaFidelity?: SchemaFidelity;
   /**
-   * Iceberg only: the catalog the table's commits go through, the one its other writers use — `{ type: "path" }`
-   * (the default: the table root's metadata/ folder), `{ type: "glue", database, table, catalogId?, region? }`
-   * (the functions get glue:GetTable/UpdateTable on that table) or `{ type: "rest", uri, namespace, table, auth }`
-   * (with SigV4 for `s3tables`, the S3 Tables data-plane actions on that one table, by namespace and name, of the
-   * table bucket `warehouse` names — required for S3 Tables; with an `oauth2` token in a secret or SSM parameter,
-   * read on that one). See core/formats/iceberg/catalogs.ts.
-   */
-  readonly catalog?: IcebergCatalogSetting;
-  /**
-   * Iceberg only: the options of Iceberg's `rewrite_data_files` the table's groups are planned with, by Iceberg's
-   * names (`{ "min-input-files": 10, "delete-file-threshold": 3 }`), so a Spark job's options map moves over
-   * verbatim; see core/formats/iceberg/rewrite-options.ts and docs/table-formats.md.
-   * @default Iceberg's defaults (target from the table's `write.target-file-size-bytes`, else 512 MiB)
-   */
-  readonly rewriteDataFiles?: RewriteDataFilesInput;
-  /**
    * Sort compacted files by these columns (strategy `sort`), for data skipping.
    * @default none — rows keep their order (strategy `binpack`)
    */
@@ -137,26 +122,6 @@ export interface LakeCompactorTable {
    * @default the policy defaults
    */
   readonly policy?: Readonly<Record<string, number>>;
-  /**
-   * Delta Lake tables only (`format: "delta"`; refused on any other), and **required** there: how the table's
-   * commits are coordinated with its other writers, which must all coordinate the same way. Nothing is assumed:
-   * the wrong coordination loses commits silently. Choose by the writers the table has:
-   * - `{ type: "s3-conditional" }`: they commit with put-if-absent (`If-None-Match: *`): delta-rs ≥ 1.0 (Python
-   *   `deltalake` ≥ 1.6.1, and Polars writing through it), delta-rs ≥ 0.23 without a locking provider. Not
-   *   Spark or Delta Kernel (Java), whatever their log store. `checkDynamoDbTable: { tableName, region }` names a
-   *   DynamoDB commit table to refuse the table if it holds entries of it (the functions get `dynamodb:Query`).
-   * - `{ type: "dynamodb", tableName, region, tablePathScheme? }`: they use Spark's
-   *   `io.delta.storage.S3DynamoDBLogStore` (Spark, Delta Kernel, or delta-rs < 1.0 with
-   *   AWS_S3_LOCKING_PROVIDER=dynamodb) through that existing DynamoDB table
-   *   (`spark.io.delta.storage.S3DynamoDBLogStore.ddb.tableName` / `.ddb.region`, Spark's default region being
-   *   us-east-1; `tablePathScheme: "s3a"` when Spark addresses the table as `s3a://`); the functions that commit,
-   *   settle or vacuum get `dynamodb:GetItem/PutItem/UpdateItem/Query` on it.
-   * - `{ type: "quiet-window", windows: ["02:00-05:00"], quietMinutes?, acceptUncoordinatedWriters: true }`: they
-   *   have no coordination (Spark's default S3SingleDriverLogStore): commits happen only inside the UTC windows in
-   *   which those writers are stopped; a writer committing inside one anyway can silently overwrite a commit.
-   * See docs/table-formats.md, "Commit coordination".
-   */
-  readonly deltaLogStore?: DeltaLogStoreSetting;
 }
 
 /**
@@ -313,7 +278,8 @@ export interface LakeCompactorProps {
    */
   readonly workflow?: Omit<
     CompactionWorkflowProps,
-    'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys' | 'workRoot' | 'deltaLogTables'
+    // What the construct fills in, the formats' workflow props among them (from the tables' settings).
+    'stateTable' | 'tablesJson' | 'tables' | 'encryptionKeys' | 'workRoot' | keyof FormatWorkflowProps
   >;
   /**
    * Automatic triggering by the profiler and the sweep.

@@ -19,8 +19,12 @@ import { Construct } from 'constructs';
 import { DEFAULT_WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow } from './compaction-workflow.js';
 import { createDataBucket } from './data-bucket.js';
-import type { DeployedTable } from './formats/format-infra.js';
-import { addFormatGrants, formatGrantsOf, formatWorkflowPropsOf } from './formats/index.js';
+import {
+  addFormatGrants,
+  type DeployedTable,
+  formatGrantsOf,
+  formatWorkflowPropsOf,
+} from './formats/index.js';
 import { tablesJsonOf, triggerEnvironmentOf } from './function-config.js';
 import { acknowledgeNagFindings } from './lake-compactor-nag.js';
 import type { LakeCompactorProps, LakeCompactorTable } from './lake-compactor-props.js';

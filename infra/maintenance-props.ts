@@ -2,6 +2,7 @@
 // LakeCompactor props expose them, neither needing the construct (so no import cycle through it).
 import type * as events from 'aws-cdk-lib/aws-events';
 import type { TieringRule } from '../functions/core/maintenance/tiering.js';
+import type { FormatVacuumProps } from './formats/index.js';
 
 /** Settings every maintenance schedule has. */
 export interface MaintenanceScheduleProps {
@@ -24,18 +25,16 @@ export interface MaintenanceScheduleProps {
   readonly enabled?: boolean;
 }
 
-export interface VacuumScheduleProps extends MaintenanceScheduleProps {
+/**
+ * The vacuum schedule. A format's own vacuum props (Delta's `deltaRetentionHours`) are declared by its infra module
+ * (infra/formats/<name>/props.ts) and composed here.
+ */
+export interface VacuumScheduleProps extends MaintenanceScheduleProps, FormatVacuumProps {
   /**
    * Hours retired inputs and trash copies are kept after their run retired them.
    * @default 168 (below it synthesis fails unless `allowRetentionBelowMinimum`)
    */
   readonly retentionHours?: number;
-  /**
-   * Hours a Delta table's (`format: "delta"`) removed files are kept before Delta VACUUM deletes them, for every
-   * Delta table: overrides each table's own `delta.deletedFileRetentionDuration`, which is used when unset.
-   * @default unset — each table's property (one week when the table sets none)
-   */
-  readonly deltaRetentionHours?: number;
   /** Allows a retention (either) below 168 h, and turns off Delta VACUUM's retention check. @default false */
   readonly allowRetentionBelowMinimum?: boolean;
   /**

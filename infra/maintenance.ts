@@ -12,6 +12,7 @@ import { Construct } from 'constructs';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../functions/core/formats/index.js';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
 import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
+import { formatVacuumInputOf } from './formats/index.js';
 import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import type { MaintenanceSchedulesProps } from './maintenance-props.js';
 import { projectFunction } from './node-function.js';
@@ -164,9 +165,7 @@ export class Maintenance extends Construct {
             dryRun: vacuum.dryRun ?? true,
             resume: true,
             retentionHours,
-            ...(vacuum.deltaRetentionHours === undefined
-              ? {}
-              : { deltaRetentionHours: vacuum.deltaRetentionHours }),
+            ...formatVacuumInputOf(vacuum),
             ...(vacuum.allowRetentionBelowMinimum === true ? { allowRetentionBelowMinimum: true } : {}),
             debrisAgeHours: vacuum.debrisAgeHours ?? 72,
             abandonedAfterHours: vacuum.abandonedAfterHours ?? 24,

@@ -13,7 +13,7 @@ import { tieringRulesSchema } from '../functions/core/maintenance/tiering.js';
 import { MIN_RETENTION_HOURS, vacuumInputSchema } from '../functions/core/maintenance/vacuum.js';
 import { checkTableFields, crossTableIssues, tableFieldSchemas } from '../functions/core/table-config.js';
 import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
-import { s3TablesCatalogProblems } from './iceberg-catalog-access.js';
+import { FORMAT_RETENTION_PROPS, FORMAT_VACUUM_SHAPE, formatPropsProblems } from './formats/index.js';
 import type {
   LakeCompactorDataBucketProps,
   LakeCompactorProps,
@@ -147,7 +147,7 @@ const maintenanceScheduleShape = {
 const vacuumShape = {
   ...maintenanceScheduleShape,
   retentionHours: vacuumInputSchema.shape.retentionHours.optional(),
-  deltaRetentionHours: vacuumInputSchema.shape.deltaRetentionHours,
+  ...FORMAT_VACUUM_SHAPE,
   allowRetentionBelowMinimum: vacuumInputSchema.shape.allowRetentionBelowMinimum.optional(),
   debrisAgeHours: vacuumInputSchema.shape.debrisAgeHours.optional(),
   abandonedAfterHours: vacuumInputSchema.shape.abandonedAfterHours.optional(),
@@ -161,21 +161,17 @@ const tieringShape = {
 
 /** The vacuum schedule's props, also checked by the Maintenance construct on its own. */
 export const vacuumPropsSchema = z.strictObject(vacuumShape).superRefine((vacuum, ctx) => {
-  const hours = vacuum.retentionHours;
-  if (hours !== undefined && hours < MIN_RETENTION_HOURS && vacuum.allowRetentionBelowMinimum !== true) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['retentionHours'],
-      message: `${hours} is below the minimum of ${MIN_RETENTION_HOURS} h; use ${MIN_RETENTION_HOURS} or more, or set allowRetentionBelowMinimum: true deliberately`,
-    });
-  }
-  const delta = vacuum.deltaRetentionHours;
-  if (delta !== undefined && delta < MIN_RETENTION_HOURS && vacuum.allowRetentionBelowMinimum !== true) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['deltaRetentionHours'],
-      message: `${delta} is below the minimum of ${MIN_RETENTION_HOURS} h; use ${MIN_RETENTION_HOURS} or more, or set allowRetentionBelowMinimum: true deliberately`,
-    });
+  if (vacuum.allowRetentionBelowMinimum === true) return;
+  // The shared retention, then each format's own (Delta's `deltaRetentionHours`), held to the same minimum.
+  for (const path of ['retentionHours', ...FORMAT_RETENTION_PROPS]) {
+    const hours = (vacuum as Readonly<Record<string, unknown>>)[path];
+    if (typeof hours === 'number' && hours < MIN_RETENTION_HOURS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [path],
+        message: `${hours} is below the minimum of ${MIN_RETENTION_HOURS} h; use ${MIN_RETENTION_HOURS} or more, or set allowRetentionBelowMinimum: true deliberately`,
+      });
+    }
   }
 });
 
@@ -331,7 +327,7 @@ function crossFieldProblems(props: Record<string, unknown>): string[] {
     ...workRootTableProblems(props.workRoot, tables),
     ...dataBucketIssues(props, tables),
     ...kmsKeyIssues(tables),
-    ...s3TablesCatalogProblems(tables),
+    ...formatPropsProblems(tables),
     ...memoryIssues({
       profilerMemoryMb: props.profilerMemoryMb,
       sweepMemoryMb: props.sweepMemoryMb,

@@ -8,6 +8,7 @@
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type { Construct, IConstruct } from 'constructs';
+import type { z } from 'zod';
 import type { TableFormatName, TableFormatSettings } from '../../functions/core/formats/index.js';
 import type { WildcardGrant } from '../nag-acknowledgements.js';
 
@@ -94,8 +95,18 @@ export interface FormatInfraContext {
  * the shared grants (Hive-style Parquet) contributes nothing and is not listed.
  *
  * @typeParam WorkflowProps the props a standalone CompactionWorkflow takes for this format's tables
+ * @typeParam TableProps the props a table of this format may give, with the docs users read on them: the registry
+ *   composes them into `LakeCompactorTable` (type only: their schemas are the format's table settings, declared in
+ *   its folder under functions/core/formats/, which the props schema and the functions share)
+ * @typeParam VacuumProps the props this format adds to the vacuum schedule's (`maintenance.vacuum`), composed
+ *   into `VacuumScheduleProps`; see {@link FormatInfra.vacuum}
  */
-export interface FormatInfra<WorkflowProps extends object = Record<never, never>> {
+export interface FormatInfra<
+  WorkflowProps extends object = Record<never, never>,
+  // biome-ignore lint/correctness/noUnusedVariables: type-level only, read by the registry (FormatTableProps)
+  TableProps extends object = Record<never, never>,
+  VacuumProps extends object = Record<never, never>,
+> {
   /** The registered format (functions/core/formats/index.ts) whose tables this is for. */
   readonly format: TableFormatName;
   /**
@@ -114,6 +125,25 @@ export interface FormatInfra<WorkflowProps extends object = Record<never, never>
   };
   /** The cdk-nag wildcards this format's statements need, each with why (see `AcknowledgeWildcards`). */
   readonly wildcardGrants?: readonly WildcardGrant[];
+  /**
+   * The problems of this format's table settings that only the construct sees, beyond what the table config's
+   * schema checks (which the functions share): what its grants need the props to say (an S3 Tables catalog's
+   * table bucket, in the catalog's region). One line each, naming the table and what to do; [] when none.
+   * `tables` are the props' tables as given, of every format and any shape: the schema reports what is malformed.
+   */
+  propsProblems?(tables: readonly Readonly<Record<string, unknown>>[]): string[];
+  /** What the format's vacuum props are: checked with the schedule's others, and handed to the vacuum function. */
+  readonly vacuum?: {
+    /** Their schemas, as the vacuum function's input parses them (a JSON config is checked at synth the same way). */
+    readonly shape: { readonly [K in keyof Required<VacuumProps>]: z.ZodType };
+    /**
+     * Those that are a retention in hours: held to the minimum `retentionHours` is (168 h), unless
+     * `allowRetentionBelowMinimum` is set.
+     */
+    readonly retentionProps?: readonly string[];
+    /** What the props become in the scheduled rule's input to the vacuum function (unset props: nothing). */
+    inputOf(props: VacuumProps): Readonly<Record<string, unknown>>;
+  };
 }
 
 /** The statements that exist, in order: a builder's `undefined` is "no such statement for this deployment". */

@@ -4,8 +4,9 @@
 // nothing beyond the shared grants and is not listed.
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
+import type { z } from 'zod';
 import type { WildcardGrant } from '../nag-acknowledgements.js';
-import { deltaInfra } from './delta.js';
+import { deltaInfra } from './delta/index.js';
 import type {
   ConfiguredTable,
   FormatInfra,
@@ -14,7 +15,7 @@ import type {
   GrantStage,
   StagedGrant,
 } from './format-infra.js';
-import { icebergInfra } from './iceberg.js';
+import { icebergInfra } from './iceberg/index.js';
 
 /** Every format's contribution, one registration line each; within a stage, grants are added in this order. */
 const REGISTERED = [
@@ -22,14 +23,41 @@ const REGISTERED = [
   icebergInfra, // format: "iceberg"
 ] as const;
 
+/** What the construct's build passes the formats (see ./format-infra.ts), for the modules that compose them. */
+export type { ConfiguredTable, DeployedTable, FormatInfraContext } from './format-infra.js';
+
 /** The contributions, as the construct composes them. */
 const CONTRIBUTIONS: readonly FormatInfra<object>[] = REGISTERED;
 
-type WorkflowPropsOf<F> = F extends FormatInfra<infer P> ? P : never;
+type Registered = (typeof REGISTERED)[number];
+type WorkflowPropsOf<F> = F extends FormatInfra<infer P, object, object> ? P : never;
+type TablePropsOf<F> = F extends FormatInfra<object, infer P, object> ? P : never;
+type VacuumPropsOf<F> = F extends FormatInfra<object, object, infer P> ? P : never;
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
 /** Every format's props of a standalone CompactionWorkflow (see `FormatInfra.workflow`), in one type. */
-export type FormatWorkflowProps = Intersection<WorkflowPropsOf<(typeof REGISTERED)[number]>>;
+export type FormatWorkflowProps = Intersection<WorkflowPropsOf<Registered>>;
+
+/** Every format's table props (`LakeCompactorTable` extends them), in one type. */
+export type FormatTableProps = Intersection<TablePropsOf<Registered>>;
+
+/** Every format's vacuum schedule props (`VacuumScheduleProps` extends them), in one type. */
+export type FormatVacuumProps = Intersection<VacuumPropsOf<Registered>>;
+
+/** The schemas of every format's vacuum props, one per prop (see `FormatInfra.vacuum`), in registry order. */
+export const FORMAT_VACUUM_SHAPE = Object.assign({}, ...CONTRIBUTIONS.map((f) => f.vacuum?.shape ?? {})) as {
+  readonly [K in keyof Required<FormatVacuumProps>]: z.ZodType;
+};
+
+/** The formats' vacuum props that are a retention in hours (held to the shared minimum), in registry order. */
+export const FORMAT_RETENTION_PROPS: readonly string[] = CONTRIBUTIONS.flatMap(
+  (f) => f.vacuum?.retentionProps ?? [],
+);
+
+/** What the formats' vacuum props of `vacuum` become in the vacuum function's scheduled input, in registry order. */
+export function formatVacuumInputOf(vacuum: FormatVacuumProps): Record<string, unknown> {
+  return Object.assign({}, ...CONTRIBUTIONS.map((f) => f.vacuum?.inputOf(vacuum) ?? {}));
+}
 
 /** The functions a stage's grants may go to (those that exist by then). */
 export type FunctionsByRole = Partial<Record<FunctionRole, lambda.IFunction>>;
@@ -91,4 +119,9 @@ export function addFormatWorkflowGrants(
 /** The cdk-nag wildcards the formats' statements need, in registry order. */
 export function formatWildcardGrants(): WildcardGrant[] {
   return CONTRIBUTIONS.flatMap((f) => f.wildcardGrants ?? []);
+}
+
+/** Every format's problems of the props' `tables` (see `FormatInfra.propsProblems`), in registry order. */
+export function formatPropsProblems(tables: readonly Readonly<Record<string, unknown>>[]): string[] {
+  return CONTRIBUTIONS.flatMap((f) => f.propsProblems?.(tables) ?? []);
 }

@@ -11,7 +11,7 @@ import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js'
 import { describe, expect, it } from 'vitest';
 import { parseTableConfigs } from '../../functions/core/table-config.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import { DELTA_LOG_ACTIONS } from '../../infra/delta-log-access.js';
+import { DELTA_LOG_ACTIONS } from '../../infra/formats/delta/log-access.js';
 import { tablesJsonOf } from '../../infra/function-config.js';
 import type { LakeCompactorProps } from '../../infra/lake-compactor.js';
 

@@ -8,13 +8,15 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import { describe, expect, it } from 'vitest';
+import { parseTableConfigs } from '../../functions/core/table-config.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import {
   type CatalogAccess,
   icebergCatalogStatements,
   S3_TABLES_REST_ACTIONS,
   S3_TABLES_REST_READ_ACTIONS,
-} from '../../infra/iceberg-catalog-access.js';
+} from '../../infra/formats/iceberg/catalog-access.js';
+import { tablesJsonOf } from '../../infra/function-config.js';
 
 const BUCKET_ARN = 'arn:aws:s3tables:eu-west-1:111122223333:bucket/lake';
 
@@ -339,6 +341,47 @@ describe('the functions an Iceberg catalog table grants to', () => {
         v.violatingResources.map((r) => `${v.ruleName} @ ${r.constructPath ?? r.resourceLogicalId}`),
       );
     expect(errors).toEqual([]);
+  });
+});
+
+describe("an Iceberg table's catalog in the functions' table config", () => {
+  it('hands the functions the catalog each table commits through, as they parse it (none for a table without one)', () => {
+    // Prepare: a table per catalog kind, and one that names none (the path catalog by default)
+    const tables = [
+      {
+        name: 'glued',
+        prefix: 'glued/',
+        format: 'iceberg' as const,
+        catalog: { type: 'glue' as const, database: 'lake', table: 'glued' },
+      },
+      {
+        name: 'tabled',
+        prefix: 'tabled/',
+        format: 'iceberg' as const,
+        catalog: {
+          type: 'rest' as const,
+          uri: 'https://s3tables.eu-west-1.amazonaws.com/iceberg',
+          namespace: 'web',
+          table: 'tabled',
+          warehouse: BUCKET_ARN,
+          auth: { type: 'sigv4' as const, signingName: 's3tables', region: 'eu-west-1' },
+        },
+      },
+      {
+        name: 'pathed',
+        prefix: 'pathed/',
+        format: 'iceberg' as const,
+        catalog: { type: 'path' as const, metadataNaming: 'uuid' as const },
+      },
+      { name: 'plain', prefix: 'plain/', format: 'iceberg' as const },
+    ];
+
+    // Act
+    const parsed = parseTableConfigs(tablesJsonOf(tables, 'owned'));
+
+    // Assess: without it a Glue or REST table would be committed through the path catalog, which its other
+    // writers and readers never see
+    expect(parsed.map((t) => [t.name, t.catalog])).toEqual(tables.map((t) => [t.name, t.catalog]));
   });
 });
 

@@ -1,5 +1,6 @@
 // The module graph of functions/ and infra/ has no import cycle (type-only imports included), and the layout
-// rules of DESIGN.md that a regex can check hold: core/ is pure, ports/ and core/ never reach into adapters.
+// rules of DESIGN.md that a regex can check hold: core/ is pure, ports/ and core/ never reach into adapters, and a
+// table format reaches the construct only through its infra module and the registry (infra/formats/).
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -331,5 +332,91 @@ describe('format-owned adapters (issue #27)', () => {
       found,
       'move format-specific I/O into adapters/formats/<name>/ and reach it through the registry',
     ).toEqual([]);
+  });
+});
+
+describe('format-owned infrastructure (issue #27 item 3)', () => {
+  /** Where a format's own infra lives; its registry (the one module the rest of infra/ may import) is its index. */
+  const FORMATS_DIR = 'infra/formats/';
+  const REGISTRY = 'infra/formats/index.ts';
+  const FORMAT_LITERAL = /(['"`])(delta|iceberg|hudi)\1/;
+  /** A module of a format's folder in functions/ (its settings' types, its maintenance), not the formats' registry. */
+  const FORMAT_FOLDER = /^functions\/core\/formats\/[^/]+\//;
+
+  /** A module of infra/ as the rule reads it: its code (comments dropped) and the local modules it imports. */
+  interface InfraModule {
+    readonly code: string;
+    readonly imports: readonly string[];
+  }
+
+  /**
+   * Every breach of the rule among `modules`: a module of infra/ outside infra/formats/ that names a format in a
+   * string literal, imports a module of infra/formats/ other than the registry, or imports a format's folder of
+   * functions/core/formats/ (what infra needs of a format, its infra module imports).
+   */
+  function infraFormatViolations(modules: ReadonlyMap<string, InfraModule>): string[] {
+    return [...modules.entries()]
+      .filter(([file]) => file.startsWith('infra/') && !file.startsWith(FORMATS_DIR))
+      .flatMap(([file, module]) => [
+        ...(FORMAT_LITERAL.test(module.code) ? [`${file} names a format in a string literal`] : []),
+        ...module.imports
+          .filter(
+            (target) => (target.startsWith(FORMATS_DIR) && target !== REGISTRY) || FORMAT_FOLDER.test(target),
+          )
+          .map((target) => `${file} → ${target}`),
+      ]);
+  }
+
+  it("the rule catches a format literal, an import of a format's infra module or functions folder, and allows the registry and the formats themselves", () => {
+    // Prepare
+    const modules = new Map<string, InfraModule>([
+      ['infra/sweep.ts', { code: "if (t.format === 'iceberg') grant();", imports: [] }],
+      ['infra/lake-compactor.ts', { code: '', imports: ['infra/formats/delta/log-access.ts'] }],
+      [
+        'infra/lake-compactor-props.ts',
+        { code: '', imports: ['functions/core/formats/iceberg/catalogs.ts'] },
+      ],
+      [
+        'infra/profiler.ts',
+        { code: "const note = 'a Delta table';", imports: [REGISTRY, 'functions/core/formats/index.ts'] },
+      ],
+      [
+        'infra/formats/delta/index.ts',
+        {
+          code: "format: 'delta',",
+          imports: ['infra/formats/format-infra.ts', 'functions/core/formats/delta/coordination.ts'],
+        },
+      ],
+    ]);
+
+    // Act
+    const violations = infraFormatViolations(modules);
+
+    // Assess
+    expect(violations).toEqual([
+      'infra/sweep.ts names a format in a string literal',
+      'infra/lake-compactor.ts → infra/formats/delta/log-access.ts',
+      'infra/lake-compactor-props.ts → functions/core/formats/iceberg/catalogs.ts',
+    ]);
+  });
+
+  it("no infra module outside infra/formats/ names a format, or imports a format's module instead of the registry", () => {
+    // Prepare
+    const graph = importGraph(['functions', 'infra']);
+    const modules = new Map(
+      [...graph.entries()]
+        .filter(([file]) => file.startsWith('infra/'))
+        .map(([file, imports]) => [file, { code: code(file), imports }] as const),
+    );
+
+    // Act
+    const violations = infraFormatViolations(modules);
+
+    // Assess
+    // The graph holds the construct, the registry and a format module (a moved tree would otherwise pass unchecked).
+    expect(
+      ['infra/lake-compactor.ts', REGISTRY, 'infra/formats/iceberg/index.ts'].every((f) => graph.has(f)),
+    ).toBe(true);
+    expect(violations).toEqual([]);
   });
 });

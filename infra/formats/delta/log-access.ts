@@ -3,10 +3,13 @@
 // named, not created, and only the functions that may write a Delta commit (or finish one, as VACUUM does before
 // reading the log) get the protocol's four actions on it. A table declared `s3-conditional` with
 // `checkDynamoDbTable` only reads that table (Query), to refuse the table when it holds entries of it.
+//
+// Part of Delta's infra module (./index.ts grants these); the construct reaches it only through the registry
+// (../index.ts).
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
-import type { DeltaLogStoreSetting } from '../functions/core/formats/delta/coordination.js';
+import type { DeltaLogStoreSetting } from '../../../functions/core/formats/delta/coordination.js';
 
 /** A DynamoDB commit table some Delta table is configured with. */
 export interface DeltaLogTableRef {

@@ -6,16 +6,16 @@
 // token or an unsigned REST catalog needs no IAM. No metastore catalog, no statement: the default templates stay
 // as they are.
 //
-// Kept in its own module so the per-table format binding (which hands the functions their catalog clients) only
-// has to attach these statements to the roles of the steps that plan, commit and settle Iceberg groups.
+// Part of Iceberg's infra module (./index.ts attaches these statements to the functions that read, commit, settle
+// or vacuum Iceberg tables); the construct reaches it only through the registry (../index.ts).
 import { Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
 import type {
   IcebergCatalogSetting,
   RestCatalogSetting,
-} from '../functions/core/formats/iceberg/catalogs.js';
-import { normalizeTablePrefix } from './s3-access.js';
+} from '../../../functions/core/formats/iceberg/catalogs.js';
+import { normalizeTablePrefix } from '../../s3-access.js';
 
 /** S3 Tables actions its Iceberg REST endpoint checks for config, load and commit of a table. */
 export const S3_TABLES_REST_ACTIONS = [

@@ -1,9 +1,17 @@
 // What Delta Lake tables (`format: "delta"`) need from the construct, beyond the shared grants: the profiler reads
 // their `_delta_log/` (their commits, not their data-file events, change the statistics), and the functions that
 // commit, settle or vacuum them get the commit coordination their `deltaLogStore` declares — the DynamoDB commit
-// table of `dynamodb` (its statements in ../delta-log-access.ts), Query on the table an `s3-conditional` one checks.
+// table of `dynamodb` (its statements in ./log-access.ts), Query on the table an `s3-conditional` one checks.
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
+import { vacuumInputSchema } from '../../../functions/core/maintenance/vacuum.js';
+import { kmsViaS3Statement, s3EncryptionContexts } from '../../kms-access.js';
+import { listStatements, normalizeTablePrefix, type TableLocation } from '../../s3-access.js';
+import { COMMITTING_FUNCTIONS, type FormatInfra, present } from '../format-infra.js';
+import type { DeltaTableProps, DeltaVacuumProps } from './props.js';
+
+export type { DeltaTableProps, DeltaVacuumProps } from './props.js';
+
 import {
   type DeltaLogTableRef,
   deltaCheckedTablesOf,
@@ -11,10 +19,7 @@ import {
   deltaLogFinishStatement,
   deltaLogStatement,
   deltaLogTablesOf,
-} from '../delta-log-access.js';
-import { kmsViaS3Statement, s3EncryptionContexts } from '../kms-access.js';
-import { listStatements, normalizeTablePrefix, type TableLocation } from '../s3-access.js';
-import { COMMITTING_FUNCTIONS, type FormatInfra, present } from './format-infra.js';
+} from './log-access.js';
 
 /** What a standalone CompactionWorkflow takes for Delta tables. */
 export interface DeltaWorkflowProps {
@@ -50,7 +55,7 @@ function logReadStatements(
 }
 
 /** Delta Lake's contribution to the construct. */
-export const deltaInfra: FormatInfra<DeltaWorkflowProps> = {
+export const deltaInfra: FormatInfra<DeltaWorkflowProps, DeltaTableProps, DeltaVacuumProps> = {
   format: 'delta',
   grants(context) {
     const { scope, tables } = context;
@@ -85,5 +90,12 @@ export const deltaInfra: FormatInfra<DeltaWorkflowProps> = {
         statements: present(deltaLogStatement(scope, props.deltaLogTables ?? [])),
       },
     ],
+  },
+  vacuum: {
+    // The vacuum function's own option for Delta tables (see the Delta format's maintenance), parsed the same way.
+    shape: { deltaRetentionHours: vacuumInputSchema.shape.deltaRetentionHours },
+    retentionProps: ['deltaRetentionHours'] satisfies (keyof DeltaVacuumProps)[],
+    inputOf: (props) =>
+      props.deltaRetentionHours === undefined ? {} : { deltaRetentionHours: props.deltaRetentionHours },
   },
 };

@@ -1,13 +1,21 @@
 // What Iceberg tables (`format: "iceberg"`) need from the construct, beyond the shared grants: the profiler and
 // the validate step follow the catalog's pointer and read the metadata it points at; the functions that commit,
 // settle or vacuum go through the table's catalog (Glue, S3 Tables or a REST catalog's token: its statements in
-// ../iceberg-catalog-access.ts); the vacuum writes the metadata file its expire_snapshots commits.
+// ./catalog-access.ts); the vacuum writes the metadata file its expire_snapshots commits.
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import { icebergCatalogStatements, icebergMetadataWriteStatement } from '../iceberg-catalog-access.js';
-import { kmsViaS3Statement, s3EncryptionContexts } from '../kms-access.js';
-import { listStatements, normalizeTablePrefix, type TableLocation } from '../s3-access.js';
-import { COMMITTING_FUNCTIONS, type FormatInfra, present } from './format-infra.js';
+import { kmsViaS3Statement, s3EncryptionContexts } from '../../kms-access.js';
+import { listStatements, normalizeTablePrefix, type TableLocation } from '../../s3-access.js';
+import { COMMITTING_FUNCTIONS, type FormatInfra, present } from '../format-infra.js';
+import type { IcebergTableProps } from './props.js';
+
+export type { IcebergTableProps } from './props.js';
+
+import {
+  icebergCatalogStatements,
+  icebergMetadataWriteStatement,
+  s3TablesCatalogProblems,
+} from './catalog-access.js';
 
 /**
  * Reads of Iceberg tables' current metadata, manifest lists and manifests under `metadata/` (GetObject on it,
@@ -33,7 +41,7 @@ function metadataReadStatements(
 }
 
 /** Iceberg's contribution to the construct. */
-export const icebergInfra: FormatInfra = {
+export const icebergInfra: FormatInfra<Record<never, never>, IcebergTableProps> = {
   format: 'iceberg',
   grants(context) {
     const { scope, tables } = context;
@@ -74,4 +82,6 @@ export const icebergInfra: FormatInfra = {
         "One S3 Tables table, named by the statement's s3tables:namespace and s3tables:tableName conditions: a table ARN ends with the table's id, which is unknown at synth and changes when the table is re-created.",
     },
   ],
+  // An S3 Tables catalog's grants name its table bucket: without a valid `warehouse` there is nothing to grant on.
+  propsProblems: s3TablesCatalogProblems,
 };
