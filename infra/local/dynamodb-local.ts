@@ -37,7 +37,11 @@ export interface RunningDynamoDbLocal {
 }
 
 export interface DynamoDbLocalOptions {
-  /** How long to wait for the emulator to answer. @default 30000 */
+  /**
+   * How long to wait for the emulator to answer. A JVM starting on a loaded 2-core machine (the test suite's
+   * files run in parallel) took over 30 s; a long deadline costs nothing when it starts at once.
+   * @default 120000
+   */
   readonly startTimeoutMs?: number;
   /** Extra JVM flags. @default ['-Xms64m', '-Xmx512m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'] */
   readonly jvmArgs?: readonly string[];
@@ -59,7 +63,7 @@ export function dynamoDbLocalDirectory(): string {
 /** Starts DynamoDB Local in memory on a free loopback port and waits until it answers. */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<RunningDynamoDbLocal> {
   const directory = dynamoDbLocalDirectory();
-  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  const deadline = Date.now() + (options.startTimeoutMs ?? 120_000);
   const jvmArgs = options.jvmArgs ?? ['-Xms64m', '-Xmx512m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'];
   let lastError: unknown;
   // A free port can be taken between probing and java binding it; retry with another one.
