@@ -327,11 +327,13 @@ export interface LakeCompactorProps {
    *   interface endpoint.
    * - `"none"`: the function roles hold the table grants themselves (per step, on every configured table).
    *
-   * Why `"none"` by default, though isolation is the safer mode: its runtime has so far run only against a local
-   * S3 server and a stand-in STS, not real IAM (session-policy size limits, KMS context conditions under a
-   * session), and an upgrade should not change every deployment's IAM and add a run-time STS dependency without
-   * its owner opting in. Turn it on, run a compaction and a vacuum, and keep it.
-   * @default "none"
+   * Why `"session-policy"` by default: a table's metadata is written by systems we do not control, and the
+   * in-process key check (which holds in both modes) is the only bound without it. Synth refuses a table whose
+   * session policy would not fit STS's 2,048 characters (a very long prefix or work root), naming it. Choose
+   * `"none"` only where STS cannot be reached (functions placed in a VPC without an STS endpoint) or while
+   * diagnosing an IAM denial; upgrading from a release that defaulted to `"none"` adds the data-access roles and
+   * moves the table grants on the next deploy, with no change to the tables.
+   * @default "session-policy"
    */
   readonly tableIsolation?: TableIsolationMode;
 }

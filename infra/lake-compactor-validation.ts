@@ -3,10 +3,11 @@
 import { Token } from 'aws-cdk-lib';
 import { runCapIssues } from '../functions/core/run-caps.js';
 import { parseTableConfigs } from '../functions/core/table-config.js';
-import { workRootsOverlap } from '../functions/core/workflow/layout.js';
+import { DEFAULT_WORK_ROOT, workRootsOverlap } from '../functions/core/workflow/layout.js';
 import { tablesJsonOf } from './function-config.js';
 import type { LakeCompactorProps, LakeCompactorTable } from './lake-compactor-props.js';
 import { lakeCompactorPropsProblems, OWNED_BUCKET_PLACEHOLDER } from './props-schema.js';
+import { DEFAULT_TABLE_ISOLATION, sessionPolicyProblems } from './table-isolation.js';
 
 /**
  * Throws one error listing every problem of `props`, plus `workRootClashes` (the construct tree's check,
@@ -29,7 +30,10 @@ export function assertValidProps(props: LakeCompactorProps, workRootClashes: rea
   problems.push(...workRootClashes);
   if (problems.length === 0) {
     try {
-      parseTableConfigs(tablesJsonOf(props.tables, OWNED_BUCKET_PLACEHOLDER));
+      const tables = parseTableConfigs(tablesJsonOf(props.tables, OWNED_BUCKET_PLACEHOLDER));
+      if ((props.tableIsolation ?? DEFAULT_TABLE_ISOLATION) === 'session-policy') {
+        problems.push(...sessionPolicyProblems(tables, props.workRoot ?? DEFAULT_WORK_ROOT));
+      }
     } catch (err) {
       problems.push(`invalid \`tables\`. ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -13,10 +13,11 @@
 // Why by rewriting the function's policy at synth, not at each grant: the table grants are made in many places
 // (the workflow, maintenance, profiler, sweep and format-specific modules), by code that does not know about
 // isolation. The split is lazy, so it sees every grant made before synthesis, wherever it was made.
-import { type CfnResource, Lazy, Stack } from 'aws-cdk-lib';
+import { type CfnResource, Lazy, Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { type ScopedTable, sessionPolicyFor, tableScopeOf } from '../functions/core/access/table-scope.js';
 
 /**
  * How each function's S3 access is bounded per run (`LakeCompactorProps.tableIsolation`):
@@ -27,7 +28,7 @@ export const TABLE_ISOLATION_MODES = ['session-policy', 'none'] as const;
 export type TableIsolationMode = (typeof TABLE_ISOLATION_MODES)[number];
 
 /** The default of `LakeCompactorProps.tableIsolation` (see its TSDoc for why). */
-export const DEFAULT_TABLE_ISOLATION: TableIsolationMode = 'none';
+export const DEFAULT_TABLE_ISOLATION: TableIsolationMode = 'session-policy';
 
 /** The variable naming a function's data-access role; read by functions/shared/table-stores.ts. */
 export const DATA_ACCESS_ROLE_VARIABLE = 'DATA_ACCESS_ROLE_ARN';
@@ -41,6 +42,38 @@ export const S3_TABLES_DATA_ACTIONS: ReadonlySet<string> = new Set([
   's3tables:GetTableData',
   's3tables:PutTableData',
 ]);
+
+/**
+ * The longest S3 bucket name (63 characters), standing in for a bucket whose name is a token until deploy (the
+ * construct-owned one) in {@link sessionPolicyProblems}: whatever name it gets, the policy is no longer.
+ */
+const LONGEST_BUCKET = 'b'.repeat(63);
+/** The longest partition and region names a session policy may be built for (their ARNs and endpoint names). */
+const LONGEST_ENVIRONMENT = { partition: 'aws-us-gov', region: 'ap-southeast-7' } as const;
+
+/**
+ * Tables whose session policy STS would refuse, one problem each, found at synth instead of at each run's first
+ * request (where the function fails with the same message): the policy names the table's prefix and the work root
+ * (twice each: objects and KMS context), so a long prefix can pass every other check and still not fit in STS's
+ * 2,048 characters. Measured for the worst case of what is a token until deploy (a 63-character bucket, the
+ * longest partition and region), so a deployment that passes here never meets the limit at run time.
+ */
+export function sessionPolicyProblems(tables: readonly ScopedTable[], workRoot: string): string[] {
+  return tables.flatMap((table) => {
+    // A token, or the owned bucket's placeholder (props-schema's OWNED_BUCKET_PLACEHOLDER), is not a bucket name.
+    const name = table.bucket ?? '';
+    const literal = !Token.isUnresolved(name) && /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name);
+    const bucket = literal ? name : LONGEST_BUCKET;
+    try {
+      sessionPolicyFor(tableScopeOf(table, bucket, workRoot), LONGEST_ENVIRONMENT);
+      return [];
+    } catch (err) {
+      return [
+        `table "${table.name}" cannot be isolated (\`tableIsolation: "session-policy"\`): ${err instanceof Error ? err.message : String(err)}.`,
+      ];
+    }
+  });
+}
 
 /** A policy statement as the template holds it. */
 export interface StatementJson {

@@ -22,9 +22,11 @@ const MIXED: LakeCompactorProps = {
   ],
 };
 
+// The per-step grants as each function's own role holds them (`tableIsolation: "none"`): with the default isolation
+// they move, unchanged, to per-function data-access roles (test/infra/table-isolation.test.ts proves the move).
 function synth(props: LakeCompactorProps, id = 'Owned'): { stack: LakeCompactorStack; template: Template } {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new LakeCompactorStack(app, id, { compactor: props });
+  const stack = new LakeCompactorStack(app, id, { compactor: { tableIsolation: 'none', ...props } });
   return { stack, template: Template.fromStack(stack) };
 }
 
@@ -306,6 +308,7 @@ describe('owned data bucket settings', () => {
     new LakeCompactor(stack, 'Compactor', {
       tables: [{ name: 'events', prefix: 'events/' }],
       dataBucket: { encryptionKey: key },
+      tableIsolation: 'none', // the grants on the function roles (see the note above `synth`)
     });
     const template = Template.fromStack(stack);
     const keyId = Object.keys(template.findResources('AWS::KMS::Key'))[0] ?? '';

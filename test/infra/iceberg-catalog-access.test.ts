@@ -274,9 +274,12 @@ function grants(template: Template, keep: (action: string, resource: string) => 
 }
 
 describe('the functions an Iceberg catalog table grants to', () => {
+  // The per-step grants as each function's own role holds them (`tableIsolation: "none"`): with the default isolation
+  // they move, unchanged, to per-function data-access roles (test/infra/table-isolation.test.ts proves the move).
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new LakeCompactorStack(app, 'IcebergCatalogRoles', {
     compactor: {
+      tableIsolation: 'none',
       tables: [
         {
           name: 'events',

@@ -23,9 +23,11 @@ const PREFIXED: LakeCompactorProps = {
 
 const STEPS = ['Validate', 'Lease', 'Plan', 'Compact', 'Verify', 'Commit', 'Rollback', 'Finalize'] as const;
 
+// The per-step grants as each function's own role holds them (`tableIsolation: "none"`): with the default isolation
+// they move, unchanged, to per-function data-access roles (test/infra/table-isolation.test.ts proves the move).
 function synth(props: LakeCompactorProps, id: string): { stack: LakeCompactorStack; template: Template } {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new LakeCompactorStack(app, id, { compactor: props });
+  const stack = new LakeCompactorStack(app, id, { compactor: { tableIsolation: 'none', ...props } });
   return { stack, template: Template.fromStack(stack) };
 }
 
@@ -243,7 +245,9 @@ describe('compaction workflow S3 grants with a bucket-root table', () => {
   it('still reports a whole-bucket grant on a bucket without a root table', () => {
     // Prepare
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    const widened = new LakeCompactorStack(app, 'Widened', { compactor: props });
+    const widened = new LakeCompactorStack(app, 'Widened', {
+      compactor: { tableIsolation: 'none', ...props },
+    });
     widened.compactor.workflow.functions.plan?.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: ['arn:aws:s3:::lake/*'] }),
     );

@@ -15,9 +15,11 @@ const TABLES: (LakeCompactorTable & { bucketName: string })[] = [
   { name: 'bridged', bucketName: 'bridge-lake', prefix: 'audit/', eventSource: 'eventbridge' },
 ];
 
+// The per-step grants as each function's own role holds them (`tableIsolation: "none"`): with the default isolation
+// they move, unchanged, to per-function data-access roles (test/infra/table-isolation.test.ts proves the move).
 function synth(tables: LakeCompactorTable[] = TABLES): { template: Template; stack: LakeCompactorStack } {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new LakeCompactorStack(app, 'Wiring', { compactor: { tables } });
+  const stack = new LakeCompactorStack(app, 'Wiring', { compactor: { tables, tableIsolation: 'none' } });
   return { template: Template.fromStack(stack), stack };
 }
 

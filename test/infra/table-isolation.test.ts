@@ -113,7 +113,7 @@ function dataRoleOf(env: Record<string, unknown>): string | undefined {
 }
 
 describe('tableIsolation: "session-policy"', () => {
-  const plain = synth({ tables: TABLES }, 'Plain');
+  const plain = synth({ tables: TABLES, tableIsolation: 'none' }, 'Plain');
   const isolated = synth({ tables: TABLES, tableIsolation: 'session-policy' }, 'Isolated');
   const plainFunctions = functionsOf(plain.template);
   const isolatedFunctions = functionsOf(isolated.template);
@@ -249,13 +249,40 @@ describe('tableIsolation: "session-policy"', () => {
 });
 
 describe('tableIsolation default and validation', () => {
-  it('creates no data-access role and sets no DATA_ACCESS_ROLE_ARN by default', () => {
+  it('isolates by default: the same template as asking for "session-policy"', () => {
+    // Prepare
+    // (Assets are not bundled here, so their keys differ between two syntheses of the same stack.)
+    const withoutAssetKeys = (template: Template) =>
+      JSON.stringify(template.toJSON()).replace(/"S3Key":"[0-9a-f]{64}\.zip"/g, '"S3Key":"<asset>"');
+    const asked = withoutAssetKeys(
+      synth({ tables: TABLES, tableIsolation: 'session-policy' }, 'Same').template,
+    );
+    // Act
+    const byDefault = withoutAssetKeys(synth({ tables: TABLES }, 'Same').template);
+    // Assess
+    expect(byDefault).toMatch(/DataAccess/);
+    expect(byDefault).toEqual(asked);
+  });
+
+  it('with "none", creates no data-access role and sets no DATA_ACCESS_ROLE_ARN', () => {
     // Prepare / Act
-    const { template } = synth({ tables: TABLES }, 'Default');
+    const { template } = synth({ tables: TABLES, tableIsolation: 'none' }, 'Default');
     // Assess
     const roles = Object.keys(template.findResources('AWS::IAM::Role'));
     expect(roles.filter((id) => id.includes('DataAccess'))).toEqual([]);
     expect([...functionsOf(template).values()].filter((f) => dataRoleOf(f.env) !== undefined)).toEqual([]);
+  });
+
+  it('refuses at synth a table whose session policy STS would refuse, naming it; "none" synthesizes it', () => {
+    // Prepare: a prefix long enough that the policy (which names it twice) passes 2,048 characters
+    const long = [{ name: 'deep', bucketName: 'lake', prefix: `${'p'.repeat(60)}/`.repeat(12) }, ...TABLES];
+    // Act
+    const refused = () => synth({ tables: long }, 'Long');
+    const unisolated = () => synth({ tables: long, tableIsolation: 'none' }, 'LongNone');
+    // Assess
+    expect(refused).toThrow(/table "deep" cannot be isolated .*STS takes at most 2048/s);
+    expect(refused).not.toThrow(/table "events"/);
+    expect(unisolated).not.toThrow();
   });
 
   it('refuses an unknown mode, naming the ones there are', () => {

@@ -20,12 +20,14 @@ const PROPS: LakeCompactorProps = {
   ],
 };
 
+// The per-step grants as each function's own role holds them (`tableIsolation: "none"`): with the default isolation
+// they move, unchanged, to per-function data-access roles (test/infra/table-isolation.test.ts proves the move).
 function synth(
   props: LakeCompactorProps,
   id = 'WorkRoot',
 ): { stack: LakeCompactorStack; template: Template } {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new LakeCompactorStack(app, id, { compactor: props });
+  const stack = new LakeCompactorStack(app, id, { compactor: { tableIsolation: 'none', ...props } });
   return { stack, template: Template.fromStack(stack) };
 }
 
