@@ -1,26 +1,47 @@
 import { defineConfig } from 'vitest/config';
 
+/** What every project's tests run with (the global setup is the root's alone: it runs once per run). */
+const shared = {
+  // In-process handlers log at INFO and print EMF metrics in production. In tests they are silent, so a
+  // real failure stands out: expected errors (a refused run, an injected fault) fail executions that the
+  // tests assert on, and their stack traces would bury it. LAKE_COMPACTOR_TEST_LOG_LEVEL=DEBUG (or WARN)
+  // brings the handlers' logs back when a test needs investigating; the test that checks log lines and
+  // EMF turns both on for itself. The AWS SDK's Node 20 deprecation notice is printed once per test
+  // file's process otherwise (the Lambda runtime is Node 22; local tests run on Node 20 by design).
+  env: {
+    POWERTOOLS_LOG_LEVEL: process.env.LAKE_COMPACTOR_TEST_LOG_LEVEL ?? 'SILENT',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  },
+  // Hang guards only (nothing is timed): generous, because CI machines are shared and 2-core.
+  testTimeout: 180_000,
+  hookTimeout: 120_000,
+  pool: 'forks',
+} as const;
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    exclude: ['test/bench/**', 'node_modules/**'],
-    // One private temp folder per run, removed at the end (CDK leaves a `cdk.outXXXX` per App).
+    // One private temp folder per run, removed at the end (CDK leaves a `cdk.outXXXX` per App), and the
+    // engine's worker bundled once for the run (see the setup file).
     globalSetup: ['test/support/global-setup.ts'],
-    // In-process handlers log at INFO and print EMF metrics in production. In tests they are silent, so a
-    // real failure stands out: expected errors (a refused run, an injected fault) fail executions that the
-    // tests assert on, and their stack traces would bury it. LAKE_COMPACTOR_TEST_LOG_LEVEL=DEBUG (or WARN)
-    // brings the handlers' logs back when a test needs investigating; the test that checks log lines and
-    // EMF turns both on for itself. The AWS SDK's Node 20 deprecation notice is printed once per test
-    // file's process otherwise (the Lambda runtime is Node 22; local tests run on Node 20 by design).
-    env: {
-      POWERTOOLS_LOG_LEVEL: process.env.LAKE_COMPACTOR_TEST_LOG_LEVEL ?? 'SILENT',
-      POWERTOOLS_METRICS_DISABLED: 'true',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    },
-    // Hang guards only (nothing is timed): generous, because CI machines are shared and 2-core.
-    testTimeout: 180_000,
-    hookTimeout: 120_000,
-    pool: 'forks',
     maxWorkers: 2,
+    projects: [
+      {
+        // The pure core's tests (110 files, most of them done in well under a second) share their worker
+        // processes instead of paying a fresh process and module graph each: ~1.2 s of CPU per file, more
+        // than most of these files take to run. Safe because core/ holds no environment, clock, SDK client
+        // or mutable module state (test/unit/architecture.test.ts enforces the first three), and none of
+        // these files mocks a module, stubs a global or changes process.env. Everything else stays isolated.
+        test: { ...shared, name: 'core', include: ['test/unit/core/**/*.test.ts'], isolate: false },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'isolated',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/bench/**', 'node_modules/**', 'test/unit/core/**'],
+        },
+      },
+    ],
   },
 });

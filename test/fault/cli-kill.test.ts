@@ -2,10 +2,9 @@
 // store request, while a staged output is half written, or by wall clock — then run again: every time the
 // table ends with exactly its original rows, no staging, no temp file, no half-moved trash, every group settled.
 import { spawn } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEGACY_TEMP_FILE_PREFIX } from '../../functions/adapters/local-object-store.js';
 import { type GroupJournalEntry, isSettled } from '../../functions/ports/journal.js';
@@ -14,8 +13,8 @@ import { mulberry32, type Rng, writeSampleLake } from '../../functions/tools/sam
 import type { ChildTick, RerunResult } from '../support/cli-kill-child.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { folderSnapshot } from '../support/folder-snapshot.js';
+import { bundleForNode } from '../support/node-bundle.js';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const DAYS = ['2024-05-01', '2024-05-02'];
 
 /** How a trial ends its child: right after its k-th request (phase = where k falls), or after a delay. */
@@ -34,29 +33,17 @@ let db: DuckDb;
 let original: string[];
 
 /**
- * The child bundled by esbuild (as the bench does, dependencies left in node_modules): a plain `node`
- * start, and its engine workers, cost a fraction of tsx's, which keeps 66 real processes (33 killed runs
- * and their re-runs) within the time budget. The
- * engine's worker lands beside it as `worker.js`, where parallel.ts looks for it.
+ * The child bundled by esbuild with its dependencies (test/support/node-bundle.ts): a plain `node` start of
+ * one file, and its engine workers, cost a fraction of tsx's (or of Node loading each package's files),
+ * which keeps 66 real processes (33 killed runs and their re-runs) within the time budget. The engine's
+ * worker lands beside it as `worker.js`, where parallel.ts looks for it. It is the same CLI code.
  */
 async function bundleChild(outdir: string): Promise<string> {
-  const { build } = await import('esbuild');
-  await build({
-    entryPoints: {
-      child: join(REPO, 'test/support/cli-kill-child.ts'),
-      worker: join(REPO, 'functions/adapters/parquet-wasm/worker.ts'),
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    outdir,
-    logLevel: 'warning',
+  const { child } = await bundleForNode(outdir, {
+    child: 'test/support/cli-kill-child.ts',
+    worker: 'functions/adapters/parquet-wasm/worker.ts',
   });
-  // The bundle sits in a temp folder: give it the repository's packages to resolve.
-  await symlink(join(REPO, 'node_modules'), join(outdir, 'node_modules'), 'dir');
-  return join(outdir, 'child.js');
+  return child as string;
 }
 
 /** Runs the child on `folder`; `kill.after` makes it kill itself, `kill.delayMs` has it killed from here. */
