@@ -155,7 +155,9 @@ export interface CompactHooks {
  * planner then only ever sees a partition with no half-published group. Temp files a killed process left in
  * a local folder are removed first.
  *
- * Inputs are retired to `_lake-compactor/trash/<run>/` (never deleted), so nothing is lost either way.
+ * A bin-pack deletes its inputs once its outputs are in (retire mode `delete-rebuild`: until the group is done,
+ * its undo rebuilds an input from the outputs' rows); a sort or Z-order, whose outputs scatter an input's rows, first
+ * copies its inputs to `_lake-compactor/trash/<run>/` (retire mode `trash`). So nothing is lost either way.
  * The lease is an in-memory one: it does not exclude a second CLI or a concurrent state-machine run on the
  * same partition — pause the deployment's triggers before compacting a deployed lake by hand, and run one
  * compact per table at a time (on a local folder the journal's compare-and-swap is atomic only within one
@@ -646,7 +648,9 @@ An Iceberg table (--format iceberg) commits one replace snapshot per group throu
 root's metadata/ folder (default), the Glue Data Catalog (--catalog glue --glue-database D --glue-table T) or
 an Iceberg REST catalog such as Amazon S3 Tables (--catalog rest --rest-uri U --rest-namespace N --rest-table T
 --rest-auth sigv4 --rest-signing-name s3tables --rest-region R). Use the catalog the table's other writers use.
-Hive-style Parquet: inputs are moved to _lake-compactor/trash/<run>/ (not deleted); vacuum removes them after the retention.
+Hive-style Parquet: a bin-pack deletes its inputs once the outputs are in (until the group is done, its undo
+rebuilds an input from the outputs' rows); a sort or z-order first copies them to _lake-compactor/trash/<run>/,
+which vacuum removes after the retention.
 Each group's progress is journaled in the location itself (_lake-compactor/journal/), so a run killed at
 any moment is recovered by the next compact, before it plans anything (or by lake-compactor settle <uri>):
 a group that had started publishing is rolled forward, any other rolled back — no row is lost or kept

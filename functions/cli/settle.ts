@@ -278,9 +278,10 @@ export function registerSettleCommand(program: Command, io: SettleIo): void {
       'after',
       `
 Every group "lake-compactor compact" starts is journaled under the location's _lake-compactor/journal/.
-A group that had started publishing when its run died is rolled forward (outputs in, inputs moved to the
-trash); one that had not is rolled back (staging removed; its inputs never moved). compact does this by
-itself before planning; settle does only this. Exit 1 when a group could not be settled (reason printed).
+A group that had started publishing when its run died is rolled forward (outputs in, inputs retired: deleted,
+or copied to the trash first by a sort or z-order); one that had not is rolled back (staging removed; its
+inputs left as they were). compact does this by itself before planning; settle does only this. Exit 1 when a
+group could not be settled (reason printed).
 A Delta table's groups settle through its log: pass --format delta, and the --delta-log-store options its
 compact used. An Iceberg table's settle through its catalog: pass --format iceberg, and the --catalog options
 its compact used (a Glue or REST table settled without them is judged by files its catalog may never point at).`,
