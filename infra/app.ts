@@ -17,6 +17,40 @@ export class LakeCompactorStack extends Stack {
   constructor(scope: Construct, id: string, props: StackProps & { compactor: LakeCompactorProps }) {
     super(scope, id, props);
     this.compactor = new LakeCompactor(this, 'Compactor', props.compactor);
+    // What an operator needs after `cdk deploy`, by name: the resources' names are generated, and the CLI, the
+    // console and the README's steps need them (`cdk deploy` prints these; `aws cloudformation describe-stacks`
+    // lists them later).
+    const outputs: Record<string, { value: string; description: string }> = {
+      StateTableName: {
+        value: this.compactor.table.tableName,
+        description:
+          'DynamoDB state table: pass it to the CLI as --state-table (status, history, settle, vacuum)',
+      },
+      StateMachineArn: {
+        value: this.compactor.stateMachine.stateMachineArn,
+        description:
+          'Compaction workflow: start a run from the Step Functions console with an events/workflow-*.json input',
+      },
+      SweepFunctionName: {
+        value: this.compactor.sweepFunction.functionName,
+        description:
+          'Sweep Lambda: invoke with {"mode":"reconcile","table":"<name>"} to load existing partitions',
+      },
+      VacuumFunctionName: {
+        value: this.compactor.maintenance.vacuumFunction.functionName,
+        description: 'Vacuum Lambda: invoke with an events/vacuum-*.json input to run it now',
+      },
+      TieringFunctionName: {
+        value: this.compactor.maintenance.tieringFunction.functionName,
+        description: 'Tiering Lambda: invoke with an events/tiering-*.json input to run it now',
+      },
+      AlarmTopicArn: {
+        value: this.compactor.workflow.notificationTopic.topicArn,
+        description:
+          'SNS topic every alarm and run notification goes to: subscribe an email, chat or pager endpoint',
+      },
+    };
+    for (const [id, output] of Object.entries(outputs)) new CfnOutput(this, id, output);
     if (this.compactor.dataBucket !== undefined) {
       // Writers need the generated name: the tables without `bucketName` live there.
       new CfnOutput(this, 'DataBucketName', {

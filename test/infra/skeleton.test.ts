@@ -20,6 +20,41 @@ function synth(): Template {
 }
 
 describe('LakeCompactor skeleton', () => {
+  it('names, as stack outputs, every resource an operator needs after deploy: state table, workflow, sweep, vacuum, tiering, alarm topic', () => {
+    // Prepare
+    const stack = synthStack();
+    const template = Template.fromStack(stack);
+    const refOf = (construct: { node: { defaultChild?: unknown } }) =>
+      stack.resolve((construct.node.defaultChild as { ref: string }).ref);
+    // Act
+    const outputs = template.findOutputs('*') as Record<string, { Value: unknown; Description: string }>;
+    // Assess
+    expect(Object.keys(outputs).sort()).toEqual(
+      [
+        'AlarmTopicArn',
+        'StateMachineArn',
+        'StateTableName',
+        'SweepFunctionName',
+        'TieringFunctionName',
+        'VacuumFunctionName',
+      ].sort(),
+    );
+    const c = stack.compactor;
+    expect(outputs.StateTableName?.Value).toEqual(refOf(c.table));
+    expect(outputs.StateMachineArn?.Value).toEqual(refOf(c.stateMachine));
+    expect(outputs.SweepFunctionName?.Value).toEqual(refOf(c.sweepFunction));
+    expect(outputs.VacuumFunctionName?.Value).toEqual(refOf(c.maintenance.vacuumFunction));
+    expect(outputs.TieringFunctionName?.Value).toEqual(refOf(c.maintenance.tieringFunction));
+    expect(outputs.AlarmTopicArn?.Value).toEqual(stack.resolve(c.workflow.notificationTopic.topicArn));
+    // Every alarm notifies the topic the output names.
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as {
+      Properties: { AlarmActions?: unknown[] };
+    }[];
+    expect(alarms.length).toBeGreaterThan(0);
+    for (const alarm of alarms)
+      expect(alarm.Properties.AlarmActions).toContainEqual(outputs.AlarmTopicArn?.Value);
+  });
+
   it('creates the single state table with on-demand billing, point-in-time recovery and TTL', () => {
     // Prepare / Act
     const template = synth();
