@@ -36,6 +36,7 @@ export function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketN
       ...(t.keepStatistics === undefined ? {} : { keepStatistics: t.keepStatistics }),
       ...(t.schemaFidelity === undefined ? {} : { schemaFidelity: t.schemaFidelity }),
       ...(t.sortColumns === undefined ? {} : { sortColumns: t.sortColumns }),
+      ...(t.zOrderColumns === undefined ? {} : { zOrderColumns: t.zOrderColumns }),
       ...(t.policy === undefined ? {} : { policy: t.policy }),
       ...formatSettingsOf(t),
     })),

@@ -117,6 +117,12 @@ export interface LakeCompactorTable extends FormatTableProps {
    */
   readonly sortColumns?: readonly string[];
   /**
+   * Z-order compacted files by these columns (strategy `zorder`, Delta's `ZORDER BY`; at least two), for data
+   * skipping on several columns at once. Not together with `sortColumns`.
+   * @default none — rows keep their order (strategy `binpack`)
+   */
+  readonly zOrderColumns?: readonly string[];
+  /**
    * Overrides of the trigger policy for this table (`minInputFiles`, `smallFileRatioThreshold`,
    * `quietMinutes`, `cooldownMinutes`, `lookbackDays`, …; see functions/core/policy.ts).
    * @default the policy defaults

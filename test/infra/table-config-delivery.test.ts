@@ -9,9 +9,10 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseTableConfigs } from '../../functions/core/table-config.js';
+import { parseTableConfigs, tableFieldSchemas } from '../../functions/core/table-config.js';
 import { loadTableConfigs } from '../../functions/shared/table-source.js';
 import { LakeCompactorStack } from '../../infra/app.js';
+import { tablesJsonOf } from '../../infra/function-config.js';
 import type { LakeCompactorProps, LakeCompactorTable } from '../../infra/lake-compactor.js';
 import { discoverFunctionSources, FunctionRunner, type LocalFunction } from '../../infra/local/functions.js';
 import {
@@ -154,6 +155,24 @@ function bundledValidate(codeFiles: Readonly<Record<string, string>>): { stack: 
   });
   return { stack, fn };
 }
+
+describe('the fields of a table config', () => {
+  it('delivers every field the functions read, as the props give it (none is dropped on the way)', () => {
+    // Prepare: each field the functions' table config has, set alone to a value nothing else would produce
+    // (the delivery copies; validating the value is the props schema's job). `bucket` comes from `bucketName`.
+    const fields = Object.keys(tableFieldSchemas).filter((f) => !['name', 'prefix', 'bucket'].includes(f));
+    // Act
+    const delivered = fields.map((field) => {
+      const sentinel = [`sentinel-${field}`];
+      const table = { name: 't', prefix: 't/', [field]: sentinel } as unknown as LakeCompactorTable;
+      const [config] = JSON.parse(tablesJsonOf([table], 'owned')) as Record<string, unknown>[];
+      return { field, delivered: config?.[field] };
+    });
+    // Assess
+    expect(fields).toEqual(expect.arrayContaining(['sortColumns', 'zOrderColumns', 'policy', 'catalog']));
+    expect(delivered).toEqual(fields.map((field) => ({ field, delivered: [`sentinel-${field}`] })));
+  });
+});
 
 describe('a bundled handler on the generated table config', () => {
   it('resolves tables of the construct-owned and of existing buckets from its tables.json', async () => {
