@@ -20,8 +20,6 @@ import {
 } from '../core/errors.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import type { PartitionFilter } from '../core/formats/format-settings.js';
-import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
-import { catalogFromFlags } from '../core/formats/iceberg/cli-options.js';
 import {
   checkFormatRunInput,
   DEFAULT_TABLE_FORMAT,
@@ -30,7 +28,6 @@ import {
   formatRunInputFromPairs,
   formatTakesRunInput,
   type TableFormatName,
-  tableFormat,
 } from '../core/formats/index.js';
 import { printable } from '../core/keys.js';
 import { STATISTICS_MODES, type StatisticsMode } from '../core/parquet/statistics-policy.js';
@@ -72,6 +69,7 @@ import {
   commandFormat,
   type FormatCliOptions,
   formatSettingsOf,
+  readingFormat,
 } from './format-options.js';
 import { removeStaleTempFiles, settleOpenGroups } from './settle.js';
 import { renderTable } from './table.js';
@@ -112,8 +110,6 @@ export interface CompactOptions extends FormatCliOptions {
   readonly strategy?: Strategy;
   /** The columns of a sort or Z-order. */
   readonly columns?: readonly string[];
-  /** Iceberg only: the catalog the table commits through (its --catalog flags: core/formats/iceberg/cli-options.ts). @default the path catalog */
-  readonly icebergCatalog?: IcebergCatalogSetting;
   /** Iceberg only: `rewrite_data_files` options (Iceberg's names and defaults; see iceberg/rewrite-options.ts). */
   readonly rewriteDataFiles?: FormatRunInput['rewriteDataFiles'];
   /** Iceberg only: compact only the partitions this filter passes (see iceberg/where.ts). */
@@ -201,20 +197,14 @@ async function compactTable(
   const tableRoot = opened.prefix.replace(/\/$/, '');
   const table = options.table ?? tableNameOf(uri);
   // A Delta table's coordination is declared on S3 even for a dry run (the same command line then commits). A dry
-  // run commits nothing, and must not finish another writer's commit either: the registered format reads (through
-  // the table's catalog, which says where its current metadata is).
+  // run commits nothing, and must not finish another writer's commit either: the registered format reads, bound
+  // only to the settings it reads through (an Iceberg table's catalog, which says where its current metadata is),
+  // and unbound when none is given.
   const settings = formatSettingsOf(uri, formatName, options);
-  const catalog = options.icebergCatalog;
-  const format =
-    dryRun && catalog === undefined
-      ? tableFormat(formatName)
-      : commandFormat(
-          opened,
-          table,
-          formatName,
-          { ...(dryRun ? {} : settings), ...(catalog === undefined ? {} : { catalog }) },
-          io,
-        );
+  const readSettings = formatSettingsOf(uri, formatName, options, 'read');
+  const format = dryRun
+    ? readingFormat(opened, table, formatName, readSettings, io)
+    : commandFormat(opened, table, formatName, settings, io);
   const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local';
   // A Delta or Iceberg table's log, not the listing, says which files are live: refuse before any write.
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
@@ -665,18 +655,9 @@ by the table's other writers: --delta-log-store s3-conditional (put-if-absent wr
 with no coordination, stopped during the window). A local folder without the option uses s3-conditional.`,
     )
     .action(async (uri: string, opts: CompactOptions & { rewriteOption?: string[] }) => {
-      const icebergCatalog = catalogFromFlags(opts, opts.format ?? DEFAULT_TABLE_FORMAT);
       const { rewriteOption, ...rest } = opts;
       const rewriteDataFiles = rewriteOption === undefined ? undefined : rewriteOptionsOf(rewriteOption);
-      await runCompact(
-        uri,
-        {
-          ...rest,
-          ...(icebergCatalog === undefined ? {} : { icebergCatalog }),
-          ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }),
-        },
-        io,
-      );
+      await runCompact(uri, { ...rest, ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }) }, io);
     });
 }
 

@@ -11,7 +11,7 @@ import type { OpenedStore } from '../adapters/open-store.js';
 import { type FormatCliUse, formatCliOptions, formatSettingsFromFlags } from '../core/formats/cli.js';
 import type { FormatCliOption } from '../core/formats/format-settings.js';
 import type { FormatCliFlags, FormatServices, TableFormatSettings } from '../core/formats/index.js';
-import { formatForTable, type TableFormatName } from '../core/formats/index.js';
+import { formatForTable, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import type { TableFormat } from '../core/formats/table-format.js';
 import type { Clock } from '../ports/clock.js';
 import { dynamoDbClientFromEnv, type Env } from '../shared/aws-env.js';
@@ -87,6 +87,23 @@ export function commandFormat(
   io: { readonly env: Env; readonly clock: Clock },
 ): TableFormat {
   return formatForTable([{ ...settings, name: table, format }], table, cliFormatServices(opened, io));
+}
+
+/**
+ * The format a command that only reads `opened` (profile, plan, a dry run) reads it through: bound, as
+ * {@link commandFormat}, to the settings it reads through (`formatSettingsOf(…, 'read')`: an Iceberg table's
+ * catalog), or, given none, the registered format unbound — no client is built for a table read as its format's
+ * defaults say.
+ */
+export function readingFormat(
+  opened: OpenedStore,
+  table: string,
+  format: TableFormatName,
+  settings: TableFormatSettings | undefined,
+  io: { readonly env: Env; readonly clock: Clock },
+): TableFormat {
+  const given = settings !== undefined && Object.values(settings).some((value) => value !== undefined);
+  return given ? commandFormat(opened, table, format, settings, io) : tableFormat(format);
 }
 
 /**

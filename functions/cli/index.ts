@@ -5,14 +5,13 @@ import { Command, CommanderError } from 'commander';
 import { openStore } from '../adapters/open-store.js';
 import { StoreQuarantine } from '../adapters/store-quarantine.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
-import type { IcebergCatalogSetting } from '../core/formats/iceberg/catalogs.js';
 import {
   DEFAULT_TABLE_FORMAT,
   type FormatRunInput,
   formatRunContext,
   formatRunOptions,
   type TableFormatName,
-  tableFormat,
+  type TableFormatSettings,
 } from '../core/formats/index.js';
 import type { TableSnapshot } from '../core/formats/table-format.js';
 import { printable, printableLines } from '../core/keys.js';
@@ -34,9 +33,9 @@ import { checkRewriteChoices, registerCompactCommand, rewriteOptionsOf } from '.
 import { debugRequested, describeFailure, failureContext, requireParquetFiles, stackOf } from './errors.js';
 import {
   addFormatOptions,
-  commandFormat,
   type FormatCliOptions,
   formatSettingsOf,
+  readingFormat,
 } from './format-options.js';
 import { registerHistoryCommand } from './history.js';
 import { registerQuarantineCommand } from './quarantine.js';
@@ -80,17 +79,17 @@ export async function profileTable(
   options: {
     targetFileSizeBytes: number;
     format?: TableFormatName;
-    /** Iceberg only: the catalog the table is read through. @default the path catalog */
-    icebergCatalog?: IcebergCatalogSetting;
+    /**
+     * The settings the table is read through, as its format's options spell them (`formatSettingsOf(…, 'read')`:
+     * an Iceberg table's catalog). @default none: the format's defaults (Iceberg: the path catalog)
+     */
+    formatSettings?: TableFormatSettings;
   },
   io: Pick<CliIo, 'clock' | 'env'>,
 ): Promise<{ inventory: TableSnapshot; rows: ProfileRow[] }> {
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
   const opened = openStore(uri, { env: io.env });
-  const format =
-    options.icebergCatalog === undefined
-      ? tableFormat(formatName)
-      : commandFormat(opened, tableNameOf(uri), formatName, { catalog: options.icebergCatalog }, io);
+  const format = readingFormat(opened, tableNameOf(uri), formatName, options.formatSettings, io);
   const { store, prefix } = opened;
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await format.snapshot(store, prefix, { now: io.clock.now() });
@@ -124,24 +123,21 @@ export async function planTable(
     rewriteDataFiles?: FormatRunInput['rewriteDataFiles'];
     /** Iceberg only: plan only the partitions this filter passes. */
     where?: string;
-    /** Iceberg only: the catalog the table is read through. @default the path catalog */
-    icebergCatalog?: IcebergCatalogSetting;
+    /** The settings the table is read through (see {@link profileTable}). @default none */
+    formatSettings?: TableFormatSettings;
   },
   io: Pick<CliIo, 'clock' | 'env'>,
 ): Promise<PlanSet> {
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
   const where = checkRewriteChoices(options, formatName);
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
-  const format =
-    options.icebergCatalog === undefined
-      ? tableFormat(formatName)
-      : commandFormat(
-          opened,
-          options.table ?? tableNameOf(uri),
-          formatName,
-          { catalog: options.icebergCatalog },
-          io,
-        );
+  const format = readingFormat(
+    opened,
+    options.table ?? tableNameOf(uri),
+    formatName,
+    options.formatSettings,
+    io,
+  );
   const { store, prefix } = opened;
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await format.snapshot(store, prefix, { now: io.clock.now(), readFooters: true });
@@ -296,19 +292,10 @@ export function buildProgram(io: CliIo): Command {
       uri: string,
       opts: FormatCliOptions & { targetMb: number; json?: boolean; format: TableFormatName },
     ) => {
-      const { catalog: icebergCatalog } = formatSettingsOf(
-        uri,
-        opts.format ?? DEFAULT_TABLE_FORMAT,
-        opts,
-        'read',
-      );
+      const formatSettings = formatSettingsOf(uri, opts.format ?? DEFAULT_TABLE_FORMAT, opts, 'read');
       const { inventory, rows } = await profileTable(
         uri,
-        {
-          targetFileSizeBytes: Math.round(opts.targetMb * MiB),
-          format: opts.format,
-          ...(icebergCatalog === undefined ? {} : { icebergCatalog }),
-        },
+        { targetFileSizeBytes: Math.round(opts.targetMb * MiB), format: opts.format, formatSettings },
         io,
       );
       if (opts.json) io.out(JSON.stringify({ partitions: rows, ignored: inventory.ignored }, null, 2));
@@ -355,12 +342,7 @@ export function buildProgram(io: CliIo): Command {
           where?: string;
         } & FormatCliOptions,
       ) => {
-        const { catalog: icebergCatalog } = formatSettingsOf(
-          uri,
-          opts.format ?? DEFAULT_TABLE_FORMAT,
-          opts,
-          'read',
-        );
+        const formatSettings = formatSettingsOf(uri, opts.format ?? DEFAULT_TABLE_FORMAT, opts, 'read');
         const plan = await planTable(
           uri,
           {
@@ -373,7 +355,7 @@ export function buildProgram(io: CliIo): Command {
             ...(opts.maxGroupMb === undefined ? {} : { maxGroupBytes: Math.round(opts.maxGroupMb * MiB) }),
             ...(opts.table === undefined ? {} : { table: opts.table }),
             ...(opts.workRoot === undefined ? {} : { workRoot: opts.workRoot }),
-            ...(icebergCatalog === undefined ? {} : { icebergCatalog }),
+            formatSettings,
             format: opts.format,
           },
           io,

@@ -165,7 +165,9 @@ describe('lake-compactor settle --format iceberg --catalog glue', () => {
       {
         format: 'iceberg',
         partition: `data/event_timestamp_day=${CATALOG_TABLE_DAYS[0]}`,
-        icebergCatalog: { type: 'glue', database: 'lake', table: 'events' },
+        catalog: 'glue',
+        glueDatabase: 'lake',
+        glueTable: 'events',
       },
       { out: () => {}, clock: { now: () => CATALOG_TABLE_NOW }, env },
       {

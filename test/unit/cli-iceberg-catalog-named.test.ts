@@ -97,7 +97,7 @@ describe('an Iceberg table with catalog-named metadata under the path catalog', 
     const rows = await liveRows(table);
     const crashed = await runCompact(
       table,
-      { format: 'iceberg', icebergCatalog: { type: 'path', metadataNaming: 'uuid' } },
+      { format: 'iceberg', catalog: 'path', pathMetadataNaming: 'uuid' },
       IO,
       {
         wrapStore: (store) =>

@@ -113,7 +113,7 @@ describe('the workflow steps on an Iceberg table with catalog-named metadata, co
     await expect(
       runCompact(
         root,
-        { format: 'iceberg', icebergCatalog: { type: 'path', metadataNaming: 'uuid' } },
+        { format: 'iceberg', catalog: 'path', pathMetadataNaming: 'uuid' },
         { out: () => {}, clock: { now: () => NOW }, env: {} },
         {
           wrapStore: (s) =>
