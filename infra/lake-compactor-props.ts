@@ -342,4 +342,34 @@ export interface LakeCompactorProps {
    * @default "session-policy"
    */
   readonly tableIsolation?: TableIsolationMode;
+  /**
+   * Who hears the alarms and the run notifications. They all go to one SNS topic (the `AlarmTopicArn` output);
+   * without a subscription nobody receives them. Settable from the JSON deployment config.
+   * @default a new topic, no subscription
+   */
+  readonly alarms?: LakeCompactorAlarmProps;
+}
+
+/** Where the alarms and run notifications go (`LakeCompactorProps.alarms`). */
+export interface LakeCompactorAlarmProps {
+  /**
+   * E-mail addresses subscribed to the topic. Each receives a confirmation message from AWS after the deploy and
+   * gets nothing until it confirms.
+   * @default none
+   */
+  readonly emails?: readonly string[];
+  /**
+   * An existing SNS topic to send to instead of a new one (the topic a team's pager, AWS Chatbot channel or
+   * incident tool already subscribes to), by ARN. Its access policy must let CloudWatch alarms
+   * (`cloudwatch.amazonaws.com`) publish, and this stack's state machine publishes with its role. Not together
+   * with `workflow.notificationTopic` (the same choice from CDK code).
+   * @default a new topic
+   */
+  readonly topicArn?: string;
+  /**
+   * HTTPS endpoints subscribed to the topic (a webhook of an incident tool; each must confirm the subscription
+   * by visiting the SubscribeURL SNS posts to it).
+   * @default none
+   */
+  readonly httpsEndpoints?: readonly string[];
 }

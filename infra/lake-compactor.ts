@@ -13,6 +13,8 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -49,6 +51,7 @@ import { DEFAULT_TABLE_ISOLATION, TableIsolation } from './table-isolation.js';
 
 export { wildcardGrants } from './lake-compactor-nag.js';
 export type {
+  LakeCompactorAlarmProps,
   LakeCompactorDataBucketProps,
   LakeCompactorProps,
   LakeCompactorSweepProps,
@@ -176,8 +179,13 @@ export class LakeCompactor extends Construct {
       ...(props.workflow?.versionedBuckets ?? []),
       ...(ownedBucket === undefined ? [] : [ownedBucket.bucketName]),
     ];
+    const alarmTopic =
+      props.alarms?.topicArn === undefined
+        ? undefined
+        : sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarms.topicArn);
     this.workflow = new CompactionWorkflow(this, 'Workflow', {
       ...props.workflow,
+      ...(alarmTopic === undefined ? {} : { notificationTopic: alarmTopic }),
       stateTable: this.table,
       tablesJson,
       tables: locations,
@@ -239,6 +247,7 @@ export class LakeCompactor extends Construct {
       });
     }
 
+    subscribeAlarmReceivers(this.workflow.notificationTopic, props.alarms);
     acknowledgeNagFindings(this, locations);
   }
 
@@ -316,4 +325,14 @@ function keysOfTables(
     ...(ownedKey !== undefined && some.some((t) => inOwnedBucket.has(t.name)) ? [ownedKey] : []),
     ...encryptionKeys.filter((k) => arns.has(k.keyArn)),
   ];
+}
+
+/**
+ * Subscribes the receivers `alarms` names to `topic` (every alarm and run notification goes there): without a
+ * subscription an alarm reaches nobody. E-mail and HTTPS subscriptions wait for their owner's confirmation.
+ */
+function subscribeAlarmReceivers(topic: sns.ITopic, alarms: LakeCompactorProps['alarms']): void {
+  for (const email of alarms?.emails ?? []) topic.addSubscription(new subscriptions.EmailSubscription(email));
+  for (const url of alarms?.httpsEndpoints ?? [])
+    topic.addSubscription(new subscriptions.UrlSubscription(url));
 }

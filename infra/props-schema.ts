@@ -15,6 +15,7 @@ import { checkTableFields, crossTableIssues, tableFieldSchemas } from '../functi
 import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
 import { FORMAT_RETENTION_PROPS, FORMAT_VACUUM_SHAPE, formatPropsProblems } from './formats/index.js';
 import type {
+  LakeCompactorAlarmProps,
   LakeCompactorDataBucketProps,
   LakeCompactorProps,
   LakeCompactorSweepProps,
@@ -193,6 +194,31 @@ export function maintenancePropsProblems(props: unknown): string[] {
     : parsed.error.issues.flatMap((issue) => describeIssue(issue, maintenanceSchema));
 }
 
+const alarmShape = {
+  emails: z
+    .array(z.email({ error: (issue) => `${JSON.stringify(issue.input)} is not an e-mail address` }))
+    .optional(),
+  topicArn: z
+    .string()
+    .refine(
+      (arn) =>
+        Token.isUnresolved(arn) || /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(arn),
+      {
+        error: (issue) =>
+          `${JSON.stringify(issue.input)} is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)`,
+      },
+    )
+    .optional(),
+  httpsEndpoints: z
+    .array(
+      z.url({
+        protocol: /^https$/,
+        error: (issue) => `${JSON.stringify(issue.input)} is not an https:// URL (SNS posts alarms to it)`,
+      }),
+    )
+    .optional(),
+} satisfies ShapeOf<LakeCompactorAlarmProps>;
+
 const propsShape = {
   tables: z.array(tableSchema).min(1, { error: 'must name at least one table to compact' }),
   removalPolicy: z.enum(RemovalPolicy).optional(),
@@ -218,6 +244,7 @@ const propsShape = {
     })
     .optional(),
   tableIsolation: z.enum(TABLE_ISOLATION_MODES).optional(),
+  alarms: z.strictObject(alarmShape).optional(),
 } satisfies ShapeOf<LakeCompactorProps>;
 
 /** LakeCompactorProps, field by field (see `lakeCompactorPropsProblems` for the checks across fields). */
@@ -335,6 +362,11 @@ function crossFieldProblems(props: Record<string, unknown>): string[] {
     }),
     ...versionedBucketProblems(workflow.versionedBuckets, tables),
     ...tableRulesProblems(record(record(maintenance.tiering).tableRules), tables),
+    ...(record(props.alarms).topicArn !== undefined && workflow.notificationTopic !== undefined
+      ? [
+          'alarms.topicArn and workflow.notificationTopic both name the topic alarms and run notifications go to; keep one',
+        ]
+      : []),
   ];
 }
 

@@ -421,3 +421,66 @@ describe('LakeCompactor observability', () => {
     expect(body).toContain(logicalId(stack.compactor.observability.stuckLeasesAlarm));
   });
 });
+
+describe('who hears the alarms (`alarms`)', () => {
+  const TOPIC = 'arn:aws:sns:eu-west-1:111122223333:oncall';
+
+  it('subscribes the e-mail addresses and HTTPS endpoints given to the topic every alarm notifies', () => {
+    // Prepare / Act
+    const { template } = synth({
+      alarms: { emails: ['oncall@example.com'], httpsEndpoints: ['https://hooks.example.com/lake'] },
+    });
+    // Assess
+    const [topicId] = Object.keys(template.findResources('AWS::SNS::Topic'));
+    const subscriptions = Object.values(template.findResources('AWS::SNS::Subscription')).map(
+      (s) => (s as { Properties: Record<string, unknown> }).Properties,
+    );
+    expect(subscriptions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Protocol: 'email',
+          Endpoint: 'oncall@example.com',
+          TopicArn: { Ref: topicId },
+        }),
+        expect.objectContaining({
+          Protocol: 'https',
+          Endpoint: 'https://hooks.example.com/lake',
+          TopicArn: { Ref: topicId },
+        }),
+      ]),
+    );
+    expect(subscriptions).toHaveLength(2);
+  });
+
+  it('sends to an existing topic by ARN: no topic is created, every alarm and the output name it', () => {
+    // Prepare / Act
+    const { template } = synth({ alarms: { topicArn: TOPIC, emails: ['oncall@example.com'] } });
+    // Assess
+    expect(Object.keys(template.findResources('AWS::SNS::Topic'))).toEqual([]);
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as AlarmResource[];
+    expect(alarms.length).toBeGreaterThan(0);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([TOPIC]);
+    template.hasOutput('AlarmTopicArn', { Value: TOPIC });
+    template.hasResourceProperties('AWS::SNS::Subscription', { TopicArn: TOPIC, Protocol: 'email' });
+  });
+
+  it('refuses at synth an address that is not one, a plain-http endpoint, a bad ARN and two topics, naming each', () => {
+    // Prepare
+    const bad = () =>
+      synth({
+        alarms: { emails: ['oncall'], httpsEndpoints: ['http://hooks.example.com/lake'], topicArn: 'oncall' },
+      });
+    const twoTopics = () =>
+      synth({
+        alarms: { topicArn: TOPIC },
+        workflow: { notificationTopic: { topicArn: TOPIC } as never },
+      });
+    // Act / Assess
+    expect(bad).toThrow(/alarms\.emails\.0: "oncall" is not an e-mail address/);
+    expect(bad).toThrow(
+      /alarms\.httpsEndpoints\.0: "http:\/\/hooks\.example\.com\/lake" is not an https:\/\/ URL/,
+    );
+    expect(bad).toThrow(/alarms\.topicArn: "oncall" is not an SNS topic ARN/);
+    expect(twoTopics).toThrow(/alarms\.topicArn and workflow\.notificationTopic both name the topic/);
+  });
+});
