@@ -44,6 +44,11 @@ export class LakeCompactorStack extends Stack {
         value: this.compactor.maintenance.tieringFunction.functionName,
         description: 'Tiering Lambda: invoke with an events/tiering-*.json input to run it now',
       },
+      DashboardUrl: {
+        value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${this.compactor.observability.dashboard.dashboardName}`,
+        description:
+          'CloudWatch dashboard: fragmentation per table, compactions, throughput, cost and failures',
+      },
       AlarmTopicArn: {
         value: this.compactor.workflow.notificationTopic.topicArn,
         description:

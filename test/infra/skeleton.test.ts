@@ -20,7 +20,7 @@ function synth(): Template {
 }
 
 describe('LakeCompactor skeleton', () => {
-  it('names, as stack outputs, every resource an operator needs after deploy: state table, workflow, sweep, vacuum, tiering, alarm topic', () => {
+  it('names, as stack outputs, every resource an operator needs after deploy: state table, workflow, sweep, vacuum, tiering, alarm topic, dashboard', () => {
     // Prepare
     const stack = synthStack();
     const template = Template.fromStack(stack);
@@ -32,6 +32,7 @@ describe('LakeCompactor skeleton', () => {
     expect(Object.keys(outputs).sort()).toEqual(
       [
         'AlarmTopicArn',
+        'DashboardUrl',
         'StateMachineArn',
         'StateTableName',
         'SweepFunctionName',
@@ -46,6 +47,12 @@ describe('LakeCompactor skeleton', () => {
     expect(outputs.VacuumFunctionName?.Value).toEqual(refOf(c.maintenance.vacuumFunction));
     expect(outputs.TieringFunctionName?.Value).toEqual(refOf(c.maintenance.tieringFunction));
     expect(outputs.AlarmTopicArn?.Value).toEqual(stack.resolve(c.workflow.notificationTopic.topicArn));
+    expect(JSON.stringify(outputs.DashboardUrl?.Value)).toContain(
+      JSON.stringify(refOf(c.observability.dashboard)).slice(1, -1),
+    );
+    expect(JSON.stringify(outputs.DashboardUrl?.Value)).toContain(
+      '.console.aws.amazon.com/cloudwatch/home?region=',
+    );
     // Every alarm notifies the topic the output names.
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as {
       Properties: { AlarmActions?: unknown[] };
