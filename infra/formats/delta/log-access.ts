@@ -56,19 +56,7 @@ export function deltaLogStatement(
   scope: IConstruct,
   refs: readonly DeltaLogTableRef[],
 ): iam.PolicyStatement | undefined {
-  if (refs.length === 0) return undefined;
-  const stack = Stack.of(scope);
-  return new iam.PolicyStatement({
-    actions: [...DELTA_LOG_ACTIONS],
-    resources: refs.map((ref) =>
-      stack.formatArn({
-        service: 'dynamodb',
-        resource: 'table',
-        resourceName: ref.tableName,
-        ...(ref.region === undefined ? {} : { region: ref.region }),
-      }),
-    ),
-  });
+  return tableStatement(scope, [...DELTA_LOG_ACTIONS], refs);
 }
 
 /** The distinct DynamoDB tables Delta tables declared `s3-conditional` check for entries (`checkDynamoDbTable`). */
@@ -90,19 +78,7 @@ export function deltaCheckStatement(
   scope: IConstruct,
   refs: readonly DeltaLogTableRef[],
 ): iam.PolicyStatement | undefined {
-  if (refs.length === 0) return undefined;
-  const stack = Stack.of(scope);
-  return new iam.PolicyStatement({
-    actions: ['dynamodb:Query'],
-    resources: refs.map((ref) =>
-      stack.formatArn({
-        service: 'dynamodb',
-        resource: 'table',
-        resourceName: ref.tableName,
-        ...(ref.region === undefined ? {} : { region: ref.region }),
-      }),
-    ),
-  });
+  return tableStatement(scope, ['dynamodb:Query'], refs);
 }
 
 /**
@@ -125,4 +101,25 @@ export function deltaLogFinishStatement(
     });
   if (arns.length === 0) return undefined;
   return new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [...new Set(arns)] });
+}
+
+/** `actions` on the DynamoDB tables `refs` name (the stack's region where a ref names none); none without refs. */
+function tableStatement(
+  scope: IConstruct,
+  actions: string[],
+  refs: readonly DeltaLogTableRef[],
+): iam.PolicyStatement | undefined {
+  if (refs.length === 0) return undefined;
+  const stack = Stack.of(scope);
+  return new iam.PolicyStatement({
+    actions,
+    resources: refs.map((ref) =>
+      stack.formatArn({
+        service: 'dynamodb',
+        resource: 'table',
+        resourceName: ref.tableName,
+        ...(ref.region === undefined ? {} : { region: ref.region }),
+      }),
+    ),
+  });
 }

@@ -4,30 +4,20 @@
 // compacted without a deployment's state table — by the CLI — still shows its runs.
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
-import type { TableHistoryReader } from '../table-format.js';
+import type { TableHistoryCommit, TableHistoryReader } from '../table-format.js';
 import type { DeltaAction } from './actions.js';
 import { COMMIT_TAG } from './commit.js';
 import { DeltaLogError } from './errors.js';
 import { normalizeTableRoot, readCommitActions } from './log.js';
 import { classifyLogFile } from './log-files.js';
 
-/** One JSON commit of the log, as a history line. */
-export interface DeltaCommitSummary {
-  readonly version: number;
-  /** `inCommitTimestamp` when the table writes it, else commitInfo's `timestamp`; undefined when neither. */
-  readonly timestamp?: number;
-  /** commitInfo's operation (`WRITE`, `OPTIMIZE`, …); undefined when the commit has no commitInfo. */
-  readonly operation?: string;
-  /** The run and group of ours that committed it (commitInfo's `lakeCompactor` tag); absent for other writers. */
-  readonly runId?: string;
-  readonly groupId?: string;
-  /** OPTIMIZE's `operationParameters.predicate` (the partition it was planned in), as written. */
-  readonly predicate?: string;
+/**
+ * One JSON commit of the log, as a history line: the port's commit (`timestamp` is `inCommitTimestamp` when the
+ * table writes it, else commitInfo's; `predicate` is OPTIMIZE's `operationParameters.predicate`; the run and group
+ * are commitInfo's `lakeCompactor` tag), plus the version the writer read.
+ */
+export interface DeltaCommitSummary extends TableHistoryCommit {
   readonly readVersion?: number;
-  readonly filesRemoved: number;
-  readonly filesAdded: number;
-  readonly bytesRemoved: number;
-  readonly bytesAdded: number;
 }
 
 /** The log as history: its commits oldest first and where the readable part of it starts. */
