@@ -1,13 +1,15 @@
 // The console input examples in events/ against the schemas their entry points parse them with: the state machine's
 // run input (composed with every format's run-input fields), the vacuum input (composed with every format's
-// maintenance options) and the tiering input. An example a schema change made stale fails here, a file no entry point
-// reads fails here, and a format's console field without an example fails here (issue #27 item 4).
+// maintenance options), the tiering input and the sweep's (a sweep now, or a table's reconcile). An example a schema
+// change made stale fails here, a file no entry point reads fails here, and a format's console field without an
+// example fails here (issue #27 item 4).
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FORMAT_RUN_INPUT_NAMES, FORMAT_VACUUM_OPTIONS } from '../../functions/core/formats/index.js';
 import { parseTieringRequest } from '../../functions/core/maintenance/tiering.js';
 import { parseVacuumRequest } from '../../functions/core/maintenance/vacuum.js';
 import { runInputSchema } from '../../functions/core/run-input.js';
+import { sweepInputSchema } from '../../functions/handlers/sweep.js';
 
 const EVENTS = new URL('../../events/', import.meta.url);
 
@@ -52,6 +54,17 @@ const ENTRY_POINTS: readonly {
     entry: 'the vacuum function',
     check: throwing(parseVacuumRequest),
     formatFields: Object.keys(FORMAT_VACUUM_OPTIONS),
+  },
+  {
+    prefix: 'sweep-',
+    entry: 'the sweep function',
+    check: (input) => {
+      const parsed = sweepInputSchema.safeParse(input);
+      return parsed.success
+        ? []
+        : parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`);
+    },
+    formatFields: [],
   },
   {
     prefix: 'tiering-',
