@@ -108,8 +108,23 @@ function pagesOf(bytes: Uint8Array): { start: number; end: number } {
 /** Keys of the multipart uploads s3rver still holds (neither completed nor aborted). */
 async function pendingUploads(): Promise<string[]> {
   const folder = s3.server.store.getResourcePath('lake', undefined, 'uploads');
-  const ids = await readdir(folder).catch(() => []);
-  return Promise.all(ids.map((id) => readFile(join(folder, id, 'key'), 'utf8')));
+  // The local S3 server creates an upload's folder before its `key` file and removes them in the other order, so
+  // a listing can meet an upload in flux (seen once in CI: ENOENT on `key`). Read again until every upload listed
+  // is whole or gone; one still in flux after 10 s fails the test, naming it.
+  for (let attempt = 0; ; attempt++) {
+    const ids = await readdir(folder).catch(() => []);
+    const keys = await Promise.all(
+      ids.map((id) =>
+        readFile(join(folder, id, 'key'), 'utf8').catch((err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT') return undefined;
+          throw err;
+        }),
+      ),
+    );
+    if (keys.every((k) => k !== undefined)) return keys;
+    if (attempt >= 200) throw new Error(`uploads still in flux after 10 s: ${ids.join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 describe('stitching on S3', () => {
