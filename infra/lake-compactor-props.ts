@@ -43,7 +43,7 @@ export interface LakeCompactorTable extends FormatTableProps {
   readonly kmsKeyArn?: string;
   /**
    * Table format: one of the implemented formats (functions/core/formats/index.ts); any other is refused at
-   * synth. Today `parquet` (Hive-style Parquet) only.
+   * synth: `parquet` (Hive-style Parquet), `delta` and `iceberg` today.
    * @default 'parquet'
    */
   readonly format?: TableFormatName;
