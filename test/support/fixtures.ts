@@ -17,10 +17,13 @@ export const DELTA_FIXTURES = join(FIXTURES_ROOT, 'delta');
 export const ICEBERG_FIXTURES = join(FIXTURES_ROOT, 'iceberg');
 
 /**
- * The Apache Hudi tables (hudi-rs test data), one folder per table base path (`.hoodie/` and the partitions):
- * recognised and refused, never compacted, until Hudi is a supported format.
+ * The Apache Hudi tables (hudi-rs test data), one folder per table base path (`.hoodie/` and the partitions),
+ * beside `log_files/` (one log file per block type, not a table): see {@link HUDI_TABLES}.
  */
 export const HUDI_FIXTURES = join(FIXTURES_ROOT, 'hudi');
+
+/** One Hudi log file per block type (Avro data, Parquet data, delete, rollback command), outside any table. */
+export const HUDI_LOG_FILES = join(HUDI_FIXTURES, 'log_files');
 
 for (const dir of [DELTA_FIXTURES, ICEBERG_FIXTURES, HUDI_FIXTURES]) {
   if (!existsSync(dir)) {
@@ -29,6 +32,11 @@ for (const dir of [DELTA_FIXTURES, ICEBERG_FIXTURES, HUDI_FIXTURES]) {
     );
   }
 }
+
+/** The names of the vendored Hudi tables: the folders under {@link HUDI_FIXTURES} with a `.hoodie/`, sorted. */
+export const HUDI_TABLES: readonly string[] = readdirSync(HUDI_FIXTURES)
+  .filter((name) => existsSync(join(HUDI_FIXTURES, name, '.hoodie')))
+  .sort();
 
 /**
  * Whether a vendored Iceberg table's metadata files carry a metastore catalog's naming (`00003-<uuid>.metadata.json`,

@@ -3,7 +3,6 @@
 // back by DuckDB from the files the log names), and a second run plans nothing — no version, no byte changed. The
 // vendored Hudi table is refused both times with every byte unchanged. (The Iceberg tables' second runs are in
 // iceberg-fixtures-compact.test.ts.)
-import { readdirSync } from 'node:fs';
 import { copyFile, cp, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +12,7 @@ import { run } from '../../functions/cli/index.js';
 import { readDeltaSnapshot } from '../../functions/core/formats/delta/log.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
-import { DELTA_FIXTURES, FIXTURES_ROOT, HUDI_FIXTURES } from '../support/fixtures.js';
+import { DELTA_FIXTURES, FIXTURES_ROOT, HUDI_FIXTURES, HUDI_TABLES } from '../support/fixtures.js';
 import { folderContentSnapshot } from '../support/folder-snapshot.js';
 
 /** Byte-copies of each live file a writer appends, so every partition holds enough small files to compact. */
@@ -233,7 +232,7 @@ describe('a second run after a successful one plans nothing, on every vendored t
     });
   }
 
-  for (const name of readdirSync(HUDI_FIXTURES).sort()) {
+  for (const name of HUDI_TABLES) {
     it(`${name} (Hudi): refused as plain Parquet on a first and a second run, every byte unchanged`, async () => {
       // Prepare
       const root = await mkdtemp(join(tmpdir(), 'lc-converge-hudi-'));
