@@ -1,24 +1,17 @@
 // The operator CLI: the same core as the Lambdas, run directly against `s3://bucket/prefix` or a
 // local folder. Exit code 0 on success, 1 on a reported error, 2 on a usage error.
+//
+// Start-up stays light: this module and the command definitions it registers load commander and the format
+// registry only; each command's implementation (and with it the AWS SDK and the Parquet engine) is imported when
+// that command runs, so --help, --version and usage errors answer at once.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { openStore } from '../adapters/open-store.js';
-import { StoreQuarantine } from '../adapters/store-quarantine.js';
-import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
-import {
-  DEFAULT_TABLE_FORMAT,
-  type FormatRunInput,
-  formatRunContext,
-  formatRunOptions,
-  type TableFormatName,
-  type TableFormatSettings,
-} from '../core/formats/index.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
 import type { TableSnapshot } from '../core/formats/table-format.js';
 import { printable, printableLines } from '../core/keys.js';
 import { withMemoryBudget } from '../core/memory-budget.js';
-import { DEFAULT_PLAN_OPTIONS, type PlanSet, planPartitions } from '../core/planning.js';
-import { matchQuarantine } from '../core/quarantine.js';
-import { formatBytes, type PartitionProfile, profilePartition } from '../core/stats.js';
+import type { PlanSet } from '../core/planning.js';
+import { formatBytes } from '../core/stats.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import {
   cliMemoryBudget,
@@ -26,24 +19,18 @@ import {
   memoryMbArgument,
   positiveInteger,
   positiveNumber,
-  tableNameOf,
   workRootOption,
 } from './args.js';
-import { checkRewriteChoices, registerCompactCommand, rewriteOptionsOf } from './compact.js';
-import { debugRequested, describeFailure, failureContext, requireParquetFiles, stackOf } from './errors.js';
-import {
-  addFormatOptions,
-  type FormatCliOptions,
-  formatSettingsOf,
-  readingFormat,
-} from './format-options.js';
+import { registerCompactCommand, rewriteOptionsOf } from './compact.js';
+import { addFormatOptions, type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import { registerHistoryCommand } from './history.js';
+import type * as Impl from './plan-run.js';
+import type { ProfileRow } from './plan-run.js';
 import { registerQuarantineCommand } from './quarantine.js';
 import { registerReportCommand } from './report.js';
 import { registerSettleCommand } from './settle.js';
 import { registerStatusCommand } from './status.js';
 import { renderTable } from './table.js';
-import { refuseEnclosingForeignTable } from './table-format-guard.js';
 import { registerTierCommand } from './tier.js';
 import { registerVacuumCommand } from './vacuum.js';
 
@@ -64,140 +51,15 @@ const processIo: CliIo = {
   env: process.env,
 };
 
-export interface ProfileRow extends PartitionProfile {
-  readonly partition: string;
-}
+export type { ProfileRow } from './plan-run.js';
 
-/**
- * Profiles every partition of the table at `uri` (listing only; no object is read).
- * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
- * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
- * @throws InvalidInputError when the location holds no Parquet file.
- */
-export async function profileTable(
-  uri: string,
-  options: {
-    targetFileSizeBytes: number;
-    format?: TableFormatName;
-    /**
-     * The settings the table is read through, as its format's options spell them (`formatSettingsOf(…, 'read')`:
-     * an Iceberg table's catalog). @default none: the format's defaults (Iceberg: the path catalog)
-     */
-    formatSettings?: TableFormatSettings;
-  },
-  io: Pick<CliIo, 'clock' | 'env'>,
-): Promise<{ inventory: TableSnapshot; rows: ProfileRow[] }> {
-  const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
-  const opened = openStore(uri, { env: io.env });
-  const format = readingFormat(opened, tableNameOf(uri), formatName, options.formatSettings, io);
-  const { store, prefix } = opened;
-  await refuseEnclosingForeignTable(opened, { includeLocation: false });
-  const inventory = await format.snapshot(store, prefix, { now: io.clock.now() });
-  refuseForeignAmong(store, prefix, inventory.foreignTables);
-  requireParquetFiles(inventory, uri, 'profile');
-  const rows = inventory.partitions.map((p) => ({
-    partition: p.partition === '' ? '(root)' : p.partition,
-    ...profilePartition(p.files, { targetFileSizeBytes: options.targetFileSizeBytes }),
-  }));
-  return { inventory, rows };
-}
+/** Profiles the table at `uri`, loading the implementation only when the command runs (see {@link Impl.profileTable}). */
+export const profileTable: typeof Impl.profileTable = async (...args) =>
+  (await import('./plan-run.js')).profileTable(...args);
 
-/**
- * Plans every partition of the table at `uri`, reading each candidate's footer. Files `compact` quarantined
- * (and that are unchanged since) are skipped as `compact` would skip them.
- * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
- * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
- * @throws InvalidInputError when the location holds no Parquet file.
- */
-export async function planTable(
-  uri: string,
-  options: {
-    /** @default 128 MiB (Iceberg: the table's write.target-file-size-bytes, else 512 MiB) */
-    targetFileSizeBytes?: number;
-    minInputFiles?: number;
-    maxGroupBytes?: number;
-    table?: string;
-    workRoot?: string;
-    format?: TableFormatName;
-    /** Iceberg only: `rewrite_data_files` options. */
-    rewriteDataFiles?: FormatRunInput['rewriteDataFiles'];
-    /** Iceberg only: plan only the partitions this filter passes. */
-    where?: string;
-    /** The settings the table is read through (see {@link profileTable}). @default none */
-    formatSettings?: TableFormatSettings;
-  },
-  io: Pick<CliIo, 'clock' | 'env'>,
-): Promise<PlanSet> {
-  const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
-  const where = checkRewriteChoices(options, formatName);
-  const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
-  const format = readingFormat(
-    opened,
-    options.table ?? tableNameOf(uri),
-    formatName,
-    options.formatSettings,
-    io,
-  );
-  const { store, prefix } = opened;
-  await refuseEnclosingForeignTable(opened, { includeLocation: false });
-  const inventory = await format.snapshot(store, prefix, { now: io.clock.now(), readFooters: true });
-  refuseForeignAmong(store, prefix, inventory.foreignTables);
-  requireParquetFiles(inventory, uri, 'plan');
-  const table = options.table ?? tableNameOf(uri);
-  const quarantined = await new StoreQuarantine(store, { workRoot: opened.workRoot }).listTable(table);
-  const inputs = format.planInputs(inventory, table).map((input) => {
-    const { active } = matchQuarantine(
-      quarantined.filter((q) => q.partition === input.partition),
-      input.files,
-    );
-    return active.length === 0 ? input : { ...input, quarantined: active };
-  });
-  const planPartition = format.planPartition;
-  if (planPartition === undefined)
-    return planPartitions(inputs, {
-      targetFileSizeBytes: options.targetFileSizeBytes ?? DEFAULT_PLAN_OPTIONS.targetFileSizeBytes,
-      ...(options.minInputFiles === undefined ? {} : { minInputFiles: options.minInputFiles }),
-      ...(options.maxGroupBytes === undefined ? {} : { maxGroupBytes: options.maxGroupBytes }),
-    });
-  // A format with its own rules (Iceberg's rewrite_data_files) plans as `compact` would: the same options, where
-  // --target-mb stands in for target-file-size-bytes and --min-input-files for min-input-files.
-  if (where !== undefined)
-    where.checkFields([...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name)))]);
-  // The format resolves its own options from the request, as the plan step's run context does (formatRunContext).
-  const runOptions = formatRunOptions(
-    format.name,
-    formatRunContext(
-      format.name,
-      {},
-      {
-        ...(options.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: options.rewriteDataFiles }),
-        targetFileSizeMB:
-          options.targetFileSizeBytes === undefined ? undefined : options.targetFileSizeBytes / MiB,
-        minInputFiles: options.minInputFiles,
-      },
-    ),
-  );
-  const binpack = {
-    ...DEFAULT_PLAN_OPTIONS,
-    ...(options.maxGroupBytes === undefined ? {} : { maxGroupBytes: options.maxGroupBytes }),
-  };
-  const valuesOf = new Map(inventory.partitions.map((p) => [p.partition, p.values]));
-  const partitions = inputs.map((input) =>
-    planPartition(input, {
-      binpack,
-      // The format reads its own run options back from `options`, as the plan step hands them (formatRunOptions).
-      ...(Object.keys(runOptions).length === 0 ? {} : { options: runOptions }),
-      ...(where === undefined ? {} : { where: where.text }),
-      values: valuesOf.get(input.partition) ?? [],
-      ...(inventory.properties === undefined ? {} : { properties: inventory.properties }),
-    }),
-  );
-  return {
-    partitions: partitions.sort((a, b) =>
-      a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0,
-    ),
-  };
-}
+/** Plans the table at `uri`, loading the implementation only when the command runs (see {@link Impl.planTable}). */
+export const planTable: typeof Impl.planTable = async (...args) =>
+  (await import('./plan-run.js')).planTable(...args);
 
 const priorityRank = { HIGH: 0, MEDIUM: 1, LOW: 2 } as const;
 
@@ -397,16 +259,11 @@ export async function run(argv: readonly string[], given: CliIo = processIo): Pr
   } catch (err) {
     // Commander has printed its own message (or the help, or the version, which exit 0).
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    // Loaded only on failure: the classification names the AWS SDK's exception types.
+    const { debugRequested, describeFailure, failureContext, stackOf } = await import('./errors.js');
     const failure = describeFailure(err, io.env, failureContext(argv, io.env));
     io.err(`error: ${failure.message}`);
     if (debugRequested(io.env) && failure.exitCode === 1) io.err(stackOf(err));
     return failure.exitCode;
   }
-}
-
-const invokedDirectly =
-  process.argv[1] !== undefined &&
-  /(?:^|[\\/])(?:cli[\\/]index\.ts|lake-compactor(?:\.js)?)$/.test(process.argv[1]);
-if (invokedDirectly) {
-  process.exitCode = await run(process.argv.slice(2));
 }
