@@ -4,7 +4,7 @@
 // Start-up stays light: this module and the command definitions it registers load commander and the format
 // registry only; each command's implementation (and with it the AWS SDK and the Parquet engine) is imported when
 // that command runs, so --help, --version and usage errors answer at once.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
 import type { TableSnapshot } from '../core/formats/table-format.js';
@@ -118,12 +118,17 @@ function printPlan(io: CliIo, plan: PlanSet): void {
 }
 
 /**
- * The version of the installed package (package.json beside `functions/`), so `--version` names what a
- * bug report is about, whether run from the repository or an installed package.
+ * The version of the installed package, so `--version` names what a bug report is about: its package.json is
+ * beside `functions/` in the repository and beside `dist/` in the compiled, installed package.
  */
 export function packageVersion(): string {
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-  return (JSON.parse(text) as { version: string }).version;
+  for (const relative of ['../../package.json', '../../../package.json']) {
+    const url = new URL(relative, import.meta.url);
+    if (!existsSync(url)) continue;
+    const manifest = JSON.parse(readFileSync(url, 'utf8')) as { name?: string; version: string };
+    if (manifest.name === 'lake-compactor') return manifest.version;
+  }
+  throw new Error('lake-compactor: its package.json was not found above the CLI');
 }
 
 /** Builds the commander program; `run` wraps it with error handling and exit codes. */
