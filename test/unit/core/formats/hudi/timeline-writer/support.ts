@@ -1,9 +1,10 @@
 // Test helpers for the Hudi timeline writer: the fixtures' timeline files, their raw `avro.schema` header, and an
 // INDEPENDENT Avro decoder (Apache Avro's Python implementation, Debian's python3-avro) when it is installed.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import avro from 'avsc';
+import { parseFooter } from '../../../../../../functions/core/parquet/footer.js';
 import { HUDI_FIXTURES } from '../../../../../support/fixtures.js';
 
 /** Bytes of one file under a fixture table's `.hoodie/` (`timeline/…` for v8+). */
@@ -57,4 +58,25 @@ export function decodeWithPythonAvro(bytes: Uint8Array): unknown[] {
   const run = spawnSync(PYTHON_AVRO, ['-c', PY_DECODE], { input: Buffer.from(bytes), encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`python avro failed: ${run.stderr}`);
   return JSON.parse(run.stdout) as unknown[];
+}
+
+/** Size in bytes of a file of a fixture table (path relative to the table's base path). */
+export function tableFileSize(table: string, relative: string): number {
+  return statSync(join(HUDI_FIXTURES, table, relative)).size;
+}
+
+/** Rows of a Parquet file of a fixture table, from its footer. */
+export function parquetRows(table: string, relative: string): number {
+  const bytes = new Uint8Array(readFileSync(join(HUDI_FIXTURES, table, relative)));
+  return parseFooter(relative, bytes.length, bytes).rows;
+}
+
+/** The names in one partition folder of a fixture table (dot-named log files included). */
+export function partitionFiles(table: string, partitionPath: string): string[] {
+  return readdirSync(join(HUDI_FIXTURES, table, partitionPath)).sort();
+}
+
+/** The last path segment. */
+export function baseName(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
 }
