@@ -86,18 +86,21 @@ export function latestInstant(instants: Iterable<string>): string | undefined {
   return latest;
 }
 
-/** The instant one millisecond after `instant` (calendar carry included, no zone involved). */
+/**
+ * The instant one millisecond after `instant`, with calendar carry (no zone involved). Hudi's special instants
+ * (`00000000000000`, `…01`, `…02`: init and bootstrap) are not dates; they are incremented as numbers.
+ */
 export function nextInstant(instant: string): string {
   const normal = normaliseInstant(instant);
   const date = new Date(0);
-  // setUTCFullYear, unlike Date.UTC, keeps years 0-99 (the all-zero special instants) as they are.
+  // setUTCFullYear, unlike Date.UTC, keeps years 0-99 as they are.
   date.setUTCFullYear(Number(normal.slice(0, 4)), Number(normal.slice(4, 6)) - 1, Number(normal.slice(6, 8)));
-  date.setUTCHours(
-    Number(normal.slice(8, 10)),
-    Number(normal.slice(10, 12)),
-    Number(normal.slice(12, 14)),
-    Number(normal.slice(14, 17)) + 1,
-  );
+  date.setUTCHours(Number(normal.slice(8, 10)), Number(normal.slice(10, 12)), Number(normal.slice(12, 14)));
+  date.setUTCMilliseconds(Number(normal.slice(14, 17)));
+  if (naiveDigits(date, date.getUTCMilliseconds()) !== normal) {
+    return (BigInt(normal) + 1n).toString().padStart(17, '0');
+  }
+  date.setUTCMilliseconds(date.getUTCMilliseconds() + 1);
   return naiveDigits(date, date.getUTCMilliseconds());
 }
 
