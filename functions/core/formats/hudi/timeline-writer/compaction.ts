@@ -31,7 +31,10 @@ export interface CompactionOperationInput {
 
 export interface CompactionPlanInput {
   readonly operations: readonly CompactionOperationInput[];
-  /** The plan's extraMetadata; Hudi writes none unless the writer passes some. Default null. */
+  /**
+   * The plan's extraMetadata. Default `{}`, what Hudi 1.1 writes without any (fixture mor_v9_txns_simple_nometa);
+   * the v8 fixture's writer passed Spark SQL's `_hoodie.spark.sql.writes.prepped`.
+   */
   readonly extraMetadata?: Readonly<Record<string, string>> | null;
   readonly parquetMaxFileSizeBytes?: number;
 }
@@ -97,8 +100,7 @@ export function buildCompactionPlan(input: CompactionPlanInput): CompactionPlan 
   });
   return {
     operations,
-    extraMetadata:
-      input.extraMetadata === undefined || input.extraMetadata === null ? null : { ...input.extraMetadata },
+    extraMetadata: input.extraMetadata === null ? null : { ...(input.extraMetadata ?? {}) },
     version: COMPACTION_PLAN_VERSION,
     strategy: null,
     preserveHoodieMetadata: false,
@@ -119,6 +121,12 @@ export interface CompactionOutput {
   readonly numWrites: number;
   /** Rows of the new file that a log record updated. */
   readonly numUpdateWrites: number;
+  /**
+   * Rows counted as inserts. Hudi's compactors disagree: 1.0 counted every row not updated by a log
+   * (numWrites - numUpdateWrites, fixture mor_v8_trips_8i3u1d), 1.1 only rows whose key a log brought in
+   * (fixture mor_v9_txns_simple_nometa: 0 when logs only update). The merge knows; no reader depends on it.
+   */
+  readonly numInserts: number;
   /** Rows a log delete removed. */
   readonly numDeletes: number;
   readonly fileSizeInBytes: number;
@@ -144,14 +152,14 @@ export interface CompactionCommitInput {
 
 /**
  * A compacted file's write stat as Hudi 1.x's compactor reports it: prevCommit is the slice's base instant,
- * prevBaseFile its base file, numInserts = numWrites - numUpdateWrites (the fixture's arithmetic), the log
- * counters as merged.
+ * prevBaseFile its base file, the row and log counters as merged.
  */
 export function compactedFileWriteStat(output: CompactionOutput): WriteStat {
   const counts: [number, string][] = [
     [output.numWrites, 'numWrites'],
     [output.numUpdateWrites, 'numUpdateWrites'],
     [output.numDeletes, 'numDeletes'],
+    [output.numInserts, 'numInserts'],
     [output.fileSizeInBytes, 'fileSizeInBytes'],
     [output.totalLogRecords, 'totalLogRecords'],
     [output.totalLogBlocks, 'totalLogBlocks'],
@@ -178,7 +186,7 @@ export function compactedFileWriteStat(output: CompactionOutput): WriteStat {
     partitionPath: output.partitionPath,
     totalLogRecords: output.totalLogRecords,
     totalUpdatedRecordsCompacted: output.totalUpdatedRecordsCompacted,
-    numInserts: output.numWrites - output.numUpdateWrites,
+    numInserts: output.numInserts,
     totalLogBlocks: output.totalLogBlocks,
     totalCorruptLogBlock: output.totalCorruptLogBlock ?? 0,
     totalRollbackBlocks: output.totalRollbackBlocks ?? 0,

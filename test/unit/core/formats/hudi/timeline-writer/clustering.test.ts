@@ -36,12 +36,25 @@ import {
   tableFileSize,
 } from './support.js';
 
-const V9 = 'cow_v9_txns_simple_meta';
-const V9_BASE_PATH = 'file:/tmp/v9-gen/warehouse/v9_txns_cow_simple_meta';
-const V9_PLAN = 'timeline/20260307162454799.clustering.requested';
-const V9_DONE = 'timeline/20260307162454799_20260307162456102.replacecommit';
-/** The latest commit completed before the clustering was planned: where its schema comes from. */
-const V9_LATEST_COMMIT = 'timeline/20260307162453568_20260307162454325.commit';
+/** The real clusterings of the v9 fixtures: plan, completed replacecommit, the latest commit before the plan. */
+const CLUSTERINGS = [
+  {
+    table: 'cow_v9_txns_simple_meta',
+    basePath: 'file:/tmp/v9-gen/warehouse/v9_txns_cow_simple_meta',
+    plan: 'timeline/20260307162454799.clustering.requested',
+    done: 'timeline/20260307162454799_20260307162456102.replacecommit',
+    latestCommit: 'timeline/20260307162453568_20260307162454325.commit',
+  },
+  {
+    table: 'mor_v9_txns_simple_nometa',
+    basePath: 'file:/tmp/v9-gen/warehouse/v9_txns_mor_simple_nometa',
+    plan: 'timeline/20260307135840454.clustering.requested',
+    done: 'timeline/20260307135840454_20260307135840902.replacecommit',
+    latestCommit: 'timeline/20260307135839895_20260307135840408.commit',
+  },
+] as const;
+type Clustering = (typeof CLUSTERINGS)[number];
+const V9 = CLUSTERINGS[0];
 
 interface DecodedStat {
   fileId: string;
@@ -57,11 +70,11 @@ function schemaOf(table: string, file: string): string {
   return (commit as { extraMetadata: { schema: string } }).extraMetadata.schema;
 }
 
-/** The v9 clustering's situation: its input groups, each slice's base file as it lies in the table folder. */
-function v9PlanInputFromSlices(fixturePlan: RequestedReplaceMetadata) {
+/** A clustering's situation: its input groups, each slice's base file as it lies in the table folder. */
+function planInputFromSlices(c: Clustering, fixturePlan: RequestedReplaceMetadata) {
   return {
     tableVersion: 9,
-    basePath: V9_BASE_PATH,
+    basePath: c.basePath,
     groups: (fixturePlan.clusteringPlan?.inputGroups ?? []).map((group) => ({
       slices: (group.slices ?? []).map((slice) => {
         const partitionPath = slice.partitionPath as string;
@@ -70,7 +83,7 @@ function v9PlanInputFromSlices(fixturePlan: RequestedReplaceMetadata) {
           partitionPath,
           fileId: slice.fileId as string,
           baseFileName,
-          baseFileSizeBytes: tableFileSize(V9, `${partitionPath}/${baseFileName}`),
+          baseFileSizeBytes: tableFileSize(c.table, `${partitionPath}/${baseFileName}`),
         };
       }),
     })),
@@ -78,25 +91,28 @@ function v9PlanInputFromSlices(fixturePlan: RequestedReplaceMetadata) {
 }
 
 describe('buildClusteringPlan', () => {
-  it("rebuilds the v9 fixture's clustering plan from its input slices, field for field and byte for byte", () => {
-    // Prepare
-    const fixtureBytes = hoodieFile(V9, V9_PLAN);
-    const [fixturePlan] = decodeTimelineAvro(fixtureBytes).records as RequestedReplaceMetadata[];
-    const input = v9PlanInputFromSlices(fixturePlan as RequestedReplaceMetadata);
+  it.each(CLUSTERINGS)(
+    "rebuilds $table's clustering plan from its input slices, field for field and byte for byte",
+    (c) => {
+      // Prepare
+      const fixtureBytes = hoodieFile(c.table, c.plan);
+      const [fixturePlan] = decodeTimelineAvro(fixtureBytes).records as RequestedReplaceMetadata[];
+      const input = planInputFromSlices(c, fixturePlan as RequestedReplaceMetadata);
 
-    // Act
-    const plan = buildClusteringPlan(input);
-    const bytes = clusteringRequestedContent(9, plan);
+      // Act
+      const plan = buildClusteringPlan(input);
+      const bytes = clusteringRequestedContent(9, plan);
 
-    // Assess
-    expect(plan).toEqual(fixturePlan);
-    expect(plan.clusteringPlan?.strategy?.strategyClassName).toBe(SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY);
-    expect(avroHeader(bytes).schemaText).toBe(avroHeader(fixtureBytes).schemaText);
-    expect(decodeTimelineAvro(bytes, JSON.parse(avroHeader(fixtureBytes).schemaText)).records).toEqual([
-      fixturePlan,
-    ]);
-    expect(blocksWithoutSync(bytes).equals(blocksWithoutSync(fixtureBytes))).toBe(true);
-  });
+      // Assess
+      expect(plan).toEqual(fixturePlan);
+      expect(plan.clusteringPlan?.strategy?.strategyClassName).toBe(SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY);
+      expect(avroHeader(bytes).schemaText).toBe(avroHeader(fixtureBytes).schemaText);
+      expect(decodeTimelineAvro(bytes, JSON.parse(avroHeader(fixtureBytes).schemaText)).records).toEqual([
+        fixturePlan,
+      ]);
+      expect(blocksWithoutSync(bytes).equals(blocksWithoutSync(fixtureBytes))).toBe(true);
+    },
+  );
 
   it('writes the v6 plan with the 0.x schema, which has no missingSchedulePartitions', () => {
     // Prepare
@@ -164,8 +180,9 @@ describe('buildClusteringPlan', () => {
 
   it.skipIf(PYTHON_AVRO === undefined)('writes a plan Apache Avro for Python reads as we built it', () => {
     // Prepare
-    const [fixturePlan] = decodeTimelineAvro(hoodieFile(V9, V9_PLAN)).records as RequestedReplaceMetadata[];
-    const plan = buildClusteringPlan(v9PlanInputFromSlices(fixturePlan as RequestedReplaceMetadata));
+    const [fixturePlan] = decodeTimelineAvro(hoodieFile(V9.table, V9.plan))
+      .records as RequestedReplaceMetadata[];
+    const plan = buildClusteringPlan(planInputFromSlices(V9, fixturePlan as RequestedReplaceMetadata));
 
     // Act
     const decoded = decodeWithPythonAvro(clusteringRequestedContent(9, plan));
@@ -177,41 +194,44 @@ describe('buildClusteringPlan', () => {
 });
 
 describe('buildClusteringCommitMetadata', () => {
-  it("rebuilds the v9 fixture's completed replacecommit from the plan, the new files and the latest schema", () => {
-    // Prepare
-    const [plan] = decodeTimelineAvro(hoodieFile(V9, V9_PLAN)).records as RequestedReplaceMetadata[];
-    const fixtureBytes = hoodieFile(V9, V9_DONE);
-    const [fixture] = decodeTimelineAvro(fixtureBytes).records as {
-      partitionToWriteStats: Record<string, DecodedStat[]>;
-    }[];
-    // The new files in plan-group order (Spark partition ids 0, 1, 2 of the write tokens).
-    const stats = Object.values(fixture?.partitionToWriteStats ?? {})
-      .flat()
-      .sort((a, b) => a.path.localeCompare(b.path));
-    const groupOrder = (plan?.clusteringPlan?.inputGroups ?? []).map((g) => g.slices?.[0]?.partitionPath);
-    stats.sort((a, b) => groupOrder.indexOf(a.partitionPath) - groupOrder.indexOf(b.partitionPath));
-    const outputs: ClusteringOutput[] = stats.map((s) => ({
-      partitionPath: s.partitionPath,
-      fileId: s.fileId,
-      fileName: baseName(s.path),
-      numWrites: parquetRows(V9, s.path),
-      fileSizeInBytes: tableFileSize(V9, s.path),
-      createTimeMs: s.runtimeStats.totalCreateTime,
-    }));
+  it.each(CLUSTERINGS)(
+    "rebuilds $table's completed replacecommit from the plan, the new files and the latest schema",
+    (c) => {
+      // Prepare
+      const [plan] = decodeTimelineAvro(hoodieFile(c.table, c.plan)).records as RequestedReplaceMetadata[];
+      const fixtureBytes = hoodieFile(c.table, c.done);
+      const [fixture] = decodeTimelineAvro(fixtureBytes).records as {
+        partitionToWriteStats: Record<string, DecodedStat[]>;
+      }[];
+      // The new files in plan-group order (Spark partition ids 0, 1, 2 of the write tokens).
+      const stats = Object.values(fixture?.partitionToWriteStats ?? {})
+        .flat()
+        .sort((a, b) => a.path.localeCompare(b.path));
+      const groupOrder = (plan?.clusteringPlan?.inputGroups ?? []).map((g) => g.slices?.[0]?.partitionPath);
+      stats.sort((a, b) => groupOrder.indexOf(a.partitionPath) - groupOrder.indexOf(b.partitionPath));
+      const outputs: ClusteringOutput[] = stats.map((s) => ({
+        partitionPath: s.partitionPath,
+        fileId: s.fileId,
+        fileName: baseName(s.path),
+        numWrites: parquetRows(c.table, s.path),
+        fileSizeInBytes: tableFileSize(c.table, s.path),
+        createTimeMs: s.runtimeStats.totalCreateTime,
+      }));
 
-    // Act
-    const metadata = buildClusteringCommitMetadata({
-      plan: plan as RequestedReplaceMetadata,
-      outputs,
-      schema: schemaOf(V9, V9_LATEST_COMMIT),
-    });
-    const bytes = replaceCommitContent(9, metadata);
+      // Act
+      const metadata = buildClusteringCommitMetadata({
+        plan: plan as RequestedReplaceMetadata,
+        outputs,
+        schema: schemaOf(c.table, c.latestCommit),
+      });
+      const bytes = replaceCommitContent(9, metadata);
 
-    // Assess
-    expect(metadata).toEqual(fixture);
-    expect(decodeTimelineAvro(bytes, REPLACE_COMMIT_METADATA_SCHEMA).records).toEqual([fixture]);
-    expect(blocksWithoutSync(bytes).equals(blocksWithoutSync(fixtureBytes))).toBe(true);
-  });
+      // Assess
+      expect(metadata).toEqual(fixture);
+      expect(decodeTimelineAvro(bytes, REPLACE_COMMIT_METADATA_SCHEMA).records).toEqual([fixture]);
+      expect(blocksWithoutSync(bytes).equals(blocksWithoutSync(fixtureBytes))).toBe(true);
+    },
+  );
 
   it("rebuilds the v6 fixture's JSON replacecommit text for text (Jackson's layout, HashMap order)", () => {
     // Prepare

@@ -29,34 +29,67 @@ import {
   tableFileSize,
 } from './support.js';
 
-const V8 = 'mor_v8_trips_8i3u1d';
-const PLAN = 'timeline/20251220210129235.compaction.requested';
-const DONE = 'timeline/20251220210129235_20251220210129883.commit';
-const LATEST_COMMIT = 'timeline/20251220210128625_20251220210129197.deltacommit';
-const T = '20251220210129235';
-const BASE_INSTANT = '20251220210108078';
+/** The real compactions of the fixtures: plan, completed commit, the latest commit before the plan. */
+const COMPACTIONS = [
+  {
+    table: 'mor_v8_trips_8i3u1d',
+    tableVersion: 8,
+    instant: '20251220210129235',
+    plan: 'timeline/20251220210129235.compaction.requested',
+    done: 'timeline/20251220210129235_20251220210129883.commit',
+    latestCommit: 'timeline/20251220210128625_20251220210129197.deltacommit',
+    // The v8 writer passed Spark SQL's "prepped" flag to the plan; the v9 one passed nothing.
+    extraMetadata: { '_hoodie.spark.sql.writes.prepped': 'true' } as Record<string, string> | undefined,
+  },
+  {
+    table: 'mor_v9_txns_simple_nometa',
+    tableVersion: 9,
+    instant: '20260307135839895',
+    plan: 'timeline/20260307135839895.compaction.requested',
+    done: 'timeline/20260307135839895_20260307135840408.commit',
+    latestCommit: 'timeline/20260307135839205_20260307135839403.deltacommit',
+    extraMetadata: undefined as Record<string, string> | undefined,
+  },
+];
+type Compaction = (typeof COMPACTIONS)[number];
+const V8 = COMPACTIONS[0] as Compaction;
 
-/** The slice of each file group as the folder holds it before compaction: the base of BASE_INSTANT and its logs. */
-function slicesBeforeCompaction(): CompactionOperationInput[] {
-  return ['city=chennai', 'city=san_francisco', 'city=sao_paulo'].map((partitionPath) => {
-    const names = partitionFiles(V8, partitionPath);
-    const base = names.find((n) => n.endsWith(`_${BASE_INSTANT}.parquet`)) as string;
-    const fileId = base.slice(0, base.indexOf('_'));
-    // On v8+ a log is named by its deltacommit's begin time: the slice holds the logs written before T.
-    const logs = names.filter(
-      (n) =>
-        n.startsWith(`.${fileId}_`) &&
-        n.includes('.log.') &&
-        n.slice(fileId.length + 2, fileId.length + 19) < T,
-    );
+/** Instant time embedded in a base file name (`…_<instant>.parquet`) or a v8+ log name (`.<id>_<instant>.log…`). */
+function instantOfName(name: string, fileId: string): string {
+  return name.startsWith('.') ? name.slice(fileId.length + 2, fileId.length + 19) : name.slice(-25, -8);
+}
+
+/**
+ * The file slice each planned file group had when the plan was made, as its folder shows it: the latest base file
+ * before the compaction instant and the logs written after that base and before the instant (on v8+ a log is
+ * named by its own deltacommit). Which groups to compact is the planner's choice: taken from the fixture's plan.
+ */
+function slicesBeforeCompaction(c: Compaction): CompactionOperationInput[] {
+  const [fixturePlan] = decodeTimelineAvro(hoodieFile(c.table, c.plan)).records as CompactionPlan[];
+  return (fixturePlan?.operations ?? []).map((op) => {
+    const partitionPath = op.partitionPath as string;
+    const fileId = op.fileId as string;
+    const names = partitionFiles(c.table, partitionPath);
+    const base = names
+      .filter(
+        (n) => n.startsWith(`${fileId}_`) && n.endsWith('.parquet') && instantOfName(n, fileId) < c.instant,
+      )
+      .sort((x, y) => instantOfName(x, fileId).localeCompare(instantOfName(y, fileId)))
+      .at(-1) as string;
+    const baseInstantTime = instantOfName(base, fileId);
+    const logs = names.filter((n) => {
+      if (!n.startsWith(`.${fileId}_`) || !n.includes('.log.')) return false;
+      const written = instantOfName(n, fileId);
+      return written > baseInstantTime && written < c.instant;
+    });
     return {
       partitionPath,
       fileId,
-      baseInstantTime: BASE_INSTANT,
+      baseInstantTime,
       baseFileName: base,
-      baseFileSizeBytes: tableFileSize(V8, `${partitionPath}/${base}`),
+      baseFileSizeBytes: tableFileSize(c.table, `${partitionPath}/${base}`),
       logFileNames: logs,
-      logFileSizesBytes: logs.map((n) => tableFileSize(V8, `${partitionPath}/${n}`)),
+      logFileSizesBytes: logs.map((n) => tableFileSize(c.table, `${partitionPath}/${n}`)),
     };
   });
 }
@@ -67,6 +100,7 @@ interface DecodedStat {
   partitionPath: string;
   prevBaseFile: string;
   numUpdateWrites: number;
+  numInserts: number;
   numDeletes: number;
   totalLogRecords: number;
   totalLogBlocks: number;
@@ -78,36 +112,39 @@ interface DecodedStat {
 }
 
 describe('buildCompactionPlan', () => {
-  it("rebuilds the v8 fixture's compaction plan from its file slices, field for field and byte for byte", () => {
-    // Prepare
-    const fixtureBytes = hoodieFile(V8, PLAN);
-    const [fixturePlan] = decodeTimelineAvro(fixtureBytes).records;
+  it.each(COMPACTIONS)(
+    "rebuilds $table's compaction plan from its file slices, field for field and byte for byte",
+    (c) => {
+      // Prepare
+      const fixtureBytes = hoodieFile(c.table, c.plan);
+      const [fixturePlan] = decodeTimelineAvro(fixtureBytes).records;
 
-    // Act: the fixture's writer passed Spark SQL's "prepped" flag as extra metadata, so we pass it too.
-    const plan = buildCompactionPlan({
-      operations: slicesBeforeCompaction(),
-      extraMetadata: { '_hoodie.spark.sql.writes.prepped': 'true' },
-    });
-    const bytes = compactionRequestedContent(plan);
+      // Act
+      const plan = buildCompactionPlan({
+        operations: slicesBeforeCompaction(c),
+        extraMetadata: c.extraMetadata,
+      });
+      const bytes = compactionRequestedContent(plan);
 
-    // Assess
-    expect(plan).toEqual(fixturePlan);
-    expect(avroHeader(bytes).schemaText).toBe(avroHeader(fixtureBytes).schemaText);
-    expect(blocksWithoutSync(bytes).equals(blocksWithoutSync(fixtureBytes))).toBe(true);
-  });
+      // Assess
+      expect(plan).toEqual(fixturePlan);
+      expect(avroHeader(bytes).schemaText).toBe(avroHeader(fixtureBytes).schemaText);
+      expect(blocksWithoutSync(bytes).equals(blocksWithoutSync(fixtureBytes))).toBe(true);
+    },
+  );
 
-  it('writes no extra metadata unless asked, as Hudi does', () => {
+  it('writes an empty extra metadata map unless asked, as Hudi 1.1 does', () => {
     // Act
-    const plan = buildCompactionPlan({ operations: slicesBeforeCompaction() });
+    const plan = buildCompactionPlan({ operations: slicesBeforeCompaction(V8) });
 
     // Assess
-    expect(plan.extraMetadata).toBeNull();
+    expect(plan.extraMetadata).toEqual({});
     expect(plan.version).toBe(2);
   });
 
   it('refuses a slice without log files and a file group named twice', () => {
     // Prepare
-    const [op] = slicesBeforeCompaction() as [CompactionOperationInput];
+    const [op] = slicesBeforeCompaction(V8) as [CompactionOperationInput];
 
     // Act
     const noLogs = () =>
@@ -121,7 +158,7 @@ describe('buildCompactionPlan', () => {
 
   it.skipIf(PYTHON_AVRO === undefined)('writes a plan Apache Avro for Python reads as we built it', () => {
     // Prepare
-    const plan = buildCompactionPlan({ operations: slicesBeforeCompaction() });
+    const plan = buildCompactionPlan({ operations: slicesBeforeCompaction(V8) });
 
     // Act
     const decoded = decodeWithPythonAvro(compactionRequestedContent(plan));
@@ -134,15 +171,17 @@ describe('buildCompactionPlan', () => {
 
 describe('buildCompactionCommitMetadata', () => {
   /** The new base files and what merging each slice counted (the counts as Hudi's compactor reported them). */
-  function outputs(): CompactionOutput[] {
-    const [plan] = decodeTimelineAvro(hoodieFile(V8, PLAN)).records as CompactionPlan[];
-    const [done] = decodeTimelineAvro(hoodieFile(V8, DONE)).records as {
+  function outputs(c: Compaction): CompactionOutput[] {
+    const [plan] = decodeTimelineAvro(hoodieFile(c.table, c.plan)).records as CompactionPlan[];
+    const [done] = decodeTimelineAvro(hoodieFile(c.table, c.done)).records as {
       partitionToWriteStats: Record<string, DecodedStat[]>;
     }[];
     return (plan?.operations ?? []).map((op) => {
-      const stat = done?.partitionToWriteStats[op.partitionPath as string]?.[0] as DecodedStat;
-      const newFile = partitionFiles(V8, op.partitionPath as string).find((n) =>
-        n.endsWith(`_${T}.parquet`),
+      const stat = done?.partitionToWriteStats[op.partitionPath as string]?.find(
+        (s) => s.fileId === op.fileId,
+      ) as DecodedStat;
+      const newFile = partitionFiles(c.table, op.partitionPath as string).find(
+        (n) => n.startsWith(`${op.fileId}_`) && n.endsWith(`_${c.instant}.parquet`),
       ) as string;
       const path = `${op.partitionPath}/${newFile}`;
       return {
@@ -151,10 +190,11 @@ describe('buildCompactionCommitMetadata', () => {
         fileName: newFile,
         baseInstantTime: op.baseInstantTime as string,
         prevBaseFile: op.dataFilePath,
-        numWrites: parquetRows(V8, path),
+        numWrites: parquetRows(c.table, path),
         numUpdateWrites: stat.numUpdateWrites,
+        numInserts: stat.numInserts,
         numDeletes: stat.numDeletes,
-        fileSizeInBytes: tableFileSize(V8, path),
+        fileSizeInBytes: tableFileSize(c.table, path),
         totalLogRecords: stat.totalLogRecords,
         totalLogBlocks: stat.totalLogBlocks,
         totalUpdatedRecordsCompacted: stat.totalUpdatedRecordsCompacted,
@@ -166,30 +206,33 @@ describe('buildCompactionCommitMetadata', () => {
     });
   }
 
-  it("rebuilds the v8 fixture's completed compaction commit, field for field and byte for byte", () => {
-    // Prepare
-    const fixtureBytes = hoodieFile(V8, DONE);
-    const [fixture] = decodeTimelineAvro(fixtureBytes).records;
-    const [latest] = decodeTimelineAvro(hoodieFile(V8, LATEST_COMMIT)).records as {
-      extraMetadata: { schema: string };
-    }[];
+  it.each(COMPACTIONS)(
+    "rebuilds $table's completed compaction commit, field for field and byte for byte",
+    (c) => {
+      // Prepare
+      const fixtureBytes = hoodieFile(c.table, c.done);
+      const [fixture] = decodeTimelineAvro(fixtureBytes).records;
+      const [latest] = decodeTimelineAvro(hoodieFile(c.table, c.latestCommit)).records as {
+        extraMetadata: { schema: string };
+      }[];
 
-    // Act
-    const metadata = buildCompactionCommitMetadata({
-      outputs: outputs(),
-      schema: latest?.extraMetadata.schema as string,
-    });
-    const bytes = compactionCommitContent(8, metadata);
+      // Act
+      const metadata = buildCompactionCommitMetadata({
+        outputs: outputs(c),
+        schema: latest?.extraMetadata.schema as string,
+      });
+      const bytes = compactionCommitContent(c.tableVersion, metadata);
 
-    // Assess
-    expect(metadata).toEqual(fixture);
-    expect(decodeTimelineAvro(bytes, COMMIT_METADATA_SCHEMA).records).toEqual([fixture]);
-    expect(blocksWithoutSync(bytes).equals(blocksWithoutSync(fixtureBytes))).toBe(true);
-  });
+      // Assess
+      expect(metadata).toEqual(fixture);
+      expect(decodeTimelineAvro(bytes, COMMIT_METADATA_SCHEMA).records).toEqual([fixture]);
+      expect(blocksWithoutSync(bytes).equals(blocksWithoutSync(fixtureBytes))).toBe(true);
+    },
+  );
 
   it('writes Jackson JSON on table version 6 with the 0.x write-stat properties', () => {
     // Prepare
-    const metadata = buildCompactionCommitMetadata({ outputs: outputs(), schema: '{"type":"record"}' });
+    const metadata = buildCompactionCommitMetadata({ outputs: outputs(V8), schema: '{"type":"record"}' });
 
     // Act
     const text = Buffer.from(compactionCommitContent(6, metadata)).toString('utf8');
@@ -205,9 +248,9 @@ describe('buildCompactionCommitMetadata', () => {
     expect(parsed.compacted).toBe(true);
     expect(parsed.operationType).toBe('COMPACT');
     const stat = parsed.partitionToWriteStats['city=chennai'][0];
-    expect(stat.prevCommit).toBe(BASE_INSTANT);
+    expect(stat.prevCommit).toBe('20251220210108078');
     expect(stat.prevBaseFile).toBeUndefined();
-    expect(baseName(stat.path)).toMatch(new RegExp(`_${T}\\.parquet$`));
+    expect(baseName(stat.path)).toMatch(/_20251220210129235\.parquet$/);
     expect(text).toContain(
       '"runtimeStats" : {\n        "totalScanTime" : 5,\n        "totalUpsertTime" : 105,',
     );
@@ -215,7 +258,7 @@ describe('buildCompactionCommitMetadata', () => {
 
   it('refuses more updated rows than rows written', () => {
     // Prepare
-    const [first] = outputs() as [CompactionOutput];
+    const [first] = outputs(V8) as [CompactionOutput];
 
     // Act
     const act = () =>
