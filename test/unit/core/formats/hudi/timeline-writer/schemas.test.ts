@@ -8,6 +8,8 @@ import {
 } from '../../../../../../functions/core/formats/hudi/timeline-writer/avro-file.js';
 import { HudiTimelineWriteError } from '../../../../../../functions/core/formats/hudi/timeline-writer/errors.js';
 import {
+  CLEAN_METADATA_SCHEMA,
+  CLEANER_PLAN_SCHEMA,
   COMMIT_METADATA_SCHEMA,
   COMPACTION_PLAN_SCHEMA,
   type HudiTimelineSchema,
@@ -158,4 +160,49 @@ describe('encodeTimelineAvro', () => {
     },
   );
   if (PYTHON_AVRO === undefined) it.skip(PYTHON_AVRO_MISSING, () => {});
+});
+
+describe('the cleaner schemas (no fixture has a clean instant: taken from the .avsc)', () => {
+  const plan = {
+    earliestInstantToRetain: { timestamp: '20260307162434124', action: 'commit', state: 'COMPLETED' },
+    policy: 'KEEP_LATEST_COMMITS',
+    filesToBeDeletedPerPartition: null,
+    version: 2,
+    filePathsToBeDeletedPerPartition: {
+      'region=eu': [{ filePath: 'file:/t/region=eu/a.parquet', isBootstrapBaseFile: false }],
+    },
+    partitionsToBeDeleted: [],
+  };
+  const metadata = {
+    policy: 'KEEP_LATEST_COMMITS',
+    startCleanTime: '20260307170000000',
+    timeTakenInMillis: 12,
+    totalFilesDeleted: 1,
+    earliestCommitToRetain: '20260307162434124',
+    lastCompletedCommitTimestamp: '20260307162456179',
+    partitionMetadata: {
+      'region=eu': {
+        partitionPath: 'region=eu',
+        policy: 'KEEP_LATEST_COMMITS',
+        deletePathPatterns: ['a.parquet'],
+        successDeleteFiles: ['a.parquet'],
+        failedDeleteFiles: [],
+        isPartitionDeleted: false,
+      },
+    },
+    version: 2,
+    bootstrapPartitionMetadata: {},
+  };
+
+  it.each([
+    ['HoodieCleanerPlan', CLEANER_PLAN_SCHEMA, plan],
+    ['HoodieCleanMetadata', CLEAN_METADATA_SCHEMA, metadata],
+  ] as const)('%s encodes and decodes a record', (_name, schema, record) => {
+    // Act
+    const bytes = encodeTimelineAvro(schema, record);
+
+    // Assess
+    expect(decodeTimelineAvro(bytes).records).toEqual([record]);
+    if (PYTHON_AVRO !== undefined) expect(decodeWithPythonAvro(bytes)).toEqual([record]);
+  });
 });
