@@ -66,3 +66,23 @@ export class HudiLockStateError extends CompactorError {
     );
   }
 }
+
+/**
+ * The table's writers lock through a provider lake-compactor cannot take part in (ZooKeeper, Hive Metastore, a file
+ * system lock, an in-process lock, the implicit-key DynamoDB provider). A commit under any other lock would exclude
+ * nobody, so the table is refused, every byte unchanged, with what to configure instead. Never retried.
+ */
+export class HudiLockProviderRefusedError extends CompactorError {
+  constructor(
+    /** The provider class as declared (`hoodie.write.lock.provider`). */
+    readonly providerClass: string,
+    /** Why lake-compactor cannot take that lock. */
+    readonly reason: string,
+    /** What to configure instead. */
+    readonly remedy: string,
+  ) {
+    super(
+      `The Hudi table's writers lock with ${providerClass} (hoodie.write.lock.provider), which lake-compactor cannot take: ${reason}. Nothing was planned or written. ${remedy}`,
+    );
+  }
+}
