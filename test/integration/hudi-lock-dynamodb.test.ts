@@ -21,6 +21,7 @@ import {
   HudiLockStateError,
   HudiLockUnavailableError,
 } from '../../functions/core/formats/hudi/lock/errors.js';
+import { hudiImplicitDynamoDbPartitionKey } from '../../functions/core/formats/hudi/lock/implicit-partition-key.js';
 import type { HudiLockHandle } from '../../functions/core/formats/hudi/lock/lock.js';
 import { ManualClock } from '../../functions/ports/clock.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
@@ -318,6 +319,20 @@ describe('Hudi DynamoDB lock', () => {
     // Assess
     expect(first.isHeld() && second.isHeld()).toBe(true);
     expect((await item(table, 'rides'))?.ownerName?.S).toBe('b-1');
+  });
+
+  it("takes the implicit-key provider's item: the XXHash64 key of the s3a→s3 base path", async () => {
+    // Prepare
+    const table = await lockTable();
+    const partitionKey = hudiImplicitDynamoDbPartitionKey('s3a://my-bucket/my_lake/my_table');
+    const a = writer(table, 'a', { partitionKey });
+
+    // Act
+    const handle = await a.lock.acquire({ waitMs: 0 });
+
+    // Assess
+    expect(partitionKey).toBe('C0E15D0CE1AD11CC');
+    expect((await item(table, 'C0E15D0CE1AD11CC'))?.ownerName?.S).toBe(handle.ownerId);
   });
 
   it('refuses an item no lock client wrote, and a lock table that does not exist', async () => {

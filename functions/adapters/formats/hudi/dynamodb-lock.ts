@@ -31,10 +31,9 @@
 // Every time is a duration on the reader's own clock (no clock is compared across machines), so a holder's lease is
 // guaranteed until its last successful write was *sent* + leaseDuration, less a margin for a write in flight.
 //
-// Not implemented: `DynamoDBBasedImplicitPartitionKeyLockProvider` derives the partition key as the XXHash64 of the
-// s3a→s3-normalised base path, and no XXHash64 implementation is installed; core/formats/hudi/lock/providers.ts
-// refuses it by name and says how to declare that key explicitly instead.
-
+// `DynamoDBBasedImplicitPartitionKeyLockProvider` is this same lock on the item whose key is derived from the base
+// path: pass `hudiImplicitDynamoDbPartitionKey(basePath)` (core/formats/hudi/lock/implicit-partition-key.ts) as
+// `partitionKey`.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
@@ -97,7 +96,10 @@ export interface DynamoDbHudiLockOptions {
   readonly tableName: string;
   /** `hoodie.write.lock.dynamodb.region`, for messages (the client is already bound to it). */
   readonly region?: string;
-  /** `hoodie.write.lock.dynamodb.partition_key`: Hudi's default is the table name (`hoodie.table.name`). */
+  /**
+   * `hoodie.write.lock.dynamodb.partition_key`: Hudi's default is the table name (`hoodie.table.name`); for the
+   * implicit-key provider, `hudiImplicitDynamoDbPartitionKey(basePath)`.
+   */
   readonly partitionKey: string;
   readonly clock: Clock;
   /** Waits between reads. @default a real timer */

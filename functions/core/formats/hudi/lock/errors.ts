@@ -69,7 +69,7 @@ export class HudiLockStateError extends CompactorError {
 
 /**
  * The table's writers lock through a provider lake-compactor cannot take part in (ZooKeeper, Hive Metastore, a file
- * system lock, an in-process lock, the implicit-key DynamoDB provider). A commit under any other lock would exclude
+ * system lock, an in-process lock, or a class it does not know). A commit under any other lock would exclude
  * nobody, so the table is refused, every byte unchanged, with what to configure instead. Never retried.
  */
 export class HudiLockProviderRefusedError extends CompactorError {

@@ -7,6 +7,7 @@ export {
   HudiLockStateError,
   HudiLockUnavailableError,
 } from './errors.js';
+export { hudiImplicitDynamoDbPartitionKey, s3aToS3 } from './implicit-partition-key.js';
 export {
   type HeartbeatTimers,
   type HudiLockAcquireOptions,

@@ -11,10 +11,14 @@ import { HudiLockProviderRefusedError } from './errors.js';
 /** The providers lake-compactor speaks, by their fully qualified class names. */
 export const HUDI_LOCK_PROVIDER_CLASSES = {
   dynamodb: 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider',
+  'dynamodb-implicit': 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedImplicitPartitionKeyLockProvider',
   storage: 'org.apache.hudi.client.transaction.lock.StorageBasedLockProvider',
 } as const;
 
-/** A provider lake-compactor takes the lock of: the DynamoDB lock (adapter) or the storage-based lock (core). */
+/**
+ * A provider lake-compactor takes the lock of: the DynamoDB lock (adapter) with a configured partition key or one
+ * derived from the base path (implicit-partition-key.ts), or the storage-based lock (core).
+ */
 export type HudiLockProviderKind = keyof typeof HUDI_LOCK_PROVIDER_CLASSES;
 
 /** What to configure instead of a refused provider: the two supported locks, or the explicit no-lock opt-in. */
@@ -72,14 +76,6 @@ const REFUSED: ReadonlyMap<string, Refusal> = new Map([
         "If that writer's table services are off and it is the only writer, use the explicit no-lock opt-in with a quiet window; otherwise",
     },
   ],
-  [
-    'DynamoDBBasedImplicitPartitionKeyLockProvider',
-    {
-      reason:
-        'it derives its DynamoDB partition key as the XXHash64 of the s3a→s3-normalised base path, and no XXHash64 implementation is installed here to derive the same key',
-      remedy: `Its lock is otherwise ${HUDI_LOCK_PROVIDER_CLASSES.dynamodb}'s: declare the DynamoDB lock with the writers' table and region and, as the partition key, the value the writers log at start ("The DynamoDB partition key of the lock provider for the base path … is …"), so both take the same item; or`,
-    },
-  ],
 ]);
 
 /** `org.apache.hudi.….ZookeeperBasedLockProvider` → `ZookeeperBasedLockProvider`. */
@@ -95,6 +91,7 @@ function simpleName(className: string): string {
 export function hudiLockProviderKind(providerClass: string): HudiLockProviderKind {
   const name = simpleName(providerClass);
   if (name === 'DynamoDBBasedLockProvider') return 'dynamodb';
+  if (name === 'DynamoDBBasedImplicitPartitionKeyLockProvider') return 'dynamodb-implicit';
   if (name === 'StorageBasedLockProvider') return 'storage';
   throw refusedHudiLockProvider(providerClass);
 }

@@ -10,13 +10,18 @@ import {
 } from '../../../../../../functions/core/formats/hudi/lock/providers.js';
 
 describe('hudiLockProviderKind', () => {
-  it('takes the DynamoDB and storage-based providers, whatever module Hudi put them in', () => {
+  it('takes the DynamoDB (configured or implicit key) and storage-based providers, whatever module Hudi put them in', () => {
     // Prepare / Act / Assess
     expect(hudiLockProviderKind(HUDI_LOCK_PROVIDER_CLASSES.dynamodb)).toBe('dynamodb');
     expect(hudiLockProviderKind('org.apache.hudi.client.transaction.lock.DynamoDBBasedLockProvider')).toBe(
       'dynamodb',
     );
     expect(hudiLockProviderKind(` ${HUDI_LOCK_PROVIDER_CLASSES.storage} `)).toBe('storage');
+    expect(
+      hudiLockProviderKind(
+        'org.apache.hudi.aws.transaction.lock.DynamoDBBasedImplicitPartitionKeyLockProvider',
+      ),
+    ).toBe('dynamodb-implicit');
   });
 
   it.each([
@@ -47,17 +52,6 @@ describe('hudiLockProviderKind', () => {
     expect(refusal.message).toContain(HUDI_LOCK_PROVIDER_CLASSES.storage);
     expect(refusal.message).toMatch(/no-lock opt-in with a quiet window/);
     expect(refusal.retryable).toBe(false);
-  });
-
-  it('refuses the implicit-partition-key DynamoDB provider and says which key to declare instead', () => {
-    // Act
-    const refusal = refusedHudiLockProvider(
-      'org.apache.hudi.aws.transaction.lock.DynamoDBBasedImplicitPartitionKeyLockProvider',
-    );
-
-    // Assess
-    expect(refusal.reason).toMatch(/XXHash64 of the s3a→s3-normalised base path/);
-    expect(refusal.remedy).toMatch(/as the partition key, the value the writers log at start/);
   });
 
   it('refuses a provider it does not know rather than guess its lock', () => {
