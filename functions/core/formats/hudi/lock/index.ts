@@ -9,6 +9,7 @@ export {
 } from './errors.js';
 export { hudiImplicitDynamoDbPartitionKey, s3aToS3 } from './implicit-partition-key.js';
 export {
+  DEFAULT_HUDI_LOCK_WAIT_MS,
   type HeartbeatTimers,
   type HudiLockAcquireOptions,
   type HudiLockHandle,

@@ -39,7 +39,8 @@ export interface HudiLockHandle {
    */
   assertHeld(during: string): void;
   /**
-   * Extends the lease (the heartbeat). {@link HudiLockLostError} when another holder is proven or the lease already
+   * Extends the lease (the heartbeat); also the way to confirm, with one request, that the lock is still this
+   * holder's right before the write that matters most (the completed instant). {@link HudiLockLostError} when another holder is proven or the lease already
    * lapsed (the handle is lost from then on); any other error (throttling, network) leaves the handle as it was, to
    * be retried by the next heartbeat before the lease runs out.
    */
@@ -52,10 +53,17 @@ export interface HudiLockHandle {
   release(): Promise<HudiLockReleaseOutcome>;
 }
 
+/**
+ * Hudi's `hoodie.write.lock.wait_time_ms` default (LockConfiguration: 60 s): how long Hudi's LockManager lets
+ * `tryLock` wait, and what the locks here wait by default, so lake-compactor queues behind a writer as its peers do.
+ * A Lambda caller with less time left passes a shorter wait.
+ */
+export const DEFAULT_HUDI_LOCK_WAIT_MS = 60_000;
+
 export interface HudiLockAcquireOptions {
   /**
    * How long to wait for a lock another writer holds, in ms, before {@link HudiLockUnavailableError}. Each lock
-   * documents how a dangling lock (a crashed holder) counts towards it.
+   * documents how a dangling lock (a crashed holder) counts towards it. 0 = one attempt.
    */
   readonly waitMs?: number;
 }

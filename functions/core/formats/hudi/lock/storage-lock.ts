@@ -37,6 +37,7 @@ import type { ObjectStore } from '../../../../ports/object-store.js';
 import { InvalidInputError, ObjectNotFoundError, PreconditionFailedError } from '../../../errors.js';
 import { HudiLockStateError, HudiLockUnavailableError } from './errors.js';
 import {
+  DEFAULT_HUDI_LOCK_WAIT_MS,
   type HudiLockAcquireOptions,
   type HudiLockHandle,
   type HudiLockReleaseOutcome,
@@ -185,11 +186,11 @@ export class StorageBasedHudiLock implements HudiTableLock {
 
   /**
    * `tryLock(waitMs)`: attempts until one wins or the wait is over, 1 s apart. Always at least one attempt (Hudi's
-   * loop makes none when the wait is 0). A dangling lock of a crashed holder is taken on the first attempt after
+   * loop makes none when the wait is 0). @default waitMs = {@link DEFAULT_HUDI_LOCK_WAIT_MS}, as Hudi's LockManager. A dangling lock of a crashed holder is taken on the first attempt after
    * its `validUntil` + 500 ms, so the longest wait that can matter is the holders' validity (5 min by default).
    */
   async acquire(options: HudiLockAcquireOptions = {}): Promise<HudiLockHandle> {
-    const waitMs = options.waitMs ?? 0;
+    const waitMs = options.waitMs ?? DEFAULT_HUDI_LOCK_WAIT_MS;
     const start = this.options.clock.now();
     for (;;) {
       const attempt = await this.tryOnce();

@@ -62,7 +62,10 @@ export function storageLockContract(name: string, store: () => ObjectStore): voi
       const b = writer(store(), table, 'b');
 
       // Act
-      const results = await Promise.allSettled([a.lock.acquire(), b.lock.acquire()]);
+      const results = await Promise.allSettled([
+        a.lock.acquire({ waitMs: 0 }),
+        b.lock.acquire({ waitMs: 0 }),
+      ]);
 
       // Assess
       const won = results.filter((r) => r.status === 'fulfilled');
@@ -102,7 +105,7 @@ export function storageLockContract(name: string, store: () => ObjectStore): voi
       );
 
       // Act: at validUntil + 500 the lock is still a's; 1 ms later it is dangling
-      const atDrift = await b.lock.acquire().catch((error: unknown) => error);
+      const atDrift = await b.lock.acquire({ waitMs: 0 }).catch((error: unknown) => error);
       b.clock.advance(1);
       const after = await b.lock.acquire();
 
@@ -261,7 +264,7 @@ export function storageLockContract(name: string, store: () => ObjectStore): voi
       const b = writer(store(), table, 'b');
 
       // Act
-      const whileLive = await b.lock.acquire().catch((e: unknown) => e);
+      const whileLive = await b.lock.acquire({ waitMs: 0 }).catch((e: unknown) => e);
       await store().put(key, encodeStorageLockData({ ...hudi, expired: true }));
       const afterRelease = await b.lock.acquire();
 
@@ -279,7 +282,7 @@ export function storageLockContract(name: string, store: () => ObjectStore): voi
       const b = writer(store(), table, 'b');
 
       // Act
-      const error = await b.lock.acquire().catch((e: unknown) => e);
+      const error = await b.lock.acquire({ waitMs: 0 }).catch((e: unknown) => e);
 
       // Assess
       expect(error).toMatchObject({ name: 'HudiLockStateError' });

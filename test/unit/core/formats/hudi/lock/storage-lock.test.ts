@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../../../../../functions/adapters/local-object-store.js';
 import { MemoryObjectStore } from '../../../../../../functions/adapters/memory-object-store.js';
 import { InvalidInputError } from '../../../../../../functions/core/errors.js';
+import { HudiLockUnavailableError } from '../../../../../../functions/core/formats/hudi/lock/errors.js';
+import { DEFAULT_HUDI_LOCK_WAIT_MS } from '../../../../../../functions/core/formats/hudi/lock/lock.js';
 import {
   isStorageLockLive,
   parseStorageLockData,
@@ -62,6 +64,27 @@ describe('storage lock file', () => {
     expect(() => parseStorageLockData(bytes('{"expired":false,"validUntil":1,"ownerId":"o"}'), 'f')).toThrow(
       /"owner"/,
     );
+  });
+
+  it("waits Hudi's default 60 s (hoodie.write.lock.wait_time_ms) for a live lock when no wait is given", async () => {
+    // Prepare: a holder with Hudi's default 5 min validity
+    const store = new MemoryObjectStore();
+    const holder = new StorageBasedHudiLock({ store, tableRoot: 't', clock: new ManualClock(0) });
+    await holder.acquire();
+    const clock = new ManualClock(0);
+    const waiter = new StorageBasedHudiLock({
+      store,
+      tableRoot: 't',
+      clock,
+      sleep: async (ms) => clock.advance(ms),
+    });
+
+    // Act
+    const error = await waiter.acquire().catch((e: unknown) => e);
+
+    // Assess
+    expect(error).toBeInstanceOf(HudiLockUnavailableError);
+    expect((error as HudiLockUnavailableError).waitedMs).toBe(DEFAULT_HUDI_LOCK_WAIT_MS);
   });
 
   it('refuses the timings Hudi refuses (validity under 10 s or under 10 heartbeats)', () => {
