@@ -212,6 +212,18 @@ function decodeAvroData(block: LogBlock, budget: DecodeBudget): Record<string, u
   return records;
 }
 
+/**
+ * Dates and timestamps as their stored numbers (days; milli-, micro- or nanoseconds as BigInt) instead of Date
+ * objects: what an Avro block holds for the same columns, exact at every precision, and one representation for the
+ * later projection onto the base file's schema whichever kind of block a record came from.
+ */
+const RAW_TIME = {
+  timestampFromMilliseconds: (v: bigint) => v,
+  timestampFromMicroseconds: (v: bigint) => v,
+  timestampFromNanoseconds: (v: bigint) => v,
+  dateFromDays: (v: number) => v,
+};
+
 async function decodeParquetData(block: LogBlock, budget: DecodeBudget): Promise<Record<string, unknown>[]> {
   const c = block.content;
   const file = c.buffer.slice(c.byteOffset, c.byteOffset + c.byteLength) as ArrayBuffer;
@@ -219,6 +231,18 @@ async function decodeParquetData(block: LogBlock, budget: DecodeBudget): Promise
   try {
     const metadata = parquetMetadata(file, { geoparquet: false });
     const leaves = metadata.schema.filter((e) => e.num_children === undefined || e.num_children === 0);
+    // hyparquet turns decimals into doubles: exact only up to 15 digits, so a wider one is refused, not rounded.
+    const wide = leaves.find(
+      (e) =>
+        (e.converted_type === 'DECIMAL' || e.logical_type?.type === 'DECIMAL') && (e.precision ?? 0) > 15,
+    );
+    if (wide !== undefined)
+      throw new HudiLogUnsupportedError(
+        block.file,
+        block.contentOffset,
+        `a Parquet data block with decimal column ${wide.name} of precision ${wide.precision}`,
+        'its values would be rounded to doubles by the Parquet decoder',
+      );
     const columns = leaves.map((e) => (e.type_length === undefined ? {} : { typeLength: e.type_length }));
     const left = budget.limit - budget.spent;
     const bound = decodedRowGroupBounds(metadata, columns, left, c);
@@ -226,9 +250,16 @@ async function decodeParquetData(block: LogBlock, budget: DecodeBudget): Promise
     let total = 0;
     for (const g of metadata.row_groups) total += Number(g.total_byte_size);
     budget.spend(Math.max(bound.worst.bytes, total), block.file);
-    rows = (await parquetReadObjects({ file, metadata, compressors })) as Record<string, unknown>[];
+    rows = (await parquetReadObjects({ file, metadata, compressors, parsers: RAW_TIME })) as Record<
+      string,
+      unknown
+    >[];
   } catch (err) {
-    if (err instanceof Error && err.name === 'MetadataTooLargeError') throw err;
+    if (
+      err instanceof Error &&
+      (err.name === 'MetadataTooLargeError' || err instanceof HudiLogUnsupportedError)
+    )
+      throw err;
     throw new HudiLogFormatError(
       block.file,
       block.contentOffset,

@@ -1,7 +1,7 @@
 // Which blocks of a file slice's log files count, and in what order — as Hudi's BaseHoodieLogRecordReader
 // (`scanInternal`, formerly AbstractHoodieLogRecordReader) decides, over log files already framed:
 //   - log files are read in Hudi's order: by the instant in their name, then log version, then write token
-//     (HoodieLogFile's comparator; within one v6 slice every name has the slice's base instant);
+//     (apache/hudi HoodieLogFile.LogFileComparator; within one v6 slice every name has the slice's base instant);
 //   - CORRUPT blocks are skipped;
 //   - a data or delete block whose instant is later than `latestInstant` (a compaction plan's instant) is skipped;
 //   - a data or delete block whose instant the caller's timeline does not call committed is skipped (a failed or

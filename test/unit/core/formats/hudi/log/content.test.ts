@@ -2,7 +2,7 @@
 // data row in the Avro and Parquet fixtures, three deletes), and to the same values a second, independent decode
 // gives (avsc's own datum decoder over the fixture's bytes located by hand; DuckDB over the Parquet block cut out of
 // the file). Crafted contents whose counts or lengths lie fail with typed errors, and a bomb is refused by budget.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import avro from 'avsc';
@@ -16,6 +16,7 @@ import {
   HudiLogUnsupportedError,
 } from '../../../../../../functions/core/formats/hudi/log/errors.js';
 import { openDuckDb, sqlString } from '../../../../../support/duckdb.js';
+import { HUDI_FIXTURES } from '../../../../../support/fixtures.js';
 import { avroContent, block, H, int32, logFixture, T } from './craft.js';
 
 function firstBlock(folder: string): LogBlock {
@@ -86,6 +87,40 @@ describe('Hudi log block contents', () => {
         ts: String(r.ts),
       })),
     ).toEqual(expected);
+  });
+
+  it("keeps a Parquet block's dates and timestamps as their stored numbers, as an Avro block holds them", async () => {
+    // Prepare: the rolled-back Parquet block of mor_v6_nonpartitioned_rollback (Alice, 2023-04-01 12:01:00).
+    const dir = join(HUDI_FIXTURES, 'mor_v6_nonpartitioned_rollback');
+    const name = '.0712b9f9-d2d5-4cae-bcf4-8fd7146af503-0_20250126040823628.log.1_0-33-43';
+    const b = readLogBlocks(name, readFileSync(join(dir, name)))[0] as LogBlock;
+
+    // Act
+    const decoded = await decodeBlockRecords(b, new DecodeBudget());
+
+    // Assess
+    const [record] = decoded.kind === 'data' ? decoded.records : [];
+    expect(record?.dateField).toBe(19448);
+    expect(record?.timestampField).toBe(BigInt(Date.UTC(2023, 3, 1, 12, 1)) * 1000n);
+  });
+
+  it('refuses a Parquet block with a decimal wider than 15 digits by name', async () => {
+    // Prepare
+    const path = join(tmp, 'wide.parquet');
+    const db = await openDuckDb();
+    await db.writeParquet(`SELECT CAST(1 AS DECIMAL(20, 2)) AS amount, 'k' AS _hoodie_record_key`, path);
+    db.close();
+    const b = readLogBlocks(
+      'f',
+      block(T.PARQUET, [[H.INSTANT_TIME, '1']], readFileSync(path)),
+    )[0] as LogBlock;
+
+    // Act
+    const act = decodeBlockRecords(b, new DecodeBudget());
+
+    // Assess
+    await expect(act).rejects.toThrow(HudiLogUnsupportedError);
+    await expect(act).rejects.toThrow(/decimal column amount of precision 20/);
   });
 
   it('decodes the delete fixture to three natural-order deletes of san_francisco keys', async () => {
