@@ -8,6 +8,7 @@ export { HudiLogFormatError, HudiLogUnsupportedError, HudiMergeUnsupportedError 
 export {
   type BaseRowKey,
   compareOrdering,
+  droppedRows,
   LogRecordMerger,
   type MergeConfig,
   type MergedLogRecord,

@@ -18,6 +18,7 @@
 // A data record is a delete when `_hoodie_is_deleted` is true (and, on v8+, when `_hoodie_operation` is `D`).
 // Everything else — CUSTOM mode, other payload classes, partial updates, several ordering fields — is refused by
 // name before any record is read.
+import { type DeletedRows, DeletedRowsBuilder } from '../../../deletes/deleted-rows.js';
 import type { LogBlock } from './blocks.js';
 import type { DecodeBudget } from './budget.js';
 import { decodeBlockRecords, type OrderingValue } from './content.js';
@@ -290,6 +291,17 @@ export function mergeSlice(
   }
   dropPositions.sort((a, b) => a - b);
   return { dropPositions, append };
+}
+
+/**
+ * A slice's dropped base positions as the engine's DeletedRows of the base file, so the rewrite drops them by the
+ * same mechanism (and checks) as Delta deletion vectors and Iceberg position deletes.
+ * @throws InvalidDeletedRowsError for a position the engine cannot hold.
+ */
+export function droppedRows(slice: SliceMerge): DeletedRows {
+  const builder = new DeletedRowsBuilder();
+  for (const p of slice.dropPositions) builder.add(p);
+  return builder.build();
 }
 
 /** Whether the base row survives the log's version of its key. */

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { HudiMergeUnsupportedError } from '../../../../../../functions/core/formats/hudi/log/errors.js';
 import {
+  droppedRows,
   LogRecordMerger,
   type MergePolicy,
   mergePolicy,
@@ -221,5 +222,17 @@ describe('Hudi slice merge with the base file', () => {
 
     // Assess
     expect(slice.dropPositions).toEqual([]);
+  });
+
+  it("turns dropped positions into the engine's DeletedRows ranges", () => {
+    // Prepare
+    const slice = { dropPositions: [1, 2, 5], append: [] };
+
+    // Act
+    const rows = droppedRows(slice);
+
+    // Assess
+    expect([...rows.ranges]).toEqual([1, 3, 5, 6]);
+    expect(rows.count).toBe(3);
   });
 });
