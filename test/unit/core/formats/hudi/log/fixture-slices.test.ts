@@ -5,7 +5,8 @@
 //
 // Expected rows, from apache/hudi-rs (the fixtures' source, commit 0910ca7d):
 //   mor_v6_trips_8i1u             crates/core/tests/table_read_tests.rs, v6 mor_log_file_queries
-//                                 `test_quickstart_trips_inserts_updates`: rider-D (uuid 9909a8b1…) has fare 25.0.
+//                                 `test_quickstart_trips_inserts_updates`: rider-D (uuid 9909a8b1…) has fare 25.0
+//                                 (8 rows: the table's datagen SQL in hudi-rs inserts 8 trips, then updates one).
 //   mor_v6_nonpartitioned_rollback crates/core/tests/table_read_tests.rs `test_non_partitioned_rollback`:
 //                                 (1, Alice, true), (2, Bob, true), (3, Carol, true).
 //   mor_v8_trips_8i3u1d           crates/core/tests/table_read_tests.rs, v8 mor_log_file_queries
