@@ -213,7 +213,15 @@ async function liveRows(name: string, columns: readonly string[]): Promise<Row[]
   return rows;
 }
 
-const TRIPS = ['_hoodie_record_key', 'uuid', 'rider', 'fare', 'ts'];
+const TRIPS = [
+  '_hoodie_record_key',
+  '_hoodie_commit_time',
+  '_hoodie_commit_seqno',
+  'uuid',
+  'rider',
+  'fare',
+  'ts',
+];
 
 describe('Hudi Merge-on-Read fixtures through the log reader', () => {
   it('mor_v6_trips_8i1u reads rider-D updated to fare 25.0 by its Avro log block, among 8 rows', async () => {
@@ -223,7 +231,13 @@ describe('Hudi Merge-on-Read fixtures through the log reader', () => {
     // Assess
     expect(rows).toHaveLength(8);
     expect(rows.filter((r) => r.rider === 'rider-D')).toEqual([
-      expect.objectContaining({ uuid: '9909a8b1-2d15-4d3d-8ec9-efc48c536a00', fare: 25 }),
+      expect.objectContaining({
+        uuid: '9909a8b1-2d15-4d3d-8ec9-efc48c536a00',
+        fare: 25,
+        // The appended row carries its log record's commit meta, not the base row's.
+        _hoodie_commit_time: '20250331030645735',
+        _hoodie_commit_seqno: '20250331030645735_0_1',
+      }),
     ]);
   });
 
