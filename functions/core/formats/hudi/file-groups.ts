@@ -5,7 +5,7 @@
 
 import type { PartitionValue } from '../../partition.js';
 import type { IgnoredObject } from '../table-format.js';
-import { HudiBucketIndexError } from './errors.js';
+import { HudiBaseFileFormatError, HudiBucketIndexError } from './errors.js';
 import { compareInstantTimes } from './instants.js';
 import { completionTimeOf, type HudiTimeline, isCommitted } from './timeline.js';
 
@@ -170,6 +170,7 @@ export interface FileGroupContext {
  * to the newest committed base whose instant precedes the log's completion time (notes §3.2). Replaced groups and
  * groups in a pending clustering or compaction are set aside whole.
  * @throws HudiBucketIndexError when a file id is a bucket index's.
+ * @throws HudiBaseFileFormatError when a base file is not Parquet.
  */
 export function buildFileGroups(
   ctx: FileGroupContext,
@@ -193,6 +194,10 @@ export function buildFileGroups(
       continue;
     }
     if (isBucketFileId(fileId)) throw new HudiBucketIndexError(ctx.table, `file id ${fileId} in ${f.key}`);
+    // hoodie.properties may say PARQUET while a writer with another setting left other base files: refuse them
+    // rather than leave their rows out of a rewrite that replaces their file group's neighbours.
+    if (base !== undefined && base.extension.toLowerCase() !== 'parquet')
+      throw new HudiBaseFileFormatError(ctx.table, `${base.extension.toUpperCase()} (${f.key})`);
     const why = ctx.replaced.has(fileId)
       ? `file group ${fileId} was replaced by replacecommit ${ctx.replaced.get(fileId)}`
       : ctx.pending.has(fileId)

@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../../../../functions/adapters/local-object-store.js';
 import { decodeContainer, encodeContainer } from '../../../../../functions/core/avro/container.js';
 import {
+  HudiBaseFileFormatError,
   HudiBootstrapError,
   HudiBucketIndexError,
   HudiMetadataTableError,
@@ -399,6 +400,11 @@ describe('crafted tables', () => {
       '10/00000001-97de74b1-2a8e-4bb7-874c-0a74e1f42a77-0_0-1-1_20240418172804498.parquet',
       HudiBucketIndexError,
     ],
+    [
+      'an ORC base file',
+      '20/76e0556b-390d-4249-b7ad-9059e2bc2cbd-0_0-1-1_20240418172804498.orc',
+      HudiBaseFileFormatError,
+    ],
     ['a pending rollback', '.hoodie/20990101000000000.rollback.requested', HudiPendingRollbackError],
     ['a pending restore', '.hoodie/20990101000000000.restore.inflight', HudiPendingRollbackError],
   ] as const)('refuses %s by name, every byte unchanged', async (_what, file, error) => {
@@ -440,6 +446,38 @@ describe('crafted tables', () => {
       '20240418172804498',
     ]);
     expect(state.timeline.pendingWrites.map((i) => i.time)).toEqual(['20990101000000000']);
+  });
+
+  it('counts a base file older than the active timeline as committed (its instant was archived)', async () => {
+    // Prepare: archival moved the first commit out of the active timeline.
+    const store = await copyOf('cow_v6_simplekeygen_nonhivestyle');
+    for (const suffix of ['commit', 'commit.requested', 'inflight'])
+      await rm(join(dir, 't', `.hoodie/20240418172802262.${suffix}`));
+
+    // Act
+    const state = await readHudiTable(store, 't');
+
+    // Assess
+    expect(state.timeline.timelineStart).toBe('20240418172804498');
+    expect(state.partitions.find((p) => p.partition === '20')?.liveSlices[0]?.baseFile?.instantTime).toBe(
+      '20240418172802262',
+    );
+  });
+
+  it('sets aside a 1.x log file whose deltacommit is not on the timeline', async () => {
+    // Prepare
+    const store = await copyOf('mor_v9_txns_simple_nometa');
+    const log = 'region=us/.7e0f3c9f-f99a-439a-9e9b-e504f87f9ae5-0_20990101000000000.log.1_0-1-1';
+    await put(log, 'x');
+
+    // Act
+    const state = await readHudiTable(store, 't');
+
+    // Assess
+    expect(state.ignored.find((i) => i.key === `t/${log}`)?.reason).toMatch(
+      /^log file written by instant 20990101000000000/,
+    );
+    expect(state.partitions.flatMap((p) => p.liveSlices.flatMap((s) => s.logFiles))).toEqual([]);
   });
 
   it('excludes the file groups of a pending clustering plan from planning, naming the plan', async () => {
