@@ -254,27 +254,36 @@ export async function readTimeline(
  */
 export function isCommitted(timeline: HudiTimeline, instantTime: string): boolean {
   if (timeline.rolledBack.has(instantTime)) return false;
-  const state = completedWriteTimes(timeline);
-  if (state.has(instantTime)) return true;
-  if (timeline.latest.some((i) => i.time === instantTime)) return false;
+  const index = indexOf(timeline);
+  if (index.completedWrites.has(instantTime)) return true;
+  if (index.onTimeline.has(instantTime)) return false;
   return timeline.timelineStart !== undefined && compareInstantTimes(instantTime, timeline.timelineStart) < 0;
 }
 
-const completedTimesOf = new WeakMap<HudiTimeline, ReadonlySet<string>>();
+/** A timeline's lookups by instant time, built once per timeline: every listed file asks them. */
+interface TimelineIndex {
+  readonly completedWrites: ReadonlyMap<string, HudiInstant>;
+  readonly onTimeline: ReadonlySet<string>;
+}
 
-function completedWriteTimes(timeline: HudiTimeline): ReadonlySet<string> {
-  let set = completedTimesOf.get(timeline);
-  if (set === undefined) {
-    set = new Set(timeline.completedWrites.map((w) => w.instant.time));
-    completedTimesOf.set(timeline, set);
+const indexes = new WeakMap<HudiTimeline, TimelineIndex>();
+
+function indexOf(timeline: HudiTimeline): TimelineIndex {
+  let index = indexes.get(timeline);
+  if (index === undefined) {
+    index = {
+      completedWrites: new Map(timeline.completedWrites.map((w) => [w.instant.time, w.instant])),
+      onTimeline: new Set(timeline.latest.map((i) => i.time)),
+    };
+    indexes.set(timeline, index);
   }
-  return set;
+  return index;
 }
 
 /** The completion time of a completed write (layout 2; layout 1 has none, so its instant time stands in). */
 export function completionTimeOf(timeline: HudiTimeline, instantTime: string): string | undefined {
-  const write = timeline.completedWrites.find((w) => w.instant.time === instantTime);
-  return write === undefined ? undefined : (write.instant.completionTime ?? write.instant.time);
+  const write = indexOf(timeline).completedWrites.get(instantTime);
+  return write === undefined ? undefined : (write.completionTime ?? write.time);
 }
 
 /** A timeline file's bytes, within the memory budget. */
