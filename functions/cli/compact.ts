@@ -62,7 +62,7 @@ import {
   type SchemaFidelity,
 } from '../ports/parquet-engine.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
-import { formatOption, positiveNumber, tableNameOf, workRootOption } from './args.js';
+import { formatOption, tableNameOf, workRootOption } from './args.js';
 import { requireParquetFiles } from './errors.js';
 import {
   addFormatOptions,
@@ -71,6 +71,7 @@ import {
   formatSettingsOf,
   readingFormat,
 } from './format-options.js';
+import { addPlanningOptions, type PlanningFlags, planningChoicesOf } from './planning-options.js';
 import { removeStaleTempFiles, settleOpenGroups } from './settle.js';
 import { renderTable } from './table.js';
 import { refuseEnclosingForeignTable } from './table-format-guard.js';
@@ -83,13 +84,11 @@ export interface CompactIo {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
-export interface CompactOptions extends FormatCliOptions {
+export interface CompactOptions extends FormatCliOptions, PlanningFlags {
   /** Only this partition (path relative to the table root, e.g. `date=2024-01-15`). */
   readonly partition?: string;
   /** Plan and print only; nothing is written. */
   readonly dryRun?: boolean;
-  /** Target output file size, MiB. @default 128 (Iceberg: the table's write.target-file-size-bytes, else 512) */
-  readonly targetMb?: number;
   /** @default 'zstd' */
   readonly codec?: Codec;
   /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller; `false` forbids it. @default what `readers` allow */
@@ -183,6 +182,8 @@ async function compactTable(
   opened: OpenedStore,
 ): Promise<CompactPartitionResult[]> {
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
+  // The planning flags are plan's: the same parser, the same refusals (exit 2), before anything is listed.
+  const choices = planningChoicesOf(options);
   checkStrategy(options);
   const readers = readersOf(options.readers);
   const conflict = deltaReadersConflict(options.deltaEncoding, readers, {
@@ -287,7 +288,7 @@ async function compactTable(
         ...(readers === undefined ? {} : { readers }),
         ...(options.statistics === undefined ? {} : { statistics: options.statistics }),
         ...(options.schemaFidelity === undefined ? {} : { schemaFidelity: options.schemaFidelity }),
-        targetFileSizeMB: options.targetMb,
+        ...choices,
         dryRun,
         force: true,
         quietMinutes: 0,
@@ -565,17 +566,13 @@ export function checkRewriteChoices(
 
 /** Adds `compact` to the CLI program. */
 export function registerCompactCommand(program: Command, io: CompactIo): void {
-  const command = program
+  const command: Command = program
     .command('compact')
     .description('Compact small files now: plan → rewrite → verify → commit, in this process')
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
     .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (default: every partition)')
-    .option('--dry-run', 'plan and print only; nothing is written')
-    .option(
-      '--target-mb <n>',
-      'target file size in MiB (default: 128; Iceberg: the table property write.target-file-size-bytes, else 512)',
-      positiveNumber,
-    )
+    .option('--dry-run', 'plan and print only; nothing is written');
+  addPlanningOptions(command)
     .option(
       '--rewrite-option <name=value>',
       'Iceberg: a rewrite_data_files option, repeatable (min-input-files, target-file-size-bytes, min-file-size-bytes, max-file-size-bytes, delete-file-threshold, rewrite-all, max-file-group-size-bytes, partial-progress.enabled, partial-progress.max-commits)',
