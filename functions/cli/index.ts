@@ -39,6 +39,7 @@ import {
   readingFormat,
 } from './format-options.js';
 import { registerHistoryCommand } from './history.js';
+import { quietSdkNodeWarning } from './node-support.js';
 import { addPlanningOptions, type PlanningFlags, planningChoicesOf } from './planning-options.js';
 import { registerQuarantineCommand } from './quarantine.js';
 import { registerReportCommand } from './report.js';
@@ -395,5 +396,6 @@ const invokedDirectly =
   process.argv[1] !== undefined &&
   /(?:^|[\\/])(?:cli[\\/]index\.ts|lake-compactor(?:\.js)?)$/.test(process.argv[1]);
 if (invokedDirectly) {
+  quietSdkNodeWarning(process.env, process.versions.node);
   process.exitCode = await run(process.argv.slice(2));
 }
