@@ -46,6 +46,7 @@ import {
   type Strategy,
 } from '../core/run-input.js';
 import { formatBytes } from '../core/stats.js';
+import { plural } from '../core/words.js';
 import type { GroupStepResult } from '../core/workflow/commit.js';
 import type { RunSummary } from '../core/workflow/finalize.js';
 import { type RunDeps, runPartition } from '../core/workflow/run.js';
@@ -351,14 +352,14 @@ async function compactPartition(
           io.out(
             plan.groupCount === 0
               ? `${label}: nothing to do (${plan.reason ?? 'no group planned'})`
-              : `${label}: would rewrite ${plan.plannedFiles} files (${formatBytes(plan.plannedBytes)}) into ${plan.expectedOutputFiles} in ${plan.groupCount} groups`,
+              : `${label}: would rewrite ${plural(plan.plannedFiles, 'file')} (${formatBytes(plan.plannedBytes)}) into ${plan.expectedOutputFiles} in ${plural(plan.groupCount, 'group')}`,
           );
         }
       },
       groupEnded: ({ item, compacted, result, error }) =>
         io.out(
           error === undefined
-            ? `${label} ${item.groupId}: ${result.retired} files → ${result.published}, ${compacted?.rows ?? 0} rows, verified, ${result.state === 'done' ? 'committed' : `left alone (${result.reason ?? 'an input changed'})`}`
+            ? `${label} ${item.groupId}: ${plural(result.retired, 'file')} → ${result.published}, ${plural(compacted?.rows ?? 0, 'row')}, verified, ${result.state === 'done' ? 'committed' : `left alone (${result.reason ?? 'an input changed'})`}`
             : `${label} ${item.groupId}: FAILED ${error.name}: ${error.message} (${result.state})`,
         ),
     },
@@ -406,12 +407,21 @@ function printSummary(io: CompactIo, results: readonly CompactPartitionResult[],
   const failed = results.filter((r) => r.summary.status === 'FAILED').length;
   io.out(
     dryRun
-      ? `\ndry run: ${results.length} partitions, ${sum((s) => s.groups)} groups planned; nothing was changed`
-      : `\n${results.length} partitions: ${sum((s) => s.filesBefore)} → ${sum((s) => s.filesAfter)} files, ${sum((s) => s.rows)} rows rewritten and verified, ${failed} failed`,
+      ? `\ndry run: ${plural(results.length, 'partition')}, ${plural(
+          sum((s) => s.groups),
+          'group',
+        )} planned; nothing was changed`
+      : `\n${plural(results.length, 'partition')}: ${sum((s) => s.filesBefore)} → ${plural(
+          sum((s) => s.filesAfter),
+          'file',
+        )}, ${plural(
+          sum((s) => s.rows),
+          'row',
+        )} rewritten and verified, ${failed} failed`,
   );
   const skipped = results.flatMap((r) => r.skipped);
   if (skipped.length > 0) {
-    io.out(`${skipped.length} file${skipped.length === 1 ? '' : 's'} skipped and left in place:`);
+    io.out(`${plural(skipped.length, 'file')} skipped and left in place:`);
     for (const s of skipped.slice(0, PRINTED_SKIPS)) io.out(`  ${printable(s.key)}: ${printable(s.reason)}`);
     if (skipped.length > PRINTED_SKIPS) io.out(`  … and ${skipped.length - PRINTED_SKIPS} more`);
   }

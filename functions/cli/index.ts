@@ -20,6 +20,7 @@ import { type PlanSet, planPartitions } from '../core/planning.js';
 import { matchQuarantine } from '../core/quarantine.js';
 import { buildRunContext } from '../core/run-input.js';
 import { formatBytes, type PartitionProfile, profilePartition } from '../core/stats.js';
+import { plural } from '../core/words.js';
 import { binpackOptionsOf } from '../core/workflow/plan.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import {
@@ -223,7 +224,7 @@ function printProfile(io: CliIo, rows: readonly ProfileRow[], inventory: TableSn
   const files = rows.reduce((n, r) => n + r.count, 0);
   const bytes = rows.reduce((n, r) => n + r.totalBytes, 0);
   io.out(
-    `\n${rows.length} partitions, ${files} data files, ${formatBytes(bytes)}; ${inventory.ignored.length} non-data objects ignored`,
+    `\n${plural(rows.length, 'partition')}, ${plural(files, 'data file')}, ${formatBytes(bytes)}; ${plural(inventory.ignored.length, 'non-data object')} ignored`,
   );
 }
 
@@ -245,12 +246,12 @@ function printPlan(io: CliIo, plan: PlanSet): void {
   const groups = plan.partitions.reduce((n, p) => n + p.summary.groups, 0);
   const files = plan.partitions.reduce((n, p) => n + p.summary.plannedFiles, 0);
   const outputs = plan.partitions.reduce((n, p) => n + p.summary.expectedOutputFiles, 0);
-  io.out(`\n${groups} groups: ${files} files → ${outputs} files`);
+  io.out(`\n${plural(groups, 'group')}: ${plural(files, 'file')} → ${plural(outputs, 'file')}`);
   const skipped = plan.partitions.flatMap((p) => p.skipped);
   if (skipped.length > 0) {
     const reasons = new Map<string, number>();
     for (const s of skipped) reasons.set(s.reason, (reasons.get(s.reason) ?? 0) + 1);
-    io.out(`${skipped.length} files left alone:`);
+    io.out(`${plural(skipped.length, 'file')} left alone:`);
     for (const [reason, n] of [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 10))
       io.out(`  ${n} × ${printable(reason)}`);
   }
