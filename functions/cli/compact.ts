@@ -64,6 +64,7 @@ import {
 } from '../ports/parquet-engine.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { formatOption, tableNameOf, workRootOption } from './args.js';
+import { CompactProgress, withInterruptReport } from './compact-progress.js';
 import { requireParquetFiles } from './errors.js';
 import {
   addFormatOptions,
@@ -136,6 +137,8 @@ export interface CompactHooks {
   readonly engine?: ParquetEngine;
   /** Wraps the opened store (tests count requests, inject faults or kill the process mid-run). */
   readonly wrapStore?: (store: ObjectStore) => ObjectStore;
+  /** Kept up to date as partitions are planned and groups end (the command prints it on Ctrl-C). */
+  readonly progress?: CompactProgress;
 }
 
 /**
@@ -276,6 +279,7 @@ async function compactTable(
   const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
   // Keep in step with CLI_RUN_ID: vacuum routes this command's runs to the store journal by it.
   const results: CompactPartitionResult[] = [];
+  hooks.progress?.listed(partitions);
   for (const [index, partition] of partitions.entries()) {
     // An operator at the terminal: no quiet wait, everything else the workflow's defaults.
     const run = buildRunContext(
@@ -303,7 +307,8 @@ async function compactTable(
         workRoot: opened.workRoot,
       },
     );
-    results.push(await compactPartition(deps, leases, run, io));
+    results.push(await compactPartition(deps, leases, run, io, hooks.progress));
+    hooks.progress?.partitionDone(partition);
   }
   printSummary(io, results, options.dryRun ?? false);
   // A group aborted right before its put because the log shows a writer that does not coordinate as declared is
@@ -338,6 +343,7 @@ async function compactPartition(
   leases: MemoryLeases,
   run: RunContext,
   io: CompactIo,
+  progress: CompactProgress | undefined,
 ): Promise<CompactPartitionResult> {
   const label = run.partition || '(root)';
   const held = holdPlanFiles(deps.store, run.runId);
@@ -347,6 +353,7 @@ async function compactPartition(
     { plan: { inlineGroupLimit: Number.MAX_SAFE_INTEGER, compactMemoryMb: 1024 } },
     {
       planned: async (plan) => {
+        progress?.planned(run.partition, run.dryRun ? 0 : plan.groupCount);
         if (plan.groupCount > 0) await held.release();
         if (run.dryRun || plan.groupCount === 0) {
           io.out(
@@ -356,12 +363,14 @@ async function compactPartition(
           );
         }
       },
-      groupEnded: ({ item, compacted, result, error }) =>
+      groupEnded: ({ item, compacted, result, error }) => {
+        progress?.groupEnded(run.partition, item.groupId, error === undefined && result.state === 'done');
         io.out(
           error === undefined
             ? `${label} ${item.groupId}: ${plural(result.retired, 'file')} → ${result.published}, ${plural(compacted?.rows ?? 0, 'row')}, verified, ${result.state === 'done' ? 'committed' : `left alone (${result.reason ?? 'an input changed'})`}`
             : `${label} ${item.groupId}: FAILED ${error.name}: ${error.message} (${result.state})`,
-        ),
+        );
+      },
     },
   );
   const skipped = (held.plan()?.skipped ?? []).filter((s) => isSkippedForContent(s.reason));
@@ -664,7 +673,13 @@ with no coordination, stopped during the window). A local folder without the opt
     .action(async (uri: string, opts: CompactOptions & { rewriteOption?: string[] }) => {
       const { rewriteOption, ...rest } = opts;
       const rewriteDataFiles = rewriteOption === undefined ? undefined : rewriteOptionsOf(rewriteOption);
-      await runCompact(uri, { ...rest, ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }) }, io);
+      // Ctrl-C prints what was committed and rolled back, and what to run next, then exits 130.
+      const progress = new CompactProgress(uri, opts.dryRun ?? false);
+      await withInterruptReport(progress, io.out, () =>
+        runCompact(uri, { ...rest, ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }) }, io, {
+          progress,
+        }),
+      );
     });
 }
 
