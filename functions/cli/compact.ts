@@ -46,6 +46,7 @@ import {
   type Strategy,
 } from '../core/run-input.js';
 import { formatBytes } from '../core/stats.js';
+import { plural } from '../core/words.js';
 import type { GroupStepResult } from '../core/workflow/commit.js';
 import type { RunSummary } from '../core/workflow/finalize.js';
 import { type RunDeps, runPartition } from '../core/workflow/run.js';
@@ -62,7 +63,8 @@ import {
   type SchemaFidelity,
 } from '../ports/parquet-engine.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
-import { formatOption, positiveNumber, tableNameOf, workRootOption } from './args.js';
+import { formatOption, tableNameOf, workRootOption } from './args.js';
+import { CompactProgress, withInterruptReport } from './compact-progress.js';
 import { requireParquetFiles } from './errors.js';
 import {
   addFormatOptions,
@@ -71,6 +73,7 @@ import {
   formatSettingsOf,
   readingFormat,
 } from './format-options.js';
+import { addPlanningOptions, type PlanningFlags, planningChoicesOf } from './planning-options.js';
 import { removeStaleTempFiles, settleOpenGroups } from './settle.js';
 import { renderTable } from './table.js';
 import { refuseEnclosingForeignTable } from './table-format-guard.js';
@@ -83,13 +86,11 @@ export interface CompactIo {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
-export interface CompactOptions extends FormatCliOptions {
+export interface CompactOptions extends FormatCliOptions, PlanningFlags {
   /** Only this partition (path relative to the table root, e.g. `date=2024-01-15`). */
   readonly partition?: string;
   /** Plan and print only; nothing is written. */
   readonly dryRun?: boolean;
-  /** Target output file size, MiB. @default 128 (Iceberg: the table's write.target-file-size-bytes, else 512) */
-  readonly targetMb?: number;
   /** @default 'zstd' */
   readonly codec?: Codec;
   /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller; `false` forbids it. @default what `readers` allow */
@@ -136,6 +137,8 @@ export interface CompactHooks {
   readonly engine?: ParquetEngine;
   /** Wraps the opened store (tests count requests, inject faults or kill the process mid-run). */
   readonly wrapStore?: (store: ObjectStore) => ObjectStore;
+  /** Kept up to date as partitions are planned and groups end (the command prints it on Ctrl-C). */
+  readonly progress?: CompactProgress;
 }
 
 /**
@@ -183,6 +186,8 @@ async function compactTable(
   opened: OpenedStore,
 ): Promise<CompactPartitionResult[]> {
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
+  // The planning flags are plan's: the same parser, the same refusals (exit 2), before anything is listed.
+  const choices = planningChoicesOf(options);
   checkStrategy(options);
   const readers = readersOf(options.readers);
   const conflict = deltaReadersConflict(options.deltaEncoding, readers, {
@@ -274,6 +279,7 @@ async function compactTable(
   const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
   // Keep in step with CLI_RUN_ID: vacuum routes this command's runs to the store journal by it.
   const results: CompactPartitionResult[] = [];
+  hooks.progress?.listed(partitions);
   for (const [index, partition] of partitions.entries()) {
     // An operator at the terminal: no quiet wait, everything else the workflow's defaults.
     const run = buildRunContext(
@@ -287,7 +293,7 @@ async function compactTable(
         ...(readers === undefined ? {} : { readers }),
         ...(options.statistics === undefined ? {} : { statistics: options.statistics }),
         ...(options.schemaFidelity === undefined ? {} : { schemaFidelity: options.schemaFidelity }),
-        targetFileSizeMB: options.targetMb,
+        ...choices,
         dryRun,
         force: true,
         quietMinutes: 0,
@@ -301,7 +307,8 @@ async function compactTable(
         workRoot: opened.workRoot,
       },
     );
-    results.push(await compactPartition(deps, leases, run, io));
+    results.push(await compactPartition(deps, leases, run, io, hooks.progress));
+    hooks.progress?.partitionDone(partition);
   }
   printSummary(io, results, options.dryRun ?? false);
   // A group aborted right before its put because the log shows a writer that does not coordinate as declared is
@@ -336,6 +343,7 @@ async function compactPartition(
   leases: MemoryLeases,
   run: RunContext,
   io: CompactIo,
+  progress: CompactProgress | undefined,
 ): Promise<CompactPartitionResult> {
   const label = run.partition || '(root)';
   const held = holdPlanFiles(deps.store, run.runId);
@@ -345,21 +353,24 @@ async function compactPartition(
     { plan: { inlineGroupLimit: Number.MAX_SAFE_INTEGER, compactMemoryMb: 1024 } },
     {
       planned: async (plan) => {
+        progress?.planned(run.partition, run.dryRun ? 0 : plan.groupCount);
         if (plan.groupCount > 0) await held.release();
         if (run.dryRun || plan.groupCount === 0) {
           io.out(
             plan.groupCount === 0
               ? `${label}: nothing to do (${plan.reason ?? 'no group planned'})`
-              : `${label}: would rewrite ${plan.plannedFiles} files (${formatBytes(plan.plannedBytes)}) into ${plan.expectedOutputFiles} in ${plan.groupCount} groups`,
+              : `${label}: would rewrite ${plural(plan.plannedFiles, 'file')} (${formatBytes(plan.plannedBytes)}) into ${plan.expectedOutputFiles} in ${plural(plan.groupCount, 'group')}`,
           );
         }
       },
-      groupEnded: ({ item, compacted, result, error }) =>
+      groupEnded: ({ item, compacted, result, error }) => {
+        progress?.groupEnded(run.partition, item.groupId, error === undefined && result.state === 'done');
         io.out(
           error === undefined
-            ? `${label} ${item.groupId}: ${result.retired} files → ${result.published}, ${compacted?.rows ?? 0} rows, verified, ${result.state === 'done' ? 'committed' : `left alone (${result.reason ?? 'an input changed'})`}`
+            ? `${label} ${item.groupId}: ${plural(result.retired, 'file')} → ${result.published}, ${plural(compacted?.rows ?? 0, 'row')}, verified, ${result.state === 'done' ? 'committed' : `left alone (${result.reason ?? 'an input changed'})`}`
             : `${label} ${item.groupId}: FAILED ${error.name}: ${error.message} (${result.state})`,
-        ),
+        );
+      },
     },
   );
   const skipped = (held.plan()?.skipped ?? []).filter((s) => isSkippedForContent(s.reason));
@@ -405,12 +416,21 @@ function printSummary(io: CompactIo, results: readonly CompactPartitionResult[],
   const failed = results.filter((r) => r.summary.status === 'FAILED').length;
   io.out(
     dryRun
-      ? `\ndry run: ${results.length} partitions, ${sum((s) => s.groups)} groups planned; nothing was changed`
-      : `\n${results.length} partitions: ${sum((s) => s.filesBefore)} → ${sum((s) => s.filesAfter)} files, ${sum((s) => s.rows)} rows rewritten and verified, ${failed} failed`,
+      ? `\ndry run: ${plural(results.length, 'partition')}, ${plural(
+          sum((s) => s.groups),
+          'group',
+        )} planned; nothing was changed`
+      : `\n${plural(results.length, 'partition')}: ${sum((s) => s.filesBefore)} → ${plural(
+          sum((s) => s.filesAfter),
+          'file',
+        )}, ${plural(
+          sum((s) => s.rows),
+          'row',
+        )} rewritten and verified, ${failed} failed`,
   );
   const skipped = results.flatMap((r) => r.skipped);
   if (skipped.length > 0) {
-    io.out(`${skipped.length} file${skipped.length === 1 ? '' : 's'} skipped and left in place:`);
+    io.out(`${plural(skipped.length, 'file')} skipped and left in place:`);
     for (const s of skipped.slice(0, PRINTED_SKIPS)) io.out(`  ${printable(s.key)}: ${printable(s.reason)}`);
     if (skipped.length > PRINTED_SKIPS) io.out(`  … and ${skipped.length - PRINTED_SKIPS} more`);
   }
@@ -565,17 +585,13 @@ export function checkRewriteChoices(
 
 /** Adds `compact` to the CLI program. */
 export function registerCompactCommand(program: Command, io: CompactIo): void {
-  const command = program
+  const command: Command = program
     .command('compact')
     .description('Compact small files now: plan → rewrite → verify → commit, in this process')
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
     .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (default: every partition)')
-    .option('--dry-run', 'plan and print only; nothing is written')
-    .option(
-      '--target-mb <n>',
-      'target file size in MiB (default: 128; Iceberg: the table property write.target-file-size-bytes, else 512)',
-      positiveNumber,
-    )
+    .option('--dry-run', 'plan and print only; nothing is written');
+  addPlanningOptions(command)
     .option(
       '--rewrite-option <name=value>',
       'Iceberg: a rewrite_data_files option, repeatable (min-input-files, target-file-size-bytes, min-file-size-bytes, max-file-size-bytes, delete-file-threshold, rewrite-all, max-file-group-size-bytes, partial-progress.enabled, partial-progress.max-commits)',
@@ -657,7 +673,13 @@ with no coordination, stopped during the window). A local folder without the opt
     .action(async (uri: string, opts: CompactOptions & { rewriteOption?: string[] }) => {
       const { rewriteOption, ...rest } = opts;
       const rewriteDataFiles = rewriteOption === undefined ? undefined : rewriteOptionsOf(rewriteOption);
-      await runCompact(uri, { ...rest, ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }) }, io);
+      // Ctrl-C prints what was committed and rolled back, and what to run next, then exits 130.
+      const progress = new CompactProgress(uri, opts.dryRun ?? false);
+      await withInterruptReport(progress, io.out, () =>
+        runCompact(uri, { ...rest, ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }) }, io, {
+          progress,
+        }),
+      );
     });
 }
 

@@ -6,9 +6,9 @@ import { openStore } from '../adapters/open-store.js';
 import { StoreQuarantine } from '../adapters/store-quarantine.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import {
+  checkFormatRunInput,
   DEFAULT_TABLE_FORMAT,
   type FormatRunInput,
-  formatRunContext,
   formatRunOptions,
   type TableFormatName,
   type TableFormatSettings,
@@ -16,15 +16,17 @@ import {
 import type { TableSnapshot } from '../core/formats/table-format.js';
 import { printable, printableLines } from '../core/keys.js';
 import { withMemoryBudget } from '../core/memory-budget.js';
-import { DEFAULT_PLAN_OPTIONS, type PlanSet, planPartitions } from '../core/planning.js';
+import { type PlanSet, planPartitions } from '../core/planning.js';
 import { matchQuarantine } from '../core/quarantine.js';
+import { buildRunContext } from '../core/run-input.js';
 import { formatBytes, type PartitionProfile, profilePartition } from '../core/stats.js';
+import { plural } from '../core/words.js';
+import { binpackOptionsOf } from '../core/workflow/plan.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import {
   cliMemoryBudget,
   formatOption,
   memoryMbArgument,
-  positiveInteger,
   positiveNumber,
   tableNameOf,
   workRootOption,
@@ -38,6 +40,8 @@ import {
   readingFormat,
 } from './format-options.js';
 import { registerHistoryCommand } from './history.js';
+import { quietSdkNodeWarning } from './node-support.js';
+import { addPlanningOptions, type PlanningFlags, planningChoicesOf } from './planning-options.js';
 import { registerQuarantineCommand } from './quarantine.js';
 import { registerReportCommand } from './report.js';
 import { registerSettleCommand } from './settle.js';
@@ -108,14 +112,11 @@ export async function profileTable(
  * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
  * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
  * @throws InvalidInputError when the location holds no Parquet file.
+ * @throws UsageError, before anything is listed, naming each planning flag out of range (as `compact` does).
  */
 export async function planTable(
   uri: string,
-  options: {
-    /** @default 128 MiB (Iceberg: the table's write.target-file-size-bytes, else 512 MiB) */
-    targetFileSizeBytes?: number;
-    minInputFiles?: number;
-    maxGroupBytes?: number;
+  options: PlanningFlags & {
     table?: string;
     workRoot?: string;
     format?: TableFormatName;
@@ -129,6 +130,7 @@ export async function planTable(
   io: Pick<CliIo, 'clock' | 'env'>,
 ): Promise<PlanSet> {
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
+  const choices = planningChoicesOf(options);
   const where = checkRewriteChoices(options, formatName);
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const format = readingFormat(
@@ -142,6 +144,8 @@ export async function planTable(
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await format.snapshot(store, prefix, { now: io.clock.now(), readFooters: true });
   refuseForeignAmong(store, prefix, inventory.foreignTables);
+  // As compact refuses them: options that cannot hold for this table (Iceberg's sizes against its target).
+  checkFormatRunInput(formatName, options, { properties: inventory.properties });
   requireParquetFiles(inventory, uri, 'plan');
   const table = options.table ?? tableNameOf(uri);
   const quarantined = await new StoreQuarantine(store, { workRoot: opened.workRoot }).listTable(table);
@@ -152,35 +156,33 @@ export async function planTable(
     );
     return active.length === 0 ? input : { ...input, quarantined: active };
   });
+  // The run compact would start with these choices (the same defaults, resolved in the same place), so the plan
+  // below is planned with exactly the options compact's plan step uses (binpackOptionsOf, formatRunOptions).
+  const run = buildRunContext(
+    {
+      name: table,
+      prefix: prefix.replace(/\/$/, ''),
+      bucket: /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local',
+      format: formatName,
+    },
+    '',
+    {
+      ...choices,
+      ...(options.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: options.rewriteDataFiles }),
+      ...(where === undefined ? {} : { where: where.text }),
+      dryRun: true,
+    },
+    { executionName: 'plan', startedAt: io.clock.now() },
+  );
+  const binpack = binpackOptionsOf(run);
   const planPartition = format.planPartition;
-  if (planPartition === undefined)
-    return planPartitions(inputs, {
-      targetFileSizeBytes: options.targetFileSizeBytes ?? DEFAULT_PLAN_OPTIONS.targetFileSizeBytes,
-      ...(options.minInputFiles === undefined ? {} : { minInputFiles: options.minInputFiles }),
-      ...(options.maxGroupBytes === undefined ? {} : { maxGroupBytes: options.maxGroupBytes }),
-    });
+  if (planPartition === undefined) return planPartitions(inputs, binpack);
   // A format with its own rules (Iceberg's rewrite_data_files) plans as `compact` would: the same options, where
   // --target-mb stands in for target-file-size-bytes and --min-input-files for min-input-files.
   if (where !== undefined)
     where.checkFields([...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name)))]);
-  // The format resolves its own options from the request, as the plan step's run context does (formatRunContext).
-  const runOptions = formatRunOptions(
-    format.name,
-    formatRunContext(
-      format.name,
-      {},
-      {
-        ...(options.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: options.rewriteDataFiles }),
-        targetFileSizeMB:
-          options.targetFileSizeBytes === undefined ? undefined : options.targetFileSizeBytes / MiB,
-        minInputFiles: options.minInputFiles,
-      },
-    ),
-  );
-  const binpack = {
-    ...DEFAULT_PLAN_OPTIONS,
-    ...(options.maxGroupBytes === undefined ? {} : { maxGroupBytes: options.maxGroupBytes }),
-  };
+  // The format reads its own run options back from the run context, as the plan step hands them.
+  const runOptions = formatRunOptions(format.name, run);
   const valuesOf = new Map(inventory.partitions.map((p) => [p.partition, p.values]));
   const partitions = inputs.map((input) =>
     planPartition(input, {
@@ -222,7 +224,7 @@ function printProfile(io: CliIo, rows: readonly ProfileRow[], inventory: TableSn
   const files = rows.reduce((n, r) => n + r.count, 0);
   const bytes = rows.reduce((n, r) => n + r.totalBytes, 0);
   io.out(
-    `\n${rows.length} partitions, ${files} data files, ${formatBytes(bytes)}; ${inventory.ignored.length} non-data objects ignored`,
+    `\n${plural(rows.length, 'partition')}, ${plural(files, 'data file')}, ${formatBytes(bytes)}; ${plural(inventory.ignored.length, 'non-data object')} ignored`,
   );
 }
 
@@ -244,12 +246,12 @@ function printPlan(io: CliIo, plan: PlanSet): void {
   const groups = plan.partitions.reduce((n, p) => n + p.summary.groups, 0);
   const files = plan.partitions.reduce((n, p) => n + p.summary.plannedFiles, 0);
   const outputs = plan.partitions.reduce((n, p) => n + p.summary.expectedOutputFiles, 0);
-  io.out(`\n${groups} groups: ${files} files → ${outputs} files`);
+  io.out(`\n${plural(groups, 'group')}: ${plural(files, 'file')} → ${plural(outputs, 'file')}`);
   const skipped = plan.partitions.flatMap((p) => p.skipped);
   if (skipped.length > 0) {
     const reasons = new Map<string, number>();
     for (const s of skipped) reasons.set(s.reason, (reasons.get(s.reason) ?? 0) + 1);
-    io.out(`${skipped.length} files left alone:`);
+    io.out(`${plural(skipped.length, 'file')} left alone:`);
     for (const [reason, n] of [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 10))
       io.out(`  ${n} × ${printable(reason)}`);
   }
@@ -303,20 +305,10 @@ export function buildProgram(io: CliIo): Command {
     },
   );
 
-  addFormatOptions(program.command('plan'), 'read')
+  const planCommand = addFormatOptions(program.command('plan'), 'read')
     .description('Show what compaction would do (reads footers; changes nothing)')
-    .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
-    .option(
-      '--target-mb <n>',
-      'target file size in MiB (default: 128; Iceberg: the table property write.target-file-size-bytes, else 512)',
-      positiveNumber,
-    )
-    .option(
-      '--min-input-files <n>',
-      'fewest files a group may have (unless it is all the partition has)',
-      positiveInteger,
-    )
-    .option('--max-group-mb <n>', 'largest group, in MiB of input', positiveNumber)
+    .argument('<uri>', 'table location: s3://bucket/prefix or a local folder');
+  addPlanningOptions(planCommand)
     .option(
       '--rewrite-option <name=value>',
       'Iceberg: a rewrite_data_files option, repeatable (as for compact)',
@@ -330,10 +322,7 @@ export function buildProgram(io: CliIo): Command {
     .action(
       async (
         uri: string,
-        opts: {
-          targetMb?: number;
-          minInputFiles?: number;
-          maxGroupMb?: number;
+        opts: PlanningFlags & {
           table?: string;
           json?: boolean;
           workRoot?: string;
@@ -346,13 +335,13 @@ export function buildProgram(io: CliIo): Command {
         const plan = await planTable(
           uri,
           {
-            ...(opts.targetMb === undefined ? {} : { targetFileSizeBytes: Math.round(opts.targetMb * MiB) }),
+            ...(opts.targetMb === undefined ? {} : { targetMb: opts.targetMb }),
             ...(opts.rewriteOption === undefined
               ? {}
               : { rewriteDataFiles: rewriteOptionsOf(opts.rewriteOption) }),
             ...(opts.where === undefined ? {} : { where: opts.where }),
             ...(opts.minInputFiles === undefined ? {} : { minInputFiles: opts.minInputFiles }),
-            ...(opts.maxGroupMb === undefined ? {} : { maxGroupBytes: Math.round(opts.maxGroupMb * MiB) }),
+            ...(opts.maxGroupMb === undefined ? {} : { maxGroupMb: opts.maxGroupMb }),
             ...(opts.table === undefined ? {} : { table: opts.table }),
             ...(opts.workRoot === undefined ? {} : { workRoot: opts.workRoot }),
             formatSettings,
@@ -408,5 +397,6 @@ const invokedDirectly =
   process.argv[1] !== undefined &&
   /(?:^|[\\/])(?:cli[\\/]index\.ts|lake-compactor(?:\.js)?)$/.test(process.argv[1]);
 if (invokedDirectly) {
+  quietSdkNodeWarning(process.env, process.versions.node);
   process.exitCode = await run(process.argv.slice(2));
 }
