@@ -31,7 +31,7 @@ export {
   type HudiBloomFilter,
   SimpleBloomFilter,
 } from './filters.js';
-export { hudiIndexFooterEntries } from './footer.js';
+export { HUDI_INDEX_FOOTER_KEYS, HudiIndexFooterBuilder, hudiIndexFooterEntries } from './footer.js';
 export { hadoopMurmurHash } from './murmur.js';
 export {
   compareCodePoints,
