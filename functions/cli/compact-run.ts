@@ -40,6 +40,7 @@ import {
 import { deltaReadersConflict, type Reader, readersSchema } from '../core/readers.js';
 import { buildRunContext, childExecutionName, type RunContext, type Strategy } from '../core/run-input.js';
 import { formatBytes } from '../core/stats.js';
+import { plural } from '../core/words.js';
 import type { GroupStepResult } from '../core/workflow/commit.js';
 import type { RunSummary } from '../core/workflow/finalize.js';
 import { type RunDeps, runPartition } from '../core/workflow/run.js';
@@ -49,9 +50,11 @@ import type { ObjectStore, PutOptions } from '../ports/object-store.js';
 import type { Codec, ParquetEngine, SchemaFidelity } from '../ports/parquet-engine.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { tableNameOf } from './args.js';
+import type { CompactProgress } from './compact-progress.js';
 import { requireParquetFiles } from './errors.js';
 import { type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import { commandFormat, readingFormat } from './format-services.js';
+import { type PlanningFlags, planningChoicesOf } from './planning-options.js';
 import { removeStaleTempFiles, settleOpenGroups } from './settle-run.js';
 
 import { renderTable } from './table.js';
@@ -63,13 +66,11 @@ export interface CompactIo {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
-export interface CompactOptions extends FormatCliOptions {
+export interface CompactOptions extends FormatCliOptions, PlanningFlags {
   /** Only this partition (path relative to the table root, e.g. `date=2024-01-15`). */
   readonly partition?: string;
   /** Plan and print only; nothing is written. */
   readonly dryRun?: boolean;
-  /** Target output file size, MiB. @default 128 (Iceberg: the table's write.target-file-size-bytes, else 512) */
-  readonly targetMb?: number;
   /** @default 'zstd' */
   readonly codec?: Codec;
   /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller; `false` forbids it. @default what `readers` allow */
@@ -116,6 +117,8 @@ export interface CompactHooks {
   readonly engine?: ParquetEngine;
   /** Wraps the opened store (tests count requests, inject faults or kill the process mid-run). */
   readonly wrapStore?: (store: ObjectStore) => ObjectStore;
+  /** Kept up to date as partitions are planned and groups end (the command prints it on Ctrl-C). */
+  readonly progress?: CompactProgress;
 }
 
 /**
@@ -163,6 +166,8 @@ async function compactTable(
   opened: OpenedStore,
 ): Promise<CompactPartitionResult[]> {
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
+  // The planning flags are plan's: the same parser, the same refusals (exit 2), before anything is listed.
+  const choices = planningChoicesOf(options);
   checkStrategy(options);
   const readers = readersOf(options.readers);
   const conflict = deltaReadersConflict(options.deltaEncoding, readers, {
@@ -254,6 +259,7 @@ async function compactTable(
   const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
   // Keep in step with CLI_RUN_ID: vacuum routes this command's runs to the store journal by it.
   const results: CompactPartitionResult[] = [];
+  hooks.progress?.listed(partitions);
   for (const [index, partition] of partitions.entries()) {
     // An operator at the terminal: no quiet wait, everything else the workflow's defaults.
     const run = buildRunContext(
@@ -267,7 +273,7 @@ async function compactTable(
         ...(readers === undefined ? {} : { readers }),
         ...(options.statistics === undefined ? {} : { statistics: options.statistics }),
         ...(options.schemaFidelity === undefined ? {} : { schemaFidelity: options.schemaFidelity }),
-        targetFileSizeMB: options.targetMb,
+        ...choices,
         dryRun,
         force: true,
         quietMinutes: 0,
@@ -281,7 +287,8 @@ async function compactTable(
         workRoot: opened.workRoot,
       },
     );
-    results.push(await compactPartition(deps, leases, run, io));
+    results.push(await compactPartition(deps, leases, run, io, hooks.progress));
+    hooks.progress?.partitionDone(partition);
   }
   printSummary(io, results, options.dryRun ?? false);
   // A group aborted right before its put because the log shows a writer that does not coordinate as declared is
@@ -316,6 +323,7 @@ async function compactPartition(
   leases: MemoryLeases,
   run: RunContext,
   io: CompactIo,
+  progress: CompactProgress | undefined,
 ): Promise<CompactPartitionResult> {
   const label = run.partition || '(root)';
   const held = holdPlanFiles(deps.store, run.runId);
@@ -325,21 +333,24 @@ async function compactPartition(
     { plan: { inlineGroupLimit: Number.MAX_SAFE_INTEGER, compactMemoryMb: 1024 } },
     {
       planned: async (plan) => {
+        progress?.planned(run.partition, run.dryRun ? 0 : plan.groupCount);
         if (plan.groupCount > 0) await held.release();
         if (run.dryRun || plan.groupCount === 0) {
           io.out(
             plan.groupCount === 0
               ? `${label}: nothing to do (${plan.reason ?? 'no group planned'})`
-              : `${label}: would rewrite ${plan.plannedFiles} files (${formatBytes(plan.plannedBytes)}) into ${plan.expectedOutputFiles} in ${plan.groupCount} groups`,
+              : `${label}: would rewrite ${plural(plan.plannedFiles, 'file')} (${formatBytes(plan.plannedBytes)}) into ${plan.expectedOutputFiles} in ${plural(plan.groupCount, 'group')}`,
           );
         }
       },
-      groupEnded: ({ item, compacted, result, error }) =>
+      groupEnded: ({ item, compacted, result, error }) => {
+        progress?.groupEnded(run.partition, item.groupId, error === undefined && result.state === 'done');
         io.out(
           error === undefined
-            ? `${label} ${item.groupId}: ${result.retired} files → ${result.published}, ${compacted?.rows ?? 0} rows, verified, ${result.state === 'done' ? 'committed' : `left alone (${result.reason ?? 'an input changed'})`}`
+            ? `${label} ${item.groupId}: ${plural(result.retired, 'file')} → ${result.published}, ${plural(compacted?.rows ?? 0, 'row')}, verified, ${result.state === 'done' ? 'committed' : `left alone (${result.reason ?? 'an input changed'})`}`
             : `${label} ${item.groupId}: FAILED ${error.name}: ${error.message} (${result.state})`,
-        ),
+        );
+      },
     },
   );
   const skipped = (held.plan()?.skipped ?? []).filter((s) => isSkippedForContent(s.reason));
@@ -385,12 +396,21 @@ function printSummary(io: CompactIo, results: readonly CompactPartitionResult[],
   const failed = results.filter((r) => r.summary.status === 'FAILED').length;
   io.out(
     dryRun
-      ? `\ndry run: ${results.length} partitions, ${sum((s) => s.groups)} groups planned; nothing was changed`
-      : `\n${results.length} partitions: ${sum((s) => s.filesBefore)} → ${sum((s) => s.filesAfter)} files, ${sum((s) => s.rows)} rows rewritten and verified, ${failed} failed`,
+      ? `\ndry run: ${plural(results.length, 'partition')}, ${plural(
+          sum((s) => s.groups),
+          'group',
+        )} planned; nothing was changed`
+      : `\n${plural(results.length, 'partition')}: ${sum((s) => s.filesBefore)} → ${plural(
+          sum((s) => s.filesAfter),
+          'file',
+        )}, ${plural(
+          sum((s) => s.rows),
+          'row',
+        )} rewritten and verified, ${failed} failed`,
   );
   const skipped = results.flatMap((r) => r.skipped);
   if (skipped.length > 0) {
-    io.out(`${skipped.length} file${skipped.length === 1 ? '' : 's'} skipped and left in place:`);
+    io.out(`${plural(skipped.length, 'file')} skipped and left in place:`);
     for (const s of skipped.slice(0, PRINTED_SKIPS)) io.out(`  ${printable(s.key)}: ${printable(s.reason)}`);
     if (skipped.length > PRINTED_SKIPS) io.out(`  … and ${skipped.length - PRINTED_SKIPS} more`);
   }

@@ -17,8 +17,10 @@ import {
   DEFAULT_SCHEMA_FIDELITY,
   SCHEMA_FIDELITIES,
 } from '../ports/parquet-engine.js';
-import { formatOption, positiveNumber, workRootOption } from './args.js';
+import { formatOption, workRootOption } from './args.js';
+import { CompactProgress, withInterruptReport } from './compact-progress.js';
 import { addFormatOptions } from './format-options.js';
+import { addPlanningOptions } from './planning-options.js';
 
 export { CLI_RUN_ID } from '../core/run-input.js';
 
@@ -33,17 +35,13 @@ export const runCompact: typeof Impl.runCompact = async (...args) =>
 
 /** Adds `compact` to the CLI program. */
 export function registerCompactCommand(program: Command, io: CompactIo): void {
-  const command = program
+  const command: Command = program
     .command('compact')
     .description('Compact small files now: plan → rewrite → verify → commit, in this process')
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
     .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (default: every partition)')
-    .option('--dry-run', 'plan and print only; nothing is written')
-    .option(
-      '--target-mb <n>',
-      'target file size in MiB (default: 128; Iceberg: the table property write.target-file-size-bytes, else 512)',
-      positiveNumber,
-    )
+    .option('--dry-run', 'plan and print only; nothing is written');
+  addPlanningOptions(command)
     .option(
       '--rewrite-option <name=value>',
       'Iceberg: a rewrite_data_files option, repeatable (min-input-files, target-file-size-bytes, min-file-size-bytes, max-file-size-bytes, delete-file-threshold, rewrite-all, max-file-group-size-bytes, partial-progress.enabled, partial-progress.max-commits)',
@@ -125,7 +123,13 @@ with no coordination, stopped during the window). A local folder without the opt
     .action(async (uri: string, opts: CompactOptions & { rewriteOption?: string[] }) => {
       const { rewriteOption, ...rest } = opts;
       const rewriteDataFiles = rewriteOption === undefined ? undefined : rewriteOptionsOf(rewriteOption);
-      await runCompact(uri, { ...rest, ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }) }, io);
+      // Ctrl-C prints what was committed and rolled back, and what to run next, then exits 130.
+      const progress = new CompactProgress(uri, opts.dryRun ?? false);
+      await withInterruptReport(progress, io.out, () =>
+        runCompact(uri, { ...rest, ...(rewriteDataFiles === undefined ? {} : { rewriteDataFiles }) }, io, {
+          progress,
+        }),
+      );
     });
 }
 

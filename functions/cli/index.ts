@@ -12,20 +12,15 @@ import { printable, printableLines } from '../core/keys.js';
 import { withMemoryBudget } from '../core/memory-budget.js';
 import type { PlanSet } from '../core/planning.js';
 import { formatBytes } from '../core/stats.js';
+import { plural } from '../core/words.js';
 import { type Clock, systemClock } from '../ports/clock.js';
-import {
-  cliMemoryBudget,
-  formatOption,
-  memoryMbArgument,
-  positiveInteger,
-  positiveNumber,
-  workRootOption,
-} from './args.js';
+import { cliMemoryBudget, formatOption, memoryMbArgument, positiveNumber, workRootOption } from './args.js';
 import { registerCompactCommand, rewriteOptionsOf } from './compact.js';
 import { addFormatOptions, type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import { registerHistoryCommand } from './history.js';
 import type * as Impl from './plan-run.js';
 import type { ProfileRow } from './plan-run.js';
+import { addPlanningOptions, type PlanningFlags } from './planning-options.js';
 import { registerQuarantineCommand } from './quarantine.js';
 import { registerReportCommand } from './report.js';
 import { registerSettleCommand } from './settle.js';
@@ -84,7 +79,7 @@ function printProfile(io: CliIo, rows: readonly ProfileRow[], inventory: TableSn
   const files = rows.reduce((n, r) => n + r.count, 0);
   const bytes = rows.reduce((n, r) => n + r.totalBytes, 0);
   io.out(
-    `\n${rows.length} partitions, ${files} data files, ${formatBytes(bytes)}; ${inventory.ignored.length} non-data objects ignored`,
+    `\n${plural(rows.length, 'partition')}, ${plural(files, 'data file')}, ${formatBytes(bytes)}; ${plural(inventory.ignored.length, 'non-data object')} ignored`,
   );
 }
 
@@ -106,12 +101,12 @@ function printPlan(io: CliIo, plan: PlanSet): void {
   const groups = plan.partitions.reduce((n, p) => n + p.summary.groups, 0);
   const files = plan.partitions.reduce((n, p) => n + p.summary.plannedFiles, 0);
   const outputs = plan.partitions.reduce((n, p) => n + p.summary.expectedOutputFiles, 0);
-  io.out(`\n${groups} groups: ${files} files → ${outputs} files`);
+  io.out(`\n${plural(groups, 'group')}: ${plural(files, 'file')} → ${plural(outputs, 'file')}`);
   const skipped = plan.partitions.flatMap((p) => p.skipped);
   if (skipped.length > 0) {
     const reasons = new Map<string, number>();
     for (const s of skipped) reasons.set(s.reason, (reasons.get(s.reason) ?? 0) + 1);
-    io.out(`${skipped.length} files left alone:`);
+    io.out(`${plural(skipped.length, 'file')} left alone:`);
     for (const [reason, n] of [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 10))
       io.out(`  ${n} × ${printable(reason)}`);
   }
@@ -170,20 +165,10 @@ export function buildProgram(io: CliIo): Command {
     },
   );
 
-  addFormatOptions(program.command('plan'), 'read')
+  const planCommand = addFormatOptions(program.command('plan'), 'read')
     .description('Show what compaction would do (reads footers; changes nothing)')
-    .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
-    .option(
-      '--target-mb <n>',
-      'target file size in MiB (default: 128; Iceberg: the table property write.target-file-size-bytes, else 512)',
-      positiveNumber,
-    )
-    .option(
-      '--min-input-files <n>',
-      'fewest files a group may have (unless it is all the partition has)',
-      positiveInteger,
-    )
-    .option('--max-group-mb <n>', 'largest group, in MiB of input', positiveNumber)
+    .argument('<uri>', 'table location: s3://bucket/prefix or a local folder');
+  addPlanningOptions(planCommand)
     .option(
       '--rewrite-option <name=value>',
       'Iceberg: a rewrite_data_files option, repeatable (as for compact)',
@@ -197,10 +182,7 @@ export function buildProgram(io: CliIo): Command {
     .action(
       async (
         uri: string,
-        opts: {
-          targetMb?: number;
-          minInputFiles?: number;
-          maxGroupMb?: number;
+        opts: PlanningFlags & {
           table?: string;
           json?: boolean;
           workRoot?: string;
@@ -213,13 +195,13 @@ export function buildProgram(io: CliIo): Command {
         const plan = await planTable(
           uri,
           {
-            ...(opts.targetMb === undefined ? {} : { targetFileSizeBytes: Math.round(opts.targetMb * MiB) }),
+            ...(opts.targetMb === undefined ? {} : { targetMb: opts.targetMb }),
             ...(opts.rewriteOption === undefined
               ? {}
               : { rewriteDataFiles: rewriteOptionsOf(opts.rewriteOption) }),
             ...(opts.where === undefined ? {} : { where: opts.where }),
             ...(opts.minInputFiles === undefined ? {} : { minInputFiles: opts.minInputFiles }),
-            ...(opts.maxGroupMb === undefined ? {} : { maxGroupBytes: Math.round(opts.maxGroupMb * MiB) }),
+            ...(opts.maxGroupMb === undefined ? {} : { maxGroupMb: opts.maxGroupMb }),
             ...(opts.table === undefined ? {} : { table: opts.table }),
             ...(opts.workRoot === undefined ? {} : { workRoot: opts.workRoot }),
             formatSettings,

@@ -4,25 +4,26 @@ import { openStore } from '../adapters/open-store.js';
 import { StoreQuarantine } from '../adapters/store-quarantine.js';
 import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
 import {
+  checkFormatRunInput,
   DEFAULT_TABLE_FORMAT,
   type FormatRunInput,
-  formatRunContext,
   formatRunOptions,
   type TableFormatName,
   type TableFormatSettings,
 } from '../core/formats/index.js';
 import type { TableSnapshot } from '../core/formats/table-format.js';
-import { DEFAULT_PLAN_OPTIONS, type PlanSet, planPartitions } from '../core/planning.js';
+import { type PlanSet, planPartitions } from '../core/planning.js';
 import { matchQuarantine } from '../core/quarantine.js';
+import { buildRunContext } from '../core/run-input.js';
 import { type PartitionProfile, profilePartition } from '../core/stats.js';
+import { binpackOptionsOf } from '../core/workflow/plan.js';
 import type { Clock } from '../ports/clock.js';
 import { tableNameOf } from './args.js';
 import { checkRewriteChoices } from './compact-run.js';
 import { requireParquetFiles } from './errors.js';
 import { readingFormat } from './format-services.js';
+import { type PlanningFlags, planningChoicesOf } from './planning-options.js';
 import { refuseEnclosingForeignTable } from './table-format-guard.js';
-
-const MiB = 1024 * 1024;
 
 /** What profile and plan read of the CLI's io (CliIo, which index.ts declares and which must not be imported here). */
 interface CommandIo {
@@ -74,14 +75,11 @@ export async function profileTable(
  * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
  * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
  * @throws InvalidInputError when the location holds no Parquet file.
+ * @throws UsageError, before anything is listed, naming each planning flag out of range (as `compact` does).
  */
 export async function planTable(
   uri: string,
-  options: {
-    /** @default 128 MiB (Iceberg: the table's write.target-file-size-bytes, else 512 MiB) */
-    targetFileSizeBytes?: number;
-    minInputFiles?: number;
-    maxGroupBytes?: number;
+  options: PlanningFlags & {
     table?: string;
     workRoot?: string;
     format?: TableFormatName;
@@ -95,6 +93,7 @@ export async function planTable(
   io: CommandIo,
 ): Promise<PlanSet> {
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
+  const choices = planningChoicesOf(options);
   const where = checkRewriteChoices(options, formatName);
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const format = readingFormat(
@@ -108,6 +107,8 @@ export async function planTable(
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await format.snapshot(store, prefix, { now: io.clock.now(), readFooters: true });
   refuseForeignAmong(store, prefix, inventory.foreignTables);
+  // As compact refuses them: options that cannot hold for this table (Iceberg's sizes against its target).
+  checkFormatRunInput(formatName, options, { properties: inventory.properties });
   requireParquetFiles(inventory, uri, 'plan');
   const table = options.table ?? tableNameOf(uri);
   const quarantined = await new StoreQuarantine(store, { workRoot: opened.workRoot }).listTable(table);
@@ -118,35 +119,33 @@ export async function planTable(
     );
     return active.length === 0 ? input : { ...input, quarantined: active };
   });
+  // The run compact would start with these choices (the same defaults, resolved in the same place), so the plan
+  // below is planned with exactly the options compact's plan step uses (binpackOptionsOf, formatRunOptions).
+  const run = buildRunContext(
+    {
+      name: table,
+      prefix: prefix.replace(/\/$/, ''),
+      bucket: /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local',
+      format: formatName,
+    },
+    '',
+    {
+      ...choices,
+      ...(options.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: options.rewriteDataFiles }),
+      ...(where === undefined ? {} : { where: where.text }),
+      dryRun: true,
+    },
+    { executionName: 'plan', startedAt: io.clock.now() },
+  );
+  const binpack = binpackOptionsOf(run);
   const planPartition = format.planPartition;
-  if (planPartition === undefined)
-    return planPartitions(inputs, {
-      targetFileSizeBytes: options.targetFileSizeBytes ?? DEFAULT_PLAN_OPTIONS.targetFileSizeBytes,
-      ...(options.minInputFiles === undefined ? {} : { minInputFiles: options.minInputFiles }),
-      ...(options.maxGroupBytes === undefined ? {} : { maxGroupBytes: options.maxGroupBytes }),
-    });
+  if (planPartition === undefined) return planPartitions(inputs, binpack);
   // A format with its own rules (Iceberg's rewrite_data_files) plans as `compact` would: the same options, where
   // --target-mb stands in for target-file-size-bytes and --min-input-files for min-input-files.
   if (where !== undefined)
     where.checkFields([...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name)))]);
-  // The format resolves its own options from the request, as the plan step's run context does (formatRunContext).
-  const runOptions = formatRunOptions(
-    format.name,
-    formatRunContext(
-      format.name,
-      {},
-      {
-        ...(options.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: options.rewriteDataFiles }),
-        targetFileSizeMB:
-          options.targetFileSizeBytes === undefined ? undefined : options.targetFileSizeBytes / MiB,
-        minInputFiles: options.minInputFiles,
-      },
-    ),
-  );
-  const binpack = {
-    ...DEFAULT_PLAN_OPTIONS,
-    ...(options.maxGroupBytes === undefined ? {} : { maxGroupBytes: options.maxGroupBytes }),
-  };
+  // The format reads its own run options back from the run context, as the plan step hands them.
+  const runOptions = formatRunOptions(format.name, run);
   const valuesOf = new Map(inventory.partitions.map((p) => [p.partition, p.values]));
   const partitions = inputs.map((input) =>
     planPartition(input, {

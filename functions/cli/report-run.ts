@@ -14,6 +14,7 @@ import { DEFAULT_PLAN_OPTIONS, partitionPlanSchema } from '../core/planning.js';
 import { matchQuarantine } from '../core/quarantine.js';
 import { buildReportModel, type ReportModel, type ReportPlan, type ReportRun } from '../core/report/model.js';
 import { renderReportHtml } from '../core/report/render.js';
+import { plural } from '../core/words.js';
 import { parsePlanKey, workFolder } from '../core/workflow/layout.js';
 import type { Clock } from '../ports/clock.js';
 import type { ObjectInfo, ObjectStore } from '../ports/object-store.js';
@@ -139,7 +140,6 @@ export async function runReport(
     );
   }
   const s = model.summary;
-  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   io.out(
     `wrote ${options.html}: ${plural(s.partitions, 'partition')}, ${plural(s.filesNow, 'data file')} now` +
       (s.filesBefore === undefined

@@ -28,6 +28,12 @@ import {
   statisticsModeSchema,
 } from './parquet/statistics-policy.js';
 import type { PartitionValue } from './partition.js';
+import {
+  checkPlanningChoices,
+  DEFAULT_MAX_GROUP_MIB,
+  planningChoiceFields,
+  RUN_INPUT_CHOICE_NAMES,
+} from './planning-choices.js';
 import { deltaReadersConflict, readersSchema, resolveDeltaEncoding } from './readers.js';
 import { resolveTablePolicy, type TableConfig } from './table-config.js';
 import { DEFAULT_WORK_ROOT, workRootSchema } from './workflow/layout.js';
@@ -70,12 +76,11 @@ export const runInputSchema = z
     /** `binpack` keeps row order; `sort` orders each output by `sortColumns`; `zorder` Z-orders by them. Default: the table's. */
     strategy: strategySchema.optional(),
     sortColumns: z.array(z.string().min(1)).min(1, 'name at least one column').optional(),
-    /** Target output size in MiB. Default: the table's, else 128. */
-    targetFileSizeMB: z
-      .number()
-      .positive()
-      .max(5 * 1024, 'at most 5120 MiB (S3 single-copy limit)')
-      .optional(),
+    /**
+     * The planning choices `plan` and `compact` take too (targetFileSizeMB, minInputFiles, maxGroupMB), with their
+     * limits and messages: defined once in planning-choices.ts.
+     */
+    ...planningChoiceFields(RUN_INPUT_CHOICE_NAMES),
     codec: codecSchema.optional(),
     /** DELTA_BINARY_PACKED for integer/timestamp columns where smaller. Default: the table's, else what `readers` allow. */
     deltaEncoding: z.boolean().optional(),
@@ -85,12 +90,6 @@ export const runInputSchema = z
     statistics: statisticsModeSchema.optional(),
     /** `exact` or `logical` (legacy physical forms written in the standard ones). Default: the table's, else exact. */
     schemaFidelity: schemaFidelitySchema.optional(),
-    /** Bytes one compact Lambda rewrites at most, MiB (≥ 2 × target). Default 2048. */
-    maxGroupMB: z
-      .number()
-      .positive()
-      .max(10 * 1024, 'at most 10240 MiB per group')
-      .optional(),
     /**
      * The run inputs each format owns, refused on a table of any other format (Iceberg's `rewriteDataFiles` and
      * `where` filter, …): declared in the format's folder (`settings.run.input`), merged by the registry.
@@ -158,14 +157,7 @@ export const runInputSchema = z
           'sortColumns only apply with strategy "sort" or "zorder"; remove them or set strategy to "sort" or "zorder"',
       });
     }
-    const target = input.targetFileSizeMB ?? 128;
-    if (input.maxGroupMB !== undefined && input.maxGroupMB < 2 * target) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['maxGroupMB'],
-        message: `maxGroupMB must be at least 2 × targetFileSizeMB (${2 * target})`,
-      });
-    }
+    checkPlanningChoices(input, ctx, RUN_INPUT_CHOICE_NAMES);
     if (input.settle === true && input.dryRun === true) {
       ctx.addIssue({
         code: 'custom',
@@ -404,6 +396,7 @@ export type RunChoices = Pick<
   | 'statistics'
   | 'schemaFidelity'
   | 'maxGroupMB'
+  | 'minInputFiles'
   | 'dryRun'
   | 'force'
   | 'settle'
@@ -413,9 +406,6 @@ export type RunChoices = Pick<
   | 'rewriteDataFiles'
   | 'where'
 >;
-
-/** Bytes one compact step rewrites at most unless the request says otherwise (`maxGroupMB`). */
-const DEFAULT_MAX_GROUP_MIB = 2048;
 
 /**
  * The one place a run's defaults are decided, for every way a run starts (the validate step of the state
@@ -468,7 +458,7 @@ export function buildRunContext(
       schemaFidelity: 'logical' as const,
     }),
     targetFileSizeBytes: targetMiB === undefined ? policy.targetFileSizeBytes : Math.round(targetMiB * MiB),
-    minInputFiles: policy.minInputFiles,
+    minInputFiles: choices.minInputFiles ?? policy.minInputFiles,
     maxGroupBytes: Math.round((choices.maxGroupMB ?? DEFAULT_MAX_GROUP_MIB) * MiB),
     smallFileRatio: policy.smallFileSizeRatio,
     ...formatContext,

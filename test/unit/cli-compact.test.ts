@@ -190,7 +190,7 @@ describe('lake-compactor compact', () => {
     expect(code).toBe(0);
     expect(await snapshot(root)).toEqual(before);
     const text = io.stdout.join('\n');
-    expect(text).toMatch(/date=2024-01-03: would rewrite 6 files \(.+\) into 1 in 1 groups/);
+    expect(text).toMatch(/date=2024-01-03: would rewrite 6 files \(.+\) into 1 in 1 group/);
     expect(text).toContain('nothing was changed');
   });
 

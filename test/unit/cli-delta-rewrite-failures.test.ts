@@ -125,7 +125,7 @@ describe('compact --format delta when the engine cannot rewrite an input', () =>
       `(root) g0001: FAILED UnsupportedInputError: Unsupported Parquet input ${ORIGINALS[0]}: columns BIG_DATE, NORMAL_DATE are INT96 timestamps, which the writer cannot write as they are; set schemaFidelity: "logical" on the table (on the CLI: --schema-fidelity logical)`,
     );
     expect(out).toContain('The file was left in place and quarantined');
-    expect(out).toMatch(/1 partitions: 6 → 6 files, 0 rows rewritten and verified, 1 failed/);
+    expect(out).toMatch(/1 partition: 6 → 6 files, 0 rows rewritten and verified, 1 failed/);
     expect(out).not.toContain('changed concurrently');
     expect(io.stderr).toEqual([
       'error: 1 of 1 partitions failed ((root): UnsupportedInputError); their inputs are untouched. Fix the cause and re-run; leftovers under _lake-compactor/ are removed by vacuum',
@@ -193,7 +193,7 @@ describe('compact --format delta when the engine cannot rewrite an input', () =>
     expect(before.rows).toHaveLength(6);
     expect(again).toBe(0);
     expect(second.stdout.join('\n')).toMatch(
-      /1 partitions: 1 → 1 files, 0 rows rewritten and verified, 0 failed/,
+      /1 partition: 1 → 1 file, 0 rows rewritten and verified, 0 failed/,
     );
     expect((await liveTable()).version).toBe(compacted.version);
   });

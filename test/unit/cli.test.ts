@@ -91,7 +91,7 @@ describe('lake-compactor plan', () => {
     const code = await run(['plan', join(dir, 'events')], io);
     // Assess
     expect(code).toBe(0);
-    expect(io.stdout.join('\n')).toMatch(/1 files left alone/);
+    expect(io.stdout.join('\n')).toMatch(/1 file left alone/);
     await rm(dir, { recursive: true, force: true });
   });
 

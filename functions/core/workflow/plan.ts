@@ -278,13 +278,7 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
     snapshot,
     ...(active.length === 0 ? {} : { quarantined: active }),
   };
-  const binpack: PlanOptions = {
-    ...DEFAULT_PLAN_OPTIONS,
-    targetFileSizeBytes: run.targetFileSizeBytes,
-    minInputFiles: run.minInputFiles,
-    smallFileRatio: run.smallFileRatio,
-    maxGroupBytes: Math.max(2 * run.targetFileSizeBytes, run.maxGroupBytes),
-  };
+  const binpack = binpackOptionsOf(run);
   // A format with its own planning rules (Iceberg's rewrite_data_files) plans with them; the rest bin-pack.
   const format = stepFormat(deps);
   const options = formatRunOptions(run.format, run);
@@ -308,4 +302,21 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
     contentType: 'application/json',
   });
   return stored;
+}
+
+/**
+ * The bin-pack planner's options of a run: its target, fewest files and small-file ratio, and its group cap raised
+ * to twice the target when that is more (a target above 1 GiB with the default 2 GiB cap is a valid request).
+ * Exported so `lake-compactor plan` plans with exactly the options this step plans a `compact` run with.
+ */
+export function binpackOptionsOf(
+  run: Pick<RunContext, 'targetFileSizeBytes' | 'minInputFiles' | 'smallFileRatio' | 'maxGroupBytes'>,
+): PlanOptions {
+  return {
+    ...DEFAULT_PLAN_OPTIONS,
+    targetFileSizeBytes: run.targetFileSizeBytes,
+    minInputFiles: run.minInputFiles,
+    smallFileRatio: run.smallFileRatio,
+    maxGroupBytes: Math.max(2 * run.targetFileSizeBytes, run.maxGroupBytes),
+  };
 }

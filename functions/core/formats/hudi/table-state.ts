@@ -1,0 +1,287 @@
+// A Hudi table's state as lake-compactor reads it: hoodie.properties, the features it refuses by name, the active
+// timeline and, per partition, the live file slices at the latest completed instant with everything else set aside
+// with its reason. Only reads: a refusal leaves every byte of the table as it was. `toTableSnapshot` shapes the state
+// for the TableFormat port (notes §11.2): the plan's inputs are the live base files of base-only file groups.
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { ObjectNotFoundError } from '../../errors.js';
+import { currentMetadataLimits, readWithin } from '../../memory-budget.js';
+import type { PartitionValue } from '../../partition.js';
+import type { PlanInputFile } from '../../planning.js';
+import type { IgnoredObject, SnapshotPartition, TableSnapshot } from '../table-format.js';
+import {
+  HudiBootstrapError,
+  HudiBucketIndexError,
+  HudiMetadataTableError,
+  HudiPendingRollbackError,
+  HudiSchemaOnReadError,
+  HudiTimelineError,
+} from './errors.js';
+import {
+  buildFileGroups,
+  type HudiFileSlice,
+  isPartitionMarker,
+  type ListedFile,
+  partitionValuesOf,
+} from './file-groups.js';
+import { checkTableConfig, type HudiTableConfig, parseTableConfig } from './properties.js';
+import { type HudiTimeline, keyUnder, listFolder, readTimeline } from './timeline.js';
+
+/** One partition's live file slices. */
+export interface HudiPartitionState {
+  /** Relative to the table root ('' when unpartitioned). */
+  readonly partition: string;
+  readonly values: readonly PartitionValue[];
+  /** Sorted by file id. */
+  readonly liveSlices: readonly HudiFileSlice[];
+}
+
+/** A Hudi table as read at its latest completed instant. */
+export interface HudiTableState {
+  /** The table root key prefix ('' or without a trailing `/`). */
+  readonly tableRoot: string;
+  readonly config: HudiTableConfig;
+  readonly timeline: HudiTimeline;
+  /** Partitions holding at least one live slice, sorted by path. */
+  readonly partitions: readonly HudiPartitionState[];
+  /** Every other object under the root outside `.hoodie/`, with why it is not data to plan. */
+  readonly ignored: readonly IgnoredObject[];
+}
+
+/** Reading options. */
+export interface ReadHudiTableOptions {
+  /** Timeline files and partition listings in flight. */
+  readonly concurrency?: number;
+  /**
+   * Read a table lake-compactor refuses (metadata table, virtual keys …) anyway, to describe it (history, a dry
+   * run's explanation, tests): the refusals are skipped, malformed files still fail. Never plan or commit from such
+   * a state.
+   */
+  readonly inspectOnly?: boolean;
+}
+
+/** What to name the table in messages: its root, or the store's description for a root table. */
+function tableName(store: ObjectStore, root: string): string {
+  return root === '' ? store.description : `${store.description.replace(/\/$/, '')}/${root}`;
+}
+
+/**
+ * Reads the Hudi table at `tableRoot` (a key prefix, '' or without a trailing `/`): its properties, the refusals
+ * (see errors.ts), its active timeline and its partitions' live file slices.
+ * @throws HudiUnsupportedError (a subclass naming the feature) for a table lake-compactor refuses.
+ * @throws HudiTimelineError when hoodie.properties or a timeline file is missing or malformed.
+ */
+export async function readHudiTable(
+  store: ObjectStore,
+  tableRoot: string,
+  options: ReadHudiTableOptions = {},
+): Promise<HudiTableState> {
+  const root = tableRoot.replace(/\/+$/, '');
+  const table = tableName(store, root);
+  const config = await readTableConfig(store, table, root);
+  const inspectOnly = options.inspectOnly === true;
+  if (!inspectOnly) checkTableConfig(table, config);
+
+  // One listing of .hoodie/: the features it shows, and (layout 1) the timeline itself.
+  const hoodie = await listFolder(store, keyUnder(root, '.hoodie/'));
+  if (!inspectOnly) await checkHoodieFolder(store, table, root, config, hoodie.folders);
+
+  const timeline = await readTimeline(store, table, root, config.layoutVersion, config.timelinePath, {
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(config.layoutVersion === 1 ? { listing: hoodie.objects } : {}),
+  });
+  const pending = timeline.pendingRollbacks[0];
+  if (pending !== undefined && !inspectOnly)
+    throw new HudiPendingRollbackError(
+      table,
+      pending.action === 'restore' ? 'restore' : 'rollback',
+      pending.time,
+    );
+
+  const { byPartition, ignored } = await listPartitions(store, root);
+  const replaced = new Map<string, Map<string, string>>();
+  for (const write of timeline.completedWrites)
+    for (const [partition, ids] of write.metadata.partitionToReplaceFileIds)
+      for (const id of ids) mapIn(replaced, partition).set(id, write.instant.time);
+  const inPlans = new Map<string, Map<string, string>>();
+  for (const plan of timeline.pendingPlans)
+    for (const g of plan.fileGroups)
+      mapIn(inPlans, g.partitionPath).set(g.fileId, `${plan.kind} ${plan.instant.time}`);
+
+  const partitions: HudiPartitionState[] = [];
+  for (const [partition, files] of [...byPartition.entries()].sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  )) {
+    const groups = buildFileGroups(
+      {
+        table,
+        layoutVersion: config.layoutVersion,
+        timeline,
+        replaced: replaced.get(partition) ?? new Map(),
+        pending: inPlans.get(partition) ?? new Map(),
+      },
+      partition,
+      files,
+    );
+    ignored.push(...groups.ignored);
+    if (groups.liveSlices.length > 0)
+      partitions.push({
+        partition,
+        values: partitionValuesOf(partition, config),
+        liveSlices: groups.liveSlices,
+      });
+  }
+  ignored.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return { tableRoot: root, config, timeline, partitions, ignored };
+}
+
+function mapIn(outer: Map<string, Map<string, string>>, key: string): Map<string, string> {
+  let inner = outer.get(key);
+  if (inner === undefined) {
+    inner = new Map();
+    outer.set(key, inner);
+  }
+  return inner;
+}
+
+/**
+ * `.hoodie/hoodie.properties`, parsed.
+ * @throws HudiTimelineError when it is missing or unreadable.
+ */
+export async function readTableConfig(
+  store: ObjectStore,
+  table: string,
+  root: string,
+): Promise<HudiTableConfig> {
+  const key = keyUnder(root, '.hoodie/hoodie.properties');
+  let bytes: Uint8Array;
+  try {
+    if ((await store.head(key)) === undefined) throw new ObjectNotFoundError(key);
+    bytes = await readWithin(
+      store,
+      key,
+      currentMetadataLimits().fileBytes,
+      `Hudi table ${table}: hoodie.properties`,
+    );
+  } catch (err) {
+    if (err instanceof ObjectNotFoundError)
+      throw new HudiTimelineError(table, `${key} does not exist (not a Hudi table base path)`, {
+        cause: err,
+      });
+    throw err;
+  }
+  return parseTableConfig(table, new TextDecoder().decode(bytes));
+}
+
+/**
+ * Refuses what `.hoodie/`'s folders and the properties show: a metadata table, schema-on-read evolution, a bucket
+ * index, a populated bootstrap index.
+ */
+async function checkHoodieFolder(
+  store: ObjectStore,
+  table: string,
+  root: string,
+  config: HudiTableConfig,
+  folders: readonly string[],
+): Promise<void> {
+  const has = (name: string) => folders.includes(keyUnder(root, `.hoodie/${name}/`));
+  if (config.metadataPartitions.length > 0 || config.metadataPartitionsInflight.length > 0)
+    throw new HudiMetadataTableError(
+      table,
+      `hoodie.table.metadata.partitions=${[...config.metadataPartitions, ...config.metadataPartitionsInflight].join(',')}`,
+    );
+  if (
+    has('metadata') &&
+    (await store.head(keyUnder(root, '.hoodie/metadata/.hoodie/hoodie.properties'))) !== undefined
+  )
+    throw new HudiMetadataTableError(table, '.hoodie/metadata/.hoodie/hoodie.properties exists');
+  if (has('.schema') && (await nonEmpty(store, keyUnder(root, '.hoodie/.schema/'))))
+    throw new HudiSchemaOnReadError(table, '.hoodie/.schema/ holds schema history');
+  if (config.properties.get('hoodie.schema.on.read.enable')?.trim().toLowerCase() === 'true')
+    throw new HudiSchemaOnReadError(table, 'hoodie.schema.on.read.enable=true');
+  if (has('.bucket_index') && (await nonEmpty(store, keyUnder(root, '.hoodie/.bucket_index/'))))
+    throw new HudiBucketIndexError(table, '.hoodie/.bucket_index/ exists');
+  if (has('.aux') && (await nonEmpty(store, keyUnder(root, '.hoodie/.aux/.bootstrap/'))))
+    throw new HudiBootstrapError(table, '.hoodie/.aux/.bootstrap/ holds a bootstrap index');
+}
+
+async function nonEmpty(store: ObjectStore, prefix: string): Promise<boolean> {
+  const page = await store.list(prefix, { maxKeys: 1 });
+  return page.objects.length > 0 || page.commonPrefixes.length > 0;
+}
+
+/**
+ * Every object under the root outside its hidden folders (`.hoodie/` and the like), grouped by the partition folder
+ * holding it: a folder is a partition when it holds Hudi's partition marker. One listing of the root's first level,
+ * then one (paginated) listing per top-level folder.
+ */
+async function listPartitions(
+  store: ObjectStore,
+  root: string,
+): Promise<{ byPartition: Map<string, ListedFile[]>; ignored: IgnoredObject[] }> {
+  const prefix = root === '' ? '' : `${root}/`;
+  const top = await listFolder(store, prefix);
+  const files: ListedFile[] = [...top.objects];
+  for (const folder of top.folders) {
+    const name = folder.slice(prefix.length, -1);
+    if (name.startsWith('.')) continue;
+    for await (const o of store.listAll(folder)) files.push({ key: o.key, size: o.size, etag: o.etag });
+  }
+  const byDir = new Map<string, ListedFile[]>();
+  for (const f of files) {
+    const rel = f.key.slice(prefix.length);
+    const slash = rel.lastIndexOf('/');
+    const dir = slash < 0 ? '' : rel.slice(0, slash);
+    const list = byDir.get(dir);
+    if (list === undefined) byDir.set(dir, [f]);
+    else list.push(f);
+  }
+  const byPartition = new Map<string, ListedFile[]>();
+  const ignored: IgnoredObject[] = [];
+  for (const [dir, list] of byDir) {
+    if (list.some((f) => isPartitionMarker(f.key.slice(f.key.lastIndexOf('/') + 1))))
+      byPartition.set(dir, list);
+    else
+      for (const f of list)
+        ignored.push({ key: f.key, reason: 'outside any Hudi partition (no .hoodie_partition_metadata)' });
+  }
+  return { byPartition, ignored };
+}
+
+/**
+ * The table state as the TableFormat port's snapshot (notes §11.2): each partition's plan inputs are the live base
+ * files of its base-only file groups; a live slice with log files awaits compaction, so its base and logs are
+ * ignored with that reason. `formatState` records what a commit must find unchanged.
+ */
+export function toTableSnapshot(state: HudiTableState, now: number): TableSnapshot {
+  const ignored: IgnoredObject[] = [...state.ignored];
+  const partitions: SnapshotPartition[] = [];
+  for (const p of state.partitions) {
+    const files: PlanInputFile[] = [];
+    for (const slice of p.liveSlices) {
+      if (slice.logFiles.length > 0) {
+        const why = `live file slice of ${slice.fileId} has ${slice.logFiles.length} log file(s): Merge-on-Read compaction rewrites it, clustering does not`;
+        if (slice.baseFile !== undefined) ignored.push({ key: slice.baseFile.key, reason: why });
+        for (const log of slice.logFiles) ignored.push({ key: log.key, reason: why });
+      } else if (slice.baseFile !== undefined)
+        files.push({ key: slice.baseFile.key, size: slice.baseFile.size, etag: slice.baseFile.etag });
+    }
+    files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    if (files.length > 0) partitions.push({ partition: p.partition, values: p.values, files });
+  }
+  ignored.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const latest = state.timeline.latestCompletedWrite;
+  return {
+    tableRoot: state.tableRoot,
+    listedAt: now,
+    partitions,
+    ignored,
+    foreignTables: [],
+    formatState: {
+      tableVersion: state.config.version,
+      layoutVersion: state.config.layoutVersion,
+      timelineTimezone: state.config.timelineTimezone,
+      ...(latest === undefined ? {} : { latestInstant: latest.time }),
+      ...(latest?.completionTime === undefined ? {} : { latestCompletionTime: latest.completionTime }),
+    },
+  };
+}
