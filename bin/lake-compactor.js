@@ -4,4 +4,4 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('../functions/cli/index.ts');
+await import('../functions/cli/main.ts');

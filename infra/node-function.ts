@@ -1,7 +1,7 @@
 // The one way this project builds a Lambda: Node.js 22 on arm64, an ESM bundle with source maps
 // and kept class names, its own log group and X-Ray tracing — so every function behaves alike.
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RemovalPolicy, Stack, Stage, Token, Validations } from 'aws-cdk-lib';
@@ -12,7 +12,27 @@ import type { Construct, IConstruct } from 'constructs';
 import { ENGINE_NODE_OPTIONS } from '../functions/adapters/parquet-wasm/runtime.js';
 import { nodeHeapLimitMb } from '../functions/core/memory-budget.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/**
+ * The package's root: the folder with its package.json, above infra/ in this repository and above dist/infra/ in
+ * the compiled, installed package.
+ */
+function packageRootOf(from: string): string {
+  let dir = from;
+  while (!existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`projectFunction: no package.json above ${from}`);
+    dir = parent;
+  }
+  return dir;
+}
+
+const root = packageRootOf(path.dirname(fileURLToPath(import.meta.url)));
+
+/**
+ * Where `npm run build` puts the handlers pre-bundled (scripts/bundle-lambdas.mjs): what an installed package
+ * deploys, since it ships no handler sources to bundle.
+ */
+const prebundledRoot = path.join(root, 'dist', 'lambda');
 
 export interface ProjectFunctionOptions
   extends Pick<
@@ -60,16 +80,13 @@ export function projectFunction(
   id: string,
   handlerFile: string,
   options: ProjectFunctionOptions,
-): nodejs.NodejsFunction {
+): lambda.Function {
   const { logRetention, parquetWasm, codeFiles = {}, ...functionOptions } = options;
-  const copyCodeFiles = stageCodeFiles(scope, codeFiles);
   const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
     retention: logRetention ?? logs.RetentionDays.ONE_MONTH,
     removalPolicy: RemovalPolicy.DESTROY,
   });
-  const fn = new nodejs.NodejsFunction(scope, id, {
-    entry: path.join(root, 'functions', 'handlers', handlerFile),
-    handler: 'handler',
+  const common = {
     runtime: lambda.Runtime.NODEJS_22_X,
     architecture: lambda.Architecture.ARM_64,
     logGroup,
@@ -87,6 +104,43 @@ export function projectFunction(
       POWERTOOLS_SERVICE_NAME: 'lake-compactor',
       ...functionOptions.environment,
     },
+  };
+  const source = path.join(root, 'functions', 'handlers', handlerFile);
+  const fn = existsSync(source)
+    ? sourceFunction(scope, id, source, common, parquetWasm === true, stageCodeFiles(scope, codeFiles))
+    : prebundledFunction(scope, id, handlerFile, common, parquetWasm === true, codeFiles);
+  if (Object.keys(codeFiles).length > 0) codeFilesByFunction.set(fn, { ...codeFiles });
+  fn.node.addValidation({ validate: () => environmentProblems(fn) });
+  // cdk-nag (AwsSolutions) findings every project function has by design; see the reasons.
+  Validations.of(fn).acknowledge({
+    id: 'AwsSolutions-L1',
+    reason:
+      'The runtime is pinned to Node.js 22 on purpose: bundles target node22 and parquet-wasm is tested there; moving to a newer runtime is a deliberate, tested change.',
+  });
+  Validations.of(fn).acknowledge({
+    id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+    reason:
+      "AWSLambdaBasicExecutionRole only allows writing the function's own CloudWatch Logs; every data permission is an explicit, prefix-scoped statement.",
+  });
+  return fn;
+}
+
+/** What projectFunction gives every function, however its code is found. */
+type CommonFunctionProps = Omit<lambda.FunctionProps, 'code' | 'handler'>;
+
+/** In this repository: bundles the handler's source at synth (NodejsFunction with esbuild), as always. */
+function sourceFunction(
+  scope: Construct,
+  id: string,
+  entry: string,
+  common: CommonFunctionProps,
+  parquetWasm: boolean,
+  copyCodeFiles: ((outputDir: string) => string)[],
+): nodejs.NodejsFunction {
+  return new nodejs.NodejsFunction(scope, id, {
+    entry,
+    handler: 'handler',
+    ...common,
     bundling: {
       format: nodejs.OutputFormat.ESM,
       target: 'node22',
@@ -129,20 +183,44 @@ export function projectFunction(
     projectRoot: root,
     depsLockFilePath: path.join(root, 'package-lock.json'),
   });
-  if (Object.keys(codeFiles).length > 0) codeFilesByFunction.set(fn, { ...codeFiles });
-  fn.node.addValidation({ validate: () => environmentProblems(fn) });
-  // cdk-nag (AwsSolutions) findings every project function has by design; see the reasons.
-  Validations.of(fn).acknowledge({
-    id: 'AwsSolutions-L1',
-    reason:
-      'The runtime is pinned to Node.js 22 on purpose: bundles target node22 and parquet-wasm is tested there; moving to a newer runtime is a deliberate, tested change.',
+}
+
+/**
+ * In an installed package: the handler as `npm run build` pre-bundled it (scripts/bundle-lambdas.mjs, the same
+ * esbuild options as {@link sourceFunction}), with the Parquet engine's files and the code files beside it, staged
+ * under the cloud assembly as one asset folder.
+ */
+function prebundledFunction(
+  scope: Construct,
+  id: string,
+  handlerFile: string,
+  common: CommonFunctionProps,
+  parquetWasm: boolean,
+  codeFiles: Readonly<Record<string, string>>,
+): lambda.Function {
+  const bundle = path.join(prebundledRoot, handlerFile.replace(/\.ts$/, ''));
+  if (!existsSync(path.join(bundle, 'index.mjs')))
+    throw new Error(
+      `projectFunction: neither the source of ${handlerFile} nor its pre-bundled code (${bundle}/index.mjs) was found; in a clone of lake-compactor run \`npm run build\``,
+    );
+  const parts = [bundle, ...(parquetWasm ? [path.join(prebundledRoot, '_parquet-wasm')] : [])];
+  const files = Object.entries(codeFiles);
+  const key = createHash('sha256')
+    .update(JSON.stringify([handlerFile, parquetWasm, files]))
+    .digest('hex')
+    .slice(0, 16);
+  const staged = path.join(path.resolve(Stage.of(scope)?.outdir ?? '.'), 'prebundled', key);
+  mkdirSync(staged, { recursive: true });
+  for (const part of parts) cpSync(part, staged, { recursive: true });
+  for (const [name, content] of files) {
+    checkCodeFileName(name);
+    writeFileSync(path.join(staged, name), content);
+  }
+  return new lambda.Function(scope, id, {
+    ...common,
+    code: lambda.Code.fromAsset(staged),
+    handler: 'index.handler',
   });
-  Validations.of(fn).acknowledge({
-    id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-    reason:
-      "AWSLambdaBasicExecutionRole only allows writing the function's own CloudWatch Logs; every data permission is an explicit, prefix-scoped statement.",
-  });
-  return fn;
 }
 
 /**
@@ -156,11 +234,7 @@ function stageCodeFiles(
 ): ((outputDir: string) => string)[] {
   const bundled = Stack.of(scope).bundlingRequired;
   return Object.entries(files).map(([name, content]) => {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
-      throw new Error(
-        `projectFunction: code file name "${name}" must be a plain file name (letters, digits, . _ -).`,
-      );
-    }
+    checkCodeFileName(name);
     const hash = createHash('sha256').update(content).digest('hex');
     const source = path.join(path.resolve(Stage.of(scope)?.outdir ?? '.'), 'code-files', hash);
     if (bundled) {
@@ -169,6 +243,14 @@ function stageCodeFiles(
     }
     return (outputDir: string) => `cp "${source}" "${outputDir}/${name}"`;
   });
+}
+
+function checkCodeFileName(name: string): void {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
+    throw new Error(
+      `projectFunction: code file name "${name}" must be a plain file name (letters, digits, . _ -).`,
+    );
+  }
 }
 
 /**

@@ -3,7 +3,6 @@
 // Delta table's log: every OPTIMIZE version our runs committed carries the run and group in
 // `commitInfo.lakeCompactor`), so a table compacted by the CLI (which keeps no state table) shows its runs too,
 // wherever it lives (a local folder or s3://). A format without it is refused with what to pass instead.
-import { openStore } from '../adapters/open-store.js';
 import { UsageError } from '../core/errors.js';
 import { TABLE_FORMATS, type TableFormatName } from '../core/formats/index.js';
 import type { TableHistoryCommit, TableHistoryReader } from '../core/formats/table-format.js';
@@ -73,6 +72,8 @@ export async function runTableHistory(
 ): Promise<TableHistory> {
   const reader = TABLE_FORMATS.get(options.format)?.history;
   if (reader === undefined) throw new UsageError(noTableHistoryMessage(options.format));
+  // Imported here, not at the top: `history --help` reads historyFormats, and needs no AWS SDK.
+  const { openStore } = await import('../adapters/open-store.js');
   const { store, prefix } = openStore(uri, { env: io.env });
   const history = await reader.read(store, prefix);
   const ours = history.commits.filter((c) => c.runId !== undefined);

@@ -1,53 +1,31 @@
 // The operator CLI: the same core as the Lambdas, run directly against `s3://bucket/prefix` or a
 // local folder. Exit code 0 on success, 1 on a reported error, 2 on a usage error.
-import { readFileSync } from 'node:fs';
+//
+// Start-up stays light: this module and the command definitions it registers load commander and the format
+// registry only; each command's implementation (and with it the AWS SDK and the Parquet engine) is imported when
+// that command runs, so --help, --version and usage errors answer at once.
+import { existsSync, readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { openStore } from '../adapters/open-store.js';
-import { StoreQuarantine } from '../adapters/store-quarantine.js';
-import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
-import {
-  checkFormatRunInput,
-  DEFAULT_TABLE_FORMAT,
-  type FormatRunInput,
-  formatRunOptions,
-  type TableFormatName,
-  type TableFormatSettings,
-} from '../core/formats/index.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
 import type { TableSnapshot } from '../core/formats/table-format.js';
 import { printable, printableLines } from '../core/keys.js';
 import { withMemoryBudget } from '../core/memory-budget.js';
-import { type PlanSet, planPartitions } from '../core/planning.js';
-import { matchQuarantine } from '../core/quarantine.js';
-import { buildRunContext } from '../core/run-input.js';
-import { formatBytes, type PartitionProfile, profilePartition } from '../core/stats.js';
+import type { PlanSet } from '../core/planning.js';
+import { formatBytes } from '../core/stats.js';
 import { plural } from '../core/words.js';
-import { binpackOptionsOf } from '../core/workflow/plan.js';
 import { type Clock, systemClock } from '../ports/clock.js';
-import {
-  cliMemoryBudget,
-  formatOption,
-  memoryMbArgument,
-  positiveNumber,
-  tableNameOf,
-  workRootOption,
-} from './args.js';
-import { checkRewriteChoices, registerCompactCommand, rewriteOptionsOf } from './compact.js';
-import { debugRequested, describeFailure, failureContext, requireParquetFiles, stackOf } from './errors.js';
-import {
-  addFormatOptions,
-  type FormatCliOptions,
-  formatSettingsOf,
-  readingFormat,
-} from './format-options.js';
+import { cliMemoryBudget, formatOption, memoryMbArgument, positiveNumber, workRootOption } from './args.js';
+import { registerCompactCommand, rewriteOptionsOf } from './compact.js';
+import { addFormatOptions, type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import { registerHistoryCommand } from './history.js';
-import { quietSdkNodeWarning } from './node-support.js';
-import { addPlanningOptions, type PlanningFlags, planningChoicesOf } from './planning-options.js';
+import type * as Impl from './plan-run.js';
+import type { ProfileRow } from './plan-run.js';
+import { addPlanningOptions, type PlanningFlags } from './planning-options.js';
 import { registerQuarantineCommand } from './quarantine.js';
 import { registerReportCommand } from './report.js';
 import { registerSettleCommand } from './settle.js';
 import { registerStatusCommand } from './status.js';
 import { renderTable } from './table.js';
-import { refuseEnclosingForeignTable } from './table-format-guard.js';
 import { registerTierCommand } from './tier.js';
 import { registerVacuumCommand } from './vacuum.js';
 
@@ -68,138 +46,15 @@ const processIo: CliIo = {
   env: process.env,
 };
 
-export interface ProfileRow extends PartitionProfile {
-  readonly partition: string;
-}
+export type { ProfileRow } from './plan-run.js';
 
-/**
- * Profiles every partition of the table at `uri` (listing only; no object is read).
- * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
- * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
- * @throws InvalidInputError when the location holds no Parquet file.
- */
-export async function profileTable(
-  uri: string,
-  options: {
-    targetFileSizeBytes: number;
-    format?: TableFormatName;
-    /**
-     * The settings the table is read through, as its format's options spell them (`formatSettingsOf(…, 'read')`:
-     * an Iceberg table's catalog). @default none: the format's defaults (Iceberg: the path catalog)
-     */
-    formatSettings?: TableFormatSettings;
-  },
-  io: Pick<CliIo, 'clock' | 'env'>,
-): Promise<{ inventory: TableSnapshot; rows: ProfileRow[] }> {
-  const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
-  const opened = openStore(uri, { env: io.env });
-  const format = readingFormat(opened, tableNameOf(uri), formatName, options.formatSettings, io);
-  const { store, prefix } = opened;
-  await refuseEnclosingForeignTable(opened, { includeLocation: false });
-  const inventory = await format.snapshot(store, prefix, { now: io.clock.now() });
-  refuseForeignAmong(store, prefix, inventory.foreignTables);
-  requireParquetFiles(inventory, uri, 'profile');
-  const rows = inventory.partitions.map((p) => ({
-    partition: p.partition === '' ? '(root)' : p.partition,
-    ...profilePartition(p.files, { targetFileSizeBytes: options.targetFileSizeBytes }),
-  }));
-  return { inventory, rows };
-}
+/** Profiles the table at `uri`, loading the implementation only when the command runs (see {@link Impl.profileTable}). */
+export const profileTable: typeof Impl.profileTable = async (...args) =>
+  (await import('./plan-run.js')).profileTable(...args);
 
-/**
- * Plans every partition of the table at `uri`, reading each candidate's footer. Files `compact` quarantined
- * (and that are unchanged since) are skipped as `compact` would skip them.
- * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
- * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
- * @throws InvalidInputError when the location holds no Parquet file.
- * @throws UsageError, before anything is listed, naming each planning flag out of range (as `compact` does).
- */
-export async function planTable(
-  uri: string,
-  options: PlanningFlags & {
-    table?: string;
-    workRoot?: string;
-    format?: TableFormatName;
-    /** Iceberg only: `rewrite_data_files` options. */
-    rewriteDataFiles?: FormatRunInput['rewriteDataFiles'];
-    /** Iceberg only: plan only the partitions this filter passes. */
-    where?: string;
-    /** The settings the table is read through (see {@link profileTable}). @default none */
-    formatSettings?: TableFormatSettings;
-  },
-  io: Pick<CliIo, 'clock' | 'env'>,
-): Promise<PlanSet> {
-  const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
-  const choices = planningChoicesOf(options);
-  const where = checkRewriteChoices(options, formatName);
-  const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
-  const format = readingFormat(
-    opened,
-    options.table ?? tableNameOf(uri),
-    formatName,
-    options.formatSettings,
-    io,
-  );
-  const { store, prefix } = opened;
-  await refuseEnclosingForeignTable(opened, { includeLocation: false });
-  const inventory = await format.snapshot(store, prefix, { now: io.clock.now(), readFooters: true });
-  refuseForeignAmong(store, prefix, inventory.foreignTables);
-  // As compact refuses them: options that cannot hold for this table (Iceberg's sizes against its target).
-  checkFormatRunInput(formatName, options, { properties: inventory.properties });
-  requireParquetFiles(inventory, uri, 'plan');
-  const table = options.table ?? tableNameOf(uri);
-  const quarantined = await new StoreQuarantine(store, { workRoot: opened.workRoot }).listTable(table);
-  const inputs = format.planInputs(inventory, table).map((input) => {
-    const { active } = matchQuarantine(
-      quarantined.filter((q) => q.partition === input.partition),
-      input.files,
-    );
-    return active.length === 0 ? input : { ...input, quarantined: active };
-  });
-  // The run compact would start with these choices (the same defaults, resolved in the same place), so the plan
-  // below is planned with exactly the options compact's plan step uses (binpackOptionsOf, formatRunOptions).
-  const run = buildRunContext(
-    {
-      name: table,
-      prefix: prefix.replace(/\/$/, ''),
-      bucket: /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local',
-      format: formatName,
-    },
-    '',
-    {
-      ...choices,
-      ...(options.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: options.rewriteDataFiles }),
-      ...(where === undefined ? {} : { where: where.text }),
-      dryRun: true,
-    },
-    { executionName: 'plan', startedAt: io.clock.now() },
-  );
-  const binpack = binpackOptionsOf(run);
-  const planPartition = format.planPartition;
-  if (planPartition === undefined) return planPartitions(inputs, binpack);
-  // A format with its own rules (Iceberg's rewrite_data_files) plans as `compact` would: the same options, where
-  // --target-mb stands in for target-file-size-bytes and --min-input-files for min-input-files.
-  if (where !== undefined)
-    where.checkFields([...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name)))]);
-  // The format reads its own run options back from the run context, as the plan step hands them.
-  const runOptions = formatRunOptions(format.name, run);
-  const valuesOf = new Map(inventory.partitions.map((p) => [p.partition, p.values]));
-  const partitions = inputs.map((input) =>
-    planPartition(input, {
-      binpack,
-      // The format reads its own run options back from `options`, as the plan step hands them (formatRunOptions).
-      ...(Object.keys(runOptions).length === 0 ? {} : { options: runOptions }),
-      ...(where === undefined ? {} : { where: where.text }),
-      values: valuesOf.get(input.partition) ?? [],
-      ...(inventory.properties === undefined ? {} : { properties: inventory.properties }),
-    }),
-  );
-  return {
-    partitions: partitions.sort((a, b) =>
-      a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0,
-    ),
-  };
-}
+/** Plans the table at `uri`, loading the implementation only when the command runs (see {@link Impl.planTable}). */
+export const planTable: typeof Impl.planTable = async (...args) =>
+  (await import('./plan-run.js')).planTable(...args);
 
 const priorityRank = { HIGH: 0, MEDIUM: 1, LOW: 2 } as const;
 
@@ -258,12 +113,17 @@ function printPlan(io: CliIo, plan: PlanSet): void {
 }
 
 /**
- * The version of the installed package (package.json beside `functions/`), so `--version` names what a
- * bug report is about, whether run from the repository or an installed package.
+ * The version of the installed package, so `--version` names what a bug report is about: its package.json is
+ * beside `functions/` in the repository and beside `dist/` in the compiled, installed package.
  */
 export function packageVersion(): string {
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-  return (JSON.parse(text) as { version: string }).version;
+  for (const relative of ['../../package.json', '../../../package.json']) {
+    const url = new URL(relative, import.meta.url);
+    if (!existsSync(url)) continue;
+    const manifest = JSON.parse(readFileSync(url, 'utf8')) as { name?: string; version: string };
+    if (manifest.name === 'lake-compactor') return manifest.version;
+  }
+  throw new Error('lake-compactor: its package.json was not found above the CLI');
 }
 
 /** Builds the commander program; `run` wraps it with error handling and exit codes. */
@@ -386,17 +246,11 @@ export async function run(argv: readonly string[], given: CliIo = processIo): Pr
   } catch (err) {
     // Commander has printed its own message (or the help, or the version, which exit 0).
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    // Loaded only on failure: the classification names the AWS SDK's exception types.
+    const { debugRequested, describeFailure, failureContext, stackOf } = await import('./errors.js');
     const failure = describeFailure(err, io.env, failureContext(argv, io.env));
     io.err(`error: ${failure.message}`);
     if (debugRequested(io.env) && failure.exitCode === 1) io.err(stackOf(err));
     return failure.exitCode;
   }
-}
-
-const invokedDirectly =
-  process.argv[1] !== undefined &&
-  /(?:^|[\\/])(?:cli[\\/]index\.ts|lake-compactor(?:\.js)?)$/.test(process.argv[1]);
-if (invokedDirectly) {
-  quietSdkNodeWarning(process.env, process.versions.node);
-  process.exitCode = await run(process.argv.slice(2));
 }

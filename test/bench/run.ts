@@ -8,6 +8,7 @@ const suites: Record<string, () => Promise<{ run(flags: readonly string[]): Prom
   delta: () => import('./delta.js'),
   iceberg: () => import('./iceberg.js'),
   's3-client': () => import('./s3-client.js'),
+  'cli-startup': () => import('./cli-startup.js'),
 };
 
 async function main(argv: readonly string[]): Promise<void> {

@@ -1,0 +1,61 @@
+// Pre-bundles every Lambda handler for the published package: dist/lambda/<handler>/index.mjs (+ source map), and
+// the Parquet engine's files once, in dist/lambda/_parquet-wasm/ (parquet-wasm's .wasm and the rewrite engine's
+// worker.js). An installed package has no handler sources to bundle, so the construct deploys these (see
+// infra/node-function.ts); in this repository the construct still bundles from source at synth, as before.
+//
+// The esbuild options are the ones infra/node-function.ts hands NodejsFunction: keep the two in step.
+import { copyFile, mkdir, readdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const out = join(root, 'dist', 'lambda');
+const banner = [
+  "import { createRequire } from 'module';",
+  "import { fileURLToPath as __lcFileUrlToPath } from 'url';",
+  "import { dirname as __lcDirname } from 'path';",
+  'const require = createRequire(import.meta.url);',
+  'const __filename = __lcFileUrlToPath(import.meta.url);',
+  'const __dirname = __lcDirname(__filename);',
+].join(' ');
+
+await rm(out, { recursive: true, force: true });
+const handlers = (await readdir(join(root, 'functions', 'handlers'))).filter((f) => f.endsWith('.ts'));
+await Promise.all(
+  handlers.map((file) =>
+    build({
+      entryPoints: [join(root, 'functions', 'handlers', file)],
+      outfile: join(out, file.replace(/\.ts$/, ''), 'index.mjs'),
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node22',
+      minify: true,
+      keepNames: true,
+      sourcemap: true,
+      banner: { js: banner },
+      external: ['@aws-sdk/*'],
+      logLevel: 'warning',
+    }),
+  ),
+);
+const engine = join(out, '_parquet-wasm');
+await mkdir(engine, { recursive: true });
+await copyFile(
+  join(root, 'node_modules', 'parquet-wasm', 'node', 'parquet_wasm_bg.wasm'),
+  join(engine, 'parquet_wasm_bg.wasm'),
+);
+await build({
+  entryPoints: [join(root, 'functions', 'adapters', 'parquet-wasm', 'worker.ts')],
+  outfile: join(engine, 'worker.js'),
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node22',
+  minify: true,
+  keepNames: true,
+  sourcemap: true,
+  logLevel: 'warning',
+});
+console.log(`bundled ${handlers.length} Lambda handlers into ${out}`);
