@@ -215,10 +215,10 @@ export class DynamoStatsStore implements StatsStore {
           `Partition ${partitionId(ref)} stayed contended for ${MAX_ATTEMPTS} attempts; the batch item is retried by SQS`,
         );
       }
-      const view = await this.readCounted(
-        ref,
-        pending.map((e) => e.fileId),
-      );
+      // Deletes need the old record (its size); creates are guessed new (writers use fresh names) and read
+      // only after a put found a record, which saves a read unit per event.
+      const toRead = attempt === 0 ? pending.filter((e) => e.kind === 'removed') : pending;
+      const view = await this.readCounted(toRead.map((e) => e.fileId));
       if (view.busy) {
         retries += 1;
         await this.backoff(attempt);
@@ -269,9 +269,9 @@ export class DynamoStatsStore implements StatsStore {
   }
 
   /** Records of `fileIds` read first, then the registrations of their partitions (order matters: countedState). */
-  private async readCounted(ref: PartitionRef, fileIds: readonly string[]) {
+  private async readCounted(fileIds: readonly string[]) {
     const stored = await this.readStored(fileIds);
-    const partitions = new Map<string, PartitionRef>([[partitionId(ref), ref]]);
+    const partitions = new Map<string, PartitionRef>();
     for (const file of stored.values()) {
       if (file.pid !== undefined) partitions.set(partitionId(file.record), file.record);
     }
