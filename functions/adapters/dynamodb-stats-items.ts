@@ -1,7 +1,12 @@
 // Decodes the state table's items into the profiler's records (files, partitions, decisions), tolerating
 // absent attributes (a partition item written before a field existed reads as its default), never throwing.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { DecisionSummary, FileRecord, PartitionSnapshot } from '../core/profiler/model.js';
+import {
+  type DecisionSummary,
+  type FileRecord,
+  type PartitionSnapshot,
+  partitionId,
+} from '../core/profiler/model.js';
 import { SIZE_BUCKETS } from '../core/stats.js';
 import { fileIdFromKey } from './dynamodb-keys.js';
 
@@ -136,4 +141,129 @@ export function snapshotFromItem(item: Record<string, unknown>): PartitionSnapsh
           },
         }),
   };
+}
+
+/**
+ * Prefix of a writer's registration on a partition item: `w#<pid>` = the epoch ms until which the writer may
+ * still commit. A file record written by a registered writer is not counted yet (see {@link countedState}).
+ */
+export const WRITER_PREFIX = 'w#';
+
+/** A file record as stored, with the writer that wrote it and the state it replaced. */
+export interface StoredFile {
+  readonly record: FileRecord;
+  /** The writer (one apply of one partition's events) that wrote this state; absent on older items. */
+  readonly pid?: string;
+  /** What the record held before this writer's change; null = no record. Absent on older items. */
+  readonly prev?: FileRecord | null;
+}
+
+/** The stored shape of `prev` (the partition and table are the record's own unless it moved). */
+export interface PrevItem {
+  readonly present: boolean;
+  readonly size: number;
+  readonly small: boolean;
+  readonly sizeBucket: number;
+  readonly seq: string;
+  readonly table: string;
+  readonly partition: string;
+  readonly eventTime: number;
+  readonly etag?: string;
+  readonly versionId?: string;
+}
+
+export function prevItemOf(record: FileRecord): PrevItem {
+  return {
+    present: record.present,
+    size: record.size,
+    small: record.small,
+    sizeBucket: record.bucket,
+    seq: record.sequencer,
+    table: record.table,
+    partition: record.partition,
+    eventTime: record.eventTime,
+    ...(record.etag === undefined ? {} : { etag: record.etag }),
+    ...(record.versionId === undefined ? {} : { versionId: record.versionId }),
+  };
+}
+
+export function storedFromItem(
+  item: FileItem & { pid?: unknown; prev?: unknown; prevNone?: unknown },
+): StoredFile {
+  const record = fileFromItem(item);
+  const pid = typeof item.pid === 'string' ? item.pid : undefined;
+  const prevItem = item.prev as PrevItem | undefined;
+  const prev: FileRecord | null | undefined =
+    item.prevNone === true
+      ? null
+      : prevItem === undefined
+        ? undefined
+        : {
+            fileId: record.fileId,
+            present: prevItem.present === true,
+            size: num(prevItem.size) ?? 0,
+            small: prevItem.small === true,
+            bucket: num(prevItem.sizeBucket) ?? 0,
+            sequencer: String(prevItem.seq),
+            table: String(prevItem.table),
+            partition: String(prevItem.partition),
+            eventTime: num(prevItem.eventTime) ?? 0,
+            ...(typeof prevItem.etag === 'string' ? { etag: prevItem.etag } : {}),
+            ...(typeof prevItem.versionId === 'string' ? { versionId: prevItem.versionId } : {}),
+          };
+  return { record, ...(pid === undefined ? {} : { pid }), ...(prev === undefined ? {} : { prev }) };
+}
+
+/** The writer registrations (`w#<pid>` → deadline) of a raw partition item. */
+export function writersOf(item: Record<string, unknown> | undefined): Map<string, number> {
+  const writers = new Map<string, number>();
+  for (const [name, value] of Object.entries(item ?? {})) {
+    if (name.startsWith(WRITER_PREFIX) && typeof value === 'number') {
+      writers.set(name.slice(WRITER_PREFIX.length), value);
+    }
+  }
+  return writers;
+}
+
+/** What the partition counters hold for each file, and whether some file is held by a live writer. */
+export interface CountedState {
+  /** Per file id: the state its partition counters include (a missing entry = no record). */
+  readonly known: Map<string, FileRecord>;
+  /** A file's latest record belongs to a writer that may still commit: wait for it, then read again. */
+  readonly busy: boolean;
+}
+
+/**
+ * Which state of each file the counters include. A writer registers on the partition item, writes its file
+ * records (each naming it and keeping the state it replaced), then adds their delta to the counters while
+ * removing its registration, in one conditional write before its deadline. So a record whose writer is still
+ * registered is not counted: while the writer may commit (deadline + `marginMs` of clock skew not passed) the
+ * file is busy; after that the writer is dead, never commits, and the replaced state (`prev`) is what counts —
+ * the next writer of the file takes it over from there. A record whose writer is not registered was committed.
+ * `writers` holds the registrations of each record's partition (`partitionId`-keyed), read AFTER the records:
+ * a registration is removed only by the commit, so a record written by an uncommitted writer is never missed.
+ */
+export function countedState(
+  stored: ReadonlyMap<string, StoredFile>,
+  writers: ReadonlyMap<string, ReadonlyMap<string, number>>,
+  now: number,
+  marginMs: number,
+): CountedState {
+  const known = new Map<string, FileRecord>();
+  let busy = false;
+  for (const [fileId, file] of stored) {
+    const deadline =
+      file.pid === undefined ? undefined : writers.get(partitionId(file.record))?.get(file.pid);
+    if (deadline === undefined) {
+      known.set(fileId, file.record);
+    } else if (deadline + marginMs > now) {
+      busy = true;
+    } else if (file.prev !== undefined && file.prev !== null) {
+      known.set(fileId, file.prev);
+    } else if (file.prev === undefined) {
+      // A registered writer always keeps `prev`; without it the record cannot be taken over safely.
+      busy = true;
+    }
+  }
+  return { known, busy };
 }

@@ -20,7 +20,7 @@ import {
 import { TransientStoreError } from '../core/errors.js';
 import { type ForeignFormatMarker, isForeignFormat } from '../core/formats/foreign-tables.js';
 import type { ChangeCursor } from '../core/formats/table-format.js';
-import { type CounterDelta, planAccounting, sizeBucket } from '../core/profiler/accounting.js';
+import { type CounterDelta, emptyDelta, planAccounting, sizeBucket } from '../core/profiler/accounting.js';
 import { latestPerFile, SEQUENCER_WIDTH } from '../core/profiler/events.js';
 import {
   type Attention,
@@ -37,6 +37,7 @@ import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 import { SIZE_BUCKETS } from '../core/stats.js';
 import type {
   ApplyResult,
+  BatchApplyResult,
   ListedFile,
   ReconcileResult,
   RunCountReport,
@@ -65,13 +66,19 @@ import {
   slotCheckItem,
 } from './dynamodb-run-counts.js';
 import {
+  countedState,
   decisionFromPlain,
   type FileItem,
   fileFromAttributes,
   fileFromItem,
   num,
   plainFromAttributes,
+  prevItemOf,
+  type StoredFile,
   snapshotFromItem,
+  storedFromItem,
+  WRITER_PREFIX,
+  writersOf,
 } from './dynamodb-stats-items.js';
 
 const DAY_SECONDS = 86_400;
@@ -80,6 +87,27 @@ const MAX_TRANSACTION_ITEMS = 100;
 /** File writes per transaction: leaves room for the partition updates of the same transaction. */
 const FILES_PER_TRANSACTION = 96;
 const MAX_ATTEMPTS = 12;
+/** File records written at once by one writer (their puts are independent; this bounds sockets, not cost). */
+const PUT_CONCURRENCY = 16;
+/** Clock skew allowed between a writer's deadline check and a reader's: a writer is dead this long after it. */
+const WRITER_SKEW_MS = 30_000;
+
+/** Whether a record held in another partition than `ref` (the file moved: a changed table config). */
+function movedFrom(expected: FileRecord | undefined, ref: PartitionRef): boolean {
+  return expected?.present === true && (expected.table !== ref.table || expected.partition !== ref.partition);
+}
+
+/** Runs `fn` over `items` with at most `limit` at once; results in input order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i] as T);
+    }),
+  );
+  return results;
+}
 
 export interface DynamoStatsStoreOptions {
   readonly client: DynamoDBClient;
@@ -94,6 +122,15 @@ export interface DynamoStatsStoreOptions {
   readonly decisionSeconds?: number;
   /** Waits between retries of conflicting transactions (tests shorten it). @default 10 ms base, doubling */
   readonly backoffBaseMs?: number;
+  /**
+   * How long a writer may take from registering on a partition to committing its counts, in ms: at least the
+   * profiler's Lambda timeout (60 s), so a live writer is never taken over. After it (plus a clock-skew margin)
+   * a registered writer counts as dead and its files are taken over; it must stay well under the queue's
+   * visibility timeout (360 s) so a redelivered batch finds them free. @default 90 s
+   */
+  readonly writerLeaseMs?: number;
+  /** The clock of registrations and deadlines (tests move it). @default Date.now */
+  readonly now?: () => number;
 }
 
 export class DynamoStatsStore implements StatsStore {
@@ -101,6 +138,8 @@ export class DynamoStatsStore implements StatsStore {
   private readonly tombstoneSeconds: number;
   private readonly decisionSeconds: number;
   private readonly backoffBaseMs: number;
+  private readonly writerLeaseMs: number;
+  private readonly now: () => number;
 
   constructor(private readonly options: DynamoStatsStoreOptions) {
     this.doc = DynamoDBDocumentClient.from(options.client, {
@@ -109,6 +148,8 @@ export class DynamoStatsStore implements StatsStore {
     this.tombstoneSeconds = options.tombstoneSeconds ?? 45 * DAY_SECONDS;
     this.decisionSeconds = options.decisionSeconds ?? 30 * DAY_SECONDS;
     this.backoffBaseMs = options.backoffBaseMs ?? 10;
+    this.writerLeaseMs = options.writerLeaseMs ?? 90_000;
+    this.now = options.now ?? Date.now;
   }
 
   private get table(): string {
@@ -120,29 +161,269 @@ export class DynamoStatsStore implements StatsStore {
   // ------------------------------------------------------------------------------------------------------
 
   async applyEvents(events: readonly ResolvedEvent[]): Promise<ApplyResult> {
-    const latest = [...latestPerFile(events).values()];
-    // Deletes need the old record (its size) to compute the delta; read those up front in one batch
-    // instead of guessing. Creates are guessed new (the common case: writers use fresh names) and
-    // corrected from the cancellation reasons when the guess is wrong.
-    const deletes = latest.filter((e) => e.kind === 'removed').map((e) => e.fileId);
-    const known = deletes.length > 0 ? await this.getFiles(deletes) : new Map<string, FileRecord>();
     const byPartition = new Map<string, ResolvedEvent[]>();
-    for (const event of latest) {
+    for (const event of events) {
       const id = partitionId(event.ref);
       const list = byPartition.get(id) ?? [];
       list.push(event);
       byPartition.set(id, list);
     }
     let applied = 0;
-    let stale = events.length - latest.length;
+    let stale = 0;
     let retries = 0;
     for (const group of byPartition.values()) {
-      for (let i = 0; i < group.length; i += FILES_PER_TRANSACTION) {
-        const result = await this.applyChunk(group.slice(i, i + FILES_PER_TRANSACTION), known);
-        applied += result.applied;
-        stale += result.stale;
-        retries += result.retries;
+      const result = await this.applyPartition((group[0] as ResolvedEvent).ref, group, undefined);
+      applied += result.applied;
+      stale += result.stale;
+      retries += result.retries;
+    }
+    return { applied, stale, retries };
+  }
+
+  async applyBatch(
+    ref: PartitionRef,
+    events: readonly ResolvedEvent[],
+    touch: TouchInput,
+  ): Promise<BatchApplyResult> {
+    const result = await this.applyPartition(ref, events, touch);
+    return { ...result, snapshot: result.snapshot ?? (await this.touch(ref, touch)) };
+  }
+
+  /**
+   * Applies one partition's events without a transaction, so each changed file costs one write unit rather
+   * than two and the partition is written twice per batch rather than once per 96 files plus a touch:
+   * register this writer on the partition item, write each file record conditioned on what was read (naming
+   * the writer and keeping the replaced state), then add the written records' delta to the counters and
+   * drop the registration in one write, conditioned on the registration and its deadline. A writer that dies
+   * in between never commits; readers see its registration and count the replaced state (see countedState),
+   * so counts stay exact under duplicates, reordering and crashes. Files that moved from another partition
+   * (a changed table config) take the transactional path.
+   */
+  private async applyPartition(
+    ref: PartitionRef,
+    events: readonly ResolvedEvent[],
+    touch: TouchInput | undefined,
+  ): Promise<ApplyResult & { snapshot?: PartitionSnapshot }> {
+    let pending = [...latestPerFile(events).values()];
+    let stale = events.length - pending.length;
+    let applied = 0;
+    let retries = 0;
+    let snapshot: PartitionSnapshot | undefined;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= MAX_ATTEMPTS) {
+        throw new TransientStoreError(
+          `Partition ${partitionId(ref)} stayed contended for ${MAX_ATTEMPTS} attempts; the batch item is retried by SQS`,
+        );
       }
+      // Deletes need the old record (its size); creates are guessed new (writers use fresh names) and read
+      // only after a put found a record, which saves a read unit per event.
+      const toRead = attempt === 0 ? pending.filter((e) => e.kind === 'removed') : pending;
+      const view = await this.readCounted(toRead.map((e) => e.fileId));
+      if (view.busy) {
+        retries += 1;
+        await this.backoff(attempt);
+        continue;
+      }
+      const plan = planAccounting(pending, view.known);
+      stale += plan.stale.length;
+      if (plan.writes.length === 0) break;
+      const moved = plan.writes.some(
+        (w) => w.next.table !== ref.table || w.next.partition !== ref.partition || movedFrom(w.expected, ref),
+      );
+      if (moved) {
+        if (plan.writes.some((w) => view.stored.get(w.next.fileId)?.record !== w.expected)) {
+          // A dead writer's record of a file that also moved: rare enough to leave to the sweep's reconcile.
+          throw new TransientStoreError(
+            `Partition ${partitionId(ref)}: a file moved between partitions while an unfinished writer held it`,
+          );
+        }
+        const rest = plan.writes.map((w) => w.next.fileId);
+        const result = await this.applyTransactional(
+          pending.filter((e) => rest.includes(e.fileId)),
+          new Map(view.known),
+        );
+        return {
+          applied: applied + result.applied,
+          stale: stale + result.stale,
+          retries: retries + result.retries,
+        };
+      }
+      const pid = randomUUID();
+      const deadline = this.now() + this.writerLeaseMs;
+      await this.register(ref, pid, deadline);
+      const written = await mapLimit(plan.writes, PUT_CONCURRENCY, (write) =>
+        this.putRecord(write.next, view.stored.get(write.next.fileId), write.expected, pid),
+      );
+      const done = new Set(plan.writes.filter((_w, i) => written[i]).map((w) => w.next.fileId));
+      const delta = planAccounting(
+        pending.filter((e) => done.has(e.fileId)),
+        view.known,
+      ).deltas.get(partitionId(ref))?.delta;
+      snapshot = await this.commit(ref, pid, delta ?? emptyDelta(), touch);
+      applied += done.size;
+      const lost = new Set(plan.writes.map((w) => w.next.fileId).filter((id) => !done.has(id)));
+      pending = pending.filter((e) => lost.has(e.fileId));
+      if (pending.length > 0) retries += 1; // lost a race on those files: read what the store holds now
+    }
+    return { applied, stale, retries, ...(snapshot === undefined ? {} : { snapshot }) };
+  }
+
+  /** Records of `fileIds` read first, then the registrations of their partitions (order matters: countedState). */
+  private async readCounted(fileIds: readonly string[]) {
+    const stored = await this.readStored(fileIds);
+    const partitions = new Map<string, PartitionRef>();
+    for (const file of stored.values()) {
+      if (file.pid !== undefined) partitions.set(partitionId(file.record), file.record);
+    }
+    const writers = new Map<string, Map<string, number>>();
+    for (const [id, p] of partitions) writers.set(id, writersOf(await this.getItem(statsKeys.partition(p))));
+    return { stored, ...countedState(stored, writers, this.now(), WRITER_SKEW_MS) };
+  }
+
+  /** File records as stored (with their writer), strongly consistent. */
+  private async readStored(fileIds: readonly string[]): Promise<Map<string, StoredFile>> {
+    const found = new Map<string, StoredFile>();
+    const unique = [...new Set(fileIds)];
+    for (let i = 0; i < unique.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = unique
+        .slice(i, i + 100)
+        .map((id) => statsKeys.file(id));
+      for (let attempt = 0; keys !== undefined && keys.length > 0; attempt++) {
+        const result: BatchGetCommandOutput = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const item of result.Responses?.[this.table] ?? []) {
+          const file = storedFromItem(item as FileItem);
+          found.set(file.record.fileId, file);
+        }
+        keys = result.UnprocessedKeys?.[this.table]?.Keys;
+        if (keys !== undefined && keys.length > 0) await this.backoff(attempt);
+      }
+    }
+    return found;
+  }
+
+  /** Registers writer `pid` on the partition item (creating it if new) until `deadline`. */
+  private async register(ref: PartitionRef, pid: string, deadline: number): Promise<void> {
+    const counters = ['fileCount', 'totalBytes', 'smallCount', 'smallBytes'].map(
+      (n) => `${n} = if_not_exists(${n}, :zero)`,
+    );
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: statsKeys.partition(ref),
+        UpdateExpression: `SET ${STATIC_SET}, ${counters.join(', ')}, #w = :deadline`,
+        ExpressionAttributeNames: { ...STATIC_NAMES, '#w': `${WRITER_PREFIX}${pid}` },
+        ExpressionAttributeValues: { ...this.staticValues(ref), ':deadline': deadline },
+      }),
+    );
+  }
+
+  /** Writes one file record if the store still holds what was read; false when it does not (a lost race). */
+  private async putRecord(
+    next: FileRecord,
+    stored: StoredFile | undefined,
+    counted: FileRecord | undefined,
+    pid: string,
+  ): Promise<boolean> {
+    const put = this.filePut(next, stored?.record, stored?.pid ?? null);
+    try {
+      await this.doc.send(
+        new PutCommand({
+          ...put,
+          Item: {
+            ...put.Item,
+            pid,
+            ...(counted === undefined ? { prevNone: true } : { prev: prevItemOf(counted) }),
+          },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Adds the delta, moves the write times and drops the registration in one write, only while the writer is
+   * registered and before its deadline (after it, readers may have taken its files over). The fresh state.
+   */
+  private async commit(
+    ref: PartitionRef,
+    pid: string,
+    delta: CounterDelta,
+    touch: TouchInput | undefined,
+  ): Promise<PartitionSnapshot> {
+    const adds = ['fileCount :fc', 'totalBytes :tb', 'smallCount :sc', 'smallBytes :sb', 'version :one'];
+    const values: Record<string, unknown> = {
+      ':fc': delta.fileCount,
+      ':tb': delta.totalBytes,
+      ':sc': delta.smallCount,
+      ':sb': delta.smallBytes,
+      ':one': 1,
+      ':now': this.now(),
+    };
+    delta.histogram.forEach((n, i) => {
+      if (n !== 0) {
+        adds.push(`hist${i} :h${i}`);
+        values[`:h${i}`] = n;
+      }
+    });
+    const sets: string[] = [];
+    if (touch !== undefined) {
+      sets.push('firstWriteAt = if_not_exists(firstWriteAt, :first)');
+      values[':first'] = touch.firstWriteAt;
+      if (touch.partitionDate !== undefined) {
+        sets.push('partitionDate = :pdate');
+        values[':pdate'] = touch.partitionDate;
+      }
+    }
+    const names = { '#w': `${WRITER_PREFIX}${pid}` };
+    // The write times only move forward: a batch behind a later one commits its counts without them.
+    for (const withLastWrite of touch === undefined ? [false] : [true, false]) {
+      const lastSet = withLastWrite ? ['lastWriteAt = :last'] : [];
+      const allSets = [...sets, ...lastSet];
+      try {
+        const result = await this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: statsKeys.partition(ref),
+            UpdateExpression: `${allSets.length > 0 ? `SET ${allSets.join(', ')} ` : ''}ADD ${adds.join(', ')} REMOVE #w`,
+            ConditionExpression: `#w > :now${withLastWrite ? ' AND (attribute_not_exists(lastWriteAt) OR lastWriteAt <= :last)' : ''}`,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: withLastWrite ? { ...values, ':last': touch?.lastWriteAt } : values,
+            ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return snapshotFromItem(result.Attributes ?? {});
+      } catch (err) {
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+        const deadline = err.Item?.[names['#w']]?.N;
+        if (deadline === undefined || Number(deadline) <= (values[':now'] as number)) {
+          throw new TransientStoreError(
+            `Partition ${partitionId(ref)}: writer ${pid} passed its deadline before committing; its records are taken over on redelivery`,
+          );
+        }
+      }
+    }
+    throw new Error('unreachable: a commit without write times has no condition but the registration');
+  }
+
+  /** The transactional path, for files that moved between partitions: one transaction per 96 files. */
+  private async applyTransactional(
+    latest: readonly ResolvedEvent[],
+    known: Map<string, FileRecord>,
+  ): Promise<ApplyResult> {
+    let applied = 0;
+    let stale = 0;
+    let retries = 0;
+    for (let i = 0; i < latest.length; i += FILES_PER_TRANSACTION) {
+      const result = await this.applyChunk(latest.slice(i, i + FILES_PER_TRANSACTION), known);
+      applied += result.applied;
+      stale += result.stale;
+      retries += result.retries;
     }
     return { applied, stale, retries };
   }
@@ -196,7 +477,11 @@ export class DynamoStatsStore implements StatsStore {
     );
   }
 
-  private filePut(next: FileRecord, expected: FileRecord | undefined) {
+  /**
+   * A file record's put, conditioned on the store holding `expected`; with `expectedPid` (a string, or null
+   * for none) also on the writer that wrote it, so a record rewritten with the same content is not mistaken.
+   */
+  private filePut(next: FileRecord, expected: FileRecord | undefined, expectedPid?: string | null) {
     const item: FileItem = {
       ...statsKeys.file(next.fileId),
       present: next.present,
@@ -215,17 +500,22 @@ export class DynamoStatsStore implements StatsStore {
     return {
       TableName: this.table,
       Item: item,
-      ...this.expectCondition(expected),
+      ...this.expectCondition(expected, expectedPid),
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
     };
   }
 
   /** The condition that the store still holds exactly `expected` (content, not only the sequencer). */
-  private expectCondition(expected: FileRecord | undefined) {
+  private expectCondition(expected: FileRecord | undefined, expectedPid?: string | null) {
     if (expected === undefined) return { ConditionExpression: 'attribute_not_exists(pk)' };
+    const pid =
+      expectedPid === undefined
+        ? ''
+        : expectedPid === null
+          ? ' AND attribute_not_exists(pid)'
+          : ' AND pid = :epid';
     return {
-      ConditionExpression:
-        'seq = :eseq AND present = :epresent AND #size = :esize AND small = :esmall AND #partition = :epart',
+      ConditionExpression: `seq = :eseq AND present = :epresent AND #size = :esize AND small = :esmall AND #partition = :epart${pid}`,
       ExpressionAttributeNames: { '#size': 'size', '#partition': 'partition' },
       ExpressionAttributeValues: {
         ':eseq': expected.sequencer,
@@ -233,6 +523,7 @@ export class DynamoStatsStore implements StatsStore {
         ':esize': expected.size,
         ':esmall': expected.small,
         ':epart': expected.partition,
+        ...(typeof expectedPid === 'string' ? { ':epid': expectedPid } : {}),
       },
     };
   }

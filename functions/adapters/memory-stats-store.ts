@@ -21,6 +21,7 @@ import type { RunCapReached, RunLimits } from '../core/run-caps.js';
 import { SIZE_BUCKETS } from '../core/stats.js';
 import type {
   ApplyResult,
+  BatchApplyResult,
   ListedFile,
   ReconcileResult,
   RunCountReport,
@@ -113,6 +114,15 @@ export class MemoryStatsStore implements StatsStore {
       }
     }
     return { applied, stale, retries: 0 };
+  }
+
+  async applyBatch(
+    ref: PartitionRef,
+    events: readonly ResolvedEvent[],
+    touch: TouchInput,
+  ): Promise<BatchApplyResult> {
+    const applied = await this.applyEvents(events);
+    return { ...applied, snapshot: await this.touch(ref, touch) };
   }
 
   async touch(ref: PartitionRef, input: TouchInput): Promise<PartitionSnapshot> {

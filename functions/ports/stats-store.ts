@@ -25,6 +25,11 @@ export interface ApplyResult {
   readonly retries: number;
 }
 
+/** What applying one partition's batch did, and the partition's state after it (as `touch` returns it). */
+export interface BatchApplyResult extends ApplyResult {
+  readonly snapshot: PartitionSnapshot;
+}
+
 /** Static facts of a partition, written with its write times. */
 export interface TouchInput {
   /** Latest event time of the batch, epoch ms; the stored value only moves forward. */
@@ -68,6 +73,15 @@ export interface StatsStore {
    * Events must be unique per file (see `latestPerFile`).
    */
   applyEvents(events: readonly ResolvedEvent[]): Promise<ApplyResult>;
+  /**
+   * `applyEvents` and `touch` of one partition's events (all of `ref`) as one step, so a store can write the
+   * partition once per batch rather than once per event: the profiler's per-batch path.
+   */
+  applyBatch(
+    ref: PartitionRef,
+    events: readonly ResolvedEvent[],
+    touch: TouchInput,
+  ): Promise<BatchApplyResult>;
   /** Moves lastWriteAt forward (never back), records the partition's static facts, and returns the fresh state. */
   touch(ref: PartitionRef, input: TouchInput): Promise<PartitionSnapshot>;
   /** The partition's state (strongly consistent), or undefined when it has never been seen. */

@@ -1,8 +1,9 @@
 // Profiler benchmark against DynamoDB Local: events/s through the real handler, DynamoDB requests and
 // capacity units per event (counted by SDK middleware), core CPU per event, and the cost per million events.
 //
-// `npm run bench -- profiler [--events 5000] [--partitions 20] [--batch 100] [--concurrency 4] [--duplicates 0.05]`
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+// `npm run bench -- profiler [--events 5000] [--partitions 20] [--batch N] [--concurrency 4] [--duplicates 0.05]`
+// (--batch defaults to the deployed event source mapping's BatchSize; Lambda memory is the deployed profiler's).
+import { type AttributeValue, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { Context, SQSEvent } from 'aws-lambda';
@@ -21,16 +22,18 @@ import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
 
 /**
  * Prices used for the cost estimate: AWS list prices, us-east-1, on-demand, no free tier.
- * - Lambda arm64: $0.20 per 1M requests, $0.0000133334 per GB-second (512 MB configured).
- * - SQS standard: $0.40 per 1M requests (S3's SendMessage per event; Receive + DeleteMessageBatch per batch).
+ * - Lambda arm64: $0.20 per 1M requests, $0.0000133334 per GB-second (memory as the template configures it).
+ * - SQS standard: $0.40 per 1M requests: S3's SendMessage per event, and Lambda's poller receives and deletes
+ *   at most 10 messages per ReceiveMessage / DeleteMessageBatch, whatever the function's batch size.
  * - DynamoDB on-demand: $0.625 per 1M write request units, $0.125 per 1M read request units
  *   (transactional writes cost 2 WRU per item-KB; strongly consistent reads 1 RRU per 4 KB).
  */
 export const PRICES = {
   lambdaPerMillionRequests: 0.2,
   lambdaPerGbSecond: 0.0000133334,
-  lambdaMemoryGb: 0.5,
   sqsPerMillionRequests: 0.4,
+  /** Most messages one ReceiveMessage returns and one DeleteMessageBatch deletes. */
+  sqsMessagesPerRequest: 10,
   dynamoPerMillionWru: 0.625,
   dynamoPerMillionRru: 0.125,
 } as const;
@@ -93,6 +96,38 @@ function instrument(client: DynamoDBClient) {
   return counts;
 }
 
+/**
+ * An item's size as DynamoDB bills it (UTF-8 attribute names plus values; numbers ~1 byte per 2 digits + 1;
+ * maps and lists 3 bytes + 1 per element): a write costs one unit per started KB of the larger of old and new.
+ */
+function itemBytes(item: Record<string, AttributeValue>): number {
+  const valueBytes = (v: AttributeValue): number => {
+    if (v.S !== undefined) return Buffer.byteLength(v.S);
+    if (v.N !== undefined) return Math.ceil(v.N.replace(/[-.]/g, '').length / 2) + 1;
+    if (v.BOOL !== undefined || v.NULL !== undefined) return 1;
+    if (v.M !== undefined) return 3 + Object.keys(v.M).length + itemBytes(v.M);
+    if (v.L !== undefined) return 3 + v.L.length + v.L.reduce((n, e) => n + valueBytes(e), 0);
+    return 0;
+  };
+  return Object.entries(item).reduce((n, [k, v]) => n + Buffer.byteLength(k) + valueBytes(v), 0);
+}
+
+/** The largest file item and partition item in the table after the run. */
+async function largestItems(client: DynamoDBClient, tableName: string) {
+  const largest = { file: 0, partition: 0 };
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start }));
+    for (const item of page.Items ?? []) {
+      const pk = item.pk?.S ?? '';
+      const kind = pk.startsWith('FILE#') ? 'file' : item.sk?.S === 'STATE' ? 'partition' : undefined;
+      if (kind !== undefined) largest[kind] = Math.max(largest[kind], itemBytes(item));
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return largest;
+}
+
 let sequence = 0x100000000000n;
 function s3Body(key: string, kind: 'created' | 'removed', size: number, time: number): string {
   sequence += 1n;
@@ -116,10 +151,37 @@ function s3Body(key: string, kind: 'created' | 'removed', size: number, time: nu
   });
 }
 
+/** The deployed profiler's batch size and memory, from the template the construct synthesizes. */
+function deployed(template: CfnTemplate): { batchSize: number; memoryMb: number } {
+  const resources = Object.values(template.Resources ?? {}) as {
+    Type: string;
+    Properties?: Record<string, unknown>;
+  }[];
+  const mapping = resources.find((r) => r.Type === 'AWS::Lambda::EventSourceMapping');
+  const profiler = resources.find(
+    (r) =>
+      r.Type === 'AWS::Lambda::Function' &&
+      String(r.Properties?.Description).startsWith('Keeps per-partition'),
+  );
+  const batchSize = Number(mapping?.Properties?.BatchSize);
+  const memoryMb = Number(profiler?.Properties?.MemorySize);
+  if (!Number.isFinite(batchSize) || !Number.isFinite(memoryMb)) {
+    throw new Error('the template has no profiler event source mapping or function');
+  }
+  return { batchSize, memoryMb };
+}
+
 export async function run(flags: readonly string[]): Promise<void> {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new LakeCompactorStack(app, 'Bench', {
+    compactor: { tables: [{ name: 'bench', bucketName: 'lake', prefix: 'bench/' }] },
+  });
+  const template = Template.fromStack(stack).toJSON() as CfnTemplate;
+  const configured = deployed(template);
   const total = flag(flags, 'events', 5000);
   const partitions = flag(flags, 'partitions', 20);
-  const batchSize = flag(flags, 'batch', 100);
+  const batchSize = flag(flags, 'batch', configured.batchSize);
+  const memoryGb = configured.memoryMb / 1024;
   const concurrency = flag(flags, 'concurrency', 4);
   const duplicates = flag(flags, 'duplicates', 0.05);
 
@@ -172,15 +234,8 @@ export async function run(flags: readonly string[]): Promise<void> {
   // Through the handler against DynamoDB Local.
   const dynamo = await startDynamoDbLocal({ startTimeoutMs: 120_000 });
   try {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    const stack = new LakeCompactorStack(app, 'Bench', {
-      compactor: { tables: [{ name: 'bench', bucketName: 'lake', prefix: 'bench/' }] },
-    });
     const admin = dynamo.client();
-    const created = await createTablesFromTemplate(
-      admin,
-      new TemplateModel(Template.fromStack(stack).toJSON() as CfnTemplate),
-    );
+    const created = await createTablesFromTemplate(admin, new TemplateModel(template));
     const tableName = [...created.values()][0] as string;
     const client = new DynamoDBClient({
       endpoint: dynamo.endpoint,
@@ -220,6 +275,7 @@ export async function run(flags: readonly string[]): Promise<void> {
       }),
     );
     const wallMs = performance.now() - t0;
+    const largest = await largestItems(admin, tableName);
     const eventsPerSecond = (bodies.length / wallMs) * 1000;
     const requestsPerEvent = counts.requests / bodies.length;
     const reportedWcuPerEvent = counts.wcu / bodies.length;
@@ -231,8 +287,10 @@ export async function run(flags: readonly string[]): Promise<void> {
     const million = 1_000_000;
     const cost = {
       lambdaRequests: (million / batchSize) * (PRICES.lambdaPerMillionRequests / million),
-      lambdaDuration: (lambdaMsPerEvent / 1000) * million * PRICES.lambdaMemoryGb * PRICES.lambdaPerGbSecond,
-      sqs: (1 + 2 / batchSize) * PRICES.sqsPerMillionRequests,
+      lambdaDuration: (lambdaMsPerEvent / 1000) * million * memoryGb * PRICES.lambdaPerGbSecond,
+      sqs:
+        (1 + (2 * Math.ceil(batchSize / PRICES.sqsMessagesPerRequest)) / batchSize) *
+        PRICES.sqsPerMillionRequests,
       dynamoWrites: wcuPerEvent * PRICES.dynamoPerMillionWru,
       dynamoReads: rcuPerEvent * PRICES.dynamoPerMillionRru,
     };
@@ -248,14 +306,25 @@ export async function run(flags: readonly string[]): Promise<void> {
       `  DynamoDB: ${requestsPerEvent.toFixed(3)} requests/event, ${wcuPerEvent.toFixed(3)} WRU/event priced (2 per transactional item, 1 per other write; ${(counts.failedWriteItems / bodies.length).toFixed(3)} of them for cancelled/failed writes), ${rcuPerEvent.toFixed(3)} RRU/event; DynamoDB Local reported ${reportedWcuPerEvent.toFixed(3)} WCU/event`,
     );
     console.log(
+      `    largest items: file ${largest.file} B, partition ${largest.partition} B (1 write unit per started KB; priced at 1)${largest.file > 1024 || largest.partition > 1024 ? ' — OVER 1 KB: the priced units are too low' : ''}`,
+    );
+    console.log(
       `    by command: ${[...counts.byCommand].map(([k, v]) => `${k.replace('Command', '')} ${v}`).join(', ')}`,
     );
     console.log(`  core CPU (parse, resolve, plan, decide; no I/O): ${cpuUsPerEvent.toFixed(1)} µs/event`);
     console.log(`  handler wall per event (incl. local I/O): ${lambdaMsPerEvent.toFixed(3)} ms`);
     console.log(`  cost per million events: $${totalCost.toFixed(3)}`);
     for (const [k, v] of Object.entries(cost)) console.log(`    ${k.padEnd(15)} $${v.toFixed(4)}`);
+    const split = {
+      dynamodb: cost.dynamoWrites + cost.dynamoReads,
+      sqs: cost.sqs,
+      lambda: cost.lambdaRequests + cost.lambdaDuration,
+    };
     console.log(
-      '  prices: Lambda arm64 $0.20/M req + $0.0000133334/GB-s at 512 MB; SQS $0.40/M req; DynamoDB on-demand $0.625/M WRU, $0.125/M RRU (us-east-1)',
+      `  split: DynamoDB $${split.dynamodb.toFixed(3)} (${wcuPerEvent.toFixed(3)} WRU/event), SQS $${split.sqs.toFixed(3)}, Lambda $${split.lambda.toFixed(3)} per million events`,
+    );
+    console.log(
+      `  prices: Lambda arm64 $0.20/M req + $0.0000133334/GB-s at ${configured.memoryMb} MB; SQS $0.40/M req (receive and delete 10 messages per request); DynamoDB on-demand $0.625/M WRU, $0.125/M RRU (us-east-1)`,
     );
     client.destroy();
   } finally {

@@ -43,7 +43,7 @@ describe('profiler wiring', () => {
   it('consumes the queue in batches with ReportBatchItemFailures', () => {
     // Prepare / Act / Assess
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      BatchSize: 100,
+      BatchSize: 500,
       MaximumBatchingWindowInSeconds: 5,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('ProfilerEvents'), 'Arn'] },

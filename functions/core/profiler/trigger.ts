@@ -315,13 +315,14 @@ async function profilePartition(
   now: number,
 ): Promise<PartitionResult> {
   const first = group[0] as ResolvedEvent;
-  const applied = await deps.stats.applyEvents(group);
   const times = group.map((e) => e.eventTime);
-  const snapshot = await deps.stats.touch(first.ref, {
+  // One step, so the store writes the partition once for the batch (counters and write times together).
+  const applied = await deps.stats.applyBatch(first.ref, group, {
     lastWriteAt: Math.max(...times),
     firstWriteAt: Math.min(...times),
     ...(first.partitionDate === undefined ? {} : { partitionDate: first.partitionDate }),
   });
+  const snapshot = applied.snapshot;
   const outcome = await evaluatePartition(deps, snapshot, now);
   return { ok: true, outcome, applied: applied.applied, stale: applied.stale };
 }
