@@ -12,6 +12,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { failureContext } from '../../functions/cli/errors.js';
 import { buildProgram, type CliIo, run } from '../../functions/cli/index.js';
 import type { LambdaPort } from '../../functions/cli/reconcile-run.js';
 import {
@@ -191,6 +192,21 @@ describe('--stack fills --state-table', () => {
     // Assess
     expect(error).toBeInstanceOf(StackNotFoundError);
     expect((error as Error).message).toContain('stack Typo does not exist in eu-west-1');
+  });
+
+  it("an error's context never names LAKE_COMPACTOR_TABLE's table when --stack chose the table instead", () => {
+    // Prepare
+    const env = { LAKE_COMPACTOR_TABLE: 'FromEnv' };
+
+    // Act
+    const withStack = failureContext(['status', '--stack', STACK], env);
+    const withBoth = failureContext(['status', '--stack', STACK, '--state-table', 'Mine'], env);
+    const withNeither = failureContext(['status'], env);
+
+    // Assess
+    expect(withStack.stateTable).toBeUndefined();
+    expect(withBoth.stateTable).toBe('Mine');
+    expect(withNeither.stateTable).toBe('FromEnv');
   });
 
   it('through the CLI, a missing output exits 1 with the message', async () => {
