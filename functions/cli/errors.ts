@@ -15,7 +15,7 @@ export const DEBUG_VARIABLE = 'LAKE_COMPACTOR_DEBUG';
 export interface FailureContext {
   /** `s3://` locations among the arguments. */
   readonly locations: readonly string[];
-  /** `--state-table`, else env LAKE_COMPACTOR_TABLE. */
+  /** `--state-table`, else env LAKE_COMPACTOR_TABLE unless `--stack` names the table instead. */
   readonly stateTable?: string;
 }
 
@@ -97,7 +97,9 @@ export function failureContext(argv: readonly string[], env: Env): FailureContex
     if (arg === '--state-table') stateTable = argv[i + 1];
     else if (arg.startsWith('--state-table=')) stateTable = arg.slice('--state-table='.length);
   }
-  stateTable ||= env.LAKE_COMPACTOR_TABLE || undefined;
+  // `--stack` outranks the environment: its table is resolved later, so the environment's would be the wrong name.
+  const stack = argv.some((arg) => arg === '--stack' || arg.startsWith('--stack='));
+  if (!stack) stateTable ||= env.LAKE_COMPACTOR_TABLE || undefined;
   return {
     locations: argv.filter((a) => /^s3a?:\/\//i.test(a)),
     ...(stateTable === undefined ? {} : { stateTable }),

@@ -10,6 +10,7 @@ import { formatOption, positiveInteger } from './args.js';
 import type * as Impl from './history-run.js';
 import type { HistoryIo, HistoryOptions } from './history-run.js';
 import { historyFormats, runTableHistory } from './history-table.js';
+import { addStackOption, type StackIo } from './stack-outputs.js';
 
 export type { HistoryIo, HistoryOptions, HistoryRow } from './history-run.js';
 
@@ -18,10 +19,10 @@ export const runHistory: typeof Impl.runHistory = async (...args) =>
   (await import('./history-run.js')).runHistory(...args);
 
 /** Adds `history` to the CLI program: a deployment's runs from its state table, or a table's own from its log. */
-export function registerHistoryCommand(program: Command, io: HistoryIo): void {
+export function registerHistoryCommand(program: Command, io: HistoryIo & StackIo): void {
   // The formats whose tables record our runs (TableFormat.history), as the help names them.
   const keeping = historyFormats();
-  program
+  const command = program
     .command('history')
     .description(
       `Show compaction runs newest first: recorded in the state table, or (with <uri> ${keeping.map((f) => `--format ${f.name}`).join(' or ')}) in the table’s log`,
@@ -30,7 +31,8 @@ export function registerHistoryCommand(program: Command, io: HistoryIo): void {
       '[uri]',
       `${keeping.map((f) => f.history.tableLabel).join(' or ')} (s3://bucket/prefix or a local folder): read its runs from its log`,
     )
-    .option('--state-table <name>', 'DynamoDB state table (default: env LAKE_COMPACTOR_TABLE)')
+    .option('--state-table <name>', 'DynamoDB state table (default: env LAKE_COMPACTOR_TABLE)');
+  addStackOption(command, io, ['stateTable'])
     .option('--table <name>', 'only this table (default: every table in env TABLES)')
     .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (needs --table)')
     .option('--limit <n>', 'most runs to show', positiveInteger, 20)

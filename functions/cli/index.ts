@@ -22,8 +22,11 @@ import type * as Impl from './plan-run.js';
 import type { ProfileRow } from './plan-run.js';
 import { addPlanningOptions, type PlanningFlags } from './planning-options.js';
 import { registerQuarantineCommand } from './quarantine.js';
+import { registerReconcileCommand } from './reconcile.js';
+import type { LambdaPort } from './reconcile-run.js';
 import { registerReportCommand } from './report.js';
 import { registerSettleCommand } from './settle.js';
+import type { CloudFormationPort } from './stack-outputs.js';
 import { registerStatusCommand } from './status.js';
 import { renderTable } from './table.js';
 import { registerTierCommand } from './tier.js';
@@ -37,6 +40,17 @@ export interface CliIo {
   readonly err: (text: string) => void;
   readonly clock: Clock;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * The AWS clients a command would otherwise make from `env`, for the services no local server stands in for:
+   * tests inject recorded fakes (CloudFormation for `--stack`, Lambda for `reconcile`).
+   */
+  readonly aws?: CliAwsClients;
+}
+
+/** Injectable AWS clients of the CLI (see {@link CliIo.aws}). */
+export interface CliAwsClients {
+  readonly cloudFormation?: CloudFormationPort;
+  readonly lambda?: LambdaPort;
 }
 
 const processIo: CliIo = {
@@ -219,6 +233,7 @@ export function buildProgram(io: CliIo): Command {
   registerHistoryCommand(program, io);
   registerReportCommand(program, io);
   registerQuarantineCommand(program, io);
+  registerReconcileCommand(program, io);
   registerVacuumCommand(program, io);
   registerTierCommand(program, io);
   return program;

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { workRootOption } from './args.js';
 import type * as Impl from './quarantine-run.js';
 import type { QuarantineIo, QuarantineOptions } from './quarantine-run.js';
+import { addStackOption, type StackIo } from './stack-outputs.js';
 
 export type { QuarantineIo, QuarantineOptions, QuarantineResult } from './quarantine-run.js';
 
@@ -14,8 +15,8 @@ export const runQuarantine: typeof Impl.runQuarantine = async (...args) =>
   (await import('./quarantine-run.js')).runQuarantine(...args);
 
 /** Adds `quarantine` to the CLI program. */
-export function registerQuarantineCommand(program: Command, io: QuarantineIo): void {
-  program
+export function registerQuarantineCommand(program: Command, io: QuarantineIo & StackIo): void {
+  const command = program
     .command('quarantine')
     .description('List the files a rewrite failed on (left out of later plans), or release them with --clear')
     .argument('<uri>', 'table location: s3://bucket/prefix or a local folder')
@@ -24,7 +25,8 @@ export function registerQuarantineCommand(program: Command, io: QuarantineIo): v
     .option(
       '--state-table <name>',
       "the deployed workflow's DynamoDB state table (default: env LAKE_COMPACTOR_TABLE; without one, the records `compact` keeps in the store)",
-    )
+    );
+  addStackOption(command, io, ['stateTable'])
     .option('--table <name>', 'table name the records are kept under (default: last segment of the URI)')
     .option('--json', 'print JSON')
     .addOption(workRootOption())

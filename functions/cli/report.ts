@@ -4,9 +4,9 @@
 
 import type { Command } from 'commander';
 import { positiveInteger, positiveNumber, workRootOption } from './args.js';
-
 import type * as Impl from './report-run.js';
 import type { ReportIo, ReportOptions } from './report-run.js';
+import { addStackOption, type StackIo } from './stack-outputs.js';
 
 export type { HistorySource, ReportIo, ReportOptions, ReportResult } from './report-run.js';
 
@@ -15,8 +15,8 @@ export const runReport: typeof Impl.runReport = async (...args) =>
   (await import('./report-run.js')).runReport(...args);
 
 /** Adds `report` to the CLI program. */
-export function registerReportCommand(program: Command, io: ReportIo): void {
-  program
+export function registerReportCommand(program: Command, io: ReportIo & StackIo): void {
+  const command = program
     .command('report')
     .description(
       'Write an HTML report: file-size histograms before/after, fragmentation over time, bytes and cost',
@@ -26,7 +26,8 @@ export function registerReportCommand(program: Command, io: ReportIo): void {
     .option(
       '--state-table <name>',
       'DynamoDB state table with the run history (default: env LAKE_COMPACTOR_TABLE)',
-    )
+    );
+  addStackOption(command, io, ['stateTable'])
     .option('--table <name>', 'table name the history is recorded under (default: last segment of the URI)')
     .option(
       '--target-mb <n>',

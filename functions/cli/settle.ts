@@ -9,9 +9,9 @@
 import type { Command } from 'commander';
 import { formatOption, workRootOption } from './args.js';
 import { addFormatOptions } from './format-options.js';
-
 import type * as Impl from './settle-run.js';
 import type { SettleCliOptions, SettleIo } from './settle-run.js';
+import { addStackOption, type StackIo } from './stack-outputs.js';
 
 export type { SettleCliOptions, SettledPartition, SettleIo } from './settle-run.js';
 
@@ -20,7 +20,7 @@ export const runSettle: typeof Impl.runSettle = async (...args) =>
   (await import('./settle-run.js')).runSettle(...args);
 
 /** Adds `settle` to the CLI program. */
-export function registerSettleCommand(program: Command, io: SettleIo): void {
+export function registerSettleCommand(program: Command, io: SettleIo & StackIo): void {
   const command = program
     .command('settle')
     .description('Finish or undo what an interrupted compact left (rolls each open group forward or back)')
@@ -30,9 +30,8 @@ export function registerSettleCommand(program: Command, io: SettleIo): void {
     .option(
       '--state-table <name>',
       "settle a deployment's partition (needs --partition): its workflow journal and lease in this DynamoDB table, as a console settle run",
-    )
-    .addOption(workRootOption())
-    .addOption(formatOption());
+    );
+  addStackOption(command, io, ['stateTable']).addOption(workRootOption()).addOption(formatOption());
   addFormatOptions(command)
     .addHelpText(
       'after',

@@ -3,6 +3,7 @@
 // table (index queries, no scan) and prints them by compaction priority with the last decision's reasons.
 
 import type { Command } from 'commander';
+import { addStackOption, type StackIo } from './stack-outputs.js';
 import type * as Impl from './status-run.js';
 import type { StatusIo, StatusOptions } from './status-run.js';
 
@@ -13,13 +14,14 @@ export const runStatus: typeof Impl.runStatus = async (...args) =>
   (await import('./status-run.js')).runStatus(...args);
 
 /** Adds `status` to the CLI program. */
-export function registerStatusCommand(program: Command, io: StatusIo): void {
-  program
+export function registerStatusCommand(program: Command, io: StatusIo & StackIo): void {
+  const command = program
     .command('status')
     .description('Show partitions by compaction priority with their trigger state and last decision')
     .option('--table <name>', 'only this table')
     .option('--due', 'only partitions the sweep would evaluate now')
-    .option('--state-table <name>', 'DynamoDB state table (default: env LAKE_COMPACTOR_TABLE)')
+    .option('--state-table <name>', 'DynamoDB state table (default: env LAKE_COMPACTOR_TABLE)');
+  addStackOption(command, io, ['stateTable'])
     .option('--config <file>', 'deployment config naming the tables (default: ./lake-compactor.config.json)')
     .option('--quarantined', 'also list each quarantined file (key, since, run, reason)')
     .option('--json', 'print JSON (each partition with its quarantined files)')

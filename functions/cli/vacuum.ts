@@ -15,6 +15,7 @@ import { MIN_RETENTION_HOURS } from '../core/maintenance/vacuum.js';
 import { formatOption, positiveNumber, workRootOption } from './args.js';
 import { addFormatCliOptions, addFormatOptions } from './format-options.js';
 import type { MaintenanceIo } from './maintenance-shared.js';
+import { addStackOption, type StackIo } from './stack-outputs.js';
 import { maintenanceClis, type VacuumCliOptions } from './vacuum-options.js';
 import type * as Impl from './vacuum-run.js';
 
@@ -26,7 +27,7 @@ export const runVacuum: typeof Impl.runVacuum = async (...args) =>
   (await import('./vacuum-run.js')).runVacuum(...args);
 
 /** Adds `vacuum` to the CLI program. */
-export function registerVacuumCommand(program: Command, io: MaintenanceIo): void {
+export function registerVacuumCommand(program: Command, io: MaintenanceIo & StackIo): void {
   const command = program
     .command('vacuum')
     .description('Delete what compaction left behind once it is past the retention (lists first)')
@@ -53,7 +54,8 @@ export function registerVacuumCommand(program: Command, io: MaintenanceIo): void
     .option(
       '--state-table <name>',
       'DynamoDB state table with the workflow journal (default: env LAKE_COMPACTOR_TABLE)',
-    )
+    );
+  addStackOption(command, io, ['stateTable'])
     .option(
       '--table <name>',
       "the table's name in the deployment's config (default: last segment of the URI)",

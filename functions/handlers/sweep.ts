@@ -37,6 +37,7 @@ import {
   type SweepReport,
   sweepTable,
 } from '../core/profiler/sweep.js';
+import { sweepInputSchema } from '../core/profiler/sweep-input.js';
 import type { TriggerDeps } from '../core/profiler/trigger.js';
 import { parseRunCaps } from '../core/run-caps.js';
 import type { TableConfig } from '../core/table-config.js';
@@ -69,12 +70,7 @@ export const sweepEnvSchema = profilerEnvSchema.extend({
     .default(15),
 });
 
-/** `{ "mode": "sweep" }` (the default, also for a bare scheduled event) or `{ "mode": "reconcile", "table"? }`. */
-export const sweepInputSchema = z.union([
-  z.object({ mode: z.literal('reconcile'), table: z.string().min(1).optional() }),
-  z.object({ mode: z.literal('sweep').optional(), table: z.string().min(1).optional() }).loose(),
-]);
-export type SweepInput = z.infer<typeof sweepInputSchema>;
+export { type SweepInput, sweepInputSchema } from '../core/profiler/sweep-input.js';
 
 export interface SweepDeps {
   readonly tables: readonly TableConfig[];

@@ -22,13 +22,24 @@ export function credentialsFromEnv(env: Env): StaticCredentials | undefined {
 
 /** A DynamoDB client honouring `AWS_ENDPOINT_URL_DYNAMODB` / `AWS_ENDPOINT_URL`, region and keys of `env`. */
 export function dynamoDbClientFromEnv(env: Env): DynamoDBClient {
-  const endpoint = env.AWS_ENDPOINT_URL_DYNAMODB || env.AWS_ENDPOINT_URL;
+  return new DynamoDBClient(clientConfigFromEnv(env, env.AWS_ENDPOINT_URL_DYNAMODB));
+}
+
+/**
+ * The settings of any SDK client from `env`: the service's own endpoint variable (`serviceEndpoint`, e.g.
+ * `AWS_ENDPOINT_URL_LAMBDA`), else `AWS_ENDPOINT_URL`; the region; static keys when both are set.
+ */
+export function clientConfigFromEnv(
+  env: Env,
+  serviceEndpoint: string | undefined,
+): { endpoint?: string; region?: string; credentials?: StaticCredentials } {
+  const endpoint = serviceEndpoint || env.AWS_ENDPOINT_URL;
   const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
   const credentials = credentialsFromEnv(env);
-  return new DynamoDBClient({
+  return {
     ...(endpoint ? { endpoint } : {}),
     // Local servers ignore the region, but the SDK refuses to sign without one.
     ...(region ? { region } : endpoint ? { region: 'us-east-1' } : {}),
     ...(credentials ? { credentials } : {}),
-  });
+  };
 }

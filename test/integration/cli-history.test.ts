@@ -1,5 +1,8 @@
 // `lake-compactor history` against DynamoDB Local with the deployed table's schema: runs recorded by the
-// workflow's lease adapter come back newest first, filtered by table and partition, cut at --limit.
+// workflow's lease adapter come back newest first, filtered by table and partition, cut at --limit. With --stack, the
+// state table is found through the stack's outputs: DescribeStacks is a FAKE answering from this synthesized
+// template's Outputs (no local CloudFormation exists; see test/support/fake-cloudformation.ts), its StateTableName
+// mapped to the table DynamoDB Local made from the same template.
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -17,6 +20,7 @@ import {
 } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
 import { captureIo } from '../support/cli-io.js';
+import { fakeCloudFormation, type TemplateWithOutputs } from '../support/fake-cloudformation.js';
 
 const BUCKET = 'lake';
 const T0 = Date.UTC(2026, 10, 1, 8, 0, 0);
@@ -25,6 +29,7 @@ const HOUR = 3_600_000;
 let dynamo: RunningDynamoDbLocal;
 let client: DynamoDBClient;
 let tableName: string;
+let template: TemplateWithOutputs;
 
 function capture() {
   return captureIo({
@@ -77,7 +82,9 @@ beforeAll(async () => {
   ];
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new LakeCompactorStack(app, 'HistoryTest', { compactor: { tables: configs } });
-  const model = new TemplateModel(Template.fromStack(stack).toJSON() as CfnTemplate);
+  const synthesized = Template.fromStack(stack).toJSON();
+  template = synthesized as TemplateWithOutputs;
+  const model = new TemplateModel(synthesized as CfnTemplate);
   dynamo = await starting;
   client = dynamo.client();
   tableName = [...(await createTablesFromTemplate(client, model)).values()][0] as string;
@@ -145,6 +152,26 @@ describe('lake-compactor history', () => {
     expect(run3).toContain('VerificationError: row count differs');
     expect(lines.find((l) => l.includes('run-2'))).toMatch(/compacted\s+SUCCEEDED\s+20 → 1\s+9000/);
     expect(io.stdout.join('\n')).toContain('3 runs');
+  });
+
+  it("--stack finds the state table through the stack's StateTableName output, over LAKE_COMPACTOR_TABLE", async () => {
+    // Prepare
+    const cloudFormation = fakeCloudFormation('HistoryTest', template, { StateTableName: tableName });
+    const base = capture();
+    const io = {
+      ...base,
+      env: { ...base.env, LAKE_COMPACTOR_TABLE: 'not-this-table' },
+      aws: { cloudFormation },
+    };
+
+    // Act
+    const code = await run(['history', '--stack', 'HistoryTest', '--table', 'events', '--json'], io);
+
+    // Assess
+    expect(code, io.stderr.join('\n')).toBe(0);
+    expect(cloudFormation.requests).toEqual(['HistoryTest']);
+    const runIds = (JSON.parse(io.stdout.join('\n')) as { runId: string }[]).map((r) => r.runId);
+    expect(runIds).toEqual(['run-3', 'run-2', 'run-1']);
   });
 
   it('exits 2 (a usage error, like a missing required option) and says how to name the state table when none is given', async () => {

@@ -1,0 +1,11 @@
+// What the sweep Lambda accepts as its event, in a module of its own: the handler validates its input with it, and
+// the CLI's `reconcile` validates the payload it sends with the same schema, without loading the handler (its
+// SDK clients, Powertools and Parquet engine) to do so.
+import { z } from 'zod';
+
+/** `{ "mode": "sweep" }` (the default, also for a bare scheduled event) or `{ "mode": "reconcile", "table"? }`. */
+export const sweepInputSchema = z.union([
+  z.object({ mode: z.literal('reconcile'), table: z.string().min(1).optional() }),
+  z.object({ mode: z.literal('sweep').optional(), table: z.string().min(1).optional() }).loose(),
+]);
+export type SweepInput = z.infer<typeof sweepInputSchema>;
