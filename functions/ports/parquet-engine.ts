@@ -166,6 +166,22 @@ export interface RewriteOptions {
    * pass over the outputs, one output per input.
    */
   readonly outputRows?: readonly number[];
+  /**
+   * Columns whose value in every output row is set by the rewrite instead of copied from the input row — a table
+   * format that records each row's own file in a column (Hudi's `_hoodie_file_name`) needs the output's name
+   * there, not the input's. The fingerprint leaves these columns out of its row digests and records the rule, and
+   * verify checks every output value equals what the rule gives for that output; every other column is compared
+   * as without it. Each must be a top-level string column. Rows keep input order: not with `sort`; stitching is
+   * off (a copied row group would keep the input's values) and outputs are encoded on this thread.
+   */
+  readonly derivedColumns?: readonly DerivedColumn[];
+  /**
+   * Footer key-value entries computed from each output's own rows (a table format's index over them: Hudi's
+   * bloom filter and min/max record keys), written into the footer once the output's last row is encoded. The
+   * format-specific computation comes from the caller; the engine only feeds it the column's values. The other
+   * entries are the first input's, as without it. Same restrictions as `derivedColumns`.
+   */
+  readonly outputFooterEntries?: OutputFooterEntries;
   /** Fail a write that makes no progress for this long. @default 120 s */
   readonly stallTimeoutMs?: number;
   /**
@@ -174,6 +190,45 @@ export interface RewriteOptions {
    */
   readonly workers?: number;
   readonly signal?: AbortSignal;
+}
+
+/**
+ * What a derived column's value is, in every row of an output. A closed list, not a function: verify recomputes
+ * the value from the output alone (its key), so the rule must be one it knows. `output-file-name`: the output's
+ * own file name, the last segment of its key (a table format naming each row's file in a column, as Hudi's
+ * `_hoodie_file_name` does).
+ */
+export const DERIVED_COLUMN_VALUES = ['output-file-name'] as const;
+export type DerivedColumnValue = (typeof DERIVED_COLUMN_VALUES)[number];
+
+/** A top-level string column the rewrite sets rather than copies (see {@link RewriteOptions.derivedColumns}). */
+export interface DerivedColumn {
+  readonly column: string;
+  readonly value: DerivedColumnValue;
+}
+
+/** Collects one output's rows for {@link OutputFooterEntries}: fed each row's value in order, then finished once. */
+export interface OutputFooterAccumulator {
+  /** The next row's value of the column the hook reads (null for a null value). */
+  add(value: string | null): void;
+  /** The entries to write, once every row of the output was added; only keys the hook owns. */
+  finish(): Readonly<Record<string, string>>;
+}
+
+/**
+ * Footer key-value entries computed from each output's own rows (see {@link RewriteOptions.outputFooterEntries}).
+ */
+export interface OutputFooterEntries {
+  /**
+   * The keys the hook owns. The inputs' values for them are dropped (they describe the inputs' rows, not the
+   * output's), inputs that differ only in them may share outputs, and the fingerprint's schema identity leaves
+   * them out on both sides, since verify cannot recompute them.
+   */
+  readonly keys: readonly string[];
+  /** Top-level string column whose values, in output row order, the hook reads. */
+  readonly column: string;
+  /** A fresh accumulator for the output stored at `outputKey`. */
+  readonly begin: (outputKey: string) => OutputFooterAccumulator;
 }
 
 /** One output as it was stored. */

@@ -107,8 +107,31 @@ export interface RewriteFingerprint {
   result(schemaKeys: Iterable<string>): GroupFingerprint;
 }
 
-export function rewriteFingerprint(kind: FingerprintKind): RewriteFingerprint {
-  return kind === 'multiset-v1' ? multisetFingerprint() : orderedFingerprint();
+/**
+ * @param derivedColumns Columns the rewrite sets per output (`RewriteOptions.derivedColumns`): left out of the
+ *   ordered digests and null counts, as verify leaves them out of the outputs'. Only with the ordered kind (the
+ *   rewrite refuses them with a sort).
+ */
+export function rewriteFingerprint(
+  kind: FingerprintKind,
+  derivedColumns: readonly string[] = [],
+): RewriteFingerprint {
+  if (kind === 'multiset-v1') {
+    if (derivedColumns.length > 0) throw new Error('derived columns in a multiset fingerprint');
+    return multisetFingerprint();
+  }
+  return orderedFingerprint(derivedColumns);
+}
+
+/** `sink` seeing every column but `derivedColumns` (by top-level name). */
+export function withoutColumns(sink: ColumnSink, derivedColumns: readonly string[]): ColumnSink {
+  if (derivedColumns.length === 0) return sink;
+  return (columns, offset, n) =>
+    sink(
+      columns.filter((c) => !derivedColumns.includes(c.name)),
+      offset,
+      n,
+    );
 }
 
 function multisetFingerprint(): RewriteFingerprint {
@@ -134,12 +157,12 @@ function multisetFingerprint(): RewriteFingerprint {
   };
 }
 
-function orderedFingerprint(): RewriteFingerprint {
+function orderedFingerprint(derivedColumns: readonly string[]): RewriteFingerprint {
   const segments = new OrderedSegments();
   /** Stitched outputs, each with the number of digest segments before it (its place in output order). */
   const stitched: { readonly after: number; readonly segment: StitchedSegment }[] = [];
   let rows = 0;
-  const sink: ColumnSink = (columns, offset, n) => segments.add(columns, offset, n);
+  const sink = withoutColumns((columns, offset, n) => segments.add(columns, offset, n), derivedColumns);
   const all = (): (OrderedSegment | StitchedSegment)[] => {
     segments.endRun();
     const out: (OrderedSegment | StitchedSegment)[] = [];

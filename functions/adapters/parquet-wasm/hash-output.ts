@@ -5,6 +5,7 @@
 
 import {
   type ArrowColumn,
+  columnsOfBatch,
   type FingerprintKind,
   MultisetHash,
   OrderedDigest,
@@ -15,6 +16,8 @@ import {
   hashWasmBatch,
   hashWasmBatchIpc,
   type OutputFingerprint,
+  wasmBatchToTable,
+  withoutColumns,
 } from './batch-hash.js';
 import { decodeError, pw } from './wasm.js';
 
@@ -23,6 +26,15 @@ import { decodeError, pw } from './wasm.js';
  * and its rows counted, nothing hashed: for stitched outputs, whose values verify proves from bytes.
  */
 export type OutputHashKind = FingerprintKind | 'rows-only';
+
+/**
+ * A column the rewrite set per output (`RewriteOptions.derivedColumns`) and the value every row of this output must
+ * hold: checked row by row, and left out of the digest (the fingerprint of the inputs left it out too).
+ */
+export interface ExpectedDerivedColumn {
+  readonly column: string;
+  readonly value: string;
+}
 
 /** Reads bytes [start, end) of an object. */
 export type RangeReader = (start: number, end: number) => Promise<Uint8Array>;
@@ -87,9 +99,21 @@ export async function hashParquetObject(
     readonly path?: BatchPath;
     /** The object's last bytes, when the caller has them (verify reads the footer first): served from here. */
     readonly tail?: Uint8Array;
+    /** Derived columns to check and leave out (ordered kind only): their batches go through Arrow IPC. */
+    readonly derived?: readonly ExpectedDerivedColumn[];
   } = {},
-): Promise<{ readonly rows: number; readonly fingerprint: OutputFingerprint }> {
+): Promise<{
+  readonly rows: number;
+  readonly fingerprint: OutputFingerprint;
+  /** What the derived columns' check found (a count and the first wrong value per column); empty when all hold. */
+  readonly problems: readonly string[];
+}> {
   const { path = 'ffi', tail } = options;
+  const derived = options.derived ?? [];
+  if (derived.length > 0 && kind === 'multiset-v1') {
+    throw new Error('derived columns are checked only with an ordered fingerprint');
+  }
+  const wrong = new Map<string, { count: number; first: unknown }>();
   const tailStart = size - (tail?.length ?? 0);
   const multiset = kind === 'multiset-v1' ? new MultisetHash() : undefined;
   const ordered = kind === 'ordered-columns-v1' ? new OrderedDigest() : undefined;
@@ -106,8 +130,27 @@ export async function hashParquetObject(
       return new Uint8Array(0);
     }
   };
-  const sink = (columns: readonly ArrowColumn[], offset: number, n: number) =>
-    ordered?.add(columns, offset, n);
+  const sink = withoutColumns(
+    (columns: readonly ArrowColumn[], offset: number, n: number) => ordered?.add(columns, offset, n),
+    derived.map((d) => d.column),
+  );
+  /** Derived columns checked value by value through arrow-js (a second reader), the rest hashed from the same batch. */
+  const checkDerived = (batch: pw.RecordBatch) => {
+    if (batch.numRows === 0) return;
+    for (const b of wasmBatchToTable(batch).batches) {
+      for (const d of derived) {
+        const column = b.getChild(d.column);
+        for (let r = 0; r < b.numRows; r++) {
+          const v = column === null ? undefined : (column.get(r) as unknown);
+          if (v === d.value) continue;
+          const seen = wrong.get(d.column);
+          if (seen === undefined) wrong.set(d.column, { count: 1, first: v });
+          else seen.count++;
+        }
+      }
+      sink(columnsOfBatch(b), 0, b.numRows);
+    }
+  };
   let rows = 0;
   try {
     const file = await pw.ParquetFile.fromFile(rangeBlob(guarded, 0, size));
@@ -117,6 +160,7 @@ export async function hashParquetObject(
         try {
           rows += batch.numRows;
           if (multiset !== undefined) (path === 'ffi' ? hashWasmBatch : hashWasmBatchIpc)(multiset, batch);
+          else if (ordered !== undefined && derived.length > 0) checkDerived(batch);
           else if (ordered !== undefined)
             (path === 'ffi' ? columnsOfWasmBatch : columnsOfWasmBatchIpc)(batch, sink);
         } finally {
@@ -141,5 +185,13 @@ export async function hashParquetObject(
       : ordered !== undefined
         ? { kind: 'ordered-columns-v1', segment: ordered.finish() }
         : { kind: 'rows-only', rows };
-  return { rows, fingerprint };
+  const problems = derived.flatMap((d) => {
+    const w = wrong.get(d.column);
+    return w === undefined
+      ? []
+      : [
+          `${w.count} row(s) of derived column ${d.column} differ from ${JSON.stringify(d.value)} (first: ${JSON.stringify(w.first ?? null)})`,
+        ];
+  });
+  return { rows, fingerprint, problems };
 }

@@ -3,9 +3,19 @@
 
 import { CorruptInputError, RewriteStalledError, VerificationError } from '../../core/errors.js';
 import { parseFooter } from '../../core/parquet/footer.js';
+import { withFooterEntries } from '../../core/parquet/footer-entries.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { WrittenOutput } from '../../ports/parquet-engine.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
+
+/**
+ * Footer entries set once the output's rows are all encoded (`RewriteOptions.outputFooterEntries`): `entries` is
+ * asked when the encoder has produced its last bytes, whose footer then gets them (`drop` removed first).
+ */
+export interface FinalFooterEntries {
+  readonly entries: () => Readonly<Record<string, string>>;
+  readonly drop: readonly string[];
+}
 
 /** Bytes of the output's end kept in memory to read back its footer (row count check). */
 const TAIL_KEEP_BYTES = 4 * 1024 * 1024;
@@ -52,6 +62,7 @@ export class OutputWriter {
     readonly key: string,
     settings: WriterSettings,
     private readonly stallMs: number,
+    private readonly finalFooter?: FinalFooterEntries,
   ) {
     const input = new ReadableStream<pw.RecordBatch>(
       {
@@ -135,6 +146,15 @@ export class OutputWriter {
     let ended = false;
     let wake: (() => void) | undefined;
     let space: (() => void) | undefined;
+    const emit = (chunk: Uint8Array) => {
+      this.bytesOut += chunk.length;
+      this.keepTail(chunk);
+      ready.push(chunk);
+      wake?.();
+    };
+    // With footer entries to set, the last chunk (which ends with the footer) is held back until the encoder
+    // is done, then emitted with its footer rewritten: the bytes before the footer never change.
+    let held: Uint8Array | undefined;
     const pump = (async () => {
       for (;;) {
         while (ready.length >= READ_AHEAD_CHUNKS) {
@@ -142,12 +162,15 @@ export class OutputWriter {
         }
         const next = await this.orFailure(reader.read());
         if (next.done) break;
-        const chunk = next.value;
         this.tick();
-        this.bytesOut += chunk.length;
-        this.keepTail(chunk);
-        ready.push(chunk);
-        wake?.();
+        if (this.finalFooter === undefined) emit(next.value);
+        else {
+          if (held !== undefined) emit(held);
+          held = next.value;
+        }
+      }
+      if (held !== undefined && this.finalFooter !== undefined) {
+        emit(withFooterEntries(held, this.finalFooter.entries(), this.finalFooter.drop));
       }
       ended = true;
       wake?.();

@@ -14,7 +14,7 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import type { WrittenOutput } from '../../ports/parquet-engine.js';
 import type { OutputFingerprint } from './batch-hash.js';
 import { OrderedFetcher } from './fetch.js';
-import type { OutputHashKind } from './hash-output.js';
+import type { ExpectedDerivedColumn, OutputHashKind } from './hash-output.js';
 import { type CheckedInput, checkDecodedSizeOf } from './preflight.js';
 import type { WriterSettings } from './wasm.js';
 import type { FromWorker, ToWorker } from './worker.js';
@@ -271,6 +271,8 @@ export async function runTasks(tasks: readonly OutputTask[], ctx: ParallelContex
 export interface HashedOutput {
   readonly rows: number;
   readonly fingerprint: OutputFingerprint;
+  /** What the derived columns' check found (see `hashParquetObject`); empty when every value held. */
+  readonly problems: readonly string[];
 }
 
 /** Hashes one stored output on a worker thread; the calling thread serves the byte ranges it asks for. */
@@ -280,6 +282,7 @@ export type OutputHasher = (
   output: { readonly key: string; readonly size: number; readonly tail?: Uint8Array },
   batchRows: number,
   kind: OutputHashKind,
+  derived?: readonly ExpectedDerivedColumn[],
 ) => Promise<HashedOutput>;
 
 /** Up to `n` engine workers hashing outputs, one output each at a time; `close` terminates them. */
@@ -306,7 +309,7 @@ function hasherOn(worker: Worker): WorkerHasher {
   worker.once('exit', onExit);
   let busy = false;
   let failed = false;
-  const hash: OutputHasher = (store, output, batchRows, kind) =>
+  const hash: OutputHasher = (store, output, batchRows, kind, derived) =>
     new Promise<HashedOutput>((resolve, reject) => {
       if (dead !== undefined) {
         failed = true;
@@ -339,7 +342,7 @@ function hasherOn(worker: Worker): WorkerHasher {
           );
         } else if (m.type === 'hashed') {
           finish(true);
-          resolve({ rows: m.rows, fingerprint: m.fingerprint });
+          resolve({ rows: m.rows, fingerprint: m.fingerprint, problems: m.problems });
         } else if (m.type === 'error') {
           finish(false);
           reject(storeFailure ?? revive(m));
@@ -367,6 +370,7 @@ function hasherOn(worker: Worker): WorkerHasher {
         batchRows,
         kind,
         ...(output.tail !== undefined && { tail: output.tail }),
+        ...(derived !== undefined && derived.length > 0 && { derived }),
       };
       worker.postMessage(start);
     });
@@ -387,7 +391,7 @@ export function workerHashers(n: number): HasherPool {
   const taken: { readonly worker: Worker; readonly hasher: WorkerHasher }[] = [];
   const idle: WorkerHasher[] = [];
   return {
-    hash: async (store, output, batchRows, kind) => {
+    hash: async (store, output, batchRows, kind, derived) => {
       let hasher = idle.pop();
       if (hasher === undefined) {
         if (taken.length >= n) throw new Error(`workerHashers: more than ${n} outputs at once`);
@@ -396,7 +400,7 @@ export function workerHashers(n: number): HasherPool {
         taken.push({ worker, hasher });
       }
       try {
-        return await hasher.hash(store, output, batchRows, kind);
+        return await hasher.hash(store, output, batchRows, kind, derived);
       } finally {
         idle.push(hasher);
       }

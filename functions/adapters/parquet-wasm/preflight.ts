@@ -116,6 +116,11 @@ export interface PreflightOptions {
   readonly schemaFidelity?: SchemaFidelity;
   readonly settings: Omit<WriterSettings, 'keyValueMetadata'>;
   readonly signal?: AbortSignal;
+  /**
+   * Footer keys the rewrite computes per output (`RewriteOptions.outputFooterEntries`): dropped from each input's
+   * metadata as read, so they neither keep inputs apart nor reach an output, and no schema key counts them.
+   */
+  readonly ownedFooterKeys?: readonly string[];
 }
 
 export interface PreflightResult {
@@ -137,6 +142,23 @@ async function footerWithTail(
   const { size, tail } = await readFooterBytes(store, file.key, file.size);
   const { footer, metadata } = parseFooterWithMetadata(file.key, size, tail);
   return { footer, meta: metadata, tail };
+}
+
+/** An input's footer and metadata without the entries the rewrite computes per output (see `ownedFooterKeys`). */
+function withoutOwnedKeys<T extends { footer: ParquetFooter; meta: FileMetaData }>(
+  read: T,
+  owned: readonly string[] | undefined,
+): T {
+  if (owned === undefined || owned.length === 0) return read;
+  const keyValueMetadata = Object.fromEntries(
+    Object.entries(read.footer.keyValueMetadata).filter(([k]) => !owned.includes(k)),
+  );
+  const kv = read.meta.key_value_metadata?.filter((e) => !owned.includes(e.key));
+  return {
+    ...read,
+    footer: { ...read.footer, keyValueMetadata },
+    meta: { ...read.meta, ...(kv !== undefined && { key_value_metadata: kv }) },
+  };
 }
 
 function rawMetadata(key: string, tail: Uint8Array): FileMetaData {
@@ -425,7 +447,10 @@ export async function preflight(
     files.map((file) =>
       limit(async () => {
         options.signal?.throwIfAborted();
-        const { footer, meta, tail } = await footerWithTail(store, file);
+        const { footer, meta, tail } = withoutOwnedKeys(
+          await footerWithTail(store, file),
+          options.ownedFooterKeys,
+        );
         bytesRead += tail.length;
         const checked = checkOne(file, footer, meta, options.int96);
         const whole = tail.length === file.size ? tail : undefined;

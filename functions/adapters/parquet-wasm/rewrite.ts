@@ -2,6 +2,7 @@
 // in input order, schemas never mixed, memory bounded by the configured budgets — never by the group's size.
 
 import { CorruptInputError, MemoryBudgetExceededError } from '../../core/errors.js';
+import type { DerivedRecord } from '../../core/fingerprint/fingerprint.js';
 import { locateRows, type RowSource } from '../../core/parquet/provenance.js';
 import type { RewriteGroup, RewriteIo, RewriteOptions, RewriteResult } from '../../ports/parquet-engine.js';
 import { rewriteFingerprint } from './batch-hash.js';
@@ -10,7 +11,7 @@ import { type PreflightResult, preflight } from './preflight.js';
 import { InputReader } from './read.js';
 import { OutputSequence } from './roll-over.js';
 import { planRuns, type Run } from './runs.js';
-import { type RewriteSettings, settingsOf } from './settings.js';
+import { computesPerOutput, type RewriteSettings, settingsOf } from './settings.js';
 import { type BatchKeys, sortedSlices, sortKeysOf, zOrderSlices } from './sort.js';
 import { composesInStore, planStitching, type StitchPlan, withoutStitched, writeStitched } from './stitch.js';
 import type { pw } from './wasm.js';
@@ -48,6 +49,7 @@ export async function rewriteGroup(
     int96: settings.int96,
     schemaFidelity: settings.schemaFidelity,
     settings: { codec: settings.codec, rowGroupRows: settings.rowGroupRows },
+    ...(settings.outputFooterEntries !== undefined && { ownedFooterKeys: settings.outputFooterEntries.keys }),
     ...(settings.signal !== undefined && { signal: settings.signal }),
   });
   // Inputs with large row groups in the target's form are copied, not re-encoded: the stages below see the rest.
@@ -64,9 +66,16 @@ export async function rewriteGroup(
   ];
   // Rows keep their order unless sorted: then each output's rows in order are what is fingerprinted
   // (cheaper, and it sees rows moved); a sort keeps only the multiset.
-  const fingerprint = rewriteFingerprint(settings.sort === undefined ? 'ordered-columns-v1' : 'multiset-v1');
+  const derived = derivedRecordOf(settings);
+  const fingerprint = rewriteFingerprint(
+    settings.sort === undefined ? 'ordered-columns-v1' : 'multiset-v1',
+    derived?.columns.map((d) => d.column),
+  );
   const reader = new InputReader(io.source, readHere, pre.cache, settings, fingerprint);
-  const outputs = new OutputSequence(io.target, options.outputKey, settings.stallMs);
+  const outputs = new OutputSequence(io.target, options.outputKey, settings.stallMs, {
+    derivedColumns: settings.derivedColumns,
+    footerEntries: settings.outputFooterEntries,
+  });
   let stitchedRead = 0;
   try {
     for (const run of runs) {
@@ -91,7 +100,17 @@ export async function rewriteGroup(
     outputs,
     sources,
     outputSchemaKeys(runs, stitch),
+    derived,
   );
+}
+
+/** What the fingerprint records of the values the rewrite sets per output (see `DerivedRecord`), or undefined. */
+function derivedRecordOf(settings: RewriteSettings): DerivedRecord | undefined {
+  if (!computesPerOutput(settings)) return undefined;
+  return {
+    columns: settings.derivedColumns.map((d) => ({ column: d.column, value: d.value })),
+    footerKeys: [...(settings.outputFooterEntries?.keys ?? [])],
+  };
 }
 
 /**
@@ -126,7 +145,13 @@ function outputSchemaKeys(runs: readonly Run[], stitch: StitchPlan): string[] {
 
 /** Whether a run's outputs are encoded on worker threads: only with several outputs (one output is encoded by one thread either way, and a worker would only add copies), never sorted. */
 function onWorkers(run: Run, settings: RewriteSettings): boolean {
-  return settings.workers > 1 && settings.sort === undefined && run.quotas.length > 1;
+  // Per-output values are set by the OutputSequence on this thread (the workers encode what they decode).
+  return (
+    !computesPerOutput(settings) &&
+    settings.workers > 1 &&
+    settings.sort === undefined &&
+    run.quotas.length > 1
+  );
 }
 
 /** The run's inputs streamed through in input order, each batch handed to the writer as decoded. */
@@ -242,10 +267,12 @@ async function finish(
   outputs: OutputSequence,
   sources: readonly RowSource[][] | undefined,
   schemaKeys: readonly string[],
+  derived: DerivedRecord | undefined,
 ): Promise<RewriteResult> {
   const perOutput = reader.fingerprint.outputRows();
   // Runs and stitched outputs hold only inputs with rows: an input whose every row is deleted wrote nothing.
-  const fingerprint = reader.fingerprint.result(schemaKeys);
+  const hashed = reader.fingerprint.result(schemaKeys);
+  const fingerprint = derived === undefined ? hashed : { ...hashed, derived };
   const written = outputs.outputs.map((o) => o.rows);
   const located = sources?.map((s) => s.reduce((n, r) => n + r.rows, 0));
   if (

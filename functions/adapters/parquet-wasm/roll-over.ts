@@ -3,8 +3,9 @@
 
 import { InvalidInputError } from '../../core/errors.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import type { WrittenOutput } from '../../ports/parquet-engine.js';
+import type { DerivedColumn, OutputFooterEntries, WrittenOutput } from '../../ports/parquet-engine.js';
 import { OutputWriter } from './output.js';
+import { PerOutput } from './per-output.js';
 import type { Run } from './runs.js';
 import type { pw } from './wasm.js';
 
@@ -22,6 +23,8 @@ export class OutputSequence {
    */
   readonly started: string[] = [];
   private current: OutputWriter | undefined;
+  /** The current output's derived values and footer accumulator, when the rewrite sets any. */
+  private perOutput: PerOutput | undefined;
   private run: Run | undefined;
   private quotaIndex = 0;
   private inCurrent = 0;
@@ -30,6 +33,10 @@ export class OutputSequence {
     private readonly target: ObjectStore,
     private readonly outputKey: (index: number) => string,
     private readonly stallMs: number,
+    private readonly computed: {
+      readonly derivedColumns: readonly DerivedColumn[];
+      readonly footerEntries: OutputFooterEntries | undefined;
+    } = { derivedColumns: [], footerEntries: undefined },
   ) {}
 
   /** Starts writing `run`: the next rows go into a new output, cut at the run's quotas. */
@@ -54,12 +61,16 @@ export class OutputSequence {
       // The writer takes ownership of what it is given: the whole batch, or a slice of it.
       handedOver = owned && offset === 0 && take === batch.numRows;
       const piece = handedOver ? batch : batch.slice(offset, take);
-      await this.current.write(piece, sourceKey);
+      await this.current.write(
+        this.perOutput === undefined ? piece : this.perOutput.apply(piece, sourceKey),
+        sourceKey,
+      );
       offset += take;
       this.inCurrent += take;
       if (this.inCurrent >= quota && this.quotaIndex < quotas.length - 1) {
         this.outputs.push(await this.current.close());
         this.current = undefined;
+        this.perOutput = undefined;
         this.quotaIndex++;
         this.inCurrent = 0;
       }
@@ -72,6 +83,7 @@ export class OutputSequence {
     if (this.current !== undefined) {
       this.outputs.push(await this.current.close());
       this.current = undefined;
+      this.perOutput = undefined;
     }
     this.run = undefined;
   }
@@ -108,6 +120,21 @@ export class OutputSequence {
       throw new InvalidInputError(`outputKey(${index}) returned ${key}, which is already used`);
     }
     this.started.push(key);
-    return new OutputWriter(this.target, key, (this.run as Run).settings, this.stallMs);
+    const { derivedColumns, footerEntries } = this.computed;
+    if (derivedColumns.length === 0 && footerEntries === undefined) {
+      return new OutputWriter(this.target, key, (this.run as Run).settings, this.stallMs);
+    }
+    const perOutput = new PerOutput(key, derivedColumns, footerEntries);
+    this.perOutput = perOutput;
+    const accumulator = perOutput.accumulator;
+    return new OutputWriter(
+      this.target,
+      key,
+      (this.run as Run).settings,
+      this.stallMs,
+      accumulator === undefined || footerEntries === undefined
+        ? undefined
+        : { entries: () => accumulator.finish(), drop: footerEntries.keys },
+    );
   }
 }

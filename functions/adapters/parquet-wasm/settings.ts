@@ -7,7 +7,9 @@ import {
   type Codec,
   DEFAULT_CODEC,
   DEFAULT_SCHEMA_FIDELITY,
+  type DerivedColumn,
   type Int96Mode,
+  type OutputFooterEntries,
   type RewriteGroup,
   type RewriteOptions,
   type SchemaFidelity,
@@ -40,6 +42,15 @@ export interface RewriteSettings {
   /** Exact rows per output (one run only); undefined: balanced. */
   readonly outputRows: readonly number[] | undefined;
   readonly signal: AbortSignal | undefined;
+  /** Columns set per output (see `RewriteOptions.derivedColumns`); empty: none. */
+  readonly derivedColumns: readonly DerivedColumn[];
+  /** Footer entries computed per output; undefined: none. */
+  readonly outputFooterEntries: OutputFooterEntries | undefined;
+}
+
+/** Whether outputs carry anything computed per output (a derived column or footer entries): no stitching, no workers. */
+export function computesPerOutput(settings: RewriteSettings): boolean {
+  return settings.derivedColumns.length > 0 || settings.outputFooterEntries !== undefined;
 }
 
 /**
@@ -74,6 +85,15 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     for (const rows of options.outputRows) positive('outputRows[]', rows);
     if (options.sort !== undefined) issues.push('outputRows cannot be combined with sort');
   }
+  const derived = options.derivedColumns ?? [];
+  if (new Set(derived.map((d) => d.column)).size !== derived.length)
+    issues.push('derivedColumns names a column twice');
+  const perOutput = derived.length > 0 || options.outputFooterEntries !== undefined;
+  if (perOutput && options.sort !== undefined) {
+    issues.push(
+      'derivedColumns and outputFooterEntries keep rows in input order: they cannot be combined with sort',
+    );
+  }
   if (issues.length > 0) throw new InvalidInputError(`Invalid rewrite of group ${group.groupId}`, issues);
   return {
     codec: options.codec ?? DEFAULT_CODEC,
@@ -103,7 +123,8 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     // A row group this large already reads well; 16 MiB is the re-encoded row groups' uncompressed bound.
     // Stitched outputs hold whole inputs: they could not be cut at the rows asked for.
     stitch:
-      options.stitch === false || options.outputRows !== undefined
+      // …nor could a copied row group carry an output's own derived values or feed its footer entries.
+      options.stitch === false || options.outputRows !== undefined || perOutput
         ? undefined
         : {
             minRowGroupBytes: options.stitch?.minRowGroupBytes ?? 16 * MiB,
@@ -113,5 +134,7 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     workers: options.workers ?? 1,
     signal: options.signal,
     outputRows: options.outputRows,
+    derivedColumns: derived,
+    outputFooterEntries: options.outputFooterEntries,
   };
 }

@@ -2,6 +2,7 @@
 // the fingerprint from those bytes alone, on engine workers — or, for a stitched output, proves from its bytes
 // and its sources' that it is the row groups it claims (stitched-proof.ts); core/verify decides the match.
 
+import { basename } from 'node:path';
 import pLimit from 'p-limit';
 import { CorruptInputError, VerificationError } from '../../core/errors.js';
 import {
@@ -82,6 +83,12 @@ export async function verifyOutputs(
   }
 }
 
+/** What a derived column holds in the output stored at `key` (the rule of `DERIVED_COLUMN_VALUES`). */
+function derivedValue(rule: 'output-file-name', key: string): string {
+  if (rule !== 'output-file-name') throw new VerificationError(`unknown derived column rule ${String(rule)}`);
+  return basename(key);
+}
+
 /** Reads each output's footer and hashes its rows on `pool`, `workers` outputs at a time; compares with `expected`. */
 async function compare(
   store: ObjectStore,
@@ -111,7 +118,7 @@ async function compare(
     // One read of the footer for both parsers, the worker's reader and a stitched output's proof.
     const { size, tail } = await footerRead;
     const { footer, metadata } = parseFooterWithMetadata(output.key, size, tail);
-    schemaKeys.push(schemaKeyOf(metadata));
+    schemaKeys.push(schemaKeyOf(metadata, expected.derived?.footerKeys));
     // The footer just read goes along: the worker's reader would otherwise fetch it again. Only the
     // footer: what lies before it (page indexes, data) is the worker's to fetch, as for any reader.
     const footerBytes = tail.subarray(tail.length - footer.metadataLength - 8);
@@ -121,7 +128,13 @@ async function compare(
       { key: output.key, size: output.size, tail: footerBytes },
       batchRows,
       stitched ? 'rows-only' : kind,
+      // Each derived value is recomputed from the output's own key, never taken from the fingerprint.
+      (expected.derived?.columns ?? []).map((d) => ({
+        column: d.column,
+        value: derivedValue(d.value, output.key),
+      })),
     );
+    for (const p of hashed.problems) problems.push(`${output.key}: ${p}`);
     const rows = hashed.rows;
     if (rows !== footer.rows) {
       problems.push(`${output.key}: footer says ${footer.rows} rows, ${rows} were read`);

@@ -11,7 +11,7 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import type { RowLineage } from '../../ports/parquet-engine.js';
 import { columnsOfWasmBatch, hashWasmBatch, type OutputFingerprint } from './batch-hash.js';
 import { keptPieces } from './deletes.js';
-import { hashParquetObject, type OutputHashKind } from './hash-output.js';
+import { type ExpectedDerivedColumn, hashParquetObject, type OutputHashKind } from './hash-output.js';
 import { convertBatch, readInt96 } from './int96.js';
 import { withRowLineage } from './lineage.js';
 import { OutputWriter } from './output.js';
@@ -54,6 +54,8 @@ export type ToWorker =
       readonly kind: OutputHashKind;
       /** The output's last bytes, already read by the main thread: reads within them are not sent. */
       readonly tail?: Uint8Array;
+      /** Derived columns to check and leave out of the digest (see `hashParquetObject`). */
+      readonly derived?: readonly ExpectedDerivedColumn[];
     }
   /** The bytes of a `read` (or why the store failed). */
   | { readonly type: 'range'; readonly id: number; readonly bytes?: Uint8Array; readonly error?: string };
@@ -74,6 +76,8 @@ export type FromWorker =
       readonly type: 'hashed';
       readonly rows: number;
       readonly fingerprint: OutputFingerprint;
+      /** What the derived columns' check found; empty when every value held. */
+      readonly problems: readonly string[];
     }
   | {
       readonly type: 'error';
@@ -130,9 +134,12 @@ async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<vo
       message.size,
       message.kind,
       message.batchRows,
-      message.tail === undefined ? {} : { tail: message.tail },
+      {
+        ...(message.tail !== undefined && { tail: message.tail }),
+        ...(message.derived !== undefined && { derived: message.derived }),
+      },
     );
-    post({ type: 'hashed', rows: hashed.rows, fingerprint: hashed.fingerprint });
+    post({ type: 'hashed', rows: hashed.rows, fingerprint: hashed.fingerprint, problems: hashed.problems });
     return;
   }
   if (message.type === 'start') {

@@ -32,6 +32,19 @@ interface FingerprintCommon {
   readonly schemaFingerprint: string;
   /** Top-level null count per column name, summed over the group. */
   readonly nullCounts: Readonly<Record<string, number>>;
+  /** What the rewrite set rather than copied: absent when nothing (see {@link DerivedRecord}). */
+  readonly derived?: DerivedRecord;
+}
+
+/**
+ * What a rewrite wrote that is not its inputs' (`RewriteOptions.derivedColumns`, `outputFooterEntries`), recorded
+ * so verify can tell it from a difference: derived columns are left out of the row digests and null counts on
+ * both sides and each output value is checked against its rule; the owned footer keys are left out of the schema
+ * identity on both sides. Absent, every column and entry is compared.
+ */
+export interface DerivedRecord {
+  readonly columns: readonly { readonly column: string; readonly value: 'output-file-name' }[];
+  readonly footerKeys: readonly string[];
 }
 
 export interface MultisetFingerprint extends FingerprintCommon {
@@ -90,6 +103,12 @@ export const groupFingerprintSchema = z.object({
   nullCounts: z.record(z.string(), z.number()),
   hash: z.string(),
   segments: z.array(segmentSchema).optional(),
+  derived: z
+    .strictObject({
+      columns: z.array(z.strictObject({ column: z.string(), value: z.literal('output-file-name') })),
+      footerKeys: z.array(z.string()),
+    })
+    .optional(),
 });
 
 /** The kind a recorded fingerprint says it is (a fingerprint without one predates kinds: a multiset hash). */
@@ -127,10 +146,16 @@ export function exactSchemaSignature(schema: readonly SchemaElement[]): unknown[
   });
 }
 
-/** One output schema's identity: the exact schema signature plus the key-value metadata (minus `ARROW:schema`). */
-export function schemaKeyOf(meta: Pick<FileMetaData, 'schema' | 'key_value_metadata'>): string {
+/**
+ * One output schema's identity: the exact schema signature plus the key-value metadata (minus `ARROW:schema`, and
+ * minus `ownedKeys`: entries a rewrite computes per output, see {@link DerivedRecord}).
+ */
+export function schemaKeyOf(
+  meta: Pick<FileMetaData, 'schema' | 'key_value_metadata'>,
+  ownedKeys: readonly string[] = [],
+): string {
   const kv = (meta.key_value_metadata ?? [])
-    .filter((k) => k.key !== 'ARROW:schema')
+    .filter((k) => k.key !== 'ARROW:schema' && !ownedKeys.includes(k.key))
     .map((k) => [k.key, k.value ?? ''])
     .sort(([a], [b]) => ((a as string) < (b as string) ? -1 : (a as string) > (b as string) ? 1 : 0));
   const unique = kv.filter((entry, i) => i === 0 || JSON.stringify(entry) !== JSON.stringify(kv[i - 1]));
