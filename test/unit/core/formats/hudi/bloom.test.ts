@@ -202,6 +202,26 @@ describe('DYNAMIC_V0 growth', () => {
     expect(only('key-33')).toContain(2);
   });
 
+  it("grows and sizes as Hudi's golden filter of 200 entries, fpp 1e-6, bounded at 1000, after 10000 keys", () => {
+    // Prepare: the first 36 bytes (48 Base64 characters) of apache/hudi
+    // hudi-common/src/test/resources/format/bloom-filter/hadoop/dynamic_200_000001_murmur_1000.bf.data (Apache-2.0),
+    // written after adding 10000 keys: version -1, 20 hashes, Murmur, 5752 bits, 200 keys a row, 9200 keys in the
+    // last row, 5 rows; then row 0's header. Those fields depend on the key count, not on the keys, so any 10000
+    // keys give them (the golden's keys file is 370 KB and is not vendored).
+    const golden = '/////wAAABQBAAAWeAAAAMgAACPwAAAABf////8AAAAUAQAA';
+    const filter = createBloomFilter({
+      typeCode: 'DYNAMIC_V0',
+      numEntries: 200,
+      fpp: 0.000001,
+      maxEntries: 1000,
+    });
+    // Act
+    for (let i = 0; i < 10000; i++) filter.add(`key-${i}`);
+    // Assess
+    expect(filter.serializeToString().slice(0, golden.length)).toBe(golden);
+    expect(filter.toBytes().length).toBe(25 + 5 * (13 + Math.ceil(5752 / 8)));
+  });
+
   it('round-trips a multi-row filter through its bytes', () => {
     // Prepare
     const filter = createBloomFilter({ typeCode: 'DYNAMIC_V0', numEntries: 50, fpp: 1e-6, maxEntries: 120 });
