@@ -35,8 +35,9 @@ export interface CompactDeps {
    */
   readonly quarantine?: Quarantine;
   /**
-   * The table's format, which reads the rows it deletes from an input (see `TableFormat.deletedRows`).
-   * @default the run's format (`run.format`)
+   * The table's format, bound to its settings: it reads the rows it deletes from an input (see
+   * `TableFormat.deletedRows`) and prepares a group before its rewrite (`TableFormat.prepareGroup`).
+   * @default the run's format (`run.format`), unbound
    */
   readonly format?: TableFormat;
 }
