@@ -62,6 +62,11 @@ async function pendingInstants(version: 6 | 8): Promise<string[]> {
   return names.filter((n) => /\.(requested|inflight)$/.test(n) && !completed.has(n.slice(0, 17))).sort();
 }
 
+/** Heartbeat files left under `.hoodie/.heartbeat/` (ours are removed when the instant completes or aborts). */
+async function heartbeats(): Promise<string[]> {
+  return readdir(join(dir, '.hoodie/.heartbeat')).catch(() => []);
+}
+
 /** A store that runs `before` ahead of each put (once it returns, the put goes on). */
 function interceptPut(inner: ObjectStore, before: (key: string) => Promise<void>): ObjectStore {
   const observed = observedStore(inner, {});

@@ -16,8 +16,8 @@
 //
 // T is in the journal from before its requested file exists, so a crash anywhere is finished or undone by a retry,
 // `settle` or the sweep: rollback before `published` aborts (and removes T's files), from `published` on rolls
-// forward. No heartbeat or markers are written yet: our instants live for one group's rewrite, and a Hudi writer
-// rolling one back removes only files named by markers — left for the next slice (see the report).
+// forward. The instant's heartbeat is written with its plan and removed with it; no markers are written yet (a Hudi
+// writer rolling our instant back would leave its outputs for the sweep's abort to remove).
 import type { Clock } from '../../../ports/clock.js';
 import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
@@ -38,6 +38,7 @@ import {
   clusteringRequestedContent,
   completedInstantFile,
   EMPTY_INFLIGHT_CONTENT,
+  heartbeatPath,
   type InstantTimeZone,
   instantTimeZoneFor,
   mintInstantTime,
@@ -420,6 +421,10 @@ export async function prepareHudiGroup(
     assertHeld('writing the clustering plan');
     await createOnce(deps.store, keys.requested, clusteringRequestedContent(g.tableVersion, plan));
     await createOnce(deps.store, keys.inflight, EMPTY_INFLIGHT_CONTENT);
+    // The instant's heartbeat (Hudi reads its modification time): Hudi's lazy failed-writes cleaner treats a pending
+    // instant without one as failed. Written once, not refreshed: a rewrite longer than Hudi's tolerance may see its
+    // plan rolled back, and its commit then finds the plan gone and aborts.
+    await deps.store.put(keyUnder(g.tableRoot, heartbeatPath(instant)), new Uint8Array(0));
     return ready(recorded, instant);
   });
 }
@@ -540,6 +545,7 @@ async function removePendingInstant(deps: CommitDeps, entry: GroupJournalEntry):
   const keys = pendingKeys(g, g.instant);
   await deps.store.deleteMany([{ key: keys.inflight }]);
   await deps.store.deleteMany([{ key: keys.requested }]);
+  await deps.store.deleteMany([{ key: keyUnder(g.tableRoot, heartbeatPath(g.instant)) }]);
 }
 
 /** The commit and rollback of Hudi groups under `coordination` (none: reads and rollbacks only). */
@@ -547,6 +553,12 @@ export function hudiCommitter(coordination?: HudiCoordination) {
   return versionCommitter({
     commitVersion: (deps, entry) => commitVersion(coordination, deps, entry),
     isCommitted: (entry) => entry.formatState?.hudiCommitted === true,
+    // The completed instant needs no heartbeat (Hudi deletes it on completion too).
+    afterCommit: async (deps, entry) => {
+      const g = hudiGroupState(entry);
+      if (g.instant !== undefined)
+        await deps.store.deleteMany([{ key: keyUnder(g.tableRoot, heartbeatPath(g.instant)) }]);
+    },
     afterAbort: removePendingInstant,
   });
 }
