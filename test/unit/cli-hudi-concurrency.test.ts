@@ -134,6 +134,7 @@ describe.each([6, 8] as const)('clustering a Hudi table of version %i beside its
       [],
     );
     expect(await pendingInstants(version)).toEqual([]);
+    expect(await heartbeats()).toEqual([]);
     const after = await live(version);
     expect(after.files).toContain(upserted?.key);
     expect(after.files).toHaveLength(BATCHES);
@@ -173,6 +174,7 @@ describe.each([6, 8] as const)('clustering a Hudi table of version %i beside its
     expect(clusterings).toHaveLength(1);
     expect([...(clusterings[0]?.replaced ?? [])].sort()).toEqual(inputs.map((i) => i.fileId).sort());
     expect(await pendingInstants(version)).toEqual([]);
+    expect(await heartbeats()).toEqual([]);
     const after = await live(version);
     expect(after.files).toHaveLength(2);
     expect(after.files).toContain(inserted?.key);
@@ -220,6 +222,7 @@ describe.each([6, 8] as const)('clustering a Hudi table of version %i beside its
       expect(after.rows).toEqual(before.rows);
       expect(after.files).toHaveLength(1);
       expect(await pendingInstants(version)).toEqual([]);
+      expect(await heartbeats()).toEqual([]);
     },
   );
 });
