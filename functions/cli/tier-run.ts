@@ -12,7 +12,7 @@
 import { openStore } from '../adapters/open-store.js';
 import { UnsupportedTableFormatError, UsageError } from '../core/errors.js';
 import { refuseForeignAmong, tieringUnsupportedAdvice } from '../core/formats/foreign-tables.js';
-import { TABLE_FORMATS, type TableFormatName } from '../core/formats/index.js';
+import type { TableFormatName } from '../core/formats/index.js';
 import { printable } from '../core/keys.js';
 import {
   DEFAULT_TIERING_RULES,
@@ -23,6 +23,7 @@ import {
   type TieringPlan,
   type TieringReport,
   type TieringRequest,
+  tieringUnsupportedFor,
 } from '../core/maintenance/tiering.js';
 import type { PartitionDateFormat } from '../core/policy.js';
 import { formatBytes } from '../core/stats.js';
@@ -79,10 +80,7 @@ export interface TierCliReport extends TieringReport {
  * settings.
  */
 export function prepareTier(uri: string, options: TierCliOptions, io: Pick<MaintenanceIo, 'env'>): TierJob {
-  const unsupported =
-    options.format === undefined
-      ? undefined
-      : TABLE_FORMATS.get(options.format)?.maintenance?.tieringUnsupported;
+  const unsupported = options.format === undefined ? undefined : tieringUnsupportedFor(options.format);
   if (unsupported !== undefined) {
     throw new UsageError(`tier --format ${options.format}: ${unsupported}. Nothing was listed or changed`);
   }

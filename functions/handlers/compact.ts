@@ -30,6 +30,9 @@ export function createCompactHandler(
         sortMemoryBudgetBytes: Math.floor(runtime.env.COMPACT_MEMORY_MB * 1024 * 1024 * SORT_MEMORY_SHARE),
         workers: engineWorkers(runtime.env.COMPACT_MEMORY_MB),
         quarantine: runtime.quarantine,
+        // The table's format bound to its settings: it reads deleted rows and prepares a group before its rewrite
+        // (a Hudi clustering instant, under the table's declared lock).
+        format: runtime.formatFor(run),
         ...overrides,
       },
       run,

@@ -15,12 +15,14 @@ import type {
   GrantStage,
   StagedGrant,
 } from './format-infra.js';
+import { hudiInfra } from './hudi/index.js';
 import { icebergInfra } from './iceberg/index.js';
 
 /** Every format's contribution, one registration line each; within a stage, grants are added in this order. */
 const REGISTERED = [
   deltaInfra, // format: "delta"
   icebergInfra, // format: "iceberg"
+  hudiInfra, // format: "hudi"
 ] as const;
 
 /** What the construct's build passes the formats (see ./format-infra.ts), for the modules that compose them. */

@@ -99,7 +99,11 @@ const TABLES = [
     inside: `${HUDI}/byteField=10`,
     parent: 's3://lake/hudi-home',
     message: (location: string, relation: string, _verb: string) =>
-      `error: ${location} ${relation} an Apache Hudi table (found ${HUDI}/.hoodie/hoodie.properties): its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones. lake-compactor recognises Hudi tables but does not compact, vacuum or tier them yet; remove this location from the configuration and do not point the CLI at it (use Hudi's own clustering, compaction and cleaner for now). Nothing was changed.`,
+      `error: ${location} ${relation} an Apache Hudi table (found ${HUDI}/.hoodie/hoodie.properties): its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones; ${
+        relation === 'is'
+          ? 'to cluster it through its timeline, configure the table with format: "hudi" and its hudiLock and hudiIndexType (on the CLI: pass --format hudi with --hudi-lock and --hudi-index-type)'
+          : `to cluster it through its timeline, configure ${HUDI} as a table with format: "hudi" (on the CLI: point at ${HUDI} and pass --format hudi with --hudi-lock and --hudi-index-type)`
+      }. Nothing was changed.`,
   },
 ];
 

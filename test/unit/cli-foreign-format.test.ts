@@ -34,8 +34,15 @@ function icebergMessage(location: string, relation: string, table: string, evide
   return `error: ${location} ${relation} an Apache Iceberg table (found ${evidence}): its table metadata and snapshots, not the file listing, define which files are live and which rows are deleted, so treating it as plain Parquet would break the table and could resurrect deleted rows; to compact and maintain it through its metadata, ${advice}. Nothing was changed.`;
 }
 
+/** Hudi is a registered format too: the refusal says to configure it as one, with its lock and index type. */
+function hudiAdvice(relation: string, table: string): string {
+  return relation === 'is'
+    ? 'to cluster it through its timeline, configure the table with format: "hudi" and its hudiLock and hudiIndexType (on the CLI: pass --format hudi with --hudi-lock and --hudi-index-type)'
+    : `to cluster it through its timeline, configure ${table} as a table with format: "hudi" (on the CLI: point at ${table} and pass --format hudi with --hudi-lock and --hudi-index-type)`;
+}
+
 function hudiMessage(location: string, relation: string, table: string): string {
-  return `error: ${location} ${relation} an Apache Hudi table (found ${table}/.hoodie/hoodie.properties): its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones. lake-compactor recognises Hudi tables but does not compact, vacuum or tier them yet; remove this location from the configuration and do not point the CLI at it (use Hudi's own clustering, compaction and cleaner for now). Nothing was changed.`;
+  return `error: ${location} ${relation} an Apache Hudi table (found ${table}/.hoodie/hoodie.properties): its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones; ${hudiAdvice(relation, table)}. Nothing was changed.`;
 }
 
 interface Fixture {

@@ -9,12 +9,14 @@ import type { FormatServices } from '../../core/formats/index.js';
 import type { Env } from '../../shared/aws-env.js';
 import type { FormatAdapter, FormatServicesContext, TableLocation } from '../../shared/format-services.js';
 import { deltaAdapter } from './delta/services.js';
+import { hudiAdapter } from './hudi/services.js';
 import { icebergAdapter } from './iceberg/catalog-services.js';
 
 /** Every format's adapters, one registration line each. */
 const REGISTERED = [
   deltaAdapter, // format: "delta"
   icebergAdapter, // format: "iceberg"
+  hudiAdapter, // format: "hudi"
 ] as const satisfies readonly FormatAdapter[];
 
 /** The own clients (`Options`) of every adapter of a registration list, merged. */

@@ -240,14 +240,15 @@ export function tieringUnsupportedAdvice(format: ForeignFormat): string | undefi
 }
 
 /**
- * What to do about a Hudi table, wherever it is met: Hudi is recognised but not a registered format yet, so the way
- * out is to leave it to Hudi's own table services. `root` as the message should name it; `nested`: it lies below a
- * configured table's root (which must then not contain it), else it is the configured table.
+ * What to do about a Hudi table met where another table is configured: Hudi is a registered format (clustering
+ * through its timeline; its cleaner, not lake-compactor, removes replaced file groups), so the way out is to
+ * configure it as one at its own root. `root` as the message should name it; `nested`: it lies below a configured
+ * table's root (which must then not contain it), else it is the configured table.
  */
 export function hudiAdvice(root: string, nested: boolean): string {
   return nested
-    ? `lake-compactor recognises Apache Hudi tables but does not compact, vacuum or tier them yet: everything under ${root} is left to Hudi's own clustering, compaction and cleaner, and the rest of the configured table is still maintained`
-    : `lake-compactor recognises Apache Hudi tables but does not compact, vacuum or tier them yet: remove the table whose prefix is ${root} from the configuration and leave it to Hudi's own clustering, compaction and cleaner`;
+    ? `everything under ${root} is left alone and the rest of the configured table is still maintained; to have it clustered through its timeline, configure ${root} as a table of its own with format: "hudi", hudiLock and hudiIndexType (no configured root may contain another)`
+    : `to have it clustered through its timeline, configure the table with format: "hudi", hudiLock and hudiIndexType and prefix ${root}; Hudi's own cleaner removes the file groups it replaces`;
 }
 
 /**

@@ -14,6 +14,7 @@ import type {
   SettingsOf,
 } from './format-settings.js';
 import { hiveParquet } from './hive/index.js';
+import { hudiTable } from './hudi/format.js';
 import { icebergTable } from './iceberg/format.js';
 import type {
   MaintenanceCli,
@@ -29,6 +30,7 @@ const REGISTERED = [
   hiveParquet, // format: "parquet"
   deltaLake, // format: "delta"
   icebergTable, // format: "iceberg"
+  hudiTable, // format: "hudi"
 ] as const satisfies readonly TableFormat[];
 
 /** The name of an implemented format, as the table config and the construct's props spell it. */

@@ -21,6 +21,8 @@ export async function withStoredFooter(
   file: PlanInputFile,
   owner: string,
   check: string,
+  /** Footer entries the format's rewrite recomputes per output (see `parseFooterWithMetadata`). */
+  ownedKeys?: readonly string[],
 ): Promise<PlanInputFile> {
   const { rows: _rows, schemaFingerprint: _fingerprint, ...base } = file;
   const missing = {
@@ -42,7 +44,7 @@ export async function withStoredFooter(
     };
   }
   try {
-    const footer = await readFooter(store, file.key, file.size);
+    const footer = await readFooter(store, file.key, file.size, ownedKeys);
     return { ...stored, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint };
   } catch (err) {
     if (err instanceof CorruptInputError) return { ...stored, unreadable: err.reason };

@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
 import type { FormatState, GroupJournalEntry, Journal, JournalInput } from '../../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
-import type { ParquetEngine } from '../../ports/parquet-engine.js';
+import type { ParquetEngine, RewriteOptions } from '../../ports/parquet-engine.js';
 import type { DeletedRows } from '../deletes/deleted-rows.js';
 import { CompactorError } from '../errors.js';
 import type { PartitionValue } from '../partition.js';
@@ -171,6 +171,26 @@ export interface CommitOutcome {
   readonly visibilityWindowMs?: number;
   readonly reason?: string;
 }
+
+/**
+ * What a format decided before one group is rewritten (see {@link TableFormat.prepareGroup}): the group may go on,
+ * with the journal entry as the format left it, the names its outputs must have and what the rewrite must set in
+ * them; or it conflicts with the table already, and is aborted with nothing written.
+ */
+export type PreparedGroup =
+  | {
+      readonly kind: 'ready';
+      /** The entry as the format left it (its `formatState` may record what it wrote, e.g. a pending instant). */
+      readonly entry: GroupJournalEntry;
+      /**
+       * The file name of the group's `index`-th output, staged and published alike (the rows may name their own file,
+       * so the staged name is the final one); the workflow's own naming when omitted.
+       */
+      readonly outputFileName?: (index: number) => string;
+      /** Per-output values the format's readers need in the files (a column naming the file, index footer entries). */
+      readonly rewrite?: Pick<RewriteOptions, 'derivedColumns' | 'outputFooterEntries'>;
+    }
+  | { readonly kind: 'conflict'; readonly reason: string };
 
 // ---------------------------------------------------------------------------------------------------------
 // Vacuum: what may go, what must stay
@@ -412,6 +432,16 @@ export interface TableFormat {
    * once it may be. Also how a partition is settled.
    */
   rollback(deps: CommitDeps, runId: string, groupId: string, reason: string): Promise<CommitOutcome>;
+  /**
+   * Work the format must do on the table before a group's rewrite, called by the compact step on a `planned` entry
+   * (every attempt: it must be idempotent, finding what an earlier attempt recorded). Why before and not at commit: a
+   * format whose rows name their own file, or whose writers must see a pending plan before the files exist (Hudi:
+   * the clustering instant T is minted and its requested plan written under the table's lock, so the outputs are
+   * `<fileId>_<token>_T.parquet`, each row's `_hoodie_file_name` says so, and Hudi writers reject upserts to the
+   * groups being rewritten) cannot leave it to the commit. Whatever it writes, its `rollback` must undo. Omitted
+   * (Hive, Delta, Iceberg): nothing happens before the rewrite.
+   */
+  prepareGroup?(deps: CommitDeps, entry: GroupJournalEntry): Promise<PreparedGroup>;
   /** What vacuum may consider, what it must keep, and how it removes it. */
   readonly vacuum: VacuumRules;
   /**

@@ -36,6 +36,12 @@ export interface VersionProtocol {
   isCommitted(entry: GroupJournalEntry): boolean;
   /** Work after a commit, before `done` (Delta: a checkpoint when one is due). Idempotent. */
   afterCommit?(deps: CommitDeps, entry: GroupJournalEntry): Promise<void>;
+  /**
+   * Undoes what the format wrote to the table for an aborted group besides its outputs (Hudi: the pending
+   * instant's inflight and requested files, which Hudi writers would otherwise block on or roll back), after the
+   * outputs are removed. Idempotent; never called for a committed group.
+   */
+  afterAbort?(deps: CommitDeps, entry: GroupJournalEntry): Promise<void>;
 }
 
 /** The commit and rollback of a format whose commit is one atomic version (see the module comment). */
@@ -160,6 +166,7 @@ async function removeUncommitted(
   if (protocol.isCommitted(entry)) return;
   const copies = entry.outputs.map((o) => o.finalKey);
   await deleteAll(deps.store, [...copies, ...(await stagingLeftovers(deps.store, entry.stagingPrefix))]);
+  await protocol.afterAbort?.(deps, entry);
 }
 
 function outcome(entry: GroupJournalEntry, conflicts: readonly CommitConflict[]): CommitOutcome {

@@ -253,7 +253,7 @@ function tieredTables(
   for (const table of all) {
     if (named !== undefined && !named.includes(table.name)) continue;
     // A format whose log or metadata reads the files' modification times says why it is never tiered.
-    const unsupported = TABLE_FORMATS.get(table.format)?.maintenance?.tieringUnsupported;
+    const unsupported = tieringUnsupportedFor(table.format);
     if (unsupported !== undefined) {
       skippedTables.push({ table: table.name, reason: unsupported });
       continue;
@@ -588,4 +588,19 @@ function decodeCursor(raw: string): Cursor {
   throw new InvalidInputError(
     'The tiering cursor is not one this function returned; pass the `cursor` of the previous result unchanged, or omit it to start over',
   );
+}
+
+/**
+ * Why tables of `format` are never tiered: its maintenance's own reason, or — for a format whose log or timeline
+ * owns every file under its root but that has no maintenance of its own yet (Hudi) — that its live files are its
+ * timeline's to say, so moving one to an archive class would break its readers. Undefined: tiered by listing.
+ */
+export function tieringUnsupportedFor(format: string): string | undefined {
+  const registered = TABLE_FORMATS.get(format);
+  if (registered === undefined) return undefined;
+  if (registered.maintenance?.tieringUnsupported !== undefined)
+    return registered.maintenance.tieringUnsupported;
+  return registered.ownsEverythingUnderRoot && registered.maintenance === undefined
+    ? `tiering is not supported for ${registered.title} tables yet; use S3 lifecycle rules on the table prefix`
+    : undefined;
 }

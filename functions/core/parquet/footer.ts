@@ -199,6 +199,7 @@ export function parseFooterWithMetadata(
   key: string,
   size: number,
   tail: Uint8Array,
+  ownedKeys: readonly string[] = [],
 ): { readonly footer: ParquetFooter; readonly metadata: FileMetaData } {
   if (size < MIN_PARQUET_SIZE || tail.length < 8) {
     throw new CorruptInputError(
@@ -303,7 +304,13 @@ export function parseFooterWithMetadata(
   }
 
   const keyValueMetadata = keyValueRecord(meta.key_value_metadata ?? []);
-  const grouping = keyValueGroupingOf(keyValueMetadata);
+  // Entries a rewrite recomputes per output (`ownedKeys`: a table format's index over each file's rows) describe
+  // this file only, so they never keep it apart from files it may be merged with.
+  const grouping = keyValueGroupingOf(
+    ownedKeys.length === 0
+      ? keyValueMetadata
+      : Object.fromEntries(Object.entries(keyValueMetadata).filter(([k]) => !ownedKeys.includes(k))),
+  );
 
   const footer: ParquetFooter = {
     key,
@@ -411,7 +418,14 @@ export async function readFooterBytes(store: FooterSource, key: string, size?: n
  * @throws UnsupportedInputError for encrypted footers or column metadata kept in other files.
  * @throws ObjectNotFoundError when `size` is omitted and the object does not exist.
  */
-export async function readFooter(store: FooterSource, key: string, size?: number): Promise<ParquetFooter> {
+export async function readFooter(
+  store: FooterSource,
+  key: string,
+  size?: number,
+  ownedKeys?: readonly string[],
+): Promise<ParquetFooter> {
   const { size: fileSize, tail } = await readFooterBytes(store, key, size);
-  return parseFooter(key, fileSize, tail);
+  return ownedKeys === undefined
+    ? parseFooter(key, fileSize, tail)
+    : parseFooterWithMetadata(key, fileSize, tail, ownedKeys).footer;
 }

@@ -13,7 +13,7 @@ import { stagingLeftovers } from '../formats/staging.js';
 import type { TableFormat } from '../formats/table-format.js';
 import { blamedInput } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
-import { fingerprintKey, outputKey, stagedOutputKey } from './layout.js';
+import { fingerprintKey, outputKey, stagedOutputKey, stagingPrefix } from './layout.js';
 import type { GroupItem } from './plan.js';
 
 export interface CompactDeps {
@@ -35,8 +35,9 @@ export interface CompactDeps {
    */
   readonly quarantine?: Quarantine;
   /**
-   * The table's format, which reads the rows it deletes from an input (see `TableFormat.deletedRows`).
-   * @default the run's format (`run.format`)
+   * The table's format, bound to its settings: it reads the rows it deletes from an input (see
+   * `TableFormat.deletedRows`) and prepares a group before its rewrite (`TableFormat.prepareGroup`).
+   * @default the run's format (`run.format`), unbound
    */
   readonly format?: TableFormat;
 }
@@ -66,7 +67,7 @@ export async function compactGroup(
   run: RunContext,
   item: GroupItem,
 ): Promise<CompactStepResult> {
-  const entry = await requireEntry(deps.journal, run.runId, item.groupId);
+  let entry = await requireEntry(deps.journal, run.runId, item.groupId);
   if (entry.state !== 'planned') {
     return {
       groupId: item.groupId,
@@ -79,6 +80,23 @@ export async function compactGroup(
         : {}),
     };
   }
+  // The format's work before the rewrite (see TableFormat.prepareGroup): e.g. a pending instant naming the outputs.
+  const format = deps.format ?? tableFormat(run.format);
+  const prepared = await format.prepareGroup?.(
+    { store: deps.store, journal: deps.journal, clock: deps.clock },
+    entry,
+  );
+  if (prepared?.kind === 'conflict') {
+    const aborted = await deps.journal.transition(
+      entry,
+      'aborted',
+      { reason: `conflict with the table, group left as it was: ${prepared.reason}` },
+      deps.clock.now(),
+    );
+    return { groupId: item.groupId, state: aborted.state, outputs: 0, rows: 0, bytesRead: 0 };
+  }
+  if (prepared !== undefined) entry = prepared.entry;
+  const fileName = prepared?.outputFileName;
   const leftovers = await stagingLeftovers(deps.store, entry.stagingPrefix);
   if (leftovers.length > 0) await deps.store.deleteMany(leftovers.map((key) => ({ key })));
   const files = await rewriteInputs(deps, run, entry);
@@ -92,7 +110,11 @@ export async function compactGroup(
         expectedOutputFiles: item.expectedOutputFiles,
       },
       {
-        outputKey: (index) => stagedOutputKey(run, item.groupId, index),
+        outputKey: (index) =>
+          fileName === undefined
+            ? stagedOutputKey(run, item.groupId, index)
+            : `${stagingPrefix(run.workRoot, run.runId, item.groupId)}${fileName(index)}`,
+        ...prepared?.rewrite,
         codec: run.codec,
         ...(run.deltaEncoding === true && { deltaEncoding: true }),
         ...(run.statistics === 'auto' && {
@@ -142,7 +164,10 @@ export async function compactGroup(
     {
       outputs: result.outputs.map((o, index) => ({
         stagingKey: o.key,
-        finalKey: outputKey(run, item.groupId, index),
+        finalKey:
+          fileName === undefined
+            ? outputKey(run, item.groupId, index)
+            : `${run.partitionDir}${fileName(index)}`,
         etag: o.etag,
         size: o.size,
         rows: o.rows,

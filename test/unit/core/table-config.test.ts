@@ -125,7 +125,7 @@ describe('parseTableConfigs', () => {
       expect.stringMatching(/^2\.codec: /),
     ]);
     expect(issues[0]).toContain(
-      'supports "parquet" (Hive-style Parquet), "delta" (Delta Lake), "iceberg" (Apache Iceberg) only',
+      'supports "parquet" (Hive-style Parquet), "delta" (Delta Lake), "iceberg" (Apache Iceberg), "hudi" (Apache Hudi) only',
     );
   });
 

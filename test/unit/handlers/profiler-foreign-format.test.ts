@@ -118,7 +118,7 @@ describe('profiler handler and Delta Lake or Iceberg commits', () => {
       },
     ]);
     expect(output.lines.filter((l) => l.level === 'WARN').map((l) => l.message)).toEqual([
-      `Apache Hudi table inside configured table events at imported/trips/: no partition under it is ever compacted (its log or metadata, not the listing, defines the live files); lake-compactor recognises Apache Hudi tables but does not compact, vacuum or tier them yet: everything under "events/imported/trips" is left to Hudi's own clustering, compaction and cleaner, and the rest of the configured table is still maintained`,
+      `Apache Hudi table inside configured table events at imported/trips/: no partition under it is ever compacted (its log or metadata, not the listing, defines the live files); everything under "events/imported/trips" is left alone and the rest of the configured table is still maintained; to have it clustered through its timeline, configure "events/imported/trips" as a table of its own with format: "hudi", hudiLock and hudiIndexType (no configured root may contain another)`,
     ]);
   });
 

@@ -61,7 +61,7 @@ function s3Message(id: string, key: string, sequencer: string): SQSEvent['Record
   return s3CreatedRecord(id, key, sequencer, NOW);
 }
 
-describe.each(['orc', 'hudi'])('a table whose format (%s) is not implemented', (format) => {
+describe.each(['orc'])('a table whose format (%s) is not implemented', (format) => {
   const MESSAGE = unsupportedFormatMessage(format);
   const TABLES = tablesOf(format);
 

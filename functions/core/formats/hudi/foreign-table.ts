@@ -1,6 +1,5 @@
-// What lake-compactor says about an Apache Hudi table it meets (see formats/foreign-table-kind.ts). Hudi is
-// recognised (by its `.hoodie/` folder) but not a registered format yet, so the way out is to leave the table to
-// Hudi's own table services; this folder is where the Hudi format will be implemented.
+// What lake-compactor says about an Apache Hudi table it meets where it must not treat one as plain Parquet (see
+// formats/foreign-table-kind.ts): Hudi is a registered format, so the way out is to configure the table as one.
 import type { ForeignTableKind } from '../foreign-table-kind.js';
 
 /** A Hudi table met as a foreign table: `.hoodie/hoodie.properties` (or another `.hoodie/` object) is the evidence. */
@@ -10,7 +9,9 @@ export const hudiForeignTable = {
   article: 'an',
   evidence: (_table, evidenceKey) => evidenceKey,
   whyNotPlainParquet:
-    "its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones. ",
-  refusalAdvice: () =>
-    "lake-compactor recognises Hudi tables but does not compact, vacuum or tier them yet; remove this location from the configuration and do not point the CLI at it (use Hudi's own clustering, compaction and cleaner for now)",
+    "its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones; ",
+  refusalAdvice: (table, relation) =>
+    relation === 'is'
+      ? 'to cluster it through its timeline, configure the table with format: "hudi" and its hudiLock and hudiIndexType (on the CLI: pass --format hudi with --hudi-lock and --hudi-index-type)'
+      : `to cluster it through its timeline, configure ${table} as a table with format: "hudi" (on the CLI: point at ${table} and pass --format hudi with --hudi-lock and --hudi-index-type)`,
 } as const satisfies ForeignTableKind;

@@ -295,7 +295,7 @@ describe('directoriesDownTo and markerCovers', () => {
 });
 
 describe('UnsupportedTableFormatError', () => {
-  it('names a Hudi table, why its listing lies, and that it is recognised but not supported yet', () => {
+  it('names a Hudi table, why its listing lies, and to configure it as a Hudi table', () => {
     // Prepare / Act
     const inside = new UnsupportedTableFormatError(
       'hudi',
@@ -306,7 +306,7 @@ describe('UnsupportedTableFormatError', () => {
 
     // Assess
     expect(inside.message).toBe(
-      "s3://lake/trips/city=chennai is inside an Apache Hudi table (found s3://lake/trips/.hoodie/hoodie.properties): its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones. lake-compactor recognises Hudi tables but does not compact, vacuum or tier them yet; remove this location from the configuration and do not point the CLI at it (use Hudi's own clustering, compaction and cleaner for now). Nothing was changed.",
+      `s3://lake/trips/city=chennai is inside an Apache Hudi table (found s3://lake/trips/.hoodie/hoodie.properties): its timeline, not the file listing, defines which file slices are live, and older slices and replaced file groups stay on storage until Hudi's cleaner removes them, so treating it as plain Parquet would duplicate rows and bring back deleted or replaced ones; to cluster it through its timeline, configure s3://lake/trips as a table with format: "hudi" (on the CLI: point at s3://lake/trips and pass --format hudi with --hudi-lock and --hudi-index-type). Nothing was changed.`,
     );
     expect(inside.retryable).toBe(false);
   });

@@ -18,7 +18,7 @@ import type { TableFormat } from '../../../../functions/core/formats/table-forma
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import { lakeCompactorPropsProblems } from '../../../../infra/props-schema.js';
 
-const NOT_IMPLEMENTED = ['orc', 'hudi', 'Parquet', 'Delta', 'Iceberg'];
+const NOT_IMPLEMENTED = ['orc', 'Parquet', 'Delta', 'Iceberg', 'Hudi'];
 
 /**
  * The settings a format requires of every table (a Delta table declares how its commits are coordinated, and none
@@ -26,6 +26,7 @@ const NOT_IMPLEMENTED = ['orc', 'hudi', 'Parquet', 'Delta', 'Iceberg'];
  */
 const REQUIRED_SETTINGS: Readonly<Record<string, Record<string, unknown>>> = {
   delta: { deltaLogStore: { type: 's3-conditional' } },
+  hudi: { hudiLock: { provider: 'storage' }, hudiIndexType: 'BLOOM' },
 };
 
 function configIssues(format: string): readonly string[] {
@@ -94,15 +95,23 @@ describe('the table format registry', () => {
     expect(message).toMatch(/Remove the table from the configuration/);
   });
 
-  it('names Hudi, which every step recognises by its .hoodie/ folder, as recognised but not supported yet', () => {
+  it('accepts Hudi, which every step recognises by its .hoodie/ folder, only with its lock and index type declared', () => {
     // Act
-    const config = configIssues('hudi');
-    const cli = () => cliFormat('hudi');
+    const issues = (() => {
+      try {
+        parseTableConfigs([{ name: 't', bucket: 'lake', prefix: 't', format: 'hudi' }]);
+        return [];
+      } catch (err) {
+        if (err instanceof InvalidInputError) return err.issues;
+        throw err;
+      }
+    })();
     // Assess
-    expect(config).toEqual([
-      `0.format: table format "hudi" (Apache Hudi) is recognised but not supported yet: lake-compactor refuses Apache Hudi tables wherever it meets them and compacts only "parquet" (Hive-style Parquet), "delta" (Delta Lake), "iceberg" (Apache Iceberg). Remove the table from the configuration and leave it to Apache Hudi's own table services; nothing of it is compacted, vacuumed or tiered until then`,
+    expect(issues).toEqual([
+      expect.stringMatching(/^0\.hudiLock: is required for a Hudi table: /),
+      expect.stringMatching(/^0\.hudiIndexType: is required for a Hudi table: /),
     ]);
-    expect(cli).toThrow('table format "hudi" (Apache Hudi) is recognised but not supported yet');
+    expect(cliFormat('hudi')).toBe('hudi');
   });
 
   it('registers every format folder that exports a TableFormat under its own name, and refuses a folder still in progress', async () => {

@@ -92,7 +92,7 @@ describe('scheduled vacuum and Delta Lake or Iceberg tables', () => {
     expect(await contents(w.store, '')).toEqual(before);
     expect(report.removed.debris.count).toBe(0);
     expect(report.notes).toEqual([
-      `trips: the whole table left alone: Apache Hudi table at memory://trips/ (found memory://trips/.hoodie/hoodie.properties): its timeline, not the file listing, defines which file slices are live (older slices and replaced file groups stay on storage until its cleaner runs), so none of its objects is treated as plain Parquet; lake-compactor recognises Apache Hudi tables but does not compact, vacuum or tier them yet: remove the table whose prefix is "trips" from the configuration and leave it to Hudi's own clustering, compaction and cleaner`,
+      `trips: the whole table left alone: Apache Hudi table at memory://trips/ (found memory://trips/.hoodie/hoodie.properties): its timeline, not the file listing, defines which file slices are live (older slices and replaced file groups stay on storage until its cleaner runs), so none of its objects is treated as plain Parquet; to have it clustered through its timeline, configure the table with format: "hudi", hudiLock and hudiIndexType and prefix "trips"; Hudi's own cleaner removes the file groups it replaces`,
     ]);
   });
 
@@ -199,7 +199,7 @@ describe('scheduled tiering and Delta Lake or Iceberg tables', () => {
       {
         table: 'trips',
         reason: expect.stringMatching(
-          /^the whole table left alone: Apache Hudi table at memory:\/\/trips\/ \(found memory:\/\/trips\/\.hoodie\/hoodie\.properties\): .*does not compact, vacuum or tier them yet/,
+          /^the whole table left alone: Apache Hudi table at memory:\/\/trips\/ \(found memory:\/\/trips\/\.hoodie\/hoodie\.properties\): .*configure the table with format: "hudi"/,
         ),
       },
     ]);

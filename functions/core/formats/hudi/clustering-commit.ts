@@ -1,0 +1,564 @@
+// The clustering of one planned group of base-only file groups, as Hudi's own clustering runs it (HUDI-NOTES §4),
+// over the journal-driven commit every log-based format shares (version-commit.ts):
+//
+//   prepare (compact step, before the rewrite; under the table's lock): re-read the table, check the inputs are still
+//     live and in no other plan, mint the clustering instant T above every instant of the timeline, record T in the
+//     journal, then write `T.replacecommit.requested` (v6) / `T.clustering.requested` (v8+) and the empty inflight.
+//     Hudi writers now see the pending plan (Spark rejects upserts to its file groups), and the outputs' names
+//     `<newFileId>_<token>_T.parquet` — which each row's `_hoodie_file_name` carries — are known before the rewrite.
+//   rewrite → verify → publish: the outputs are copied into the partition under those names (no instant names them
+//     yet, so no Hudi reader sees them).
+//   commit (under the lock): re-read hoodie.properties and the timeline; our own completed instant means done (a
+//     retry); a changed table version, a metadata table, a pending rollback or restore, a pending insert_overwrite
+//     or delete_partition, or a newer slice, replacement or other plan of an input file group aborts the group;
+//     else the completed replacecommit is written with a conditional create — the one atomic step.
+//   abort: outputs removed (version-commit.ts), then the inflight, then the requested file (notes §4 step 4).
+//
+// T is in the journal from before its requested file exists, so a crash anywhere is finished or undone by a retry,
+// `settle` or the sweep: rollback before `published` aborts (and removes T's files), from `published` on rolls
+// forward. The instant's heartbeat is written with its plan and removed with it; no markers are written yet (a Hudi
+// writer rolling our instant back would leave its outputs for the sweep's abort to remove).
+import type { Clock } from '../../../ports/clock.js';
+import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import type { OutputFooterEntries } from '../../../ports/parquet-engine.js';
+import { CompactorError, InvalidInputError, PreconditionFailedError } from '../../errors.js';
+import type { CommitConflict, CommitDeps, PreparedGroup } from '../table-format.js';
+import { type VersionCommitResult, versionCommitter } from '../version-commit.js';
+import { HUDI_INDEX_FOOTER_KEYS, HudiIndexFooterBuilder } from './bloom/index.js';
+import { parseBaseFileName } from './file-groups.js';
+import { type HudiTableLock, withHudiLock } from './lock/index.js';
+import type { HudiTableState } from './table-state.js';
+import { readHudiTable, readTableConfig } from './table-state.js';
+import { keyUnder, listFolder } from './timeline.js';
+import {
+  baseFileName,
+  buildClusteringCommitMetadata,
+  buildClusteringPlan,
+  clusteringRequestedContent,
+  completedInstantFile,
+  EMPTY_INFLIGHT_CONTENT,
+  heartbeatPath,
+  type InstantTimeZone,
+  instantTimeZoneFor,
+  mintInstantTime,
+  newFileId,
+  pendingInstantFiles,
+  replaceCommitContent,
+  writeToken,
+} from './timeline-writer/index.js';
+
+/** How a table's Hudi writers coordinate, as its settings declare it (bound by the format's `forTable`). */
+export interface HudiCoordination {
+  /** The table's lock, or undefined for the declared no-lock opt-in (then `quietWindowMinutes` is set). */
+  lockFor(
+    store: ObjectStore,
+    tableRoot: string,
+    tableName: string | undefined,
+    clock: Clock,
+  ): HudiTableLock | undefined;
+  /** With no lock: minutes the timeline must show no other completed instant. */
+  readonly quietWindowMinutes?: number;
+  /** The IANA zone instants are minted in when the table's timeline timezone is LOCAL. */
+  readonly localZone?: string;
+}
+
+/** The journal's record of a Hudi group (flat JSON in `formatState`). */
+export interface HudiGroupState {
+  readonly tableRoot: string;
+  readonly tableVersion: number;
+  readonly timelinePath: string;
+  /** The clustering instant, once prepared. */
+  readonly instant?: string;
+  /** True once the completed replacecommit is written. */
+  readonly committed: boolean;
+}
+
+/** The formatState a snapshot records for planning (merged into every group's journal entry). */
+export function hudiFormatState(state: HudiTableState): FormatState {
+  const latest = state.timeline.latestCompletedWrite;
+  return {
+    tableRoot: state.tableRoot,
+    tableVersion: state.config.version,
+    layoutVersion: state.config.layoutVersion,
+    // `.hoodie` (layout 1) or `.hoodie/<hoodie.timeline.path>` (layout 2).
+    timelinePath: state.config.timelinePath.replace(/\/+$/, ''),
+    timelineTimezone: state.config.timelineTimezone,
+    ...(latest === undefined ? {} : { latestInstant: latest.time }),
+    ...(latest?.completionTime === undefined ? {} : { latestCompletionTime: latest.completionTime }),
+  };
+}
+
+/** @throws InvalidInputError for an entry not planned from a Hudi snapshot. */
+export function hudiGroupState(entry: GroupJournalEntry): HudiGroupState {
+  const s = entry.formatState ?? {};
+  if (typeof s.tableRoot !== 'string' || typeof s.tableVersion !== 'number') {
+    throw new InvalidInputError(
+      `Group ${entry.groupId} of run ${entry.runId} was not planned from a Hudi snapshot (no table root or version in its journal entry); settle it with the format it was planned with`,
+    );
+  }
+  const timelinePath = typeof s.timelinePath === 'string' ? s.timelinePath : '.hoodie';
+  return {
+    tableRoot: s.tableRoot,
+    tableVersion: s.tableVersion,
+    timelinePath,
+    ...(typeof s.hudiInstant === 'string' ? { instant: s.hudiInstant } : {}),
+    committed: s.hudiCommitted === true,
+  };
+}
+
+/** The timeline folder name inside `.hoodie/` for names.ts (`timeline` on v8+). */
+function timelineFolderOf(g: HudiGroupState): string | undefined {
+  return g.timelinePath === '.hoodie' ? undefined : g.timelinePath.slice('.hoodie/'.length);
+}
+
+function pendingKeys(g: HudiGroupState, instant: string): { requested: string; inflight: string } {
+  const timelinePath = timelineFolderOf(g);
+  const files = pendingInstantFiles({
+    tableVersion: g.tableVersion,
+    operation: 'clustering',
+    instant,
+    ...(timelinePath === undefined ? {} : { timelinePath }),
+  });
+  return {
+    requested: keyUnder(g.tableRoot, files.requested),
+    inflight: keyUnder(g.tableRoot, files.inflight),
+  };
+}
+
+/** The partition path of a key under the table root ('' when unpartitioned). */
+function partitionOfKey(tableRoot: string, key: string): string {
+  const rel = tableRoot === '' ? key : key.slice(tableRoot.length + 1);
+  const slash = rel.lastIndexOf('/');
+  return slash < 0 ? '' : rel.slice(0, slash);
+}
+
+function fileNameOf(key: string): string {
+  return key.slice(key.lastIndexOf('/') + 1);
+}
+
+/** The table's base path as Hudi writers spell it in a plan's absolute paths. */
+function basePathOf(store: ObjectStore, tableRoot: string): string {
+  const d = store.description.replace(/\/+$/, '');
+  const base = d.startsWith('s3://')
+    ? `s3a://${d.slice('s3://'.length)}`
+    : d.includes('://')
+      ? d
+      : `file:${d}`;
+  return tableRoot === '' ? base : `${base}/${tableRoot}`;
+}
+
+/** The write token of output `index`: Hudi's clustering uses the group's index as Spark's partition id. */
+function outputName(instant: string, groupId: string, index: number): string {
+  return baseFileName(
+    newFileId(`${instant}/${groupId}`, index),
+    writeToken({ partitionId: index, stageId: 0, attemptId: 0 }),
+    instant,
+  );
+}
+
+/** The conflicts of a group's inputs with the table as read now (notes §4 step 3). */
+function conflictsOf(
+  state: HudiTableState,
+  entry: GroupJournalEntry,
+  g: HudiGroupState,
+  own: string | undefined,
+): CommitConflict[] {
+  const conflicts: CommitConflict[] = [];
+  if (state.config.version !== g.tableVersion)
+    conflicts.push({
+      key: 'hoodie.properties',
+      reason: `the table version changed from ${g.tableVersion} to ${state.config.version}`,
+    });
+  for (const pending of state.timeline.pendingReplaces)
+    conflicts.push({
+      key: pending.fileName,
+      reason: `a replacecommit (insert_overwrite or delete_partition) ${pending.time} is pending`,
+    });
+  for (const input of entry.inputs) {
+    const name = parseBaseFileName(fileNameOf(input.key));
+    if (name === undefined) {
+      conflicts.push({ key: input.key, reason: 'not a Hudi base file name' });
+      continue;
+    }
+    const partition = partitionOfKey(g.tableRoot, input.key);
+    for (const write of state.timeline.completedWrites) {
+      if (write.instant.time === own) continue;
+      if ((write.metadata.partitionToReplaceFileIds.get(partition) ?? []).includes(name.fileId))
+        conflicts.push({
+          key: input.key,
+          reason: `file group ${name.fileId} was replaced by ${write.instant.action} ${write.instant.time}`,
+        });
+      if (
+        write.instant.time > name.instantTime &&
+        (write.metadata.partitionToWriteStats.get(partition) ?? []).some((s) => s.fileId === name.fileId)
+      )
+        conflicts.push({
+          key: input.key,
+          reason: `file group ${name.fileId} got a newer slice from ${write.instant.action} ${write.instant.time}`,
+        });
+    }
+    for (const plan of state.timeline.pendingPlans) {
+      if (plan.instant.time === own) continue;
+      if (plan.fileGroups.some((f) => f.fileId === name.fileId && f.partitionPath === partition))
+        conflicts.push({
+          key: input.key,
+          reason: `file group ${name.fileId} is in pending ${plan.kind} ${plan.instant.time}`,
+        });
+    }
+  }
+  return conflicts;
+}
+
+/** Every instant and completion time on the timeline: what a new instant must be above. */
+function timelineTimes(state: HudiTableState): string[] {
+  return state.timeline.instants.flatMap((i) =>
+    i.completionTime === undefined ? [i.time] : [i.time, i.completionTime],
+  );
+}
+
+/**
+ * The completed file of `instant` when it exists (v6: `T.replacecommit`; v8+: `T_<C>.replacecommit`), relative to
+ * the store.
+ */
+async function findCompleted(
+  store: ObjectStore,
+  g: HudiGroupState,
+  instant: string,
+): Promise<string | undefined> {
+  const folder = keyUnder(g.tableRoot, `${g.timelinePath}/`);
+  const { objects } = await listFolder(store, folder);
+  return objects
+    .map((o) => o.key)
+    .find((key) => {
+      const name = key.slice(folder.length);
+      return (
+        name === `${instant}.replacecommit` ||
+        (name.startsWith(`${instant}_`) && name.endsWith('.replacecommit'))
+      );
+    });
+}
+
+/**
+ * A commit the declared no-lock opt-in must not make now: another instant completed inside the quiet window. Times
+ * are the timeline files' instants read in the minting zone (v8+: completion times).
+ */
+function quietWindowProblem(
+  state: HudiTableState,
+  zone: InstantTimeZone,
+  minutes: number,
+  now: number,
+  own: string | undefined,
+): string | undefined {
+  const bound = now - minutes * 60_000;
+  for (const i of state.timeline.latest) {
+    if (i.time === own || i.state !== 'completed') continue;
+    const at = instantEpochMs(i.completionTime ?? i.time, zone);
+    if (at !== undefined && at > bound)
+      return `hudiLock "none": ${i.action} ${i.time} completed inside the declared ${minutes}-minute quiet window; the table's writer must be quiet before lake-compactor commits`;
+  }
+  return undefined;
+}
+
+/** An instant time as epoch ms in `zone` (14- or 17-digit); undefined for Hudi's special instants. */
+export function instantEpochMs(instant: string, zone: InstantTimeZone): number | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{3})?$/.exec(instant);
+  if (m === null || m[1] === '0000') return undefined;
+  const n = (i: number) => Number(m[i] ?? '0');
+  // The wall-clock digits read as if UTC; in another zone, less the zone's offset at about that moment.
+  const naive = Date.UTC(n(1), n(2) - 1, n(3), n(4), n(5), n(6), n(7));
+  if (zone === 'UTC') return naive;
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone.iana,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(new Date(naive));
+  const part = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? '0');
+  const wall = Date.UTC(
+    part('year'),
+    part('month') - 1,
+    part('day'),
+    part('hour'),
+    part('minute'),
+    part('second'),
+  );
+  return naive - (wall - (naive - (naive % 1000)));
+}
+
+/** The lock's critical section, or the section alone for the declared no-lock opt-in. */
+async function underLock<T>(
+  coordination: HudiCoordination,
+  deps: CommitDeps,
+  g: HudiGroupState,
+  work: (assertHeld: (during: string) => void) => Promise<T>,
+): Promise<T> {
+  // hoodie.table.name: the DynamoDB lock's default partition key, as Hudi's.
+  const config = await readTableConfig(deps.store, g.tableRoot || '(root)', g.tableRoot);
+  const lock = coordination.lockFor(deps.store, g.tableRoot, config.name, deps.clock);
+  if (lock === undefined) return work(() => {});
+  return withHudiLock(lock, (handle) => work((during) => handle.assertHeld(during)));
+}
+
+/** The zone the table mints instants in. */
+function zoneOf(state: HudiTableState, coordination: HudiCoordination): InstantTimeZone {
+  try {
+    return instantTimeZoneFor(state.config.timelineTimezone, coordination.localZone);
+  } catch (err) {
+    throw new InvalidInputError(
+      `Hudi table ${state.tableRoot || '(root)'}: ${err instanceof Error ? err.message : String(err)} (hudiTimezone; on the CLI --hudi-timezone)`,
+    );
+  }
+}
+
+/** A put that creates `key` only when absent; an existing object with the same bytes is ours (a retry). */
+async function createOnce(store: ObjectStore, key: string, body: Uint8Array): Promise<void> {
+  try {
+    await store.put(key, body, { ifNoneMatch: '*' });
+  } catch (err) {
+    if (!(err instanceof PreconditionFailedError)) throw err;
+    const there = await store.get(key);
+    if (Buffer.compare(Buffer.from(there), Buffer.from(body)) !== 0) throw new HudiInstantCollisionError(key);
+  }
+}
+
+/** Another writer created an instant file we meant to create, with other content. */
+export class HudiInstantCollisionError extends CompactorError {
+  constructor(readonly key: string) {
+    super(
+      `Hudi instant file ${key} already exists with other content: another writer minted the same instant; the group is rolled back and nothing of it is committed`,
+    );
+  }
+}
+
+/** The footer entries Hudi's index reads (bloom filter, type code, min/max record keys), from each output's keys. */
+const INDEX_FOOTER: OutputFooterEntries = {
+  keys: HUDI_INDEX_FOOTER_KEYS,
+  column: '_hoodie_record_key',
+  begin: () => new HudiIndexFooterBuilder(),
+};
+
+/**
+ * Prepares a group (see the module comment): idempotent, a retry finds T recorded and its files present.
+ */
+export async function prepareHudiGroup(
+  coordination: HudiCoordination | undefined,
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+): Promise<PreparedGroup> {
+  const g = hudiGroupState(entry);
+  const ready = (e: GroupJournalEntry, instant: string): PreparedGroup => ({
+    kind: 'ready',
+    entry: e,
+    outputFileName: (index) => outputName(instant, e.groupId, index),
+    // Every index type gets the bloom filter and key range: Hudi's writers put them in every base file, and the
+    // inputs' entries describe other rows.
+    rewrite: {
+      derivedColumns: [{ column: '_hoodie_file_name', value: 'output-file-name' }],
+      outputFooterEntries: INDEX_FOOTER,
+    },
+  });
+  // A retry: T recorded and its plan written (the inflight may still be missing: written below, under the lock).
+  let planned = false;
+  if (g.instant !== undefined) {
+    const keys = pendingKeys(g, g.instant);
+    planned = (await deps.store.head(keys.requested)) !== undefined;
+    if (planned && (await deps.store.head(keys.inflight)) !== undefined) return ready(entry, g.instant);
+  }
+  if (coordination === undefined) throw undeclared(g.tableRoot);
+  return underLock(coordination, deps, g, async (assertHeld) => {
+    const state = await readHudiTable(deps.store, g.tableRoot);
+    const conflicts = conflictsOf(state, entry, g, g.instant);
+    // Inputs must still be the live base files: a newer slice is caught above; a file group in our own earlier
+    // attempt's plan is ours.
+    if (conflicts.length > 0)
+      return { kind: 'conflict', reason: conflicts.map((c) => `${c.key} (${c.reason})`).join(', ') };
+    const zone = zoneOf(state, coordination);
+    if (coordination.quietWindowMinutes !== undefined) {
+      const problem = quietWindowProblem(
+        state,
+        zone,
+        coordination.quietWindowMinutes,
+        deps.clock.now(),
+        g.instant,
+      );
+      if (problem !== undefined) return { kind: 'conflict', reason: problem };
+    }
+    // Minted under the lock right before its plan is written (notes §4: on v6 conflicts are found by instant time);
+    // a recorded T whose plan was never written is minted anew, as nothing names it.
+    const instant =
+      planned && g.instant !== undefined
+        ? g.instant
+        : mintInstantTime(deps.clock.now(), zone, timelineTimes(state));
+    const recorded =
+      g.instant === instant
+        ? entry
+        : await deps.journal.transition(
+            entry,
+            'planned',
+            { formatState: { ...entry.formatState, hudiInstant: instant } },
+            deps.clock.now(),
+          );
+    const plan = buildClusteringPlan({
+      tableVersion: g.tableVersion,
+      basePath: basePathOf(deps.store, g.tableRoot),
+      groups: [
+        {
+          slices: entry.inputs.map((input) => ({
+            partitionPath: partitionOfKey(g.tableRoot, input.key),
+            fileId: parseBaseFileName(fileNameOf(input.key))?.fileId ?? '',
+            baseFileName: fileNameOf(input.key),
+            baseFileSizeBytes: input.size,
+          })),
+        },
+      ],
+    });
+    const keys = pendingKeys(g, instant);
+    assertHeld('writing the clustering plan');
+    await createOnce(deps.store, keys.requested, clusteringRequestedContent(g.tableVersion, plan));
+    await createOnce(deps.store, keys.inflight, EMPTY_INFLIGHT_CONTENT);
+    // The instant's heartbeat (Hudi reads its modification time): Hudi's lazy failed-writes cleaner treats a pending
+    // instant without one as failed. Written once, not refreshed: a rewrite longer than Hudi's tolerance may see its
+    // plan rolled back, and its commit then finds the plan gone and aborts.
+    await deps.store.put(keyUnder(g.tableRoot, heartbeatPath(instant)), new Uint8Array(0));
+    return ready(recorded, instant);
+  });
+}
+
+function undeclared(tableRoot: string): InvalidInputError {
+  return new InvalidInputError(
+    `Hudi table ${tableRoot || '(root)'} declares no lock: nothing is written to a Hudi table without the coordination its writers use; declare hudiLock (on the CLI: --hudi-lock storage|dynamodb|none)`,
+  );
+}
+
+/** The requested plan of our instant, read back (the commit names exactly its file groups as replaced). */
+async function commitVersion(
+  coordination: HudiCoordination | undefined,
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+): Promise<VersionCommitResult> {
+  const g = hudiGroupState(entry);
+  if (g.instant === undefined)
+    throw new InvalidInputError(
+      `Group ${entry.groupId} of run ${entry.runId} has no Hudi clustering instant recorded: it was not prepared before its rewrite`,
+    );
+  const instant = g.instant;
+  const already = await findCompleted(deps.store, g, instant);
+  if (already !== undefined)
+    return { kind: 'committed', state: { hudiCommitted: true, hudiCompleted: already } };
+  if (coordination === undefined) throw undeclared(g.tableRoot);
+  return underLock(coordination, deps, g, async (assertHeld) => {
+    const found = await findCompleted(deps.store, g, instant);
+    if (found !== undefined)
+      return { kind: 'committed', state: { hudiCommitted: true, hudiCompleted: found } };
+    let state: HudiTableState;
+    try {
+      state = await readHudiTable(deps.store, g.tableRoot);
+    } catch (err) {
+      if (err instanceof CompactorError)
+        return { kind: 'conflict', conflicts: [{ key: '.hoodie/', reason: err.message }] };
+      throw err;
+    }
+    const keys = pendingKeys(g, instant);
+    if ((await deps.store.head(keys.requested)) === undefined)
+      return {
+        kind: 'conflict',
+        conflicts: [
+          { key: keys.requested, reason: 'our clustering plan is gone (rolled back by a Hudi writer?)' },
+        ],
+      };
+    const conflicts = conflictsOf(state, entry, g, instant);
+    if (conflicts.length > 0) return { kind: 'conflict', conflicts };
+    const zone = zoneOf(state, coordination);
+    if (coordination.quietWindowMinutes !== undefined) {
+      const problem = quietWindowProblem(
+        state,
+        zone,
+        coordination.quietWindowMinutes,
+        deps.clock.now(),
+        instant,
+      );
+      if (problem !== undefined)
+        return { kind: 'conflict', conflicts: [{ key: '.hoodie/', reason: problem }] };
+    }
+    const schema = [...state.timeline.completedWrites]
+      .reverse()
+      .map((w) => w.metadata.extraMetadata.get('schema'))
+      .find((s) => s !== undefined && s !== '');
+    const plan = buildClusteringPlan({
+      tableVersion: g.tableVersion,
+      basePath: basePathOf(deps.store, g.tableRoot),
+      groups: [
+        {
+          slices: entry.inputs.map((input) => ({
+            partitionPath: partitionOfKey(g.tableRoot, input.key),
+            fileId: parseBaseFileName(fileNameOf(input.key))?.fileId ?? '',
+            baseFileName: fileNameOf(input.key),
+            baseFileSizeBytes: input.size,
+          })),
+        },
+      ],
+    });
+    const metadata = buildClusteringCommitMetadata({
+      plan,
+      schema: schema ?? '',
+      outputs: entry.outputs.map((o) => ({
+        partitionPath: partitionOfKey(g.tableRoot, o.finalKey),
+        fileId: parseBaseFileName(fileNameOf(o.finalKey))?.fileId ?? '',
+        fileName: fileNameOf(o.finalKey),
+        numWrites: o.rows,
+        fileSizeInBytes: o.size,
+      })),
+    });
+    const completion =
+      g.tableVersion === 6
+        ? undefined
+        : mintInstantTime(deps.clock.now(), zone, [...timelineTimes(state), instant]);
+    const timelinePath = timelineFolderOf(g);
+    const completed = keyUnder(
+      g.tableRoot,
+      completedInstantFile(
+        {
+          tableVersion: g.tableVersion,
+          operation: 'clustering',
+          instant,
+          ...(timelinePath === undefined ? {} : { timelinePath }),
+        },
+        completion,
+      ),
+    );
+    assertHeld('writing the completed replacecommit');
+    await createOnce(deps.store, completed, replaceCommitContent(g.tableVersion, metadata));
+    return { kind: 'committed', state: { hudiCommitted: true, hudiCompleted: completed } };
+  });
+}
+
+/** Removes our pending instant's inflight, then requested file, unless it completed (then it is the table's). */
+async function removePendingInstant(deps: CommitDeps, entry: GroupJournalEntry): Promise<void> {
+  const g = hudiGroupState(entry);
+  if (g.instant === undefined || g.committed) return;
+  if ((await findCompleted(deps.store, g, g.instant)) !== undefined) return;
+  const keys = pendingKeys(g, g.instant);
+  await deps.store.deleteMany([{ key: keys.inflight }]);
+  await deps.store.deleteMany([{ key: keys.requested }]);
+  await deps.store.deleteMany([{ key: keyUnder(g.tableRoot, heartbeatPath(g.instant)) }]);
+}
+
+/** The commit and rollback of Hudi groups under `coordination` (none: reads and rollbacks only). */
+export function hudiCommitter(coordination?: HudiCoordination) {
+  return versionCommitter({
+    commitVersion: (deps, entry) => commitVersion(coordination, deps, entry),
+    isCommitted: (entry) => entry.formatState?.hudiCommitted === true,
+    // The completed instant needs no heartbeat (Hudi deletes it on completion too).
+    afterCommit: async (deps, entry) => {
+      const g = hudiGroupState(entry);
+      if (g.instant !== undefined)
+        await deps.store.deleteMany([{ key: keyUnder(g.tableRoot, heartbeatPath(g.instant)) }]);
+    },
+    afterAbort: removePendingInstant,
+  });
+}

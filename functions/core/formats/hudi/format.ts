@@ -1,0 +1,248 @@
+// Apache Hudi (`format: "hudi"`) behind the TableFormat port: the timeline is the table. The snapshot is the live
+// base files of base-only file groups at the latest completed instant (table-state.ts); a group is clustered into
+// new file groups through Hudi's own clustering protocol (clustering-commit.ts): a pending plan written before the
+// rewrite (`prepareGroup`), a completed replacecommit as the atomic commit. Replaced file groups stay on storage for
+// Hudi's cleaner, exactly as after Hudi's own clustering. How the lock is taken is the table's declared `hudiLock`,
+// bound by `forTable`; without one nothing is written to the table.
+import pLimit from 'p-limit';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { InvalidInputError } from '../../errors.js';
+import type { PlanInput } from '../../planning.js';
+import { hiveVacuumRules } from '../hive/vacuum.js';
+import { withStoredFooter } from '../logged-files.js';
+import type {
+  ChangeState,
+  CommitLogChanges,
+  ObjectRole,
+  PartitionFiles,
+  PartitionLocation,
+  SnapshotOptions,
+  TableFormat,
+  TableSnapshot,
+  VacuumRules,
+} from '../table-format.js';
+import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
+import {
+  type HudiCoordination,
+  hudiCommitter,
+  hudiFormatState,
+  prepareHudiGroup,
+} from './clustering-commit.js';
+import { type HudiTableLock, StorageBasedHudiLock } from './lock/index.js';
+import { HUDI_FORMAT_NAME, type HudiLockSetting, type HudiTableSettings, hudiSettings } from './settings.js';
+import { type HudiTableState, readHudiTable, toTableSnapshot } from './table-state.js';
+
+/** The services Hudi's `forTable` takes: the DynamoDB lock of a table declaring `hudiLock: { provider: "dynamodb" }`. */
+export interface HudiFormatServices {
+  readonly hudiDynamoDbLock?: (setting: {
+    readonly table: string;
+    readonly region?: string | undefined;
+    readonly partitionKey: string;
+  }) => HudiTableLock;
+}
+
+/** The snapshot of a read table state, footers read when asked (rows and schema for planning). */
+async function snapshotOf(
+  store: ObjectStore,
+  state: HudiTableState,
+  options: SnapshotOptions,
+): Promise<TableSnapshot> {
+  const snapshot = toTableSnapshot(state, options.now);
+  const limit = pLimit(options.concurrency ?? 32);
+  const partitions = options.readFooters
+    ? await Promise.all(
+        snapshot.partitions.map(async (p) => ({
+          ...p,
+          files: await Promise.all(
+            p.files.map((f) =>
+              limit(() =>
+                withStoredFooter(store, f, 'the Hudi timeline', 'a Hudi reader', HUDI_INDEX_FOOTER_KEYS),
+              ),
+            ),
+          ),
+        })),
+      )
+    : snapshot.partitions;
+  return { ...snapshot, partitions, formatState: hudiFormatState(state) };
+}
+
+async function snapshot(
+  store: ObjectStore,
+  location: string,
+  options: SnapshotOptions,
+): Promise<TableSnapshot> {
+  const state = await readHudiTable(store, location.replace(/\/+$/, ''), {
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+  });
+  return snapshotOf(store, state, options);
+}
+
+function planInputs(snapshot: TableSnapshot, table: string): PlanInput[] {
+  return snapshot.partitions.map((p) => ({
+    table,
+    partition: p.partition,
+    files: [...p.files],
+    snapshot: { listedAt: snapshot.listedAt },
+  }));
+}
+
+/**
+ * One partition's live base-only files. A pending insert_overwrite or delete_partition names its file groups only
+ * once it completes, so while one is pending no partition is planned (notes §10).
+ */
+async function partitionFiles(
+  store: ObjectStore,
+  where: PartitionLocation,
+  options: SnapshotOptions,
+): Promise<PartitionFiles> {
+  const state = await readHudiTable(store, where.tableRoot, {
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+  });
+  const pending = state.timeline.pendingReplaces[0];
+  if (pending !== undefined)
+    return {
+      files: [],
+      snapshot: { listedAt: options.now },
+      refusal: `a replacecommit (insert_overwrite or delete_partition) ${pending.time} is pending on the Hudi table: its file groups are unknown until it completes or is rolled back`,
+    };
+  const snap = await snapshotOf(store, state, options);
+  const partition = snap.partitions.find((p) => p.partition === where.partition);
+  return {
+    files: partition?.files ?? [],
+    snapshot: { listedAt: options.now },
+    ...(snap.formatState === undefined ? {} : { formatState: snap.formatState }),
+    values: partition?.values ?? [],
+  };
+}
+
+/**
+ * Vacuum of the work root for Hudi groups: no input is ever deleted or trashed by us (the replacecommit replaces
+ * the file groups, and Hudi's cleaner deletes them after the table's retention, as after Hudi's own clustering),
+ * and nothing under a Hudi root is writer debris of ours: `.hoodie/` (its `.temp/`, `.heartbeat/`, `.locks/`) is
+ * the table's.
+ */
+const hudiVacuumRules: VacuumRules = {
+  ...hiveVacuumRules,
+  retiredInputs: () => ({ due: [], kept: [] }),
+  writerDebris: () => undefined,
+};
+
+/** The timeline's completed write instants (`.hoodie/T.action`, `.hoodie/timeline/T_C.action`). */
+const COMPLETED_WRITE =
+  /^\.hoodie\/(?:[A-Za-z0-9._-]+\/)?(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?\.(commit|deltacommit|replacecommit)$/;
+
+/**
+ * The profiler's view: completed instants are the table's changes; a data file is not data until its instant
+ * completes. Each change asks for the whole state (readHudiTable): simplest correct, idempotent under duplicate and
+ * reordered events, at the price of reading the timeline once per completed instant.
+ */
+const hudiChanges: CommitLogChanges = {
+  kind: 'commit-log',
+  // An instant's 17 digits exceed Number.MAX_SAFE_INTEGER: the number only nudges a read of the whole state.
+  eventVersions: 'pointer',
+  roleOf: (relativeKey, event): ObjectRole => {
+    const m = COMPLETED_WRITE.exec(relativeKey);
+    if (m !== null && event === 'created') return { kind: 'commit', version: Number(m[1]?.slice(0, 14)) };
+    return {
+      kind: 'ignored',
+      reason: relativeKey.startsWith('.hoodie/')
+        ? 'Hudi timeline or table-service file, not a completed write'
+        : 'a Hudi file is data only once its instant completes',
+    };
+  },
+  readChanges: async () => ({
+    kind: 'rebuild',
+    reason: 'Hudi changes are read as the whole table state at the latest completed instant',
+  }),
+  readState: async (store, tableRoot): Promise<ChangeState> => {
+    const state = await readHudiTable(store, tableRoot.replace(/\/+$/, ''));
+    const snap = toTableSnapshot(state, 0);
+    const latest = state.timeline.latestCompletedWrite;
+    return {
+      cursor: {
+        version: latest === undefined ? 0 : Number(latest.time.slice(0, 14)),
+        memo: latest?.time ?? '',
+      },
+      partitions: snap.partitions.map((p) => ({
+        partition: p.partition,
+        values: p.values,
+        files: p.files.map((f) => ({ key: f.key, size: f.size })),
+      })),
+    };
+  },
+};
+
+const unbound = hudiCommitter();
+
+/**
+ * Apache Hudi through its timeline. The registered format reads and plans; it writes nothing to a table: `forTable`
+ * gives the format of a table as its declared `hudiLock` makes it.
+ */
+export const hudiTable = {
+  name: HUDI_FORMAT_NAME,
+  title: 'Apache Hudi',
+  ownsEverythingUnderRoot: true,
+  snapshot,
+  planInputs,
+  partitionFiles,
+  prepareGroup: (deps, entry) => prepareHudiGroup(undefined, deps, entry),
+  commit: unbound.commit,
+  rollback: unbound.rollback,
+  vacuum: hudiVacuumRules,
+  isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('.hoodie/'),
+  changes: hudiChanges,
+  settings: hudiSettings,
+  forTable: hudiForTable,
+} as const satisfies TableFormat;
+
+/**
+ * The Hudi format of one table, as its declared settings make it: the lock its writers take, the zone it mints
+ * instants in.
+ * @throws InvalidInputError when the table declares a DynamoDB lock and `services` cannot build one.
+ */
+function hudiForTable(settings: HudiTableSettings, services: HudiFormatServices): TableFormat {
+  const lock = settings.hudiLock;
+  if (lock === undefined) return hudiTable;
+  const coordination = coordinationOf(lock, settings.hudiTimezone, services);
+  const committer = hudiCommitter(coordination);
+  return {
+    ...hudiTable,
+    prepareGroup: (deps, entry) => prepareHudiGroup(coordination, deps, entry),
+    commit: committer.commit,
+    rollback: committer.rollback,
+  };
+}
+
+function coordinationOf(
+  lock: HudiLockSetting,
+  localZone: string | undefined,
+  services: HudiFormatServices,
+): HudiCoordination {
+  const zone = localZone === undefined ? {} : { localZone };
+  switch (lock.provider) {
+    case 'storage':
+      return {
+        ...zone,
+        lockFor: (store, tableRoot, _name, clock) => new StorageBasedHudiLock({ store, tableRoot, clock }),
+      };
+    case 'dynamodb': {
+      const build = services.hudiDynamoDbLock;
+      if (build === undefined)
+        throw new InvalidInputError(
+          'hudiLock { provider: "dynamodb" } needs DynamoDB access, which this entry point does not have',
+        );
+      return {
+        ...zone,
+        lockFor: (_store, tableRoot, tableName) =>
+          build({
+            table: lock.table,
+            region: lock.region,
+            // Hudi's default partition key is the table name; without it, the root's last folder stands in.
+            partitionKey: lock.partitionKey ?? tableName ?? tableRoot.slice(tableRoot.lastIndexOf('/') + 1),
+          }),
+      };
+    }
+    case 'none':
+      return { ...zone, quietWindowMinutes: lock.quietWindowMinutes, lockFor: () => undefined };
+  }
+}
