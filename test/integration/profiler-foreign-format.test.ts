@@ -278,7 +278,7 @@ describe('profiler and sweep against DynamoDB Local, with Delta Lake and Iceberg
     ]);
     const partition = (await stats.get({ table: 'trips', partition: 'byteField=10' })) as PartitionSnapshot;
     expect(partition.lastDecision?.reasons.at(-1)).toMatch(
-      /^inside an Apache Hudi table \(the whole table; found trips\/\.hoodie\/20240426205419518\.commit\): its timeline, not the file listing, defines which file slices are live .*lake-compactor recognises Apache Hudi tables but does not compact, vacuum or tier them yet: remove the table whose prefix is "trips" from the configuration/,
+      /^inside an Apache Hudi table \(the whole table; found trips\/\.hoodie\/20240426205419518\.commit\): its timeline, not the file listing, defines which file slices are live .*so it is never compacted as plain Parquet; to have it clustered through its timeline, configure the table with format: "hudi", hudiLock and hudiIndexType and prefix "trips"/,
     );
     expect(await stats.listDue('trips', NOW + 60 * MINUTE)).toEqual([]);
   });

@@ -108,13 +108,14 @@ describe('the packed lake-compactor, installed in a project of its own', () => {
     expect(plan).toMatch(/date=2024-01-01\s+2\s/);
   });
 
-  it('a CDK app imports LakeCompactor from it and synthesizes, its Lambda code from inside the package', async () => {
+  it('a CDK app imports LakeCompactor from it and synthesizes, its Lambda code from inside the package, cdk-nag clean and no data action on *', async () => {
     // Prepare: the user's app, one table of each format.
     const app = join(project, 'app.mjs');
     await writeFile(
       app,
       `import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { LakeCompactor } from 'lake-compactor';
 
 const app = new App({ outdir: process.argv[2] });
@@ -129,9 +130,22 @@ new LakeCompactor(stack, 'C', {
 const template = Template.fromStack(stack).toJSON();
 app.synth();
 const resources = Object.values(template.Resources);
+// The checks the repository's own stack passes (test/infra/nag.test.ts): no unacknowledged AwsSolutions error, and
+// no S3 or DynamoDB action on Resource "*".
+const nagErrors = new AwsSolutionsChecks()
+  .validateScope(stack)
+  .violations.filter((v) => v.severity === 'error')
+  .flatMap((v) => v.violatingResources.map((r) => v.ruleName + ' @ ' + (r.constructPath ?? r.resourceLogicalId)));
+const dataOnStar = resources
+  .filter((r) => r.Type === 'AWS::IAM::Policy')
+  .flatMap((r) => r.Properties.PolicyDocument.Statement)
+  .filter((st) => st.Resource === '*' && [st.Action].flat().some((a) => /^(s3|dynamodb):/.test(a)))
+  .map((st) => JSON.stringify(st.Action));
 console.log(JSON.stringify({
   stateMachines: resources.filter((r) => r.Type === 'AWS::StepFunctions::StateMachine').length,
   handlers: resources.filter((r) => r.Type === 'AWS::Lambda::Function').map((r) => r.Properties.Handler),
+  nagErrors,
+  dataOnStar,
 }));
 `,
     );
@@ -143,12 +157,14 @@ console.log(JSON.stringify({
         .trim()
         .split('\n')
         .at(-1) ?? '{}',
-    ) as { stateMachines: number; handlers: string[] };
+    ) as { stateMachines: number; handlers: string[]; nagErrors: string[]; dataOnStar: string[] };
 
     // Assess: the workflow and its functions, each deployed from the package's pre-bundled code.
     expect(synth.stateMachines).toBeGreaterThanOrEqual(1);
     expect(synth.handlers.length).toBeGreaterThan(5);
     expect(new Set(synth.handlers)).toEqual(new Set(['index.handler']));
+    expect(synth.nagErrors).toEqual([]);
+    expect(synth.dataOnStar).toEqual([]);
     const staged = await readdir(join(outdir, 'prebundled'));
     expect(staged.length).toBeGreaterThan(0);
     const compact = staged
