@@ -213,6 +213,24 @@ const RECORDS_PER_BLOCK = 1000;
 /** The block compression of an encoded container: Iceberg writers use deflate, Hudi's timeline files null. */
 export type ContainerCodec = 'null' | 'deflate';
 
+/** How {@link encodeContainer} writes a file, beyond its schema, records and metadata. */
+export interface EncodeOptions {
+  /** Block compression; deflate unless told. */
+  readonly codec?: ContainerCodec;
+  /**
+   * The 16-byte sync marker; random unless given. A writer whose files must be deterministic (Hudi's timeline: a
+   * crashed run rebuilding the same content must write the same bytes) derives it from the content.
+   */
+  readonly sync?: Uint8Array;
+  /**
+   * The avsc type to encode records with, built from `schema` by the caller; by default one with BIG_LONG longs.
+   * For callers whose values follow another convention (Hudi's timeline: plain-number longs, unwrapped unions).
+   */
+  readonly type?: avro.Type;
+  /** Leave `avro.codec` out of the header when it is null (readers take absent as null), as Hudi's writer does. */
+  readonly omitNullCodec?: boolean;
+}
+
 /**
  * Encodes an Avro object container file holding `records` under `schema`, with `metadata` in the header and the
  * blocks compressed with `codec` (deflate unless told). The header's `avro.schema` is `schema` exactly as given.
@@ -224,16 +242,15 @@ export function encodeContainer(
   schema: object,
   records: readonly unknown[],
   metadata: Readonly<Record<string, string>>,
-  options: { readonly codec?: ContainerCodec } = {},
+  options: EncodeOptions = {},
 ): Uint8Array {
   const codec = options.codec ?? 'deflate';
-  const type = avro.Type.forSchema(schema as avro.Schema, { registry: { long: BIG_LONG } });
-  const sync = randomBytes(16);
-  const meta: Record<string, string> = {
-    ...metadata,
-    'avro.schema': JSON.stringify(schema),
-    'avro.codec': codec,
-  };
+  const type = options.type ?? avro.Type.forSchema(schema as avro.Schema, { registry: { long: BIG_LONG } });
+  const sync = options.sync ?? randomBytes(16);
+  if (sync.length !== 16) throw new Error(`a sync marker is 16 bytes, not ${sync.length}`);
+  const marker = Buffer.from(sync);
+  const meta: Record<string, string> = { ...metadata, 'avro.schema': JSON.stringify(schema) };
+  if (!(codec === 'null' && options.omitNullCodec === true)) meta['avro.codec'] = codec;
   const entries = Object.entries(meta);
   const parts: Buffer[] = [Buffer.from([0x4f, 0x62, 0x6a, 0x01])];
   if (entries.length > 0) {
@@ -241,12 +258,12 @@ export function encodeContainer(
     for (const [k, v] of entries)
       parts.push(avroBytes(Buffer.from(k, 'utf8')), avroBytes(Buffer.from(v, 'utf8')));
   }
-  parts.push(zigzag(0), sync);
+  parts.push(zigzag(0), marker);
   for (let start = 0; start < records.length; start += RECORDS_PER_BLOCK) {
     const block = records.slice(start, start + RECORDS_PER_BLOCK);
     const raw = Buffer.concat(block.map((r) => type.toBuffer(r)));
     const data = codec === 'deflate' ? deflateRawSync(raw) : raw;
-    parts.push(zigzag(block.length), zigzag(data.length), data, sync);
+    parts.push(zigzag(block.length), zigzag(data.length), data, marker);
   }
   return new Uint8Array(Buffer.concat(parts));
 }

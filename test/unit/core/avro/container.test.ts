@@ -115,4 +115,22 @@ describe('Avro container codec (core/avro)', () => {
     await expect(decoding).rejects.toThrow(/would take more than .* decoded/);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
+
+  it('writes the same bytes twice when given a sync marker, without avro.codec when told (Hudi timeline framing)', async () => {
+    // Prepare
+    const sync = new Uint8Array(16).fill(7);
+    const records = [{ id: 5n, name: 'a' }];
+    const options = { codec: 'null', omitNullCodec: true, sync } as const;
+
+    // Act
+    const first = encodeContainer(SCHEMA, records, {}, options);
+    const second = encodeContainer(SCHEMA, records, {}, options);
+    const decoded = await decodeContainer(first);
+
+    // Assess
+    expect(Buffer.from(first).equals(Buffer.from(second))).toBe(true);
+    expect(Buffer.from(first.subarray(first.length - 16)).equals(Buffer.from(sync))).toBe(true);
+    expect([...decoded.metadata.keys()]).toEqual(['avro.schema']);
+    expect(decoded.records).toEqual(records);
+  });
 });
