@@ -8,26 +8,17 @@ import { randomBytes } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import avro from 'avsc';
 import { currentMetadataLimits, describeBytes, inflationLimit } from '../memory-budget.js';
+import {
+  BIG_LONG,
+  Cursor,
+  checkDatum,
+  collectNamed,
+  DatumOverBudget,
+  minEncodedSize,
+  type SchemaJson,
+} from './datum.js';
 
-/**
- * Avro `long` as BigInt: Iceberg snapshot ids and sequence numbers exceed 2^53, and avsc's default long refuses them.
- * Every decode and encode of this module uses it.
- */
-export const BIG_LONG = avro.types.LongType.__with({
-  fromBuffer: (buf: Buffer) => buf.readBigInt64LE(),
-  toBuffer: (n: bigint) => {
-    const buf = Buffer.alloc(8);
-    buf.writeBigInt64LE(n);
-    return buf;
-  },
-  fromJSON: (json: unknown) => BigInt(json as string),
-  toJSON: (n: bigint) => n.toString(),
-  isValid: (n: unknown) => typeof n === 'bigint',
-  compare: (a: bigint, b: bigint) => (a === b ? 0 : a < b ? -1 : 1),
-});
-
-/** An Avro schema as JSON (the writer schema from the file header). */
-export type SchemaJson = string | SchemaJson[] | { readonly [key: string]: unknown };
+export { BIG_LONG, type SchemaJson } from './datum.js';
 
 /** A record schema as JSON: the root of every container this module decodes. */
 export interface RecordSchema {
@@ -52,30 +43,6 @@ export interface DecodedContainer {
   readonly records: readonly Readonly<Record<string, unknown>>[];
 }
 
-/** Every named type a schema defines, by name and full name, so a caller can follow references. */
-function collectNamed(
-  schema: SchemaJson,
-  named: Map<string, SchemaJson>,
-  namespace: string | undefined,
-  depth: number,
-): void {
-  if (depth > MAX_AVRO_DEPTH) throw new Error(`the schema nests deeper than ${MAX_AVRO_DEPTH} levels`);
-  if (Array.isArray(schema)) {
-    for (const branch of schema) collectNamed(branch, named, namespace, depth + 1);
-    return;
-  }
-  if (typeof schema !== 'object') return;
-  const ns = typeof schema.namespace === 'string' ? schema.namespace : namespace;
-  if (typeof schema.name === 'string') {
-    named.set(schema.name, schema);
-    if (ns !== undefined && !schema.name.includes('.')) named.set(`${ns}.${schema.name}`, schema);
-  }
-  if (Array.isArray(schema.fields))
-    for (const f of schema.fields as { type: SchemaJson }[]) collectNamed(f.type, named, ns, depth + 1);
-  if (schema.items !== undefined) collectNamed(schema.items as SchemaJson, named, ns, depth + 1);
-  if (schema.values !== undefined) collectNamed(schema.values as SchemaJson, named, ns, depth + 1);
-}
-
 /** What one container file may cost: its records decoded, and its deflate blocks inflated (together). */
 export interface AvroLimits {
   /** Heap bytes the records may take once decoded (estimated per value while checking, before avsc decodes). */
@@ -92,13 +59,11 @@ export class AvroLimitError extends Error {
   override readonly name = 'AvroLimitError';
 }
 
-/** Deeper than any schema Iceberg or Hudi writes (manifest_entry → data_file → partition; a clustering plan's slices). */
-const MAX_AVRO_DEPTH = 64;
-
 /**
  * Decodes a whole container file held in memory, checking as Avro Java's `SystemLimitException` does that nothing
  * it claims exceeds what is there: every record, array or map count against the bytes left (each element takes at
- * least one byte), every string or bytes length against the bytes left, each block's size against the file, and
+ * least one byte, except array items that encode in none, whose count the decoded limit bounds; see
+ * ./datum.ts), every string or bytes length against the bytes left, each block's size against the file, and
  * the inflated blocks and the decoded records against `limits` (by default the current memory budget's). A record
  * schema that encodes in zero bytes is refused, since a block could then claim any number of records. Codecs:
  * `null` and `deflate`, what Iceberg and Hudi writers use.
@@ -119,10 +84,9 @@ export async function decodeContainer(
   const schema = JSON.parse(schemaText) as SchemaJson;
   if (typeof schema !== 'object' || Array.isArray(schema) || schema.type !== 'record')
     throw new Error('the Avro schema is not a record');
-  const named = new Map<string, SchemaJson>();
-  collectNamed(schema, named, undefined, 0);
+  const named = collectNamed(schema);
   const root = schema as unknown as RecordSchema;
-  if (minEncodedSize(schema, named, new Set(), 0) === 0)
+  if (minEncodedSize(schema, named) === 0)
     throw new Error(
       'the record schema encodes in zero bytes, so its block counts cannot be checked against the data',
     );
@@ -135,7 +99,7 @@ export async function decodeContainer(
   });
 
   const maxInflated = inflationLimit(bytes.length, limits.inflatedBytes);
-  const cost = { bytes: 0 };
+  const cost = { bytes: 0, limit: limits.decodedBytes };
   let inflated = 0;
   const records: Record<string, unknown>[] = [];
   while (cursor.pos < cursor.end) {
@@ -168,11 +132,15 @@ export async function decodeContainer(
     const inBlock = new Cursor(block, 0, block.length);
     for (let i = 0; i < count; i++) {
       const start = inBlock.pos;
-      checkValue(schema, inBlock, named, 0, cost);
-      if (cost.bytes > limits.decodedBytes)
-        throw new AvroLimitError(
-          `its records would take more than ${describeBytes(limits.decodedBytes)} decoded (after ${records.length} records)`,
-        );
+      try {
+        checkDatum(schema, inBlock, named, cost);
+      } catch (err) {
+        if (err instanceof DatumOverBudget)
+          throw new AvroLimitError(
+            `its records would take more than ${describeBytes(limits.decodedBytes)} decoded (after ${records.length} records)`,
+          );
+        throw err;
+      }
       const decoded = type.decode(buffer, start);
       if (decoded.offset !== inBlock.pos)
         throw new Error(`record ${records.length} does not decode to the bytes its schema spans`);
@@ -180,43 +148,6 @@ export async function decodeContainer(
     }
   }
   return { metadata: header.metadata, schema: root, named, records };
-}
-
-/** A read position in `bytes`, never past `end`: every read checks what is left. */
-class Cursor {
-  constructor(
-    readonly bytes: Uint8Array,
-    public pos: number,
-    readonly end: number,
-  ) {}
-
-  /** A zig-zag varint long as a number (exact up to 2^53; larger magnitudes are refused by every caller). */
-  long(): number {
-    let result = 0;
-    let factor = 1;
-    for (let i = 0; i < 10; i++) {
-      if (this.pos >= this.end) throw new Error('the data ends inside a number');
-      const b = this.bytes[this.pos++] as number;
-      result += (b & 0x7f) * factor;
-      if ((b & 0x80) === 0) return result % 2 === 0 ? result / 2 : -(result + 1) / 2;
-      factor *= 128;
-    }
-    throw new Error('a number is longer than 10 bytes');
-  }
-
-  /** A non-negative long no larger than the bytes left after it (a count or length that must fit them). */
-  count(what: string): number {
-    const n = this.long();
-    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${what} ${n} is not a valid count`);
-    const left = this.end - this.pos;
-    if (n > left) throw new Error(`${what} ${n} is more than the ${left} bytes left`);
-    return n;
-  }
-
-  skip(n: number, what: string): void {
-    if (n > this.end - this.pos) throw new Error(`${what} of ${n} bytes runs past the data`);
-    this.pos += n;
-  }
 }
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -259,160 +190,6 @@ function readHeader(c: Cursor): { metadata: Map<string, string>; sync: Uint8Arra
   return { metadata, sync };
 }
 
-const PRIMITIVE_SIZES: Readonly<Record<string, number>> = {
-  null: 0,
-  boolean: 1,
-  int: 1,
-  long: 1,
-  float: 4,
-  double: 8,
-  bytes: 1,
-  string: 1,
-};
-
-/** The type a schema names: a named type followed by its name, `{"type": "long", …}` as `long`. */
-function resolveType(t: SchemaJson, named: ReadonlyMap<string, SchemaJson>): SchemaJson {
-  if (typeof t === 'string') {
-    if (t in PRIMITIVE_SIZES) return t;
-    const found = named.get(t);
-    if (found === undefined) throw new Error(`the schema names an undefined type ${t}`);
-    return found;
-  }
-  if (!Array.isArray(t) && typeof t.type === 'string' && t.type in PRIMITIVE_SIZES) return t.type;
-  if (!Array.isArray(t) && typeof t.type === 'object' && t.type !== null) return t.type as SchemaJson;
-  return t;
-}
-
-/** The fewest bytes a value of `t` encodes in (a recursive reference counts as one byte: a union index). */
-function minEncodedSize(
-  t: SchemaJson,
-  named: ReadonlyMap<string, SchemaJson>,
-  visiting: Set<SchemaJson>,
-  depth: number,
-): number {
-  if (depth > MAX_AVRO_DEPTH) throw new Error(`the schema nests deeper than ${MAX_AVRO_DEPTH} levels`);
-  const r = resolveType(t, named);
-  if (typeof r === 'string') return PRIMITIVE_SIZES[r] as number;
-  if (Array.isArray(r)) return 1;
-  if (visiting.has(r)) return 1;
-  switch (r.type) {
-    case 'record':
-    case 'error': {
-      visiting.add(r);
-      let sum = 0;
-      for (const f of (r.fields ?? []) as { type: SchemaJson }[])
-        sum += minEncodedSize(f.type, named, visiting, depth + 1);
-      visiting.delete(r);
-      return sum;
-    }
-    case 'fixed':
-      return Number(r.size);
-    default:
-      // enum (an index), array and map (a block count), a logical type over one of those
-      return 1;
-  }
-}
-
-/**
- * Walks one value of `t` at `c` without building it, checking every count and length against the bytes left and
- * adding what avsc will allocate for it to `cost` (the value, Buffer views and object overheads, approximately).
- */
-function checkValue(
-  t: SchemaJson,
-  c: Cursor,
-  named: ReadonlyMap<string, SchemaJson>,
-  depth: number,
-  cost: { bytes: number },
-): void {
-  if (depth > MAX_AVRO_DEPTH) throw new Error(`a value nests deeper than ${MAX_AVRO_DEPTH} levels`);
-  const r = resolveType(t, named);
-  if (Array.isArray(r)) {
-    const branch = c.long();
-    if (!(branch >= 0 && branch < r.length)) throw new Error(`a union names branch ${branch} of ${r.length}`);
-    checkValue(r[branch] as SchemaJson, c, named, depth + 1, cost);
-    return;
-  }
-  if (typeof r === 'string') {
-    switch (r) {
-      case 'null':
-        return;
-      case 'boolean':
-        c.skip(1, 'a boolean');
-        cost.bytes += 8;
-        return;
-      case 'int':
-      case 'long':
-        c.long();
-        cost.bytes += 24;
-        return;
-      case 'float':
-        c.skip(4, 'a float');
-        cost.bytes += 8;
-        return;
-      case 'double':
-        c.skip(8, 'a double');
-        cost.bytes += 8;
-        return;
-      default: {
-        // bytes (a Buffer view: ~100 bytes of object) or string (its characters)
-        const n = c.count(`a ${r} length`);
-        c.pos += n;
-        cost.bytes += n + (r === 'bytes' ? 100 : 24);
-        return;
-      }
-    }
-  }
-  switch (r.type) {
-    case 'record':
-    case 'error': {
-      const fields = (r.fields ?? []) as { type: SchemaJson }[];
-      cost.bytes += 32 + 16 * fields.length;
-      for (const f of fields) checkValue(f.type, c, named, depth + 1, cost);
-      return;
-    }
-    case 'enum': {
-      const index = c.long();
-      const symbols = Array.isArray(r.symbols) ? r.symbols.length : 0;
-      if (!(index >= 0 && index < symbols)) throw new Error(`an enum names symbol ${index} of ${symbols}`);
-      cost.bytes += 8;
-      return;
-    }
-    case 'fixed': {
-      c.skip(Number(r.size), 'a fixed value');
-      cost.bytes += Number(r.size) + 100;
-      return;
-    }
-    case 'array':
-    case 'map': {
-      cost.bytes += 64;
-      for (;;) {
-        let n = c.long();
-        if (n === 0) return;
-        if (n < 0) {
-          n = -n;
-          c.count(`a block size of an ${r.type}`);
-        }
-        // Each element takes at least one byte (a map entry: its key's length), as Avro Java checks too.
-        if (!Number.isSafeInteger(n) || n > c.end - c.pos)
-          throw new Error(`an ${r.type} block claims ${n} elements in the ${c.end - c.pos} bytes left`);
-        for (let i = 0; i < n; i++) {
-          if (r.type === 'map') {
-            const keyLength = c.count('a map key length');
-            c.pos += keyLength;
-            cost.bytes += keyLength + 40;
-            checkValue(r.values as SchemaJson, c, named, depth + 1, cost);
-          } else {
-            cost.bytes += 8;
-            checkValue(r.items as SchemaJson, c, named, depth + 1, cost);
-          }
-        }
-      }
-    }
-    default:
-      throw new Error(`the schema has a type ${JSON.stringify(r.type)} Avro does not define`);
-  }
-}
-
 /** Avro's zig-zag varint encoding of a long (block counts, lengths). */
 function zigzag(n: number): Buffer {
   let v = BigInt(n) >= 0n ? BigInt(n) << 1n : (-BigInt(n) << 1n) - 1n;
@@ -436,6 +213,24 @@ const RECORDS_PER_BLOCK = 1000;
 /** The block compression of an encoded container: Iceberg writers use deflate, Hudi's timeline files null. */
 export type ContainerCodec = 'null' | 'deflate';
 
+/** How {@link encodeContainer} writes a file, beyond its schema, records and metadata. */
+export interface EncodeOptions {
+  /** Block compression; deflate unless told. */
+  readonly codec?: ContainerCodec;
+  /**
+   * The 16-byte sync marker; random unless given. A writer whose files must be deterministic (Hudi's timeline: a
+   * crashed run rebuilding the same content must write the same bytes) derives it from the content.
+   */
+  readonly sync?: Uint8Array;
+  /**
+   * The avsc type to encode records with, built from `schema` by the caller; by default one with BIG_LONG longs.
+   * For callers whose values follow another convention (Hudi's timeline: plain-number longs, unwrapped unions).
+   */
+  readonly type?: avro.Type;
+  /** Leave `avro.codec` out of the header when it is null (readers take absent as null), as Hudi's writer does. */
+  readonly omitNullCodec?: boolean;
+}
+
 /**
  * Encodes an Avro object container file holding `records` under `schema`, with `metadata` in the header and the
  * blocks compressed with `codec` (deflate unless told). The header's `avro.schema` is `schema` exactly as given.
@@ -447,16 +242,15 @@ export function encodeContainer(
   schema: object,
   records: readonly unknown[],
   metadata: Readonly<Record<string, string>>,
-  options: { readonly codec?: ContainerCodec } = {},
+  options: EncodeOptions = {},
 ): Uint8Array {
   const codec = options.codec ?? 'deflate';
-  const type = avro.Type.forSchema(schema as avro.Schema, { registry: { long: BIG_LONG } });
-  const sync = randomBytes(16);
-  const meta: Record<string, string> = {
-    ...metadata,
-    'avro.schema': JSON.stringify(schema),
-    'avro.codec': codec,
-  };
+  const type = options.type ?? avro.Type.forSchema(schema as avro.Schema, { registry: { long: BIG_LONG } });
+  const sync = options.sync ?? randomBytes(16);
+  if (sync.length !== 16) throw new Error(`a sync marker is 16 bytes, not ${sync.length}`);
+  const marker = Buffer.from(sync);
+  const meta: Record<string, string> = { ...metadata, 'avro.schema': JSON.stringify(schema) };
+  if (!(codec === 'null' && options.omitNullCodec === true)) meta['avro.codec'] = codec;
   const entries = Object.entries(meta);
   const parts: Buffer[] = [Buffer.from([0x4f, 0x62, 0x6a, 0x01])];
   if (entries.length > 0) {
@@ -464,12 +258,12 @@ export function encodeContainer(
     for (const [k, v] of entries)
       parts.push(avroBytes(Buffer.from(k, 'utf8')), avroBytes(Buffer.from(v, 'utf8')));
   }
-  parts.push(zigzag(0), sync);
+  parts.push(zigzag(0), marker);
   for (let start = 0; start < records.length; start += RECORDS_PER_BLOCK) {
     const block = records.slice(start, start + RECORDS_PER_BLOCK);
     const raw = Buffer.concat(block.map((r) => type.toBuffer(r)));
     const data = codec === 'deflate' ? deflateRawSync(raw) : raw;
-    parts.push(zigzag(block.length), zigzag(data.length), data, sync);
+    parts.push(zigzag(block.length), zigzag(data.length), data, marker);
   }
   return new Uint8Array(Buffer.concat(parts));
 }

@@ -1,10 +1,11 @@
 // The Avro object container framing of Hudi's timeline files: one block of one record, codec null, and a header
 // whose only key is `avro.schema` — exactly what Hudi's TimelineMetadataUtils writes (every fixture's plan and
 // 1.x commit file has that header and nothing else). The record itself is encoded by avsc against one of the
-// schemas in ./schemas.ts. Replaced by core/avro/container.ts when merged: this file keeps the framing minimal so
-// that swap is a one-line change.
+// schemas in ./schemas.ts; the framing is core/avro/container.ts's encoder, told to leave out `avro.codec` and to use
+// a content-derived sync marker.
 import { createHash } from 'node:crypto';
 import avro from 'avsc';
+import { encodeContainer } from '../../../avro/container.js';
 import { HudiTimelineWriteError } from './errors.js';
 import type { HudiTimelineSchema } from './schemas.js';
 
@@ -40,20 +41,7 @@ export function encodeTimelineAvro(schema: HudiTimelineSchema, record: object): 
   const schemaJson = Buffer.from(JSON.stringify(schema), 'utf8');
   const payload = type.toBuffer(record);
   const sync = createHash('sha256').update(schemaJson).update(payload).digest().subarray(0, 16);
-  return new Uint8Array(
-    Buffer.concat([
-      MAGIC,
-      zigzagLong(1),
-      avroBytes(Buffer.from('avro.schema', 'utf8')),
-      avroBytes(schemaJson),
-      zigzagLong(0),
-      sync,
-      zigzagLong(1),
-      zigzagLong(payload.length),
-      payload,
-      sync,
-    ]),
-  );
+  return encodeContainer(schema, [record], {}, { codec: 'null', omitNullCodec: true, sync, type });
 }
 
 /** One decoded timeline file: the writer schema from its header and its records. */
@@ -105,11 +93,3 @@ export function decodeTimelineAvro(bytes: Uint8Array, readerSchema?: object): De
 
 const HEADER_META = avro.Type.forSchema({ type: 'map', values: 'bytes' });
 const LONG = avro.Type.forSchema('long');
-
-function zigzagLong(n: number): Buffer {
-  return LONG.toBuffer(n);
-}
-
-function avroBytes(b: Buffer): Buffer {
-  return Buffer.concat([zigzagLong(b.length), b]);
-}
