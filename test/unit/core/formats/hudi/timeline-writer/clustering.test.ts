@@ -28,10 +28,7 @@ import {
   avroHeader,
   baseName,
   blocksWithoutSync,
-  decodeWithPythonAvro,
   hoodieFile,
-  PYTHON_AVRO,
-  PYTHON_AVRO_MISSING,
   parquetRows,
   tableFileSize,
 } from './support.js';
@@ -54,7 +51,6 @@ const CLUSTERINGS = [
   },
 ] as const;
 type Clustering = (typeof CLUSTERINGS)[number];
-const V9 = CLUSTERINGS[0];
 
 interface DecodedStat {
   fileId: string;
@@ -177,20 +173,6 @@ describe('buildClusteringPlan', () => {
     expect(spanning).toThrow(HudiTimelineWriteError);
     expect(empty).toThrow(/no slices/);
   });
-
-  it.skipIf(PYTHON_AVRO === undefined)('writes a plan Apache Avro for Python reads as we built it', () => {
-    // Prepare
-    const [fixturePlan] = decodeTimelineAvro(hoodieFile(V9.table, V9.plan))
-      .records as RequestedReplaceMetadata[];
-    const plan = buildClusteringPlan(planInputFromSlices(V9, fixturePlan as RequestedReplaceMetadata));
-
-    // Act
-    const decoded = decodeWithPythonAvro(clusteringRequestedContent(9, plan));
-
-    // Assess
-    expect(decoded).toEqual([plan]);
-  });
-  if (PYTHON_AVRO === undefined) it.skip(PYTHON_AVRO_MISSING, () => {});
 });
 
 describe('buildClusteringCommitMetadata', () => {

@@ -1,6 +1,6 @@
 // Golden tests of what a Merge-on-Read compaction writes: the v8 fixture's real compaction (plan, then completed
 // commit) rebuilt from its file slices as they lie in the table folder decodes field for field like Hudi's files and
-// encodes to the same data block; the v6 form is Jackson JSON; Apache Avro for Python reads our plan.
+// encodes to the same data block; the v6 form is Jackson JSON.
 import { describe, expect, it } from 'vitest';
 import { decodeTimelineAvro } from '../../../../../../functions/core/formats/hudi/timeline-writer/avro-file.js';
 import {
@@ -20,10 +20,7 @@ import {
   avroHeader,
   baseName,
   blocksWithoutSync,
-  decodeWithPythonAvro,
   hoodieFile,
-  PYTHON_AVRO,
-  PYTHON_AVRO_MISSING,
   parquetRows,
   partitionFiles,
   tableFileSize,
@@ -155,18 +152,6 @@ describe('buildCompactionPlan', () => {
     expect(noLogs).toThrow(HudiTimelineWriteError);
     expect(twice).toThrow(/twice/);
   });
-
-  it.skipIf(PYTHON_AVRO === undefined)('writes a plan Apache Avro for Python reads as we built it', () => {
-    // Prepare
-    const plan = buildCompactionPlan({ operations: slicesBeforeCompaction(V8) });
-
-    // Act
-    const decoded = decodeWithPythonAvro(compactionRequestedContent(plan));
-
-    // Assess
-    expect(decoded).toEqual([plan]);
-  });
-  if (PYTHON_AVRO === undefined) it.skip(PYTHON_AVRO_MISSING, () => {});
 });
 
 describe('buildCompactionCommitMetadata', () => {

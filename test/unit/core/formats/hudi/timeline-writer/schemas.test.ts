@@ -19,14 +19,7 @@ import {
   ROLLBACK_METADATA_SCHEMA,
   ROLLBACK_PLAN_SCHEMA,
 } from '../../../../../../functions/core/formats/hudi/timeline-writer/schemas.js';
-import {
-  avroHeader,
-  blocksWithoutSync,
-  decodeWithPythonAvro,
-  hoodieFile,
-  PYTHON_AVRO,
-  PYTHON_AVRO_MISSING,
-} from './support.js';
+import { avroHeader, blocksWithoutSync, hoodieFile } from './support.js';
 
 /** Each schema constant beside the fixture files that embed it (table, path under .hoodie/). */
 const EMBEDDED: readonly { schema: HudiTimelineSchema; files: readonly [string, string][] }[] = [
@@ -142,24 +135,6 @@ describe('encodeTimelineAvro', () => {
     expect(act).toThrow(HudiTimelineWriteError);
     expect(act).toThrow(/operationType/);
   });
-
-  it.skipIf(PYTHON_AVRO === undefined)(
-    'is read by Apache Avro for Python (an independent implementation) field for field',
-    () => {
-      // Prepare
-      const [record] = decodeTimelineAvro(
-        hoodieFile('cow_v9_txns_simple_meta', 'timeline/20260307162454799_20260307162456102.replacecommit'),
-      ).records;
-      const ours = encodeTimelineAvro(REPLACE_COMMIT_METADATA_SCHEMA, record as object);
-
-      // Act
-      const decoded = decodeWithPythonAvro(ours);
-
-      // Assess
-      expect(decoded).toEqual([record]);
-    },
-  );
-  if (PYTHON_AVRO === undefined) it.skip(PYTHON_AVRO_MISSING, () => {});
 });
 
 describe('the cleaner schemas (no fixture has a clean instant: taken from the .avsc)', () => {
@@ -203,6 +178,5 @@ describe('the cleaner schemas (no fixture has a clean instant: taken from the .a
 
     // Assess
     expect(decodeTimelineAvro(bytes).records).toEqual([record]);
-    if (PYTHON_AVRO !== undefined) expect(decodeWithPythonAvro(bytes)).toEqual([record]);
   });
 });

@@ -1,6 +1,5 @@
-// Test helpers for the Hudi timeline writer: the fixtures' timeline files, their raw `avro.schema` header, and an
-// INDEPENDENT Avro decoder (Apache Avro's Python implementation, Debian's python3-avro) when it is installed.
-import { spawnSync } from 'node:child_process';
+// Test helpers for the Hudi timeline writer: the fixtures' timeline files (written by Hudi itself, the independent
+// oracle the golden tests compare with byte for byte) and their raw `avro.schema` header.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import avro from 'avsc';
@@ -29,35 +28,6 @@ export function blocksWithoutSync(bytes: Uint8Array): Buffer {
   const { dataOffset } = avroHeader(bytes);
   const buf = Buffer.from(bytes);
   return buf.subarray(dataOffset, buf.length - 16);
-}
-
-const PYTHON_CANDIDATES = ['/usr/bin/python3', 'python3'];
-
-const PY_DECODE = `
-import sys, json, io
-import avro.datafile, avro.io
-data = sys.stdin.buffer.read()
-reader = avro.datafile.DataFileReader(io.BytesIO(data), avro.io.DatumReader())
-out = [r for r in reader]
-print(json.dumps(out))
-`;
-
-/** A python3 that can `import avro`, or undefined (the tests that need it skip, saying so). */
-export const PYTHON_AVRO: string | undefined = PYTHON_CANDIDATES.find((python) => {
-  const probe = spawnSync(python, ['-c', 'import avro.datafile, avro.io'], { encoding: 'utf8' });
-  return probe.status === 0;
-});
-
-/** Why the independent-decoder tests skip, when they do. */
-export const PYTHON_AVRO_MISSING =
-  'Apache Avro for Python is not installed (apt-get install python3-avro): the independent-decoder check is skipped';
-
-/** Decodes a container with Apache Avro's Python implementation and returns its records as JSON values. */
-export function decodeWithPythonAvro(bytes: Uint8Array): unknown[] {
-  if (PYTHON_AVRO === undefined) throw new Error(PYTHON_AVRO_MISSING);
-  const run = spawnSync(PYTHON_AVRO, ['-c', PY_DECODE], { input: Buffer.from(bytes), encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(`python avro failed: ${run.stderr}`);
-  return JSON.parse(run.stdout) as unknown[];
 }
 
 /** Size in bytes of a file of a fixture table (path relative to the table's base path). */
