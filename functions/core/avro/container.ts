@@ -92,7 +92,7 @@ export async function decodeContainer(
     );
   const codec = header.metadata.get('avro.codec') ?? 'null';
   if (codec !== 'null' && codec !== 'deflate')
-    throw new Error(`codec ${codec} is not supported (Iceberg and Hudi write null or deflate)`);
+    throw new Error(`codec ${codec} is not supported (only null and deflate are read)`);
   const type = avro.Type.forSchema(schema as avro.Schema, {
     registry: { long: BIG_LONG },
     wrapUnions: 'auto',
@@ -210,7 +210,7 @@ function avroBytes(b: Buffer): Buffer {
 /** Records per container block: writers use blocks of a few thousand entries; any size reads the same. */
 const RECORDS_PER_BLOCK = 1000;
 
-/** The block compression of an encoded container: Iceberg writers use deflate, Hudi's timeline files null. */
+/** The block compression of an encoded container: deflate, or null (uncompressed). */
 export type ContainerCodec = 'null' | 'deflate';
 
 /** How {@link encodeContainer} writes a file, beyond its schema, records and metadata. */
