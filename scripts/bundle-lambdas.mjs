@@ -3,7 +3,10 @@
 // worker.js). An installed package has no handler sources to bundle, so the construct deploys these (see
 // infra/node-function.ts); in this repository the construct still bundles from source at synth, as before.
 //
-// The esbuild options are the ones infra/node-function.ts hands NodejsFunction: keep the two in step.
+// The esbuild options are the ones infra/node-function.ts hands NodejsFunction: keep the two in step. Source maps
+// without the sources' content: the functions run with --enable-source-maps, and a stack trace needs only the maps'
+// mappings and names to name the TypeScript file, line and function; the content (every bundled dependency's source
+// again) doubled the package, 120 MB unpacked and 30.5 MB packed with it, 62 MB and 17.1 MB without.
 import { copyFile, mkdir, readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +37,7 @@ await Promise.all(
       minify: true,
       keepNames: true,
       sourcemap: true,
+      sourcesContent: false,
       banner: { js: banner },
       external: ['@aws-sdk/*'],
       logLevel: 'warning',
@@ -56,6 +60,7 @@ await build({
   minify: true,
   keepNames: true,
   sourcemap: true,
+  sourcesContent: false,
   logLevel: 'warning',
 });
 console.log(`bundled ${handlers.length} Lambda handlers into ${out}`);
