@@ -54,7 +54,7 @@ export interface HudiDemoOptions {
   readonly days: number;
   /** Insert commits (one new file group each) per partition. */
   readonly batches: number;
-  /** Keep the local copies (the appended base files, the live base files after). */
+  /** Keep the local copies (the appended base files, the live base files after, the whole table with its timeline). */
   readonly keep?: boolean;
   /** Hudi table version the appender creates. @default 8 */
   readonly tableVersion?: AppenderTableVersion;
@@ -252,6 +252,14 @@ export async function runHudiDemo(options: HudiDemoOptions, progress: DemoProgre
     const stagingLeft: string[] = [];
     const staging = workFolder(DEFAULT_WORK_ROOT, 'staging');
     for await (const object of lake.listAll(staging)) stagingLeft.push(object.key);
+    if (options.keep) {
+      // The whole table as it stands (timeline, every base file, replaced ones too), for reading it without us.
+      for await (const object of lake.listAll(`${DEMO_TABLE}/`)) {
+        const file = path.join(root, 'table', object.key.slice(DEMO_TABLE.length + 1));
+        await mkdir(path.dirname(file), { recursive: true });
+        await writeFile(file, await lake.get(object.key));
+      }
+    }
     const checksMs = performance.now() - checksStarted;
 
     const runs = watcher.runs();
@@ -446,7 +454,7 @@ export function formatHudiDemoReport(result: HudiDemoResult): string {
   ];
   if (result.dataDir !== undefined)
     out.push(
-      `Kept: ${result.dataDir}/appended (the base files the writer committed) and ${result.dataDir}/live (the live base files).`,
+      `Kept: ${result.dataDir}/appended (the base files the writer committed), ${result.dataDir}/live (the live base files) and ${result.dataDir}/table (the whole table with its timeline).`,
     );
   out.push(result.ok ? 'All checks held.' : 'FAILED: see the ✘ checks above.');
   return `${out.join('\n')}\n`;
