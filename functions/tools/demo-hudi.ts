@@ -178,7 +178,7 @@ export async function runHudiDemo(options: HudiDemoOptions, progress: DemoProgre
 
     const partitions = hudiDemoPartitions(options.days);
     const total = options.days * options.batches;
-    const watcher = new PartitionRunWatcher(running, partitions, progress);
+    const watcher = new PartitionRunWatcher(running, partitions, progress, 'replacecommits');
     const lake = new S3ObjectStore({ client: running.s3, bucket: DEMO_BUCKET });
     const tableVersion = options.tableVersion ?? 8;
     // Each commit mints its instant from the wall clock, after every instant on the timeline, as a real writer does.

@@ -648,6 +648,8 @@ export class PartitionRunWatcher {
     private readonly cloud: LocalCloud,
     private readonly partitions: readonly string[],
     private readonly progress: DemoProgress,
+    /** What the format calls a group's commit, for the progress lines ("replace commits", "replacecommits"). */
+    private readonly commitNoun = 'replace commits',
   ) {}
 
   poll(): void {
@@ -664,7 +666,7 @@ export class PartitionRunWatcher {
         const run = describeRun(execution);
         this.progress.line(
           run.status === 'SUCCEEDED'
-            ? `✔ ${run.partition}: ${run.outcome}, ${run.filesBefore} → ${run.filesAfter} files, ${run.groupsDone} commits (${(run.durationMs / 1000).toFixed(1)} s)`
+            ? `✔ ${run.partition}: ${run.outcome}, ${run.filesBefore} → ${run.filesAfter} files, ${run.groupsDone} ${this.commitNoun} (${(run.durationMs / 1000).toFixed(1)} s)`
             : `✘ ${run.partition}: ${run.status} ${run.error ?? ''}`,
         );
       }
