@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoIo, main } from '../../functions/tools/demo.js';
-import type { HudiDemoResult } from '../../functions/tools/demo-hudi.js';
+import { formatHudiDemoReport, type HudiDemoResult } from '../../functions/tools/demo-hudi.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { completedWrites } from '../support/hudi-replay.js';
 
@@ -123,4 +123,41 @@ describe('npm run demo -- --format hudi', () => {
     kept = undefined;
     expect(await demoFolders()).toEqual(foldersBefore);
   }, 240_000);
+
+  it('reports FAILED and marks the check when a live row is missing', () => {
+    // Prepare
+    const result: HudiDemoResult = {
+      ok: false,
+      format: 'hudi',
+      checks: [
+        { name: 'every partition clustered', ok: true, detail: '1/1 partitions, 1 runs' },
+        {
+          name: 'live rows = every appended row',
+          ok: false,
+          detail: '9 live rows, 10 appended; 1 only appended',
+        },
+      ],
+      options: { days: 1, batches: 2, tableVersion: 8, policy: {} },
+      appended: { commits: 2, baseFiles: 2, rows: 10, commitsDuringRuns: 0 },
+      timeline: { tableVersion: 8, commits: 2, replacecommits: 1, pending: 0, latest: '20261206000000005' },
+      live: { baseFiles: 1, logFiles: 0, bytes: 2048, partitions: 1 },
+      rows: { live: 9, onlyAppended: 1, onlyLive: 0 },
+      runs: [],
+      stagingLeft: [],
+      lockLeft: false,
+      deadLetters: 0,
+      timingsMs: { startup: 0, stream: 0, settle: 0, checks: 0, total: 0 },
+    };
+
+    // Act
+    const report = formatHudiDemoReport(result);
+
+    // Assess
+    expect(report).toContain('✘ live rows = every appended row: 9 live rows, 10 appended; 1 only appended');
+    expect(report).toContain(
+      '2 insert commits by the writer, 1 replacecommits (clusterings) by lake-compactor',
+    );
+    expect(report).toContain('FAILED');
+    expect(report).not.toContain('All checks held.');
+  });
 });
