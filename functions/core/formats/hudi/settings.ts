@@ -95,6 +95,7 @@ export interface HudiFlags {
   readonly hudiSingleWriter?: boolean;
   readonly hudiIndexType?: string;
   readonly hudiTimezone?: string;
+  readonly hudiCompactionDeltaCommits?: number;
 }
 
 export const HUDI_CLI_OPTIONS: readonly FormatCliOption[] = [
@@ -131,6 +132,17 @@ export const HUDI_CLI_OPTIONS: readonly FormatCliOption[] = [
       "the Hudi table writers' hoodie.index.type (the table does not record it): BLOOM, SIMPLE, GLOBAL_BLOOM or GLOBAL_SIMPLE",
   },
   {
+    flags: '--hudi-compaction-delta-commits <n>',
+    description:
+      "Merge-on-Read tables: compact every file slice with log files once this many delta commits completed since the last compaction (Hudi's hoodie.compact.inline.max.delta.commits; default 5)",
+    parse: (value: string) => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1)
+        throw new Error('expected a whole number of delta commits, 1 or more.');
+      return n;
+    },
+  },
+  {
     flags: '--hudi-timezone <zone>',
     description:
       "the IANA zone the Hudi table's writers mint instants in, required when hoodie.table.timeline.timezone is LOCAL (its default)",
@@ -145,7 +157,12 @@ export const HUDI_CLI_OPTIONS: readonly FormatCliOption[] = [
 export function hudiSettingsFromFlags(
   format: string,
   flags: HudiFlags,
-): { hudiLock?: HudiLockSetting; hudiIndexType?: HudiIndexType; hudiTimezone?: string } {
+): {
+  hudiLock?: HudiLockSetting;
+  hudiIndexType?: HudiIndexType;
+  hudiTimezone?: string;
+  hudiCompactionDeltaCommits?: number;
+} {
   const given = Object.entries(flags).filter(
     ([name, value]) => name.startsWith('hudi') && value !== undefined,
   );
@@ -155,7 +172,12 @@ export function hudiSettingsFromFlags(
       `--hudi-* options are settings of Apache Hudi tables (--format hudi), and this command's format is "${format}": drop them, or pass --format hudi if the location is a Hudi table`,
     );
   }
-  const out: { hudiLock?: HudiLockSetting; hudiIndexType?: HudiIndexType; hudiTimezone?: string } = {};
+  const out: {
+    hudiLock?: HudiLockSetting;
+    hudiIndexType?: HudiIndexType;
+    hudiTimezone?: string;
+    hudiCompactionDeltaCommits?: number;
+  } = {};
   const problems: string[] = [];
   const lockOptions: [string, unknown, readonly string[]][] = [
     ['--hudi-lock-table', flags.hudiLockTable, ['dynamodb']],
@@ -209,6 +231,8 @@ export function hudiSettingsFromFlags(
     if (parsed.success) out.hudiTimezone = parsed.data;
     else problems.push(`--hudi-timezone: ${flags.hudiTimezone} is not an IANA time zone`);
   }
+  if (flags.hudiCompactionDeltaCommits !== undefined)
+    out.hudiCompactionDeltaCommits = flags.hudiCompactionDeltaCommits;
   if (problems.length > 0) throw new UsageError('Invalid Hudi table options', problems);
   return out;
 }
@@ -222,6 +246,11 @@ export const hudiSettings = defineFormatSettings({
     hudiIndexType: hudiIndexTypeSchema.optional(),
     /** The IANA zone instants are minted in, for a table whose timeline timezone is LOCAL (Hudi's default). */
     hudiTimezone: hudiTimezoneSchema.optional(),
+    /**
+     * Merge-on-Read compaction's trigger (Hudi's NUM_COMMITS, `hoodie.compact.inline.max.delta.commits`): delta
+     * commits since the last compaction; default 5, Hudi's.
+     */
+    hudiCompactionDeltaCommits: z.number().int().min(1).optional(),
   },
   // Neither is recorded by the table, and guessing either wrong loses rows: declared, never assumed.
   tableIssues: (settings) => [

@@ -158,19 +158,6 @@ const TRIPS = [
   'fare',
   'city',
 ];
-const TXNS = [
-  '_hoodie_commit_time',
-  '_hoodie_commit_seqno',
-  '_hoodie_record_key',
-  '_hoodie_partition_path',
-  'txn_id',
-  'account_id',
-  'txn_ts',
-  'txn_type',
-  'merchant_name',
-  'is_international',
-  'region',
-];
 
 describe.each([
   { fixture: 'mor_v6_trips_8i1u', noMdt: false, columns: TRIPS, rows: 8, compacted: 1, deletes: 0 },
