@@ -27,6 +27,7 @@ import { defaultParquetEngine } from '../../../../../functions/shared/parquet-en
 import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
 import { HUDI_FIXTURES } from '../../../../support/fixtures.js';
 import { folderContentSnapshot } from '../../../../support/folder-snapshot.js';
+import { block, H, int32, rollback, T } from './log/craft.js';
 
 type Row = Record<string, unknown>;
 
@@ -333,5 +334,122 @@ describe('Merge-on-Read compaction refusals', () => {
     const after = await folderContentSnapshot(dir);
     expect(tableBytes(after)).toEqual(before);
     expect(after.some((l) => l.includes(INSTANT))).toBe(false);
+  });
+});
+
+/** A zig-zag Avro long of a small non-negative number. */
+function avroLong(n: number): Buffer {
+  const bytes: number[] = [];
+  let v = n * 2;
+  while (v >= 0x80) {
+    bytes.push((v & 0x7f) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  bytes.push(v);
+  return Buffer.from(bytes);
+}
+
+function avroString(text: string): Buffer {
+  const b = Buffer.from(text, 'utf8');
+  return Buffer.concat([avroLong(b.length), b]);
+}
+
+/** A DELETE_BLOCK (content version 3) of natural-order deletes (no ordering value), as SQL DELETE writes them. */
+function deleteBlock(instant: string, deletes: readonly { key: string; partition: string }[]): Buffer {
+  const entries = deletes.map((d) =>
+    Buffer.concat([
+      Buffer.from([2]),
+      avroString(d.key),
+      Buffer.from([2]),
+      avroString(d.partition),
+      Buffer.from([0]),
+    ]),
+  );
+  const datum = Buffer.concat([avroLong(deletes.length), ...entries, Buffer.from([0])]);
+  return block(T.DELETE, [[H.INSTANT_TIME, instant]], Buffer.concat([int32(3), int32(datum.length), datum]));
+}
+
+describe('Merge-on-Read compaction with a delete block', () => {
+  it('drops the deleted row from the new base file and counts it as deleted, not lost', async () => {
+    // Prepare: a second delta commit on mor_v6_trips_8i1u appending a delete block for one san_francisco key to the
+    // slice's logs (a second log version, as Hudi appends one), committed by its completed deltacommit.
+    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
+    const partition = join(dir, 'city=san_francisco');
+    const base = join(partition, 'd0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_0-13-60_20250331030642808.parquet');
+    const keys = (
+      await db.rows(`SELECT _hoodie_record_key AS k FROM read_parquet(${sqlString(base)}) ORDER BY 1`)
+    ).map((r) => String(r.k));
+    const victim = keys.find((k) => k !== '9909a8b1-2d15-4d3d-8ec9-efc48c536a00') as string;
+    const instant = '20250331030650000';
+    await writeFile(
+      join(partition, '.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.2_0-40-90'),
+      deleteBlock(instant, [{ key: victim, partition: 'city=san_francisco' }]),
+    );
+    await cp(
+      join(dir, '.hoodie', '20250331030645735.deltacommit'),
+      join(dir, '.hoodie', `${instant}.deltacommit`),
+    );
+    const expected = await mergedView(dir, store, TRIPS);
+
+    // Act
+    const result = await compactHudiMergeOnRead(deps(store), '', { deltaCommits: 1 });
+
+    // Assess
+    expect(expected).toHaveLength(7);
+    expect(expected.some((r) => r.includes(victim))).toBe(false);
+    expect(result).toMatchObject({
+      kind: 'compacted',
+      slices: [
+        {
+          partition: 'city=san_francisco',
+          baseRows: keys.length,
+          deleted: 1,
+          updated: 1,
+          rows: keys.length - 1,
+        },
+      ],
+    });
+    expect(await liveBaseRows(dir, store, TRIPS)).toEqual(expected);
+  });
+});
+
+describe('Merge-on-Read compaction with a rollback command block', () => {
+  it('honours the rollback: the delete it voids removes nothing', async () => {
+    // Prepare: the delete block of a write, then a rollback command block voiding that write (Hudi appends one when
+    // it rolls back a delta commit whose log blocks it cannot delete).
+    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
+    const partition = join(dir, 'city=san_francisco');
+    const base = join(partition, 'd0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_0-13-60_20250331030642808.parquet');
+    const keys = (
+      await db.rows(`SELECT _hoodie_record_key AS k FROM read_parquet(${sqlString(base)}) ORDER BY 1`)
+    ).map((r) => String(r.k));
+    const victim = keys.find((k) => k !== '9909a8b1-2d15-4d3d-8ec9-efc48c536a00') as string;
+    const instant = '20250331030650000';
+    await writeFile(
+      join(partition, '.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.2_0-40-90'),
+      Buffer.concat([
+        deleteBlock(instant, [{ key: victim, partition: 'city=san_francisco' }]),
+        rollback('20250331030651000', instant),
+      ]),
+    );
+    await cp(
+      join(dir, '.hoodie', '20250331030645735.deltacommit'),
+      join(dir, '.hoodie', `${instant}.deltacommit`),
+    );
+    const expected = await mergedView(dir, store, TRIPS);
+
+    // Act
+    const result = await compactHudiMergeOnRead(deps(store), '', { deltaCommits: 1 });
+
+    // Assess
+    expect(expected).toHaveLength(8);
+    expect(expected.some((r) => r.includes(victim))).toBe(true);
+    expect(result).toMatchObject({
+      kind: 'compacted',
+      slices: [
+        { partition: 'city=san_francisco', baseRows: keys.length, deleted: 0, updated: 1, rows: keys.length },
+      ],
+    });
+    expect(await liveBaseRows(dir, store, TRIPS)).toEqual(expected);
   });
 });
