@@ -288,10 +288,10 @@ export async function compactHudiMergeOnRead(
     const now = await readHudiTable(deps.store, root);
     if (now.timeline.pendingPlans.some((p) => p.kind === 'compaction')) return undefined;
     const instant = mintInstantTime(deps.clock.now(), zoneOf(now, deps.coordination), timelineTimes(now));
-    // Every operation's slice must still be the live one (no compaction or clustering since the first read).
-    const again = compactionCandidates(now).operations;
-    const stillLive = operations.filter((op) =>
-      again.some((o) => o.base.key === op.base.key && o.logs.length >= op.logs.length),
+    // The slices as read under the lock: a base whose schema was checked above and is still live, with every log
+    // file it has now — a log written since the first read must be in the plan, or the new base would orphan it.
+    const stillLive = compactionCandidates(now).operations.filter((o) =>
+      operations.some((op) => op.base.key === o.base.key),
     );
     if (stillLive.length === 0) return undefined;
     const plan = buildCompactionPlan({
