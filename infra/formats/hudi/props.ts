@@ -19,4 +19,10 @@ export interface HudiTableProps {
   readonly hudiIndexType?: HudiIndexType;
   /** The IANA zone the writers mint instants in, required when the table's timeline timezone is LOCAL (Hudi's default). */
   readonly hudiTimezone?: string;
+  /**
+   * Merge-on-Read tables: delta commits since the last compaction that trigger one (Hudi's
+   * `hoodie.compact.inline.max.delta.commits`); default 5. Read by `lake-compactor compact` only: the deployed
+   * workflow does not compact Merge-on-Read slices yet.
+   */
+  readonly hudiCompactionDeltaCommits?: number;
 }
