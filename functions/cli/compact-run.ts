@@ -230,6 +230,15 @@ async function compactTable(
       inventory = await format.snapshot(store, opened.prefix, { now: io.clock.now() });
     }
   }
+  // The format's own table service (a Hudi Merge-on-Read compaction), after settling and before planning.
+  if (!dryRun && format.tableService !== undefined) {
+    const service = await format.tableService(
+      { store, clock: io.clock, engine: hooks.engine ?? defaultParquetEngine },
+      tableRoot,
+    );
+    for (const line of service.lines) io.out(line);
+    if (service.changed) inventory = await format.snapshot(store, opened.prefix, { now: io.clock.now() });
+  }
   // After settling, which may have brought files back: only then is an empty location really empty.
   requireParquetFiles(inventory, uri, 'compact');
   const partitions = inventory.partitions

@@ -172,6 +172,19 @@ export interface CommitOutcome {
   readonly reason?: string;
 }
 
+/** What a format's {@link TableFormat.tableService} is handed. */
+export interface TableServiceDeps {
+  readonly store: ObjectStore;
+  readonly clock: Clock;
+  readonly engine: Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutputs'>;
+}
+
+/** What a table service did: whether it changed the table, and its report lines. */
+export interface TableServiceOutcome {
+  readonly changed: boolean;
+  readonly lines: readonly string[];
+}
+
 /**
  * What a format decided before one group is rewritten (see {@link TableFormat.prepareGroup}): the group may go on,
  * with the journal entry as the format left it, the names its outputs must have and what the rewrite must set in
@@ -442,6 +455,13 @@ export interface TableFormat {
    * (Hive, Delta, Iceberg): nothing happens before the rewrite.
    */
   prepareGroup?(deps: CommitDeps, entry: GroupJournalEntry): Promise<PreparedGroup>;
+  /**
+   * The format's own table service a `compact` runs before it plans (after settling): work the bin-pack plan cannot
+   * express because its inputs are not data files alone (Hudi: Merge-on-Read compaction of base + log files into
+   * new base files, through the table's own timeline and lock). Says what it did, one line each; the caller
+   * re-reads the table's snapshot when it did anything. Omitted: nothing runs.
+   */
+  tableService?(deps: TableServiceDeps, tableRoot: string): Promise<TableServiceOutcome>;
   /** What vacuum may consider, what it must keep, and how it removes it. */
   readonly vacuum: VacuumRules;
   /**
