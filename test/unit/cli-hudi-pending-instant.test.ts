@@ -356,3 +356,64 @@ describe('the no-lock opt-in', () => {
     expect(after.files).toHaveLength(1);
   });
 });
+
+describe.each([6, 8] as const)('a writer upserting beside our clustering of version %i', (version) => {
+  it('aborts only the group whose file group it upserted; the other partition is clustered', async () => {
+    // Prepare: two partitions, one group each; once partition 20's plan is written, a writer upserts one of its file
+    // groups (a conflict with the instants completed since planning: a newer slice of an input)
+    await freshTable(version);
+    const others: { key: string; fileId: string }[] = [];
+    for (let b = 0; b < BATCHES; b += 1) others.push(await appendHudiInsert(table, '20', 2 + b));
+    const before = await liveRows(version);
+    const victim = others[2];
+    const victimRows = await db.rows(
+      `SELECT * EXCLUDE (_hoodie_file_name) FROM read_parquet(${sqlString(join(dir, victim?.key ?? ''))})`,
+    );
+    const victimIds = victimRows.map((r) => Number(r.id));
+    let upserted: { key: string } | undefined;
+    const hooks = {
+      wrapStore: (inner: ObjectStore): ObjectStore => {
+        const observed = observedStore(inner, {});
+        return {
+          ...observed,
+          put: async (key, body, options) => {
+            const done = await observed.put(key, body, options);
+            // The plan naming the victim's file group: partition 20's, whichever partition is planned first
+            if (
+              upserted === undefined &&
+              isRequestedPlan(key) &&
+              Buffer.from(body as Uint8Array).includes(victim?.fileId ?? '')
+            )
+              upserted = await upsertHudiFileGroup(table, '20', victim?.fileId ?? '', [...victimIds, 5000]);
+            return done;
+          },
+        };
+      },
+    };
+
+    // Act
+    await runCompact(dir, { ...FLAGS }, ioAt(NOW), hooks).catch((err: unknown) => err);
+
+    // Assess: one clustering, replacing exactly partition 10's file groups; partition 20 as the writer left it
+    const clusterings = (await completedWrites(dir, version)).filter((w) =>
+      w.name.endsWith('.replacecommit'),
+    );
+    expect(clusterings).toHaveLength(1);
+    expect([...(clusterings[0]?.replaced ?? [])].sort()).toEqual(inputs.map((i) => i.fileId).sort());
+    expect(await pendingInstants(version)).toEqual([]);
+    expect(await filesUnder('.hoodie/.heartbeat')).toEqual([]);
+    expect(await filesUnder('.hoodie/.temp')).toEqual([]);
+    const in20 = (await readdir(join(dir, '20'))).filter((n) => n.endsWith('.parquet'));
+    expect(in20).toHaveLength(BATCHES + 1);
+    const after = await liveRows(version);
+    expect(after.files).toContain(upserted?.key);
+    expect(after.files.filter((f) => f.startsWith('20/'))).toHaveLength(BATCHES);
+    expect(after.files.filter((f) => f.startsWith('10/'))).toHaveLength(1);
+    const upsertRows = await db.rows(
+      `SELECT * EXCLUDE (_hoodie_file_name) FROM read_parquet(${sqlString(join(dir, upserted?.key ?? ''))})`,
+    );
+    const expected = [...before.rows];
+    for (const r of victimRows) expected.splice(expected.indexOf(JSON.stringify(r)), 1);
+    expect(after.rows).toEqual([...expected, ...upsertRows.map((r) => JSON.stringify(r))].sort());
+  });
+});
