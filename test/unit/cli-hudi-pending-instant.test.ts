@@ -9,11 +9,14 @@
 //   clusters only outside its quiet window.
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { StoreJournal } from '../../functions/adapters/store-journal.js';
 import { runCompact } from '../../functions/cli/compact.js';
 import { run } from '../../functions/cli/index.js';
+import { hudiTable } from '../../functions/core/formats/hudi/format.js';
+import { settleAfterDeadRun } from '../../functions/core/workflow/settle.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import type { ParquetEngine } from '../../functions/ports/parquet-engine.js';
 import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
@@ -416,4 +419,65 @@ describe.each([6, 8] as const)('a writer upserting beside our clustering of vers
     for (const r of victimRows) expected.splice(expected.indexOf(JSON.stringify(r)), 1);
     expect(after.rows).toEqual([...expected, ...upsertRows.map((r) => JSON.stringify(r))].sort());
   });
+});
+
+describe.each([6, 8] as const)("the sweep's settle of a dead run on version %i", (version) => {
+  it.each([
+    [
+      'after its clustering plan was written',
+      (call: StoreCall) => call.method === 'put' && isRequestedPlan(call.key),
+      ['requested'],
+    ],
+    [
+      'after its outputs were copied into the table',
+      (call: StoreCall) => call.method === 'copy' && call.key.startsWith('10/'),
+      ['inflight', 'requested'],
+    ],
+  ])(
+    'rolls back our instant of a run killed %s, through the journal that recorded it',
+    async (_when, kills, left) => {
+      // Prepare: a run dies right after the matching request; its journal records the pending instant
+      await freshTable(version);
+      const before = await liveRows(version);
+      let dead = false;
+      const first = await runCompact(dir, { ...FLAGS }, ioAt(NOW), {
+        wrapStore: (inner) =>
+          observedStore(inner, {
+            before: (call) => {
+              if (dead) throw new Error(`injected: the process died before ${call.method} ${call.key}`);
+            },
+            after: (call) => {
+              if (kills(call)) dead = true;
+            },
+          }),
+      }).catch((err: unknown) => err);
+      expect(first).toBeInstanceOf(Error);
+      const pendingAfterCrash = await pendingInstants(version);
+      const journal = new StoreJournal(store, { table: { name: basename(dir), root: '' } });
+      const partitions = await journal.openPartitions(basename(dir));
+
+      // Act: the sweep settles each open partition of the dead run with the table's bound format
+      const format = hudiTable.forTable({ hudiLock: { provider: 'storage' }, hudiIndexType: 'BLOOM' }, {});
+      const outcomes = [];
+      for (const partition of partitions)
+        outcomes.push(
+          await settleAfterDeadRun(
+            { store, journal, clock: { now: () => NOW + 10 * 60_000 }, format },
+            partition,
+            'dead-run',
+          ),
+        );
+
+      // Assess: the crash left our instant pending; the sweep rolled it back (before publish: nothing committed)
+      expect(pendingAfterCrash.map((n) => n.slice(n.lastIndexOf('.') + 1))).toEqual(left);
+      expect(partitions).toHaveLength(1);
+      expect(outcomes.map((o) => [o.settled, o.unsettled, o.completed])).toEqual([[1, [], false]]);
+      expect(await pendingInstants(version)).toEqual([]);
+      expect(await filesUnder('.hoodie/.heartbeat')).toEqual([]);
+      expect(await filesUnder('.hoodie/.temp')).toEqual([]);
+      expect(await partitionParquet()).toHaveLength(BATCHES);
+      expect(await liveRows(version)).toEqual(before);
+      expect(await journal.openPartitions(basename(dir))).toEqual([]);
+    },
+  );
 });
