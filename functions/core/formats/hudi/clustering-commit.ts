@@ -12,7 +12,8 @@
 //     retry); a changed table version, a metadata table, a pending rollback or restore, a pending insert_overwrite
 //     or delete_partition, or a newer slice, replacement or other plan of an input file group aborts the group;
 //     else the completed replacecommit is written with a conditional create — the one atomic step.
-//   abort: outputs removed (version-commit.ts), then the inflight, then the requested file (notes §4 step 4).
+//   abort: outputs removed (version-commit.ts), then T rolled back as Hudi would: the files its markers name, the
+//     markers, the inflight, the requested file, the heartbeat (notes §4 step 4; pending-instant.ts).
 //
 // T is in the journal from before its requested file exists, so a crash anywhere is finished or undone by a retry,
 // `settle` or the sweep: rollback before `published` aborts (and removes T's files), from `published` on rolls
