@@ -148,7 +148,7 @@ function fileNameOf(key: string): string {
 }
 
 /** The table's base path as Hudi writers spell it in a plan's absolute paths. */
-function basePathOf(store: ObjectStore, tableRoot: string): string {
+export function basePathOf(store: ObjectStore, tableRoot: string): string {
   const d = store.description.replace(/\/+$/, '');
   const base = d.startsWith('s3://')
     ? `s3a://${d.slice('s3://'.length)}`
@@ -221,7 +221,7 @@ function conflictsOf(
 }
 
 /** Every instant and completion time on the timeline: what a new instant must be above. */
-function timelineTimes(state: HudiTableState): string[] {
+export function timelineTimes(state: HudiTableState): string[] {
   return state.timeline.instants.flatMap((i) =>
     i.completionTime === undefined ? [i.time] : [i.time, i.completionTime],
   );
@@ -326,7 +326,7 @@ function zoneOf(state: HudiTableState, coordination: HudiCoordination): InstantT
 }
 
 /** A put that creates `key` only when absent; an existing object with the same bytes is ours (a retry). */
-async function createOnce(store: ObjectStore, key: string, body: Uint8Array): Promise<void> {
+export async function createOnce(store: ObjectStore, key: string, body: Uint8Array): Promise<void> {
   try {
     await store.put(key, body, { ifNoneMatch: '*' });
   } catch (err) {
