@@ -202,6 +202,12 @@ export type PreparedGroup =
       readonly outputFileName?: (index: number) => string;
       /** Per-output values the format's readers need in the files (a column naming the file, index footer entries). */
       readonly rewrite?: Pick<RewriteOptions, 'derivedColumns' | 'outputFooterEntries'>;
+      /**
+       * A liveness signal the table's own writers read while the group is pending (Hudi: the instant's heartbeat,
+       * without which a writer takes the plan for a dead one and rolls it back), renewed every `everyMs` while the
+       * group is rewritten. A failed renewal is not the group's failure: its commit re-checks the table.
+       */
+      readonly keepAlive?: { readonly everyMs: number; renew(): Promise<void> };
     }
   | { readonly kind: 'conflict'; readonly reason: string };
 

@@ -13,6 +13,7 @@ import { stagingLeftovers } from '../formats/staging.js';
 import type { TableFormat } from '../formats/table-format.js';
 import { blamedInput } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
+import { whileAlive } from './keep-alive.js';
 import { fingerprintKey, outputKey, stagedOutputKey, stagingPrefix } from './layout.js';
 import type { GroupItem } from './plan.js';
 
@@ -102,37 +103,41 @@ export async function compactGroup(
   const files = await rewriteInputs(deps, run, entry);
   let result: RewriteResult;
   try {
-    result = await deps.engine.rewriteGroup(
-      { source: deps.store, target: deps.store },
-      {
-        groupId: item.groupId,
-        files,
-        expectedOutputFiles: item.expectedOutputFiles,
-      },
-      {
-        outputKey: (index) =>
-          fileName === undefined
-            ? stagedOutputKey(run, item.groupId, index)
-            : `${stagingPrefix(run.workRoot, run.runId, item.groupId)}${fileName(index)}`,
-        ...prepared?.rewrite,
-        codec: run.codec,
-        ...(run.deltaEncoding === true && { deltaEncoding: true }),
-        ...(run.statistics === 'auto' && {
-          statistics: { mode: 'auto' as const, keep: run.keepStatistics ?? [] },
-        }),
-        ...(run.schemaFidelity === 'logical' && { schemaFidelity: 'logical' as const }),
-        targetFileSizeBytes: run.targetFileSizeBytes,
-        ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
-        ...(run.strategy !== 'binpack' && run.sortColumns !== undefined
-          ? {
-              sort: {
-                columns: run.sortColumns,
-                memoryBudgetBytes: deps.sortMemoryBudgetBytes ?? 512 * 1024 * 1024,
-                ...(run.strategy === 'zorder' ? { curve: 'zorder' as const } : {}),
-              },
-            }
-          : {}),
-      },
+    // The format's liveness signal (e.g. Hudi's heartbeat of the pending instant) stays fresh while the rewrite runs.
+    const keepAlive = prepared?.kind === 'ready' ? prepared.keepAlive : undefined;
+    result = await whileAlive(keepAlive, () =>
+      deps.engine.rewriteGroup(
+        { source: deps.store, target: deps.store },
+        {
+          groupId: item.groupId,
+          files,
+          expectedOutputFiles: item.expectedOutputFiles,
+        },
+        {
+          outputKey: (index) =>
+            fileName === undefined
+              ? stagedOutputKey(run, item.groupId, index)
+              : `${stagingPrefix(run.workRoot, run.runId, item.groupId)}${fileName(index)}`,
+          ...prepared?.rewrite,
+          codec: run.codec,
+          ...(run.deltaEncoding === true && { deltaEncoding: true }),
+          ...(run.statistics === 'auto' && {
+            statistics: { mode: 'auto' as const, keep: run.keepStatistics ?? [] },
+          }),
+          ...(run.schemaFidelity === 'logical' && { schemaFidelity: 'logical' as const }),
+          targetFileSizeBytes: run.targetFileSizeBytes,
+          ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
+          ...(run.strategy !== 'binpack' && run.sortColumns !== undefined
+            ? {
+                sort: {
+                  columns: run.sortColumns,
+                  memoryBudgetBytes: deps.sortMemoryBudgetBytes ?? 512 * 1024 * 1024,
+                  ...(run.strategy === 'zorder' ? { curve: 'zorder' as const } : {}),
+                },
+              }
+            : {}),
+        },
+      ),
     );
   } catch (err) {
     // A read that failed because a writer replaced or removed an input since planning is a conflict,
@@ -141,14 +146,18 @@ export async function compactGroup(
     if (changed.length === 0) throw await quarantineBlamed(deps, run, entry, err);
     const leftover = await stagingLeftovers(deps.store, entry.stagingPrefix);
     if (leftover.length > 0) await deps.store.deleteMany(leftover.map((key) => ({ key })));
-    const aborted = await deps.journal.transition(
-      entry,
-      'aborted',
-      {
-        reason: `inputs changed concurrently, group left as it was: ${changed.map((c) => `${c.key} (${c.reason})`).join(', ')}`,
-      },
-      deps.clock.now(),
-    );
+    const reason = `inputs changed concurrently, group left as it was: ${changed.map((c) => `${c.key} (${c.reason})`).join(', ')}`;
+    // What the format wrote before the rewrite (a pending instant) is undone by its own rollback.
+    if (prepared !== undefined) {
+      const undone = await format.rollback(
+        { store: deps.store, journal: deps.journal, clock: deps.clock, engine: deps.engine },
+        run.runId,
+        item.groupId,
+        reason,
+      );
+      return { groupId: item.groupId, state: undone.state, outputs: 0, rows: 0, bytesRead: 0 };
+    }
+    const aborted = await deps.journal.transition(entry, 'aborted', { reason }, deps.clock.now());
     return { groupId: item.groupId, state: aborted.state, outputs: 0, rows: 0, bytesRead: 0 };
   }
   await deps.store.put(
