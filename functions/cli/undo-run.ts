@@ -15,7 +15,12 @@ import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/inde
 import type { RunUndoResult, TableFormat, UndoChange } from '../core/formats/table-format.js';
 import { printable } from '../core/keys.js';
 import { plural } from '../core/words.js';
-import { parseStoreJournalEntryKey, storeJournalRunsPrefix, undoRecordKey } from '../core/workflow/layout.js';
+import {
+  parseStoreJournalEntryKey,
+  storeJournalEntryKey,
+  storeJournalRunsPrefix,
+  undoRecordKey,
+} from '../core/workflow/layout.js';
 import type { Clock } from '../ports/clock.js';
 import { type GroupJournalEntry, isSettled } from '../ports/journal.js';
 import type { ParquetEngine } from '../ports/parquet-engine.js';
@@ -99,7 +104,13 @@ async function committedGroups(
   runId: string,
   formatName: TableFormatName,
 ): Promise<GroupJournalEntry[]> {
-  const entries = await journal.listRun(runId);
+  let entries = await journal.listRun(runId);
+  if (entries.length === 0) {
+    const runs = await journaledRuns(opened);
+    // The id compact prints names the whole command: one run per partition, `<id>-p<index>-<hash>`.
+    const partitions = runs.filter((r) => r.startsWith(`${runId}-p`)).sort();
+    for (const child of partitions) entries = [...entries, ...(await journal.listRun(child))];
+  }
   if (entries.length === 0) {
     const runs = await journaledRuns(opened);
     const known =
@@ -124,6 +135,22 @@ async function committedGroups(
     );
   }
   return entries.filter((e) => e.state === 'done');
+}
+
+/**
+ * When the store recorded each group done: its journal object's modification time, on the store's clock (the one
+ * the outputs' modification times are on), by `<runId>/<groupId>`.
+ */
+async function settledAt(
+  opened: OpenedStore,
+  groups: readonly GroupJournalEntry[],
+): Promise<Map<string, number>> {
+  const times = new Map<string, number>();
+  for (const g of groups) {
+    const head = await opened.store.head(storeJournalEntryKey(opened.workRoot, g.runId, g.groupId));
+    if (head !== undefined) times.set(`${g.runId}/${g.groupId}`, head.lastModified.getTime());
+  }
+  return times;
 }
 
 function printChanges(io: UndoIo, changes: readonly UndoChange[], dryRun: boolean): void {
@@ -185,7 +212,7 @@ export async function runUndo(
   }
   const deps = { store: opened.store, journal, clock: io.clock, engine };
   const resuming = record?.state === 'started';
-  const request = { runId, groups, resuming };
+  const request = { runId, groups, resuming, settledAt: await settledAt(opened, groups) };
   // Checked first with nothing written, so a refused undo changes no byte (not even its record).
   const checked = await format.undo.undoRun(deps, { ...request, dryRun: true });
   if (checked.kind === 'refused') throw refusal(runId, checked);

@@ -770,6 +770,13 @@ export interface RunUndoRequest {
    * back, an output gone) is taken as done, not as a later writer's change.
    */
   readonly resuming: boolean;
+  /**
+   * When the store itself recorded each group done (epoch ms on the store's clock, by `<runId>/<groupId>`): the
+   * modification time of its journal object, where the journal lives in the store. A format that cannot tell its
+   * outputs by ETag after a copy (a local folder's ETag is the file's identity; S3 re-computes a multipart one)
+   * holds an output to be the run's while it is no newer than this; absent, the entry's own `updatedAt`.
+   */
+  readonly settledAt?: ReadonlyMap<string, number>;
 }
 
 /** One change an undo makes (or would make), as printed. */

@@ -52,12 +52,13 @@ interface GroupFindings {
 }
 
 /**
- * Whether `head` is still the output the run published: its ETag, or (a store whose copy may re-compute an ETag,
- * S3 for a multipart staged object) its size, written no later than the group finished.
+ * Whether `head` is still the output the run published: its ETag, or (a store whose copy gives the published object
+ * another ETag: a local folder's is the file's identity, S3 re-computes a multipart one) its size, written no later
+ * than the store recorded the group done (see RunUndoRequest.settledAt): a writer's replacement is newer.
  */
-function isPublishedOutput(head: ObjectInfo, output: JournalOutput, entry: GroupJournalEntry): boolean {
+function isPublishedOutput(head: ObjectInfo, output: JournalOutput, settledAt: number): boolean {
   if (head.etag === output.etag) return true;
-  return head.size === output.size && head.lastModified.getTime() <= entry.updatedAt;
+  return head.size === output.size && head.lastModified.getTime() <= settledAt;
 }
 
 /** Why `input` cannot come back from what its group kept, or undefined when it can. */
@@ -94,6 +95,7 @@ async function inspectGroup(
   deps: CommitDeps,
   entry: GroupJournalEntry,
   resuming: boolean,
+  settledAt: number,
 ): Promise<GroupFindings> {
   const limit = pLimit(deps.concurrency ?? 16);
   const findings: GroupFindings = { restores: [], removals: [], problems: [], undoneSigns: 0 };
@@ -126,9 +128,9 @@ async function inspectGroup(
             );
           return;
         }
-        if (!isPublishedOutput(head, output, entry)) {
+        if (!isPublishedOutput(head, output, settledAt)) {
           findings.problems.push(
-            `output ${printable(output.finalKey)} was replaced since the run (ETag ${head.etag}, published ${output.etag}): deleting it would lose the new rows`,
+            `output ${printable(output.finalKey)} was replaced since the run (now ${head.size} bytes written ${head.lastModified.toISOString()}; the run's was ${output.size} bytes): deleting it would lose the new rows`,
           );
           return;
         }
@@ -201,7 +203,16 @@ async function removeOutputs(store: ObjectStore, removals: readonly Removal[]): 
 
 /** Reverts a finished run's groups of a Hive-style table (see the file's head). */
 async function undoRun(deps: CommitDeps, request: RunUndoRequest): Promise<RunUndoResult> {
-  const found = await Promise.all(request.groups.map((g) => inspectGroup(deps, g, request.resuming)));
+  const found = await Promise.all(
+    request.groups.map((g) =>
+      inspectGroup(
+        deps,
+        g,
+        request.resuming,
+        request.settledAt?.get(`${g.runId}/${g.groupId}`) ?? g.updatedAt,
+      ),
+    ),
+  );
   const problems = found.flatMap((f) => f.problems);
   const restores = found.flatMap((f) => f.restores);
   const removals = found.flatMap((f) => f.removals);
