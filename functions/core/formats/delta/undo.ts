@@ -129,7 +129,9 @@ async function laterVersions(
         `version ${v}, committed after the run, is no longer in the log, so it cannot be checked against the run's files; nothing was changed`,
       );
     }
-    if (tagOf(actions)?.[UNDO_OF] === runId) {
+    const undoOf = tagOf(actions)?.[UNDO_OF];
+    // This run's undo, or the undo of the whole compact command it was one partition of (`<command>-p<i>-…`).
+    if (typeof undoOf === 'string' && (undoOf === runId || runId.startsWith(`${undoOf}-p`))) {
       return { kind: 'already-undone', reason: `version ${v} reverted it` };
     }
     const by = operationOf(actions);
