@@ -23,6 +23,7 @@ import {
 } from '../core/workflow/layout.js';
 import type { Clock } from '../ports/clock.js';
 import { type GroupJournalEntry, isSettled } from '../ports/journal.js';
+import type { ObjectStore } from '../ports/object-store.js';
 import type { ParquetEngine } from '../ports/parquet-engine.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { tableNameOf } from './args.js';
@@ -51,6 +52,14 @@ export interface UndoCliOptions extends FormatCliOptions {
  * needs, the run is not finished, or the format does not revert runs itself). Exit 1, with what to do instead.
  */
 export class UndoRefusedError extends CompactorError {}
+
+/** Test seams of {@link runUndo}. */
+export interface UndoHooks {
+  /** Replaces the Parquet engine a `delete-rebuild` undo re-creates inputs with. @default defaultParquetEngine */
+  readonly engine?: Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutputs'>;
+  /** Wraps the opened store (tests kill the undo at a chosen request). */
+  readonly wrapStore?: (store: ObjectStore) => ObjectStore;
+}
 
 /** What `undo` came to, as the caller (and a test) sees it. */
 export type UndoReport =
@@ -175,9 +184,11 @@ export async function runUndo(
   runId: string,
   options: UndoCliOptions,
   io: UndoIo,
-  engine: Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutputs'> = defaultParquetEngine,
+  hooks: UndoHooks = {},
 ): Promise<UndoReport> {
-  const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
+  const given = openStore(uri, { env: io.env, workRoot: options.workRoot });
+  const opened: OpenedStore = { ...given, store: hooks.wrapStore?.(given.store) ?? given.store };
+  const engine = hooks.engine ?? defaultParquetEngine;
   const table = options.table ?? tableNameOf(uri);
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
   const format: TableFormat = commandFormat(

@@ -9,7 +9,7 @@ import { addFormatOptions } from './format-options.js';
 import type * as Impl from './undo-run.js';
 import type { UndoCliOptions, UndoIo } from './undo-run.js';
 
-export type { UndoCliOptions, UndoIo, UndoReport } from './undo-run.js';
+export type { UndoCliOptions, UndoHooks, UndoIo, UndoReport } from './undo-run.js';
 
 /** Runs `undo`, its implementation (and the AWS SDK and Parquet engine it reaches) loaded only when it runs. */
 export const runUndo: typeof Impl.runUndo = async (...args) =>

@@ -11,14 +11,17 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
 import { run } from '../../functions/cli/index.js';
+import { runUndo } from '../../functions/cli/undo.js';
 import { readCommitActions, readDeltaSnapshot } from '../../functions/core/formats/delta/log.js';
 import { localFolderSink } from '../../functions/tools/generate.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
 import { appendIcebergEvents, createIcebergEventsTable } from '../../functions/tools/sample-iceberg.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { captureIo } from '../support/cli-io.js';
+import { dyingStore, type StoreCall } from '../support/crash-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { folderContentSnapshot } from '../support/folder-snapshot.js';
+import { missingRows } from '../support/multiset.js';
 
 const NOW = Date.UTC(2024, 2, 3);
 const DAY_MS = 24 * 3600 * 1000;
@@ -193,6 +196,52 @@ describe('lake-compactor undo on a Hive-style table', () => {
     expect(io.stderr.join('\n')).toMatch(/is not in the journal of .* removed by vacuum after its retention/);
     expect(await folderContentSnapshot(root)).toEqual(before);
   });
+});
+
+describe('lake-compactor undo killed half-way', () => {
+  /** A put of a restored input into a partition folder (not the work area). */
+  const restorePut = (call: StoreCall) => call.method === 'put' && call.key.startsWith('date=');
+  const crashes: [string, () => (call: StoreCall) => boolean][] = [
+    [
+      'after 5 of its 12 inputs were restored',
+      () => {
+        let puts = 0;
+        return (call) => restorePut(call) && ++puts === 6;
+      },
+    ],
+    [
+      'with every input restored, before the outputs were deleted',
+      () => (call) => call.method === 'deleteMany',
+    ],
+  ];
+
+  it.each(crashes)(
+    'killed %s, no row is missing meanwhile, and the same undo run again finishes it exactly',
+    async (_when, dies) => {
+      // Prepare
+      await hiveLake();
+      const filesBefore = await dataFiles();
+      const rowsBefore = await rowMultiset();
+      const runId = await compact(['--strategy', 'sort', '--columns', 'user_id']);
+      const killed = await runUndo(table, runId, {}, captureIo({ now: NOW + 1000 }), {
+        wrapStore: (s) => dyingStore(s, dies()),
+      }).then(
+        () => 'finished',
+        (err: unknown) => String(err),
+      );
+      expect(killed).toMatch(/injected: the process died/);
+      expect(missingRows(rowsBefore, await rowMultiset())).toEqual([]);
+      const io = captureIo({ now: NOW + 2000 });
+
+      // Act
+      const code = await run(['undo', table, runId], io);
+
+      // Assess
+      expect(code, io.stderr.join('\n')).toBe(0);
+      expect(await dataFiles()).toEqual(filesBefore);
+      expect(await rowMultiset()).toEqual(rowsBefore);
+    },
+  );
 });
 
 describe('lake-compactor undo --format delta', () => {
