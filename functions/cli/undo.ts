@@ -5,6 +5,7 @@
 
 import type { Command } from 'commander';
 import { formatOption, workRootOption } from './args.js';
+import { withInterruptReport } from './compact-progress.js';
 import { addFormatOptions } from './format-options.js';
 import type * as Impl from './undo-run.js';
 import type { UndoCliOptions, UndoIo } from './undo-run.js';
@@ -46,6 +47,20 @@ undo it first), a file at an input's key again, a trash copy, an old version or 
 vacuum, or a run that did not finish (settle it first). A second undo of the same run does nothing.`,
     )
     .action(async (uri: string, run: string, opts: UndoCliOptions) => {
-      await runUndo(uri, run, opts, io);
+      await withInterruptReport({ interruptedReport: () => undoInterruptedReport(uri, run) }, io.out, () =>
+        runUndo(uri, run, opts, io),
+      );
     });
+}
+
+/**
+ * What Ctrl-C during `undo` prints: the undo restores every input before it deletes an output, so wherever it
+ * stopped no row is missing (some may be listed twice), and its record says it started, so the same command
+ * finishes it.
+ */
+export function undoInterruptedReport(uri: string, run: string): string[] {
+  return [
+    `\ninterrupted: the undo of run ${run} may be half done. Inputs are restored before any output is deleted, so no row is missing; rows of the run may be listed twice until it finishes.`,
+    `next: run lake-compactor undo ${uri} ${run} again (the same options): it takes what is done as done and finishes.`,
+  ];
 }

@@ -8,10 +8,11 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { SIGINT_EXIT_CODE, withInterruptReport } from '../../functions/cli/compact-progress.js';
 import { run } from '../../functions/cli/index.js';
-import { runUndo } from '../../functions/cli/undo.js';
+import { runUndo, undoInterruptedReport } from '../../functions/cli/undo.js';
 import { readCommitActions, readDeltaSnapshot } from '../../functions/core/formats/delta/log.js';
 import { localFolderSink } from '../../functions/tools/generate.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
@@ -346,5 +347,36 @@ describe('lake-compactor undo --format iceberg', () => {
       /does not revert an Iceberg run itself; nothing was changed\. .*rollback_to_snapshot\('<db>\.<table>', -?\d+\)/,
     );
     expect(await folderContentSnapshot(root)).toEqual(before);
+  });
+});
+
+describe('Ctrl-C during lake-compactor undo', () => {
+  it('prints that no row is missing and that the same undo finishes it, then exits 130', async () => {
+    // Prepare: process.exit stubbed so the test process survives the handler
+    const exit = vi.spyOn(process, 'exit').mockImplementation(() => undefined as never);
+    const printed: string[] = [];
+    let exitCodes: unknown[] = [];
+
+    // Act
+    try {
+      await withInterruptReport(
+        { interruptedReport: () => undoInterruptedReport('/data/events', 'cli-run-1') },
+        (line) => printed.push(line),
+        async () => {
+          process.emit('SIGINT');
+        },
+      );
+    } finally {
+      exitCodes = exit.mock.calls.map((call) => call[0]);
+      exit.mockRestore();
+    }
+
+    // Assess
+    expect(exitCodes).toEqual([SIGINT_EXIT_CODE]);
+    expect(SIGINT_EXIT_CODE).toBe(130);
+    expect(printed.join('\n')).toContain('so no row is missing');
+    expect(printed.at(-1)).toBe(
+      'next: run lake-compactor undo /data/events cli-run-1 again (the same options): it takes what is done as done and finishes.',
+    );
   });
 });
