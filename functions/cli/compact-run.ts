@@ -300,6 +300,9 @@ async function compactTable(
     hooks.progress?.partitionDone(partition);
   }
   printSummary(io, results, options.dryRun ?? false);
+  if (!dryRun && results.some((r) => r.groups.some((g) => g.state === 'done'))) {
+    io.out(`run ${parent}: lake-compactor undo ${uri} ${parent} reverts it`);
+  }
   // A group aborted right before its put because the log shows a writer that does not coordinate as declared is
   // not "an input changed": only a configuration change (or stopping that writer) fixes it, so the command fails.
   const mismatch = results.flatMap((r) => r.groups).find((g) => g.coordinationMismatch === true);

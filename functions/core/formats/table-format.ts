@@ -526,6 +526,11 @@ export interface TableFormat {
    * a deployment's runs, and a CLI run keeps only its journal).
    */
   readonly history?: TableHistoryReader;
+  /**
+   * How `lake-compactor undo` reverts a finished run of ours (see {@link RunUndo}); a format that cannot revert one
+   * itself implements it as a refusal saying what to do instead. Omitted: undo refuses the format by its title.
+   */
+  readonly undo?: RunUndo;
 }
 
 // =========================================================================================================
@@ -768,4 +773,70 @@ export interface TableHistoryReader {
   read(store: ObjectStore, tableRoot: string): Promise<TableOwnHistory>;
   /** Where the history stands, for the summary line (`table at version 12, log from version 0`). */
   describeExtent(history: TableOwnHistory): string;
+}
+
+// =========================================================================================================
+// Undo of a finished run (issue #33 item 4)
+//
+// Kept as its own block, apart from the commit above (which undoes a group whose commit failed half-way): this
+// reverts a run that completed, on an operator's request (`lake-compactor undo`). Each format reverts the run its
+// own way — Hive restores the retired inputs and removes the outputs, Delta commits a version restoring the
+// previous file set — or refuses, saying what to do instead; the CLI names no format.
+// =========================================================================================================
+
+/** What `lake-compactor undo` hands a format: the run's completed groups of one table, as journaled. */
+export interface RunUndoRequest {
+  readonly runId: string;
+  /** The run's groups that committed (`done`), in the journal's order; aborted groups changed nothing. */
+  readonly groups: readonly GroupJournalEntry[];
+  /** Only say what would change: read, never write. */
+  readonly dryRun: boolean;
+  /**
+   * An earlier undo of this run started and did not finish (its record says so): what it already changed (an input
+   * back, an output gone) is taken as done, not as a later writer's change.
+   */
+  readonly resuming: boolean;
+  /**
+   * When the store itself recorded each group done (epoch ms on the store's clock, by `<runId>/<groupId>`): the
+   * modification time of its journal object, where the journal lives in the store. A format that cannot tell its
+   * outputs by ETag after a copy (a local folder's ETag is the file's identity; S3 re-computes a multipart one)
+   * holds an output to be the run's while it is no newer than this; absent, the entry's own `updatedAt`.
+   */
+  readonly settledAt?: ReadonlyMap<string, number>;
+}
+
+/** One change an undo makes (or would make), as printed. */
+export interface UndoChange {
+  readonly action: 'restore' | 'remove' | 'commit';
+  /** The object key restored or removed, or the log or metadata written. */
+  readonly key: string;
+  /** From where (`trash copy`, `version 3Lg…`, `rebuilt from the outputs' rows`) or why. */
+  readonly detail: string;
+}
+
+/** What a format's undo of a run came to. */
+export type RunUndoResult =
+  /** Nothing was changed, and why it cannot be: what the undo needs is gone, or a later change conflicts. */
+  | { readonly kind: 'refused'; readonly reason: string }
+  /** The run's changes are reverted already (found in the table itself): nothing to do. */
+  | { readonly kind: 'already-undone'; readonly reason: string }
+  /** Reverted (with `dryRun`: what would be). */
+  | {
+      readonly kind: 'undone';
+      readonly changes: readonly UndoChange[];
+      /** What an operator should know: a visibility window, what stays for vacuum. */
+      readonly notes: readonly string[];
+    };
+
+/**
+ * How a format reverts a finished run of ours: reads the table, refuses (changing nothing) when a later change
+ * touched the run's files or what the undo needs is gone, else restores the table's file set of before the run.
+ */
+export interface RunUndo {
+  undoRun(deps: CommitDeps, request: RunUndoRequest): Promise<RunUndoResult>;
+}
+
+/** A refusal of an undo, in the form every format returns it. */
+export function undoRefused(reason: string): RunUndoResult {
+  return { kind: 'refused', reason };
 }
