@@ -223,8 +223,10 @@ export function rebuildFallback(
   const why =
     result.sources === undefined
       ? 'the rewrite reordered rows, so no input can be rebuilt from the outputs'
-      : entry.inputs.find((i) => i.deletes !== undefined || i.rowLineage !== undefined) !== undefined
-        ? 'an input has deleted rows or row lineage, so the outputs do not hold it as it was'
+      : entry.inputs.find(
+            (i) => i.deletes !== undefined || i.rowLineage !== undefined || i.projection !== undefined,
+          ) !== undefined
+        ? 'an input has deleted rows, row lineage or a schema projection, so the outputs do not hold it as it was'
         : entry.inputs.find((i) => i.rows === undefined || i.rows === 0) !== undefined
           ? 'an input has no rows (or none recorded) to rebuild it from'
           : largest > REBUILD_MAX_OUTPUT_BYTES
@@ -309,6 +311,7 @@ async function rewriteInputs(
                 sequenceNumber: BigInt(i.rowLineage.sequenceNumber),
               },
             }),
+        ...(i.projection === undefined ? {} : { projection: i.projection }),
         ...(format?.deletedRows === undefined || i.deletes === undefined || i.deletes.rows === 0
           ? {}
           : { deleted: await format.deletedRows(deps.store, entry, i) }),
