@@ -30,4 +30,10 @@ export interface HudiTableProps {
    * never what its own `retentionHours` still keeps. Omitted: cleaning is left to the table's own cleaner.
    */
   readonly hudiCleaner?: HudiCleanerSetting;
+  /**
+   * Merge-on-Read tables: delta commits since the last compaction that trigger one (Hudi's
+   * `hoodie.compact.inline.max.delta.commits`); default 5. Read by `lake-compactor compact` only: the deployed
+   * workflow does not compact Merge-on-Read slices yet.
+   */
+  readonly hudiCompactionDeltaCommits?: number;
 }

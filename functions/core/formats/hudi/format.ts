@@ -30,6 +30,7 @@ import {
   hudiFormatState,
   prepareHudiGroup,
 } from './clustering-commit.js';
+import { hudiCompactionService } from './compaction-service.js';
 import { type HudiTableLock, StorageBasedHudiLock } from './lock/index.js';
 import { HUDI_FORMAT_NAME, type HudiLockSetting, type HudiTableSettings, hudiSettings } from './settings.js';
 import { type HudiTableState, readHudiTable, toTableSnapshot } from './table-state.js';
@@ -215,6 +216,7 @@ function hudiForTable(settings: HudiTableSettings, services: HudiFormatServices)
     prepareGroup: (deps, entry) => prepareHudiGroup(coordination, deps, entry),
     commit: committer.commit,
     rollback: committer.rollback,
+    tableService: hudiCompactionService(coordination, settings.hudiCompactionDeltaCommits),
   };
 }
 

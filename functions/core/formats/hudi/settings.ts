@@ -110,6 +110,7 @@ export interface HudiFlags {
   readonly hudiTimezone?: string;
   readonly hudiCleanPolicy?: string;
   readonly hudiCleanRetained?: number;
+  readonly hudiCompactionDeltaCommits?: number;
 }
 
 export const HUDI_CLI_OPTIONS: readonly FormatCliOption[] = [
@@ -146,6 +147,17 @@ export const HUDI_CLI_OPTIONS: readonly FormatCliOption[] = [
       "the Hudi table writers' hoodie.index.type (the table does not record it): BLOOM, SIMPLE, GLOBAL_BLOOM or GLOBAL_SIMPLE",
   },
   {
+    flags: '--hudi-compaction-delta-commits <n>',
+    description:
+      "Merge-on-Read tables: compact every file slice with log files once this many delta commits completed since the last compaction (Hudi's hoodie.compact.inline.max.delta.commits; default 5)",
+    parse: (value: string) => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1)
+        throw new Error('expected a whole number of delta commits, 1 or more.');
+      return n;
+    },
+  },
+  {
     flags: '--hudi-timezone <zone>',
     description:
       "the IANA zone the Hudi table's writers mint instants in, required when hoodie.table.timeline.timezone is LOCAL (its default)",
@@ -174,6 +186,7 @@ export interface HudiSettingsOfFlags {
   hudiIndexType?: HudiIndexType;
   hudiTimezone?: string;
   hudiCleaner?: HudiCleanerSetting;
+  hudiCompactionDeltaCommits?: number;
 }
 
 /**
@@ -196,6 +209,7 @@ export function hudiSettingsFromFlags(format: string, flags: HudiFlags): HudiSet
     hudiIndexType?: HudiIndexType;
     hudiTimezone?: string;
     hudiCleaner?: HudiCleanerSetting;
+    hudiCompactionDeltaCommits?: number;
   } = {};
   const problems: string[] = [];
   const lockOptions: [string, unknown, readonly string[]][] = [
@@ -260,6 +274,8 @@ export function hudiSettingsFromFlags(format: string, flags: HudiFlags): HudiSet
     if (parsed.success) out.hudiCleaner = parsed.data;
     else problems.push(...parsed.error.issues.map((i) => `--hudi-clean-policy: ${i.message}`));
   }
+  if (flags.hudiCompactionDeltaCommits !== undefined)
+    out.hudiCompactionDeltaCommits = flags.hudiCompactionDeltaCommits;
   if (problems.length > 0) throw new UsageError('Invalid Hudi table options', problems);
   return out;
 }
@@ -275,6 +291,11 @@ export const hudiSettings = defineFormatSettings({
     hudiTimezone: hudiTimezoneSchema.optional(),
     /** Opt-in: vacuum cleans the table itself under this cleaner policy (see {@link hudiCleanerSchema}). */
     hudiCleaner: hudiCleanerSchema.optional(),
+    /**
+     * Merge-on-Read compaction's trigger (Hudi's NUM_COMMITS, `hoodie.compact.inline.max.delta.commits`): delta
+     * commits since the last compaction; default 5, Hudi's.
+     */
+    hudiCompactionDeltaCommits: z.number().int().min(1).optional(),
   },
   // Neither is recorded by the table, and guessing either wrong loses rows: declared, never assumed.
   tableIssues: (settings) => [
