@@ -3,9 +3,8 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { App, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { STACK_OUTPUT_KEYS, type StackOutputKey } from '../functions/core/stack-output-keys.js';
 import { LakeCompactor, type LakeCompactorProps } from './lake-compactor.js';
 import { lakeCompactorPropsProblems } from './props-schema.js';
 
@@ -18,55 +17,9 @@ export class LakeCompactorStack extends Stack {
   constructor(scope: Construct, id: string, props: StackProps & { compactor: LakeCompactorProps }) {
     super(scope, id, props);
     this.compactor = new LakeCompactor(this, 'Compactor', props.compactor);
-    // What an operator needs after `cdk deploy`, by name: the resources' names are generated, and the CLI, the
-    // console and the README's steps need them (`cdk deploy` prints these; `aws cloudformation describe-stacks`
-    // lists them later). The keys are the CLI's too (`--stack` reads them): one shared constant, so they cannot drift.
-    const outputs: Record<
-      Exclude<StackOutputKey, typeof STACK_OUTPUT_KEYS.dataBucket>,
-      { value: string; description: string }
-    > = {
-      [STACK_OUTPUT_KEYS.stateTable]: {
-        value: this.compactor.table.tableName,
-        description:
-          'DynamoDB state table: pass it to the CLI as --state-table (status, history, settle, vacuum)',
-      },
-      [STACK_OUTPUT_KEYS.stateMachine]: {
-        value: this.compactor.stateMachine.stateMachineArn,
-        description:
-          'Compaction workflow: start a run from the Step Functions console with an events/workflow-*.json input',
-      },
-      [STACK_OUTPUT_KEYS.sweepFunction]: {
-        value: this.compactor.sweepFunction.functionName,
-        description:
-          'Sweep Lambda: invoke with {"mode":"reconcile","table":"<name>"} to load existing partitions',
-      },
-      [STACK_OUTPUT_KEYS.vacuumFunction]: {
-        value: this.compactor.maintenance.vacuumFunction.functionName,
-        description: 'Vacuum Lambda: invoke with an events/vacuum-*.json input to run it now',
-      },
-      [STACK_OUTPUT_KEYS.tieringFunction]: {
-        value: this.compactor.maintenance.tieringFunction.functionName,
-        description: 'Tiering Lambda: invoke with an events/tiering-*.json input to run it now',
-      },
-      [STACK_OUTPUT_KEYS.dashboard]: {
-        value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${this.compactor.observability.dashboard.dashboardName}`,
-        description:
-          'CloudWatch dashboard: fragmentation per table, compactions, throughput, cost and failures',
-      },
-      [STACK_OUTPUT_KEYS.alarmTopic]: {
-        value: this.compactor.workflow.notificationTopic.topicArn,
-        description:
-          'SNS topic every alarm and run notification goes to: subscribe an email, chat or pager endpoint',
-      },
-    };
-    for (const [id, output] of Object.entries(outputs)) new CfnOutput(this, id, output);
-    if (this.compactor.dataBucket !== undefined) {
-      // Writers need the generated name: the tables without `bucketName` live there.
-      new CfnOutput(this, STACK_OUTPUT_KEYS.dataBucket, {
-        value: this.compactor.dataBucket.bucketName,
-        description: 'Bucket created for the tables without bucketName; write their Parquet files here',
-      });
-    }
+    // What an operator needs after `cdk deploy`, by name (the construct defines them; a user's own app asks for them
+    // the same way with `compactor.addOutputs()`).
+    this.compactor.addOutputs();
   }
 }
 

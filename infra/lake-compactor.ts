@@ -7,7 +7,7 @@
 // data-bucket.ts, the profiler and its event wiring in profiler.ts, the sweep in sweep.ts, the cdk-nag
 // acknowledgements in lake-compactor-nag.ts, and what each table format needs beyond the shared grants in
 // formats/ (composed here at the stages of formats/format-infra.ts; this file names no format).
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { type CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -18,6 +18,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import type { StackOutputKey } from '../functions/core/stack-output-keys.js';
 import { DEFAULT_WORK_ROOT } from '../functions/core/workflow/layout.js';
 import { CompactionWorkflow } from './compaction-workflow.js';
 import { createDataBucket } from './data-bucket.js';
@@ -44,6 +45,7 @@ import {
   DEFAULT_PROFILER_RESERVED_CONCURRENCY,
 } from './profiler.js';
 import type { TableLocation } from './s3-access.js';
+import { addStackOutputs } from './stack-outputs.js';
 import { createStateTable } from './state-table.js';
 import { addSweep } from './sweep.js';
 import { tableConfigDelivery } from './table-config-file.js';
@@ -249,6 +251,16 @@ export class LakeCompactor extends Construct {
 
     subscribeAlarmReceivers(this.workflow.notificationTopic, props.alarms);
     acknowledgeNagFindings(this, locations);
+  }
+
+  /**
+   * Defines the outputs an operator needs after `cdk deploy` (state table, state machine, sweep, vacuum and tiering
+   * functions, alarm topic, dashboard URL, the owned bucket), under the keys `lake-compactor --stack <name>` reads.
+   * Not automatic: output ids are unique per stack, so a stack holding two LakeCompactors can define them for one.
+   * @param scope where to define them; the construct's stack by default (`--stack` reads the stack's outputs).
+   */
+  public addOutputs(scope?: Construct): Partial<Record<StackOutputKey, CfnOutput>> {
+    return addStackOutputs(this, scope);
   }
 
   /** Every function, by name; those holding no table-data grant (lease) get no data-access role. */

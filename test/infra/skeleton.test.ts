@@ -1,9 +1,11 @@
 // Template assertions for the construct skeleton: the state table and the profiler function are
 // synthesized as the design requires (Node.js 22 on arm64, PITR, TTL), with no AWS account.
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { STACK_OUTPUT_KEYS } from '../../functions/core/stack-output-keys.js';
 import { LakeCompactorStack } from '../../infra/app.js';
+import { LakeCompactor } from '../../infra/lake-compactor.js';
 import { codeFilesOf } from '../../infra/node-function.js';
 
 function synthStack(): LakeCompactorStack {
@@ -60,6 +62,33 @@ describe('LakeCompactor skeleton', () => {
     expect(alarms.length).toBeGreaterThan(0);
     for (const alarm of alarms)
       expect(alarm.Properties.AlarmActions).toContainEqual(outputs.AlarmTopicArn?.Value);
+  });
+
+  it('gives a user stack the same outputs by addOutputs(), none without it, and refuses a second set in one stack', () => {
+    // Prepare: the construct in a user's own stack, as an installed package is used.
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const userStack = new Stack(app, 'UserLake');
+    const props = {
+      tables: [{ name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] }],
+    };
+    const first = new LakeCompactor(userStack, 'First', props);
+    const second = new LakeCompactor(userStack, 'Second', { ...props, workRoot: '_second/' });
+    const bare = new LakeCompactor(new Stack(app, 'Bare'), 'C', { ...props, workRoot: '_bare/' });
+    // Act
+    const made = first.addOutputs();
+    // Assess: the keys --stack reads, valued from this construct; a stack that did not ask has none.
+    const outputs = Template.fromStack(userStack).findOutputs('*') as Record<string, { Value: unknown }>;
+    expect(Object.keys(outputs).sort()).toEqual(Object.keys(made).sort());
+    expect(Object.keys(outputs).sort()).toEqual(
+      Object.values(STACK_OUTPUT_KEYS)
+        .filter((k) => k !== STACK_OUTPUT_KEYS.dataBucket)
+        .sort(),
+    );
+    expect(outputs.StateTableName?.Value).toEqual(
+      userStack.resolve((first.table.node.defaultChild as unknown as { ref: string }).ref),
+    );
+    expect(Template.fromStack(Stack.of(bare)).findOutputs('*')).toEqual({});
+    expect(() => second.addOutputs()).toThrow(/There is already a Construct with name 'StateTableName'/);
   });
 
   it('creates the single state table with on-demand billing, point-in-time recovery and TTL', () => {

@@ -146,13 +146,14 @@ import { LakeCompactor } from 'lake-compactor';
 
 const app = new App({ outdir: process.argv[2] });
 const stack = new Stack(app, 'Lake');
-new LakeCompactor(stack, 'C', {
+const compactor = new LakeCompactor(stack, 'C', {
   tables: [
     { name: 'events', bucketName: 'lake', prefix: 'events/', format: 'parquet' },
     { name: 'orders', bucketName: 'lake', prefix: 'orders/', format: 'delta', deltaLogStore: { type: 's3-conditional' } },
     { name: 'clicks', bucketName: 'lake', prefix: 'clicks/', format: 'iceberg' },
   ],
 });
+compactor.addOutputs();
 const template = Template.fromStack(stack).toJSON();
 app.synth();
 const resources = Object.values(template.Resources);
@@ -172,6 +173,7 @@ console.log(JSON.stringify({
   handlers: resources.filter((r) => r.Type === 'AWS::Lambda::Function').map((r) => r.Properties.Handler),
   nagErrors,
   dataOnStar,
+  outputs: Object.keys(template.Outputs ?? {}).sort(),
 }));
 `,
     );
@@ -183,7 +185,13 @@ console.log(JSON.stringify({
         .trim()
         .split('\n')
         .at(-1) ?? '{}',
-    ) as { stateMachines: number; handlers: string[]; nagErrors: string[]; dataOnStar: string[] };
+    ) as {
+      stateMachines: number;
+      handlers: string[];
+      nagErrors: string[];
+      dataOnStar: string[];
+      outputs: string[];
+    };
 
     // Assess: the workflow and its functions, each deployed from the package's pre-bundled code.
     expect(synth.stateMachines).toBeGreaterThanOrEqual(1);
@@ -191,6 +199,16 @@ console.log(JSON.stringify({
     expect(new Set(synth.handlers)).toEqual(new Set(['index.handler']));
     expect(synth.nagErrors).toEqual([]);
     expect(synth.dataOnStar).toEqual([]);
+    // addOutputs() gives the user's stack the outputs `--stack` reads.
+    expect(synth.outputs).toEqual([
+      'AlarmTopicArn',
+      'DashboardUrl',
+      'StateMachineArn',
+      'StateTableName',
+      'SweepFunctionName',
+      'TieringFunctionName',
+      'VacuumFunctionName',
+    ]);
     const staged = await readdir(join(outdir, 'prebundled'));
     expect(staged.length).toBeGreaterThan(0);
     const compact = staged
