@@ -12,6 +12,7 @@ import { InvalidInputError, UsageError } from '../core/errors.js';
 import { formatBytes } from '../core/stats.js';
 import { plural } from '../core/words.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
+import { NAME_THE_STATE_TABLE } from './stack-outputs.js';
 import { renderTable } from './table.js';
 
 export interface HistoryIo {
@@ -93,7 +94,7 @@ export async function runHistory(
 ): Promise<HistoryRow[]> {
   const tableName = options.stateTable ?? io.env.LAKE_COMPACTOR_TABLE;
   if (!tableName) {
-    throw new UsageError('Name the state table: pass --state-table <name> or set LAKE_COMPACTOR_TABLE');
+    throw new UsageError(`Name the state table: ${NAME_THE_STATE_TABLE}`);
   }
   const limit = options.limit ?? 20;
   const names = options.table !== undefined ? [options.table] : tablesFromEnv(io.env);

@@ -203,7 +203,7 @@ async function settleDeployedPartition(
   }
   if (partition === undefined) {
     throw new UsageError(
-      '--state-table settles one partition of the deployment at a time: add --partition <path> (lake-compactor status --state-table lists those that need attention)',
+      '--state-table settles one partition of the deployment at a time: add --partition <path> (lake-compactor status --stack <stack-name> lists those that need attention)',
     );
   }
   const client = dynamoDbClientFromEnv(io.env);

@@ -35,6 +35,13 @@ export const STACK_OPTIONS = {
   sweepFunction: { output: STACK_OUTPUT_KEYS.sweepFunction, flag: '--sweep-function' },
 } as const;
 
+/**
+ * How an error asks for the state table: `--stack` first (no generated name to copy), then the explicit name and the
+ * environment, in the order they win. One phrase, so every command asks the same way.
+ */
+export const NAME_THE_STATE_TABLE =
+  'pass --stack <stack-name> (its StateTableName output) or --state-table <name>, or set LAKE_COMPACTOR_TABLE';
+
 /** An option `--stack` can fill. */
 export type StackOption = keyof typeof STACK_OPTIONS;
 

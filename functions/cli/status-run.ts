@@ -16,6 +16,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Quarantine } from '../ports/quarantine.js';
 import type { StatsStore } from '../ports/stats-store.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
+import { NAME_THE_STATE_TABLE } from './stack-outputs.js';
 import { renderTable } from './table.js';
 
 export interface StatusIo {
@@ -168,7 +169,7 @@ export async function runStatus(
   if (held.length > 0) {
     const partitions = rows.filter((r) => r.quarantined.length > 0).length;
     io.out(
-      `${plural(held.length, 'file')} quarantined in ${plural(partitions, 'partition')}: a rewrite failed on them, later runs leave them out until they are replaced or removed${options.quarantined ? ':' : ' (--quarantined lists them)'}; release with lake-compactor quarantine <uri> --state-table <name> --clear [key]`,
+      `${plural(held.length, 'file')} quarantined in ${plural(partitions, 'partition')}: a rewrite failed on them, later runs leave them out until they are replaced or removed${options.quarantined ? ':' : ' (--quarantined lists them)'}; release with lake-compactor quarantine <uri> --stack <stack-name> --clear [key]`,
     );
     if (options.quarantined) {
       for (const q of held) {
@@ -190,7 +191,7 @@ export async function runStatus(
 function stateTableName(options: StatusOptions, env: StatusIo['env']): string {
   const tableName = options.stateTable ?? env.LAKE_COMPACTOR_TABLE;
   if (!tableName) {
-    throw new UsageError('Name the state table: pass --state-table <name> or set LAKE_COMPACTOR_TABLE');
+    throw new UsageError(`Name the state table: ${NAME_THE_STATE_TABLE}`);
   }
   return tableName;
 }

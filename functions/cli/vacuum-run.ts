@@ -70,6 +70,7 @@ import {
   openedOf,
   PRINTED_ROWS,
 } from './maintenance-shared.js';
+import { NAME_THE_STATE_TABLE } from './stack-outputs.js';
 import { renderTable } from './table.js';
 import { refuseEnclosingForeignTable } from './table-format-guard.js';
 import { maintenanceClis, type VacuumCliOptions } from './vacuum-options.js';
@@ -291,7 +292,7 @@ export async function planVacuumJob(
   }
   if (job.s3 && job.stateTable === undefined) {
     notes.add(
-      'no state table: retired object versions (versioned buckets) are recorded only in the journal and were not looked for; pass --state-table <name> or set LAKE_COMPACTOR_TABLE',
+      `no state table: retired object versions (versioned buckets) are recorded only in the journal and were not looked for; ${NAME_THE_STATE_TABLE}`,
     );
   }
   return {
@@ -417,7 +418,7 @@ function scopeToTable(
         bucket: c.bucket,
         key: c.key,
         reason: job.s3
-          ? `run ${runId} ran in the state machine: its journal in the state table decides whether a commit or undo still needs this; pass --state-table <name> (or set LAKE_COMPACTOR_TABLE)`
+          ? `run ${runId} ran in the state machine: its journal in the state table decides whether a commit or undo still needs this; ${NAME_THE_STATE_TABLE}`
           : `run ${runId} is not a lake-compactor compact run and its journal is not here: remove it by hand once you know the run ended`,
       });
       continue;

@@ -183,6 +183,8 @@ describe('lake-compactor history', () => {
 
     // Assess
     expect(code).toBe(2);
-    expect(io.stderr.join('\n')).toContain('pass --state-table <name> or set LAKE_COMPACTOR_TABLE');
+    expect(io.stderr.join('\n')).toContain(
+      'pass --stack <stack-name> (its StateTableName output) or --state-table <name>, or set LAKE_COMPACTOR_TABLE',
+    );
   });
 });

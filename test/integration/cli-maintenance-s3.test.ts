@@ -167,8 +167,12 @@ describe('lake-compactor vacuum on S3', () => {
     expect(cliJournal).toHaveLength(2);
     expect(listed).toEqual([...cliTrash, ...cliJournal, DEBRIS].sort());
     expect(afterDryRun).toEqual(before);
-    expect(dry.report.kept.find((k) => k.key === SFN_TRASH)?.reason).toMatch(/pass --state-table/);
-    expect(dry.report.kept.find((k) => k.key === SFN_STAGING)?.reason).toMatch(/pass --state-table/);
+    expect(dry.report.kept.find((k) => k.key === SFN_TRASH)?.reason).toMatch(
+      /pass --stack <stack-name> .* or --state-table <name>/,
+    );
+    expect(dry.report.kept.find((k) => k.key === SFN_STAGING)?.reason).toMatch(
+      /pass --stack <stack-name> .* or --state-table <name>/,
+    );
     expect(dry.report.notes.join('\n')).toMatch(/retired object versions .* were not looked for/);
     expect(real.code).toBe(0);
     expect(real.report.candidates.map((c) => c.key).sort()).toEqual(listed);

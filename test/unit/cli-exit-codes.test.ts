@@ -46,8 +46,16 @@ describe('usage errors exit 2 with an error line and nothing on stdout', () => {
       /is not supported/,
     ],
     ['an unsupported scheme to vacuum', () => ['vacuum', 'gs://lake/x', '--dry-run'], /is not supported/],
-    ['status without a state table', () => ['status', '--table', 'events'], /pass --state-table <name>/],
-    ['history without a state table', () => ['history', '--table', 'events'], /pass --state-table <name>/],
+    [
+      'status without a state table',
+      () => ['status', '--table', 'events'],
+      /pass --stack <stack-name> .* or --state-table <name>/,
+    ],
+    [
+      'history without a state table',
+      () => ['history', '--table', 'events'],
+      /pass --stack <stack-name> .* or --state-table <name>/,
+    ],
     [
       'history of a partition without a table',
       () => ['history', '--state-table', 's', '--partition', 'date=2024-01-01'],
