@@ -3,6 +3,9 @@
 // installed from the npm registry per platform, linux x64 and arm64 among them), else none — and the encoder
 // compresses as before. Both run each call on libuv's thread pool, so pages compress beside the encoding thread.
 
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import * as zlib from 'node:zlib';
 import { PARQUET_ZSTD, type PageCodec } from '../../core/parquet/page-compress.js';
 
@@ -57,12 +60,21 @@ const PACKAGE: string = ['@mongodb-js', 'zstd'].join('/');
 
 let packageModule: Promise<MongoZstd | undefined> | undefined;
 
+/**
+ * The package from beside this module, else from the working directory's node_modules: an engine worker bundled
+ * into a temporary folder (the tests' worker bundle) has no node_modules above it.
+ */
 function loadPackage(): Promise<MongoZstd | undefined> {
-  packageModule ??= import(PACKAGE).then(
-    (m: { compress?: MongoZstd['compress']; default?: MongoZstd }) =>
-      typeof m.compress === 'function' ? { compress: m.compress } : m.default,
-    () => undefined,
-  );
+  const from = (m: { compress?: MongoZstd['compress']; default?: MongoZstd }) =>
+    typeof m.compress === 'function' ? { compress: m.compress } : m.default;
+  packageModule ??= import(PACKAGE).then(from, async () => {
+    try {
+      const path = createRequire(join(process.cwd(), 'index.js')).resolve(PACKAGE);
+      return from(await import(pathToFileURL(path).href));
+    } catch {
+      return undefined;
+    }
+  });
   return packageModule;
 }
 
