@@ -174,6 +174,14 @@ async function compressPage(
   return { header: encodeStruct(header), body: parts };
 }
 
+/**
+ * `b`, or a copy when it is a view of a larger buffer (of the input, or a pooled Buffer a compressor returned): a
+ * consumer may transfer what it is given to another thread, which would detach every other view of that buffer.
+ */
+function owned(b: Uint8Array): Uint8Array {
+  return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b : b.slice();
+}
+
 /** Options of `compressPages`. */
 export interface CompressPagesOptions {
   /** Pages whose compression may run at once (each runs where `compress` runs it: a thread pool). */
@@ -247,7 +255,7 @@ export async function* compressPages(
     });
     written += newLength;
     if (header.length > 0) yield header;
-    for (const b of body) if (b.length > 0) yield b;
+    for (const b of body) if (b.length > 0) yield owned(b);
   }
 
   /** Queues every whole page (or data-region bloom filter) now in `buf`; stops at the first item of the tail. */
