@@ -1,4 +1,18 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { sharedWorkerFiles } from './test/support/shared-worker-files.js';
+
+/**
+ * The unit and template tests that change nothing process-wide (the rule and why: test/support/shared-worker-files.ts).
+ * They share worker processes too: each fresh fork re-imports the AWS SDK, aws-cdk-lib and the Parquet engine,
+ * ~1.5 s of CPU per file. The pure core has a project of its own (below); integration, fault and package tests
+ * start servers, kill processes or run the local cloud (which puts each function's environment in process.env),
+ * so they stay isolated whatever their text shows.
+ */
+const sharing = sharedWorkerFiles(fileURLToPath(new URL('.', import.meta.url)), [
+  'test/unit',
+  'test/infra',
+]).filter((file) => !file.startsWith('test/unit/core/'));
 
 /** What every project's tests run with (the global setup is the root's alone: it runs once per run). */
 const shared = {
@@ -34,12 +48,13 @@ export default defineConfig({
         // these files mocks a module, stubs a global or changes process.env. Everything else stays isolated.
         test: { ...shared, name: 'core', include: ['test/unit/core/**/*.test.ts'], isolate: false },
       },
+      { test: { ...shared, name: 'shared', include: sharing, isolate: false } },
       {
         test: {
           ...shared,
           name: 'isolated',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/bench/**', 'node_modules/**', 'test/unit/core/**'],
+          exclude: ['test/bench/**', 'node_modules/**', 'test/unit/core/**', ...sharing],
         },
       },
     ],

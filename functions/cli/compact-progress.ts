@@ -85,7 +85,7 @@ function preview(items: readonly string[]): string {
  * settles. A second Ctrl-C while it prints gets Node's default (the handler is installed once).
  */
 export async function withInterruptReport<T>(
-  progress: CompactProgress,
+  progress: Pick<CompactProgress, 'interruptedReport'>,
   print: (text: string) => void,
   work: () => Promise<T>,
 ): Promise<T> {

@@ -230,6 +230,15 @@ async function compactTable(
       inventory = await format.snapshot(store, opened.prefix, { now: io.clock.now() });
     }
   }
+  // The format's own table service (a Hudi Merge-on-Read compaction), after settling and before planning.
+  if (!dryRun && format.tableService !== undefined) {
+    const service = await format.tableService(
+      { store, clock: io.clock, engine: hooks.engine ?? defaultParquetEngine },
+      tableRoot,
+    );
+    for (const line of service.lines) io.out(line);
+    if (service.changed) inventory = await format.snapshot(store, opened.prefix, { now: io.clock.now() });
+  }
   // After settling, which may have brought files back: only then is an empty location really empty.
   requireParquetFiles(inventory, uri, 'compact');
   const partitions = inventory.partitions
@@ -291,6 +300,9 @@ async function compactTable(
     hooks.progress?.partitionDone(partition);
   }
   printSummary(io, results, options.dryRun ?? false);
+  if (!dryRun && results.some((r) => r.groups.some((g) => g.state === 'done'))) {
+    io.out(`run ${parent}: lake-compactor undo ${uri} ${parent} reverts it`);
+  }
   // A group aborted right before its put because the log shows a writer that does not coordinate as declared is
   // not "an input changed": only a configuration change (or stopping that writer) fixes it, so the command fails.
   const mismatch = results.flatMap((r) => r.groups).find((g) => g.coordinationMismatch === true);

@@ -10,6 +10,7 @@ import { statsKeys } from '../adapters/dynamodb-keys.js';
 import { DynamoStatsStore } from '../adapters/dynamodb-stats-store.js';
 import { InvalidInputError, UsageError } from '../core/errors.js';
 import { formatBytes } from '../core/stats.js';
+import { plural } from '../core/words.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
 import { renderTable } from './table.js';
 
@@ -150,7 +151,9 @@ export async function runHistory(
       rows,
     ),
   );
-  io.out(`\n${rows.length} runs${rows.length === limit ? ` (newest ${limit}; --limit shows more)` : ''}`);
+  io.out(
+    `\n${plural(rows.length, 'run')}${rows.length === limit ? ` (newest ${limit}; --limit shows more)` : ''}`,
+  );
   return rows;
 }
 

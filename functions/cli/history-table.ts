@@ -7,6 +7,7 @@ import { UsageError } from '../core/errors.js';
 import { TABLE_FORMATS, type TableFormatName } from '../core/formats/index.js';
 import type { TableHistoryCommit, TableHistoryReader } from '../core/formats/table-format.js';
 import { formatBytes } from '../core/stats.js';
+import { plural } from '../core/words.js';
 import { renderTable } from './table.js';
 
 export interface TableHistoryIo {
@@ -124,7 +125,7 @@ export async function runTableHistory(
     .map(([op, n]) => `${n} ${op}`)
     .join(', ');
   io.out(
-    `\n${runs.length} runs, ${lines.length} ${reader.commitsLabel} by lake-compactor${runs.length === limit ? ` (newest ${limit} runs; --limit shows more)` : ''}; ${reader.describeExtent(history)}; other commits: ${others || 'none'}`,
+    `\n${plural(runs.length, 'run')}, ${lines.length} ${reader.commitsLabel} by lake-compactor${runs.length === limit ? ` (newest ${limit} runs; --limit shows more)` : ''}; ${reader.describeExtent(history)}; other commits: ${others || 'none'}`,
   );
   return result;
 }

@@ -30,6 +30,7 @@ import type { CloudFormationPort } from './stack-outputs.js';
 import { registerStatusCommand } from './status.js';
 import { renderTable } from './table.js';
 import { registerTierCommand } from './tier.js';
+import { registerUndoCommand } from './undo.js';
 import { registerVacuumCommand } from './vacuum.js';
 
 const MiB = 1024 * 1024;
@@ -230,6 +231,7 @@ export function buildProgram(io: CliIo): Command {
   registerStatusCommand(program, io);
   registerCompactCommand(program, io);
   registerSettleCommand(program, io);
+  registerUndoCommand(program, io);
   registerHistoryCommand(program, io);
   registerReportCommand(program, io);
   registerQuarantineCommand(program, io);

@@ -11,6 +11,7 @@ import { printable } from '../core/keys.js';
 import type { PartitionSnapshot } from '../core/profiler/model.js';
 import type { QuarantinedFile } from '../core/quarantine.js';
 import { formatBytes, priorityOf } from '../core/stats.js';
+import { plural } from '../core/words.js';
 import type { Clock } from '../ports/clock.js';
 import type { Quarantine } from '../ports/quarantine.js';
 import type { StatsStore } from '../ports/stats-store.js';
@@ -162,12 +163,12 @@ export async function runStatus(
       rows,
     ),
   );
-  io.out(`\n${rows.length} partitions${options.due ? ' due now' : ''}`);
+  io.out(`\n${plural(rows.length, 'partition')}${options.due ? ' due now' : ''}`);
   const held = rows.flatMap((r) => r.quarantined);
   if (held.length > 0) {
     const partitions = rows.filter((r) => r.quarantined.length > 0).length;
     io.out(
-      `${held.length} file(s) quarantined in ${partitions} partition(s): a rewrite failed on them, later runs leave them out until they are replaced or removed${options.quarantined ? ':' : ' (--quarantined lists them)'}; release with lake-compactor quarantine <uri> --state-table <name> --clear [key]`,
+      `${plural(held.length, 'file')} quarantined in ${plural(partitions, 'partition')}: a rewrite failed on them, later runs leave them out until they are replaced or removed${options.quarantined ? ':' : ' (--quarantined lists them)'}; release with lake-compactor quarantine <uri> --state-table <name> --clear [key]`,
     );
     if (options.quarantined) {
       for (const q of held) {
@@ -180,7 +181,7 @@ export async function runStatus(
   const stuck = rows.filter((r) => r.state === 'needs-attention');
   if (stuck.length > 0) {
     io.out(
-      `${stuck.length} partition(s) need attention: fix the cause shown. The sweep retries the settle of each with an open group on a backoff schedule and ends it once the cause is gone; to act sooner (or when no group is open), settle it with an execution input {"table": "<table>", "partition": "<partition>", "settle": true} (events/workflow-settle.json)`,
+      `${plural(stuck.length, 'partition')} ${stuck.length === 1 ? 'needs' : 'need'} attention: fix the cause shown. The sweep retries the settle of each with an open group on a backoff schedule and ends it once the cause is gone; to act sooner (or when no group is open), settle it with an execution input {"table": "<table>", "partition": "<partition>", "settle": true} (events/workflow-settle.json)`,
     );
   }
   return rows;

@@ -28,6 +28,7 @@ import {
 import type { PartitionDateFormat } from '../core/policy.js';
 import { formatBytes } from '../core/stats.js';
 import { parseTableConfigs, type TableConfig } from '../core/table-config.js';
+import { plural } from '../core/words.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import {
   asUsage,
@@ -158,7 +159,7 @@ export async function runTier(
     skippedTables = page.skippedTables;
     examined += page.examined;
     cursor = page.cursor;
-    if (text) io.out(`  listed ${examined} objects, ${moves.length} to move so far`);
+    if (text) io.out(`  listed ${plural(examined, 'object')}, ${moves.length} to move so far`);
   } while (cursor !== undefined);
   // A Delta or Iceberg table somewhere below the location: refuse the whole location, as compact does.
   await tierRefusal(async () => refuseForeignAmong(job.store, openedOf(job).prefix, foreignTables));
@@ -166,7 +167,11 @@ export async function runTier(
   if (text) printTierPlan(io, plan);
   if (!plan.dryRun && moves.length > 0 && confirm !== undefined) {
     const total = moves.reduce((n, m) => n + m.size, 0);
-    if (!(await confirm(`Move these ${moves.length} objects (${formatBytes(total)})?`))) {
+    if (
+      !(await confirm(
+        `Move ${moves.length === 1 ? 'this object' : `these ${moves.length} objects`} (${formatBytes(total)})?`,
+      ))
+    ) {
       throw new OperationCancelledError('Tiering cancelled: nothing was moved');
     }
   }
@@ -178,7 +183,7 @@ export async function runTier(
   else printTierOutcome(io, result);
   if (report.failed.length > 0) {
     throw new MaintenanceIncompleteError(
-      `${report.failed.length} objects could not be moved (listed above); re-run tier to retry them`,
+      `${plural(report.failed.length, 'object')} could not be moved (listed above); re-run tier to retry them`,
     );
   }
   return result;
@@ -230,7 +235,7 @@ function printTierPlan(io: MaintenanceIo, plan: TieringPlan): void {
   const total = plan.moves.reduce((n, m) => n + m.size, 0);
   const parts = [...byClass].map(([to, t]) => `${t.count} → ${to} (${formatBytes(t.bytes)})`);
   io.out(
-    `\n${plan.dryRun ? 'would move' : 'will move'}: ${plan.moves.length} objects, ${formatBytes(total)}${parts.length > 0 ? ` — ${parts.join(', ')}` : ''}; examined ${plan.examined}`,
+    `\n${plan.dryRun ? 'would move' : 'will move'}: ${plural(plan.moves.length, 'object')}, ${formatBytes(total)}${parts.length > 0 ? ` — ${parts.join(', ')}` : ''}; examined ${plan.examined}`,
   );
   const kept = Object.entries(plan.kept).sort((a, b) => b[1] - a[1]);
   if (kept.length > 0) {
@@ -251,7 +256,7 @@ function printTierOutcome(io: MaintenanceIo, report: TierCliReport): void {
   }
   const count = Object.values(report.moved).reduce((n, t) => n + t.count, 0);
   io.out(
-    `\nmoved ${count} objects; ${report.changed.length} changed since listing (left alone); failed ${report.failed.length}`,
+    `\nmoved ${plural(count, 'object')}; ${report.changed.length} changed since listing (left alone); failed ${report.failed.length}`,
   );
   for (const key of report.changed)
     io.out(`  changed ${printable(key)}: replaced since it was listed, left alone`);

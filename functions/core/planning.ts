@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { InvalidInputError } from './errors.js';
 import { FORMAT_PLAN_OPTIONS } from './formats/plan-options.js';
+import { columnProjectionSchema } from './projection.js';
 import { type QuarantinedFile, quarantinedFileSchema, quarantineSkipReason } from './quarantine.js';
 import { formatBytes } from './stats.js';
 
@@ -94,6 +95,13 @@ export const planInputFileSchema = z.object({
   rowLineage: inputRowLineageSchema.optional(),
   /** Fingerprint of the file's Parquet schema; files of different fingerprints are never grouped. */
   schemaFingerprint: z.string().min(1).optional(),
+  /**
+   * The file projected onto the schema its table format writes (see core/projection.ts): set by a format that keeps
+   * its own schema, read by the format's planner, which groups the file by the written schema instead of its own.
+   */
+  projection: columnProjectionSchema.optional(),
+  /** Why the file cannot be projected onto the table's current schema (its format's planner leaves it alone). */
+  projectionRefused: z.string().optional(),
   /** Set when the footer could not be read: why. Such a file is skipped. */
   unreadable: z.string().optional(),
 });

@@ -5,6 +5,7 @@
 // written with the entry and removed only when the group settles. Runs settle a partition's open
 // groups before planning it, so a half-published group can never be planned over (DESIGN: fence rule).
 import type { RowSource } from '../core/parquet/provenance.js';
+import type { ColumnProjection } from '../core/projection.js';
 
 /** Ordered lifecycle of a group's commit; `done` and `aborted` are terminal. */
 export const GROUP_STATES = [
@@ -39,6 +40,8 @@ export interface JournalInput {
    * `_last_updated_sequence_number` inherits, as decimal text (planning's `InputRowLineage`).
    */
   readonly rowLineage?: { readonly firstRowId: string; readonly sequenceNumber: string };
+  /** The input projected onto the schema its table format writes (see core/projection.ts), as planned. */
+  readonly projection?: ColumnProjection;
 }
 
 /** See {@link JournalInput.deletes} (planning's `InputDeletes`, as the journal keeps it). */

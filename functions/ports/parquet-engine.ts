@@ -6,6 +6,7 @@ import type { GroupFingerprint } from '../core/fingerprint/fingerprint.js';
 import type { FooterSource, ParquetFooter } from '../core/parquet/footer.js';
 import type { RowSource } from '../core/parquet/provenance.js';
 import type { StatisticsMode } from '../core/parquet/statistics-policy.js';
+import type { ColumnProjection } from '../core/projection.js';
 import type { ObjectStore } from './object-store.js';
 
 /**
@@ -60,6 +61,15 @@ export interface InputFile {
    * fingerprint is of the rows with their lineage, so verify checks the values written.
    */
   readonly rowLineage?: RowLineage;
+  /**
+   * The input projected onto the schema its table format writes (core/projection.ts): every output row has the
+   * projection's columns — field ids, names, types — with values copied by source column, widened where it says,
+   * and null where the input has no source. Inputs of one projection's written schema share outputs whatever schema
+   * each was written with. The fingerprint applies the description to the rows as decoded, independently of the
+   * code that builds the written batches, so verify proves the projection as well as the write. Never stitched,
+   * never with `sort`, without row lineage.
+   */
+  readonly projection?: ColumnProjection;
 }
 
 /** See {@link InputFile.rowLineage}: what a row without stored lineage inherits from its file. */

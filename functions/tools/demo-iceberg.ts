@@ -14,7 +14,6 @@ import { App } from 'aws-cdk-lib';
 import { LakeCompactorStack } from '../../infra/app.js';
 import type { LocalCloud } from '../../infra/local/local-cloud.js';
 import { onProcessExit } from '../../infra/local/process-hygiene.js';
-import type { LocalExecution } from '../../infra/local/step-functions.js';
 import { S3ObjectStore } from '../adapters/s3-object-store.js';
 import { type LoadedTable, loadTable } from '../core/formats/iceberg/catalog.js';
 import { type ExpireSnapshotsReport, expireSnapshots } from '../core/formats/iceberg/expire.js';
@@ -31,7 +30,7 @@ import {
   type DemoRun,
   demoDays,
   demoPolicy,
-  describeRun,
+  PartitionRunWatcher,
   quietHandlers,
   SweepLoop,
   startDemoCloud,
@@ -193,7 +192,7 @@ export async function runIcebergDemo(
     const now = options.now ?? Date.now();
     const days = demoDays(now, options.days);
     const total = options.days * options.batches;
-    const watcher = new RunWatcher(running, days.map(icebergDemoPartition), progress);
+    const watcher = new PartitionRunWatcher(running, days.map(icebergDemoPartition), progress);
 
     // The writer's store tees every data file it writes to a local folder: the oracle of "every appended row".
     const appendedDir = path.join(root, 'appended');
@@ -483,62 +482,6 @@ async function referencedKeys(store: ObjectStore, table: LoadedTable): Promise<S
     }
   }
   return keys;
-}
-
-/** Follows the executions as they start and end, and reports each once. */
-class RunWatcher {
-  private readonly seen = new Set<LocalExecution>();
-  private readonly ended = new Set<LocalExecution>();
-
-  constructor(
-    private readonly cloud: LocalCloud,
-    private readonly partitions: readonly string[],
-    private readonly progress: DemoProgress,
-  ) {}
-
-  poll(): void {
-    for (const execution of this.cloud.executions) {
-      if (!this.seen.has(execution)) {
-        this.seen.add(execution);
-        const input = execution.input as { trigger?: unknown; partition?: unknown } | undefined;
-        this.progress.line(
-          `▶ ${String(input?.partition)}: ${String(input?.trigger ?? 'operator')} started ${execution.name}`,
-        );
-      }
-      if (execution.status !== 'RUNNING' && !this.ended.has(execution)) {
-        this.ended.add(execution);
-        const run = describeRun(execution);
-        this.progress.line(
-          run.status === 'SUCCEEDED'
-            ? `✔ ${run.partition}: ${run.outcome}, ${run.filesBefore} → ${run.filesAfter} files, ${run.groupsDone} replace commits (${(run.durationMs / 1000).toFixed(1)} s)`
-            : `✘ ${run.partition}: ${run.status} ${run.error ?? ''}`,
-        );
-      }
-    }
-    const active = this.cloud.executions.filter((e) => e.status === 'RUNNING').length;
-    this.progress.compacted?.(this.compacted().size, this.partitions.length, active);
-  }
-
-  runs(): DemoRun[] {
-    return this.cloud.executions.map(describeRun);
-  }
-
-  private compacted(): Set<string> {
-    return new Set(
-      this.runs()
-        .filter((r) => r.outcome === 'compacted')
-        .map((r) => r.partition),
-    );
-  }
-
-  allCompacted(): boolean {
-    const done = this.compacted();
-    return this.partitions.every((p) => done.has(p));
-  }
-
-  anyFailed(): boolean {
-    return this.cloud.executions.some((e) => e.status !== 'RUNNING' && e.status !== 'SUCCEEDED');
-  }
 }
 
 /** The text report of an Iceberg demo run. Pure formatting. */

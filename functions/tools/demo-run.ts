@@ -635,3 +635,64 @@ export async function layoutStats(db: DemoDuckDb, tableDir: string): Promise<Lay
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * Follows the executions as they start and end, and reports each once, for tables whose partitions are named as
+ * the format's port names them (an Iceberg partition tuple's folder, a Hudi partition path) rather than `date=…`.
+ */
+export class PartitionRunWatcher {
+  private readonly seen = new Set<LocalExecution>();
+  private readonly ended = new Set<LocalExecution>();
+
+  constructor(
+    private readonly cloud: LocalCloud,
+    private readonly partitions: readonly string[],
+    private readonly progress: DemoProgress,
+    /** What the format calls a group's commit, for the progress lines ("replace commits", "replacecommits"). */
+    private readonly commitNoun = 'replace commits',
+  ) {}
+
+  poll(): void {
+    for (const execution of this.cloud.executions) {
+      if (!this.seen.has(execution)) {
+        this.seen.add(execution);
+        const input = execution.input as { trigger?: unknown; partition?: unknown } | undefined;
+        this.progress.line(
+          `▶ ${String(input?.partition)}: ${String(input?.trigger ?? 'operator')} started ${execution.name}`,
+        );
+      }
+      if (execution.status !== 'RUNNING' && !this.ended.has(execution)) {
+        this.ended.add(execution);
+        const run = describeRun(execution);
+        this.progress.line(
+          run.status === 'SUCCEEDED'
+            ? `✔ ${run.partition}: ${run.outcome}, ${run.filesBefore} → ${run.filesAfter} files, ${run.groupsDone} ${this.commitNoun} (${(run.durationMs / 1000).toFixed(1)} s)`
+            : `✘ ${run.partition}: ${run.status} ${run.error ?? ''}`,
+        );
+      }
+    }
+    const active = this.cloud.executions.filter((e) => e.status === 'RUNNING').length;
+    this.progress.compacted?.(this.compacted().size, this.partitions.length, active);
+  }
+
+  runs(): DemoRun[] {
+    return this.cloud.executions.map(describeRun);
+  }
+
+  private compacted(): Set<string> {
+    return new Set(
+      this.runs()
+        .filter((r) => r.outcome === 'compacted')
+        .map((r) => r.partition),
+    );
+  }
+
+  allCompacted(): boolean {
+    const done = this.compacted();
+    return this.partitions.every((p) => done.has(p));
+  }
+
+  anyFailed(): boolean {
+    return this.cloud.executions.some((e) => e.status !== 'RUNNING' && e.status !== 'SUCCEEDED');
+  }
+}

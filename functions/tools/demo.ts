@@ -1,4 +1,4 @@
-// `npm run demo [--format parquet|delta|iceberg] [--days 30] [--batches 20] [--keep] [--json]`: the whole system
+// `npm run demo [--format parquet|delta|iceberg|hudi] [--days 30] [--batches 20] [--keep] [--json]`: the whole system
 // on the embedded local cloud, ending in checks; exits 0 only if every check held, 1 with what failed otherwise, 2 on
 // a usage error.
 import * as path from 'node:path';
@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { MultiBar, Presets } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { formatDeltaDemoReport, runDeltaDemo } from './demo-delta.js';
+import { formatHudiDemoReport, HUDI_DEMO_DEFAULTS, runHudiDemo } from './demo-hudi.js';
 import { formatIcebergDemoReport, ICEBERG_DEMO_DEFAULTS, runIcebergDemo } from './demo-iceberg.js';
 import { formatDemoReport } from './demo-report.js';
 import { type DemoProgress, runDemo } from './demo-run.js';
@@ -31,7 +32,7 @@ function positiveInt(value: string): number {
 }
 
 /** The table formats the demo can run on (each has its own run and report). */
-const DEMO_FORMATS = ['parquet', 'delta', 'iceberg'] as const;
+const DEMO_FORMATS = ['parquet', 'delta', 'iceberg', 'hudi'] as const;
 type DemoFormat = (typeof DEMO_FORMATS)[number];
 
 function demoFormat(value: string): DemoFormat {
@@ -46,7 +47,7 @@ export async function main(argv: readonly string[], io: DemoIo = processIo): Pro
     .description('Compaction end to end on the embedded local cloud, with checks')
     .option(
       '--format <name>',
-      `table format of the demo table: ${DEMO_FORMATS.join(', ')} (iceberg: 3 days × 10 batches unless given)`,
+      `table format of the demo table: ${DEMO_FORMATS.join(', ')} (iceberg: 3 days × 10 batches, hudi: 3 partitions × 8 commits, unless given)`,
       demoFormat,
       'parquet',
     )
@@ -63,9 +64,15 @@ export async function main(argv: readonly string[], io: DemoIo = processIo): Pro
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     throw error;
   }
-  if (opts.format === 'iceberg') {
+  const smallDefaults =
+    opts.format === 'iceberg'
+      ? ICEBERG_DEMO_DEFAULTS
+      : opts.format === 'hudi'
+        ? HUDI_DEMO_DEFAULTS
+        : undefined;
+  if (smallDefaults !== undefined) {
     for (const name of ['days', 'batches'] as const)
-      if (command.getOptionValueSource(name) === 'default') opts[name] = ICEBERG_DEMO_DEFAULTS[name];
+      if (command.getOptionValueSource(name) === 'default') opts[name] = smallDefaults[name];
   }
 
   const progress = makeProgress(io, opts.json === true, opts.days * opts.batches, opts.days);
@@ -75,12 +82,15 @@ export async function main(argv: readonly string[], io: DemoIo = processIo): Pro
       ? runDeltaDemo
       : opts.format === 'iceberg'
         ? runIcebergDemo
-        : runDemo)(options, progress.sink);
+        : opts.format === 'hudi'
+          ? runHudiDemo
+          : runDemo)(options, progress.sink);
     progress.stop();
     if (opts.json) io.out(`${JSON.stringify(result, null, 2)}\n`);
     else if (!('format' in result)) io.out(formatDemoReport(result));
-    else
-      io.out(result.format === 'iceberg' ? formatIcebergDemoReport(result) : formatDeltaDemoReport(result));
+    else if (result.format === 'iceberg') io.out(formatIcebergDemoReport(result));
+    else if (result.format === 'hudi') io.out(formatHudiDemoReport(result));
+    else io.out(formatDeltaDemoReport(result));
     if (!result.ok) {
       io.err(
         `demo failed: ${result.checks

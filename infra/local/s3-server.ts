@@ -28,8 +28,10 @@
 //   end) written as the part, `x-amz-copy-source-if-match` enforced (412) under the source's lock, and S3's
 //   `<CopyPartResult>` (ETag, LastModified); NoSuchUpload for an unknown upload id.
 // - `If-Match` on GetObject is ignored by s3rver; the middleware answers 412 PreconditionFailed (NoSuchKey for
-//   a missing object) before s3rver reads, under the key's lock. The body streams after the lock is released,
-//   so a write racing the read itself is not excluded (s3rver replaces an object's file as it writes it).
+//   a missing object) before s3rver reads, under the key's lock.
+// - s3rver rewrites an object's file in place as it writes it, so a GET racing a PUT of the same key could read a
+//   torn mix (seen: two writers of a Hudi storage lock file, each reading it half-written). Every object GET and
+//   HEAD therefore runs under the key's lock, which every PUT holds, and reads the body whole before releasing it.
 // - AbortMultipartUpload is refused by s3rver (405), leaving the upload's parts on disk; the middleware
 //   removes the upload (204), NoSuchUpload (404) for an unknown one, as S3.
 // - CompleteMultipartUpload accepts parts of any size in s3rver; the middleware refuses a part under 5 MiB
@@ -223,6 +225,15 @@ function s3CompatibilityMiddleware(server: S3rver, directory: string): KoaMiddle
           throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: key });
         if (!etagMatches(getIfMatch, etag)) throw preconditionFailed('If-Match');
         await next();
+        await bufferBody(ctx);
+      });
+    }
+    if ((ctx.method === 'GET' || ctx.method === 'HEAD') && key !== '' && queryKeys.length === 0) {
+      // s3rver rewrites an object's file in place; read it whole under the key's lock, which every write holds,
+      // so a read sees the object before or after a write, never a torn mix (S3 PUTs are atomic).
+      return locks.run(`${bucket}/${key}`, async () => {
+        await next();
+        await bufferBody(ctx);
       });
     }
     const isPut = ctx.method === 'PUT' && key !== '' && queryKeys.length === 0;
@@ -270,6 +281,16 @@ function s3CompatibilityMiddleware(server: S3rver, directory: string): KoaMiddle
       await next();
     });
   };
+}
+
+/** Reads a streamed response body into memory, so the object's file is read while the caller holds its lock. */
+async function bufferBody(ctx: KoaContext): Promise<void> {
+  const body = ctx.body;
+  if (!(body instanceof Readable)) return;
+  const chunks: Buffer[] = [];
+  for await (const chunk of body)
+    chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
+  ctx.body = Buffer.concat(chunks);
 }
 
 /** S3's smallest part but the last of a multipart upload. */

@@ -12,7 +12,8 @@ import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'lake-compactor.js');
+// The sources' runner, not the bin's launcher: the launcher would run dist/, which the package test rebuilds meanwhile.
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'from-source.js');
 const DAYS = 12;
 
 let root: string;

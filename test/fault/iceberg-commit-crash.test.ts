@@ -17,11 +17,11 @@ import { findCurrentMetadata, loadTable } from '../../functions/core/formats/ice
 import { GROUP_ID_PROPERTY, RUN_ID_PROPERTY } from '../../functions/core/formats/iceberg/group-commit.js';
 import { parseJsonKeepingLongs } from '../../functions/core/formats/iceberg/json.js';
 import { readSnapshotFiles } from '../../functions/core/formats/iceberg/live-files.js';
-import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { appendIcebergEvents, createIcebergEventsTable } from '../../functions/tools/sample-iceberg.js';
 import { mulberry32 } from '../../functions/tools/sample-lake.js';
 import { captureIo } from '../support/cli-io.js';
-import { observedStore, type StoreCall } from '../support/crash-store.js';
+import type { StoreCall } from '../support/crash-store.js';
+import { crashingStore } from '../support/crashing-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 
 const NOW = Date.UTC(2024, 2, 3);
@@ -56,68 +56,6 @@ interface Template {
   /** The first request of the commit steps (the first copy of a staged output into the table), 1-based. */
   readonly commitStart: number;
   readonly partitions: number;
-}
-
-/** Stands for the process dying: every request from the chosen one on fails. */
-class Crash extends Error {
-  override name = 'Crash';
-}
-
-/**
- * A store that dies at request `at` (1-based, every request counted; `before` it runs or `after` it ran),
- * and lets a test wait for requests still in flight when it died (a dead process's last writes land before a
- * retry starts, as a retry interval ensures).
- */
-function crashingStore(inner: ObjectStore, at: number, when: 'before' | 'after', log?: StoreCall[]) {
-  let count = 0;
-  let dead = false;
-  const pending = new Set<Promise<unknown>>();
-  const observed = observedStore(inner, {
-    before: (call: StoreCall) => {
-      if (call.method === 'chunk') return;
-      if (dead) throw new Crash(`dead before ${call.method} ${call.key}`);
-      count += 1;
-      log?.push(call);
-      if (when === 'before' && count === at) {
-        dead = true;
-        throw new Crash(`crash before request ${at}: ${call.method} ${call.key}`);
-      }
-    },
-    after: (call: StoreCall) => {
-      if (dead) throw new Crash(`dead after ${call.method} ${call.key}`);
-      if (when === 'after' && count >= at) {
-        dead = true;
-        throw new Crash(`crash after request ${at}: ${call.method} ${call.key}`);
-      }
-    },
-  });
-  const track =
-    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> => {
-      const p = fn(...args);
-      pending.add(p);
-      void p.catch(() => {}).finally(() => pending.delete(p));
-      return p;
-    };
-  const store: ObjectStore = {
-    ...observed,
-    list: track(observed.list),
-    head: track(observed.head),
-    getRange: track(observed.getRange),
-    get: track(observed.get),
-    put: track(observed.put),
-    putStream: track(observed.putStream),
-    copy: track(observed.copy),
-    deleteMany: track(observed.deleteMany),
-  };
-  return {
-    store,
-    crashed: () => dead,
-    async quiesce() {
-      while (pending.size > 0) await Promise.allSettled([...pending]);
-      await new Promise((resolve) => setImmediate(resolve));
-    },
-  };
 }
 
 let db: DuckDb;

@@ -127,3 +127,34 @@ describe('a deployment without a Hudi table', () => {
     expect(grants).toEqual([]);
   });
 });
+
+describe('a deployment with a Hudi table that opts in to our cleaning', () => {
+  it("lets the vacuum put and delete under that table's .hoodie/ (its clean instants), and no other table's", () => {
+    // Prepare
+    const props: LakeCompactorProps = {
+      tables: [
+        { ...(HUDI.tables[0] as object), hudiCleaner: { policy: 'KEEP_LATEST_COMMITS' } } as never,
+        {
+          name: 'rides',
+          bucketName: 'lake',
+          prefix: 'rides/',
+          format: 'hudi',
+          hudiLock: { provider: 'storage' },
+          hudiIndexType: 'BLOOM',
+        },
+      ],
+    };
+
+    // Act
+    const { template } = synth(props, 'HudiCleaner');
+    const grants = grantsOn(template, /\.hoodie\/\*$/).filter((g) => /Vacuum/.test(g));
+
+    // Assess
+    expect(grants.map((g) => g.replace(/^[^:]+: /, ''))).toEqual(
+      [
+        's3:DeleteObject arn:aws:s3:::lake/trips/.hoodie/*',
+        's3:PutObject arn:aws:s3:::lake/trips/.hoodie/*',
+      ].sort(),
+    );
+  });
+});

@@ -237,8 +237,8 @@ describe('lake-compactor tier on S3', () => {
     expect(Object.keys(dry.report.kept).join('\n')).toMatch(/bills at least 128 KB/);
     expect(afterDryRun).toEqual(['STANDARD', 'STANDARD', 'STANDARD']);
     expect(code).toBe(0);
-    expect(text.stdout.join('\n')).toContain('will move: 1 objects, 200.0 KiB — 1 → STANDARD_IA');
-    expect(text.stdout.join('\n')).toContain('moved 1 objects');
+    expect(text.stdout.join('\n')).toContain('will move: 1 object, 200.0 KiB — 1 → STANDARD_IA');
+    expect(text.stdout.join('\n')).toContain('moved 1 object;');
     expect(await classes()).toEqual(['STANDARD_IA', 'STANDARD', 'STANDARD']);
   }, 60_000);
 });

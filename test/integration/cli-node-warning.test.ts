@@ -1,7 +1,8 @@
-// The installed CLI (`node bin/lake-compactor.js`, a process of its own as a user runs it) on an s3:// location of the
-// local S3 server: an SDK-touching command prints its result and no `NodeVersionSupportWarning` on stderr. Why a
-// child process: the SDK warns once per process, when its first client is made, so only a fresh process shows it.
-// On Node 22 or later the SDK would not warn anyway; the test then only proves the command's stderr is clean.
+// The CLI in a process of its own, as a user runs it (`node bin/from-source.js`, what the bin runs in an unbuilt
+// clone), on an s3:// location of the local S3 server: an SDK-touching command prints its result and no
+// `NodeVersionSupportWarning` on stderr. Why a child process: the SDK warns once per process, when its first
+// client is made, so only a fresh process shows it. On Node 22 or later the SDK would not warn anyway; the test
+// then only proves the command's stderr is clean.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,8 @@ import { SDK_NODE_WARNING_VARIABLE } from '../../functions/cli/node-support.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'lake-compactor.js');
+// The sources' runner, not the bin's launcher: the launcher would run dist/, which the package test rebuilds meanwhile.
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'from-source.js');
 
 let s3: RunningS3Server;
 

@@ -606,7 +606,7 @@ describe('profiler against DynamoDB Local', () => {
       expect(text).toMatch(/date=2026-11-29 +120 +120/);
       expect(text).toMatch(/not started: no state machine configured/);
       expect(text).not.toMatch(/date=2026-11-28/);
-      expect(text).toMatch(/1 partitions due now/);
+      expect(text).toMatch(/1 partition due now/);
     });
 
     it('sweeps: starts a partition once its quiet window passed, releases a finished lease and restarts a lost start', async () => {

@@ -66,7 +66,7 @@ beforeAll(async () => {
       FROM range(${ROWS}) t(i)`;
     inputs.push(await duck.parquet(select, { compression: 'zstd', rowGroupSize: ROWS * 2 }));
   }
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await duck?.close();
@@ -178,7 +178,7 @@ describe('stitching on S3', () => {
     );
     expect(Number(differing)).toBe(0);
     expect(Number(await duck.db.scalar(`SELECT count(*) FROM read_parquet(${outList})`))).toBe(INPUTS * ROWS);
-  }, 120_000);
+  }, 300_000);
 
   it('fails with PreconditionFailedError when an input is replaced between plan and write, publishing nothing', async () => {
     // Prepare
@@ -213,5 +213,5 @@ describe('stitching on S3', () => {
       files.map((f) => f.key),
     );
     expect(Number(await duck.db.scalar(`SELECT count(*) FROM read_parquet(${inList})`))).toBe(INPUTS * ROWS);
-  }, 120_000);
+  }, 300_000);
 });

@@ -12,6 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { SourceMap } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,6 +85,31 @@ describe('the packed lake-compactor, installed in a project of its own', () => {
     );
     expect(importingTsx).toEqual([]);
     expect(Object.keys({ ...installedManifest().dependencies })).not.toContain('tsx');
+  });
+
+  it('ships the bin launcher but not the clone-only runner of the TypeScript sources', () => {
+    // Assess
+    expect(manifest.bin['lake-compactor']).toBe('bin/lake-compactor.js');
+    expect(packed).toContain('bin/lake-compactor.js');
+    expect(packed).not.toContain('bin/from-source.js');
+  });
+
+  it('its Lambda bundles map stack traces to the TypeScript sources without carrying the sources', () => {
+    // Prepare: a generated position in a handler's bundle (a string literal of the run-input code it bundles).
+    const dir = join(installed, 'dist', 'lambda', 'validate');
+    const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
+    const map = JSON.parse(readFileSync(join(dir, 'index.mjs.map'), 'utf8')) as { sourcesContent?: unknown };
+    const at = code.indexOf('"fanout"');
+    const line = code.slice(0, at).split('\n').length - 1;
+    const column = at - (code.lastIndexOf('\n', at - 1) + 1);
+
+    // Act: what --enable-source-maps (the functions' NODE_OPTIONS) looks up for a frame there.
+    const entry = new SourceMap(map as ConstructorParameters<typeof SourceMap>[0]).findEntry(line, column);
+
+    // Assess
+    expect(at).toBeGreaterThan(0);
+    expect(map.sourcesContent).toBeUndefined();
+    expect('originalSource' in entry ? entry.originalSource : undefined).toMatch(/functions\/.+\.ts$/);
   });
 
   it('its CLI answers --version and plans a local folder', async () => {

@@ -98,7 +98,7 @@ describe('lake-compactor history <folder> --format delta', () => {
     expect(out).toMatch(/^version +committed +operation +partition +files +bytes +run +group/m);
     expect(out).toContain(`${BATCHES} → 1`);
     expect(out).toContain(
-      `1 runs, 1 OPTIMIZE versions by lake-compactor; table at version ${DAYS.length * BATCHES + 1}, log from version 0; other commits: 1 CREATE TABLE, ${DAYS.length * BATCHES} WRITE`,
+      `1 run, 1 OPTIMIZE versions by lake-compactor; table at version ${DAYS.length * BATCHES + 1}, log from version 0; other commits: 1 CREATE TABLE, ${DAYS.length * BATCHES} WRITE`,
     );
   });
 

@@ -163,7 +163,7 @@ describe('quarantined files in status and in the report', () => {
     expect(out).toMatch(/quarantined/);
     expect(out).toMatch(/date=2024-01-01 +6 +6 +5\.9 KiB +2 /);
     expect(out).toMatch(/date=2024-01-03 +6 +6 +5\.9 KiB +LOW/);
-    expect(out).toContain('3 file(s) quarantined in 2 partition(s)');
+    expect(out).toContain('3 files quarantined in 2 partitions');
     expect(out).toContain(
       `events date=2024-01-02 ${C} since 2024-02-01T12:00:00.000Z by run run-1: CorruptInputError`,
     );

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
-const bin = join(repo, 'bin', 'lake-compactor.js');
+// The sources' runner, not the bin's launcher: the launcher would run dist/, which the package test rebuilds meanwhile.
+const bin = join(repo, 'bin', 'from-source.js');
 const recorder = join(repo, 'test', 'support', 'record-loads.mjs');
 
 /** Packages only a command's action may load. */

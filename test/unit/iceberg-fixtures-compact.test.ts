@@ -416,6 +416,58 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
     expect(spark.filter((f) => !live.has(f.entry.file.path))).toHaveLength(1);
   });
 
+  it('spark_v2_schema_evolution with rewrite-all: its seven files of six schemas (added, renamed, promoted, reordered, dropped columns, a struct added) become one file of the current schema, rows projected by field id', async () => {
+    // Prepare: Spark's table as written — id; + new_column int (2); renamed payload; promoted to long; reordered;
+    // payload dropped and point struct (3: x 4, y 5) added — one or two files under each schema
+    const name = 'spark_v2_schema_evolution';
+    const { store, root } = await copyTable(name);
+    const before = await liveRows(store, name);
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      [
+        'compact',
+        root,
+        '--format',
+        'iceberg',
+        '--rewrite-option',
+        'rewrite-all=true',
+        ...acknowledgeUuidNaming(name),
+      ],
+      io,
+    );
+
+    // Assess: one data file (the table is unpartitioned), of the current schema's names, field ids and types,
+    // holding every live row as DuckDB projects each input by field id onto the current schema
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const after = await liveRows(store, name);
+    expect(before.files.dataFiles).toHaveLength(7);
+    expect(after.files.dataFiles).toHaveLength(1);
+    expect(after.rows).toHaveLength(7);
+    expect(after.rows).toEqual(before.rows);
+    const output = join(dir as string, after.files.dataFiles[0]?.entry.file.key ?? '');
+    const schema = await db.rows(
+      `SELECT name, type, num_children, field_id, repetition_type FROM parquet_schema(${sqlString(output)})`,
+    );
+    expect(
+      schema.slice(1).map((e) => [e.name, e.type, Number(e.num_children ?? 0), Number(e.field_id)]),
+    ).toEqual([
+      ['id', 'INT64', 0, 1],
+      ['point', null, 2, 3],
+      ['x', 'DOUBLE', 0, 4],
+      ['y', 'DOUBLE', 0, 5],
+    ]);
+    expect(schema.slice(1).every((e) => e.repetition_type === 'OPTIONAL')).toBe(true);
+    const [kv] = await db.rows(
+      `SELECT decode(value) AS v FROM parquet_kv_metadata(${sqlString(output)}) WHERE decode(key) = 'iceberg.schema'`,
+    );
+    expect(JSON.parse(String(kv?.v)).fields.map((f: { id: number }) => f.id)).toEqual([1, 3]);
+    expect(
+      await db.rows(`SELECT count(*)::INT AS n FROM read_parquet(${sqlString(output)}) WHERE point IS NULL`),
+    ).toEqual([{ n: 6 }]);
+  });
+
   for (const [name, feature] of Object.entries(REFUSED)) {
     it(`${name}: refused with a message naming ${feature.split(' (')[0]}, nothing of it changed`, async () => {
       // Prepare

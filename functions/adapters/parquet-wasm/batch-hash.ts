@@ -17,6 +17,8 @@ import {
   toGroupFingerprint,
   toOrderedFingerprint,
 } from '../../core/fingerprint/fingerprint.js';
+import { projectColumns } from '../../core/fingerprint/projected-columns.js';
+import type { ColumnProjection } from '../../core/projection.js';
 import { FfiLayoutUnsupported, hashWasmBatchFfi, withWasmBatchColumns } from './ffi-hash.js';
 
 /**
@@ -93,8 +95,11 @@ export interface RewriteFingerprint {
   readonly kind: FingerprintKind;
   /** Rows read so far. */
   readonly rows: number;
-  /** Adds every row of a batch, in read order. */
-  add(batch: WasmRecordBatch): void;
+  /**
+   * Adds every row of a batch, in read order: with `projection`, the rows as projected (the batch is the input's as
+   * decoded; the projection is applied to its columns here, independently of the batch the rewrite writes).
+   */
+  add(batch: WasmRecordBatch, projection?: ColumnProjection): void;
   /** The next rows belong to a new run, cut into outputs of these row counts. */
   startRun(quotas: readonly number[]): void;
   endRun(): void;
@@ -134,6 +139,11 @@ export function withoutColumns(sink: ColumnSink, derivedColumns: readonly string
     );
 }
 
+/** `sink` seeing a batch's columns projected (see core/fingerprint/projected-columns.ts). */
+function projectedSink(sink: ColumnSink, projection: ColumnProjection): ColumnSink {
+  return (columns, offset, n) => sink(projectColumns(columns, projection, offset + n), offset, n);
+}
+
 function multisetFingerprint(): RewriteFingerprint {
   const acc = new MultisetHash();
   return {
@@ -141,7 +151,11 @@ function multisetFingerprint(): RewriteFingerprint {
     get rows() {
       return acc.rows;
     },
-    add: (batch) => hashWasmBatch(acc, batch),
+    add: (batch, projection) => {
+      // A sort keeps only the multiset, which is hashed by row: the rewrite refuses projections with a sort.
+      if (projection !== undefined) throw new Error('a projected batch in a multiset fingerprint');
+      hashWasmBatch(acc, batch);
+    },
     startRun: () => undefined,
     endRun: () => undefined,
     addOutput: (part) => {
@@ -181,8 +195,8 @@ function orderedFingerprint(derivedColumns: readonly string[]): RewriteFingerpri
     get rows() {
       return rows;
     },
-    add: (batch) => {
-      columnsOfWasmBatch(batch, sink);
+    add: (batch, projection) => {
+      columnsOfWasmBatch(batch, projection === undefined ? sink : projectedSink(sink, projection));
       rows += batch.numRows;
     },
     startRun: (quotas) => segments.startRun(quotas),

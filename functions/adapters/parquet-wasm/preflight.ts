@@ -9,10 +9,12 @@ import { currentMemoryBudget, currentMetadataLimits, describeBytes } from '../..
 import { type DictionaryPages, decodedRowGroupBounds } from '../../core/parquet/decoded-size.js';
 import { type ParquetFooter, parseFooterWithMetadata, readFooterBytes } from '../../core/parquet/footer.js';
 import { type Int96Unit, logicalShapeOf } from '../../core/parquet/logical-schema.js';
+import { type ColumnProjection, projectionTargetKey } from '../../core/projection.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { InputFile, Int96Mode, SchemaFidelity } from '../../ports/parquet-engine.js';
 import { convertedSchemaIpc, readInt96, unitsOf } from './int96.js';
 import { lineageSchemaIpc } from './lineage.js';
+import { projectedSchemaIpc } from './projection.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
 /** Codecs and encodings parquet-rs 59 decodes. Anything else is refused up front. */
@@ -386,6 +388,65 @@ function lineageTrialWrite(
   return { schemaKey: schemaKeyOf(written), runKey: runKeyOf(written) };
 }
 
+/**
+ * The output schema of an input projected onto a table format's schema (`InputFile.projection`): an empty file
+ * written with the projected Arrow schema and the projection's footer entries, whose top-level columns must come out
+ * with exactly the projection's names and field ids (the writer keeps field ids from Arrow field metadata; a writer
+ * that did not would publish files a reader matching by id could not read). Not with row lineage, whose columns the
+ * projection does not carry.
+ */
+function projectedTrialWrite(
+  key: string,
+  file: InputFile,
+  projection: ColumnProjection,
+  settings: PreflightOptions['settings'],
+): Trial {
+  if (file.rowLineage !== undefined)
+    throw new UnsupportedInputError(
+      key,
+      'it is to be projected onto its table schema and carries row lineage, which the projection does not write',
+    );
+  let out: Uint8Array;
+  try {
+    out = pw.writeParquet(
+      pw.Table.fromIPCStream(projectedSchemaIpc(projection)),
+      writerProperties({ ...settings, keyValueMetadata: projection.keyValueMetadata }),
+    );
+  } catch (err) {
+    throw new UnsupportedInputError(
+      key,
+      `its projected schema cannot be mapped to the writer (${(err as Error).message})`,
+      { cause: err },
+    );
+  }
+  const written = rawMetadata(`${key} (trial output, projected)`, out);
+  const top = topLevel(written.schema);
+  const expected = projection.columns.map((c) => `${c.field.name}#${c.field.fieldId}`);
+  const actual = top.map((e) => `${e.name}#${e.field_id}`);
+  if (expected.join() !== actual.join())
+    throw new UnsupportedInputError(
+      key,
+      `its projected schema would be written with the columns ${actual.join(', ')}, not ${expected.join(', ')}`,
+    );
+  return { schemaKey: schemaKeyOf(written), runKey: runKeyOf(written), reshaped: true };
+}
+
+/** The top-level elements of a footer's flat schema (the root's direct children). */
+function topLevel(elements: FileMetaData['schema']): FileMetaData['schema'] {
+  const out: FileMetaData['schema'] = [];
+  let i = 1;
+  const skip = (at: number): number => {
+    let next = at + 1;
+    for (let c = 0; c < (elements[at]?.num_children ?? 0); c++) next = skip(next);
+    return next;
+  };
+  while (i < elements.length) {
+    out.push(elements[i] as FileMetaData['schema'][number]);
+    i = skip(i);
+  }
+  return out;
+}
+
 function kvText(m: FileMetaData): string {
   return JSON.stringify(
     [
@@ -474,9 +535,13 @@ export async function preflight(
         // The output schema depends on the input schema, the INT96 units and, for an input with row lineage,
         // the lineage columns written with it: one trial write per distinct combination.
         const lineage = file.rowLineage === undefined ? '' : '\n+lineage';
-        const trialKey = `${checked.schemaKey}${JSON.stringify(int96Units)}${lineage}`;
+        const projected = file.projection === undefined ? '' : `\n+${projectionTargetKey(file.projection)}`;
+        const trialKey = `${checked.schemaKey}${JSON.stringify(int96Units)}${lineage}${projected}`;
         let trial = trials.get(trialKey);
-        if (trial === undefined) {
+        if (trial === undefined && file.projection !== undefined) {
+          trial = projectedTrialWrite(file.key, file, file.projection, options.settings);
+          trials.set(trialKey, trial);
+        } else if (trial === undefined) {
           trial = trialWrite(
             checked,
             meta,
@@ -495,7 +560,12 @@ export async function preflight(
         }
         return {
           ...checked,
-          footer: slim(footer),
+          // A projected input's outputs carry the projection's footer entries, not the input's.
+          footer: slim(
+            file.projection === undefined
+              ? footer
+              : { ...footer, keyValueMetadata: file.projection.keyValueMetadata },
+          ),
           schemaKey: trial.schemaKey,
           runKey: trial.runKey,
           reshaped: trial.reshaped,

@@ -12,6 +12,7 @@ import { OrderedFetcher } from './fetch.js';
 import { convertBatch, readInt96 } from './int96.js';
 import { withRowLineage } from './lineage.js';
 import { type CheckedInput, checkDecodedSizeOf } from './preflight.js';
+import { projectBatch } from './projection.js';
 import type { RewriteSettings } from './settings.js';
 import { decodeBatches, decodeError, pw } from './wasm.js';
 
@@ -37,6 +38,7 @@ function packable(input: CheckedInput, batchRows: number, packBytes: number): bo
   return (
     input.file.deleted === undefined &&
     input.file.rowLineage === undefined &&
+    input.file.projection === undefined &&
     input.int96Columns.length === 0 &&
     input.decodeCheckPending !== true &&
     input.footer.rows < batchRows &&
@@ -235,6 +237,7 @@ export class InputReader {
     const micros =
       input.int96Columns.length > 0 ? await readInt96(key, bytes, input.int96Columns) : undefined;
     const lineage = input.file.rowLineage;
+    const projection = input.file.projection;
     for await (let batch of decodeBatches(
       key,
       bytes,
@@ -257,15 +260,20 @@ export class InputReader {
         throw err instanceof VerificationError ? err : decodeError(key, err);
       }
       decodedRows += n;
-      for (const [i, piece] of pieces.entries()) {
+      for (const [i, decoded] of pieces.entries()) {
         let js: Table | undefined;
+        let piece = decoded;
         try {
-          this.fingerprint.add(piece);
+          // A projected input is fingerprinted as decoded, through the projection's own application (see
+          // RewriteFingerprint.add), and only then projected for the writer.
+          this.fingerprint.add(piece, projection);
+          if (projection !== undefined) piece = projectBatch(key, piece, projection);
           // Only sorting needs the rows in JS (for the sort keys); copying them costs time.
           if (this.settings.sort !== undefined && piece.numRows > 0) js = wasmBatchToTable(piece);
         } catch (err) {
-          for (const p of pieces.slice(i)) p.free();
-          throw decodeError(key, err);
+          for (const p of pieces.slice(i + 1)) p.free();
+          piece.free();
+          throw err instanceof UnsupportedInputError ? err : decodeError(key, err);
         }
         keptRows += piece.numRows;
         yield { batch: piece, js };

@@ -137,6 +137,9 @@ async function sampleRun(
   settings: RewriteSettings,
 ): Promise<Sample> {
   const first = run.inputs[0] as CheckedInput;
+  // A projected run's inputs have other columns than its outputs (renamed, widened, added): their sample would tune
+  // columns the outputs do not have, so the run keeps the writer's defaults.
+  if (first.file.projection !== undefined) return { dictionary: {}, encodings: {}, noStatistics: [] };
   const { codec, deltaEncoding } = settings;
   const writer = { codec, rowGroupRows: settings.rowGroupRows };
   let dictionary: Record<string, boolean> = {};

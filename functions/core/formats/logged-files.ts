@@ -3,9 +3,11 @@
 //
 // Why the ETag: the log identifies a file by path and size, but a rewrite that fails has to tell "this object is
 // bad" from "a writer replaced it since planning", and only the object's identity at planning can answer that.
+
+import type { SchemaElement } from 'hyparquet';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { CorruptInputError, ObjectNotFoundError } from '../errors.js';
-import { readFooter } from '../parquet/footer.js';
+import { parseFooterWithMetadata, readFooter, readFooterBytes } from '../parquet/footer.js';
 import type { PlanInputFile } from '../planning.js';
 
 /**
@@ -23,6 +25,11 @@ export async function withStoredFooter(
   check: string,
   /** Footer entries the format's rewrite recomputes per output (see `parseFooterWithMetadata`). */
   ownedKeys?: readonly string[],
+  /**
+   * What the format learns from the footer's schema elements beyond rows and fingerprint (its projection onto the
+   * table's schema), from the same reads.
+   */
+  inspect?: (schema: readonly SchemaElement[]) => Partial<PlanInputFile>,
 ): Promise<PlanInputFile> {
   const { rows: _rows, schemaFingerprint: _fingerprint, ...base } = file;
   const missing = {
@@ -44,6 +51,16 @@ export async function withStoredFooter(
     };
   }
   try {
+    if (inspect !== undefined) {
+      const { size, tail } = await readFooterBytes(store, file.key, file.size);
+      const { footer, metadata } = parseFooterWithMetadata(file.key, size, tail, ownedKeys);
+      return {
+        ...stored,
+        rows: footer.rows,
+        schemaFingerprint: footer.schemaFingerprint,
+        ...inspect(metadata.schema),
+      };
+    }
     const footer = await readFooter(store, file.key, file.size, ownedKeys);
     return { ...stored, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint };
   } catch (err) {

@@ -172,6 +172,19 @@ export interface CommitOutcome {
   readonly reason?: string;
 }
 
+/** What a format's {@link TableFormat.tableService} is handed. */
+export interface TableServiceDeps {
+  readonly store: ObjectStore;
+  readonly clock: Clock;
+  readonly engine: Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutputs'>;
+}
+
+/** What a table service did: whether it changed the table, and its report lines. */
+export interface TableServiceOutcome {
+  readonly changed: boolean;
+  readonly lines: readonly string[];
+}
+
 /**
  * What a format decided before one group is rewritten (see {@link TableFormat.prepareGroup}): the group may go on,
  * with the journal entry as the format left it, the names its outputs must have and what the rewrite must set in
@@ -189,6 +202,12 @@ export type PreparedGroup =
       readonly outputFileName?: (index: number) => string;
       /** Per-output values the format's readers need in the files (a column naming the file, index footer entries). */
       readonly rewrite?: Pick<RewriteOptions, 'derivedColumns' | 'outputFooterEntries'>;
+      /**
+       * A liveness signal the table's own writers read while the group is pending (Hudi: the instant's heartbeat,
+       * without which a writer takes the plan for a dead one and rolls it back), renewed every `everyMs` while the
+       * group is rewritten. A failed renewal is not the group's failure: its commit re-checks the table.
+       */
+      readonly keepAlive?: { readonly everyMs: number; renew(): Promise<void> };
     }
   | { readonly kind: 'conflict'; readonly reason: string };
 
@@ -442,6 +461,13 @@ export interface TableFormat {
    * (Hive, Delta, Iceberg): nothing happens before the rewrite.
    */
   prepareGroup?(deps: CommitDeps, entry: GroupJournalEntry): Promise<PreparedGroup>;
+  /**
+   * The format's own table service a `compact` runs before it plans (after settling): work the bin-pack plan cannot
+   * express because its inputs are not data files alone (Hudi: Merge-on-Read compaction of base + log files into
+   * new base files, through the table's own timeline and lock). Says what it did, one line each; the caller
+   * re-reads the table's snapshot when it did anything. Omitted: nothing runs.
+   */
+  tableService?(deps: TableServiceDeps, tableRoot: string): Promise<TableServiceOutcome>;
   /** What vacuum may consider, what it must keep, and how it removes it. */
   readonly vacuum: VacuumRules;
   /**
@@ -500,6 +526,11 @@ export interface TableFormat {
    * a deployment's runs, and a CLI run keeps only its journal).
    */
   readonly history?: TableHistoryReader;
+  /**
+   * How `lake-compactor undo` reverts a finished run of ours (see {@link RunUndo}); a format that cannot revert one
+   * itself implements it as a refusal saying what to do instead. Omitted: undo refuses the format by its title.
+   */
+  readonly undo?: RunUndo;
 }
 
 // =========================================================================================================
@@ -742,4 +773,70 @@ export interface TableHistoryReader {
   read(store: ObjectStore, tableRoot: string): Promise<TableOwnHistory>;
   /** Where the history stands, for the summary line (`table at version 12, log from version 0`). */
   describeExtent(history: TableOwnHistory): string;
+}
+
+// =========================================================================================================
+// Undo of a finished run (issue #33 item 4)
+//
+// Kept as its own block, apart from the commit above (which undoes a group whose commit failed half-way): this
+// reverts a run that completed, on an operator's request (`lake-compactor undo`). Each format reverts the run its
+// own way — Hive restores the retired inputs and removes the outputs, Delta commits a version restoring the
+// previous file set — or refuses, saying what to do instead; the CLI names no format.
+// =========================================================================================================
+
+/** What `lake-compactor undo` hands a format: the run's completed groups of one table, as journaled. */
+export interface RunUndoRequest {
+  readonly runId: string;
+  /** The run's groups that committed (`done`), in the journal's order; aborted groups changed nothing. */
+  readonly groups: readonly GroupJournalEntry[];
+  /** Only say what would change: read, never write. */
+  readonly dryRun: boolean;
+  /**
+   * An earlier undo of this run started and did not finish (its record says so): what it already changed (an input
+   * back, an output gone) is taken as done, not as a later writer's change.
+   */
+  readonly resuming: boolean;
+  /**
+   * When the store itself recorded each group done (epoch ms on the store's clock, by `<runId>/<groupId>`): the
+   * modification time of its journal object, where the journal lives in the store. A format that cannot tell its
+   * outputs by ETag after a copy (a local folder's ETag is the file's identity; S3 re-computes a multipart one)
+   * holds an output to be the run's while it is no newer than this; absent, the entry's own `updatedAt`.
+   */
+  readonly settledAt?: ReadonlyMap<string, number>;
+}
+
+/** One change an undo makes (or would make), as printed. */
+export interface UndoChange {
+  readonly action: 'restore' | 'remove' | 'commit';
+  /** The object key restored or removed, or the log or metadata written. */
+  readonly key: string;
+  /** From where (`trash copy`, `version 3Lg…`, `rebuilt from the outputs' rows`) or why. */
+  readonly detail: string;
+}
+
+/** What a format's undo of a run came to. */
+export type RunUndoResult =
+  /** Nothing was changed, and why it cannot be: what the undo needs is gone, or a later change conflicts. */
+  | { readonly kind: 'refused'; readonly reason: string }
+  /** The run's changes are reverted already (found in the table itself): nothing to do. */
+  | { readonly kind: 'already-undone'; readonly reason: string }
+  /** Reverted (with `dryRun`: what would be). */
+  | {
+      readonly kind: 'undone';
+      readonly changes: readonly UndoChange[];
+      /** What an operator should know: a visibility window, what stays for vacuum. */
+      readonly notes: readonly string[];
+    };
+
+/**
+ * How a format reverts a finished run of ours: reads the table, refuses (changing nothing) when a later change
+ * touched the run's files or what the undo needs is gone, else restores the table's file set of before the run.
+ */
+export interface RunUndo {
+  undoRun(deps: CommitDeps, request: RunUndoRequest): Promise<RunUndoResult>;
+}
+
+/** A refusal of an undo, in the form every format returns it. */
+export function undoRefused(reason: string): RunUndoResult {
+  return { kind: 'refused', reason };
 }

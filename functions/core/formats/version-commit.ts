@@ -42,6 +42,11 @@ export interface VersionProtocol {
    * outputs are removed. Idempotent; never called for a committed group.
    */
   afterAbort?(deps: CommitDeps, entry: GroupJournalEntry): Promise<void>;
+  /**
+   * Work on the table before the outputs are copied into it (Hudi: a marker per output, so a Hudi writer rolling the
+   * pending instant back finds and deletes exactly those files). Idempotent; runs on every attempt of `publishing`.
+   */
+  beforePublish?(deps: CommitDeps, entry: GroupJournalEntry): Promise<void>;
 }
 
 /** The commit and rollback of a format whose commit is one atomic version (see the module comment). */
@@ -64,6 +69,7 @@ export function versionCommitter(protocol: VersionProtocol): {
           entry = await deps.journal.transition(entry, 'publishing', {}, deps.clock.now());
           break;
         case 'publishing':
+          await protocol.beforePublish?.(deps, entry);
           entry = await placeOutputs(deps, entry);
           break;
         case 'published': {
@@ -84,6 +90,7 @@ export function versionCommitter(protocol: VersionProtocol): {
                 reason: `conflict with a concurrent commit, nothing of the group was committed: ${result.conflicts
                   .map((c) => `${c.key} (${c.reason})`)
                   .join(', ')}`,
+                ...undoPending(protocol),
               },
               deps.clock.now(),
             );
@@ -98,7 +105,7 @@ export function versionCommitter(protocol: VersionProtocol): {
         case 'done':
           return outcome(entry, conflicts);
         case 'aborted':
-          await removeUncommitted(deps, entry, protocol);
+          entry = await removeUncommitted(deps, entry, protocol);
           return outcome(entry, conflicts);
       }
     }
@@ -123,9 +130,13 @@ export function versionCommitter(protocol: VersionProtocol): {
       case 'staged':
       case 'verified':
       case 'publishing': {
-        const aborted = await deps.journal.transition(entry, 'aborted', { reason }, deps.clock.now());
-        await removeUncommitted(deps, aborted, protocol);
-        return outcome(aborted, []);
+        const aborted = await deps.journal.transition(
+          entry,
+          'aborted',
+          { reason, ...undoPending(protocol) },
+          deps.clock.now(),
+        );
+        return outcome(await removeUncommitted(deps, aborted, protocol), []);
       }
       default:
         return commit(deps, runId, groupId);
@@ -155,18 +166,31 @@ async function placeOutputs(deps: CommitDeps, entry: GroupJournalEntry): Promise
 }
 
 /**
+ * A format that undoes table writes on abort (`afterAbort`) keeps its aborted group open (`undo: 'pending'`, so the
+ * partition stays fenced and every settle, re-run or sweep finishes the undo) until that undo is done: a crash
+ * between the abort and the end of the undo must not leave, say, a pending instant no one will ever remove.
+ */
+function undoPending(protocol: VersionProtocol): { undo?: 'pending' } {
+  return protocol.afterAbort === undefined ? {} : { undo: 'pending' };
+}
+
+/**
  * An aborted group's outputs: in staging, and any copy in the table's folders (no version names them: the group
- * aborted before or instead of committing). Idempotent.
+ * aborted before or instead of committing), then the format's own undo, after which the group is settled.
+ * Idempotent.
  */
 async function removeUncommitted(
   deps: CommitDeps,
   entry: GroupJournalEntry,
   protocol: VersionProtocol,
-): Promise<void> {
-  if (protocol.isCommitted(entry)) return;
+): Promise<GroupJournalEntry> {
+  if (protocol.isCommitted(entry)) return entry;
   const copies = entry.outputs.map((o) => o.finalKey);
   await deleteAll(deps.store, [...copies, ...(await stagingLeftovers(deps.store, entry.stagingPrefix))]);
   await protocol.afterAbort?.(deps, entry);
+  return entry.undo === 'pending'
+    ? deps.journal.transition(entry, 'aborted', { undo: 'done' }, deps.clock.now())
+    : entry;
 }
 
 function outcome(entry: GroupJournalEntry, conflicts: readonly CommitConflict[]): CommitOutcome {

@@ -13,6 +13,7 @@ import { stagingLeftovers } from '../formats/staging.js';
 import type { TableFormat } from '../formats/table-format.js';
 import { blamedInput } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
+import { whileAlive } from './keep-alive.js';
 import { fingerprintKey, outputKey, stagedOutputKey, stagingPrefix } from './layout.js';
 import type { GroupItem } from './plan.js';
 
@@ -102,37 +103,41 @@ export async function compactGroup(
   const files = await rewriteInputs(deps, run, entry);
   let result: RewriteResult;
   try {
-    result = await deps.engine.rewriteGroup(
-      { source: deps.store, target: deps.store },
-      {
-        groupId: item.groupId,
-        files,
-        expectedOutputFiles: item.expectedOutputFiles,
-      },
-      {
-        outputKey: (index) =>
-          fileName === undefined
-            ? stagedOutputKey(run, item.groupId, index)
-            : `${stagingPrefix(run.workRoot, run.runId, item.groupId)}${fileName(index)}`,
-        ...prepared?.rewrite,
-        codec: run.codec,
-        ...(run.deltaEncoding === true && { deltaEncoding: true }),
-        ...(run.statistics === 'auto' && {
-          statistics: { mode: 'auto' as const, keep: run.keepStatistics ?? [] },
-        }),
-        ...(run.schemaFidelity === 'logical' && { schemaFidelity: 'logical' as const }),
-        targetFileSizeBytes: run.targetFileSizeBytes,
-        ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
-        ...(run.strategy !== 'binpack' && run.sortColumns !== undefined
-          ? {
-              sort: {
-                columns: run.sortColumns,
-                memoryBudgetBytes: deps.sortMemoryBudgetBytes ?? 512 * 1024 * 1024,
-                ...(run.strategy === 'zorder' ? { curve: 'zorder' as const } : {}),
-              },
-            }
-          : {}),
-      },
+    // The format's liveness signal (e.g. Hudi's heartbeat of the pending instant) stays fresh while the rewrite runs.
+    const keepAlive = prepared?.kind === 'ready' ? prepared.keepAlive : undefined;
+    result = await whileAlive(keepAlive, () =>
+      deps.engine.rewriteGroup(
+        { source: deps.store, target: deps.store },
+        {
+          groupId: item.groupId,
+          files,
+          expectedOutputFiles: item.expectedOutputFiles,
+        },
+        {
+          outputKey: (index) =>
+            fileName === undefined
+              ? stagedOutputKey(run, item.groupId, index)
+              : `${stagingPrefix(run.workRoot, run.runId, item.groupId)}${fileName(index)}`,
+          ...prepared?.rewrite,
+          codec: run.codec,
+          ...(run.deltaEncoding === true && { deltaEncoding: true }),
+          ...(run.statistics === 'auto' && {
+            statistics: { mode: 'auto' as const, keep: run.keepStatistics ?? [] },
+          }),
+          ...(run.schemaFidelity === 'logical' && { schemaFidelity: 'logical' as const }),
+          targetFileSizeBytes: run.targetFileSizeBytes,
+          ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
+          ...(run.strategy !== 'binpack' && run.sortColumns !== undefined
+            ? {
+                sort: {
+                  columns: run.sortColumns,
+                  memoryBudgetBytes: deps.sortMemoryBudgetBytes ?? 512 * 1024 * 1024,
+                  ...(run.strategy === 'zorder' ? { curve: 'zorder' as const } : {}),
+                },
+              }
+            : {}),
+        },
+      ),
     );
   } catch (err) {
     // A read that failed because a writer replaced or removed an input since planning is a conflict,
@@ -141,14 +146,18 @@ export async function compactGroup(
     if (changed.length === 0) throw await quarantineBlamed(deps, run, entry, err);
     const leftover = await stagingLeftovers(deps.store, entry.stagingPrefix);
     if (leftover.length > 0) await deps.store.deleteMany(leftover.map((key) => ({ key })));
-    const aborted = await deps.journal.transition(
-      entry,
-      'aborted',
-      {
-        reason: `inputs changed concurrently, group left as it was: ${changed.map((c) => `${c.key} (${c.reason})`).join(', ')}`,
-      },
-      deps.clock.now(),
-    );
+    const reason = `inputs changed concurrently, group left as it was: ${changed.map((c) => `${c.key} (${c.reason})`).join(', ')}`;
+    // What the format wrote before the rewrite (a pending instant) is undone by its own rollback.
+    if (prepared !== undefined) {
+      const undone = await format.rollback(
+        { store: deps.store, journal: deps.journal, clock: deps.clock, engine: deps.engine },
+        run.runId,
+        item.groupId,
+        reason,
+      );
+      return { groupId: item.groupId, state: undone.state, outputs: 0, rows: 0, bytesRead: 0 };
+    }
+    const aborted = await deps.journal.transition(entry, 'aborted', { reason }, deps.clock.now());
     return { groupId: item.groupId, state: aborted.state, outputs: 0, rows: 0, bytesRead: 0 };
   }
   await deps.store.put(
@@ -214,8 +223,10 @@ export function rebuildFallback(
   const why =
     result.sources === undefined
       ? 'the rewrite reordered rows, so no input can be rebuilt from the outputs'
-      : entry.inputs.find((i) => i.deletes !== undefined || i.rowLineage !== undefined) !== undefined
-        ? 'an input has deleted rows or row lineage, so the outputs do not hold it as it was'
+      : entry.inputs.find(
+            (i) => i.deletes !== undefined || i.rowLineage !== undefined || i.projection !== undefined,
+          ) !== undefined
+        ? 'an input has deleted rows, row lineage or a schema projection, so the outputs do not hold it as it was'
         : entry.inputs.find((i) => i.rows === undefined || i.rows === 0) !== undefined
           ? 'an input has no rows (or none recorded) to rebuild it from'
           : largest > REBUILD_MAX_OUTPUT_BYTES
@@ -300,6 +311,7 @@ async function rewriteInputs(
                 sequenceNumber: BigInt(i.rowLineage.sequenceNumber),
               },
             }),
+        ...(i.projection === undefined ? {} : { projection: i.projection }),
         ...(format?.deletedRows === undefined || i.deletes === undefined || i.deletes.rows === 0
           ? {}
           : { deleted: await format.deletedRows(deps.store, entry, i) }),

@@ -183,6 +183,16 @@ export function storeJournalEntryKey(workRoot: string, runId: string, groupId: s
   return `${storeJournalRunsPrefix(workRoot)}${journalSegment(runId)}/${journalSegment(groupId)}.json`;
 }
 
+/**
+ * The record `lake-compactor undo` keeps of undoing a run (`started`, then `done`), beside the store journal's
+ * runs: a second undo finds the run undone, and one that finds it only started resumes it rather than taking what
+ * the first changed for a later writer's change. Not under `runs/`, so vacuum, which judges that folder by the
+ * journal, never takes it for an entry.
+ */
+export function undoRecordKey(workRoot: string, runId: string): string {
+  return `${workFolder(workRoot, 'journal')}undone/${journalSegment(runId)}.json`;
+}
+
 /** The run and group of a store-journal entry key under `workRoot`, or undefined for any other key. */
 export function parseStoreJournalEntryKey(
   workRoot: string,

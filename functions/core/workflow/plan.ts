@@ -158,6 +158,7 @@ export async function planRun(
             ...(f.rows === undefined ? {} : { rows: f.rows }),
             ...(f.deletes === undefined ? {} : { deletes: f.deletes }),
             ...(f.rowLineage === undefined ? {} : { rowLineage: f.rowLineage }),
+            ...(f.projection === undefined ? {} : { projection: f.projection }),
           })),
           outputs: [],
           retireMode: retirement.retireMode,

@@ -1,7 +1,8 @@
 // What Apache Hudi tables (`format: "hudi"`) need from the construct, beyond the shared grants: the profiler reads
 // their timeline (`.hoodie/`: completed instants, not data-file events, change the statistics); the compact step,
 // which writes the clustering plan before its rewrite, writes and deletes under `.hoodie/` (instant files, the
-// storage lock's file; the committing steps already may under the whole table prefix); and every function that
+// storage lock's file; the committing steps already may under the whole table prefix); the vacuum, for tables that
+// opt in to its cleaning (`hudiCleaner`), writes their clean instants there too; and every function that
 // clusters, commits or settles a table whose `hudiLock` is DynamoDB's gets that lock table's item actions.
 // A deployment without Hudi tables gets none of this.
 import { Stack } from 'aws-cdk-lib';
@@ -86,6 +87,15 @@ export const hudiInfra: FormatInfra<Record<never, never>, HudiTableProps> = {
     return [
       { stage: 'profiler', to: ['profiler'], statements: timelineReadStatements(hudiTables, keys) },
       { stage: 'log', to: ['compact'], statements: timelineWriteStatements(hudiTables, keys) },
+      // Tables opting in to our cleaning (hudiCleaner): the vacuum writes their clean instants under `.hoodie/`.
+      {
+        stage: 'log',
+        to: ['vacuum'],
+        statements: timelineWriteStatements(
+          hudiTables.filter((t) => t.hudiCleaner !== undefined),
+          keys,
+        ),
+      },
       {
         stage: 'log',
         to: ['compact', ...COMMITTING_FUNCTIONS],

@@ -1,6 +1,10 @@
 // The props Apache Hudi adds to the construct's (composed into `LakeCompactorTable` by the registry, ../index.ts):
 // declared here so that what a user reads on a Hudi prop lives with the rest of Hudi's infrastructure.
-import type { HudiIndexType, HudiLockSetting } from '../../../functions/core/formats/hudi/settings.js';
+import type {
+  HudiCleanerSetting,
+  HudiIndexType,
+  HudiLockSetting,
+} from '../../../functions/core/formats/hudi/settings.js';
 
 /** What a table's props may say of Apache Hudi. */
 export interface HudiTableProps {
@@ -19,4 +23,17 @@ export interface HudiTableProps {
   readonly hudiIndexType?: HudiIndexType;
   /** The IANA zone the writers mint instants in, required when the table's timeline timezone is LOCAL (Hudi's default). */
   readonly hudiTimezone?: string;
+  /**
+   * Opt-in cleaning by the vacuum schedule: the writers' `hoodie.cleaner.policy` (`KEEP_LATEST_COMMITS`,
+   * `KEEP_LATEST_BY_HOURS`, `KEEP_LATEST_FILE_VERSIONS`) and what it retains (Hudi's default when omitted). The
+   * vacuum then deletes replaced file groups and older slices through a `clean` instant under the table's lock,
+   * never what its own `retentionHours` still keeps. Omitted: cleaning is left to the table's own cleaner.
+   */
+  readonly hudiCleaner?: HudiCleanerSetting;
+  /**
+   * Merge-on-Read tables: delta commits since the last compaction that trigger one (Hudi's
+   * `hoodie.compact.inline.max.delta.commits`); default 5. Read by `lake-compactor compact` only: the deployed
+   * workflow does not compact Merge-on-Read slices yet.
+   */
+  readonly hudiCompactionDeltaCommits?: number;
 }

@@ -290,7 +290,7 @@ function conflictsIn(
  * The object key a log path names (relative paths are percent-encoded URIs), or undefined for an absolute URI or a
  * path the confinement rule refuses (no input of ours can be such a key, so it never conflicts with one).
  */
-function keyOfPath(root: string, path: string): string | undefined {
+export function keyOfPath(root: string, path: string): string | undefined {
   if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(path)) return undefined;
   let relative: string;
   try {
@@ -415,7 +415,7 @@ function predicates(values: Readonly<Record<string, string | null>>): string[] {
 }
 
 /** In-commit timestamps must increase strictly: the later of now and the previous commit's plus one. */
-async function nextInCommitTimestamp(
+export async function nextInCommitTimestamp(
   deps: CommitDeps,
   state: DeltaGroupState,
   snapshot: DeltaSnapshot,

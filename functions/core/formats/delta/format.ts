@@ -26,6 +26,7 @@ import { coordinationMismatch, deltaLogStoreFor } from './log-store-for.js';
 import { deltaMaintenance } from './maintenance.js';
 import { type DeltaTableSettings, deltaSettings } from './settings.js';
 import { deltaPlanInputs, snapshotDeltaTable } from './table-snapshot.js';
+import { deltaUndo } from './undo.js';
 
 // Where they always were, for their callers (commit, compact, the handlers).
 export { coordinationMismatch, deltaLogStoreFor } from './log-store-for.js';
@@ -142,6 +143,9 @@ export const deltaLake = {
   maintenance: deltaMaintenance,
   // The log records every OPTIMIZE version our runs committed (history.ts).
   history: deltaHistory,
+  // `lake-compactor undo`: one RESTORE-like version putting the run's files back (undo.ts); it commits only through
+  // the table's declared coordination, which `forTable` binds.
+  undo: deltaUndo(),
 } as const satisfies TableFormat;
 
 /**
@@ -180,5 +184,6 @@ function deltaForTable(settings: DeltaTableSettings, services: DeltaFormatServic
     },
     commit: coordinated.commit,
     rollback: coordinated.rollback,
+    undo: deltaUndo(logStoreOf),
   };
 }

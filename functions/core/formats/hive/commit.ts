@@ -294,7 +294,7 @@ function keptOnly(
  * inputs of several schema runs, which one rewrite cannot cut into one run) one input at a time. Without the one
  * pass, an undo of n inputs would decode the outputs n times.
  */
-async function rebuildInputs(
+export async function rebuildInputs(
   deps: CommitDeps,
   entry: GroupJournalEntry,
   absent: readonly JournalInput[],

@@ -3,6 +3,7 @@
 import type { TableFormat } from '../table-format.js';
 import { commitGroup, rollbackGroup } from './commit.js';
 import { inventoryTable, partitionListing, toPlanInputs } from './inventory.js';
+import { hiveUndo } from './undo.js';
 import { hiveVacuumRules } from './vacuum.js';
 
 /**
@@ -26,4 +27,6 @@ export const hiveParquet = {
   isOwnMetadataWrite: () => false,
   // Every data-file event is the change itself: the profiler counts it as it comes (events.ts).
   changes: { kind: 'object-events' },
+  // `lake-compactor undo`: the retired inputs back from what their retire mode kept, the outputs gone (undo.ts).
+  undo: hiveUndo,
 } as const satisfies TableFormat;

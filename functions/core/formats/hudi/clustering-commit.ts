@@ -12,12 +12,15 @@
 //     retry); a changed table version, a metadata table, a pending rollback or restore, a pending insert_overwrite
 //     or delete_partition, or a newer slice, replacement or other plan of an input file group aborts the group;
 //     else the completed replacecommit is written with a conditional create — the one atomic step.
-//   abort: outputs removed (version-commit.ts), then the inflight, then the requested file (notes §4 step 4).
+//   abort: outputs removed (version-commit.ts), then T rolled back as Hudi would: the files its markers name, the
+//     markers, the inflight, the requested file, the heartbeat (notes §4 step 4; pending-instant.ts).
 //
 // T is in the journal from before its requested file exists, so a crash anywhere is finished or undone by a retry,
 // `settle` or the sweep: rollback before `published` aborts (and removes T's files), from `published` on rolls
-// forward. The instant's heartbeat is written with its plan and removed with it; no markers are written yet (a Hudi
-// writer rolling our instant back would leave its outputs for the sweep's abort to remove).
+// forward; an abort keeps the group open until T is rolled back (version-commit.ts `undo`). The instant's heartbeat
+// is written with its plan, renewed while the group is rewritten and published, and removed with it; each output's
+// direct marker is written before the output enters the table (pending-instant.ts), so a Hudi writer rolling our
+// instant back deletes exactly our files.
 import type { Clock } from '../../../ports/clock.js';
 import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
@@ -28,6 +31,14 @@ import { type VersionCommitResult, versionCommitter } from '../version-commit.js
 import { HUDI_INDEX_FOOTER_KEYS, HudiIndexFooterBuilder } from './bloom/index.js';
 import { parseBaseFileName } from './file-groups.js';
 import { type HudiTableLock, withHudiLock } from './lock/index.js';
+import {
+  HEARTBEAT_RENEW_MS,
+  heartbeatKey,
+  removeMarkers,
+  renewHeartbeat,
+  rollBackOwnInstant,
+  writeMarkers,
+} from './pending-instant.js';
 import type { HudiTableState } from './table-state.js';
 import { readHudiTable, readTableConfig } from './table-state.js';
 import { keyUnder, listFolder } from './timeline.js';
@@ -38,7 +49,6 @@ import {
   clusteringRequestedContent,
   completedInstantFile,
   EMPTY_INFLIGHT_CONTENT,
-  heartbeatPath,
   type InstantTimeZone,
   instantTimeZoneFor,
   mintInstantTime,
@@ -138,7 +148,7 @@ function fileNameOf(key: string): string {
 }
 
 /** The table's base path as Hudi writers spell it in a plan's absolute paths. */
-function basePathOf(store: ObjectStore, tableRoot: string): string {
+export function basePathOf(store: ObjectStore, tableRoot: string): string {
   const d = store.description.replace(/\/+$/, '');
   const base = d.startsWith('s3://')
     ? `s3a://${d.slice('s3://'.length)}`
@@ -211,7 +221,7 @@ function conflictsOf(
 }
 
 /** Every instant and completion time on the timeline: what a new instant must be above. */
-function timelineTimes(state: HudiTableState): string[] {
+export function timelineTimes(state: HudiTableState): string[] {
   return state.timeline.instants.flatMap((i) =>
     i.completionTime === undefined ? [i.time] : [i.time, i.completionTime],
   );
@@ -316,7 +326,7 @@ function zoneOf(state: HudiTableState, coordination: HudiCoordination): InstantT
 }
 
 /** A put that creates `key` only when absent; an existing object with the same bytes is ours (a retry). */
-async function createOnce(store: ObjectStore, key: string, body: Uint8Array): Promise<void> {
+export async function createOnce(store: ObjectStore, key: string, body: Uint8Array): Promise<void> {
   try {
     await store.put(key, body, { ifNoneMatch: '*' });
   } catch (err) {
@@ -361,6 +371,7 @@ export async function prepareHudiGroup(
       derivedColumns: [{ column: '_hoodie_file_name', value: 'output-file-name' }],
       outputFooterEntries: INDEX_FOOTER,
     },
+    keepAlive: { everyMs: HEARTBEAT_RENEW_MS, renew: () => renewHeartbeat(deps.store, g.tableRoot, instant) },
   });
   // A retry: T recorded and its plan written (the inflight may still be missing: written below, under the lock).
   let planned = false;
@@ -374,9 +385,13 @@ export async function prepareHudiGroup(
     const state = await readHudiTable(deps.store, g.tableRoot);
     const conflicts = conflictsOf(state, entry, g, g.instant);
     // Inputs must still be the live base files: a newer slice is caught above; a file group in our own earlier
-    // attempt's plan is ours.
-    if (conflicts.length > 0)
-      return { kind: 'conflict', reason: conflicts.map((c) => `${c.key} (${c.reason})`).join(', ') };
+    // attempt's plan is ours. A conflict found on a retry undoes that attempt's plan first: the caller aborts the
+    // group without a rollback, and nothing may stay pending for Hudi writers to block on.
+    const refuse = async (reason: string): Promise<PreparedGroup> => {
+      if (g.instant !== undefined) await removePendingInstant(deps, entry);
+      return { kind: 'conflict', reason };
+    };
+    if (conflicts.length > 0) return refuse(conflicts.map((c) => `${c.key} (${c.reason})`).join(', '));
     const zone = zoneOf(state, coordination);
     if (coordination.quietWindowMinutes !== undefined) {
       const problem = quietWindowProblem(
@@ -386,7 +401,7 @@ export async function prepareHudiGroup(
         deps.clock.now(),
         g.instant,
       );
-      if (problem !== undefined) return { kind: 'conflict', reason: problem };
+      if (problem !== undefined) return refuse(problem);
     }
     // Minted under the lock right before its plan is written (notes §4: on v6 conflicts are found by instant time);
     // a recorded T whose plan was never written is minted anew, as nothing names it.
@@ -421,10 +436,11 @@ export async function prepareHudiGroup(
     assertHeld('writing the clustering plan');
     await createOnce(deps.store, keys.requested, clusteringRequestedContent(g.tableVersion, plan));
     await createOnce(deps.store, keys.inflight, EMPTY_INFLIGHT_CONTENT);
-    // The instant's heartbeat (Hudi reads its modification time): Hudi's lazy failed-writes cleaner treats a pending
-    // instant without one as failed. Written once, not refreshed: a rewrite longer than Hudi's tolerance may see its
-    // plan rolled back, and its commit then finds the plan gone and aborts.
-    await deps.store.put(keyUnder(g.tableRoot, heartbeatPath(instant)), new Uint8Array(0));
+    // The instant's heartbeat (Hudi reads its modification time): Hudi's lazy failed-writes cleaner and clustering
+    // expiry treat a pending instant without a fresh one as failed. Renewed while the group is rewritten
+    // (`keepAlive`) and published; should it lapse anyway and a Hudi writer roll T back, our commit finds the plan
+    // gone and aborts, and the writer's rollback deleted only the files our markers name.
+    await renewHeartbeat(deps.store, g.tableRoot, instant);
     return ready(recorded, instant);
   });
 }
@@ -537,15 +553,16 @@ async function commitVersion(
   });
 }
 
-/** Removes our pending instant's inflight, then requested file, unless it completed (then it is the table's). */
+/**
+ * Rolls back our pending instant (pending-instant.ts: the files its markers name, the markers, the inflight, the
+ * requested file, the heartbeat), unless it completed (then it is the table's).
+ */
 async function removePendingInstant(deps: CommitDeps, entry: GroupJournalEntry): Promise<void> {
   const g = hudiGroupState(entry);
   if (g.instant === undefined || g.committed) return;
   if ((await findCompleted(deps.store, g, g.instant)) !== undefined) return;
   const keys = pendingKeys(g, g.instant);
-  await deps.store.deleteMany([{ key: keys.inflight }]);
-  await deps.store.deleteMany([{ key: keys.requested }]);
-  await deps.store.deleteMany([{ key: keyUnder(g.tableRoot, heartbeatPath(g.instant)) }]);
+  await rollBackOwnInstant(deps.store, { tableRoot: g.tableRoot, instant: g.instant, ...keys });
 }
 
 /** The commit and rollback of Hudi groups under `coordination` (none: reads and rollbacks only). */
@@ -553,11 +570,24 @@ export function hudiCommitter(coordination?: HudiCoordination) {
   return versionCommitter({
     commitVersion: (deps, entry) => commitVersion(coordination, deps, entry),
     isCommitted: (entry) => entry.formatState?.hudiCommitted === true,
-    // The completed instant needs no heartbeat (Hudi deletes it on completion too).
+    // A marker per output before it enters the table, and a fresh heartbeat for the commit still to come.
+    beforePublish: async (deps, entry) => {
+      const g = hudiGroupState(entry);
+      if (g.instant === undefined) return;
+      await renewHeartbeat(deps.store, g.tableRoot, g.instant);
+      await writeMarkers(
+        deps.store,
+        g.tableRoot,
+        g.instant,
+        entry.outputs.map((o) => o.finalKey),
+      );
+    },
+    // The completed instant needs neither markers nor a heartbeat (Hudi deletes both on completion too).
     afterCommit: async (deps, entry) => {
       const g = hudiGroupState(entry);
-      if (g.instant !== undefined)
-        await deps.store.deleteMany([{ key: keyUnder(g.tableRoot, heartbeatPath(g.instant)) }]);
+      if (g.instant === undefined) return;
+      await removeMarkers(deps.store, g.tableRoot, g.instant);
+      await deps.store.deleteMany([{ key: heartbeatKey(g.tableRoot, g.instant) }]);
     },
     afterAbort: removePendingInstant,
   });

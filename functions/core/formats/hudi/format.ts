@@ -2,7 +2,8 @@
 // base files of base-only file groups at the latest completed instant (table-state.ts); a group is clustered into
 // new file groups through Hudi's own clustering protocol (clustering-commit.ts): a pending plan written before the
 // rewrite (`prepareGroup`), a completed replacecommit as the atomic commit. Replaced file groups stay on storage for
-// Hudi's cleaner, exactly as after Hudi's own clustering. How the lock is taken is the table's declared `hudiLock`,
+// Hudi's cleaner, exactly as after Hudi's own clustering, unless the table opts in to our vacuum cleaning it through
+// a `clean` instant (`hudiCleaner`, clean-maintenance.ts). How the lock is taken is the table's declared `hudiLock`,
 // bound by `forTable`; without one nothing is written to the table.
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
@@ -22,12 +23,14 @@ import type {
   VacuumRules,
 } from '../table-format.js';
 import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
+import { hudiCleanMaintenance } from './clean-maintenance.js';
 import {
   type HudiCoordination,
   hudiCommitter,
   hudiFormatState,
   prepareHudiGroup,
 } from './clustering-commit.js';
+import { hudiCompactionService } from './compaction-service.js';
 import { type HudiTableLock, StorageBasedHudiLock } from './lock/index.js';
 import { HUDI_FORMAT_NAME, type HudiLockSetting, type HudiTableSettings, hudiSettings } from './settings.js';
 import { type HudiTableState, readHudiTable, toTableSnapshot } from './table-state.js';
@@ -116,8 +119,9 @@ async function partitionFiles(
 }
 
 /**
- * Vacuum of the work root for Hudi groups: no input is ever deleted or trashed by us (the replacecommit replaces
- * the file groups, and Hudi's cleaner deletes them after the table's retention, as after Hudi's own clustering),
+ * Vacuum of the work root for Hudi groups: no input is ever deleted or trashed by these rules (the replacecommit
+ * replaces the file groups; Hudi's cleaner deletes them after the table's retention, as after Hudi's own clustering,
+ * or — opted in — our clean instant does, through `maintenance`),
  * and nothing under a Hudi root is writer debris of ours: `.hoodie/` (its `.temp/`, `.heartbeat/`, `.locks/`) is
  * the table's.
  */
@@ -189,6 +193,8 @@ export const hudiTable = {
   commit: unbound.commit,
   rollback: unbound.rollback,
   vacuum: hudiVacuumRules,
+  // Cleaning through Hudi's own clean instant, opt-in per table (hudiCleaner; clean-maintenance.ts).
+  maintenance: hudiCleanMaintenance<HudiFormatServices>(coordinationOf),
   isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('.hoodie/'),
   changes: hudiChanges,
   settings: hudiSettings,
@@ -210,6 +216,7 @@ function hudiForTable(settings: HudiTableSettings, services: HudiFormatServices)
     prepareGroup: (deps, entry) => prepareHudiGroup(coordination, deps, entry),
     commit: committer.commit,
     rollback: committer.rollback,
+    tableService: hudiCompactionService(coordination, settings.hudiCompactionDeltaCommits),
   };
 }
 

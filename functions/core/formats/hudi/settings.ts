@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { UsageError } from '../../errors.js';
 import { defineFormatSettings, type FormatCliOption, type SettingsValue } from '../format-settings.js';
+import { HUDI_CLEANER_POLICIES } from './clean-plan.js';
 
 /** The name Hudi is registered under (format.ts): its options are refused with any other `--format`. */
 export const HUDI_FORMAT_NAME = 'hudi';
@@ -38,6 +39,18 @@ export const hudiLockSchema = z.discriminatedUnion('provider', [
   }),
 ]);
 export type HudiLockSetting = z.infer<typeof hudiLockSchema>;
+
+/**
+ * Opt-in cleaning by lake-compactor's vacuum (clean.ts): the cleaner policy of the table's writers
+ * (`hoodie.cleaner.policy`), which the table does not record, and how much it retains
+ * (`hoodie.cleaner.commits.retained`, `.hours.retained` or `.fileversions.retained`; Hudi's default when omitted).
+ * Undeclared, the vacuum leaves cleaning to the table's own cleaner (Hudi's `hoodie.clean.automatic`, on by default).
+ */
+export const hudiCleanerSchema = z.strictObject({
+  policy: z.enum(HUDI_CLEANER_POLICIES),
+  retained: z.number().int().min(1).optional(),
+});
+export type HudiCleanerSetting = z.infer<typeof hudiCleanerSchema>;
 
 /** Index types whose keys live in the files themselves (bloom filter and min/max keys, or the keys column). */
 export const HUDI_SUPPORTED_INDEX_TYPES = ['BLOOM', 'SIMPLE', 'GLOBAL_BLOOM', 'GLOBAL_SIMPLE'] as const;
@@ -95,6 +108,9 @@ export interface HudiFlags {
   readonly hudiSingleWriter?: boolean;
   readonly hudiIndexType?: string;
   readonly hudiTimezone?: string;
+  readonly hudiCleanPolicy?: string;
+  readonly hudiCleanRetained?: number;
+  readonly hudiCompactionDeltaCommits?: number;
 }
 
 export const HUDI_CLI_OPTIONS: readonly FormatCliOption[] = [
@@ -131,21 +147,54 @@ export const HUDI_CLI_OPTIONS: readonly FormatCliOption[] = [
       "the Hudi table writers' hoodie.index.type (the table does not record it): BLOOM, SIMPLE, GLOBAL_BLOOM or GLOBAL_SIMPLE",
   },
   {
+    flags: '--hudi-compaction-delta-commits <n>',
+    description:
+      "Merge-on-Read tables: compact every file slice with log files once this many delta commits completed since the last compaction (Hudi's hoodie.compact.inline.max.delta.commits; default 5)",
+    parse: (value: string) => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1)
+        throw new Error('expected a whole number of delta commits, 1 or more.');
+      return n;
+    },
+  },
+  {
     flags: '--hudi-timezone <zone>',
     description:
       "the IANA zone the Hudi table's writers mint instants in, required when hoodie.table.timeline.timezone is LOCAL (its default)",
   },
+  {
+    flags: '--hudi-clean-policy <policy>',
+    description:
+      "vacuum cleans the Hudi table itself, through a clean instant, under its writers' hoodie.cleaner.policy: KEEP_LATEST_COMMITS, KEEP_LATEST_BY_HOURS or KEEP_LATEST_FILE_VERSIONS (without it, cleaning is left to the table's own cleaner)",
+    choices: [...HUDI_CLEANER_POLICIES],
+  },
+  {
+    flags: '--hudi-clean-retained <n>',
+    description:
+      "with --hudi-clean-policy: the commits, hours or file versions it retains (Hudi's default: 10, 24, 1)",
+    parse: (value: string) => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1) throw new Error('expected a whole number, 1 or more.');
+      return n;
+    },
+  },
 ];
+
+/** The Hudi table settings the CLI's options spell. */
+export interface HudiSettingsOfFlags {
+  hudiLock?: HudiLockSetting;
+  hudiIndexType?: HudiIndexType;
+  hudiTimezone?: string;
+  hudiCleaner?: HudiCleanerSetting;
+  hudiCompactionDeltaCommits?: number;
+}
 
 /**
  * The Hudi settings the options spell, checked as the config checks them; none for another format without Hudi
  * options.
  * @throws UsageError when Hudi options are given for another format, or contradict each other.
  */
-export function hudiSettingsFromFlags(
-  format: string,
-  flags: HudiFlags,
-): { hudiLock?: HudiLockSetting; hudiIndexType?: HudiIndexType; hudiTimezone?: string } {
+export function hudiSettingsFromFlags(format: string, flags: HudiFlags): HudiSettingsOfFlags {
   const given = Object.entries(flags).filter(
     ([name, value]) => name.startsWith('hudi') && value !== undefined,
   );
@@ -155,7 +204,13 @@ export function hudiSettingsFromFlags(
       `--hudi-* options are settings of Apache Hudi tables (--format hudi), and this command's format is "${format}": drop them, or pass --format hudi if the location is a Hudi table`,
     );
   }
-  const out: { hudiLock?: HudiLockSetting; hudiIndexType?: HudiIndexType; hudiTimezone?: string } = {};
+  const out: {
+    hudiLock?: HudiLockSetting;
+    hudiIndexType?: HudiIndexType;
+    hudiTimezone?: string;
+    hudiCleaner?: HudiCleanerSetting;
+    hudiCompactionDeltaCommits?: number;
+  } = {};
   const problems: string[] = [];
   const lockOptions: [string, unknown, readonly string[]][] = [
     ['--hudi-lock-table', flags.hudiLockTable, ['dynamodb']],
@@ -209,6 +264,18 @@ export function hudiSettingsFromFlags(
     if (parsed.success) out.hudiTimezone = parsed.data;
     else problems.push(`--hudi-timezone: ${flags.hudiTimezone} is not an IANA time zone`);
   }
+  if (flags.hudiCleanRetained !== undefined && flags.hudiCleanPolicy === undefined)
+    problems.push('--hudi-clean-retained applies only with --hudi-clean-policy');
+  if (flags.hudiCleanPolicy !== undefined) {
+    const parsed = hudiCleanerSchema.safeParse({
+      policy: flags.hudiCleanPolicy,
+      ...(flags.hudiCleanRetained === undefined ? {} : { retained: flags.hudiCleanRetained }),
+    });
+    if (parsed.success) out.hudiCleaner = parsed.data;
+    else problems.push(...parsed.error.issues.map((i) => `--hudi-clean-policy: ${i.message}`));
+  }
+  if (flags.hudiCompactionDeltaCommits !== undefined)
+    out.hudiCompactionDeltaCommits = flags.hudiCompactionDeltaCommits;
   if (problems.length > 0) throw new UsageError('Invalid Hudi table options', problems);
   return out;
 }
@@ -222,6 +289,13 @@ export const hudiSettings = defineFormatSettings({
     hudiIndexType: hudiIndexTypeSchema.optional(),
     /** The IANA zone instants are minted in, for a table whose timeline timezone is LOCAL (Hudi's default). */
     hudiTimezone: hudiTimezoneSchema.optional(),
+    /** Opt-in: vacuum cleans the table itself under this cleaner policy (see {@link hudiCleanerSchema}). */
+    hudiCleaner: hudiCleanerSchema.optional(),
+    /**
+     * Merge-on-Read compaction's trigger (Hudi's NUM_COMMITS, `hoodie.compact.inline.max.delta.commits`): delta
+     * commits since the last compaction; default 5, Hudi's.
+     */
+    hudiCompactionDeltaCommits: z.number().int().min(1).optional(),
   },
   // Neither is recorded by the table, and guessing either wrong loses rows: declared, never assumed.
   tableIssues: (settings) => [

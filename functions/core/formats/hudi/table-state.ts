@@ -214,7 +214,7 @@ async function nonEmpty(store: ObjectStore, prefix: string): Promise<boolean> {
  * holding it: a folder is a partition when it holds Hudi's partition marker. One listing of the root's first level,
  * then one (paginated) listing per top-level folder.
  */
-async function listPartitions(
+export async function listPartitions(
   store: ObjectStore,
   root: string,
 ): Promise<{ byPartition: Map<string, ListedFile[]>; ignored: IgnoredObject[] }> {

@@ -45,6 +45,7 @@ import { parseInputDeletes, readDeletedRows } from './row-deletes.js';
 import { type IcebergTableSettings, icebergSettings } from './settings.js';
 import { type IcebergTableSnapshot, snapshotIcebergTable } from './table-snapshot.js';
 import { icebergTriggerRule } from './trigger-rule.js';
+import { icebergUndo } from './undo.js';
 
 /** Iceberg v3 types the rewrite does not carry: no Parquet mapping is checked for them, nor metrics written. */
 const UNSUPPORTED_TYPES = /^(variant|unknown|geometry|geography)\b/;
@@ -291,6 +292,8 @@ export const icebergTable = {
   deletedRows,
   // expire_snapshots and remove_orphan_files through the table's catalog (maintenance.ts).
   maintenance: icebergMaintenance,
+  // `lake-compactor undo` refuses, naming the rollback to run in the table's engine (undo.ts).
+  undo: icebergUndo,
 } as const satisfies TableFormat;
 
 /**

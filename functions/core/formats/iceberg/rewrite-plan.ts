@@ -16,6 +16,7 @@ import {
   splitBalanced,
   sum,
 } from '../../planning.js';
+import { projectionTargetKey } from '../../projection.js';
 import { formatBytes } from '../../stats.js';
 import { type ResolvedRewriteOptions, resolvedRewriteOptionsSchema } from './rewrite-options.js';
 import { matchesWhere, parseWhere } from './where.js';
@@ -28,6 +29,7 @@ type Category =
   | 'empty'
   | 'well-sized'
   | 'no-fingerprint'
+  | 'not-projectable'
   | 'group-not-selected'
   | 'deferred';
 
@@ -151,10 +153,13 @@ export function planIcebergPartition(
           category: 'no-fingerprint',
           reason: 'schema fingerprint unknown: read the footer before planning, schemas must never be mixed',
         });
+      else if (opts.rewriteAll && file.projectionRefused !== undefined)
+        skips.push({ key: file.key, category: 'not-projectable', reason: file.projectionRefused });
       else {
-        const list = candidates.get(file.schemaFingerprint) ?? [];
-        list.push(file);
-        candidates.set(file.schemaFingerprint, list);
+        const { key, planned } = schemaGroupOf(file, file.schemaFingerprint, opts.rewriteAll);
+        const list = candidates.get(key) ?? [];
+        list.push(planned);
+        candidates.set(key, list);
       }
     }
     for (const fingerprint of [...candidates.keys()].sort(compareStrings)) {
@@ -221,6 +226,24 @@ export function planIcebergPartition(
   return groups.length > 0 ? plan : { ...plan, reason: nothingToDoReason(skips, WORDS) };
 }
 
+/**
+ * The schema a candidate is grouped by, and the file as its group plans it. With `rewrite-all` (every file
+ * rewritten, as an operator's full rewrite of a partition asks) a file is projected onto the table's current schema,
+ * as Iceberg's own rewrite reads it, so files written under any schema group together and the outputs have the
+ * current schema (field ids, names, types). Otherwise a file is rewritten in the schema it was written with, among
+ * files of that Parquet schema only: the default keeps schema populations apart, as it always has.
+ */
+function schemaGroupOf(
+  file: PlanInputFile,
+  fingerprint: string,
+  rewriteAll: boolean,
+): { key: string; planned: PlanInputFile } {
+  const { projection, projectionRefused: _refused, ...rest } = file;
+  if (rewriteAll && projection !== undefined)
+    return { key: projectionTargetKey(projection), planned: { ...rest, projection } };
+  return { key: fingerprint, planned: rest };
+}
+
 const WORDS: Record<Category, string> = {
   'outside-where': 'outside the where filter',
   quarantined: 'quarantined',
@@ -229,6 +252,7 @@ const WORDS: Record<Category, string> = {
   empty: 'empty (zero rows)',
   'well-sized': 'well-sized',
   'no-fingerprint': 'without schema fingerprint',
+  'not-projectable': 'not projectable onto the current schema',
   'group-not-selected': 'candidates in a group rewrite_data_files would not rewrite',
   deferred: 'deferred to the next run',
 };

@@ -2,6 +2,8 @@
 // partition tuple) under a stable partition path, footers read on request, each file's applicable deletes carried
 // as its `deletes` (counted exactly when footers are read), and every file the rewrite must not touch yet (data
 // files with deletes it cannot apply, non-Parquet data files, delete files) in `ignored` with why.
+
+import type { SchemaElement } from 'hyparquet';
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { PartitionValue } from '../../partition.js';
@@ -11,7 +13,8 @@ import type { IgnoredObject, SnapshotPartition, TableSnapshot } from '../table-f
 import { type IcebergCatalog, type LoadedTable, PathCatalog } from './catalog.js';
 import { IcebergMetadataError } from './errors.js';
 import { type LiveDataFile, partitionKey, readSnapshotFiles, type SnapshotFiles } from './live-files.js';
-import type { TableMetadata } from './metadata.js';
+import { type IcebergSchema, schemaById, type TableMetadata } from './metadata.js';
+import { projectDataFile } from './projection.js';
 import {
   appliedDeleteOf,
   deletesByDataFile,
@@ -204,7 +207,16 @@ export async function snapshotIcebergTable(
         ...p,
         files: await Promise.all(
           p.files.map((f) =>
-            limit(() => withStoredFooter(store, f, 'the Iceberg snapshot', 'an Iceberg client')),
+            limit(() =>
+              withStoredFooter(
+                store,
+                f,
+                'the Iceberg snapshot',
+                'an Iceberg client',
+                undefined,
+                projectionInspector(table.metadata, schemaById(table.metadata) ?? files.schema),
+              ),
+            ),
           ),
         ),
       })),
@@ -278,4 +290,23 @@ async function withDeletedCounts(
 
 function compareBytes(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/**
+ * Each data file's projection onto the current schema, from its footer's schema elements (see projection.ts): what
+ * the planner groups by under `rewrite-all`. Not for v3 tables: their rewrite writes row lineage columns, which the
+ * projection does not carry yet, so their files keep being rewritten in the schema they were written with.
+ */
+function projectionInspector(
+  metadata: TableMetadata,
+  current: IcebergSchema,
+): ((schema: readonly SchemaElement[]) => Partial<PlanInputFile>) | undefined {
+  if (metadata.formatVersion >= 3) return undefined;
+  const json = JSON.stringify({ type: 'struct', 'schema-id': current.schemaId, fields: current.fields });
+  return (elements) => {
+    const projected = projectDataFile(elements, current, json);
+    if (projected.kind === 'projected') return { projection: projected.projection };
+    if (projected.kind === 'refused') return { projectionRefused: projected.reason };
+    return {};
+  };
 }

@@ -333,12 +333,12 @@ describe('settle requests', () => {
 });
 
 describe('events/workflow-*.json', () => {
-  it('are all valid requests for the example tables (Hive events, Delta transactions, Iceberg clickstream)', async () => {
+  it('are all valid requests for the example tables (Hive events, Delta transactions, Iceberg clickstream, Hudi trips)', async () => {
     // Prepare
     const { readdirSync, readFileSync } = await import('node:fs');
     const dir = new URL('../../../../events/', import.meta.url);
     const files = readdirSync(dir).filter((f) => f.startsWith('workflow-') && f.endsWith('.json'));
-    // The Delta and Iceberg inputs name such tables; kept out of `tables` so the other tests' "configured tables" stay.
+    // The Delta, Iceberg and Hudi inputs name such tables; kept out of `tables` so the other tests' "configured tables" stay.
     const examples = [
       ...tables,
       ...parseTableConfigs([
@@ -350,6 +350,14 @@ describe('events/workflow-*.json', () => {
           deltaLogStore: { type: 's3-conditional' },
         },
         { name: 'clickstream', bucket: 'lake', prefix: 'clickstream/', format: 'iceberg' },
+        {
+          name: 'trips',
+          bucket: 'lake',
+          prefix: 'trips/',
+          format: 'hudi',
+          hudiLock: { provider: 'storage' },
+          hudiIndexType: 'BLOOM',
+        },
       ]),
     ];
 

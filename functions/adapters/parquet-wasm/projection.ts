@@ -1,0 +1,168 @@
+// Decoded batches projected onto the schema a table format writes (core/projection.ts): the written batch's columns
+// are the projection's — names, field ids, types — with values taken from the input's column the projection names
+// (renamed, widened where it says), or null where it names none. The fingerprint does not look at these batches: it
+// applies the description to the decoded input itself (core/fingerprint/projected-columns.ts), so a mistake here is
+// a verification failure, never a published file.
+
+import {
+  Binary,
+  Bool,
+  type Data,
+  DataType,
+  DateDay,
+  Decimal,
+  Field,
+  Float32,
+  Float64,
+  Int32,
+  Int64,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  TimestampMicrosecond,
+  tableFromIPC,
+  tableToIPC,
+  Utf8,
+  vectorFromArray,
+} from 'apache-arrow';
+import { UnsupportedInputError } from '../../core/errors.js';
+import type { ColumnProjection, ProjectedField, ProjectedType } from '../../core/projection.js';
+import { pw } from './wasm.js';
+
+const FIELD_ID_KEY = 'PARQUET:field_id';
+
+/** The Arrow type a projected type is written as. */
+function arrowTypeOf(type: ProjectedType): DataType {
+  if (typeof type === 'string') {
+    switch (type) {
+      case 'boolean':
+        return new Bool();
+      case 'int32':
+        return new Int32();
+      case 'int64':
+        return new Int64();
+      case 'float32':
+        return new Float32();
+      case 'float64':
+        return new Float64();
+      case 'date32':
+        return new DateDay();
+      case 'timestamp-us':
+        return new TimestampMicrosecond();
+      case 'timestamp-us-utc':
+        return new TimestampMicrosecond('UTC');
+      case 'string':
+        return new Utf8();
+      case 'binary':
+        return new Binary();
+    }
+  }
+  if ('decimal' in type) return new Decimal(type.decimal.scale, type.decimal.precision, 128);
+  return new Struct(type.struct.map(arrowFieldOf));
+}
+
+function arrowFieldOf(f: ProjectedField): Field {
+  return new Field(f.name, arrowTypeOf(f.type), f.nullable, new Map([[FIELD_ID_KEY, String(f.fieldId)]]));
+}
+
+/** The Arrow schema of every batch a projection writes (field ids as Parquet field metadata). */
+export function projectedSchema(projection: ColumnProjection): Schema {
+  return new Schema(projection.columns.map((c) => arrowFieldOf(c.field)));
+}
+
+/** The projected schema as Arrow IPC, for pre-flight's trial write. */
+export function projectedSchemaIpc(projection: ColumnProjection): Uint8Array {
+  return tableToIPC(new Table(projectedSchema(projection)), 'stream');
+}
+
+/** Fixed-width types whose values are stored alike whatever their parameters (a time zone, a decimal precision). */
+function sameStorage(from: DataType, to: DataType): boolean {
+  if (from.typeId !== to.typeId) return false;
+  if (DataType.isTimestamp(from) && DataType.isTimestamp(to)) return from.unit === to.unit;
+  if (DataType.isDecimal(from) && DataType.isDecimal(to))
+    return from.scale === to.scale && from.bitWidth === to.bitWidth && from.precision <= to.precision;
+  return String(from) === String(to);
+}
+
+/** A column of `n` nulls of `type`. */
+function nullData(type: DataType, n: number): Data {
+  return vectorFromArray(new Array(n).fill(null), type).data[0] as Data;
+}
+
+/** `data` (one input column as decoded) as the written `field`'s type. */
+function convert(key: string, column: string, data: Data, type: DataType): Data {
+  if (String(data.type) === String(type)) return data;
+  if (DataType.isStruct(type) && DataType.isStruct(data.type)) {
+    const fields = type.children;
+    if (data.children.length !== fields.length)
+      throw new UnsupportedInputError(key, `its struct column ${column} has not the projected fields`);
+    return makeData({
+      type,
+      offset: data.offset,
+      length: data.length,
+      nullCount: data.nullCount,
+      nullBitmap: data.nullBitmap,
+      children: fields.map((f, i) => convert(key, `${column}.${f.name}`, data.children[i] as Data, f.type)),
+    });
+  }
+  if (sameStorage(data.type, type))
+    return makeData({
+      type,
+      offset: data.offset,
+      length: data.length,
+      nullCount: data.nullCount,
+      nullBitmap: data.nullBitmap,
+      data: data.values,
+    } as never);
+  // Widenings (int → long, float → double) and other encodings of the same values (large strings): value by value.
+  const widenInt = DataType.isInt(data.type) && DataType.isInt(type) && type.bitWidth === 64;
+  const values: unknown[] = [];
+  const vector = new RecordBatch({ v: data }).getChild('v');
+  if (vector === null) throw new UnsupportedInputError(key, `its column ${column} could not be read back`);
+  for (const v of vector)
+    values.push(v === null || v === undefined ? null : widenInt ? BigInt(v as number) : v);
+  const converted = vectorFromArray(values, type);
+  if (String(converted.type) !== String(type) || converted.data.length !== 1)
+    throw new UnsupportedInputError(key, `its column ${column} (${data.type}) cannot be written as ${type}`);
+  return converted.data[0] as Data;
+}
+
+/**
+ * `batch` (rows of input `key`, as decoded) projected onto `projection`'s schema; consumes `batch`, returns a new
+ * wasm batch.
+ * @throws UnsupportedInputError when a source column is missing or cannot be written as its projected type.
+ */
+export function projectBatch(
+  key: string,
+  batch: pw.RecordBatch,
+  projection: ColumnProjection,
+): pw.RecordBatch {
+  const n = batch.numRows;
+  const js = tableFromIPC(batch.intoIPCStream());
+  const schema = projectedSchema(projection);
+  const names = js.schema.fields.map((f) => f.name);
+  const children = projection.columns.map((c, i) => {
+    const type = (schema.fields[i] as Field).type;
+    if (c.source === undefined) return nullData(type, n);
+    const at = names.indexOf(c.source.column);
+    const vector = at < 0 ? null : js.getChildAt(at);
+    if (vector === null)
+      throw new UnsupportedInputError(
+        key,
+        `it has no column ${c.source.column} (projected as ${c.field.name})`,
+      );
+    if (vector.data.length !== 1)
+      throw new Error(
+        `projection: column ${c.source.column} of ${key} arrived in ${vector.data.length} chunks`,
+      );
+    return convert(key, c.source.column, vector.data[0] as Data, type);
+  });
+  const struct = makeData({ type: new Struct(schema.fields), length: n, nullCount: 0, children });
+  const table = pw.Table.fromIPCStream(tableToIPC(new Table([new RecordBatch(schema, struct)]), 'stream'));
+  const batches = table.recordBatches();
+  table.free();
+  if (batches.length !== 1) throw new Error(`projection of ${key} produced ${batches.length} batches`);
+  return batches[0] as pw.RecordBatch;
+}

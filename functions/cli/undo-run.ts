@@ -1,0 +1,262 @@
+// What `lake-compactor undo` does, loaded by undo.ts only when the command runs (help, --version and usage errors
+// never load it, nor the AWS SDK and Parquet engine it reaches).
+// `lake-compactor undo <uri> <run>`: reverts a finished `compact` run of the location, as its journal records it,
+// through the table format's own undo (TableFormat.undo): the table's file set of before the run comes back, or the
+// undo is refused with nothing changed, saying why and what to do instead. `--dry-run` says what would change.
+//
+// Why it reads the run's own journal entries and keeps a record beside them: the entries say exactly what the run
+// replaced (inputs with their ETags, versions or trash copies; outputs; the format's committed version), and the
+// record (`journal/undone/<run>.json`) makes a second undo a no-op and lets an interrupted one finish.
+
+import { type OpenedStore, openStore } from '../adapters/open-store.js';
+import { StoreJournal } from '../adapters/store-journal.js';
+import { CompactorError, ObjectNotFoundError, UsageError } from '../core/errors.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
+import type { RunUndoResult, TableFormat, UndoChange } from '../core/formats/table-format.js';
+import { printable } from '../core/keys.js';
+import { plural } from '../core/words.js';
+import {
+  parseStoreJournalEntryKey,
+  storeJournalEntryKey,
+  storeJournalRunsPrefix,
+  undoRecordKey,
+} from '../core/workflow/layout.js';
+import type { Clock } from '../ports/clock.js';
+import { type GroupJournalEntry, isSettled } from '../ports/journal.js';
+import type { ObjectStore } from '../ports/object-store.js';
+import type { ParquetEngine } from '../ports/parquet-engine.js';
+import { defaultParquetEngine } from '../shared/parquet-engine.js';
+import { tableNameOf } from './args.js';
+import { type FormatCliOptions, formatSettingsOf } from './format-options.js';
+import { commandFormat } from './format-services.js';
+
+export interface UndoIo {
+  readonly out: (text: string) => void;
+  readonly clock: Clock;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export interface UndoCliOptions extends FormatCliOptions {
+  /** Say what would change; change nothing. */
+  readonly dryRun?: boolean;
+  /** The table's name as `compact` recorded it. @default the URI's last path segment */
+  readonly table?: string;
+  /** The work root the journal lives in. @default `_lake-compactor/` */
+  readonly workRoot?: string;
+  /** The location's table format: the run is undone by that format's undo. @default 'parquet' */
+  readonly format?: TableFormatName;
+}
+
+/**
+ * The undo was refused: nothing was changed (the table moved on since the run, retention removed what the undo
+ * needs, the run is not finished, or the format does not revert runs itself). Exit 1, with what to do instead.
+ */
+export class UndoRefusedError extends CompactorError {}
+
+/** Test seams of {@link runUndo}. */
+export interface UndoHooks {
+  /** Replaces the Parquet engine a `delete-rebuild` undo re-creates inputs with. @default defaultParquetEngine */
+  readonly engine?: Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutputs'>;
+  /** Wraps the opened store (tests kill the undo at a chosen request). */
+  readonly wrapStore?: (store: ObjectStore) => ObjectStore;
+}
+
+/** What `undo` came to, as the caller (and a test) sees it. */
+export type UndoReport =
+  | { readonly kind: 'undone' | 'planned'; readonly changes: readonly UndoChange[] }
+  | { readonly kind: 'already-undone'; readonly reason: string };
+
+/** The record of an undo kept beside the journal (see {@link undoRecordKey}). */
+interface UndoRecord {
+  readonly runId: string;
+  readonly state: 'started' | 'done';
+  readonly startedAt: number;
+  readonly finishedAt?: number;
+  readonly changes?: readonly UndoChange[];
+}
+
+async function readRecord(opened: OpenedStore, runId: string): Promise<UndoRecord | undefined> {
+  try {
+    const bytes = await opened.store.get(undoRecordKey(opened.workRoot, runId));
+    return JSON.parse(new TextDecoder().decode(bytes)) as UndoRecord;
+  } catch (err) {
+    if (err instanceof ObjectNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+async function writeRecord(opened: OpenedStore, record: UndoRecord): Promise<void> {
+  await opened.store.put(undoRecordKey(opened.workRoot, record.runId), JSON.stringify(record, null, 2), {
+    contentType: 'application/json',
+  });
+}
+
+/** The runs the location's journal still holds, newest first (run ids begin with their start time). */
+async function journaledRuns(opened: OpenedStore): Promise<string[]> {
+  const runs = new Set<string>();
+  for await (const object of opened.store.listAll(storeJournalRunsPrefix(opened.workRoot))) {
+    const parsed = parseStoreJournalEntryKey(opened.workRoot, object.key);
+    if (parsed !== undefined) runs.add(parsed.runId);
+  }
+  return [...runs].sort().reverse();
+}
+
+/**
+ * The run's committed groups, checked: the run exists in the journal, was compacted as `formatName`, and every
+ * group is settled.
+ * @throws UndoRefusedError otherwise; UsageError when the run was compacted as another format.
+ */
+async function committedGroups(
+  opened: OpenedStore,
+  journal: StoreJournal,
+  uri: string,
+  runId: string,
+  formatName: TableFormatName,
+): Promise<GroupJournalEntry[]> {
+  let entries = await journal.listRun(runId);
+  if (entries.length === 0) {
+    const runs = await journaledRuns(opened);
+    // The id compact prints names the whole command: one run per partition, `<id>-p<index>-<hash>`.
+    const partitions = runs.filter((r) => r.startsWith(`${runId}-p`)).sort();
+    for (const child of partitions) entries = [...entries, ...(await journal.listRun(child))];
+  }
+  if (entries.length === 0) {
+    const runs = await journaledRuns(opened);
+    const known =
+      runs.length === 0
+        ? 'it holds no run'
+        : `it holds ${plural(runs.length, 'run')}: ${runs.slice(0, 5).join(', ')}${runs.length > 5 ? ', …' : ''}`;
+    throw new UndoRefusedError(
+      `run ${runId} is not in the journal of ${uri} (${opened.workRoot}journal/; ${known}). A run of a deployment is journaled in its state table, which undo does not read; a finished run's entries are removed by vacuum after its retention, and then the run can no longer be undone`,
+    );
+  }
+  const formats = new Set(entries.map((e) => e.format ?? DEFAULT_TABLE_FORMAT));
+  const other = [...formats].find((f) => f !== formatName);
+  if (other !== undefined) {
+    throw new UsageError(
+      `run ${runId} compacted ${uri} as format "${other}", not "${formatName}": pass --format ${other}`,
+    );
+  }
+  const open = entries.filter((e) => !isSettled(e));
+  if (open.length > 0) {
+    throw new UndoRefusedError(
+      `run ${runId} did not finish: ${plural(open.length, 'group')} (e.g. ${open[0]?.groupId}, ${open[0]?.state}) ${open.length === 1 ? 'is' : 'are'} still open. Run lake-compactor settle ${uri} first, then undo what it committed; nothing was changed`,
+    );
+  }
+  return entries.filter((e) => e.state === 'done');
+}
+
+/**
+ * When the store recorded each group done: its journal object's modification time, on the store's clock (the one
+ * the outputs' modification times are on), by `<runId>/<groupId>`.
+ */
+async function settledAt(
+  opened: OpenedStore,
+  groups: readonly GroupJournalEntry[],
+): Promise<Map<string, number>> {
+  const times = new Map<string, number>();
+  for (const g of groups) {
+    const head = await opened.store.head(storeJournalEntryKey(opened.workRoot, g.runId, g.groupId));
+    if (head !== undefined) times.set(`${g.runId}/${g.groupId}`, head.lastModified.getTime());
+  }
+  return times;
+}
+
+function printChanges(io: UndoIo, changes: readonly UndoChange[], dryRun: boolean): void {
+  const verb = {
+    restore: dryRun ? 'would restore' : 'restored',
+    remove: dryRun ? 'would remove' : 'removed',
+    commit: dryRun ? 'would commit' : 'committed',
+  } as const;
+  for (const c of changes) io.out(`${verb[c.action]} ${printable(c.key)}: ${c.detail}`);
+}
+
+function refusal(runId: string, result: Extract<RunUndoResult, { kind: 'refused' }>): UndoRefusedError {
+  return new UndoRefusedError(`cannot undo run ${runId}: ${result.reason}`);
+}
+
+/**
+ * Runs `undo` of `runId` on `uri`.
+ * @throws UndoRefusedError (exit 1) when the undo is refused; nothing was changed then.
+ */
+export async function runUndo(
+  uri: string,
+  runId: string,
+  options: UndoCliOptions,
+  io: UndoIo,
+  hooks: UndoHooks = {},
+): Promise<UndoReport> {
+  const given = openStore(uri, { env: io.env, workRoot: options.workRoot });
+  const opened: OpenedStore = { ...given, store: hooks.wrapStore?.(given.store) ?? given.store };
+  const engine = hooks.engine ?? defaultParquetEngine;
+  const table = options.table ?? tableNameOf(uri);
+  const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
+  const format: TableFormat = commandFormat(
+    opened,
+    table,
+    formatName,
+    formatSettingsOf(uri, formatName, options),
+    io,
+  );
+  const dryRun = options.dryRun === true;
+  io.out(`undo ${uri}: run ${runId} of table ${table}${dryRun ? ' (dry run: nothing is changed)' : ''}`);
+  const record = await readRecord(opened, runId);
+  if (record?.state === 'done') {
+    const reason = `it was undone at ${new Date(record.finishedAt ?? record.startedAt).toISOString()}`;
+    io.out(`nothing to do: ${reason}`);
+    return { kind: 'already-undone', reason };
+  }
+  const journal = new StoreJournal(opened.store, {
+    workRoot: opened.workRoot,
+    table: { name: table, root: opened.prefix },
+  });
+  const groups = await committedGroups(opened, journal, uri, runId, formatName);
+  if (groups.length === 0) {
+    const reason = 'every group of the run was aborted, so it changed nothing';
+    io.out(`nothing to do: ${reason}`);
+    return { kind: 'already-undone', reason };
+  }
+  if (format.undo === undefined) {
+    throw new UndoRefusedError(
+      `lake-compactor cannot undo a run on a ${format.title} table; nothing was changed. Its compaction changed no row, so the table can stay as it is`,
+    );
+  }
+  const deps = { store: opened.store, journal, clock: io.clock, engine };
+  const resuming = record?.state === 'started';
+  const request = { runId, groups, resuming, settledAt: await settledAt(opened, groups) };
+  // Checked first with nothing written, so a refused undo changes no byte (not even its record).
+  const checked = await format.undo.undoRun(deps, { ...request, dryRun: true });
+  if (checked.kind === 'refused') throw refusal(runId, checked);
+  if (checked.kind === 'already-undone') {
+    io.out(`nothing to do: ${checked.reason}`);
+    return { kind: 'already-undone', reason: checked.reason };
+  }
+  if (dryRun) {
+    printChanges(io, checked.changes, true);
+    for (const note of checked.notes) io.out(`note: ${note}`);
+    io.out(`dry run: ${plural(checked.changes.length, 'change')} would be made; nothing was changed`);
+    return { kind: 'planned', changes: checked.changes };
+  }
+  const startedAt = io.clock.now();
+  if (!resuming) await writeRecord(opened, { runId, state: 'started', startedAt });
+  const result = await format.undo.undoRun(deps, { ...request, dryRun: false });
+  if (result.kind === 'refused') {
+    // Refused at the second look (a writer came in between): nothing was changed, so no undo is under way.
+    if (!resuming) await opened.store.deleteMany([{ key: undoRecordKey(opened.workRoot, runId) }]);
+    throw refusal(runId, result);
+  }
+  const changes = result.kind === 'undone' ? result.changes : [];
+  await writeRecord(opened, {
+    runId,
+    state: 'done',
+    startedAt: record?.startedAt ?? startedAt,
+    finishedAt: io.clock.now(),
+    changes,
+  });
+  printChanges(io, changes, false);
+  if (result.kind === 'undone') for (const note of result.notes) io.out(`note: ${note}`);
+  io.out(
+    `run ${runId} undone: ${plural(groups.length, 'group')}, ${plural(changes.length, 'change')}. The run's journal entries stay (vacuum removes them after its retention); compacting again plans the restored files like any others`,
+  );
+  return { kind: 'undone', changes };
+}

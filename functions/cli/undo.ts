@@ -1,0 +1,66 @@
+// The `undo` command's definition: its options and help, light to load; what it does is in undo-run.ts.
+// `lake-compactor undo <uri> <run>`: reverts a finished `compact` run of the location through the table format's
+// own undo, or refuses with nothing changed. Exit 0 when undone (or already undone), 1 when refused, 2 on a usage
+// error.
+
+import type { Command } from 'commander';
+import { formatOption, workRootOption } from './args.js';
+import { withInterruptReport } from './compact-progress.js';
+import { addFormatOptions } from './format-options.js';
+import type * as Impl from './undo-run.js';
+import type { UndoCliOptions, UndoIo } from './undo-run.js';
+
+export type { UndoCliOptions, UndoHooks, UndoIo, UndoReport } from './undo-run.js';
+
+/** Runs `undo`, its implementation (and the AWS SDK and Parquet engine it reaches) loaded only when it runs. */
+export const runUndo: typeof Impl.runUndo = async (...args) =>
+  (await import('./undo-run.js')).runUndo(...args);
+
+/** Adds `undo` to the CLI program. */
+export function registerUndoCommand(program: Command, io: UndoIo): void {
+  const command = program
+    .command('undo')
+    .description(
+      "Revert a finished compact run: the table's files of before the run come back (or nothing changes)",
+    )
+    .argument('<uri>', 'table location the run compacted: s3://bucket/prefix or a local folder')
+    .argument('<run>', 'the run id compact printed (cli-…)')
+    .option('--dry-run', 'say what would change; change nothing')
+    .option('--table <name>', 'the table name compact used (default: last segment of the URI)')
+    .addOption(workRootOption())
+    .addOption(formatOption());
+  addFormatOptions(command)
+    .addHelpText(
+      'after',
+      `
+Reads the run from the location's journal (_lake-compactor/journal/) and reverts it the table format's way:
+  Hive-style Parquet  each retired input comes back from what the run kept of it (its old object version on a
+                      versioned bucket, its trash copy, or, for a bin-pack's delete-rebuild, re-created from the
+                      outputs' rows: row-identical, not byte-identical), then the outputs are deleted (a reader
+                      listing in between may see rows twice, never miss one).
+  Delta Lake          one new version, as RESTORE does: the run's removed files added back and its outputs removed,
+                      dataChange false; later writers' other changes stay. Pass the --delta-log-store options
+                      compact used.
+  Iceberg             refused, naming the rollback_to_snapshot to run in your engine.
+Refused with nothing changed (exit 1) when the table moved on: an output rewritten or removed since (a later run:
+undo it first), a file at an input's key again, a trash copy, an old version or (Delta) an input removed by
+vacuum, or a run that did not finish (settle it first). A second undo of the same run does nothing.`,
+    )
+    .action(async (uri: string, run: string, opts: UndoCliOptions) => {
+      await withInterruptReport({ interruptedReport: () => undoInterruptedReport(uri, run) }, io.out, () =>
+        runUndo(uri, run, opts, io),
+      );
+    });
+}
+
+/**
+ * What Ctrl-C during `undo` prints: the undo restores every input before it deletes an output, so wherever it
+ * stopped no row is missing (some may be listed twice), and its record says it started, so the same command
+ * finishes it.
+ */
+export function undoInterruptedReport(uri: string, run: string): string[] {
+  return [
+    `\ninterrupted: the undo of run ${run} may be half done. Inputs are restored before any output is deleted, so no row is missing; rows of the run may be listed twice until it finishes.`,
+    `next: run lake-compactor undo ${uri} ${run} again (the same options): it takes what is done as done and finishes.`,
+  ];
+}

@@ -1,0 +1,244 @@
+// The merged view of one Merge-on-Read file slice, as Hudi's compactor builds it (HoodieMergeHandle over
+// HoodieMergedLogRecordScanner, HUDI-NOTES §5): the slice's log files scanned up to the compaction instant (corrupt
+// blocks skipped, rolled-back and uncommitted instants left out: log/scanner.ts), their records merged by record key
+// with the table's payload or merge mode (log/merge.ts), then against the base file's keys. The result is said as
+// the Parquet engine rewrites it: the base file's rows to drop (deleted rows of that input, by position) and the
+// surviving log records as one extra Parquet file in the base file's own schema — so the engine's fingerprint, and
+// with it verify, is of the merged view, never of the raw inputs.
+import { type FileMetaData, parquetMetadata, parquetReadObjects, type SchemaElement } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
+import { parquetWriteBuffer } from 'hyparquet-writer';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
+import { HudiCompactionUnsupportedError } from './compaction-errors.js';
+import {
+  DecodeBudget,
+  type MergedLogRecord,
+  type MergePolicy,
+  mergeLogBlocks,
+  mergeSlice,
+  type SliceMerge,
+  scanLogFiles,
+} from './log/index.js';
+
+/** One slice to merge: its base file and log files (keys relative to the store). */
+export interface SliceToMerge {
+  readonly baseKey: string;
+  readonly logKeys: readonly string[];
+}
+
+/** What merging a slice counted (the compaction commit's write stat takes them). */
+export interface SliceMergeCounts {
+  readonly baseRows: number;
+  /** Base rows a log version replaced. */
+  readonly updated: number;
+  /** Base rows a log delete removed. */
+  readonly deleted: number;
+  /** Log records whose key the base did not hold. */
+  readonly inserted: number;
+  readonly logRecords: number;
+  readonly logBlocks: number;
+  readonly corruptBlocks: number;
+  readonly rollbackBlocks: number;
+  /** Distinct record keys the logs touched. */
+  readonly keysTouched: number;
+}
+
+/** A slice's merged view: base rows to drop, the log rows to add, and the counts. */
+export interface MergedSlice {
+  readonly merge: SliceMerge;
+  readonly counts: SliceMergeCounts;
+  /** The base file's footer (its schema is the output's). */
+  readonly baseMetadata: FileMetaData;
+}
+
+/** Parsers that keep times as Parquet stores them (the writer writes them back unchanged). */
+const RAW_TIME = {
+  timestampFromMilliseconds: (v: bigint) => v,
+  timestampFromMicroseconds: (v: bigint) => v,
+  timestampFromNanoseconds: (v: bigint) => v,
+  dateFromDays: (v: number) => v,
+};
+
+function arrayBufferOf(bytes: Uint8Array): ArrayBuffer {
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}
+
+/**
+ * The merged view of one slice at compaction instant `instant`: logs of instants the timeline does not call
+ * committed, or later than `instant`, are left out, as Hudi's scanner leaves them.
+ * @throws HudiCompactionUnsupportedError for a base schema the log rows cannot be written in exactly.
+ * @throws what the log reader and merger throw (HudiLogFormatError, HudiLogUnsupportedError, HudiMergeUnsupportedError).
+ */
+export async function mergeFileSlice(
+  store: ObjectStore,
+  slice: SliceToMerge,
+  policy: MergePolicy,
+  isCommitted: (instant: string) => boolean,
+  instant: string,
+): Promise<MergedSlice> {
+  const baseBytes = await store.get(slice.baseKey);
+  const file = arrayBufferOf(baseBytes);
+  const baseMetadata = parquetMetadata(file, { geoparquet: false });
+  refuseUnwritableSchema(slice.baseKey, baseMetadata.schema);
+  const logs = await Promise.all(slice.logKeys.map(async (key) => ({ key, bytes: await store.get(key) })));
+  const scan = scanLogFiles(logs, { isCommitted, latestInstant: instant });
+  const log = await mergeLogBlocks(scan.blocks, policy, new DecodeBudget());
+  const field = policy.orderingField;
+  const columns = ['_hoodie_record_key', ...(field === undefined ? [] : [field])];
+  const keyRows = (await parquetReadObjects({
+    file,
+    metadata: baseMetadata,
+    columns,
+    compressors,
+    parsers: RAW_TIME,
+  })) as Record<string, unknown>[];
+  const baseKeys = new Set<string>();
+  const merge = mergeSlice(
+    keyRows.map((r, position) => {
+      const recordKey = String(r._hoodie_record_key);
+      baseKeys.add(recordKey);
+      return { position, recordKey, orderingValue: field === undefined ? null : (r[field] ?? null) };
+    }),
+    log,
+    policy,
+  );
+  let deleted = 0;
+  for (const record of log.values()) if (isDelete(record) && baseKeys.has(record.key)) deleted++;
+  const inserted = merge.append.filter((r) => !baseKeys.has(String(r._hoodie_record_key))).length;
+  return {
+    merge,
+    baseMetadata,
+    counts: {
+      baseRows: keyRows.length,
+      updated: merge.dropPositions.length - deleted,
+      deleted,
+      inserted,
+      // The merged records (one per key): the scanner does not count superseded versions.
+      logRecords: log.size,
+      logBlocks: scan.blocks.length,
+      corruptBlocks: scan.corruptBlocks,
+      rollbackBlocks: scan.rolledBack.length,
+      keysTouched: log.size,
+    },
+  };
+}
+
+function isDelete(record: MergedLogRecord): boolean {
+  return record.kind === 'delete' || record.deleted;
+}
+
+/**
+ * Refuses, before a compaction is scheduled, a base file whose schema the log rows cannot be written in exactly.
+ * @throws HudiCompactionUnsupportedError naming the column.
+ */
+export async function checkSliceWritable(store: ObjectStore, baseKey: string): Promise<void> {
+  const metadata = parquetMetadata(arrayBufferOf(await store.get(baseKey)), { geoparquet: false });
+  refuseUnwritableSchema(baseKey, metadata.schema);
+}
+
+/** Leaves the writer cannot reproduce from a log record without loss: refused by name before anything is written. */
+function refuseUnwritableSchema(baseKey: string, schema: readonly SchemaElement[]): void {
+  const [, ...fields] = schema;
+  for (const e of fields) {
+    if ((e.num_children ?? 0) > 0)
+      throw new HudiCompactionUnsupportedError(
+        baseKey,
+        `nested column ${e.name}`,
+        'log records are written back into flat schemas only',
+      );
+    if (e.repetition_type === 'REPEATED')
+      throw new HudiCompactionUnsupportedError(baseKey, `repeated column ${e.name}`, 'not a flat column');
+    if (e.type === 'INT96')
+      throw new HudiCompactionUnsupportedError(baseKey, `INT96 column ${e.name}`, 'Spark legacy timestamps');
+  }
+}
+
+/** Two's complement big-endian bytes as a BigInt (Avro's decimal encoding). */
+function unscaledOf(bytes: Uint8Array): bigint {
+  let v = 0n;
+  for (const b of bytes) v = (v << 8n) | BigInt(b);
+  if (bytes.length > 0 && ((bytes[0] as number) & 0x80) !== 0) v -= 1n << BigInt(bytes.length * 8);
+  return v;
+}
+
+/** A log record's value as the writer takes it for a column of `element` (its stored form, exactly). */
+function columnValue(element: SchemaElement, value: unknown, where: string): unknown {
+  if (value === null || value === undefined) return null;
+  const decimal = element.converted_type === 'DECIMAL' || element.logical_type?.type === 'DECIMAL';
+  if (decimal) {
+    if (value instanceof Uint8Array) return unscaledOf(value);
+    if (typeof value === 'bigint') return value;
+    if (typeof value === 'number') {
+      // A Parquet data block's decimal, decoded to a double by hyparquet (exact up to 15 digits: content.ts).
+      return BigInt(Math.round(value * 10 ** (element.scale ?? 0)));
+    }
+  }
+  switch (element.type) {
+    case 'INT64':
+      if (typeof value === 'bigint') return value;
+      if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
+      break;
+    case 'INT32':
+      if (typeof value === 'number' && Number.isInteger(value)) return value;
+      if (typeof value === 'bigint') return Number(value);
+      break;
+    case 'FLOAT':
+    case 'DOUBLE':
+      if (typeof value === 'number') return value;
+      break;
+    case 'BOOLEAN':
+      if (typeof value === 'boolean') return value;
+      break;
+    case 'BYTE_ARRAY':
+    case 'FIXED_LEN_BYTE_ARRAY':
+      if (typeof value === 'string') return value;
+      if (value instanceof Uint8Array) return value;
+      break;
+  }
+  throw new HudiCompactionUnsupportedError(
+    where,
+    `a log value of column ${element.name} (${typeof value}) for a ${element.type} column`,
+    'it cannot be written in the base file schema exactly',
+  );
+}
+
+/**
+ * The surviving log records as one Parquet file in the base file's schema and key-value metadata (less the index
+ * entries, which the rewrite recomputes): the rewrite's second input. Columns the log schema lacks (added to the
+ * base since) are null; a log column the base lacks is refused, as Hudi would fail the write too.
+ * @throws HudiCompactionUnsupportedError for a value or column that cannot be written exactly.
+ */
+export function logRowsParquet(
+  merged: MergedSlice,
+  where: string,
+): { readonly bytes: Uint8Array; readonly rows: number } {
+  const schema = merged.baseMetadata.schema;
+  const [, ...fields] = schema;
+  const names = new Set(fields.map((f) => f.name));
+  const rows = merged.merge.append;
+  for (const row of rows)
+    for (const column of Object.keys(row))
+      if (!names.has(column))
+        throw new HudiCompactionUnsupportedError(
+          where,
+          `log column ${column}, which the base file does not have`,
+          'schema evolution is not compacted',
+        );
+  const columnData = fields.map((element) => ({
+    name: element.name,
+    data: rows.map((row) => columnValue(element, row[element.name], where)),
+  }));
+  const kvMetadata = (merged.baseMetadata.key_value_metadata ?? []).filter(
+    (kv) => !HUDI_INDEX_FOOTER_KEYS.includes(kv.key),
+  );
+  const buffer = parquetWriteBuffer({
+    columnData,
+    // hyparquet-writer bundles its own hyparquet types: the same elements, typed apart.
+    schema: schema.map((e) => ({ ...e })) as Parameters<typeof parquetWriteBuffer>[0]['schema'],
+    kvMetadata,
+    statistics: false,
+    codec: 'UNCOMPRESSED',
+  });
+  return { bytes: new Uint8Array(buffer), rows: rows.length };
+}

@@ -1,0 +1,515 @@
+// Merge-on-Read compaction of a Hudi table, as Hudi's own compactor runs it (HUDI-NOTES §5.1; HoodieCompactor,
+// ScheduleCompactionActionExecutor, RunCompactionActionExecutor):
+//
+//   trigger   Hudi's default NUM_COMMITS strategy: schedule once `deltaCommits` (hoodie.compact.inline.max.delta.
+//             commits, default 5) delta commits completed since the table's last completed compaction; every live
+//             file slice with log files and a base file is an operation (LogFileSizeBasedCompactionStrategy with
+//             its default threshold 0 takes them all). A log-only slice is left for Hudi (reported).
+//   refuse    payload classes other than OverwriteWithLatestAvroPayload / DefaultHoodieRecordPayload and merge modes
+//             other than COMMIT_TIME_ORDERING / EVENT_TIME_ORDERING (log/merge.ts `mergePolicy`), before anything is
+//             written.
+//   schedule  under the table's lock: mint T above every instant, write `T.compaction.requested` (the plan), then
+//             the empty `T.compaction.inflight`. Hudi writers keep appending to the file groups (new log files go to
+//             the slice of T), readers keep reading the old slices until T completes.
+//   execute   per operation: the slice merged at T (compaction-merge.ts), rewritten by the Parquet engine from the
+//             base file (less the rows the logs replaced or deleted) and the surviving log rows, into
+//             `<fileId>_<token>_T.parquet` in the same file group — meta columns kept, `_hoodie_file_name` the new
+//             name, the bloom filter and key range recomputed — then verified by re-reading it against the
+//             rewrite's fingerprint, i.e. against the merged view.
+//   complete  under the lock: the completed `commit` (v6 `T.commit`, JSON; v8+ `T_C.commit`, Avro) written with a
+//             conditional create, the one atomic step.
+//
+// A pending compaction on the timeline is executed before anything new is scheduled, as Hudi does: a run that
+// crashed after scheduling is finished by the next run (the old view stays until then). A failure of the run that
+// scheduled T removes T's outputs, then its inflight, then its requested file: nothing of it remains.
+import type { Clock } from '../../../ports/clock.js';
+import type { ObjectStore } from '../../../ports/object-store.js';
+import type { ParquetEngine } from '../../../ports/parquet-engine.js';
+import { InvalidInputError, PreconditionFailedError } from '../../errors.js';
+import { HUDI_INDEX_FOOTER_KEYS, HudiIndexFooterBuilder } from './bloom/index.js';
+import type { HudiCoordination } from './clustering-commit.js';
+import { HudiCompactionUnsupportedError } from './compaction-errors.js';
+import { checkSliceWritable, logRowsParquet, mergeFileSlice } from './compaction-merge.js';
+import { withHudiLock } from './lock/index.js';
+import { droppedRows, type MergePolicy, mergePolicy } from './log/index.js';
+import { type HudiTableState, readHudiTable, readTableConfig } from './table-state.js';
+import { isCommitted, keyUnder, listFolder } from './timeline.js';
+import {
+  baseFileName,
+  buildCompactionCommitMetadata,
+  buildCompactionPlan,
+  COMPACTION_PLAN_SCHEMA,
+  type CompactionOperation,
+  type CompactionOutput,
+  compactionCommitContent,
+  compactionRequestedContent,
+  completedInstantFile,
+  decodeTimelineAvro,
+  EMPTY_INFLIGHT_CONTENT,
+  type InstantTimeZone,
+  instantTimeZoneFor,
+  mintInstantTime,
+  pendingInstantFiles,
+  writeToken,
+} from './timeline-writer/index.js';
+
+/** Hudi's default `hoodie.compact.inline.max.delta.commits`. */
+export const DEFAULT_COMPACTION_DELTA_COMMITS = 5;
+
+export interface HudiCompactionDeps {
+  readonly store: ObjectStore;
+  readonly engine: Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutputs'>;
+  readonly clock: Clock;
+  /** The table's declared coordination (its lock), as for clustering. */
+  readonly coordination: HudiCoordination;
+}
+
+export interface HudiCompactionOptions {
+  /** Delta commits since the last compaction that trigger one (NUM_COMMITS). @default 5 */
+  readonly deltaCommits?: number;
+  /** A test's crash point: thrown after the named step, nothing undone (a killed process). */
+  readonly crashAfter?: 'scheduled' | 'written';
+}
+
+/** One compacted file slice. */
+export interface CompactedSlice {
+  readonly partition: string;
+  readonly fileId: string;
+  readonly baseFile: string;
+  readonly logFiles: readonly string[];
+  /** The new base file's key. */
+  readonly output: string;
+  /** Rows of the new base file. */
+  readonly rows: number;
+  /** Rows of the compacted slice's base file: `rows` = `baseRows` − `deleted` + `inserted`. */
+  readonly baseRows: number;
+  readonly updated: number;
+  readonly deleted: number;
+  readonly inserted: number;
+}
+
+export type HudiCompactionResult =
+  | { readonly kind: 'nothing'; readonly reason: string }
+  | {
+      readonly kind: 'compacted';
+      readonly instant: string;
+      /** Whether the plan was a pending one found on the timeline (a crashed run's, or Hudi's own). */
+      readonly resumed: boolean;
+      readonly slices: readonly CompactedSlice[];
+      /** Slices with logs left to Hudi, with why. */
+      readonly skipped: readonly { readonly key: string; readonly reason: string }[];
+    };
+
+/** The table's merge semantics, or a refusal by name (HudiMergeUnsupportedError) before anything is written. */
+export function compactionPolicy(state: HudiTableState): MergePolicy {
+  const c = state.config;
+  return mergePolicy({
+    tableVersion: c.version,
+    ...(c.payloadClass === undefined ? {} : { payloadClass: c.payloadClass }),
+    ...(c.mergeMode === undefined ? {} : { mergeMode: c.mergeMode }),
+    orderingFields: c.orderingFields.join(','),
+    ...(c.properties.get('hoodie.table.partial.update.mode') === undefined
+      ? {}
+      : { partialUpdateMode: c.properties.get('hoodie.table.partial.update.mode') }),
+  });
+}
+
+/** Delta commits completed since the latest completed compaction (Hudi's NUM_COMMITS count). */
+export function deltaCommitsSinceCompaction(state: HudiTableState): number {
+  const writes = state.timeline.completedWrites;
+  let last = -1;
+  writes.forEach((w, i) => {
+    if (w.instant.action === 'commit' && w.metadata.compacted) last = i;
+  });
+  return writes.slice(last + 1).filter((w) => w.instant.action === 'deltacommit').length;
+}
+
+/** The operations a new plan would hold: live slices with logs and a base file; log-only slices skipped. */
+export function compactionCandidates(state: HudiTableState): {
+  operations: {
+    partition: string;
+    fileId: string;
+    baseInstant: string;
+    base: { key: string; size: number };
+    logs: { key: string; size: number }[];
+  }[];
+  skipped: { key: string; reason: string }[];
+} {
+  const operations = [];
+  const skipped = [];
+  for (const p of state.partitions)
+    for (const slice of p.liveSlices) {
+      if (slice.logFiles.length === 0) continue;
+      if (slice.baseFile === undefined) {
+        skipped.push({
+          key: slice.logFiles[0]?.key ?? slice.fileId,
+          reason: `file group ${slice.fileId} has log files but no base file: left to Hudi's compactor`,
+        });
+        continue;
+      }
+      operations.push({
+        partition: p.partition,
+        fileId: slice.fileId,
+        baseInstant: slice.baseInstantTime,
+        base: { key: slice.baseFile.key, size: slice.baseFile.size },
+        logs: slice.logFiles.map((l) => ({ key: l.key, size: l.size })),
+      });
+    }
+  return { operations, skipped };
+}
+
+function timelineFolder(state: HudiTableState): string | undefined {
+  const path = state.config.timelinePath.replace(/\/+$/, '');
+  return path === '.hoodie' ? undefined : path.slice('.hoodie/'.length);
+}
+
+function pendingKeys(state: HudiTableState, instant: string): { requested: string; inflight: string } {
+  const timelinePath = timelineFolder(state);
+  const files = pendingInstantFiles({
+    tableVersion: state.config.version,
+    operation: 'compaction',
+    instant,
+    ...(timelinePath === undefined ? {} : { timelinePath }),
+  });
+  return {
+    requested: keyUnder(state.tableRoot, files.requested),
+    inflight: keyUnder(state.tableRoot, files.inflight),
+  };
+}
+
+function zoneOf(state: HudiTableState, coordination: HudiCoordination): InstantTimeZone {
+  try {
+    return instantTimeZoneFor(state.config.timelineTimezone, coordination.localZone);
+  } catch (err) {
+    throw new InvalidInputError(
+      `Hudi table ${state.tableRoot || '(root)'}: ${err instanceof Error ? err.message : String(err)} (hudiTimezone; on the CLI --hudi-timezone)`,
+    );
+  }
+}
+
+function timelineTimes(state: HudiTableState): string[] {
+  return state.timeline.instants.flatMap((i) =>
+    i.completionTime === undefined ? [i.time] : [i.time, i.completionTime],
+  );
+}
+
+/** Creates `key` only when absent; the same bytes there already are ours (a retry). */
+async function createOnce(store: ObjectStore, key: string, body: Uint8Array): Promise<void> {
+  try {
+    await store.put(key, body, { ifNoneMatch: '*' });
+  } catch (err) {
+    if (!(err instanceof PreconditionFailedError)) throw err;
+    const there = await store.get(key);
+    if (Buffer.compare(Buffer.from(there), Buffer.from(body)) !== 0)
+      throw new InvalidInputError(
+        `Hudi instant file ${key} already exists with other content: another writer minted the same instant`,
+      );
+  }
+}
+
+async function underLock<T>(
+  deps: HudiCompactionDeps,
+  tableRoot: string,
+  work: (assertHeld: (during: string) => void) => Promise<T>,
+): Promise<T> {
+  const config = await readTableConfig(deps.store, tableRoot || '(root)', tableRoot);
+  const lock = deps.coordination.lockFor(deps.store, tableRoot, config.name, deps.clock);
+  if (lock === undefined) return work(() => {});
+  return withHudiLock(lock, (handle) => work((during) => handle.assertHeld(during)));
+}
+
+/** The completed file of `instant` (`T.commit` / `T_C.commit`), when there is one. */
+async function findCompleted(
+  store: ObjectStore,
+  state: HudiTableState,
+  instant: string,
+): Promise<string | undefined> {
+  const folder = keyUnder(state.tableRoot, `${state.config.timelinePath.replace(/\/+$/, '')}/`);
+  const { objects } = await listFolder(store, folder);
+  return objects
+    .map((o) => o.key)
+    .find((key) => {
+      const name = key.slice(folder.length);
+      return name === `${instant}.commit` || (name.startsWith(`${instant}_`) && name.endsWith('.commit'));
+    });
+}
+
+function partitionKey(state: HudiTableState, partition: string, name: string): string {
+  return keyUnder(state.tableRoot, partition === '' ? name : `${partition}/${name}`);
+}
+
+/** The new base file's name: the operation's index is Spark's partition id in Hudi's compactor. */
+function outputName(fileId: string, index: number, instant: string): string {
+  return baseFileName(fileId, writeToken({ partitionId: index, stageId: 0, attemptId: 0 }), instant);
+}
+
+/**
+ * Compacts the Merge-on-Read table at `tableRoot` (see the module comment): finishes a pending compaction, else
+ * schedules and runs one when the trigger says so.
+ * @throws HudiUnsupportedError / HudiMergeUnsupportedError for a table refused by name (nothing written).
+ * @throws HudiCompactionUnsupportedError for a slice that cannot be merged exactly (our instant rolled back).
+ */
+export async function compactHudiMergeOnRead(
+  deps: HudiCompactionDeps,
+  tableRoot: string,
+  options: HudiCompactionOptions = {},
+): Promise<HudiCompactionResult> {
+  const root = tableRoot.replace(/\/+$/, '');
+  const state = await readHudiTable(deps.store, root);
+  if (state.config.type !== 'MERGE_ON_READ')
+    return { kind: 'nothing', reason: 'a Copy-on-Write table has no log files to compact' };
+  const policy = compactionPolicy(state);
+  const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
+  if (pending !== undefined) {
+    const operations = await readPlan(deps.store, state, pending.instant.time);
+    return execute(
+      deps,
+      state,
+      policy,
+      pending.instant.time,
+      operations,
+      { resumed: true, skipped: [] },
+      options,
+    );
+  }
+  const triggered = deltaCommitsSinceCompaction(state);
+  const needed = options.deltaCommits ?? DEFAULT_COMPACTION_DELTA_COMMITS;
+  if (triggered < needed)
+    return {
+      kind: 'nothing',
+      reason: `${triggered} delta commit(s) since the last compaction, fewer than the ${needed} that trigger one (NUM_COMMITS)`,
+    };
+  const { operations, skipped } = compactionCandidates(state);
+  if (operations.length === 0)
+    return { kind: 'nothing', reason: 'no live file slice has both a base file and log files' };
+  // What cannot be written back exactly is refused before anything is written.
+  for (const op of operations) await checkSliceWritable(deps.store, op.base.key);
+  const scheduled = await underLock(deps, root, async (assertHeld) => {
+    const now = await readHudiTable(deps.store, root);
+    if (now.timeline.pendingPlans.some((p) => p.kind === 'compaction')) return undefined;
+    const instant = mintInstantTime(deps.clock.now(), zoneOf(now, deps.coordination), timelineTimes(now));
+    // The slices as read under the lock: a base whose schema was checked above and is still live, with every log
+    // file it has now — a log written since the first read must be in the plan, or the new base would orphan it.
+    const stillLive = compactionCandidates(now).operations.filter((o) =>
+      operations.some((op) => op.base.key === o.base.key),
+    );
+    if (stillLive.length === 0) return undefined;
+    const plan = buildCompactionPlan({
+      operations: stillLive.map((op) => ({
+        partitionPath: op.partition,
+        fileId: op.fileId,
+        baseInstantTime: op.baseInstant,
+        baseFileName: nameOf(op.base.key),
+        baseFileSizeBytes: op.base.size,
+        logFileNames: op.logs.map((l) => nameOf(l.key)),
+        logFileSizesBytes: op.logs.map((l) => l.size),
+      })),
+    });
+    const keys = pendingKeys(now, instant);
+    assertHeld('writing the compaction plan');
+    await createOnce(deps.store, keys.requested, compactionRequestedContent(plan));
+    await createOnce(deps.store, keys.inflight, EMPTY_INFLIGHT_CONTENT);
+    return { instant, operations: plan.operations ?? [] };
+  });
+  if (scheduled === undefined)
+    return { kind: 'nothing', reason: 'the table changed while the compaction was being scheduled' };
+  if (options.crashAfter === 'scheduled') throw new Error('crash after scheduling (test)');
+  try {
+    return await execute(
+      deps,
+      state,
+      policy,
+      scheduled.instant,
+      scheduled.operations,
+      { resumed: false, skipped },
+      options,
+    );
+  } catch (err) {
+    if (options.crashAfter === undefined)
+      await rollbackOwn(deps.store, state, scheduled.instant, scheduled.operations);
+    throw err;
+  }
+}
+
+function nameOf(key: string): string {
+  return key.slice(key.lastIndexOf('/') + 1);
+}
+
+/** A pending compaction's operations, from its requested plan. */
+async function readPlan(
+  store: ObjectStore,
+  state: HudiTableState,
+  instant: string,
+): Promise<readonly CompactionOperation[]> {
+  const bytes = await store.get(pendingKeys(state, instant).requested);
+  const decoded = decodeTimelineAvro(bytes, COMPACTION_PLAN_SCHEMA);
+  const plan = decoded.records[0] as { operations?: CompactionOperation[] | null } | undefined;
+  return plan?.operations ?? [];
+}
+
+/** Removes our instant's outputs, then its inflight, then its requested file (unless it completed). */
+async function rollbackOwn(
+  store: ObjectStore,
+  state: HudiTableState,
+  instant: string,
+  operations: readonly CompactionOperation[],
+): Promise<void> {
+  if ((await findCompleted(store, state, instant)) !== undefined) return;
+  await store.deleteMany(
+    operations.map((op, index) => ({
+      key: partitionKey(state, op.partitionPath ?? '', outputName(op.fileId ?? '', index, instant)),
+    })),
+  );
+  const scratch: { key: string }[] = [];
+  for await (const o of store.listAll(`${tempKeyPrefix(state, instant)}/`)) scratch.push({ key: o.key });
+  if (scratch.length > 0) await store.deleteMany(scratch);
+  const keys = pendingKeys(state, instant);
+  await store.deleteMany([{ key: keys.inflight }]);
+  await store.deleteMany([{ key: keys.requested }]);
+}
+
+/** Where the surviving log rows of an operation are staged (Hudi's own per-instant scratch folder). */
+function tempKeyPrefix(state: HudiTableState, instant: string): string {
+  return keyUnder(state.tableRoot, `.hoodie/.temp/${instant}/lake-compactor-log-rows`);
+}
+
+const INDEX_FOOTER = {
+  keys: HUDI_INDEX_FOOTER_KEYS,
+  column: '_hoodie_record_key',
+  begin: () => new HudiIndexFooterBuilder(),
+};
+
+async function execute(
+  deps: HudiCompactionDeps,
+  state: HudiTableState,
+  policy: MergePolicy,
+  instant: string,
+  operations: readonly CompactionOperation[],
+  context: { resumed: boolean; skipped: { key: string; reason: string }[] },
+  options: HudiCompactionOptions,
+): Promise<HudiCompactionResult> {
+  const committed = (i: string) => isCommitted(state.timeline, i);
+  const outputs: CompactionOutput[] = [];
+  const slices: CompactedSlice[] = [];
+  for (const [index, op] of operations.entries()) {
+    const partition = op.partitionPath ?? '';
+    const fileId = op.fileId ?? '';
+    if (op.dataFilePath === null)
+      throw new HudiCompactionUnsupportedError(fileId, 'a log-only file slice', 'no base file to merge into');
+    const baseKey = partitionKey(state, partition, op.dataFilePath);
+    const logKeys = (op.deltaFilePaths ?? []).map((n) => partitionKey(state, partition, n));
+    const merged = await mergeFileSlice(deps.store, { baseKey, logKeys }, policy, committed, instant);
+    const logRows = logRowsParquet(merged, baseKey);
+    const tempKey = `${tempKeyPrefix(state, instant)}/${fileId}.parquet`;
+    await deps.store.put(tempKey, logRows.bytes);
+    const tempHead = await deps.store.head(tempKey);
+    const baseHead = await deps.store.head(baseKey);
+    if (tempHead === undefined || baseHead === undefined)
+      throw new InvalidInputError(`Hudi compaction ${instant}: ${baseKey} or its log rows vanished`);
+    const name = outputName(fileId, index, instant);
+    const outputKey = partitionKey(state, partition, name);
+    const dropped = new Set(merged.merge.dropPositions);
+    const files = [
+      {
+        key: baseKey,
+        size: baseHead.size,
+        etag: baseHead.etag,
+        rows: merged.counts.baseRows,
+        ...(dropped.size === 0 ? {} : { deleted: droppedRows(merged.merge) }),
+      },
+      ...(logRows.rows === 0
+        ? []
+        : [{ key: tempKey, size: tempHead.size, etag: tempHead.etag, rows: logRows.rows }]),
+    ];
+    // A rewrite of the earlier attempt's output is replaced whole.
+    await deps.store.deleteMany([{ key: outputKey }]);
+    const result = await deps.engine.rewriteGroup(
+      { source: deps.store, target: deps.store },
+      { groupId: `${instant}-${index}`, files, expectedOutputFiles: 1 },
+      {
+        outputKey: (i) => (i === 0 ? outputKey : `${outputKey}.extra-${i}`),
+        targetFileSizeBytes: Number.MAX_SAFE_INTEGER,
+        stitch: false,
+        derivedColumns: [{ column: '_hoodie_file_name', value: 'output-file-name' }],
+        outputFooterEntries: INDEX_FOOTER,
+      },
+    );
+    if (result.outputs.length !== 1) {
+      await deps.store.deleteMany(result.outputs.map((o) => ({ key: o.key })));
+      throw new HudiCompactionUnsupportedError(
+        baseKey,
+        `a slice whose merged rows the engine wrote as ${result.outputs.length} files`,
+        'the log rows do not share the base file schema; one base file per file group is required',
+      );
+    }
+    const out = result.outputs[0] as (typeof result.outputs)[number];
+    await deps.engine.verifyOutputs(deps.store, [{ key: out.key, size: out.size }], result.fingerprint);
+    await deps.store.deleteMany([{ key: tempKey }]);
+    const logSizes = await Promise.all(logKeys.map(async (k) => (await deps.store.head(k))?.size ?? 0));
+    outputs.push({
+      partitionPath: partition,
+      fileId,
+      fileName: name,
+      baseInstantTime: op.baseInstantTime ?? '',
+      prevBaseFile: op.dataFilePath,
+      numWrites: out.rows,
+      numUpdateWrites: merged.counts.updated,
+      numInserts: merged.counts.inserted,
+      numDeletes: merged.counts.deleted,
+      fileSizeInBytes: out.size,
+      totalLogRecords: merged.counts.logRecords,
+      totalLogBlocks: merged.counts.logBlocks,
+      totalCorruptLogBlock: merged.counts.corruptBlocks,
+      totalRollbackBlocks: merged.counts.rollbackBlocks,
+      totalUpdatedRecordsCompacted: merged.counts.keysTouched,
+      totalLogFilesCompacted: logKeys.length,
+      totalLogSizeCompacted: logSizes.reduce((a, b) => a + b, 0),
+    });
+    slices.push({
+      partition,
+      fileId,
+      baseFile: baseKey,
+      logFiles: logKeys,
+      output: outputKey,
+      rows: out.rows,
+      baseRows: merged.counts.baseRows,
+      updated: merged.counts.updated,
+      deleted: merged.counts.deleted,
+      inserted: merged.counts.inserted,
+    });
+  }
+  if (options.crashAfter === 'written') throw new Error('crash after writing the new base files (test)');
+  await underLock(deps, state.tableRoot, async (assertHeld) => {
+    if ((await findCompleted(deps.store, state, instant)) !== undefined) return;
+    const now = await readHudiTable(deps.store, state.tableRoot);
+    if ((await deps.store.head(pendingKeys(now, instant).requested)) === undefined)
+      throw new InvalidInputError(
+        `Hudi compaction ${instant}: its plan is gone (rolled back by another writer?)`,
+      );
+    const schema = [...now.timeline.completedWrites]
+      .reverse()
+      .map((w) => w.metadata.extraMetadata.get('schema'))
+      .find((s) => s !== undefined && s !== '');
+    const metadata = buildCompactionCommitMetadata({ outputs, schema: schema ?? '' });
+    const completion =
+      now.config.version === 6
+        ? undefined
+        : mintInstantTime(deps.clock.now(), zoneOf(now, deps.coordination), [...timelineTimes(now), instant]);
+    const timelinePath = timelineFolder(now);
+    const completed = keyUnder(
+      now.tableRoot,
+      completedInstantFile(
+        {
+          tableVersion: now.config.version,
+          operation: 'compaction',
+          instant,
+          ...(timelinePath === undefined ? {} : { timelinePath }),
+        },
+        completion,
+      ),
+    );
+    assertHeld('writing the completed compaction commit');
+    await createOnce(deps.store, completed, compactionCommitContent(now.config.version, metadata));
+  });
+  return { kind: 'compacted', instant, resumed: context.resumed, slices, skipped: context.skipped };
+}

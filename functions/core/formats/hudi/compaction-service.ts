@@ -1,0 +1,41 @@
+// Merge-on-Read compaction as the Hudi format's table service (TableFormat.tableService): what `compact` runs on a
+// Hudi table before it plans clustering, bound to the table's declared lock and trigger by the format's `forTable`.
+// It reports in the CLI's words; a Copy-on-Write table, or one the trigger does not call due, is left as it is.
+import type { TableServiceDeps, TableServiceOutcome } from '../table-format.js';
+import type { HudiCoordination } from './clustering-commit.js';
+import { compactHudiMergeOnRead, DEFAULT_COMPACTION_DELTA_COMMITS } from './compaction-run.js';
+import { readTableConfig } from './table-state.js';
+
+/** The table service of a Hudi table coordinated by `coordination`, triggered after `deltaCommits` delta commits. */
+export function hudiCompactionService(
+  coordination: HudiCoordination,
+  deltaCommits: number | undefined,
+): (deps: TableServiceDeps, tableRoot: string) => Promise<TableServiceOutcome> {
+  return async (deps, tableRoot) => {
+    const root = tableRoot.replace(/\/+$/, '');
+    // A Copy-on-Write table has no log files: nothing to say (its clustering is the plan's).
+    const config = await readTableConfig(deps.store, root || '(root)', root);
+    if (config.type !== 'MERGE_ON_READ') return { changed: false, lines: [] };
+    const result = await compactHudiMergeOnRead({ ...deps, coordination }, root, {
+      deltaCommits: deltaCommits ?? DEFAULT_COMPACTION_DELTA_COMMITS,
+    });
+    if (result.kind === 'nothing')
+      return {
+        changed: false,
+        lines: [`Hudi Merge-on-Read compaction: nothing to compact (${result.reason})`],
+      };
+    const rows = result.slices.reduce((n, s) => n + s.rows, 0);
+    const deleted = result.slices.reduce((n, s) => n + s.deleted, 0);
+    return {
+      changed: true,
+      lines: [
+        `Hudi Merge-on-Read compaction ${result.instant}${result.resumed ? ' (a pending plan, finished)' : ''}: ${result.slices.length} file slice(s) → ${result.slices.length} new base file(s), ${rows} rows (${deleted} removed by log deletes), committed`,
+        ...result.slices.map(
+          (s) =>
+            `  ${s.partition || '(root)'} ${s.fileId}: ${s.logFiles.length} log file(s) merged into ${s.output.slice(s.output.lastIndexOf('/') + 1)} (${s.baseRows} base rows, ${s.updated} updated, ${s.deleted} deleted, ${s.inserted} inserted)`,
+        ),
+        ...result.skipped.map((s) => `  left to Hudi: ${s.key} (${s.reason})`),
+      ],
+    };
+  };
+}

@@ -1,0 +1,262 @@
+// A data file projected onto the table's current schema, as Iceberg's readers project it (spec, "Schema Evolution"
+// and "Column Projection"; Java's ParquetSchemaUtil / TypeWithSchemaVisitor): columns are matched by field id, never
+// by name or position, so a renamed column keeps its values under its current name, a dropped column is not
+// written, a column added after the file was written is null in its rows, and a column whose type was promoted
+// (int → long, float → double, decimal(P, S) → decimal(P', S) with P' > P) is widened. What cannot be projected
+// exactly is named, and the file left alone.
+import type { SchemaElement } from 'hyparquet';
+import type {
+  ColumnProjection,
+  ProjectedColumn,
+  ProjectedField,
+  ProjectedPrimitive,
+  ProjectedType,
+  ProjectedWidening,
+} from '../../projection.js';
+import type { IcebergField, IcebergSchema, IcebergType } from './metadata.js';
+
+/** The footer entry Iceberg's Parquet writer records the write schema in (Java's `ParquetWriter`, "iceberg.schema"). */
+export const ICEBERG_SCHEMA_FOOTER_KEY = 'iceberg.schema';
+
+/**
+ * What becomes of one data file under the current schema: projected (`projection`), left alone with why
+ * (`refused`: it was written under an older schema this projection cannot carry over exactly), or written as it is
+ * (`as-written`: its columns are the current schema's by id, name and type, but a type of it — a list, a map — is
+ * one the projection does not describe, so it keeps today's path: grouped with files of its own Parquet schema).
+ */
+export type FileProjection =
+  | { readonly kind: 'projected'; readonly projection: ColumnProjection }
+  | { readonly kind: 'refused'; readonly reason: string }
+  | { readonly kind: 'as-written' };
+
+/** A node of the footer's schema tree. */
+interface Node {
+  readonly element: SchemaElement;
+  readonly children: readonly Node[];
+}
+
+function treeOf(elements: readonly SchemaElement[]): Node {
+  let next = 0;
+  const visit = (): Node => {
+    const element = elements[next++] as SchemaElement;
+    const children: Node[] = [];
+    for (let i = 0; i < (element.num_children ?? 0); i++) children.push(visit());
+    return { element, children };
+  };
+  return visit();
+}
+
+/** Why a projection stops: the column (current name) and what about it cannot be carried over. */
+class NotProjectable extends Error {
+  constructor(
+    readonly column: string,
+    readonly why: string,
+    /** The file's column matches the current schema but the projection cannot describe its type. */
+    readonly describable = true,
+  ) {
+    super(`${column}: ${why}`);
+  }
+}
+
+/** The Iceberg primitive a Parquet leaf holds, as Iceberg's Parquet reader maps it; undefined: none it reads here. */
+function primitiveOf(e: SchemaElement): string | undefined {
+  const logical = e.logical_type;
+  const converted = e.converted_type;
+  if (logical?.type === 'DECIMAL' || converted === 'DECIMAL') {
+    const precision = logical?.type === 'DECIMAL' ? logical.precision : e.precision;
+    const scale = logical?.type === 'DECIMAL' ? logical.scale : (e.scale ?? 0);
+    return `decimal(${precision}, ${scale})`;
+  }
+  switch (e.type) {
+    case 'BOOLEAN':
+      return logical === undefined && converted === undefined ? 'boolean' : undefined;
+    case 'INT32':
+      if (logical?.type === 'DATE' || converted === 'DATE') return 'date';
+      if (logical === undefined && converted === undefined) return 'int';
+      if (logical?.type === 'INTEGER' && logical.bitWidth === 32 && logical.isSigned) return 'int';
+      return converted === 'INT_32' ? 'int' : undefined;
+    case 'INT64': {
+      if (logical?.type === 'TIMESTAMP' && logical.unit === 'MICROS')
+        return logical.isAdjustedToUTC ? 'timestamptz' : 'timestamp';
+      if (logical === undefined && converted === 'TIMESTAMP_MICROS') return 'timestamptz';
+      if (logical === undefined && converted === undefined) return 'long';
+      if (logical?.type === 'INTEGER' && logical.bitWidth === 64 && logical.isSigned) return 'long';
+      return converted === 'INT_64' ? 'long' : undefined;
+    }
+    case 'FLOAT':
+      return logical === undefined ? 'float' : undefined;
+    case 'DOUBLE':
+      return logical === undefined ? 'double' : undefined;
+    case 'BYTE_ARRAY':
+      if (logical?.type === 'STRING' || converted === 'UTF8') return 'string';
+      return logical === undefined && converted === undefined ? 'binary' : undefined;
+    default:
+      return undefined;
+  }
+}
+
+const DECIMAL = /^decimal\((\d+),\s*(\d+)\)$/;
+
+/** The written type of a current-schema type, or NotProjectable for one this projection does not describe. */
+function projectedTypeOf(column: string, type: IcebergType): ProjectedType {
+  if (typeof type === 'string') {
+    const decimal = DECIMAL.exec(type);
+    if (decimal !== null) return { decimal: { precision: Number(decimal[1]), scale: Number(decimal[2]) } };
+    const primitives: Record<string, ProjectedPrimitive> = {
+      boolean: 'boolean',
+      int: 'int32',
+      long: 'int64',
+      float: 'float32',
+      double: 'float64',
+      date: 'date32',
+      timestamp: 'timestamp-us',
+      timestamptz: 'timestamp-us-utc',
+      string: 'string',
+      binary: 'binary',
+    };
+    const p = primitives[type];
+    if (p === undefined)
+      throw new NotProjectable(column, `its type ${type} is not one this rewrite projects`, false);
+    return p;
+  }
+  if (type.type === 'struct') {
+    const fields = (type.fields ?? []) as readonly IcebergField[];
+    return { struct: fields.map((f) => projectedFieldOf(`${column}.${f.name}`, f)) };
+  }
+  throw new NotProjectable(column, `its type is a ${type.type}, which this rewrite does not project`, false);
+}
+
+function projectedFieldOf(column: string, f: IcebergField): ProjectedField {
+  return { name: f.name, fieldId: f.id, nullable: !f.required, type: projectedTypeOf(column, f.type) };
+}
+
+/**
+ * Checks that the file's column `node` holds exactly the current field `f` (nested fields by id, in order, with the
+ * current names and types), allowing only the promotions Iceberg allows at the top level; returns the widening.
+ */
+function sourceOf(column: string, f: IcebergField, node: Node): ProjectedWidening | undefined {
+  const e = node.element;
+  if (f.required && e.repetition_type !== 'REQUIRED')
+    throw new NotProjectable(column, 'it is required now but optional in the file');
+  if (e.repetition_type === 'REPEATED')
+    throw new NotProjectable(column, 'it is a repeated field in the file');
+  if (typeof f.type !== 'string') {
+    if (f.type.type !== 'struct')
+      throw new NotProjectable(
+        column,
+        `its type is a ${f.type.type}, which this rewrite does not project`,
+        false,
+      );
+    const fields = (f.type.fields ?? []) as readonly IcebergField[];
+    if (node.children.length === 0)
+      throw new NotProjectable(column, 'it is a struct now but a primitive in the file');
+    const ids = node.children.map((c) => c.element.field_id);
+    if (ids.join() !== fields.map((x) => x.id).join())
+      throw new NotProjectable(
+        column,
+        `its struct fields changed since the file was written (field ids ${ids.join(', ')} in the file, ${fields.map((x) => x.id).join(', ')} now): nested changes are not projected`,
+      );
+    fields.forEach((sub, i) => {
+      const child = node.children[i] as Node;
+      if (child.element.name !== sub.name)
+        throw new NotProjectable(
+          `${column}.${sub.name}`,
+          `it is named ${child.element.name} in the file: nested renames are not projected`,
+        );
+      if (sourceOf(`${column}.${sub.name}`, sub, child) !== undefined)
+        throw new NotProjectable(
+          `${column}.${sub.name}`,
+          'its type was promoted: nested promotions are not projected',
+        );
+    });
+    return undefined;
+  }
+  if (node.children.length > 0)
+    throw new NotProjectable(column, `it is ${f.type} now but a group in the file`);
+  const was = primitiveOf(e);
+  if (was === undefined)
+    throw new NotProjectable(
+      column,
+      `the file's ${e.type} ${JSON.stringify(e.logical_type ?? e.converted_type ?? null)} column is not one this rewrite reads`,
+    );
+  if (was === f.type) return undefined;
+  if (was === 'int' && f.type === 'long') return 'int32-int64';
+  if (was === 'float' && f.type === 'double') return 'float32-float64';
+  const from = DECIMAL.exec(was);
+  const to = DECIMAL.exec(f.type);
+  if (from !== null && to !== null && from[2] === to[2] && Number(to[1]) > Number(from[1])) return 'decimal';
+  throw new NotProjectable(
+    column,
+    `it is ${f.type} now but ${was} in the file, which is not a promotion Iceberg allows`,
+  );
+}
+
+/**
+ * Projects the file whose footer schema is `elements` onto `current`. Every top-level column of the file must carry
+ * a field id (files without ids would need the table's name mapping, which is not read); columns are matched by id.
+ * @param schemaJson the current schema as the table metadata spells it: the outputs' `iceberg.schema` footer entry.
+ */
+export function projectDataFile(
+  elements: readonly SchemaElement[],
+  current: IcebergSchema,
+  schemaJson: string,
+): FileProjection {
+  const root = treeOf(elements);
+  const byId = new Map<number, Node>();
+  for (const child of root.children) {
+    const id = child.element.field_id;
+    if (id === undefined)
+      return {
+        kind: 'refused',
+        reason: `its column ${child.element.name} has no Parquet field id (a name mapping is not read), so it cannot be projected onto the current schema`,
+      };
+    byId.set(id, child);
+  }
+  const columns: ProjectedColumn[] = [];
+  let identical = root.children.length === current.fields.length;
+  try {
+    current.fields.forEach((f, i) => {
+      const node = byId.get(f.id);
+      if (node === undefined) {
+        identical = false;
+        if (f['initial-default'] !== undefined)
+          throw new NotProjectable(
+            f.name,
+            'it was added with an initial-default, which this rewrite does not write',
+          );
+        if (f.required) throw new NotProjectable(f.name, 'it is required but the file does not have it');
+        columns.push({ field: projectedFieldOf(f.name, f) });
+        return;
+      }
+      if (root.children[i] !== node || node.element.name !== f.name) identical = false;
+      const widen = sourceOf(f.name, f, node);
+      if (widen !== undefined) identical = false;
+      columns.push({
+        field: projectedFieldOf(f.name, f),
+        source: { column: node.element.name, ...(widen === undefined ? {} : { widen }) },
+      });
+    });
+  } catch (err) {
+    if (!(err instanceof NotProjectable)) throw err;
+    if (!err.describable && identical && sameAsCurrent(root, current)) return { kind: 'as-written' };
+    return {
+      kind: 'refused',
+      reason: `written under an older schema, it cannot be projected onto the current one exactly: column ${err.column}: ${err.why}`,
+    };
+  }
+  return {
+    kind: 'projected',
+    projection: { columns, keyValueMetadata: { [ICEBERG_SCHEMA_FOOTER_KEY]: schemaJson } },
+  };
+}
+
+/** Whether the file's top-level columns are the current schema's, in order, by id and name. */
+function sameAsCurrent(root: Node, current: IcebergSchema): boolean {
+  return (
+    root.children.length === current.fields.length &&
+    current.fields.every((f, i) => {
+      const e = root.children[i]?.element;
+      return e !== undefined && e.field_id === f.id && e.name === f.name;
+    })
+  );
+}

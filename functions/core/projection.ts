@@ -1,0 +1,111 @@
+// A column projection: the schema a rewrite writes (its top-level columns with names, field ids and types) and,
+// for one input file, where each column's values come from. Format-neutral plan data: a table format that keeps
+// its own schema (and evolves it) computes it from the file's footer; the engine applies it to every decoded
+// batch, and fingerprints the inputs through an independent application of the same description.
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+/** Primitive types a projected column may have (the Arrow type the engine writes, by name). */
+export const PROJECTED_PRIMITIVES = [
+  'boolean',
+  'int32',
+  'int64',
+  'float32',
+  'float64',
+  'date32',
+  'timestamp-us',
+  'timestamp-us-utc',
+  'string',
+  'binary',
+] as const;
+export type ProjectedPrimitive = (typeof PROJECTED_PRIMITIVES)[number];
+
+/** A projected column's type: a primitive, a decimal, or a struct of projected fields. */
+export type ProjectedType =
+  | ProjectedPrimitive
+  | { readonly decimal: { readonly precision: number; readonly scale: number } }
+  | { readonly struct: readonly ProjectedField[] };
+
+/** One field of the written schema: its name, Parquet field id, nullability and type. */
+export interface ProjectedField {
+  readonly name: string;
+  readonly fieldId: number;
+  readonly nullable: boolean;
+  readonly type: ProjectedType;
+}
+
+/**
+ * How the values of one written column are obtained from the input: copied from its top-level column `column`
+ * (whatever it is called there), converted by `widen` when the column was written with a narrower type
+ * (`int32-int64`, `float32-float64`, `decimal`: the same unscaled value at a larger precision); or, with
+ * `source` absent, null in every row (a column the input's schema did not have yet).
+ */
+export interface ProjectedSource {
+  readonly column: string;
+  readonly widen?: ProjectedWidening;
+}
+export const PROJECTED_WIDENINGS = ['int32-int64', 'float32-float64', 'decimal'] as const;
+export type ProjectedWidening = (typeof PROJECTED_WIDENINGS)[number];
+
+/** One written column and where its values come from. */
+export interface ProjectedColumn {
+  readonly field: ProjectedField;
+  readonly source?: ProjectedSource;
+}
+
+/**
+ * The projection of one input onto the written schema: every column in output order, and the footer key-value
+ * entries the output carries instead of the input's (the format's own schema description, say), so outputs of
+ * inputs written under different schemas have one footer. Columns of the input not named by any source are not
+ * written.
+ */
+export interface ColumnProjection {
+  readonly columns: readonly ProjectedColumn[];
+  readonly keyValueMetadata: Readonly<Record<string, string>>;
+}
+
+const projectedFieldSchema: z.ZodType<ProjectedField> = z.lazy(() =>
+  z.object({
+    name: z.string().min(1),
+    fieldId: z.number().int(),
+    nullable: z.boolean(),
+    type: projectedTypeSchema,
+  }),
+);
+
+const projectedTypeSchema: z.ZodType<ProjectedType> = z.lazy(() =>
+  z.union([
+    z.enum(PROJECTED_PRIMITIVES),
+    z.object({
+      decimal: z.object({ precision: z.number().int().min(1).max(38), scale: z.number().int().min(0) }),
+    }),
+    z.object({ struct: z.array(projectedFieldSchema).min(1) }),
+  ]),
+);
+
+/** A projection as it travels in a plan and a journal entry (JSON). */
+export const columnProjectionSchema: z.ZodType<ColumnProjection> = z.object({
+  columns: z
+    .array(
+      z.object({
+        field: projectedFieldSchema,
+        source: z
+          .object({ column: z.string().min(1), widen: z.enum(PROJECTED_WIDENINGS).optional() })
+          .optional(),
+      }),
+    )
+    .min(1),
+  keyValueMetadata: z.record(z.string(), z.string()),
+});
+
+/**
+ * The identity of the schema a projection writes (fields and footer entries, not where values come from):
+ * inputs projected onto the same schema may share outputs, whatever schema each was written under.
+ */
+export function projectionTargetKey(projection: ColumnProjection): string {
+  const target = {
+    fields: projection.columns.map((c) => c.field),
+    keyValueMetadata: Object.entries(projection.keyValueMetadata).sort(([a], [b]) => (a < b ? -1 : 1)),
+  };
+  return `projected:${createHash('sha256').update(JSON.stringify(target)).digest('hex')}`;
+}

@@ -1,0 +1,282 @@
+// Iceberg schema evolution through `lake-compactor compact --format iceberg --rewrite-option rewrite-all=true`, on a
+// table crafted here: files written under an older schema are projected onto the current one by field id — an added
+// column is null, a renamed column keeps its values under its new name, an int promoted to long is widened, a dropped
+// column is not written — and group with the current schema's files into one output. DuckDB is the oracle: it reads
+// each input by field id (its own projection, not the engine's) and the output as written. A file that cannot be
+// projected (no field ids) is left alone with every byte of the table unchanged.
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  Field,
+  Int32,
+  Int64,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  tableToIPC,
+  Utf8,
+  vectorFromArray,
+} from 'apache-arrow';
+import * as pw from 'parquet-wasm';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { run } from '../../functions/cli/index.js';
+import { loadTable, PathCatalog } from '../../functions/core/formats/iceberg/catalog.js';
+import { commitAppend } from '../../functions/core/formats/iceberg/commit.js';
+import { readSnapshotFiles } from '../../functions/core/formats/iceberg/live-files.js';
+import { captureIo } from '../support/cli-io.js';
+import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { addedFile } from './core/formats/iceberg/commit-harness.js';
+
+const NAME = 'evolving';
+const NOW = Date.UTC(2024, 2, 1);
+
+/** Schema 0: id long (1), amount int (2), gone string (3). */
+const SCHEMA_0 = {
+  type: 'struct',
+  'schema-id': 0,
+  fields: [
+    { id: 1, name: 'id', required: false, type: 'long' },
+    { id: 2, name: 'amount', required: false, type: 'int' },
+    { id: 3, name: 'gone', required: false, type: 'string' },
+  ],
+};
+/** Schema 1: amount renamed total and promoted to long, gone dropped, note string (4) added. */
+const SCHEMA_1 = {
+  type: 'struct',
+  'schema-id': 1,
+  fields: [
+    { id: 1, name: 'id', required: false, type: 'long' },
+    { id: 2, name: 'total', required: false, type: 'long' },
+    { id: 4, name: 'note', required: false, type: 'string' },
+  ],
+};
+
+let db: DuckDb;
+let dir: string;
+
+beforeAll(async () => {
+  db = await openDuckDb();
+});
+afterAll(() => db.close());
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function field(name: string, type: Int32 | Int64 | Utf8, id: number | undefined): Field {
+  return new Field(
+    name,
+    type,
+    true,
+    id === undefined ? undefined : new Map([['PARQUET:field_id', String(id)]]),
+  );
+}
+
+/** A Parquet file of `columns` with the given fields (field ids as Parquet field ids). */
+function parquetOf(fields: readonly Field[], columns: Record<string, unknown[]>): Uint8Array {
+  const schema = new Schema([...fields]);
+  const children = fields.map((f) => vectorFromArray(columns[f.name] as unknown[], f.type).data[0]);
+  const length = (columns[fields[0]?.name ?? ''] ?? []).length;
+  const struct = makeData({
+    type: new Struct(schema.fields),
+    length,
+    nullCount: 0,
+    children: children as never,
+  });
+  const ipc = tableToIPC(new Table([new RecordBatch(schema, struct)]), 'stream');
+  return pw.writeParquet(pw.Table.fromIPCStream(ipc));
+}
+
+/** An unpartitioned format-v2 table at `<dir>/evolving` with schema 0 and no snapshot. */
+async function createTable(store: LocalObjectStore): Promise<void> {
+  const metadata = {
+    'format-version': 2,
+    'table-uuid': '8a1a1c5e-6d5b-4d7e-9a3f-0b9b3c6f7e21',
+    location: join(dir, NAME),
+    'last-sequence-number': 0,
+    'last-updated-ms': NOW,
+    'last-column-id': 3,
+    'current-schema-id': 0,
+    schemas: [SCHEMA_0],
+    'default-spec-id': 0,
+    'partition-specs': [{ 'spec-id': 0, fields: [] }],
+    'last-partition-id': 999,
+    'default-sort-order-id': 0,
+    'sort-orders': [{ 'order-id': 0, fields: [] }],
+    properties: { 'write.format.default': 'parquet' },
+    'current-snapshot-id': -1,
+    refs: {},
+    snapshots: [],
+    'snapshot-log': [],
+    'metadata-log': [],
+  };
+  await store.put(`${NAME}/metadata/v1.metadata.json`, JSON.stringify(metadata));
+  await store.put(`${NAME}/metadata/version-hint.text`, '1');
+}
+
+/** Evolves the table to schema 1 (ALTER TABLE's metadata change): a new metadata version naming it current. */
+async function evolveToSchema1(store: LocalObjectStore): Promise<void> {
+  const hint = Number(new TextDecoder().decode(await store.get(`${NAME}/metadata/version-hint.text`)));
+  const current = JSON.parse(
+    new TextDecoder().decode(await store.get(`${NAME}/metadata/v${hint}.metadata.json`)),
+  ) as Record<string, unknown>;
+  const next = {
+    ...current,
+    'last-column-id': 4,
+    'current-schema-id': 1,
+    schemas: [SCHEMA_0, SCHEMA_1],
+    'last-updated-ms': NOW + 1,
+  };
+  await store.put(`${NAME}/metadata/v${hint + 1}.metadata.json`, JSON.stringify(next));
+  await store.put(`${NAME}/metadata/version-hint.text`, String(hint + 1));
+}
+
+async function append(store: LocalObjectStore, file: string, bytes: Uint8Array): Promise<void> {
+  const key = `${NAME}/data/${file}`;
+  await store.put(key, bytes);
+  const table = await loadTable(store, NAME);
+  await commitAppend(
+    store,
+    new PathCatalog(store),
+    { tableLocation: NAME, addedFiles: [await addedFile(store, table, key, { specId: 0, values: [] })] },
+    { clock: { now: () => NOW } },
+  );
+}
+
+async function treeBytes(root: string): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  for (const e of await readdir(root, { recursive: true, withFileTypes: true }))
+    if (e.isFile()) out.set(join(e.parentPath, e.name), await readFile(join(e.parentPath, e.name)));
+  return out;
+}
+
+/** The data files the current snapshot lists, as local paths. */
+async function liveFiles(store: LocalObjectStore): Promise<string[]> {
+  const files = await readSnapshotFiles(store, await loadTable(store, NAME));
+  return files.dataFiles.map((f) => join(dir, f.entry.file.key));
+}
+
+const OLD_FIELDS = [
+  field('id', new Int64(), 1),
+  field('amount', new Int32(), 2),
+  field('gone', new Utf8(), 3),
+];
+const NEW_FIELDS = [
+  field('id', new Int64(), 1),
+  field('total', new Int64(), 2),
+  field('note', new Utf8(), 4),
+];
+
+describe('compact --rewrite-option rewrite-all=true on an Iceberg table whose schema evolved', () => {
+  it('projects files of the older schema onto the current one (added null, renamed, int widened to long, dropped) and writes them with the current files into one output of the current schema', async () => {
+    // Prepare: two files under schema 0 (amount int, one value past 2^31 / 2 to see the widening keep it), then
+    // ALTER TABLE (rename amount → total, promote to long, drop gone, add note), then two files under schema 1
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-evolution-'));
+    const store = new LocalObjectStore(dir);
+    await createTable(store);
+    await append(
+      store,
+      'a.parquet',
+      parquetOf(OLD_FIELDS, { id: [1n, 2n], amount: [10, 2_000_000_000], gone: ['x', 'y'] }),
+    );
+    await append(store, 'b.parquet', parquetOf(OLD_FIELDS, { id: [3n], amount: [-7], gone: ['z'] }));
+    await evolveToSchema1(store);
+    await append(
+      store,
+      'c.parquet',
+      parquetOf(NEW_FIELDS, { id: [4n], total: [9_000_000_000n], note: ['n4'] }),
+    );
+    await append(
+      store,
+      'd.parquet',
+      parquetOf(NEW_FIELDS, { id: [5n, 6n], total: [5n, 6n], note: ['n5', 'n6'] }),
+    );
+    const inputs = await liveFiles(store);
+    // DuckDB's projection of every input by field id onto schema 1 (its own reading, not the engine's)
+    const expected = await db.rows(
+      `SELECT id, total, note FROM (
+         SELECT id, CAST(amount AS BIGINT) AS total, CAST(NULL AS VARCHAR) AS note FROM read_parquet([${inputs
+           .filter((p) => p.endsWith('a.parquet') || p.endsWith('b.parquet'))
+           .map(sqlString)
+           .join(', ')}])
+         UNION ALL
+         SELECT id, total, note FROM read_parquet([${inputs
+           .filter((p) => p.endsWith('c.parquet') || p.endsWith('d.parquet'))
+           .map(sqlString)
+           .join(', ')}])
+       ) ORDER BY id`,
+    );
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'rewrite-all=true'],
+      io,
+    );
+
+    // Assess: one live data file holding every row as projected
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const outputs = await liveFiles(store);
+    expect(inputs).toHaveLength(4);
+    expect(outputs).toHaveLength(1);
+    const output = outputs[0] as string;
+    expect(
+      await db.rows(`SELECT id, total, note FROM read_parquet(${sqlString(output)}) ORDER BY id`),
+    ).toEqual(expected);
+    // each change proven on its own: the widened value past the int range, the added column null for old rows,
+    const rows = await db.rows(`SELECT id, total, note FROM read_parquet(${sqlString(output)}) ORDER BY id`);
+    expect(rows.map((r) => [Number(r.id), BigInt(r.total as bigint), r.note])).toEqual([
+      [1, 10n, null],
+      [2, 2_000_000_000n, null],
+      [3, -7n, null],
+      [4, 9_000_000_000n, 'n4'],
+      [5, 5n, 'n5'],
+      [6, 6n, 'n6'],
+    ]);
+    // …and the output's schema exactly the current one: names, field ids, types; the dropped column absent
+    const schema = await db.rows(
+      `SELECT name, type, logical_type, field_id FROM parquet_schema(${sqlString(output)})`,
+    );
+    expect(schema.slice(1).map((e) => [e.name, e.type, Number(e.field_id)])).toEqual([
+      ['id', 'INT64', 1],
+      ['total', 'INT64', 2],
+      ['note', 'BYTE_ARRAY', 4],
+    ]);
+    expect(schema.some((e) => e.name === 'gone' || e.name === 'amount')).toBe(false);
+  });
+
+  it('leaves files it cannot project (columns without field ids) alone, naming why, and changes no byte of the table', async () => {
+    // Prepare: two schema-0 files written without Parquet field ids (a name mapping would be needed), then ALTER TABLE
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-evolution-'));
+    const store = new LocalObjectStore(dir);
+    await createTable(store);
+    const noIds = [
+      field('id', new Int64(), undefined),
+      field('amount', new Int32(), undefined),
+      field('gone', new Utf8(), undefined),
+    ];
+    await append(store, 'a.parquet', parquetOf(noIds, { id: [1n], amount: [1], gone: ['x'] }));
+    await append(store, 'b.parquet', parquetOf(noIds, { id: [2n], amount: [2], gone: ['y'] }));
+    await evolveToSchema1(store);
+    const before = await treeBytes(join(dir, NAME));
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'rewrite-all=true'],
+      io,
+    );
+
+    // Assess
+    expect(code, io.stderr.join('\n')).toBe(0);
+    expect(io.stdout.join('\n')).toContain(
+      'nothing to do (nothing to compact: 2 not projectable onto the current schema',
+    );
+    const after = await treeBytes(join(dir, NAME));
+    const table = [...after].filter(([p]) => !p.includes('/_lake-compactor/'));
+    expect(new Map(table)).toEqual(before);
+  });
+});
