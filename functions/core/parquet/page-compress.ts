@@ -174,14 +174,6 @@ async function compressPage(
   return { header: encodeStruct(header), body: parts };
 }
 
-/**
- * `b`, or a copy when it is a view of a larger buffer (of the input, or a pooled Buffer a compressor returned): a
- * consumer may transfer what it is given to another thread, which would detach every other view of that buffer.
- */
-function owned(b: Uint8Array): Uint8Array {
-  return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b : b.slice();
-}
-
 /** Options of `compressPages`. */
 export interface CompressPagesOptions {
   /** Pages whose compression may run at once (each runs where `compress` runs it: a thread pool). */
@@ -197,6 +189,8 @@ export interface CompressPagesOptions {
  * and rebuilt: each column chunk gets the codec, its new sizes and page offsets, each offset index its pages' new
  * offsets and sizes, each bloom filter and index its new place. Statistics, encodings and everything else are kept.
  * The footer is checked against the pages seen: each column chunk must be exactly a run of them.
+ * What it yields may be views sharing an ArrayBuffer with other live bytes (the input's chunks, a compressor's
+ * output buffer): a consumer that transfers bytes to another thread copies them first.
  * @throws PageCompressionError when the stream is not an uncompressed Parquet file this can rewrite exactly.
  */
 export async function* compressPages(
@@ -255,7 +249,7 @@ export async function* compressPages(
     });
     written += newLength;
     if (header.length > 0) yield header;
-    for (const b of body) if (b.length > 0) yield owned(b);
+    for (const b of body) if (b.length > 0) yield b;
   }
 
   /** Queues every whole page (or data-region bloom filter) now in `buf`; stops at the first item of the tail. */
