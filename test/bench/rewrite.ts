@@ -569,6 +569,9 @@ export async function run(flags: readonly string[]): Promise<void> {
       { engine: 'compactor', dir, out, statistics: 'auto' },
       ...(cores > 1 ? [{ engine: 'compactor', dir, out, workers: cores } as const] : []),
       { engine: 'compactor', dir, out, pageCompression: 'native' },
+      ...(cores > 1
+        ? [{ engine: 'compactor', dir, out, workers: cores, pageCompression: 'native' } as const]
+        : []),
     ]);
     const [d1, d2, ours, phases, delta, modern, auto] = rows as [
       Measured,
@@ -579,9 +582,10 @@ export async function run(flags: readonly string[]): Promise<void> {
       Measured,
       Measured,
     ];
-    // The workers row exists only with more than one core; the native row is always last.
-    const nativeRow = rows.at(-1) as Measured;
+    // The workers rows exist only with more than one core: [7] workers, [8] native, [9] native on workers.
     const workersRow = cores > 1 ? rows[7] : undefined;
+    const nativeRow = rows[cores > 1 ? 8 : 7] as Measured;
+    const nativeWorkersRow = cores > 1 ? rows[9] : undefined;
     report('DuckDB COPY threads=1', bytes, d1);
     report('DuckDB COPY threads=2', bytes, d2);
     report('compactor rewrite+fingerprint, 1 thread', bytes, ours, d1);
@@ -599,6 +603,10 @@ export async function run(flags: readonly string[]): Promise<void> {
     if (workersRow !== undefined) report(`compactor, ${cores} worker threads`, bytes, workersRow, d2);
     report('compactor, native page compression, 1 thread', bytes, nativeRow, d1);
     effectOf('native page compression', nativeRow, ours);
+    if (workersRow !== undefined && nativeWorkersRow !== undefined) {
+      report(`compactor, native page compression, ${cores} worker threads`, bytes, nativeWorkersRow, d2);
+      effectOf(`native page compression on ${cores} workers`, nativeWorkersRow, workersRow);
+    }
     const two = workersRow ?? ours;
     const cost = await reportCost(
       dir,
