@@ -155,10 +155,10 @@ async function compressPage(
       throw new PageCompressionError('a version-2 data page has levels longer than the page');
     const values = body.subarray(levels);
     if (values.length === 0) {
-      parts = [body];
+      parts = [copyOf(body)];
       setField(v2, V2.isCompressed, T.FALSE, false);
     } else {
-      parts = [body.subarray(0, levels), await codec.compress(values)];
+      parts = [copyOf(body.subarray(0, levels)), await codec.compress(values)];
       setField(v2, V2.isCompressed, T.TRUE, true);
     }
   } else {
@@ -172,6 +172,14 @@ async function compressPage(
     setField(header, PH.crc, T.I32, crc | 0);
   }
   return { header: encodeStruct(header), body: parts };
+}
+
+/**
+ * A copy of `b`, a slice of the input: yielded as a view, it would keep the encoder's whole chunk (a row group)
+ * alive for as long as the consumer holds it (the output writer keeps its last bytes until close).
+ */
+function copyOf(b: Uint8Array): Uint8Array {
+  return Uint8Array.prototype.slice.call(b);
 }
 
 /** Options of `compressPages`. */
@@ -189,8 +197,8 @@ export interface CompressPagesOptions {
  * and rebuilt: each column chunk gets the codec, its new sizes and page offsets, each offset index its pages' new
  * offsets and sizes, each bloom filter and index its new place. Statistics, encodings and everything else are kept.
  * The footer is checked against the pages seen: each column chunk must be exactly a run of them.
- * What it yields may be views sharing an ArrayBuffer with other live bytes (the input's chunks, a compressor's
- * output buffer): a consumer that transfers bytes to another thread copies them first.
+ * What it yields may be views sharing an ArrayBuffer with other live bytes (a compressor's output buffer, a Node
+ * Buffer pool): a consumer that transfers bytes to another thread copies them first.
  * @throws PageCompressionError when the stream is not an uncompressed Parquet file this can rewrite exactly.
  */
 export async function* compressPages(
@@ -294,7 +302,13 @@ export async function* compressPages(
       const whole = buf.subarray(pos, decoded.end + bodyLength);
       if (page === undefined || page.type === INDEX_PAGE) {
         // A bloom filter written between row groups (or an index page): copied as it is, only moved.
-        enqueue(offset, whole.length, 0, 0, Promise.resolve({ header: new Uint8Array(0), body: [whole] }));
+        enqueue(
+          offset,
+          whole.length,
+          0,
+          0,
+          Promise.resolve({ header: new Uint8Array(0), body: [copyOf(whole)] }),
+        );
       } else {
         enqueue(
           offset,
