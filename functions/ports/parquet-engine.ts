@@ -192,6 +192,14 @@ export interface RewriteOptions {
    * entries are the first input's, as without it. Same restrictions as `derivedColumns`.
    */
   readonly outputFooterEntries?: OutputFooterEntries;
+  /**
+   * Who compresses ZSTD pages. `encoder`: parquet-wasm, on the thread that encodes. `native`: the encoder writes
+   * pages uncompressed and a native ZSTD (node:zlib's where the runtime has it, else the @mongodb-js/zstd
+   * package) compresses each page on the thread pool as it streams out, page headers, page indexes and footer
+   * rewritten (the same level: parquet-rs's default, 1); where neither is present, the encoder compresses. Other
+   * codecs: always the encoder. @default 'encoder'
+   */
+  readonly pageCompression?: 'encoder' | 'native';
   /** Fail a write that makes no progress for this long. @default 120 s */
   readonly stallTimeoutMs?: number;
   /**

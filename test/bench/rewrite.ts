@@ -48,6 +48,8 @@ interface Job {
   readonly readers?: readonly Reader[];
   /** The column-chunk statistics policy (default `all`). */
   readonly statistics?: StatisticsMode;
+  /** `native`: ZSTD pages compressed by a native ZSTD after the encoder (RewriteOptions.pageCompression). */
+  readonly pageCompression?: 'native';
   /** `verify` only: the outputs a compactor child wrote under `out`, and its fingerprint. */
   readonly verify?: { readonly outputs: readonly WrittenOutput[]; readonly fingerprint: GroupFingerprint };
 }
@@ -282,6 +284,7 @@ async function runChild(job: Job): Promise<Measurement> {
       ...(resolveDeltaEncoding(job.deltaEncoding, job.readers) && { deltaEncoding: true }),
       ...(job.stitch === false && { stitch: false }),
       ...(job.statistics === 'auto' && { statistics: { mode: 'auto' as const } }),
+      ...(job.pageCompression === 'native' && { pageCompression: 'native' as const }),
     },
   );
   const wallMs = performance.now() - t0;
@@ -556,7 +559,7 @@ export async function run(flags: readonly string[]): Promise<void> {
     const dir = await ensureSet({ name: 'B', files: Math.max(2, Math.round(2000 * scale)), rows: 20_000 });
     const bytes = await inputBytesOf(dir);
     console.log(`  set B: ${(bytes / MB).toFixed(0)} MB input`);
-    const [d1, d2, ours, phases, delta, modern, auto, par] = (await medians(repeat, [
+    const rows = await medians(repeat, [
       { engine: 'duckdb', dir, out, threads: 1 },
       { engine: 'duckdb', dir, out, threads: 2 },
       { engine: 'compactor', dir, out },
@@ -565,7 +568,24 @@ export async function run(flags: readonly string[]): Promise<void> {
       { engine: 'compactor', dir, out, readers: MODERN_READERS },
       { engine: 'compactor', dir, out, statistics: 'auto' },
       ...(cores > 1 ? [{ engine: 'compactor', dir, out, workers: cores } as const] : []),
-    ])) as [Measured, Measured, Measured, Measured, Measured, Measured, Measured, Measured | undefined];
+      { engine: 'compactor', dir, out, pageCompression: 'native' },
+      ...(cores > 1
+        ? [{ engine: 'compactor', dir, out, workers: cores, pageCompression: 'native' } as const]
+        : []),
+    ]);
+    const [d1, d2, ours, phases, delta, modern, auto] = rows as [
+      Measured,
+      Measured,
+      Measured,
+      Measured,
+      Measured,
+      Measured,
+      Measured,
+    ];
+    // The workers rows exist only with more than one core: [7] workers, [8] native, [9] native on workers.
+    const workersRow = cores > 1 ? rows[7] : undefined;
+    const nativeRow = rows[cores > 1 ? 8 : 7] as Measured;
+    const nativeWorkersRow = cores > 1 ? rows[9] : undefined;
     report('DuckDB COPY threads=1', bytes, d1);
     report('DuckDB COPY threads=2', bytes, d2);
     report('compactor rewrite+fingerprint, 1 thread', bytes, ours, d1);
@@ -580,13 +600,19 @@ export async function run(flags: readonly string[]): Promise<void> {
     effectOf(`readers ${MODERN_READERS.join(',')} (delta on)`, modern, ours);
     report('compactor, statistics auto, 1 thread', bytes, auto, d1);
     effectOf('statistics auto', auto, ours);
-    if (par !== undefined) report(`compactor, ${cores} worker threads`, bytes, par, d2);
-    const two = par ?? ours;
+    if (workersRow !== undefined) report(`compactor, ${cores} worker threads`, bytes, workersRow, d2);
+    report('compactor, native page compression, 1 thread', bytes, nativeRow, d1);
+    effectOf('native page compression', nativeRow, ours);
+    if (workersRow !== undefined && nativeWorkersRow !== undefined) {
+      report(`compactor, native page compression, ${cores} worker threads`, bytes, nativeWorkersRow, d2);
+      effectOf(`native page compression on ${cores} workers`, nativeWorkersRow, workersRow);
+    }
+    const two = workersRow ?? ours;
     const cost = await reportCost(
       dir,
       bytes,
       { ours, duckdb: d1 },
-      par === undefined ? undefined : { ours: par, duckdb: d2 },
+      workersRow === undefined ? undefined : { ours: workersRow, duckdb: d2 },
     );
     const hashShare = p === undefined ? undefined : (100 * p.hashMs) / ours.wallMs;
     console.log(
@@ -597,16 +623,19 @@ export async function run(flags: readonly string[]): Promise<void> {
     const dir = await ensureSet({ name: 'C', files: Math.max(2, Math.round(10_000 * scale)), rows: 500 });
     const bytes = await inputBytesOf(dir);
     console.log(`  set C: ${(bytes / MB).toFixed(0)} MB input`);
-    const [d1, d2, ours, slow] = (await medians(repeat, [
+    const [d1, d2, ours, slow, native] = (await medians(repeat, [
       { engine: 'duckdb', dir, out, threads: 1 },
       { engine: 'duckdb', dir, out, threads: 2 },
       { engine: 'compactor', dir, out },
       { engine: 'compactor', dir, out, latencyMs: 25 },
-    ])) as [Measured, Measured, Measured, Measured];
+      { engine: 'compactor', dir, out, pageCompression: 'native' },
+    ])) as [Measured, Measured, Measured, Measured, Measured];
     report('DuckDB COPY threads=1', bytes, d1);
     report('DuckDB COPY threads=2', bytes, d2);
     report('compactor', bytes, ours, d1);
     report('compactor, 25 ms per request', bytes, slow, d1);
+    report('compactor, native page compression', bytes, native, d1);
+    effectOf('native page compression', native, ours);
     console.log(
       `  goals: C >=0.8x DuckDB t1 (#19): ${(d1.wallMs / ours.wallMs).toFixed(2)}x (CPU time ${(d1.cpuMs / ours.cpuMs).toFixed(2)}x) | with latency >=80% of without: ${((100 * ours.wallMs) / slow.wallMs).toFixed(0)}% | RSS <=256 MB: ${Math.max(Number(peakOf(ours)), Number(peakOf(slow)))} MB`,
     );

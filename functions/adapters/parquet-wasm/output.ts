@@ -4,8 +4,10 @@
 import { CorruptInputError, RewriteStalledError, VerificationError } from '../../core/errors.js';
 import { parseFooter } from '../../core/parquet/footer.js';
 import { withFooterEntries } from '../../core/parquet/footer-entries.js';
+import { compressPages } from '../../core/parquet/page-compress.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { WrittenOutput } from '../../ports/parquet-engine.js';
+import { nativeZstd } from './native-zstd.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
 /**
@@ -42,6 +44,8 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 export class OutputWriter {
   rowsIn = 0;
   bytesOut = 0;
+  /** What compressed the pages: the wasm encoder, or a native ZSTD (set when the write starts). */
+  pageCompressor: 'encoder' | 'node:zlib' | '@mongodb-js/zstd' = 'encoder';
   private schema: Uint8Array | undefined;
   private waitingPull: (() => void) | undefined;
   private pendingBatch: { batch: pw.RecordBatch; taken: () => void } | undefined;
@@ -138,8 +142,25 @@ export class OutputWriter {
   }
 
   private async run(input: ReadableStream<pw.RecordBatch>, settings: WriterSettings) {
-    const bytes = await pw.transformParquetStream(input, writerProperties(settings));
+    // Native page compression: the encoder writes pages uncompressed and they are compressed on the thread pool
+    // as they stream out (core/parquet/page-compress.ts). Without a native ZSTD here, the encoder compresses.
+    const native =
+      settings.pageCompression === 'native' && settings.codec === 'zstd' ? await nativeZstd() : undefined;
+    this.pageCompressor = native?.source ?? 'encoder';
+    const bytes = await pw.transformParquetStream(
+      input,
+      writerProperties(settings, { uncompressed: native !== undefined }),
+    );
     const reader = (bytes as ReadableStream<Uint8Array>).getReader();
+    async function* encoded(): AsyncGenerator<Uint8Array> {
+      for (;;) {
+        const next = await reader.read();
+        if (next.done) return;
+        yield next.value;
+      }
+    }
+    const chunks: AsyncIterator<Uint8Array> =
+      native === undefined ? encoded() : compressPages(encoded(), native);
     // Read ahead of the upload: the encoder keeps working on the next row group while the store
     // is still sending the previous one, instead of waiting for each part's request to finish.
     const ready: Uint8Array[] = [];
@@ -160,7 +181,7 @@ export class OutputWriter {
         while (ready.length >= READ_AHEAD_CHUNKS) {
           await this.orFailure(new Promise<void>((r) => (space = r)));
         }
-        const next = await this.orFailure(reader.read());
+        const next = await this.orFailure(chunks.next());
         if (next.done) break;
         this.tick();
         if (this.finalFooter === undefined) emit(next.value);

@@ -79,6 +79,7 @@ export async function planRuns(
       quotas: exact ?? balancedQuotas(run.rows, partsOf(run, runs.length, group, sample, settings)),
       settings: {
         codec: settings.codec,
+        ...(settings.pageCompression === 'native' && { pageCompression: 'native' as const }),
         rowGroupRows: rowsPerRowGroup(run, settings),
         keyValueMetadata: run.inputs[0]?.footer.keyValueMetadata ?? {},
         dictionary: sample.dictionary,

@@ -20,6 +20,8 @@ const MiB = 1024 * 1024;
 /** The options with every default applied: what the rewrite's stages read. */
 export interface RewriteSettings {
   readonly codec: Codec;
+  /** Who compresses pages (see `RewriteOptions.pageCompression`). */
+  readonly pageCompression: 'encoder' | 'native';
   readonly targetFileSizeBytes: number;
   readonly rowGroupRows: number;
   readonly rowGroupBytes: number;
@@ -97,6 +99,7 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
   if (issues.length > 0) throw new InvalidInputError(`Invalid rewrite of group ${group.groupId}`, issues);
   return {
     codec: options.codec ?? DEFAULT_CODEC,
+    pageCompression: options.pageCompression ?? 'encoder',
     targetFileSizeBytes: options.targetFileSizeBytes ?? 128 * MiB,
     // About twice DuckDB's default. The writer holds a whole row group encoded in wasm memory until it
     // is flushed, and wasm memory never shrinks: larger row groups grow the heap for no speed gain.

@@ -31,17 +31,29 @@ export interface WriterSettings {
   readonly encodings?: Readonly<Record<string, ColumnEncoding>>;
   /** Top-level columns written without chunk statistics (the `auto` statistics policy's choice, see runs.ts). */
   readonly noStatistics?: readonly string[];
+  /**
+   * `native`: the encoder writes pages uncompressed and a native ZSTD compresses them on the thread pool as they
+   * stream out (`output.ts`; ZSTD only — elsewhere, or without a native ZSTD, the encoder compresses).
+   */
+  readonly pageCompression?: PageCompression;
 }
+
+/** Who compresses an output's pages: the wasm encoder, or a native ZSTD after it (see `WriterSettings`). */
+export type PageCompression = 'encoder' | 'native';
 
 /**
  * A fresh WriterProperties (parquet-wasm consumes them per write). Chunk-level statistics: every
  * column chunk gets min/max/null count, which is what engines prune with; page-level statistics
  * cost encode time for little benefit on compacted files (docs, "Engine"). Columns in `noStatistics`
  * get none: computing min/max of long distinct strings is real encode time, spent for no pruning.
+ * `uncompressed`: pages left for a native compressor after the encoder (see `WriterSettings.pageCompression`).
  */
-export function writerProperties(settings: WriterSettings): pw.WriterProperties {
+export function writerProperties(
+  settings: WriterSettings,
+  options: { readonly uncompressed?: boolean } = {},
+): pw.WriterProperties {
   let builder = new pw.WriterPropertiesBuilder()
-    .setCompression(COMPRESSION[settings.codec])
+    .setCompression(options.uncompressed === true ? pw.Compression.UNCOMPRESSED : COMPRESSION[settings.codec])
     .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
     .setMaxRowGroupSize(settings.rowGroupRows)
     .setCreatedBy('lake-compactor (parquet-rs via parquet-wasm 0.8.0)');

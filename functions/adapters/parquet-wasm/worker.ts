@@ -7,7 +7,6 @@ import { DeletedRows } from '../../core/deletes/deleted-rows.js';
 import { CompactorError } from '../../core/errors.js';
 import { type FingerprintKind, MultisetHash, OrderedDigest } from '../../core/fingerprint/fingerprint.js';
 import { assertParquetMagic } from '../../core/parquet/footer.js';
-import type { ObjectStore } from '../../ports/object-store.js';
 import type { RowLineage } from '../../ports/parquet-engine.js';
 import { columnsOfWasmBatch, hashWasmBatch, type OutputFingerprint } from './batch-hash.js';
 import { keptPieces } from './deletes.js';
@@ -15,6 +14,7 @@ import { type ExpectedDerivedColumn, hashParquetObject, type OutputHashKind } fr
 import { convertBatch, readInt96 } from './int96.js';
 import { withRowLineage } from './lineage.js';
 import { OutputWriter } from './output.js';
+import { relayStore } from './relay.js';
 import { decodeBatches, decodeError, type WriterSettings } from './wasm.js';
 
 /** Messages main → worker. */
@@ -95,17 +95,7 @@ function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
 }
 
 /** A write-only store whose multipart upload posts each chunk to the main thread. */
-const relay = {
-  async putStream(_key: string, body: AsyncIterable<Uint8Array>) {
-    let size = 0;
-    for await (const chunk of body) {
-      size += chunk.length;
-      const copy = chunk.slice();
-      post({ type: 'chunk', bytes: copy }, [copy.buffer as ArrayBuffer]);
-    }
-    return { etag: '', size };
-  },
-} as unknown as ObjectStore;
+const relay = relayStore((bytes, transfer) => post({ type: 'chunk', bytes }, transfer));
 
 /** `read` requests in flight, answered by `range` messages (outside the message queue). */
 const reads = new Map<number, { resolve: (b: Uint8Array) => void; reject: (e: Error) => void }>();
