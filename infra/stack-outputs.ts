@@ -2,9 +2,28 @@
 // (`--stack`), the console and the README's steps need them. The keys are the CLI's own constant
 // (functions/core/stack-output-keys.ts), so a renamed output cannot leave `--stack` asking for a key that is gone.
 import { CfnOutput, Stack } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import { STACK_OUTPUT_KEYS, type StackOutputKey } from '../functions/core/stack-output-keys.js';
-import type { LakeCompactor } from './lake-compactor.js';
+
+/** What the outputs name, as the LakeCompactor construct holds it (structural: this module does not import it). */
+export interface OutputSources extends Construct {
+  readonly table: dynamodb.ITable;
+  readonly stateMachine: sfn.IStateMachine;
+  readonly sweepFunction: lambda.IFunction;
+  readonly maintenance: {
+    readonly vacuumFunction: lambda.IFunction;
+    readonly tieringFunction: lambda.IFunction;
+  };
+  readonly observability: { readonly dashboard: cloudwatch.Dashboard };
+  readonly workflow: { readonly notificationTopic: sns.ITopic };
+  readonly dataBucket?: s3.IBucket;
+}
 
 /**
  * Defines the deployment's outputs in `scope` (its stack by default), each under its shared key.
@@ -15,7 +34,7 @@ import type { LakeCompactor } from './lake-compactor.js';
  * @returns the outputs by key, so an app can reference or export them.
  */
 export function addStackOutputs(
-  compactor: LakeCompactor,
+  compactor: OutputSources,
   scope: Construct = Stack.of(compactor),
 ): Partial<Record<StackOutputKey, CfnOutput>> {
   const region = Stack.of(compactor).region;
