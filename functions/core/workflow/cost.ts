@@ -125,7 +125,8 @@ export function retireCopiesPerInput(mode: RetireMode): number {
  *   (the first inputs up to 16,384 rows); per output one PutObject, or create + 8 MiB parts + complete; one PUT
  *   of the fingerprint;
  * - verify, per output: a HEAD, then ranged GETs: 2 before the data and one per row group;
- * - commit, per group: a HEAD per input, GetBucketVersioning (delete mode), a COPY per input in trash mode
+ * - commit, per group: the inputs checked before publishing — a LIST of their folder per 1,000 keys in
+ *   delete-rebuild mode, else a HEAD per input —, GetBucketVersioning (delete mode), a COPY per input in trash mode
  *   ({@link retireCopiesPerInput}), a COPY per output to publish, DeleteObjects of the inputs (one per 1,000),
  *   a LIST of staging and DeleteObjects of the staged outputs and fingerprint;
  * - finalize: the probes and the listing again (no footers).
@@ -181,6 +182,9 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
     const cachedPerGroup = perFile === 0 ? filesPerGroup : Math.floor(PREFLIGHT_CACHE_BYTES / perFile);
     wholeGets = groups * Math.max(0, filesPerGroup - cachedPerGroup);
   }
+  // The commit's check of the inputs before publishing: a listing of their folder in delete-rebuild mode (no
+  // version id needed), else a HEAD each, as for a group of one input (hive/commit.ts).
+  const headsInputs = input.retireMode !== 'delete-rebuild' || filesPerGroup <= 1;
   const bytesPerOutput = outputs === 0 ? 0 : input.inputBytes / outputs;
   const parts = Math.ceil(bytesPerOutput / UPLOAD_PART_BYTES);
   const rowGroupsPerOutput = Math.max(
@@ -199,8 +203,8 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
     verify: counts({ get: outputs * (VERIFY_FIXED_GETS_PER_OUTPUT + rowGroupsPerOutput) }),
     bookkeeping: counts({ get: outputs, put: 2 * groups }),
     commit: counts({
-      get: input.inputFiles + (versioned ? groups : 0),
-      put: groups,
+      get: (headsInputs ? input.inputFiles : 0) + (versioned ? groups : 0),
+      put: groups + (headsInputs ? 0 : groups * Math.min(filesPerGroup, pages(listed + outputs))),
       copy: outputs + input.inputFiles * retireCopiesPerInput(input.retireMode),
       delete: groups * (pages(filesPerGroup) + pages(outputs / groups + 1)),
     }),
