@@ -4,8 +4,8 @@
 // Every step is driven by the group's journal state and is idempotent, so the same function is
 // both the first attempt and the recovery after a crash:
 //
-//   verified    check every input (a HEAD each; in delete-rebuild mode one LIST per 1,000 keys, as no
-//               version id is needed); any missing or changed → abort (nothing was published).
+//   verified    check every input (a HEAD each; in delete-rebuild mode, where no version id is needed,
+//               one LIST per 1,000 keys when cheaper); any missing or changed → abort (nothing published).
 //               delete mode needs a versioned bucket and a version id for every input (so a
 //               retired input can be restored); otherwise the group falls back to trash mode.
 //               trash mode: copy inputs to trash (If-Match), still invisible to readers.
@@ -164,6 +164,12 @@ async function prepare(
 }
 
 /**
+ * What one ListObjectsV2 page costs in HEADs: S3 bills a LIST as a PUT-class request ($0.005 per 1,000, us-east-1)
+ * and a HEAD as a GET-class one ($0.0004 per 1,000). The cost model (workflow/cost.ts) prices with the same ratio.
+ */
+export const LIST_PRICE_IN_HEADS = 12.5;
+
+/**
  * What the store holds now at each input's key (absent: not there), for the check before publishing.
  *
  * Delete-versioned mode needs each input's current version id (its undo restores that version), which only a
@@ -171,10 +177,11 @@ async function prepare(
  * case) needs only existence and ETag, which a listing of the inputs' common folder gives for up to 1,000 keys a
  * request (S3 listings are strongly consistent, and list the same ETag a HEAD does). Either is a check at one
  * instant, like the HEADs were: what makes retirement safe is the conditional delete on the planned ETag, not
- * this check, which only spares a publish and an undo when an input already changed. The listing is cut short
- * once it has cost as many requests as the inputs still unseen would in HEADs (a folder far larger than the
- * group), and those are HEADed. Trash mode keeps its HEADs: it pays a COPY per input anyway (12.5× a HEAD's
- * price), which dwarfs them.
+ * this check, which only spares a publish and an undo when an input already changed. A LIST is billed as a PUT,
+ * {@link LIST_PRICE_IN_HEADS} HEADs: a group lists only when its inputs' HEADs would cost more than a page, and
+ * the listing is cut short once it has cost what HEADs of all the inputs would (a folder far larger than the
+ * group); the inputs still unseen are then HEADed. Trash mode keeps its HEADs: it pays a COPY per input anyway
+ * (a PUT-class request too), which dwarfs them.
  */
 async function currentInputs(
   store: ObjectStore,
@@ -193,7 +200,8 @@ async function currentInputs(
       ),
     );
   };
-  if (entry.retireMode !== 'delete-rebuild' || wanted.size <= 1) {
+  const pageBudget = Math.floor(wanted.size / LIST_PRICE_IN_HEADS);
+  if (entry.retireMode !== 'delete-rebuild' || pageBudget < 1) {
     await headAll(wanted);
     return found;
   }
@@ -207,7 +215,7 @@ async function currentInputs(
       if (wanted.delete(object.key)) found.set(object.key, object);
     }
     token = page.nextToken;
-  } while (token !== undefined && wanted.size > 0 && pages < wanted.size);
+  } while (token !== undefined && wanted.size > 0 && pages < pageBudget);
   // Unseen and the listing complete: removed. Unseen with pages left unread: HEADed instead.
   if (token !== undefined && wanted.size > 0) await headAll(wanted);
   return found;

@@ -64,8 +64,8 @@ describe('retire mode delete-rebuild', () => {
   let writer: ((method: string, key: string) => Promise<void>) | undefined;
   const deps = () => ({ store, journal, clock, engine: defaultParquetEngine });
 
-  /** A fresh partition of seven small files, a fresh journal, no writer. */
-  async function freshLake(): Promise<void> {
+  /** A fresh partition of `files` small files (seven unless said), a fresh journal, no writer. */
+  async function freshLake(files = 7): Promise<void> {
     writer = undefined;
     store = new MemoryObjectStore({ interceptor: (method, key) => writer?.(method, key) });
     journal = new MemoryJournal();
@@ -76,11 +76,11 @@ describe('retire mode delete-rebuild', () => {
         await store.put(key, bytes);
         inputs.push(key);
       },
-      { table: 'events', days: 1, batches: 7, startDate: DAY, minRows: 10, maxRows: 30, seed: 11 },
+      { table: 'events', days: 1, batches: files, startDate: DAY, minRows: 10, maxRows: 30, seed: 11 },
     );
   }
 
-  beforeEach(freshLake);
+  beforeEach(() => freshLake());
 
   /** Plans, compacts into `outputs` outputs and verifies the run's one group. */
   async function stageGroup(run: RunContext, outputs: number): Promise<void> {
@@ -243,7 +243,8 @@ describe('retire mode delete-rebuild', () => {
   }, 600_000); // a staged group per crash point: generous on a shared 2-core machine; nothing is timed
 
   it('checks the inputs before publishing with one listing of their folder, not a HEAD each', async () => {
-    // Prepare
+    // Prepare: 26 inputs, whose HEADs would cost two LIST pages.
+    await freshLake(26);
     const run = runContext('rb-list');
     await stageGroup(run, 1);
     const before = await tableRows(store);
@@ -258,7 +259,7 @@ describe('retire mode delete-rebuild', () => {
 
     // Assess: done, every row kept, no input HEADed; the one listing before publishing was of the partition.
     expect(result.state).toBe('done');
-    expect(result.retired).toHaveLength(inputs.length);
+    expect(result.retired).toHaveLength(26);
     expect(await tableRows(store)).toEqual(before);
     expect(calls.filter((c) => c.method === 'head' && inputs.includes(c.key))).toEqual([]);
     const publishing = calls.findIndex((c) => c.method === 'copy');
@@ -267,9 +268,41 @@ describe('retire mode delete-rebuild', () => {
     ]);
   });
 
+  it('HEADs the inputs of a group of twelve, whose HEADs cost less than one LIST page', async () => {
+    // Prepare
+    await freshLake(12);
+    const run = runContext('rb-small');
+    await stageGroup(run, 1);
+    const before = await tableRows(store);
+    const calls: StoreCall[] = [];
+
+    // Act
+    const result = await commitGroup(
+      { ...deps(), store: observedStore(store, { before: (c) => calls.push(c) }) },
+      'rb-small',
+      'g0001',
+    );
+
+    // Assess
+    const checks = calls.slice(
+      0,
+      calls.findIndex((c) => c.method === 'copy'),
+    );
+    expect(checks.filter((c) => c.method === 'list')).toEqual([]);
+    expect(
+      checks
+        .filter((c) => c.method === 'head')
+        .map((c) => c.key)
+        .sort(),
+    ).toEqual([...inputs].sort());
+    expect(result.state).toBe('done');
+    expect(await tableRows(store)).toEqual(before);
+  });
+
   for (const change of ['replaced', 'removed'] as const) {
     it(`aborts before publishing, nothing lost, when the listing shows an input ${change} since planning`, async () => {
-      // Prepare: a writer changes input 3 after verification, before the commit.
+      // Prepare: a writer changes input 3 of 26 after verification, before the commit.
+      await freshLake(26);
       const run = runContext(`rb-${change}`);
       await stageGroup(run, 1);
       const victim = inputs[3] as string;
@@ -307,8 +340,10 @@ describe('retire mode delete-rebuild', () => {
     });
   }
 
-  it('HEADs the inputs a listing did not reach once it cost as many requests as they would', async () => {
-    // Prepare: 7,000 other objects sort before the seven inputs in their folder (seven pages of 1,000 keys).
+  it('HEADs the inputs a listing did not reach once its pages cost what their HEADs would', async () => {
+    // Prepare: 7,000 other objects sort before the 26 inputs in their folder (seven pages of 1,000 keys); the 26
+    // HEADs cost two pages.
+    await freshLake(26);
     const run = runContext('rb-big');
     await stageGroup(run, 1);
     const before = await tableRows(store);
@@ -326,10 +361,10 @@ describe('retire mode delete-rebuild', () => {
       'g0001',
     );
 
-    // Assess: seven pages listed (none reached an input), then a HEAD per input; the group committed.
+    // Assess: two pages listed (neither reached an input), then a HEAD per input; the group committed.
     const publishing = calls.findIndex((c) => c.method === 'copy');
     const checks = calls.slice(0, publishing);
-    expect(checks.filter((c) => c.method === 'list')).toHaveLength(7);
+    expect(checks.filter((c) => c.method === 'list')).toHaveLength(2);
     expect(
       checks
         .filter((c) => c.method === 'head')
