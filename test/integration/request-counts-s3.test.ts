@@ -188,7 +188,8 @@ describe('S3 requests of compacting 100 tiny files (set-C-like), counted on the 
     );
     // Each input is read at planning (its footer read fetches it whole) and by the rewrite; verify reads the
     // output only; the commit checks the inputs with a listing, not a HEAD each (delete-rebuild mode: s3rver is
-    // unversioned). Before: 203 GETs, 102 HEADs, 16 LISTs, 4 PUTs, 1 COPY, 3 DeleteObjects (3.29 per input).
+    // unversioned). Before: 203 GETs, 102 HEADs, 16 LISTs, 4 PUTs, 1 COPY, 3 DeleteObjects (one a retried
+    // s3rver 500, counted then), 3.29 per input.
     expect(reads).toBeGreaterThanOrEqual(INPUTS); // every input was read: the run cannot pass by skipping it
     expect(reads).toBeLessThanOrEqual(2 * INPUTS + 5);
     expect(heads).toBeLessThanOrEqual(3);
