@@ -125,7 +125,9 @@ export function retireCopiesPerInput(mode: RetireMode): number {
  *   (the first inputs up to 16,384 rows); per output one PutObject, or create + 8 MiB parts + complete; one PUT
  *   of the fingerprint;
  * - verify, per output: a HEAD, then ranged GETs: 2 before the data and one per row group;
- * - commit, per group: a HEAD per input, GetBucketVersioning (delete mode), a COPY per input in trash mode
+ * - commit, per group: the inputs checked before publishing — in delete-rebuild mode a LIST of their folder per
+ *   1,000 keys when that is cheaper than their HEADs (13 inputs or more), else a HEAD per input —,
+ *   GetBucketVersioning (delete mode), a COPY per input in trash mode
  *   ({@link retireCopiesPerInput}), a COPY per output to publish, DeleteObjects of the inputs (one per 1,000),
  *   a LIST of staging and DeleteObjects of the staged outputs and fingerprint;
  * - finalize: the probes and the listing again (no footers).
@@ -181,6 +183,11 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
     const cachedPerGroup = perFile === 0 ? filesPerGroup : Math.floor(PREFLIGHT_CACHE_BYTES / perFile);
     wholeGets = groups * Math.max(0, filesPerGroup - cachedPerGroup);
   }
+  // The commit's check of the inputs before publishing (hive/commit.ts): in delete-rebuild mode (no version id
+  // needed) a listing of their folder, when their HEADs would cost more than a LIST page and for at most the
+  // pages that many HEADs would cost; else a HEAD each.
+  const listBudget = Math.floor(filesPerGroup / (S3_USD_PER_PUT / S3_USD_PER_GET));
+  const headsInputs = input.retireMode !== 'delete-rebuild' || listBudget < 1;
   const bytesPerOutput = outputs === 0 ? 0 : input.inputBytes / outputs;
   const parts = Math.ceil(bytesPerOutput / UPLOAD_PART_BYTES);
   const rowGroupsPerOutput = Math.max(
@@ -199,8 +206,8 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
     verify: counts({ get: outputs * (VERIFY_FIXED_GETS_PER_OUTPUT + rowGroupsPerOutput) }),
     bookkeeping: counts({ get: outputs, put: 2 * groups }),
     commit: counts({
-      get: input.inputFiles + (versioned ? groups : 0),
-      put: groups,
+      get: (headsInputs ? input.inputFiles : 0) + (versioned ? groups : 0),
+      put: groups + (headsInputs ? 0 : groups * Math.min(listBudget, pages(listed + outputs))),
       copy: outputs + input.inputFiles * retireCopiesPerInput(input.retireMode),
       delete: groups * (pages(filesPerGroup) + pages(outputs / groups + 1)),
     }),

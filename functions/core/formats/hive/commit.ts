@@ -4,7 +4,8 @@
 // Every step is driven by the group's journal state and is idempotent, so the same function is
 // both the first attempt and the recovery after a crash:
 //
-//   verified    HEAD every input; any missing or changed → abort (nothing was published).
+//   verified    check every input (a HEAD each; in delete-rebuild mode, where no version id is needed,
+//               one LIST per 1,000 keys when cheaper); any missing or changed → abort (nothing published).
 //               delete mode needs a versioned bucket and a version id for every input (so a
 //               retired input can be restored); otherwise the group falls back to trash mode.
 //               trash mode: copy inputs to trash (If-Match), still invisible to readers.
@@ -24,7 +25,7 @@
 // fenced (see workflow/settle.ts): never planned, never released as idle.
 import pLimit from 'p-limit';
 import type { GroupJournalEntry, JournalInput, JournalOutput } from '../../../ports/journal.js';
-import type { DeleteRef, ObjectStore } from '../../../ports/object-store.js';
+import type { DeleteRef, ObjectInfo, ObjectStore } from '../../../ports/object-store.js';
 import type { InputFile } from '../../../ports/parquet-engine.js';
 import { DeletedRows } from '../../deletes/deleted-rows.js';
 import {
@@ -117,21 +118,18 @@ async function prepare(
   conflicts: CommitConflict[],
 ): Promise<GroupJournalEntry> {
   const limit = pLimit(deps.concurrency ?? 16);
-  const checked = await Promise.all(
-    entry.inputs.map((input) =>
-      limit(async (): Promise<JournalInput | CommitConflict> => {
-        const head = await deps.store.head(input.key);
-        if (!head) return { key: input.key, reason: 'removed since planning' };
-        if (head.etag !== input.etag) {
-          return {
-            key: input.key,
-            reason: `changed since planning (ETag ${head.etag}, planned ${input.etag})`,
-          };
-        }
-        return head.versionId === undefined ? input : { ...input, versionId: head.versionId };
-      }),
-    ),
-  );
+  const current = await currentInputs(deps.store, entry, limit);
+  const checked = entry.inputs.map((input): JournalInput | CommitConflict => {
+    const now = current.get(input.key);
+    if (!now) return { key: input.key, reason: 'removed since planning' };
+    if (now.etag !== input.etag) {
+      return {
+        key: input.key,
+        reason: `changed since planning (ETag ${now.etag}, planned ${input.etag})`,
+      };
+    }
+    return now.versionId === undefined ? input : { ...input, versionId: now.versionId };
+  });
   const changed = checked.filter((c): c is CommitConflict => 'reason' in c);
   if (changed.length > 0) {
     conflicts.push(...changed);
@@ -163,6 +161,75 @@ async function prepare(
     { inputs, publishStartedAt: deps.clock.now(), ...retirement },
     deps.clock.now(),
   );
+}
+
+/**
+ * What one ListObjectsV2 page costs in HEADs: S3 bills a LIST as a PUT-class request ($0.005 per 1,000, us-east-1)
+ * and a HEAD as a GET-class one ($0.0004 per 1,000). The cost model (workflow/cost.ts) prices with the same ratio.
+ */
+export const LIST_PRICE_IN_HEADS = 12.5;
+
+/**
+ * What the store holds now at each input's key (absent: not there), for the check before publishing.
+ *
+ * Delete-versioned mode needs each input's current version id (its undo restores that version), which only a
+ * HEAD answers: one per input. Delete-rebuild mode (a bin-pack on an unversioned bucket: the tiny files' usual
+ * case) needs only existence and ETag, which a listing of the inputs' common folder gives for up to 1,000 keys a
+ * request (S3 listings are strongly consistent, and list the same ETag a HEAD does). Either is a check at one
+ * instant, like the HEADs were: what makes retirement safe is the conditional delete on the planned ETag, not
+ * this check, which only spares a publish and an undo when an input already changed. A LIST is billed as a PUT,
+ * {@link LIST_PRICE_IN_HEADS} HEADs: a group lists only when its inputs' HEADs would cost more than a page, and
+ * the listing is cut short once it has cost what HEADs of all the inputs would (a folder far larger than the
+ * group); the inputs still unseen are then HEADed. Trash mode keeps its HEADs: it pays a COPY per input anyway
+ * (a PUT-class request too), which dwarfs them.
+ */
+async function currentInputs(
+  store: ObjectStore,
+  entry: GroupJournalEntry,
+  limit: ReturnType<typeof pLimit>,
+): Promise<Map<string, ObjectInfo>> {
+  const found = new Map<string, ObjectInfo>();
+  const wanted = new Set(entry.inputs.map((i) => i.key));
+  const headAll = async (keys: Iterable<string>) => {
+    await Promise.all(
+      [...keys].map((key) =>
+        limit(async () => {
+          const head = await store.head(key);
+          if (head) found.set(key, head);
+        }),
+      ),
+    );
+  };
+  const pageBudget = Math.floor(wanted.size / LIST_PRICE_IN_HEADS);
+  if (entry.retireMode !== 'delete-rebuild' || pageBudget < 1) {
+    await headAll(wanted);
+    return found;
+  }
+  const prefix = commonFolder([...wanted]);
+  let token: string | undefined;
+  let pages = 0;
+  do {
+    const page = await store.list(prefix, token === undefined ? {} : { token });
+    pages++;
+    for (const object of page.objects) {
+      if (wanted.delete(object.key)) found.set(object.key, object);
+    }
+    token = page.nextToken;
+  } while (token !== undefined && wanted.size > 0 && pages < pageBudget);
+  // Unseen and the listing complete: removed. Unseen with pages left unread: HEADed instead.
+  if (token !== undefined && wanted.size > 0) await headAll(wanted);
+  return found;
+}
+
+/** The longest folder (`…/`, or the root `''`) holding every key. */
+function commonFolder(keys: readonly string[]): string {
+  let common = keys[0] ?? '';
+  for (const key of keys) {
+    let i = 0;
+    while (i < common.length && i < key.length && common[i] === key[i]) i++;
+    common = common.slice(0, i);
+  }
+  return common.slice(0, common.lastIndexOf('/') + 1);
 }
 
 /**

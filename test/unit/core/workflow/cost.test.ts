@@ -5,6 +5,7 @@ import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js'
 import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { settingsOf } from '../../../../functions/adapters/parquet-wasm/settings.js';
+import { LIST_PRICE_IN_HEADS } from '../../../../functions/core/formats/hive/commit.js';
 import { buildRunContext } from '../../../../functions/core/run-input.js';
 import {
   estimateCost,
@@ -13,6 +14,7 @@ import {
   PREFLIGHT_CACHE_BYTES,
   type RequestCounts,
   retireCopiesPerInput,
+  S3_USD_PER_GET,
   S3_USD_PER_PUT,
 } from '../../../../functions/core/workflow/cost.js';
 import { runPartition, WORKFLOW_STEPS, type WorkflowSteps } from '../../../../functions/core/workflow/run.js';
@@ -225,6 +227,33 @@ describe('estimateRequests', () => {
     // Assess: the plan's listing needs a second page; finalize's (1,001 − 10 + 1 keys) does not.
     expect(two.put - one.put).toBe(1);
     expect(two.get - one.get).toBe(1); // the extra file's footer
+  });
+
+  it("prices the delete-rebuild commit's input check as LIST pages where those cost less than HEADs", () => {
+    // Prepare
+    const base = {
+      groups: 1,
+      inputBytes: 100 * 8_000,
+      expectedOutputFiles: 1,
+      compactMemoryMb: 1769,
+      retireMode: 'delete-rebuild' as const,
+    };
+
+    // Act
+    const many = estimateRequestsByStep({ ...base, inputFiles: 100 }).commit;
+    const twelve = estimateRequestsByStep({ ...base, inputFiles: 12, inputBytes: 12 * 8_000 }).commit;
+    const versioned = estimateRequestsByStep({
+      ...base,
+      inputFiles: 100,
+      retireMode: 'delete-versioned',
+    }).commit;
+
+    // Assess: 100 inputs are one LIST page instead of 100 HEADs; 12 inputs' HEADs cost less than a page; delete
+    // mode on a versioned bucket HEADs every input for its version id (plus GetBucketVersioning).
+    expect(LIST_PRICE_IN_HEADS).toBe(S3_USD_PER_PUT / S3_USD_PER_GET);
+    expect({ get: many.get, put: many.put }).toEqual({ get: 0, put: 1 + 1 });
+    expect({ get: twelve.get, put: twelve.put }).toEqual({ get: 12, put: 1 });
+    expect({ get: versioned.get, put: versioned.put }).toEqual({ get: 100 + 1, put: 1 });
   });
 
   it('takes the COPYs per input from the retire mode', () => {

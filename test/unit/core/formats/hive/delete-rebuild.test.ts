@@ -64,8 +64,8 @@ describe('retire mode delete-rebuild', () => {
   let writer: ((method: string, key: string) => Promise<void>) | undefined;
   const deps = () => ({ store, journal, clock, engine: defaultParquetEngine });
 
-  /** A fresh partition of seven small files, a fresh journal, no writer. */
-  async function freshLake(): Promise<void> {
+  /** A fresh partition of `files` small files (seven unless said), a fresh journal, no writer. */
+  async function freshLake(files = 7): Promise<void> {
     writer = undefined;
     store = new MemoryObjectStore({ interceptor: (method, key) => writer?.(method, key) });
     journal = new MemoryJournal();
@@ -76,11 +76,11 @@ describe('retire mode delete-rebuild', () => {
         await store.put(key, bytes);
         inputs.push(key);
       },
-      { table: 'events', days: 1, batches: 7, startDate: DAY, minRows: 10, maxRows: 30, seed: 11 },
+      { table: 'events', days: 1, batches: files, startDate: DAY, minRows: 10, maxRows: 30, seed: 11 },
     );
   }
 
-  beforeEach(freshLake);
+  beforeEach(() => freshLake());
 
   /** Plans, compacts into `outputs` outputs and verifies the run's one group. */
   async function stageGroup(run: RunContext, outputs: number): Promise<void> {
@@ -241,4 +241,138 @@ describe('retire mode delete-rebuild', () => {
       ).toEqual([]);
     }
   }, 600_000); // a staged group per crash point: generous on a shared 2-core machine; nothing is timed
+
+  it('checks the inputs before publishing with one listing of their folder, not a HEAD each', async () => {
+    // Prepare: 26 inputs, whose HEADs would cost two LIST pages.
+    await freshLake(26);
+    const run = runContext('rb-list');
+    await stageGroup(run, 1);
+    const before = await tableRows(store);
+    const calls: StoreCall[] = [];
+
+    // Act
+    const result = await commitGroup(
+      { ...deps(), store: observedStore(store, { before: (c) => calls.push(c) }) },
+      'rb-list',
+      'g0001',
+    );
+
+    // Assess: done, every row kept, no input HEADed; the one listing before publishing was of the partition.
+    expect(result.state).toBe('done');
+    expect(result.retired).toHaveLength(26);
+    expect(await tableRows(store)).toEqual(before);
+    expect(calls.filter((c) => c.method === 'head' && inputs.includes(c.key))).toEqual([]);
+    const publishing = calls.findIndex((c) => c.method === 'copy');
+    expect(calls.slice(0, publishing).filter((c) => c.method === 'list')).toEqual([
+      expect.objectContaining({ key: PARTITION }),
+    ]);
+  });
+
+  it('HEADs the inputs of a group of twelve, whose HEADs cost less than one LIST page', async () => {
+    // Prepare
+    await freshLake(12);
+    const run = runContext('rb-small');
+    await stageGroup(run, 1);
+    const before = await tableRows(store);
+    const calls: StoreCall[] = [];
+
+    // Act
+    const result = await commitGroup(
+      { ...deps(), store: observedStore(store, { before: (c) => calls.push(c) }) },
+      'rb-small',
+      'g0001',
+    );
+
+    // Assess
+    const checks = calls.slice(
+      0,
+      calls.findIndex((c) => c.method === 'copy'),
+    );
+    expect(checks.filter((c) => c.method === 'list')).toEqual([]);
+    expect(
+      checks
+        .filter((c) => c.method === 'head')
+        .map((c) => c.key)
+        .sort(),
+    ).toEqual([...inputs].sort());
+    expect(result.state).toBe('done');
+    expect(await tableRows(store)).toEqual(before);
+  });
+
+  for (const change of ['replaced', 'removed'] as const) {
+    it(`aborts before publishing, nothing lost, when the listing shows an input ${change} since planning`, async () => {
+      // Prepare: a writer changes input 3 of 26 after verification, before the commit.
+      await freshLake(26);
+      const run = runContext(`rb-${change}`);
+      await stageGroup(run, 1);
+      const victim = inputs[3] as string;
+      const replacement = await store.get(inputs[0] as string);
+      const expected = (
+        await Promise.all(
+          inputs.map(async (k) =>
+            k !== victim ? rowsOf(await store.get(k)) : change === 'replaced' ? rowsOf(replacement) : [],
+          ),
+        )
+      )
+        .flat()
+        .sort();
+      if (change === 'replaced') await store.put(victim, replacement);
+      else await store.deleteMany([{ key: victim }]);
+      const copies = store.requests.copy;
+
+      // Act
+      const result = await commitGroup(deps(), `rb-${change}`, 'g0001');
+
+      // Assess: aborted as a conflict naming the input, nothing published, the table's rows are the writer's.
+      expect(result.state).toBe('aborted');
+      expect(result.conflicts).toEqual([
+        {
+          key: victim,
+          reason:
+            change === 'replaced'
+              ? expect.stringMatching(/^changed since planning \(ETag .+, planned .+\)$/)
+              : 'removed since planning',
+        },
+      ]);
+      expect(store.requests.copy - copies).toBe(0);
+      expect(await tableRows(store)).toEqual(expected);
+      expect(store.keys().filter((k) => !k.startsWith(PARTITION) && !k.includes('/plans/'))).toEqual([]);
+    });
+  }
+
+  it('HEADs the inputs a listing did not reach once its pages cost what their HEADs would', async () => {
+    // Prepare: 7,000 other objects sort before the 26 inputs in their folder (seven pages of 1,000 keys); the 26
+    // HEADs cost two pages.
+    await freshLake(26);
+    const run = runContext('rb-big');
+    await stageGroup(run, 1);
+    const before = await tableRows(store);
+    const others = Array.from(
+      { length: 7_000 },
+      (_, i) => `${PARTITION}_other/${String(i).padStart(5, '0')}`,
+    );
+    for (const key of others) await store.put(key, 'x');
+    const calls: StoreCall[] = [];
+
+    // Act
+    const result = await commitGroup(
+      { ...deps(), store: observedStore(store, { before: (c) => calls.push(c) }) },
+      'rb-big',
+      'g0001',
+    );
+
+    // Assess: two pages listed (neither reached an input), then a HEAD per input; the group committed.
+    const publishing = calls.findIndex((c) => c.method === 'copy');
+    const checks = calls.slice(0, publishing);
+    expect(checks.filter((c) => c.method === 'list')).toHaveLength(2);
+    expect(
+      checks
+        .filter((c) => c.method === 'head')
+        .map((c) => c.key)
+        .sort(),
+    ).toEqual([...inputs].sort());
+    expect(result.state).toBe('done');
+    await store.deleteMany(others.map((key) => ({ key }))); // not Parquet: out of the way of the row read
+    expect(await tableRows(store)).toEqual(before);
+  });
 });
