@@ -121,6 +121,26 @@ describe('lake-compactor history <folder> --format delta', () => {
     expect(limited.runs[0]?.versions.map((v) => v.version)).toEqual([limited.latestVersion]);
   });
 
+  it('lists the runs of the CLI journal beside the log’s: the same runs, with their files and state', async () => {
+    // Prepare
+    const io = captureIo();
+    expect(await run(['compact', dir, '--format', 'delta'], io), io.stderr.join('\n')).toBe(0);
+
+    // Act
+    const { code, out, err } = await history(['--format', 'delta', '--json']);
+
+    // Assess: one journal run per log run, committed, the files the log says it moved
+    expect(code, err).toBe(0);
+    const result = JSON.parse(out) as TableHistory;
+    const fromLog = result.runs.map((r) => [r.runId, r.filesRemoved, r.filesAdded]).sort();
+    const fromJournal = result.journalRuns.map((r) => [r.runId, r.inputFiles, r.outputFiles]).sort();
+    expect(fromJournal).toEqual(fromLog);
+    expect(fromJournal).toHaveLength(DAYS.length);
+    expect(result.journalRuns.map((r) => [r.state, r.format])).toEqual(
+      DAYS.map(() => ['committed', 'delta']),
+    );
+  });
+
   it('reads the CLI journal of a location given without --format delta (exit 0), naming --format delta for its log', async () => {
     // Act
     const { code, out, err } = await history([]);
