@@ -1,13 +1,19 @@
-// `lake-compactor history <uri> --format <name>`: the runs that compacted a table, read from the table itself rather
-// than from a deployment's state table, for a format whose log or metadata records them (TableFormat.history; a
-// Delta table's log: every OPTIMIZE version our runs committed carries the run and group in
-// `commitInfo.lakeCompactor`), so a table compacted by the CLI (which keeps no state table) shows its runs too,
-// wherever it lives (a local folder or s3://). A format without it is refused with what to pass instead.
-import { UsageError } from '../core/errors.js';
+// `lake-compactor history <uri>`: the runs that compacted a table, read from the location itself rather than from a
+// deployment's state table. Two records are read, so a table compacted by the CLI (which keeps no state table) shows
+// its runs wherever it lives (a local folder or s3://):
+//  - the CLI's own journal in the location's work root (`_lake-compactor/journal/`; journal-history.ts): every run
+//    `compact` made, whatever the format, with its real inputs → outputs, bytes, duration and state;
+//  - for a format whose log or metadata records our runs (TableFormat.history; a Delta table's log: every OPTIMIZE
+//    version our runs committed carries the run and group in `commitInfo.lakeCompactor`), that log too, which also
+//    holds runs whose journal entries vacuum has since removed, and other writers' commits.
+import type { OpenedStore } from '../adapters/open-store.js';
+import { ForeignTableProbe } from '../core/formats/foreign-tables.js';
 import { TABLE_FORMATS, type TableFormatName } from '../core/formats/index.js';
 import type { TableHistoryCommit, TableHistoryReader } from '../core/formats/table-format.js';
 import { formatBytes } from '../core/stats.js';
 import { plural } from '../core/words.js';
+import { tableNameOf } from './args.js';
+import type { JournalRun } from './journal-history.js';
 import { renderTable } from './table.js';
 
 export interface TableHistoryIo {
@@ -20,6 +26,10 @@ export interface TableHistoryOptions {
   /** Most runs to print, newest first. @default 20 */
   readonly limit?: number;
   readonly json?: boolean;
+  /** The table name `compact` journaled its runs under. @default the URI's last path segment */
+  readonly table?: string;
+  /** The work root the CLI's journal lives in. @default `_lake-compactor/` */
+  readonly workRoot?: string;
 }
 
 /** One run of ours as the table's log records it: the versions it committed, one per group. */
@@ -42,7 +52,12 @@ export interface TableHistory {
   readonly otherCommits: Readonly<Record<string, number>>;
   /** Newest first, at most `limit`. */
   readonly runs: readonly TableRun[];
+  /** The runs the CLI's journal in the location holds (newest first, at most `limit`); see journal-history.ts. */
+  readonly journalRuns: readonly JournalRun[];
 }
+
+/** What `history <uri>` read: the table's log (for a format that records runs there) and the CLI's journal. */
+export type LocationHistory = TableHistory | { readonly journalRuns: readonly JournalRun[] };
 
 /** The registered formats whose tables record our runs, in registration order, with how each reads them. */
 export function historyFormats(): { readonly name: string; readonly history: TableHistoryReader }[] {
@@ -51,18 +66,9 @@ export function historyFormats(): { readonly name: string; readonly history: Tab
   );
 }
 
-/** Why `history <uri>` cannot read a table of `format`: it keeps no history we read; where the runs are instead. */
-function noTableHistoryMessage(format: string): string {
-  const keeping = historyFormats();
-  const flags = keeping.map((f) => `--format ${f.name}`).join(' or ');
-  const pass = keeping.map((f) => `--format ${f.name} for ${f.history.tableLabel}`).join(', or ');
-  return `history <uri> reads the runs a table records in its own log, which only ${flags} ${keeping.length === 1 ? 'does' : 'do'} (format "${format}"): pass ${pass}, or drop <uri> and pass --state-table <name> to read a deployment's runs`;
-}
-
 /**
- * Reads and prints the runs recorded in the table at `uri`.
- * @throws UsageError when the format keeps no history in the table that we read (TableFormat.history): the
- * message says where those runs are recorded instead.
+ * Reads and prints the runs recorded at `uri`: the CLI journal's, and (for a format that records them) the table
+ * log's.
  * @throws the format's own error (a Delta table's DeltaLogError) when the location is not a table of the format or
  * its log cannot be read.
  */
@@ -70,12 +76,32 @@ export async function runTableHistory(
   uri: string,
   options: TableHistoryOptions,
   io: TableHistoryIo,
-): Promise<TableHistory> {
-  const reader = TABLE_FORMATS.get(options.format)?.history;
-  if (reader === undefined) throw new UsageError(noTableHistoryMessage(options.format));
+): Promise<LocationHistory> {
   // Imported here, not at the top: `history --help` reads historyFormats, and needs no AWS SDK.
   const { openStore } = await import('../adapters/open-store.js');
-  const { store, prefix } = openStore(uri, { env: io.env });
+  const { journalRunsFooter, readJournalRuns, renderJournalRuns } = await import('./journal-history.js');
+  const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
+  const limit = options.limit ?? 20;
+  const journalRuns = await readJournalRuns(
+    opened,
+    { name: options.table ?? tableNameOf(uri), root: opened.prefix },
+    limit,
+  );
+  const reader = TABLE_FORMATS.get(options.format)?.history;
+  if (reader === undefined) {
+    if (options.json) {
+      io.out(JSON.stringify({ journalRuns }, null, 2));
+    } else {
+      if (journalRuns.length > 0) io.out(renderJournalRuns(journalRuns));
+      io.out(
+        `${journalRuns.length > 0 ? '\n' : ''}${journalRunsFooter(journalRuns, limit, opened.workRoot)}`,
+      );
+      const hint = await logHint(opened, options.format);
+      if (hint !== undefined) io.out(hint);
+    }
+    return { journalRuns };
+  }
+  const { store, prefix } = opened;
   const history = await reader.read(store, prefix);
   const ours = history.commits.filter((c) => c.runId !== undefined);
   const otherCommits: Record<string, number> = {};
@@ -84,7 +110,6 @@ export async function runTableHistory(
     const op = c.operation ?? '(no commitInfo)';
     otherCommits[op] = (otherCommits[op] ?? 0) + 1;
   }
-  const limit = options.limit ?? 20;
   const runs = groupRuns(ours)
     .sort((a, b) => (b.versions[0]?.version ?? 0) - (a.versions[0]?.version ?? 0))
     .slice(0, limit);
@@ -93,6 +118,7 @@ export async function runTableHistory(
     earliestVersion: history.earliestVersion,
     otherCommits,
     runs,
+    journalRuns,
   };
   if (options.json) {
     io.out(JSON.stringify(result, null, 2));
@@ -127,7 +153,22 @@ export async function runTableHistory(
   io.out(
     `\n${plural(runs.length, 'run')}, ${lines.length} ${reader.commitsLabel} by lake-compactor${runs.length === limit ? ` (newest ${limit} runs; --limit shows more)` : ''}; ${reader.describeExtent(history)}; other commits: ${others || 'none'}`,
   );
+  // The journal's view of the same runs, with what the log does not say (duration, rows, state of an open run).
+  if (journalRuns.length > 0) io.out(`\n${renderJournalRuns(journalRuns)}`);
+  io.out(journalRunsFooter(journalRuns, limit, opened.workRoot));
   return result;
+}
+
+/**
+ * When the location is a table whose format records our runs in its log and `--format` did not name it: a line saying
+ * which `--format` reads that log too (the journal shows only runs whose entries vacuum has not removed yet).
+ */
+async function logHint(opened: OpenedStore, format: string): Promise<string | undefined> {
+  const found = await new ForeignTableProbe(opened.store).at(opened.prefix);
+  if (found === undefined || found.format === format) return undefined;
+  const reader = TABLE_FORMATS.get(found.format as TableFormatName)?.history;
+  if (reader === undefined) return undefined;
+  return `this location is ${reader.tableLabel}: pass --format ${found.format} to read the runs its log records as well`;
 }
 
 /** Our commits by run, each run's versions oldest first. */

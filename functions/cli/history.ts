@@ -1,12 +1,13 @@
 // The `history` command's definition: its options and help, light to load; what it does is in history-run.ts.
 // `lake-compactor history`: reads the runs' history items (`PART#<table>#<partition>` / `RUN#<start>#<run>`)
-// from the state table with key queries only (no scan) and prints them newest first, at most --limit; given the
-// location of a table whose format records them (a Delta table), the runs its log records (history-table.ts).
+// from the state table with key queries only (no scan) and prints them newest first, at most --limit; given a
+// location (a folder or s3:// prefix), the runs the CLI recorded in its journal there and, for a table whose format
+// records them (a Delta table), the runs its log records (history-table.ts).
 
 import type { Command } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
-import { formatOption, positiveInteger } from './args.js';
+import { formatOption, positiveInteger, workRootOption } from './args.js';
 import type * as Impl from './history-run.js';
 import type { HistoryIo, HistoryOptions } from './history-run.js';
 import { historyFormats, runTableHistory } from './history-table.js';
@@ -25,39 +26,59 @@ export function registerHistoryCommand(program: Command, io: HistoryIo & StackIo
   const command = program
     .command('history')
     .description(
-      `Show compaction runs newest first: recorded in the state table, or (with <uri> ${keeping.map((f) => `--format ${f.name}`).join(' or ')}) in the table’s log`,
+      `Show compaction runs newest first: recorded in the state table, or (with <uri>) in the CLI's journal in the location and (${keeping.map((f) => `--format ${f.name}`).join(' or ')}) in the table’s log`,
     )
     .argument(
       '[uri]',
-      `${keeping.map((f) => f.history.tableLabel).join(' or ')} (s3://bucket/prefix or a local folder): read its runs from its log`,
+      `table location (s3://bucket/prefix or a local folder): read the runs compact recorded in its journal, and the log of ${keeping.map((f) => f.history.tableLabel).join(' or ')}`,
     )
     .option('--state-table <name>', 'DynamoDB state table (default: env LAKE_COMPACTOR_TABLE)');
   addStackOption(command, io, ['stateTable'])
-    .option('--table <name>', 'only this table (default: every table in env TABLES)')
+    .option(
+      '--table <name>',
+      'only this table (default: every table in env TABLES; with <uri>: the name compact used, default the last segment of the URI)',
+    )
     .option('--partition <path>', 'only this partition, e.g. date=2024-01-15 (needs --table)')
     .option('--limit <n>', 'most runs to show', positiveInteger, 20)
     .option('--json', 'print JSON (the full history items)')
     .addOption(formatOption())
-    .action(async (uri: string | undefined, opts: HistoryOptions & { format: TableFormatName }) => {
-      if (uri === undefined) {
-        if (opts.format !== DEFAULT_TABLE_FORMAT) {
+    .addOption(workRootOption())
+    .action(
+      async (
+        uri: string | undefined,
+        opts: HistoryOptions & { format: TableFormatName; workRoot?: string },
+      ) => {
+        if (uri === undefined) {
+          if (opts.format !== DEFAULT_TABLE_FORMAT) {
+            throw new UsageError(
+              `--format ${opts.format} names the format of a table location: pass the table's <uri> to read the runs its log records, or drop --format to read the state table`,
+            );
+          }
+          if (opts.workRoot !== undefined) {
+            throw new UsageError(
+              "--work-root names where a location's journal lives: pass the table's <uri> with it, or drop it to read the state table",
+            );
+          }
+          await runHistory(opts, io);
+          return;
+        }
+        const stateOnly = (['stateTable', 'partition'] as const).filter((k) => opts[k] !== undefined);
+        if (stateOnly.length > 0) {
           throw new UsageError(
-            `--format ${opts.format} names the format of a table location: pass the table's <uri> to read the runs its log records, or drop --format to read the state table`,
+            '--state-table and --partition read a deployment’s state table; with <uri> the runs come from the table’s own log and the CLI’s journal in the location: drop one or the other',
           );
         }
-        await runHistory(opts, io);
-        return;
-      }
-      const stateOnly = (['stateTable', 'table', 'partition'] as const).filter((k) => opts[k] !== undefined);
-      if (stateOnly.length > 0) {
-        throw new UsageError(
-          '--state-table, --table and --partition read a deployment’s state table; with <uri> the runs come from the table’s own log: drop one or the other',
+        await runTableHistory(
+          uri,
+          {
+            format: opts.format,
+            limit: opts.limit ?? 20,
+            ...(opts.json ? { json: true } : {}),
+            ...(opts.table === undefined ? {} : { table: opts.table }),
+            ...(opts.workRoot === undefined ? {} : { workRoot: opts.workRoot }),
+          },
+          io,
         );
-      }
-      await runTableHistory(
-        uri,
-        { format: opts.format, limit: opts.limit ?? 20, ...(opts.json ? { json: true } : {}) },
-        io,
-      );
-    });
+      },
+    );
 }

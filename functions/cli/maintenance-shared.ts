@@ -112,3 +112,96 @@ function terminalConfirm(): ((question: string) => Promise<boolean>) | undefined
     }
   };
 }
+
+/** The operation a maintenance run applies object by object, and the store call that applies it. */
+interface AppliedChange {
+  /** `vacuum` or `tier`: the command the report says to run again. */
+  readonly command: 'vacuum' | 'tier';
+  /** The past tense the report uses: `deleted`, `moved`. */
+  readonly past: string;
+  /** Why an interruption leaves nothing half done, said after the counts. */
+  readonly safe: string;
+}
+
+/**
+ * How far a `vacuum` or `tier` run got, kept as it goes, so Ctrl-C (through compact's withInterruptReport) can say
+ * what was already changed, what was left and what to run next. Why: each delete or in-place copy is final and
+ * independent, and the next run lists again and does what is still due — but an operator who sees the process exit
+ * 130 in silence knows none of that.
+ */
+export class MaintenanceProgress {
+  private planned: number | undefined;
+  private applied = 0;
+  /** Objects of a request under way: a batch delete stopped midway may have removed some of them. */
+  private inFlight = 0;
+
+  constructor(
+    private readonly uri: string,
+    private readonly dryRun: boolean,
+    private readonly change: AppliedChange,
+  ) {}
+
+  /** The listing is done: `objects` will be changed once confirmed. */
+  listed(objects: number): void {
+    this.planned = objects;
+  }
+
+  /**
+   * `store`, counting the objects the run changes through it (deletes that succeeded; in-place copies): what the
+   * report says was done. Every other call passes through; `instanceof` still sees the store's class.
+   */
+  counting(store: ObjectStore): ObjectStore {
+    const track = async <T>(
+      objects: number,
+      call: () => Promise<T>,
+      done: (result: T) => number,
+    ): Promise<T> => {
+      this.inFlight += objects;
+      try {
+        const result = await call();
+        this.applied += done(result);
+        return result;
+      } finally {
+        this.inFlight -= objects;
+      }
+    };
+    return new Proxy(store, {
+      get: (target, property) => {
+        if (property === 'deleteMany' && this.change.command === 'vacuum') {
+          return (refs: Parameters<ObjectStore['deleteMany']>[0]) =>
+            track(
+              refs.length,
+              () => target.deleteMany(refs),
+              (result) => refs.length - result.errors.length,
+            );
+        }
+        if (property === 'copy' && this.change.command === 'tier') {
+          return (...args: Parameters<ObjectStore['copy']>) =>
+            track(
+              1,
+              () => target.copy(...args),
+              () => 1,
+            );
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+
+  /** What Ctrl-C prints: what was changed, what was left, and what to run next. */
+  interruptedReport(): string[] {
+    const { command, past, safe } = this.change;
+    const again = `next: run the same lake-compactor ${command} ${this.uri} again: it lists again and does only what is still due.`;
+    if (this.dryRun) return [`\ninterrupted (Ctrl-C) during a dry run: nothing was ${past}.`];
+    if (this.planned === undefined)
+      return [`\ninterrupted (Ctrl-C) while listing: nothing was ${past} yet.`, again];
+    const left = Math.max(0, this.planned - this.applied - this.inFlight);
+    const inFlight =
+      this.inFlight === 0 ? '' : `, ${this.inFlight} in a request under way (${past} or not, each whole)`;
+    return [
+      `\ninterrupted (Ctrl-C): ${this.applied} of ${this.planned} objects ${past}${inFlight}, ${left} left as they were. ${safe}`,
+      again,
+    ];
+  }
+}

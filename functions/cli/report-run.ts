@@ -1,14 +1,20 @@
 // What `lake-compactor report` does, loaded by report.ts only when the command runs (help, --version and usage errors
 // never load it, nor the AWS SDK and Parquet engine it reaches).
-// `lake-compactor report <uri> --html out.html`: gathers the listing, the stored plans, the quarantined files
-// and (with a state table) the run history, and writes one self-contained HTML page; it reads only.
+// `lake-compactor report <uri> --html out.html`: gathers the table's live files (through its format's view), the
+// stored plans, the quarantined files, the runs the CLI journaled in the location and (with a state table) the run
+// history, and writes one self-contained HTML page; it reads only.
 
 import { writeFile } from 'node:fs/promises';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { openStore } from '../adapters/open-store.js';
 import { InvalidInputError } from '../core/errors.js';
-import { DEFAULT_TABLE_FORMAT, tableFormat } from '../core/formats/index.js';
+import { refuseForeignAmong } from '../core/formats/foreign-tables.js';
+import {
+  DEFAULT_TABLE_FORMAT,
+  type TableFormatName,
+  type TableFormatSettings,
+} from '../core/formats/index.js';
 import { printable } from '../core/keys.js';
 import { DEFAULT_PLAN_OPTIONS, partitionPlanSchema } from '../core/planning.js';
 import { matchQuarantine } from '../core/quarantine.js';
@@ -22,8 +28,11 @@ import type { Quarantine } from '../ports/quarantine.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
 import { tableNameOf } from './args.js';
 import { requireParquetFiles } from './errors.js';
+import { readingFormat } from './format-services.js';
 import { type HistoryRow, readHistory } from './history-run.js';
+import { type JournalRun, readJournalRuns } from './journal-history.js';
 import { openQuarantine } from './quarantine-run.js';
+import { refuseEnclosingForeignTable } from './table-format-guard.js';
 
 const MiB = 1024 * 1024;
 
@@ -46,8 +55,12 @@ export interface ReportOptions {
   readonly maxPlans?: number;
   /** Newest history items read. @default 500 */
   readonly limit?: number;
-  /** The work root the stored plans (and the store's quarantine) are in. @default `_lake-compactor/` */
+  /** The work root the stored plans, the CLI's journal (and the store's quarantine) are in. @default `_lake-compactor/` */
   readonly workRoot?: string;
+  /** The location's table format: "now" is its live files, as its log or metadata says. @default 'parquet' */
+  readonly format?: TableFormatName;
+  /** The settings the table is read through (`formatSettingsOf(…, 'read')`). @default the format's defaults */
+  readonly formatSettings?: TableFormatSettings;
 }
 
 /** Reads the history items of `partitions` of `table`, newest first, at most `limit`. */
@@ -84,12 +97,24 @@ export async function runReport(
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const { store, prefix } = opened;
   const now = io.clock.now();
-  const inventory = await tableFormat(DEFAULT_TABLE_FORMAT).snapshot(store, prefix, { now });
+  const table = options.table ?? tableNameOf(uri);
+  // The table's live files as its format sees them (as plan and compact read it): a Delta, Iceberg or Hudi table's
+  // log or metadata, never its listing, whose removed-but-not-yet-vacuumed files are not the table. A location that
+  // is or holds such a table read as plain Parquet is refused, as plan refuses it.
+  const format = readingFormat(
+    opened,
+    table,
+    options.format ?? DEFAULT_TABLE_FORMAT,
+    options.formatSettings,
+    io,
+  );
+  await refuseEnclosingForeignTable(opened, { includeLocation: false });
+  const inventory = await format.snapshot(store, prefix, { now });
+  refuseForeignAmong(store, prefix, inventory.foreignTables);
   requireParquetFiles(inventory, uri, 'report');
   const notes: string[] = [];
   const plans = await readPlans(store, opened.workRoot, options.maxPlans ?? 1000, notes);
   const stateTable = options.stateTable ?? io.env.LAKE_COMPACTOR_TABLE;
-  const table = options.table ?? tableNameOf(uri);
   const partitions = inventory.partitions.map((p) => p.partition);
   let runs: ReportRun[] | undefined;
   if (history !== undefined || stateTable) {
@@ -99,6 +124,10 @@ export async function runReport(
     runs = rows.map(toReportRun);
     if (rows.length >= limit) notes.push(`Only the newest ${limit} runs were read (--limit).`);
   }
+  // The runs the CLI made here: its journal records what a state table's history would (none is kept for them).
+  const journal = (await readJournalRuns(opened, { name: table, root: prefix }, options.limit ?? 500)).map(
+    journalReportRun,
+  );
   const quarantineSource = quarantine ?? openQuarantine(opened, options.stateTable, io.env);
   const records = await quarantineSource.listTable(table);
   const { active } = matchQuarantine(
@@ -125,6 +154,7 @@ export async function runReport(
     })),
     plans,
     ...(runs === undefined ? {} : { history: runs }),
+    journal,
     notes,
     quarantine: {
       source: quarantineSource.description,
@@ -218,6 +248,27 @@ function dynamoHistory(tableName: string, env: ReportIo['env']): HistorySource {
 
 function num(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/** A run of the CLI's journal as the report shows it: the run's own inputs → outputs, bytes, cost and duration. */
+export function journalReportRun(run: JournalRun): ReportRun {
+  const outcome = run.undoneAt === undefined ? run.state : `${run.state}, undone`;
+  return {
+    runId: run.runId,
+    partition: run.partition,
+    outcome,
+    status: run.state === 'open' ? 'OPEN' : run.firstError === undefined ? 'SUCCEEDED' : 'FAILED',
+    startedAt: run.startedAt,
+    // An open run has not finished: status OPEN, and the runs table shows no duration for it.
+    finishedAt: run.finishedAt ?? run.startedAt,
+    groupsDone: run.groupsDone,
+    filesBefore: run.inputFiles,
+    filesAfter: run.outputFiles,
+    bytesBefore: run.bytesBefore,
+    bytesAfter: run.bytesAfter,
+    bytesRewritten: run.bytesBefore,
+    estimatedCostUsd: run.estimatedCostUsd,
+  };
 }
 
 /** The fields of a history item the report uses; anything missing stays missing. */

@@ -1,9 +1,12 @@
 // The `report` command's definition: its options and help, light to load; what it does is in report-run.ts.
-// `lake-compactor report <uri> --html out.html`: gathers the listing, the stored plans, the quarantined files
-// and (with a state table) the run history, and writes one self-contained HTML page; it reads only.
+// `lake-compactor report <uri> --html out.html`: gathers the table's live files (through its format's view, as plan
+// and compact read it), the stored plans, the quarantined files, the runs the CLI journaled in the location and (with
+// a state table) the run history, and writes one self-contained HTML page; it reads only.
 
 import type { Command } from 'commander';
-import { positiveInteger, positiveNumber, workRootOption } from './args.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
+import { formatOption, positiveInteger, positiveNumber, workRootOption } from './args.js';
+import { addFormatOptions, type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import type * as Impl from './report-run.js';
 import type { ReportIo, ReportOptions } from './report-run.js';
 import { addStackOption, type StackIo } from './stack-outputs.js';
@@ -37,14 +40,19 @@ export function registerReportCommand(program: Command, io: ReportIo & StackIo):
     .option('--max-plans <n>', 'newest stored plans to read', positiveInteger, 1000)
     .option('--limit <n>', 'newest history items to read', positiveInteger, 500)
     .addOption(workRootOption())
+    .addOption(formatOption());
+  addFormatOptions(command, 'read')
     .addHelpText(
       'after',
       `
-Reads only. "Now" is the current listing; "before" is each partition's latest carried-out run as its
-stored plan (_lake-compactor/plans/) recorded it. Bytes rewritten, estimated cost and file counts after
-each run come from the state table's history; without one the page says what is missing.`,
+Reads only. "Now" is the table's live data files: the listing of a Hive-style folder, the live files of a
+Delta, Iceberg or Hudi table as its log or metadata says (--format), never files it has removed but not yet
+deleted. "Before" is each partition's latest carried-out run as its stored plan (_lake-compactor/plans/)
+recorded it. Each run's inputs → outputs, bytes, estimated cost and duration come from the state table's
+history, or, for runs the CLI made, from its journal in the location (_lake-compactor/journal/).`,
     )
-    .action(async (uri: string, opts: ReportOptions) => {
-      await runReport(uri, opts, io);
+    .action(async (uri: string, opts: ReportOptions & FormatCliOptions & { format?: TableFormatName }) => {
+      const formatSettings = formatSettingsOf(uri, opts.format ?? DEFAULT_TABLE_FORMAT, opts, 'read');
+      await runReport(uri, { ...opts, formatSettings }, io);
     });
 }

@@ -58,6 +58,16 @@ export interface SettleCliOptions extends FormatCliOptions {
   readonly format?: TableFormatName;
 }
 
+/** What {@link settleOpenGroups} tells as it goes (see settle.ts's SettleProgress). */
+export interface SettleProgressListener {
+  /** The partitions with open groups, in the order they are settled. */
+  listed(partitions: readonly string[]): void;
+  /** A partition's groups are being settled. */
+  started(partition: string): void;
+  /** A partition's groups are settled (or reported unsettled). */
+  settled(result: SettledPartition): void;
+}
+
 /** What one partition's settle did, as printed. */
 export interface SettledPartition {
   readonly partition: string;
@@ -74,15 +84,22 @@ const BEFORE_PUBLISH: readonly GroupState[] = ['planned', 'staged', 'verified'];
 export async function settleOpenGroups(
   deps: StepCommitDeps & { readonly journal: StoreJournal },
   table: string,
-  options: { readonly partition?: string; readonly settledBy: string },
+  options: {
+    readonly partition?: string;
+    readonly settledBy: string;
+    /** Told what is settled as it goes (`settle` prints it on Ctrl-C). */
+    readonly progress?: SettleProgressListener;
+  },
   out: (text: string) => void,
 ): Promise<SettledPartition[]> {
   const fenced = await deps.journal.openPartitions(table);
   const partitions: JournalPartition[] = fenced
     .filter((p) => options.partition === undefined || p.partition === options.partition)
     .sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0));
+  options.progress?.listed(partitions.map((p) => p.partition));
   const results: SettledPartition[] = [];
   for (const ref of partitions) {
+    options.progress?.started(ref.partition);
     const report = await settlePartition(deps, ref, {
       reason: failureReason({
         Error: 'RunInterrupted',
@@ -103,6 +120,7 @@ export async function settleOpenGroups(
       out(`${label} ${u.groupId} of run ${u.runId}: could not settle (${u.state}): ${u.error}`);
     }
     results.push({ partition: ref.partition, report });
+    options.progress?.settled({ partition: ref.partition, report });
   }
   return results;
 }
@@ -132,6 +150,7 @@ export async function runSettle(
   uri: string,
   options: SettleCliOptions,
   io: SettleIo,
+  progress?: SettleProgressListener,
 ): Promise<SettledPartition[]> {
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const table = options.table ?? tableNameOf(uri);
@@ -161,7 +180,11 @@ export async function runSettle(
   const results = await settleOpenGroups(
     { store: opened.store, journal, clock: io.clock, format, engine: defaultParquetEngine },
     table,
-    { ...(partition === undefined ? {} : { partition }), settledBy: 'lake-compactor settle' },
+    {
+      ...(partition === undefined ? {} : { partition }),
+      settledBy: 'lake-compactor settle',
+      ...(progress === undefined ? {} : { progress }),
+    },
     io.out,
   );
   const settled = results.reduce((n, r) => n + r.report.settled.length, 0);

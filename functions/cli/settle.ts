@@ -7,10 +7,12 @@
 // one could not be (it stays fenced; the reason is printed), 2 on a usage error.
 
 import type { Command } from 'commander';
+import { plural } from '../core/words.js';
 import { formatOption, workRootOption } from './args.js';
+import { withInterruptReport } from './compact-progress.js';
 import { addFormatOptions } from './format-options.js';
 import type * as Impl from './settle-run.js';
-import type { SettleCliOptions, SettleIo } from './settle-run.js';
+import type { SettleCliOptions, SettledPartition, SettleIo, SettleProgressListener } from './settle-run.js';
 import { addStackOption, type StackIo } from './stack-outputs.js';
 
 export type { SettleCliOptions, SettledPartition, SettleIo } from './settle-run.js';
@@ -46,6 +48,62 @@ compact used. An Iceberg table's settle through its catalog: pass --format icebe
 its compact used (a Glue or REST table settled without them is judged by files its catalog may never point at).`,
     )
     .action(async (uri: string, opts: SettleCliOptions) => {
-      await runSettle(uri, opts, io);
+      const progress = new SettleProgress(uri);
+      await withInterruptReport(progress, io.out, () => runSettle(uri, opts, io, progress));
     });
 }
+
+/**
+ * How far a `settle` got, kept as it goes, so Ctrl-C (through compact's withInterruptReport) can say which partitions
+ * were settled, which one was being settled, and what to run next. Why it is safe to stop anywhere: every group moves
+ * by one journaled transition at a time, so a group stopped midway is still open in the journal, and the next
+ * settle (or compact) takes it from where it is.
+ */
+export class SettleProgress implements SettleProgressListener {
+  private partitions: readonly string[] | undefined;
+  private readonly done: SettledPartition[] = [];
+  private current: string | undefined;
+
+  constructor(private readonly uri: string) {}
+
+  listed(partitions: readonly string[]): void {
+    this.partitions = partitions.map(labelOf);
+  }
+
+  started(partition: string): void {
+    this.current = labelOf(partition);
+  }
+
+  settled(result: SettledPartition): void {
+    this.done.push(result);
+    this.current = undefined;
+  }
+
+  /** What Ctrl-C prints: what was settled, what was in flight and left, and what to run next. */
+  interruptedReport(): string[] {
+    const lines = ['\ninterrupted (Ctrl-C):'];
+    const groups = this.done.reduce((n, p) => n + p.report.settled.length, 0);
+    lines.push(
+      `  settled: ${this.done.length === 0 ? 'nothing' : `${plural(groups, 'group')} in ${plural(this.done.length, 'partition')} (${this.done.map((p) => labelOf(p.partition)).join(', ')})`}`,
+    );
+    if (this.partitions === undefined)
+      lines.push(
+        '  in flight: finding or settling the open groups (each moves one journaled step at a time: a group stopped midway stays open, no row is lost or kept twice)',
+      );
+    else if (this.current !== undefined)
+      lines.push(
+        `  in flight: ${this.current}: each of its groups moves one journaled step at a time, so a group stopped midway is still open and no row is lost or kept twice`,
+      );
+    const left = (this.partitions ?? []).filter(
+      (p) => p !== this.current && !this.done.some((d) => labelOf(d.partition) === p),
+    );
+    if (left.length > 0)
+      lines.push(`  not started: ${plural(left.length, 'partition')} (${left.join(', ')})`);
+    lines.push(
+      `next: run lake-compactor settle ${this.uri} again (the same options): it settles what is still open.`,
+    );
+    return lines;
+  }
+}
+
+const labelOf = (partition: string): string => partition || '(root)';

@@ -38,6 +38,7 @@ import {
   isS3,
   MaintenanceIncompleteError,
   type MaintenanceIo,
+  type MaintenanceProgress,
   OperationCancelledError,
   openedOf,
   PRINTED_ROWS,
@@ -132,6 +133,7 @@ export async function runTier(
   uri: string,
   options: TierCliOptions,
   io: MaintenanceIo,
+  progress?: MaintenanceProgress,
 ): Promise<TierCliReport> {
   const job = prepareTier(uri, options, io);
   const confirm = confirmerFor(io, options, 'tier');
@@ -165,6 +167,7 @@ export async function runTier(
   await tierRefusal(async () => refuseForeignAmong(job.store, openedOf(job).prefix, foreignTables));
   const plan: TieringPlan = { dryRun: job.request.dryRun, moves, kept, skippedTables, examined };
   if (text) printTierPlan(io, plan);
+  progress?.listed(moves.length);
   if (!plan.dryRun && moves.length > 0 && confirm !== undefined) {
     const total = moves.reduce((n, m) => n + m.size, 0);
     if (
@@ -175,7 +178,8 @@ export async function runTier(
       throw new OperationCancelledError('Tiering cancelled: nothing was moved');
     }
   }
-  const report = await executeTiering({ storeFor: () => job.store, tables: [job.table] }, plan, {
+  const store = progress?.counting(job.store) ?? job.store;
+  const report = await executeTiering({ storeFor: () => store, tables: [job.table] }, plan, {
     listLimit: Number.MAX_SAFE_INTEGER,
   });
   const result: TierCliReport = { uri, rules: job.request.rules, ...report };

@@ -11,8 +11,8 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { PARTITION_DATE_FORMATS } from '../core/policy.js';
 import { formatOption } from './args.js';
-import type { MaintenanceIo } from './maintenance-shared.js';
-
+import { withInterruptReport } from './compact-progress.js';
+import { type MaintenanceIo, MaintenanceProgress } from './maintenance-shared.js';
 import type * as Impl from './tier-run.js';
 import type { TierCliOptions } from './tier-run.js';
 
@@ -59,7 +59,13 @@ new storage class, conditioned on the listed ETag. Unlike the schedule, the CLI 
 given; it always prints the list first and asks, or needs --yes.`,
     )
     .action(async (uri: string, opts: TierCliOptions) => {
-      await runTier(uri, opts, io);
+      // Ctrl-C says how many objects were moved and that the same tier finishes the rest (exit 130).
+      const progress = new MaintenanceProgress(uri, opts.dryRun === true, {
+        command: 'tier',
+        past: 'moved',
+        safe: 'Each move is one in-place copy: an object is in its old class or its new one, never lost or doubled.',
+      });
+      await withInterruptReport(progress, io.out, () => runTier(uri, opts, io, progress));
     });
 }
 

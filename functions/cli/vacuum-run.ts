@@ -66,6 +66,7 @@ import {
   isS3,
   MaintenanceIncompleteError,
   type MaintenanceIo,
+  type MaintenanceProgress,
   OperationCancelledError,
   openedOf,
   PRINTED_ROWS,
@@ -442,6 +443,7 @@ export async function runVacuum(
   options: VacuumCliOptions,
   io: MaintenanceIo,
   dynamodb?: DynamoDBClient,
+  progress?: MaintenanceProgress,
 ): Promise<VacuumCliReport> {
   const job = prepareVacuum(uri, options, io, dynamodb);
   const confirm = confirmerFor(io, options, 'vacuum');
@@ -466,6 +468,7 @@ export async function runVacuum(
   for (const t of maintainedTablesOf(plan))
     if (t.error !== undefined) throw new TableNotVacuumedError(t.error.message);
   if (text) printVacuumPlan(io, plan);
+  progress?.listed(plan.candidates.length);
   if (!plan.dryRun && plan.candidates.length > 0 && confirm !== undefined) {
     const total = plan.candidates.reduce((n, c) => n + c.size, 0);
     if (!(await confirm(`Delete these ${plan.candidates.length} objects (${formatBytes(total)})?`))) {
@@ -474,7 +477,11 @@ export async function runVacuum(
   }
   // The table is given so the last-line check judges each candidate against its root, as the deployment's does.
   const report = await executeVacuum(
-    { storeFor: () => job.store, services: () => job.services, tables: [job.table] },
+    {
+      storeFor: () => progress?.counting(job.store) ?? job.store,
+      services: () => job.services,
+      tables: [job.table],
+    },
     plan,
     {
       listLimit: Number.MAX_SAFE_INTEGER,

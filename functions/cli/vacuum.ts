@@ -13,8 +13,9 @@
 import type { Command } from 'commander';
 import { MIN_RETENTION_HOURS } from '../core/maintenance/vacuum.js';
 import { formatOption, positiveNumber, workRootOption } from './args.js';
+import { withInterruptReport } from './compact-progress.js';
 import { addFormatCliOptions, addFormatOptions } from './format-options.js';
-import type { MaintenanceIo } from './maintenance-shared.js';
+import { type MaintenanceIo, MaintenanceProgress } from './maintenance-shared.js';
 import { addStackOption, type StackIo } from './stack-outputs.js';
 import { maintenanceClis, type VacuumCliOptions } from './vacuum-options.js';
 import type * as Impl from './vacuum-run.js';
@@ -87,6 +88,12 @@ Scope: trash copies and writer debris of keys under <uri>; staged outputs and un
 bucket's (or folder's) _lake-compactor/ work area, judged run by run; unfinished uploads under <uri>.`,
     )
     .action(async (uri: string, opts: VacuumCliOptions) => {
-      await runVacuum(uri, opts, io);
+      // Ctrl-C says how many objects were deleted and that the same vacuum finishes the rest (exit 130).
+      const progress = new MaintenanceProgress(uri, opts.dryRun === true, {
+        command: 'vacuum',
+        past: 'deleted',
+        safe: 'Each delete is final and on its own: nothing is half deleted, and nothing a run still needs was listed.',
+      });
+      await withInterruptReport(progress, io.out, () => runVacuum(uri, opts, io, undefined, progress));
     });
 }

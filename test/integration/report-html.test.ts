@@ -147,7 +147,7 @@ describe('lake-compactor report --html in headless Chromium', () => {
     expect(dom).toMatch(/<span data-field="files-now">1 file · [\d.]+ KiB<\/span>/);
     expect(dom).toMatch(/id="card-files" data-value="13">/);
     expect(dom).toMatch(
-      /<tr data-run-id="cli-[^"]+" data-partition="date=2024-01-02" data-source="plan" data-files-before="6">/,
+      /<tr data-run-id="cli-[^"]+" data-partition="date=2024-01-02" data-source="journal" data-files-before="6" data-files-after="1">/,
     );
     expect(dom).toContain('No state table given');
   });
@@ -189,7 +189,7 @@ describe('lake-compactor report --html in headless Chromium', () => {
     expect(probe.summary).toMatch(/data files now\s+13\s/i);
     expect(probe.summary).toMatch(/6 before → 1 now/);
     expect(probe.timeline.width).toBeGreaterThan(600);
-    expect(probe.runs).toMatch(/date=2024-01-02\s+outputs listed\s+6 → \?/);
+    expect(probe.runs).toMatch(/date=2024-01-02\s+committed\s+6 → 1/);
   });
 });
 

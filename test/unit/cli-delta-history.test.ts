@@ -1,7 +1,8 @@
 // `lake-compactor history <folder> --format delta`: a Delta table compacted by the CLI keeps no state table, yet its
 // log records every OPTIMIZE version our runs committed (commitInfo `lakeCompactor`). history reads them from the
 // log: one run per partition the compact ran, its versions and file counts as the commits say, other writers'
-// commits counted beside; a location given without --format delta is refused as a usage error saying what to pass.
+// commits counted beside; a location given without --format delta shows the runs of the CLI's journal there and
+// names --format delta for the log.
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,15 +121,34 @@ describe('lake-compactor history <folder> --format delta', () => {
     expect(limited.runs[0]?.versions.map((v) => v.version)).toEqual([limited.latestVersion]);
   });
 
-  it('refuses a location without --format delta as a usage error (exit 2) naming --format delta and --state-table', async () => {
-    // Act
-    const { code, err } = await history([]);
+  it('lists the runs of the CLI journal beside the log’s: the same runs, with their files and state', async () => {
+    // Prepare
+    const io = captureIo();
+    expect(await run(['compact', dir, '--format', 'delta'], io), io.stderr.join('\n')).toBe(0);
 
-    // Assess
-    expect(code).toBe(2);
-    expect(err).toContain(
-      'history <uri> reads the runs a table records in its own log, which only --format delta does (format "parquet"): pass --format delta for a Delta table, or drop <uri> and pass --state-table <name> to read a deployment\'s runs',
+    // Act
+    const { code, out, err } = await history(['--format', 'delta', '--json']);
+
+    // Assess: one journal run per log run, committed, the files the log says it moved
+    expect(code, err).toBe(0);
+    const result = JSON.parse(out) as TableHistory;
+    const fromLog = result.runs.map((r) => [r.runId, r.filesRemoved, r.filesAdded]).sort();
+    const fromJournal = result.journalRuns.map((r) => [r.runId, r.inputFiles, r.outputFiles]).sort();
+    expect(fromJournal).toEqual(fromLog);
+    expect(fromJournal).toHaveLength(DAYS.length);
+    expect(result.journalRuns.map((r) => [r.state, r.format])).toEqual(
+      DAYS.map(() => ['committed', 'delta']),
     );
+  });
+
+  it('reads the CLI journal of a location given without --format delta (exit 0), naming --format delta for its log', async () => {
+    // Act
+    const { code, out, err } = await history([]);
+
+    // Assess: no compact ran, so the journal holds no run; the Delta log is pointed at, not read
+    expect(code, err).toBe(0);
+    expect(out).toContain("0 runs in the CLI's journal (_lake-compactor/journal/)");
+    expect(out).toContain('pass --format delta to read the runs its log records as well');
   });
 
   it('refuses --format delta without a location (exit 2): the state table holds no Delta log', async () => {

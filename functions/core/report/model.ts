@@ -139,6 +139,11 @@ export interface ReportInput {
   readonly plans: readonly ReportPlan[];
   /** History items of this table; undefined when no state table was given (not the same as none). */
   readonly history?: readonly ReportRun[];
+  /**
+   * The runs the CLI recorded in the location's journal (a run per partition of a `compact`): files and bytes are
+   * the run's own inputs → outputs, not the partition's. Undefined when not read.
+   */
+  readonly journal?: readonly ReportRun[];
   /** Caveats the caller found while gathering (unreadable plans, limits hit...). */
   readonly notes?: readonly string[];
   /** This table's quarantined files, and where they were read; undefined when none was read. */
@@ -162,7 +167,7 @@ export interface PartitionBefore extends FileStats {
   readonly runId: string;
   readonly at: number;
   /** How the run is known to have been carried out. */
-  readonly evidence: 'history' | 'outputs-listed';
+  readonly evidence: 'history' | 'journal' | 'outputs-listed';
 }
 
 export interface PartitionReport {
@@ -190,17 +195,21 @@ export interface TimelineSeries {
   readonly points: readonly TimelinePoint[];
 }
 
-/** One row of the runs table: from history when there is a state table, else from the stored plans. */
+/**
+ * One row of the runs table: from history when there is a state table, from the CLI's journal for a run the CLI
+ * made, else from the stored plans.
+ */
 export interface RunRow {
-  readonly source: 'history' | 'plan';
+  readonly source: 'history' | 'journal' | 'plan';
   readonly runId: string;
   readonly partition: string;
   readonly label: string;
   readonly startedAt: number;
   readonly finishedAt?: number;
-  /** History: the outcome; plans: `carried out` or `no outputs listed`. */
+  /** History: the outcome; journal: how far the run got; plans: `carried out` or `no outputs listed`. */
   readonly outcome: string;
   readonly status?: string;
+  /** History: the partition's files before and after; journal: the run's inputs and outputs; plans: listed files. */
   readonly filesBefore?: number;
   readonly filesAfter?: number;
   readonly bytesBefore?: number;
@@ -226,7 +235,7 @@ export interface ReportSummary {
   /** Files now, in the partitions that have a "before" (comparable with filesBefore). */
   readonly filesNowInCompared?: number;
   readonly runs: number;
-  /** From history only (undefined without a state table). */
+  /** From history, else from the CLI's journal (undefined when neither recorded a run). */
   readonly bytesRewritten?: number;
   readonly estimatedCostUsd?: number;
   /** Files later runs leave out because a rewrite failed on them (held quarantine records). */
@@ -325,12 +334,15 @@ function beforeOf(
     .sort((a, b) => b.listedAt - a.listedAt || (a.runId < b.runId ? 1 : -1));
   if (plans.length === 0) return { beforeNote: 'no compaction run planned this partition' };
   const runs = new Map((input.history ?? []).map((r) => [r.runId, r]));
+  const journaled = new Map((input.journal ?? []).map((r) => [r.runId, r]));
   const listed = new Map(partition.files.map((f) => [f.key, f.size]));
+  const carriedOut = (run: ReportRun | undefined) =>
+    run !== undefined && !run.dryRun && (run.groupsDone ?? 0) > 0;
   for (const plan of plans) {
-    const run = runs.get(plan.runId);
-    const historyDone = run !== undefined && !run.dryRun && (run.groupsDone ?? 0) > 0;
+    const historyDone = carriedOut(runs.get(plan.runId));
+    const journalDone = carriedOut(journaled.get(plan.runId));
     const outputsListed = partition.files.some((f) => fileName(f.key).startsWith(`part-${plan.runId}-`));
-    if (!historyDone && !outputsListed) continue;
+    if (!historyDone && !journalDone && !outputsListed) continue;
     const sizes = plan.groupFiles.map((f) => f.size);
     let unknown = 0;
     for (const key of plan.skippedKeys) {
@@ -345,7 +357,7 @@ function beforeOf(
         ...fileStats(sizes, buckets, smallBelow, unknown, unknownBytes),
         runId: plan.runId,
         at: plan.listedAt,
-        evidence: historyDone ? 'history' : 'outputs-listed',
+        evidence: historyDone ? 'history' : journalDone ? 'journal' : 'outputs-listed',
       },
     };
   }
@@ -384,16 +396,27 @@ function timelineOf(input: ReportInput, partitions: readonly PartitionReport[]):
   });
 }
 
-/** History items of this table's listed partitions, then the stored plans history does not know. */
+/**
+ * History items of this table's listed partitions, then the runs of the CLI's journal history does not know, then
+ * the stored plans neither knows.
+ */
 function runsOf(input: ReportInput, partitions: readonly PartitionReport[]): RunRow[] {
-  const rows: RunRow[] = (input.history ?? []).map(
-    (r): RunRow => ({
-      source: 'history',
+  const known = new Set((input.history ?? []).map((r) => r.runId));
+  const recorded = [
+    ...(input.history ?? []).map((r) => ({ source: 'history' as const, r })),
+    ...(input.journal ?? [])
+      .filter((r) => !known.has(r.runId))
+      .map((r) => ({ source: 'journal' as const, r })),
+  ];
+  const rows: RunRow[] = recorded.map(
+    ({ source, r }): RunRow => ({
+      source,
       runId: r.runId,
       partition: r.partition,
       label: labelOf(r.partition),
       startedAt: r.startedAt,
-      finishedAt: r.finishedAt,
+      // A journaled run still open (interrupted) has not finished: no duration.
+      ...(r.status === 'OPEN' ? {} : { finishedAt: r.finishedAt }),
       outcome: r.dryRun ? `${r.outcome} (dry run)` : r.outcome,
       status: r.status,
       ...optional('filesBefore', r.filesBefore),
@@ -462,9 +485,16 @@ export function buildReportModel(input: ReportInput): ReportModel {
     .sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : a.key < b.key ? -1 : 1))
     .map((q) => ({ ...q, label: labelOf(q.partition) }));
   const notes = [...(input.notes ?? [])];
-  if (input.history === undefined)
+  const journal = (input.journal ?? []).filter((r) => !r.dryRun);
+  // Without history, the CLI's journal is what records the runs' work (the runs the CLI made).
+  const recorded = history ?? (journal.length > 0 ? journal : undefined);
+  if (input.history === undefined && journal.length === 0)
     notes.push(
       'No state table given (--state-table or LAKE_COMPACTOR_TABLE): bytes rewritten, estimated cost and file counts after each run are not shown; the runs table and the fragmentation chart use the stored plans (files when each run planned) and today’s listing.',
+    );
+  else if (input.history === undefined)
+    notes.push(
+      'No state table given (--state-table or LAKE_COMPACTOR_TABLE): the runs the CLI made come from its journal in the location (each run’s inputs → outputs, bytes, duration, and the estimate of what the same work costs on AWS); runs of a deployment are not shown.',
     );
   const unknown = sum(compared.map((p) => p.before?.unknownSizeFiles ?? 0));
   if (unknown > 0)
@@ -489,11 +519,11 @@ export function buildReportModel(input: ReportInput): ReportModel {
         }),
     runs: runs.length,
     quarantinedFiles: quarantined.filter((q) => q.held).length,
-    ...(history === undefined
+    ...(recorded === undefined
       ? {}
       : {
-          bytesRewritten: sum(history.map((r) => r.bytesRewritten ?? 0)),
-          estimatedCostUsd: sum(history.map((r) => r.estimatedCostUsd ?? 0)),
+          bytesRewritten: sum(recorded.map((r) => r.bytesRewritten ?? 0)),
+          estimatedCostUsd: sum(recorded.map((r) => r.estimatedCostUsd ?? 0)),
         }),
   };
   return {
