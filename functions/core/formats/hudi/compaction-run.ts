@@ -11,11 +11,11 @@
 //   schedule  under the table's lock: mint T above every instant, write `T.compaction.requested` (the plan), then
 //             the empty `T.compaction.inflight`. Hudi writers keep appending to the file groups (new log files go to
 //             the slice of T), readers keep reading the old slices until T completes.
-//   execute   per operation: the output's direct marker `.hoodie/.temp/T/<partition>/<file>.marker.MERGE` first
+//   execute   per operation: the direct marker `.hoodie/.temp/T/<partition>/<file>.marker.MERGE` before the output
 //             (Hudi's merge handle writes one before its file; BaseHoodieTableServiceClient.completeCompaction
 //             deletes them after the commit), then the slice merged at T (compaction-merge.ts), rewritten by the
-//             Parquet engine from the
-//             base file (less the rows the logs replaced or deleted) and the surviving log rows, into
+//             Parquet engine from the base file (less the rows the logs replaced or deleted) and the surviving log
+//             rows (staged under `.hoodie/.temp/lake-compactor-staging/T/`, outside Hudi's marker folder), into
 //             `<fileId>_<token>_T.parquet` in the same file group — meta columns kept, `_hoodie_file_name` the new
 //             name, the bloom filter and key range recomputed — then verified by re-reading it against the
 //             rewrite's fingerprint, i.e. against the merged view.
