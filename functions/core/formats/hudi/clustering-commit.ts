@@ -34,6 +34,7 @@ import { type HudiTableLock, withHudiLock } from './lock/index.js';
 import {
   HEARTBEAT_RENEW_MS,
   heartbeatKey,
+  pendingKeys,
   removeMarkers,
   renewHeartbeat,
   rollBackOwnInstant,
@@ -53,7 +54,6 @@ import {
   instantTimeZoneFor,
   mintInstantTime,
   newFileId,
-  pendingInstantFiles,
   replaceCommitContent,
   writeToken,
 } from './timeline-writer/index.js';
@@ -120,20 +120,6 @@ export function hudiGroupState(entry: GroupJournalEntry): HudiGroupState {
 /** The timeline folder name inside `.hoodie/` for names.ts (`timeline` on v8+). */
 function timelineFolderOf(g: HudiGroupState): string | undefined {
   return g.timelinePath === '.hoodie' ? undefined : g.timelinePath.slice('.hoodie/'.length);
-}
-
-function pendingKeys(g: HudiGroupState, instant: string): { requested: string; inflight: string } {
-  const timelinePath = timelineFolderOf(g);
-  const files = pendingInstantFiles({
-    tableVersion: g.tableVersion,
-    operation: 'clustering',
-    instant,
-    ...(timelinePath === undefined ? {} : { timelinePath }),
-  });
-  return {
-    requested: keyUnder(g.tableRoot, files.requested),
-    inflight: keyUnder(g.tableRoot, files.inflight),
-  };
 }
 
 /** The partition path of a key under the table root ('' when unpartitioned). */
@@ -376,7 +362,7 @@ export async function prepareHudiGroup(
   // A retry: T recorded and its plan written (the inflight may still be missing: written below, under the lock).
   let planned = false;
   if (g.instant !== undefined) {
-    const keys = pendingKeys(g, g.instant);
+    const keys = pendingKeys(g, 'clustering', g.instant);
     planned = (await deps.store.head(keys.requested)) !== undefined;
     if (planned && (await deps.store.head(keys.inflight)) !== undefined) return ready(entry, g.instant);
   }
@@ -432,7 +418,7 @@ export async function prepareHudiGroup(
         },
       ],
     });
-    const keys = pendingKeys(g, instant);
+    const keys = pendingKeys(g, 'clustering', instant);
     assertHeld('writing the clustering plan');
     await createOnce(deps.store, keys.requested, clusteringRequestedContent(g.tableVersion, plan));
     await createOnce(deps.store, keys.inflight, EMPTY_INFLIGHT_CONTENT);
@@ -479,7 +465,7 @@ async function commitVersion(
         return { kind: 'conflict', conflicts: [{ key: '.hoodie/', reason: err.message }] };
       throw err;
     }
-    const keys = pendingKeys(g, instant);
+    const keys = pendingKeys(g, 'clustering', instant);
     if ((await deps.store.head(keys.requested)) === undefined)
       return {
         kind: 'conflict',
@@ -561,7 +547,7 @@ async function removePendingInstant(deps: CommitDeps, entry: GroupJournalEntry):
   const g = hudiGroupState(entry);
   if (g.instant === undefined || g.committed) return;
   if ((await findCompleted(deps.store, g, g.instant)) !== undefined) return;
-  const keys = pendingKeys(g, g.instant);
+  const keys = pendingKeys(g, 'clustering', g.instant);
   await rollBackOwnInstant(deps.store, { tableRoot: g.tableRoot, instant: g.instant, ...keys });
 }
 

@@ -11,17 +11,25 @@
 //   schedule  under the table's lock: mint T above every instant, write `T.compaction.requested` (the plan), then
 //             the empty `T.compaction.inflight`. Hudi writers keep appending to the file groups (new log files go to
 //             the slice of T), readers keep reading the old slices until T completes.
-//   execute   per operation: the slice merged at T (compaction-merge.ts), rewritten by the Parquet engine from the
-//             base file (less the rows the logs replaced or deleted) and the surviving log rows, into
+//   execute   per operation: the direct marker `.hoodie/.temp/T/<partition>/<file>.marker.MERGE` before the output
+//             (Hudi's merge handle writes one before its file; BaseHoodieTableServiceClient.completeCompaction
+//             deletes them after the commit), then the slice merged at T (compaction-merge.ts), rewritten by the
+//             Parquet engine from the base file (less the rows the logs replaced or deleted) and the surviving log
+//             rows (staged under `.hoodie/.temp/lake-compactor-staging/T/`, outside Hudi's marker folder), into
 //             `<fileId>_<token>_T.parquet` in the same file group — meta columns kept, `_hoodie_file_name` the new
 //             name, the bloom filter and key range recomputed — then verified by re-reading it against the
 //             rewrite's fingerprint, i.e. against the merged view.
 //   complete  under the lock: the completed `commit` (v6 `T.commit`, JSON; v8+ `T_C.commit`, Avro) written with a
 //             conditional create, the one atomic step.
 //
-// A pending compaction on the timeline is executed before anything new is scheduled, as Hudi does: a run that
-// crashed after scheduling is finished by the next run (the old view stays until then). A failure of the run that
-// scheduled T removes T's outputs, then its inflight, then its requested file: nothing of it remains.
+// A pending compaction on the timeline is executed before anything new is scheduled, as Hudi does
+// (runAnyPendingCompactions): an inflight one is first rolled back to its plan as Hudi's `compact` does
+// (HoodieTable.rollbackInflightCompaction: the files its markers name, the markers, the inflight file), then run
+// again, so a run that crashed anywhere is finished by the next run (the old view stays until then). No heartbeat:
+// Hudi's compactor writes none, and its LAZY failed-writes cleaner never rolls back a pending compaction. A failure
+// of the run that scheduled T rolls T back to its plan the same way, then removes the plan too when no write
+// started after T (the plan removed, a later v6 writer's logs under base instant T would belong to no slice; Hudi
+// never removes one): otherwise the plan stays for the next run, or Hudi's compactor, to finish.
 import type { Clock } from '../../../ports/clock.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { ParquetEngine } from '../../../ports/parquet-engine.js';
@@ -32,6 +40,13 @@ import { HudiCompactionUnsupportedError } from './compaction-errors.js';
 import { checkSliceWritable, logRowsParquet, mergeFileSlice } from './compaction-merge.js';
 import { withHudiLock } from './lock/index.js';
 import { droppedRows, type MergePolicy, mergePolicy } from './log/index.js';
+import {
+  pendingKeys,
+  removeMarkers,
+  rollBackInflight,
+  type TimelineLocation,
+  writeMarkers,
+} from './pending-instant.js';
 import { type HudiTableState, readHudiTable, readTableConfig } from './table-state.js';
 import { isCommitted, keyUnder, listFolder } from './timeline.js';
 import {
@@ -49,7 +64,6 @@ import {
   type InstantTimeZone,
   instantTimeZoneFor,
   mintInstantTime,
-  pendingInstantFiles,
   writeToken,
 } from './timeline-writer/index.js';
 
@@ -163,18 +177,17 @@ function timelineFolder(state: HudiTableState): string | undefined {
   return path === '.hoodie' ? undefined : path.slice('.hoodie/'.length);
 }
 
-function pendingKeys(state: HudiTableState, instant: string): { requested: string; inflight: string } {
-  const timelinePath = timelineFolder(state);
-  const files = pendingInstantFiles({
-    tableVersion: state.config.version,
-    operation: 'compaction',
-    instant,
-    ...(timelinePath === undefined ? {} : { timelinePath }),
-  });
+function locationOf(state: HudiTableState): TimelineLocation {
   return {
-    requested: keyUnder(state.tableRoot, files.requested),
-    inflight: keyUnder(state.tableRoot, files.inflight),
+    tableRoot: state.tableRoot,
+    tableVersion: state.config.version,
+    timelinePath: state.config.timelinePath,
   };
+}
+
+/** The requested and inflight files of compaction `instant`. */
+function compactionKeys(state: HudiTableState, instant: string): { requested: string; inflight: string } {
+  return pendingKeys(locationOf(state), 'compaction', instant);
 }
 
 function zoneOf(state: HudiTableState, coordination: HudiCoordination): InstantTimeZone {
@@ -247,7 +260,8 @@ function outputName(fileId: string, index: number, instant: string): string {
  * Compacts the Merge-on-Read table at `tableRoot` (see the module comment): finishes a pending compaction, else
  * schedules and runs one when the trigger says so.
  * @throws HudiUnsupportedError / HudiMergeUnsupportedError for a table refused by name (nothing written).
- * @throws HudiCompactionUnsupportedError for a slice that cannot be merged exactly (our instant rolled back).
+ * @throws HudiCompactionUnsupportedError for a slice that cannot be merged exactly (our instant rolled back to its
+ *   plan, and the plan removed when no write started after it).
  */
 export async function compactHudiMergeOnRead(
   deps: HudiCompactionDeps,
@@ -259,9 +273,11 @@ export async function compactHudiMergeOnRead(
   if (state.config.type !== 'MERGE_ON_READ')
     return { kind: 'nothing', reason: 'a Copy-on-Write table has no log files to compact' };
   const policy = compactionPolicy(state);
+  await removeCompletedLeftovers(deps.store, state);
   const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
   if (pending !== undefined) {
     const operations = await readPlan(deps.store, state, pending.instant.time);
+    await restartPending(deps, state, pending.instant.time);
     return execute(
       deps,
       state,
@@ -305,7 +321,7 @@ export async function compactHudiMergeOnRead(
         logFileSizesBytes: op.logs.map((l) => l.size),
       })),
     });
-    const keys = pendingKeys(now, instant);
+    const keys = compactionKeys(now, instant);
     assertHeld('writing the compaction plan');
     await createOnce(deps.store, keys.requested, compactionRequestedContent(plan));
     await createOnce(deps.store, keys.inflight, EMPTY_INFLIGHT_CONTENT);
@@ -325,9 +341,52 @@ export async function compactHudiMergeOnRead(
       options,
     );
   } catch (err) {
-    if (options.crashAfter === undefined)
-      await rollbackOwn(deps.store, state, scheduled.instant, scheduled.operations);
+    if (options.crashAfter === undefined) await rollbackOwn(deps, state, scheduled.instant);
     throw err;
+  }
+}
+
+/**
+ * Makes pending compaction `instant` ready to run (again), under the lock, as Hudi's `compact` does: an inflight one
+ * rolled back to its plan (the files its markers name, the markers, the inflight file), then the inflight written.
+ */
+async function restartPending(
+  deps: HudiCompactionDeps,
+  state: HudiTableState,
+  instant: string,
+): Promise<void> {
+  const own = { tableRoot: state.tableRoot, instant, ...compactionKeys(state, instant) };
+  await underLock(deps, state.tableRoot, async (assertHeld) => {
+    if ((await findCompleted(deps.store, state, instant)) !== undefined) return;
+    await rollBackInflight(deps.store, own);
+    await deleteStaging(deps.store, state, instant);
+    assertHeld('writing the compaction inflight');
+    await createOnce(deps.store, own.inflight, EMPTY_INFLIGHT_CONTENT);
+  });
+}
+
+/**
+ * What a run that died after its completed commit left: the markers and staging of completed compactions (Hudi
+ * deletes a completed instant's markers too), and staging of compactions no longer on the timeline.
+ */
+async function removeCompletedLeftovers(store: ObjectStore, state: HudiTableState): Promise<void> {
+  const pending = new Set(
+    state.timeline.pendingPlans.filter((p) => p.kind === 'compaction').map((p) => p.instant.time),
+  );
+  const completed = new Set(
+    state.timeline.completedWrites
+      .filter((w) => w.instant.action === 'commit' && w.metadata.compacted)
+      .map((w) => w.instant.time),
+  );
+  const temp = keyUnder(state.tableRoot, '.hoodie/.temp/');
+  for (const folder of (await listFolder(store, temp)).folders) {
+    const name = folder.slice(temp.length).replace(/\/$/, '');
+    if (completed.has(name)) await removeMarkers(store, state.tableRoot, name);
+  }
+  const staging = `${stagingRoot(state)}/`;
+  for (const folder of (await listFolder(store, staging)).folders) {
+    const name = folder.slice(staging.length).replace(/\/$/, '');
+    if (!pending.has(name)) await deleteStaging(store, state, name);
   }
 }
 
@@ -341,36 +400,46 @@ async function readPlan(
   state: HudiTableState,
   instant: string,
 ): Promise<readonly CompactionOperation[]> {
-  const bytes = await store.get(pendingKeys(state, instant).requested);
+  const bytes = await store.get(compactionKeys(state, instant).requested);
   const decoded = decodeTimelineAvro(bytes, COMPACTION_PLAN_SCHEMA);
   const plan = decoded.records[0] as { operations?: CompactionOperation[] | null } | undefined;
   return plan?.operations ?? [];
 }
 
-/** Removes our instant's outputs, then its inflight, then its requested file (unless it completed). */
-async function rollbackOwn(
-  store: ObjectStore,
-  state: HudiTableState,
-  instant: string,
-  operations: readonly CompactionOperation[],
-): Promise<void> {
-  if ((await findCompleted(store, state, instant)) !== undefined) return;
-  await store.deleteMany(
-    operations.map((op, index) => ({
-      key: partitionKey(state, op.partitionPath ?? '', outputName(op.fileId ?? '', index, instant)),
-    })),
-  );
-  const scratch: { key: string }[] = [];
-  for await (const o of store.listAll(`${tempKeyPrefix(state, instant)}/`)) scratch.push({ key: o.key });
-  if (scratch.length > 0) await store.deleteMany(scratch);
-  const keys = pendingKeys(state, instant);
-  await store.deleteMany([{ key: keys.inflight }]);
-  await store.deleteMany([{ key: keys.requested }]);
+/**
+ * Rolls our failed instant back to its plan (unless it completed), then removes the plan when nothing can depend on
+ * it: no write on the timeline began after it (a v6 writer that did puts its logs under base instant T, and with
+ * the plan gone they would belong to no slice — Hudi never removes a scheduled compaction). Under the lock, so no
+ * writer starts in between; a plan kept is finished by the next run, or by Hudi's compactor.
+ */
+async function rollbackOwn(deps: HudiCompactionDeps, state: HudiTableState, instant: string): Promise<void> {
+  const own = { tableRoot: state.tableRoot, instant, ...compactionKeys(state, instant) };
+  await underLock(deps, state.tableRoot, async (assertHeld) => {
+    if ((await findCompleted(deps.store, state, instant)) !== undefined) return;
+    await rollBackInflight(deps.store, own);
+    await deleteStaging(deps.store, state, instant);
+    const now = await readHudiTable(deps.store, state.tableRoot);
+    const later = now.timeline.instants.some((i) => i.time > instant && i.action !== 'compaction');
+    if (later) return;
+    assertHeld('removing the compaction plan');
+    await deps.store.deleteMany([{ key: own.requested }]);
+  });
 }
 
-/** Where the surviving log rows of an operation are staged (Hudi's own per-instant scratch folder). */
+/** Our own staging folder: not under `.temp/T/`, where Hudi takes every object for a marker. */
+function stagingRoot(state: HudiTableState): string {
+  return keyUnder(state.tableRoot, '.hoodie/.temp/lake-compactor-staging');
+}
+
+/** Where the surviving log rows of compaction `instant`'s operations are staged. */
 function tempKeyPrefix(state: HudiTableState, instant: string): string {
-  return keyUnder(state.tableRoot, `.hoodie/.temp/${instant}/lake-compactor-log-rows`);
+  return `${stagingRoot(state)}/${instant}`;
+}
+
+async function deleteStaging(store: ObjectStore, state: HudiTableState, instant: string): Promise<void> {
+  const keys: { key: string }[] = [];
+  for await (const o of store.listAll(`${tempKeyPrefix(state, instant)}/`)) keys.push({ key: o.key });
+  if (keys.length > 0) await store.deleteMany(keys);
 }
 
 const INDEX_FOOTER = {
@@ -421,6 +490,8 @@ async function execute(
         ? []
         : [{ key: tempKey, size: tempHead.size, etag: tempHead.etag, rows: logRows.rows }]),
     ];
+    // The marker before the file (Hudi's merge handle order): a rollback of T by anyone deletes what it names.
+    await writeMarkers(deps.store, state.tableRoot, instant, [outputKey], 'MERGE');
     // A rewrite of the earlier attempt's output is replaced whole.
     await deps.store.deleteMany([{ key: outputKey }]);
     const result = await deps.engine.rewriteGroup(
@@ -482,7 +553,7 @@ async function execute(
   await underLock(deps, state.tableRoot, async (assertHeld) => {
     if ((await findCompleted(deps.store, state, instant)) !== undefined) return;
     const now = await readHudiTable(deps.store, state.tableRoot);
-    if ((await deps.store.head(pendingKeys(now, instant).requested)) === undefined)
+    if ((await deps.store.head(compactionKeys(now, instant).requested)) === undefined)
       throw new InvalidInputError(
         `Hudi compaction ${instant}: its plan is gone (rolled back by another writer?)`,
       );
@@ -511,5 +582,8 @@ async function execute(
     assertHeld('writing the completed compaction commit');
     await createOnce(deps.store, completed, compactionCommitContent(now.config.version, metadata));
   });
+  // As Hudi's completeCompaction: the markers go once the instant completed (a crash here: the next run's sweep).
+  await removeMarkers(deps.store, state.tableRoot, instant);
+  await deleteStaging(deps.store, state, instant);
   return { kind: 'compacted', instant, resumed: context.resumed, slices, skipped: context.skipped };
 }

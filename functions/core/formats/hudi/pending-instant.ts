@@ -1,36 +1,79 @@
-// What a pending clustering instant of ours leaves beside its timeline files, as a Hudi writer leaves it for its own
-// (HUDI-NOTES §4 and §7), so Hudi's writers and table services treat our instant as one of theirs:
+// What a pending instant of ours (a clustering or a compaction) leaves beside its timeline files, as a Hudi writer
+// leaves it for its own (HUDI-NOTES §4, §5.1 and §7), so Hudi's writers and table services treat our instant as one
+// of theirs:
 //
-//   markers     `.hoodie/.temp/T/<partition>/<file>.marker.CREATE`, one per output, written before the output is
-//               copied into the table (Hudi's DIRECT marker type: no MARKERS.type file, which only the timeline
-//               server's markers have). Hudi's marker-based rollback of T — a writer or `rollback` that takes our
-//               instant for a failed one — deletes exactly the files they name: ours, nothing else.
-//   heartbeat   `.hoodie/.heartbeat/T`, empty, its modification time the signal. Writers with
+//   markers     `.hoodie/.temp/T/<partition>/<file>.marker.<IO type>`, one per output, written before the output is
+//               written into the table (Hudi's DIRECT marker type: no MARKERS.type file, which only the timeline
+//               server's markers have): CREATE for clustering's outputs, MERGE for compaction's (Hudi's merge
+//               handle). Hudi's marker-based rollback of T — a writer, `rollback`, or a compactor that finds T
+//               inflight — deletes exactly the files they name: ours, nothing else. Hudi's DirectWriteMarkers
+//               takes every object under `.temp/T/` for a marker and refuses one without `.marker` in its name, so
+//               nothing else of ours may live there.
+//   heartbeat   clustering only: `.hoodie/.heartbeat/T`, empty, its modification time the signal. Writers with
 //               `hoodie.cleaner.policy.failed.writes=LAZY` and clustering expiry roll back a pending instant whose
 //               heartbeat is older than `hoodie.client.heartbeat.interval_in_ms` (60 s) × tolerable misses (2); so
 //               it is renewed every {@link HEARTBEAT_RENEW_MS} while we work on T, and a run that died stops
-//               renewing it, as a dead Hudi writer does.
+//               renewing it, as a dead Hudi writer does. Hudi's compactor starts none: LAZY cleaning skips pending
+//               compactions (BaseHoodieTableServiceClient `getInflightTimelineExcludeCompactionAndClustering`).
 //
 // On completion the markers and the heartbeat go (Hudi deletes both after a commit). On abort we roll T back as
-// Hudi's rollback would: the files the markers name, then the markers, then the inflight, the requested file and
+// Hudi's rollback would: the files the markers name, then the markers, then the inflight (Hudi's
+// `rollbackInflightCompaction` stops here: a compaction plan is kept and run again), then the requested file and
 // the heartbeat — the heartbeat last, so no LAZY writer sees a plan without one while it is still on the timeline.
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { deleteAll } from '../staging.js';
 import { keyUnder } from './timeline.js';
-import { heartbeatPath, markerDir, markerPath } from './timeline-writer/index.js';
+import {
+  heartbeatPath,
+  type InstantOperation,
+  type MarkerIoType,
+  markerDir,
+  markerPath,
+  pendingInstantFiles,
+} from './timeline-writer/index.js';
 
 /** How often the heartbeat of a pending instant of ours is renewed: half of Hudi's 60 s default interval. */
 export const HEARTBEAT_RENEW_MS = 30_000;
 
-/** The suffix of a direct marker of a created file. */
-const CREATE_MARKER = '.marker.CREATE';
+/** The suffixes of the direct markers whose files Hudi's marker-based rollback deletes (APPEND names a log). */
+const FILE_MARKERS = ['.marker.CREATE', '.marker.MERGE'] as const;
 
-/** A pending clustering instant of ours, with its timeline files (keys relative to the store). */
+/** A pending instant of ours, with its timeline files (keys relative to the store). */
 export interface OwnInstant {
   readonly tableRoot: string;
   readonly instant: string;
   readonly requested: string;
   readonly inflight: string;
+}
+
+/** Where a table's instant files live: its root, version and timeline folder (`.hoodie` or `.hoodie/<path>`). */
+export interface TimelineLocation {
+  readonly tableRoot: string;
+  readonly tableVersion: number;
+  /** `.hoodie` (layout 1) or `.hoodie/<hoodie.timeline.path>` (layout 2), without a trailing slash. */
+  readonly timelinePath: string;
+}
+
+/**
+ * The store keys of the requested and inflight files of `operation` at `instant`: the one place clustering and
+ * compaction name them, so both find and roll back their pending instants by the same names.
+ */
+export function pendingKeys(
+  at: TimelineLocation,
+  operation: InstantOperation,
+  instant: string,
+): { requested: string; inflight: string } {
+  const path = at.timelinePath.replace(/\/+$/, '');
+  const files = pendingInstantFiles({
+    tableVersion: at.tableVersion,
+    operation,
+    instant,
+    ...(path === '.hoodie' ? {} : { timelinePath: path.slice('.hoodie/'.length) }),
+  });
+  return {
+    requested: keyUnder(at.tableRoot, files.requested),
+    inflight: keyUnder(at.tableRoot, files.inflight),
+  };
 }
 
 /** The store key of T's heartbeat. */
@@ -47,11 +90,16 @@ export async function renewHeartbeat(store: ObjectStore, tableRoot: string, inst
  * The direct marker of one output (a key under the table root), as Hudi's `DirectWriteMarkers.create` names it.
  * @throws HudiTimelineWriteError when the output is not under the table root.
  */
-export function markerKeyOf(tableRoot: string, instant: string, outputKey: string): string {
+export function markerKeyOf(
+  tableRoot: string,
+  instant: string,
+  outputKey: string,
+  ioType: MarkerIoType = 'CREATE',
+): string {
   const relative = tableRoot === '' ? outputKey : outputKey.slice(tableRoot.length + 1);
   const slash = relative.lastIndexOf('/');
   const partition = slash < 0 ? '' : relative.slice(0, slash);
-  return keyUnder(tableRoot, markerPath(instant, partition, relative.slice(slash + 1)));
+  return keyUnder(tableRoot, markerPath(instant, partition, relative.slice(slash + 1), ioType));
 }
 
 /** Writes the marker of every output; idempotent (a marker is empty, rewriting it changes nothing Hudi reads). */
@@ -60,8 +108,10 @@ export async function writeMarkers(
   tableRoot: string,
   instant: string,
   outputKeys: readonly string[],
+  ioType: MarkerIoType = 'CREATE',
 ): Promise<void> {
-  for (const key of outputKeys) await store.put(markerKeyOf(tableRoot, instant, key), new Uint8Array(0));
+  for (const key of outputKeys)
+    await store.put(markerKeyOf(tableRoot, instant, key, ioType), new Uint8Array(0));
 }
 
 /** Every object under T's marker folder. */
@@ -87,8 +137,10 @@ export async function filesNamedByMarkers(
 ): Promise<string[]> {
   const folder = `${keyUnder(tableRoot, markerDir(instant))}/`;
   return (await markerObjects(store, tableRoot, instant))
-    .filter((key) => key.endsWith(CREATE_MARKER))
-    .map((key) => keyUnder(tableRoot, key.slice(folder.length, -CREATE_MARKER.length)))
+    .flatMap((key) => {
+      const suffix = FILE_MARKERS.find((s) => key.endsWith(s));
+      return suffix === undefined ? [] : [keyUnder(tableRoot, key.slice(folder.length, -suffix.length))];
+    })
     .filter((key) => key.endsWith(`_${instant}.parquet`));
 }
 
@@ -98,9 +150,17 @@ export async function filesNamedByMarkers(
  * the next attempt.
  */
 export async function rollBackOwnInstant(store: ObjectStore, own: OwnInstant): Promise<void> {
+  await rollBackInflight(store, own);
+  await deleteAll(store, [own.requested]);
+  await deleteAll(store, [heartbeatKey(own.tableRoot, own.instant)]);
+}
+
+/**
+ * Rolls T back to its requested plan, as Hudi's `rollbackInflightInstant` does before it runs a pending compaction
+ * again: the files T's markers name, the markers, then the inflight file; the plan stays. Idempotent.
+ */
+export async function rollBackInflight(store: ObjectStore, own: OwnInstant): Promise<void> {
   await deleteAll(store, await filesNamedByMarkers(store, own.tableRoot, own.instant));
   await removeMarkers(store, own.tableRoot, own.instant);
   await deleteAll(store, [own.inflight]);
-  await deleteAll(store, [own.requested]);
-  await deleteAll(store, [heartbeatKey(own.tableRoot, own.instant)]);
 }

@@ -55,6 +55,7 @@ export {
   heartbeatPath,
   type InstantLocation,
   type InstantOperation,
+  type MarkerIoType,
   markerDir,
   markerPath,
   newFileId,

@@ -155,13 +155,25 @@ export function relativeFilePath(partitionPath: string, fileName: string): strin
 }
 
 /**
- * The direct marker of a file being created: `.hoodie/.temp/<T>/<partition>/<file>.marker.CREATE`. Hudi's
+ * The IO type a direct marker names, as Hudi's write handles set it: CREATE for a file written from scratch
+ * (clustering's HoodieCreateHandle), MERGE for a new base file merged from an older one (compaction's merge handle).
+ * Hudi's marker-based rollback deletes the file either names.
+ */
+export type MarkerIoType = 'CREATE' | 'MERGE';
+
+/**
+ * The direct marker of a file being written: `.hoodie/.temp/<T>/<partition>/<file>.marker.<IO type>`. Hudi's
  * marker-based rollback deletes what these name if it ever rolls the instant back, so each output gets one before
  * it is written.
  */
-export function markerPath(instant: string, partitionPath: string, fileName: string): string {
+export function markerPath(
+  instant: string,
+  partitionPath: string,
+  fileName: string,
+  ioType: MarkerIoType = 'CREATE',
+): string {
   if (!INSTANT.test(instant)) throw new HudiTimelineWriteError(`"${instant}" is not a 17-digit instant time`);
-  return `.hoodie/.temp/${instant}/${relativeFilePath(partitionPath, fileName)}.marker.CREATE`;
+  return `.hoodie/.temp/${instant}/${relativeFilePath(partitionPath, fileName)}.marker.${ioType}`;
 }
 
 /** The markers folder of an instant, deleted once the instant completes or is rolled back. */

@@ -5,7 +5,7 @@
 // the live slices are the new base files alone, DuckDB reads the same rows from them, a second run does nothing, a
 // crash before or after the new base files leaves the old view until a re-run finishes the pending plan, and a
 // refused table keeps every byte.
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,7 @@ import {
 import { HudiMetadataTableError } from '../../../../../functions/core/formats/hudi/errors.js';
 import { StorageBasedHudiLock } from '../../../../../functions/core/formats/hudi/lock/index.js';
 import { HudiMergeUnsupportedError } from '../../../../../functions/core/formats/hudi/log/index.js';
+import { filesNamedByMarkers } from '../../../../../functions/core/formats/hudi/pending-instant.js';
 import { readHudiTable } from '../../../../../functions/core/formats/hudi/table-state.js';
 import { isCommitted } from '../../../../../functions/core/formats/hudi/timeline.js';
 import { ManualClock } from '../../../../../functions/ports/clock.js';
@@ -233,6 +234,81 @@ describe('a crash of the compaction of mor_v6_trips_8i1u', () => {
       expect(await liveBaseRows(dir, store, TRIPS)).toEqual(expected);
     },
   );
+});
+
+describe('what a pending compaction of ours leaves for Hudi (mor_v6_trips_8i1u)', () => {
+  it('a MERGE marker naming each new base file and no heartbeat; the re-run rolls the inflight back to its plan, then commits and removes the markers', async () => {
+    // Prepare
+    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
+    const expected = await mergedView(dir, store, TRIPS);
+    await expect(
+      compactHudiMergeOnRead(deps(store), '', { deltaCommits: 1, crashAfter: 'written' }),
+    ).rejects.toThrow(/crash after/);
+    const plan = await readHudiTable(store, '');
+    const outputs = (await readdir(dir, { recursive: true }))
+      .filter((f) => f.endsWith(`_${INSTANT}.parquet`) && !f.startsWith('.hoodie'))
+      .sort();
+
+    // Act
+    const named = (await filesNamedByMarkers(store, '', INSTANT)).sort();
+    const markers = (await readdir(join(dir, '.hoodie', '.temp', INSTANT), { recursive: true })).filter((f) =>
+      f.includes('.marker.'),
+    );
+    const heartbeats = await readdir(join(dir, '.hoodie', '.heartbeat')).catch(() => []);
+    const rerun = await compactHudiMergeOnRead(deps(store, new ManualClock(NOW + 60_000)), '', {
+      deltaCommits: 1,
+    });
+
+    // Assess: Hudi's marker-based rollback of T would delete exactly our outputs; Hudi's compactor starts no
+    // heartbeat, and neither do we.
+    expect(plan.timeline.pendingPlans.map((p) => `${p.kind} ${p.instant.time} ${p.instant.state}`)).toEqual([
+      `compaction ${INSTANT} inflight`,
+    ]);
+    expect(outputs).toHaveLength(1);
+    expect(named).toEqual(outputs);
+    expect(markers.every((m) => m.endsWith('.marker.MERGE'))).toBe(true);
+    expect(heartbeats).toEqual([]);
+    expect(rerun).toMatchObject({ kind: 'compacted', instant: INSTANT, resumed: true });
+    expect(await liveBaseRows(dir, store, TRIPS)).toEqual(expected);
+    expect(await readdir(join(dir, '.hoodie', '.temp'), { recursive: true }).catch(() => [])).toEqual([]);
+  });
+
+  it('keeps its plan when its rewrite fails after a writer began a later instant, and a re-run finishes it', async () => {
+    // Prepare: the rewrite fails once a writer started a delta commit after T (a v6 writer puts its logs under
+    // base instant T: removing the plan would leave them in no slice).
+    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
+    const expected = await mergedView(dir, store, TRIPS);
+    const later = '20261201000500000';
+    const failing = {
+      ...deps(store),
+      engine: {
+        ...defaultParquetEngine,
+        rewriteGroup: async () => {
+          await store.put(`.hoodie/${later}.deltacommit.requested`, new Uint8Array(0));
+          throw new Error('disk full (test)');
+        },
+      },
+    };
+
+    // Act
+    await expect(compactHudiMergeOnRead(failing, '', { deltaCommits: 1 })).rejects.toThrow(
+      'disk full (test)',
+    );
+    const timeline = (await readdir(join(dir, '.hoodie'))).filter((n) => n.startsWith(INSTANT)).sort();
+    const leftovers = (await readdir(dir, { recursive: true })).filter(
+      (f) => f.endsWith(`_${INSTANT}.parquet`) || f.includes('.marker.'),
+    );
+    await rm(join(dir, '.hoodie', `${later}.deltacommit.requested`));
+    const rerun = await compactHudiMergeOnRead(deps(store, new ManualClock(NOW + 600_000)), '', {
+      deltaCommits: 1,
+    });
+
+    // Assess: rolled back to its plan as Hudi rolls back an inflight compaction, then finished
+    expect(timeline).toEqual([`${INSTANT}.compaction.requested`]);
+    expect(leftovers).toEqual([]);
+    expect(rerun).toMatchObject({ kind: 'compacted', instant: INSTANT, resumed: true });
+    expect(await liveBaseRows(dir, store, TRIPS)).toEqual(expected);
+  });
 });
 
 describe('Merge-on-Read compaction refusals', () => {

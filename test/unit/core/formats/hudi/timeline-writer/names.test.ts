@@ -192,6 +192,17 @@ describe('new file names', () => {
     expect(relativeFilePath('a=1/b=2', file)).toBe(`a=1/b=2/${file}`);
   });
 
+  it('names a compaction output’s marker MERGE, as Hudi’s merge handle does', () => {
+    // Prepare
+    const file = 'f-0_0-0-0_20260307162454799.parquet';
+
+    // Act
+    const marker = markerPath('20260307162454799', 'city=sf', file, 'MERGE');
+
+    // Assess
+    expect(marker).toBe(`.hoodie/.temp/20260307162454799/city=sf/${file}.marker.MERGE`);
+  });
+
   it('refuses file ids and partition paths that would break Hudi’s name parsing', () => {
     // Act & Assess
     expect(() => baseFileName('a_b-0', '0-1-2', '20260307162454799')).toThrow(HudiTimelineWriteError);
