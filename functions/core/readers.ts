@@ -153,7 +153,9 @@ export function deltaReadersConflict(
  * FIXED_LEN_BYTE_ARRAY) while the table's other files keep theirs. Empty: for no family listed in READERS could we
  * establish it (Spark's vectorized reader reads decimal promotions only from 4.0, SPARK-40876, which no family here
  * names), so a union refuses decimal widenings until a family here is shown to read them. int32 → int64 and
- * float32 → float64 are not gated: they are the widenings every listed reader's table schema evolution allows.
+ * float32 → float64 are applied without this check, as the union's design decides: the output holds the type the
+ * newer files already have, and the narrower files it replaces were in the table before the union; whether each
+ * reader reads the remaining mix is the table's question, unchanged by the union (not established per reader here).
  */
 export const WIDENED_DECIMAL_READERS: ReadonlyMap<Reader, string> = new Map();
 
