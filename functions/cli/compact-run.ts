@@ -54,7 +54,7 @@ import type { CompactProgress } from './compact-progress.js';
 import { requireParquetFiles } from './errors.js';
 import { type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import { commandFormat, readingFormat } from './format-services.js';
-import { type PlanningFlags, planningChoicesOf } from './planning-options.js';
+import { type PlanningFlags, planningChoicesOf, schemaEvolutionOf } from './planning-options.js';
 import { removeStaleTempFiles, settleOpenGroups } from './settle-run.js';
 
 import { renderTable } from './table.js';
@@ -168,6 +168,7 @@ async function compactTable(
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
   // The planning flags are plan's: the same parser, the same refusals (exit 2), before anything is listed.
   const choices = planningChoicesOf(options);
+  const evolution = schemaEvolutionOf(options, formatName);
   checkStrategy(options);
   const readers = readersOf(options.readers);
   const conflict = deltaReadersConflict(options.deltaEncoding, readers, {
@@ -283,6 +284,7 @@ async function compactTable(
         ...(options.statistics === undefined ? {} : { statistics: options.statistics }),
         ...(options.schemaFidelity === undefined ? {} : { schemaFidelity: options.schemaFidelity }),
         ...choices,
+        ...evolution,
         dryRun,
         force: true,
         quietMinutes: 0,

@@ -217,6 +217,7 @@ export function buildProgram(io: CliIo): Command {
             ...(opts.where === undefined ? {} : { where: opts.where }),
             ...(opts.minInputFiles === undefined ? {} : { minInputFiles: opts.minInputFiles }),
             ...(opts.maxGroupMb === undefined ? {} : { maxGroupMb: opts.maxGroupMb }),
+            ...(opts.schemaEvolution === undefined ? {} : { schemaEvolution: opts.schemaEvolution }),
             ...(opts.table === undefined ? {} : { table: opts.table }),
             ...(opts.workRoot === undefined ? {} : { workRoot: opts.workRoot }),
             formatSettings,

@@ -22,7 +22,7 @@ import { tableNameOf } from './args.js';
 import { checkRewriteChoices } from './compact-run.js';
 import { requireParquetFiles } from './errors.js';
 import { readingFormat } from './format-services.js';
-import { type PlanningFlags, planningChoicesOf } from './planning-options.js';
+import { type PlanningFlags, planningChoicesOf, schemaEvolutionOf } from './planning-options.js';
 import { refuseEnclosingForeignTable } from './table-format-guard.js';
 
 /** What profile and plan read of the CLI's io (CliIo, which index.ts declares and which must not be imported here). */
@@ -94,6 +94,7 @@ export async function planTable(
 ): Promise<PlanSet> {
   const formatName = options.format ?? DEFAULT_TABLE_FORMAT;
   const choices = planningChoicesOf(options);
+  const evolution = schemaEvolutionOf(options, formatName);
   const where = checkRewriteChoices(options, formatName);
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const format = readingFormat(
@@ -104,21 +105,7 @@ export async function planTable(
     io,
   );
   const { store, prefix } = opened;
-  await refuseEnclosingForeignTable(opened, { includeLocation: false });
-  const inventory = await format.snapshot(store, prefix, { now: io.clock.now(), readFooters: true });
-  refuseForeignAmong(store, prefix, inventory.foreignTables);
-  // As compact refuses them: options that cannot hold for this table (Iceberg's sizes against its target).
-  checkFormatRunInput(formatName, options, { properties: inventory.properties });
-  requireParquetFiles(inventory, uri, 'plan');
   const table = options.table ?? tableNameOf(uri);
-  const quarantined = await new StoreQuarantine(store, { workRoot: opened.workRoot }).listTable(table);
-  const inputs = format.planInputs(inventory, table).map((input) => {
-    const { active } = matchQuarantine(
-      quarantined.filter((q) => q.partition === input.partition),
-      input.files,
-    );
-    return active.length === 0 ? input : { ...input, quarantined: active };
-  });
   // The run compact would start with these choices (the same defaults, resolved in the same place), so the plan
   // below is planned with exactly the options compact's plan step uses (binpackOptionsOf, formatRunOptions).
   const run = buildRunContext(
@@ -131,12 +118,34 @@ export async function planTable(
     '',
     {
       ...choices,
+      ...evolution,
       ...(options.rewriteDataFiles === undefined ? {} : { rewriteDataFiles: options.rewriteDataFiles }),
       ...(where === undefined ? {} : { where: where.text }),
       dryRun: true,
     },
     { executionName: 'plan', startedAt: io.clock.now() },
   );
+  // The format reads its own run options back from the run context, as the plan step hands them: its listing (a
+  // Hive-style schema union) and its planner.
+  const runOptions = formatRunOptions(format.name, run);
+  await refuseEnclosingForeignTable(opened, { includeLocation: false });
+  const inventory = await format.snapshot(store, prefix, {
+    now: io.clock.now(),
+    readFooters: true,
+    ...(Object.keys(runOptions).length === 0 ? {} : { formatOptions: runOptions }),
+  });
+  refuseForeignAmong(store, prefix, inventory.foreignTables);
+  // As compact refuses them: options that cannot hold for this table (Iceberg's sizes against its target).
+  checkFormatRunInput(formatName, options, { properties: inventory.properties });
+  requireParquetFiles(inventory, uri, 'plan');
+  const quarantined = await new StoreQuarantine(store, { workRoot: opened.workRoot }).listTable(table);
+  const inputs = format.planInputs(inventory, table).map((input) => {
+    const { active } = matchQuarantine(
+      quarantined.filter((q) => q.partition === input.partition),
+      input.files,
+    );
+    return active.length === 0 ? input : { ...input, quarantined: active };
+  });
   const binpack = binpackOptionsOf(run);
   const planPartition = format.planPartition;
   if (planPartition === undefined) return planPartitions(inputs, binpack);
@@ -144,8 +153,6 @@ export async function planTable(
   // --target-mb stands in for target-file-size-bytes and --min-input-files for min-input-files.
   if (where !== undefined)
     where.checkFields([...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name)))]);
-  // The format reads its own run options back from the run context, as the plan step hands them.
-  const runOptions = formatRunOptions(format.name, run);
   const valuesOf = new Map(inventory.partitions.map((p) => [p.partition, p.values]));
   const partitions = inputs.map((input) =>
     planPartition(input, {

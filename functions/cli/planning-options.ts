@@ -2,8 +2,9 @@
 // and parsed once, so `plan` shows what `compact` with the same flags does, and a value one refuses the other
 // refuses with the same words and exit code. Their limits and the check between them are the console input's
 // too (core/planning-choices.ts); here they are only spelled as flags.
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { UsageError } from '../core/errors.js';
+import { formatTakesRunInput } from '../core/formats/index.js';
 import {
   CLI_CHOICE_NAMES,
   DEFAULT_MAX_GROUP_MIB,
@@ -11,6 +12,9 @@ import {
   MIN_INPUT_FILES_FLOOR,
   type PlanningChoices,
   parsePlanningChoices,
+  SCHEMA_EVOLUTION_MODES,
+  SCHEMA_EVOLUTION_NAMES,
+  type SchemaEvolution,
 } from '../core/planning-choices.js';
 import { DEFAULT_POLICY } from '../core/policy.js';
 
@@ -22,6 +26,8 @@ export interface PlanningFlags {
   readonly minInputFiles?: number;
   /** The most one group rewrites, MiB. @default 2048, raised to 2 × the target */
   readonly maxGroupMb?: number;
+  /** `union`: a partition's schema populations are unified by column name (Hive-style tables). @default never */
+  readonly schemaEvolution?: SchemaEvolution;
 }
 
 /**
@@ -53,7 +59,30 @@ export function addPlanningOptions(command: Command): Command {
       `${CLI_CHOICE_NAMES.maxGroupMB} <n>`,
       `largest group, in MiB of input, at least 2 × ${CLI_CHOICE_NAMES.targetFileSizeMB} (default: ${DEFAULT_MAX_GROUP_MIB}, or 2 × ${CLI_CHOICE_NAMES.targetFileSizeMB} if more)`,
       numberArgument,
+    )
+    .addOption(
+      new Option(
+        `${SCHEMA_EVOLUTION_NAMES.cli} <mode>`,
+        'Hive-style Parquet: "union" groups files whose schemas unify by column name (union of columns, nulls where a file lacks one, int32 → int64 and float → double widened), refusing the rest by file and column (default: never, files of different schemas are never grouped)',
+      ).choices(SCHEMA_EVOLUTION_MODES),
     );
+}
+
+/**
+ * The `--schema-evolution` choice as the run input field it is, refused on a table whose format does not take it
+ * (the registry's word: a format declaring `schemaEvolution` among its run inputs).
+ * @throws UsageError (exit 2) before anything is listed or written.
+ */
+export function schemaEvolutionOf(
+  flags: Pick<PlanningFlags, 'schemaEvolution'>,
+  format: string,
+): { schemaEvolution?: SchemaEvolution } {
+  if (flags.schemaEvolution === undefined) return {};
+  if (!formatTakesRunInput(format, SCHEMA_EVOLUTION_NAMES.runInput))
+    throw new UsageError(
+      `${SCHEMA_EVOLUTION_NAMES.cli} applies to Hive-style Parquet tables (--format parquet), not to format "${format}", whose table schema decides; drop it`,
+    );
+  return { schemaEvolution: flags.schemaEvolution };
 }
 
 /**

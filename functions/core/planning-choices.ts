@@ -131,3 +131,23 @@ export function parsePlanningChoices(
   if (parsed.success) return { ok: true, choices: parsed.data };
   return { ok: false, problems: parsed.error.issues.map((issue) => issue.message) };
 }
+
+/**
+ * How a run treats files of one partition written under different Parquet schemas: `never` (the default) groups
+ * only files of one schema, as always; `union` groups files whose schemas unify by column name into outputs of the
+ * union of their columns (a table format declares whether its tables take it: Hive-style Parquet, which has no table
+ * schema of its own). One definition for the table config, the console input and the `--schema-evolution` flag of
+ * `plan` and `compact`.
+ */
+export const SCHEMA_EVOLUTION_MODES = ['never', 'union'] as const;
+export type SchemaEvolution = (typeof SCHEMA_EVOLUTION_MODES)[number];
+
+/** The schema-evolution choice's names where the user gives it. */
+export const SCHEMA_EVOLUTION_NAMES = { runInput: 'schemaEvolution', cli: '--schema-evolution' } as const;
+
+/** The choice as a zod field whose message names it as `name` spells it and lists the modes. */
+export function schemaEvolutionSchema(name: string = SCHEMA_EVOLUTION_NAMES.runInput) {
+  return z.enum(SCHEMA_EVOLUTION_MODES, {
+    error: (i) => `${name} must be one of ${SCHEMA_EVOLUTION_MODES.join(', ')}, ${got(i.input)}`,
+  });
+}

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { InvalidInputError } from './errors.js';
 import { FORMAT_PLAN_OPTIONS } from './formats/plan-options.js';
-import { columnProjectionSchema } from './projection.js';
+import { columnProjectionSchema, projectionTargetKey } from './projection.js';
 import { type QuarantinedFile, quarantinedFileSchema, quarantineSkipReason } from './quarantine.js';
 import { formatBytes } from './stats.js';
 
@@ -97,10 +97,15 @@ export const planInputFileSchema = z.object({
   schemaFingerprint: z.string().min(1).optional(),
   /**
    * The file projected onto the schema its table format writes (see core/projection.ts): set by a format that keeps
-   * its own schema, read by the format's planner, which groups the file by the written schema instead of its own.
+   * its own schema, read by the format's planner, which groups the file by the written schema instead of its own;
+   * or by a format's opt-in union of a partition's schemas (Hive-style `schemaEvolution: 'union'`), which the
+   * bin-pack planner groups alike.
    */
   projection: columnProjectionSchema.optional(),
-  /** Why the file cannot be projected onto the table's current schema (its format's planner leaves it alone). */
+  /**
+   * Why the file cannot be projected onto the table's current schema, or join its partition's schema union (its
+   * planner leaves it alone and says why).
+   */
   projectionRefused: z.string().optional(),
   /** Set when the footer could not be read: why. Such a file is skipped. */
   unreadable: z.string().optional(),
@@ -208,8 +213,9 @@ export function expectedOutputFiles(bytes: number, options: PlanOptions): number
  *
  * Files are classified in this order: quarantined (same key and ETag as a quarantine record), archived
  * storage class, unreadable footer, zero rows, large (> largeFileRatio·T),
- * well-sized (between), no schema fingerprint — each skipped with a reason — and small, which are grouped
- * per schema fingerprint. Within a fingerprint the small files (sorted by key) are cut into
+ * well-sized (between), no schema fingerprint, refused by its partition's schema union — each skipped with a
+ * reason — and small, which are grouped per schema fingerprint (a file projected onto a schema union: per the
+ * schema it is written in, see PlanInputFile.projection). Within a fingerprint the small files (sorted by key) are cut into
  * ceil(bytes / maxGroupBytes) contiguous, byte-balanced groups, never over maxGroupBytes (more groups
  * only when whole files cannot be balanced under the cap; see splitBalanced). A group is planned when
  *   - it has ≥ minInputFiles files and (when the fingerprint needs several groups) at least ceil(r·T)
@@ -265,6 +271,7 @@ type SkipCategory =
   | 'large'
   | 'well-sized'
   | 'no-fingerprint'
+  | 'not-unifiable'
   | 'small-unmerged';
 
 interface Skip {
@@ -321,10 +328,16 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
         category: 'no-fingerprint',
         reason: 'schema fingerprint unknown: read the footer before planning, schemas must never be mixed',
       });
+    } else if (file.projectionRefused !== undefined) {
+      skips.push({ key: file.key, category: 'not-unifiable', reason: file.projectionRefused });
     } else {
-      const list = smallByFingerprint.get(file.schemaFingerprint) ?? [];
+      // A file projected onto its partition's schema union (a format's opt-in, see PlanInputFile.projection) is
+      // grouped by the schema it is written in, with every file projected onto the same one.
+      const schema =
+        file.projection === undefined ? file.schemaFingerprint : projectionTargetKey(file.projection);
+      const list = smallByFingerprint.get(schema) ?? [];
       list.push(file);
-      smallByFingerprint.set(file.schemaFingerprint, list);
+      smallByFingerprint.set(schema, list);
     }
   }
 
@@ -492,6 +505,7 @@ const CATEGORY_WORDS: Record<SkipCategory, string> = {
   large: 'large',
   'well-sized': 'well-sized',
   'no-fingerprint': 'without schema fingerprint',
+  'not-unifiable': "refused by the partition's schema union",
   'small-unmerged': 'small but not worth merging',
 };
 

@@ -3,6 +3,7 @@
 // its own schema (and evolves it) computes it from the file's footer; the engine applies it to every decoded
 // batch, and fingerprints the inputs through an independent application of the same description.
 import { createHash } from 'node:crypto';
+import type { SchemaElement } from 'hyparquet';
 import { z } from 'zod';
 
 /** Primitive types a projected column may have (the Arrow type the engine writes, by name). */
@@ -26,10 +27,14 @@ export type ProjectedType =
   | { readonly decimal: { readonly precision: number; readonly scale: number } }
   | { readonly struct: readonly ProjectedField[] };
 
-/** One field of the written schema: its name, Parquet field id, nullability and type. */
+/**
+ * One field of the written schema: its name, Parquet field id, nullability and type. A table whose files carry no
+ * field ids (Hive-style Parquet, matched by name) writes none: an id invented by the rewrite would be a fact about
+ * the column no writer of the table ever stated.
+ */
 export interface ProjectedField {
   readonly name: string;
-  readonly fieldId: number;
+  readonly fieldId?: number;
   readonly nullable: boolean;
   readonly type: ProjectedType;
 }
@@ -67,7 +72,7 @@ export interface ColumnProjection {
 const projectedFieldSchema: z.ZodType<ProjectedField> = z.lazy(() =>
   z.object({
     name: z.string().min(1),
-    fieldId: z.number().int(),
+    fieldId: z.number().int().optional(),
     nullable: z.boolean(),
     type: projectedTypeSchema,
   }),
@@ -108,4 +113,71 @@ export function projectionTargetKey(projection: ColumnProjection): string {
     keyValueMetadata: Object.entries(projection.keyValueMetadata).sort(([a], [b]) => (a < b ? -1 : 1)),
   };
   return `projected:${createHash('sha256').update(JSON.stringify(target)).digest('hex')}`;
+}
+
+/** A node of a footer's flat schema list, as a tree: the element and its children in order. */
+export interface FooterSchemaNode {
+  readonly element: SchemaElement;
+  readonly children: readonly FooterSchemaNode[];
+}
+
+/** The footer's flat schema list (depth-first, `num_children` per group) as a tree rooted at the schema root. */
+export function footerSchemaTree(elements: readonly SchemaElement[]): FooterSchemaNode {
+  let next = 0;
+  const visit = (): FooterSchemaNode => {
+    const element = elements[next++] as SchemaElement;
+    const children: FooterSchemaNode[] = [];
+    for (let i = 0; i < (element.num_children ?? 0); i++) children.push(visit());
+    return { element, children };
+  };
+  return visit();
+}
+
+/**
+ * The projected type a Parquet leaf holds, as the engine decodes and writes it; undefined for a leaf whose
+ * physical and logical type the projection does not describe (INT96, unsigned or narrow integers, time,
+ * timestamps in other units, fixed-length or legacy decimals of a form not listed here, ...). Shared by every
+ * projection (Iceberg's by field id, Hive's union by name) so both read a file's column types alike.
+ */
+export function projectedLeafType(e: SchemaElement): ProjectedType | undefined {
+  const logical = e.logical_type;
+  const converted = e.converted_type;
+  if (logical?.type === 'DECIMAL' || converted === 'DECIMAL') {
+    const precision = logical?.type === 'DECIMAL' ? logical.precision : e.precision;
+    const scale = logical?.type === 'DECIMAL' ? logical.scale : (e.scale ?? 0);
+    return precision === undefined ? undefined : { decimal: { precision, scale } };
+  }
+  switch (e.type) {
+    case 'BOOLEAN':
+      return logical === undefined && converted === undefined ? 'boolean' : undefined;
+    case 'INT32':
+      if (logical?.type === 'DATE' || converted === 'DATE') return 'date32';
+      if (logical === undefined && converted === undefined) return 'int32';
+      if (logical?.type === 'INTEGER' && logical.bitWidth === 32 && logical.isSigned) return 'int32';
+      return converted === 'INT_32' ? 'int32' : undefined;
+    case 'INT64': {
+      if (logical?.type === 'TIMESTAMP' && logical.unit === 'MICROS')
+        return logical.isAdjustedToUTC ? 'timestamp-us-utc' : 'timestamp-us';
+      if (logical === undefined && converted === 'TIMESTAMP_MICROS') return 'timestamp-us-utc';
+      if (logical === undefined && converted === undefined) return 'int64';
+      if (logical?.type === 'INTEGER' && logical.bitWidth === 64 && logical.isSigned) return 'int64';
+      return converted === 'INT_64' ? 'int64' : undefined;
+    }
+    case 'FLOAT':
+      return logical === undefined ? 'float32' : undefined;
+    case 'DOUBLE':
+      return logical === undefined ? 'float64' : undefined;
+    case 'BYTE_ARRAY':
+      if (logical?.type === 'STRING' || converted === 'UTF8') return 'string';
+      return logical === undefined && converted === undefined ? 'binary' : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** A projected type as text, for messages: `int32`, `decimal(10, 2)`, `struct<a: int32, b: string>`. */
+export function projectedTypeText(type: ProjectedType): string {
+  if (typeof type === 'string') return type;
+  if ('decimal' in type) return `decimal(${type.decimal.precision}, ${type.decimal.scale})`;
+  return `struct<${type.struct.map((f) => `${f.name}: ${projectedTypeText(f.type)}`).join(', ')}>`;
 }

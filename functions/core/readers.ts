@@ -145,3 +145,24 @@ export function deltaReadersConflict(
   if (unable.length === 0) return undefined;
   return `${setting.name} ${setting.given} but the declared reader(s) ${unable.join(', ')} cannot read DELTA_BINARY_PACKED; drop ${setting.name} (readers then decide) or the reader(s)`;
 }
+
+/**
+ * The reader families known to read a Parquet decimal column written at a larger precision (same scale) than the
+ * files beside it, each with its evidence: what a schema union (`schemaEvolution: 'union'`) must know before it
+ * widens a decimal, because the widened output may change the column's physical type (INT32 → INT64 or
+ * FIXED_LEN_BYTE_ARRAY) while the table's other files keep theirs. Empty: for no family listed in READERS could we
+ * establish it (Spark's vectorized reader reads decimal promotions only from 4.0, SPARK-40876, which no family here
+ * names), so a union refuses decimal widenings until a family here is shown to read them. int32 → int64 and
+ * float32 → float64 are applied without this check, as the union's design decides: the output holds the type the
+ * newer files already have, and the narrower files it replaces were in the table before the union; whether each
+ * reader reads the remaining mix is the table's question, unchanged by the union (not established per reader here).
+ */
+export const WIDENED_DECIMAL_READERS: ReadonlyMap<Reader, string> = new Map();
+
+/** Whether every declared reader reads a widened decimal (false when none is declared: any reader could be one). */
+export function readersReadWidenedDecimals(
+  readers: readonly Reader[] | undefined,
+  known: ReadonlyMap<Reader, string> = WIDENED_DECIMAL_READERS,
+): boolean {
+  return readers !== undefined && readers.length > 0 && readers.every((r) => known.has(r));
+}

@@ -405,6 +405,7 @@ export type RunChoices = Pick<
   | 'trigger'
   | 'rewriteDataFiles'
   | 'where'
+  | 'schemaEvolution'
 >;
 
 /**

@@ -63,8 +63,11 @@ function arrowTypeOf(type: ProjectedType): DataType {
   return new Struct(type.struct.map(arrowFieldOf));
 }
 
+/** The Arrow field of a projected field: its Parquet field id as field metadata, none when the schema has none. */
 function arrowFieldOf(f: ProjectedField): Field {
-  return new Field(f.name, arrowTypeOf(f.type), f.nullable, new Map([[FIELD_ID_KEY, String(f.fieldId)]]));
+  const metadata =
+    f.fieldId === undefined ? new Map<string, string>() : new Map([[FIELD_ID_KEY, String(f.fieldId)]]);
+  return new Field(f.name, arrowTypeOf(f.type), f.nullable, metadata);
 }
 
 /** The Arrow schema of every batch a projection writes (field ids as Parquet field metadata). */

@@ -8,6 +8,7 @@
 // (table-format.ts) carries that value opaquely.
 import type { z } from 'zod';
 import type { PartitionValue } from '../partition.js';
+import type { Reader } from '../readers.js';
 
 /** The parsed values of a fragment's fields: each one optional, as a table of another format lacks them. */
 export type SettingsOf<Fields extends z.ZodRawShape> = {
@@ -77,10 +78,14 @@ export interface FormatRunSettings<
   readonly context: RunContext;
   /**
    * The run context's values of {@link context}: the request's choices over the table's settings (its explicit
-   * `targetFileSizeMB` too, for a format whose own options name the target). Nothing is validated here.
+   * `targetFileSizeMB` too, for a format whose own options name the target, and its declared `readers`, for a format
+   * whose choices depend on them). Nothing is validated here.
    */
   readonly resolve: (
-    table: SettingsOf<Fields> & { readonly targetFileSizeMB?: number | undefined },
+    table: SettingsOf<Fields> & {
+      readonly targetFileSizeMB?: number | undefined;
+      readonly readers?: readonly Reader[] | undefined;
+    },
     request: SettingsOf<RunInput> & RunKnobs,
   ) => SettingsOf<RunContext>;
   /**
@@ -118,6 +123,8 @@ export interface FormatRunSettings<
 export interface RunKnobs {
   readonly targetFileSizeMB?: number | undefined;
   readonly minInputFiles?: number | undefined;
+  /** The reader families the run's outputs must stay readable by (what a format may write depends on them). */
+  readonly readers?: readonly Reader[] | undefined;
 }
 
 /** A run's partition filter as its format reads it (see {@link FormatRunSettings.partitionFilter}). */

@@ -4,6 +4,7 @@
 // Adding a format: a folder under `formats/` implementing TableFormat, and one line in REGISTERED.
 import { z } from 'zod';
 import { CompactorError } from '../errors.js';
+import type { Reader } from '../readers.js';
 import { deltaLake } from './delta/format.js';
 import { FORMAT_NAMES, isForeignFormat } from './foreign-tables.js';
 import type {
@@ -225,7 +226,10 @@ export function misplacedRunInputMessage(
  */
 export function formatRunContext(
   format: string,
-  table: TableFormatSettings & { readonly targetFileSizeMB?: number | undefined },
+  table: TableFormatSettings & {
+    readonly targetFileSizeMB?: number | undefined;
+    readonly readers?: readonly Reader[] | undefined;
+  },
   request: Readonly<Record<string, unknown>> & RunKnobs,
 ): Record<string, unknown> {
   const registered = TABLE_FORMATS.get(format);
@@ -233,8 +237,17 @@ export function formatRunContext(
   if (registered === undefined || run === undefined) return {};
   const own = Object.fromEntries(Object.keys(run.input).map((name) => [name, request[name]]));
   return run.resolve(
-    { ...formatSettingsOf(registered, table), targetFileSizeMB: table.targetFileSizeMB },
-    { ...own, targetFileSizeMB: request.targetFileSizeMB, minInputFiles: request.minInputFiles },
+    {
+      ...formatSettingsOf(registered, table),
+      targetFileSizeMB: table.targetFileSizeMB,
+      readers: table.readers,
+    },
+    {
+      ...own,
+      targetFileSizeMB: request.targetFileSizeMB,
+      minInputFiles: request.minInputFiles,
+      readers: request.readers,
+    },
   );
 }
 

@@ -34,6 +34,12 @@ export interface SnapshotOptions {
   readonly concurrency?: number;
   /** When the snapshot is taken (epoch ms), recorded as the plan's snapshot. */
   readonly now: number;
+  /**
+   * The run's options this format owns, as its run context resolved them (what `FormatPlanRequest.options` carries),
+   * for a format whose listing depends on them (Hive-style Parquet: whether a partition's schema populations are
+   * unified, which needs the footers' schemas the listing reads). None: the format's defaults.
+   */
+  readonly formatOptions?: Readonly<Record<string, unknown>>;
 }
 
 /** Something under the location the format will not rewrite, and why. */

@@ -261,10 +261,12 @@ export async function readPlan(
  */
 async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan> {
   const now = deps.clock.now();
+  // The run's own options of its format: what its listing may depend on (a Hive-style schema union) and its plan reads.
+  const options = formatRunOptions(run.format, run);
   const { files, snapshot, formatState, values, properties, refusal } = await stepFormat(deps).partitionFiles(
     deps.store,
     { tableRoot: run.tableRoot, partition: run.partition, partitionDir: run.partitionDir },
-    { now, readFooters: true },
+    { now, readFooters: true, ...(Object.keys(options).length === 0 ? {} : { formatOptions: options }) },
   );
   const ref = { table: run.table, partition: run.partition };
   const records = deps.quarantine === undefined ? [] : await deps.quarantine.list(ref);
@@ -282,7 +284,6 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
   const binpack = binpackOptionsOf(run);
   // A format with its own planning rules (Iceberg's rewrite_data_files) plans with them; the rest bin-pack.
   const format = stepFormat(deps);
-  const options = formatRunOptions(run.format, run);
   const plan =
     format.planPartition === undefined
       ? planPartition(input, binpack)

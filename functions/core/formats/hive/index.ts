@@ -3,6 +3,7 @@
 import type { TableFormat } from '../table-format.js';
 import { commitGroup, rollbackGroup } from './commit.js';
 import { inventoryTable, partitionListing, toPlanInputs } from './inventory.js';
+import { hiveSettings } from './settings.js';
 import { hiveUndo } from './undo.js';
 import { hiveVacuumRules } from './vacuum.js';
 
@@ -29,4 +30,6 @@ export const hiveParquet = {
   changes: { kind: 'object-events' },
   // `lake-compactor undo`: the retired inputs back from what their retire mode kept, the outputs gone (undo.ts).
   undo: hiveUndo,
+  // `schemaEvolution` (settings.ts): the opt-in union of a partition's schema populations (schema-union.ts).
+  settings: hiveSettings,
 } as const satisfies TableFormat;

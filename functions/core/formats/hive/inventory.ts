@@ -1,11 +1,13 @@
 // Turns a table's listing into per-partition candidate files: every object is either a candidate
 // (with rows and schema fingerprint from its footer) or ignored with a reason; nothing is dropped.
+import type { SchemaElement } from 'hyparquet';
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { CorruptInputError } from '../../errors.js';
-import { readFooter } from '../../parquet/footer.js';
+import { parseFooterWithMetadata, readFooter, readFooterBytes } from '../../parquet/footer.js';
 import { classifyObject, type PartitionValue, parsePartition, relativeToRoot } from '../../partition.js';
 import type { PlanInput, PlanInputFile } from '../../planning.js';
+import { readersReadWidenedDecimals } from '../../readers.js';
 import {
   type ForeignTable,
   foreignFormatOfKey,
@@ -20,6 +22,46 @@ import type {
   SnapshotOptions,
   TableSnapshot,
 } from '../table-format.js';
+import { unifySchemas } from './schema-union.js';
+import { hiveRunOptionsSchema } from './settings.js';
+
+/** A run's schema union, while the listing reads footers: its options and every readable footer's schema. */
+interface UnionState {
+  readonly widenDecimals: boolean;
+  readonly schemas: Map<string, readonly SchemaElement[]>;
+}
+
+/** The union the run asks for (`schemaEvolution: 'union'` in its options, footers read), else undefined. */
+function unionOptionsOf(options: SnapshotOptions): UnionState | undefined {
+  if (!options.readFooters || options.formatOptions === undefined) return undefined;
+  const parsed = hiveRunOptionsSchema.parse(options.formatOptions);
+  if (parsed.schemaEvolution !== 'union') return undefined;
+  return { widenDecimals: readersReadWidenedDecimals(parsed.schemaUnionReaders), schemas: new Map() };
+}
+
+/**
+ * One partition's files with the union's verdicts: each readable file projected onto the partition's union
+ * (`projection`, which the planner groups by) or refused (`projectionRefused`, which it skips with the reason);
+ * unchanged without a union, or when the partition holds one schema population only.
+ */
+function unified(files: PlanInputFile[], union: UnionState | undefined): PlanInputFile[] {
+  if (union === undefined) return files;
+  const readable = files.flatMap((f) => {
+    const schema = union.schemas.get(f.key);
+    // A zero-row file is never planned (the engine refuses empty inputs): its columns do not widen the union.
+    return schema === undefined || f.schemaFingerprint === undefined || f.rows === 0
+      ? []
+      : [{ key: f.key, schemaFingerprint: f.schemaFingerprint, schema }];
+  });
+  const verdicts = unifySchemas(readable, { widenDecimals: union.widenDecimals });
+  return files.map((f) => {
+    const verdict = verdicts.get(f.key);
+    if (verdict === undefined) return f;
+    return verdict.kind === 'projected'
+      ? { ...f, projection: verdict.projection }
+      : { ...f, projectionRefused: verdict.reason };
+  });
+}
 
 /**
  * Lists everything under `tableRoot` and sorts it into partitions. A file whose footer cannot be
@@ -36,6 +78,7 @@ export async function inventoryTable(
   const foreign = new Map<string, ForeignTable>();
   const limit = pLimit(options.concurrency ?? 64);
   const pending: Promise<void>[] = [];
+  const union = unionOptionsOf(options);
 
   for await (const object of store.listAll(tableRoot)) {
     // Matched on the whole key (a marker above the root counts too), only for keys under the root by segment.
@@ -71,6 +114,14 @@ export async function inventoryTable(
     pending.push(
       limit(async () => {
         try {
+          if (union !== undefined) {
+            // The union needs every footer's schema elements: the same reads, parsed with the metadata kept.
+            const { size, tail } = await readFooterBytes(store, object.key, object.size);
+            const { footer, metadata } = parseFooterWithMetadata(object.key, size, tail);
+            files.push({ ...base, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint });
+            union.schemas.set(object.key, metadata.schema);
+            return;
+          }
           const footer = await readFooter(store, object.key, object.size);
           files.push({ ...base, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint });
         } catch (err) {
@@ -86,7 +137,10 @@ export async function inventoryTable(
     .map(([partition, { values, files }]) => ({
       partition,
       values,
-      files: files.sort((a, b) => compareKeys(a.key, b.key)),
+      files: unified(
+        files.sort((a, b) => compareKeys(a.key, b.key)),
+        union,
+      ),
     }))
     .sort((a, b) => compareKeys(a.partition, b.partition));
   return { tableRoot, listedAt: options.now, partitions, ignored, foreignTables: [...foreign.values()] };

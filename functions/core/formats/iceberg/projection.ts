@@ -5,13 +5,16 @@
 // (int → long, float → double, decimal(P, S) → decimal(P', S) with P' > P) is widened. What cannot be projected
 // exactly is named, and the file left alone.
 import type { SchemaElement } from 'hyparquet';
-import type {
-  ColumnProjection,
-  ProjectedColumn,
-  ProjectedField,
-  ProjectedPrimitive,
-  ProjectedType,
-  ProjectedWidening,
+import {
+  type ColumnProjection,
+  type FooterSchemaNode,
+  footerSchemaTree,
+  type ProjectedColumn,
+  type ProjectedField,
+  type ProjectedPrimitive,
+  type ProjectedType,
+  type ProjectedWidening,
+  projectedLeafType,
 } from '../../projection.js';
 import type { IcebergField, IcebergSchema, IcebergType } from './metadata.js';
 
@@ -29,22 +32,7 @@ export type FileProjection =
   | { readonly kind: 'refused'; readonly reason: string }
   | { readonly kind: 'as-written' };
 
-/** A node of the footer's schema tree. */
-interface Node {
-  readonly element: SchemaElement;
-  readonly children: readonly Node[];
-}
-
-function treeOf(elements: readonly SchemaElement[]): Node {
-  let next = 0;
-  const visit = (): Node => {
-    const element = elements[next++] as SchemaElement;
-    const children: Node[] = [];
-    for (let i = 0; i < (element.num_children ?? 0); i++) children.push(visit());
-    return { element, children };
-  };
-  return visit();
-}
+type Node = FooterSchemaNode;
 
 /** Why a projection stops: the column (current name) and what about it cannot be carried over. */
 class NotProjectable extends Error {
@@ -58,41 +46,30 @@ class NotProjectable extends Error {
   }
 }
 
-/** The Iceberg primitive a Parquet leaf holds, as Iceberg's Parquet reader maps it; undefined: none it reads here. */
+/** Iceberg's name of each projected primitive (the spec's primitive types). */
+const ICEBERG_PRIMITIVE: Readonly<Record<ProjectedPrimitive, string>> = {
+  boolean: 'boolean',
+  int32: 'int',
+  int64: 'long',
+  float32: 'float',
+  float64: 'double',
+  date32: 'date',
+  'timestamp-us': 'timestamp',
+  'timestamp-us-utc': 'timestamptz',
+  string: 'string',
+  binary: 'binary',
+};
+
+/**
+ * The Iceberg primitive a Parquet leaf holds, as Iceberg's Parquet reader maps it (the leaf's projected type, read
+ * as every projection reads it, in Iceberg's spelling); undefined: none it reads here.
+ */
 function primitiveOf(e: SchemaElement): string | undefined {
-  const logical = e.logical_type;
-  const converted = e.converted_type;
-  if (logical?.type === 'DECIMAL' || converted === 'DECIMAL') {
-    const precision = logical?.type === 'DECIMAL' ? logical.precision : e.precision;
-    const scale = logical?.type === 'DECIMAL' ? logical.scale : (e.scale ?? 0);
-    return `decimal(${precision}, ${scale})`;
-  }
-  switch (e.type) {
-    case 'BOOLEAN':
-      return logical === undefined && converted === undefined ? 'boolean' : undefined;
-    case 'INT32':
-      if (logical?.type === 'DATE' || converted === 'DATE') return 'date';
-      if (logical === undefined && converted === undefined) return 'int';
-      if (logical?.type === 'INTEGER' && logical.bitWidth === 32 && logical.isSigned) return 'int';
-      return converted === 'INT_32' ? 'int' : undefined;
-    case 'INT64': {
-      if (logical?.type === 'TIMESTAMP' && logical.unit === 'MICROS')
-        return logical.isAdjustedToUTC ? 'timestamptz' : 'timestamp';
-      if (logical === undefined && converted === 'TIMESTAMP_MICROS') return 'timestamptz';
-      if (logical === undefined && converted === undefined) return 'long';
-      if (logical?.type === 'INTEGER' && logical.bitWidth === 64 && logical.isSigned) return 'long';
-      return converted === 'INT_64' ? 'long' : undefined;
-    }
-    case 'FLOAT':
-      return logical === undefined ? 'float' : undefined;
-    case 'DOUBLE':
-      return logical === undefined ? 'double' : undefined;
-    case 'BYTE_ARRAY':
-      if (logical?.type === 'STRING' || converted === 'UTF8') return 'string';
-      return logical === undefined && converted === undefined ? 'binary' : undefined;
-    default:
-      return undefined;
-  }
+  const type = projectedLeafType(e);
+  if (type === undefined) return undefined;
+  if (typeof type === 'string') return ICEBERG_PRIMITIVE[type];
+  if ('decimal' in type) return `decimal(${type.decimal.precision}, ${type.decimal.scale})`;
+  return undefined;
 }
 
 const DECIMAL = /^decimal\((\d+),\s*(\d+)\)$/;
@@ -102,19 +79,9 @@ function projectedTypeOf(column: string, type: IcebergType): ProjectedType {
   if (typeof type === 'string') {
     const decimal = DECIMAL.exec(type);
     if (decimal !== null) return { decimal: { precision: Number(decimal[1]), scale: Number(decimal[2]) } };
-    const primitives: Record<string, ProjectedPrimitive> = {
-      boolean: 'boolean',
-      int: 'int32',
-      long: 'int64',
-      float: 'float32',
-      double: 'float64',
-      date: 'date32',
-      timestamp: 'timestamp-us',
-      timestamptz: 'timestamp-us-utc',
-      string: 'string',
-      binary: 'binary',
-    };
-    const p = primitives[type];
+    const p = (Object.keys(ICEBERG_PRIMITIVE) as ProjectedPrimitive[]).find(
+      (k) => ICEBERG_PRIMITIVE[k] === type,
+    );
     if (p === undefined)
       throw new NotProjectable(column, `its type ${type} is not one this rewrite projects`, false);
     return p;
@@ -201,7 +168,7 @@ export function projectDataFile(
   current: IcebergSchema,
   schemaJson: string,
 ): FileProjection {
-  const root = treeOf(elements);
+  const root = footerSchemaTree(elements);
   const byId = new Map<number, Node>();
   for (const child of root.children) {
     const id = child.element.field_id;

@@ -1,0 +1,174 @@
+// `lake-compactor plan|compact --schema-evolution union` on a Hive-style folder whose partition lived through an
+// added column and an int → long widening: compacted with `union` into one file of the union schema holding the
+// inputs' rows (DuckDB's own union by name is the oracle, nulls for the column old files lack); without it the two
+// schema populations stay apart as always; a type change that is not a widening is refused naming file and column,
+// with no byte changed; and the flag is refused on a table whose own schema decides.
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { run } from '../../functions/cli/index.js';
+import { captureIo } from '../support/cli-io.js';
+import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { missingRows } from '../support/multiset.js';
+
+let root: string;
+let partition: string;
+let db: DuckDb;
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'lc-schema-union-'));
+  partition = join(root, 'events', 'date=2024-01-01');
+  await mkdir(partition, { recursive: true });
+  db = await openDuckDb();
+});
+
+afterEach(async () => {
+  db.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+/** Three files before the change (id INTEGER, name) and three after it (id BIGINT, name, score DOUBLE). */
+async function writeTwoPopulations(): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    await db.writeParquet(
+      `SELECT (range + ${i * 10})::INTEGER AS id, 'old-' || range || '-${i}' AS name FROM range(4)`,
+      join(partition, `part-a${i}.parquet`),
+    );
+    await db.writeParquet(
+      `SELECT (range + 3000000000 + ${i * 10})::BIGINT AS id, 'new-' || range || '-${i}' AS name, CASE WHEN range = 1 THEN NULL ELSE range * 1.5 END::DOUBLE AS score FROM range(5)`,
+      join(partition, `part-b${i}.parquet`),
+    );
+  }
+}
+
+async function dataFiles(): Promise<string[]> {
+  return (await readdir(partition)).filter((n) => n.endsWith('.parquet')).sort();
+}
+
+/** Every row of the partition's files as DuckDB reads them unified by name, one JSON text per row. */
+async function unionRows(): Promise<string[]> {
+  const files = (await dataFiles()).map((n) => sqlString(join(partition, n))).join(', ');
+  const rows = await db.rows(
+    `SELECT id, name, score FROM read_parquet([${files}], union_by_name = true, hive_partitioning = false) ORDER BY name`,
+  );
+  return rows.map((r) => JSON.stringify(r));
+}
+
+async function columnsOf(name: string): Promise<string[]> {
+  const types = await db.columnTypes(
+    `SELECT * FROM read_parquet(${sqlString(join(partition, name))}, hive_partitioning = false)`,
+  );
+  return types.map((t) => `${t.name} ${t.type}`);
+}
+
+describe('lake-compactor compact --schema-evolution union (Hive-style Parquet)', () => {
+  it('compacts two schema populations into one file of the union schema holding exactly the inputs’ rows', async () => {
+    // Prepare
+    await writeTwoPopulations();
+    const before = await unionRows();
+
+    // Act
+    const code = await run(
+      ['compact', join(root, 'events'), '--schema-evolution', 'union', '--min-input-files', '3'],
+      captureIo(),
+    );
+
+    // Assess
+    expect(code).toBe(0);
+    const after = await dataFiles();
+    expect(after).toHaveLength(1);
+    expect(await columnsOf(after[0] as string)).toEqual(['id BIGINT', 'name VARCHAR', 'score DOUBLE']);
+    const rows = await unionRows();
+    expect(rows).toHaveLength(27);
+    expect(missingRows(before, rows)).toEqual([]);
+    expect(missingRows(rows, before)).toEqual([]);
+    // The old files' rows carry nulls for the column they lacked, their ids widened.
+    expect(rows).toContain(JSON.stringify({ id: '10', name: 'old-0-1', score: null }));
+  });
+
+  it('leaves the populations apart without the option: each compacts in its own schema, as always', async () => {
+    // Prepare
+    await writeTwoPopulations();
+    const before = await unionRows();
+
+    // Act
+    const code = await run(['compact', join(root, 'events'), '--min-input-files', '3'], captureIo());
+
+    // Assess
+    expect(code).toBe(0);
+    const after = await dataFiles();
+    expect(after).toHaveLength(2);
+    const schemas = await Promise.all(after.map((n) => columnsOf(n)));
+    expect(schemas.map((s) => s.join(', ')).sort()).toEqual([
+      'id BIGINT, name VARCHAR, score DOUBLE',
+      'id INTEGER, name VARCHAR',
+    ]);
+    const rows = await unionRows();
+    expect(missingRows(before, rows)).toEqual([]);
+    expect(missingRows(rows, before)).toEqual([]);
+  });
+
+  it('refuses a type change that is not a widening, naming file and column, and changes no byte', async () => {
+    // Prepare
+    await db.writeParquet(
+      `SELECT range::INTEGER AS id, 'a' AS v FROM range(3)`,
+      join(partition, 'x1.parquet'),
+    );
+    await db.writeParquet(
+      `SELECT range::INTEGER AS id, 'b' AS v, 7::INTEGER AS extra FROM range(3)`,
+      join(partition, 'x2.parquet'),
+    );
+    await db.writeParquet(
+      `SELECT range::INTEGER AS id, 42::INTEGER AS v FROM range(3)`,
+      join(partition, 'x3.parquet'),
+    );
+    const names = await dataFiles();
+    const bytes = await Promise.all(names.map((n) => readFile(join(partition, n))));
+    const planIo = captureIo();
+
+    // Act
+    const planCode = await run(
+      ['plan', join(root, 'events'), '--schema-evolution', 'union', '--min-input-files', '2', '--json'],
+      planIo,
+    );
+    const compactCode = await run(
+      ['compact', join(root, 'events'), '--schema-evolution', 'union', '--min-input-files', '2'],
+      captureIo(),
+    );
+
+    // Assess
+    expect(planCode).toBe(0);
+    const plan = JSON.parse(planIo.stdout.join('\n')) as {
+      partitions: { groups: unknown[]; skipped: { key: string; reason: string }[] }[];
+    };
+    expect(plan.partitions[0]?.groups).toEqual([]);
+    const reasons = new Map(plan.partitions[0]?.skipped.map((s) => [s.key.split('/').pop(), s.reason]));
+    expect(reasons.get('x1.parquet')).toMatch(
+      /x1\.parquet cannot join .*column v: it is string here but int32 in .*x3\.parquet/,
+    );
+    expect(reasons.get('x3.parquet')).toMatch(
+      /x3\.parquet cannot join .*column v: it is int32 here but string in /,
+    );
+    expect(reasons.get('x2.parquet')).toContain('column v:');
+    expect(compactCode).toBe(0);
+    expect(await dataFiles()).toEqual(names);
+    const after = await Promise.all(names.map((n) => readFile(join(partition, n))));
+    expect(after.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(names.map(() => true));
+  });
+
+  it('refuses the flag on a table whose own schema decides, before anything is listed', async () => {
+    // Prepare
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['plan', join(root, 'events'), '--format', 'iceberg', '--schema-evolution', 'union'],
+      io,
+    );
+
+    // Assess
+    expect(code).toBe(2);
+    expect(io.stderr.join('\n')).toContain('--schema-evolution applies to Hive-style Parquet tables');
+  });
+});

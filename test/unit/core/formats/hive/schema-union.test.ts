@@ -1,0 +1,274 @@
+import type { SchemaElement } from 'hyparquet';
+import { describe, expect, it } from 'vitest';
+import {
+  type UnionInput,
+  type UnionVerdict,
+  unifySchemas,
+} from '../../../../../functions/core/formats/hive/schema-union.js';
+import { projectionTargetKey } from '../../../../../functions/core/projection.js';
+import { readersReadWidenedDecimals } from '../../../../../functions/core/readers.js';
+
+/** A leaf of a footer schema, optional unless said. */
+const leaf = (
+  name: string,
+  type: SchemaElement['type'],
+  extra: Partial<SchemaElement> = {},
+): SchemaElement => ({
+  name,
+  type,
+  repetition_type: 'OPTIONAL',
+  ...extra,
+});
+const int32 = (name: string) => leaf(name, 'INT32');
+const int64 = (name: string) => leaf(name, 'INT64');
+const float = (name: string) => leaf(name, 'FLOAT');
+const double = (name: string) => leaf(name, 'DOUBLE');
+const string = (name: string) => leaf(name, 'BYTE_ARRAY', { converted_type: 'UTF8' });
+const decimal = (name: string, precision: number, scale: number) =>
+  leaf(name, 'INT64', { converted_type: 'DECIMAL', precision, scale });
+
+/** A file whose footer has these top-level leaves (its fingerprint: the leaves as JSON, distinct per schema). */
+function file(key: string, ...columns: SchemaElement[]): UnionInput {
+  const schema: SchemaElement[] = [{ name: 'schema', num_children: columns.length }, ...columns];
+  return { key, schemaFingerprint: JSON.stringify(columns), schema };
+}
+
+const NO_DECIMALS = { widenDecimals: false };
+
+function projected(verdict: UnionVerdict | undefined) {
+  if (verdict?.kind !== 'projected') throw new Error(`not projected: ${JSON.stringify(verdict)}`);
+  return verdict.projection;
+}
+function refused(verdict: UnionVerdict | undefined): string {
+  if (verdict?.kind !== 'refused') throw new Error(`not refused: ${JSON.stringify(verdict)}`);
+  return verdict.reason;
+}
+
+describe('unifySchemas (Hive-style schemaEvolution: union)', () => {
+  it('leaves a partition of one schema population alone: nothing to unify, grouped by schema as always', () => {
+    // Prepare
+    const files = [
+      file('a.parquet', int32('id'), string('name')),
+      file('b.parquet', int32('id'), string('name')),
+    ];
+
+    // Act
+    const verdicts = unifySchemas(files, NO_DECIMALS);
+
+    // Assess
+    expect(verdicts.size).toBe(0);
+  });
+
+  it('projects a file without an added column onto the union, nulls for the column it lacks, the other file as it is', () => {
+    // Prepare
+    const old = file('a.parquet', int32('id'), string('name'));
+    const added = file('b.parquet', int32('id'), string('name'), double('score'));
+
+    // Act
+    const verdicts = unifySchemas([added, old], NO_DECIMALS);
+
+    // Assess
+    const a = projected(verdicts.get('a.parquet'));
+    const b = projected(verdicts.get('b.parquet'));
+    expect(a.columns).toEqual([
+      { field: { name: 'id', nullable: true, type: 'int32' }, source: { column: 'id' } },
+      { field: { name: 'name', nullable: true, type: 'string' }, source: { column: 'name' } },
+      { field: { name: 'score', nullable: true, type: 'float64' } },
+    ]);
+    expect(b.columns.map((c) => c.source)).toEqual([
+      { column: 'id' },
+      { column: 'name' },
+      { column: 'score' },
+    ]);
+    expect(a.keyValueMetadata).toEqual({});
+    expect(projectionTargetKey(a)).toBe(projectionTargetKey(b));
+  });
+
+  it('widens int32 to int64 and float to double in the files that hold the narrower type', () => {
+    // Prepare
+    const narrow = file('a.parquet', int32('id'), float('x'));
+    const wide = file('b.parquet', int64('id'), double('x'));
+
+    // Act
+    const verdicts = unifySchemas([narrow, wide], NO_DECIMALS);
+
+    // Assess
+    expect(projected(verdicts.get('a.parquet')).columns).toEqual([
+      {
+        field: { name: 'id', nullable: true, type: 'int64' },
+        source: { column: 'id', widen: 'int32-int64' },
+      },
+      {
+        field: { name: 'x', nullable: true, type: 'float64' },
+        source: { column: 'x', widen: 'float32-float64' },
+      },
+    ]);
+    expect(projected(verdicts.get('b.parquet')).columns.map((c) => c.source)).toEqual([
+      { column: 'id' },
+      { column: 'x' },
+    ]);
+  });
+
+  it('makes a column required only when every file has it required', () => {
+    // Prepare
+    const required = { repetition_type: 'REQUIRED' as const };
+    const a = file('a.parquet', leaf('id', 'INT64', required), leaf('k', 'INT64', required));
+    const b = file('b.parquet', leaf('id', 'INT64', required), int64('k'), string('extra'));
+
+    // Act
+    const columns = projected(unifySchemas([a, b], NO_DECIMALS).get('a.parquet')).columns;
+
+    // Assess
+    expect(columns.map((c) => [c.field.name, c.field.nullable])).toEqual([
+      ['id', false],
+      ['k', true],
+      ['extra', true],
+    ]);
+  });
+
+  it('refuses, naming file and column, every file holding a column whose types are not a widening, and unifies the rest', () => {
+    // Prepare
+    const a = file('a.parquet', int32('id'), int32('code'));
+    const b = file('b.parquet', int32('id'), string('code'));
+    const c = file('c.parquet', int64('id'));
+
+    // Act
+    const verdicts = unifySchemas([a, b, c], NO_DECIMALS);
+
+    // Assess
+    expect(refused(verdicts.get('a.parquet'))).toContain(
+      "a.parquet cannot join its partition's schema union: column code: it is int32 here but string in b.parquet, which is not a widening",
+    );
+    expect(refused(verdicts.get('b.parquet'))).toContain(
+      "b.parquet cannot join its partition's schema union: column code: it is string here but int32 in a.parquet",
+    );
+    expect(projected(verdicts.get('c.parquet')).columns).toEqual([
+      { field: { name: 'id', nullable: true, type: 'int64' }, source: { column: 'id' } },
+    ]);
+  });
+
+  it('refuses every holder of a column of int64, int32 and double files: int32 → int64 widens, but no integer widens to double', () => {
+    // Prepare
+    const files = [
+      file('a.parquet', int64('n')),
+      file('b.parquet', int32('n')),
+      file('c.parquet', double('n')),
+    ];
+
+    // Act
+    const verdicts = unifySchemas(files, NO_DECIMALS);
+
+    // Assess
+    for (const key of ['a.parquet', 'b.parquet', 'c.parquet'])
+      expect(refused(verdicts.get(key))).toMatch(
+        new RegExp(`^schemaEvolution union: ${key.replace('.', '\\.')} .*column n:`),
+      );
+  });
+
+  it('refuses names that differ only in case, which Hive and Spark read as one column', () => {
+    // Prepare
+    const files = [file('a.parquet', int32('userId')), file('b.parquet', int32('userid'), string('x'))];
+
+    // Act
+    const verdicts = unifySchemas(files, NO_DECIMALS);
+
+    // Assess
+    expect(refused(verdicts.get('a.parquet'))).toContain('column userId: it is named userid in b.parquet');
+    expect(refused(verdicts.get('b.parquet'))).toContain('column userid: it is named userId in a.parquet');
+  });
+
+  it('refuses a file with a column the union does not describe (a list), naming the column, and unifies the others', () => {
+    // Prepare
+    const list: SchemaElement[] = [
+      { name: 'tags', repetition_type: 'OPTIONAL', num_children: 1, converted_type: 'LIST' },
+      { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+      { name: 'element', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
+    ];
+    const withList: UnionInput = {
+      key: 'a.parquet',
+      schemaFingerprint: 'list',
+      schema: [{ name: 'schema', num_children: 2 }, int32('id'), ...list],
+    };
+    const b = file('b.parquet', int32('id'));
+    const c = file('c.parquet', int32('id'), string('s'));
+
+    // Act
+    const verdicts = unifySchemas([withList, b, c], NO_DECIMALS);
+
+    // Assess
+    expect(refused(verdicts.get('a.parquet'))).toContain(
+      'column tags: it is a list, which the union does not describe',
+    );
+    expect(projected(verdicts.get('b.parquet')).columns.map((col) => col.field.name)).toEqual(['id', 's']);
+  });
+
+  it('refuses a struct whose nested fields changed: nested changes are not unified', () => {
+    // Prepare
+    const struct = (...children: SchemaElement[]): SchemaElement[] => [
+      { name: 'point', repetition_type: 'OPTIONAL', num_children: children.length },
+      ...children,
+    ];
+    const a: UnionInput = {
+      key: 'a.parquet',
+      schemaFingerprint: 'a',
+      schema: [{ name: 'schema', num_children: 1 }, ...struct(int32('x'))],
+    };
+    const b: UnionInput = {
+      key: 'b.parquet',
+      schemaFingerprint: 'b',
+      schema: [{ name: 'schema', num_children: 2 }, ...struct(int32('x'), int32('y')), string('s')],
+    };
+
+    // Act
+    const verdicts = unifySchemas([a, b], NO_DECIMALS);
+
+    // Assess
+    expect(refused(verdicts.get('a.parquet'))).toContain(
+      'column point: it is struct<x: int32> here but struct<x: int32, y: int32> in b.parquet',
+    );
+    expect(refused(verdicts.get('b.parquet'))).toContain('column point:');
+  });
+
+  it('widens a decimal precision only when every declared reader reads it, and says why it does not otherwise', () => {
+    // Prepare
+    const files = [file('a.parquet', decimal('amount', 10, 2)), file('b.parquet', decimal('amount', 12, 2))];
+
+    // Act
+    const refusedByDefault = unifySchemas(files, { widenDecimals: readersReadWidenedDecimals(['trino']) });
+    const allowed = unifySchemas(files, {
+      widenDecimals: readersReadWidenedDecimals(['trino'], new Map([['trino', 'a test reader']])),
+    });
+
+    // Assess
+    expect(refused(refusedByDefault.get('a.parquet'))).toContain(
+      'column amount: it is decimal(10, 2) here but decimal(12, 2) in b.parquet, which is not a widening the union applies (a decimal precision widening is applied only when every reader',
+    );
+    expect(projected(allowed.get('a.parquet')).columns).toEqual([
+      {
+        field: { name: 'amount', nullable: true, type: { decimal: { precision: 12, scale: 2 } } },
+        source: { column: 'amount', widen: 'decimal' },
+      },
+    ]);
+  });
+
+  it('keeps a field id only when every file holding the column gives it the same one', () => {
+    // Prepare
+    const a = file('a.parquet', leaf('id', 'INT64', { field_id: 1 }), leaf('v', 'INT64', { field_id: 2 }));
+    const b = file(
+      'b.parquet',
+      leaf('id', 'INT64', { field_id: 1 }),
+      leaf('v', 'INT64', { field_id: 3 }),
+      int32('w'),
+    );
+
+    // Act
+    const fields = projected(unifySchemas([a, b], NO_DECIMALS).get('a.parquet')).columns.map((c) => c.field);
+
+    // Assess
+    expect(fields.map((f) => [f.name, f.fieldId])).toEqual([
+      ['id', 1],
+      ['v', undefined],
+      ['w', undefined],
+    ]);
+  });
+});
