@@ -6,6 +6,7 @@
 //
 // As in demo-run.ts, nothing here decides what the system does: it commits, fires the sweep's schedule, watches the
 // executions and reads the results back; every figure comes from the log, the runs' outputs or DuckDB.
+
 import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,7 @@ import {
 import { compactorCommits, readDeltaHistory } from '../core/formats/delta/history.js';
 import { readDeltaSnapshot } from '../core/formats/delta/log.js';
 import { formatBytes } from '../core/stats.js';
+import { plural } from '../core/words.js';
 import { DEFAULT_WORK_ROOT, workFolder } from '../core/workflow/layout.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import {
@@ -270,12 +272,12 @@ export async function runDeltaDemo(
       {
         name: 'one OPTIMIZE version per group committed',
         ok: log.optimize > 0 && log.optimize === groupsDone,
-        detail: `${log.optimize} OPTIMIZE versions tagged lakeCompactor in the log, ${groupsDone} groups done`,
+        detail: `${plural(log.optimize, 'OPTIMIZE version')} tagged lakeCompactor in the log, ${plural(groupsDone, 'group')} done`,
       },
       {
         name: 'every micro-batch committed',
         ok: log.appends === total && before.files === total,
-        detail: `${log.appends} WRITE versions, ${before.files} files appended, ${total} micro-batches`,
+        detail: `${plural(log.appends, 'WRITE version')}, ${plural(before.files, 'file')} appended, ${plural(total, 'micro-batch', 'micro-batches')}`,
       },
       {
         name: 'row count and revenue unchanged',
@@ -341,7 +343,7 @@ export function formatDeltaDemoReport(result: DeltaDemoResult): string {
     '',
     `== Delta table events: ${days} days × ${batches} micro-batch commits ==`,
     '',
-    `log: version ${log.version}; ${log.appends} WRITE versions by the writer, ${log.optimize} OPTIMIZE versions by lake-compactor (${log.rebased} rebased over the writer's newer versions); checkpoints at ${log.checkpoints.join(', ') || 'none'}`,
+    `log: version ${log.version}; ${plural(log.appends, 'WRITE version')} by the writer, ${plural(log.optimize, 'OPTIMIZE version')} by lake-compactor (${log.rebased} rebased over the writer's newer versions); checkpoints at ${log.checkpoints.join(', ') || 'none'}`,
     `files: ${before.files} committed by the writer (${formatBytes(before.bytes)}) → ${after.files} in version ${log.version} (${formatBytes(after.bytes)}), ${before.partitions} partitions`,
     `rows: ${result.totals.before.rows} appended → ${result.totals.after.rows} in version ${log.version}`,
     '',
