@@ -103,6 +103,12 @@ export const planInputFileSchema = z.object({
    */
   projection: columnProjectionSchema.optional(),
   /**
+   * Set with `projection` when the file already is of the written schema (the projection only restates it): its
+   * planner may rewrite a group of such files of one Parquet schema as written, as it would a table whose schema
+   * never changed (a sorted rewrite, which refuses projected inputs, stays possible there).
+   */
+  projectionIdentity: z.boolean().optional(),
+  /**
    * Why the file cannot be projected onto the table's current schema, or join its partition's schema union (its
    * planner leaves it alone and says why).
    */

@@ -31,15 +31,15 @@ import { addedFile } from './core/formats/iceberg/commit-harness.js';
 
 /**
  * The tables the format compacts, with what their writers recorded (test/fixtures/NOTICE.md): the live row count,
- * and whether the default policy finds a group to rewrite (a partition of one file, or seven files under six
- * Parquet schemas of two files at most, has nothing worth merging).
+ * and whether the default policy finds a group to rewrite (a partition of one file has nothing worth merging; seven
+ * files under six schemas do, since every compaction projects them onto the current schema by field id).
  */
 const COMPACTED: Readonly<Record<string, { readonly liveRows: number; readonly rewrites: boolean }>> = {
   java_v2_equality_deletes_identity_partitioned: { liveRows: 3, rewrites: false },
   spark_v1_hour_identity_partitioned: { liveRows: 20, rewrites: true },
   spark_v1_unpartitioned_small_files: { liveRows: 20, rewrites: true },
   spark_v2_position_deletes: { liveRows: 110, rewrites: true },
-  spark_v2_schema_evolution: { liveRows: 7, rewrites: false },
+  spark_v2_schema_evolution: { liveRows: 7, rewrites: true },
   spark_v3_deletion_vectors: { liveRows: 3, rewrites: true },
   spark_v3_row_lineage_rewrite: { liveRows: 3, rewrites: false },
 };
@@ -366,7 +366,7 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
     expect(written).toBe(192);
   });
 
-  it('spark_v2_schema_evolution: files of the current schema (a struct added) are rewritten with every field id, nested ones too, beside the files of older schemas', async () => {
+  it('spark_v2_schema_evolution: files of the current schema (a struct added) are rewritten with every field id, nested ones too, together with the files of older schemas projected onto it', async () => {
     // Prepare: Spark's one file of the current schema (id 1, point 3 with x 4 and y 5) appended four more times
     // under new names, so it has company worth merging: the same bytes, so the same Parquet schema and key-value
     // metadata, and four duplicate rows the multiset must keep
@@ -395,7 +395,8 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
     // Act
     const code = await run(['compact', root, '--format', 'iceberg', ...acknowledgeUuidNaming(name)], io);
 
-    // Assess: the same rows (older files read through their field ids), one output for the five current-schema files
+    // Assess: the same rows (older files read through their field ids), one output for the five current-schema
+    // files and the six of older schemas, which the default bin-pack projects onto the current schema by field id
     expect(code, io.stderr.join('\n')).toBe(0);
     const after = await liveRows(store, name);
     expect(before.rows).toHaveLength(7 + 4);
@@ -403,7 +404,8 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
     const beforePaths = new Set(before.files.dataFiles.map((f) => f.entry.file.path));
     const outputs = after.files.dataFiles.filter((f) => !beforePaths.has(f.entry.file.path));
     expect(outputs).toHaveLength(1);
-    expect(Number(outputs[0]?.entry.file.recordCount)).toBe(5);
+    expect(after.files.dataFiles).toHaveLength(1);
+    expect(Number(outputs[0]?.entry.file.recordCount)).toBe(7 + 4);
     expect(await fieldIdsOf(join(dir as string, outputs[0]?.entry.file.key ?? ''))).toEqual({
       id: 1,
       point: 3,
@@ -411,9 +413,9 @@ describe('lake-compactor compact --format iceberg on every vendored Iceberg tabl
       y: 5,
     });
     expect(idsByName(after.files.schema)).toEqual({ id: 1, point: 3, x: 4, y: 5 });
-    // The files of the older schemas are still live, as written
+    // None of Spark's seven files, of whichever schema, is still live
     const live = new Set(after.files.dataFiles.map((f) => f.entry.file.path));
-    expect(spark.filter((f) => !live.has(f.entry.file.path))).toHaveLength(1);
+    expect(spark.filter((f) => !live.has(f.entry.file.path))).toHaveLength(7);
   });
 
   it('spark_v2_schema_evolution with rewrite-all: its seven files of six schemas (added, renamed, promoted, reordered, dropped columns, a struct added) become one file of the current schema, rows projected by field id', async () => {

@@ -3,7 +3,9 @@
 // column is null, a renamed column keeps its values under its new name, an int promoted to long is widened, a dropped
 // column is not written — and group with the current schema's files into one output. DuckDB is the oracle: it reads
 // each input by field id (its own projection, not the engine's) and the output as written. A file that cannot be
-// projected (no field ids) is left alone with every byte of the table unchanged.
+// projected (no field ids) is left alone with every byte of the table unchanged. The default bin-pack projects
+// the same way (files of older schemas merge with current ones) and rewrites an unprojectable file only among files
+// of its own Parquet schema.
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -278,5 +280,171 @@ describe('compact --rewrite-option rewrite-all=true on an Iceberg table whose sc
     const after = await treeBytes(join(dir, NAME));
     const table = [...after].filter(([p]) => !p.includes('/_lake-compactor/'));
     expect(new Map(table)).toEqual(before);
+  });
+});
+
+describe('compact on an Iceberg table whose schema evolved, with the default bin-pack (no rewrite-all)', () => {
+  it('projects small files of the older schema onto the current one and merges them with the current files into one output, rows unchanged', async () => {
+    // Prepare: two small schema-0 files, ALTER TABLE, two small schema-1 files: two populations of two files each,
+    // so with min-input-files 4 only a group of all four (the older ones projected) is worth rewriting
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-evolution-'));
+    const store = new LocalObjectStore(dir);
+    await createTable(store);
+    await append(
+      store,
+      'a.parquet',
+      parquetOf(OLD_FIELDS, { id: [1n, 2n], amount: [10, 2_000_000_000], gone: ['x', 'y'] }),
+    );
+    await append(store, 'b.parquet', parquetOf(OLD_FIELDS, { id: [3n], amount: [-7], gone: ['z'] }));
+    await evolveToSchema1(store);
+    await append(
+      store,
+      'c.parquet',
+      parquetOf(NEW_FIELDS, { id: [4n], total: [9_000_000_000n], note: ['n4'] }),
+    );
+    await append(
+      store,
+      'd.parquet',
+      parquetOf(NEW_FIELDS, { id: [5n, 6n], total: [5n, 6n], note: ['n5', 'n6'] }),
+    );
+    const inputs = await liveFiles(store);
+    const old = inputs.filter((p) => p.endsWith('a.parquet') || p.endsWith('b.parquet'));
+    const current = inputs.filter((p) => p.endsWith('c.parquet') || p.endsWith('d.parquet'));
+    // DuckDB's projection of every input by field id onto schema 1 (its own reading, not the engine's)
+    const expected = await db.rows(
+      `SELECT id, total, note FROM (
+         SELECT id, CAST(amount AS BIGINT) AS total, CAST(NULL AS VARCHAR) AS note FROM read_parquet([${old.map(sqlString).join(', ')}])
+         UNION ALL
+         SELECT id, total, note FROM read_parquet([${current.map(sqlString).join(', ')}])
+       ) ORDER BY id, total, note`,
+    );
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'min-input-files=4'],
+      io,
+    );
+
+    // Assess: one live data file of the current schema holding every row as DuckDB projects it
+    expect(code, io.stderr.join('\n')).toBe(0);
+    expect(old).toHaveLength(2);
+    expect(current).toHaveLength(2);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(1);
+    const output = outputs[0] as string;
+    expect(expected).toHaveLength(6);
+    expect(
+      await db.rows(
+        `SELECT id, total, note FROM read_parquet(${sqlString(output)}) ORDER BY id, total, note`,
+      ),
+    ).toEqual(expected);
+    const schema = await db.rows(`SELECT name, type, field_id FROM parquet_schema(${sqlString(output)})`);
+    expect(schema.slice(1).map((e) => [e.name, e.type, Number(e.field_id)])).toEqual([
+      ['id', 'INT64', 1],
+      ['total', 'INT64', 2],
+      ['note', 'BYTE_ARRAY', 4],
+    ]);
+  });
+
+  it('leaves files it cannot project (columns without field ids) apart: they are rewritten in their own schema, never mixed with the current files', async () => {
+    // Prepare: two schema-0 files without Parquet field ids, ALTER TABLE, two schema-1 files with them
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-evolution-'));
+    const store = new LocalObjectStore(dir);
+    await createTable(store);
+    const noIds = [
+      field('id', new Int64(), undefined),
+      field('amount', new Int32(), undefined),
+      field('gone', new Utf8(), undefined),
+    ];
+    await append(store, 'a.parquet', parquetOf(noIds, { id: [1n], amount: [1], gone: ['x'] }));
+    await append(store, 'b.parquet', parquetOf(noIds, { id: [2n], amount: [2], gone: ['y'] }));
+    await evolveToSchema1(store);
+    await append(store, 'c.parquet', parquetOf(NEW_FIELDS, { id: [3n], total: [3n], note: ['n3'] }));
+    await append(store, 'd.parquet', parquetOf(NEW_FIELDS, { id: [4n], total: [4n], note: ['n4'] }));
+    const inputs = await liveFiles(store);
+    const rowsOf = async (paths: readonly string[], columns: string) =>
+      db.rows(`SELECT ${columns} FROM read_parquet([${paths.map(sqlString).join(', ')}]) ORDER BY ALL`);
+    const oldBefore = await rowsOf(
+      inputs.filter((p) => p.endsWith('a.parquet') || p.endsWith('b.parquet')),
+      'id, amount, gone',
+    );
+    const currentBefore = await rowsOf(
+      inputs.filter((p) => p.endsWith('c.parquet') || p.endsWith('d.parquet')),
+      'id, total, note',
+    );
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'min-input-files=2'],
+      io,
+    );
+
+    // Assess: two outputs, one per population, each holding its population's rows under its own columns
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(2);
+    expect(outputs.some((p) => inputs.includes(p))).toBe(false);
+    const columnsOf = async (path: string) =>
+      (await db.rows(`SELECT name FROM parquet_schema(${sqlString(path)})`)).slice(1).map((e) => e.name);
+    const byColumns = new Map<string, string>();
+    for (const o of outputs) byColumns.set((await columnsOf(o)).join(','), o);
+    expect([...byColumns.keys()].sort()).toEqual(['id,amount,gone', 'id,total,note']);
+    expect(await rowsOf([byColumns.get('id,amount,gone') as string], 'id, amount, gone')).toEqual(oldBefore);
+    expect(await rowsOf([byColumns.get('id,total,note') as string], 'id, total, note')).toEqual(
+      currentBefore,
+    );
+    expect(oldBefore).toHaveLength(2);
+    expect(currentBefore).toHaveLength(2);
+  });
+
+  it('still sorts a table whose files are all of its current schema (nothing to project), rows unchanged', async () => {
+    // Prepare: three schema-0 files, out of id order, and no schema change
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-evolution-'));
+    const store = new LocalObjectStore(dir);
+    await createTable(store);
+    await append(
+      store,
+      'a.parquet',
+      parquetOf(OLD_FIELDS, { id: [5n, 1n], amount: [5, 1], gone: ['e', 'a'] }),
+    );
+    await append(store, 'b.parquet', parquetOf(OLD_FIELDS, { id: [4n], amount: [4], gone: ['d'] }));
+    await append(
+      store,
+      'c.parquet',
+      parquetOf(OLD_FIELDS, { id: [3n, 2n], amount: [3, 2], gone: ['c', 'b'] }),
+    );
+    const inputs = await liveFiles(store);
+    const expected = await db.rows(
+      `SELECT id, amount, gone FROM read_parquet([${inputs.map(sqlString).join(', ')}]) ORDER BY id`,
+    );
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      [
+        'compact',
+        join(dir, NAME),
+        '--format',
+        'iceberg',
+        '--rewrite-option',
+        'min-input-files=2',
+        '--strategy',
+        'sort',
+        '--columns',
+        'id',
+      ],
+      io,
+    );
+
+    // Assess: one output, its rows the inputs' multiset in id order
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(1);
+    expect(expected).toHaveLength(5);
+    expect(
+      await db.rows(`SELECT id, amount, gone FROM read_parquet(${sqlString(outputs[0] as string)})`),
+    ).toEqual(expected);
   });
 });

@@ -217,6 +217,22 @@ export function projectDataFile(
   };
 }
 
+/**
+ * Whether a projection of the file whose footer schema is `elements` only restates it: its top-level columns are the
+ * current schema's in order, by id and name, and none is widened (nested ones are exact, or it would be refused).
+ * The planner then may rewrite files of one such Parquet schema as written, as on a table that never evolved.
+ */
+export function projectionRestatesFile(
+  elements: readonly SchemaElement[],
+  current: IcebergSchema,
+  projection: ColumnProjection,
+): boolean {
+  return (
+    sameAsCurrent(footerSchemaTree(elements), current) &&
+    projection.columns.every((c) => c.source !== undefined && c.source.widen === undefined)
+  );
+}
+
 /** Whether the file's top-level columns are the current schema's, in order, by id and name. */
 function sameAsCurrent(root: Node, current: IcebergSchema): boolean {
   return (

@@ -156,9 +156,9 @@ export function planIcebergPartition(
       else if (opts.rewriteAll && file.projectionRefused !== undefined)
         skips.push({ key: file.key, category: 'not-projectable', reason: file.projectionRefused });
       else {
-        const { key, planned } = schemaGroupOf(file, file.schemaFingerprint, opts.rewriteAll);
+        const key = schemaGroupOf(file, file.schemaFingerprint);
         const list = candidates.get(key) ?? [];
-        list.push(planned);
+        list.push(file);
         candidates.set(key, list);
       }
     }
@@ -171,7 +171,7 @@ export function planIcebergPartition(
           (group.length > 1 && bytes > opts.targetFileSizeBytes) ||
           bytes > opts.maxFileSizeBytes ||
           group.some(tooManyDeletes);
-        if (selected) groupsOut.push({ fingerprint, files: group });
+        if (selected) groupsOut.push(plannedGroup(fingerprint, group));
         else
           for (const f of group)
             skips.push({
@@ -227,21 +227,38 @@ export function planIcebergPartition(
 }
 
 /**
- * The schema a candidate is grouped by, and the file as its group plans it. With `rewrite-all` (every file
- * rewritten, as an operator's full rewrite of a partition asks) a file is projected onto the table's current schema,
- * as Iceberg's own rewrite reads it, so files written under any schema group together and the outputs have the
- * current schema (field ids, names, types). Otherwise a file is rewritten in the schema it was written with, among
- * files of that Parquet schema only: the default keeps schema populations apart, as it always has.
+ * The schema a candidate is grouped by. A file the inventory could project onto the table's current schema exactly
+ * is grouped by that schema, as Iceberg's own rewrite reads it (by field id), so files written under any schema group
+ * together and the outputs have the current schema (field ids, names, types): otherwise every schema change would
+ * split a streaming partition into populations that never compact together. A file without a projection (refused,
+ * as-written, or a v3 table's) is grouped by the schema it was written with, among files of that Parquet schema only:
+ * what cannot be projected exactly is left apart, never approximated (`rewrite-all`, which promises the current
+ * schema, skips a refused file instead; see the caller).
  */
-function schemaGroupOf(
-  file: PlanInputFile,
-  fingerprint: string,
-  rewriteAll: boolean,
-): { key: string; planned: PlanInputFile } {
-  const { projection, projectionRefused: _refused, ...rest } = file;
-  if (rewriteAll && projection !== undefined)
-    return { key: projectionTargetKey(projection), planned: { ...rest, projection } };
-  return { key: fingerprint, planned: rest };
+function schemaGroupOf(file: PlanInputFile, fingerprint: string): string {
+  return file.projection === undefined ? fingerprint : projectionTargetKey(file.projection);
+}
+
+/**
+ * A selected group as the plan carries it. A group whose files all are of the current schema already, under one
+ * Parquet schema, is rewritten as written (no projection): the plan a table whose schema never changed always had,
+ * which a sorted rewrite (refusing projected inputs) can still run. Any other group keeps its files' projections.
+ */
+function plannedGroup(
+  key: string,
+  group: readonly PlanInputFile[],
+): { fingerprint: string; files: PlanInputFile[] } {
+  const fingerprint = group[0]?.schemaFingerprint;
+  const asWritten = group.every(
+    (f) =>
+      f.projection === undefined || (f.projectionIdentity === true && f.schemaFingerprint === fingerprint),
+  );
+  return {
+    fingerprint: asWritten && fingerprint !== undefined ? fingerprint : key,
+    files: group.map(({ projection, projectionIdentity: _identity, projectionRefused: _refused, ...rest }) =>
+      asWritten || projection === undefined ? rest : { ...rest, projection },
+    ),
+  };
 }
 
 const WORDS: Record<Category, string> = {

@@ -14,7 +14,7 @@ import { type IcebergCatalog, type LoadedTable, PathCatalog } from './catalog.js
 import { IcebergMetadataError } from './errors.js';
 import { type LiveDataFile, partitionKey, readSnapshotFiles, type SnapshotFiles } from './live-files.js';
 import { type IcebergSchema, schemaById, type TableMetadata } from './metadata.js';
-import { projectDataFile } from './projection.js';
+import { projectDataFile, projectionRestatesFile } from './projection.js';
 import {
   appliedDeleteOf,
   deletesByDataFile,
@@ -294,8 +294,9 @@ function compareBytes(a: string, b: string): number {
 
 /**
  * Each data file's projection onto the current schema, from its footer's schema elements (see projection.ts): what
- * the planner groups by under `rewrite-all`. Not for v3 tables: their rewrite writes row lineage columns, which the
- * projection does not carry yet, so their files keep being rewritten in the schema they were written with.
+ * the planner groups by, so every compaction writes the current schema where the projection is exact. Not for v3
+ * tables: their rewrite writes row lineage columns, which the projection does not carry yet, so their files keep
+ * being rewritten in the schema they were written with.
  */
 function projectionInspector(
   metadata: TableMetadata,
@@ -305,7 +306,13 @@ function projectionInspector(
   const json = JSON.stringify({ type: 'struct', 'schema-id': current.schemaId, fields: current.fields });
   return (elements) => {
     const projected = projectDataFile(elements, current, json);
-    if (projected.kind === 'projected') return { projection: projected.projection };
+    if (projected.kind === 'projected')
+      return {
+        projection: projected.projection,
+        ...(projectionRestatesFile(elements, current, projected.projection)
+          ? { projectionIdentity: true }
+          : {}),
+      };
     if (projected.kind === 'refused') return { projectionRefused: projected.reason };
     return {};
   };

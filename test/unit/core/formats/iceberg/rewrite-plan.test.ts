@@ -251,6 +251,73 @@ describe('planIcebergPartition: which groups rewrite_data_files rewrites', () =>
     );
   });
 
+  it('groups files of different Parquet schemas that project onto the current schema, without rewrite-all, and leaves a file whose projection is refused with its own schema', () => {
+    // Prepare: schema-a files (written under the current schema) and schema-b files (an older one, int id widened),
+    // all projected onto the current schema; one more schema-b file the inventory could not project
+    const target = { name: 'id', fieldId: 1, nullable: true, type: 'int64' as const };
+    const projected = (f: PlanInputFile, widen: boolean): PlanInputFile => ({
+      ...f,
+      projection: {
+        columns: [
+          { field: target, source: { column: 'id', ...(widen ? { widen: 'int32-int64' as const } : {}) } },
+        ],
+        keyValueMetadata: { 'iceberg.schema': '{"fields":[1]}' },
+      },
+    });
+    const refused: PlanInputFile = {
+      ...file('c000.parquet', 100, { fingerprint: 'schema-b' }),
+      projectionRefused: 'its column id has no Parquet field id',
+    };
+    const mixed = [
+      ...files(3, 100, 'a').map((f) => projected(f, false)),
+      ...files(3, 100, 'b').map((f) => projected({ ...f, schemaFingerprint: 'schema-b' }, true)),
+      refused,
+    ];
+
+    // Act
+    const planned = plan(mixed, { 'min-input-files': 2 });
+
+    // Assess: one group of the six projected files (each keeping its own widening), the refused file alone in a
+    // group of its own Parquet schema, which one file does not make worth rewriting
+    expect(plannedKeys(planned)).toEqual([
+      ['a000.parquet', 'a001.parquet', 'a002.parquet', 'b000.parquet', 'b001.parquet', 'b002.parquet'],
+    ]);
+    expect(planned.groups[0]?.files.map((f) => f.projection?.columns[0]?.source?.widen ?? null)).toEqual([
+      null,
+      null,
+      null,
+      'int32-int64',
+      'int32-int64',
+      'int32-int64',
+    ]);
+    expect(planned.skipped.map((s) => s.key)).toEqual(['c000.parquet']);
+    expect(planned.skipped[0]?.reason).toMatch(/a candidate, but its group of 1 file/);
+  });
+
+  it('plans a group of files already of the current schema, under one Parquet schema, as written: no projection', () => {
+    // Prepare: files whose projection only restates the current schema (as on a table that never changed schema)
+    const projection = {
+      columns: [
+        {
+          field: { name: 'id', fieldId: 1, nullable: true, type: 'int64' as const },
+          source: { column: 'id' },
+        },
+      ],
+      keyValueMetadata: { 'iceberg.schema': '{"fields":[1]}' },
+    };
+    const current = files(3, 100, 'a').map((f) => ({ ...f, projection, projectionIdentity: true }));
+
+    // Act
+    const planned = plan(current, { 'min-input-files': 2 });
+
+    // Assess: the plan a table without schema evolution always had (its fingerprint, no projection)
+    expect(plannedKeys(planned)).toEqual([['a000.parquet', 'a001.parquet', 'a002.parquet']]);
+    expect(planned.groups[0]?.schemaFingerprint).toBe('schema-a');
+    expect(
+      planned.groups[0]?.files.some((f) => f.projection !== undefined || f.projectionIdentity !== undefined),
+    ).toBe(false);
+  });
+
   it('plans nothing in a partition outside the where filter, and the same files inside it', () => {
     // Prepare
     const five = files(5, 100);
