@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { formatOption, workRootOption } from './args.js';
 import { withInterruptReport } from './compact-progress.js';
 import { addFormatOptions } from './format-options.js';
+import { addStackOption, type StackIo } from './stack-outputs.js';
 import type * as Impl from './undo-run.js';
 import type { UndoCliOptions, UndoIo } from './undo-run.js';
 
@@ -17,7 +18,7 @@ export const runUndo: typeof Impl.runUndo = async (...args) =>
   (await import('./undo-run.js')).runUndo(...args);
 
 /** Adds `undo` to the CLI program. */
-export function registerUndoCommand(program: Command, io: UndoIo): void {
+export function registerUndoCommand(program: Command, io: UndoIo & StackIo): void {
   const command = program
     .command('undo')
     .description(
@@ -27,13 +28,17 @@ export function registerUndoCommand(program: Command, io: UndoIo): void {
     .argument('<run>', 'the run id compact printed (cli-…)')
     .option('--dry-run', 'say what would change; change nothing')
     .option('--table <name>', 'the table name compact used (default: last segment of the URI)')
-    .addOption(workRootOption())
-    .addOption(formatOption());
+    .option(
+      '--state-table <name>',
+      "undo a deployment's run (its execution name): read it from the workflow journal in this DynamoDB table",
+    );
+  addStackOption(command, io, ['stateTable']).addOption(workRootOption()).addOption(formatOption());
   addFormatOptions(command)
     .addHelpText(
       'after',
       `
-Reads the run from the location's journal (_lake-compactor/journal/) and reverts it the table format's way:
+Reads the run from the location's journal (_lake-compactor/journal/), or with --stack/--state-table a run of
+the deployed workflow from the state table's journal, and reverts it the table format's way:
   Hive-style Parquet  each retired input comes back from what the run kept of it (its old object version on a
                       versioned bucket, its trash copy, or, for a bin-pack's delete-rebuild, re-created from the
                       outputs' rows: row-identical, not byte-identical), then the outputs are deleted (a reader
@@ -44,7 +49,7 @@ Reads the run from the location's journal (_lake-compactor/journal/) and reverts
   Iceberg             refused, naming the rollback_to_snapshot to run in your engine.
 Refused with nothing changed (exit 1) when the table moved on: an output rewritten or removed since (a later run:
 undo it first), a file at an input's key again, a trash copy, an old version or (Delta) an input removed by
-vacuum, or a run that did not finish (settle it first). A second undo of the same run does nothing.`,
+vacuum, a run that did not finish (settle it first), or a run id the journal does not hold. A second undo of the same run does nothing.`,
     )
     .action(async (uri: string, run: string, opts: UndoCliOptions) => {
       await withInterruptReport({ interruptedReport: () => undoInterruptedReport(uri, run) }, io.out, () =>
