@@ -11,6 +11,7 @@
 // record (`journal/undone/<run>.json`) makes a second undo a no-op and lets an interrupted one finish.
 
 import { DynamoJournal } from '../adapters/dynamodb-journal.js';
+import { DynamoPartitionLease } from '../adapters/dynamodb-partition-lease.js';
 import { type OpenedStore, openStore } from '../adapters/open-store.js';
 import { StoreJournal } from '../adapters/store-journal.js';
 import { CompactorError, ObjectNotFoundError, UsageError } from '../core/errors.js';
@@ -26,7 +27,7 @@ import {
   undoRecordKey,
 } from '../core/workflow/layout.js';
 import type { Clock } from '../ports/clock.js';
-import { type GroupJournalEntry, isSettled, type Journal } from '../ports/journal.js';
+import { type GroupJournalEntry, isSettled, type Journal, type JournalPartition } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { ParquetEngine } from '../ports/parquet-engine.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
@@ -119,6 +120,8 @@ interface RunJournalSource {
   settledAt(groups: readonly GroupJournalEntry[]): Promise<ReadonlyMap<string, number> | undefined>;
   /** Refuses entries that are not of the table at `uri` (a run id of another table of the deployment). */
   checkTable(runId: string, entries: readonly GroupJournalEntry[]): void;
+  /** Runs the undo's changes to the run's partitions with nothing else compacting them (see stateTableJournal). */
+  exclusive<T>(runId: string, groups: readonly GroupJournalEntry[], change: () => Promise<T>): Promise<T>;
 }
 
 /** The runs the location's journal still holds, newest first (run ids begin with their start time). */
@@ -168,6 +171,8 @@ function locationJournal(opened: OpenedStore, uri: string, table: string): RunJo
     },
     // The location's journal holds only this location's runs.
     checkTable: () => undefined,
+    // A CLI run is not leased: the format's undo checks each file's ETag as it changes it, as compact's commit does.
+    exclusive: (_runId, _groups, change) => change(),
   };
 }
 
@@ -181,15 +186,16 @@ function stateTableJournal(
   uri: string,
   table: string,
   stateTable: string,
-  env: UndoIo['env'],
+  io: UndoIo,
 ): RunJournalSource {
   if (!/^s3a?:\/\//i.test(uri.trim())) {
     throw new UsageError(
       `--state-table undoes a deployed table's run on S3; ${uri} is a local folder, whose runs journal in the folder: drop --state-table and --stack`,
     );
   }
+  const client = dynamoDbClientFromEnv(io.env);
   const journal = new DynamoJournal({
-    client: dynamoDbClientFromEnv(env),
+    client,
     tableName: stateTable,
     manifests: { store: opened.store, prefix: journalManifestPrefix(opened.workRoot) },
     requireManifestDigest: true,
@@ -219,6 +225,32 @@ function stateTableJournal(
         throw new UsageError(
           `run ${runId} compacted ${printable(outside)}, outside ${uri}: pass the location of table ${table}`,
         );
+      }
+    },
+    /**
+     * Holds each partition's lease, as a console settle run does, while the undo changes it: a workflow run that
+     * planned the restored inputs with the run's outputs still there would compact both into one file (every row
+     * twice). Refused (LeaseHeld, nothing changed) while a run holds it. The lease's id is the undo's own, the same
+     * for every attempt, so an undo killed holding it takes it again as its holder when run again, and releases it.
+     */
+    async exclusive(runId, groups, change) {
+      const leases = new DynamoPartitionLease({
+        client,
+        tableName: stateTable,
+        tables: [],
+        policies: new Map(),
+      });
+      const holder = `cli-undo-${runId}`;
+      const held: JournalPartition[] = [];
+      try {
+        for (const partition of [...new Set(groups.map((g) => g.partition))].sort()) {
+          const ref = { table, partition };
+          await leases.acquire(ref, { runId: holder, now: io.clock.now() });
+          held.push(ref);
+        }
+        return await change();
+      } finally {
+        for (const ref of held) await leases.release(ref, holder, {});
       }
     },
   };
@@ -304,7 +336,7 @@ export async function runUndo(
   const source =
     options.stateTable === undefined
       ? locationJournal(opened, uri, table)
-      : stateTableJournal(opened, uri, table, options.stateTable, io.env);
+      : stateTableJournal(opened, uri, table, options.stateTable, io);
   const groups = await committedGroups(source, uri, runId, formatName);
   if (groups.length === 0) {
     const reason = 'every group of the run was aborted, so it changed nothing';
@@ -332,21 +364,25 @@ export async function runUndo(
     io.out(`dry run: ${plural(checked.changes.length, 'change')} would be made; nothing was changed`);
     return { kind: 'planned', changes: checked.changes };
   }
-  const startedAt = io.clock.now();
-  if (!resuming) await writeRecord(opened, { runId, state: 'started', startedAt });
-  const result = await format.undo.undoRun(deps, { ...request, dryRun: false });
-  if (result.kind === 'refused') {
-    // Refused at the second look (a writer came in between): nothing was changed, so no undo is under way.
-    if (!resuming) await opened.store.deleteMany([{ key: undoRecordKey(opened.workRoot, runId) }]);
-    throw refusal(runId, result);
-  }
-  const changes = result.kind === 'undone' ? result.changes : [];
-  await writeRecord(opened, {
-    runId,
-    state: 'done',
-    startedAt: record?.startedAt ?? startedAt,
-    finishedAt: io.clock.now(),
-    changes,
+  const undo = format.undo;
+  const { result, changes } = await source.exclusive(runId, groups, async () => {
+    const startedAt = io.clock.now();
+    if (!resuming) await writeRecord(opened, { runId, state: 'started', startedAt });
+    const result = await undo.undoRun(deps, { ...request, dryRun: false });
+    if (result.kind === 'refused') {
+      // Refused at the second look (a writer came in between): nothing was changed, so no undo is under way.
+      if (!resuming) await opened.store.deleteMany([{ key: undoRecordKey(opened.workRoot, runId) }]);
+      throw refusal(runId, result);
+    }
+    const changes = result.kind === 'undone' ? result.changes : [];
+    await writeRecord(opened, {
+      runId,
+      state: 'done',
+      startedAt: record?.startedAt ?? startedAt,
+      finishedAt: io.clock.now(),
+      changes,
+    });
+    return { result, changes };
   });
   printChanges(io, changes, false);
   if (result.kind === 'undone') for (const note of result.notes) io.out(`note: ${note}`);

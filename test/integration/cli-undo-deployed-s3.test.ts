@@ -9,6 +9,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoJournal } from '../../functions/adapters/dynamodb-journal.js';
 import { DynamoPartitionLease } from '../../functions/adapters/dynamodb-partition-lease.js';
+import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import { run } from '../../functions/cli/index.js';
 import { normalizeRunInput, type RunContext } from '../../functions/core/run-input.js';
@@ -165,6 +166,9 @@ describe('lake-compactor undo of a deployed run', () => {
       .map((o) => o.split(' ')[0]);
     expect(keysAfter).toEqual(keysBefore.map((o) => o.split(' ')[0]));
 
+    const stats = new DynamoStatsStore({ client, tableName: STATE_TABLE });
+    expect((await stats.get({ table: 'events', partition: `date=${day}` }))?.state).toBe('idle');
+
     // Act again: a second undo of the same run finds its record and changes nothing
     const again = io();
     const bytesBetween = await bucketBytes();
@@ -173,6 +177,28 @@ describe('lake-compactor undo of a deployed run', () => {
     );
     expect(again.stdout.join('\n')).toMatch(/nothing to do: it was undone at /);
     expect(await bucketBytes()).toEqual(bytesBetween);
+  });
+
+  it('is refused while a run holds the partition, changing no byte and leaving its lease', async () => {
+    // Prepare: a finished run, then another run of the deployment compacting the same partition
+    const day = '2020-06-04';
+    await writeDay(day, 24);
+    const { deps, runCtx, plan } = await workflowRun(day, 'events-done-g1');
+    await commitStep(deps, runCtx.runId, 'g0001');
+    await finalizeRun(deps, runCtx, { outcome: 'compacted', plan });
+    const ref = { table: 'events', partition: `date=${day}` };
+    await deps.leases.acquire(ref, { runId: 'events-live-g2', now: Date.now() });
+    const before = await bucketBytes();
+
+    // Act
+    const cli = io();
+    const code = await run(['undo', 's3://lake/events', runCtx.runId, '--state-table', STATE_TABLE], cli);
+
+    // Assess
+    expect(code).toBe(1);
+    expect(cli.stderr.join('\n')).toMatch(/LeaseHeld|is compacting by run events-live-g2/);
+    expect(await bucketBytes()).toEqual(before);
+    expect(await deps.leases.holds(ref, 'events-live-g2')).toBe(true);
   });
 
   it("refuses a run id the state table does not hold, named through --stack's StateTableName output, changing no byte", async () => {
