@@ -25,7 +25,10 @@ export function registerUndoCommand(program: Command, io: UndoIo & StackIo): voi
       "Revert a finished compact run: the table's files of before the run come back (or nothing changes)",
     )
     .argument('<uri>', 'table location the run compacted: s3://bucket/prefix or a local folder')
-    .argument('<run>', 'the run id compact printed (cli-…)')
+    .argument(
+      '<run>',
+      "the run id compact printed (cli-…), or a deployed run's execution name (with --stack)",
+    )
     .option('--dry-run', 'say what would change; change nothing')
     .option('--table <name>', 'the table name compact used (default: last segment of the URI)')
     .option(
