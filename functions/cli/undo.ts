@@ -55,8 +55,10 @@ undo it first), a file at an input's key again, a trash copy, an old version or 
 vacuum, a run that did not finish (settle it first), or a run id the journal does not hold. A second undo of the same run does nothing.`,
     )
     .action(async (uri: string, run: string, opts: UndoCliOptions) => {
-      await withInterruptReport({ interruptedReport: () => undoInterruptedReport(uri, run) }, io.out, () =>
-        runUndo(uri, run, opts, io),
+      await withInterruptReport(
+        { interruptedReport: () => undoInterruptedReport(uri, run, opts.stateTable) },
+        io.out,
+        () => runUndo(uri, run, opts, io),
       );
     });
 }
@@ -64,11 +66,17 @@ vacuum, a run that did not finish (settle it first), or a run id the journal doe
 /**
  * What Ctrl-C during `undo` prints: the undo restores every input before it deletes an output, so wherever it
  * stopped no row is missing (some may be listed twice), and its record says it started, so the same command
- * finishes it.
+ * finishes it. A deployed run's undo may leave its partition leased to it (`cli-undo-<run>`): the same command
+ * takes that lease again as its holder, finishes, and releases it.
  */
-export function undoInterruptedReport(uri: string, run: string): string[] {
+export function undoInterruptedReport(uri: string, run: string, stateTable?: string): string[] {
   return [
     `\ninterrupted: the undo of run ${run} may be half done. Inputs are restored before any output is deleted, so no row is missing; rows of the run may be listed twice until it finishes.`,
+    ...(stateTable === undefined
+      ? []
+      : [
+          `the partition may stay leased to cli-undo-${run} in state table ${stateTable} (no workflow run compacts it) until the undo is run again.`,
+        ]),
     `next: run lake-compactor undo ${uri} ${run} again (the same options): it takes what is done as done and finishes.`,
   ];
 }
