@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { formatOption, workRootOption } from './args.js';
 import { withInterruptReport } from './compact-progress.js';
 import { addFormatOptions } from './format-options.js';
+import { addStackOption, type StackIo } from './stack-outputs.js';
 import type * as Impl from './undo-run.js';
 import type { UndoCliOptions, UndoIo } from './undo-run.js';
 
@@ -17,23 +18,30 @@ export const runUndo: typeof Impl.runUndo = async (...args) =>
   (await import('./undo-run.js')).runUndo(...args);
 
 /** Adds `undo` to the CLI program. */
-export function registerUndoCommand(program: Command, io: UndoIo): void {
+export function registerUndoCommand(program: Command, io: UndoIo & StackIo): void {
   const command = program
     .command('undo')
     .description(
       "Revert a finished compact run: the table's files of before the run come back (or nothing changes)",
     )
     .argument('<uri>', 'table location the run compacted: s3://bucket/prefix or a local folder')
-    .argument('<run>', 'the run id compact printed (cli-…)')
+    .argument(
+      '<run>',
+      "the run id compact printed (cli-…), or a deployed run's execution name (with --stack)",
+    )
     .option('--dry-run', 'say what would change; change nothing')
     .option('--table <name>', 'the table name compact used (default: last segment of the URI)')
-    .addOption(workRootOption())
-    .addOption(formatOption());
+    .option(
+      '--state-table <name>',
+      "undo a deployment's run (its execution name): read it from the workflow journal in this DynamoDB table",
+    );
+  addStackOption(command, io, ['stateTable']).addOption(workRootOption()).addOption(formatOption());
   addFormatOptions(command)
     .addHelpText(
       'after',
       `
-Reads the run from the location's journal (_lake-compactor/journal/) and reverts it the table format's way:
+Reads the run from the location's journal (_lake-compactor/journal/), or with --stack/--state-table a run of
+the deployed workflow from the state table's journal, and reverts it the table format's way:
   Hive-style Parquet  each retired input comes back from what the run kept of it (its old object version on a
                       versioned bucket, its trash copy, or, for a bin-pack's delete-rebuild, re-created from the
                       outputs' rows: row-identical, not byte-identical), then the outputs are deleted (a reader
@@ -44,11 +52,13 @@ Reads the run from the location's journal (_lake-compactor/journal/) and reverts
   Iceberg             refused, naming the rollback_to_snapshot to run in your engine.
 Refused with nothing changed (exit 1) when the table moved on: an output rewritten or removed since (a later run:
 undo it first), a file at an input's key again, a trash copy, an old version or (Delta) an input removed by
-vacuum, or a run that did not finish (settle it first). A second undo of the same run does nothing.`,
+vacuum, a run that did not finish (settle it first), or a run id the journal does not hold. A second undo of the same run does nothing.`,
     )
     .action(async (uri: string, run: string, opts: UndoCliOptions) => {
-      await withInterruptReport({ interruptedReport: () => undoInterruptedReport(uri, run) }, io.out, () =>
-        runUndo(uri, run, opts, io),
+      await withInterruptReport(
+        { interruptedReport: () => undoInterruptedReport(uri, run, opts.stateTable) },
+        io.out,
+        () => runUndo(uri, run, opts, io),
       );
     });
 }
@@ -56,11 +66,17 @@ vacuum, or a run that did not finish (settle it first). A second undo of the sam
 /**
  * What Ctrl-C during `undo` prints: the undo restores every input before it deletes an output, so wherever it
  * stopped no row is missing (some may be listed twice), and its record says it started, so the same command
- * finishes it.
+ * finishes it. A deployed run's undo may leave its partition leased to it (`cli-undo-<run>`): the same command
+ * takes that lease again as its holder, finishes, and releases it.
  */
-export function undoInterruptedReport(uri: string, run: string): string[] {
+export function undoInterruptedReport(uri: string, run: string, stateTable?: string): string[] {
   return [
     `\ninterrupted: the undo of run ${run} may be half done. Inputs are restored before any output is deleted, so no row is missing; rows of the run may be listed twice until it finishes.`,
+    ...(stateTable === undefined
+      ? []
+      : [
+          `the partition may stay leased to cli-undo-${run} in state table ${stateTable} (no workflow run compacts it) until the undo is run again.`,
+        ]),
     `next: run lake-compactor undo ${uri} ${run} again (the same options): it takes what is done as done and finishes.`,
   ];
 }

@@ -379,4 +379,17 @@ describe('Ctrl-C during lake-compactor undo', () => {
       'next: run lake-compactor undo /data/events cli-run-1 again (the same options): it takes what is done as done and finishes.',
     );
   });
+
+  it("a deployed run's interrupted undo also says its partition stays leased until the same undo runs again", () => {
+    // Act
+    const lines = undoInterruptedReport('s3://lake/events', 'events-g1', 'state');
+
+    // Assess
+    expect(lines).toContain(
+      'the partition may stay leased to cli-undo-events-g1 in state table state (no workflow run compacts it) until the undo is run again.',
+    );
+    expect(lines.at(-1)).toBe(
+      'next: run lake-compactor undo s3://lake/events events-g1 again (the same options): it takes what is done as done and finishes.',
+    );
+  });
 });
