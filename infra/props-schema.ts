@@ -29,6 +29,15 @@ import { TABLE_ISOLATION_MODES } from './table-isolation.js';
 /** A shape with one schema per prop of `T`: adding a prop to an interface without a schema fails typecheck. */
 type ShapeOf<T> = { readonly [K in keyof Required<T>]: z.ZodType };
 
+/**
+ * `shape` unchanged, typed so that a key `T` does not declare fails typecheck: the converse of {@link ShapeOf}. A
+ * shape spreading schemas shared with the functions (`tableFieldSchemas`) escapes `satisfies`' excess-key check, so a
+ * field the JSON config accepts could otherwise be missing from the TypeScript props (as `schemaEvolution` was).
+ */
+function declaredIn<T>() {
+  return <S extends { readonly [K in keyof S]: K extends keyof T ? z.ZodType : never }>(shape: S): S => shape;
+}
+
 /** A whole number in [min, max]; a deploy-time number (a CDK token) passes, it cannot be checked here. */
 function wholeNumber(min: number, max: number | undefined, why: string) {
   const range = max === undefined ? `of at least ${min}` : `from ${min} to ${max}`;
@@ -81,7 +90,9 @@ const tableShape = {
   eventSource: z.enum(['s3-notifications', 'eventbridge']).optional(),
 } satisfies ShapeOf<LakeCompactorTable>;
 
-const tableSchema = z.strictObject(tableShape).superRefine(checkTableFields);
+const tableSchema = z
+  .strictObject(declaredIn<LakeCompactorTable>()(tableShape))
+  .superRefine(checkTableFields);
 
 const dataBucketShape = {
   removalPolicy: z.enum(RemovalPolicy).optional(),

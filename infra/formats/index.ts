@@ -1,7 +1,7 @@
 // The registry of what table formats contribute to the construct's infrastructure (see ./format-infra.ts): the
 // construct, the workflow and the cdk-nag acknowledgements compose these and never name a format. A format that
 // needs something of the construct is one module here and one line in REGISTERED; Hive-style Parquet needs
-// nothing beyond the shared grants and is not listed.
+// nothing beyond the shared grants and is listed only for the table props it owns.
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
 import type { z } from 'zod';
@@ -15,11 +15,13 @@ import type {
   GrantStage,
   StagedGrant,
 } from './format-infra.js';
+import { hiveInfra } from './hive/index.js';
 import { hudiInfra } from './hudi/index.js';
 import { icebergInfra } from './iceberg/index.js';
 
 /** Every format's contribution, one registration line each; within a stage, grants are added in this order. */
 const REGISTERED = [
+  hiveInfra, // format: "parquet" (table props only)
   deltaInfra, // format: "delta"
   icebergInfra, // format: "iceberg"
   hudiInfra, // format: "hudi"
