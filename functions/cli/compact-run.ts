@@ -231,7 +231,7 @@ async function compactTable(
       inventory = await format.snapshot(store, opened.prefix, { now: io.clock.now() });
     }
   }
-  // The format's own table service (a Hudi Merge-on-Read compaction), after settling and before planning.
+  // The format's own table service (TableFormat.tableService: log files merged into base files), after settling and before planning.
   if (!dryRun && format.tableService !== undefined) {
     const service = await format.tableService(
       { store, clock: io.clock, engine: hooks.engine ?? defaultParquetEngine },

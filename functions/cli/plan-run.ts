@@ -126,7 +126,7 @@ export async function planTable(
     { executionName: 'plan', startedAt: io.clock.now() },
   );
   // The format reads its own run options back from the run context, as the plan step hands them: its listing (a
-  // Hive-style schema union) and its planner.
+  // schema union by column name) and its planner.
   const runOptions = formatRunOptions(format.name, run);
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const inventory = await format.snapshot(store, prefix, {

@@ -4,7 +4,7 @@
 // too (core/planning-choices.ts); here they are only spelled as flags.
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { UsageError } from '../core/errors.js';
-import { formatTakesRunInput } from '../core/formats/index.js';
+import { formatsTakingRunInput, formatTakesRunInput } from '../core/formats/index.js';
 import {
   CLI_CHOICE_NAMES,
   DEFAULT_MAX_GROUP_MIB,
@@ -63,9 +63,18 @@ export function addPlanningOptions(command: Command): Command {
     .addOption(
       new Option(
         `${SCHEMA_EVOLUTION_NAMES.cli} <mode>`,
-        'Hive-style Parquet: "union" groups files whose schemas unify by column name (union of columns, nulls where a file lacks one, int32 → int64 and float → double widened), refusing the rest by file and column (default: never, files of different schemas are never grouped)',
+        `${schemaEvolutionFormats()
+          .map((f) => f.title)
+          .join(
+            ', ',
+          )}: "union" groups files whose schemas unify by column name (union of columns, nulls where a file lacks one, int32 → int64 and float → double widened), refusing the rest by file and column (default: never, files of different schemas are never grouped)`,
       ).choices(SCHEMA_EVOLUTION_MODES),
     );
+}
+
+/** The formats whose tables take `--schema-evolution` (the registry's word), as its help and its refusal name them. */
+function schemaEvolutionFormats() {
+  return formatsTakingRunInput(SCHEMA_EVOLUTION_NAMES.runInput);
 }
 
 /**
@@ -80,7 +89,9 @@ export function schemaEvolutionOf(
   if (flags.schemaEvolution === undefined) return {};
   if (!formatTakesRunInput(format, SCHEMA_EVOLUTION_NAMES.runInput))
     throw new UsageError(
-      `${SCHEMA_EVOLUTION_NAMES.cli} applies to Hive-style Parquet tables (--format parquet), not to format "${format}", whose table schema decides; drop it`,
+      `${SCHEMA_EVOLUTION_NAMES.cli} applies to ${schemaEvolutionFormats()
+        .map((f) => `${f.title} tables (--format ${f.name})`)
+        .join(' and ')}, not to format "${format}", whose table schema decides; drop it`,
     );
   return { schemaEvolution: flags.schemaEvolution };
 }

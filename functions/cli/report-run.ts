@@ -57,7 +57,7 @@ export interface ReportOptions {
   readonly limit?: number;
   /** The work root the stored plans, the CLI's journal (and the store's quarantine) are in. @default `_lake-compactor/` */
   readonly workRoot?: string;
-  /** The location's table format: "now" is its live files, as its log or metadata says. @default 'parquet' */
+  /** The location's table format: "now" is its live files, as its log or metadata says. @default DEFAULT_TABLE_FORMAT */
   readonly format?: TableFormatName;
   /** The settings the table is read through (`formatSettingsOf(…, 'read')`). @default the format's defaults */
   readonly formatSettings?: TableFormatSettings;
@@ -98,8 +98,8 @@ export async function runReport(
   const { store, prefix } = opened;
   const now = io.clock.now();
   const table = options.table ?? tableNameOf(uri);
-  // The table's live files as its format sees them (as plan and compact read it): a Delta, Iceberg or Hudi table's
-  // log or metadata, never its listing, whose removed-but-not-yet-vacuumed files are not the table. A location that
+  // The table's live files as its format sees them (as plan and compact read it): for a format that keeps a log or
+  // metadata, what that says, never its listing, whose removed-but-not-yet-vacuumed files are not the table. A location that
   // is or holds such a table read as plain Parquet is refused, as plan refuses it.
   const format = readingFormat(
     opened,

@@ -135,7 +135,7 @@ export function parsePlanningChoices(
 /**
  * How a run treats files of one partition written under different Parquet schemas: `never` (the default) groups
  * only files of one schema, as always; `union` groups files whose schemas unify by column name into outputs of the
- * union of their columns (a table format declares whether its tables take it: Hive-style Parquet, which has no table
+ * union of their columns (a table format declares whether its tables take it: one with no table
  * schema of its own). One definition for the table config, the console input and the `--schema-evolution` flag of
  * `plan` and `compact`.
  */

@@ -29,7 +29,7 @@ export type ProjectedType =
 
 /**
  * One field of the written schema: its name, Parquet field id, nullability and type. A table whose files carry no
- * field ids (Hive-style Parquet, matched by name) writes none: an id invented by the rewrite would be a fact about
+ * field ids (a format that matches columns by name) writes none: an id invented by the rewrite would be a fact about
  * the column no writer of the table ever stated.
  */
 export interface ProjectedField {
@@ -137,7 +137,7 @@ export function footerSchemaTree(elements: readonly SchemaElement[]): FooterSche
  * The projected type a Parquet leaf holds, as the engine decodes and writes it; undefined for a leaf whose
  * physical and logical type the projection does not describe (INT96, unsigned or narrow integers, time,
  * timestamps in other units, fixed-length or legacy decimals of a form not listed here, ...). Shared by every
- * projection (Iceberg's by field id, Hive's union by name) so both read a file's column types alike.
+ * projection (by field id or by column name, as the format matches them) so both read a file's column types alike.
  */
 export function projectedLeafType(e: SchemaElement): ProjectedType | undefined {
   const logical = e.logical_type;

@@ -206,15 +206,19 @@ export function formatTakesRunInput(format: unknown, field: string): boolean {
   return run !== undefined && Object.hasOwn(run.input, field);
 }
 
+/** The registered formats whose run input declares `field`, for words that name who takes it. */
+export function formatsTakingRunInput(field: string): readonly TableFormat[] {
+  const formats: readonly TableFormat[] = REGISTERED;
+  return formats.filter((f) => f.settings?.run !== undefined && Object.hasOwn(f.settings.run.input, field));
+}
+
 /** Why a run of `table` may not be given the run-input field `field`, or undefined when its format takes it. */
 export function misplacedRunInputMessage(
   table: { readonly name: string; readonly format: unknown },
   field: string,
 ): string | undefined {
   if (formatTakesRunInput(table.format, field)) return undefined;
-  const formats: readonly TableFormat[] = REGISTERED;
-  const whose = formats
-    .filter((f) => f.settings?.run !== undefined && Object.hasOwn(f.settings.run.input, field))
+  const whose = formatsTakingRunInput(field)
     .map((f) => `${f.title} tables (format "${f.name}")`)
     .join(' and ');
   return `${field}: applies to ${whose}, and table "${table.name}" is "${String(table.format)}"; remove it`;

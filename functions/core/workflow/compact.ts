@@ -103,7 +103,7 @@ export async function compactGroup(
   const files = await rewriteInputs(deps, run, entry);
   let result: RewriteResult;
   try {
-    // The format's liveness signal (e.g. Hudi's heartbeat of the pending instant) stays fresh while the rewrite runs.
+    // The format's liveness signal (e.g. a heartbeat of its pending instant) stays fresh while the rewrite runs.
     const keepAlive = prepared?.kind === 'ready' ? prepared.keepAlive : undefined;
     result = await whileAlive(keepAlive, () =>
       deps.engine.rewriteGroup(

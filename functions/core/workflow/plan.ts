@@ -261,7 +261,7 @@ export async function readPlan(
  */
 async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan> {
   const now = deps.clock.now();
-  // The run's own options of its format: what its listing may depend on (a Hive-style schema union) and its plan reads.
+  // The run's own options of its format: what its listing may depend on (a schema union by column name) and its plan reads.
   const options = formatRunOptions(run.format, run);
   const { files, snapshot, formatState, values, properties, refusal } = await stepFormat(deps).partitionFiles(
     deps.store,
