@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { sharedWorkerFiles } from './test/support/shared-worker-files.js';
+import { SlowFirstSequencer } from './test/support/slow-first-sequencer.js';
 
 /**
  * The unit and template tests that change nothing process-wide (the rule and why: test/support/shared-worker-files.ts).
@@ -39,6 +40,8 @@ export default defineConfig({
     // engine's worker bundled once for the run (see the setup file).
     globalSetup: ['test/support/global-setup.ts'],
     maxWorkers: 2,
+    // The known-slow files start first, so the two workers finish together (test/support/slow-first-sequencer.ts).
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       {
         // The pure core's tests (110 files, most of them done in well under a second) share their worker
