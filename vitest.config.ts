@@ -28,10 +28,10 @@ const shared = {
     POWERTOOLS_METRICS_DISABLED: 'true',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   },
-  // Hang guards only (nothing is timed): generous, because CI machines are shared and 2-core.
   // vitest's toEqual on Buffers walks them byte by byte, seconds per file-sized Buffer: a fast path with the same
   // verdict (test/support/byte-equality.ts).
   setupFiles: ['test/support/byte-equality.ts'] as string[],
+  // Hang guards only (nothing is timed): generous, because CI machines are shared and 2-core.
   testTimeout: 180_000,
   hookTimeout: 120_000,
   pool: 'forks',

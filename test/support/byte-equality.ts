@@ -2,7 +2,7 @@
 // and Uint8Arrays: file bytes, object bodies).
 //
 // Why: vitest's deep equality walks a typed array element by element through its generic comparison, then builds
-// and compares the arrays' Object.entries: ~10 s of CPU for one 436 KB file on a 2-core CI machine. Tests that
+// and compares the arrays' Object.entries: ~10 s for one 436 KB file on a shared 2-core machine. Tests that
 // compare whole files with toEqual spent most of their time there (one fault test, four minutes).
 //
 // Same verdict, by construction: vitest decides typed arrays in `iterableEquality` — different constructors are
