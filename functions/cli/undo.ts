@@ -66,7 +66,7 @@ vacuum, a run that did not finish (settle it first), or a run id the journal doe
 /**
  * What Ctrl-C during `undo` prints: the undo restores every input before it deletes an output, so wherever it
  * stopped no row is missing (some may be listed twice), and its record says it started, so the same command
- * finishes it. A deployed run's undo may leave its partition leased to it (`cli-undo-<run>`): the same command
+ * finishes it. A deployed run's undo may leave its partition leased to it (`undo-<run>`): the same command
  * takes that lease again as its holder, finishes, and releases it.
  */
 export function undoInterruptedReport(uri: string, run: string, stateTable?: string): string[] {
@@ -75,7 +75,7 @@ export function undoInterruptedReport(uri: string, run: string, stateTable?: str
     ...(stateTable === undefined
       ? []
       : [
-          `the partition may stay leased to cli-undo-${run} in state table ${stateTable} (no workflow run compacts it) until the undo is run again.`,
+          `the partition may stay leased to undo-${run} in state table ${stateTable} (no workflow run compacts it) until the undo is run again.`,
         ]),
     `next: run lake-compactor undo ${uri} ${run} again (the same options): it takes what is done as done and finishes.`,
   ];

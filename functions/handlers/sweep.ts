@@ -43,6 +43,7 @@ import { parseRunCaps } from '../core/run-caps.js';
 import type { TableConfig } from '../core/table-config.js';
 import { journalManifestPrefix } from '../core/workflow/layout.js';
 import { settleAfterDeadRun } from '../core/workflow/settle.js';
+import { type UndoOutcome, undoRun } from '../core/workflow/undo-run.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { TableLedger } from '../ports/table-ledger.js';
@@ -50,6 +51,7 @@ import { parseEnv } from '../shared/env.js';
 import { dynamoDbClientsByRegion } from '../shared/format-services.js';
 import { emitMetrics, lambdaEntry, type Observability } from '../shared/middleware.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
+import { stateTableUndoSource } from '../shared/state-table-undo.js';
 import { reportTableFailures } from '../shared/table-failures.js';
 import { loadTableConfigs } from '../shared/table-source.js';
 import { type StoreFor, tableStores } from '../shared/table-stores.js';
@@ -89,17 +91,38 @@ export interface SweepDeps {
   readonly ledger?: TableLedger;
   /** The most one table's turn may take. @default what the invocation has left (before its margin) */
   readonly tableBudgetMs?: number;
+  /**
+   * Undoes a finished workflow run of `table` (the `undo` input: the console's `lake-compactor undo --stack`).
+   * Absent: the `undo` input is refused.
+   */
+  readonly undo?: (table: TableConfig, runId: string, dryRun: boolean) => Promise<UndoOutcome>;
 }
 
-export type SweepResult = (
-  | { readonly mode: 'sweep'; readonly reports: readonly SweepReport[] }
-  | { readonly mode: 'reconcile'; readonly reports: readonly ReconcileReport[] }
-) & {
+/** How a sweep's or reconcile's table turns went. */
+export interface TurnsOutcome {
   /** Tables whose turn failed (or whose process died in it last time); the others were served all the same. */
   readonly tableFailures: readonly ReportedFailure[];
   /** Tables the invocation had no time left for (they go first next time, unless they are failing). */
   readonly notReached: readonly string[];
-};
+}
+
+/** What a sweep or a reconcile returns (any input but `undo`). */
+export type SweepTurnsResult = Exclude<SweepResult, { readonly mode: 'undo' }>;
+
+export type SweepResult =
+  | ((
+      | { readonly mode: 'sweep'; readonly reports: readonly SweepReport[] }
+      | { readonly mode: 'reconcile'; readonly reports: readonly ReconcileReport[] }
+    ) &
+      TurnsOutcome)
+  | {
+      readonly mode: 'undo';
+      readonly table: string;
+      readonly runId: string;
+      readonly dryRun: boolean;
+      /** What the undo did (or, with dryRun, would do); a refusal is thrown (UndoRefusedError), nothing changed. */
+      readonly outcome: UndoOutcome;
+    };
 
 /** Time kept back from the sweep's timeout for the deployment-wide recount and the response. */
 const SWEEP_MARGIN_MS = 30_000;
@@ -112,7 +135,7 @@ export function createSweepHandler(
     const parsed = sweepInputSchema.safeParse(event ?? {});
     if (!parsed.success) {
       throw new InvalidInputError(
-        'Sweep input must be {"mode":"sweep"} or {"mode":"reconcile","table":"<name>"}',
+        'Sweep input must be {"mode":"sweep"}, {"mode":"reconcile","table":"<name>"} or {"mode":"undo","table":"<name>","runId":"<execution name>","dryRun":true}',
         parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
       );
     }
@@ -124,8 +147,25 @@ export function createSweepHandler(
         `Unknown table "${input.table}"; configured tables: ${deps.tables.map((t) => t.name).join(', ')}`,
       );
     }
-    const now = deps.clock.now();
     const { logger, metrics } = deps.observability;
+    if (input.mode === 'undo') {
+      const [table] = selected;
+      if (table === undefined || refuseUnsupportedFormat(deps, table)) {
+        throw new InvalidInputError(
+          `Table ${input.table} is not served by this deployment; nothing was changed`,
+        );
+      }
+      if (deps.undo === undefined) throw new InvalidInputError('This sweep function cannot undo runs');
+      const outcome = await deps.undo(table, input.runId, input.dryRun);
+      logger.info(input.dryRun ? 'undo planned' : 'undo finished', {
+        table: table.name,
+        runId: input.runId,
+        outcome: outcome.kind,
+        changes: outcome.kind === 'already-undone' ? 0 : outcome.changes.length,
+      });
+      return { mode: 'undo', table: table.name, runId: input.runId, dryRun: input.dryRun, outcome };
+    }
+    const now = deps.clock.now();
     const served = selected.filter((table) => !refuseUnsupportedFormat(deps, table));
     const byName = new Map(served.map((t) => [t.name, t]));
     // Each table is its own turn: one whose metadata throws, overruns or kills the process costs only itself.
@@ -228,7 +268,7 @@ function valuesOf<T>(turns: TableTurns<T>): T[] {
   return [...turns.results.values()].flatMap((r) => (r.ok ? [r.value] : []));
 }
 
-function outcomeOf(turns: TableTurns<unknown>): Pick<SweepResult, 'tableFailures' | 'notReached'> {
+function outcomeOf(turns: TableTurns<unknown>): TurnsOutcome {
   return { tableFailures: turns.failures, notReached: turns.notReached };
 }
 
@@ -364,8 +404,46 @@ export function sweepDepsFromEnv(
       deadRunId,
     );
   };
+  const undo = (table: TableConfig, runId: string, dryRun: boolean) => {
+    const bucket = table.bucket;
+    if (bucket === undefined) {
+      throw new InvalidInputError(`Table ${table.name} names no bucket; set it in the table config`);
+    }
+    const store = storeFor(bucket, table.name);
+    const prefix = table.prefix === '' ? '' : `${table.prefix}/`;
+    const location = `s3://${bucket}/${prefix}`;
+    const source = stateTableUndoSource({
+      client: dynamodb,
+      stateTable: config.TABLE_NAME,
+      store,
+      workRoot: config.WORK_ROOT,
+      table: table.name,
+      prefix,
+      location,
+      clock,
+      hints: {
+        settle: (partitions) =>
+          `Wait for the run to end, or start the state machine with {"mode":"settle","table":"${table.name}","partition":"${partitions[0] ?? '<path>'}"} first`,
+        notFound: 'a run of lake-compactor compact is journaled in its location: undo it with the CLI',
+        otherTable: (other) => `pass "table": "${other}"`,
+        otherLocation: `its entries name files of another table; nothing was changed`,
+      },
+    });
+    return undoRun(
+      {
+        store,
+        workRoot: config.WORK_ROOT,
+        format: formatFor(table, bucket),
+        source,
+        clock,
+        engine: defaultParquetEngine,
+      },
+      { location, runId, dryRun },
+    );
+  };
   return {
     tables,
+    undo,
     trigger: {
       stats: new DynamoStatsStore({ client: dynamodb, tableName: config.TABLE_NAME }),
       settle,
@@ -390,7 +468,7 @@ export function sweepDepsFromEnv(
   };
 }
 
-/** The Lambda entry point (EventBridge schedule or a console test with a reconcile input). */
+/** The Lambda entry point (EventBridge schedule, or a console test with a reconcile or undo input). */
 export const handler = lambdaEntry((env, observability) =>
   createSweepHandler(sweepDepsFromEnv(env, observability)),
 );

@@ -386,7 +386,7 @@ describe('Ctrl-C during lake-compactor undo', () => {
 
     // Assess
     expect(lines).toContain(
-      'the partition may stay leased to cli-undo-events-g1 in state table state (no workflow run compacts it) until the undo is run again.',
+      'the partition may stay leased to undo-events-g1 in state table state (no workflow run compacts it) until the undo is run again.',
     );
     expect(lines.at(-1)).toBe(
       'next: run lake-compactor undo s3://lake/events events-g1 again (the same options): it takes what is done as done and finishes.',

@@ -11,7 +11,7 @@ import type { PartitionRef, SettleOutcome } from '../../../functions/core/profil
 import { profileEvents, type TriggerDeps } from '../../../functions/core/profiler/trigger.js';
 import { parseTableConfigs, type TableConfig } from '../../../functions/core/table-config.js';
 import { policiesOf } from '../../../functions/handlers/profiler.js';
-import { createSweepHandler } from '../../../functions/handlers/sweep.js';
+import { createSweepHandler, type SweepTurnsResult } from '../../../functions/handlers/sweep.js';
 import { ManualClock } from '../../../functions/ports/clock.js';
 import type { ObjectStore } from '../../../functions/ports/object-store.js';
 import type { ExecutionInfo, StateMachineStarter } from '../../../functions/ports/state-machine-starter.js';
@@ -107,7 +107,7 @@ describe('sweep: one table cannot stop the others', () => {
     const w = await deadRuns();
 
     // Act
-    const result = await w.handler(50)({ mode: 'sweep' });
+    const result = (await w.handler(50)({ mode: 'sweep' })) as SweepTurnsResult;
 
     // Assess
     expect(await w.leaseOf('good')).toBe(2);
@@ -180,7 +180,7 @@ describe('sweep: one table cannot stop the others', () => {
     });
 
     // Act
-    const result = await handler({ mode: 'reconcile' });
+    const result = (await handler({ mode: 'reconcile' })) as SweepTurnsResult;
 
     // Assess
     expect((await stats.listPartitions('good')).map((p) => [p.partition, p.fileCount])).toEqual([

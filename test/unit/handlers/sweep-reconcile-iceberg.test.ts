@@ -12,7 +12,11 @@ import { loadTable, readSnapshotFiles } from '../../../functions/core/formats/ic
 import { reconcileTable } from '../../../functions/core/profiler/sweep.js';
 import { parseTableConfigs, type TableConfig } from '../../../functions/core/table-config.js';
 import { policiesOf } from '../../../functions/handlers/profiler.js';
-import { createSweepHandler, type SweepResult, sweepFormats } from '../../../functions/handlers/sweep.js';
+import {
+  createSweepHandler,
+  type SweepTurnsResult,
+  sweepFormats,
+} from '../../../functions/handlers/sweep.js';
 import { ManualClock } from '../../../functions/ports/clock.js';
 import { dynamoDbClientsByRegion } from '../../../functions/shared/format-services.js';
 import { createObservability } from '../../../functions/shared/middleware.js';
@@ -106,7 +110,10 @@ describe('reconcile of an Iceberg table whose catalog is Glue', () => {
     const stats = new MemoryStatsStore();
 
     // Act
-    const result = (await sweepHandler(stats, true)({ mode: 'reconcile', table: 'events' })) as SweepResult;
+    const result = (await sweepHandler(
+      stats,
+      true,
+    )({ mode: 'reconcile', table: 'events' })) as SweepTurnsResult;
 
     // Assess
     const counted = (await stats.listPartitions('events')).reduce((n, p) => n + p.fileCount, 0);
@@ -123,7 +130,13 @@ describe('reconcile of an Iceberg table whose catalog is Glue', () => {
     const stats = new MemoryStatsStore();
 
     // Act
-    const outcome = await sweepHandler(stats, false)({ mode: 'reconcile', table: 'events' });
+    const outcome = (await sweepHandler(
+      stats,
+      false,
+    )({
+      mode: 'reconcile',
+      table: 'events',
+    })) as SweepTurnsResult;
 
     // Assess: the table's turn failed (reported by name); nothing else to serve
     expect(outcome.reports).toEqual([]);
