@@ -43,8 +43,8 @@ describe('profiler wiring', () => {
   it('consumes the queue in batches with ReportBatchItemFailures', () => {
     // Prepare / Act / Assess
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      BatchSize: 500,
-      MaximumBatchingWindowInSeconds: 5,
+      BatchSize: 1000,
+      MaximumBatchingWindowInSeconds: 30,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('ProfilerEvents'), 'Arn'] },
     });
