@@ -154,7 +154,8 @@ export function addProfilerWiring(
       // batches of ≤ 500 (1.02+ write units per event), at 30 s they fill. Statistics lag by at most the
       // window, against the 15-minute quiet window a trigger waits for. A received message spends at most the
       // window plus the 60 s timeout of its 360 s visibility timeout, so a writer's registration (90 s from
-      // its start, plus 30 s of clock skew) has lapsed before the message is redelivered.
+      // its start, plus 30 s of clock skew) has lapsed before the message is redelivered (profiler-wiring.test.ts
+      // checks that sum against the visibility timeout).
       maxBatchingWindow: Duration.seconds(30),
       reportBatchItemFailures: true,
       // Bounds contention on a hot partition's item and DynamoDB spend during backlogs, and never polls
