@@ -143,11 +143,20 @@ export function addProfilerWiring(
   profilerFunction.addEventSource(
     new SqsEventSource(queue, {
       // The partition is written twice per batch (register, commit) whatever its events, so larger batches
-      // spread that over more events: measured (npm run bench -- profiler --batch N, 20 partitions) 1.32 write
-      // units per event at 100, 1.02 at 500, 0.98 at 1,000. 500 takes most of the saving while a batch stays a
-      // small Lambda payload (~1 MB of S3 notifications) and a short invocation under its 60 s timeout.
-      batchSize: 500,
-      maxBatchingWindow: Duration.seconds(5),
+      // spread that over more events: measured (npm run bench -- profiler --batch N, 18 partitions written,
+      // 2026-12-06) 1.32 write units per event at 100, 1.10 at 250, 1.02 at 500, 0.98 at 1,000 and 0.94 at
+      // 2,500, where two concurrent batches over the same partitions waited on each other's registrations
+      // (0.43 read units per event against 0.14 at 1,000). 1,000 keeps a batch ~1.5 MB of notifications,
+      // well inside Lambda's 6 MB payload (which caps a batch of long keys anyway), and ~2 s of handler CPU.
+      batchSize: 1000,
+      // A batch closes when full or when the window ends, so below BatchSize / window events per second the
+      // window, not BatchSize, sets how many events share the partition writes: at 5 s, 100 events/s made
+      // batches of ≤ 500 (1.02+ write units per event), at 30 s they fill. Statistics lag by at most the
+      // window, against the 15-minute quiet window a trigger waits for. A received message spends at most the
+      // window plus the 60 s timeout of its 360 s visibility timeout, so a writer's registration (90 s from
+      // its start, plus 30 s of clock skew) has lapsed before the message is redelivered (profiler-wiring.test.ts
+      // checks that sum against the visibility timeout).
+      maxBatchingWindow: Duration.seconds(30),
       reportBatchItemFailures: true,
       // Bounds contention on a hot partition's item and DynamoDB spend during backlogs, and never polls
       // more than the reserved concurrency (see `profilerReservedConcurrency`).

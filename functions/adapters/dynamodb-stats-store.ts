@@ -90,7 +90,13 @@ const MAX_ATTEMPTS = 12;
 /** File records written at once by one writer (their puts are independent; this bounds sockets, not cost). */
 const PUT_CONCURRENCY = 16;
 /** Clock skew allowed between a writer's deadline check and a reader's: a writer is dead this long after it. */
-const WRITER_SKEW_MS = 30_000;
+export const WRITER_SKEW_MS = 30_000;
+/**
+ * How long a writer may take from registering to committing, by default (see `writerLeaseMs`): the profiler's
+ * queue must not redeliver a batch before a dead writer's registration plus the skew has lapsed (its template
+ * is checked against both).
+ */
+export const DEFAULT_WRITER_LEASE_MS = 90_000;
 
 /** Whether a record held in another partition than `ref` (the file moved: a changed table config). */
 function movedFrom(expected: FileRecord | undefined, ref: PartitionRef): boolean {
@@ -148,7 +154,7 @@ export class DynamoStatsStore implements StatsStore {
     this.tombstoneSeconds = options.tombstoneSeconds ?? 45 * DAY_SECONDS;
     this.decisionSeconds = options.decisionSeconds ?? 30 * DAY_SECONDS;
     this.backoffBaseMs = options.backoffBaseMs ?? 10;
-    this.writerLeaseMs = options.writerLeaseMs ?? 90_000;
+    this.writerLeaseMs = options.writerLeaseMs ?? DEFAULT_WRITER_LEASE_MS;
     this.now = options.now ?? Date.now;
   }
 

@@ -55,6 +55,8 @@ function instrument(client: DynamoDBClient) {
     readItems: 0,
     failedWriteItems: 0,
     analyticWru: 0,
+    /** Puts that wrote (a conditional put that failed changed no record). */
+    puts: 0,
   };
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -82,6 +84,7 @@ function instrument(client: DynamoDBClient) {
         const txItems = (input.TransactItems as unknown[] | undefined)?.length;
         if (txItems !== undefined) counts.analyticWru += 2 * txItems;
         else if (name === 'UpdateItemCommand' || name === 'PutItemCommand') counts.analyticWru += 1;
+        if (name === 'PutItemCommand') counts.puts += 1;
         return result;
       } catch (err) {
         // Cancelled transactions and failed conditions consume write capacity too, but DynamoDB Local does
@@ -126,6 +129,36 @@ async function largestItems(client: DynamoDBClient, tableName: string) {
     start = page.LastEvaluatedKey;
   } while (start);
   return largest;
+}
+
+/**
+ * What a fresh listing would hold after the workload, per partition: each key's latest event by sequencer
+ * (duplicates collapse, a delete removes), computed from the delivered bodies alone, without the store.
+ */
+function expectedListing(
+  bodies: readonly string[],
+  tables: ReturnType<typeof parseTableConfigs>,
+  policies: ReturnType<typeof policiesOf>,
+): Map<string, { fileCount: number; totalBytes: number }> {
+  const latest = new Map<string, ResolvedEvent>();
+  for (const body of bodies) {
+    for (const event of parseQueueMessage(body).events) {
+      const r = resolveEvent(tables, policies, event);
+      if (r.kind !== 'data') continue;
+      const seen = latest.get(r.event.fileId);
+      if (seen === undefined || seen.sequencer < r.event.sequencer) latest.set(r.event.fileId, r.event);
+    }
+  }
+  const listing = new Map<string, { fileCount: number; totalBytes: number }>();
+  for (const event of latest.values()) {
+    const totals = listing.get(event.ref.partition) ?? { fileCount: 0, totalBytes: 0 };
+    if (event.kind === 'created') {
+      totals.fileCount += 1;
+      totals.totalBytes += event.size ?? 0;
+    }
+    listing.set(event.ref.partition, totals);
+  }
+  return listing;
 }
 
 let sequence = 0x100000000000n;
@@ -263,6 +296,10 @@ export async function run(flags: readonly string[]): Promise<void> {
     const batchCount = batches.length;
     const context = { functionName: 'bench', awsRequestId: 'bench' } as Context;
     const handlerMs: number[] = [];
+    // The handler's own CPU (DynamoDB Local is another process) and heap growth, for the memory choice.
+    const heapStart = process.memoryUsage().heapUsed;
+    let heapPeak = heapStart;
+    const handlerCpuStart = process.cpuUsage();
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
@@ -270,11 +307,21 @@ export async function run(flags: readonly string[]): Promise<void> {
           const start = performance.now();
           const response = await handler(batch, context);
           handlerMs.push(performance.now() - start);
+          heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
           if (response && response.batchItemFailures.length > 0) throw new Error('bench batch had failures');
         }
       }),
     );
     const wallMs = performance.now() - t0;
+    const handlerCpu = process.cpuUsage(handlerCpuStart);
+    const handlerCpuUsPerEvent = (handlerCpu.user + handlerCpu.system) / bodies.length;
+    // Exactness: every partition's counters equal what a listing after the workload would hold.
+    const expected = expectedListing(bodies, tables, policies);
+    const stored = await new DynamoStatsStore({ client: admin, tableName }).listPartitions('bench');
+    const wrong = [...expected].filter(([partition, want]) => {
+      const got = stored.find((p) => p.partition === partition);
+      return got?.fileCount !== want.fileCount || got.totalBytes !== want.totalBytes;
+    });
     const largest = await largestItems(admin, tableName);
     const eventsPerSecond = (bodies.length / wallMs) * 1000;
     const requestsPerEvent = counts.requests / bodies.length;
@@ -282,7 +329,16 @@ export async function run(flags: readonly string[]): Promise<void> {
     const wcuPerEvent = (counts.analyticWru + counts.failedWriteItems) / bodies.length;
     // DynamoDB Local reports no read capacity: strongly consistent reads of items < 4 KB cost 1 RRU each.
     const rcuPerEvent = (counts.rcu > 0 ? counts.rcu : counts.readItems) / bodies.length;
-    const lambdaMsPerEvent = handlerMs.reduce((a, b) => a + b, 0) / bodies.length;
+    /** Each invocation's own wall summed: concurrent handlers share this one thread and DynamoDB Local. */
+    const summedWallMsPerEvent = handlerMs.reduce((a, b) => a + b, 0) / bodies.length;
+    // Lambda gives a function memoryMb / 1,769 of a vCPU: CPU-bound time costs the same GB-s at any memory up
+    // to 1,769 MB, so only the time spent waiting on DynamoDB grows with memory.
+    const vcpu = Math.min(1, configured.memoryMb / 1769);
+    const cpuBoundMsPerEvent = handlerCpuUsPerEvent / 1000 / vcpu;
+    // Billed duration per event: the handler's CPU at the function's vCPU share, or the elapsed wall per event
+    // when waiting dominated, whichever is longer. Summing the concurrent handlers' walls instead (as this bench
+    // did until this change) counts the thread they share once per handler: 4× at --concurrency 4.
+    const lambdaMsPerEvent = Math.max(cpuBoundMsPerEvent, wallMs / bodies.length);
 
     const million = 1_000_000;
     const cost = {
@@ -311,8 +367,16 @@ export async function run(flags: readonly string[]): Promise<void> {
     console.log(
       `    by command: ${[...counts.byCommand].map(([k, v]) => `${k.replace('Command', '')} ${v}`).join(', ')}`,
     );
+    console.log(
+      `  exact: ${wrong.length === 0 ? 'yes' : 'NO'}, ${expected.size - wrong.length} of ${expected.size} partitions' file counts and bytes equal a listing after the workload${wrong.length === 0 ? '' : ` (wrong: ${wrong.map(([p]) => p).join(', ')})`}`,
+    );
     console.log(`  core CPU (parse, resolve, plan, decide; no I/O): ${cpuUsPerEvent.toFixed(1)} µs/event`);
-    console.log(`  handler wall per event (incl. local I/O): ${lambdaMsPerEvent.toFixed(3)} ms`);
+    console.log(
+      `  handler CPU per event (this process, incl. SDK): ${handlerCpuUsPerEvent.toFixed(1)} µs; heap growth during the run: peak ${((heapPeak - heapStart) / 2 ** 20).toFixed(1)} MB`,
+    );
+    console.log(
+      `  Lambda duration per event: ${lambdaMsPerEvent.toFixed(3)} ms priced = max(handler CPU at ${vcpu.toFixed(2)} vCPU ${cpuBoundMsPerEvent.toFixed(3)} ms (the same GB-s at any memory ≤ 1,769 MB), elapsed wall ${(wallMs / bodies.length).toFixed(3)} ms); concurrent handlers' walls summed: ${summedWallMsPerEvent.toFixed(3)} ms`,
+    );
     console.log(`  cost per million events: $${totalCost.toFixed(3)}`);
     for (const [k, v] of Object.entries(cost)) console.log(`    ${k.padEnd(15)} $${v.toFixed(4)}`);
     const split = {
@@ -326,7 +390,14 @@ export async function run(flags: readonly string[]): Promise<void> {
     console.log(
       `  prices: Lambda arm64 $0.20/M req + $0.0000133334/GB-s at ${configured.memoryMb} MB; SQS $0.40/M req (receive and delete 10 messages per request); DynamoDB on-demand $0.625/M WRU, $0.125/M RRU (us-east-1)`,
     );
+    // This design's floor: S3's SendMessage plus the poller's receives and deletes, and one write unit per
+    // event that changes a file record (every event but a duplicate or an older one).
+    const changedPerEvent = counts.puts / bodies.length;
+    console.log(
+      `  floor of one record write per changed file: SQS $${cost.sqs.toFixed(3)} + DynamoDB $${(changedPerEvent * PRICES.dynamoPerMillionWru).toFixed(3)} (${changedPerEvent.toFixed(3)} puts/event) = $${(cost.sqs + changedPerEvent * PRICES.dynamoPerMillionWru).toFixed(3)} per million events before Lambda`,
+    );
     client.destroy();
+    if (wrong.length > 0) throw new Error("the profiler's statistics are not exact");
   } finally {
     await dynamo.stop();
   }

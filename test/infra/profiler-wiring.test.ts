@@ -5,6 +5,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_WRITER_LEASE_MS, WRITER_SKEW_MS } from '../../functions/adapters/dynamodb-stats-store.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { type LakeCompactorTable, outermostPrefixes } from '../../infra/lake-compactor.js';
 
@@ -43,11 +44,33 @@ describe('profiler wiring', () => {
   it('consumes the queue in batches with ReportBatchItemFailures', () => {
     // Prepare / Act / Assess
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      BatchSize: 500,
-      MaximumBatchingWindowInSeconds: 5,
+      BatchSize: 1000,
+      MaximumBatchingWindowInSeconds: 30,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('ProfilerEvents'), 'Arn'] },
     });
+  });
+
+  it('redelivers a batch only after a writer that died in it has lapsed, whatever the batching window waited', () => {
+    // Prepare: a message is invisible from its receive; the batch may wait out the window, then run to the
+    // function's timeout, registering on a partition at any moment of that run
+    const queue = Object.values(template.findResources('AWS::SQS::Queue')).find(
+      (q) => q.Properties?.RedrivePolicy !== undefined,
+    );
+    const mapping = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'))[0];
+    const profiler = Object.values(template.findResources('AWS::Lambda::Function')).find((f) =>
+      String(f.Properties?.Description).startsWith('Keeps per-partition'),
+    );
+    const visibilityMs = Number(queue?.Properties.VisibilityTimeout) * 1000;
+    const windowMs = Number(mapping?.Properties.MaximumBatchingWindowInSeconds) * 1000;
+    const timeoutMs = Number(profiler?.Properties.Timeout) * 1000;
+
+    // Act: the latest moment a dead writer's registration may still be honoured, counted from the receive
+    const writerLapsedMs = windowMs + timeoutMs + DEFAULT_WRITER_LEASE_MS + WRITER_SKEW_MS;
+
+    // Assess: the redelivered batch finds the dead writer's files free instead of busy
+    expect([visibilityMs, windowMs, timeoutMs].every(Number.isFinite)).toBe(true);
+    expect(writerLapsedMs).toBeLessThanOrEqual(visibilityMs);
   });
 
   it('notifies created and removed objects once per bucket and outermost table prefix', () => {
