@@ -49,7 +49,8 @@ the deployed workflow from the state table's journal, and reverts it the table f
   Delta Lake          one new version, as RESTORE does: the run's removed files added back and its outputs removed,
                       dataChange false; later writers' other changes stay. Pass the --delta-log-store options
                       compact used.
-  Iceberg             refused, naming the rollback_to_snapshot to run in your engine.
+  Iceberg             one new metadata version, as rollback_to_snapshot does: main goes back to the snapshot the
+                      run started from (refused when a writer committed a snapshot since: it would be dropped).
 Refused with nothing changed (exit 1) when the table moved on: an output rewritten or removed since (a later run:
 undo it first), a file at an input's key again, a trash copy, an old version or (Delta) an input removed by
 vacuum, a run that did not finish (settle it first), or a run id the journal does not hold. A second undo of the same run does nothing.`,

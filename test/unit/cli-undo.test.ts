@@ -14,6 +14,8 @@ import { SIGINT_EXIT_CODE, withInterruptReport } from '../../functions/cli/compa
 import { run } from '../../functions/cli/index.js';
 import { runUndo, undoInterruptedReport } from '../../functions/cli/undo.js';
 import { readCommitActions, readDeltaSnapshot } from '../../functions/core/formats/delta/log.js';
+import { PathCatalog } from '../../functions/core/formats/iceberg/catalog.js';
+import { readSnapshotFiles } from '../../functions/core/formats/iceberg/live-files.js';
 import { localFolderSink } from '../../functions/tools/generate.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
 import { appendIcebergEvents, createIcebergEventsTable } from '../../functions/tools/sample-iceberg.js';
@@ -326,15 +328,66 @@ describe('lake-compactor undo --format delta', () => {
 });
 
 describe('lake-compactor undo --format iceberg', () => {
-  it('refuses, changing no byte, naming the snapshot to roll back to in the table’s engine', async () => {
-    // Prepare
+  /** The table's current snapshot and the rows of its live data files (sample tables have no delete files). */
+  async function live(): Promise<{ snapshot: string; rows: string[] }> {
+    const store = new LocalObjectStore(root);
+    const loaded = await new PathCatalog(store).load('');
+    const files = await readSnapshotFiles(store, loaded);
+    const paths = files.dataFiles.map((f) => sqlString(join(root, f.entry.file.key)));
+    const rows = await db.rows(`SELECT * FROM read_parquet([${paths.join(', ')}]) ORDER BY ALL`);
+    return { snapshot: String(loaded.metadata.currentSnapshotId), rows: rows.map((r) => JSON.stringify(r)) };
+  }
+
+  async function icebergLake(): Promise<void> {
     root = await mkdtemp(join(tmpdir(), 'lc-undo-iceberg-'));
     table = root;
     const store = new LocalObjectStore(root);
     await createIcebergEventsTable(store, '', { now: NOW });
     for (let b = 0; b < 6; b += 1)
       await appendIcebergEvents(store, '', { day: '2024-03-01', rows: 40 + b, seed: b + 1, now: NOW });
+  }
+
+  it('rolls main back to the snapshot the run started from, in one metadata version; a second undo changes nothing', async () => {
+    // Prepare
+    await icebergLake();
+    const before = await live();
     const runId = await compact(['--format', 'iceberg']);
+    const compacted = await live();
+    expect(compacted.snapshot).not.toBe(before.snapshot);
+    const io = captureIo({ now: NOW + 1000 });
+
+    // Act
+    const code = await run(['undo', table, runId, '--format', 'iceberg'], io);
+
+    // Assess: the current snapshot is the one of before the run, with exactly its rows
+    expect(code, io.stderr.join('\n')).toBe(0);
+    expect(io.stdout.join('\n')).toMatch(new RegExp(`main rolled back to snapshot ${before.snapshot}`));
+    const after = await live();
+    expect(after.snapshot).toBe(before.snapshot);
+    expect(after.rows).toEqual(before.rows);
+    const metadata = await readdir(join(root, 'metadata'));
+    expect(metadata.filter((f) => f.endsWith('.metadata.json'))).toHaveLength(
+      1 + 6 + 1 + 1, // create, six appends, the run's replace, the rollback
+    );
+
+    // Act / Assess: the same undo again finds its record, and changes nothing
+    const between = await folderContentSnapshot(root);
+    const again = captureIo({ now: NOW + 2000 });
+    expect(await run(['undo', table, runId, '--format', 'iceberg'], again)).toBe(0);
+    expect(again.stdout.join('\n')).toMatch(/nothing to do: it was undone at /);
+    expect(await folderContentSnapshot(root)).toEqual(between);
+  });
+
+  it('refuses, changing no byte, when a writer committed a snapshot after the run (a rollback would drop it)', async () => {
+    // Prepare
+    await icebergLake();
+    const runId = await compact(['--format', 'iceberg']);
+    await appendIcebergEvents(new LocalObjectStore(root), '', {
+      day: '2024-03-01',
+      rows: 7,
+      seed: 99,
+      now: NOW,
+    });
     const before = await folderContentSnapshot(root);
     const io = captureIo({ now: NOW + 1000 });
 
@@ -344,7 +397,7 @@ describe('lake-compactor undo --format iceberg', () => {
     // Assess
     expect(code).toBe(1);
     expect(io.stderr.join('\n')).toMatch(
-      /does not revert an Iceberg run itself; nothing was changed\. .*rollback_to_snapshot\('<db>\.<table>', -?\d+\)/,
+      /snapshot -?\d+ \(append\) was committed after the run: rolling back to snapshot -?\d+ would drop it/,
     );
     expect(await folderContentSnapshot(root)).toEqual(before);
   });

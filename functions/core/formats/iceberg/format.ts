@@ -292,8 +292,8 @@ export const icebergTable = {
   deletedRows,
   // expire_snapshots and remove_orphan_files through the table's catalog (maintenance.ts).
   maintenance: icebergMaintenance,
-  // `lake-compactor undo` refuses, naming the rollback to run in the table's engine (undo.ts).
-  undo: icebergUndo,
+  // `lake-compactor undo` rolls main back to the run's parent snapshot while the run's are the newest (undo.ts).
+  undo: icebergUndo(),
 } as const satisfies TableFormat;
 
 /**
@@ -310,6 +310,7 @@ export function icebergTableWithCatalog(catalogOf: (store: ObjectStore) => Icebe
     commit: coordinated.commit,
     rollback: coordinated.rollback,
     changes: icebergChanges(catalogOf),
+    undo: icebergUndo(catalogOf),
   };
 }
 
