@@ -74,7 +74,10 @@ describe('lake-compactor rewrite (Hive-style Parquet)', () => {
     const io = captureIo();
 
     // Act
-    const code = await run(['rewrite', table, '--partition', 'date=2024-01-01', '--transform', transform], io);
+    const code = await run(
+      ['rewrite', table, '--partition', 'date=2024-01-01', '--transform', transform],
+      io,
+    );
 
     // Assess
     expect(io.stderr).toEqual([]);
@@ -91,4 +94,173 @@ describe('lake-compactor rewrite (Hive-style Parquet)', () => {
     expect(await partitionRows('name, ts, amount')).toEqual(untouched);
     expect(await partitionRows('user_id, name, ts, amount')).toEqual(expected);
   });
+
+  it('fails naming the value on a row that does not convert, leaving every byte of the table as it was', async () => {
+    // Prepare
+    await writePartition({ bad: '12.5' });
+    const transform = await transformFile([{ op: 'cast', column: 'user_id', to: 'int64' }]);
+    const before = await folderContentSnapshot(table);
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['rewrite', table, '--partition', 'date=2024-01-01', '--transform', transform],
+      io,
+    );
+
+    // Assess
+    expect(code).toBe(1);
+    const message = io.stderr.join('\n');
+    expect(message).toContain('part-2.parquet');
+    expect(message).toContain('column user_id value "12.5"');
+    expect(message).toContain('inputs are untouched');
+    // The run's journal and trash stay in the work root; the table's own files are byte for byte what they were.
+    const after = await folderContentSnapshot(table);
+    expect(after.filter((l) => !l.startsWith('_lake-compactor'))).toEqual(
+      before.filter((l) => !l.startsWith('_lake-compactor')),
+    );
+    expect(after.filter((l) => l.startsWith('_lake-compactor/staging/') && !l.endsWith('/'))).toEqual([]);
+  });
+
+  it('writes an added column derived by an expression with the values DuckDB computes from the inputs', async () => {
+    // Prepare
+    await writePartition();
+    const expected = await partitionRows(
+      `user_id, name, ts, amount,
+       concat(upper(substring(name, 1, 4)), '-', year(ts)::VARCHAR) AS tag,
+       hour(ts)::INTEGER AS hour_of_day,
+       amount * 2 + 1 AS doubled`,
+    );
+    const transform = await transformFile([
+      {
+        op: 'addColumn',
+        name: 'tag',
+        type: 'string',
+        expression: "concat(upper(substring(name, 1, 4)), '-', cast(year(ts) as string))",
+      },
+      { op: 'addColumn', name: 'hour_of_day', type: 'int32', expression: 'hour(ts)' },
+      { op: 'addColumn', name: 'doubled', type: 'float64', expression: 'amount * 2 + 1' },
+    ]);
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['rewrite', table, '--partition', 'date=2024-01-01', '--transform', transform],
+      io,
+    );
+
+    // Assess
+    expect(io.stderr).toEqual([]);
+    expect(code).toBe(0);
+    expect(await partitionRows('user_id, name, ts, amount, tag, hour_of_day, doubled')).toEqual(expected);
+  });
+
+  it('renames and, with its confirmation, drops columns; the rest keep their row multiset', async () => {
+    // Prepare
+    await writePartition();
+    const expected = await partitionRows('user_id, name AS display_name, ts');
+    const transform = await transformFile([
+      { op: 'rename', column: 'name', to: 'display_name' },
+      { op: 'drop', column: 'amount' },
+    ]);
+    const unconfirmed = captureIo();
+    const before = await folderContentSnapshot(table);
+
+    // Act
+    const refused = await run(
+      ['rewrite', table, '--partition', 'date=2024-01-01', '--transform', transform],
+      unconfirmed,
+    );
+    const untouched = await folderContentSnapshot(table);
+    const code = await run(
+      [
+        'rewrite',
+        table,
+        '--partition',
+        'date=2024-01-01',
+        '--transform',
+        transform,
+        '--confirm-drop',
+        'amount',
+      ],
+      captureIo(),
+    );
+
+    // Assess
+    expect(refused).toBe(1);
+    expect(unconfirmed.stderr.join('\n')).toContain('--confirm-drop amount');
+    expect(untouched).toEqual(before);
+    expect(code).toBe(0);
+    expect(await partitionRows('*')).toEqual(expected);
+  });
+
+  it('dry run prints the written schema and the first rows, and writes nothing', async () => {
+    // Prepare
+    await writePartition();
+    const transform = await transformFile([
+      { op: 'cast', column: 'user_id', to: 'int64' },
+      { op: 'addColumn', name: 'source', type: 'string', default: 'legacy' },
+    ]);
+    const before = await folderContentSnapshot(table);
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      [
+        'rewrite',
+        table,
+        '--partition',
+        'date=2024-01-01',
+        '--transform',
+        transform,
+        '--dry-run',
+        '--preview-rows',
+        '2',
+      ],
+      io,
+    );
+
+    // Assess
+    expect(code).toBe(0);
+    const out = io.stdout.join('\n');
+    expect(out).toContain('user_id  int64  (cast, checked)');
+    expect(out).toContain('source  string  (added: "legacy" in every row)');
+    expect(out).toContain('first 2 rows of date=2024-01-01/part-0.parquet as rewritten:');
+    expect(out).toContain('User-1-0');
+    expect(out).toContain('2023-12-30T21:00:00.000000');
+    expect(out).toContain('nothing was changed');
+    expect(await folderContentSnapshot(table)).toEqual(before);
+  });
+
+  it.each([
+    ['delta', 'ALTER TABLE'],
+    ['iceberg', 'rewrite-all=true'],
+  ])(
+    'refuses a transformation of a %s table, before reading anything, and says what to run instead',
+    async (format, advice) => {
+      // Prepare
+      const transform = await transformFile([{ op: 'cast', column: 'user_id', to: 'int64' }]);
+      const io = captureIo();
+
+      // Act
+      const code = await run(
+        [
+          'rewrite',
+          join(root, 'missing-table'),
+          '--partition',
+          'date=2024-01-01',
+          '--transform',
+          transform,
+          '--format',
+          format,
+        ],
+        io,
+      );
+
+      // Assess
+      expect(code).toBe(2);
+      expect(io.stderr.join('\n')).toContain('does not transform');
+      expect(io.stderr.join('\n')).toContain(advice);
+    },
+  );
 });

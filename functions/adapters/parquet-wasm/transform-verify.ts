@@ -207,6 +207,20 @@ export async function previewRows(
     const values: Record<string, Value> = {};
     for (const [name, v] of Object.entries(row)) values[name] = asValue(v, byName.get(name));
     const derived = rederiveRow(plan, values, key, index);
-    return plan.columns.map((c, i) => (c.kind === 'copy' ? row[c.source] : derived[i]));
+    return plan.columns.map((c, i) =>
+      c.kind === 'copy' ? shownTime(row[c.source], byName.get(c.source)) : derived[i],
+    );
   });
+}
+
+/** A date or timestamp as an operator reads it (ISO, UTC; a preview only, nothing is compared in this form). */
+function shownTime(v: unknown, column: InputColumn | undefined): unknown {
+  if (v === null || v === undefined) return v;
+  if (column?.type === 'date') return new Date(Number(v) * 86_400_000).toISOString().slice(0, 10);
+  if (column?.type === 'timestamp') {
+    const micros = BigInt(v as bigint);
+    const iso = new Date(Number(micros / 1000n)).toISOString();
+    return `${iso.slice(0, 19)}.${String(((micros % 1_000_000n) + 1_000_000n) % 1_000_000n).padStart(6, '0')}`;
+  }
+  return v;
 }
