@@ -252,7 +252,7 @@ export async function runRewrite(
   const group = ran.groups[0];
   if (group?.error !== undefined || group?.result.state !== 'done')
     throw new CompactionFailedError(
-      `The rewrite of partition ${wanted} failed: ${group?.error?.message ?? group?.result.reason ?? ran.summary.firstError?.error ?? 'no group ran'}. Nothing of it was published; its inputs are untouched`,
+      `The rewrite of partition ${wanted} failed: ${group?.error?.message ?? group?.result.reason ?? ran.summary.firstError?.error ?? 'no group ran'}. Nothing of it was published; its inputs are untouched. Fix the data or the transformation, then rewrite again`,
     );
   const written = group.compacted?.rows ?? 0;
   io.out(

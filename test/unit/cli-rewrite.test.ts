@@ -111,7 +111,7 @@ describe('lake-compactor rewrite (Hive-style Parquet)', () => {
     // Assess
     expect(code).toBe(1);
     const message = io.stderr.join('\n');
-    expect(message).toContain('part-2.parquet');
+    expect(message).toContain('Row 4 of date=2024-01-01/part-2.parquet');
     expect(message).toContain('column user_id value "12.5"');
     expect(message).toContain('inputs are untouched');
     // The run's journal and trash stay in the work root; the table's own files are byte for byte what they were.

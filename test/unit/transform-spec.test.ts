@@ -154,7 +154,7 @@ describe('rederiveRow', () => {
     // Assess
     expect(act).toThrow(TransformValueError);
     expect(act).toThrow(
-      'Row 7 of p/f.parquet: column id value "x1" cannot be written (it is not an integer)',
+      'Row 8 of p/f.parquet: column id value "x1" cannot be written (it is not an integer)',
     );
   });
 });

@@ -21,9 +21,8 @@ export class TransformValueError extends CompactorError {
     readonly value: string,
     readonly problem: string,
   ) {
-    super(
-      `Row ${row} of ${key}: column ${column} value ${value} cannot be written (${problem}). Nothing of the rewrite was published; the inputs are untouched. Fix the data or the transformation, then run the rewrite again`,
-    );
+    // Rows counted from 1, as an operator finds them (`row` is the 0-based position).
+    super(`Row ${row + 1} of ${key}: column ${column} value ${value} cannot be written (${problem})`);
   }
 }
 
