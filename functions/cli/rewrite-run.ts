@@ -258,6 +258,8 @@ export async function runRewrite(
   io.out(
     `${wanted}: ${plural(files.length, 'file')} rewritten (${plural(written, 'row')}), verified against the inputs re-derived, committed`,
   );
+  // Its inputs' trash copies are the undo (until vacuum's retention): the same undo as a compact run's.
+  io.out(`run ${run.runId}: lake-compactor undo ${uri} ${run.runId} reverts it`);
   return { partition: wanted, plan, files: files.length, rows: written, runId: run.runId };
 }
 

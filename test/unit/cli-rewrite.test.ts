@@ -53,6 +53,14 @@ async function transformFile(steps: unknown[]): Promise<string> {
   return path;
 }
 
+/** The partition folder's files by path, size and content hash. */
+async function partitionContent(): Promise<string[]> {
+  return (await folderContentSnapshot(partition)).map((line) => {
+    const [path, size, , hash] = line.split(' ');
+    return hash === undefined ? line : `${path} ${size} ${hash}`;
+  });
+}
+
 async function dataFiles(): Promise<string[]> {
   return (await readdir(partition)).filter((n) => n.endsWith('.parquet')).sort();
 }
@@ -263,4 +271,24 @@ describe('lake-compactor rewrite (Hive-style Parquet)', () => {
       expect(io.stderr.join('\n')).toContain(advice);
     },
   );
+
+  it('is reverted by undo: the old partition comes back byte for byte from the trash copies', async () => {
+    // Prepare
+    await writePartition();
+    const transform = await transformFile([{ op: 'cast', column: 'user_id', to: 'int64' }]);
+    const before = await partitionContent();
+    const io = captureIo();
+    expect(
+      await run(['rewrite', table, '--partition', 'date=2024-01-01', '--transform', transform], io),
+    ).toBe(0);
+    const runId = /^run (\S+): lake-compactor undo/.exec(io.stdout.at(-1) ?? '')?.[1];
+    expect(await partitionContent()).not.toEqual(before);
+
+    // Act
+    const code = await run(['undo', table, runId ?? '(no run printed)'], captureIo());
+
+    // Assess
+    expect(code).toBe(0);
+    expect(await partitionContent()).toEqual(before);
+  });
 });
