@@ -25,6 +25,7 @@ import { registerQuarantineCommand } from './quarantine.js';
 import { registerReconcileCommand } from './reconcile.js';
 import type { LambdaPort } from './reconcile-run.js';
 import { registerReportCommand } from './report.js';
+import { registerRewriteCommand } from './rewrite.js';
 import { registerSettleCommand } from './settle.js';
 import type { CloudFormationPort } from './stack-outputs.js';
 import { registerStatusCommand } from './status.js';
@@ -231,6 +232,7 @@ export function buildProgram(io: CliIo): Command {
     );
   registerStatusCommand(program, io);
   registerCompactCommand(program, io);
+  registerRewriteCommand(program, io);
   registerSettleCommand(program, io);
   registerUndoCommand(program, io);
   registerHistoryCommand(program, io);

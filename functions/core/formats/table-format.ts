@@ -394,6 +394,11 @@ export class CommitNotCurrentError extends CompactorError {
   }
 }
 
+/** See {@link TableFormat.partitionRewrite}. */
+export type PartitionRewriteCapability =
+  | { readonly kind: 'transform' }
+  | { readonly kind: 'table-schema'; readonly advice: string };
+
 /**
  * Where the profiler learns what changed: `object-events` — every data-file event is the change itself (Hive:
  * the listing is the table); `commit-log` — only commits of the table's log are (see {@link CommitLogChanges}).
@@ -482,6 +487,14 @@ export interface TableFormat {
    * only a format whose commit implements that undo (Hive). Absent or false: such a run copies its inputs to trash.
    */
   readonly rebuildsRetiredInputs?: boolean;
+  /**
+   * What `lake-compactor rewrite` (an operator's transformation of a partition: cast, rename, drop, added columns)
+   * may do on the format's tables. `transform`: its files are the table and carry the schema (Hive-style), so the
+   * transformation is applied to them. `table-schema`: the schema belongs to the table (its `ALTER TABLE`), and a
+   * file rewritten to another schema would contradict it; `advice` says what the format offers instead (a rewrite
+   * to the table's current schema). Absent: refused, with the generic words.
+   */
+  readonly partitionRewrite?: PartitionRewriteCapability;
   /**
    * Whether a key (relative to the table root) is one of the table's own metadata writes (Delta: `_delta_log/`;
    * Iceberg: `metadata/`), which the profiler must not take for another format's table or for data. Hive-style

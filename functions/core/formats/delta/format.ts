@@ -133,6 +133,11 @@ export const deltaLake = {
   commit: committer.commit,
   rollback: committer.rollback,
   vacuum: deltaVacuumRules,
+  partitionRewrite: {
+    kind: 'table-schema',
+    advice:
+      "a Delta table's schema is its log's: change it with ALTER TABLE in the table's own engine (Spark, delta-rs), then lake-compactor compact <uri> --format delta rewrites small files under the table's current schema",
+  },
   isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('_delta_log/'),
   // A data-file PUT is not a change (uncommitted files are not data); each new commit of the log is.
   changes: deltaChanges,

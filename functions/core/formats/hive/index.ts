@@ -24,6 +24,8 @@ export const hiveParquet = {
   vacuum: hiveVacuumRules,
   // Its commit undoes a deleted input by rebuilding it from the outputs' rows (commit.ts).
   rebuildsRetiredInputs: true,
+  // No table schema but the files': an operator's transformation rewrites them (lake-compactor rewrite).
+  partitionRewrite: { kind: 'transform' },
   // No log or metadata of its own: a `_delta_log/` or Iceberg `metadata/` inside it is a foreign table's.
   isOwnMetadataWrite: () => false,
   // Every data-file event is the change itself: the profiler counts it as it comes (events.ts).

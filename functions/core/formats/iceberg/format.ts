@@ -263,6 +263,11 @@ export const icebergTable = {
   partitionFiles,
   commit: committer.commit,
   rollback: committer.rollback,
+  partitionRewrite: {
+    kind: 'table-schema',
+    advice:
+      "an Iceberg table's schema is its metadata's: change it with ALTER TABLE in the table's own engine, then lake-compactor compact <uri> --format iceberg --rewrite-option rewrite-all=true rewrites every file of the partitions it selects",
+  },
   vacuum: icebergVacuumRules,
   // The table changes when its catalog's pointer moves: a new metadata file is a nudge to read it, and the new
   // snapshots' manifests say which data files were added and removed (changes.ts); data-file PUTs are not changes.
