@@ -288,6 +288,58 @@ describe('compact --format delta on a table whose schema changed', () => {
     expect(types).toEqual([{ t: 'BIGINT', lo: '0' }]);
   });
 
+  it('widens integer → double and date → timestamp_ntz exactly (extreme ints, dates before 1970), as DuckDB casts them', async () => {
+    // Prepare: n integer and d date first, then double and timestamp_ntz
+    version = 0;
+    const v1 = [DAY, field('n', 'col_n', 2, 'integer'), field('d', 'col_d', 3, 'date')];
+    const v2 = [DAY, field('n', 'col_n', 2, 'double'), field('d', 'col_d', 3, 'timestamp_ntz')];
+    await commit([protocol(true), metaData(v1)]);
+    const values = `(VALUES (2147483647, DATE '2024-02-29'), (-2147483648, DATE '1969-12-31'), (0, DATE '1900-01-01'), (NULL, NULL)) AS v(n, d)`;
+    for (let i = 0; i < 2; i++)
+      await append('d1', `old-${i}`, `SELECT n::INTEGER AS col_n, d AS col_d FROM ${values}`, {
+        col_n: 2,
+        col_d: 3,
+      });
+    await commit([metaData(v2)]);
+    for (let i = 0; i < 2; i++)
+      await append(
+        'd1',
+        `new-${i}`,
+        `SELECT (n + 0.5)::DOUBLE AS col_n, d::TIMESTAMP + INTERVAL 1 HOUR AS col_d FROM ${values}`,
+        { col_n: 2, col_d: 3 },
+      );
+    const oracle = async (): Promise<string[]> => {
+      const snapshot = await readDeltaSnapshot(store, '');
+      const paths = snapshot.files.map((f) => sqlString(join(root(), f.key ?? ''))).join(', ');
+      const rows = await db.rows(
+        `SELECT col_n::DOUBLE AS n, col_d::TIMESTAMP AS d FROM read_parquet([${paths}], union_by_name = true) ORDER BY ALL`,
+      );
+      return rows.map((r) => JSON.stringify(r));
+    };
+    const before = await oracle();
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], io);
+
+    // Assess: one file, DOUBLE and TIMESTAMP (not adjusted to UTC), the same rows
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const after = await oracle();
+    expect(missingRows(before, after)).toEqual([]);
+    expect(missingRows(after, before)).toEqual([]);
+    expect(after).toContain(JSON.stringify({ n: -2147483648, d: '1969-12-31 00:00:00' }));
+    const files = (await readDeltaSnapshot(store, '')).files;
+    expect(files).toHaveLength(1);
+    const types = await db.rows(
+      `SELECT name, field_id::VARCHAR AS id, type, logical_type::VARCHAR AS logical FROM parquet_schema(${sqlString(join(root(), files[0]?.key ?? ''))}) WHERE num_children IS NULL`,
+    );
+    expect(types.map((t) => [t.name, t.id, t.type])).toEqual([
+      ['col_n', '2', 'DOUBLE'],
+      ['col_d', '3', 'INT64'],
+    ]);
+    expect(String(types[1]?.logical)).toMatch(/isAdjustedToUTC=0|isAdjustedToUTC=false/i);
+  });
+
   it.each([
     [
       'a type change Delta does not allow (string → long)',
