@@ -17,9 +17,11 @@ import { run } from '../../functions/cli/index.js';
 import { CompactionFailedError } from '../../functions/core/errors.js';
 import { readCommitActions, readDeltaSnapshot } from '../../functions/core/formats/delta/log.js';
 import type { ColumnProjection, ProjectedColumn } from '../../functions/core/projection.js';
+import type { ObjectStore } from '../../functions/ports/object-store.js';
 import type { ParquetEngine } from '../../functions/ports/parquet-engine.js';
 import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { captureIo } from '../support/cli-io.js';
+import { observedStore, type StoreCall } from '../support/crash-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { missingRows } from '../support/multiset.js';
 
@@ -379,6 +381,68 @@ describe('compact --format delta on a table whose schema changed', () => {
     expect(after.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(old.map(() => true));
     expect(live).toHaveLength(old.length + 2);
   });
+});
+
+/** A store whose process dies right after the first request `kills` matches completed: every later request fails. */
+function diesAfter(inner: ObjectStore, kills: (call: StoreCall) => boolean): ObjectStore {
+  let dead = false;
+  return observedStore(inner, {
+    before: (call) => {
+      if (dead) throw new Error(`injected: the process died before ${call.method} ${call.key}`);
+    },
+    after: (call) => {
+      if (kills(call)) dead = true;
+    },
+  });
+}
+
+describe('a projected Delta compaction killed mid-way', () => {
+  it.each([
+    [
+      'right after its output is copied into the partition, before the log commit',
+      (call: StoreCall) => call.method === 'copy' && call.key.startsWith('day=d1/'),
+      0,
+    ],
+    [
+      'right after its log commit, before the journal knows',
+      (call: StoreCall) =>
+        call.method === 'put' && call.key.includes('_delta_log/') && call.key.endsWith('.json'),
+      1,
+    ],
+  ])(
+    'leaves the old or the new partition when killed %s, and the next run finishes it',
+    async (_when, kills, committed) => {
+      // Prepare
+      await evolvedTable({ widening: true });
+      const before = await liveRows();
+      const versionBefore = (await readDeltaSnapshot(store, '')).version;
+
+      // Act: the first run dies; the table is read between the runs; the next run settles and compacts
+      const first = await runCompact(
+        root(),
+        { format: 'delta', partition: 'day=d1', minInputFiles: 2 },
+        { out: () => {}, clock: { now: () => NOW }, env: {} },
+        { wrapStore: (inner) => diesAfter(inner, kills) },
+      ).catch((err: unknown) => err);
+      const between = await liveRows();
+      const betweenVersion = (await readDeltaSnapshot(store, '')).version;
+      const io = captureIo();
+      const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], io);
+
+      // Assess: between the runs the partition is wholly old or wholly new; after, one file per partition
+      expect(first).toBeInstanceOf(Error);
+      expect(betweenVersion).toBe(versionBefore + committed);
+      expect(between.keys.filter((k) => k.startsWith('day=d1/'))).toHaveLength(committed === 1 ? 1 : 6);
+      expect(missingRows(before.rows, between.rows)).toEqual([]);
+      expect(missingRows(between.rows, before.rows)).toEqual([]);
+      expect(code, io.stderr.join('\n')).toBe(0);
+      const after = await liveRows();
+      expect(after.keys).toHaveLength(2);
+      expect(missingRows(before.rows, after.rows)).toEqual([]);
+      expect(missingRows(after.rows, before.rows)).toEqual([]);
+      expect((await readDeltaSnapshot(store, '')).version).toBe(versionBefore + 2);
+    },
+  );
 });
 
 type Mangle = (projection: ColumnProjection) => ColumnProjection;
