@@ -342,6 +342,46 @@ describe('compact --format delta on a table whose schema changed', () => {
     expect(String(types[1]?.logical)).toMatch(/isAdjustedToUTC=0|isAdjustedToUTC=false/i);
   });
 
+  it('fails the Z-order of a partition whose files need a projection, writing nothing of it, and Z-orders one that does not', async () => {
+    // Prepare
+    const { old } = await evolvedTable({ widening: true });
+    const before = await liveRows();
+    const bytes = await Promise.all(old.map((k) => readFile(join(root(), k))));
+    const versionBefore = (await readDeltaSnapshot(store, '')).version;
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      [
+        'compact',
+        root(),
+        '--format',
+        'delta',
+        '--min-input-files',
+        '2',
+        '--strategy',
+        'zorder',
+        '--columns',
+        'col_id,col_name',
+      ],
+      io,
+    );
+
+    // Assess: d1 failed by name with its six files live and unchanged; d2 committed; the rows equal
+    expect(code).toBe(1);
+    expect(io.stdout.join('\n')).toMatch(
+      /day=d1 g0001: FAILED InvalidInputError: Group g0001 cannot be sorted: its input day=d1\/new-0\.parquet is projected onto its table's schema/,
+    );
+    const after = await liveRows();
+    expect(missingRows(before.rows, after.rows)).toEqual([]);
+    expect(missingRows(after.rows, before.rows)).toEqual([]);
+    expect(after.keys.filter((k) => k.startsWith('day=d1/'))).toHaveLength(6);
+    expect(after.keys.filter((k) => k.startsWith('day=d2/'))).toHaveLength(1);
+    expect((await readDeltaSnapshot(store, '')).version).toBe(versionBefore + 1);
+    const now = await Promise.all(old.map((k) => readFile(join(root(), k))));
+    expect(now.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(old.map(() => true));
+  });
+
   it.each([
     [
       'a type change Delta does not allow (string → long)',
