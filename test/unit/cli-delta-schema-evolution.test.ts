@@ -6,7 +6,7 @@
 // columns matched by physical name (union_by_name, as a name-mode reader resolves them), cast to the current types.
 // A type change Delta does not allow, or a widening on a table without the feature, is refused by name and those
 // files keep every byte; a writer that mangles the projection is caught by verification.
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -23,6 +23,7 @@ import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { captureIo } from '../support/cli-io.js';
 import { observedStore, type StoreCall } from '../support/crash-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { DELTA_FIXTURES } from '../support/fixtures.js';
 import { missingRows } from '../support/multiset.js';
 
 const NOW = Date.UTC(2024, 2, 3);
@@ -420,6 +421,93 @@ describe('compact --format delta on a table whose schema changed', () => {
     const after = await Promise.all(old.map((k) => readFile(join(root(), k))));
     expect(after.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(old.map(() => true));
     expect(live).toHaveLength(old.length + 2);
+  });
+});
+
+describe('compact --format delta on the vendored column-mapped table (Databricks) after a column is added', () => {
+  const NAME = 'col-3877fd94-0973-4941-ac6b-646849a1ff65';
+  const COMPANY = 'col-173b4db9-b5ad-427f-9e75-516aae37fbbb';
+  const AMOUNT = 'col-9c1d2e3f-0a4b-4c5d-8e6f-7a8b9c0d1e2f';
+
+  it('projects the Databricks file (null in the added column) and two files of the new schema into one file of the current schema, same rows', async () => {
+    // Prepare: the fixture's version 0, then a metaData adding `Amount` and two appends to partition BMS
+    await cp(join(DELTA_FIXTURES, 'table_with_column_mapping'), root(), { recursive: true });
+    const v0 = (await readFile(join(root(), '_delta_log', `${'0'.padStart(20, '0')}.json`), 'utf8'))
+      .split('\n')
+      .filter((l) => l.includes('"metaData"'))
+      .map((l) => JSON.parse(l) as { metaData: { schemaString: string; configuration: object } })[0];
+    if (v0 === undefined) throw new Error('the fixture has no metaData');
+    const schema = JSON.parse(v0.metaData.schemaString) as { fields: object[] };
+    version = 1;
+    await commit([
+      {
+        metaData: {
+          ...v0.metaData,
+          schemaString: JSON.stringify({
+            type: 'struct',
+            fields: [...schema.fields, field('Amount', AMOUNT, 3, 'long')],
+          }),
+          configuration: { ...v0.metaData.configuration, 'delta.columnMapping.maxColumnId': '3' },
+        },
+      },
+    ]);
+    for (let i = 0; i < 2; i++) {
+      const key = `Zq/new-${i}.parquet`;
+      await mkdir(join(root(), 'Zq'), { recursive: true });
+      await db.writeParquet(
+        `SELECT 'Added ' || range || '-${i}' AS "${NAME}", (range * 1000 + ${i})::BIGINT AS "${AMOUNT}" FROM range(3)`,
+        join(root(), key),
+        { extraOptions: [`FIELD_IDS {"${NAME}": 2, "${AMOUNT}": 3}`] },
+      );
+      const { size } = await stat(join(root(), key));
+      await commit([
+        {
+          add: {
+            path: key,
+            partitionValues: { [COMPANY]: 'BMS' },
+            size,
+            modificationTime: NOW,
+            dataChange: true,
+          },
+        },
+      ]);
+    }
+    const rows = async (): Promise<string[]> => {
+      const snapshot = await readDeltaSnapshot(store, '');
+      const files = snapshot.files.map((f) => ({
+        path: join(root(), f.key ?? ''),
+        company: f.partitionValues['Company Very Short'],
+      }));
+      const result = await db.rows(
+        `SELECT "${NAME}" AS super_name, "${AMOUNT}"::BIGINT AS amount, p.company
+         FROM read_parquet([${files.map((f) => sqlString(f.path)).join(', ')}], union_by_name = true, filename = true) AS t
+         JOIN (VALUES ${files.map((f) => `(${sqlString(f.path)}, ${sqlString(f.company ?? '')})`).join(', ')}) AS p(f, company)
+         ON t.filename = p.f ORDER BY ALL`,
+      );
+      return result.map((r) => JSON.stringify(r));
+    };
+    const before = await rows();
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], io);
+
+    // Assess: BMS is one file of the current schema holding its 4 + 6 rows; BME (one file) untouched
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const after = await rows();
+    expect(missingRows(before, after)).toEqual([]);
+    expect(missingRows(after, before)).toEqual([]);
+    expect(after).toHaveLength(5 + 6);
+    const files = (await readDeltaSnapshot(store, '')).files;
+    const bms = files.filter((f) => f.partitionValues['Company Very Short'] === 'BMS');
+    expect(bms).toHaveLength(1);
+    expect(await columnsOf(bms[0]?.key ?? '')).toEqual([
+      { name: NAME, field_id: '2', type: 'BYTE_ARRAY' },
+      { name: AMOUNT, field_id: '3', type: 'INT64' },
+    ]);
+    expect(files.map((f) => f.key)).toContain(
+      '8v/part-00001-69b4a452-aeac-4ffa-bf5c-a0c2833d05eb.c000.zstd.parquet',
+    );
   });
 });
 
