@@ -13,7 +13,8 @@
 //     not the column's — so a Delta reader could not read it either, and it is left alone;
 //   - as-written: the file is consistent with the table but holds a column this projection does not describe (an
 //     INT96 timestamp, a byte or short, an array or map, a nested struct that evolved, a widening Delta allows that is
-//     not applied here): it is rewritten, as before, only among files of its own Parquet schema, which readers read
+//     not applied here, another Parquet form of the current type such as an unannotated string): it is rewritten, as
+//     before, only among files of its own Parquet schema, which readers read
 //     as they read the file itself (widening it where the table's type is wider).
 import type { SchemaElement } from 'hyparquet';
 import {
@@ -188,6 +189,11 @@ function wideningOf(
   const b = projectedTypeText(now);
   if (a === b) return undefined;
   const allowed = deltaAllows(was, now);
+  if (allowed === undefined && sameFamily(was, now))
+    throw new NotDescribed(
+      column,
+      `it is ${b} now but ${a} in the file: another Parquet form of the same values (an unannotated string, a timestamp's time-zone flag), left as written`,
+    );
   if (allowed === undefined)
     throw new Contradiction(
       column,
@@ -201,6 +207,21 @@ function wideningOf(
   if (allowed === 'not-applied')
     throw new NotDescribed(column, `its widening from ${a} to ${b} is not one this rewrite applies`);
   return allowed;
+}
+
+/**
+ * Whether a writer may have written the same logical values in either form: a string as unannotated bytes (older
+ * writers), a timestamp with or without the UTC flag (older delta-rs wrote `timestamp` unflagged). Such a file is not
+ * a contradiction to refuse, only one this projection does not convert.
+ */
+function sameFamily(a: ProjectedType, b: ProjectedType): boolean {
+  const family = (t: ProjectedType): string =>
+    t === 'string' || t === 'binary'
+      ? 'bytes'
+      : t === 'timestamp-us' || t === 'timestamp-us-utc'
+        ? 'timestamp'
+        : projectedTypeText(t);
+  return family(a) === family(b);
 }
 
 /**

@@ -215,6 +215,21 @@ describe('projectDeltaFile', () => {
       table([mapped('price', 'col-p', 2, 'decimal(12,4)')]),
     ],
     [
+      'a string column written as unannotated bytes',
+      [root(1), leaf('col-s', 'BYTE_ARRAY', 2)],
+      table([mapped('label', 'col-s', 2, 'string')]),
+    ],
+    [
+      'a timestamp written without the UTC flag',
+      [
+        root(1),
+        leaf('col-t', 'INT64', 2, {
+          logical_type: { type: 'TIMESTAMP', unit: 'MICROS', isAdjustedToUTC: false },
+        }),
+      ],
+      table([mapped('at', 'col-t', 2, 'timestamp')]),
+    ],
+    [
       'an array column',
       [
         root(1),
