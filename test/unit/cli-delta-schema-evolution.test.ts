@@ -254,13 +254,25 @@ describe('compact --format delta on a table whose schema changed', () => {
       12,
     );
     const ops = [];
+    const stats: unknown[] = [];
     for (let v = version; ; v++) {
       const actions = await readCommitActions(store, '', v);
       if (actions === undefined) break;
       const info = actions.find((a) => a.kind === 'commitInfo');
       ops.push(info?.kind === 'commitInfo' ? info.commitInfo.operation : '?');
+      for (const a of actions)
+        if (a.kind === 'add' && a.add.partitionValues.col_day === 'd1')
+          stats.push(JSON.parse(a.add.stats ?? '{}'));
     }
     expect(ops).toEqual(['OPTIMIZE', 'OPTIMIZE']);
+    // d1's add carries stats of the current schema, keyed by physical name: the old rows' ids widened, scores null.
+    expect(stats).toEqual([
+      expect.objectContaining({
+        numRecords: 27,
+        minValues: expect.objectContaining({ col_id: 0 }),
+        nullCount: { col_id: 0, col_name: 0, col_score: 12 },
+      }),
+    ]);
   });
 
   it('writes a widened column (integer → long under typeWidening) in its new type, grouped with files of the new type', async () => {
