@@ -97,9 +97,9 @@ export const planInputFileSchema = z.object({
   schemaFingerprint: z.string().min(1).optional(),
   /**
    * The file projected onto the schema its table format writes (see core/projection.ts): set by a format that keeps
-   * its own schema, read by the format's planner, which groups the file by the written schema instead of its own;
-   * or by a format's opt-in union of a partition's schemas (Hive-style `schemaEvolution: 'union'`), which the
-   * bin-pack planner groups alike.
+   * its own schema, read by the format's own planner or the bin-pack planner, which group the file by the written
+   * schema instead of its own; or by a format's opt-in union of a partition's schemas (Hive-style
+   * `schemaEvolution: 'union'`), which the bin-pack planner groups alike.
    */
   projection: columnProjectionSchema.optional(),
   /**
@@ -219,7 +219,8 @@ export function expectedOutputFiles(bytes: number, options: PlanOptions): number
  *
  * Files are classified in this order: quarantined (same key and ETag as a quarantine record), archived
  * storage class, unreadable footer, zero rows, large (> largeFileRatio·T),
- * well-sized (between), no schema fingerprint, refused by its partition's schema union — each skipped with a
+ * well-sized (between), no schema fingerprint, refused by the schema it would be written in (its table's current
+ * schema or its partition's schema union) — each skipped with a
  * reason — and small, which are grouped per schema fingerprint (a file projected onto a schema union: per the
  * schema it is written in, see PlanInputFile.projection). Within a fingerprint the small files (sorted by key) are cut into
  * ceil(bytes / maxGroupBytes) contiguous, byte-balanced groups, never over maxGroupBytes (more groups
@@ -337,8 +338,8 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
     } else if (file.projectionRefused !== undefined) {
       skips.push({ key: file.key, category: 'not-unifiable', reason: file.projectionRefused });
     } else {
-      // A file projected onto its partition's schema union (a format's opt-in, see PlanInputFile.projection) is
-      // grouped by the schema it is written in, with every file projected onto the same one.
+      // A file projected onto its table's current schema or its partition's schema union (see
+      // PlanInputFile.projection) is grouped by the schema it is written in, with every file projected onto the same one.
       const schema =
         file.projection === undefined ? file.schemaFingerprint : projectionTargetKey(file.projection);
       const list = smallByFingerprint.get(schema) ?? [];
@@ -511,7 +512,8 @@ const CATEGORY_WORDS: Record<SkipCategory, string> = {
   large: 'large',
   'well-sized': 'well-sized',
   'no-fingerprint': 'without schema fingerprint',
-  'not-unifiable': "refused by the partition's schema union",
+  'not-unifiable':
+    'not projectable onto the schema written (the table’s current one or the partition’s union)',
   'small-unmerged': 'small but not worth merging',
 };
 

@@ -42,14 +42,21 @@ export interface ProjectedField {
 /**
  * How the values of one written column are obtained from the input: copied from its top-level column `column`
  * (whatever it is called there), converted by `widen` when the column was written with a narrower type
- * (`int32-int64`, `float32-float64`, `decimal`: the same unscaled value at a larger precision); or, with
- * `source` absent, null in every row (a column the input's schema did not have yet).
+ * (`int32-int64`, `float32-float64`, `int32-float64` — every int32 is a double exactly —, `date32-timestamp-us`:
+ * the day's midnight, `decimal`: the same unscaled value at a larger precision); or, with `source` absent, null in
+ * every row (a column the input's schema did not have yet).
  */
 export interface ProjectedSource {
   readonly column: string;
   readonly widen?: ProjectedWidening;
 }
-export const PROJECTED_WIDENINGS = ['int32-int64', 'float32-float64', 'decimal'] as const;
+export const PROJECTED_WIDENINGS = [
+  'int32-int64',
+  'float32-float64',
+  'int32-float64',
+  'date32-timestamp-us',
+  'decimal',
+] as const;
 export type ProjectedWidening = (typeof PROJECTED_WIDENINGS)[number];
 
 /** One written column and where its values come from. */

@@ -119,7 +119,9 @@ function convert(key: string, column: string, data: Data, type: DataType): Data 
       nullBitmap: data.nullBitmap,
       data: data.values,
     } as never);
-  // Widenings (int → long, float → double) and other encodings of the same values (large strings): value by value.
+  // Widenings (int → long, float or int → double, date → timestamp: arrow-js reads a day as its midnight's epoch
+  // milliseconds and writes a timestamp from them) and other encodings of the same values (large strings): value by
+  // value.
   const widenInt = DataType.isInt(data.type) && DataType.isInt(type) && type.bitWidth === 64;
   const values: unknown[] = [];
   const vector = new RecordBatch({ v: data }).getChild('v');

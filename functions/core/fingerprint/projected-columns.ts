@@ -8,6 +8,8 @@ import { UnsupportedInputError } from '../errors.js';
 import type { ColumnProjection, ProjectedType, ProjectedWidening } from '../projection.js';
 import type { ArrowColumn, ArrowSlots } from './ordered-digest.js';
 
+const MICROS_PER_DAY = 86_400_000_000n;
+
 /** Slots of `length` nulls of a projected type, shaped as a decoded column of that type is (kind and width). */
 function nullSlots(type: ProjectedType, length: number): ArrowSlots {
   const validity = { bits: new Uint8Array(Math.ceil(length / 8)), offset: 0 };
@@ -52,7 +54,10 @@ function nullSlots(type: ProjectedType, length: number): ArrowSlots {
   };
 }
 
-/** `slots` with each value widened as `widen` says: int32 → int64 sign-extended, float32 → float64 exactly. */
+/**
+ * `slots` with each value widened as `widen` says: int32 → int64 sign-extended, float32 → float64 and int32 →
+ * float64 exactly, a date32's days → the microseconds of that day's midnight.
+ */
 function widened(column: string, slots: ArrowSlots, widen: ProjectedWidening): ArrowSlots {
   if (widen === 'decimal') return slots; // the unscaled value is stored alike at any precision (Decimal128)
   if (slots.kind === 'dictionary') return { ...slots, values: widened(column, slots.values, widen) };
@@ -66,6 +71,9 @@ function widened(column: string, slots: ArrowSlots, widen: ProjectedWidening): A
   const to = new DataView(bytes.buffer);
   for (let i = 0; i < slots.length; i++) {
     if (widen === 'int32-int64') to.setBigInt64(i * 8, BigInt(from.getInt32(i * 4, true)), true);
+    else if (widen === 'int32-float64') to.setFloat64(i * 8, from.getInt32(i * 4, true), true);
+    else if (widen === 'date32-timestamp-us')
+      to.setBigInt64(i * 8, BigInt(from.getInt32(i * 4, true)) * MICROS_PER_DAY, true);
     else to.setFloat64(i * 8, from.getFloat32(i * 4, true), true);
   }
   return { kind: 'fixed', length: slots.length, validity: slots.validity, width: 8, bytes };

@@ -17,6 +17,9 @@ export const ACCEPTED_READER_FEATURES: Readonly<Record<string, string>> = {
   deletionVectors:
     'DVs are read (inline and relative-path files; deletion-vectors.ts) and a rewrite drops the rows they delete',
   timestampNtz: 'a type the Parquet engine keeps as is; nothing in the log depends on it',
+  typeWidening:
+    'files written before a type change hold the narrower type: a rewrite projects them onto the current schema, widened (projection.ts), or rewrites them as written, which readers widen',
+  'typeWidening-preview': 'the preview of typeWidening (Delta 3.2–3.3): the same files, read the same way',
   v2Checkpoint: 'V2 checkpoints (JSON or Parquet, with sidecars) are read',
   vacuumProtocolCheck: 'vacuum must check the protocol first: this reader refuses what it does not know',
 };
@@ -33,6 +36,9 @@ export const ACCEPTED_WRITER_FEATURES: Readonly<Record<string, string>> = {
   deletionVectors:
     'a rewrite drops the rows a DV deletes and removes the file with its DV; the outputs carry none, with exact stats',
   timestampNtz: 'kept as is by the Parquet engine',
+  typeWidening:
+    'a rewrite writes the current type or the file’s own narrower one, never another; the schema and its delta.typeChanges are never rewritten',
+  'typeWidening-preview': 'as typeWidening',
   domainMetadata: 'domains are read and never rewritten by a compaction',
   v2Checkpoint: 'read; a writer of checkpoints must then write V2 checkpoints',
   inCommitTimestamp: 'read from commitInfo; a commit must write it when enabled',
@@ -56,10 +62,6 @@ const REFUSED: Readonly<Record<string, { readonly title: string; readonly why: s
   icebergCompatV2: {
     title: 'UniForm Iceberg compatibility V2',
     why: 'every commit must also be converted into Iceberg metadata, which lake-compactor does not write',
-  },
-  typeWidening: {
-    title: 'type widening',
-    why: 'old files hold narrower physical types that a rewrite would have to widen to the current schema',
   },
   variantType: {
     title: 'the variant type',

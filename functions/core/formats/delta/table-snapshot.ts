@@ -1,5 +1,6 @@
 // Maps a Delta log version onto the TableFormat port's TableSnapshot: live files grouped by their partition values
 // from the log, rows from stats (or footers when asked), and each file it must not rewrite with why.
+import type { SchemaElement } from 'hyparquet';
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { escapePathName } from '../../keys.js';
@@ -9,6 +10,7 @@ import { withStoredFooter } from '../logged-files.js';
 import type { IgnoredObject, SnapshotOptions, SnapshotPartition, TableSnapshot } from '../table-format.js';
 import { type DeletionVector, deletionVectorUniqueId } from './actions.js';
 import { type DeltaFile, type DeltaSnapshot, readDeltaSnapshot } from './log.js';
+import { hasTypeWidening, projectDeltaFile } from './projection.js';
 
 /** The port snapshot of a Delta table's latest version, and the version it was read at. */
 export interface DeltaTableSnapshot {
@@ -36,17 +38,65 @@ export async function snapshotDeltaTable(
   const snapshot = toTableSnapshot(delta, options.now);
   if (!options.readFooters) return { snapshot, version: delta.version, delta };
   const limit = pLimit(options.concurrency ?? 64);
+  const inspect = projectionInspector(delta);
   const partitions = await Promise.all(
     snapshot.partitions.map(async (partition) => ({
       ...partition,
-      files: await Promise.all(
-        partition.files.map((file) =>
-          limit(() => withStoredFooter(store, file, 'the Delta log', 'a Delta client')),
+      files: settleProjections(
+        await Promise.all(
+          partition.files.map((file) =>
+            limit(() => withStoredFooter(store, file, 'the Delta log', 'a Delta client', undefined, inspect)),
+          ),
         ),
       ),
     })),
   );
   return { snapshot: { ...snapshot, partitions }, version: delta.version, delta };
+}
+
+/**
+ * Each data file's projection onto the table's current schema, from its footer's schema elements (projection.ts):
+ * what the planner groups by, so files written under older schemas compact with current ones into files of the
+ * current schema. A refused file carries why (the planner skips it, naming it); a file the projection does not
+ * describe carries nothing and is grouped by its own Parquet schema, as before.
+ */
+function projectionInspector(
+  delta: DeltaSnapshot,
+): (schema: readonly SchemaElement[]) => Partial<PlanInputFile> {
+  const table = {
+    schema: delta.metadata.schema,
+    partitionColumns: delta.metadata.partitionColumns,
+    mode: delta.metadata.columnMapping.mode,
+    typeWidening: hasTypeWidening(delta.protocol, delta.metadata.configuration),
+  };
+  return (elements) => {
+    const projected = projectDeltaFile(elements, table);
+    if (projected.kind === 'projected')
+      return {
+        projection: projected.projection,
+        ...(projected.restates ? { projectionIdentity: true } : {}),
+      };
+    if (projected.kind === 'refused') return { projectionRefused: projected.reason };
+    return {};
+  };
+}
+
+/**
+ * One partition's files as the planner gets them. When every projectable file only restates its own footer under one
+ * Parquet schema (a partition that lived through no schema change), the projections are dropped: its files are
+ * rewritten as written, exactly as before, and a sorted rewrite (which refuses projected inputs) still runs. Otherwise
+ * every projectable file keeps its projection, those already in the current schema too, so all of them group
+ * together by the current schema.
+ */
+export function settleProjections(files: readonly PlanInputFile[]): PlanInputFile[] {
+  const projected = files.filter((f) => f.projection !== undefined);
+  const fingerprint = projected[0]?.schemaFingerprint;
+  const asWritten = projected.every(
+    (f) => f.projectionIdentity === true && f.schemaFingerprint === fingerprint,
+  );
+  return files.map(({ projection, projectionIdentity: _identity, ...rest }) =>
+    asWritten || projection === undefined ? rest : { ...rest, projection },
+  );
 }
 
 /** The planner's input per partition, recording the Delta version the files were read at (`snapshot.deltaVersion`). */

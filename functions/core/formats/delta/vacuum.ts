@@ -54,6 +54,8 @@ export const VACUUM_UNDERSTOOD_FEATURES: Readonly<Record<string, string>> = {
   columnMapping: 'data paths may have random prefixes; the log’s paths are used, never the directory names',
   deletionVectors: 'the deletion-vector file of every live or retained file is kept',
   timestampNtz: 'a column type only',
+  typeWidening: 'column types only: which files are referenced is unchanged',
+  'typeWidening-preview': 'column types only: which files are referenced is unchanged',
   domainMetadata: 'metadata in the log only',
   v2Checkpoint: 'checkpoints and sidecars live under _delta_log/, which vacuum never touches',
   inCommitTimestamp: 'commit timestamps; retention counts from each remove’s deletionTimestamp as in Spark',

@@ -72,6 +72,20 @@ describe('Delta protocol versions and table features', () => {
     expect(snapshot.files).toHaveLength(1);
   });
 
+  it('accepts type widening and its preview, on both sides, since a rewrite projects old files onto the current schema', async () => {
+    // Prepare
+    const features = ['typeWidening', 'typeWidening-preview'];
+    const store = await tableWith(protocolAction(3, 7, features, features), {
+      'delta.enableTypeWidening': 'true',
+    });
+    // Act
+    const snapshot = await readDeltaSnapshot(store, ROOT);
+    // Assess
+    expect(snapshot.protocol.readerFeatures).toEqual(features);
+    expect(snapshot.protocol.writerFeatures).toEqual(features);
+    expect(snapshot.files).toHaveLength(1);
+  });
+
   it('expands legacy writer versions into the features they imply (writer 6: up to identityColumns)', async () => {
     // Prepare
     const store = await tableWith(protocolAction(2, 6));
@@ -148,10 +162,6 @@ describe('Delta protocol versions and table features', () => {
   }
 
   const REFUSED_READER: readonly [string, string][] = [
-    [
-      'typeWidening',
-      'Delta table lake/t/ uses the reader feature "typeWidening" (type widening), which lake-compactor does not support: old files hold narrower physical types that a rewrite would have to widen to the current schema.',
-    ],
     [
       'catalogManaged',
       'Delta table lake/t/ uses the reader feature "catalogManaged" (catalog-managed table), which lake-compactor does not support: the table’s catalog ratifies its commits (recent ones may exist only in the catalog or in _delta_log/_staged_commits/), and lake-compactor has no catalog client.',

@@ -1,0 +1,394 @@
+// A Delta data file projected onto the table's current schema (`metaData.schemaString`), as a Delta reader resolves
+// it (PROTOCOL.md "Column Mapping" and "Type Widening"): a column is found in the file by its physical name
+// (`delta.columnMapping.physicalName`, mode `name`), by its field id (`delta.columnMapping.id`, mode `id`) or by its
+// own name (no mapping); a column added after the file was written is null in its rows, a dropped one is not
+// written, and a column whose type was widened under the `typeWidening` feature is widened. The output is named and
+// typed as a Delta writer of the current schema writes it: physical names, field ids where the table has them, the
+// current types. Partition columns are not in Delta data files and are never projected.
+//
+// Three outcomes per file, so that nothing is approximated and nothing compacted today stops compacting:
+//   - projected: every column can be carried over exactly;
+//   - refused (named): the file contradicts the table — a type change that is not a widening Delta allows, a
+//     widening on a table without the typeWidening feature, a non-nullable column the file lacks, a field id that is
+//     not the column's — so a Delta reader could not read it either, and it is left alone;
+//   - as-written: the file is consistent with the table but holds a column this projection does not describe (an
+//     INT96 timestamp, a byte or short, an array or map, a nested struct that evolved, a widening Delta allows that is
+//     not applied here, another Parquet form of the current type such as an unannotated string): it is rewritten, as
+//     before, only among files of its own Parquet schema, which readers read
+//     as they read the file itself (widening it where the table's type is wider).
+import type { SchemaElement } from 'hyparquet';
+import {
+  type ColumnProjection,
+  type FooterSchemaNode,
+  footerSchemaTree,
+  type ProjectedColumn,
+  type ProjectedField,
+  type ProjectedType,
+  type ProjectedWidening,
+  projectedLeafType,
+  projectedTypeText,
+} from '../../projection.js';
+import type { SupportedProtocol } from './protocol.js';
+import {
+  type ColumnMappingMode,
+  type DeltaField,
+  type DeltaSchema,
+  type DeltaType,
+  FIELD_ID_KEY,
+  PHYSICAL_NAME_KEY,
+} from './schema.js';
+
+/** What the projection needs of a table version: its schema, partition columns, mapping mode and widening. */
+export interface DeltaProjectionTable {
+  readonly schema: DeltaSchema;
+  /** Logical names; these columns are not in the data files. */
+  readonly partitionColumns: readonly string[];
+  readonly mode: ColumnMappingMode;
+  /** Whether the table has type widening: files may then hold a column in a narrower type than the schema's. */
+  readonly typeWidening: boolean;
+}
+
+/** What becomes of one data file under the current schema (see the module comment). */
+export type DeltaFileProjection =
+  | {
+      readonly kind: 'projected';
+      readonly projection: ColumnProjection;
+      /** The projection only restates the file: its columns are the current ones, in order, none widened or added. */
+      readonly restates: boolean;
+    }
+  | { readonly kind: 'refused'; readonly reason: string }
+  | { readonly kind: 'as-written'; readonly reason: string };
+
+/** The file contradicts the table at `column`. */
+class Contradiction extends Error {
+  constructor(
+    readonly column: string,
+    readonly why: string,
+  ) {
+    super(`${column}: ${why}`);
+  }
+}
+
+/** The file holds `column` in a form the projection does not describe; rewriting it as written stays exact. */
+class NotDescribed extends Error {
+  constructor(
+    readonly column: string,
+    readonly why: string,
+  ) {
+    super(`${column}: ${why}`);
+  }
+}
+
+/** Whether the table has the type widening feature (or its preview), or its property on. */
+export function hasTypeWidening(
+  protocol: Pick<SupportedProtocol, 'readerFeatures' | 'writerFeatures'>,
+  configuration: Readonly<Record<string, string>>,
+): boolean {
+  const features = [...protocol.readerFeatures, ...protocol.writerFeatures];
+  return (
+    features.includes('typeWidening') ||
+    features.includes('typeWidening-preview') ||
+    configuration['delta.enableTypeWidening'] === 'true'
+  );
+}
+
+const DECIMAL = /^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$/;
+
+/** The projected type of a Delta primitive, or undefined for one the projection does not describe (byte, short). */
+function primitiveOf(type: string): ProjectedType | undefined {
+  const decimal = DECIMAL.exec(type);
+  if (decimal !== null) return { decimal: { precision: Number(decimal[1]), scale: Number(decimal[2]) } };
+  switch (type) {
+    case 'boolean':
+      return 'boolean';
+    case 'integer':
+      return 'int32';
+    case 'long':
+      return 'int64';
+    case 'float':
+      return 'float32';
+    case 'double':
+      return 'float64';
+    case 'date':
+      return 'date32';
+    case 'timestamp':
+      return 'timestamp-us-utc';
+    case 'timestamp_ntz':
+      return 'timestamp-us';
+    case 'string':
+      return 'string';
+    case 'binary':
+      return 'binary';
+    default:
+      return undefined;
+  }
+}
+
+/** The name a field has in the data files: its physical name under a mapping, else its own. */
+function physicalNameOf(column: string, field: DeltaField, mode: ColumnMappingMode): string {
+  if (mode === 'none') return field.name;
+  const physical = field.metadata[PHYSICAL_NAME_KEY];
+  if (typeof physical !== 'string' || physical === '')
+    throw new Contradiction(
+      column,
+      `the table maps columns by ${mode} but the schema records no ${PHYSICAL_NAME_KEY} for it`,
+    );
+  return physical;
+}
+
+/** The field id a field's column carries in the data files (under a mapping), else undefined. */
+function fieldIdOf(column: string, field: DeltaField, mode: ColumnMappingMode): number | undefined {
+  if (mode === 'none') return undefined;
+  const id = field.metadata[FIELD_ID_KEY];
+  if (typeof id === 'number' && Number.isInteger(id)) return id;
+  if (mode === 'id')
+    throw new Contradiction(
+      column,
+      `the table maps columns by id but the schema records no ${FIELD_ID_KEY} for it`,
+    );
+  return undefined;
+}
+
+/** The written field of a current-schema field: physical name, field id, nullable as Delta writers write it. */
+function writtenField(column: string, field: DeltaField, mode: ColumnMappingMode): ProjectedField {
+  const fieldId = fieldIdOf(column, field, mode);
+  return {
+    name: physicalNameOf(column, field, mode),
+    ...(fieldId === undefined ? {} : { fieldId }),
+    // Delta writers write every column nullable (Spark writes `schema.asNullable`); a REQUIRED column read here is
+    // written OPTIONAL, which changes no value.
+    nullable: true,
+    type: writtenType(column, field.type, mode),
+  };
+}
+
+function writtenType(column: string, type: DeltaType, mode: ColumnMappingMode): ProjectedType {
+  if (typeof type === 'string') {
+    const p = primitiveOf(type);
+    if (p === undefined) throw new NotDescribed(column, `its type ${type} is not one this rewrite projects`);
+    return p;
+  }
+  if (type.type === 'struct')
+    return { struct: type.fields.map((f) => writtenField(`${column}.${f.name}`, f, mode)) };
+  throw new NotDescribed(column, `its type is ${type.type}, which this rewrite does not project`);
+}
+
+/**
+ * The widening that takes the file's `was` to the current `now` (undefined: the same type), as the type widening
+ * feature allows it and this rewrite applies it.
+ * @throws Contradiction for a change Delta does not allow (or any change without the feature); NotDescribed for a
+ * widening Delta allows that this rewrite does not apply.
+ */
+function wideningOf(
+  column: string,
+  was: ProjectedType,
+  now: ProjectedType,
+  typeWidening: boolean,
+): ProjectedWidening | undefined {
+  const a = projectedTypeText(was);
+  const b = projectedTypeText(now);
+  if (a === b) return undefined;
+  const allowed = deltaAllows(was, now);
+  if (allowed === undefined && sameFamily(was, now))
+    throw new NotDescribed(
+      column,
+      `it is ${b} now but ${a} in the file: another Parquet form of the same values (an unannotated string, a timestamp's time-zone flag), left as written`,
+    );
+  if (allowed === undefined)
+    throw new Contradiction(
+      column,
+      `it is ${b} now but ${a} in the file, which is not a type change Delta allows (PROTOCOL.md "Type Widening")`,
+    );
+  if (!typeWidening)
+    throw new Contradiction(
+      column,
+      `it is ${b} now but ${a} in the file, and the table does not have the typeWidening feature that would allow it`,
+    );
+  if (allowed === 'not-applied')
+    throw new NotDescribed(column, `its widening from ${a} to ${b} is not one this rewrite applies`);
+  return allowed;
+}
+
+/**
+ * Whether a writer may have written the same logical values in either form: a string as unannotated bytes (older
+ * writers), a timestamp with or without the UTC flag (older delta-rs wrote `timestamp` unflagged). Such a file is not
+ * a contradiction to refuse, only one this projection does not convert.
+ */
+function sameFamily(a: ProjectedType, b: ProjectedType): boolean {
+  const family = (t: ProjectedType): string =>
+    t === 'string' || t === 'binary'
+      ? 'bytes'
+      : t === 'timestamp-us' || t === 'timestamp-us-utc'
+        ? 'timestamp'
+        : projectedTypeText(t);
+  return family(a) === family(b);
+}
+
+/**
+ * Whether Delta's type widening takes `from` to `to` (among the types the projection describes): the widening this
+ * rewrite applies, 'not-applied' for one it leaves to readers, undefined for a change Delta does not allow.
+ */
+function deltaAllows(from: ProjectedType, to: ProjectedType): ProjectedWidening | 'not-applied' | undefined {
+  if (from === 'int32' && to === 'int64') return 'int32-int64';
+  if (from === 'float32' && to === 'float64') return 'float32-float64';
+  if (from === 'int32' && to === 'float64') return 'int32-float64';
+  if (from === 'date32' && to === 'timestamp-us') return 'date32-timestamp-us';
+  if (typeof to !== 'object' || !('decimal' in to)) return undefined;
+  const { precision, scale } = to.decimal;
+  if (typeof from === 'object' && 'decimal' in from) {
+    const k1 = precision - from.decimal.precision;
+    const k2 = scale - from.decimal.scale;
+    if (k1 < k2 || k2 < 0) return undefined;
+    return k2 === 0 && k1 > 0 ? 'decimal' : 'not-applied';
+  }
+  // Integer → decimal(10 + k1, k2) / decimal(20 + k1, k2) with k1 ≥ k2 ≥ 0.
+  if (from === 'int32') return precision - 10 >= scale ? 'not-applied' : undefined;
+  if (from === 'int64') return precision - 20 >= scale ? 'not-applied' : undefined;
+  return undefined;
+}
+
+/** Checks the file's column `node` holds the current struct `field` exactly (nested changes are not projected). */
+function checkStruct(
+  column: string,
+  fields: readonly DeltaField[],
+  node: FooterSchemaNode,
+  table: DeltaProjectionTable,
+): void {
+  if (node.children.length === 0)
+    throw new Contradiction(column, 'it is a struct now but a primitive in the file');
+  const names = fields.map((f) => physicalNameOf(`${column}.${f.name}`, f, table.mode));
+  const inFile = node.children.map((c) => c.element.name);
+  if (names.join('\u0000') !== inFile.join('\u0000'))
+    throw new NotDescribed(
+      column,
+      `its struct fields changed since the file was written (${inFile.join(', ')} in the file, ${names.join(', ')} now): nested changes are not projected`,
+    );
+  fields.forEach((f, i) => {
+    const child = node.children[i] as FooterSchemaNode;
+    const name = `${column}.${f.name}`;
+    checkFieldId(name, f, child, table.mode);
+    if (sourceOf(name, f, child, table) !== undefined)
+      throw new NotDescribed(name, 'its type was widened: nested widenings are not projected');
+  });
+}
+
+/** Checks the file's column carries the field's id, where the table maps by id or the file records one. */
+function checkFieldId(
+  column: string,
+  field: DeltaField,
+  node: FooterSchemaNode,
+  mode: ColumnMappingMode,
+): void {
+  const id = fieldIdOf(column, field, mode);
+  const inFile = node.element.field_id;
+  if (id === undefined) return;
+  if (inFile === undefined ? mode === 'id' : inFile !== id)
+    throw new Contradiction(
+      column,
+      `its column ${node.element.name} has field id ${inFile ?? '(none)'} in the file but ${FIELD_ID_KEY} ${id} in the schema`,
+    );
+}
+
+/** The widening the file's column `node` needs to be the current `field`, after checking it can be. */
+function sourceOf(
+  column: string,
+  field: DeltaField,
+  node: FooterSchemaNode,
+  table: DeltaProjectionTable,
+): ProjectedWidening | undefined {
+  const e = node.element;
+  if (e.repetition_type === 'REPEATED') throw new NotDescribed(column, 'it is a repeated field in the file');
+  const type = field.type;
+  if (typeof type !== 'string') {
+    if (type.type !== 'struct')
+      throw new NotDescribed(column, `its type is ${type.type}, which this rewrite does not project`);
+    checkStruct(column, type.fields, node, table);
+    return undefined;
+  }
+  if (node.children.length > 0) throw new Contradiction(column, `it is ${type} now but a group in the file`);
+  const now = primitiveOf(type);
+  if (now === undefined) throw new NotDescribed(column, `its type ${type} is not one this rewrite projects`);
+  const was = projectedLeafType(e);
+  if (was === undefined)
+    throw new NotDescribed(
+      column,
+      `the file's ${e.type} ${JSON.stringify(e.logical_type ?? e.converted_type ?? null)} column is not one this rewrite reads`,
+    );
+  return wideningOf(column, was, now, table.typeWidening);
+}
+
+/** The file's top-level column holding `field`: by field id (mode `id`), else by the name the files use. */
+function findColumn(
+  column: string,
+  field: DeltaField,
+  root: FooterSchemaNode,
+  mode: ColumnMappingMode,
+): FooterSchemaNode | undefined {
+  if (mode === 'id') {
+    const id = fieldIdOf(column, field, mode);
+    const byId = root.children.find((c) => c.element.field_id === id);
+    if (byId !== undefined) return byId;
+    // A column of the physical name without the id is not this column to an id-mode reader: refused, not read as null.
+    const named = root.children.find((c) => c.element.name === physicalNameOf(column, field, mode));
+    if (named !== undefined) checkFieldId(column, field, named, mode);
+    return undefined;
+  }
+  const name = physicalNameOf(column, field, mode);
+  const found = root.children.find((c) => c.element.name === name);
+  if (found !== undefined) checkFieldId(column, field, found, mode);
+  return found;
+}
+
+/**
+ * Projects the data file whose footer schema is `elements` onto the table's current schema (see the module comment).
+ * The outputs carry no footer key-value entries of their inputs: the Spark schema an input's footer may record is
+ * its own, older one, and Delta readers take the schema from the log.
+ */
+export function projectDeltaFile(
+  elements: readonly SchemaElement[],
+  table: DeltaProjectionTable,
+): DeltaFileProjection {
+  const root = footerSchemaTree(elements);
+  const partitions = new Set(table.partitionColumns.map((c) => c.toLowerCase()));
+  const fields = table.schema.fields.filter((f) => !partitions.has(f.name.toLowerCase()));
+  const columns: ProjectedColumn[] = [];
+  let restates = root.children.length === fields.length;
+  try {
+    fields.forEach((f, i) => {
+      const written = writtenField(f.name, f, table.mode);
+      const node = findColumn(f.name, f, root, table.mode);
+      if (node === undefined) {
+        if (!f.nullable)
+          throw new Contradiction(
+            f.name,
+            `it is not nullable but the file has no column ${written.name}${written.fieldId === undefined ? '' : ` (field id ${written.fieldId})`}`,
+          );
+        restates = false;
+        columns.push({ field: written });
+        return;
+      }
+      if (root.children[i] !== node || node.element.name !== written.name) restates = false;
+      const widen = sourceOf(f.name, f, node, table);
+      if (widen !== undefined) restates = false;
+      columns.push({
+        field: written,
+        source: { column: node.element.name, ...(widen === undefined ? {} : { widen }) },
+      });
+    });
+  } catch (err) {
+    if (err instanceof Contradiction)
+      return {
+        kind: 'refused',
+        reason: `it cannot be projected onto the table's current schema exactly: column ${err.column}: ${err.why}; a Delta reader could not read it as the schema says, so it is left alone`,
+      };
+    if (err instanceof NotDescribed)
+      return {
+        kind: 'as-written',
+        reason: `column ${err.column}: ${err.why}`,
+      };
+    throw err;
+  }
+  if (columns.length === 0)
+    return { kind: 'as-written', reason: 'the table has no columns beside its partition columns' };
+  return { kind: 'projected', projection: { columns, keyValueMetadata: {} }, restates };
+}

@@ -1,0 +1,687 @@
+// `lake-compactor compact --format delta` on a column-mapped table (mode `name`) that lived through a schema change:
+// a column added (`score`), one dropped (`note`), one renamed (`name` → `label`, its physical name kept) and one
+// widened under the typeWidening feature (`id`: integer → long). Each data file is projected onto the current
+// schema by physical name, so files of both schemas compact into one file per partition, written in the current
+// schema (physical names, field ids, the widened type). The oracle is DuckDB alone, over the files the log names:
+// columns matched by physical name (union_by_name, as a name-mode reader resolves them), cast to the current types.
+// A type change Delta does not allow, or a widening on a table without the feature, is refused by name and those
+// files keep every byte; a writer that mangles the projection is caught by verification.
+import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { MemoryObjectStore } from '../../functions/adapters/memory-object-store.js';
+import { runCompact } from '../../functions/cli/compact.js';
+import { run } from '../../functions/cli/index.js';
+import { CompactionFailedError } from '../../functions/core/errors.js';
+import { readCommitActions, readDeltaSnapshot } from '../../functions/core/formats/delta/log.js';
+import type { ColumnProjection, ProjectedColumn } from '../../functions/core/projection.js';
+import type { ObjectStore } from '../../functions/ports/object-store.js';
+import type { ParquetEngine } from '../../functions/ports/parquet-engine.js';
+import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
+import { captureIo } from '../support/cli-io.js';
+import { observedStore, type StoreCall } from '../support/crash-store.js';
+import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { DELTA_FIXTURES } from '../support/fixtures.js';
+import { missingRows } from '../support/multiset.js';
+
+const NOW = Date.UTC(2024, 2, 3);
+
+let db: DuckDb;
+let dir: string | undefined;
+let store: LocalObjectStore;
+
+beforeAll(async () => {
+  db = await openDuckDb();
+});
+
+afterAll(async () => {
+  db.close();
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+beforeEach(async () => {
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  dir = await mkdtemp(join(tmpdir(), 'lc-delta-schema-'));
+  store = new LocalObjectStore(dir);
+});
+
+function root(): string {
+  if (dir === undefined) throw new Error('no table folder');
+  return dir;
+}
+
+/** A column-mapped field of the schema: logical name, physical name and id, type. */
+function field(name: string, physical: string, id: number, type: string | object, typeChanges?: object[]) {
+  return {
+    name,
+    type,
+    nullable: true,
+    metadata: {
+      'delta.columnMapping.id': id,
+      'delta.columnMapping.physicalName': physical,
+      ...(typeChanges === undefined ? {} : { 'delta.typeChanges': typeChanges }),
+    },
+  };
+}
+
+const DAY = field('day', 'col_day', 1, 'string');
+/** The first schema: id integer, name, note. */
+const SCHEMA_V1 = [
+  DAY,
+  field('id', 'col_id', 2, 'integer'),
+  field('name', 'col_name', 3, 'string'),
+  field('note', 'col_note', 4, 'string'),
+];
+/** The current schema: id widened to long, name renamed label, note dropped, score added. */
+const SCHEMA_V2 = [
+  DAY,
+  field('id', 'col_id', 2, 'long', [{ fromType: 'integer', toType: 'long' }]),
+  field('label', 'col_name', 3, 'string'),
+  field('score', 'col_score', 5, 'double'),
+];
+
+/** The columns the current schema's files hold, as written: physical name, field id, Parquet type. */
+const CURRENT_COLUMNS = [
+  { name: 'col_id', field_id: '2', type: 'INT64' },
+  { name: 'col_name', field_id: '3', type: 'BYTE_ARRAY' },
+  { name: 'col_score', field_id: '5', type: 'DOUBLE' },
+];
+
+function metaData(fields: readonly object[]) {
+  return {
+    metaData: {
+      id: 'b7f1c8c2-5d7e-4a0e-9d53-6a1f0e3c1a11',
+      format: { provider: 'parquet', options: {} },
+      schemaString: JSON.stringify({ type: 'struct', fields }),
+      partitionColumns: ['day'],
+      configuration: { 'delta.columnMapping.mode': 'name', 'delta.columnMapping.maxColumnId': '5' },
+      createdTime: NOW,
+    },
+  };
+}
+
+let version = 0;
+
+async function commit(actions: readonly object[]): Promise<void> {
+  const path = join(root(), '_delta_log', `${String(version).padStart(20, '0')}.json`);
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, `${actions.map((a) => JSON.stringify(a)).join('\n')}\n`);
+  version++;
+}
+
+/** Writes one data file of `select` (its columns by physical name, with these field ids) and commits its add. */
+async function append(
+  day: string,
+  name: string,
+  select: string,
+  ids: Record<string, number>,
+): Promise<string> {
+  const key = `day=${day}/${name}.parquet`;
+  await mkdir(join(root(), `day=${day}`), { recursive: true });
+  const fieldIds = Object.entries(ids)
+    .map(([column, id]) => `${column}: ${id}`)
+    .join(', ');
+  await db.writeParquet(select, join(root(), key), { extraOptions: [`FIELD_IDS {${fieldIds}}`] });
+  const { size } = await stat(join(root(), key));
+  await commit([
+    {
+      add: {
+        path: key,
+        partitionValues: { col_day: day },
+        size,
+        modificationTime: NOW,
+        dataChange: true,
+      },
+    },
+  ]);
+  return key;
+}
+
+const OLD_IDS = { col_id: 2, col_name: 3, col_note: 4 };
+const NEW_IDS = { col_id: 2, col_name: 3, col_score: 5 };
+
+/** Three files of the first schema in `day`. */
+async function appendOld(day: string, idType = 'INTEGER'): Promise<string[]> {
+  const keys: string[] = [];
+  for (let i = 0; i < 3; i++)
+    keys.push(
+      await append(
+        day,
+        `old-${i}`,
+        `SELECT (range + ${i * 10})::${idType} AS col_id, 'old-' || range || '-${i}' AS col_name, 'note-' || range AS col_note FROM range(4)`,
+        OLD_IDS,
+      ),
+    );
+  return keys;
+}
+
+/** Three files of the current schema in `day`. */
+async function appendNew(day: string): Promise<string[]> {
+  const keys: string[] = [];
+  for (let i = 0; i < 3; i++)
+    keys.push(
+      await append(
+        day,
+        `new-${i}`,
+        `SELECT (range + 3000000000 + ${i * 10})::BIGINT AS col_id, 'new-' || range || '-${i}' AS col_name, (range * 1.5 + ${i})::DOUBLE AS col_score FROM range(5)`,
+        NEW_IDS,
+      ),
+    );
+  return keys;
+}
+
+/** Protocol with column mapping, and type widening when `widening`. */
+function protocol(widening: boolean) {
+  const features = widening ? ['columnMapping', 'typeWidening'] : ['columnMapping'];
+  return {
+    protocol: {
+      minReaderVersion: 3,
+      minWriterVersion: 7,
+      readerFeatures: features,
+      writerFeatures: features,
+    },
+  };
+}
+
+/**
+ * The evolved table: version 0 with the first schema, old files in d1, the schema change, new files in d1 and d2.
+ * `oldIdType` is the Parquet type the old files hold `id` in.
+ */
+async function evolvedTable(options: { widening: boolean; oldIdType?: string }): Promise<{ old: string[] }> {
+  version = 0;
+  await commit([protocol(options.widening), metaData(SCHEMA_V1)]);
+  const old = await appendOld('d1', options.oldIdType);
+  await commit([metaData(SCHEMA_V2)]);
+  await appendNew('d1');
+  await appendNew('d2');
+  return { old };
+}
+
+/**
+ * Every live row of the latest version under the current schema, by DuckDB alone: columns matched by physical name
+ * across the files the log names (union_by_name), cast to the current types, the partition value from the log.
+ */
+async function liveRows(): Promise<{ keys: string[]; rows: string[] }> {
+  const snapshot = await readDeltaSnapshot(store, '');
+  const files = snapshot.files.map((f) => ({
+    path: join(root(), f.key ?? f.path),
+    day: f.partitionValues.day,
+  }));
+  const paths = files.map((f) => sqlString(f.path)).join(', ');
+  const days = files.map((f) => `(${sqlString(f.path)}, ${sqlString(f.day ?? '')})`).join(', ');
+  const rows = await db.rows(
+    `SELECT col_id::BIGINT AS id, col_name AS label, col_score::DOUBLE AS score, p.day
+     FROM read_parquet([${paths}], union_by_name = true, filename = true) AS t
+     JOIN (VALUES ${days}) AS p(f, day) ON t.filename = p.f ORDER BY ALL`,
+  );
+  return {
+    keys: snapshot.files.map((f) => f.key ?? f.path).sort(),
+    rows: rows.map((r) => JSON.stringify(r)),
+  };
+}
+
+/** Name, field id and physical type of each top-level column of a data file, by DuckDB. */
+async function columnsOf(key: string): Promise<Record<string, unknown>[]> {
+  const rows = await db.rows(
+    `SELECT name, field_id, type FROM parquet_schema(${sqlString(join(root(), key))}) WHERE num_children IS NULL`,
+  );
+  return rows.map((r) => ({ name: r.name, field_id: String(r.field_id), type: r.type }));
+}
+
+describe('compact --format delta on a table whose schema changed', () => {
+  it('compacts files of the old and the current schema into one file per partition, written in the current schema, same rows', async () => {
+    // Prepare
+    await evolvedTable({ widening: true });
+    const before = await liveRows();
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], io);
+
+    // Assess: one live file per partition, the rows equal, each output in the current schema
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const after = await liveRows();
+    expect(missingRows(before.rows, after.rows)).toEqual([]);
+    expect(missingRows(after.rows, before.rows)).toEqual([]);
+    expect(after.rows).toHaveLength(3 * 4 + 6 * 5);
+    const snapshot = await readDeltaSnapshot(store, '');
+    expect(snapshot.files.map((f) => f.partitionValues.day).sort()).toEqual(['d1', 'd2']);
+    for (const file of snapshot.files) expect(await columnsOf(file.key ?? '')).toEqual(CURRENT_COLUMNS);
+    // The old files' rows are there, widened and with null scores; the dropped note is not.
+    expect(after.rows.filter((r) => r.includes('"label":"old-') && r.includes('"score":null'))).toHaveLength(
+      12,
+    );
+    const ops = [];
+    const stats: unknown[] = [];
+    for (let v = version; ; v++) {
+      const actions = await readCommitActions(store, '', v);
+      if (actions === undefined) break;
+      const info = actions.find((a) => a.kind === 'commitInfo');
+      ops.push(info?.kind === 'commitInfo' ? info.commitInfo.operation : '?');
+      for (const a of actions)
+        if (a.kind === 'add' && a.add.partitionValues.col_day === 'd1')
+          stats.push(JSON.parse(a.add.stats ?? '{}'));
+    }
+    expect(ops).toEqual(['OPTIMIZE', 'OPTIMIZE']);
+    // d1's add carries stats of the current schema, keyed by physical name: the old rows' ids widened, scores null.
+    expect(stats).toEqual([
+      expect.objectContaining({
+        numRecords: 27,
+        minValues: expect.objectContaining({ col_id: 0 }),
+        nullCount: { col_id: 0, col_name: 0, col_score: 12 },
+      }),
+    ]);
+  });
+
+  it('writes a widened column (integer → long under typeWidening) in its new type, grouped with files of the new type', async () => {
+    // Prepare: the old files hold id as INT32, the current files as INT64
+    await evolvedTable({ widening: true });
+    const planIo = captureIo();
+
+    // Act
+    const planCode = await run(
+      ['plan', root(), '--format', 'delta', '--min-input-files', '2', '--json'],
+      planIo,
+    );
+
+    // Assess: d1's six files, of two Parquet schemas, are one group
+    expect(planCode, planIo.stderr.join('\n')).toBe(0);
+    const plan = JSON.parse(planIo.stdout.join('\n')) as {
+      partitions: { partition: string; groups: { files: { key: string }[] }[] }[];
+    };
+    const d1 = plan.partitions.find((p) => p.partition === 'day=d1');
+    expect(d1?.groups.map((g) => g.files.length)).toEqual([6]);
+    const outputIo = captureIo();
+    await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], outputIo);
+    const snapshot = await readDeltaSnapshot(store, '');
+    const out = snapshot.files.find((f) => f.partitionValues.day === 'd1');
+    const types = await db.rows(
+      `SELECT typeof(col_id) AS t, min(col_id)::VARCHAR AS lo FROM read_parquet(${sqlString(join(root(), out?.key ?? ''))}) GROUP BY ALL`,
+    );
+    expect(types).toEqual([{ t: 'BIGINT', lo: '0' }]);
+  });
+
+  it('widens integer → double and date → timestamp_ntz exactly (extreme ints, dates before 1970), as DuckDB casts them', async () => {
+    // Prepare: n integer and d date first, then double and timestamp_ntz
+    version = 0;
+    const v1 = [DAY, field('n', 'col_n', 2, 'integer'), field('d', 'col_d', 3, 'date')];
+    const v2 = [DAY, field('n', 'col_n', 2, 'double'), field('d', 'col_d', 3, 'timestamp_ntz')];
+    await commit([protocol(true), metaData(v1)]);
+    const values = `(VALUES (2147483647, DATE '2024-02-29'), (-2147483648, DATE '1969-12-31'), (0, DATE '1900-01-01'), (NULL, NULL)) AS v(n, d)`;
+    for (let i = 0; i < 2; i++)
+      await append('d1', `old-${i}`, `SELECT n::INTEGER AS col_n, d AS col_d FROM ${values}`, {
+        col_n: 2,
+        col_d: 3,
+      });
+    await commit([metaData(v2)]);
+    for (let i = 0; i < 2; i++)
+      await append(
+        'd1',
+        `new-${i}`,
+        `SELECT (n + 0.5)::DOUBLE AS col_n, d::TIMESTAMP + INTERVAL 1 HOUR AS col_d FROM ${values}`,
+        { col_n: 2, col_d: 3 },
+      );
+    const oracle = async (): Promise<string[]> => {
+      const snapshot = await readDeltaSnapshot(store, '');
+      const paths = snapshot.files.map((f) => sqlString(join(root(), f.key ?? ''))).join(', ');
+      const rows = await db.rows(
+        `SELECT col_n::DOUBLE AS n, col_d::TIMESTAMP AS d FROM read_parquet([${paths}], union_by_name = true) ORDER BY ALL`,
+      );
+      return rows.map((r) => JSON.stringify(r));
+    };
+    const before = await oracle();
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], io);
+
+    // Assess: one file, DOUBLE and TIMESTAMP (not adjusted to UTC), the same rows
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const after = await oracle();
+    expect(missingRows(before, after)).toEqual([]);
+    expect(missingRows(after, before)).toEqual([]);
+    expect(after).toContain(JSON.stringify({ n: -2147483648, d: '1969-12-31 00:00:00' }));
+    const files = (await readDeltaSnapshot(store, '')).files;
+    expect(files).toHaveLength(1);
+    const types = await db.rows(
+      `SELECT name, field_id::VARCHAR AS id, type, logical_type::VARCHAR AS logical FROM parquet_schema(${sqlString(join(root(), files[0]?.key ?? ''))}) WHERE num_children IS NULL`,
+    );
+    expect(types.map((t) => [t.name, t.id, t.type])).toEqual([
+      ['col_n', '2', 'DOUBLE'],
+      ['col_d', '3', 'INT64'],
+    ]);
+    expect(String(types[1]?.logical)).toMatch(/isAdjustedToUTC=0|isAdjustedToUTC=false/i);
+  });
+
+  it('fails the Z-order of a partition whose files need a projection, writing nothing of it, and Z-orders one that does not', async () => {
+    // Prepare
+    const { old } = await evolvedTable({ widening: true });
+    const before = await liveRows();
+    const bytes = await Promise.all(old.map((k) => readFile(join(root(), k))));
+    const versionBefore = (await readDeltaSnapshot(store, '')).version;
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      [
+        'compact',
+        root(),
+        '--format',
+        'delta',
+        '--min-input-files',
+        '2',
+        '--strategy',
+        'zorder',
+        '--columns',
+        'col_id,col_name',
+      ],
+      io,
+    );
+
+    // Assess: d1 failed by name with its six files live and unchanged; d2 committed; the rows equal
+    expect(code).toBe(1);
+    expect(io.stdout.join('\n')).toMatch(
+      /day=d1 g0001: FAILED InvalidInputError: Group g0001 cannot be sorted: its input day=d1\/new-0\.parquet is projected onto its table's schema/,
+    );
+    const after = await liveRows();
+    expect(missingRows(before.rows, after.rows)).toEqual([]);
+    expect(missingRows(after.rows, before.rows)).toEqual([]);
+    expect(after.keys.filter((k) => k.startsWith('day=d1/'))).toHaveLength(6);
+    expect(after.keys.filter((k) => k.startsWith('day=d2/'))).toHaveLength(1);
+    expect((await readDeltaSnapshot(store, '')).version).toBe(versionBefore + 1);
+    const now = await Promise.all(old.map((k) => readFile(join(root(), k))));
+    expect(now.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(old.map(() => true));
+  });
+
+  it.each([
+    [
+      'a type change Delta does not allow (string → long)',
+      { widening: true, oldIdType: 'VARCHAR' },
+      /column id: it is int64 now but string in the file, which is not a type change Delta allows/,
+    ],
+    [
+      'a widening on a table without the typeWidening feature',
+      { widening: false },
+      /column id: it is int64 now but int32 in the file, and the table does not have the typeWidening feature/,
+    ],
+  ])('refuses %s by name and leaves those files byte for byte', async (_what, options, reason) => {
+    // Prepare
+    const { old } = await evolvedTable(options);
+    const bytes = await Promise.all(old.map((k) => readFile(join(root(), k))));
+    const planIo = captureIo();
+
+    // Act
+    const planCode = await run(
+      ['plan', root(), '--format', 'delta', '--min-input-files', '2', '--json'],
+      planIo,
+    );
+    const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], captureIo());
+
+    // Assess: each old file skipped naming the column; still live, unchanged; the current files compacted
+    expect(planCode, planIo.stderr.join('\n')).toBe(0);
+    const plan = JSON.parse(planIo.stdout.join('\n')) as {
+      partitions: { partition: string; skipped: { key: string; reason: string }[] }[];
+    };
+    const skipped = plan.partitions.find((p) => p.partition === 'day=d1')?.skipped ?? [];
+    expect(skipped.map((s) => s.key).sort()).toEqual(old);
+    for (const s of skipped) expect(s.reason).toMatch(reason);
+    expect(code).toBe(0);
+    const live = (await readDeltaSnapshot(store, '')).files.map((f) => f.key);
+    for (const key of old) expect(live).toContain(key);
+    const after = await Promise.all(old.map((k) => readFile(join(root(), k))));
+    expect(after.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(old.map(() => true));
+    expect(live).toHaveLength(old.length + 2);
+  });
+});
+
+describe('compact --format delta on the vendored column-mapped table (Databricks) after a column is added', () => {
+  const NAME = 'col-3877fd94-0973-4941-ac6b-646849a1ff65';
+  const COMPANY = 'col-173b4db9-b5ad-427f-9e75-516aae37fbbb';
+  const AMOUNT = 'col-9c1d2e3f-0a4b-4c5d-8e6f-7a8b9c0d1e2f';
+
+  it('projects the Databricks file (null in the added column) and two files of the new schema into one file of the current schema, same rows', async () => {
+    // Prepare: the fixture's version 0, then a metaData adding `Amount` and two appends to partition BMS
+    await cp(join(DELTA_FIXTURES, 'table_with_column_mapping'), root(), { recursive: true });
+    const v0 = (await readFile(join(root(), '_delta_log', `${'0'.padStart(20, '0')}.json`), 'utf8'))
+      .split('\n')
+      .filter((l) => l.includes('"metaData"'))
+      .map((l) => JSON.parse(l) as { metaData: { schemaString: string; configuration: object } })[0];
+    if (v0 === undefined) throw new Error('the fixture has no metaData');
+    const schema = JSON.parse(v0.metaData.schemaString) as { fields: object[] };
+    version = 1;
+    await commit([
+      {
+        metaData: {
+          ...v0.metaData,
+          schemaString: JSON.stringify({
+            type: 'struct',
+            fields: [...schema.fields, field('Amount', AMOUNT, 3, 'long')],
+          }),
+          configuration: { ...v0.metaData.configuration, 'delta.columnMapping.maxColumnId': '3' },
+        },
+      },
+    ]);
+    for (let i = 0; i < 2; i++) {
+      const key = `Zq/new-${i}.parquet`;
+      await mkdir(join(root(), 'Zq'), { recursive: true });
+      await db.writeParquet(
+        `SELECT 'Added ' || range || '-${i}' AS "${NAME}", (range * 1000 + ${i})::BIGINT AS "${AMOUNT}" FROM range(3)`,
+        join(root(), key),
+        { extraOptions: [`FIELD_IDS {"${NAME}": 2, "${AMOUNT}": 3}`] },
+      );
+      const { size } = await stat(join(root(), key));
+      await commit([
+        {
+          add: {
+            path: key,
+            partitionValues: { [COMPANY]: 'BMS' },
+            size,
+            modificationTime: NOW,
+            dataChange: true,
+          },
+        },
+      ]);
+    }
+    const rows = async (): Promise<string[]> => {
+      const snapshot = await readDeltaSnapshot(store, '');
+      const files = snapshot.files.map((f) => ({
+        path: join(root(), f.key ?? ''),
+        company: f.partitionValues['Company Very Short'],
+      }));
+      const result = await db.rows(
+        `SELECT "${NAME}" AS super_name, "${AMOUNT}"::BIGINT AS amount, p.company
+         FROM read_parquet([${files.map((f) => sqlString(f.path)).join(', ')}], union_by_name = true, filename = true) AS t
+         JOIN (VALUES ${files.map((f) => `(${sqlString(f.path)}, ${sqlString(f.company ?? '')})`).join(', ')}) AS p(f, company)
+         ON t.filename = p.f ORDER BY ALL`,
+      );
+      return result.map((r) => JSON.stringify(r));
+    };
+    const before = await rows();
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], io);
+
+    // Assess: BMS is one file of the current schema holding its 4 + 6 rows; BME (one file) untouched
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const after = await rows();
+    expect(missingRows(before, after)).toEqual([]);
+    expect(missingRows(after, before)).toEqual([]);
+    expect(after).toHaveLength(5 + 6);
+    const files = (await readDeltaSnapshot(store, '')).files;
+    const bms = files.filter((f) => f.partitionValues['Company Very Short'] === 'BMS');
+    expect(bms).toHaveLength(1);
+    expect(await columnsOf(bms[0]?.key ?? '')).toEqual([
+      { name: NAME, field_id: '2', type: 'BYTE_ARRAY' },
+      { name: AMOUNT, field_id: '3', type: 'INT64' },
+    ]);
+    expect(files.map((f) => f.key)).toContain(
+      '8v/part-00001-69b4a452-aeac-4ffa-bf5c-a0c2833d05eb.c000.zstd.parquet',
+    );
+  });
+});
+
+/** A store whose process dies right after the first request `kills` matches completed: every later request fails. */
+function diesAfter(inner: ObjectStore, kills: (call: StoreCall) => boolean): ObjectStore {
+  let dead = false;
+  return observedStore(inner, {
+    before: (call) => {
+      if (dead) throw new Error(`injected: the process died before ${call.method} ${call.key}`);
+    },
+    after: (call) => {
+      if (kills(call)) dead = true;
+    },
+  });
+}
+
+describe('a projected Delta compaction killed mid-way', () => {
+  it.each([
+    [
+      'right after its output is copied into the partition, before the log commit',
+      (call: StoreCall) => call.method === 'copy' && call.key.startsWith('day=d1/'),
+      0,
+    ],
+    [
+      'right after its log commit, before the journal knows',
+      (call: StoreCall) =>
+        call.method === 'put' && call.key.includes('_delta_log/') && call.key.endsWith('.json'),
+      1,
+    ],
+  ])(
+    'leaves the old or the new partition when killed %s, and the next run finishes it',
+    async (_when, kills, committed) => {
+      // Prepare
+      await evolvedTable({ widening: true });
+      const before = await liveRows();
+      const versionBefore = (await readDeltaSnapshot(store, '')).version;
+
+      // Act: the first run dies; the table is read between the runs; the next run settles and compacts
+      const first = await runCompact(
+        root(),
+        { format: 'delta', partition: 'day=d1', minInputFiles: 2 },
+        { out: () => {}, clock: { now: () => NOW }, env: {} },
+        { wrapStore: (inner) => diesAfter(inner, kills) },
+      ).catch((err: unknown) => err);
+      const between = await liveRows();
+      const betweenVersion = (await readDeltaSnapshot(store, '')).version;
+      const io = captureIo();
+      const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], io);
+
+      // Assess: between the runs the partition is wholly old or wholly new; after, one file per partition
+      expect(first).toBeInstanceOf(Error);
+      expect(betweenVersion).toBe(versionBefore + committed);
+      expect(between.keys.filter((k) => k.startsWith('day=d1/'))).toHaveLength(committed === 1 ? 1 : 6);
+      expect(missingRows(before.rows, between.rows)).toEqual([]);
+      expect(missingRows(between.rows, before.rows)).toEqual([]);
+      expect(code, io.stderr.join('\n')).toBe(0);
+      const after = await liveRows();
+      expect(after.keys).toHaveLength(2);
+      expect(missingRows(before.rows, after.rows)).toEqual([]);
+      expect(missingRows(after.rows, before.rows)).toEqual([]);
+      expect((await readDeltaSnapshot(store, '')).version).toBe(versionBefore + 2);
+    },
+  );
+});
+
+type Mangle = (projection: ColumnProjection) => ColumnProjection;
+
+/** The projection with the added column `col_score` written null whatever the input holds. */
+const dropAddedColumn: Mangle = (p) => ({
+  ...p,
+  columns: p.columns.map((c): ProjectedColumn => (c.field.name === 'col_score' ? { field: c.field } : c)),
+});
+
+/** The projection with the widened column `col_id` written null: its values lost in the widening. */
+const loseWidenedColumn: Mangle = (p) => ({
+  ...p,
+  columns: p.columns.map((c): ProjectedColumn => (c.field.name === 'col_id' ? { field: c.field } : c)),
+});
+
+/**
+ * The default engine with a fault in what it writes for projected groups: the outputs are built from the mangled
+ * projection, but the fingerprint returned is the one of the planned projection (a rewrite of the same group into a
+ * scratch store), as the engine's independent fingerprint path takes it.
+ */
+function mangling(mangle: Mangle): { engine: ParquetEngine; mangled: () => number } {
+  let mangled = 0;
+  const engine: ParquetEngine = {
+    ...defaultParquetEngine,
+    rewriteGroup: async (io, group, options) => {
+      if (!group.files.some((f) => f.projection !== undefined))
+        return defaultParquetEngine.rewriteGroup(io, group, options);
+      const planned = await defaultParquetEngine.rewriteGroup(
+        { source: io.source, target: new MemoryObjectStore() },
+        group,
+        options,
+      );
+      const faulty = await defaultParquetEngine.rewriteGroup(
+        io,
+        {
+          ...group,
+          files: group.files.map((f) =>
+            f.projection === undefined ? f : { ...f, projection: mangle(f.projection) },
+          ),
+        },
+        options,
+      );
+      mangled++;
+      return { ...faulty, fingerprint: planned.fingerprint };
+    },
+  };
+  return { engine, mangled: () => mangled };
+}
+
+describe('verification of a Delta compaction whose writer mangles the projection', () => {
+  it.each([
+    ['drops the added column’s values', dropAddedColumn],
+    ['loses the widened column’s values', loseWidenedColumn],
+  ])(
+    'fails the group when the writer %s: nothing committed, rows and inputs unchanged',
+    async (_what, mangle) => {
+      // Prepare
+      const { old } = await evolvedTable({ widening: true });
+      const before = await liveRows();
+      const bytes = await Promise.all(old.map((k) => readFile(join(root(), k))));
+      const versionBefore = (await readDeltaSnapshot(store, '')).version;
+      const { engine, mangled } = mangling(mangle);
+      const io = captureIo();
+
+      // Act
+      const outcome = runCompact(root(), { format: 'delta', minInputFiles: 2 }, io, { engine });
+
+      // Assess: d1's projected group fails verification; d2 (as written) commits; d1 is as it was
+      await expect(outcome).rejects.toBeInstanceOf(CompactionFailedError);
+      expect(mangled()).toBe(1);
+      expect(io.stdout.join('\n')).toMatch(
+        /day=d1 g0001: FAILED VerificationError: Verification failed: .*between inputs and outputs: .*\(aborted\)/,
+      );
+      const after = await liveRows();
+      expect(missingRows(before.rows, after.rows)).toEqual([]);
+      expect(missingRows(after.rows, before.rows)).toEqual([]);
+      const snapshot = await readDeltaSnapshot(store, '');
+      expect(snapshot.version).toBe(versionBefore + 1);
+      expect(snapshot.files.filter((f) => f.partitionValues.day === 'd1')).toHaveLength(6);
+      const now = await Promise.all(old.map((k) => readFile(join(root(), k))));
+      expect(now.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(old.map(() => true));
+    },
+  );
+
+  it('commits the same group when the writer follows the planned projection (the fault is what fails it)', async () => {
+    // Prepare
+    await evolvedTable({ widening: true });
+    const before = await liveRows();
+    const { engine, mangled } = mangling((p) => p);
+
+    // Act
+    await runCompact(root(), { format: 'delta', minInputFiles: 2 }, captureIo(), { engine });
+
+    // Assess
+    expect(mangled()).toBe(1);
+    const after = await liveRows();
+    expect(after.keys).toHaveLength(2);
+    expect(missingRows(before.rows, after.rows)).toEqual([]);
+    expect(missingRows(after.rows, before.rows)).toEqual([]);
+  });
+});

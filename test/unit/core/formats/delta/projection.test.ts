@@ -1,0 +1,300 @@
+// The projection of a Delta data file's footer schema onto the table's current schema (PROTOCOL.md "Column Mapping",
+// "Type Widening"): columns found by physical name (mode name), field id (mode id) or name (no mapping), partition
+// columns never projected, widenings only under the typeWidening feature; a contradiction refused by name, a column
+// the projection does not describe left to the as-written rewrite; and a partition's files planned as written when
+// none needs a projection.
+import type { SchemaElement } from 'hyparquet';
+import { describe, expect, it } from 'vitest';
+import {
+  type DeltaProjectionTable,
+  hasTypeWidening,
+  projectDeltaFile,
+} from '../../../../../functions/core/formats/delta/projection.js';
+import type { DeltaField } from '../../../../../functions/core/formats/delta/schema.js';
+import { settleProjections } from '../../../../../functions/core/formats/delta/table-snapshot.js';
+import type { ColumnProjection } from '../../../../../functions/core/projection.js';
+
+const root = (children: number): SchemaElement => ({ name: 'spark_schema', num_children: children });
+const leaf = (name: string, type: SchemaElement['type'], id?: number, extra: Partial<SchemaElement> = {}) =>
+  ({
+    name,
+    type,
+    repetition_type: 'OPTIONAL',
+    ...(id === undefined ? {} : { field_id: id }),
+    ...extra,
+  }) as SchemaElement;
+const STRING = { logical_type: { type: 'STRING' } } as Partial<SchemaElement>;
+
+/** A column-mapped field. */
+const mapped = (
+  name: string,
+  physical: string,
+  id: number,
+  type: DeltaField['type'],
+  nullable = true,
+): DeltaField => ({
+  name,
+  type,
+  nullable,
+  metadata: { 'delta.columnMapping.id': id, 'delta.columnMapping.physicalName': physical },
+});
+
+const table = (fields: DeltaField[], options: Partial<DeltaProjectionTable> = {}): DeltaProjectionTable => ({
+  schema: { type: 'struct', fields },
+  partitionColumns: ['day'],
+  mode: 'name',
+  typeWidening: true,
+  ...options,
+});
+
+describe('projectDeltaFile', () => {
+  it('finds columns by physical name (a renamed column keeps its values), widens under typeWidening, nulls an added column, leaves out dropped and partition columns', () => {
+    // Prepare
+    const file = [
+      root(5),
+      leaf('col-n', 'INT32', 2),
+      leaf('col-f', 'FLOAT', 3),
+      leaf('col-d', 'INT32', 4, { logical_type: { type: 'DATE' } }),
+      leaf('col-i', 'INT32', 5),
+      leaf('col-gone', 'BYTE_ARRAY', 9, STRING),
+    ];
+    const current = table([
+      mapped('day', 'col-day', 1, 'string'),
+      mapped('amount', 'col-n', 2, 'long'),
+      mapped('ratio', 'col-f', 3, 'double'),
+      mapped('at', 'col-d', 4, 'timestamp_ntz'),
+      mapped('mean', 'col-i', 5, 'double'),
+      mapped('note', 'col-new', 6, 'string'),
+    ]);
+
+    // Act
+    const projected = projectDeltaFile(file, current);
+
+    // Assess
+    expect(projected).toEqual({
+      kind: 'projected',
+      restates: false,
+      projection: {
+        keyValueMetadata: {},
+        columns: [
+          {
+            field: { name: 'col-n', fieldId: 2, nullable: true, type: 'int64' },
+            source: { column: 'col-n', widen: 'int32-int64' },
+          },
+          {
+            field: { name: 'col-f', fieldId: 3, nullable: true, type: 'float64' },
+            source: { column: 'col-f', widen: 'float32-float64' },
+          },
+          {
+            field: { name: 'col-d', fieldId: 4, nullable: true, type: 'timestamp-us' },
+            source: { column: 'col-d', widen: 'date32-timestamp-us' },
+          },
+          {
+            field: { name: 'col-i', fieldId: 5, nullable: true, type: 'float64' },
+            source: { column: 'col-i', widen: 'int32-float64' },
+          },
+          { field: { name: 'col-new', fieldId: 6, nullable: true, type: 'string' } },
+        ],
+      },
+    });
+  });
+
+  it('finds columns by field id in mode id, whatever their name in the file', () => {
+    // Prepare
+    const file = [root(1), leaf('old-name', 'INT64', 2)];
+    const current = table([mapped('amount', 'col-n', 2, 'long')], { mode: 'id' });
+
+    // Act
+    const projected = projectDeltaFile(file, current);
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns).toEqual([
+      { field: { name: 'col-n', fieldId: 2, nullable: true, type: 'int64' }, source: { column: 'old-name' } },
+    ]);
+  });
+
+  it('says a file restates the current schema when its columns are the current ones in order, none changed', () => {
+    // Prepare
+    const file = [root(2), leaf('col-n', 'INT64', 2), leaf('col-s', 'BYTE_ARRAY', 3, STRING)];
+    const current = table([
+      mapped('day', 'col-day', 1, 'string'),
+      mapped('amount', 'col-n', 2, 'long'),
+      mapped('label', 'col-s', 3, 'string'),
+    ]);
+
+    // Act
+    const projected = projectDeltaFile(file, current);
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.restates).toBe(true);
+  });
+
+  it('uses logical names and writes no field ids on a table without column mapping', () => {
+    // Prepare
+    const file = [root(1), leaf('amount', 'INT64')];
+    const current = table([{ name: 'amount', type: 'long', nullable: true, metadata: {} }], { mode: 'none' });
+
+    // Act
+    const projected = projectDeltaFile(file, current);
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns).toEqual([
+      { field: { name: 'amount', nullable: true, type: 'int64' }, source: { column: 'amount' } },
+    ]);
+  });
+
+  it.each([
+    [
+      'a type change Delta does not allow',
+      [root(1), leaf('col-n', 'BYTE_ARRAY', 2, STRING)],
+      table([mapped('amount', 'col-n', 2, 'long')]),
+      'column amount: it is int64 now but string in the file, which is not a type change Delta allows',
+    ],
+    [
+      'a widening without the typeWidening feature',
+      [root(1), leaf('col-n', 'INT32', 2)],
+      table([mapped('amount', 'col-n', 2, 'long')], { typeWidening: false }),
+      'column amount: it is int64 now but int32 in the file, and the table does not have the typeWidening feature',
+    ],
+    [
+      'a narrowing, even under typeWidening',
+      [root(1), leaf('col-n', 'DOUBLE', 2)],
+      table([mapped('amount', 'col-n', 2, 'float')]),
+      'column amount: it is float32 now but float64 in the file, which is not a type change Delta allows',
+    ],
+    [
+      'a field id that is not the column’s',
+      [root(1), leaf('col-n', 'INT64', 7)],
+      table([mapped('amount', 'col-n', 2, 'long')]),
+      'column amount: its column col-n has field id 7 in the file but delta.columnMapping.id 2 in the schema',
+    ],
+    [
+      'a column of the physical name without its id, in mode id',
+      [root(1), leaf('col-n', 'INT64')],
+      table([mapped('amount', 'col-n', 2, 'long')], { mode: 'id' }),
+      'column amount: its column col-n has field id (none) in the file but delta.columnMapping.id 2 in the schema',
+    ],
+    [
+      'a non-nullable column the file lacks',
+      [root(1), leaf('col-s', 'BYTE_ARRAY', 3, STRING)],
+      table([mapped('amount', 'col-n', 2, 'long', false), mapped('label', 'col-s', 3, 'string')]),
+      'column amount: it is not nullable but the file has no column col-n (field id 2)',
+    ],
+    [
+      'a mapped column without a physical name',
+      [root(1), leaf('col-n', 'INT64', 2)],
+      table([{ name: 'amount', type: 'long', nullable: true, metadata: { 'delta.columnMapping.id': 2 } }]),
+      'column amount: the table maps columns by name but the schema records no delta.columnMapping.physicalName for it',
+    ],
+  ])('refuses %s, naming the column', (_what, file, current, reason) => {
+    // Act
+    const projected = projectDeltaFile(file, current);
+
+    // Assess
+    expect(projected.kind).toBe('refused');
+    expect(projected.kind === 'refused' && projected.reason).toContain(reason);
+  });
+
+  it.each([
+    [
+      'a byte column widened to int',
+      [
+        root(1),
+        leaf('col-n', 'INT32', 2, { logical_type: { type: 'INTEGER', bitWidth: 8, isSigned: true } }),
+      ],
+      table([mapped('amount', 'col-n', 2, 'integer')]),
+    ],
+    [
+      'an INT96 timestamp',
+      [root(2), leaf('col-t', 'INT96', 2), leaf('col-s', 'BYTE_ARRAY', 3, STRING)],
+      table([mapped('at', 'col-t', 2, 'timestamp'), mapped('label', 'col-s', 3, 'string')]),
+    ],
+    [
+      'a decimal whose scale was widened',
+      [root(1), leaf('col-p', 'INT64', 2, { logical_type: { type: 'DECIMAL', precision: 10, scale: 2 } })],
+      table([mapped('price', 'col-p', 2, 'decimal(12,4)')]),
+    ],
+    [
+      'a string column written as unannotated bytes',
+      [root(1), leaf('col-s', 'BYTE_ARRAY', 2)],
+      table([mapped('label', 'col-s', 2, 'string')]),
+    ],
+    [
+      'a timestamp written without the UTC flag',
+      [
+        root(1),
+        leaf('col-t', 'INT64', 2, {
+          logical_type: { type: 'TIMESTAMP', unit: 'MICROS', isAdjustedToUTC: false },
+        }),
+      ],
+      table([mapped('at', 'col-t', 2, 'timestamp')]),
+    ],
+    [
+      'an array column',
+      [
+        root(1),
+        { name: 'col-a', repetition_type: 'OPTIONAL', num_children: 1, field_id: 2 } as SchemaElement,
+        { name: 'list', repetition_type: 'REPEATED', num_children: 1 } as SchemaElement,
+        leaf('element', 'BYTE_ARRAY', undefined, STRING),
+      ],
+      table([mapped('tags', 'col-a', 2, { type: 'array', elementType: 'string', containsNull: true })]),
+    ],
+  ])('leaves a file with %s to the as-written rewrite', (_what, file, current) => {
+    // Act
+    const projected = projectDeltaFile(file, current);
+
+    // Assess
+    expect(projected.kind).toBe('as-written');
+  });
+});
+
+describe('hasTypeWidening', () => {
+  it('is the feature (or its preview) in the protocol, or the table property', () => {
+    // Act / Assess
+    expect(hasTypeWidening({ readerFeatures: ['typeWidening'], writerFeatures: [] }, {})).toBe(true);
+    expect(hasTypeWidening({ readerFeatures: [], writerFeatures: ['typeWidening-preview'] }, {})).toBe(true);
+    expect(
+      hasTypeWidening({ readerFeatures: [], writerFeatures: [] }, { 'delta.enableTypeWidening': 'true' }),
+    ).toBe(true);
+    expect(
+      hasTypeWidening({ readerFeatures: ['columnMapping'], writerFeatures: ['columnMapping'] }, {}),
+    ).toBe(false);
+  });
+});
+
+describe('settleProjections', () => {
+  const projection: ColumnProjection = {
+    columns: [{ field: { name: 'a', nullable: true, type: 'int64' }, source: { column: 'a' } }],
+    keyValueMetadata: {},
+  };
+  const file = (key: string, fingerprint: string, identity: boolean) => ({
+    key,
+    size: 10,
+    etag: '',
+    schemaFingerprint: fingerprint,
+    projection,
+    ...(identity ? { projectionIdentity: true } : {}),
+  });
+
+  it('drops the projections of a partition whose files all restate one Parquet schema', () => {
+    // Act
+    const settled = settleProjections([file('a', 'fp1', true), file('b', 'fp1', true)]);
+
+    // Assess
+    expect(settled).toEqual([
+      { key: 'a', size: 10, etag: '', schemaFingerprint: 'fp1' },
+      { key: 'b', size: 10, etag: '', schemaFingerprint: 'fp1' },
+    ]);
+  });
+
+  it('keeps every projection, restating ones too, when a file needs one', () => {
+    // Act
+    const settled = settleProjections([file('a', 'fp1', true), file('b', 'fp2', false)]);
+
+    // Assess
+    expect(settled.map((f) => [f.key, f.projection !== undefined, 'projectionIdentity' in f])).toEqual([
+      ['a', true, false],
+      ['b', true, false],
+    ]);
+  });
+});
