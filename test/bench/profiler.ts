@@ -171,7 +171,16 @@ function deployed(template: CfnTemplate): { batchSize: number; memoryMb: number 
   return { batchSize, memoryMb };
 }
 
-export async function run(flags: readonly string[]): Promise<void> {
+/** What a profiler run measured, for benches that add it to their own line (rewrite-cost.ts's all-in cost). */
+export interface ProfilerMeasurement {
+  /** The profiler's cost per S3 event (DynamoDB, SQS, Lambda) at list prices, USD. */
+  readonly usdPerEvent: number;
+  /** Events the run sent through the handler. */
+  readonly events: number;
+}
+
+/** Runs the profiler bench (prints its lines) and returns its measured cost per event. */
+export async function run(flags: readonly string[]): Promise<ProfilerMeasurement> {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new LakeCompactorStack(app, 'Bench', {
     compactor: { tables: [{ name: 'bench', bucketName: 'lake', prefix: 'bench/' }] },
@@ -327,6 +336,7 @@ export async function run(flags: readonly string[]): Promise<void> {
       `  prices: Lambda arm64 $0.20/M req + $0.0000133334/GB-s at ${configured.memoryMb} MB; SQS $0.40/M req (receive and delete 10 messages per request); DynamoDB on-demand $0.625/M WRU, $0.125/M RRU (us-east-1)`,
     );
     client.destroy();
+    return { usdPerEvent: totalCost / million, events: bodies.length };
   } finally {
     await dynamo.stop();
   }
