@@ -115,6 +115,18 @@ export const planInputFileSchema = z.object({
   projectionRefused: z.string().optional(),
   /** Set when the footer could not be read: why. Such a file is skipped. */
   unreadable: z.string().optional(),
+  /**
+   * Set when the engine would copy the file row group by row group rather than re-encode it, in an output of this
+   * codec (core/parquet/stitch.ts `stitchCostOf`): what the run's cost estimate prices for its stitched path.
+   */
+  stitch: z
+    .object({
+      codec: z.enum(['snappy', 'zstd']),
+      rowGroups: z.number().int().nonnegative(),
+      proofReadsPerSide: z.number().int().nonnegative(),
+      pageHeaderRead: z.boolean(),
+    })
+    .optional(),
 });
 export type PlanInputFile = z.infer<typeof planInputFileSchema>;
 

@@ -204,7 +204,16 @@ function deployed(template: CfnTemplate): { batchSize: number; memoryMb: number 
   return { batchSize, memoryMb };
 }
 
-export async function run(flags: readonly string[]): Promise<void> {
+/** What a profiler run measured, for benches that add it to their own line (rewrite-cost.ts's all-in cost). */
+export interface ProfilerMeasurement {
+  /** The profiler's cost per S3 event (DynamoDB, SQS, Lambda) at list prices, USD. */
+  readonly usdPerEvent: number;
+  /** Events the run sent through the handler. */
+  readonly events: number;
+}
+
+/** Runs the profiler bench (prints its lines) and returns its measured cost per event. */
+export async function run(flags: readonly string[]): Promise<ProfilerMeasurement> {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new LakeCompactorStack(app, 'Bench', {
     compactor: { tables: [{ name: 'bench', bucketName: 'lake', prefix: 'bench/' }] },
@@ -398,6 +407,7 @@ export async function run(flags: readonly string[]): Promise<void> {
     );
     client.destroy();
     if (wrong.length > 0) throw new Error("the profiler's statistics are not exact");
+    return { usdPerEvent: totalCost / million, events: bodies.length };
   } finally {
     await dynamo.stop();
   }

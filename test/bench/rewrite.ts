@@ -21,7 +21,7 @@ import type { WrittenOutput } from '../../functions/ports/parquet-engine.js';
 import { defaultParquetEngine as engine } from '../../functions/shared/parquet-engine.js';
 import { generateEventsBatch, mulberry32 } from '../../functions/tools/sample-lake.js';
 import { countingStore, type S3RequestCounts } from '../support/counting-store.js';
-import { reportCost } from './rewrite-cost.js';
+import { reportAllIn, reportCost } from './rewrite-cost.js';
 
 const MB = 1e6;
 const ROOT = join(process.cwd(), '.tmp', 'bench-rewrite');
@@ -60,6 +60,8 @@ interface Measurement {
   readonly cpuMs: number;
   /** Wall time of the verification child (its own process, as verify is its own Lambda). */
   readonly verifyMs?: number;
+  /** CPU time of the verification child (all its threads). */
+  readonly verifyCpuMs?: number;
   /** Peak RSS of the child, from the kernel. */
   readonly peakRssMb: number;
   /** Peak RSS of the verification child (its own process, as verify is its own Lambda). */
@@ -433,6 +435,7 @@ async function measure(job: Job): Promise<Measurement> {
     ...m,
     written: undefined,
     verifyMs: v.wallMs,
+    verifyCpuMs: v.cpuMs,
     verifyRssMb: v.peakRssMb,
     ...(v.requests === undefined ? {} : { verifyRequests: v.requests }),
   };
@@ -539,6 +542,21 @@ async function inputBytesOf(dir: string): Promise<number> {
 }
 
 /**
+ * The profiler's cost per S3 event, from test/bench/profiler.ts's own measurement (its default workload, through
+ * the real handler against DynamoDB Local), or undefined when it could not run (DynamoDB Local needs Java).
+ */
+async function measureProfiler(): Promise<number | undefined> {
+  console.log('  profiler, measured for the all-in lines (test/bench/profiler.ts, its default workload):');
+  try {
+    const { run: profiler } = await import('./profiler.js');
+    return (await profiler([])).usdPerEvent;
+  } catch (err) {
+    console.log(`  profiler not measured: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/**
  * Flags: `--scale <f>` multiplies the file counts (default 1: the full sets; 0.1 for a quick run),
  * `--sets B,C,D` picks sets (default B,C), `--repeat <n>` reports each figure as the median of n interleaved runs,
  * `--tsx` runs the children under tsx instead of as an esbuild bundle.
@@ -555,6 +573,8 @@ export async function run(flags: readonly string[]): Promise<void> {
   if (repeat > 1) console.log(`  each figure: the median (by wall time) of ${repeat} interleaved runs`);
   const out = join(ROOT, 'out');
   const cores = cpus().length;
+  // The all-in lines price the profiler's events at its cost per event, measured here in the same run.
+  const profilerUsdPerEvent = sets.includes('B') || sets.includes('C') ? await measureProfiler() : undefined;
   if (sets.includes('B')) {
     const dir = await ensureSet({ name: 'B', files: Math.max(2, Math.round(2000 * scale)), rows: 20_000 });
     const bytes = await inputBytesOf(dir);
@@ -614,6 +634,7 @@ export async function run(flags: readonly string[]): Promise<void> {
       { ours, duckdb: d1 },
       workersRow === undefined ? undefined : { ours: workersRow, duckdb: d2 },
     );
+    await reportAllIn('B', dir, bytes, ours, profilerUsdPerEvent);
     const hashShare = p === undefined ? undefined : (100 * p.hashMs) / ours.wallMs;
     console.log(
       `  goals (#19): fingerprint <=10% of the rewrite: ${hashShare === undefined ? 'n/a' : `${hashShare.toFixed(0)}%`} (its phase time / the 1-thread rewrite's wall) | verify <=35%: ${((100 * (ours.verifyMs ?? 0)) / ours.wallMs).toFixed(0)}% (1 thread), ${((100 * (two.verifyMs ?? 0)) / two.wallMs).toFixed(0)}% (${cores}) | compute <=$1/TB at 1,769 MB: $${cost.computeUsdPerTb.toFixed(2)} | for reference: 1 thread ${(d1.wallMs / ours.wallMs).toFixed(2)}x DuckDB t1 (CPU ${(d1.cpuMs / ours.cpuMs).toFixed(2)}x), ${cores} workers ${(d2.wallMs / two.wallMs).toFixed(2)}x DuckDB t2 (scaling ${(ours.wallMs / two.wallMs).toFixed(2)}x) | RSS ${peakOf(ours)} MB (1 thread), ${peakOf(two)} MB (${cores})`,
@@ -640,6 +661,7 @@ export async function run(flags: readonly string[]): Promise<void> {
       `  goals: C >=0.8x DuckDB t1 (#19): ${(d1.wallMs / ours.wallMs).toFixed(2)}x (CPU time ${(d1.cpuMs / ours.cpuMs).toFixed(2)}x) | with latency >=80% of without: ${((100 * ours.wallMs) / slow.wallMs).toFixed(0)}% | RSS <=256 MB: ${Math.max(Number(peakOf(ours)), Number(peakOf(slow)))} MB`,
     );
     await reportCost(dir, bytes, { ours, duckdb: d1 });
+    await reportAllIn('C', dir, bytes, ours, profilerUsdPerEvent);
   }
   if (sets.includes('D')) {
     const dir = await ensureSetD(Math.max(2, Math.round(40 * scale)));

@@ -2,7 +2,7 @@
 // runs the named ones; flags after the suite names are handed to each suite unchanged.
 
 /** A suite module exports `run(flags)`; register new suites here (e.g. `profiler`). */
-const suites: Record<string, () => Promise<{ run(flags: readonly string[]): Promise<void> }>> = {
+const suites: Record<string, () => Promise<{ run(flags: readonly string[]): Promise<unknown> }>> = {
   rewrite: () => import('./rewrite.js'),
   profiler: () => import('./profiler.js'),
   delta: () => import('./delta.js'),
@@ -22,7 +22,9 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   for (const name of names.length > 0 ? names : Object.keys(suites)) {
     console.log(`\n=== bench: ${name} ===`);
-    const suite = await (suites[name] as () => Promise<{ run(flags: readonly string[]): Promise<void> }>)();
+    const suite = await (
+      suites[name] as () => Promise<{ run(flags: readonly string[]): Promise<unknown> }>
+    )();
     await suite.run(flags);
   }
 }

@@ -13,6 +13,7 @@ import { verifyOutputs } from '../../functions/adapters/parquet-wasm/verify.js';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import { PreconditionFailedError } from '../../functions/core/errors.js';
 import { metadataBytesOf, stitchSourceOf } from '../../functions/core/parquet/stitch.js';
+import { estimateRequestsByStep } from '../../functions/core/workflow/cost.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import type { InputFile, RewriteOptions } from '../../functions/ports/parquet-engine.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
@@ -178,6 +179,54 @@ describe('stitching on S3', () => {
     );
     expect(Number(differing)).toBe(0);
     expect(Number(await duck.db.scalar(`SELECT count(*) FROM read_parquet(${outList})`))).toBe(INPUTS * ROWS);
+  }, 300_000);
+
+  it('sends the requests the run cost estimate prices for a stitched group composed on S3, by billing class', async () => {
+    // Prepare
+    const store = new S3ObjectStore({ client, bucket: 'lake' });
+    const files = await stored(store, 'priced');
+    const bytes = files.reduce((n, f) => n + f.size, 0);
+    sent.length = 0;
+
+    // Act
+    const result = await rewriteGroup({ source: store, target: store }, { groupId: 'g', files }, options());
+
+    // Assess: every input copied (one output), and the rewrite's requests as the estimate's stitched, composed path
+    // counts them: each footer at pre-flight and again, a page header each (DuckDB writes no encoding statistics),
+    // one read of page indexes and footer each, the range read into the first part; create, parts, complete.
+    expect(result.outputs).toHaveLength(1);
+    const billed = (commands: readonly string[]) => sent.filter((r) => commands.includes(r.command)).length;
+    const counted = {
+      get: billed(['GetObjectCommand', 'HeadObjectCommand']),
+      put: billed([
+        'PutObjectCommand',
+        'CreateMultipartUploadCommand',
+        'UploadPartCommand',
+        'UploadPartCopyCommand',
+        'CompleteMultipartUploadCommand',
+        'ListObjectsV2Command',
+      ]),
+    };
+    const model = estimateRequestsByStep({
+      groups: 1,
+      inputFiles: INPUTS,
+      inputBytes: bytes,
+      inputRows: INPUTS * ROWS,
+      expectedOutputFiles: 1,
+      retireMode: 'delete-versioned',
+      compactMemoryMb: 1769,
+      composes: true,
+      stitched: {
+        files: INPUTS,
+        bytes,
+        rows: INPUTS * ROWS,
+        rowGroups: INPUTS,
+        outputs: 1,
+        proofReadsPerSide: 0,
+        pageHeaderReads: INPUTS,
+      },
+    });
+    expect(counted).toEqual({ get: model.rewrite.get, put: model.rewrite.put });
   }, 300_000);
 
   it('fails with PreconditionFailedError when an input is replaced between plan and write, publishing nothing', async () => {

@@ -3,6 +3,7 @@
 
 import { InvalidInputError } from '../../core/errors.js';
 import { DEFAULT_STATISTICS_MODE, type StatisticsMode } from '../../core/parquet/statistics-policy.js';
+import { DEFAULT_STITCH_THRESHOLDS } from '../../core/parquet/stitch.js';
 import {
   type Codec,
   DEFAULT_CODEC,
@@ -130,8 +131,8 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
       options.stitch === false || options.outputRows !== undefined || perOutput
         ? undefined
         : {
-            minRowGroupBytes: options.stitch?.minRowGroupBytes ?? 16 * MiB,
-            minRowGroupRows: options.stitch?.minRowGroupRows ?? 100_000,
+            minRowGroupBytes: options.stitch?.minRowGroupBytes ?? DEFAULT_STITCH_THRESHOLDS.minRowGroupBytes,
+            minRowGroupRows: options.stitch?.minRowGroupRows ?? DEFAULT_STITCH_THRESHOLDS.minRowGroupRows,
           },
     stallMs: options.stallTimeoutMs ?? 120_000,
     workers: options.workers ?? 1,

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { StitchedSegment } from '../../core/fingerprint/stitched.js';
 import { readFooterBytes } from '../../core/parquet/footer.js';
+import { PROOF_PIECE_BYTES } from '../../core/parquet/stitch.js';
 import { decodeStruct, field } from '../../core/parquet/thrift-compact.js';
 import {
   bloomFilterLength,
@@ -19,7 +20,7 @@ import {
 import type { ObjectStore } from '../../ports/object-store.js';
 
 /** Bytes read per request while hashing a range: memory stays bounded whatever a column chunk's size. */
-const PIECE_BYTES = 8 * 1024 * 1024;
+const PIECE_BYTES = PROOF_PIECE_BYTES;
 /** Ranges compared at once (each holds at most two pieces). */
 const RANGES_IN_FLIGHT = 2;
 /** Bytes read at a bloom filter's start to learn its length (its header is a few bytes of Thrift). */

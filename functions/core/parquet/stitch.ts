@@ -558,3 +558,68 @@ export function metadataBytesOf(key: string, file: Uint8Array): Uint8Array {
   if (length + 12 > file.length) throw new CorruptInputError(key, `footer length ${length} exceeds the file`);
   return file.subarray(file.length - 8 - length, file.length - 8);
 }
+
+/**
+ * The engine's default stitching thresholds: an input is copied row group by row group when every row group has at
+ * least this many compressed bytes or rows (parquet-wasm's settings take their defaults from here, and planning
+ * uses them to tell which inputs a run will copy — the cost estimate's stitched path).
+ */
+export const DEFAULT_STITCH_THRESHOLDS = {
+  minRowGroupBytes: 16 * 1024 * 1024,
+  minRowGroupRows: 100_000,
+} as const;
+
+/**
+ * Bytes per ranged read when verify compares a stitched output's ranges with its sources' (`hashRange` in the
+ * parquet-wasm adapter): memory stays bounded whatever a column chunk's size, at one GET per piece and side.
+ */
+export const PROOF_PIECE_BYTES = 8 * 1024 * 1024;
+
+/** What copying an input row group by row group costs in requests, known from its footer (see `stitchCostOf`). */
+export interface StitchCost {
+  /** The codec an output must have for the input to be copied into it. */
+  readonly codec: keyof typeof PARQUET_CODEC_IDS;
+  readonly rowGroups: number;
+  /**
+   * Ranged GETs verify's proof sends to each side — the stitched output and this source — to compare the input's
+   * ranges: its pages in `PROOF_PIECE_BYTES` pieces, each column index likewise, each offset index once, each
+   * bloom filter once (twice, header then bytes, when the footer records no length).
+   */
+  readonly proofReadsPerSide: number;
+  /** Whether the rewrite reads a data page header to learn the page version (no encoding statistics: DuckDB's files). */
+  readonly pageHeaderRead: boolean;
+}
+
+/**
+ * How the engine would copy `source` with the default thresholds, or undefined when it would re-encode it whatever
+ * the run's codec: a row group under both thresholds, an unusable layout, INT96, an encoding or page version the
+ * target does not write. Planning records it per input (the cost estimate's stitched path); the engine decides
+ * again from the bytes, so a file changed since is only mispriced, never mis-copied.
+ */
+export function stitchCostOf(source: StitchSource): StitchCost | undefined {
+  const codec = (Object.keys(PARQUET_CODEC_IDS) as (keyof typeof PARQUET_CODEC_IDS)[]).find(
+    (c) =>
+      stitchRefusal(source, { codec: c, deltaEncoding: false, ...DEFAULT_STITCH_THRESHOLDS }, DATA_PAGE) ===
+      undefined,
+  );
+  if (codec === undefined) return undefined;
+  const pieces = (r: ByteRange | undefined) =>
+    r === undefined ? 0 : Math.ceil(r.length / PROOF_PIECE_BYTES);
+  let proofReadsPerSide = 0;
+  for (const group of source.rowGroups) {
+    for (const chunk of group.chunks) {
+      proofReadsPerSide += pieces(chunk.data) + pieces(chunk.columnIndex);
+      if (chunk.offsetIndex !== undefined && chunk.offsetIndex.length > 0) proofReadsPerSide += 1;
+      if (chunk.bloom !== undefined)
+        proofReadsPerSide +=
+          chunk.bloom.length === undefined ? 2 : pieces({ offset: 0, length: chunk.bloom.length });
+    }
+  }
+  const target = { codec, deltaEncoding: false, ...DEFAULT_STITCH_THRESHOLDS };
+  return {
+    codec,
+    rowGroups: source.rowGroups.length,
+    proofReadsPerSide,
+    pageHeaderRead: stitchRefusal(source, target) !== undefined,
+  };
+}

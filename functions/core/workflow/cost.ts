@@ -1,6 +1,8 @@
 // The estimated cost of a run: Lambda GB-seconds from the bytes to rewrite plus S3 request charges,
 // from named list prices (us-east-1, arm64, 2025) — an order of magnitude for operators, not a bill.
 import type { RetireMode } from '../../ports/journal.js';
+import type { ComposedPiece } from '../../ports/object-store.js';
+import { planParts } from '../parquet/compose.js';
 import { FOOTER_FIRST_READ_BYTES } from '../parquet/footer.js';
 
 /** Lambda arm64 price per GB-second (USD). */
@@ -55,6 +57,11 @@ const ROW_GROUP_BYTES = 16 * 1024 * 1024;
  * test/unit/core/workflow/cost.test.ts; it was five before the footer was handed over).
  */
 const VERIFY_FIXED_GETS_PER_OUTPUT = 2;
+/**
+ * The same for a stitched output: the footer read only (shared with its proof), counted by cost.test.ts on inputs
+ * DuckDB wrote, which carry no page index; the reader's extra read of our own outputs is not made for these.
+ */
+const STITCHED_VERIFY_FIXED_GETS_PER_OUTPUT = 1;
 
 export interface CostInput {
   readonly groups: number;
@@ -74,6 +81,28 @@ export interface CostInput {
    * every folder above it is probed for a Delta log, Iceberg metadata and a Hudi `.hoodie/` (three LISTs each). @default 2
    */
   readonly partitionDepth?: number;
+  /** The planned inputs the engine copies row group by row group instead of re-encoding (planning's `stitch`). */
+  readonly stitched?: StitchedInputs;
+  /**
+   * Whether the store composes stitched outputs server-side (S3's UploadPartCopy: `putComposed`) rather than the
+   * engine downloading their inputs and uploading the bytes. @default false
+   */
+  readonly composes?: boolean;
+}
+
+/** The stitched path's share of a run (all counted within `CostInput`'s inputs, bytes, rows and outputs). */
+export interface StitchedInputs {
+  readonly files: number;
+  readonly bytes: number;
+  readonly rows: number;
+  /** Their row groups: verify's reader reads each copied row group of a stitched output. */
+  readonly rowGroups: number;
+  /** Outputs they are copied into (the engine balances them apart from the re-encoded inputs). */
+  readonly outputs: number;
+  /** The sum of their `proofReadsPerSide`: verify's proof reads as many ranges of the outputs, and of the sources. */
+  readonly proofReadsPerSide: number;
+  /** Those whose data page version the rewrite reads from a page header (no encoding statistics). */
+  readonly pageHeaderReads: number;
 }
 
 /** S3 requests by billing class. */
@@ -162,48 +191,63 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
     const none = counts({});
     return { plan, rewrite: none, verify: none, bookkeeping: none, commit: none, finalize: none };
   }
-  const perFile = input.inputFiles === 0 ? 0 : input.inputBytes / input.inputFiles;
   const filesPerGroup = input.inputFiles / groups;
+  // The re-encoded inputs and their outputs; the stitched ones are priced apart (stitchedRequests).
+  const stitched = input.stitched;
+  const encoded = {
+    files: input.inputFiles - (stitched?.files ?? 0),
+    bytes: input.inputBytes - (stitched?.bytes ?? 0),
+    rows: input.inputRows === undefined ? undefined : input.inputRows - (stitched?.rows ?? 0),
+    outputs: outputs - (stitched?.outputs ?? 0),
+  };
+  const perFile = encoded.files === 0 ? 0 : encoded.bytes / encoded.files;
+  const encodedPerGroup = encoded.files / groups;
 
   // Whole-file GETs of the rewrite: every input larger than the footer's first read; of the small ones, those the
   // pre-flight cache had no room for. Larger files are fetched once more for the writer's sample.
   let wholeGets: number;
   let sampleGets = 0;
-  if (perFile > FOOTER_FIRST_READ_BYTES) {
-    wholeGets = input.inputFiles;
-    const rowsPerFile = input.inputRows === undefined ? SAMPLE_ROWS : input.inputRows / input.inputFiles;
+  if (encoded.files === 0) {
+    wholeGets = 0;
+  } else if (perFile > FOOTER_FIRST_READ_BYTES) {
+    wholeGets = encoded.files;
+    const rowsPerFile = encoded.rows === undefined ? SAMPLE_ROWS : encoded.rows / encoded.files;
     const picked = Math.min(
       Math.ceil(SAMPLE_ROWS / Math.max(1, rowsPerFile)),
       SAMPLE_INPUTS,
       Math.floor(SAMPLE_BYTES / perFile),
-      filesPerGroup,
+      encodedPerGroup,
     );
     sampleGets = groups * (picked < 2 ? 1 : picked);
   } else {
-    const cachedPerGroup = perFile === 0 ? filesPerGroup : Math.floor(PREFLIGHT_CACHE_BYTES / perFile);
-    wholeGets = groups * Math.max(0, filesPerGroup - cachedPerGroup);
+    const cachedPerGroup = perFile === 0 ? encodedPerGroup : Math.floor(PREFLIGHT_CACHE_BYTES / perFile);
+    wholeGets = groups * Math.max(0, encodedPerGroup - cachedPerGroup);
   }
   // The commit's check of the inputs before publishing (hive/commit.ts): in delete-rebuild mode (no version id
   // needed) a listing of their folder, when their HEADs would cost more than a LIST page and for at most the
   // pages that many HEADs would cost; else a HEAD each.
   const listBudget = Math.floor(filesPerGroup / (S3_USD_PER_PUT / S3_USD_PER_GET));
   const headsInputs = input.retireMode !== 'delete-rebuild' || listBudget < 1;
-  const bytesPerOutput = outputs === 0 ? 0 : input.inputBytes / outputs;
+  const bytesPerOutput = encoded.outputs <= 0 ? 0 : encoded.bytes / encoded.outputs;
   const parts = Math.ceil(bytesPerOutput / UPLOAD_PART_BYTES);
   const rowGroupsPerOutput = Math.max(
     1,
-    input.inputRows === undefined || outputs === 0
+    encoded.rows === undefined || encoded.outputs <= 0
       ? 0
-      : Math.ceil(input.inputRows / outputs / ROW_GROUP_ROWS),
+      : Math.ceil(encoded.rows / encoded.outputs / ROW_GROUP_ROWS),
     Math.ceil(bytesPerOutput / ROW_GROUP_BYTES),
   );
+  const encodedOutputs = Math.max(0, encoded.outputs);
+  const copied = stitched === undefined ? undefined : stitchedRequests(stitched, input.composes === true);
   return {
     plan,
     rewrite: counts({
-      get: input.inputFiles + wholeGets + sampleGets,
-      put: outputs * (parts <= 1 ? 1 : parts + 2),
+      get: input.inputFiles + wholeGets + sampleGets + (copied?.rewrite.get ?? 0),
+      put: encodedOutputs * (parts <= 1 ? 1 : parts + 2) + (copied?.rewrite.put ?? 0),
     }),
-    verify: counts({ get: outputs * (VERIFY_FIXED_GETS_PER_OUTPUT + rowGroupsPerOutput) }),
+    verify: counts({
+      get: encodedOutputs * (VERIFY_FIXED_GETS_PER_OUTPUT + rowGroupsPerOutput) + (copied?.verify.get ?? 0),
+    }),
     bookkeeping: counts({ get: outputs, put: 2 * groups }),
     commit: counts({
       get: (headsInputs ? input.inputFiles : 0) + (versioned ? groups : 0),
@@ -212,6 +256,63 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
       delete: groups * (pages(filesPerGroup) + pages(outputs / groups + 1)),
     }),
     finalize: counts({ put: FOREIGN_PROBE_LISTS * depth + pages(listed - input.inputFiles + outputs) }),
+  };
+}
+
+/**
+ * The requests of the stitched path (parquet-wasm stitch.ts and stitched-proof.ts), besides the pre-flight footer
+ * read every input has:
+ *
+ * - rewrite, per stitched input: its footer read again to plan the copy, a data page header where the footer has
+ *   no encoding statistics; then, composed in the store, one ranged read of its page indexes and footer, and the
+ *   output's multipart upload (create, a part per copied range or uploaded piece, complete; a range that must go
+ *   into an uploaded part is read with a GET) — else the input downloaded whole and the output uploaded as a stream;
+ *   never a writer sample (nothing is re-encoded);
+ * - verify, per stitched output: the footer and row-group reads of any output (its rows are decoded and counted);
+ *   per source a HEAD, its footer, and a HEAD again at the end (the ETag still the planned one); and the proof's
+ *   ranged reads, as many of the output as of the sources.
+ *
+ * Groups are taken as alike; footers as fitting the first 64 KiB read; dictionary pages a footer cannot clear
+ * (read to bound their decoded size) are not counted.
+ */
+function stitchedRequests(
+  stitched: StitchedInputs,
+  composes: boolean,
+): { rewrite: RequestCounts; verify: RequestCounts } {
+  const { files, bytes, outputs } = stitched;
+  if (files === 0 || outputs === 0) return { rewrite: counts({}), verify: counts({}) };
+  let get = files + stitched.pageHeaderReads;
+  let put: number;
+  if (composes) {
+    // The output's pieces as the engine hands them to planParts: PAR1, each input's pages (a range), the footer.
+    const perOutput = Math.round(files / outputs);
+    const perInput = Math.floor(bytes / files);
+    const pieces: ComposedPiece[] = [{ kind: 'bytes', bytes: new Uint8Array(4) }];
+    for (let i = 0; i < perOutput; i++) {
+      pieces.push({ kind: 'range', key: `${i}`, etag: '', start: 0, endInclusive: perInput - 1 });
+    }
+    pieces.push({ kind: 'bytes', bytes: new Uint8Array(1) });
+    const planned = planParts(pieces);
+    const rangeReads = planned.reduce(
+      (n, p) => n + (p.kind === 'upload' ? p.pieces.filter((q) => q.kind === 'range').length : 0),
+      0,
+    );
+    get += files + outputs * rangeReads;
+    put = outputs * (planned.length + 2);
+  } else {
+    get += files;
+    const parts = Math.ceil(bytes / outputs / UPLOAD_PART_BYTES);
+    put = outputs * (parts <= 1 ? 1 : parts + 2);
+  }
+  const rowGroupsPerOutput = Math.max(1, stitched.rowGroups / outputs);
+  return {
+    rewrite: counts({ get, put }),
+    verify: counts({
+      get:
+        outputs * (STITCHED_VERIFY_FIXED_GETS_PER_OUTPUT + rowGroupsPerOutput) +
+        files * 3 +
+        2 * stitched.proofReadsPerSide,
+    }),
   };
 }
 

@@ -25,7 +25,7 @@ import {
 import { matchQuarantine } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
 import { failureReason, stepFormat } from './commit.js';
-import { type CostEstimate, estimateCost } from './cost.js';
+import { type CostEstimate, estimateCost, type StitchedInputs } from './cost.js';
 import { itemsKey, outputFileName, planKey, stagingPrefix, trashPrefix } from './layout.js';
 import type { PartitionLeases } from './ports.js';
 import { settlePartition } from './settle.js';
@@ -202,6 +202,8 @@ export async function planRun(
       listedFiles: summary.inputFiles,
       ...rowsOf(plan),
       partitionDepth: run.partitionDir.split('/').filter((s) => s !== '').length,
+      ...stitchedOf(plan, run),
+      composes: deps.store.putComposed !== undefined,
     }),
     ...(plan.reason === undefined ? {} : { reason: plan.reason }),
     retireMode: retirement.retireMode,
@@ -227,6 +229,46 @@ async function retirementOf(
     retireMode: 'trash',
     note: `bucket ${run.bucket} is configured as versioned (versionedBuckets) but its versioning is ${versioning}, not Enabled: inputs are moved to trash instead of deleted, so they can be restored. Enable versioning on the bucket, or drop it from versionedBuckets`,
   };
+}
+
+/**
+ * The planned inputs the engine will copy row group by row group (the cost estimate's stitched path): those whose
+ * footer showed every row group large in a layout it copies (planning's `stitch`), in the run's codec, in an
+ * order-keeping rewrite (a sort re-encodes every row), carrying nothing that changes which rows they give (deleted
+ * rows, row lineage, a projection). Each group's are balanced into outputs of the target size, as the engine does.
+ */
+function stitchedOf(plan: PartitionPlan, run: RunContext): { stitched?: StitchedInputs } {
+  if (run.strategy !== 'binpack') return {};
+  const total = {
+    files: 0,
+    bytes: 0,
+    rows: 0,
+    rowGroups: 0,
+    outputs: 0,
+    proofReadsPerSide: 0,
+    pageHeaderReads: 0,
+  };
+  for (const group of plan.groups) {
+    const copied = group.files.filter(
+      (f) =>
+        f.stitch?.codec === run.codec &&
+        f.deletes === undefined &&
+        f.rowLineage === undefined &&
+        f.projection === undefined,
+    );
+    if (copied.length === 0) continue;
+    const bytes = copied.reduce((n, f) => n + f.size, 0);
+    total.files += copied.length;
+    total.bytes += bytes;
+    total.outputs += Math.max(1, Math.min(copied.length, Math.ceil(bytes / run.targetFileSizeBytes)));
+    for (const f of copied) {
+      total.rows += f.rows ?? 0;
+      total.rowGroups += f.stitch?.rowGroups ?? 0;
+      total.proofReadsPerSide += f.stitch?.proofReadsPerSide ?? 0;
+      total.pageHeaderReads += f.stitch?.pageHeaderRead === true ? 1 : 0;
+    }
+  }
+  return total.files === 0 ? {} : { stitched: total };
 }
 
 /** The planned inputs' rows, when every footer gave them (the cost estimate's row groups and sample). */

@@ -4,7 +4,18 @@ import type { SchemaElement } from 'hyparquet';
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { CorruptInputError } from '../../errors.js';
-import { parseFooterWithMetadata, readFooter, readFooterBytes } from '../../parquet/footer.js';
+import {
+  type ParquetFooter,
+  parseFooter,
+  parseFooterWithMetadata,
+  readFooterBytes,
+} from '../../parquet/footer.js';
+import {
+  DEFAULT_STITCH_THRESHOLDS,
+  metadataBytesOf,
+  stitchCostOf,
+  stitchSourceOf,
+} from '../../parquet/stitch.js';
 import { classifyObject, type PartitionValue, parsePartition, relativeToRoot } from '../../partition.js';
 import type { PlanInput, PlanInputFile } from '../../planning.js';
 import { readersReadWidenedDecimals } from '../../readers.js';
@@ -24,6 +35,27 @@ import type {
 } from '../table-format.js';
 import { unifySchemas } from './schema-union.js';
 import { hiveRunOptionsSchema } from './settings.js';
+
+/**
+ * The file's `stitch` field when the engine would copy it row group by row group (every row group at or above the
+ * default thresholds, and a layout it copies), from the footer bytes already read; else nothing. Only the run's
+ * cost estimate reads it.
+ */
+function stitchOf(footer: ParquetFooter, tail: Uint8Array): Pick<PlanInputFile, 'stitch'> {
+  const { minRowGroupRows, minRowGroupBytes } = DEFAULT_STITCH_THRESHOLDS;
+  const large = footer.rowGroups.every(
+    (g) => g.rows >= minRowGroupRows || g.compressedBytes >= minRowGroupBytes,
+  );
+  if (footer.rowGroups.length === 0 || !large) return {};
+  try {
+    const metadata = metadataBytesOf(footer.key, tail);
+    const stitch = stitchCostOf(stitchSourceOf(footer.key, metadata, footer.size - 8 - metadata.length));
+    return stitch === undefined ? {} : { stitch };
+  } catch (err) {
+    if (err instanceof CorruptInputError) return {};
+    throw err;
+  }
+}
 
 /** A run's schema union, while the listing reads footers: its options and every readable footer's schema. */
 interface UnionState {
@@ -118,12 +150,24 @@ export async function inventoryTable(
             // The union needs every footer's schema elements: the same reads, parsed with the metadata kept.
             const { size, tail } = await readFooterBytes(store, object.key, object.size);
             const { footer, metadata } = parseFooterWithMetadata(object.key, size, tail);
-            files.push({ ...base, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint });
+            files.push({
+              ...base,
+              rows: footer.rows,
+              schemaFingerprint: footer.schemaFingerprint,
+              ...stitchOf(footer, tail),
+            });
             union.schemas.set(object.key, metadata.schema);
             return;
           }
-          const footer = await readFooter(store, object.key, object.size);
-          files.push({ ...base, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint });
+          // readFooter's reads, with the bytes kept for the stitched path's price.
+          const { size, tail } = await readFooterBytes(store, object.key, object.size);
+          const footer = parseFooter(object.key, size, tail);
+          files.push({
+            ...base,
+            rows: footer.rows,
+            schemaFingerprint: footer.schemaFingerprint,
+            ...stitchOf(footer, tail),
+          });
         } catch (err) {
           if (!(err instanceof CorruptInputError)) throw err;
           files.push({ ...base, unreadable: err.reason });

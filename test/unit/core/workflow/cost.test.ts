@@ -6,6 +6,7 @@ import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { settingsOf } from '../../../../functions/adapters/parquet-wasm/settings.js';
 import { LIST_PRICE_IN_HEADS } from '../../../../functions/core/formats/hive/commit.js';
+import { DEFAULT_STITCH_THRESHOLDS } from '../../../../functions/core/parquet/stitch.js';
 import { buildRunContext } from '../../../../functions/core/run-input.js';
 import {
   estimateCost,
@@ -22,7 +23,9 @@ import { ManualClock } from '../../../../functions/ports/clock.js';
 import type { RetireMode } from '../../../../functions/ports/journal.js';
 import { defaultParquetEngine } from '../../../../functions/shared/parquet-engine.js';
 import { writeSampleLake } from '../../../../functions/tools/sample-lake.js';
+import { countedWorkflowRun } from '../../../support/counted-workflow.js';
 import { countingStore } from '../../../support/counting-store.js';
+import { duckWorkspace } from '../../adapters/parquet-wasm/helpers.js';
 
 const DAY = '2024-03-01';
 
@@ -275,5 +278,142 @@ describe('estimateRequests', () => {
     expect(retireCopiesPerInput('delete-versioned')).toBe(0);
     expect(trash.requests.copy - versioned.requests.copy).toBe(100);
     expect(trash.breakdownUsd.s3).toBeGreaterThan(versioned.breakdownUsd.s3 + 99 * S3_USD_PER_PUT);
+  });
+});
+
+describe('estimateRequests, stitched groups (inputs copied row group by row group)', () => {
+  /** Inputs of one large ZSTD row group each (DuckDB's: no encoding statistics), which the engine copies. */
+  async function largeRowGroupFiles(count: number): Promise<Uint8Array[]> {
+    const duck = await duckWorkspace();
+    try {
+      const files: Uint8Array[] = [];
+      for (let i = 0; i < count; i++) {
+        files.push(
+          await duck.parquet(
+            `SELECT i::BIGINT AS id, md5(i::VARCHAR || '-${i}') AS a FROM range(${DEFAULT_STITCH_THRESHOLDS.minRowGroupRows + 20_000}) t(i)`,
+            { compression: 'zstd', rowGroupSize: 1_000_000 },
+          ),
+        );
+      }
+      return files;
+    } finally {
+      await duck.close();
+    }
+  }
+
+  for (const mode of ['delete-versioned', 'delete-rebuild'] as const) {
+    it(`counts what a stitched group sends, the proof's reads included, per step: ${mode}`, async () => {
+      // Prepare
+      const files = await largeRowGroupFiles(6);
+
+      // Act
+      const { result, counted, bySteps, logBySteps } = await countedWorkflowRun(
+        async (put) => {
+          for (const [i, bytes] of files.entries()) await put(`events/date=${DAY}/part-${i}.parquet`, bytes);
+        },
+        { table: 'events', partition: `date=${DAY}`, mode },
+      );
+
+      // Assess: the group was copied, not re-encoded (verify read every source: a HEAD before and after the proof).
+      expect(result.summary.outcome).toBe('compacted');
+      expect(result.groups.map((g) => g.result.state)).toEqual(['done']);
+      const verifyHeads = (logBySteps.verifyGroup ?? []).filter(
+        (r) => r.op === 'head' && r.key.startsWith(`events/date=${DAY}/`),
+      );
+      expect(verifyHeads).toHaveLength(2 * files.length);
+      const plan = result.plan;
+      if (plan === undefined) throw new Error('the run was not planned');
+      expect(plan.estimatedCost.requests).toEqual(counted);
+      // Each input: 1 row group of 2 column chunks, each compared in one read per side; a page header read each.
+      const model = estimateRequestsByStep({
+        groups: plan.groupCount,
+        inputFiles: plan.plannedFiles,
+        inputBytes: plan.plannedBytes,
+        expectedOutputFiles: plan.expectedOutputFiles,
+        retireMode: plan.retireMode,
+        compactMemoryMb: 1769,
+        listedFiles: plan.inputFiles,
+        inputRows: files.length * 120_000,
+        stitched: {
+          files: files.length,
+          bytes: plan.plannedBytes,
+          rows: files.length * 120_000,
+          rowGroups: files.length,
+          outputs: 1,
+          proofReadsPerSide: 2 * files.length,
+          pageHeaderReads: files.length,
+        },
+      });
+      expect(bySteps.compactGroup).toEqual({
+        ...model.rewrite,
+        put: model.rewrite.put + model.bookkeeping.put,
+      });
+      expect(bySteps.verifyGroup).toEqual({ ...model.verify, get: model.verify.get + model.bookkeeping.get });
+      expect(bySteps.commitStep).toEqual(model.commit);
+    }, 120_000);
+  }
+
+  it('counts a run with a stitched group and a re-encoded group, each priced on its own path', async () => {
+    // Prepare: six large-row-group inputs beside twelve tiny files of another schema (two groups).
+    const files = await largeRowGroupFiles(6);
+
+    // Act
+    const { result, counted } = await countedWorkflowRun(
+      async (put) => {
+        for (const [i, bytes] of files.entries()) await put(`events/date=${DAY}/large-${i}.parquet`, bytes);
+        await writeSampleLake(put, {
+          table: 'events',
+          days: 1,
+          batches: 12,
+          startDate: DAY,
+          minRows: 30,
+          maxRows: 30,
+          seed: 3,
+        });
+      },
+      { table: 'events', partition: `date=${DAY}`, mode: 'delete-versioned' },
+    );
+
+    // Assess
+    expect(result.summary.outcome).toBe('compacted');
+    expect(result.groups.map((g) => g.result.state)).toEqual(['done', 'done']);
+    expect(result.plan?.estimatedCost.requests).toEqual(counted);
+  }, 120_000);
+
+  it('prices a stitched group below the re-encoding the estimate assumed before, once the proof is counted apart', () => {
+    // Prepare: six 24 MB inputs of one row group each, copied into two outputs, composed in the store (S3).
+    const base = {
+      groups: 1,
+      inputFiles: 6,
+      inputBytes: 6 * 24_000_000,
+      inputRows: 6 * 690_000,
+      expectedOutputFiles: 2,
+      retireMode: 'delete-versioned' as const,
+      compactMemoryMb: 1769,
+    };
+    const stitched = {
+      files: 6,
+      bytes: base.inputBytes,
+      rows: base.inputRows,
+      rowGroups: 6,
+      outputs: 2,
+      proofReadsPerSide: 6 * 6 * 2,
+      pageHeaderReads: 0,
+    };
+
+    // Act
+    const reencoded = estimateRequestsByStep(base);
+    const composed = estimateRequestsByStep({ ...base, stitched, composes: true });
+    const downloaded = estimateRequestsByStep({ ...base, stitched, composes: false });
+
+    // Assess: composed, no input is downloaded and no writer sample is read — the footer again, one read of the
+    // page indexes and footer, and a range read into the parts S3 cannot copy; downloaded, each input once.
+    expect(reencoded.rewrite.get).toBe(6 + 6 + 1);
+    expect(downloaded.rewrite.get).toBe(6 + 6 + 6);
+    expect(composed.rewrite.get).toBeLessThan(6 + 6 + 6 + 6);
+    expect(composed.rewrite.get).toBeGreaterThanOrEqual(6 + 6 + 6);
+    // Verify: per output its footer and row groups; per source two HEADs and its footer; the proof's reads, both sides.
+    expect(composed.verify.get).toBe(2 * (1 + 3) + 6 * 3 + 2 * 72);
+    expect(composed.verify.get).toBeGreaterThan(reencoded.verify.get);
   });
 });
