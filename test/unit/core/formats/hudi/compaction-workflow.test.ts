@@ -7,18 +7,14 @@
 // DuckDB, log records merged by the project's reader) are identical before and after. A group that fails aborts T's
 // groups and rolls T back to its plan, which stays, and the next run finishes it; a run that died with every group
 // published is completed by the settle the sweep runs.
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../../../../functions/adapters/local-object-store.js';
 import { MemoryJournal } from '../../../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../../../functions/adapters/memory-leases.js';
-import { mergeFileSlice } from '../../../../../functions/core/formats/hudi/compaction-merge.js';
-import { compactionPolicy } from '../../../../../functions/core/formats/hudi/compaction-run.js';
 import { hudiTable } from '../../../../../functions/core/formats/hudi/format.js';
 import { readHudiTable } from '../../../../../functions/core/formats/hudi/table-state.js';
-import { isCommitted } from '../../../../../functions/core/formats/hudi/timeline.js';
 import type { TableFormat } from '../../../../../functions/core/formats/table-format.js';
 import { partitionPlanSchema } from '../../../../../functions/core/planning.js';
 import { buildRunContext, type RunContext } from '../../../../../functions/core/run-input.js';
@@ -34,22 +30,10 @@ import type { Journal } from '../../../../../functions/ports/journal.js';
 import type { ObjectStore } from '../../../../../functions/ports/object-store.js';
 import type { ParquetEngine } from '../../../../../functions/ports/parquet-engine.js';
 import { defaultParquetEngine } from '../../../../../functions/shared/parquet-engine.js';
-import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
-import { HUDI_FIXTURES } from '../../../../support/fixtures.js';
+import { type DuckDb, openDuckDb } from '../../../../support/duckdb.js';
+import { copyHudiFixture, hudiMergedView, hudiVisibleView } from '../../../../support/hudi-mor-view.js';
 
 const NOW = Date.UTC(2026, 11, 1);
-const COLUMNS = [
-  '_hoodie_commit_time',
-  '_hoodie_commit_seqno',
-  '_hoodie_record_key',
-  '_hoodie_partition_path',
-  'ts',
-  'uuid',
-  'rider',
-  'driver',
-  'fare',
-  'city',
-];
 
 let db: DuckDb;
 const dirs: string[] = [];
@@ -61,64 +45,12 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
-/** A copy of a vendored table under `<dir>/trips`, without its metadata table for v8 (refused by name otherwise). */
 async function copyFixture(name: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-mor-wf-'));
-  dirs.push(dir);
-  const root = join(dir, 'trips');
-  await cp(join(HUDI_FIXTURES, name), root, { recursive: true });
-  await rm(join(root, '.hoodie', 'metadata'), { recursive: true, force: true });
-  await rm(join(root, '.hoodie', '.index_defs'), { recursive: true, force: true });
-  const props = join(root, '.hoodie', 'hoodie.properties');
-  const text = await readFile(props, 'utf8');
-  await writeFile(
-    props,
-    text
-      .split('\n')
-      .filter(
-        (l) =>
-          !l.startsWith('hoodie.table.metadata.partitions') && !l.startsWith('hoodie.table.index.defs.path'),
-      )
-      .join('\n'),
-  );
-  return dir;
+  return copyHudiFixture(name, 'trips', dirs);
 }
 
-function plain(v: unknown): unknown {
-  if (typeof v === 'bigint') return String(v);
-  if (typeof v === 'number' && Number.isInteger(v)) return String(v);
-  return v;
-}
-
-function canonical(rows: readonly Record<string, unknown>[]): string[] {
-  return rows.map((r) => JSON.stringify(COLUMNS.map((c) => plain(r[c])))).sort();
-}
-
-/** Hudi's snapshot view: per live slice, the base rows (DuckDB) less the merge's drops, plus its log rows. */
 async function hudiView(dir: string): Promise<string[]> {
-  const store = new LocalObjectStore(dir);
-  const state = await readHudiTable(store, 'trips');
-  const rows: Record<string, unknown>[] = [];
-  for (const slice of state.partitions.flatMap((p) => p.liveSlices)) {
-    const key = slice.baseFile?.key ?? '';
-    const base = await db.rows(
-      `SELECT ${COLUMNS.join(', ')} FROM read_parquet(${sqlString(join(dir, key))}, file_row_number = true) ORDER BY file_row_number`,
-    );
-    if (slice.logFiles.length === 0) {
-      rows.push(...base);
-      continue;
-    }
-    const merged = await mergeFileSlice(
-      store,
-      { baseKey: key, logKeys: slice.logFiles.map((l) => l.key) },
-      compactionPolicy(state),
-      (i) => isCommitted(state.timeline, i),
-      '99999999999999999',
-    );
-    const dropped = new Set(merged.merge.dropPositions);
-    rows.push(...base.filter((_, i) => !dropped.has(i)), ...merged.merge.append);
-  }
-  return canonical(rows);
+  return hudiMergedView(db, dir, 'trips');
 }
 
 /** The table's format bound as a deployment's table config binds it: storage lock, trigger after 1 delta commit. */
@@ -182,18 +114,8 @@ async function timelineFiles(dir: string, folder: string): Promise<string[]> {
   return (await readdir(join(dir, 'trips', folder))).filter((n) => /^\d/.test(n)).sort();
 }
 
-/**
- * The rows a reader sees while a compaction of ours is pending: the old slices, i.e. the table as if its pending
- * compaction files were not there (a reader sets a pending compaction's slice aside until it completes), read from a
- * copy so the table itself is left as it is.
- */
 async function visibleWhilePending(dir: string, folder: string): Promise<string[]> {
-  const view = await mkdtemp(join(tmpdir(), 'lc-hudi-mor-view-'));
-  dirs.push(view);
-  await cp(dir, view, { recursive: true });
-  for (const name of await timelineFiles(view, folder))
-    if (/\.compaction\.(requested|inflight)$/.test(name)) await rm(join(view, 'trips', folder, name));
-  return hudiView(view);
+  return hudiVisibleView(db, dir, 'trips', folder, dirs);
 }
 
 async function filesUnder(dir: string, relative: string): Promise<string[]> {
