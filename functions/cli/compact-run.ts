@@ -361,7 +361,7 @@ async function compactPartition(
         progress?.groupEnded(run.partition, item.groupId, error === undefined && result.state === 'done');
         io.out(
           error === undefined
-            ? `${label} ${item.groupId}: ${plural(result.retired, 'file')} → ${result.published}, ${plural(compacted?.rows ?? 0, 'row')}, verified, ${result.state === 'done' ? 'committed' : `left alone (${result.reason ?? 'an input changed'})`}`
+            ? `${label} ${item.groupId}: ${plural(result.retired, 'file')} → ${result.published}, ${plural(compacted?.rows ?? 0, 'row')}, verified, ${result.state === 'done' ? 'committed' : result.state === 'pending' ? "published, committed with the run's other groups" : `left alone (${result.reason ?? 'an input changed'})`}`
             : `${label} ${item.groupId}: FAILED ${error.name}: ${error.message} (${result.state})`,
         );
       },

@@ -169,6 +169,11 @@ export const planGroupSchema = z.object({
   rows: z.number().int().nonnegative().nullable(),
   /** How many files the rewrite should produce (Iceberg rule, see expectedOutputFiles). */
   expectedOutputFiles: z.number().int().positive(),
+  /**
+   * What the format records of this group alone (a table service's operation: Hudi's file group, its compaction
+   * instant and its output's name), merged over the plan's into the group's journal entry: the plan stays data.
+   */
+  formatState: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
 });
 export type PlanGroup = z.infer<typeof planGroupSchema>;
 

@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import type { Clock } from '../../ports/clock.js';
 import type { FormatState, GroupJournalEntry, Journal, JournalInput } from '../../ports/journal.js';
 import type { ObjectInfo, ObjectStore } from '../../ports/object-store.js';
-import type { ParquetEngine, RewriteOptions } from '../../ports/parquet-engine.js';
+import type { InputFile, ParquetEngine, RewriteOptions } from '../../ports/parquet-engine.js';
 import type { DeletedRows } from '../deletes/deleted-rows.js';
 import { CompactorError } from '../errors.js';
 import type { PartitionValue } from '../partition.js';
@@ -163,7 +163,12 @@ export interface CommitConflict {
 }
 
 export interface CommitOutcome {
-  readonly state: 'done' | 'aborted';
+  /**
+   * `pending`: the group's outputs are in the table, but its format commits the run's groups together, once (Hudi:
+   * one completed compaction instant for all of its file slices); the group stays open until that run-level commit,
+   * which its `rollback` makes — finalize, `settle` and the sweep call it — or until it is aborted with its siblings.
+   */
+  readonly state: 'done' | 'aborted' | 'pending';
   /** Output keys now in the partition. */
   readonly published: readonly string[];
   /** Input keys retired from the partition. */
@@ -183,6 +188,31 @@ export interface TableServiceDeps {
   readonly store: ObjectStore;
   readonly clock: Clock;
   readonly engine: Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutputs'>;
+}
+
+/**
+ * What the plan step hands a format's {@link TableFormat.planService}: where the run's partition lies, the run, and
+ * how to record a plan before anything of it is written to the table.
+ */
+export interface ServicePlanRequest {
+  readonly location: PartitionLocation;
+  readonly table: string;
+  readonly runId: string;
+  /** When the plan is made (epoch ms): its snapshot. */
+  readonly now: number;
+  /** The run's bin-pack options, recorded in the plan as every plan records its options. */
+  readonly binpack: PlanOptions;
+  /**
+   * The plan an earlier attempt of this step stored (a retry): the format returns it when it is one of its service's,
+   * after making sure the table holds what it wrote for it (e.g. its pending instant), else undefined, writing nothing.
+   */
+  readonly stored?: PartitionPlan;
+  /**
+   * Stores `plan` as the run's plan and journals its groups (`planned`, each with the plan's and its own
+   * formatState): the format calls it once the plan is fixed and before it writes anything of it to the table, so
+   * whatever it then writes is named by the journal and settled from it after a crash. Idempotent.
+   */
+  record(plan: PartitionPlan): Promise<void>;
 }
 
 /** What a table service did: whether it changed the table, and its report lines. */
@@ -206,8 +236,22 @@ export type PreparedGroup =
        * so the staged name is the final one); the workflow's own naming when omitted.
        */
       readonly outputFileName?: (index: number) => string;
-      /** Per-output values the format's readers need in the files (a column naming the file, index footer entries). */
-      readonly rewrite?: Pick<RewriteOptions, 'derivedColumns' | 'outputFooterEntries'>;
+      /**
+       * Per-output values the format's readers need in the files (a column naming the file, index footer entries);
+       * `targetFileSizeBytes` when the group's output count is the format's, not the run's target (Hudi compaction:
+       * one new base file per file group, whatever its size).
+       */
+      readonly rewrite?: Pick<
+        RewriteOptions,
+        'derivedColumns' | 'outputFooterEntries' | 'targetFileSizeBytes'
+      >;
+      /**
+       * The engine's inputs, when the group's rows are not its planned files' rows (Hudi compaction: the base file less
+       * the rows its log files replace or delete, and the surviving log records staged as one Parquet file of the base
+       * file's schema), so the rewrite's fingerprint, which verify compares the outputs with, is of that merged view.
+       * Omitted: the planned files, as planned.
+       */
+      readonly inputs?: readonly InputFile[];
       /**
        * A liveness signal the table's own writers read while the group is pending (Hudi: the instant's heartbeat,
        * without which a writer takes the plan for a dead one and rolls it back), renewed every `everyMs` while the
@@ -479,6 +523,15 @@ export interface TableFormat {
    * re-reads the table's snapshot when it did anything. Omitted: nothing runs.
    */
   tableService?(deps: TableServiceDeps, tableRoot: string): Promise<TableServiceOutcome>;
+  /**
+   * The same table service, as the workflow runs it: groups of the run's partition, planned as data by the plan step
+   * (which calls this before its own planning, not in a dry run) and rewritten by the Map's compact, verify and
+   * commit steps. Returns the plan when the service is due in the partition (recorded through `request.record`
+   * before the format wrote anything for it), else undefined and the run plans as usual. Its groups' commit may be
+   * `pending` (see {@link CommitOutcome.state}): the run-level commit is then made by `rollback`, which finalize
+   * calls on every group still open after the Map. Omitted: the workflow runs no table service.
+   */
+  planService?(deps: CommitDeps, request: ServicePlanRequest): Promise<PartitionPlan | undefined>;
   /** What vacuum may consider, what it must keep, and how it removes it. */
   readonly vacuum: VacuumRules;
   /**

@@ -26,12 +26,31 @@ export type VersionCommitResult =
       /** Merged into the group's formatState: the committed version (so a retry never commits again). */
       readonly state: FormatState;
     }
-  | { readonly kind: 'conflict'; readonly conflicts: readonly CommitConflict[] };
+  | { readonly kind: 'conflict'; readonly conflicts: readonly CommitConflict[] }
+  /**
+   * Not committed yet, and nothing wrong: the format commits this group with the run's others, once (Hudi: one
+   * completed compaction for all of its file slices). The group stays `published` (commit outcome `pending`) until
+   * a settling call (rollback: finalize, settle, the sweep) commits it with them or aborts it.
+   */
+  | { readonly kind: 'deferred'; readonly reason: string };
+
+/** How the commit is asked for: by the commit step, or by a settler ending the group's run (rollback). */
+export interface VersionCommitContext {
+  /**
+   * True when the group's run is over for it (finalize, settle, the sweep, a failure's rollback): a format that
+   * defers its commit must now commit the group or abort it, never defer again.
+   */
+  readonly settling: boolean;
+}
 
 /** The format-specific half of a group commit. */
 export interface VersionProtocol {
   /** Finds the group's earlier commit, or the conflict that forbids it, or commits it (see the module comment). */
-  commitVersion(deps: CommitDeps, entry: GroupJournalEntry): Promise<VersionCommitResult>;
+  commitVersion(
+    deps: CommitDeps,
+    entry: GroupJournalEntry,
+    context: VersionCommitContext,
+  ): Promise<VersionCommitResult>;
   /** Whether the entry records that its group committed (its outputs are then the table's, never removed). */
   isCommitted(entry: GroupJournalEntry): boolean;
   /** Work after a commit, before `done` (Delta: a checkpoint when one is due). Idempotent. */
@@ -55,6 +74,15 @@ export function versionCommitter(protocol: VersionProtocol): {
   rollback(deps: CommitDeps, runId: string, groupId: string, reason: string): Promise<CommitOutcome>;
 } {
   async function commit(deps: CommitDeps, runId: string, groupId: string): Promise<CommitOutcome> {
+    return commitAs(deps, runId, groupId, { settling: false });
+  }
+
+  async function commitAs(
+    deps: CommitDeps,
+    runId: string,
+    groupId: string,
+    context: VersionCommitContext,
+  ): Promise<CommitOutcome> {
     let entry = await requireEntry(deps.journal, runId, groupId);
     const conflicts: CommitConflict[] = [];
     for (;;) {
@@ -73,7 +101,9 @@ export function versionCommitter(protocol: VersionProtocol): {
           entry = await placeOutputs(deps, entry);
           break;
         case 'published': {
-          const result = await protocol.commitVersion(deps, entry);
+          const result = await protocol.commitVersion(deps, entry, context);
+          if (result.kind === 'deferred')
+            return { ...outcome(entry, conflicts), state: 'pending', reason: result.reason };
           if (result.kind === 'committed') {
             entry = await deps.journal.transition(
               entry,
@@ -139,7 +169,7 @@ export function versionCommitter(protocol: VersionProtocol): {
         return outcome(await removeUncommitted(deps, aborted, protocol), []);
       }
       default:
-        return commit(deps, runId, groupId);
+        return commitAs(deps, runId, groupId, { settling: true });
     }
   }
 

@@ -33,7 +33,8 @@ export function groupFormat(
 
 export interface GroupStepResult {
   readonly groupId: string;
-  readonly state: 'done' | 'aborted';
+  /** `pending`: published, committed with the run's other groups after the Map (see CommitOutcome.state). */
+  readonly state: 'done' | 'aborted' | 'pending';
   readonly published: number;
   readonly retired: number;
   readonly conflicts: number;

@@ -100,7 +100,11 @@ export async function compactGroup(
   const fileName = prepared?.outputFileName;
   const leftovers = await stagingLeftovers(deps.store, entry.stagingPrefix);
   if (leftovers.length > 0) await deps.store.deleteMany(leftovers.map((key) => ({ key })));
-  const files = await rewriteInputs(deps, run, entry);
+  // The format's own inputs when the group's rows are not its files' (a merged view), else the planned files.
+  const files =
+    prepared?.kind === 'ready' && prepared.inputs !== undefined
+      ? [...prepared.inputs]
+      : await rewriteInputs(deps, run, entry);
   let result: RewriteResult;
   try {
     // The format's liveness signal (e.g. a heartbeat of its pending instant) stays fresh while the rewrite runs.
@@ -125,7 +129,7 @@ export async function compactGroup(
             statistics: { mode: 'auto' as const, keep: run.keepStatistics ?? [] },
           }),
           ...(run.schemaFidelity === 'logical' && { schemaFidelity: 'logical' as const }),
-          targetFileSizeBytes: run.targetFileSizeBytes,
+          targetFileSizeBytes: prepared?.rewrite?.targetFileSizeBytes ?? run.targetFileSizeBytes,
           ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
           ...(run.strategy !== 'binpack' && run.sortColumns !== undefined
             ? {
@@ -155,7 +159,13 @@ export async function compactGroup(
         item.groupId,
         reason,
       );
-      return { groupId: item.groupId, state: undone.state, outputs: 0, rows: 0, bytesRead: 0 };
+      return {
+        groupId: item.groupId,
+        state: undone.state === 'pending' ? 'published' : undone.state,
+        outputs: 0,
+        rows: 0,
+        bytesRead: 0,
+      };
     }
     const aborted = await deps.journal.transition(entry, 'aborted', { reason }, deps.clock.now());
     return { groupId: item.groupId, state: aborted.state, outputs: 0, rows: 0, bytesRead: 0 };

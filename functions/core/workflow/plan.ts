@@ -133,7 +133,8 @@ export async function planRun(
     );
   }
   const retirement = run.dryRun ? { retireMode: run.retireMode } : await retirementOf(deps.store, run);
-  const plan = (await readPlan(deps.store, run)) ?? (await makePlan(deps, run));
+  const stored = await readPlan(deps.store, run);
+  const plan = (await servicePlan(deps, run, stored, retirement)) ?? stored ?? (await makePlan(deps, run));
   const items: GroupItem[] = plan.groups.map((g) => ({
     groupId: g.groupId,
     expectedOutputFiles: g.expectedOutputFiles,
@@ -142,42 +143,7 @@ export async function planRun(
     await deps.store.put(itemsKey(run.workRoot, run.runId), JSON.stringify(items), {
       contentType: 'application/json',
     });
-    const now = deps.clock.now();
-    for (const group of plan.groups) {
-      try {
-        await deps.journal.create({
-          runId: run.runId,
-          groupId: group.groupId,
-          table: run.table,
-          partition: run.partition,
-          state: 'planned',
-          inputs: group.files.map((f) => ({
-            key: f.key,
-            etag: f.etag,
-            size: f.size,
-            ...(f.rows === undefined ? {} : { rows: f.rows }),
-            ...(f.deletes === undefined ? {} : { deletes: f.deletes }),
-            ...(f.rowLineage === undefined ? {} : { rowLineage: f.rowLineage }),
-            ...(f.projection === undefined ? {} : { projection: f.projection }),
-          })),
-          outputs: [],
-          retireMode: retirement.retireMode,
-          ...(retirement.note === undefined ? {} : { note: retirement.note }),
-          format: stepFormat(deps).name,
-          ...(plan.formatState === undefined ? {} : { formatState: plan.formatState }),
-          ...(run.strategy !== 'binpack' && run.sortColumns !== undefined
-            ? { layout: { strategy: run.strategy, columns: run.sortColumns } }
-            : {}),
-          stagingPrefix: stagingPrefix(run.workRoot, run.runId, group.groupId),
-          trashPrefix: trashPrefix(run.workRoot, run.runId),
-          createdAt: now,
-          updatedAt: now,
-        });
-      } catch (err) {
-        // A previous attempt created it: its state is the truth, leave it.
-        if (!(err instanceof JournalConflictError)) throw err;
-      }
-    }
+    await journalGroups(deps, run, plan, retirement);
   }
   const summary = plan.summary;
   return {
@@ -211,6 +177,90 @@ export async function planRun(
     ...(settled.settled.length === 0 ? {} : { settledGroups: settled.settled.length }),
     ...(open === 0 ? {} : { openGroups: open }),
   };
+}
+
+/**
+ * The format's table service as this run's plan (see TableFormat.planService), when it is due in the partition or an
+ * earlier attempt stored it; undefined otherwise (and in a dry run, which writes nothing), so the run plans as usual.
+ * The format records the plan through this step — stored and journaled — before it writes anything of it.
+ */
+async function servicePlan(
+  deps: PlanDeps,
+  run: RunContext,
+  stored: PartitionPlan | undefined,
+  retirement: { retireMode: RetireMode; note?: string },
+): Promise<PartitionPlan | undefined> {
+  const format = stepFormat(deps);
+  if (run.dryRun || format.planService === undefined) return undefined;
+  return format.planService(
+    { store: deps.store, journal: deps.journal, clock: deps.clock },
+    {
+      location: { tableRoot: run.tableRoot, partition: run.partition, partitionDir: run.partitionDir },
+      table: run.table,
+      runId: run.runId,
+      now: deps.clock.now(),
+      binpack: binpackOptionsOf(run),
+      ...(stored === undefined ? {} : { stored }),
+      record: async (plan) => {
+        await deps.store.put(planKey(run.workRoot, run.runId), JSON.stringify(plan, null, 2), {
+          contentType: 'application/json',
+        });
+        await journalGroups(deps, run, plan, retirement);
+      },
+    },
+  );
+}
+
+/**
+ * One `planned` journal entry per group of `plan` (its inputs, the plan's formatState with the group's own over it),
+ * skipping those an earlier attempt created: their state is the truth.
+ */
+async function journalGroups(
+  deps: PlanDeps,
+  run: RunContext,
+  plan: PartitionPlan,
+  retirement: { retireMode: RetireMode; note?: string },
+): Promise<void> {
+  const now = deps.clock.now();
+  for (const group of plan.groups) {
+    const formatState =
+      plan.formatState === undefined && group.formatState === undefined
+        ? undefined
+        : { ...plan.formatState, ...group.formatState };
+    try {
+      await deps.journal.create({
+        runId: run.runId,
+        groupId: group.groupId,
+        table: run.table,
+        partition: run.partition,
+        state: 'planned',
+        inputs: group.files.map((f) => ({
+          key: f.key,
+          etag: f.etag,
+          size: f.size,
+          ...(f.rows === undefined ? {} : { rows: f.rows }),
+          ...(f.deletes === undefined ? {} : { deletes: f.deletes }),
+          ...(f.rowLineage === undefined ? {} : { rowLineage: f.rowLineage }),
+          ...(f.projection === undefined ? {} : { projection: f.projection }),
+        })),
+        outputs: [],
+        retireMode: retirement.retireMode,
+        ...(retirement.note === undefined ? {} : { note: retirement.note }),
+        format: stepFormat(deps).name,
+        ...(formatState === undefined ? {} : { formatState }),
+        ...(run.strategy !== 'binpack' && run.sortColumns !== undefined
+          ? { layout: { strategy: run.strategy, columns: run.sortColumns } }
+          : {}),
+        stagingPrefix: stagingPrefix(run.workRoot, run.runId, group.groupId),
+        trashPrefix: trashPrefix(run.workRoot, run.runId),
+        createdAt: now,
+        updatedAt: now,
+      });
+    } catch (err) {
+      // A previous attempt created it: its state is the truth, leave it.
+      if (!(err instanceof JournalConflictError)) throw err;
+    }
+  }
 }
 
 /**

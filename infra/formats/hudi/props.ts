@@ -32,8 +32,9 @@ export interface HudiTableProps {
   readonly hudiCleaner?: HudiCleanerSetting;
   /**
    * Merge-on-Read tables: delta commits since the last compaction that trigger one (Hudi's
-   * `hoodie.compact.inline.max.delta.commits`); default 5. Read by `lake-compactor compact` only: the deployed
-   * workflow does not compact Merge-on-Read slices yet.
+   * `hoodie.compact.inline.max.delta.commits`); default 5. Read by `lake-compactor compact` (table-wide) and by the
+   * workflow's plan function (per partition: delta commits that wrote to the run's partition since its last
+   * compaction), which then schedules the partition's compaction under the table's lock.
    */
   readonly hudiCompactionDeltaCommits?: number;
 }

@@ -27,7 +27,7 @@ import type { ObjectStore } from '../../../ports/object-store.js';
 import type { OutputFooterEntries } from '../../../ports/parquet-engine.js';
 import { CompactorError, InvalidInputError, PreconditionFailedError } from '../../errors.js';
 import type { CommitConflict, CommitDeps, PreparedGroup } from '../table-format.js';
-import { type VersionCommitResult, versionCommitter } from '../version-commit.js';
+import { type VersionCommitResult, type VersionProtocol, versionCommitter } from '../version-commit.js';
 import { HUDI_INDEX_FOOTER_KEYS, HudiIndexFooterBuilder } from './bloom/index.js';
 import { parseBaseFileName } from './file-groups.js';
 import { type HudiTableLock, withHudiLock } from './lock/index.js';
@@ -551,9 +551,14 @@ async function removePendingInstant(deps: CommitDeps, entry: GroupJournalEntry):
   await rollBackOwnInstant(deps.store, { tableRoot: g.tableRoot, instant: g.instant, ...keys });
 }
 
-/** The commit and rollback of Hudi groups under `coordination` (none: reads and rollbacks only). */
+/** The commit and rollback of Hudi clustering groups under `coordination` (none: reads and rollbacks only). */
 export function hudiCommitter(coordination?: HudiCoordination) {
-  return versionCommitter({
+  return versionCommitter(clusteringProtocol(coordination));
+}
+
+/** The clustering half of a Hudi group commit (format.ts composes it with compaction's). */
+export function clusteringProtocol(coordination?: HudiCoordination): VersionProtocol {
+  return {
     commitVersion: (deps, entry) => commitVersion(coordination, deps, entry),
     isCommitted: (entry) => entry.formatState?.hudiCommitted === true,
     // A marker per output before it enters the table, and a fresh heartbeat for the commit still to come.
@@ -576,5 +581,5 @@ export function hudiCommitter(coordination?: HudiCoordination) {
       await deps.store.deleteMany([{ key: heartbeatKey(g.tableRoot, g.instant) }]);
     },
     afterAbort: removePendingInstant,
-  });
+  };
 }

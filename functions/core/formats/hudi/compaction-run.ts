@@ -172,7 +172,7 @@ export function compactionCandidates(state: HudiTableState): {
   return { operations, skipped };
 }
 
-function timelineFolder(state: HudiTableState): string | undefined {
+export function timelineFolder(state: HudiTableState): string | undefined {
   const path = state.config.timelinePath.replace(/\/+$/, '');
   return path === '.hoodie' ? undefined : path.slice('.hoodie/'.length);
 }
@@ -186,11 +186,14 @@ function locationOf(state: HudiTableState): TimelineLocation {
 }
 
 /** The requested and inflight files of compaction `instant`. */
-function compactionKeys(state: HudiTableState, instant: string): { requested: string; inflight: string } {
+export function compactionKeys(
+  state: HudiTableState,
+  instant: string,
+): { requested: string; inflight: string } {
   return pendingKeys(locationOf(state), 'compaction', instant);
 }
 
-function zoneOf(state: HudiTableState, coordination: HudiCoordination): InstantTimeZone {
+export function zoneOf(state: HudiTableState, coordination: HudiCoordination): InstantTimeZone {
   try {
     return instantTimeZoneFor(state.config.timelineTimezone, coordination.localZone);
   } catch (err) {
@@ -200,14 +203,14 @@ function zoneOf(state: HudiTableState, coordination: HudiCoordination): InstantT
   }
 }
 
-function timelineTimes(state: HudiTableState): string[] {
+export function timelineTimes(state: HudiTableState): string[] {
   return state.timeline.instants.flatMap((i) =>
     i.completionTime === undefined ? [i.time] : [i.time, i.completionTime],
   );
 }
 
 /** Creates `key` only when absent; the same bytes there already are ours (a retry). */
-async function createOnce(store: ObjectStore, key: string, body: Uint8Array): Promise<void> {
+export async function createOnce(store: ObjectStore, key: string, body: Uint8Array): Promise<void> {
   try {
     await store.put(key, body, { ifNoneMatch: '*' });
   } catch (err) {
@@ -232,7 +235,7 @@ async function underLock<T>(
 }
 
 /** The completed file of `instant` (`T.commit` / `T_C.commit`), when there is one. */
-async function findCompleted(
+export async function findCompleted(
   store: ObjectStore,
   state: HudiTableState,
   instant: string,
@@ -247,12 +250,12 @@ async function findCompleted(
     });
 }
 
-function partitionKey(state: HudiTableState, partition: string, name: string): string {
+export function partitionKey(state: HudiTableState, partition: string, name: string): string {
   return keyUnder(state.tableRoot, partition === '' ? name : `${partition}/${name}`);
 }
 
 /** The new base file's name: the operation's index is Spark's partition id in Hudi's compactor. */
-function outputName(fileId: string, index: number, instant: string): string {
+export function outputName(fileId: string, index: number, instant: string): string {
   return baseFileName(fileId, writeToken({ partitionId: index, stageId: 0, attemptId: 0 }), instant);
 }
 
@@ -395,7 +398,7 @@ function nameOf(key: string): string {
 }
 
 /** A pending compaction's operations, from its requested plan. */
-async function readPlan(
+export async function readPlan(
   store: ObjectStore,
   state: HudiTableState,
   instant: string,
@@ -432,17 +435,21 @@ function stagingRoot(state: HudiTableState): string {
 }
 
 /** Where the surviving log rows of compaction `instant`'s operations are staged. */
-function tempKeyPrefix(state: HudiTableState, instant: string): string {
+export function tempKeyPrefix(state: HudiTableState, instant: string): string {
   return `${stagingRoot(state)}/${instant}`;
 }
 
-async function deleteStaging(store: ObjectStore, state: HudiTableState, instant: string): Promise<void> {
+export async function deleteStaging(
+  store: ObjectStore,
+  state: HudiTableState,
+  instant: string,
+): Promise<void> {
   const keys: { key: string }[] = [];
   for await (const o of store.listAll(`${tempKeyPrefix(state, instant)}/`)) keys.push({ key: o.key });
   if (keys.length > 0) await store.deleteMany(keys);
 }
 
-const INDEX_FOOTER = {
+export const INDEX_FOOTER = {
   keys: HUDI_INDEX_FOOTER_KEYS,
   column: '_hoodie_record_key',
   begin: () => new HudiIndexFooterBuilder(),

@@ -6,6 +6,7 @@
 // a `clean` instant (`hudiCleaner`, clean-maintenance.ts). How the lock is taken is the table's declared `hudiLock`,
 // bound by `forTable`; without one nothing is written to the table.
 import pLimit from 'p-limit';
+import type { GroupJournalEntry } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { InvalidInputError } from '../../errors.js';
 import type { PlanInput } from '../../planning.js';
@@ -13,24 +14,36 @@ import { hiveVacuumRules } from '../hive/vacuum.js';
 import { withStoredFooter } from '../logged-files.js';
 import type {
   ChangeState,
+  CommitDeps,
   CommitLogChanges,
   ObjectRole,
   PartitionFiles,
   PartitionLocation,
+  PreparedGroup,
   SnapshotOptions,
   TableFormat,
   TableSnapshot,
   VacuumRules,
 } from '../table-format.js';
+import { versionCommitter } from '../version-commit.js';
 import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
 import { hudiCleanMaintenance } from './clean-maintenance.js';
 import {
+  clusteringProtocol,
   type HudiCoordination,
-  hudiCommitter,
   hudiFormatState,
   prepareHudiGroup,
 } from './clustering-commit.js';
 import { hudiCompactionService } from './compaction-service.js';
+import {
+  afterCompactionAbort,
+  afterCompactionCommit,
+  beforeCompactionPublish,
+  commitCompactionGroup,
+  hudiCompactionPlanService,
+  isCompactionGroup,
+  prepareCompactionGroup,
+} from './compaction-workflow.js';
 import { type HudiTableLock, StorageBasedHudiLock } from './lock/index.js';
 import { HUDI_FORMAT_NAME, type HudiLockSetting, type HudiTableSettings, hudiSettings } from './settings.js';
 import { type HudiTableState, readHudiTable, toTableSnapshot } from './table-state.js';
@@ -176,6 +189,41 @@ const hudiChanges: CommitLogChanges = {
   },
 };
 
+/**
+ * The commit and rollback of Hudi groups under `coordination` (none: reads and rollbacks only): a clustering group
+ * completes its own replacecommit; a Merge-on-Read compaction group is one file slice of a compaction its run's groups
+ * complete together (compaction-workflow.ts).
+ */
+function hudiCommitter(coordination?: HudiCoordination) {
+  const clustering = clusteringProtocol(coordination);
+  return versionCommitter({
+    commitVersion: (deps, entry, context) =>
+      isCompactionGroup(entry)
+        ? commitCompactionGroup(coordination, deps, entry, context)
+        : clustering.commitVersion(deps, entry, context),
+    isCommitted: clustering.isCommitted,
+    beforePublish: async (deps, entry) =>
+      isCompactionGroup(entry)
+        ? beforeCompactionPublish(deps, entry)
+        : clustering.beforePublish?.(deps, entry),
+    afterCommit: async (deps, entry) =>
+      isCompactionGroup(entry) ? afterCompactionCommit(deps, entry) : clustering.afterCommit?.(deps, entry),
+    afterAbort: async (deps, entry) =>
+      isCompactionGroup(entry) ? afterCompactionAbort(deps, entry) : clustering.afterAbort?.(deps, entry),
+  });
+}
+
+/** A group's work before its rewrite: a compaction group's merged slice, or a clustering group's instant. */
+function prepareGroup(
+  coordination: HudiCoordination | undefined,
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+): Promise<PreparedGroup> {
+  return isCompactionGroup(entry)
+    ? prepareCompactionGroup(deps, entry)
+    : prepareHudiGroup(coordination, deps, entry);
+}
+
 const unbound = hudiCommitter();
 
 /**
@@ -189,7 +237,7 @@ export const hudiTable = {
   snapshot,
   planInputs,
   partitionFiles,
-  prepareGroup: (deps, entry) => prepareHudiGroup(undefined, deps, entry),
+  prepareGroup: (deps, entry) => prepareGroup(undefined, deps, entry),
   commit: unbound.commit,
   rollback: unbound.rollback,
   vacuum: hudiVacuumRules,
@@ -213,10 +261,12 @@ function hudiForTable(settings: HudiTableSettings, services: HudiFormatServices)
   const committer = hudiCommitter(coordination);
   return {
     ...hudiTable,
-    prepareGroup: (deps, entry) => prepareHudiGroup(coordination, deps, entry),
+    prepareGroup: (deps, entry) => prepareGroup(coordination, deps, entry),
     commit: committer.commit,
     rollback: committer.rollback,
     tableService: hudiCompactionService(coordination, settings.hudiCompactionDeltaCommits),
+    // The same compaction as the deployed workflow runs it: planned by the plan step, committed after the Map.
+    planService: hudiCompactionPlanService(coordination, settings.hudiCompactionDeltaCommits),
   };
 }
 

@@ -1,0 +1,209 @@
+// Crash injection into Merge-on-Read compaction as the workflow runs it (compaction-workflow.ts, through the
+// workflow's steps in this process: plan → compact → verify → commit → finalize), on a table Hudi 0.x wrote
+// (mor_v6_trips_8i1u), under Hudi's storage lock: the process dies before or after a request — the first request of
+// each step that writes (the lock, the plan, the journaled plan's requested and inflight files, the staged log rows,
+// the MERGE marker, the staged output, its copy into the table, the completed commit, the markers' removal) and
+// seeded-random others — with its journal dying with it. Then the sweep settles the dead run and a new run goes.
+// While dead, readers see exactly the merged view they had before (our pending compaction set aside); after recovery
+// the same rows from one completed compaction, nothing pending, nothing left under `.hoodie/.temp/`.
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { MemoryJournal } from '../../functions/adapters/memory-journal.js';
+import { MemoryLeases } from '../../functions/adapters/memory-leases.js';
+import { hudiTable } from '../../functions/core/formats/hudi/format.js';
+import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
+import type { TableFormat } from '../../functions/core/formats/table-format.js';
+import { buildRunContext, type RunContext } from '../../functions/core/run-input.js';
+import { runPartition } from '../../functions/core/workflow/run.js';
+import { settleAfterDeadRun } from '../../functions/core/workflow/settle.js';
+import { ManualClock } from '../../functions/ports/clock.js';
+import type { Journal } from '../../functions/ports/journal.js';
+import type { ObjectStore } from '../../functions/ports/object-store.js';
+import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
+import { mulberry32 } from '../../functions/tools/sample-lake.js';
+import type { StoreCall } from '../support/crash-store.js';
+import { crashingStore } from '../support/crashing-store.js';
+import { type DuckDb, openDuckDb } from '../support/duckdb.js';
+import { copyHudiFixture, hudiMergedView, hudiVisibleView } from '../support/hudi-mor-view.js';
+
+const NOW = Date.UTC(2026, 11, 1);
+/** Past the storage lock's 5-minute validity, which a dead process never released. */
+const LATER = NOW + 10 * 60_000;
+const ROOT = 'trips';
+const PARTITION = 'city=san_francisco';
+const FIXTURE = 'mor_v6_trips_8i1u';
+
+/** The first request of each writing step, recognised by what it touches. */
+const STEPS: readonly { readonly name: string; readonly matches: (c: StoreCall) => boolean }[] = [
+  { name: 'take the lock', matches: (c) => c.method === 'put' && c.key.includes('.hoodie/.locks') },
+  { name: 'store the plan', matches: (c) => c.method === 'put' && c.key.includes('_lake-compactor/plans/') },
+  {
+    name: 'write the requested plan',
+    matches: (c) => c.method === 'put' && c.key.endsWith('.compaction.requested'),
+  },
+  {
+    name: 'write the inflight',
+    matches: (c) => c.method === 'put' && c.key.endsWith('.compaction.inflight'),
+  },
+  {
+    name: 'stage the log rows',
+    matches: (c) => c.method === 'put' && c.key.includes('lake-compactor-staging'),
+  },
+  { name: 'write the marker', matches: (c) => c.method === 'put' && c.key.endsWith('.marker.MERGE') },
+  {
+    name: 'write the staged output',
+    matches: (c) =>
+      (c.method === 'put' || c.method === 'putStream') && c.key.includes('_lake-compactor/staging/'),
+  },
+  { name: 'copy the output into the table', matches: (c) => c.method === 'copy' },
+  { name: 'write the completed commit', matches: (c) => c.method === 'put' && /\.commit$/.test(c.key) },
+  { name: 'remove the markers', matches: (c) => c.method === 'deleteMany' && c.key.includes('.marker.') },
+];
+
+let db: DuckDb;
+const dirs: string[] = [];
+beforeAll(async () => {
+  db = await openDuckDb();
+});
+afterAll(() => db.close());
+afterEach(async () => {
+  const { rm } = await import('node:fs/promises');
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+function boundFormat(): TableFormat {
+  const forTable = hudiTable.forTable;
+  if (forTable === undefined) throw new Error('the Hudi format binds per table');
+  return forTable(
+    {
+      hudiLock: { provider: 'storage' },
+      hudiIndexType: 'BLOOM',
+      hudiTimezone: 'UTC',
+      hudiCompactionDeltaCommits: 1,
+    },
+    {},
+  );
+}
+
+function runOf(runId: string, startedAt: number): RunContext {
+  return buildRunContext(
+    { name: 'trips', prefix: ROOT, bucket: 'local', format: 'hudi' },
+    PARTITION,
+    { force: true, quietMinutes: 0, trigger: 'operator' },
+    { executionName: runId, startedAt },
+  );
+}
+
+async function runWith(store: ObjectStore, journal: Journal, run: RunContext, at: number) {
+  return runPartition(
+    {
+      store,
+      journal,
+      clock: new ManualClock(at),
+      engine: defaultParquetEngine,
+      leases: new MemoryLeases(),
+      format: boundFormat(),
+      wait: async () => {},
+    },
+    run,
+    { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
+  );
+}
+
+/** A journal that dies with the process: once `dead()`, every call throws. */
+function dyingJournal(inner: Journal, dead: () => boolean): Journal {
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (dead()) return Promise.reject(new Error('the process died (journal)'));
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+async function compactionCommits(dir: string): Promise<string[]> {
+  const state = await readHudiTable(new LocalObjectStore(dir), ROOT);
+  return state.timeline.completedWrites.filter((w) => w.metadata.compacted).map((w) => w.instant.time);
+}
+
+async function tempFiles(dir: string): Promise<string[]> {
+  return (
+    await readdir(join(dir, ROOT, '.hoodie', '.temp'), { recursive: true, withFileTypes: true }).catch(
+      () => [],
+    )
+  )
+    .filter((d) => d.isFile())
+    .map((d) => d.name);
+}
+
+describe('Merge-on-Read compaction through the workflow steps, killed at any request', () => {
+  it('shows the old view while dead and, after the sweep and a re-run, the same rows from one compaction', async () => {
+    // Prepare: the requests of a clean run, and the crash points: each writing step's first request, and random ones.
+    const probe = await copyHudiFixture(FIXTURE, ROOT, dirs);
+    const calls: StoreCall[] = [];
+    const probing = crashingStore(new LocalObjectStore(probe), Number.MAX_SAFE_INTEGER, 'before', calls);
+    const clean = await runWith(probing.store, new MemoryJournal(), runOf('probe', NOW), NOW);
+    expect(clean.summary.status).toBe('SUCCEEDED');
+    const points = STEPS.map((s) => {
+      const index = calls.findIndex(s.matches);
+      expect(index, s.name).toBeGreaterThanOrEqual(0);
+      return { at: index + 1, name: s.name };
+    });
+    const random = mulberry32(28);
+    for (let i = 0; i < 4; i++) {
+      const at = 1 + Math.floor(random() * calls.length);
+      points.push({ at, name: `request ${at} (${calls[at - 1]?.method} ${calls[at - 1]?.key})` });
+    }
+
+    for (const point of points)
+      for (const when of ['before', 'after'] as const) {
+        const dir = await copyHudiFixture(FIXTURE, ROOT, dirs);
+        const before = await hudiMergedView(db, dir, ROOT);
+        const existing = await compactionCommits(dir);
+        const journal = new MemoryJournal();
+        const dying = crashingStore(new LocalObjectStore(dir), point.at, when);
+
+        // Act: the run dies; the sweep settles it; a new run goes.
+        await runWith(dying.store, dyingJournal(journal, dying.crashed), runOf('run-1', NOW), NOW).catch(
+          () => undefined,
+        );
+        await dying.quiesce();
+        const whileDead = await hudiVisibleView(db, dir, ROOT, '.hoodie', dirs);
+        const live = new LocalObjectStore(dir);
+        const sweep = await settleAfterDeadRun(
+          {
+            store: live,
+            journal,
+            clock: new ManualClock(LATER),
+            engine: defaultParquetEngine,
+            format: boundFormat(),
+          },
+          { table: 'trips', partition: PARTITION },
+          'run-1',
+        );
+        const rerun = await runWith(live, journal, runOf('run-2', LATER + 60_000), LATER + 60_000);
+
+        // Assess
+        const label = `${when} ${point.name}`;
+        expect(dying.crashed(), label).toBe(true);
+        expect(whileDead, label).toEqual(before);
+        expect(sweep.unsettled, label).toEqual([]);
+        expect(rerun.summary.status, `${label}: ${JSON.stringify(rerun.summary.firstError)}`).toBe(
+          'SUCCEEDED',
+        );
+        const state = await readHudiTable(live, ROOT);
+        expect(state.timeline.pendingPlans, label).toEqual([]);
+        expect(
+          (await compactionCommits(dir)).filter((t) => !existing.includes(t)),
+          label,
+        ).toHaveLength(1);
+        expect(await hudiMergedView(db, dir, ROOT), label).toEqual(before);
+        expect(await tempFiles(dir), label).toEqual([]);
+      }
+  }, 600_000);
+});

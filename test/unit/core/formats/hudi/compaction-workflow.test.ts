@@ -1,0 +1,280 @@
+// Merge-on-Read compaction as the deployed workflow runs it (compaction-workflow.ts), through the workflow's own
+// steps in this process (core/workflow/run.ts runs plan → compact → verify → commit → finalize exactly as the state
+// machine does) over copies of tables Hudi wrote, under Hudi's storage lock: the plan step schedules the compaction
+// (T minted, one group per file slice, each output named `<fileId>_<token>_T.parquet` in the stored plan, T in every
+// journal entry before the requested file exists); the compact step merges base + logs; verify checks the merged
+// view; finalize completes one `commit` for all of T's groups. The rows Hudi's snapshot view reads (live base files by
+// DuckDB, log records merged by the project's reader) are identical before and after. A group that fails aborts T's
+// groups and rolls T back to its plan, which stays, and the next run finishes it; a run that died with every group
+// published is completed by the settle the sweep runs.
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LocalObjectStore } from '../../../../../functions/adapters/local-object-store.js';
+import { MemoryJournal } from '../../../../../functions/adapters/memory-journal.js';
+import { MemoryLeases } from '../../../../../functions/adapters/memory-leases.js';
+import { hudiTable } from '../../../../../functions/core/formats/hudi/format.js';
+import { readHudiTable } from '../../../../../functions/core/formats/hudi/table-state.js';
+import type { TableFormat } from '../../../../../functions/core/formats/table-format.js';
+import { partitionPlanSchema } from '../../../../../functions/core/planning.js';
+import { buildRunContext, type RunContext } from '../../../../../functions/core/run-input.js';
+import { commitStep } from '../../../../../functions/core/workflow/commit.js';
+import { compactGroup } from '../../../../../functions/core/workflow/compact.js';
+import { planKey } from '../../../../../functions/core/workflow/layout.js';
+import { planRun } from '../../../../../functions/core/workflow/plan.js';
+import { runPartition } from '../../../../../functions/core/workflow/run.js';
+import { settleAfterDeadRun } from '../../../../../functions/core/workflow/settle.js';
+import { verifyGroup } from '../../../../../functions/core/workflow/verify.js';
+import { ManualClock } from '../../../../../functions/ports/clock.js';
+import type { Journal } from '../../../../../functions/ports/journal.js';
+import type { ObjectStore } from '../../../../../functions/ports/object-store.js';
+import type { ParquetEngine } from '../../../../../functions/ports/parquet-engine.js';
+import { defaultParquetEngine } from '../../../../../functions/shared/parquet-engine.js';
+import { type DuckDb, openDuckDb } from '../../../../support/duckdb.js';
+import { copyHudiFixture, hudiMergedView, hudiVisibleView } from '../../../../support/hudi-mor-view.js';
+
+const NOW = Date.UTC(2026, 11, 1);
+
+let db: DuckDb;
+const dirs: string[] = [];
+beforeAll(async () => {
+  db = await openDuckDb();
+});
+afterAll(() => db.close());
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+async function copyFixture(name: string): Promise<string> {
+  return copyHudiFixture(name, 'trips', dirs);
+}
+
+async function hudiView(dir: string): Promise<string[]> {
+  return hudiMergedView(db, dir, 'trips');
+}
+
+/** The table's format bound as a deployment's table config binds it: storage lock, trigger after 1 delta commit. */
+function boundFormat(): TableFormat {
+  const forTable = hudiTable.forTable;
+  if (forTable === undefined) throw new Error('the Hudi format binds per table');
+  return forTable(
+    {
+      hudiLock: { provider: 'storage' },
+      hudiIndexType: 'BLOOM',
+      hudiTimezone: 'UTC',
+      hudiCompactionDeltaCommits: 1,
+    },
+    {},
+  );
+}
+
+/** The partition holding a file slice with log files (the one the fixture's last delta commit wrote to). */
+const PARTITIONS: Readonly<Record<string, string>> = {
+  mor_v6_trips_8i1u: 'city=san_francisco',
+  mor_v8_trips_8i3u1d: 'city=sao_paulo',
+};
+
+function runOf(runId: string, startedAt: number, fixture = 'mor_v6_trips_8i1u'): RunContext {
+  return buildRunContext(
+    { name: 'trips', prefix: 'trips', bucket: 'local', format: 'hudi' },
+    PARTITIONS[fixture] ?? '',
+    { force: true, quietMinutes: 0, trigger: 'operator' },
+    { executionName: runId, startedAt },
+  );
+}
+
+interface Deps {
+  readonly store: ObjectStore;
+  readonly journal: Journal;
+  readonly clock: ManualClock;
+  readonly engine: ParquetEngine;
+  readonly leases: MemoryLeases;
+  readonly format: TableFormat;
+}
+
+function depsOf(store: ObjectStore, journal: Journal, at: number, engine = defaultParquetEngine): Deps {
+  return {
+    store,
+    journal,
+    clock: new ManualClock(at),
+    engine,
+    leases: new MemoryLeases(),
+    format: boundFormat(),
+  };
+}
+
+async function runOnce(deps: Deps, run: RunContext) {
+  return runPartition({ ...deps, wait: async () => {} }, run, {
+    plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 },
+  });
+}
+
+/** The instant files of the timeline (not `.locks/`, `.temp/` and the other folders beside them). */
+async function timelineFiles(dir: string, folder: string): Promise<string[]> {
+  return (await readdir(join(dir, 'trips', folder))).filter((n) => /^\d/.test(n)).sort();
+}
+
+async function visibleWhilePending(dir: string, folder: string): Promise<string[]> {
+  return hudiVisibleView(db, dir, 'trips', folder, dirs);
+}
+
+async function filesUnder(dir: string, relative: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (rel: string): Promise<void> => {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await readdir(join(dir, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const child = `${rel}/${e.name}`;
+      if (e.isDirectory()) await walk(child);
+      else out.push(child);
+    }
+  };
+  await walk(relative);
+  return out;
+}
+
+const TEMPLATES = [
+  { name: 'mor_v6_trips_8i1u', timeline: '.hoodie' },
+  { name: 'mor_v8_trips_8i3u1d', timeline: '.hoodie/timeline' },
+] as const;
+
+describe('Merge-on-Read compaction through the workflow steps', () => {
+  for (const template of TEMPLATES) {
+    it(`${template.name}: plans T as data, merges base and logs, completes one compaction commit in finalize, same rows`, async () => {
+      // Prepare
+      const dir = await copyFixture(template.name);
+      const store = new LocalObjectStore(dir);
+      const before = await hudiView(dir);
+      const timelineBefore = await timelineFiles(dir, template.timeline);
+      const inner = new MemoryJournal();
+      const journal = inner;
+      const deps = depsOf(store, journal, NOW);
+      const run = runOf('run-1', NOW, template.name);
+      // At the requested file's put: every journal entry of the run already names T.
+      const recordedAtRequest: string[][] = [];
+      const watched: ObjectStore = new Proxy(store, {
+        get(target, prop, receiver) {
+          if (prop === 'put')
+            return async (key: string, ...rest: unknown[]) => {
+              if (key.endsWith('.compaction.requested')) {
+                const instant = key.slice(key.lastIndexOf('/') + 1).split('.')[0] ?? '';
+                const entries = await journal.listRun('run-1');
+                recordedAtRequest.push(
+                  entries.map((e) => `${e.groupId}:${e.formatState?.hudiInstant === instant}`),
+                );
+              }
+              return (target.put as (...a: unknown[]) => Promise<unknown>).call(target, key, ...rest);
+            };
+          return Reflect.get(target, prop, receiver);
+        },
+      });
+
+      // Act
+      const result = await runOnce({ ...deps, store: watched }, run);
+
+      // Assess
+      expect(result.summary.status, JSON.stringify(result.summary)).toBe('SUCCEEDED');
+      const plan = partitionPlanSchema.parse(
+        JSON.parse(new TextDecoder().decode(await store.get(planKey(run.workRoot, run.runId)))),
+      );
+      const instant = String(plan.formatState?.hudiInstant);
+      expect(plan.formatState?.hudiService).toBe('compaction');
+      expect(plan.groups.length).toBeGreaterThan(0);
+      expect(recordedAtRequest).toEqual([plan.groups.map((g) => `${g.groupId}:true`)]);
+      const entries = await journal.listRun('run-1');
+      expect(entries.map((e) => e.state)).toEqual(plan.groups.map(() => 'done'));
+      // One completed compaction commit, nothing else new on the timeline but its plan and inflight.
+      const added = (await timelineFiles(dir, template.timeline)).filter((f) => !timelineBefore.includes(f));
+      expect(added.filter((f) => f.startsWith(instant)).sort()).toEqual(added.sort());
+      expect(added.filter((f) => /\.commit$/.test(f))).toHaveLength(1);
+      expect(added.filter((f) => f.endsWith('.compaction.requested'))).toHaveLength(1);
+      // The new base files are the planned names, live, and the logs compacted into them are gone from the view.
+      const state = await readHudiTable(store, 'trips');
+      const live = state.partitions.flatMap((p) => p.liveSlices);
+      const planned = plan.groups.map((g) => String(g.formatState?.hudiOutput)).sort();
+      expect(
+        live
+          .filter((s) => s.baseInstantTime === instant)
+          .map((s) => s.baseFile?.key.slice(s.baseFile.key.lastIndexOf('/') + 1))
+          .sort(),
+      ).toEqual(planned);
+      expect(planned.every((n) => n.endsWith(`_${instant}.parquet`))).toBe(true);
+      expect(live.filter((s) => s.baseInstantTime === instant).every((s) => s.logFiles.length === 0)).toBe(
+        true,
+      );
+      expect(await hudiView(dir)).toEqual(before);
+      expect(state.timeline.pendingPlans).toEqual([]);
+      expect(await filesUnder(dir, 'trips/.hoodie/.temp')).toEqual([]);
+    });
+  }
+
+  it('a failed group aborts compaction T and rolls it back to its plan, which stays; the next run finishes it', async () => {
+    // Prepare
+    const dir = await copyFixture('mor_v6_trips_8i1u');
+    const store = new LocalObjectStore(dir);
+    const before = await hudiView(dir);
+    const journal = new MemoryJournal();
+    const failing: ParquetEngine = {
+      ...defaultParquetEngine,
+      rewriteGroup: async () => {
+        throw new Error('engine failed (test)');
+      },
+    };
+
+    // Act
+    const first = await runOnce(depsOf(store, journal, NOW, failing), runOf('run-1', NOW));
+    const afterFailure = await visibleWhilePending(dir, '.hoodie');
+    const stateAfterFailure = await readHudiTable(store, 'trips');
+    const second = await runOnce(depsOf(store, journal, NOW + 60_000), runOf('run-2', NOW + 60_000));
+
+    // Assess
+    expect(first.summary.status).toBe('FAILED');
+    expect((await journal.listRun('run-1')).map((e) => e.state)).toEqual(['aborted']);
+    expect(afterFailure).toEqual(before);
+    const kept = stateAfterFailure.timeline.pendingPlans.map((p) => `${p.kind} ${p.instant.state}`);
+    expect(kept).toEqual(['compaction requested']);
+    const instant = stateAfterFailure.timeline.pendingPlans[0]?.instant.time;
+    expect(second.summary.status, JSON.stringify(second.summary)).toBe('SUCCEEDED');
+    expect((await journal.listRun('run-2')).map((e) => e.state)).toEqual(['done']);
+    const state = await readHudiTable(store, 'trips');
+    expect(state.timeline.pendingPlans).toEqual([]);
+    expect(
+      state.timeline.completedWrites.filter((w) => w.metadata.compacted).map((w) => w.instant.time),
+    ).toEqual([instant]);
+    expect(await hudiView(dir)).toEqual(before);
+  });
+
+  it('a run that died with every group published is completed by the sweep, not rolled back', async () => {
+    // Prepare
+    const dir = await copyFixture('mor_v8_trips_8i3u1d');
+    const store = new LocalObjectStore(dir);
+    const before = await hudiView(dir);
+    const journal = new MemoryJournal();
+    const deps = depsOf(store, journal, NOW);
+    const run = runOf('run-1', NOW, 'mor_v8_trips_8i3u1d');
+    await deps.leases.acquire({ table: run.table, partition: run.partition }, { runId: run.runId, now: NOW });
+    const plan = await planRun(deps, run, { inlineGroupLimit: 100, compactMemoryMb: 1024 });
+    for (const group of plan.groups) {
+      const compacted = await compactGroup(deps, run, group);
+      await verifyGroup(deps, run, group.groupId, compacted.fingerprint);
+      expect((await commitStep(deps, run.runId, group.groupId)).state).toBe('pending');
+    }
+    const pendingView = await visibleWhilePending(dir, '.hoodie/timeline');
+
+    // Act: the execution died before finalize; the sweep settles the partition.
+    const settled = await settleAfterDeadRun(deps, { table: run.table, partition: run.partition }, run.runId);
+
+    // Assess
+    expect(pendingView).toEqual(before);
+    expect(settled.unsettled).toEqual([]);
+    expect((await journal.listRun('run-1')).every((e) => e.state === 'done')).toBe(true);
+    const state = await readHudiTable(store, 'trips');
+    expect(state.timeline.pendingPlans).toEqual([]);
+    expect(state.timeline.completedWrites.filter((w) => w.metadata.compacted)).toHaveLength(2);
+    expect(await hudiView(dir)).toEqual(before);
+  });
+});
