@@ -1,9 +1,9 @@
 // The console's undo of a finished workflow run, on the local cloud: the synthesized stack's sweep function, invoked
 // with `{ "mode": "undo", "table", "runId", "dryRun"? }` (events/sweep-undo*.json), reverts a run an execution of the
 // synthesized state machine made — the same core undo as `lake-compactor undo --stack` — for a Hive-style table
-// (inputs re-created, outputs removed) and a Delta table (a RESTORE-like version), with rows equal to those of before
-// the run; a dry run and a refused undo (the Delta inputs vacuumed) change no byte; an invalid input is refused
-// before anything is read.
+// (inputs re-created, outputs removed), a Delta table (a RESTORE-like version) and an Iceberg table (main rolled back
+// to the run's parent snapshot), with rows equal to those of before the run; a dry run and a refused undo (the
+// Delta inputs vacuumed) change no byte; an invalid input is refused before anything is read.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,10 @@ import { App } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import { readCommitActions, readDeltaSnapshot } from '../../functions/core/formats/delta/log.js';
+import { PathCatalog } from '../../functions/core/formats/iceberg/catalog.js';
+import { readSnapshotFiles } from '../../functions/core/formats/iceberg/live-files.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
+import { appendIcebergEvents, createIcebergEventsTable } from '../../functions/tools/sample-iceberg.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { LocalCloud } from '../../infra/local/local-cloud.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
@@ -41,6 +44,7 @@ beforeAll(async () => {
           // The table's writer here (sample-delta.ts) commits with put-if-absent, as delta-rs does.
           deltaLogStore: { type: 's3-conditional' },
         },
+        { name: 'clicks', bucketName: BUCKET, prefix: 'clicks/', format: 'iceberg' },
       ],
     },
   });
@@ -81,6 +85,17 @@ async function liveDelta(root: string): Promise<{ version: number; keys: string[
   const snapshot = await readDeltaSnapshot(store, root);
   const keys = snapshot.files.map((f) => f.key ?? f.path).sort();
   return { version: snapshot.version, keys, rows: await rowMultiset(store, keys, scratch, db) };
+}
+
+/** The Iceberg table's current snapshot and the rows of its live data files (the sample has no delete files). */
+async function liveIceberg(root: string): Promise<{ snapshot: string; rows: string[] }> {
+  const table = await new PathCatalog(store).load(root);
+  const files = await readSnapshotFiles(store, table);
+  const keys = files.dataFiles.map((f) => f.entry.file.key).sort();
+  return {
+    snapshot: String(table.metadata.currentSnapshotId),
+    rows: await rowMultiset(store, keys, scratch, db),
+  };
 }
 
 describe("the sweep function's undo input (the console's undo)", () => {
@@ -209,5 +224,33 @@ describe("the sweep function's undo input (the console's undo)", () => {
       ),
     });
     expect(await bucketBytes()).toEqual(bytesVacuumed);
+  });
+
+  it("rolls an Iceberg table's main back to the snapshot an execution's run started from, rows equal to before", async () => {
+    // Prepare: six appends to one day of an Iceberg table (path catalog), compacted by an execution
+    const now = Date.now();
+    await createIcebergEventsTable(store, 'clicks/', { now });
+    for (let b = 0; b < 6; b += 1) {
+      await appendIcebergEvents(store, 'clicks/', { day: '2024-07-01', rows: 30 + b, seed: 50 + b, now });
+    }
+    const before = await liveIceberg('clicks');
+    await compact(
+      { table: 'clicks', partition: 'data/event_timestamp_day=2024-07-01', quietMinutes: 0 },
+      'clicks-undo-1',
+    );
+    const compacted = await liveIceberg('clicks');
+    expect(compacted.snapshot).not.toBe(before.snapshot);
+    expect([...compacted.rows].sort()).toEqual([...before.rows].sort());
+
+    // Act
+    const undone = (await sweep({ mode: 'undo', table: 'clicks', runId: 'clicks-undo-1' })) as {
+      outcome: { kind: string };
+    };
+
+    // Assess: the current snapshot is the one of before the run, with exactly its rows
+    expect(undone.outcome.kind).toBe('undone');
+    const after = await liveIceberg('clicks');
+    expect(after.snapshot).toBe(before.snapshot);
+    expect(after.rows).toEqual(before.rows);
   });
 });

@@ -27,6 +27,7 @@ import {
 } from './manifest-writer.js';
 import { type PartitionTuple, readManifest } from './manifests.js';
 import { parseTableMetadata, schemaById, specById, type TableMetadata } from './metadata.js';
+import { appendMetadataLog } from './metadata-log.js';
 import type { DataFileMetrics } from './metrics.js';
 
 /** A data file the rewrite wrote, as the commit adds it. */
@@ -563,9 +564,6 @@ function snapshotSummary(
   return out;
 }
 
-/** Default of `write.metadata.previous-versions-max`: how many earlier metadata files the metadata log keeps. */
-const PREVIOUS_VERSIONS_MAX = 100;
-
 /**
  * The next metadata file: the current one's JSON with every field kept (including ones this reader does not know),
  * the new snapshot appended and made current on `main`, the logs extended, the sequence number advanced.
@@ -615,16 +613,8 @@ async function nextMetadataText(
     ...((raw['snapshot-log'] as unknown[] | undefined) ?? []),
     { 'timestamp-ms': s.timestampMs, 'snapshot-id': id },
   ];
-  const keep = Number(
-    base.metadata.properties['write.metadata.previous-versions-max'] ?? PREVIOUS_VERSIONS_MAX,
-  );
-  const log = [
-    ...((raw['metadata-log'] as unknown[] | undefined) ?? []),
-    { 'timestamp-ms': base.metadata.lastUpdatedMs, 'metadata-file': base.paths.path(base.metadataKey) },
-  ];
-  raw['metadata-log'] = log.slice(
-    Math.max(0, log.length - (Number.isInteger(keep) && keep > 0 ? keep : PREVIOUS_VERSIONS_MAX)),
-  );
+  appendMetadataLog(raw, base);
+
   const refs = (raw.refs as Record<string, Record<string, unknown>> | undefined) ?? {};
   raw.refs = { ...refs, main: { ...refs.main, 'snapshot-id': id, type: 'branch' } };
   const text = stringifyJsonKeepingLongs(raw);

@@ -20,6 +20,7 @@ import { IcebergMaintenanceRefusedError } from './errors.js';
 import { parseJsonKeepingLongs, stringifyJsonKeepingLongs } from './json.js';
 import { type ManifestFile, type ReadContext, readManifest, readManifestList } from './manifests.js';
 import { parseTableMetadata, type Snapshot, type TableMetadata } from './metadata.js';
+import { appendMetadataLog } from './metadata-log.js';
 
 /** Table property: how old a snapshot may get before expire_snapshots removes it (Iceberg's name and default). */
 export const MAX_SNAPSHOT_AGE_PROPERTY = 'history.expire.max-snapshot-age-ms';
@@ -33,8 +34,6 @@ export const GC_ENABLED_PROPERTY = 'gc.enabled';
 export const DEFAULT_MAX_SNAPSHOT_AGE_MS = 5 * 24 * HOUR;
 /** Iceberg's default of `history.expire.min-snapshots-to-keep`. */
 export const DEFAULT_MIN_SNAPSHOTS_TO_KEEP = 1;
-/** Default of `write.metadata.previous-versions-max` (as commit.ts applies it). */
-const PREVIOUS_VERSIONS_MAX = 100;
 /** Objects per `deleteMany` call: S3's DeleteObjects limit. */
 export const ICEBERG_DELETE_BATCH = 1000;
 
@@ -248,15 +247,7 @@ export function expiredMetadataText(
     for (const name of expiry.removedRefs) delete refs[name];
     raw.refs = refs;
   }
-  const keepRaw = Number(
-    base.metadata.properties['write.metadata.previous-versions-max'] ?? PREVIOUS_VERSIONS_MAX,
-  );
-  const keep = Number.isInteger(keepRaw) && keepRaw > 0 ? keepRaw : PREVIOUS_VERSIONS_MAX;
-  const metadataLog = [
-    ...((raw['metadata-log'] as unknown[] | undefined) ?? []),
-    { 'timestamp-ms': base.metadata.lastUpdatedMs, 'metadata-file': base.paths.path(base.metadataKey) },
-  ];
-  raw['metadata-log'] = metadataLog.slice(Math.max(0, metadataLog.length - keep));
+  appendMetadataLog(raw, base);
   const text = stringifyJsonKeepingLongs(raw);
   parseTableMetadata(text, base.name); // what we commit must be what we (and every reader) can read
   return text;

@@ -17,12 +17,10 @@ import { type IcebergCatalog, type LoadedTable, PathCatalog, readMetadataText } 
 import { icebergGroupState } from './group-commit.js';
 import { jsonLong, parseJsonKeepingLongs, stringifyJsonKeepingLongs } from './json.js';
 import { parseTableMetadata } from './metadata.js';
+import { appendMetadataLog } from './metadata-log.js';
 
 /** How many times the rollback re-reads and retries after another writer committed a version first. */
 const MAX_ATTEMPTS = 5;
-
-/** What `write.metadata.previous-versions-max` defaults to in Iceberg. */
-const PREVIOUS_VERSIONS_MAX = 100;
 
 /** The rollback of a run: the run's snapshots, newest first, and the snapshot before them. */
 interface RollbackPlan {
@@ -120,24 +118,13 @@ function rolledBackText(baseText: string, base: LoadedTable, target: bigint, now
   const at = Math.max(now, base.metadata.lastUpdatedMs + 1);
   raw['last-updated-ms'] = at;
   raw['current-snapshot-id'] = jsonLong(target);
-  if (raw.refs !== undefined && raw.refs !== null) {
-    const refs = { ...(raw.refs as Record<string, Record<string, unknown>>) };
-    refs.main = { ...(refs.main ?? { type: 'branch' }), 'snapshot-id': jsonLong(target) };
-    raw.refs = refs;
-  }
+  const refs = (raw.refs as Record<string, Record<string, unknown>> | undefined) ?? {};
+  raw.refs = { ...refs, main: { ...refs.main, 'snapshot-id': jsonLong(target), type: 'branch' } };
   raw['snapshot-log'] = [
     ...((raw['snapshot-log'] as unknown[] | undefined) ?? []),
     { 'timestamp-ms': at, 'snapshot-id': jsonLong(target) },
   ];
-  const keepRaw = Number(
-    base.metadata.properties['write.metadata.previous-versions-max'] ?? PREVIOUS_VERSIONS_MAX,
-  );
-  const keep = Number.isInteger(keepRaw) && keepRaw > 0 ? keepRaw : PREVIOUS_VERSIONS_MAX;
-  const metadataLog = [
-    ...((raw['metadata-log'] as unknown[] | undefined) ?? []),
-    { 'timestamp-ms': base.metadata.lastUpdatedMs, 'metadata-file': base.paths.path(base.metadataKey) },
-  ];
-  raw['metadata-log'] = metadataLog.slice(Math.max(0, metadataLog.length - keep));
+  appendMetadataLog(raw, base);
   const text = stringifyJsonKeepingLongs(raw);
   parseTableMetadata(text, base.name); // what we commit must be what we (and every reader) can read
   return text;
