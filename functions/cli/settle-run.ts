@@ -66,6 +66,8 @@ export interface SettleProgressListener {
   started(partition: string): void;
   /** A partition's groups are settled (or reported unsettled). */
   settled(result: SettledPartition): void;
+  /** A deployed partition's lease is held by this settle (`--state-table`), as `runId` in `stateTable`. */
+  leased?(lease: { readonly runId: string; readonly stateTable: string }): void;
 }
 
 /** What one partition's settle did, as printed. */
@@ -166,6 +168,7 @@ export async function runSettle(
         partition,
         options.stateTable,
         io,
+        progress,
       ),
     ];
   }
@@ -216,6 +219,7 @@ async function settleDeployedPartition(
   partition: string | undefined,
   stateTable: string,
   io: SettleIo,
+  progress?: SettleProgressListener,
 ): Promise<SettledPartition> {
   const table = of.name;
   const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1];
@@ -244,7 +248,10 @@ async function settleDeployedPartition(
   io.out(
     `settle ${uri}: partition ${partition || '(root)'} of table ${table} in state table ${stateTable} (run ${runId})`,
   );
+  progress?.listed([partition]);
+  progress?.started(partition);
   await leases.acquire(ref, { runId, settle: true, now });
+  progress?.leased?.({ runId, stateTable });
   const tableRoot = opened.prefix.replace(/\/$/, '');
   const run = buildRunContext(
     { name: table, prefix: tableRoot, bucket, format: of.formatName },
@@ -277,5 +284,7 @@ async function settleDeployedPartition(
       `partition ${partition || '(root)'} still needs attention (above); fix the cause, then run this again`,
     );
   }
-  return { partition, report: { settled: [], unsettled: [] } };
+  const result = { partition, report: { settled: [], unsettled: [] } };
+  progress?.settled(result);
+  return result;
 }

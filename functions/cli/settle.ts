@@ -63,8 +63,13 @@ export class SettleProgress implements SettleProgressListener {
   private partitions: readonly string[] | undefined;
   private readonly done: SettledPartition[] = [];
   private current: string | undefined;
+  private lease: { readonly runId: string; readonly stateTable: string } | undefined;
 
   constructor(private readonly uri: string) {}
+
+  leased(lease: { readonly runId: string; readonly stateTable: string }): void {
+    this.lease = lease;
+  }
 
   listed(partitions: readonly string[]): void {
     this.partitions = partitions.map(labelOf);
@@ -99,6 +104,13 @@ export class SettleProgress implements SettleProgressListener {
     );
     if (left.length > 0)
       lines.push(`  not started: ${plural(left.length, 'partition')} (${left.join(', ')})`);
+    if (this.lease !== undefined && this.done.length === 0) {
+      // A deployed partition's lease names this settle's own run id, which the next settle does not share: it is
+      // refused (LeaseHeld) until the sweep finds no execution of that id and releases the lease.
+      lines.push(
+        `  the partition stays leased to ${this.lease.runId} in state table ${this.lease.stateTable} (no workflow run compacts it meanwhile) until the sweep releases it: at its first run 5 minutes or more after the lease was taken; a settle run before then is refused (LeaseHeld), nothing changed.`,
+      );
+    }
     lines.push(
       `next: run lake-compactor settle ${this.uri} again (the same options): it settles what is still open.`,
     );

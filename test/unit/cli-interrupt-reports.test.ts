@@ -73,4 +73,23 @@ describe('Ctrl-C reports', () => {
       'next: run lake-compactor settle /lake/events again (the same options): it settles what is still open.',
     );
   });
+
+  it('settle of a deployed partition: names the partition in flight and the lease the next settle waits for', () => {
+    // Prepare: as settleDeployedPartition tells it, up to the lease taken
+    const progress = new SettleProgress('s3://lake/events');
+    progress.listed(['date=2024-01-15']);
+    progress.started('date=2024-01-15');
+    progress.leased({ runId: 'cli-settle-20240115T100000Z-1a2b3c4d', stateTable: 'state' });
+
+    // Act
+    const report = progress.interruptedReport();
+
+    // Assess
+    expect(report[1]).toBe('  settled: nothing');
+    expect(report[2]).toMatch(/^ {2}in flight: date=2024-01-15: /);
+    expect(report[3]).toBe(
+      '  the partition stays leased to cli-settle-20240115T100000Z-1a2b3c4d in state table state (no workflow run compacts it meanwhile) until the sweep releases it: at its first run 5 minutes or more after the lease was taken; a settle run before then is refused (LeaseHeld), nothing changed.',
+    );
+    expect(report[4]).toMatch(/^next: run lake-compactor settle s3:\/\/lake\/events again/);
+  });
 });
