@@ -94,8 +94,15 @@ describe('npm run demo -- --format hudi', () => {
     expect(result.timeline).toMatchObject({ tableVersion: 8, commits: 15, replacecommits: 3, pending: 0 });
     expect(result.live).toMatchObject({ baseFiles: 3, logFiles: 0, partitions: 3 });
     expect(result.rows).toEqual({ live: result.appended.rows, onlyAppended: 0, onlyLive: 0 });
-    for (const run of result.runs)
-      expect(run).toMatchObject({ status: 'SUCCEEDED', outcome: 'compacted', filesBefore: 5, filesAfter: 1 });
+    // One clustering per partition, five files into one. A second run of a partition may start from statistics the
+    // profiler has not yet brought up to date with the replacecommit (the sweep re-decides every second here): it
+    // finds the partition clustered and changes nothing (the timeline's three replacecommits above say so too).
+    const clustered = result.runs.filter((r) => r.outcome === 'compacted');
+    expect(clustered.map((r) => r.partition).sort()).toEqual(['1', '2', '3']);
+    for (const run of clustered)
+      expect(run).toMatchObject({ status: 'SUCCEEDED', filesBefore: 5, filesAfter: 1 });
+    for (const run of result.runs.filter((r) => r.outcome !== 'compacted'))
+      expect(run).toMatchObject({ status: 'SUCCEEDED', outcome: 'nothing-to-do', filesAfter: 1 });
     expect(io.stderr()).toContain('profiler started');
 
     // Assess: the kept table, replayed without the format's reader
