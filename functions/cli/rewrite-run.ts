@@ -61,7 +61,7 @@ export interface RewriteOptions extends FormatCliOptions {
   readonly codec?: Codec;
   readonly table?: string;
   readonly workRoot?: string;
-  /** @default 'parquet' */
+  /** @default DEFAULT_TABLE_FORMAT */
   readonly format?: TableFormatName;
 }
 
@@ -86,7 +86,7 @@ export interface RewriteResult {
 /**
  * Rewrites partition `options.partition` of the table at `uri` through the transformation in `options.transform`.
  * Refused before anything is listed: a transformation file that does not parse, a format whose schema belongs to the
- * table (Delta, Iceberg: their `partitionRewrite` capability says what they offer instead). Refused before anything is
+ * table (its `partitionRewrite` capability says what it offers instead). Refused before anything is
  * written: a transformation that does not fit the partition's columns (an unknown column, an unconfirmed drop, an
  * expression that does not type), a partition of files of several schemas.
  * @throws CompactionFailedError when the rewrite failed (a value that does not convert, a verification that did not

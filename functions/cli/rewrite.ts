@@ -1,5 +1,6 @@
 // The `rewrite` command's definition: its options and help, light to load; what it does is in rewrite-run.ts.
 import { type Command, Option } from 'commander';
+import { TABLE_FORMATS } from '../core/formats/index.js';
 import { CODECS, DEFAULT_CODEC } from '../ports/parquet-engine.js';
 import { formatOption, positiveInteger, workRootOption } from './args.js';
 import { addFormatOptions } from './format-options.js';
@@ -46,10 +47,21 @@ untouched columns equal row for row, cast and added columns re-derived from the 
 and interpreter — and committed through the journal like compact's, the inputs copied to trash first. A value a
 cast or an expression cannot write exactly fails the rewrite naming file, row, column and value; nothing is published.
 A run killed at any moment is settled by the next rewrite, compact or lake-compactor settle: the partition is then
-all old or all new. Hive-style Parquet only: a Delta or Iceberg table's schema belongs to the table (ALTER TABLE),
-and rewrite says what to run instead.`,
+all old or all new. ${rewriteFormatsHelp()}`,
     )
     .action(async (uri: string, opts: RewriteOptions) => {
       await runRewrite(uri, opts, io);
     });
+}
+
+/**
+ * Which formats rewrite transforms and which it refuses, from each format's `partitionRewrite` capability: a format
+ * whose schema belongs to the table is refused with its advice (its ALTER TABLE, then compact).
+ */
+function rewriteFormatsHelp(): string {
+  const formats = [...TABLE_FORMATS.values()];
+  const titles = (kind: 'transform' | 'table-schema') =>
+    formats.filter((f) => f.partitionRewrite?.kind === kind).map((f) => f.title);
+  const others = formats.filter((f) => f.partitionRewrite === undefined).map((f) => f.title);
+  return `${titles('transform').join(', ')} only: a ${titles('table-schema').join(' or ')} table's schema belongs to the table (ALTER TABLE), and rewrite says what to run instead${others.length === 0 ? '' : `; ${others.join(', ')} is refused`}.`;
 }

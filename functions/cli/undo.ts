@@ -4,6 +4,7 @@
 // error.
 
 import type { Command } from 'commander';
+import { TABLE_FORMATS } from '../core/formats/index.js';
 import { formatOption, workRootOption } from './args.js';
 import { withInterruptReport } from './compact-progress.js';
 import { addFormatOptions } from './format-options.js';
@@ -42,18 +43,10 @@ export function registerUndoCommand(program: Command, io: UndoIo & StackIo): voi
       `
 Reads the run from the location's journal (_lake-compactor/journal/), or with --stack/--state-table a run of
 the deployed workflow from the state table's journal, and reverts it the table format's way:
-  Hive-style Parquet  each retired input comes back from what the run kept of it (its old object version on a
-                      versioned bucket, its trash copy, or, for a bin-pack's delete-rebuild, re-created from the
-                      outputs' rows: row-identical, not byte-identical), then the outputs are deleted (a reader
-                      listing in between may see rows twice, never miss one).
-  Delta Lake          one new version, as RESTORE does: the run's removed files added back and its outputs removed,
-                      dataChange false; later writers' other changes stay. Pass the --delta-log-store options
-                      compact used.
-  Iceberg             one new metadata version, as rollback_to_snapshot does: main goes back to the snapshot the
-                      run started from (refused when a writer committed a snapshot since: it would be dropped).
+${undoFormatsHelp()}
 Refused with nothing changed (exit 1) when the table moved on: an output rewritten or removed since (a later run:
-undo it first), a file at an input's key again, a trash copy, an old version or (Delta) an input removed by
-vacuum, a run that did not finish (settle it first), or a run id the journal does not hold. A second undo of the same run does nothing.`,
+undo it first), a file at an input's key again, a trash copy, an old version or an input removed by
+a vacuum, a run that did not finish (settle it first), or a run id the journal does not hold. A second undo of the same run does nothing.`,
     )
     .action(async (uri: string, run: string, opts: UndoCliOptions) => {
       await withInterruptReport(
@@ -80,4 +73,37 @@ export function undoInterruptedReport(uri: string, run: string, stateTable?: str
         ]),
     `next: run lake-compactor undo ${uri} ${run} again (the same options): it takes what is done as done and finishes.`,
   ];
+}
+
+/** The width `undo --help` wraps each format's summary to. */
+const HELP_WIDTH = 116;
+
+/** How each registered format reverts a run (its RunUndo.summary), and which formats refuse, for `undo --help`. */
+function undoFormatsHelp(): string {
+  const formats = [...TABLE_FORMATS.values()];
+  const undoing = formats.flatMap((f) =>
+    f.undo === undefined ? [] : [{ title: f.title, summary: f.undo.summary }],
+  );
+  const column = 2 + Math.max(...undoing.map((u) => u.title.length)) + 2;
+  const lines: string[] = [];
+  for (const { title, summary } of undoing) {
+    let line = `  ${title}`.padEnd(column);
+    let fresh = true;
+    for (const word of summary.split(' ')) {
+      if (!fresh && line.length + 1 + word.length > HELP_WIDTH) {
+        lines.push(line);
+        line = ' '.repeat(column);
+        fresh = true;
+      }
+      line += fresh ? word : ` ${word}`;
+      fresh = false;
+    }
+    lines.push(line);
+  }
+  const refusing = formats.filter((f) => f.undo === undefined).map((f) => f.title);
+  if (refusing.length > 0)
+    lines.push(
+      `  ${refusing.join(', ')}: refused by name; its compaction changed no row, so the table can stay as it is.`,
+    );
+  return lines.join('\n');
 }

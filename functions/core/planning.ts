@@ -98,7 +98,7 @@ export const planInputFileSchema = z.object({
   /**
    * The file projected onto the schema its table format writes (see core/projection.ts): set by a format that keeps
    * its own schema, read by the format's own planner or the bin-pack planner, which group the file by the written
-   * schema instead of its own; or by a format's opt-in union of a partition's schemas (Hive-style
+   * schema instead of its own; or by a format's opt-in union of a partition's schemas (a format that takes
    * `schemaEvolution: 'union'`), which the bin-pack planner groups alike.
    */
   projection: columnProjectionSchema.optional(),
@@ -170,8 +170,8 @@ export const planGroupSchema = z.object({
   /** How many files the rewrite should produce (Iceberg rule, see expectedOutputFiles). */
   expectedOutputFiles: z.number().int().positive(),
   /**
-   * What the format records of this group alone (a table service's operation: Hudi's file group, its compaction
-   * instant and its output's name), merged over the plan's into the group's journal entry: the plan stays data.
+   * What the format records of this group alone (a table service's operation: the file group it rewrites, the
+   * service's instant and its output's name), merged over the plan's into the group's journal entry: the plan stays data.
    */
   formatState: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
 });

@@ -905,6 +905,8 @@ export type RunUndoResult =
  * touched the run's files or what the undo needs is gone, else restores the table's file set of before the run.
  */
 export interface RunUndo {
+  /** How the format reverts a run, one sentence for `lake-compactor undo --help` (which names no format itself). */
+  readonly summary: string;
   undoRun(deps: CommitDeps, request: RunUndoRequest): Promise<RunUndoResult>;
 }
 

@@ -314,6 +314,8 @@ async function attempt(
  */
 export function deltaUndo(logStoreOf?: (store: ObjectStore) => DeltaLogStore): RunUndo {
   return {
+    summary:
+      "one new version, as RESTORE does: the run's removed files added back and its outputs removed, dataChange false; later writers' other changes stay. Pass the --delta-log-store options compact used.",
     async undoRun(deps, request) {
       const logStore = logStoreOf?.(deps.store);
       for (let i = 0; i < MAX_COMMIT_ATTEMPTS; i += 1) {

@@ -254,4 +254,8 @@ async function undoRun(deps: CommitDeps, request: RunUndoRequest): Promise<RunUn
 }
 
 /** The Hive-style format's undo of a finished run. */
-export const hiveUndo: RunUndo = { undoRun };
+export const hiveUndo: RunUndo = {
+  summary:
+    "each retired input comes back from what the run kept of it (its old object version on a versioned bucket, its trash copy, or, for a bin-pack's delete-rebuild, re-created from the outputs' rows: row-identical, not byte-identical), then the outputs are deleted (a reader listing in between may see rows twice, never miss one).",
+  undoRun,
+};

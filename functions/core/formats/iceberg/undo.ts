@@ -57,7 +57,6 @@ function plan(
   const { metadata } = table;
   const byId = new Map(metadata.snapshots.map((s) => [s.snapshotId, s]));
   const current = metadata.refs.get('main')?.snapshotId ?? metadata.currentSnapshotId;
-  const first = [...committed].map((id) => byId.get(id)).find((s) => s !== undefined);
   const missing = [...committed].find((id) => !byId.has(id));
   if (missing !== undefined) {
     return undoRefused(
@@ -77,7 +76,7 @@ function plan(
       target = parent;
     }
   }
-  if (target === undefined || first === undefined) {
+  if (target === undefined) {
     return undoRefused(
       'the snapshot the run started from is not recorded (its first snapshot has no parent); nothing was changed',
     );
@@ -135,6 +134,8 @@ export function icebergUndo(
   catalogOf: (store: ObjectStore) => IcebergCatalog = (store) => new PathCatalog(store),
 ): RunUndo {
   return {
+    summary:
+      'one new metadata version, as rollback_to_snapshot does: main goes back to the snapshot the run started from (refused when a writer committed a snapshot since: it would be dropped).',
     async undoRun(deps, request: RunUndoRequest): Promise<RunUndoResult> {
       const run = runSnapshots(request.groups);
       if ('refused' in run) return undoRefused(`${run.refused}; nothing was changed`);
