@@ -262,6 +262,29 @@ export class DynamoPartitionLease implements PartitionLeases {
     return current?.state === 'compacting' && current.lease?.runId === runId;
   }
 
+  /**
+   * One conditional update of the lease's `renewedAt`, only while `runId` holds the partition (`compacting`): a lease
+   * the sweep released, or another run took, is not renewed (false), and nothing else of the item changes.
+   */
+  async renew(ref: PartitionRef, runId: string, now: number): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: statsKeys.partition(ref),
+          UpdateExpression: 'SET lease.renewedAt = :now',
+          ConditionExpression: '#state = :compacting AND lease.runId = :runId',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':now': now, ':compacting': 'compacting', ':runId': runId },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
   /** Released through the profiler's own release, at the generation the run holds (read, then conditional). */
   async release(
     ref: PartitionRef,

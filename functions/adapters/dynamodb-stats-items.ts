@@ -118,6 +118,7 @@ export function snapshotFromItem(item: Record<string, unknown>): PartitionSnapsh
             executionName: String(lease.executionName),
             ...(typeof lease.executionArn === 'string' ? { executionArn: lease.executionArn } : {}),
             acquiredAt: num(lease.acquiredAt) ?? 0,
+            ...(num(lease.renewedAt) === undefined ? {} : { renewedAt: num(lease.renewedAt) }),
           },
         }),
     ...(lastDecision === undefined ? {} : { lastDecision }),

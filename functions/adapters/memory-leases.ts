@@ -15,6 +15,7 @@ interface Item {
   generation: number;
   holder?: string;
   holderArn?: string;
+  renewedAt?: number;
   attention?: Attention;
   lastWriteAt?: number;
   lastCompactedAt?: number;
@@ -86,6 +87,13 @@ export class MemoryLeases implements PartitionLeases {
     return item.state === 'compacting' && item.holder === runId;
   }
 
+  async renew(ref: PartitionRef, runId: string, now: number): Promise<boolean> {
+    const item = this.item(ref);
+    if (item.state !== 'compacting' || item.holder !== runId) return false;
+    item.renewedAt = now;
+    return true;
+  }
+
   async release(
     ref: PartitionRef,
     runId: string,
@@ -96,6 +104,7 @@ export class MemoryLeases implements PartitionLeases {
     if (patch.attention === undefined) {
       item.state = 'idle';
       delete item.holder;
+      delete item.renewedAt;
       delete item.attention;
     } else {
       item.state = 'needs-attention';

@@ -25,6 +25,7 @@ import type { Clock } from '../ports/clock.js';
 import type { GroupState, JournalPartition } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
+import { whileRenewing } from '../shared/lease-keeper.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { tableNameOf } from './args.js';
 import { type FormatCliOptions, formatSettingsOf } from './format-options.js';
@@ -250,8 +251,6 @@ async function settleDeployedPartition(
   );
   progress?.listed([partition]);
   progress?.started(partition);
-  await leases.acquire(ref, { runId, settle: true, now });
-  progress?.leased?.({ runId, stateTable });
   const tableRoot = opened.prefix.replace(/\/$/, '');
   const run = buildRunContext(
     { name: table, prefix: tableRoot, bucket, format: of.formatName },
@@ -259,20 +258,23 @@ async function settleDeployedPartition(
     { settle: true, quietMinutes: 0, trigger: 'operator' },
     { executionName: runId, startedAt: now, workRoot: opened.workRoot },
   );
-  const summary = await finalizeRun(
-    {
-      store: opened.store,
-      journal,
-      leases,
-      clock: io.clock,
-      format: of.format,
-      engine: defaultParquetEngine,
-    },
-    run,
-    {
-      outcome: 'settled',
-    },
-  );
+  // Renewed while the settle works: the sweep has no execution to ask after, and would release it otherwise.
+  const summary = await whileRenewing(leases, runId, io.clock, async (kept) => {
+    await kept.acquire(ref, { runId, settle: true, now });
+    progress?.leased?.({ runId, stateTable });
+    return finalizeRun(
+      {
+        store: opened.store,
+        journal,
+        leases: kept,
+        clock: io.clock,
+        format: of.format,
+        engine: defaultParquetEngine,
+      },
+      run,
+      { outcome: 'settled' },
+    );
+  });
   const settled = summary.settledGroups ?? 0;
   io.out(
     summary.needsAttention === undefined

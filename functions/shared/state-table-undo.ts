@@ -11,6 +11,7 @@ import { type RunJournalSource, undoLeaseHolder } from '../core/workflow/undo-ru
 import type { Clock } from '../ports/clock.js';
 import type { JournalPartition } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
+import { whileRenewing } from './lease-keeper.js';
 
 /** What an operator is told to do next, in the words of the way they asked for the undo. */
 export interface StateTableUndoHints {
@@ -83,7 +84,8 @@ export function stateTableUndoSource(options: StateTableUndoOptions): RunJournal
      * Holds each partition's lease, as a console settle run does, while the undo changes it: a workflow run that
      * planned the restored inputs with the run's outputs still there would compact both into one file (every row
      * twice). Refused (LeaseHeld, nothing changed) while a run holds it. The holder is the undo's own id
-     * (undoLeaseHolder), so an undo killed holding it takes it again when run again, and releases it.
+     * (undoLeaseHolder), so an undo killed holding it takes it again when run again, and releases it. The leases
+     * are renewed while the undo works (lease-keeper.ts).
      */
     async exclusive(runId, groups, change) {
       const leases = new DynamoPartitionLease({
@@ -93,17 +95,20 @@ export function stateTableUndoSource(options: StateTableUndoOptions): RunJournal
         policies: new Map(),
       });
       const holder = undoLeaseHolder(runId);
-      const held: JournalPartition[] = [];
-      try {
-        for (const partition of [...new Set(groups.map((g) => g.partition))].sort()) {
-          const ref = { table, partition };
-          await leases.acquire(ref, { runId: holder, now: clock.now() });
-          held.push(ref);
+      // Renewed while the undo works: the sweep has no execution to ask after, and would release them otherwise.
+      return whileRenewing(leases, holder, clock, async (kept) => {
+        const held: JournalPartition[] = [];
+        try {
+          for (const partition of [...new Set(groups.map((g) => g.partition))].sort()) {
+            const ref = { table, partition };
+            await kept.acquire(ref, { runId: holder, now: clock.now() });
+            held.push(ref);
+          }
+          return await change();
+        } finally {
+          for (const ref of held) await kept.release(ref, holder, {});
         }
-        return await change();
-      } finally {
-        for (const ref of held) await leases.release(ref, holder, {});
-      }
+      });
     },
   };
 }

@@ -1,11 +1,15 @@
 // The StatsStore contract over DynamoDB Local, on the state table the construct synthesizes (its keys-only
-// gsi1 included): the reference the in-memory store is held to (test/unit/adapters/memory-stats-store.test.ts).
+// gsi1 included): the reference the in-memory store is held to (test/unit/adapters/memory-stats-store.test.ts);
+// then the settle-retry record and lease renewals on the partition item, as the sweep reads them.
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoPartitionLease } from '../../functions/adapters/dynamodb-partition-lease.js';
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
+import { DEFAULT_POLICY } from '../../functions/core/policy.js';
 import type { PartitionSnapshot } from '../../functions/core/profiler/model.js';
+import { LEASE_GRACE_MS, sweepTable } from '../../functions/core/profiler/sweep.js';
+import type { StateMachineStarter } from '../../functions/ports/state-machine-starter.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import {
   createTablesFromTemplate,
@@ -82,5 +86,72 @@ describe('the sweep’s settle-retry record on the partition item (DynamoPartiti
     expect(settled).toMatchObject({ state: 'idle', generation: 3 });
     expect(settled?.settleRetry).toBeUndefined();
     expect(settled?.attention).toBeUndefined();
+  });
+});
+
+describe('a lease its holder renews (DynamoPartitionLease over DynamoDB Local, and the sweep reading it)', () => {
+  /** A starter that knows no execution: what the sweep finds for an operator's settle or undo. */
+  const noExecutions: StateMachineStarter = {
+    executionArn: (name) => `arn:aws:states:us-east-1:000000000000:execution:compact:${name}`,
+    start: async () => {
+      throw new Error('the sweep must start nothing here');
+    },
+    describe: async () => undefined,
+  };
+
+  it('is renewed only by its holder, on the lease the sweep lists', async () => {
+    // Prepare
+    tables += 1;
+    const ref = { table: `events${tables}`, partition: 'p' };
+    const leases = new DynamoPartitionLease({
+      client: ddb.client(),
+      tableName,
+      tables: [],
+      policies: new Map(),
+    });
+    const now = Date.UTC(2026, 11, 1, 12, 0, 0);
+    await leases.acquire(ref, { runId: 'undo-run-1', now });
+
+    // Act
+    const byHolder = await leases.renew(ref, 'undo-run-1', now + 60_000);
+    const byOther = await leases.renew(ref, 'run-2', now + 120_000);
+    const listed = await stats.listLeased(ref.table);
+    await leases.release(ref, 'undo-run-1', {});
+    const afterRelease = await leases.renew(ref, 'undo-run-1', now + 180_000);
+
+    // Assess
+    expect([byHolder, byOther, afterRelease]).toEqual([true, false, false]);
+    expect(listed.map((s) => s.lease)).toEqual([
+      { runId: 'undo-run-1', executionName: 'undo-run-1', acquiredAt: now, renewedAt: now + 60_000 },
+    ]);
+    expect((await stats.get(ref))?.state).toBe('idle');
+  });
+
+  it('is left to its holder by the sweep while renewed, and released once the renewals stop for the grace period', async () => {
+    // Prepare: an operator's undo took the lease ten minutes ago and renewed it a minute ago
+    tables += 1;
+    const table = `events${tables}`;
+    const ref = { table, partition: 'p' };
+    const leases = new DynamoPartitionLease({
+      client: ddb.client(),
+      tableName,
+      tables: [],
+      policies: new Map(),
+    });
+    const taken = Date.UTC(2026, 11, 1, 12, 0, 0);
+    await leases.acquire(ref, { runId: 'undo-run-1', now: taken });
+    await leases.renew(ref, 'undo-run-1', taken + 9 * 60_000);
+    const deps = { stats, policies: new Map([[table, DEFAULT_POLICY]]), starter: noExecutions };
+
+    // Act
+    const whileRenewed = await sweepTable(deps, table, taken + 10 * 60_000);
+    const heldMeanwhile = await stats.get(ref);
+    const afterRenewalsStopped = await sweepTable(deps, table, taken + 9 * 60_000 + LEASE_GRACE_MS + 1);
+
+    // Assess
+    expect(whileRenewed.leases).toEqual([]);
+    expect(heldMeanwhile).toMatchObject({ state: 'compacting', lease: { runId: 'undo-run-1' } });
+    expect(afterRenewalsStopped.leases.map((l) => l.action)).toEqual(['released (NOT_FOUND)']);
+    expect((await stats.get(ref))?.state).toBe('idle');
   });
 });

@@ -73,6 +73,13 @@ export interface Lease {
   /** Undefined when no state machine is configured. */
   readonly executionArn?: string;
   readonly acquiredAt: number;
+  /**
+   * The holder's last renewal (epoch ms). A holder that is not a Step Functions execution — an operator's settle or
+   * undo from the CLI, an undo from the console — cannot be described by the sweep, which would take it for a run
+   * whose start was lost and release the partition under it once the grace period is over. Such a holder renews
+   * while it works (`PartitionLeases.renew`), and the sweep counts the grace period from here.
+   */
+  readonly renewedAt?: number;
 }
 
 export interface DecisionSummary {

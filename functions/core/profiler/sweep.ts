@@ -12,7 +12,7 @@ import { retrySettles, type SettleRetryOutcome } from './settle-retry.js';
 import { type CapGate, evaluatePartition, policyOf, startScheduled, type TriggerDeps } from './trigger.js';
 
 export interface SweepOptions {
-  /** A lease younger than this is not checked (its start may be in flight). @default 5 minutes */
+  /** A lease taken (or renewed) more recently than this is not checked (its start may be in flight). @default 5 minutes */
   readonly leaseGraceMs?: number;
 }
 
@@ -31,10 +31,16 @@ export interface SweepReport {
 }
 
 /**
+ * How long the sweep lets a lease be before it asks after its holder: an execution still running keeps it; one that
+ * ended, or no execution at all, loses it. A holder without an execution renews well within it (lease-keeper.ts).
+ */
+export const LEASE_GRACE_MS = 5 * 60_000;
+
+/**
  * The scheduled catch-up: evaluates every partition whose due time has passed (their quiet window or
- * cooldown is over, or a start is pending) and checks every lease older than the grace period — an
- * execution that never started is started under its name; one that ended without releasing its lease is
- * released (a success also sets lastCompactedAt) and the partition is evaluated again. Due partitions are
+ * cooldown is over, or a start is pending) and checks every lease taken (or last renewed) longer ago than the
+ * grace period — an execution that never started is started under its name; one that ended without releasing its
+ * lease is released (a success also sets lastCompactedAt) and the partition is evaluated again. Due partitions are
  * started oldest first until a run cap is reached; the rest are recorded as waiting for the next sweep.
  * Last, a settle run is started for each needs-attention partition whose settle retry is due.
  */
@@ -54,13 +60,15 @@ export async function sweepTable(
     if (snapshot !== undefined) due.push(await evaluatePartition(deps, snapshot, now, gate));
   }
   const leases: { ref: PartitionRef; action: string }[] = [];
-  const grace = options.leaseGraceMs ?? 5 * 60_000;
+  const grace = options.leaseGraceMs ?? LEASE_GRACE_MS;
   const starter = deps.starter;
   const leasedPartitions = await deps.stats.listLeased(table);
   const releasedNow = new Set<string>();
   for (const leased of leasedPartitions) {
     const lease = leased.lease;
-    if (starter === undefined || lease === undefined || now - lease.acquiredAt < grace) continue;
+    // A holder that renews (an operator's settle or undo: no execution to describe) is left alone while it does.
+    const heldSince = Math.max(lease?.acquiredAt ?? 0, lease?.renewedAt ?? 0);
+    if (starter === undefined || lease === undefined || now - heldSince < grace) continue;
     const ref = { table: leased.table, partition: leased.partition };
     const arn = lease.executionArn ?? starter.executionArn(lease.executionName);
     const info = await starter.describe(arn);

@@ -61,6 +61,12 @@ export interface PartitionLeases {
   /** Whether `runId` holds the partition's lease now (a redriven old execution no longer does). */
   holds(ref: PartitionRef, runId: string): Promise<boolean>;
   /**
+   * Records that `runId`, which holds the partition's lease, is still at work (`Lease.renewedAt`): for holders the
+   * sweep cannot describe (no execution), which would otherwise lose the lease once its grace period is over.
+   * False, changing nothing, when `runId` no longer holds it.
+   */
+  renew(ref: PartitionRef, runId: string, now: number): Promise<boolean>;
+  /**
    * Releases the lease if `runId` still holds it; false when it did not (idempotent). With `attention`
    * the partition is not released as idle but marked `needs-attention` (no trigger starts a run on it;
    * only a settle run takes it), because something a person must fix stands in the way.
