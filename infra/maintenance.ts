@@ -9,7 +9,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../functions/core/formats/index.js';
+import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../functions/core/formats/index.js';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
 import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
 import { formatVacuumInputOf } from './formats/index.js';
@@ -41,16 +41,11 @@ export interface MaintenanceTable extends TableLocation {
 }
 
 /**
- * Formats whose commits retire inputs by a versioned delete that vacuum later finishes with DeleteObjectVersion: only
- * Hive-style Parquet. A Delta or Iceberg commit removes its inputs from the table's log or snapshot, and the
- * table's own VACUUM or expire_snapshots deletes them as current objects (test/infra/versioned-retirement.test.ts
- * checks this against each format's vacuum rules).
- */
-export const VERSION_RETIRING_FORMATS: ReadonlySet<TableFormatName> = new Set<TableFormatName>(['parquet']);
-
-/**
- * The tables whose retired inputs vacuum deletes by version: those of a version-retiring format in a bucket of
- * `versionedBuckets` (their runs retire by `delete-versioned`; elsewhere inputs go to trash or are rebuilt).
+ * The tables whose retired inputs vacuum deletes by version: those of a format that retires by version (its vacuum
+ * rules say so: `VacuumRules.retiresByVersion`) in a bucket of `versionedBuckets` (their runs retire by
+ * `delete-versioned`; elsewhere inputs go to trash or are rebuilt). A format whose log or snapshots remove its
+ * inputs leaves them to the table's own VACUUM or snapshot expiry (test/infra/versioned-retirement.test.ts checks
+ * the capability against each format's vacuum rules).
  */
 export function versionRetiringTables(
   tables: readonly MaintenanceTable[],
@@ -58,7 +53,7 @@ export function versionRetiringTables(
 ): MaintenanceTable[] {
   return tables.filter(
     (t) =>
-      VERSION_RETIRING_FORMATS.has(t.format ?? DEFAULT_TABLE_FORMAT) &&
+      tableFormat(t.format ?? DEFAULT_TABLE_FORMAT).vacuum.retiresByVersion &&
       versionedBuckets.includes(t.bucketName),
   );
 }

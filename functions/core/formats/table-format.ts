@@ -283,6 +283,13 @@ export interface RetiredVersion {
 /** The format's answers to vacuum: which of its leftovers may go, which must stay, and how to remove them. */
 export interface VacuumRules {
   /**
+   * Whether this format's commits retire inputs by a versioned delete that vacuum later finishes with
+   * DeleteObjectVersion (`retiredInputs` makes such versions due). The construct grants vacuum that action on the
+   * format's tables in versioned buckets, and on no other: a format whose own log or snapshots remove its inputs
+   * leaves deleting them to the table's own VACUUM or snapshot expiry.
+   */
+  readonly retiresByVersion: boolean;
+  /**
    * Of one journaled group, the retired input versions past `retentionMs` (vacuum may delete them) and the
    * inputs it must keep, each with why (inside the retention, no version id recorded).
    */

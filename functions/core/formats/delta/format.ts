@@ -80,6 +80,7 @@ async function partitionFiles(
  */
 const deltaVacuumRules: VacuumRules = {
   ...hiveVacuumRules,
+  retiresByVersion: false,
   // Nothing is due and nothing is reported kept: the inputs are the table's (its log removed them), not ours, and
   // Delta VACUUM of the table deletes them once its deletedFileRetentionDuration has passed.
   retiredInputs: () => ({ due: [], kept: [] }),

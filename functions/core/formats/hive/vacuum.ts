@@ -179,6 +179,7 @@ export async function removeCandidates(
 
 /** Hive-style Parquet's answers to vacuum (see TableFormat.vacuum). */
 export const hiveVacuumRules: VacuumRules = {
+  retiresByVersion: true,
   retiredInputs: retiredVersionsDue,
   trashCopy: decideTrash,
   writerDebris: (relativeKey) =>

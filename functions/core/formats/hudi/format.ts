@@ -140,6 +140,7 @@ async function partitionFiles(
  */
 const hudiVacuumRules: VacuumRules = {
   ...hiveVacuumRules,
+  retiresByVersion: false,
   retiredInputs: () => ({ due: [], kept: [] }),
   writerDebris: () => undefined,
 };

@@ -196,6 +196,7 @@ function planPartition(input: PlanInput, request: FormatPlanRequest): PartitionP
  */
 const icebergVacuumRules: VacuumRules = {
   ...hiveVacuumRules,
+  retiresByVersion: false,
   retiredInputs: (entry: GroupJournalEntry) => {
     const committed =
       entry.formatState === undefined ? undefined : icebergGroupState(entry).committedSnapshotId;
