@@ -108,7 +108,7 @@ export class SettleProgress implements SettleProgressListener {
       // A deployed partition's lease names this settle's own run id, which the next settle does not share: it is
       // refused (LeaseHeld) until the sweep finds no execution of that id and releases the lease.
       lines.push(
-        `  the partition stays leased to ${this.lease.runId} in state table ${this.lease.stateTable} (no workflow run compacts it meanwhile) until the sweep releases it: at its first run 5 minutes or more after the lease was taken; a settle run before then is refused (LeaseHeld), nothing changed.`,
+        `  the partition stays leased to ${this.lease.runId} in state table ${this.lease.stateTable} (no workflow run compacts it meanwhile) until the sweep releases it: at its first run 5 minutes or more after this command last renewed it (at most a minute ago); a settle run before then is refused (LeaseHeld), nothing changed.`,
       );
     }
     lines.push(

@@ -88,7 +88,7 @@ describe('Ctrl-C reports', () => {
     expect(report[1]).toBe('  settled: nothing');
     expect(report[2]).toMatch(/^ {2}in flight: date=2024-01-15: /);
     expect(report[3]).toBe(
-      '  the partition stays leased to cli-settle-20240115T100000Z-1a2b3c4d in state table state (no workflow run compacts it meanwhile) until the sweep releases it: at its first run 5 minutes or more after the lease was taken; a settle run before then is refused (LeaseHeld), nothing changed.',
+      '  the partition stays leased to cli-settle-20240115T100000Z-1a2b3c4d in state table state (no workflow run compacts it meanwhile) until the sweep releases it: at its first run 5 minutes or more after this command last renewed it (at most a minute ago); a settle run before then is refused (LeaseHeld), nothing changed.',
     );
     expect(report[4]).toMatch(/^next: run lake-compactor settle s3:\/\/lake\/events again/);
   });
