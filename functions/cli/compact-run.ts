@@ -7,6 +7,8 @@
 // (or by `lake-compactor settle`) exactly as the workflow settles a dead execution: no row lost or doubled.
 
 import { randomUUID } from 'node:crypto';
+import { DynamoJournal } from '../adapters/dynamodb-journal.js';
+import { DynamoPartitionLease } from '../adapters/dynamodb-partition-lease.js';
 import { MemoryJournal } from '../adapters/memory-journal.js';
 import { MemoryLeases } from '../adapters/memory-leases.js';
 import { type OpenedStore, openStore } from '../adapters/open-store.js';
@@ -43,11 +45,15 @@ import { formatBytes } from '../core/stats.js';
 import { plural } from '../core/words.js';
 import type { GroupStepResult } from '../core/workflow/commit.js';
 import type { RunSummary } from '../core/workflow/finalize.js';
+import { journalManifestPrefix } from '../core/workflow/layout.js';
+import type { PartitionLeases } from '../core/workflow/ports.js';
 import { type RunDeps, runPartition } from '../core/workflow/run.js';
 import type { Clock } from '../ports/clock.js';
 import type { Journal } from '../ports/journal.js';
 import type { ObjectStore, PutOptions } from '../ports/object-store.js';
 import type { Codec, ParquetEngine, SchemaFidelity } from '../ports/parquet-engine.js';
+import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
+import { whileRenewing } from '../shared/lease-keeper.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { tableNameOf } from './args.js';
 import type { CompactProgress } from './compact-progress.js';
@@ -95,11 +101,20 @@ export interface CompactOptions extends FormatCliOptions, PlanningFlags {
   readonly rewriteDataFiles?: FormatRunInput['rewriteDataFiles'];
   /** Iceberg only: compact only the partitions this filter passes (see iceberg/where.ts). */
   readonly where?: string;
+  /**
+   * A deployment's DynamoDB state table (`--state-table`, or `--stack`'s output): the run then takes each
+   * partition's lease there, as a workflow run does (refused while one holds it; renewed while this works, so the
+   * sweep leaves it be), and journals there, so the deployment's plan step, sweep, settle and undo see its groups.
+   * Without it the lease is in memory and excludes nothing: see {@link runCompact}.
+   */
+  readonly stateTable?: string;
 }
 
 /** One partition's outcome, as printed in the summary. */
 export interface CompactPartitionResult {
   readonly partition: string;
+  /** The partition's run id (its journal entries, staging and plan are named after it). */
+  readonly runId: string;
   readonly summary: RunSummary;
   /**
    * Files the plan left alone for what they are (unreadable footer, not Parquet, zero rows, quarantined,
@@ -138,9 +153,11 @@ export interface CompactHooks {
  * its undo rebuilds an input from the outputs' rows); a sort or Z-order, whose outputs scatter an input's rows, first
  * copies its inputs to `_lake-compactor/trash/<run>/` (retire mode `trash`). So nothing is lost either way.
  * The lease is an in-memory one: it does not exclude a second CLI or a concurrent state-machine run on the
- * same partition — pause the deployment's triggers before compacting a deployed lake by hand, and run one
- * compact per table at a time (on a local folder the journal's compare-and-swap is atomic only within one
- * process).
+ * same partition — run one compact per table at a time (on a local folder the journal's compare-and-swap is atomic
+ * only within one process). Beside a deployment, give its state table (`stateTable`): each partition's lease is
+ * then the deployment's, and its groups are journaled in the deployment's journal (run ids `cli-deployed-…`, which
+ * vacuum routes there), so the workflow, the sweep and an operator's settle or undo treat the run as one of their
+ * own — a run killed mid-way is settled by the sweep once its lease's renewals have stopped.
  *
  * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
  * @throws UnsupportedTableFormatError, before anything is written, when the location is, lies in or holds
@@ -178,6 +195,8 @@ async function compactTable(
   if (conflict !== undefined) throw new UsageError(conflict);
   const where = checkRewriteChoices(options, formatName);
   const dryRun = options.dryRun ?? false;
+  // Beside a deployment: its journal and leases (a local folder is refused here, before anything is read).
+  const deployment = deployedRun(options.stateTable, uri, opened, io);
   const live = hooks.wrapStore?.(opened.store) ?? opened.store;
   const store = dryRun ? dryRunStore(live) : live;
   const tableRoot = opened.prefix.replace(/\/$/, '');
@@ -254,8 +273,10 @@ async function compactTable(
       `Partition "${wanted}" has no data files under ${uri}; known partitions: ${known.slice(0, 10).join(', ') || '(none)'}`,
     );
   }
-  // A dry run writes no journal (its plan is thrown away); a real one journals where it compacts.
-  const journal: Journal = dryRun ? new MemoryJournal() : storeJournal;
+  // A dry run writes no journal (its plan is thrown away) and takes no lease; a real one journals where it compacts,
+  // or in the deployment's journal under its lease.
+  const deployed = dryRun ? undefined : deployment;
+  const journal: Journal = dryRun ? new MemoryJournal() : (deployed?.journal ?? storeJournal);
   const leases = new MemoryLeases();
   // Files a rewrite failed on are kept out of later runs' plans (until they change or `quarantine --clear`).
   const deps = {
@@ -266,7 +287,7 @@ async function compactTable(
     quarantine: new StoreQuarantine(store, { workRoot: opened.workRoot }),
     engine: hooks.engine ?? defaultParquetEngine,
   };
-  const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
+  const parent = `${deployed === undefined ? 'cli' : 'cli-deployed'}-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
   // Keep in step with CLI_RUN_ID: vacuum routes this command's runs to the store journal by it.
   const results: CompactPartitionResult[] = [];
   hooks.progress?.listed(partitions);
@@ -298,12 +319,26 @@ async function compactTable(
         workRoot: opened.workRoot,
       },
     );
-    results.push(await compactPartition(deps, leases, run, io, hooks.progress));
+    results.push(
+      deployed === undefined
+        ? await compactPartition(deps, leases, run, io, hooks.progress)
+        : // Renewed while it works: the sweep has no execution to ask after, and would release it otherwise.
+          await whileRenewing(deployed.leases, run.runId, io.clock, (kept) =>
+            compactPartition(deps, kept, run, io, hooks.progress),
+          ),
+    );
     hooks.progress?.partitionDone(partition);
   }
   printSummary(io, results, options.dryRun ?? false);
-  if (!dryRun && results.some((r) => r.groups.some((g) => g.state === 'done'))) {
+  if (!dryRun && deployed === undefined && results.some((r) => r.groups.some((g) => g.state === 'done'))) {
     io.out(`run ${parent}: lake-compactor undo ${uri} ${parent} reverts it`);
+  }
+  // A deployment's journal keeps one run per partition (as the workflow's executions), and its undo takes one.
+  for (const r of deployed === undefined ? [] : results) {
+    if (!r.groups.some((g) => g.state === 'done')) continue;
+    io.out(
+      `run ${r.runId} (${r.partition || '(root)'}): lake-compactor undo ${uri} ${r.runId} --state-table ${deployed?.stateTable} reverts it`,
+    );
   }
   // A group aborted right before its put because the log shows a writer that does not coordinate as declared is
   // not "an input changed": only a configuration change (or stopping that writer) fixes it, so the command fails.
@@ -334,7 +369,7 @@ async function compactTable(
  */
 async function compactPartition(
   deps: Omit<RunDeps, 'leases' | 'wait'>,
-  leases: MemoryLeases,
+  leases: PartitionLeases,
   run: RunContext,
   io: CompactIo,
   progress: CompactProgress | undefined,
@@ -370,6 +405,7 @@ async function compactPartition(
   const skipped = (held.plan()?.skipped ?? []).filter((s) => isSkippedForContent(s.reason));
   return {
     partition: run.partition,
+    runId: run.runId,
     summary: ran.summary,
     skipped,
     verifiedGroups: ran.groups.filter((g) => g.verified).length,
@@ -575,4 +611,41 @@ export function checkRewriteChoices(
     if (err instanceof InvalidInputError) throw new UsageError(err.message);
     throw err;
   }
+}
+
+/** What a run beside a deployment journals in and leases from: the deployment's state table. */
+interface DeployedRun {
+  readonly stateTable: string;
+  readonly journal: Journal;
+  readonly leases: PartitionLeases;
+}
+
+/**
+ * The deployment's journal and leases when `stateTable` is given, for a table on S3 (a deployment's tables are);
+ * undefined without it.
+ * @throws UsageError for a local folder.
+ */
+function deployedRun(
+  stateTable: string | undefined,
+  uri: string,
+  opened: OpenedStore,
+  io: CompactIo,
+): DeployedRun | undefined {
+  if (stateTable === undefined) return undefined;
+  if (!/^s3a?:\/\//i.test(uri.trim())) {
+    throw new UsageError(
+      `--state-table compacts a deployed table on S3 under the deployment's leases; ${uri} is a local folder, whose runs journal in the folder: drop --state-table`,
+    );
+  }
+  const client = dynamoDbClientFromEnv(io.env);
+  return {
+    stateTable,
+    journal: new DynamoJournal({
+      client,
+      tableName: stateTable,
+      manifests: { store: opened.store, prefix: journalManifestPrefix(opened.workRoot) },
+    }),
+    // No table config: it only classifies the run's own file changes for the statistics, which S3's events do too.
+    leases: new DynamoPartitionLease({ client, tableName: stateTable, tables: [], policies: new Map() }),
+  };
 }

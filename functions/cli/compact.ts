@@ -26,6 +26,7 @@ export { CLI_RUN_ID } from '../core/run-input.js';
 
 import type * as Impl from './compact-run.js';
 import type { CompactIo, CompactOptions } from './compact-run.js';
+import { addStackOption, type StackIo } from './stack-outputs.js';
 
 export type { CompactHooks, CompactIo, CompactOptions, CompactPartitionResult } from './compact-run.js';
 
@@ -34,7 +35,7 @@ export const runCompact: typeof Impl.runCompact = async (...args) =>
   (await import('./compact-run.js')).runCompact(...args);
 
 /** Adds `compact` to the CLI program. */
-export function registerCompactCommand(program: Command, io: CompactIo): void {
+export function registerCompactCommand(program: Command, io: CompactIo & StackIo): void {
   const command: Command = program
     .command('compact')
     .description('Compact small files now: plan → rewrite → verify → commit, in this process')
@@ -92,8 +93,13 @@ export function registerCompactCommand(program: Command, io: CompactIo): void {
         .filter((c) => c !== ''),
     )
     .option('--table <name>', 'table name in summaries (default: last segment of the URI)')
+    .option(
+      '--state-table <name>',
+      "beside a deployment: take each partition's lease in its DynamoDB state table and journal there, as a workflow run (--table must be the deployment's table name)",
+    )
     .addOption(workRootOption())
     .addOption(formatOption());
+  addStackOption(command, io, ['stateTable']);
   addFormatOptions(command)
     .addHelpText(
       'after',
@@ -112,8 +118,11 @@ any moment is recovered by the next compact, before it plans anything (or by lak
 a group that had started publishing is rolled forward, any other rolled back — no row is lost or kept
 twice. Until then a reader listing the table may see a publishing group's rows twice. Temp files a killed
 run left are removed by the next run; vacuum removes old ones.
-No lease is taken in DynamoDB: run one compact per table at a time, pause the deployment's triggers first,
-or use the Step Functions workflow for deployed, unattended or large runs.
+Beside a deployment, give --stack <name> (or --state-table): each partition's lease is then taken in the
+deployment's state table (refused while a workflow run holds it; renewed while compact works) and its groups are
+journaled there, so the workflow, the sweep, settle --stack and undo --stack see them; --table must be the
+deployment's table name. Without it no lease is taken in DynamoDB: run one compact per table at a time, pause the
+deployment's triggers first, or use the Step Functions workflow for deployed, unattended or large runs.
 A Delta table on S3 needs its commit coordination, as the table's deltaLogStore in the config declares it, chosen
 by the table's other writers: --delta-log-store s3-conditional (put-if-absent writers: delta-rs >= 1.0),
 --delta-log-store dynamodb --delta-ddb-table <name> --delta-ddb-region <r> (Spark's S3DynamoDBLogStore), or

@@ -535,7 +535,8 @@ function normalizePartition(raw: string, table: TableConfig): string | { problem
  * {@link childExecutionName} of `cli-<time>-<8 hex>`). Their journal lives in the store itself
  * (the work root's `journal/`, see adapters/store-journal.ts), not in DynamoDB, so vacuum looks their
  * entries up there — and judges by age only the runs of versions that kept it in memory. State-machine runs
- * (`<table>-<12 hex>-g<n>`, or a console name) never match this exact shape.
+ * (`<table>-<12 hex>-g<n>`, or a console name) never match this exact shape, nor do `compact --state-table` runs
+ * (`cli-deployed-…`), which journal in the deployment's state table.
  */
 export const CLI_RUN_ID = /^cli-\d{8}T\d{6}Z-[0-9a-f]{8}-p\d+-[0-9a-f]{8}$/;
 
