@@ -14,6 +14,9 @@ const sharing = sharedWorkerFiles(fileURLToPath(new URL('.', import.meta.url)), 
   'test/unit',
   'test/infra',
 ]).filter((file) => !file.startsWith('test/unit/core/'));
+/** The shared files that check templates (they keep aws-cdk-lib's built-in validation on: see `cdkValidation`). */
+const sharingInfra = sharing.filter((file) => file.startsWith('test/infra/'));
+const sharingRest = sharing.filter((file) => !file.startsWith('test/infra/'));
 
 /** What every project's tests run with (the global setup is the root's alone: it runs once per run). */
 const shared = {
@@ -37,6 +40,18 @@ const shared = {
   pool: 'forks',
 } as const;
 
+/**
+ * aws-cdk-lib runs a CloudFormation validation (cfn-guard in WebAssembly) in every synthesis unless
+ * `CDK_VALIDATION=false`: ~9 s of CPU to start its engine in each process, and ~0.75 s per synthesis after that,
+ * measured on the 2-core machine. Outside test/infra a stack is synthesized to run it on the local cloud (which
+ * turns the validation off itself: infra/local/local-cloud.ts), to create its tables in DynamoDB Local or to install
+ * the package, never to check the template, and the validation can fail no test there: without the
+ * `@aws-cdk/core:validateAgainstDefaultRules` flag (this project does not set it) its findings are downgraded to
+ * warnings. So it is off outside test/infra, and stays on where templates are checked (test/infra) and wherever a
+ * stack is synthesized for real (`cdk synth`, CI's offline synth, a user's app).
+ */
+const withoutCdkValidation = { ...shared, env: { ...shared.env, CDK_VALIDATION: 'false' } } as const;
+
 export default defineConfig({
   test: {
     // One private temp folder per run, removed at the end (CDK leaves a `cdk.outXXXX` per App), and the
@@ -54,13 +69,22 @@ export default defineConfig({
         // these files mocks a module, stubs a global or changes process.env. Everything else stays isolated.
         test: { ...shared, name: 'core', include: ['test/unit/core/**/*.test.ts'], isolate: false },
       },
-      { test: { ...shared, name: 'shared', include: sharing, isolate: false } },
+      { test: { ...withoutCdkValidation, name: 'shared', include: sharingRest, isolate: false } },
+      { test: { ...shared, name: 'infra', include: sharingInfra, isolate: false } },
       {
         test: {
           ...shared,
+          name: 'infra-isolated',
+          include: ['test/infra/**/*.test.ts'],
+          exclude: sharingInfra,
+        },
+      },
+      {
+        test: {
+          ...withoutCdkValidation,
           name: 'isolated',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/bench/**', 'node_modules/**', 'test/unit/core/**', ...sharing],
+          exclude: ['test/bench/**', 'node_modules/**', 'test/unit/core/**', 'test/infra/**', ...sharing],
         },
       },
     ],

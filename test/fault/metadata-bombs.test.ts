@@ -4,19 +4,18 @@
 // Bounded inputs that stop nothing but one file (an empty 10^10-part checkpoint name, a footer claiming 2^53 − 1
 // rows, a 20,000-level schema, a 20,000-parenthesis where) are run in process.
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../functions/cli/index.js';
 import { captureIo } from '../support/cli-io.js';
 import { avroCountBomb, avroDeflateBomb, gzipBomb, withClaimedRows } from '../support/crafted-metadata.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { DELTA_FIXTURES, ICEBERG_FIXTURES } from '../support/fixtures.js';
+import { bundleForNode, repoPath } from '../support/node-bundle.js';
 import type { PeakRssReport } from '../support/peak-rss-child.js';
 
-const CHILD = fileURLToPath(new URL('../support/peak-rss-child.ts', import.meta.url));
 const MiB = 1024 * 1024;
 const ICEBERG_TABLE = 'spark_v1_unpartitioned_small_files';
 /** The current snapshot's manifest list of that table (its metadata names it). */
@@ -24,8 +23,21 @@ const MANIFEST_LIST = 'snap-93996984692289973-1-9b8c72ab-43b9-42fb-a5e9-1dcfa180
 
 let scratch: string;
 let db: DuckDb;
+/**
+ * The child (test/support/peak-rss-child.ts) bundled with its dependencies and the engine's worker beside it, as
+ * the Lambdas ship the same code: a plain `node` start instead of tsx transpiling the CLI's modules in each of
+ * the five children (test/support/node-bundle.ts). The memory it reports is the CLI's, without the transpiler's.
+ */
+let child: string;
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'lc-bombs-'));
+  // The CLI reads its version from the package.json two folders above its module (functions/cli/ in the sources).
+  await mkdir(join(scratch, 'bundle', 'cli'), { recursive: true });
+  await symlink(repoPath('package.json'), join(scratch, 'package.json'));
+  ({ child } = (await bundleForNode(join(scratch, 'bundle', 'cli'), {
+    child: 'test/support/peak-rss-child.ts',
+    worker: 'functions/adapters/parquet-wasm/worker.ts',
+  })) as { child: string });
   db = await openDuckDb();
 });
 afterAll(async () => {
@@ -46,7 +58,7 @@ async function cliInChild(argv: readonly string[]): Promise<ChildRun> {
   const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', CHILD, report, ...argv],
+      [child, report, ...argv],
       { maxBuffer: 16 * MiB, env: { ...process.env, LAKE_COMPACTOR_DEBUG: '' } },
       (_err, out, err) => resolve({ stdout: out, stderr: err }),
     );

@@ -9,6 +9,10 @@
 // What is proven is the package's own content: its files, exports, bin and pre-bundled Lambda code.
 //
 // Slow by nature (a full build and pack: about a minute of CPU); it runs with the rest of `npm test`.
+//
+// The user's app synthesizes as `cdk synth` would, except for aws-cdk-lib's built-in CloudFormation validation:
+// the app inherits `CDK_VALIDATION=false` from the test run (vitest.config.ts says why: ~9 s of CPU to start, and
+// it can fail no synth here); what the app checks (cdk-nag, no data action on *) is checked as before.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';

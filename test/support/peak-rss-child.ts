@@ -4,7 +4,8 @@
 // Why not getrusage's ru_maxrss: Linux keeps it across execve, so a child spawned by a large test worker reports
 // the worker's high-water mark, not its own; VmHWM belongs to the address space exec made.
 //
-// Usage: node --import tsx peak-rss-child.ts <report.json> <cli arguments...>
+// Usage: node --import tsx peak-rss-child.ts <report.json> <cli arguments...> (metadata-bombs.test.ts runs an esbuild
+// bundle of it: test/support/node-bundle.ts)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { run } from '../../functions/cli/index.js';
 

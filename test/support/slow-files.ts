@@ -11,21 +11,34 @@
 // order the start, so a stale entry costs balance, never correctness. Refresh them when a file's time changes a
 // lot, and add a file here once it takes tens of seconds.
 
-/** Wall time (ms) of the slowest files on a CI run, keyed by path from the repository root. */
+/**
+ * Wall time (ms) of the slowest files on a CI run, keyed by path from the repository root.
+ *
+ * Four were re-estimated on 2026-12-07 (branch test-speed) after cuts to them, from CPU time (user + sys,
+ * `/usr/bin/time -v npx vitest run <file>`) of the file alone before and after on the shared 2-core machine (load
+ * average 13–22, so its wall times were not usable): each CI figure scaled by the file's after/before CPU ratio.
+ * install 80.0 → 71.5 s of CPU, profiler 55.9 → 35.9, metadata-bombs 55.4 → 33.0, cli-foreign-format-s3 32.5 →
+ * 25.8. Measured the same way and unchanged: settle 80.4 s, cli-kill 93.8 s (its children run two at a time),
+ * memory 71.1 s (its children run one at a time, beside the other worker on CI).
+ */
 export const KNOWN_DURATIONS_MS: Readonly<Record<string, number>> = {
-  'test/package/install.test.ts': 76_396,
   'test/fault/settle.test.ts': 73_542,
+  // 76 s on CI before the user's synth lost aws-cdk-lib's built-in validation (vitest.config.ts).
+  'test/package/install.test.ts': 68_000,
   'test/fault/cli-kill.test.ts': 57_642,
   'test/unit/adapters/parquet-wasm/memory.test.ts': 38_045,
-  'test/integration/profiler.test.ts': 35_758,
   'test/fault/workflow-crash.test.ts': 35_437,
-  'test/integration/cli-foreign-format-s3.test.ts': 33_765,
   'test/fault/iceberg-commit-crash.test.ts': 33_286,
-  'test/fault/metadata-bombs.test.ts': 33_221,
+  'test/integration/cli-foreign-format-s3.test.ts': 26_800,
+  // 35.8 s on CI before aws-cdk-lib's built-in validation was turned off outside test/infra.
+  'test/integration/profiler.test.ts': 23_000,
+  // 33.2 s on CI before its children ran from a bundle instead of under tsx.
+  'test/fault/metadata-bombs.test.ts': 19_800,
   // 249 s on CI before its byte comparisons left toEqual; ~16 s of CPU alone since.
   'test/fault/hudi-compaction-crash.test.ts': 20_000,
-  // Next, not in the CI figures we have: estimated from a local run on a loaded machine (~0.3 of its times),
-  // kept below the measured ones above.
+  // Not in the CI figures we have: estimated from a local run on a loaded machine (~0.3 of its times). Those that synthesize a stack to create their tables (profiler-delta,
+  // run-caps, dynamodb-stats-store, profiler-iceberg) have since lost aws-cdk-lib's validation too: ~9 s of CPU
+  // each, not re-measured.
   'test/integration/workflow-delta.test.ts': 32_000,
   'test/unit/adapters/parquet-wasm/native-compression.test.ts': 31_000,
   'test/integration/profiler-delta.test.ts': 30_000,
