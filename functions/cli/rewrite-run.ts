@@ -6,33 +6,21 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { MemoryLeases } from '../adapters/memory-leases.js';
 import { openStore } from '../adapters/open-store.js';
-import { transformingEngine } from '../adapters/parquet-wasm/transform-rewrite.js';
-import { partitionColumns, previewRows } from '../adapters/parquet-wasm/transform-verify.js';
 import { StoreJournal } from '../adapters/store-journal.js';
-import {
-  CompactionFailedError,
-  InvalidInputError,
-  UnsettledPartitionError,
-  UsageError,
-} from '../core/errors.js';
+import { CompactionFailedError, UnsettledPartitionError, UsageError } from '../core/errors.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import { printable } from '../core/keys.js';
-import { DEFAULT_PLAN_OPTIONS, type PartitionPlan, type PlanInputFile } from '../core/planning.js';
+import type { PlanInputFile } from '../core/planning.js';
 import { buildRunContext, childExecutionName } from '../core/run-input.js';
-import { canonicalValue } from '../core/transform/digest.js';
-import {
-  describePlan,
-  parseTransformSpec,
-  planTransform,
-  type TransformPlan,
-} from '../core/transform/spec.js';
+import { describePlan, parseTransformSpec, type TransformPlan } from '../core/transform/spec.js';
 import { plural } from '../core/words.js';
 import { planKey } from '../core/workflow/layout.js';
+import { prepareRewrite, shownValue } from '../core/workflow/rewrite-plan.js';
 import { runPartition } from '../core/workflow/run.js';
 import type { Clock } from '../ports/clock.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { Codec, ParquetEngine } from '../ports/parquet-engine.js';
-import { defaultParquetEngine } from '../shared/parquet-engine.js';
+import { defaultParquetEngine, defaultPartitionTransforms } from '../shared/parquet-engine.js';
 import { tableNameOf } from './args.js';
 import { type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import { commandFormat } from './format-services.js';
@@ -122,27 +110,27 @@ export async function runRewrite(
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   const wanted = options.partition.replace(/^\/+|\/+$/g, '');
   const parent = `cli-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
-  const run = {
-    ...buildRunContext(
-      { name: table, prefix: tableRoot, bucket, format: formatName },
-      wanted,
-      {
-        ...(options.codec === undefined ? {} : { codec: options.codec }),
-        strategy: 'binpack',
-        dryRun: options.dryRun ?? false,
-        force: true,
-        quietMinutes: 0,
-        trigger: 'operator',
-      },
-      {
-        executionName: childExecutionName(parent, wanted, 0),
-        startedAt: io.clock.now(),
-        workRoot: opened.workRoot,
-      },
-    ),
-    // The outputs hold transformed rows, so an input cannot be rebuilt from them: inputs are copied to trash first.
-    retireMode: 'trash' as const,
-  };
+  // The run's transformation is in its context, so the plan, compact and verify steps treat it as the workflow's do;
+  // its outputs hold transformed rows, from which no input can be rebuilt, so its inputs retire to trash.
+  const run = buildRunContext(
+    { name: table, prefix: tableRoot, bucket, format: formatName },
+    wanted,
+    {
+      ...(options.codec === undefined ? {} : { codec: options.codec }),
+      strategy: 'binpack',
+      dryRun: options.dryRun ?? false,
+      force: true,
+      quietMinutes: 0,
+      trigger: 'operator',
+      transform: spec,
+      ...(options.confirmDrop === undefined ? {} : { confirmDrop: [...options.confirmDrop] }),
+    },
+    {
+      executionName: childExecutionName(parent, wanted, 0),
+      startedAt: io.clock.now(),
+      workRoot: opened.workRoot,
+    },
+  );
   const journal = new StoreJournal(live, {
     workRoot: opened.workRoot,
     table: { name: table, root: tableRoot },
@@ -161,29 +149,16 @@ export async function runRewrite(
         `groups an interrupted run left in partition ${wanted} could not be settled (listed above); nothing was rewritten. Run lake-compactor settle ${uri}, then rewrite again`,
       );
   }
-  const listed = await format.partitionFiles(
-    live,
-    { tableRoot, partition: run.partition, partitionDir: run.partitionDir },
-    { now: io.clock.now(), readFooters: true },
+  const transforms = defaultPartitionTransforms;
+  const transform = { spec, confirmDrop: options.confirmDrop ?? [] };
+  const prepared = await prepareRewrite(
+    { store: live, format, transforms },
+    { ...run, where: uri },
+    transform,
+    io.clock.now(),
   );
-  if (listed.refusal !== undefined)
-    throw new InvalidInputError(`Partition ${wanted} of ${uri}: ${listed.refusal}`);
-  const files = [...listed.files].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  if (files.length === 0) throw new InvalidInputError(`Partition "${wanted}" has no data files under ${uri}`);
-  const unreadable = files.filter((f) => f.unreadable !== undefined);
-  if (unreadable.length > 0)
-    throw new InvalidInputError(
-      `Partition ${wanted} holds files whose footer cannot be read; a rewrite must take every file of it, so nothing was written`,
-      unreadable.map((f) => `${printable(f.key)}: ${f.unreadable}`),
-    );
-  const schemas = new Set(files.map((f) => f.schemaFingerprint));
-  if (schemas.size > 1)
-    throw new InvalidInputError(
-      `Partition ${wanted} holds files of ${schemas.size} Parquet schemas; a transformation is planned against one. Bring them to one schema first (compact with --schema-evolution union, where the table allows it)`,
-    );
+  const { files, plan } = prepared;
   const first = files[0] as PlanInputFile;
-  const columns = await partitionColumns(live, first.key);
-  const plan = planTransform(spec, columns, options.confirmDrop ?? []);
   io.out(
     `${wanted}: ${plural(files.length, 'file')}, ${plural(
       files.reduce((n, f) => n + (f.rows ?? 0), 0),
@@ -192,48 +167,23 @@ export async function runRewrite(
   );
   for (const line of describePlan(plan)) io.out(`  ${line}`);
   if (options.dryRun === true) {
-    const preview = await previewRows(live, first.key, plan, options.previewRows ?? 10);
+    const preview = await transforms.preview(live, first.key, plan, options.previewRows ?? 10);
     io.out(`first ${plural(preview.length, 'row')} of ${printable(first.key)} as rewritten:`);
     io.out(
       renderTable(
-        plan.columns.map((c, i) => ({ header: c.name, value: (row: unknown[]) => shownValue(row[i]) })),
+        plan.columns.map((c, i) => ({
+          header: c.name,
+          value: (row: unknown[]) => shownValue(row[i]) ?? 'null',
+        })),
         preview,
       ),
     );
     io.out('dry run: nothing was changed');
     return { partition: wanted, plan, files: files.length, rows: 0 };
   }
-  // The plan is the run's stored plan: the plan step finds it and journals its one group (a retry re-reads it).
-  const bytes = files.reduce((n, f) => n + f.size, 0);
-  const rows = files.every((f) => f.rows !== undefined) ? files.reduce((n, f) => n + (f.rows ?? 0), 0) : null;
-  const stored: PartitionPlan = {
-    version: 1,
-    table,
-    partition: run.partition,
-    options: DEFAULT_PLAN_OPTIONS,
-    snapshot: listed.snapshot,
-    ...(listed.formatState === undefined ? {} : { formatState: listed.formatState }),
-    groups: [
-      {
-        groupId: 'g0001',
-        schemaFingerprint: first.schemaFingerprint ?? 'unknown',
-        files,
-        bytes,
-        rows,
-        expectedOutputFiles: files.length,
-      },
-    ],
-    skipped: [],
-    summary: {
-      inputFiles: files.length,
-      inputBytes: bytes,
-      plannedFiles: files.length,
-      plannedBytes: bytes,
-      groups: 1,
-      expectedOutputFiles: files.length,
-    },
-  };
-  await live.put(planKey(run.workRoot, run.runId), JSON.stringify(stored, null, 2), {
+  // The plan is the run's stored plan, its transformation recorded in it: the plan step finds it and journals its
+  // one group (a retry re-reads it); the compact and verify steps re-plan the transformation from it.
+  await live.put(planKey(run.workRoot, run.runId), JSON.stringify(prepared.stored, null, 2), {
     contentType: 'application/json',
   });
   const ran = await runPartition(
@@ -242,7 +192,8 @@ export async function runRewrite(
       journal,
       clock: io.clock,
       format,
-      engine: transformingEngine(plan, columns, base),
+      engine: base,
+      transforms,
       leases: new MemoryLeases(),
       wait: async () => {},
     },
@@ -261,11 +212,4 @@ export async function runRewrite(
   // Its inputs' trash copies are the undo (until vacuum's retention): the same undo as a compact run's.
   io.out(`run ${run.runId}: lake-compactor undo ${uri} ${run.runId} reverts it`);
   return { partition: wanted, plan, files: files.length, rows: written, runId: run.runId };
-}
-
-function shownValue(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'string') return v;
-  if (typeof v === 'bigint' || typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return canonicalValue(v);
 }

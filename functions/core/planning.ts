@@ -6,6 +6,7 @@ import { FORMAT_PLAN_OPTIONS } from './formats/plan-options.js';
 import { columnProjectionSchema, projectionTargetKey } from './projection.js';
 import { type QuarantinedFile, quarantinedFileSchema, quarantineSkipReason } from './quarantine.js';
 import { formatBytes } from './stats.js';
+import { plannedTransformSchema } from './transform/spec.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -205,6 +206,11 @@ export const partitionPlanSchema = z.object({
   }),
   /** Present when there are no groups: why nothing is planned. */
   reason: z.string().optional(),
+  /**
+   * An operator's partition rewrite (see core/workflow/rewrite-plan.ts): the transformation and the columns it was
+   * planned against, which the compact and verify steps re-plan it from. Absent: a compaction.
+   */
+  transform: plannedTransformSchema.optional(),
 });
 export type PartitionPlan = z.infer<typeof partitionPlanSchema>;
 

@@ -36,6 +36,7 @@ import {
 } from './planning-choices.js';
 import { deltaReadersConflict, readersSchema, resolveDeltaEncoding } from './readers.js';
 import { resolveTablePolicy, type TableConfig } from './table-config.js';
+import { dropConfirmationProblems, runTransformSchema, transformSpecSchema } from './transform/spec.js';
 import { DEFAULT_WORK_ROOT, workRootSchema } from './workflow/layout.js';
 
 const MiB = 1024 * 1024;
@@ -95,7 +96,18 @@ export const runInputSchema = z
      * `where` filter, …): declared in the format's folder (`settings.run.input`), merged by the registry.
      */
     ...FORMAT_RUN_INPUT_FIELDS,
-    /** Plan and estimate only: nothing is written but the plan. */
+    /**
+     * An operator's partition rewrite (cast, rename, drop, added columns): the very JSON `lake-compactor rewrite
+     * --transform <file.json>` reads, parsed by the same schema. The run rewrites every file of `partition` through
+     * it, one output per input, verified against the inputs re-derived (see core/transform/).
+     */
+    transform: transformSpecSchema.optional(),
+    /** The columns a `drop` step of `transform` may drop (each drop needs its column here; `--confirm-drop`). */
+    confirmDrop: z
+      .array(z.string().min(1))
+      .min(1, 'list the dropped columns, or leave confirmDrop out')
+      .optional(),
+    /** Plan and estimate only: nothing is written but the plan (a rewrite: nothing at all; its output shows the new schema and first rows). */
     dryRun: z.boolean().optional(),
     /** Skip the quiet-partition wait. Never breaks another run's lease. */
     force: z.boolean().optional(),
@@ -166,6 +178,9 @@ export const runInputSchema = z
           'settle changes the partition (it finishes earlier runs) and cannot be a dry run; drop dryRun (status shows what is unsettled)',
       });
     }
+    transformProblems(input).forEach((issue) => {
+      ctx.addIssue({ code: 'custom', ...issue });
+    });
     if (input.partitions !== undefined && input.generation !== undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -176,6 +191,62 @@ export const runInputSchema = z
   });
 
 export type RunInput = z.infer<typeof runInputSchema>;
+
+/**
+ * What a request with a `transform` may not combine it with, and its drop confirmations: a rewrite is an operator's
+ * job on one partition, in input order (one output per input), so several partitions, a sort, a settle or a schema
+ * union are refused rather than ignored; and each `drop` needs its column in `confirmDrop`, checked here, before the
+ * partition is read (its columns are checked by the plan step, before anything is written).
+ */
+function transformProblems(input: {
+  readonly transform?: z.infer<typeof transformSpecSchema>;
+  readonly confirmDrop?: readonly string[];
+  readonly partition?: string;
+  readonly partitions?: readonly string[];
+  readonly strategy?: Strategy;
+  readonly sortColumns?: readonly string[];
+  readonly settle?: boolean;
+  readonly schemaEvolution?: unknown;
+}): { path: string[]; message: string }[] {
+  if (input.transform === undefined)
+    return input.confirmDrop === undefined
+      ? []
+      : [
+          {
+            path: ['confirmDrop'],
+            message: 'confirmDrop confirms the drop steps of a `transform`; there is none',
+          },
+        ];
+  const problems: { path: string[]; message: string }[] = [];
+  if (input.partition === undefined)
+    problems.push({
+      path: ['partition'],
+      message: 'a transform rewrites one partition: give `partition` (not `partitions` or a `where` filter)',
+    });
+  if ((input.strategy !== undefined && input.strategy !== 'binpack') || input.sortColumns !== undefined)
+    problems.push({
+      path: ['strategy'],
+      message:
+        "a transform keeps each file's rows in order (one output per input); remove strategy and sortColumns",
+    });
+  if (input.settle === true)
+    problems.push({ path: ['settle'], message: 'settle plans nothing; remove settle or transform' });
+  if (input.schemaEvolution !== undefined)
+    problems.push({
+      path: ['schemaEvolution'],
+      message:
+        'a transform is planned against a partition of one schema; compact with schemaEvolution first, then rewrite',
+    });
+  const drops = dropConfirmationProblems(input.transform, input.confirmDrop ?? []);
+  for (const column of drops.unconfirmed)
+    problems.push({
+      path: ['confirmDrop'],
+      message: `the transform drops column ${column}, which loses its values; confirm with "confirmDrop": [${JSON.stringify(column)}]`,
+    });
+  for (const column of drops.stray)
+    problems.push({ path: ['confirmDrop'], message: `the transform does not drop column ${column}` });
+  return problems;
+}
 
 /**
  * Everything one partition run needs, decided once by {@link buildRunContext} (the validate step's, the
@@ -243,6 +314,20 @@ export function normalizeRunInput(
       const message = misplacedRunInputMessage(table, field);
       if (message !== undefined) issues.push(message);
     }
+  }
+  if (
+    table !== undefined &&
+    isTableFormatName(table.format) &&
+    parsed.success &&
+    parsed.data.transform !== undefined
+  ) {
+    // By capability, never by name: a format whose schema belongs to the table says what to run instead.
+    const format = tableFormat(table.format);
+    const capability = format.partitionRewrite;
+    if (capability?.kind !== 'transform')
+      issues.push(
+        `transform: table "${table.name}" is a ${format.title} table, which a transform does not rewrite: ${capability?.advice ?? `the ${format.title} format has no partition rewrite`}`,
+      );
   }
   if (table !== undefined && parsed.success) {
     const conflict = deltaReadersConflict(
@@ -406,6 +491,8 @@ export type RunChoices = Pick<
   | 'rewriteDataFiles'
   | 'where'
   | 'schemaEvolution'
+  | 'transform'
+  | 'confirmDrop'
 >;
 
 /**
@@ -469,7 +556,15 @@ export function buildRunContext(
     quietMinutes: choices.quietMinutes ?? policy.quietMinutes,
     ...(choices.generation === undefined ? {} : { generation: choices.generation }),
     trigger: choices.trigger ?? (choices.generation !== undefined ? 'profiler' : 'operator'),
-    retireMode: retireModeOf((options.versionedBuckets ?? []).includes(table.bucket), format, strategy),
+    ...(choices.transform === undefined
+      ? {}
+      : { transform: { spec: choices.transform, confirmDrop: choices.confirmDrop ?? [] } }),
+    // A rewrite's outputs hold transformed rows, from which no input can be rebuilt: trash, unless versioned.
+    retireMode: retireModeOf(
+      (options.versionedBuckets ?? []).includes(table.bucket),
+      format,
+      choices.transform === undefined ? strategy : 'transform',
+    ),
     startedAt: options.startedAt,
     workRoot: options.workRoot ?? DEFAULT_WORK_ROOT,
   };
@@ -480,10 +575,14 @@ export function buildRunContext(
  * unversioned one deletes too when the rewrite keeps row order (bin-pack) and the table's format can undo that
  * (`rebuildsRetiredInputs`: Hive-style Parquet): an undo, which
  * almost never runs, rebuilds retired inputs from the outputs' rows instead of a trash copy made of every input
- * up front (a COPY each, ≈ $19/TB at 257 KB files). A sort or z-order scatters an input's rows, so it still
- * copies to trash; the compact and commit steps fall back to trash for any group they cannot cover.
+ * up front (a COPY each, ≈ $19/TB at 257 KB files). A sort or z-order scatters an input's rows, and a transform
+ * changes them (no input can be rebuilt from its outputs), so those still copy to trash; the compact and commit steps fall back to trash for any group they cannot cover.
  */
-export function retireModeOf(versioned: boolean, format: TableFormatName, strategy: Strategy): RetireMode {
+export function retireModeOf(
+  versioned: boolean,
+  format: TableFormatName,
+  strategy: Strategy | 'transform',
+): RetireMode {
   if (versioned) return 'delete-versioned';
   return tableFormat(format).rebuildsRetiredInputs === true && strategy === 'binpack'
     ? 'delete-rebuild'
@@ -585,6 +684,8 @@ export const runContextSchema = z.object({
   force: z.boolean(),
   /** Settle the partition's unsettled groups and release it; plan nothing (absent: a compaction run). */
   settle: z.boolean().optional(),
+  /** An operator's partition rewrite: the plan step plans it, compact applies it, verify re-derives it (absent: a compaction). */
+  transform: runTransformSchema.optional(),
   quietMinutes: z.number().nonnegative(),
   generation: z.number().int().positive().optional(),
   trigger: z.enum(TRIGGERS),

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type CompactDeps, type CompactStepResult, compactGroup } from '../core/workflow/compact.js';
 import { engineWorkers } from '../shared/engine-workers.js';
-import { defaultParquetEngine } from '../shared/parquet-engine.js';
+import { defaultParquetEngine, defaultPartitionTransforms } from '../shared/parquet-engine.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
 const eventSchema = z.object({
@@ -27,6 +27,8 @@ export function createCompactHandler(
         journal: runtime.journalFor(run.bucket, run.table),
         clock: runtime.clock,
         engine: defaultParquetEngine,
+        // A run with a `transform` (an operator's partition rewrite) is rewritten by the engine these give.
+        transforms: defaultPartitionTransforms,
         sortMemoryBudgetBytes: Math.floor(runtime.env.COMPACT_MEMORY_MB * 1024 * 1024 * SORT_MEMORY_SHARE),
         workers: engineWorkers(runtime.env.COMPACT_MEMORY_MB),
         quarantine: runtime.quarantine,

@@ -62,7 +62,12 @@ export function createFinalizeHandler(
     );
     if (observability !== undefined) {
       emitMetrics(observability.metrics, runMetrics(summary));
-      observability.logger.info('run finished', { ...summary });
+      // A rewrite's dry-run preview holds rows of the table: the execution's output carries them, the log does not.
+      const { rewrite, ...logged } = summary;
+      observability.logger.info('run finished', {
+        ...logged,
+        ...(rewrite === undefined ? {} : { rewrite: { schema: rewrite.schema } }),
+      });
     }
     return summary;
   };

@@ -6,7 +6,7 @@ import { coordinationRefusalMetrics } from '../core/metrics.js';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type PlanStepResult, planRun } from '../core/workflow/plan.js';
 import { emitMetrics, type Observability } from '../shared/middleware.js';
-import { defaultParquetEngine } from '../shared/parquet-engine.js';
+import { defaultParquetEngine, defaultPartitionTransforms } from '../shared/parquet-engine.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
 const eventSchema = z.object({ run: runContextSchema });
@@ -28,6 +28,8 @@ export function createPlanHandler(
           journal: runtime.journalFor(run.bucket, run.table),
           clock: runtime.clock,
           engine: defaultParquetEngine,
+          // A run with a `transform` (an operator's partition rewrite) is planned through these.
+          transforms: defaultPartitionTransforms,
           leases: runtime.leases,
           quarantine: runtime.quarantine,
           format: runtime.formatFor(run),

@@ -5,7 +5,7 @@ import { type GroupFingerprint, groupFingerprintSchema } from '../core/fingerpri
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type VerifyStepResult, verifyGroup } from '../core/workflow/verify.js';
 import { engineWorkers } from '../shared/engine-workers.js';
-import { defaultParquetEngine } from '../shared/parquet-engine.js';
+import { defaultParquetEngine, defaultPartitionTransforms } from '../shared/parquet-engine.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
 const eventSchema = z.object({
@@ -24,6 +24,8 @@ export function createVerifyHandler(runtime: WorkflowRuntime): (event: unknown) 
         journal: runtime.journalFor(run.bucket, run.table),
         clock: runtime.clock,
         engine: defaultParquetEngine,
+        // A run with a `transform` (an operator's partition rewrite) is verified by the engine these give.
+        transforms: defaultPartitionTransforms,
         // The verify function gets the compact function's memory, so the same vCPUs.
         workers: engineWorkers(runtime.env.COMPACT_MEMORY_MB),
       },

@@ -12,6 +12,7 @@ import {
   parseExpression,
   referencedColumns,
   typeOfExpression,
+  VALUE_TYPES,
   type ValueType,
   WRITTEN_TYPES,
   type WrittenType,
@@ -68,6 +69,62 @@ export interface InputColumn {
   readonly type: ValueType | undefined;
   /** The column's type as printed (`int64`, `string`, `struct<…>`). */
   readonly typeText: string;
+}
+
+/**
+ * A rewrite as a run carries it (the console's `transform` and `confirmDrop`, the CLI's file and flags): the
+ * spec as parsed once, and the drops the operator confirmed. JSON-safe: it travels in the execution state.
+ */
+export const runTransformSchema = z.object({
+  spec: transformSpecSchema,
+  confirmDrop: z.array(columnName).readonly(),
+});
+export type RunTransform = z.infer<typeof runTransformSchema>;
+
+/**
+ * A rewrite as its stored plan records it: the run's transformation and the input columns it was planned against
+ * (the first input's footer), so every later step re-plans exactly the same {@link TransformPlan} from the plan
+ * alone ({@link planTransform} is pure) without reading a footer again.
+ */
+export const plannedTransformSchema = runTransformSchema.extend({
+  columns: z.array(
+    z.object({ name: z.string(), type: z.enum(VALUE_TYPES).optional(), typeText: z.string() }),
+  ),
+});
+export type PlannedTransform = z.infer<typeof plannedTransformSchema>;
+
+/** `columns` as a stored plan records them (JSON has no undefined: a type expressions cannot read is left out). */
+export function plannedTransform(transform: RunTransform, columns: readonly InputColumn[]): PlannedTransform {
+  return {
+    spec: transform.spec,
+    confirmDrop: transform.confirmDrop,
+    columns: columns.map((c) => ({
+      name: c.name,
+      ...(c.type === undefined ? {} : { type: c.type }),
+      typeText: c.typeText,
+    })),
+  };
+}
+
+/** The {@link TransformPlan} a stored plan's transformation gives (the plan step made the same one). */
+export function replanTransform(planned: PlannedTransform): { plan: TransformPlan; columns: InputColumn[] } {
+  const columns = planned.columns.map((c) => ({ name: c.name, type: c.type, typeText: c.typeText }));
+  return { plan: planTransform(planned.spec, columns, planned.confirmDrop), columns };
+}
+
+/**
+ * The drop steps of `spec` whose column `confirmed` does not list, and the confirmations of columns no step drops
+ * (a typo must not pass for a confirmation). Needs no partition: an entry point checks it before reading anything.
+ */
+export function dropConfirmationProblems(
+  spec: TransformSpec,
+  confirmed: readonly string[],
+): { readonly unconfirmed: readonly string[]; readonly stray: readonly string[] } {
+  const dropped = spec.steps.flatMap((s) => (s.op === 'drop' ? [s.column] : []));
+  return {
+    unconfirmed: dropped.filter((c) => !confirmed.includes(c)),
+    stray: confirmed.filter((c) => !dropped.includes(c)),
+  };
 }
 
 /** One written column and where its values come from. */

@@ -5,6 +5,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { InputFile, ParquetEngine, RewriteResult } from '../../ports/parquet-engine.js';
+import type { PartitionTransforms } from '../../ports/partition-transforms.js';
 import type { Quarantine } from '../../ports/quarantine.js';
 import { CorruptInputError, InvalidInputError, UnsupportedInputError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
@@ -16,6 +17,7 @@ import type { RunContext } from '../run-input.js';
 import { whileAlive } from './keep-alive.js';
 import { fingerprintKey, outputKey, stagedOutputKey, stagingPrefix } from './layout.js';
 import type { GroupItem } from './plan.js';
+import { runEngine } from './rewrite-engine.js';
 
 export interface CompactDeps {
   readonly store: ObjectStore;
@@ -23,6 +25,11 @@ export interface CompactDeps {
   readonly clock: Clock;
   /** The Parquet engine that rewrites the group (tests hand in one that fails on purpose). */
   readonly engine: ParquetEngine;
+  /**
+   * An operator's partition rewrite's reader and writer: a run with a `transform` rewrites through the engine it
+   * gives for the stored plan's transformation (see rewrite-engine.ts). Absent: such a run fails, nothing written.
+   */
+  readonly transforms?: PartitionTransforms;
   /** Decoded bytes a sort may hold (from the Lambda's memory). */
   readonly sortMemoryBudgetBytes?: number;
   /**
@@ -97,6 +104,7 @@ export async function compactGroup(
     return { groupId: item.groupId, state: aborted.state, outputs: 0, rows: 0, bytesRead: 0 };
   }
   if (prepared !== undefined) entry = prepared.entry;
+  const engine = await runEngine(deps, run);
   const fileName = prepared?.outputFileName;
   const leftovers = await stagingLeftovers(deps.store, entry.stagingPrefix);
   if (leftovers.length > 0) await deps.store.deleteMany(leftovers.map((key) => ({ key })));
@@ -110,7 +118,7 @@ export async function compactGroup(
     // The format's liveness signal (e.g. a heartbeat of its pending instant) stays fresh while the rewrite runs.
     const keepAlive = prepared?.kind === 'ready' ? prepared.keepAlive : undefined;
     result = await whileAlive(keepAlive, () =>
-      deps.engine.rewriteGroup(
+      engine.rewriteGroup(
         { source: deps.store, target: deps.store },
         {
           groupId: item.groupId,

@@ -185,10 +185,14 @@ export async function finalizeRun(
     ...(others.settled.length === 0 ? {} : { settledGroups: others.settled.length }),
     ...(needsAttention === undefined ? {} : { needsAttention }),
     ...(quarantined === undefined ? {} : { quarantined }),
+    ...(request.plan?.rewrite === undefined ? {} : { rewrite: request.plan.rewrite }),
   };
 
+  // A rewrite's preview is for the operator reading the execution's output; the history keeps the schema only.
+  const { rewrite, ...recorded } = summary;
   const history: RunHistory = {
-    ...summary,
+    ...recorded,
+    ...(rewrite === undefined ? {} : { rewrite: { schema: rewrite.schema } }),
     startedAt: run.startedAt,
     finishedAt: now,
     strategy: run.strategy,

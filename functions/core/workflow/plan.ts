@@ -4,6 +4,7 @@
 import type { Clock } from '../../ports/clock.js';
 import type { Journal, RetireMode } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
+import type { PartitionTransforms } from '../../ports/partition-transforms.js';
 import type { Quarantine } from '../../ports/quarantine.js';
 import {
   InvalidInputError,
@@ -24,10 +25,12 @@ import {
 } from '../planning.js';
 import { matchQuarantine } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
+import { describePlan, type RunTransform, replanTransform } from '../transform/spec.js';
 import { failureReason, stepFormat } from './commit.js';
 import { type CostEstimate, estimateCost, type StitchedInputs } from './cost.js';
 import { itemsKey, outputFileName, planKey, stagingPrefix, trashPrefix } from './layout.js';
 import type { PartitionLeases } from './ports.js';
+import { prepareRewrite, previewRewrite, type RewriteSummary } from './rewrite-plan.js';
 import { settlePartition } from './settle.js';
 
 export interface PlanDeps {
@@ -45,6 +48,8 @@ export interface PlanDeps {
   readonly format?: TableFormat;
   /** Re-creates inputs when settling undoes a delete-rebuild group (see CommitDeps.engine). */
   readonly engine?: CommitDeps['engine'];
+  /** Reads the partition's columns and previews rows for a run with a `transform`; needed by such runs only. */
+  readonly transforms?: PartitionTransforms;
 }
 
 export interface PlanStepOptions {
@@ -85,6 +90,8 @@ export interface PlanStepResult {
   readonly settledGroups?: number;
   /** Dry runs: groups of earlier runs still open, which a real run settles before it plans. */
   readonly openGroups?: number;
+  /** A partition rewrite: the written schema, and in a dry run the first rows as rewritten. */
+  readonly rewrite?: RewriteSummary;
 }
 
 /**
@@ -134,7 +141,13 @@ export async function planRun(
   }
   const retirement = run.dryRun ? { retireMode: run.retireMode } : await retirementOf(deps.store, run);
   const stored = await readPlan(deps.store, run);
-  const plan = (await servicePlan(deps, run, stored, retirement)) ?? stored ?? (await makePlan(deps, run));
+  const rewritten =
+    run.transform === undefined ? undefined : await rewritePlan(deps, run, run.transform, stored);
+  const plan =
+    rewritten?.plan ??
+    (await servicePlan(deps, run, stored, retirement)) ??
+    stored ??
+    (await makePlan(deps, run));
   const items: GroupItem[] = plan.groups.map((g) => ({
     groupId: g.groupId,
     expectedOutputFiles: g.expectedOutputFiles,
@@ -176,7 +189,46 @@ export async function planRun(
     ...(retirement.note === undefined ? {} : { retireNote: retirement.note }),
     ...(settled.settled.length === 0 ? {} : { settledGroups: settled.settled.length }),
     ...(open === 0 ? {} : { openGroups: open }),
+    ...(rewritten === undefined ? {} : { rewrite: rewritten.summary }),
   };
+}
+
+/**
+ * A rewrite run's plan: the stored one when an earlier attempt (or `lake-compactor rewrite`) made it, else the
+ * partition listed, checked and planned through the run's transformation (see rewrite-plan.ts) and stored — not in a
+ * dry run, which writes nothing at all and previews the first rows instead.
+ * @throws InvalidInputError before anything is written: a partition or transformation the rewrite refuses, a step
+ * without the means to read columns, a stored plan without a transformation.
+ */
+async function rewritePlan(
+  deps: PlanDeps,
+  run: RunContext,
+  transform: RunTransform,
+  stored: PartitionPlan | undefined,
+): Promise<{ plan: PartitionPlan; summary: RewriteSummary }> {
+  if (stored !== undefined) {
+    if (stored.transform === undefined)
+      throw new InvalidInputError(
+        `Run ${run.runId} rewrites its partition through a transformation, but its stored plan records none; nothing was planned. Start a new execution`,
+      );
+    return { plan: stored, summary: { schema: describePlan(replanTransform(stored.transform).plan) } };
+  }
+  if (deps.transforms === undefined)
+    throw new InvalidInputError(
+      `Run ${run.runId} rewrites its partition through a transformation, which this step was not given the means to plan; nothing was planned`,
+    );
+  const sources = { store: deps.store, format: stepFormat(deps), transforms: deps.transforms };
+  const prepared = await prepareRewrite(
+    sources,
+    { ...run, where: `table ${run.table}` },
+    transform,
+    deps.clock.now(),
+  );
+  if (run.dryRun) return { plan: prepared.stored, summary: await previewRewrite(sources, prepared) };
+  await deps.store.put(planKey(run.workRoot, run.runId), JSON.stringify(prepared.stored, null, 2), {
+    contentType: 'application/json',
+  });
+  return { plan: prepared.stored, summary: { schema: describePlan(prepared.plan) } };
 }
 
 /**

@@ -1,6 +1,7 @@
 // What a compaction run ended with, as plain data: the outcome the state machine's path names and the summary
 // finalize returns (the execution's output), shared by finalize, its metrics and the tools without a cycle.
 import type { CostEstimate } from './cost.js';
+import type { RewriteSummary } from './rewrite-plan.js';
 
 /** The path a run ended on; `Runs` and `DurationMs` are published per outcome (see metrics.ts). */
 export type RunOutcome = 'compacted' | 'dry-run' | 'nothing-to-do' | 'gave-up' | 'failed' | 'settled';
@@ -49,4 +50,9 @@ export interface RunSummary {
    * operator clears them), including any this run's groups quarantined; absent without a quarantine.
    */
   readonly quarantined?: number;
+  /**
+   * A partition rewrite (a run with a `transform`): the written schema, and in a dry run the first rows of the first
+   * input as rewritten — what an operator checks before starting the real run. Not kept in the history item.
+   */
+  readonly rewrite?: RewriteSummary;
 }

@@ -4,11 +4,13 @@ import type { Clock } from '../../ports/clock.js';
 import type { Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { ParquetEngine, VerificationReport } from '../../ports/parquet-engine.js';
+import type { PartitionTransforms } from '../../ports/partition-transforms.js';
 import { CorruptInputError, NotVerifiedError, VerificationError } from '../errors.js';
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 import type { RunContext } from '../run-input.js';
 import { assertLiveRows, assertStitchedSources, expectedLiveRows } from '../verify/verify.js';
 import { readFingerprint, requireEntry } from './compact.js';
+import { runEngine } from './rewrite-engine.js';
 
 export interface VerifyDeps {
   readonly store: ObjectStore;
@@ -18,6 +20,8 @@ export interface VerifyDeps {
   readonly engine: ParquetEngine;
   /** Worker threads hashing outputs (the function's vCPUs); default 1, everything on this thread. */
   readonly workers?: number;
+  /** A rewrite's outputs are verified by its transforming engine (see rewrite-engine.ts); needed by such runs only. */
+  readonly transforms?: PartitionTransforms;
 }
 
 export interface VerifyStepResult {
@@ -64,9 +68,10 @@ export async function verifyGroup(
     }
   }
   if (changed.length > 0) throw new VerificationError(`group ${groupId}: ${changed.join('; ')}`, { changed });
+  const engine = await runEngine(deps, run);
   let report: VerificationReport;
   try {
-    report = await deps.engine.verifyOutputs(
+    report = await engine.verifyOutputs(
       deps.store,
       entry.outputs.map((o) => ({ key: o.stagingKey, size: o.size })),
       expected,

@@ -1,0 +1,164 @@
+// An operator's partition rewrite, planned: the partition listed through its format, refused as a whole when it
+// cannot be rewritten as one (no files, an unreadable footer, several schemas), the transformation planned against
+// its columns, and the run's plan — one group holding every file of the partition, one output per input, the
+// transformation recorded in it as data. Shared by the workflow's plan step and `lake-compactor rewrite`, so both
+// refuse and plan alike; nothing is written here (the caller stores the plan, or, in a dry run, does not).
+import type { ObjectStore } from '../../ports/object-store.js';
+import type { PartitionTransforms } from '../../ports/partition-transforms.js';
+import { InvalidInputError } from '../errors.js';
+import type { TableFormat } from '../formats/table-format.js';
+import { printable } from '../keys.js';
+import { DEFAULT_PLAN_OPTIONS, type PartitionPlan, type PlanInputFile } from '../planning.js';
+import type { RunContext } from '../run-input.js';
+import { canonicalValue } from '../transform/digest.js';
+import {
+  describePlan,
+  type InputColumn,
+  plannedTransform,
+  planTransform,
+  type RunTransform,
+  type TransformPlan,
+} from '../transform/spec.js';
+
+/** The rows a dry run shows of the first input, as rewritten. */
+export const PREVIEW_ROWS = 10;
+
+/** A shown value longer than this is cut (a preview travels in the execution's output and its events). */
+const SHOWN_VALUE_CHARS = 200;
+
+export interface PreparedRewrite {
+  /** The partition's data files, sorted by key: the one group's inputs, in output order. */
+  readonly files: readonly PlanInputFile[];
+  /** The first input's columns, which the transformation was planned against. */
+  readonly columns: readonly InputColumn[];
+  readonly plan: TransformPlan;
+  /** The run's plan, to store under the run's plan key (its `transform` is what the later steps apply). */
+  readonly stored: PartitionPlan;
+}
+
+export interface RewriteLocation
+  extends Pick<RunContext, 'table' | 'tableRoot' | 'partition' | 'partitionDir'> {
+  /** How messages name where the partition lies (the CLI: its URI; the workflow: `table <name>`). */
+  readonly where: string;
+}
+
+/**
+ * Lists and checks the partition and plans `transform` against it.
+ * @throws InvalidInputError, before anything is written, for a partition the format refuses, one without data files,
+ * with an unreadable footer or of several Parquet schemas, and for a transformation that does not fit its columns
+ * (an unknown column, an unconfirmed drop, an expression that does not type; see planTransform).
+ */
+export async function prepareRewrite(
+  deps: {
+    readonly store: ObjectStore;
+    readonly format: TableFormat;
+    readonly transforms: PartitionTransforms;
+  },
+  location: RewriteLocation,
+  transform: RunTransform,
+  now: number,
+): Promise<PreparedRewrite> {
+  const { table, tableRoot, partition, partitionDir, where } = location;
+  const listed = await deps.format.partitionFiles(
+    deps.store,
+    { tableRoot, partition, partitionDir },
+    { now, readFooters: true },
+  );
+  if (listed.refusal !== undefined)
+    throw new InvalidInputError(`Partition ${partition} of ${where}: ${listed.refusal}`);
+  const files = [...listed.files].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  if (files.length === 0)
+    throw new InvalidInputError(`Partition "${partition}" has no data files under ${where}`);
+  const unreadable = files.filter((f) => f.unreadable !== undefined);
+  if (unreadable.length > 0)
+    throw new InvalidInputError(
+      `Partition ${partition} holds files whose footer cannot be read; a rewrite must take every file of it, so nothing was written`,
+      unreadable.map((f) => `${printable(f.key)}: ${f.unreadable}`),
+    );
+  const schemas = new Set(files.map((f) => f.schemaFingerprint));
+  if (schemas.size > 1)
+    throw new InvalidInputError(
+      `Partition ${partition} holds files of ${schemas.size} Parquet schemas; a transformation is planned against one. Bring them to one schema first (compact with --schema-evolution union, where the table allows it)`,
+    );
+  const first = files[0] as PlanInputFile;
+  const columns = await deps.transforms.columns(deps.store, first.key);
+  const plan = planTransform(transform.spec, columns, transform.confirmDrop);
+  const bytes = files.reduce((n, f) => n + f.size, 0);
+  const rows = files.every((f) => f.rows !== undefined) ? files.reduce((n, f) => n + (f.rows ?? 0), 0) : null;
+  const stored: PartitionPlan = {
+    version: 1,
+    table,
+    partition,
+    options: DEFAULT_PLAN_OPTIONS,
+    snapshot: listed.snapshot,
+    ...(listed.formatState === undefined ? {} : { formatState: listed.formatState }),
+    groups: [
+      {
+        groupId: 'g0001',
+        schemaFingerprint: first.schemaFingerprint ?? 'unknown',
+        files,
+        bytes,
+        rows,
+        expectedOutputFiles: files.length,
+      },
+    ],
+    skipped: [],
+    summary: {
+      inputFiles: files.length,
+      inputBytes: bytes,
+      plannedFiles: files.length,
+      plannedBytes: bytes,
+      groups: 1,
+      expectedOutputFiles: files.length,
+    },
+    transform: plannedTransform(transform, columns),
+  };
+  return { files, columns, plan, stored };
+}
+
+/** What a rewrite run's plan step says of it (the execution's output carries it): the written schema, and in a dry run the first rows. */
+export interface RewriteSummary {
+  /** The written schema, one line per column: name, type, where it comes from (`describePlan`). */
+  readonly schema: readonly string[];
+  /** Dry run: the first rows of the first input as rewritten, each value as an operator reads it (null: null). */
+  readonly preview?: {
+    readonly file: string;
+    readonly rows: readonly Readonly<Record<string, string | null>>[];
+  };
+}
+
+/** The dry run's view of a prepared rewrite: its schema and the first {@link PREVIEW_ROWS} rows of its first input. */
+export async function previewRewrite(
+  deps: { readonly store: ObjectStore; readonly transforms: PartitionTransforms },
+  prepared: Pick<PreparedRewrite, 'files' | 'plan'>,
+  limit = PREVIEW_ROWS,
+): Promise<RewriteSummary> {
+  const first = prepared.files[0] as PlanInputFile;
+  const rows = await deps.transforms.preview(deps.store, first.key, prepared.plan, limit);
+  return {
+    schema: describePlan(prepared.plan),
+    preview: {
+      file: printable(first.key),
+      rows: rows.map((row) =>
+        Object.fromEntries(
+          prepared.plan.columns.map((c, i) => [c.name, shownValue(row[i], SHOWN_VALUE_CHARS)]),
+        ),
+      ),
+    },
+  };
+}
+
+/**
+ * A previewed value as an operator reads it: integers exactly (int64 as digits, never a rounded number), times in
+ * ISO form, anything else canonically; null as null. Cut to `max` characters when given (the console's output).
+ */
+export function shownValue(v: unknown, max?: number): string | null {
+  if (v === null || v === undefined) return null;
+  const text =
+    typeof v === 'string'
+      ? v
+      : typeof v === 'bigint' || typeof v === 'number' || typeof v === 'boolean'
+        ? String(v)
+        : canonicalValue(v);
+  return max !== undefined && text.length > max ? `${text.slice(0, max)}…` : text;
+}
