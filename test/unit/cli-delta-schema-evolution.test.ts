@@ -436,6 +436,194 @@ describe('compact --format delta on a table whose schema changed', () => {
   });
 });
 
+describe('compact --format delta on a table whose columns were widened as typeWidening allows', () => {
+  /** Each column: physical name, its type before and after the change, DuckDB's type of each, and test values. */
+  const COLUMNS = [
+    { name: 'col_b', was: 'byte', now: 'short', duckWas: 'TINYINT', duckNow: 'SMALLINT' },
+    { name: 'col_bl', was: 'byte', now: 'long', duckWas: 'TINYINT', duckNow: 'BIGINT' },
+    { name: 'col_s', was: 'short', now: 'integer', duckWas: 'SMALLINT', duckNow: 'INTEGER' },
+    { name: 'col_sd', was: 'short', now: 'double', duckWas: 'SMALLINT', duckNow: 'DOUBLE' },
+    { name: 'col_i', was: 'integer', now: 'decimal(12,2)', duckWas: 'INTEGER', duckNow: 'DECIMAL(12,2)' },
+    { name: 'col_bd', was: 'byte', now: 'decimal(10,0)', duckWas: 'TINYINT', duckNow: 'DECIMAL(10,0)' },
+    { name: 'col_l', was: 'long', now: 'decimal(22,1)', duckWas: 'BIGINT', duckNow: 'DECIMAL(22,1)' },
+    {
+      name: 'col_d',
+      was: 'decimal(5,2)',
+      now: 'decimal(8,4)',
+      duckWas: 'DECIMAL(5,2)',
+      duckNow: 'DECIMAL(8,4)',
+    },
+    {
+      name: 'col_dl',
+      was: 'decimal(16,3)',
+      now: 'decimal(30,10)',
+      duckWas: 'DECIMAL(16,3)',
+      duckNow: 'DECIMAL(30,10)',
+    },
+  ] as const;
+  /** Extreme, negative, zero and null values of the narrower types, one row each. */
+  const VALUES = `(VALUES
+    (127, 127, 32767, 32767, 2147483647, 127, 9223372036854775807, 999.99, 9999999999999.999),
+    (-128, -128, -32768, -32768, -2147483648, -128, -9223372036854775808, -999.99, -9999999999999.999),
+    (0, 1, -1, 7, 1, -1, 1, 0.01, -0.001),
+    (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL))
+    AS v(b, bl, s, sd, i, bd, l, d, dl)`;
+  const SOURCE = ['b', 'bl', 's', 'sd', 'i', 'bd', 'l', 'd', 'dl'];
+  const IDS = Object.fromEntries(COLUMNS.map((c, i) => [c.name, i + 2]));
+
+  /** The table: the first schema's files, the change, files of the current schema; all in partition d1. */
+  async function widenedTable(
+    columns: readonly { name: string; was: string; now: string }[],
+  ): Promise<string[]> {
+    version = 0;
+    const schema = (now: boolean) => [
+      DAY,
+      ...columns.map((c, i) =>
+        field(
+          c.name.replace('col_', ''),
+          c.name,
+          i + 2,
+          now ? c.now : c.was,
+          now ? [{ fromType: c.was, toType: c.now }] : undefined,
+        ),
+      ),
+    ];
+    await commit([protocol(true), metaData(schema(false))]);
+    const old: string[] = [];
+    const ids = Object.fromEntries(columns.map((c) => [c.name, IDS[c.name] ?? 0]));
+    for (let i = 0; i < 2; i++)
+      old.push(
+        await append(
+          'd1',
+          `old-${i}`,
+          `SELECT ${columns.map((c) => `${SOURCE[COLUMNS.findIndex((x) => x.name === c.name)]}::${duckOf(c.name, 'was')} AS ${c.name}`).join(', ')} FROM ${VALUES}`,
+          ids,
+        ),
+      );
+    await commit([metaData(schema(true))]);
+    for (let i = 0; i < 2; i++)
+      await append(
+        'd1',
+        `new-${i}`,
+        `SELECT ${columns.map((c) => `${SOURCE[COLUMNS.findIndex((x) => x.name === c.name)]}::${duckOf(c.name, 'now')} AS ${c.name}`).join(', ')} FROM ${VALUES}`,
+        ids,
+      );
+    return old;
+  }
+
+  function duckOf(name: string, which: 'was' | 'now'): string {
+    const c = COLUMNS.find((x) => x.name === name);
+    if (c === undefined) throw new Error(`no column ${name}`);
+    return which === 'was' ? c.duckWas : c.duckNow;
+  }
+
+  /** Every live row by DuckDB: each file read alone, each column cast from the file's own type to the current one. */
+  async function castRows(): Promise<string[]> {
+    const snapshot = await readDeltaSnapshot(store, '');
+    const selects = snapshot.files.map(
+      (f) =>
+        `SELECT ${COLUMNS.map((c) => `${c.name}::${c.duckNow}::VARCHAR AS ${c.name}`).join(', ')} FROM read_parquet(${sqlString(join(root(), f.key ?? ''))})`,
+    );
+    const rows = await db.rows(`${selects.join(' UNION ALL ')} ORDER BY ALL`);
+    return rows.map((r) => JSON.stringify(r));
+  }
+
+  it('projects byte/short → wider integers and double, integers → decimal, decimal scale and precision together: one file, the values equal to the inputs cast', async () => {
+    // Prepare
+    await widenedTable(COLUMNS);
+    const before = await castRows();
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], io);
+
+    // Assess: one file of the current types, the rows equal to DuckDB's casts of the inputs
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const files = (await readDeltaSnapshot(store, '')).files;
+    expect(files).toHaveLength(1);
+    const after = await castRows();
+    expect(after).toHaveLength(16);
+    expect(missingRows(before, after)).toEqual([]);
+    expect(missingRows(after, before)).toEqual([]);
+    expect(after).toContain(
+      JSON.stringify({
+        col_b: '-128',
+        col_bl: '-128',
+        col_s: '-32768',
+        col_sd: '-32768.0',
+        col_i: '-2147483648.00',
+        col_bd: '-128',
+        col_l: '-9223372036854775808.0',
+        col_d: '-999.9900',
+        col_dl: '-9999999999999.9990000000',
+      }),
+    );
+    const path = sqlString(join(root(), files[0]?.key ?? ''));
+    const types = await db.rows(
+      `SELECT ${COLUMNS.map((c) => `typeof(${c.name}) AS ${c.name}`).join(', ')} FROM read_parquet(${path}) LIMIT 1`,
+    );
+    expect(types).toEqual([Object.fromEntries(COLUMNS.map((c) => [c.name, c.duckNow]))]);
+    const ids = await db.rows(
+      `SELECT name, field_id::INTEGER AS id FROM parquet_schema(${path}) WHERE num_children IS NULL`,
+    );
+    expect(ids).toEqual(COLUMNS.map((c, i) => ({ name: c.name, id: i + 2 })));
+  });
+
+  it.each([
+    ['long → integer', 'long', 'integer', 'BIGINT', /column n: it is int32 now but int64 in the file/],
+    ['long → double', 'long', 'double', 'BIGINT', /column n: it is float64 now but int64 in the file/],
+    [
+      'integer → decimal(9,0)',
+      'integer',
+      'decimal(9,0)',
+      'INTEGER',
+      /column n: it is decimal\(9, 0\) now but int32 in the file/,
+    ],
+    [
+      'decimal(10,2) → decimal(11,4)',
+      'decimal(10,2)',
+      'decimal(11,4)',
+      'DECIMAL(10,2)',
+      /column n: it is decimal\(11, 4\) now but decimal\(10, 2\) in the file/,
+    ],
+  ])(
+    'refuses %s, which Delta does not allow, by name, leaving those files byte for byte',
+    async (_what, was, now, duck, reason) => {
+      // Prepare: old files of `was`, the schema says `now`
+      version = 0;
+      await commit([protocol(true), metaData([DAY, field('n', 'col_n', 2, was)])]);
+      const old: string[] = [];
+      for (let i = 0; i < 2; i++)
+        old.push(
+          await append('d1', `old-${i}`, `SELECT (range - 1)::${duck} AS col_n FROM range(3)`, { col_n: 2 }),
+        );
+      await commit([metaData([DAY, field('n', 'col_n', 2, now, [{ fromType: was, toType: now }])])]);
+      const bytes = await Promise.all(old.map((k) => readFile(join(root(), k))));
+      const planIo = captureIo();
+
+      // Act
+      const planCode = await run(
+        ['plan', root(), '--format', 'delta', '--min-input-files', '2', '--json'],
+        planIo,
+      );
+      const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], captureIo());
+
+      // Assess: both files skipped naming the column and the types; live and unchanged
+      expect(planCode, planIo.stderr.join('\n')).toBe(0);
+      const plan = JSON.parse(planIo.stdout.join('\n')) as {
+        partitions: { partition: string; skipped: { key: string; reason: string }[] }[];
+      };
+      const skipped = plan.partitions.find((p) => p.partition === 'day=d1')?.skipped ?? [];
+      expect(skipped.map((s) => s.key).sort()).toEqual(old);
+      for (const s of skipped) expect(s.reason).toMatch(reason);
+      expect(code).toBe(0);
+      expect((await readDeltaSnapshot(store, '')).files.map((f) => f.key).sort()).toEqual(old);
+      const after = await Promise.all(old.map((k) => readFile(join(root(), k))));
+      expect(after.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(old.map(() => true));
+    },
+  );
+});
+
 describe('compact --format delta on the vendored column-mapped table (Databricks) after a column is added', () => {
   const NAME = 'col-3877fd94-0973-4941-ac6b-646849a1ff65';
   const COMPANY = 'col-173b4db9-b5ad-427f-9e75-516aae37fbbb';

@@ -47,7 +47,7 @@ class NotProjectable extends Error {
 }
 
 /** Iceberg's name of each projected primitive (the spec's primitive types). */
-const ICEBERG_PRIMITIVE: Readonly<Record<ProjectedPrimitive, string>> = {
+const ICEBERG_PRIMITIVE: Readonly<Partial<Record<ProjectedPrimitive, string>>> = {
   boolean: 'boolean',
   int32: 'int',
   int64: 'long',
@@ -67,6 +67,7 @@ const ICEBERG_PRIMITIVE: Readonly<Record<ProjectedPrimitive, string>> = {
 function primitiveOf(e: SchemaElement): string | undefined {
   const type = projectedLeafType(e);
   if (type === undefined) return undefined;
+  // Iceberg has no byte or short type: a narrow integer leaf is not one this projection reads (as before).
   if (typeof type === 'string') return ICEBERG_PRIMITIVE[type];
   if ('decimal' in type) return `decimal(${type.decimal.precision}, ${type.decimal.scale})`;
   return undefined;
