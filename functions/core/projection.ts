@@ -58,6 +58,22 @@ export interface ProjectedSource {
   readonly widen?: ProjectedWidening;
   /** For `decimal`: the scale the file holds the column in, when smaller than the written one. */
   readonly fromScale?: number;
+  /**
+   * For a struct whose fields changed since the file was written (one added, dropped, renamed or widened): where
+   * each field of the written struct comes from within the file's struct, in the written struct's order. Absent:
+   * the file's struct is the written one, field for field.
+   */
+  readonly fields?: readonly ProjectedFieldSource[];
+}
+
+/**
+ * Where one field of a written struct comes from: the file's struct field `source.column` at `source.position`
+ * among its fields, converted as `source` says; or, with `source` absent, null in every row (a field added since).
+ * The engine finds the field by name and the fingerprint by position, so a plan in which they disagree fails
+ * verification instead of writing one field's values under another's name.
+ */
+export interface ProjectedFieldSource {
+  readonly source?: ProjectedSource & { readonly position: number };
 }
 export const PROJECTED_WIDENINGS = [
   'int32-int64',
@@ -115,21 +131,23 @@ const projectedTypeSchema: z.ZodType<ProjectedType> = z.lazy(() =>
   ]),
 );
 
+const sourceShape = {
+  column: z.string().min(1),
+  widen: z.enum(PROJECTED_WIDENINGS).optional(),
+  fromScale: z.number().int().min(0).optional(),
+  fields: z.array(z.lazy((): z.ZodType<ProjectedFieldSource> => fieldSourceSchema)).optional(),
+};
+
+const fieldSourceSchema: z.ZodType<ProjectedFieldSource> = z.object({
+  source: z.object({ ...sourceShape, position: z.number().int().min(0) }).optional(),
+});
+
+const projectedSourceSchema: z.ZodType<ProjectedSource> = z.object(sourceShape);
+
 /** A projection as it travels in a plan and a journal entry (JSON). */
 export const columnProjectionSchema: z.ZodType<ColumnProjection> = z.object({
   columns: z
-    .array(
-      z.object({
-        field: projectedFieldSchema,
-        source: z
-          .object({
-            column: z.string().min(1),
-            widen: z.enum(PROJECTED_WIDENINGS).optional(),
-            fromScale: z.number().int().min(0).optional(),
-          })
-          .optional(),
-      }),
-    )
+    .array(z.object({ field: projectedFieldSchema, source: projectedSourceSchema.optional() }))
     .min(1),
   keyValueMetadata: z.record(z.string(), z.string()),
 });

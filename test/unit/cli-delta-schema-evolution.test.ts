@@ -111,12 +111,15 @@ async function commit(actions: readonly object[]): Promise<void> {
   version++;
 }
 
-/** Writes one data file of `select` (its columns by physical name, with these field ids) and commits its add. */
+/**
+ * Writes one data file of `select` (its columns by physical name, with these field ids: a number, or DuckDB's
+ * nested `{__duckdb_field_id: …, field: id}` for a struct) and commits its add.
+ */
 async function append(
   day: string,
   name: string,
   select: string,
-  ids: Record<string, number>,
+  ids: Record<string, number | string>,
 ): Promise<string> {
   const key = `day=${day}/${name}.parquet`;
   await mkdir(join(root(), `day=${day}`), { recursive: true });
@@ -622,6 +625,81 @@ describe('compact --format delta on a table whose columns were widened as typeWi
       expect(after.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(old.map(() => true));
     },
   );
+});
+
+describe('compact --format delta on a column-mapped table whose struct column evolved', () => {
+  /** The struct `p` (physical col_p, id 2) with the given fields. */
+  const struct = (fields: object[]) => field('p', 'col_p', 2, { type: 'struct', fields });
+
+  it('projects the older struct (a field added null, one dropped, one renamed and widened) with the current files into one file of the current schema, rows equal', async () => {
+    // Prepare: p{x integer, gone string} first; then p{ex long (x renamed, widened), y double (added)}
+    version = 0;
+    const v1 = [DAY, struct([field('x', 'col_x', 3, 'integer'), field('gone', 'col_gone', 4, 'string')])];
+    const v2 = [
+      DAY,
+      struct([
+        field('ex', 'col_x', 3, 'long', [{ fromType: 'integer', toType: 'long' }]),
+        field('y', 'col_y', 5, 'double'),
+      ]),
+    ];
+    await commit([protocol(true), metaData(v1)]);
+    for (let i = 0; i < 2; i++)
+      await append(
+        'd1',
+        `old-${i}`,
+        `SELECT CASE WHEN range = 1 THEN NULL ELSE {'col_x': (-2147483648 + range + ${i})::INTEGER, 'col_gone': 'g' || range} END AS col_p FROM range(3)`,
+        { col_p: '{__duckdb_field_id: 2, col_x: 3, col_gone: 4}' },
+      );
+    await commit([metaData(v2)]);
+    for (let i = 0; i < 2; i++)
+      await append(
+        'd1',
+        `new-${i}`,
+        `SELECT {'col_x': (range + 5000000000 + ${i})::BIGINT, 'col_y': (range * 0.25)::DOUBLE} AS col_p FROM range(2)`,
+        { col_p: '{__duckdb_field_id: 2, col_x: 3, col_y: 5}' },
+      );
+    /** Each live file read alone by DuckDB as the current schema reads it. */
+    const rows = async (): Promise<string[]> => {
+      const files = (await readDeltaSnapshot(store, '')).files.map((f) => join(root(), f.key ?? ''));
+      const selects = [];
+      for (const f of files) {
+        const names = (
+          await db.rows(
+            `SELECT name FROM parquet_schema(${sqlString(f)}) WHERE name IN ('col_y', 'col_gone')`,
+          )
+        ).map((r) => r.name);
+        const y = names.includes('col_y') ? 'col_p.col_y::VARCHAR' : 'NULL::VARCHAR';
+        selects.push(
+          `SELECT (col_p IS NULL) AS p_null, col_p.col_x::BIGINT::VARCHAR AS ex, ${y} AS y FROM read_parquet(${sqlString(f)})`,
+        );
+      }
+      return (await db.rows(`${selects.join(' UNION ALL ')} ORDER BY ALL`)).map((r) => JSON.stringify(r));
+    };
+    const before = await rows();
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], io);
+
+    // Assess: one file whose struct is the current one (physical names, ids), the rows equal
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const files = (await readDeltaSnapshot(store, '')).files;
+    expect(files).toHaveLength(1);
+    const after = await rows();
+    expect(after).toHaveLength(10);
+    expect(missingRows(before, after)).toEqual([]);
+    expect(missingRows(after, before)).toEqual([]);
+    expect(after).toContain(JSON.stringify({ p_null: false, ex: '-2147483648', y: null }));
+    expect(after).toContain(JSON.stringify({ p_null: true, ex: null, y: null }));
+    const schema = await db.rows(
+      `SELECT name, type, field_id FROM parquet_schema(${sqlString(join(root(), files[0]?.key ?? ''))})`,
+    );
+    expect(schema.slice(1).map((e) => [e.name, e.type ?? null, Number(e.field_id)])).toEqual([
+      ['col_p', null, 2],
+      ['col_x', 'INT64', 3],
+      ['col_y', 'DOUBLE', 5],
+    ]);
+  });
 });
 
 describe('compact --format delta on the vendored column-mapped table (Databricks) after a column is added', () => {

@@ -30,7 +30,12 @@ import {
   vectorFromArray,
 } from 'apache-arrow';
 import { UnsupportedInputError } from '../../core/errors.js';
-import type { ColumnProjection, ProjectedField, ProjectedType } from '../../core/projection.js';
+import type {
+  ColumnProjection,
+  ProjectedField,
+  ProjectedSource,
+  ProjectedType,
+} from '../../core/projection.js';
 import { pw } from './wasm.js';
 
 const FIELD_ID_KEY = 'PARQUET:field_id';
@@ -206,6 +211,48 @@ function widenedExactly(data: Data, type: DataType): Data | undefined {
 }
 
 /**
+ * `data` (one input column as decoded) as the written `type`, its values from where `source` says: a struct whose
+ * fields changed is rebuilt field by field — each written field from the input's struct field of the name its source
+ * gives (converted likewise), or null where it gives none —; anything else is converted as a whole.
+ */
+function fromSource(key: string, column: string, data: Data, type: DataType, source: ProjectedSource): Data {
+  if (source.fields === undefined) return convert(key, column, data, type);
+  if (!DataType.isStruct(type) || !DataType.isStruct(data.type))
+    throw new UnsupportedInputError(key, `its column ${column} is not the struct its projection describes`);
+  if (data.offset !== 0)
+    throw new UnsupportedInputError(
+      key,
+      `its struct column ${column} arrived as a slice, which is not projected`,
+    );
+  const names = data.type.children.map((f) => f.name);
+  const fields = type.children;
+  if (source.fields.length !== fields.length)
+    throw new Error(
+      `projection: struct ${column} of ${key} has ${source.fields.length} sources for ${fields.length} fields`,
+    );
+  const children = fields.map((f, i) => {
+    const from = source.fields?.[i]?.source;
+    if (from === undefined) return nullData(f.type, data.length);
+    const at = names.indexOf(from.column);
+    const child = data.children[at];
+    if (at < 0 || child === undefined)
+      throw new UnsupportedInputError(
+        key,
+        `its struct column ${column} has no field ${from.column} (projected as ${f.name})`,
+      );
+    return fromSource(key, `${column}.${from.column}`, child, f.type, from);
+  });
+  return makeData({
+    type,
+    offset: 0,
+    length: data.length,
+    nullCount: data.nullCount,
+    nullBitmap: data.nullBitmap,
+    children,
+  });
+}
+
+/**
  * `batch` (rows of input `key`, as decoded) projected onto `projection`'s schema; consumes `batch`, returns a new
  * wasm batch.
  * @throws UnsupportedInputError when a source column is missing or cannot be written as its projected type.
@@ -233,7 +280,7 @@ export function projectBatch(
       throw new Error(
         `projection: column ${c.source.column} of ${key} arrived in ${vector.data.length} chunks`,
       );
-    return convert(key, c.source.column, vector.data[0] as Data, type);
+    return fromSource(key, c.source.column, vector.data[0] as Data, type, c.source);
   });
   const struct = makeData({ type: new Struct(schema.fields), length: n, nullCount: 0, children });
   const table = pw.Table.fromIPCStream(tableToIPC(new Table([new RecordBatch(schema, struct)]), 'stream'));

@@ -5,7 +5,7 @@
 // byte, nulls synthesised), and verify re-reads the stored outputs — so a projection that lost, moved or mangled
 // a value, or typed a column otherwise than described, fails verification instead of being published.
 import { UnsupportedInputError } from '../errors.js';
-import type { ColumnProjection, ProjectedType, ProjectedWidening } from '../projection.js';
+import type { ColumnProjection, ProjectedSource, ProjectedType, ProjectedWidening } from '../projection.js';
 import type { ArrowColumn, ArrowSlots } from './ordered-digest.js';
 
 const MICROS_PER_DAY = 86_400_000_000n;
@@ -176,6 +176,38 @@ function widened(
 }
 
 /**
+ * The slots of a column as `source` says, from the input's `slots`: widened where it says, and a struct whose fields
+ * changed rebuilt from the input struct's fields by position (a field added since: null slots).
+ */
+function fromSource(
+  column: string,
+  slots: ArrowSlots,
+  type: ProjectedType,
+  source: ProjectedSource,
+): ArrowSlots {
+  if (source.fields === undefined)
+    return source.widen === undefined ? slots : widened(column, slots, source.widen, type, source.fromScale);
+  if (slots.kind !== 'struct' || typeof type !== 'object' || !('struct' in type))
+    throw new UnsupportedInputError('(batch)', `column ${column} is not the struct the projection describes`);
+  const written = type.struct;
+  const children = source.fields.map((f, i) => {
+    const field = written[i];
+    if (field === undefined)
+      throw new UnsupportedInputError('(batch)', `column ${column} has more field sources than fields`);
+    const from = f.source;
+    if (from === undefined) return nullSlots(field.type, slots.base + slots.length);
+    const child = slots.children[from.position];
+    if (child === undefined)
+      throw new UnsupportedInputError(
+        '(batch)',
+        `column ${column} has no field at position ${from.position}`,
+      );
+    return fromSource(`${column}.${from.column}`, child, field.type, from);
+  });
+  return { ...slots, children };
+}
+
+/**
  * The projected columns of one decoded batch of an input (its columns by name, `rows` long from `offset`): each
  * projected column under its written name, its values from the source column the projection names (widened where
  * it says), or nulls where it names none.
@@ -195,10 +227,6 @@ export function projectColumns(
         '(batch)',
         `column ${from} (projected as ${c.field.name}) is not in the batch`,
       );
-    const slots =
-      c.source.widen === undefined
-        ? found.slots
-        : widened(from, found.slots, c.source.widen, c.field.type, c.source.fromScale);
-    return { name: c.field.name, slots };
+    return { name: c.field.name, slots: fromSource(from, found.slots, c.field.type, c.source) };
   });
 }

@@ -1,10 +1,10 @@
 // A Delta data file projected onto the table's current schema (`metaData.schemaString`), as a Delta reader resolves
 // it (PROTOCOL.md "Column Mapping" and "Type Widening"): a column is found in the file by its physical name
 // (`delta.columnMapping.physicalName`, mode `name`), by its field id (`delta.columnMapping.id`, mode `id`) or by its
-// own name (no mapping); a column added after the file was written is null in its rows, a dropped one is not
-// written, and a column whose type was widened under the `typeWidening` feature is widened. The output is named and
-// typed as a Delta writer of the current schema writes it: physical names, field ids where the table has them, the
-// current types. Partition columns are not in Delta data files and are never projected.
+// own name (no mapping), and a struct's fields alike at any depth; a column or struct field added after the file was
+// written is null in its rows, a dropped one is not written, and a column or field whose type was widened under the
+// `typeWidening` feature is widened. The output is named and typed as a Delta writer of the current schema writes
+// it: physical names, field ids where the table has them, the current types. Partition columns are not in Delta data files and are never projected.
 //
 // Three outcomes per file, so that nothing is approximated and nothing compacted today stops compacting:
 //   - projected: every column can be carried over exactly;
@@ -12,9 +12,9 @@
 //     widening on a table without the typeWidening feature, a non-nullable column the file lacks, a field id that is
 //     not the column's — so a Delta reader could not read it either, and it is left alone;
 //   - as-written: the file is consistent with the table but holds a column this projection does not describe (an
-//     INT96 timestamp, an array or map, a nested struct that evolved, another Parquet form of the current type such
-//     as an unannotated string): it is rewritten, as before, only among files of its own Parquet schema, which
-//     readers read as they read the file itself.
+//     INT96 timestamp, an array or map, another Parquet form of the current type such as an unannotated string):
+//     it is rewritten, as before, only among files of its own Parquet schema, which readers read as they read the
+//     file itself.
 // Every widening the typeWidening feature allows (PROTOCOL.md "Type Widening": byte → short → int → long, byte,
 // short or int → double, float → double, date → timestamp_ntz, decimal(p, s) → decimal(p + k1, s + k2) with
 // k1 ≥ k2 ≥ 0, byte, short or int → decimal(10 + k1, k2), long → decimal(20 + k1, k2)) is applied exactly.
@@ -25,6 +25,8 @@ import {
   footerSchemaTree,
   type ProjectedColumn,
   type ProjectedField,
+  type ProjectedFieldSource,
+  type ProjectedSource,
   type ProjectedType,
   type ProjectedWidening,
   projectedLeafType,
@@ -269,29 +271,44 @@ function deltaAllows(from: ProjectedType, to: ProjectedType): Widening | undefin
   return undefined;
 }
 
-/** Checks the file's column `node` holds the current struct `field` exactly (nested changes are not projected). */
-function checkStruct(
+/**
+ * How the file's struct `node` becomes the current struct of `fields`: each current field from the file's field that
+ * holds it (by physical name, or by field id in mode `id`, as for top-level columns), null when the file has none
+ * (a nullable field added since), the file's other fields not written; no `fields` when the file's struct already
+ * is the current one, field for field.
+ */
+function structSource(
   column: string,
   fields: readonly DeltaField[],
   node: FooterSchemaNode,
   table: DeltaProjectionTable,
-): void {
+): SourceShape {
   if (node.children.length === 0)
     throw new Contradiction(column, 'it is a struct now but a primitive in the file');
-  const names = fields.map((f) => physicalNameOf(`${column}.${f.name}`, f, table.mode));
-  const inFile = node.children.map((c) => c.element.name);
-  if (names.join('\u0000') !== inFile.join('\u0000'))
-    throw new NotDescribed(
-      column,
-      `its struct fields changed since the file was written (${inFile.join(', ')} in the file, ${names.join(', ')} now): nested changes are not projected`,
-    );
-  fields.forEach((f, i) => {
-    const child = node.children[i] as FooterSchemaNode;
+  let same = node.children.length === fields.length;
+  const sources: ProjectedFieldSource[] = fields.map((f, i) => {
     const name = `${column}.${f.name}`;
-    checkFieldId(name, f, child, table.mode);
-    if (sourceOf(name, f, child, table) !== undefined)
-      throw new NotDescribed(name, 'its type was widened: nested widenings are not projected');
+    const child = findColumn(name, f, node, table.mode);
+    if (child === undefined) {
+      if (!f.nullable)
+        throw new Contradiction(
+          name,
+          `it is not nullable but the file's struct has no field ${physicalNameOf(name, f, table.mode)}`,
+        );
+      same = false;
+      return {};
+    }
+    const position = node.children.indexOf(child);
+    const shape = sourceOf(name, f, child, table);
+    if (
+      position !== i ||
+      child.element.name !== physicalNameOf(name, f, table.mode) ||
+      Object.keys(shape).length > 0
+    )
+      same = false;
+    return { source: { column: child.element.name, position, ...shape } };
   });
+  return same ? {} : { fields: sources };
 }
 
 /** Checks the file's column carries the field's id, where the table maps by id or the file records one. */
@@ -311,21 +328,23 @@ function checkFieldId(
     );
 }
 
-/** The widening the file's column `node` needs to be the current `field`, after checking it can be. */
+/** How a file's column becomes the current field: widened, or (a struct) rebuilt field by field; empty: as it is. */
+type SourceShape = Omit<ProjectedSource, 'column'>;
+
+/** How the file's column `node` becomes the current `field`, after checking it can be. */
 function sourceOf(
   column: string,
   field: DeltaField,
   node: FooterSchemaNode,
   table: DeltaProjectionTable,
-): Widening | undefined {
+): SourceShape {
   const e = node.element;
   if (e.repetition_type === 'REPEATED') throw new NotDescribed(column, 'it is a repeated field in the file');
   const type = field.type;
   if (typeof type !== 'string') {
     if (type.type !== 'struct')
       throw new NotDescribed(column, `its type is ${type.type}, which this rewrite does not project`);
-    checkStruct(column, type.fields, node, table);
-    return undefined;
+    return structSource(column, type.fields, node, table);
   }
   if (node.children.length > 0) throw new Contradiction(column, `it is ${type} now but a group in the file`);
   const now = primitiveOf(type);
@@ -336,10 +355,10 @@ function sourceOf(
       column,
       `the file's ${e.type} ${JSON.stringify(e.logical_type ?? e.converted_type ?? null)} column is not one this rewrite reads`,
     );
-  return wideningOf(column, was, now, table.typeWidening);
+  return wideningOf(column, was, now, table.typeWidening) ?? {};
 }
 
-/** The file's top-level column holding `field`: by field id (mode `id`), else by the name the files use. */
+/** The column of the file's `root` (a struct) holding `field`: by field id (mode `id`), else by the name the files use. */
 function findColumn(
   column: string,
   field: DeltaField,
@@ -390,9 +409,9 @@ export function projectDeltaFile(
         return;
       }
       if (root.children[i] !== node || node.element.name !== written.name) restates = false;
-      const widening = sourceOf(f.name, f, node, table);
-      if (widening !== undefined) restates = false;
-      columns.push({ field: written, source: { column: node.element.name, ...widening } });
+      const shape = sourceOf(f.name, f, node, table);
+      if (Object.keys(shape).length > 0) restates = false;
+      columns.push({ field: written, source: { column: node.element.name, ...shape } });
     });
   } catch (err) {
     if (err instanceof Contradiction)

@@ -99,6 +99,74 @@ describe('projectDeltaFile', () => {
     });
   });
 
+  it('projects a struct whose fields changed: each field by physical name, one added null, one dropped, one widened', () => {
+    // Prepare: p{col-x int, col-gone string} in the file; p{x long, y double (added)} now
+    const file = [
+      root(1),
+      { name: 'col-p', field_id: 2, num_children: 2, repetition_type: 'OPTIONAL' } as SchemaElement,
+      leaf('col-gone', 'BYTE_ARRAY', 4, STRING),
+      leaf('col-x', 'INT32', 3),
+    ];
+    const current = table([
+      mapped('p', 'col-p', 2, {
+        type: 'struct',
+        fields: [mapped('x', 'col-x', 3, 'long'), mapped('y', 'col-y', 5, 'double')],
+      }),
+    ]);
+
+    // Act
+    const projected = projectDeltaFile(file, current);
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.restates).toBe(false);
+    expect(projected.kind === 'projected' && projected.projection.columns).toEqual([
+      {
+        field: {
+          name: 'col-p',
+          fieldId: 2,
+          nullable: true,
+          type: {
+            struct: [
+              { name: 'col-x', fieldId: 3, nullable: true, type: 'int64' },
+              { name: 'col-y', fieldId: 5, nullable: true, type: 'float64' },
+            ],
+          },
+        },
+        source: {
+          column: 'col-p',
+          fields: [{ source: { column: 'col-x', position: 1, widen: 'int32-int64' } }, {}],
+        },
+      },
+    ]);
+  });
+
+  it.each([
+    [
+      'a non-nullable struct field the file lacks',
+      mapped('x', 'col-x', 3, 'long', false),
+      'column p.x: it is not nullable but the file',
+    ],
+    [
+      'a nested field id that is not the field’s',
+      mapped('x', 'col-gone', 3, 'string'),
+      'column p.x: its column col-gone has field id 4',
+    ],
+  ])('refuses %s, naming the nested column', (_what, sub, reason) => {
+    // Prepare
+    const file = [
+      root(1),
+      { name: 'col-p', field_id: 2, num_children: 1, repetition_type: 'OPTIONAL' } as SchemaElement,
+      leaf('col-gone', 'BYTE_ARRAY', 4, STRING),
+    ];
+    const current = table([mapped('p', 'col-p', 2, { type: 'struct', fields: [sub] })]);
+
+    // Act
+    const projected = projectDeltaFile(file, current);
+
+    // Assess
+    expect(projected.kind === 'refused' && projected.reason).toContain(reason);
+  });
+
   it('finds columns by field id in mode id, whatever their name in the file', () => {
     // Prepare
     const file = [root(1), leaf('old-name', 'INT64', 2)];
