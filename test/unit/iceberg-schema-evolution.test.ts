@@ -399,6 +399,69 @@ describe('compact on an Iceberg table whose schema evolved, with the default bin
     expect(currentBefore).toHaveLength(2);
   });
 
+  it('sorts a partition of two schema populations into one output of the current schema, the older files projected, rows unchanged', async () => {
+    // Prepare: two schema-0 files, ALTER TABLE, two schema-1 files, ids interleaved between the populations
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-evolution-'));
+    const store = new LocalObjectStore(dir);
+    await createTable(store);
+    await append(
+      store,
+      'a.parquet',
+      parquetOf(OLD_FIELDS, { id: [6n, 1n], amount: [6, 2_000_000_000], gone: ['f', 'a'] }),
+    );
+    await append(store, 'b.parquet', parquetOf(OLD_FIELDS, { id: [3n], amount: [-3], gone: ['c'] }));
+    await evolveToSchema1(store);
+    await append(
+      store,
+      'c.parquet',
+      parquetOf(NEW_FIELDS, { id: [5n, 2n], total: [9_000_000_000n, 2n], note: ['n5', 'n2'] }),
+    );
+    await append(store, 'd.parquet', parquetOf(NEW_FIELDS, { id: [4n], total: [4n], note: ['n4'] }));
+    const inputs = await liveFiles(store);
+    const old = inputs.filter((p) => p.endsWith('a.parquet') || p.endsWith('b.parquet'));
+    const current = inputs.filter((p) => p.endsWith('c.parquet') || p.endsWith('d.parquet'));
+    // DuckDB's projection of every input by field id onto schema 1, in id order
+    const expected = await db.rows(
+      `SELECT id, total, note FROM (
+         SELECT id, CAST(amount AS BIGINT) AS total, CAST(NULL AS VARCHAR) AS note FROM read_parquet([${old.map(sqlString).join(', ')}])
+         UNION ALL
+         SELECT id, total, note FROM read_parquet([${current.map(sqlString).join(', ')}])
+       ) ORDER BY id`,
+    );
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      [
+        'compact',
+        join(dir, NAME),
+        '--format',
+        'iceberg',
+        '--rewrite-option',
+        'min-input-files=4',
+        '--strategy',
+        'sort',
+        '--columns',
+        'id',
+      ],
+      io,
+    );
+
+    // Assess: one output of the current schema whose rows, in file order, are DuckDB's projection sorted by id
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(1);
+    const output = outputs[0] as string;
+    expect(expected).toHaveLength(6);
+    expect(await db.rows(`SELECT id, total, note FROM read_parquet(${sqlString(output)})`)).toEqual(expected);
+    const schema = await db.rows(`SELECT name, type, field_id FROM parquet_schema(${sqlString(output)})`);
+    expect(schema.slice(1).map((e) => [e.name, e.type, Number(e.field_id)])).toEqual([
+      ['id', 'INT64', 1],
+      ['total', 'INT64', 2],
+      ['note', 'BYTE_ARRAY', 4],
+    ]);
+  });
+
   it('still sorts a table whose files are all of its current schema (nothing to project), rows unchanged', async () => {
     // Prepare: three schema-0 files, out of id order, and no schema change
     dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-evolution-'));
