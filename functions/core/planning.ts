@@ -106,7 +106,7 @@ export const planInputFileSchema = z.object({
   /**
    * Set with `projection` when the file already is of the written schema (the projection only restates it): its
    * planner may rewrite a group of such files of one Parquet schema as written, as it would a table whose schema
-   * never changed (a sorted rewrite, which refuses projected inputs, stays possible there).
+   * never changed (its outputs byte-identical in schema and footer to what they always were).
    */
   projectionIdentity: z.boolean().optional(),
   /**

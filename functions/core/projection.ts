@@ -9,6 +9,8 @@ import { z } from 'zod';
 /** Primitive types a projected column may have (the Arrow type the engine writes, by name). */
 export const PROJECTED_PRIMITIVES = [
   'boolean',
+  'int8',
+  'int16',
   'int32',
   'int64',
   'float32',
@@ -41,14 +43,37 @@ export interface ProjectedField {
 
 /**
  * How the values of one written column are obtained from the input: copied from its top-level column `column`
- * (whatever it is called there), converted by `widen` when the column was written with a narrower type
- * (`int32-int64`, `float32-float64`, `int32-float64` — every int32 is a double exactly —, `date32-timestamp-us`:
- * the day's midnight, `decimal`: the same unscaled value at a larger precision); or, with `source` absent, null in
- * every row (a column the input's schema did not have yet).
+ * (whatever it is called there), converted by `widen` when the column was written with a narrower type (a signed
+ * integer sign-extended to a wider one, `int8-int16` … `int32-int64`; an integer or a float32 as a float64 — every
+ * value of them is a double exactly —; `date32-timestamp-us`: the day's midnight; `int8-decimal` … `int64-decimal`:
+ * the integer as the unscaled value times 10^scale of the written decimal; `decimal`: the same unscaled value at a
+ * larger precision, times 10^(written scale − `fromScale`) when the file holds the column at the smaller scale
+ * `fromScale`); or, with `source` absent, null in every row (a column the input's schema did not have yet).
+ *
+ * Every widening listed is exact: no value of the narrower type is lost or rounded in the wider one (a format allows
+ * only such changes, and a decimal's precision grows at least as much as its scale).
  */
 export interface ProjectedSource {
   readonly column: string;
   readonly widen?: ProjectedWidening;
+  /** For `decimal`: the scale the file holds the column in, when smaller than the written one. */
+  readonly fromScale?: number;
+  /**
+   * For a struct whose fields changed since the file was written (one added, dropped, renamed or widened): where
+   * each field of the written struct comes from within the file's struct, in the written struct's order. Absent:
+   * the file's struct is the written one, field for field.
+   */
+  readonly fields?: readonly ProjectedFieldSource[];
+}
+
+/**
+ * Where one field of a written struct comes from: the file's struct field `source.column` at `source.position`
+ * among its fields, converted as `source` says; or, with `source` absent, null in every row (a field added since).
+ * The engine finds the field by name and the fingerprint by position, so a plan in which they disagree fails
+ * verification instead of writing one field's values under another's name.
+ */
+export interface ProjectedFieldSource {
+  readonly source?: ProjectedSource & { readonly position: number };
 }
 export const PROJECTED_WIDENINGS = [
   'int32-int64',
@@ -56,6 +81,17 @@ export const PROJECTED_WIDENINGS = [
   'int32-float64',
   'date32-timestamp-us',
   'decimal',
+  'int8-int16',
+  'int8-int32',
+  'int8-int64',
+  'int16-int32',
+  'int16-int64',
+  'int8-float64',
+  'int16-float64',
+  'int8-decimal',
+  'int16-decimal',
+  'int32-decimal',
+  'int64-decimal',
 ] as const;
 export type ProjectedWidening = (typeof PROJECTED_WIDENINGS)[number];
 
@@ -95,17 +131,23 @@ const projectedTypeSchema: z.ZodType<ProjectedType> = z.lazy(() =>
   ]),
 );
 
+const sourceShape = {
+  column: z.string().min(1),
+  widen: z.enum(PROJECTED_WIDENINGS).optional(),
+  fromScale: z.number().int().min(0).optional(),
+  fields: z.array(z.lazy((): z.ZodType<ProjectedFieldSource> => fieldSourceSchema)).optional(),
+};
+
+const fieldSourceSchema: z.ZodType<ProjectedFieldSource> = z.object({
+  source: z.object({ ...sourceShape, position: z.number().int().min(0) }).optional(),
+});
+
+const projectedSourceSchema: z.ZodType<ProjectedSource> = z.object(sourceShape);
+
 /** A projection as it travels in a plan and a journal entry (JSON). */
 export const columnProjectionSchema: z.ZodType<ColumnProjection> = z.object({
   columns: z
-    .array(
-      z.object({
-        field: projectedFieldSchema,
-        source: z
-          .object({ column: z.string().min(1), widen: z.enum(PROJECTED_WIDENINGS).optional() })
-          .optional(),
-      }),
-    )
+    .array(z.object({ field: projectedFieldSchema, source: projectedSourceSchema.optional() }))
     .min(1),
   keyValueMetadata: z.record(z.string(), z.string()),
 });
@@ -142,7 +184,7 @@ export function footerSchemaTree(elements: readonly SchemaElement[]): FooterSche
 
 /**
  * The projected type a Parquet leaf holds, as the engine decodes and writes it; undefined for a leaf whose
- * physical and logical type the projection does not describe (INT96, unsigned or narrow integers, time,
+ * physical and logical type the projection does not describe (INT96, unsigned integers, time,
  * timestamps in other units, fixed-length or legacy decimals of a form not listed here, ...). Shared by every
  * projection (by field id or by column name, as the format matches them) so both read a file's column types alike.
  */
@@ -160,8 +202,22 @@ export function projectedLeafType(e: SchemaElement): ProjectedType | undefined {
     case 'INT32':
       if (logical?.type === 'DATE' || converted === 'DATE') return 'date32';
       if (logical === undefined && converted === undefined) return 'int32';
-      if (logical?.type === 'INTEGER' && logical.bitWidth === 32 && logical.isSigned) return 'int32';
-      return converted === 'INT_32' ? 'int32' : undefined;
+      if (logical?.type === 'INTEGER' && logical.isSigned)
+        return logical.bitWidth === 8
+          ? 'int8'
+          : logical.bitWidth === 16
+            ? 'int16'
+            : logical.bitWidth === 32
+              ? 'int32'
+              : undefined;
+      if (logical !== undefined) return undefined;
+      return converted === 'INT_8'
+        ? 'int8'
+        : converted === 'INT_16'
+          ? 'int16'
+          : converted === 'INT_32'
+            ? 'int32'
+            : undefined;
     case 'INT64': {
       if (logical?.type === 'TIMESTAMP' && logical.unit === 'MICROS')
         return logical.isAdjustedToUTC ? 'timestamp-us-utc' : 'timestamp-us';

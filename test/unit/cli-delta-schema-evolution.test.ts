@@ -111,12 +111,15 @@ async function commit(actions: readonly object[]): Promise<void> {
   version++;
 }
 
-/** Writes one data file of `select` (its columns by physical name, with these field ids) and commits its add. */
+/**
+ * Writes one data file of `select` (its columns by physical name, with these field ids: a number, or DuckDB's
+ * nested `{__duckdb_field_id: …, field: id}` for a struct) and commits its add.
+ */
 async function append(
   day: string,
   name: string,
   select: string,
-  ids: Record<string, number>,
+  ids: Record<string, number | string>,
 ): Promise<string> {
   const key = `day=${day}/${name}.parquet`;
   await mkdir(join(root(), `day=${day}`), { recursive: true });
@@ -355,45 +358,55 @@ describe('compact --format delta on a table whose schema changed', () => {
     expect(String(types[1]?.logical)).toMatch(/isAdjustedToUTC=0|isAdjustedToUTC=false/i);
   });
 
-  it('fails the Z-order of a partition whose files need a projection, writing nothing of it, and Z-orders one that does not', async () => {
-    // Prepare
-    const { old } = await evolvedTable({ widening: true });
-    const before = await liveRows();
-    const bytes = await Promise.all(old.map((k) => readFile(join(root(), k))));
-    const versionBefore = (await readDeltaSnapshot(store, '')).version;
-    const io = captureIo();
+  it.each([
+    ['sort', 'col_id'],
+    ['zorder', 'col_id,col_name'],
+  ])(
+    '%s-rewrites a partition of two schema populations into one output of the current schema, the same rows',
+    async (strategy, columns) => {
+      // Prepare: d1 holds three files of the old schema (col_id INT32, col_note) and three of the current one
+      await evolvedTable({ widening: true });
+      const before = await liveRows();
+      const io = captureIo();
 
-    // Act
-    const code = await run(
-      [
-        'compact',
-        root(),
-        '--format',
-        'delta',
-        '--min-input-files',
-        '2',
-        '--strategy',
-        'zorder',
-        '--columns',
-        'col_id,col_name',
-      ],
-      io,
-    );
+      // Act
+      const code = await run(
+        [
+          'compact',
+          root(),
+          '--format',
+          'delta',
+          '--min-input-files',
+          '2',
+          '--strategy',
+          strategy,
+          '--columns',
+          columns,
+        ],
+        io,
+      );
 
-    // Assess: d1 failed by name with its six files live and unchanged; d2 committed; the rows equal
-    expect(code).toBe(1);
-    expect(io.stdout.join('\n')).toMatch(
-      /day=d1 g0001: FAILED InvalidInputError: Group g0001 cannot be sorted: its input day=d1\/new-0\.parquet is projected onto its table's schema/,
-    );
-    const after = await liveRows();
-    expect(missingRows(before.rows, after.rows)).toEqual([]);
-    expect(missingRows(after.rows, before.rows)).toEqual([]);
-    expect(after.keys.filter((k) => k.startsWith('day=d1/'))).toHaveLength(6);
-    expect(after.keys.filter((k) => k.startsWith('day=d2/'))).toHaveLength(1);
-    expect((await readDeltaSnapshot(store, '')).version).toBe(versionBefore + 1);
-    const now = await Promise.all(old.map((k) => readFile(join(root(), k))));
-    expect(now.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(old.map(() => true));
-  });
+      // Assess: one file per partition, each of the current schema, the row multiset unchanged
+      expect(code, io.stderr.join('\n')).toBe(0);
+      const after = await liveRows();
+      expect(after.rows).toHaveLength(3 * 4 + 6 * 5);
+      expect(missingRows(before.rows, after.rows)).toEqual([]);
+      expect(missingRows(after.rows, before.rows)).toEqual([]);
+      expect(after.keys.filter((k) => k.startsWith('day=d1/'))).toHaveLength(1);
+      expect(after.keys.filter((k) => k.startsWith('day=d2/'))).toHaveLength(1);
+      const d1 = after.keys.find((k) => k.startsWith('day=d1/')) ?? '';
+      expect(await columnsOf(d1)).toEqual(CURRENT_COLUMNS);
+      if (strategy === 'sort') {
+        // The output's rows, in file order, are in col_id order: the old (widened) ids among the current ones
+        const ids = (
+          await db.rows(`SELECT col_id::VARCHAR AS id FROM read_parquet(${sqlString(join(root(), d1))})`)
+        ).map((r) => BigInt(r.id as string));
+        expect(ids).toHaveLength(27);
+        expect(ids).toEqual([...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+        expect(ids[0]).toBe(0n);
+      }
+    },
+  );
 
   it.each([
     [
@@ -433,6 +446,269 @@ describe('compact --format delta on a table whose schema changed', () => {
     const after = await Promise.all(old.map((k) => readFile(join(root(), k))));
     expect(after.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(old.map(() => true));
     expect(live).toHaveLength(old.length + 2);
+  });
+});
+
+describe('compact --format delta on a table whose columns were widened as typeWidening allows', () => {
+  /** Each column: physical name, its type before and after the change, DuckDB's type of each, and test values. */
+  const COLUMNS = [
+    { name: 'col_b', was: 'byte', now: 'short', duckWas: 'TINYINT', duckNow: 'SMALLINT' },
+    { name: 'col_bl', was: 'byte', now: 'long', duckWas: 'TINYINT', duckNow: 'BIGINT' },
+    { name: 'col_s', was: 'short', now: 'integer', duckWas: 'SMALLINT', duckNow: 'INTEGER' },
+    { name: 'col_sd', was: 'short', now: 'double', duckWas: 'SMALLINT', duckNow: 'DOUBLE' },
+    { name: 'col_i', was: 'integer', now: 'decimal(12,2)', duckWas: 'INTEGER', duckNow: 'DECIMAL(12,2)' },
+    { name: 'col_bd', was: 'byte', now: 'decimal(10,0)', duckWas: 'TINYINT', duckNow: 'DECIMAL(10,0)' },
+    { name: 'col_l', was: 'long', now: 'decimal(22,1)', duckWas: 'BIGINT', duckNow: 'DECIMAL(22,1)' },
+    {
+      name: 'col_d',
+      was: 'decimal(5,2)',
+      now: 'decimal(8,4)',
+      duckWas: 'DECIMAL(5,2)',
+      duckNow: 'DECIMAL(8,4)',
+    },
+    {
+      name: 'col_dl',
+      was: 'decimal(16,3)',
+      now: 'decimal(30,10)',
+      duckWas: 'DECIMAL(16,3)',
+      duckNow: 'DECIMAL(30,10)',
+    },
+  ] as const;
+  /** Extreme, negative, zero and null values of the narrower types, one row each. */
+  const VALUES = `(VALUES
+    (127, 127, 32767, 32767, 2147483647, 127, 9223372036854775807, 999.99, 9999999999999.999),
+    (-128, -128, -32768, -32768, -2147483648, -128, -9223372036854775808, -999.99, -9999999999999.999),
+    (0, 1, -1, 7, 1, -1, 1, 0.01, -0.001),
+    (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL))
+    AS v(b, bl, s, sd, i, bd, l, d, dl)`;
+  const SOURCE = ['b', 'bl', 's', 'sd', 'i', 'bd', 'l', 'd', 'dl'];
+  const IDS = Object.fromEntries(COLUMNS.map((c, i) => [c.name, i + 2]));
+
+  /** The table: the first schema's files, the change, files of the current schema; all in partition d1. */
+  async function widenedTable(
+    columns: readonly { name: string; was: string; now: string }[],
+  ): Promise<string[]> {
+    version = 0;
+    const schema = (now: boolean) => [
+      DAY,
+      ...columns.map((c, i) =>
+        field(
+          c.name.replace('col_', ''),
+          c.name,
+          i + 2,
+          now ? c.now : c.was,
+          now ? [{ fromType: c.was, toType: c.now }] : undefined,
+        ),
+      ),
+    ];
+    await commit([protocol(true), metaData(schema(false))]);
+    const old: string[] = [];
+    const ids = Object.fromEntries(columns.map((c) => [c.name, IDS[c.name] ?? 0]));
+    for (let i = 0; i < 2; i++)
+      old.push(
+        await append(
+          'd1',
+          `old-${i}`,
+          `SELECT ${columns.map((c) => `${SOURCE[COLUMNS.findIndex((x) => x.name === c.name)]}::${duckOf(c.name, 'was')} AS ${c.name}`).join(', ')} FROM ${VALUES}`,
+          ids,
+        ),
+      );
+    await commit([metaData(schema(true))]);
+    for (let i = 0; i < 2; i++)
+      await append(
+        'd1',
+        `new-${i}`,
+        `SELECT ${columns.map((c) => `${SOURCE[COLUMNS.findIndex((x) => x.name === c.name)]}::${duckOf(c.name, 'now')} AS ${c.name}`).join(', ')} FROM ${VALUES}`,
+        ids,
+      );
+    return old;
+  }
+
+  function duckOf(name: string, which: 'was' | 'now'): string {
+    const c = COLUMNS.find((x) => x.name === name);
+    if (c === undefined) throw new Error(`no column ${name}`);
+    return which === 'was' ? c.duckWas : c.duckNow;
+  }
+
+  /** Every live row by DuckDB: each file read alone, each column cast from the file's own type to the current one. */
+  async function castRows(): Promise<string[]> {
+    const snapshot = await readDeltaSnapshot(store, '');
+    const selects = snapshot.files.map(
+      (f) =>
+        `SELECT ${COLUMNS.map((c) => `${c.name}::${c.duckNow}::VARCHAR AS ${c.name}`).join(', ')} FROM read_parquet(${sqlString(join(root(), f.key ?? ''))})`,
+    );
+    const rows = await db.rows(`${selects.join(' UNION ALL ')} ORDER BY ALL`);
+    return rows.map((r) => JSON.stringify(r));
+  }
+
+  it('projects byte/short → wider integers and double, integers → decimal, decimal scale and precision together: one file, the values equal to the inputs cast', async () => {
+    // Prepare
+    await widenedTable(COLUMNS);
+    const before = await castRows();
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], io);
+
+    // Assess: one file of the current types, the rows equal to DuckDB's casts of the inputs
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const files = (await readDeltaSnapshot(store, '')).files;
+    expect(files).toHaveLength(1);
+    const after = await castRows();
+    expect(after).toHaveLength(16);
+    expect(missingRows(before, after)).toEqual([]);
+    expect(missingRows(after, before)).toEqual([]);
+    expect(after).toContain(
+      JSON.stringify({
+        col_b: '-128',
+        col_bl: '-128',
+        col_s: '-32768',
+        col_sd: '-32768.0',
+        col_i: '-2147483648.00',
+        col_bd: '-128',
+        col_l: '-9223372036854775808.0',
+        col_d: '-999.9900',
+        col_dl: '-9999999999999.9990000000',
+      }),
+    );
+    const path = sqlString(join(root(), files[0]?.key ?? ''));
+    const types = await db.rows(
+      `SELECT ${COLUMNS.map((c) => `typeof(${c.name}) AS ${c.name}`).join(', ')} FROM read_parquet(${path}) LIMIT 1`,
+    );
+    expect(types).toEqual([Object.fromEntries(COLUMNS.map((c) => [c.name, c.duckNow]))]);
+    const ids = await db.rows(
+      `SELECT name, field_id::INTEGER AS id FROM parquet_schema(${path}) WHERE num_children IS NULL`,
+    );
+    expect(ids).toEqual(COLUMNS.map((c, i) => ({ name: c.name, id: i + 2 })));
+  });
+
+  it.each([
+    ['long → integer', 'long', 'integer', 'BIGINT', /column n: it is int32 now but int64 in the file/],
+    ['long → double', 'long', 'double', 'BIGINT', /column n: it is float64 now but int64 in the file/],
+    [
+      'integer → decimal(9,0)',
+      'integer',
+      'decimal(9,0)',
+      'INTEGER',
+      /column n: it is decimal\(9, 0\) now but int32 in the file/,
+    ],
+    [
+      'decimal(10,2) → decimal(11,4)',
+      'decimal(10,2)',
+      'decimal(11,4)',
+      'DECIMAL(10,2)',
+      /column n: it is decimal\(11, 4\) now but decimal\(10, 2\) in the file/,
+    ],
+  ])(
+    'refuses %s, which Delta does not allow, by name, leaving those files byte for byte',
+    async (_what, was, now, duck, reason) => {
+      // Prepare: old files of `was`, the schema says `now`
+      version = 0;
+      await commit([protocol(true), metaData([DAY, field('n', 'col_n', 2, was)])]);
+      const old: string[] = [];
+      for (let i = 0; i < 2; i++)
+        old.push(
+          await append('d1', `old-${i}`, `SELECT (range - 1)::${duck} AS col_n FROM range(3)`, { col_n: 2 }),
+        );
+      await commit([metaData([DAY, field('n', 'col_n', 2, now, [{ fromType: was, toType: now }])])]);
+      const bytes = await Promise.all(old.map((k) => readFile(join(root(), k))));
+      const planIo = captureIo();
+
+      // Act
+      const planCode = await run(
+        ['plan', root(), '--format', 'delta', '--min-input-files', '2', '--json'],
+        planIo,
+      );
+      const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], captureIo());
+
+      // Assess: both files skipped naming the column and the types; live and unchanged
+      expect(planCode, planIo.stderr.join('\n')).toBe(0);
+      const plan = JSON.parse(planIo.stdout.join('\n')) as {
+        partitions: { partition: string; skipped: { key: string; reason: string }[] }[];
+      };
+      const skipped = plan.partitions.find((p) => p.partition === 'day=d1')?.skipped ?? [];
+      expect(skipped.map((s) => s.key).sort()).toEqual(old);
+      for (const s of skipped) expect(s.reason).toMatch(reason);
+      expect(code).toBe(0);
+      expect((await readDeltaSnapshot(store, '')).files.map((f) => f.key).sort()).toEqual(old);
+      const after = await Promise.all(old.map((k) => readFile(join(root(), k))));
+      expect(after.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(old.map(() => true));
+    },
+  );
+});
+
+describe('compact --format delta on a column-mapped table whose struct column evolved', () => {
+  /** The struct `p` (physical col_p, id 2) with the given fields. */
+  const struct = (fields: object[]) => field('p', 'col_p', 2, { type: 'struct', fields });
+
+  it('projects the older struct (a field added null, one dropped, one renamed and widened) with the current files into one file of the current schema, rows equal', async () => {
+    // Prepare: p{x integer, gone string} first; then p{ex long (x renamed, widened), y double (added)}
+    version = 0;
+    const v1 = [DAY, struct([field('x', 'col_x', 3, 'integer'), field('gone', 'col_gone', 4, 'string')])];
+    const v2 = [
+      DAY,
+      struct([
+        field('ex', 'col_x', 3, 'long', [{ fromType: 'integer', toType: 'long' }]),
+        field('y', 'col_y', 5, 'double'),
+      ]),
+    ];
+    await commit([protocol(true), metaData(v1)]);
+    for (let i = 0; i < 2; i++)
+      await append(
+        'd1',
+        `old-${i}`,
+        `SELECT CASE WHEN range = 1 THEN NULL ELSE {'col_x': (-2147483648 + range + ${i})::INTEGER, 'col_gone': 'g' || range} END AS col_p FROM range(3)`,
+        { col_p: '{__duckdb_field_id: 2, col_x: 3, col_gone: 4}' },
+      );
+    await commit([metaData(v2)]);
+    for (let i = 0; i < 2; i++)
+      await append(
+        'd1',
+        `new-${i}`,
+        `SELECT {'col_x': (range + 5000000000 + ${i})::BIGINT, 'col_y': (range * 0.25)::DOUBLE} AS col_p FROM range(2)`,
+        { col_p: '{__duckdb_field_id: 2, col_x: 3, col_y: 5}' },
+      );
+    /** Each live file read alone by DuckDB as the current schema reads it. */
+    const rows = async (): Promise<string[]> => {
+      const files = (await readDeltaSnapshot(store, '')).files.map((f) => join(root(), f.key ?? ''));
+      const selects = [];
+      for (const f of files) {
+        const names = (
+          await db.rows(
+            `SELECT name FROM parquet_schema(${sqlString(f)}) WHERE name IN ('col_y', 'col_gone')`,
+          )
+        ).map((r) => r.name);
+        const y = names.includes('col_y') ? 'col_p.col_y::VARCHAR' : 'NULL::VARCHAR';
+        selects.push(
+          `SELECT (col_p IS NULL) AS p_null, col_p.col_x::BIGINT::VARCHAR AS ex, ${y} AS y FROM read_parquet(${sqlString(f)})`,
+        );
+      }
+      return (await db.rows(`${selects.join(' UNION ALL ')} ORDER BY ALL`)).map((r) => JSON.stringify(r));
+    };
+    const before = await rows();
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], io);
+
+    // Assess: one file whose struct is the current one (physical names, ids), the rows equal
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const files = (await readDeltaSnapshot(store, '')).files;
+    expect(files).toHaveLength(1);
+    const after = await rows();
+    expect(after).toHaveLength(10);
+    expect(missingRows(before, after)).toEqual([]);
+    expect(missingRows(after, before)).toEqual([]);
+    expect(after).toContain(JSON.stringify({ p_null: false, ex: '-2147483648', y: null }));
+    expect(after).toContain(JSON.stringify({ p_null: true, ex: null, y: null }));
+    const schema = await db.rows(
+      `SELECT name, type, field_id FROM parquet_schema(${sqlString(join(root(), files[0]?.key ?? ''))})`,
+    );
+    expect(schema.slice(1).map((e) => [e.name, e.type ?? null, Number(e.field_id)])).toEqual([
+      ['col_p', null, 2],
+      ['col_x', 'INT64', 3],
+      ['col_y', 'DOUBLE', 5],
+    ]);
   });
 });
 

@@ -87,6 +87,45 @@ describe('lake-compactor compact --schema-evolution union (Hive-style Parquet)',
     expect(rows).toContain(JSON.stringify({ id: '10', name: 'old-0-1', score: null }));
   });
 
+  it('sorts two schema populations into one file of the union schema, rows in key order, exactly the inputs’ rows', async () => {
+    // Prepare
+    await writeTwoPopulations();
+    const before = await unionRows();
+
+    // Act
+    const code = await run(
+      [
+        'compact',
+        join(root, 'events'),
+        '--schema-evolution',
+        'union',
+        '--min-input-files',
+        '3',
+        '--strategy',
+        'sort',
+        '--columns',
+        'name',
+      ],
+      captureIo(),
+    );
+
+    // Assess: one file of the union schema, its rows (in file order) sorted by name, the multiset unchanged
+    expect(code).toBe(0);
+    const after = await dataFiles();
+    expect(after).toHaveLength(1);
+    expect(await columnsOf(after[0] as string)).toEqual(['id BIGINT', 'name VARCHAR', 'score DOUBLE']);
+    const rows = await unionRows();
+    expect(rows).toHaveLength(27);
+    expect(missingRows(before, rows)).toEqual([]);
+    expect(missingRows(rows, before)).toEqual([]);
+    const names = (
+      await db.rows(
+        `SELECT name FROM read_parquet(${sqlString(join(partition, after[0] as string))}, hive_partitioning = false)`,
+      )
+    ).map((r) => r.name as string);
+    expect(names).toEqual([...names].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+  });
+
   it('leaves the populations apart without the option: each compacts in its own schema, as always', async () => {
     // Prepare
     await writeTwoPopulations();

@@ -6,7 +6,7 @@
 // projected (no field ids) is left alone with every byte of the table unchanged. The default bin-pack projects
 // the same way (files of older schemas merge with current ones) and rewrites an unprojectable file only among files
 // of its own Parquet schema.
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -399,6 +399,69 @@ describe('compact on an Iceberg table whose schema evolved, with the default bin
     expect(currentBefore).toHaveLength(2);
   });
 
+  it('sorts a partition of two schema populations into one output of the current schema, the older files projected, rows unchanged', async () => {
+    // Prepare: two schema-0 files, ALTER TABLE, two schema-1 files, ids interleaved between the populations
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-evolution-'));
+    const store = new LocalObjectStore(dir);
+    await createTable(store);
+    await append(
+      store,
+      'a.parquet',
+      parquetOf(OLD_FIELDS, { id: [6n, 1n], amount: [6, 2_000_000_000], gone: ['f', 'a'] }),
+    );
+    await append(store, 'b.parquet', parquetOf(OLD_FIELDS, { id: [3n], amount: [-3], gone: ['c'] }));
+    await evolveToSchema1(store);
+    await append(
+      store,
+      'c.parquet',
+      parquetOf(NEW_FIELDS, { id: [5n, 2n], total: [9_000_000_000n, 2n], note: ['n5', 'n2'] }),
+    );
+    await append(store, 'd.parquet', parquetOf(NEW_FIELDS, { id: [4n], total: [4n], note: ['n4'] }));
+    const inputs = await liveFiles(store);
+    const old = inputs.filter((p) => p.endsWith('a.parquet') || p.endsWith('b.parquet'));
+    const current = inputs.filter((p) => p.endsWith('c.parquet') || p.endsWith('d.parquet'));
+    // DuckDB's projection of every input by field id onto schema 1, in id order
+    const expected = await db.rows(
+      `SELECT id, total, note FROM (
+         SELECT id, CAST(amount AS BIGINT) AS total, CAST(NULL AS VARCHAR) AS note FROM read_parquet([${old.map(sqlString).join(', ')}])
+         UNION ALL
+         SELECT id, total, note FROM read_parquet([${current.map(sqlString).join(', ')}])
+       ) ORDER BY id`,
+    );
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      [
+        'compact',
+        join(dir, NAME),
+        '--format',
+        'iceberg',
+        '--rewrite-option',
+        'min-input-files=4',
+        '--strategy',
+        'sort',
+        '--columns',
+        'id',
+      ],
+      io,
+    );
+
+    // Assess: one output of the current schema whose rows, in file order, are DuckDB's projection sorted by id
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(1);
+    const output = outputs[0] as string;
+    expect(expected).toHaveLength(6);
+    expect(await db.rows(`SELECT id, total, note FROM read_parquet(${sqlString(output)})`)).toEqual(expected);
+    const schema = await db.rows(`SELECT name, type, field_id FROM parquet_schema(${sqlString(output)})`);
+    expect(schema.slice(1).map((e) => [e.name, e.type, Number(e.field_id)])).toEqual([
+      ['id', 'INT64', 1],
+      ['total', 'INT64', 2],
+      ['note', 'BYTE_ARRAY', 4],
+    ]);
+  });
+
   it('still sorts a table whose files are all of its current schema (nothing to project), rows unchanged', async () => {
     // Prepare: three schema-0 files, out of id order, and no schema change
     dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-evolution-'));
@@ -446,5 +509,204 @@ describe('compact on an Iceberg table whose schema evolved, with the default bin
     expect(
       await db.rows(`SELECT id, amount, gone FROM read_parquet(${sqlString(outputs[0] as string)})`),
     ).toEqual(expected);
+  });
+});
+
+describe('compact on an Iceberg table whose struct column evolved (nested fields by field id)', () => {
+  /** Schema 0: id long (1), p struct (2) {x int (3), gone string (4), q struct (5) {a long (6)}}. */
+  const NESTED_0 = {
+    type: 'struct',
+    'schema-id': 0,
+    fields: [
+      { id: 1, name: 'id', required: false, type: 'long' },
+      {
+        id: 2,
+        name: 'p',
+        required: false,
+        type: {
+          type: 'struct',
+          fields: [
+            { id: 3, name: 'x', required: false, type: 'int' },
+            { id: 4, name: 'gone', required: false, type: 'string' },
+            {
+              id: 5,
+              name: 'q',
+              required: false,
+              type: { type: 'struct', fields: [{ id: 6, name: 'a', required: false, type: 'long' }] },
+            },
+          ],
+        },
+      },
+    ],
+  };
+  /** Schema 1: p.x renamed ex and promoted to long, p.gone dropped, p.y double (7) and p.q.b string (8) added. */
+  const NESTED_1 = {
+    type: 'struct',
+    'schema-id': 1,
+    fields: [
+      { id: 1, name: 'id', required: false, type: 'long' },
+      {
+        id: 2,
+        name: 'p',
+        required: false,
+        type: {
+          type: 'struct',
+          fields: [
+            { id: 3, name: 'ex', required: false, type: 'long' },
+            {
+              id: 5,
+              name: 'q',
+              required: false,
+              type: {
+                type: 'struct',
+                fields: [
+                  { id: 6, name: 'a', required: false, type: 'long' },
+                  { id: 8, name: 'b', required: false, type: 'string' },
+                ],
+              },
+            },
+            { id: 7, name: 'y', required: false, type: 'double' },
+          ],
+        },
+      },
+    ],
+  };
+
+  async function putMetadata(store: LocalObjectStore, version: number, schemas: object[], current: number) {
+    const metadata = {
+      'format-version': 2,
+      'table-uuid': '8a1a1c5e-6d5b-4d7e-9a3f-0b9b3c6f7e22',
+      location: join(dir, NAME),
+      'last-sequence-number': 0,
+      'last-updated-ms': NOW,
+      'last-column-id': 8,
+      'current-schema-id': current,
+      schemas,
+      'default-spec-id': 0,
+      'partition-specs': [{ 'spec-id': 0, fields: [] }],
+      'last-partition-id': 999,
+      'default-sort-order-id': 0,
+      'sort-orders': [{ 'order-id': 0, fields: [] }],
+      properties: { 'write.format.default': 'parquet' },
+      'current-snapshot-id': -1,
+      refs: {},
+      snapshots: [],
+      'snapshot-log': [],
+      'metadata-log': [],
+    };
+    await store.put(`${NAME}/metadata/v${version}.metadata.json`, JSON.stringify(metadata));
+    await store.put(`${NAME}/metadata/version-hint.text`, String(version));
+  }
+
+  /** Writes `select` as data file `file` with DuckDB (nested field ids as given) and appends it. */
+  async function appendSelect(store: LocalObjectStore, file: string, select: string, ids: string) {
+    const key = `${NAME}/data/${file}`;
+    await db.writeParquet(select, join(dir, key), { extraOptions: [`FIELD_IDS ${ids}`] });
+    const table = await loadTable(store, NAME);
+    await commitAppend(
+      store,
+      new PathCatalog(store),
+      { tableLocation: NAME, addedFiles: [await addedFile(store, table, key, { specId: 0, values: [] })] },
+      { clock: { now: () => NOW } },
+    );
+  }
+
+  /** Rows as schema 1 reads them: the struct's nullness and every current leaf, as text. */
+  const CURRENT =
+    'id, (p IS NULL) AS p_null, p.ex::VARCHAR AS ex, p.q.a::VARCHAR AS a, p.q.b AS b, p.y::VARCHAR AS y';
+
+  it('projects files of the older struct (field added null, dropped, renamed and promoted, nested struct extended) with the current ones into one output of the current schema, rows equal', async () => {
+    // Prepare: two files under schema 0 (one row with p null), the schema change, two files under schema 1
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-nested-'));
+    const store = new LocalObjectStore(dir);
+    await mkdir(join(dir, NAME, 'data'), { recursive: true });
+    await putMetadata(store, 1, [NESTED_0], 0);
+    const oldIds = '{id: 1, p: {__duckdb_field_id: 2, x: 3, gone: 4, q: {__duckdb_field_id: 5, a: 6}}}';
+    for (const [file, base] of [
+      ['a.parquet', 0],
+      ['b.parquet', 10],
+    ] as const)
+      await appendSelect(
+        store,
+        file,
+        `SELECT (range + ${base})::BIGINT AS id,
+           CASE WHEN range = 2 THEN NULL ELSE {'x': (2147483647 - range)::INTEGER, 'gone': 'g' || range, 'q': {'a': (range * 1000)::BIGINT}} END AS p
+         FROM range(3)`,
+        oldIds,
+      );
+    const hint = Number(new TextDecoder().decode(await store.get(`${NAME}/metadata/version-hint.text`)));
+    const latest = JSON.parse(
+      new TextDecoder().decode(await store.get(`${NAME}/metadata/v${hint}.metadata.json`)),
+    ) as Record<string, unknown>;
+    await store.put(
+      `${NAME}/metadata/v${hint + 1}.metadata.json`,
+      JSON.stringify({
+        ...latest,
+        'current-schema-id': 1,
+        schemas: [NESTED_0, NESTED_1],
+        'last-updated-ms': NOW + 1,
+      }),
+    );
+    await store.put(`${NAME}/metadata/version-hint.text`, String(hint + 1));
+    const newIds = '{id: 1, p: {__duckdb_field_id: 2, ex: 3, q: {__duckdb_field_id: 5, a: 6, b: 8}, y: 7}}';
+    for (const [file, base] of [
+      ['c.parquet', 100],
+      ['d.parquet', 110],
+    ] as const)
+      await appendSelect(
+        store,
+        file,
+        `SELECT (range + ${base})::BIGINT AS id,
+           {'ex': (range + 5000000000)::BIGINT, 'q': {'a': range::BIGINT, 'b': 'b' || range}, 'y': (range * 0.5)::DOUBLE} AS p
+         FROM range(2)`,
+        newIds,
+      );
+    const inputs = await liveFiles(store);
+    const old = inputs.filter((p) => p.endsWith('a.parquet') || p.endsWith('b.parquet'));
+    const current = inputs.filter((p) => p.endsWith('c.parquet') || p.endsWith('d.parquet'));
+    // DuckDB's own projection of the old files onto schema 1 (by the ids it wrote them with)
+    const expected = (
+      await db.rows(
+        `SELECT * FROM (
+           SELECT id, (p IS NULL) AS p_null, p.x::BIGINT::VARCHAR AS ex, p.q.a::VARCHAR AS a, NULL::VARCHAR AS b, NULL::VARCHAR AS y
+           FROM read_parquet([${old.map(sqlString).join(', ')}])
+           UNION ALL
+           SELECT ${CURRENT} FROM read_parquet([${current.map(sqlString).join(', ')}])
+         ) ORDER BY ALL`,
+      )
+    ).map((r) => JSON.stringify(r));
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'rewrite-all=true'],
+      io,
+    );
+
+    // Assess: one output, the rows DuckDB projects, the current schema's nested names and field ids
+    expect(code, io.stderr.join('\n')).toBe(0);
+    expect(old).toHaveLength(2);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(1);
+    const output = outputs[0] as string;
+    const after = (
+      await db.rows(`SELECT ${CURRENT} FROM read_parquet(${sqlString(output)}) ORDER BY ALL`)
+    ).map((r) => JSON.stringify(r));
+    expect(after).toHaveLength(10);
+    expect(after).toEqual(expected);
+    expect(after).toContain(
+      JSON.stringify({ id: '0', p_null: false, ex: '2147483647', a: '0', b: null, y: null }),
+    );
+    expect(after).toContain(JSON.stringify({ id: '2', p_null: true, ex: null, a: null, b: null, y: null }));
+    const schema = await db.rows(`SELECT name, type, field_id FROM parquet_schema(${sqlString(output)})`);
+    expect(schema.slice(1).map((e) => [e.name, e.type ?? null, Number(e.field_id)])).toEqual([
+      ['id', 'INT64', 1],
+      ['p', null, 2],
+      ['ex', 'INT64', 3],
+      ['q', null, 5],
+      ['a', 'INT64', 6],
+      ['b', 'BYTE_ARRAY', 8],
+      ['y', 'DOUBLE', 7],
+    ]);
   });
 });

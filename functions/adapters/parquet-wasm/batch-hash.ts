@@ -18,6 +18,7 @@ import {
   toOrderedFingerprint,
 } from '../../core/fingerprint/fingerprint.js';
 import { projectColumns } from '../../core/fingerprint/projected-columns.js';
+import { addColumnRows } from '../../core/fingerprint/row-hash.js';
 import type { ColumnProjection } from '../../core/projection.js';
 import { FfiLayoutUnsupported, hashWasmBatchFfi, withWasmBatchColumns } from './ffi-hash.js';
 
@@ -152,9 +153,13 @@ function multisetFingerprint(): RewriteFingerprint {
       return acc.rows;
     },
     add: (batch, projection) => {
-      // A sort keeps only the multiset, which is hashed by row: the rewrite refuses projections with a sort.
-      if (projection !== undefined) throw new Error('a projected batch in a multiset fingerprint');
-      hashWasmBatch(acc, batch);
+      // A projected input (a sorted rewrite of files of several schemas) is hashed row by row as projected from its
+      // columns as decoded, independently of the batch the rewrite writes, as the ordered kind digests it.
+      if (projection === undefined) hashWasmBatch(acc, batch);
+      else
+        columnsOfWasmBatch(batch, (columns, offset, n) =>
+          addColumnRows(acc, projectColumns(columns, projection, offset + n), offset, n),
+        );
     },
     startRun: () => undefined,
     endRun: () => undefined,

@@ -14,6 +14,8 @@ import {
   Field,
   Float32,
   Float64,
+  Int8,
+  Int16,
   Int32,
   Int64,
   makeData,
@@ -28,7 +30,12 @@ import {
   vectorFromArray,
 } from 'apache-arrow';
 import { UnsupportedInputError } from '../../core/errors.js';
-import type { ColumnProjection, ProjectedField, ProjectedType } from '../../core/projection.js';
+import type {
+  ColumnProjection,
+  ProjectedField,
+  ProjectedSource,
+  ProjectedType,
+} from '../../core/projection.js';
 import { pw } from './wasm.js';
 
 const FIELD_ID_KEY = 'PARQUET:field_id';
@@ -39,6 +46,10 @@ function arrowTypeOf(type: ProjectedType): DataType {
     switch (type) {
       case 'boolean':
         return new Bool();
+      case 'int8':
+        return new Int8();
+      case 'int16':
+        return new Int16();
       case 'int32':
         return new Int32();
       case 'int64':
@@ -119,6 +130,8 @@ function convert(key: string, column: string, data: Data, type: DataType): Data 
       nullBitmap: data.nullBitmap,
       data: data.values,
     } as never);
+  const exact = widenedExactly(data, type);
+  if (exact !== undefined) return exact;
   // Widenings (int → long, float or int → double, date → timestamp: arrow-js reads a day as its midnight's epoch
   // milliseconds and writes a timestamp from them) and other encodings of the same values (large strings): value by
   // value.
@@ -132,6 +145,111 @@ function convert(key: string, column: string, data: Data, type: DataType): Data 
   if (String(converted.type) !== String(type) || converted.data.length !== 1)
     throw new UnsupportedInputError(key, `its column ${column} (${data.type}) cannot be written as ${type}`);
   return converted.data[0] as Data;
+}
+
+const TWO_128 = 1n << 128n;
+
+/** The signed integer `v` as the four little-endian 32-bit words of a Decimal128 value, at `at` of `out`. */
+function setDecimal128(out: Uint32Array, at: number, v: bigint): void {
+  const u = v < 0n ? v + TWO_128 : v;
+  for (let w = 0; w < 4; w++) out[at * 4 + w] = Number((u >> BigInt(32 * w)) & 0xffff_ffffn);
+}
+
+/** The Decimal128 value (four little-endian 32-bit words) at `at` of `words`, as a signed integer. */
+function getDecimal128(words: Uint32Array, at: number): bigint {
+  let u = 0n;
+  for (let w = 3; w >= 0; w--) u = (u << 32n) | BigInt(words[at * 4 + w] as number);
+  return u >= TWO_128 / 2n ? u - TWO_128 : u;
+}
+
+/**
+ * `data` widened to `type` slot by slot, where the conversion is one of integers or decimals that arrow-js would not
+ * make exactly value by value (a narrower signed integer as a wider one, an integer as a decimal's unscaled value
+ * times 10^scale, a decimal at a larger scale: its unscaled value times 10^(scale difference)); undefined for any
+ * other pair. The validity bitmap is kept as it is; null slots are converted too, and stay null.
+ */
+function widenedExactly(data: Data, type: DataType): Data | undefined {
+  const from = data.type;
+  const n = data.length;
+  const values = data.values as ArrayLike<number | bigint>;
+  let out: Int16Array | Int32Array | BigInt64Array | Uint32Array;
+  if (DataType.isInt(from) && from.isSigned && DataType.isInt(type) && type.isSigned) {
+    if (type.bitWidth <= from.bitWidth) return undefined;
+    out =
+      type.bitWidth === 16
+        ? new Int16Array(n)
+        : type.bitWidth === 32
+          ? new Int32Array(n)
+          : new BigInt64Array(n);
+    for (let i = 0; i < n; i++)
+      out[i] = (type.bitWidth === 64 ? BigInt(values[i] as number | bigint) : Number(values[i])) as never;
+  } else if (DataType.isInt(from) && from.isSigned && DataType.isDecimal(type) && type.bitWidth === 128) {
+    out = new Uint32Array(n * 4);
+    const factor = 10n ** BigInt(type.scale);
+    for (let i = 0; i < n; i++) setDecimal128(out, i, BigInt(values[i] as number | bigint) * factor);
+  } else if (
+    DataType.isDecimal(from) &&
+    DataType.isDecimal(type) &&
+    from.bitWidth === 128 &&
+    type.bitWidth === 128 &&
+    type.scale > from.scale &&
+    type.precision - from.precision >= type.scale - from.scale
+  ) {
+    out = new Uint32Array(n * 4);
+    const factor = 10n ** BigInt(type.scale - from.scale);
+    const words = data.values as Uint32Array;
+    for (let i = 0; i < n; i++) setDecimal128(out, i, getDecimal128(words, i) * factor);
+  } else return undefined;
+  return makeData({
+    type,
+    offset: data.offset,
+    length: n,
+    nullCount: data.nullCount,
+    nullBitmap: data.nullBitmap,
+    data: out,
+  } as never);
+}
+
+/**
+ * `data` (one input column as decoded) as the written `type`, its values from where `source` says: a struct whose
+ * fields changed is rebuilt field by field — each written field from the input's struct field of the name its source
+ * gives (converted likewise), or null where it gives none —; anything else is converted as a whole.
+ */
+function fromSource(key: string, column: string, data: Data, type: DataType, source: ProjectedSource): Data {
+  if (source.fields === undefined) return convert(key, column, data, type);
+  if (!DataType.isStruct(type) || !DataType.isStruct(data.type))
+    throw new UnsupportedInputError(key, `its column ${column} is not the struct its projection describes`);
+  if (data.offset !== 0)
+    throw new UnsupportedInputError(
+      key,
+      `its struct column ${column} arrived as a slice, which is not projected`,
+    );
+  const names = data.type.children.map((f) => f.name);
+  const fields = type.children;
+  if (source.fields.length !== fields.length)
+    throw new Error(
+      `projection: struct ${column} of ${key} has ${source.fields.length} sources for ${fields.length} fields`,
+    );
+  const children = fields.map((f, i) => {
+    const from = source.fields?.[i]?.source;
+    if (from === undefined) return nullData(f.type, data.length);
+    const at = names.indexOf(from.column);
+    const child = data.children[at];
+    if (at < 0 || child === undefined)
+      throw new UnsupportedInputError(
+        key,
+        `its struct column ${column} has no field ${from.column} (projected as ${f.name})`,
+      );
+    return fromSource(key, `${column}.${from.column}`, child, f.type, from);
+  });
+  return makeData({
+    type,
+    offset: 0,
+    length: data.length,
+    nullCount: data.nullCount,
+    nullBitmap: data.nullBitmap,
+    children,
+  });
 }
 
 /**
@@ -162,7 +280,7 @@ export function projectBatch(
       throw new Error(
         `projection: column ${c.source.column} of ${key} arrived in ${vector.data.length} chunks`,
       );
-    return convert(key, c.source.column, vector.data[0] as Data, type);
+    return fromSource(key, c.source.column, vector.data[0] as Data, type, c.source);
   });
   const struct = makeData({ type: new Struct(schema.fields), length: n, nullCount: 0, children });
   const table = pw.Table.fromIPCStream(tableToIPC(new Table([new RecordBatch(schema, struct)]), 'stream'));

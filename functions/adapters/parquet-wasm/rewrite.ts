@@ -1,7 +1,7 @@
 // Streaming rewrite of one planned file group: inputs in, a few large Parquet outputs out, rows kept
 // in input order, schemas never mixed, memory bounded by the configured budgets — never by the group's size.
 
-import { CorruptInputError, InvalidInputError, MemoryBudgetExceededError } from '../../core/errors.js';
+import { CorruptInputError, MemoryBudgetExceededError } from '../../core/errors.js';
 import type { DerivedRecord } from '../../core/fingerprint/fingerprint.js';
 import { locateRows, type RowSource } from '../../core/parquet/provenance.js';
 import type { RewriteGroup, RewriteIo, RewriteOptions, RewriteResult } from '../../ports/parquet-engine.js';
@@ -43,11 +43,6 @@ export async function rewriteGroup(
   options: RewriteOptions,
 ): Promise<RewriteResult> {
   const settings = settingsOf(group, options);
-  const projected = group.files.find((f) => f.projection !== undefined);
-  if (projected !== undefined && settings.sort !== undefined)
-    throw new InvalidInputError(
-      `Group ${group.groupId} cannot be sorted: its input ${projected.key} is projected onto its table's schema, and a sorted rewrite's fingerprint does not apply projections; nothing was written`,
-    );
   const pre = await preflight(io.source, group.files, {
     maxRequestsInFlight: settings.maxRequestsInFlight,
     cacheBytes: settings.smallFileCacheBytes,

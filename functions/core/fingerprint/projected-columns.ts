@@ -5,7 +5,7 @@
 // byte, nulls synthesised), and verify re-reads the stored outputs — so a projection that lost, moved or mangled
 // a value, or typed a column otherwise than described, fails verification instead of being published.
 import { UnsupportedInputError } from '../errors.js';
-import type { ColumnProjection, ProjectedType, ProjectedWidening } from '../projection.js';
+import type { ColumnProjection, ProjectedSource, ProjectedType, ProjectedWidening } from '../projection.js';
 import type { ArrowColumn, ArrowSlots } from './ordered-digest.js';
 
 const MICROS_PER_DAY = 86_400_000_000n;
@@ -23,6 +23,10 @@ function nullSlots(type: ProjectedType, length: number): ArrowSlots {
           values: new Uint8Array(Math.ceil(length / 8)),
           valueOffset: 0,
         };
+      case 'int8':
+        return { kind: 'fixed', length, validity, width: 1, bytes: new Uint8Array(length) };
+      case 'int16':
+        return { kind: 'fixed', length, validity, width: 2, bytes: new Uint8Array(length * 2) };
       case 'int32':
       case 'float32':
       case 'date32':
@@ -54,29 +58,153 @@ function nullSlots(type: ProjectedType, length: number): ArrowSlots {
   };
 }
 
+/** Byte width of a signed integer type a widening reads or writes. */
+const INT_WIDTH = { int8: 1, int16: 2, int32: 4, int64: 8 } as const;
+type IntName = keyof typeof INT_WIDTH;
+
+/** What a widening reads (slot width and kind) and writes (slot width), from its name. */
+function wideningShape(widen: Exclude<ProjectedWidening, 'decimal'>): {
+  readonly from: IntName | 'float32' | 'date32';
+  readonly to: IntName | 'float64' | 'timestamp' | 'decimal';
+} {
+  const [from, to] = widen.split('-') as [string, string];
+  return {
+    from: from as IntName | 'float32' | 'date32',
+    to: (to === 'timestamp' ? 'timestamp' : to) as IntName | 'float64' | 'timestamp' | 'decimal',
+  };
+}
+
+/** The signed integer of `width` bytes at slot `i`. */
+function readInt(view: DataView, i: number, width: number): bigint {
+  switch (width) {
+    case 1:
+      return BigInt(view.getInt8(i));
+    case 2:
+      return BigInt(view.getInt16(i * 2, true));
+    case 4:
+      return BigInt(view.getInt32(i * 4, true));
+    default:
+      return view.getBigInt64(i * 8, true);
+  }
+}
+
+const TWO_128 = 1n << 128n;
+
+/** Writes `v` as a 128-bit two's complement little-endian integer (a Decimal128 slot) at slot `i`. */
+function writeInt128(view: DataView, i: number, v: bigint): void {
+  const u = v < 0n ? v + TWO_128 : v;
+  view.setBigUint64(i * 16, u & 0xffff_ffff_ffff_ffffn, true);
+  view.setBigUint64(i * 16 + 8, u >> 64n, true);
+}
+
+/** The 128-bit two's complement little-endian integer (a Decimal128 slot) at slot `i`. */
+function readInt128(view: DataView, i: number): bigint {
+  const u = view.getBigUint64(i * 16, true) | (view.getBigUint64(i * 16 + 8, true) << 64n);
+  return u >= TWO_128 / 2n ? u - TWO_128 : u;
+}
+
 /**
- * `slots` with each value widened as `widen` says: int32 → int64 sign-extended, float32 → float64 and int32 →
- * float64 exactly, a date32's days → the microseconds of that day's midnight.
+ * `slots` with each value widened as `widen` says: a signed integer sign-extended, an integer or float32 as the
+ * float64 of the same value, a date32's days → the microseconds of that day's midnight, an integer as a decimal's
+ * unscaled value times 10^scale, a decimal's unscaled value times 10^(scale − `fromScale`). Null slots are
+ * converted too (whatever bytes they hold): the digest reads only valid slots.
  */
-function widened(column: string, slots: ArrowSlots, widen: ProjectedWidening): ArrowSlots {
-  if (widen === 'decimal') return slots; // the unscaled value is stored alike at any precision (Decimal128)
-  if (slots.kind === 'dictionary') return { ...slots, values: widened(column, slots.values, widen) };
-  if (slots.kind !== 'fixed' || slots.width !== 4)
+function widened(
+  column: string,
+  slots: ArrowSlots,
+  widen: ProjectedWidening,
+  type: ProjectedType,
+  fromScale: number | undefined,
+): ArrowSlots {
+  if (slots.kind === 'dictionary')
+    return { ...slots, values: widened(column, slots.values, widen, type, fromScale) };
+  const scale = typeof type === 'object' && 'decimal' in type ? type.decimal.scale : undefined;
+  if (widen === 'decimal') {
+    // The unscaled value is stored alike at any precision (Decimal128); a larger scale multiplies it.
+    const by = scale === undefined || fromScale === undefined ? 0 : scale - fromScale;
+    if (by < 0 || (by > 0 && scale === undefined))
+      throw new UnsupportedInputError('(batch)', `column ${column} cannot be rescaled by 10^${by}`);
+    if (by === 0) return slots;
+    if (slots.kind !== 'fixed' || slots.width !== 16)
+      throw new UnsupportedInputError(
+        '(batch)',
+        `column ${column} is not a 128-bit decimal as a rescale needs`,
+      );
+    const from = new DataView(slots.bytes.buffer, slots.bytes.byteOffset, slots.bytes.byteLength);
+    const bytes = new Uint8Array(slots.length * 16);
+    const to = new DataView(bytes.buffer);
+    const factor = 10n ** BigInt(by);
+    for (let i = 0; i < slots.length; i++) writeInt128(to, i, readInt128(from, i) * factor);
+    return { kind: 'fixed', length: slots.length, validity: slots.validity, width: 16, bytes };
+  }
+  const shape = wideningShape(widen);
+  const fromWidth = shape.from === 'float32' || shape.from === 'date32' ? 4 : INT_WIDTH[shape.from];
+  if (slots.kind !== 'fixed' || slots.width !== fromWidth)
     throw new UnsupportedInputError(
       '(batch)',
-      `column ${column} is not 32-bit wide as the projection's ${widen} needs`,
+      `column ${column} is not ${fromWidth * 8}-bit wide as the projection's ${widen} needs`,
+    );
+  const toWidth =
+    shape.to === 'decimal'
+      ? 16
+      : shape.to === 'float64' || shape.to === 'timestamp'
+        ? 8
+        : INT_WIDTH[shape.to];
+  if (shape.to === 'decimal' && scale === undefined)
+    throw new UnsupportedInputError(
+      '(batch)',
+      `column ${column} is widened to a decimal but not written as one`,
     );
   const from = new DataView(slots.bytes.buffer, slots.bytes.byteOffset, slots.bytes.byteLength);
-  const bytes = new Uint8Array(slots.length * 8);
+  const bytes = new Uint8Array(slots.length * toWidth);
   const to = new DataView(bytes.buffer);
+  const factor = 10n ** BigInt(scale ?? 0);
   for (let i = 0; i < slots.length; i++) {
-    if (widen === 'int32-int64') to.setBigInt64(i * 8, BigInt(from.getInt32(i * 4, true)), true);
-    else if (widen === 'int32-float64') to.setFloat64(i * 8, from.getInt32(i * 4, true), true);
-    else if (widen === 'date32-timestamp-us')
+    if (shape.from === 'float32') to.setFloat64(i * 8, from.getFloat32(i * 4, true), true);
+    else if (shape.from === 'date32')
       to.setBigInt64(i * 8, BigInt(from.getInt32(i * 4, true)) * MICROS_PER_DAY, true);
-    else to.setFloat64(i * 8, from.getFloat32(i * 4, true), true);
+    else {
+      const v = readInt(from, i, fromWidth);
+      if (shape.to === 'float64') to.setFloat64(i * 8, Number(v), true);
+      else if (shape.to === 'decimal') writeInt128(to, i, v * factor);
+      else if (toWidth === 2) to.setInt16(i * 2, Number(v), true);
+      else if (toWidth === 4) to.setInt32(i * 4, Number(v), true);
+      else to.setBigInt64(i * 8, v, true);
+    }
   }
-  return { kind: 'fixed', length: slots.length, validity: slots.validity, width: 8, bytes };
+  return { kind: 'fixed', length: slots.length, validity: slots.validity, width: toWidth, bytes };
+}
+
+/**
+ * The slots of a column as `source` says, from the input's `slots`: widened where it says, and a struct whose fields
+ * changed rebuilt from the input struct's fields by position (a field added since: null slots).
+ */
+function fromSource(
+  column: string,
+  slots: ArrowSlots,
+  type: ProjectedType,
+  source: ProjectedSource,
+): ArrowSlots {
+  if (source.fields === undefined)
+    return source.widen === undefined ? slots : widened(column, slots, source.widen, type, source.fromScale);
+  if (slots.kind !== 'struct' || typeof type !== 'object' || !('struct' in type))
+    throw new UnsupportedInputError('(batch)', `column ${column} is not the struct the projection describes`);
+  const written = type.struct;
+  const children = source.fields.map((f, i) => {
+    const field = written[i];
+    if (field === undefined)
+      throw new UnsupportedInputError('(batch)', `column ${column} has more field sources than fields`);
+    const from = f.source;
+    if (from === undefined) return nullSlots(field.type, slots.base + slots.length);
+    const child = slots.children[from.position];
+    if (child === undefined)
+      throw new UnsupportedInputError(
+        '(batch)',
+        `column ${column} has no field at position ${from.position}`,
+      );
+    return fromSource(`${column}.${from.column}`, child, field.type, from);
+  });
+  return { ...slots, children };
 }
 
 /**
@@ -99,7 +227,6 @@ export function projectColumns(
         '(batch)',
         `column ${from} (projected as ${c.field.name}) is not in the batch`,
       );
-    const slots = c.source.widen === undefined ? found.slots : widened(from, found.slots, c.source.widen);
-    return { name: c.field.name, slots };
+    return { name: c.field.name, slots: fromSource(from, found.slots, c.field.type, c.source) };
   });
 }

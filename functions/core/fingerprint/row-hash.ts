@@ -3,6 +3,7 @@
 
 import { type Data, type RecordBatch, Type } from 'apache-arrow';
 import { UnsupportedInputError } from '../errors.js';
+import type { ArrowColumn, ArrowSlots } from './ordered-digest.js';
 
 /**
  * Per-slot hashes of one Arrow array: two independent 32-bit lanes, so the row hash is 64 bits.
@@ -569,4 +570,94 @@ export class MultisetHash {
       [...this.nullCounts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
     );
   }
+}
+
+/**
+ * Slot hashes of an array given as the ordered digest reads it (`ArrowSlots`: offsets applied, bitmaps with their bit
+ * offset), through the same kernels and in the same shape as the C Data Interface walker's (ffi-hash.ts `slotsOf`),
+ * so the slots of a projected input hash as the written output's do when their values are equal.
+ */
+export function hashArrowSlots(slots: ArrowSlots, out?: SlotHashes): SlotHashes {
+  if (slots.kind === 'null') return nullSlots(slots.length, out);
+  const bits = slots.validity?.bits;
+  const offset = slots.validity?.offset ?? 0;
+  switch (slots.kind) {
+    case 'bool':
+      return hashBoolSlots(bits, offset, slots.values, slots.valueOffset, slots.length, out);
+    case 'fixed':
+      return hashFixedSlots(bits, offset, slots.bytes, slots.width, slots.length, out);
+    case 'binary':
+      return hashVariableSlots(bits, offset, slots.offsets, slots.values, slots.length, out);
+    case 'list':
+      return hashListSlots(
+        bits,
+        offset,
+        slots.length,
+        hashArrowSlots(slots.child),
+        { offsets: slots.offsets },
+        out,
+      );
+    case 'fixed-list':
+      return hashListSlots(
+        bits,
+        offset,
+        slots.length,
+        hashArrowSlots(slots.child),
+        { size: slots.size, base: slots.base },
+        out,
+      );
+    case 'struct':
+      return hashStructSlots(
+        bits,
+        offset,
+        slots.length,
+        slots.children.map((c) => hashArrowSlots(c)),
+        slots.base,
+        out,
+      );
+    case 'dictionary':
+      return hashDictionarySlots(
+        bits,
+        offset,
+        slots.length,
+        hashArrowSlots(slots.values),
+        slots.indices,
+        out,
+      );
+  }
+}
+
+/** Whether slot `i` of `slots` is valid (its own bitmap only: a dictionary's values are not looked through). */
+function validAt(slots: ArrowSlots, i: number): boolean {
+  if (slots.kind === 'null') return false;
+  const v = slots.validity;
+  return v === undefined || isValid(v.bits, v.offset, i);
+}
+
+/**
+ * Adds rows `offset .. offset + rows` of `columns` (as the ordered digest reads a batch, e.g. projected onto a
+ * table's schema) to `acc`, each column mixed under its name in order, its top-level nulls counted as the walker
+ * counts an array's (its validity bitmap; every slot of a null array).
+ */
+export function addColumnRows(
+  acc: MultisetHash,
+  columns: readonly ArrowColumn[],
+  offset: number,
+  rows: number,
+): void {
+  if (rows === 0) return;
+  const hashed = columns.map((c) => hashArrowSlots(c.slots));
+  acc.beginRows(rows);
+  columns.forEach((c, i) => {
+    const all = hashed[i] as SlotHashes;
+    let nulls = 0;
+    for (let r = offset; r < offset + rows; r++) if (!validAt(c.slots, r)) nulls++;
+    acc.mixColumn(
+      i,
+      c.name,
+      { h1: all.h1.subarray(offset, offset + rows), h2: all.h2.subarray(offset, offset + rows) },
+      nulls,
+    );
+  });
+  acc.endRows(columns.length);
 }

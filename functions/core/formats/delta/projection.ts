@@ -1,10 +1,10 @@
 // A Delta data file projected onto the table's current schema (`metaData.schemaString`), as a Delta reader resolves
 // it (PROTOCOL.md "Column Mapping" and "Type Widening"): a column is found in the file by its physical name
 // (`delta.columnMapping.physicalName`, mode `name`), by its field id (`delta.columnMapping.id`, mode `id`) or by its
-// own name (no mapping); a column added after the file was written is null in its rows, a dropped one is not
-// written, and a column whose type was widened under the `typeWidening` feature is widened. The output is named and
-// typed as a Delta writer of the current schema writes it: physical names, field ids where the table has them, the
-// current types. Partition columns are not in Delta data files and are never projected.
+// own name (no mapping), and a struct's fields alike at any depth; a column or struct field added after the file was
+// written is null in its rows, a dropped one is not written, and a column or field whose type was widened under the
+// `typeWidening` feature is widened. The output is named and typed as a Delta writer of the current schema writes
+// it: physical names, field ids where the table has them, the current types. Partition columns are not in Delta data files and are never projected.
 //
 // Three outcomes per file, so that nothing is approximated and nothing compacted today stops compacting:
 //   - projected: every column can be carried over exactly;
@@ -12,10 +12,12 @@
 //     widening on a table without the typeWidening feature, a non-nullable column the file lacks, a field id that is
 //     not the column's — so a Delta reader could not read it either, and it is left alone;
 //   - as-written: the file is consistent with the table but holds a column this projection does not describe (an
-//     INT96 timestamp, a byte or short, an array or map, a nested struct that evolved, a widening Delta allows that is
-//     not applied here, another Parquet form of the current type such as an unannotated string): it is rewritten, as
-//     before, only among files of its own Parquet schema, which readers read
-//     as they read the file itself (widening it where the table's type is wider).
+//     INT96 timestamp, an array or map, another Parquet form of the current type such as an unannotated string):
+//     it is rewritten, as before, only among files of its own Parquet schema, which readers read as they read the
+//     file itself.
+// Every widening the typeWidening feature allows (PROTOCOL.md "Type Widening": byte → short → int → long, byte,
+// short or int → double, float → double, date → timestamp_ntz, decimal(p, s) → decimal(p + k1, s + k2) with
+// k1 ≥ k2 ≥ 0, byte, short or int → decimal(10 + k1, k2), long → decimal(20 + k1, k2)) is applied exactly.
 import type { SchemaElement } from 'hyparquet';
 import {
   type ColumnProjection,
@@ -23,6 +25,8 @@ import {
   footerSchemaTree,
   type ProjectedColumn,
   type ProjectedField,
+  type ProjectedFieldSource,
+  type ProjectedSource,
   type ProjectedType,
   type ProjectedWidening,
   projectedLeafType,
@@ -94,13 +98,17 @@ export function hasTypeWidening(
 
 const DECIMAL = /^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$/;
 
-/** The projected type of a Delta primitive, or undefined for one the projection does not describe (byte, short). */
+/** The projected type of a Delta primitive, or undefined for one the projection does not describe. */
 function primitiveOf(type: string): ProjectedType | undefined {
   const decimal = DECIMAL.exec(type);
   if (decimal !== null) return { decimal: { precision: Number(decimal[1]), scale: Number(decimal[2]) } };
   switch (type) {
     case 'boolean':
       return 'boolean';
+    case 'byte':
+      return 'int8';
+    case 'short':
+      return 'int16';
     case 'integer':
       return 'int32';
     case 'long':
@@ -173,18 +181,24 @@ function writtenType(column: string, type: DeltaType, mode: ColumnMappingMode): 
   throw new NotDescribed(column, `its type is ${type.type}, which this rewrite does not project`);
 }
 
+/** How a file's column is widened to the current type: the widening, and the file's decimal scale when it grows. */
+interface Widening {
+  readonly widen: ProjectedWidening;
+  readonly fromScale?: number;
+}
+
 /**
  * The widening that takes the file's `was` to the current `now` (undefined: the same type), as the type widening
- * feature allows it and this rewrite applies it.
- * @throws Contradiction for a change Delta does not allow (or any change without the feature); NotDescribed for a
- * widening Delta allows that this rewrite does not apply.
+ * feature allows it.
+ * @throws Contradiction for a change Delta does not allow (or any change without the feature); NotDescribed for
+ * another Parquet form of the same values.
  */
 function wideningOf(
   column: string,
   was: ProjectedType,
   now: ProjectedType,
   typeWidening: boolean,
-): ProjectedWidening | undefined {
+): Widening | undefined {
   const a = projectedTypeText(was);
   const b = projectedTypeText(now);
   if (a === b) return undefined;
@@ -204,8 +218,6 @@ function wideningOf(
       column,
       `it is ${b} now but ${a} in the file, and the table does not have the typeWidening feature that would allow it`,
     );
-  if (allowed === 'not-applied')
-    throw new NotDescribed(column, `its widening from ${a} to ${b} is not one this rewrite applies`);
   return allowed;
 }
 
@@ -224,52 +236,79 @@ function sameFamily(a: ProjectedType, b: ProjectedType): boolean {
   return family(a) === family(b);
 }
 
+/** Delta's integer types, narrowest first: each widens to every later one (byte → short → int → long). */
+const INTEGERS = ['int8', 'int16', 'int32', 'int64'] as const;
+type DeltaInteger = (typeof INTEGERS)[number];
+const isInteger = (t: ProjectedType): t is DeltaInteger => INTEGERS.includes(t as DeltaInteger);
+/** The decimal precision an integer type needs whole (PROTOCOL.md: byte, short and int → 10, long → 20). */
+const INTEGER_DIGITS: Readonly<Record<DeltaInteger, number>> = { int8: 10, int16: 10, int32: 10, int64: 20 };
+
 /**
- * Whether Delta's type widening takes `from` to `to` (among the types the projection describes): the widening this
- * rewrite applies, 'not-applied' for one it leaves to readers, undefined for a change Delta does not allow.
+ * Whether Delta's type widening takes `from` to `to` (PROTOCOL.md "Type Widening"), as the exact conversion that
+ * does it; undefined for a change Delta does not allow.
  */
-function deltaAllows(from: ProjectedType, to: ProjectedType): ProjectedWidening | 'not-applied' | undefined {
-  if (from === 'int32' && to === 'int64') return 'int32-int64';
-  if (from === 'float32' && to === 'float64') return 'float32-float64';
-  if (from === 'int32' && to === 'float64') return 'int32-float64';
-  if (from === 'date32' && to === 'timestamp-us') return 'date32-timestamp-us';
+function deltaAllows(from: ProjectedType, to: ProjectedType): Widening | undefined {
+  if (isInteger(from) && isInteger(to))
+    return INTEGERS.indexOf(from) < INTEGERS.indexOf(to)
+      ? { widen: `${from}-${to}` as ProjectedWidening }
+      : undefined;
+  if (isInteger(from) && to === 'float64')
+    return from === 'int64' ? undefined : { widen: `${from}-float64` as ProjectedWidening };
+  if (from === 'float32' && to === 'float64') return { widen: 'float32-float64' };
+  if (from === 'date32' && to === 'timestamp-us') return { widen: 'date32-timestamp-us' };
   if (typeof to !== 'object' || !('decimal' in to)) return undefined;
   const { precision, scale } = to.decimal;
   if (typeof from === 'object' && 'decimal' in from) {
+    // decimal(p, s) → decimal(p + k1, s + k2) with k1 ≥ k2 ≥ 0: no integer digit is lost.
     const k1 = precision - from.decimal.precision;
     const k2 = scale - from.decimal.scale;
     if (k1 < k2 || k2 < 0) return undefined;
-    return k2 === 0 && k1 > 0 ? 'decimal' : 'not-applied';
+    return k2 === 0 ? { widen: 'decimal' } : { widen: 'decimal', fromScale: from.decimal.scale };
   }
-  // Integer → decimal(10 + k1, k2) / decimal(20 + k1, k2) with k1 ≥ k2 ≥ 0.
-  if (from === 'int32') return precision - 10 >= scale ? 'not-applied' : undefined;
-  if (from === 'int64') return precision - 20 >= scale ? 'not-applied' : undefined;
+  // An integer → decimal(digits + k1, k2) with k1 ≥ k2 ≥ 0.
+  if (isInteger(from) && precision - INTEGER_DIGITS[from] >= scale)
+    return { widen: `${from}-decimal` as ProjectedWidening };
   return undefined;
 }
 
-/** Checks the file's column `node` holds the current struct `field` exactly (nested changes are not projected). */
-function checkStruct(
+/**
+ * How the file's struct `node` becomes the current struct of `fields`: each current field from the file's field that
+ * holds it (by physical name, or by field id in mode `id`, as for top-level columns), null when the file has none
+ * (a nullable field added since), the file's other fields not written; no `fields` when the file's struct already
+ * is the current one, field for field.
+ */
+function structSource(
   column: string,
   fields: readonly DeltaField[],
   node: FooterSchemaNode,
   table: DeltaProjectionTable,
-): void {
+): SourceShape {
   if (node.children.length === 0)
     throw new Contradiction(column, 'it is a struct now but a primitive in the file');
-  const names = fields.map((f) => physicalNameOf(`${column}.${f.name}`, f, table.mode));
-  const inFile = node.children.map((c) => c.element.name);
-  if (names.join('\u0000') !== inFile.join('\u0000'))
-    throw new NotDescribed(
-      column,
-      `its struct fields changed since the file was written (${inFile.join(', ')} in the file, ${names.join(', ')} now): nested changes are not projected`,
-    );
-  fields.forEach((f, i) => {
-    const child = node.children[i] as FooterSchemaNode;
+  let same = node.children.length === fields.length;
+  const sources: ProjectedFieldSource[] = fields.map((f, i) => {
     const name = `${column}.${f.name}`;
-    checkFieldId(name, f, child, table.mode);
-    if (sourceOf(name, f, child, table) !== undefined)
-      throw new NotDescribed(name, 'its type was widened: nested widenings are not projected');
+    const child = findColumn(name, f, node, table.mode);
+    if (child === undefined) {
+      if (!f.nullable)
+        throw new Contradiction(
+          name,
+          `it is not nullable but the file's struct has no field ${physicalNameOf(name, f, table.mode)}`,
+        );
+      same = false;
+      return {};
+    }
+    const position = node.children.indexOf(child);
+    const shape = sourceOf(name, f, child, table);
+    if (
+      position !== i ||
+      child.element.name !== physicalNameOf(name, f, table.mode) ||
+      Object.keys(shape).length > 0
+    )
+      same = false;
+    return { source: { column: child.element.name, position, ...shape } };
   });
+  return same ? {} : { fields: sources };
 }
 
 /** Checks the file's column carries the field's id, where the table maps by id or the file records one. */
@@ -289,21 +328,23 @@ function checkFieldId(
     );
 }
 
-/** The widening the file's column `node` needs to be the current `field`, after checking it can be. */
+/** How a file's column becomes the current field: widened, or (a struct) rebuilt field by field; empty: as it is. */
+type SourceShape = Omit<ProjectedSource, 'column'>;
+
+/** How the file's column `node` becomes the current `field`, after checking it can be. */
 function sourceOf(
   column: string,
   field: DeltaField,
   node: FooterSchemaNode,
   table: DeltaProjectionTable,
-): ProjectedWidening | undefined {
+): SourceShape {
   const e = node.element;
   if (e.repetition_type === 'REPEATED') throw new NotDescribed(column, 'it is a repeated field in the file');
   const type = field.type;
   if (typeof type !== 'string') {
     if (type.type !== 'struct')
       throw new NotDescribed(column, `its type is ${type.type}, which this rewrite does not project`);
-    checkStruct(column, type.fields, node, table);
-    return undefined;
+    return structSource(column, type.fields, node, table);
   }
   if (node.children.length > 0) throw new Contradiction(column, `it is ${type} now but a group in the file`);
   const now = primitiveOf(type);
@@ -314,10 +355,10 @@ function sourceOf(
       column,
       `the file's ${e.type} ${JSON.stringify(e.logical_type ?? e.converted_type ?? null)} column is not one this rewrite reads`,
     );
-  return wideningOf(column, was, now, table.typeWidening);
+  return wideningOf(column, was, now, table.typeWidening) ?? {};
 }
 
-/** The file's top-level column holding `field`: by field id (mode `id`), else by the name the files use. */
+/** The column of the file's `root` (a struct) holding `field`: by field id (mode `id`), else by the name the files use. */
 function findColumn(
   column: string,
   field: DeltaField,
@@ -368,12 +409,9 @@ export function projectDeltaFile(
         return;
       }
       if (root.children[i] !== node || node.element.name !== written.name) restates = false;
-      const widen = sourceOf(f.name, f, node, table);
-      if (widen !== undefined) restates = false;
-      columns.push({
-        field: written,
-        source: { column: node.element.name, ...(widen === undefined ? {} : { widen }) },
-      });
+      const shape = sourceOf(f.name, f, node, table);
+      if (Object.keys(shape).length > 0) restates = false;
+      columns.push({ field: written, source: { column: node.element.name, ...shape } });
     });
   } catch (err) {
     if (err instanceof Contradiction)

@@ -84,7 +84,7 @@ function projectionInspector(
 /**
  * One partition's files as the planner gets them. When every projectable file only restates its own footer under one
  * Parquet schema (a partition that lived through no schema change), the projections are dropped: its files are
- * rewritten as written, exactly as before, and a sorted rewrite (which refuses projected inputs) still runs. Otherwise
+ * rewritten as written, exactly as before (a sorted rewrite projects like the bin-pack, so either runs). Otherwise
  * every projectable file keeps its projection, those already in the current schema too, so all of them group
  * together by the current schema.
  */

@@ -2,8 +2,8 @@
 // and "Column Projection"; Java's ParquetSchemaUtil / TypeWithSchemaVisitor): columns are matched by field id, never
 // by name or position, so a renamed column keeps its values under its current name, a dropped column is not
 // written, a column added after the file was written is null in its rows, and a column whose type was promoted
-// (int → long, float → double, decimal(P, S) → decimal(P', S) with P' > P) is widened. What cannot be projected
-// exactly is named, and the file left alone.
+// (int → long, float → double, decimal(P, S) → decimal(P', S) with P' > P) is widened — at any depth of nested
+// structs, whose fields are matched by id too. What cannot be projected exactly is named, and the file left alone.
 import type { SchemaElement } from 'hyparquet';
 import {
   type ColumnProjection,
@@ -11,9 +11,10 @@ import {
   footerSchemaTree,
   type ProjectedColumn,
   type ProjectedField,
+  type ProjectedFieldSource,
   type ProjectedPrimitive,
+  type ProjectedSource,
   type ProjectedType,
-  type ProjectedWidening,
   projectedLeafType,
 } from '../../projection.js';
 import type { IcebergField, IcebergSchema, IcebergType } from './metadata.js';
@@ -47,7 +48,7 @@ class NotProjectable extends Error {
 }
 
 /** Iceberg's name of each projected primitive (the spec's primitive types). */
-const ICEBERG_PRIMITIVE: Readonly<Record<ProjectedPrimitive, string>> = {
+const ICEBERG_PRIMITIVE: Readonly<Partial<Record<ProjectedPrimitive, string>>> = {
   boolean: 'boolean',
   int32: 'int',
   int64: 'long',
@@ -67,6 +68,7 @@ const ICEBERG_PRIMITIVE: Readonly<Record<ProjectedPrimitive, string>> = {
 function primitiveOf(e: SchemaElement): string | undefined {
   const type = projectedLeafType(e);
   if (type === undefined) return undefined;
+  // Iceberg has no byte or short type: a narrow integer leaf is not one this projection reads (as before).
   if (typeof type === 'string') return ICEBERG_PRIMITIVE[type];
   if ('decimal' in type) return `decimal(${type.decimal.precision}, ${type.decimal.scale})`;
   return undefined;
@@ -97,11 +99,15 @@ function projectedFieldOf(column: string, f: IcebergField): ProjectedField {
   return { name: f.name, fieldId: f.id, nullable: !f.required, type: projectedTypeOf(column, f.type) };
 }
 
+/** How a file's column becomes the current field: widened, or (a struct) rebuilt field by field; empty: as it is. */
+type SourceShape = Omit<ProjectedSource, 'column'>;
+
 /**
- * Checks that the file's column `node` holds exactly the current field `f` (nested fields by id, in order, with the
- * current names and types), allowing only the promotions Iceberg allows at the top level; returns the widening.
+ * Checks that the file's column `node` can be read as the current field `f` exactly, as Iceberg's readers read it:
+ * a struct's fields matched by field id at any depth (a nested field added since is null, one dropped is not
+ * written, one renamed keeps its values), and the promotions Iceberg allows; returns how the column is converted.
  */
-function sourceOf(column: string, f: IcebergField, node: Node): ProjectedWidening | undefined {
+function sourceOf(column: string, f: IcebergField, node: Node): SourceShape {
   const e = node.element;
   if (f.required && e.repetition_type !== 'REQUIRED')
     throw new NotProjectable(column, 'it is required now but optional in the file');
@@ -114,29 +120,9 @@ function sourceOf(column: string, f: IcebergField, node: Node): ProjectedWidenin
         `its type is a ${f.type.type}, which this rewrite does not project`,
         false,
       );
-    const fields = (f.type.fields ?? []) as readonly IcebergField[];
     if (node.children.length === 0)
       throw new NotProjectable(column, 'it is a struct now but a primitive in the file');
-    const ids = node.children.map((c) => c.element.field_id);
-    if (ids.join() !== fields.map((x) => x.id).join())
-      throw new NotProjectable(
-        column,
-        `its struct fields changed since the file was written (field ids ${ids.join(', ')} in the file, ${fields.map((x) => x.id).join(', ')} now): nested changes are not projected`,
-      );
-    fields.forEach((sub, i) => {
-      const child = node.children[i] as Node;
-      if (child.element.name !== sub.name)
-        throw new NotProjectable(
-          `${column}.${sub.name}`,
-          `it is named ${child.element.name} in the file: nested renames are not projected`,
-        );
-      if (sourceOf(`${column}.${sub.name}`, sub, child) !== undefined)
-        throw new NotProjectable(
-          `${column}.${sub.name}`,
-          'its type was promoted: nested promotions are not projected',
-        );
-    });
-    return undefined;
+    return structSource(column, (f.type.fields ?? []) as readonly IcebergField[], node);
   }
   if (node.children.length > 0)
     throw new NotProjectable(column, `it is ${f.type} now but a group in the file`);
@@ -146,16 +132,51 @@ function sourceOf(column: string, f: IcebergField, node: Node): ProjectedWidenin
       column,
       `the file's ${e.type} ${JSON.stringify(e.logical_type ?? e.converted_type ?? null)} column is not one this rewrite reads`,
     );
-  if (was === f.type) return undefined;
-  if (was === 'int' && f.type === 'long') return 'int32-int64';
-  if (was === 'float' && f.type === 'double') return 'float32-float64';
+  if (was === f.type) return {};
+  if (was === 'int' && f.type === 'long') return { widen: 'int32-int64' };
+  if (was === 'float' && f.type === 'double') return { widen: 'float32-float64' };
   const from = DECIMAL.exec(was);
   const to = DECIMAL.exec(f.type);
-  if (from !== null && to !== null && from[2] === to[2] && Number(to[1]) > Number(from[1])) return 'decimal';
+  if (from !== null && to !== null && from[2] === to[2] && Number(to[1]) > Number(from[1]))
+    return { widen: 'decimal' };
   throw new NotProjectable(
     column,
     `it is ${f.type} now but ${was} in the file, which is not a promotion Iceberg allows`,
   );
+}
+
+/**
+ * How the file's struct `node` becomes the current struct of `fields`: each current field from the file's field of
+ * its id (null when the file has none, unless it is required or has an initial-default), the file's other fields
+ * not written. No `fields` when the file's struct already is the current one, field for field.
+ */
+function structSource(column: string, fields: readonly IcebergField[], node: Node): SourceShape {
+  for (const child of node.children)
+    if (child.element.field_id === undefined)
+      throw new NotProjectable(
+        `${column}.${child.element.name}`,
+        'it has no Parquet field id in the file, so it cannot be matched to the current schema',
+      );
+  let same = node.children.length === fields.length;
+  const sources: ProjectedFieldSource[] = fields.map((sub, i) => {
+    const name = `${column}.${sub.name}`;
+    const position = node.children.findIndex((c) => c.element.field_id === sub.id);
+    const child = node.children[position];
+    if (child === undefined) {
+      same = false;
+      if (sub['initial-default'] !== undefined)
+        throw new NotProjectable(
+          name,
+          'it was added with an initial-default, which this rewrite does not write',
+        );
+      if (sub.required) throw new NotProjectable(name, 'it is required but the file does not have it');
+      return {};
+    }
+    const shape = sourceOf(name, sub, child);
+    if (position !== i || child.element.name !== sub.name || Object.keys(shape).length > 0) same = false;
+    return { source: { column: child.element.name, position, ...shape } };
+  });
+  return same ? {} : { fields: sources };
 }
 
 /**
@@ -196,12 +217,9 @@ export function projectDataFile(
         return;
       }
       if (root.children[i] !== node || node.element.name !== f.name) identical = false;
-      const widen = sourceOf(f.name, f, node);
-      if (widen !== undefined) identical = false;
-      columns.push({
-        field: projectedFieldOf(f.name, f),
-        source: { column: node.element.name, ...(widen === undefined ? {} : { widen }) },
-      });
+      const shape = sourceOf(f.name, f, node);
+      if (Object.keys(shape).length > 0) identical = false;
+      columns.push({ field: projectedFieldOf(f.name, f), source: { column: node.element.name, ...shape } });
     });
   } catch (err) {
     if (!(err instanceof NotProjectable)) throw err;
@@ -229,7 +247,9 @@ export function projectionRestatesFile(
 ): boolean {
   return (
     sameAsCurrent(footerSchemaTree(elements), current) &&
-    projection.columns.every((c) => c.source !== undefined && c.source.widen === undefined)
+    projection.columns.every(
+      (c) => c.source !== undefined && c.source.widen === undefined && c.source.fields === undefined,
+    )
   );
 }
 

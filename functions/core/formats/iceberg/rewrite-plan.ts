@@ -241,8 +241,8 @@ function schemaGroupOf(file: PlanInputFile, fingerprint: string): string {
 
 /**
  * A selected group as the plan carries it. A group whose files all are of the current schema already, under one
- * Parquet schema, is rewritten as written (no projection): the plan a table whose schema never changed always had,
- * which a sorted rewrite (refusing projected inputs) can still run. Any other group keeps its files' projections.
+ * Parquet schema, is rewritten as written (no projection): the plan a table whose schema never changed always had.
+ * Any other group keeps its files' projections (a sorted rewrite projects them as the bin-pack does).
  */
 function plannedGroup(
   key: string,

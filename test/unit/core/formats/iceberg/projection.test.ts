@@ -72,6 +72,110 @@ describe('projectDataFile', () => {
     });
   });
 
+  it('projects a struct whose fields changed, by field id at every depth: a field added null, one dropped, one renamed, one promoted, one reordered', () => {
+    // Prepare: p{x: int (4), gone: string (6), q{a: long (8)} (7)} in the file
+    const group = (name: string, id: number, children: number) =>
+      ({ name, field_id: id, num_children: children, repetition_type: 'OPTIONAL' }) as SchemaElement;
+    const file = [
+      root(2),
+      leaf('id', 'INT64', 1),
+      group('p', 3, 3),
+      leaf('x', 'INT32', 4),
+      leaf('gone', 'BYTE_ARRAY', 6, { logical_type: { type: 'STRING' } }),
+      group('q', 7, 1),
+      leaf('a', 'INT64', 8),
+    ];
+    // now p{q{b: string (9), a (8)} (7), y: double (5), ex: long (4, renamed from x and promoted)}
+    const current = schema([
+      { id: 1, name: 'id', required: false, type: 'long' },
+      {
+        id: 3,
+        name: 'p',
+        required: false,
+        type: {
+          type: 'struct',
+          fields: [
+            {
+              id: 7,
+              name: 'q',
+              required: false,
+              type: {
+                type: 'struct',
+                fields: [
+                  { id: 9, name: 'b', required: false, type: 'string' },
+                  { id: 8, name: 'a', required: false, type: 'long' },
+                ],
+              },
+            },
+            { id: 5, name: 'y', required: false, type: 'double' },
+            { id: 4, name: 'ex', required: false, type: 'long' },
+          ],
+        },
+      },
+    ]);
+
+    // Act
+    const projected = projectDataFile(file, current, '{}');
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns[1]?.source).toEqual({
+      column: 'p',
+      fields: [
+        {
+          source: {
+            column: 'q',
+            position: 2,
+            fields: [{}, { source: { column: 'a', position: 0 } }],
+          },
+        },
+        {},
+        { source: { column: 'x', position: 0, widen: 'int32-int64' } },
+      ],
+    });
+    expect(projected.kind === 'projected' && projected.projection.columns[1]?.field.type).toEqual({
+      struct: [
+        {
+          name: 'q',
+          fieldId: 7,
+          nullable: true,
+          type: {
+            struct: [
+              { name: 'b', fieldId: 9, nullable: true, type: 'string' },
+              { name: 'a', fieldId: 8, nullable: true, type: 'int64' },
+            ],
+          },
+        },
+        { name: 'y', fieldId: 5, nullable: true, type: 'float64' },
+        { name: 'ex', fieldId: 4, nullable: true, type: 'int64' },
+      ],
+    });
+  });
+
+  it('writes a struct that did not change as it is (no field sources)', () => {
+    // Prepare
+    const file = [
+      root(1),
+      { name: 'p', field_id: 3, num_children: 1, repetition_type: 'OPTIONAL' } as SchemaElement,
+      leaf('x', 'DOUBLE', 4),
+    ];
+    const current = schema([
+      {
+        id: 3,
+        name: 'p',
+        required: false,
+        type: { type: 'struct', fields: [{ id: 4, name: 'x', required: false, type: 'double' }] },
+      },
+    ]);
+
+    // Act
+    const projected = projectDataFile(file, current, '{}');
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns[0]?.source).toEqual({
+      column: 'p',
+    });
+  });
+
   it.each([
     [
       'a column without field id',
@@ -86,7 +190,7 @@ describe('projectDataFile', () => {
       'column id: it is int now but long in the file, which is not a promotion Iceberg allows',
     ],
     [
-      'a nested struct change',
+      'a nested field required now that the file lacks',
       [
         root(1),
         { name: 'p', field_id: 3, num_children: 1, repetition_type: 'OPTIONAL' },
@@ -101,12 +205,69 @@ describe('projectDataFile', () => {
             type: 'struct',
             fields: [
               { id: 4, name: 'x', required: false, type: 'double' },
-              { id: 5, name: 'y', required: false, type: 'double' },
+              { id: 5, name: 'y', required: true, type: 'double' },
             ],
           },
         },
       ],
-      'column p: its struct fields changed since the file was written',
+      'column p.y: it is required but the file does not have it',
+    ],
+    [
+      'a nested field added with an initial-default',
+      [
+        root(1),
+        { name: 'p', field_id: 3, num_children: 1, repetition_type: 'OPTIONAL' },
+        leaf('x', 'DOUBLE', 4),
+      ],
+      [
+        {
+          id: 3,
+          name: 'p',
+          required: false,
+          type: {
+            type: 'struct',
+            fields: [
+              { id: 4, name: 'x', required: false, type: 'double' },
+              { id: 5, name: 'y', required: false, type: 'double', 'initial-default': 1.5 },
+            ],
+          },
+        },
+      ],
+      'column p.y: it was added with an initial-default',
+    ],
+    [
+      'a nested field without a field id',
+      [
+        root(1),
+        { name: 'p', field_id: 3, num_children: 1, repetition_type: 'OPTIONAL' },
+        leaf('x', 'DOUBLE'),
+      ],
+      [
+        {
+          id: 3,
+          name: 'p',
+          required: false,
+          type: { type: 'struct', fields: [{ id: 4, name: 'x', required: false, type: 'double' }] },
+        },
+      ],
+      'column p.x: it has no Parquet field id in the file',
+    ],
+    [
+      'a nested type change Iceberg does not allow (double → float)',
+      [
+        root(1),
+        { name: 'p', field_id: 3, num_children: 1, repetition_type: 'OPTIONAL' },
+        leaf('x', 'DOUBLE', 4),
+      ],
+      [
+        {
+          id: 3,
+          name: 'p',
+          required: false,
+          type: { type: 'struct', fields: [{ id: 4, name: 'x', required: false, type: 'float' }] },
+        },
+      ],
+      'column p.x: it is float now but double in the file, which is not a promotion Iceberg allows',
     ],
     [
       'a required column the file lacks',
