@@ -27,9 +27,12 @@
 // (HoodieTable.rollbackInflightCompaction: the files its markers name, the markers, the inflight file), then run
 // again, so a run that crashed anywhere is finished by the next run (the old view stays until then). No heartbeat:
 // Hudi's compactor writes none, and its LAZY failed-writes cleaner never rolls back a pending compaction. A failure
-// of the run that scheduled T rolls T back to its plan the same way, then removes the plan too when no write
-// started after T (the plan removed, a later v6 writer's logs under base instant T would belong to no slice; Hudi
-// never removes one): otherwise the plan stays for the next run, or Hudi's compactor, to finish.
+// of the run that scheduled T rolls T back to its plan the same way and keeps the plan, as Hudi's compactor does
+// (BaseHoodieTableServiceClient.compact: a scheduled compaction is completed, never removed — a v6 writer that began
+// after T already puts its logs under base instant T), for the next run, or Hudi's compactor, to finish.
+//
+// On table version 6 nothing is scheduled while a write is pending (`compactionDeferral`, shared with the workflow's
+// plan step): see there why.
 import type { Clock } from '../../../ports/clock.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { ParquetEngine } from '../../../ports/parquet-engine.js';
@@ -136,6 +139,21 @@ export function deltaCommitsSinceCompaction(state: HudiTableState): number {
     if (w.instant.action === 'commit' && w.metadata.compacted) last = i;
   });
   return writes.slice(last + 1).filter((w) => w.instant.action === 'deltacommit').length;
+}
+
+/**
+ * Why no compaction may be scheduled on `state` now, or undefined when one may. On table version 6 a compaction
+ * instant must be below the earliest inflight write (Hudi's ScheduleCompactionActionExecutor: "Earliest write
+ * inflight instant time must be later than compaction time"; newer Hudi skips scheduling on such tables): a write
+ * that began before T resolves its file slices by start time, so it appends its logs under the old base instant,
+ * which T's new base file supersedes — those rows would belong to no live slice once T completes. T is minted above
+ * every instant, so on v6 the only safe moment is when no write is pending. From version 8 on, slices follow
+ * completion time (non-blocking compaction) and the rule falls away. Checked before the lock and again under it.
+ */
+export function compactionDeferral(state: HudiTableState): string | undefined {
+  if (state.config.version !== 6 || state.timeline.pendingWrites.length === 0) return undefined;
+  const pending = state.timeline.pendingWrites.map((i) => `${i.time}.${i.action}.${i.state}`).join(', ');
+  return `table version 6 with write(s) pending (${pending}): Hudi schedules a compaction only below the earliest inflight write, so it waits until they complete or are rolled back`;
 }
 
 /** The operations a new plan would hold: live slices with logs and a base file; log-only slices skipped. */
@@ -264,7 +282,7 @@ export function outputName(fileId: string, index: number, instant: string): stri
  * schedules and runs one when the trigger says so.
  * @throws HudiUnsupportedError / HudiMergeUnsupportedError for a table refused by name (nothing written).
  * @throws HudiCompactionUnsupportedError for a slice that cannot be merged exactly (our instant rolled back to its
- *   plan, and the plan removed when no write started after it).
+ *   plan, which is kept for the next run, as Hudi keeps a scheduled compaction).
  */
 export async function compactHudiMergeOnRead(
   deps: HudiCompactionDeps,
@@ -298,6 +316,8 @@ export async function compactHudiMergeOnRead(
       kind: 'nothing',
       reason: `${triggered} delta commit(s) since the last compaction, fewer than the ${needed} that trigger one (NUM_COMMITS)`,
     };
+  const deferred = compactionDeferral(state);
+  if (deferred !== undefined) return { kind: 'nothing', reason: deferred };
   const { operations, skipped } = compactionCandidates(state);
   if (operations.length === 0)
     return { kind: 'nothing', reason: 'no live file slice has both a base file and log files' };
@@ -306,6 +326,9 @@ export async function compactHudiMergeOnRead(
   const scheduled = await underLock(deps, root, async (assertHeld) => {
     const now = await readHudiTable(deps.store, root);
     if (now.timeline.pendingPlans.some((p) => p.kind === 'compaction')) return undefined;
+    // A writer may have begun since the first read: the v6 rule holds under the lock, where no writer starts.
+    const deferredNow = compactionDeferral(now);
+    if (deferredNow !== undefined) return deferredNow;
     const instant = mintInstantTime(deps.clock.now(), zoneOf(now, deps.coordination), timelineTimes(now));
     // The slices as read under the lock: a base whose schema was checked above and is still live, with every log
     // file it has now — a log written since the first read must be in the plan, or the new base would orphan it.
@@ -332,6 +355,7 @@ export async function compactHudiMergeOnRead(
   });
   if (scheduled === undefined)
     return { kind: 'nothing', reason: 'the table changed while the compaction was being scheduled' };
+  if (typeof scheduled === 'string') return { kind: 'nothing', reason: scheduled };
   if (options.crashAfter === 'scheduled') throw new Error('crash after scheduling (test)');
   try {
     return await execute(
@@ -410,22 +434,17 @@ export async function readPlan(
 }
 
 /**
- * Rolls our failed instant back to its plan (unless it completed), then removes the plan when nothing can depend on
- * it: no write on the timeline began after it (a v6 writer that did puts its logs under base instant T, and with
- * the plan gone they would belong to no slice — Hudi never removes a scheduled compaction). Under the lock, so no
- * writer starts in between; a plan kept is finished by the next run, or by Hudi's compactor.
+ * Rolls our failed instant back to its plan (unless it completed) and keeps the plan, as Hudi's compactor does: a
+ * scheduled compaction is completed, never removed (a v6 writer that began after T puts its logs under base instant
+ * T, which only T's completion makes live). Under the lock, as Hudi's rollbackInflightCompaction; the next run, or
+ * Hudi's compactor, finishes the plan.
  */
 async function rollbackOwn(deps: HudiCompactionDeps, state: HudiTableState, instant: string): Promise<void> {
   const own = { tableRoot: state.tableRoot, instant, ...compactionKeys(state, instant) };
-  await underLock(deps, state.tableRoot, async (assertHeld) => {
+  await underLock(deps, state.tableRoot, async () => {
     if ((await findCompleted(deps.store, state, instant)) !== undefined) return;
     await rollBackInflight(deps.store, own);
     await deleteStaging(deps.store, state, instant);
-    const now = await readHudiTable(deps.store, state.tableRoot);
-    const later = now.timeline.instants.some((i) => i.time > instant && i.action !== 'compaction');
-    if (later) return;
-    assertHeld('removing the compaction plan');
-    await deps.store.deleteMany([{ key: own.requested }]);
   });
 }
 

@@ -9,7 +9,8 @@
 //            `T.compaction.requested` and the empty inflight. A pending compaction whose operations all lie in the
 //            partition (one of ours rolled back to its plan, or Hudi's) is planned again the same way, after its
 //            inflight is rolled back to the plan, as Hudi's compactor does before it runs a pending plan. On table
-//            version 6 nothing is scheduled while a write is pending (Hudi requires no write inflight before T).
+//            version 6 nothing is scheduled while a write is pending (compaction-run.ts `compactionDeferral`, which
+//            the CLI applies too: Hudi requires no write inflight before T).
 //   compact  (prepareGroup) the slice merged at T (compaction-merge.ts): the surviving log rows staged under
 //            `.hoodie/.temp/lake-compactor-staging/T/`, the output's MERGE marker written, and the engine handed the
 //            base file less the rows the logs replace or delete plus the staged rows — so its fingerprint, which
@@ -37,6 +38,7 @@ import { type HudiCoordination, hudiFormatState } from './clustering-commit.js';
 import { checkSliceWritable, logRowsParquet, mergeFileSlice } from './compaction-merge.js';
 import {
   compactionCandidates,
+  compactionDeferral,
   compactionPolicy,
   createOnce,
   DEFAULT_COMPACTION_DELTA_COMMITS,
@@ -310,14 +312,14 @@ export function hudiCompactionPlanService(
     const pending = first.timeline.pendingPlans.find((p) => p.kind === 'compaction');
     if (pending !== undefined) return resumePending(coordination, deps, request, first, pending.instant.time);
     if (deltaCommitsInPartition(first, partition) < needed) return undefined;
-    if (first.config.version === 6 && first.timeline.pendingWrites.length > 0) return undefined;
+    if (compactionDeferral(first) !== undefined) return undefined;
     const candidates = compactionCandidates(first).operations.filter((o) => o.partition === partition);
     if (candidates.length === 0) return undefined;
     for (const op of candidates) await checkSliceWritable(deps.store, op.base.key);
     return underLock(coordination, deps, root, async (assertHeld) => {
       const now = await readHudiTable(deps.store, root);
       if (now.timeline.pendingPlans.some((p) => p.kind === 'compaction')) return undefined;
-      if (now.config.version === 6 && now.timeline.pendingWrites.length > 0) return undefined;
+      if (compactionDeferral(now) !== undefined) return undefined;
       // The slices as read under the lock, with every log file they have now (a log written since the first read
       // must be in the plan, or the new base file would orphan it); only bases checked above.
       const { operations, skipped } = compactionCandidates(now);

@@ -13,10 +13,7 @@ import type { PlanInput } from '../../planning.js';
 import { hiveVacuumRules } from '../hive/vacuum.js';
 import { withStoredFooter } from '../logged-files.js';
 import type {
-  ChangeState,
   CommitDeps,
-  CommitLogChanges,
-  ObjectRole,
   PartitionFiles,
   PartitionLocation,
   PreparedGroup,
@@ -27,6 +24,7 @@ import type {
 } from '../table-format.js';
 import { versionCommitter } from '../version-commit.js';
 import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
+import { hudiChanges } from './changes.js';
 import { hudiCleanMaintenance } from './clean-maintenance.js';
 import {
   clusteringProtocol,
@@ -143,51 +141,6 @@ const hudiVacuumRules: VacuumRules = {
   retiresByVersion: false,
   retiredInputs: () => ({ due: [], kept: [] }),
   writerDebris: () => undefined,
-};
-
-/** The timeline's completed write instants (`.hoodie/T.action`, `.hoodie/timeline/T_C.action`). */
-const COMPLETED_WRITE =
-  /^\.hoodie\/(?:[A-Za-z0-9._-]+\/)?(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?\.(commit|deltacommit|replacecommit)$/;
-
-/**
- * The profiler's view: completed instants are the table's changes; a data file is not data until its instant
- * completes. Each change asks for the whole state (readHudiTable): simplest correct, idempotent under duplicate and
- * reordered events, at the price of reading the timeline once per completed instant.
- */
-const hudiChanges: CommitLogChanges = {
-  kind: 'commit-log',
-  // An instant's 17 digits exceed Number.MAX_SAFE_INTEGER: the number only nudges a read of the whole state.
-  eventVersions: 'pointer',
-  roleOf: (relativeKey, event): ObjectRole => {
-    const m = COMPLETED_WRITE.exec(relativeKey);
-    if (m !== null && event === 'created') return { kind: 'commit', version: Number(m[1]?.slice(0, 14)) };
-    return {
-      kind: 'ignored',
-      reason: relativeKey.startsWith('.hoodie/')
-        ? 'Hudi timeline or table-service file, not a completed write'
-        : 'a Hudi file is data only once its instant completes',
-    };
-  },
-  readChanges: async () => ({
-    kind: 'rebuild',
-    reason: 'Hudi changes are read as the whole table state at the latest completed instant',
-  }),
-  readState: async (store, tableRoot): Promise<ChangeState> => {
-    const state = await readHudiTable(store, tableRoot.replace(/\/+$/, ''));
-    const snap = toTableSnapshot(state, 0);
-    const latest = state.timeline.latestCompletedWrite;
-    return {
-      cursor: {
-        version: latest === undefined ? 0 : Number(latest.time.slice(0, 14)),
-        memo: latest?.time ?? '',
-      },
-      partitions: snap.partitions.map((p) => ({
-        partition: p.partition,
-        values: p.values,
-        files: p.files.map((f) => ({ key: f.key, size: f.size })),
-      })),
-    };
-  },
 };
 
 /**

@@ -76,14 +76,8 @@ export async function readHudiTable(
   options: ReadHudiTableOptions = {},
 ): Promise<HudiTableState> {
   const root = tableRoot.replace(/\/+$/, '');
-  const table = tableName(store, root);
-  const config = await readTableConfig(store, table, root);
   const inspectOnly = options.inspectOnly === true;
-  if (!inspectOnly) checkTableConfig(table, config);
-
-  // One listing of .hoodie/: the features it shows, and (layout 1) the timeline itself.
-  const hoodie = await listFolder(store, keyUnder(root, '.hoodie/'));
-  if (!inspectOnly) await checkHoodieFolder(store, table, root, config, hoodie.folders);
+  const { table, config, hoodie } = await readCheckedHead(store, root, inspectOnly);
 
   const timeline = await readTimeline(store, table, root, config.layoutVersion, config.timelinePath, {
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
@@ -132,6 +126,28 @@ export async function readHudiTable(
   }
   ignored.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return { tableRoot: root, config, timeline, partitions, ignored };
+}
+
+/**
+ * What every read of the table starts with: its properties and the one listing of `.hoodie/` (layout 1: the timeline
+ * itself), with the refusals they show checked (unless `inspectOnly`). The profiler's incremental read starts here
+ * too, so a table refused as a whole is refused by it alike.
+ */
+export async function readCheckedHead(
+  store: ObjectStore,
+  root: string,
+  inspectOnly = false,
+): Promise<{
+  table: string;
+  config: HudiTableConfig;
+  hoodie: { objects: { key: string; size: number; etag: string }[]; folders: string[] };
+}> {
+  const table = tableName(store, root);
+  const config = await readTableConfig(store, table, root);
+  if (!inspectOnly) checkTableConfig(table, config);
+  const hoodie = await listFolder(store, keyUnder(root, '.hoodie/'));
+  if (!inspectOnly) await checkHoodieFolder(store, table, root, config, hoodie.folders);
+  return { table, config, hoodie };
 }
 
 function mapIn(outer: Map<string, Map<string, string>>, key: string): Map<string, string> {

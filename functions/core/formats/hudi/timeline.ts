@@ -287,7 +287,7 @@ export function completionTimeOf(timeline: HudiTimeline, instantTime: string): s
 }
 
 /** A timeline file's bytes, within the memory budget. */
-async function readTimelineFile(
+export async function readTimelineFile(
   store: ObjectStore,
   table: string,
   key: string,
@@ -470,7 +470,11 @@ export async function decodeCommitMetadata(
 }
 
 /** The instants a completed rollback (`commitsRollback`) or restore (`instantsToRollback`) undid. */
-async function undoneInstants(table: string, instant: HudiInstant, bytes: Uint8Array): Promise<string[]> {
+export async function undoneInstants(
+  table: string,
+  instant: HudiInstant,
+  bytes: Uint8Array,
+): Promise<string[]> {
   if (bytes.length === 0) return [];
   const record = await avroRecordOf(table, instant.fileName, bytes);
   const field = instant.action === 'rollback' ? 'commitsRollback' : 'instantsToRollback';

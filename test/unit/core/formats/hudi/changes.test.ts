@@ -1,6 +1,7 @@
 // The profiler's view of a Hudi table (hudiTable.changes): a completed write instant is the table's change, and
-// every other file under the root (data files, pending instants, clean instants) is not; each change reads the
-// whole state at the latest completed instant, so duplicate and reordered instant events converge on one state.
+// every other file under the root (data files, pending instants, clean instants) is not; the whole state (what a
+// rebuild reads) is the state at the latest completed instant, so duplicate and reordered instant events converge on
+// one state. The incremental read is tested through the profiler (test/unit/core/profiler/hudi-commits.test.ts).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -388,28 +388,107 @@ describe('Merge-on-Read compaction refusals', () => {
     expect(await folderContentSnapshot(dir)).toEqual(before);
   });
 
-  it('rolls back its own instant when the rewrite fails: no plan, no output left', async () => {
-    // Prepare
+  it('defers on a table version 6 with a write pending, naming it, every byte unchanged; runs once it completed', async () => {
+    // Prepare: a delta commit begun (requested + inflight) and not completed: a v6 compaction must stay below it
     const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
+    const pending = '20250331030650000';
+    await cp(
+      join(dir, '.hoodie', '20250331030645735.deltacommit.requested'),
+      join(dir, '.hoodie', `${pending}.deltacommit.requested`),
+    );
+    await cp(
+      join(dir, '.hoodie', '20250331030645735.deltacommit.inflight'),
+      join(dir, '.hoodie', `${pending}.deltacommit.inflight`),
+    );
+    const before = await folderContentSnapshot(dir);
+
+    // Act
+    const result = await compactHudiMergeOnRead(deps(store), '', { deltaCommits: 1 });
+    const after = await folderContentSnapshot(dir);
+    await cp(
+      join(dir, '.hoodie', '20250331030645735.deltacommit'),
+      join(dir, '.hoodie', `${pending}.deltacommit`),
+    );
+    const completed = await compactHudiMergeOnRead(deps(store), '', { deltaCommits: 1 });
+
+    // Assess
+    expect(result.kind).toBe('nothing');
+    expect(result.kind === 'nothing' && result.reason).toMatch(
+      new RegExp(`^table version 6 with write\\(s\\) pending \\(${pending}\\.deltacommit\\.inflight\\)`),
+    );
+    expect(after).toEqual(before);
+    expect(completed.kind).toBe('compacted');
+  });
+
+  it('defers when a v6 write begins between its first read and the lock: nothing scheduled, the lock released', async () => {
+    // Prepare: the writer's requested file lands as our lock is taken (after the first read, before the re-read)
+    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
+    const before = await folderContentSnapshot(dir);
+    const pending = '20250331030650000';
+    const racing: HudiCoordination = {
+      localZone: 'UTC',
+      lockFor: (s, tableRoot, name, clock) => {
+        const lock = STORAGE_LOCK.lockFor(s, tableRoot, name, clock);
+        if (lock === undefined) throw new Error('the storage lock is declared');
+        return {
+          description: lock.description,
+          heartbeatIntervalMs: lock.heartbeatIntervalMs,
+          acquire: async (options) => {
+            await s.put(`.hoodie/${pending}.deltacommit.requested`, new Uint8Array(0));
+            return lock.acquire(options);
+          },
+        };
+      },
+    };
+
+    // Act
+    const result = await compactHudiMergeOnRead({ ...deps(store), coordination: racing }, '', {
+      deltaCommits: 1,
+    });
+
+    // Assess: only the writer's file is new; no instant of ours, the storage lock released
+    expect(result.kind === 'nothing' && result.reason).toMatch(
+      new RegExp(`^table version 6 with write\\(s\\) pending \\(${pending}\\.deltacommit\\.requested\\)`),
+    );
+    const after = tableBytes(await folderContentSnapshot(dir));
+    expect(after.filter((l) => !l.startsWith(`.hoodie/${pending}.deltacommit.requested `))).toEqual(before);
+    expect(after.some((l) => l.includes(INSTANT))).toBe(false);
+    const next = await STORAGE_LOCK.lockFor(store, '', 'trips', new ManualClock(NOW))?.acquire({ waitMs: 0 });
+    expect(await next?.release()).toBe('released');
+  });
+
+  it('rolls a failed run back to its plan and keeps it: no output, no marker; a re-run finishes it with the merged view', async () => {
+    // Prepare: the verification fails after the new base file was written (mid-compaction, output on disk)
+    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
+    const expected = await mergedView(dir, store, TRIPS);
     const before = await folderContentSnapshot(dir);
     const failing = {
       ...deps(store),
       engine: {
         ...defaultParquetEngine,
-        rewriteGroup: async () => {
-          throw new Error('disk full (test)');
+        verifyOutputs: async () => {
+          throw new Error('verification failed (test)');
         },
       },
     };
 
     // Act
-    const attempt = compactHudiMergeOnRead(failing, '', { deltaCommits: 1 });
+    await expect(compactHudiMergeOnRead(failing, '', { deltaCommits: 1 })).rejects.toThrow(
+      'verification failed (test)',
+    );
+    const after = tableBytes(await folderContentSnapshot(dir));
+    const rerun = await compactHudiMergeOnRead(deps(store, new ManualClock(NOW + 60_000)), '', {
+      deltaCommits: 1,
+    });
 
-    // Assess
-    await expect(attempt).rejects.toThrow('disk full (test)');
-    const after = await folderContentSnapshot(dir);
-    expect(tableBytes(after)).toEqual(before);
-    expect(after.some((l) => l.includes(INSTANT))).toBe(false);
+    // Assess: Hudi's files unchanged, only the requested plan of ours (the inflight, output and markers rolled
+    // back), then the plan finished by the next run with the same rows
+    expect(after.filter((l) => !l.includes(INSTANT))).toEqual(before);
+    expect(after.filter((l) => l.includes(INSTANT)).map((l) => l.split(' ')[0])).toEqual([
+      `.hoodie/${INSTANT}.compaction.requested`,
+    ]);
+    expect(rerun).toMatchObject({ kind: 'compacted', instant: INSTANT, resumed: true });
+    expect(await liveBaseRows(dir, store, TRIPS)).toEqual(expected);
   });
 });
 

@@ -1,0 +1,335 @@
+// The profiler's view of a Hudi table (CommitLogChanges): completed instants are the table's changes; a data file is
+// not data until its instant completes. What the profiler counts is the snapshot's plan inputs (toTableSnapshot): the
+// base files of live, base-only file slices, outside replaced file groups and pending plans.
+//
+// Incremental read: the instants that completed since the cursor, found by one listing of the timeline, and only
+// their commit metadata read — each write stat's base file added, the older base files of its file group (found by
+// one listing of each partition the instant wrote) and every base file of a replaced file group removed. That is
+// exact only where the write stats alone say what the counted set becomes, so the whole state is read instead
+// (`rebuild`, with why) when:
+//   - the table is Merge-on-Read: a slice counts only while it has no log files, and which logs a slice has (a
+//     v6 log joins a slice by base instant, a v8 one by completion time) is not in the stats of the write that
+//     changed it;
+//   - a clustering, compaction or replacecommit is pending now or was at the cursor: the whole-state read sets its
+//     file groups aside while it is pending;
+//   - a rollback or restore undid an instant that may have been applied, or a savepoint, restore or index instant
+//     completed;
+//   - the cursor's instant left the active timeline (archived), or its memo predates this reader;
+//   - an instant completed in the same second as the cursor's (the per-file sequencer counts seconds: a remove of
+//     the same second as the cursor's add would be taken for stale);
+//   - a file a new instant added is not where its stat says (cleaned since, or outside a partition Hudi marked).
+//
+// Which instants are new: those whose completion time (v8+; v6: instant time) is after the cursor's, and those that
+// were pending when the cursor was taken — a v6 write begun before the cursor's instant completes after it with an
+// older time. The cursor's memo is the last completed instant's time, followed by ` pending ` and the pending
+// instants (`<time>.<action>`, comma-separated) when there were any. Reading depends on the storage and the cursor
+// only, never on the event: duplicate and reordered events converge on the same state.
+import type { ObjectStore } from '../../../ports/object-store.js';
+import type {
+  ChangeCursor,
+  ChangeState,
+  ChangesRead,
+  CommitLogChanges,
+  FileChange,
+  ObjectRole,
+  VersionChanges,
+} from '../table-format.js';
+import { isBucketFileId, isPartitionMarker, parseBaseFileName, partitionValuesOf } from './file-groups.js';
+import { compareInstants, type HudiInstant, parseInstantFileName } from './instants.js';
+import type { HudiTableConfig } from './properties.js';
+import { readCheckedHead, readHudiTable, toTableSnapshot } from './table-state.js';
+import {
+  decodeCommitMetadata,
+  type HudiCommitMetadata,
+  keyUnder,
+  listFolder,
+  readTimelineFile,
+  undoneInstants,
+} from './timeline.js';
+
+/** The timeline's completed write instants (`.hoodie/T.action`, `.hoodie/timeline/T_C.action`). */
+const COMPLETED_WRITE =
+  /^\.hoodie\/(?:[A-Za-z0-9._-]+\/)?(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?\.(commit|deltacommit|replacecommit)$/;
+
+/** Pending actions whose file groups the whole-state read sets aside (a plan, or a replace naming none yet). */
+const PLAN_ACTIONS: ReadonlySet<string> = new Set([
+  'compaction',
+  'logcompaction',
+  'clustering',
+  'replacecommit',
+]);
+
+/** Completed actions that change no counted file: a clean deletes only older slices and replaced groups. */
+const NEUTRAL_ACTIONS: ReadonlySet<string> = new Set(['clean']);
+
+/** What the cursor remembers: the last completed instant and the instants then pending. */
+export interface HudiChangeMemo {
+  readonly latest: string;
+  readonly pending: readonly { readonly time: string; readonly action: string }[];
+}
+
+const TIME = '(?:\\d{14}|\\d{17})';
+const MEMO = new RegExp(`^(${TIME})?(?: pending (${TIME}\\.[a-z]+(?:,${TIME}\\.[a-z]+)*))?$`);
+
+export function encodeHudiMemo(memo: HudiChangeMemo): string {
+  if (memo.pending.length === 0) return memo.latest;
+  return `${memo.latest} pending ${memo.pending.map((p) => `${p.time}.${p.action}`).join(',')}`;
+}
+
+/** The memo, or undefined when it is not one this reader wrote. */
+export function decodeHudiMemo(text: string): HudiChangeMemo | undefined {
+  const m = MEMO.exec(text);
+  if (m === null) return undefined;
+  const pending = (m[2] ?? '')
+    .split(',')
+    .filter((p) => p !== '')
+    .map((p) => {
+      const dot = p.indexOf('.');
+      return { time: p.slice(0, dot), action: p.slice(dot + 1) };
+    });
+  return { latest: m[1] ?? '', pending };
+}
+
+/** When an instant completed, as the timeline orders completions: its completion time (v8+), else its time. */
+function completedAt(i: HudiInstant): string {
+  return i.completionTime ?? i.time;
+}
+
+/** The cursor's version: the completion's second (an instant's 17 digits exceed Number.MAX_SAFE_INTEGER). */
+function versionOf(i: HudiInstant | undefined): number {
+  return i === undefined ? 0 : Number(completedAt(i).slice(0, 14));
+}
+
+/** Each time's furthest state, and the last completed instant and the pending ones as a memo records them. */
+function summarize(instants: readonly HudiInstant[]): {
+  latest: HudiInstant[];
+  last: HudiInstant | undefined;
+  pending: HudiInstant[];
+} {
+  const byTime = new Map<string, HudiInstant>();
+  for (const i of [...instants].sort(compareInstants)) byTime.set(i.time, i);
+  const latest = [...byTime.values()];
+  let last: HudiInstant | undefined;
+  for (const i of latest)
+    if (i.state === 'completed' && (last === undefined || completedAt(i) >= completedAt(last))) last = i;
+  return { latest, last, pending: latest.filter((i) => i.state !== 'completed') };
+}
+
+function memoOf(last: HudiInstant | undefined, pending: readonly HudiInstant[]): string {
+  return encodeHudiMemo({
+    latest: last?.time ?? '',
+    pending: pending.map((i) => ({ time: i.time, action: i.action })),
+  });
+}
+
+/** A listed partition folder: its objects by key, and whether Hudi marked it a partition. */
+interface ListedPartition {
+  readonly files: ReadonlyMap<string, { readonly key: string; readonly size: number }>;
+  readonly marked: boolean;
+}
+
+/**
+ * The file changes of the instants completed since `from` (see the module comment), or `rebuild` with why.
+ * Reads hoodie.properties, lists `.hoodie/` (and the timeline folder on layout 2), reads the new instants'
+ * metadata and lists the partitions they wrote.
+ */
+export async function readHudiChanges(
+  store: ObjectStore,
+  tableRoot: string,
+  from: ChangeCursor,
+): Promise<ChangesRead> {
+  const rebuild = (reason: string): ChangesRead => ({ kind: 'rebuild', reason });
+  const memo = decodeHudiMemo(from.memo);
+  if (memo === undefined || memo.latest === '')
+    return rebuild('the cursor names no completed Hudi instant this reader can continue from');
+  const root = tableRoot.replace(/\/+$/, '');
+  const { table, config, hoodie } = await readCheckedHead(store, root);
+  if (config.type !== 'COPY_ON_WRITE')
+    return rebuild(
+      'a Merge-on-Read file slice counts only while it has no log files, which write stats alone do not tell',
+    );
+  const folder = keyUnder(root, config.timelinePath);
+  const listing = config.layoutVersion >= 2 ? (await listFolder(store, folder)).objects : hoodie.objects;
+  const sizeOf = new Map<string, number>();
+  const instants: HudiInstant[] = [];
+  for (const o of listing) {
+    const name = o.key.slice(folder.length);
+    const instant = parseInstantFileName(table, name, config.layoutVersion);
+    if (instant === undefined) continue;
+    instants.push(instant);
+    sizeOf.set(name, o.size);
+  }
+  const { latest, last, pending } = summarize(instants);
+  if (memo.pending.some((p) => PLAN_ACTIONS.has(p.action)))
+    return rebuild(
+      'a clustering, compaction or replace was pending at the cursor: its file groups were set aside',
+    );
+  const plan = pending.find((i) => PLAN_ACTIONS.has(i.action));
+  if (plan !== undefined)
+    return rebuild(`${plan.action} ${plan.time} is pending: the whole-state read sets its file groups aside`);
+  const undoing = pending.find((i) => i.action === 'rollback' || i.action === 'restore');
+  if (undoing !== undefined) return rebuild(`${undoing.action} ${undoing.time} is pending`);
+  const cursorInstant = latest.find((i) => i.time === memo.latest && i.state === 'completed');
+  if (cursorInstant === undefined)
+    return rebuild(`the cursor's instant ${memo.latest} is no longer on the active timeline`);
+  const wasPending = new Set(memo.pending.map((p) => p.time));
+  const cursorAt = completedAt(cursorInstant);
+  const fresh = latest
+    .filter(
+      (i) =>
+        i.state === 'completed' &&
+        i !== cursorInstant &&
+        (completedAt(i) > cursorAt || wasPending.has(i.time)),
+    )
+    .sort((a, b) => (completedAt(a) < completedAt(b) ? -1 : completedAt(a) > completedAt(b) ? 1 : 0));
+  const cursor = { version: Math.max(from.version, versionOf(last)), memo: memoOf(last, pending) };
+  if (fresh.length === 0) return { kind: 'versions', versions: [], cursor };
+  const early = fresh.find((i) => versionOf(i) <= from.version);
+  if (early !== undefined)
+    return rebuild(`instant ${early.time} completed in the same second as the cursor's, or before it`);
+
+  const read = async (i: HudiInstant) =>
+    readTimelineFile(store, table, `${folder}${i.fileName}`, sizeOf.get(i.fileName) ?? 0);
+  const freshTimes = new Set(fresh.map((i) => i.time));
+  const writes: { instant: HudiInstant; metadata: HudiCommitMetadata }[] = [];
+  for (const instant of fresh) {
+    if (NEUTRAL_ACTIONS.has(instant.action)) continue;
+    if (instant.action === 'rollback') {
+      // A rollback of a write that never completed changes nothing counted; of one that may have been applied, it does.
+      for (const t of await undoneInstants(table, instant, await read(instant)))
+        if (freshTimes.has(t) || (t <= memo.latest && !wasPending.has(t)))
+          return rebuild(`rollback ${instant.time} undid instant ${t}, which may have been applied`);
+      continue;
+    }
+    if (instant.action !== 'commit' && instant.action !== 'replacecommit')
+      return rebuild(`a completed ${instant.action} (${instant.time}) is not read incrementally`);
+    writes.push({
+      instant,
+      metadata: await decodeCommitMetadata(
+        table,
+        instant.fileName,
+        await read(instant),
+        config.layoutVersion,
+      ),
+    });
+  }
+
+  const partitions = new Map<string, ListedPartition>();
+  const partitionOf = async (partition: string): Promise<ListedPartition> => {
+    const known = partitions.get(partition);
+    if (known !== undefined) return known;
+    const listed = await listFolder(store, keyUnder(root, partition === '' ? '' : `${partition}/`));
+    const entry = {
+      files: new Map(listed.objects.map((o) => [o.key, { key: o.key, size: o.size }])),
+      marked: listed.objects.some((o) => isPartitionMarker(o.key.slice(o.key.lastIndexOf('/') + 1))),
+    };
+    partitions.set(partition, entry);
+    return entry;
+  };
+
+  const versions = new Map<number, Map<string, FileChange>>();
+  for (const { instant, metadata } of writes) {
+    const changes = versions.get(versionOf(instant)) ?? new Map<string, FileChange>();
+    versions.set(versionOf(instant), changes);
+    const outcome = await applyWrite(config, root, instant, metadata, partitionOf, changes);
+    if (outcome !== undefined) return rebuild(outcome);
+  }
+  return {
+    kind: 'versions',
+    versions: [...versions.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([version, files]) => ({ version, files: [...files.values()] }) satisfies VersionChanges),
+    cursor,
+  };
+}
+
+/**
+ * One completed commit or replacecommit's changes into `changes` (the version's last word per key): each written
+ * base file added, the older base files of its group and every base file of a replaced group removed. Returns why
+ * the write cannot be applied alone, or undefined.
+ */
+async function applyWrite(
+  config: HudiTableConfig,
+  root: string,
+  instant: HudiInstant,
+  metadata: HudiCommitMetadata,
+  partitionOf: (partition: string) => Promise<ListedPartition>,
+  changes: Map<string, FileChange>,
+): Promise<string | undefined> {
+  const put = (change: FileChange) => changes.set(change.key, change);
+  const removeGroup = (
+    partition: string,
+    listed: ListedPartition,
+    fileId: string,
+    keep: (instantTime: string) => boolean,
+  ) => {
+    for (const f of listed.files.values()) {
+      const base = parseBaseFileName(f.key.slice(f.key.lastIndexOf('/') + 1));
+      if (base === undefined || base.fileId !== fileId || keep(base.instantTime)) continue;
+      put({ kind: 'removed', key: f.key, partition, values: partitionValuesOf(partition, config) });
+    }
+  };
+  for (const [partition, ids] of metadata.partitionToReplaceFileIds) {
+    const listed = await partitionOf(partition);
+    for (const id of ids) removeGroup(partition, listed, id, () => false);
+  }
+  for (const [partition, stats] of metadata.partitionToWriteStats) {
+    const listed = await partitionOf(partition);
+    for (const stat of stats) {
+      if (stat.path === undefined || stat.path === '') continue;
+      const key = keyUnder(root, stat.path);
+      const name = key.slice(key.lastIndexOf('/') + 1);
+      const base = parseBaseFileName(name);
+      if (base === undefined || base.fileId !== stat.fileId || isBucketFileId(base.fileId))
+        return `${instant.action} ${instant.time} wrote ${stat.path}, not a base file of its file group`;
+      if (base.instantTime !== instant.time)
+        return `${instant.action} ${instant.time} names ${stat.path}, a base file of another instant`;
+      const file = listed.files.get(key);
+      if (file === undefined || !listed.marked)
+        return `${stat.path}, which ${instant.action} ${instant.time} wrote, is not in its Hudi partition any more`;
+      removeGroup(partition, listed, base.fileId, (t) => t >= instant.time);
+      put({
+        kind: 'added',
+        key,
+        size: file.size,
+        partition,
+        values: partitionValuesOf(partition, config),
+      });
+    }
+  }
+  return undefined;
+}
+
+/** The whole state: the live base files of base-only slices, at the last completed instant. */
+async function readHudiState(store: ObjectStore, tableRoot: string): Promise<ChangeState> {
+  const state = await readHudiTable(store, tableRoot.replace(/\/+$/, ''));
+  const snap = toTableSnapshot(state, 0);
+  const { last, pending } = summarize(state.timeline.instants);
+  return {
+    cursor: { version: versionOf(last), memo: memoOf(last, pending) },
+    partitions: snap.partitions.map((p) => ({
+      partition: p.partition,
+      values: p.values,
+      files: p.files.map((f) => ({ key: f.key, size: f.size })),
+    })),
+  };
+}
+
+/** The profiler's view of a Hudi table (see the module comment). */
+export const hudiChanges: CommitLogChanges = {
+  kind: 'commit-log',
+  // An instant's 17 digits exceed Number.MAX_SAFE_INTEGER: the number only nudges a read after the cursor.
+  eventVersions: 'pointer',
+  roleOf: (relativeKey, event): ObjectRole => {
+    const m = COMPLETED_WRITE.exec(relativeKey);
+    if (m !== null && event === 'created') return { kind: 'commit', version: Number(m[1]?.slice(0, 14)) };
+    return {
+      kind: 'ignored',
+      reason: relativeKey.startsWith('.hoodie/')
+        ? 'Hudi timeline or table-service file, not a completed write'
+        : 'a Hudi file is data only once its instant completes',
+    };
+  },
+  readChanges: (store, tableRoot, from) => readHudiChanges(store, tableRoot, from),
+  readState: (store, tableRoot) => readHudiState(store, tableRoot),
+};
