@@ -222,7 +222,38 @@ describe('npm run demo -- --format hudi', () => {
     await rm(kept, { recursive: true, force: true });
     kept = undefined;
     expect(await demoFolders()).toEqual(foldersBefore);
-  }, 240_000);
+  }, 420_000);
+
+  it('exits 2 without starting anything for a Hudi table type other than cow or mor', async () => {
+    // Prepare
+    const io = capture();
+
+    // Act
+    const code = await main(['--format', 'hudi', '--hudi-table-type', 'hive'], io);
+
+    // Assess
+    expect(code).toBe(2);
+    expect(io.stderr()).toContain('expected one of cow, mor');
+    expect(io.stdout()).toBe('');
+  });
+
+  it('refuses a Merge-on-Read demo of fewer than 3 inserts per partition before starting the local cloud', async () => {
+    // Prepare
+    const io = capture();
+    const foldersBefore = await demoFolders();
+
+    // Act
+    const code = await main(
+      ['--format', 'hudi', '--hudi-table-type', 'mor', '--days', '1', '--batches', '2'],
+      io,
+    );
+
+    // Assess
+    expect(code).toBe(1);
+    expect(io.stderr()).toContain('needs at least 3 inserts per partition');
+    expect(io.stdout() + io.stderr()).not.toContain('Starting the local cloud');
+    expect(await demoFolders()).toEqual(foldersBefore);
+  });
 
   it('reports FAILED and marks the check when a live row is missing', () => {
     // Prepare
