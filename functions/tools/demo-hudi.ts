@@ -248,7 +248,7 @@ export async function runHudiDemo(options: HudiDemoOptions, progress: DemoProgre
     const live = liveFiles(state);
     db = await openDemoDuckDb();
     const rows = await compareLiveRows(db, lake, state, appendedDir, path.join(root, 'live'));
-    const lockLeft = await lockHeld(lake);
+    const lockLeft = await hudiLockHeld(lake);
     const stagingLeft: string[] = [];
     const staging = workFolder(DEFAULT_WORK_ROOT, 'staging');
     for await (const object of lake.listAll(staging)) stagingLeft.push(object.key);
@@ -423,7 +423,7 @@ async function compareLiveRows(
 }
 
 /** Whether the storage lock's file names a holder whose lease still runs (a run that did not release it). */
-async function lockHeld(store: ObjectStore): Promise<boolean> {
+export async function hudiLockHeld(store: ObjectStore): Promise<boolean> {
   const lock = new StorageBasedHudiLock({ store, tableRoot: DEMO_TABLE, clock: systemClock });
   const current = await lock.read();
   return current !== undefined && isStorageLockLive(current.data, Date.now());

@@ -1,12 +1,13 @@
-// `npm run demo [--format parquet|delta|iceberg|hudi] [--days 30] [--batches 20] [--keep] [--json]`: the whole system
-// on the embedded local cloud, ending in checks; exits 0 only if every check held, 1 with what failed otherwise, 2 on
-// a usage error.
+// `npm run demo [--format parquet|delta|iceberg|hudi] [--hudi-table-type cow|mor] [--days 30] [--batches 20] [--keep]
+// [--json]`: the whole system on the embedded local cloud, ending in checks; exits 0 only if every check held, 1 with
+// what failed otherwise, 2 on a usage error.
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MultiBar, Presets } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { formatDeltaDemoReport, runDeltaDemo } from './demo-delta.js';
 import { formatHudiDemoReport, HUDI_DEMO_DEFAULTS, runHudiDemo } from './demo-hudi.js';
+import { formatHudiMorDemoReport, runHudiMorDemo } from './demo-hudi-mor.js';
 import { formatIcebergDemoReport, ICEBERG_DEMO_DEFAULTS, runIcebergDemo } from './demo-iceberg.js';
 import { formatDemoReport } from './demo-report.js';
 import { type DemoProgress, runDemo } from './demo-run.js';
@@ -41,6 +42,16 @@ function demoFormat(value: string): DemoFormat {
   return format;
 }
 
+/** The Hudi demo's table types: Copy-on-Write (clustering) or Merge-on-Read (compaction of log files). */
+const HUDI_TABLE_TYPES = ['cow', 'mor'] as const;
+type HudiTableTypeFlag = (typeof HUDI_TABLE_TYPES)[number];
+
+function hudiTableType(value: string): HudiTableTypeFlag {
+  const type = HUDI_TABLE_TYPES.find((t) => t === value);
+  if (type === undefined) throw new InvalidArgumentError(`expected one of ${HUDI_TABLE_TYPES.join(', ')}`);
+  return type;
+}
+
 /** Parses `argv` (without node and script), runs the demo and reports; returns the exit code. */
 export async function main(argv: readonly string[], io: DemoIo = processIo): Promise<number> {
   const command = new Command('demo')
@@ -51,13 +62,26 @@ export async function main(argv: readonly string[], io: DemoIo = processIo): Pro
       demoFormat,
       'parquet',
     )
+    .option(
+      '--hudi-table-type <type>',
+      `with --format hudi: ${HUDI_TABLE_TYPES.join(' or ')} (Copy-on-Write: inserts clustered; Merge-on-Read: inserts and updates in log files, compacted)`,
+      hudiTableType,
+      'cow',
+    )
     .option('--days <n>', 'days (partitions) of the sample lake, ending today', positiveInt, 30)
     .option('--batches <n>', 'micro-batch files per day', positiveInt, 20)
     .option('--keep', 'keep copies of the lake before and after, and print where they are')
     .option('--json', 'print a machine-readable summary instead of the report (progress goes to stderr)')
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err });
-  let opts: { format: DemoFormat; days: number; batches: number; keep?: boolean; json?: boolean };
+  let opts: {
+    format: DemoFormat;
+    hudiTableType: HudiTableTypeFlag;
+    days: number;
+    batches: number;
+    keep?: boolean;
+    json?: boolean;
+  };
   try {
     opts = command.parse([...argv], { from: 'user' }).opts();
   } catch (error) {
@@ -83,13 +107,16 @@ export async function main(argv: readonly string[], io: DemoIo = processIo): Pro
       : opts.format === 'iceberg'
         ? runIcebergDemo
         : opts.format === 'hudi'
-          ? runHudiDemo
+          ? opts.hudiTableType === 'mor'
+            ? runHudiMorDemo
+            : runHudiDemo
           : runDemo)(options, progress.sink);
     progress.stop();
     if (opts.json) io.out(`${JSON.stringify(result, null, 2)}\n`);
     else if (!('format' in result)) io.out(formatDemoReport(result));
     else if (result.format === 'iceberg') io.out(formatIcebergDemoReport(result));
-    else if (result.format === 'hudi') io.out(formatHudiDemoReport(result));
+    else if (result.format === 'hudi')
+      io.out('tableType' in result ? formatHudiMorDemoReport(result) : formatHudiDemoReport(result));
     else io.out(formatDeltaDemoReport(result));
     if (!result.ok) {
       io.err(
