@@ -58,15 +58,23 @@ function plain(v: unknown): unknown {
   return v;
 }
 
-/** The Hudi view of the table at `<dir>/<root>`: per latest slice, base rows less the merge's drops plus log rows. */
-export async function hudiMergedView(db: DuckDb, dir: string, root: string): Promise<string[]> {
+/**
+ * The Hudi view of the table at `<dir>/<root>`: per latest slice, base rows less the merge's drops plus log rows, as
+ * sorted JSON texts of `columns` (the trips fixtures' by default).
+ */
+export async function hudiMergedView(
+  db: DuckDb,
+  dir: string,
+  root: string,
+  columns: readonly string[] = TRIPS_COLUMNS,
+): Promise<string[]> {
   const store = new LocalObjectStore(dir);
   const state = await readHudiTable(store, root);
   const rows: Record<string, unknown>[] = [];
   for (const slice of state.partitions.flatMap((p) => p.liveSlices)) {
     const key = slice.baseFile?.key ?? '';
     const base = await db.rows(
-      `SELECT ${TRIPS_COLUMNS.join(', ')} FROM read_parquet(${sqlString(join(dir, key))}, file_row_number = true) ORDER BY file_row_number`,
+      `SELECT ${columns.join(', ')} FROM read_parquet(${sqlString(join(dir, key))}, file_row_number = true) ORDER BY file_row_number`,
     );
     if (slice.logFiles.length === 0) {
       rows.push(...base);
@@ -82,7 +90,7 @@ export async function hudiMergedView(db: DuckDb, dir: string, root: string): Pro
     const dropped = new Set(merged.merge.dropPositions);
     rows.push(...base.filter((_, i) => !dropped.has(i)), ...merged.merge.append);
   }
-  return rows.map((r) => JSON.stringify(TRIPS_COLUMNS.map((c) => plain(r[c])))).sort();
+  return rows.map((r) => JSON.stringify(columns.map((c) => plain(r[c])))).sort();
 }
 
 /**

@@ -58,3 +58,17 @@ export class HudiMergeUnsupportedError extends CompactorError {
     );
   }
 }
+
+/**
+ * A log block or file name the writer was asked to produce is not one Hudi would write (an instant that is not 17
+ * digits, a file id with `_`, a value no Avro type of the schema holds, an ordering value no delete wrapper carries):
+ * refused before a byte is written, so a writer never leaves a log Hudi's reader would fail on.
+ */
+export class HudiLogWriteError extends CompactorError {
+  constructor(
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`Refusing to write a Hudi log block: ${reason}.`, options);
+  }
+}

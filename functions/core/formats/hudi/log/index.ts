@@ -1,10 +1,15 @@
 // Hudi log files: framing, block contents, the scan of a file slice's logs and the merge of their records with its
-// base file — pure functions over bytes, for Merge-on-Read compaction. The timeline (which instants completed, which
-// slice is live) is the caller's.
+// base file — pure functions over bytes, for Merge-on-Read compaction — and the writer of blocks and log file names
+// (the sample appender's delta commits). The timeline (which instants completed, which slice is live) is the caller's.
 export { type FramedBlock, type LogBlock, readLogBlocks } from './blocks.js';
 export { DecodeBudget } from './budget.js';
 export { type BlockRecords, type DeleteEntry, decodeBlockRecords, type OrderingValue } from './content.js';
-export { HudiLogFormatError, HudiLogUnsupportedError, HudiMergeUnsupportedError } from './errors.js';
+export {
+  HudiLogFormatError,
+  HudiLogUnsupportedError,
+  HudiLogWriteError,
+  HudiMergeUnsupportedError,
+} from './errors.js';
 export {
   type BaseRowKey,
   compareOrdering,
@@ -27,3 +32,20 @@ export {
   type ScanOptions,
   scanLogFiles,
 } from './scanner.js';
+export {
+  avroDataBlock,
+  avroDataContent,
+  BLOCK_CONTENT_VERSION,
+  type DeleteInput,
+  type DeleteOrderingValue,
+  deleteBlock,
+  deleteContent,
+  encodeAvroRecords,
+  encodeLogBlock,
+  type LogBlockInput,
+  type LogBlockMetadata,
+  type LogFileNameInput,
+  logFileInstant,
+  logFileName,
+  rollbackBlock,
+} from './writer.js';

@@ -56,7 +56,8 @@ export function compactionCommitContent(tableVersion: number, metadata: CommitMe
  * Commit metadata as Hudi 0.x's Jackson writes it on table version 6 (fixture
  * cow_v6_simplekeygen_nonhivestyle_overwritetable): the Java POJO's property order, which is not the Avro
  * schema's, no `version`, maps in HashMap order, and only the write-stat properties 0.x has (no prevBaseFile,
- * totalLogFiles, logVersion…, totalLogReadTimeMs, numUpdates).
+ * totalLogFiles, totalLogReadTimeMs, numUpdates; logVersion, logOffset, baseFile and logFiles only on a log
+ * append's stat, one whose logFiles is set).
  */
 export function v6CommitMetadataJson(metadata: CommitMetadata | ReplaceCommitMetadata): string {
   const stats = javaHashMap(
@@ -77,7 +78,7 @@ export function v6CommitMetadataJson(metadata: CommitMetadata | ReplaceCommitMet
 }
 
 function v6WriteStat(s: WriteStat): JacksonValue {
-  return {
+  const stat: Record<string, JacksonValue> = {
     fileId: s.fileId,
     path: s.path,
     cdcStats: s.cdcStats === null ? null : javaHashMap(Object.entries(s.cdcStats)),
@@ -108,6 +109,17 @@ function v6WriteStat(s: WriteStat): JacksonValue {
             totalUpsertTime: s.runtimeStats.totalUpsertTime,
             totalCreateTime: s.runtimeStats.totalCreateTime,
           },
+  };
+  if (s.logFiles === null) return stat;
+  // A log append's HoodieDeltaWriteStat: 0.x's Jackson writes its own properties after the inherited ones, and its
+  // empty Option of column stats as {"val": null} (fixture mor_v6_trips_8i1u's deltacommit).
+  return {
+    ...stat,
+    logVersion: s.logVersion,
+    logOffset: s.logOffset,
+    baseFile: s.baseFile,
+    logFiles: [...s.logFiles],
+    recordsStats: { val: null },
   };
 }
 

@@ -1,10 +1,11 @@
-// Test helper: writes Hudi log blocks byte for byte as Hudi does (see functions/core/formats/hudi/log/blocks.ts),
-// so tests can craft valid, truncated and lying blocks without a Hudi writer.
+// Test helper: Hudi log blocks crafted through the production writer (functions/core/formats/hudi/log/writer.ts),
+// by ordinal, so tests can write valid blocks with any header (short instants included), then truncate or lie about
+// them without a Hudi writer. The framing itself is the writer's: there is one encoder.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BLOCK_TYPES, HEADER_KEYS } from '../../../../../../functions/core/formats/hudi/log/blocks.js';
+import { avroDataContent, encodeLogBlock } from '../../../../../../functions/core/formats/hudi/log/writer.js';
 import { HUDI_LOG_FILES } from '../../../../../support/fixtures.js';
-
-const MAGIC = Buffer.from('#HUDI#', 'latin1');
 
 function int32(n: number): Buffer {
   const b = Buffer.alloc(4);
@@ -21,13 +22,12 @@ function int64(n: number | bigint): Buffer {
 /** Header or footer entries as (key ordinal, value). */
 export type Metadata = readonly (readonly [number, string])[];
 
-function metadata(entries: Metadata): Buffer {
-  const parts = [int32(entries.length)];
-  for (const [key, value] of entries) {
-    const v = Buffer.from(value, 'utf8');
-    parts.push(int32(key), int32(v.length), v);
-  }
-  return Buffer.concat(parts);
+function byName(entries: Metadata) {
+  return entries.map(([key, value]) => {
+    const name = HEADER_KEYS[key];
+    if (name === undefined) throw new Error(`no header key ordinal ${key}`);
+    return [name, value] as const;
+  });
 }
 
 /** One whole block: magic, length, version 1, type ordinal, header, content, footer, reverse pointer. */
@@ -36,17 +36,11 @@ export function block(
   header: Metadata,
   content: Uint8Array = new Uint8Array(),
   footer: Metadata = [],
-) {
-  const body = Buffer.concat([
-    int32(1),
-    int32(type),
-    metadata(header),
-    int64(content.length),
-    content,
-    metadata(footer),
-  ]);
-  const length = body.length + 8;
-  return Buffer.concat([MAGIC, int64(length), body, int64(length + 6)]);
+): Buffer {
+  const name = BLOCK_TYPES[type];
+  if (name === undefined) throw new Error(`no block type ordinal ${type}`);
+  const bytes = encodeLogBlock({ type: name, header: byName(header), content, footer: byName(footer) });
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** A block whose length field says `claimed` instead of the truth (the rest unchanged). */
@@ -63,12 +57,11 @@ export const T = { COMMAND: 0, DELETE: 1, AVRO: 3, HFILE: 4, PARQUET: 5, CDC: 6 
 
 /** An Avro data block's content: int32 version 3, int32 count, then (int32 length, datum) per record. */
 export function avroContent(records: readonly Uint8Array[], claimedCount = records.length): Buffer {
-  const parts = [int32(3), int32(claimedCount)];
-  for (const r of records) parts.push(int32(r.length), Buffer.from(r));
-  return Buffer.concat(parts);
+  const bytes = avroDataContent(records, claimedCount);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** A rollback command block cancelling `target`. */
+/** A rollback command block cancelling `target` (any instant text, short ones included). */
 export function rollback(instant: string, target: string): Buffer {
   return block(T.COMMAND, [
     [H.INSTANT_TIME, instant],
