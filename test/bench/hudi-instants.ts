@@ -29,6 +29,11 @@ const COMPLETED: Readonly<Record<HudiTableService, RegExp>> = {
   compaction: /(?:^|\/)(\d{17})(?:_\d{17})?\.commit$/,
 };
 
+/** The instant time a completed `service` instant file names (its begin time T), or undefined for any other key. */
+export function completedInstantOf(key: string, service: HudiTableService): string | undefined {
+  return COMPLETED[service].exec(key)?.[1];
+}
+
 /**
  * Our `service` instants among the keys a run put (any order; a key put twice counts once). A completed file whose
  * plan the run did not put (another writer's commit, seen only if it shares our store) is not ours and not counted.
@@ -39,7 +44,7 @@ export function tallyHudiInstants(putKeys: Iterable<string>, service: HudiTableS
   for (const key of putKeys) {
     const plan = PLAN[service].exec(key)?.[1];
     if (plan !== undefined) planned.add(plan);
-    const done = COMPLETED[service].exec(key)?.[1];
+    const done = completedInstantOf(key, service);
     if (done !== undefined) completed.add(done);
   }
   const times = [...planned].sort();

@@ -2,7 +2,7 @@
 // chosen keys in both timeline layouts, so the printed count cannot drift from Hudi's file names. No times are
 // measured or asserted.
 import { describe, expect, it } from 'vitest';
-import { tallyHudiInstants } from '../../bench/hudi-instants.js';
+import { completedInstantOf, tallyHudiInstants } from '../../bench/hudi-instants.js';
 
 const T1 = '20261207001500123';
 const T2 = '20261207001501456';
@@ -86,5 +86,21 @@ describe('tallyHudiInstants', () => {
     // Assess
     expect(tally.won).toEqual([]);
     expect(tally.lost).toEqual([T1]);
+  });
+});
+
+describe('completedInstantOf', () => {
+  it("names a completed file's begin time in either layout, and nothing for a plan, an inflight file or data", () => {
+    // Act
+    const names = [
+      `.hoodie/timeline/${T1}_${C1}.commit`,
+      `.hoodie/${T2}.commit`,
+      `.hoodie/timeline/${T1}.compaction.requested`,
+      `.hoodie/timeline/${T1}.compaction.inflight`,
+      `1/abc-0_0-1-0_${T1}.parquet`,
+    ].map((key) => completedInstantOf(key, 'compaction'));
+
+    // Assess
+    expect(names).toEqual([T1, T2, undefined, undefined, undefined]);
   });
 });
