@@ -7,6 +7,7 @@ const suites: Record<string, () => Promise<{ run(flags: readonly string[]): Prom
   profiler: () => import('./profiler.js'),
   delta: () => import('./delta.js'),
   iceberg: () => import('./iceberg.js'),
+  hudi: () => import('./hudi.js'),
   's3-client': () => import('./s3-client.js'),
   'cli-startup': () => import('./cli-startup.js'),
 };
