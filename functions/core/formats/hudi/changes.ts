@@ -69,18 +69,23 @@ export interface HudiChangeMemo {
 }
 
 const TIME = '(?:\\d{14}|\\d{17})';
-const MEMO = new RegExp(`^(${TIME})?(?: pending (${TIME}\\.[a-z]+(?:,${TIME}\\.[a-z]+)*))?$`);
+/**
+ * `<latest> pending <time.action,…|none>`. The ` pending` part is always written: a memo of the reader before it
+ * (the bare instant time) records no pending instants, not that there were none, so it must not decode as a memo of
+ * this reader (a v6 write pending then, completing later with an older time, would never be counted).
+ */
+const MEMO = new RegExp(`^(${TIME})? pending (none|${TIME}\\.[a-z]+(?:,${TIME}\\.[a-z]+)*)$`);
 
 export function encodeHudiMemo(memo: HudiChangeMemo): string {
-  if (memo.pending.length === 0) return memo.latest;
-  return `${memo.latest} pending ${memo.pending.map((p) => `${p.time}.${p.action}`).join(',')}`;
+  const pending = memo.pending.map((p) => `${p.time}.${p.action}`).join(',');
+  return `${memo.latest} pending ${pending === '' ? 'none' : pending}`;
 }
 
 /** The memo, or undefined when it is not one this reader wrote. */
 export function decodeHudiMemo(text: string): HudiChangeMemo | undefined {
   const m = MEMO.exec(text);
   if (m === null) return undefined;
-  const pending = (m[2] ?? '')
+  const pending = (m[2] === 'none' ? '' : (m[2] ?? ''))
     .split(',')
     .filter((p) => p !== '')
     .map((p) => {

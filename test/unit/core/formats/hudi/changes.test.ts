@@ -7,6 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../../../../functions/adapters/local-object-store.js';
+import {
+  decodeHudiMemo,
+  encodeHudiMemo,
+  readHudiChanges,
+} from '../../../../../functions/core/formats/hudi/changes.js';
 import { hudiTable } from '../../../../../functions/core/formats/hudi/format.js';
 import { appendHudiInsert, createHudiTable } from '../../../../support/hudi-appender.js';
 
@@ -46,9 +51,40 @@ describe('the profiler view of a Hudi table', () => {
     // Assess
     expect(states[1]).toEqual(states[0]);
     expect(states[2]).toEqual(states[0]);
-    expect(states[0]?.cursor.memo).toBe(second.instant);
+    expect(states[0]?.cursor.memo).toBe(`${second.instant} pending none`);
     expect(states[0]?.partitions.flatMap((p) => p.files.map((f) => f.key)).sort()).toEqual(
       [first.key, second.key].sort(),
     );
+  });
+});
+
+describe('the incremental read of a Hudi table after an upgrade', () => {
+  it('reads the whole state from a cursor the earlier reader wrote (the bare instant: it recorded no pending writes)', async () => {
+    // Prepare: a cursor as the reader before pending instants were remembered wrote it
+    dir = await mkdtemp(join(tmpdir(), 'lc-hudi-changes-'));
+    const store = new LocalObjectStore(dir);
+    const table = await createHudiTable(store, '', 6);
+    const first = await appendHudiInsert(table, '10', 3);
+    await appendHudiInsert(table, '10', 2);
+    const version = Number(first.instant.slice(0, 14));
+
+    // Act
+    const fromOld = await readHudiChanges(store, '', { version, memo: first.instant });
+
+    // Assess: the old memo is not taken for "nothing was pending"; this reader's memos say so explicitly
+    expect(fromOld).toMatchObject({
+      kind: 'rebuild',
+      reason: expect.stringMatching(/names no completed Hudi instant this reader can continue from/),
+    });
+    expect(decodeHudiMemo(first.instant)).toBeUndefined();
+    expect(decodeHudiMemo(encodeHudiMemo({ latest: first.instant, pending: [] }))).toEqual({
+      latest: first.instant,
+      pending: [],
+    });
+    const pending = [{ time: '20240301000000001', action: 'commit' }];
+    expect(decodeHudiMemo(encodeHudiMemo({ latest: first.instant, pending }))).toEqual({
+      latest: first.instant,
+      pending,
+    });
   });
 });
