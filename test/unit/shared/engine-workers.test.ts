@@ -1,11 +1,7 @@
 // How many Parquet worker threads the compact and verify Lambdas use: Lambda's vCPUs follow memory (one per 1,769 MB), and
 // the threads never exceed the cores the runtime reports nor drop below one.
 import { describe, expect, it } from 'vitest';
-import {
-  engineWorkers,
-  functionMemoryMb,
-  workerCeiling,
-} from '../../../functions/shared/engine-workers.js';
+import { engineWorkers, functionMemoryMb, workerCeiling } from '../../../functions/shared/engine-workers.js';
 
 describe('engineWorkers', () => {
   it('gives the default 3,008 MB function two threads and a small one a single thread', () => {

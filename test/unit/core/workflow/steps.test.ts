@@ -258,7 +258,9 @@ describe('workflow step services', () => {
       const engine = withRewrite(recording);
       await compactGroup({ ...deps(), engine, workers: 2, maxWorkers: 3 }, run, item);
       const [entry] = await journal.listRun(run.runId);
-      const outputs = await Promise.all((entry?.outputs ?? []).map(async (o) => rowsOf(await store.get(o.stagingKey))));
+      const outputs = await Promise.all(
+        (entry?.outputs ?? []).map(async (o) => rowsOf(await store.get(o.stagingKey))),
+      );
       outputRows.push(outputs.flat().sort());
       await finalizeRun({ ...deps(), leases }, run, { outcome: 'failed', error: { Error: 'Stopped' } });
     }
