@@ -35,6 +35,7 @@ export function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketN
       ...(t.statistics === undefined ? {} : { statistics: t.statistics }),
       ...(t.keepStatistics === undefined ? {} : { keepStatistics: t.keepStatistics }),
       ...(t.schemaFidelity === undefined ? {} : { schemaFidelity: t.schemaFidelity }),
+      ...(t.encodeWorkers === undefined ? {} : { encodeWorkers: t.encodeWorkers }),
       ...(t.sortColumns === undefined ? {} : { sortColumns: t.sortColumns }),
       ...(t.zOrderColumns === undefined ? {} : { zOrderColumns: t.zOrderColumns }),
       ...(t.policy === undefined ? {} : { policy: t.policy }),

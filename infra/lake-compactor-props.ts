@@ -112,6 +112,12 @@ export interface LakeCompactorTable extends FormatTableProps {
    */
   readonly schemaFidelity?: SchemaFidelity;
   /**
+   * Worker threads that encode a group's outputs in parallel: 1 keeps encoding on one thread; more only help a
+   * compact function with the cores, and are capped at its cores and memory (256 MB per worker within half of it).
+   * @default the compact function's vCPUs by its memory (two at the 3,008 MB default)
+   */
+  readonly encodeWorkers?: number;
+  /**
    * Sort compacted files by these columns (strategy `sort`), for data skipping.
    * @default none — rows keep their order (strategy `binpack`)
    */

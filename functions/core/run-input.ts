@@ -459,6 +459,7 @@ export type RunTable = Pick<
   | 'codec'
   | 'deltaEncoding'
   | 'schemaFidelity'
+  | 'encodeWorkers'
   | 'sortColumns'
   | 'zOrderColumns'
   | 'targetFileSizeMB'
@@ -545,6 +546,7 @@ export function buildRunContext(
     ...((choices.schemaFidelity ?? table.schemaFidelity) === 'logical' && {
       schemaFidelity: 'logical' as const,
     }),
+    ...(table.encodeWorkers !== undefined && { encodeWorkers: table.encodeWorkers }),
     targetFileSizeBytes: targetMiB === undefined ? policy.targetFileSizeBytes : Math.round(targetMiB * MiB),
     minInputFiles: choices.minInputFiles ?? policy.minInputFiles,
     maxGroupBytes: Math.round((choices.maxGroupMB ?? DEFAULT_MAX_GROUP_MIB) * MiB),
@@ -673,6 +675,8 @@ export const runContextSchema = z.object({
   keepStatistics: z.array(z.string()).readonly().optional(),
   /** `logical`: legacy physical forms are written in the standard ones (absent: exact). */
   schemaFidelity: schemaFidelitySchema.optional(),
+  /** The table's `encodeWorkers` (absent: the compact function's default, by its memory). */
+  encodeWorkers: z.number().int().min(1).max(16).optional(),
   targetFileSizeBytes: z.number().int().positive(),
   minInputFiles: z.number().int().min(2),
   /** Cap of one group's input bytes (one compact Lambda's work). */

@@ -104,6 +104,12 @@ export const tableFieldSchemas = {
    * are written in the standard ones, values unchanged.
    */
   schemaFidelity: schemaFidelitySchema.optional(),
+  /**
+   * Worker threads that encode a group's outputs in parallel. Default: the compact function's vCPUs (two from
+   * 2,654 MB, so at the 3,008 MB default). Set 1 to keep encoding on one thread, or more for a function with the
+   * cores; never more than the function's cores and memory hold (256 MB per worker within half of it).
+   */
+  encodeWorkers: z.number().int().min(1).max(16).optional(),
   /** Sort outputs by these columns; input order is kept when omitted. */
   sortColumns: z.array(z.string().min(1)).min(1).optional(),
   /** Z-order outputs by these columns (at least two; Delta's ZORDER BY); not together with sortColumns. */

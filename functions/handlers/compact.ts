@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type CompactDeps, type CompactStepResult, compactGroup } from '../core/workflow/compact.js';
-import { engineWorkers } from '../shared/engine-workers.js';
+import { engineWorkers, functionMemoryMb, workerCeiling } from '../shared/engine-workers.js';
 import { defaultParquetEngine, defaultPartitionTransforms } from '../shared/parquet-engine.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
@@ -19,6 +19,10 @@ export function createCompactHandler(
   runtime: WorkflowRuntime,
   overrides: Partial<Pick<CompactDeps, 'engine'>> = {},
 ): (event: unknown) => Promise<CompactStepResult> {
+  // Once per cold start: the function's memory decides its default workers and the most a table may ask for.
+  const memoryMb = functionMemoryMb(runtime.env);
+  const workers = engineWorkers(memoryMb);
+  const maxWorkers = workerCeiling(memoryMb);
   return async (event) => {
     const { run, group } = parseStepEvent(eventSchema, event, 'compact');
     return compactGroup(
@@ -30,7 +34,8 @@ export function createCompactHandler(
         // A run with a `transform` (an operator's partition rewrite) is rewritten by the engine these give.
         transforms: defaultPartitionTransforms,
         sortMemoryBudgetBytes: Math.floor(runtime.env.COMPACT_MEMORY_MB * 1024 * 1024 * SORT_MEMORY_SHARE),
-        workers: engineWorkers(runtime.env.COMPACT_MEMORY_MB),
+        workers,
+        maxWorkers,
         quarantine: runtime.quarantine,
         // The table's format bound to its settings: it reads deleted rows and prepares a group before its rewrite
         // (a Hudi clustering instant, under the table's declared lock).

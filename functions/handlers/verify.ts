@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { type GroupFingerprint, groupFingerprintSchema } from '../core/fingerprint/fingerprint.js';
 import { parseStepEvent, runContextSchema } from '../core/run-input.js';
 import { type VerifyStepResult, verifyGroup } from '../core/workflow/verify.js';
-import { engineWorkers } from '../shared/engine-workers.js';
+import { engineWorkers, functionMemoryMb } from '../shared/engine-workers.js';
 import { defaultParquetEngine, defaultPartitionTransforms } from '../shared/parquet-engine.js';
 import { type WorkflowRuntime, workflowEntry } from '../shared/workflow-runtime.js';
 
@@ -16,6 +16,8 @@ const eventSchema = z.object({
 });
 
 export function createVerifyHandler(runtime: WorkflowRuntime): (event: unknown) => Promise<VerifyStepResult> {
+  // Once per cold start: hashing outputs follows this function's own memory, as encoding follows compact's.
+  const workers = engineWorkers(functionMemoryMb(runtime.env));
   return async (event) => {
     const { run, groupId, compact } = parseStepEvent(eventSchema, event, 'verify');
     return verifyGroup(
@@ -26,8 +28,7 @@ export function createVerifyHandler(runtime: WorkflowRuntime): (event: unknown) 
         engine: defaultParquetEngine,
         // A run with a `transform` (an operator's partition rewrite) is verified by the engine these give.
         transforms: defaultPartitionTransforms,
-        // The verify function gets the compact function's memory, so the same vCPUs.
-        workers: engineWorkers(runtime.env.COMPACT_MEMORY_MB),
+        workers,
       },
       run,
       groupId,

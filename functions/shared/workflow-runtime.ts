@@ -41,6 +41,8 @@ export const workflowEnvSchema = baseEnvSchema.extend({
   INLINE_GROUP_LIMIT: z.coerce.number().int().positive().default(40),
   /** Memory of the compact function (cost estimate and the sort budget). */
   COMPACT_MEMORY_MB: z.coerce.number().int().positive().default(3008),
+  /** Set by Lambda: the running function's own memory (MB), which its engine workers follow (shared/engine-workers.ts). */
+  AWS_LAMBDA_FUNCTION_MEMORY_SIZE: z.coerce.number().int().min(128).optional(),
   /** Quiet checks before a run gives up on a busy partition. */
   QUIET_MAX_ROUNDS: z.coerce.number().int().positive().default(6),
   QUIET_MAX_WAIT_SECONDS: z.coerce.number().int().positive().default(900),

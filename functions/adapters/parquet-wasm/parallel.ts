@@ -193,6 +193,7 @@ async function runTask(worker: Worker, task: OutputTask, ctx: ParallelContext): 
         rows: input.footer.rows,
         rowGroups: input.footer.rowGroups.length,
         int96Columns: input.int96Columns,
+        ...(input.optionalMapKeys !== undefined && { optionalMapKeys: true }),
         ...(input.file.deleted !== undefined &&
           input.file.deleted.count > 0 && { deleted: input.file.deleted.ranges }),
         ...(input.file.rowLineage !== undefined && { rowLineage: input.file.rowLineage }),

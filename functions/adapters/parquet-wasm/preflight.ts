@@ -60,11 +60,32 @@ export interface CheckedInput {
   /** Rows the rewrite keeps: the footer's minus the file's deleted rows (`file.deleted`). */
   readonly liveRows: number;
   /**
+   * Names of its MAP columns whose key is OPTIONAL (Presto/Trino before 386/0.274, Athena): under fidelity
+   * `logical` they are written as standard maps, whose key is REQUIRED, which holds only while no key is null, so
+   * every decoded batch of such an input is checked (`assertMapKeysPresent`). Absent: none.
+   */
+  readonly optionalMapKeys?: readonly string[];
+  /**
    * Whether its decoded size could not be bounded from the footer and the bytes pre-flight had (a large file with a
    * dictionary whose values may be long): the rewrite checks it (`checkDecodedSize`) once it has fetched the file,
    * before decoding it. Absent: false.
    */
   readonly decodeCheckPending?: boolean;
+}
+
+/**
+ * The most one row group may decode to in the WebAssembly decoder, whatever the process's memory: its heap is 32-bit
+ * (4 GiB at most, holding the file's pages as well as the decoded batch) and a string column's values sit behind
+ * 32-bit offsets, so more than 2 GiB of one column overflows them. Past it the decoder traps ("unreachable") instead
+ * of failing by name: parquet-testing's `large_string_map.brotli.parquet` (two 1 GiB map keys in one row group) did
+ * on a function whose memory let its row groups be larger. Checked before anything is decoded, so such a file is
+ * refused by name.
+ */
+export const DECODER_ROW_GROUP_BYTES = 2 * 1024 ** 3 - 1;
+
+/** Bytes one row group may decode to here: this process's memory share, never past {@link DECODER_ROW_GROUP_BYTES}. */
+export function rowGroupDecodeBudget(): number {
+  return Math.min(currentMetadataLimits().rowGroupDecodedBytes, DECODER_ROW_GROUP_BYTES);
 }
 
 /**
@@ -81,7 +102,7 @@ export function checkDecodedSize(
   footer: Pick<ParquetFooter, 'columns'>,
   bytes: Uint8Array | DictionaryPages | undefined,
 ): boolean {
-  const budget = currentMetadataLimits().rowGroupDecodedBytes;
+  const budget = rowGroupDecodeBudget();
   let result: ReturnType<typeof decodedRowGroupBounds>;
   try {
     result = decodedRowGroupBounds(meta, footer.columns, budget, bytes);
@@ -93,6 +114,12 @@ export function checkDecodedSize(
   // Without the bytes, the footer's worst case proves nothing against the file: check again once it is fetched.
   if (result.kind === 'needs-bytes') return true;
   const { worst } = result;
+  if (worst.bytes > DECODER_ROW_GROUP_BYTES) {
+    throw new UnsupportedInputError(
+      key,
+      `row group ${worst.rowGroup} could decode to ${describeBytes(worst.bytes)} (column ${worst.column} the most), more than the ${describeBytes(DECODER_ROW_GROUP_BYTES)} the decoder can hold for one row group whatever the memory (a 32-bit WebAssembly heap, whose string columns have 32-bit offsets); rewrite the file with smaller row groups, or exclude it`,
+    );
+  }
   if (worst.bytes > budget) {
     throw new UnsupportedInputError(
       key,
@@ -254,6 +281,35 @@ function checkOne(file: InputFile, footer: ParquetFooter, meta: FileMetaData, in
   };
 }
 
+/**
+ * The columns of `meta` annotated with a LogicalType union member no version of parquet.thrift this engine reads
+ * defines (parquet-testing's `unknown-logical-type.parquet`: GEOMETRY's id hacked to 2555), each with the member's
+ * id as the fingerprint's schema signature spells it (`UNKNOWN:{"field_2555":{}}`).
+ */
+function unknownLogicalTypes(meta: FileMetaData): string[] {
+  const signature = exactSchemaSignature(meta.schema) as unknown[][];
+  return signature.flatMap((entry) => {
+    const type = (entry[6] as { type?: unknown } | null)?.type;
+    return typeof type === 'string' && type.startsWith('UNKNOWN:') ? [`${String(entry[0])} (${type})`] : [];
+  });
+}
+
+/** The MAP columns of `meta` whose key is OPTIONAL (see `CheckedInput.optionalMapKeys`), as an object to spread. */
+function optionalMapKeysOf(meta: FileMetaData): { optionalMapKeys?: readonly string[] } {
+  const names: string[] = [];
+  const schema = meta.schema;
+  for (let i = 0; i + 2 < schema.length; i++) {
+    const map = schema[i];
+    const entries = schema[i + 1];
+    const key = schema[i + 2];
+    const annotated = map?.converted_type === 'MAP' || map?.logical_type?.type === 'MAP';
+    if (annotated && entries?.repetition_type === 'REPEATED' && key?.repetition_type === 'OPTIONAL') {
+      names.push(map?.name ?? '');
+    }
+  }
+  return names.length === 0 ? {} : { optionalMapKeys: names };
+}
+
 /** Builds a footer-only Parquet buffer (`PAR1` + FileMetaData + length + `PAR1`) for schema reads. */
 function footerOnly(tail: Uint8Array, metadataLength: number): Uint8Array {
   const footer = tail.subarray(tail.length - 8 - metadataLength);
@@ -332,6 +388,13 @@ function trialWrite(
     logicalShapeOf(inputMeta.schema, int96Units) === logicalShapeOf(writtenMeta.schema)
   ) {
     return { schemaKey: writtenKey, runKey, reshaped: true };
+  }
+  const unknown = unknownLogicalTypes(inputMeta);
+  if (unknown.length > 0) {
+    throw new UnsupportedInputError(
+      key,
+      `${unknown.length === 1 ? 'column' : 'columns'} ${unknown.join(', ')} ${unknown.length === 1 ? 'carries' : 'carry'} a logical type this engine does not know (a type newer than its Parquet readers): the writer cannot write an annotation it does not know, and writing the bare physical values would change what a reader that knows the type reads, so the file cannot be rewritten with the same values in either schema fidelity; exclude it, or rewrite it with a writer that knows the type`,
+    );
   }
   const differences: string[] = [];
   for (let i = 1; i < Math.max(expected.length, after.length); i++) {
@@ -570,6 +633,7 @@ export async function preflight(
           runKey: trial.runKey,
           reshaped: trial.reshaped,
           ...(decodeCheckPending && { decodeCheckPending }),
+          ...optionalMapKeysOf(meta),
         };
       }),
     ),

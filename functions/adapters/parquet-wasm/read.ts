@@ -11,6 +11,7 @@ import { keptPieces } from './deletes.js';
 import { OrderedFetcher } from './fetch.js';
 import { convertBatch, readInt96 } from './int96.js';
 import { withRowLineage } from './lineage.js';
+import { assertMapKeysPresent } from './map-keys.js';
 import { type CheckedInput, checkDecodedSizeOf } from './preflight.js';
 import { projectBatch } from './projection.js';
 import type { RewriteSettings } from './settings.js';
@@ -40,6 +41,7 @@ function packable(input: CheckedInput, batchRows: number, packBytes: number): bo
     input.file.rowLineage === undefined &&
     input.file.projection === undefined &&
     input.int96Columns.length === 0 &&
+    input.optionalMapKeys === undefined &&
     input.decodeCheckPending !== true &&
     input.footer.rows < batchRows &&
     input.file.size <= packBytes / 2
@@ -247,6 +249,7 @@ export class InputReader {
       const n = batch.numRows;
       try {
         // INT96 conversion, row lineage and deletes all go by the row's position in the file: deletes last.
+        if (input.optionalMapKeys !== undefined) assertMapKeysPresent(key, batch);
         if (micros !== undefined && n > 0) batch = convertBatch(batch, decodedRows, micros);
         if (lineage !== undefined && n > 0) batch = withRowLineage(key, batch, decodedRows, lineage);
       } catch (err) {

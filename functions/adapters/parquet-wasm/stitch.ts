@@ -5,7 +5,6 @@
 import pLimit from 'p-limit';
 import { CorruptInputError, VerificationError } from '../../core/errors.js';
 import type { StitchedSegment } from '../../core/fingerprint/stitched.js';
-import { currentMetadataLimits } from '../../core/memory-budget.js';
 import { dictionaryPageRanges } from '../../core/parquet/decoded-size.js';
 import { parseFooterWithMetadata } from '../../core/parquet/footer.js';
 import {
@@ -22,7 +21,12 @@ import {
 } from '../../core/parquet/stitch.js';
 import type { ComposedPiece, ObjectStore } from '../../ports/object-store.js';
 import type { InputFile, RewriteGroup, RewriteIo } from '../../ports/parquet-engine.js';
-import { type CheckedInput, checkDecodedSize, type PreflightResult } from './preflight.js';
+import {
+  type CheckedInput,
+  checkDecodedSize,
+  type PreflightResult,
+  rowGroupDecodeBudget,
+} from './preflight.js';
 import type { InputReader } from './read.js';
 import type { OutputSequence } from './roll-over.js';
 import type { RewriteSettings } from './settings.js';
@@ -99,7 +103,7 @@ async function checkPendingDecodedSize(
   new DataView(tail.buffer).setUint32(metadata.length, metadata.length, true);
   tail.set(PARQUET_MAGIC, metadata.length + 4);
   const { footer, metadata: meta } = parseFooterWithMetadata(key, size, tail);
-  const budget = currentMetadataLimits().rowGroupDecodedBytes;
+  const budget = rowGroupDecodeBudget();
   const ranges = dictionaryPageRanges(meta, footer.columns, budget);
   const dataEnd = size - 8 - metadata.length;
   const total = ranges.reduce((n, r) => n + r.length, 0);

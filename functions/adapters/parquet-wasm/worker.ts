@@ -13,6 +13,7 @@ import { keptPieces } from './deletes.js';
 import { type ExpectedDerivedColumn, hashParquetObject, type OutputHashKind } from './hash-output.js';
 import { convertBatch, readInt96 } from './int96.js';
 import { withRowLineage } from './lineage.js';
+import { assertMapKeysPresent } from './map-keys.js';
 import { OutputWriter } from './output.js';
 import { relayStore } from './relay.js';
 import { decodeBatches, decodeError, type WriterSettings } from './wasm.js';
@@ -43,6 +44,8 @@ export type ToWorker =
       readonly rowLineage?: RowLineage;
       readonly rowGroups: number;
       readonly int96Columns: readonly string[];
+      /** Set when some MAP column has an OPTIONAL key: every batch is checked for null keys (see map-keys.ts). */
+      readonly optionalMapKeys?: true;
     }
   | { readonly type: 'end' }
   /** Hash one stored output (verification); its bytes come through `read` → `range`. */
@@ -174,6 +177,14 @@ async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<vo
     if (Math.min(skip + take, live) <= Math.max(skip, liveStart)) {
       batch.free();
       continue;
+    }
+    if (message.optionalMapKeys === true) {
+      try {
+        assertMapKeysPresent(key, batch);
+      } catch (err) {
+        batch.free();
+        throw err;
+      }
     }
     if (micros !== undefined && n > 0) batch = convertBatch(batch, start, micros);
     if (message.rowLineage !== undefined && n > 0)

@@ -9,6 +9,7 @@
 
 import type { ColumnChunk, FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
+import { columnChunkStart } from './footer.js';
 import type { ParquetColumn } from './schema.js';
 import { decodeStruct, field, type ThriftStruct } from './thrift-compact.js';
 
@@ -119,9 +120,8 @@ export function dictionaryPageRanges(
 function dictionaryStart(chunk: ColumnChunk): number {
   const md = chunk.meta_data;
   if (md === undefined) return 0;
-  const dataOffset = Number(md.data_page_offset);
   const dictOffset = md.dictionary_page_offset === undefined ? 0 : Number(md.dictionary_page_offset);
-  return dictOffset > 0 && dictOffset < dataOffset ? dictOffset : dataOffset;
+  return columnChunkStart(Number(md.data_page_offset), dictOffset);
 }
 
 /** BYTE_ARRAY: the values whose decoded length only the dictionary bounds (fixed widths are exact already). */

@@ -133,6 +133,21 @@ const MIN_PAGE_BYTES = 8;
 /** A page header's `num_values` is an i32: no page holds more values. */
 const MAX_PAGE_VALUES = 2 ** 31 - 1;
 
+/**
+ * Where a column chunk's first page starts, from its `data_page_offset` and `dictionary_page_offset`. An offset
+ * before the leading magic means "none" (no page can start there): some writers put 0 in dictionary_page_offset
+ * when there is no dictionary, and Arrow C++ leaves data_page_offset 0 in a chunk that holds no data page — a
+ * chunk of a zero-row row group, only its empty dictionary page (parquet-testing's
+ * `column_chunk_key_value_metadata.parquet`) — so the other offset is where the chunk starts. When both are
+ * unset the data offset stands and the range check refuses the chunk.
+ */
+export function columnChunkStart(dataOffset: number, dictionaryOffset: number): number {
+  const dataSet = dataOffset >= PARQUET_MAGIC.length;
+  const dictSet = dictionaryOffset >= PARQUET_MAGIC.length;
+  if (dictSet && (!dataSet || dictionaryOffset < dataOffset)) return dictionaryOffset;
+  return dataOffset;
+}
+
 function toSafeNumber(key: string, value: bigint | number | undefined, what: string): number {
   if (value === undefined) throw new CorruptInputError(key, `the footer has no ${what}`);
   const n = typeof value === 'bigint' ? value : BigInt(value);
@@ -265,8 +280,7 @@ export function parseFooterWithMetadata(
       const compressed = toSafeNumber(key, md.total_compressed_size, 'column chunk size');
       const dataOffset = toSafeNumber(key, md.data_page_offset, 'data page offset');
       const dict = md.dictionary_page_offset === undefined ? 0 : Number(md.dictionary_page_offset);
-      // Some writers put 0 in dictionary_page_offset when there is no dictionary: ignore that.
-      const start = dict > 0 && dict < dataOffset ? dict : dataOffset;
+      const start = columnChunkStart(dataOffset, dict);
       if (start < PARQUET_MAGIC.length || start + compressed > footerStart) {
         throw new CorruptInputError(
           key,

@@ -45,7 +45,7 @@ const fieldIdOf = (n: Node) => (n.entry[5] as number | null) ?? null;
 /**
  * The logical shape of `schema`. Lists follow the LIST spec's backward-compatibility rules (a repeated
  * primitive, a repeated group of several fields or one named `array` / `<list>_tuple` is the element
- * itself: the 2-level forms), maps accept a MAP_KEY_VALUE repeated group, a bare repeated field is a list
+ * itself: the 2-level forms), maps accept a MAP_KEY_VALUE repeated group and an OPTIONAL key, a bare repeated field is a list
  * of required elements, decimals are compared by precision and scale only, and an INT96 column is the
  * INT64 TIMESTAMP it is written as (`int96Units` by dotted path, MICROS when absent).
  */
@@ -98,7 +98,10 @@ export function logicalShapeOf(
           name,
           required,
           fieldIdOf(n),
-          shape(kv.children[0] as Node, null),
+          // A key is never null (the MAP spec), so an OPTIONAL key — as Presto/Trino before 386/0.274 and Athena
+          // wrote it (parquet-testing's `incorrect_map_schema.parquet`) — holds the values of a REQUIRED one; a null
+          // key, were there one, fails the decode by name (see docs/engine.md).
+          shape(kv.children[0] as Node, null, true),
           shape(kv.children[1] as Node, null),
         ];
       }

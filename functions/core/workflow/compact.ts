@@ -38,6 +38,11 @@ export interface CompactDeps {
    */
   readonly workers?: number;
   /**
+   * The most worker threads a table's `encodeWorkers` may ask for here (the function's cores and memory, see
+   * shared/engine-workers.ts). Absent: `workers`.
+   */
+  readonly maxWorkers?: number;
+  /**
    * Where an input that fails the rewrite by itself (CorruptInputError, UnsupportedInputError naming it)
    * is recorded, so later plans leave it out and its neighbours compact. Absent: nothing is recorded.
    */
@@ -70,11 +75,26 @@ export interface CompactStepResult {
  * the next run plans around the file. A failure while an input changed is a conflict instead (see below):
  * the new object was never tried, so there is nothing to hold against it.
  */
+/**
+ * The worker threads a group is encoded with: the table's `encodeWorkers` where it set one, never past what the
+ * function holds (`maxWorkers`: its cores and memory), else the function's default (`workers`: its vCPUs).
+ */
+export function encodeWorkersFor(
+  requested: number | undefined,
+  workers: number | undefined,
+  maxWorkers: number | undefined,
+): number {
+  const fallback = Math.max(1, workers ?? 1);
+  if (requested === undefined) return fallback;
+  return Math.max(1, Math.min(requested, maxWorkers ?? fallback));
+}
+
 export async function compactGroup(
   deps: CompactDeps,
   run: RunContext,
   item: GroupItem,
 ): Promise<CompactStepResult> {
+  const encodeWorkers = encodeWorkersFor(run.encodeWorkers, deps.workers, deps.maxWorkers);
   let entry = await requireEntry(deps.journal, run.runId, item.groupId);
   if (entry.state !== 'planned') {
     return {
@@ -138,7 +158,7 @@ export async function compactGroup(
           }),
           ...(run.schemaFidelity === 'logical' && { schemaFidelity: 'logical' as const }),
           targetFileSizeBytes: prepared?.rewrite?.targetFileSizeBytes ?? run.targetFileSizeBytes,
-          ...(deps.workers !== undefined && deps.workers > 1 && { workers: deps.workers }),
+          ...(encodeWorkers > 1 && { workers: encodeWorkers }),
           ...(run.strategy !== 'binpack' && run.sortColumns !== undefined
             ? {
                 sort: {

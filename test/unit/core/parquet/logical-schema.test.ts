@@ -88,6 +88,36 @@ describe('logicalShapeOf', () => {
     expect(legacy).not.toBe(logicalShapeOf(map({}, int32('value', 'REQUIRED'))));
   });
 
+  it('sees a map whose key is OPTIONAL (Presto/Trino, Athena) as the standard map, whose key is REQUIRED', () => {
+    // Prepare
+    const map = (keyRepetition: SchemaElement['repetition_type']) => [
+      root(1),
+      group('my_map', 'OPTIONAL', 1, { converted_type: 'MAP' }),
+      group('key_value', 'REPEATED', 2, { converted_type: 'MAP_KEY_VALUE' }),
+      {
+        name: 'key',
+        type: 'BYTE_ARRAY',
+        repetition_type: keyRepetition,
+        converted_type: 'UTF8',
+      } as SchemaElement,
+      {
+        name: 'value',
+        type: 'BYTE_ARRAY',
+        repetition_type: 'OPTIONAL',
+        converted_type: 'UTF8',
+      } as SchemaElement,
+    ];
+
+    // Act
+    const presto = logicalShapeOf(map('OPTIONAL'));
+
+    // Assess: the same shape; the key's type still counts.
+    expect(presto).toBe(logicalShapeOf(map('REQUIRED')));
+    expect(presto).not.toBe(
+      logicalShapeOf([...map('OPTIONAL').slice(0, 3), int32('key', 'OPTIONAL'), ...map('OPTIONAL').slice(4)]),
+    );
+  });
+
   it('compares decimals by precision and scale, not by physical type', () => {
     // Prepare
     const decimal = (type: SchemaElement['type'], precision: number, scale: number, length?: number) => [

@@ -1,5 +1,7 @@
 // Unit tests of the workflow's step services over in-memory adapters and real Parquet: each step is
 // idempotent, verification guards the commit, failures are recorded, and finalize never leaves a group midway.
+import { parquetReadObjects } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
@@ -33,6 +35,13 @@ const withRewrite = (rewrite: RewriteFn): ParquetEngine => ({
   ...defaultParquetEngine,
   rewriteGroup: rewrite,
 });
+
+/** Every row of a Parquet file as JSON text (hyparquet, an independent reader, with its ZSTD; bigints as text). */
+async function rowsOf(bytes: Uint8Array): Promise<string[]> {
+  const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  const rows = await parquetReadObjects({ file, compressors });
+  return rows.map((r) => JSON.stringify(r, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)));
+}
 
 function runContext(runId: string, extra: Record<string, unknown> = {}): RunContext {
   const normalized = normalizeRunInput(
@@ -225,6 +234,41 @@ describe('workflow step services', () => {
 
     // Assess
     expect(seen).toEqual(['logical', undefined]);
+  });
+
+  it('encodes on the table’s encodeWorkers capped by what the function holds, else on its default, rows unchanged', async () => {
+    // Prepare: the real rewrite, its options recorded; a function whose default is 2 workers and ceiling 3.
+    const seen: (number | undefined)[] = [];
+    const recording: RewriteFn = (io, group, options) => {
+      seen.push(options.workers);
+      return rewriteGroup(io, group, options);
+    };
+    const runs = [
+      { ...runContext('workers-1'), encodeWorkers: 4 },
+      runContext('workers-2'),
+      { ...runContext('workers-3'), encodeWorkers: 1 },
+    ];
+    const item = { groupId: 'g0001', expectedOutputFiles: 2 };
+    const inputRows = (await Promise.all(inputs.map(async (k) => rowsOf(await store.get(k))))).flat().sort();
+
+    // Act: one run after the other, as the lease allows
+    const outputRows: string[][] = [];
+    for (const run of runs) {
+      await planAs(run, planOptions);
+      const engine = withRewrite(recording);
+      await compactGroup({ ...deps(), engine, workers: 2, maxWorkers: 3 }, run, item);
+      const [entry] = await journal.listRun(run.runId);
+      const outputs = await Promise.all(
+        (entry?.outputs ?? []).map(async (o) => rowsOf(await store.get(o.stagingKey))),
+      );
+      outputRows.push(outputs.flat().sort());
+      await finalizeRun({ ...deps(), leases }, run, { outcome: 'failed', error: { Error: 'Stopped' } });
+    }
+
+    // Assess: asked 4, held 3; the default 2; asked 1, so no workers. Each run's outputs hold the inputs' rows.
+    expect(seen).toEqual([3, 2, undefined]);
+    expect(inputRows.length).toBeGreaterThan(0);
+    expect(outputRows).toEqual([inputRows, inputRows, inputRows]);
   });
 
   it('refuses to verify outputs whose rows differ from the inputs, leaving the group staged for rollback', async () => {
