@@ -236,7 +236,9 @@ export function logRowsParquet(
     columnData,
     // hyparquet-writer bundles its own hyparquet types: the same elements, typed apart.
     schema: schema.map((e) => ({ ...e })) as Parameters<typeof parquetWriteBuffer>[0]['schema'],
-    kvMetadata,
+    // An empty key-value list is written as a list of no element type, which parquet-wasm refuses to read ("Expected
+    // list element type of Struct"): a base file whose only entries were Hudi's index keys gets none at all.
+    ...(kvMetadata.length === 0 ? {} : { kvMetadata }),
     statistics: false,
     codec: 'UNCOMPRESSED',
   });
