@@ -1,7 +1,7 @@
 // `lake-compactor settle --state-table` on s3rver and DynamoDB Local: a deployed partition left
 // needs-attention by a run that could not retire its inputs is settled exactly as a console settle run
 // would — rows exact, nothing open, the partition idle — and a run still holding the lease is refused.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -24,8 +24,8 @@ import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
-import { captureIo } from '../support/cli-io.js';
-import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { localAwsIo, rowsUnder } from '../support/deployed-s3.js';
+import { type DuckDb, openDuckDb } from '../support/duckdb.js';
 import { createKeyValueTable } from '../support/dynamodb-table.js';
 import { faultyStore } from '../support/fault-store.js';
 
@@ -44,31 +44,12 @@ let db: DuckDb;
 let scratch: string;
 
 function io() {
-  return captureIo({
-    now: Date.now(),
-    env: {
-      AWS_ENDPOINT_URL_S3: s3.endpoint,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'S3RVER',
-      AWS_SECRET_ACCESS_KEY: 'S3RVER',
-    },
-  });
+  return localAwsIo({ s3: s3.endpoint, dynamodb: dynamo.endpoint });
 }
 
-/** The partition's rows (DuckDB over a download), canonically sorted. */
-async function rows(): Promise<string[]> {
-  const folder = await mkdtemp(join(scratch, 'rows-'));
-  const files: string[] = [];
-  for await (const o of store.listAll(`events/date=${DAY}/`)) {
-    const file = join(folder, `${files.length}.parquet`);
-    await writeFile(file, await store.get(o.key));
-    files.push(file);
-  }
-  const found = await db.rows(
-    `SELECT * FROM read_parquet([${files.map(sqlString).join(', ')}]) ORDER BY ALL`,
-  );
-  return found.map((r) => JSON.stringify(r)).sort();
+/** The partition's rows (DuckDB), canonically sorted. */
+function rows(): Promise<string[]> {
+  return rowsUnder(store, db, scratch, `events/date=${DAY}/`);
 }
 
 beforeAll(async () => {

@@ -2,7 +2,7 @@
 // steps run as the state machine runs them, journaled in the state table) is undone by the same per-format undo as a
 // CLI run — the partition's rows (DuckDB) equal those of before the run — and a run id the state table does not
 // hold, or a run that did not finish, is refused with no byte of the bucket changed.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -27,8 +27,8 @@ import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
-import { captureIo } from '../support/cli-io.js';
-import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { localAwsIo, rowsUnder, storeBytes } from '../support/deployed-s3.js';
+import { type DuckDb, openDuckDb } from '../support/duckdb.js';
 import { createKeyValueTable } from '../support/dynamodb-table.js';
 import { fakeCloudFormation } from '../support/fake-cloudformation.js';
 
@@ -45,38 +45,16 @@ let db: DuckDb;
 let scratch: string;
 
 function io() {
-  return captureIo({
-    now: Date.now(),
-    env: {
-      AWS_ENDPOINT_URL_S3: s3.endpoint,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'S3RVER',
-      AWS_SECRET_ACCESS_KEY: 'S3RVER',
-    },
-  });
+  return localAwsIo({ s3: s3.endpoint, dynamodb: dynamo.endpoint });
 }
 
-/** The partition's rows (DuckDB over a download of its Parquet files), canonically sorted. */
-async function rows(day: string): Promise<string[]> {
-  const folder = await mkdtemp(join(scratch, 'rows-'));
-  const files: string[] = [];
-  for await (const o of store.listAll(`events/date=${day}/`)) {
-    const file = join(folder, `${files.length}.parquet`);
-    await writeFile(file, await store.get(o.key));
-    files.push(file);
-  }
-  const found = await db.rows(
-    `SELECT * FROM read_parquet([${files.map(sqlString).join(', ')}]) ORDER BY ALL`,
-  );
-  return found.map((r) => JSON.stringify(r)).sort();
+/** The partition's rows (DuckDB), canonically sorted. */
+function rows(day: string): Promise<string[]> {
+  return rowsUnder(store, db, scratch, `events/date=${day}/`);
 }
 
-/** Every object of the bucket with its ETag and size: equal before and after means no byte changed. */
-async function bucketBytes(): Promise<string[]> {
-  const objects: string[] = [];
-  for await (const o of store.listAll('')) objects.push(`${o.key} ${o.etag} ${o.size}`);
-  return objects.sort();
+function bucketBytes(): Promise<string[]> {
+  return storeBytes(store);
 }
 
 async function writeDay(day: string, seed: number): Promise<void> {
