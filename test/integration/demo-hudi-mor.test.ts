@@ -5,7 +5,7 @@
 // deltacommits wrote (base files by DuckDB, log blocks decoded one by one). A file of its own: each local cloud runs
 // in a process of its own (run after the Copy-on-Write demo in one process, its profiler and sweep kept reaching
 // the first cloud's stopped endpoints: ECONNREFUSED, every profiler message dead-lettered).
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,13 +41,22 @@ async function demoFolders(): Promise<string[]> {
 let db: DuckDb;
 let kept: string | undefined;
 
+/** The process's own temp folder (this file runs in a fork of its own): the other Hudi demo file, running beside it, creates demo folders of the same prefix in the shared one. */
+let privateTmp: string | undefined;
+const sharedTmp = process.env.TMPDIR;
+
 beforeAll(async () => {
+  privateTmp = await mkdtemp(join(tmpdir(), 'lc-demo-hudi-tmp-'));
+  process.env.TMPDIR = privateTmp;
   db = await openDuckDb();
 });
 
 afterAll(async () => {
   db.close();
   if (kept !== undefined) await rm(kept, { recursive: true, force: true });
+  if (sharedTmp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = sharedTmp;
+  if (privateTmp !== undefined) await rm(privateTmp, { recursive: true, force: true });
 });
 
 describe('npm run demo -- --format hudi --hudi-table-type mor', () => {

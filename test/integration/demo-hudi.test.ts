@@ -4,7 +4,7 @@
 // format's reader (test/support/hudi-replay.ts), agrees: the live rows after clustering are the live rows just
 // before the first replacecommit plus the rows the appender committed after it, in fewer live base files.
 // The Merge-on-Read demo is tested in demo-hudi-mor.test.ts.
-import { readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,13 +49,22 @@ function liveAfter(writes: readonly Write[]): string[] {
 let db: DuckDb;
 let kept: string | undefined;
 
+/** The process's own temp folder (this file runs in a fork of its own): the other Hudi demo file, running beside it, creates demo folders of the same prefix in the shared one. */
+let privateTmp: string | undefined;
+const sharedTmp = process.env.TMPDIR;
+
 beforeAll(async () => {
+  privateTmp = await mkdtemp(join(tmpdir(), 'lc-demo-hudi-tmp-'));
+  process.env.TMPDIR = privateTmp;
   db = await openDuckDb();
 });
 
 afterAll(async () => {
   db.close();
   if (kept !== undefined) await rm(kept, { recursive: true, force: true });
+  if (sharedTmp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = sharedTmp;
+  if (privateTmp !== undefined) await rm(privateTmp, { recursive: true, force: true });
 });
 
 /** Every row of `files` (under `root`) but its `_hoodie_file_name`, one JSON text per row. */
