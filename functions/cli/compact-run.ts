@@ -28,6 +28,7 @@ import {
   DEFAULT_TABLE_FORMAT,
   type FormatRunInput,
   formatPartitionFilter,
+  formatsTakingRunInput,
   formatTakesRunInput,
   type TableFormatName,
 } from '../core/formats/index.js';
@@ -97,9 +98,9 @@ export interface CompactOptions extends FormatCliOptions, PlanningFlags {
   readonly strategy?: Strategy;
   /** The columns of a sort or Z-order. */
   readonly columns?: readonly string[];
-  /** Iceberg only: `rewrite_data_files` options (Iceberg's names and defaults; see iceberg/rewrite-options.ts). */
+  /** The planner options of a format that takes them (`formatTakesRunInput(format, 'rewriteDataFiles')`), in its own names. */
   readonly rewriteDataFiles?: FormatRunInput['rewriteDataFiles'];
-  /** Iceberg only: compact only the partitions this filter passes (see iceberg/where.ts). */
+  /** For a format that takes a partition filter (`formatTakesRunInput(format, 'where')`): only the partitions it passes. */
   readonly where?: string;
   /**
    * A deployment's DynamoDB state table (`--state-table`, or `--stack`'s output): the run then takes each
@@ -161,7 +162,7 @@ export interface CompactHooks {
  *
  * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
  * @throws UnsupportedTableFormatError, before anything is written, when the location is, lies in or holds
- * a Delta Lake or Iceberg table.
+ * a table of a format whose own log or metadata, not the listing, says which files are live.
  * @throws UnsettledPartitionError when an interrupted group could not be settled (nothing was planned).
  * @throws InvalidInputError when the location holds no Parquet file (nothing is written).
  * @throws CompactionFailedError when any group failed (after every partition was tried and settled).
@@ -201,17 +202,17 @@ async function compactTable(
   const store = dryRun ? dryRunStore(live) : live;
   const tableRoot = opened.prefix.replace(/\/$/, '');
   const table = options.table ?? tableNameOf(uri);
-  // A Delta table's coordination is declared on S3 even for a dry run (the same command line then commits). A dry
+  // A format's commit coordination is declared on S3 even for a dry run (the same command line then commits). A dry
   // run commits nothing, and must not finish another writer's commit either: the registered format reads, bound
-  // only to the settings it reads through (an Iceberg table's catalog, which says where its current metadata is),
-  // and unbound when none is given.
+  // only to the settings it reads through (a catalog, which says where the table's current metadata is), and
+  // unbound when none is given.
   const settings = formatSettingsOf(uri, formatName, options);
   const readSettings = formatSettingsOf(uri, formatName, options, 'read');
   const format = dryRun
     ? readingFormat(opened, table, formatName, readSettings, io)
     : commandFormat(opened, table, formatName, settings, io);
   const bucket = /^s3a?:\/\/([^/]+)/i.exec(uri.trim())?.[1] ?? 'local';
-  // A Delta or Iceberg table's log, not the listing, says which files are live: refuse before any write.
+  // A foreign table's log or metadata, not the listing, says which files are live: refuse before any write.
   await refuseEnclosingForeignTable(opened, { includeLocation: false });
   let inventory = await format.snapshot(store, opened.prefix, { now: io.clock.now() });
   refuseForeignAmong(opened.store, opened.prefix, inventory.foreignTables);
@@ -346,7 +347,7 @@ async function compactTable(
   if (mismatch !== undefined) {
     throw new CoordinationMismatchError(
       tableRoot,
-      `A group of ${uri} was not committed: ${mismatch.reason ?? 'the log shows a writer that does not coordinate as declared'}. Nothing of it is in the table; compact again once the declared --delta-log-store matches the table's writers`,
+      `A group of ${uri} was not committed: ${mismatch.reason ?? 'the log shows a writer that does not coordinate as declared'}. Nothing of it is in the table; compact again once the commit coordination declared in the format's options matches the table's writers`,
     );
   }
   const failed = results.filter((r) => r.summary.status === 'FAILED');
@@ -588,7 +589,8 @@ export function readersOf(names: readonly string[] | undefined): Reader[] | unde
 }
 
 /**
- * `rewriteDataFiles` and `where` are Iceberg's, and a filter must parse: checked before anything is listed.
+ * `rewriteDataFiles` and `where` belong to the formats whose run input declares them, and a filter must parse:
+ * checked before anything is listed.
  * @throws UsageError otherwise.
  */
 export function checkRewriteChoices(
@@ -601,7 +603,9 @@ export function checkRewriteChoices(
   );
   if (misplaced)
     throw new UsageError(
-      `--rewrite-option and --where apply to Iceberg tables (--format iceberg), not to format "${format}"; drop them`,
+      `--rewrite-option and --where apply to ${formatsTakingRunInput('rewriteDataFiles')
+        .map((f) => `${f.title} tables (--format ${f.name})`)
+        .join(' or ')}, not to format "${format}"; drop them`,
     );
   if (options.where === undefined) return undefined;
   // The table's format reads its own filter; one that does not parse is a usage error.

@@ -51,7 +51,7 @@ export type Trigger = (typeof TRIGGERS)[number];
 /**
  * How a run rewrites: `binpack` keeps row order, `sort` orders each output by the sort columns (lexicographically),
  * `zorder` clusters rows along a Z-order curve of the columns, so ranges of every listed column cluster (not only
- * of the first, as a sort does): what Delta's `OPTIMIZE … ZORDER BY` does.
+ * of the first, as a sort does): what an `OPTIMIZE … ZORDER BY` does.
  */
 export const STRATEGIES = ['binpack', 'sort', 'zorder'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
@@ -92,8 +92,8 @@ export const runInputSchema = z
     /** `exact` or `logical` (legacy physical forms written in the standard ones). Default: the table's, else exact. */
     schemaFidelity: schemaFidelitySchema.optional(),
     /**
-     * The run inputs each format owns, refused on a table of any other format (Iceberg's `rewriteDataFiles` and
-     * `where` filter, …): declared in the format's folder (`settings.run.input`), merged by the registry.
+     * The run inputs each format owns, refused on a table of any other format (its planner's options, a partition
+     * filter, …): declared in the format's folder (`settings.run.input`), merged by the registry.
      */
     ...FORMAT_RUN_INPUT_FIELDS,
     /**
@@ -143,7 +143,7 @@ export const runInputSchema = z
         code: 'custom',
         path: ['partition'],
         message:
-          'give `partition` (one partition) or `partitions` (several); on an Iceberg table, `where` alone compacts every partition it passes',
+          'give `partition` (one partition) or `partitions` (several); on a table whose format takes a `where` filter, `where` alone compacts every partition it passes',
       });
     }
     if (input.strategy === 'sort' && input.sortColumns === undefined) {
@@ -396,7 +396,7 @@ export function wherePartitionsWanted(input: Pick<RunInput, 'partition' | 'parti
 }
 
 /**
- * The table whose partitions must be listed before `raw` can be normalized: an Iceberg table named by a request
+ * The table whose partitions must be listed before `raw` can be normalized: a table whose format takes `where`, named by a request
  * with a `where` filter and no `partition`/`partitions` (see {@link selectWherePartitions}); undefined for every
  * other input, which {@link normalizeRunInput} checks as it is. Lets an entry point read storage only when needed.
  */
@@ -413,7 +413,7 @@ export function tableToListForWhere(raw: unknown, tables: readonly TableConfig[]
  * An operator's `{ "table", "where" }` (no `partition`/`partitions`) as the request it means: `partitions` set to
  * every partition of the table's current snapshot whose values the filter passes, sorted, each child then run with
  * the filter too. Any other input is returned as it is, and so is one whose filter does not parse or whose table is
- * not an Iceberg table: {@link normalizeRunInput} reports those with every other problem.
+ * not of a format that takes `where`: {@link normalizeRunInput} reports those with every other problem.
  * @throws InvalidInputError when no partition passes (nothing to compact: a filter that selects nothing is
  *   likelier a mistake than a wish), or more than {@link MAX_PARTITIONS_PER_REQUEST} do (narrow it, or split it).
  */
@@ -521,7 +521,7 @@ export function buildRunContext(
   const targetMiB = choices.targetFileSizeMB ?? table.targetFileSizeMB;
   const format = table.format ?? DEFAULT_TABLE_FORMAT;
   const statistics: StatisticsMode = choices.statistics ?? table.statistics ?? DEFAULT_STATISTICS_MODE;
-  // The format's own run inputs over its table settings (Iceberg: rewrite_data_files options, where filter).
+  // The format's own run inputs over its table settings (its planner's options, its partition filter).
   const formatContext = formatRunContext(format, table, choices);
   return {
     runId: options.executionName,
