@@ -7,8 +7,6 @@
 // (or by `lake-compactor settle`) exactly as the workflow settles a dead execution: no row lost or doubled.
 
 import { randomUUID } from 'node:crypto';
-import { DynamoJournal } from '../adapters/dynamodb-journal.js';
-import { DynamoPartitionLease } from '../adapters/dynamodb-partition-lease.js';
 import { MemoryJournal } from '../adapters/memory-journal.js';
 import { MemoryLeases } from '../adapters/memory-leases.js';
 import { type OpenedStore, openStore } from '../adapters/open-store.js';
@@ -46,18 +44,17 @@ import { formatBytes } from '../core/stats.js';
 import { plural } from '../core/words.js';
 import type { GroupStepResult } from '../core/workflow/commit.js';
 import type { RunSummary } from '../core/workflow/finalize.js';
-import { journalManifestPrefix } from '../core/workflow/layout.js';
 import type { PartitionLeases } from '../core/workflow/ports.js';
 import { type RunDeps, runPartition } from '../core/workflow/run.js';
 import type { Clock } from '../ports/clock.js';
 import type { Journal } from '../ports/journal.js';
 import type { ObjectStore, PutOptions } from '../ports/object-store.js';
 import type { Codec, ParquetEngine, SchemaFidelity } from '../ports/parquet-engine.js';
-import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
 import { whileRenewing } from '../shared/lease-keeper.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { tableNameOf } from './args.js';
 import type { CompactProgress } from './compact-progress.js';
+import { type DeploymentPorts, deploymentPorts } from './deployment-ports.js';
 import { requireParquetFiles } from './errors.js';
 import { type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import { commandFormat, readingFormat } from './format-services.js';
@@ -617,13 +614,6 @@ export function checkRewriteChoices(
   }
 }
 
-/** What a run beside a deployment journals in and leases from: the deployment's state table. */
-interface DeployedRun {
-  readonly stateTable: string;
-  readonly journal: Journal;
-  readonly leases: PartitionLeases;
-}
-
 /**
  * The deployment's journal and leases when `stateTable` is given, for a table on S3 (a deployment's tables are);
  * undefined without it.
@@ -634,22 +624,12 @@ function deployedRun(
   uri: string,
   opened: OpenedStore,
   io: CompactIo,
-): DeployedRun | undefined {
+): DeploymentPorts | undefined {
   if (stateTable === undefined) return undefined;
   if (!/^s3a?:\/\//i.test(uri.trim())) {
     throw new UsageError(
       `--state-table compacts a deployed table on S3 under the deployment's leases; ${uri} is a local folder, whose runs journal in the folder: drop --state-table`,
     );
   }
-  const client = dynamoDbClientFromEnv(io.env);
-  return {
-    stateTable,
-    journal: new DynamoJournal({
-      client,
-      tableName: stateTable,
-      manifests: { store: opened.store, prefix: journalManifestPrefix(opened.workRoot) },
-    }),
-    // No table config: it only classifies the run's own file changes for the statistics, which S3's events do too.
-    leases: new DynamoPartitionLease({ client, tableName: stateTable, tables: [], policies: new Map() }),
-  };
+  return deploymentPorts(stateTable, opened, io.env);
 }

@@ -8,8 +8,6 @@
 // one could not be (it stays fenced; the reason is printed), 2 on a usage error.
 
 import { randomUUID } from 'node:crypto';
-import { DynamoJournal } from '../adapters/dynamodb-journal.js';
-import { DynamoPartitionLease } from '../adapters/dynamodb-partition-lease.js';
 import { LocalObjectStore } from '../adapters/local-object-store.js';
 import { type OpenedStore, openStore } from '../adapters/open-store.js';
 import { StoreJournal } from '../adapters/store-journal.js';
@@ -19,15 +17,14 @@ import type { TableFormat } from '../core/formats/table-format.js';
 import { buildRunContext } from '../core/run-input.js';
 import { failureReason, type StepCommitDeps } from '../core/workflow/commit.js';
 import { finalizeRun } from '../core/workflow/finalize.js';
-import { journalManifestPrefix } from '../core/workflow/layout.js';
 import { type SettleReport, settlePartition } from '../core/workflow/settle.js';
 import type { Clock } from '../ports/clock.js';
 import type { GroupState, JournalPartition } from '../ports/journal.js';
 import type { ObjectStore } from '../ports/object-store.js';
-import { dynamoDbClientFromEnv } from '../shared/aws-env.js';
 import { whileRenewing } from '../shared/lease-keeper.js';
 import { defaultParquetEngine } from '../shared/parquet-engine.js';
 import { tableNameOf } from './args.js';
+import { deploymentPorts } from './deployment-ports.js';
 import { type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import { commandFormat } from './format-services.js';
 
@@ -234,15 +231,7 @@ async function settleDeployedPartition(
       '--state-table settles one partition of the deployment at a time: add --partition <path> (lake-compactor status --stack <stack-name> lists those that need attention)',
     );
   }
-  const client = dynamoDbClientFromEnv(io.env);
-  const journal = new DynamoJournal({
-    client,
-    tableName: stateTable,
-    manifests: { store: opened.store, prefix: journalManifestPrefix(opened.workRoot) },
-  });
-  // The table config only classifies the run's own file changes for the statistics; the S3 events that
-  // follow do that anyway, so none is needed here.
-  const leases = new DynamoPartitionLease({ client, tableName: stateTable, tables: [], policies: new Map() });
+  const { journal, leases } = deploymentPorts(stateTable, opened, io.env);
   const now = io.clock.now();
   const runId = `cli-settle-${new Date(now).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
   const ref = { table, partition };
