@@ -294,16 +294,12 @@ export class S3ObjectStore implements ObjectStore {
       );
       uploadId = created.UploadId;
       if (uploadId === undefined) throw new Error('CreateMultipartUpload returned no upload id');
-      const id = uploadId;
-      const limit = pLimit(options.queueSize ?? DEFAULT_QUEUE_SIZE);
-      const etags = await Promise.all(
-        parts.map((part, i) => limit(() => this.sendPart(key, id, i + 1, part))),
-      );
+      const etags = await this.sendParts(key, uploadId, parts, options.queueSize ?? DEFAULT_QUEUE_SIZE);
       const completed = await this.client.send(
         new CompleteMultipartUploadCommand({
           Bucket: this.bucket,
           Key: key,
-          UploadId: id,
+          UploadId: uploadId,
           IfNoneMatch: options.ifNoneMatch,
           MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
         }),
@@ -313,6 +309,38 @@ export class S3ObjectStore implements ObjectStore {
       await this.abortUpload(key, uploadId);
       throw mapS3Error(error, key, 'composed multipart upload');
     }
+  }
+
+  /**
+   * Sends every part, `queueSize` at a time, and returns their ETags in part order. On the first failure it starts
+   * no further part and waits for those already sent before it rethrows: the abort that follows must come after the
+   * last part lands. A part that lands after an abort is stored again (S3: "it might be necessary to abort a given
+   * multipart upload multiple times"; the local server re-creates the upload's folder without its key), and a
+   * queued part sent after it is a request paid for nothing.
+   */
+  private async sendParts(
+    key: string,
+    uploadId: string,
+    parts: readonly PlannedPart[],
+    queueSize: number,
+  ): Promise<string[]> {
+    const limit = pLimit(queueSize);
+    let failure: { readonly error: unknown } | undefined;
+    const sent = await Promise.allSettled(
+      parts.map((part, i) =>
+        limit(async () => {
+          if (failure !== undefined) return '';
+          try {
+            return await this.sendPart(key, uploadId, i + 1, part);
+          } catch (error) {
+            failure ??= { error };
+            throw error;
+          }
+        }),
+      ),
+    );
+    if (failure !== undefined) throw failure.error;
+    return sent.map((s) => (s.status === 'fulfilled' ? s.value : ''));
   }
 
   /** Sends part `number` of upload `uploadId`; returns its ETag as S3 gave it. */

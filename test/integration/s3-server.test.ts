@@ -363,6 +363,58 @@ describe('startS3Server multipart copies', () => {
     expect(await store.head('copy/never.bin')).toBeUndefined();
     expect(await pendingUploads()).not.toContain('copy/never.bin');
   });
+
+  it('aborts a failed composed upload only after its parts in flight have landed, and sends no queued part', async () => {
+    // Prepare: part 1 copies a replaced source (fails at once), part 2 is held in flight, parts 3 and 4 wait in the
+    // queue (two at a time). A part landing after the abort would store the upload again.
+    const { etag: stale } = await store.put('copy/raced.bin', source);
+    await store.put('copy/raced.bin', source.subarray(1));
+    const { etag } = (await store.head('copy/source.bin')) as { etag: string };
+    const copy = (key: string, tag: string, start: number) =>
+      ({ kind: 'range', key, etag: tag, start, endInclusive: start + 6 * MiB - 1 }) as const;
+    const pieces = [
+      copy('copy/raced.bin', stale, 0),
+      copy('copy/source.bin', etag, 0),
+      copy('copy/source.bin', etag, 6 * MiB),
+      copy('copy/source.bin', etag, 0),
+    ];
+    const racing = s3.client();
+    const events: string[] = [];
+    racing.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { PartNumber?: number };
+        const name = `${context.commandName ?? ''}${input.PartNumber === undefined ? '' : ` ${input.PartNumber}`}`;
+        if (input.PartNumber === 2) await new Promise((resolve) => setTimeout(resolve, 500));
+        events.push(`sent ${name}`);
+        try {
+          return await next(args);
+        } finally {
+          events.push(`done ${name}`);
+        }
+      },
+      { step: 'initialize' },
+    );
+    const racingStore = new S3ObjectStore({ client: racing, bucket: 'lake' });
+    const folder = s3.server.store.getResourcePath('lake', undefined, 'uploads');
+    const uploadsBefore = await readdir(folder).catch(() => []);
+
+    // Act
+    const error = await racingStore
+      .putComposed('copy/raced-out.bin', pieces, { queueSize: 2 })
+      .catch((e: unknown) => e);
+
+    // Assess
+    expect(error).toBeInstanceOf(PreconditionFailedError);
+    const abort = events.indexOf('sent AbortMultipartUploadCommand');
+    expect(abort).toBeGreaterThan(-1);
+    expect(events.slice(0, abort)).toContain('done UploadPartCopyCommand 2');
+    expect(events.filter((e) => e.startsWith('sent UploadPart')).sort()).toEqual([
+      'sent UploadPartCopyCommand 1',
+      'sent UploadPartCopyCommand 2',
+    ]);
+    expect(await readdir(folder).catch(() => [])).toEqual(uploadsBefore);
+    expect(await store.head('copy/raced-out.bin')).toBeUndefined();
+  });
 });
 
 describe('startS3Server folders', () => {

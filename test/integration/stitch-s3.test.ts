@@ -110,8 +110,9 @@ function pagesOf(bytes: Uint8Array): { start: number; end: number } {
 async function pendingUploads(): Promise<string[]> {
   const folder = s3.server.store.getResourcePath('lake', undefined, 'uploads');
   // The local S3 server creates an upload's folder before its `key` file and removes them in the other order, so
-  // a listing can meet an upload in flux (seen once in CI: ENOENT on `key`). Read again until every upload listed
-  // is whole or gone; one still in flux after 10 s fails the test, naming it.
+  // a listing can meet an upload in flux: read again until every upload listed is whole or gone. A folder that
+  // stays without its key is a part stored after the abort (putComposed once aborted with parts in flight; the
+  // s3-server test proves it no longer does): one still in flux after 10 s fails the test, naming it.
   for (let attempt = 0; ; attempt++) {
     const ids = await readdir(folder).catch(() => []);
     const keys = await Promise.all(
