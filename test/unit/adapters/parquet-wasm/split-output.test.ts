@@ -59,8 +59,11 @@ async function inputs(): Promise<MemoryObjectStore> {
   return source;
 }
 
-async function rewrite(source: MemoryObjectStore, options: Partial<RewriteOptions>) {
-  const target = new MemoryObjectStore();
+async function rewrite(
+  source: MemoryObjectStore,
+  options: Partial<RewriteOptions>,
+  target = new MemoryObjectStore(),
+) {
   const files = await Promise.all(KEYS.map((key) => fileOf(source, key)));
   const result = await rewriteGroup(
     { source, target },
@@ -163,6 +166,10 @@ describe('one output encoded on several workers and joined', () => {
       const rowGroups = (b: Uint8Array) => list(metaOf(b), 4).map((rg) => num(rg, 3));
       expect(rowGroups(bytes)).toEqual(rowGroups(oneBytes));
       expect(checkPageIndexes(bytes)).toBeGreaterThan(0);
+      const withDictionary = list(metaOf(bytes), 4).map(
+        (rg) => list(rg, 1).filter((cc) => num(field(cc, 3)?.value as ThriftStruct, 11) !== undefined).length,
+      );
+      expect(withDictionary.every((n) => n > 0)).toBe(true);
       expect(Buffer.from(bytes).equals(Buffer.from(oneBytes))).toBe(true);
       const report = await verifyOutputs(split.target, split.outputs, split.result.fingerprint, { workers });
       expect(report.rows).toBe(FILES * ROWS_PER_FILE);
@@ -229,8 +236,10 @@ describe('one output encoded on several workers and joined', () => {
     damaged.fill(0xff, at, at + 16);
     await source.put('in/part-4.parquet', damaged);
 
+    const target = new MemoryObjectStore();
+
     // Act
-    const outcome = await rewrite(source, { workers: 2 }).then(
+    const outcome = await rewrite(source, { workers: 2 }, target).then(
       () => undefined,
       (err: unknown) => err,
     );
@@ -238,6 +247,7 @@ describe('one output encoded on several workers and joined', () => {
     // Assess
     expect(outcome).toBeInstanceOf(CorruptInputError);
     expect((outcome as CorruptInputError).key).toBe('in/part-4.parquet');
+    expect(target.keys()).toEqual([]);
   });
 });
 
