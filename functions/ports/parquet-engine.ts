@@ -204,7 +204,8 @@ export interface RewriteOptions {
   readonly stallTimeoutMs?: number;
   /**
    * Threads that may encode (default 1: everything on the calling thread); pass the vCPUs the function
-   * has. Sorted rewrites stay on one thread.
+   * has. Several outputs are encoded one per worker; one output's row groups are split between the workers
+   * and joined. Sorted rewrites stay on one thread.
    */
   readonly workers?: number;
   readonly signal?: AbortSignal;

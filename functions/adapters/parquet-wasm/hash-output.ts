@@ -7,8 +7,11 @@ import {
   type ArrowColumn,
   columnsOfBatch,
   type FingerprintKind,
+  joinSegments,
   MultisetHash,
   OrderedDigest,
+  type OrderedSegment,
+  OrderedSegments,
 } from '../../core/fingerprint/fingerprint.js';
 import {
   columnsOfWasmBatch,
@@ -101,6 +104,11 @@ export async function hashParquetObject(
     readonly tail?: Uint8Array;
     /** Derived columns to check and leave out (ordered kind only): their batches go through Arrow IPC. */
     readonly derived?: readonly ExpectedDerivedColumn[];
+    /**
+     * Ordered kind only: the rows of each part the rewrite digested the output in (`OrderedSegment.cuts`): the rows
+     * are digested cut at the same places and the parts joined (`joinSegments`), as the rewrite joined them.
+     */
+    readonly cuts?: readonly number[];
   } = {},
 ): Promise<{
   readonly rows: number;
@@ -116,7 +124,10 @@ export async function hashParquetObject(
   const wrong = new Map<string, { count: number; first: unknown }>();
   const tailStart = size - (tail?.length ?? 0);
   const multiset = kind === 'multiset-v1' ? new MultisetHash() : undefined;
-  const ordered = kind === 'ordered-columns-v1' ? new OrderedDigest() : undefined;
+  const cuts = kind === 'ordered-columns-v1' ? options.cuts : undefined;
+  const ordered = kind === 'ordered-columns-v1' && cuts === undefined ? new OrderedDigest() : undefined;
+  const parts = cuts === undefined ? undefined : new OrderedSegments();
+  parts?.startRun(cuts ?? []);
   let failed: { readonly error: unknown } | undefined;
   const guarded: RangeReader = async (start, end) => {
     if (failed !== undefined) return new Uint8Array(0);
@@ -131,9 +142,11 @@ export async function hashParquetObject(
     }
   };
   const sink = withoutColumns(
-    (columns: readonly ArrowColumn[], offset: number, n: number) => ordered?.add(columns, offset, n),
+    (columns: readonly ArrowColumn[], offset: number, n: number) =>
+      parts === undefined ? ordered?.add(columns, offset, n) : parts.add(columns, offset, n),
     derived.map((d) => d.column),
   );
+  const digesting = ordered !== undefined || parts !== undefined;
   /** Derived columns checked value by value through arrow-js (a second reader), the rest hashed from the same batch. */
   const checkDerived = (batch: pw.RecordBatch) => {
     if (batch.numRows === 0) return;
@@ -160,9 +173,8 @@ export async function hashParquetObject(
         try {
           rows += batch.numRows;
           if (multiset !== undefined) (path === 'ffi' ? hashWasmBatch : hashWasmBatchIpc)(multiset, batch);
-          else if (ordered !== undefined && derived.length > 0) checkDerived(batch);
-          else if (ordered !== undefined)
-            (path === 'ffi' ? columnsOfWasmBatch : columnsOfWasmBatchIpc)(batch, sink);
+          else if (digesting && derived.length > 0) checkDerived(batch);
+          else if (digesting) (path === 'ffi' ? columnsOfWasmBatch : columnsOfWasmBatchIpc)(batch, sink);
         } finally {
           batch.free();
         }
@@ -184,7 +196,9 @@ export async function hashParquetObject(
         }
       : ordered !== undefined
         ? { kind: 'ordered-columns-v1', segment: ordered.finish() }
-        : { kind: 'rows-only', rows };
+        : parts !== undefined
+          ? { kind: 'ordered-columns-v1', segment: joinedParts(parts) }
+          : { kind: 'rows-only', rows };
   const problems = derived.flatMap((d) => {
     const w = wrong.get(d.column);
     return w === undefined
@@ -194,4 +208,13 @@ export async function hashParquetObject(
         ];
   });
   return { rows, fingerprint, problems };
+}
+
+/**
+ * The output's parts joined as the rewrite joined them. Rows beyond the last cut go to the last part, and an output
+ * with fewer rows than the cuts has fewer parts: either way the joined digest differs from the rewrite's, as it must.
+ */
+function joinedParts(parts: OrderedSegments): OrderedSegment {
+  parts.endRun();
+  return parts.segments.length === 0 ? new OrderedDigest().finish() : joinSegments(parts.segments);
 }

@@ -5,6 +5,7 @@ import type { Worker } from 'node:worker_threads';
 import {
   CompactorError,
   CorruptInputError,
+  MemoryBudgetExceededError,
   RewriteStalledError,
   UnsupportedInputError,
   VerificationError,
@@ -118,8 +119,44 @@ function transferable(bytes: Uint8Array): Uint8Array {
   return Uint8Array.prototype.slice.call(bytes);
 }
 
-/** Runs one output task on `worker`: feeds its inputs, relays its bytes to the store, returns its fingerprint. */
-async function runTask(worker: Worker, task: OutputTask, ctx: ParallelContext): Promise<TaskResult> {
+/** Where a task's Parquet bytes go: the store, as the output's upload, or (a part of a split output) memory. */
+export type TaskWrite = (
+  task: OutputTask,
+  body: AsyncIterable<Uint8Array>,
+) => Promise<{ etag: string; size: number }>;
+
+/** A task's bytes uploaded as the output `task.key`, recorded in `ctx.started` (deleted by the caller on failure). */
+function uploadTo(ctx: ParallelContext): TaskWrite {
+  return (task, body) => {
+    ctx.started.push(task.key);
+    return ctx.target.putStream(task.key, body, { contentType: 'application/vnd.apache.parquet' });
+  };
+}
+
+/**
+ * The typed error for a worker that stopped without reporting one: it exited (terminated, or killed by the
+ * runtime), or raised an error outside any task's handling (a wasm trap, running out of memory).
+ */
+function workerLost(task: OutputTask, cause: string | Error): Error {
+  const why = typeof cause === 'string' ? cause : `${cause.name}: ${cause.message}`;
+  const message = `The engine worker encoding ${task.key} stopped (${why}). Nothing was published; retry, and if it repeats give the function more memory or fewer encodeWorkers.`;
+  if (typeof cause !== 'string' && (cause as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+    return new MemoryBudgetExceededError(message, { cause });
+  }
+  return new RewriteStalledError(message, typeof cause === 'string' ? undefined : { cause });
+}
+
+/**
+ * Runs one output task on `worker`: feeds its inputs, hands its bytes to `write` (by default the output's upload),
+ * returns its fingerprint. A worker that exits or fails outside the task's own error reporting fails the task with a
+ * typed error (`workerLost`) instead of leaving it waiting.
+ */
+export async function runTask(
+  worker: Worker,
+  task: OutputTask,
+  ctx: ParallelContext,
+  write: TaskWrite = uploadTo(ctx),
+): Promise<TaskResult> {
   const body = new ChunkQueue();
   let readyWaiter: ((v: undefined) => void) | undefined;
   let failWaiter: ((e: Error) => void) | undefined;
@@ -138,9 +175,11 @@ async function runTask(worker: Worker, task: OutputTask, ctx: ParallelContext): 
       done?.(m);
     } else if (m.type === 'error') fail(revive(m));
   };
-  const onError = (err: Error) => fail(err);
+  const onError = (err: Error) => fail(workerLost(task, err));
+  const onExit = (code: number) => fail(workerLost(task, `exited with code ${code}`));
   worker.on('message', onMessage);
   worker.on('error', onError);
+  worker.on('exit', onExit);
   const next = <T>(register: (resolve: (v: T) => void) => void): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       if (failure !== undefined) return reject(failure);
@@ -148,8 +187,7 @@ async function runTask(worker: Worker, task: OutputTask, ctx: ParallelContext): 
       register(resolve);
     });
   try {
-    ctx.started.push(task.key);
-    const upload = ctx.target.putStream(task.key, body, { contentType: 'application/vnd.apache.parquet' });
+    const upload = write(task, body);
     upload.catch(() => undefined);
     const fetcher = new OrderedFetcher(
       ctx.source,
@@ -227,6 +265,7 @@ async function runTask(worker: Worker, task: OutputTask, ctx: ParallelContext): 
   } finally {
     worker.off('message', onMessage);
     worker.off('error', onError);
+    worker.off('exit', onExit);
   }
 }
 
@@ -284,6 +323,8 @@ export type OutputHasher = (
   batchRows: number,
   kind: OutputHashKind,
   derived?: readonly ExpectedDerivedColumn[],
+  /** Rows of each part the rewrite digested the output in (`OrderedSegment.cuts`). */
+  cuts?: readonly number[],
 ) => Promise<HashedOutput>;
 
 /** Up to `n` engine workers hashing outputs, one output each at a time; `close` terminates them. */
@@ -310,7 +351,7 @@ function hasherOn(worker: Worker): WorkerHasher {
   worker.once('exit', onExit);
   let busy = false;
   let failed = false;
-  const hash: OutputHasher = (store, output, batchRows, kind, derived) =>
+  const hash: OutputHasher = (store, output, batchRows, kind, derived, cuts) =>
     new Promise<HashedOutput>((resolve, reject) => {
       if (dead !== undefined) {
         failed = true;
@@ -372,6 +413,7 @@ function hasherOn(worker: Worker): WorkerHasher {
         kind,
         ...(output.tail !== undefined && { tail: output.tail }),
         ...(derived !== undefined && derived.length > 0 && { derived }),
+        ...(cuts !== undefined && { cuts }),
       };
       worker.postMessage(start);
     });
@@ -392,7 +434,7 @@ export function workerHashers(n: number): HasherPool {
   const taken: { readonly worker: Worker; readonly hasher: WorkerHasher }[] = [];
   const idle: WorkerHasher[] = [];
   return {
-    hash: async (store, output, batchRows, kind, derived) => {
+    hash: async (store, output, batchRows, kind, derived, cuts) => {
       let hasher = idle.pop();
       if (hasher === undefined) {
         if (taken.length >= n) throw new Error(`workerHashers: more than ${n} outputs at once`);
@@ -401,7 +443,7 @@ export function workerHashers(n: number): HasherPool {
         taken.push({ worker, hasher });
       }
       try {
-        return await hasher.hash(store, output, batchRows, kind, derived);
+        return await hasher.hash(store, output, batchRows, kind, derived, cuts);
       } finally {
         idle.push(hasher);
       }

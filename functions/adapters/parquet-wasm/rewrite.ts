@@ -6,13 +6,14 @@ import type { DerivedRecord } from '../../core/fingerprint/fingerprint.js';
 import { locateRows, type RowSource } from '../../core/parquet/provenance.js';
 import type { RewriteGroup, RewriteIo, RewriteOptions, RewriteResult } from '../../ports/parquet-engine.js';
 import { rewriteFingerprint } from './batch-hash.js';
-import { type OutputTask, runTasks } from './parallel.js';
+import { type OutputTask, type ParallelContext, runTasks } from './parallel.js';
 import { type PreflightResult, preflight } from './preflight.js';
 import { InputReader } from './read.js';
 import { OutputSequence } from './roll-over.js';
 import { planRuns, type Run } from './runs.js';
 import { computesPerOutput, type RewriteSettings, settingsOf } from './settings.js';
 import { type BatchKeys, sortedSlices, sortKeysOf, zOrderSlices } from './sort.js';
+import { runSplitOutput, splitQuotas } from './split-output.js';
 import { composesInStore, planStitching, type StitchPlan, withoutStitched, writeStitched } from './stitch.js';
 import type { pw } from './wasm.js';
 
@@ -26,7 +27,8 @@ import type { pw } from './wasm.js';
  *    outputs of equal row counts (`planRuns`);
  * 4. the read loop: inputs fetched ahead with bounded concurrency, decoded (consecutive small inputs
  *    together, in one decoder call), deleted rows dropped (`keptPieces`), every batch fingerprinted (`InputReader`), and streamed into the run's outputs, which roll over at each quota (`OutputSequence`)
- *    — on worker threads when a run has several outputs and there are workers (`writeRunInParallel`);
+ *    — on worker threads when there are workers: one output per worker task when a run has several outputs
+ *    (`writeRunInParallel`), one output's row groups across the workers when it has one (`writeRunSplit`);
  * 5. finish: the fingerprint of what was read, checked against the rows written (`finish`).
  *
  * Balancing: the rows of a run are known exactly from the footers, so instead of filling outputs to the
@@ -61,7 +63,9 @@ export async function rewriteGroup(
   // fetched here for a run on workers would be handed, in order, to the next run decoded here. Stitched
   // inputs the store composes server-side are not fetched at all.
   const readHere = [
-    ...runs.filter((run) => !onWorkers(run, settings)).flatMap((run) => run.inputs),
+    ...runs
+      .filter((run) => !onWorkers(run, settings) && !splitOnWorkers(run, settings))
+      .flatMap((run) => run.inputs),
     ...(composesInStore(io) ? [] : stitch.inputs),
   ];
   // Rows keep their order unless sorted: then each output's rows in order are what is fingerprinted
@@ -81,6 +85,8 @@ export async function rewriteGroup(
     for (const run of runs) {
       if (onWorkers(run, settings)) {
         await writeRunInParallel(io, pre, run, reader, outputs, settings);
+      } else if (splitOnWorkers(run, settings)) {
+        await writeRunSplit(io, pre, run, reader, outputs, settings);
       } else if (settings.sort === undefined) {
         await writeRunInOrder(run, reader, outputs);
       } else {
@@ -143,16 +149,33 @@ function outputSchemaKeys(runs: readonly Run[], stitch: StitchPlan): string[] {
   ];
 }
 
-/** Whether a run's outputs are encoded on worker threads: only with several outputs (one output is encoded by one thread either way, and a worker would only add copies), never sorted. */
-function onWorkers(run: Run, settings: RewriteSettings): boolean {
+/** Whether a run may be encoded on worker threads at all: there are workers, rows keep their order, and nothing is set per output or projected. */
+function workersMayEncode(run: Run, settings: RewriteSettings): boolean {
   // Per-output values are set by the OutputSequence on this thread (the workers encode what they decode).
   // Projected inputs are projected where they are decoded, which the workers do not do.
   return (
     !computesPerOutput(settings) &&
     !run.inputs.some((i) => i.file.projection !== undefined) &&
     settings.workers > 1 &&
-    settings.sort === undefined &&
-    run.quotas.length > 1
+    settings.sort === undefined
+  );
+}
+
+/** Whether a run's outputs are encoded on worker threads, one output per worker task: with several outputs. */
+function onWorkers(run: Run, settings: RewriteSettings): boolean {
+  return workersMayEncode(run, settings) && run.quotas.length > 1;
+}
+
+/**
+ * Whether a run's one output is encoded on worker threads, its row groups split between them (`writeRunSplit`): it
+ * has more than one row group's worth of rows. The common case at Lambda scale — a partition's small files
+ * compacted into one file — would otherwise encode on one thread whatever the workers.
+ */
+function splitOnWorkers(run: Run, settings: RewriteSettings): boolean {
+  return (
+    workersMayEncode(run, settings) &&
+    run.quotas.length === 1 &&
+    splitQuotas(run.rows, run.settings.rowGroupRows, settings.rowGroupBytes, settings.workers).length > 1
   );
 }
 
@@ -213,7 +236,50 @@ async function writeRunInParallel(
   settings: RewriteSettings,
 ): Promise<void> {
   const keys = outputs.nextKeys(run.quotas.length);
-  const written = await runTasks(tasksOf(run, keys), {
+  const written = await runTasks(
+    tasksOf(run, keys, run.quotas),
+    parallelContext(io, pre, reader, outputs, settings),
+  );
+  for (const w of written) reader.fingerprint.addOutput(w.fingerprint);
+  outputs.add(written.map((w) => w.output));
+}
+
+/**
+ * The run's one output, its row groups encoded on the workers in parts of whole row groups (`splitQuotas`) and joined
+ * in order (`runSplitOutput`); its digest is joined from the parts' (`joinSegments`), cut where they are cut.
+ */
+async function writeRunSplit(
+  io: RewriteIo,
+  pre: PreflightResult,
+  run: Run,
+  reader: InputReader,
+  outputs: OutputSequence,
+  settings: RewriteSettings,
+): Promise<void> {
+  const [key] = outputs.nextKeys(1) as [string];
+  const quotas = splitQuotas(run.rows, run.settings.rowGroupRows, settings.rowGroupBytes, settings.workers);
+  const tasks = tasksOf(
+    run,
+    quotas.map((_, j) => `${key}#part-${j}`),
+    quotas,
+  );
+  const { output, segment } = await runSplitOutput(
+    key,
+    tasks,
+    parallelContext(io, pre, reader, outputs, settings),
+  );
+  reader.fingerprint.addOutput({ kind: 'ordered-columns-v1', segment });
+  outputs.add([output]);
+}
+
+function parallelContext(
+  io: RewriteIo,
+  pre: PreflightResult,
+  reader: InputReader,
+  outputs: OutputSequence,
+  settings: RewriteSettings,
+): ParallelContext {
+  return {
     source: io.source,
     target: io.target,
     cache: pre.cache,
@@ -225,13 +291,11 @@ async function writeRunInParallel(
     started: outputs.started,
     ...(settings.signal !== undefined && { signal: settings.signal }),
     kind: reader.fingerprint.kind,
-  });
-  for (const w of written) reader.fingerprint.addOutput(w.fingerprint);
-  outputs.add(written.map((w) => w.output));
+  };
 }
 
-/** One task per output of the run: its row range (counted in kept rows) and the inputs that overlap it. */
-function tasksOf(run: Run, keys: readonly string[]): OutputTask[] {
+/** One task per quota of the run (rows, in order): its row range (counted in kept rows) and the inputs that overlap it. */
+function tasksOf(run: Run, keys: readonly string[], quotas: readonly number[]): OutputTask[] {
   const starts: number[] = [];
   let at = 0;
   for (const input of run.inputs) {
@@ -239,7 +303,7 @@ function tasksOf(run: Run, keys: readonly string[]): OutputTask[] {
     at += input.liveRows;
   }
   let from = 0;
-  return run.quotas.map((quota, j) => {
+  return quotas.map((quota, j) => {
     const to = from + quota;
     const picked = run.inputs
       .map((input, i) => ({ input, start: starts[i] as number }))

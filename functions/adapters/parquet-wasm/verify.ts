@@ -109,11 +109,18 @@ async function compare(
     const s = expected.kind === 'ordered-columns-v1' ? expected.segments[i] : undefined;
     return s !== undefined && isStitchedSegment(s) ? s : undefined;
   });
+  // Where the rewrite digested an output in parts (its row groups encoded on several workers), the output's rows are
+  // digested cut at the same rows: the recorded cuts say only where, the rows and their digests must still match.
+  const cutsOf = (i: number): readonly number[] | undefined => {
+    const s = expected.kind === 'ordered-columns-v1' ? expected.segments[i] : undefined;
+    return s !== undefined && !isStitchedSegment(s) ? s.cuts : undefined;
+  };
   /** The output decoded whole by the engine (footer rows checked), its schema key noted, its rows hashed (not a stitched one's). */
   const decodeOutput = async (
     output: { key: string; size: number },
     stitched: boolean,
     footerRead: Promise<FooterBytes>,
+    cuts: readonly number[] | undefined,
   ) => {
     // One read of the footer for both parsers, the worker's reader and a stitched output's proof.
     const { size, tail } = await footerRead;
@@ -133,6 +140,7 @@ async function compare(
         column: d.column,
         value: derivedValue(d.value, output.key),
       })),
+      stitched || kind !== 'ordered-columns-v1' ? undefined : cuts,
     );
     for (const p of hashed.problems) problems.push(`${output.key}: ${p}`);
     const rows = hashed.rows;
@@ -156,7 +164,7 @@ async function compare(
                 .catch((err: unknown) => [`stitched output cannot be proven (${(err as Error).message})`]);
         let read: { rows: number; fingerprint: OutputFingerprint };
         try {
-          read = await decodeOutput(output, claim !== undefined, footerRead);
+          read = await decodeOutput(output, claim !== undefined, footerRead, cutsOf(i));
         } catch (err) {
           // A stitched output that does not decode fails with what its proof found, which says where.
           if (claim === undefined || !(err instanceof CorruptInputError)) throw err;

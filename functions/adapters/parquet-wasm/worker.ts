@@ -59,6 +59,8 @@ export type ToWorker =
       readonly tail?: Uint8Array;
       /** Derived columns to check and leave out of the digest (see `hashParquetObject`). */
       readonly derived?: readonly ExpectedDerivedColumn[];
+      /** Rows of each part the rewrite digested the output in (see `hashParquetObject`). */
+      readonly cuts?: readonly number[];
     }
   /** The bytes of a `read` (or why the store failed). */
   | { readonly type: 'range'; readonly id: number; readonly bytes?: Uint8Array; readonly error?: string };
@@ -130,6 +132,7 @@ async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<vo
       {
         ...(message.tail !== undefined && { tail: message.tail }),
         ...(message.derived !== undefined && { derived: message.derived }),
+        ...(message.cuts !== undefined && { cuts: message.cuts }),
       },
     );
     post({ type: 'hashed', rows: hashed.rows, fingerprint: hashed.fingerprint, problems: hashed.problems });

@@ -67,8 +67,13 @@ export interface OrderedFingerprint extends FingerprintCommon {
   readonly segments: readonly FingerprintSegment[];
 }
 
-/** A segment of an ordered fingerprint as recorded: a row digest, or a stitched output's sources. */
-export type FingerprintSegment = { readonly rows: number; readonly digest: string } | StitchedSegment;
+/**
+ * A segment of an ordered fingerprint as recorded: a row digest (with `cuts` when the output was digested in parts,
+ * see `joinSegments`), or a stitched output's sources.
+ */
+export type FingerprintSegment =
+  | { readonly rows: number; readonly digest: string; readonly cuts?: readonly number[] }
+  | StitchedSegment;
 
 const rowsSchema = z.number().int().nonnegative();
 /**
@@ -77,6 +82,7 @@ const rowsSchema = z.number().int().nonnegative();
  */
 const segmentSchema = z.union([
   z.strictObject({ rows: rowsSchema, digest: z.string() }),
+  z.strictObject({ rows: rowsSchema, digest: z.string(), cuts: z.array(rowsSchema).min(2) }),
   z.strictObject({
     kind: z.literal('stitched-v1'),
     rows: rowsSchema,
@@ -219,7 +225,7 @@ export function toOrderedFingerprint(
             rows: s.rows,
             sources: s.sources.map((r) => ({ key: r.key, etag: r.etag, rowGroup: r.rowGroup, rows: r.rows })),
           }
-        : { rows: s.rows, digest: s.digest },
+        : { rows: s.rows, digest: s.digest, ...(s.cuts !== undefined && { cuts: [...s.cuts] }) },
   );
   return {
     kind: 'ordered-columns-v1',
@@ -239,6 +245,7 @@ export {
   type ArrowColumn,
   type ArrowSlots,
   columnsOfBatch,
+  joinSegments,
   OrderedDigest,
   type OrderedSegment,
   OrderedSegments,

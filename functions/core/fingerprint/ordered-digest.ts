@@ -51,10 +51,18 @@ export interface ArrowColumn {
 /** The digest of one output's rows (a segment of the group's row sequence), as it travels in JSON. */
 export interface OrderedSegment {
   readonly rows: number;
-  /** SHA-256 (hex) over every column's digest, in schema order. */
+  /**
+   * SHA-256 (hex) over every column's digest, in schema order — or, with `cuts`, over the digests of the
+   * output's consecutive parts (see {@link joinSegments}).
+   */
   readonly digest: string;
   /** Top-level null count per column name. */
   readonly nullCounts: Readonly<Record<string, number>>;
+  /**
+   * Rows of each part, in order, when the output was digested in parts (its row groups encoded on several
+   * workers, each digesting its own rows): verify cuts the output's rows at the same places.
+   */
+  readonly cuts?: readonly number[];
 }
 
 // Typed-array views are written in platform order; the canonical stream is little-endian.
@@ -453,6 +461,33 @@ export class OrderedDigest {
       ),
     };
   }
+}
+
+/**
+ * One output's digest from the digests of its consecutive parts, in order (an output whose row ranges were encoded
+ * and digested on several workers). SHA-256 streams cannot be joined, so the output's digest is a SHA-256 over the
+ * parts' rows and digests, and `cuts` records where the parts end: verify digests the stored output's rows cut at
+ * the same rows and joins them the same way. As strict as one digest: each part's digest pins its rows in order,
+ * and the parts are taken in order, so a row dropped, duplicated, changed or moved — across a cut too — changes it.
+ * One part is that part's segment unchanged.
+ */
+export function joinSegments(parts: readonly OrderedSegment[]): OrderedSegment {
+  if (parts.length === 1) return parts[0] as OrderedSegment;
+  const h = createHash('sha256').update('ordered-columns-v1/parts');
+  const nullCounts = new Map<string, number>();
+  for (const p of parts) {
+    if (p.cuts !== undefined) throw new Error('joinSegments: a part is itself joined');
+    h.update(`|${p.rows}:${p.digest}`);
+    for (const [k, v] of Object.entries(p.nullCounts)) nullCounts.set(k, (nullCounts.get(k) ?? 0) + v);
+  }
+  return {
+    rows: parts.reduce((n, p) => n + p.rows, 0),
+    digest: h.digest('hex'),
+    nullCounts: Object.fromEntries(
+      [...nullCounts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    ),
+    cuts: parts.map((p) => p.rows),
+  };
 }
 
 /**

@@ -34,7 +34,8 @@ export interface CompactDeps {
   readonly sortMemoryBudgetBytes?: number;
   /**
    * Worker threads the engine may encode with (the function's usable vCPUs; default 1). Groups of
-   * several outputs encode them in parallel; single-output and sorted groups stay on one thread.
+   * several outputs encode them in parallel; a single output has its row groups encoded in parallel and
+   * joined; sorted groups stay on one thread.
    */
   readonly workers?: number;
   /**

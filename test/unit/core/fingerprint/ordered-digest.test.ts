@@ -135,7 +135,14 @@ describe('OrderedDigest', () => {
           const moved = rows.map((r, k) => (k === i ? (rows[j] as Row) : k === j ? (rows[i] as Row) : r));
           const changed = rows.map((r, k) =>
             k === i
-              ? { ...r, id: r.id === null ? 0n : BigInt.asIntN(64, r.id + (delta === 0n ? 1n : delta)) }
+              ? {
+                  ...r,
+                  // A delta that is 0 modulo 2^64 would leave the 64-bit value as it was: use 1 instead.
+                  id:
+                    r.id === null
+                      ? 0n
+                      : BigInt.asIntN(64, r.id + (BigInt.asIntN(64, delta) === 0n ? 1n : delta)),
+                }
               : r,
           );
           const distinct = (a: Row, b: Row) =>
