@@ -20,7 +20,7 @@ export const statsKeys = {
   }),
   tableIndex: (table: string) => `TABLE#${table}`,
   /**
-   * A Delta or Iceberg table seen in configured table `table` at `root` (relative to its root; '' = all of
+   * A foreign table seen in configured table `table` at `root` (relative to its root; '' = all of
    * it). `pk = TABLE#<table>` holds only these and the change cursor: `TABLE#` is otherwise only a gsi1pk value.
    */
   foreignFormat: (table: string, root: string) => ({ pk: `TABLE#${table}`, sk: `${FORMAT_PREFIX}${root}` }),

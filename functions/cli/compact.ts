@@ -19,6 +19,7 @@ import {
 } from '../ports/parquet-engine.js';
 import { formatOption, workRootOption } from './args.js';
 import { CompactProgress, withInterruptReport } from './compact-progress.js';
+import { formatsHelp, runOptionHelp } from './format-help.js';
 import { addFormatOptions } from './format-options.js';
 import { addPlanningOptions } from './planning-options.js';
 
@@ -45,13 +46,10 @@ export function registerCompactCommand(program: Command, io: CompactIo & StackIo
   addPlanningOptions(command)
     .option(
       '--rewrite-option <name=value>',
-      'Iceberg: a rewrite_data_files option, repeatable (min-input-files, target-file-size-bytes, min-file-size-bytes, max-file-size-bytes, delete-file-threshold, rewrite-all, max-file-group-size-bytes, partial-progress.enabled, partial-progress.max-commits)',
+      runOptionHelp('rewriteDataFiles', 'a planner option of the format, repeatable'),
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option(
-      '--where <filter>',
-      "Iceberg: compact only partitions passing this filter over partition fields, e.g. \"action = 'click' AND event_time_hour >= '2020-01-01-09'\"",
-    )
+    .option('--where <filter>', runOptionHelp('where', 'a partition filter of the format'))
     .addOption(new Option('--codec <codec>', 'output compression').choices(CODECS).default(DEFAULT_CODEC))
     .option(
       '--delta-encoding',
@@ -104,15 +102,6 @@ export function registerCompactCommand(program: Command, io: CompactIo & StackIo
     .addHelpText(
       'after',
       `
-A Delta table (--format delta) is compacted through its log: each group commits as one OPTIMIZE version
-(put-if-absent on _delta_log/), inputs stay on storage for readers of older versions until Delta VACUUM.
-An Iceberg table (--format iceberg) commits one replace snapshot per group through its catalog: the table
-root's metadata/ folder (default), the Glue Data Catalog (--catalog glue --glue-database D --glue-table T) or
-an Iceberg REST catalog such as Amazon S3 Tables (--catalog rest --rest-uri U --rest-namespace N --rest-table T
---rest-auth sigv4 --rest-signing-name s3tables --rest-region R). Use the catalog the table's other writers use.
-Hive-style Parquet: a bin-pack deletes its inputs once the outputs are in (until the group is done, its undo
-rebuilds an input from the outputs' rows); a sort or z-order first copies them to _lake-compactor/trash/<run>/,
-which vacuum removes after the retention.
 Each group's progress is journaled in the location itself (_lake-compactor/journal/), so a run killed at
 any moment is recovered by the next compact, before it plans anything (or by lake-compactor settle <uri>):
 a group that had started publishing is rolled forward, any other rolled back — no row is lost or kept
@@ -123,11 +112,7 @@ deployment's state table (refused while a workflow run holds it; renewed while c
 journaled there, so the workflow, the sweep, settle --stack and undo --stack see them; --table must be the
 deployment's table name. Without it no lease is taken in DynamoDB: run one compact per table at a time, pause the
 deployment's triggers first, or use the Step Functions workflow for deployed, unattended or large runs.
-A Delta table on S3 needs its commit coordination, as the table's deltaLogStore in the config declares it, chosen
-by the table's other writers: --delta-log-store s3-conditional (put-if-absent writers: delta-rs >= 1.0),
---delta-log-store dynamodb --delta-ddb-table <name> --delta-ddb-region <r> (Spark's S3DynamoDBLogStore), or
---delta-log-store quiet-window --delta-quiet-window <HH:MM-HH:MM> --delta-accept-uncoordinated-writers (writers
-with no coordination, stopped during the window). A local folder without the option uses s3-conditional.`,
+${formatsHelp('compact')}`,
     )
     .action(async (uri: string, opts: CompactOptions & { rewriteOption?: string[] }) => {
       const { rewriteOption, ...rest } = opts;

@@ -45,7 +45,7 @@ export function addFormatOptions(command: Command, use: FormatCliUse = 'commit')
  * The table settings the options spell for a command on `uri` (a location of `format`), each format's checked as
  * the config checks it, so both refuse the same things.
  * @throws UsageError when a format's options are given for another format, contradict each other or are missing
- * where the format requires them (a Delta table on S3 needs its coordination).
+ * where the format requires them (a format may require its commit coordination on S3).
  */
 export function formatSettingsOf(
   uri: string,
@@ -56,7 +56,7 @@ export function formatSettingsOf(
   return formatSettingsFromFlags(format, options, { s3: isS3Location(uri) }, use);
 }
 
-/** Whether a CLI location is on S3 (the Delta coordination options are required there). */
+/** Whether a CLI location is on S3 (a format may require options there that a local folder defaults). */
 export function isS3Location(uri: string): boolean {
   return /^s3a?:\/\//i.test(uri.trim());
 }

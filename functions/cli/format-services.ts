@@ -28,7 +28,7 @@ export function commandFormat(
 
 /**
  * The format a command that only reads `opened` (profile, plan, a dry run) reads it through: bound, as
- * {@link commandFormat}, to the settings it reads through (`formatSettingsOf(…, 'read')`: an Iceberg table's
+ * {@link commandFormat}, to the settings it reads through (`formatSettingsOf(…, 'read')`: e.g. a table's
  * catalog), or, given none, the registered format unbound — no client is built for a table read as its format's
  * defaults say.
  */

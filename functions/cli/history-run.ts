@@ -2,7 +2,7 @@
 // never load it, nor the AWS SDK and Parquet engine it reaches).
 // `lake-compactor history`: reads the runs' history items (`PART#<table>#<partition>` / `RUN#<start>#<run>`)
 // from the state table with key queries only (no scan) and prints them newest first, at most --limit; given the
-// location of a table whose format records them (a Delta table), the runs its log records (history-table.ts).
+// location of a table whose format records them (TableFormat.history), the runs its log records (history-table.ts).
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';

@@ -3,8 +3,8 @@
 // its runs wherever it lives (a local folder or s3://):
 //  - the CLI's own journal in the location's work root (`_lake-compactor/journal/`; journal-history.ts): every run
 //    `compact` made, whatever the format, with its real inputs → outputs, bytes, duration and state;
-//  - for a format whose log or metadata records our runs (TableFormat.history; a Delta table's log: every OPTIMIZE
-//    version our runs committed carries the run and group in `commitInfo.lakeCompactor`), that log too, which also
+//  - for a format whose log or metadata records our runs (TableFormat.history: e.g. every commit our runs made to a
+//    table's log carries the run and group), that log too, which also
 //    holds runs whose journal entries vacuum has since removed, and other writers' commits.
 import type { OpenedStore } from '../adapters/open-store.js';
 import { ForeignTableProbe } from '../core/formats/foreign-tables.js';
@@ -69,7 +69,7 @@ export function historyFormats(): { readonly name: string; readonly history: Tab
 /**
  * Reads and prints the runs recorded at `uri`: the CLI journal's, and (for a format that records them) the table
  * log's.
- * @throws the format's own error (a Delta table's DeltaLogError) when the location is not a table of the format or
+ * @throws the format's own error (its log error) when the location is not a table of the format or
  * its log cannot be read.
  */
 export async function runTableHistory(

@@ -2,7 +2,7 @@
 // `lake-compactor history`: reads the runs' history items (`PART#<table>#<partition>` / `RUN#<start>#<run>`)
 // from the state table with key queries only (no scan) and prints them newest first, at most --limit; given a
 // location (a folder or s3:// prefix), the runs the CLI recorded in its journal there and, for a table whose format
-// records them (a Delta table), the runs its log records (history-table.ts).
+// records them (TableFormat.history), the runs its log records (history-table.ts).
 
 import type { Command } from 'commander';
 import { UsageError } from '../core/errors.js';

@@ -16,6 +16,7 @@ import { plural } from '../core/words.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import { cliMemoryBudget, formatOption, memoryMbArgument, positiveNumber, workRootOption } from './args.js';
 import { registerCompactCommand, rewriteOptionsOf } from './compact.js';
+import { runOptionHelp } from './format-help.js';
 import { addFormatOptions, type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import { registerHistoryCommand } from './history.js';
 import type * as Impl from './plan-run.js';
@@ -187,10 +188,10 @@ export function buildProgram(io: CliIo): Command {
   addPlanningOptions(planCommand)
     .option(
       '--rewrite-option <name=value>',
-      'Iceberg: a rewrite_data_files option, repeatable (as for compact)',
+      runOptionHelp('rewriteDataFiles', 'a planner option of the format, repeatable'),
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option('--where <filter>', 'Iceberg: plan only partitions passing this filter over partition fields')
+    .option('--where <filter>', runOptionHelp('where', 'a partition filter of the format'))
     .option('--table <name>', 'table name recorded in the plan (default: last segment of the URI)')
     .option('--json', 'print the plan as JSON (replayable)')
     .addOption(workRootOption())

@@ -38,7 +38,7 @@ export interface ProfileRow extends PartitionProfile {
 /**
  * Profiles every partition of the table at `uri` (listing only; no object is read).
  * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
- * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
+ * @throws UnsupportedTableFormatError when the location is, lies in or holds another format's table.
  * @throws InvalidInputError when the location holds no Parquet file.
  */
 export async function profileTable(
@@ -48,7 +48,7 @@ export async function profileTable(
     format?: TableFormatName;
     /**
      * The settings the table is read through, as its format's options spell them (`formatSettingsOf(…, 'read')`:
-     * an Iceberg table's catalog). @default none: the format's defaults (Iceberg: the path catalog)
+     * e.g. a table's catalog). @default none: the format's defaults
      */
     formatSettings?: TableFormatSettings;
   },
@@ -73,7 +73,7 @@ export async function profileTable(
  * Plans every partition of the table at `uri`, reading each candidate's footer. Files `compact` quarantined
  * (and that are unchanged since) are skipped as `compact` would skip them.
  * @throws TableFormatNotSupportedError, before anything is listed, when `format` is not an implemented format.
- * @throws UnsupportedTableFormatError when the location is, lies in or holds a Delta or Iceberg table.
+ * @throws UnsupportedTableFormatError when the location is, lies in or holds another format's table.
  * @throws InvalidInputError when the location holds no Parquet file.
  * @throws UsageError, before anything is listed, naming each planning flag out of range (as `compact` does).
  */
@@ -83,9 +83,9 @@ export async function planTable(
     table?: string;
     workRoot?: string;
     format?: TableFormatName;
-    /** Iceberg only: `rewrite_data_files` options. */
+    /** `rewrite_data_files` options, for a format whose run input takes them. */
     rewriteDataFiles?: FormatRunInput['rewriteDataFiles'];
-    /** Iceberg only: plan only the partitions this filter passes. */
+    /** Plan only the partitions this filter passes, for a format whose run input takes one. */
     where?: string;
     /** The settings the table is read through (see {@link profileTable}). @default none */
     formatSettings?: TableFormatSettings;
@@ -135,7 +135,7 @@ export async function planTable(
     ...(Object.keys(runOptions).length === 0 ? {} : { formatOptions: runOptions }),
   });
   refuseForeignAmong(store, prefix, inventory.foreignTables);
-  // As compact refuses them: options that cannot hold for this table (Iceberg's sizes against its target).
+  // As compact refuses them: options that cannot hold for this table (e.g. option sizes against its target).
   checkFormatRunInput(formatName, options, { properties: inventory.properties });
   requireParquetFiles(inventory, uri, 'plan');
   const quarantined = await new StoreQuarantine(store, { workRoot: opened.workRoot }).listTable(table);
@@ -149,7 +149,7 @@ export async function planTable(
   const binpack = binpackOptionsOf(run);
   const planPartition = format.planPartition;
   if (planPartition === undefined) return planPartitions(inputs, binpack);
-  // A format with its own rules (Iceberg's rewrite_data_files) plans as `compact` would: the same options, where
+  // A format with its own rules (rewrite_data_files) plans as `compact` would: the same options, where
   // --target-mb stands in for target-file-size-bytes and --min-input-files for min-input-files.
   if (where !== undefined)
     where.checkFields([...new Set(inventory.partitions.flatMap((p) => p.values.map((v) => v.name)))]);

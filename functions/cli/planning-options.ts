@@ -17,10 +17,11 @@ import {
   type SchemaEvolution,
 } from '../core/planning-choices.js';
 import { DEFAULT_POLICY } from '../core/policy.js';
+import { knobHelp } from './format-help.js';
 
 /** The planning flags as commander hands them to an action. */
 export interface PlanningFlags {
-  /** Target output size, MiB. @default the table's (Iceberg: write.target-file-size-bytes, else 512), else 128 */
+  /** Target output size, MiB. @default the table's (a format may read its own property), else 128 */
   readonly targetMb?: number;
   /** The fewest files a group merges. @default 5 */
   readonly minInputFiles?: number;
@@ -47,12 +48,12 @@ export function addPlanningOptions(command: Command): Command {
   return command
     .option(
       `${CLI_CHOICE_NAMES.targetFileSizeMB} <n>`,
-      `target file size in MiB (default: ${DEFAULT_TARGET_FILE_SIZE_MIB}; Iceberg: the table property write.target-file-size-bytes, else 512)`,
+      `target file size in MiB (default: ${DEFAULT_TARGET_FILE_SIZE_MIB}${knobHelp('targetFileSizeMB')})`,
       numberArgument,
     )
     .option(
       `${CLI_CHOICE_NAMES.minInputFiles} <n>`,
-      `fewest files a group merges, at least ${MIN_INPUT_FILES_FLOOR}, unless they are all the partition has (default: ${DEFAULT_POLICY.minInputFiles}; Iceberg: min-input-files)`,
+      `fewest files a group merges, at least ${MIN_INPUT_FILES_FLOOR}, unless they are all the partition has (default: ${DEFAULT_POLICY.minInputFiles}${knobHelp('minInputFiles')})`,
       numberArgument,
     )
     .option(

@@ -4,8 +4,9 @@
 // a state table) the run history, and writes one self-contained HTML page; it reads only.
 
 import type { Command } from 'commander';
-import { DEFAULT_TABLE_FORMAT, type TableFormatName } from '../core/formats/index.js';
+import { DEFAULT_TABLE_FORMAT, TABLE_FORMATS, type TableFormatName } from '../core/formats/index.js';
 import { formatOption, positiveInteger, positiveNumber, workRootOption } from './args.js';
+import { wrapHelp } from './format-help.js';
 import { addFormatOptions, type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import type * as Impl from './report-run.js';
 import type { ReportIo, ReportOptions } from './report-run.js';
@@ -44,15 +45,16 @@ export function registerReportCommand(program: Command, io: ReportIo & StackIo):
   addFormatOptions(command, 'read')
     .addHelpText(
       'after',
-      `
-Reads only. "Now" is the table's live data files: the listing of a Hive-style folder, the live files of a
-Delta, Iceberg or Hudi table as its log or metadata says (--format), never files it has removed but not yet
-deleted. "Before" is each partition's latest carried-out run as its stored plan (_lake-compactor/plans/)
-recorded it. Each run's inputs → outputs, bytes, estimated cost and duration come from the state table's
-history, or, for runs the CLI made, from its journal in the location (_lake-compactor/journal/).`,
+      `\n${wrapHelp(`Reads only. "Now" is the table's live data files: the listing of a Hive-style folder, the live files of a ${loggedTitles()} table as its log or metadata says (--format), never files it has removed but not yet deleted. "Before" is each partition's latest carried-out run as its stored plan (_lake-compactor/plans/) recorded it. Each run's inputs → outputs, bytes, estimated cost and duration come from the state table's history, or, for runs the CLI made, from its journal in the location (_lake-compactor/journal/).`)}`,
     )
     .action(async (uri: string, opts: ReportOptions & FormatCliOptions & { format?: TableFormatName }) => {
       const formatSettings = formatSettingsOf(uri, opts.format ?? DEFAULT_TABLE_FORMAT, opts, 'read');
       await runReport(uri, { ...opts, formatSettings }, io);
     });
+}
+
+/** The titles of the registered formats whose log or metadata says which files are live, as "A, B or C". */
+function loggedTitles(): string {
+  const titles = [...TABLE_FORMATS.values()].filter((f) => f.ownsEverythingUnderRoot).map((f) => f.title);
+  return titles.length <= 1 ? titles.join('') : `${titles.slice(0, -1).join(', ')} or ${titles.at(-1)}`;
 }

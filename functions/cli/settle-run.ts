@@ -35,8 +35,8 @@ export interface SettleIo {
 }
 
 /**
- * A table's settle reads and commits through the settings its compact used (each format's options, e.g. an
- * Iceberg table's `--catalog glue|rest`: a group's snapshot is found, or not, in the metadata the catalog points
+ * A table's settle reads and commits through the settings its compact used (each format's options, e.g. a
+ * catalog's `--catalog glue|rest`: a group's snapshot is found, or not, in the metadata the catalog points
  * at, and a roll-forward swaps that pointer; the path catalog would judge a Glue table by the newest file in
  * metadata/, which may be a writer's that lost the race, and roll a group forward that Glue never committed).
  */

@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import { plural } from '../core/words.js';
 import { formatOption, workRootOption } from './args.js';
 import { withInterruptReport } from './compact-progress.js';
+import { formatsHelp } from './format-help.js';
 import { addFormatOptions } from './format-options.js';
 import type * as Impl from './settle-run.js';
 import type { SettleCliOptions, SettledPartition, SettleIo, SettleProgressListener } from './settle-run.js';
@@ -43,9 +44,7 @@ A group that had started publishing when its run died is rolled forward (outputs
 or copied to the trash first by a sort or z-order); one that had not is rolled back (staging removed; its
 inputs left as they were). compact does this by itself before planning; settle does only this. Exit 1 when a
 group could not be settled (reason printed).
-A Delta table's groups settle through its log: pass --format delta, and the --delta-log-store options its
-compact used. An Iceberg table's settle through its catalog: pass --format iceberg, and the --catalog options
-its compact used (a Glue or REST table settled without them is judged by files its catalog may never point at).`,
+${formatsHelp('settle')}`,
     )
     .action(async (uri: string, opts: SettleCliOptions) => {
       const progress = new SettleProgress(uri);

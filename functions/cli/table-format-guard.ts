@@ -1,4 +1,4 @@
-// The CLI's refusal of Delta Lake and Iceberg locations before anything is written: the folders above the
+// The CLI's refusal of locations inside another format's table before anything is written: the folders above the
 // location are checked (for a local folder, the real parent folders too, which its store cannot see).
 
 import { dirname } from 'node:path';
@@ -13,7 +13,7 @@ import {
 } from '../core/formats/foreign-tables.js';
 
 /**
- * Refuses the opened location when it lies inside (or, with `includeLocation`, is) a Delta or Iceberg table:
+ * Refuses the opened location when it lies inside (or, with `includeLocation`, is) a table whose log or metadata owns it:
  * every directory from the store root down to it, and for a local folder every parent folder up to `/`
  * (outermost first, so the message names the table root, not a folder inside it). What lies below the
  * location is the caller's to check, with the listing it takes anyway (`refuseForeignAmong`).

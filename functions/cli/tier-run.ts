@@ -5,9 +5,8 @@
 //
 // Its options map one-to-one onto the tiering function's input (events/tiering-*.json) and are validated by
 // the same schema before any object is listed. Invalid usage exits 2; a run that could not move all exits 1.
-// A Delta table is not tiered yet (`--format delta` is refused, and so is a Delta log met in the location), nor an
-// Iceberg table (`--format iceberg` is refused): see core/maintenance/tiering.ts for why a copy in place is not
-// harmless there.
+// A table whose log or metadata owns its files is not tiered (its `--format` is refused, and so is such a table met
+// in the location): see core/maintenance/tiering.ts for why a copy in place is not harmless there.
 
 import { openStore } from '../adapters/open-store.js';
 import { UnsupportedTableFormatError, UsageError } from '../core/errors.js';
@@ -78,7 +77,7 @@ export interface TierCliReport extends TieringReport {
 
 /**
  * Validates the options into a job, before anything is listed.
- * @throws UsageError for a `--format` whose tables are never tiered (Delta, Iceberg), a local folder (it has no storage classes), invalid rules or date
+ * @throws UsageError for a `--format` whose tables are never tiered, a local folder (it has no storage classes), invalid rules or date
  * settings.
  */
 export function prepareTier(uri: string, options: TierCliOptions, io: Pick<MaintenanceIo, 'env'>): TierJob {
@@ -126,8 +125,8 @@ export function prepareTier(uri: string, options: TierCliOptions, io: Pick<Maint
  * Runs `tier` on `uri`: lists the table once (all cursor pages), prints the moves, asks (or requires
  * `--yes`) for a real run, copies each file onto itself with the new class (conditioned on its ETag).
  * @throws UsageError (before listing), OperationCancelledError, MaintenanceIncompleteError;
- * UnsupportedTableFormatError, before anything is moved, when the location is, lies in or holds a Delta or
- * Iceberg table.
+ * UnsupportedTableFormatError, before anything is moved, when the location is, lies in or holds a table of
+ * another format.
  */
 export async function runTier(
   uri: string,
@@ -163,7 +162,7 @@ export async function runTier(
     cursor = page.cursor;
     if (text) io.out(`  listed ${plural(examined, 'object')}, ${moves.length} to move so far`);
   } while (cursor !== undefined);
-  // A Delta or Iceberg table somewhere below the location: refuse the whole location, as compact does.
+  // Another format's table somewhere below the location: refuse the whole location, as compact does.
   await tierRefusal(async () => refuseForeignAmong(job.store, openedOf(job).prefix, foreignTables));
   const plan: TieringPlan = { dryRun: job.request.dryRun, moves, kept, skippedTables, examined };
   if (text) printTierPlan(io, plan);
@@ -194,15 +193,15 @@ export async function runTier(
 }
 
 /**
- * Runs a refusal check, saying what `tier` can offer about a Delta or Iceberg table: configuring it as one (the advice the
- * refusal gives elsewhere) would not make it tierable. A refusal without tiering advice (Hudi's) is kept as it is.
+ * Runs a refusal check, saying what `tier` can offer about another format's table: configuring it as one (the advice the
+ * refusal gives elsewhere) would not make it tierable. A refusal without tiering advice (its format's own) is kept as it is.
  */
 async function tierRefusal(check: () => Promise<void>): Promise<void> {
   try {
     await check();
   } catch (err) {
     if (!(err instanceof UnsupportedTableFormatError)) throw err;
-    // A format whose refusal already says it is not tiered (Hudi) has no advice to replace it with.
+    // A format whose refusal already says it is not tiered has no advice to replace it with.
     const advice = tieringUnsupportedAdvice(err.format);
     if (advice === undefined) throw err;
     throw new UnsupportedTableFormatError(err.format, err.root, err.evidenceKey, err.location, advice);

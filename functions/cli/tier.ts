@@ -4,9 +4,8 @@
 //
 // Its options map one-to-one onto the tiering function's input (events/tiering-*.json) and are validated by
 // the same schema before any object is listed. Invalid usage exits 2; a run that could not move all exits 1.
-// A Delta table is not tiered yet (`--format delta` is refused, and so is a Delta log met in the location), nor an
-// Iceberg table (`--format iceberg` is refused): see core/maintenance/tiering.ts for why a copy in place is not
-// harmless there.
+// A table whose log or metadata owns its files is not tiered (its `--format` is refused, and so is such a table met
+// in the location): see core/maintenance/tiering.ts for why a copy in place is not harmless there.
 
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { PARTITION_DATE_FORMATS } from '../core/policy.js';

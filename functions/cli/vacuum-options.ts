@@ -8,14 +8,14 @@ import type { FormatCliOptions } from './format-options.js';
 
 /**
  * The options of `vacuum`: its own, every registered format's table-setting options (FormatCliOptions) and every
- * format's vacuum options (FormatVacuumFlags: e.g. Iceberg's `olderThanHours`, `retainLast`, `orphanOlderThanHours`).
+ * format's vacuum options (FormatVacuumFlags: e.g. `olderThanHours`, `retainLast`, `orphanOlderThanHours`).
  */
 export interface VacuumCliOptions extends FormatCliOptions, FormatVacuumFlags {
   /** List what would go; delete nothing. */
   readonly dryRun?: boolean;
   /**
    * @default 168 ({@link MIN_RETENTION_HOURS}); a format may read it too (its `retentionHoursHelp` says how: a
-   * Delta table's retention is overridden by it).
+   * table's own retention may be overridden by it).
    */
   readonly retentionHours?: number;
   /** The location's table format; its own maintenance runs on it, if it has one. @default 'parquet' */

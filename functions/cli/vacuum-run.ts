@@ -2,7 +2,7 @@
 // never load it, nor the AWS SDK and Parquet engine it reaches).
 // `lake-compactor vacuum`: the scheduled vacuum's own core, run to completion on one table location; a dry
 // run deletes nothing, and a real run prints everything it will delete, and why, before it does. A format whose
-// log or metadata owns its table (`--format delta`: Delta VACUUM; `--format iceberg`: expire_snapshots, then
+// log or metadata owns its table (its own VACUUM, or expire_snapshots then
 // remove_orphan_files) is maintained its own way, through TableFormat.maintenance: that format declares its vacuum
 // options, their help and their checks (MaintenanceCli), and its table settings' options (FormatSettings.cli: the
 // catalog or commit coordination it is read through), so this command names no format.
@@ -163,9 +163,8 @@ export function prepareVacuum(
   // A malformed location is a usage error; a folder that does not exist is not (exit 1, as in every command).
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const stateTable = s3 ? options.stateTable || io.env.LAKE_COMPACTOR_TABLE || undefined : undefined;
-  // The table is read through its settings as the deployment's config declares them (a Delta table's commit
-  // coordination, required on S3: an incomplete DynamoDB entry is finished before VACUUM reads the log, and a writer
-  // that does not coordinate as declared refuses the table; an Iceberg table's catalog).
+  // The table is read through its settings as the deployment's config declares them (a table's commit
+  // coordination, which a format may require on S3 and check against its writers, or its catalog).
   const settings = formatSettingsOf(uri, format, options);
   const table = asUsage(() => tableOf(uri, opened, options.table, format, settings));
   const client = stateTable === undefined ? undefined : (dynamodb ?? dynamoDbClientFromEnv(io.env));
@@ -434,9 +433,10 @@ function scopeToTable(
  * real run, deletes, prints the outcome.
  * @throws UsageError (an InvalidInputError, before listing) for invalid options; OperationCancelledError when the
  * operator declines; MaintenanceIncompleteError when some deletes failed (after printing them);
- * UnsupportedTableFormatError, before anything is deleted, when the location is, lies in or holds a Delta or
- * Iceberg table (with `--format delta`: when it lies in one, or holds an Iceberg table);
- * TableNotVacuumedError when Delta VACUUM refused the table or could not read its log (nothing of it deleted).
+ * UnsupportedTableFormatError, before anything is deleted, when the location is, lies in or holds another
+ * format's table (with the `--format` of a table whose log owns it: when it lies in one, or holds another);
+ * TableNotVacuumedError when the format's maintenance refused the table or could not read its log (nothing of it
+ * deleted).
  */
 export async function runVacuum(
   uri: string,
@@ -449,7 +449,7 @@ export async function runVacuum(
   const confirm = confirmerFor(io, options, 'vacuum');
   const format = tableFormat(job.table.format);
   const maintenance = format.maintenance;
-  // A table whose log or metadata owns its root (a Delta or Iceberg table, with --format) is the location itself:
+  // A table whose log or metadata owns its root (with its --format) is the location itself:
   // only the folders above it must not be a table.
   await refuseEnclosingForeignTable(openedOf(job), { includeLocation: !format.ownsEverythingUnderRoot });
   const text = !options.json;
@@ -462,9 +462,9 @@ export async function runVacuum(
   const plan = await planVacuumJob(job, io, (p) => {
     if (text) io.out(`  listed ${p.examined} objects, ${p.candidates.length} candidates so far`);
   });
-  // A Delta or Iceberg table somewhere below the location: refuse the whole location, as compact does.
+  // Another format's table somewhere below the location: refuse the whole location, as compact does.
   refuseForeignAmong(job.store, openedOf(job).prefix, plan.foreignTables ?? []);
-  // Delta VACUUM refused the table or could not read its log: nothing of it will be deleted, so nothing is.
+  // The format's maintenance refused the table or could not read its log: nothing of it will be deleted, so nothing is.
   for (const t of maintainedTablesOf(plan))
     if (t.error !== undefined) throw new TableNotVacuumedError(t.error.message);
   if (text) printVacuumPlan(io, plan);
@@ -506,8 +506,8 @@ export async function runVacuum(
 }
 
 /**
- * Delta VACUUM refused the table, or could not read its log, or Iceberg's expire_snapshots or remove_orphan_files
- * refused the table or could not read its metadata: nothing of the table was deleted by that step (exit 1).
+ * The format's own maintenance (its VACUUM, expire_snapshots or remove_orphan_files) refused the table or could
+ * not read its log or metadata: nothing of the table was deleted by that step (exit 1).
  */
 export class TableNotVacuumedError extends CompactorError {}
 

@@ -1,7 +1,7 @@
 // The `vacuum` command's definition: its options and help, light to load; what it does is in vacuum-run.ts.
 // `lake-compactor vacuum`: the scheduled vacuum's own core, run to completion on one table location; a dry
 // run deletes nothing, and a real run prints everything it will delete, and why, before it does. A format whose
-// log or metadata owns its table (`--format delta`: Delta VACUUM; `--format iceberg`: expire_snapshots, then
+// log or metadata owns its table (its own VACUUM, or expire_snapshots then
 // remove_orphan_files) is maintained its own way, through TableFormat.maintenance: that format declares its vacuum
 // options, their help and their checks (MaintenanceCli), and its table settings' options (FormatSettings.cli: the
 // catalog or commit coordination it is read through), so this command names no format.

@@ -147,7 +147,7 @@ export class LeaseLostError extends CompactorError {}
 export class MemoryBudgetExceededError extends CompactorError {}
 
 /**
- * A table's metadata (a Delta log file or state, an Iceberg metadata file or manifest, a Parquet footer or row group)
+ * A table's metadata (a log file or state, a metadata file or manifest, a Parquet footer or row group)
  * is larger than the memory of this process lets it decode: refused, by name, before it is decoded, instead of
  * crashing the process. Its writer decides what the metadata holds, so a bomb (a few bytes claiming billions of
  * records) and a table that outgrew the function look alike here; either way nothing was changed, and the message
@@ -158,7 +158,7 @@ export class MetadataTooLargeError extends CompactorError {
   constructor(
     /** The object that was refused. */
     readonly key: string,
-    /** What it is, for the message (`Iceberg manifest list`, `Delta checkpoint`). */
+    /** What it is, for the message (`manifest list`, `log checkpoint`). */
     readonly what: string,
     /** Why, with the figures. */
     readonly reason: string,
@@ -213,7 +213,7 @@ export class NotVerifiedError extends CompactorError {}
 export class CompactionFailedError extends CompactorError {}
 
 /**
- * The location is, lies inside, or contains a Delta Lake, Apache Iceberg or Apache Hudi table. Such a table's
+ * The location is, lies inside, or contains another table format's table (formats/foreign-tables.ts recognises them). Such a table's
  * log, metadata or timeline, not the file listing, says which files are live, so rewriting, moving or deleting
  * its files as plain Parquet would break it and could duplicate rows or bring deleted ones back. Never retried:
  * nothing was changed, and only a configuration (or CLI argument) change fixes it.
@@ -225,7 +225,7 @@ export class UnsupportedTableFormatError extends CompactorError {
     /** Where that table lies (its root folder, as a URI or path). */
     readonly root: string,
     /**
-     * The object that gave it away: a Delta log entry, an Iceberg metadata file or version hint, or a Hudi table's
+     * The object that gave it away: a log entry, a metadata file or version hint, or a table's
      * `.hoodie/hoodie.properties` (another `.hoodie/` object when that is not listed).
      */
     readonly evidenceKey: string,
@@ -233,8 +233,8 @@ export class UnsupportedTableFormatError extends CompactorError {
     readonly location: string,
     /**
      * What to do instead, when the format's own advice (configure the table with its format, or pass `--format`:
-     * see formats/foreign-table-kind.ts) does not fit the command that met it: `tier` cannot tier a Delta or
-     * Iceberg table at all yet.
+     * see formats/foreign-table-kind.ts) does not fit the command that met it: `tier` cannot tier such a
+     * table at all yet.
      */
     readonly advice?: string,
   ) {
@@ -245,7 +245,7 @@ export class UnsupportedTableFormatError extends CompactorError {
 
 /**
  * The table's log (or catalog, or commit table) shows a writer that does not coordinate its commits the way the
- * table's configuration declares (a Delta table declared `dynamodb` whose recent versions have no DynamoDB entry,
+ * table's configuration declares (a table declared `dynamodb` whose recent versions have no DynamoDB entry,
  * one declared `s3-conditional` with Spark's DynamoDB temp files): committing would race a writer that cannot see
  * the commit. Refused before anything is written; never retried (only a configuration change or stopping that
  * writer fixes it); the functions count it in `CoordinationRefusals`, which is alarmed.

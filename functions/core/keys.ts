@@ -7,7 +7,7 @@
 // `..%2F..%2F` may be another table's file to them. A key is therefore refused when any of its segments below the
 // root is empty, `.` or `..`, when it climbs above the root once percent-decoded or split at backslashes (a decoding
 // reader, a Windows-normalising server), when it is absolute, holds a control character, or does not start with the
-// root. The same module says how partition values become path segments (Hive's and Iceberg's escaping) and how keys
+// root. The same module says how partition values become path segments (Hive's escaping, and the Java URL encoding of partition paths) and how keys
 // are shown on a terminal.
 import { CompactorError } from './errors.js';
 
@@ -123,7 +123,7 @@ export class KeyOutsideTableError extends CompactorError {
     readonly path: string,
     /** Why it is refused, as {@link keyRefusal} words it. */
     readonly reason: string,
-    /** What in the metadata names it (`a Delta log add action`, `a manifest`, …). */
+    /** What in the metadata names it (`a log add action`, `a manifest`, …). */
     readonly source: string,
   ) {
     super(
@@ -134,7 +134,7 @@ export class KeyOutsideTableError extends CompactorError {
 
 /**
  * Spark's `ExternalCatalogUtils.escapePathName`, the Hive-style escaping of partition names and values in a path
- * segment (Delta writes its partition directories with it): control characters and the characters of
+ * segment (log-based tables' writers name their partition directories with it): control characters and the characters of
  * {@link SPARK_ESCAPED} (quote, hash, percent, apostrophe, star, slash, colon, equals, question mark, backslash,
  * braces and brackets, caret) become `%XX`.
  */
@@ -152,7 +152,7 @@ export function escapePathName(s: string): string {
 const SPARK_ESCAPED = '"#%\'*/:=?\\{[]^';
 
 /**
- * Java's `URLEncoder.encode(s, UTF_8)`, which Iceberg's `PartitionSpec.partitionToPath` applies to partition field
+ * Java's `URLEncoder.encode(s, UTF_8)`, which Java writers' `PartitionSpec.partitionToPath` applies to partition field
  * names and values alike: letters, digits and `.-*_` stay, a space becomes `+`, every other UTF-8 byte `%XX`.
  */
 export function icebergPathEscape(s: string): string {

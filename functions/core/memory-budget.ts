@@ -1,7 +1,7 @@
 // How much of this process's memory a decoder of untrusted table metadata may spend, derived once from the memory
 // the entry point has (a Lambda's memory size, the CLI's --memory-mb or machine), and the limits decoders check.
 //
-// Why a scope and not a parameter: every reader of a Delta log, Iceberg metadata or Parquet footer is reached
+// Why a scope and not a parameter: every reader of a table's log, metadata or Parquet footer is reached
 // through the TableFormat port (snapshot, changes, vacuum, commit), whose signatures name no memory. A process has
 // one memory size, so the entry point runs its work inside `withMemoryBudget` (AsyncLocalStorage: each Lambda
 // invocation or CLI command in its own scope, even when tests run several in one process) and each decoder asks
@@ -45,15 +45,15 @@ export function memoryBudget(memoryMb: number, advice?: string): MemoryBudget {
  * raw file, which becomes several times its size once parsed, a sixteenth.
  */
 export interface MetadataLimits {
-  /** Bytes one decoded metadata structure (a manifest's records, a Delta table's state) may take on the heap. */
+  /** Bytes one decoded metadata structure (a manifest's records, a log's table state) may take on the heap. */
   readonly decodedBytes: number;
-  /** Bytes of one metadata file read whole (Delta commit or checkpoint part, Iceberg metadata, manifest). */
+  /** Bytes of one metadata file read whole (a log commit or checkpoint part, a metadata file, a manifest). */
   readonly fileBytes: number;
   /** Bytes a compressed metadata file may inflate to (also at most {@link MAX_INFLATION_RATIO} times its size). */
   readonly inflatedBytes: number;
   /** Bytes of one Parquet footer (its Thrift FileMetaData), read and parsed whole before any page. */
   readonly footerBytes: number;
-  /** Live actions (files and tombstones) of one Delta table state. */
+  /** Live actions (files and tombstones) of one log's table state. */
   readonly deltaActions: number;
   /** Bytes one Parquet row group may decode to (the rewrite decodes a row group at a time). */
   readonly rowGroupDecodedBytes: number;
@@ -75,7 +75,7 @@ export const MAX_INFLATION_RATIO = 200;
 export const MIN_INFLATION_BYTES = 4 * MiB;
 
 /**
- * Heap bytes one live Delta action is budgeted while a table snapshot is built: the parsed add (path, partition
+ * Heap bytes one live log action is budgeted while a table snapshot is built: the parsed add (path, partition
  * values, stats text), its replay-map entries, the DeltaFile and the plan input made of it. Measured on 50,000 and
  * 200,000 adds of one commit with typical stats: about 1,050 bytes per action stay held once the snapshot is built,
  * and the process peaked at about 2,700 bytes per action above its baseline while parsing; 2,048 against a quarter
@@ -140,7 +140,7 @@ export function describeBytes(n: number): string {
 /**
  * The whole object `key`, read with one ranged GET of at most `maxBytes + 1` bytes, so an object larger than the
  * budget is never held: one that has more fails with MetadataTooLargeError naming it (`what` says what it is, e.g.
- * `Iceberg manifest list`), and `remedy` what the table's owner can do besides more memory.
+ * `manifest list`), and `remedy` what the table's owner can do besides more memory.
  * @throws MetadataTooLargeError when the object has more than `maxBytes` bytes.
  * @throws ObjectNotFoundError when it does not exist.
  */

@@ -34,7 +34,7 @@ export const METRIC = {
   estimatedCost: 'EstimatedCostUSD',
   // profiler and sweep: one per trigger decision
   decisions: 'Decisions',
-  // profiler: Delta log or Iceberg metadata writes inside a configured (Parquet) table, per table
+  // profiler: foreign tables' log or metadata writes inside a configured (Parquet) table, per table
   foreignFormatEvents: 'ForeignFormatEvents',
   // profiler (events) and sweep (sweeps): refused because the table's configured format is not implemented
   unsupportedFormatRefusals: 'UnsupportedFormatRefusals',
@@ -125,7 +125,7 @@ export function decisionMetrics(outcomes: readonly Pick<TriggerOutcome, 'action'
 }
 
 /**
- * `ForeignFormatEvents` per table: Delta log or Iceberg metadata writes seen inside a configured Parquet
+ * `ForeignFormatEvents` per table: foreign tables' log or metadata writes seen inside a configured Parquet
  * table. Non-zero means the configuration names such a table (or holds one); alarm on it. Per table because
  * the fix is per table, and a table only publishes it while misconfigured.
  */
@@ -144,7 +144,7 @@ export function unsupportedFormatMetrics(countsByTable: ReadonlyMap<string, numb
 
 /**
  * `CoordinationRefusals` per table and in total: plans, commits and vacuums refused because the table's log shows
- * a writer that does not coordinate as declared (a Delta table declared `dynamodb` whose recent versions have no
+ * a writer that does not coordinate as declared (a table declared `dynamodb` whose recent versions have no
  * entry; one declared `s3-conditional` with Spark's DynamoDB temp files). The total is alarmed: the fix is a
  * configuration change or stopping that writer, and until then the table is not compacted or vacuumed.
  */

@@ -211,7 +211,7 @@ export function classifyObject(input: ClassifyInput): ObjectClassification {
   const fileName = segments.pop() ?? '';
   if (fileName === '_SUCCESS') return ignored('writer success marker _SUCCESS');
   if (segments.includes('_temporary')) return ignored('writer scratch under _temporary/');
-  if (segments.includes('_delta_log')) return ignored('Delta transaction log under _delta_log/');
+  if (segments.includes('_delta_log')) return ignored("a table format's transaction log under _delta_log/");
   if (fileName.endsWith('.crc')) return ignored('checksum file (*.crc)');
   const hiddenDir = segments.find((s) => (s.startsWith('_') || s.startsWith('.')) && !hiveSegment(s));
   if (hiddenDir !== undefined) return ignored(`under hidden directory ${hiddenDir}/`);

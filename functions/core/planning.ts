@@ -20,7 +20,7 @@ const GiB = 1024 * MiB;
  */
 export const ARCHIVE_STORAGE_CLASSES: readonly string[] = ['GLACIER', 'DEEP_ARCHIVE', 'GLACIER_IR'];
 
-/** Planner knobs, Iceberg's bin-pack names and defaults. Unknown keys are refused to catch typos. */
+/** Planner knobs, with the names and defaults of the usual bin-pack `rewrite_data_files`. Unknown keys are refused to catch typos. */
 export const planOptionsSchema = z
   .strictObject({
     /** T: the size outputs aim for. 128 MiB: one HDFS-sized block, a good Athena/Trino split. */
@@ -37,9 +37,9 @@ export const planOptionsSchema = z
       .int()
       .positive()
       .default(2 * GiB),
-    /** A file is small when size < smallFileRatio·T (Iceberg `min-file-size-bytes`). */
+    /** A file is small when size < smallFileRatio·T (`min-file-size-bytes` of `rewrite_data_files`). */
     smallFileRatio: z.number().gt(0).max(1).default(0.75),
-    /** A file is large when size > largeFileRatio·T (Iceberg `max-file-size-bytes`); large files are left alone. */
+    /** A file is large when size > largeFileRatio·T (`max-file-size-bytes`); large files are left alone. */
     largeFileRatio: z.number().gt(1).default(1.8),
   })
   .refine((o) => o.maxGroupBytes >= 2 * o.targetFileSizeBytes, {
@@ -55,22 +55,22 @@ export type PlanOptionsInput = z.input<typeof planOptionsSchema>;
 export const DEFAULT_PLAN_OPTIONS: PlanOptions = planOptionsSchema.parse({});
 
 /**
- * The rows a table format deletes from a file without rewriting it (a Delta deletion vector): carried from the
+ * The rows a table format deletes from a file without rewriting it (a deletion vector): carried from the
  * snapshot through the plan into the group's journal entry, so the rewrite drops them and the commit can tell
  * whether they changed since planning.
  */
 export const inputDeletesSchema = z.object({
-  /** The format's unique id of the deletes (Delta: the DV's unique id): another id later means other rows deleted. */
+  /** The format's unique id of the deletes (e.g. a deletion vector's unique id): another id later means other rows deleted. */
   id: z.string().min(1),
   /** How many rows they delete (the DV's cardinality). */
   rows: z.number().int().nonnegative(),
-  /** What the format reads the deleted positions from (Delta: the DV descriptor); opaque to all but the format. */
+  /** What the format reads the deleted positions from (e.g. a deletion vector's descriptor); opaque to all but the format. */
   descriptor: z.record(z.string(), z.union([z.string(), z.number()])),
 });
 export type InputDeletes = z.infer<typeof inputDeletesSchema>;
 
 /**
- * What a row of the file inherits when it stores no lineage of its own (Iceberg v3 row lineage: the data file's
+ * What a row of the file inherits when it stores no lineage of its own (row lineage of a format that keeps it: the data file's
  * `first_row_id` and data sequence number), as decimal text: 64-bit values that JSON numbers would round. Carried
  * through the plan into the journal so the rewrite writes every row's `_row_id` and `_last_updated_sequence_number`.
  */
@@ -92,7 +92,7 @@ export const planInputFileSchema = z.object({
   rows: z.number().int().nonnegative().optional(),
   /** Rows the table format deletes from the file; the rewrite drops them. */
   deletes: inputDeletesSchema.optional(),
-  /** Row lineage the rewrite must write into every row (Iceberg v3); see `inputRowLineageSchema`. */
+  /** Row lineage the rewrite must write into every row (a format with row lineage); see `inputRowLineageSchema`. */
   rowLineage: inputRowLineageSchema.optional(),
   /** Fingerprint of the file's Parquet schema; files of different fingerprints are never grouped. */
   schemaFingerprint: z.string().min(1).optional(),
@@ -135,7 +135,7 @@ export type PlanInputFile = z.infer<typeof planInputFileSchema>;
 export const planSnapshotSchema = z.object({
   /** When the listing was taken, epoch ms. */
   listedAt: z.number().int().nonnegative(),
-  /** The Delta table version the `add` actions were read from. */
+  /** The log version a format whose log is the table read the live files from. */
   deltaVersion: z.number().int().nonnegative().optional(),
 });
 export type PlanSnapshot = z.infer<typeof planSnapshotSchema>;
@@ -161,14 +161,14 @@ export const planGroupSchema = z.object({
   groupId: z.string().regex(/^g\d{4,}$/),
   schemaFingerprint: z.string().min(1),
   /**
-   * Sorted by key: the order rows are rewritten in. The bin-pack planner never plans fewer than 2; Iceberg's
-   * `rewrite_data_files` rewrites a lone file that is too large (split), carries too many deletes, or `rewrite-all`.
+   * Sorted by key: the order rows are rewritten in. The bin-pack planner never plans fewer than 2; a format's
+   * own planner (`rewrite_data_files` rules) rewrites a lone file that is too large (split), carries too many deletes, or `rewrite-all`.
    */
   files: z.array(planInputFileSchema).min(1),
   bytes: z.number().int().nonnegative(),
   /** Sum of the inputs' rows; null when any input's row count is unknown. */
   rows: z.number().int().nonnegative().nullable(),
-  /** How many files the rewrite should produce (Iceberg rule, see expectedOutputFiles). */
+  /** How many files the rewrite should produce (the bin-pack rule, see expectedOutputFiles). */
   expectedOutputFiles: z.number().int().positive(),
   /**
    * What the format records of this group alone (a table service's operation: the file group it rewrites, the
@@ -186,7 +186,7 @@ export const partitionPlanSchema = z.object({
   table: z.string().min(1),
   partition: z.string(),
   /**
-   * The bin-pack planner's options, or those a format's own planner resolved (an Iceberg table: its
+   * The bin-pack planner's options, or those a format's own planner resolved (e.g. its
    * `rewrite_data_files` options), each format's declared in its folder (formats/plan-options.ts).
    */
   options: z.union([planOptionsSchema, ...FORMAT_PLAN_OPTIONS]),
@@ -225,7 +225,7 @@ export function minWellSizedBytes(
 }
 
 /**
- * Iceberg's output count for `bytes` of input: floor(bytes / T) files, one more when the remainder is at
+ * The output count of `rewrite_data_files` bin-packing for `bytes` of input: floor(bytes / T) files, one more when the remainder is at
  * least the small-file threshold (so no output is small unless the whole group is), and at least one.
  * Consequence the convergence proof uses: when bytes ≥ ceil(r·T), every one of the (near-)equal outputs is
  * ≥ ceil(r·T), i.e. not small.
@@ -442,7 +442,7 @@ export function contentSkip(
     return { category: 'unreadable', reason: `footer unreadable: ${file.unreadable}` };
   // The engine refuses zero-row inputs (nothing to rewrite, and a group of them would fail the run);
   // writers such as Spark leave them behind for empty tasks. Left in place: removing them is a
-  // table-format decision (a Delta log still references them), not the compactor's.
+  // table-format decision (a table's log may still reference them), not the compactor's.
   if (file.rows === 0)
     return {
       category: 'empty',

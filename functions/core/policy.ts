@@ -14,7 +14,7 @@ const DAY = 24 * 60 * MINUTE;
  * override silently reset the fields it does not mention.
  */
 const policyFields = {
-  /** Small files needed before a run is worth its fixed cost (Iceberg's `min-input-files`). */
+  /** Small files needed before a run is worth its fixed cost (`min-input-files` of `rewrite_data_files`). */
   minInputFiles: z.number().int().min(2),
   /** Share of the partition's files that must be small (by count) — or the average must be small. */
   smallFileRatioThreshold: z.number().min(0).max(1),
@@ -36,8 +36,8 @@ export const policySchema = z.strictObject(policyFields);
 
 /**
  * A format's own answer to "which files are small" and "are there enough of them", so the trigger starts a run
- * exactly when the format's planner would plan something (Iceberg: `rewrite_data_files`' rules, see
- * formats/iceberg/trigger-rule.ts). Supplied by the table's format from its config (`TableFormat.triggerRule`):
+ * exactly when the format's planner would plan something (e.g. `rewrite_data_files`' rules, see
+ * the format's trigger-rule.ts). Supplied by the table's format from its config (`TableFormat.triggerRule`):
  * only the format knows its option names, so it also words the reason. Not configurable as such, hence not
  * part of the policy's schema.
  */
@@ -73,10 +73,10 @@ export type PolicyOverrides = z.infer<typeof policyOverridesSchema>;
 
 /**
  * Defaults, and why:
- * - minInputFiles 5: Iceberg's default; below it a run's fixed cost (Lambda start, LIST, commit) exceeds
+ * - minInputFiles 5: `rewrite_data_files`' default; below it a run's fixed cost (Lambda start, LIST, commit) exceeds
  *   what merging saves.
  * - smallFileRatioThreshold 0.4: the design's "40% of the files are small".
- * - targetFileSizeBytes 128 MiB, smallFileSizeRatio 0.75: the planner's T and Iceberg's min = 0.75·T, so
+ * - targetFileSizeBytes 128 MiB, smallFileSizeRatio 0.75: the planner's T and `rewrite_data_files`' min = 0.75·T, so
  *   the trigger and the planner agree on what "small" means.
  * - quietMinutes 15: micro-batch writers commit every 1–10 minutes; 15 minutes of silence means the
  *   batch is over, and waiting costs little since small files are a read-side problem.
@@ -173,7 +173,7 @@ interface Check {
  * 40%, exactly 15 minutes pass). A partition with no recorded write, compaction or date passes those
  * checks: the counters cannot prove it hot, recent or old.
  *
- * With a format rule (`policy.formatRule`, e.g. an Iceberg table's `rewrite_data_files` options), the two
+ * With a format rule (`policy.formatRule`, e.g. a table's `rewrite_data_files` options), the two
  * size checks are that rule's one check, worded by the format: the partition is due exactly when the format's
  * planner would plan a group of its small files; state, quiet window, cooldown and look-back are as above.
  */

@@ -9,7 +9,7 @@ const GiB = 1024 * MiB;
 /** Decimal megabyte, as the PySpark playbook's priority thresholds ("avg < 10 MB") mean it. */
 export const MB = 1_000_000;
 
-/** Default share of the target below which a file is small (Iceberg's `min-file-size-bytes` = 0.75·T). */
+/** Default share of the target below which a file is small (`rewrite_data_files`' `min-file-size-bytes` = 0.75·T). */
 export const DEFAULT_SMALL_FILE_RATIO = 0.75;
 
 /**
@@ -61,7 +61,7 @@ export interface PartitionProfile {
 
 export interface ProfileOptions {
   readonly targetFileSizeBytes: number;
-  /** Defaults to 0.75, the planner's and Iceberg's threshold. */
+  /** Defaults to 0.75, the planner's and `rewrite_data_files`' threshold. */
   readonly smallFileRatio?: number;
 }
 

@@ -73,7 +73,7 @@ export const tableFieldSchemas = {
   /** Partition column holding the date (for `year/month/day`: the three columns, comma-separated). */
   dateColumn: z.string().min(1).optional(),
   dateFormat: z.enum(PARTITION_DATE_FORMATS).optional(),
-  /** Target output size in MiB (1024² bytes, like Iceberg's 512 MB default of 536870912). */
+  /** Target output size in MiB (1024² bytes, like `target-file-size-bytes`' 512 MB default of 536870912). */
   targetFileSizeMB: z
     .number()
     .positive()
@@ -112,7 +112,7 @@ export const tableFieldSchemas = {
   encodeWorkers: z.number().int().min(1).max(16).optional(),
   /** Sort outputs by these columns; input order is kept when omitted. */
   sortColumns: z.array(z.string().min(1)).min(1).optional(),
-  /** Z-order outputs by these columns (at least two; Delta's ZORDER BY); not together with sortColumns. */
+  /** Z-order outputs by these columns (at least two; OPTIMIZE's ZORDER BY); not together with sortColumns. */
   zOrderColumns: z
     .array(z.string().min(1))
     .min(2, 'Z-order needs at least two columns (for one, use sortColumns)')
@@ -120,7 +120,7 @@ export const tableFieldSchemas = {
   /** Per-table overrides of the trigger policy. */
   policy: policyOverridesSchema.optional(),
   /**
-   * The settings each format owns (Delta's `deltaLogStore`, Iceberg's `catalog` and `rewriteDataFiles`, …), declared
+   * The settings each format owns (`deltaLogStore`, `catalog`, `rewriteDataFiles`, …), declared
    * in the format's folder (its `settings.tableFields`) and merged by the registry; each is refused on a table of
    * another format (see `checkTableFields`).
    */
@@ -143,8 +143,8 @@ type TableFields = TableFormatSettings & {
 
 /** Rules between one table's fields (date column and format, partition columns, target size). */
 export function checkTableFields(table: TableFields, ctx: z.RefinementCtx): void {
-  // Each format's own settings: refused on another format's table, checked by the format on its own (a Delta
-  // table must declare its commit coordination).
+  // Each format's own settings: refused on another format's table, checked by the format on its own (e.g. a table
+  // must declare its commit coordination).
   for (const { path, message } of formatSettingsIssues(table)) {
     ctx.addIssue({ code: 'custom', path: [path], message });
   }
@@ -259,7 +259,7 @@ export interface CrossTableIssue {
  * Overlap rules. Names are unique. Two tables in the same bucket may not share a root (they would own the
  * same keys), and no root may lie inside another table's root: the outer table's listings (inventory,
  * reconcile, vacuum, tiering) would take the inner table's files for its own partitions, and nothing may
- * nest inside a table whose format's log or metadata owns every file under its root (Delta, Iceberg). A table without bucket counts as
+ * nest inside a table whose format's log or metadata owns every file under its root. A table without bucket counts as
  * being in every bucket (but may share its root with a table that names its bucket, which wins its keys).
  */
 export function crossTableIssues(
@@ -337,7 +337,7 @@ export function findTableForKey(
 
 /**
  * The table's effective trigger policy: defaults, then `targetFileSizeMB`, then `policy` overrides; and, when the
- * table's format plans by rules of its own (Iceberg's `rewriteDataFiles`), that format's trigger rule, which then
+ * table's format plans by rules of its own (e.g. `rewriteDataFiles`), that format's trigger rule, which then
  * replaces the policy's size checks (see `decide`), so the trigger and the plan agree on what is worth a run.
  * @throws InvalidInputError when the merged policy is invalid.
  */

@@ -38,7 +38,7 @@ export function createCompactHandler(
         maxWorkers,
         quarantine: runtime.quarantine,
         // The table's format bound to its settings: it reads deleted rows and prepares a group before its rewrite
-        // (a Hudi clustering instant, under the table's declared lock).
+        // (e.g. an instant minted under the table's declared lock).
         format: runtime.formatFor(run),
         ...overrides,
       },

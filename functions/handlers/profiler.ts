@@ -66,8 +66,8 @@ export interface ProfilerDeps {
   readonly policies: ReadonlyMap<string, Policy>;
   readonly stats: StatsStore;
   /**
-   * The object store of a bucket: a log-based table's commits are read from its log (Delta) or the metadata its
-   * catalog points at (Iceberg). Absent: such a table's commit events fail (and are retried), since their changes
+   * The object store of a bucket: a log-based table's commits are read from its log or the metadata its
+   * catalog points at. Absent: such a table's commit events fail (and are retried), since their changes
    * cannot be known.
    */
   readonly storeFor?: (bucket: string, table: string) => ObjectStore;
@@ -81,8 +81,8 @@ export interface ProfilerDeps {
   /** Partitions of one batch processed at once. @default 4 */
   readonly concurrency?: number;
   /**
-   * A table's format bound to its settings (see TableLogDeps.formatFor): how an Iceberg table's pointer is read
-   * through its Glue or REST catalog. Absent: the registered formats (an Iceberg table's path catalog).
+   * A table's format bound to its settings (see TableLogDeps.formatFor): how a table's pointer is read through
+   * the Glue or REST catalog it names. Absent: the registered formats (their defaults, e.g. a path catalog).
    */
   readonly formatFor?: (table: TableConfig, bucket: string) => TableFormat;
   /**
@@ -270,11 +270,14 @@ async function profileMessages(
         { table: event.table, format: event.format, root: event.root, key: event.key, recorded },
       );
     } catch (err) {
-      logger.error('recording a Delta/Iceberg/Hudi table failed; its messages are retried', {
-        table: event.table,
-        root: event.root,
-        error: describe(err),
-      });
+      logger.error(
+        'recording a table whose log or metadata owns its files failed; its messages are retried',
+        {
+          table: event.table,
+          root: event.root,
+          error: describe(err),
+        },
+      );
       for (const id of carriers) failures.set(id, err);
     }
   }
@@ -475,7 +478,7 @@ function describe(err: unknown): string {
 }
 
 /**
- * The format of each table as its settings make it, for the profiler: an Iceberg table's pointer is read through
+ * The format of each table as its settings make it, for the profiler: a table's pointer is read through
  * the catalog its config names (Glue, REST), as the workflow's steps read it, with catalog clients built once per
  * cold start from `env` (the environment the deps are built from, not process.env).
  */
@@ -503,7 +506,7 @@ export function depsFromEnv(
   const tables = loadTableConfigs(env);
   const dynamodb = new DynamoDBClient({});
   const stats = new DynamoStatsStore({ client: dynamodb, tableName: config.TABLE_NAME });
-  // Only log-based tables' commits are read (Delta's log, Iceberg's metadata), each through its table's store.
+  // Only log-based tables' commits are read (a log, or metadata a catalog points at), each through its table's store.
   const storeFor = tableStores({ env, tables, workRoot: config.WORK_ROOT });
   const starter =
     config.STATE_MACHINE_ARN === undefined

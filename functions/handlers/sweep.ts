@@ -80,7 +80,7 @@ export interface SweepDeps {
   /** The object store of a table in its bucket (reconcile lists it; see shared/table-stores.ts). */
   readonly storeFor: StoreFor;
   /**
-   * A table's format bound to its settings, as reconcile reads it (an Iceberg table through the Glue or REST
+   * A table's format bound to its settings, as reconcile reads it (a table through the Glue or REST
    * catalog its config names). Absent: bound without services, so such a table's reconcile is refused, never read
    * through the path catalog.
    */
@@ -334,7 +334,7 @@ async function publishFragmentation(deps: SweepDeps, table: string): Promise<voi
 }
 
 /**
- * The format of each table as its settings make it, for reconcile: an Iceberg table is read at the metadata its
+ * The format of each table as its settings make it, for reconcile: a table with a catalog is read at the metadata its
  * Glue or REST catalog points at (as the profiler and the workflow's steps read it), with the catalog clients the
  * entry point built once — never through the path catalog, whose newest metadata file may never have become current.
  */
@@ -371,7 +371,7 @@ export function sweepDepsFromEnv(
     ...(options.wrapStore === undefined ? {} : { wrapStore: options.wrapStore }),
   });
   // Before releasing a dead run's lease, the sweep settles its groups through the commit protocol, as the
-  // table's settings make it (a Delta table's commits coordinated as its config says).
+  // table's settings make it (its commits coordinated as its config says).
   const formatFor = sweepFormats(tables, { dynamodb: dynamodbIn, clock, ...formatClients });
   const settle = (ref: PartitionRef, deadRunId: string) => {
     const bucket = tables.find((t) => t.name === ref.table)?.bucket;

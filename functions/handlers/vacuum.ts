@@ -1,6 +1,6 @@
 // Vacuum Lambda entry (EventBridge schedule, or the console with a vacuum input): validates the input,
 // runs the vacuum core until its budget or the invocation's time runs out, and returns the report and cursor.
-// A table whose format maintains it itself (Delta VACUUM through the table's declared commit coordination; Iceberg's
+// A table whose format maintains it itself (its VACUUM through the table's declared commit coordination, or
 // expire_snapshots and remove_orphan_files through the catalog it names) gets that maintenance from the core, with
 // the services built here: DynamoDB clients, and catalog clients built once per cold start from the function's
 // environment, as the workflow's runtime and the sweep do. One that was refused or could not be read is logged as
@@ -93,7 +93,7 @@ export function createVacuumHandler(
   return async (event, context) => {
     const input = maintenanceInput(event);
     // Each failed turn is reported as it happens (a crash found at the start even if this process dies too); a
-    // Delta or Iceberg table's error is logged in its own words below and only metered here.
+    // self-maintained table's error is logged in its own words below and only metered here.
     const report = await isolatedPass(input, checkpoint, job, context, {
       onFailure: (f) =>
         reportTableFailures(
@@ -209,10 +209,9 @@ export const handler = lambdaEntry((env, observability) => {
       storeFor: runtime.storeFor,
       ...journals,
       clock: runtime.clock,
-      // Every format's services in a bucket, composed as the workflow composes them: the DynamoDB commit tables of
-      // Delta tables declared with one (IAM: delta-log-access.ts; VACUUM finishes an incomplete entry before reading
-      // the log, and checks the declared coordination) and the Glue and REST catalog clients of Iceberg tables
-      // configured with one (IAM: iceberg-catalog-access.ts).
+      // Every format's services in a bucket, composed as the workflow composes them: e.g. the DynamoDB commit
+      // tables and the Glue and REST catalog clients the tables' settings name (each format's IAM: its folder under
+      // infra/formats/).
       services: (bucket) =>
         formatServices({ dynamodb: dynamodbIn, clock: runtime.clock, ...formatClients }, { bucket }),
     },

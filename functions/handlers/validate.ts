@@ -73,7 +73,7 @@ export function createValidateHandler(
 }
 
 /**
- * An Iceberg request with a `where` filter and no partitions, as the partitions it selects: the table's current
+ * A request with a `where` filter (of a format that takes one) and no partitions, as the partitions it selects: the table's current
  * snapshot (read through its catalog, as the plan step reads it) gives every partition and its values, and those
  * the filter passes become `partitions` — one child execution each, each planning with the filter again. Nothing is
  * written here; any other input is returned as it is, for normalizeRunInput to check in full.

@@ -46,11 +46,11 @@ export interface JournalInput {
 
 /** See {@link JournalInput.deletes} (planning's `InputDeletes`, as the journal keeps it). */
 export interface JournalInputDeletes {
-  /** The format's unique id of the deletes (Delta: the deletion vector's unique id). */
+  /** The format's unique id of the deletes (e.g. a deletion vector's unique id). */
   readonly id: string;
   /** How many rows they delete. */
   readonly rows: number;
-  /** What the format reads the positions from (Delta: the deletion vector descriptor). */
+  /** What the format reads the positions from (e.g. a deletion vector's descriptor). */
   readonly descriptor: Readonly<Record<string, string | number>>;
 }
 
@@ -70,7 +70,7 @@ export interface JournalOutput {
 }
 
 /**
- * What a table format records about a group beyond the generic fields, as flat JSON (Delta: the table root,
+ * What a table format records about a group beyond the generic fields, as flat JSON (e.g. the table root,
  * the log version the inputs were read at and, once written, the version that committed the group). Opaque to
  * everything but the format that wrote it.
  */
@@ -109,8 +109,8 @@ export interface GroupJournalEntry {
   /** The table format's own record of the group (see {@link FormatState}). */
   readonly formatState?: FormatState;
   /**
-   * How the outputs order rows, when not in input order: a format may record it in its commit (Delta's
-   * OPTIMIZE `zOrderBy`). Absent for bin-packing.
+   * How the outputs order rows, when not in input order: a format may record it in its commit (an
+   * OPTIMIZE's `zOrderBy`). Absent for bin-packing.
    */
   readonly layout?: { readonly strategy: 'sort' | 'zorder'; readonly columns: readonly string[] };
   /** Why the group was aborted, or the conflict that was resolved. */

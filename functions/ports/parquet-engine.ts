@@ -47,8 +47,8 @@ export interface InputFile {
   /** Rows the plan read from the footer; a different count now is a changed (or damaged) input. */
   readonly rows?: number;
   /**
-   * Rows of the file its table format deletes without rewriting it (a Delta deletion vector, an Iceberg
-   * position delete or DV), by position (0-based row index in the file): the rewrite skips exactly these, and
+   * Rows of the file its table format deletes without rewriting it (a deletion vector, a
+   * position delete file), by position (0-based row index in the file): the rewrite skips exactly these, and
    * its fingerprint is of the rows it kept. A position at or past the file's row count is refused
    * (CorruptInputError: the deletes are not of this file); a file whose every row is deleted contributes
    * nothing — no rows, no schema, no output.
@@ -178,7 +178,7 @@ export interface RewriteOptions {
   readonly outputRows?: readonly number[];
   /**
    * Columns whose value in every output row is set by the rewrite instead of copied from the input row — a table
-   * format that records each row's own file in a column (Hudi's `_hoodie_file_name`) needs the output's name
+   * format that records each row's own file in a column (e.g. a `_file_name` meta column) needs the output's name
    * there, not the input's. The fingerprint leaves these columns out of its row digests and records the rule, and
    * verify checks every output value equals what the rule gives for that output; every other column is compared
    * as without it. Each must be a top-level string column. Rows keep input order: not with `sort`; stitching is
@@ -186,7 +186,7 @@ export interface RewriteOptions {
    */
   readonly derivedColumns?: readonly DerivedColumn[];
   /**
-   * Footer key-value entries computed from each output's own rows (a table format's index over them: Hudi's
+   * Footer key-value entries computed from each output's own rows (a table format's index over them: a
    * bloom filter and min/max record keys), written into the footer once the output's last row is encoded. The
    * format-specific computation comes from the caller; the engine only feeds it the column's values. The other
    * entries are the first input's, as without it. Same restrictions as `derivedColumns`.
@@ -214,8 +214,8 @@ export interface RewriteOptions {
 /**
  * What a derived column's value is, in every row of an output. A closed list, not a function: verify recomputes
  * the value from the output alone (its key), so the rule must be one it knows. `output-file-name`: the output's
- * own file name, the last segment of its key (a table format naming each row's file in a column, as Hudi's
- * `_hoodie_file_name` does).
+ * own file name, the last segment of its key (for a table format naming each row's file in a
+ * column of its own).
  */
 export const DERIVED_COLUMN_VALUES = ['output-file-name'] as const;
 export type DerivedColumnValue = (typeof DERIVED_COLUMN_VALUES)[number];

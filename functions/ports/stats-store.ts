@@ -148,14 +148,14 @@ export interface StatsStore {
     facts: { readonly partitionDate?: number },
   ): Promise<ReconcileResult>;
   /**
-   * Records, once and for good, that a Delta or Iceberg table lives in (or is) configured table `table` at
+   * Records, once and for good, that a foreign table lives in (or is) configured table `table` at
    * `marker.root`: put-if-absent, so redelivered events change nothing. True when this call recorded it.
    */
   markForeignFormat(table: string, marker: ForeignFormatMarker): Promise<boolean>;
   /** The foreign-format markers of a table (strongly consistent), in root order; [] for a plain table. */
   foreignFormats(table: string): Promise<ForeignFormatMarker[]>;
   /**
-   * How far the profiler has applied the log of a log-based table (Delta), strongly consistent; undefined
+   * How far the profiler has applied the log of a log-based table, strongly consistent; undefined
    * before its first commit was applied.
    */
   changeCursor(table: string): Promise<ChangeCursor | undefined>;

@@ -69,8 +69,8 @@ export interface WorkflowRuntime {
   /** The journal of `bucket`'s runs, its oversized file lists kept through `storeFor(bucket, table)`. */
   journalFor(bucket: string, table?: string): Journal;
   /**
-   * The format a run's steps commit and settle through: the run's format, bound to its table's settings (a
-   * Delta table's `deltaLogStore`) with this runtime's DynamoDB clients. Handlers take it from here rather than
+   * The format a run's steps commit and settle through: the run's format, bound to its table's settings (e.g. the
+   * commit coordination it declares) with this runtime's DynamoDB clients. Handlers take it from here rather than
    * from the registry, so a step never commits a table differently from the way its configuration says.
    */
   formatFor(run: {
@@ -108,7 +108,7 @@ export function createWorkflowRuntime(options: RuntimeOptions): WorkflowRuntime 
     ...(options.wrapStore === undefined ? {} : { wrapStore: options.wrapStore }),
   });
   const dynamodbIn = dynamoDbClientsByRegion(dynamodb);
-  // The formats' own clients (Iceberg's catalog clients …), once per cold start like the DynamoDB clients.
+  // The formats' own clients (catalog clients …), once per cold start like the DynamoDB clients.
   const formatClients = formatClientsFromEnv(options.env);
   return {
     env,

@@ -5,16 +5,23 @@
 // files to cluster, with keys known to the caller. On a Merge-on-Read table every write is a `deltacommit`, and
 // `appendHudiDeltaCommit` upserts a fraction of a partition's records into one new log file per file slice (an Avro
 // data block through the log writer), so there are log files to compact; the appender keeps the latest version of
-// every record it wrote, the merged view a reader of the table must see. Beside a running clustering or compaction
+// every record it wrote, the merged view a reader of the table must see. A Merge-on-Read table can also carry a
+// decimal column (`amount`, decimal(20, 2): FIXED_LEN_BYTE_ARRAY in base files, Avro `fixed` in log records), and a
+// delta commit can write its records as a Parquet data block instead of an Avro one. Beside a running clustering or compaction
 // (the demo), each commit can be made as a Hudi writer configured with the storage lock makes it: under the table's
 // lock, its instant minted from the clock and after every instant on the timeline, so the appender's commits never
 // land in the past of a table service's instant.
 import { parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
-import { parquetWriteBuffer } from 'hyparquet-writer';
+import { parquetWriteBuffer, schemaFromColumnData } from 'hyparquet-writer';
 import { hudiIndexFooterEntries } from '../core/formats/hudi/bloom/index.js';
 import { type HudiLockHandle, type HudiTableLock, withHudiLock } from '../core/formats/hudi/lock/index.js';
-import { avroDataBlock, logFileInstant, logFileName } from '../core/formats/hudi/log/index.js';
+import {
+  avroDataBlock,
+  logFileInstant,
+  logFileName,
+  parquetDataBlock,
+} from '../core/formats/hudi/log/index.js';
 import { readHudiTable } from '../core/formats/hudi/table-state.js';
 import {
   baseFileName,
@@ -68,6 +75,36 @@ export const MOR_APPENDER_SCHEMA = JSON.stringify({
   ],
 });
 
+/** The decimal of a Merge-on-Read table's `amount` column: 20 digits, 2 after the point, in 9 bytes (Avro's fixed). */
+export const AMOUNT_DECIMAL = { precision: 20, scale: 2, size: 9 } as const;
+
+/**
+ * The `amount` field as Spark's Hudi writer declares a decimal(20, 2) column: a nullable `fixed` of the fewest bytes
+ * that hold 20 digits, with logicalType decimal (its Parquet form is FIXED_LEN_BYTE_ARRAY(9) DECIMAL(20, 2)).
+ */
+const AMOUNT_FIELD = {
+  name: 'amount',
+  type: [
+    'null',
+    {
+      type: 'fixed',
+      name: 'fixed',
+      namespace: 'hoodie.events.events_record.amount',
+      size: AMOUNT_DECIMAL.size,
+      logicalType: 'decimal',
+      precision: AMOUNT_DECIMAL.precision,
+      scale: AMOUNT_DECIMAL.scale,
+    },
+  ],
+  default: null,
+};
+
+/** {@link MOR_APPENDER_SCHEMA} with the `amount` decimal column last. */
+export const MOR_AMOUNT_APPENDER_SCHEMA = JSON.stringify({
+  ...JSON.parse(MOR_APPENDER_SCHEMA),
+  fields: [...(JSON.parse(MOR_APPENDER_SCHEMA) as { fields: unknown[] }).fields, AMOUNT_FIELD],
+});
+
 /** Hudi's meta columns, first in every base file and log record. */
 const META_FIELDS = [
   '_hoodie_commit_time',
@@ -88,6 +125,19 @@ export const MOR_LOG_SCHEMA = JSON.stringify({
     ...(JSON.parse(MOR_APPENDER_SCHEMA) as { fields: unknown[] }).fields,
   ],
 });
+
+/** {@link MOR_LOG_SCHEMA} with the `amount` decimal column last. */
+export const MOR_AMOUNT_LOG_SCHEMA = JSON.stringify({
+  ...JSON.parse(MOR_LOG_SCHEMA),
+  fields: [...(JSON.parse(MOR_LOG_SCHEMA) as { fields: unknown[] }).fields, AMOUNT_FIELD],
+});
+
+/** The schema a Merge-on-Read table's commits record, and its log blocks' writer schema. */
+function morSchemas(table: AppenderTable): { readonly commit: string; readonly log: string } {
+  return table.amount === true
+    ? { commit: MOR_AMOUNT_APPENDER_SCHEMA, log: MOR_AMOUNT_LOG_SCHEMA }
+    : { commit: MOR_APPENDER_SCHEMA, log: MOR_LOG_SCHEMA };
+}
 
 /** The precombine field and payload of a Merge-on-Read table: event-time ordering by `ts`, against the base too. */
 const MOR_PAYLOAD = 'org.apache.hudi.common.model.DefaultHoodieRecordPayload';
@@ -137,6 +187,8 @@ export interface AppenderRow {
   readonly byteField: number;
   /** The ordering field: the writing commit's instant as a number (so a later commit's version is newer). */
   readonly ts: bigint;
+  /** A table with `amount` only: its unscaled value (hundredths, see {@link AMOUNT_DECIMAL}), or null. */
+  readonly amount?: bigint | null;
 }
 
 /** A Hudi table being appended to: its root, version and the last instant minted. */
@@ -157,6 +209,8 @@ export interface AppenderTable {
   readonly latest?: Map<string, AppenderRow>;
   /** Merge-on-Read only: delta commits of updates made so far (rotates which records the next one updates). */
   deltaCommits?: number;
+  /** Merge-on-Read only: every record also has `amount`, a decimal(20, 2) (see {@link AMOUNT_DECIMAL}). */
+  readonly amount?: boolean;
 }
 
 function keyOf(table: AppenderTable, relative: string): string {
@@ -177,7 +231,8 @@ export async function createHudiTable(
 
 /**
  * Creates an empty Merge-on-Read table (hoodie.properties only: `hoodie.table.type=MERGE_ON_READ`, precombine field
- * `ts`, DefaultHoodieRecordPayload, and on version 8 EVENT_TIME_ORDERING), instants starting after `start`. Its
+ * `ts`, DefaultHoodieRecordPayload, and on version 8 EVENT_TIME_ORDERING), instants starting after `start`; with
+ * `amount`, its records carry the decimal column too. Its
  * inserts complete as deltacommits writing base files; `appendHudiDeltaCommit` adds the log files.
  */
 export async function createHudiMorTable(
@@ -185,6 +240,7 @@ export async function createHudiMorTable(
   root: string,
   version: AppenderTableVersion,
   start = '20240301000000000',
+  options: { readonly amount?: boolean } = {},
 ): Promise<AppenderTable> {
   const table: AppenderTable = {
     store,
@@ -195,6 +251,7 @@ export async function createHudiMorTable(
     written: 0,
     latest: new Map(),
     deltaCommits: 0,
+    ...(options.amount === true ? { amount: true } : {}),
   };
   await store.put(keyOf(table, '.hoodie/hoodie.properties'), properties(version, 'events', 'MERGE_ON_READ'));
   return table;
@@ -251,12 +308,16 @@ export function insertBaseFile(
  * (INT64); the footer Hudi's Avro Parquet writer leaves (`parquet.avro.schema`, `writer.model.name`, then the index
  * entries of its keys). `_hoodie_file_name` names the file itself, as Hudi's create handle writes it.
  */
-export function morInsertBaseFile(fileName: string, rows: readonly AppenderRow[]): Uint8Array {
+export function morInsertBaseFile(
+  fileName: string,
+  rows: readonly AppenderRow[],
+  amount = false,
+): Uint8Array {
   const keys = rows.map((r) => r._hoodie_record_key);
   const text = (name: string, data: string[]) => ({ name, data, type: 'STRING' as const });
   return new Uint8Array(
     parquetWriteBuffer({
-      columnData: [
+      ...withAmountColumn(amount, rows, [
         text(
           '_hoodie_commit_time',
           rows.map((r) => r._hoodie_commit_time),
@@ -281,9 +342,9 @@ export function morInsertBaseFile(fileName: string, rows: readonly AppenderRow[]
         ),
         { name: 'byteField', data: Int32Array.from(rows, (r) => r.byteField), type: 'INT32' },
         { name: 'ts', data: BigInt64Array.from(rows, (r) => r.ts), type: 'INT64' },
-      ],
+      ]),
       kvMetadata: [
-        { key: 'parquet.avro.schema', value: MOR_LOG_SCHEMA },
+        { key: 'parquet.avro.schema', value: amount ? MOR_AMOUNT_LOG_SCHEMA : MOR_LOG_SCHEMA },
         { key: 'writer.model.name', value: 'avro' },
         ...Object.entries(hudiIndexFooterEntries(keys)).map(([key, value]) => ({ key, value })),
       ],
@@ -291,8 +352,66 @@ export function morInsertBaseFile(fileName: string, rows: readonly AppenderRow[]
   );
 }
 
+/** A typed column of a Merge-on-Read file (hyparquet-writer's column source with its basic type). */
+interface TypedColumn {
+  readonly name: string;
+  readonly data: unknown;
+  readonly type: string;
+}
+
+/**
+ * The columns of a Merge-on-Read file, with `amount` last when the table has it: FIXED_LEN_BYTE_ARRAY(9) annotated
+ * DECIMAL(20, 2), as Hudi's Avro Parquet writer stores the Avro fixed, its values the unscaled BigInts (or null). The
+ * schema is then given whole, as the writer takes a column without a basic type.
+ */
+function withAmountColumn(
+  amount: boolean,
+  rows: readonly AppenderRow[],
+  columns: readonly TypedColumn[],
+): { columnData: never; schema?: never } {
+  if (!amount) return { columnData: columns as never };
+  const data = rows.map((r) => r.amount ?? null);
+  const schema = schemaFromColumnData({
+    columnData: [...columns, { name: 'amount', data }] as never,
+    schemaOverrides: {
+      amount: {
+        name: 'amount',
+        type: 'FIXED_LEN_BYTE_ARRAY',
+        type_length: AMOUNT_DECIMAL.size,
+        repetition_type: 'OPTIONAL',
+        converted_type: 'DECIMAL',
+        logical_type: { type: 'DECIMAL', precision: AMOUNT_DECIMAL.precision, scale: AMOUNT_DECIMAL.scale },
+        precision: AMOUNT_DECIMAL.precision,
+        scale: AMOUNT_DECIMAL.scale,
+      },
+    },
+  });
+  return {
+    columnData: [
+      ...columns.map(({ name, data: d }) => ({ name, data: d })),
+      { name: 'amount', data },
+    ] as never,
+    schema: schema as never,
+  };
+}
+
+/**
+ * The amount of record `id` when inserted (hundredths): 20 digits, so no double holds it, alternating in sign, null
+ * for every seventh record.
+ */
+function insertedAmount(id: number): bigint | null {
+  if (id % 7 === 0) return null;
+  const magnitude = 10n ** 19n + BigInt(id) * 123_456_789_012_345n + 1n;
+  return id % 2 === 0 ? -magnitude : magnitude;
+}
+
 /** The rows of a Merge-on-Read insert of `ids` at `instant` into `partition`: version 0 of each record. */
-function insertedRows(instant: string, partition: string, ids: readonly number[]): AppenderRow[] {
+function insertedRows(
+  instant: string,
+  partition: string,
+  ids: readonly number[],
+  amount = false,
+): AppenderRow[] {
   return ids.map((id, i) => ({
     _hoodie_commit_time: instant,
     _hoodie_commit_seqno: `${instant}_0_${i}`,
@@ -302,6 +421,7 @@ function insertedRows(instant: string, partition: string, ids: readonly number[]
     name: `event-${id}`,
     byteField: Number(partition),
     ts: BigInt(instant),
+    ...(amount ? { amount: insertedAmount(id) } : {}),
   }));
 }
 
@@ -359,8 +479,11 @@ export async function appendHudiInsert(
       await table.store.put(marker, `#partition metadata\ncommitTime=${instant}\npartitionDepth=1\n`);
     // On a Merge-on-Read table every write is a deltacommit, inserts too (they create base files).
     const mor = table.type === 'MERGE_ON_READ';
-    const inserted = mor ? insertedRows(instant, partition, ids) : [];
-    const body = mor ? morInsertBaseFile(name, inserted) : insertBaseFile(instant, name, partition, ids);
+    const amount = table.amount === true;
+    const inserted = mor ? insertedRows(instant, partition, ids, amount) : [];
+    const body = mor
+      ? morInsertBaseFile(name, inserted, amount)
+      : insertBaseFile(instant, name, partition, ids);
     const key = keyOf(table, `${partition}/${name}`);
     await table.store.put(key, body);
     const location = {
@@ -400,7 +523,7 @@ export async function appendHudiInsert(
         ],
       },
       compacted: false,
-      extraMetadata: { schema: mor ? MOR_APPENDER_SCHEMA : APPENDER_SCHEMA },
+      extraMetadata: { schema: mor ? morSchemas(table).commit : APPENDER_SCHEMA },
       version: null,
       operationType: 'INSERT',
     };
@@ -560,6 +683,12 @@ export function deltaCommitMetadata(
 export interface AppendHudiDeltaOptions extends AppendHudiOptions {
   /** The share of each updated file slice's records to update, in (0, 1]. @default 0.2 */
   readonly fraction?: number;
+  /**
+   * How the records are written: an Avro data block (Hudi's default), or a Parquet data block (its
+   * hoodie.logfile.data.block.format=parquet: the records as one Parquet file, in the base files' column types).
+   * @default 'avro'
+   */
+  readonly logBlock?: 'avro' | 'parquet';
 }
 
 /** What one delta commit of updates wrote. */
@@ -570,6 +699,65 @@ export interface HudiDeltaCommit {
   readonly fileIds: readonly string[];
   /** Records updated (new versions written). */
   readonly updated: number;
+}
+
+/**
+ * One data block of a delta commit's `rows` in slice `fileId`: Avro records of the table's log schema (`amount` as the
+ * decimal it is), or the same records as one Parquet file of the base files' column types.
+ */
+function logDataBlock(
+  table: AppenderTable,
+  instant: string,
+  rows: readonly AppenderRow[],
+  fileId: string,
+  kind: 'avro' | 'parquet',
+): Uint8Array {
+  const { log } = morSchemas(table);
+  const amount = table.amount === true;
+  if (kind === 'avro')
+    return avroDataBlock(
+      instant,
+      log,
+      rows.map(({ amount: unscaled, ...r }) => ({
+        ...r,
+        _hoodie_file_name: fileId,
+        ...(amount ? { amount: unscaled == null ? null : { unscaled, scale: AMOUNT_DECIMAL.scale } } : {}),
+      })),
+    );
+  const text = (name: string, data: string[]) => ({ name, data, type: 'STRING' as const });
+  const parquet = parquetWriteBuffer({
+    ...withAmountColumn(amount, rows, [
+      text(
+        '_hoodie_commit_time',
+        rows.map((r) => r._hoodie_commit_time),
+      ),
+      text(
+        '_hoodie_commit_seqno',
+        rows.map((r) => r._hoodie_commit_seqno),
+      ),
+      text(
+        '_hoodie_record_key',
+        rows.map((r) => r._hoodie_record_key),
+      ),
+      text(
+        '_hoodie_partition_path',
+        rows.map((r) => r._hoodie_partition_path),
+      ),
+      text(
+        '_hoodie_file_name',
+        rows.map(() => fileId),
+      ),
+      { name: 'id', data: Int32Array.from(rows, (r) => r.id), type: 'INT32' },
+      text(
+        'name',
+        rows.map((r) => r.name),
+      ),
+      { name: 'byteField', data: Int32Array.from(rows, (r) => r.byteField), type: 'INT32' },
+      { name: 'ts', data: BigInt64Array.from(rows, (r) => r.ts), type: 'INT64' },
+    ]),
+    kvMetadata: [{ key: 'parquet.avro.schema', value: log }],
+  } as never);
+  return parquetDataBlock(instant, log, new Uint8Array(parquet));
 }
 
 /** The record keys of a base file, in file order. */
@@ -585,8 +773,8 @@ async function recordKeysOf(store: ObjectStore, key: string): Promise<string[]> 
 /**
  * One delta commit of updates on a Merge-on-Read table (made with `createHudiMorTable`): in every live file slice of
  * `partition` with a base file, a `fraction` of its records (rotating from commit to commit) get a new version — a
- * new name, `ts` the commit's instant, so it is newer by event time too — written as one Avro data block in a new
- * log file of the slice; then requested, inflight (the workload) and the completed deltacommit naming each log file.
+ * new name, `ts` the commit's instant, so it is newer by event time too, another `amount` if the table has one —
+ * written as one Avro (or, with `logBlock: 'parquet'`, Parquet) data block in a new log file of the slice; then requested, inflight (the workload) and the completed deltacommit naming each log file.
  * The slices are read from the table under the lock, so a log extends the slice a completed compaction started;
  * file groups in a pending compaction or clustering plan are left alone (the reader sets them aside until the plan
  * completes, and a v6 writer would have to name its log after the pending instant). Returns undefined when no slice
@@ -638,6 +826,10 @@ export async function appendHudiDeltaCommit(
           _hoodie_commit_seqno: `${instant}_0_${seq++}`,
           name: `event-${old.id}-u${instant}`,
           ts: BigInt(instant),
+          // A new amount, still 20 digits: the old one moved by the instant (a null becomes the instant itself).
+          ...(table.amount === true
+            ? { amount: old.amount == null ? BigInt(instant) : old.amount - BigInt(instant) }
+            : {}),
         });
       }
       const logInstant = logFileInstant(table.version, slice.baseInstantTime, instant);
@@ -645,11 +837,7 @@ export async function appendHudiDeltaCommit(
       const version =
         1 + Math.max(0, ...slice.logFiles.filter((l) => l.instantTime === logInstant).map((l) => l.version));
       const name = logFileName({ fileId: slice.fileId, instant: logInstant, version, writeToken: token });
-      const bytes = avroDataBlock(
-        instant,
-        MOR_LOG_SCHEMA,
-        rows.map((r) => ({ ...r, _hoodie_file_name: slice.fileId })),
-      );
+      const bytes = logDataBlock(table, instant, rows, slice.fileId, options.logBlock ?? 'avro');
       await table.store.put(keyOf(table, relativeFilePath(partition, name)), bytes);
       appends.push({
         partition,
@@ -691,7 +879,7 @@ export async function appendHudiDeltaCommit(
       keyOf(table, completedInstantFile(location, completion)),
       compactionCommitContent(
         table.version,
-        deltaCommitMetadata(partition, appends, { schema: MOR_APPENDER_SCHEMA }, 'UPSERT'),
+        deltaCommitMetadata(partition, appends, { schema: morSchemas(table).commit }, 'UPSERT'),
       ),
     );
     table.last = completion ?? instant;

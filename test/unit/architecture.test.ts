@@ -1,6 +1,7 @@
 // The module graph of functions/ and infra/ has no import cycle (type-only imports included), and the layout
 // rules of DESIGN.md that a regex can check hold: core/ is pure, ports/ and core/ never reach into adapters, and a
-// table format is one folder: nothing outside its folders and the registries names it or imports its modules.
+// table format is one folder: nothing outside its folders and the registries names it or imports its modules (in
+// functions/, not even in a comment).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -252,6 +253,86 @@ describe('a table format is one folder (issue #27 item 5)', () => {
     ],
   ]);
 
+  /**
+   * A format named in words, in a comment or in code: its name as people write it, or its id as a word (`delta`
+   * alone is not one: it is also a difference, an encoding, a variable). The code rule above catches a format id
+   * used as a value; this one catches the prose that still describes a format where none should be described.
+   */
+  const FORMAT_WORD = /\b(?:Delta|Iceberg|Hudi)\b|\b(?:iceberg|hudi)\b/;
+  /** Where the words rule looks: the functions, comments included. */
+  const WORD_ROOT = 'functions/';
+
+  /**
+   * The modules of functions/ outside the format folders and the exempt places that may still name a format in
+   * words, each with exactly how many lines do and why they must. The count must match: a line more fails (say it
+   * in the format's folder, or by capability), a line fewer fails too (lower the count), so the list only shrinks.
+   */
+  const NAMED_IN_WORDS: ReadonlyMap<string, { readonly lines: number; readonly why: string }> = new Map([
+    [
+      'functions/core/avro/container.ts',
+      {
+        lines: 9,
+        why: "the Avro codec reads and writes the formats' own files byte for byte (manifests, timeline files): whose writer convention each rule follows is the why of the rule",
+      },
+    ],
+    [
+      'functions/core/avro/datum.ts',
+      {
+        lines: 6,
+        why: "the datum walker's limits (long width, nesting depth, short type names) are set by the schemas those writers emit, named as such",
+      },
+    ],
+    [
+      'functions/core/deletes/roaring.ts',
+      {
+        lines: 2,
+        why: 'the bitmap decoder implements the serialization two published deletion-vector specs share; the specs are named by their formats',
+      },
+    ],
+    [
+      'functions/core/deletes/deleted-rows.ts',
+      { lines: 1, why: 'names the two published deletion-vector specs the decoded positions come from' },
+    ],
+    [
+      'functions/ports/parquet-engine.ts',
+      {
+        lines: 3,
+        why: "row lineage's reserved columns and field ids are defined by one format's published spec (v3 Row Lineage); the port cites it",
+      },
+    ],
+    [
+      'functions/ports/journal.ts',
+      { lines: 1, why: 'cites the row-lineage spec the journaled values follow' },
+    ],
+    [
+      'functions/adapters/parquet-wasm/lineage.ts',
+      { lines: 1, why: 'cites the row-lineage spec whose inheritance rule it implements' },
+    ],
+    [
+      'functions/core/parquet/key-value.ts',
+      {
+        lines: 2,
+        why: "a writer's footer key (`org.apache.hudi.bloomfilter`) is matched by its literal name, which contains the format's",
+      },
+    ],
+  ]);
+
+  /** Lines of `text` that name a format in words. */
+  function wordLines(text: string): number {
+    return text.split('\n').filter((line) => FORMAT_WORD.test(line)).length;
+  }
+
+  /** Every module of functions/ (outside the exempt places) whose lines naming a format differ from its allowance. */
+  function wordViolations(texts: ReadonlyMap<string, string>): string[] {
+    return [...texts.entries()]
+      .filter(([file]) => file.startsWith(WORD_ROOT) && exemption(file) === undefined)
+      .flatMap(([file, text]) => {
+        const lines = wordLines(text);
+        const allowed = NAMED_IN_WORDS.get(file)?.lines ?? 0;
+        return lines === allowed ? [] : [`${file}: ${lines} line(s) name a format, ${allowed} allowed`];
+      });
+  }
+
   /** A module as the rule reads it: its code (comments dropped) and the paths its relative imports name. */
   interface SeamModule {
     readonly code: string;
@@ -407,5 +488,67 @@ describe('a table format is one folder (issue #27 item 5)', () => {
     );
     // The tooling's exemption holds only while no product module imports it.
     expect(toolsImporters).toEqual([]);
+  });
+
+  it('the words rule catches a comment or message naming a format in an ordinary module, and spares a difference called delta, the format folders, the exempt places and the listed lines', () => {
+    // Prepare
+    const texts = new Map<string, string>([
+      // Caught: a doc comment, a log message, a path to a format folder in a comment, a format id as a word.
+      ['functions/core/workflow/cost.ts', '/** LISTs that probe for a Delta log. */\nconst n = 3;'],
+      ['functions/handlers/profiler.ts', "logger.error('recording an Iceberg table failed');"],
+      ['functions/core/policy.ts', '// see formats/hudi/trigger-rule.ts'],
+      // Caught: a listed module with a line more than its allowance, and one with a line fewer.
+      ['functions/core/deletes/roaring.ts', '// Delta\n// Iceberg\n// Hudi'],
+      ['functions/core/deletes/deleted-rows.ts', '// deletion vectors'],
+      // Spared: a difference, an encoding, the format folders, the registries, the tooling, a listed module at its count.
+      ['functions/core/parquet/stitch.ts', '/** Offsets moved by `delta`. */\nconst delta = 4;'],
+      ['functions/adapters/parquet-wasm/wasm.ts', '// DELTA_BINARY_PACKED where smaller'],
+      ['functions/core/formats/iceberg/format.ts', "// Apache Iceberg\nconst title = 'Apache Iceberg';"],
+      ['functions/adapters/formats/delta/services.ts', '// Delta Lake services'],
+      ['functions/core/formats/index.ts', '// Hudi, Delta and Iceberg register here'],
+      ['functions/tools/demo.ts', '// runs the Hudi demo'],
+      ['functions/ports/journal.ts', '// row lineage (Iceberg v3)'],
+      // Outside the words rule's root: the code rule alone applies there.
+      ['infra/observability.ts', '// a Delta or Iceberg table'],
+    ]);
+
+    // Act
+    const found = wordViolations(texts);
+
+    // Assess
+    expect(found).toEqual([
+      'functions/core/workflow/cost.ts: 1 line(s) name a format, 0 allowed',
+      'functions/handlers/profiler.ts: 1 line(s) name a format, 0 allowed',
+      'functions/core/policy.ts: 1 line(s) name a format, 0 allowed',
+      'functions/core/deletes/roaring.ts: 3 line(s) name a format, 2 allowed',
+      'functions/core/deletes/deleted-rows.ts: 0 line(s) name a format, 1 allowed',
+    ]);
+  });
+
+  it('outside the format folders and the exempt places, no line of functions/ names a format in words but the listed ones, each with why', () => {
+    // Prepare
+    const texts = new Map(
+      seamFiles().map((file) => [file, readFileSync(join(REPO_ROOT, file), 'utf8')] as const),
+    );
+
+    // Act
+    const found = wordViolations(texts);
+    const unlisted = [...NAMED_IN_WORDS.keys()].filter((file) => !texts.has(file));
+
+    // Assess: the walk read the modules the brief named (the CLI's compact, the planner, the workflow's cost,
+    // commit and compact), and every listed module still exists.
+    for (const file of [
+      'functions/cli/compact.ts',
+      'functions/core/planning.ts',
+      'functions/core/workflow/cost.ts',
+      'functions/core/workflow/commit.ts',
+      'functions/core/workflow/compact.ts',
+    ])
+      expect(texts.has(file), file).toBe(true);
+    expect(unlisted).toEqual([]);
+    expect(
+      found,
+      "say it in the format's folder (its help, settings or descriptions the registry exposes) or by capability",
+    ).toEqual([]);
   });
 });

@@ -81,7 +81,10 @@ describe('--help states the defaults and retire modes of the code', () => {
 
     // Assess
     expect(
-      stated(text, /--target-mb <n> target file size in MiB \(default: (\d+); Iceberg: .*? else (\d+)\)/),
+      stated(
+        text,
+        /--target-mb <n> target file size in MiB \(default: (\d+); Apache Iceberg: .*? else (\d+)\)/,
+      ),
     ).toBe(`${DEFAULT_TARGET_FILE_SIZE_MIB}/${ICEBERG_DEFAULT_TARGET_BYTES / MiB}`);
     expect(stated(text, /--min-input-files <n> .*?\(default: (\d+);/)).toBe(
       String(DEFAULT_POLICY.minInputFiles),
@@ -99,7 +102,9 @@ describe('--help states the defaults and retire modes of the code', () => {
     );
     // What the help says a bin-pack and a sort do with a Parquet table's inputs, as the retire mode it describes.
     expect(retireModeOf(false, 'parquet', 'binpack')).toBe('delete-rebuild');
-    expect(text).toContain('Hive-style Parquet: a bin-pack deletes its inputs once the outputs are in');
+    expect(text).toContain(
+      'Hive-style Parquet (--format parquet): a bin-pack deletes its inputs once the outputs are in',
+    );
     expect(retireModeOf(false, 'parquet', 'sort')).toBe('trash');
     expect(retireModeOf(false, 'parquet', 'zorder')).toBe('trash');
     expect(text).toContain('a sort or z-order first copies them to _lake-compactor/trash/<run>/');

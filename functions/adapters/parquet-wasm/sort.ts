@@ -100,7 +100,7 @@ const Z_BITS = 31;
 /**
  * Each row's rank on each column, scaled to Z_BITS bits: the dense rank of its value among the group's distinct
  * values (nulls lowest), stretched so that every column spans the same range — a column of 3 distinct values
- * weighs as much in the curve as one of a million (Delta ranks values into range ids for the same reason).
+ * weighs as much in the curve as one of a million (OPTIMIZE ZORDER BY implementations rank values into range ids for the same reason).
  */
 function scaledRanks(keys: readonly BatchKeys[], columns: number): Uint32Array[][] {
   return Array.from({ length: columns }, (_, c) => {

@@ -9,14 +9,14 @@ export type ForeignTableRelation = 'is' | 'is inside' | 'contains';
 
 /** One recognised format, as the refusal of a location that is, lies in or holds one of its tables words it. */
 export interface ForeignTableKind {
-  /** The format's name, as a table config spells it (`format: "delta"`) and markers record it. */
+  /** The format's name, as a table config spells it (`format: "<name>"`) and markers record it. */
   readonly name: string;
-  /** How people call it in messages: `Delta Lake`. */
+  /** How people call it in messages (the format's title). */
   readonly title: string;
-  /** The article before the title: `a Delta Lake table`, `an Apache Iceberg table`. */
+  /** The article before the title: `a`, or `an` before a vowel. */
   readonly article: 'a' | 'an';
   /**
-   * What the refusal names as found: the evidence object, or the log folder it lies in (Delta). `table` is the
+   * What the refusal names as found: the evidence object, or the log folder it lies in. `table` is the
    * table's root without a trailing slash, as a URI or path; `evidenceKey` the object that gave it away.
    */
   evidence(table: string, evidenceKey: string): string;

@@ -52,7 +52,7 @@ export interface FormatSettings<
   /** The table-config fields of this format, each optional in the schema (other formats' tables lack them). */
   readonly tableFields: Fields;
   /**
-   * Problems of a table of this format with its own settings that the field schemas cannot see alone (Delta: the
+   * Problems of a table of this format with its own settings that the field schemas cannot see alone (e.g. the
    * commit coordination is required). Called only for tables of this format.
    */
   readonly tableIssues?: (settings: SettingsOf<Fields>) => readonly SettingsIssue[];
@@ -96,7 +96,7 @@ export interface FormatRunSettings<
    */
   readonly partitionFilter?: (text: string) => PartitionFilter;
   /**
-   * Refuses this run's own inputs that cannot hold for the table as its snapshot shows it (Iceberg: option sizes
+   * Refuses this run's own inputs that cannot hold for the table as its snapshot shows it (e.g. option sizes
    * against the table's target property), before anything is settled or planned; the plan step would refuse them
    * anyway, later.
    * @throws InvalidInputError saying which input to change.
@@ -106,18 +106,26 @@ export interface FormatRunSettings<
     table: { readonly properties?: Readonly<Record<string, string>> | undefined },
   ) => void;
   /**
-   * Run-input fields the command line spells as repeated `name=value` pairs (Iceberg's `rewriteDataFiles` as
+   * Run-input fields the command line spells as repeated `name=value` pairs (e.g. `rewriteDataFiles` as
    * `--rewrite-option`s), each with the parser of its pairs.
    * @throws InvalidInputError listing every problem of the pairs.
    */
   readonly fromPairs?: {
     readonly [K in keyof RunInput]?: (pairs: readonly string[]) => z.output<RunInput[K]>;
   };
+  /**
+   * What a run-input field of this format, or a knob every run takes ({@link RunKnobs}), means on a table of this
+   * format, for the help of the command-line options that spell it (cli: `--where`, `--rewrite-option`,
+   * `--target-mb`, `--min-input-files`): the CLI prefixes each with the format's title, so it names no format.
+   */
+  readonly describe?: {
+    readonly [K in (keyof RunInput | keyof RunKnobs) & string]?: string;
+  };
 }
 
 /**
  * What every format's run may be asked for of its planner whatever the format (`targetFileSizeMB` of the run input;
- * the CLI `plan`'s `--min-input-files`), for a format whose own options are the same knobs (Iceberg:
+ * the CLI `plan`'s `--min-input-files`), for a format whose own options are the same knobs (e.g.
  * `target-file-size-bytes`, `min-input-files`).
  */
 export interface RunKnobs {
@@ -181,8 +189,8 @@ export interface FormatCliSettings<
   /** The options, in help order. */
   readonly options: readonly FormatCliOption[];
   /**
-   * Whether commands that only read the table (profile, plan) take the options too: an Iceberg table is read
-   * through its catalog, while a Delta table's commit coordination matters only to what commits or settles.
+   * Whether commands that only read the table (profile, plan) take the options too: a table read through
+   * its catalog needs them to read, while a commit coordination matters only to what commits or settles.
    */
   readonly forReading: boolean;
   /**

@@ -1,4 +1,4 @@
-// The object behind a data file a table's log names (Delta `add`, Iceberg manifest entry), as the plan records it:
+// The object behind a data file a table's log names (a log's `add`, a manifest entry), as the plan records it:
 // its real ETag and size from storage, its footer's rows and schema — or why it is left alone.
 //
 // Why the ETag: the log identifies a file by path and size, but a rewrite that fails has to tell "this object is
@@ -16,7 +16,7 @@ import type { PlanInputFile } from '../planning.js';
  * step compares by ETag like any other input, and a stitched copy is conditioned on it. Left alone with why
  * (`unreadable`): a file missing from storage, an object whose size is not the log's (replaced or damaged: the
  * footer would be read at the wrong offset), a footer that cannot be read. Other errors (throttling, network) fail
- * the snapshot rather than hide files. `owner` names what lists the file, for the reasons: "the Delta log".
+ * the snapshot rather than hide files. `owner` names what lists the file, for the reasons: "the table's log".
  */
 export async function withStoredFooter(
   store: ObjectStore,

@@ -1,8 +1,8 @@
 // The TableFormat port: the one interface every table format implements (snapshot, plan input, commit, vacuum
 // rules, own metadata writes), so the workflow, the CLI, vacuum and the profiler never branch on a format.
 //
-// Where a format goes: **Delta Lake or Iceberg support is one folder under `functions/core/formats/` (e.g.
-// `formats/delta/`) implementing this interface, plus one registration line in `formats/index.ts`** — the config
+// Where a format goes: **a format's support is one folder under `functions/core/formats/` (e.g.
+// `formats/<name>/`) implementing this interface, plus one registration line in `formats/index.ts`** — the config
 // schema, the construct's props, the CLI and every refusal take the list of formats from that registry.
 //
 // Why the port lives here and not in `functions/ports/`: the ports there are I/O boundaries that adapters
@@ -60,7 +60,7 @@ export interface SnapshotPartition {
   readonly files: readonly PlanInputFile[];
 }
 
-/** A table's current state, as one format reads it (Hive: a listing; Delta: a log version; Iceberg: a snapshot). */
+/** A table's current state, as one format reads it (a listing, a log version or a snapshot). */
 export interface TableSnapshot {
   readonly tableRoot: string;
   /** When it was taken, epoch ms: the plan's snapshot. */
@@ -78,11 +78,11 @@ export interface TableSnapshot {
    */
   readonly foreignTables: readonly ForeignTable[];
   /**
-   * What the format must remember of this snapshot to commit against it (Delta: the log version read), carried by
+   * What the format must remember of this snapshot to commit against it (e.g. the log version read), carried by
    * the plan into every group's journal entry. Undefined for a format whose listing is its own state (Hive).
    */
   readonly formatState?: FormatState;
-  /** The table's own properties, for a format whose planning reads them (Iceberg: `write.target-file-size-bytes`). */
+  /** The table's own properties, for a format whose planning reads them (e.g. `write.target-file-size-bytes`). */
   readonly properties?: Readonly<Record<string, string>>;
 }
 
@@ -104,12 +104,12 @@ export interface PartitionFiles {
   readonly snapshot: PlanSnapshot;
   /** See {@link TableSnapshot.formatState}: recorded in the plan and in every group's journal entry. */
   readonly formatState?: FormatState;
-  /** The partition's values by field name, for a `where` filter (Iceberg: the partition tuple's fields). */
+  /** The partition's values by field name, for a `where` filter (e.g. the partition tuple's fields). */
   readonly values?: readonly PartitionValue[];
   /** See {@link TableSnapshot.properties}. */
   readonly properties?: Readonly<Record<string, string>>;
   /**
-   * Why the format offers nothing to plan now although nothing is wrong (a Delta table's declared quiet window is
+   * Why the format offers nothing to plan now although nothing is wrong (the table's declared quiet window is
    * closed): `files` is empty, and the plan plans nothing and gives this as its reason.
    */
   readonly refusal?: string;
@@ -120,11 +120,11 @@ export interface FormatPlanRequest {
   /** The bin-pack options the run resolved; `maxGroupBytes` is what one compact step may rewrite. */
   readonly binpack: PlanOptions;
   /**
-   * The run's inputs this format owns, as its run-input fragment resolved them into the run context (Iceberg: the
+   * The run's inputs this format owns, as its run-input fragment resolved them into the run context (e.g. the
    * `rewrite_data_files` options, the table's then the request's); opaque here, read only by the format.
    */
   readonly options?: Readonly<Record<string, unknown>>;
-  /** The operator's partition filter (see iceberg/where.ts). */
+  /** The operator's partition filter, in the format's own language (`FormatRunSettings.partitionFilter`). */
   readonly where?: string;
   /** The partition's values, as {@link PartitionFiles.values}. */
   readonly values?: readonly PartitionValue[];
@@ -164,7 +164,7 @@ export interface CommitConflict {
 
 export interface CommitOutcome {
   /**
-   * `pending`: the group's outputs are in the table, but its format commits the run's groups together, once (Hudi:
+   * `pending`: the group's outputs are in the table, but its format commits the run's groups together, once (e.g.
    * one completed compaction instant for all of its file slices); the group stays open until that run-level commit,
    * which its `rollback` makes — finalize, `settle` and the sweep call it — or until it is aborted with its siblings.
    */
@@ -238,22 +238,22 @@ export type PreparedGroup =
       readonly outputFileName?: (index: number) => string;
       /**
        * Per-output values the format's readers need in the files (a column naming the file, index footer entries);
-       * `targetFileSizeBytes` when the group's output count is the format's, not the run's target (Hudi compaction:
-       * one new base file per file group, whatever its size).
+       * `targetFileSizeBytes` when the group's output count is the format's, not the run's target (e.g. a log
+       * merge: one new base file per file group, whatever its size).
        */
       readonly rewrite?: Pick<
         RewriteOptions,
         'derivedColumns' | 'outputFooterEntries' | 'targetFileSizeBytes'
       >;
       /**
-       * The engine's inputs, when the group's rows are not its planned files' rows (Hudi compaction: the base file less
+       * The engine's inputs, when the group's rows are not its planned files' rows (a log merge: the base file less
        * the rows its log files replace or delete, and the surviving log records staged as one Parquet file of the base
        * file's schema), so the rewrite's fingerprint, which verify compares the outputs with, is of that merged view.
        * Omitted: the planned files, as planned.
        */
       readonly inputs?: readonly InputFile[];
       /**
-       * A liveness signal the table's own writers read while the group is pending (Hudi: the instant's heartbeat,
+       * A liveness signal the table's own writers read while the group is pending (e.g. a pending instant's heartbeat,
        * without which a writer takes the plan for a dead one and rolls it back), renewed every `everyMs` while the
        * group is rewritten. A failed renewal is not the group's failure: its commit re-checks the table.
        */
@@ -369,7 +369,7 @@ export interface VersionChanges {
 
 /**
  * How far the profiler has applied a table's log: the last version applied, and what the format must remember to
- * read the next versions (Delta: the partition columns and their physical names), as the format encodes it. Kept
+ * read the next versions (e.g. the partition columns and their physical names), as the format encodes it. Kept
  * by the stats store per table; opaque to it and to the profiler.
  */
 export interface ChangeCursor {
@@ -400,15 +400,15 @@ export interface ChangeState {
 }
 
 /**
- * A table whose log, not its object events, says what changed (Delta): a data file written but not committed is
+ * A table whose log, not its object events, says what changed: a data file written but not committed is
  * not data, and a commit changes files it never writes (an OPTIMIZE removes files it leaves on storage).
  */
 export interface CommitLogChanges {
   readonly kind: 'commit-log';
   /**
-   * What a commit event's `version` (from {@link roleOf}) is. `log` (the default; Delta): the version of the
+   * What a commit event's `version` (from {@link roleOf}) is. `log` (the default): the version of the
    * commit itself, counted as the cursor counts, so an event at or below the cursor is stale without reading
-   * anything. `pointer` (Iceberg): only a nudge to read the table's catalog pointer — the number a metadata file's
+   * anything. `pointer` (a table behind a catalog): only a nudge to read the table's catalog pointer — the number a metadata file's
    * name carries neither orders snapshots (the cursor counts sequence numbers) nor proves that the file became
    * current — so the changes are always read, and `upTo` only says which metadata the event named: newer than the
    * pointer, and the read throws {@link CommitNotCurrentError}.
@@ -464,8 +464,8 @@ export type TableChanges = { readonly kind: 'object-events' } | CommitLogChanges
 // format's own `forTable` parameter, so this port names no format; import it from there.
 
 /**
- * One table format. Delta Lake or Iceberg support goes in one folder under `functions/core/formats/`
- * implementing this interface, plus one registration line in `functions/core/formats/index.ts`.
+ * One table format. A format's support goes in one folder under `functions/core/formats/` implementing this
+ * interface, plus one registration line in `functions/core/formats/index.ts`.
  *
  * Mirrors delta-rs's optimize: `snapshot → planInputs → (rewrite → verify, format-independent) → commit`; the
  * commit knows nothing about how the outputs were written, the rewrite nothing about how they are published.
@@ -476,7 +476,7 @@ export interface TableFormat {
   /** How people call it, in messages: `Hive-style Parquet`. */
   readonly title: string;
   /**
-   * Whether the table's own log or metadata owns every file under its root (Delta, Iceberg), so no other
+   * Whether the table's own log or metadata owns every file under its root, so no other
    * configured table may lie inside it. Hive-style Parquet owns only its listing: false.
    */
   readonly ownsEverythingUnderRoot: boolean;
@@ -488,14 +488,14 @@ export interface TableFormat {
   /** The planner's input for every partition of a snapshot. */
   planInputs(snapshot: TableSnapshot, table: string): PlanInput[];
   /**
-   * Plans one partition the format's own way (Iceberg: `rewrite_data_files` semantics and options); when omitted,
+   * Plans one partition the format's own way (e.g. `rewrite_data_files` semantics and options); when omitted,
    * the bin-pack planner (core/planning.ts) plans it with `request.binpack`.
    * @throws InvalidInputError for options or a filter that are invalid for this table; nothing was changed.
    */
   planPartition?(input: PlanInput, request: FormatPlanRequest): PartitionPlan;
   /**
-   * One partition's live files (footers read with `readFooters`), for a run's plan step and its summary: Hive lists the partition's directory
-   * (and refuses a Delta or Iceberg table around or inside it); Delta reads the table's log at its latest version.
+   * One partition's live files (footers read with `readFooters`), for a run's plan step and its summary: a listing format lists the partition's
+   * directory (and refuses another format's table around or inside it); a log format reads its log's latest version.
    * @throws UnsupportedTableFormatError when the location is another format's table.
    */
   partitionFiles(
@@ -516,17 +516,16 @@ export interface TableFormat {
   /**
    * Work the format must do on the table before a group's rewrite, called by the compact step on a `planned` entry
    * (every attempt: it must be idempotent, finding what an earlier attempt recorded). Why before and not at commit: a
-   * format whose rows name their own file, or whose writers must see a pending plan before the files exist (Hudi:
-   * the clustering instant T is minted and its requested plan written under the table's lock, so the outputs are
-   * `<fileId>_<token>_T.parquet`, each row's `_hoodie_file_name` says so, and Hudi writers reject upserts to the
-   * groups being rewritten) cannot leave it to the commit. Whatever it writes, its `rollback` must undo. Omitted
-   * (Hive, Delta, Iceberg): nothing happens before the rewrite.
+   * format whose rows name their own file, or whose writers must see a pending plan before the files exist (e.g.
+   * an instant T minted and its requested plan written under the table's lock, so the outputs are named after T,
+   * each row's file-name column says so, and the table's writers reject upserts to the groups being rewritten) cannot leave it to the commit. Whatever it writes, its `rollback` must undo. Omitted:
+   * nothing happens before the rewrite.
    */
   prepareGroup?(deps: CommitDeps, entry: GroupJournalEntry): Promise<PreparedGroup>;
   /**
    * The format's own table service a `compact` runs before it plans (after settling): work the bin-pack plan cannot
-   * express because its inputs are not data files alone (Hudi: Merge-on-Read compaction of base + log files into
-   * new base files, through the table's own timeline and lock). Says what it did, one line each; the caller
+   * express because its inputs are not data files alone (e.g. a Merge-on-Read compaction of base + log files
+   * into new base files, through the table's own timeline and lock). Says what it did, one line each; the caller
    * re-reads the table's snapshot when it did anything. Omitted: nothing runs.
    */
   tableService?(deps: TableServiceDeps, tableRoot: string): Promise<TableServiceOutcome>;
@@ -556,8 +555,8 @@ export interface TableFormat {
    */
   readonly partitionRewrite?: PartitionRewriteCapability;
   /**
-   * Whether a key (relative to the table root) is one of the table's own metadata writes (Delta: `_delta_log/`;
-   * Iceberg: `metadata/`), which the profiler must not take for another format's table or for data. Hive-style
+   * Whether a key (relative to the table root) is one of the table's own metadata writes (its log or
+   * metadata folder), which the profiler must not take for another format's table or for data. Hive-style
    * Parquet has none: its work root and non-data objects are recognised for every format by name (see
    * `classifyObject`), so any log or metadata met inside it belongs to a foreign table.
    */
@@ -567,12 +566,12 @@ export interface TableFormat {
   /**
    * The positions the format deletes from a planned input (`input.deletes`, as the plan recorded them), for the
    * rewrite to drop: read and checked against what the plan recorded (their count). Only formats with deletes
-   * implement it (Delta: deletion vectors); the compact step refuses a group with deletes its format cannot read.
+   * implement it (e.g. deletion vectors); the compact step refuses a group with deletes its format cannot read.
    */
   deletedRows?(store: ObjectStore, entry: GroupJournalEntry, input: JournalInput): Promise<DeletedRows>;
   /**
    * The trigger's notion of "small" and "enough" for a table with these settings, when the format plans by rules of
-   * its own (Iceberg: its `rewriteDataFiles`), so the profiler starts a run exactly when the plan would plan a
+   * its own (e.g. its `rewriteDataFiles`), so the profiler starts a run exactly when the plan would plan a
    * group; when omitted, the table policy's size checks decide (they mirror the bin-pack planner's).
    * `table.targetFileSizeBytes` is the table's explicit target (`targetFileSizeMB`), for a format whose plan reads it.
    */
@@ -588,7 +587,7 @@ export interface TableFormat {
   readonly settings?: FormatSettings;
   /**
    * This format as one table's settings make it: the same format, committing and settling the way that table's
-   * other writers do (Delta: through the DynamoDB commit table the config names). Every step that commits or
+   * other writers do (e.g. through the DynamoDB commit table the config names). Every step that commits or
    * settles takes its format through here (`formatForTable` in formats/index.ts), so only the format knows what
    * a setting means; a format without per-table settings (Hive) omits it and is used as it is.
    * @throws InvalidInputError when a setting needs a service `services` lacks.
@@ -610,13 +609,30 @@ export interface TableFormat {
    * itself implements it as a refusal saying what to do instead. Omitted: undo refuses the format by its title.
    */
   readonly undo?: RunUndo;
+  /**
+   * What the format adds to the operator commands' `--help` (see {@link FormatCommandHelp}), in its own words: the
+   * CLI prints each registered format's paragraph under its title and never describes a format itself. Omitted: the
+   * command's own words cover the format.
+   */
+  readonly help?: FormatCommandHelp;
+}
+
+/**
+ * A format's paragraphs of command help, one sentence or a few each, unwrapped (the CLI wraps them): how the command
+ * treats a table of this format, and which of the format's options (its `settings.cli`) it needs there.
+ */
+export interface FormatCommandHelp {
+  /** How `compact` commits a group of a table of this format, and what its options choose. */
+  readonly compact?: string;
+  /** How `settle` settles a group of a table of this format, and the options it needs to. */
+  readonly settle?: string;
 }
 
 // =========================================================================================================
 // Format-owned maintenance (issue #27 item 2)
 //
 // Kept as its own block, apart from the settings above, so work on either merges cleanly. A format whose log or
-// metadata owns every file under its root (Delta, Iceberg) maintains a table its own way — Delta VACUUM,
+// metadata owns every file under its root maintains a table its own way — a VACUUM, or
 // expire_snapshots and remove_orphan_files — and says so here; vacuum (core/maintenance/vacuum.ts), its entry
 // points and the CLI reach it through `TableFormat.maintenance` and never name a format. A format without it
 // (Hive) is vacuumed by the work-area and listing steps, judged by its `vacuum` rules.
@@ -752,7 +768,7 @@ export interface TableMaintenance<
    * table with this reason and `tier --format` refuses with it. Absent: the format's tables are tiered by listing.
    */
   readonly tieringUnsupported?: string;
-  /** How `lake-compactor vacuum` names a table of the format in its first line (`Delta table`). */
+  /** How `lake-compactor vacuum` names a table of the format in its first line (`<title> table`). */
   readonly tableLabel: string;
   /**
    * The rules a request maintains a table by, as `lake-compactor vacuum`'s first line says them (it goes on with
@@ -806,7 +822,7 @@ export type MaintenanceOutcomeEntry<Summary> = MaintenanceTableRef & {
 // =========================================================================================================
 // Format-owned history (issue #27 item 2)
 //
-// A format whose log or metadata records each commit (Delta: commitInfo tagged `lakeCompactor`) holds the history
+// A format whose log or metadata records each commit (e.g. commit info tagged `lakeCompactor`) holds the history
 // of the runs that compacted a table wherever it lives, a CLI-compacted folder included; `lake-compactor history
 // <uri>` reads it through `TableFormat.history`, groups it by run and prints it, naming no format.
 // =========================================================================================================
@@ -841,7 +857,7 @@ export interface TableOwnHistory {
 
 /** How a format reads the history its tables record, and the words `lake-compactor history` says it in. */
 export interface TableHistoryReader {
-  /** A table of the format, with its article, as `history`'s help and refusal name it (`a Delta table`). */
+  /** A table of the format, with its article, as `history`'s help and refusal name it (`a <title> table`). */
   readonly tableLabel: string;
   /** What our commits are called in the summary line (`OPTIMIZE versions`). */
   readonly commitsLabel: string;
@@ -859,8 +875,8 @@ export interface TableHistoryReader {
 //
 // Kept as its own block, apart from the commit above (which undoes a group whose commit failed half-way): this
 // reverts a run that completed, on an operator's request (`lake-compactor undo`). Each format reverts the run its
-// own way — Hive restores the retired inputs and removes the outputs, Delta commits a version restoring the
-// previous file set — or refuses, saying what to do instead; the CLI names no format.
+// own way — Hive restores the retired inputs and removes the outputs, a log format commits a version restoring
+// the previous file set — or refuses, saying what to do instead; the CLI names no format.
 // =========================================================================================================
 
 /** What `lake-compactor undo` hands a format: the run's completed groups of one table, as journaled. */

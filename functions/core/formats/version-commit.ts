@@ -1,4 +1,4 @@
-// The group commit of a format whose table is a log or a catalog (Delta, Iceberg): one journal-driven state
+// The group commit of a format whose table is a log or a catalog (or a timeline): one journal-driven state
 // machine, the format supplying only its atomic commit. Every step is idempotent, so the same function is both
 // the first attempt and the recovery after a crash:
 //
@@ -28,7 +28,7 @@ export type VersionCommitResult =
     }
   | { readonly kind: 'conflict'; readonly conflicts: readonly CommitConflict[] }
   /**
-   * Not committed yet, and nothing wrong: the format commits this group with the run's others, once (Hudi: one
+   * Not committed yet, and nothing wrong: the format commits this group with the run's others, once (e.g. one
    * completed compaction for all of its file slices). The group stays `published` (commit outcome `pending`) until
    * a settling call (rollback: finalize, settle, the sweep) commits it with them or aborts it.
    */
@@ -53,16 +53,16 @@ export interface VersionProtocol {
   ): Promise<VersionCommitResult>;
   /** Whether the entry records that its group committed (its outputs are then the table's, never removed). */
   isCommitted(entry: GroupJournalEntry): boolean;
-  /** Work after a commit, before `done` (Delta: a checkpoint when one is due). Idempotent. */
+  /** Work after a commit, before `done` (e.g. a checkpoint when one is due). Idempotent. */
   afterCommit?(deps: CommitDeps, entry: GroupJournalEntry): Promise<void>;
   /**
-   * Undoes what the format wrote to the table for an aborted group besides its outputs (Hudi: the pending
-   * instant's inflight and requested files, which Hudi writers would otherwise block on or roll back), after the
+   * Undoes what the format wrote to the table for an aborted group besides its outputs (e.g. a pending
+   * instant's inflight and requested files, which the table's writers would otherwise block on or roll back), after the
    * outputs are removed. Idempotent; never called for a committed group.
    */
   afterAbort?(deps: CommitDeps, entry: GroupJournalEntry): Promise<void>;
   /**
-   * Work on the table before the outputs are copied into it (Hudi: a marker per output, so a Hudi writer rolling the
+   * Work on the table before the outputs are copied into it (e.g. a marker per output, so a writer rolling the
    * pending instant back finds and deletes exactly those files). Idempotent; runs on every attempt of `publishing`.
    */
   beforePublish?(deps: CommitDeps, entry: GroupJournalEntry): Promise<void>;

@@ -3,11 +3,11 @@
 //
 // Mechanism: an in-place CopyObject onto the same key with the new StorageClass, conditioned on the ETag
 // listed (a file replaced meanwhile is left alone). Decisions are data (`planTiering`), then executed
-// (`executeTiering`); like vacuum, a call examines a bounded number of objects and returns a cursor. A Delta
-// Lake or Iceberg table (at, above or inside a configured root) is never tiered: its log owns those files. A table
-// configured with a format that says tiering is not supported for it (TableMaintenance.tieringUnsupported: Delta,
-// Iceberg) is skipped with the format's reason, never as a foreign table: a copy onto the same key keeps the bytes,
-// but resets the object's modification time (which Delta VACUUM and remove_orphan_files read to spare young files),
+// (`executeTiering`); like vacuum, a call examines a bounded number of objects and returns a cursor. A foreign
+// table (at, above or inside a configured root) is never tiered: its log owns those files. A table configured with
+// a format that says tiering is not supported for it (TableMaintenance.tieringUnsupported) is skipped with the
+// format's reason, never as a foreign table: a copy onto the same key keeps the bytes, but resets the object's
+// modification time (which a format's VACUUM or remove_orphan_files reads to spare young files),
 // adds a version on a versioned bucket, and such a partition is a set of values in the log or manifests, not a
 // folder a date can be read from; S3 lifecycle rules on the prefix do the job.
 import { z } from 'zod';
@@ -205,10 +205,10 @@ export interface TieringPlan {
   /** Tables that cannot be tiered, with why. */
   readonly skippedTables: readonly { readonly table: string; readonly reason: string }[];
   readonly examined: number;
-  /** Delta Lake or Iceberg tables found below a configured root and left alone, one line each. */
+  /** Foreign tables found below a configured root and left alone, one line each. */
   readonly notes?: readonly string[];
   /**
-   * Delta Lake or Iceberg tables met: a configured table that is (or lies in) one was skipped (see
+   * Foreign tables met: a configured table that is (or lies in) one was skipped (see
    * `skippedTables`), one found below a configured root was left alone (see `notes`).
    */
   readonly foreignTables?: readonly FoundForeignTable[];
@@ -357,7 +357,7 @@ export async function planTiering(
     const probe = ledger.probe(bucket);
     const around = await probe.around(root, { includeLocation: true });
     if (around !== undefined) {
-      // The table is (or lies in) a Delta or Iceberg table: none of its files is ours to move.
+      // The table is (or lies in) a foreign table: none of its files is ours to move.
       skippedTables.push({
         table: table.name,
         reason: foreignTableNote(deps.storeFor(bucket), 'the whole table', around, {
@@ -400,7 +400,7 @@ export async function planTiering(
         keep(decision.reason.replace(/\d+ (bytes|days)/g, 'N $1'));
         continue;
       }
-      // A data file inside a Delta or Iceberg table below the root (its log or metadata may be on a later
+      // A data file inside a foreign table below the root (its log or metadata may be on a later
       // page, or in a later call): asked of the folders, once per folder.
       const inside = await probe.around(directoryOf(object.key), { includeLocation: true });
       if (inside !== undefined) {
@@ -452,7 +452,7 @@ export interface TieringReport {
   readonly moves: readonly TieringMove[];
   readonly kept: Readonly<Record<string, number>>;
   readonly skippedTables: readonly { readonly table: string; readonly reason: string }[];
-  /** Delta Lake or Iceberg tables found below a configured root and left alone, one line each. */
+  /** Foreign tables found below a configured root and left alone, one line each. */
   readonly notes?: readonly string[];
   /** Objects replaced since they were listed: left alone. */
   readonly changed: readonly string[];
@@ -592,7 +592,7 @@ function decodeCursor(raw: string): Cursor {
 
 /**
  * Why tables of `format` are never tiered: its maintenance's own reason, or — for a format whose log or timeline
- * owns every file under its root but that has no maintenance of its own yet (Hudi) — that its live files are its
+ * owns every file under its root but that has no maintenance of its own to say so — that its live files are its
  * timeline's to say, so moving one to an archive class would break its readers. Undefined: tiered by listing.
  */
 export function tieringUnsupportedFor(format: string): string | undefined {

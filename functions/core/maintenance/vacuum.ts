@@ -8,11 +8,11 @@
 // it stopped, so a large lake is vacuumed across invocations and a retried invocation simply re-lists from its
 // cursor (every decision is re-derived). What a table's format leaves behind (retired versions, trash copies,
 // writer debris) and how it is removed are the format's vacuum rules (TableFormat.vacuum; Hive's in
-// formats/hive/vacuum.ts). The per-table steps never touch a Delta Lake or Iceberg table (at, above or below
+// formats/hive/vacuum.ts). The per-table steps never touch another format's table (at, above or below
 // the configured root): its log, not the listing, owns those files.
 //
-// A table whose format maintains its tables itself (TableFormat.maintenance: Delta VACUUM, Iceberg's
-// expire_snapshots and remove_orphan_files, in their format folders) has one per-table step instead, which runs
+// A table whose format maintains its tables itself (TableFormat.maintenance: a VACUUM, or
+// expire_snapshots and remove_orphan_files, in its format folder) has one per-table step instead, which runs
 // that maintenance: planning as a dry run (deletes nothing), executing for real with the planning instant as its
 // clock, so what only became due after planning waits for the next run. A refusal, an unreadable log or metadata,
 // or a service the entry point lacks (a catalog client, DynamoDB access) is that table's error in the report,
@@ -91,7 +91,7 @@ export const vacuumInputSchema = z.strictObject({
   ...FORMAT_VACUUM_OPTIONS,
   /**
    * Required to run with `retentionHours` (or `deltaRetentionHours`) below {@link MIN_RETENTION_HOURS}, or with
-   * `icebergOrphanGraceHours` below 72; for a Delta table it also turns off Delta's retention check (a table
+   * `icebergOrphanGraceHours` below 72; a format may also turn its own retention check off with it (a table
    * property below the minimum is then used).
    */
   allowRetentionBelowMinimum: z.boolean().default(false),
@@ -125,7 +125,7 @@ export function parseVacuumRequest(input: unknown): VacuumRequest {
       `retentionHours ${request.retentionHours} is below the minimum of ${MIN_RETENTION_HOURS} h (7 days): readers that listed the table before a commit, and anyone restoring a retired file, need it. Use ${MIN_RETENTION_HOURS} or more, or pass "allowRetentionBelowMinimum": true if you really mean it`,
     );
   }
-  // Each format's own minimums (Delta's retention, Iceberg's orphan grace period), in registration order.
+  // Each format's own minimums (a retention, an orphan grace period), in registration order.
   for (const { maintenance } of MAINTAINING_FORMATS) {
     const refusal = maintenance.requestRefusal(request);
     if (refusal !== undefined) throw new InvalidInputError(refusal);
@@ -134,8 +134,8 @@ export function parseVacuumRequest(input: unknown): VacuumRequest {
 }
 
 /**
- * What a candidate is; decides how it is removed. A format's own kinds ({@link FormatCandidateKind}: a Delta
- * table's expired tombstones, an Iceberg table's expired and orphan files …) are never removed one by one: the
+ * What a candidate is; decides how it is removed. A format's own kinds ({@link FormatCandidateKind}: expired
+ * tombstones, expired snapshots' and orphan files …) are never removed one by one: the
  * table's own maintenance, run again at execution, removes them.
  */
 export type CandidateKind =
@@ -286,11 +286,11 @@ function unreadableRun(runId: string): string {
 export interface VacuumServices {
   /**
    * The I/O every format's maintenance may need in `bucket` (FormatServices, composed by the registry from what each
-   * format's `forTable` asks for: Delta's DynamoDB commit tables, per bucket since an entry's table path names it;
-   * Iceberg's Glue and REST catalog clients). A service left out makes a table that needs it that table's error
-   * (nothing of it deleted), never maintained another way: a Delta table declared `dynamodb` is not vacuumed from a
-   * log that may lack a decided commit, an Iceberg table with a catalog is not expired through the path catalog,
-   * whose commits its readers never see. Absent: no services at all.
+   * format's `forTable` asks for: DynamoDB commit tables, per bucket since an entry's table path names it; Glue and
+   * REST catalog clients). A service left out makes a table that needs it that table's error (nothing of it
+   * deleted), never maintained another way: a table declared with a DynamoDB commit table is not vacuumed from a
+   * log that may lack a decided commit, a table with a catalog is not expired through the path catalog, whose
+   * commits its readers never see. Absent: no services at all.
    */
   readonly services?: (bucket: string) => FormatServices;
 }
@@ -431,10 +431,10 @@ export interface VacuumPlan extends FormatMaintenancePlans {
   readonly kept: readonly VacuumKept[];
   /** Objects (and runs, uploads) examined. */
   readonly examined: number;
-  /** Steps whose store cannot do what they need (e.g. no multipart listing), Delta or Iceberg tables left alone. */
+  /** Steps whose store cannot do what they need (e.g. no multipart listing), foreign tables left alone. */
   readonly notes: readonly string[];
   /**
-   * Delta Lake or Iceberg tables met by the per-table steps — a configured table that is (or lies in) one was
+   * Foreign tables met by the per-table steps — a configured table that is (or lies in) one was
    * skipped, one found below a configured root was left alone — with the configured table's name.
    */
   readonly foreignTables?: readonly FoundForeignTable[];
@@ -565,7 +565,7 @@ class VacuumPass {
   private readonly debrisMs: number;
   private readonly abandonedMs: number;
   private readonly selected: ReadonlySet<string>;
-  /** Selected tables whose format's log or catalog owns their files (Delta, Iceberg): their own step judges inputs. */
+  /** Selected tables whose format's log or catalog owns their files: their own step judges inputs. */
   private readonly ownStepNames: ReadonlySet<string>;
   private readonly ledger: ForeignTableLedger;
   /** Each run's journal entries, asked once per call (trash and staging keys of one run share them). */
@@ -612,7 +612,7 @@ class VacuumPass {
     const page = { token, maxKeys: Math.min(1000, this.request.maxObjects - this.examined) };
     if (step.kind === 'format') return this.judgeFormat(step);
     if ('table' in step) {
-      // The table is (or lies in) a Delta or Iceberg table: none of its objects is ours to judge.
+      // The table is (or lies in) a foreign table: none of its objects is ours to judge.
       if ((await this.enclosing(step, rootDir(step.table))) !== undefined) return undefined;
       return step.kind === 'debris' ? this.judgeDebris(step, page) : this.judgeUploads(step, page);
     }
@@ -659,7 +659,7 @@ class VacuumPass {
           this.notes.push(`${entry.table}: ${outside}; no version it names is deleted`);
           continue;
         }
-        // A Delta or Iceberg table's inputs stay in place, removed from its log or snapshot: its own step (Delta
+        // A self-maintained table's inputs stay in place, removed from its log or snapshot: its own step (a
         // VACUUM, expire_snapshots) judges them.
         if (this.ownStepNames.has(entry.table)) continue;
         const rules = this.rulesOf(entry.table);
@@ -755,7 +755,7 @@ class VacuumPass {
     return listed.nextToken;
   }
 
-  /** Writer scratch below a table root, past its age; Delta logs and Iceberg metadata met on the way are noted. */
+  /** Writer scratch below a table root, past its age; foreign tables' logs and metadata met on the way are noted. */
   private async judgeDebris(step: TableStep, page: PageRequest): Promise<string | undefined> {
     const { table } = step;
     const listed = await this.deps.storeFor(step.bucket, table.name).list(rootDir(table), page);
@@ -769,7 +769,7 @@ class VacuumPass {
       if (marker !== undefined) this.foreign(step, { ...marker, evidenceKey: object.key }, true);
       const debris = rules.writerDebris(relative);
       if (debris === undefined) continue;
-      // Scratch inside a Delta or Iceberg table (nested below the root) is that table's to clean up.
+      // Scratch inside a foreign table (nested below the root) is that table's to clean up.
       if ((await this.enclosing(step, `${rootDir(table)}${debris.owner}`)) !== undefined) continue;
       const at = object.lastModified.getTime();
       const decision: VacuumDecision =
@@ -839,7 +839,7 @@ class VacuumPass {
       // A bucket-root table would list the work root again (that step owns those), and any other
       // deployment's work root in the bucket (which only that deployment judges).
       if (table !== undefined && table.prefix === '' && mayBeWorkArea(upload.key)) continue;
-      // An upload into a Delta or Iceberg table nested below the root is that table's writer's.
+      // An upload into a foreign table nested below the root is that table's writer's.
       if ('table' in step && (await this.enclosing(step, directoryOf(upload.key))) !== undefined) continue;
       const at = upload.initiated.getTime();
       const base = { bucket: step.bucket, key: upload.key };
@@ -908,7 +908,7 @@ class VacuumPass {
     );
   }
 
-  /** The Delta or Iceberg table enclosing `dir` (inclusive), recorded when found. */
+  /** The foreign table enclosing `dir` (inclusive), recorded when found. */
   private async enclosing(step: TableStep, dir: string): Promise<ForeignTable | undefined> {
     const found = await this.ledger.probe(step.bucket).around(dir, { includeLocation: true });
     if (found !== undefined) {
@@ -1047,7 +1047,7 @@ function emptyTallies(): Record<CandidateKind, VacuumTally> {
  * (Hive: a retired version by version id only after a HEAD shows that the key's current version is a different
  * one — a journal can be wrong, the bucket is the truth — other objects only while they still have the ETag they
  * were listed with). A dry-run deletes nothing. Without `tables`, every candidate's table is taken to be of the
- * default format. Each planned Delta table is vacuumed by its own VACUUM, run for real with the planning instant as
+ * default format. Each planned self-maintained table is vacuumed by its own maintenance, run for real with the planning instant as
  * its clock (what became due after planning waits for the next run); its failure is that table's error.
  */
 export async function executeVacuum(

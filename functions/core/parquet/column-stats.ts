@@ -28,7 +28,7 @@ export type ParquetStatValue =
 export interface ParquetColumnStats {
   /** Names from the first field under the root down to the leaf, as in `ParquetColumn.path`. */
   readonly path: readonly string[];
-  /** The leaf's Parquet field id, when the writer set one (Delta column mapping mode `id`, Iceberg). */
+  /** The leaf's Parquet field id, when the writer set one (column mapping by id). */
   readonly fieldId?: number;
   readonly physicalType: string;
   readonly logicalType?: ParquetLogicalType;
@@ -313,7 +313,7 @@ export function decodeStat(
   }
 }
 
-/** Code-point order: the order of UTF-8 bytes, which Parquet and Delta readers compare strings by. */
+/** Code-point order: the order of UTF-8 bytes, which Parquet readers compare strings by. */
 export function compareCodePoints(a: string, b: string): number {
   const x = Array.from(a);
   const y = Array.from(b);

@@ -130,7 +130,7 @@ function minBlockSpan(values: readonly string[], distinct: ReadonlySet<string>):
 
 /**
  * Columns that always keep statistics for a table: the ones it lists, its partition columns (identity partitions
- * are written into Iceberg and Delta data files, and readers prune on them) and its sort and Z-order columns
+ * are written into log-based tables' data files, and readers prune on them) and its sort and Z-order columns
  * (what a sorted layout is for). Deduplicated, in that order.
  */
 export function statisticsKeepColumns(table: {

@@ -216,7 +216,7 @@ function buildEvent(input: {
   };
 }
 
-/** A Delta log or Iceberg metadata write inside a configured table: that table (or part) is not plain Parquet. */
+/** A foreign table's log or metadata write inside a configured table: that table (or part) is not plain Parquet. */
 export interface ForeignFormatEvent {
   readonly kind: 'foreign';
   readonly table: string;
@@ -229,8 +229,8 @@ export interface ForeignFormatEvent {
 }
 
 /**
- * A commit of a log-based table's log (Delta `_delta_log/<version>.json`), or a nudge to read its catalog pointer
- * (an Iceberg metadata file: `version` is the number its name carries, see `CommitLogChanges.eventVersions`): the
+ * A commit of a log-based table's log (`<version>.json`), or a nudge to read its catalog pointer
+ * (a metadata file: `version` is the number its name carries, see `CommitLogChanges.eventVersions`): the
  * table changed by what the log or the new snapshots say, which the profiler reads (table-log.ts); the object
  * itself is no data file.
  */
@@ -253,8 +253,8 @@ export type Resolution =
 /**
  * Places an event in the table that owns its key. Ignored: keys outside every table, and non-data objects
  * by name (markers, logs, hidden, non-Parquet). A create too small to be Parquet (zero-byte marker) counts
- * as a removal: the key no longer holds a data file, which keeps an overwrite-with-empty exact. A Delta log
- * or Iceberg metadata key (a commit of such a table) is not ignored but resolves to `foreign`, so the
+ * as a removal: the key no longer holds a data file, which keeps an overwrite-with-empty exact. A foreign
+ * table's log or metadata key (a commit of such a table) is not ignored but resolves to `foreign`, so the
  * table's partitions under that root are never scheduled as plain Parquet.
  */
 export function resolveEvent(

@@ -145,7 +145,7 @@ export interface ReconcileOptions {
   /** Partitions written to more recently than this are skipped (events may be in flight). @default 1 hour */
   readonly settleMs?: number;
   /**
-   * The table's format bound to its settings (`formatForTable` with the entry point's services): an Iceberg table
+   * The table's format bound to its settings (`formatForTable` with the entry point's services): a table
    * named in Glue or a REST catalog is read at the metadata that catalog points at.
    * @default the format bound with no services — a table whose settings need one (a Glue or REST catalog) is
    *   refused rather than read through the path catalog, whose newest metadata file may be one that never became
@@ -168,12 +168,12 @@ export interface ReconcileReport {
  * Corrects drift from lost events: lists the table (the listing is the truth), and for every partition
  * whose stored counters differ and that has been quiet for `settleMs`, repairs the listed files' records
  * and overwrites the counters — conditioned on the partition not changing meanwhile. A partition the
- * listing no longer has is zeroed the same way. A Delta log or Iceberg metadata in the listing is recorded
+ * listing no longer has is zeroed the same way. A foreign table's log or metadata in the listing is recorded
  * as a foreign-format marker first, as its commit events would have been.
  *
- * A table whose log says what changed (Delta, Iceberg) is counted as the profiler counts it when it re-derives
+ * A table whose log says what changed is counted as the profiler counts it when it re-derives
  * the table (`changes.readState`, through the table's catalog), not by the plan's snapshot: the two may differ
- * (an Iceberg file whose deletes cannot be applied is counted but not planned), and counters corrected to another
+ * (a file whose deletes cannot be applied is counted but not planned), and counters corrected to another
  * set than the profiler keeps would be corrected back and forth.
  */
 export async function reconcileTable(
@@ -192,7 +192,7 @@ export async function reconcileTable(
   const rootDir = table.prefix === '' ? '' : `${table.prefix}/`;
   const format = options.format ?? formatForTable([table], table.name, {});
   const inventory = await countedFiles(format, store, table.prefix, rootDir, now);
-  // A Delta or Iceberg table the listing met (one that predates the deployment sends no commit event):
+  // A foreign table the listing met (one that predates the deployment sends no commit event):
   // recorded before any partition is re-decided below, so none of its partitions is scheduled.
   for (const found of inventory.foreignTables) {
     await deps.stats.markForeignFormat(table.name, {

@@ -1,4 +1,4 @@
-// Exact partition statistics of log-based tables (Delta, Iceberg) from their commits: each new version's file
+// Exact partition statistics of log-based tables from their commits: each new version's file
 // changes are applied once, in order, through the same per-file accounting as object events, and a table whose
 // versions cannot be applied one by one is re-derived from its whole state. Knows versions and cursors, never a
 // log's layout or a catalog.
@@ -26,9 +26,9 @@ export interface TableLogDeps extends TriggerDeps {
   /** The object store of a table in its bucket, to read the table's log (it may reach only that table). */
   readonly storeFor: (bucket: string, table: string) => ObjectStore;
   /**
-   * The format of a table as its settings make it (`formatForTable` with the composition root's services), so an
-   * Iceberg table's pointer is read through its own catalog (Glue, REST). Absent: the registered format, which
-   * reads an Iceberg table's pointer through the path catalog.
+   * The format of a table as its settings make it (`formatForTable` with the composition root's services), so a
+   * table's pointer is read through its own catalog (Glue, REST). Absent: the registered format, which reads a
+   * table's pointer through its default (path) catalog.
    */
   readonly formatFor?: (table: TableConfig, bucket: string) => TableFormat;
 }
@@ -126,7 +126,7 @@ function commitLogOf(deps: TableLogDeps, table: TableConfig, bucket: string): Co
  * version after the cursor up to the newest is read and applied (an event for N+2 reads N+1 first), or the whole
  * state is re-derived when they cannot be. The cursor moves only after everything was applied, so a failure retries
  * the same versions, which the per-file sequencers make harmless. A table whose events only nudge a read of its
- * catalog pointer (Iceberg) is always read; when some events name metadata newer than the pointer, what the pointer
+ * catalog pointer (CommitLogChanges.eventVersions `pointer`) is always read; when some events name metadata newer than the pointer, what the pointer
  * shows is applied and those events are returned as `notCurrent`, for the caller to have redelivered.
  */
 async function profileTableCommits(

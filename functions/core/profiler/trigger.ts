@@ -216,7 +216,7 @@ async function recordCapped(
 }
 
 /**
- * The decision, blocked when a Delta or Iceberg table was seen in the partition's table at a root covering
+ * The decision, blocked when a foreign table was seen in the partition's table at a root covering
  * it (the marker's reason joins the checks): its log, not the listing, says which files are live.
  */
 async function unlessForeignFormat(

@@ -18,7 +18,7 @@ export function stepFormat(deps: Pick<StepCommitDeps, 'format'>): TableFormat {
  * The format that must settle or commit a journaled group: the one it was planned with. Usually the step's own
  * (configured per table, e.g. with its commit coordination); when they differ — a settle that does not know the
  * table (`lake-compactor settle <dir>`), or a table whose format was changed while a group was open — the
- * registered format of that name, never another protocol: settling a Delta group the Hive way would retire
+ * registered format of that name, never another protocol: settling a group of a log-based format by the listing's protocol would retire
  * inputs the log still has live.
  * @throws TableFormatNotSupportedError when the group's format is no longer implemented.
  */

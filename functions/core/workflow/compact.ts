@@ -362,7 +362,7 @@ async function rewriteInputs(
 /**
  * Inputs that are no longer what the group planned: removed, or another object — by ETag, which every plan records
  * (a log-named input's from a HEAD at planning, see `withStoredFooter`). An input planned without one (a journal
- * entry of an older version, which planned Delta and Iceberg inputs with an empty ETag) is compared by what its log
+ * entry of an older version, which planned the inputs of log- and metadata-based formats with an empty ETag) is compared by what its log
  * recorded, its size: an empty ETag says nothing about the object, so it never makes the input "changed" — that
  * turned every engine error on such a table into "inputs changed concurrently".
  */

@@ -27,7 +27,7 @@ export const VERIFY_BYTES_PER_SECOND = 4 * REWRITE_BYTES_PER_SECOND;
 /** State transitions per group (compact, verify, commit + map bookkeeping) and per run. */
 const TRANSITIONS_PER_GROUP = 8;
 const TRANSITIONS_PER_RUN = 16;
-/** LISTs that probe one folder for a foreign table: a Delta log, Iceberg metadata, a Hudi `.hoodie/`. */
+/** LISTs that probe one folder for a foreign table: one per layout a registered format recognises. */
 const FOREIGN_PROBE_LISTS = 3;
 
 // What the code sends S3, and the limits that shape it. Some mirror adapter defaults (core may not import
@@ -78,7 +78,7 @@ export interface CostInput {
   readonly inputRows?: number;
   /**
    * Folders of the partition's directory (`events/date=2024-01-01/` is 2): before each listing of the partition,
-   * every folder above it is probed for a Delta log, Iceberg metadata and a Hudi `.hoodie/` (three LISTs each). @default 2
+   * every folder above it is probed for each foreign table layout (three LISTs each). @default 2
    */
   readonly partitionDepth?: number;
   /** The planned inputs the engine copies row group by row group instead of re-encoding (planning's `stitch`). */
@@ -146,7 +146,7 @@ export function retireCopiesPerInput(mode: RetireMode): number {
  * The S3 requests of a Hive-style run, as the code sends them (counted against real runs in cost.test.ts):
  *
  * - plan: GetBucketVersioning (delete mode only), a HEAD for a stored plan, the folders above the partition
- *   probed for foreign tables (3 LISTs each: Delta, Iceberg, Hudi), the partition's listing (a LIST per 1,000 keys), one ranged GET per
+ *   probed for foreign tables (3 LISTs each, one per layout), the partition's listing (a LIST per 1,000 keys), one ranged GET per
  *   listed file for its footer (64 KiB from the end: the whole of a small file), two PUTs (plan and items);
  * - compact, per group: a LIST of the staging prefix; per input a ranged GET for the footer again (pre-flight)
  *   and a GET of the whole file — except a file no larger than that first read, which arrived whole and is kept
@@ -163,7 +163,7 @@ export function retireCopiesPerInput(mode: RetireMode): number {
  *
  * Groups are taken as alike (averages); outputs as large as their inputs (an upper bound for the parts). Trash
  * copies are removed later by the vacuum, not by the run. A run with no group plans only (and finalize lists nothing).
- * Delta and Iceberg runs read and write their log or metadata besides, which this does not count.
+ * A format whose log or metadata is the table reads and writes it besides, which this does not count.
  */
 export function estimateRequests(input: CostInput): RequestCounts {
   const steps = estimateRequestsByStep(input);

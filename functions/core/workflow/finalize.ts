@@ -229,7 +229,7 @@ function stripPeriod(text: string): string {
 }
 
 /**
- * The partition's live data files after the run, as its format sees them (Hive: the listing; Delta: the log, so a
+ * The partition's live data files after the run, as its format sees them (a listing, or the table's log, so a
  * removed input still on storage for older versions is not counted). No footer is read.
  */
 async function liveFiles(

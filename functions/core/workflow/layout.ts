@@ -45,7 +45,7 @@ export function workRootProblem(root: string): string | undefined {
     return `${shown} must start with a folder whose name starts with "_" (e.g. "_${first}/"), which table readers, the planner and the profiler skip`;
   }
   if (RESERVED_TOP_FOLDERS.includes(first)) {
-    return `${shown} starts with "${first}/", which belongs to writers (Spark's scratch, the Delta log); choose another name, such as "_lake-compactor-<deployment>/"`;
+    return `${shown} starts with "${first}/", which belongs to writers (Spark's scratch, a table's transaction log); choose another name, such as "_lake-compactor-<deployment>/"`;
   }
   return undefined;
 }
@@ -63,7 +63,7 @@ export const workRootSchema = z.string().superRefine((root, ctx) => {
  * Whether a key (relative to a bucket's root) may lie in some deployment's work area — this one's or another's
  * on the same bucket: under a top-level folder whose name starts with `_` or `.` (every work root's does, and
  * readers skip such folders, so they hold no table data), other than the writers' own folders (Spark's
- * `_temporary/` and `.spark-staging-*`, the Delta log). A bucket-root table's maintenance leaves such keys to
+ * `_temporary/` and `.spark-staging-*`, a transaction log). A bucket-root table's maintenance leaves such keys to
  * the deployment that owns them.
  */
 export function mayBeWorkArea(key: string): boolean {

@@ -401,7 +401,7 @@ export async function readPlan(
  * replaced or removed since are cleared first — the failure was about an object that no longer exists — so
  * a writer's or an operator's new file is planned like any other (not in a dry run, which writes nothing).
  * @throws UnsupportedTableFormatError, before anything is written, when the partition lies in or holds a
- * Delta or Iceberg table (a `_delta_log/` or Iceberg `metadata/` in a folder above it, or in its listing).
+ * table of another format (its log or metadata folder above it, or in its listing).
  */
 async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan> {
   const now = deps.clock.now();
@@ -426,7 +426,7 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
     ...(active.length === 0 ? {} : { quarantined: active }),
   };
   const binpack = binpackOptionsOf(run);
-  // A format with its own planning rules (Iceberg's rewrite_data_files) plans with them; the rest bin-pack.
+  // A format with its own planning rules (its rewrite_data_files) plans with them; the rest bin-pack.
   const format = stepFormat(deps);
   const plan =
     format.planPartition === undefined

@@ -21,6 +21,7 @@ import { deltaChanges } from './changes.js';
 import { deltaCommitter, deltaFormatState, deltaGroupState } from './commit.js';
 import type { DeltaFormatServices } from './coordination.js';
 import { readDeletionVector } from './deletion-vectors.js';
+import { deltaHelp } from './help.js';
 import { deltaHistory } from './history.js';
 import { coordinationMismatch, deltaLogStoreFor } from './log-store-for.js';
 import { deltaMaintenance } from './maintenance.js';
@@ -144,6 +145,7 @@ export const deltaLake = {
   changes: deltaChanges,
   deletedRows,
   settings: deltaSettings,
+  help: deltaHelp,
   forTable: deltaForTable,
   // VACUUM through the log, read through the table's declared coordination (maintenance.ts).
   maintenance: deltaMaintenance,

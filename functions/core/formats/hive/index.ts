@@ -2,6 +2,7 @@
 // commit protocol (commit.ts) carries the safety, and vacuum clears what that protocol retired.
 import type { TableFormat } from '../table-format.js';
 import { commitGroup, rollbackGroup } from './commit.js';
+import { hiveHelp } from './help.js';
 import { inventoryTable, partitionListing, toPlanInputs } from './inventory.js';
 import { hiveSettings } from './settings.js';
 import { hiveUndo } from './undo.js';
@@ -34,4 +35,6 @@ export const hiveParquet = {
   undo: hiveUndo,
   // `schemaEvolution` (settings.ts): the opt-in union of a partition's schema populations (schema-union.ts).
   settings: hiveSettings,
+  // What compact --help says of the retire modes above (help.ts).
+  help: hiveHelp,
 } as const satisfies TableFormat;

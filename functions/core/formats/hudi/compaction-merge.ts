@@ -4,13 +4,15 @@
 // with the table's payload or merge mode (log/merge.ts), then against the base file's keys. The result is said as
 // the Parquet engine rewrites it: the base file's rows to drop (deleted rows of that input, by position) and the
 // surviving log records as one extra Parquet file in the base file's own schema — so the engine's fingerprint, and
-// with it verify, is of the merged view, never of the raw inputs.
-import { type FileMetaData, parquetMetadata, parquetReadObjects, type SchemaElement } from 'hyparquet';
-import { compressors } from 'hyparquet-compressors';
+// with it verify, is of the merged view, never of the raw inputs. A decimal is carried as its unscaled integer from
+// the log record (Avro bytes or fixed, or a Parquet block's column) into the base file's own decimal column, of the
+// same precision and scale, or refused by name.
+import { type FileMetaData, parquetMetadata, type SchemaElement } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
 import { HudiCompactionUnsupportedError } from './compaction-errors.js';
+import { fitsPrecision, isLogDecimal, twosComplementBytes } from './log/decimal.js';
 import {
   DecodeBudget,
   type MergedLogRecord,
@@ -20,6 +22,7 @@ import {
   type SliceMerge,
   scanLogFiles,
 } from './log/index.js';
+import { isDecimalElement, readRowsExact } from './log/parquet-rows.js';
 
 /** One slice to merge: its base file and log files (keys relative to the store). */
 export interface SliceToMerge {
@@ -86,13 +89,8 @@ export async function mergeFileSlice(
   const log = await mergeLogBlocks(scan.blocks, policy, new DecodeBudget());
   const field = policy.orderingField;
   const columns = ['_hoodie_record_key', ...(field === undefined ? [] : [field])];
-  const keyRows = (await parquetReadObjects({
-    file,
-    metadata: baseMetadata,
-    columns,
-    compressors,
-    parsers: RAW_TIME,
-  })) as Record<string, unknown>[];
+  // A decimal ordering field is read exactly, as the log's decimals are, so the two compare by value.
+  const keyRows = await readRowsExact({ file, metadata: baseMetadata, columns, parsers: RAW_TIME });
   const baseKeys = new Set<string>();
   const merge = mergeSlice(
     keyRows.map((r, position) => {
@@ -151,29 +149,83 @@ function refuseUnwritableSchema(baseKey: string, schema: readonly SchemaElement[
       throw new HudiCompactionUnsupportedError(baseKey, `repeated column ${e.name}`, 'not a flat column');
     if (e.type === 'INT96')
       throw new HudiCompactionUnsupportedError(baseKey, `INT96 column ${e.name}`, 'Spark legacy timestamps');
+    if (isDecimalElement(e) && !enginesDecimalForm(e))
+      throw new HudiCompactionUnsupportedError(
+        baseKey,
+        `${e.type}${e.type_length === undefined ? '' : `(${e.type_length})`} decimal(${e.precision ?? '?'}, ${e.scale ?? 0}) column ${e.name}`,
+        `the Parquet engine writes a decimal of that precision as ${engineDecimalForm(e.precision ?? 0)}, and a compaction rewrites base files in their own schema exactly`,
+      );
   }
 }
 
-/** Two's complement big-endian bytes as a BigInt (Avro's decimal encoding). */
-function unscaledOf(bytes: Uint8Array): bigint {
-  let v = 0n;
-  for (const b of bytes) v = (v << 8n) | BigInt(b);
-  if (bytes.length > 0 && ((bytes[0] as number) & 0x80) !== 0) v -= 1n << BigInt(bytes.length * 8);
-  return v;
+/** The fewest bytes whose two's complement holds every value of `precision` digits (Avro's and the engine's size). */
+function decimalBytes(precision: number): number {
+  let n = 1;
+  while (10n ** BigInt(precision) > 1n << BigInt(8 * n - 1)) n++;
+  return n;
+}
+
+/**
+ * The physical form the Parquet engine writes a decimal of `precision` in (docs/engine.md, schema fidelity): INT32 up to
+ * 9 digits, INT64 up to 18, else FIXED_LEN_BYTE_ARRAY of the fewest bytes — what an Avro-written base file holds
+ * from 19 digits on (a `fixed` of the fewest bytes), so only those are rewritten exactly.
+ */
+function engineDecimalForm(precision: number): string {
+  return precision <= 9
+    ? 'INT32'
+    : precision <= 18
+      ? 'INT64'
+      : `FIXED_LEN_BYTE_ARRAY(${decimalBytes(precision)})`;
+}
+
+/** Whether the base file's decimal column is in the form the engine writes back (see {@link engineDecimalForm}). */
+function enginesDecimalForm(e: SchemaElement): boolean {
+  const form = `${e.type}${e.type === 'FIXED_LEN_BYTE_ARRAY' ? `(${e.type_length})` : ''}`;
+  return form === engineDecimalForm(e.precision ?? 0);
+}
+
+/**
+ * A log record's decimal as the writer takes it for the base file's decimal column `element`: its unscaled value,
+ * which the writer stores in the column's own physical type (INT32, INT64, BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY of the
+ * column's length) — only when that is the same number: the record's scale is the column's, its digits fit the
+ * column's precision (and so its fixed length). Anything else (another scale, a wider value, a decimal the log
+ * schema did not declare as one) is refused by name, never rescaled or rounded.
+ * @throws HudiCompactionUnsupportedError
+ */
+function decimalColumnValue(element: SchemaElement, value: unknown, where: string): bigint {
+  const column = `decimal(${element.precision ?? '?'}, ${element.scale ?? 0}) column ${element.name}`;
+  if (!isLogDecimal(value))
+    throw new HudiCompactionUnsupportedError(
+      where,
+      `a log value of ${column} that is not a decimal (${value instanceof Uint8Array ? 'bytes' : typeof value})`,
+      'its log schema must declare the column as Avro bytes or fixed with logicalType decimal, else its scale is unknown',
+    );
+  const scale = element.scale ?? 0;
+  if (value.scale !== scale)
+    throw new HudiCompactionUnsupportedError(
+      where,
+      `a log decimal of scale ${value.scale} for ${column}`,
+      'rescaling a decimal is not part of a compaction; the log and base schemas must agree',
+    );
+  const fits =
+    fitsPrecision(value.unscaled, element.precision ?? 0) &&
+    (element.type !== 'FIXED_LEN_BYTE_ARRAY' ||
+      twosComplementBytes(value.unscaled, element.type_length ?? 0) !== undefined) &&
+    (element.type !== 'INT32' || (value.unscaled >= -(2n ** 31n) && value.unscaled < 2n ** 31n)) &&
+    (element.type !== 'INT64' || (value.unscaled >= -(2n ** 63n) && value.unscaled < 2n ** 63n));
+  if (!fits)
+    throw new HudiCompactionUnsupportedError(
+      where,
+      `a log decimal with unscaled value ${value.unscaled} for ${column}`,
+      'it has more digits than the column holds',
+    );
+  return value.unscaled;
 }
 
 /** A log record's value as the writer takes it for a column of `element` (its stored form, exactly). */
 function columnValue(element: SchemaElement, value: unknown, where: string): unknown {
   if (value === null || value === undefined) return null;
-  const decimal = element.converted_type === 'DECIMAL' || element.logical_type?.type === 'DECIMAL';
-  if (decimal) {
-    if (value instanceof Uint8Array) return unscaledOf(value);
-    if (typeof value === 'bigint') return value;
-    if (typeof value === 'number') {
-      // A Parquet data block's decimal, decoded to a double by hyparquet (exact up to 15 digits: content.ts).
-      return BigInt(Math.round(value * 10 ** (element.scale ?? 0)));
-    }
-  }
+  if (isDecimalElement(element)) return decimalColumnValue(element, value, where);
   switch (element.type) {
     case 'INT64':
       if (typeof value === 'bigint') return value;

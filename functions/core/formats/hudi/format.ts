@@ -42,6 +42,7 @@ import {
   isCompactionGroup,
   prepareCompactionGroup,
 } from './compaction-workflow.js';
+import { hudiHelp } from './help.js';
 import { type HudiTableLock, StorageBasedHudiLock } from './lock/index.js';
 import { HUDI_FORMAT_NAME, type HudiLockSetting, type HudiTableSettings, hudiSettings } from './settings.js';
 import { type HudiTableState, readHudiTable, toTableSnapshot } from './table-state.js';
@@ -200,6 +201,7 @@ export const hudiTable = {
   isOwnMetadataWrite: (relativeKey: string) => relativeKey.startsWith('.hoodie/'),
   changes: hudiChanges,
   settings: hudiSettings,
+  help: hudiHelp,
   forTable: hudiForTable,
 } as const satisfies TableFormat;
 

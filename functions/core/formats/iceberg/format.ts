@@ -34,6 +34,7 @@ import {
   icebergGroupState,
   REMOVE_DANGLING_DELETES_STATE,
 } from './group-commit.js';
+import { icebergHelp } from './help.js';
 import { icebergMaintenance } from './maintenance.js';
 import {
   mergeRewriteOptions,
@@ -278,6 +279,7 @@ export const icebergTable = {
   // committed through the path catalog would be a commit its readers never see.
   // `rewriteDataFiles` is read by planPartition, from the run (which took the table's and the request's).
   settings: icebergSettings,
+  help: icebergHelp,
   // The trigger decides by the table's options as a run's plan reads them (run-input.ts): the table's explicit
   // target in MiB stands in for target-file-size-bytes, its rewriteDataFiles over it. A run's own options are
   // unknown to the profiler.

@@ -6,11 +6,14 @@ import { defineFormatSettings, type SettingsValue } from '../format-settings.js'
 import { icebergCatalogSchema } from './catalogs.js';
 import { type CatalogFlags, catalogFromFlags, ICEBERG_CATALOG_CLI_OPTIONS } from './cli-options.js';
 import {
+  ICEBERG_DEFAULT_TARGET_BYTES,
   mergeRewriteOptions,
   parseRewriteOptionPairs,
+  REWRITE_OPTION_NAMES,
   type RewriteDataFilesOptions,
   resolveRewriteOptions,
   rewriteDataFilesSchema,
+  TARGET_SIZE_PROPERTY,
 } from './rewrite-options.js';
 import { checkWhereFields, InvalidWhereError, matchesWhere, parseWhere } from './where.js';
 
@@ -99,6 +102,15 @@ export const icebergSettings = defineFormatSettings({
         });
     },
     fromPairs: { rewriteDataFiles: parseRewriteOptionPairs },
+    // The command line's words for the run inputs and knobs above (`--rewrite-option`, `--where`, `--target-mb`,
+    // `--min-input-files`), shown after the format's title.
+    describe: {
+      rewriteDataFiles: `a rewrite_data_files option, repeatable (${REWRITE_OPTION_NAMES.join(', ')})`,
+      where:
+        "only partitions passing this filter over partition fields are planned, e.g. \"action = 'click' AND event_time_hour >= '2020-01-01-09'\"",
+      targetFileSizeMB: `the table property ${TARGET_SIZE_PROPERTY}, else ${ICEBERG_DEFAULT_TARGET_BYTES / MiB}`,
+      minInputFiles: 'min-input-files',
+    },
   },
   // `--catalog` and the flags completing it (cli-options.ts): every command on an Iceberg table reads it through
   // its catalog, so profile and plan take them too.

@@ -4,8 +4,13 @@
 import { describe, expect, it } from 'vitest';
 import { historyFormats } from '../../../../functions/cli/history-table.js';
 import { UsageError } from '../../../../functions/core/errors.js';
-import { formatCliOptions, formatSettingsFromFlags } from '../../../../functions/core/formats/cli.js';
-import { TABLE_FORMATS } from '../../../../functions/core/formats/index.js';
+import {
+  formatCliOptions,
+  formatCommandHelp,
+  formatSettingsFromFlags,
+  runInputHelp,
+} from '../../../../functions/core/formats/cli.js';
+import { formatsTakingRunInput, TABLE_FORMATS } from '../../../../functions/core/formats/index.js';
 
 const formats = [...TABLE_FORMATS.values()];
 
@@ -97,5 +102,40 @@ describe('a table’s own history', () => {
     // Assess
     expect(keeping).toEqual(formats.filter((f) => f.history !== undefined).map((f) => f.name));
     expect(keeping).toContain('delta');
+  });
+});
+
+describe('the formats’ words in the commands’ help, composed by the registry', () => {
+  it('gives each format’s paragraph of a command under its title and name, in registration order, and none for a format without one', () => {
+    // Prepare
+    const withCompact = formats.filter((f) => f.help?.compact !== undefined);
+    const withSettle = formats.filter((f) => f.help?.settle !== undefined);
+
+    // Act
+    const compact = formatCommandHelp('compact');
+    const settle = formatCommandHelp('settle');
+
+    // Assess
+    expect(compact).toEqual(
+      withCompact.map((f) => ({ name: f.name, title: f.title, text: f.help?.compact })),
+    );
+    expect(settle.map((p) => p.name)).toEqual(withSettle.map((f) => f.name));
+    // Every format whose tables need options of their own to commit says in compact's help how it commits.
+    const withOptions = formats.filter((f) => (f.settings?.cli?.options.length ?? 0) > 0).map((f) => f.name);
+    expect(withOptions.filter((name) => !compact.some((p) => p.name === name))).toEqual([]);
+  });
+
+  it('describes a run input by the title of every format that takes it, and nothing for a field no format describes', () => {
+    // Prepare
+    const takingWhere = formatsTakingRunInput('where').map((f) => f.title);
+
+    // Act
+    const where = runInputHelp('where');
+    const none = runInputHelp('noSuchField');
+
+    // Assess
+    expect(takingWhere.length).toBeGreaterThan(0);
+    expect(where.split('; ').map((part) => part.slice(0, part.indexOf(':')))).toEqual(takingWhere);
+    expect(none).toBe('');
   });
 });

@@ -3,7 +3,8 @@
 // each array or map count and each string or bytes length checked against the bytes left — and what avsc will
 // allocate for it is spent from the scan's DecodeBudget (the walker is core/avro/datum.ts, shared with the container
 // codec); only then does avsc decode it. 64-bit longs decode as
-// BigInt always (exact past 2^53, and one type for every long, so ordering values compare without guessing).
+// BigInt always (exact past 2^53, and one type for every long, so ordering values compare without guessing), and a
+// top-level decimal (`bytes` or `fixed` with logicalType decimal) as its unscaled integer and scale (decimal.ts).
 import avro from 'avsc';
 import {
   BIG_LONG,
@@ -15,6 +16,7 @@ import {
   type SchemaJson,
 } from '../../../avro/datum.js';
 import type { DecodeBudget } from './budget.js';
+import { type AvroDecimalField, avroDecimalFields, twosComplement } from './decimal.js';
 
 export { Cursor, type SchemaJson } from '../../../avro/datum.js';
 
@@ -25,6 +27,8 @@ export interface AvroReader {
   readonly type: avro.Type;
   /** The top-level record's field names, in order. */
   readonly fields: readonly string[];
+  /** The top-level fields holding decimals, by name (see decimal.ts). */
+  readonly decimals: ReadonlyMap<string, AvroDecimalField>;
 }
 
 /**
@@ -41,7 +45,7 @@ export function avroReader(schemaText: string): AvroReader {
     wrapUnions: 'auto',
   });
   const fields = ((schema.fields ?? []) as { name: string }[]).map((f) => f.name);
-  return { schema, named, type, fields };
+  return { schema, named, type, fields, decimals: avroDecimalFields(schema, named) };
 }
 
 /**
@@ -70,7 +74,13 @@ export function decodeDatum(
   const decoded = reader.type.decode(buf, 0);
   if (decoded.offset !== cursor.pos)
     throw new Error('the record does not decode to the bytes its schema spans');
-  return decoded.value as Record<string, unknown>;
+  const record = decoded.value as Record<string, unknown>;
+  // avsc knows no decimal logical type: it hands the two's-complement bytes, whose scale only the schema says.
+  for (const [name, decimal] of reader.decimals) {
+    const raw = record[name];
+    if (raw instanceof Uint8Array) record[name] = { unscaled: twosComplement(raw), scale: decimal.scale };
+  }
+  return record;
 }
 
 /**

@@ -5,16 +5,18 @@
 //   DELETE       int32 block version (3), int32 length, one Avro datum of HoodieDeleteRecordList (below version 3
 //                the list was Java-serialised by Kryo: refused);
 //   COMMAND      no content; the header says the command (0 = rollback) and its TARGET_INSTANT_TIME.
+// A decimal, from either kind of data block, is its unscaled integer and scale (decimal.ts), never a double.
 // HFILE_DATA (metadata-table blocks) and CDC_DATA (change-data files) are refused by name, as are blocks Hudi's newer
 // writers mark partial (IS_PARTIAL) or log-compacted (COMPACTED_BLOCK_TIMES): reading them as plain blocks would
 // fabricate values or count records twice.
-import { parquetMetadata, parquetReadObjects } from 'hyparquet';
-import { compressors } from 'hyparquet-compressors';
+import { parquetMetadata } from 'hyparquet';
 import { decodedRowGroupBounds } from '../../../parquet/decoded-size.js';
 import { avroReader, Cursor, decodeDatum } from './avro.js';
 import type { LogBlock } from './blocks.js';
 import type { DecodeBudget } from './budget.js';
+import { twosComplement } from './decimal.js';
 import { HudiLogFormatError, HudiLogUnsupportedError } from './errors.js';
+import { isDecimalElement, readRowsExact, topLevelDecimals } from './parquet-rows.js';
 
 /** The block content version Hudi has written since 0.12 for data and delete blocks. */
 const BLOCK_CONTENT_VERSION = 3;
@@ -231,16 +233,15 @@ async function decodeParquetData(block: LogBlock, budget: DecodeBudget): Promise
   try {
     const metadata = parquetMetadata(file, { geoparquet: false });
     const leaves = metadata.schema.filter((e) => e.num_children === undefined || e.num_children === 0);
-    // hyparquet turns decimals into doubles: exact only up to 15 digits, so a wider one is refused, not rounded.
-    const wide = leaves.find(
-      (e) =>
-        (e.converted_type === 'DECIMAL' || e.logical_type?.type === 'DECIMAL') && (e.precision ?? 0) > 15,
-    );
+    // Top-level decimals are read exactly (parquet-rows.ts); one nested in a group would be rounded to a double by
+    // the Parquet decoder, exact only up to 15 digits, so a wider one is refused, not rounded.
+    const flat = new Set(topLevelDecimals(metadata));
+    const wide = leaves.find((e) => isDecimalElement(e) && !flat.has(e) && (e.precision ?? 0) > 15);
     if (wide !== undefined)
       throw new HudiLogUnsupportedError(
         block.file,
         block.contentOffset,
-        `a Parquet data block with decimal column ${wide.name} of precision ${wide.precision}`,
+        `a Parquet data block with decimal column ${wide.name} of precision ${wide.precision} inside a group`,
         'its values would be rounded to doubles by the Parquet decoder',
       );
     const columns = leaves.map((e) => (e.type_length === undefined ? {} : { typeLength: e.type_length }));
@@ -250,10 +251,7 @@ async function decodeParquetData(block: LogBlock, budget: DecodeBudget): Promise
     let total = 0;
     for (const g of metadata.row_groups) total += Number(g.total_byte_size);
     budget.spend(Math.max(bound.worst.bytes, total), block.file);
-    rows = (await parquetReadObjects({ file, metadata, compressors, parsers: RAW_TIME })) as Record<
-      string,
-      unknown
-    >[];
+    rows = await readRowsExact({ file, metadata, parsers: RAW_TIME });
   } catch (err) {
     if (
       err instanceof Error &&
@@ -402,12 +400,4 @@ function orderingValue(
     default:
       throw new Error(`orderingVal names union branch ${branch} of ${ORDERING_BRANCHES.length}`);
   }
-}
-
-/** A big-endian two's-complement integer (Avro decimal bytes). */
-function twosComplement(bytes: Uint8Array): bigint {
-  let v = 0n;
-  for (const b of bytes) v = (v << 8n) | BigInt(b);
-  if (bytes.length > 0 && ((bytes[0] ?? 0) & 0x80) !== 0) v -= 1n << BigInt(bytes.length * 8);
-  return v;
 }

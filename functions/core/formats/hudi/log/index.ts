@@ -4,6 +4,7 @@
 export { type FramedBlock, type LogBlock, readLogBlocks } from './blocks.js';
 export { DecodeBudget } from './budget.js';
 export { type BlockRecords, type DeleteEntry, decodeBlockRecords, type OrderingValue } from './content.js';
+export { isLogDecimal, type LogDecimal } from './decimal.js';
 export {
   HudiLogFormatError,
   HudiLogUnsupportedError,
@@ -47,5 +48,6 @@ export {
   type LogFileNameInput,
   logFileInstant,
   logFileName,
+  parquetDataBlock,
   rollbackBlock,
 } from './writer.js';

@@ -9,6 +9,7 @@
 //   header, footer   int32 count, then per entry int32 key ordinal, int32 UTF-8 length, the UTF-8 bytes
 //   AVRO_DATA content   int32 version 3, int32 record count, per record int32 length + one Avro binary datum of
 //                       the header's SCHEMA (HoodieAvroDataBlock.serializeRecords)
+//   PARQUET_DATA content   a whole Parquet file of the records (HoodieParquetDataBlock)
 //   DELETE content      int32 version 3, int32 length, one Avro HoodieDeleteRecordList datum
 //   COMMAND             no content; COMMAND_BLOCK_TYPE 0 (rollback) and its TARGET_INSTANT_TIME
 //
@@ -24,6 +25,7 @@ import {
   LOG_FORMAT_VERSION,
   MAGIC,
 } from './blocks.js';
+import { fitsPrecision, isLogDecimal, type LogDecimal, twosComplementBytes } from './decimal.js';
 import { HudiLogWriteError } from './errors.js';
 
 /** The block content version Hudi has written since 0.12 for data and delete blocks (content.ts reads only it). */
@@ -110,28 +112,57 @@ export function avroDataContent(datums: readonly Uint8Array[], claimedCount = da
 
 /**
  * The Avro binary datums of `records` in the writer schema `schemaText`, as the reader decodes them: 64-bit longs as
- * BigInt, a nullable union as its plain value.
+ * BigInt, a nullable union as its plain value, a top-level decimal as a {@link LogDecimal} of the schema's scale.
  * @throws HudiLogWriteError when the schema is not an Avro record schema, or a record does not fit it.
  */
 export function encodeAvroRecords(
   schemaText: string,
   records: readonly Readonly<Record<string, unknown>>[],
 ): Uint8Array[] {
-  let type: ReturnType<typeof avroReader>['type'];
+  let reader: ReturnType<typeof avroReader>;
   try {
-    type = avroReader(schemaText).type;
+    reader = avroReader(schemaText);
   } catch (err) {
     throw new HudiLogWriteError(`the schema is not usable (${(err as Error).message})`, { cause: err });
   }
   return records.map((record, i) => {
+    const datum = withDecimalBytes(reader, record, i);
     try {
-      return new Uint8Array(type.toBuffer(record));
+      return new Uint8Array(reader.type.toBuffer(datum));
     } catch (err) {
       throw new HudiLogWriteError(`record ${i} does not fit the schema (${(err as Error).message})`, {
         cause: err,
       });
     }
   });
+}
+
+/**
+ * `record` with each decimal field's {@link LogDecimal} as the bytes its schema type holds: the unscaled value in two's
+ * complement, sign-extended to a `fixed`'s size; the value as the reader decodes it back.
+ * @throws HudiLogWriteError for a decimal of another scale, more digits than the precision, or too wide for the fixed.
+ */
+function withDecimalBytes(
+  reader: ReturnType<typeof avroReader>,
+  record: Readonly<Record<string, unknown>>,
+  i: number,
+): Readonly<Record<string, unknown>> {
+  if (reader.decimals.size === 0) return record;
+  const out: Record<string, unknown> = { ...record };
+  for (const [name, decimal] of reader.decimals) {
+    const value = record[name];
+    if (!isLogDecimal(value)) continue;
+    const where = `record ${i}'s decimal ${name}`;
+    if (value.scale !== decimal.scale)
+      throw new HudiLogWriteError(`${where} has scale ${value.scale}, its schema ${decimal.scale}`);
+    if (!fitsPrecision(value.unscaled, decimal.precision))
+      throw new HudiLogWriteError(`${where} has more than the ${decimal.precision} digits of its schema`);
+    const bytes = twosComplementBytes(value.unscaled, decimal.size);
+    if (bytes === undefined)
+      throw new HudiLogWriteError(`${where} does not fit the ${decimal.size} bytes of its fixed`);
+    out[name] = Buffer.from(bytes);
+  }
+  return out;
 }
 
 /** Header of a data or delete block: its writing instant and the writer schema (the order of the fixtures' v6). */
@@ -157,6 +188,19 @@ export function avroDataBlock(
     type: 'AVRO_DATA_BLOCK',
     header: dataHeader(instant, schemaText),
     content: avroDataContent(encodeAvroRecords(schemaText, records)),
+  });
+}
+
+/**
+ * A PARQUET_DATA block written at `instant` in `schemaText`, its content the whole Parquet file `parquet` of the
+ * records (meta fields first, as HoodieParquetDataBlock holds them when hoodie.logfile.data.block.format is parquet).
+ * @throws HudiLogWriteError for an instant that is not 17 digits.
+ */
+export function parquetDataBlock(instant: string, schemaText: string, parquet: Uint8Array): Uint8Array {
+  return encodeLogBlock({
+    type: 'PARQUET_DATA_BLOCK',
+    header: dataHeader(instant, schemaText),
+    content: parquet,
   });
 }
 

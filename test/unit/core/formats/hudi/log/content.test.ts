@@ -104,11 +104,42 @@ describe('Hudi log block contents', () => {
     expect(record?.timestampField).toBe(BigInt(Date.UTC(2023, 3, 1, 12, 1)) * 1000n);
   });
 
-  it('refuses a Parquet block with a decimal wider than 15 digits by name', async () => {
+  it('reads a Parquet block’s decimals wider than 15 digits exactly, as another writer (DuckDB) wrote them', async () => {
     // Prepare
     const path = join(tmp, 'wide.parquet');
     const db = await openDuckDb();
-    await db.writeParquet(`SELECT CAST(1 AS DECIMAL(20, 2)) AS amount, 'k' AS _hoodie_record_key`, path);
+    await db.writeParquet(
+      `SELECT * FROM (VALUES (CAST('123456789012345678.91' AS DECIMAL(20, 2)), 'k1'), (CAST('-0.01' AS DECIMAL(20, 2)), 'k2'), (NULL, 'k3')) t(amount, _hoodie_record_key)`,
+      path,
+    );
+    db.close();
+    const b = readLogBlocks(
+      'f',
+      block(T.PARQUET, [[H.INSTANT_TIME, '1']], readFileSync(path)),
+    )[0] as LogBlock;
+
+    // Act
+    const decoded = await decodeBlockRecords(b, new DecodeBudget());
+
+    // Assess
+    expect(decoded).toEqual({
+      kind: 'data',
+      records: [
+        { amount: { unscaled: 12345678901234567891n, scale: 2 }, _hoodie_record_key: 'k1' },
+        { amount: { unscaled: -1n, scale: 2 }, _hoodie_record_key: 'k2' },
+        { amount: null, _hoodie_record_key: 'k3' },
+      ],
+    });
+  });
+
+  it('refuses a Parquet block with a decimal wider than 15 digits inside a group by name', async () => {
+    // Prepare
+    const path = join(tmp, 'nested-wide.parquet');
+    const db = await openDuckDb();
+    await db.writeParquet(
+      `SELECT {'v': CAST(1 AS DECIMAL(20, 2))} AS money, 'k' AS _hoodie_record_key`,
+      path,
+    );
     db.close();
     const b = readLogBlocks(
       'f',
@@ -120,7 +151,7 @@ describe('Hudi log block contents', () => {
 
     // Assess
     await expect(act).rejects.toThrow(HudiLogUnsupportedError);
-    await expect(act).rejects.toThrow(/decimal column amount of precision 20/);
+    await expect(act).rejects.toThrow(/decimal column v of precision 20 inside a group/);
   });
 
   it('decodes the delete fixture to three natural-order deletes of san_francisco keys', async () => {

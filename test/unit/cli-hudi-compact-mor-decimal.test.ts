@@ -1,0 +1,148 @@
+// `lake-compactor compact --format hudi` on a Merge-on-Read table with a decimal(20, 2) column (issue #28): the base
+// files hold it as FIXED_LEN_BYTE_ARRAY(9) DECIMAL(20, 2), the log records as Avro `fixed` with logicalType decimal
+// (an Avro data block) or as the same Parquet column (a Parquet data block). Twenty digits do not fit a double, so a
+// merge that went through one would change them. The rows DuckDB reads from the new base files must equal the
+// appender's latest version of every record (what it committed, independent of the project's log reader), as a
+// multiset, and the column must stay FIXED_LEN_BYTE_ARRAY(9) DECIMAL(20, 2).
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parquetMetadata } from 'hyparquet';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { run } from '../../functions/cli/index.js';
+import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
+import {
+  AMOUNT_DECIMAL,
+  type AppenderRow,
+  appenderLatestRows,
+  appendHudiDeltaCommit,
+  appendHudiInsert,
+  createHudiMorTable,
+} from '../../functions/tools/sample-hudi.js';
+import { captureIo } from '../support/cli-io.js';
+import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+
+const NOW = Date.UTC(2026, 11, 1);
+const FLAGS = [
+  '--format',
+  'hudi',
+  '--hudi-lock',
+  'storage',
+  '--hudi-index-type',
+  'BLOOM',
+  '--hudi-timezone',
+  'UTC',
+  '--hudi-compaction-delta-commits',
+  '1',
+];
+const COLUMNS = [
+  '_hoodie_commit_time',
+  '_hoodie_commit_seqno',
+  '_hoodie_record_key',
+  '_hoodie_partition_path',
+  'id',
+  'name',
+  'byteField',
+  'ts',
+  'amount',
+] as const;
+
+let db: DuckDb;
+const dirs: string[] = [];
+beforeAll(async () => {
+  db = await openDuckDb();
+});
+afterAll(() => db.close());
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+/** An unscaled decimal as its text at `scale` (what DuckDB prints for a DECIMAL cast to VARCHAR). */
+function decimalText(unscaled: bigint, scale: number): string {
+  const sign = unscaled < 0n ? '-' : '';
+  const digits = (unscaled < 0n ? -unscaled : unscaled).toString().padStart(scale + 1, '0');
+  return `${sign}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+}
+
+/** One row as comparable text: every value as a string, amount as its decimal text (null as null). */
+function canonical(values: readonly unknown[]): string {
+  return JSON.stringify(values.map((v) => (v === null || v === undefined ? null : String(v))));
+}
+
+function expectedRows(rows: readonly AppenderRow[]): string[] {
+  return rows
+    .map((r) =>
+      canonical(
+        COLUMNS.map((c) =>
+          c === 'amount'
+            ? r.amount == null
+              ? null
+              : decimalText(r.amount, AMOUNT_DECIMAL.scale)
+            : r[c as keyof AppenderRow],
+        ),
+      ),
+    )
+    .sort();
+}
+
+describe('lake-compactor compact on a Hudi Merge-on-Read table with a FIXED_LEN_BYTE_ARRAY decimal', () => {
+  it.each([
+    ['Avro', 6, 'avro'],
+    ['Avro', 8, 'avro'],
+    ['Parquet', 6, 'parquet'],
+    ['Parquet', 8, 'parquet'],
+  ] as const)(
+    'merges %s log records of a 20-digit decimal into new base files holding the latest version of every record, digit for digit (table version %i)',
+    async (_title, version, logBlock) => {
+      // Prepare: two file groups of base rows (nulls, negatives, 20-digit values), then two delta commits each
+      // updating a quarter of every slice's records (other amounts, a null made a value), so half the rows change.
+      const dir = await mkdtemp(join(tmpdir(), 'lc-cli-hudi-mor-decimal-'));
+      dirs.push(dir);
+      const store = new LocalObjectStore(dir);
+      const table = await createHudiMorTable(store, '', version, undefined, { amount: true });
+      await appendHudiInsert(table, '1', 8);
+      await appendHudiInsert(table, '1', 7);
+      const deltas = [
+        await appendHudiDeltaCommit(table, '1', { fraction: 0.25, logBlock }),
+        await appendHudiDeltaCommit(table, '1', { fraction: 0.25, logBlock }),
+      ].map((d) => d?.instant);
+      const latest = appenderLatestRows(table);
+      const expected = expectedRows(latest);
+
+      // Act
+      const io = captureIo({ now: NOW });
+      const code = await run(['compact', dir, ...FLAGS], io);
+
+      // Assess
+      expect(code, io.stderr.join('\n')).toBe(0);
+      expect(io.stdout.join('\n')).toContain('2 file slice(s) → 2 new base file(s), 15 rows');
+      const state = await readHudiTable(store, '');
+      const slices = state.partitions.flatMap((p) => p.liveSlices);
+      expect(slices.map((s) => s.logFiles.length)).toEqual([0, 0]);
+      expect(slices.every((s) => s.baseInstantTime === '20261201000000000')).toBe(true);
+      const files = slices.map((s) => join(dir, s.baseFile?.key ?? ''));
+      const rows = await db.rows(
+        `SELECT ${COLUMNS.filter((c) => c !== 'amount').join(', ')}, CAST(amount AS VARCHAR) AS amount FROM read_parquet([${files.map(sqlString).join(', ')}])`,
+      );
+      expect(rows.map((r) => canonical(COLUMNS.map((c) => r[c]))).sort()).toEqual(expected);
+      // Both kinds of rows are in that multiset: versions from the logs, and base rows no log touched.
+      const fromLogs = latest.filter((r) => deltas.includes(r._hoodie_commit_time)).length;
+      expect(fromLogs).toBeGreaterThan(0);
+      expect(fromLogs).toBeLessThan(latest.length);
+      expect(latest.filter((r) => r.amount === null).length).toBeGreaterThan(0);
+      for (const file of files) {
+        const bytes = await readFile(file);
+        const amount = parquetMetadata(
+          bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+        ).schema.find((e) => e.name === 'amount');
+        expect(amount).toMatchObject({
+          type: 'FIXED_LEN_BYTE_ARRAY',
+          type_length: AMOUNT_DECIMAL.size,
+          precision: AMOUNT_DECIMAL.precision,
+          scale: AMOUNT_DECIMAL.scale,
+        });
+      }
+    },
+  );
+});
