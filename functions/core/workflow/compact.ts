@@ -146,7 +146,9 @@ export async function compactGroup(
     const keepAlive = prepared?.kind === 'ready' ? prepared.keepAlive : undefined;
     result = await whileAlive(keepAlive, () =>
       engine.rewriteGroup(
-        { source: reads.store, target: deps.store },
+        // One store as source and target, as before: the engine composes stitched outputs in the store (S3's
+        // UploadPartCopy) only when it reads and writes through the same one. Writes pass the recorder unchanged.
+        { source: reads.store, target: reads.store },
         {
           groupId: item.groupId,
           files,
