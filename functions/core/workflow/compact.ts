@@ -74,7 +74,10 @@ export interface CompactStepResult {
  * A rewrite that fails on one input's own bytes, while every input is still the planned object, quarantines
  * that input (only it, never its neighbours) and rethrows, so the group fails and rolls back as before but
  * the next run plans around the file. A failure while an input changed is a conflict instead (see below):
- * the new object was never tried, so there is nothing to hold against it.
+ * the new object was never tried, so there is nothing to hold against it. So is a rewrite, failed or not, whose
+ * own GETs returned an input at another ETag than planned (the rows read are not the planned ones, even if a writer
+ * has put the planned object back since); otherwise the version id each input was read at is journaled with it at
+ * `staged`, for the commit (see input-reads.ts).
  */
 /**
  * The worker threads a group is encoded with: the table's `encodeWorkers` where it set one, never past what the
