@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { InvalidInputError, ObjectNotFoundError, PreconditionFailedError } from '../core/errors.js';
 import type {
   BucketVersioning,
+  ByteRange,
   CopyOptions,
   DeleteRef,
   DeleteResult,
@@ -16,6 +17,7 @@ import type {
   ObjectStore,
   PutOptions,
   PutStreamOptions,
+  ReadBytes,
 } from '../ports/object-store.js';
 import { assertByteRange, followPages, listPage, sortByKey, unsatisfiableRange } from './listing.js';
 
@@ -48,6 +50,11 @@ export interface MemoryObjectStoreOptions {
    * and a delete with a `versionId` removes that version for good.
    */
   readonly versioned?: boolean;
+  /**
+   * Whether a listing names each object's version id. S3's ListObjectsV2 never does (only HEAD and GET responses
+   * do): `false` lists as S3 does, for tests of who learns a version how. @default true
+   */
+  readonly listsVersionIds?: boolean;
   /** Clock for lastModified; the wall clock when omitted. */
   readonly now?: () => Date;
 }
@@ -102,6 +109,7 @@ export class MemoryObjectStore implements ObjectStore {
   private readonly history = new Map<string, VersionEntry[]>();
   private versionCounter = 0;
   private readonly versioned: boolean;
+  private readonly listsVersionIds: boolean;
   private sortedKeys: { key: string }[] | undefined;
   private readonly pendingFaults: { method: StoreMethod; error: Error }[] = [];
   private readonly latencyMs: number;
@@ -112,6 +120,7 @@ export class MemoryObjectStore implements ObjectStore {
 
   constructor(options: MemoryObjectStoreOptions = {}) {
     this.versioned = options.versioned ?? false;
+    this.listsVersionIds = options.listsVersionIds ?? true;
     this.latencyMs = options.latencyMs ?? 0;
     this.interceptor = options.interceptor;
     this.now = options.now ?? (() => new Date());
@@ -137,7 +146,10 @@ export class MemoryObjectStore implements ObjectStore {
     });
     const objects = page.objects.flatMap(({ key }) => {
       const info = this.info(key);
-      return info ? [info] : [];
+      if (info === undefined) return [];
+      if (this.listsVersionIds) return [info];
+      const { versionId: _unlisted, ...listed } = info;
+      return [listed];
     });
     return page.nextToken === undefined
       ? { objects, commonPrefixes: page.commonPrefixes }
@@ -170,6 +182,21 @@ export class MemoryObjectStore implements ObjectStore {
   async get(key: string): Promise<Uint8Array> {
     await this.enter('get', key);
     return this.require(key).body.slice();
+  }
+
+  /** `get` or `getRange` (counted and intercepted as such), with the ETag and version id of the object read. */
+  async read(key: string, range?: ByteRange): Promise<ReadBytes> {
+    await this.enter(range === undefined ? 'get' : 'getRange', key);
+    const object = this.require(key);
+    let bytes: Uint8Array;
+    if (range === undefined) bytes = object.body.slice();
+    else {
+      assertByteRange(key, range.start, range.endInclusive);
+      if (range.start >= object.body.byteLength)
+        throw unsatisfiableRange(key, range.start, object.body.byteLength);
+      bytes = object.body.slice(range.start, range.endInclusive + 1);
+    }
+    return { bytes, etag: object.etag, ...(object.versionId ? { versionId: object.versionId } : {}) };
   }
 
   async put(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<{ etag: string }> {

@@ -26,6 +26,7 @@ import { printable } from '../core/keys.js';
 import { type PlannedPart, planParts } from '../core/parquet/compose.js';
 import type {
   BucketVersioning,
+  ByteRange,
   ComposedPiece,
   ComposedRange,
   CopyOptions,
@@ -39,6 +40,7 @@ import type {
   PutComposedOptions,
   PutOptions,
   PutStreamOptions,
+  ReadBytes,
 } from '../ports/object-store.js';
 import { assertByteRange, followPages } from './listing.js';
 import { mapS3Error } from './s3-errors.js';
@@ -174,14 +176,21 @@ export class S3ObjectStore implements ObjectStore {
 
   async getRange(key: string, start: number, endInclusive: number): Promise<Uint8Array> {
     assertByteRange(key, start, endInclusive);
-    return this.getBody(key, `bytes=${start}-${endInclusive}`);
+    return (await this.getBody(key, `bytes=${start}-${endInclusive}`)).bytes;
   }
 
   async get(key: string): Promise<Uint8Array> {
-    return this.getBody(key, undefined);
+    return (await this.getBody(key, undefined)).bytes;
   }
 
-  private async getBody(key: string, range: string | undefined, ifMatch?: string): Promise<Uint8Array> {
+  /** One GetObject, as `get`/`getRange` send it, with the ETag and version id its response names. */
+  async read(key: string, range?: ByteRange): Promise<ReadBytes> {
+    if (range === undefined) return this.getBody(key, undefined);
+    assertByteRange(key, range.start, range.endInclusive);
+    return this.getBody(key, `bytes=${range.start}-${range.endInclusive}`);
+  }
+
+  private async getBody(key: string, range: string | undefined, ifMatch?: string): Promise<ReadBytes> {
     checked(key, 'GetObject');
     try {
       const response = await this.client.send(
@@ -192,8 +201,12 @@ export class S3ObjectStore implements ObjectStore {
           IfMatch: ifMatch === undefined ? undefined : `"${unquote(ifMatch)}"`,
         }),
       );
-      if (!response.Body) return new Uint8Array();
-      return await response.Body.transformToByteArray();
+      const bytes = response.Body ? await response.Body.transformToByteArray() : new Uint8Array();
+      return {
+        bytes,
+        etag: unquote(response.ETag),
+        ...(response.VersionId ? { versionId: response.VersionId } : {}),
+      };
     } catch (error) {
       throw mapS3Error(error, key, 'GetObject');
     }
@@ -391,7 +404,7 @@ export class S3ObjectStore implements ObjectStore {
 
   /** A range's bytes, read only while its object is at the range's ETag (GetObject IfMatch). */
   private async getAtEtag(range: ComposedRange): Promise<Uint8Array> {
-    const bytes = await this.getBody(range.key, `bytes=${range.start}-${range.endInclusive}`, range.etag);
+    const { bytes } = await this.getBody(range.key, `bytes=${range.start}-${range.endInclusive}`, range.etag);
     if (bytes.length !== rangeLength(range)) {
       throw new CorruptInputError(
         range.key,

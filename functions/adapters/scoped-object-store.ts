@@ -12,6 +12,7 @@ import {
 } from '../core/access/table-scope.js';
 import type {
   BucketVersioning,
+  ByteRange,
   ComposedPiece,
   CopyOptions,
   DeleteRef,
@@ -31,6 +32,7 @@ export class ScopedObjectStore implements ObjectStore {
   readonly abortMultipartUpload?: ObjectStore['abortMultipartUpload'];
   readonly putComposed?: ObjectStore['putComposed'];
   readonly versioning?: () => Promise<BucketVersioning>;
+  readonly read?: ObjectStore['read'];
   private readonly scopeText: string;
 
   constructor(
@@ -64,6 +66,13 @@ export class ScopedObjectStore implements ObjectStore {
       };
     }
     if (inner.versioning !== undefined) this.versioning = inner.versioning.bind(inner);
+    if (inner.read !== undefined) {
+      const read = inner.read.bind(inner);
+      this.read = async (key: string, range?: ByteRange) => {
+        this.check(key, 'GetObject');
+        return read(key, range);
+      };
+    }
   }
 
   /** Throws {@link OutsideTableScopeError} unless `key` is in the scope. */

@@ -25,7 +25,10 @@ export interface JournalInput {
   readonly key: string;
   readonly etag: string;
   readonly size: number;
-  /** Version seen at the pre-publish check (versioned buckets), to restore it on undo. */
+  /**
+   * Version of it (versioned buckets), to restore it on undo and for vacuum to delete once retired: the version the
+   * rewrite read, as its GET responses named it (see workflow/input-reads.ts), else the one the pre-publish HEAD saw.
+   */
   readonly versionId?: string;
   /** Rows its footer had at planning (deleted rows included): the rewrite refuses a file that now has others. */
   readonly rows?: number;

@@ -117,6 +117,24 @@ export interface PutComposedOptions {
   readonly queueSize?: number;
 }
 
+/**
+ * Bytes read from an object, with which object they are of as the read's own response names it (S3 returns the
+ * ETag and, on a versioned bucket, the version id with every GetObject): see `ObjectStore.read`.
+ */
+export interface ReadBytes {
+  readonly bytes: Uint8Array;
+  /** Entity tag of the object read, without quotes. */
+  readonly etag: string;
+  /** Version id of the object read (versioned buckets); absent where the store has none. */
+  readonly versionId?: string;
+}
+
+/** A byte range `start..endInclusive` of an object (explicit: see `ObjectStore.getRange`). */
+export interface ByteRange {
+  readonly start: number;
+  readonly endInclusive: number;
+}
+
 /** A bucket's versioning status (S3 GetBucketVersioning); `disabled` = never enabled. */
 export type BucketVersioning = 'enabled' | 'suspended' | 'disabled';
 
@@ -133,6 +151,13 @@ export interface ObjectStore {
   getRange(key: string, start: number, endInclusive: number): Promise<Uint8Array>;
   /** The whole object. ObjectNotFoundError when missing. */
   get(key: string): Promise<Uint8Array>;
+  /**
+   * The whole object, or `range` of it, with the ETag and version id of what was read, in the one request `get`
+   * or `getRange` would send: a caller that later acts on exactly the version it read (the commit retiring it,
+   * an undo restoring it) learns that version without a HEAD. ObjectNotFoundError when missing. Optional: a
+   * store without it is read with `get`/`getRange`, and the version is asked for later (a HEAD).
+   */
+  read?(key: string, range?: ByteRange): Promise<ReadBytes>;
   /** Writes a small object in one request. */
   put(key: string, body: Uint8Array | string, options?: PutOptions): Promise<{ etag: string }>;
   /** Streams a large object as a multipart upload while the producer is still producing. */

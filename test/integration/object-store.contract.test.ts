@@ -122,6 +122,27 @@ describe.each(harnesses)('ObjectStore contract: $name', (harness) => {
     await expect(get).rejects.toBeInstanceOf(ObjectNotFoundError);
   });
 
+  it('names the ETag of what a whole or ranged read returned, in the read itself', async () => {
+    // Prepare
+    const body = pseudoRandom(1000, 11);
+    const { etag } = await store.put('read/identity.parquet', body);
+    if (harness.name === 'local folder') {
+      expect(store.read).toBeUndefined(); // its callers HEAD for what a read would have named
+      return;
+    }
+    if (store.read === undefined) throw new Error(`${harness.name} should offer read`);
+    // Act
+    const whole = await store.read('read/identity.parquet');
+    const tail = await store.read('read/identity.parquet', { start: 992, endInclusive: 999 });
+    const missing = store.read('read/missing.parquet');
+    // Assess
+    expect(Buffer.from(whole.bytes)).toEqual(Buffer.from(body));
+    expect(Buffer.from(tail.bytes)).toEqual(Buffer.from(body.subarray(992)));
+    expect([whole.etag, tail.etag]).toEqual([etag, etag]);
+    expect(whole.versionId).toBeUndefined(); // these buckets are unversioned
+    await expect(missing).rejects.toBeInstanceOf(ObjectNotFoundError);
+  });
+
   it('reads the last 8 bytes with an explicit range', async () => {
     // Prepare
     const body = pseudoRandom(1000, 7);

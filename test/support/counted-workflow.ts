@@ -53,7 +53,8 @@ export async function countedWorkflowRun(
   options: CountedRunOptions,
 ): Promise<CountedRun> {
   const { mode } = options;
-  const inner = new MemoryObjectStore({ versioned: mode === 'delete-versioned' });
+  // Listed as S3's ListObjectsV2 lists (no version ids): a version id is learnt from a GET's or a HEAD's response.
+  const inner = new MemoryObjectStore({ versioned: mode === 'delete-versioned', listsVersionIds: false });
   await fill((key, bytes) => inner.put(key, bytes).then(() => undefined));
   const counting = countingStore(inner);
   const context = buildRunContext(

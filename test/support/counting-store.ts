@@ -121,6 +121,15 @@ export function countingStore(inner: ObjectStore, options: CountingOptions = {})
       return versioning();
     };
   }
+  const read = inner.read?.bind(inner);
+  if (read !== undefined) {
+    // One GetObject, as `get`/`getRange` (a store without `read` is read through those instead).
+    store.read = async (key, range) => {
+      counts.get++;
+      log.push({ op: 'get', key });
+      return read(key, range);
+    };
+  }
   return {
     store,
     counts: () => ({ ...counts }),

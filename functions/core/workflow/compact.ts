@@ -2,7 +2,7 @@
 // and records the outputs (`planned → staged`); a retry after success returns the same result, unchanged.
 import pLimit from 'p-limit';
 import type { Clock } from '../../ports/clock.js';
-import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
+import type { GroupJournalEntry, Journal, JournalInput } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { InputFile, ParquetEngine, RewriteResult } from '../../ports/parquet-engine.js';
 import type { PartitionTransforms } from '../../ports/partition-transforms.js';
@@ -14,6 +14,7 @@ import { stagingLeftovers } from '../formats/staging.js';
 import type { TableFormat } from '../formats/table-format.js';
 import { blamedInput } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
+import { type InputReads, readConflict, recordInputReads, withReadVersions } from './input-reads.js';
 import { whileAlive } from './keep-alive.js';
 import { fingerprintKey, outputKey, stagedOutputKey, stagingPrefix } from './layout.js';
 import type { GroupItem } from './plan.js';
@@ -74,7 +75,10 @@ export interface CompactStepResult {
  * A rewrite that fails on one input's own bytes, while every input is still the planned object, quarantines
  * that input (only it, never its neighbours) and rethrows, so the group fails and rolls back as before but
  * the next run plans around the file. A failure while an input changed is a conflict instead (see below):
- * the new object was never tried, so there is nothing to hold against it.
+ * the new object was never tried, so there is nothing to hold against it. So is a rewrite, failed or not, whose
+ * own GETs returned an input at another ETag than planned (the rows read are not the planned ones, even if a writer
+ * has put the planned object back since); otherwise the version id each input was read at is journaled with it at
+ * `staged`, for the commit (see input-reads.ts).
  */
 /**
  * The worker threads a group is encoded with: the table's `encodeWorkers` where it set one, never past what the
@@ -134,13 +138,21 @@ export async function compactGroup(
     prepared?.kind === 'ready' && prepared.inputs !== undefined
       ? [...prepared.inputs]
       : await rewriteInputs(deps, run, entry);
+  // Each input's reads name the object they returned: checked against the plan below, and its version kept for the
+  // commit (see input-reads.ts).
+  const reads = recordInputReads(
+    deps.store,
+    entry.inputs.map((i) => i.key),
+  );
   let result: RewriteResult;
   try {
     // The format's liveness signal (e.g. a heartbeat of its pending instant) stays fresh while the rewrite runs.
     const keepAlive = prepared?.kind === 'ready' ? prepared.keepAlive : undefined;
     result = await whileAlive(keepAlive, () =>
       engine.rewriteGroup(
-        { source: deps.store, target: deps.store },
+        // One store as source and target, as before: the engine composes stitched outputs in the store (S3's
+        // UploadPartCopy) only when it reads and writes through the same one. Writes pass the recorder unchanged.
+        { source: reads.store, target: reads.store },
         {
           groupId: item.groupId,
           files,
@@ -174,30 +186,18 @@ export async function compactGroup(
     );
   } catch (err) {
     // A read that failed because a writer replaced or removed an input since planning is a conflict,
-    // not a corrupt file: the group is left alone (aborted, nothing staged) and its inputs untouched.
-    const changed = await changedInputs(deps.store, entry);
+    // not a corrupt file: the group is left alone (aborted, nothing staged) and its inputs untouched. The reads'
+    // own ETags say so first (an input put back since cannot hide that another object was read), else a HEAD each.
+    const misread = misreadInputs(entry, reads);
+    const changed = misread.length > 0 ? misread : await changedInputs(deps.store, entry);
     if (changed.length === 0) throw await quarantineBlamed(deps, run, entry, err);
-    const leftover = await stagingLeftovers(deps.store, entry.stagingPrefix);
-    if (leftover.length > 0) await deps.store.deleteMany(leftover.map((key) => ({ key })));
-    const reason = `inputs changed concurrently, group left as it was: ${changed.map((c) => `${c.key} (${c.reason})`).join(', ')}`;
-    // What the format wrote before the rewrite (a pending instant) is undone by its own rollback.
-    if (prepared !== undefined) {
-      const undone = await format.rollback(
-        { store: deps.store, journal: deps.journal, clock: deps.clock, engine: deps.engine },
-        run.runId,
-        item.groupId,
-        reason,
-      );
-      return {
-        groupId: item.groupId,
-        state: undone.state === 'pending' ? 'published' : undone.state,
-        outputs: 0,
-        rows: 0,
-        bytesRead: 0,
-      };
-    }
-    const aborted = await deps.journal.transition(entry, 'aborted', { reason }, deps.clock.now());
-    return { groupId: item.groupId, state: aborted.state, outputs: 0, rows: 0, bytesRead: 0 };
+    return leaveAlone(deps, run, item, entry, prepared === undefined ? undefined : format, changed);
+  }
+  // The rewrite read an input that is not the planned object (replaced, and maybe put back since): its rows are
+  // not the planned ones, so the group is a conflict now, before anything is recorded as staged.
+  const misread = misreadInputs(entry, reads);
+  if (misread.length > 0) {
+    return leaveAlone(deps, run, item, entry, prepared === undefined ? undefined : format, misread);
   }
   await deps.store.put(
     fingerprintKey(run.workRoot, run.runId, item.groupId),
@@ -221,6 +221,7 @@ export async function compactGroup(
         rows: o.rows,
         ...(result.sources?.[index] === undefined ? {} : { sources: result.sources[index] }),
       })),
+      ...withVersionsRead(entry, reads),
       ...rebuildFallback(entry, result),
     },
     deps.clock.now(),
@@ -233,6 +234,59 @@ export async function compactGroup(
     bytesRead: result.bytesRead,
     fingerprint: result.fingerprint,
   };
+}
+
+/** The inputs the rewrite's reads show were another object than planned (see `readConflict`), with why. */
+function misreadInputs(entry: GroupJournalEntry, reads: InputReads): { key: string; reason: string }[] {
+  return entry.inputs.flatMap((input) => {
+    const reason = readConflict(input, reads.readOf(input.key));
+    return reason === undefined ? [] : [{ key: input.key, reason }];
+  });
+}
+
+/**
+ * The inputs to journal at `staged` when the rewrite's reads named the version of any input the journal lacks one
+ * for (an object on a versioned bucket): the commit's delete-versioned mode then needs no HEAD per input. Empty
+ * (journal's inputs unchanged) when they named none.
+ */
+function withVersionsRead(entry: GroupJournalEntry, reads: InputReads): { inputs?: JournalInput[] } {
+  const inputs = withReadVersions(entry.inputs, (key) => reads.readOf(key));
+  return inputs.some((input, i) => input !== entry.inputs[i]) ? { inputs } : {};
+}
+
+/**
+ * Leaves a group whose inputs changed since planning alone: any partial staging removed, then `aborted` with the
+ * conflict as its reason — or, when its format wrote something before the rewrite (a pending instant), undone by
+ * the format's own rollback. Its inputs are untouched.
+ */
+async function leaveAlone(
+  deps: CompactDeps,
+  run: RunContext,
+  item: GroupItem,
+  entry: GroupJournalEntry,
+  preparedBy: TableFormat | undefined,
+  changed: readonly { key: string; reason: string }[],
+): Promise<CompactStepResult> {
+  const leftover = await stagingLeftovers(deps.store, entry.stagingPrefix);
+  if (leftover.length > 0) await deps.store.deleteMany(leftover.map((key) => ({ key })));
+  const reason = `inputs changed concurrently, group left as it was: ${changed.map((c) => `${c.key} (${c.reason})`).join(', ')}`;
+  if (preparedBy !== undefined) {
+    const undone = await preparedBy.rollback(
+      { store: deps.store, journal: deps.journal, clock: deps.clock, engine: deps.engine },
+      run.runId,
+      item.groupId,
+      reason,
+    );
+    return {
+      groupId: item.groupId,
+      state: undone.state === 'pending' ? 'published' : undone.state,
+      outputs: 0,
+      rows: 0,
+      bytesRead: 0,
+    };
+  }
+  const aborted = await deps.journal.transition(entry, 'aborted', { reason }, deps.clock.now());
+  return { groupId: item.groupId, state: aborted.state, outputs: 0, rows: 0, bytesRead: 0 };
 }
 
 /**

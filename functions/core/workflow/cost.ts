@@ -154,8 +154,9 @@ export function retireCopiesPerInput(mode: RetireMode): number {
  *   (the first inputs up to 16,384 rows); per output one PutObject, or create + 8 MiB parts + complete; one PUT
  *   of the fingerprint;
  * - verify, per output: a HEAD, then ranged GETs: 2 before the data and one per row group;
- * - commit, per group: the inputs checked before publishing — in delete-rebuild mode a LIST of their folder per
- *   1,000 keys when that is cheaper than their HEADs (13 inputs or more), else a HEAD per input —,
+ * - commit, per group: the inputs checked before publishing — in delete-rebuild and delete mode (whose version
+ *   ids the rewrite's GETs named) a LIST of their folder per 1,000 keys when that is cheaper than their HEADs (13
+ *   inputs or more), else a HEAD per input —,
  *   GetBucketVersioning (delete mode), a COPY per input in trash mode
  *   ({@link retireCopiesPerInput}), a COPY per output to publish, DeleteObjects of the inputs (one per 1,000),
  *   a LIST of staging and DeleteObjects of the staged outputs and fingerprint;
@@ -224,10 +225,11 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
     wholeGets = groups * Math.max(0, encodedPerGroup - cachedPerGroup);
   }
   // The commit's check of the inputs before publishing (hive/commit.ts): in delete-rebuild mode (no version id
-  // needed) a listing of their folder, when their HEADs would cost more than a LIST page and for at most the
-  // pages that many HEADs would cost; else a HEAD each.
+  // needed) and in delete mode (each input's version id journaled from the rewrite's GETs, which name it) a
+  // listing of their folder, when their HEADs would cost more than a LIST page and for at most the pages that
+  // many HEADs would cost; else (trash mode, small groups) a HEAD each.
   const listBudget = Math.floor(filesPerGroup / (S3_USD_PER_PUT / S3_USD_PER_GET));
-  const headsInputs = input.retireMode !== 'delete-rebuild' || listBudget < 1;
+  const headsInputs = input.retireMode === 'trash' || listBudget < 1;
   const bytesPerOutput = encoded.outputs <= 0 ? 0 : encoded.bytes / encoded.outputs;
   const parts = Math.ceil(bytesPerOutput / UPLOAD_PART_BYTES);
   const rowGroupsPerOutput = Math.max(

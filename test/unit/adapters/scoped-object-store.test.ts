@@ -28,6 +28,7 @@ describe('ScopedObjectStore', () => {
     await store.put('events/date=2024-01-01/b.parquet', 'b');
     // Assess
     expect(new TextDecoder().decode(await store.get(OWN))).toBe('own');
+    expect(new TextDecoder().decode((await store.read?.(OWN))?.bytes)).toBe('own');
     expect(await inner.head('events/date=2024-01-01/out.parquet')).toBeDefined();
     expect((await store.head('events/date=2024-01-01/b.parquet'))?.size).toBe(1);
   });
@@ -41,6 +42,7 @@ describe('ScopedObjectStore', () => {
       () => store.head(OTHER),
       () => store.get(OTHER),
       () => store.getRange(OTHER, 0, 1),
+      () => store.read?.(OTHER, { start: 0, endInclusive: 1 }) ?? Promise.resolve('no read'),
       () => store.put(OTHER, 'overwritten'),
       () => store.putStream(OTHER, (async function* () {})()),
       () => store.copy(OTHER, 'events/date=2024-01-01/stolen.parquet'),
@@ -50,8 +52,8 @@ describe('ScopedObjectStore', () => {
     const errors = await Promise.all(attempts.map((attempt) => attempt().catch((err: unknown) => err)));
     // Assess
     for (const error of errors) expect(error).toBeInstanceOf(OutsideTableScopeError);
-    expect((errors[6] as Error).message).toMatch(/^Refused S3 PutObject of hr\/payroll\/planted\.parquet/);
-    expect((errors[7] as Error).message).toMatch(/^Refused S3 GetObjectVersion of hr\/payroll/);
+    expect((errors[7] as Error).message).toMatch(/^Refused S3 PutObject of hr\/payroll\/planted\.parquet/);
+    expect((errors[8] as Error).message).toMatch(/^Refused S3 GetObjectVersion of hr\/payroll/);
     expect(inner.requests).toEqual(before);
     expect(new TextDecoder().decode(await inner.get(OTHER))).toBe('secret');
   });

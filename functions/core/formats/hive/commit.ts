@@ -4,8 +4,9 @@
 // Every step is driven by the group's journal state and is idempotent, so the same function is
 // both the first attempt and the recovery after a crash:
 //
-//   verified    check every input (a HEAD each; in delete-rebuild mode, where no version id is needed,
-//               one LIST per 1,000 keys when cheaper); any missing or changed → abort (nothing published).
+//   verified    check every input (a HEAD each; one LIST per 1,000 keys instead when cheaper and no HEAD is
+//               needed for a version id: delete-rebuild mode, or delete mode with every input's version id
+//               journaled by the rewrite that read it); any missing or changed → abort (nothing published).
 //               delete mode needs a versioned bucket and a version id for every input (so a
 //               retired input can be restored); otherwise the group falls back to trash mode.
 //               trash mode: copy inputs to trash (If-Match), still invisible to readers.
@@ -128,7 +129,10 @@ async function prepare(
         reason: `changed since planning (ETag ${now.etag}, planned ${input.etag})`,
       };
     }
-    return now.versionId === undefined ? input : { ...input, versionId: now.versionId };
+    // The version journaled (the one the rewrite read, see currentInputs) wins over the one a HEAD sees now.
+    return input.versionId !== undefined || now.versionId === undefined
+      ? input
+      : { ...input, versionId: now.versionId };
   });
   const changed = checked.filter((c): c is CommitConflict => 'reason' in c);
   if (changed.length > 0) {
@@ -172,16 +176,28 @@ export const LIST_PRICE_IN_HEADS = 12.5;
 /**
  * What the store holds now at each input's key (absent: not there), for the check before publishing.
  *
- * Delete-versioned mode needs each input's current version id (its undo restores that version), which only a
- * HEAD answers: one per input. Delete-rebuild mode (a bin-pack on an unversioned bucket: the tiny files' usual
- * case) needs only existence and ETag, which a listing of the inputs' common folder gives for up to 1,000 keys a
- * request (S3 listings are strongly consistent, and list the same ETag a HEAD does). Either is a check at one
- * instant, like the HEADs were: what makes retirement safe is the conditional delete on the planned ETag, not
- * this check, which only spares a publish and an undo when an input already changed. A LIST is billed as a PUT,
- * {@link LIST_PRICE_IN_HEADS} HEADs: a group lists only when its inputs' HEADs would cost more than a page, and
- * the listing is cut short once it has cost what HEADs of all the inputs would (a folder far larger than the
- * group); the inputs still unseen are then HEADed. Trash mode keeps its HEADs: it pays a COPY per input anyway
- * (a PUT-class request too), which dwarfs them.
+ * Delete-versioned mode needs each input's version id (its undo restores that version). The compact step journals
+ * it from its own reads of the input (every GetObject response names the version it returned, see
+ * workflow/input-reads.ts, and an input read at another ETag than planned aborted the group there); an input
+ * without one — read through a store that does not say, or journaled by an older version — is HEADed for it, one
+ * request each, as before. The version read rather than the version current now is the right one to keep: it is
+ * the one whose rows are in the outputs. If a writer re-put the same bytes since (same ETag, a newer version), the
+ * conditional delete below retires the newer one behind a delete marker and an undo restores the version read,
+ * whose bytes are the same; the read version and the newer one both stay until vacuum, which deletes only the
+ * version journaled and never a key's current version (`spareRetiredVersion`). Nothing here ever deletes a
+ * version outright: the retire is a delete marker, so no version of an input is lost before vacuum's retention.
+ *
+ * Where no version id is needed — delete-rebuild mode (a bin-pack on an unversioned bucket: the tiny files'
+ * usual case), or delete mode with every input's version journaled — existence and ETag are all the check needs,
+ * which a listing of the inputs' common folder gives for up to 1,000 keys a request (S3 listings are strongly
+ * consistent, and list the same ETag a HEAD does). Either is a check at one instant, like the HEADs were: what
+ * makes retirement safe is the conditional delete on the planned ETag, not this check, which only spares a
+ * publish and an undo when an input already changed. An input replaced by other bytes between the rewrite and
+ * this check is caught here (its ETag); one replaced after it, by the conditional delete (undo). A LIST is billed
+ * as a PUT, {@link LIST_PRICE_IN_HEADS} HEADs: a group lists only when its inputs' HEADs would cost more than a
+ * page, and the listing is cut short once it has cost what HEADs of all the inputs would (a folder far larger
+ * than the group); the inputs still unseen are then HEADed. Trash mode keeps its HEADs: it pays a COPY per input
+ * anyway (a PUT-class request too), which dwarfs them.
  */
 async function currentInputs(
   store: ObjectStore,
@@ -201,7 +217,7 @@ async function currentInputs(
     );
   };
   const pageBudget = Math.floor(wanted.size / LIST_PRICE_IN_HEADS);
-  if (entry.retireMode !== 'delete-rebuild' || pageBudget < 1) {
+  if (!checkedByListing(entry) || pageBudget < 1) {
     await headAll(wanted);
     return found;
   }
@@ -219,6 +235,15 @@ async function currentInputs(
   // Unseen and the listing complete: removed. Unseen with pages left unread: HEADed instead.
   if (token !== undefined && wanted.size > 0) await headAll(wanted);
   return found;
+}
+
+/**
+ * Whether the check before publishing needs no HEAD per input (see {@link currentInputs}): delete-rebuild mode
+ * needs no version id, and delete mode has every input's from the rewrite's reads.
+ */
+export function checkedByListing(entry: Pick<GroupJournalEntry, 'retireMode' | 'inputs'>): boolean {
+  if (entry.retireMode === 'delete-rebuild') return true;
+  return entry.retireMode === 'delete-versioned' && entry.inputs.every((i) => i.versionId !== undefined);
 }
 
 /** The longest folder (`…/`, or the root `''`) holding every key. */
