@@ -23,7 +23,7 @@ import {
 /** The rows a dry run shows of the first input, as rewritten. */
 export const PREVIEW_ROWS = 10;
 
-/** A shown value longer than this is cut (a preview travels in the execution's output and its events). */
+/** A shown value longer than this is cut (a preview is for reading, not a copy of the data). */
 const SHOWN_VALUE_CHARS = 200;
 
 export interface PreparedRewrite {
@@ -116,36 +116,71 @@ export async function prepareRewrite(
   return { files, columns, plan, stored };
 }
 
-/** What a rewrite run's plan step says of it (the execution's output carries it): the written schema, and in a dry run the first rows. */
+/**
+ * What a rewrite run's plan step says of it (the execution's output carries it): the written schema, and in a dry run
+ * where its preview lies. Never table rows: the output is logged with the execution data and sent to EventBridge.
+ */
 export interface RewriteSummary {
   /** The written schema, one line per column: name, type, where it comes from (`describePlan`). */
   readonly schema: readonly string[];
-  /** Dry run: the first rows of the first input as rewritten, each value as an operator reads it (null: null). */
-  readonly preview?: {
-    readonly file: string;
-    readonly rows: readonly Readonly<Record<string, string | null>>[];
-  };
+  /** Dry run: where the first rows of the first input as rewritten were written, and how many. */
+  readonly preview?: RewritePreviewRef;
 }
 
-/** The dry run's view of a prepared rewrite: its schema and the first {@link PREVIEW_ROWS} rows of its first input. */
+/** Where a dry run's preview lies (its rows are in the object, see {@link RewritePreview}). */
+export interface RewritePreviewRef {
+  /** The input previewed (the partition's first file). */
+  readonly file: string;
+  /** How many rows the object holds. */
+  readonly rows: number;
+  /** The object's key in the table's bucket, and its URI (`s3://bucket/key`, for the console and the AWS CLI). */
+  readonly key: string;
+  readonly uri: string;
+}
+
+/** The preview object's JSON: the schema and the first rows as rewritten, each value as an operator reads it. */
+export interface RewritePreview {
+  readonly runId: string;
+  readonly table: string;
+  readonly partition: string;
+  readonly file: string;
+  readonly schema: readonly string[];
+  /** One object per row, by written column name; null: null. */
+  readonly rows: readonly Readonly<Record<string, string | null>>[];
+}
+
+/**
+ * The dry run's view of a prepared rewrite: the first {@link PREVIEW_ROWS} rows of its first input as rewritten,
+ * written to `target.key` (the run's preview object), and the summary that points at them.
+ */
 export async function previewRewrite(
   deps: { readonly store: ObjectStore; readonly transforms: PartitionTransforms },
   prepared: Pick<PreparedRewrite, 'files' | 'plan'>,
+  target: Pick<RewritePreview, 'runId' | 'table' | 'partition'> & {
+    readonly key: string;
+    readonly uri: string;
+  },
   limit = PREVIEW_ROWS,
 ): Promise<RewriteSummary> {
   const first = prepared.files[0] as PlanInputFile;
   const rows = await deps.transforms.preview(deps.store, first.key, prepared.plan, limit);
-  return {
-    schema: describePlan(prepared.plan),
-    preview: {
-      file: printable(first.key),
-      rows: rows.map((row) =>
-        Object.fromEntries(
-          prepared.plan.columns.map((c, i) => [c.name, shownValue(row[i], SHOWN_VALUE_CHARS)]),
-        ),
+  const schema = describePlan(prepared.plan);
+  const file = printable(first.key);
+  const preview: RewritePreview = {
+    runId: target.runId,
+    table: target.table,
+    partition: target.partition,
+    file,
+    schema,
+    rows: rows.map((row) =>
+      Object.fromEntries(
+        prepared.plan.columns.map((c, i) => [c.name, shownValue(row[i], SHOWN_VALUE_CHARS)]),
       ),
-    },
+    ),
   };
+  // A retried step writes the same object again (the same rows of the same file).
+  await deps.store.put(target.key, JSON.stringify(preview, null, 2), { contentType: 'application/json' });
+  return { schema, preview: { file, rows: preview.rows.length, key: target.key, uri: target.uri } };
 }
 
 /**
