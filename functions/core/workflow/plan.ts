@@ -223,6 +223,7 @@ async function rewritePlan(
     { ...run, where: `table ${run.table}` },
     transform,
     deps.clock.now(),
+    binpackOptionsOf(run),
   );
   if (run.dryRun) {
     // The preview's rows go to the work area, the output says where: no table row in the execution's data.
