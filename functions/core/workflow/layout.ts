@@ -114,6 +114,14 @@ export function previewKey(workRoot: string, runId: string): string {
   return `${workFolder(workRoot, 'previews')}${runId}.json`;
 }
 
+/** The run id of a preview key under `workRoot` (see {@link previewKey}), or undefined for any other key. */
+export function parsePreviewKey(workRoot: string, key: string): string | undefined {
+  const previews = workFolder(workRoot, 'previews');
+  if (!key.startsWith(previews) || !key.endsWith('.json')) return undefined;
+  const runId = key.slice(previews.length, -'.json'.length);
+  return runId === '' || runId.includes('/') ? undefined : runId;
+}
+
 /** The run id of a plan key under `workRoot` (never of an items file), or undefined for any other key. */
 export function parsePlanKey(workRoot: string, key: string): string | undefined {
   const plans = workFolder(workRoot, 'plans');
