@@ -305,6 +305,8 @@ export class CompactionWorkflow extends Construct {
         statements: [
           ...publisherStatements(tables, this.workRoot),
           { actions: ['s3:GetObject', 's3:PutObject'], resources: work('plans') },
+          // A rewrite dry run's preview rows (workflow/layout.ts previewKey): written, never read back.
+          { actions: ['s3:PutObject'], resources: work('previews') },
         ],
         versioning: true,
       },

@@ -54,6 +54,13 @@ export function createDataBucket(scope: Construct, props: LakeCompactorProps, wo
         noncurrentVersionExpiration: Duration.days(1),
       },
       {
+        // A rewrite dry run's preview holds table rows: read once by the operator, then gone with staging leftovers.
+        id: 'DryRunPreviews',
+        prefix: workFolder(workRoot, 'previews'),
+        expiration: Duration.days(days.staging),
+        noncurrentVersionExpiration: Duration.days(1),
+      },
+      {
         id: 'IncompleteMultipartUploads',
         abortIncompleteMultipartUploadAfter: Duration.days(days.abortUploads),
       },

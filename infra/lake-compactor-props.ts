@@ -160,7 +160,8 @@ export interface LakeCompactorDataBucketProps {
    * more day). A group's staging lives from its compact step to its commit — at most a few hours, even with
    * every retry of 15-minute steps — and vacuum treats a run stuck before publishing as abandoned only after
    * `vacuum.abandonedAfterHours` (24 h). A week also leaves an operator time to finish a commit stuck in
-   * `publishing` (which rolls forward from staging) after the failure alarm.
+   * `publishing` (which rolls forward from staging) after the failure alarm. A partition rewrite's dry-run
+   * previews (`previews/`, rows of the table) expire after the same days.
    * @default 7 (at least 2, and more than vacuum.abandonedAfterHours)
    */
   readonly stagingExpirationDays?: number;

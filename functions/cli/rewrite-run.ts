@@ -1,7 +1,8 @@
 // What `lake-compactor rewrite` does, loaded by rewrite.ts only when the command runs. An operator's transformation
 // of one partition (core/transform/) through the workflow's own steps — plan → rewrite → verify → commit, journaled
-// in the location like `compact` — with one group holding every file of the partition, so the partition is either
-// all old or all new: a crash at any request is settled back or forward by the next run (or `settle`).
+// in the location like `compact` — with one group holding every file of the partition (packed into outputs of the
+// target size), so the partition is either all old or all new: a crash at any request is settled back or forward by
+// the next run (or `settle`).
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { MemoryLeases } from '../adapters/memory-leases.js';
@@ -12,9 +13,11 @@ import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core
 import { printable } from '../core/keys.js';
 import type { PlanInputFile } from '../core/planning.js';
 import { buildRunContext, childExecutionName } from '../core/run-input.js';
+import { formatBytes } from '../core/stats.js';
 import { describePlan, parseTransformSpec, type TransformPlan } from '../core/transform/spec.js';
 import { plural } from '../core/words.js';
 import { planKey } from '../core/workflow/layout.js';
+import { binpackOptionsOf } from '../core/workflow/plan.js';
 import { prepareRewrite, shownValue } from '../core/workflow/rewrite-plan.js';
 import { runPartition } from '../core/workflow/run.js';
 import type { Clock } from '../ports/clock.js';
@@ -24,6 +27,7 @@ import { defaultParquetEngine, defaultPartitionTransforms } from '../shared/parq
 import { tableNameOf } from './args.js';
 import { type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import { commandFormat } from './format-services.js';
+import { planningChoicesOf } from './planning-options.js';
 import { removeStaleTempFiles, settleOpenGroups } from './settle-run.js';
 import { renderTable } from './table.js';
 import { refuseEnclosingForeignTable } from './table-format-guard.js';
@@ -47,6 +51,8 @@ export interface RewriteOptions extends FormatCliOptions {
   readonly previewRows?: number;
   /** @default 'zstd' */
   readonly codec?: Codec;
+  /** Target output size, MiB: the partition's files are packed into outputs of about this size. @default 128 */
+  readonly targetMb?: number;
   readonly table?: string;
   readonly workRoot?: string;
   /** @default DEFAULT_TABLE_FORMAT */
@@ -65,8 +71,9 @@ export interface RewriteHooks {
 export interface RewriteResult {
   readonly partition: string;
   readonly plan: TransformPlan;
-  /** Input files (one output each), rows rewritten; 0 for a dry run. */
+  /** Input files, and the outputs they were packed into (planned, in a dry run); rows rewritten, 0 for a dry run. */
   readonly files: number;
+  readonly outputs: number;
   readonly rows: number;
   readonly runId?: string;
 }
@@ -100,6 +107,9 @@ export async function runRewrite(
     );
   });
   const spec = parseTransformSpec(text, options.transform);
+  const choices = planningChoicesOf({
+    ...(options.targetMb === undefined ? {} : { targetMb: options.targetMb }),
+  });
   const opened = openStore(uri, { env: io.env, workRoot: options.workRoot });
   const live = hooks.wrapStore?.(opened.store) ?? opened.store;
   const tableRoot = opened.prefix.replace(/\/$/, '');
@@ -117,6 +127,7 @@ export async function runRewrite(
     wanted,
     {
       ...(options.codec === undefined ? {} : { codec: options.codec }),
+      ...choices,
       strategy: 'binpack',
       dryRun: options.dryRun ?? false,
       force: true,
@@ -156,14 +167,16 @@ export async function runRewrite(
     { ...run, where: uri },
     transform,
     io.clock.now(),
+    binpackOptionsOf(run),
   );
-  const { files, plan } = prepared;
+  const { files, plan, inputsPerOutput } = prepared;
+  const outputs = inputsPerOutput.length;
   const first = files[0] as PlanInputFile;
   io.out(
     `${wanted}: ${plural(files.length, 'file')}, ${plural(
       files.reduce((n, f) => n + (f.rows ?? 0), 0),
       'row',
-    )}; written schema:`,
+    )} → ${plural(outputs, 'output')} of about ${formatBytes(run.targetFileSizeBytes)}; written schema:`,
   );
   for (const line of describePlan(plan)) io.out(`  ${line}`);
   if (options.dryRun === true) {
@@ -179,7 +192,7 @@ export async function runRewrite(
       ),
     );
     io.out('dry run: nothing was changed');
-    return { partition: wanted, plan, files: files.length, rows: 0 };
+    return { partition: wanted, plan, files: files.length, outputs, rows: 0 };
   }
   // The plan is the run's stored plan, its transformation recorded in it: the plan step finds it and journals its
   // one group (a retry re-reads it); the compact and verify steps re-plan the transformation from it.
@@ -206,10 +219,18 @@ export async function runRewrite(
       `The rewrite of partition ${wanted} failed: ${group?.error?.message ?? group?.result.reason ?? ran.summary.firstError?.error ?? 'no group ran'}. Nothing of it was published; its inputs are untouched. Fix the data or the transformation, then rewrite again`,
     );
   const written = group.compacted?.rows ?? 0;
+  const published = group.compacted?.outputs ?? outputs;
   io.out(
-    `${wanted}: ${plural(files.length, 'file')} rewritten (${plural(written, 'row')}), verified against the inputs re-derived, committed`,
+    `${wanted}: ${plural(files.length, 'file')} rewritten into ${plural(published, 'file')} (${plural(written, 'row')}), verified against the inputs re-derived, committed`,
   );
   // Its inputs' trash copies are the undo (until vacuum's retention): the same undo as a compact run's.
   io.out(`run ${run.runId}: lake-compactor undo ${uri} ${run.runId} reverts it`);
-  return { partition: wanted, plan, files: files.length, rows: written, runId: run.runId };
+  return {
+    partition: wanted,
+    plan,
+    files: files.length,
+    outputs: published,
+    rows: written,
+    runId: run.runId,
+  };
 }

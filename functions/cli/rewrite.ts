@@ -1,8 +1,9 @@
 // The `rewrite` command's definition: its options and help, light to load; what it does is in rewrite-run.ts.
 import { type Command, Option } from 'commander';
 import { TABLE_FORMATS } from '../core/formats/index.js';
+import { DEFAULT_TARGET_FILE_SIZE_MIB } from '../core/planning-choices.js';
 import { CODECS, DEFAULT_CODEC } from '../ports/parquet-engine.js';
-import { formatOption, positiveInteger, workRootOption } from './args.js';
+import { formatOption, positiveInteger, positiveNumber, workRootOption } from './args.js';
 import { addFormatOptions } from './format-options.js';
 
 import type * as Impl from './rewrite-run.js';
@@ -35,6 +36,11 @@ export function registerRewriteCommand(program: Command, io: RewriteIo): void {
     .option('--dry-run', 'print the written schema and the first rows as rewritten; nothing is written')
     .option('--preview-rows <n>', 'rows the dry run prints', positiveInteger, 10)
     .addOption(new Option('--codec <codec>', 'output compression').choices(CODECS).default(DEFAULT_CODEC))
+    .option(
+      '--target-mb <n>',
+      `target output size in MiB: the partition's files are packed into outputs of about this size (default: ${DEFAULT_TARGET_FILE_SIZE_MIB})`,
+      positiveNumber,
+    )
     .option('--table <name>', 'table name in the journal and summaries (default: last segment of the URI)')
     .addOption(workRootOption())
     .addOption(formatOption());
@@ -42,9 +48,11 @@ export function registerRewriteCommand(program: Command, io: RewriteIo): void {
     .addHelpText(
       'after',
       `
-Every file of the partition is one group: its outputs (one per input) are staged, verified — row count equal,
-untouched columns equal row for row, cast and added columns re-derived from the inputs by an independent reader
-and interpreter — and committed through the journal like compact's, the inputs copied to trash first. A value a
+Every file of the partition is one group, its files packed in key order into outputs of the target size as
+compact packs a group (an output holds whole files). Each output is staged and verified against its own inputs —
+row count equal, untouched columns equal row for row, cast and added columns re-derived from the inputs by an
+independent reader and interpreter — and the group committed through the journal like compact's, the inputs copied
+to trash first. A value a
 cast or an expression cannot write exactly fails the rewrite naming file, row, column and value; nothing is published.
 A run killed at any moment is settled by the next rewrite, compact or lake-compactor settle: the partition is then
 all old or all new. ${rewriteFormatsHelp()}`,

@@ -494,16 +494,29 @@ export function splitBalanced<F extends { readonly size: number }>(files: readon
   const total = sum(files.map((f) => f.size));
   if (files.length === 0) return [];
   for (let n = Math.max(1, Math.ceil(total / cap)); ; n++) {
-    const groups: F[][] = Array.from({ length: n }, () => []);
-    let start = 0;
-    for (const file of files) {
-      const index = total === 0 ? 0 : Math.min(n - 1, Math.floor(((start + file.size / 2) * n) / total));
-      groups[index]?.push(file);
-      start += file.size;
-    }
-    const nonEmpty = groups.filter((g) => g.length > 0);
-    if (n >= files.length || nonEmpty.every((g) => sum(g.map((f) => f.size)) <= cap)) return nonEmpty;
+    const groups = cutBalanced(files, n);
+    if (n >= files.length || groups.every((g) => sum(g.map((f) => f.size)) <= cap)) return groups;
   }
+}
+
+/**
+ * Key-ordered files cut into `n` contiguous runs of about equal bytes by their midpoints, as {@link splitBalanced}
+ * cuts a group: fewer when a file larger than a run's share leaves a run empty (empty runs are dropped), never more.
+ * Also how a partition rewrite packs its inputs into outputs of the target size (workflow/rewrite-plan.ts).
+ */
+export function cutBalanced<F extends { readonly size: number }>(files: readonly F[], n: number): F[][] {
+  const total = sum(files.map((f) => f.size));
+  const groups: F[][] = Array.from({ length: Math.max(1, n) }, () => []);
+  let start = 0;
+  for (const file of files) {
+    const index =
+      total === 0
+        ? 0
+        : Math.min(groups.length - 1, Math.floor(((start + file.size / 2) * groups.length) / total));
+    groups[index]?.push(file);
+    start += file.size;
+  }
+  return groups.filter((g) => g.length > 0);
 }
 
 function leftoverReason(fingerprint: string, grouping: FingerprintGrouping, opts: PlanOptions): string {

@@ -156,6 +156,9 @@ export function deltaReadersConflict(
  * float32 → float64 are applied without this check, as the union's design decides: the output holds the type the
  * newer files already have, and the narrower files it replaces were in the table before the union; whether each
  * reader reads the remaining mix is the table's question, unchanged by the union (not established per reader here).
+ * A byte or short (INT32 annotated INT(8) or INT(16)) widened to int16 or int32 needs no reader either: the output
+ * keeps the physical INT32 every reader decodes, only its annotation widens (a reader ignoring the annotation reads
+ * the same values); widened to int64 it is the int32 → int64 case.
  */
 export const WIDENED_DECIMAL_READERS: ReadonlyMap<Reader, string> = new Map();
 

@@ -99,7 +99,8 @@ export const runInputSchema = z
     /**
      * An operator's partition rewrite (cast, rename, drop, added columns): the very JSON `lake-compactor rewrite
      * --transform <file.json>` reads, parsed by the same schema. The run rewrites every file of `partition` through
-     * it, one output per input, verified against the inputs re-derived (see core/transform/).
+     * it, packed in key order into outputs of the target size (`targetFileSizeMB`), each verified against its inputs
+     * re-derived (see core/transform/).
      */
     transform: transformSpecSchema.optional(),
     /** The columns a `drop` step of `transform` may drop (each drop needs its column here; `--confirm-drop`). */
@@ -194,7 +195,7 @@ export type RunInput = z.infer<typeof runInputSchema>;
 
 /**
  * What a request with a `transform` may not combine it with, and its drop confirmations: a rewrite is an operator's
- * job on one partition, in input order (one output per input), so several partitions, a sort, a settle or a schema
+ * job on one partition, in input order (whole inputs packed into outputs), so several partitions, a sort, a settle or a schema
  * union are refused rather than ignored; and each `drop` needs its column in `confirmDrop`, checked here, before the
  * partition is read (its columns are checked by the plan step, before anything is written).
  */
@@ -227,7 +228,7 @@ function transformProblems(input: {
     problems.push({
       path: ['strategy'],
       message:
-        "a transform keeps each file's rows in order (one output per input); remove strategy and sortColumns",
+        "a transform keeps each file's rows in order (whole files packed into outputs); remove strategy and sortColumns",
     });
   if (input.settle === true)
     problems.push({ path: ['settle'], message: 'settle plans nothing; remove settle or transform' });

@@ -62,12 +62,8 @@ export function createFinalizeHandler(
     );
     if (observability !== undefined) {
       emitMetrics(observability.metrics, runMetrics(summary));
-      // A rewrite's dry-run preview holds rows of the table: the execution's output carries them, the log does not.
-      const { rewrite, ...logged } = summary;
-      observability.logger.info('run finished', {
-        ...logged,
-        ...(rewrite === undefined ? {} : { rewrite: { schema: rewrite.schema } }),
-      });
+      // The summary holds no table rows (a rewrite's dry-run preview is an object in the work area it points at).
+      observability.logger.info('run finished', { ...summary });
     }
     return summary;
   };

@@ -15,9 +15,15 @@ export interface PartitionTransforms {
    */
   preview(store: ObjectStore, key: string, plan: TransformPlan, limit: number): Promise<unknown[][]>;
   /**
-   * The engine of a rewrite of `plan` over inputs of `columns`: its `rewriteGroup` writes one output per input
-   * through the plan, its `verifyOutputs` compares the outputs with the inputs re-derived by an independent reader
-   * and interpreter; footers are read by `base`.
+   * The engine of a rewrite of `plan` over inputs of `columns`: its `rewriteGroup` writes the group's inputs through
+   * the plan, `inputsPerOutput[n]` consecutive inputs into its n-th output (absent: one output per input), its
+   * `verifyOutputs` compares each output with its inputs re-derived by an independent reader and interpreter;
+   * footers are read by `base`.
    */
-  engine(plan: TransformPlan, columns: readonly InputColumn[], base: ParquetEngine): Promise<ParquetEngine>;
+  engine(
+    plan: TransformPlan,
+    columns: readonly InputColumn[],
+    base: ParquetEngine,
+    inputsPerOutput?: readonly number[],
+  ): Promise<ParquetEngine>;
 }

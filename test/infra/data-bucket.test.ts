@@ -145,6 +145,19 @@ describe('the owned data bucket', () => {
     });
   });
 
+  it('expires rewrite dry-run previews (rows of the table) after the staging days, their noncurrent copies a day later', () => {
+    // Prepare / Act
+    const rule = lifecycleRules(template).find((r) => r.Id === 'DryRunPreviews');
+    // Assess
+    expect(rule).toEqual({
+      Id: 'DryRunPreviews',
+      Status: 'Enabled',
+      Prefix: '_lake-compactor/previews/',
+      ExpirationInDays: 7,
+      NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+    });
+  });
+
   it('aborts multipart uploads left unfinished for the 72 h debris age (3 days)', () => {
     // Prepare / Act
     const rule = lifecycleRules(template).find((r) => r.Id === 'IncompleteMultipartUploads');
@@ -154,7 +167,7 @@ describe('the owned data bucket', () => {
       Status: 'Enabled',
       AbortIncompleteMultipartUpload: { DaysAfterInitiation: 3 },
     });
-    expect(lifecycleRules(template)).toHaveLength(3);
+    expect(lifecycleRules(template)).toHaveLength(4);
   });
 
   it('gives the functions the real bucket name (resolved at deploy, in TABLES_REF_0) beside the literal one', () => {
@@ -276,6 +289,7 @@ describe('owned data bucket settings', () => {
       NoncurrentDays: 10,
     });
     expect(rules.find((r) => r.Id === 'StagingLeftovers')?.ExpirationInDays).toBe(3);
+    expect(rules.find((r) => r.Id === 'DryRunPreviews')?.ExpirationInDays).toBe(3);
     expect(rules.find((r) => r.Id === 'IncompleteMultipartUploads')?.AbortIncompleteMultipartUpload).toEqual({
       DaysAfterInitiation: 2,
     });

@@ -93,17 +93,21 @@ describe('compaction workflow S3 grants without a bucket-root table', () => {
     expect([...validate, ...lease]).toEqual([]);
   });
 
-  it('lets plan settle earlier runs exactly as commit may, plus read and write its plans', () => {
+  it('lets plan settle earlier runs exactly as commit may, plus read and write its plans and write dry-run previews', () => {
     // Prepare / Act: plan settles the partition's unsettled groups before planning (fence rule)
     const plan = s3Grants(statementsOf(template, role('Plan')));
     const commit = s3Grants(statementsOf(template, role('Commit')));
+    const own = (g: string) =>
+      g.includes('/_lake-compactor/plans/') || g.includes('/_lake-compactor/previews/');
     // Assess
-    expect(plan.filter((g) => !g.includes('/_lake-compactor/plans/'))).toEqual(commit);
-    expect(plan.filter((g) => g.includes('/_lake-compactor/plans/'))).toEqual([
+    expect(plan.filter((g) => !own(g))).toEqual(commit);
+    expect(plan.filter(own)).toEqual([
       `s3:GetObject arn:aws:s3:::<${owned}>/_lake-compactor/plans/*`,
       's3:GetObject arn:aws:s3:::lake/_lake-compactor/plans/*',
       `s3:PutObject arn:aws:s3:::<${owned}>/_lake-compactor/plans/*`,
+      `s3:PutObject arn:aws:s3:::<${owned}>/_lake-compactor/previews/*`,
       's3:PutObject arn:aws:s3:::lake/_lake-compactor/plans/*',
+      's3:PutObject arn:aws:s3:::lake/_lake-compactor/previews/*',
     ]);
     expect(s3Actions(statementsOf(template, role('Plan')))).toEqual(
       new Set([

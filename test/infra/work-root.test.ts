@@ -92,7 +92,7 @@ describe('LakeCompactor with its own work root', () => {
     // Assess
     expect(grants).toEqual(expected);
     expect(grants.filter((g) => g.includes('_lake-compactor/'))).toEqual([]);
-    for (const folder of ['plans', 'staging', 'trash', 'journal', 'maintenance']) {
+    for (const folder of ['plans', 'previews', 'staging', 'trash', 'journal', 'maintenance']) {
       expect(grants.some((g) => g.endsWith(`arn:aws:s3:::lake/_lake-compactor-b/${folder}/*`))).toBe(true);
     }
   });

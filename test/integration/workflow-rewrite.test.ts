@@ -2,8 +2,8 @@
 // state machine on the local cloud: a checked cast string → bigint rewrites a Hive partition with every untouched
 // column equal and the cast column equal to DuckDB's cast of the inputs (row multisets by DuckDB), and `lake-compactor
 // undo` brings the old partition back; a row that does not convert fails the execution naming file, column and value
-// with the inputs untouched; an invalid input fails at validation before the partition is read; a dry run's output
-// carries the new schema and first rows and writes nothing.
+// with the inputs untouched; an invalid input fails at validation before the partition is read; a dry run writes its
+// first rows to the work area's previews/ only, its output carrying the new schema and where they are, no table row.
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
@@ -110,7 +110,8 @@ describe('partition rewrite through the deployed workflow (console input), on th
       rewrite: { schema: string[] };
     };
     expect(output.groupsDone).toBe(1);
-    expect(output.filesPublished).toBe(3);
+    // Three small files packed into one output at the table's target size
+    expect(output.filesPublished).toBe(1);
     expect(output.rewrite.schema).toEqual([
       'user_id  int64  (cast, checked)',
       'name  string',
@@ -120,7 +121,7 @@ describe('partition rewrite through the deployed workflow (console input), on th
     const after = await listPartition(h.store, day);
     expect(after.map((o) => o.key).filter((k) => inputKeys.includes(k))).toEqual([]);
     const written = await download(h.store, day);
-    expect(written).toHaveLength(3);
+    expect(written).toHaveLength(1);
     const types = await db.columnTypes(
       `SELECT * FROM read_parquet([${written.map(sqlString).join(', ')}], hive_partitioning = false)`,
     );
@@ -208,14 +209,18 @@ describe('partition rewrite through the deployed workflow (console input), on th
     expect(await bucketState()).toEqual(before);
   });
 
-  it('a dry run’s output carries the new schema and the first rows as rewritten, and writes nothing', async () => {
+  it('a dry run writes its preview rows to the work area and its output says where: no table row in the output, the execution history or the run finished event', async () => {
     // Prepare
     const day = '2024-03-04';
     const inputs = await writeDay(day);
     const firstRows = await db.rows(
       `SELECT user_id::BIGINT AS user_id, name FROM read_parquet(${sqlString(inputs[0] as string)}) LIMIT 10`,
     );
+    const names = (await db.rows(`SELECT name FROM read_parquet(${sqlString(inputs[0] as string)})`)).map(
+      (r) => r.name as string,
+    );
     const before = await bucketState();
+    const eventsBefore = h.cloud.events.length;
 
     // Act
     const execution = await run(
@@ -224,17 +229,44 @@ describe('partition rewrite through the deployed workflow (console input), on th
       'rewrite-dry-1',
     );
 
-    // Assess
+    // Assess: the output names the schema and the preview's object, and holds none of the table's values
     expect(execution.status, `${execution.error}: ${execution.cause}`).toBe('SUCCEEDED');
     const output = execution.output as {
       outcome: string;
-      rewrite: { schema: string[]; preview: { file: string; rows: Record<string, string | null>[] } };
+      rewrite: { schema: string[]; preview: { file: string; rows: number; key: string; uri: string } };
     };
     expect(output.outcome).toBe('dry-run');
     expect(output.rewrite.schema[0]).toBe('user_id  int64  (cast, checked)');
-    expect(output.rewrite.preview.file).toBe(`events/date=${day}/part-0.parquet`);
-    expect(output.rewrite.preview.rows.map((r) => ({ user_id: r.user_id, name: r.name }))).toEqual(firstRows);
-    expect(firstRows).toHaveLength(6);
-    expect(await bucketState()).toEqual(before);
+    expect(output.rewrite.preview).toEqual({
+      file: `events/date=${day}/part-0.parquet`,
+      rows: 6,
+      key: '_lake-compactor/previews/rewrite-dry-1.json',
+      uri: 's3://lake/_lake-compactor/previews/rewrite-dry-1.json',
+    });
+    // What Step Functions logs (level ALL, with execution data) and sends to EventBridge is the states' data.
+    const carried = [
+      JSON.stringify(execution.output),
+      JSON.stringify(execution.history),
+      JSON.stringify(h.cloud.events.slice(eventsBefore)),
+      JSON.stringify(h.cloud.notifications),
+    ];
+    expect(names).toHaveLength(6);
+    for (const name of names) for (const text of carried) expect(text).not.toContain(name);
+    // The preview object holds the rows as rewritten; nothing else was written
+    const preview = JSON.parse(new TextDecoder().decode(await h.store.get(output.rewrite.preview.key))) as {
+      runId: string;
+      file: string;
+      schema: string[];
+      rows: Record<string, string | null>[];
+    };
+    expect(preview.runId).toBe('rewrite-dry-1');
+    expect(preview.file).toBe(`events/date=${day}/part-0.parquet`);
+    expect(preview.schema).toEqual(output.rewrite.schema);
+    expect(preview.rows.map((r) => ({ user_id: r.user_id, name: r.name }))).toEqual(firstRows);
+    const after = await bucketState();
+    expect(after.filter((o) => !before.includes(o)).map((o) => o.split(' ')[0])).toEqual([
+      output.rewrite.preview.key,
+    ]);
+    expect(before.filter((o) => !after.includes(o))).toEqual([]);
   });
 });

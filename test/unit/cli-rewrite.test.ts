@@ -1,9 +1,9 @@
 // `lake-compactor rewrite <uri> --partition … --transform <file.json>` on a Hive-style folder: a checked cast string →
 // bigint rewrites the partition on clean data and fails naming the value (every byte of the table left as it was) on a
 // row that does not convert; an added column derived by an expression holds what DuckDB computes from the inputs; the
-// untouched columns' row multisets are those of the inputs; a dry run prints the schema and first rows and writes
-// nothing; a drop needs its confirmation; Delta and Iceberg tables are refused with what to run instead.
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+// untouched columns' row multisets are those of the inputs; 40 small files are packed into the outputs the plan counts
+// at the target size, each holding whole inputs; a dry run prints the schema and first rows and writes nothing; a drop needs its confirmation; Delta and Iceberg tables are refused with what to run instead.
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -90,7 +90,8 @@ describe('lake-compactor rewrite (Hive-style Parquet)', () => {
     // Assess
     expect(io.stderr).toEqual([]);
     expect(code).toBe(0);
-    expect(await dataFiles()).toHaveLength(3);
+    // Three small files packed into one output at the default target (128 MiB)
+    expect(await dataFiles()).toHaveLength(1);
     const files = (await dataFiles()).map((n) => sqlString(join(partition, n))).join(', ');
     const types = await db.columnTypes(`SELECT * FROM read_parquet([${files}], hive_partitioning = false)`);
     expect(types.map((t) => `${t.name} ${t.type}`)).toEqual([
@@ -161,6 +162,86 @@ describe('lake-compactor rewrite (Hive-style Parquet)', () => {
     expect(io.stderr).toEqual([]);
     expect(code).toBe(0);
     expect(await partitionRows('user_id, name, ts, amount, tag, hour_of_day, doubled')).toEqual(expected);
+  });
+
+  it('packs 40 small files into the outputs its plan counts at the target size, each holding whole inputs, rows as transformed', async () => {
+    // Prepare: 40 files of 5–11 rows; a target of a quarter of their bytes
+    const local: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const file = join(partition, `part-${String(i).padStart(2, '0')}.parquet`);
+      await db.writeParquet(
+        `SELECT (range + ${i * 1000})::VARCHAR AS user_id, 'User-' || range || '-' || ${i} AS name,
+                (range * 0.5 + ${i})::DOUBLE AS amount FROM range(${5 + (i % 7)})`,
+        file,
+      );
+      local.push(file);
+    }
+    const list = local.map(sqlString).join(', ');
+    const expected = await db.rows(
+      `SELECT user_id::BIGINT AS user_id, name, amount, upper(name) || '/' || substring(user_id, 1, 2) AS tag,
+              amount * 2 AS doubled
+       FROM read_parquet([${list}], hive_partitioning = false)`,
+    );
+    const perFile = await db.rows(
+      `SELECT count(*)::INTEGER AS n FROM read_parquet([${list}], filename = true, hive_partitioning = false) GROUP BY filename ORDER BY filename`,
+    );
+    let bytes = 0;
+    for (const name of await dataFiles()) bytes += (await stat(join(partition, name))).size;
+    const transform = await transformFile([
+      { op: 'cast', column: 'user_id', to: 'int64' },
+      {
+        op: 'addColumn',
+        name: 'tag',
+        type: 'string',
+        expression: "concat(upper(name), '/', substring(user_id, 1, 2))",
+      },
+      { op: 'addColumn', name: 'doubled', type: 'float64', expression: 'amount * 2' },
+    ]);
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      [
+        'rewrite',
+        table,
+        '--partition',
+        'date=2024-01-01',
+        '--transform',
+        transform,
+        '--target-mb',
+        String(bytes / 4 / (1024 * 1024)),
+      ],
+      io,
+    );
+
+    // Assess: as many outputs as the plan packed (Iceberg's rule: a quarter of the bytes → 4)
+    expect(io.stderr).toEqual([]);
+    expect(code).toBe(0);
+    const runId = /^run (\S+): lake-compactor undo/.exec(io.stdout.at(-1) ?? '')?.[1] ?? '?';
+    const plan = JSON.parse(
+      await readFile(join(table, '_lake-compactor', 'plans', `${runId}.json`), 'utf8'),
+    ) as { groups: { expectedOutputFiles: number }[]; transform: { inputsPerOutput: number[] } };
+    const packing = plan.transform.inputsPerOutput;
+    expect(packing).toHaveLength(4);
+    expect(plan.groups[0]?.expectedOutputFiles).toBe(4);
+    expect(packing.reduce((n, k) => n + k, 0)).toBe(40);
+    const outputs = await dataFiles();
+    expect(outputs).toHaveLength(4);
+    expect(io.stdout.join('\n')).toContain('40 files rewritten into 4 files');
+    // Each output holds whole inputs, consecutive in key order: its rows are their rows
+    let first = 0;
+    for (const [i, name] of outputs.entries()) {
+      const [{ n } = { n: -1 }] = await db.rows(
+        `SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(join(partition, name))})`,
+      );
+      const planned = perFile.slice(first, first + (packing[i] ?? 0)).reduce((m, r) => m + Number(r.n), 0);
+      expect(n, name).toBe(planned);
+      first += packing[i] ?? 0;
+    }
+    // The row multiset is the inputs' as DuckDB transforms them
+    expect(await partitionRows('user_id, name, amount, tag, doubled')).toEqual(
+      expected.map((r) => JSON.stringify(r)).sort(),
+    );
   });
 
   it('renames and, with its confirmation, drops columns; the rest keep their row multiset', async () => {

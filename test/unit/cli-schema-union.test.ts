@@ -1,6 +1,7 @@
 // `lake-compactor plan|compact --schema-evolution union` on a Hive-style folder whose partition lived through an
 // added column and an int → long widening: compacted with `union` into one file of the union schema holding the
-// inputs' rows (DuckDB's own union by name is the oracle, nulls for the column old files lack); without it the two
+// inputs' rows (DuckDB's own union by name is the oracle, nulls for the column old files lack), TINYINT and SMALLINT
+// files widened with their wider populations likewise and an unsigned byte refused; without it the two
 // schema populations stay apart as always; a type change that is not a widening is refused naming file and column,
 // with no byte changed; and the flag is refused on a table whose own schema decides.
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -124,6 +125,78 @@ describe('lake-compactor compact --schema-evolution union (Hive-style Parquet)',
       )
     ).map((r) => r.name as string);
     expect(names).toEqual([...names].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+  });
+
+  it('widens TINYINT and SMALLINT files (INT(8), INT(16) annotated INT32) with their wider populations into one file holding exactly the inputs’ rows', async () => {
+    // Prepare: DuckDB writes TINYINT as INT32 INT(8) and SMALLINT as INT32 INT(16); b goes byte → short, c byte → bigint
+    const populations = [
+      ['TINYINT', 'TINYINT'],
+      ['SMALLINT', 'INTEGER'],
+      ['SMALLINT', 'BIGINT'],
+    ];
+    for (const [p, [b, c]] of populations.entries())
+      for (let i = 0; i < 2; i++)
+        await db.writeParquet(
+          `SELECT (range + ${p * 10 + i})::${b} AS b, (CASE WHEN range = 2 THEN NULL ELSE -range - ${p * 10 + i} END)::${c} AS c,
+                  'p${p}-' || range || '-${i}' AS name FROM range(4)`,
+          join(partition, `part-${p}${i}.parquet`),
+        );
+    const files = (await dataFiles()).map((n) => sqlString(join(partition, n))).join(', ');
+    const rowsNow = async (list: string) =>
+      (
+        await db.rows(
+          `SELECT b::BIGINT AS b, c::BIGINT AS c, name FROM read_parquet([${list}], union_by_name = true, hive_partitioning = false)`,
+        )
+      )
+        .map((r) => JSON.stringify(r))
+        .sort();
+    const before = await rowsNow(files);
+
+    // Act
+    const code = await run(
+      ['compact', join(root, 'events'), '--schema-evolution', 'union', '--min-input-files', '3'],
+      captureIo(),
+    );
+
+    // Assess: one file, b widened to SMALLINT (its widest), c to BIGINT; the rows are the inputs'
+    expect(code).toBe(0);
+    const after = await dataFiles();
+    expect(after).toHaveLength(1);
+    expect(await columnsOf(after[0] as string)).toEqual(['b SMALLINT', 'c BIGINT', 'name VARCHAR']);
+    const rows = await rowsNow(sqlString(join(partition, after[0] as string)));
+    expect(rows).toHaveLength(24);
+    expect(missingRows(before, rows)).toEqual([]);
+    expect(missingRows(rows, before)).toEqual([]);
+  });
+
+  it('refuses an unsigned byte beside signed ones, naming file and column, and changes no byte', async () => {
+    // Prepare: UTINYINT is INT32 annotated INT(8, unsigned), no widening of a signed byte
+    for (let i = 0; i < 2; i++)
+      await db.writeParquet(`SELECT range::TINYINT AS b FROM range(3)`, join(partition, `s${i}.parquet`));
+    await db.writeParquet(`SELECT range::UTINYINT AS b FROM range(3)`, join(partition, 'u0.parquet'));
+    await db.writeParquet(`SELECT range::SMALLINT AS b FROM range(3)`, join(partition, 'w0.parquet'));
+    const names = await dataFiles();
+    const bytes = await Promise.all(names.map((n) => readFile(join(partition, n))));
+    const planIo = captureIo();
+
+    // Act
+    const planCode = await run(
+      ['plan', join(root, 'events'), '--schema-evolution', 'union', '--min-input-files', '5', '--json'],
+      planIo,
+    );
+
+    // Assess
+    expect(planCode).toBe(0);
+    const plan = JSON.parse(planIo.stdout.join('\n')) as {
+      partitions: { skipped: { key: string; reason: string }[] }[];
+    };
+    const reasons = new Map(plan.partitions[0]?.skipped.map((s) => [s.key.split('/').pop(), s.reason]));
+    expect(reasons.get('u0.parquet')).toMatch(
+      /u0\.parquet cannot join .*column b: its INT32 .* type is not one the union describes/,
+    );
+    expect(reasons.get('s0.parquet')).not.toContain('cannot join');
+    const after = await Promise.all(names.map((n) => readFile(join(partition, n))));
+    expect(after.map((b, i) => b.equals(bytes[i] as Buffer))).toEqual(names.map(() => true));
   });
 
   it('leaves the populations apart without the option: each compacts in its own schema, as always', async () => {

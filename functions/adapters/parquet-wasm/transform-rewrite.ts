@@ -1,9 +1,10 @@
 // A partition rewrite's engine: the ParquetEngine the workflow's compact and verify steps call for a `rewrite`
 // run, so a transformation goes through the very plan → stage → verify → commit path of compaction. Each input
 // is decoded by parquet-wasm into Arrow, its untouched columns passed through as decoded (renamed where the plan
-// says), its cast and added columns computed by functions compiled from the plan, and written as one output per
-// input. The fingerprint verify checks is not computed from these batches: it is the inputs re-derived through
-// the plan's interpreter from another decoder (transform-verify.ts), so the evaluator here is checked, not trusted.
+// says), its cast and added columns computed by functions compiled from the plan, and streamed into the output the
+// plan packed it in (consecutive inputs per output, to the target size). The fingerprint verify checks is not
+// computed from these batches: it is each output's inputs re-derived through the plan's interpreter from another
+// decoder (transform-verify.ts), so the evaluator here is checked, not trusted.
 import {
   Bool,
   type DataType,
@@ -35,8 +36,9 @@ import type {
   WrittenOutput,
 } from '../../ports/parquet-engine.js';
 import { DEFAULT_CODEC } from '../../ports/parquet-engine.js';
+import { OutputWriter } from './output.js';
 import { expectedFingerprint, verifyTransformOutputs } from './transform-verify.js';
-import { decodeError, pw, writerProperties } from './wasm.js';
+import { decodeError, pw, type WriterSettings } from './wasm.js';
 
 /** A value as this evaluator carries it: Arrow's, with integers as bigint and times as Date. */
 type Carried = null | boolean | bigint | number | string | Date;
@@ -250,14 +252,13 @@ function outputVector(
   return { field: new Field(c.name, arrowType, true), vector: vectorFromArray(values, arrowType) };
 }
 
-/** One input rewritten through `plan`, as Parquet bytes. */
-function rewriteOne(
+/** One input rewritten through `plan`: its rows as record batches of the written schema, handed to the caller. */
+function transformOne(
   key: string,
   bytes: Uint8Array,
   plan: TransformPlan,
   types: ReadonlyMap<string, InputColumn['type']>,
-  options: RewriteOptions,
-): { bytes: Uint8Array; rows: number } {
+): { batches: pw.RecordBatch[]; rows: number } {
   let table: Table;
   try {
     const decoded = pw.readParquet(bytes);
@@ -270,27 +271,47 @@ function rewriteOne(
   // Fields carry their nullability and metadata (a field id): the table built from vectors only knows types.
   const schema = new Schema(columns.map((c) => c.field));
   const withFields = new Table(out.batches.map((b) => new RecordBatch(schema, b.data)));
-  const written = pw.writeParquet(
-    pw.Table.fromIPCStream(tableToIPC(withFields, 'stream')),
-    writerProperties({
-      codec: options.codec ?? DEFAULT_CODEC,
-      rowGroupRows: options.rowGroupRows ?? 262_144,
-      keyValueMetadata: {},
-    }),
-  );
-  return { bytes: written, rows: table.numRows };
+  const wasm = pw.Table.fromIPCStream(tableToIPC(withFields, 'stream'));
+  try {
+    return { batches: wasm.recordBatches(), rows: table.numRows };
+  } finally {
+    wasm.free();
+  }
 }
 
 /**
- * The engine of a `rewrite` run of `plan` over inputs of `columns`: `rewriteGroup` writes one output per input
- * (the transformation, not a compaction: the partition keeps its layout), `verifyOutputs` re-reads them against the
- * inputs' re-derivation, and footers are read by `base`. Outputs keep no input footer entries: they describe the
- * input's schema, which the transformation changed.
+ * The group's inputs cut as the plan packed them: `inputsPerOutput[n]` consecutive inputs for output n (absent: one
+ * each, as a plan stored before packing says).
+ * @throws InvalidInputError when the packing does not account for exactly the group's inputs.
+ */
+function packed<F>(files: readonly F[], inputsPerOutput: readonly number[] | undefined): F[][] {
+  if (inputsPerOutput === undefined) return files.map((f) => [f]);
+  const total = inputsPerOutput.reduce((n, k) => n + k, 0);
+  if (total !== files.length)
+    throw new InvalidInputError(
+      `The rewrite's plan packs ${total} inputs into ${inputsPerOutput.length} outputs, but its group has ${files.length}; nothing was written. Start a new run`,
+    );
+  const out: F[][] = [];
+  let at = 0;
+  for (const k of inputsPerOutput) {
+    out.push(files.slice(at, at + k));
+    at += k;
+  }
+  return out;
+}
+
+/**
+ * The engine of a `rewrite` run of `plan` over inputs of `columns`: `rewriteGroup` streams the group's inputs, in
+ * order, into the outputs `inputsPerOutput` packs them in (absent: one output per input), `verifyOutputs` re-reads
+ * each output against its own inputs' re-derivation, and footers are read by `base`. Memory holds one decoded input
+ * at a time, whatever an output's size. Outputs keep no input footer entries: they describe the input's schema,
+ * which the transformation changed.
  */
 export function transformingEngine(
   plan: TransformPlan,
   columns: readonly InputColumn[],
   base: ParquetEngine,
+  inputsPerOutput?: readonly number[],
 ): ParquetEngine {
   const types = new Map(columns.map((c) => [c.name, c.type]));
   return {
@@ -298,30 +319,59 @@ export function transformingEngine(
     readFooter: (store, key, size) => base.readFooter(store, key, size),
     async rewriteGroup(io: RewriteIo, group: RewriteGroup, options: RewriteOptions): Promise<RewriteResult> {
       const outputs: WrittenOutput[] = [];
+      const started: string[] = [];
       let bytesRead = 0;
+      const settings: WriterSettings = {
+        codec: options.codec ?? DEFAULT_CODEC,
+        rowGroupRows: options.rowGroupRows ?? 262_144,
+        rowGroupBytes: options.rowGroupBytes ?? 16 * 1024 * 1024,
+        keyValueMetadata: {},
+      };
+      const runs = packed(group.files, inputsPerOutput);
       try {
-        for (const [index, file] of group.files.entries()) {
-          if (file.deleted !== undefined || file.rowLineage !== undefined || file.projection !== undefined)
-            throw new InvalidInputError(
-              `${file.key}: a partition rewrite takes plain Parquet inputs (no deleted rows, row lineage or projection)`,
-            );
-          const bytes = await io.source.get(file.key);
-          bytesRead += bytes.byteLength;
-          const written = rewriteOne(file.key, bytes, plan, types, options);
-          if (file.rows !== undefined && written.rows !== file.rows)
-            throw new InvalidInputError(
-              `${file.key} has ${written.rows} rows, planned ${file.rows}: it changed since planning`,
-            );
+        for (const [index, files] of runs.entries()) {
           const key = options.outputKey(index);
-          const { etag } = await io.target.put(key, written.bytes, {
-            contentType: 'application/vnd.apache.parquet',
-          });
-          outputs.push({ key, size: written.bytes.byteLength, etag, rows: written.rows });
+          started.push(key);
+          const writer = new OutputWriter(io.target, key, settings, options.stallTimeoutMs ?? 120_000);
+          try {
+            for (const file of files) {
+              if (
+                file.deleted !== undefined ||
+                file.rowLineage !== undefined ||
+                file.projection !== undefined
+              )
+                throw new InvalidInputError(
+                  `${file.key}: a partition rewrite takes plain Parquet inputs (no deleted rows, row lineage or projection)`,
+                );
+              const bytes = await io.source.get(file.key);
+              bytesRead += bytes.byteLength;
+              const { batches, rows } = transformOne(file.key, bytes, plan, types);
+              if (file.rows !== undefined && rows !== file.rows) {
+                for (const b of batches) b.free();
+                throw new InvalidInputError(
+                  `${file.key} has ${rows} rows, planned ${file.rows}: it changed since planning`,
+                );
+              }
+              // The writer takes each batch it is handed; those not reached on a failure are freed.
+              for (const [at, batch] of batches.entries()) {
+                try {
+                  await writer.write(batch, file.key);
+                } catch (err) {
+                  for (const rest of batches.slice(at + 1)) rest.free();
+                  throw err;
+                }
+              }
+            }
+            outputs.push(await writer.close());
+          } catch (err) {
+            await writer.abort(err instanceof Error ? err : new Error(String(err)));
+            throw err;
+          }
         }
-        const fingerprint = await expectedFingerprint(io.source, group.files, plan, columns);
+        const fingerprint = await expectedFingerprint(io.source, runs, plan, columns);
         return { outputs, fingerprint, bytesRead };
       } catch (err) {
-        if (outputs.length > 0) await io.target.deleteMany(outputs.map((o) => ({ key: o.key })));
+        if (started.length > 0) await io.target.deleteMany(started.map((key) => ({ key })));
         throw err;
       }
     },

@@ -102,13 +102,13 @@ function fingerprintOf(
 }
 
 /**
- * What the outputs must hold, one segment per input (the rewrite writes one output per input, in order): each
- * input's rows re-derived through the plan from an independent decode of the input.
+ * What the outputs must hold, one segment per output: the rows of its inputs (`outputs[n]`, in the order the rewrite
+ * wrote them), each re-derived through the plan from an independent decode of the input.
  * @throws TransformValueError naming the file, row, column and value the plan cannot write.
  */
 export async function expectedFingerprint(
   store: ObjectStore,
-  inputs: readonly { readonly key: string }[],
+  outputs: readonly (readonly { readonly key: string }[])[],
   plan: TransformPlan,
   columns: readonly InputColumn[],
 ): Promise<OrderedFingerprint> {
@@ -118,21 +118,25 @@ export async function expectedFingerprint(
     c.kind === 'cast' ? c.to : c.kind === 'copy' ? undefined : c.type,
   );
   const segments: { rows: number; digests: ColumnDigests }[] = [];
-  for (const input of inputs) {
-    const { rows } = await decodedRows(store, input.key);
+  for (const inputs of outputs) {
     const digests = new ColumnDigests(names);
-    for (const [index, row] of rows.entries()) {
-      const values: Record<string, Value> = {};
-      for (const [name, v] of Object.entries(row)) values[name] = asValue(v, byName.get(name));
-      const derived = rederiveRow(plan, values, input.key, index);
-      // Copied columns are compared as decoded (the input's own representation), the rest as written.
-      digests.add(
-        plan.columns.map((c, i) =>
-          c.kind === 'copy' ? row[c.source] : asWritten(derived[i] ?? null, written[i]),
-        ),
-      );
+    let count = 0;
+    for (const input of inputs) {
+      const { rows } = await decodedRows(store, input.key);
+      for (const [index, row] of rows.entries()) {
+        const values: Record<string, Value> = {};
+        for (const [name, v] of Object.entries(row)) values[name] = asValue(v, byName.get(name));
+        const derived = rederiveRow(plan, values, input.key, index);
+        // Copied columns are compared as decoded (the input's own representation), the rest as written.
+        digests.add(
+          plan.columns.map((c, i) =>
+            c.kind === 'copy' ? row[c.source] : asWritten(derived[i] ?? null, written[i]),
+          ),
+        );
+      }
+      count += rows.length;
     }
-    segments.push({ rows: rows.length, digests });
+    segments.push({ rows: count, digests });
   }
   return fingerprintOf(segments, names);
 }
@@ -169,7 +173,9 @@ export async function verifyTransformOutputs(
       );
   }
   if (outputs.length !== expected.segments.length)
-    problems.push(`${outputs.length} outputs, ${expected.segments.length} expected (one per input)`);
+    problems.push(
+      `${outputs.length} outputs, ${expected.segments.length} expected (as the plan packed the inputs)`,
+    );
   const actual = fingerprintOf(segments, names);
   if (outputs.length > 0 && actual.schemaFingerprint !== expected.schemaFingerprint)
     problems.push(`the outputs' columns (${names.join(', ')}) are not the transformation's`);

@@ -7,5 +7,6 @@ import { partitionColumns, previewRows } from './transform-verify.js';
 export const parquetWasmTransforms: PartitionTransforms = {
   columns: partitionColumns,
   preview: previewRows,
-  engine: async (plan, columns, base) => transformingEngine(plan, columns, base),
+  engine: async (plan, columns, base, inputsPerOutput) =>
+    transformingEngine(plan, columns, base, inputsPerOutput),
 };

@@ -60,6 +60,7 @@ import { findTableForKey, type TableConfig } from '../table-config.js';
 import {
   mayBeWorkArea,
   parsePlanKey,
+  parsePreviewKey,
   parseStagingKey,
   parseStoreJournalEntryKey,
   parseTrashKey,
@@ -143,12 +144,13 @@ export type CandidateKind =
   | 'trash'
   | 'staging'
   | 'journal'
+  | 'preview'
   | 'debris'
   | 'upload'
   | FormatCandidateKind;
 
 /** Candidate kinds vacuum removes itself, in report order (each format's own kinds follow them). */
-const OWN_KINDS = ['retired-version', 'trash', 'staging', 'journal', 'debris', 'upload'] as const;
+const OWN_KINDS = ['retired-version', 'trash', 'staging', 'journal', 'preview', 'debris', 'upload'] as const;
 
 /** Candidate kinds that only a table's own maintenance removes (see {@link CandidateKind}). */
 const FORMAT_KINDS: readonly CandidateKind[] = FORMAT_CANDIDATE_KINDS;
@@ -335,7 +337,7 @@ function servicesIn(deps: VacuumServices, bucket: string): FormatServices {
 type Step =
   | {
       readonly id: string;
-      readonly kind: 'runs' | 'trash' | 'staging' | 'journal' | 'work-uploads';
+      readonly kind: 'runs' | 'trash' | 'staging' | 'journal' | 'previews' | 'work-uploads';
       readonly bucket: string;
     }
   | {
@@ -363,7 +365,7 @@ function stepsOf(tables: readonly TableConfig[]): Step[] {
   const steps: Step[] = [];
   const buckets = [...new Set(tables.map((t) => t.bucket as string))];
   for (const bucket of buckets) {
-    for (const kind of ['runs', 'trash', 'staging', 'journal', 'work-uploads'] as const) {
+    for (const kind of ['runs', 'trash', 'staging', 'journal', 'previews', 'work-uploads'] as const) {
       steps.push({ id: `${kind}:${bucket}`, kind, bucket });
     }
   }
@@ -625,6 +627,8 @@ class VacuumPass {
         return this.judgeStaging(step, page);
       case 'journal':
         return this.judgeJournal(step, page);
+      case 'previews':
+        return this.judgePreviews(step, page);
       case 'work-uploads':
         return this.judgeUploads(step, page);
     }
@@ -751,6 +755,31 @@ class VacuumPass {
       if (entry === undefined || !this.selected.has(entry.table)) continue;
       const decision = decideJournalEntry(entry, this.now, this.retentionMs);
       this.record(step.bucket, object, 'journal', decision, entry.table);
+    }
+    return listed.nextToken;
+  }
+
+  /**
+   * Rewrite dry-run previews (`previews/<run>.json`, rows of a table written for the operator to read) past the
+   * retention: the owned bucket's lifecycle rule expires them too, this removes them from a bucket brought to the
+   * deployment. No journal knows a dry run, so a vacuum of selected tables leaves them to a vacuum of all.
+   */
+  private async judgePreviews(step: BucketStep, page: PageRequest): Promise<string | undefined> {
+    const { workRoot } = this.deps;
+    const listed = await this.deps.storeFor(step.bucket).list(workFolder(workRoot, 'previews'), page);
+    this.examined += listed.objects.length;
+    if (this.request.tables !== undefined) return listed.nextToken;
+    for (const object of listed.objects) {
+      if (parsePreviewKey(workRoot, object.key) === undefined) continue;
+      const at = object.lastModified.getTime();
+      const decision: VacuumDecision =
+        this.now - at >= this.retentionMs
+          ? { action: 'delete', reason: `rewrite dry-run preview, written ${hoursAgo(this.now, at)}` }
+          : {
+              action: 'keep',
+              reason: `rewrite dry-run preview written ${hoursAgo(this.now, at)}: kept for the operator until the retention`,
+            };
+      this.record(step.bucket, object, 'preview', decision, undefined);
     }
     return listed.nextToken;
   }
@@ -921,7 +950,7 @@ class VacuumPass {
   private record(
     bucket: string,
     object: ObjectInfo,
-    kind: 'trash' | 'staging' | 'journal' | 'debris',
+    kind: 'trash' | 'staging' | 'journal' | 'preview' | 'debris',
     decision: VacuumDecision,
     table: string | undefined,
   ): void {

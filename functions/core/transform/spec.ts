@@ -90,11 +90,21 @@ export const plannedTransformSchema = runTransformSchema.extend({
   columns: z.array(
     z.object({ name: z.string(), type: z.enum(VALUE_TYPES).optional(), typeText: z.string() }),
   ),
+  /**
+   * How the group's inputs (in key order) make its outputs: the n-th number is how many consecutive inputs the n-th
+   * output holds, packed to the run's target file size (workflow/rewrite-plan.ts). Absent (a plan stored before
+   * rewrites were packed): one output per input.
+   */
+  inputsPerOutput: z.array(z.number().int().positive()).min(1).optional(),
 });
 export type PlannedTransform = z.infer<typeof plannedTransformSchema>;
 
 /** `columns` as a stored plan records them (JSON has no undefined: a type expressions cannot read is left out). */
-export function plannedTransform(transform: RunTransform, columns: readonly InputColumn[]): PlannedTransform {
+export function plannedTransform(
+  transform: RunTransform,
+  columns: readonly InputColumn[],
+  inputsPerOutput?: readonly number[],
+): PlannedTransform {
   return {
     spec: transform.spec,
     confirmDrop: transform.confirmDrop,
@@ -103,6 +113,7 @@ export function plannedTransform(transform: RunTransform, columns: readonly Inpu
       ...(c.type === undefined ? {} : { type: c.type }),
       typeText: c.typeText,
     })),
+    ...(inputsPerOutput === undefined ? {} : { inputsPerOutput: [...inputsPerOutput] }),
   };
 }
 

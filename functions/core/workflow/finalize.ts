@@ -188,11 +188,8 @@ export async function finalizeRun(
     ...(request.plan?.rewrite === undefined ? {} : { rewrite: request.plan.rewrite }),
   };
 
-  // A rewrite's preview is for the operator reading the execution's output; the history keeps the schema only.
-  const { rewrite, ...recorded } = summary;
   const history: RunHistory = {
-    ...recorded,
-    ...(rewrite === undefined ? {} : { rewrite: { schema: rewrite.schema } }),
+    ...summary,
     startedAt: run.startedAt,
     finishedAt: now,
     strategy: run.strategy,

@@ -80,7 +80,15 @@ export function workRootsOverlap(a: string, b: string): boolean {
 }
 
 /** The folders of a work root, each owned by one part of the system. */
-export type WorkFolder = 'plans' | 'staging' | 'trash' | 'journal' | 'quarantine' | 'tmp' | 'maintenance';
+export type WorkFolder =
+  | 'plans'
+  | 'previews'
+  | 'staging'
+  | 'trash'
+  | 'journal'
+  | 'quarantine'
+  | 'tmp'
+  | 'maintenance';
 
 /** One folder of the work root, ending with `/` (grants, lifecycle rules and listings name these). */
 export function workFolder(workRoot: string, folder: WorkFolder): string {
@@ -95,6 +103,23 @@ export function planKey(workRoot: string, runId: string): string {
 /** The Distributed Map's items file: `[{ groupId, expectedOutputFiles }]`. */
 export function itemsKey(workRoot: string, runId: string): string {
   return `${workFolder(workRoot, 'plans')}${runId}.items.json`;
+}
+
+/**
+ * A rewrite dry run's preview (the first rows of the partition as rewritten): table rows, so they are kept in the data's
+ * own bucket beside the plan's folder, not in the execution's output — which Step Functions logs with the execution
+ * data and sends to EventBridge ("Execution Status Change") — and expired with the owned bucket's staging leftovers.
+ */
+export function previewKey(workRoot: string, runId: string): string {
+  return `${workFolder(workRoot, 'previews')}${runId}.json`;
+}
+
+/** The run id of a preview key under `workRoot` (see {@link previewKey}), or undefined for any other key. */
+export function parsePreviewKey(workRoot: string, key: string): string | undefined {
+  const previews = workFolder(workRoot, 'previews');
+  if (!key.startsWith(previews) || !key.endsWith('.json')) return undefined;
+  const runId = key.slice(previews.length, -'.json'.length);
+  return runId === '' || runId.includes('/') ? undefined : runId;
 }
 
 /** The run id of a plan key under `workRoot` (never of an items file), or undefined for any other key. */

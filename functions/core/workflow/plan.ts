@@ -28,7 +28,7 @@ import type { RunContext } from '../run-input.js';
 import { describePlan, type RunTransform, replanTransform } from '../transform/spec.js';
 import { failureReason, stepFormat } from './commit.js';
 import { type CostEstimate, estimateCost, type StitchedInputs } from './cost.js';
-import { itemsKey, outputFileName, planKey, stagingPrefix, trashPrefix } from './layout.js';
+import { itemsKey, outputFileName, planKey, previewKey, stagingPrefix, trashPrefix } from './layout.js';
 import type { PartitionLeases } from './ports.js';
 import { prepareRewrite, previewRewrite, type RewriteSummary } from './rewrite-plan.js';
 import { settlePartition } from './settle.js';
@@ -90,7 +90,7 @@ export interface PlanStepResult {
   readonly settledGroups?: number;
   /** Dry runs: groups of earlier runs still open, which a real run settles before it plans. */
   readonly openGroups?: number;
-  /** A partition rewrite: the written schema, and in a dry run the first rows as rewritten. */
+  /** A partition rewrite: the written schema, and in a dry run where its preview rows were written. */
   readonly rewrite?: RewriteSummary;
 }
 
@@ -196,7 +196,7 @@ export async function planRun(
 /**
  * A rewrite run's plan: the stored one when an earlier attempt (or `lake-compactor rewrite`) made it, else the
  * partition listed, checked and planned through the run's transformation (see rewrite-plan.ts) and stored — not in a
- * dry run, which writes nothing at all and previews the first rows instead.
+ * dry run, which writes no plan: only its preview of the first rows, to the work area's `previews/`.
  * @throws InvalidInputError before anything is written: a partition or transformation the rewrite refuses, a step
  * without the means to read columns, a stored plan without a transformation.
  */
@@ -223,8 +223,15 @@ async function rewritePlan(
     { ...run, where: `table ${run.table}` },
     transform,
     deps.clock.now(),
+    binpackOptionsOf(run),
   );
-  if (run.dryRun) return { plan: prepared.stored, summary: await previewRewrite(sources, prepared) };
+  if (run.dryRun) {
+    // The preview's rows go to the work area, the output says where: no table row in the execution's data.
+    const key = previewKey(run.workRoot, run.runId);
+    const target = { runId: run.runId, table: run.table, partition: run.partition, key };
+    const summary = await previewRewrite(sources, prepared, { ...target, uri: `s3://${run.bucket}/${key}` });
+    return { plan: prepared.stored, summary };
+  }
   await deps.store.put(planKey(run.workRoot, run.runId), JSON.stringify(prepared.stored, null, 2), {
     contentType: 'application/json',
   });

@@ -35,5 +35,5 @@ export async function runEngine(
       `Run ${run.runId} rewrites its partition through a transformation, but its stored plan records none; nothing was written. Start a new execution`,
     );
   const { plan, columns } = replanTransform(stored.transform);
-  return deps.transforms.engine(plan, columns, deps.engine);
+  return deps.transforms.engine(plan, columns, deps.engine, stored.transform.inputsPerOutput);
 }

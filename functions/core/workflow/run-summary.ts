@@ -51,8 +51,9 @@ export interface RunSummary {
    */
   readonly quarantined?: number;
   /**
-   * A partition rewrite (a run with a `transform`): the written schema, and in a dry run the first rows of the first
-   * input as rewritten — what an operator checks before starting the real run. Not kept in the history item.
+   * A partition rewrite (a run with a `transform`): the written schema, and in a dry run where the first rows of the
+   * first input as rewritten were written (`preview.uri`) — what an operator checks before starting the real run. It
+   * holds no table rows, so the summary may go wherever it goes (output, logs, events, notifications, history).
    */
   readonly rewrite?: RewriteSummary;
 }

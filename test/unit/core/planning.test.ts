@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../../functions/core/errors.js';
 import {
+  cutBalanced,
   DEFAULT_PLAN_OPTIONS,
   expectedOutputFiles,
   type PlanInput,
@@ -374,5 +375,29 @@ describe('splitBalanced', () => {
     // Assess
     expect(groups.map((g) => g.reduce((s, f) => s + f.size, 0))).toEqual([98, 49, 51, 98]);
     expect(groups.flat()).toEqual(files);
+  });
+});
+
+describe('cutBalanced', () => {
+  it('cuts key-ordered files into n contiguous runs of about equal bytes, keeping every file once in order', () => {
+    // Prepare: 40 files of 5–11 bytes
+    const files = Array.from({ length: 40 }, (_, i) => ({ key: i, size: 5 + (i % 7) }));
+    const total = files.reduce((n, f) => n + f.size, 0);
+    // Act
+    const runs = cutBalanced(files, 4);
+    // Assess
+    expect(runs).toHaveLength(4);
+    expect(runs.flat()).toEqual(files);
+    for (const run of runs) {
+      const bytes = run.reduce((n, f) => n + f.size, 0);
+      expect(Math.abs(bytes - total / 4)).toBeLessThanOrEqual(11);
+    }
+  });
+
+  it('gives fewer runs, never more, when a file larger than a share leaves one empty', () => {
+    // Prepare / Act
+    const runs = cutBalanced([{ size: 100 }, { size: 1 }, { size: 1 }], 3);
+    // Assess
+    expect(runs.map((r) => r.length)).toEqual([1, 2]);
   });
 });

@@ -11,6 +11,7 @@ import {
   type ColumnProjection,
   type FooterSchemaNode,
   footerSchemaTree,
+  PROJECTED_WIDENINGS,
   type ProjectedColumn,
   type ProjectedField,
   type ProjectedType,
@@ -31,7 +32,10 @@ export type UnionVerdict =
   | { readonly kind: 'projected'; readonly projection: ColumnProjection }
   | { readonly kind: 'refused'; readonly reason: string };
 
-/** What the union may do beyond what every reader reads (int32 → int64, float32 → float64). */
+/**
+ * What the union may do beyond what every reader reads (a signed integer to a wider one — int8 → int16 → int32 →
+ * int64 —, float32 → float64).
+ */
 export interface UnionOptions {
   /**
    * Widen a decimal to a larger precision at the same scale: only when every reader the table declares reads it
@@ -65,9 +69,7 @@ function typeOf(column: string, node: FooterSchemaNode): ProjectedType {
     throw new NotDescribable(column, 'it is a repeated field, which the union does not describe');
   if (node.children.length === 0) {
     const leaf = projectedLeafType(e);
-    // Byte and short columns are described for the table formats that widen them (Delta's typeWidening); the union
-    // has no widening rule for them yet, so it keeps refusing a file that holds one, as it always did.
-    if (leaf === undefined || leaf === 'int8' || leaf === 'int16')
+    if (leaf === undefined)
       throw new NotDescribable(
         column,
         `its ${e.type} ${JSON.stringify(e.logical_type ?? e.converted_type ?? null)} type is not one the union describes`,
@@ -109,10 +111,23 @@ function columnsOf(file: UnionInput): FileColumn[] | NotDescribable {
   }
 }
 
+/**
+ * The signed integers narrowest first: a byte or short (an INT32 annotated INT(8) or INT(16)) widens to any wider one,
+ * as int32 does to int64 — every value sign-extends exactly. Where the wider type is int16 or int32 the output keeps
+ * the column's physical INT32 and only its annotation widens, so every reader family (`any` too, which may ignore the
+ * annotation) reads the same values; where it is int64 it is the int32 → int64 case (see core/readers.ts).
+ */
+const SIGNED_INTEGERS: readonly ProjectedType[] = ['int8', 'int16', 'int32', 'int64'];
+
 /** The widening that takes `from` to `to`, 'same' when they are one type, undefined when neither. */
 function wideningOf(from: ProjectedType, to: ProjectedType): ProjectedWidening | 'same' | undefined {
   if (JSON.stringify(from) === JSON.stringify(to)) return 'same';
-  if (from === 'int32' && to === 'int64') return 'int32-int64';
+  const narrow = SIGNED_INTEGERS.indexOf(from);
+  const wide = SIGNED_INTEGERS.indexOf(to);
+  if (narrow >= 0 && wide > narrow) {
+    const name = `${String(from)}-${String(to)}`;
+    return PROJECTED_WIDENINGS.find((w) => w === name);
+  }
   if (from === 'float32' && to === 'float64') return 'float32-float64';
   if (
     typeof from === 'object' &&
@@ -156,8 +171,9 @@ function decimalNote(a: ProjectedType, b: ProjectedType): string {
  * to unify: they are grouped by their schema as always); otherwise every file is either projected onto the union of
  * the columns of the files that are not refused, or refused with why:
  *   - a column the projection cannot describe (a list, a map, a repeated field, an INT96 or other unlisted type);
- *   - a column whose type differs between files other than by a widening the union applies (int32 → int64,
- *     float32 → float64, and a decimal's precision at the same scale where the readers allow it), a struct whose
+ *   - a column whose type differs between files other than by a widening the union applies (a signed integer to a
+ *     wider one: int8 → int16 → int32 → int64, INT(8) and INT(16) being annotated INT32s; float32 → float64; and a
+ *     decimal's precision at the same scale where the readers allow it), a struct whose
  *     fields differ at all, or a name that differs from another file's only in case (Hive and Spark match columns
  *     case-insensitively, so they would be one column to them and two here): every file holding it is refused,
  *     because without a table schema there is no telling which of them is right.

@@ -20,6 +20,7 @@ import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import {
   DEFAULT_WORK_ROOT,
   planKey,
+  previewKey,
   stagingPrefix,
   storeJournalEntryKey,
   trashPrefix,
@@ -269,6 +270,22 @@ describe('vacuum', () => {
       `${stagingPrefix(W, 'r-young', 'g1')}part-0.parquet`,
     ]);
     expect(report.removed.staging.count).toBe(3);
+  });
+
+  it('removes rewrite dry-run previews (rows of a table) past the retention, keeps a young one, and leaves them to a vacuum of every table', async () => {
+    // Prepare
+    const w = world();
+    await w.store.put(previewKey(W, 'dry-old'), '{"rows":[]}');
+    w.clock.advance(100 * HOUR);
+    await w.store.put(previewKey(W, 'dry-young'), '{"rows":[]}');
+    w.clock.advance(69 * HOUR);
+    // Act
+    const selected = await vacuum(w.deps, parseVacuumRequest({ dryRun: false, tables: ['events'] }));
+    const all = await vacuum(w.deps, parseVacuumRequest({ dryRun: false }));
+    // Assess
+    expect(selected.removed.preview.count).toBe(0);
+    expect(all.removed.preview).toEqual({ count: 1, bytes: 11 });
+    expect(w.store.keys()).toEqual([previewKey(W, 'dry-young')]);
   });
 
   it('removes writer debris older than the configured age and never touches data files', async () => {

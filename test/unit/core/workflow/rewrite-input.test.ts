@@ -185,7 +185,33 @@ describe('the plan step of a partition rewrite', () => {
     expect(await contents(store)).toEqual(before);
   });
 
-  it('stores one group of every file, one output each, with the transformation and its columns as data', async () => {
+  it('packs the files into outputs of the target size, as compaction packs a group, and stores the packing', async () => {
+    // Prepare: a target of half the partition's bytes, so Iceberg's rule gives two outputs
+    const store = await lake();
+    let bytes = 0;
+    for await (const o of store.listAll(`events/date=${DAY}/`)) bytes += o.size;
+    const run = runOf({
+      table: 'events',
+      partition: `date=${DAY}`,
+      transform: CAST,
+      targetFileSizeMB: Math.ceil(bytes / 2) / (1024 * 1024),
+    });
+
+    // Act
+    const result = await planRun(deps(store), run, options);
+
+    // Assess
+    const stored = await readPlan(store, run);
+    const packing = stored?.transform?.inputsPerOutput ?? [];
+    expect(result.groupCount).toBe(1);
+    expect(result.expectedOutputFiles).toBe(2);
+    expect(stored?.groups[0]?.expectedOutputFiles).toBe(2);
+    expect(packing).toHaveLength(2);
+    expect(packing.reduce((n, k) => n + k, 0)).toBe(3);
+    expect(stored?.options).toMatchObject({ targetFileSizeBytes: run.targetFileSizeBytes });
+  });
+
+  it('stores one group of every file, packed into one output at the default target, with the transformation and its columns as data', async () => {
     // Prepare
     const store = await lake();
     const run = runOf({
@@ -202,7 +228,8 @@ describe('the plan step of a partition rewrite', () => {
     const stored = await readPlan(store, run);
     expect(result.groupCount).toBe(1);
     expect(stored?.groups[0]?.files).toHaveLength(3);
-    expect(stored?.groups[0]?.expectedOutputFiles).toBe(3);
+    expect(stored?.groups[0]?.expectedOutputFiles).toBe(1);
+    expect(stored?.transform?.inputsPerOutput).toEqual([3]);
     expect(stored?.transform?.spec).toEqual({ steps: [{ op: 'drop', column: 'session_id' }] });
     expect(stored?.transform?.confirmDrop).toEqual(['session_id']);
     expect(stored?.transform?.columns.map((c) => c.name)).toEqual([

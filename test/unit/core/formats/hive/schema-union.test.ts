@@ -109,6 +109,64 @@ describe('unifySchemas (Hive-style schemaEvolution: union)', () => {
     ]);
   });
 
+  it('widens byte and short (INT32 annotated INT(8), INT(16)) along int8 → int16 → int32 → int64 in the files that hold the narrower type', () => {
+    // Prepare: the logical type in one file, the legacy converted type in another
+    const byte = (name: string) =>
+      leaf(name, 'INT32', { logical_type: { type: 'INTEGER', bitWidth: 8, isSigned: true } });
+    const short = (name: string) => leaf(name, 'INT32', { converted_type: 'INT_16' });
+    const a = file('a.parquet', byte('x'), byte('y'), short('z'));
+    const b = file('b.parquet', short('x'), int32('y'), int64('z'));
+    const c = file('c.parquet', byte('x'), int64('y'), short('z'));
+
+    // Act
+    const verdicts = unifySchemas([a, b, c], NO_DECIMALS);
+
+    // Assess
+    expect(projected(verdicts.get('a.parquet')).columns).toEqual([
+      { field: { name: 'x', nullable: true, type: 'int16' }, source: { column: 'x', widen: 'int8-int16' } },
+      { field: { name: 'y', nullable: true, type: 'int64' }, source: { column: 'y', widen: 'int8-int64' } },
+      { field: { name: 'z', nullable: true, type: 'int64' }, source: { column: 'z', widen: 'int16-int64' } },
+    ]);
+    expect(projected(verdicts.get('b.parquet')).columns.map((c) => c.source)).toEqual([
+      { column: 'x' },
+      { column: 'y', widen: 'int32-int64' },
+      { column: 'z' },
+    ]);
+    expect(projected(verdicts.get('c.parquet')).columns.map((c) => c.source)).toEqual([
+      { column: 'x', widen: 'int8-int16' },
+      { column: 'y' },
+      { column: 'z', widen: 'int16-int64' },
+    ]);
+  });
+
+  it('refuses, naming file and column, a byte beside a float and an unsigned byte, which are no widening of it', () => {
+    // Prepare
+    const byte = (name: string) => leaf(name, 'INT32', { converted_type: 'INT_8' });
+    const unsigned = (name: string) =>
+      leaf(name, 'INT32', { logical_type: { type: 'INTEGER', bitWidth: 8, isSigned: false } });
+    const files = [
+      file('a.parquet', byte('x'), string('name')),
+      file('b.parquet', float('x'), string('name')),
+      file('c.parquet', byte('x'), unsigned('u')),
+      file('d.parquet', byte('x'), string('name'), double('extra')),
+    ];
+
+    // Act
+    const verdicts = unifySchemas(files, NO_DECIMALS);
+
+    // Assess
+    expect(refused(verdicts.get('b.parquet'))).toMatch(
+      /b\.parquet cannot join .*column x: it is float32 here but int8 in a\.parquet, which is not a widening/,
+    );
+    expect(refused(verdicts.get('a.parquet'))).toMatch(
+      /a\.parquet cannot join .*column x: it is int8 here but float32 in b\.parquet/,
+    );
+    expect(refused(verdicts.get('c.parquet'))).toMatch(
+      /c\.parquet cannot join .*column u: its INT32 .*"isSigned":false.* type is not one the union describes/,
+    );
+    expect(refused(verdicts.get('d.parquet'))).toContain('column x:');
+  });
+
   it('makes a column required only when every file has it required', () => {
     // Prepare
     const required = { repetition_type: 'REQUIRED' as const };
