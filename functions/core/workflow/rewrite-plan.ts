@@ -95,7 +95,7 @@ export async function prepareRewrite(
   const plan = planTransform(transform.spec, columns, transform.confirmDrop);
   const bytes = files.reduce((n, f) => n + f.size, 0);
   const rows = files.every((f) => f.rows !== undefined) ? files.reduce((n, f) => n + (f.rows ?? 0), 0) : null;
-  // Compaction's packing: the output count Iceberg's rule gives the bytes, whole inputs cut by their byte midpoints
+  // Compaction's packing: the output count the compaction's bin-packing gives the bytes (expectedOutputFiles), whole inputs cut by their byte midpoints
   // (an output holds whole inputs, so each is verified against exactly the inputs it was written from).
   const inputsPerOutput = cutBalanced(files, expectedOutputFiles(bytes, options)).map((run) => run.length);
   const stored: PartitionPlan = {
