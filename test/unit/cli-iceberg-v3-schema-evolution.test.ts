@@ -1,8 +1,9 @@
-// Schema evolution on a format-v3 Iceberg table through `lake-compactor compact --format iceberg --rewrite-option
-// rewrite-all=true`, on a table crafted here: files written before an ALTER TABLE are projected onto the current
+// Schema evolution on a format-v3 Iceberg table through `lake-compactor compact --format iceberg` (`rewrite-all`, and
+// the default bin-pack), on tables crafted here: files written before an ALTER TABLE are projected onto the current
 // schema by field id — a renamed int promoted to long, a date promoted to timestamp (v3), a dropped column not written,
 // and columns added with an `initial-default` of every primitive type the rewrite writes reading as that default, not
-// null — and group with the current schema's files into one output, every row keeping its row lineage. DuckDB is the
+// null, also inside a struct — and group with the current schema's files into one output, every row keeping its
+// row lineage. DuckDB is the
 // oracle: it reads each input by field id with its own casts and the defaults spelled as SQL literals (not the
 // engine's values), and each row's `_row_id` / `_last_updated_sequence_number` is computed by the spec's rule.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -194,8 +195,8 @@ async function liveFiles(store: LocalObjectStore): Promise<string[]> {
   return files.dataFiles.map((f) => join(dir, f.entry.file.key));
 }
 
-describe('compact --rewrite-option rewrite-all=true on a format-v3 Iceberg table whose schema evolved', () => {
-  it('projects older files onto the current schema (renamed and promoted int, date → timestamp, dropped column, added columns as their initial-default) into one output of the current schema, rows and row lineage equal', async () => {
+describe('compact on a format-v3 Iceberg table whose schema evolved', () => {
+  it('rewrite-all projects older files onto the current schema (renamed and promoted int, date → timestamp, dropped column, added columns as their initial-default) into one output of the current schema, rows and row lineage equal', async () => {
     // Prepare: two files under schema 0 (one row's amount and day null, a day before 1970), the ALTER TABLE, two
     // files under schema 1 (every added column with values of its own, or null)
     dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-v3-evolution-'));
@@ -311,6 +312,131 @@ describe('compact --rewrite-option rewrite-all=true on a format-v3 Iceberg table
       ['note', 'VARCHAR'],
       [ROW_ID.name, 'BIGINT'],
       [SEQ.name, 'BIGINT'],
+    ]);
+  });
+
+  it("with the default bin-pack, fills a struct field added with an initial-default inside the older files' structs (a null struct stays null), rows and row lineage equal", async () => {
+    // Prepare: p{x int} under schema 0 (one row's p null), then p.y long added with initial-default 7, then a file
+    // with p{x, y} of its own values
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-v3-evolution-'));
+    const store = new LocalObjectStore(dir);
+    const struct0 = {
+      type: 'struct',
+      'schema-id': 0,
+      fields: [
+        { id: 1, name: 'id', required: false, type: 'long' },
+        {
+          id: 2,
+          name: 'p',
+          required: false,
+          type: { type: 'struct', fields: [{ id: 3, name: 'x', required: false, type: 'int' }] },
+        },
+      ],
+    };
+    const struct1 = {
+      ...struct0,
+      'schema-id': 1,
+      fields: [
+        struct0.fields[0],
+        {
+          id: 2,
+          name: 'p',
+          required: false,
+          type: {
+            type: 'struct',
+            fields: [
+              { id: 3, name: 'x', required: false, type: 'int' },
+              { id: 4, name: 'y', required: false, type: 'long', 'initial-default': 7, 'write-default': 7 },
+            ],
+          },
+        },
+      ],
+    };
+    await createTable(store);
+    const hint = async () =>
+      Number(new TextDecoder().decode(await store.get(`${NAME}/metadata/version-hint.text`)));
+    const setSchemas = async (schemas: object[], current: number) => {
+      const v = await hint();
+      const latest = JSON.parse(
+        new TextDecoder().decode(await store.get(`${NAME}/metadata/v${v}.metadata.json`)),
+      ) as Record<string, unknown>;
+      await store.put(
+        `${NAME}/metadata/v${v + 1}.metadata.json`,
+        JSON.stringify({ ...latest, schemas, 'current-schema-id': current, 'last-column-id': 4 }),
+      );
+      await store.put(`${NAME}/metadata/version-hint.text`, String(v + 1));
+    };
+    await setSchemas([struct0], 0);
+    const oldIds = '{id: 1, p: {__duckdb_field_id: 2, x: 3}}';
+    await appendSelect(
+      store,
+      'a.parquet',
+      `SELECT * FROM (VALUES (1::BIGINT, {'x': 10}), (2::BIGINT, NULL)) t(id, p)`,
+      oldIds,
+    );
+    await appendSelect(store, 'b.parquet', `SELECT 3::BIGINT AS id, {'x': NULL::INTEGER} AS p`, oldIds);
+    await setSchemas([struct0, struct1], 1);
+    await appendSelect(
+      store,
+      'c.parquet',
+      `SELECT 4::BIGINT AS id, {'x': 40, 'y': 400::BIGINT} AS p`,
+      '{id: 1, p: {__duckdb_field_id: 2, x: 3, y: 4}}',
+    );
+    /** Every live row with its lineage (as in projectedRows), p as text; the old files' p.y its default. */
+    const rowsNow = async () => {
+      const table = await loadTable(store, NAME);
+      const files = await readSnapshotFiles(store, table);
+      const rows: string[] = [];
+      for (const f of files.dataFiles) {
+        const path = sqlString(join(dir, f.entry.file.key));
+        const names = new Set((await db.rows(`SELECT name FROM parquet_schema(${path})`)).map((r) => r.name));
+        const p = names.has('y')
+          ? 'p::VARCHAR'
+          : `CASE WHEN p IS NULL THEN NULL ELSE {'x': p.x, 'y': 7::BIGINT} END::VARCHAR`;
+        const own = (c: { name: string }) => (names.has(c.name) ? `"${c.name}"` : 'NULL');
+        const found = await db.rows(
+          `SELECT id::VARCHAR AS id, ${p} AS p,
+                  COALESCE(${own(ROW_ID)}, ${f.entry.file.firstRowId}::BIGINT + file_row_number)::VARCHAR AS r,
+                  COALESCE(${own(SEQ)}, ${f.entry.dataSequenceNumber}::BIGINT)::VARCHAR AS s
+           FROM read_parquet(${path}, file_row_number = true)`,
+        );
+        for (const r of found) rows.push(JSON.stringify(r));
+      }
+      return rows.sort();
+    };
+    const before = await rowsNow();
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'min-input-files=3'],
+      io,
+    );
+
+    // Assess: one output of the current struct holding every row as projected, lineage kept
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(1);
+    const after = await rowsNow();
+    expect(before).toHaveLength(4);
+    expect(after).toEqual(before);
+    const output = sqlString(outputs[0] as string);
+    expect(
+      await db.rows(`SELECT id::VARCHAR AS id, p::VARCHAR AS p FROM read_parquet(${output}) ORDER BY id`),
+    ).toEqual([
+      { id: '1', p: "{'x': 10, 'y': 7}" },
+      { id: '2', p: null },
+      { id: '3', p: "{'x': NULL, 'y': 7}" },
+      { id: '4', p: "{'x': 40, 'y': 400}" },
+    ]);
+    const schema = await db.rows(`SELECT name, field_id FROM parquet_schema(${output})`);
+    expect(schema.slice(1).map((e) => [e.name, Number(e.field_id)])).toEqual([
+      ['id', 1],
+      ['p', 2],
+      ['x', 3],
+      ['y', 4],
+      [ROW_ID.name, ROW_ID.id],
+      [SEQ.name, SEQ.id],
     ]);
   });
 });
