@@ -186,6 +186,8 @@ function icebergDefaultValue(type: string, raw: unknown): ProjectedValue {
       if (typeof raw === 'number' && Number.isSafeInteger(raw)) return String(raw);
       return typeof raw === 'string' && /^-?\d+$/.test(raw) ? raw : '!not a JSON long';
     case 'float':
+      // The float nearest the JSON number, as Iceberg Java reads it (the number's double, narrowed).
+      return typeof raw === 'number' ? Math.fround(raw) : '!not a JSON number';
     case 'double':
       if (typeof raw === 'number') return raw;
       // An integral literal of more than 15 digits arrives as its text: its double, as a JSON reader reads it.

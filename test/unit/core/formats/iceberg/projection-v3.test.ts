@@ -47,6 +47,7 @@ describe('projectDataFile: a column added with an initial-default reads as it in
       '9007199254740993',
     ],
     ['float', 1.5, 'float32', 1.5],
+    ['float (read as the nearest float32)', 0.1, 'float32', Math.fround(0.1)],
     ['double', 0.1, 'float64', 0.1],
     ['decimal(9, 2)', '-14.20', { decimal: { precision: 9, scale: 2 } }, '-1420'],
     [
@@ -167,7 +168,7 @@ describe('projectDataFile: a column added with an initial-default reads as it in
     ['a timestamp in nanoseconds', 'timestamp', '2017-11-16T22:31:08.123456789', 'at most microseconds'],
     ['an int past 32 bits', 'int', 2147483648, 'is not a int'],
     ['an int written as a string', 'int', '5', 'not a JSON int'],
-    ['a float a float32 does not hold', 'float', 0.1, 'is not a float'],
+    ['a float written as a string', 'float', '1.5', 'not a JSON number'],
     ['binary not in hex', 'binary', 'xyz', 'not a hexadecimal string'],
   ] as const)('refuses %s by name, the file left alone', (_what, type, initial, why) => {
     // Act
