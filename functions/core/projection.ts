@@ -75,7 +75,7 @@ export interface ProjectedSource {
  */
 export interface ProjectedFieldSource {
   readonly source?: ProjectedSource & { readonly position: number };
-  readonly default?: ProjectedValue;
+  readonly default?: ProjectedDefault;
 }
 
 /**
@@ -86,6 +86,16 @@ export interface ProjectedFieldSource {
  * at scale 2 is `"150"`); `string` the string; `binary` its bytes as lowercase hex. Structs have no value here.
  */
 export type ProjectedValue = boolean | number | string;
+
+/**
+ * A default value: a primitive's value, or a struct's — not null, each field's own default in the struct's field
+ * order (null: the field is null). Iceberg stores a struct column's non-null default this way: `{}`, its fields'
+ * values taken from their own defaults.
+ */
+export type ProjectedDefault = ProjectedValue | ProjectedStructDefault;
+export interface ProjectedStructDefault {
+  readonly struct: readonly (ProjectedDefault | null)[];
+}
 
 const INT_RANGE = {
   int8: [-(2 ** 7), 2 ** 7 - 1],
@@ -100,9 +110,23 @@ const INT64_MAX = (1n << 63n) - 1n;
  * Why `value` is not a value of `type` as {@link ProjectedValue} spells it, or undefined when it is. Checked where a
  * plan is parsed, so the engine and the fingerprint never meet a value they would read differently.
  */
-export function projectedValueProblem(type: ProjectedType, value: ProjectedValue): string | undefined {
+export function projectedValueProblem(type: ProjectedType, value: ProjectedDefault): string | undefined {
   const text = JSON.stringify(value);
-  if (typeof type === 'object' && 'struct' in type) return `a struct has no default value here (${text})`;
+  if (typeof type === 'object' && 'struct' in type) {
+    if (typeof value !== 'object' || value.struct.length !== type.struct.length)
+      return `a struct's value lists a default (or null) for each of its ${type.struct.length} fields, not ${text}`;
+    for (const [i, f] of type.struct.entries()) {
+      const v = value.struct[i];
+      if (v === null || v === undefined) {
+        if (!f.nullable) return `field ${f.name} is required, so its default is not null`;
+        continue;
+      }
+      const why = projectedValueProblem(f.type, v);
+      if (why !== undefined) return `field ${f.name}: ${why}`;
+    }
+    return undefined;
+  }
+  if (typeof value === 'object') return `a ${projectedTypeText(type)} has no struct value (${text})`;
   if (typeof type === 'object') {
     if (typeof value !== 'string' || !/^-?\d+$/.test(value))
       return `a decimal's value is the decimal integer string of its unscaled value, not ${text}`;
@@ -173,7 +197,7 @@ export type ProjectedWidening = (typeof PROJECTED_WIDENINGS)[number];
 export interface ProjectedColumn {
   readonly field: ProjectedField;
   readonly source?: ProjectedSource;
-  readonly default?: ProjectedValue;
+  readonly default?: ProjectedDefault;
 }
 
 /**
@@ -213,7 +237,14 @@ const sourceShape = {
   fields: z.array(z.lazy((): z.ZodType<ProjectedFieldSource> => fieldSourceSchema)).optional(),
 };
 
-const projectedValueSchema = z.union([z.boolean(), z.number(), z.string()]);
+const projectedValueSchema: z.ZodType<ProjectedDefault> = z.lazy(() =>
+  z.union([
+    z.boolean(),
+    z.number(),
+    z.string(),
+    z.object({ struct: z.array(projectedValueSchema.nullable()) }),
+  ]),
+);
 
 const fieldSourceSchema: z.ZodType<ProjectedFieldSource> = z.object({
   source: z.object({ ...sourceShape, position: z.number().int().min(0) }).optional(),
@@ -229,7 +260,7 @@ const projectedSourceSchema: z.ZodType<ProjectedSource> = z.object(sourceShape);
 function defaultsProblem(
   name: string,
   type: ProjectedType,
-  from: { readonly source?: ProjectedSource; readonly default?: ProjectedValue },
+  from: { readonly source?: ProjectedSource; readonly default?: ProjectedDefault },
 ): string | undefined {
   if (from.default !== undefined) {
     if (from.source !== undefined) return `${name} has both a source and a default value`;

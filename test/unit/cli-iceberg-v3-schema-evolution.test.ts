@@ -315,7 +315,7 @@ describe('compact on a format-v3 Iceberg table whose schema evolved', () => {
     ]);
   });
 
-  it("with the default bin-pack, fills a struct field added with an initial-default inside the older files' structs (a null struct stays null), rows and row lineage equal", async () => {
+  it("with the default bin-pack, fills a struct field added with an initial-default inside the older files' structs (a null struct stays null) and a struct column added with {} as its fields' defaults, rows and row lineage equal", async () => {
     // Prepare: p{x int} under schema 0 (one row's p null), then p.y long added with initial-default 7, then a file
     // with p{x, y} of its own values
     dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-v3-evolution-'));
@@ -350,6 +350,20 @@ describe('compact on a format-v3 Iceberg table whose schema evolved', () => {
             ],
           },
         },
+        {
+          id: 5,
+          name: 'q',
+          required: false,
+          'initial-default': {},
+          'write-default': {},
+          type: {
+            type: 'struct',
+            fields: [
+              { id: 6, name: 'a', required: false, type: 'long', 'initial-default': 5, 'write-default': 5 },
+              { id: 7, name: 'b', required: false, type: 'string' },
+            ],
+          },
+        },
       ],
     };
     await createTable(store);
@@ -362,7 +376,7 @@ describe('compact on a format-v3 Iceberg table whose schema evolved', () => {
       ) as Record<string, unknown>;
       await store.put(
         `${NAME}/metadata/v${v + 1}.metadata.json`,
-        JSON.stringify({ ...latest, schemas, 'current-schema-id': current, 'last-column-id': 4 }),
+        JSON.stringify({ ...latest, schemas, 'current-schema-id': current, 'last-column-id': 7 }),
       );
       await store.put(`${NAME}/metadata/version-hint.text`, String(v + 1));
     };
@@ -379,10 +393,13 @@ describe('compact on a format-v3 Iceberg table whose schema evolved', () => {
     await appendSelect(
       store,
       'c.parquet',
-      `SELECT 4::BIGINT AS id, {'x': 40, 'y': 400::BIGINT} AS p`,
-      '{id: 1, p: {__duckdb_field_id: 2, x: 3, y: 4}}',
+      `SELECT 4::BIGINT AS id, {'x': 40, 'y': 400::BIGINT} AS p, {'a': 44::BIGINT, 'b': 'b4'} AS q`,
+      '{id: 1, p: {__duckdb_field_id: 2, x: 3, y: 4}, q: {__duckdb_field_id: 5, a: 6, b: 7}}',
     );
-    /** Every live row with its lineage (as in projectedRows), p as text; the old files' p.y its default. */
+    /**
+     * Every live row with its lineage (as in projectedRows), p and q as text; in the old files p.y is its default
+     * and q the struct of its fields' defaults.
+     */
     const rowsNow = async () => {
       const table = await loadTable(store, NAME);
       const files = await readSnapshotFiles(store, table);
@@ -393,9 +410,10 @@ describe('compact on a format-v3 Iceberg table whose schema evolved', () => {
         const p = names.has('y')
           ? 'p::VARCHAR'
           : `CASE WHEN p IS NULL THEN NULL ELSE {'x': p.x, 'y': 7::BIGINT} END::VARCHAR`;
+        const q = names.has('q') ? 'q::VARCHAR' : `{'a': 5::BIGINT, 'b': NULL::VARCHAR}::VARCHAR`;
         const own = (c: { name: string }) => (names.has(c.name) ? `"${c.name}"` : 'NULL');
         const found = await db.rows(
-          `SELECT id::VARCHAR AS id, ${p} AS p,
+          `SELECT id::VARCHAR AS id, ${p} AS p, ${q} AS q,
                   COALESCE(${own(ROW_ID)}, ${f.entry.file.firstRowId}::BIGINT + file_row_number)::VARCHAR AS r,
                   COALESCE(${own(SEQ)}, ${f.entry.dataSequenceNumber}::BIGINT)::VARCHAR AS s
            FROM read_parquet(${path}, file_row_number = true)`,
@@ -422,12 +440,14 @@ describe('compact on a format-v3 Iceberg table whose schema evolved', () => {
     expect(after).toEqual(before);
     const output = sqlString(outputs[0] as string);
     expect(
-      await db.rows(`SELECT id::VARCHAR AS id, p::VARCHAR AS p FROM read_parquet(${output}) ORDER BY id`),
+      await db.rows(
+        `SELECT id::VARCHAR AS id, p::VARCHAR AS p, q::VARCHAR AS q FROM read_parquet(${output}) ORDER BY id`,
+      ),
     ).toEqual([
-      { id: '1', p: "{'x': 10, 'y': 7}" },
-      { id: '2', p: null },
-      { id: '3', p: "{'x': NULL, 'y': 7}" },
-      { id: '4', p: "{'x': 40, 'y': 400}" },
+      { id: '1', p: "{'x': 10, 'y': 7}", q: "{'a': 5, 'b': NULL}" },
+      { id: '2', p: null, q: "{'a': 5, 'b': NULL}" },
+      { id: '3', p: "{'x': NULL, 'y': 7}", q: "{'a': 5, 'b': NULL}" },
+      { id: '4', p: "{'x': 40, 'y': 400}", q: "{'a': 44, 'b': b4}" },
     ]);
     const schema = await db.rows(`SELECT name, field_id FROM parquet_schema(${output})`);
     expect(schema.slice(1).map((e) => [e.name, Number(e.field_id)])).toEqual([
@@ -435,6 +455,9 @@ describe('compact on a format-v3 Iceberg table whose schema evolved', () => {
       ['p', 2],
       ['x', 3],
       ['y', 4],
+      ['q', 5],
+      ['a', 6],
+      ['b', 7],
       [ROW_ID.name, ROW_ID.id],
       [SEQ.name, SEQ.id],
     ]);

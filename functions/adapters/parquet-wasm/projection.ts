@@ -33,10 +33,10 @@ import {
 import { UnsupportedInputError } from '../../core/errors.js';
 import type {
   ColumnProjection,
+  ProjectedDefault,
   ProjectedField,
   ProjectedSource,
   ProjectedType,
-  ProjectedValue,
 } from '../../core/projection.js';
 import { pw } from './wasm.js';
 
@@ -108,10 +108,21 @@ function nullData(type: DataType, n: number): Data {
 }
 
 /**
- * A column of `n` copies of `value` (a default value, see ProjectedValue) as the written `type`, none null: what a
+ * A column of `n` copies of `value` (a default value, see ProjectedDefault) as the written `type`, none null: what a
  * reader gives for a column or struct field a file was written without, when the table declares its default.
  */
-function constantData(key: string, column: string, type: DataType, value: ProjectedValue, n: number): Data {
+function constantData(key: string, column: string, type: DataType, value: ProjectedDefault, n: number): Data {
+  if (typeof value === 'object') {
+    if (!DataType.isStruct(type))
+      throw new UnsupportedInputError(key, `its column ${column} is not a struct, but its default is one`);
+    const children = type.children.map((f, i) => {
+      const v = value.struct[i];
+      return v === null || v === undefined
+        ? nullData(f.type, n)
+        : constantData(key, `${column}.${f.name}`, f.type, v, n);
+    });
+    return makeData({ type, length: n, nullCount: 0, children });
+  }
   if (DataType.isBool(type) || (DataType.isInt(type) && type.bitWidth <= 32) || DataType.isFloat(type)) {
     const v = vectorFromArray(new Array(n).fill(value), type);
     if (v.data.length === 1) return v.data[0] as Data;

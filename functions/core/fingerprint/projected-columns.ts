@@ -7,9 +7,9 @@
 import { UnsupportedInputError } from '../errors.js';
 import type {
   ColumnProjection,
+  ProjectedDefault,
   ProjectedSource,
   ProjectedType,
-  ProjectedValue,
   ProjectedWidening,
 } from '../projection.js';
 import type { ArrowColumn, ArrowSlots } from './ordered-digest.js';
@@ -78,18 +78,35 @@ const FIXED_WIDTH: Readonly<Record<string, number>> = {
 };
 
 /**
- * Slots of `length` copies of `value` (a default value, see ProjectedValue) of a primitive projected type, none null:
+ * Slots of `length` copies of `value` (a default value, see ProjectedDefault) of a projected type, none null:
  * the value's bytes written once from its plan spelling (little-endian, as a decoded column holds them) and
  * repeated. Independent of the engine, which builds its constant columns through arrow-js.
  */
 function constantSlots(
   column: string,
   type: ProjectedType,
-  value: ProjectedValue,
+  value: ProjectedDefault,
   length: number,
 ): ArrowSlots {
-  if (typeof type === 'object' && 'struct' in type)
-    throw new UnsupportedInputError('(batch)', `column ${column} is a struct, which has no default value`);
+  if (typeof type === 'object' && 'struct' in type) {
+    if (typeof value !== 'object')
+      throw new UnsupportedInputError('(batch)', `column ${column} is a struct, its default is not`);
+    // A struct valid in every row, each field its own default or null.
+    return {
+      kind: 'struct',
+      length,
+      validity: undefined,
+      base: 0,
+      children: type.struct.map((f, i) => {
+        const v = value.struct[i];
+        return v === null || v === undefined
+          ? nullSlots(f.type, length)
+          : constantSlots(`${column}.${f.name}`, f.type, v, length);
+      }),
+    };
+  }
+  if (typeof value === 'object')
+    throw new UnsupportedInputError('(batch)', `column ${column} is not a struct, its default is`);
   if (type === 'boolean')
     return {
       kind: 'bool',

@@ -13,6 +13,7 @@ import {
   type FooterSchemaNode,
   footerSchemaTree,
   type ProjectedColumn,
+  type ProjectedDefault,
   type ProjectedField,
   type ProjectedFieldSource,
   type ProjectedPrimitive,
@@ -108,23 +109,33 @@ type FormatVersion = 1 | 2 | 3;
 
 /**
  * The value rows of a file written without field `f` read as (spec, "Default values"): its `initial-default` in the
- * projection's spelling (see ProjectedValue); undefined when it has none (null, or absent: the rows read null).
+ * projection's spelling (see ProjectedDefault); undefined when it has none (null, or absent: the rows read null). A
+ * struct's non-null default is `{}`, a struct whose fields are each their own `initial-default` (or null).
  * `write-default` is not read: it is for rows written after the field was added, and a rewrite writes none.
- * @throws NotProjectable for a required field without one, a default of a type the rewrite does not write (a
- * struct's `{}`, whose fields' own defaults a reader would assemble), or a default that is not its type's JSON
- * single-value serialization.
+ * @throws NotProjectable for a required field without one, a default of a type the rewrite does not write, a
+ * struct default holding field values (the spec keeps them in the fields' own defaults), or a default that is not
+ * its type's JSON single-value serialization.
  */
-function initialDefaultOf(column: string, f: IcebergField): ProjectedValue | undefined {
+function initialDefaultOf(column: string, f: IcebergField): ProjectedDefault | undefined {
   const raw = f['initial-default'];
   if (raw === undefined || raw === null) {
     if (f.required) throw new NotProjectable(column, 'it is required but the file does not have it');
     return undefined;
   }
-  if (typeof f.type !== 'string')
-    throw new NotProjectable(
-      column,
-      `it was added with the initial-default ${JSON.stringify(raw)} of a ${f.type.type}, which this rewrite does not write (only defaults of primitive columns)`,
-    );
+  if (typeof f.type !== 'string') {
+    if (f.type.type !== 'struct')
+      throw new NotProjectable(
+        column,
+        `it was added with the initial-default ${JSON.stringify(raw)} of a ${f.type.type}, which this rewrite does not write`,
+      );
+    if (typeof raw !== 'object' || Array.isArray(raw) || Object.keys(raw).length > 0)
+      throw new NotProjectable(
+        column,
+        `its initial-default ${JSON.stringify(raw)} is not {} (a struct's default holds no field values: each field has its own)`,
+      );
+    const fields = (f.type.fields ?? []) as readonly IcebergField[];
+    return { struct: fields.map((sub) => initialDefaultOf(`${column}.${sub.name}`, sub) ?? null) };
+  }
   const type = projectedTypeOf(column, f.type);
   const value = icebergDefaultValue(f.type, raw);
   const why = typeof value === 'string' && value.startsWith('!') ? value.slice(1) : undefined;

@@ -154,6 +154,38 @@ describe('projectDataFile: a column added with an initial-default reads as it in
     });
   });
 
+  it("a struct column added with the initial-default {} reads as a struct of its fields' own defaults (null without one)", () => {
+    // Act
+    const column = addedColumn({
+      id: 2,
+      name: 'pt',
+      required: false,
+      'initial-default': {},
+      type: {
+        type: 'struct',
+        fields: [
+          { id: 3, name: 'x', required: false, type: 'double', 'initial-default': 0 },
+          { id: 4, name: 'y', required: false, type: 'double' },
+          {
+            id: 5,
+            name: 'z',
+            required: false,
+            'initial-default': {},
+            type: {
+              type: 'struct',
+              fields: [{ id: 6, name: 'tag', required: true, type: 'string', 'initial-default': 'none' }],
+            },
+          },
+        ],
+      },
+    });
+
+    // Assess: no source, the struct default, and a plan carrying it parses
+    expect(column?.default).toEqual({ struct: [0, null, { struct: ['none'] }] });
+    expect(column?.source).toBeUndefined();
+    expect(columnProjectionSchema.safeParse({ columns: [column], keyValueMetadata: {} }).success).toBe(true);
+  });
+
   it.each([
     ['a decimal with another scale', 'decimal(9, 2)', '14.2', 'is not a decimal(9, 2)'],
     ['a decimal of more digits than its precision', 'decimal(3, 2)', '14.20', 'is not a decimal(3, 2)'],
@@ -376,6 +408,27 @@ describe('columnProjectionSchema: default values in a plan', () => {
       'has 3 digits',
     ],
     ['binary in uppercase hex', column('binary', { default: 'FF' }), 'lowercase hex'],
+    [
+      'a struct default missing a field',
+      column(
+        {
+          struct: [
+            { name: 'x', nullable: true, type: 'int32' },
+            { name: 'y', nullable: true, type: 'int32' },
+          ],
+        },
+        {
+          default: { struct: [1] },
+        },
+      ),
+      'for each of its 2 fields',
+    ],
+    [
+      'a struct default null for a required field',
+      column({ struct: [{ name: 'x', nullable: false, type: 'int32' }] }, { default: { struct: [null] } }),
+      'field x is required',
+    ],
+    ['a struct default of a primitive', column('int32', { default: { struct: [] } }), 'has no struct value'],
     [
       'a nested field default of the wrong type',
       column(

@@ -213,7 +213,7 @@ describe('projectDataFile', () => {
       'column p.y: it is required but the file does not have it',
     ],
     [
-      "a struct column added with a non-null initial-default (a struct of its fields' defaults)",
+      'a struct column added with an initial-default holding field values (the spec keeps them in the fields)',
       [root(1), leaf('id', 'INT64', 1)],
       [
         { id: 1, name: 'id', required: false, type: 'long' },
@@ -221,14 +221,14 @@ describe('projectDataFile', () => {
           id: 3,
           name: 'p',
           required: false,
-          'initial-default': {},
+          'initial-default': { '5': 1.5 },
           type: {
             type: 'struct',
             fields: [{ id: 5, name: 'y', required: false, type: 'double', 'initial-default': 1.5 }],
           },
         },
       ],
-      'column p: it was added with the initial-default {} of a struct, which this rewrite does not write',
+      'column p: its initial-default {"5":1.5} is not {}',
     ],
     [
       'a nested field without a field id',
