@@ -68,12 +68,107 @@ export interface ProjectedSource {
 
 /**
  * Where one field of a written struct comes from: the file's struct field `source.column` at `source.position`
- * among its fields, converted as `source` says; or, with `source` absent, null in every row (a field added since).
- * The engine finds the field by name and the fingerprint by position, so a plan in which they disagree fails
- * verification instead of writing one field's values under another's name.
+ * among its fields, converted as `source` says; or, with `source` absent, `default` in every row where the struct is
+ * not null (a field added since with a default value: Iceberg's `initial-default`), else null. The engine finds the
+ * field by name and the fingerprint by position, so a plan in which they disagree fails verification instead of
+ * writing one field's values under another's name.
  */
 export interface ProjectedFieldSource {
   readonly source?: ProjectedSource & { readonly position: number };
+  readonly default?: ProjectedDefault;
+}
+
+/**
+ * One value of a primitive projected type, as plan JSON carries it exactly: `boolean` a boolean; `int8`…`int32` an
+ * integer number; `date32` the integer number of days since 1970-01-01; `float32` a number a float32 holds exactly;
+ * `float64` a number; `int64` a decimal integer string, and so `timestamp-us` / `timestamp-us-utc` (microseconds
+ * since 1970-01-01 00:00:00, UTC for the latter); a decimal the decimal integer string of its unscaled value (`1.50`
+ * at scale 2 is `"150"`); `string` the string; `binary` its bytes as lowercase hex. Structs have no value here.
+ */
+export type ProjectedValue = boolean | number | string;
+
+/**
+ * A default value: a primitive's value, or a struct's — not null, each field's own default in the struct's field
+ * order (null: the field is null). Iceberg stores a struct column's non-null default this way: `{}`, its fields'
+ * values taken from their own defaults.
+ */
+export type ProjectedDefault = ProjectedValue | ProjectedStructDefault;
+export interface ProjectedStructDefault {
+  readonly struct: readonly (ProjectedDefault | null)[];
+}
+
+const INT_RANGE = {
+  int8: [-(2 ** 7), 2 ** 7 - 1],
+  int16: [-(2 ** 15), 2 ** 15 - 1],
+  int32: [-(2 ** 31), 2 ** 31 - 1],
+  date32: [-(2 ** 31), 2 ** 31 - 1],
+} as const;
+const INT64_MIN = -(1n << 63n);
+const INT64_MAX = (1n << 63n) - 1n;
+
+/**
+ * Why `value` is not a value of `type` as {@link ProjectedValue} spells it, or undefined when it is. Checked where a
+ * plan is parsed, so the engine and the fingerprint never meet a value they would read differently.
+ */
+export function projectedValueProblem(type: ProjectedType, value: ProjectedDefault): string | undefined {
+  const text = JSON.stringify(value);
+  if (typeof type === 'object' && 'struct' in type) {
+    if (typeof value !== 'object' || value.struct.length !== type.struct.length)
+      return `a struct's value lists a default (or null) for each of its ${type.struct.length} fields, not ${text}`;
+    for (const [i, f] of type.struct.entries()) {
+      const v = value.struct[i];
+      if (v === null || v === undefined) {
+        if (!f.nullable) return `field ${f.name} is required, so its default is not null`;
+        continue;
+      }
+      const why = projectedValueProblem(f.type, v);
+      if (why !== undefined) return `field ${f.name}: ${why}`;
+    }
+    return undefined;
+  }
+  if (typeof value === 'object') return `a ${projectedTypeText(type)} has no struct value (${text})`;
+  if (typeof type === 'object') {
+    if (typeof value !== 'string' || !/^-?\d+$/.test(value))
+      return `a decimal's value is the decimal integer string of its unscaled value, not ${text}`;
+    const digits = value.replace('-', '').replace(/^0+(?=\d)/, '').length;
+    return digits > type.decimal.precision
+      ? `${text} has ${digits} digits, more than decimal(${type.decimal.precision}, ${type.decimal.scale}) holds`
+      : undefined;
+  }
+  switch (type) {
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : `a boolean's value is true or false, not ${text}`;
+    case 'int8':
+    case 'int16':
+    case 'int32':
+    case 'date32': {
+      const [min, max] = INT_RANGE[type];
+      return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
+        ? undefined
+        : `an ${type}'s value is an integer from ${min} to ${max}, not ${text}`;
+    }
+    case 'int64':
+    case 'timestamp-us':
+    case 'timestamp-us-utc':
+      return typeof value === 'string' &&
+        /^-?\d+$/.test(value) &&
+        BigInt(value) >= INT64_MIN &&
+        BigInt(value) <= INT64_MAX
+        ? undefined
+        : `a ${type}'s value is a decimal string of a 64-bit integer, not ${text}`;
+    case 'float32':
+      return typeof value === 'number' && Math.fround(value) === value
+        ? undefined
+        : `a float32's value is a number a float32 holds exactly, not ${text}`;
+    case 'float64':
+      return typeof value === 'number' ? undefined : `a float64's value is a number, not ${text}`;
+    case 'string':
+      return typeof value === 'string' ? undefined : `a string's value is a string, not ${text}`;
+    case 'binary':
+      return typeof value === 'string' && /^([0-9a-f]{2})*$/.test(value)
+        ? undefined
+        : `a binary value is its bytes in lowercase hex, not ${text}`;
+  }
 }
 export const PROJECTED_WIDENINGS = [
   'int32-int64',
@@ -95,10 +190,14 @@ export const PROJECTED_WIDENINGS = [
 ] as const;
 export type ProjectedWidening = (typeof PROJECTED_WIDENINGS)[number];
 
-/** One written column and where its values come from. */
+/**
+ * One written column and where its values come from: `source`, or with it absent, `default` in every row (a column
+ * added since with a default value: Iceberg's `initial-default`), else null.
+ */
 export interface ProjectedColumn {
   readonly field: ProjectedField;
   readonly source?: ProjectedSource;
+  readonly default?: ProjectedDefault;
 }
 
 /**
@@ -138,16 +237,62 @@ const sourceShape = {
   fields: z.array(z.lazy((): z.ZodType<ProjectedFieldSource> => fieldSourceSchema)).optional(),
 };
 
+const projectedValueSchema: z.ZodType<ProjectedDefault> = z.lazy(() =>
+  z.union([
+    z.boolean(),
+    z.number(),
+    z.string(),
+    z.object({ struct: z.array(projectedValueSchema.nullable()) }),
+  ]),
+);
+
 const fieldSourceSchema: z.ZodType<ProjectedFieldSource> = z.object({
   source: z.object({ ...sourceShape, position: z.number().int().min(0) }).optional(),
+  default: projectedValueSchema.optional(),
 });
 
 const projectedSourceSchema: z.ZodType<ProjectedSource> = z.object(sourceShape);
 
+/**
+ * Where a default value stands in a column or struct field of `type` with `source`: never beside a source, and of
+ * the field's type; nested sources are checked against the struct's fields alike.
+ */
+function defaultsProblem(
+  name: string,
+  type: ProjectedType,
+  from: { readonly source?: ProjectedSource; readonly default?: ProjectedDefault },
+): string | undefined {
+  if (from.default !== undefined) {
+    if (from.source !== undefined) return `${name} has both a source and a default value`;
+    const why = projectedValueProblem(type, from.default);
+    return why === undefined ? undefined : `${name}: ${why}`;
+  }
+  const fields = from.source?.fields;
+  if (fields === undefined || typeof type !== 'object' || !('struct' in type)) return undefined;
+  for (const [i, f] of fields.entries()) {
+    const written = type.struct[i];
+    if (written === undefined) return `${name} has more field sources than fields`;
+    const why = defaultsProblem(`${name}.${written.name}`, written.type, f);
+    if (why !== undefined) return why;
+  }
+  return undefined;
+}
+
 /** A projection as it travels in a plan and a journal entry (JSON). */
 export const columnProjectionSchema: z.ZodType<ColumnProjection> = z.object({
   columns: z
-    .array(z.object({ field: projectedFieldSchema, source: projectedSourceSchema.optional() }))
+    .array(
+      z
+        .object({
+          field: projectedFieldSchema,
+          source: projectedSourceSchema.optional(),
+          default: projectedValueSchema.optional(),
+        })
+        .superRefine((c, ctx) => {
+          const why = defaultsProblem(c.field.name, c.field.type, c);
+          if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
+        }),
+    )
     .min(1),
   keyValueMetadata: z.record(z.string(), z.string()),
 });

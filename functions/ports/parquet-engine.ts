@@ -63,11 +63,12 @@ export interface InputFile {
   readonly rowLineage?: RowLineage;
   /**
    * The input projected onto the schema its table format writes (core/projection.ts): every output row has the
-   * projection's columns — field ids, names, types — with values copied by source column, widened where it says,
-   * and null where the input has no source. Inputs of one projection's written schema share outputs whatever schema
-   * each was written with. The fingerprint applies the description to the rows as decoded, independently of the
-   * code that builds the written batches, so verify proves the projection as well as the write. Never stitched,
-   * never with `sort`, without row lineage.
+   * projection's columns — field ids, names, types — with values copied by source column, widened where it says;
+   * a column without a source holds its default value in every row where one is declared, else null. Inputs of one projection's written schema
+   * share outputs whatever schema each was written with. The fingerprint applies the description to the rows as
+   * decoded, independently of the code that builds the written batches, so verify proves the projection as well as
+   * the write. Never stitched. With `rowLineage`, each row's lineage is written into its lineage columns first and
+   * the projection must carry both columns through (by their field ids), or the input is refused.
    */
   readonly projection?: ColumnProjection;
 }

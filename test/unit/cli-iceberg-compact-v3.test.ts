@@ -4,7 +4,8 @@
 // sequence number), drops the rows deletion vectors delete, and compares the multiset of (row, row id, sequence
 // number) before and after the `replace` — so a rewrite that let a row inherit a new id would be caught. The
 // metadata's row-id accounting (snapshot first-row-id / added-rows, table next-row-id) is checked against the
-// manifests of the new snapshot.
+// manifests of the new snapshot. After a schema change the oracle reads each file onto the current schema itself
+// (every column as text, a column the file lacks as its initial-default), so the projection is checked alike.
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,10 +44,16 @@ interface Lineage {
  * applied only where they delete a whole file (their cardinality is the file's record count: no position needs
  * reading); any other delete file is beyond this oracle and fails the test.
  */
-async function lineageRows(store: ObjectStore, root: string): Promise<Lineage> {
+async function lineageRows(
+  store: ObjectStore,
+  root: string,
+  /** For a column a file lacks (by field id): the SQL its rows read as (its initial-default); else the column. */
+  missing: Readonly<Record<string, string>> = {},
+): Promise<Lineage> {
   const table = await loadTable(store, root);
   const files = await readSnapshotFiles(store, table);
-  const columns = files.schema.fields.map((f) => `"${f.name}"`);
+  // The table's current schema (the snapshot records the one it was written under)
+  const schema = schemaById(table.metadata) ?? files.schema;
   const rows: string[] = [];
   for (const f of files.dataFiles) {
     const file = f.entry.file;
@@ -63,6 +70,11 @@ async function lineageRows(store: ObjectStore, root: string): Promise<Lineage> {
       (await db.rows(`SELECT field_id::VARCHAR AS id FROM parquet_schema(${path})`)).map((r) => String(r.id)),
     );
     const own = (c: { id: number; name: string }) => (stored.has(String(c.id)) ? `"${c.name}"` : 'NULL');
+    // Every column as text (a promoted column reads alike at either width); a column the file lacks as `missing` says
+    const columns = schema.fields.map(
+      (f) =>
+        `(${stored.has(String(f.id)) ? `"${f.name}"` : (missing[f.name] ?? 'NULL')})::VARCHAR AS "${f.name}"`,
+    );
     if (file.firstRowId === undefined) throw new Error(`${file.key} has no first_row_id`);
     const found = await db.rows(
       `SELECT ${columns.join(', ')},
@@ -71,7 +83,7 @@ async function lineageRows(store: ObjectStore, root: string): Promise<Lineage> {
        FROM read_parquet(${path}, file_row_number = true)`,
     );
     for (const r of found)
-      rows.push(JSON.stringify([...files.schema.fields.map((c) => r[c.name]), r.__row_id, r.__seq]));
+      rows.push(JSON.stringify([...schema.fields.map((c) => r[c.name]), r.__row_id, r.__seq]));
   }
   return { table, files, rows: rows.sort() };
 }
@@ -234,6 +246,50 @@ describe('lake-compactor compact --format iceberg, format-v3 tables', () => {
     const ids = after.rows.map((r) => JSON.parse(r).at(-2));
     expect(new Set(ids).size).toBe(ids.length);
     expect(await outputRowsWithoutLineage(before, after)).toBe(0);
+    expectRowIdsAccounted(before, after);
+  });
+
+  it('spark_v3_deletion_vectors after an ALTER TABLE (i promoted to long, d added with an initial-default): the live rows projected onto the current schema, d its default, each keeping its lineage', async () => {
+    // Prepare: a new current schema — i int → long, d int added with initial-default 7 (write-default 8: not read)
+    const name = 'spark_v3_deletion_vectors';
+    await cp(join(ICEBERG_FIXTURES, name), join(dir, name), { recursive: true });
+    const store = new LocalObjectStore(dir);
+    const key = `${name}/metadata/v3.metadata.json`;
+    const metadata = JSON.parse(new TextDecoder().decode(await store.get(key)));
+    metadata.schemas.push({
+      type: 'struct',
+      'schema-id': 1,
+      fields: [
+        { id: 1, name: 'i', required: false, type: 'long' },
+        { id: 2, name: 'd', required: false, type: 'int', 'initial-default': 7, 'write-default': 8 },
+      ],
+    });
+    metadata['current-schema-id'] = 1;
+    metadata['last-column-id'] = 2;
+    await store.put(key, new TextEncoder().encode(JSON.stringify(metadata)));
+    const before = await lineageRows(store, name, { d: '7' });
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', join(dir, name), '--format', 'iceberg'], io);
+
+    // Assess: the same rows and lineage, d = 7 stored in the one output, i written as a long
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const after = await lineageRows(store, name);
+    expect(before.rows).toHaveLength(3);
+    expect(after.rows).toEqual(before.rows);
+    expect(after.rows.every((r) => JSON.parse(r)[1] === '7')).toBe(true);
+    expect(after.files.dataFiles).toHaveLength(1);
+    expect(after.files.deleteFiles).toEqual([]);
+    expect(await outputRowsWithoutLineage(before, after)).toBe(0);
+    const output = sqlString(join(dir, after.files.dataFiles[0]?.entry.file.key ?? ''));
+    const types = await db.rows(`DESCRIBE SELECT * FROM read_parquet(${output})`);
+    expect(types.map((t) => [t.column_name, t.column_type])).toEqual([
+      ['i', 'BIGINT'],
+      ['d', 'INTEGER'],
+      [ROW_ID.name, 'BIGINT'],
+      [SEQ.name, 'BIGINT'],
+    ]);
     expectRowIdsAccounted(before, after);
   });
 });

@@ -11,7 +11,13 @@ import { type ParquetFooter, parseFooterWithMetadata, readFooterBytes } from '..
 import { type Int96Unit, logicalShapeOf } from '../../core/parquet/logical-schema.js';
 import { type ColumnProjection, projectionTargetKey } from '../../core/projection.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import type { InputFile, Int96Mode, SchemaFidelity } from '../../ports/parquet-engine.js';
+import {
+  type InputFile,
+  type Int96Mode,
+  LAST_UPDATED_SEQUENCE_NUMBER_FIELD,
+  ROW_ID_FIELD,
+  type SchemaFidelity,
+} from '../../ports/parquet-engine.js';
 import { convertedSchemaIpc, readInt96, unitsOf } from './int96.js';
 import { lineageSchemaIpc } from './lineage.js';
 import { projectedSchemaIpc } from './projection.js';
@@ -452,11 +458,29 @@ function lineageTrialWrite(
 }
 
 /**
+ * Whether a projection writes both row lineage columns (`_row_id`, `_last_updated_sequence_number` by their field
+ * ids, as 64-bit integers) from the input's columns of those names: the columns the engine fills for every row of an
+ * input with row lineage before it projects the row, so each row's lineage reaches the output.
+ */
+function carriesRowLineage(projection: ColumnProjection): boolean {
+  return [ROW_ID_FIELD, LAST_UPDATED_SEQUENCE_NUMBER_FIELD].every((l) =>
+    projection.columns.some(
+      (c) =>
+        c.field.fieldId === l.id &&
+        c.field.type === 'int64' &&
+        c.source !== undefined &&
+        c.source.widen === undefined &&
+        c.source.fields === undefined,
+    ),
+  );
+}
+
+/**
  * The output schema of an input projected onto a table format's schema (`InputFile.projection`): an empty file
  * written with the projected Arrow schema and the projection's footer entries, whose top-level columns must come out
  * with exactly the projection's names and field ids (the writer keeps field ids from Arrow field metadata; a writer
- * that did not would publish files a reader matching by id could not read). Not with row lineage, whose columns the
- * projection does not carry.
+ * that did not would publish files a reader matching by id could not read). With row lineage only when the
+ * projection carries the lineage columns through (see `carriesRowLineage`).
  */
 function projectedTrialWrite(
   key: string,
@@ -464,7 +488,7 @@ function projectedTrialWrite(
   projection: ColumnProjection,
   settings: PreflightOptions['settings'],
 ): Trial {
-  if (file.rowLineage !== undefined)
+  if (file.rowLineage !== undefined && !carriesRowLineage(projection))
     throw new UnsupportedInputError(
       key,
       'it is to be projected onto its table schema and carries row lineage, which the projection does not write',

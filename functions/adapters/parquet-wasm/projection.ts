@@ -10,6 +10,7 @@ import {
   type Data,
   DataType,
   DateDay,
+  DateUnit,
   Decimal,
   Field,
   Float32,
@@ -32,6 +33,7 @@ import {
 import { UnsupportedInputError } from '../../core/errors.js';
 import type {
   ColumnProjection,
+  ProjectedDefault,
   ProjectedField,
   ProjectedSource,
   ProjectedType,
@@ -105,6 +107,57 @@ function nullData(type: DataType, n: number): Data {
   return vectorFromArray(new Array(n).fill(null), type).data[0] as Data;
 }
 
+/**
+ * A column of `n` copies of `value` (a default value, see ProjectedDefault) as the written `type`, none null: what a
+ * reader gives for a column or struct field a file was written without, when the table declares its default.
+ */
+function constantData(key: string, column: string, type: DataType, value: ProjectedDefault, n: number): Data {
+  if (typeof value === 'object') {
+    if (!DataType.isStruct(type))
+      throw new UnsupportedInputError(key, `its column ${column} is not a struct, but its default is one`);
+    const children = type.children.map((f, i) => {
+      const v = value.struct[i];
+      return v === null || v === undefined
+        ? nullData(f.type, n)
+        : constantData(key, `${column}.${f.name}`, f.type, v, n);
+    });
+    return makeData({ type, length: n, nullCount: 0, children });
+  }
+  if (DataType.isBool(type) || (DataType.isInt(type) && type.bitWidth <= 32) || DataType.isFloat(type)) {
+    const v = vectorFromArray(new Array(n).fill(value), type);
+    if (v.data.length === 1) return v.data[0] as Data;
+  } else if (DataType.isUtf8(type)) {
+    const v = vectorFromArray(new Array<string>(n).fill(String(value)), type);
+    if (v.data.length === 1) return v.data[0] as Data;
+  } else if (DataType.isBinary(type)) {
+    const one = Buffer.from(String(value), 'hex');
+    const data = new Uint8Array(one.length * n);
+    const valueOffsets = new Int32Array(n + 1);
+    for (let i = 0; i < n; i++) {
+      data.set(one, i * one.length);
+      valueOffsets[i + 1] = (i + 1) * one.length;
+    }
+    return makeData({ type, length: n, nullCount: 0, valueOffsets, data });
+  } else if (DataType.isDate(type)) {
+    return makeData({ type, length: n, nullCount: 0, data: new Int32Array(n).fill(Number(value)) } as never);
+  } else if ((DataType.isInt(type) && type.bitWidth === 64) || DataType.isTimestamp(type)) {
+    return makeData({
+      type,
+      length: n,
+      nullCount: 0,
+      data: new BigInt64Array(n).fill(BigInt(value)),
+    } as never);
+  } else if (DataType.isDecimal(type) && type.bitWidth === 128) {
+    const data = new Uint32Array(n * 4);
+    for (let i = 0; i < n; i++) setDecimal128(data, i, BigInt(value));
+    return makeData({ type, length: n, nullCount: 0, data } as never);
+  }
+  throw new UnsupportedInputError(
+    key,
+    `its column ${column} cannot be written as ${type} of the default ${value}`,
+  );
+}
+
 /** `data` (one input column as decoded) as the written `field`'s type. */
 function convert(key: string, column: string, data: Data, type: DataType): Data {
   if (String(data.type) === String(type)) return data;
@@ -130,7 +183,7 @@ function convert(key: string, column: string, data: Data, type: DataType): Data 
       nullBitmap: data.nullBitmap,
       data: data.values,
     } as never);
-  const exact = widenedExactly(data, type);
+  const exact = widenedExactly(key, column, data, type);
   if (exact !== undefined) return exact;
   // Widenings (int → long, float or int → double, date → timestamp: arrow-js reads a day as its midnight's epoch
   // milliseconds and writes a timestamp from them) and other encodings of the same values (large strings): value by
@@ -148,6 +201,9 @@ function convert(key: string, column: string, data: Data, type: DataType): Data 
 }
 
 const TWO_128 = 1n << 128n;
+const MICROS_PER_DAY = 86_400_000_000n;
+const INT64_MIN = -(1n << 63n);
+const INT64_MAX = (1n << 63n) - 1n;
 
 /** The signed integer `v` as the four little-endian 32-bit words of a Decimal128 value, at `at` of `out`. */
 function setDecimal128(out: Uint32Array, at: number, v: bigint): void {
@@ -168,7 +224,7 @@ function getDecimal128(words: Uint32Array, at: number): bigint {
  * times 10^scale, a decimal at a larger scale: its unscaled value times 10^(scale difference)); undefined for any
  * other pair. The validity bitmap is kept as it is; null slots are converted too, and stay null.
  */
-function widenedExactly(data: Data, type: DataType): Data | undefined {
+function widenedExactly(key: string, column: string, data: Data, type: DataType): Data | undefined {
   const from = data.type;
   const n = data.length;
   const values = data.values as ArrayLike<number | bigint>;
@@ -187,6 +243,24 @@ function widenedExactly(data: Data, type: DataType): Data | undefined {
     out = new Uint32Array(n * 4);
     const factor = 10n ** BigInt(type.scale);
     for (let i = 0; i < n; i++) setDecimal128(out, i, BigInt(values[i] as number | bigint) * factor);
+  } else if (DataType.isDate(from) && from.unit === DateUnit.DAY && DataType.isTimestamp(type)) {
+    // Days → the microseconds of their midnight, in 64-bit integers (arrow-js would go through a double of
+    // milliseconds, inexact past 2^53 µs); a day whose midnight a timestamp cannot hold fails, as the spec demands.
+    out = new BigInt64Array(n);
+    const valid = data.nullBitmap;
+    for (let i = 0; i < n; i++) {
+      const micros = BigInt(values[i] as number) * MICROS_PER_DAY;
+      const isValid =
+        valid === undefined ||
+        valid.length === 0 ||
+        ((valid[(data.offset + i) >> 3] as number) >> ((data.offset + i) & 7)) & 1;
+      if (isValid && (micros < INT64_MIN || micros > INT64_MAX))
+        throw new UnsupportedInputError(
+          key,
+          `its date column ${column} holds day ${values[i]} (since 1970-01-01), whose midnight a timestamp in microseconds cannot hold: it cannot be read as the timestamp the table's schema now has; rewrite the row's value or leave the file as it is`,
+        );
+      out[i] = BigInt.asIntN(64, micros);
+    }
   } else if (
     DataType.isDecimal(from) &&
     DataType.isDecimal(type) &&
@@ -232,7 +306,11 @@ function fromSource(key: string, column: string, data: Data, type: DataType, sou
     );
   const children = fields.map((f, i) => {
     const from = source.fields?.[i]?.source;
-    if (from === undefined) return nullData(f.type, data.length);
+    const value = source.fields?.[i]?.default;
+    if (from === undefined)
+      return value === undefined
+        ? nullData(f.type, data.length)
+        : constantData(key, `${column}.${f.name}`, f.type, value, data.length);
     const at = names.indexOf(from.column);
     const child = data.children[at];
     if (at < 0 || child === undefined)
@@ -268,7 +346,10 @@ export function projectBatch(
   const names = js.schema.fields.map((f) => f.name);
   const children = projection.columns.map((c, i) => {
     const type = (schema.fields[i] as Field).type;
-    if (c.source === undefined) return nullData(type, n);
+    if (c.source === undefined)
+      return c.default === undefined
+        ? nullData(type, n)
+        : constantData(key, c.field.name, type, c.default, n);
     const at = names.indexOf(c.source.column);
     const vector = at < 0 ? null : js.getChildAt(at);
     if (vector === null)

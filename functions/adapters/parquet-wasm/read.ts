@@ -247,13 +247,24 @@ export class InputReader {
       input.footer.rowGroups.length,
     )) {
       const n = batch.numRows;
+      // The batch this loop must free on failure: none while a conversion that consumes its input runs (freeing a
+      // consumed batch fails, and that failure would hide the error that says what is wrong with the input).
+      let owned: pw.RecordBatch | undefined = batch;
       try {
         // INT96 conversion, row lineage and deletes all go by the row's position in the file: deletes last.
         if (input.optionalMapKeys !== undefined) assertMapKeysPresent(key, batch);
-        if (micros !== undefined && n > 0) batch = convertBatch(batch, decodedRows, micros);
-        if (lineage !== undefined && n > 0) batch = withRowLineage(key, batch, decodedRows, lineage);
+        if (micros !== undefined && n > 0) {
+          owned = undefined;
+          batch = convertBatch(batch, decodedRows, micros);
+          owned = batch;
+        }
+        if (lineage !== undefined && n > 0) {
+          owned = undefined;
+          batch = withRowLineage(key, batch, decodedRows, lineage);
+          owned = batch;
+        }
       } catch (err) {
-        batch.free();
+        owned?.free();
         throw err instanceof UnsupportedInputError ? err : decodeError(key, err);
       }
       let pieces: pw.RecordBatch[];
@@ -266,16 +277,21 @@ export class InputReader {
       for (const [i, decoded] of pieces.entries()) {
         let js: Table | undefined;
         let piece = decoded;
+        let owned: pw.RecordBatch | undefined = piece; // as above: never a batch the projection consumed
         try {
           // A projected input is fingerprinted as decoded, through the projection's own application (see
           // RewriteFingerprint.add), and only then projected for the writer.
           this.fingerprint.add(piece, projection);
-          if (projection !== undefined) piece = projectBatch(key, piece, projection);
+          if (projection !== undefined) {
+            owned = undefined;
+            piece = projectBatch(key, piece, projection);
+            owned = piece;
+          }
           // Only sorting needs the rows in JS (for the sort keys); copying them costs time.
           if (this.settings.sort !== undefined && piece.numRows > 0) js = wasmBatchToTable(piece);
         } catch (err) {
           for (const p of pieces.slice(i + 1)) p.free();
-          piece.free();
+          owned?.free();
           throw err instanceof UnsupportedInputError ? err : decodeError(key, err);
         }
         keptRows += piece.numRows;

@@ -5,7 +5,13 @@
 // byte, nulls synthesised), and verify re-reads the stored outputs — so a projection that lost, moved or mangled
 // a value, or typed a column otherwise than described, fails verification instead of being published.
 import { UnsupportedInputError } from '../errors.js';
-import type { ColumnProjection, ProjectedSource, ProjectedType, ProjectedWidening } from '../projection.js';
+import type {
+  ColumnProjection,
+  ProjectedDefault,
+  ProjectedSource,
+  ProjectedType,
+  ProjectedWidening,
+} from '../projection.js';
 import type { ArrowColumn, ArrowSlots } from './ordered-digest.js';
 
 const MICROS_PER_DAY = 86_400_000_000n;
@@ -56,6 +62,85 @@ function nullSlots(type: ProjectedType, length: number): ArrowSlots {
     base: 0,
     children: type.struct.map((f) => nullSlots(f.type, length)),
   };
+}
+
+/** Byte width of each fixed-width primitive's slot (a decimal's is 16: Decimal128). */
+const FIXED_WIDTH: Readonly<Record<string, number>> = {
+  int8: 1,
+  int16: 2,
+  int32: 4,
+  date32: 4,
+  float32: 4,
+  int64: 8,
+  float64: 8,
+  'timestamp-us': 8,
+  'timestamp-us-utc': 8,
+};
+
+/**
+ * Slots of `length` copies of `value` (a default value, see ProjectedDefault) of a projected type, none null:
+ * the value's bytes written once from its plan spelling (little-endian, as a decoded column holds them) and
+ * repeated. Independent of the engine, which builds its constant columns through arrow-js.
+ */
+function constantSlots(
+  column: string,
+  type: ProjectedType,
+  value: ProjectedDefault,
+  length: number,
+): ArrowSlots {
+  if (typeof type === 'object' && 'struct' in type) {
+    if (typeof value !== 'object')
+      throw new UnsupportedInputError('(batch)', `column ${column} is a struct, its default is not`);
+    // A struct valid in every row, each field its own default or null.
+    return {
+      kind: 'struct',
+      length,
+      validity: undefined,
+      base: 0,
+      children: type.struct.map((f, i) => {
+        const v = value.struct[i];
+        return v === null || v === undefined
+          ? nullSlots(f.type, length)
+          : constantSlots(`${column}.${f.name}`, f.type, v, length);
+      }),
+    };
+  }
+  if (typeof value === 'object')
+    throw new UnsupportedInputError('(batch)', `column ${column} is not a struct, its default is`);
+  if (type === 'boolean')
+    return {
+      kind: 'bool',
+      length,
+      validity: undefined,
+      values: new Uint8Array(Math.ceil(length / 8)).fill(value === true ? 0xff : 0),
+      valueOffset: 0,
+    };
+  if (type === 'string' || type === 'binary') {
+    const one =
+      type === 'string'
+        ? new TextEncoder().encode(String(value))
+        : Uint8Array.from((String(value).match(/../g) ?? []).map((h) => Number.parseInt(h, 16)));
+    const values = new Uint8Array(one.length * length);
+    const offsets = new Int32Array(length + 1);
+    for (let i = 0; i < length; i++) {
+      values.set(one, i * one.length);
+      offsets[i + 1] = (i + 1) * one.length;
+    }
+    return { kind: 'binary', length, validity: undefined, offsets, values };
+  }
+  const width = typeof type === 'object' ? 16 : (FIXED_WIDTH[type] as number);
+  const one = new DataView(new ArrayBuffer(width));
+  if (typeof type === 'object') writeInt128(one, 0, BigInt(value as string));
+  else if (type === 'float32') one.setFloat32(0, value as number, true);
+  else if (type === 'float64') one.setFloat64(0, value as number, true);
+  else if (width === 8) one.setBigInt64(0, BigInt(value as string), true);
+  else if (width === 4) one.setInt32(0, value as number, true);
+  else if (width === 2) one.setInt16(0, value as number, true);
+  else one.setInt8(0, value as number);
+  const bytes = new Uint8Array(width * length);
+  const pattern = new Uint8Array(one.buffer);
+  for (let i = 0; i < length; i++) bytes.set(pattern, i * width);
+  return { kind: 'fixed', length, validity: undefined, width, bytes };
 }
 
 /** Byte width of a signed integer type a widening reads or writes. */
@@ -195,7 +280,10 @@ function fromSource(
     if (field === undefined)
       throw new UnsupportedInputError('(batch)', `column ${column} has more field sources than fields`);
     const from = f.source;
-    if (from === undefined) return nullSlots(field.type, slots.base + slots.length);
+    if (from === undefined)
+      return f.default === undefined
+        ? nullSlots(field.type, slots.base + slots.length)
+        : constantSlots(`${column}.${field.name}`, field.type, f.default, slots.base + slots.length);
     const child = slots.children[from.position];
     if (child === undefined)
       throw new UnsupportedInputError(
@@ -210,7 +298,7 @@ function fromSource(
 /**
  * The projected columns of one decoded batch of an input (its columns by name, `rows` long from `offset`): each
  * projected column under its written name, its values from the source column the projection names (widened where
- * it says), or nulls where it names none.
+ * it says), or its default value where it names none and has one, else nulls.
  * @throws UnsupportedInputError when a source column is missing from the batch.
  */
 export function projectColumns(
@@ -219,7 +307,14 @@ export function projectColumns(
   length: number,
 ): ArrowColumn[] {
   return projection.columns.map((c) => {
-    if (c.source === undefined) return { name: c.field.name, slots: nullSlots(c.field.type, length) };
+    if (c.source === undefined)
+      return {
+        name: c.field.name,
+        slots:
+          c.default === undefined
+            ? nullSlots(c.field.type, length)
+            : constantSlots(c.field.name, c.field.type, c.default, length),
+      };
     const from = c.source.column;
     const found = columns.find((col) => col.name === from);
     if (found === undefined)

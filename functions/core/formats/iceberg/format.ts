@@ -53,18 +53,17 @@ const UNSUPPORTED_TYPES = /^(variant|unknown|geometry|geography)\b/;
 
 /**
  * Why a table's schemas hold something this writer may not rewrite, or undefined: a column of a v3 type it does
- * not handle (`variant`, `unknown`, `geometry`, `geography`), or a column default value (`initial-default`,
- * `write-default`: a reader fills `initial-default` into files written before the column existed, and this writer
- * has not been proven to keep such files apart). Nested fields (struct, list element, map key and value) count.
+ * not handle (`variant`, `unknown`, `geometry`, `geography`; their values have no exact path through the engine).
+ * Nested fields (struct, list element, map key and value) count. Column default values are not refused: a file
+ * written before a column existed is projected with the column's `initial-default` (projection.ts) or rewritten as
+ * written — still without the column, so readers fill the default as they did —, and `write-default` is for rows
+ * a writer adds, which a rewrite never does.
  */
 export function unsupportedSchemaFeature(
   metadata: IcebergTableSnapshot['table']['metadata'],
 ): string | undefined {
-  const visit = (path: string, field: Readonly<Record<string, unknown>>): string | undefined => {
-    for (const key of ['initial-default', 'write-default'])
-      if (field[key] !== undefined) return `column default values (${key} on ${path})`;
-    return visitType(path, field.type);
-  };
+  const visit = (path: string, field: Readonly<Record<string, unknown>>): string | undefined =>
+    visitType(path, field.type);
   const visitType = (path: string, type: unknown): string | undefined => {
     if (typeof type === 'string')
       return UNSUPPORTED_TYPES.test(type) ? `the ${type} type (column ${path})` : undefined;

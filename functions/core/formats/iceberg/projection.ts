@@ -1,21 +1,27 @@
-// A data file projected onto the table's current schema, as Iceberg's readers project it (spec, "Schema Evolution"
-// and "Column Projection"; Java's ParquetSchemaUtil / TypeWithSchemaVisitor): columns are matched by field id, never
-// by name or position, so a renamed column keeps its values under its current name, a dropped column is not
-// written, a column added after the file was written is null in its rows, and a column whose type was promoted
-// (int → long, float → double, decimal(P, S) → decimal(P', S) with P' > P) is widened — at any depth of nested
-// structs, whose fields are matched by id too. What cannot be projected exactly is named, and the file left alone.
+// A data file projected onto the table's current schema, as Iceberg's readers project it (spec, "Schema Evolution",
+// "Default values" and "Column Projection"; Java's ParquetSchemaUtil / TypeWithSchemaVisitor): columns are matched by
+// field id, never by name or position, so a renamed column keeps its values under its current name, a dropped column
+// is not written, a column added after the file was written is its `initial-default` in its rows (null without one),
+// and a column whose type was promoted (int → long, float → double, decimal(P, S) → decimal(P', S) with P' > P; in
+// format v3 also date → timestamp) is widened — at any depth of nested structs, whose fields are matched by id too.
+// A v3 table's row lineage columns are carried through after the schema's. What cannot be projected exactly is
+// named, and the file left alone.
 import type { SchemaElement } from 'hyparquet';
+import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD } from '../../../ports/parquet-engine.js';
 import {
   type ColumnProjection,
   type FooterSchemaNode,
   footerSchemaTree,
   type ProjectedColumn,
+  type ProjectedDefault,
   type ProjectedField,
   type ProjectedFieldSource,
   type ProjectedPrimitive,
   type ProjectedSource,
   type ProjectedType,
+  type ProjectedValue,
   projectedLeafType,
+  projectedValueProblem,
 } from '../../projection.js';
 import type { IcebergField, IcebergSchema, IcebergType } from './metadata.js';
 
@@ -99,6 +105,135 @@ function projectedFieldOf(column: string, f: IcebergField): ProjectedField {
   return { name: f.name, fieldId: f.id, nullable: !f.required, type: projectedTypeOf(column, f.type) };
 }
 
+type FormatVersion = 1 | 2 | 3;
+
+/**
+ * The value rows of a file written without field `f` read as (spec, "Default values"): its `initial-default` in the
+ * projection's spelling (see ProjectedDefault); undefined when it has none (null, or absent: the rows read null). A
+ * struct's non-null default is `{}`, a struct whose fields are each their own `initial-default` (or null).
+ * `write-default` is not read: it is for rows written after the field was added, and a rewrite writes none.
+ * @throws NotProjectable for a required field without one, a default of a type the rewrite does not write, a
+ * struct default holding field values (the spec keeps them in the fields' own defaults), or a default that is not
+ * its type's JSON single-value serialization.
+ */
+function initialDefaultOf(column: string, f: IcebergField): ProjectedDefault | undefined {
+  const raw = f['initial-default'];
+  if (raw === undefined || raw === null) {
+    if (f.required) throw new NotProjectable(column, 'it is required but the file does not have it');
+    return undefined;
+  }
+  if (typeof f.type !== 'string') {
+    if (f.type.type !== 'struct')
+      throw new NotProjectable(
+        column,
+        `it was added with the initial-default ${JSON.stringify(raw)} of a ${f.type.type}, which this rewrite does not write`,
+      );
+    if (typeof raw !== 'object' || Array.isArray(raw) || Object.keys(raw).length > 0)
+      throw new NotProjectable(
+        column,
+        `its initial-default ${JSON.stringify(raw)} is not {} (a struct's default holds no field values: each field has its own)`,
+      );
+    const fields = (f.type.fields ?? []) as readonly IcebergField[];
+    return { struct: fields.map((sub) => initialDefaultOf(`${column}.${sub.name}`, sub) ?? null) };
+  }
+  const type = projectedTypeOf(column, f.type);
+  const value = icebergDefaultValue(f.type, raw);
+  const why = typeof value === 'string' && value.startsWith('!') ? value.slice(1) : undefined;
+  if (why !== undefined || projectedValueProblem(type, value) !== undefined)
+    throw new NotProjectable(
+      column,
+      `its initial-default ${JSON.stringify(raw)} is not a ${f.type} as Iceberg's JSON single-value serialization spells it${why === undefined ? '' : ` (${why})`}`,
+    );
+  return value;
+}
+
+/** Days from 1970-01-01 to the proleptic Gregorian `y-m-d` (exact integer arithmetic, any year). */
+function daysFromCivil(y: number, m: number, d: number): number {
+  const yy = m <= 2 ? y - 1 : y;
+  const era = Math.floor(yy / 400);
+  const yoe = yy - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+function daysInMonth(y: number, m: number): number {
+  if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(m) ? 30 : 31;
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?(\+00:00)?$/;
+
+/** Days since 1970-01-01 of an ISO-8601 date `yyyy-mm-dd`; undefined when it is not one (or not a calendar day). */
+function isoDays(y: string, m: string, d: string): number | undefined {
+  const [year, month, day] = [Number(y), Number(m), Number(d)];
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  return daysFromCivil(year, month, day);
+}
+
+/**
+ * An Iceberg JSON single-value (spec, Appendix D) of primitive `type` in the projection's spelling, or `!why` when
+ * it is not one this rewrite reads exactly; checked against the projected type by the caller.
+ */
+function icebergDefaultValue(type: string, raw: unknown): ProjectedValue {
+  const decimal = DECIMAL.exec(type);
+  if (decimal !== null) {
+    // "14.20": as many digits right of the point as the scale (a negative scale is not an Iceberg type here).
+    const scale = Number(decimal[2]);
+    const m = typeof raw === 'string' ? /^(-?)(\d+)(?:\.(\d+))?$/.exec(raw) : null;
+    if (m === null || (m[3] ?? '').length !== scale)
+      return `!it has not exactly ${scale} digits after the point`;
+    const unscaled = BigInt(`${m[1]}${m[2]}${m[3] ?? ''}`);
+    return unscaled.toString();
+  }
+  switch (type) {
+    case 'boolean':
+      return typeof raw === 'boolean' ? raw : '!not a JSON boolean';
+    case 'int':
+      return typeof raw === 'number' ? raw : '!not a JSON int';
+    case 'long':
+      // Long literals past 2^53 reach here as their decimal string (json.ts keeps every digit).
+      if (typeof raw === 'number' && Number.isSafeInteger(raw)) return String(raw);
+      return typeof raw === 'string' && /^-?\d+$/.test(raw) ? raw : '!not a JSON long';
+    case 'float':
+      // The float nearest the JSON number, as Iceberg Java reads it (the number's double, narrowed).
+      return typeof raw === 'number' ? Math.fround(raw) : '!not a JSON number';
+    case 'double':
+      if (typeof raw === 'number') return raw;
+      // An integral literal of more than 15 digits arrives as its text: its double, as a JSON reader reads it.
+      return typeof raw === 'string' && /^-?\d+$/.test(raw) ? Number(raw) : `!not a JSON number`;
+    case 'date': {
+      const m = typeof raw === 'string' ? DATE.exec(raw) : null;
+      const days = m === null ? undefined : isoDays(m[1] as string, m[2] as string, m[3] as string);
+      return days ?? '!not an ISO-8601 date yyyy-mm-dd';
+    }
+    case 'timestamp':
+    case 'timestamptz': {
+      const m = typeof raw === 'string' ? TIMESTAMP.exec(raw) : null;
+      if (m === null) return '!not an ISO-8601 timestamp with at most microseconds';
+      if ((type === 'timestamptz') !== (m[8] !== undefined))
+        return type === 'timestamptz'
+          ? '!a timestamptz must end in +00:00'
+          : '!a timestamp has no zone offset';
+      const days = isoDays(m[1] as string, m[2] as string, m[3] as string);
+      const [h, min, sec] = [Number(m[4]), Number(m[5]), Number(m[6] ?? 0)];
+      if (days === undefined || h > 23 || min > 59 || sec > 59) return '!not a calendar day and time of day';
+      const micros =
+        ((BigInt(days) * 24n + BigInt(h)) * 60n + BigInt(min)) * 60_000_000n + BigInt(sec) * 1_000_000n;
+      return (micros + BigInt((m[7] ?? '').padEnd(6, '0'))).toString();
+    }
+    case 'string':
+      return typeof raw === 'string' ? raw : '!not a JSON string';
+    case 'binary':
+      return typeof raw === 'string' && /^([0-9a-fA-F]{2})*$/.test(raw)
+        ? raw.toLowerCase()
+        : '!not a hexadecimal string';
+    default:
+      return `!a ${type} default is not one this rewrite writes`;
+  }
+}
+
 /** How a file's column becomes the current field: widened, or (a struct) rebuilt field by field; empty: as it is. */
 type SourceShape = Omit<ProjectedSource, 'column'>;
 
@@ -107,7 +242,7 @@ type SourceShape = Omit<ProjectedSource, 'column'>;
  * a struct's fields matched by field id at any depth (a nested field added since is null, one dropped is not
  * written, one renamed keeps its values), and the promotions Iceberg allows; returns how the column is converted.
  */
-function sourceOf(column: string, f: IcebergField, node: Node): SourceShape {
+function sourceOf(column: string, f: IcebergField, node: Node, formatVersion: FormatVersion): SourceShape {
   const e = node.element;
   if (f.required && e.repetition_type !== 'REQUIRED')
     throw new NotProjectable(column, 'it is required now but optional in the file');
@@ -122,7 +257,7 @@ function sourceOf(column: string, f: IcebergField, node: Node): SourceShape {
       );
     if (node.children.length === 0)
       throw new NotProjectable(column, 'it is a struct now but a primitive in the file');
-    return structSource(column, (f.type.fields ?? []) as readonly IcebergField[], node);
+    return structSource(column, (f.type.fields ?? []) as readonly IcebergField[], node, formatVersion);
   }
   if (node.children.length > 0)
     throw new NotProjectable(column, `it is ${f.type} now but a group in the file`);
@@ -139,6 +274,14 @@ function sourceOf(column: string, f: IcebergField, node: Node): SourceShape {
   const to = DECIMAL.exec(f.type);
   if (from !== null && to !== null && from[2] === to[2] && Number(to[1]) > Number(from[1]))
     return { widen: 'decimal' };
+  if (was === 'date' && (f.type === 'timestamp' || f.type === 'timestamp_ns')) {
+    if (formatVersion < 3)
+      throw new NotProjectable(
+        column,
+        `it is ${f.type} now but date in the file, a promotion Iceberg allows from format version 3 only (the table is at ${formatVersion})`,
+      );
+    if (f.type === 'timestamp') return { widen: 'date32-timestamp-us' };
+  }
   throw new NotProjectable(
     column,
     `it is ${f.type} now but ${was} in the file, which is not a promotion Iceberg allows`,
@@ -150,7 +293,12 @@ function sourceOf(column: string, f: IcebergField, node: Node): SourceShape {
  * its id (null when the file has none, unless it is required or has an initial-default), the file's other fields
  * not written. No `fields` when the file's struct already is the current one, field for field.
  */
-function structSource(column: string, fields: readonly IcebergField[], node: Node): SourceShape {
+function structSource(
+  column: string,
+  fields: readonly IcebergField[],
+  node: Node,
+  formatVersion: FormatVersion,
+): SourceShape {
   for (const child of node.children)
     if (child.element.field_id === undefined)
       throw new NotProjectable(
@@ -164,31 +312,51 @@ function structSource(column: string, fields: readonly IcebergField[], node: Nod
     const child = node.children[position];
     if (child === undefined) {
       same = false;
-      if (sub['initial-default'] !== undefined)
-        throw new NotProjectable(
-          name,
-          'it was added with an initial-default, which this rewrite does not write',
-        );
-      if (sub.required) throw new NotProjectable(name, 'it is required but the file does not have it');
-      return {};
+      const value = initialDefaultOf(name, sub);
+      return value === undefined ? {} : { default: value };
     }
-    const shape = sourceOf(name, sub, child);
+    const shape = sourceOf(name, sub, child, formatVersion);
     if (position !== i || child.element.name !== sub.name || Object.keys(shape).length > 0) same = false;
     return { source: { column: child.element.name, position, ...shape } };
   });
   return same ? {} : { fields: sources };
 }
 
+/** The row lineage metadata columns (Iceberg v3 `_row_id`, `_last_updated_sequence_number`), in the order written. */
+const LINEAGE_FIELDS = [ROW_ID_FIELD, LAST_UPDATED_SEQUENCE_NUMBER_FIELD] as const;
+const LINEAGE_IDS: ReadonlySet<number> = new Set(LINEAGE_FIELDS.map((l) => l.id));
+
+/** Options of a projection: the table's format version (what it allows, and whether rows carry lineage). */
+export interface ProjectionOptions {
+  /** @default 2 */
+  readonly formatVersion?: FormatVersion;
+}
+
+/**
+ * The file's top-level columns that hold table data: a v3 table's row lineage columns (metadata columns, not in the
+ * schema) left out.
+ */
+function dataColumns(root: Node, formatVersion: FormatVersion): readonly Node[] {
+  return formatVersion >= 3
+    ? root.children.filter((c) => c.element.field_id === undefined || !LINEAGE_IDS.has(c.element.field_id))
+    : root.children;
+}
+
 /**
  * Projects the file whose footer schema is `elements` onto `current`. Every top-level column of the file must carry
  * a field id (files without ids would need the table's name mapping, which is not read); columns are matched by id.
+ * In a format-v3 table the projection ends with the two row lineage columns (nullable longs with their reserved field
+ * ids), read from the file's own lineage columns where it has them: the engine writes every row's lineage into them
+ * before projecting (InputFile.rowLineage), so they carry each row's `_row_id` and sequence number through.
  * @param schemaJson the current schema as the table metadata spells it: the outputs' `iceberg.schema` footer entry.
  */
 export function projectDataFile(
   elements: readonly SchemaElement[],
   current: IcebergSchema,
   schemaJson: string,
+  options: ProjectionOptions = {},
 ): FileProjection {
+  const formatVersion = options.formatVersion ?? 2;
   const root = footerSchemaTree(elements);
   const byId = new Map<number, Node>();
   for (const child of root.children) {
@@ -200,35 +368,40 @@ export function projectDataFile(
       };
     byId.set(id, child);
   }
+  const data = dataColumns(root, formatVersion);
   const columns: ProjectedColumn[] = [];
-  let identical = root.children.length === current.fields.length;
+  let identical = data.length === current.fields.length;
   try {
     current.fields.forEach((f, i) => {
+      // The written type first: a type the projection does not describe leaves a file of the current schema as written.
+      const field = projectedFieldOf(f.name, f);
       const node = byId.get(f.id);
       if (node === undefined) {
         identical = false;
-        if (f['initial-default'] !== undefined)
-          throw new NotProjectable(
-            f.name,
-            'it was added with an initial-default, which this rewrite does not write',
-          );
-        if (f.required) throw new NotProjectable(f.name, 'it is required but the file does not have it');
-        columns.push({ field: projectedFieldOf(f.name, f) });
+        const value = initialDefaultOf(f.name, f);
+        columns.push(value === undefined ? { field } : { field, default: value });
         return;
       }
-      if (root.children[i] !== node || node.element.name !== f.name) identical = false;
-      const shape = sourceOf(f.name, f, node);
+      if (data[i] !== node || node.element.name !== f.name) identical = false;
+      const shape = sourceOf(f.name, f, node, formatVersion);
       if (Object.keys(shape).length > 0) identical = false;
-      columns.push({ field: projectedFieldOf(f.name, f), source: { column: node.element.name, ...shape } });
+      columns.push({ field, source: { column: node.element.name, ...shape } });
     });
   } catch (err) {
     if (!(err instanceof NotProjectable)) throw err;
-    if (!err.describable && identical && sameAsCurrent(root, current)) return { kind: 'as-written' };
+    if (!err.describable && identical && sameAsCurrent(root, current, formatVersion))
+      return { kind: 'as-written' };
     return {
       kind: 'refused',
       reason: `written under an older schema, it cannot be projected onto the current one exactly: column ${err.column}: ${err.why}`,
     };
   }
+  if (formatVersion >= 3)
+    for (const l of LINEAGE_FIELDS)
+      columns.push({
+        field: { name: l.name, fieldId: l.id, nullable: true, type: 'int64' },
+        source: { column: byId.get(l.id)?.element.name ?? l.name },
+      });
   return {
     kind: 'projected',
     projection: { columns, keyValueMetadata: { [ICEBERG_SCHEMA_FOOTER_KEY]: schemaJson } },
@@ -237,28 +410,36 @@ export function projectDataFile(
 
 /**
  * Whether a projection of the file whose footer schema is `elements` only restates it: its top-level columns are the
- * current schema's in order, by id and name, and none is widened (nested ones are exact, or it would be refused).
- * The planner then may rewrite files of one such Parquet schema as written, as on a table that never evolved.
+ * current schema's in order, by id and name (a v3 table's lineage columns aside), and none is widened, rebuilt or
+ * defaulted (nested ones are exact, or it would be refused). The planner then may rewrite files of one such Parquet
+ * schema as written, as on a table that never evolved (a v3 file's lineage is then written by the engine as always).
  */
 export function projectionRestatesFile(
   elements: readonly SchemaElement[],
   current: IcebergSchema,
   projection: ColumnProjection,
+  options: ProjectionOptions = {},
 ): boolean {
+  const formatVersion = options.formatVersion ?? 2;
   return (
-    sameAsCurrent(footerSchemaTree(elements), current) &&
+    sameAsCurrent(footerSchemaTree(elements), current, formatVersion) &&
     projection.columns.every(
       (c) => c.source !== undefined && c.source.widen === undefined && c.source.fields === undefined,
     )
   );
 }
 
-/** Whether the file's top-level columns are the current schema's, in order, by id and name. */
-function sameAsCurrent(root: Node, current: IcebergSchema): boolean {
+/**
+ * Whether the file's top-level columns are the current schema's, in order, by id and name; in a v3 table, followed
+ * by none, some or all of the row lineage columns (which the rewrite keeps where they are, appending any missing).
+ */
+function sameAsCurrent(root: Node, current: IcebergSchema, formatVersion: FormatVersion): boolean {
+  const data = dataColumns(root, formatVersion);
   return (
-    root.children.length === current.fields.length &&
+    data.length === current.fields.length &&
+    root.children.slice(0, data.length).every((c, i) => c === data[i]) &&
     current.fields.every((f, i) => {
-      const e = root.children[i]?.element;
+      const e = data[i]?.element;
       return e !== undefined && e.field_id === f.id && e.name === f.name;
     })
   );

@@ -231,7 +231,7 @@ export function planIcebergPartition(
  * is grouped by that schema, as Iceberg's own rewrite reads it (by field id), so files written under any schema group
  * together and the outputs have the current schema (field ids, names, types): otherwise every schema change would
  * split a streaming partition into populations that never compact together. A file without a projection (refused,
- * as-written, or a v3 table's) is grouped by the schema it was written with, among files of that Parquet schema only:
+ * or as-written) is grouped by the schema it was written with, among files of that Parquet schema only:
  * what cannot be projected exactly is left apart, never approximated (`rewrite-all`, which promises the current
  * schema, skips a refused file instead; see the caller).
  */

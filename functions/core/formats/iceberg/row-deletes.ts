@@ -110,6 +110,10 @@ export function unappliableDeletes(
     const type = typeof field?.type === 'string' ? field.type : 'a nested type';
     if (field === undefined || !EQUALITY_TYPES.test(type))
       return `${what}, since equality deletes on ${field === undefined ? `field ${id} (not a top-level column)` : `${field.name} (${type})`} are not matched by value while rewriting`;
+    // A file written before the column was added reads it as its initial-default, where the matching reads null.
+    const initial = field['initial-default'];
+    if (initial !== undefined && initial !== null)
+      return `${what}, since equality deletes on ${field.name}, which has an initial-default, are not matched by value while rewriting`;
   }
   const rows = equality.reduce((a, d) => a + d.records, 0);
   if (rows > MAX_EQUALITY_DELETE_ROWS)

@@ -294,22 +294,21 @@ function compareBytes(a: string, b: string): number {
 
 /**
  * Each data file's projection onto the current schema, from its footer's schema elements (see projection.ts): what
- * the planner groups by, so every compaction writes the current schema where the projection is exact. Not for v3
- * tables: their rewrite writes row lineage columns, which the projection does not carry yet, so their files keep
- * being rewritten in the schema they were written with.
+ * the planner groups by, so every compaction writes the current schema where the projection is exact. A v3 table's
+ * projection carries the row lineage columns through, which the engine fills for every row before projecting.
  */
 function projectionInspector(
   metadata: TableMetadata,
   current: IcebergSchema,
-): ((schema: readonly SchemaElement[]) => Partial<PlanInputFile>) | undefined {
-  if (metadata.formatVersion >= 3) return undefined;
+): (schema: readonly SchemaElement[]) => Partial<PlanInputFile> {
   const json = JSON.stringify({ type: 'struct', 'schema-id': current.schemaId, fields: current.fields });
+  const options = { formatVersion: metadata.formatVersion };
   return (elements) => {
-    const projected = projectDataFile(elements, current, json);
+    const projected = projectDataFile(elements, current, json, options);
     if (projected.kind === 'projected')
       return {
         projection: projected.projection,
-        ...(projectionRestatesFile(elements, current, projected.projection)
+        ...(projectionRestatesFile(elements, current, projected.projection, options)
           ? { projectionIdentity: true }
           : {}),
       };

@@ -213,27 +213,22 @@ describe('projectDataFile', () => {
       'column p.y: it is required but the file does not have it',
     ],
     [
-      'a nested field added with an initial-default',
+      'a struct column added with an initial-default holding field values (the spec keeps them in the fields)',
+      [root(1), leaf('id', 'INT64', 1)],
       [
-        root(1),
-        { name: 'p', field_id: 3, num_children: 1, repetition_type: 'OPTIONAL' },
-        leaf('x', 'DOUBLE', 4),
-      ],
-      [
+        { id: 1, name: 'id', required: false, type: 'long' },
         {
           id: 3,
           name: 'p',
           required: false,
+          'initial-default': { '5': 1.5 },
           type: {
             type: 'struct',
-            fields: [
-              { id: 4, name: 'x', required: false, type: 'double' },
-              { id: 5, name: 'y', required: false, type: 'double', 'initial-default': 1.5 },
-            ],
+            fields: [{ id: 5, name: 'y', required: false, type: 'double', 'initial-default': 1.5 }],
           },
         },
       ],
-      'column p.y: it was added with an initial-default',
+      'column p: its initial-default {"5":1.5} is not {}',
     ],
     [
       'a nested field without a field id',

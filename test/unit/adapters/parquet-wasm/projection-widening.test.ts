@@ -1,0 +1,102 @@
+// Proves the engine's date → timestamp widening (Iceberg v3's promotion) is exact over the whole range a timestamp in
+// microseconds holds — days before 1970, and midnights far past 2^53 µs — and that a day whose midnight no timestamp
+// holds fails the rewrite by name (the spec's "runtime failure"), nothing written: without the check its value would
+// wrap around 64 bits.
+// DuckDB writes the inputs and reads the outputs back; verify re-reads them against the fingerprint.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
+import { verifyOutputs } from '../../../../functions/adapters/parquet-wasm/verify.js';
+import { UnsupportedInputError } from '../../../../functions/core/errors.js';
+import type { ColumnProjection } from '../../../../functions/core/projection.js';
+import { type DuckWorkspace, duckWorkspace, fileOf } from './helpers.js';
+
+let duck: DuckWorkspace;
+beforeAll(async () => {
+  duck = await duckWorkspace();
+});
+afterAll(async () => {
+  await duck.close();
+});
+
+/** `d` (a date, field id 1) written as the timestamp `t` of the same field id, as a v3 table's promotion reads it. */
+const PROJECTION: ColumnProjection = {
+  columns: [
+    {
+      field: { name: 't', fieldId: 1, nullable: true, type: 'timestamp-us' },
+      source: { column: 'd', widen: 'date32-timestamp-us' },
+    },
+  ],
+  keyValueMetadata: {},
+};
+
+describe('rewriteGroup with a date → timestamp projection', () => {
+  it('writes every day as the microseconds of its midnight, exactly, also far past 2^53 µs', async () => {
+    // Prepare: days around the epoch, and years 2300, 290000 and -100000 (midnights past 2^53 µs)
+    const source = new MemoryObjectStore();
+    const target = new MemoryObjectStore();
+    await source.put(
+      'in/a.parquet',
+      await duck.parquet(
+        `SELECT * FROM (VALUES (DATE '1970-01-01'), (DATE '1969-12-31'), (NULL::DATE), (DATE '2300-01-01'),
+                               (DATE '290000-12-31'), (DATE '-100000-01-01')) t(d)`,
+        { extraOptions: ['FIELD_IDS {d: 1}'] },
+      ),
+    );
+    const a = await fileOf(source, 'in/a.parquet');
+
+    // Act
+    const result = await rewriteGroup(
+      { source, target },
+      { groupId: 'g1', files: [{ ...a, projection: PROJECTION }] },
+      { outputKey: (i) => `out/${i}.parquet` },
+    );
+    const report = await verifyOutputs(target, result.outputs, result.fingerprint);
+
+    // Assess: each value is DuckDB's own epoch microseconds of the input day's midnight
+    const inputs = await duck.materialise(source, ['in/a.parquet']);
+    const outputs = await duck.materialise(
+      target,
+      result.outputs.map((o) => o.key),
+    );
+    const expected = await duck.db.rows(
+      `SELECT (epoch_us(d::TIMESTAMP))::VARCHAR AS us FROM read_parquet(${inputs}) ORDER BY ALL`,
+    );
+    const written = await duck.db.rows(
+      `SELECT (epoch_us(t))::VARCHAR AS us FROM read_parquet(${outputs}) ORDER BY ALL`,
+    );
+    expect(report.rows).toBe(6);
+    expect(written).toEqual(expected);
+    expect(written.map((r) => r.us)).toContain(String(BigInt(Date.UTC(2300, 0, 1)) * 1000n));
+    const types = await duck.db.rows(`DESCRIBE SELECT * FROM read_parquet(${outputs})`);
+    expect(types.map((t) => [t.column_name, t.column_type])).toEqual([['t', 'TIMESTAMP']]);
+  });
+
+  it('refuses a day whose midnight a timestamp in microseconds cannot hold, naming file, column and day, writing nothing', async () => {
+    // Prepare: year 300000, past the ±292,000 years of a 64-bit count of microseconds
+    const source = new MemoryObjectStore();
+    const target = new MemoryObjectStore();
+    await source.put(
+      'in/far.parquet',
+      await duck.parquet(`SELECT * FROM (VALUES (DATE '2024-01-01'), (DATE '300000-01-01')) t(d)`, {
+        extraOptions: ['FIELD_IDS {d: 1}'],
+      }),
+    );
+    const far = await fileOf(source, 'in/far.parquet');
+    const day = Number(await duck.db.scalar(`SELECT (DATE '300000-01-01' - DATE '1970-01-01')::BIGINT`));
+
+    // Act
+    const attempt = rewriteGroup(
+      { source, target },
+      { groupId: 'g1', files: [{ ...far, projection: PROJECTION }] },
+      { outputKey: (i) => `out/${i}.parquet` },
+    );
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(UnsupportedInputError);
+    await expect(attempt).rejects.toThrow('in/far.parquet');
+    await expect(attempt).rejects.toThrow(`its date column d holds day ${day}`);
+    expect((await target.list('')).objects).toEqual([]);
+  });
+});

@@ -1,0 +1,448 @@
+// The projection's v3 half (Iceberg spec, "Default values", "Schema Evolution" and Appendix D's JSON single-value
+// serialization): a column or struct field a file lacks reads as its `initial-default` in the projection's exact
+// spelling, `write-default` is not read, v3's date → timestamp promotion is a widening (only in v3), and a v3 table's
+// row lineage columns are carried through after the schema's. Anything not exact is refused by name.
+import type { SchemaElement } from 'hyparquet';
+import { describe, expect, it } from 'vitest';
+import type { IcebergField, IcebergSchema } from '../../../../../functions/core/formats/iceberg/metadata.js';
+import {
+  projectDataFile,
+  projectionRestatesFile,
+} from '../../../../../functions/core/formats/iceberg/projection.js';
+import { columnProjectionSchema } from '../../../../../functions/core/projection.js';
+
+const root = (children: number): SchemaElement => ({ name: 'schema', num_children: children });
+const leaf = (name: string, type: SchemaElement['type'], id?: number, extra: Partial<SchemaElement> = {}) =>
+  ({
+    name,
+    type,
+    repetition_type: 'OPTIONAL',
+    ...(id === undefined ? {} : { field_id: id }),
+    ...extra,
+  }) as SchemaElement;
+const schema = (fields: readonly Record<string, unknown>[]): IcebergSchema => ({
+  schemaId: 3,
+  fields: fields as unknown as IcebergField[],
+  identifierFieldIds: [],
+});
+const ID_ONLY = [root(1), leaf('id', 'INT64', 1)];
+const ID_FIELD = { id: 1, name: 'id', required: false, type: 'long' };
+
+/** The projected column of field `name` of the file `ID_ONLY` projected onto `id` plus `added`. */
+function addedColumn(added: Record<string, unknown>, formatVersion: 2 | 3 = 2) {
+  const projected = projectDataFile(ID_ONLY, schema([ID_FIELD, added]), '{}', { formatVersion });
+  if (projected.kind !== 'projected') throw new Error(JSON.stringify(projected));
+  return projected.projection.columns[1];
+}
+
+describe('projectDataFile: a column added with an initial-default reads as it in files written before', () => {
+  it.each([
+    ['boolean', true, 'boolean', true],
+    ['int', -7, 'int32', -7],
+    ['long (short literal)', 42, 'int64', '42'],
+    [
+      'long past 2^53 (kept as its digits by the metadata reader)',
+      '9007199254740993',
+      'int64',
+      '9007199254740993',
+    ],
+    ['float', 1.5, 'float32', 1.5],
+    ['float (read as the nearest float32)', 0.1, 'float32', Math.fround(0.1)],
+    ['double', 0.1, 'float64', 0.1],
+    ['decimal(9, 2)', '-14.20', { decimal: { precision: 9, scale: 2 } }, '-1420'],
+    [
+      'decimal(38, 0)',
+      '12345678901234567890123456789012345678',
+      { decimal: { precision: 38, scale: 0 } },
+      '12345678901234567890123456789012345678',
+    ],
+    ['date', '2017-11-16', 'date32', 17486],
+    ['date before 1970', '1969-12-31', 'date32', -1],
+    ['timestamp', '2017-11-16T22:31:08.123456', 'timestamp-us', '1510871468123456'],
+    ['timestamp without seconds', '1970-01-01T00:01', 'timestamp-us', '60000000'],
+    ['timestamptz', '2017-11-16T22:31:08.1+00:00', 'timestamp-us-utc', '1510871468100000'],
+    ['string', 'n/a ✓', 'string', 'n/a ✓'],
+    ['binary', '00FF10', 'binary', '00ff10'],
+  ] as const)('%s', (type, initial, written, value) => {
+    // Prepare
+    const icebergType = type.startsWith('decimal') ? type : (type.split(' ')[0] as string);
+    const field = { id: 2, name: 'added', required: false, type: icebergType, 'initial-default': initial };
+
+    // Act
+    const column = addedColumn(field);
+
+    // Assess: no source, the default in the written type's spelling, and a plan carrying it parses
+    expect(column).toEqual({
+      field: { name: 'added', fieldId: 2, nullable: true, type: written },
+      default: value,
+    });
+    expect(columnProjectionSchema.safeParse({ columns: [column], keyValueMetadata: {} }).success).toBe(true);
+  });
+
+  it('a required column added with an initial-default is projected, not null (written required)', () => {
+    // Act
+    const column = addedColumn({
+      id: 2,
+      name: 'flag',
+      required: true,
+      type: 'boolean',
+      'initial-default': false,
+    });
+
+    // Assess
+    expect(column).toEqual({
+      field: { name: 'flag', fieldId: 2, nullable: false, type: 'boolean' },
+      default: false,
+    });
+  });
+
+  it('a null initial-default, or only a write-default, reads null (write-default is for rows written later)', () => {
+    // Act
+    const nullDefault = addedColumn({
+      id: 2,
+      name: 'a',
+      required: false,
+      type: 'int',
+      'initial-default': null,
+    });
+    const writeOnly = addedColumn({ id: 2, name: 'a', required: false, type: 'int', 'write-default': 5 });
+
+    // Assess
+    expect(nullDefault).toEqual({ field: { name: 'a', fieldId: 2, nullable: true, type: 'int32' } });
+    expect(writeOnly).toEqual({ field: { name: 'a', fieldId: 2, nullable: true, type: 'int32' } });
+  });
+
+  it('a column the file has keeps its values whatever its initial-default', () => {
+    // Act
+    const projected = projectDataFile(ID_ONLY, schema([{ ...ID_FIELD, 'initial-default': 9 }]), '{}');
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns).toEqual([
+      { field: { name: 'id', fieldId: 1, nullable: true, type: 'int64' }, source: { column: 'id' } },
+    ]);
+  });
+
+  it("a struct field added with an initial-default reads as it inside the file's struct", () => {
+    // Prepare: p{x double (4)} in the file; y long (5) added with a default
+    const file = [
+      root(1),
+      { name: 'p', field_id: 3, num_children: 1, repetition_type: 'OPTIONAL' } as SchemaElement,
+      leaf('x', 'DOUBLE', 4),
+    ];
+    const current = schema([
+      {
+        id: 3,
+        name: 'p',
+        required: false,
+        type: {
+          type: 'struct',
+          fields: [
+            { id: 4, name: 'x', required: false, type: 'double' },
+            { id: 5, name: 'y', required: false, type: 'long', 'initial-default': 7 },
+          ],
+        },
+      },
+    ]);
+
+    // Act
+    const projected = projectDataFile(file, current, '{}');
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns[0]?.source).toEqual({
+      column: 'p',
+      fields: [{ source: { column: 'x', position: 0 } }, { default: '7' }],
+    });
+  });
+
+  it("a struct column added with the initial-default {} reads as a struct of its fields' own defaults (null without one)", () => {
+    // Act
+    const column = addedColumn({
+      id: 2,
+      name: 'pt',
+      required: false,
+      'initial-default': {},
+      type: {
+        type: 'struct',
+        fields: [
+          { id: 3, name: 'x', required: false, type: 'double', 'initial-default': 0 },
+          { id: 4, name: 'y', required: false, type: 'double' },
+          {
+            id: 5,
+            name: 'z',
+            required: false,
+            'initial-default': {},
+            type: {
+              type: 'struct',
+              fields: [{ id: 6, name: 'tag', required: true, type: 'string', 'initial-default': 'none' }],
+            },
+          },
+        ],
+      },
+    });
+
+    // Assess: no source, the struct default, and a plan carrying it parses
+    expect(column?.default).toEqual({ struct: [0, null, { struct: ['none'] }] });
+    expect(column?.source).toBeUndefined();
+    expect(columnProjectionSchema.safeParse({ columns: [column], keyValueMetadata: {} }).success).toBe(true);
+  });
+
+  it.each([
+    ['a decimal with another scale', 'decimal(9, 2)', '14.2', 'is not a decimal(9, 2)'],
+    ['a decimal of more digits than its precision', 'decimal(3, 2)', '14.20', 'is not a decimal(3, 2)'],
+    ['a date that is no calendar day', 'date', '2023-02-29', 'not an ISO-8601 date'],
+    [
+      'a timestamp with a zone offset',
+      'timestamp',
+      '2017-11-16T22:31:08+00:00',
+      'a timestamp has no zone offset',
+    ],
+    ['a timestamptz without +00:00', 'timestamptz', '2017-11-16T22:31:08-05:00', 'at most microseconds'],
+    ['a timestamp in nanoseconds', 'timestamp', '2017-11-16T22:31:08.123456789', 'at most microseconds'],
+    ['an int past 32 bits', 'int', 2147483648, 'is not a int'],
+    ['an int written as a string', 'int', '5', 'not a JSON int'],
+    ['a float written as a string', 'float', '1.5', 'not a JSON number'],
+    ['binary not in hex', 'binary', 'xyz', 'not a hexadecimal string'],
+  ] as const)('refuses %s by name, the file left alone', (_what, type, initial, why) => {
+    // Act
+    const projected = projectDataFile(
+      ID_ONLY,
+      schema([ID_FIELD, { id: 2, name: 'added', required: false, type, 'initial-default': initial }]),
+      '{}',
+    );
+
+    // Assess
+    expect(projected.kind).toBe('refused');
+    expect(projected.kind === 'refused' && projected.reason).toContain('column added: ');
+    expect(projected.kind === 'refused' && projected.reason).toContain(why);
+  });
+
+  it.each(['time', 'uuid', 'fixed[4]', 'timestamp_ns'])(
+    'refuses a %s column added with a default (a type it does not write), naming it',
+    (type) => {
+      // Act
+      const projected = projectDataFile(
+        ID_ONLY,
+        schema([ID_FIELD, { id: 2, name: 'added', required: false, type, 'initial-default': 'x' }]),
+        '{}',
+        { formatVersion: 3 },
+      );
+
+      // Assess
+      expect(projected.kind).toBe('refused');
+      expect(projected.kind === 'refused' && projected.reason).toContain(
+        `column added: its type ${type} is not one this rewrite projects`,
+      );
+    },
+  );
+});
+
+describe('projectDataFile: promotions by format version', () => {
+  const dateFile = [root(1), leaf('d', 'INT32', 1, { logical_type: { type: 'DATE' } })];
+
+  it('widens a date to a timestamp (days to their midnight) in a v3 table', () => {
+    // Act
+    const projected = projectDataFile(
+      dateFile,
+      schema([{ id: 1, name: 'd', required: false, type: 'timestamp' }]),
+      '{}',
+      { formatVersion: 3 },
+    );
+
+    // Assess: the widening, then the lineage columns a v3 rewrite carries
+    expect(projected.kind === 'projected' && projected.projection.columns[0]).toEqual({
+      field: { name: 'd', fieldId: 1, nullable: true, type: 'timestamp-us' },
+      source: { column: 'd', widen: 'date32-timestamp-us' },
+    });
+  });
+
+  it('refuses date → timestamp in a v2 table, where Iceberg does not allow it', () => {
+    // Act
+    const projected = projectDataFile(
+      dateFile,
+      schema([{ id: 1, name: 'd', required: false, type: 'timestamp' }]),
+      '{}',
+      { formatVersion: 2 },
+    );
+
+    // Assess
+    expect(projected.kind === 'refused' && projected.reason).toContain(
+      'column d: it is timestamp now but date in the file, a promotion Iceberg allows from format version 3 only (the table is at 2)',
+    );
+  });
+
+  it('refuses date → timestamptz, which no version allows', () => {
+    // Act
+    const projected = projectDataFile(
+      dateFile,
+      schema([{ id: 1, name: 'd', required: false, type: 'timestamptz' }]),
+      '{}',
+      { formatVersion: 3 },
+    );
+
+    // Assess
+    expect(projected.kind === 'refused' && projected.reason).toContain(
+      'column d: it is timestamptz now but date in the file, which is not a promotion Iceberg allows',
+    );
+  });
+
+  it('rewrites a date file of a table now at timestamp_ns as written (no projection to nanoseconds), or refuses it beside another change', () => {
+    // Act: alone, the file is the current schema by id and name: it keeps its own schema, readers promote it
+    const alone = projectDataFile(
+      dateFile,
+      schema([{ id: 1, name: 'd', required: false, type: 'timestamp_ns' }]),
+      '{}',
+      { formatVersion: 3 },
+    );
+    const withAdded = projectDataFile(
+      dateFile,
+      schema([
+        { id: 1, name: 'd', required: false, type: 'timestamp_ns' },
+        { id: 2, name: 'e', required: false, type: 'int' },
+      ]),
+      '{}',
+      { formatVersion: 3 },
+    );
+
+    // Assess
+    expect(alone).toEqual({ kind: 'as-written' });
+    expect(withAdded.kind === 'refused' && withAdded.reason).toContain(
+      'column d: its type timestamp_ns is not one this rewrite projects',
+    );
+  });
+});
+
+describe("projectDataFile: a v3 table's row lineage columns", () => {
+  const ROW_ID = 2147483540;
+  const SEQ = 2147483539;
+  const current = schema([ID_FIELD, { id: 2, name: 'note', required: false, type: 'string' }]);
+  const lineageColumns = [
+    {
+      field: { name: '_row_id', fieldId: ROW_ID, nullable: true, type: 'int64' },
+      source: { column: '_row_id' },
+    },
+    {
+      field: { name: '_last_updated_sequence_number', fieldId: SEQ, nullable: true, type: 'int64' },
+      source: { column: '_last_updated_sequence_number' },
+    },
+  ];
+
+  it("are written after the schema's columns, from the file's own where it has them, never taken for dropped columns", () => {
+    // Prepare: a file rewritten before (lineage stored), without the column added since
+    const file = [
+      root(3),
+      leaf('id', 'INT64', 1),
+      leaf('_row_id', 'INT64', ROW_ID),
+      leaf('_last_updated_sequence_number', 'INT64', SEQ),
+    ];
+
+    // Act
+    const projected = projectDataFile(file, current, '{}', { formatVersion: 3 });
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns).toEqual([
+      { field: { name: 'id', fieldId: 1, nullable: true, type: 'int64' }, source: { column: 'id' } },
+      { field: { name: 'note', fieldId: 2, nullable: true, type: 'string' } },
+      ...lineageColumns,
+    ]);
+  });
+
+  it('are appended for a file without them (the engine fills them before projecting)', () => {
+    // Act
+    const projected = projectDataFile(ID_ONLY, schema([ID_FIELD]), '{}', { formatVersion: 3 });
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns.slice(1)).toEqual(lineageColumns);
+  });
+
+  it('do not stop a file of the current schema from being rewritten as written', () => {
+    // Prepare
+    const file = [
+      root(3),
+      leaf('id', 'INT64', 1),
+      leaf('_row_id', 'INT64', ROW_ID),
+      leaf('note', 'BYTE_ARRAY', 2, { logical_type: { type: 'STRING' } }),
+    ];
+    const trailing = [
+      root(3),
+      leaf('id', 'INT64', 1),
+      leaf('note', 'BYTE_ARRAY', 2, { logical_type: { type: 'STRING' } }),
+      leaf('_row_id', 'INT64', ROW_ID),
+    ];
+    const project = (elements: SchemaElement[]) => {
+      const p = projectDataFile(elements, current, '{}', { formatVersion: 3 });
+      if (p.kind !== 'projected') throw new Error(p.kind);
+      return projectionRestatesFile(elements, current, p.projection, { formatVersion: 3 });
+    };
+
+    // Act / Assess: lineage after the schema's columns restates it; lineage in between does not
+    expect(project(trailing)).toBe(true);
+    expect(project(file)).toBe(false);
+  });
+
+  it('are not added in a v2 table', () => {
+    // Act
+    const projected = projectDataFile(ID_ONLY, schema([ID_FIELD]), '{}', { formatVersion: 2 });
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns).toHaveLength(1);
+  });
+});
+
+describe('columnProjectionSchema: default values in a plan', () => {
+  const column = (type: unknown, extra: Record<string, unknown>) => ({
+    columns: [{ field: { name: 'c', fieldId: 1, nullable: true, type }, ...extra }],
+    keyValueMetadata: {},
+  });
+
+  it.each([
+    [
+      'beside a source',
+      column('int32', { source: { column: 'c' }, default: 1 }),
+      'both a source and a default',
+    ],
+    ['an int64 as a number', column('int64', { default: 1 }), 'decimal string of a 64-bit integer'],
+    ['an int32 out of range', column('int32', { default: 2 ** 31 }), 'an int32'],
+    [
+      'a decimal past its precision',
+      column({ decimal: { precision: 2, scale: 0 } }, { default: '123' }),
+      'has 3 digits',
+    ],
+    ['binary in uppercase hex', column('binary', { default: 'FF' }), 'lowercase hex'],
+    [
+      'a struct default missing a field',
+      column(
+        {
+          struct: [
+            { name: 'x', nullable: true, type: 'int32' },
+            { name: 'y', nullable: true, type: 'int32' },
+          ],
+        },
+        {
+          default: { struct: [1] },
+        },
+      ),
+      'for each of its 2 fields',
+    ],
+    [
+      'a struct default null for a required field',
+      column({ struct: [{ name: 'x', nullable: false, type: 'int32' }] }, { default: { struct: [null] } }),
+      'field x is required',
+    ],
+    ['a struct default of a primitive', column('int32', { default: { struct: [] } }), 'has no struct value'],
+    [
+      'a nested field default of the wrong type',
+      column(
+        { struct: [{ name: 'x', nullable: true, type: 'boolean' }] },
+        { source: { column: 'c', fields: [{ default: 'yes' }] } },
+      ),
+      'c.x: a boolean',
+    ],
+  ])('refuses a default %s', (_what, plan, why) => {
+    // Act
+    const parsed = columnProjectionSchema.safeParse(plan);
+
+    // Assess
+    expect(parsed.success).toBe(false);
+    expect(JSON.stringify(parsed.error?.issues)).toContain(why);
+  });
+});
