@@ -69,7 +69,7 @@ export interface ProjectedSource {
 /**
  * Where one field of a written struct comes from: the file's struct field `source.column` at `source.position`
  * among its fields, converted as `source` says; or, with `source` absent, `default` in every row where the struct is
- * not null (a field added since with a default value: Iceberg's `initial-default`), else null. The engine finds the
+ * not null (a field added since with a default value for the rows written before it), else null. The engine finds the
  * field by name and the fingerprint by position, so a plan in which they disagree fails verification instead of
  * writing one field's values under another's name.
  */
@@ -89,8 +89,8 @@ export type ProjectedValue = boolean | number | string;
 
 /**
  * A default value: a primitive's value, or a struct's — not null, each field's own default in the struct's field
- * order (null: the field is null). Iceberg stores a struct column's non-null default this way: `{}`, its fields'
- * values taken from their own defaults.
+ * order (null: the field is null). A table schema may declare a struct column's non-null default as `{}`, its
+ * fields' values taken from their own defaults.
  */
 export type ProjectedDefault = ProjectedValue | ProjectedStructDefault;
 export interface ProjectedStructDefault {
@@ -192,7 +192,7 @@ export type ProjectedWidening = (typeof PROJECTED_WIDENINGS)[number];
 
 /**
  * One written column and where its values come from: `source`, or with it absent, `default` in every row (a column
- * added since with a default value: Iceberg's `initial-default`), else null.
+ * added since with a default value for the rows written before it), else null.
  */
 export interface ProjectedColumn {
   readonly field: ProjectedField;
