@@ -1,6 +1,11 @@
 // The profiler's view of a Hudi table (CommitLogChanges): completed instants are the table's changes; a data file is
-// not data until its instant completes. What the profiler counts is the snapshot's plan inputs (toTableSnapshot): the
-// base files of live, base-only file slices, outside replaced file groups and pending plans.
+// not data until its instant completes. What the profiler counts is what a run of the partition would rewrite now:
+// the snapshot's plan inputs (toTableSnapshot: the base files of live, base-only file slices, outside replaced file
+// groups and pending plans) and, on a Merge-on-Read table whose compaction is due in the partition by the very rule
+// the plan step schedules it by (compaction-trigger.ts: the table's hudiCompactionDeltaCommits), the base and log
+// files of every slice that compaction rewrites, marked `serviceDue` so they count as candidates whatever their size.
+// A partition whose slices all have log files thus starts a run once its compaction is due, and not before: a run
+// started earlier would plan nothing and, released at once, be started again.
 //
 // Incremental read: the instants that completed since the cursor, found by one listing of the timeline, and only
 // their commit metadata read — each write stat's base file added, the older base files of its file group (found by
@@ -30,10 +35,13 @@ import type {
   ChangeState,
   ChangesRead,
   CommitLogChanges,
+  CountedFile,
   FileChange,
   ObjectRole,
   VersionChanges,
 } from '../table-format.js';
+import { DEFAULT_COMPACTION_DELTA_COMMITS } from './compaction-run.js';
+import { compactionDueIn } from './compaction-trigger.js';
 import { isBucketFileId, isPartitionMarker, parseBaseFileName, partitionValuesOf } from './file-groups.js';
 import { compareInstants, type HudiInstant, parseInstantFileName } from './instants.js';
 import type { HudiTableConfig } from './properties.js';
@@ -305,22 +313,43 @@ async function applyWrite(
   return undefined;
 }
 
-/** The whole state: the live base files of base-only slices, at the last completed instant. */
-async function readHudiState(store: ObjectStore, tableRoot: string): Promise<ChangeState> {
+/**
+ * The whole state at the last completed instant: per partition, the live base files of base-only slices and, where a
+ * Merge-on-Read compaction of `deltaCommits` is due (compaction-trigger.ts), the files of the slices it rewrites.
+ * Depends on the storage only, so duplicate and reordered events read the same counted set.
+ */
+export async function readHudiState(
+  store: ObjectStore,
+  tableRoot: string,
+  deltaCommits = DEFAULT_COMPACTION_DELTA_COMMITS,
+): Promise<ChangeState> {
   const state = await readHudiTable(store, tableRoot.replace(/\/+$/, ''));
   const snap = toTableSnapshot(state, 0);
   const { last, pending } = summarize(state.timeline.instants);
-  return {
-    cursor: { version: versionOf(last), memo: memoOf(last, pending) },
-    partitions: snap.partitions.map((p) => ({
-      partition: p.partition,
-      values: p.values,
-      files: p.files.map((f) => ({ key: f.key, size: f.size })),
-    })),
-  };
+  const baseOnly = new Map(snap.partitions.map((p) => [p.partition, p.files]));
+  const partitions: ChangeState['partitions'][number][] = [];
+  for (const p of state.partitions) {
+    const files: CountedFile[] = (baseOnly.get(p.partition) ?? []).map((f) => ({ key: f.key, size: f.size }));
+    const verdict = compactionDueIn(state, p.partition, deltaCommits);
+    if (verdict.due)
+      for (const slice of verdict.slices)
+        for (const f of [slice.base, ...slice.logs])
+          files.push({ key: f.key, size: f.size, serviceDue: true });
+    files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    if (files.length > 0) partitions.push({ partition: p.partition, values: p.values, files });
+  }
+  return { cursor: { version: versionOf(last), memo: memoOf(last, pending) }, partitions };
 }
 
-/** The profiler's view of a Hudi table (see the module comment). */
+/**
+ * The profiler's view of a Hudi table whose Merge-on-Read compaction is due after `deltaCommits` delta commits (the
+ * table's `hudiCompactionDeltaCommits`; see the module comment). The format's `forTable` binds it per table.
+ */
+export function hudiChangesFor(deltaCommits = DEFAULT_COMPACTION_DELTA_COMMITS): CommitLogChanges {
+  return { ...hudiChanges, readState: (store, tableRoot) => readHudiState(store, tableRoot, deltaCommits) };
+}
+
+/** The profiler's view of a Hudi table (see the module comment), with Hudi's default compaction trigger. */
 export const hudiChanges: CommitLogChanges = {
   kind: 'commit-log',
   // An instant's 17 digits exceed Number.MAX_SAFE_INTEGER: the number only nudges a read after the cursor.

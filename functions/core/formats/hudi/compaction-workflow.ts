@@ -48,6 +48,7 @@ import {
   timelineTimes,
   zoneOf,
 } from './compaction-run.js';
+import { compactionDueIn } from './compaction-trigger.js';
 import { withHudiLock } from './lock/index.js';
 import { droppedRows } from './log/index.js';
 import { pendingKeys, removeMarkers, rollBackInflight, writeMarkers } from './pending-instant.js';
@@ -156,21 +157,6 @@ async function underLock<T>(
   const lock = coordination.lockFor(deps.store, tableRoot, config.name, deps.clock);
   if (lock === undefined) return work(() => {});
   return withHudiLock(lock, (handle) => work((during) => handle.assertHeld(during)));
-}
-
-/**
- * Delta commits that wrote to `partition` since the latest completed compaction that did: Hudi's NUM_COMMITS count,
- * per partition because the workflow compacts one partition per run.
- */
-export function deltaCommitsInPartition(state: HudiTableState, partition: string): number {
-  const writes = state.timeline.completedWrites.filter((w) =>
-    w.metadata.partitionToWriteStats.has(partition),
-  );
-  let last = -1;
-  writes.forEach((w, i) => {
-    if (w.instant.action === 'commit' && w.metadata.compacted) last = i;
-  });
-  return writes.slice(last + 1).filter((w) => w.instant.action === 'deltacommit').length;
 }
 
 /** One operation as the workflow plans it: the slice's files as read now. */
@@ -311,10 +297,10 @@ export function hudiCompactionPlanService(
     compactionPolicy(first);
     const pending = first.timeline.pendingPlans.find((p) => p.kind === 'compaction');
     if (pending !== undefined) return resumePending(coordination, deps, request, first, pending.instant.time);
-    if (deltaCommitsInPartition(first, partition) < needed) return undefined;
-    if (compactionDeferral(first) !== undefined) return undefined;
-    const candidates = compactionCandidates(first).operations.filter((o) => o.partition === partition);
-    if (candidates.length === 0) return undefined;
+    // The profiler's change reader starts a run by this same verdict (compaction-trigger.ts).
+    const verdict = compactionDueIn(first, partition, needed);
+    if (!verdict.due) return undefined;
+    const candidates = verdict.slices;
     for (const op of candidates) await checkSliceWritable(deps.store, op.base.key);
     return underLock(coordination, deps, root, async (assertHeld) => {
       const now = await readHudiTable(deps.store, root);
