@@ -1,9 +1,10 @@
 // The profiler's view of a Hudi table (CommitLogChanges): completed instants are the table's changes; a data file is
 // not data until its instant completes. What the profiler counts is what a run of the partition would rewrite now:
 // the snapshot's plan inputs (toTableSnapshot: the base files of live, base-only file slices, outside replaced file
-// groups and pending plans) and, on a Merge-on-Read table whose compaction is due in the partition by the very rule
-// the plan step schedules it by (compaction-trigger.ts: the table's hudiCompactionDeltaCommits), the base and log
-// files of every slice that compaction rewrites, marked `serviceDue` so they count as candidates whatever their size.
+// groups and pending plans) or, in a Merge-on-Read partition whose compaction is due by the very rule the plan step
+// schedules it by (compaction-trigger.ts: the table's hudiCompactionDeltaCommits), the base and log files of every
+// slice that compaction rewrites — a run of such a partition compacts and plans nothing else — marked `serviceDue` so
+// they count as candidates whatever their size.
 // A partition whose slices all have log files thus starts a run once its compaction is due, and not before: a run
 // started earlier would plan nothing and, released at once, be started again.
 //
@@ -314,7 +315,7 @@ async function applyWrite(
 }
 
 /**
- * The whole state at the last completed instant: per partition, the live base files of base-only slices and, where a
+ * The whole state at the last completed instant: per partition, the live base files of base-only slices or, where a
  * Merge-on-Read compaction of `deltaCommits` is due (compaction-trigger.ts), the files of the slices it rewrites.
  * Depends on the storage only, so duplicate and reordered events read the same counted set.
  */
@@ -329,12 +330,14 @@ export async function readHudiState(
   const baseOnly = new Map(snap.partitions.map((p) => [p.partition, p.files]));
   const partitions: ChangeState['partitions'][number][] = [];
   for (const p of state.partitions) {
-    const files: CountedFile[] = (baseOnly.get(p.partition) ?? []).map((f) => ({ key: f.key, size: f.size }));
+    // A run of a partition whose compaction is due compacts and plans nothing else (TableFormat.planService): its
+    // counted files are the slices it rewrites, so the policy's ratio is not diluted by base files it leaves alone.
     const verdict = compactionDueIn(state, p.partition, deltaCommits);
-    if (verdict.due)
-      for (const slice of verdict.slices)
-        for (const f of [slice.base, ...slice.logs])
-          files.push({ key: f.key, size: f.size, serviceDue: true });
+    const files: CountedFile[] = verdict.due
+      ? verdict.slices.flatMap((slice) =>
+          [slice.base, ...slice.logs].map((f) => ({ key: f.key, size: f.size, serviceDue: true })),
+        )
+      : (baseOnly.get(p.partition) ?? []).map((f) => ({ key: f.key, size: f.size }));
     files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     if (files.length > 0) partitions.push({ partition: p.partition, values: p.values, files });
   }
