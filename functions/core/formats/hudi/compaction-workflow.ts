@@ -49,6 +49,7 @@ import {
   zoneOf,
 } from './compaction-run.js';
 import { compactionDueIn } from './compaction-trigger.js';
+import { HudiLockUnavailableError } from './lock/errors.js';
 import { withHudiLock } from './lock/index.js';
 import { droppedRows } from './log/index.js';
 import { pendingKeys, removeMarkers, rollBackInflight, writeMarkers } from './pending-instant.js';
@@ -605,6 +606,35 @@ export async function commitCompactionGroup(
     throw new InvalidInputError(
       `Hudi table ${g.tableRoot || '(root)'} declares no lock: compaction ${g.instant} is completed only under the lock its writers take; declare hudiLock`,
     );
+  try {
+    return await completeUnderLock(coordination, deps, g, siblings, keys, done);
+  } catch (err) {
+    if (!(err instanceof HudiLockUnavailableError)) throw err;
+    // Another writer held the lock past its wait: T cannot complete in this run. Aborted as a failure naming the
+    // error, so T is rolled back to its plan (afterCompactionAbort: outputs, markers, inflight) instead of leaving a
+    // published group, an inflight and an output on the table for a settle retry; the next run finishes the plan.
+    return {
+      kind: 'conflict',
+      failure: err,
+      conflicts: [
+        {
+          key: keys.requested,
+          reason: `the table's lock was not free to complete compaction ${g.instant}: rolled back to its plan, which the next run finishes`,
+        },
+      ],
+    };
+  }
+}
+
+/** T's completed commit, written under the table's lock (see {@link commitCompactionGroup}). */
+async function completeUnderLock(
+  coordination: HudiCoordination,
+  deps: CommitDeps,
+  g: CompactionGroup,
+  siblings: readonly GroupJournalEntry[],
+  keys: { readonly requested: string; readonly inflight: string },
+  done: (completed: string) => VersionCommitResult,
+): Promise<VersionCommitResult> {
   return underLock(coordination, deps, g.tableRoot, async (assertHeld) => {
     const found = await completedOf(deps.store, g, g.instant);
     if (found !== undefined) return done(found);
