@@ -43,7 +43,13 @@ import type {
 } from '../table-format.js';
 import { DEFAULT_COMPACTION_DELTA_COMMITS } from './compaction-run.js';
 import { compactionDueIn } from './compaction-trigger.js';
-import { isBucketFileId, isPartitionMarker, parseBaseFileName, partitionValuesOf } from './file-groups.js';
+import {
+  isBucketFileId,
+  isPartitionMarker,
+  parseBaseFileName,
+  parseLogFileName,
+  partitionValuesOf,
+} from './file-groups.js';
 import { compareInstants, type HudiInstant, parseInstantFileName } from './instants.js';
 import type { HudiTableConfig } from './properties.js';
 import { readCheckedHead, readHudiTable, toTableSnapshot } from './table-state.js';
@@ -329,19 +335,62 @@ export async function readHudiState(
   const { last, pending } = summarize(state.timeline.instants);
   const baseOnly = new Map(snap.partitions.map((p) => [p.partition, p.files]));
   const partitions: ChangeState['partitions'][number][] = [];
-  for (const p of state.partitions) {
+  // A partition whose every file group is in a pending compaction has no live slice, yet its run finishes the plan.
+  const planned = state.timeline.pendingPlans
+    .filter((plan) => plan.kind === 'compaction')
+    .flatMap((plan) => plan.fileGroups.map((g) => g.partitionPath));
+  const listed = new Set(state.partitions.map((p) => p.partition));
+  const setAside = [...new Set(planned)]
+    .filter((partition) => !listed.has(partition))
+    .map((partition) => ({ partition, values: partitionValuesOf(partition, state.config) }));
+  for (const p of [...state.partitions, ...setAside].sort((a, b) =>
+    a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0,
+  )) {
     // A run of a partition whose compaction is due compacts and plans nothing else (TableFormat.planService): its
     // counted files are the slices it rewrites, so the policy's ratio is not diluted by base files it leaves alone.
     const verdict = compactionDueIn(state, p.partition, deltaCommits);
-    const files: CountedFile[] = verdict.due
-      ? verdict.slices.flatMap((slice) =>
-          [slice.base, ...slice.logs].map((f) => ({ key: f.key, size: f.size, serviceDue: true })),
-        )
-      : (baseOnly.get(p.partition) ?? []).map((f) => ({ key: f.key, size: f.size }));
+    const files: CountedFile[] = !verdict.due
+      ? (baseOnly.get(p.partition) ?? []).map((f) => ({ key: f.key, size: f.size }))
+      : verdict.resumes !== undefined
+        ? await pendingGroupFiles(store, state.tableRoot, p.partition, verdict.resumes.fileIds)
+        : verdict.slices.flatMap((slice) =>
+            [slice.base, ...slice.logs].map((f) => ({ key: f.key, size: f.size, serviceDue: true })),
+          );
     files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     if (files.length > 0) partitions.push({ partition: p.partition, values: p.values, files });
   }
   return { cursor: { version: versionOf(last), memo: memoOf(last, pending) }, partitions };
+}
+
+/**
+ * The files of a pending compaction's file groups in `partition` (set aside from the live slices while it is pending),
+ * counted for the run that finishes it: each group's newest base file and its log files, as listed now.
+ */
+async function pendingGroupFiles(
+  store: ObjectStore,
+  root: string,
+  partition: string,
+  fileIds: readonly string[],
+): Promise<CountedFile[]> {
+  const ids = new Set(fileIds);
+  const newestBase = new Map<string, { key: string; size: number; instant: string }>();
+  const files: CountedFile[] = [];
+  for (const o of (await listFolder(store, keyUnder(root, partition === '' ? '' : `${partition}/`)))
+    .objects) {
+    const name = o.key.slice(o.key.lastIndexOf('/') + 1);
+    const base = parseBaseFileName(name);
+    if (base !== undefined && ids.has(base.fileId)) {
+      const known = newestBase.get(base.fileId);
+      if (known === undefined || known.instant < base.instantTime)
+        newestBase.set(base.fileId, { key: o.key, size: o.size, instant: base.instantTime });
+      continue;
+    }
+    const log = parseLogFileName(name);
+    if (log !== undefined && !log.cdc && ids.has(log.fileId))
+      files.push({ key: o.key, size: o.size, serviceDue: true });
+  }
+  for (const b of newestBase.values()) files.push({ key: b.key, size: b.size, serviceDue: true });
+  return files;
 }
 
 /**

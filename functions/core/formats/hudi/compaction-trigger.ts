@@ -13,9 +13,18 @@ export interface DueSlice {
   readonly logs: readonly { readonly key: string; readonly size: number }[];
 }
 
-/** Whether a compaction of the partition is due now, with why (numbers included), and its slices when it is. */
+/**
+ * Whether a compaction of the partition is due now, with why (numbers included), and what it rewrites when it is: the
+ * slices a new plan would name, or — a pending compaction the run finishes — that plan's file groups (set aside from
+ * the live slices while it is pending; their files are the ones under those file ids in the partition).
+ */
 export type CompactionVerdict =
-  | { readonly due: true; readonly reason: string; readonly slices: readonly DueSlice[] }
+  | {
+      readonly due: true;
+      readonly reason: string;
+      readonly slices: readonly DueSlice[];
+      readonly resumes?: { readonly instant: string; readonly fileIds: readonly string[] };
+    }
   | { readonly due: false; readonly reason: string };
 
 /**
@@ -35,9 +44,10 @@ export function deltaCommitsInPartition(state: HudiTableState, partition: string
 }
 
 /**
- * Whether a new compaction of `partition` is due on `state` under the trigger of `needed` delta commits: the table is
- * Merge-on-Read, no compaction is pending (the plan step resumes a pending one instead, see compaction-workflow.ts),
- * at least `needed` delta commits wrote to the partition since its last compaction, nothing defers scheduling
+ * Whether a compaction of `partition` is due on `state` under the trigger of `needed` delta commits. A pending
+ * compaction comes first, as in the plan step (compaction-workflow.ts `resumePending`): due when all of its file groups
+ * lie in the partition and have base files, whatever the count. Else a new one: the table is Merge-on-Read, at least
+ * `needed` delta commits wrote to the partition since its last compaction, nothing defers scheduling
  * (`compactionDeferral`: table version 6 with a write pending), and the partition has a live slice with log files
  * and a base file. A table whose merge semantics are refused by name is never due: its run would refuse it.
  */
@@ -51,11 +61,28 @@ export function compactionDueIn(state: HudiTableState, partition: string, needed
     return { due: false, reason: `compaction is refused on this table: ${err.message}` };
   }
   const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
-  if (pending !== undefined)
+  if (pending !== undefined) {
+    const time = pending.instant.time;
+    const groups = pending.fileGroups;
+    // As the plan step's resumePending: one wholly in the partition, every operation with a base file, is finished by
+    // the partition's run; any other is left to Hudi's compactor or `lake-compactor compact` (a whole-table run).
+    if (groups.length === 0 || groups.some((g) => g.partitionPath !== partition))
+      return {
+        due: false,
+        reason: `compaction ${time} is pending with file groups outside the partition: left to Hudi's compactor or lake-compactor compact`,
+      };
+    if (groups.some((g) => g.hasBaseFile === false))
+      return {
+        due: false,
+        reason: `compaction ${time} is pending with a log-only file slice: left to Hudi's compactor`,
+      };
     return {
-      due: false,
-      reason: `compaction ${pending.instant.time} is pending: its file groups are set aside until it completes`,
+      due: true,
+      reason: `compaction ${time} is pending with its ${groups.length} file group(s) in the partition: the run finishes it`,
+      slices: [],
+      resumes: { instant: time, fileIds: groups.map((g) => g.fileId) },
     };
+  }
   const count = deltaCommitsInPartition(state, partition);
   if (count < needed)
     return {

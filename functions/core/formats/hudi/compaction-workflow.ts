@@ -300,7 +300,7 @@ export function hudiCompactionPlanService(
     if (pending !== undefined) return resumePending(coordination, deps, request, first, pending.instant.time);
     // The profiler's change reader starts a run by this same verdict (compaction-trigger.ts).
     const verdict = compactionDueIn(first, partition, needed);
-    if (!verdict.due) return undefined;
+    if (!verdict.due || verdict.resumes !== undefined) return undefined;
     const candidates = verdict.slices;
     for (const op of candidates) await checkSliceWritable(deps.store, op.base.key);
     return underLock(coordination, deps, root, async (assertHeld) => {

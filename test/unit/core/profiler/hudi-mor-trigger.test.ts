@@ -4,7 +4,8 @@
 // are delivered and the sweep looks; once it is met, the slices' base and log files are counted as candidates and
 // exactly one run starts, whatever the duplicates and the order of the events. That run compacts the partition
 // through the workflow's own steps with the merged view's rows unchanged, and the compaction's own commit event then
-// leaves the partition with nothing due: no second run, even with no cooldown.
+// leaves the partition with nothing due: no second run, even with no cooldown. A compaction left pending in the
+// partition (scheduled by a run that died) is counted the same way, so the run that finishes it starts.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,9 @@ import { LocalObjectStore } from '../../../../functions/adapters/local-object-st
 import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
 import { MemoryStatsStore } from '../../../../functions/adapters/memory-stats-store.js';
+import { compactHudiMergeOnRead } from '../../../../functions/core/formats/hudi/compaction-run.js';
 import { compactionDueIn } from '../../../../functions/core/formats/hudi/compaction-trigger.js';
+import { StorageBasedHudiLock } from '../../../../functions/core/formats/hudi/lock/index.js';
 import { readHudiTable } from '../../../../functions/core/formats/hudi/table-state.js';
 import { formatForTable } from '../../../../functions/core/formats/index.js';
 import { partitionPlanSchema } from '../../../../functions/core/planning.js';
@@ -276,6 +279,77 @@ describe.each([6, 8] as const)(
       expect(compactionDueIn(after, PARTITION, 4).due).toBe(false);
       expect(await stats.get(ref)).toMatchObject({ state: 'idle', fileCount: 2, smallCount: 2 });
       expect(sweep.due.map((o) => o.action)).not.toContain('started');
+      expect(starter.starts).toHaveLength(1);
+    });
+
+    it('counts the file groups of a pending compaction wholly in the partition, whose run finishes it, same rows', async () => {
+      // Prepare: a compaction of the partition's two slices scheduled by a run that died right after (its requested
+      // and inflight files left on the timeline, their file groups set aside from the live slices)
+      const { dir, store, table } = await streamingTable(version, 2);
+      const before = await hudiMergedView(db, dir, ROOT, COLUMNS);
+      const format = formatForTable(TABLES, 'trips', {});
+      const coordination = {
+        localZone: 'UTC',
+        lockFor: () => new StorageBasedHudiLock({ store, tableRoot: ROOT, clock: new ManualClock(NOW) }),
+      };
+      await expect(
+        compactHudiMergeOnRead(
+          { store, engine: defaultParquetEngine, clock: new ManualClock(NOW), coordination },
+          ROOT,
+          { deltaCommits: 4, crashAfter: 'scheduled' },
+        ),
+      ).rejects.toThrow(/crash after scheduling/);
+      const pending = (await readHudiTable(store, ROOT)).timeline.pendingPlans;
+      const { stats, starter, deps } = profilerOf(store);
+      const names = await completedNames(table);
+      const ref = { table: 'trips', partition: PARTITION };
+
+      // Act: every event twice; then the run it started, and the events of what the run completed
+      await profileCommits(
+        deps,
+        [...names, ...names].map((n) => commitEvent(version, n)),
+        NOW,
+      );
+      const scheduled = await stats.get(ref);
+      const result = await runPartition(
+        {
+          store,
+          journal: new MemoryJournal(),
+          clock: new ManualClock(NOW),
+          engine: defaultParquetEngine,
+          leases: new MemoryLeases(),
+          format,
+          wait: async () => {},
+        },
+        buildRunContext(
+          { name: 'trips', prefix: ROOT, bucket: 'local', format: 'hudi' },
+          PARTITION,
+          { quietMinutes: 0, trigger: 'profiler' },
+          { executionName: starter.starts[0] ?? 'none', startedAt: NOW },
+        ),
+        { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
+      );
+      await stats.release(ref, scheduled?.generation ?? 0, { lastCompactedAt: NOW });
+      const completed = (await completedNames(table)).filter((n) => !names.includes(n));
+      await profileCommits(
+        deps,
+        completed.map((n) => commitEvent(version, n)),
+        NOW + 60_000,
+      );
+
+      // Assess: the pending plan's two file groups (a base file and two logs each) counted and started once; the run
+      // finished that very instant with the same rows; then nothing is due
+      expect(pending.map((p) => `${p.kind} ${p.fileGroups.length}`)).toEqual(['compaction 2']);
+      expect(scheduled).toMatchObject({ state: 'scheduled', fileCount: 6, smallCount: 6 });
+      expect(starter.starts).toHaveLength(1);
+      expect(result.summary.status, JSON.stringify(result.summary)).toBe('SUCCEEDED');
+      const after = await readHudiTable(store, ROOT);
+      expect(after.timeline.pendingPlans).toEqual([]);
+      expect(
+        after.timeline.completedWrites.filter((w) => w.metadata.compacted).map((w) => w.instant.time),
+      ).toEqual([pending[0]?.instant.time]);
+      expect(await hudiMergedView(db, dir, ROOT, COLUMNS)).toEqual(before);
+      expect(await stats.get(ref)).toMatchObject({ state: 'idle', fileCount: 2 });
       expect(starter.starts).toHaveLength(1);
     });
   },
