@@ -26,7 +26,7 @@ export const FAILURE_PREFIX = 'FAILED ';
 /**
  * `FAILED <ErrorName>: <message>`: how a group's journal reason records the failure that ended it, so the run's
  * summary reports the group as failed with that error (workflow/commit.ts `parseFailure` reads it back). Here, not in
- * the workflow, because a format's commit records one too (a Hudi lock that was not free when a compaction completes).
+ * the workflow, because a format's commit records one too (its table's lock not free when the commit must complete).
  */
 export function failureText(name: string, message: string): string {
   return `${FAILURE_PREFIX}${name}: ${message}`;
