@@ -20,6 +20,18 @@ export abstract class CompactorError extends Error {
   }
 }
 
+/** Prefix of a journal reason that records a failure (as opposed to a clean abort on a concurrent change). */
+export const FAILURE_PREFIX = 'FAILED ';
+
+/**
+ * `FAILED <ErrorName>: <message>`: how a group's journal reason records the failure that ended it, so the run's
+ * summary reports the group as failed with that error (workflow/commit.ts `parseFailure` reads it back). Here, not in
+ * the workflow, because a format's commit records one too (its table's lock not free when the commit must complete).
+ */
+export function failureText(name: string, message: string): string {
+  return `${FAILURE_PREFIX}${name}: ${message}`;
+}
+
 /** Operator or configuration input failed validation; nothing was changed. */
 export class InvalidInputError extends CompactorError {
   constructor(

@@ -10,12 +10,13 @@
 //     (kept by the appender, independently of the reader);
 //   - every partition compacted, no run failed, no pending instant, lock, staging or dead letter left.
 //
-// How the stream gets the stack to compact: the profiler counts small base-only file slices (a slice with logs is
-// compaction's, not clustering's), and a run's plan step compacts first when delta commits wrote to the partition
-// and no other compaction is pending on the table. So each partition gets a few inserts (fewer than the policy's
-// minimum of small files) and delta commits updating them — while the previous partition's run goes on — then, once
-// the previous partition's compaction completed, the remaining inserts: the run they trigger compacts the updated
-// slices (and a later run clusters the partition's base files).
+// How the stream gets the stack to compact: the profiler counts what a partition's run would rewrite — its small
+// base-only file slices, or, once its compaction is due (the table's trigger met, no other compaction pending on the
+// table: compaction-trigger.ts), the base and log files of its slices with logs — and a run's plan step compacts first
+// when that compaction is due. So each partition gets a few inserts (fewer than the policy's minimum of small files)
+// and delta commits updating them — while the previous partition's run goes on — then, once the previous
+// partition's compaction completed, the remaining inserts: the updated slices make a run due as soon as no other
+// compaction is pending (it compacts them), and a later run clusters the partition's base files.
 //
 // As in the other demos, nothing here decides what the system does: it commits, fires the sweep's schedule, watches
 // the executions and reads the results back.

@@ -388,14 +388,32 @@ export type ChangesRead =
   /** The versions cannot be applied one by one (cleaned up, or the table's layout changed): read the whole state. */
   | { readonly kind: 'rebuild'; readonly reason: string };
 
+/** One file a log-based table's whole state counts (see {@link ChangeState}). */
+export interface CountedFile {
+  readonly key: string;
+  readonly size: number;
+  /**
+   * The format's own table service (see {@link TableFormat.planService}) is due on this file now, so a run of its
+   * partition rewrites it whatever its size (Hudi: a file slice of a Merge-on-Read compaction whose delta-commit
+   * trigger is met, base file and log files alike). The profiler counts it as a candidate (small), so the
+   * partition's trigger sees the work; a format reports it only when its plan step would plan that service in the
+   * partition now, or a run would start that plans nothing — and, released at once, would be started again.
+   * Absent: the table policy's size decides.
+   */
+  readonly serviceDue?: boolean;
+}
+
 /** A log-based table's whole state at one version, for the profiler to re-derive its counters from. */
 export interface ChangeState {
   readonly cursor: ChangeCursor;
-  /** Live data files the profiler counts, per partition (the ones a run may rewrite). */
+  /**
+   * Live data files the profiler counts, per partition: the ones a run may rewrite now (a file its table service
+   * would rewrite only later, e.g. a Hudi slice with log files whose compaction is not due, is not counted).
+   */
   readonly partitions: readonly {
     readonly partition: string;
     readonly values: readonly PartitionValue[];
-    readonly files: readonly { readonly key: string; readonly size: number }[];
+    readonly files: readonly CountedFile[];
   }[];
 }
 

@@ -15,7 +15,7 @@
 // `published` on, rollback rolls forward. Readers switch from inputs to outputs at one version: no visibility window.
 import pLimit from 'p-limit';
 import type { FormatState, GroupJournalEntry } from '../../ports/journal.js';
-import { NotVerifiedError } from '../errors.js';
+import { failureText, NotVerifiedError } from '../errors.js';
 import { deleteAll, requireEntry, stagingLeftovers } from './staging.js';
 import type { CommitConflict, CommitDeps, CommitOutcome } from './table-format.js';
 
@@ -26,7 +26,16 @@ export type VersionCommitResult =
       /** Merged into the group's formatState: the committed version (so a retry never commits again). */
       readonly state: FormatState;
     }
-  | { readonly kind: 'conflict'; readonly conflicts: readonly CommitConflict[] }
+  | {
+      readonly kind: 'conflict';
+      readonly conflicts: readonly CommitConflict[];
+      /**
+       * The abort is this error's failure, not a concurrent change (Hudi: the table's lock stayed held past its wait
+       * when a compaction had to complete): the group's reason records it as a failed step's does
+       * (`FAILED <name>: <message>`), so the run ends FAILED naming it, and still nothing of the group is committed.
+       */
+      readonly failure?: Error;
+    }
   /**
    * Not committed yet, and nothing wrong: the format commits this group with the run's others, once (e.g. one
    * completed compaction for all of its file slices). The group stays `published` (commit outcome `pending`) until
@@ -113,13 +122,18 @@ export function versionCommitter(protocol: VersionProtocol): {
             );
           } else {
             conflicts.push(...result.conflicts);
+            const found = result.conflicts.map((c) => `${c.key} (${c.reason})`).join(', ');
             entry = await deps.journal.transition(
               entry,
               'aborted',
               {
-                reason: `conflict with a concurrent commit, nothing of the group was committed: ${result.conflicts
-                  .map((c) => `${c.key} (${c.reason})`)
-                  .join(', ')}`,
+                reason:
+                  result.failure === undefined
+                    ? `conflict with a concurrent commit, nothing of the group was committed: ${found}`
+                    : failureText(
+                        result.failure.name,
+                        `${result.failure.message} Nothing of the group was committed: ${found}`,
+                      ),
                 ...undoPending(protocol),
               },
               deps.clock.now(),

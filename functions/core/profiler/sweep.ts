@@ -4,7 +4,8 @@ import type { ObjectStore } from '../../ports/object-store.js';
 import { InvalidInputError } from '../errors.js';
 import { executionEnded } from '../executions.js';
 import { formatForTable } from '../formats/index.js';
-import type { TableFormat, TableSnapshot } from '../formats/table-format.js';
+import type { SnapshotPartition, TableFormat, TableSnapshot } from '../formats/table-format.js';
+import type { PlanInputFile } from '../planning.js';
 import { type Decision, isSmallUnderPolicy, partitionDateFromValues } from '../policy.js';
 import type { TableConfig } from '../table-config.js';
 import type { PartitionRef, SettleOutcome, TriggerOutcome } from './model.js';
@@ -210,7 +211,8 @@ export async function reconcileTable(
     const files = (listed.get(partition)?.files ?? []).map((f) => ({
       fileId: `${bucket}/${f.key}`,
       size: f.size,
-      small: isSmallUnderPolicy(f.size, policy),
+      // As the profiler counts it (table-log.ts): a file its format's table service has due is a candidate.
+      small: f.serviceDue === true || isSmallUnderPolicy(f.size, policy),
       ...(f.etag === '' ? {} : { etag: f.etag }),
       eventTime: now,
     }));
@@ -268,6 +270,15 @@ export async function reconcileTable(
   return { table: table.name, partitions };
 }
 
+/** What reconcile counts of one partition: its files, each as the profiler counts it. */
+interface ReconciledPartition {
+  readonly partition: string;
+  readonly values: SnapshotPartition['values'];
+  readonly files: readonly (Pick<PlanInputFile, 'key' | 'size' | 'etag'> & {
+    readonly serviceDue?: boolean;
+  })[];
+}
+
 /** What reconcile counts: the profiler's whole-state read for a log-based table, else the listing snapshot. */
 async function countedFiles(
   format: TableFormat,
@@ -275,7 +286,10 @@ async function countedFiles(
   tableRoot: string,
   rootDir: string,
   now: number,
-): Promise<Pick<TableSnapshot, 'partitions' | 'foreignTables'>> {
+): Promise<{
+  readonly partitions: readonly ReconciledPartition[];
+  readonly foreignTables: TableSnapshot['foreignTables'];
+}> {
   if (format.changes.kind === 'object-events') return format.snapshot(store, rootDir, { now });
   const state = await format.changes.readState(store, tableRoot);
   return {
@@ -284,7 +298,12 @@ async function countedFiles(
     partitions: state.partitions.map((p) => ({
       partition: p.partition,
       values: p.values,
-      files: p.files.map((f) => ({ key: f.key, size: f.size, etag: '' })),
+      files: p.files.map((f) => ({
+        key: f.key,
+        size: f.size,
+        etag: '',
+        ...(f.serviceDue === true ? { serviceDue: true } : {}),
+      })),
     })),
   };
 }

@@ -312,7 +312,8 @@ async function rebuildTable(deps: TableLogDeps, job: Rebuild, now: number): Prom
     const files: ListedFile[] = (listed.get(partition)?.files ?? []).map((f) => ({
       fileId: `${bucket}/${f.key}`,
       size: f.size,
-      small: isSmallUnderPolicy(f.size, policy),
+      // A file the format's own table service has due is a candidate whatever its size (CountedFile.serviceDue).
+      small: f.serviceDue === true || isSmallUnderPolicy(f.size, policy),
       eventTime: Math.max(...times),
     }));
     const partitionDate = partitionDateOf(table, values);

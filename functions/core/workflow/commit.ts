@@ -1,5 +1,6 @@
 // The commit and rollback steps: thin wrappers over the table format's commit that return small results for
 // the Map, and record a failed group's error name in its journal entry so finalize can report it.
+import { FAILURE_PREFIX, failureText } from '../errors.js';
 import { DEFAULT_TABLE_FORMAT, tableFormat } from '../formats/index.js';
 import type { CommitDeps, TableFormat } from '../formats/table-format.js';
 
@@ -72,12 +73,11 @@ export interface CaughtError {
   readonly Cause?: string;
 }
 
-/** Prefix of a journal reason that records a failure (as opposed to a clean abort on a concurrent change). */
-export const FAILURE_PREFIX = 'FAILED ';
+export { FAILURE_PREFIX };
 
 /** `FAILED <ErrorName>: <message>` — parsed back by {@link parseFailure}. */
 export function failureReason(error: CaughtError): string {
-  return `${FAILURE_PREFIX}${error.Error ?? 'UnknownError'}: ${causeMessage(error.Cause)}`;
+  return failureText(error.Error ?? 'UnknownError', causeMessage(error.Cause));
 }
 
 /** The error name and message of a failure reason, or undefined for any other reason. */

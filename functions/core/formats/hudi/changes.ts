@@ -1,6 +1,12 @@
 // The profiler's view of a Hudi table (CommitLogChanges): completed instants are the table's changes; a data file is
-// not data until its instant completes. What the profiler counts is the snapshot's plan inputs (toTableSnapshot): the
-// base files of live, base-only file slices, outside replaced file groups and pending plans.
+// not data until its instant completes. What the profiler counts is what a run of the partition would rewrite now:
+// the snapshot's plan inputs (toTableSnapshot: the base files of live, base-only file slices, outside replaced file
+// groups and pending plans) or, in a Merge-on-Read partition whose compaction is due by the very rule the plan step
+// schedules it by (compaction-trigger.ts: the table's hudiCompactionDeltaCommits), the base and log files of every
+// slice that compaction rewrites — a run of such a partition compacts and plans nothing else — marked `serviceDue` so
+// they count as candidates whatever their size.
+// A partition whose slices all have log files thus starts a run once its compaction is due, and not before: a run
+// started earlier would plan nothing and, released at once, be started again.
 //
 // Incremental read: the instants that completed since the cursor, found by one listing of the timeline, and only
 // their commit metadata read — each write stat's base file added, the older base files of its file group (found by
@@ -30,11 +36,20 @@ import type {
   ChangeState,
   ChangesRead,
   CommitLogChanges,
+  CountedFile,
   FileChange,
   ObjectRole,
   VersionChanges,
 } from '../table-format.js';
-import { isBucketFileId, isPartitionMarker, parseBaseFileName, partitionValuesOf } from './file-groups.js';
+import { DEFAULT_COMPACTION_DELTA_COMMITS } from './compaction-run.js';
+import { compactionDueIn } from './compaction-trigger.js';
+import {
+  isBucketFileId,
+  isPartitionMarker,
+  parseBaseFileName,
+  parseLogFileName,
+  partitionValuesOf,
+} from './file-groups.js';
 import { compareInstants, type HudiInstant, parseInstantFileName } from './instants.js';
 import type { HudiTableConfig } from './properties.js';
 import { readCheckedHead, readHudiTable, toTableSnapshot } from './table-state.js';
@@ -305,22 +320,88 @@ async function applyWrite(
   return undefined;
 }
 
-/** The whole state: the live base files of base-only slices, at the last completed instant. */
-async function readHudiState(store: ObjectStore, tableRoot: string): Promise<ChangeState> {
+/**
+ * The whole state at the last completed instant: per partition, the live base files of base-only slices or, where a
+ * Merge-on-Read compaction of `deltaCommits` is due (compaction-trigger.ts), the files of the slices it rewrites.
+ * Depends on the storage only, so duplicate and reordered events read the same counted set.
+ */
+export async function readHudiState(
+  store: ObjectStore,
+  tableRoot: string,
+  deltaCommits = DEFAULT_COMPACTION_DELTA_COMMITS,
+): Promise<ChangeState> {
   const state = await readHudiTable(store, tableRoot.replace(/\/+$/, ''));
   const snap = toTableSnapshot(state, 0);
   const { last, pending } = summarize(state.timeline.instants);
-  return {
-    cursor: { version: versionOf(last), memo: memoOf(last, pending) },
-    partitions: snap.partitions.map((p) => ({
-      partition: p.partition,
-      values: p.values,
-      files: p.files.map((f) => ({ key: f.key, size: f.size })),
-    })),
-  };
+  const baseOnly = new Map(snap.partitions.map((p) => [p.partition, p.files]));
+  const partitions: ChangeState['partitions'][number][] = [];
+  // A partition whose every file group is in a pending compaction has no live slice, yet its run finishes the plan.
+  const planned = state.timeline.pendingPlans
+    .filter((plan) => plan.kind === 'compaction')
+    .flatMap((plan) => plan.fileGroups.map((g) => g.partitionPath));
+  const listed = new Set(state.partitions.map((p) => p.partition));
+  const setAside = [...new Set(planned)]
+    .filter((partition) => !listed.has(partition))
+    .map((partition) => ({ partition, values: partitionValuesOf(partition, state.config) }));
+  for (const p of [...state.partitions, ...setAside].sort((a, b) =>
+    a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0,
+  )) {
+    // A run of a partition whose compaction is due compacts and plans nothing else (TableFormat.planService): its
+    // counted files are the slices it rewrites, so the policy's ratio is not diluted by base files it leaves alone.
+    const verdict = compactionDueIn(state, p.partition, deltaCommits);
+    const files: CountedFile[] = !verdict.due
+      ? (baseOnly.get(p.partition) ?? []).map((f) => ({ key: f.key, size: f.size }))
+      : verdict.resumes !== undefined
+        ? await pendingGroupFiles(store, state.tableRoot, p.partition, verdict.resumes.fileIds)
+        : verdict.slices.flatMap((slice) =>
+            [slice.base, ...slice.logs].map((f) => ({ key: f.key, size: f.size, serviceDue: true })),
+          );
+    files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    if (files.length > 0) partitions.push({ partition: p.partition, values: p.values, files });
+  }
+  return { cursor: { version: versionOf(last), memo: memoOf(last, pending) }, partitions };
 }
 
-/** The profiler's view of a Hudi table (see the module comment). */
+/**
+ * The files of a pending compaction's file groups in `partition` (set aside from the live slices while it is pending),
+ * counted for the run that finishes it: each group's newest base file and its log files, as listed now.
+ */
+async function pendingGroupFiles(
+  store: ObjectStore,
+  root: string,
+  partition: string,
+  fileIds: readonly string[],
+): Promise<CountedFile[]> {
+  const ids = new Set(fileIds);
+  const newestBase = new Map<string, { key: string; size: number; instant: string }>();
+  const files: CountedFile[] = [];
+  for (const o of (await listFolder(store, keyUnder(root, partition === '' ? '' : `${partition}/`)))
+    .objects) {
+    const name = o.key.slice(o.key.lastIndexOf('/') + 1);
+    const base = parseBaseFileName(name);
+    if (base !== undefined && ids.has(base.fileId)) {
+      const known = newestBase.get(base.fileId);
+      if (known === undefined || known.instant < base.instantTime)
+        newestBase.set(base.fileId, { key: o.key, size: o.size, instant: base.instantTime });
+      continue;
+    }
+    const log = parseLogFileName(name);
+    if (log !== undefined && !log.cdc && ids.has(log.fileId))
+      files.push({ key: o.key, size: o.size, serviceDue: true });
+  }
+  for (const b of newestBase.values()) files.push({ key: b.key, size: b.size, serviceDue: true });
+  return files;
+}
+
+/**
+ * The profiler's view of a Hudi table whose Merge-on-Read compaction is due after `deltaCommits` delta commits (the
+ * table's `hudiCompactionDeltaCommits`; see the module comment). The format's `forTable` binds it per table.
+ */
+export function hudiChangesFor(deltaCommits = DEFAULT_COMPACTION_DELTA_COMMITS): CommitLogChanges {
+  return { ...hudiChanges, readState: (store, tableRoot) => readHudiState(store, tableRoot, deltaCommits) };
+}
+
+/** The profiler's view of a Hudi table (see the module comment), with Hudi's default compaction trigger. */
 export const hudiChanges: CommitLogChanges = {
   kind: 'commit-log',
   // An instant's 17 digits exceed Number.MAX_SAFE_INTEGER: the number only nudges a read after the cursor.

@@ -48,6 +48,8 @@ import {
   timelineTimes,
   zoneOf,
 } from './compaction-run.js';
+import { compactionDueIn } from './compaction-trigger.js';
+import { HudiLockUnavailableError } from './lock/errors.js';
 import { withHudiLock } from './lock/index.js';
 import { droppedRows } from './log/index.js';
 import { pendingKeys, removeMarkers, rollBackInflight, writeMarkers } from './pending-instant.js';
@@ -156,21 +158,6 @@ async function underLock<T>(
   const lock = coordination.lockFor(deps.store, tableRoot, config.name, deps.clock);
   if (lock === undefined) return work(() => {});
   return withHudiLock(lock, (handle) => work((during) => handle.assertHeld(during)));
-}
-
-/**
- * Delta commits that wrote to `partition` since the latest completed compaction that did: Hudi's NUM_COMMITS count,
- * per partition because the workflow compacts one partition per run.
- */
-export function deltaCommitsInPartition(state: HudiTableState, partition: string): number {
-  const writes = state.timeline.completedWrites.filter((w) =>
-    w.metadata.partitionToWriteStats.has(partition),
-  );
-  let last = -1;
-  writes.forEach((w, i) => {
-    if (w.instant.action === 'commit' && w.metadata.compacted) last = i;
-  });
-  return writes.slice(last + 1).filter((w) => w.instant.action === 'deltacommit').length;
 }
 
 /** One operation as the workflow plans it: the slice's files as read now. */
@@ -311,10 +298,10 @@ export function hudiCompactionPlanService(
     compactionPolicy(first);
     const pending = first.timeline.pendingPlans.find((p) => p.kind === 'compaction');
     if (pending !== undefined) return resumePending(coordination, deps, request, first, pending.instant.time);
-    if (deltaCommitsInPartition(first, partition) < needed) return undefined;
-    if (compactionDeferral(first) !== undefined) return undefined;
-    const candidates = compactionCandidates(first).operations.filter((o) => o.partition === partition);
-    if (candidates.length === 0) return undefined;
+    // The profiler's change reader starts a run by this same verdict (compaction-trigger.ts).
+    const verdict = compactionDueIn(first, partition, needed);
+    if (!verdict.due || verdict.resumes !== undefined) return undefined;
+    const candidates = verdict.slices;
     for (const op of candidates) await checkSliceWritable(deps.store, op.base.key);
     return underLock(coordination, deps, root, async (assertHeld) => {
       const now = await readHudiTable(deps.store, root);
@@ -619,6 +606,35 @@ export async function commitCompactionGroup(
     throw new InvalidInputError(
       `Hudi table ${g.tableRoot || '(root)'} declares no lock: compaction ${g.instant} is completed only under the lock its writers take; declare hudiLock`,
     );
+  try {
+    return await completeUnderLock(coordination, deps, g, siblings, keys, done);
+  } catch (err) {
+    if (!(err instanceof HudiLockUnavailableError)) throw err;
+    // Another writer held the lock past its wait: T cannot complete in this run. Aborted as a failure naming the
+    // error, so T is rolled back to its plan (afterCompactionAbort: outputs, markers, inflight) instead of leaving a
+    // published group, an inflight and an output on the table for a settle retry; the next run finishes the plan.
+    return {
+      kind: 'conflict',
+      failure: err,
+      conflicts: [
+        {
+          key: keys.requested,
+          reason: `the table's lock was not free to complete compaction ${g.instant}: rolled back to its plan, which the next run finishes`,
+        },
+      ],
+    };
+  }
+}
+
+/** T's completed commit, written under the table's lock (see {@link commitCompactionGroup}). */
+async function completeUnderLock(
+  coordination: HudiCoordination,
+  deps: CommitDeps,
+  g: CompactionGroup,
+  siblings: readonly GroupJournalEntry[],
+  keys: { readonly requested: string; readonly inflight: string },
+  done: (completed: string) => VersionCommitResult,
+): Promise<VersionCommitResult> {
   return underLock(coordination, deps, g.tableRoot, async (assertHeld) => {
     const found = await completedOf(deps.store, g, g.instant);
     if (found !== undefined) return done(found);

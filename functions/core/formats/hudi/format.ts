@@ -24,7 +24,7 @@ import type {
 } from '../table-format.js';
 import { versionCommitter } from '../version-commit.js';
 import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
-import { hudiChanges } from './changes.js';
+import { hudiChanges, hudiChangesFor } from './changes.js';
 import { hudiCleanMaintenance } from './clean-maintenance.js';
 import {
   clusteringProtocol,
@@ -212,11 +212,14 @@ export const hudiTable = {
  */
 function hudiForTable(settings: HudiTableSettings, services: HudiFormatServices): TableFormat {
   const lock = settings.hudiLock;
-  if (lock === undefined) return hudiTable;
+  // The profiler starts a run when the plan step would compact: by the table's own trigger (compaction-trigger.ts).
+  const changes = hudiChangesFor(settings.hudiCompactionDeltaCommits);
+  if (lock === undefined) return { ...hudiTable, changes };
   const coordination = coordinationOf(lock, settings.hudiTimezone, services);
   const committer = hudiCommitter(coordination);
   return {
     ...hudiTable,
+    changes,
     prepareGroup: (deps, entry) => prepareGroup(coordination, deps, entry),
     commit: committer.commit,
     rollback: committer.rollback,

@@ -56,6 +56,11 @@ export interface HudiCompletedWrite {
 export interface HudiPlannedFileGroup {
   readonly partitionPath: string;
   readonly fileId: string;
+  /**
+   * Compaction plans only: whether the operation names a base file (`dataFilePath`); a log-only slice's has none,
+   * and such a plan is left to Hudi's compactor (compaction-workflow.ts `resumePending`).
+   */
+  readonly hasBaseFile?: boolean;
 }
 
 /** A requested or inflight clustering, compaction or logcompaction, and the file groups its plan names. */
@@ -538,9 +543,10 @@ async function compactionFileGroups(
 ): Promise<HudiPlannedFileGroup[]> {
   if (bytes.length === 0) throw new HudiTimelineError(table, `compaction plan ${fileName} is empty`);
   const record = await avroRecordOf(table, fileName, bytes);
-  return arrayOf(table, fileName, 'operations', record.operations).map((op) =>
-    plannedGroup(table, fileName, op),
-  );
+  return arrayOf(table, fileName, 'operations', record.operations).map((op) => ({
+    ...plannedGroup(table, fileName, op),
+    hasBaseFile: isObject(op) && typeof op.dataFilePath === 'string' && op.dataFilePath !== '',
+  }));
 }
 
 function plannedGroup(table: string, fileName: string, v: unknown): HudiPlannedFileGroup {

@@ -1,0 +1,314 @@
+// A Hudi table whose writers' DynamoDB lock (DynamoDBBasedLockProvider's item, in DynamoDB Local) is held by another
+// writer that heartbeats and never lets go, through the workflow's own steps (core/workflow/run.ts, as the state
+// machine runs them): the lock's bounded wait runs out where the run first needs the lock, and the run aborts with
+// HudiLockUnavailableError, having changed no byte of the table — no instant, no marker, no data file — and left no
+// pending instant of ours or group open. Once the holder releases the lock, a re-run compacts (Merge-on-Read) or
+// clusters (Copy-on-Write) with the rows Hudi's snapshot view reads unchanged. A holder that takes the lock after the
+// plan step scheduled a compaction and keeps it past its completion: the run fails naming the same error, its groups
+// aborted and T rolled back to its plan (outputs, markers, inflight, staging gone; the requested plan stays, as Hudi
+// never removes a scheduled compaction), the partition released rather than left needs-attention; the re-run
+// finishes T. The waits move a manual clock (each one a heartbeat of the holder), so no wall-clock time is waited.
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDbHudiLock, hudiLockTableInput } from '../../functions/adapters/formats/hudi/dynamodb-lock.js';
+import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { MemoryJournal } from '../../functions/adapters/memory-journal.js';
+import { MemoryLeases } from '../../functions/adapters/memory-leases.js';
+import { hudiTable } from '../../functions/core/formats/hudi/format.js';
+import { HudiLockUnavailableError } from '../../functions/core/formats/hudi/lock/errors.js';
+import type { HudiLockHandle } from '../../functions/core/formats/hudi/lock/lock.js';
+import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
+import type { TableFormat } from '../../functions/core/formats/table-format.js';
+import { buildRunContext } from '../../functions/core/run-input.js';
+import { runPartition } from '../../functions/core/workflow/run.js';
+import { ManualClock } from '../../functions/ports/clock.js';
+import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
+import { appendHudiInsert, createHudiTable } from '../../functions/tools/sample-hudi.js';
+import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import { type DuckDb, openDuckDb } from '../support/duckdb.js';
+import { copyHudiFixture, hudiMergedView } from '../support/hudi-mor-view.js';
+
+const NOW = Date.UTC(2026, 11, 7, 12);
+const ROOT = 'trips';
+/** The lease the table's writers write into the lock item (a Hudi writer's `hoodie.write.lock.wait_time_ms`). */
+const LEASE_MS = 10_000;
+
+let ddb: RunningDynamoDbLocal;
+let dynamo: DynamoDBClient;
+let db: DuckDb;
+let lockTables = 0;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  ddb = await startDynamoDbLocal({ startTimeoutMs: 120_000 });
+  dynamo = ddb.client();
+  db = await openDuckDb();
+}, 180_000);
+
+afterAll(async () => {
+  db?.close();
+  await ddb?.stop();
+});
+
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+/** Every file under the table root and its SHA-256: the table's bytes, to compare before and after. */
+async function tableBytes(dir: string): Promise<Record<string, string>> {
+  const root = join(dir, ROOT);
+  const out: Record<string, string> = {};
+  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = join(entry.parentPath, entry.name);
+    out[relative(root, file)] = createHash('sha256')
+      .update(await readFile(file))
+      .digest('hex');
+  }
+  return out;
+}
+
+/**
+ * A lock table as Hudi creates it, a Hudi writer (its own lock client) holding the table's lock, and the format of the
+ * table as a deployment declaring `hudiLock: { provider: "dynamodb" }` binds it — whose lock waits by moving `clock`,
+ * each wait a heartbeat of the holder, so the holder never looks dead.
+ */
+async function heldTable(clock: ManualClock, partitionKey: string) {
+  lockTables += 1;
+  const tableName = `hudi_locks_${lockTables}`;
+  await dynamo.send(new CreateTableCommand(hudiLockTableInput(tableName)));
+  let holding: HudiLockHandle | undefined;
+  const timing = { leaseDurationMs: LEASE_MS, heartbeatIntervalMs: 2_000, safetyMarginMs: 500 };
+  const writer = new DynamoDbHudiLock({
+    client: dynamo,
+    tableName,
+    partitionKey,
+    clock,
+    ...timing,
+    newOwnerName: () => 'hudi-spark-writer',
+  });
+  let waited = 0;
+  const bound = hudiTable.forTable?.(
+    {
+      hudiLock: { provider: 'dynamodb', table: tableName },
+      hudiIndexType: 'BLOOM',
+      hudiTimezone: 'UTC',
+      hudiCompactionDeltaCommits: 1,
+    },
+    {
+      hudiDynamoDbLock: (setting) =>
+        new DynamoDbHudiLock({
+          client: dynamo,
+          tableName: setting.table,
+          partitionKey: setting.partitionKey,
+          clock,
+          ...timing,
+          sleep: async (ms) => {
+            clock.advance(ms);
+            waited += ms;
+            await holding?.renew();
+          },
+        }),
+    },
+  );
+  if (bound === undefined) throw new Error('the Hudi format binds per table');
+  return {
+    format: bound as TableFormat,
+    hold: async () => {
+      holding = await writer.acquire({ waitMs: 0 });
+    },
+    release: async () => {
+      const outcome = await holding?.release();
+      holding = undefined;
+      return outcome;
+    },
+    waited: () => waited,
+  };
+}
+
+function runOf(runId: string, partition: string) {
+  return buildRunContext(
+    { name: 'trips', prefix: ROOT, bucket: 'local', format: 'hudi' },
+    partition,
+    { force: true, quietMinutes: 0, trigger: 'operator' },
+    { executionName: runId, startedAt: NOW },
+  );
+}
+
+/** A Copy-on-Write table of the project's appender (Hudi's fixtures hold one live file per partition): 6 inserts. */
+async function cowTable(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-lock-'));
+  dirs.push(dir);
+  const table = await createHudiTable(new LocalObjectStore(dir), ROOT, 8, '20261201000000000');
+  for (let i = 0; i < 6; i += 1) await appendHudiInsert(table, '10', 3 + i);
+  return dir;
+}
+
+const CASES = [
+  {
+    name: 'Merge-on-Read compaction (the plan step schedules it under the lock)',
+    prepare: () => copyHudiFixture('mor_v8_trips_8i3u1d', ROOT, dirs),
+    partition: 'city=sao_paulo',
+    service: 'compaction',
+  },
+  {
+    name: 'Copy-on-Write clustering (the compact step writes its plan under the lock)',
+    prepare: cowTable,
+    partition: '10',
+    service: 'clustering',
+  },
+] as const;
+
+describe('a Hudi table whose DynamoDB lock another writer holds and never releases, through the workflow steps', () => {
+  for (const c of CASES)
+    it(`${c.name}: aborts with HudiLockUnavailableError, every byte unchanged; re-run after the release succeeds, same rows`, async () => {
+      // Prepare
+      const dir = await c.prepare();
+      const store = new LocalObjectStore(dir);
+      const clock = new ManualClock(NOW);
+      const config = (await readHudiTable(store, ROOT)).config;
+      // Hudi's default partition key of the lock item: hoodie.table.name.
+      const table = await heldTable(clock, config.name ?? ROOT);
+      const bytesBefore = await tableBytes(dir);
+      const rowsBefore = await hudiMergedView(db, dir, ROOT, await columnsOf(dir));
+      const journal = new MemoryJournal();
+      const leases = new MemoryLeases();
+      const deps = {
+        store,
+        journal,
+        clock,
+        engine: defaultParquetEngine,
+        leases,
+        format: table.format,
+        wait: async () => {},
+      };
+      const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+      await table.hold();
+
+      // Act: a run while the lock is held throughout, then a run after the holder released it
+      const held = await runPartition(deps, runOf('run-held', c.partition), options).then(
+        (r) => ({ ok: true as const, r }),
+        (error: unknown) => ({ ok: false as const, error }),
+      );
+      const bytesWhileHeld = await tableBytes(dir);
+      const openAfterHeld = (await journal.listRun('run-held')).filter(
+        (e) => e.state !== 'done' && e.state !== 'aborted',
+      );
+      const released = await table.release();
+      const rerun = await runPartition(deps, runOf('run-after', c.partition), options);
+
+      // Assess: the held run failed with the lock's typed error after the bounded wait — thrown by the plan step
+      // (compaction: the state machine's Record failure), or as the failed group's error (clustering: its compact
+      // step, the group rolled back) — and changed nothing
+      if (c.service === 'compaction') {
+        expect(held.ok ? held.r.summary : held.error).toBeInstanceOf(HudiLockUnavailableError);
+        expect((held as { error: HudiLockUnavailableError }).error.holder).toBe('hudi-spark-writer');
+      } else {
+        const summary = held.ok ? held.r.summary : undefined;
+        expect(summary, String(held.ok || held.error)).toMatchObject({
+          status: 'FAILED',
+          groupsDone: 0,
+          failedGroups: 1,
+          firstError: { error: 'HudiLockUnavailableError' },
+        });
+        expect(summary?.firstError?.cause).toContain('hudi-spark-writer');
+      }
+      expect(table.waited()).toBeGreaterThanOrEqual(LEASE_MS);
+      expect(bytesWhileHeld).toEqual(bytesBefore);
+      expect(openAfterHeld).toEqual([]);
+      expect(await leases.holds({ table: 'trips', partition: c.partition }, 'run-held')).toBe(false);
+      // the re-run, once the holder let go, rewrote the partition with the same rows
+      expect(released).toBe('released');
+      expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+      expect(rerun.summary.groupsDone).toBeGreaterThan(0);
+      expect(rerun.summary.groupsDone).toBe(rerun.summary.groups);
+      const after = await readHudiTable(store, ROOT);
+      expect(after.timeline.pendingPlans).toEqual([]);
+      expect(
+        after.timeline.completedWrites.some((w) =>
+          c.service === 'compaction' ? w.metadata.compacted : w.instant.action === 'replacecommit',
+        ),
+      ).toBe(true);
+      expect(await hudiMergedView(db, dir, ROOT, await columnsOf(dir))).toEqual(rowsBefore);
+    }, 120_000);
+
+  it('Merge-on-Read compaction whose completion finds the lock held: fails with HudiLockUnavailableError, rolled back to its plan; the re-run finishes it, same rows', async () => {
+    // Prepare: the holder takes the lock once the plan step scheduled T, and keeps it through the run's end
+    const dir = await copyHudiFixture('mor_v8_trips_8i3u1d', ROOT, dirs);
+    const store = new LocalObjectStore(dir);
+    const clock = new ManualClock(NOW);
+    const start = await readHudiTable(store, ROOT);
+    const compactedBefore = start.timeline.completedWrites
+      .filter((w) => w.metadata.compacted)
+      .map((w) => w.instant.time);
+    const table = await heldTable(clock, start.config.name ?? ROOT);
+    const bytesBefore = await tableBytes(dir);
+    const rowsBefore = await hudiMergedView(db, dir, ROOT, await columnsOf(dir));
+    const journal = new MemoryJournal();
+    const leases = new MemoryLeases();
+    const deps = {
+      store,
+      journal,
+      clock,
+      engine: defaultParquetEngine,
+      leases,
+      format: table.format,
+      wait: async () => {},
+    };
+    const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+    const partition = 'city=sao_paulo';
+
+    // Act
+    const held = await runPartition(deps, runOf('run-held', partition), options, {
+      planned: async () => {
+        await table.hold();
+      },
+    });
+    const bytesWhileHeld = await tableBytes(dir);
+    const entries = await journal.listRun('run-held');
+    const released = await table.release();
+    const rerun = await runPartition(deps, runOf('run-after', partition), options);
+
+    // Assess: the run failed naming the lock's error, every group aborted and settled, the partition released (not
+    // needs-attention); of T only its requested plan is left (Hudi never removes a scheduled compaction), no
+    // inflight, marker, staged row or output file
+    expect(held.summary, JSON.stringify(held.summary)).toMatchObject({
+      status: 'FAILED',
+      groupsDone: 0,
+      failedGroups: entries.length,
+      firstError: { error: 'HudiLockUnavailableError' },
+    });
+    expect(held.summary.needsAttention).toBeUndefined();
+    expect(entries.length).toBeGreaterThan(0);
+    expect(entries.map((e) => e.state)).toEqual(entries.map(() => 'aborted'));
+    const instant = String(entries[0]?.formatState?.hudiInstant);
+    const changed = Object.keys({ ...bytesBefore, ...bytesWhileHeld }).filter(
+      (k) => bytesBefore[k] !== bytesWhileHeld[k],
+    );
+    expect(changed).toEqual([`.hoodie/timeline/${instant}.compaction.requested`]);
+    expect(await leases.holds({ table: 'trips', partition }, 'run-held')).toBe(false);
+    expect(released).toBe('released');
+    // the re-run, once the holder let go, finished T with the same rows
+    expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+    expect(rerun.summary.groupsDone).toBe(entries.length);
+    const after = await readHudiTable(store, ROOT);
+    expect(after.timeline.pendingPlans).toEqual([]);
+    expect(
+      after.timeline.completedWrites.filter((w) => w.metadata.compacted).map((w) => w.instant.time),
+    ).toEqual([...compactedBefore, instant]);
+    expect(await hudiMergedView(db, dir, ROOT, await columnsOf(dir))).toEqual(rowsBefore);
+  }, 120_000);
+});
+
+/** The data columns of the table's base files (the view compares every column but `_hoodie_file_name`). */
+async function columnsOf(dir: string): Promise<string[]> {
+  const state = await readHudiTable(new LocalObjectStore(dir), ROOT);
+  const base = state.partitions.flatMap((p) => p.liveSlices).find((s) => s.baseFile !== undefined)?.baseFile;
+  if (base === undefined) throw new Error('the fixture has no base file');
+  const rows = await db.rows(`DESCRIBE SELECT * FROM read_parquet('${join(dir, base.key)}')`);
+  return rows.map((r) => String(r.column_name)).filter((c) => c !== '_hoodie_file_name');
+}
