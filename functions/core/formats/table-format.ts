@@ -394,8 +394,8 @@ export interface CountedFile {
   readonly size: number;
   /**
    * The format's own table service (see {@link TableFormat.planService}) is due on this file now, so a run of its
-   * partition rewrites it whatever its size (Hudi: a file slice of a Merge-on-Read compaction whose delta-commit
-   * trigger is met, base file and log files alike). The profiler counts it as a candidate (small), so the
+   * partition rewrites it whatever its size (e.g. a file slice whose merge of update logs into its base file is
+   * due, base file and log files alike). The profiler counts it as a candidate (small), so the
    * partition's trigger sees the work; a format reports it only when its plan step would plan that service in the
    * partition now, or a run would start that plans nothing — and, released at once, would be started again.
    * Absent: the table policy's size decides.
@@ -408,7 +408,7 @@ export interface ChangeState {
   readonly cursor: ChangeCursor;
   /**
    * Live data files the profiler counts, per partition: the ones a run may rewrite now (a file its table service
-   * would rewrite only later, e.g. a Hudi slice with log files whose compaction is not due, is not counted).
+   * would rewrite only later, e.g. a slice with update logs whose merge is not due yet, is not counted).
    */
   readonly partitions: readonly {
     readonly partition: string;

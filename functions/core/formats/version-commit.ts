@@ -30,8 +30,8 @@ export type VersionCommitResult =
       readonly kind: 'conflict';
       readonly conflicts: readonly CommitConflict[];
       /**
-       * The abort is this error's failure, not a concurrent change (Hudi: the table's lock stayed held past its wait
-       * when a compaction had to complete): the group's reason records it as a failed step's does
+       * The abort is this error's failure, not a concurrent change (e.g. the table's lock stayed held past its wait
+       * when the format's commit had to complete): the group's reason records it as a failed step's does
        * (`FAILED <name>: <message>`), so the run ends FAILED naming it, and still nothing of the group is committed.
        */
       readonly failure?: Error;
