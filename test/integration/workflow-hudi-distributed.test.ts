@@ -279,7 +279,7 @@ describe('compaction workflow on Hudi tables through the Distributed Map, on the
     expect(await keysUnder(h.store, '_lake-compactor/staging/')).toEqual([]);
   });
 
-  it('rolls the whole compaction instant back to its plan when one slice fails in the Distributed Map: no slice published, the view unchanged', async () => {
+  it('rolls the whole compaction instant back to its plan when one slice fails in the Distributed Map: the output the other slice published removed, the view unchanged', async () => {
     // Prepare: the first slice whose verify step runs fails it (every attempt), the other verifies and publishes
     const table = await morTable(ABORT_ROOT);
     const before = await snapshot(ABORT_ROOT, MOR_COLUMNS);
