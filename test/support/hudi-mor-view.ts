@@ -103,6 +103,7 @@ export async function hudiVisibleView(
   root: string,
   timelineFolder: string,
   dirs: string[],
+  columns: readonly string[] = TRIPS_COLUMNS,
 ): Promise<string[]> {
   const names = await readdir(join(dir, root, timelineFolder));
   const completed = new Set(
@@ -111,10 +112,10 @@ export async function hudiVisibleView(
   const pending = names.filter(
     (n) => /\.compaction\.(requested|inflight)$/.test(n) && !completed.has(n.split('.')[0]),
   );
-  if (pending.length === 0) return hudiMergedView(db, dir, root);
+  if (pending.length === 0) return hudiMergedView(db, dir, root, columns);
   const view = await mkdtemp(join(tmpdir(), 'lc-hudi-mor-view-'));
   dirs.push(view);
   await cp(dir, view, { recursive: true });
   for (const name of pending) await rm(join(view, root, timelineFolder, name));
-  return hudiMergedView(db, view, root);
+  return hudiMergedView(db, view, root, columns);
 }
