@@ -63,16 +63,18 @@ describe('estimateCost', () => {
     expect(large.usd).toBeGreaterThan(small.usd);
   });
 
-  it('charges one COPY per input more in trash mode; versioned deletes check the bucket once more per group', () => {
+  it('charges one COPY per input more in trash mode; versioned deletes check the bucket once more per group and list their inputs instead of a HEAD each', () => {
     // Prepare / Act
     const versioned = estimateCost(base);
     const trash = estimateCost({ ...base, retireMode: 'trash' });
 
-    // Assess: delete mode asks the bucket's versioning at planning and at each group's commit.
+    // Assess: delete mode asks the bucket's versioning at planning and at each group's commit, and (its version ids
+    // named by the rewrite's GETs) checks a group's 100 inputs with one LIST of their folder where trash HEADs each.
     expect(trash.requests.copy - versioned.requests.copy).toBe(100);
-    expect(versioned.requests.get - trash.requests.get).toBe(1 + base.groups);
+    expect(versioned.requests.get - trash.requests.get).toBe(1 + base.groups - 100);
+    expect(versioned.requests.put - trash.requests.put).toBe(base.groups);
     expect(trash.breakdownUsd.s3 - versioned.breakdownUsd.s3).toBeCloseTo(
-      100 * S3_USD_PER_PUT - (1 + base.groups) * S3_USD_PER_GET,
+      100 * S3_USD_PER_PUT + (100 - 1 - base.groups) * S3_USD_PER_GET - base.groups * S3_USD_PER_PUT,
       5,
     );
   });
