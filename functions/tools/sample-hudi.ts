@@ -304,6 +304,43 @@ export function insertBaseFile(
 }
 
 /**
+ * The columns of a Merge-on-Read table's rows as the base file and a Parquet log block both store them: the meta
+ * columns (`_hoodie_file_name` = `fileName`), id, name, byteField and the ordering field `ts` (INT64).
+ */
+function morColumns(rows: readonly AppenderRow[], fileName: string) {
+  const text = (name: string, data: string[]) => ({ name, data, type: 'STRING' as const });
+  return [
+    text(
+      '_hoodie_commit_time',
+      rows.map((r) => r._hoodie_commit_time),
+    ),
+    text(
+      '_hoodie_commit_seqno',
+      rows.map((r) => r._hoodie_commit_seqno),
+    ),
+    text(
+      '_hoodie_record_key',
+      rows.map((r) => r._hoodie_record_key),
+    ),
+    text(
+      '_hoodie_partition_path',
+      rows.map((r) => r._hoodie_partition_path),
+    ),
+    text(
+      '_hoodie_file_name',
+      rows.map(() => fileName),
+    ),
+    { name: 'id', data: Int32Array.from(rows, (r) => r.id), type: 'INT32' as const },
+    text(
+      'name',
+      rows.map((r) => r.name),
+    ),
+    { name: 'byteField', data: Int32Array.from(rows, (r) => r.byteField), type: 'INT32' as const },
+    { name: 'ts', data: BigInt64Array.from(rows, (r) => r.ts), type: 'INT64' as const },
+  ];
+}
+
+/**
  * The base file of a Merge-on-Read insert: the meta columns, then id, name, byteField and the ordering field `ts`
  * (INT64); the footer Hudi's Avro Parquet writer leaves (`parquet.avro.schema`, `writer.model.name`, then the index
  * entries of its keys). `_hoodie_file_name` names the file itself, as Hudi's create handle writes it.
@@ -314,35 +351,9 @@ export function morInsertBaseFile(
   amount = false,
 ): Uint8Array {
   const keys = rows.map((r) => r._hoodie_record_key);
-  const text = (name: string, data: string[]) => ({ name, data, type: 'STRING' as const });
   return new Uint8Array(
     parquetWriteBuffer({
-      ...withAmountColumn(amount, rows, [
-        text(
-          '_hoodie_commit_time',
-          rows.map((r) => r._hoodie_commit_time),
-        ),
-        text(
-          '_hoodie_commit_seqno',
-          rows.map((r) => r._hoodie_commit_seqno),
-        ),
-        text('_hoodie_record_key', keys),
-        text(
-          '_hoodie_partition_path',
-          rows.map((r) => r._hoodie_partition_path),
-        ),
-        text(
-          '_hoodie_file_name',
-          rows.map(() => fileName),
-        ),
-        { name: 'id', data: Int32Array.from(rows, (r) => r.id), type: 'INT32' },
-        text(
-          'name',
-          rows.map((r) => r.name),
-        ),
-        { name: 'byteField', data: Int32Array.from(rows, (r) => r.byteField), type: 'INT32' },
-        { name: 'ts', data: BigInt64Array.from(rows, (r) => r.ts), type: 'INT64' },
-      ]),
+      ...withAmountColumn(amount, rows, morColumns(rows, fileName)),
       kvMetadata: [
         { key: 'parquet.avro.schema', value: amount ? MOR_AMOUNT_LOG_SCHEMA : MOR_LOG_SCHEMA },
         { key: 'writer.model.name', value: 'avro' },
@@ -724,37 +735,8 @@ function logDataBlock(
         ...(amount ? { amount: unscaled == null ? null : { unscaled, scale: AMOUNT_DECIMAL.scale } } : {}),
       })),
     );
-  const text = (name: string, data: string[]) => ({ name, data, type: 'STRING' as const });
   const parquet = parquetWriteBuffer({
-    ...withAmountColumn(amount, rows, [
-      text(
-        '_hoodie_commit_time',
-        rows.map((r) => r._hoodie_commit_time),
-      ),
-      text(
-        '_hoodie_commit_seqno',
-        rows.map((r) => r._hoodie_commit_seqno),
-      ),
-      text(
-        '_hoodie_record_key',
-        rows.map((r) => r._hoodie_record_key),
-      ),
-      text(
-        '_hoodie_partition_path',
-        rows.map((r) => r._hoodie_partition_path),
-      ),
-      text(
-        '_hoodie_file_name',
-        rows.map(() => fileId),
-      ),
-      { name: 'id', data: Int32Array.from(rows, (r) => r.id), type: 'INT32' },
-      text(
-        'name',
-        rows.map((r) => r.name),
-      ),
-      { name: 'byteField', data: Int32Array.from(rows, (r) => r.byteField), type: 'INT32' },
-      { name: 'ts', data: BigInt64Array.from(rows, (r) => r.ts), type: 'INT64' },
-    ]),
+    ...withAmountColumn(amount, rows, morColumns(rows, fileId)),
     kvMetadata: [{ key: 'parquet.avro.schema', value: log }],
   } as never);
   return parquetDataBlock(instant, log, new Uint8Array(parquet));
