@@ -14,9 +14,9 @@ import type { LakeCompactorTable, LakeCompactorTriggerProps } from './lake-compa
 
 /**
  * The TABLES JSON of the functions (see `tableConfigDelivery`); a table without `bucketName` gets `ownedBucketName`.
- * Each format's own settings (Delta's `deltaLogStore`, Iceberg's `catalog` and `rewriteDataFiles`, …) are passed
- * as the table gives them, whichever the registered formats declare: listing them here by name once left out
- * Iceberg's `catalog`, so a Glue or REST table was committed by the functions through the path catalog.
+ * Each format's own settings (its log store, its catalog, its rewrite options, …) are passed as the table gives
+ * them, whichever the registered formats declare: listing them here by name once left out a format's catalog
+ * setting, so a table of a named catalog was committed by the functions through the path catalog.
  */
 export function tablesJsonOf(tables: readonly LakeCompactorTable[], ownedBucketName: string): string {
   return JSON.stringify(

@@ -14,8 +14,8 @@ import type { MaintenanceSchedulesProps } from './maintenance-props.js';
 import type { TableIsolationMode } from './table-isolation.js';
 
 /**
- * One table the compactor looks after. The settings a table format owns (Iceberg's `catalog`, Delta's
- * `deltaLogStore`, …) are declared by the format's infra module (infra/formats/<name>/props.ts) and composed here.
+ * One table the compactor looks after. The settings a table format owns (a catalog, a log store, …)
+ * are declared by the format's infra module (infra/formats/<name>/props.ts) and composed here.
  */
 export interface LakeCompactorTable extends FormatTableProps {
   /** Unique, stable name used in executions, metrics and DynamoDB keys. */
@@ -123,7 +123,7 @@ export interface LakeCompactorTable extends FormatTableProps {
    */
   readonly sortColumns?: readonly string[];
   /**
-   * Z-order compacted files by these columns (strategy `zorder`, Delta's `ZORDER BY`; at least two), for data
+   * Z-order compacted files by these columns (strategy `zorder`, as `OPTIMIZE … ZORDER BY`; at least two), for data
    * skipping on several columns at once. Not together with `sortColumns`.
    * @default none — rows keep their order (strategy `binpack`)
    */

@@ -26,7 +26,7 @@ export interface MaintenanceScheduleProps {
 }
 
 /**
- * The vacuum schedule. A format's own vacuum props (Delta's `deltaRetentionHours`) are declared by its infra module
+ * The vacuum schedule. A format's own vacuum props (a retention of its own) are declared by its infra module
  * (infra/formats/<name>/props.ts) and composed here.
  */
 export interface VacuumScheduleProps extends MaintenanceScheduleProps, FormatVacuumProps {
@@ -35,7 +35,7 @@ export interface VacuumScheduleProps extends MaintenanceScheduleProps, FormatVac
    * @default 168 (below it synthesis fails unless `allowRetentionBelowMinimum`)
    */
   readonly retentionHours?: number;
-  /** Allows a retention (either) below 168 h, and turns off Delta VACUUM's retention check. @default false */
+  /** Allows a retention (either) below 168 h, and turns off a format's own retention check where it has one. @default false */
   readonly allowRetentionBelowMinimum?: boolean;
   /**
    * Age after which writer debris (`_temporary/`, `.spark-staging-*`, unfinished multipart uploads) goes.

@@ -174,7 +174,7 @@ const tieringShape = {
 /** The vacuum schedule's props, also checked by the Maintenance construct on its own. */
 export const vacuumPropsSchema = z.strictObject(vacuumShape).superRefine((vacuum, ctx) => {
   if (vacuum.allowRetentionBelowMinimum === true) return;
-  // The shared retention, then each format's own (Delta's `deltaRetentionHours`), held to the same minimum.
+  // The shared retention, then each format's own (declared in infra/formats/<name>/props.ts), held to the same minimum.
   for (const path of ['retentionHours', ...FORMAT_RETENTION_PROPS]) {
     const hours = (vacuum as Readonly<Record<string, unknown>>)[path];
     if (typeof hours === 'number' && hours < MIN_RETENTION_HOURS) {

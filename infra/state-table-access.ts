@@ -20,7 +20,7 @@ export const STATE_KEY_SPACES = {
   partitions: ['PART#*'],
   /** `FILE#<bucket>/<key>`: per-file items the counters are exact through. */
   files: ['FILE#*'],
-  /** `TABLE#<table>`: Delta/Iceberg markers and the profiler's change cursor of a log-based table. */
+  /** `TABLE#<table>`: a foreign table's commit markers and the profiler's change cursor of a log-based table. */
   tables: ['TABLE#*'],
   /** `RUN#<runId>`: the workflow journal (group entries). */
   journal: ['RUN#*'],

@@ -35,7 +35,7 @@ export const DATA_ACCESS_ROLE_VARIABLE = 'DATA_ACCESS_ROLE_ARN';
 
 /**
  * S3 Tables actions that authorise reading and writing a table's data through S3. They are copied to the data-access
- * role (its sessions read and write the table's objects) and also kept on the function's role: the Iceberg REST
+ * role (its sessions read and write the table's objects) and also kept on the function's role: the REST catalog
  * client signs catalog calls with the function's own credentials, and S3 Tables' endpoint checks them there too.
  */
 export const S3_TABLES_DATA_ACTIONS: ReadonlySet<string> = new Set([

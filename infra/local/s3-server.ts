@@ -30,7 +30,7 @@
 // - `If-Match` on GetObject is ignored by s3rver; the middleware answers 412 PreconditionFailed (NoSuchKey for
 //   a missing object) before s3rver reads, under the key's lock.
 // - s3rver rewrites an object's file in place as it writes it, so a GET racing a PUT of the same key could read a
-//   torn mix (seen: two writers of a Hudi storage lock file, each reading it half-written). Every object GET and
+//   torn mix (seen: two writers of a storage-based lock file, each reading it half-written). Every object GET and
 //   HEAD therefore runs under the key's lock, which every PUT holds, and reads the body whole before releasing it.
 // - AbortMultipartUpload is refused by s3rver (405), leaving the upload's parts on disk; the middleware
 //   removes the upload (204), NoSuchUpload (404) for an unknown one, as S3.
