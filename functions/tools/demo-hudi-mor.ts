@@ -60,19 +60,8 @@ import {
   appendHudiDeltaCommit,
   appendHudiInsert,
   createHudiMorTable,
+  MOR_ROW_COLUMNS,
 } from './sample-hudi.js';
-
-/** Every column the appender writes but `_hoodie_file_name`, which a compaction rewrites to name its output. */
-const ROW_COLUMNS = [
-  '_hoodie_commit_time',
-  '_hoodie_commit_seqno',
-  '_hoodie_record_key',
-  '_hoodie_partition_path',
-  'id',
-  'name',
-  'byteField',
-  'ts',
-] as const;
 
 /** Delta commits of updates per partition, each updating this share of every slice it touches. */
 const DELTA_COMMITS_PER_PARTITION = 2;
@@ -463,7 +452,7 @@ function timelineSummary(state: HudiTableState): HudiMorDemoResult['timeline'] {
 /** One row as text: the row columns, every number and long as its decimal text. */
 function rowText(row: Readonly<Record<string, unknown>>): string {
   return JSON.stringify(
-    ROW_COLUMNS.map((c) => (row[c] === null || row[c] === undefined ? null : String(row[c]))),
+    MOR_ROW_COLUMNS.map((c) => (row[c] === null || row[c] === undefined ? null : String(row[c]))),
   );
 }
 

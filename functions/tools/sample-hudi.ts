@@ -304,6 +304,21 @@ export function insertBaseFile(
 }
 
 /**
+ * Every column the Merge-on-Read appender writes but `_hoodie_file_name` (which names the file a row is in, so a
+ * compaction or clustering rewrites it) and the optional `amount`: what a row multiset before and after compares.
+ */
+export const MOR_ROW_COLUMNS = [
+  '_hoodie_commit_time',
+  '_hoodie_commit_seqno',
+  '_hoodie_record_key',
+  '_hoodie_partition_path',
+  'id',
+  'name',
+  'byteField',
+  'ts',
+] as const;
+
+/**
  * The columns of a Merge-on-Read table's rows as the base file and a Parquet log block both store them: the meta
  * columns (`_hoodie_file_name` = `fileName`), id, name, byteField and the ordering field `ts` (INT64).
  */

@@ -15,6 +15,7 @@ import { decodeBlockRecords } from '../../functions/core/formats/hudi/log/conten
 import { decodeTimelineAvro } from '../../functions/core/formats/hudi/timeline-writer/index.js';
 import { type DemoIo, main } from '../../functions/tools/demo.js';
 import type { HudiMorDemoResult } from '../../functions/tools/demo-hudi-mor.js';
+import { MOR_ROW_COLUMNS } from '../../functions/tools/sample-hudi.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { hudiMergedView } from '../support/hudi-mor-view.js';
 
@@ -123,16 +124,7 @@ describe('npm run demo -- --format hudi --hudi-table-type mor', () => {
       const seen = latest.get(key);
       if (seen === undefined || BigInt(String(row.ts)) > BigInt(String(seen.ts))) latest.set(key, row);
     }
-    const columns = [
-      '_hoodie_commit_time',
-      '_hoodie_commit_seqno',
-      '_hoodie_record_key',
-      '_hoodie_partition_path',
-      'id',
-      'name',
-      'byteField',
-      'ts',
-    ];
+    const columns = MOR_ROW_COLUMNS;
     const expected = [...latest.values()].map((r) => JSON.stringify(columns.map((c) => String(r[c])))).sort();
     expect(versions.length).toBeGreaterThan(latest.size);
     expect(await hudiMergedView(db, table, '', columns)).toEqual(expected);

@@ -25,6 +25,7 @@ import {
   appendHudiInsert,
   createHudiMorTable,
   createHudiTable,
+  MOR_ROW_COLUMNS,
 } from '../../functions/tools/sample-hudi.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
 import { hudiMergedView, hudiVisibleView } from '../support/hudi-mor-view.js';
@@ -47,7 +48,7 @@ const COW_COLUMNS = [
   'name',
   'byteField',
 ];
-const MOR_COLUMNS = [...COW_COLUMNS, 'ts'];
+const MOR_COLUMNS = MOR_ROW_COLUMNS;
 
 const TABLES = [
   ...WORKFLOW_TABLES,

@@ -19,6 +19,7 @@ import {
   appendHudiDeltaCommit,
   appendHudiInsert,
   createHudiMorTable,
+  MOR_ROW_COLUMNS,
 } from '../../functions/tools/sample-hudi.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
@@ -36,17 +37,7 @@ const FLAGS = [
   '--hudi-compaction-delta-commits',
   '1',
 ];
-const COLUMNS = [
-  '_hoodie_commit_time',
-  '_hoodie_commit_seqno',
-  '_hoodie_record_key',
-  '_hoodie_partition_path',
-  'id',
-  'name',
-  'byteField',
-  'ts',
-  'amount',
-] as const;
+const COLUMNS = [...MOR_ROW_COLUMNS, 'amount'] as const;
 
 let db: DuckDb;
 const dirs: string[] = [];

@@ -39,6 +39,7 @@ import {
   appendHudiDeltaCommit,
   appendHudiInsert,
   createHudiMorTable,
+  MOR_ROW_COLUMNS,
 } from '../../../../functions/tools/sample-hudi.js';
 import { type DuckDb, openDuckDb } from '../../../support/duckdb.js';
 import { hudiMergedView } from '../../../support/hudi-mor-view.js';
@@ -48,16 +49,7 @@ const DAY = 24 * 60 * 60_000;
 const ROOT = 'trips';
 const PARTITION = '10';
 /** The appender's columns, as Hudi's snapshot view reads them (the view's rows are compared as multisets). */
-const COLUMNS = [
-  '_hoodie_commit_time',
-  '_hoodie_commit_seqno',
-  '_hoodie_record_key',
-  '_hoodie_partition_path',
-  'id',
-  'name',
-  'byteField',
-  'ts',
-];
+const COLUMNS = MOR_ROW_COLUMNS;
 
 const TABLES = parseTableConfigs([
   {
