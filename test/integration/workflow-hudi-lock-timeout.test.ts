@@ -7,7 +7,10 @@
 // plan step scheduled a compaction and keeps it past its completion: the run fails naming the same error, its groups
 // aborted and T rolled back to its plan (outputs, markers, inflight, staging gone; the requested plan stays, as Hudi
 // never removes a scheduled compaction), the partition released rather than left needs-attention; the re-run
-// finishes T. The waits move a manual clock (each one a heartbeat of the holder), so no wall-clock time is waited.
+// finishes T. A holder that takes the lock when a clustering group's outputs are verified, before its commit step:
+// the group is rolled back (outputs, markers, plan, inflight: every byte as before), the run fails naming the same
+// error with the partition released; a re-run while it is still held fails alike, the one after clusters with the
+// same rows. The waits move a manual clock (each one a heartbeat of the holder), so no wall-clock time is waited.
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,7 +27,7 @@ import type { HudiLockHandle } from '../../functions/core/formats/hudi/lock/lock
 import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
 import type { TableFormat } from '../../functions/core/formats/table-format.js';
 import { buildRunContext } from '../../functions/core/run-input.js';
-import { runPartition } from '../../functions/core/workflow/run.js';
+import { runPartition, WORKFLOW_STEPS } from '../../functions/core/workflow/run.js';
 import { ManualClock } from '../../functions/ports/clock.js';
 import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { appendHudiInsert, createHudiTable } from '../../functions/tools/sample-hudi.js';
@@ -300,6 +303,80 @@ describe('a Hudi table whose DynamoDB lock another writer holds and never releas
     expect(
       after.timeline.completedWrites.filter((w) => w.metadata.compacted).map((w) => w.instant.time),
     ).toEqual([...compactedBefore, instant]);
+    expect(await hudiMergedView(db, dir, ROOT, await columnsOf(dir))).toEqual(rowsBefore);
+  }, 120_000);
+
+  it('Copy-on-Write clustering whose commit step finds the lock held: the group rolls back, every byte unchanged; a held re-run fails alike, the one after the release clusters, same rows', async () => {
+    // Prepare: the holder takes the lock once the group's outputs are verified (its plan is on the timeline, its
+    // outputs about to enter the table) and keeps it through that run's end and the whole next run
+    const dir = await cowTable();
+    const store = new LocalObjectStore(dir);
+    const clock = new ManualClock(NOW);
+    const table = await heldTable(clock, (await readHudiTable(store, ROOT)).config.name ?? ROOT);
+    const bytesBefore = await tableBytes(dir);
+    const rowsBefore = await hudiMergedView(db, dir, ROOT, await columnsOf(dir));
+    const journal = new MemoryJournal();
+    const leases = new MemoryLeases();
+    const deps = {
+      store,
+      journal,
+      clock,
+      engine: defaultParquetEngine,
+      leases,
+      format: table.format,
+      wait: async () => {},
+    };
+    const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+    const partition = '10';
+    const holdAtCommit = {
+      ...WORKFLOW_STEPS,
+      commitStep: async (...args: Parameters<typeof WORKFLOW_STEPS.commitStep>) => {
+        await table.hold();
+        return WORKFLOW_STEPS.commitStep(...args);
+      },
+    };
+
+    // Act: a run whose commit step meets the held lock, a re-run while it is still held, a re-run after the release
+    const held = await runPartition(deps, runOf('run-held', partition), options, {}, holdAtCommit);
+    const bytesAfterHeld = await tableBytes(dir);
+    const heldEntries = await journal.listRun('run-held');
+    const again = await runPartition(deps, runOf('run-again', partition), options).then(
+      (r) => ({ ok: true as const, r }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+    const bytesAfterAgain = await tableBytes(dir);
+    const released = await table.release();
+    const rerun = await runPartition(deps, runOf('run-after', partition), options);
+
+    // Assess: the held run failed naming the lock's error, its group rolled back (outputs, markers, inflight,
+    // requested plan, heartbeat gone: every byte as before), the partition released rather than needs-attention
+    expect(held.summary, JSON.stringify(held.summary)).toMatchObject({
+      status: 'FAILED',
+      groupsDone: 0,
+      failedGroups: heldEntries.length,
+      firstError: { error: 'HudiLockUnavailableError' },
+    });
+    expect(held.summary.needsAttention).toBeUndefined();
+    expect(heldEntries.length).toBeGreaterThan(0);
+    expect(heldEntries.map((e) => [e.state, e.undo])).toEqual(heldEntries.map(() => ['aborted', 'done']));
+    expect(bytesAfterHeld).toEqual(bytesBefore);
+    expect(await hudiMergedView(db, dir, ROOT, await columnsOf(dir))).toEqual(rowsBefore);
+    expect(await leases.holds({ table: 'trips', partition }, 'run-held')).toBe(false);
+    // the run while it is still held fails the same way, changing nothing
+    const summaryAgain = again.ok ? again.r.summary : undefined;
+    expect(summaryAgain, String(again.ok || again.error)).toMatchObject({
+      status: 'FAILED',
+      groupsDone: 0,
+      firstError: { error: 'HudiLockUnavailableError' },
+    });
+    expect(bytesAfterAgain).toEqual(bytesBefore);
+    // the run after the release clusters the partition with the same rows
+    expect(released).toBe('released');
+    expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+    expect(rerun.summary.groupsDone).toBeGreaterThan(0);
+    const after = await readHudiTable(store, ROOT);
+    expect(after.timeline.pendingPlans).toEqual([]);
+    expect(after.timeline.completedWrites.some((w) => w.instant.action === 'replacecommit')).toBe(true);
     expect(await hudiMergedView(db, dir, ROOT, await columnsOf(dir))).toEqual(rowsBefore);
   }, 120_000);
 });
