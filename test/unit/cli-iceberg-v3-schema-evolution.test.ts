@@ -59,7 +59,8 @@ const ADDED = [
     id: 13,
     name: 'tstz',
     type: 'timestamptz',
-    initial: '1969-07-20T20:17:40+00:00',
+    // Another offset than +00:00: Iceberg's reader takes its UTC instant, 20:17:40 UTC
+    initial: '1969-07-20T15:17:40-05:00',
     sql: "'1969-07-20 20:17:40+00'::TIMESTAMPTZ",
   },
   { id: 14, name: 's', type: 'string', initial: 'n/a ✓', sql: "'n/a ✓'" },
@@ -460,6 +461,101 @@ describe('compact on a format-v3 Iceberg table whose schema evolved', () => {
       ['b', 7],
       [ROW_ID.name, ROW_ID.id],
       [SEQ.name, SEQ.id],
+    ]);
+  });
+  it('writes no column for an unknown-typed column, and reads a column promoted from unknown as null in the files written before, rows and row lineage equal', async () => {
+    // Prepare: schema 0 id long (1), w unknown (2) — never stored —; schema 1 promotes w to long and adds u unknown (3)
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-v3-evolution-'));
+    const store = new LocalObjectStore(dir);
+    const id = { id: 1, name: 'id', required: false, type: 'long' };
+    const unknown0 = {
+      type: 'struct',
+      'schema-id': 0,
+      fields: [id, { id: 2, name: 'w', required: false, type: 'unknown' }],
+    };
+    const unknown1 = {
+      type: 'struct',
+      'schema-id': 1,
+      fields: [
+        id,
+        { id: 2, name: 'w', required: false, type: 'long' },
+        { id: 3, name: 'u', required: false, type: 'unknown' },
+      ],
+    };
+    await createTable(store);
+    const setSchemas = async (schemas: object[], current: number) => {
+      const v = Number(new TextDecoder().decode(await store.get(`${NAME}/metadata/version-hint.text`)));
+      const latest = JSON.parse(
+        new TextDecoder().decode(await store.get(`${NAME}/metadata/v${v}.metadata.json`)),
+      ) as Record<string, unknown>;
+      await store.put(
+        `${NAME}/metadata/v${v + 1}.metadata.json`,
+        JSON.stringify({ ...latest, schemas, 'current-schema-id': current, 'last-column-id': 3 }),
+      );
+      await store.put(`${NAME}/metadata/version-hint.text`, String(v + 1));
+    };
+    await setSchemas([unknown0], 0);
+    await appendSelect(
+      store,
+      'a.parquet',
+      `SELECT * FROM (VALUES (1::BIGINT), (2::BIGINT)) t(id)`,
+      '{id: 1}',
+    );
+    await setSchemas([unknown0, unknown1], 1);
+    await appendSelect(
+      store,
+      'b.parquet',
+      `SELECT * FROM (VALUES (3::BIGINT, 30::BIGINT), (4::BIGINT, NULL::BIGINT)) t(id, w)`,
+      '{id: 1, w: 2}',
+    );
+    /** Every live row: id, w (null where the file lacks it), u (always null), lineage by the spec's rule. */
+    const rowsNow = async () => {
+      const files = await readSnapshotFiles(store, await loadTable(store, NAME));
+      const rows: string[] = [];
+      for (const f of files.dataFiles) {
+        const path = sqlString(join(dir, f.entry.file.key));
+        const names = new Set((await db.rows(`SELECT name FROM parquet_schema(${path})`)).map((r) => r.name));
+        const own = (c: { name: string }) => (names.has(c.name) ? `"${c.name}"` : 'NULL');
+        const found = await db.rows(
+          `SELECT id::VARCHAR AS id, ${own({ name: 'w' })}::VARCHAR AS w, ${own({ name: 'u' })}::VARCHAR AS u,
+                  COALESCE(${own(ROW_ID)}, ${f.entry.file.firstRowId}::BIGINT + file_row_number)::VARCHAR AS r,
+                  COALESCE(${own(SEQ)}, ${f.entry.dataSequenceNumber}::BIGINT)::VARCHAR AS s
+           FROM read_parquet(${path}, file_row_number = true)`,
+        );
+        for (const r of found) rows.push(JSON.stringify(r));
+      }
+      return rows.sort();
+    };
+    const before = await rowsNow();
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'rewrite-all=true'],
+      io,
+    );
+
+    // Assess: one output of id, w and the lineage columns (no u), every row as before
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(1);
+    expect(before).toHaveLength(4);
+    expect(await rowsNow()).toEqual(before);
+    const output = sqlString(outputs[0] as string);
+    const schema = await db.rows(`SELECT name, field_id FROM parquet_schema(${output})`);
+    expect(schema.slice(1).map((e) => [e.name, Number(e.field_id)])).toEqual([
+      ['id', 1],
+      ['w', 2],
+      [ROW_ID.name, ROW_ID.id],
+      [SEQ.name, SEQ.id],
+    ]);
+    expect(
+      await db.rows(`SELECT id::VARCHAR AS id, w::VARCHAR AS w FROM read_parquet(${output}) ORDER BY id`),
+    ).toEqual([
+      { id: '1', w: null },
+      { id: '2', w: null },
+      { id: '3', w: '30' },
+      { id: '4', w: null },
     ]);
   });
 });
