@@ -64,60 +64,67 @@ async function rowsOf(store: MemoryObjectStore, keys: readonly string[]): Promis
 const MS = 1_700_000_000_123;
 
 describe('inputs of one Parquet schema decoded to different Arrow types', () => {
-  it('are written into one output, each batch converted to its Arrow type with every value unchanged, and verified', async () => {
-    // Prepare: three files of one Parquet schema (id INT64, s STRING, ts TIMESTAMP(MICROS, UTC)) from writers that
-    // recorded s as utf8 / large_utf8 / dictionary<int32, utf8> and ts as UTC / Europe/Berlin
-    const store = new MemoryObjectStore();
-    const ts = (zone: string) => new TimestampMicrosecond(zone);
-    await store.put(
-      'in/a.parquet',
-      parquetOf([
-        ['id', new Int64(), [1n, 2n]],
-        ['s', new Utf8(), ['a', null]],
-        ['ts', ts('UTC'), [MS, null]],
-      ]),
-    );
-    await store.put(
-      'in/b.parquet',
-      parquetOf([
-        ['id', new Int64(), [3n, 4n, 5n]],
-        ['s', new LargeUtf8(), ['b', 'ünï', null]],
-        ['ts', ts('Europe/Berlin'), [MS + 1, null, -MS]],
-      ]),
-    );
-    await store.put(
-      'in/c.parquet',
-      parquetOf([
-        ['id', new Int64(), [6n, 7n, 8n]],
-        ['s', new Dictionary(new Utf8(), new Int32()), ['c', 'c', null]],
-        ['ts', ts('UTC'), [null, MS + 2, MS + 2]],
-      ]),
-    );
-    const keys = ['in/a.parquet', 'in/b.parquet', 'in/c.parquet'];
-    const files = await Promise.all(keys.map((k) => fileOf(store, k)));
-    const before = await rowsOf(store, keys);
+  it.each([
+    ['one output, on this thread', 1, undefined],
+    ['two outputs, encoded on worker threads', 2, 2],
+  ] as const)(
+    'are written into %s, each batch converted to its Arrow type with every value unchanged, and verified',
+    async (_what, workers, expectedOutputFiles) => {
+      // Prepare: three files of one Parquet schema (id INT64, s STRING, ts TIMESTAMP(MICROS, UTC)) from writers that
+      // recorded s as utf8 / large_utf8 / dictionary<int32, utf8> and ts as UTC / Europe/Berlin
+      const store = new MemoryObjectStore();
+      const ts = (zone: string) => new TimestampMicrosecond(zone);
+      await store.put(
+        'in/a.parquet',
+        parquetOf([
+          ['id', new Int64(), [1n, 2n]],
+          ['s', new Utf8(), ['a', null]],
+          ['ts', ts('UTC'), [MS, null]],
+        ]),
+      );
+      await store.put(
+        'in/b.parquet',
+        parquetOf([
+          ['id', new Int64(), [3n, 4n, 5n]],
+          ['s', new LargeUtf8(), ['b', 'ünï', null]],
+          ['ts', ts('Europe/Berlin'), [MS + 1, null, -MS]],
+        ]),
+      );
+      await store.put(
+        'in/c.parquet',
+        parquetOf([
+          ['id', new Int64(), [6n, 7n, 8n]],
+          ['s', new Dictionary(new Utf8(), new Int32()), ['c', 'c', null]],
+          ['ts', ts('UTC'), [null, MS + 2, MS + 2]],
+        ]),
+      );
+      const keys = ['in/a.parquet', 'in/b.parquet', 'in/c.parquet'];
+      const files = await Promise.all(keys.map((k) => fileOf(store, k)));
+      const before = await rowsOf(store, keys);
 
-    // Act
-    const result = await rewriteGroup(
-      { source: store, target: store },
-      { groupId: 'g', files },
-      { outputKey: (i) => `out/${i}.parquet`, codec: 'zstd' },
-    );
+      // Act
+      const result = await rewriteGroup(
+        { source: store, target: store },
+        { groupId: 'g', files, ...(expectedOutputFiles !== undefined && { expectedOutputFiles }) },
+        { outputKey: (i) => `out/${i}.parquet`, codec: 'zstd', workers },
+      );
 
-    // Assess: one output, verified from the object, holding the inputs' row multiset as DuckDB reads it
-    expect(result.outputs.map((o) => o.key)).toEqual(['out/0.parquet']);
-    await parquetWasmEngine.verifyOutputs(store, result.outputs, result.fingerprint);
-    expect(before).toHaveLength(8);
-    expect(await rowsOf(store, ['out/0.parquet'])).toEqual(before);
-    const types = await duck.db.rows(
-      `DESCRIBE SELECT * FROM read_parquet(${await duck.materialise(store, ['out/0.parquet'])})`,
-    );
-    expect(types.map((t) => [t.column_name, t.column_type])).toEqual([
-      ['id', 'BIGINT'],
-      ['s', 'VARCHAR'],
-      ['ts', 'TIMESTAMP WITH TIME ZONE'],
-    ]);
-  });
+      // Assess: the outputs asked for, verified from the objects, holding the inputs' row multiset as DuckDB reads it
+      const outputs = result.outputs.map((o) => o.key);
+      expect(outputs).toHaveLength(expectedOutputFiles ?? 1);
+      await parquetWasmEngine.verifyOutputs(store, result.outputs, result.fingerprint);
+      expect(before).toHaveLength(8);
+      expect(await rowsOf(store, outputs)).toEqual(before);
+      const types = await duck.db.rows(
+        `DESCRIBE SELECT * FROM read_parquet(${await duck.materialise(store, outputs)})`,
+      );
+      expect(types.map((t) => [t.column_name, t.column_type])).toEqual([
+        ['id', 'BIGINT'],
+        ['s', 'VARCHAR'],
+        ['ts', 'TIMESTAMP WITH TIME ZONE'],
+      ]);
+    },
+  );
 
   it('refuses, naming the file and the column, a difference it does not convert exactly (list of utf8 beside list of large_utf8), writing nothing', async () => {
     // Prepare
