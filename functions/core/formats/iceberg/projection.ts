@@ -63,6 +63,8 @@ const ICEBERG_PRIMITIVE: Readonly<Partial<Record<ProjectedPrimitive, string>>> =
   date32: 'date',
   'timestamp-us': 'timestamp',
   'timestamp-us-utc': 'timestamptz',
+  'timestamp-ns': 'timestamp_ns',
+  'timestamp-ns-utc': 'timestamptz_ns',
   string: 'string',
   binary: 'binary',
 };
@@ -187,8 +189,9 @@ function initialDefaultOf(column: string, f: IcebergField): ProjectedDefault | u
     );
   const type = projectedTypeOf(column, f.type);
   const value = icebergDefaultValue(f.type, raw);
-  const why = typeof value === 'string' && value.startsWith('!') ? value.slice(1) : undefined;
-  if (why !== undefined || projectedValueProblem(type, value) !== undefined)
+  const why =
+    typeof value === 'string' && value.startsWith('!') ? value.slice(1) : projectedValueProblem(type, value);
+  if (why !== undefined)
     throw new NotProjectable(
       column,
       `its initial-default ${JSON.stringify(raw)} is not a ${f.type} as Iceberg's JSON single-value serialization spells it${why === undefined ? '' : ` (${why})`}`,
@@ -198,9 +201,9 @@ function initialDefaultOf(column: string, f: IcebergField): ProjectedDefault | u
 
 /**
  * Primitive types whose `initial-default` the rewrite does not write, because it writes no column of them (the
- * engine's projection has no time of day, 16-byte uuid, fixed-length binary or nanosecond timestamp type).
+ * engine's projection has no time of day, 16-byte uuid or fixed-length binary type).
  */
-const UNWRITTEN_DEFAULT = /^(time|uuid|fixed\[\d+\]|timestamp_ns|timestamptz_ns)$/;
+const UNWRITTEN_DEFAULT = /^(time|uuid|fixed\[\d+\])$/;
 
 /** Days from 1970-01-01 to the proleptic Gregorian `y-m-d` (exact integer arithmetic, any year). */
 function daysFromCivil(y: number, m: number, d: number): number {
@@ -219,12 +222,12 @@ function daysInMonth(y: number, m: number): number {
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 /**
- * An ISO-8601 date and time with at most microseconds, and a zone offset (`±hh:mm`, or `Z`) or none. Appendix D
+ * An ISO-8601 date and time with at most nanoseconds (microseconds for `timestamp`/`timestamptz`), and a zone offset (`±hh:mm`, or `Z`) or none. Appendix D
  * writes a timestamptz with `+00:00`; Iceberg's own reader (Java's `OffsetDateTime` parse) takes any offset and
  * reads the instant in UTC, which is exact, so this does too.
  */
 const TIMESTAMP =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?(?:([+-])(\d{2}):(\d{2})|(Z))?$/;
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([+-])(\d{2}):(\d{2})|(Z))?$/;
 
 /** Days since 1970-01-01 of an ISO-8601 date `yyyy-mm-dd`; undefined when it is not one (or not a calendar day). */
 function isoDays(y: string, m: string, d: string): number | undefined {
@@ -270,14 +273,19 @@ function icebergDefaultValue(type: string, raw: unknown): ProjectedValue {
       return days ?? '!not an ISO-8601 date yyyy-mm-dd';
     }
     case 'timestamp':
-    case 'timestamptz': {
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns': {
+      const nanos = type.endsWith('_ns');
+      const digits = nanos ? 9 : 6;
       const m = typeof raw === 'string' ? TIMESTAMP.exec(raw) : null;
-      if (m === null) return '!not an ISO-8601 timestamp with at most microseconds';
+      if (m === null || (m[7] ?? '').length > digits)
+        return `!not an ISO-8601 timestamp with at most ${nanos ? 'nanoseconds' : 'microseconds'}`;
       const zoned = m[8] !== undefined || m[11] !== undefined;
-      if ((type === 'timestamptz') !== zoned)
-        return type === 'timestamptz'
-          ? '!a timestamptz has a zone offset (+00:00)'
-          : '!a timestamp has no zone offset';
+      if (type.startsWith('timestamptz') !== zoned)
+        return type.startsWith('timestamptz')
+          ? `!a ${type} has a zone offset (+00:00)`
+          : `!a ${type} has no zone offset`;
       const days = isoDays(m[1] as string, m[2] as string, m[3] as string);
       const [h, min, sec] = [Number(m[4]), Number(m[5]), Number(m[6] ?? 0)];
       if (days === undefined || h > 23 || min > 59 || sec > 59) return '!not a calendar day and time of day';
@@ -285,10 +293,15 @@ function icebergDefaultValue(type: string, raw: unknown): ProjectedValue {
       const [offsetH, offsetMin] = [Number(m[9] ?? 0), Number(m[10] ?? 0)];
       if (offsetH > 18 || offsetMin > 59 || (offsetH === 18 && offsetMin > 0))
         return '!its zone offset is not one from -18:00 to +18:00';
-      const offset = BigInt((m[8] === '-' ? -1 : 1) * (offsetH * 60 + offsetMin)) * 60_000_000n;
-      const micros =
-        ((BigInt(days) * 24n + BigInt(h)) * 60n + BigInt(min)) * 60_000_000n + BigInt(sec) * 1_000_000n;
-      return (micros + BigInt((m[7] ?? '').padEnd(6, '0')) - offset).toString();
+      const perSecond = nanos ? 1_000_000_000n : 1_000_000n;
+      const minutes = (BigInt(days) * 24n + BigInt(h)) * 60n + BigInt(min);
+      const offset = BigInt((m[8] === '-' ? -1 : 1) * (offsetH * 60 + offsetMin));
+      // Out of the 64-bit range (a nanosecond timestamp outside 1677-09-21 … 2262-04-11): refused by the caller's check.
+      return (
+        (minutes - offset) * 60n * perSecond +
+        BigInt(sec) * perSecond +
+        BigInt((m[7] ?? '').padEnd(digits, '0'))
+      ).toString();
     }
     case 'string':
       return typeof raw === 'string' ? raw : '!not a JSON string';
@@ -347,7 +360,7 @@ function sourceOf(column: string, f: IcebergField, node: Node, formatVersion: Fo
         column,
         `it is ${f.type} now but date in the file, a promotion Iceberg allows from format version 3 only (the table is at ${formatVersion})`,
       );
-    if (f.type === 'timestamp') return { widen: 'date32-timestamp-us' };
+    return { widen: f.type === 'timestamp' ? 'date32-timestamp-us' : 'date32-timestamp-ns' };
   }
   throw new NotProjectable(
     column,

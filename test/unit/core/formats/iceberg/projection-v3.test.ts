@@ -74,6 +74,9 @@ describe('projectDataFile: a column added with an initial-default reads as it in
       '1510871468000001',
     ],
     ['timestamptz in Z', '2017-11-16T22:31:08.1Z', 'timestamp-us-utc', '1510871468100000'],
+    ['timestamp_ns', '2017-11-16T22:31:08.123456789', 'timestamp-ns', '1510871468123456789'],
+    ['timestamp_ns before 1970', '1969-12-31T23:59:59.999999999', 'timestamp-ns', '-1'],
+    ['timestamptz_ns', '2017-11-16T17:31:08.000000001-05:00', 'timestamp-ns-utc', '1510871468000000001'],
     ['string', 'n/a ✓', 'string', 'n/a ✓'],
     ['binary', '00FF10', 'binary', '00ff10'],
   ] as const)('%s', (type, initial, written, value) => {
@@ -217,6 +220,13 @@ describe('projectDataFile: a column added with an initial-default reads as it in
       'not one from -18:00 to +18:00',
     ],
     ['a timestamp in nanoseconds', 'timestamp', '2017-11-16T22:31:08.123456789', 'at most microseconds'],
+    [
+      'a timestamp_ns past 2262-04-11 (beyond 64-bit nanoseconds)',
+      'timestamp_ns',
+      '2262-04-12T00:00:00',
+      'decimal string of a 64-bit integer',
+    ],
+    ['a timestamptz_ns without a zone offset', 'timestamptz_ns', '2017-11-16T22:31:08', 'has a zone offset'],
     ['an int past 32 bits', 'int', 2147483648, 'is not a int'],
     ['an int written as a string', 'int', '5', 'not a JSON int'],
     ['a float written as a string', 'float', '1.5', 'not a JSON number'],
@@ -235,7 +245,7 @@ describe('projectDataFile: a column added with an initial-default reads as it in
     expect(projected.kind === 'refused' && projected.reason).toContain(why);
   });
 
-  it.each(['time', 'uuid', 'fixed[4]', 'timestamp_ns', 'timestamptz_ns'])(
+  it.each(['time', 'uuid', 'fixed[4]'])(
     'refuses a %s column added with a default (a type it does not write), naming it',
     (type) => {
       // Act
@@ -304,29 +314,61 @@ describe('projectDataFile: promotions by format version', () => {
     );
   });
 
-  it('rewrites a date file of a table now at timestamp_ns as written (no projection to nanoseconds), or refuses it beside another change', () => {
-    // Act: alone, the file is the current schema by id and name: it keeps its own schema, readers promote it
-    const alone = projectDataFile(
+  it('widens a date to a timestamp_ns (days to their midnight in nanoseconds) in a v3 table', () => {
+    // Act
+    const projected = projectDataFile(
       dateFile,
       schema([{ id: 1, name: 'd', required: false, type: 'timestamp_ns' }]),
       '{}',
       { formatVersion: 3 },
     );
-    const withAdded = projectDataFile(
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns[0]).toEqual({
+      field: { name: 'd', fieldId: 1, nullable: true, type: 'timestamp-ns' },
+      source: { column: 'd', widen: 'date32-timestamp-ns' },
+    });
+  });
+
+  it('refuses date → timestamptz_ns, which no version allows', () => {
+    // Act
+    const projected = projectDataFile(
       dateFile,
-      schema([
-        { id: 1, name: 'd', required: false, type: 'timestamp_ns' },
-        { id: 2, name: 'e', required: false, type: 'int' },
-      ]),
+      schema([{ id: 1, name: 'd', required: false, type: 'timestamptz_ns' }]),
       '{}',
       { formatVersion: 3 },
     );
 
     // Assess
-    expect(alone).toEqual({ kind: 'as-written' });
-    expect(withAdded.kind === 'refused' && withAdded.reason).toContain(
-      'column d: its type timestamp_ns is not one this rewrite projects',
+    expect(projected.kind === 'refused' && projected.reason).toContain(
+      'column d: it is timestamptz_ns now but date in the file, which is not a promotion Iceberg allows',
     );
+  });
+
+  it('reads a nanosecond timestamp column as written (INT64 TIMESTAMP(NANOS), with and without UTC)', () => {
+    // Prepare
+    const nanos = (utc: boolean) => ({
+      logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: utc, unit: 'NANOS' },
+    });
+    const file = [
+      root(2),
+      leaf('a', 'INT64', 1, nanos(false) as Partial<SchemaElement>),
+      leaf('b', 'INT64', 2, nanos(true) as Partial<SchemaElement>),
+    ];
+    const current = schema([
+      { id: 1, name: 'a', required: false, type: 'timestamp_ns' },
+      { id: 2, name: 'b', required: false, type: 'timestamptz_ns' },
+      { id: 3, name: 'c', required: false, type: 'int' },
+    ]);
+
+    // Act
+    const projected = projectDataFile(file, current, '{}', { formatVersion: 3 });
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns.slice(0, 2)).toEqual([
+      { field: { name: 'a', fieldId: 1, nullable: true, type: 'timestamp-ns' }, source: { column: 'a' } },
+      { field: { name: 'b', fieldId: 2, nullable: true, type: 'timestamp-ns-utc' }, source: { column: 'b' } },
+    ]);
   });
 });
 
