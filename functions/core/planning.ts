@@ -20,6 +20,19 @@ const GiB = 1024 * MiB;
  */
 export const ARCHIVE_STORAGE_CLASSES: readonly string[] = ['GLACIER', 'DEEP_ARCHIVE', 'GLACIER_IR'];
 
+/**
+ * The largest file planned without reading its footer (with `SnapshotOptions.deferFootersUpTo`): the first ranged read
+ * of a footer fetches the file's last 64 KiB (`FOOTER_FIRST_READ_BYTES`), so a file no larger is fetched whole at
+ * planning and again, whole, by the rewrite. Planned from its listing (size, ETag), it is fetched once, by the
+ * rewrite. Larger files keep their footer read at planning: it costs one or two ranged GETs of the file's tail
+ * against a rewrite that would otherwise have to fetch a file whole before it knows whether the file belongs in
+ * the group. Equal to FOOTER_FIRST_READ_BYTES (core/parquet/footer.ts), which a test holds.
+ */
+export const FOOTER_DEFERRED_MAX_BYTES = 64 * 1024;
+
+/** The schema key of the files planned without footers: never a footer's fingerprint, so they group only together. */
+export const DEFERRED_SCHEMA = '(footers unread: the rewrite splits these by schema)';
+
 /** Planner knobs, with the names and defaults of the usual bin-pack `rewrite_data_files`. Unknown keys are refused to catch typos. */
 export const planOptionsSchema = z
   .strictObject({
@@ -114,6 +127,13 @@ export const planInputFileSchema = z.object({
    * planner leaves it alone and says why).
    */
   projectionRefused: z.string().optional(),
+  /**
+   * Planned from the listing alone, its footer not read (a tiny file: see {@link FOOTER_DEFERRED_MAX_BYTES}): no `rows`
+   * nor `schemaFingerprint` yet. The rewrite reads it whole once, learns both from those bytes, writes one output
+   * set per schema population and leaves out — in place, reported — what planning would have skipped (an
+   * unreadable footer, zero rows) and a file alone of its schema. Such files are grouped with each other only.
+   */
+  footerDeferred: z.boolean().optional(),
   /** Set when the footer could not be read: why. Such a file is skipped. */
   unreadable: z.string().optional(),
   /**
@@ -352,6 +372,11 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
         category: 'well-sized',
         reason: `well-sized (${formatBytes(file.size)} between ${formatBytes(minWell)} and ${formatBytes(maxWell)})`,
       });
+    } else if (file.footerDeferred === true && file.schemaFingerprint === undefined) {
+      // Tiny files planned from the listing: one population of their own, which the rewrite splits by schema.
+      const list = smallByFingerprint.get(DEFERRED_SCHEMA) ?? [];
+      list.push(file);
+      smallByFingerprint.set(DEFERRED_SCHEMA, list);
     } else if (file.schemaFingerprint === undefined) {
       skips.push({
         key: file.key,
