@@ -337,7 +337,38 @@ interface Skip {
  * quarantineSkipReason's).
  */
 export function isSkippedForContent(reason: string): boolean {
-  return /^(footer unreadable: |holds zero rows|quarantined since |in archive storage class )/.test(reason);
+  return /^(footer unreadable: |holds zero rows|quarantined since |in archive storage class |left out by the rewrite: )/.test(
+    reason,
+  );
+}
+
+/**
+ * The skip entry of a file planned without its footer that the rewrite left out for what it is (see
+ * `footerDeferred`), worded as planning words the same finding when it reads the footer, so it is reported with the
+ * plan's skips; undefined for a file left out only for being alone of its schema (a size matter, not its content).
+ */
+export function leftOutSkip(left: {
+  readonly key: string;
+  readonly kind: 'unreadable' | 'empty' | 'unsupported' | 'alone';
+  readonly reason: string;
+}): SkippedFile | undefined {
+  switch (left.kind) {
+    case 'unreadable':
+      return {
+        key: left.key,
+        reason: `footer unreadable: ${left.reason} (found by the rewrite; quarantined)`,
+      };
+    case 'empty':
+      return {
+        key: left.key,
+        reason:
+          'holds zero rows: left alone, there is nothing to rewrite (found by the rewrite; quarantined)',
+      };
+    case 'unsupported':
+      return { key: left.key, reason: `left out by the rewrite: ${left.reason} (quarantined)` };
+    case 'alone':
+      return undefined;
+  }
 }
 
 function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {

@@ -427,7 +427,9 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
     {
       now,
       readFooters: true,
-      deferFootersUpTo: FOOTER_DEFERRED_MAX_BYTES,
+      // A dry run writes nothing and is there to show what a run would do, file by file: it reads every footer, so its
+      // plan names the tiny files a run's rewrite would leave out (unreadable, zero rows, alone of a schema) as skips.
+      ...(run.dryRun ? {} : { deferFootersUpTo: FOOTER_DEFERRED_MAX_BYTES }),
       ...(Object.keys(options).length === 0 ? {} : { formatOptions: options }),
     },
   );
