@@ -322,8 +322,15 @@ async function recordLeftOut(
       since: deps.clock.now(),
     });
   }
-  return leftOut.map((l) => `${l.key} (${l.kind}: ${l.reason})`).join(', ');
+  // Named up to a bound: the note lives in the group's journal item, whose size is bounded (the compact step's result
+  // names every one, the quarantine every one refused for its bytes).
+  const named = leftOut.slice(0, NOTE_NAMES_AT_MOST).map((l) => `${l.key} (${l.kind}: ${l.reason})`);
+  const more = leftOut.length - named.length;
+  return [...named, ...(more > 0 ? [`and ${more} more`] : [])].join(', ');
 }
+
+/** Left-out inputs a journal note names one by one (each up to a few hundred bytes). */
+const NOTE_NAMES_AT_MOST = 20;
 
 /** The inputs the rewrite's reads show were another object than planned (see `readConflict`), with why. */
 function misreadInputs(entry: GroupJournalEntry, reads: InputReads): { key: string; reason: string }[] {
