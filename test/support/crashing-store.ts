@@ -67,6 +67,7 @@ export function crashingStore(
     putStream: track(observed.putStream),
     copy: track(observed.copy),
     deleteMany: track(observed.deleteMany),
+    ...(observed.read === undefined ? {} : { read: track(observed.read) }),
   };
   return {
     store,
