@@ -97,9 +97,10 @@ const PUT_CONCURRENCY = 16;
 /** Clock skew allowed between a writer's deadline check and a reader's: a writer is dead this long after it. */
 export const WRITER_SKEW_MS = 30_000;
 /**
- * How long a writer may take from registering to committing, by default (see `writerLeaseMs`): the profiler's
- * queue must not redeliver a batch before a dead writer's registration plus the skew has lapsed (its template
- * is checked against both).
+ * How long a writer of the per-file write path (before segments) could take from registering to committing: its
+ * registrations, still read on partitions written before segments, name deadlines this far after they were made,
+ * and the profiler's queue must not redeliver a batch before such a dead writer's deadline plus the skew has lapsed
+ * (its template is checked against both).
  */
 export const DEFAULT_WRITER_LEASE_MS = 90_000;
 
@@ -153,13 +154,6 @@ export interface DynamoStatsStoreOptions {
   readonly decisionSeconds?: number;
   /** Waits between retries of conflicting transactions (tests shorten it). @default 10 ms base, doubling */
   readonly backoffBaseMs?: number;
-  /**
-   * How long a writer may take from registering on a partition to committing its counts, in ms: at least the
-   * profiler's Lambda timeout (60 s), so a live writer is never taken over. After it (plus a clock-skew margin)
-   * a registered writer counts as dead and its files are taken over; it must stay well under the queue's
-   * visibility timeout (360 s) so a redelivered batch finds them free. @default 90 s
-   */
-  readonly writerLeaseMs?: number;
   /** The clock of registrations and deadlines (tests move it). @default Date.now */
   readonly now?: () => number;
 }
@@ -169,7 +163,6 @@ export class DynamoStatsStore implements StatsStore {
   private readonly tombstoneSeconds: number;
   private readonly decisionSeconds: number;
   private readonly backoffBaseMs: number;
-  private readonly writerLeaseMs: number;
   private readonly now: () => number;
   /** Segments by `pk#id` (immutable once written), most recently used last. */
   private readonly segmentCache = new Map<string, Segment>();
@@ -181,7 +174,6 @@ export class DynamoStatsStore implements StatsStore {
     this.tombstoneSeconds = options.tombstoneSeconds ?? 45 * DAY_SECONDS;
     this.decisionSeconds = options.decisionSeconds ?? 30 * DAY_SECONDS;
     this.backoffBaseMs = options.backoffBaseMs ?? 10;
-    this.writerLeaseMs = options.writerLeaseMs ?? DEFAULT_WRITER_LEASE_MS;
     this.now = options.now ?? Date.now;
   }
 

@@ -20,7 +20,6 @@ import { TemplateModel } from '../../infra/local/template.js';
 import { fileEvent } from '../support/stats-store-contract.js';
 
 const NOW = Date.UTC(2026, 11, 6, 12, 0, 0);
-const LEASE_MS = 90_000;
 const MIB = 1024 * 1024;
 
 const WRITE_COMMANDS = new Set([
@@ -88,7 +87,6 @@ function instrumented() {
     client,
     tableName,
     backoffBaseMs: 1,
-    writerLeaseMs: LEASE_MS,
     now: () => clock.now,
   });
   return { stats, counts, hooks, clock, capacity, client };
@@ -432,41 +430,7 @@ describe('DynamoStatsStore write path (DynamoDB Local)', () => {
     const { stats, client } = instrumented();
     const ref = freshRef();
     const fileId = `lake/${ref.table}/${ref.partition}/legacy.parquet`;
-    const seq = '1'.padStart(32, '0');
-    await client.send(
-      new PutItemCommand({
-        TableName: tableName,
-        Item: {
-          ...raw(statsKeys.partition(ref)),
-          table: { S: ref.table },
-          partition: { S: ref.partition },
-          fileCount: { N: '1' },
-          totalBytes: { N: '700' },
-          smallCount: { N: '1' },
-          smallBytes: { N: '700' },
-          hist0: { N: '1' },
-          version: { N: '3' },
-          state: { S: 'idle' },
-          generation: { N: '0' },
-        },
-      }),
-    );
-    await client.send(
-      new PutItemCommand({
-        TableName: tableName,
-        Item: {
-          ...raw(statsKeys.file(fileId)),
-          present: { BOOL: true },
-          size: { N: '700' },
-          small: { BOOL: true },
-          sizeBucket: { N: '0' },
-          seq: { S: seq },
-          table: { S: ref.table },
-          partition: { S: ref.partition },
-          eventTime: { N: String(NOW) },
-        },
-      }),
-    );
+    await putLegacy(client, ref, fileId, 700);
     const removal = [fileEvent(ref, 'legacy.parquet', 2)];
 
     // Act
@@ -477,8 +441,70 @@ describe('DynamoStatsStore write path (DynamoDB Local)', () => {
     expect(counters(await stats.get(ref))).toMatchObject({ fileCount: 0, totalBytes: 0, histogramTotal: 0 });
     expect((await stats.getFiles([fileId], [ref])).get(fileId)?.present).toBe(false);
   });
+  it('moves a file counted by a per-file item in another partition (a changed table config) in one transaction', async () => {
+    // Prepare: the file is counted in partition A by its per-file item; its newer create now resolves to B, a
+    // partition also written before segments (one file of its own)
+    const { stats, client, counts } = instrumented();
+    const a = freshRef();
+    const b = { table: a.table, partition: 'date=2026-12-07' };
+    const fileId = `lake/${a.table}/${a.partition}/moved.parquet`;
+    await putLegacy(client, a, fileId, 700);
+    await putLegacy(client, b, `lake/${b.table}/${b.partition}/stays.parquet`, 100);
+    const create = { ...fileEvent(a, 'moved.parquet', 2, 900), ref: b };
+
+    // Act
+    const result = await stats.applyBatch(b, [create], touchOf([create]));
+
+    // Assess
+    expect(result.applied).toBe(1);
+    expect(counts.get('TransactWriteItems')).toBe(1);
+    expect(counters(await stats.get(a))).toMatchObject({ fileCount: 0, totalBytes: 0, histogramTotal: 0 });
+    expect(counters(await stats.get(b))).toMatchObject({ fileCount: 2, totalBytes: 1000, histogramTotal: 2 });
+    expect((await stats.getFiles([fileId], [b])).get(fileId)).toMatchObject({
+      present: true,
+      partition: b.partition,
+    });
+  });
 });
 
 function raw(key: { pk: string; sk: string }) {
   return { pk: { S: key.pk }, sk: { S: key.sk } };
+}
+
+/** A partition item and one present file item of `size` bytes, as the per-file write path left them. */
+async function putLegacy(client: DynamoDBClient, ref: PartitionRef, fileId: string, size: number) {
+  await client.send(
+    new PutItemCommand({
+      TableName: tableName,
+      Item: {
+        ...raw(statsKeys.partition(ref)),
+        table: { S: ref.table },
+        partition: { S: ref.partition },
+        fileCount: { N: '1' },
+        totalBytes: { N: String(size) },
+        smallCount: { N: '1' },
+        smallBytes: { N: String(size) },
+        hist0: { N: '1' },
+        version: { N: '3' },
+        state: { S: 'idle' },
+        generation: { N: '0' },
+      },
+    }),
+  );
+  await client.send(
+    new PutItemCommand({
+      TableName: tableName,
+      Item: {
+        ...raw(statsKeys.file(fileId)),
+        present: { BOOL: true },
+        size: { N: String(size) },
+        small: { BOOL: true },
+        sizeBucket: { N: '0' },
+        seq: { S: '1'.padStart(32, '0') },
+        table: { S: ref.table },
+        partition: { S: ref.partition },
+        eventTime: { N: String(NOW) },
+      },
+    }),
+  );
 }
