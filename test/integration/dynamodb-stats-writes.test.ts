@@ -245,6 +245,32 @@ describe('DynamoStatsStore write path (DynamoDB Local)', () => {
     expect(capacity.write / batch.length).toBeLessThanOrEqual(0.3);
   });
 
+  it('stays under 0.3 write units per event on a hot partition over 100 batches of 20 creates, its folds included', async () => {
+    // Prepare: 2,000 files land in one partition, 20 per batch (more batches than segments a partition lists)
+    const { stats, capacity, client } = instrumented();
+    const ref = freshRef();
+    const events: ResolvedEvent[] = [];
+
+    // Act
+    for (let b = 0; b < 100; b++) {
+      const batch = Array.from({ length: 20 }, (_, i) =>
+        fileEvent(
+          ref,
+          `part-${String(b * 20 + i).padStart(5, '0')}-c000.snappy.parquet`,
+          b * 20 + i + 1,
+          8192,
+        ),
+      );
+      events.push(...batch);
+      await stats.applyBatch(ref, batch, touchOf(batch));
+    }
+
+    // Assess: counted from the capacity DynamoDB reports for every request, segment folds and deletes included
+    expect(counters(await stats.get(ref))).toEqual(truth(events));
+    expect((await segmentsOf(client, ref)).listed.length).toBeLessThanOrEqual(MAX_SEGMENTS);
+    expect(capacity.write / events.length).toBeLessThanOrEqual(0.3);
+  });
+
   it('changes nothing for duplicates across batches or an add arriving after its later remove', async () => {
     // Prepare
     const { stats, counts } = instrumented();
