@@ -3,11 +3,11 @@
 // can never write the workflow journal that vacuum trusts, and no step writes what is not its own.
 //
 // What the key design allows and prevents (functions/adapters/dynamodb-keys.ts and its neighbours): items are
-// grouped by partition key prefix — `PART#<table>#<partition>` (statistics, the lease, decisions, journal fences,
-// quarantine, run history), `FILE#<bucket>/<key>` (per-file items), `TABLE#<table>` (format markers, the change
-// cursor), `RUN#<runId>` (the journal), `RUNS`/`RUNS#<table>` (running-compaction counts) and `HEALTH#<job>` (the
-// per-table turns of the profiler and the sweep). LeadingKeys sees only
-// the partition key, so a function that writes a partition's statistics (the profiler, which also schedules it)
+// grouped by partition key prefix — `PART#<table>#<partition>` (statistics and their file-record segments, the
+// lease, decisions, journal fences, quarantine, run history), `FILE#<bucket>/<key>` (per-file items written before
+// segments), `TABLE#<table>` (format markers, the change cursor), `RUN#<runId>` (the journal), `RUNS`/`RUNS#<table>`
+// (running-compaction counts) and `HEALTH#<job>` (the per-table turns of the profiler and the sweep). LeadingKeys
+// sees only the partition key, so a function that writes a partition's statistics (the profiler, which also schedules it)
 // can also write that partition's lease, fences and quarantine items: those share the partition's key by design
 // (one consistent query and one transaction per partition). The journal and the per-file items do not.
 
@@ -16,9 +16,12 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 
 /** The state table's item collections, as `dynamodb:LeadingKeys` patterns of their partition keys. */
 export const STATE_KEY_SPACES = {
-  /** `PART#<table>#<partition>`: statistics, lease, decisions, journal fences, quarantine, history. */
+  /** `PART#<table>#<partition>`: statistics and file-record segments, lease, decisions, journal fences, quarantine, history. */
   partitions: ['PART#*'],
-  /** `FILE#<bucket>/<key>`: per-file items the counters are exact through. */
+  /**
+   * `FILE#<bucket>/<key>`: per-file items of partitions written before segments (read until reconcile rewrites the
+   * partition; written only when a file moves between partitions).
+   */
   files: ['FILE#*'],
   /** `TABLE#<table>`: a foreign table's commit markers and the profiler's change cursor of a log-based table. */
   tables: ['TABLE#*'],

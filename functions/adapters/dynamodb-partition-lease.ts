@@ -304,10 +304,10 @@ export class DynamoPartitionLease implements PartitionLeases {
    */
   async applyLayoutChange(ref: PartitionRef, change: LayoutChange): Promise<void> {
     const fileIds = change.removed.map((r) => `${change.bucket}/${r.key}`);
-    const known = await this.stats.getFiles([
-      ...fileIds,
-      ...change.created.map((c) => `${change.bucket}/${c.key}`),
-    ]);
+    const known = await this.stats.getFiles(
+      [...fileIds, ...change.created.map((c) => `${change.bucket}/${c.key}`)],
+      [ref],
+    );
     const events: ObjectEvent[] = [];
     for (const removed of change.removed) {
       const record = known.get(`${change.bucket}/${removed.key}`);

@@ -1,5 +1,5 @@
-// The StatsStore port on DynamoDB (single table): each batch's file records and partition counters change in
-// one TransactWriteItems conditioned on the records the deltas were computed from, so counts stay exact.
+// The StatsStore port on DynamoDB (single table): a batch's file records for one partition are one new segment
+// item, listed by the partition item in the same conditional write that adds their delta, so counts stay exact.
 import { randomUUID } from 'node:crypto';
 import {
   ConditionalCheckFailedException,
@@ -9,6 +9,7 @@ import {
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
+  DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -66,37 +67,62 @@ import {
   slotCheckItem,
 } from './dynamodb-run-counts.js';
 import {
+  currentState,
+  decodeSegment,
+  encodeSegment,
+  planSegments,
+  SEGMENT_PREFIX,
+  type Segment,
+  segmentId,
+} from './dynamodb-segments.js';
+import {
   countedState,
   decisionFromPlain,
   type FileItem,
-  fileFromAttributes,
   fileFromItem,
   num,
   plainFromAttributes,
-  prevItemOf,
   type StoredFile,
   snapshotFromItem,
   storedFromItem,
-  WRITER_PREFIX,
   writersOf,
 } from './dynamodb-stats-items.js';
 
 const DAY_SECONDS = 86_400;
 /** Most items one TransactWriteItems may hold. */
 const MAX_TRANSACTION_ITEMS = 100;
-/** File writes per transaction: leaves room for the partition updates of the same transaction. */
-const FILES_PER_TRANSACTION = 96;
 const MAX_ATTEMPTS = 12;
-/** File records written at once by one writer (their puts are independent; this bounds sockets, not cost). */
+/** Segment items written or deleted at once (their writes are independent; this bounds sockets, not cost). */
 const PUT_CONCURRENCY = 16;
 /** Clock skew allowed between a writer's deadline check and a reader's: a writer is dead this long after it. */
 export const WRITER_SKEW_MS = 30_000;
 /**
- * How long a writer may take from registering to committing, by default (see `writerLeaseMs`): the profiler's
- * queue must not redeliver a batch before a dead writer's registration plus the skew has lapsed (its template
- * is checked against both).
+ * How long a writer of the per-file write path (before segments) could take from registering to committing: its
+ * registrations, still read on partitions written before segments, name deadlines this far after they were made,
+ * and the profiler's queue must not redeliver a batch before such a dead writer's deadline plus the skew has lapsed
+ * (its template is checked against both).
  */
 export const DEFAULT_WRITER_LEASE_MS = 90_000;
+
+/** The partition item's `files` value once every record of the partition is in its segments (no per-file items). */
+const SEGMENTS_MARK = 'segments';
+/** An unlisted segment older than this is a leftover (a batch lives at most the profiler's Lambda timeout). */
+const STRAY_SEGMENT_MS = 3_600_000;
+/** Segments a store instance remembers (~a few MB at most: a segment is ≤ 300 KB and most are a few KB). */
+const SEGMENT_CACHE_ENTRIES = 2_048;
+/** Attempts of one partition's batch against concurrent batches on the same partition (each re-plans). */
+const SEGMENT_ATTEMPTS = 24;
+
+/** What a batch reads of its partition before planning. */
+interface PartitionRead {
+  readonly exists: boolean;
+  readonly version: number | undefined;
+  readonly lastWriteAt: number | undefined;
+  /** Written before segments: a file in no segment may still have a per-file item. */
+  readonly legacy: boolean;
+  /** The listed segments, oldest first. */
+  readonly segments: readonly Segment[];
+}
 
 /** Whether a record held in another partition than `ref` (the file moved: a changed table config). */
 function movedFrom(expected: FileRecord | undefined, ref: PartitionRef): boolean {
@@ -128,13 +154,6 @@ export interface DynamoStatsStoreOptions {
   readonly decisionSeconds?: number;
   /** Waits between retries of conflicting transactions (tests shorten it). @default 10 ms base, doubling */
   readonly backoffBaseMs?: number;
-  /**
-   * How long a writer may take from registering on a partition to committing its counts, in ms: at least the
-   * profiler's Lambda timeout (60 s), so a live writer is never taken over. After it (plus a clock-skew margin)
-   * a registered writer counts as dead and its files are taken over; it must stay well under the queue's
-   * visibility timeout (360 s) so a redelivered batch finds them free. @default 90 s
-   */
-  readonly writerLeaseMs?: number;
   /** The clock of registrations and deadlines (tests move it). @default Date.now */
   readonly now?: () => number;
 }
@@ -144,8 +163,9 @@ export class DynamoStatsStore implements StatsStore {
   private readonly tombstoneSeconds: number;
   private readonly decisionSeconds: number;
   private readonly backoffBaseMs: number;
-  private readonly writerLeaseMs: number;
   private readonly now: () => number;
+  /** Segments by `pk#id` (immutable once written), most recently used last. */
+  private readonly segmentCache = new Map<string, Segment>();
 
   constructor(private readonly options: DynamoStatsStoreOptions) {
     this.doc = DynamoDBDocumentClient.from(options.client, {
@@ -154,7 +174,6 @@ export class DynamoStatsStore implements StatsStore {
     this.tombstoneSeconds = options.tombstoneSeconds ?? 45 * DAY_SECONDS;
     this.decisionSeconds = options.decisionSeconds ?? 30 * DAY_SECONDS;
     this.backoffBaseMs = options.backoffBaseMs ?? 10;
-    this.writerLeaseMs = options.writerLeaseMs ?? DEFAULT_WRITER_LEASE_MS;
     this.now = options.now ?? Date.now;
   }
 
@@ -196,84 +215,279 @@ export class DynamoStatsStore implements StatsStore {
   }
 
   /**
-   * Applies one partition's events without a transaction, so each changed file costs one write unit rather
-   * than two and the partition is written twice per batch rather than once per 96 files plus a touch:
-   * register this writer on the partition item, write each file record conditioned on what was read (naming
-   * the writer and keeping the replaced state), then add the written records' delta to the counters and
-   * drop the registration in one write, conditioned on the registration and its deadline. A writer that dies
-   * in between never commits; readers see its registration and count the replaced state (see countedState),
-   * so counts stay exact under duplicates, reordering and crashes. Files that moved from another partition
-   * (a changed table config) take the transactional path.
+   * Applies one partition's events as one conditional write of the partition item: read the partition item (its
+   * version and the segments it lists) and those segments, plan the batch against each key's state there, put
+   * the batch's records as one new segment item (unlisted, so no reader sees it yet), then list it, add the
+   * delta and move the write times in one update conditioned on the version read. A concurrent batch on the
+   * same partition makes that update fail: this one deletes its segment, reads again and re-plans. A crash
+   * before the update leaves only an unlisted segment (never read; reconcile deletes it), so counts never see
+   * half a batch. No transaction: one write unit per started KB of the new segment plus one for the partition.
+   * Files that moved here from another partition (a changed table config, only visible through per-file items
+   * of a table written before segments) take one transaction that also takes them off their old partition.
    */
   private async applyPartition(
     ref: PartitionRef,
     events: readonly ResolvedEvent[],
     touch: TouchInput | undefined,
   ): Promise<ApplyResult & { snapshot?: PartitionSnapshot }> {
-    let pending = [...latestPerFile(events).values()];
-    let stale = events.length - pending.length;
-    let applied = 0;
+    const latest = [...latestPerFile(events).values()];
+    const duplicates = events.length - latest.length;
     let retries = 0;
-    let snapshot: PartitionSnapshot | undefined;
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt >= MAX_ATTEMPTS) {
-        throw new TransientStoreError(
-          `Partition ${partitionId(ref)} stayed contended for ${MAX_ATTEMPTS} attempts; the batch item is retried by SQS`,
-        );
+    for (let attempt = 0; attempt < SEGMENT_ATTEMPTS; attempt++) {
+      const read = await this.readPartition(ref);
+      if (read === 'moved') {
+        retries += 1;
+        continue; // a listed segment was deleted meanwhile: a newer commit, read again
       }
-      // Deletes need the old record (its size); creates are guessed new (writers use fresh names) and read
-      // only after a put found a record, which saves a read unit per event.
-      const toRead = attempt === 0 ? pending.filter((e) => e.kind === 'removed') : pending;
-      const view = await this.readCounted(toRead.map((e) => e.fileId));
-      if (view.busy) {
+      const known = currentState(read.segments);
+      if (read.legacy) {
+        const legacy = await this.readCounted(latest.map((e) => e.fileId).filter((id) => !known.has(id)));
+        if (legacy.busy) {
+          retries += 1;
+          await this.backoff(attempt);
+          continue;
+        }
+        for (const [id, record] of legacy.known) known.set(id, record);
+      }
+      const plan = planAccounting(latest, known);
+      const stale = duplicates + plan.stale.length;
+      if (plan.writes.length === 0) return { applied: 0, stale, retries };
+      const changed = plan.writes.map((w) => w.next);
+      const nonce = randomUUID().slice(0, 8);
+      const next = (read.version ?? 0) + 1;
+      const segments = planSegments(read.segments, changed, this.now() - this.tombstoneSeconds * 1000, (n) =>
+        segmentId(next, `${nonce}${n}`),
+      );
+      const delta = plan.deltas.get(partitionId(ref))?.delta ?? emptyDelta();
+      const update = this.segmentCommit(ref, read, segments.listed, next, delta, touch);
+      const moved = plan.writes.filter((w) => movedFrom(w.expected, ref));
+      try {
+        let snapshot: PartitionSnapshot;
+        if (moved.length > 0) {
+          snapshot = await this.commitMoved(ref, segments.puts, update, moved, plan.deltas);
+        } else {
+          await mapLimit(segments.puts, PUT_CONCURRENCY, (put) => this.putSegment(ref, put.id, put.records));
+          const result = await this.doc.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' }));
+          snapshot = snapshotFromItem(result.Attributes ?? {});
+        }
+        const pk = statsKeys.partition(ref).pk;
+        for (const put of segments.puts) {
+          this.cacheSegment(`${pk}#${put.id}`, decodeSegment(put.id, ref, encodeSegment(put.records)));
+        }
+        await this.deleteSegments(ref, segments.drops);
+        return { applied: plan.writes.length, stale, retries, snapshot };
+      } catch (err) {
+        const lost =
+          err instanceof ConditionalCheckFailedException ||
+          (err instanceof TransactionCanceledException &&
+            !(err.CancellationReasons ?? []).some((r) => r.Code === 'ValidationError'));
+        if (!lost) throw err;
+        // Another batch committed on this partition since it was read: its segments are what counts now.
+        await this.deleteSegments(
+          ref,
+          segments.puts.map((p) => p.id),
+        );
         retries += 1;
         await this.backoff(attempt);
-        continue;
       }
-      const plan = planAccounting(pending, view.known);
-      stale += plan.stale.length;
-      if (plan.writes.length === 0) break;
-      const moved = plan.writes.some(
-        (w) => w.next.table !== ref.table || w.next.partition !== ref.partition || movedFrom(w.expected, ref),
-      );
-      if (moved) {
-        if (plan.writes.some((w) => view.stored.get(w.next.fileId)?.record !== w.expected)) {
-          // A dead writer's record of a file that also moved: rare enough to leave to the sweep's reconcile.
-          throw new TransientStoreError(
-            `Partition ${partitionId(ref)}: a file moved between partitions while an unfinished writer held it`,
-          );
-        }
-        const rest = plan.writes.map((w) => w.next.fileId);
-        const result = await this.applyTransactional(
-          pending.filter((e) => rest.includes(e.fileId)),
-          new Map(view.known),
-        );
-        return {
-          applied: applied + result.applied,
-          stale: stale + result.stale,
-          retries: retries + result.retries,
-        };
-      }
-      const pid = randomUUID();
-      const deadline = this.now() + this.writerLeaseMs;
-      await this.register(ref, pid, deadline);
-      const written = await mapLimit(plan.writes, PUT_CONCURRENCY, (write) =>
-        this.putRecord(write.next, view.stored.get(write.next.fileId), write.expected, pid),
-      );
-      const done = new Set(plan.writes.filter((_w, i) => written[i]).map((w) => w.next.fileId));
-      const delta = planAccounting(
-        pending.filter((e) => done.has(e.fileId)),
-        view.known,
-      ).deltas.get(partitionId(ref))?.delta;
-      snapshot = await this.commit(ref, pid, delta ?? emptyDelta(), touch);
-      applied += done.size;
-      const lost = new Set(plan.writes.map((w) => w.next.fileId).filter((id) => !done.has(id)));
-      pending = pending.filter((e) => lost.has(e.fileId));
-      if (pending.length > 0) retries += 1; // lost a race on those files: read what the store holds now
     }
-    return { applied, stale, retries, ...(snapshot === undefined ? {} : { snapshot }) };
+    throw new TransientStoreError(
+      `Partition ${partitionId(ref)} stayed contended for ${SEGMENT_ATTEMPTS} attempts; the batch item is retried by SQS`,
+    );
   }
 
+  /**
+   * The partition item (strongly consistent) and the segments it lists, read after it: a segment is written once
+   * and deleted only after a commit unlisted it, so a listed segment that is missing means a newer commit
+   * happened ('moved'; the caller reads again). `legacy`: the partition was written before segments, so files
+   * not in any segment may still have a per-file item.
+   */
+  private async readPartition(ref: PartitionRef): Promise<PartitionRead | 'moved'> {
+    const item = await this.getItem(statsKeys.partition(ref));
+    const ids = Array.isArray(item?.segs) ? item.segs.map(String) : [];
+    const pk = statsKeys.partition(ref).pk;
+    const found = new Map<string, Segment>();
+    for (const id of ids) {
+      const cached = this.segmentCache.get(`${pk}#${id}`);
+      if (cached !== undefined) found.set(id, cached);
+    }
+    const missing = ids.filter((id) => !found.has(id));
+    for (let i = 0; i < missing.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = missing
+        .slice(i, i + 100)
+        .map((id) => ({ pk: statsKeys.partition(ref).pk, sk: `${SEGMENT_PREFIX}${id}` }));
+      for (let attempt = 0; keys !== undefined && keys.length > 0; attempt++) {
+        const result: BatchGetCommandOutput = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const raw of result.Responses?.[this.table] ?? []) {
+          const id = String(raw.sk).slice(SEGMENT_PREFIX.length);
+          const segment = decodeSegment(id, ref, raw);
+          found.set(id, segment);
+          this.cacheSegment(`${pk}#${id}`, segment);
+        }
+        keys = result.UnprocessedKeys?.[this.table]?.Keys;
+        if (keys !== undefined && keys.length > 0) await this.backoff(attempt);
+      }
+    }
+    const segments: Segment[] = [];
+    for (const id of ids) {
+      const segment = found.get(id);
+      if (segment === undefined) return 'moved';
+      segments.push(segment);
+    }
+    return {
+      exists: item !== undefined,
+      version: num(item?.version),
+      lastWriteAt: num(item?.lastWriteAt),
+      legacy: item !== undefined && item.files !== SEGMENTS_MARK,
+      segments,
+    };
+  }
+
+  /**
+   * Remembers a segment read or written: a segment item is written once and never changed (only deleted once no
+   * partition lists it), so a later batch of this function instance, or a retry after a lost commit, reads only
+   * the segments listed since — the retry window and the read units stay small on a hot partition.
+   */
+  private cacheSegment(key: string, segment: Segment): void {
+    this.segmentCache.delete(key);
+    this.segmentCache.set(key, segment);
+    while (this.segmentCache.size > SEGMENT_CACHE_ENTRIES) {
+      const oldest = this.segmentCache.keys().next().value;
+      if (oldest === undefined) break;
+      this.segmentCache.delete(oldest);
+    }
+  }
+
+  private async putSegment(ref: PartitionRef, id: string, records: readonly FileRecord[]): Promise<void> {
+    await this.doc.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: {
+          pk: statsKeys.partition(ref).pk,
+          sk: `${SEGMENT_PREFIX}${id}`,
+          at: this.now(),
+          ...encodeSegment(records),
+        },
+      }),
+    );
+  }
+
+  /** Deletes unlisted segments; best effort (a leftover is never read, and reconcile deletes it). */
+  private async deleteSegments(ref: PartitionRef, ids: readonly string[]): Promise<void> {
+    await Promise.allSettled(
+      ids.map((id) =>
+        this.doc.send(
+          new DeleteCommand({
+            TableName: this.table,
+            Key: { pk: statsKeys.partition(ref).pk, sk: `${SEGMENT_PREFIX}${id}` },
+          }),
+        ),
+      ),
+    );
+  }
+
+  /**
+   * The partition update of a commit: lists `listed`, sets the version to `next`, adds the delta, moves the
+   * write times (forward only: the stored time was read at the version this is conditioned on).
+   */
+  private segmentCommit(
+    ref: PartitionRef,
+    read: PartitionRead,
+    listed: readonly string[],
+    next: number,
+    delta: CounterDelta,
+    touch: TouchInput | undefined,
+  ) {
+    const adds = ['fileCount :fc', 'totalBytes :tb', 'smallCount :sc', 'smallBytes :sb'];
+    const values: Record<string, unknown> = {
+      ...this.staticValues(ref),
+      ':fc': delta.fileCount,
+      ':tb': delta.totalBytes,
+      ':sc': delta.smallCount,
+      ':sb': delta.smallBytes,
+      ':segs': [...listed],
+      ':next': next,
+    };
+    addDue(adds, values, delta);
+    delta.histogram.forEach((n, i) => {
+      if (n !== 0) {
+        adds.push(`hist${i} :h${i}`);
+        values[`:h${i}`] = n;
+      }
+    });
+    const sets = [STATIC_SET, 'segs = :segs', 'version = :next'];
+    if (!read.exists) {
+      sets.push('#files = :segmentsMark');
+      values[':segmentsMark'] = SEGMENTS_MARK;
+    }
+    if (touch !== undefined) {
+      sets.push('firstWriteAt = if_not_exists(firstWriteAt, :first)');
+      values[':first'] = touch.firstWriteAt;
+      sets.push('lastWriteAt = :last');
+      values[':last'] = Math.max(touch.lastWriteAt, read.lastWriteAt ?? touch.lastWriteAt);
+      if (touch.partitionDate !== undefined) {
+        sets.push('partitionDate = :pdate');
+        values[':pdate'] = touch.partitionDate;
+      }
+    }
+    if (read.version !== undefined) values[':version'] = read.version;
+    return {
+      TableName: this.table,
+      Key: statsKeys.partition(ref),
+      UpdateExpression: `SET ${sets.join(', ')} ADD ${adds.join(', ')}`,
+      ConditionExpression: !read.exists
+        ? 'attribute_not_exists(pk)'
+        : read.version === undefined
+          ? 'attribute_not_exists(version)'
+          : 'version = :version',
+      ExpressionAttributeNames: { ...STATIC_NAMES, ...(read.exists ? {} : { '#files': 'files' }) },
+      ExpressionAttributeValues: values,
+    };
+  }
+
+  /**
+   * A commit that also takes files off the partition their per-file item counted them in (they moved: a changed
+   * table config): the new segments, this partition's update, the other partitions' counters and the per-file
+   * items (now naming this partition, conditioned on what was read) in one transaction, retried by the caller.
+   */
+  private async commitMoved(
+    ref: PartitionRef,
+    puts: readonly { readonly id: string; readonly records: readonly FileRecord[] }[],
+    update: ReturnType<DynamoStatsStore['segmentCommit']>,
+    moved: readonly { readonly next: FileRecord; readonly expected: FileRecord | undefined }[],
+    deltas: ReadonlyMap<string, { readonly ref: PartitionRef; readonly delta: CounterDelta }>,
+  ): Promise<PartitionSnapshot> {
+    const items = [
+      ...puts.map((put) => ({
+        Put: {
+          TableName: this.table,
+          Item: {
+            pk: statsKeys.partition(ref).pk,
+            sk: `${SEGMENT_PREFIX}${put.id}`,
+            at: this.now(),
+            ...encodeSegment(put.records),
+          },
+        },
+      })),
+      { Update: update },
+      ...[...deltas.values()]
+        .filter((d) => partitionId(d.ref) !== partitionId(ref))
+        .map(({ ref: other, delta }) => ({ Update: this.counterUpdate(other, delta) })),
+      ...moved.map((w) => ({ Put: this.filePut(w.next, w.expected) })),
+    ];
+    if (items.length > MAX_TRANSACTION_ITEMS) {
+      throw new TransientStoreError(
+        `Partition ${partitionId(ref)}: ${moved.length} files moved from other partitions in one batch, more than one transaction holds; reconcile the table`,
+      );
+    }
+    await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
+    const after = await this.get(ref);
+    if (after === undefined)
+      throw new TransientStoreError(`Partition ${partitionId(ref)} vanished after its commit`);
+    return after;
+  }
   /** Records of `fileIds` read first, then the registrations of their partitions (order matters: countedState). */
   private async readCounted(fileIds: readonly string[]) {
     const stored = await this.readStored(fileIds);
@@ -307,181 +521,6 @@ export class DynamoStatsStore implements StatsStore {
       }
     }
     return found;
-  }
-
-  /** Registers writer `pid` on the partition item (creating it if new) until `deadline`. */
-  private async register(ref: PartitionRef, pid: string, deadline: number): Promise<void> {
-    const counters = ['fileCount', 'totalBytes', 'smallCount', 'smallBytes'].map(
-      (n) => `${n} = if_not_exists(${n}, :zero)`,
-    );
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.table,
-        Key: statsKeys.partition(ref),
-        UpdateExpression: `SET ${STATIC_SET}, ${counters.join(', ')}, #w = :deadline`,
-        ExpressionAttributeNames: { ...STATIC_NAMES, '#w': `${WRITER_PREFIX}${pid}` },
-        ExpressionAttributeValues: { ...this.staticValues(ref), ':deadline': deadline },
-      }),
-    );
-  }
-
-  /** Writes one file record if the store still holds what was read; false when it does not (a lost race). */
-  private async putRecord(
-    next: FileRecord,
-    stored: StoredFile | undefined,
-    counted: FileRecord | undefined,
-    pid: string,
-  ): Promise<boolean> {
-    const put = this.filePut(next, stored?.record, stored?.pid ?? null);
-    try {
-      await this.doc.send(
-        new PutCommand({
-          ...put,
-          Item: {
-            ...put.Item,
-            pid,
-            ...(counted === undefined ? { prevNone: true } : { prev: prevItemOf(counted) }),
-          },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
-  }
-
-  /**
-   * Adds the delta, moves the write times and drops the registration in one write, only while the writer is
-   * registered and before its deadline (after it, readers may have taken its files over). The fresh state.
-   */
-  private async commit(
-    ref: PartitionRef,
-    pid: string,
-    delta: CounterDelta,
-    touch: TouchInput | undefined,
-  ): Promise<PartitionSnapshot> {
-    const adds = ['fileCount :fc', 'totalBytes :tb', 'smallCount :sc', 'smallBytes :sb', 'version :one'];
-    const values: Record<string, unknown> = {
-      ':fc': delta.fileCount,
-      ':tb': delta.totalBytes,
-      ':sc': delta.smallCount,
-      ':sb': delta.smallBytes,
-      ':one': 1,
-      ':now': this.now(),
-    };
-    addDue(adds, values, delta);
-    delta.histogram.forEach((n, i) => {
-      if (n !== 0) {
-        adds.push(`hist${i} :h${i}`);
-        values[`:h${i}`] = n;
-      }
-    });
-    const sets: string[] = [];
-    if (touch !== undefined) {
-      sets.push('firstWriteAt = if_not_exists(firstWriteAt, :first)');
-      values[':first'] = touch.firstWriteAt;
-      if (touch.partitionDate !== undefined) {
-        sets.push('partitionDate = :pdate');
-        values[':pdate'] = touch.partitionDate;
-      }
-    }
-    const names = { '#w': `${WRITER_PREFIX}${pid}` };
-    // The write times only move forward: a batch behind a later one commits its counts without them.
-    for (const withLastWrite of touch === undefined ? [false] : [true, false]) {
-      const lastSet = withLastWrite ? ['lastWriteAt = :last'] : [];
-      const allSets = [...sets, ...lastSet];
-      try {
-        const result = await this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: statsKeys.partition(ref),
-            UpdateExpression: `${allSets.length > 0 ? `SET ${allSets.join(', ')} ` : ''}ADD ${adds.join(', ')} REMOVE #w`,
-            ConditionExpression: `#w > :now${withLastWrite ? ' AND (attribute_not_exists(lastWriteAt) OR lastWriteAt <= :last)' : ''}`,
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: withLastWrite ? { ...values, ':last': touch?.lastWriteAt } : values,
-            ReturnValues: 'ALL_NEW',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        );
-        return snapshotFromItem(result.Attributes ?? {});
-      } catch (err) {
-        if (!(err instanceof ConditionalCheckFailedException)) throw err;
-        const deadline = err.Item?.[names['#w']]?.N;
-        if (deadline === undefined || Number(deadline) <= (values[':now'] as number)) {
-          throw new TransientStoreError(
-            `Partition ${partitionId(ref)}: writer ${pid} passed its deadline before committing; its records are taken over on redelivery`,
-          );
-        }
-      }
-    }
-    throw new Error('unreachable: a commit without write times has no condition but the registration');
-  }
-
-  /** The transactional path, for files that moved between partitions: one transaction per 96 files. */
-  private async applyTransactional(
-    latest: readonly ResolvedEvent[],
-    known: Map<string, FileRecord>,
-  ): Promise<ApplyResult> {
-    let applied = 0;
-    let stale = 0;
-    let retries = 0;
-    for (let i = 0; i < latest.length; i += FILES_PER_TRANSACTION) {
-      const result = await this.applyChunk(latest.slice(i, i + FILES_PER_TRANSACTION), known);
-      applied += result.applied;
-      stale += result.stale;
-      retries += result.retries;
-    }
-    return { applied, stale, retries };
-  }
-
-  /** One transaction for up to FILES_PER_TRANSACTION files, retried until it commits or has nothing to do. */
-  private async applyChunk(
-    chunk: readonly ResolvedEvent[],
-    known: Map<string, FileRecord>,
-  ): Promise<ApplyResult> {
-    let retries = 0;
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const plan = planAccounting(chunk, known);
-      if (plan.writes.length === 0) return { applied: 0, stale: plan.stale.length, retries };
-      const items = [
-        ...plan.writes.map((write) => ({ Put: this.filePut(write.next, write.expected) })),
-        ...[...plan.deltas.values()].map(({ ref, delta }) => ({ Update: this.counterUpdate(ref, delta) })),
-      ];
-      if (items.length > MAX_TRANSACTION_ITEMS) {
-        // Only when files moved between partitions (a changed table config): split and apply halves.
-        const half = Math.ceil(chunk.length / 2);
-        const a = await this.applyChunk(chunk.slice(0, half), known);
-        const b = await this.applyChunk(chunk.slice(half), known);
-        return { applied: a.applied + b.applied, stale: a.stale + b.stale, retries: a.retries + b.retries };
-      }
-      try {
-        await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
-        for (const write of plan.writes) known.set(write.next.fileId, write.next);
-        return { applied: plan.writes.length, stale: plan.stale.length, retries };
-      } catch (err) {
-        if (!(err instanceof TransactionCanceledException)) throw err;
-        retries += 1;
-        let mustWait = false;
-        (err.CancellationReasons ?? []).forEach((reason, index) => {
-          const write = plan.writes[index];
-          if (reason.Code === 'ConditionalCheckFailed' && write !== undefined) {
-            // ALL_OLD: what the store really holds, so the next plan computes the right delta.
-            const old = reason.Item === undefined ? undefined : fileFromAttributes(reason.Item);
-            if (old === undefined) known.delete(write.next.fileId);
-            else known.set(write.next.fileId, old);
-          } else if (reason.Code !== undefined && reason.Code !== 'None') {
-            // A request the store refuses outright will not pass on a retry.
-            if (reason.Code === 'ValidationError') throw err;
-            mustWait = true; // TransactionConflict, throttling: another writer holds an item; back off.
-          }
-        });
-        if (mustWait) await this.backoff(attempt);
-      }
-    }
-    throw new TransientStoreError(
-      `Partition ${partitionId(chunk[0]?.ref ?? { table: '?', partition: '?' })} stayed contended for ${MAX_ATTEMPTS} attempts; the batch item is retried by SQS`,
-    );
   }
 
   /**
@@ -622,9 +661,29 @@ export class DynamoStatsStore implements StatsStore {
     return result.Item === undefined ? undefined : snapshotFromItem(result.Item);
   }
 
-  async getFiles(fileIds: readonly string[]): Promise<Map<string, FileRecord>> {
+  async getFiles(
+    fileIds: readonly string[],
+    within: readonly PartitionRef[] = [],
+  ): Promise<Map<string, FileRecord>> {
     const found = new Map<string, FileRecord>();
-    const unique = [...new Set(fileIds)];
+    const wanted = new Set(fileIds);
+    let legacy = within.length === 0;
+    for (const ref of within) {
+      let read = await this.readPartition(ref);
+      for (let attempt = 0; read === 'moved' && attempt < MAX_ATTEMPTS; attempt++) {
+        read = await this.readPartition(ref);
+      }
+      if (read === 'moved') {
+        throw new TransientStoreError(
+          `Partition ${partitionId(ref)} kept changing while its files were read`,
+        );
+      }
+      legacy ||= read.legacy;
+      for (const [id, record] of currentState(read.segments)) if (wanted.has(id)) found.set(id, record);
+    }
+    if (!legacy) return found;
+    // Partitions written before segments: their files may still have a per-file item.
+    const unique = [...wanted].filter((id) => !found.has(id));
     for (let i = 0; i < unique.length; i += 100) {
       let keys: Record<string, unknown>[] | undefined = unique
         .slice(i, i + 100)
@@ -1112,27 +1171,47 @@ export class DynamoStatsStore implements StatsStore {
   // Reconcile
   // ------------------------------------------------------------------------------------------------------
 
+  /**
+   * Rewrites the partition from a listing: its segments are replaced by new ones holding every listed file
+   * (present, listed size, the stored sequencer kept so any real event still in flight is newer and wins) and a
+   * tombstone for every file the segments held present that the listing lacks; the counters are set from the
+   * listing in the same update, conditioned on the version read (`expectedVersion`), so an event applied
+   * meanwhile makes it `busy` rather than lost. Marks the partition as holding all its records in segments (a
+   * partition written before segments stops consulting per-file items), then deletes the old segments and any
+   * unlisted one older than an hour (left by a crashed or out-raced batch; a batch lives at most the Lambda's
+   * timeout, so none is still about to be listed).
+   */
   async reconcile(
     ref: PartitionRef,
     files: readonly ListedFile[],
     expectedVersion: number | undefined,
     facts: { readonly partitionDate?: number },
   ): Promise<ReconcileResult> {
-    const stored = await this.getFiles(files.map((f) => f.fileId));
+    const read = await this.readPartition(ref);
+    if (read === 'moved' || read.version !== expectedVersion) return { kind: 'busy' };
+    const held = currentState(read.segments);
+    if (read.legacy) {
+      for (const [id, record] of await this.getFiles(
+        files.map((f) => f.fileId).filter((id) => !held.has(id)),
+      )) {
+        held.set(id, record);
+      }
+    }
+    const now = this.now();
+    const listedIds = new Set(files.map((f) => f.fileId));
+    const records: FileRecord[] = [];
     let filesFixed = 0;
     for (const file of files) {
-      const old = stored.get(file.fileId);
+      const old = held.get(file.fileId);
       const bucket = sizeBucket(file.size);
-      if (
-        old?.present &&
+      const same =
+        old?.present === true &&
         old.size === file.size &&
         old.small === file.small &&
         (old.due === true) === (file.due === true) &&
-        old.partition === ref.partition
-      )
-        continue;
-      // Keep the stored sequencer: any real event still in flight is newer and wins over this repair.
-      const next: FileRecord = {
+        old.partition === ref.partition;
+      if (!same) filesFixed += 1;
+      records.push({
         fileId: file.fileId,
         present: true,
         size: file.size,
@@ -1142,17 +1221,24 @@ export class DynamoStatsStore implements StatsStore {
         sequencer: old?.sequencer ?? '0'.repeat(SEQUENCER_WIDTH),
         table: ref.table,
         partition: ref.partition,
-        ...(file.etag === undefined ? {} : { etag: file.etag }),
-        eventTime: file.eventTime,
-      };
-      try {
-        await this.doc.send(new PutCommand(this.filePut(next, old)));
-        filesFixed += 1;
-      } catch (err) {
-        if (err instanceof ConditionalCheckFailedException) return { kind: 'busy' };
-        throw err;
-      }
+        eventTime: same ? old.eventTime : file.eventTime,
+        ...(old?.versionId === undefined ? {} : { versionId: old.versionId }),
+      });
     }
+    for (const [id, record] of held) {
+      if (listedIds.has(id)) continue;
+      // Tombstones stay as they are; a file held present that is not listed is gone: its tombstone starts now.
+      records.push(
+        record.present
+          ? { ...record, present: false, size: 0, small: false, bucket: 0, eventTime: now }
+          : record,
+      );
+    }
+    const next = (read.version ?? 0) + 1;
+    const nonce = randomUUID().slice(0, 8);
+    const plan = planSegments([], records, now - this.tombstoneSeconds * 1000, (n) =>
+      segmentId(next, `${nonce}${n}`),
+    );
     const totals = { fileCount: 0, totalBytes: 0, smallCount: 0, smallBytes: 0, dueCount: 0 };
     const histogram = SIZE_BUCKETS.map(() => 0);
     for (const file of files) {
@@ -1168,15 +1254,16 @@ export class DynamoStatsStore implements StatsStore {
     }
     const histSet = histogram.map((_n, i) => `hist${i} = :h${i}`);
     const histValues = Object.fromEntries(histogram.map((n, i) => [`:h${i}`, n]));
+    await mapLimit(plan.puts, PUT_CONCURRENCY, (put) => this.putSegment(ref, put.id, put.records));
     try {
       await this.doc.send(
         new UpdateCommand({
           TableName: this.table,
           Key: statsKeys.partition(ref),
-          UpdateExpression: `SET ${STATIC_SET}, fileCount = :fc, totalBytes = :tb, smallCount = :sc, smallBytes = :sb, ${totals.dueCount > 0 ? 'dueCount = :dc, ' : ''}${histSet.join(', ')}${facts.partitionDate === undefined ? '' : ', partitionDate = :pdate'} ADD version :one${totals.dueCount > 0 ? '' : ' REMOVE dueCount'}`,
+          UpdateExpression: `SET ${STATIC_SET}, fileCount = :fc, totalBytes = :tb, smallCount = :sc, smallBytes = :sb, ${totals.dueCount > 0 ? 'dueCount = :dc, ' : ''}${histSet.join(', ')}, segs = :segs, #files = :segmentsMark, version = :next${facts.partitionDate === undefined ? '' : ', partitionDate = :pdate'}${totals.dueCount > 0 ? '' : ' REMOVE dueCount'}`,
           ConditionExpression:
             expectedVersion === undefined ? 'attribute_not_exists(version)' : 'version = :expectedVersion',
-          ExpressionAttributeNames: STATIC_NAMES,
+          ExpressionAttributeNames: { ...STATIC_NAMES, '#files': 'files' },
           ExpressionAttributeValues: {
             ...this.staticValues(ref),
             ':fc': totals.fileCount,
@@ -1184,7 +1271,9 @@ export class DynamoStatsStore implements StatsStore {
             ':sc': totals.smallCount,
             ':sb': totals.smallBytes,
             ...(totals.dueCount > 0 ? { ':dc': totals.dueCount } : {}),
-            ':one': 1,
+            ':segs': plan.listed,
+            ':segmentsMark': SEGMENTS_MARK,
+            ':next': next,
             ...histValues,
             ...(expectedVersion === undefined ? {} : { ':expectedVersion': expectedVersion }),
             ...(facts.partitionDate === undefined ? {} : { ':pdate': facts.partitionDate }),
@@ -1192,10 +1281,48 @@ export class DynamoStatsStore implements StatsStore {
         }),
       );
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return { kind: 'busy' };
+      if (err instanceof ConditionalCheckFailedException) {
+        await this.deleteSegments(
+          ref,
+          plan.puts.map((p) => p.id),
+        );
+        return { kind: 'busy' };
+      }
       throw err;
     }
+    await this.deleteSegments(ref, [
+      ...read.segments.map((s) => s.id),
+      ...(await this.straySegments(ref, new Set(plan.listed), now - STRAY_SEGMENT_MS)),
+    ]);
     return { kind: 'corrected', filesFixed };
+  }
+
+  /** Segment ids under the partition that it does not list and that were written before `before`. */
+  private async straySegments(
+    ref: PartitionRef,
+    listed: ReadonlySet<string>,
+    before: number,
+  ): Promise<string[]> {
+    const stray: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :seg)',
+          ExpressionAttributeValues: { ':pk': statsKeys.partition(ref).pk, ':seg': SEGMENT_PREFIX },
+          ProjectionExpression: 'sk, #at',
+          ExpressionAttributeNames: { '#at': 'at' },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const id = String(item.sk).slice(SEGMENT_PREFIX.length);
+        if (!listed.has(id) && (num(item.at) ?? 0) < before) stray.push(id);
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return stray;
   }
 
   // ------------------------------------------------------------------------------------------------------

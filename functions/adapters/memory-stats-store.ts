@@ -146,7 +146,10 @@ export class MemoryStatsStore implements StatsStore {
     return stored === undefined ? undefined : snapshotOf(stored.item);
   }
 
-  async getFiles(fileIds: readonly string[]): Promise<Map<string, FileRecord>> {
+  async getFiles(
+    fileIds: readonly string[],
+    _within?: readonly PartitionRef[],
+  ): Promise<Map<string, FileRecord>> {
     const found = new Map<string, FileRecord>();
     for (const id of fileIds) {
       const record = this.files.get(id);

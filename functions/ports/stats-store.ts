@@ -70,8 +70,8 @@ export interface RunCountReport {
 
 export interface StatsStore {
   /**
-   * Applies the latest event of each file exactly once: the file record and the counters of the affected
-   * partitions change in one transaction, conditioned on the record the delta was computed from.
+   * Applies the latest event of each file exactly once: the file records and the counters of the affected
+   * partitions change in one conditional write, conditioned on the state the delta was computed from.
    * Events must be unique per file (see `latestPerFile`).
    */
   applyEvents(events: readonly ResolvedEvent[]): Promise<ApplyResult>;
@@ -88,8 +88,12 @@ export interface StatsStore {
   touch(ref: PartitionRef, input: TouchInput): Promise<PartitionSnapshot>;
   /** The partition's state (strongly consistent), or undefined when it has never been seen. */
   get(ref: PartitionRef): Promise<PartitionSnapshot | undefined>;
-  /** File records (strongly consistent); a missing entry means no record. */
-  getFiles(fileIds: readonly string[]): Promise<Map<string, FileRecord>>;
+  /**
+   * File records (strongly consistent); a missing entry means no record. `within`: the partitions the files are
+   * counted in, as far as the caller knows — a store that keeps records per partition looks only there (and, for
+   * partitions written before it did, in its older per-file records).
+   */
+  getFiles(fileIds: readonly string[], within?: readonly PartitionRef[]): Promise<Map<string, FileRecord>>;
   /**
    * Stores an idle partition's decision and when the sweep should look again, only if the partition is
    * still at `snapshot.version` and idle. Returns false when superseded (a newer state will be decided).

@@ -46,6 +46,14 @@ function flag(flags: readonly string[], name: string, fallback: number): number 
 }
 
 /** Counts requests per command and the capacity DynamoDB reports (ReturnConsumedCapacity added to every call). */
+const WRITE_COMMANDS = new Set([
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'TransactWriteItemsCommand',
+  'BatchWriteItemCommand',
+]);
+
 function instrument(client: DynamoDBClient) {
   const counts = {
     requests: 0,
@@ -70,25 +78,32 @@ function instrument(client: DynamoDBClient) {
           counts.readItems += request.Keys.length;
         }
       }
-      const addCapacity = (capacity: unknown): void => {
+      // DynamoDB Local reports only CapacityUnits (by item size): a write request's are write units.
+      const writes = WRITE_COMMANDS.has(name);
+      const addCapacity = (capacity: unknown): number => {
+        let units = 0;
         for (const c of Array.isArray(capacity) ? capacity : capacity === undefined ? [] : [capacity]) {
-          const cc = c as { WriteCapacityUnits?: number; ReadCapacityUnits?: number };
-          counts.wcu += cc.WriteCapacityUnits ?? 0;
-          counts.rcu += cc.ReadCapacityUnits ?? 0;
+          const cc = c as { CapacityUnits?: number; WriteCapacityUnits?: number; ReadCapacityUnits?: number };
+          units += (writes ? cc.WriteCapacityUnits : cc.ReadCapacityUnits) ?? cc.CapacityUnits ?? 0;
         }
+        if (writes) counts.wcu += units;
+        else counts.rcu += units;
+        return units;
       };
       try {
         const result = await next(args);
-        addCapacity((result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
-        // On-demand pricing: 2 WRU per transactional item-KB, 1 WRU per other write-KB (items here are < 1 KB).
+        const units = addCapacity((result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
+        // On-demand pricing: 2 WRU per transactional item-KB (at least 2 per item), 1 WRU per other write-KB as
+        // DynamoDB Local reports it by item size (at least 1 per write).
         const txItems = (input.TransactItems as unknown[] | undefined)?.length;
-        if (txItems !== undefined) counts.analyticWru += 2 * txItems;
-        else if (name === 'UpdateItemCommand' || name === 'PutItemCommand') counts.analyticWru += 1;
+        if (txItems !== undefined) counts.analyticWru += Math.max(2 * txItems, 2 * units);
+        else if (writes) counts.analyticWru += Math.max(1, units);
         if (name === 'PutItemCommand') counts.puts += 1;
         return result;
       } catch (err) {
         // Cancelled transactions and failed conditions consume write capacity too, but DynamoDB Local does
-        // not report it: estimate 2 WRU per transaction item and 1 per failed conditional write.
+        // not report it: estimate 2 WRU per transaction item and 1 per failed conditional write (the partition
+        // item, < 1 KB, is the only item written conditionally outside a transaction).
         const items = (input.TransactItems as unknown[] | undefined)?.length;
         counts.failedWriteItems += items === undefined ? 1 : 2 * items;
         throw err;
@@ -115,16 +130,23 @@ function itemBytes(item: Record<string, AttributeValue>): number {
   return Object.entries(item).reduce((n, [k, v]) => n + Buffer.byteLength(k) + valueBytes(v), 0);
 }
 
-/** The largest file item and partition item in the table after the run. */
+/** The largest segment item and partition item in the table after the run, and how many segments it holds. */
 async function largestItems(client: DynamoDBClient, tableName: string) {
-  const largest = { file: 0, partition: 0 };
+  const largest = { segment: 0, partition: 0, segments: 0 };
   let start: Record<string, AttributeValue> | undefined;
   do {
     const page = await client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start }));
     for (const item of page.Items ?? []) {
       const pk = item.pk?.S ?? '';
-      const kind = pk.startsWith('FILE#') ? 'file' : item.sk?.S === 'STATE' ? 'partition' : undefined;
+      const sk = item.sk?.S ?? '';
+      const kind =
+        pk.startsWith('PART#') && sk.startsWith('SEG#')
+          ? 'segment'
+          : sk === 'STATE'
+            ? 'partition'
+            : undefined;
       if (kind !== undefined) largest[kind] = Math.max(largest[kind], itemBytes(item));
+      if (kind === 'segment') largest.segments += 1;
     }
     start = page.LastEvaluatedKey;
   } while (start);
@@ -335,6 +357,7 @@ export async function run(flags: readonly string[]): Promise<ProfilerMeasurement
     const eventsPerSecond = (bodies.length / wallMs) * 1000;
     const requestsPerEvent = counts.requests / bodies.length;
     const reportedWcuPerEvent = counts.wcu / bodies.length;
+    const partitionCount = [...expected.keys()].length;
     const wcuPerEvent = (counts.analyticWru + counts.failedWriteItems) / bodies.length;
     // DynamoDB Local reports no read capacity: strongly consistent reads of items < 4 KB cost 1 RRU each.
     const rcuPerEvent = (counts.rcu > 0 ? counts.rcu : counts.readItems) / bodies.length;
@@ -368,10 +391,10 @@ export async function run(flags: readonly string[]): Promise<ProfilerMeasurement
       `  throughput: ${eventsPerSecond.toFixed(0)} events/s (wall ${(wallMs / 1000).toFixed(1)} s, DynamoDB Local on loopback)`,
     );
     console.log(
-      `  DynamoDB: ${requestsPerEvent.toFixed(3)} requests/event, ${wcuPerEvent.toFixed(3)} WRU/event priced (2 per transactional item, 1 per other write; ${(counts.failedWriteItems / bodies.length).toFixed(3)} of them for cancelled/failed writes), ${rcuPerEvent.toFixed(3)} RRU/event; DynamoDB Local reported ${reportedWcuPerEvent.toFixed(3)} WCU/event`,
+      `  DynamoDB: ${requestsPerEvent.toFixed(3)} requests/event, ${wcuPerEvent.toFixed(3)} WRU/event priced (per started KB as DynamoDB Local reports it, at least 1 per write and 2 per transactional item; ${(counts.failedWriteItems / bodies.length).toFixed(3)} of them for cancelled/failed writes), ${rcuPerEvent.toFixed(3)} RRU/event; DynamoDB Local reported ${reportedWcuPerEvent.toFixed(3)} WCU/event`,
     );
     console.log(
-      `    largest items: file ${largest.file} B, partition ${largest.partition} B (1 write unit per started KB; priced at 1)${largest.file > 1024 || largest.partition > 1024 ? ' — OVER 1 KB: the priced units are too low' : ''}`,
+      `    largest items: segment ${largest.segment} B, partition ${largest.partition} B; ${largest.segments} segment items for ${partitionCount} partitions after the run (1 write unit per started KB)`,
     );
     console.log(
       `    by command: ${[...counts.byCommand].map(([k, v]) => `${k.replace('Command', '')} ${v}`).join(', ')}`,
@@ -399,11 +422,8 @@ export async function run(flags: readonly string[]): Promise<ProfilerMeasurement
     console.log(
       `  prices: Lambda arm64 $0.20/M req + $0.0000133334/GB-s at ${configured.memoryMb} MB; SQS $0.40/M req (receive and delete 10 messages per request); DynamoDB on-demand $0.625/M WRU, $0.125/M RRU (us-east-1)`,
     );
-    // This design's floor: S3's SendMessage plus the poller's receives and deletes, and one write unit per
-    // event that changes a file record (every event but a duplicate or an older one).
-    const changedPerEvent = counts.puts / bodies.length;
     console.log(
-      `  floor of one record write per changed file: SQS $${cost.sqs.toFixed(3)} + DynamoDB $${(changedPerEvent * PRICES.dynamoPerMillionWru).toFixed(3)} (${changedPerEvent.toFixed(3)} puts/event) = $${(cost.sqs + changedPerEvent * PRICES.dynamoPerMillionWru).toFixed(3)} per million events before Lambda`,
+      `  PutItem requests (segments and decision items): ${counts.puts}, ${(bodies.length / Math.max(1, counts.puts)).toFixed(1)} events per put`,
     );
     client.destroy();
     if (wrong.length > 0) throw new Error("the profiler's statistics are not exact");

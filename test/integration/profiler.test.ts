@@ -293,7 +293,9 @@ describe('profiler against DynamoDB Local', () => {
     const snapshot = await stats.get({ table, partition: 'date=2026-11-29' });
     expect(snapshot?.fileCount).toBe(expectedFiles);
     expect(snapshot?.totalBytes).toBe(expectedFiles * 4096);
-    const file = (await stats.getFiles([`${BUCKET}/${key}`])).get(`${BUCKET}/${key}`);
+    const file = (await stats.getFiles([`${BUCKET}/${key}`], [{ table, partition: 'date=2026-11-29' }])).get(
+      `${BUCKET}/${key}`,
+    );
     expect(file?.present).toBe(expectedFiles === 1);
   });
 

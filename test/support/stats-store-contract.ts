@@ -95,7 +95,7 @@ export function statsStoreContract(name: string, open: () => Promise<{ stats: St
         generation: 0,
       });
       expect(snapshot?.histogram.reduce((n, c) => n + c, 0)).toBe(2);
-      const files = await stats.getFiles([`lake/${table}/${ref.partition}/never-seen.parquet`]);
+      const files = await stats.getFiles([`lake/${table}/${ref.partition}/never-seen.parquet`], [ref]);
       expect([...files.values()].map((f) => f.present)).toEqual([false]);
     });
 
@@ -295,7 +295,7 @@ export function statsStoreContract(name: string, open: () => Promise<{ stats: St
         smallBytes: 100,
         partitionDate: 9,
       });
-      const lost = await stats.getFiles([`lake/${table}/p/lost.parquet`]);
+      const lost = await stats.getFiles([`lake/${table}/p/lost.parquet`], [ref]);
       expect([...lost.values()].map((f) => [f.present, f.size])).toEqual([[true, 500 * MIB]]);
     });
 
@@ -332,7 +332,7 @@ export function statsStoreContract(name: string, open: () => Promise<{ stats: St
       expect(afterRemove).toMatchObject({ fileCount: 2, dueCount: 1 });
       expect(afterRewrite).toMatchObject({ fileCount: 2, dueCount: 0, totalBytes: 150 + 300 * MIB });
       expect(none?.dueCount ?? 0).toBe(0);
-      const files = await stats.getFiles([id('base.parquet'), id('other.parquet')]);
+      const files = await stats.getFiles([id('base.parquet'), id('other.parquet')], [ref]);
       expect([...files.values()].map((f) => f.due === true)).toEqual([false, false]);
     });
 

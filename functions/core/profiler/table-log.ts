@@ -17,7 +17,13 @@ import {
 import { isSmallUnderPolicy } from '../policy.js';
 import type { TableConfig } from '../table-config.js';
 import { type CommitEvent, partitionDateOf, SEQUENCER_WIDTH } from './events.js';
-import type { PartitionRef, PartitionSnapshot, ResolvedEvent, TriggerOutcome } from './model.js';
+import {
+  type PartitionRef,
+  type PartitionSnapshot,
+  partitionId,
+  type ResolvedEvent,
+  type TriggerOutcome,
+} from './model.js';
 import { evaluatePartition, policyOf, profileEvents, type TriggerDeps } from './trigger.js';
 
 /** What applying a table's commits needs beyond the trigger: the tables, and the store holding each bucket. */
@@ -274,7 +280,17 @@ function resolvedChanges(
 async function placeRemoves(deps: TriggerDeps, events: ResolvedEvent[]): Promise<ResolvedEvent[]> {
   const removed = events.filter((e) => e.kind === 'removed').map((e) => e.fileId);
   if (removed.length === 0) return events;
-  const known = await deps.stats.getFiles([...new Set(removed)]);
+  const refs = new Map(events.filter((e) => e.kind === 'removed').map((e) => [partitionId(e.ref), e.ref]));
+  const known = await deps.stats.getFiles([...new Set(removed)], [...refs.values()]);
+  const missing = removed.filter((id) => !known.has(id));
+  if (missing.length > 0) {
+    // A remove without partition values: the file may be counted in any partition of the table.
+    const table = events[0]?.ref.table ?? '';
+    const others = (await deps.stats.listPartitions(table))
+      .map((p) => ({ table: p.table, partition: p.partition }))
+      .filter((p) => !refs.has(partitionId(p)));
+    if (others.length > 0) for (const [id, r] of await deps.stats.getFiles(missing, others)) known.set(id, r);
+  }
   return events.map((event) => {
     const record = event.kind === 'removed' ? known.get(event.fileId) : undefined;
     if (record === undefined || record.partition === event.ref.partition) return event;
