@@ -2,11 +2,13 @@
 // multipart upload; every batch's schema is checked, rows are counted in and out, and a stall is an error.
 
 import { CorruptInputError, RewriteStalledError, VerificationError } from '../../core/errors.js';
+import { withDecimalAnnotations } from '../../core/parquet/decimal-form.js';
 import { parseFooter } from '../../core/parquet/footer.js';
 import { withFooterEntries } from '../../core/parquet/footer-entries.js';
 import { compressPages } from '../../core/parquet/page-compress.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { WrittenOutput } from '../../ports/parquet-engine.js';
+import { arrowSchemaEntry, toStoredDecimals } from './decimal-form.js';
 import { nativeZstd } from './native-zstd.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
@@ -47,6 +49,8 @@ export class OutputWriter {
   /** What compressed the pages: the wasm encoder, or a native ZSTD (set when the write starts). */
   pageCompressor: 'encoder' | 'node:zlib' | '@mongodb-js/zstd' = 'encoder';
   private schema: Uint8Array | undefined;
+  /** With decimal forms: the `ARROW:schema` entry of the rows as decoded (decimals), set from the first batch. */
+  private arrowSchema: string | undefined;
   private waitingPull: (() => void) | undefined;
   private pendingBatch: { batch: pw.RecordBatch; taken: () => void } | undefined;
   private closed = false;
@@ -60,6 +64,8 @@ export class OutputWriter {
   private controller: ReadableStreamDefaultController<pw.RecordBatch> | undefined;
   /** Rejecters of the waits in progress (see `orFailure`): all called once, when the write fails. */
   private readonly waits = new Set<(err: Error) => void>();
+  /** Decimal columns written in their input's physical form (`WriterSettings.decimalForms`). */
+  private readonly decimalForms: NonNullable<WriterSettings['decimalForms']>;
 
   constructor(
     private readonly store: ObjectStore,
@@ -68,6 +74,7 @@ export class OutputWriter {
     private readonly stallMs: number,
     private readonly finalFooter?: FinalFooterEntries,
   ) {
+    this.decimalForms = settings.decimalForms ?? [];
     const input = new ReadableStream<pw.RecordBatch>(
       {
         start: (controller) => {
@@ -173,8 +180,19 @@ export class OutputWriter {
       ready.push(chunk);
       wake?.();
     };
-    // With footer entries to set, the last chunk (which ends with the footer) is held back until the encoder
-    // is done, then emitted with its footer rewritten: the bytes before the footer never change.
+    // With footer entries to set, or decimal annotations to give back, the last chunk (which ends with the footer)
+    // is held back until the encoder is done, then emitted with its footer rewritten: the bytes before the footer
+    // never change.
+    const rewritesFooter = this.finalFooter !== undefined || this.decimalForms.length > 0;
+    const lastChunk = (chunk: Uint8Array): Uint8Array => {
+      const entries =
+        this.finalFooter === undefined
+          ? chunk
+          : withFooterEntries(chunk, this.finalFooter.entries(), this.finalFooter.drop);
+      return this.decimalForms.length === 0
+        ? entries
+        : withDecimalAnnotations(entries, this.decimalForms, this.arrowSchema);
+    };
     let held: Uint8Array | undefined;
     const pump = (async () => {
       for (;;) {
@@ -184,15 +202,13 @@ export class OutputWriter {
         const next = await this.orFailure(chunks.next());
         if (next.done) break;
         this.tick();
-        if (this.finalFooter === undefined) emit(next.value);
+        if (!rewritesFooter) emit(next.value);
         else {
           if (held !== undefined) emit(held);
           held = next.value;
         }
       }
-      if (held !== undefined && this.finalFooter !== undefined) {
-        emit(withFooterEntries(held, this.finalFooter.entries(), this.finalFooter.drop));
-      }
+      if (held !== undefined) emit(lastChunk(held));
       ended = true;
       wake?.();
     })();
@@ -247,8 +263,13 @@ export class OutputWriter {
    * Hands `batch` to the writer (which takes ownership) once it asks for input. `sourceKey` names
    * the input in the error when the batch's schema differs from the output's.
    */
-  async write(batch: pw.RecordBatch, sourceKey: string): Promise<void> {
+  async write(decoded: pw.RecordBatch, sourceKey: string): Promise<void> {
     if (this.failure !== undefined) throw this.failure;
+    let batch = decoded;
+    if (this.decimalForms.length > 0) {
+      this.arrowSchema ??= arrowSchemaEntry(batchSchemaBytes(decoded));
+      batch = toStoredDecimals(decoded, this.decimalForms);
+    }
     const schema = batchSchemaBytes(batch);
     if (this.schema === undefined) this.schema = schema;
     else if (!sameBytes(schema, this.schema)) {
