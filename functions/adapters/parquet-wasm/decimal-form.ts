@@ -25,19 +25,26 @@ import { pw } from './wasm.js';
 /** A decoded value that does not fit its column's stored form (the decoder handed back more digits than it holds). */
 export class DecimalOverflowError extends CompactorError {}
 
-/** Bytes of one `decimal128` slot, little-endian, as arrow-js holds them. */
-const DECIMAL128_BYTES = 16;
-
-/** The big-endian two's complement of the 16-byte little-endian value at `at`, in `length` bytes (sign-extended or cut). */
-function bigEndian(le: Uint8Array, at: number, length: number, out: Uint8Array, outAt: number): void {
-  const sign = (le[at + DECIMAL128_BYTES - 1] as number) & 0x80 ? 0xff : 0;
+/**
+ * The big-endian two's complement of the `slot`-byte little-endian value at `at` (16 bytes for a `decimal128`, 32 for
+ * a `decimal256`, as arrow-js holds them), in `length` bytes (sign-extended or cut).
+ */
+function bigEndian(
+  le: Uint8Array,
+  slot: number,
+  at: number,
+  length: number,
+  out: Uint8Array,
+  outAt: number,
+): void {
+  const sign = (le[at + slot - 1] as number) & 0x80 ? 0xff : 0;
   for (let k = 0; k < length; k++) {
     const from = length - 1 - k;
-    out[outAt + k] = from < DECIMAL128_BYTES ? (le[at + from] as number) : sign;
+    out[outAt + k] = from < slot ? (le[at + from] as number) : sign;
   }
   // Cut: the dropped high bytes must be the sign, and the kept top bit must say the same sign.
-  if (length < DECIMAL128_BYTES) {
-    for (let b = length; b < DECIMAL128_BYTES; b++)
+  if (length < slot) {
+    for (let b = length; b < slot; b++)
       if (le[at + b] !== sign) throw new DecimalOverflowError(`a value needs more than ${length} bytes`);
     if (((le[at + length - 1] as number) & 0x80 ? 0xff : 0) !== sign)
       throw new DecimalOverflowError(`a value needs more than ${length} bytes`);
@@ -65,10 +72,11 @@ function validityOf(data: Data): Uint8Array | undefined {
   return bitmap;
 }
 
-/** The column `data` (a `decimal128`) as `form`'s bytes type. */
+/** The column `data` (a `decimal128`, or a `decimal256` where the file's Arrow schema asked for one) as `form`'s bytes type. */
 function storedData(data: Data, form: DecimalForm): Data {
   const values = data.values as Uint32Array;
   const le = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+  const slot = (data.type as unknown as { bitWidth: number }).bitWidth / 8;
   const nullBitmap = validityOf(data);
   const common = { length: data.length, nullCount: data.nullCount, ...(nullBitmap && { nullBitmap }) };
   if (form.physical === 'FIXED_LEN_BYTE_ARRAY') {
@@ -76,17 +84,17 @@ function storedData(data: Data, form: DecimalForm): Data {
     const bytes = new Uint8Array(data.length * width);
     for (let i = 0; i < data.length; i++) {
       if (data.nullCount > 0 && !data.getValid(i)) continue;
-      bigEndian(le, (data.offset + i) * DECIMAL128_BYTES, width, bytes, i * width);
+      bigEndian(le, slot, (data.offset + i) * slot, width, bytes, i * width);
     }
     return makeData({ type: new FixedSizeBinary(width), ...common, data: bytes });
   }
   const offsets = new Int32Array(data.length + 1);
   const chunks: Uint8Array[] = [];
-  const be = new Uint8Array(DECIMAL128_BYTES);
+  const be = new Uint8Array(slot);
   let total = 0;
   for (let i = 0; i < data.length; i++) {
     if (!(data.nullCount > 0 && !data.getValid(i))) {
-      bigEndian(le, (data.offset + i) * DECIMAL128_BYTES, DECIMAL128_BYTES, be, 0);
+      bigEndian(le, slot, (data.offset + i) * slot, slot, be, 0);
       const chunk = be.slice(redundantSignBytes(be));
       chunks.push(chunk);
       total += chunk.length;
@@ -107,8 +115,9 @@ function storedSchema(schema: Schema, forms: readonly DecimalForm[]): Schema {
   const fields = schema.fields.map((f) => {
     const form = forms.find((d) => d.column === f.name);
     if (form === undefined) return f;
-    if (f.type.typeId !== Type.Decimal)
-      throw new DecimalOverflowError(`column ${f.name} decoded as ${f.type}, not a decimal`);
+    const bitWidth = (f.type as unknown as { bitWidth?: number }).bitWidth;
+    if (f.type.typeId !== Type.Decimal || (bitWidth !== 128 && bitWidth !== 256))
+      throw new DecimalOverflowError(`column ${f.name} decoded as ${f.type}, not a 128- or 256-bit decimal`);
     const type =
       form.physical === 'FIXED_LEN_BYTE_ARRAY' ? new FixedSizeBinary(form.length as number) : new Binary();
     return new Field(f.name, type, f.nullable, f.metadata);
