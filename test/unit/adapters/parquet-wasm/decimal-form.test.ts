@@ -3,8 +3,9 @@
 // every write path (one thread, several outputs on workers, one output split across workers, native page
 // compression, sorted): each output's schema element is the input's (type, length, annotation), DuckDB reads the
 // same rows with the same DECIMAL types, the columns carry no min/max (the encoder would order their bytes unsigned,
-// which is wrong for negatives), verify passes the outputs and catches a flipped byte in a decimal page; and that a
-// legacy-form input and the same values in the writer's standard form still fingerprint alike.
+// which is wrong for negatives), verify passes the outputs and catches a flipped byte in a decimal page; that a
+// legacy-form input and the same values in the writer's standard form still fingerprint alike (rows and null counts);
+// and that a base file Hudi itself wrote (test/fixtures/hudi) rewrites with its schema unchanged.
 
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
