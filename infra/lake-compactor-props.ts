@@ -42,8 +42,8 @@ export interface LakeCompactorTable extends FormatTableProps {
    */
   readonly kmsKeyArn?: string;
   /**
-   * Table format: one of the implemented formats (functions/core/formats/index.ts); any other is refused at
-   * synth: `parquet` (Hive-style Parquet), `delta` and `iceberg` today.
+   * Table format: one of the registered formats (functions/core/formats/index.ts; docs/table-formats.md lists
+   * them); any other is refused at synth.
    * @default 'parquet'
    */
   readonly format?: TableFormatName;

@@ -12,7 +12,7 @@ import { Construct } from 'constructs';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../functions/core/formats/index.js';
 import { MIN_RETENTION_HOURS } from '../functions/core/maintenance/vacuum.js';
 import { DEFAULT_WORK_ROOT, workRootProblem } from '../functions/core/workflow/layout.js';
-import { formatVacuumInputOf } from './formats/index.js';
+import { formatVacuumInputOf, formatVacuumRemovals } from './formats/index.js';
 import { grantKmsViaS3, s3EncryptionContexts } from './kms-access.js';
 import type { MaintenanceSchedulesProps } from './maintenance-props.js';
 import { projectFunction } from './node-function.js';
@@ -119,8 +119,7 @@ export class Maintenance extends Construct {
       WORK_ROOT: this.workRoot,
     };
     this.vacuumFunction = projectFunction(this, 'Vacuum', 'vacuum.ts', {
-      description:
-        'Deletes retired versions, trash, failed staging, writer debris and Delta tables’ expired files past their age',
+      description: vacuumDescription(),
       memorySize: 1024,
       timeout: Duration.minutes(15),
       environment,
@@ -293,4 +292,10 @@ export function rateMinutes(schedule: events.Schedule): number | undefined {
   const amount = Number(rate[1]);
   const unit = rate[2] ?? 'minutes';
   return unit.startsWith('minute') ? amount : unit.startsWith('hour') ? amount * 60 : amount * 1440;
+}
+
+/** The vacuum function's description: the shared work, then what each format adds (`FormatInfra.words`). */
+function vacuumDescription(): string {
+  const removed = ['retired versions', 'trash', 'failed staging', 'writer debris', ...formatVacuumRemovals()];
+  return `Deletes ${removed.slice(0, -1).join(', ')} and ${removed.at(-1)} past their age`;
 }

@@ -8,6 +8,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { DEFAULT_TABLE_FORMAT, TABLE_FORMATS } from '../functions/core/formats/index.js';
 import {
   DECISION_OUTCOMES,
   DIMENSION,
@@ -16,6 +17,7 @@ import {
   METRICS_SERVICE,
   RUN_OUTCOMES,
 } from '../functions/core/metrics.js';
+import { formatCoordinationRefusals } from './formats/index.js';
 
 export interface ObservabilityProps {
   /** Where alarms go: the workflow's run-notification topic, so operators subscribe once. */
@@ -196,7 +198,9 @@ export class Observability extends Construct {
     this.needsAttentionAlarm = alarmOnAny(
       'PartitionsNeedAttention',
       custom(METRIC.partitionsNeedingAttention, {}, { period, statistic: cloudwatch.Stats.MAXIMUM }),
-      'lake-compactor: a partition is needs-attention: a compaction run could not settle one of its groups (a request kept failing, e.g. S3 AccessDenied or a KMS denial), or found a cause only a person can fix (e.g. the location is a Delta or Iceberg table). Until settled, listing readers may see some rows twice, and no trigger starts a compaction on it. The sweep retries the settle of a partition with an open group (a settle run, every 1, 2, then 4 sweep periods) and ends it once the cause is gone; SettleRetries counts those runs. `lake-compactor status --state-table <table>` lists such partitions with the reason and the next retry; fix the cause, and to act sooner start an execution with {"table": "<table>", "partition": "<partition>", "settle": true} (events/workflow-settle.json).',
+      'lake-compactor: a partition is needs-attention: a compaction run could not settle one of its groups (a request kept failing, e.g. S3 AccessDenied or a KMS denial), or found a cause only a person can fix (e.g. the location is ' +
+        otherFormatTables() +
+        '). Until settled, listing readers may see some rows twice, and no trigger starts a compaction on it. The sweep retries the settle of a partition with an open group (a settle run, every 1, 2, then 4 sweep periods) and ends it once the cause is gone; SettleRetries counts those runs. `lake-compactor status --state-table <table>` lists such partitions with the reason and the next retry; fix the cause, and to act sooner start an execution with {"table": "<table>", "partition": "<partition>", "settle": true} (events/workflow-settle.json).',
     );
     this.vacuumErrorsAlarm = alarmOnAny(
       'VacuumErrors',
@@ -290,7 +294,7 @@ export class Observability extends Construct {
     this.coordinationRefusalsAlarm = alarmOnAny(
       'CoordinationRefusals',
       custom(METRIC.coordinationRefusals, {}, sum),
-      "lake-compactor: a table was refused (plan, commit or vacuum) because its log shows a writer that does not coordinate its commits the way the table's config declares: a Delta table declared dynamodb whose recent versions have no DynamoDB entry, or one declared s3-conditional with Spark S3DynamoDBLogStore temp files under _delta_log/.tmp/, entries in the checked DynamoDB table or Spark commits, or a commit inside a declared quiet window. Nothing was committed or deleted; the table is refused until fixed. The error (CoordinationMismatchError) in the plan step's, commit step's or vacuum's log names what was seen and what to declare (docs/table-formats.md, Commit coordination); fix the table's deltaLogStore, or stop the writer that bypasses it.",
+      `lake-compactor: a table was refused (plan, commit or vacuum) because its log shows a writer that does not coordinate its commits the way the table's config declares: ${formatCoordinationRefusals().join('; ')}. Nothing was committed or deleted; the table is refused until fixed. The error (CoordinationMismatchError) in the plan step's, commit step's or vacuum's log names what was seen and what to declare (docs/table-formats.md, Commit coordination).`,
     );
     // The total (no Table dimension) the handlers publish beside each table's count: one alarm for any table,
     // including one added after deployment; the per-table series on the dashboard says which.
@@ -488,4 +492,18 @@ export class Observability extends Construct {
       ],
     });
   }
+}
+
+/**
+ * The tables a partition's location may turn out to be instead of the Hive-style files its config declares: every
+ * registered format but the default, by title ("a A, B or C table").
+ */
+function otherFormatTables(): string {
+  const titles = [...TABLE_FORMATS.values()]
+    .filter((f) => f.name !== DEFAULT_TABLE_FORMAT)
+    .map((f) => f.title);
+  const last = titles.pop();
+  return last === undefined
+    ? 'a table of another format'
+    : `a ${titles.length === 0 ? last : `${titles.join(', ')} or ${last}`} table`;
 }

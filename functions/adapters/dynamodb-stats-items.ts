@@ -17,6 +17,8 @@ export interface FileItem {
   readonly present: boolean;
   readonly size: number;
   readonly small: boolean;
+  /** Written only when true (FileRecord.due); absent on every other record. */
+  readonly due?: boolean;
   readonly sizeBucket: number;
   readonly seq: string;
   readonly table: string;
@@ -37,6 +39,7 @@ export function fileFromItem(item: FileItem): FileRecord {
     present: item.present,
     size: item.size,
     small: item.small,
+    ...(item.due === true ? { due: true } : {}),
     bucket: item.sizeBucket,
     sequencer: item.seq,
     table: item.table,
@@ -105,6 +108,7 @@ export function snapshotFromItem(item: Record<string, unknown>): PartitionSnapsh
     totalBytes: num(item.totalBytes) ?? 0,
     smallCount: num(item.smallCount) ?? 0,
     smallBytes: num(item.smallBytes) ?? 0,
+    ...(num(item.dueCount) === undefined ? {} : { dueCount: num(item.dueCount) }),
     histogram: SIZE_BUCKETS.map((_, i) => num(item[`hist${i}`]) ?? 0),
     state,
     generation: num(item.generation) ?? 0,
@@ -164,6 +168,7 @@ export interface PrevItem {
   readonly present: boolean;
   readonly size: number;
   readonly small: boolean;
+  readonly due?: boolean;
   readonly sizeBucket: number;
   readonly seq: string;
   readonly table: string;
@@ -178,6 +183,7 @@ export function prevItemOf(record: FileRecord): PrevItem {
     present: record.present,
     size: record.size,
     small: record.small,
+    ...(record.due === true ? { due: true } : {}),
     sizeBucket: record.bucket,
     seq: record.sequencer,
     table: record.table,
@@ -204,6 +210,7 @@ export function storedFromItem(
             present: prevItem.present === true,
             size: num(prevItem.size) ?? 0,
             small: prevItem.small === true,
+            ...(prevItem.due === true ? { due: true } : {}),
             bucket: num(prevItem.sizeBucket) ?? 0,
             sequencer: String(prevItem.seq),
             table: String(prevItem.table),

@@ -370,6 +370,7 @@ export class DynamoStatsStore implements StatsStore {
       ':one': 1,
       ':now': this.now(),
     };
+    addDue(adds, values, delta);
     delta.histogram.forEach((n, i) => {
       if (n !== 0) {
         adds.push(`hist${i} :h${i}`);
@@ -493,6 +494,7 @@ export class DynamoStatsStore implements StatsStore {
       present: next.present,
       size: next.size,
       small: next.small,
+      ...(next.due === true ? { due: true } : {}),
       sizeBucket: next.bucket,
       seq: next.sequencer,
       table: next.table,
@@ -521,13 +523,15 @@ export class DynamoStatsStore implements StatsStore {
           ? ' AND attribute_not_exists(pid)'
           : ' AND pid = :epid';
     return {
-      ConditionExpression: `seq = :eseq AND present = :epresent AND #size = :esize AND small = :esmall AND #partition = :epart${pid}`,
+      // A record written before `due` existed has none: false.
+      ConditionExpression: `seq = :eseq AND present = :epresent AND #size = :esize AND small = :esmall AND ${expected.due === true ? 'due = :edue' : '(attribute_not_exists(due) OR due = :edue)'} AND #partition = :epart${pid}`,
       ExpressionAttributeNames: { '#size': 'size', '#partition': 'partition' },
       ExpressionAttributeValues: {
         ':eseq': expected.sequencer,
         ':epresent': expected.present,
         ':esize': expected.size,
         ':esmall': expected.small,
+        ':edue': expected.due === true,
         ':epart': expected.partition,
         ...(typeof expectedPid === 'string' ? { ':epid': expectedPid } : {}),
       },
@@ -544,6 +548,7 @@ export class DynamoStatsStore implements StatsStore {
       ':one': 1,
       ...this.staticValues(ref),
     };
+    addDue(adds, values, delta);
     delta.histogram.forEach((n, i) => {
       if (n !== 0) {
         adds.push(`hist${i} :h${i}`);
@@ -1122,6 +1127,7 @@ export class DynamoStatsStore implements StatsStore {
         old?.present &&
         old.size === file.size &&
         old.small === file.small &&
+        (old.due === true) === (file.due === true) &&
         old.partition === ref.partition
       )
         continue;
@@ -1131,6 +1137,7 @@ export class DynamoStatsStore implements StatsStore {
         present: true,
         size: file.size,
         small: file.small,
+        ...(file.due === true ? { due: true } : {}),
         bucket,
         sequencer: old?.sequencer ?? '0'.repeat(SEQUENCER_WIDTH),
         table: ref.table,
@@ -1146,10 +1153,11 @@ export class DynamoStatsStore implements StatsStore {
         throw err;
       }
     }
-    const totals = { fileCount: 0, totalBytes: 0, smallCount: 0, smallBytes: 0 };
+    const totals = { fileCount: 0, totalBytes: 0, smallCount: 0, smallBytes: 0, dueCount: 0 };
     const histogram = SIZE_BUCKETS.map(() => 0);
     for (const file of files) {
       totals.fileCount += 1;
+      if (file.due === true) totals.dueCount += 1;
       totals.totalBytes += file.size;
       if (file.small) {
         totals.smallCount += 1;
@@ -1165,7 +1173,7 @@ export class DynamoStatsStore implements StatsStore {
         new UpdateCommand({
           TableName: this.table,
           Key: statsKeys.partition(ref),
-          UpdateExpression: `SET ${STATIC_SET}, fileCount = :fc, totalBytes = :tb, smallCount = :sc, smallBytes = :sb, ${histSet.join(', ')}${facts.partitionDate === undefined ? '' : ', partitionDate = :pdate'} ADD version :one`,
+          UpdateExpression: `SET ${STATIC_SET}, fileCount = :fc, totalBytes = :tb, smallCount = :sc, smallBytes = :sb, ${totals.dueCount > 0 ? 'dueCount = :dc, ' : ''}${histSet.join(', ')}${facts.partitionDate === undefined ? '' : ', partitionDate = :pdate'} ADD version :one${totals.dueCount > 0 ? '' : ' REMOVE dueCount'}`,
           ConditionExpression:
             expectedVersion === undefined ? 'attribute_not_exists(version)' : 'version = :expectedVersion',
           ExpressionAttributeNames: STATIC_NAMES,
@@ -1175,6 +1183,7 @@ export class DynamoStatsStore implements StatsStore {
             ':tb': totals.totalBytes,
             ':sc': totals.smallCount,
             ':sb': totals.smallBytes,
+            ...(totals.dueCount > 0 ? { ':dc': totals.dueCount } : {}),
             ':one': 1,
             ...histValues,
             ...(expectedVersion === undefined ? {} : { ':expectedVersion': expectedVersion }),
@@ -1290,3 +1299,13 @@ const STATIC_SET = [
   'generation = if_not_exists(generation, :zero)',
 ].join(', ');
 const STATIC_NAMES = { '#table': 'table', '#partition': 'partition', '#state': 'state' };
+
+/**
+ * The due-file counter's share of a counter update, only when it moves: a table whose format never has a service due
+ * (most) gets no extra attribute on its partition items.
+ */
+function addDue(adds: string[], values: Record<string, unknown>, delta: CounterDelta): void {
+  if (delta.dueCount === 0) return;
+  adds.push('dueCount :dc');
+  values[':dc'] = delta.dueCount;
+}

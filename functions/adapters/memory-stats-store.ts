@@ -108,6 +108,7 @@ export class MemoryStatsStore implements StatsStore {
           item.totalBytes += delta.totalBytes;
           item.smallCount += delta.smallCount;
           item.smallBytes += delta.smallBytes;
+          if (delta.dueCount !== 0) item.dueCount = (item.dueCount ?? 0) + delta.dueCount;
           item.histogram = item.histogram.map((n, b) => n + (delta.histogram[b] ?? 0));
           item.version += 1;
         }
@@ -325,6 +326,7 @@ export class MemoryStatsStore implements StatsStore {
         old?.present &&
         old.size === file.size &&
         old.small === file.small &&
+        (old.due === true) === (file.due === true) &&
         old.partition === ref.partition
       )
         continue;
@@ -334,6 +336,7 @@ export class MemoryStatsStore implements StatsStore {
         present: true,
         size: file.size,
         small: file.small,
+        ...(file.due === true ? { due: true } : {}),
         bucket: sizeBucket(file.size),
         sequencer: old?.sequencer ?? '0'.repeat(SEQUENCER_WIDTH),
         table: ref.table,
@@ -352,6 +355,10 @@ export class MemoryStatsStore implements StatsStore {
     item.totalBytes = files.reduce((n, f) => n + f.size, 0);
     item.smallCount = files.filter((f) => f.small).length;
     item.smallBytes = files.filter((f) => f.small).reduce((n, f) => n + f.size, 0);
+    // As the DynamoDB adapter: the attribute only while some file is due.
+    const due = files.filter((f) => f.due === true).length;
+    if (due > 0) item.dueCount = due;
+    else delete item.dueCount;
     const histogram = SIZE_BUCKETS.map(() => 0);
     for (const file of files) {
       const b = sizeBucket(file.size);

@@ -34,6 +34,7 @@ import { printable } from '../core/keys.js';
 import type { StatisticsMode } from '../core/parquet/statistics-policy.js';
 import {
   isSkippedForContent,
+  leftOutSkip,
   type PartitionPlan,
   partitionPlanSchema,
   type SkippedFile,
@@ -400,7 +401,12 @@ async function compactPartition(
       },
     },
   );
-  const skipped = (held.plan()?.skipped ?? []).filter((s) => isSkippedForContent(s.reason));
+  // What the plan skipped for its content, and what the rewrite left out for the same (tiny files planned without
+  // their footers): one list, reported alike.
+  const skipped = [
+    ...(held.plan()?.skipped ?? []).filter((s) => isSkippedForContent(s.reason)),
+    ...ran.groups.flatMap((g) => (g.compacted?.leftOut ?? []).flatMap((l) => leftOutSkip(l) ?? [])),
+  ];
   return {
     partition: run.partition,
     runId: run.runId,

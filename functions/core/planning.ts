@@ -20,6 +20,19 @@ const GiB = 1024 * MiB;
  */
 export const ARCHIVE_STORAGE_CLASSES: readonly string[] = ['GLACIER', 'DEEP_ARCHIVE', 'GLACIER_IR'];
 
+/**
+ * The largest file planned without reading its footer (with `SnapshotOptions.deferFootersUpTo`): the first ranged read
+ * of a footer fetches the file's last 64 KiB (`FOOTER_FIRST_READ_BYTES`), so a file no larger is fetched whole at
+ * planning and again, whole, by the rewrite. Planned from its listing (size, ETag), it is fetched once, by the
+ * rewrite. Larger files keep their footer read at planning: it costs one or two ranged GETs of the file's tail
+ * against a rewrite that would otherwise have to fetch a file whole before it knows whether the file belongs in
+ * the group. Equal to FOOTER_FIRST_READ_BYTES (core/parquet/footer.ts), which a test holds.
+ */
+export const FOOTER_DEFERRED_MAX_BYTES = 64 * 1024;
+
+/** The schema key of the files planned without footers: never a footer's fingerprint, so they group only together. */
+export const DEFERRED_SCHEMA = '(footers unread: the rewrite splits these by schema)';
+
 /** Planner knobs, with the names and defaults of the usual bin-pack `rewrite_data_files`. Unknown keys are refused to catch typos. */
 export const planOptionsSchema = z
   .strictObject({
@@ -114,6 +127,13 @@ export const planInputFileSchema = z.object({
    * planner leaves it alone and says why).
    */
   projectionRefused: z.string().optional(),
+  /**
+   * Planned from the listing alone, its footer not read (a tiny file: see {@link FOOTER_DEFERRED_MAX_BYTES}): no `rows`
+   * nor `schemaFingerprint` yet. The rewrite reads it whole once, learns both from those bytes, writes one output
+   * set per schema population and leaves out — in place, reported — what planning would have skipped (an
+   * unreadable footer, zero rows) and a file alone of its schema. Such files are grouped with each other only.
+   */
+  footerDeferred: z.boolean().optional(),
   /** Set when the footer could not be read: why. Such a file is skipped. */
   unreadable: z.string().optional(),
   /**
@@ -317,7 +337,38 @@ interface Skip {
  * quarantineSkipReason's).
  */
 export function isSkippedForContent(reason: string): boolean {
-  return /^(footer unreadable: |holds zero rows|quarantined since |in archive storage class )/.test(reason);
+  return /^(footer unreadable: |holds zero rows|quarantined since |in archive storage class |left out by the rewrite: )/.test(
+    reason,
+  );
+}
+
+/**
+ * The skip entry of a file planned without its footer that the rewrite left out for what it is (see
+ * `footerDeferred`), worded as planning words the same finding when it reads the footer, so it is reported with the
+ * plan's skips; undefined for a file left out only for being alone of its schema (a size matter, not its content).
+ */
+export function leftOutSkip(left: {
+  readonly key: string;
+  readonly kind: 'unreadable' | 'empty' | 'unsupported' | 'alone';
+  readonly reason: string;
+}): SkippedFile | undefined {
+  switch (left.kind) {
+    case 'unreadable':
+      return {
+        key: left.key,
+        reason: `footer unreadable: ${left.reason} (found by the rewrite; quarantined)`,
+      };
+    case 'empty':
+      return {
+        key: left.key,
+        reason:
+          'holds zero rows: left alone, there is nothing to rewrite (found by the rewrite; quarantined)',
+      };
+    case 'unsupported':
+      return { key: left.key, reason: `left out by the rewrite: ${left.reason} (quarantined)` };
+    case 'alone':
+      return undefined;
+  }
 }
 
 function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
@@ -352,6 +403,11 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
         category: 'well-sized',
         reason: `well-sized (${formatBytes(file.size)} between ${formatBytes(minWell)} and ${formatBytes(maxWell)})`,
       });
+    } else if (file.footerDeferred === true && file.schemaFingerprint === undefined) {
+      // Tiny files planned from the listing: one population of their own, which the rewrite splits by schema.
+      const list = smallByFingerprint.get(DEFERRED_SCHEMA) ?? [];
+      list.push(file);
+      smallByFingerprint.set(DEFERRED_SCHEMA, list);
     } else if (file.schemaFingerprint === undefined) {
       skips.push({
         key: file.key,

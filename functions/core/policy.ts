@@ -140,6 +140,13 @@ export interface PartitionState {
   readonly totalBytes: number;
   readonly smallFileCount: number;
   readonly smallFileBytes: number;
+  /**
+   * Files on which the table's format has its own table service due (a format's `CountedFile.serviceDue`, counted per
+   * file by the profiler). When any is, the partition is due by that service's own trigger, which the format already
+   * applied: the size checks (`minInputFiles`, the small-file share, or the format's rule) are not applied, since the
+   * service rewrites those files whatever their number (a streaming table's one due file slice is two files).
+   */
+  readonly serviceDueFiles?: number;
   readonly lastWriteAt?: number;
   readonly lastCompactedAt?: number;
   /** The partition's date value (start of the day/hour), from `partitionDateFromValues`. */
@@ -176,6 +183,8 @@ interface Check {
  * With a format rule (`policy.formatRule`, e.g. a table's `rewrite_data_files` options), the two
  * size checks are that rule's one check, worded by the format: the partition is due exactly when the format's
  * planner would plan a group of its small files; state, quiet window, cooldown and look-back are as above.
+ * A partition with files on which the format's own table service is due (`serviceDueFiles`) passes the size checks
+ * whatever its counts: that service's trigger already decided, and it rewrites those files however few they are.
  */
 export function decide(partition: PartitionState, policy: Policy, now: number): Decision {
   const checks: Check[] = [];
@@ -192,7 +201,13 @@ export function decide(partition: PartitionState, policy: Policy, now: number): 
         : { ok: false, reason: `state ${partition.state}: a run is already queued or in progress` },
   );
 
-  if (policy.formatRule !== undefined) {
+  const serviceDue = partition.serviceDueFiles ?? 0;
+  if (serviceDue > 0) {
+    checks.push({
+      ok: true,
+      reason: `a table service of the table's format is due on ${serviceDue} file(s): size checks not applied (minInputFiles ${policy.minInputFiles})`,
+    });
+  } else if (policy.formatRule !== undefined) {
     checks.push(policy.formatRule.due({ count: partition.smallFileCount, bytes: partition.smallFileBytes }));
   } else {
     checks.push(...sizeChecks(partition, policy));

@@ -18,6 +18,8 @@ export const PROJECTED_PRIMITIVES = [
   'date32',
   'timestamp-us',
   'timestamp-us-utc',
+  'timestamp-ns',
+  'timestamp-ns-utc',
   'string',
   'binary',
 ] as const;
@@ -45,7 +47,9 @@ export interface ProjectedField {
  * How the values of one written column are obtained from the input: copied from its top-level column `column`
  * (whatever it is called there), converted by `widen` when the column was written with a narrower type (a signed
  * integer sign-extended to a wider one, `int8-int16` … `int32-int64`; an integer or a float32 as a float64 — every
- * value of them is a double exactly —; `date32-timestamp-us`: the day's midnight; `int8-decimal` … `int64-decimal`:
+ * value of them is a double exactly —; `date32-timestamp-us` / `date32-timestamp-ns`: the day's midnight, in
+ * microseconds or nanoseconds (a day whose midnight the 64-bit nanoseconds cannot hold, outside 1677-09-21 …
+ * 2262-04-11, fails the rewrite naming it); `int8-decimal` … `int64-decimal`:
  * the integer as the unscaled value times 10^scale of the written decimal; `decimal`: the same unscaled value at a
  * larger precision, times 10^(written scale − `fromScale`) when the file holds the column at the smaller scale
  * `fromScale`); or, with `source` absent, null in every row (a column the input's schema did not have yet).
@@ -82,7 +86,7 @@ export interface ProjectedFieldSource {
  * One value of a primitive projected type, as plan JSON carries it exactly: `boolean` a boolean; `int8`…`int32` an
  * integer number; `date32` the integer number of days since 1970-01-01; `float32` a number a float32 holds exactly;
  * `float64` a number; `int64` a decimal integer string, and so `timestamp-us` / `timestamp-us-utc` (microseconds
- * since 1970-01-01 00:00:00, UTC for the latter); a decimal the decimal integer string of its unscaled value (`1.50`
+ * since 1970-01-01 00:00:00, UTC for the latter) and `timestamp-ns` / `timestamp-ns-utc` (nanoseconds alike); a decimal the decimal integer string of its unscaled value (`1.50`
  * at scale 2 is `"150"`); `string` the string; `binary` its bytes as lowercase hex. Structs have no value here.
  */
 export type ProjectedValue = boolean | number | string;
@@ -150,6 +154,8 @@ export function projectedValueProblem(type: ProjectedType, value: ProjectedDefau
     case 'int64':
     case 'timestamp-us':
     case 'timestamp-us-utc':
+    case 'timestamp-ns':
+    case 'timestamp-ns-utc':
       return typeof value === 'string' &&
         /^-?\d+$/.test(value) &&
         BigInt(value) >= INT64_MIN &&
@@ -175,6 +181,7 @@ export const PROJECTED_WIDENINGS = [
   'float32-float64',
   'int32-float64',
   'date32-timestamp-us',
+  'date32-timestamp-ns',
   'decimal',
   'int8-int16',
   'int8-int32',
@@ -366,6 +373,8 @@ export function projectedLeafType(e: SchemaElement): ProjectedType | undefined {
     case 'INT64': {
       if (logical?.type === 'TIMESTAMP' && logical.unit === 'MICROS')
         return logical.isAdjustedToUTC ? 'timestamp-us-utc' : 'timestamp-us';
+      if (logical?.type === 'TIMESTAMP' && logical.unit === 'NANOS')
+        return logical.isAdjustedToUTC ? 'timestamp-ns-utc' : 'timestamp-ns';
       if (logical === undefined && converted === 'TIMESTAMP_MICROS') return 'timestamp-us-utc';
       if (logical === undefined && converted === undefined) return 'int64';
       if (logical?.type === 'INTEGER' && logical.bitWidth === 64 && logical.isSigned) return 'int64';

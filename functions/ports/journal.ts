@@ -45,6 +45,11 @@ export interface JournalInput {
   readonly rowLineage?: { readonly firstRowId: string; readonly sequenceNumber: string };
   /** The input projected onto the schema its table format writes (see core/projection.ts), as planned. */
   readonly projection?: ColumnProjection;
+  /**
+   * Planned from the listing without its footer (a tiny file, see planning's `footerDeferred`): the rewrite learns its
+   * rows and schema from the one read that fetches it whole, and may leave it out (ParquetEngine's `InputFile`).
+   */
+  readonly footerDeferred?: boolean;
 }
 
 /** See {@link JournalInput.deletes} (planning's `InputDeletes`, as the journal keeps it). */

@@ -71,6 +71,27 @@ export interface InputFile {
    * the projection must carry both columns through (by their field ids), or the input is refused.
    */
   readonly projection?: ColumnProjection;
+  /**
+   * Planned from the listing alone, its footer unread (a tiny file, see core/planning.ts `footerDeferred`): what
+   * planning would have learnt from the footer is learnt here, from the one read that fetches the file whole. Such
+   * an input is left out of the rewrite — reported in `RewriteResult.leftOut`, not failing its neighbours — when
+   * its footer is unreadable, it holds zero rows, or the engine cannot rewrite it by its footer (planning would have
+   * skipped the first two; the third is what a rewrite quarantines); and when it is the only input of its output
+   * schema in the group (a rewrite of it alone would copy a tiny file into another tiny file). Inputs of a group
+   * with such inputs are written in schema populations (all inputs of one output schema together, in input order)
+   * rather than in runs of consecutive inputs, since no planner sorted them by schema.
+   */
+  readonly footerDeferred?: boolean;
+}
+
+/** An input the rewrite left out (see {@link InputFile.footerDeferred}): in place, untouched, and why. */
+export interface LeftOutInput {
+  readonly key: string;
+  /** `unreadable`: not a readable Parquet footer; `empty`: zero rows; `unsupported`: valid, but not rewritable as it is; `alone`: the only file of its schema. */
+  readonly kind: 'unreadable' | 'empty' | 'unsupported' | 'alone';
+  readonly reason: string;
+  /** The typed error that refused it (`CorruptInputError` / `UnsupportedInputError`), for its quarantine; absent for `alone`. */
+  readonly errorName?: string;
 }
 
 /** See {@link InputFile.rowLineage}: what a row without stored lineage inherits from its file. */
@@ -275,6 +296,13 @@ export interface RewriteResult {
    * the outputs instead of keeping a copy of it (retire mode `delete-rebuild`).
    */
   readonly sources?: readonly (readonly RowSource[])[];
+  /** Inputs left out of the outputs (see {@link InputFile.footerDeferred}); absent or empty when every input was rewritten. */
+  readonly leftOut?: readonly LeftOutInput[];
+  /**
+   * Rows each rewritten input's footer holds (deleted rows included), by key: what planning reads from footers, for
+   * inputs it planned without them (their journal entry, the cost estimate, the delete-rebuild undo).
+   */
+  readonly inputRows?: Readonly<Record<string, number>>;
 }
 
 export interface VerifyOptions {

@@ -44,6 +44,8 @@ export interface ListedFile {
   readonly fileId: string;
   readonly size: number;
   readonly small: boolean;
+  /** The format has its own table service due on the file (FileRecord.due). @default false */
+  readonly due?: boolean;
   readonly etag?: string;
   readonly eventTime: number;
 }

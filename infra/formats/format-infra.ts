@@ -132,6 +132,19 @@ export interface FormatInfra<
    * `tables` are the props' tables as given, of every format and any shape: the schema reports what is malformed.
    */
   propsProblems?(tables: readonly Readonly<Record<string, unknown>>[]): string[];
+  /**
+   * What the construct's descriptions say of this format, so that an alarm or a function description names what
+   * the format adds without the construct naming the format (each a phrase or sentence, composed in registry order).
+   */
+  readonly words?: {
+    /** What the vacuum function deletes of this format's tables beyond the shared work (a noun phrase). */
+    readonly vacuumRemoves?: string;
+    /**
+     * What makes a table of this format refused as coordinating its commits otherwise than its config declares
+     * (a `CoordinationMismatchError`), and the setting that fixes it: the coordination alarm's description.
+     */
+    readonly coordinationRefusal?: string;
+  };
   /** What the format's vacuum props are: checked with the schedule's others, and handed to the vacuum function. */
   readonly vacuum?: {
     /** Their schemas, as the vacuum function's input parses them (a JSON config is checked at synth the same way). */

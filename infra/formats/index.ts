@@ -129,3 +129,18 @@ export function formatWildcardGrants(): WildcardGrant[] {
 export function formatPropsProblems(tables: readonly Readonly<Record<string, unknown>>[]): string[] {
   return CONTRIBUTIONS.flatMap((f) => f.propsProblems?.(tables) ?? []);
 }
+
+/**
+ * What the vacuum function removes of the formats' tables beyond the shared work (`FormatInfra.words`), in registry
+ * order (none when no format adds any).
+ */
+export function formatVacuumRemovals(): readonly string[] {
+  return CONTRIBUTIONS.flatMap((f) => (f.words?.vacuumRemoves === undefined ? [] : [f.words.vacuumRemoves]));
+}
+
+/** What refuses a table of each format as coordinating otherwise than declared (`FormatInfra.words`), in order. */
+export function formatCoordinationRefusals(): readonly string[] {
+  return CONTRIBUTIONS.flatMap((f) =>
+    f.words?.coordinationRefusal === undefined ? [] : [f.words.coordinationRefusal],
+  );
+}

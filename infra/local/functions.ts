@@ -1,8 +1,9 @@
 // Lambda functions of a template, run in-process: each function's module is loaded once, as its
 // own instance, with that function's environment in process.env during the import (its cold start).
 //
-// Isolation: the entry is imported as `<file URL>?fn=<logicalId>` (works under tsx and vitest),
-// so two functions built from one entry get two module instances, each having parsed its own env.
+// Isolation: the entry is imported as `<file URL>?fn=<logicalId>&runner=<id>` (works under tsx and vitest),
+// so two functions built from one entry get two module instances, each having parsed its own env, and so do the
+// functions of two runners (two local clouds in one process).
 // Modules imported *by* the entry are shared between functions: environment must be read at the
 // entry's top level (or passed down), not in a shared module's top level. Imports are serialized,
 // because process.env is global. The harness-wide variables (endpoints, credentials, region,
@@ -199,6 +200,12 @@ export class FunctionRunner {
   private readonly handlers = new Map<string, Promise<LambdaHandler>>();
   private importQueue: Promise<unknown> = Promise.resolve();
   private inFlight = 0;
+  /**
+   * Part of every module URL this runner imports: the process's module cache keeps a module per URL, so without it a
+   * second runner (a second local cloud in one process, on other endpoints) would get the first one's instances,
+   * which parsed the first one's environment at their cold start.
+   */
+  private readonly instance = randomUUID();
 
   constructor(
     private readonly functions: ReadonlyMap<string, LocalFunction>,
@@ -282,7 +289,7 @@ export class FunctionRunner {
     }
     try {
       const module = (await import(
-        `${pathToFileURL(file).href}?fn=${encodeURIComponent(fn.logicalId)}`
+        `${pathToFileURL(file).href}?fn=${encodeURIComponent(fn.logicalId)}&runner=${this.instance}`
       )) as Record<string, unknown>;
       const handler = module[fn.exportName];
       if (typeof handler !== 'function') {

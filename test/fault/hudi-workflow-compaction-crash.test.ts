@@ -24,7 +24,7 @@ import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { mulberry32 } from '../../functions/tools/sample-lake.js';
 import type { StoreCall } from '../support/crash-store.js';
-import { crashingStore } from '../support/crashing-store.js';
+import { crashingStore, dyingJournal } from '../support/crashing-store.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
 import { copyHudiFixture, hudiMergedView, hudiVisibleView } from '../support/hudi-mor-view.js';
 
@@ -110,20 +110,6 @@ async function runWith(store: ObjectStore, journal: Journal, run: RunContext, at
     run,
     { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
   );
-}
-
-/** A journal that dies with the process: once `dead()`, every call throws. */
-function dyingJournal(inner: Journal, dead: () => boolean): Journal {
-  return new Proxy(inner, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        if (dead()) return Promise.reject(new Error('the process died (journal)'));
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
 }
 
 async function compactionCommits(dir: string): Promise<string[]> {

@@ -283,7 +283,7 @@ describe('LakeCompactor observability', () => {
       Threshold: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       AlarmActions: [topic],
-      AlarmDescription: Match.stringLikeRegexp('CoordinationMismatchError.*deltaLogStore'),
+      AlarmDescription: Match.stringLikeRegexp('deltaLogStore.*CoordinationMismatchError'),
     });
   });
 

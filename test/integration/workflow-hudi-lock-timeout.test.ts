@@ -7,7 +7,10 @@
 // plan step scheduled a compaction and keeps it past its completion: the run fails naming the same error, its groups
 // aborted and T rolled back to its plan (outputs, markers, inflight, staging gone; the requested plan stays, as Hudi
 // never removes a scheduled compaction), the partition released rather than left needs-attention; the re-run
-// finishes T. The waits move a manual clock (each one a heartbeat of the holder), so no wall-clock time is waited.
+// finishes T. A holder that takes the lock when a clustering group's outputs are verified, before its commit step:
+// the group is rolled back (outputs, markers, plan, inflight: every byte as before), the run fails naming the same
+// error with the partition released; a re-run while it is still held fails alike, the one after clusters with the
+// same rows. The waits move a manual clock (each one a heartbeat of the holder), so no wall-clock time is waited.
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,15 +23,20 @@ import { MemoryJournal } from '../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../functions/adapters/memory-leases.js';
 import { hudiTable } from '../../functions/core/formats/hudi/format.js';
 import { HudiLockUnavailableError } from '../../functions/core/formats/hudi/lock/errors.js';
-import type { HudiLockHandle } from '../../functions/core/formats/hudi/lock/lock.js';
+import type { HudiLockHandle, HudiTableLock } from '../../functions/core/formats/hudi/lock/lock.js';
 import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
 import type { TableFormat } from '../../functions/core/formats/table-format.js';
 import { buildRunContext } from '../../functions/core/run-input.js';
-import { runPartition } from '../../functions/core/workflow/run.js';
+import { runPartition, WORKFLOW_STEPS } from '../../functions/core/workflow/run.js';
+import { settleAfterDeadRun } from '../../functions/core/workflow/settle.js';
 import { ManualClock } from '../../functions/ports/clock.js';
+import type { Journal } from '../../functions/ports/journal.js';
+import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { appendHudiInsert, createHudiTable } from '../../functions/tools/sample-hudi.js';
 import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import type { StoreCall } from '../support/crash-store.js';
+import { Crash, crashingStore, dyingJournal } from '../support/crashing-store.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
 import { copyHudiFixture, hudiMergedView } from '../support/hudi-mor-view.js';
 
@@ -75,7 +83,9 @@ async function tableBytes(dir: string): Promise<Record<string, string>> {
 /**
  * A lock table as Hudi creates it, a Hudi writer (its own lock client) holding the table's lock, and the format of the
  * table as a deployment declaring `hudiLock: { provider: "dynamodb" }` binds it — whose lock waits by moving `clock`,
- * each wait a heartbeat of the holder, so the holder never looks dead.
+ * each wait a heartbeat of the holder, so the holder never looks dead. `dyingFormat(dead)` is the same format in a
+ * process that dies when `dead()` turns true: its locks then send nothing more (no heartbeat, no release), so a lock it
+ * held stays in the table until its lease lapses and a later holder takes it over, as after a real crash.
  */
 async function heldTable(clock: ManualClock, partitionKey: string) {
   lockTables += 1;
@@ -92,32 +102,38 @@ async function heldTable(clock: ManualClock, partitionKey: string) {
     newOwnerName: () => 'hudi-spark-writer',
   });
   let waited = 0;
-  const bound = hudiTable.forTable?.(
-    {
-      hudiLock: { provider: 'dynamodb', table: tableName },
-      hudiIndexType: 'BLOOM',
-      hudiTimezone: 'UTC',
-      hudiCompactionDeltaCommits: 1,
-    },
-    {
-      hudiDynamoDbLock: (setting) =>
-        new DynamoDbHudiLock({
-          client: dynamo,
-          tableName: setting.table,
-          partitionKey: setting.partitionKey,
-          clock,
-          ...timing,
-          sleep: async (ms) => {
-            clock.advance(ms);
-            waited += ms;
-            await holding?.renew();
-          },
-        }),
-    },
-  );
-  if (bound === undefined) throw new Error('the Hudi format binds per table');
+  const bind = (dead?: () => boolean): TableFormat => {
+    const bound = hudiTable.forTable?.(
+      {
+        hudiLock: { provider: 'dynamodb', table: tableName },
+        hudiIndexType: 'BLOOM',
+        hudiTimezone: 'UTC',
+        hudiCompactionDeltaCommits: 1,
+      },
+      {
+        hudiDynamoDbLock: (setting) => {
+          const lock = new DynamoDbHudiLock({
+            client: dynamo,
+            tableName: setting.table,
+            partitionKey: setting.partitionKey,
+            clock,
+            ...timing,
+            sleep: async (ms) => {
+              clock.advance(ms);
+              waited += ms;
+              await holding?.renew();
+            },
+          });
+          return dead === undefined ? lock : dyingLock(lock, dead);
+        },
+      },
+    );
+    if (bound === undefined) throw new Error('the Hudi format binds per table');
+    return bound as TableFormat;
+  };
   return {
-    format: bound as TableFormat,
+    format: bind(),
+    dyingFormat: bind,
     hold: async () => {
       holding = await writer.acquire({ waitMs: 0 });
     },
@@ -127,6 +143,36 @@ async function heldTable(clock: ManualClock, partitionKey: string) {
       return outcome;
     },
     waited: () => waited,
+  };
+}
+
+/** `lock` in a process that dies when `dead()` turns true: from then on it neither takes, renews nor releases. */
+function dyingLock(lock: HudiTableLock, dead: () => boolean): HudiTableLock {
+  const alive = () => {
+    if (dead()) throw new Crash('the process died (lock)');
+  };
+  return {
+    description: lock.description,
+    heartbeatIntervalMs: lock.heartbeatIntervalMs,
+    acquire: async (options) => {
+      alive();
+      const handle = await lock.acquire(options);
+      return {
+        ownerId: handle.ownerId,
+        description: handle.description,
+        guaranteedUntil: () => handle.guaranteedUntil(),
+        isHeld: () => handle.isHeld(),
+        assertHeld: (during) => handle.assertHeld(during),
+        renew: async () => {
+          alive();
+          await handle.renew();
+        },
+        release: async () => {
+          alive();
+          return handle.release();
+        },
+      };
+    },
   };
 }
 
@@ -302,6 +348,250 @@ describe('a Hudi table whose DynamoDB lock another writer holds and never releas
     ).toEqual([...compactedBefore, instant]);
     expect(await hudiMergedView(db, dir, ROOT, await columnsOf(dir))).toEqual(rowsBefore);
   }, 120_000);
+
+  it('Copy-on-Write clustering whose commit step finds the lock held: the group rolls back, every byte unchanged; a held re-run fails alike, the one after the release clusters, same rows', async () => {
+    // Prepare: the holder takes the lock once the group's outputs are verified (its plan is on the timeline, its
+    // outputs about to enter the table) and keeps it through that run's end and the whole next run
+    const dir = await cowTable();
+    const store = new LocalObjectStore(dir);
+    const clock = new ManualClock(NOW);
+    const table = await heldTable(clock, (await readHudiTable(store, ROOT)).config.name ?? ROOT);
+    const bytesBefore = await tableBytes(dir);
+    const rowsBefore = await hudiMergedView(db, dir, ROOT, await columnsOf(dir));
+    const journal = new MemoryJournal();
+    const leases = new MemoryLeases();
+    const deps = {
+      store,
+      journal,
+      clock,
+      engine: defaultParquetEngine,
+      leases,
+      format: table.format,
+      wait: async () => {},
+    };
+    const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+    const partition = '10';
+    const holdAtCommit = {
+      ...WORKFLOW_STEPS,
+      commitStep: async (...args: Parameters<typeof WORKFLOW_STEPS.commitStep>) => {
+        await table.hold();
+        return WORKFLOW_STEPS.commitStep(...args);
+      },
+    };
+
+    // Act: a run whose commit step meets the held lock, a re-run while it is still held, a re-run after the release
+    const held = await runPartition(deps, runOf('run-held', partition), options, {}, holdAtCommit);
+    const bytesAfterHeld = await tableBytes(dir);
+    const heldEntries = await journal.listRun('run-held');
+    const again = await runPartition(deps, runOf('run-again', partition), options).then(
+      (r) => ({ ok: true as const, r }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+    const bytesAfterAgain = await tableBytes(dir);
+    const released = await table.release();
+    const rerun = await runPartition(deps, runOf('run-after', partition), options);
+
+    // Assess: the held run failed naming the lock's error, its group rolled back (outputs, markers, inflight,
+    // requested plan, heartbeat gone: every byte as before), the partition released rather than needs-attention
+    expect(held.summary, JSON.stringify(held.summary)).toMatchObject({
+      status: 'FAILED',
+      groupsDone: 0,
+      failedGroups: heldEntries.length,
+      firstError: { error: 'HudiLockUnavailableError' },
+    });
+    expect(held.summary.needsAttention).toBeUndefined();
+    expect(heldEntries.length).toBeGreaterThan(0);
+    expect(heldEntries.map((e) => [e.state, e.undo])).toEqual(heldEntries.map(() => ['aborted', 'done']));
+    expect(bytesAfterHeld).toEqual(bytesBefore);
+    expect(await hudiMergedView(db, dir, ROOT, await columnsOf(dir))).toEqual(rowsBefore);
+    expect(await leases.holds({ table: 'trips', partition }, 'run-held')).toBe(false);
+    // the run while it is still held fails the same way, changing nothing
+    const summaryAgain = again.ok ? again.r.summary : undefined;
+    expect(summaryAgain, String(again.ok || again.error)).toMatchObject({
+      status: 'FAILED',
+      groupsDone: 0,
+      firstError: { error: 'HudiLockUnavailableError' },
+    });
+    expect(bytesAfterAgain).toEqual(bytesBefore);
+    // the run after the release clusters the partition with the same rows
+    expect(released).toBe('released');
+    expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+    expect(rerun.summary.groupsDone).toBeGreaterThan(0);
+    const after = await readHudiTable(store, ROOT);
+    expect(after.timeline.pendingPlans).toEqual([]);
+    expect(after.timeline.completedWrites.some((w) => w.instant.action === 'replacecommit')).toBe(true);
+    expect(await hudiMergedView(db, dir, ROOT, await columnsOf(dir))).toEqual(rowsBefore);
+  }, 120_000);
+
+  it('Merge-on-Read compaction whose lock stays held through its completion and the next two runs: each leaves only the requested plan; the run after the release finishes it, same rows', async () => {
+    // Prepare: the holder takes the lock once the plan step scheduled T and keeps it through three runs
+    const dir = await copyHudiFixture('mor_v8_trips_8i3u1d', ROOT, dirs);
+    const store = new LocalObjectStore(dir);
+    const clock = new ManualClock(NOW);
+    const start = await readHudiTable(store, ROOT);
+    const compactedBefore = compactionsOf(start);
+    const table = await heldTable(clock, start.config.name ?? ROOT);
+    const bytesBefore = await tableBytes(dir);
+    const rowsBefore = await hudiMergedView(db, dir, ROOT, await columnsOf(dir));
+    const journal = new MemoryJournal();
+    const leases = new MemoryLeases();
+    const deps = {
+      store,
+      journal,
+      clock,
+      engine: defaultParquetEngine,
+      leases,
+      format: table.format,
+      wait: async () => {},
+    };
+    const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+    const partition = 'city=sao_paulo';
+
+    // Act: the first run meets the lock at completion; two more while it is held; one after the release
+    const first = await runPartition(deps, runOf('run-1', partition), options, {
+      planned: async () => {
+        await table.hold();
+      },
+    });
+    const instant = String((await journal.listRun('run-1'))[0]?.formatState?.hudiInstant);
+    const whileHeld: { outcome: unknown; changed: string[]; released: boolean }[] = [];
+    for (const runId of ['run-2', 'run-3']) {
+      const outcome = await runPartition(deps, runOf(runId, partition), options).then(
+        (r) => r.summary,
+        (error: unknown) => error,
+      );
+      const bytes = await tableBytes(dir);
+      whileHeld.push({
+        outcome,
+        changed: Object.keys({ ...bytesBefore, ...bytes }).filter((k) => bytesBefore[k] !== bytes[k]),
+        released: !(await leases.holds({ table: 'trips', partition }, runId)),
+      });
+    }
+    await table.release();
+    const last = await runPartition(deps, runOf('run-4', partition), options);
+
+    // Assess: every held run failed on the lock and left of T only its requested plan, the partition released each
+    // time; the run after the release finished that same T, with the rows of the merged view before
+    expect(first.summary).toMatchObject({
+      status: 'FAILED',
+      firstError: { error: 'HudiLockUnavailableError' },
+    });
+    const requestedOnly = [`.hoodie/timeline/${instant}.compaction.requested`];
+    for (const held of whileHeld) {
+      expect(held.outcome).toBeInstanceOf(HudiLockUnavailableError);
+      expect(held.changed).toEqual(requestedOnly);
+      expect(held.released).toBe(true);
+    }
+    expect(last.summary.status, JSON.stringify(last.summary)).toBe('SUCCEEDED');
+    const after = await readHudiTable(store, ROOT);
+    expect(after.timeline.pendingPlans).toEqual([]);
+    expect(compactionsOf(after)).toEqual([...compactedBefore, instant]);
+    expect(await hudiMergedView(db, dir, ROOT, await columnsOf(dir))).toEqual(rowsBefore);
+    expect(await tempFiles(dir)).toEqual([]);
+  }, 180_000);
+
+  it('Merge-on-Read compaction left at its plan by a completion lock timeout: the run that resumes it dies at any request, the sweep dies settling once; the next settle and run finish it, same rows', async () => {
+    // Prepare: the requests of a clean resume (after a run that met the lock at completion), and the crash points —
+    // the first request of each writing step of the resume
+    const partition = 'city=sao_paulo';
+    const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+    const afterTimeout = async () => {
+      const dir = await copyHudiFixture('mor_v8_trips_8i3u1d', ROOT, dirs);
+      const clock = new ManualClock(NOW);
+      const live = new LocalObjectStore(dir);
+      const start = await readHudiTable(live, ROOT);
+      const table = await heldTable(clock, start.config.name ?? ROOT);
+      const journal = new MemoryJournal();
+      const rowsBefore = await hudiMergedView(db, dir, ROOT, await columnsOf(dir));
+      const deps = (store: ObjectStore, format: TableFormat, j: Journal) => ({
+        store,
+        journal: j,
+        clock,
+        engine: defaultParquetEngine,
+        leases: new MemoryLeases(),
+        format,
+        wait: async () => {},
+      });
+      const held = await runPartition(
+        deps(live, table.format, journal),
+        runOf('run-held', partition),
+        options,
+        {
+          planned: async () => {
+            await table.hold();
+          },
+        },
+      );
+      expect(held.summary.firstError?.error).toBe('HudiLockUnavailableError');
+      await table.release();
+      return { dir, live, clock, table, journal, deps, rowsBefore, compactedBefore: compactionsOf(start) };
+    };
+    const probe = await afterTimeout();
+    const calls: StoreCall[] = [];
+    const logging = crashingStore(probe.live, Number.MAX_SAFE_INTEGER, 'before', calls);
+    const clean = await runPartition(
+      probe.deps(logging.store, probe.table.format, probe.journal),
+      runOf('probe', partition),
+      options,
+    );
+    expect(clean.summary.status).toBe('SUCCEEDED');
+    const points = RESUME_STEPS.map((step) => {
+      const index = calls.findIndex(step.matches);
+      expect(index, step.name).toBeGreaterThanOrEqual(0);
+      return { at: index + 1, name: step.name };
+    });
+
+    for (const point of points)
+      for (const when of ['before', 'after'] as const) {
+        const t = await afterTimeout();
+        const instant = String((await t.journal.listRun('run-held'))[0]?.formatState?.hudiInstant);
+        const dying = crashingStore(t.live, point.at, when);
+
+        // Act: the resuming run dies; the sweep's settle dies after its first request; the next settle; a new run
+        await runPartition(
+          t.deps(dying.store, t.table.dyingFormat(dying.crashed), dyingJournal(t.journal, dying.crashed)),
+          runOf('run-resume', partition),
+          options,
+        ).catch(() => undefined);
+        await dying.quiesce();
+        t.clock.advance(10 * 60_000);
+        const settler = crashingStore(t.live, 1, 'after');
+        await settleAfterDeadRun(
+          t.deps(
+            settler.store,
+            t.table.dyingFormat(settler.crashed),
+            dyingJournal(t.journal, settler.crashed),
+          ),
+          { table: 'trips', partition },
+          'run-resume',
+        ).catch(() => undefined);
+        await settler.quiesce();
+        const sweep = await settleAfterDeadRun(
+          t.deps(t.live, t.table.format, t.journal),
+          { table: 'trips', partition },
+          'run-resume',
+        );
+        const rerun = await runPartition(
+          t.deps(t.live, t.table.format, t.journal),
+          runOf('run-next', partition),
+          options,
+        );
+
+        // Assess: T completed once (by the dying run, the settle or the new run), nothing pending or left under
+        // `.hoodie/.temp/`, the rows of the merged view before
+        const label = `${when} ${point.name}`;
+        expect(dying.crashed(), label).toBe(true);
+        expect(sweep.unsettled, label).toEqual([]);
+        expect(rerun.summary.status, `${label}: ${JSON.stringify(rerun.summary.firstError)}`).toBe(
+          'SUCCEEDED',
+        );
+        const state = await readHudiTable(t.live, ROOT);
+        expect(state.timeline.pendingPlans, label).toEqual([]);
+        expect(compactionsOf(state), label).toEqual([...t.compactedBefore, instant]);
+        expect(await hudiMergedView(db, t.dir, ROOT, await columnsOf(t.dir)), label).toEqual(t.rowsBefore);
+        expect(await tempFiles(t.dir), label).toEqual([]);
+      }
+  }, 900_000);
 });
 
 /** The data columns of the table's base files (the view compares every column but `_hoodie_file_name`). */
@@ -312,3 +602,39 @@ async function columnsOf(dir: string): Promise<string[]> {
   const rows = await db.rows(`DESCRIBE SELECT * FROM read_parquet('${join(dir, base.key)}')`);
   return rows.map((r) => String(r.column_name)).filter((c) => c !== '_hoodie_file_name');
 }
+
+/** The completed compactions of the table, in timeline order. */
+function compactionsOf(state: Awaited<ReturnType<typeof readHudiTable>>): string[] {
+  return state.timeline.completedWrites.filter((w) => w.metadata.compacted).map((w) => w.instant.time);
+}
+
+/** Files under `.hoodie/.temp/` (markers, staged log rows): none once a compaction completed or was rolled back. */
+async function tempFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(join(dir, ROOT, '.hoodie', '.temp'), {
+    recursive: true,
+    withFileTypes: true,
+  }).catch(() => []);
+  return entries.filter((d) => d.isFile()).map((d) => d.name);
+}
+
+/** The first request of each step of a run resuming a compaction left at its plan that writes, by what it touches. */
+const RESUME_STEPS: readonly { readonly name: string; readonly matches: (c: StoreCall) => boolean }[] = [
+  { name: 'store the plan', matches: (c) => c.method === 'put' && c.key.includes('_lake-compactor/plans/') },
+  {
+    name: 'write the inflight',
+    matches: (c) => c.method === 'put' && c.key.endsWith('.compaction.inflight'),
+  },
+  {
+    name: 'stage the log rows',
+    matches: (c) => c.method === 'put' && c.key.includes('lake-compactor-staging'),
+  },
+  { name: 'write the marker', matches: (c) => c.method === 'put' && c.key.endsWith('.marker.MERGE') },
+  {
+    name: 'write the staged output',
+    matches: (c) =>
+      (c.method === 'put' || c.method === 'putStream') && c.key.includes('_lake-compactor/staging/'),
+  },
+  { name: 'copy the output into the table', matches: (c) => c.method === 'copy' },
+  { name: 'write the completed commit', matches: (c) => c.method === 'put' && /\.commit$/.test(c.key) },
+  { name: 'remove the markers', matches: (c) => c.method === 'deleteMany' && c.key.includes('.marker.') },
+];

@@ -1,6 +1,11 @@
 // Test helper: an ObjectStore wrapper that sees every request (and every chunk a streamed upload sends)
 // and can end the run right there — by throwing from then on (an in-process "crash") or by a real SIGKILL.
-import type { DeleteRef, ObjectStore, PutStreamOptions } from '../../functions/ports/object-store.js';
+import type {
+  ByteRange,
+  DeleteRef,
+  ObjectStore,
+  PutStreamOptions,
+} from '../../functions/ports/object-store.js';
 
 /** One request as the wrapper sees it; `chunk` is a body chunk of a `putStream` in flight. */
 export interface StoreCall {
@@ -67,6 +72,15 @@ export function observedStore(
     deleteMany: (refs) =>
       run({ method: 'deleteMany', key: refs[0]?.key ?? '', refs }, () => store.deleteMany(refs)),
     ...(store.versioning === undefined ? {} : { versioning: store.versioning.bind(store) }),
+    // The optional read (a GET that names the object it returned) is a request like get/getRange: seen, not bypassed.
+    ...(store.read === undefined
+      ? {}
+      : {
+          read: (key: string, range?: ByteRange) =>
+            run({ method: range === undefined ? 'get' : 'getRange', key }, () =>
+              (store.read as NonNullable<ObjectStore['read']>)(key, range),
+            ),
+        }),
   };
 }
 

@@ -1,6 +1,7 @@
 // Test helper: a store whose process "dies" at request N (1-based, every request counted; `before` it runs or
 // `after` it ran): that request and every later one throw, as a killed process's would. The same injection as
 // test/fault/delta-commit-crash.test.ts, shared by the crash trials of the formats that came after it.
+import type { Journal } from '../../functions/ports/journal.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { observedStore, type StoreCall } from './crash-store.js';
 
@@ -66,6 +67,7 @@ export function crashingStore(
     putStream: track(observed.putStream),
     copy: track(observed.copy),
     deleteMany: track(observed.deleteMany),
+    ...(observed.read === undefined ? {} : { read: track(observed.read) }),
   };
   return {
     store,
@@ -76,4 +78,18 @@ export function crashingStore(
       await new Promise((resolve) => setImmediate(resolve));
     },
   };
+}
+
+/** A journal that dies with the process: once `dead()`, every call throws. */
+export function dyingJournal(inner: Journal, dead: () => boolean): Journal {
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (dead()) return Promise.reject(new Crash('the process died (journal)'));
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
 }

@@ -299,6 +299,43 @@ export function statsStoreContract(name: string, open: () => Promise<{ stats: St
       expect([...lost.values()].map((f) => [f.present, f.size])).toEqual([[true, 500 * MIB]]);
     });
 
+    it('counts the files a table service has due from a whole-partition count, and keeps that count exact as events replace or remove them, duplicates included', async () => {
+      // Prepare: a partition counted whole with two of its three files due (a base file and its log), then events
+      const { stats, table } = await open();
+      const ref = { table, partition: 'due' };
+      const id = (name: string) => `lake/${table}/due/${name}`;
+      const listed = [
+        { fileId: id('base.parquet'), size: 100, small: true, due: true, eventTime: NOW },
+        { fileId: id('log.1'), size: 20, small: true, due: true, eventTime: NOW },
+        { fileId: id('other.parquet'), size: 300 * MIB, small: false, eventTime: NOW },
+      ];
+
+      // Act
+      await stats.reconcile(ref, listed, undefined, {});
+      const counted = await stats.get(ref);
+      const again = await stats.reconcile(ref, listed, counted?.version, {});
+      const countedAgain = await stats.get(ref);
+      // the log removed (twice: a redelivery), the base file rewritten (an event never makes a file due)
+      await stats.applyEvents([fileEvent(ref, 'log.1', 7), fileEvent(ref, 'log.1', 7)]);
+      const afterRemove = await stats.get(ref);
+      await stats.applyEvents([fileEvent(ref, 'base.parquet', 8, 150)]);
+      const afterRewrite = await stats.get(ref);
+      // a later whole count that finds nothing due
+      const recount = listed.map(({ due: _due, ...f }) => f);
+      await stats.reconcile(ref, recount, afterRewrite?.version, {});
+      const none = await stats.get(ref);
+
+      // Assess
+      expect(counted).toMatchObject({ fileCount: 3, smallCount: 2, dueCount: 2 });
+      expect(again).toEqual({ kind: 'corrected', filesFixed: 0 });
+      expect(countedAgain?.dueCount).toBe(2);
+      expect(afterRemove).toMatchObject({ fileCount: 2, dueCount: 1 });
+      expect(afterRewrite).toMatchObject({ fileCount: 2, dueCount: 0, totalBytes: 150 + 300 * MIB });
+      expect(none?.dueCount ?? 0).toBe(0);
+      const files = await stats.getFiles([id('base.parquet'), id('other.parquet')]);
+      expect([...files.values()].map((f) => f.due === true)).toEqual([false, false]);
+    });
+
     it('records a foreign-format marker once, and lists a table’s markers in root order', async () => {
       // Prepare
       const { stats, table } = await open();

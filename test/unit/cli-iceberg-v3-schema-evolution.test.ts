@@ -6,11 +6,13 @@
 // row lineage. DuckDB is the
 // oracle: it reads each input by field id with its own casts and the defaults spelled as SQL literals (not the
 // engine's values), and each row's `_row_id` / `_last_updated_sequence_number` is computed by the spec's rule.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tableFromIPC } from 'apache-arrow';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { pw } from '../../functions/adapters/parquet-wasm/wasm.js';
 import { run } from '../../functions/cli/index.js';
 import { loadTable, PathCatalog } from '../../functions/core/formats/iceberg/catalog.js';
 import { commitAppend } from '../../functions/core/formats/iceberg/commit.js';
@@ -59,7 +61,8 @@ const ADDED = [
     id: 13,
     name: 'tstz',
     type: 'timestamptz',
-    initial: '1969-07-20T20:17:40+00:00',
+    // Another offset than +00:00: Iceberg's reader takes its UTC instant, 20:17:40 UTC
+    initial: '1969-07-20T15:17:40-05:00',
     sql: "'1969-07-20 20:17:40+00'::TIMESTAMPTZ",
   },
   { id: 14, name: 's', type: 'string', initial: 'n/a ✓', sql: "'n/a ✓'" },
@@ -460,6 +463,244 @@ describe('compact on a format-v3 Iceberg table whose schema evolved', () => {
       ['b', 7],
       [ROW_ID.name, ROW_ID.id],
       [SEQ.name, SEQ.id],
+    ]);
+  });
+  it('writes no column for an unknown-typed column, and reads a column promoted from unknown as null in the files written before, rows and row lineage equal', async () => {
+    // Prepare: schema 0 id long (1), w unknown (2) — never stored —; schema 1 promotes w to long and adds u unknown (3)
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-v3-evolution-'));
+    const store = new LocalObjectStore(dir);
+    const id = { id: 1, name: 'id', required: false, type: 'long' };
+    const unknown0 = {
+      type: 'struct',
+      'schema-id': 0,
+      fields: [id, { id: 2, name: 'w', required: false, type: 'unknown' }],
+    };
+    const unknown1 = {
+      type: 'struct',
+      'schema-id': 1,
+      fields: [
+        id,
+        { id: 2, name: 'w', required: false, type: 'long' },
+        { id: 3, name: 'u', required: false, type: 'unknown' },
+      ],
+    };
+    await createTable(store);
+    const setSchemas = async (schemas: object[], current: number) => {
+      const v = Number(new TextDecoder().decode(await store.get(`${NAME}/metadata/version-hint.text`)));
+      const latest = JSON.parse(
+        new TextDecoder().decode(await store.get(`${NAME}/metadata/v${v}.metadata.json`)),
+      ) as Record<string, unknown>;
+      await store.put(
+        `${NAME}/metadata/v${v + 1}.metadata.json`,
+        JSON.stringify({ ...latest, schemas, 'current-schema-id': current, 'last-column-id': 3 }),
+      );
+      await store.put(`${NAME}/metadata/version-hint.text`, String(v + 1));
+    };
+    await setSchemas([unknown0], 0);
+    await appendSelect(
+      store,
+      'a.parquet',
+      `SELECT * FROM (VALUES (1::BIGINT), (2::BIGINT)) t(id)`,
+      '{id: 1}',
+    );
+    await setSchemas([unknown0, unknown1], 1);
+    await appendSelect(
+      store,
+      'b.parquet',
+      `SELECT * FROM (VALUES (3::BIGINT, 30::BIGINT), (4::BIGINT, NULL::BIGINT)) t(id, w)`,
+      '{id: 1, w: 2}',
+    );
+    /** Every live row: id, w (null where the file lacks it), u (always null), lineage by the spec's rule. */
+    const rowsNow = async () => {
+      const files = await readSnapshotFiles(store, await loadTable(store, NAME));
+      const rows: string[] = [];
+      for (const f of files.dataFiles) {
+        const path = sqlString(join(dir, f.entry.file.key));
+        const names = new Set((await db.rows(`SELECT name FROM parquet_schema(${path})`)).map((r) => r.name));
+        const own = (c: { name: string }) => (names.has(c.name) ? `"${c.name}"` : 'NULL');
+        const found = await db.rows(
+          `SELECT id::VARCHAR AS id, ${own({ name: 'w' })}::VARCHAR AS w, ${own({ name: 'u' })}::VARCHAR AS u,
+                  COALESCE(${own(ROW_ID)}, ${f.entry.file.firstRowId}::BIGINT + file_row_number)::VARCHAR AS r,
+                  COALESCE(${own(SEQ)}, ${f.entry.dataSequenceNumber}::BIGINT)::VARCHAR AS s
+           FROM read_parquet(${path}, file_row_number = true)`,
+        );
+        for (const r of found) rows.push(JSON.stringify(r));
+      }
+      return rows.sort();
+    };
+    const before = await rowsNow();
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'rewrite-all=true'],
+      io,
+    );
+
+    // Assess: one output of id, w and the lineage columns (no u), every row as before
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(1);
+    expect(before).toHaveLength(4);
+    expect(await rowsNow()).toEqual(before);
+    const output = sqlString(outputs[0] as string);
+    const schema = await db.rows(`SELECT name, field_id FROM parquet_schema(${output})`);
+    expect(schema.slice(1).map((e) => [e.name, Number(e.field_id)])).toEqual([
+      ['id', 1],
+      ['w', 2],
+      [ROW_ID.name, ROW_ID.id],
+      [SEQ.name, SEQ.id],
+    ]);
+    expect(
+      await db.rows(`SELECT id::VARCHAR AS id, w::VARCHAR AS w FROM read_parquet(${output}) ORDER BY id`),
+    ).toEqual([
+      { id: '1', w: null },
+      { id: '2', w: null },
+      { id: '3', w: '30' },
+      { id: '4', w: null },
+    ]);
+  });
+  it('projects date → timestamp_ns (each day its midnight in nanoseconds) and writes timestamp_ns / timestamptz_ns columns and defaults exactly as INT64 TIMESTAMP(NANOS), rows and row lineage equal', async () => {
+    // Prepare: two files under schema 0 (a day before 1970, a null); schema 2 promotes day to timestamp_ns and adds
+    // tn timestamp_ns and tzn timestamptz_ns (default at another offset than UTC); a file of tn's own nanoseconds
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-v3-evolution-'));
+    const store = new LocalObjectStore(dir);
+    await createTable(store);
+    const oldIds = '{id: 1, amount: 2, day: 3, gone: 4}';
+    await appendSelect(
+      store,
+      'a.parquet',
+      `SELECT * FROM (VALUES (1::BIGINT, 1::INTEGER, DATE '2024-02-29', 'x'),
+                             (2::BIGINT, 2::INTEGER, NULL::DATE, 'y'),
+                             (3::BIGINT, 3::INTEGER, DATE '1969-12-31', 'z')) t(id, amount, day, gone)`,
+      oldIds,
+    );
+    const schema2 = {
+      type: 'struct',
+      'schema-id': 2,
+      fields: [
+        { id: 1, name: 'id', required: false, type: 'long' },
+        { id: 2, name: 'amount', required: false, type: 'int' },
+        { id: 3, name: 'day', required: false, type: 'timestamp_ns' },
+        { id: 4, name: 'gone', required: false, type: 'string' },
+        {
+          id: 17,
+          name: 'tn',
+          required: false,
+          type: 'timestamp_ns',
+          'initial-default': '2017-11-16T22:31:08.123456789',
+          'write-default': '2017-11-16T22:31:08.123456789',
+        },
+        {
+          id: 18,
+          name: 'tzn',
+          required: false,
+          type: 'timestamptz_ns',
+          'initial-default': '2017-11-16T23:31:08.000000001+01:00',
+          'write-default': '2017-11-16T23:31:08.000000001+01:00',
+        },
+      ],
+    };
+    const v = Number(new TextDecoder().decode(await store.get(`${NAME}/metadata/version-hint.text`)));
+    const latest = JSON.parse(
+      new TextDecoder().decode(await store.get(`${NAME}/metadata/v${v}.metadata.json`)),
+    ) as Record<string, unknown>;
+    await store.put(
+      `${NAME}/metadata/v${v + 1}.metadata.json`,
+      JSON.stringify({
+        ...latest,
+        schemas: [SCHEMA_0, schema2],
+        'current-schema-id': 2,
+        'last-column-id': 18,
+      }),
+    );
+    await store.put(`${NAME}/metadata/version-hint.text`, String(v + 1));
+    await appendSelect(
+      store,
+      'b.parquet',
+      `SELECT 4::BIGINT AS id, 4::INTEGER AS amount, '2001-02-03 04:05:06.123456789'::TIMESTAMP_NS AS day, 'w' AS gone,
+              '1960-01-01 00:00:00.000000001'::TIMESTAMP_NS AS tn`,
+      '{id: 1, amount: 2, day: 3, gone: 4, tn: 17}',
+    );
+    /** Every live row: day and tn as their nanoseconds since 1970 (DuckDB's epoch_ns), tzn's int64, lineage. */
+    const rowsNow = async () => {
+      const files = await readSnapshotFiles(store, await loadTable(store, NAME));
+      const rows: string[] = [];
+      for (const f of files.dataFiles) {
+        const path = sqlString(join(dir, f.entry.file.key));
+        const types = new Map(
+          (await db.rows(`DESCRIBE SELECT * FROM read_parquet(${path})`)).map((r) => [
+            r.column_name,
+            r.column_type,
+          ]),
+        );
+        const own = (c: { name: string }) => (types.has(c.name) ? `"${c.name}"` : 'NULL');
+        // The oracle's own reading: a DATE is its midnight (DuckDB's cast), a missing column the default's literal
+        const day = types.get('day') === 'DATE' ? 'epoch_ns(day::TIMESTAMP_NS)' : 'epoch_ns(day)';
+        const tn = types.has('tn')
+          ? 'epoch_ns(tn)'
+          : `epoch_ns('2017-11-16 22:31:08.123456789'::TIMESTAMP_NS)`;
+        const found = await db.rows(
+          `SELECT id::VARCHAR AS id, ${day}::VARCHAR AS day, ${tn}::VARCHAR AS tn,
+                  COALESCE(${own(ROW_ID)}, ${f.entry.file.firstRowId}::BIGINT + file_row_number)::VARCHAR AS r,
+                  COALESCE(${own(SEQ)}, ${f.entry.dataSequenceNumber}::BIGINT)::VARCHAR AS s
+           FROM read_parquet(${path}, file_row_number = true)`,
+        );
+        for (const r of found) rows.push(JSON.stringify(r));
+      }
+      return rows.sort();
+    };
+    const before = await rowsNow();
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'rewrite-all=true'],
+      io,
+    );
+
+    // Assess: one output; every row's day and tn to the nanosecond, lineage equal
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(1);
+    expect(before).toHaveLength(4);
+    expect(await rowsNow()).toEqual(before);
+    const output = sqlString(outputs[0] as string);
+    // day, tn and tzn are INT64 TIMESTAMP(NANOS), tzn adjusted to UTC
+    const schema = await db.rows(
+      `SELECT name, type, logical_type::VARCHAR AS logical FROM parquet_schema(${output}) WHERE name IN ('day', 'tn', 'tzn') ORDER BY name`,
+    );
+    expect(
+      schema.map((e) => [
+        e.name,
+        e.type,
+        /NANOS=NanoSeconds\(\)/.test(String(e.logical)),
+        /isAdjustedToUTC=1/.test(String(e.logical)),
+      ]),
+    ).toEqual([
+      ['day', 'INT64', true, false],
+      ['tn', 'INT64', true, false],
+      ['tzn', 'INT64', true, true],
+    ]);
+    // the values and defaults to the nanosecond
+    const raw = await db.rows(
+      `SELECT id::VARCHAR AS id, epoch_ns(tn)::VARCHAR AS tn, epoch_ns(day)::VARCHAR AS day
+       FROM read_parquet(${output}) ORDER BY id`,
+    );
+    expect(raw).toEqual([
+      { id: '1', tn: '1510871468123456789', day: '1709164800000000000' },
+      { id: '2', tn: '1510871468123456789', day: null },
+      { id: '3', tn: '1510871468123456789', day: '-86400000000000' },
+      { id: '4', tn: '-315619199999999999', day: '981173106123456789' },
+    ]);
+    // DuckDB reads a zoned nanosecond column in microseconds: the stored int64s themselves, decoded by arrow-rs
+    const decoded = tableFromIPC(
+      pw.readParquet(new Uint8Array(await readFile(outputs[0] as string))).intoIPCStream(),
+    );
+    const tzn = decoded.getChild('tzn');
+    expect(String(tzn?.type)).toBe('Timestamp<NANOSECOND, UTC>');
+    expect([...new Set(tzn?.data.flatMap((d) => [...(d.values as BigInt64Array)]))]).toEqual([
+      1510871468000000001n,
     ]);
   });
 });

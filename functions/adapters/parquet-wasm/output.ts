@@ -1,13 +1,15 @@
 // One output file being written: record batches in, Parquet bytes streamed to the store as a
 // multipart upload; every batch's schema is checked, rows are counted in and out, and a stall is an error.
 
-import { CorruptInputError, RewriteStalledError, VerificationError } from '../../core/errors.js';
+import { type Schema, tableFromIPC } from 'apache-arrow';
+import { RewriteStalledError, VerificationError } from '../../core/errors.js';
 import { withDecimalAnnotations } from '../../core/parquet/decimal-form.js';
 import { parseFooter } from '../../core/parquet/footer.js';
 import { withFooterEntries } from '../../core/parquet/footer-entries.js';
 import { compressPages } from '../../core/parquet/page-compress.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { WrittenOutput } from '../../ports/parquet-engine.js';
+import { conformBatch } from './conform.js';
 import { arrowSchemaEntry, toStoredDecimals } from './decimal-form.js';
 import { nativeZstd } from './native-zstd.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
@@ -49,8 +51,10 @@ export class OutputWriter {
   /** What compressed the pages: the wasm encoder, or a native ZSTD (set when the write starts). */
   pageCompressor: 'encoder' | 'node:zlib' | '@mongodb-js/zstd' = 'encoder';
   private schema: Uint8Array | undefined;
+  /** `schema` decoded, once a batch of another Arrow schema arrives (see conformBatch). */
+  private arrowSchema: Schema | undefined;
   /** With decimal forms: the `ARROW:schema` entry of the rows as decoded (decimals), set from the first batch. */
-  private arrowSchema: string | undefined;
+  private decodedSchemaEntry: string | undefined;
   private waitingPull: (() => void) | undefined;
   private pendingBatch: { batch: pw.RecordBatch; taken: () => void } | undefined;
   private closed = false;
@@ -191,7 +195,7 @@ export class OutputWriter {
           : withFooterEntries(chunk, this.finalFooter.entries(), this.finalFooter.drop);
       return this.decimalForms.length === 0
         ? entries
-        : withDecimalAnnotations(entries, this.decimalForms, this.arrowSchema);
+        : withDecimalAnnotations(entries, this.decimalForms, this.decodedSchemaEntry);
     };
     let held: Uint8Array | undefined;
     const pump = (async () => {
@@ -260,24 +264,24 @@ export class OutputWriter {
   }
 
   /**
-   * Hands `batch` to the writer (which takes ownership) once it asks for input. `sourceKey` names
-   * the input in the error when the batch's schema differs from the output's.
+   * Hands `batch` to the writer (which takes ownership) once it asks for input. A batch whose Arrow schema differs
+   * from the output's first one is converted to it where its values stay the same (conformBatch); `sourceKey`
+   * names the input in the error when they would not.
    */
   async write(decoded: pw.RecordBatch, sourceKey: string): Promise<void> {
     if (this.failure !== undefined) throw this.failure;
     let batch = decoded;
-    if (this.decimalForms.length > 0) {
-      this.arrowSchema ??= arrowSchemaEntry(batchSchemaBytes(decoded));
-      batch = toStoredDecimals(decoded, this.decimalForms);
-    }
     const schema = batchSchemaBytes(batch);
     if (this.schema === undefined) this.schema = schema;
     else if (!sameBytes(schema, this.schema)) {
-      batch.free();
-      throw new CorruptInputError(
-        sourceKey,
-        `a record batch decoded with a different Arrow schema than the rest of output ${this.key}`,
-      );
+      // Same Parquet schema, another writer's Arrow types for it: converted where the values stay the same.
+      this.arrowSchema ??= tableFromIPC(this.schema).schema;
+      batch = conformBatch(sourceKey, batch, this.arrowSchema, this.key);
+    }
+    // Decimals kept in their input's form: handed to the encoder as bytes, annotated in the footer (decimal-form.ts).
+    if (this.decimalForms.length > 0) {
+      this.decodedSchemaEntry ??= arrowSchemaEntry(this.schema);
+      batch = toStoredDecimals(batch, this.decimalForms);
     }
     const rows = batch.numRows;
     await this.orFailure(

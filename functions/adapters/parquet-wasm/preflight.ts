@@ -16,6 +16,7 @@ import {
   type InputFile,
   type Int96Mode,
   LAST_UPDATED_SEQUENCE_NUMBER_FIELD,
+  type LeftOutInput,
   ROW_ID_FIELD,
   type SchemaFidelity,
 } from '../../ports/parquet-engine.js';
@@ -172,6 +173,8 @@ export interface PreflightResult {
   readonly cache: Map<string, Uint8Array>;
   /** Bytes fetched by pre-flight (footers, and whole small files). */
   readonly bytesRead: number;
+  /** Inputs planned without their footer that pre-flight refused (see `InputFile.footerDeferred`): not in `inputs`. */
+  readonly leftOut: readonly LeftOutInput[];
 }
 
 /**
@@ -699,9 +702,33 @@ export async function preflight(
     ),
   );
   const inputs: CheckedInput[] = [];
-  for (const r of results) {
-    if (r.status === 'rejected') throw r.reason;
-    inputs.push(r.value);
+  const leftOut: LeftOutInput[] = [];
+  for (const [i, r] of results.entries()) {
+    if (r.status === 'fulfilled') {
+      inputs.push(r.value);
+      continue;
+    }
+    const file = files[i];
+    const left = file?.footerDeferred === true ? leftOutFor(file.key, r.reason) : undefined;
+    if (left === undefined) throw r.reason;
+    leftOut.push(left);
+    cache.delete(file?.key ?? '');
   }
-  return { inputs, cache, bytesRead };
+  return { inputs, cache, bytesRead, leftOut };
 }
+
+/**
+ * Why an input planned without its footer is left out rather than failing the group: its own bytes are not a
+ * readable Parquet file, it holds zero rows, or the engine cannot rewrite it as it is — the errors that name it.
+ * Undefined for anything else (a missing object, throttling, an abort), which fails the group as for any input.
+ */
+function leftOutFor(key: string, err: unknown): LeftOutInput | undefined {
+  if (!(err instanceof CorruptInputError || err instanceof UnsupportedInputError) || err.key !== key)
+    return undefined;
+  const kind =
+    err instanceof CorruptInputError ? 'unreadable' : ZERO_ROWS.test(err.reason) ? 'empty' : 'unsupported';
+  return { key, kind, reason: err.reason, errorName: err.name };
+}
+
+/** The reason `checkOne` gives a zero-row input. */
+const ZERO_ROWS = /^it has zero rows/;

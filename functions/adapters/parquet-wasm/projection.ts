@@ -25,6 +25,8 @@ import {
   Struct,
   Table,
   TimestampMicrosecond,
+  TimestampNanosecond,
+  TimeUnit,
   tableFromIPC,
   tableToIPC,
   Utf8,
@@ -66,6 +68,10 @@ function arrowTypeOf(type: ProjectedType): DataType {
         return new TimestampMicrosecond();
       case 'timestamp-us-utc':
         return new TimestampMicrosecond('UTC');
+      case 'timestamp-ns':
+        return new TimestampNanosecond();
+      case 'timestamp-ns-utc':
+        return new TimestampNanosecond('UTC');
       case 'string':
         return new Utf8();
       case 'binary':
@@ -202,6 +208,7 @@ function convert(key: string, column: string, data: Data, type: DataType): Data 
 
 const TWO_128 = 1n << 128n;
 const MICROS_PER_DAY = 86_400_000_000n;
+const NANOS_PER_DAY = 86_400_000_000_000n;
 const INT64_MIN = -(1n << 63n);
 const INT64_MAX = (1n << 63n) - 1n;
 
@@ -243,23 +250,30 @@ function widenedExactly(key: string, column: string, data: Data, type: DataType)
     out = new Uint32Array(n * 4);
     const factor = 10n ** BigInt(type.scale);
     for (let i = 0; i < n; i++) setDecimal128(out, i, BigInt(values[i] as number | bigint) * factor);
-  } else if (DataType.isDate(from) && from.unit === DateUnit.DAY && DataType.isTimestamp(type)) {
-    // Days → the microseconds of their midnight, in 64-bit integers (arrow-js would go through a double of
-    // milliseconds, inexact past 2^53 µs); a day whose midnight a timestamp cannot hold fails, as the spec demands.
+  } else if (
+    DataType.isDate(from) &&
+    from.unit === DateUnit.DAY &&
+    DataType.isTimestamp(type) &&
+    (type.unit === TimeUnit.MICROSECOND || type.unit === TimeUnit.NANOSECOND)
+  ) {
+    // Days → the microseconds (nanoseconds) of their midnight, in 64-bit integers (arrow-js would go through a double
+    // of milliseconds, inexact past 2^53 µs); a day whose midnight the timestamp cannot hold fails, as the spec demands.
+    const nanos = type.unit === TimeUnit.NANOSECOND;
+    const perDay = nanos ? NANOS_PER_DAY : MICROS_PER_DAY;
     out = new BigInt64Array(n);
     const valid = data.nullBitmap;
     for (let i = 0; i < n; i++) {
-      const micros = BigInt(values[i] as number) * MICROS_PER_DAY;
+      const stamp = BigInt(values[i] as number) * perDay;
       const isValid =
         valid === undefined ||
         valid.length === 0 ||
         ((valid[(data.offset + i) >> 3] as number) >> ((data.offset + i) & 7)) & 1;
-      if (isValid && (micros < INT64_MIN || micros > INT64_MAX))
+      if (isValid && (stamp < INT64_MIN || stamp > INT64_MAX))
         throw new UnsupportedInputError(
           key,
-          `its date column ${column} holds day ${values[i]} (since 1970-01-01), whose midnight a timestamp in microseconds cannot hold: it cannot be read as the timestamp the table's schema now has; rewrite the row's value or leave the file as it is`,
+          `its date column ${column} holds day ${values[i]} (since 1970-01-01), whose midnight a timestamp in ${nanos ? 'nanoseconds (1677-09-21 … 2262-04-11)' : 'microseconds'} cannot hold: it cannot be read as the timestamp the table's schema now has; rewrite the row's value or leave the file as it is`,
         );
-      out[i] = BigInt.asIntN(64, micros);
+      out[i] = BigInt.asIntN(64, stamp);
     }
   } else if (
     DataType.isDecimal(from) &&

@@ -4,10 +4,16 @@
 import { CorruptInputError, MemoryBudgetExceededError } from '../../core/errors.js';
 import type { DerivedRecord } from '../../core/fingerprint/fingerprint.js';
 import { locateRows, type RowSource } from '../../core/parquet/provenance.js';
-import type { RewriteGroup, RewriteIo, RewriteOptions, RewriteResult } from '../../ports/parquet-engine.js';
+import type {
+  LeftOutInput,
+  RewriteGroup,
+  RewriteIo,
+  RewriteOptions,
+  RewriteResult,
+} from '../../ports/parquet-engine.js';
 import { rewriteFingerprint } from './batch-hash.js';
 import { type OutputTask, type ParallelContext, runTasks } from './parallel.js';
-import { type PreflightResult, preflight } from './preflight.js';
+import { type CheckedInput, type PreflightResult, preflight } from './preflight.js';
 import { InputReader } from './read.js';
 import { OutputSequence } from './roll-over.js';
 import { planRuns, type Run } from './runs.js';
@@ -41,11 +47,11 @@ import type { pw } from './wasm.js';
  */
 export async function rewriteGroup(
   io: RewriteIo,
-  group: RewriteGroup,
+  asked: RewriteGroup,
   options: RewriteOptions,
 ): Promise<RewriteResult> {
-  const settings = settingsOf(group, options);
-  const pre = await preflight(io.source, group.files, {
+  const settings = settingsOf(asked, options);
+  const checked = await preflight(io.source, asked.files, {
     maxRequestsInFlight: settings.maxRequestsInFlight,
     cacheBytes: settings.smallFileCacheBytes,
     int96: settings.int96,
@@ -54,6 +60,13 @@ export async function rewriteGroup(
     ...(settings.outputFooterEntries !== undefined && { ownedFooterKeys: settings.outputFooterEntries.keys }),
     ...(settings.signal !== undefined && { signal: settings.signal }),
   });
+  // Inputs planned without their footers: written in schema populations, a population of one left out (see
+  // `InputFile.footerDeferred`), as are those pre-flight refused. The stages below see only the rest.
+  const pre = inPopulations(checked);
+  if (pre.inputs.length === 0) return nothingWritten(pre);
+  const kept = new Set(pre.inputs.map((i) => i.file.key));
+  const group =
+    pre.leftOut.length === 0 ? asked : { ...asked, files: asked.files.filter((f) => kept.has(f.key)) };
   // Inputs with large row groups in the target's form are copied, not re-encoded: the stages below see the rest.
   const stitch = await planStitching(io.source, pre, settings);
   const rest = withoutStitched(group, pre, stitch);
@@ -354,5 +367,55 @@ async function finish(
     fingerprint,
     bytesRead: reader.bytesRead + pre.bytesRead,
     ...(sources !== undefined && { sources }),
+    ...readOf(pre),
   };
+}
+
+/**
+ * What the rewrite learnt of inputs planned without their footers: their rows (every input's, when any was so
+ * planned) and those left out. Nothing for a group planned from footers, whose result stays as it was.
+ */
+function readOf(pre: PreflightResult): Pick<RewriteResult, 'leftOut' | 'inputRows'> {
+  if (pre.leftOut.length === 0 && !pre.inputs.some((i) => i.file.footerDeferred === true)) return {};
+  return {
+    ...(pre.leftOut.length > 0 && { leftOut: pre.leftOut }),
+    inputRows: Object.fromEntries(pre.inputs.map((i) => [i.file.key, i.footer.rows])),
+  };
+}
+
+/**
+ * A group with inputs planned without their footers, in schema populations: all inputs of one output schema (`runKey`)
+ * together, populations in the order of their first input and inputs in input order within each, so no planner's
+ * key order cuts one schema into several runs (and outputs). A population of one such input is left out: rewritten
+ * alone it would be a copy of a tiny file, and a tiny output is planned again without its footer by the next run,
+ * so the partition would never settle. A group planned from footers (one schema fingerprint) is returned as it is.
+ */
+function inPopulations(pre: PreflightResult): PreflightResult {
+  if (!pre.inputs.some((i) => i.file.footerDeferred === true)) return pre;
+  const populations = new Map<string, CheckedInput[]>();
+  for (const input of pre.inputs) {
+    const population = populations.get(input.runKey) ?? [];
+    population.push(input);
+    populations.set(input.runKey, population);
+  }
+  const inputs: CheckedInput[] = [];
+  const leftOut: LeftOutInput[] = [...pre.leftOut];
+  for (const population of populations.values()) {
+    const only = population[0];
+    if (population.length === 1 && only !== undefined && only.file.footerDeferred === true) {
+      leftOut.push({
+        key: only.file.key,
+        kind: 'alone',
+        reason: 'the only file of its schema in the group: nothing to merge it with, left as it is',
+      });
+      pre.cache.delete(only.file.key);
+    } else inputs.push(...population);
+  }
+  return { ...pre, inputs, leftOut };
+}
+
+/** The result of a group whose every input was left out: no output, the fingerprint of no rows. */
+function nothingWritten(pre: PreflightResult): RewriteResult {
+  const fingerprint = rewriteFingerprint('ordered-columns-v1').result([]);
+  return { outputs: [], fingerprint, bytesRead: pre.bytesRead, leftOut: pre.leftOut, inputRows: {} };
 }

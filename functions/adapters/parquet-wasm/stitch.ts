@@ -59,8 +59,11 @@ const PAGE_HEADER_PROBE = 16 * 1024;
 
 const NOTHING: StitchPlan = { outputs: [], inputs: [], refused: new Map(), bytesRead: 0 };
 
-/** The fields of an `InputFile` stitching knows. See `onlyKnownFields`. */
-const KNOWN_FILE_FIELDS = new Set(['key', 'size', 'etag', 'rows']);
+/**
+ * The fields of an `InputFile` stitching knows. See `onlyKnownFields`. `footerDeferred` says only how the input was
+ * planned (its footer read here rather than at planning): it changes nothing about the rows it gives.
+ */
+const KNOWN_FILE_FIELDS = new Set(['key', 'size', 'etag', 'rows', 'footerDeferred']);
 
 /**
  * Whether an input file carries nothing but what stitching knows. Anything more (per-input deleted row

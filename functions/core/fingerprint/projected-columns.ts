@@ -15,6 +15,7 @@ import type {
 import type { ArrowColumn, ArrowSlots } from './ordered-digest.js';
 
 const MICROS_PER_DAY = 86_400_000_000n;
+const NANOS_PER_DAY = 86_400_000_000_000n;
 
 /** Slots of `length` nulls of a projected type, shaped as a decoded column of that type is (kind and width). */
 function nullSlots(type: ProjectedType, length: number): ArrowSlots {
@@ -41,6 +42,8 @@ function nullSlots(type: ProjectedType, length: number): ArrowSlots {
       case 'float64':
       case 'timestamp-us':
       case 'timestamp-us-utc':
+      case 'timestamp-ns':
+      case 'timestamp-ns-utc':
         return { kind: 'fixed', length, validity, width: 8, bytes: new Uint8Array(length * 8) };
       case 'string':
       case 'binary':
@@ -75,6 +78,8 @@ const FIXED_WIDTH: Readonly<Record<string, number>> = {
   float64: 8,
   'timestamp-us': 8,
   'timestamp-us-utc': 8,
+  'timestamp-ns': 8,
+  'timestamp-ns-utc': 8,
 };
 
 /**
@@ -190,7 +195,7 @@ function readInt128(view: DataView, i: number): bigint {
 
 /**
  * `slots` with each value widened as `widen` says: a signed integer sign-extended, an integer or float32 as the
- * float64 of the same value, a date32's days → the microseconds of that day's midnight, an integer as a decimal's
+ * float64 of the same value, a date32's days → the microseconds (or nanoseconds) of that day's midnight, an integer as a decimal's
  * unscaled value times 10^scale, a decimal's unscaled value times 10^(scale − `fromScale`). Null slots are
  * converted too (whatever bytes they hold): the digest reads only valid slots.
  */
@@ -244,10 +249,11 @@ function widened(
   const bytes = new Uint8Array(slots.length * toWidth);
   const to = new DataView(bytes.buffer);
   const factor = 10n ** BigInt(scale ?? 0);
+  const perDay = widen === 'date32-timestamp-ns' ? NANOS_PER_DAY : MICROS_PER_DAY;
   for (let i = 0; i < slots.length; i++) {
     if (shape.from === 'float32') to.setFloat64(i * 8, from.getFloat32(i * 4, true), true);
     else if (shape.from === 'date32')
-      to.setBigInt64(i * 8, BigInt(from.getInt32(i * 4, true)) * MICROS_PER_DAY, true);
+      to.setBigInt64(i * 8, BigInt.asIntN(64, BigInt(from.getInt32(i * 4, true)) * perDay), true);
     else {
       const v = readInt(from, i, fromWidth);
       if (shape.to === 'float64') to.setFloat64(i * 8, Number(v), true);

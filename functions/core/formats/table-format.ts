@@ -30,6 +30,12 @@ import type { FormatCliOption, FormatSettings } from './format-settings.js';
 export interface SnapshotOptions {
   /** Read every candidate's footer for row count and schema fingerprint (2 ranged GETs at most per file). */
   readonly readFooters?: boolean;
+  /**
+   * With `readFooters`: files of at most this many bytes are not read; they are listed with `footerDeferred` for the
+   * rewrite to read whole once (see planning's FOOTER_DEFERRED_MAX_BYTES). A format that plans from its own metadata
+   * (rows and schema from a log, not from footers) may ignore it. Absent: every footer is read.
+   */
+  readonly deferFootersUpTo?: number;
   /** Footer reads in flight; small-file latency dominates, so this is high by default. */
   readonly concurrency?: number;
   /** When the snapshot is taken (epoch ms), recorded as the plan's snapshot. */

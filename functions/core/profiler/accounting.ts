@@ -9,6 +9,8 @@ export interface CounterDelta {
   totalBytes: number;
   smallCount: number;
   smallBytes: number;
+  /** Files with a table service due (FileRecord.due). */
+  dueCount: number;
   /** One entry per SIZE_BUCKETS bucket. */
   histogram: number[];
 }
@@ -20,7 +22,14 @@ export function sizeBucket(size: number): number {
 }
 
 export function emptyDelta(): CounterDelta {
-  return { fileCount: 0, totalBytes: 0, smallCount: 0, smallBytes: 0, histogram: SIZE_BUCKETS.map(() => 0) };
+  return {
+    fileCount: 0,
+    totalBytes: 0,
+    smallCount: 0,
+    smallBytes: 0,
+    dueCount: 0,
+    histogram: SIZE_BUCKETS.map(() => 0),
+  };
 }
 
 export function isZeroDelta(delta: CounterDelta): boolean {
@@ -29,6 +38,7 @@ export function isZeroDelta(delta: CounterDelta): boolean {
     delta.totalBytes === 0 &&
     delta.smallCount === 0 &&
     delta.smallBytes === 0 &&
+    delta.dueCount === 0 &&
     delta.histogram.every((n) => n === 0)
   );
 }
@@ -41,6 +51,7 @@ function addContribution(delta: CounterDelta, file: FileRecord, sign: 1 | -1): v
     delta.smallCount += sign;
     delta.smallBytes += sign * file.size;
   }
+  if (file.due === true) delta.dueCount += sign;
   delta.histogram[file.bucket] = (delta.histogram[file.bucket] ?? 0) + sign;
 }
 

@@ -11,6 +11,9 @@ export function toPartitionState(snapshot: PartitionSnapshot): PartitionState {
     totalBytes: snapshot.totalBytes,
     smallFileCount: snapshot.smallCount,
     smallFileBytes: snapshot.smallBytes,
+    ...(snapshot.dueCount === undefined || snapshot.dueCount === 0
+      ? {}
+      : { serviceDueFiles: snapshot.dueCount }),
     state: snapshot.state,
     ...(snapshot.lastWriteAt === undefined ? {} : { lastWriteAt: snapshot.lastWriteAt }),
     ...(snapshot.lastCompactedAt === undefined ? {} : { lastCompactedAt: snapshot.lastCompactedAt }),

@@ -55,6 +55,12 @@ export interface FileRecord {
   readonly present: boolean;
   readonly size: number;
   readonly small: boolean;
+  /**
+   * The table's format has its own table service due on this file (TableFormat's `CountedFile.serviceDue`), as the
+   * last whole-state count of its partition found it. Only such a count sets it; an event about the file never does
+   * (a file an event names again was written or removed since). Absent: false.
+   */
+  readonly due?: boolean;
   /** Index into SIZE_BUCKETS. */
   readonly bucket: number;
   readonly sequencer: string;
@@ -126,6 +132,11 @@ export interface PartitionSnapshot extends PartitionRef {
   readonly totalBytes: number;
   readonly smallCount: number;
   readonly smallBytes: number;
+  /**
+   * Files of the partition whose format has its own table service due on them ({@link FileRecord.due}), kept with the
+   * other counters by the same per-file accounting, so exact under duplicate and reordered events. Absent: 0.
+   */
+  readonly dueCount?: number;
   /** Counts per SIZE_BUCKETS bucket. */
   readonly histogram: readonly number[];
   readonly firstWriteAt?: number;

@@ -213,6 +213,7 @@ export async function reconcileTable(
       size: f.size,
       // As the profiler counts it (table-log.ts): a file its format's table service has due is a candidate.
       small: f.serviceDue === true || isSmallUnderPolicy(f.size, policy),
+      ...(f.serviceDue === true ? { due: true } : {}),
       ...(f.etag === '' ? {} : { etag: f.etag }),
       eventTime: now,
     }));
@@ -230,7 +231,8 @@ export async function reconcileTable(
       snapshot !== undefined &&
       snapshot.fileCount === listedTotals.fileCount &&
       snapshot.totalBytes === listedTotals.totalBytes &&
-      snapshot.smallCount === smallCount;
+      snapshot.smallCount === smallCount &&
+      (snapshot.dueCount ?? 0) === files.filter((f) => f.due === true).length;
     if (agrees) {
       partitions.push({ ...entry, result: 'ok' });
       continue;

@@ -314,6 +314,7 @@ async function rebuildTable(deps: TableLogDeps, job: Rebuild, now: number): Prom
       size: f.size,
       // A file the format's own table service has due is a candidate whatever its size (CountedFile.serviceDue).
       small: f.serviceDue === true || isSmallUnderPolicy(f.size, policy),
+      ...(f.serviceDue === true ? { due: true } : {}),
       eventTime: Math.max(...times),
     }));
     const partitionDate = partitionDateOf(table, values);
@@ -355,7 +356,8 @@ async function rederive(
       snapshot.fileCount === files.length &&
       snapshot.totalBytes === files.reduce((n, f) => n + f.size, 0) &&
       snapshot.smallCount === small.length &&
-      snapshot.smallBytes === small.reduce((n, f) => n + f.size, 0);
+      snapshot.smallBytes === small.reduce((n, f) => n + f.size, 0) &&
+      (snapshot.dueCount ?? 0) === files.filter((f) => f.due === true).length;
     if (agrees || (snapshot === undefined && files.length === 0)) return false;
     const result = await deps.stats.reconcile(ref, files, snapshot?.version, {
       ...(partitionDate === undefined ? {} : { partitionDate }),

@@ -4,7 +4,7 @@ import pLimit from 'p-limit';
 import type { Clock } from '../../ports/clock.js';
 import type { GroupJournalEntry, Journal, JournalInput } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import type { InputFile, ParquetEngine, RewriteResult } from '../../ports/parquet-engine.js';
+import type { InputFile, LeftOutInput, ParquetEngine, RewriteResult } from '../../ports/parquet-engine.js';
 import type { PartitionTransforms } from '../../ports/partition-transforms.js';
 import type { Quarantine } from '../../ports/quarantine.js';
 import { CorruptInputError, InvalidInputError, UnsupportedInputError } from '../errors.js';
@@ -65,6 +65,8 @@ export interface CompactStepResult {
   readonly bytesRead: number;
   /** The inputs' fingerprint, which verify compares the re-read outputs with. */
   readonly fingerprint?: GroupFingerprint;
+  /** Inputs planned without their footers that the rewrite left in place, and why (see InputFile.footerDeferred). */
+  readonly leftOut?: readonly LeftOutInput[];
 }
 
 /**
@@ -202,6 +204,28 @@ export async function compactGroup(
   if (misread.length > 0) {
     return leaveAlone(deps, run, item, entry, prepared === undefined ? undefined : format, misread);
   }
+  // Inputs planned without their footers that the rewrite left out (see InputFile.footerDeferred) stay where they
+  // are: recorded in the quarantine where their own bytes refused them, and out of the entry, so the commit retires
+  // only the inputs whose rows are in the outputs.
+  const leftOut = result.leftOut ?? [];
+  const leftOutNote = await recordLeftOut(deps, run, entry, leftOut);
+  if (result.outputs.length === 0) {
+    const aborted = await deps.journal.transition(
+      entry,
+      'aborted',
+      { reason: `nothing to rewrite, every input left as it was: ${leftOutNote}` },
+      deps.clock.now(),
+    );
+    return {
+      groupId: item.groupId,
+      state: aborted.state,
+      outputs: 0,
+      rows: 0,
+      bytesRead: result.bytesRead,
+      leftOut,
+    };
+  }
+  const inputs = stagedInputs(entry, reads, result);
   await deps.store.put(
     fingerprintKey(run.workRoot, run.runId, item.groupId),
     JSON.stringify(result.fingerprint),
@@ -224,8 +248,8 @@ export async function compactGroup(
         rows: o.rows,
         ...(result.sources?.[index] === undefined ? {} : { sources: result.sources[index] }),
       })),
-      ...withVersionsRead(entry, reads),
-      ...rebuildFallback(entry, result),
+      ...(inputs === entry.inputs ? {} : { inputs }),
+      ...withNote(entry, leftOutNote, rebuildFallback({ ...entry, inputs }, result)),
     },
     deps.clock.now(),
   );
@@ -236,8 +260,80 @@ export async function compactGroup(
     rows: result.fingerprint.rows,
     bytesRead: result.bytesRead,
     fingerprint: result.fingerprint,
+    ...(leftOut.length === 0 ? {} : { leftOut }),
   };
 }
+
+/**
+ * The inputs to journal at `staged`: those the rewrite left out removed; each planned without its footer with the rows
+ * the rewrite read (what planning records from a footer: the undo of `delete-rebuild` needs it); with the version
+ * each was read at where the reads named one (the commit's delete-versioned mode then needs no HEAD per input).
+ * The entry's own array when nothing changes.
+ */
+function stagedInputs(
+  entry: GroupJournalEntry,
+  reads: InputReads,
+  result: RewriteResult,
+): readonly JournalInput[] {
+  const out = new Set((result.leftOut ?? []).map((l) => l.key));
+  const rows = result.inputRows ?? {};
+  const inputs = withReadVersions(entry.inputs, (key) => reads.readOf(key))
+    .filter((input) => !out.has(input.key))
+    .map((input) => {
+      const read = rows[input.key];
+      return input.rows !== undefined || read === undefined ? input : { ...input, rows: read };
+    });
+  const same = inputs.length === entry.inputs.length && inputs.every((input, i) => input === entry.inputs[i]);
+  return same ? entry.inputs : inputs;
+}
+
+/** The staged patch's `note`: the retire-mode note (if any) and the inputs left out, together. */
+function withNote(
+  entry: GroupJournalEntry,
+  leftOut: string,
+  fallback: { retireMode?: 'trash'; note?: string },
+): { retireMode?: 'trash'; note?: string } {
+  if (leftOut === '') return fallback;
+  const before = fallback.note ?? entry.note;
+  const note = `inputs left out of the rewrite, left in place: ${leftOut}`;
+  return { ...fallback, note: before === undefined ? note : `${before}; ${note}` };
+}
+
+/**
+ * Records the inputs the rewrite left out for their own bytes (unreadable, zero rows, not rewritable as they are) in
+ * the quarantine, as a rewrite that failed on them would — later plans then skip them with the reason, while they
+ * are the same object — and says what was left out and why. A file left out for being alone of its schema is not
+ * quarantined: it may merge with files of its schema later. Empty when nothing was left out.
+ */
+async function recordLeftOut(
+  deps: CompactDeps,
+  run: RunContext,
+  entry: GroupJournalEntry,
+  leftOut: readonly LeftOutInput[],
+): Promise<string> {
+  for (const left of leftOut) {
+    const input = entry.inputs.find((i) => i.key === left.key);
+    if (left.errorName === undefined || input === undefined || deps.quarantine === undefined) continue;
+    await deps.quarantine.record({
+      table: run.table,
+      partition: run.partition,
+      key: input.key,
+      etag: input.etag,
+      reason: left.reason,
+      errorName: left.errorName,
+      runId: run.runId,
+      since: deps.clock.now(),
+    });
+  }
+  // Named up to a bound: the note lives in the group's journal item, whose size is bounded (the compact step's result
+  // names every one, the quarantine every one refused for its bytes).
+  const named = leftOut.slice(0, NOTE_NAMES_AT_MOST).map((l) => `${l.key} (${l.kind}: ${l.reason})`);
+  const more = leftOut.length - named.length;
+  return [...named, ...(more > 0 ? [`and ${more} more`] : [])].join(', ');
+}
+
+/** Left-out inputs a journal note names one by one (each up to a few hundred bytes). */
+const NOTE_NAMES_AT_MOST = 20;
 
 /** The inputs the rewrite's reads show were another object than planned (see `readConflict`), with why. */
 function misreadInputs(entry: GroupJournalEntry, reads: InputReads): { key: string; reason: string }[] {
@@ -245,16 +341,6 @@ function misreadInputs(entry: GroupJournalEntry, reads: InputReads): { key: stri
     const reason = readConflict(input, reads.readOf(input.key));
     return reason === undefined ? [] : [{ key: input.key, reason }];
   });
-}
-
-/**
- * The inputs to journal at `staged` when the rewrite's reads named the version of any input the journal lacks one
- * for (an object on a versioned bucket): the commit's delete-versioned mode then needs no HEAD per input. Empty
- * (journal's inputs unchanged) when they named none.
- */
-function withVersionsRead(entry: GroupJournalEntry, reads: InputReads): { inputs?: JournalInput[] } {
-  const inputs = withReadVersions(entry.inputs, (key) => reads.readOf(key));
-  return inputs.some((input, i) => input !== entry.inputs[i]) ? { inputs } : {};
 }
 
 /**
@@ -408,6 +494,7 @@ async function rewriteInputs(
               },
             }),
         ...(i.projection === undefined ? {} : { projection: i.projection }),
+        ...(i.footerDeferred === true ? { footerDeferred: true } : {}),
         ...(format?.deletedRows === undefined || i.deletes === undefined || i.deletes.rows === 0
           ? {}
           : { deleted: await format.deletedRows(deps.store, entry, i) }),

@@ -74,6 +74,11 @@ export interface CostInput {
   readonly compactMemoryMb: number;
   /** Files the partition's listing holds, planned or not: each footer is read at planning. @default inputFiles */
   readonly listedFiles?: number;
+  /**
+   * Listed files planning did not read a footer of (tiny files planned from the listing, `footerDeferred`): the
+   * rewrite's one read of each is all they cost in GETs. @default 0
+   */
+  readonly deferredFiles?: number;
   /** Rows of the planned inputs (their footers'): output row groups and the writer's sample. Unknown: one row group per 16 MiB. */
   readonly inputRows?: number;
   /**
@@ -147,7 +152,8 @@ export function retireCopiesPerInput(mode: RetireMode): number {
  *
  * - plan: GetBucketVersioning (delete mode only), a HEAD for a stored plan, the folders above the partition
  *   probed for foreign tables (3 LISTs each, one per layout), the partition's listing (a LIST per 1,000 keys), one ranged GET per
- *   listed file for its footer (64 KiB from the end: the whole of a small file), two PUTs (plan and items);
+ *   listed file for its footer (64 KiB from the end: the whole of a small file) — none for a file no larger than
+ *   that read, planned from the listing (`deferredFiles`) —, two PUTs (plan and items);
  * - compact, per group: a LIST of the staging prefix; per input a ranged GET for the footer again (pre-flight)
  *   and a GET of the whole file — except a file no larger than that first read, which arrived whole and is kept
  *   while the group's cache (8 MiB) holds it — plus, for such larger files, the GETs of the writer's sample
@@ -185,7 +191,7 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
   const versioned = input.retireMode === 'delete-versioned';
   const pages = (keys: number) => Math.max(1, Math.ceil(keys / S3_KEYS_PER_REQUEST));
   const plan = counts({
-    get: (versioned ? 1 : 0) + 1 + listed,
+    get: (versioned ? 1 : 0) + 1 + listed - Math.min(listed, input.deferredFiles ?? 0),
     put: FOREIGN_PROBE_LISTS * depth + pages(listed) + 2,
   });
   if (groups === 0) {

@@ -18,6 +18,7 @@ import type { CommitDeps, TableFormat } from '../formats/table-format.js';
 import { keyRefusal, printable } from '../keys.js';
 import {
   DEFAULT_PLAN_OPTIONS,
+  FOOTER_DEFERRED_MAX_BYTES,
   type PartitionPlan,
   type PlanOptions,
   partitionPlanSchema,
@@ -179,6 +180,11 @@ export async function planRun(
       retireMode: retirement.retireMode,
       compactMemoryMb: options.compactMemoryMb,
       listedFiles: summary.inputFiles,
+      // Skipped files planned from the listing are not known here: counted as read, the estimate stays an upper bound.
+      deferredFiles: plan.groups.reduce(
+        (n, g) => n + g.files.filter((f) => f.footerDeferred === true).length,
+        0,
+      ),
       ...rowsOf(plan),
       partitionDepth: run.partitionDir.split('/').filter((s) => s !== '').length,
       ...stitchedOf(plan, run),
@@ -301,6 +307,7 @@ async function journalGroups(
           ...(f.deletes === undefined ? {} : { deletes: f.deletes }),
           ...(f.rowLineage === undefined ? {} : { rowLineage: f.rowLineage }),
           ...(f.projection === undefined ? {} : { projection: f.projection }),
+          ...(f.footerDeferred === true ? { footerDeferred: true } : {}),
         })),
         outputs: [],
         retireMode: retirement.retireMode,
@@ -417,7 +424,14 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
   const { files, snapshot, formatState, values, properties, refusal } = await stepFormat(deps).partitionFiles(
     deps.store,
     { tableRoot: run.tableRoot, partition: run.partition, partitionDir: run.partitionDir },
-    { now, readFooters: true, ...(Object.keys(options).length === 0 ? {} : { formatOptions: options }) },
+    {
+      now,
+      readFooters: true,
+      // A dry run writes nothing and is there to show what a run would do, file by file: it reads every footer, so its
+      // plan names the tiny files a run's rewrite would leave out (unreadable, zero rows, alone of a schema) as skips.
+      ...(run.dryRun ? {} : { deferFootersUpTo: FOOTER_DEFERRED_MAX_BYTES }),
+      ...(Object.keys(options).length === 0 ? {} : { formatOptions: options }),
+    },
   );
   const ref = { table: run.table, partition: run.partition };
   const records = deps.quarantine === undefined ? [] : await deps.quarantine.list(ref);

@@ -91,6 +91,11 @@ export const deltaInfra: FormatInfra<DeltaWorkflowProps, DeltaTableProps, DeltaV
       },
     ],
   },
+  words: {
+    vacuumRemoves: 'Delta tables’ expired files',
+    coordinationRefusal:
+      "a Delta table declared dynamodb whose recent versions have no DynamoDB entry, or one declared s3-conditional with Spark S3DynamoDBLogStore temp files under _delta_log/.tmp/, entries in the checked DynamoDB table or Spark commits, or a commit inside a declared quiet window (fix the table's deltaLogStore, or stop the writer that bypasses it)",
+  },
   vacuum: {
     // The vacuum function's own option for Delta tables (see the Delta format's maintenance), parsed the same way.
     shape: { deltaRetentionHours: vacuumInputSchema.shape.deltaRetentionHours },

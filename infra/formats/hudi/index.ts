@@ -80,6 +80,7 @@ function lockStatement(scope: IConstruct, tables: readonly DeployedTable[]): iam
 /** Apache Hudi's contribution to the construct. */
 export const hudiInfra: FormatInfra<Record<never, never>, HudiTableProps> = {
   format: 'hudi',
+  words: { vacuumRemoves: 'opted-in Hudi tables’ superseded file slices' },
   grants(context) {
     const hudiTables = context.tables.filter((t) => t.format === 'hudi');
     if (hudiTables.length === 0) return [];

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../../functions/core/errors.js';
+import { FOOTER_FIRST_READ_BYTES } from '../../../functions/core/parquet/footer.js';
 import {
   cutBalanced,
   DEFAULT_PLAN_OPTIONS,
+  DEFERRED_SCHEMA,
   expectedOutputFiles,
+  FOOTER_DEFERRED_MAX_BYTES,
   type PlanInput,
   type PlanInputFile,
   partitionPlanSchema,
@@ -165,6 +168,32 @@ describe('planPartition: readable scenarios', () => {
       'large file (300.0 MiB > 1.8·T = 230.4 MiB): left alone, splitting is not planned',
       'schema fingerprint unknown: read the footer before planning, schemas must never be mixed',
     ]);
+  });
+
+  it('groups tiny files planned without their footers with each other only, rows unknown until the rewrite', () => {
+    // Prepare: 6 tiny files planned from the listing beside 5 small files whose footers were read.
+    const unread = Array.from({ length: 6 }, (_, i) => ({
+      key: `lake/events/date=2024-01-15/tiny-${i}.parquet`,
+      size: 8 * KB,
+      etag: `tiny-${i}`,
+      footerDeferred: true,
+    }));
+    const read = Array.from({ length: 5 }, (_, i) => file(i, 200 * KB));
+
+    // Act
+    const plan = planPartition(input([...unread, ...read]));
+
+    // Assess: two groups, never mixed; the unread ones' rows are not known to the plan.
+    expect(plan.groups.map((g) => [g.schemaFingerprint, g.files.length, g.rows])).toEqual([
+      ['fpA', 5, 500],
+      [DEFERRED_SCHEMA, 6, null],
+    ]);
+    expect(plan.skipped).toEqual([]);
+  });
+
+  it('plans from the listing only files a footer read would fetch whole anyway', () => {
+    // Assess: the threshold is the footer's first ranged read, so no file that read does not fetch whole is deferred.
+    expect(FOOTER_DEFERRED_MAX_BYTES).toBe(FOOTER_FIRST_READ_BYTES);
   });
 
   it('leaves zero-row files out of every group, so one empty file cannot fail the run', () => {

@@ -46,6 +46,31 @@ describe('decide', () => {
     });
   });
 
+  it('starts a partition whose files a table service has due whatever minInputFiles and the share, still waiting out the quiet window', () => {
+    // Prepare: one due file slice (a base file and one log) among large files, under the default minInputFiles 5
+    const due = partition({
+      fileCount: 20,
+      totalBytes: 20 * 200 * MiB,
+      smallFileCount: 2,
+      smallFileBytes: 2 * MiB,
+      serviceDueFiles: 2,
+    });
+    const dueButHot = { ...due, lastWriteAt: NOW - 5 * MINUTE };
+    const sameWithoutService = { ...due, serviceDueFiles: 0 };
+    // Act
+    const decision = decide(due, DEFAULT_POLICY, NOW);
+    const hot = decide(dueButHot, DEFAULT_POLICY, NOW);
+    const plain = decide(sameWithoutService, DEFAULT_POLICY, NOW);
+    // Assess
+    expect(decision.compact).toBe(true);
+    expect(decision.reasons[1]).toBe(
+      "a table service of the table's format is due on 2 file(s): size checks not applied (minInputFiles 5)",
+    );
+    expect(hot).toMatchObject({ compact: false, eligibleAt: NOW + 10 * MINUTE });
+    expect(plain.compact).toBe(false);
+    expect(plain.reasons).toContain('2 small files < 5');
+  });
+
   it('compacts with exactly minInputFiles small files and not with one fewer', () => {
     // Prepare
     const five = partition({ fileCount: 5, smallFileCount: 5 });

@@ -143,6 +143,16 @@ export async function inventoryTable(
       files.push(base);
       continue;
     }
+    // A tiny file is planned from its listing: its footer read would fetch it whole, and the rewrite fetches it again.
+    // Not under a schema union, which needs every file's schema before it can plan.
+    if (
+      union === undefined &&
+      options.deferFootersUpTo !== undefined &&
+      object.size <= options.deferFootersUpTo
+    ) {
+      files.push({ ...base, footerDeferred: true });
+      continue;
+    }
     pending.push(
       limit(async () => {
         try {

@@ -11,7 +11,9 @@
 //   commit (under the lock): re-read hoodie.properties and the timeline; our own completed instant means done (a
 //     retry); a changed table version, a metadata table, a pending rollback or restore, a pending insert_overwrite
 //     or delete_partition, or a newer slice, replacement or other plan of an input file group aborts the group;
-//     else the completed replacecommit is written with a conditional create — the one atomic step.
+//     else the completed replacecommit is written with a conditional create — the one atomic step. A lock another
+//     writer holds past its wait aborts the group as a failure naming HudiLockUnavailableError (nothing was written
+//     under it): rolled back below, the partition released, the next run plans it afresh.
 //   abort: outputs removed (version-commit.ts), then T rolled back as Hudi would: the files its markers name, the
 //     markers, the inflight, the requested file, the heartbeat (notes §4 step 4; pending-instant.ts).
 //
@@ -30,7 +32,7 @@ import type { CommitConflict, CommitDeps, PreparedGroup } from '../table-format.
 import { type VersionCommitResult, type VersionProtocol, versionCommitter } from '../version-commit.js';
 import { HUDI_INDEX_FOOTER_KEYS, HudiIndexFooterBuilder } from './bloom/index.js';
 import { parseBaseFileName } from './file-groups.js';
-import { type HudiTableLock, withHudiLock } from './lock/index.js';
+import { HudiLockUnavailableError, type HudiTableLock, withHudiLock } from './lock/index.js';
 import {
   HEARTBEAT_RENEW_MS,
   heartbeatKey,
@@ -456,6 +458,36 @@ async function commitVersion(
   if (already !== undefined)
     return { kind: 'committed', state: { hudiCommitted: true, hudiCompleted: already } };
   if (coordination === undefined) throw undeclared(g.tableRoot);
+  try {
+    return await completeUnderLock(coordination, deps, entry, g, instant);
+  } catch (err) {
+    if (!(err instanceof HudiLockUnavailableError)) throw err;
+    // Another writer held the lock past its wait, so nothing was written under it: T cannot complete in this
+    // attempt. Rolled back as a failure naming the error (outputs, markers, inflight, requested plan, heartbeat)
+    // rather than thrown: a throw would fail the group's rollback too (it rolls a published group forward, through
+    // this same lock), leaving the pending plan — on which Spark writers reject upserts to its file groups — and
+    // the partition needs-attention until the holder lets go. The next run plans the partition afresh.
+    return {
+      kind: 'conflict',
+      failure: err,
+      conflicts: [
+        {
+          key: pendingKeys(g, 'clustering', instant).requested,
+          reason: `the table's lock was not free to complete clustering ${instant}: rolled back, the next run clusters the partition again`,
+        },
+      ],
+    };
+  }
+}
+
+/** T's completed replacecommit, written under the table's lock after the conflict checks (see {@link commitVersion}). */
+async function completeUnderLock(
+  coordination: HudiCoordination,
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+  g: HudiGroupState,
+  instant: string,
+): Promise<VersionCommitResult> {
   return underLock(coordination, deps, g, async (assertHeld) => {
     const found = await findCompleted(deps.store, g, instant);
     if (found !== undefined)

@@ -49,33 +49,40 @@ import { icebergTriggerRule } from './trigger-rule.js';
 import { icebergUndo } from './undo.js';
 
 /** Iceberg v3 types the rewrite does not carry: no Parquet mapping is checked for them, nor metrics written. */
-const UNSUPPORTED_TYPES = /^(variant|unknown|geometry|geography)\b/;
+const UNSUPPORTED_TYPES = /^(variant|geometry|geography)\b/;
 
 /**
  * Why a table's schemas hold something this writer may not rewrite, or undefined: a column of a v3 type it does
- * not handle (`variant`, `unknown`, `geometry`, `geography`; their values have no exact path through the engine).
- * Nested fields (struct, list element, map key and value) count. Column default values are not refused: a file
- * written before a column existed is projected with the column's `initial-default` (projection.ts) or rewritten as
- * written — still without the column, so readers fill the default as they did —, and `write-default` is for rows
- * a writer adds, which a rewrite never does.
+ * not handle (`variant`, `geometry`, `geography`: their values have no exact path through the engine), or an
+ * `unknown` list element, map key or value (the projection does not rebuild lists or maps, so it could not leave
+ * out what the spec says is never stored). Nested fields (struct, list element, map key and value) count. A column
+ * or struct field of the `unknown` type is not refused: it is always null and never stored in data files, so the
+ * projection writes no column for it (projection.ts), as Iceberg's own writers do. Column default values are not
+ * refused: a file written before a column existed is projected with the column's `initial-default` (projection.ts)
+ * or rewritten as written — still without the column, so readers fill the default as they did —, and
+ * `write-default` is for rows a writer adds, which a rewrite never does.
  */
 export function unsupportedSchemaFeature(
   metadata: IcebergTableSnapshot['table']['metadata'],
 ): string | undefined {
   const visit = (path: string, field: Readonly<Record<string, unknown>>): string | undefined =>
-    visitType(path, field.type);
-  const visitType = (path: string, type: unknown): string | undefined => {
-    if (typeof type === 'string')
-      return UNSUPPORTED_TYPES.test(type) ? `the ${type} type (column ${path})` : undefined;
+    visitType(path, field.type, false);
+  const visitType = (path: string, type: unknown, inCollection: boolean): string | undefined => {
+    if (typeof type === 'string') {
+      if (UNSUPPORTED_TYPES.test(type) || (inCollection && type === 'unknown'))
+        return `the ${type} type (column ${path})`;
+      return undefined;
+    }
     if (typeof type !== 'object' || type === null) return undefined;
     const t = type as Readonly<Record<string, unknown>>;
     if (t.type === 'struct' && Array.isArray(t.fields))
       for (const f of t.fields as Readonly<Record<string, unknown>>[]) {
-        const why = visit(`${path}.${String(f.name)}`, f);
+        const why = visitType(`${path}.${String(f.name)}`, f.type, inCollection);
         if (why !== undefined) return why;
       }
-    if (t.type === 'list') return visitType(`${path}.element`, t.element);
-    if (t.type === 'map') return visitType(`${path}.key`, t.key) ?? visitType(`${path}.value`, t.value);
+    if (t.type === 'list') return visitType(`${path}.element`, t.element, true);
+    if (t.type === 'map')
+      return visitType(`${path}.key`, t.key, true) ?? visitType(`${path}.value`, t.value, true);
     return undefined;
   };
   for (const schema of metadata.schemas)

@@ -63,6 +63,8 @@ const ICEBERG_PRIMITIVE: Readonly<Partial<Record<ProjectedPrimitive, string>>> =
   date32: 'date',
   'timestamp-us': 'timestamp',
   'timestamp-us-utc': 'timestamptz',
+  'timestamp-ns': 'timestamp_ns',
+  'timestamp-ns-utc': 'timestamptz_ns',
   string: 'string',
   binary: 'binary',
 };
@@ -82,6 +84,41 @@ function primitiveOf(e: SchemaElement): string | undefined {
 
 const DECIMAL = /^decimal\((\d+),\s*(\d+)\)$/;
 
+/**
+ * Whether `f` is of the v3 `unknown` type: always null and never stored in data files (spec, "Primitive Types"), so
+ * it has no column in a file nor in an output: readers give null for it whatever file they read.
+ */
+function isUnknown(f: IcebergField): boolean {
+  return f.type === 'unknown';
+}
+
+/** The fields of `fields` a data file stores: all but those of the `unknown` type. */
+function storedFields(fields: readonly IcebergField[]): readonly IcebergField[] {
+  return fields.filter((f) => !isUnknown(f));
+}
+
+/**
+ * Checks what the spec demands of an `unknown` field (optional, null defaults) and that the file does not store
+ * it; a table that breaks either is named, not guessed at.
+ */
+function checkUnknown(column: string, f: IcebergField, inFile: boolean): void {
+  if (f.required)
+    throw new NotProjectable(column, 'it is of the unknown type but required, which the spec does not allow');
+  for (const key of ['initial-default', 'write-default'] as const) {
+    const value = f[key];
+    if (value !== undefined && value !== null)
+      throw new NotProjectable(
+        column,
+        `it is of the unknown type with the ${key} ${JSON.stringify(value)}, but an unknown column's defaults must be null (spec, "Default values")`,
+      );
+  }
+  if (inFile)
+    throw new NotProjectable(
+      column,
+      'it is of the unknown type, which is never stored in data files, but the file has a column of its field id',
+    );
+}
+
 /** The written type of a current-schema type, or NotProjectable for one this projection does not describe. */
 function projectedTypeOf(column: string, type: IcebergType): ProjectedType {
   if (typeof type === 'string') {
@@ -95,7 +132,13 @@ function projectedTypeOf(column: string, type: IcebergType): ProjectedType {
     return p;
   }
   if (type.type === 'struct') {
-    const fields = (type.fields ?? []) as readonly IcebergField[];
+    const fields = storedFields((type.fields ?? []) as readonly IcebergField[]);
+    if (fields.length === 0)
+      throw new NotProjectable(
+        column,
+        'every field of the struct is of the unknown type, so a data file has nothing of it to store',
+        false,
+      );
     return { struct: fields.map((f) => projectedFieldOf(`${column}.${f.name}`, f)) };
   }
   throw new NotProjectable(column, `its type is a ${type.type}, which this rewrite does not project`, false);
@@ -134,18 +177,33 @@ function initialDefaultOf(column: string, f: IcebergField): ProjectedDefault | u
         `its initial-default ${JSON.stringify(raw)} is not {} (a struct's default holds no field values: each field has its own)`,
       );
     const fields = (f.type.fields ?? []) as readonly IcebergField[];
-    return { struct: fields.map((sub) => initialDefaultOf(`${column}.${sub.name}`, sub) ?? null) };
+    for (const sub of fields) if (isUnknown(sub)) checkUnknown(`${column}.${sub.name}`, sub, false);
+    return {
+      struct: storedFields(fields).map((sub) => initialDefaultOf(`${column}.${sub.name}`, sub) ?? null),
+    };
   }
+  if (UNWRITTEN_DEFAULT.test(f.type))
+    throw new NotProjectable(
+      column,
+      `its type ${f.type} is not one this rewrite projects, so its initial-default ${JSON.stringify(raw)} is not written: files written before the column was added are left as they are (readers still read the default in them); an Iceberg engine's rewrite_data_files can rewrite them`,
+    );
   const type = projectedTypeOf(column, f.type);
   const value = icebergDefaultValue(f.type, raw);
-  const why = typeof value === 'string' && value.startsWith('!') ? value.slice(1) : undefined;
-  if (why !== undefined || projectedValueProblem(type, value) !== undefined)
+  const why =
+    typeof value === 'string' && value.startsWith('!') ? value.slice(1) : projectedValueProblem(type, value);
+  if (why !== undefined)
     throw new NotProjectable(
       column,
       `its initial-default ${JSON.stringify(raw)} is not a ${f.type} as Iceberg's JSON single-value serialization spells it${why === undefined ? '' : ` (${why})`}`,
     );
   return value;
 }
+
+/**
+ * Primitive types whose `initial-default` the rewrite does not write, because it writes no column of them (the
+ * engine's projection has no time of day, 16-byte uuid or fixed-length binary type).
+ */
+const UNWRITTEN_DEFAULT = /^(time|uuid|fixed\[\d+\])$/;
 
 /** Days from 1970-01-01 to the proleptic Gregorian `y-m-d` (exact integer arithmetic, any year). */
 function daysFromCivil(y: number, m: number, d: number): number {
@@ -163,7 +221,13 @@ function daysInMonth(y: number, m: number): number {
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?(\+00:00)?$/;
+/**
+ * An ISO-8601 date and time with at most nanoseconds (microseconds for `timestamp`/`timestamptz`), and a zone offset (`±hh:mm`, or `Z`) or none. Appendix D
+ * writes a timestamptz with `+00:00`; Iceberg's own reader (Java's `OffsetDateTime` parse) takes any offset and
+ * reads the instant in UTC, which is exact, so this does too.
+ */
+const TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([+-])(\d{2}):(\d{2})|(Z))?$/;
 
 /** Days since 1970-01-01 of an ISO-8601 date `yyyy-mm-dd`; undefined when it is not one (or not a calendar day). */
 function isoDays(y: string, m: string, d: string): number | undefined {
@@ -209,19 +273,35 @@ function icebergDefaultValue(type: string, raw: unknown): ProjectedValue {
       return days ?? '!not an ISO-8601 date yyyy-mm-dd';
     }
     case 'timestamp':
-    case 'timestamptz': {
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns': {
+      const nanos = type.endsWith('_ns');
+      const digits = nanos ? 9 : 6;
       const m = typeof raw === 'string' ? TIMESTAMP.exec(raw) : null;
-      if (m === null) return '!not an ISO-8601 timestamp with at most microseconds';
-      if ((type === 'timestamptz') !== (m[8] !== undefined))
-        return type === 'timestamptz'
-          ? '!a timestamptz must end in +00:00'
-          : '!a timestamp has no zone offset';
+      if (m === null || (m[7] ?? '').length > digits)
+        return `!not an ISO-8601 timestamp with at most ${nanos ? 'nanoseconds' : 'microseconds'}`;
+      const zoned = m[8] !== undefined || m[11] !== undefined;
+      if (type.startsWith('timestamptz') !== zoned)
+        return type.startsWith('timestamptz')
+          ? `!a ${type} has a zone offset (+00:00)`
+          : `!a ${type} has no zone offset`;
       const days = isoDays(m[1] as string, m[2] as string, m[3] as string);
       const [h, min, sec] = [Number(m[4]), Number(m[5]), Number(m[6] ?? 0)];
       if (days === undefined || h > 23 || min > 59 || sec > 59) return '!not a calendar day and time of day';
-      const micros =
-        ((BigInt(days) * 24n + BigInt(h)) * 60n + BigInt(min)) * 60_000_000n + BigInt(sec) * 1_000_000n;
-      return (micros + BigInt((m[7] ?? '').padEnd(6, '0'))).toString();
+      // The offset's minutes east of UTC: the UTC instant is the local time minus them (exact integer arithmetic).
+      const [offsetH, offsetMin] = [Number(m[9] ?? 0), Number(m[10] ?? 0)];
+      if (offsetH > 18 || offsetMin > 59 || (offsetH === 18 && offsetMin > 0))
+        return '!its zone offset is not one from -18:00 to +18:00';
+      const perSecond = nanos ? 1_000_000_000n : 1_000_000n;
+      const minutes = (BigInt(days) * 24n + BigInt(h)) * 60n + BigInt(min);
+      const offset = BigInt((m[8] === '-' ? -1 : 1) * (offsetH * 60 + offsetMin));
+      // Out of the 64-bit range (a nanosecond timestamp outside 1677-09-21 … 2262-04-11): refused by the caller's check.
+      return (
+        (minutes - offset) * 60n * perSecond +
+        BigInt(sec) * perSecond +
+        BigInt((m[7] ?? '').padEnd(digits, '0'))
+      ).toString();
     }
     case 'string':
       return typeof raw === 'string' ? raw : '!not a JSON string';
@@ -280,7 +360,7 @@ function sourceOf(column: string, f: IcebergField, node: Node, formatVersion: Fo
         column,
         `it is ${f.type} now but date in the file, a promotion Iceberg allows from format version 3 only (the table is at ${formatVersion})`,
       );
-    if (f.type === 'timestamp') return { widen: 'date32-timestamp-us' };
+    return { widen: f.type === 'timestamp' ? 'date32-timestamp-us' : 'date32-timestamp-ns' };
   }
   throw new NotProjectable(
     column,
@@ -305,8 +385,16 @@ function structSource(
         `${column}.${child.element.name}`,
         'it has no Parquet field id in the file, so it cannot be matched to the current schema',
       );
-  let same = node.children.length === fields.length;
-  const sources: ProjectedFieldSource[] = fields.map((sub, i) => {
+  for (const sub of fields)
+    if (isUnknown(sub))
+      checkUnknown(
+        `${column}.${sub.name}`,
+        sub,
+        node.children.some((c) => c.element.field_id === sub.id),
+      );
+  const stored = storedFields(fields);
+  let same = node.children.length === stored.length;
+  const sources: ProjectedFieldSource[] = stored.map((sub, i) => {
     const name = `${column}.${sub.name}`;
     const position = node.children.findIndex((c) => c.element.field_id === sub.id);
     const child = node.children[position];
@@ -370,18 +458,22 @@ export function projectDataFile(
   }
   const data = dataColumns(root, formatVersion);
   const columns: ProjectedColumn[] = [];
-  let identical = data.length === current.fields.length;
+  const stored = storedFields(current.fields);
+  let identical = data.length === stored.length;
   try {
-    current.fields.forEach((f, i) => {
-      // The written type first: a type the projection does not describe leaves a file of the current schema as written.
-      const field = projectedFieldOf(f.name, f);
+    for (const f of current.fields) if (isUnknown(f)) checkUnknown(f.name, f, byId.has(f.id));
+    stored.forEach((f, i) => {
       const node = byId.get(f.id);
       if (node === undefined) {
+        // A column the file lacks: its default first, so a default the rewrite does not write is named as such.
         identical = false;
         const value = initialDefaultOf(f.name, f);
+        const field = projectedFieldOf(f.name, f);
         columns.push(value === undefined ? { field } : { field, default: value });
         return;
       }
+      // The written type first: a type the projection does not describe leaves a file of the current schema as written.
+      const field = projectedFieldOf(f.name, f);
       if (data[i] !== node || node.element.name !== f.name) identical = false;
       const shape = sourceOf(f.name, f, node, formatVersion);
       if (Object.keys(shape).length > 0) identical = false;
@@ -435,10 +527,11 @@ export function projectionRestatesFile(
  */
 function sameAsCurrent(root: Node, current: IcebergSchema, formatVersion: FormatVersion): boolean {
   const data = dataColumns(root, formatVersion);
+  const stored = storedFields(current.fields);
   return (
-    data.length === current.fields.length &&
+    data.length === stored.length &&
     root.children.slice(0, data.length).every((c, i) => c === data[i]) &&
-    current.fields.every((f, i) => {
+    stored.every((f, i) => {
       const e = data[i]?.element;
       return e !== undefined && e.field_id === f.id && e.name === f.name;
     })

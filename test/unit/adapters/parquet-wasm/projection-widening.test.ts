@@ -100,3 +100,85 @@ describe('rewriteGroup with a date → timestamp projection', () => {
     expect((await target.list('')).objects).toEqual([]);
   });
 });
+
+/** `d` written as the nanosecond timestamp `t` (Iceberg v3's date → timestamp_ns). */
+const NANOS_PROJECTION: ColumnProjection = {
+  columns: [
+    {
+      field: { name: 't', fieldId: 1, nullable: true, type: 'timestamp-ns' },
+      source: { column: 'd', widen: 'date32-timestamp-ns' },
+    },
+  ],
+  keyValueMetadata: {},
+};
+
+describe('rewriteGroup with a date → timestamp_ns projection', () => {
+  it('writes every day as the nanoseconds of its midnight, exactly, to the ends of the 64-bit range', async () => {
+    // Prepare: days around the epoch and the first and last days whose midnight 64-bit nanoseconds hold
+    const source = new MemoryObjectStore();
+    const target = new MemoryObjectStore();
+    await source.put(
+      'in/a.parquet',
+      await duck.parquet(
+        `SELECT * FROM (VALUES (DATE '1970-01-01'), (DATE '1969-12-31'), (NULL::DATE), (DATE '1677-09-22'),
+                               (DATE '2262-04-11')) t(d)`,
+        { extraOptions: ['FIELD_IDS {d: 1}'] },
+      ),
+    );
+    const a = await fileOf(source, 'in/a.parquet');
+
+    // Act
+    const result = await rewriteGroup(
+      { source, target },
+      { groupId: 'g1', files: [{ ...a, projection: NANOS_PROJECTION }] },
+      { outputKey: (i) => `out/${i}.parquet` },
+    );
+    const report = await verifyOutputs(target, result.outputs, result.fingerprint);
+
+    // Assess: each value is DuckDB's epoch nanoseconds of the input day's midnight; the column TIMESTAMP_NS
+    const inputs = await duck.materialise(source, ['in/a.parquet']);
+    const outputs = await duck.materialise(
+      target,
+      result.outputs.map((o) => o.key),
+    );
+    const expected = await duck.db.rows(
+      `SELECT (epoch_us(d::TIMESTAMP)::HUGEINT * 1000)::VARCHAR AS ns FROM read_parquet(${inputs}) ORDER BY ALL`,
+    );
+    const written = await duck.db.rows(
+      `SELECT (epoch_ns(t))::VARCHAR AS ns FROM read_parquet(${outputs}) ORDER BY ALL`,
+    );
+    expect(report.rows).toBe(5);
+    expect(written).toEqual(expected);
+    const types = await duck.db.rows(`DESCRIBE SELECT * FROM read_parquet(${outputs})`);
+    expect(types.map((t) => [t.column_name, t.column_type])).toEqual([['t', 'TIMESTAMP_NS']]);
+  });
+
+  it('refuses a day whose midnight 64-bit nanoseconds cannot hold (after 2262-04-11), naming file, column and day, writing nothing', async () => {
+    // Prepare
+    const source = new MemoryObjectStore();
+    const target = new MemoryObjectStore();
+    await source.put(
+      'in/late.parquet',
+      await duck.parquet(`SELECT * FROM (VALUES (DATE '2024-01-01'), (DATE '2262-04-12')) t(d)`, {
+        extraOptions: ['FIELD_IDS {d: 1}'],
+      }),
+    );
+    const late = await fileOf(source, 'in/late.parquet');
+    const day = Number(await duck.db.scalar(`SELECT (DATE '2262-04-12' - DATE '1970-01-01')::BIGINT`));
+
+    // Act
+    const attempt = rewriteGroup(
+      { source, target },
+      { groupId: 'g1', files: [{ ...late, projection: NANOS_PROJECTION }] },
+      { outputKey: (i) => `out/${i}.parquet` },
+    );
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(UnsupportedInputError);
+    await expect(attempt).rejects.toThrow('in/late.parquet');
+    await expect(attempt).rejects.toThrow(
+      `its date column d holds day ${day} (since 1970-01-01), whose midnight a timestamp in nanoseconds`,
+    );
+    expect((await target.list('')).objects).toEqual([]);
+  });
+});

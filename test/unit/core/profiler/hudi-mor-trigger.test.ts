@@ -274,6 +274,90 @@ describe.each([6, 8] as const)(
       expect(starter.starts).toHaveLength(1);
     });
 
+    it('starts a due partition of one file slice, fewer files than minInputFiles, and one whose compaction a failed run left at its plan', async () => {
+      // Prepare: one file group, an insert and 3 delta commits of updates: due (4 ≥ 4), its slice a base file and 3
+      // log files — 4 files, below the policy's minInputFiles of 5. A copy of it with the compaction scheduled by a
+      // run that then failed (its plan left on the timeline, as after a lock timeout at completion).
+      const tables = [];
+      for (const leftAtPlan of [false, true]) {
+        const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-mor-trigger-'));
+        dirs.push(dir);
+        const store = new LocalObjectStore(dir);
+        const table = await createHudiMorTable(store, ROOT, version, '20261201000000000');
+        await appendHudiInsert(table, PARTITION, 5);
+        for (let i = 0; i < 3; i += 1) await appendHudiDeltaCommit(table, PARTITION, { fraction: 0.4 });
+        // The merged view before any compaction is scheduled (the view sets a pending compaction's groups aside).
+        const before = await hudiMergedView(db, dir, ROOT, COLUMNS);
+        if (leftAtPlan)
+          await expect(
+            compactHudiMergeOnRead(
+              {
+                store,
+                engine: defaultParquetEngine,
+                clock: new ManualClock(NOW),
+                coordination: {
+                  localZone: 'UTC',
+                  lockFor: () =>
+                    new StorageBasedHudiLock({ store, tableRoot: ROOT, clock: new ManualClock(NOW) }),
+                },
+              },
+              ROOT,
+              { deltaCommits: 4, crashAfter: 'scheduled' },
+            ),
+          ).rejects.toThrow(/crash after scheduling/);
+        tables.push({ dir, store, table, before });
+      }
+      const ref = { table: 'trips', partition: PARTITION };
+
+      // Act: each table's events, then the run the trigger started
+      const outcomes = [];
+      for (const t of tables) {
+        const { stats, starter, deps } = profilerOf(t.store);
+        const names = await completedNames(t.table);
+        await profileCommits(
+          deps,
+          names.map((n) => commitEvent(version, n)),
+          NOW,
+        );
+        const scheduled = await stats.get(ref);
+        const result = await runPartition(
+          {
+            store: t.store,
+            journal: new MemoryJournal(),
+            clock: new ManualClock(NOW),
+            engine: defaultParquetEngine,
+            leases: new MemoryLeases(),
+            format: formatForTable(TABLES, 'trips', {}),
+            wait: async () => {},
+          },
+          buildRunContext(
+            { name: 'trips', prefix: ROOT, bucket: 'local', format: 'hudi' },
+            PARTITION,
+            { quietMinutes: 0, trigger: 'profiler' },
+            { executionName: starter.starts[0] ?? 'none', startedAt: NOW },
+          ),
+          { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
+        );
+        outcomes.push({ scheduled, starts: starter.starts.length, result });
+      }
+
+      // Assess: both counted 4 due files (< minInputFiles 5) and started one run, which compacted with the same rows
+      expect(POLICIES.get('trips')?.minInputFiles).toBe(5);
+      for (const [i, o] of outcomes.entries()) {
+        const t = tables[i] as (typeof tables)[number];
+        expect(o.scheduled, `table ${i}`).toMatchObject({ state: 'scheduled', fileCount: 4, dueCount: 4 });
+        expect(o.scheduled?.lastDecision?.reasons).toContain(
+          "a table service of the table's format is due on 4 file(s): size checks not applied (minInputFiles 5)",
+        );
+        expect(o.starts, `table ${i}`).toBe(1);
+        expect(o.result.summary.status, JSON.stringify(o.result.summary)).toBe('SUCCEEDED');
+        const after = await readHudiTable(t.store, ROOT);
+        expect(after.timeline.pendingPlans).toEqual([]);
+        expect(after.timeline.completedWrites.filter((w) => w.metadata.compacted)).toHaveLength(1);
+        expect(await hudiMergedView(db, t.dir, ROOT, COLUMNS)).toEqual(t.before);
+      }
+    });
+
     it('counts the file groups of a pending compaction wholly in the partition, whose run finishes it, same rows', async () => {
       // Prepare: a compaction of the partition's two slices scheduled by a run that died right after (its requested
       // and inflight files left on the timeline, their file groups set aside from the live slices)

@@ -61,6 +61,22 @@ describe('projectDataFile: a column added with an initial-default reads as it in
     ['timestamp', '2017-11-16T22:31:08.123456', 'timestamp-us', '1510871468123456'],
     ['timestamp without seconds', '1970-01-01T00:01', 'timestamp-us', '60000000'],
     ['timestamptz', '2017-11-16T22:31:08.1+00:00', 'timestamp-us-utc', '1510871468100000'],
+    [
+      'timestamptz at another offset (read as its UTC instant)',
+      '2017-11-16T17:31:08.1-05:00',
+      'timestamp-us-utc',
+      '1510871468100000',
+    ],
+    [
+      'timestamptz at a half-hour offset across midnight',
+      '2017-11-17T04:01:08.000001+05:30',
+      'timestamp-us-utc',
+      '1510871468000001',
+    ],
+    ['timestamptz in Z', '2017-11-16T22:31:08.1Z', 'timestamp-us-utc', '1510871468100000'],
+    ['timestamp_ns', '2017-11-16T22:31:08.123456789', 'timestamp-ns', '1510871468123456789'],
+    ['timestamp_ns before 1970', '1969-12-31T23:59:59.999999999', 'timestamp-ns', '-1'],
+    ['timestamptz_ns', '2017-11-16T17:31:08.000000001-05:00', 'timestamp-ns-utc', '1510871468000000001'],
     ['string', 'n/a ✓', 'string', 'n/a ✓'],
     ['binary', '00FF10', 'binary', '00ff10'],
   ] as const)('%s', (type, initial, written, value) => {
@@ -196,8 +212,21 @@ describe('projectDataFile: a column added with an initial-default reads as it in
       '2017-11-16T22:31:08+00:00',
       'a timestamp has no zone offset',
     ],
-    ['a timestamptz without +00:00', 'timestamptz', '2017-11-16T22:31:08-05:00', 'at most microseconds'],
+    ['a timestamptz without a zone offset', 'timestamptz', '2017-11-16T22:31:08', 'has a zone offset'],
+    [
+      'a timestamptz offset past 18 hours',
+      'timestamptz',
+      '2017-11-16T22:31:08+19:00',
+      'not one from -18:00 to +18:00',
+    ],
     ['a timestamp in nanoseconds', 'timestamp', '2017-11-16T22:31:08.123456789', 'at most microseconds'],
+    [
+      'a timestamp_ns past 2262-04-11 (beyond 64-bit nanoseconds)',
+      'timestamp_ns',
+      '2262-04-12T00:00:00',
+      'decimal string of a 64-bit integer',
+    ],
+    ['a timestamptz_ns without a zone offset', 'timestamptz_ns', '2017-11-16T22:31:08', 'has a zone offset'],
     ['an int past 32 bits', 'int', 2147483648, 'is not a int'],
     ['an int written as a string', 'int', '5', 'not a JSON int'],
     ['a float written as a string', 'float', '1.5', 'not a JSON number'],
@@ -216,7 +245,7 @@ describe('projectDataFile: a column added with an initial-default reads as it in
     expect(projected.kind === 'refused' && projected.reason).toContain(why);
   });
 
-  it.each(['time', 'uuid', 'fixed[4]', 'timestamp_ns'])(
+  it.each(['time', 'uuid', 'fixed[4]'])(
     'refuses a %s column added with a default (a type it does not write), naming it',
     (type) => {
       // Act
@@ -230,7 +259,7 @@ describe('projectDataFile: a column added with an initial-default reads as it in
       // Assess
       expect(projected.kind).toBe('refused');
       expect(projected.kind === 'refused' && projected.reason).toContain(
-        `column added: its type ${type} is not one this rewrite projects`,
+        `column added: its type ${type} is not one this rewrite projects, so its initial-default "x" is not written: files written before the column was added are left as they are`,
       );
     },
   );
@@ -285,29 +314,61 @@ describe('projectDataFile: promotions by format version', () => {
     );
   });
 
-  it('rewrites a date file of a table now at timestamp_ns as written (no projection to nanoseconds), or refuses it beside another change', () => {
-    // Act: alone, the file is the current schema by id and name: it keeps its own schema, readers promote it
-    const alone = projectDataFile(
+  it('widens a date to a timestamp_ns (days to their midnight in nanoseconds) in a v3 table', () => {
+    // Act
+    const projected = projectDataFile(
       dateFile,
       schema([{ id: 1, name: 'd', required: false, type: 'timestamp_ns' }]),
       '{}',
       { formatVersion: 3 },
     );
-    const withAdded = projectDataFile(
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns[0]).toEqual({
+      field: { name: 'd', fieldId: 1, nullable: true, type: 'timestamp-ns' },
+      source: { column: 'd', widen: 'date32-timestamp-ns' },
+    });
+  });
+
+  it('refuses date → timestamptz_ns, which no version allows', () => {
+    // Act
+    const projected = projectDataFile(
       dateFile,
-      schema([
-        { id: 1, name: 'd', required: false, type: 'timestamp_ns' },
-        { id: 2, name: 'e', required: false, type: 'int' },
-      ]),
+      schema([{ id: 1, name: 'd', required: false, type: 'timestamptz_ns' }]),
       '{}',
       { formatVersion: 3 },
     );
 
     // Assess
-    expect(alone).toEqual({ kind: 'as-written' });
-    expect(withAdded.kind === 'refused' && withAdded.reason).toContain(
-      'column d: its type timestamp_ns is not one this rewrite projects',
+    expect(projected.kind === 'refused' && projected.reason).toContain(
+      'column d: it is timestamptz_ns now but date in the file, which is not a promotion Iceberg allows',
     );
+  });
+
+  it('reads a nanosecond timestamp column as written (INT64 TIMESTAMP(NANOS), with and without UTC)', () => {
+    // Prepare
+    const nanos = (utc: boolean) => ({
+      logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: utc, unit: 'NANOS' },
+    });
+    const file = [
+      root(2),
+      leaf('a', 'INT64', 1, nanos(false) as Partial<SchemaElement>),
+      leaf('b', 'INT64', 2, nanos(true) as Partial<SchemaElement>),
+    ];
+    const current = schema([
+      { id: 1, name: 'a', required: false, type: 'timestamp_ns' },
+      { id: 2, name: 'b', required: false, type: 'timestamptz_ns' },
+      { id: 3, name: 'c', required: false, type: 'int' },
+    ]);
+
+    // Act
+    const projected = projectDataFile(file, current, '{}', { formatVersion: 3 });
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.projection.columns.slice(0, 2)).toEqual([
+      { field: { name: 'a', fieldId: 1, nullable: true, type: 'timestamp-ns' }, source: { column: 'a' } },
+      { field: { name: 'b', fieldId: 2, nullable: true, type: 'timestamp-ns-utc' }, source: { column: 'b' } },
+    ]);
   });
 });
 
@@ -444,5 +505,95 @@ describe('columnProjectionSchema: default values in a plan', () => {
     // Assess
     expect(parsed.success).toBe(false);
     expect(JSON.stringify(parsed.error?.issues)).toContain(why);
+  });
+});
+
+describe('projectDataFile: the unknown type (v3), always null and never stored', () => {
+  const unknownField = (id: number, name: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    name,
+    required: false,
+    type: 'unknown',
+    ...extra,
+  });
+
+  it('writes no column for a top-level or struct field of the unknown type, and a file of the current schema is restated', () => {
+    // Prepare: the file holds id and p{x}; the schema adds u (unknown) and p.v (unknown)
+    const file = [
+      root(2),
+      leaf('id', 'INT64', 1),
+      { name: 'p', field_id: 3, num_children: 1, repetition_type: 'OPTIONAL' } as SchemaElement,
+      leaf('x', 'INT32', 4),
+    ];
+    const current = schema([
+      ID_FIELD,
+      unknownField(2, 'u'),
+      {
+        id: 3,
+        name: 'p',
+        required: false,
+        type: {
+          type: 'struct',
+          fields: [{ id: 4, name: 'x', required: false, type: 'int' }, unknownField(5, 'v')],
+        },
+      },
+    ]);
+
+    // Act
+    const projected = projectDataFile(file, current, '{}', { formatVersion: 3 });
+
+    // Assess: id and p{x} from the file, nothing for u or p.v, and the projection only restates the file
+    if (projected.kind !== 'projected') throw new Error(JSON.stringify(projected));
+    expect(projected.projection.columns.slice(0, 2)).toEqual([
+      { field: { name: 'id', fieldId: 1, nullable: true, type: 'int64' }, source: { column: 'id' } },
+      {
+        field: {
+          name: 'p',
+          fieldId: 3,
+          nullable: true,
+          type: { struct: [{ name: 'x', fieldId: 4, nullable: true, type: 'int32' }] },
+        },
+        source: { column: 'p' },
+      },
+    ]);
+    expect(projectionRestatesFile(file, current, projected.projection, { formatVersion: 3 })).toBe(true);
+  });
+
+  it('reads a column promoted from unknown as null in a file written while it was unknown', () => {
+    // Act
+    const column = addedColumn({ id: 2, name: 'w', required: false, type: 'long' }, 3);
+
+    // Assess
+    expect(column).toEqual({ field: { name: 'w', fieldId: 2, nullable: true, type: 'int64' } });
+  });
+
+  it.each([
+    [
+      'a non-null initial-default',
+      [unknownField(2, 'u', { 'initial-default': 1 })],
+      ID_ONLY,
+      'column u: it is of the unknown type with the initial-default 1, but an unknown column',
+    ],
+    [
+      'a required unknown column',
+      [{ ...unknownField(2, 'u'), required: true }],
+      ID_ONLY,
+      'column u: it is of the unknown type but required',
+    ],
+    [
+      'a file storing a column of its field id',
+      [unknownField(2, 'u')],
+      [root(2), leaf('id', 'INT64', 1), leaf('u', 'INT32', 2)],
+      'column u: it is of the unknown type, which is never stored in data files, but the file has a column of its field id',
+    ],
+  ])('refuses %s by name, the file left alone', (_what, added, file, why) => {
+    // Act
+    const projected = projectDataFile(file as SchemaElement[], schema([ID_FIELD, ...added]), '{}', {
+      formatVersion: 3,
+    });
+
+    // Assess
+    expect(projected.kind).toBe('refused');
+    expect(projected.kind === 'refused' && projected.reason).toContain(why);
   });
 });

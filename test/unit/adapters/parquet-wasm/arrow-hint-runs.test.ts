@@ -1,0 +1,172 @@
+// Files of one Parquet schema whose writers recorded different Arrow types for it (the footer's ARROW:schema: a
+// string or a large string, a dictionary-encoded string, a UTC timestamp labelled with another zone) decode to
+// different Arrow schemas. They are one run and one output: each batch is converted to the output's Arrow type,
+// values unchanged, and verified. A difference the rewrite does not convert exactly (a list of strings beside a list
+// of large strings) is refused naming the file and the column, as an unsupported input — never as a corrupt one.
+import {
+  type DataType,
+  Dictionary,
+  Field,
+  Int32,
+  Int64,
+  LargeUtf8,
+  List,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  TimestampMicrosecond,
+  tableToIPC,
+  Utf8,
+  vectorFromArray,
+} from 'apache-arrow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import { parquetWasmEngine } from '../../../../functions/adapters/parquet-wasm/engine.js';
+import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
+import { pw } from '../../../../functions/adapters/parquet-wasm/wasm.js';
+import { UnsupportedInputError } from '../../../../functions/core/errors.js';
+import { type DuckWorkspace, duckWorkspace, fileOf } from './helpers.js';
+
+let duck: DuckWorkspace;
+
+beforeAll(async () => {
+  duck = await duckWorkspace();
+});
+
+afterAll(async () => {
+  await duck.close();
+});
+
+/** A Parquet file written by parquet-wasm from `columns` (name, Arrow type, values): its ARROW:schema says those types. */
+function parquetOf(columns: readonly (readonly [string, DataType, readonly unknown[]])[]): Uint8Array {
+  const fields = columns.map(([name, type]) => new Field(name, type, true));
+  const schema = new Schema(fields);
+  const rows = columns[0]?.[2].length ?? 0;
+  const children = columns.map(([, type, values]) => vectorFromArray([...values] as never[], type).data[0]);
+  const batch = new RecordBatch(
+    schema,
+    makeData({ type: new Struct(fields), length: rows, nullCount: 0, children: children as never }),
+  );
+  return pw.writeParquet(pw.Table.fromIPCStream(tableToIPC(new Table([batch]), 'stream')));
+}
+
+/** Every row of the stored objects as text, canonically ordered (read by DuckDB). */
+async function rowsOf(store: MemoryObjectStore, keys: readonly string[]): Promise<string[]> {
+  const rows = await duck.db.rows(
+    `SELECT COLUMNS(*)::VARCHAR FROM read_parquet(${await duck.materialise(store, keys)}) ORDER BY ALL`,
+  );
+  return rows.map((r) => JSON.stringify(r));
+}
+
+/** Epoch milliseconds (arrow-js builds timestamps from them). */
+const MS = 1_700_000_000_123;
+
+describe('inputs of one Parquet schema decoded to different Arrow types', () => {
+  it.each([
+    ['one output, on this thread', 1, undefined],
+    ['two outputs, encoded on worker threads', 2, 2],
+  ] as const)(
+    'are written into %s, each batch converted to its Arrow type with every value unchanged, and verified',
+    async (_what, workers, expectedOutputFiles) => {
+      // Prepare: three files of one Parquet schema (id INT64, s STRING, ts TIMESTAMP(MICROS, UTC)) from writers that
+      // recorded s as utf8 / large_utf8 / dictionary<int32, utf8> and ts as UTC / Europe/Berlin
+      const store = new MemoryObjectStore();
+      const ts = (zone: string) => new TimestampMicrosecond(zone);
+      await store.put(
+        'in/a.parquet',
+        parquetOf([
+          ['id', new Int64(), [1n, 2n]],
+          ['s', new Utf8(), ['a', null]],
+          ['ts', ts('UTC'), [MS, null]],
+        ]),
+      );
+      await store.put(
+        'in/b.parquet',
+        parquetOf([
+          ['id', new Int64(), [3n, 4n, 5n]],
+          ['s', new LargeUtf8(), ['b', 'ünï', null]],
+          ['ts', ts('Europe/Berlin'), [MS + 1, null, -MS]],
+        ]),
+      );
+      await store.put(
+        'in/c.parquet',
+        parquetOf([
+          ['id', new Int64(), [6n, 7n, 8n]],
+          ['s', new Dictionary(new Utf8(), new Int32()), ['c', 'c', null]],
+          ['ts', ts('UTC'), [null, MS + 2, MS + 2]],
+        ]),
+      );
+      const keys = ['in/a.parquet', 'in/b.parquet', 'in/c.parquet'];
+      const files = await Promise.all(keys.map((k) => fileOf(store, k)));
+      const before = await rowsOf(store, keys);
+
+      // Act
+      const result = await rewriteGroup(
+        { source: store, target: store },
+        { groupId: 'g', files, ...(expectedOutputFiles !== undefined && { expectedOutputFiles }) },
+        { outputKey: (i) => `out/${i}.parquet`, codec: 'zstd', workers },
+      );
+
+      // Assess: the outputs asked for, verified from the objects, holding the inputs' row multiset as DuckDB reads it
+      const outputs = result.outputs.map((o) => o.key);
+      expect(outputs).toHaveLength(expectedOutputFiles ?? 1);
+      await parquetWasmEngine.verifyOutputs(store, result.outputs, result.fingerprint);
+      expect(before).toHaveLength(8);
+      expect(await rowsOf(store, outputs)).toEqual(before);
+      const types = await duck.db.rows(
+        `DESCRIBE SELECT * FROM read_parquet(${await duck.materialise(store, outputs)})`,
+      );
+      expect(types.map((t) => [t.column_name, t.column_type])).toEqual([
+        ['id', 'BIGINT'],
+        ['s', 'VARCHAR'],
+        ['ts', 'TIMESTAMP WITH TIME ZONE'],
+      ]);
+    },
+  );
+
+  it('refuses, naming the file and the column, a difference it does not convert exactly (list of utf8 beside list of large_utf8), writing nothing', async () => {
+    // Prepare
+    const store = new MemoryObjectStore();
+    const list = (item: DataType) => new List(new Field('item', item, true));
+    await store.put(
+      'in/a.parquet',
+      parquetOf([
+        ['id', new Int64(), [1n]],
+        ['tags', list(new Utf8()), [['x', 'y']]],
+      ]),
+    );
+    await store.put(
+      'in/b.parquet',
+      parquetOf([
+        ['id', new Int64(), [2n]],
+        ['tags', list(new LargeUtf8()), [['z']]],
+      ]),
+    );
+    const files = await Promise.all(['in/a.parquet', 'in/b.parquet'].map((k) => fileOf(store, k)));
+
+    // Act
+    const run = rewriteGroup(
+      { source: store, target: store },
+      { groupId: 'g', files },
+      { outputKey: (i) => `out/${i}.parquet`, codec: 'zstd' },
+    );
+
+    // Assess: an unsupported input named with its column and what to do; no output object; inputs as they were
+    const err = await run.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(UnsupportedInputError);
+    expect((err as UnsupportedInputError).key).toBe('in/b.parquet');
+    expect((err as Error).message).toMatch(/column tags decodes as List<LargeUtf8>/);
+    expect((err as Error).message).toMatch(/ARROW:schema/);
+    expect((err as Error).message).toMatch(/compact this file apart/);
+    expect((await store.list('out/')).objects).toEqual([]);
+    expect((await store.list('in/')).objects.map((o) => o.key).sort()).toEqual([
+      'in/a.parquet',
+      'in/b.parquet',
+    ]);
+  });
+});
