@@ -6,7 +6,7 @@
 // `appendHudiDeltaCommit` upserts a fraction of a partition's records into one new log file per file slice (an Avro
 // data block through the log writer), so there are log files to compact; the appender keeps the latest version of
 // every record it wrote, the merged view a reader of the table must see. A Merge-on-Read table can also carry a
-// decimal column (`amount`, decimal(20, 2): FIXED_LEN_BYTE_ARRAY in base files, Avro `fixed` in log records), and a
+// decimal column (`amount`, decimal(20, 2) or another: FIXED_LEN_BYTE_ARRAY in base files, Avro `fixed` in log records), and a
 // delta commit can write its records as a Parquet data block instead of an Avro one. Beside a running clustering or compaction
 // (the demo), each commit can be made as a Hudi writer configured with the storage lock makes it: under the table's
 // lock, its instant minted from the clock and after every instant on the timeline, so the appender's commits never
@@ -75,35 +75,52 @@ export const MOR_APPENDER_SCHEMA = JSON.stringify({
   ],
 });
 
-/** The decimal of a Merge-on-Read table's `amount` column: 20 digits, 2 after the point, in 9 bytes (Avro's fixed). */
-export const AMOUNT_DECIMAL = { precision: 20, scale: 2, size: 9 } as const;
+/** The decimal type of a Merge-on-Read table's `amount` column: digits, digits after the point, bytes of its fixed. */
+export interface AmountDecimal {
+  readonly precision: number;
+  readonly scale: number;
+  readonly size: number;
+}
+
+/** The default `amount` decimal: 20 digits, 2 after the point, in 9 bytes (Avro's fixed; the fewest that hold 20 digits). */
+export const AMOUNT_DECIMAL: AmountDecimal = { precision: 20, scale: 2, size: 9 };
 
 /**
- * The `amount` field as Spark's Hudi writer declares a decimal(20, 2) column: a nullable `fixed` of the fewest bytes
- * that hold 20 digits, with logicalType decimal (its Parquet form is FIXED_LEN_BYTE_ARRAY(9) DECIMAL(20, 2)).
+ * A decimal(10, 2) `amount` in 5 bytes, as Spark's Hudi writer (Avro) stores it — where the Parquet engine's own form
+ * of 10 digits would be INT64, so compacting it proves the engine keeps the input's form.
  */
-const AMOUNT_FIELD = {
-  name: 'amount',
-  type: [
-    'null',
-    {
-      type: 'fixed',
-      name: 'fixed',
-      namespace: 'hoodie.events.events_record.amount',
-      size: AMOUNT_DECIMAL.size,
-      logicalType: 'decimal',
-      precision: AMOUNT_DECIMAL.precision,
-      scale: AMOUNT_DECIMAL.scale,
-    },
-  ],
-  default: null,
-};
+export const AMOUNT_DECIMAL_10: AmountDecimal = { precision: 10, scale: 2, size: 5 };
 
-/** {@link MOR_APPENDER_SCHEMA} with the `amount` decimal column last. */
-export const MOR_AMOUNT_APPENDER_SCHEMA = JSON.stringify({
-  ...JSON.parse(MOR_APPENDER_SCHEMA),
-  fields: [...(JSON.parse(MOR_APPENDER_SCHEMA) as { fields: unknown[] }).fields, AMOUNT_FIELD],
-});
+/**
+ * The `amount` field as Spark's Hudi writer declares a decimal column: a nullable `fixed` of the fewest bytes that
+ * hold its digits, with logicalType decimal (its Parquet form is FIXED_LEN_BYTE_ARRAY(size) DECIMAL(precision, scale)).
+ */
+function amountField(amount: AmountDecimal) {
+  return {
+    name: 'amount',
+    type: [
+      'null',
+      {
+        type: 'fixed',
+        name: 'fixed',
+        namespace: 'hoodie.events.events_record.amount',
+        size: amount.size,
+        logicalType: 'decimal',
+        precision: amount.precision,
+        scale: amount.scale,
+      },
+    ],
+    default: null,
+  };
+}
+
+/** {@link MOR_APPENDER_SCHEMA} with an `amount` decimal column last. */
+function morAmountAppenderSchema(amount: AmountDecimal): string {
+  return JSON.stringify({
+    ...JSON.parse(MOR_APPENDER_SCHEMA),
+    fields: [...(JSON.parse(MOR_APPENDER_SCHEMA) as { fields: unknown[] }).fields, amountField(amount)],
+  });
+}
 
 /** Hudi's meta columns, first in every base file and log record. */
 const META_FIELDS = [
@@ -126,16 +143,18 @@ export const MOR_LOG_SCHEMA = JSON.stringify({
   ],
 });
 
-/** {@link MOR_LOG_SCHEMA} with the `amount` decimal column last. */
-export const MOR_AMOUNT_LOG_SCHEMA = JSON.stringify({
-  ...JSON.parse(MOR_LOG_SCHEMA),
-  fields: [...(JSON.parse(MOR_LOG_SCHEMA) as { fields: unknown[] }).fields, AMOUNT_FIELD],
-});
+/** {@link MOR_LOG_SCHEMA} with an `amount` decimal column last. */
+function morAmountLogSchema(amount: AmountDecimal): string {
+  return JSON.stringify({
+    ...JSON.parse(MOR_LOG_SCHEMA),
+    fields: [...(JSON.parse(MOR_LOG_SCHEMA) as { fields: unknown[] }).fields, amountField(amount)],
+  });
+}
 
 /** The schema a Merge-on-Read table's commits record, and its log blocks' writer schema. */
 function morSchemas(table: AppenderTable): { readonly commit: string; readonly log: string } {
-  return table.amount === true
-    ? { commit: MOR_AMOUNT_APPENDER_SCHEMA, log: MOR_AMOUNT_LOG_SCHEMA }
+  return table.amount !== undefined
+    ? { commit: morAmountAppenderSchema(table.amount), log: morAmountLogSchema(table.amount) }
     : { commit: MOR_APPENDER_SCHEMA, log: MOR_LOG_SCHEMA };
 }
 
@@ -209,8 +228,8 @@ export interface AppenderTable {
   readonly latest?: Map<string, AppenderRow>;
   /** Merge-on-Read only: delta commits of updates made so far (rotates which records the next one updates). */
   deltaCommits?: number;
-  /** Merge-on-Read only: every record also has `amount`, a decimal(20, 2) (see {@link AMOUNT_DECIMAL}). */
-  readonly amount?: boolean;
+  /** Merge-on-Read only: every record also has `amount`, a decimal of this type (see {@link AMOUNT_DECIMAL}). */
+  readonly amount?: AmountDecimal;
 }
 
 function keyOf(table: AppenderTable, relative: string): string {
@@ -240,7 +259,7 @@ export async function createHudiMorTable(
   root: string,
   version: AppenderTableVersion,
   start = '20240301000000000',
-  options: { readonly amount?: boolean } = {},
+  options: { readonly amount?: boolean | AmountDecimal } = {},
 ): Promise<AppenderTable> {
   const table: AppenderTable = {
     store,
@@ -251,7 +270,11 @@ export async function createHudiMorTable(
     written: 0,
     latest: new Map(),
     deltaCommits: 0,
-    ...(options.amount === true ? { amount: true } : {}),
+    ...(options.amount === true
+      ? { amount: AMOUNT_DECIMAL }
+      : typeof options.amount === 'object'
+        ? { amount: options.amount }
+        : {}),
   };
   await store.put(keyOf(table, '.hoodie/hoodie.properties'), properties(version, 'events', 'MERGE_ON_READ'));
   return table;
@@ -363,14 +386,14 @@ function morColumns(rows: readonly AppenderRow[], fileName: string) {
 export function morInsertBaseFile(
   fileName: string,
   rows: readonly AppenderRow[],
-  amount = false,
+  amount?: AmountDecimal,
 ): Uint8Array {
   const keys = rows.map((r) => r._hoodie_record_key);
   return new Uint8Array(
     parquetWriteBuffer({
       ...withAmountColumn(amount, rows, morColumns(rows, fileName)),
       kvMetadata: [
-        { key: 'parquet.avro.schema', value: amount ? MOR_AMOUNT_LOG_SCHEMA : MOR_LOG_SCHEMA },
+        { key: 'parquet.avro.schema', value: amount ? morAmountLogSchema(amount) : MOR_LOG_SCHEMA },
         { key: 'writer.model.name', value: 'avro' },
         ...Object.entries(hudiIndexFooterEntries(keys)).map(([key, value]) => ({ key, value })),
       ],
@@ -386,16 +409,16 @@ interface TypedColumn {
 }
 
 /**
- * The columns of a Merge-on-Read file, with `amount` last when the table has it: FIXED_LEN_BYTE_ARRAY(9) annotated
- * DECIMAL(20, 2), as Hudi's Avro Parquet writer stores the Avro fixed, its values the unscaled BigInts (or null). The
+ * The columns of a Merge-on-Read file, with `amount` last when the table has it: FIXED_LEN_BYTE_ARRAY(size) annotated
+ * DECIMAL(precision, scale), as Hudi's Avro Parquet writer stores the Avro fixed, its values the unscaled BigInts (or null). The
  * schema is then given whole, as the writer takes a column without a basic type.
  */
 function withAmountColumn(
-  amount: boolean,
+  amount: AmountDecimal | undefined,
   rows: readonly AppenderRow[],
   columns: readonly TypedColumn[],
 ): { columnData: never; schema?: never } {
-  if (!amount) return { columnData: columns as never };
+  if (amount === undefined) return { columnData: columns as never };
   const data = rows.map((r) => r.amount ?? null);
   const schema = schemaFromColumnData({
     columnData: [...columns, { name: 'amount', data }] as never,
@@ -403,12 +426,12 @@ function withAmountColumn(
       amount: {
         name: 'amount',
         type: 'FIXED_LEN_BYTE_ARRAY',
-        type_length: AMOUNT_DECIMAL.size,
+        type_length: amount.size,
         repetition_type: 'OPTIONAL',
         converted_type: 'DECIMAL',
-        logical_type: { type: 'DECIMAL', precision: AMOUNT_DECIMAL.precision, scale: AMOUNT_DECIMAL.scale },
-        precision: AMOUNT_DECIMAL.precision,
-        scale: AMOUNT_DECIMAL.scale,
+        logical_type: { type: 'DECIMAL', precision: amount.precision, scale: amount.scale },
+        precision: amount.precision,
+        scale: amount.scale,
       },
     },
   });
@@ -422,13 +445,23 @@ function withAmountColumn(
 }
 
 /**
- * The amount of record `id` when inserted (hundredths): 20 digits, so no double holds it, alternating in sign, null
- * for every seventh record.
+ * The amount of record `id` when inserted (unscaled): every digit of the type used (20 by default, so no double holds
+ * it), alternating in sign, null for every seventh record.
  */
-function insertedAmount(id: number): bigint | null {
+function insertedAmount(id: number, amount: AmountDecimal): bigint | null {
   if (id % 7 === 0) return null;
-  const magnitude = 10n ** 19n + BigInt(id) * 123_456_789_012_345n + 1n;
+  const top = 10n ** BigInt(amount.precision - 1);
+  const magnitude = top + ((BigInt(id) * 123_456_789_012_345n) % (8n * top)) + 1n;
   return id % 2 === 0 ? -magnitude : magnitude;
+}
+
+/**
+ * An updated amount at `instant`: the old one moved by the instant (a null becomes that move), within the type's
+ * digits — by the whole instant at 20 digits, by its last `precision - 2` digits below.
+ */
+function updatedAmount(old: bigint | null | undefined, instant: string, amount: AmountDecimal): bigint {
+  const move = BigInt(instant) % 10n ** BigInt(amount.precision - 2);
+  return old == null ? move : old - move;
 }
 
 /** The rows of a Merge-on-Read insert of `ids` at `instant` into `partition`: version 0 of each record. */
@@ -436,7 +469,7 @@ function insertedRows(
   instant: string,
   partition: string,
   ids: readonly number[],
-  amount = false,
+  amount?: AmountDecimal,
 ): AppenderRow[] {
   return ids.map((id, i) => ({
     _hoodie_commit_time: instant,
@@ -447,7 +480,7 @@ function insertedRows(
     name: `event-${id}`,
     byteField: Number(partition),
     ts: BigInt(instant),
-    ...(amount ? { amount: insertedAmount(id) } : {}),
+    ...(amount ? { amount: insertedAmount(id, amount) } : {}),
   }));
 }
 
@@ -505,7 +538,7 @@ export async function appendHudiInsert(
       await table.store.put(marker, `#partition metadata\ncommitTime=${instant}\npartitionDepth=1\n`);
     // On a Merge-on-Read table every write is a deltacommit, inserts too (they create base files).
     const mor = table.type === 'MERGE_ON_READ';
-    const amount = table.amount === true;
+    const amount = table.amount;
     const inserted = mor ? insertedRows(instant, partition, ids, amount) : [];
     const body = mor
       ? morInsertBaseFile(name, inserted, amount)
@@ -739,7 +772,7 @@ function logDataBlock(
   kind: 'avro' | 'parquet',
 ): Uint8Array {
   const { log } = morSchemas(table);
-  const amount = table.amount === true;
+  const amount = table.amount;
   if (kind === 'avro')
     return avroDataBlock(
       instant,
@@ -747,7 +780,7 @@ function logDataBlock(
       rows.map(({ amount: unscaled, ...r }) => ({
         ...r,
         _hoodie_file_name: fileId,
-        ...(amount ? { amount: unscaled == null ? null : { unscaled, scale: AMOUNT_DECIMAL.scale } } : {}),
+        ...(amount ? { amount: unscaled == null ? null : { unscaled, scale: amount.scale } } : {}),
       })),
     );
   const parquet = parquetWriteBuffer({
@@ -823,10 +856,8 @@ export async function appendHudiDeltaCommit(
           _hoodie_commit_seqno: `${instant}_0_${seq++}`,
           name: `event-${old.id}-u${instant}`,
           ts: BigInt(instant),
-          // A new amount, still 20 digits: the old one moved by the instant (a null becomes the instant itself).
-          ...(table.amount === true
-            ? { amount: old.amount == null ? BigInt(instant) : old.amount - BigInt(instant) }
-            : {}),
+          // A new amount, still of the type's digits (see updatedAmount).
+          ...(table.amount !== undefined ? { amount: updatedAmount(old.amount, instant, table.amount) } : {}),
         });
       }
       const logInstant = logFileInstant(table.version, slice.baseInstantTime, instant);

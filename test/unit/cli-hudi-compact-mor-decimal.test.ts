@@ -1,9 +1,11 @@
-// `lake-compactor compact --format hudi` on a Merge-on-Read table with a decimal(20, 2) column (issue #28): the base
-// files hold it as FIXED_LEN_BYTE_ARRAY(9) DECIMAL(20, 2), the log records as Avro `fixed` with logicalType decimal
-// (an Avro data block) or as the same Parquet column (a Parquet data block). Twenty digits do not fit a double, so a
-// merge that went through one would change them. The rows DuckDB reads from the new base files must equal the
-// appender's latest version of every record (what it committed, independent of the project's log reader), as a
-// multiset, and the column must stay FIXED_LEN_BYTE_ARRAY(9) DECIMAL(20, 2).
+// `lake-compactor compact --format hudi` on a Merge-on-Read table with a decimal column (issue #28): the base files
+// hold it as Avro-based writers do, FIXED_LEN_BYTE_ARRAY of the fewest bytes — decimal(20, 2) in 9 bytes, and
+// decimal(10, 2) in 5 bytes, which the Parquet engine's own form would make INT64 (such slices were refused before the
+// engine kept a decimal's input form) — the log records as Avro `fixed` with logicalType decimal (an Avro data block) or
+// as the same Parquet column (a Parquet data block). Twenty digits do not fit a double, so a merge that went through
+// one would change them. The rows DuckDB reads from the new base files must equal the appender's latest version of
+// every record (what it committed, independent of the project's log reader), as a multiset, and the column must keep
+// its physical type, length and DECIMAL annotation, without min/max statistics (the engine writes none for it).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +16,8 @@ import { run } from '../../functions/cli/index.js';
 import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
 import {
   AMOUNT_DECIMAL,
+  AMOUNT_DECIMAL_10,
+  type AmountDecimal,
   type AppenderRow,
   appenderLatestRows,
   appendHudiDeltaCommit,
@@ -61,7 +65,7 @@ function canonical(values: readonly unknown[]): string {
   return JSON.stringify(values.map((v) => (v === null || v === undefined ? null : String(v))));
 }
 
-function expectedRows(rows: readonly AppenderRow[]): string[] {
+function expectedRows(rows: readonly AppenderRow[], decimal: AmountDecimal): string[] {
   return rows
     .map((r) =>
       canonical(
@@ -69,7 +73,7 @@ function expectedRows(rows: readonly AppenderRow[]): string[] {
           c === 'amount'
             ? r.amount == null
               ? null
-              : decimalText(r.amount, AMOUNT_DECIMAL.scale)
+              : decimalText(r.amount, decimal.scale)
             : r[c as keyof AppenderRow],
         ),
       ),
@@ -79,19 +83,27 @@ function expectedRows(rows: readonly AppenderRow[]): string[] {
 
 describe('lake-compactor compact on a Hudi Merge-on-Read table with a FIXED_LEN_BYTE_ARRAY decimal', () => {
   it.each([
-    ['Avro', 6, 'avro'],
-    ['Avro', 8, 'avro'],
-    ['Parquet', 6, 'parquet'],
-    ['Parquet', 8, 'parquet'],
+    // The last element: whether the column has min/max — yes in the writer's own form (FIXED_LEN_BYTE_ARRAY(9) for
+    // 20 digits, compared signed), no in another one (the encoder would compare the bytes unsigned).
+    ['Avro', '20-digit', 6, 'avro', AMOUNT_DECIMAL, true, false],
+    ['Avro', '20-digit', 8, 'avro', AMOUNT_DECIMAL, true, false],
+    ['Parquet', '20-digit', 6, 'parquet', AMOUNT_DECIMAL, true, false],
+    ['Parquet', '20-digit', 8, 'parquet', AMOUNT_DECIMAL, true, false],
+    ['Avro', '10-digit (fixed(5))', 6, 'avro', AMOUNT_DECIMAL_10, false, false],
+    ['Avro', '10-digit (fixed(5))', 8, 'avro', AMOUNT_DECIMAL_10, false, false],
+    ['Parquet', '10-digit (fixed(5))', 8, 'parquet', AMOUNT_DECIMAL_10, false, false],
+    // Asked for logical fidelity, which would write the standard INT64 form: the CLI's compaction rewrites in exact
+    // fidelity whatever the flag says, keeping the base file's form.
+    ['Avro', '10-digit (fixed(5)), --schema-fidelity logical,', 8, 'avro', AMOUNT_DECIMAL_10, false, true],
   ] as const)(
-    'merges %s log records of a 20-digit decimal into new base files holding the latest version of every record, digit for digit (table version %i)',
-    async (_title, version, logBlock) => {
+    'merges %s log records of a %s decimal into new base files holding the latest version of every record, digit for digit (table version %i)',
+    async (_title, _digits, version, logBlock, decimal, minMax, logical) => {
       // Prepare: two file groups of base rows (nulls, negatives, 20-digit values), then two delta commits each
       // updating a quarter of every slice's records (other amounts, a null made a value), so half the rows change.
       const dir = await mkdtemp(join(tmpdir(), 'lc-cli-hudi-mor-decimal-'));
       dirs.push(dir);
       const store = new LocalObjectStore(dir);
-      const table = await createHudiMorTable(store, '', version, undefined, { amount: true });
+      const table = await createHudiMorTable(store, '', version, undefined, { amount: decimal });
       await appendHudiInsert(table, '1', 8);
       await appendHudiInsert(table, '1', 7);
       const deltas = [
@@ -99,11 +111,14 @@ describe('lake-compactor compact on a Hudi Merge-on-Read table with a FIXED_LEN_
         await appendHudiDeltaCommit(table, '1', { fraction: 0.25, logBlock }),
       ].map((d) => d?.instant);
       const latest = appenderLatestRows(table);
-      const expected = expectedRows(latest);
+      const expected = expectedRows(latest, decimal);
 
       // Act
       const io = captureIo({ now: NOW });
-      const code = await run(['compact', dir, ...FLAGS], io);
+      const code = await run(
+        ['compact', dir, ...FLAGS, ...(logical ? ['--schema-fidelity', 'logical'] : [])],
+        io,
+      );
 
       // Assess
       expect(code, io.stderr.join('\n')).toBe(0);
@@ -124,16 +139,31 @@ describe('lake-compactor compact on a Hudi Merge-on-Read table with a FIXED_LEN_
       expect(latest.filter((r) => r.amount === null).length).toBeGreaterThan(0);
       for (const file of files) {
         const bytes = await readFile(file);
-        const amount = parquetMetadata(
+        const metadata = parquetMetadata(
           bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
-        ).schema.find((e) => e.name === 'amount');
-        expect(amount).toMatchObject({
+        );
+        expect(metadata.schema.find((e) => e.name === 'amount')).toMatchObject({
           type: 'FIXED_LEN_BYTE_ARRAY',
-          type_length: AMOUNT_DECIMAL.size,
-          precision: AMOUNT_DECIMAL.precision,
-          scale: AMOUNT_DECIMAL.scale,
+          type_length: decimal.size,
+          converted_type: 'DECIMAL',
+          logical_type: { type: 'DECIMAL', precision: decimal.precision, scale: decimal.scale },
+          precision: decimal.precision,
+          scale: decimal.scale,
         });
+        const chunks = metadata.row_groups.flatMap((g) =>
+          g.columns.filter((c) => c.meta_data?.path_in_schema.join('.') === 'amount'),
+        );
+        expect(chunks.length).toBeGreaterThan(0);
+        for (const chunk of chunks) {
+          expect(chunk.meta_data?.statistics?.min_value !== undefined).toBe(minMax);
+          expect(chunk.meta_data?.statistics?.max_value !== undefined).toBe(minMax);
+        }
       }
+      expect(
+        (await db.columnTypes(`SELECT amount FROM read_parquet([${files.map(sqlString).join(', ')}])`)).map(
+          (c) => c.type,
+        ),
+      ).toEqual([`DECIMAL(${decimal.precision},${decimal.scale})`]);
     },
   );
 });

@@ -3,12 +3,14 @@
 
 import { type Schema, tableFromIPC } from 'apache-arrow';
 import { RewriteStalledError, VerificationError } from '../../core/errors.js';
+import { withDecimalAnnotations } from '../../core/parquet/decimal-form.js';
 import { parseFooter } from '../../core/parquet/footer.js';
 import { withFooterEntries } from '../../core/parquet/footer-entries.js';
 import { compressPages } from '../../core/parquet/page-compress.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { WrittenOutput } from '../../ports/parquet-engine.js';
 import { conformBatch } from './conform.js';
+import { arrowSchemaEntry, toStoredDecimals } from './decimal-form.js';
 import { nativeZstd } from './native-zstd.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
@@ -51,6 +53,8 @@ export class OutputWriter {
   private schema: Uint8Array | undefined;
   /** `schema` decoded, once a batch of another Arrow schema arrives (see conformBatch). */
   private arrowSchema: Schema | undefined;
+  /** With decimal forms: the `ARROW:schema` entry of the rows as decoded (decimals), set from the first batch. */
+  private decodedSchemaEntry: string | undefined;
   private waitingPull: (() => void) | undefined;
   private pendingBatch: { batch: pw.RecordBatch; taken: () => void } | undefined;
   private closed = false;
@@ -64,6 +68,8 @@ export class OutputWriter {
   private controller: ReadableStreamDefaultController<pw.RecordBatch> | undefined;
   /** Rejecters of the waits in progress (see `orFailure`): all called once, when the write fails. */
   private readonly waits = new Set<(err: Error) => void>();
+  /** Decimal columns written in their input's physical form (`WriterSettings.decimalForms`). */
+  private readonly decimalForms: NonNullable<WriterSettings['decimalForms']>;
 
   constructor(
     private readonly store: ObjectStore,
@@ -72,6 +78,7 @@ export class OutputWriter {
     private readonly stallMs: number,
     private readonly finalFooter?: FinalFooterEntries,
   ) {
+    this.decimalForms = settings.decimalForms ?? [];
     const input = new ReadableStream<pw.RecordBatch>(
       {
         start: (controller) => {
@@ -177,8 +184,19 @@ export class OutputWriter {
       ready.push(chunk);
       wake?.();
     };
-    // With footer entries to set, the last chunk (which ends with the footer) is held back until the encoder
-    // is done, then emitted with its footer rewritten: the bytes before the footer never change.
+    // With footer entries to set, or decimal annotations to give back, the last chunk (which ends with the footer)
+    // is held back until the encoder is done, then emitted with its footer rewritten: the bytes before the footer
+    // never change.
+    const rewritesFooter = this.finalFooter !== undefined || this.decimalForms.length > 0;
+    const lastChunk = (chunk: Uint8Array): Uint8Array => {
+      const entries =
+        this.finalFooter === undefined
+          ? chunk
+          : withFooterEntries(chunk, this.finalFooter.entries(), this.finalFooter.drop);
+      return this.decimalForms.length === 0
+        ? entries
+        : withDecimalAnnotations(entries, this.decimalForms, this.decodedSchemaEntry);
+    };
     let held: Uint8Array | undefined;
     const pump = (async () => {
       for (;;) {
@@ -188,15 +206,13 @@ export class OutputWriter {
         const next = await this.orFailure(chunks.next());
         if (next.done) break;
         this.tick();
-        if (this.finalFooter === undefined) emit(next.value);
+        if (!rewritesFooter) emit(next.value);
         else {
           if (held !== undefined) emit(held);
           held = next.value;
         }
       }
-      if (held !== undefined && this.finalFooter !== undefined) {
-        emit(withFooterEntries(held, this.finalFooter.entries(), this.finalFooter.drop));
-      }
+      if (held !== undefined) emit(lastChunk(held));
       ended = true;
       wake?.();
     })();
@@ -261,6 +277,11 @@ export class OutputWriter {
       // Same Parquet schema, another writer's Arrow types for it: converted where the values stay the same.
       this.arrowSchema ??= tableFromIPC(this.schema).schema;
       batch = conformBatch(sourceKey, batch, this.arrowSchema, this.key);
+    }
+    // Decimals kept in their input's form: handed to the encoder as bytes, annotated in the footer (decimal-form.ts).
+    if (this.decimalForms.length > 0) {
+      this.decodedSchemaEntry ??= arrowSchemaEntry(this.schema);
+      batch = toStoredDecimals(batch, this.decimalForms);
     }
     const rows = batch.numRows;
     await this.orFailure(

@@ -129,7 +129,7 @@ interface FieldNames {
  * where the Parquet file, and so arrow-rs, say `key_value` or `map`. Written back as arrow-js has them, the output's
  * map groups would be renamed — a schema change verify refuses, rightly. Field objects are mutated in place.
  */
-function restoreFieldNames(fields: readonly Field[], names: readonly FieldNames[]): void {
+export function restoreFieldNames(fields: readonly Field[], names: readonly FieldNames[]): void {
   for (const [i, field] of fields.entries()) {
     const original = names[i];
     if (original === undefined) continue;

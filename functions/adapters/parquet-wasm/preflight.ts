@@ -6,6 +6,7 @@ import pLimit from 'p-limit';
 import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
 import { exactSchemaSignature, runKeyOf, schemaKeyOf } from '../../core/fingerprint/fingerprint.js';
 import { currentMemoryBudget, currentMetadataLimits, describeBytes } from '../../core/memory-budget.js';
+import { type DecimalForm, decimalFormsOf, withDecimalAnnotations } from '../../core/parquet/decimal-form.js';
 import { type DictionaryPages, decodedRowGroupBounds } from '../../core/parquet/decoded-size.js';
 import { type ParquetFooter, parseFooterWithMetadata, readFooterBytes } from '../../core/parquet/footer.js';
 import { type Int96Unit, logicalShapeOf } from '../../core/parquet/logical-schema.js';
@@ -19,6 +20,7 @@ import {
   ROW_ID_FIELD,
   type SchemaFidelity,
 } from '../../ports/parquet-engine.js';
+import { arrowSchemaEntry, storedDecimalSchemaIpc } from './decimal-form.js';
 import { convertedSchemaIpc, readInt96, unitsOf } from './int96.js';
 import { lineageSchemaIpc } from './lineage.js';
 import { projectedSchemaIpc } from './projection.js';
@@ -78,6 +80,12 @@ export interface CheckedInput {
    * before decoding it. Absent: false.
    */
   readonly decodeCheckPending?: boolean;
+  /**
+   * Its top-level decimal columns stored as FIXED_LEN_BYTE_ARRAY of another length than the writer picks, or as
+   * BYTE_ARRAY (`decimalFormsOf`), which its outputs keep in that form (`WriterSettings.decimalForms`): under schema
+   * fidelity `exact` only (`logical` writes the writer's standard form, as it always did). Absent: none.
+   */
+  readonly decimalForms?: readonly DecimalForm[];
 }
 
 /**
@@ -333,6 +341,27 @@ interface Trial {
   readonly schemaKey: string;
   readonly runKey: string;
   readonly reshaped: boolean;
+  /** Decimal columns written in the input's physical form (see `CheckedInput.decimalForms`). */
+  readonly decimalForms?: readonly DecimalForm[];
+}
+
+/**
+ * An empty file of the Arrow schema `ipc` as the rewrite writes it: decimal columns of `forms` handed to the writer as
+ * bytes and annotated after (as `OutputWriter` does), with the input's key-value metadata.
+ */
+function writeTrial(
+  ipc: Uint8Array,
+  forms: readonly DecimalForm[],
+  settings: PreflightOptions['settings'],
+  keyValueMetadata: Readonly<Record<string, string>>,
+): Uint8Array {
+  if (forms.length === 0)
+    return pw.writeParquet(pw.Table.fromIPCStream(ipc), writerProperties({ ...settings, keyValueMetadata }));
+  const out = pw.writeParquet(
+    pw.Table.fromIPCStream(storedDecimalSchemaIpc(ipc, forms)),
+    writerProperties({ ...settings, keyValueMetadata, decimalForms: forms }),
+  );
+  return withDecimalAnnotations(out, forms, arrowSchemaEntry(ipc));
 }
 
 /**
@@ -352,16 +381,17 @@ function trialWrite(
   fidelity: SchemaFidelity,
 ): Trial {
   const key = input.file.key;
+  // Under `exact`, decimals stored as FIXED_LEN_BYTE_ARRAY / BYTE_ARRAY are written in that form (decimal-form.ts).
+  const forms = fidelity === 'exact' ? decimalFormsOf(inputMeta.schema) : [];
   let out: Uint8Array;
   try {
     const schema = pw.readSchema(footerOnly(tail, input.footer.metadataLength));
     const ipc = schema.intoIPCStream();
-    const table = pw.Table.fromIPCStream(
+    out = writeTrial(
       input.int96Columns.length > 0 ? convertedSchemaIpc(ipc, int96Units) : ipc,
-    );
-    out = pw.writeParquet(
-      table,
-      writerProperties({ ...settings, keyValueMetadata: input.footer.keyValueMetadata }),
+      forms,
+      settings,
+      input.footer.keyValueMetadata,
     );
   } catch (err) {
     if (err instanceof UnsupportedInputError) throw err;
@@ -389,7 +419,12 @@ function trialWrite(
   const actualKey = input.int96Columns.length > 0 ? JSON.stringify(after) : writtenKey;
   const runKey = runKeyOf(writtenMeta);
   if (expectedKey === actualKey && (input.int96Columns.length === 0 || sameKv(inputMeta, writtenMeta))) {
-    return { schemaKey: writtenKey, runKey, reshaped: input.int96Columns.length > 0 };
+    return {
+      schemaKey: writtenKey,
+      runKey,
+      reshaped: input.int96Columns.length > 0,
+      ...(forms.length > 0 && { decimalForms: forms }),
+    };
   }
   if (
     fidelity === 'logical' &&
@@ -437,17 +472,14 @@ function lineageTrialWrite(
   tail: Uint8Array,
   settings: PreflightOptions['settings'],
   int96Units: Readonly<Record<string, Int96Unit>>,
+  forms: readonly DecimalForm[],
 ): Pick<Trial, 'schemaKey' | 'runKey'> {
   const key = input.file.key;
   let out: Uint8Array;
   try {
     const ipc = pw.readSchema(footerOnly(tail, input.footer.metadataLength)).intoIPCStream();
     const converted = input.int96Columns.length > 0 ? convertedSchemaIpc(ipc, int96Units) : ipc;
-    const table = pw.Table.fromIPCStream(lineageSchemaIpc(key, converted));
-    out = pw.writeParquet(
-      table,
-      writerProperties({ ...settings, keyValueMetadata: input.footer.keyValueMetadata }),
-    );
+    out = writeTrial(lineageSchemaIpc(key, converted), forms, settings, input.footer.keyValueMetadata);
   } catch (err) {
     if (err instanceof UnsupportedInputError) throw err;
     throw new UnsupportedInputError(
@@ -641,7 +673,10 @@ export async function preflight(
             options.schemaFidelity ?? 'exact',
           );
           if (file.rowLineage !== undefined)
-            trial = { ...trial, ...lineageTrialWrite(checked, tail, options.settings, int96Units) };
+            trial = {
+              ...trial,
+              ...lineageTrialWrite(checked, tail, options.settings, int96Units, trial.decimalForms ?? []),
+            };
           trials.set(trialKey, trial);
         }
         if (whole !== undefined && cached + file.size <= options.cacheBytes) {
@@ -659,6 +694,7 @@ export async function preflight(
           schemaKey: trial.schemaKey,
           runKey: trial.runKey,
           reshaped: trial.reshaped,
+          ...(trial.decimalForms !== undefined && { decimalForms: trial.decimalForms }),
           ...(decodeCheckPending && { decodeCheckPending }),
           ...optionalMapKeysOf(meta),
         };

@@ -85,6 +85,8 @@ export async function planRuns(
         dictionary: sample.dictionary,
         encodings: sample.encodings,
         ...(sample.noStatistics.length > 0 && { noStatistics: sample.noStatistics }),
+        // One output schema per run: its inputs share the stored form of their decimals (see preflight.ts).
+        ...(run.inputs[0]?.decimalForms !== undefined && { decimalForms: run.inputs[0].decimalForms }),
       },
     };
   });

@@ -4,6 +4,7 @@
 import { type Table, Type, tableToIPC } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import { CorruptInputError, UnsupportedInputError } from '../../core/errors.js';
+import type { DecimalForm } from '../../core/parquet/decimal-form.js';
 import type { Codec } from '../../ports/parquet-engine.js';
 
 export { pw };
@@ -36,6 +37,13 @@ export interface WriterSettings {
    * stream out (`output.ts`; ZSTD only — elsewhere, or without a native ZSTD, the encoder compresses).
    */
   readonly pageCompression?: PageCompression;
+  /**
+   * Top-level decimal columns written in their input's physical form (FIXED_LEN_BYTE_ARRAY of its length, or
+   * BYTE_ARRAY; `core/parquet/decimal-form.ts`): handed to the encoder as bytes and annotated in the footer after
+   * (`output.ts`), without statistics — the encoder would order the bytes unsigned, which is wrong for a negative
+   * decimal. Absent: none.
+   */
+  readonly decimalForms?: readonly DecimalForm[];
 }
 
 /** Who compresses an output's pages: the wasm encoder, or a native ZSTD after it (see `WriterSettings`). */
@@ -63,7 +71,10 @@ export function writerProperties(
   for (const [column, enabled] of Object.entries(settings.dictionary ?? {})) {
     builder = builder.setColumnDictionaryEnabled(column, enabled);
   }
-  for (const column of settings.noStatistics ?? []) {
+  for (const column of [
+    ...(settings.noStatistics ?? []),
+    ...(settings.decimalForms ?? []).map((d) => d.column),
+  ]) {
     builder = builder.setColumnStatisticsEnabled(column, pw.EnabledStatistics.None);
   }
   for (const column of Object.keys(settings.encodings ?? {})) {

@@ -245,11 +245,12 @@ export type PreparedGroup =
       /**
        * Per-output values the format's readers need in the files (a column naming the file, index footer entries);
        * `targetFileSizeBytes` when the group's output count is the format's, not the run's target (e.g. a log
-       * merge: one new base file per file group, whatever its size).
+       * merge: one new base file per file group, whatever its size). `schemaFidelity: 'exact'` when the format's own
+       * readers need every file in the table's exact physical schema: it wins over the run's `logical`.
        */
       readonly rewrite?: Pick<
         RewriteOptions,
-        'derivedColumns' | 'outputFooterEntries' | 'targetFileSizeBytes'
+        'derivedColumns' | 'outputFooterEntries' | 'targetFileSizeBytes' | 'schemaFidelity'
       >;
       /**
        * The engine's inputs, when the group's rows are not its planned files' rows (a log merge: the base file less

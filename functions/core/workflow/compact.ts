@@ -171,7 +171,10 @@ export async function compactGroup(
           ...(run.statistics === 'auto' && {
             statistics: { mode: 'auto' as const, keep: run.keepStatistics ?? [] },
           }),
-          ...(run.schemaFidelity === 'logical' && { schemaFidelity: 'logical' as const }),
+          // The format's fidelity wins: its readers may need the table's exact physical schema in every file.
+          ...((prepared?.rewrite?.schemaFidelity ?? run.schemaFidelity) === 'logical' && {
+            schemaFidelity: 'logical' as const,
+          }),
           targetFileSizeBytes: prepared?.rewrite?.targetFileSizeBytes ?? run.targetFileSizeBytes,
           ...(encodeWorkers > 1 && { workers: encodeWorkers }),
           ...(run.strategy !== 'binpack' && run.sortColumns !== undefined

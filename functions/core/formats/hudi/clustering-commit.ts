@@ -358,6 +358,9 @@ export async function prepareHudiGroup(
     rewrite: {
       derivedColumns: [{ column: '_hoodie_file_name', value: 'output-file-name' }],
       outputFooterEntries: INDEX_FOOTER,
+      // Outputs keep the table's physical schema exactly (Avro-written decimals stay fixed or bytes), whatever the
+      // table's fidelity: Hudi's readers and writers read every file of a table by one schema.
+      schemaFidelity: 'exact',
     },
     keepAlive: { everyMs: HEARTBEAT_RENEW_MS, renew: () => renewHeartbeat(deps.store, g.tableRoot, instant) },
   });

@@ -149,39 +149,7 @@ function refuseUnwritableSchema(baseKey: string, schema: readonly SchemaElement[
       throw new HudiCompactionUnsupportedError(baseKey, `repeated column ${e.name}`, 'not a flat column');
     if (e.type === 'INT96')
       throw new HudiCompactionUnsupportedError(baseKey, `INT96 column ${e.name}`, 'Spark legacy timestamps');
-    if (isDecimalElement(e) && !enginesDecimalForm(e))
-      throw new HudiCompactionUnsupportedError(
-        baseKey,
-        `${e.type}${e.type_length === undefined ? '' : `(${e.type_length})`} decimal(${e.precision ?? '?'}, ${e.scale ?? 0}) column ${e.name}`,
-        `the Parquet engine writes a decimal of that precision as ${engineDecimalForm(e.precision ?? 0)}, and a compaction rewrites base files in their own schema exactly`,
-      );
   }
-}
-
-/** The fewest bytes whose two's complement holds every value of `precision` digits (Avro's and the engine's size). */
-function decimalBytes(precision: number): number {
-  let n = 1;
-  while (10n ** BigInt(precision) > 1n << BigInt(8 * n - 1)) n++;
-  return n;
-}
-
-/**
- * The physical form the Parquet engine writes a decimal of `precision` in (docs/engine.md, schema fidelity): INT32 up to
- * 9 digits, INT64 up to 18, else FIXED_LEN_BYTE_ARRAY of the fewest bytes — what an Avro-written base file holds
- * from 19 digits on (a `fixed` of the fewest bytes), so only those are rewritten exactly.
- */
-function engineDecimalForm(precision: number): string {
-  return precision <= 9
-    ? 'INT32'
-    : precision <= 18
-      ? 'INT64'
-      : `FIXED_LEN_BYTE_ARRAY(${decimalBytes(precision)})`;
-}
-
-/** Whether the base file's decimal column is in the form the engine writes back (see {@link engineDecimalForm}). */
-function enginesDecimalForm(e: SchemaElement): boolean {
-  const form = `${e.type}${e.type === 'FIXED_LEN_BYTE_ARRAY' ? `(${e.type_length})` : ''}`;
-  return form === engineDecimalForm(e.precision ?? 0);
 }
 
 /**

@@ -504,6 +504,9 @@ export async function prepareCompactionGroup(
       outputFooterEntries: INDEX_FOOTER,
       // One new base file per file group, whatever its size.
       targetFileSizeBytes: Number.MAX_SAFE_INTEGER,
+      // A base file keeps its own schema exactly (Avro-written decimals stay fixed or bytes), whatever the table's
+      // fidelity: Hudi's readers merge later logs into it by that schema.
+      schemaFidelity: 'exact',
     },
     inputs,
   };

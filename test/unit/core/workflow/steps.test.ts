@@ -9,6 +9,8 @@ import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-
 import { MemoryQuarantine } from '../../../../functions/adapters/memory-quarantine.js';
 import { CorruptInputError, VerificationError } from '../../../../functions/core/errors.js';
 import { commitGroup } from '../../../../functions/core/formats/hive/commit.js';
+import { tableFormat } from '../../../../functions/core/formats/index.js';
+import type { TableFormat } from '../../../../functions/core/formats/table-format.js';
 import { normalizeRunInput, type RunContext } from '../../../../functions/core/run-input.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import { commitStep, rollbackStep } from '../../../../functions/core/workflow/commit.js';
@@ -234,6 +236,31 @@ describe('workflow step services', () => {
 
     // Assess
     expect(seen).toEqual(['logical', undefined]);
+  });
+
+  it('lets the table format keep exact fidelity for its groups when the run asks for logical', async () => {
+    // Prepare: the real rewrite, with its options recorded; a format whose readers need the exact physical schema.
+    const seen: (string | undefined)[] = [];
+    const recording: RewriteFn = (io, group, options) => {
+      seen.push(options.schemaFidelity);
+      return rewriteGroup(io, group, options);
+    };
+    const logical = runContext('logical-exact-1', { schemaFidelity: 'logical' });
+    const plain = tableFormat(logical.format);
+    const format: TableFormat = {
+      ...plain,
+      prepareGroup: async (_deps, entry) => ({ kind: 'ready', entry, rewrite: { schemaFidelity: 'exact' } }),
+    };
+
+    // Act
+    await planAs(logical, planOptions);
+    await compactGroup({ ...deps(), engine: withRewrite(recording), format }, logical, {
+      groupId: 'g0001',
+      expectedOutputFiles: 1,
+    });
+
+    // Assess
+    expect(seen).toEqual(['exact']);
   });
 
   it('encodes on the table’s encodeWorkers capped by what the function holds, else on its default, rows unchanged', async () => {

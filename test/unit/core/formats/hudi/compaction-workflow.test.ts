@@ -6,8 +6,10 @@
 // view; finalize completes one `commit` for all of T's groups. The rows Hudi's snapshot view reads (live base files by
 // DuckDB, log records merged by the project's reader) are identical before and after. A group that fails aborts T's
 // groups and rolls T back to its plan, which stays, and the next run finishes it; a run that died with every group
-// published is completed by the settle the sweep runs.
-import { readdir, rm } from 'node:fs/promises';
+// published is completed by the settle the sweep runs. A run asking for schema fidelity logical still writes an Avro
+// fixed(5) decimal(10, 2) base column as FIXED_LEN_BYTE_ARRAY(5), not the engine's standard INT64.
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../../../../functions/adapters/local-object-store.js';
@@ -30,7 +32,14 @@ import type { Journal } from '../../../../../functions/ports/journal.js';
 import type { ObjectStore } from '../../../../../functions/ports/object-store.js';
 import type { ParquetEngine } from '../../../../../functions/ports/parquet-engine.js';
 import { defaultParquetEngine } from '../../../../../functions/shared/parquet-engine.js';
-import { type DuckDb, openDuckDb } from '../../../../support/duckdb.js';
+import {
+  AMOUNT_DECIMAL_10,
+  appenderLatestRows,
+  appendHudiDeltaCommit,
+  appendHudiInsert,
+  createHudiMorTable,
+} from '../../../../../functions/tools/sample-hudi.js';
+import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
 import { copyHudiFixture, hudiMergedView, hudiVisibleView } from '../../../../support/hudi-mor-view.js';
 
 const NOW = Date.UTC(2026, 11, 1);
@@ -211,6 +220,44 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
       expect(await filesUnder(dir, 'trips/.hoodie/.temp')).toEqual([]);
     });
   }
+
+  it('keeps an Avro fixed(5) decimal(10, 2) base column in its form when the run asks for logical fidelity', async () => {
+    // Prepare: an appender table whose base files hold amount as FIXED_LEN_BYTE_ARRAY(5) DECIMAL(10, 2) (the engine's
+    // standard form would be INT64), a delta commit updating some of it; a run asking for schema fidelity logical.
+    const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-mor-decimal-'));
+    dirs.push(dir);
+    const store = new LocalObjectStore(dir);
+    const table = await createHudiMorTable(store, 'trips', 8, undefined, { amount: AMOUNT_DECIMAL_10 });
+    await appendHudiInsert(table, '1', 6);
+    await appendHudiDeltaCommit(table, '1', { fraction: 0.5, logBlock: 'avro' });
+    const expected = appenderLatestRows(table)
+      .map((r) => `${r._hoodie_record_key}:${r.amount == null ? null : (Number(r.amount) / 100).toFixed(2)}`)
+      .sort();
+    const run = buildRunContext(
+      { name: 'trips', prefix: 'trips', bucket: 'local', format: 'hudi' },
+      '1',
+      { force: true, quietMinutes: 0, trigger: 'operator', schemaFidelity: 'logical' },
+      { executionName: 'run-logical', startedAt: NOW },
+    );
+
+    // Act
+    const result = await runOnce(depsOf(store, new MemoryJournal(), NOW), run);
+
+    // Assess
+    expect(result.summary.status, JSON.stringify(result.summary)).toBe('SUCCEEDED');
+    const state = await readHudiTable(store, 'trips');
+    const slices = state.partitions.flatMap((p) => p.liveSlices);
+    expect(slices.every((s) => s.logFiles.length === 0)).toBe(true);
+    const files = slices.map((s) => join(dir, s.baseFile?.key ?? ''));
+    const list = `[${files.map(sqlString).join(', ')}]`;
+    const read = `read_parquet(${list})`;
+    const rows = await db.rows(`SELECT _hoodie_record_key AS k, CAST(amount AS VARCHAR) AS a FROM ${read}`);
+    expect(rows.map((r) => `${r.k}:${r.a}`).sort()).toEqual(expected);
+    const types = await db.rows(
+      `SELECT DISTINCT type, type_length, converted_type FROM parquet_schema(${list}) WHERE name = 'amount'`,
+    );
+    expect(types).toEqual([{ type: 'FIXED_LEN_BYTE_ARRAY', type_length: '5', converted_type: 'DECIMAL' }]);
+  });
 
   it('a failed group aborts compaction T and rolls it back to its plan, which stays; the next run finishes it', async () => {
     // Prepare
