@@ -7,6 +7,7 @@ import { combineForDecode } from '../../core/parquet/combine.js';
 import { columnsWithoutStatistics, type SampledColumn } from '../../core/parquet/statistics-policy.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { RewriteGroup } from '../../ports/parquet-engine.js';
+import { plainTypesOf } from './conform.js';
 import type { CheckedInput, PreflightResult } from './preflight.js';
 import type { RewriteSettings } from './settings.js';
 import { type ColumnEncoding, columnPlan, pw, type WriterSettings, writerProperties } from './wasm.js';
@@ -74,6 +75,7 @@ export async function planRuns(
   for (const run of runs) samples.push(await sampleRun(source, pre, run, settings));
   return runs.map((run, i) => {
     const sample = samples[i] as Sample;
+    const plainTypes = plainTypesOf(run.inputs.map((input) => input.footer.keyValueMetadata));
     return {
       ...run,
       quotas: exact ?? balancedQuotas(run.rows, partsOf(run, runs.length, group, sample, settings)),
@@ -85,6 +87,7 @@ export async function planRuns(
         dictionary: sample.dictionary,
         encodings: sample.encodings,
         ...(sample.noStatistics.length > 0 && { noStatistics: sample.noStatistics }),
+        ...(plainTypes !== undefined && { plainTypes }),
       },
     };
   });
