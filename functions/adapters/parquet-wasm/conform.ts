@@ -8,22 +8,33 @@
 // type the rows arrive in, so such a batch is converted to the output's type — value for value, never through a
 // rounding or a reinterpretation — and the output's `ARROW:schema` is its first rows'. A difference that is not
 // one of these is refused by name, with what to do: never reported as a damaged file, which it is not.
+//
+// Which Arrow type a top-level string or binary column is written as is chosen before the first row, from every
+// input's hint (`plainTypesOf`, at planning): where the run's inputs disagree, the plain value type of the widest
+// offsets, which every other form converts to exactly. Not the first batch's type: a dictionary cannot take a plain
+// file's values without building a dictionary per batch, whose index type (int8 for a pandas categorical) may not
+// hold them, and 32-bit offsets may not hold a large string batch's bytes. Where the inputs agree nothing changes.
 
 import {
+  Binary,
   type Data,
   DataType,
-  type Field,
+  Field,
+  LargeBinary,
+  LargeUtf8,
+  MessageReader,
   makeData,
   RecordBatch,
-  type Schema,
+  Schema,
   Struct,
   Table,
   tableFromIPC,
   tableToIPC,
+  Utf8,
   vectorFromArray,
 } from 'apache-arrow';
 import { UnsupportedInputError } from '../../core/errors.js';
-import { pw } from './wasm.js';
+import { type PlainType, pw } from './wasm.js';
 
 /** Why a column cannot be brought to the output's type exactly (a message part naming column and both types). */
 class NotConformable extends Error {}
@@ -146,4 +157,83 @@ export function conformBatch(
       },
     );
   }
+}
+
+/** The Arrow schema a file's writer recorded (its footer's `ARROW:schema`), or undefined without a readable one. */
+function hintOf(keyValueMetadata: Readonly<Record<string, string>>): Schema | undefined {
+  const encoded = keyValueMetadata['ARROW:schema'];
+  if (encoded === undefined) return undefined;
+  try {
+    return new MessageReader(new Uint8Array(Buffer.from(encoded, 'base64'))).readSchema() ?? undefined;
+  } catch {
+    // An unreadable hint is the decoder's problem to name (it reads the same entry); here it only means "no hint".
+    return undefined;
+  }
+}
+
+/** `type`'s family and offset width when it is a string or binary type, plain or as a dictionary's values. */
+function textShape(type: DataType): { readonly bytes: boolean; readonly large: boolean } | undefined {
+  const plain = DataType.isDictionary(type) ? type.dictionary : type;
+  if (DataType.isUtf8(plain)) return { bytes: false, large: false };
+  if (DataType.isLargeUtf8(plain)) return { bytes: false, large: true };
+  if (DataType.isBinary(plain)) return { bytes: true, large: false };
+  if (DataType.isLargeBinary(plain)) return { bytes: true, large: true };
+  return undefined;
+}
+
+/**
+ * The Arrow type each top-level string or binary column of a run is written as, from its inputs' key-value metadata
+ * (their footers, read at pre-flight): for a column whose inputs' hints disagree (a dictionary beside plain values,
+ * 32- beside 64-bit offsets, a file with no hint beside one with), the plain type of the widest offsets any of them
+ * has. Columns the hints agree on, or that are not all strings or all binaries, are left out; undefined when none
+ * is left, so a run whose inputs agree is written exactly as before. A file without a hint decodes such a column
+ * as plain 32-bit values.
+ */
+export function plainTypesOf(
+  keyValueMetadata: readonly Readonly<Record<string, string>>[],
+): Readonly<Record<string, PlainType>> | undefined {
+  const hints = keyValueMetadata.map(hintOf);
+  const names = new Set(hints.flatMap((h) => h?.fields.map((f) => f.name) ?? []));
+  const chosen: Record<string, PlainType> = {};
+  for (const name of names) {
+    const types = hints.map((h) => h?.fields.find((f) => f.name === name)?.type);
+    const first = types[0];
+    if (first !== undefined && types.every((t) => t !== undefined && String(t) === String(first))) continue;
+    const shapes = types.map((t) => (t === undefined ? undefined : textShape(t)));
+    const known = shapes.filter((s) => s !== undefined);
+    // A type that is not a string or binary (or no hint beside only such types): nothing to choose here.
+    if (shapes.some((s, i) => s === undefined && types[i] !== undefined) || known.length === 0) continue;
+    const bytes = known[0]?.bytes ?? false;
+    if (known.some((s) => s.bytes !== bytes)) continue;
+    const large = known.some((s) => s.large);
+    chosen[name] = bytes ? (large ? 'large_binary' : 'binary') : large ? 'large_utf8' : 'utf8';
+  }
+  return Object.keys(chosen).length === 0 ? undefined : chosen;
+}
+
+const PLAIN: Readonly<Record<PlainType, () => DataType>> = {
+  utf8: () => new Utf8(),
+  large_utf8: () => new LargeUtf8(),
+  binary: () => new Binary(),
+  large_binary: () => new LargeBinary(),
+};
+
+/**
+ * `schema` (a decoded batch's) with the columns of `plain` as their chosen types, keeping each field's name,
+ * nullability and metadata; undefined when it already has them all.
+ */
+export function withPlainTypes(
+  schema: Schema,
+  plain: Readonly<Record<string, PlainType>>,
+): Schema | undefined {
+  let changed = false;
+  const fields = schema.fields.map((f) => {
+    const want = plain[f.name];
+    if (want === undefined) return f;
+    const type = PLAIN[want]();
+    if (String(f.type) === String(type)) return f;
+    changed = true;
+    return new Field(f.name, type, f.nullable, f.metadata);
+  });
+  return changed ? new Schema(fields, schema.metadata) : undefined;
 }

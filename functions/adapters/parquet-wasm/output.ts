@@ -9,7 +9,7 @@ import { withFooterEntries } from '../../core/parquet/footer-entries.js';
 import { compressPages } from '../../core/parquet/page-compress.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { WrittenOutput } from '../../ports/parquet-engine.js';
-import { conformBatch } from './conform.js';
+import { conformBatch, withPlainTypes } from './conform.js';
 import { arrowSchemaEntry, toStoredDecimals } from './decimal-form.js';
 import { nativeZstd } from './native-zstd.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
@@ -74,7 +74,7 @@ export class OutputWriter {
   constructor(
     private readonly store: ObjectStore,
     readonly key: string,
-    settings: WriterSettings,
+    private readonly settings: WriterSettings,
     private readonly stallMs: number,
     private readonly finalFooter?: FinalFooterEntries,
   ) {
@@ -271,9 +271,10 @@ export class OutputWriter {
   async write(decoded: pw.RecordBatch, sourceKey: string): Promise<void> {
     if (this.failure !== undefined) throw this.failure;
     let batch = decoded;
-    const schema = batchSchemaBytes(batch);
-    if (this.schema === undefined) this.schema = schema;
-    else if (!sameBytes(schema, this.schema)) {
+    if (this.schema === undefined) {
+      batch = this.first(batch, sourceKey);
+      this.schema = batchSchemaBytes(batch);
+    } else if (!sameBytes(batchSchemaBytes(batch), this.schema)) {
       // Same Parquet schema, another writer's Arrow types for it: converted where the values stay the same.
       this.arrowSchema ??= tableFromIPC(this.schema).schema;
       batch = conformBatch(sourceKey, batch, this.arrowSchema, this.key);
@@ -291,6 +292,20 @@ export class OutputWriter {
       }),
     );
     this.rowsIn += rows;
+  }
+
+  /**
+   * The output's first batch, with the Arrow types chosen for its run's columns (`WriterSettings.plainTypes`) when
+   * it decoded to others: the output's Arrow schema is set by its first batch, and must be one every input converts
+   * to exactly (a dictionary first would refuse a plain file after it).
+   */
+  private first(batch: pw.RecordBatch, sourceKey: string): pw.RecordBatch {
+    const plain = this.settings.plainTypes;
+    if (plain === undefined) return batch;
+    const target = withPlainTypes(tableFromIPC(batchSchemaBytes(batch)).schema, plain);
+    if (target === undefined) return batch;
+    this.arrowSchema = target;
+    return conformBatch(sourceKey, batch, target, this.key);
   }
 
   /** Finishes the file and checks the footer's row count equals the rows handed in. */

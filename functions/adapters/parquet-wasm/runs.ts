@@ -7,6 +7,7 @@ import { combineForDecode } from '../../core/parquet/combine.js';
 import { columnsWithoutStatistics, type SampledColumn } from '../../core/parquet/statistics-policy.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { RewriteGroup } from '../../ports/parquet-engine.js';
+import { plainTypesOf } from './conform.js';
 import type { CheckedInput, PreflightResult } from './preflight.js';
 import type { RewriteSettings } from './settings.js';
 import { type ColumnEncoding, columnPlan, pw, type WriterSettings, writerProperties } from './wasm.js';
@@ -74,6 +75,7 @@ export async function planRuns(
   for (const run of runs) samples.push(await sampleRun(source, pre, run, settings));
   return runs.map((run, i) => {
     const sample = samples[i] as Sample;
+    const plainTypes = plainTypesOf(run.inputs.map((input) => input.footer.keyValueMetadata));
     return {
       ...run,
       quotas: exact ?? balancedQuotas(run.rows, partsOf(run, runs.length, group, sample, settings)),
@@ -87,6 +89,7 @@ export async function planRuns(
         ...(sample.noStatistics.length > 0 && { noStatistics: sample.noStatistics }),
         // One output schema per run: its inputs share the stored form of their decimals (see preflight.ts).
         ...(run.inputs[0]?.decimalForms !== undefined && { decimalForms: run.inputs[0].decimalForms }),
+        ...(plainTypes !== undefined && { plainTypes }),
       },
     };
   });

@@ -44,7 +44,15 @@ export interface WriterSettings {
    * decimal. Absent: none.
    */
   readonly decimalForms?: readonly DecimalForm[];
+  /**
+   * Top-level columns whose inputs' Arrow hints disagree, with the plain type every batch of theirs is written as
+   * (`plainTypesOf` in conform.ts); absent when the inputs agree, and each output takes its first batch's types.
+   */
+  readonly plainTypes?: Readonly<Record<string, PlainType>>;
 }
+
+/** A plain variable-length Arrow type a top-level column is written as, whatever its inputs' hints (conform.ts). */
+export type PlainType = 'utf8' | 'large_utf8' | 'binary' | 'large_binary';
 
 /** Who compresses an output's pages: the wasm encoder, or a native ZSTD after it (see `WriterSettings`). */
 export type PageCompression = 'encoder' | 'native';

@@ -17,6 +17,7 @@ import {
   Struct,
   Table,
   TimestampMicrosecond,
+  tableFromIPC,
   tableToIPC,
   Utf8,
   vectorFromArray,
@@ -27,6 +28,7 @@ import { parquetWasmEngine } from '../../../../functions/adapters/parquet-wasm/e
 import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
 import { pw } from '../../../../functions/adapters/parquet-wasm/wasm.js';
 import { UnsupportedInputError } from '../../../../functions/core/errors.js';
+import { parseFooter } from '../../../../functions/core/parquet/footer.js';
 import { type DuckWorkspace, duckWorkspace, fileOf } from './helpers.js';
 
 let duck: DuckWorkspace;
@@ -123,6 +125,67 @@ describe('inputs of one Parquet schema decoded to different Arrow types', () => 
         ['s', 'VARCHAR'],
         ['ts', 'TIMESTAMP WITH TIME ZONE'],
       ]);
+    },
+  );
+
+  it.each([
+    ['dictionary first, plain after it, one output on this thread', true, 1, undefined],
+    ['plain first, dictionary after it, one output on this thread', false, 1, undefined],
+    ['dictionary first, plain after it, two outputs encoded on worker threads', true, 2, 2],
+    ['plain first, dictionary after it, two outputs encoded on worker threads', false, 2, 2],
+  ] as const)(
+    'writes a string column some inputs hold dictionary-encoded and others plain as plain strings (%s), its Parquet schema unchanged',
+    async (_what, dictionaryFirst, workers, expectedOutputFiles) => {
+      // Prepare: three files of one Parquet schema (id INT64, s STRING), s recorded alternately as
+      // dictionary<int32, utf8> and utf8; with two outputs of 4 and 3 rows, each holds rows of both, one starting
+      // with each kind
+      const store = new MemoryObjectStore();
+      const dictionary = new Dictionary(new Utf8(), new Int32());
+      const kinds = dictionaryFirst
+        ? [dictionary, new Utf8(), dictionary]
+        : [new Utf8(), dictionary, new Utf8()];
+      const keys = ['in/a.parquet', 'in/b.parquet', 'in/c.parquet'];
+      const values = [
+        ['x', null],
+        ['y', 'ünï', 'x'],
+        [null, 'z'],
+      ];
+      let id = 0n;
+      for (const [i, key] of keys.entries()) {
+        const s = values[i] ?? [];
+        await store.put(
+          key,
+          parquetOf([
+            ['id', new Int64(), s.map(() => id++)],
+            ['s', kinds[i] as DataType, s],
+          ]),
+        );
+      }
+      const files = await Promise.all(keys.map((k) => fileOf(store, k)));
+      const before = await rowsOf(store, keys);
+      const input = await store.get('in/a.parquet');
+
+      // Act
+      const result = await rewriteGroup(
+        { source: store, target: store },
+        { groupId: 'g', files, ...(expectedOutputFiles !== undefined && { expectedOutputFiles }) },
+        { outputKey: (i) => `out/${i}.parquet`, codec: 'zstd', workers },
+      );
+
+      // Assess: verified, the inputs' row multiset, the inputs' Parquet schema, and a plain utf8 Arrow hint
+      const outputs = result.outputs.map((o) => o.key);
+      expect(outputs).toHaveLength(expectedOutputFiles ?? 1);
+      await parquetWasmEngine.verifyOutputs(store, result.outputs, result.fingerprint);
+      expect(before).toHaveLength(7);
+      expect(await rowsOf(store, outputs)).toEqual(before);
+      const inputSchema = parseFooter('in/a.parquet', input.length, input).schemaFingerprint;
+      for (const key of outputs) {
+        const bytes = await store.get(key);
+        const footer = parseFooter(key, bytes.length, bytes);
+        expect(footer.schemaFingerprint).toBe(inputSchema);
+        const hint = pw.readParquet(bytes).intoIPCStream();
+        expect(String(tableFromIPC(hint).schema.fields[1]?.type)).toBe('Utf8');
+      }
     },
   );
 
