@@ -8,7 +8,12 @@ import { exactSchemaSignature, runKeyOf, schemaKeyOf } from '../../core/fingerpr
 import { currentMemoryBudget, currentMetadataLimits, describeBytes } from '../../core/memory-budget.js';
 import { type DecimalForm, decimalFormsOf, withDecimalAnnotations } from '../../core/parquet/decimal-form.js';
 import { type DictionaryPages, decodedRowGroupBounds } from '../../core/parquet/decoded-size.js';
-import { type ParquetFooter, parseFooterWithMetadata, readFooterBytes } from '../../core/parquet/footer.js';
+import {
+  type ParquetFooter,
+  PREFLIGHT_WHOLE_READ_BYTES,
+  parseFooterWithMetadata,
+  readFooterBytes,
+} from '../../core/parquet/footer.js';
 import { type Int96Unit, logicalShapeOf } from '../../core/parquet/logical-schema.js';
 import { type ColumnProjection, projectionTargetKey } from '../../core/projection.js';
 import type { ObjectStore } from '../../ports/object-store.js';
@@ -184,8 +189,9 @@ export interface PreflightResult {
 async function footerWithTail(
   store: ObjectStore,
   file: InputFile,
+  whole: boolean,
 ): Promise<{ footer: ParquetFooter; meta: FileMetaData; tail: Uint8Array }> {
-  const { size, tail } = await readFooterBytes(store, file.key, file.size);
+  const { size, tail } = await readFooterBytes(store, file.key, file.size, whole ? file.size : undefined);
   const { footer, metadata } = parseFooterWithMetadata(file.key, size, tail);
   return { footer, meta: metadata, tail };
 }
@@ -630,8 +636,15 @@ export async function preflight(
     files.map((file) =>
       limit(async () => {
         options.signal?.throwIfAborted();
+        // A small input the cache has room for is read whole at once (its room reserved before the GET, as reads
+        // run concurrently): the rewrite then needs no second GET of it (one request per input, not two).
+        const wholeRead = file.size <= PREFLIGHT_WHOLE_READ_BYTES && cached + file.size <= options.cacheBytes;
+        if (wholeRead) cached += file.size;
         const { footer, meta, tail } = withoutOwnedKeys(
-          await footerWithTail(store, file),
+          await footerWithTail(store, file, wholeRead).catch((err: unknown) => {
+            if (wholeRead) cached -= file.size;
+            throw err;
+          }),
           options.ownedFooterKeys,
         );
         bytesRead += tail.length;
@@ -679,10 +692,11 @@ export async function preflight(
             };
           trials.set(trialKey, trial);
         }
-        if (whole !== undefined && cached + file.size <= options.cacheBytes) {
+        if (whole !== undefined && wholeRead) cache.set(file.key, whole);
+        else if (whole !== undefined && cached + file.size <= options.cacheBytes) {
           cache.set(file.key, whole);
           cached += file.size;
-        }
+        } else if (wholeRead) cached -= file.size;
         return {
           ...checked,
           // A projected input's outputs carry the projection's footer entries, not the input's.

@@ -110,9 +110,10 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     // Enough to hide S3 latency at one thread's decode speed; every MiB more is resident memory.
     maxBytesInFlight: options.maxBytesInFlight ?? 16 * MiB,
     maxRequestsInFlight: options.maxRequestsInFlight ?? 128,
-    // Pre-flight fetches a small input whole (its footer read covers it); kept, the rewrite needs no second
-    // GET, which was ~10 % of a tiny file's cost (set C) and a request per file on S3. Bounded, and each
-    // file is dropped as the rewrite takes it: 64 MiB holds a group of ~8,000 files of 8 KB.
+    // Pre-flight fetches a small input whole (up to PREFLIGHT_WHOLE_READ_BYTES, core/parquet/footer.ts); kept,
+    // the rewrite needs no second GET, which was ~10 % of a tiny file's cost (set C) and a request per file on
+    // S3. Bounded, and each file is dropped as the rewrite takes it: 64 MiB holds a group of ~8,000 files of
+    // 8 KB, or ~250 of 256 KB (the rest are read twice: footer, then body).
     smallFileCacheBytes: 64 * MiB,
     // parquet's default of 1,024 rows per batch is slow.
     batchRows: options.batchRows ?? 65_536,

@@ -34,6 +34,13 @@ export const MIN_PARQUET_SIZE = 12;
  */
 export const FOOTER_FIRST_READ_BYTES = 64 * 1024;
 
+/**
+ * Inputs up to this size are read whole by the rewrite's pre-flight while its cache of small inputs has room: one GET
+ * instead of the footer's ranged read and the rewrite's read of the rest. At 1 MiB the extra bytes cost ~10 ms of
+ * transfer on Lambda, less than a request's latency, and a GET costs the same whatever its size.
+ */
+export const PREFLIGHT_WHOLE_READ_BYTES = 1024 * 1024;
+
 /** One row group as the footer describes it. */
 export interface ParquetRowGroup {
   readonly rows: number;
@@ -373,12 +380,19 @@ export interface FooterBytes {
 }
 
 /**
- * Reads the bytes `parseFooter` needs, with the requests described at `readFooter`. Exposed on its own for
+ * Reads the bytes `parseFooter` needs, with the requests described at `readFooter`; `firstReadBytes` (at least the
+ * usual first read) widens the first read, so a caller that will want a small file whole gets it in that one GET.
+ * Exposed on its own for
  * readers of footer parts `ParquetFooter` does not keep (e.g. column statistics), so they make the same
  * two reads at most and never copy this logic.
  * @throws as `readFooter`, except for checks that need the parsed metadata.
  */
-export async function readFooterBytes(store: FooterSource, key: string, size?: number): Promise<FooterBytes> {
+export async function readFooterBytes(
+  store: FooterSource,
+  key: string,
+  size?: number,
+  firstReadBytes = FOOTER_FIRST_READ_BYTES,
+): Promise<FooterBytes> {
   let fileSize = size;
   if (fileSize === undefined) {
     const info = await store.head(key);
@@ -392,7 +406,7 @@ export async function readFooterBytes(store: FooterSource, key: string, size?: n
     );
   }
 
-  const firstStart = Math.max(0, fileSize - FOOTER_FIRST_READ_BYTES);
+  const firstStart = Math.max(0, fileSize - Math.max(FOOTER_FIRST_READ_BYTES, firstReadBytes));
   const first = await readExactly(store, key, firstStart, fileSize - 1);
   assertTrailingMagic(key, first);
   const metadataLength = new DataView(first.buffer, first.byteOffset, first.byteLength).getUint32(

@@ -3,7 +3,7 @@
 import type { RetireMode } from '../../ports/journal.js';
 import type { ComposedPiece } from '../../ports/object-store.js';
 import { planParts } from '../parquet/compose.js';
-import { FOOTER_FIRST_READ_BYTES } from '../parquet/footer.js';
+import { PREFLIGHT_WHOLE_READ_BYTES } from '../parquet/footer.js';
 
 /** Lambda arm64 price per GB-second (USD). */
 export const LAMBDA_ARM_USD_PER_GB_SECOND = 0.0000133334;
@@ -40,8 +40,8 @@ export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
 export const S3_KEYS_PER_REQUEST = 1000;
 /**
  * Whole small inputs the engine's pre-flight keeps for the rewrite, per group (parquet-wasm settings.ts
- * `smallFileCacheBytes`, 64 MiB): an input no larger than the footer's first read arrives whole with it and is
- * not fetched again.
+ * `smallFileCacheBytes`, 64 MiB): an input no larger than `PREFLIGHT_WHOLE_READ_BYTES` is read whole by it while
+ * the cache has room, and not fetched again.
  */
 export const PREFLIGHT_CACHE_BYTES = 64 * 1024 * 1024;
 /** The writer-tuning sample (parquet-wasm runs.ts): first inputs until this many rows, at most 256 inputs / 4 MiB. */
@@ -210,13 +210,13 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
   const perFile = encoded.files === 0 ? 0 : encoded.bytes / encoded.files;
   const encodedPerGroup = encoded.files / groups;
 
-  // Whole-file GETs of the rewrite: every input larger than the footer's first read; of the small ones, those the
+  // Whole-file GETs of the rewrite: every input larger than pre-flight reads whole; of the small ones, those the
   // pre-flight cache had no room for. Larger files are fetched once more for the writer's sample.
   let wholeGets: number;
   let sampleGets = 0;
   if (encoded.files === 0) {
     wholeGets = 0;
-  } else if (perFile > FOOTER_FIRST_READ_BYTES) {
+  } else if (perFile > PREFLIGHT_WHOLE_READ_BYTES) {
     wholeGets = encoded.files;
     const rowsPerFile = encoded.rows === undefined ? SAMPLE_ROWS : encoded.rows / encoded.files;
     const picked = Math.min(
