@@ -35,7 +35,7 @@ import type { CommitDeps, PreparedGroup, ServicePlanRequest } from '../table-for
 import type { VersionCommitContext, VersionCommitResult } from '../version-commit.js';
 import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
 import { type HudiCoordination, hudiFormatState } from './clustering-commit.js';
-import { checkSliceWritable, logRowsParquet, mergeFileSlice } from './compaction-merge.js';
+import { checkSliceMergeable, logRowsParquet, mergeFileSlice } from './compaction-merge.js';
 import {
   compactionCandidates,
   compactionDeferral,
@@ -45,6 +45,7 @@ import {
   INDEX_FOOTER,
   outputName,
   readPlan,
+  sameFiles,
   timelineTimes,
   zoneOf,
 } from './compaction-run.js';
@@ -302,7 +303,15 @@ export function hudiCompactionPlanService(
     const verdict = compactionDueIn(first, partition, needed);
     if (!verdict.due || verdict.resumes !== undefined) return undefined;
     const candidates = verdict.slices;
-    for (const op of candidates) await checkSliceWritable(deps.store, op.base.key);
+    // Every refusal of the compact step's merge, by name, before anything is written (compaction-merge.ts).
+    const policy = compactionPolicy(first);
+    for (const op of candidates)
+      await checkSliceMergeable(
+        deps.store,
+        { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
+        policy,
+        (i) => isCommitted(first.timeline, i),
+      );
     return underLock(coordination, deps, root, async (assertHeld) => {
       const now = await readHudiTable(deps.store, root);
       if (now.timeline.pendingPlans.some((p) => p.kind === 'compaction')) return undefined;
@@ -314,6 +323,17 @@ export function hudiCompactionPlanService(
         (o) => o.partition === partition && candidates.some((c) => c.base.key === o.base.key),
       );
       if (live.length === 0) return undefined;
+      // A slice whose logs changed since the check is checked again as it is now, still before the plan.
+      for (const op of live) {
+        const checked = candidates.find((c) => c.base.key === op.base.key);
+        if (!sameFiles(checked?.logs ?? [], op.logs))
+          await checkSliceMergeable(
+            deps.store,
+            { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
+            compactionPolicy(now),
+            (i) => isCommitted(now.timeline, i),
+          );
+      }
       const planned = await Promise.all(live.map((op) => plannedOperation(deps.store, op)));
       const instant = mintInstantTime(deps.clock.now(), zoneOf(now, coordination), timelineTimes(now));
       const plan = compactionPlanOf(

@@ -32,6 +32,7 @@ import {
   hudiFormatState,
   prepareHudiGroup,
 } from './clustering-commit.js';
+import { MERGE_REFUSAL_ERRORS } from './compaction-merge.js';
 import { hudiCompactionService } from './compaction-service.js';
 import {
   afterCompactionAbort,
@@ -203,6 +204,9 @@ export const hudiTable = {
   settings: hudiSettings,
   help: hudiHelp,
   forTable: hudiForTable,
+  // A slice the merge refuses by name is refused the same way by every run until its files change
+  // (compaction-merge.ts): the partition waits for an operator instead of being restarted each sweep.
+  operatorErrors: MERGE_REFUSAL_ERRORS,
 } as const satisfies TableFormat;
 
 /**

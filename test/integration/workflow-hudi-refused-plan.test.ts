@@ -1,0 +1,174 @@
+// A Merge-on-Read file slice whose logs lake-compactor's merge refuses by name (here an HFILE_DATA block, which
+// belongs to Hudi's metadata table) through the workflow's own steps, on tables Hudi 0.x (v6) and 1.x (v8) wrote,
+// under Hudi's storage lock. The plan step runs the compact step's merge dry before it schedules anything, so the
+// refusal leaves every byte of the table as it was — no plan Hudi's writers would then have to finish — and names
+// the block and what to do. Before, the same slice was scheduled and then refused at the compact step, leaving a plan
+// no run of ours could finish. The failed run leaves the partition needs-attention with the refusal, not idle, so no
+// trigger restarts the same failing run on every sweep pass; a second run is refused until an operator settles it,
+// and once the log is dealt with (here: the refused block removed), the settle run clears the partition and the next
+// run compacts with the same merged rows.
+import { createHash } from 'node:crypto';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { MemoryJournal } from '../../functions/adapters/memory-journal.js';
+import { MemoryLeases } from '../../functions/adapters/memory-leases.js';
+import { hudiTable } from '../../functions/core/formats/hudi/format.js';
+import { encodeLogBlock } from '../../functions/core/formats/hudi/log/writer.js';
+import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
+import type { TableFormat } from '../../functions/core/formats/table-format.js';
+import { buildRunContext } from '../../functions/core/run-input.js';
+import { runPartition } from '../../functions/core/workflow/run.js';
+import { ManualClock } from '../../functions/ports/clock.js';
+import type { ObjectStore } from '../../functions/ports/object-store.js';
+import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
+import { type DuckDb, openDuckDb } from '../support/duckdb.js';
+import { copyHudiFixture, hudiMergedView, TRIPS_COLUMNS } from '../support/hudi-mor-view.js';
+
+const NOW = Date.UTC(2026, 11, 7, 12);
+const ROOT = 'trips';
+
+let db: DuckDb;
+const dirs: string[] = [];
+beforeAll(async () => {
+  db = await openDuckDb();
+});
+afterAll(() => db?.close());
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+const CASES = [
+  { fixture: 'mor_v6_trips_8i1u', version: 6, partition: 'city=san_francisco' },
+  { fixture: 'mor_v8_trips_8i3u1d', version: 8, partition: 'city=sao_paulo' },
+] as const;
+
+function boundFormat(): TableFormat {
+  const forTable = hudiTable.forTable;
+  if (forTable === undefined) throw new Error('the Hudi format binds per table');
+  return forTable(
+    {
+      hudiLock: { provider: 'storage' },
+      hudiIndexType: 'BLOOM',
+      hudiTimezone: 'UTC',
+      hudiCompactionDeltaCommits: 1,
+    },
+    {},
+  );
+}
+
+/** Every file under the table root and its SHA-256. */
+async function tableBytes(dir: string): Promise<Record<string, string>> {
+  const root = join(dir, ROOT);
+  const out: Record<string, string> = {};
+  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = join(entry.parentPath, entry.name);
+    out[relative(root, file)] = createHash('sha256')
+      .update(await readFile(file))
+      .digest('hex');
+  }
+  return out;
+}
+
+/**
+ * Appends an HFILE_DATA block of a committed instant to the last log file of the partition's slice with logs (a
+ * block type the merge refuses by name); returns the log's key and its bytes before.
+ */
+async function appendRefusedBlock(
+  store: ObjectStore,
+  partition: string,
+): Promise<{ key: string; before: Uint8Array }> {
+  const state = await readHudiTable(store, ROOT);
+  const slice = state.partitions
+    .find((p) => p.partition === partition)
+    ?.liveSlices.find((s) => s.logFiles.length > 0 && s.baseFile !== undefined);
+  const log = slice?.logFiles.at(-1);
+  const instant = state.timeline.completedWrites.at(-1)?.instant.time;
+  if (log === undefined || instant === undefined) throw new Error('the fixture has no slice with logs');
+  const before = await store.get(log.key);
+  const block = encodeLogBlock({
+    type: 'HFILE_DATA_BLOCK',
+    header: [['INSTANT_TIME', instant]],
+    content: new Uint8Array([1, 2, 3]),
+  });
+  const after = new Uint8Array(before.length + block.length);
+  after.set(before);
+  after.set(block, before.length);
+  await store.put(log.key, after);
+  return { key: log.key, before };
+}
+
+function runOf(runId: string, partition: string, settle = false) {
+  return buildRunContext(
+    { name: 'trips', prefix: ROOT, bucket: 'local', format: 'hudi' },
+    partition,
+    { force: true, quietMinutes: 0, trigger: 'operator', ...(settle ? { settle: true } : {}) },
+    { executionName: runId, startedAt: NOW },
+  );
+}
+
+describe('a Merge-on-Read slice whose logs the merge refuses, through the workflow steps', () => {
+  for (const c of CASES)
+    it(`v${c.version}: refused before the plan, every byte unchanged, the partition needs-attention (no restart loop); once the log is fixed a settle clears it and the compaction keeps the merged rows`, async () => {
+      // Prepare
+      const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
+      const store = new LocalObjectStore(dir);
+      const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+      const refused = await appendRefusedBlock(store, c.partition);
+      const bytesBefore = await tableBytes(dir);
+      const leases = new MemoryLeases();
+      const deps = {
+        store,
+        journal: new MemoryJournal(),
+        clock: new ManualClock(NOW),
+        engine: defaultParquetEngine,
+        leases,
+        format: boundFormat(),
+        wait: async () => {},
+      };
+      const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+      const settle = (r: Promise<unknown>) =>
+        r.then(
+          (value) => ({ ok: true as const, value }),
+          (error: unknown) => ({ ok: false as const, error }),
+        );
+
+      // Act: a run, then a second one as the next trigger would start it
+      const first = await settle(runPartition(deps, runOf('run-1', c.partition), options));
+      const bytesAfterFirst = await tableBytes(dir);
+      const item = leases.item({ table: 'trips', partition: c.partition });
+      const stateAfterFirst = { state: item.state, reason: item.attention?.reason };
+      const second = await settle(runPartition(deps, runOf('run-2', c.partition), options));
+
+      // Assess: the plan step refused by name before anything was written; the partition waits for an operator
+      expect(first.ok).toBe(false);
+      const error = (first as { error: Error }).error;
+      expect(error.name).toBe('HudiLogUnsupportedError');
+      expect(error.message).toContain('an HFILE_DATA block');
+      expect(error.message).toContain(refused.key.slice(refused.key.lastIndexOf('/') + 1));
+      expect(error.message).toContain("leave this file group to Hudi's own compactor");
+      expect(bytesAfterFirst).toEqual(bytesBefore);
+      expect((await readHudiTable(store, ROOT)).timeline.pendingPlans).toEqual([]);
+      expect(stateAfterFirst.state).toBe('needs-attention');
+      expect(stateAfterFirst.reason).toContain('HudiLogUnsupportedError');
+      expect(second.ok).toBe(false);
+      expect((second as { error: Error }).error.name).toBe('PartitionNeedsAttentionError');
+      expect(await tableBytes(dir)).toEqual(bytesBefore);
+
+      // Act: the log fixed (the refused block gone), an operator's settle run, then a run
+      await store.put(refused.key, refused.before);
+      const settled = await runPartition(deps, runOf('settle-1', c.partition, true), options);
+      const rerun = await runPartition(deps, runOf('run-3', c.partition), options);
+
+      // Assess: the partition is free again and compacts with the merged view's rows
+      expect(settled.summary.status).toBe('SUCCEEDED');
+      expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+      expect(rerun.summary.groupsDone).toBeGreaterThan(0);
+      const after = await readHudiTable(store, ROOT);
+      expect(after.timeline.pendingPlans).toEqual([]);
+      expect(after.timeline.completedWrites.some((w) => w.metadata.compacted)).toBe(true);
+      expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+    }, 120_000);
+});
