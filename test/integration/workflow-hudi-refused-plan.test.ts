@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
 import { MemoryJournal } from '../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../functions/adapters/memory-leases.js';
+import { readPlan } from '../../functions/core/formats/hudi/compaction-run.js';
 import { hudiTable } from '../../functions/core/formats/hudi/format.js';
 import { encodeLogBlock } from '../../functions/core/formats/hudi/log/writer.js';
 import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
@@ -81,12 +82,22 @@ async function appendRefusedBlock(
   partition: string,
 ): Promise<{ key: string; before: Uint8Array }> {
   const state = await readHudiTable(store, ROOT);
-  const slice = state.partitions
-    .find((p) => p.partition === partition)
-    ?.liveSlices.find((s) => s.logFiles.length > 0 && s.baseFile !== undefined);
-  const log = slice?.logFiles.at(-1);
+  const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
+  // While a compaction is pending its slices are set aside: the log is one its plan names.
+  const planned =
+    pending === undefined
+      ? undefined
+      : (await readPlan(store, state, pending.instant.time)).at(0)?.deltaFilePaths?.at(-1);
+  const key =
+    planned !== undefined
+      ? `${ROOT}/${partition}/${planned}`
+      : state.partitions
+          .find((p) => p.partition === partition)
+          ?.liveSlices.find((s) => s.logFiles.length > 0 && s.baseFile !== undefined)
+          ?.logFiles.at(-1)?.key;
   const instant = state.timeline.completedWrites.at(-1)?.instant.time;
-  if (log === undefined || instant === undefined) throw new Error('the fixture has no slice with logs');
+  if (key === undefined || instant === undefined) throw new Error('the fixture has no slice with logs');
+  const log = { key };
   const before = await store.get(log.key);
   const block = encodeLogBlock({
     type: 'HFILE_DATA_BLOCK',
@@ -169,6 +180,91 @@ describe('a Merge-on-Read slice whose logs the merge refuses, through the workfl
       const after = await readHudiTable(store, ROOT);
       expect(after.timeline.pendingPlans).toEqual([]);
       expect(after.timeline.completedWrites.some((w) => w.metadata.compacted)).toBe(true);
+      expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+    }, 120_000);
+});
+
+/** The compaction plans pending on the timeline, by instant and state (requested or inflight). */
+async function pendingCompactions(store: ObjectStore): Promise<string[]> {
+  const state = await readHudiTable(store, ROOT);
+  return state.timeline.pendingPlans
+    .filter((p) => p.kind === 'compaction')
+    .map((p) => `${p.instant.time}.${p.instant.state}`);
+}
+
+describe('a plan of ours the merge refuses at the compact step (a refused block committed below T after the check)', () => {
+  const UNSCHEDULE = [
+    { ...CASES[0], logUnderT: false },
+    { ...CASES[1], logUnderT: false },
+    { ...CASES[0], logUnderT: true },
+  ] as const;
+  for (const c of UNSCHEDULE)
+    it(`v${c.version}${c.logUnderT ? ' with a log written under base instant T' : ''}: ${c.logUnderT ? 'the plan is kept (removing it would orphan that log), rolled back to requested' : "our plan is unscheduled as Hudi's unscheduleCompactionPlan does, every byte of the table as before"}; the partition needs-attention, and after the log is fixed a settle and a run compact with the same merged rows`, async () => {
+      // Prepare
+      const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
+      const store = new LocalObjectStore(dir);
+      const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+      const bytesBefore = await tableBytes(dir);
+      const leases = new MemoryLeases();
+      const deps = {
+        store,
+        journal: new MemoryJournal(),
+        clock: new ManualClock(NOW),
+        engine: defaultParquetEngine,
+        leases,
+        format: boundFormat(),
+        wait: async () => {},
+      };
+      const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+      let refused: { key: string; before: Uint8Array } | undefined;
+      let underT: string | undefined;
+
+      // Act: once the plan step scheduled T, a refused block lands in a planned log (and, in one case, a v6 writer's
+      // log of the same file group under base instant T)
+      const failed = await runPartition(deps, runOf('run-1', c.partition), options, {
+        planned: async () => {
+          refused = await appendRefusedBlock(store, c.partition);
+          if (c.logUnderT) {
+            const [t] = await pendingCompactions(store);
+            const name = refused.key.slice(refused.key.lastIndexOf('/') + 1);
+            const fileId = name.slice(1, name.indexOf('_'));
+            underT = `${refused.key.slice(0, refused.key.lastIndexOf('/'))}/.${fileId}_${t?.slice(0, t.indexOf('.'))}.log.1_0-1-0`;
+            await store.put(underT, new Uint8Array(0));
+          }
+        },
+      });
+      const pendingAfter = await pendingCompactions(store);
+      const item = leases.item({ table: 'trips', partition: c.partition });
+      const attention = { state: item.state, reason: item.attention?.reason };
+
+      // Assess: the run failed naming the refusal; our plan is gone (or kept, rolled back to requested, when a log
+      // was written under T); nothing of T's is left under .hoodie/.temp; the partition waits for an operator
+      expect(failed.summary.status).toBe('FAILED');
+      expect(failed.summary.firstError?.error).toBe('HudiLogUnsupportedError');
+      expect(pendingAfter).toEqual(c.logUnderT ? [expect.stringMatching(/\.requested$/)] : []);
+      expect(attention).toEqual({ state: 'needs-attention', reason: expect.stringContaining('HFILE_DATA') });
+      if (refused === undefined) throw new Error('the plan step did not run');
+      if (!c.logUnderT) {
+        const restored = await tableBytes(dir);
+        const logName = relative(ROOT, refused.key);
+        expect(restored[logName]).not.toBe(bytesBefore[logName]);
+        // The storage lock's file stays after its release (Hudi's StorageBasedLockProvider leaves it, expired).
+        const { '.hoodie/.locks/table_lock.json': lockFile, ...rest } = restored;
+        expect(lockFile).toBeDefined();
+        expect({ ...rest, [logName]: bytesBefore[logName] }).toEqual(bytesBefore);
+      }
+
+      // Act: the log fixed (the refused block and the extra log gone), an operator's settle run, then a run
+      await store.put(refused.key, refused.before);
+      if (underT !== undefined) await store.deleteMany([{ key: underT }]);
+      const settled = await runPartition(deps, runOf('settle-1', c.partition, true), options);
+      const rerun = await runPartition(deps, runOf('run-2', c.partition), options);
+
+      // Assess: compacted (a new plan, or the kept one resumed), nothing pending, the merged rows unchanged
+      expect(settled.summary.status).toBe('SUCCEEDED');
+      expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+      expect(rerun.summary.groupsDone).toBeGreaterThan(0);
+      expect(await pendingCompactions(store)).toEqual([]);
       expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
     }, 120_000);
 });

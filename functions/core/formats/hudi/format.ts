@@ -165,7 +165,9 @@ function hudiCommitter(coordination?: HudiCoordination) {
     afterCommit: async (deps, entry) =>
       isCompactionGroup(entry) ? afterCompactionCommit(deps, entry) : clustering.afterCommit?.(deps, entry),
     afterAbort: async (deps, entry) =>
-      isCompactionGroup(entry) ? afterCompactionAbort(deps, entry) : clustering.afterAbort?.(deps, entry),
+      isCompactionGroup(entry)
+        ? afterCompactionAbort(coordination, deps, entry)
+        : clustering.afterAbort?.(deps, entry),
   });
 }
 
