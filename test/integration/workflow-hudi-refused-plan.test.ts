@@ -21,13 +21,19 @@ import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js'
 import type { TableFormat } from '../../functions/core/formats/table-format.js';
 import { buildRunContext } from '../../functions/core/run-input.js';
 import { runPartition } from '../../functions/core/workflow/run.js';
+import { settleAfterDeadRun } from '../../functions/core/workflow/settle.js';
 import { ManualClock } from '../../functions/ports/clock.js';
+import type { Journal } from '../../functions/ports/journal.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
+import type { StoreCall } from '../support/crash-store.js';
+import { crashingStore, dyingJournal } from '../support/crashing-store.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
 import { copyHudiFixture, hudiMergedView, TRIPS_COLUMNS } from '../support/hudi-mor-view.js';
 
 const NOW = Date.UTC(2026, 11, 7, 12);
+/** Past the storage lock's 5-minute validity, which a dead process never released. */
+const LATER = NOW + 10 * 60_000;
 const ROOT = 'trips';
 
 let db: DuckDb;
@@ -267,4 +273,150 @@ describe('a plan of ours the merge refuses at the compact step (a refused block 
       expect(await pendingCompactions(store)).toEqual([]);
       expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
     }, 120_000);
+});
+
+describe('unscheduling our refused plan, killed between its steps', () => {
+  it('v8: dies after the inflight is rolled back, before the requested plan is deleted; the sweep finishes the unschedule, and once the log is fixed a run compacts with the same rows', async () => {
+    // Prepare: a clean run's requests, to find the deletion of the requested plan
+    const c = CASES[1];
+    const probeDir = await copyHudiFixture(c.fixture, ROOT, dirs);
+    const calls: StoreCall[] = [];
+    const probing = crashingStore(new LocalObjectStore(probeDir), Number.MAX_SAFE_INTEGER, 'before', calls);
+    const run = (
+      store: ObjectStore,
+      journal: Journal,
+      runId: string,
+      at: number,
+      hook?: () => Promise<void>,
+    ) =>
+      runPartition(
+        {
+          store,
+          journal,
+          clock: new ManualClock(at),
+          engine: defaultParquetEngine,
+          leases: new MemoryLeases(),
+          format: boundFormat(),
+          wait: async () => {},
+        },
+        runOf(runId, c.partition),
+        { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
+        hook === undefined ? undefined : { planned: hook },
+      );
+    const probeLive = new LocalObjectStore(probeDir);
+    await run(probing.store, new MemoryJournal(), 'probe', NOW, async () => {
+      await appendRefusedBlock(probeLive, c.partition);
+    });
+    const at = calls.findIndex(
+      (call) => call.method === 'deleteMany' && call.key.endsWith('.compaction.requested'),
+    );
+    expect(at).toBeGreaterThanOrEqual(0);
+
+    const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
+    const live = new LocalObjectStore(dir);
+    const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+    const journal = new MemoryJournal();
+    const dying = crashingStore(live, at + 1, 'before');
+    let refused: { key: string; before: Uint8Array } | undefined;
+
+    // Act: the run dies before the deletion; the sweep settles the dead run
+    await run(dying.store, dyingJournal(journal, dying.crashed), 'run-1', NOW, async () => {
+      refused = await appendRefusedBlock(live, c.partition);
+    }).catch(() => undefined);
+    await dying.quiesce();
+    const whileDead = await pendingCompactions(live);
+    const sweep = await settleAfterDeadRun(
+      {
+        store: live,
+        journal,
+        clock: new ManualClock(LATER),
+        engine: defaultParquetEngine,
+        format: boundFormat(),
+      },
+      { table: 'trips', partition: c.partition },
+      'run-1',
+    );
+    const afterSweep = await pendingCompactions(live);
+
+    // Assess: dead with T rolled back to requested only; the sweep's settle removed our plan
+    expect(dying.crashed()).toBe(true);
+    expect(whileDead).toEqual([expect.stringMatching(/\.requested$/)]);
+    expect(sweep.unsettled).toEqual([]);
+    expect(afterSweep).toEqual([]);
+
+    // Act: the log fixed, a run
+    if (refused === undefined) throw new Error('the plan step did not run');
+    await live.put(refused.key, refused.before);
+    const rerun = await run(live, journal, 'run-2', LATER + 60_000);
+
+    // Assess
+    expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+    expect(await pendingCompactions(live)).toEqual([]);
+    expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+  }, 120_000);
+
+  it("v8: a pending plan this run did not mint (resumed: it may be Hudi's) is never removed: kept as requested, the partition needs-attention", async () => {
+    // Prepare: a run dies right after writing T's requested plan; the sweep settles it (T stays, as Hudi keeps a
+    // scheduled compaction); then a refused block lands in a log T names
+    const c = CASES[1];
+    const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
+    const live = new LocalObjectStore(dir);
+    const journal = new MemoryJournal();
+    const calls: StoreCall[] = [];
+    const probeDir = await copyHudiFixture(c.fixture, ROOT, dirs);
+    const probing = crashingStore(new LocalObjectStore(probeDir), Number.MAX_SAFE_INTEGER, 'before', calls);
+    const stepDeps = (store: ObjectStore, j: Journal, at: number, leases = new MemoryLeases()) => ({
+      store,
+      journal: j,
+      clock: new ManualClock(at),
+      engine: defaultParquetEngine,
+      leases,
+      format: boundFormat(),
+      wait: async () => {},
+    });
+    const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+    await runPartition(
+      stepDeps(probing.store, new MemoryJournal(), NOW),
+      runOf('probe', c.partition),
+      options,
+    );
+    const at = calls.findIndex((call) => call.method === 'put' && call.key.endsWith('.compaction.requested'));
+    expect(at).toBeGreaterThanOrEqual(0);
+    const dying = crashingStore(live, at + 1, 'after');
+    await runPartition(
+      stepDeps(dying.store, dyingJournal(journal, dying.crashed), NOW),
+      runOf('run-1', c.partition),
+      options,
+    ).catch(() => undefined);
+    await dying.quiesce();
+    await settleAfterDeadRun(
+      {
+        store: live,
+        journal,
+        clock: new ManualClock(LATER),
+        engine: defaultParquetEngine,
+        format: boundFormat(),
+      },
+      { table: 'trips', partition: c.partition },
+      'run-1',
+    );
+    const pendingBefore = await pendingCompactions(live);
+    await appendRefusedBlock(live, c.partition);
+    const leases = new MemoryLeases();
+
+    // Act
+    const resumed = await runPartition(
+      stepDeps(live, journal, LATER + 60_000, leases),
+      runOf('run-2', c.partition),
+      options,
+    );
+
+    // Assess: the resumed plan failed on the refusal and is kept, rolled back to requested; the partition waits
+    expect(dying.crashed()).toBe(true);
+    expect(pendingBefore).toEqual([expect.stringMatching(/\.requested$/)]);
+    expect(resumed.summary.status).toBe('FAILED');
+    expect(resumed.summary.firstError?.error).toBe('HudiLogUnsupportedError');
+    expect(await pendingCompactions(live)).toEqual(pendingBefore);
+    expect(leases.item({ table: 'trips', partition: c.partition }).state).toBe('needs-attention');
+  }, 120_000);
 });
