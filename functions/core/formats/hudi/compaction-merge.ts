@@ -163,26 +163,17 @@ export async function checkSliceWritable(store: ObjectStore, baseKey: string): P
   refuseUnwritableSchema(baseKey, metadata.schema);
 }
 
-/** The errors by which the merge refuses a slice, every run alike until its files change: see `isMergeRefusal`. */
-const MERGE_REFUSALS = [
-  'HudiCompactionUnsupportedError',
-  'HudiLogFormatError',
-  'HudiLogUnsupportedError',
-  'HudiMergeUnsupportedError',
-] as const;
-
-/** Whether `err` is a refusal of the merge by name (the same slice is refused the same way by every run). */
-export function isMergeRefusal(err: unknown): err is Error {
-  return (
-    err instanceof HudiCompactionUnsupportedError ||
-    err instanceof HudiLogFormatError ||
-    err instanceof HudiLogUnsupportedError ||
-    err instanceof HudiMergeUnsupportedError
-  );
-}
-
-/** Error names of {@link isMergeRefusal}, for the format's `operatorErrors`. */
-export const MERGE_REFUSAL_ERRORS: readonly string[] = MERGE_REFUSALS;
+/**
+ * The names of the errors by which the merge refuses a slice (this module's, and the log reader's and merger's): the
+ * same slice is refused the same way by every run until its files change. The format's `operatorErrors`, and what
+ * the workflow's undo takes for a refusal of our own plan (compaction-workflow.ts).
+ */
+export const MERGE_REFUSAL_ERRORS: readonly string[] = [
+  HudiCompactionUnsupportedError.name,
+  HudiLogFormatError.name,
+  HudiLogUnsupportedError.name,
+  HudiMergeUnsupportedError.name,
+];
 
 /** Leaves the writer cannot reproduce from a log record without loss: refused by name before anything is written. */
 function refuseUnwritableSchema(baseKey: string, schema: readonly SchemaElement[]): void {
