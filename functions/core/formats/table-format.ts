@@ -619,6 +619,14 @@ export interface TableFormat {
    */
   forTable?(settings: unknown, services: object): TableFormat;
   /**
+   * Names of this format's errors (the class names) that refuse a partition the same way on every run until a
+   * person or another writer changes its files — a feature refused by name, not a fault that passes. A run that
+   * fails with one (thrown by a step, or as a group's failure) leaves the partition `needs-attention` with the
+   * error, instead of idle for the next trigger to start the same failing run each sweep; an operator's settle run
+   * clears it once the cause is gone. None when omitted.
+   */
+  readonly operatorErrors?: readonly string[];
+  /**
    * The format's own table maintenance (see {@link TableMaintenance}), for a format whose log or metadata owns
    * every file under its root; omitted (Hive), vacuum's listing steps judge the table by {@link vacuum}.
    */

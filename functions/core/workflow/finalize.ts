@@ -134,10 +134,7 @@ export async function finalizeRun(
           ? { error: 'UnsettledGroupError', cause: unsettled.join('; ') }
           : undefined;
   const failed = request.outcome === 'failed' || failures.length > 0 || unsettled.length > 0;
-  const operatorCause =
-    request.error?.Error !== undefined && NEEDS_OPERATOR_ERRORS.includes(request.error.Error)
-      ? `${request.error.Error}: ${causeMessage(request.error.Cause)}`
-      : undefined;
+  const operatorCause = operatorCauseOf(request, failures, deps.format?.operatorErrors ?? []);
   const needsAttention =
     unsettled.length > 0
       ? `${unsettled.length} group(s) could not be settled: ${unsettled.map(stripPeriod).join('; ')}. Listing readers may see some rows twice until they are.`
@@ -219,6 +216,23 @@ export async function finalizeRun(
       : { attention: { reason: needsAttention, runId: run.runId, since: now } }),
   });
   return summary;
+}
+
+/**
+ * Why the run's partition must wait for a person: the run's error, or the first group failure, when it is one the
+ * triggers would only meet again ({@link NEEDS_OPERATOR_ERRORS}, or one the table's format names as such).
+ */
+function operatorCauseOf(
+  request: FinalizeRequest,
+  failures: readonly { readonly failure: { readonly error: string; readonly cause: string } }[],
+  formatErrors: readonly string[],
+): string | undefined {
+  const error = request.error?.Error;
+  if (error !== undefined && (NEEDS_OPERATOR_ERRORS.includes(error) || formatErrors.includes(error)))
+    return `${error}: ${causeMessage(request.error?.Cause)}`;
+  const refused = failures.find((f) => formatErrors.includes(f.failure.error));
+  if (refused === undefined) return undefined;
+  return `${refused.failure.error}: ${refused.failure.cause}`;
 }
 
 function stripPeriod(text: string): string {

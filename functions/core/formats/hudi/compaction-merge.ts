@@ -15,6 +15,9 @@ import { HudiCompactionUnsupportedError } from './compaction-errors.js';
 import { fitsPrecision, isLogDecimal, twosComplementBytes } from './log/decimal.js';
 import {
   DecodeBudget,
+  HudiLogFormatError,
+  HudiLogUnsupportedError,
+  HudiMergeUnsupportedError,
   type MergedLogRecord,
   type MergePolicy,
   mergeLogBlocks,
@@ -69,7 +72,8 @@ function arrayBufferOf(bytes: Uint8Array): ArrayBuffer {
 
 /**
  * The merged view of one slice at compaction instant `instant`: logs of instants the timeline does not call
- * committed, or later than `instant`, are left out, as Hudi's scanner leaves them.
+ * committed, or later than `instant`, are left out, as Hudi's scanner leaves them (`undefined`: no instant is
+ * later, the plan-time check of {@link checkSliceMergeable}).
  * @throws HudiCompactionUnsupportedError for a base schema the log rows cannot be written in exactly.
  * @throws what the log reader and merger throw (HudiLogFormatError, HudiLogUnsupportedError, HudiMergeUnsupportedError).
  */
@@ -78,14 +82,17 @@ export async function mergeFileSlice(
   slice: SliceToMerge,
   policy: MergePolicy,
   isCommitted: (instant: string) => boolean,
-  instant: string,
+  instant: string | undefined,
 ): Promise<MergedSlice> {
   const baseBytes = await store.get(slice.baseKey);
   const file = arrayBufferOf(baseBytes);
   const baseMetadata = parquetMetadata(file, { geoparquet: false });
   refuseUnwritableSchema(slice.baseKey, baseMetadata.schema);
   const logs = await Promise.all(slice.logKeys.map(async (key) => ({ key, bytes: await store.get(key) })));
-  const scan = scanLogFiles(logs, { isCommitted, latestInstant: instant });
+  const scan = scanLogFiles(
+    logs,
+    instant === undefined ? { isCommitted } : { isCommitted, latestInstant: instant },
+  );
   const log = await mergeLogBlocks(scan.blocks, policy, new DecodeBudget());
   const field = policy.orderingField;
   const columns = ['_hoodie_record_key', ...(field === undefined ? [] : [field])];
@@ -127,13 +134,46 @@ function isDelete(record: MergedLogRecord): boolean {
 }
 
 /**
- * Refuses, before a compaction is scheduled, a base file whose schema the log rows cannot be written in exactly.
+ * Refuses, before a compaction is scheduled, a slice the compact step would refuse: the same merge and the same
+ * write-back of its log rows, dry (nothing is written), over every committed log block the slice has now. A plan is
+ * written only for slices this passes, so a refusal leaves the timeline byte for byte as it was instead of a plan no
+ * run of ours can finish (Hudi never removes a scheduled compaction by itself). It reads the slice's base and logs
+ * once more than the compaction does; a log block committed after this check can still be refused at T (see
+ * compaction-workflow.ts, `unscheduleRefused`).
+ * @throws HudiCompactionUnsupportedError, HudiLogFormatError, HudiLogUnsupportedError, HudiMergeUnsupportedError —
+ *   the compact step's own refusals, by name.
+ */
+export async function checkSliceMergeable(
+  store: ObjectStore,
+  slice: SliceToMerge,
+  policy: MergePolicy,
+  isCommitted: (instant: string) => boolean,
+): Promise<void> {
+  const merged = await mergeFileSlice(store, slice, policy, isCommitted, undefined);
+  logRowsParquet(merged, slice.baseKey);
+}
+
+/**
+ * The base-schema part of {@link checkSliceMergeable} alone: a base file whose schema the log rows cannot be written
+ * in exactly, refused by name.
  * @throws HudiCompactionUnsupportedError naming the column.
  */
 export async function checkSliceWritable(store: ObjectStore, baseKey: string): Promise<void> {
   const metadata = parquetMetadata(arrayBufferOf(await store.get(baseKey)), { geoparquet: false });
   refuseUnwritableSchema(baseKey, metadata.schema);
 }
+
+/**
+ * The names of the errors by which the merge refuses a slice (this module's, and the log reader's and merger's): the
+ * same slice is refused the same way by every run until its files change. The format's `operatorErrors`, and what
+ * the workflow's undo takes for a refusal of our own plan (compaction-workflow.ts).
+ */
+export const MERGE_REFUSAL_ERRORS: readonly string[] = [
+  HudiCompactionUnsupportedError.name,
+  HudiLogFormatError.name,
+  HudiLogUnsupportedError.name,
+  HudiMergeUnsupportedError.name,
+];
 
 /** Leaves the writer cannot reproduce from a log record without loss: refused by name before anything is written. */
 function refuseUnwritableSchema(baseKey: string, schema: readonly SchemaElement[]): void {

@@ -40,7 +40,7 @@ import { InvalidInputError, PreconditionFailedError } from '../../errors.js';
 import { HUDI_INDEX_FOOTER_KEYS, HudiIndexFooterBuilder } from './bloom/index.js';
 import type { HudiCoordination } from './clustering-commit.js';
 import { HudiCompactionUnsupportedError } from './compaction-errors.js';
-import { checkSliceWritable, logRowsParquet, mergeFileSlice } from './compaction-merge.js';
+import { checkSliceMergeable, logRowsParquet, mergeFileSlice } from './compaction-merge.js';
 import { withHudiLock } from './lock/index.js';
 import { droppedRows, type MergePolicy, mergePolicy } from './log/index.js';
 import {
@@ -321,8 +321,14 @@ export async function compactHudiMergeOnRead(
   const { operations, skipped } = compactionCandidates(state);
   if (operations.length === 0)
     return { kind: 'nothing', reason: 'no live file slice has both a base file and log files' };
-  // What cannot be written back exactly is refused before anything is written.
-  for (const op of operations) await checkSliceWritable(deps.store, op.base.key);
+  // Every refusal of the merge by name (what cannot be merged or written back exactly), before anything is written.
+  for (const op of operations)
+    await checkSliceMergeable(
+      deps.store,
+      { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
+      policy,
+      (i) => isCommitted(state.timeline, i),
+    );
   const scheduled = await underLock(deps, root, async (assertHeld) => {
     const now = await readHudiTable(deps.store, root);
     if (now.timeline.pendingPlans.some((p) => p.kind === 'compaction')) return undefined;
@@ -336,6 +342,17 @@ export async function compactHudiMergeOnRead(
       operations.some((op) => op.base.key === o.base.key),
     );
     if (stillLive.length === 0) return undefined;
+    // A slice whose logs changed since the check is checked again as it is now, still before the plan.
+    for (const op of stillLive) {
+      const checked = operations.find((c) => c.base.key === op.base.key);
+      if (!sameFiles(checked?.logs ?? [], op.logs))
+        await checkSliceMergeable(
+          deps.store,
+          { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
+          compactionPolicy(now),
+          (i) => isCommitted(now.timeline, i),
+        );
+    }
     const plan = buildCompactionPlan({
       operations: stillLive.map((op) => ({
         partitionPath: op.partition,
@@ -415,6 +432,14 @@ async function removeCompletedLeftovers(store: ObjectStore, state: HudiTableStat
     const name = folder.slice(staging.length).replace(/\/$/, '');
     if (!pending.has(name)) await deleteStaging(store, state, name);
   }
+}
+
+/** Whether two file lists name the same files at the same sizes, in order. */
+export function sameFiles(
+  a: readonly { readonly key: string; readonly size: number }[],
+  b: readonly { readonly key: string; readonly size: number }[],
+): boolean {
+  return a.length === b.length && a.every((f, i) => f.key === b[i]?.key && f.size === b[i]?.size);
 }
 
 function nameOf(key: string): string {

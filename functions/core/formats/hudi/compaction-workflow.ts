@@ -28,14 +28,19 @@ import type { Clock } from '../../../ports/clock.js';
 import type { FormatState, GroupJournalEntry, Journal } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { InputFile } from '../../../ports/parquet-engine.js';
-import { InvalidInputError } from '../../errors.js';
+import { FAILURE_PREFIX, InvalidInputError } from '../../errors.js';
 import type { PartitionPlan, PlanInputFile } from '../../planning.js';
 import { withStoredFooter } from '../logged-files.js';
 import type { CommitDeps, PreparedGroup, ServicePlanRequest } from '../table-format.js';
 import type { VersionCommitContext, VersionCommitResult } from '../version-commit.js';
 import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
 import { type HudiCoordination, hudiFormatState } from './clustering-commit.js';
-import { checkSliceWritable, logRowsParquet, mergeFileSlice } from './compaction-merge.js';
+import {
+  checkSliceMergeable,
+  logRowsParquet,
+  MERGE_REFUSAL_ERRORS,
+  mergeFileSlice,
+} from './compaction-merge.js';
 import {
   compactionCandidates,
   compactionDeferral,
@@ -45,10 +50,12 @@ import {
   INDEX_FOOTER,
   outputName,
   readPlan,
+  sameFiles,
   timelineTimes,
   zoneOf,
 } from './compaction-run.js';
 import { compactionDueIn } from './compaction-trigger.js';
+import { parseLogFileName } from './file-groups.js';
 import { HudiLockUnavailableError } from './lock/errors.js';
 import { withHudiLock } from './lock/index.js';
 import { droppedRows } from './log/index.js';
@@ -211,6 +218,7 @@ function compactionPlanOf(
   instant: string,
   operations: readonly PlannedOperation[],
   skipped: readonly { key: string; reason: string }[],
+  own = false,
 ): PartitionPlan {
   const groups = operations.map((op, index) => {
     const files = [op.base, ...op.logs];
@@ -239,7 +247,13 @@ function compactionPlanOf(
     partition: request.location.partition,
     options: request.binpack,
     snapshot: { listedAt: request.now },
-    formatState: { ...hudiFormatState(state), hudiService: COMPACTION, hudiInstant: instant },
+    // hudiOwnPlan: this run minted T and wrote its plan (a resumed plan may be Hudi's: never unscheduled by us).
+    formatState: {
+      ...hudiFormatState(state),
+      hudiService: COMPACTION,
+      hudiInstant: instant,
+      ...(own ? { hudiOwnPlan: true } : {}),
+    },
     groups,
     skipped: [...skipped],
     summary: {
@@ -302,7 +316,15 @@ export function hudiCompactionPlanService(
     const verdict = compactionDueIn(first, partition, needed);
     if (!verdict.due || verdict.resumes !== undefined) return undefined;
     const candidates = verdict.slices;
-    for (const op of candidates) await checkSliceWritable(deps.store, op.base.key);
+    // Every refusal of the compact step's merge, by name, before anything is written (compaction-merge.ts).
+    const policy = compactionPolicy(first);
+    for (const op of candidates)
+      await checkSliceMergeable(
+        deps.store,
+        { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
+        policy,
+        (i) => isCommitted(first.timeline, i),
+      );
     return underLock(coordination, deps, root, async (assertHeld) => {
       const now = await readHudiTable(deps.store, root);
       if (now.timeline.pendingPlans.some((p) => p.kind === 'compaction')) return undefined;
@@ -314,6 +336,17 @@ export function hudiCompactionPlanService(
         (o) => o.partition === partition && candidates.some((c) => c.base.key === o.base.key),
       );
       if (live.length === 0) return undefined;
+      // A slice whose logs changed since the check is checked again as it is now, still before the plan.
+      for (const op of live) {
+        const checked = candidates.find((c) => c.base.key === op.base.key);
+        if (!sameFiles(checked?.logs ?? [], op.logs))
+          await checkSliceMergeable(
+            deps.store,
+            { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
+            compactionPolicy(now),
+            (i) => isCommitted(now.timeline, i),
+          );
+      }
       const planned = await Promise.all(live.map((op) => plannedOperation(deps.store, op)));
       const instant = mintInstantTime(deps.clock.now(), zoneOf(now, coordination), timelineTimes(now));
       const plan = compactionPlanOf(
@@ -322,6 +355,7 @@ export function hudiCompactionPlanService(
         instant,
         planned,
         skipped.filter((s) => s.key.startsWith(keyIn(root, partition, ''))),
+        true,
       );
       // Stored and journaled (T in every entry) before the requested file exists.
       await request.record(plan);
@@ -706,10 +740,78 @@ export async function afterCompactionCommit(deps: CommitDeps, entry: GroupJourna
  * group's output, none of which any completed instant names —, the markers, the inflight) and its staging removed;
  * the requested plan stays, for the next run (or Hudi's compactor) to finish. Idempotent.
  */
-export async function afterCompactionAbort(deps: CommitDeps, entry: GroupJournalEntry): Promise<void> {
+export async function afterCompactionAbort(
+  coordination: HudiCoordination | undefined,
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+): Promise<void> {
   const g = compactionGroupOf(entry);
   if ((await completedOf(deps.store, g, g.instant)) !== undefined) return;
   const keys = pendingKeys(g, COMPACTION, g.instant);
   await rollBackInflight(deps.store, { tableRoot: g.tableRoot, instant: g.instant, ...keys });
   await deleteStagingOf(deps.store, g.tableRoot, g.instant);
+  if (coordination !== undefined && entry.formatState?.hudiOwnPlan === true && refusedByMerge(entry.reason))
+    await unscheduleRefused(coordination, deps, g, keys);
+}
+
+/** Whether an aborted group's reason is a failure by one of the merge's refusals (the same on every run). */
+function refusedByMerge(reason: string | undefined): boolean {
+  return (
+    reason !== undefined && MERGE_REFUSAL_ERRORS.some((name) => reason.startsWith(`${FAILURE_PREFIX}${name}`))
+  );
+}
+
+/**
+ * Our own compaction plan that the merge refused (a block committed below T after the plan-time check): removed as
+ * Hudi's `CompactionAdminClient.unscheduleCompactionPlan` removes one — the inflight rolled back first (done by the
+ * caller), then the requested file deleted — under the table's lock, so no run of ours or Hudi's resumes a plan none
+ * can finish. On table version 6 only while no write is pending and no log file of the plan's file groups is named
+ * with base instant T: a v6 writer puts its logs of a file group under a pending compaction's instant, and removing
+ * the plan would orphan them (Hudi's own unschedule renames such logs; we do not) — then the plan stays, for Hudi's
+ * compactor or an operator. A crash before the delete leaves the plan rolled back to requested: the next run resumes
+ * it as any pending plan, and the run failing on the refusal leaves the partition needs-attention. Idempotent.
+ */
+async function unscheduleRefused(
+  coordination: HudiCoordination,
+  deps: CommitDeps,
+  g: CompactionGroup,
+  keys: { readonly requested: string; readonly inflight: string },
+): Promise<void> {
+  await underLock(coordination, deps, g.tableRoot, async (assertHeld) => {
+    if ((await completedOf(deps.store, g, g.instant)) !== undefined) return;
+    if ((await deps.store.head(keys.inflight)) !== undefined) return;
+    if ((await deps.store.head(keys.requested)) === undefined) return;
+    if (g.tableVersion === 6) {
+      const state = await readHudiTable(deps.store, g.tableRoot);
+      if (compactionDeferral(state) !== undefined) return;
+      const operations = await readPlan(deps.store, state, g.instant);
+      if (await logsUnder(deps.store, g.tableRoot, g.instant, operations)) return;
+    }
+    assertHeld('removing the refused compaction plan');
+    await deps.store.deleteMany([{ key: keys.requested }]);
+  });
+}
+
+/** Whether a log file of one of the plan's file groups is named with base instant `instant` (v6: written under T). */
+async function logsUnder(
+  store: ObjectStore,
+  tableRoot: string,
+  instant: string,
+  operations: readonly { readonly partitionPath?: string | null; readonly fileId?: string | null }[],
+): Promise<boolean> {
+  for (const partition of new Set(operations.map((op) => op.partitionPath ?? ''))) {
+    const ids = new Set(
+      operations.filter((op) => (op.partitionPath ?? '') === partition).map((op) => op.fileId),
+    );
+    const folder = keyIn(tableRoot, partition, '');
+    const { objects } = await listFolder(
+      store,
+      folder === '' || folder.endsWith('/') ? folder : `${folder}/`,
+    );
+    for (const o of objects) {
+      const log = parseLogFileName(nameOf(o.key));
+      if (log !== undefined && log.instantTime === instant && ids.has(log.fileId)) return true;
+    }
+  }
+  return false;
 }

@@ -32,6 +32,7 @@ import {
   hudiFormatState,
   prepareHudiGroup,
 } from './clustering-commit.js';
+import { MERGE_REFUSAL_ERRORS } from './compaction-merge.js';
 import { hudiCompactionService } from './compaction-service.js';
 import {
   afterCompactionAbort,
@@ -164,7 +165,9 @@ function hudiCommitter(coordination?: HudiCoordination) {
     afterCommit: async (deps, entry) =>
       isCompactionGroup(entry) ? afterCompactionCommit(deps, entry) : clustering.afterCommit?.(deps, entry),
     afterAbort: async (deps, entry) =>
-      isCompactionGroup(entry) ? afterCompactionAbort(deps, entry) : clustering.afterAbort?.(deps, entry),
+      isCompactionGroup(entry)
+        ? afterCompactionAbort(coordination, deps, entry)
+        : clustering.afterAbort?.(deps, entry),
   });
 }
 
@@ -203,6 +206,9 @@ export const hudiTable = {
   settings: hudiSettings,
   help: hudiHelp,
   forTable: hudiForTable,
+  // A slice the merge refuses by name is refused the same way by every run until its files change
+  // (compaction-merge.ts): the partition waits for an operator instead of being restarted each sweep.
+  operatorErrors: MERGE_REFUSAL_ERRORS,
 } as const satisfies TableFormat;
 
 /**

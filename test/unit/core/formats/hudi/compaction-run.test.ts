@@ -19,7 +19,11 @@ import {
 } from '../../../../../functions/core/formats/hudi/compaction-run.js';
 import { HudiMetadataTableError } from '../../../../../functions/core/formats/hudi/errors.js';
 import { StorageBasedHudiLock } from '../../../../../functions/core/formats/hudi/lock/index.js';
-import { HudiMergeUnsupportedError } from '../../../../../functions/core/formats/hudi/log/index.js';
+import {
+  HudiLogUnsupportedError,
+  HudiMergeUnsupportedError,
+} from '../../../../../functions/core/formats/hudi/log/index.js';
+import { encodeLogBlock } from '../../../../../functions/core/formats/hudi/log/writer.js';
 import { filesNamedByMarkers } from '../../../../../functions/core/formats/hudi/pending-instant.js';
 import { readHudiTable } from '../../../../../functions/core/formats/hudi/table-state.js';
 import { isCommitted } from '../../../../../functions/core/formats/hudi/timeline.js';
@@ -343,6 +347,35 @@ describe('Merge-on-Read compaction refusals', () => {
     await expect(attempt).rejects.toThrow(HudiCompactionUnsupportedError);
     await expect(attempt).rejects.toThrow(/nested column arrayField/);
     expect(await folderContentSnapshot(dir)).toEqual(before);
+  });
+
+  it('refuses a slice whose log holds a block the merge refuses (HFILE_DATA) before scheduling: no plan is left, every byte unchanged', async () => {
+    // Prepare: an HFILE_DATA block of a committed instant appended to a log of a slice the trigger compacts
+    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
+    const state = await readHudiTable(store, '');
+    const log = state.partitions
+      .flatMap((p) => p.liveSlices)
+      .find((s) => s.baseFile !== undefined && s.logFiles.length > 0)
+      ?.logFiles.at(-1);
+    const instant = state.timeline.completedWrites.at(-1)?.instant.time;
+    if (log === undefined || instant === undefined) throw new Error('the fixture has no slice with logs');
+    const bytes = await store.get(log.key);
+    const hfile = encodeLogBlock({
+      type: 'HFILE_DATA_BLOCK',
+      header: [['INSTANT_TIME', instant]],
+      content: new Uint8Array([1, 2, 3]),
+    });
+    await store.put(log.key, new Uint8Array([...bytes, ...hfile]));
+    const before = await folderContentSnapshot(dir);
+
+    // Act
+    const attempt = compactHudiMergeOnRead(deps(store), '', { deltaCommits: 1 });
+
+    // Assess: refused by name, before the plan (before, the plan was written and left behind)
+    await expect(attempt).rejects.toThrow(HudiLogUnsupportedError);
+    await expect(attempt).rejects.toThrow(/an HFILE_DATA block/);
+    expect(await folderContentSnapshot(dir)).toEqual(before);
+    expect((await readHudiTable(store, '')).timeline.pendingPlans).toEqual([]);
   });
 
   it('refuses mor_v8_trips_8i3u1d as Hudi wrote it, with its metadata table, every byte unchanged', async () => {

@@ -1,0 +1,422 @@
+// A Merge-on-Read file slice whose logs lake-compactor's merge refuses by name (here an HFILE_DATA block, which
+// belongs to Hudi's metadata table) through the workflow's own steps, on tables Hudi 0.x (v6) and 1.x (v8) wrote,
+// under Hudi's storage lock. The plan step runs the compact step's merge dry before it schedules anything, so the
+// refusal leaves every byte of the table as it was — no plan Hudi's writers would then have to finish — and names
+// the block and what to do. Before, the same slice was scheduled and then refused at the compact step, leaving a plan
+// no run of ours could finish. The failed run leaves the partition needs-attention with the refusal, not idle, so no
+// trigger restarts the same failing run on every sweep pass; a second run is refused until an operator settles it,
+// and once the log is dealt with (here: the refused block removed), the settle run clears the partition and the next
+// run compacts with the same merged rows.
+import { createHash } from 'node:crypto';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { MemoryJournal } from '../../functions/adapters/memory-journal.js';
+import { MemoryLeases } from '../../functions/adapters/memory-leases.js';
+import { readPlan } from '../../functions/core/formats/hudi/compaction-run.js';
+import { hudiTable } from '../../functions/core/formats/hudi/format.js';
+import { encodeLogBlock } from '../../functions/core/formats/hudi/log/writer.js';
+import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
+import type { TableFormat } from '../../functions/core/formats/table-format.js';
+import { buildRunContext } from '../../functions/core/run-input.js';
+import { runPartition } from '../../functions/core/workflow/run.js';
+import { settleAfterDeadRun } from '../../functions/core/workflow/settle.js';
+import { ManualClock } from '../../functions/ports/clock.js';
+import type { Journal } from '../../functions/ports/journal.js';
+import type { ObjectStore } from '../../functions/ports/object-store.js';
+import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
+import type { StoreCall } from '../support/crash-store.js';
+import { crashingStore, dyingJournal } from '../support/crashing-store.js';
+import { type DuckDb, openDuckDb } from '../support/duckdb.js';
+import { copyHudiFixture, hudiMergedView, TRIPS_COLUMNS } from '../support/hudi-mor-view.js';
+
+const NOW = Date.UTC(2026, 11, 7, 12);
+/** Past the storage lock's 5-minute validity, which a dead process never released. */
+const LATER = NOW + 10 * 60_000;
+const ROOT = 'trips';
+
+let db: DuckDb;
+const dirs: string[] = [];
+beforeAll(async () => {
+  db = await openDuckDb();
+});
+afterAll(() => db?.close());
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+const CASES = [
+  { fixture: 'mor_v6_trips_8i1u', version: 6, partition: 'city=san_francisco' },
+  { fixture: 'mor_v8_trips_8i3u1d', version: 8, partition: 'city=sao_paulo' },
+] as const;
+
+function boundFormat(): TableFormat {
+  const forTable = hudiTable.forTable;
+  if (forTable === undefined) throw new Error('the Hudi format binds per table');
+  return forTable(
+    {
+      hudiLock: { provider: 'storage' },
+      hudiIndexType: 'BLOOM',
+      hudiTimezone: 'UTC',
+      hudiCompactionDeltaCommits: 1,
+    },
+    {},
+  );
+}
+
+/** Every file under the table root and its SHA-256. */
+async function tableBytes(dir: string): Promise<Record<string, string>> {
+  const root = join(dir, ROOT);
+  const out: Record<string, string> = {};
+  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = join(entry.parentPath, entry.name);
+    out[relative(root, file)] = createHash('sha256')
+      .update(await readFile(file))
+      .digest('hex');
+  }
+  return out;
+}
+
+/**
+ * Appends an HFILE_DATA block of a committed instant to the last log file of the partition's slice with logs (a
+ * block type the merge refuses by name); returns the log's key and its bytes before.
+ */
+async function appendRefusedBlock(
+  store: ObjectStore,
+  partition: string,
+): Promise<{ key: string; before: Uint8Array }> {
+  const state = await readHudiTable(store, ROOT);
+  const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
+  // While a compaction is pending its slices are set aside: the log is one its plan names.
+  const planned =
+    pending === undefined
+      ? undefined
+      : (await readPlan(store, state, pending.instant.time)).at(0)?.deltaFilePaths?.at(-1);
+  const key =
+    planned !== undefined
+      ? `${ROOT}/${partition}/${planned}`
+      : state.partitions
+          .find((p) => p.partition === partition)
+          ?.liveSlices.find((s) => s.logFiles.length > 0 && s.baseFile !== undefined)
+          ?.logFiles.at(-1)?.key;
+  const instant = state.timeline.completedWrites.at(-1)?.instant.time;
+  if (key === undefined || instant === undefined) throw new Error('the fixture has no slice with logs');
+  const log = { key };
+  const before = await store.get(log.key);
+  const block = encodeLogBlock({
+    type: 'HFILE_DATA_BLOCK',
+    header: [['INSTANT_TIME', instant]],
+    content: new Uint8Array([1, 2, 3]),
+  });
+  const after = new Uint8Array(before.length + block.length);
+  after.set(before);
+  after.set(block, before.length);
+  await store.put(log.key, after);
+  return { key: log.key, before };
+}
+
+function runOf(runId: string, partition: string, settle = false) {
+  return buildRunContext(
+    { name: 'trips', prefix: ROOT, bucket: 'local', format: 'hudi' },
+    partition,
+    { force: true, quietMinutes: 0, trigger: 'operator', ...(settle ? { settle: true } : {}) },
+    { executionName: runId, startedAt: NOW },
+  );
+}
+
+describe('a Merge-on-Read slice whose logs the merge refuses, through the workflow steps', () => {
+  for (const c of CASES)
+    it(`v${c.version}: refused before the plan, every byte unchanged, the partition needs-attention (no restart loop); once the log is fixed a settle clears it and the compaction keeps the merged rows`, async () => {
+      // Prepare
+      const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
+      const store = new LocalObjectStore(dir);
+      const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+      const refused = await appendRefusedBlock(store, c.partition);
+      const bytesBefore = await tableBytes(dir);
+      const leases = new MemoryLeases();
+      const deps = {
+        store,
+        journal: new MemoryJournal(),
+        clock: new ManualClock(NOW),
+        engine: defaultParquetEngine,
+        leases,
+        format: boundFormat(),
+        wait: async () => {},
+      };
+      const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+      const settle = (r: Promise<unknown>) =>
+        r.then(
+          (value) => ({ ok: true as const, value }),
+          (error: unknown) => ({ ok: false as const, error }),
+        );
+
+      // Act: a run, then a second one as the next trigger would start it
+      const first = await settle(runPartition(deps, runOf('run-1', c.partition), options));
+      const bytesAfterFirst = await tableBytes(dir);
+      const item = leases.item({ table: 'trips', partition: c.partition });
+      const stateAfterFirst = { state: item.state, reason: item.attention?.reason };
+      const second = await settle(runPartition(deps, runOf('run-2', c.partition), options));
+
+      // Assess: the plan step refused by name before anything was written; the partition waits for an operator
+      expect(first.ok).toBe(false);
+      const error = (first as { error: Error }).error;
+      expect(error.name).toBe('HudiLogUnsupportedError');
+      expect(error.message).toContain('an HFILE_DATA block');
+      expect(error.message).toContain(refused.key.slice(refused.key.lastIndexOf('/') + 1));
+      expect(error.message).toContain("leave this file group to Hudi's own compactor");
+      expect(bytesAfterFirst).toEqual(bytesBefore);
+      expect((await readHudiTable(store, ROOT)).timeline.pendingPlans).toEqual([]);
+      expect(stateAfterFirst.state).toBe('needs-attention');
+      expect(stateAfterFirst.reason).toContain('HudiLogUnsupportedError');
+      expect(second.ok).toBe(false);
+      expect((second as { error: Error }).error.name).toBe('PartitionNeedsAttentionError');
+      expect(await tableBytes(dir)).toEqual(bytesBefore);
+
+      // Act: the log fixed (the refused block gone), an operator's settle run, then a run
+      await store.put(refused.key, refused.before);
+      const settled = await runPartition(deps, runOf('settle-1', c.partition, true), options);
+      const rerun = await runPartition(deps, runOf('run-3', c.partition), options);
+
+      // Assess: the partition is free again and compacts with the merged view's rows
+      expect(settled.summary.status).toBe('SUCCEEDED');
+      expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+      expect(rerun.summary.groupsDone).toBeGreaterThan(0);
+      const after = await readHudiTable(store, ROOT);
+      expect(after.timeline.pendingPlans).toEqual([]);
+      expect(after.timeline.completedWrites.some((w) => w.metadata.compacted)).toBe(true);
+      expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+    }, 120_000);
+});
+
+/** The compaction plans pending on the timeline, by instant and state (requested or inflight). */
+async function pendingCompactions(store: ObjectStore): Promise<string[]> {
+  const state = await readHudiTable(store, ROOT);
+  return state.timeline.pendingPlans
+    .filter((p) => p.kind === 'compaction')
+    .map((p) => `${p.instant.time}.${p.instant.state}`);
+}
+
+describe('a plan of ours the merge refuses at the compact step (a refused block committed below T after the check)', () => {
+  const UNSCHEDULE = [
+    { ...CASES[0], logUnderT: false },
+    { ...CASES[1], logUnderT: false },
+    { ...CASES[0], logUnderT: true },
+  ] as const;
+  for (const c of UNSCHEDULE)
+    it(`v${c.version}${c.logUnderT ? ' with a log written under base instant T' : ''}: ${c.logUnderT ? 'the plan is kept (removing it would orphan that log), rolled back to requested' : "our plan is unscheduled as Hudi's unscheduleCompactionPlan does, every byte of the table as before"}; the partition needs-attention, and after the log is fixed a settle and a run compact with the same merged rows`, async () => {
+      // Prepare
+      const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
+      const store = new LocalObjectStore(dir);
+      const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+      const bytesBefore = await tableBytes(dir);
+      const leases = new MemoryLeases();
+      const deps = {
+        store,
+        journal: new MemoryJournal(),
+        clock: new ManualClock(NOW),
+        engine: defaultParquetEngine,
+        leases,
+        format: boundFormat(),
+        wait: async () => {},
+      };
+      const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+      let refused: { key: string; before: Uint8Array } | undefined;
+      let underT: string | undefined;
+
+      // Act: once the plan step scheduled T, a refused block lands in a planned log (and, in one case, a v6 writer's
+      // log of the same file group under base instant T)
+      const failed = await runPartition(deps, runOf('run-1', c.partition), options, {
+        planned: async () => {
+          refused = await appendRefusedBlock(store, c.partition);
+          if (c.logUnderT) {
+            const [t] = await pendingCompactions(store);
+            const name = refused.key.slice(refused.key.lastIndexOf('/') + 1);
+            const fileId = name.slice(1, name.indexOf('_'));
+            underT = `${refused.key.slice(0, refused.key.lastIndexOf('/'))}/.${fileId}_${t?.slice(0, t.indexOf('.'))}.log.1_0-1-0`;
+            await store.put(underT, new Uint8Array(0));
+          }
+        },
+      });
+      const pendingAfter = await pendingCompactions(store);
+      const item = leases.item({ table: 'trips', partition: c.partition });
+      const attention = { state: item.state, reason: item.attention?.reason };
+
+      // Assess: the run failed naming the refusal; our plan is gone (or kept, rolled back to requested, when a log
+      // was written under T); nothing of T's is left under .hoodie/.temp; the partition waits for an operator
+      expect(failed.summary.status).toBe('FAILED');
+      expect(failed.summary.firstError?.error).toBe('HudiLogUnsupportedError');
+      expect(pendingAfter).toEqual(c.logUnderT ? [expect.stringMatching(/\.requested$/)] : []);
+      expect(attention).toEqual({ state: 'needs-attention', reason: expect.stringContaining('HFILE_DATA') });
+      if (refused === undefined) throw new Error('the plan step did not run');
+      if (!c.logUnderT) {
+        const restored = await tableBytes(dir);
+        const logName = relative(ROOT, refused.key);
+        expect(restored[logName]).not.toBe(bytesBefore[logName]);
+        // The storage lock's file stays after its release (Hudi's StorageBasedLockProvider leaves it, expired).
+        const { '.hoodie/.locks/table_lock.json': lockFile, ...rest } = restored;
+        expect(lockFile).toBeDefined();
+        expect({ ...rest, [logName]: bytesBefore[logName] }).toEqual(bytesBefore);
+      }
+
+      // Act: the log fixed (the refused block and the extra log gone), an operator's settle run, then a run
+      await store.put(refused.key, refused.before);
+      if (underT !== undefined) await store.deleteMany([{ key: underT }]);
+      const settled = await runPartition(deps, runOf('settle-1', c.partition, true), options);
+      const rerun = await runPartition(deps, runOf('run-2', c.partition), options);
+
+      // Assess: compacted (a new plan, or the kept one resumed), nothing pending, the merged rows unchanged
+      expect(settled.summary.status).toBe('SUCCEEDED');
+      expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+      expect(rerun.summary.groupsDone).toBeGreaterThan(0);
+      expect(await pendingCompactions(store)).toEqual([]);
+      expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+    }, 120_000);
+});
+
+describe('unscheduling our refused plan, killed between its steps', () => {
+  it('v8: dies after the inflight is rolled back, before the requested plan is deleted; the sweep finishes the unschedule, and once the log is fixed a run compacts with the same rows', async () => {
+    // Prepare: a clean run's requests, to find the deletion of the requested plan
+    const c = CASES[1];
+    const probeDir = await copyHudiFixture(c.fixture, ROOT, dirs);
+    const calls: StoreCall[] = [];
+    const probing = crashingStore(new LocalObjectStore(probeDir), Number.MAX_SAFE_INTEGER, 'before', calls);
+    const run = (
+      store: ObjectStore,
+      journal: Journal,
+      runId: string,
+      at: number,
+      hook?: () => Promise<void>,
+    ) =>
+      runPartition(
+        {
+          store,
+          journal,
+          clock: new ManualClock(at),
+          engine: defaultParquetEngine,
+          leases: new MemoryLeases(),
+          format: boundFormat(),
+          wait: async () => {},
+        },
+        runOf(runId, c.partition),
+        { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
+        hook === undefined ? undefined : { planned: hook },
+      );
+    const probeLive = new LocalObjectStore(probeDir);
+    await run(probing.store, new MemoryJournal(), 'probe', NOW, async () => {
+      await appendRefusedBlock(probeLive, c.partition);
+    });
+    const at = calls.findIndex(
+      (call) => call.method === 'deleteMany' && call.key.endsWith('.compaction.requested'),
+    );
+    expect(at).toBeGreaterThanOrEqual(0);
+
+    const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
+    const live = new LocalObjectStore(dir);
+    const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+    const journal = new MemoryJournal();
+    const dying = crashingStore(live, at + 1, 'before');
+    let refused: { key: string; before: Uint8Array } | undefined;
+
+    // Act: the run dies before the deletion; the sweep settles the dead run
+    await run(dying.store, dyingJournal(journal, dying.crashed), 'run-1', NOW, async () => {
+      refused = await appendRefusedBlock(live, c.partition);
+    }).catch(() => undefined);
+    await dying.quiesce();
+    const whileDead = await pendingCompactions(live);
+    const sweep = await settleAfterDeadRun(
+      {
+        store: live,
+        journal,
+        clock: new ManualClock(LATER),
+        engine: defaultParquetEngine,
+        format: boundFormat(),
+      },
+      { table: 'trips', partition: c.partition },
+      'run-1',
+    );
+    const afterSweep = await pendingCompactions(live);
+
+    // Assess: dead with T rolled back to requested only; the sweep's settle removed our plan
+    expect(dying.crashed()).toBe(true);
+    expect(whileDead).toEqual([expect.stringMatching(/\.requested$/)]);
+    expect(sweep.unsettled).toEqual([]);
+    expect(afterSweep).toEqual([]);
+
+    // Act: the log fixed, a run
+    if (refused === undefined) throw new Error('the plan step did not run');
+    await live.put(refused.key, refused.before);
+    const rerun = await run(live, journal, 'run-2', LATER + 60_000);
+
+    // Assess
+    expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+    expect(await pendingCompactions(live)).toEqual([]);
+    expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+  }, 120_000);
+
+  it("v8: a pending plan this run did not mint (resumed: it may be Hudi's) is never removed: kept as requested, the partition needs-attention", async () => {
+    // Prepare: a run dies right after writing T's requested plan; the sweep settles it (T stays, as Hudi keeps a
+    // scheduled compaction); then a refused block lands in a log T names
+    const c = CASES[1];
+    const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
+    const live = new LocalObjectStore(dir);
+    const journal = new MemoryJournal();
+    const calls: StoreCall[] = [];
+    const probeDir = await copyHudiFixture(c.fixture, ROOT, dirs);
+    const probing = crashingStore(new LocalObjectStore(probeDir), Number.MAX_SAFE_INTEGER, 'before', calls);
+    const stepDeps = (store: ObjectStore, j: Journal, at: number, leases = new MemoryLeases()) => ({
+      store,
+      journal: j,
+      clock: new ManualClock(at),
+      engine: defaultParquetEngine,
+      leases,
+      format: boundFormat(),
+      wait: async () => {},
+    });
+    const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+    await runPartition(
+      stepDeps(probing.store, new MemoryJournal(), NOW),
+      runOf('probe', c.partition),
+      options,
+    );
+    const at = calls.findIndex((call) => call.method === 'put' && call.key.endsWith('.compaction.requested'));
+    expect(at).toBeGreaterThanOrEqual(0);
+    const dying = crashingStore(live, at + 1, 'after');
+    await runPartition(
+      stepDeps(dying.store, dyingJournal(journal, dying.crashed), NOW),
+      runOf('run-1', c.partition),
+      options,
+    ).catch(() => undefined);
+    await dying.quiesce();
+    await settleAfterDeadRun(
+      {
+        store: live,
+        journal,
+        clock: new ManualClock(LATER),
+        engine: defaultParquetEngine,
+        format: boundFormat(),
+      },
+      { table: 'trips', partition: c.partition },
+      'run-1',
+    );
+    const pendingBefore = await pendingCompactions(live);
+    await appendRefusedBlock(live, c.partition);
+    const leases = new MemoryLeases();
+
+    // Act
+    const resumed = await runPartition(
+      stepDeps(live, journal, LATER + 60_000, leases),
+      runOf('run-2', c.partition),
+      options,
+    );
+
+    // Assess: the resumed plan failed on the refusal and is kept, rolled back to requested; the partition waits
+    expect(dying.crashed()).toBe(true);
+    expect(pendingBefore).toEqual([expect.stringMatching(/\.requested$/)]);
+    expect(resumed.summary.status).toBe('FAILED');
+    expect(resumed.summary.firstError?.error).toBe('HudiLogUnsupportedError');
+    expect(await pendingCompactions(live)).toEqual(pendingBefore);
+    expect(leases.item({ table: 'trips', partition: c.partition }).state).toBe('needs-attention');
+  }, 120_000);
+});
