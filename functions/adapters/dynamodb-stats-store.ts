@@ -503,24 +503,30 @@ export class DynamoStatsStore implements StatsStore {
   /** File records as stored (with their writer), strongly consistent. */
   private async readStored(fileIds: readonly string[]): Promise<Map<string, StoredFile>> {
     const found = new Map<string, StoredFile>();
-    const unique = [...new Set(fileIds)];
-    for (let i = 0; i < unique.length; i += 100) {
-      let keys: Record<string, unknown>[] | undefined = unique
+    for (const item of await this.fileItems([...new Set(fileIds)])) {
+      const file = storedFromItem(item);
+      found.set(file.record.fileId, file);
+    }
+    return found;
+  }
+
+  /** The per-file items of `fileIds` (distinct) that exist, read strongly consistent 100 keys a request. */
+  private async fileItems(fileIds: readonly string[]): Promise<FileItem[]> {
+    const items: FileItem[] = [];
+    for (let i = 0; i < fileIds.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = fileIds
         .slice(i, i + 100)
         .map((id) => statsKeys.file(id));
       for (let attempt = 0; keys !== undefined && keys.length > 0; attempt++) {
         const result: BatchGetCommandOutput = await this.doc.send(
           new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }),
         );
-        for (const item of result.Responses?.[this.table] ?? []) {
-          const file = storedFromItem(item as FileItem);
-          found.set(file.record.fileId, file);
-        }
+        for (const item of result.Responses?.[this.table] ?? []) items.push(item as FileItem);
         keys = result.UnprocessedKeys?.[this.table]?.Keys;
         if (keys !== undefined && keys.length > 0) await this.backoff(attempt);
       }
     }
-    return found;
+    return items;
   }
 
   /**
@@ -683,22 +689,9 @@ export class DynamoStatsStore implements StatsStore {
     }
     if (!legacy) return found;
     // Partitions written before segments: their files may still have a per-file item.
-    const unique = [...wanted].filter((id) => !found.has(id));
-    for (let i = 0; i < unique.length; i += 100) {
-      let keys: Record<string, unknown>[] | undefined = unique
-        .slice(i, i + 100)
-        .map((id) => statsKeys.file(id));
-      for (let attempt = 0; keys !== undefined && keys.length > 0; attempt++) {
-        const result: BatchGetCommandOutput = await this.doc.send(
-          new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }),
-        );
-        for (const item of result.Responses?.[this.table] ?? []) {
-          const record = fileFromItem(item as FileItem);
-          found.set(record.fileId, record);
-        }
-        keys = result.UnprocessedKeys?.[this.table]?.Keys;
-        if (keys !== undefined && keys.length > 0) await this.backoff(attempt);
-      }
+    for (const item of await this.fileItems([...wanted].filter((id) => !found.has(id)))) {
+      const record = fileFromItem(item);
+      found.set(record.fileId, record);
     }
     return found;
   }
