@@ -349,7 +349,7 @@ export function isSkippedForContent(reason: string): boolean {
  */
 export function leftOutSkip(left: {
   readonly key: string;
-  readonly kind: 'unreadable' | 'empty' | 'unsupported' | 'alone';
+  readonly kind: 'unreadable' | 'empty' | 'alone';
   readonly reason: string;
 }): SkippedFile | undefined {
   switch (left.kind) {
@@ -364,8 +364,6 @@ export function leftOutSkip(left: {
         reason:
           'holds zero rows: left alone, there is nothing to rewrite (found by the rewrite; quarantined)',
       };
-    case 'unsupported':
-      return { key: left.key, reason: `left out by the rewrite: ${left.reason} (quarantined)` };
     case 'alone':
       return undefined;
   }

@@ -87,10 +87,13 @@ export interface InputFile {
 /** An input the rewrite left out (see {@link InputFile.footerDeferred}): in place, untouched, and why. */
 export interface LeftOutInput {
   readonly key: string;
-  /** `unreadable`: not a readable Parquet footer; `empty`: zero rows; `unsupported`: valid, but not rewritable as it is; `alone`: the only file of its schema. */
-  readonly kind: 'unreadable' | 'empty' | 'unsupported' | 'alone';
+  /**
+   * `unreadable`: not a readable Parquet footer; `empty`: zero rows; `alone`: the only file of its schema. (A valid
+   * file the engine refuses as it is fails the group instead: its refusal names a setting to change.)
+   */
+  readonly kind: 'unreadable' | 'empty' | 'alone';
   readonly reason: string;
-  /** The typed error that refused it (`CorruptInputError` / `UnsupportedInputError`), for its quarantine; absent for `alone`. */
+  /** The typed error that refused it (`CorruptInputError`, or `UnsupportedInputError` for zero rows), for its quarantine; absent for `alone`. */
   readonly errorName?: string;
 }
 

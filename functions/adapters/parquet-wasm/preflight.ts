@@ -733,15 +733,20 @@ export async function preflight(
 
 /**
  * Why an input planned without its footer is left out rather than failing the group: its own bytes are not a
- * readable Parquet file, it holds zero rows, or the engine cannot rewrite it as it is — the errors that name it.
- * Undefined for anything else (a missing object, throttling, an abort), which fails the group as for any input.
+ * readable Parquet file, or it holds zero rows — what planning would have skipped had it read the footer. Undefined
+ * for anything else, which fails the group as for any input: a refusal the table's settings or the function's
+ * memory decide (INT96 under exact fidelity, a row group too large to decode here) names the setting to change, and
+ * a run that reported success while leaving every such file out would hide it; so would a missing object,
+ * throttling or an abort.
  */
 function leftOutFor(key: string, err: unknown): LeftOutInput | undefined {
   if (!(err instanceof CorruptInputError || err instanceof UnsupportedInputError) || err.key !== key)
     return undefined;
-  const kind =
-    err instanceof CorruptInputError ? 'unreadable' : ZERO_ROWS.test(err.reason) ? 'empty' : 'unsupported';
-  return { key, kind, reason: err.reason, errorName: err.name };
+  if (err instanceof CorruptInputError)
+    return { key, kind: 'unreadable', reason: err.reason, errorName: err.name };
+  return ZERO_ROWS.test(err.reason)
+    ? { key, kind: 'empty', reason: err.reason, errorName: err.name }
+    : undefined;
 }
 
 /** The reason `checkOne` gives a zero-row input. */

@@ -300,7 +300,7 @@ function withNote(
 }
 
 /**
- * Records the inputs the rewrite left out for their own bytes (unreadable, zero rows, not rewritable as they are) in
+ * Records the inputs the rewrite left out for their own bytes (unreadable, zero rows) in
  * the quarantine, as a rewrite that failed on them would — later plans then skip them with the reason, while they
  * are the same object — and says what was left out and why. A file left out for being alone of its schema is not
  * quarantined: it may merge with files of its schema later. Empty when nothing was left out.
