@@ -26,6 +26,17 @@ export interface MemoryBudget {
 /** The memory a process is assumed to have when its entry point set none: the smallest function's (the profiler). */
 export const DEFAULT_MEMORY_MB = 512;
 
+/**
+ * Bytes of small inputs the rewrite's pre-flight may keep whole for the rewrite (one GET each instead of two): an
+ * eighth of the process's memory, between 64 MiB (a group of ~8,000 files of 8 KB, at the smallest functions) and
+ * 256 MiB (two default-size groups of 257 KB files). An eighth, because the rewrite's other residents — the encoder's
+ * wasm heap (~200 MB), the inputs in flight, the decoded row group — and the runtime take the rest with room to spare;
+ * at the compact function's 1,769 MB that is 221 MiB, enough for a 128 MiB group of such files.
+ */
+export function smallInputCacheBytes(memoryMb: number): number {
+  return Math.min(256 * MiB, Math.max(64 * MiB, Math.floor(memoryMb / 8) * MiB));
+}
+
 /** The budget of a process with `memoryMb` of memory. @throws InvalidInputError for a non-positive size. */
 export function memoryBudget(memoryMb: number, advice?: string): MemoryBudget {
   if (!Number.isFinite(memoryMb) || memoryMb < 64) {

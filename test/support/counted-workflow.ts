@@ -5,6 +5,7 @@
 import { MemoryJournal } from '../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../functions/adapters/memory-object-store.js';
+import { memoryBudget, withMemoryBudget } from '../../functions/core/memory-budget.js';
 import { buildRunContext, type RunChoices } from '../../functions/core/run-input.js';
 import type { RequestCounts } from '../../functions/core/workflow/cost.js';
 import {
@@ -92,19 +93,24 @@ export async function countedWorkflowRun(
       },
     ]),
   ) as unknown as WorkflowSteps;
-  const result = await runPartition(
-    {
-      store: counting.store,
-      journal: new MemoryJournal(),
-      clock: new ManualClock(5_000),
-      leases: new MemoryLeases(),
-      engine: defaultParquetEngine,
-      wait: async () => undefined,
-    },
-    run,
-    { plan: { inlineGroupLimit: 40, compactMemoryMb: options.compactMemoryMb ?? 1769 } },
-    {},
-    steps,
+  // The steps run with the compact function's memory, as its Lambda would (the engine sizes its small-input cache
+  // from it), and the plan's estimate assumes the same.
+  const compactMemoryMb = options.compactMemoryMb ?? 1769;
+  const result = await withMemoryBudget(memoryBudget(compactMemoryMb), () =>
+    runPartition(
+      {
+        store: counting.store,
+        journal: new MemoryJournal(),
+        clock: new ManualClock(5_000),
+        leases: new MemoryLeases(),
+        engine: defaultParquetEngine,
+        wait: async () => undefined,
+      },
+      run,
+      { plan: { inlineGroupLimit: 40, compactMemoryMb } },
+      {},
+      steps,
+    ),
   );
   return { result, counted: counting.counts(), bySteps, logBySteps };
 }

@@ -2,6 +2,7 @@
 // default applied, so the stages after it read one settled value each.
 
 import { InvalidInputError } from '../../core/errors.js';
+import { currentMemoryBudget, smallInputCacheBytes } from '../../core/memory-budget.js';
 import { DEFAULT_STATISTICS_MODE, type StatisticsMode } from '../../core/parquet/statistics-policy.js';
 import { DEFAULT_STITCH_THRESHOLDS } from '../../core/parquet/stitch.js';
 import {
@@ -112,9 +113,9 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     maxRequestsInFlight: options.maxRequestsInFlight ?? 128,
     // Pre-flight fetches a small input whole (up to PREFLIGHT_WHOLE_READ_BYTES, core/parquet/footer.ts); kept,
     // the rewrite needs no second GET, which was ~10 % of a tiny file's cost (set C) and a request per file on
-    // S3. Bounded, and each file is dropped as the rewrite takes it: 64 MiB holds a group of ~8,000 files of
-    // 8 KB, or ~250 of 256 KB (the rest are read twice: footer, then body).
-    smallFileCacheBytes: 64 * MiB,
+    // S3. Bounded by the process's memory (smallInputCacheBytes: 64–256 MiB), and each file is dropped as the
+    // rewrite takes it; inputs beyond it are read twice (footer, then body).
+    smallFileCacheBytes: smallInputCacheBytes(currentMemoryBudget().memoryMb),
     // parquet's default of 1,024 rows per batch is slow.
     batchRows: options.batchRows ?? 65_536,
     sort: options.sort,

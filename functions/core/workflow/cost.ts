@@ -2,6 +2,7 @@
 // from named list prices (us-east-1, arm64, 2025) — an order of magnitude for operators, not a bill.
 import type { RetireMode } from '../../ports/journal.js';
 import type { ComposedPiece } from '../../ports/object-store.js';
+import { smallInputCacheBytes } from '../memory-budget.js';
 import { planParts } from '../parquet/compose.js';
 import { PREFLIGHT_WHOLE_READ_BYTES } from '../parquet/footer.js';
 
@@ -38,12 +39,6 @@ const FOREIGN_PROBE_LISTS = 3;
 export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
 /** Keys per ListObjectsV2 page and per DeleteObjects request (S3's limits). */
 export const S3_KEYS_PER_REQUEST = 1000;
-/**
- * Whole small inputs the engine's pre-flight keeps for the rewrite, per group (parquet-wasm settings.ts
- * `smallFileCacheBytes`, 64 MiB): an input no larger than `PREFLIGHT_WHOLE_READ_BYTES` is read whole by it while
- * the cache has room, and not fetched again.
- */
-export const PREFLIGHT_CACHE_BYTES = 64 * 1024 * 1024;
 /** The writer-tuning sample (parquet-wasm runs.ts): first inputs until this many rows, at most 256 inputs / 4 MiB. */
 const SAMPLE_ROWS = 16_384;
 const SAMPLE_INPUTS = 256;
@@ -227,7 +222,11 @@ export function estimateRequestsByStep(input: CostInput): Readonly<Record<RunSte
     );
     sampleGets = groups * (picked < 2 ? 1 : picked);
   } else {
-    const cachedPerGroup = perFile === 0 ? encodedPerGroup : Math.floor(PREFLIGHT_CACHE_BYTES / perFile);
+    // Whole small inputs the engine's pre-flight keeps for the rewrite, per group (parquet-wasm settings.ts
+    // `smallFileCacheBytes`, sized from the compact function's memory): an input no larger than
+    // `PREFLIGHT_WHOLE_READ_BYTES` is read whole by it while the cache has room, and not fetched again.
+    const cacheBytes = smallInputCacheBytes(input.compactMemoryMb);
+    const cachedPerGroup = perFile === 0 ? encodedPerGroup : Math.floor(cacheBytes / perFile);
     wholeGets = groups * Math.max(0, encodedPerGroup - cachedPerGroup);
   }
   // The commit's check of the inputs before publishing (hive/commit.ts): in delete-rebuild mode (no version id

@@ -6,13 +6,17 @@ import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { settingsOf } from '../../../../functions/adapters/parquet-wasm/settings.js';
 import { LIST_PRICE_IN_HEADS } from '../../../../functions/core/formats/hive/commit.js';
+import {
+  memoryBudget,
+  smallInputCacheBytes,
+  withMemoryBudget,
+} from '../../../../functions/core/memory-budget.js';
 import { DEFAULT_STITCH_THRESHOLDS } from '../../../../functions/core/parquet/stitch.js';
 import { buildRunContext } from '../../../../functions/core/run-input.js';
 import {
   estimateCost,
   estimateRequests,
   estimateRequestsByStep,
-  PREFLIGHT_CACHE_BYTES,
   type RequestCounts,
   retireCopiesPerInput,
   S3_USD_PER_GET,
@@ -136,15 +140,37 @@ const LAKES: Record<string, Lake> = {
 };
 
 describe('estimateRequests', () => {
-  it("models the engine's small-file cache with the engine's own bound", () => {
-    // Prepare / Act: the bound the engine applies by default.
-    const engine = settingsOf(
-      { groupId: 'g', files: [{ key: 'a', size: 1, etag: '' }] },
-      { outputKey: (i) => `${i}` },
+  it("models the engine's small-file cache with the engine's own bound, sized from the function's memory", () => {
+    // Prepare / Act: the bound the engine applies in a process of 1,769 MB (the compact function's default).
+    const engine = withMemoryBudget(memoryBudget(1769), () =>
+      settingsOf({ groupId: 'g', files: [{ key: 'a', size: 1, etag: '' }] }, { outputKey: (i) => `${i}` }),
     );
 
-    // Assess: tiny inputs beyond it are fetched twice, so the model must use the same number.
-    expect(PREFLIGHT_CACHE_BYTES).toBe(engine.smallFileCacheBytes);
+    // Assess: inputs beyond it are fetched twice, so the model must use the same number; it grows with memory
+    // between its bounds.
+    expect(engine.smallFileCacheBytes).toBe(smallInputCacheBytes(1769));
+    expect(smallInputCacheBytes(1769)).toBe(221 * 1024 * 1024);
+    expect(smallInputCacheBytes(512)).toBe(64 * 1024 * 1024);
+    expect(smallInputCacheBytes(10_240)).toBe(256 * 1024 * 1024);
+  });
+
+  it('prices a 128 MiB group of 257 KB inputs at one rewrite GET each at 1,769 MB, and half of them twice at 512 MB', () => {
+    // Prepare: 500 inputs of 257 KB in one group, one output.
+    const input = {
+      groups: 1,
+      inputFiles: 500,
+      inputBytes: 500 * 257 * 1024,
+      inputRows: 500 * 20_000,
+      expectedOutputFiles: 1,
+      retireMode: 'delete-versioned' as const,
+    };
+
+    // Act
+    const large = estimateRequestsByStep({ ...input, compactMemoryMb: 1769 });
+    const small = estimateRequestsByStep({ ...input, compactMemoryMb: 512 });
+
+    // Assess: at 512 MB the 64 MiB cache holds 255 of them; the other 245 are read again by the rewrite.
+    expect(small.rewrite.get - large.rewrite.get).toBe(245);
   });
 
   for (const [name, lake] of Object.entries(LAKES)) {
