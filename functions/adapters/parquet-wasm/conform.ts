@@ -76,14 +76,7 @@ function conformData(column: string, data: Data, type: DataType): Data {
   }
   if (String(from) === String(type) && !DataType.isDictionary(from) && !isNested(from)) return data;
   if (DataType.isTimestamp(from) && DataType.isTimestamp(type) && from.unit === type.unit)
-    return makeData({
-      type,
-      offset: data.offset,
-      length: data.length,
-      nullCount: data.nullCount,
-      nullBitmap: data.nullBitmap,
-      data: data.values,
-    } as never);
+    return retyped(data, type);
   const plain = DataType.isDictionary(from) ? from.dictionary : from;
   const sameValues =
     (isText(plain) && isText(type)) ||
@@ -236,4 +229,19 @@ export function withPlainTypes(
     return new Field(f.name, type, f.nullable, f.metadata);
   });
   return changed ? new Schema(fields, schema.metadata) : undefined;
+}
+
+/**
+ * `data`'s values (fixed-width, same storage) under another Arrow `type` that reads the same bytes the same way: a
+ * timestamp's zone label, an integer of the same width as its logical alias. No copy.
+ */
+export function retyped(data: Data, type: DataType): Data {
+  return makeData({
+    type,
+    offset: data.offset,
+    length: data.length,
+    nullCount: data.nullCount,
+    nullBitmap: data.nullBitmap,
+    data: data.values,
+  } as never);
 }

@@ -40,6 +40,7 @@ import type {
   ProjectedSource,
   ProjectedType,
 } from '../../core/projection.js';
+import { retyped } from './conform.js';
 import { pw } from './wasm.js';
 
 const FIELD_ID_KEY = 'PARQUET:field_id';
@@ -180,15 +181,7 @@ function convert(key: string, column: string, data: Data, type: DataType): Data 
       children: fields.map((f, i) => convert(key, `${column}.${f.name}`, data.children[i] as Data, f.type)),
     });
   }
-  if (sameStorage(data.type, type))
-    return makeData({
-      type,
-      offset: data.offset,
-      length: data.length,
-      nullCount: data.nullCount,
-      nullBitmap: data.nullBitmap,
-      data: data.values,
-    } as never);
+  if (sameStorage(data.type, type)) return retyped(data, type);
   const exact = widenedExactly(key, column, data, type);
   if (exact !== undefined) return exact;
   // Widenings (int → long, float or int → double, date → timestamp: arrow-js reads a day as its midnight's epoch
