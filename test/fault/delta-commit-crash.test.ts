@@ -21,9 +21,11 @@ import { captureIo } from '../support/cli-io.js';
 import type { StoreCall } from '../support/crash-store.js';
 import { crashingStore } from '../support/crashing-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { trialCount } from '../support/trials.js';
 
 const NOW = Date.UTC(2024, 2, 3);
-const TRIALS = 50;
+/** Seeded trials: 24 in `npm test`, more in a soak run (test/support/trials.ts). */
+const TRIALS = trialCount(24);
 const IO = { out: () => {}, clock: { now: () => NOW }, env: {} };
 
 /**

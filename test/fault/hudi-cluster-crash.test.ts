@@ -21,11 +21,13 @@ import { crashingStore } from '../support/crashing-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { appendHudiInsert, createHudiTable } from '../support/hudi-appender.js';
 import { completedWrites, liveFiles } from '../support/hudi-replay.js';
+import { trialCount } from '../support/trials.js';
 
 const NOW = Date.UTC(2024, 3, 1);
 /** Past the storage lock's 5-minute validity, which a dead process never released. */
 const LATER = 10 * 60_000;
-const TRIALS = 24;
+/** Seeded trials: 12 in `npm test`, more in a soak run (test/support/trials.ts). */
+const TRIALS = trialCount(12);
 const FLAGS = { format: 'hudi', hudiLock: 'storage', hudiIndexType: 'BLOOM' } as const;
 const CLI_FLAGS = ['--format', 'hudi', '--hudi-lock', 'storage', '--hudi-index-type', 'BLOOM'];
 const ioAt = (now: number) => ({ out: () => {}, clock: { now: () => now }, env: {} });

@@ -8,6 +8,7 @@ import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { createWorkflowRuntime } from '../../functions/shared/workflow-runtime.js';
 import { mulberry32 } from '../../functions/tools/sample-lake.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
+import { trialCount } from '../support/trials.js';
 import {
   keysUnder,
   listPartition,
@@ -170,7 +171,9 @@ describe('workflow commit under crash injection (real handlers, real Parquet, lo
   it('recovers from randomized faults: a failed run rolled back or forward, and a re-run then compacts', async () => {
     // Prepare
     const rng = mulberry32(20_261_130);
-    const runs = 22;
+    // The test above covers every request in both modes; these draws add the re-run after each (more in a
+    // soak run: test/support/trials.ts).
+    const runs = trialCount(8);
 
     for (let i = 0; i < runs; i++) {
       const after = 1 + Math.floor(rng() * 9);

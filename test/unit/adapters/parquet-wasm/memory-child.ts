@@ -1,5 +1,5 @@
 // Child process of memory.test.ts: rewrites a synthetic group of `totalBytes` input and prints its
-// peak RSS. The group references one real Parquet file under many keys, so no disk or RAM holds 2 GB.
+// peak RSS. The group references one real Parquet file under many keys, so no disk or RAM holds the whole group.
 
 import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
 import { pw } from '../../../../functions/adapters/parquet-wasm/wasm.js';
@@ -98,7 +98,7 @@ const result = await rewriteGroup(
     maxBytesInFlight: 8 * 1024 * 1024,
     batchRows: 250,
     // 32 MiB outputs: the 100 MB group then rolls over outputs too, so it reaches the same
-    // steady state as the 2 GB one (with one 128 MiB output it never did, and sat 15–35 % lower).
+    // steady state as the large one (with one 128 MiB output it never did, and sat 15–35 % lower).
     targetFileSizeBytes: 32 * 1024 * 1024,
   },
 );
