@@ -362,6 +362,15 @@ async function compactTable(
 }
 
 /**
+ * Why a group wrote nothing, in words: every input left out (each listed with its reason under the run's skipped
+ * files, so not repeated here), or the group's own reason (a conflict with the table, an input changed).
+ */
+function nothingRewritten(leftOut: number, reason: string | undefined): string {
+  if (leftOut > 0) return `${plural(leftOut, 'input')} left in place (listed with the skipped files below)`;
+  return `left alone (${reason ?? 'an input changed'})`;
+}
+
+/**
  * One partition through the workflow's orchestrator (core/workflow/run.ts), printing as it goes. The plan
  * files are held back until the plan has a group: a partition with nothing to do keeps no plan, so a run
  * that changes nothing leaves the location as it was.
@@ -394,9 +403,11 @@ async function compactPartition(
       groupEnded: ({ item, compacted, result, error }) => {
         progress?.groupEnded(run.partition, item.groupId, error === undefined && result.state === 'done');
         io.out(
-          error === undefined
-            ? `${label} ${item.groupId}: ${plural(result.retired, 'file')} → ${result.published}, ${plural(compacted?.rows ?? 0, 'row')}, verified, ${result.state === 'done' ? 'committed' : result.state === 'pending' ? "published, committed with the run's other groups" : `left alone (${result.reason ?? 'an input changed'})`}`
-            : `${label} ${item.groupId}: FAILED ${error.name}: ${error.message} (${result.state})`,
+          error !== undefined
+            ? `${label} ${item.groupId}: FAILED ${error.name}: ${error.message} (${result.state})`
+            : (compacted?.outputs ?? 0) === 0 && result.state === 'aborted'
+              ? `${label} ${item.groupId}: nothing rewritten, ${nothingRewritten(compacted?.leftOut?.length ?? 0, result.reason)}`
+              : `${label} ${item.groupId}: ${plural(result.retired, 'file')} → ${result.published}, ${plural(compacted?.rows ?? 0, 'row')}, verified, ${result.state === 'done' ? 'committed' : result.state === 'pending' ? "published, committed with the run's other groups" : `left alone (${result.reason ?? 'an input changed'})`}`,
         );
       },
     },
@@ -422,12 +433,27 @@ function sleepSeconds(seconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
+/**
+ * A partition's outcome as the summary table says it: the run's, except that a run whose every group was left alone
+ * (a conflict, or every input left out) says `left alone`, not `compacted`: nothing of it was.
+ */
+function outcomeWords(r: CompactPartitionResult): string {
+  if (r.summary.status === 'FAILED') return 'FAILED';
+  if (
+    r.summary.outcome === 'compacted' &&
+    r.groups.length > 0 &&
+    r.groups.every((g) => g.state === 'aborted')
+  )
+    return 'left alone';
+  return r.summary.outcome;
+}
+
 function printSummary(io: CompactIo, results: readonly CompactPartitionResult[], dryRun: boolean): void {
   io.out(
     renderTable(
       [
         { header: 'partition', value: (r) => r.partition || '(root)' },
-        { header: 'outcome', value: (r) => (r.summary.status === 'FAILED' ? 'FAILED' : r.summary.outcome) },
+        { header: 'outcome', value: outcomeWords },
         { header: 'files before', value: (r) => r.summary.filesBefore, align: 'right' },
         { header: 'files after', value: (r) => (dryRun ? '-' : r.summary.filesAfter), align: 'right' },
         { header: 'rows', value: (r) => (dryRun ? '-' : r.summary.rows), align: 'right' },

@@ -1,6 +1,6 @@
 // Files compact cannot or must not rewrite for what they are — a footer it cannot read, bytes that are not
 // Parquet, zero rows — are named in its summary with the reason, so an operator can find and deal with each.
-import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parquetMetadata } from 'hyparquet';
@@ -78,5 +78,29 @@ describe('compact names the files it skipped for what they are', () => {
     const text = io.stdout.join('\n');
     expect(text).toContain('3 files skipped and left in place:');
     expect(text).not.toMatch(/^ {2}.*: (well-sized|large file|\d+ small files?)/m);
+  });
+
+  it('says a partition whose every input was left out was left alone: nothing rewritten, none verified', async () => {
+    // Prepare: a partition of six small files (enough for a group), all unreadable: planned from the listing, left
+    // out by the rewrite
+    const lone = join(root, 'broken');
+    const day = join(lone, DAY);
+    await mkdir(day, { recursive: true });
+    const names = Array.from({ length: 6 }, (_, i) => `part-${i}.parquet`);
+    for (const name of names) await writeFile(join(day, name), `PAR1 not a footer ${name} PAR1`);
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', lone], io);
+
+    // Assess: no group line claims a rewrite or a verification, the table says left alone and 0/1 verified, and every
+    // file is where it was
+    expect(code).toBe(0);
+    const text = io.stdout.join('\n');
+    expect(text).toMatch(new RegExp(`^${DAY} g\\d+: nothing rewritten, 6 inputs left in place`, 'm'));
+    expect(text).not.toMatch(/verified, (committed|left alone)/);
+    expect(text).toMatch(new RegExp(`^${DAY} +left alone +6 +6 +0 .* 0/1$`, 'm'));
+    expect(text).toContain('6 files skipped and left in place:');
+    expect((await readdir(day)).sort()).toEqual(names);
   });
 });

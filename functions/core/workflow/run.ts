@@ -55,7 +55,11 @@ export interface GroupRun {
   readonly item: GroupItem;
   /** The compact step's result; absent when the step threw. */
   readonly compacted?: CompactStepResult;
-  /** Whether the verify step returned (the outputs matched, or the group was past `staged` already). */
+  /**
+   * Whether the verify step passed on outputs: they matched, or the group was past `staged` already. False for a
+   * group that wrote none (left alone before the rewrite, or every input left out of it): the step ran and did
+   * nothing, and saying such a group was verified would tell an operator rows were checked when none were written.
+   */
   readonly verified: boolean;
   /** The commit step's result, or the rollback's when a step threw. */
   readonly result: GroupStepResult;
@@ -173,7 +177,7 @@ async function runGroup(
   try {
     compacted = await steps.compactGroup(deps, run, item);
     await steps.verifyGroup(deps, run, item.groupId, compacted.fingerprint);
-    verified = true;
+    verified = compacted.outputs > 0;
     const result = await steps.commitStep(deps, run.runId, item.groupId);
     return { item, compacted, verified, result };
   } catch (err) {
