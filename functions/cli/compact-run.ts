@@ -31,6 +31,7 @@ import {
   type TableFormatName,
 } from '../core/formats/index.js';
 import { printable } from '../core/keys.js';
+import { currentMemoryBudget } from '../core/memory-budget.js';
 import type { StatisticsMode } from '../core/parquet/statistics-policy.js';
 import {
   isSkippedForContent,
@@ -61,7 +62,6 @@ import { type FormatCliOptions, formatSettingsOf } from './format-options.js';
 import { commandFormat, readingFormat } from './format-services.js';
 import { type PlanningFlags, planningChoicesOf, schemaEvolutionOf } from './planning-options.js';
 import { removeStaleTempFiles, settleOpenGroups } from './settle-run.js';
-
 import { renderTable } from './table.js';
 import { refuseEnclosingForeignTable } from './table-format-guard.js';
 
@@ -387,7 +387,8 @@ async function compactPartition(
   const ran = await runPartition(
     { ...deps, store: held.store, leases, wait: sleepSeconds },
     run,
-    { plan: { inlineGroupLimit: Number.MAX_SAFE_INTEGER, compactMemoryMb: 1024 } },
+    // The compact step runs in this process: its memory is the one refusals were made under (and the estimate's).
+    { plan: { inlineGroupLimit: Number.MAX_SAFE_INTEGER, compactMemoryMb: currentMemoryBudget().memoryMb } },
     {
       planned: async (plan) => {
         progress?.planned(run.partition, run.dryRun ? 0 : plan.groupCount);

@@ -11,6 +11,7 @@ import { StoreJournal } from '../adapters/store-journal.js';
 import { CompactionFailedError, UnsettledPartitionError, UsageError } from '../core/errors.js';
 import { DEFAULT_TABLE_FORMAT, type TableFormatName, tableFormat } from '../core/formats/index.js';
 import { printable } from '../core/keys.js';
+import { currentMemoryBudget } from '../core/memory-budget.js';
 import type { PlanInputFile } from '../core/planning.js';
 import { buildRunContext, childExecutionName } from '../core/run-input.js';
 import { formatBytes } from '../core/stats.js';
@@ -211,7 +212,8 @@ export async function runRewrite(
       wait: async () => {},
     },
     run,
-    { plan: { inlineGroupLimit: Number.MAX_SAFE_INTEGER, compactMemoryMb: 1024 } },
+    // The compact step runs in this process: its memory is the one refusals were made under (and the estimate's).
+    { plan: { inlineGroupLimit: Number.MAX_SAFE_INTEGER, compactMemoryMb: currentMemoryBudget().memoryMb } },
   );
   const group = ran.groups[0];
   if (group?.error !== undefined || group?.result.state !== 'done')

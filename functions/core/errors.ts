@@ -60,6 +60,13 @@ export interface InputErrorOptions {
   readonly advice?: string;
 }
 
+/**
+ * The run setting that can lift an engine's refusal of a valid file: the schema fidelity (`logical` writes what
+ * `exact` refuses) or the process's memory (a row group too large for it). The quarantine records the settings such
+ * a refusal was made under, and a run whose settings lift it tries the file again (core/quarantine.ts).
+ */
+export type RefusalLiftedBy = 'schemaFidelity' | 'memory';
+
 /** A Parquet input is damaged (truncated, wrong magic, unreadable footer or page). It is left in place. */
 export class CorruptInputError extends CompactorError {
   constructor(
@@ -76,15 +83,18 @@ export class CorruptInputError extends CompactorError {
 
 /** A Parquet input is valid but uses something the engine cannot reproduce exactly. It is left in place. */
 export class UnsupportedInputError extends CompactorError {
+  /** The setting that can lift this refusal, when one can (see {@link RefusalLiftedBy}). */
+  readonly liftedBy?: RefusalLiftedBy;
   constructor(
     readonly key: string,
     readonly reason: string,
-    options?: InputErrorOptions,
+    options?: InputErrorOptions & { readonly liftedBy?: RefusalLiftedBy },
   ) {
     super(
       `Unsupported Parquet input ${key}: ${reason}. ${options?.advice ?? 'Nothing was written; exclude the file or rewrite it with another engine.'}`,
       options,
     );
+    if (options?.liftedBy !== undefined) this.liftedBy = options.liftedBy;
   }
 }
 

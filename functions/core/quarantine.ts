@@ -22,6 +22,19 @@ export const quarantinedFileSchema = z.object({
   runId: z.string().min(1),
   /** When it was quarantined, epoch ms. */
   since: z.number().int().nonnegative(),
+  /**
+   * For an engine's refusal of a valid file (`UnsupportedInputError`): the settings it was refused under, so a run
+   * whose settings lift the refusal tries the file again (see {@link liftedBy}). Absent for a damaged file, which
+   * no setting repairs, and in records written before this field existed (they hold until cleared, as they did).
+   */
+  refusedUnder: z
+    .object({
+      /** The schema fidelity the run asked for (`exact` refuses what `logical` writes, e.g. INT96 timestamps). */
+      schemaFidelity: z.enum(['exact', 'logical']),
+      /** The memory (MB) of the process whose rewrite refused it (a row group too large for it). */
+      memoryMb: z.number().int().positive(),
+    })
+    .optional(),
 });
 export type QuarantinedFile = z.infer<typeof quarantinedFileSchema>;
 
@@ -45,20 +58,43 @@ export function blamedInput(
   return inputKeys.includes(err.key) ? err : undefined;
 }
 
+/** The settings an engine's refusal depends on, as a run has them (see `QuarantinedFile.refusedUnder`). */
+export type RefusalSettings = NonNullable<QuarantinedFile['refusedUnder']>;
+
+/**
+ * Whether `current` settings lift a refusal recorded under `refusedUnder`: the run now asks for the logical fidelity
+ * where the file was refused under the exact one, or has more memory than the process that refused it. Only a change
+ * that can lift it: a run with less memory, or back to exact, would only meet the same refusal again.
+ */
+export function liftedBy(
+  refusedUnder: RefusalSettings | undefined,
+  current: RefusalSettings | undefined,
+): boolean {
+  if (refusedUnder === undefined || current === undefined) return false;
+  return (
+    (refusedUnder.schemaFidelity === 'exact' && current.schemaFidelity === 'logical') ||
+    current.memoryMb > refusedUnder.memoryMb
+  );
+}
+
 /**
  * Splits a partition's quarantine against its current listing: `active` are files still listed with the
  * quarantined ETag (planning leaves them out); `released` are records whose object was replaced (another
- * ETag) or removed since, which the caller clears — nothing of the old object is left to protect.
+ * ETag) or removed since, which the caller clears — nothing of the old object is left to protect — and, given the
+ * run's `settings`, records of refusals those settings lift (the file is tried again; refused again, it is
+ * quarantined again under the new settings).
  */
 export function matchQuarantine(
   records: readonly QuarantinedFile[],
   listed: readonly { readonly key: string; readonly etag: string }[],
+  settings?: RefusalSettings,
 ): { active: QuarantinedFile[]; released: QuarantinedFile[] } {
   const etags = new Map(listed.map((f) => [f.key, f.etag]));
   const active: QuarantinedFile[] = [];
   const released: QuarantinedFile[] = [];
   for (const record of records) {
-    if (etags.get(record.key) === record.etag) active.push(record);
+    if (etags.get(record.key) === record.etag && !liftedBy(record.refusedUnder, settings))
+      active.push(record);
     else released.push(record);
   }
   return { active, released };

@@ -89,6 +89,28 @@ describe('lake-compactor compact --schema-fidelity', () => {
     expect(await timestamps()).toEqual(before);
   });
 
+  it('tries a file quarantined for INT96 under exact again once the run asks for logical, and compacts it with the rest', async () => {
+    // Prepare: a default run refuses the partition and quarantines the file it failed on
+    const before = await timestamps();
+    expect(await run(['compact', join(root, 'events')], captureIo())).not.toBe(0);
+    const listed = captureIo();
+    expect(await run(['quarantine', join(root, 'events')], listed)).toBe(0);
+    expect(listed.stdout.join('\n')).toMatch(/part-\d\.parquet/);
+    const io = captureIo();
+
+    // Act: the setting the refusal named
+    const code = await run(
+      ['compact', join(root, 'events'), '--schema-fidelity', 'logical', '--codec', 'snappy'],
+      io,
+    );
+
+    // Assess: nothing left out as quarantined — all six inputs in one output, the same instants
+    expect(code).toBe(0);
+    expect(io.stdout.join('\n')).not.toContain('quarantined since');
+    expect(await dataFiles()).toHaveLength(1);
+    expect(await timestamps()).toEqual(before);
+  });
+
   it('rejects a fidelity it does not know as a usage error, changing nothing', async () => {
     // Prepare
     const io = captureIo();

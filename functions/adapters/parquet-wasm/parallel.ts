@@ -59,7 +59,11 @@ function revive(m: Extract<FromWorker, { type: 'error' }>): Error {
   if (m.name === 'CorruptInputError' && m.key !== undefined)
     return new CorruptInputError(m.key, m.reason ?? m.message);
   if (m.name === 'UnsupportedInputError' && m.key !== undefined) {
-    return new UnsupportedInputError(m.key, m.reason ?? m.message);
+    return new UnsupportedInputError(
+      m.key,
+      m.reason ?? m.message,
+      m.liftedBy === undefined ? undefined : { liftedBy: m.liftedBy },
+    );
   }
   if (m.name === 'VerificationError') {
     return new VerificationError(

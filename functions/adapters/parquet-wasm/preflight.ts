@@ -144,6 +144,7 @@ export function checkDecodedSize(
     throw new UnsupportedInputError(
       key,
       `row group ${worst.rowGroup} could decode to ${describeBytes(worst.bytes)} (column ${worst.column} the most), more than the ${describeBytes(budget)} one row group may take in this process's memory; ${currentMemoryBudget().advice}, or rewrite the file with smaller row groups`,
+      { liftedBy: 'memory' },
     );
   }
   return false;
@@ -291,6 +292,7 @@ function checkOne(file: InputFile, footer: ParquetFooter, meta: FileMetaData, in
     throw new UnsupportedInputError(
       key,
       `columns ${int96Columns.join(', ')} are INT96 timestamps, which the writer cannot write as they are; ${LOGICAL_FIDELITY_ADVICE} to write them as INT64 TIMESTAMP (MICROS, or NANOS where a value needs it; UTC) with the same instants (readers differ on INT96, so this is opt-in)`,
+      { liftedBy: 'schemaFidelity' },
     );
   }
   return {
@@ -464,6 +466,7 @@ function trialWrite(
   throw new UnsupportedInputError(
     key,
     `the writer cannot reproduce its schema exactly: ${differences.slice(0, 3).join('; ')}${fixable ? `; ${LOGICAL_FIDELITY_ADVICE} to write it in the standard form, values unchanged` : ''}`,
+    fixable ? { liftedBy: 'schemaFidelity' } : undefined,
   );
 }
 

@@ -4,7 +4,7 @@
 
 import { parentPort } from 'node:worker_threads';
 import { DeletedRows } from '../../core/deletes/deleted-rows.js';
-import { CompactorError } from '../../core/errors.js';
+import { CompactorError, type RefusalLiftedBy } from '../../core/errors.js';
 import { type FingerprintKind, MultisetHash, OrderedDigest } from '../../core/fingerprint/fingerprint.js';
 import { assertParquetMagic } from '../../core/parquet/footer.js';
 import type { RowLineage } from '../../ports/parquet-engine.js';
@@ -90,6 +90,8 @@ export type FromWorker =
       readonly message: string;
       readonly key?: string;
       readonly reason?: string;
+      /** An engine refusal's lifting setting (UnsupportedInputError.liftedBy), kept across the thread. */
+      readonly liftedBy?: RefusalLiftedBy;
     };
 
 const port = parentPort;
@@ -238,13 +240,14 @@ port.on('message', (message: ToWorker) => {
     .catch(async (err: unknown) => {
       await writer?.abort(err instanceof Error ? err : new Error(String(err)));
       writer = undefined;
-      const e = err as Error & { key?: string; reason?: string };
+      const e = err as Error & { key?: string; reason?: string; liftedBy?: RefusalLiftedBy };
       post({
         type: 'error',
         name: err instanceof CompactorError ? e.name : 'Error',
         message: e.message ?? String(err),
         ...(e.key !== undefined && { key: e.key }),
         ...(e.reason !== undefined && { reason: e.reason }),
+        ...(e.liftedBy !== undefined && { liftedBy: e.liftedBy }),
       });
     });
 });

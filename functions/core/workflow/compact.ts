@@ -12,7 +12,8 @@ import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 import { tableFormat } from '../formats/index.js';
 import { stagingLeftovers } from '../formats/staging.js';
 import type { TableFormat } from '../formats/table-format.js';
-import { blamedInput } from '../quarantine.js';
+import { currentMemoryBudget } from '../memory-budget.js';
+import { blamedInput, type RefusalSettings } from '../quarantine.js';
 import type { RunContext } from '../run-input.js';
 import { type InputReads, readConflict, recordInputReads, withReadVersions } from './input-reads.js';
 import { whileAlive } from './keep-alive.js';
@@ -448,6 +449,9 @@ async function quarantineBlamed(
       errorName: blamed.name,
       runId: run.runId,
       since: deps.clock.now(),
+      ...(blamed instanceof UnsupportedInputError && blamed.liftedBy !== undefined
+        ? { refusedUnder: refusalSettingsOf(run) }
+        : {}),
     });
     advice = `The file was left in place and quarantined (${deps.quarantine.description}): later runs leave it out and compact the rest of the partition until it is replaced or removed, or an operator clears it (lake-compactor quarantine <uri> --clear ${input.key}, with --state-table for the deployed workflow).`;
   } catch (recordErr) {
@@ -456,7 +460,19 @@ async function quarantineBlamed(
   const options = { cause: err, advice };
   return blamed instanceof CorruptInputError
     ? new CorruptInputError(blamed.key, blamed.reason, options)
-    : new UnsupportedInputError(blamed.key, blamed.reason, options);
+    : new UnsupportedInputError(blamed.key, blamed.reason, {
+        ...options,
+        ...(blamed.liftedBy === undefined ? {} : { liftedBy: blamed.liftedBy }),
+      });
+}
+
+/**
+ * The settings an engine refusal in this process depends on: the fidelity the run asked for (not a format's
+ * override, which the plan step cannot see, so that a format that requires exact fidelity is not released on every
+ * run) and this process's memory (the compact function's, which the plan step is told as `compactMemoryMb`).
+ */
+export function refusalSettingsOf(run: Pick<RunContext, 'schemaFidelity'>): RefusalSettings {
+  return { schemaFidelity: run.schemaFidelity ?? 'exact', memoryMb: currentMemoryBudget().memoryMb };
 }
 
 /**

@@ -56,7 +56,10 @@ export interface PlanDeps {
 export interface PlanStepOptions {
   /** Groups up to this many are listed in the result for the inline Map; more go through the items file only. */
   readonly inlineGroupLimit: number;
-  /** Memory of the compact Lambda, for the cost estimate. */
+  /**
+   * Memory of the compact Lambda (or the CLI's process), for the cost estimate and to release quarantined files
+   * refused for a memory the compact step now exceeds.
+   */
   readonly compactMemoryMb: number;
 }
 
@@ -148,7 +151,7 @@ export async function planRun(
     rewritten?.plan ??
     (await servicePlan(deps, run, stored, retirement)) ??
     stored ??
-    (await makePlan(deps, run));
+    (await makePlan(deps, run, options.compactMemoryMb));
   const items: GroupItem[] = plan.groups.map((g) => ({
     groupId: g.groupId,
     expectedOutputFiles: g.expectedOutputFiles,
@@ -413,11 +416,12 @@ export async function readPlan(
  * Lists and plans the partition and stores the plan. Quarantined files still listed with their quarantined
  * ETag are left out (the plan's `skipped` says since when, by which run and why); records whose object was
  * replaced or removed since are cleared first — the failure was about an object that no longer exists — so
- * a writer's or an operator's new file is planned like any other (not in a dry run, which writes nothing).
+ * a writer's or an operator's new file is planned like any other (not in a dry run, which writes nothing) — and so
+ * are records of a refusal the compact function's settings now lift (`compactMemoryMb`, the run's fidelity).
  * @throws UnsupportedTableFormatError, before anything is written, when the partition lies in or holds a
  * table of another format (its log or metadata folder above it, or in its listing).
  */
-async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan> {
+async function makePlan(deps: PlanDeps, run: RunContext, compactMemoryMb: number): Promise<PartitionPlan> {
   const now = deps.clock.now();
   // The run's own options of its format: what its listing may depend on (a schema union by column name) and its plan reads.
   const options = formatRunOptions(run.format, run);
@@ -435,7 +439,11 @@ async function makePlan(deps: PlanDeps, run: RunContext): Promise<PartitionPlan>
   );
   const ref = { table: run.table, partition: run.partition };
   const records = deps.quarantine === undefined ? [] : await deps.quarantine.list(ref);
-  const { active, released } = matchQuarantine(records, files);
+  // The compact function's settings: a refusal they lift (more memory, or logical fidelity) is tried again.
+  const { active, released } = matchQuarantine(records, files, {
+    schemaFidelity: run.schemaFidelity ?? 'exact',
+    memoryMb: compactMemoryMb,
+  });
   if (!run.dryRun && deps.quarantine !== undefined) {
     for (const record of released) await deps.quarantine.clear(ref, record.key);
   }
