@@ -102,9 +102,13 @@ beforeAll(async () => {
   // Prepare the lake as operators find it: compacted by the CLI, plus state-machine runs and leftovers. Sorted,
   // because on an unversioned bucket only a sort (or z-order) copies its inputs to trash, which vacuum removes;
   // a bin-pack retires by delete-rebuild and leaves no trash.
-  expect(
-    await run(['compact', TABLE_URI, '--strategy', 'sort', '--columns', 'user_id'], capture(Date.now())),
-  ).toBe(0);
+  const compacting = capture(Date.now());
+  const compacted = await run(
+    ['compact', TABLE_URI, '--strategy', 'sort', '--columns', 'user_id'],
+    compacting,
+  );
+  // What the run said, should it fail: the set-up's failure is otherwise only an exit code.
+  expect(compacted, [...compacting.stdout, ...compacting.stderr].join('\n')).toBe(0);
   const journal = new DynamoJournal({ client: dynamoClient, tableName: STATE_TABLE });
   const at = Date.now() - 300 * HOUR;
   const base = { table: 'events', partition: 'date=2024-01-01', outputs: [], retireMode: 'trash' as const };
