@@ -16,9 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
 import { MemoryJournal } from '../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../functions/adapters/memory-leases.js';
-import { readPlan } from '../../functions/core/formats/hudi/compaction-run.js';
 import { hudiTable } from '../../functions/core/formats/hudi/format.js';
-import { encodeLogBlock } from '../../functions/core/formats/hudi/log/writer.js';
 import { planMarkOf } from '../../functions/core/formats/hudi/plan-mark.js';
 import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
 import {
@@ -38,7 +36,12 @@ import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import type { StoreCall } from '../support/crash-store.js';
 import { crashingStore, dyingJournal } from '../support/crashing-store.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
-import { copyHudiFixture, hudiMergedView, TRIPS_COLUMNS } from '../support/hudi-mor-view.js';
+import {
+  appendRefusedBlock,
+  copyHudiFixture,
+  hudiMergedView,
+  TRIPS_COLUMNS,
+} from '../support/hudi-mor-view.js';
 
 const NOW = Date.UTC(2026, 11, 7, 12);
 /** Past the storage lock's 5-minute validity, which a dead process never released. */
@@ -88,44 +91,6 @@ async function tableBytes(dir: string): Promise<Record<string, string>> {
   return out;
 }
 
-/**
- * Appends an HFILE_DATA block of a committed instant to the last log file of the partition's slice with logs (a
- * block type the merge refuses by name); returns the log's key and its bytes before.
- */
-async function appendRefusedBlock(
-  store: ObjectStore,
-  partition: string,
-): Promise<{ key: string; before: Uint8Array }> {
-  const state = await readHudiTable(store, ROOT);
-  const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
-  // While a compaction is pending its slices are set aside: the log is one its plan names.
-  const planned =
-    pending === undefined
-      ? undefined
-      : (await readPlan(store, state, pending.instant.time)).at(0)?.deltaFilePaths?.at(-1);
-  const key =
-    planned !== undefined
-      ? `${ROOT}/${partition}/${planned}`
-      : state.partitions
-          .find((p) => p.partition === partition)
-          ?.liveSlices.find((s) => s.logFiles.length > 0 && s.baseFile !== undefined)
-          ?.logFiles.at(-1)?.key;
-  const instant = state.timeline.completedWrites.at(-1)?.instant.time;
-  if (key === undefined || instant === undefined) throw new Error('the fixture has no slice with logs');
-  const log = { key };
-  const before = await store.get(log.key);
-  const block = encodeLogBlock({
-    type: 'HFILE_DATA_BLOCK',
-    header: [['INSTANT_TIME', instant]],
-    content: new Uint8Array([1, 2, 3]),
-  });
-  const after = new Uint8Array(before.length + block.length);
-  after.set(before);
-  after.set(block, before.length);
-  await store.put(log.key, after);
-  return { key: log.key, before };
-}
-
 function runOf(runId: string, partition: string, settle = false) {
   return buildRunContext(
     { name: 'trips', prefix: ROOT, bucket: 'local', format: 'hudi' },
@@ -142,7 +107,7 @@ describe('a Merge-on-Read slice whose logs the merge refuses, through the workfl
       const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
       const store = new LocalObjectStore(dir);
       const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
-      const refused = await appendRefusedBlock(store, c.partition);
+      const refused = await appendRefusedBlock(store, ROOT, c.partition);
       const bytesBefore = await tableBytes(dir);
       const leases = new MemoryLeases();
       const deps = {
@@ -252,7 +217,7 @@ describe('a plan of ours the merge refuses at the compact step (a refused block 
       // log of the same file group under base instant T)
       const failed = await runPartition(deps, runOf('run-1', c.partition), options, {
         planned: async () => {
-          refused = await appendRefusedBlock(store, c.partition);
+          refused = await appendRefusedBlock(store, ROOT, c.partition);
           if (c.logUnderT) {
             const [t] = await pendingCompactions(store);
             const name = refused.key.slice(refused.key.lastIndexOf('/') + 1);
@@ -328,7 +293,7 @@ describe('unscheduling our refused plan, killed between its steps', () => {
       );
     const probeLive = new LocalObjectStore(probeDir);
     await run(probing.store, new MemoryJournal(), 'probe', NOW, async () => {
-      await appendRefusedBlock(probeLive, c.partition);
+      await appendRefusedBlock(probeLive, ROOT, c.partition);
     });
     const at = calls.findIndex(
       (call) => call.method === 'deleteMany' && call.key.endsWith('.compaction.requested'),
@@ -344,7 +309,7 @@ describe('unscheduling our refused plan, killed between its steps', () => {
 
     // Act: the run dies before the deletion; the sweep settles the dead run
     await run(dying.store, dyingJournal(journal, dying.crashed), 'run-1', NOW, async () => {
-      refused = await appendRefusedBlock(live, c.partition);
+      refused = await appendRefusedBlock(live, ROOT, c.partition);
     }).catch(() => undefined);
     await dying.quiesce();
     const whileDead = await pendingCompactions(live);
@@ -444,7 +409,7 @@ describe('unscheduling our refused plan, killed between its steps', () => {
       const markBefore = planMarkOf(firstPlan(await live.get(requestedKey)).extraMetadata);
       if (r.mark === 'stripped') await live.put(requestedKey, withoutMark(await live.get(requestedKey)));
       const planBytes = await live.get(requestedKey);
-      const refused = await appendRefusedBlock(live, c.partition);
+      const refused = await appendRefusedBlock(live, ROOT, c.partition);
       const tableBefore = await tableBytes(dir);
       const leases = new MemoryLeases();
 
