@@ -29,7 +29,9 @@
 // Hudi's compactor writes none, and its LAZY failed-writes cleaner never rolls back a pending compaction. A failure
 // of the run that scheduled T rolls T back to its plan the same way and keeps the plan, as Hudi's compactor does
 // (BaseHoodieTableServiceClient.compact: a scheduled compaction is completed, never removed — a v6 writer that began
-// after T already puts its logs under base instant T), for the next run, or Hudi's compactor, to finish.
+// after T already puts its logs under base instant T), for the next run, or Hudi's compactor, to finish — unless the
+// merge refused a slice by name, which every run would: then a plan of ours (scheduled by this run, or marked by any
+// run of ours: plan-mark.ts) is unscheduled (`unscheduleRefusedPlan`), as the workflow does; a Hudi writer's stays.
 //
 // On table version 6 nothing is scheduled while a write is pending (`compactionDeferral`, shared with the workflow's
 // plan step): see there why.
@@ -290,8 +292,8 @@ export function outputName(fileId: string, index: number, instant: string): stri
  * Compacts the Merge-on-Read table at `tableRoot` (see the module comment): finishes a pending compaction, else
  * schedules and runs one when the trigger says so.
  * @throws HudiUnsupportedError / HudiMergeUnsupportedError for a table refused by name (nothing written).
- * @throws HudiCompactionUnsupportedError for a slice that cannot be merged exactly (our instant rolled back to its
- *   plan, which is kept for the next run, as Hudi keeps a scheduled compaction).
+ * @throws HudiCompactionUnsupportedError (or another of the merge's refusals) for a slice that cannot be merged
+ *   exactly: our instant rolled back to its plan, and a plan of ours then unscheduled; a Hudi writer's plan is kept.
  */
 export async function compactHudiMergeOnRead(
   deps: HudiCompactionDeps,

@@ -23,7 +23,11 @@
 //            then the markers and staging removed. A group of T that aborted (or, when settling, is not published)
 //            means T cannot complete in this run: every group of T aborts, and T is rolled back to its plan (the files
 //            its markers name, the markers, the inflight) and kept — Hudi never removes a scheduled compaction, and
-//            the next run, the CLI or Hudi's compactor finishes it.
+//            the next run, the CLI or Hudi's compactor finishes it. Only a plan of ours the merge refused by name
+//            (minted by this run, or marked by a dead run of ours: plan-mark.ts) is then unscheduled.
+//
+// The plan step also rolls back a clustering plan of ours in the partition that a dead run left and no journal
+// names (abandoned-plans.ts), so its file groups are planned again.
 import type { Clock } from '../../../ports/clock.js';
 import type { FormatState, GroupJournalEntry, Journal } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
@@ -424,7 +428,9 @@ async function ensureScheduled(
  * A pending compaction planned again by this run when all of its operations lie in the run's partition: under the
  * lock, its inflight rolled back to the plan (the files its markers name, the markers, the inflight: Hudi's
  * `rollbackInflightCompaction`), the groups journaled, then the inflight written. One spanning other partitions is
- * left to Hudi's compactor or `lake-compactor compact`, which run a table's whole plan.
+ * left to Hudi's compactor or `lake-compactor compact`, which run a table's whole plan. A plan carrying our mark is
+ * this run's to unschedule should the merge refuse it when the run the mark names is this one or is dead (no open
+ * group of T in the journal); a plan without the mark (a Hudi writer's) never is.
  */
 async function resumePending(
   coordination: HudiCoordination,
