@@ -7,7 +7,8 @@
 // DuckDB, log records merged by the project's reader) are identical before and after. A group that fails aborts T's
 // groups and rolls T back to its plan, which stays, and the next run finishes it; a run that died with every group
 // published is completed by the settle the sweep runs. A run asking for schema fidelity logical still writes an Avro
-// fixed(5) decimal(10, 2) base column as FIXED_LEN_BYTE_ARRAY(5), not the engine's standard INT64.
+// fixed(5) decimal(10, 2) base column as FIXED_LEN_BYTE_ARRAY(5), not the engine's standard INT64 — and so does a
+// clustering of base-only file groups, by the same exact-fidelity request of the format.
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -252,6 +253,47 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     const list = `[${files.map(sqlString).join(', ')}]`;
     const read = `read_parquet(${list})`;
     const rows = await db.rows(`SELECT _hoodie_record_key AS k, CAST(amount AS VARCHAR) AS a FROM ${read}`);
+    expect(rows.map((r) => `${r.k}:${r.a}`).sort()).toEqual(expected);
+    const types = await db.rows(
+      `SELECT DISTINCT type, type_length, converted_type FROM parquet_schema(${list}) WHERE name = 'amount'`,
+    );
+    expect(types).toEqual([{ type: 'FIXED_LEN_BYTE_ARRAY', type_length: '5', converted_type: 'DECIMAL' }]);
+  });
+
+  it("clustering keeps an Avro fixed(5) decimal(10, 2) base column in its form when the run asks for logical fidelity (the format's exact-fidelity request)", async () => {
+    // Prepare: small base-only file groups (no logs: nothing for compaction, all for clustering) whose amount is
+    // FIXED_LEN_BYTE_ARRAY(5) DECIMAL(10, 2) — the engine's logical form would be INT64 —; a run asking for logical.
+    const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-cluster-decimal-'));
+    dirs.push(dir);
+    const store = new LocalObjectStore(dir);
+    const table = await createHudiMorTable(store, 'trips', 8, undefined, { amount: AMOUNT_DECIMAL_10 });
+    for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+    const expected = appenderLatestRows(table)
+      .map((r) => `${r._hoodie_record_key}:${r.amount == null ? null : (Number(r.amount) / 100).toFixed(2)}`)
+      .sort();
+    const run = buildRunContext(
+      { name: 'trips', prefix: 'trips', bucket: 'local', format: 'hudi' },
+      '1',
+      { force: true, quietMinutes: 0, trigger: 'operator', schemaFidelity: 'logical' },
+      { executionName: 'run-cluster-logical', startedAt: NOW },
+    );
+
+    // Act
+    const result = await runOnce(depsOf(store, new MemoryJournal(), NOW), run);
+
+    // Assess: clustered into one base file by a replacecommit, the column in its Avro form, the same values
+    expect(result.summary.status, JSON.stringify(result.summary)).toBe('SUCCEEDED');
+    const state = await readHudiTable(store, 'trips');
+    expect(state.timeline.completedWrites.filter((w) => w.instant.action === 'replacecommit')).toHaveLength(
+      1,
+    );
+    const slices = state.partitions.flatMap((p) => p.liveSlices);
+    expect(slices).toHaveLength(1);
+    const files = slices.map((s) => join(dir, s.baseFile?.key ?? ''));
+    const list = `[${files.map(sqlString).join(', ')}]`;
+    const rows = await db.rows(
+      `SELECT _hoodie_record_key AS k, CAST(amount AS VARCHAR) AS a FROM read_parquet(${list})`,
+    );
     expect(rows.map((r) => `${r.k}:${r.a}`).sort()).toEqual(expected);
     const types = await db.rows(
       `SELECT DISTINCT type, type_length, converted_type FROM parquet_schema(${list}) WHERE name = 'amount'`,
