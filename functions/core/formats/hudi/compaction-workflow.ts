@@ -29,7 +29,7 @@
 // The plan step also rolls back a clustering plan of ours in the partition that a dead run left and no journal
 // names (abandoned-plans.ts), so its file groups are planned again.
 import type { Clock } from '../../../ports/clock.js';
-import type { FormatState, GroupJournalEntry, Journal } from '../../../ports/journal.js';
+import { type FormatState, type GroupJournalEntry, isSettled, type Journal } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { InputFile } from '../../../ports/parquet-engine.js';
 import { FAILURE_PREFIX, InvalidInputError } from '../../errors.js';
@@ -572,16 +572,15 @@ export async function prepareCompactionGroup(
   };
 }
 
-const OPEN_STATES = (state: GroupJournalEntry['state']): boolean => state !== 'done' && state !== 'aborted';
-
 /**
- * Whether run `runId` still has an open group of (clustering or compaction) instant `instant` in the journal: a run
- * that died with one is the sweep's to settle first (its settle rolls T back); one with none — settled, or journaled
- * elsewhere (the CLI's own journal, an older deployment's) — is dead as far as T goes.
+ * Whether run `runId` still has an unsettled group of (clustering or compaction) instant `instant` in the journal
+ * (open, or aborted with its undo pending): a run that died with one is the sweep's to settle first (its settle rolls
+ * T back); one with none — settled, or journaled elsewhere (the CLI's own journal, an older deployment's) — is dead
+ * as far as T goes.
  */
 async function holdsInstant(journal: Journal, runId: string, instant: string): Promise<boolean> {
   return (await journal.listRun(runId)).some(
-    (e) => e.formatState?.hudiInstant === instant && OPEN_STATES(e.state),
+    (e) => e.formatState?.hudiInstant === instant && !isSettled(e),
   );
 }
 
