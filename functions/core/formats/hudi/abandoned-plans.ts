@@ -21,6 +21,7 @@ import type { ObjectStore } from '../../../ports/object-store.js';
 import type { HudiCoordination } from './clustering-commit.js';
 import { withHudiLock } from './lock/index.js';
 import { heartbeatKey, pendingKeys, rollBackOwnInstant } from './pending-instant.js';
+import type { HudiTableConfig } from './properties.js';
 import { readHudiTable, readTableConfig } from './table-state.js';
 import { type HudiPendingPlan, keyUnder, listFolder } from './timeline.js';
 
@@ -40,14 +41,17 @@ export interface AbandonedPlanDeps {
 
 /**
  * Rolls back every abandoned clustering plan of ours on the table at `tableRoot` (see the module comment) whose file
- * groups all lie in `partition` (every partition when undefined). Returns the instants rolled back.
+ * groups all lie in `partition` (every partition when undefined). `config`: the table's hoodie.properties when the
+ * caller read it already. Returns the instants rolled back.
  */
 export async function rollBackAbandonedClusterings(
   deps: AbandonedPlanDeps,
   tableRoot: string,
   partition?: string,
+  config?: HudiTableConfig,
 ): Promise<string[]> {
-  if (!(await anyPendingClustering(deps.store, tableRoot))) return [];
+  const properties = config ?? (await readTableConfig(deps.store, tableRoot || '(root)', tableRoot));
+  if (!(await anyPendingClustering(deps.store, tableRoot, properties))) return [];
   const state = await readHudiTable(deps.store, tableRoot);
   const location = {
     tableRoot: state.tableRoot,
@@ -64,8 +68,7 @@ export async function rollBackAbandonedClusterings(
       candidates.push(plan);
   }
   if (candidates.length === 0) return [];
-  const config = await readTableConfig(deps.store, tableRoot || '(root)', state.tableRoot);
-  const lock = deps.coordination.lockFor(deps.store, state.tableRoot, config.name, deps.clock);
+  const lock = deps.coordination.lockFor(deps.store, state.tableRoot, state.config.name, deps.clock);
   const work = async (assertHeld: (during: string) => void): Promise<string[]> => {
     // Under the lock, as read now: a plan completed, rolled back or renewed since the first read is left alone.
     const now = await readHudiTable(deps.store, state.tableRoot);
@@ -94,8 +97,11 @@ export async function rollBackAbandonedClusterings(
  * Whether the timeline holds a clustering (or v6 replacecommit) requested without its completed file: one listing
  * of the timeline folder, so a table with none costs no more than that before the run plans it.
  */
-async function anyPendingClustering(store: ObjectStore, tableRoot: string): Promise<boolean> {
-  const config = await readTableConfig(store, tableRoot || '(root)', tableRoot);
+async function anyPendingClustering(
+  store: ObjectStore,
+  tableRoot: string,
+  config: HudiTableConfig,
+): Promise<boolean> {
   const folder = keyUnder(
     tableRoot,
     config.timelinePath.endsWith('/') ? config.timelinePath : `${config.timelinePath}/`,

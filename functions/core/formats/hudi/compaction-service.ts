@@ -16,13 +16,13 @@ export function hudiCompactionService(
     const root = tableRoot.replace(/\/+$/, '');
     // Our clustering plans whose run died and no journal names (the CLI settled its own before this): rolled back,
     // so this run plans their file groups again (abandoned-plans.ts).
-    const abandoned = await rollBackAbandonedClusterings({ ...deps, coordination }, root);
+    const config = await readTableConfig(deps.store, root || '(root)', root);
+    const abandoned = await rollBackAbandonedClusterings({ ...deps, coordination }, root, undefined, config);
     const reclaimed = abandoned.map(
       (t) =>
         `Hudi clustering ${t}: a plan of ours whose run died, rolled back (its file groups are planned again)`,
     );
     // A Copy-on-Write table has no log files: nothing to say (its clustering is the plan's).
-    const config = await readTableConfig(deps.store, root || '(root)', root);
     if (config.type !== 'MERGE_ON_READ') return { changed: abandoned.length > 0, lines: reclaimed };
     const result = await compactHudiMergeOnRead({ ...deps, coordination }, root, {
       deltaCommits: deltaCommits ?? DEFAULT_COMPACTION_DELTA_COMMITS,

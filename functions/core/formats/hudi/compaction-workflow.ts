@@ -314,6 +314,7 @@ export function hudiCompactionPlanService(
     }
     // A clustering plan of ours in the partition that its dead run left and no journal names: rolled back first,
     // so this run plans its file groups again (abandoned-plans.ts).
+    const config = await readTableConfig(deps.store, root || '(root)', root);
     await rollBackAbandonedClusterings(
       {
         store: deps.store,
@@ -323,8 +324,8 @@ export function hudiCompactionPlanService(
       },
       root,
       partition,
+      config,
     );
-    const config = await readTableConfig(deps.store, root || '(root)', root);
     if (config.type !== 'MERGE_ON_READ') return undefined;
     const first = await readHudiTable(deps.store, root);
     compactionPolicy(first);
@@ -579,9 +580,7 @@ export async function prepareCompactionGroup(
  * as far as T goes.
  */
 async function holdsInstant(journal: Journal, runId: string, instant: string): Promise<boolean> {
-  return (await journal.listRun(runId)).some(
-    (e) => e.formatState?.hudiInstant === instant && !isSettled(e),
-  );
+  return (await journal.listRun(runId)).some((e) => e.formatState?.hudiInstant === instant && !isSettled(e));
 }
 
 /** The groups of the run that hold compaction `instant`, as journaled now. */
