@@ -249,10 +249,15 @@ async function compactTable(
       inventory = await format.snapshot(store, opened.prefix, { now: io.clock.now() });
     }
   }
+  // A dry run writes no journal (its plan is thrown away) and takes no lease; a real one journals where it compacts,
+  // or in the deployment's journal under its lease.
+  const deployed = dryRun ? undefined : deployment;
+  // Keep in step with CLI_RUN_ID: vacuum routes this command's runs to the store journal by it.
+  const parent = `${deployed === undefined ? 'cli' : 'cli-deployed'}-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
   // The format's own table service (TableFormat.tableService: log files merged into base files), after settling and before planning.
   if (!dryRun && format.tableService !== undefined) {
     const service = await format.tableService(
-      { store, clock: io.clock, engine: hooks.engine ?? defaultParquetEngine },
+      { store, clock: io.clock, engine: hooks.engine ?? defaultParquetEngine, runId: parent },
       tableRoot,
     );
     for (const line of service.lines) io.out(line);
@@ -272,9 +277,6 @@ async function compactTable(
       `Partition "${wanted}" has no data files under ${uri}; known partitions: ${known.slice(0, 10).join(', ') || '(none)'}`,
     );
   }
-  // A dry run writes no journal (its plan is thrown away) and takes no lease; a real one journals where it compacts,
-  // or in the deployment's journal under its lease.
-  const deployed = dryRun ? undefined : deployment;
   const journal: Journal = dryRun ? new MemoryJournal() : (deployed?.journal ?? storeJournal);
   const leases = new MemoryLeases();
   // Files a rewrite failed on are kept out of later runs' plans (until they change or `quarantine --clear`).
@@ -286,8 +288,6 @@ async function compactTable(
     quarantine: new StoreQuarantine(store, { workRoot: opened.workRoot }),
     engine: hooks.engine ?? defaultParquetEngine,
   };
-  const parent = `${deployed === undefined ? 'cli' : 'cli-deployed'}-${new Date(io.clock.now()).toISOString().replace(/[-:]|\.\d+/g, '')}-${randomUUID().slice(0, 8)}`;
-  // Keep in step with CLI_RUN_ID: vacuum routes this command's runs to the store journal by it.
   const results: CompactPartitionResult[] = [];
   hooks.progress?.listed(partitions);
   for (const [index, partition] of partitions.entries()) {

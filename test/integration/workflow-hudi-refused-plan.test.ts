@@ -6,7 +6,9 @@
 // no run of ours could finish. The failed run leaves the partition needs-attention with the refusal, not idle, so no
 // trigger restarts the same failing run on every sweep pass; a second run is refused until an operator settles it,
 // and once the log is dealt with (here: the refused block removed), the settle run clears the partition and the next
-// run compacts with the same merged rows.
+// run compacts with the same merged rows. A plan refused at the compact step is unscheduled when it is ours: minted
+// by the failing run, or carrying our mark (plan-mark.ts) from a run of ours that died — a Hudi writer's plan (no
+// mark) is kept byte for byte.
 import { createHash } from 'node:crypto';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -14,10 +16,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
 import { MemoryJournal } from '../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../functions/adapters/memory-leases.js';
-import { readPlan } from '../../functions/core/formats/hudi/compaction-run.js';
 import { hudiTable } from '../../functions/core/formats/hudi/format.js';
-import { encodeLogBlock } from '../../functions/core/formats/hudi/log/writer.js';
+import { planMarkOf } from '../../functions/core/formats/hudi/plan-mark.js';
 import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
+import {
+  COMPACTION_PLAN_SCHEMA,
+  type CompactionPlan,
+  compactionRequestedContent,
+  decodeTimelineAvro,
+} from '../../functions/core/formats/hudi/timeline-writer/index.js';
 import type { TableFormat } from '../../functions/core/formats/table-format.js';
 import { buildRunContext } from '../../functions/core/run-input.js';
 import { runPartition } from '../../functions/core/workflow/run.js';
@@ -29,7 +36,12 @@ import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import type { StoreCall } from '../support/crash-store.js';
 import { crashingStore, dyingJournal } from '../support/crashing-store.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
-import { copyHudiFixture, hudiMergedView, TRIPS_COLUMNS } from '../support/hudi-mor-view.js';
+import {
+  appendRefusedBlock,
+  copyHudiFixture,
+  hudiMergedView,
+  TRIPS_COLUMNS,
+} from '../support/hudi-mor-view.js';
 
 const NOW = Date.UTC(2026, 11, 7, 12);
 /** Past the storage lock's 5-minute validity, which a dead process never released. */
@@ -79,44 +91,6 @@ async function tableBytes(dir: string): Promise<Record<string, string>> {
   return out;
 }
 
-/**
- * Appends an HFILE_DATA block of a committed instant to the last log file of the partition's slice with logs (a
- * block type the merge refuses by name); returns the log's key and its bytes before.
- */
-async function appendRefusedBlock(
-  store: ObjectStore,
-  partition: string,
-): Promise<{ key: string; before: Uint8Array }> {
-  const state = await readHudiTable(store, ROOT);
-  const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
-  // While a compaction is pending its slices are set aside: the log is one its plan names.
-  const planned =
-    pending === undefined
-      ? undefined
-      : (await readPlan(store, state, pending.instant.time)).at(0)?.deltaFilePaths?.at(-1);
-  const key =
-    planned !== undefined
-      ? `${ROOT}/${partition}/${planned}`
-      : state.partitions
-          .find((p) => p.partition === partition)
-          ?.liveSlices.find((s) => s.logFiles.length > 0 && s.baseFile !== undefined)
-          ?.logFiles.at(-1)?.key;
-  const instant = state.timeline.completedWrites.at(-1)?.instant.time;
-  if (key === undefined || instant === undefined) throw new Error('the fixture has no slice with logs');
-  const log = { key };
-  const before = await store.get(log.key);
-  const block = encodeLogBlock({
-    type: 'HFILE_DATA_BLOCK',
-    header: [['INSTANT_TIME', instant]],
-    content: new Uint8Array([1, 2, 3]),
-  });
-  const after = new Uint8Array(before.length + block.length);
-  after.set(before);
-  after.set(block, before.length);
-  await store.put(log.key, after);
-  return { key: log.key, before };
-}
-
 function runOf(runId: string, partition: string, settle = false) {
   return buildRunContext(
     { name: 'trips', prefix: ROOT, bucket: 'local', format: 'hudi' },
@@ -133,7 +107,7 @@ describe('a Merge-on-Read slice whose logs the merge refuses, through the workfl
       const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
       const store = new LocalObjectStore(dir);
       const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
-      const refused = await appendRefusedBlock(store, c.partition);
+      const refused = await appendRefusedBlock(store, ROOT, c.partition);
       const bytesBefore = await tableBytes(dir);
       const leases = new MemoryLeases();
       const deps = {
@@ -190,6 +164,20 @@ describe('a Merge-on-Read slice whose logs the merge refuses, through the workfl
     }, 120_000);
 });
 
+/** The first record of a compaction plan file, as Hudi's HoodieCompactionPlan schema decodes it. */
+function firstPlan(bytes: Uint8Array): { extraMetadata?: unknown } {
+  return decodeTimelineAvro(bytes, COMPACTION_PLAN_SCHEMA).records[0] as { extraMetadata?: unknown };
+}
+
+/** The same compaction plan with our mark taken out: a plan as a Hudi writer schedules it. */
+function withoutMark(bytes: Uint8Array): Uint8Array {
+  const plan = firstPlan(bytes) as unknown as CompactionPlan;
+  const extra = Object.fromEntries(
+    Object.entries(plan.extraMetadata ?? {}).filter(([k]) => !k.startsWith('lake-compactor.')),
+  );
+  return compactionRequestedContent({ ...plan, extraMetadata: extra });
+}
+
 /** The compaction plans pending on the timeline, by instant and state (requested or inflight). */
 async function pendingCompactions(store: ObjectStore): Promise<string[]> {
   const state = await readHudiTable(store, ROOT);
@@ -229,7 +217,7 @@ describe('a plan of ours the merge refuses at the compact step (a refused block 
       // log of the same file group under base instant T)
       const failed = await runPartition(deps, runOf('run-1', c.partition), options, {
         planned: async () => {
-          refused = await appendRefusedBlock(store, c.partition);
+          refused = await appendRefusedBlock(store, ROOT, c.partition);
           if (c.logUnderT) {
             const [t] = await pendingCompactions(store);
             const name = refused.key.slice(refused.key.lastIndexOf('/') + 1);
@@ -305,7 +293,7 @@ describe('unscheduling our refused plan, killed between its steps', () => {
       );
     const probeLive = new LocalObjectStore(probeDir);
     await run(probing.store, new MemoryJournal(), 'probe', NOW, async () => {
-      await appendRefusedBlock(probeLive, c.partition);
+      await appendRefusedBlock(probeLive, ROOT, c.partition);
     });
     const at = calls.findIndex(
       (call) => call.method === 'deleteMany' && call.key.endsWith('.compaction.requested'),
@@ -321,7 +309,7 @@ describe('unscheduling our refused plan, killed between its steps', () => {
 
     // Act: the run dies before the deletion; the sweep settles the dead run
     await run(dying.store, dyingJournal(journal, dying.crashed), 'run-1', NOW, async () => {
-      refused = await appendRefusedBlock(live, c.partition);
+      refused = await appendRefusedBlock(live, ROOT, c.partition);
     }).catch(() => undefined);
     await dying.quiesce();
     const whileDead = await pendingCompactions(live);
@@ -355,68 +343,119 @@ describe('unscheduling our refused plan, killed between its steps', () => {
     expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
   }, 120_000);
 
-  it("v8: a pending plan this run did not mint (resumed: it may be Hudi's) is never removed: kept as requested, the partition needs-attention", async () => {
-    // Prepare: a run dies right after writing T's requested plan; the sweep settles it (T stays, as Hudi keeps a
-    // scheduled compaction); then a refused block lands in a log T names
-    const c = CASES[1];
-    const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
-    const live = new LocalObjectStore(dir);
-    const journal = new MemoryJournal();
-    const calls: StoreCall[] = [];
-    const probeDir = await copyHudiFixture(c.fixture, ROOT, dirs);
-    const probing = crashingStore(new LocalObjectStore(probeDir), Number.MAX_SAFE_INTEGER, 'before', calls);
-    const stepDeps = (store: ObjectStore, j: Journal, at: number, leases = new MemoryLeases()) => ({
-      store,
-      journal: j,
-      clock: new ManualClock(at),
-      engine: defaultParquetEngine,
-      leases,
-      format: boundFormat(),
-      wait: async () => {},
-    });
-    const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
-    await runPartition(
-      stepDeps(probing.store, new MemoryJournal(), NOW),
-      runOf('probe', c.partition),
-      options,
-    );
-    const at = calls.findIndex((call) => call.method === 'put' && call.key.endsWith('.compaction.requested'));
-    expect(at).toBeGreaterThanOrEqual(0);
-    const dying = crashingStore(live, at + 1, 'after');
-    await runPartition(
-      stepDeps(dying.store, dyingJournal(journal, dying.crashed), NOW),
-      runOf('run-1', c.partition),
-      options,
-    ).catch(() => undefined);
-    await dying.quiesce();
-    await settleAfterDeadRun(
-      {
-        store: live,
-        journal,
-        clock: new ManualClock(LATER),
+  const RESUMED = [
+    {
+      mark: 'ours',
+      text: 'a plan of ours a dead run left (a new run id resumes it by its mark): unscheduled, the table as before; once the log is fixed a run compacts with the same merged rows',
+    },
+    {
+      mark: 'stripped',
+      text: "a Hudi writer's plan (no mark) resumed and refused: never removed, left byte for byte as requested, the partition needs-attention",
+    },
+  ] as const;
+  for (const r of RESUMED)
+    it(`v8: ${r.text}`, async () => {
+      // Prepare: a run dies right after writing T's requested plan; the sweep settles it (T stays, as Hudi keeps a
+      // scheduled compaction); for a Hudi writer's plan, our mark is taken out of it; then a refused block lands in
+      // a log T names
+      const c = CASES[1];
+      const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
+      const live = new LocalObjectStore(dir);
+      const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+      const journal = new MemoryJournal();
+      const calls: StoreCall[] = [];
+      const probeDir = await copyHudiFixture(c.fixture, ROOT, dirs);
+      const probing = crashingStore(new LocalObjectStore(probeDir), Number.MAX_SAFE_INTEGER, 'before', calls);
+      const stepDeps = (store: ObjectStore, j: Journal, at: number, leases = new MemoryLeases()) => ({
+        store,
+        journal: j,
+        clock: new ManualClock(at),
         engine: defaultParquetEngine,
+        leases,
         format: boundFormat(),
-      },
-      { table: 'trips', partition: c.partition },
-      'run-1',
-    );
-    const pendingBefore = await pendingCompactions(live);
-    await appendRefusedBlock(live, c.partition);
-    const leases = new MemoryLeases();
+        wait: async () => {},
+      });
+      const options = { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } };
+      await runPartition(
+        stepDeps(probing.store, new MemoryJournal(), NOW),
+        runOf('probe', c.partition),
+        options,
+      );
+      const at = calls.findIndex(
+        (call) => call.method === 'put' && call.key.endsWith('.compaction.requested'),
+      );
+      expect(at).toBeGreaterThanOrEqual(0);
+      const dying = crashingStore(live, at + 1, 'after');
+      await runPartition(
+        stepDeps(dying.store, dyingJournal(journal, dying.crashed), NOW),
+        runOf('run-1', c.partition),
+        options,
+      ).catch(() => undefined);
+      await dying.quiesce();
+      await settleAfterDeadRun(
+        {
+          store: live,
+          journal,
+          clock: new ManualClock(LATER),
+          engine: defaultParquetEngine,
+          format: boundFormat(),
+        },
+        { table: 'trips', partition: c.partition },
+        'run-1',
+      );
+      const pendingBefore = await pendingCompactions(live);
+      const [t] = pendingBefore;
+      const requestedKey = `${ROOT}/.hoodie/timeline/${t?.slice(0, t.indexOf('.'))}.compaction.requested`;
+      const markBefore = planMarkOf(firstPlan(await live.get(requestedKey)).extraMetadata);
+      if (r.mark === 'stripped') await live.put(requestedKey, withoutMark(await live.get(requestedKey)));
+      const planBytes = await live.get(requestedKey);
+      const refused = await appendRefusedBlock(live, ROOT, c.partition);
+      const tableBefore = await tableBytes(dir);
+      const leases = new MemoryLeases();
 
-    // Act
-    const resumed = await runPartition(
-      stepDeps(live, journal, LATER + 60_000, leases),
-      runOf('run-2', c.partition),
-      options,
-    );
+      // Act
+      const resumed = await runPartition(
+        stepDeps(live, journal, LATER + 60_000, leases),
+        runOf('run-2', c.partition),
+        options,
+      );
 
-    // Assess: the resumed plan failed on the refusal and is kept, rolled back to requested; the partition waits
-    expect(dying.crashed()).toBe(true);
-    expect(pendingBefore).toEqual([expect.stringMatching(/\.requested$/)]);
-    expect(resumed.summary.status).toBe('FAILED');
-    expect(resumed.summary.firstError?.error).toBe('HudiLogUnsupportedError');
-    expect(await pendingCompactions(live)).toEqual(pendingBefore);
-    expect(leases.item({ table: 'trips', partition: c.partition }).state).toBe('needs-attention');
-  }, 120_000);
+      // Assess: the resumed plan failed on the refusal; ours is gone, Hudi's kept as it was; the partition waits
+      expect(dying.crashed()).toBe(true);
+      expect(pendingBefore).toEqual([expect.stringMatching(/\.requested$/)]);
+      expect(markBefore).toEqual({ run: 'run-1' });
+      expect(resumed.summary.status).toBe('FAILED');
+      expect(resumed.summary.firstError?.error).toBe('HudiLogUnsupportedError');
+      expect(leases.item({ table: 'trips', partition: c.partition }).state).toBe('needs-attention');
+      const { '.hoodie/.locks/table_lock.json': _lock, ...after } = await tableBytes(dir);
+      const { '.hoodie/.locks/table_lock.json': _lockBefore, ...before } = tableBefore;
+      if (r.mark === 'stripped') {
+        expect(await pendingCompactions(live)).toEqual(pendingBefore);
+        expect(Buffer.from(await live.get(requestedKey)).equals(Buffer.from(planBytes))).toBe(true);
+        expect(after).toEqual(before);
+        return;
+      }
+      const { [relative(ROOT, requestedKey)]: removed, ...kept } = before;
+      expect(removed).toBeDefined();
+      expect(await pendingCompactions(live)).toEqual([]);
+      expect(after).toEqual(kept);
+
+      // Act: the log fixed, an operator's settle run, then a run
+      await live.put(refused.key, refused.before);
+      await runPartition(
+        stepDeps(live, journal, LATER + 120_000, leases),
+        runOf('settle-1', c.partition, true),
+        options,
+      );
+      const rerun = await runPartition(
+        stepDeps(live, journal, LATER + 180_000, leases),
+        runOf('run-3', c.partition),
+        options,
+      );
+
+      // Assess: compacted afresh, nothing pending, the merged rows (a multiset, DuckDB) unchanged
+      expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+      expect(await pendingCompactions(live)).toEqual([]);
+      expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+    }, 120_000);
 });

@@ -1,14 +1,17 @@
 // Test helper: Hudi's snapshot view of a Merge-on-Read table in a local folder, as a reader of its latest file slices
 // sees it (base rows read by DuckDB, an independent Parquet reader; log records merged by the project's log reader),
 // and the same view while a compaction of ours is pending (a reader sets a pending compaction's slice aside).
+// Also: a refused block appended to a log, for the tests of a slice the merge refuses.
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
 import { mergeFileSlice } from '../../functions/core/formats/hudi/compaction-merge.js';
-import { compactionPolicy } from '../../functions/core/formats/hudi/compaction-run.js';
+import { compactionPolicy, readPlan } from '../../functions/core/formats/hudi/compaction-run.js';
+import { encodeLogBlock } from '../../functions/core/formats/hudi/log/writer.js';
 import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
 import { isCommitted } from '../../functions/core/formats/hudi/timeline.js';
+import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { type DuckDb, sqlString } from './duckdb.js';
 import { HUDI_FIXTURES } from './fixtures.js';
 
@@ -118,4 +121,43 @@ export async function hudiVisibleView(
   await cp(dir, view, { recursive: true });
   for (const name of pending) await rm(join(view, root, timelineFolder, name));
   return hudiMergedView(db, view, root, columns);
+}
+
+/**
+ * Appends an HFILE_DATA block of a committed instant to the last log file of the partition's slice with logs (a
+ * block type the merge refuses by name); returns the log's key and its bytes before.
+ */
+export async function appendRefusedBlock(
+  store: ObjectStore,
+  root: string,
+  partition: string,
+): Promise<{ key: string; before: Uint8Array }> {
+  const state = await readHudiTable(store, root);
+  const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
+  // While a compaction is pending its slices are set aside: the log is one its plan names.
+  const planned =
+    pending === undefined
+      ? undefined
+      : (await readPlan(store, state, pending.instant.time)).at(0)?.deltaFilePaths?.at(-1);
+  const key =
+    planned !== undefined
+      ? `${root}/${partition}/${planned}`
+      : state.partitions
+          .find((p) => p.partition === partition)
+          ?.liveSlices.find((s) => s.logFiles.length > 0 && s.baseFile !== undefined)
+          ?.logFiles.at(-1)?.key;
+  const instant = state.timeline.completedWrites.at(-1)?.instant.time;
+  if (key === undefined || instant === undefined) throw new Error('the fixture has no slice with logs');
+  const log = { key };
+  const before = await store.get(log.key);
+  const block = encodeLogBlock({
+    type: 'HFILE_DATA_BLOCK',
+    header: [['INSTANT_TIME', instant]],
+    content: new Uint8Array([1, 2, 3]),
+  });
+  const after = new Uint8Array(before.length + block.length);
+  after.set(before);
+  after.set(block, before.length);
+  await store.put(log.key, after);
+  return { key: log.key, before };
 }

@@ -194,6 +194,11 @@ export interface TableServiceDeps {
   readonly store: ObjectStore;
   readonly clock: Clock;
   readonly engine: Pick<ParquetEngine, 'rewriteGroup' | 'verifyOutputs'>;
+  /**
+   * The run the service works for: a format names it in what it schedules on the table, so a later run can tell a
+   * pending plan of a dead run of ours from another writer's.
+   */
+  readonly runId?: string;
 }
 
 /**

@@ -42,6 +42,7 @@ import {
   rollBackOwnInstant,
   writeMarkers,
 } from './pending-instant.js';
+import { markedClusteringPlan } from './plan-mark.js';
 import type { HudiTableState } from './table-state.js';
 import { readHudiTable, readTableConfig } from './table-state.js';
 import { keyUnder, listFolder } from './timeline.js';
@@ -425,7 +426,9 @@ export async function prepareHudiGroup(
     });
     const keys = pendingKeys(g, 'clustering', instant);
     assertHeld('writing the clustering plan');
-    await createOnce(deps.store, keys.requested, clusteringRequestedContent(g.tableVersion, plan));
+    // Our mark names the run and group (plan-mark.ts): a plan its run left is then told from a Hudi writer's.
+    const marked = markedClusteringPlan(plan, { run: entry.runId, group: entry.groupId });
+    await createOnce(deps.store, keys.requested, clusteringRequestedContent(g.tableVersion, marked));
     await createOnce(deps.store, keys.inflight, EMPTY_INFLIGHT_CONTENT);
     // The instant's heartbeat (Hudi reads its modification time): Hudi's lazy failed-writes cleaner and clustering
     // expiry treat a pending instant without a fresh one as failed. Renewed while the group is rewritten

@@ -29,7 +29,9 @@
 // Hudi's compactor writes none, and its LAZY failed-writes cleaner never rolls back a pending compaction. A failure
 // of the run that scheduled T rolls T back to its plan the same way and keeps the plan, as Hudi's compactor does
 // (BaseHoodieTableServiceClient.compact: a scheduled compaction is completed, never removed — a v6 writer that began
-// after T already puts its logs under base instant T), for the next run, or Hudi's compactor, to finish.
+// after T already puts its logs under base instant T), for the next run, or Hudi's compactor, to finish — unless the
+// merge refused a slice by name, which every run would: then a plan of ours (scheduled by this run, or marked by any
+// run of ours: plan-mark.ts) is unscheduled (`unscheduleRefusedPlan`), as the workflow does; a Hudi writer's stays.
 //
 // On table version 6 nothing is scheduled while a write is pending (`compactionDeferral`, shared with the workflow's
 // plan step): see there why.
@@ -40,7 +42,13 @@ import { InvalidInputError, PreconditionFailedError } from '../../errors.js';
 import { HUDI_INDEX_FOOTER_KEYS, HudiIndexFooterBuilder } from './bloom/index.js';
 import type { HudiCoordination } from './clustering-commit.js';
 import { HudiCompactionUnsupportedError } from './compaction-errors.js';
-import { checkSliceMergeable, logRowsParquet, mergeFileSlice } from './compaction-merge.js';
+import {
+  checkSliceMergeable,
+  logRowsParquet,
+  MERGE_REFUSAL_ERRORS,
+  mergeFileSlice,
+} from './compaction-merge.js';
+import { parseLogFileName } from './file-groups.js';
 import { withHudiLock } from './lock/index.js';
 import { droppedRows, type MergePolicy, mergePolicy } from './log/index.js';
 import {
@@ -50,6 +58,7 @@ import {
   type TimelineLocation,
   writeMarkers,
 } from './pending-instant.js';
+import { planMarkMetadata } from './plan-mark.js';
 import { type HudiTableState, readHudiTable, readTableConfig } from './table-state.js';
 import { isCommitted, keyUnder, listFolder } from './timeline.js';
 import {
@@ -84,6 +93,8 @@ export interface HudiCompactionDeps {
 export interface HudiCompactionOptions {
   /** Delta commits since the last compaction that trigger one (NUM_COMMITS). @default 5 */
   readonly deltaCommits?: number;
+  /** The run scheduling the plan, named by our mark in it (plan-mark.ts). @default `lake-compactor` and T */
+  readonly runId?: string;
   /** A test's crash point: thrown after the named step, nothing undone (a killed process). */
   readonly crashAfter?: 'scheduled' | 'written';
 }
@@ -281,8 +292,8 @@ export function outputName(fileId: string, index: number, instant: string): stri
  * Compacts the Merge-on-Read table at `tableRoot` (see the module comment): finishes a pending compaction, else
  * schedules and runs one when the trigger says so.
  * @throws HudiUnsupportedError / HudiMergeUnsupportedError for a table refused by name (nothing written).
- * @throws HudiCompactionUnsupportedError for a slice that cannot be merged exactly (our instant rolled back to its
- *   plan, which is kept for the next run, as Hudi keeps a scheduled compaction).
+ * @throws HudiCompactionUnsupportedError (or another of the merge's refusals) for a slice that cannot be merged
+ *   exactly: our instant rolled back to its plan, and a plan of ours then unscheduled; a Hudi writer's plan is kept.
  */
 export async function compactHudiMergeOnRead(
   deps: HudiCompactionDeps,
@@ -299,15 +310,23 @@ export async function compactHudiMergeOnRead(
   if (pending !== undefined) {
     const operations = await readPlan(deps.store, state, pending.instant.time);
     await restartPending(deps, state, pending.instant.time);
-    return execute(
-      deps,
-      state,
-      policy,
-      pending.instant.time,
-      operations,
-      { resumed: true, skipped: [] },
-      options,
-    );
+    try {
+      return await execute(
+        deps,
+        state,
+        policy,
+        pending.instant.time,
+        operations,
+        { resumed: true, skipped: [] },
+        options,
+      );
+    } catch (err) {
+      // A plan carrying our mark is ours whichever run of ours wrote it (this one takes it over, as it takes over
+      // any pending compaction): a refusal unschedules it. A Hudi writer's plan stays, as its failed run left it.
+      if (pending.mark !== undefined && options.crashAfter === undefined && isMergeRefusal(err))
+        await rollbackOwn(deps, state, pending.instant.time, true);
+      throw err;
+    }
   }
   const triggered = deltaCommitsSinceCompaction(state);
   const needed = options.deltaCommits ?? DEFAULT_COMPACTION_DELTA_COMMITS;
@@ -354,6 +373,7 @@ export async function compactHudiMergeOnRead(
         );
     }
     const plan = buildCompactionPlan({
+      extraMetadata: planMarkMetadata({ run: options.runId ?? `lake-compactor ${instant}` }),
       operations: stillLive.map((op) => ({
         partitionPath: op.partition,
         fileId: op.fileId,
@@ -385,7 +405,8 @@ export async function compactHudiMergeOnRead(
       options,
     );
   } catch (err) {
-    if (options.crashAfter === undefined) await rollbackOwn(deps, state, scheduled.instant);
+    if (options.crashAfter === undefined)
+      await rollbackOwn(deps, state, scheduled.instant, isMergeRefusal(err));
     throw err;
   }
 }
@@ -462,14 +483,22 @@ export async function readPlan(
  * Rolls our failed instant back to its plan (unless it completed) and keeps the plan, as Hudi's compactor does: a
  * scheduled compaction is completed, never removed (a v6 writer that began after T puts its logs under base instant
  * T, which only T's completion makes live). Under the lock, as Hudi's rollbackInflightCompaction; the next run, or
- * Hudi's compactor, finishes the plan.
+ * Hudi's compactor, finishes the plan. A plan the merge `refused` is then unscheduled, as the workflow does
+ * ({@link unscheduleRefusedPlan}): every run would fail on it the same way.
  */
-async function rollbackOwn(deps: HudiCompactionDeps, state: HudiTableState, instant: string): Promise<void> {
-  const own = { tableRoot: state.tableRoot, instant, ...compactionKeys(state, instant) };
-  await underLock(deps, state.tableRoot, async () => {
+async function rollbackOwn(
+  deps: HudiCompactionDeps,
+  state: HudiTableState,
+  instant: string,
+  refused: boolean,
+): Promise<void> {
+  const keys = compactionKeys(state, instant);
+  const own = { tableRoot: state.tableRoot, instant, ...keys };
+  await underLock(deps, state.tableRoot, async (assertHeld) => {
     if ((await findCompleted(deps.store, state, instant)) !== undefined) return;
     await rollBackInflight(deps.store, own);
     await deleteStaging(deps.store, state, instant);
+    if (refused) await unscheduleRefusedPlan(deps.store, locationOf(state), instant, keys, assertHeld);
   });
 }
 
@@ -637,4 +666,80 @@ async function execute(
   await removeMarkers(deps.store, state.tableRoot, instant);
   await deleteStaging(deps.store, state, instant);
   return { kind: 'compacted', instant, resumed: context.resumed, slices, skipped: context.skipped };
+}
+
+/** The completed file of compaction `instant` (`T.commit` on v6, `T_C.commit` on v8+), when there is one. */
+export async function completedCompactionOf(
+  store: ObjectStore,
+  at: { readonly tableRoot: string; readonly timelinePath: string },
+  instant: string,
+): Promise<string | undefined> {
+  const folder = keyUnder(at.tableRoot, `${at.timelinePath.replace(/\/+$/, '')}/`);
+  const { objects } = await listFolder(store, folder);
+  return objects
+    .map((o) => o.key)
+    .find((key) => {
+      const name = key.slice(folder.length);
+      return name === `${instant}.commit` || (name.startsWith(`${instant}_`) && name.endsWith('.commit'));
+    });
+}
+
+/** Whether `err` is one of the merge's refusals by name: the same on every run until the slice's files change. */
+export function isMergeRefusal(err: unknown): boolean {
+  return err instanceof Error && MERGE_REFUSAL_ERRORS.includes(err.name);
+}
+
+/**
+ * Removes a refused compaction plan of ours, already rolled back to requested, as Hudi's
+ * `CompactionAdminClient.unscheduleCompactionPlan` removes one (the inflight rolled back first, then the requested
+ * file deleted), so no run of ours or Hudi's resumes a plan none can finish. The caller holds the table's lock
+ * (`assertHeld`) and has checked the plan is ours: minted by its own run, or marked by a run of ours that is dead
+ * (plan-mark.ts) — never a Hudi writer's. On table version 6 only while no write is pending and no log file of the
+ * plan's file groups is named with base instant T: a v6 writer puts its logs of a file group under a pending
+ * compaction's instant, and removing the plan would orphan them (Hudi's own unschedule renames such logs; we do
+ * not) — then the plan stays, for Hudi's compactor or an operator. Returns whether the plan was removed. Idempotent.
+ */
+export async function unscheduleRefusedPlan(
+  store: ObjectStore,
+  at: { readonly tableRoot: string; readonly tableVersion: number; readonly timelinePath: string },
+  instant: string,
+  keys: { readonly requested: string; readonly inflight: string },
+  assertHeld: (during: string) => void,
+): Promise<boolean> {
+  if ((await completedCompactionOf(store, at, instant)) !== undefined) return false;
+  if ((await store.head(keys.inflight)) !== undefined) return false;
+  if ((await store.head(keys.requested)) === undefined) return false;
+  if (at.tableVersion === 6) {
+    const state = await readHudiTable(store, at.tableRoot);
+    if (compactionDeferral(state) !== undefined) return false;
+    const operations = await readPlan(store, state, instant);
+    if (await logsUnder(store, at.tableRoot, instant, operations)) return false;
+  }
+  assertHeld('removing the refused compaction plan');
+  await store.deleteMany([{ key: keys.requested }]);
+  return true;
+}
+
+/** Whether a log file of one of the plan's file groups is named with base instant `instant` (v6: written under T). */
+async function logsUnder(
+  store: ObjectStore,
+  tableRoot: string,
+  instant: string,
+  operations: readonly { readonly partitionPath?: string | null; readonly fileId?: string | null }[],
+): Promise<boolean> {
+  for (const partition of new Set(operations.map((op) => op.partitionPath ?? ''))) {
+    const ids = new Set(
+      operations.filter((op) => (op.partitionPath ?? '') === partition).map((op) => op.fileId),
+    );
+    const folder = keyUnder(tableRoot, partition);
+    const { objects } = await listFolder(
+      store,
+      folder === '' || folder.endsWith('/') ? folder : `${folder}/`,
+    );
+    for (const o of objects) {
+      const log = parseLogFileName(nameOf(o.key));
+      if (log !== undefined && log.instantTime === instant && ids.has(log.fileId)) return true;
+    }
+  }
+  return false;
 }

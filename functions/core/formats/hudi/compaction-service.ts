@@ -2,6 +2,7 @@
 // Hudi table before it plans clustering, bound to the table's declared lock and trigger by the format's `forTable`.
 // It reports in the CLI's words; a Copy-on-Write table, or one the trigger does not call due, is left as it is.
 import type { TableServiceDeps, TableServiceOutcome } from '../table-format.js';
+import { rollBackAbandonedClusterings } from './abandoned-plans.js';
 import type { HudiCoordination } from './clustering-commit.js';
 import { compactHudiMergeOnRead, DEFAULT_COMPACTION_DELTA_COMMITS } from './compaction-run.js';
 import { readTableConfig } from './table-state.js';
@@ -13,22 +14,31 @@ export function hudiCompactionService(
 ): (deps: TableServiceDeps, tableRoot: string) => Promise<TableServiceOutcome> {
   return async (deps, tableRoot) => {
     const root = tableRoot.replace(/\/+$/, '');
-    // A Copy-on-Write table has no log files: nothing to say (its clustering is the plan's).
+    // Our clustering plans whose run died and no journal names (the CLI settled its own before this): rolled back,
+    // so this run plans their file groups again (abandoned-plans.ts).
     const config = await readTableConfig(deps.store, root || '(root)', root);
-    if (config.type !== 'MERGE_ON_READ') return { changed: false, lines: [] };
+    const abandoned = await rollBackAbandonedClusterings({ ...deps, coordination }, root, undefined, config);
+    const reclaimed = abandoned.map(
+      (t) =>
+        `Hudi clustering ${t}: a plan of ours whose run died, rolled back (its file groups are planned again)`,
+    );
+    // A Copy-on-Write table has no log files: nothing to say (its clustering is the plan's).
+    if (config.type !== 'MERGE_ON_READ') return { changed: abandoned.length > 0, lines: reclaimed };
     const result = await compactHudiMergeOnRead({ ...deps, coordination }, root, {
       deltaCommits: deltaCommits ?? DEFAULT_COMPACTION_DELTA_COMMITS,
+      ...(deps.runId === undefined ? {} : { runId: deps.runId }),
     });
     if (result.kind === 'nothing')
       return {
-        changed: false,
-        lines: [`Hudi Merge-on-Read compaction: nothing to compact (${result.reason})`],
+        changed: abandoned.length > 0,
+        lines: [...reclaimed, `Hudi Merge-on-Read compaction: nothing to compact (${result.reason})`],
       };
     const rows = result.slices.reduce((n, s) => n + s.rows, 0);
     const deleted = result.slices.reduce((n, s) => n + s.deleted, 0);
     return {
       changed: true,
       lines: [
+        ...reclaimed,
         `Hudi Merge-on-Read compaction ${result.instant}${result.resumed ? ' (a pending plan, finished)' : ''}: ${result.slices.length} file slice(s) → ${result.slices.length} new base file(s), ${rows} rows (${deleted} removed by log deletes), committed`,
         ...result.slices.map(
           (s) =>

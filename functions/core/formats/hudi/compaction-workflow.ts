@@ -23,9 +23,13 @@
 //            then the markers and staging removed. A group of T that aborted (or, when settling, is not published)
 //            means T cannot complete in this run: every group of T aborts, and T is rolled back to its plan (the files
 //            its markers name, the markers, the inflight) and kept — Hudi never removes a scheduled compaction, and
-//            the next run, the CLI or Hudi's compactor finishes it.
+//            the next run, the CLI or Hudi's compactor finishes it. Only a plan of ours the merge refused by name
+//            (minted by this run, or marked by a dead run of ours: plan-mark.ts) is then unscheduled.
+//
+// The plan step also rolls back a clustering plan of ours in the partition that a dead run left and no journal
+// names (abandoned-plans.ts), so its file groups are planned again.
 import type { Clock } from '../../../ports/clock.js';
-import type { FormatState, GroupJournalEntry, Journal } from '../../../ports/journal.js';
+import { type FormatState, type GroupJournalEntry, isSettled, type Journal } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { InputFile } from '../../../ports/parquet-engine.js';
 import { FAILURE_PREFIX, InvalidInputError } from '../../errors.js';
@@ -33,6 +37,7 @@ import type { PartitionPlan, PlanInputFile } from '../../planning.js';
 import { withStoredFooter } from '../logged-files.js';
 import type { CommitDeps, PreparedGroup, ServicePlanRequest } from '../table-format.js';
 import type { VersionCommitContext, VersionCommitResult } from '../version-commit.js';
+import { rollBackAbandonedClusterings } from './abandoned-plans.js';
 import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
 import { type HudiCoordination, hudiFormatState } from './clustering-commit.js';
 import {
@@ -45,6 +50,7 @@ import {
   compactionCandidates,
   compactionDeferral,
   compactionPolicy,
+  completedCompactionOf,
   createOnce,
   DEFAULT_COMPACTION_DELTA_COMMITS,
   INDEX_FOOTER,
@@ -52,16 +58,17 @@ import {
   readPlan,
   sameFiles,
   timelineTimes,
+  unscheduleRefusedPlan,
   zoneOf,
 } from './compaction-run.js';
 import { compactionDueIn } from './compaction-trigger.js';
-import { parseLogFileName } from './file-groups.js';
 import { HudiLockUnavailableError } from './lock/errors.js';
 import { withHudiLock } from './lock/index.js';
 import { droppedRows } from './log/index.js';
 import { pendingKeys, removeMarkers, rollBackInflight, writeMarkers } from './pending-instant.js';
+import { planMarkMetadata } from './plan-mark.js';
 import { type HudiTableState, readHudiTable, readTableConfig } from './table-state.js';
-import { isCommitted, keyUnder, listFolder } from './timeline.js';
+import { isCommitted, keyUnder } from './timeline.js';
 import {
   buildCompactionCommitMetadata,
   buildCompactionPlan,
@@ -138,22 +145,6 @@ async function deleteStagingOf(store: ObjectStore, tableRoot: string, instant: s
   if (keys.length > 0) await store.deleteMany(keys);
 }
 
-/** The completed file of compaction `instant` (`T.commit` on v6, `T_C.commit` on v8+), when there is one. */
-async function completedOf(
-  store: ObjectStore,
-  at: { readonly tableRoot: string; readonly timelinePath: string },
-  instant: string,
-): Promise<string | undefined> {
-  const folder = keyUnder(at.tableRoot, `${at.timelinePath.replace(/\/+$/, '')}/`);
-  const { objects } = await listFolder(store, folder);
-  return objects
-    .map((o) => o.key)
-    .find((key) => {
-      const name = key.slice(folder.length);
-      return name === `${instant}.commit` || (name.startsWith(`${instant}_`) && name.endsWith('.commit'));
-    });
-}
-
 /** The table's lock around `work`, or `work` alone for the declared no-lock opt-in. */
 async function underLock<T>(
   coordination: HudiCoordination,
@@ -218,7 +209,7 @@ function compactionPlanOf(
   instant: string,
   operations: readonly PlannedOperation[],
   skipped: readonly { key: string; reason: string }[],
-  own = false,
+  owner: PlanOwner,
 ): PartitionPlan {
   const groups = operations.map((op, index) => {
     const files = [op.base, ...op.logs];
@@ -247,12 +238,14 @@ function compactionPlanOf(
     partition: request.location.partition,
     options: request.binpack,
     snapshot: { listedAt: request.now },
-    // hudiOwnPlan: this run minted T and wrote its plan (a resumed plan may be Hudi's: never unscheduled by us).
+    // hudiPlanRun: the run our mark in T's plan names (none: Hudi's plan). hudiOwnPlan: T is ours to unschedule —
+    // this run minted it, or its plan carries our mark and the run it names is dead (a Hudi writer's plan never is).
     formatState: {
       ...hudiFormatState(state),
       hudiService: COMPACTION,
       hudiInstant: instant,
-      ...(own ? { hudiOwnPlan: true } : {}),
+      ...(owner.markedBy === undefined ? {} : { hudiPlanRun: owner.markedBy }),
+      ...(owner.own ? { hudiOwnPlan: true } : {}),
     },
     groups,
     skipped: [...skipped],
@@ -267,10 +260,23 @@ function compactionPlanOf(
   };
 }
 
-/** The requested plan of the groups of a stored plan (its operations in group order, as the plan named them). */
+/** Who a plan of the workflow belongs to (see {@link compactionPlanOf}'s formatState). */
+interface PlanOwner {
+  /** The run our mark names in T's plan; undefined for a plan without it (Hudi's). */
+  readonly markedBy?: string;
+  /** Whether a refused T is ours to unschedule. */
+  readonly own: boolean;
+}
+
+/**
+ * The requested plan of the groups of a stored plan (its operations in group order, as the plan named them), with
+ * our mark naming the run that scheduled it (plan-mark.ts).
+ */
 function requestedPlanOf(plan: PartitionPlan): Uint8Array {
+  const run = plan.formatState?.hudiPlanRun;
   return compactionRequestedContent(
     buildCompactionPlan({
+      ...(typeof run === 'string' ? { extraMetadata: planMarkMetadata({ run }) } : {}),
       operations: plan.groups.map((g) => {
         const [base, ...logs] = g.files;
         return {
@@ -306,7 +312,20 @@ export function hudiCompactionPlanService(
       await ensureScheduled(coordination, deps, request.stored);
       return request.stored;
     }
+    // A clustering plan of ours in the partition that its dead run left and no journal names: rolled back first,
+    // so this run plans its file groups again (abandoned-plans.ts).
     const config = await readTableConfig(deps.store, root || '(root)', root);
+    await rollBackAbandonedClusterings(
+      {
+        store: deps.store,
+        clock: deps.clock,
+        coordination,
+        holdsInstant: (run, instant) => holdsInstant(deps.journal, run, instant),
+      },
+      root,
+      partition,
+      config,
+    );
     if (config.type !== 'MERGE_ON_READ') return undefined;
     const first = await readHudiTable(deps.store, root);
     compactionPolicy(first);
@@ -355,7 +374,7 @@ export function hudiCompactionPlanService(
         instant,
         planned,
         skipped.filter((s) => s.key.startsWith(keyIn(root, partition, ''))),
-        true,
+        { markedBy: request.runId, own: true },
       );
       // Stored and journaled (T in every entry) before the requested file exists.
       await request.record(plan);
@@ -394,7 +413,7 @@ async function ensureScheduled(
   const root = String(plan.formatState?.tableRoot ?? '');
   await underLock(coordination, deps, root, async (assertHeld) => {
     const state = await readHudiTable(deps.store, root);
-    if ((await completedOf(deps.store, locationOf(state), instant)) !== undefined) return;
+    if ((await completedCompactionOf(deps.store, locationOf(state), instant)) !== undefined) return;
     const keys = pendingKeys(locationOf(state), COMPACTION, instant);
     if ((await deps.store.head(keys.requested)) === undefined) {
       if (timelineTimes(state).some((t) => t >= instant)) return;
@@ -410,7 +429,9 @@ async function ensureScheduled(
  * A pending compaction planned again by this run when all of its operations lie in the run's partition: under the
  * lock, its inflight rolled back to the plan (the files its markers name, the markers, the inflight: Hudi's
  * `rollbackInflightCompaction`), the groups journaled, then the inflight written. One spanning other partitions is
- * left to Hudi's compactor or `lake-compactor compact`, which run a table's whole plan.
+ * left to Hudi's compactor or `lake-compactor compact`, which run a table's whole plan. A plan carrying our mark is
+ * this run's to unschedule should the merge refuse it when the run the mark names is this one or is dead (no open
+ * group of T in the journal); a plan without the mark (a Hudi writer's) never is.
  */
 async function resumePending(
   coordination: HudiCoordination,
@@ -420,6 +441,7 @@ async function resumePending(
   instant: string,
 ): Promise<PartitionPlan | undefined> {
   const operations = await readPlan(deps.store, state, instant);
+  const mark = state.timeline.pendingPlans.find((p) => p.instant.time === instant)?.mark;
   const partition = request.location.partition;
   if (operations.length === 0 || operations.some((op) => (op.partitionPath ?? '') !== partition))
     return undefined;
@@ -428,7 +450,7 @@ async function resumePending(
   return underLock(coordination, deps, root, async (assertHeld) => {
     const now = await readHudiTable(deps.store, root);
     const at = locationOf(now);
-    if ((await completedOf(deps.store, at, instant)) !== undefined) return undefined;
+    if ((await completedCompactionOf(deps.store, at, instant)) !== undefined) return undefined;
     const keys = pendingKeys(at, COMPACTION, instant);
     const planned = await Promise.all(
       operations.map((op) =>
@@ -441,7 +463,12 @@ async function resumePending(
         }),
       ),
     );
-    const plan = compactionPlanOf(request, now, instant, planned, []);
+    const plan = compactionPlanOf(request, now, instant, planned, [], {
+      ...(mark === undefined ? {} : { markedBy: mark.run }),
+      own:
+        mark !== undefined &&
+        (mark.run === request.runId || !(await holdsInstant(deps.journal, mark.run, instant))),
+    });
     await rollBackInflight(deps.store, { tableRoot: root, instant, ...keys });
     await deleteStagingOf(deps.store, root, instant);
     await request.record(plan);
@@ -462,7 +489,7 @@ export async function prepareCompactionGroup(
 ): Promise<PreparedGroup> {
   const g = compactionGroupOf(entry);
   const keys = pendingKeys(g, COMPACTION, g.instant);
-  if ((await completedOf(deps.store, g, g.instant)) !== undefined)
+  if ((await completedCompactionOf(deps.store, g, g.instant)) !== undefined)
     return { kind: 'conflict', reason: `compaction ${g.instant} already completed without this group` };
   if ((await deps.store.head(keys.requested)) === undefined)
     return {
@@ -546,6 +573,16 @@ export async function prepareCompactionGroup(
   };
 }
 
+/**
+ * Whether run `runId` still has an unsettled group of (clustering or compaction) instant `instant` in the journal
+ * (open, or aborted with its undo pending): a run that died with one is the sweep's to settle first (its settle rolls
+ * T back); one with none — settled, or journaled elsewhere (the CLI's own journal, an older deployment's) — is dead
+ * as far as T goes.
+ */
+async function holdsInstant(journal: Journal, runId: string, instant: string): Promise<boolean> {
+  return (await journal.listRun(runId)).some((e) => e.formatState?.hudiInstant === instant && !isSettled(e));
+}
+
 /** The groups of the run that hold compaction `instant`, as journaled now. */
 async function groupsOf(journal: Journal, runId: string, instant: string): Promise<GroupJournalEntry[]> {
   return (await journal.listRun(runId)).filter(
@@ -601,7 +638,7 @@ export async function commitCompactionGroup(
     kind: 'committed',
     state: { hudiCommitted: true, hudiCompleted: completed },
   });
-  const already = await completedOf(deps.store, g, g.instant);
+  const already = await completedCompactionOf(deps.store, g, g.instant);
   if (already !== undefined) return done(already);
   const siblings = await groupsOf(deps.journal, entry.runId, g.instant);
   const aborted = siblings.find((e) => e.state === 'aborted');
@@ -673,7 +710,7 @@ async function completeUnderLock(
   done: (completed: string) => VersionCommitResult,
 ): Promise<VersionCommitResult> {
   return underLock(coordination, deps, g.tableRoot, async (assertHeld) => {
-    const found = await completedOf(deps.store, g, g.instant);
+    const found = await completedCompactionOf(deps.store, g, g.instant);
     if (found !== undefined) return done(found);
     for (const key of [keys.requested, keys.inflight])
       if ((await deps.store.head(key)) === undefined)
@@ -746,7 +783,7 @@ export async function afterCompactionAbort(
   entry: GroupJournalEntry,
 ): Promise<void> {
   const g = compactionGroupOf(entry);
-  if ((await completedOf(deps.store, g, g.instant)) !== undefined) return;
+  if ((await completedCompactionOf(deps.store, g, g.instant)) !== undefined) return;
   const keys = pendingKeys(g, COMPACTION, g.instant);
   await rollBackInflight(deps.store, { tableRoot: g.tableRoot, instant: g.instant, ...keys });
   await deleteStagingOf(deps.store, g.tableRoot, g.instant);
@@ -762,14 +799,10 @@ function refusedByMerge(reason: string | undefined): boolean {
 }
 
 /**
- * Our own compaction plan that the merge refused (a block committed below T after the plan-time check): removed as
- * Hudi's `CompactionAdminClient.unscheduleCompactionPlan` removes one — the inflight rolled back first (done by the
- * caller), then the requested file deleted — under the table's lock, so no run of ours or Hudi's resumes a plan none
- * can finish. On table version 6 only while no write is pending and no log file of the plan's file groups is named
- * with base instant T: a v6 writer puts its logs of a file group under a pending compaction's instant, and removing
- * the plan would orphan them (Hudi's own unschedule renames such logs; we do not) — then the plan stays, for Hudi's
- * compactor or an operator. A crash before the delete leaves the plan rolled back to requested: the next run resumes
- * it as any pending plan, and the run failing on the refusal leaves the partition needs-attention. Idempotent.
+ * A plan of ours that the merge refused (a block committed below T after the plan-time check) — minted by this run,
+ * or marked by a run of ours that is dead (plan-mark.ts) —, unscheduled under the table's lock as
+ * compaction-run.ts `unscheduleRefusedPlan` says. A crash before the delete leaves the plan rolled back to
+ * requested: the next run resumes it by its mark, fails on the same refusal and unschedules it then. Idempotent.
  */
 async function unscheduleRefused(
   coordination: HudiCoordination,
@@ -777,41 +810,7 @@ async function unscheduleRefused(
   g: CompactionGroup,
   keys: { readonly requested: string; readonly inflight: string },
 ): Promise<void> {
-  await underLock(coordination, deps, g.tableRoot, async (assertHeld) => {
-    if ((await completedOf(deps.store, g, g.instant)) !== undefined) return;
-    if ((await deps.store.head(keys.inflight)) !== undefined) return;
-    if ((await deps.store.head(keys.requested)) === undefined) return;
-    if (g.tableVersion === 6) {
-      const state = await readHudiTable(deps.store, g.tableRoot);
-      if (compactionDeferral(state) !== undefined) return;
-      const operations = await readPlan(deps.store, state, g.instant);
-      if (await logsUnder(deps.store, g.tableRoot, g.instant, operations)) return;
-    }
-    assertHeld('removing the refused compaction plan');
-    await deps.store.deleteMany([{ key: keys.requested }]);
-  });
-}
-
-/** Whether a log file of one of the plan's file groups is named with base instant `instant` (v6: written under T). */
-async function logsUnder(
-  store: ObjectStore,
-  tableRoot: string,
-  instant: string,
-  operations: readonly { readonly partitionPath?: string | null; readonly fileId?: string | null }[],
-): Promise<boolean> {
-  for (const partition of new Set(operations.map((op) => op.partitionPath ?? ''))) {
-    const ids = new Set(
-      operations.filter((op) => (op.partitionPath ?? '') === partition).map((op) => op.fileId),
-    );
-    const folder = keyIn(tableRoot, partition, '');
-    const { objects } = await listFolder(
-      store,
-      folder === '' || folder.endsWith('/') ? folder : `${folder}/`,
-    );
-    for (const o of objects) {
-      const log = parseLogFileName(nameOf(o.key));
-      if (log !== undefined && log.instantTime === instant && ids.has(log.fileId)) return true;
-    }
-  }
-  return false;
+  await underLock(coordination, deps, g.tableRoot, (assertHeld) =>
+    unscheduleRefusedPlan(deps.store, g, g.instant, keys, assertHeld),
+  );
 }

@@ -17,6 +17,7 @@ import {
   type HudiInstant,
   parseInstantFileName,
 } from './instants.js';
+import { type HudiPlanMark, planMarkOf } from './plan-mark.js';
 
 /** One file written by a completed write, as its commit metadata's `partitionToWriteStats` records it. */
 export interface HudiWriteStat {
@@ -68,6 +69,8 @@ export interface HudiPendingPlan {
   readonly instant: HudiInstant;
   readonly kind: 'clustering' | 'compaction' | 'logcompaction';
   readonly fileGroups: readonly HudiPlannedFileGroup[];
+  /** Who of lake-compactor scheduled the plan, from the mark in its extraMetadata (plan-mark.ts); none: Hudi's. */
+  readonly mark?: HudiPlanMark;
 }
 
 /** The active timeline as the reader needs it. */
@@ -206,24 +209,32 @@ export async function readTimeline(
               `pending ${action} ${instant.time} has no ${action}.requested plan`,
             );
           const plan = await read(requested.fileName);
+          const found =
+            action === 'clustering'
+              ? await clusteringFileGroups(table, requested.fileName, plan, true)
+              : await compactionFileGroups(table, requested.fileName, plan);
           pendingPlans.push({
             instant,
             kind: action,
-            fileGroups:
-              action === 'clustering'
-                ? await clusteringFileGroups(table, requested.fileName, plan, true)
-                : await compactionFileGroups(table, requested.fileName, plan),
+            fileGroups: found.groups,
+            ...(found.mark === undefined ? {} : { mark: found.mark }),
           });
         } else if (action === 'replacecommit') {
           // v6 clustering is a replacecommit whose requested file holds a clustering plan; other replacecommits
           // (insert_overwrite, delete_partition) name no file groups until they complete.
           const requested = requestedOf(instant.time, action);
-          const groups =
+          const plan =
             requested === undefined
               ? undefined
               : await clusteringFileGroups(table, requested.fileName, await read(requested.fileName), false);
-          if (groups === undefined) pendingReplaces.push(instant);
-          else pendingPlans.push({ instant, kind: 'clustering', fileGroups: groups });
+          if (plan === undefined) pendingReplaces.push(instant);
+          else
+            pendingPlans.push({
+              instant,
+              kind: 'clustering',
+              fileGroups: plan.groups,
+              ...(plan.mark === undefined ? {} : { mark: plan.mark }),
+            });
         } else if (action === 'commit' || action === 'deltacommit') pendingWrites.push(instant);
       }),
     ),
@@ -494,7 +505,8 @@ export async function undoneInstants(
 }
 
 /**
- * The file groups of a clustering plan (HoodieRequestedReplaceMetadata's `clusteringPlan.inputGroups[].slices[]`).
+ * The file groups of a clustering plan (HoodieRequestedReplaceMetadata's `clusteringPlan.inputGroups[].slices[]`),
+ * and our mark from its top-level extraMetadata.
  * For a v6 replacecommit (`required` false), undefined when the file holds no clustering plan: an insert_overwrite.
  */
 function clusteringFileGroups(
@@ -502,19 +514,19 @@ function clusteringFileGroups(
   fileName: string,
   bytes: Uint8Array,
   required: true,
-): Promise<HudiPlannedFileGroup[]>;
+): Promise<PlanRead>;
 function clusteringFileGroups(
   table: string,
   fileName: string,
   bytes: Uint8Array,
   required: false,
-): Promise<HudiPlannedFileGroup[] | undefined>;
+): Promise<PlanRead | undefined>;
 async function clusteringFileGroups(
   table: string,
   fileName: string,
   bytes: Uint8Array,
   required: boolean,
-): Promise<HudiPlannedFileGroup[] | undefined> {
+): Promise<PlanRead | undefined> {
   if (bytes.length === 0) {
     if (required) throw new HudiTimelineError(table, `clustering plan ${fileName} is empty`);
     return undefined;
@@ -532,21 +544,26 @@ async function clusteringFileGroups(
     for (const slice of arrayOf(table, fileName, 'inputGroups[].slices', group.slices))
       groups.push(plannedGroup(table, fileName, slice));
   }
-  return groups;
+  const mark = planMarkOf(record.extraMetadata);
+  return mark === undefined ? { groups } : { groups, mark };
 }
 
 /** The file groups of a compaction or logcompaction plan (HoodieCompactionPlan's `operations[]`). */
-async function compactionFileGroups(
-  table: string,
-  fileName: string,
-  bytes: Uint8Array,
-): Promise<HudiPlannedFileGroup[]> {
+async function compactionFileGroups(table: string, fileName: string, bytes: Uint8Array): Promise<PlanRead> {
   if (bytes.length === 0) throw new HudiTimelineError(table, `compaction plan ${fileName} is empty`);
   const record = await avroRecordOf(table, fileName, bytes);
-  return arrayOf(table, fileName, 'operations', record.operations).map((op) => ({
+  const groups = arrayOf(table, fileName, 'operations', record.operations).map((op) => ({
     ...plannedGroup(table, fileName, op),
     hasBaseFile: isObject(op) && typeof op.dataFilePath === 'string' && op.dataFilePath !== '',
   }));
+  const mark = planMarkOf(record.extraMetadata);
+  return mark === undefined ? { groups } : { groups, mark };
+}
+
+/** What a pending plan's requested file says: the file groups it holds, and our mark when it is ours. */
+interface PlanRead {
+  readonly groups: HudiPlannedFileGroup[];
+  readonly mark?: HudiPlanMark;
 }
 
 function plannedGroup(table: string, fileName: string, v: unknown): HudiPlannedFileGroup {

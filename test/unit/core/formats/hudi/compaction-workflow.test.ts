@@ -7,7 +7,9 @@
 // DuckDB, log records merged by the project's reader) are identical before and after. A group that fails aborts T's
 // groups and rolls T back to its plan, which stays, and the next run finishes it; a run that died with every group
 // published is completed by the settle the sweep runs. A run asking for schema fidelity logical still writes an Avro
-// fixed(5) decimal(10, 2) base column as FIXED_LEN_BYTE_ARRAY(5), not the engine's standard INT64.
+// fixed(5) decimal(10, 2) base column as FIXED_LEN_BYTE_ARRAY(5), not the engine's standard INT64 — and so does a
+// clustering of base-only file groups, by the same exact-fidelity request of the format. A clustering plan of ours a
+// killed run left, its journal gone, is rolled back by the next run's plan step by its mark (abandoned-plans.ts).
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../../../../functions/adapters/local-object-store.js';
 import { MemoryJournal } from '../../../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../../../functions/adapters/memory-leases.js';
+import { ABANDONED_AFTER_MS } from '../../../../../functions/core/formats/hudi/abandoned-plans.js';
 import { hudiTable } from '../../../../../functions/core/formats/hudi/format.js';
 import { readHudiTable } from '../../../../../functions/core/formats/hudi/table-state.js';
 import type { TableFormat } from '../../../../../functions/core/formats/table-format.js';
@@ -39,6 +42,7 @@ import {
   appendHudiInsert,
   createHudiMorTable,
 } from '../../../../../functions/tools/sample-hudi.js';
+import { observedStore } from '../../../../support/crash-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
 import { copyHudiFixture, hudiMergedView, hudiVisibleView } from '../../../../support/hudi-mor-view.js';
 
@@ -257,6 +261,103 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
       `SELECT DISTINCT type, type_length, converted_type FROM parquet_schema(${list}) WHERE name = 'amount'`,
     );
     expect(types).toEqual([{ type: 'FIXED_LEN_BYTE_ARRAY', type_length: '5', converted_type: 'DECIMAL' }]);
+  });
+
+  it("clustering keeps an Avro fixed(5) decimal(10, 2) base column in its form when the run asks for logical fidelity (the format's exact-fidelity request)", async () => {
+    // Prepare: small base-only file groups (no logs: nothing for compaction, all for clustering) whose amount is
+    // FIXED_LEN_BYTE_ARRAY(5) DECIMAL(10, 2) — the engine's logical form would be INT64 —; a run asking for logical.
+    const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-cluster-decimal-'));
+    dirs.push(dir);
+    const store = new LocalObjectStore(dir);
+    const table = await createHudiMorTable(store, 'trips', 8, undefined, { amount: AMOUNT_DECIMAL_10 });
+    for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+    const expected = appenderLatestRows(table)
+      .map((r) => `${r._hoodie_record_key}:${r.amount == null ? null : (Number(r.amount) / 100).toFixed(2)}`)
+      .sort();
+    const run = buildRunContext(
+      { name: 'trips', prefix: 'trips', bucket: 'local', format: 'hudi' },
+      '1',
+      { force: true, quietMinutes: 0, trigger: 'operator', schemaFidelity: 'logical' },
+      { executionName: 'run-cluster-logical', startedAt: NOW },
+    );
+
+    // Act
+    const result = await runOnce(depsOf(store, new MemoryJournal(), NOW), run);
+
+    // Assess: clustered into one base file by a replacecommit, the column in its Avro form, the same values
+    expect(result.summary.status, JSON.stringify(result.summary)).toBe('SUCCEEDED');
+    const state = await readHudiTable(store, 'trips');
+    expect(state.timeline.completedWrites.filter((w) => w.instant.action === 'replacecommit')).toHaveLength(
+      1,
+    );
+    const slices = state.partitions.flatMap((p) => p.liveSlices);
+    expect(slices).toHaveLength(1);
+    const files = slices.map((s) => join(dir, s.baseFile?.key ?? ''));
+    const list = `[${files.map(sqlString).join(', ')}]`;
+    const rows = await db.rows(
+      `SELECT _hoodie_record_key AS k, CAST(amount AS VARCHAR) AS a FROM read_parquet(${list})`,
+    );
+    expect(rows.map((r) => `${r.k}:${r.a}`).sort()).toEqual(expected);
+    const types = await db.rows(
+      `SELECT DISTINCT type, type_length, converted_type FROM parquet_schema(${list}) WHERE name = 'amount'`,
+    );
+    expect(types).toEqual([{ type: 'FIXED_LEN_BYTE_ARRAY', type_length: '5', converted_type: 'DECIMAL' }]);
+  });
+
+  it('a clustering plan of ours a killed run left, its journal gone: rolled back by the next run (a new run id) once its heartbeat is stale, which clusters with the same rows', async () => {
+    // Prepare: six small base-only file groups; a run killed once its clustering plan, inflight and heartbeat are
+    // written (heartbeats are the store's modification times: the runs' clocks are the wall clock)
+    const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-abandoned-'));
+    dirs.push(dir);
+    const store = new LocalObjectStore(dir);
+    const table = await createHudiMorTable(store, 'trips', 8);
+    for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+    const liveRows = async (): Promise<string[]> => {
+      const state = await readHudiTable(store, 'trips');
+      const files = state.partitions.flatMap((p) =>
+        p.liveSlices.map((s) => join(dir, s.baseFile?.key ?? '')),
+      );
+      const rows = await db.rows(
+        `SELECT * EXCLUDE (_hoodie_file_name) FROM read_parquet([${files.map(sqlString).join(', ')}])`,
+      );
+      return rows.map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).sort();
+    };
+    const before = await liveRows();
+    let dead = false;
+    const dying = observedStore(store, {
+      before: (call) => {
+        if (dead) throw new Error(`injected: the process died before ${call.method} ${call.key}`);
+      },
+      after: (call) => {
+        if (call.method === 'put' && call.key.includes('.hoodie/.heartbeat/')) dead = true;
+      },
+    });
+    const clusterRun = (id: string, at: number) =>
+      buildRunContext(
+        { name: 'trips', prefix: 'trips', bucket: 'local', format: 'hudi' },
+        '1',
+        { force: true, quietMinutes: 0, trigger: 'operator' },
+        { executionName: id, startedAt: at },
+      );
+    const t0 = Date.now();
+    await runOnce(depsOf(dying, new MemoryJournal(), t0), clusterRun('run-1', t0)).catch(() => undefined);
+    const pending = (await readHudiTable(store, 'trips')).timeline.pendingPlans.map((p) => p.mark);
+    const later = t0 + ABANDONED_AFTER_MS + 60_000;
+
+    // Act: the next run, its journal not the killed run's (a deployment torn down, another journal)
+    const next = await runOnce(depsOf(store, new MemoryJournal(), later), clusterRun('run-2', later));
+
+    // Assess: the killed run's plan carried our mark; rolled back, the partition clustered, the same rows
+    expect(dead).toBe(true);
+    expect(pending).toEqual([{ run: 'run-1', group: expect.any(String) }]);
+    expect(next.summary.status, JSON.stringify(next.summary)).toBe('SUCCEEDED');
+    const state = await readHudiTable(store, 'trips');
+    expect(state.timeline.pendingPlans).toEqual([]);
+    expect(state.timeline.completedWrites.filter((w) => w.instant.action === 'replacecommit')).toHaveLength(
+      1,
+    );
+    expect(state.partitions.flatMap((p) => p.liveSlices)).toHaveLength(1);
+    expect(await liveRows()).toEqual(before);
   });
 
   it('a failed group aborts compaction T and rolls it back to its plan, which stays; the next run finishes it', async () => {
