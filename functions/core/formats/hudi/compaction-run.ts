@@ -269,14 +269,11 @@ export async function findCompleted(
   state: HudiTableState,
   instant: string,
 ): Promise<string | undefined> {
-  const folder = keyUnder(state.tableRoot, `${state.config.timelinePath.replace(/\/+$/, '')}/`);
-  const { objects } = await listFolder(store, folder);
-  return objects
-    .map((o) => o.key)
-    .find((key) => {
-      const name = key.slice(folder.length);
-      return name === `${instant}.commit` || (name.startsWith(`${instant}_`) && name.endsWith('.commit'));
-    });
+  return completedCompactionOf(
+    store,
+    { tableRoot: state.tableRoot, timelinePath: state.config.timelinePath },
+    instant,
+  );
 }
 
 export function partitionKey(state: HudiTableState, partition: string, name: string): string {
