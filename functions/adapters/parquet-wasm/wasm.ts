@@ -45,6 +45,12 @@ export interface WriterSettings {
    */
   readonly decimalForms?: readonly DecimalForm[];
   /**
+   * Columns (paths of names from the top-level column) a projection writes as `uuid`: stored by the encoder as
+   * FIXED_LEN_BYTE_ARRAY(16) and given their UUID annotation in the footer after (`output.ts`,
+   * core/parquet/uuid-annotation.ts). Absent: none.
+   */
+  readonly uuidColumns?: readonly (readonly string[])[];
+  /**
    * Top-level columns whose inputs' Arrow hints disagree, with the plain type every batch of theirs is written as
    * (`plainTypesOf` in conform.ts); absent when the inputs agree, and each output takes its first batch's types.
    */
