@@ -57,8 +57,19 @@ export interface WriterSettings {
   readonly plainTypes?: Readonly<Record<string, PlainType>>;
 }
 
-/** A plain variable-length Arrow type a top-level column is written as, whatever its inputs' hints (conform.ts). */
-export type PlainType = 'utf8' | 'large_utf8' | 'binary' | 'large_binary';
+/**
+ * The Arrow type a column is written as, whatever its inputs' hints (conform.ts): a plain variable-length string or
+ * binary type; a list (`large`: 64-bit offsets) whose items are written as `list` says (null: as they decode); a
+ * struct whose fields named in `struct` are written as it says (the others as they decode). Plain data, so it
+ * travels to worker threads with the rest of the settings.
+ */
+export type PlainType =
+  | 'utf8'
+  | 'large_utf8'
+  | 'binary'
+  | 'large_binary'
+  | { readonly list: PlainType | null; readonly large: boolean }
+  | { readonly struct: Readonly<Record<string, PlainType>> };
 
 /** Who compresses an output's pages: the wasm encoder, or a native ZSTD after it (see `WriterSettings`). */
 export type PageCompression = 'encoder' | 'native';
