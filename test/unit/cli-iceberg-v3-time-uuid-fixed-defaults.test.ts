@@ -93,17 +93,20 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** An unpartitioned format-v3 table with schema 0 and no snapshot. */
-async function createTable(store: LocalObjectStore): Promise<void> {
+/** An unpartitioned format-v3 table with `schema` (schema 0 unless given) and no snapshot. */
+async function createTable(
+  store: LocalObjectStore,
+  schema: { readonly fields: readonly { id: number }[] } = SCHEMA_0,
+): Promise<void> {
   const metadata = {
     'format-version': 3,
     'table-uuid': '0d4c3f1e-2b1a-4c5d-8e7f-9a0b1c2d3e4f',
     location: join(dir, NAME),
     'last-sequence-number': 0,
     'last-updated-ms': NOW,
-    'last-column-id': 2,
+    'last-column-id': Math.max(...schema.fields.map((f) => f.id)),
     'current-schema-id': 0,
-    schemas: [SCHEMA_0],
+    schemas: [{ ...schema, 'schema-id': 0 }],
     'default-spec-id': 0,
     'partition-specs': [{ 'spec-id': 0, fields: [] }],
     'last-partition-id': 999,
@@ -370,4 +373,67 @@ describe('compact on a format-v3 Iceberg table that added time, uuid and fixed c
       expect(new Map([...after].filter(([p]) => !p.includes('/_lake-compactor/')))).toEqual(before);
     },
   );
+
+  it('compacts, with the default bin-pack, a table that never evolved whose files hold time and uuid columns, keeping the UUID annotation (a file with a uuid is projected, not rewritten as written), rows equal', async () => {
+    // Prepare: schema id long, t time, u uuid; three small files written by DuckDB (UUID-annotated, a null row)
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-typed-defaults-'));
+    const store = new LocalObjectStore(dir);
+    await createTable(store, {
+      type: 'struct',
+      'schema-id': 0,
+      fields: [
+        { id: 1, name: 'id', required: false, type: 'long' },
+        { id: 3, name: 't', required: false, type: 'time' },
+        { id: 4, name: 'u', required: false, type: 'uuid' },
+      ],
+    } as unknown as typeof SCHEMA_0);
+    const rows = [
+      `(1::BIGINT, TIME '00:00:00', 'f79c3e09-677c-4bbd-a479-3f349cb785e7'::UUID)`,
+      `(2::BIGINT, NULL::TIME, NULL::UUID)`,
+      `(3::BIGINT, TIME '23:59:59.999999', '00000000-0000-0000-0000-000000000000'::UUID)`,
+    ];
+    for (const [i, row] of rows.entries()) {
+      await db.writeParquet(
+        `SELECT * FROM (VALUES ${row}) v(id, t, u)`,
+        join(dir, NAME, 'data', `${i}.parquet`),
+        {
+          extraOptions: ['FIELD_IDS {id: 1, t: 3, u: 4}'],
+        },
+      );
+      await append(store, `${i}.parquet`);
+    }
+    const inputs = await liveFiles(store);
+    const read = async (files: readonly string[]) =>
+      (
+        await db.rows(
+          `SELECT id::VARCHAR AS id, t::VARCHAR AS t, u::VARCHAR AS u FROM read_parquet([${files.map(sqlString).join(', ')}]) ORDER BY id`,
+        )
+      ).map((r) => JSON.stringify(r));
+    const before = await read(inputs);
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'min-input-files=3'],
+      io,
+    );
+
+    // Assess: one output of the same rows, u still annotated UUID, t still TIME(MICROS) not adjusted to UTC
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(1);
+    expect(inputs).not.toContain(outputs[0]);
+    expect(before).toHaveLength(3);
+    expect(await read(outputs)).toEqual(before);
+    const stored = await db.rows(
+      `SELECT name, field_id::VARCHAR AS id, type, logical_type::VARCHAR AS logical
+       FROM parquet_schema(${sqlString(outputs[0] as string)}) WHERE name IN ('t', 'u')`,
+    );
+    expect(stored.map((e) => [e.name, e.id, e.type])).toEqual([
+      ['t', '3', 'INT64'],
+      ['u', '4', 'FIXED_LEN_BYTE_ARRAY'],
+    ]);
+    expect(String(stored[0]?.logical)).toMatch(/^TimeType\(isAdjustedToUTC=0, .*MICROS=MicroSeconds\(\)/);
+    expect(stored[1]?.logical).toBe('UUIDType()');
+  });
 });
