@@ -9,8 +9,8 @@
 // rounding or a reinterpretation — and the output's `ARROW:schema` is its first rows'. A difference that is not
 // one of these is refused by name, with what to do: never reported as a damaged file, which it is not.
 //
-// Which Arrow type a string or binary column is written as — top-level, a list's items or a struct's field, at any
-// depth — is chosen before the first row, from every input's hint (`plainTypesOf`, at planning): where the run's
+// Which Arrow type a string or binary column is written as — top-level, a list's items, a map's keys or values or a
+// struct's field, at any depth — is chosen before the first row, from every input's hint (`plainTypesOf`, at planning): where the run's
 // inputs disagree, the plain value type of the widest offsets, which every other form converts to exactly, and for a
 // list the widest offsets any input's list has. Not the first batch's type: a dictionary cannot take a plain file's
 // values without building a dictionary per batch, whose index type (int8 for a pandas categorical) may not hold
@@ -25,6 +25,7 @@ import {
   LargeList,
   LargeUtf8,
   List,
+  Map_,
   MessageReader,
   makeData,
   RecordBatch,
@@ -58,7 +59,8 @@ function isBytes(type: DataType): boolean {
  * `data` (column `column` of the batch) as `type`, its values unchanged: the same type (metadata aside); a
  * timestamp of the same unit in another zone label (the stored instants are UTC either way); a string or binary
  * column with the other offset width; a dictionary-encoded column as its plain values; a struct field by field; a
- * list item by item, its offsets in the other width where the type asks (narrowed only where they fit).
+ * list item by item, its offsets in the other width where the type asks (narrowed only where they fit); a map entry
+ * by entry (key and value as a struct's fields).
  * @throws NotConformable for any other pair.
  */
 function conformData(column: string, data: Data, type: DataType): Data {
@@ -89,6 +91,18 @@ function conformData(column: string, data: Data, type: DataType): Data {
       nullBitmap: data.nullBitmap,
       valueOffsets: listOffsets(column, data.valueOffsets, DataType.isLargeList(type)),
       child,
+    } as never);
+  }
+  if (DataType.isMap(type) && DataType.isMap(from)) {
+    const entries = type.children[0] as Field;
+    return makeData({
+      type,
+      offset: data.offset,
+      length: data.length,
+      nullCount: data.nullCount,
+      nullBitmap: data.nullBitmap,
+      valueOffsets: data.valueOffsets,
+      child: conformData(`${column}{}`, data.children[0] as Data, entries.type),
     } as never);
   }
   if (String(from) === String(type) && !DataType.isDictionary(from) && !isNested(from)) return data;
@@ -227,9 +241,9 @@ function textShape(type: DataType): { readonly bytes: boolean; readonly large: b
  * The Arrow type each column of a run is written as where its inputs' hints disagree, from their key-value metadata
  * (their footers, read at pre-flight). A string or binary column (a dictionary beside plain values, 32- beside 64-bit
  * offsets, a file with no hint beside one with): the plain type of the widest offsets any of them has. A list: the
- * widest offsets any input's list has, its items chosen alike; a struct: its fields chosen alike, by name. Columns the
- * hints agree on, or that differ otherwise (not all strings, or all binaries, or all lists, or all structs of the same
- * fields), are left out — the conversion names them if their values differ; undefined when none is left, so a run
+ * widest offsets any input's list has, its items chosen alike; a map: its entries' key and value alike; a struct: its
+ * fields chosen alike, by name. Columns the hints agree on, or that differ otherwise (not all strings, or all
+ * binaries, or all lists, or all maps, or all structs of the same fields), are left out — the conversion names them if their values differ; undefined when none is left, so a run
  * whose inputs agree is written exactly as before. A file without a hint decodes a top-level string or binary column
  * as plain 32-bit values; beside a nested column it leaves nothing chosen.
  */
@@ -266,6 +280,10 @@ function plainTypeOf(types: readonly (DataType | undefined)[]): PlainType | unde
     const large = all.some((t) => DataType.isLargeList(t));
     if (items === undefined && all.every((t) => DataType.isLargeList(t) === large)) return undefined;
     return { list: items ?? null, large };
+  }
+  if (all.every((t) => DataType.isMap(t))) {
+    const entries = plainTypeOf(all.map((t) => (t.children[0] as Field).type));
+    return entries === undefined ? undefined : { map: entries };
   }
   if (all.every((t) => DataType.isStruct(t))) {
     const names = all[0]?.children.map((f) => f.name) ?? [];
@@ -324,6 +342,16 @@ function withPlainType(type: DataType, plain: PlainType): DataType {
     if (itemType === item.type && DataType.isLargeList(type) === plain.large) return type;
     const field = new Field(item.name, itemType, item.nullable, item.metadata);
     return plain.large ? new LargeList(field) : new List(field);
+  }
+  if ('map' in plain) {
+    if (!DataType.isMap(type)) return type;
+    const entries = type.children[0] as Field;
+    const entriesType = withPlainType(entries.type, plain.map);
+    if (entriesType === entries.type || !DataType.isStruct(entriesType)) return type;
+    return new Map_(
+      new Field(entries.name, entriesType, entries.nullable, entries.metadata),
+      type.keysSorted,
+    );
   }
   if (!DataType.isStruct(type)) return type;
   let changed = false;

@@ -60,6 +60,7 @@ export interface WriterSettings {
 /**
  * The Arrow type a column is written as, whatever its inputs' hints (conform.ts): a plain variable-length string or
  * binary type; a list (`large`: 64-bit offsets) whose items are written as `list` says (null: as they decode); a
+ * map whose entries (a struct of key and value) are written as `map` says; a
  * struct whose fields named in `struct` are written as it says (the others as they decode). Plain data, so it
  * travels to worker threads with the rest of the settings.
  */
@@ -69,6 +70,7 @@ export type PlainType =
   | 'binary'
   | 'large_binary'
   | { readonly list: PlainType | null; readonly large: boolean }
+  | { readonly map: PlainType }
   | { readonly struct: Readonly<Record<string, PlainType>> };
 
 /** Who compresses an output's pages: the wasm encoder, or a native ZSTD after it (see `WriterSettings`). */

@@ -14,6 +14,7 @@ import {
   LargeList,
   LargeUtf8,
   List,
+  Map_,
   makeData,
   RecordBatch,
   Schema,
@@ -196,6 +197,17 @@ describe('inputs of one Parquet schema decoded to different Arrow types', () => 
   const largeList = (item: DataType) => new LargeList(new Field('item', item, true));
   const dictionary = () => new Dictionary(new Utf8(), new Int32());
   const struct = (s: DataType) => new Struct([new Field('s', s, true), new Field('n', new Int32(), true)]);
+  const map = (value: DataType) =>
+    new Map_(
+      new Field(
+        'entries',
+        new Struct<{ key: DataType; value: DataType }>([
+          new Field('key', new Utf8(), false) as Field<DataType>,
+          new Field('value', value, true),
+        ] as never),
+        false,
+      ),
+    );
 
   it.each([
     [
@@ -233,14 +245,30 @@ describe('inputs of one Parquet schema decoded to different Arrow types', () => 
       [struct(new Utf8()), struct(dictionary()), struct(new Utf8())],
       1,
     ],
+    [
+      'map<utf8, utf8> first, map<utf8, large_utf8> after it',
+      [map(new Utf8()), map(new LargeUtf8()), map(new Utf8())],
+      1,
+    ],
   ] as const)(
     'conforms nested columns whose hints differ only in offset width or dictionary encoding (%s) into verified outputs, every row unchanged',
     async (_what, kinds, workers) => {
-      // Prepare: three files of one Parquet schema (id INT64, c a list of strings or a struct holding one), their
+      // Prepare: three files of one Parquet schema (id INT64, c a list of strings, a map or a struct holding them), their
       // writers' Arrow hints differing only inside c; nulls at the column, item and field level
       const store = new MemoryObjectStore();
       const keys = ['in/a.parquet', 'in/b.parquet', 'in/c.parquet'];
       const lists = [[['x', 'y'], null, []], [['ünï', null]], [['x'], ['z', 'z', 'z']]];
+      const maps = [
+        [new Map([['a', 'x']]), null, new Map<string, string | null>([['b', null]])],
+        [new Map([['ü', 'ünï']])],
+        [
+          new Map(),
+          new Map([
+            ['a', 'z'],
+            ['c', 'z'],
+          ]),
+        ],
+      ];
       const structs = [
         [{ s: 'x', n: 1 }, null, { s: null, n: 2 }],
         [{ s: 'ünï', n: null }],
@@ -252,7 +280,8 @@ describe('inputs of one Parquet schema decoded to different Arrow types', () => 
       let id = 0n;
       for (const [i, key] of keys.entries()) {
         const type = kinds[i] as DataType;
-        const values = (DataType.isStruct(type) ? structs[i] : lists[i]) ?? [];
+        const values =
+          (DataType.isStruct(type) ? structs[i] : DataType.isMap(type) ? maps[i] : lists[i]) ?? [];
         await store.put(
           key,
           parquetOf([
