@@ -20,15 +20,22 @@ export const PROJECTED_PRIMITIVES = [
   'timestamp-us-utc',
   'timestamp-ns',
   'timestamp-ns-utc',
+  'time-us',
   'string',
   'binary',
+  'uuid',
 ] as const;
 export type ProjectedPrimitive = (typeof PROJECTED_PRIMITIVES)[number];
 
-/** A projected column's type: a primitive, a decimal, or a struct of projected fields. */
+/**
+ * A projected column's type: a primitive, a decimal, a fixed-length binary of `fixed` bytes (Parquet
+ * FIXED_LEN_BYTE_ARRAY without annotation), or a struct of projected fields. `time-us` is a time of day in
+ * microseconds, not adjusted to UTC (Parquet INT64 TIME(MICROS, false)); `uuid` is 16 bytes annotated UUID.
+ */
 export type ProjectedType =
   | ProjectedPrimitive
   | { readonly decimal: { readonly precision: number; readonly scale: number } }
+  | { readonly fixed: number }
   | { readonly struct: readonly ProjectedField[] };
 
 /**
@@ -86,8 +93,11 @@ export interface ProjectedFieldSource {
  * One value of a primitive projected type, as plan JSON carries it exactly: `boolean` a boolean; `int8`…`int32` an
  * integer number; `date32` the integer number of days since 1970-01-01; `float32` a number a float32 holds exactly;
  * `float64` a number; `int64` a decimal integer string, and so `timestamp-us` / `timestamp-us-utc` (microseconds
- * since 1970-01-01 00:00:00, UTC for the latter) and `timestamp-ns` / `timestamp-ns-utc` (nanoseconds alike); a decimal the decimal integer string of its unscaled value (`1.50`
- * at scale 2 is `"150"`); `string` the string; `binary` its bytes as lowercase hex. Structs have no value here.
+ * since 1970-01-01 00:00:00, UTC for the latter) and `timestamp-ns` / `timestamp-ns-utc` (nanoseconds alike);
+ * `time-us` the decimal integer string of the microseconds since midnight (0 … 86,399,999,999); a decimal the decimal
+ * integer string of its unscaled value (`1.50` at scale 2 is `"150"`); `string` the string; `binary` its bytes as
+ * lowercase hex, and so `uuid` (exactly 16 bytes, in the order the canonical text spells them) and a fixed-length
+ * binary (exactly its length). Structs have no value here.
  */
 export type ProjectedValue = boolean | number | string;
 
@@ -109,6 +119,7 @@ const INT_RANGE = {
 } as const;
 const INT64_MIN = -(1n << 63n);
 const INT64_MAX = (1n << 63n) - 1n;
+const TIME_US_PER_DAY = 86_400_000_000n;
 
 /**
  * Why `value` is not a value of `type` as {@link ProjectedValue} spells it, or undefined when it is. Checked where a
@@ -131,6 +142,10 @@ export function projectedValueProblem(type: ProjectedType, value: ProjectedDefau
     return undefined;
   }
   if (typeof value === 'object') return `a ${projectedTypeText(type)} has no struct value (${text})`;
+  if (typeof type === 'object' && 'fixed' in type)
+    return typeof value === 'string' && new RegExp(`^([0-9a-f]{2}){${type.fixed}}$`).test(value)
+      ? undefined
+      : `a fixed(${type.fixed}) value is its ${type.fixed} bytes in lowercase hex, not ${text}`;
   if (typeof type === 'object') {
     if (typeof value !== 'string' || !/^-?\d+$/.test(value))
       return `a decimal's value is the decimal integer string of its unscaled value, not ${text}`;
@@ -174,6 +189,14 @@ export function projectedValueProblem(type: ProjectedType, value: ProjectedDefau
       return typeof value === 'string' && /^([0-9a-f]{2})*$/.test(value)
         ? undefined
         : `a binary value is its bytes in lowercase hex, not ${text}`;
+    case 'uuid':
+      return typeof value === 'string' && /^[0-9a-f]{32}$/.test(value)
+        ? undefined
+        : `a uuid's value is its 16 bytes in lowercase hex, not ${text}`;
+    case 'time-us':
+      return typeof value === 'string' && /^\d+$/.test(value) && BigInt(value) < TIME_US_PER_DAY
+        ? undefined
+        : `a time-us value is a decimal string of the microseconds since midnight, 0 to ${TIME_US_PER_DAY - 1n}, not ${text}`;
   }
 }
 export const PROJECTED_WIDENINGS = [
@@ -233,6 +256,7 @@ const projectedTypeSchema: z.ZodType<ProjectedType> = z.lazy(() =>
     z.object({
       decimal: z.object({ precision: z.number().int().min(1).max(38), scale: z.number().int().min(0) }),
     }),
+    z.object({ fixed: z.number().int().min(1) }),
     z.object({ struct: z.array(projectedFieldSchema).min(1) }),
   ]),
 );
@@ -336,8 +360,8 @@ export function footerSchemaTree(elements: readonly SchemaElement[]): FooterSche
 
 /**
  * The projected type a Parquet leaf holds, as the engine decodes and writes it; undefined for a leaf whose
- * physical and logical type the projection does not describe (INT96, unsigned integers, time,
- * timestamps in other units, fixed-length or legacy decimals of a form not listed here, ...). Shared by every
+ * physical and logical type the projection does not describe (INT96, unsigned integers, times in other units or
+ * adjusted to UTC, timestamps in other units, fixed-length or legacy decimals of a form not listed here, ...). Shared by every
  * projection (by field id or by column name, as the format matches them) so both read a file's column types alike.
  */
 export function projectedLeafType(e: SchemaElement): ProjectedType | undefined {
@@ -375,6 +399,7 @@ export function projectedLeafType(e: SchemaElement): ProjectedType | undefined {
         return logical.isAdjustedToUTC ? 'timestamp-us-utc' : 'timestamp-us';
       if (logical?.type === 'TIMESTAMP' && logical.unit === 'NANOS')
         return logical.isAdjustedToUTC ? 'timestamp-ns-utc' : 'timestamp-ns';
+      if (logical?.type === 'TIME' && logical.unit === 'MICROS' && !logical.isAdjustedToUTC) return 'time-us';
       if (logical === undefined && converted === 'TIMESTAMP_MICROS') return 'timestamp-us-utc';
       if (logical === undefined && converted === undefined) return 'int64';
       if (logical?.type === 'INTEGER' && logical.bitWidth === 64 && logical.isSigned) return 'int64';
@@ -387,6 +412,14 @@ export function projectedLeafType(e: SchemaElement): ProjectedType | undefined {
     case 'BYTE_ARRAY':
       if (logical?.type === 'STRING' || converted === 'UTF8') return 'string';
       return logical === undefined && converted === undefined ? 'binary' : undefined;
+    case 'FIXED_LEN_BYTE_ARRAY':
+      if (logical?.type === 'UUID') return e.type_length === 16 ? 'uuid' : undefined;
+      return logical === undefined &&
+        converted === undefined &&
+        e.type_length !== undefined &&
+        e.type_length > 0
+        ? { fixed: e.type_length }
+        : undefined;
     default:
       return undefined;
   }
@@ -396,5 +429,6 @@ export function projectedLeafType(e: SchemaElement): ProjectedType | undefined {
 export function projectedTypeText(type: ProjectedType): string {
   if (typeof type === 'string') return type;
   if ('decimal' in type) return `decimal(${type.decimal.precision}, ${type.decimal.scale})`;
+  if ('fixed' in type) return `fixed(${type.fixed})`;
   return `struct<${type.struct.map((f) => `${f.name}: ${projectedTypeText(f.type)}`).join(', ')}>`;
 }

@@ -88,6 +88,52 @@ describe('lake-compactor compact --schema-evolution union (Hive-style Parquet)',
     expect(rows).toContain(JSON.stringify({ id: '10', name: 'old-0-1', score: null }));
   });
 
+  it('unifies populations holding uuid and time columns into one file that keeps them UUID and TIME(MICROS) (the annotation given back after the write), exactly the inputs’ rows', async () => {
+    // Prepare: three files (id, u UUID, t TIME) and three that added note VARCHAR, a null row among them
+    for (let i = 0; i < 3; i++) {
+      await db.writeParquet(
+        `SELECT range + ${i * 10} AS id, CASE WHEN range = 1 THEN NULL ELSE uuid() END AS u, TIME '01:02:03.000004' + INTERVAL (range) SECOND AS t FROM range(3)`,
+        join(partition, `part-a${i}.parquet`),
+      );
+      await db.writeParquet(
+        `SELECT range + ${100 + i * 10} AS id, uuid() AS u, NULL::TIME AS t, 'n' || range AS note FROM range(2)`,
+        join(partition, `part-b${i}.parquet`),
+      );
+    }
+    const read = async () => {
+      const files = (await dataFiles()).map((n) => sqlString(join(partition, n))).join(', ');
+      return (
+        await db.rows(
+          `SELECT id::VARCHAR AS id, u::VARCHAR AS u, t::VARCHAR AS t, note FROM read_parquet([${files}], union_by_name = true, hive_partitioning = false)`,
+        )
+      )
+        .map((r) => JSON.stringify(r))
+        .sort();
+    };
+    const before = await read();
+
+    // Act
+    const code = await run(
+      ['compact', join(root, 'events'), '--schema-evolution', 'union', '--min-input-files', '3'],
+      captureIo(),
+    );
+
+    // Assess: one file, the same rows, u still a UUID and t a TIME to DuckDB
+    expect(code).toBe(0);
+    const after = await dataFiles();
+    expect(after).toHaveLength(1);
+    expect(await columnsOf(after[0] as string)).toEqual(['id BIGINT', 'u UUID', 't TIME', 'note VARCHAR']);
+    expect(before).toHaveLength(15);
+    expect(await read()).toEqual(before);
+    const logical = await db.rows(
+      `SELECT name, logical_type::VARCHAR AS l FROM parquet_schema(${sqlString(join(partition, after[0] as string))}) WHERE name IN ('u', 't')`,
+    );
+    expect(logical.map((e) => [e.name, String(e.l).replace(/\(.*/, '')])).toEqual([
+      ['u', 'UUIDType'],
+      ['t', 'TimeType'],
+    ]);
+  });
+
   it('sorts two schema populations into one file of the union schema, rows in key order, exactly the inputs’ rows', async () => {
     // Prepare
     await writeTwoPopulations();

@@ -9,11 +9,12 @@
 // rounding or a reinterpretation — and the output's `ARROW:schema` is its first rows'. A difference that is not
 // one of these is refused by name, with what to do: never reported as a damaged file, which it is not.
 //
-// Which Arrow type a top-level string or binary column is written as is chosen before the first row, from every
-// input's hint (`plainTypesOf`, at planning): where the run's inputs disagree, the plain value type of the widest
-// offsets, which every other form converts to exactly. Not the first batch's type: a dictionary cannot take a plain
-// file's values without building a dictionary per batch, whose index type (int8 for a pandas categorical) may not
-// hold them, and 32-bit offsets may not hold a large string batch's bytes. Where the inputs agree nothing changes.
+// Which Arrow type a string or binary column is written as — top-level, a list's items, a map's keys or values or a
+// struct's field, at any depth — is chosen before the first row, from every input's hint (`plainTypesOf`, at planning): where the run's
+// inputs disagree, the plain value type of the widest offsets, which every other form converts to exactly, and for a
+// list the widest offsets any input's list has. Not the first batch's type: a dictionary cannot take a plain file's
+// values without building a dictionary per batch, whose index type (int8 for a pandas categorical) may not hold
+// them, and 32-bit offsets may not hold a large batch's bytes. Where the inputs agree nothing changes.
 
 import {
   Binary,
@@ -21,7 +22,10 @@ import {
   DataType,
   Field,
   LargeBinary,
+  LargeList,
   LargeUtf8,
+  List,
+  Map_,
   MessageReader,
   makeData,
   RecordBatch,
@@ -54,7 +58,9 @@ function isBytes(type: DataType): boolean {
 /**
  * `data` (column `column` of the batch) as `type`, its values unchanged: the same type (metadata aside); a
  * timestamp of the same unit in another zone label (the stored instants are UTC either way); a string or binary
- * column with the other offset width; a dictionary-encoded column as its plain values; a struct field by field.
+ * column with the other offset width; a dictionary-encoded column as its plain values; a struct field by field; a
+ * list item by item, its offsets in the other width where the type asks (narrowed only where they fit); a map entry
+ * by entry (key and value as a struct's fields).
  * @throws NotConformable for any other pair.
  */
 function conformData(column: string, data: Data, type: DataType): Data {
@@ -74,6 +80,31 @@ function conformData(column: string, data: Data, type: DataType): Data {
       children: fields.map((f, i) => conformData(`${column}.${f.name}`, data.children[i] as Data, f.type)),
     });
   }
+  if (isListType(type) && isListType(from)) {
+    const item = type.children[0] as Field;
+    const child = conformData(`${column}[]`, data.children[0] as Data, item.type);
+    return makeData({
+      type,
+      offset: data.offset,
+      length: data.length,
+      nullCount: data.nullCount,
+      nullBitmap: data.nullBitmap,
+      valueOffsets: listOffsets(column, data.valueOffsets, DataType.isLargeList(type)),
+      child,
+    } as never);
+  }
+  if (DataType.isMap(type) && DataType.isMap(from)) {
+    const entries = type.children[0] as Field;
+    return makeData({
+      type,
+      offset: data.offset,
+      length: data.length,
+      nullCount: data.nullCount,
+      nullBitmap: data.nullBitmap,
+      valueOffsets: data.valueOffsets,
+      child: conformData(`${column}{}`, data.children[0] as Data, entries.type),
+    } as never);
+  }
   if (String(from) === String(type) && !DataType.isDictionary(from) && !isNested(from)) return data;
   if (DataType.isTimestamp(from) && DataType.isTimestamp(type) && from.unit === type.unit)
     return retyped(data, type);
@@ -91,6 +122,38 @@ function conformData(column: string, data: Data, type: DataType): Data {
   }
   if (String(from) === String(type)) return data;
   throw new NotConformable(`its column ${column} decodes as ${from}`);
+}
+
+/** Whether `type` is a list with 32- or 64-bit offsets. */
+function isListType(type: DataType): boolean {
+  return DataType.isList(type) || DataType.isLargeList(type);
+}
+
+/**
+ * A list's offsets (as arrow-js holds them for the slice: one more than its length) in the other width where `large`
+ * asks for it: widened to 64 bits exactly; narrowed to 32 bits only where every offset fits, else NotConformable.
+ */
+function listOffsets(
+  column: string,
+  offsets: ArrayLike<number | bigint>,
+  large: boolean,
+): Int32Array | BigInt64Array {
+  if (offsets instanceof BigInt64Array) {
+    if (large) return offsets;
+    const out = new Int32Array(offsets.length);
+    for (let i = 0; i < offsets.length; i++) {
+      const v = offsets[i] as bigint;
+      if (v > 2_147_483_647n)
+        throw new NotConformable(`its list column ${column} holds more items than 32-bit offsets address`);
+      out[i] = Number(v);
+    }
+    return out;
+  }
+  const narrow = offsets instanceof Int32Array ? offsets : Int32Array.from(offsets as ArrayLike<number>);
+  if (!large) return narrow;
+  const out = new BigInt64Array(narrow.length);
+  for (let i = 0; i < narrow.length; i++) out[i] = BigInt(narrow[i] as number);
+  return out;
 }
 
 function fieldNames(fields: readonly Field[]): string {
@@ -175,12 +238,14 @@ function textShape(type: DataType): { readonly bytes: boolean; readonly large: b
 }
 
 /**
- * The Arrow type each top-level string or binary column of a run is written as, from its inputs' key-value metadata
- * (their footers, read at pre-flight): for a column whose inputs' hints disagree (a dictionary beside plain values,
- * 32- beside 64-bit offsets, a file with no hint beside one with), the plain type of the widest offsets any of them
- * has. Columns the hints agree on, or that are not all strings or all binaries, are left out; undefined when none
- * is left, so a run whose inputs agree is written exactly as before. A file without a hint decodes such a column
- * as plain 32-bit values.
+ * The Arrow type each column of a run is written as where its inputs' hints disagree, from their key-value metadata
+ * (their footers, read at pre-flight). A string or binary column (a dictionary beside plain values, 32- beside 64-bit
+ * offsets, a file with no hint beside one with): the plain type of the widest offsets any of them has. A list: the
+ * widest offsets any input's list has, its items chosen alike; a map: its entries' key and value alike; a struct: its
+ * fields chosen alike, by name. Columns the hints agree on, or that differ otherwise (not all strings, or all
+ * binaries, or all lists, or all maps, or all structs of the same fields), are left out — the conversion names them if their values differ; undefined when none is left, so a run
+ * whose inputs agree is written exactly as before. A file without a hint decodes a top-level string or binary column
+ * as plain 32-bit values; beside a nested column it leaves nothing chosen.
  */
 export function plainTypesOf(
   keyValueMetadata: readonly Readonly<Record<string, string>>[],
@@ -189,22 +254,52 @@ export function plainTypesOf(
   const names = new Set(hints.flatMap((h) => h?.fields.map((f) => f.name) ?? []));
   const chosen: Record<string, PlainType> = {};
   for (const name of names) {
-    const types = hints.map((h) => h?.fields.find((f) => f.name === name)?.type);
-    const first = types[0];
-    if (first !== undefined && types.every((t) => t !== undefined && String(t) === String(first))) continue;
-    const shapes = types.map((t) => (t === undefined ? undefined : textShape(t)));
-    const known = shapes.filter((s) => s !== undefined);
-    // A type that is not a string or binary (or no hint beside only such types): nothing to choose here.
-    if (shapes.some((s, i) => s === undefined && types[i] !== undefined) || known.length === 0) continue;
-    const bytes = known[0]?.bytes ?? false;
-    if (known.some((s) => s.bytes !== bytes)) continue;
-    const large = known.some((s) => s.large);
-    chosen[name] = bytes ? (large ? 'large_binary' : 'binary') : large ? 'large_utf8' : 'utf8';
+    const plain = plainTypeOf(hints.map((h) => h?.fields.find((f) => f.name === name)?.type));
+    if (plain !== undefined) chosen[name] = plain;
   }
   return Object.keys(chosen).length === 0 ? undefined : chosen;
 }
 
-const PLAIN: Readonly<Record<PlainType, () => DataType>> = {
+/** The type one column (or item, or field) is written as, from each input's hint of it; undefined: nothing chosen. */
+function plainTypeOf(types: readonly (DataType | undefined)[]): PlainType | undefined {
+  const first = types[0];
+  if (first !== undefined && types.every((t) => t !== undefined && String(t) === String(first)))
+    return undefined;
+  const shapes = types.map((t) => (t === undefined ? undefined : textShape(t)));
+  const known = shapes.filter((s) => s !== undefined);
+  if (known.length > 0 && shapes.every((s, i) => s !== undefined || types[i] === undefined)) {
+    const bytes = known[0]?.bytes ?? false;
+    if (known.some((s) => s.bytes !== bytes)) return undefined;
+    const large = known.some((s) => s.large);
+    return bytes ? (large ? 'large_binary' : 'binary') : large ? 'large_utf8' : 'utf8';
+  }
+  const all = types.filter((t) => t !== undefined);
+  if (all.length !== types.length) return undefined;
+  if (all.every(isListType)) {
+    const items = plainTypeOf(all.map((t) => (t.children[0] as Field).type));
+    const large = all.some((t) => DataType.isLargeList(t));
+    if (items === undefined && all.every((t) => DataType.isLargeList(t) === large)) return undefined;
+    return { list: items ?? null, large };
+  }
+  if (all.every((t) => DataType.isMap(t))) {
+    const entries = plainTypeOf(all.map((t) => (t.children[0] as Field).type));
+    return entries === undefined ? undefined : { map: entries };
+  }
+  if (all.every((t) => DataType.isStruct(t))) {
+    const names = all[0]?.children.map((f) => f.name) ?? [];
+    if (all.some((t) => t.children.length !== names.length || t.children.some((f, i) => f.name !== names[i])))
+      return undefined;
+    const fields: Record<string, PlainType> = {};
+    for (const [i, name] of names.entries()) {
+      const field = plainTypeOf(all.map((t) => (t.children[i] as Field).type));
+      if (field !== undefined) fields[name] = field;
+    }
+    return Object.keys(fields).length === 0 ? undefined : { struct: fields };
+  }
+  return undefined;
+}
+
+const PLAIN: Readonly<Record<Extract<PlainType, string>, () => DataType>> = {
   utf8: () => new Utf8(),
   large_utf8: () => new LargeUtf8(),
   binary: () => new Binary(),
@@ -223,12 +318,51 @@ export function withPlainTypes(
   const fields = schema.fields.map((f) => {
     const want = plain[f.name];
     if (want === undefined) return f;
-    const type = PLAIN[want]();
-    if (String(f.type) === String(type)) return f;
+    const type = withPlainType(f.type, want);
+    if (type === f.type) return f;
     changed = true;
     return new Field(f.name, type, f.nullable, f.metadata);
   });
   return changed ? new Schema(fields, schema.metadata) : undefined;
+}
+
+/**
+ * `type` (as a batch decoded it) written as `plain` says, at any depth; `type` itself where it already is, or where
+ * it is not of the shape `plain` describes (the conversion then names the column).
+ */
+function withPlainType(type: DataType, plain: PlainType): DataType {
+  if (typeof plain === 'string') {
+    const want = PLAIN[plain]();
+    return String(type) === String(want) && !DataType.isDictionary(type) ? type : want;
+  }
+  if ('list' in plain) {
+    if (!isListType(type)) return type;
+    const item = type.children[0] as Field;
+    const itemType = plain.list === null ? item.type : withPlainType(item.type, plain.list);
+    if (itemType === item.type && DataType.isLargeList(type) === plain.large) return type;
+    const field = new Field(item.name, itemType, item.nullable, item.metadata);
+    return plain.large ? new LargeList(field) : new List(field);
+  }
+  if ('map' in plain) {
+    if (!DataType.isMap(type)) return type;
+    const entries = type.children[0] as Field;
+    const entriesType = withPlainType(entries.type, plain.map);
+    if (entriesType === entries.type || !DataType.isStruct(entriesType)) return type;
+    return new Map_(
+      new Field(entries.name, entriesType, entries.nullable, entries.metadata),
+      type.keysSorted,
+    );
+  }
+  if (!DataType.isStruct(type)) return type;
+  let changed = false;
+  const fields = type.children.map((f) => {
+    const want = plain.struct[f.name];
+    const fieldType = want === undefined ? f.type : withPlainType(f.type, want);
+    if (fieldType === f.type) return f;
+    changed = true;
+    return new Field(f.name, fieldType, f.nullable, f.metadata);
+  });
+  return changed ? new Struct(fields) : type;
 }
 
 /**

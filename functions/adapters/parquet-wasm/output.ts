@@ -7,6 +7,7 @@ import { withDecimalAnnotations } from '../../core/parquet/decimal-form.js';
 import { parseFooter } from '../../core/parquet/footer.js';
 import { withFooterEntries } from '../../core/parquet/footer-entries.js';
 import { compressPages } from '../../core/parquet/page-compress.js';
+import { withUuidAnnotations } from '../../core/parquet/uuid-annotation.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { WrittenOutput } from '../../ports/parquet-engine.js';
 import { conformBatch, withPlainTypes } from './conform.js';
@@ -184,18 +185,21 @@ export class OutputWriter {
       ready.push(chunk);
       wake?.();
     };
-    // With footer entries to set, or decimal annotations to give back, the last chunk (which ends with the footer)
+    // With footer entries to set, or decimal or uuid annotations to give back, the last chunk (which ends with the footer)
     // is held back until the encoder is done, then emitted with its footer rewritten: the bytes before the footer
     // never change.
-    const rewritesFooter = this.finalFooter !== undefined || this.decimalForms.length > 0;
+    const uuids = settings.uuidColumns ?? [];
+    const rewritesFooter = this.finalFooter !== undefined || this.decimalForms.length > 0 || uuids.length > 0;
     const lastChunk = (chunk: Uint8Array): Uint8Array => {
       const entries =
         this.finalFooter === undefined
           ? chunk
           : withFooterEntries(chunk, this.finalFooter.entries(), this.finalFooter.drop);
-      return this.decimalForms.length === 0
-        ? entries
-        : withDecimalAnnotations(entries, this.decimalForms, this.decodedSchemaEntry);
+      const decimals =
+        this.decimalForms.length === 0
+          ? entries
+          : withDecimalAnnotations(entries, this.decimalForms, this.decodedSchemaEntry);
+      return withUuidAnnotations(decimals, uuids);
     };
     let held: Uint8Array | undefined;
     const pump = (async () => {

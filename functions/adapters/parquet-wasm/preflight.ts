@@ -15,7 +15,16 @@ import {
   readFooterBytes,
 } from '../../core/parquet/footer.js';
 import { type Int96Unit, logicalShapeOf } from '../../core/parquet/logical-schema.js';
-import { type ColumnProjection, projectionTargetKey } from '../../core/projection.js';
+import { withUuidAnnotations } from '../../core/parquet/uuid-annotation.js';
+import {
+  type ColumnProjection,
+  type FooterSchemaNode,
+  footerSchemaTree,
+  type ProjectedType,
+  projectedLeafType,
+  projectedTypeText,
+  projectionTargetKey,
+} from '../../core/projection.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import {
   type InputFile,
@@ -28,7 +37,7 @@ import {
 import { arrowSchemaEntry, storedDecimalSchemaIpc } from './decimal-form.js';
 import { convertedSchemaIpc, readInt96, unitsOf } from './int96.js';
 import { lineageSchemaIpc } from './lineage.js';
-import { projectedSchemaIpc } from './projection.js';
+import { projectedSchemaIpc, uuidColumnsOf } from './projection.js';
 import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
 /** Codecs and encodings parquet-rs 59 decodes. Anything else is refused up front. */
@@ -539,9 +548,12 @@ function projectedTrialWrite(
     );
   let out: Uint8Array;
   try {
-    out = pw.writeParquet(
-      pw.Table.fromIPCStream(projectedSchemaIpc(projection)),
-      writerProperties({ ...settings, keyValueMetadata: projection.keyValueMetadata }),
+    out = withUuidAnnotations(
+      pw.writeParquet(
+        pw.Table.fromIPCStream(projectedSchemaIpc(projection)),
+        writerProperties({ ...settings, keyValueMetadata: projection.keyValueMetadata }),
+      ),
+      uuidColumnsOf(projection),
     );
   } catch (err) {
     throw new UnsupportedInputError(
@@ -559,7 +571,56 @@ function projectedTrialWrite(
       key,
       `its projected schema would be written with the columns ${actual.join(', ')}, not ${expected.join(', ')}`,
     );
+  const mistyped = mistypedColumn(footerSchemaTree(written.schema), projection);
+  if (mistyped !== undefined)
+    throw new UnsupportedInputError(
+      key,
+      `its projected schema cannot be written exactly: column ${mistyped.column} would be stored as ${mistyped.stored}, not as the ${mistyped.type} the table's schema has`,
+    );
   return { schemaKey: schemaKeyOf(written), runKey: runKeyOf(written), reshaped: true };
+}
+
+/**
+ * The first column of the trial output whose stored Parquet type is not its projected type, read back as every
+ * projection reads a file's leaves (`projectedLeafType`): the projected schema is the table's, so an output the
+ * writer stored otherwise (a lost annotation, another unit) would not be of the table's schema.
+ */
+function mistypedColumn(
+  root: FooterSchemaNode,
+  projection: ColumnProjection,
+): { column: string; stored: string; type: string } | undefined {
+  const check = (
+    column: string,
+    node: FooterSchemaNode | undefined,
+    type: ProjectedType,
+  ): { column: string; stored: string; type: string } | undefined => {
+    if (typeof type === 'object' && 'struct' in type) {
+      if (node === undefined || node.children.length !== type.struct.length)
+        return { column, stored: 'another shape', type: projectedTypeText(type) };
+      for (const [i, f] of type.struct.entries()) {
+        const found = check(`${column}.${f.name}`, node.children[i], f.type);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    }
+    const stored =
+      node === undefined || node.children.length > 0 ? undefined : projectedLeafType(node.element);
+    return stored !== undefined && JSON.stringify(stored) === JSON.stringify(type)
+      ? undefined
+      : {
+          column,
+          stored:
+            stored !== undefined
+              ? projectedTypeText(stored)
+              : `${node?.element.type ?? 'a group'} ${JSON.stringify(node?.element.logical_type ?? null)}`,
+          type: projectedTypeText(type),
+        };
+  };
+  for (const [i, c] of projection.columns.entries()) {
+    const found = check(c.field.name, root.children[i], c.field.type);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** The top-level elements of a footer's flat schema (the root's direct children). */

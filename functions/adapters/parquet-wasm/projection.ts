@@ -13,6 +13,7 @@ import {
   DateUnit,
   Decimal,
   Field,
+  FixedSizeBinary,
   Float32,
   Float64,
   Int8,
@@ -24,6 +25,7 @@ import {
   Schema,
   Struct,
   Table,
+  TimeMicrosecond,
   TimestampMicrosecond,
   TimestampNanosecond,
   TimeUnit,
@@ -77,17 +79,46 @@ function arrowTypeOf(type: ProjectedType): DataType {
         return new Utf8();
       case 'binary':
         return new Binary();
+      case 'time-us':
+        return new TimeMicrosecond();
+      case 'uuid':
+        return new FixedSizeBinary(16);
     }
   }
   if ('decimal' in type) return new Decimal(type.decimal.scale, type.decimal.precision, 128);
+  if ('fixed' in type) return new FixedSizeBinary(type.fixed);
   return new Struct(type.struct.map(arrowFieldOf));
 }
 
-/** The Arrow field of a projected field: its Parquet field id as field metadata, none when the schema has none. */
+/**
+ * The Arrow field of a projected field: its Parquet field id as field metadata, none when the schema has none. A
+ * `uuid` is also marked as Arrow's canonical uuid extension, so the output's `ARROW:schema` entry tells Arrow readers
+ * what the footer's UUID annotation (given after the write, see `uuidColumnsOf`) tells Parquet readers.
+ */
 function arrowFieldOf(f: ProjectedField): Field {
   const metadata =
     f.fieldId === undefined ? new Map<string, string>() : new Map([[FIELD_ID_KEY, String(f.fieldId)]]);
+  if (f.type === 'uuid') {
+    metadata.set('ARROW:extension:name', 'arrow.uuid');
+    metadata.set('ARROW:extension:metadata', '');
+  }
   return new Field(f.name, arrowTypeOf(f.type), f.nullable, metadata);
+}
+
+/**
+ * The paths (top-level column, then struct fields) of every `uuid` column a projection writes: the writer stores
+ * them as FIXED_LEN_BYTE_ARRAY(16) without the UUID annotation, which the output's footer is given after the write
+ * (core/parquet/decimal-form.ts, `withUuidAnnotations`) — the stored bytes are a UUID's either way.
+ */
+export function uuidColumnsOf(projection: ColumnProjection): string[][] {
+  const out: string[][] = [];
+  const visit = (path: readonly string[], type: ProjectedType): void => {
+    if (type === 'uuid') out.push([...path]);
+    else if (typeof type === 'object' && 'struct' in type)
+      for (const f of type.struct) visit([...path, f.name], f.type);
+  };
+  for (const c of projection.columns) visit([c.field.name], c.field.type);
+  return out;
 }
 
 /** The Arrow schema of every batch a projection writes (field ids as Parquet field metadata). */
@@ -147,7 +178,22 @@ function constantData(key: string, column: string, type: DataType, value: Projec
     return makeData({ type, length: n, nullCount: 0, valueOffsets, data });
   } else if (DataType.isDate(type)) {
     return makeData({ type, length: n, nullCount: 0, data: new Int32Array(n).fill(Number(value)) } as never);
-  } else if ((DataType.isInt(type) && type.bitWidth === 64) || DataType.isTimestamp(type)) {
+  } else if (DataType.isFixedSizeBinary(type)) {
+    // A uuid or fixed-length binary: its bytes (hex in the plan), repeated.
+    const one = Buffer.from(String(value), 'hex');
+    if (one.length !== type.byteWidth)
+      throw new UnsupportedInputError(
+        key,
+        `its column ${column}'s default has ${one.length} bytes, not the ${type.byteWidth} of its type`,
+      );
+    const data = new Uint8Array(one.length * n);
+    for (let i = 0; i < n; i++) data.set(one, i * one.length);
+    return makeData({ type, length: n, nullCount: 0, data });
+  } else if (
+    (DataType.isInt(type) && type.bitWidth === 64) ||
+    DataType.isTimestamp(type) ||
+    (DataType.isTime(type) && type.bitWidth === 64)
+  ) {
     return makeData({
       type,
       length: n,

@@ -5,10 +5,12 @@ import { type Table, Type, tableFromIPC, tableToIPC } from 'apache-arrow';
 import { InvalidInputError, MemoryBudgetExceededError } from '../../core/errors.js';
 import { combineForDecode } from '../../core/parquet/combine.js';
 import { columnsWithoutStatistics, type SampledColumn } from '../../core/parquet/statistics-policy.js';
+import type { ColumnProjection } from '../../core/projection.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { RewriteGroup } from '../../ports/parquet-engine.js';
 import { plainTypesOf } from './conform.js';
 import type { CheckedInput, PreflightResult } from './preflight.js';
+import { uuidColumnsOf } from './projection.js';
 import type { RewriteSettings } from './settings.js';
 import { type ColumnEncoding, columnPlan, pw, type WriterSettings, writerProperties } from './wasm.js';
 
@@ -89,10 +91,18 @@ export async function planRuns(
         ...(sample.noStatistics.length > 0 && { noStatistics: sample.noStatistics }),
         // One output schema per run: its inputs share the stored form of their decimals (see preflight.ts).
         ...(run.inputs[0]?.decimalForms !== undefined && { decimalForms: run.inputs[0].decimalForms }),
+        // A projection's uuid columns get their annotation in the footer (one projection target per run).
+        ...uuidSetting(run.inputs[0]?.file.projection),
         ...(plainTypes !== undefined && { plainTypes }),
       },
     };
   });
+}
+
+/** The `uuidColumns` writer setting of a run whose inputs are projected by `projection` (none when it writes none). */
+function uuidSetting(projection: ColumnProjection | undefined): Pick<WriterSettings, 'uuidColumns'> {
+  const uuids = projection === undefined ? [] : uuidColumnsOf(projection);
+  return uuids.length > 0 ? { uuidColumns: uuids } : {};
 }
 
 type PlainRun = Omit<Run, 'quotas' | 'settings'>;

@@ -45,14 +45,33 @@ export interface WriterSettings {
    */
   readonly decimalForms?: readonly DecimalForm[];
   /**
+   * Columns (paths of names from the top-level column) a projection writes as `uuid`: stored by the encoder as
+   * FIXED_LEN_BYTE_ARRAY(16) and given their UUID annotation in the footer after (`output.ts`,
+   * core/parquet/uuid-annotation.ts). Absent: none.
+   */
+  readonly uuidColumns?: readonly (readonly string[])[];
+  /**
    * Top-level columns whose inputs' Arrow hints disagree, with the plain type every batch of theirs is written as
    * (`plainTypesOf` in conform.ts); absent when the inputs agree, and each output takes its first batch's types.
    */
   readonly plainTypes?: Readonly<Record<string, PlainType>>;
 }
 
-/** A plain variable-length Arrow type a top-level column is written as, whatever its inputs' hints (conform.ts). */
-export type PlainType = 'utf8' | 'large_utf8' | 'binary' | 'large_binary';
+/**
+ * The Arrow type a column is written as, whatever its inputs' hints (conform.ts): a plain variable-length string or
+ * binary type; a list (`large`: 64-bit offsets) whose items are written as `list` says (null: as they decode); a
+ * map whose entries (a struct of key and value) are written as `map` says; a
+ * struct whose fields named in `struct` are written as it says (the others as they decode). Plain data, so it
+ * travels to worker threads with the rest of the settings.
+ */
+export type PlainType =
+  | 'utf8'
+  | 'large_utf8'
+  | 'binary'
+  | 'large_binary'
+  | { readonly list: PlainType | null; readonly large: boolean }
+  | { readonly map: PlainType }
+  | { readonly struct: Readonly<Record<string, PlainType>> };
 
 /** Who compresses an output's pages: the wasm encoder, or a native ZSTD after it (see `WriterSettings`). */
 export type PageCompression = 'encoder' | 'native';

@@ -44,7 +44,10 @@ function nullSlots(type: ProjectedType, length: number): ArrowSlots {
       case 'timestamp-us-utc':
       case 'timestamp-ns':
       case 'timestamp-ns-utc':
+      case 'time-us':
         return { kind: 'fixed', length, validity, width: 8, bytes: new Uint8Array(length * 8) };
+      case 'uuid':
+        return { kind: 'fixed', length, validity, width: 16, bytes: new Uint8Array(length * 16) };
       case 'string':
       case 'binary':
         return {
@@ -58,6 +61,8 @@ function nullSlots(type: ProjectedType, length: number): ArrowSlots {
   }
   if ('decimal' in type)
     return { kind: 'fixed', length, validity, width: 16, bytes: new Uint8Array(length * 16) };
+  if ('fixed' in type)
+    return { kind: 'fixed', length, validity, width: type.fixed, bytes: new Uint8Array(length * type.fixed) };
   return {
     kind: 'struct',
     length,
@@ -80,6 +85,7 @@ const FIXED_WIDTH: Readonly<Record<string, number>> = {
   'timestamp-us-utc': 8,
   'timestamp-ns': 8,
   'timestamp-ns-utc': 8,
+  'time-us': 8,
 };
 
 /**
@@ -132,6 +138,16 @@ function constantSlots(
       offsets[i + 1] = (i + 1) * one.length;
     }
     return { kind: 'binary', length, validity: undefined, offsets, values };
+  }
+  if (type === 'uuid' || (typeof type === 'object' && 'fixed' in type)) {
+    // Fixed-length bytes, as a decoded FixedSizeBinary holds them: the value's bytes (hex in the plan), repeated.
+    const one = Uint8Array.from((String(value).match(/../g) ?? []).map((h) => Number.parseInt(h, 16)));
+    const width = type === 'uuid' ? 16 : type.fixed;
+    if (one.length !== width)
+      throw new UnsupportedInputError('(batch)', `column ${column}'s default is not ${width} bytes`);
+    const bytes = new Uint8Array(width * length);
+    for (let i = 0; i < length; i++) bytes.set(one, i * width);
+    return { kind: 'fixed', length, validity: undefined, width, bytes };
   }
   const width = typeof type === 'object' ? 16 : (FIXED_WIDTH[type] as number);
   const one = new DataView(new ArrayBuffer(width));

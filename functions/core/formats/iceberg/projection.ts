@@ -65,8 +65,10 @@ const ICEBERG_PRIMITIVE: Readonly<Partial<Record<ProjectedPrimitive, string>>> =
   'timestamp-us-utc': 'timestamptz',
   'timestamp-ns': 'timestamp_ns',
   'timestamp-ns-utc': 'timestamptz_ns',
+  'time-us': 'time',
   string: 'string',
   binary: 'binary',
+  uuid: 'uuid',
 };
 
 /**
@@ -79,10 +81,12 @@ function primitiveOf(e: SchemaElement): string | undefined {
   // Iceberg has no byte or short type: a narrow integer leaf is not one this projection reads (as before).
   if (typeof type === 'string') return ICEBERG_PRIMITIVE[type];
   if ('decimal' in type) return `decimal(${type.decimal.precision}, ${type.decimal.scale})`;
+  if ('fixed' in type) return `fixed[${type.fixed}]`;
   return undefined;
 }
 
 const DECIMAL = /^decimal\((\d+),\s*(\d+)\)$/;
+const FIXED = /^fixed\[(\d+)\]$/;
 
 /**
  * Whether `f` is of the v3 `unknown` type: always null and never stored in data files (spec, "Primitive Types"), so
@@ -124,6 +128,8 @@ function projectedTypeOf(column: string, type: IcebergType): ProjectedType {
   if (typeof type === 'string') {
     const decimal = DECIMAL.exec(type);
     if (decimal !== null) return { decimal: { precision: Number(decimal[1]), scale: Number(decimal[2]) } };
+    const fixed = FIXED.exec(type);
+    if (fixed !== null && Number(fixed[1]) > 0) return { fixed: Number(fixed[1]) };
     const p = (Object.keys(ICEBERG_PRIMITIVE) as ProjectedPrimitive[]).find(
       (k) => ICEBERG_PRIMITIVE[k] === type,
     );
@@ -182,11 +188,6 @@ function initialDefaultOf(column: string, f: IcebergField): ProjectedDefault | u
       struct: storedFields(fields).map((sub) => initialDefaultOf(`${column}.${sub.name}`, sub) ?? null),
     };
   }
-  if (UNWRITTEN_DEFAULT.test(f.type))
-    throw new NotProjectable(
-      column,
-      `its type ${f.type} is not one this rewrite projects, so its initial-default ${JSON.stringify(raw)} is not written: files written before the column was added are left as they are (readers still read the default in them); an Iceberg engine's rewrite_data_files can rewrite them`,
-    );
   const type = projectedTypeOf(column, f.type);
   const value = icebergDefaultValue(f.type, raw);
   const why =
@@ -198,12 +199,6 @@ function initialDefaultOf(column: string, f: IcebergField): ProjectedDefault | u
     );
   return value;
 }
-
-/**
- * Primitive types whose `initial-default` the rewrite does not write, because it writes no column of them (the
- * engine's projection has no time of day, 16-byte uuid or fixed-length binary type).
- */
-const UNWRITTEN_DEFAULT = /^(time|uuid|fixed\[\d+\])$/;
 
 /** Days from 1970-01-01 to the proleptic Gregorian `y-m-d` (exact integer arithmetic, any year). */
 function daysFromCivil(y: number, m: number, d: number): number {
@@ -221,6 +216,10 @@ function daysInMonth(y: number, m: number): number {
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** An ISO-8601 time of day with at most microseconds (Appendix D: `22:31:08.123456`); seconds may be left out. */
+const TIME = /^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?$/;
+/** A UUID's canonical text, 8-4-4-4-12 hex digits (either case, as Java's `UUID.fromString` reads it). */
+const UUID = /^([0-9a-fA-F]{8})-([0-9a-fA-F]{4})-([0-9a-fA-F]{4})-([0-9a-fA-F]{4})-([0-9a-fA-F]{12})$/;
 /**
  * An ISO-8601 date and time with at most nanoseconds (microseconds for `timestamp`/`timestamptz`), and a zone offset (`±hh:mm`, or `Z`) or none. Appendix D
  * writes a timestamptz with `+00:00`; Iceberg's own reader (Java's `OffsetDateTime` parse) takes any offset and
@@ -241,6 +240,14 @@ function isoDays(y: string, m: string, d: string): number | undefined {
  * it is not one this rewrite reads exactly; checked against the projected type by the caller.
  */
 function icebergDefaultValue(type: string, raw: unknown): ProjectedValue {
+  const fixed = FIXED.exec(type);
+  if (fixed !== null) {
+    // Its bytes as hexadecimal, exactly as many as the type's length.
+    const length = Number(fixed[1]);
+    return typeof raw === 'string' && /^([0-9a-fA-F]{2})*$/.test(raw) && raw.length === length * 2
+      ? raw.toLowerCase()
+      : `!not a hexadecimal string of exactly ${length} bytes`;
+  }
   const decimal = DECIMAL.exec(type);
   if (decimal !== null) {
     // "14.20": as many digits right of the point as the scale (a negative scale is not an Iceberg type here).
@@ -302,6 +309,24 @@ function icebergDefaultValue(type: string, raw: unknown): ProjectedValue {
         BigInt(sec) * perSecond +
         BigInt((m[7] ?? '').padEnd(digits, '0'))
       ).toString();
+    }
+    case 'time': {
+      // Microseconds since midnight; more than six fraction digits would not be exact.
+      const m = typeof raw === 'string' ? TIME.exec(raw) : null;
+      if (m === null) return '!not an ISO-8601 time of day HH:MM:SS[.ffffff] with at most microseconds';
+      const [h, min, sec] = [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)];
+      if (h > 23 || min > 59 || sec > 59) return '!not a time of day';
+      return (
+        BigInt((h * 60 + min) * 60 + sec) * 1_000_000n +
+        BigInt((m[4] ?? '').padEnd(6, '0'))
+      ).toString();
+    }
+    case 'uuid': {
+      // The 16 bytes in the order the text spells them (RFC 4122; Iceberg stores them so, big-endian).
+      const m = typeof raw === 'string' ? UUID.exec(raw) : null;
+      return m === null
+        ? '!not a UUID in its canonical 8-4-4-4-12 hexadecimal form'
+        : m.slice(1).join('').toLowerCase();
     }
     case 'string':
       return typeof raw === 'string' ? raw : '!not a JSON string';
@@ -503,8 +528,10 @@ export function projectDataFile(
 /**
  * Whether a projection of the file whose footer schema is `elements` only restates it: its top-level columns are the
  * current schema's in order, by id and name (a v3 table's lineage columns aside), and none is widened, rebuilt or
- * defaulted (nested ones are exact, or it would be refused). The planner then may rewrite files of one such Parquet
- * schema as written, as on a table that never evolved (a v3 file's lineage is then written by the engine as always).
+ * defaulted (nested ones are exact, or it would be refused), and none is a uuid. The planner then may rewrite files of
+ * one such Parquet schema as written, as on a table that never evolved (a v3 file's lineage is then written by the
+ * engine as always). A uuid column is always projected: written as it is, the engine's writer would drop its UUID
+ * annotation (and so refuse the file), while a projection's outputs are given it back.
  */
 export function projectionRestatesFile(
   elements: readonly SchemaElement[],
@@ -516,8 +543,20 @@ export function projectionRestatesFile(
   return (
     sameAsCurrent(footerSchemaTree(elements), current, formatVersion) &&
     projection.columns.every(
-      (c) => c.source !== undefined && c.source.widen === undefined && c.source.fields === undefined,
+      (c) =>
+        c.source !== undefined &&
+        c.source.widen === undefined &&
+        c.source.fields === undefined &&
+        !holdsUuid(c.field.type),
     )
+  );
+}
+
+/** Whether a written type is, or (a struct) holds at any depth, a uuid. */
+function holdsUuid(type: ProjectedType): boolean {
+  return (
+    type === 'uuid' ||
+    (typeof type === 'object' && 'struct' in type && type.struct.some((f) => holdsUuid(f.type)))
   );
 }
 

@@ -1,16 +1,20 @@
 // Files of one Parquet schema whose writers recorded different Arrow types for it (the footer's ARROW:schema: a
 // string or a large string, a dictionary-encoded string, a UTC timestamp labelled with another zone) decode to
 // different Arrow schemas. They are one run and one output: each batch is converted to the output's Arrow type,
-// values unchanged, and verified. A difference the rewrite does not convert exactly (a list of strings beside a list
-// of large strings) is refused naming the file and the column, as an unsupported input — never as a corrupt one.
+// values unchanged, and verified — nested ones too (a list of strings beside a list of large strings, a large list, a
+// struct's dictionary-encoded field). A difference the rewrite does not convert exactly (a list of integers beside a
+// list of durations) is refused naming the file and the column, as an unsupported input — never as a corrupt one.
 import {
-  type DataType,
+  DataType,
   Dictionary,
+  DurationMicrosecond,
   Field,
   Int32,
   Int64,
+  LargeList,
   LargeUtf8,
   List,
+  Map_,
   makeData,
   RecordBatch,
   Schema,
@@ -189,22 +193,149 @@ describe('inputs of one Parquet schema decoded to different Arrow types', () => 
     },
   );
 
-  it('refuses, naming the file and the column, a difference it does not convert exactly (list of utf8 beside list of large_utf8), writing nothing', async () => {
-    // Prepare
+  const list = (item: DataType) => new List(new Field('item', item, true));
+  const largeList = (item: DataType) => new LargeList(new Field('item', item, true));
+  const dictionary = () => new Dictionary(new Utf8(), new Int32());
+  const struct = (s: DataType) => new Struct([new Field('s', s, true), new Field('n', new Int32(), true)]);
+  const map = (value: DataType) =>
+    new Map_(
+      new Field(
+        'entries',
+        new Struct<{ key: DataType; value: DataType }>([
+          new Field('key', new Utf8(), false) as Field<DataType>,
+          new Field('value', value, true),
+        ] as never),
+        false,
+      ),
+    );
+
+  it.each([
+    [
+      'list<utf8> first, list<large_utf8> after it',
+      [list(new Utf8()), list(new LargeUtf8()), list(new Utf8())],
+      1,
+    ],
+    [
+      'list<utf8> first, list<large_utf8> after it, two outputs encoded on worker threads',
+      [list(new Utf8()), list(new LargeUtf8()), list(new Utf8())],
+      2,
+    ],
+    [
+      'list<large_utf8> first, list<utf8> after it',
+      [list(new LargeUtf8()), list(new Utf8()), list(new Utf8())],
+      1,
+    ],
+    [
+      'list<utf8>, large_list<utf8> and list<dictionary<utf8>>',
+      [list(new Utf8()), largeList(new Utf8()), list(dictionary())],
+      1,
+    ],
+    [
+      'struct<s: dictionary<utf8>> first, struct<s: utf8> and struct<s: large_utf8> after it',
+      [struct(dictionary()), struct(new Utf8()), struct(new LargeUtf8())],
+      1,
+    ],
+    [
+      'struct<s: dictionary<utf8>> first, struct<s: utf8> after it, two outputs encoded on worker threads',
+      [struct(dictionary()), struct(new Utf8()), struct(dictionary())],
+      2,
+    ],
+    [
+      'struct<s: utf8> first, struct<s: dictionary<utf8>> after it',
+      [struct(new Utf8()), struct(dictionary()), struct(new Utf8())],
+      1,
+    ],
+    [
+      'map<utf8, utf8> first, map<utf8, large_utf8> after it',
+      [map(new Utf8()), map(new LargeUtf8()), map(new Utf8())],
+      1,
+    ],
+  ] as const)(
+    'conforms nested columns whose hints differ only in offset width or dictionary encoding (%s) into verified outputs, every row unchanged',
+    async (_what, kinds, workers) => {
+      // Prepare: three files of one Parquet schema (id INT64, c a list of strings, a map or a struct holding them), their
+      // writers' Arrow hints differing only inside c; nulls at the column, item and field level
+      const store = new MemoryObjectStore();
+      const keys = ['in/a.parquet', 'in/b.parquet', 'in/c.parquet'];
+      const lists = [[['x', 'y'], null, []], [['ünï', null]], [['x'], ['z', 'z', 'z']]];
+      const maps = [
+        [new Map([['a', 'x']]), null, new Map<string, string | null>([['b', null]])],
+        [new Map([['ü', 'ünï']])],
+        [
+          new Map(),
+          new Map([
+            ['a', 'z'],
+            ['c', 'z'],
+          ]),
+        ],
+      ];
+      const structs = [
+        [{ s: 'x', n: 1 }, null, { s: null, n: 2 }],
+        [{ s: 'ünï', n: null }],
+        [
+          { s: 'x', n: 3 },
+          { s: 'z', n: 3 },
+        ],
+      ];
+      let id = 0n;
+      for (const [i, key] of keys.entries()) {
+        const type = kinds[i] as DataType;
+        const values =
+          (DataType.isStruct(type) ? structs[i] : DataType.isMap(type) ? maps[i] : lists[i]) ?? [];
+        await store.put(
+          key,
+          parquetOf([
+            ['id', new Int64(), values.map(() => id++)],
+            ['c', type, values],
+          ]),
+        );
+      }
+      const inputSchema = await Promise.all(
+        keys.map(async (k) => {
+          const bytes = await store.get(k);
+          return parseFooter(k, bytes.length, bytes).schemaFingerprint;
+        }),
+      );
+      expect(new Set(inputSchema).size).toBe(1);
+      const files = await Promise.all(keys.map((k) => fileOf(store, k)));
+      const before = await rowsOf(store, keys);
+
+      // Act
+      const result = await rewriteGroup(
+        { source: store, target: store },
+        { groupId: 'g', files, ...(workers > 1 && { expectedOutputFiles: workers }) },
+        { outputKey: (i) => `out/${i}.parquet`, codec: 'zstd', workers },
+      );
+
+      // Assess: the outputs asked for, verified from the objects, the inputs' row multiset (DuckDB) and their
+      // Parquet schema
+      const outputs = result.outputs.map((o) => o.key);
+      expect(outputs).toHaveLength(workers);
+      await parquetWasmEngine.verifyOutputs(store, result.outputs, result.fingerprint);
+      expect(before).toHaveLength(6);
+      expect(await rowsOf(store, outputs)).toEqual(before);
+      for (const key of outputs) {
+        const bytes = await store.get(key);
+        expect(parseFooter(key, bytes.length, bytes).schemaFingerprint).toBe(inputSchema[0]);
+      }
+    },
+  );
+
+  it('refuses, naming the file and the column, a nested difference that is more than an encoding (a list of int64 beside a list of durations), writing nothing', async () => {
+    // Prepare: both lists store INT64 items, but one writer's hint says they are durations
     const store = new MemoryObjectStore();
-    const list = (item: DataType) => new List(new Field('item', item, true));
     await store.put(
       'in/a.parquet',
       parquetOf([
         ['id', new Int64(), [1n]],
-        ['tags', list(new Utf8()), [['x', 'y']]],
+        ['spans', list(new Int64()), [[1n, 2n]]],
       ]),
     );
     await store.put(
       'in/b.parquet',
       parquetOf([
         ['id', new Int64(), [2n]],
-        ['tags', list(new LargeUtf8()), [['z']]],
+        ['spans', list(new DurationMicrosecond()), [[3n]]],
       ]),
     );
     const files = await Promise.all(['in/a.parquet', 'in/b.parquet'].map((k) => fileOf(store, k)));
@@ -223,7 +354,7 @@ describe('inputs of one Parquet schema decoded to different Arrow types', () => 
     );
     expect(err).toBeInstanceOf(UnsupportedInputError);
     expect((err as UnsupportedInputError).key).toBe('in/b.parquet');
-    expect((err as Error).message).toMatch(/column tags decodes as List<LargeUtf8>/);
+    expect((err as Error).message).toMatch(/column spans\[\] decodes as Duration/);
     expect((err as Error).message).toMatch(/ARROW:schema/);
     expect((err as Error).message).toMatch(/compact this file apart/);
     expect((await store.list('out/')).objects).toEqual([]);

@@ -436,6 +436,27 @@ describe('projectDeltaFile', () => {
       ],
       table([mapped('tags', 'col-a', 2, { type: 'array', elementType: 'string', containsNull: true })]),
     ],
+    [
+      'a binary column stored as a 16-byte UUID',
+      [
+        root(1),
+        leaf('col-b', 'FIXED_LEN_BYTE_ARRAY', 2, { type_length: 16, logical_type: { type: 'UUID' } }),
+      ],
+      table([mapped('blob', 'col-b', 2, 'binary')]),
+    ],
+    [
+      'a binary column stored as fixed-length bytes',
+      [root(1), leaf('col-b', 'FIXED_LEN_BYTE_ARRAY', 2, { type_length: 4 })],
+      table([mapped('blob', 'col-b', 2, 'binary')]),
+    ],
+    [
+      'a long column stored as a time of day',
+      [
+        root(1),
+        leaf('col-t', 'INT64', 2, { logical_type: { type: 'TIME', unit: 'MICROS', isAdjustedToUTC: false } }),
+      ],
+      table([mapped('t', 'col-t', 2, 'long')]),
+    ],
   ])('leaves a file with %s to the as-written rewrite', (_what, file, current) => {
     // Act
     const projected = projectDeltaFile(file, current);

@@ -79,9 +79,15 @@ describe('projectDataFile: a column added with an initial-default reads as it in
     ['timestamptz_ns', '2017-11-16T17:31:08.000000001-05:00', 'timestamp-ns-utc', '1510871468000000001'],
     ['string', 'n/a ✓', 'string', 'n/a ✓'],
     ['binary', '00FF10', 'binary', '00ff10'],
+    ['time', '22:31:08.123456', 'time-us', '81068123456'],
+    ['time without seconds', '00:01', 'time-us', '60000000'],
+    ['time at the last microsecond of the day', '23:59:59.999999', 'time-us', '86399999999'],
+    ['uuid', 'F79C3E09-677C-4BBD-A479-3F349CB785E7', 'uuid', 'f79c3e09677c4bbda4793f349cb785e7'],
+    ['fixed[3]', '00FF10', { fixed: 3 }, '00ff10'],
   ] as const)('%s', (type, initial, written, value) => {
     // Prepare
-    const icebergType = type.startsWith('decimal') ? type : (type.split(' ')[0] as string);
+    const icebergType =
+      type.startsWith('decimal') || type.startsWith('fixed') ? type : (type.split(' ')[0] as string);
     const field = { id: 2, name: 'added', required: false, type: icebergType, 'initial-default': initial };
 
     // Act
@@ -231,6 +237,14 @@ describe('projectDataFile: a column added with an initial-default reads as it in
     ['an int written as a string', 'int', '5', 'not a JSON int'],
     ['a float written as a string', 'float', '1.5', 'not a JSON number'],
     ['binary not in hex', 'binary', 'xyz', 'not a hexadecimal string'],
+    ['a time in nanoseconds', 'time', '22:31:08.123456789', 'with at most microseconds'],
+    ['a time past 23:59:59', 'time', '24:00:00', 'not a time of day'],
+    ['a time with a zone offset', 'time', '22:31:08+01:00', 'not an ISO-8601 time of day'],
+    ['a time as a number', 'time', 81068123456, 'not an ISO-8601 time of day'],
+    ['a uuid without its dashes', 'uuid', 'f79c3e09677c4bbda4793f349cb785e7', 'canonical 8-4-4-4-12'],
+    ['a uuid of 15 bytes', 'uuid', 'f79c3e09-677c-4bbd-a479-3f349cb785', 'canonical 8-4-4-4-12'],
+    ['a fixed[4] of 3 bytes', 'fixed[4]', '00ff10', 'exactly 4 bytes'],
+    ['a fixed[2] not in hex', 'fixed[2]', 'zz00', 'exactly 2 bytes'],
   ] as const)('refuses %s by name, the file left alone', (_what, type, initial, why) => {
     // Act
     const projected = projectDataFile(
@@ -244,25 +258,80 @@ describe('projectDataFile: a column added with an initial-default reads as it in
     expect(projected.kind === 'refused' && projected.reason).toContain('column added: ');
     expect(projected.kind === 'refused' && projected.reason).toContain(why);
   });
+});
 
-  it.each(['time', 'uuid', 'fixed[4]'])(
-    'refuses a %s column added with a default (a type it does not write), naming it',
-    (type) => {
-      // Act
-      const projected = projectDataFile(
-        ID_ONLY,
-        schema([ID_FIELD, { id: 2, name: 'added', required: false, type, 'initial-default': 'x' }]),
-        '{}',
-        { formatVersion: 3 },
-      );
+describe('projectDataFile: time, uuid and fixed columns a file holds', () => {
+  const file = [
+    root(3),
+    leaf('t', 'INT64', 1, { logical_type: { type: 'TIME', unit: 'MICROS', isAdjustedToUTC: false } }),
+    leaf('u', 'FIXED_LEN_BYTE_ARRAY', 2, { type_length: 16, logical_type: { type: 'UUID' } }),
+    leaf('f', 'FIXED_LEN_BYTE_ARRAY', 3, { type_length: 5 }),
+  ];
+  const current = schema([
+    { id: 1, name: 't', required: false, type: 'time' },
+    { id: 2, name: 'u', required: false, type: 'uuid' },
+    { id: 3, name: 'f', required: false, type: 'fixed[5]' },
+  ]);
 
-      // Assess
-      expect(projected.kind).toBe('refused');
-      expect(projected.kind === 'refused' && projected.reason).toContain(
-        `column added: its type ${type} is not one this rewrite projects, so its initial-default "x" is not written: files written before the column was added are left as they are`,
-      );
-    },
-  );
+  it('reads them as the current schema types, and never lets a file with a uuid be rewritten as written (its annotation is given back only by a projection)', () => {
+    // Act
+    const projected = projectDataFile(file, current, '{}');
+
+    // Assess
+    if (projected.kind !== 'projected') throw new Error(JSON.stringify(projected));
+    expect(projected.projection.columns.map((c) => [c.field.name, c.field.type, c.source?.column])).toEqual([
+      ['t', 'time-us', 't'],
+      ['u', 'uuid', 'u'],
+      ['f', { fixed: 5 }, 'f'],
+    ]);
+    expect(projectionRestatesFile(file, current, projected.projection)).toBe(false);
+    const withoutUuid = schema([
+      { id: 1, name: 't', required: false, type: 'time' },
+      { id: 3, name: 'f', required: false, type: 'fixed[5]' },
+    ]);
+    const noUuidFile = [root(2), file[1] as SchemaElement, file[3] as SchemaElement];
+    const plain = projectDataFile(noUuidFile, withoutUuid, '{}');
+    expect(
+      plain.kind === 'projected' && projectionRestatesFile(noUuidFile, withoutUuid, plain.projection),
+    ).toBe(true);
+  });
+
+  it.each([
+    [
+      'a time adjusted to UTC',
+      leaf('t', 'INT64', 1, { logical_type: { type: 'TIME', unit: 'MICROS', isAdjustedToUTC: true } }),
+    ],
+    [
+      'a time in milliseconds',
+      leaf('t', 'INT32', 1, { logical_type: { type: 'TIME', unit: 'MILLIS', isAdjustedToUTC: false } }),
+    ],
+  ] as const)('refuses %s where the schema says time, naming the column', (_what, column) => {
+    // Act
+    const projected = projectDataFile(
+      [root(1), column as SchemaElement],
+      schema([{ id: 1, name: 't', required: false, type: 'time' }]),
+      '{}',
+    );
+
+    // Assess
+    expect(projected.kind).toBe('refused');
+    expect(projected.kind === 'refused' && projected.reason).toContain('column t: ');
+  });
+
+  it('refuses a fixed column of another length than the schema says, naming it', () => {
+    // Act
+    const projected = projectDataFile(
+      [root(1), leaf('f', 'FIXED_LEN_BYTE_ARRAY', 3, { type_length: 4 })],
+      schema([{ id: 3, name: 'f', required: false, type: 'fixed[5]' }]),
+      '{}',
+    );
+
+    // Assess
+    expect(projected.kind).toBe('refused');
+    expect(projected.kind === 'refused' && projected.reason).toContain(
+      'column f: it is fixed[5] now but fixed[4] in the file',
+    );
+  });
 });
 
 describe('projectDataFile: promotions by format version', () => {
