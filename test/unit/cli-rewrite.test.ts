@@ -2,7 +2,7 @@
 // bigint rewrites the partition on clean data and fails naming the value (every byte of the table left as it was) on a
 // row that does not convert; an added column derived by an expression holds what DuckDB computes from the inputs; the
 // untouched columns' row multisets are those of the inputs; 40 small files are packed into the outputs the plan counts
-// at the target size, each holding whole inputs; a dry run prints the schema and first rows and writes nothing; a drop needs its confirmation; Delta and Iceberg tables are refused with what to run instead.
+// at the target size, each holding whole inputs; a copied uuid column stays a UUID; a dry run prints the schema and first rows and writes nothing; a drop needs its confirmation; Delta and Iceberg tables are refused with what to run instead.
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,6 +162,39 @@ describe('lake-compactor rewrite (Hive-style Parquet)', () => {
     expect(io.stderr).toEqual([]);
     expect(code).toBe(0);
     expect(await partitionRows('user_id, name, ts, amount, tag, hour_of_day, doubled')).toEqual(expected);
+  });
+
+  it('keeps a copied uuid column a UUID, renamed or not, with the same values', async () => {
+    // Prepare: three files of a UUID column (FIXED_LEN_BYTE_ARRAY(16), UUID annotation, as DuckDB writes it) and a count
+    for (let i = 0; i < 3; i++) {
+      await db.writeParquet(
+        `SELECT uuid() AS id, uuid() AS ref, range + ${i * 10} AS n FROM range(5)`,
+        join(partition, `part-${i}.parquet`),
+      );
+    }
+    const expected = await partitionRows('id, ref AS source_ref, n');
+    const transform = await transformFile([{ op: 'rename', column: 'ref', to: 'source_ref' }]);
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['rewrite', table, '--partition', 'date=2024-01-01', '--transform', transform],
+      io,
+    );
+
+    // Assess: the same rows, and both columns still annotated UUID in the output's footer
+    expect(io.stderr).toEqual([]);
+    expect(code).toBe(0);
+    expect(await partitionRows('id, source_ref, n')).toEqual(expected);
+    const [output, ...others] = await dataFiles();
+    expect(others).toEqual([]);
+    const schema = await db.rows(
+      `SELECT name, type, logical_type FROM parquet_schema(${sqlString(join(partition, output ?? ''))}) WHERE name IN ('id', 'source_ref') ORDER BY name`,
+    );
+    expect(schema).toEqual([
+      { name: 'id', type: 'FIXED_LEN_BYTE_ARRAY', logical_type: 'UUIDType()' },
+      { name: 'source_ref', type: 'FIXED_LEN_BYTE_ARRAY', logical_type: 'UUIDType()' },
+    ]);
   });
 
   it('packs 40 small files into the outputs its plan counts at the target size, each holding whole inputs, rows as transformed', async () => {

@@ -301,6 +301,16 @@ function packed<F>(files: readonly F[], inputsPerOutput: readonly number[] | und
 }
 
 /**
+ * The `uuidColumns` writer setting for the top-level `uuid` columns `plan` copies (renamed or not): the writer stores
+ * them as FIXED_LEN_BYTE_ARRAY(16) without the UUID annotation, which the footer is given after the write, so a copied
+ * column keeps its type (and verification, which reads it back as a uuid, finds the values it re-derives).
+ */
+function uuidCopies(plan: TransformPlan): Pick<WriterSettings, 'uuidColumns'> {
+  const uuids = plan.columns.filter((c) => c.kind === 'copy' && c.typeText === 'uuid').map((c) => [c.name]);
+  return uuids.length > 0 ? { uuidColumns: uuids } : {};
+}
+
+/**
  * The engine of a `rewrite` run of `plan` over inputs of `columns`: `rewriteGroup` streams the group's inputs, in
  * order, into the outputs `inputsPerOutput` packs them in (absent: one output per input), `verifyOutputs` re-reads
  * each output against its own inputs' re-derivation, and footers are read by `base`. Memory holds one decoded input
@@ -326,6 +336,7 @@ export function transformingEngine(
         rowGroupRows: options.rowGroupRows ?? 262_144,
         rowGroupBytes: options.rowGroupBytes ?? 16 * 1024 * 1024,
         keyValueMetadata: {},
+        ...uuidCopies(plan),
       };
       const runs = packed(group.files, inputsPerOutput);
       try {
