@@ -29,6 +29,8 @@ export const quarantinedFileSchema = z.object({
    */
   refusedUnder: z
     .object({
+      /** Which of the two settings below can lift this refusal (the engine's `UnsupportedInputError.liftedBy`). */
+      liftedBy: z.enum(['schemaFidelity', 'memory']),
       /** The schema fidelity the run asked for (`exact` refuses what `logical` writes, e.g. INT96 timestamps). */
       schemaFidelity: z.enum(['exact', 'logical']),
       /** The memory (MB) of the process whose rewrite refused it (a row group too large for it). */
@@ -59,22 +61,22 @@ export function blamedInput(
 }
 
 /** The settings an engine's refusal depends on, as a run has them (see `QuarantinedFile.refusedUnder`). */
-export type RefusalSettings = NonNullable<QuarantinedFile['refusedUnder']>;
+export type RefusalSettings = Omit<NonNullable<QuarantinedFile['refusedUnder']>, 'liftedBy'>;
 
 /**
- * Whether `current` settings lift a refusal recorded under `refusedUnder`: the run now asks for the logical fidelity
- * where the file was refused under the exact one, or has more memory than the process that refused it. Only a change
- * that can lift it: a run with less memory, or back to exact, would only meet the same refusal again.
+ * Whether `current` settings lift a refusal recorded under `refusedUnder`, by the setting that can lift it: the run
+ * now asks for the logical fidelity where the file was refused under the exact one, or the compact process has more
+ * memory than the one that refused it. Only a change that can lift it: an INT96 refusal is not retried for more
+ * memory, and a run with less memory, or back to exact, would only meet the same refusal again.
  */
 export function liftedBy(
-  refusedUnder: RefusalSettings | undefined,
+  refusedUnder: QuarantinedFile['refusedUnder'],
   current: RefusalSettings | undefined,
 ): boolean {
   if (refusedUnder === undefined || current === undefined) return false;
-  return (
-    (refusedUnder.schemaFidelity === 'exact' && current.schemaFidelity === 'logical') ||
-    current.memoryMb > refusedUnder.memoryMb
-  );
+  return refusedUnder.liftedBy === 'schemaFidelity'
+    ? refusedUnder.schemaFidelity === 'exact' && current.schemaFidelity === 'logical'
+    : current.memoryMb > refusedUnder.memoryMb;
 }
 
 /**

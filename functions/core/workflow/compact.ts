@@ -450,7 +450,7 @@ async function quarantineBlamed(
       runId: run.runId,
       since: deps.clock.now(),
       ...(blamed instanceof UnsupportedInputError && blamed.liftedBy !== undefined
-        ? { refusedUnder: refusalSettingsOf(run) }
+        ? { refusedUnder: { liftedBy: blamed.liftedBy, ...refusalSettingsOf(run) } }
         : {}),
     });
     advice = `The file was left in place and quarantined (${deps.quarantine.description}): later runs leave it out and compact the rest of the partition until it is replaced or removed, or an operator clears it (lake-compactor quarantine <uri> --clear ${input.key}, with --state-table for the deployed workflow).`;

@@ -16,7 +16,15 @@ const int96: QuarantinedFile = {
   etag: 'ea',
   reason: 'columns ts are INT96 timestamps',
   errorName: 'UnsupportedInputError',
-  refusedUnder: { schemaFidelity: 'exact', memoryMb: 1769 },
+  refusedUnder: { liftedBy: 'schemaFidelity', schemaFidelity: 'exact', memoryMb: 1769 },
+};
+const tooLarge: QuarantinedFile = {
+  ...base,
+  key: 'date=2024-01-01/c.parquet',
+  etag: 'ec',
+  reason: 'row group 0 could decode to 900 MiB',
+  errorName: 'UnsupportedInputError',
+  refusedUnder: { liftedBy: 'memory', schemaFidelity: 'exact', memoryMb: 1769 },
 };
 const corrupt: QuarantinedFile = {
   ...base,
@@ -32,13 +40,20 @@ const listed = [
 
 describe('liftedBy', () => {
   it.each([
-    ['logical fidelity after an exact refusal', { schemaFidelity: 'logical', memoryMb: 1769 }, true],
-    ['more memory than the refusing process had', { schemaFidelity: 'exact', memoryMb: 3008 }, true],
-    ['the same settings', { schemaFidelity: 'exact', memoryMb: 1769 }, false],
-    ['less memory', { schemaFidelity: 'exact', memoryMb: 1024 }, false],
-  ] as const)('%s → %s', (_name, current, lifted) => {
+    ['a fidelity refusal, logical after exact', int96, { schemaFidelity: 'logical', memoryMb: 1769 }, true],
+    ['a fidelity refusal, more memory only', int96, { schemaFidelity: 'exact', memoryMb: 3008 }, false],
+    ['a fidelity refusal, the same settings', int96, { schemaFidelity: 'exact', memoryMb: 1769 }, false],
+    ['a memory refusal, more memory', tooLarge, { schemaFidelity: 'exact', memoryMb: 3008 }, true],
+    [
+      'a memory refusal, logical fidelity only',
+      tooLarge,
+      { schemaFidelity: 'logical', memoryMb: 1769 },
+      false,
+    ],
+    ['a memory refusal, less memory', tooLarge, { schemaFidelity: 'exact', memoryMb: 1024 }, false],
+  ] as const)('%s → %s', (_name, record, current, lifted) => {
     // Act + Assess
-    expect(liftedBy(int96.refusedUnder, current)).toBe(lifted);
+    expect(liftedBy(record.refusedUnder, current)).toBe(lifted);
   });
 
   it('never lifts a record with no settings (a damaged file, or a record from before they were kept)', () => {
@@ -69,7 +84,7 @@ describe('matchQuarantine', () => {
     // Act
     const { active, released } = matchQuarantine([int96, corrupt], listed, {
       schemaFidelity: 'logical',
-      memoryMb: 10_240,
+      memoryMb: 1769,
     });
 
     // Assess
