@@ -6,8 +6,8 @@
 // annotation here: the data pages are the same bytes either way, only the schema element says how to read them.
 import type { SchemaElement } from 'hyparquet';
 import { CompactorError } from '../errors.js';
-import { PARQUET_MAGIC } from './footer.js';
-import { decodeStruct, encodeStruct, field, setField, T, type ThriftStruct } from './thrift-compact.js';
+import { editFooter, isStruct } from './footer-edit.js';
+import { field, setField, T, type ThriftStruct } from './thrift-compact.js';
 
 /** A top-level decimal column the writer would store in another physical form than its input's. */
 export interface DecimalForm {
@@ -69,8 +69,7 @@ export function decimalFormsOf(schema: readonly SchemaElement[]): DecimalForm[] 
   return forms;
 }
 
-/** parquet.thrift ids: FileMetaData.schema / key_value_metadata, SchemaElement and LogicalType fields. */
-const FMD_SCHEMA = 2;
+/** parquet.thrift ids: FileMetaData.key_value_metadata, SchemaElement and LogicalType fields. */
 const FMD_KV = 5;
 const SE_TYPE = 1;
 const SE_TYPE_LENGTH = 2;
@@ -89,10 +88,6 @@ const KV_VALUE = 2;
 /** The footer could not be given its decimal annotations: the writer did not write the column as expected. */
 export class DecimalFormError extends CompactorError {}
 
-function isStruct(v: unknown): v is ThriftStruct {
-  return typeof v === 'object' && v !== null && 'fields' in v;
-}
-
 /**
  * `file` — a whole Parquet file, or its last bytes holding at least the whole footer — with each form's top-level
  * column annotated DECIMAL(precision, scale) (converted type and logical type) and, when `arrowSchema` is given, the
@@ -105,16 +100,20 @@ export function withDecimalAnnotations(
   forms: readonly DecimalForm[],
   arrowSchema?: string,
 ): Uint8Array {
-  const n = file.length;
-  if (n < 8 || file.subarray(n - 4).some((b, i) => b !== PARQUET_MAGIC[i]))
-    throw new DecimalFormError('the bytes do not end with a Parquet footer');
-  const length = new DataView(file.buffer, file.byteOffset + n - 8, 4).getUint32(0, true);
-  const start = n - 8 - length;
-  if (start < 0)
-    throw new DecimalFormError(`the footer of ${length} bytes is longer than the ${n} bytes held`);
-  const { struct } = decodeStruct(file.subarray(start, n - 8));
-  const schema = field(struct, FMD_SCHEMA)?.value;
-  const elements = typeof schema === 'object' && schema !== null && 'items' in schema ? schema.items : [];
+  return editFooter(
+    file,
+    (struct, elements) => annotateDecimals(struct, elements, forms, arrowSchema),
+    (message) => new DecimalFormError(message),
+  );
+}
+
+/** `withDecimalAnnotations`'s edit of the decoded footer. */
+function annotateDecimals(
+  struct: ThriftStruct,
+  elements: readonly unknown[],
+  forms: readonly DecimalForm[],
+  arrowSchema: string | undefined,
+): void {
   const top = new Map<string, ThriftStruct>();
   const skip = (at: number): number => {
     const e = elements[at];
@@ -163,11 +162,4 @@ export function withDecimalAnnotations(
         setField(item, KV_VALUE, T.BINARY, new TextEncoder().encode(arrowSchema));
     }
   }
-  const footer = encodeStruct(struct);
-  const out = new Uint8Array(start + footer.length + 8);
-  out.set(file.subarray(0, start), 0);
-  out.set(footer, start);
-  new DataView(out.buffer).setUint32(start + footer.length, footer.length, true);
-  out.set(PARQUET_MAGIC, start + footer.length + 4);
-  return out;
 }

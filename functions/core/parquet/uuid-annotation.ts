@@ -4,11 +4,10 @@
 // in the order the canonical text spells them — and both order unsigned byte by byte, so the column's pages and
 // statistics stay as written: only the schema element gains its annotation here, as decimal-form.ts does for decimals.
 import { CompactorError } from '../errors.js';
-import { PARQUET_MAGIC } from './footer.js';
-import { decodeStruct, encodeStruct, field, setField, T, type ThriftStruct } from './thrift-compact.js';
+import { editFooter, isStruct } from './footer-edit.js';
+import { field, setField, T, type ThriftStruct } from './thrift-compact.js';
 
-/** parquet.thrift ids: FileMetaData.schema, SchemaElement fields and the LogicalType union's UUID member. */
-const FMD_SCHEMA = 2;
+/** parquet.thrift ids: SchemaElement fields and the LogicalType union's UUID member. */
 const SE_TYPE = 1;
 const SE_TYPE_LENGTH = 2;
 const SE_NAME = 4;
@@ -20,10 +19,6 @@ const FIXED_LEN_BYTE_ARRAY = 7;
 /** The footer could not be given its UUID annotations: the writer did not write a column as expected. */
 export class UuidAnnotationError extends CompactorError {}
 
-function isStruct(v: unknown): v is ThriftStruct {
-  return typeof v === 'object' && v !== null && 'fields' in v;
-}
-
 /**
  * `file` — a whole Parquet file, or its last bytes holding at least the whole footer — with the column at each of
  * `paths` (top-level name, then struct field names) annotated UUID. Everything else in the footer, and every byte
@@ -32,16 +27,15 @@ function isStruct(v: unknown): v is ThriftStruct {
  */
 export function withUuidAnnotations(file: Uint8Array, paths: readonly (readonly string[])[]): Uint8Array {
   if (paths.length === 0) return file;
-  const n = file.length;
-  if (n < 8 || file.subarray(n - 4).some((b, i) => b !== PARQUET_MAGIC[i]))
-    throw new UuidAnnotationError('the bytes do not end with a Parquet footer');
-  const length = new DataView(file.buffer, file.byteOffset + n - 8, 4).getUint32(0, true);
-  const start = n - 8 - length;
-  if (start < 0)
-    throw new UuidAnnotationError(`the footer of ${length} bytes is longer than the ${n} bytes held`);
-  const { struct } = decodeStruct(file.subarray(start, n - 8));
-  const schema = field(struct, FMD_SCHEMA)?.value;
-  const elements = typeof schema === 'object' && schema !== null && 'items' in schema ? schema.items : [];
+  return editFooter(
+    file,
+    (_struct, elements) => annotateUuids(elements, paths),
+    (message) => new UuidAnnotationError(message),
+  );
+}
+
+/** `withUuidAnnotations`'s edit of the decoded footer's schema elements. */
+function annotateUuids(elements: readonly unknown[], paths: readonly (readonly string[])[]): void {
   // Every element by its path of names from the root (the flat list is depth-first, `num_children` per group).
   const byPath = new Map<string, ThriftStruct>();
   const text = new TextDecoder();
@@ -69,11 +63,4 @@ export function withUuidAnnotations(file: Uint8Array, paths: readonly (readonly 
       fields: [{ id: LOGICAL_UUID, type: T.STRUCT, value: { fields: [] } }],
     });
   }
-  const footer = encodeStruct(struct);
-  const out = new Uint8Array(start + footer.length + 8);
-  out.set(file.subarray(0, start), 0);
-  out.set(footer, start);
-  new DataView(out.buffer).setUint32(start + footer.length, footer.length, true);
-  out.set(PARQUET_MAGIC, start + footer.length + 4);
-  return out;
 }
