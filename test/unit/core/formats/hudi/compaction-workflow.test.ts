@@ -403,9 +403,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     };
     const t0 = Date.now();
     const run1 = clusterRun('run-1', t0);
-    await runOnce({ ...depsOf(dyingStore, dyingJournal, t0, failing), journal: dyingJournal }, run1).catch(
-      () => undefined,
-    );
+    await runOnce(depsOf(dyingStore, dyingJournal, t0, failing), run1).catch(() => undefined);
     dead = false;
     const [left] = await journal.listRun('run-1');
     const pendingAtDeath = (await readHudiTable(store, 'trips')).timeline.pendingPlans;
