@@ -415,8 +415,9 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     if (planService === undefined) throw new Error('the Hudi format plans its table services');
     const recorded: unknown[] = [];
 
-    // Act: run-2's plan step asks the format for its table service (the abandoned-plan check runs first), then the
-    // sweep settles the dead run's partition, then run-3 clusters it.
+    // Act: run-2's plan step asks the format for its table service (the abandoned-plan check runs first) — called
+    // directly: the step settles the partition's open groups before it, so this is the check a settle running beside
+    // it (the sweep's) relies on —, then the sweep settles the dead run's partition, then run-3 clusters it.
     const service = await planService(
       { store, journal, clock: deps.clock },
       {
