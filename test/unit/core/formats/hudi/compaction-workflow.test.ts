@@ -9,7 +9,9 @@
 // published is completed by the settle the sweep runs. A run asking for schema fidelity logical still writes an Avro
 // fixed(5) decimal(10, 2) base column as FIXED_LEN_BYTE_ARRAY(5), not the engine's standard INT64 — and so does a
 // clustering of base-only file groups, by the same exact-fidelity request of the format. A clustering plan of ours a
-// killed run left, its journal gone, is rolled back by the next run's plan step by its mark (abandoned-plans.ts).
+// killed run left, its journal gone, is rolled back by the next run's plan step by its mark (abandoned-plans.ts); one
+// whose killed run's group aborted with its undo still pending is left by the plan step's table service to the
+// sweep, whose settle rolls it back with the rows unchanged.
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,12 +28,12 @@ import { buildRunContext, type RunContext } from '../../../../../functions/core/
 import { commitStep } from '../../../../../functions/core/workflow/commit.js';
 import { compactGroup } from '../../../../../functions/core/workflow/compact.js';
 import { planKey } from '../../../../../functions/core/workflow/layout.js';
-import { planRun } from '../../../../../functions/core/workflow/plan.js';
+import { binpackOptionsOf, planRun } from '../../../../../functions/core/workflow/plan.js';
 import { runPartition } from '../../../../../functions/core/workflow/run.js';
 import { settleAfterDeadRun } from '../../../../../functions/core/workflow/settle.js';
 import { verifyGroup } from '../../../../../functions/core/workflow/verify.js';
 import { ManualClock } from '../../../../../functions/ports/clock.js';
-import type { Journal } from '../../../../../functions/ports/journal.js';
+import { isSettled, type Journal } from '../../../../../functions/ports/journal.js';
 import type { ObjectStore } from '../../../../../functions/ports/object-store.js';
 import type { ParquetEngine } from '../../../../../functions/ports/parquet-engine.js';
 import { defaultParquetEngine } from '../../../../../functions/shared/parquet-engine.js';
@@ -148,6 +150,26 @@ async function filesUnder(dir: string, relative: string): Promise<string[]> {
   };
   await walk(relative);
   return out;
+}
+
+/** The rows of the table's live base files (DuckDB), as a sorted multiset, each row but its file name. */
+async function liveBaseRows(store: ObjectStore, dir: string): Promise<string[]> {
+  const state = await readHudiTable(store, 'trips');
+  const files = state.partitions.flatMap((p) => p.liveSlices.map((s) => join(dir, s.baseFile?.key ?? '')));
+  const rows = await db.rows(
+    `SELECT * EXCLUDE (_hoodie_file_name) FROM read_parquet([${files.map(sqlString).join(', ')}])`,
+  );
+  return rows.map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).sort();
+}
+
+/** A run clustering partition `1` of the appender's table `trips`. */
+function clusterRun(id: string, at: number): RunContext {
+  return buildRunContext(
+    { name: 'trips', prefix: 'trips', bucket: 'local', format: 'hudi' },
+    '1',
+    { force: true, quietMinutes: 0, trigger: 'operator' },
+    { executionName: id, startedAt: at },
+  );
 }
 
 const TEMPLATES = [
@@ -312,16 +334,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     const store = new LocalObjectStore(dir);
     const table = await createHudiMorTable(store, 'trips', 8);
     for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
-    const liveRows = async (): Promise<string[]> => {
-      const state = await readHudiTable(store, 'trips');
-      const files = state.partitions.flatMap((p) =>
-        p.liveSlices.map((s) => join(dir, s.baseFile?.key ?? '')),
-      );
-      const rows = await db.rows(
-        `SELECT * EXCLUDE (_hoodie_file_name) FROM read_parquet([${files.map(sqlString).join(', ')}])`,
-      );
-      return rows.map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).sort();
-    };
+    const liveRows = () => liveBaseRows(store, dir);
     const before = await liveRows();
     let dead = false;
     const dying = observedStore(store, {
@@ -332,13 +345,6 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
         if (call.method === 'put' && call.key.includes('.hoodie/.heartbeat/')) dead = true;
       },
     });
-    const clusterRun = (id: string, at: number) =>
-      buildRunContext(
-        { name: 'trips', prefix: 'trips', bucket: 'local', format: 'hudi' },
-        '1',
-        { force: true, quietMinutes: 0, trigger: 'operator' },
-        { executionName: id, startedAt: at },
-      );
     const t0 = Date.now();
     await runOnce(depsOf(dying, new MemoryJournal(), t0), clusterRun('run-1', t0)).catch(() => undefined);
     const pending = (await readHudiTable(store, 'trips')).timeline.pendingPlans.map((p) => p.mark);
@@ -358,6 +364,105 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     );
     expect(state.partitions.flatMap((p) => p.liveSlices)).toHaveLength(1);
     expect(await liveRows()).toEqual(before);
+  });
+
+  it("leaves a clustering plan of ours to the sweep while its dead run's group is aborted with its undo still pending; the sweep's settle rolls it back, same rows", async () => {
+    // Prepare: six small base-only file groups; run-1's rewrite fails after its clustering plan T is on the timeline,
+    // and the process dies right after the journal records the group aborted with its undo pending (T's requested
+    // and inflight still there). Heartbeats are the store's modification times, so the runs' clocks are the wall
+    // clock's, and the next run's is past ABANDONED_AFTER_MS: only the journal says run-1 still holds T.
+    const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-undo-pending-'));
+    dirs.push(dir);
+    const store = new LocalObjectStore(dir);
+    const table = await createHudiMorTable(store, 'trips', 8);
+    for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+    const before = await liveBaseRows(store, dir);
+    let dead = false;
+    const die = (what: string): void => {
+      if (dead) throw new Error(`injected: the process died before ${what}`);
+    };
+    const journal = new MemoryJournal((method) => die(`journal ${method}`));
+    const dyingJournal: Journal = {
+      get: (runId, groupId) => journal.get(runId, groupId),
+      create: (entry) => journal.create(entry),
+      transition: async (current, to, patch, now) => {
+        const next = await journal.transition(current, to, patch, now);
+        if (next.state === 'aborted' && next.undo === 'pending') dead = true;
+        return next;
+      },
+      listRun: (runId) => journal.listRun(runId),
+      listOpen: (partition) => journal.listOpen(partition),
+      closeFence: (partition, group) => journal.closeFence(partition, group),
+    };
+    const dyingStore = observedStore(store, { before: (call) => die(`${call.method} ${call.key}`) });
+    const failing: ParquetEngine = {
+      ...defaultParquetEngine,
+      rewriteGroup: async () => {
+        throw new Error('engine failed (test)');
+      },
+    };
+    const t0 = Date.now();
+    const run1 = clusterRun('run-1', t0);
+    await runOnce(depsOf(dyingStore, dyingJournal, t0, failing), run1).catch(() => undefined);
+    dead = false;
+    const [left] = await journal.listRun('run-1');
+    const pendingAtDeath = (await readHudiTable(store, 'trips')).timeline.pendingPlans;
+    const instant = pendingAtDeath[0]?.instant.time ?? '';
+    const later = t0 + ABANDONED_AFTER_MS + 60_000;
+    const deps = depsOf(store, journal, later);
+    const run2 = clusterRun('run-2', later);
+    const planService = deps.format.planService;
+    if (planService === undefined) throw new Error('the Hudi format plans its table services');
+    const recorded: unknown[] = [];
+
+    // Act: run-2's plan step asks the format for its table service (the abandoned-plan check runs first) — called
+    // directly: the step settles the partition's open groups before it, so this is the check a settle running beside
+    // it (the sweep's) relies on —, then the sweep settles the dead run's partition, then run-3 clusters it.
+    const service = await planService(
+      { store, journal, clock: deps.clock },
+      {
+        location: { tableRoot: run2.tableRoot, partition: run2.partition, partitionDir: run2.partitionDir },
+        table: run2.table,
+        runId: run2.runId,
+        now: later,
+        binpack: binpackOptionsOf(run2),
+        record: async (plan) => {
+          recorded.push(plan);
+        },
+      },
+    );
+    const afterPlanStep = (await readHudiTable(store, 'trips')).timeline.pendingPlans.map(
+      (p) => `${p.kind} ${p.instant.time} ${p.mark?.run}`,
+    );
+    const settled = await settleAfterDeadRun(deps, { table: run1.table, partition: run1.partition }, 'run-1');
+    const afterSweep = await readHudiTable(store, 'trips');
+    const rowsAfterSweep = await liveBaseRows(store, dir);
+    const later3 = later + 60_000;
+    const next = await runOnce(depsOf(store, journal, later3), clusterRun('run-3', later3));
+
+    // Assess: run-1 died with its group aborted, undo pending, holding T; the plan step left T (nothing planned or
+    // recorded); the sweep finished the undo (T rolled back, the group settled) with the rows unchanged; run-3 then
+    // clustered the partition into one base file with the same rows.
+    expect(left?.state).toBe('aborted');
+    expect(left?.undo).toBe('pending');
+    expect(left?.formatState?.hudiInstant).toBe(instant);
+    expect(pendingAtDeath.map((p) => `${p.kind} ${p.instant.state} ${p.mark?.run}`)).toEqual([
+      'clustering inflight run-1',
+    ]);
+    expect(service).toBeUndefined();
+    expect(recorded).toEqual([]);
+    expect(afterPlanStep).toEqual([`clustering ${instant} run-1`]);
+    expect(settled.unsettled).toEqual([]);
+    const [settledEntry] = await journal.listRun('run-1');
+    expect(settledEntry === undefined ? false : isSettled(settledEntry)).toBe(true);
+    expect(afterSweep.timeline.pendingPlans).toEqual([]);
+    expect(await filesUnder(dir, 'trips/.hoodie/.heartbeat')).toEqual([]);
+    expect(rowsAfterSweep).toEqual(before);
+    expect(next.summary.status, JSON.stringify(next.summary)).toBe('SUCCEEDED');
+    const state = await readHudiTable(store, 'trips');
+    expect(state.timeline.pendingPlans).toEqual([]);
+    expect(state.partitions.flatMap((p) => p.liveSlices)).toHaveLength(1);
+    expect(await liveBaseRows(store, dir)).toEqual(before);
   });
 
   it('a failed group aborts compaction T and rolls it back to its plan, which stays; the next run finishes it', async () => {
