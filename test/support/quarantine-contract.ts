@@ -55,6 +55,24 @@ export function quarantineContract(
       ]);
     });
 
+    it('keeps the settings an engine refusal was made under, so a run whose settings lift it can release it', async () => {
+      // Prepare
+      const { quarantine: q, table } = await open();
+      const refused = quarantined('date=1', 'events/date=1/int96.parquet', {
+        table,
+        errorName: 'UnsupportedInputError',
+        reason: 'columns ts are INT96 timestamps',
+        refusedUnder: { liftedBy: 'schemaFidelity', schemaFidelity: 'exact', memoryMb: 1769 },
+      });
+
+      // Act
+      await q.record(refused);
+
+      // Assess
+      expect(await q.list({ table, partition: 'date=1' })).toEqual([refused]);
+      expect(await q.listTable(table)).toEqual([refused]);
+    });
+
     it('replaces the record of a key instead of adding a second one (a retried step, a new object failing again)', async () => {
       // Prepare
       const { quarantine: q, table } = await open();
