@@ -495,7 +495,7 @@ export class Observability extends Construct {
 }
 
 /**
- * The tables a partition's location may turn out to be instead of the Hive-style files its config declares: every
+ * The tables a partition's location may turn out to be instead of the plain Parquet files its config declares: every
  * registered format but the default, by title ("a A, B or C table").
  */
 function otherFormatTables(): string {

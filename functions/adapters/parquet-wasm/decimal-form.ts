@@ -20,7 +20,7 @@ import {
 import { CompactorError } from '../../core/errors.js';
 import type { DecimalForm } from '../../core/parquet/decimal-form.js';
 import { ipcSchemaFieldNames, restoreFieldNames } from './per-output.js';
-import { pw } from './wasm.js';
+import { oneBatch, type pw } from './wasm.js';
 
 /** A decoded value that does not fit its column's stored form (the decoder handed back more digits than it holds). */
 export class DecimalOverflowError extends CompactorError {}
@@ -130,21 +130,6 @@ function readIpc(ipc: Uint8Array): Table {
   const table = tableFromIPC(ipc);
   restoreFieldNames(table.schema.fields, ipcSchemaFieldNames(ipc));
   return table;
-}
-
-/** One wasm batch from an Arrow IPC stream that holds exactly one. */
-function oneBatch(ipc: Uint8Array): pw.RecordBatch {
-  const wasm = pw.Table.fromIPCStream(ipc);
-  try {
-    const batches = wasm.recordBatches();
-    if (batches.length !== 1) {
-      for (const extra of batches) extra.free();
-      throw new Error(`a batch came back from Arrow IPC as ${batches.length} batches`);
-    }
-    return batches[0] as pw.RecordBatch;
-  } finally {
-    wasm.free();
-  }
 }
 
 /** `batch` (consumed) with each form's `decimal128` column as its stored bytes. */

@@ -26,7 +26,7 @@ import type {
   OutputFooterAccumulator,
   OutputFooterEntries,
 } from '../../ports/parquet-engine.js';
-import { pw } from './wasm.js';
+import { oneBatch, type pw } from './wasm.js';
 
 const STRING_TYPES = new Set<Type>([Type.Utf8, Type.LargeUtf8]);
 
@@ -87,17 +87,7 @@ export class PerOutput {
       }
       out.push(next);
     }
-    const wasm = pw.Table.fromIPCStream(tableToIPC(new Table(table.schema, out), 'stream'));
-    try {
-      const batches = wasm.recordBatches();
-      if (batches.length !== 1) {
-        for (const extra of batches) extra.free();
-        throw new Error(`a batch came back from Arrow IPC as ${batches.length} batches`);
-      }
-      return batches[0] as pw.RecordBatch;
-    } finally {
-      wasm.free();
-    }
+    return oneBatch(tableToIPC(new Table(table.schema, out), 'stream'));
   }
 }
 

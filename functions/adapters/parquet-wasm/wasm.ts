@@ -232,3 +232,18 @@ export async function* decodeBatches(
     }
   }
 }
+
+/** One wasm batch from an Arrow IPC stream that holds exactly one (a JS-built batch handed back to the writer). */
+export function oneBatch(ipc: Uint8Array): pw.RecordBatch {
+  const wasm = pw.Table.fromIPCStream(ipc);
+  try {
+    const batches = wasm.recordBatches();
+    if (batches.length !== 1) {
+      for (const extra of batches) extra.free();
+      throw new Error(`a batch came back from Arrow IPC as ${batches.length} batches`);
+    }
+    return batches[0] as pw.RecordBatch;
+  } finally {
+    wasm.free();
+  }
+}

@@ -358,17 +358,7 @@ export async function compactHudiMergeOnRead(
       operations.some((op) => op.base.key === o.base.key),
     );
     if (stillLive.length === 0) return undefined;
-    // A slice whose logs changed since the check is checked again as it is now, still before the plan.
-    for (const op of stillLive) {
-      const checked = operations.find((c) => c.base.key === op.base.key);
-      if (!sameFiles(checked?.logs ?? [], op.logs))
-        await checkSliceMergeable(
-          deps.store,
-          { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
-          compactionPolicy(now),
-          (i) => isCommitted(now.timeline, i),
-        );
-    }
+    await recheckChangedSlices(deps.store, now, operations, stillLive);
     const plan = buildCompactionPlan({
       extraMetadata: planMarkMetadata({ run: options.runId ?? `lake-compactor ${instant}` }),
       operations: stillLive.map((op) => ({
@@ -449,6 +439,36 @@ async function removeCompletedLeftovers(store: ObjectStore, state: HudiTableStat
   for (const folder of (await listFolder(store, staging)).folders) {
     const name = folder.slice(staging.length).replace(/\/$/, '');
     if (!pending.has(name)) await deleteStaging(store, state, name);
+  }
+}
+
+/** A file slice as planning sees it: its base file and its log files. */
+interface SliceFiles {
+  readonly base: { readonly key: string };
+  readonly logs: readonly { readonly key: string; readonly size: number }[];
+}
+
+/**
+ * Checks again, as they are in `state` (read under the lock, before the plan is written), the slices of `live` whose
+ * logs changed since `checked` was checked: a log written meanwhile must be mergeable too, or the plan would be
+ * refused at T. The CLI's table service and the workflow's plan step both schedule through it.
+ * @throws the merge's refusals by name (see checkSliceMergeable).
+ */
+export async function recheckChangedSlices(
+  store: ObjectStore,
+  state: HudiTableState,
+  checked: readonly SliceFiles[],
+  live: readonly SliceFiles[],
+): Promise<void> {
+  for (const op of live) {
+    const before = checked.find((c) => c.base.key === op.base.key);
+    if (!sameFiles(before?.logs ?? [], op.logs))
+      await checkSliceMergeable(
+        store,
+        { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
+        compactionPolicy(state),
+        (i) => isCommitted(state.timeline, i),
+      );
   }
 }
 

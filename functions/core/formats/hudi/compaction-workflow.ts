@@ -56,7 +56,7 @@ import {
   INDEX_FOOTER,
   outputName,
   readPlan,
-  sameFiles,
+  recheckChangedSlices,
   timelineTimes,
   unscheduleRefusedPlan,
   zoneOf,
@@ -355,17 +355,7 @@ export function hudiCompactionPlanService(
         (o) => o.partition === partition && candidates.some((c) => c.base.key === o.base.key),
       );
       if (live.length === 0) return undefined;
-      // A slice whose logs changed since the check is checked again as it is now, still before the plan.
-      for (const op of live) {
-        const checked = candidates.find((c) => c.base.key === op.base.key);
-        if (!sameFiles(checked?.logs ?? [], op.logs))
-          await checkSliceMergeable(
-            deps.store,
-            { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
-            compactionPolicy(now),
-            (i) => isCommitted(now.timeline, i),
-          );
-      }
+      await recheckChangedSlices(deps.store, now, candidates, live);
       const planned = await Promise.all(live.map((op) => plannedOperation(deps.store, op)));
       const instant = mintInstantTime(deps.clock.now(), zoneOf(now, coordination), timelineTimes(now));
       const plan = compactionPlanOf(
