@@ -29,14 +29,25 @@ export type ProjectedPrimitive = (typeof PROJECTED_PRIMITIVES)[number];
 
 /**
  * A projected column's type: a primitive, a decimal, a fixed-length binary of `fixed` bytes (Parquet
- * FIXED_LEN_BYTE_ARRAY without annotation), or a struct of projected fields. `time-us` is a time of day in
- * microseconds, not adjusted to UTC (Parquet INT64 TIME(MICROS, false)); `uuid` is 16 bytes annotated UUID.
+ * FIXED_LEN_BYTE_ARRAY without annotation), a struct of projected fields, a list of one element field, or a map of a
+ * key field and a value field. `time-us` is a time of day in microseconds, not adjusted to UTC (Parquet INT64
+ * TIME(MICROS, false)); `uuid` is 16 bytes annotated UUID. A list is written in Parquet's standard three-level form
+ * (`<column> (LIST) { repeated group list { <element> } }`) and a map in its standard form (`<column> (MAP) {
+ * repeated group key_value { required <key>; <value> } }`): the element, key and value fields carry their own names
+ * (`element`, `key`, `value`), field ids and nullability; a map's key is never null.
  */
 export type ProjectedType =
   | ProjectedPrimitive
   | { readonly decimal: { readonly precision: number; readonly scale: number } }
   | { readonly fixed: number }
-  | { readonly struct: readonly ProjectedField[] };
+  | { readonly struct: readonly ProjectedField[] }
+  | { readonly list: ProjectedField }
+  | { readonly map: { readonly key: ProjectedField; readonly value: ProjectedField } };
+
+/** The name of a projected list's element field, a map's key and value fields (Parquet's standard names). */
+export const LIST_ELEMENT = 'element';
+export const MAP_KEY = 'key';
+export const MAP_VALUE = 'value';
 
 /**
  * One field of the written schema: its name, Parquet field id, nullability and type. A table whose files carry no
@@ -75,7 +86,22 @@ export interface ProjectedSource {
    * the file's struct is the written one, field for field.
    */
   readonly fields?: readonly ProjectedFieldSource[];
+  /**
+   * For a list whose element type changed since the file was written (widened, or a struct element whose fields
+   * changed): how each element of the file's list becomes the written element. Absent: copied as it is.
+   */
+  readonly element?: ProjectedNestedSource;
+  /** For a map whose key type changed: how each key becomes the written key. Absent: copied as it is. */
+  readonly key?: ProjectedNestedSource;
+  /** For a map whose value type changed: how each value becomes the written value. Absent: copied as it is. */
+  readonly value?: ProjectedNestedSource;
 }
+
+/**
+ * How a list's element, or a map's key or value, is converted: as a column's source says, without a column name
+ * (a list has one element, a map one key and one value, whatever the file calls them).
+ */
+export type ProjectedNestedSource = Omit<ProjectedSource, 'column'>;
 
 /**
  * Where one field of a written struct comes from: the file's struct field `source.column` at `source.position`
@@ -141,6 +167,8 @@ export function projectedValueProblem(type: ProjectedType, value: ProjectedDefau
     }
     return undefined;
   }
+  if (typeof type === 'object' && ('list' in type || 'map' in type))
+    return `a ${projectedTypeText(type)} column has no default value in a projection (${text})`;
   if (typeof value === 'object') return `a ${projectedTypeText(type)} has no struct value (${text})`;
   if (typeof type === 'object' && 'fixed' in type)
     return typeof value === 'string' && new RegExp(`^([0-9a-f]{2}){${type.fixed}}$`).test(value)
@@ -258,15 +286,21 @@ const projectedTypeSchema: z.ZodType<ProjectedType> = z.lazy(() =>
     }),
     z.object({ fixed: z.number().int().min(1) }),
     z.object({ struct: z.array(projectedFieldSchema).min(1) }),
+    z.object({ list: projectedFieldSchema }),
+    z.object({ map: z.object({ key: projectedFieldSchema, value: projectedFieldSchema }) }),
   ]),
 );
 
-const sourceShape = {
-  column: z.string().min(1),
+const nestedSourceShape = {
   widen: z.enum(PROJECTED_WIDENINGS).optional(),
   fromScale: z.number().int().min(0).optional(),
   fields: z.array(z.lazy((): z.ZodType<ProjectedFieldSource> => fieldSourceSchema)).optional(),
+  element: z.lazy((): z.ZodType<ProjectedNestedSource> => nestedSourceSchema).optional(),
+  key: z.lazy((): z.ZodType<ProjectedNestedSource> => nestedSourceSchema).optional(),
+  value: z.lazy((): z.ZodType<ProjectedNestedSource> => nestedSourceSchema).optional(),
 };
+const nestedSourceSchema: z.ZodType<ProjectedNestedSource> = z.object(nestedSourceShape);
+const sourceShape = { column: z.string().min(1), ...nestedSourceShape };
 
 const projectedValueSchema: z.ZodType<ProjectedDefault> = z.lazy(() =>
   z.union([
@@ -286,20 +320,37 @@ const projectedSourceSchema: z.ZodType<ProjectedSource> = z.object(sourceShape);
 
 /**
  * Where a default value stands in a column or struct field of `type` with `source`: never beside a source, and of
- * the field's type; nested sources are checked against the struct's fields alike.
+ * the field's type; nested sources (a struct's fields, a list's element, a map's key and value) are checked alike.
  */
 function defaultsProblem(
   name: string,
   type: ProjectedType,
-  from: { readonly source?: ProjectedSource; readonly default?: ProjectedDefault },
+  from: { readonly source?: ProjectedNestedSource; readonly default?: ProjectedDefault },
 ): string | undefined {
   if (from.default !== undefined) {
     if (from.source !== undefined) return `${name} has both a source and a default value`;
     const why = projectedValueProblem(type, from.default);
     return why === undefined ? undefined : `${name}: ${why}`;
   }
-  const fields = from.source?.fields;
-  if (fields === undefined || typeof type !== 'object' || !('struct' in type)) return undefined;
+  const source = from.source;
+  if (source === undefined || typeof type !== 'object') return undefined;
+  if ('list' in type && source.element !== undefined)
+    return defaultsProblem(`${name}.${type.list.name}`, type.list.type, { source: source.element });
+  if ('map' in type) {
+    for (const [part, nested] of [
+      [type.map.key, source.key],
+      [type.map.value, source.value],
+    ] as const) {
+      const why =
+        nested === undefined
+          ? undefined
+          : defaultsProblem(`${name}.${part.name}`, part.type, { source: nested });
+      if (why !== undefined) return why;
+    }
+    return undefined;
+  }
+  const fields = source.fields;
+  if (fields === undefined || !('struct' in type)) return undefined;
   for (const [i, f] of fields.entries()) {
     const written = type.struct[i];
     if (written === undefined) return `${name} has more field sources than fields`;
@@ -425,10 +476,16 @@ export function projectedLeafType(e: SchemaElement): ProjectedType | undefined {
   }
 }
 
-/** A projected type as text, for messages: `int32`, `decimal(10, 2)`, `struct<a: int32, b: string>`. */
+/**
+ * A projected type as text, for messages: `int32`, `decimal(10, 2)`, `struct<a: int32, b: string>`, `list<int64>`,
+ * `map<string, float64>`.
+ */
 export function projectedTypeText(type: ProjectedType): string {
   if (typeof type === 'string') return type;
   if ('decimal' in type) return `decimal(${type.decimal.precision}, ${type.decimal.scale})`;
   if ('fixed' in type) return `fixed(${type.fixed})`;
+  if ('list' in type) return `list<${projectedTypeText(type.list.type)}>`;
+  if ('map' in type)
+    return `map<${projectedTypeText(type.map.key.type)}, ${projectedTypeText(type.map.value.type)}>`;
   return `struct<${type.struct.map((f) => `${f.name}: ${projectedTypeText(f.type)}`).join(', ')}>`;
 }

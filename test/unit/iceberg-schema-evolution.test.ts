@@ -512,6 +512,52 @@ describe('compact on an Iceberg table whose schema evolved, with the default bin
   });
 });
 
+/** Table metadata version `version` of an unpartitioned format-v2 table with `schemas`, `current` the current one. */
+async function putMetadata(
+  store: LocalObjectStore,
+  version: number,
+  schemas: readonly { readonly fields: readonly object[] }[],
+  current: number,
+  lastColumnId = 8,
+) {
+  const metadata = {
+    'format-version': 2,
+    'table-uuid': '8a1a1c5e-6d5b-4d7e-9a3f-0b9b3c6f7e22',
+    location: join(dir, NAME),
+    'last-sequence-number': 0,
+    'last-updated-ms': NOW,
+    'last-column-id': lastColumnId,
+    'current-schema-id': current,
+    schemas,
+    'default-spec-id': 0,
+    'partition-specs': [{ 'spec-id': 0, fields: [] }],
+    'last-partition-id': 999,
+    'default-sort-order-id': 0,
+    'sort-orders': [{ 'order-id': 0, fields: [] }],
+    properties: { 'write.format.default': 'parquet' },
+    'current-snapshot-id': -1,
+    refs: {},
+    snapshots: [],
+    'snapshot-log': [],
+    'metadata-log': [],
+  };
+  await store.put(`${NAME}/metadata/v${version}.metadata.json`, JSON.stringify(metadata));
+  await store.put(`${NAME}/metadata/version-hint.text`, String(version));
+}
+
+/** Writes `select` as data file `file` with DuckDB (nested field ids as given) and appends it. */
+async function appendSelect(store: LocalObjectStore, file: string, select: string, ids: string) {
+  const key = `${NAME}/data/${file}`;
+  await db.writeParquet(select, join(dir, key), { extraOptions: [`FIELD_IDS ${ids}`] });
+  const table = await loadTable(store, NAME);
+  await commitAppend(
+    store,
+    new PathCatalog(store),
+    { tableLocation: NAME, addedFiles: [await addedFile(store, table, key, { specId: 0, values: [] })] },
+    { clock: { now: () => NOW } },
+  );
+}
+
 describe('compact on an Iceberg table whose struct column evolved (nested fields by field id)', () => {
   /** Schema 0: id long (1), p struct (2) {x int (3), gone string (4), q struct (5) {a long (6)}}. */
   const NESTED_0 = {
@@ -571,45 +617,6 @@ describe('compact on an Iceberg table whose struct column evolved (nested fields
       },
     ],
   };
-
-  async function putMetadata(store: LocalObjectStore, version: number, schemas: object[], current: number) {
-    const metadata = {
-      'format-version': 2,
-      'table-uuid': '8a1a1c5e-6d5b-4d7e-9a3f-0b9b3c6f7e22',
-      location: join(dir, NAME),
-      'last-sequence-number': 0,
-      'last-updated-ms': NOW,
-      'last-column-id': 8,
-      'current-schema-id': current,
-      schemas,
-      'default-spec-id': 0,
-      'partition-specs': [{ 'spec-id': 0, fields: [] }],
-      'last-partition-id': 999,
-      'default-sort-order-id': 0,
-      'sort-orders': [{ 'order-id': 0, fields: [] }],
-      properties: { 'write.format.default': 'parquet' },
-      'current-snapshot-id': -1,
-      refs: {},
-      snapshots: [],
-      'snapshot-log': [],
-      'metadata-log': [],
-    };
-    await store.put(`${NAME}/metadata/v${version}.metadata.json`, JSON.stringify(metadata));
-    await store.put(`${NAME}/metadata/version-hint.text`, String(version));
-  }
-
-  /** Writes `select` as data file `file` with DuckDB (nested field ids as given) and appends it. */
-  async function appendSelect(store: LocalObjectStore, file: string, select: string, ids: string) {
-    const key = `${NAME}/data/${file}`;
-    await db.writeParquet(select, join(dir, key), { extraOptions: [`FIELD_IDS ${ids}`] });
-    const table = await loadTable(store, NAME);
-    await commitAppend(
-      store,
-      new PathCatalog(store),
-      { tableLocation: NAME, addedFiles: [await addedFile(store, table, key, { specId: 0, values: [] })] },
-      { clock: { now: () => NOW } },
-    );
-  }
 
   /** Rows as schema 1 reads them: the struct's nullness and every current leaf, as text. */
   const CURRENT =
@@ -707,6 +714,265 @@ describe('compact on an Iceberg table whose struct column evolved (nested fields
       ['a', 'INT64', 6],
       ['b', 'BYTE_ARRAY', 8],
       ['y', 'DOUBLE', 7],
+    ]);
+  });
+});
+
+describe('compact on an Iceberg table with list and map columns whose schema evolved (elements, keys, values by field id)', () => {
+  const WORDS = { type: 'list', 'element-id': 11, element: 'string', 'element-required': false };
+  /**
+   * Schema 0: id long (1), tags list<int> (2; element 5), props map<string, int> (3; key 6, value 7),
+   * pts list<struct<x int (9)>> (4; element 8), words list<string> (10; element 11).
+   */
+  const LISTS_0 = {
+    type: 'struct',
+    'schema-id': 0,
+    fields: [
+      { id: 1, name: 'id', required: false, type: 'long' },
+      {
+        id: 2,
+        name: 'tags',
+        required: false,
+        type: { type: 'list', 'element-id': 5, element: 'int', 'element-required': false },
+      },
+      {
+        id: 3,
+        name: 'props',
+        required: false,
+        type: {
+          type: 'map',
+          'key-id': 6,
+          key: 'string',
+          'value-id': 7,
+          value: 'int',
+          'value-required': false,
+        },
+      },
+      {
+        id: 4,
+        name: 'pts',
+        required: false,
+        type: {
+          type: 'list',
+          'element-id': 8,
+          element: { type: 'struct', fields: [{ id: 9, name: 'x', required: false, type: 'int' }] },
+          'element-required': false,
+        },
+      },
+      { id: 10, name: 'words', required: false, type: WORDS },
+    ],
+  };
+  /**
+   * Schema 1: tags' element promoted to long, props' value promoted to long, pts' element struct with x renamed ex
+   * and promoted to long and y double (12) added, words unchanged, note string (13) and labels map<string, string>
+   * (14; key 15, value 16) added.
+   */
+  const LISTS_1 = {
+    type: 'struct',
+    'schema-id': 1,
+    fields: [
+      { id: 1, name: 'id', required: false, type: 'long' },
+      {
+        id: 2,
+        name: 'tags',
+        required: false,
+        type: { type: 'list', 'element-id': 5, element: 'long', 'element-required': false },
+      },
+      {
+        id: 3,
+        name: 'props',
+        required: false,
+        type: {
+          type: 'map',
+          'key-id': 6,
+          key: 'string',
+          'value-id': 7,
+          value: 'long',
+          'value-required': false,
+        },
+      },
+      {
+        id: 4,
+        name: 'pts',
+        required: false,
+        type: {
+          type: 'list',
+          'element-id': 8,
+          element: {
+            type: 'struct',
+            fields: [
+              { id: 9, name: 'ex', required: false, type: 'long' },
+              { id: 12, name: 'y', required: false, type: 'double' },
+            ],
+          },
+          'element-required': false,
+        },
+      },
+      { id: 10, name: 'words', required: false, type: WORDS },
+      { id: 13, name: 'note', required: false, type: 'string' },
+      {
+        id: 14,
+        name: 'labels',
+        required: false,
+        type: {
+          type: 'map',
+          'key-id': 15,
+          key: 'string',
+          'value-id': 16,
+          value: 'string',
+          'value-required': false,
+        },
+      },
+    ],
+  };
+
+  /** Every column as schema 1 reads it, as DuckDB's text of the value (lists, maps and structs included). */
+  const CURRENT =
+    'id, tags::VARCHAR AS tags, props::VARCHAR AS props, pts::VARCHAR AS pts, words::VARCHAR AS words, note, labels::VARCHAR AS labels';
+
+  /** Makes `schemas[current]` the table's current schema (ALTER TABLE's metadata change). */
+  async function switchSchema(store: LocalObjectStore, schemas: readonly object[], current: number) {
+    const hint = Number(new TextDecoder().decode(await store.get(`${NAME}/metadata/version-hint.text`)));
+    const latest = JSON.parse(
+      new TextDecoder().decode(await store.get(`${NAME}/metadata/v${hint}.metadata.json`)),
+    ) as Record<string, unknown>;
+    await store.put(
+      `${NAME}/metadata/v${hint + 1}.metadata.json`,
+      JSON.stringify({
+        ...latest,
+        'current-schema-id': current,
+        schemas,
+        'last-column-id': 16,
+        'last-updated-ms': NOW + 1,
+      }),
+    );
+    await store.put(`${NAME}/metadata/version-hint.text`, String(hint + 1));
+  }
+
+  it('projects files of the older schema (element and value promoted, a struct element extended and renamed, a column and a map column added) with the current ones into one output of the current schema, rows equal', async () => {
+    // Prepare: two files under schema 0 — null, empty and holed lists, a null map, a null value, a null struct
+    // element — the schema change, two files under schema 1
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-lists-'));
+    const store = new LocalObjectStore(dir);
+    await mkdir(join(dir, NAME, 'data'), { recursive: true });
+    await putMetadata(store, 1, [LISTS_0], 0, 11);
+    const oldIds =
+      '{id: 1, tags: {__duckdb_field_id: 2, element: 5}, props: {__duckdb_field_id: 3, key: 6, value: 7}, pts: {__duckdb_field_id: 4, element: {__duckdb_field_id: 8, x: 9}}, words: {__duckdb_field_id: 10, element: 11}}';
+    for (const [file, base] of [
+      ['a.parquet', 0],
+      ['b.parquet', 10],
+    ] as const)
+      await appendSelect(
+        store,
+        file,
+        `SELECT (range + ${base})::BIGINT AS id,
+           CASE range WHEN 0 THEN NULL WHEN 1 THEN []::INTEGER[] ELSE [2147483647 - range, NULL, -range]::INTEGER[] END AS tags,
+           CASE range WHEN 0 THEN NULL ELSE MAP {'k' || range: range::INTEGER, 'z': NULL::INTEGER} END AS props,
+           CASE range WHEN 1 THEN NULL ELSE [{'x': (range * 7)::INTEGER}, NULL, {'x': NULL::INTEGER}] END AS pts,
+           CASE range WHEN 2 THEN NULL ELSE ['w' || range, NULL] END AS words
+         FROM range(4)`,
+        oldIds,
+      );
+    await switchSchema(store, [LISTS_0, LISTS_1], 1);
+    const newIds =
+      '{id: 1, tags: {__duckdb_field_id: 2, element: 5}, props: {__duckdb_field_id: 3, key: 6, value: 7}, pts: {__duckdb_field_id: 4, element: {__duckdb_field_id: 8, ex: 9, y: 12}}, words: {__duckdb_field_id: 10, element: 11}, note: 13, labels: {__duckdb_field_id: 14, key: 15, value: 16}}';
+    for (const [file, base] of [
+      ['c.parquet', 100],
+      ['d.parquet', 110],
+    ] as const)
+      await appendSelect(
+        store,
+        file,
+        `SELECT (range + ${base})::BIGINT AS id,
+           [(range + 5000000000)::BIGINT] AS tags,
+           MAP {'n' || range: (range * 10000000000)::BIGINT} AS props,
+           [{'ex': range::BIGINT, 'y': (range * 0.5)::DOUBLE}] AS pts,
+           ['v' || range] AS words,
+           'note ' || range AS note,
+           MAP {'l': 'v' || range} AS labels
+         FROM range(2)`,
+        newIds,
+      );
+    const inputs = await liveFiles(store);
+    const old = inputs.filter((p) => p.endsWith('a.parquet') || p.endsWith('b.parquet'));
+    const current = inputs.filter((p) => p.endsWith('c.parquet') || p.endsWith('d.parquet'));
+    // DuckDB's own projection of the old files onto schema 1
+    const expected = (
+      await db.rows(
+        `SELECT * FROM (
+           SELECT id, tags::BIGINT[]::VARCHAR AS tags, props::MAP(VARCHAR, BIGINT)::VARCHAR AS props,
+             list_transform(pts, s -> CASE WHEN s IS NULL THEN NULL ELSE {'ex': s.x::BIGINT, 'y': NULL::DOUBLE} END)::VARCHAR AS pts,
+             words::VARCHAR AS words, NULL::VARCHAR AS note, NULL::VARCHAR AS labels
+           FROM read_parquet([${old.map(sqlString).join(', ')}])
+           UNION ALL
+           SELECT ${CURRENT} FROM read_parquet([${current.map(sqlString).join(', ')}])
+         ) ORDER BY ALL`,
+      )
+    ).map((r) => JSON.stringify(r));
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'rewrite-all=true'],
+      io,
+    );
+
+    // Assess: one output, the rows DuckDB projects, the current schema's nested names and field ids
+    expect(code, io.stderr.join('\n')).toBe(0);
+    expect(old).toHaveLength(2);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(1);
+    const output = outputs[0] as string;
+    const after = (
+      await db.rows(`SELECT ${CURRENT} FROM read_parquet(${sqlString(output)}) ORDER BY ALL`)
+    ).map((r) => JSON.stringify(r));
+    expect(after).toHaveLength(12);
+    expect(after).toEqual(expected);
+    expect(after).toContain(
+      JSON.stringify({
+        id: '3',
+        tags: '[2147483644, NULL, -3]',
+        props: '{k3=3, z=NULL}',
+        pts: "[{'ex': 21, 'y': NULL}, NULL, {'ex': NULL, 'y': NULL}]",
+        words: '[w3, NULL]',
+        note: null,
+        labels: null,
+      }),
+    );
+    const schema = await db.rows(
+      `SELECT name, type, repetition_type, field_id FROM parquet_schema(${sqlString(output)})`,
+    );
+    expect(
+      schema
+        .slice(1)
+        .map((e) => [
+          e.name,
+          e.type ?? null,
+          e.repetition_type,
+          e.field_id === null ? null : Number(e.field_id),
+        ]),
+    ).toEqual([
+      ['id', 'INT64', 'OPTIONAL', 1],
+      ['tags', null, 'OPTIONAL', 2],
+      ['list', null, 'REPEATED', null],
+      ['element', 'INT64', 'OPTIONAL', 5],
+      ['props', null, 'OPTIONAL', 3],
+      ['key_value', null, 'REPEATED', null],
+      ['key', 'BYTE_ARRAY', 'REQUIRED', 6],
+      ['value', 'INT64', 'OPTIONAL', 7],
+      ['pts', null, 'OPTIONAL', 4],
+      ['list', null, 'REPEATED', null],
+      ['element', null, 'OPTIONAL', 8],
+      ['ex', 'INT64', 'OPTIONAL', 9],
+      ['y', 'DOUBLE', 'OPTIONAL', 12],
+      ['words', null, 'OPTIONAL', 10],
+      ['list', null, 'REPEATED', null],
+      ['element', 'BYTE_ARRAY', 'OPTIONAL', 11],
+      ['note', 'BYTE_ARRAY', 'OPTIONAL', 13],
+      ['labels', null, 'OPTIONAL', 14],
+      ['key_value', null, 'REPEATED', null],
+      ['key', 'BYTE_ARRAY', 'REQUIRED', 15],
+      ['value', 'BYTE_ARRAY', 'OPTIONAL', 16],
     ]);
   });
 });

@@ -593,12 +593,37 @@ function mistypedColumn(
     column: string,
     node: FooterSchemaNode | undefined,
     type: ProjectedType,
+    fieldId?: number,
   ): { column: string; stored: string; type: string } | undefined => {
+    // A nested field's id (a struct field's, a list element's, a map key's or value's) is the table's too.
+    if (fieldId !== undefined && node !== undefined && node.element.field_id !== fieldId)
+      return {
+        column,
+        stored: `field id ${node.element.field_id ?? '(none)'}`,
+        type: `field id ${fieldId}`,
+      };
     if (typeof type === 'object' && 'struct' in type) {
       if (node === undefined || node.children.length !== type.struct.length)
         return { column, stored: 'another shape', type: projectedTypeText(type) };
       for (const [i, f] of type.struct.entries()) {
-        const found = check(`${column}.${f.name}`, node.children[i], f.type);
+        const found = check(`${column}.${f.name}`, node.children[i], f.type, f.fieldId);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    }
+    if (typeof type === 'object' && ('list' in type || 'map' in type)) {
+      // The standard forms: a LIST (MAP) group of one repeated group of the element (the key and the value).
+      const parts = 'list' in type ? [type.list] : [type.map.key, type.map.value];
+      const annotation = node?.element.logical_type?.type ?? node?.element.converted_type;
+      const repeated = node?.children.length === 1 ? node.children[0] : undefined;
+      if (
+        annotation !== ('list' in type ? 'LIST' : 'MAP') ||
+        repeated?.element.repetition_type !== 'REPEATED' ||
+        repeated.children.length !== parts.length
+      )
+        return { column, stored: 'another shape', type: projectedTypeText(type) };
+      for (const [i, f] of parts.entries()) {
+        const found = check(`${column}.${f.name}`, repeated.children[i], f.type, f.fieldId);
         if (found !== undefined) return found;
       }
       return undefined;

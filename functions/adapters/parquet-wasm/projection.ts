@@ -20,6 +20,8 @@ import {
   Int16,
   Int32,
   Int64,
+  List,
+  Map_,
   makeData,
   RecordBatch,
   Schema,
@@ -39,7 +41,7 @@ import type {
   ColumnProjection,
   ProjectedDefault,
   ProjectedField,
-  ProjectedSource,
+  ProjectedNestedSource,
   ProjectedType,
 } from '../../core/projection.js';
 import { retyped } from './conform.js';
@@ -87,8 +89,28 @@ function arrowTypeOf(type: ProjectedType): DataType {
   }
   if ('decimal' in type) return new Decimal(type.decimal.scale, type.decimal.precision, 128);
   if ('fixed' in type) return new FixedSizeBinary(type.fixed);
+  if ('list' in type) return new List(arrowFieldOf(type.list));
+  if ('map' in type) {
+    const map = new Map_(
+      new Field(
+        MAP_ENTRIES,
+        new Struct([arrowFieldOf(type.map.key), arrowFieldOf(type.map.value)] as never[]),
+        false,
+      ),
+    );
+    // arrow-js names a map's entries `entries` whatever it is given (ARROW-8716); the writer names the Parquet group
+    // after it, and Parquet's standard name (the one other writers use) is `key_value`: named back, as arrow-js named it.
+    (map.children[0] as { name: string }).name = MAP_ENTRIES;
+    return map;
+  }
   return new Struct(type.struct.map(arrowFieldOf));
 }
+
+/**
+ * The name of a map's entries (the repeated group of key and value): the writer names the Parquet group after it,
+ * and Parquet's standard name is `key_value`.
+ */
+const MAP_ENTRIES = 'key_value';
 
 /**
  * The Arrow field of a projected field: its Parquet field id as field metadata, none when the schema has none. A
@@ -116,6 +138,13 @@ export function uuidColumnsOf(projection: ColumnProjection): string[][] {
     if (type === 'uuid') out.push([...path]);
     else if (typeof type === 'object' && 'struct' in type)
       for (const f of type.struct) visit([...path, f.name], f.type);
+    // The writer's three-level list (`list` the repeated group) and map (`key_value`) as the footer names them.
+    else if (typeof type === 'object' && 'list' in type)
+      visit([...path, 'list', type.list.name], type.list.type);
+    else if (typeof type === 'object' && 'map' in type) {
+      visit([...path, MAP_ENTRIES, type.map.key.name], type.map.key.type);
+      visit([...path, MAP_ENTRIES, type.map.value.name], type.map.value.type);
+    }
   };
   for (const c of projection.columns) visit([c.field.name], c.field.type);
   return out;
@@ -211,9 +240,104 @@ function constantData(key: string, column: string, type: DataType, value: Projec
   );
 }
 
+/** Whether `type` is a list with 32- or 64-bit offsets. */
+function isList(type: DataType): boolean {
+  return DataType.isList(type) || DataType.isLargeList(type);
+}
+
+/**
+ * A list's offsets (one more than its length) as the 32-bit offsets a projected list is written with; a batch whose
+ * items 32-bit offsets cannot address is refused by name (a batch is far smaller than that in practice).
+ */
+function int32Offsets(key: string, column: string, offsets: ArrayLike<number | bigint>): Int32Array {
+  if (offsets instanceof Int32Array) return offsets;
+  const out = new Int32Array(offsets.length);
+  for (let i = 0; i < offsets.length; i++) {
+    const v = Number(offsets[i]);
+    if (v > 2_147_483_647)
+      throw new UnsupportedInputError(
+        key,
+        `its list column ${column} holds more items than a batch addresses`,
+      );
+    out[i] = v;
+  }
+  return out;
+}
+
+/**
+ * The list `data` as the written list `type`: the same offsets and validity, each element converted as `source`
+ * says (copied, widened, or a struct element rebuilt field by field) — the element at every position of the child,
+ * so the offsets stay valid whatever range of it the list's slots address.
+ */
+function listOf(
+  key: string,
+  column: string,
+  data: Data,
+  type: DataType,
+  source: ProjectedNestedSource,
+): Data {
+  const element = type.children[0] as Field;
+  const child = data.children[0];
+  if (child === undefined)
+    throw new UnsupportedInputError(key, `its list column ${column} has no element values`);
+  return makeData({
+    type,
+    offset: data.offset,
+    length: data.length,
+    nullCount: data.nullCount,
+    nullBitmap: data.nullBitmap,
+    valueOffsets: int32Offsets(key, column, data.valueOffsets),
+    child: fromSource(key, `${column}.${element.name}`, child, element.type, source),
+  } as never);
+}
+
+/**
+ * The map `data` as the written map `type`: the same offsets and validity, its keys and values converted as
+ * `source.key` and `source.value` say (the entries are a struct of key and value, by position).
+ */
+function mapOf(key: string, column: string, data: Data, type: DataType, source: ProjectedNestedSource): Data {
+  const entriesType = (type.children[0] as Field).type as Struct;
+  const entries = data.children[0];
+  if (entries === undefined || entries.children.length !== 2)
+    throw new UnsupportedInputError(key, `its map column ${column} has not a key and a value per entry`);
+  const [keyField, valueField] = entriesType.children as [Field, Field];
+  const converted = makeData({
+    type: entriesType,
+    offset: entries.offset,
+    length: entries.length,
+    nullCount: entries.nullCount,
+    nullBitmap: entries.nullBitmap,
+    children: [
+      fromSource(
+        key,
+        `${column}.${keyField.name}`,
+        entries.children[0] as Data,
+        keyField.type,
+        source.key ?? {},
+      ),
+      fromSource(
+        key,
+        `${column}.${valueField.name}`,
+        entries.children[1] as Data,
+        valueField.type,
+        source.value ?? {},
+      ),
+    ],
+  });
+  return makeData({
+    type,
+    offset: data.offset,
+    length: data.length,
+    nullCount: data.nullCount,
+    nullBitmap: data.nullBitmap,
+    valueOffsets: int32Offsets(key, column, data.valueOffsets),
+    child: converted,
+  } as never);
+}
+
 /** `data` (one input column as decoded) as the written `field`'s type. */
 function convert(key: string, column: string, data: Data, type: DataType): Data {
-  if (String(data.type) === String(type)) return data;
+  if (String(data.type) === String(type) && !isList(type) && !DataType.isMap(type)) return data;
   if (DataType.isStruct(type) && DataType.isStruct(data.type)) {
     const fields = type.children;
     if (data.children.length !== fields.length)
@@ -227,6 +351,8 @@ function convert(key: string, column: string, data: Data, type: DataType): Data 
       children: fields.map((f, i) => convert(key, `${column}.${f.name}`, data.children[i] as Data, f.type)),
     });
   }
+  if (isList(type) && isList(data.type)) return listOf(key, column, data, type, {});
+  if (DataType.isMap(type) && DataType.isMap(data.type)) return mapOf(key, column, data, type, {});
   if (sameStorage(data.type, type)) return retyped(data, type);
   const exact = widenedExactly(key, column, data, type);
   if (exact !== undefined) return exact;
@@ -342,7 +468,23 @@ function widenedExactly(key: string, column: string, data: Data, type: DataType)
  * fields changed is rebuilt field by field — each written field from the input's struct field of the name its source
  * gives (converted likewise), or null where it gives none —; anything else is converted as a whole.
  */
-function fromSource(key: string, column: string, data: Data, type: DataType, source: ProjectedSource): Data {
+function fromSource(
+  key: string,
+  column: string,
+  data: Data,
+  type: DataType,
+  source: ProjectedNestedSource,
+): Data {
+  if (source.element !== undefined) {
+    if (!isList(type) || !isList(data.type))
+      throw new UnsupportedInputError(key, `its column ${column} is not the list its projection describes`);
+    return listOf(key, column, data, type, source.element);
+  }
+  if (source.key !== undefined || source.value !== undefined) {
+    if (!DataType.isMap(type) || !DataType.isMap(data.type))
+      throw new UnsupportedInputError(key, `its column ${column} is not the map its projection describes`);
+    return mapOf(key, column, data, type, source);
+  }
   if (source.fields === undefined) return convert(key, column, data, type);
   if (!DataType.isStruct(type) || !DataType.isStruct(data.type))
     throw new UnsupportedInputError(key, `its column ${column} is not the struct its projection describes`);

@@ -8,7 +8,7 @@ import { UnsupportedInputError } from '../errors.js';
 import type {
   ColumnProjection,
   ProjectedDefault,
-  ProjectedSource,
+  ProjectedNestedSource,
   ProjectedType,
   ProjectedWidening,
 } from '../projection.js';
@@ -63,6 +63,29 @@ function nullSlots(type: ProjectedType, length: number): ArrowSlots {
     return { kind: 'fixed', length, validity, width: 16, bytes: new Uint8Array(length * 16) };
   if ('fixed' in type)
     return { kind: 'fixed', length, validity, width: type.fixed, bytes: new Uint8Array(length * type.fixed) };
+  // A null list or map: every slot empty, no items.
+  if ('list' in type)
+    return {
+      kind: 'list',
+      length,
+      validity,
+      offsets: new Int32Array(length + 1),
+      child: nullSlots(type.list.type, 0),
+    };
+  if ('map' in type)
+    return {
+      kind: 'list',
+      length,
+      validity,
+      offsets: new Int32Array(length + 1),
+      child: {
+        kind: 'struct',
+        length: 0,
+        validity: undefined,
+        base: 0,
+        children: [nullSlots(type.map.key.type, 0), nullSlots(type.map.value.type, 0)],
+      },
+    };
   return {
     kind: 'struct',
     length,
@@ -99,6 +122,11 @@ function constantSlots(
   value: ProjectedDefault,
   length: number,
 ): ArrowSlots {
+  if (typeof type === 'object' && ('list' in type || 'map' in type))
+    throw new UnsupportedInputError(
+      '(batch)',
+      `column ${column} is a list or map, which has no default here`,
+    );
   if (typeof type === 'object' && 'struct' in type) {
     if (typeof value !== 'object')
       throw new UnsupportedInputError('(batch)', `column ${column} is a struct, its default is not`);
@@ -283,15 +311,43 @@ function widened(
 }
 
 /**
- * The slots of a column as `source` says, from the input's `slots`: widened where it says, and a struct whose fields
- * changed rebuilt from the input struct's fields by position (a field added since: null slots).
+ * The slots of a column as `source` says, from the input's `slots`: widened where it says, a struct whose fields
+ * changed rebuilt from the input struct's fields by position (a field added since: null slots), and a list's
+ * element or a map's key and value (its entries' first and second field) converted alike, offsets kept.
  */
 function fromSource(
   column: string,
   slots: ArrowSlots,
   type: ProjectedType,
-  source: ProjectedSource,
+  source: ProjectedNestedSource,
 ): ArrowSlots {
+  if (typeof type === 'object' && 'list' in type && source.element !== undefined) {
+    if (slots.kind !== 'list')
+      throw new UnsupportedInputError('(batch)', `column ${column} is not the list the projection describes`);
+    return {
+      ...slots,
+      child: fromSource(`${column}.${type.list.name}`, slots.child, type.list.type, source.element),
+    };
+  }
+  if (typeof type === 'object' && 'map' in type && (source.key !== undefined || source.value !== undefined)) {
+    const entries = slots.kind === 'list' ? slots.child : undefined;
+    if (slots.kind !== 'list' || entries?.kind !== 'struct' || entries.children.length !== 2)
+      throw new UnsupportedInputError('(batch)', `column ${column} is not the map the projection describes`);
+    const [keys, values] = entries.children as [ArrowSlots, ArrowSlots];
+    const { key, value } = type.map;
+    return {
+      ...slots,
+      child: {
+        ...entries,
+        children: [
+          source.key === undefined ? keys : fromSource(`${column}.${key.name}`, keys, key.type, source.key),
+          source.value === undefined
+            ? values
+            : fromSource(`${column}.${value.name}`, values, value.type, source.value),
+        ],
+      },
+    };
+  }
   if (source.fields === undefined)
     return source.widen === undefined ? slots : widened(column, slots, source.widen, type, source.fromScale);
   if (slots.kind !== 'struct' || typeof type !== 'object' || !('struct' in type))

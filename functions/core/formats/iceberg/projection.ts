@@ -3,15 +3,20 @@
 // field id, never by name or position, so a renamed column keeps its values under its current name, a dropped column
 // is not written, a column added after the file was written is its `initial-default` in its rows (null without one),
 // and a column whose type was promoted (int → long, float → double, decimal(P, S) → decimal(P', S) with P' > P; in
-// format v3 also date → timestamp) is widened — at any depth of nested structs, whose fields are matched by id too.
+// format v3 also date → timestamp) is widened — at any depth of nested structs, lists and maps, whose fields,
+// elements, keys and values are matched by id too.
 // A v3 table's row lineage columns are carried through after the schema's. What cannot be projected exactly is
 // named, and the file left alone.
 import type { SchemaElement } from 'hyparquet';
+import { z } from 'zod';
 import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD } from '../../../ports/parquet-engine.js';
 import {
   type ColumnProjection,
   type FooterSchemaNode,
   footerSchemaTree,
+  LIST_ELEMENT,
+  MAP_KEY,
+  MAP_VALUE,
   type ProjectedColumn,
   type ProjectedDefault,
   type ProjectedField,
@@ -31,8 +36,9 @@ export const ICEBERG_SCHEMA_FOOTER_KEY = 'iceberg.schema';
 /**
  * What becomes of one data file under the current schema: projected (`projection`), left alone with why
  * (`refused`: it was written under an older schema this projection cannot carry over exactly), or written as it is
- * (`as-written`: its columns are the current schema's by id, name and type, but a type of it — a list, a map — is
- * one the projection does not describe, so it keeps today's path: grouped with files of its own Parquet schema).
+ * (`as-written`: its columns are the current schema's by id, name and type, but a type of it — a v3 variant, a list
+ * in a legacy two-level form — is one the projection does not describe, so it keeps today's path: grouped with
+ * files of its own Parquet schema).
  */
 export type FileProjection =
   | { readonly kind: 'projected'; readonly projection: ColumnProjection }
@@ -123,6 +129,87 @@ function checkUnknown(column: string, f: IcebergField, inFile: boolean): void {
     );
 }
 
+/** A list type as the table metadata spells it (spec, Appendix C: `element-id`, `element`, `element-required`). */
+const listTypeSchema = z.looseObject({
+  type: z.literal('list'),
+  'element-id': z.number().int(),
+  element: z.unknown(),
+  'element-required': z.boolean(),
+});
+/** A map type as the table metadata spells it (`key-id`, `key`, `value-id`, `value`, `value-required`). */
+const mapTypeSchema = z.looseObject({
+  type: z.literal('map'),
+  'key-id': z.number().int(),
+  key: z.unknown(),
+  'value-id': z.number().int(),
+  value: z.unknown(),
+  'value-required': z.boolean(),
+});
+
+/** An element, key or value type: a primitive's name or a nested type, as a field's type is spelled. */
+function nestedTypeOf(column: string, raw: unknown): IcebergType {
+  if (typeof raw === 'string') return raw;
+  if (typeof raw === 'object' && raw !== null && typeof (raw as { type?: unknown }).type === 'string')
+    return raw as IcebergType;
+  throw new NotProjectable(column, `its type ${JSON.stringify(raw)} is not an Iceberg type`, false);
+}
+
+/**
+ * A list's element as a field (named `element`, as Parquet's standard list names it), so it is projected as a
+ * struct field is: by its id, with its own nullability and type.
+ * @throws NotProjectable (not describable) for a list type the table metadata spells otherwise than the spec.
+ */
+function listTypeOf(column: string, type: IcebergType): { readonly element: IcebergField } {
+  const parsed = listTypeSchema.safeParse(type);
+  if (!parsed.success)
+    throw new NotProjectable(
+      column,
+      `its list type ${JSON.stringify(type)} is not one the spec spells`,
+      false,
+    );
+  const l = parsed.data;
+  return {
+    element: {
+      id: l['element-id'],
+      name: LIST_ELEMENT,
+      required: l['element-required'],
+      type: nestedTypeOf(`${column}.${LIST_ELEMENT}`, l.element),
+    },
+  };
+}
+
+/**
+ * A map's key and value as fields (named `key` and `value`): a key is always required (spec, "Nested Types").
+ * @throws NotProjectable (not describable) for a map type the table metadata spells otherwise than the spec.
+ */
+function mapTypeOf(
+  column: string,
+  type: IcebergType,
+): { readonly key: IcebergField; readonly value: IcebergField } {
+  const parsed = mapTypeSchema.safeParse(type);
+  if (!parsed.success)
+    throw new NotProjectable(
+      column,
+      `its map type ${JSON.stringify(type)} is not one the spec spells`,
+      false,
+    );
+  const m = parsed.data;
+  return {
+    key: {
+      id: m['key-id'],
+      name: MAP_KEY,
+      required: true,
+      type: nestedTypeOf(`${column}.${MAP_KEY}`, m.key),
+    },
+    value: {
+      id: m['value-id'],
+      name: MAP_VALUE,
+      required: m['value-required'],
+      type: nestedTypeOf(`${column}.${MAP_VALUE}`, m.value),
+    },
+  };
+}
+
 /** The written type of a current-schema type, or NotProjectable for one this projection does not describe. */
 function projectedTypeOf(column: string, type: IcebergType): ProjectedType {
   if (typeof type === 'string') {
@@ -136,6 +223,19 @@ function projectedTypeOf(column: string, type: IcebergType): ProjectedType {
     if (p === undefined)
       throw new NotProjectable(column, `its type ${type} is not one this rewrite projects`, false);
     return p;
+  }
+  if (type.type === 'list') {
+    const list = listTypeOf(column, type);
+    return { list: projectedFieldOf(`${column}.${LIST_ELEMENT}`, list.element) };
+  }
+  if (type.type === 'map') {
+    const map = mapTypeOf(column, type);
+    return {
+      map: {
+        key: projectedFieldOf(`${column}.${MAP_KEY}`, map.key),
+        value: projectedFieldOf(`${column}.${MAP_VALUE}`, map.value),
+      },
+    };
   }
   if (type.type === 'struct') {
     const fields = storedFields((type.fields ?? []) as readonly IcebergField[]);
@@ -354,6 +454,25 @@ function sourceOf(column: string, f: IcebergField, node: Node, formatVersion: Fo
   if (e.repetition_type === 'REPEATED')
     throw new NotProjectable(column, 'it is a repeated field in the file');
   if (typeof f.type !== 'string') {
+    if (f.type.type === 'list') {
+      const [element] = repeatedOf(column, node, 'list', 1);
+      return nestedSource(
+        'element',
+        column,
+        listTypeOf(column, f.type).element,
+        element as Node,
+        formatVersion,
+      );
+    }
+    if (f.type.type === 'map') {
+      const [key, value] = repeatedOf(column, node, 'map', 2);
+      const map = mapTypeOf(column, f.type);
+      const shape = {
+        ...nestedSource('key', column, map.key, key as Node, formatVersion),
+        ...nestedSource('value', column, map.value, value as Node, formatVersion),
+      };
+      return shape;
+    }
     if (f.type.type !== 'struct')
       throw new NotProjectable(
         column,
@@ -391,6 +510,63 @@ function sourceOf(column: string, f: IcebergField, node: Node, formatVersion: Fo
     column,
     `it is ${f.type} now but ${was} in the file, which is not a promotion Iceberg allows`,
   );
+}
+
+/**
+ * The children of the repeated group of a file's list (one: the element) or map (two: the key and the value), in
+ * Parquet's standard form: a group annotated LIST (MAP) holding one repeated group of them. A list the file keeps in
+ * one of the legacy two-level forms the format's backward-compatibility rules describe (a repeated primitive, a
+ * repeated group of several fields, one named `array` or `<column>_tuple`) is not one this projection describes.
+ * @throws NotProjectable for a column that is not a list (a map) in the file; not describable for a legacy form.
+ */
+function repeatedOf(column: string, node: Node, kind: 'list' | 'map', parts: 1 | 2): readonly Node[] {
+  const e = node.element;
+  const annotation = e.logical_type?.type ?? e.converted_type;
+  const wanted = kind === 'list' ? ['LIST'] : ['MAP', 'MAP_KEY_VALUE'];
+  if (node.children.length === 0 || annotation === undefined || !wanted.includes(annotation))
+    throw new NotProjectable(
+      column,
+      `it is a ${kind} now but ${node.children.length === 0 ? 'a primitive' : 'a group that is not one'} in the file`,
+    );
+  const repeated = node.children.length === 1 ? node.children[0] : undefined;
+  const legacy =
+    repeated === undefined ||
+    repeated.element.repetition_type !== 'REPEATED' ||
+    repeated.children.length !== parts ||
+    (kind === 'list' && (repeated.element.name === 'array' || repeated.element.name === `${e.name}_tuple`));
+  if (legacy)
+    throw new NotProjectable(
+      column,
+      `the file writes this ${kind} in a legacy form (not a group of one repeated group of ${kind === 'list' ? 'its element' : 'its key and value'}), which this rewrite does not project`,
+      false,
+    );
+  return repeated.children;
+}
+
+/**
+ * How the file's list element (map key, map value) `node` becomes the current one `f`: matched by its field id
+ * as Iceberg matches every nested field, converted as a field is. Empty when it is copied as it is.
+ */
+function nestedSource(
+  part: 'element' | 'key' | 'value',
+  column: string,
+  f: IcebergField,
+  node: Node,
+  formatVersion: FormatVersion,
+): SourceShape {
+  const name = `${column}.${f.name}`;
+  const id = node.element.field_id;
+  if (id !== f.id)
+    throw new NotProjectable(
+      name,
+      id === undefined
+        ? `it has no Parquet field id in the file, so it cannot be matched to the current schema's ${part} (id ${f.id})`
+        : `it has field id ${id} in the file, not the current schema's ${part} id ${f.id}`,
+    );
+  if (isUnknown(f))
+    throw new NotProjectable(name, `a ${part} of the unknown type is not one this rewrite projects`, false);
+  const shape = sourceOf(name, f, node, formatVersion);
+  return Object.keys(shape).length === 0 ? {} : { [part]: shape };
 }
 
 /**
@@ -547,17 +723,22 @@ export function projectionRestatesFile(
         c.source !== undefined &&
         c.source.widen === undefined &&
         c.source.fields === undefined &&
+        c.source.element === undefined &&
+        c.source.key === undefined &&
+        c.source.value === undefined &&
         !holdsUuid(c.field.type),
     )
   );
 }
 
-/** Whether a written type is, or (a struct) holds at any depth, a uuid. */
+/** Whether a written type is, or (a struct, a list, a map) holds at any depth, a uuid. */
 function holdsUuid(type: ProjectedType): boolean {
-  return (
-    type === 'uuid' ||
-    (typeof type === 'object' && 'struct' in type && type.struct.some((f) => holdsUuid(f.type)))
-  );
+  if (type === 'uuid') return true;
+  if (typeof type !== 'object') return false;
+  if ('struct' in type) return type.struct.some((f) => holdsUuid(f.type));
+  if ('list' in type) return holdsUuid(type.list.type);
+  if ('map' in type) return holdsUuid(type.map.key.type) || holdsUuid(type.map.value.type);
+  return false;
 }
 
 /**
