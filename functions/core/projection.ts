@@ -489,3 +489,73 @@ export function projectedTypeText(type: ProjectedType): string {
     return `map<${projectedTypeText(type.map.key.type)}, ${projectedTypeText(type.map.value.type)}>`;
   return `struct<${type.struct.map((f) => `${f.name}: ${projectedTypeText(f.type)}`).join(', ')}>`;
 }
+
+/**
+ * The first column of a written file (its footer schema as a tree) whose stored Parquet type, shape or nested field
+ * id is not its projected one, read back as every projection reads a file's leaves (`projectedLeafType`): the
+ * projected schema is the table's, so an output the writer stored otherwise (a lost annotation, another unit, a
+ * list in another form, a nested field id dropped) would not be of the table's schema. Pre-flight asks it of a
+ * trial write, before anything is written.
+ */
+export function mistypedColumn(
+  root: FooterSchemaNode,
+  projection: ColumnProjection,
+): { column: string; stored: string; type: string } | undefined {
+  const check = (
+    column: string,
+    node: FooterSchemaNode | undefined,
+    type: ProjectedType,
+    fieldId?: number,
+  ): { column: string; stored: string; type: string } | undefined => {
+    // A nested field's id (a struct field's, a list element's, a map key's or value's) is the table's too.
+    if (fieldId !== undefined && node !== undefined && node.element.field_id !== fieldId)
+      return {
+        column,
+        stored: `field id ${node.element.field_id ?? '(none)'}`,
+        type: `field id ${fieldId}`,
+      };
+    if (typeof type === 'object' && 'struct' in type) {
+      if (node === undefined || node.children.length !== type.struct.length)
+        return { column, stored: 'another shape', type: projectedTypeText(type) };
+      for (const [i, f] of type.struct.entries()) {
+        const found = check(`${column}.${f.name}`, node.children[i], f.type, f.fieldId);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    }
+    if (typeof type === 'object' && ('list' in type || 'map' in type)) {
+      // The standard forms: a LIST (MAP) group of one repeated group of the element (the key and the value).
+      const parts = 'list' in type ? [type.list] : [type.map.key, type.map.value];
+      const annotation = node?.element.logical_type?.type ?? node?.element.converted_type;
+      const repeated = node?.children.length === 1 ? node.children[0] : undefined;
+      if (
+        annotation !== ('list' in type ? 'LIST' : 'MAP') ||
+        repeated?.element.repetition_type !== 'REPEATED' ||
+        repeated.children.length !== parts.length
+      )
+        return { column, stored: 'another shape', type: projectedTypeText(type) };
+      for (const [i, f] of parts.entries()) {
+        const found = check(`${column}.${f.name}`, repeated.children[i], f.type, f.fieldId);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    }
+    const stored =
+      node === undefined || node.children.length > 0 ? undefined : projectedLeafType(node.element);
+    return stored !== undefined && JSON.stringify(stored) === JSON.stringify(type)
+      ? undefined
+      : {
+          column,
+          stored:
+            stored !== undefined
+              ? projectedTypeText(stored)
+              : `${node?.element.type ?? 'a group'} ${JSON.stringify(node?.element.logical_type ?? null)}`,
+          type: projectedTypeText(type),
+        };
+  };
+  for (const [i, c] of projection.columns.entries()) {
+    const found = check(c.field.name, root.children[i], c.field.type);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
