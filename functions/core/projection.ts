@@ -70,7 +70,10 @@ export interface ProjectedField {
  * 2262-04-11, fails the rewrite naming it); `int8-decimal` … `int64-decimal`:
  * the integer as the unscaled value times 10^scale of the written decimal; `decimal`: the same unscaled value at a
  * larger precision, times 10^(written scale − `fromScale`) when the file holds the column at the smaller scale
- * `fromScale`); or, with `source` absent, null in every row (a column the input's schema did not have yet).
+ * `fromScale`; `timestamp-ms-us`: a timestamp in milliseconds (Parquet TIMESTAMP(MILLIS)) as the same instant in
+ * microseconds, times 1,000 (one whose microseconds 64 bits cannot hold fails the rewrite naming it); `time-ms-us`: a
+ * time of day in milliseconds (INT32 TIME(MILLIS)) as its microseconds, times 1,000); or, with `source` absent, null
+ * in every row (a column the input's schema did not have yet).
  *
  * Every widening listed is exact: no value of the narrower type is lost or rounded in the wider one (a format allows
  * only such changes, and a decimal's precision grows at least as much as its scale).
@@ -245,6 +248,8 @@ export const PROJECTED_WIDENINGS = [
   'int16-decimal',
   'int32-decimal',
   'int64-decimal',
+  'timestamp-ms-us',
+  'time-ms-us',
 ] as const;
 export type ProjectedWidening = (typeof PROJECTED_WIDENINGS)[number];
 

@@ -10,6 +10,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  type DataType,
   Field,
   Int32,
   Int64,
@@ -18,6 +19,10 @@ import {
   Schema,
   Struct,
   Table,
+  TimeMicrosecond,
+  TimeMillisecond,
+  TimestampMicrosecond,
+  TimestampMillisecond,
   tableToIPC,
   Utf8,
   vectorFromArray,
@@ -68,7 +73,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function field(name: string, type: Int32 | Int64 | Utf8, id: number | undefined): Field {
+function field(name: string, type: DataType, id: number | undefined): Field {
   return new Field(
     name,
     type,
@@ -973,6 +978,93 @@ describe('compact on an Iceberg table with list and map columns whose schema evo
       ['key_value', null, 'REPEATED', null],
       ['key', 'BYTE_ARRAY', 'REQUIRED', 15],
       ['value', 'BYTE_ARRAY', 'OPTIONAL', 16],
+    ]);
+  });
+});
+
+describe('compact on an Iceberg table whose files hold timestamps and times in milliseconds', () => {
+  /** id long (1), instant timestamptz (2), wall timestamp (3), t time (4): Iceberg's types are all in microseconds. */
+  const SCHEMA = {
+    type: 'struct',
+    'schema-id': 0,
+    fields: [
+      { id: 1, name: 'id', required: false, type: 'long' },
+      { id: 2, name: 'instant', required: false, type: 'timestamptz' },
+      { id: 3, name: 'wall', required: false, type: 'timestamp' },
+      { id: 4, name: 't', required: false, type: 'time' },
+    ],
+  };
+  const MILLIS = [
+    field('id', new Int64(), 1),
+    field('instant', new TimestampMillisecond('UTC'), 2),
+    field('wall', new TimestampMillisecond(), 3),
+    field('t', new TimeMillisecond(), 4),
+  ];
+  const MICROS = [
+    field('id', new Int64(), 1),
+    field('instant', new TimestampMicrosecond('UTC'), 2),
+    field('wall', new TimestampMicrosecond(), 3),
+    field('t', new TimeMicrosecond(), 4),
+  ];
+  const AS_TEXT = 'id, instant::VARCHAR AS instant, wall::VARCHAR AS wall, t::VARCHAR AS t';
+
+  it('projects a file in milliseconds onto the schema in microseconds (times 1,000) and writes it with the others into one output, every value equal', async () => {
+    // Prepare: a file written in milliseconds (an Avro-based writer's, imported) beside one in microseconds
+    dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-millis-'));
+    const store = new LocalObjectStore(dir);
+    await mkdir(join(dir, NAME, 'data'), { recursive: true });
+    await putMetadata(store, 1, [SCHEMA], 0, 4);
+    const noon = Date.UTC(2024, 0, 31, 12, 34, 56, 789);
+    await append(
+      store,
+      'a.parquet',
+      parquetOf(MILLIS, {
+        id: [1n, 2n, 3n],
+        instant: [noon, null, Date.UTC(1969, 11, 31, 23, 59, 59, 1)],
+        wall: [noon + 1, Date.UTC(2262, 3, 11, 0, 0, 0, 1), null],
+        t: [45_296_789, null, 86_399_999],
+      }),
+    );
+    await append(
+      store,
+      'b.parquet',
+      parquetOf(MICROS, { id: [4n], instant: [noon], wall: [noon], t: [45_296_789_123n] }),
+    );
+    const inputs = await liveFiles(store);
+    const expected = await db.rows(
+      `SELECT ${AS_TEXT} FROM read_parquet([${inputs.map(sqlString).join(', ')}]) ORDER BY id`,
+    );
+    const io = captureIo();
+
+    // Act
+    const code = await run(
+      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'rewrite-all=true'],
+      io,
+    );
+
+    // Assess: one output, every value as DuckDB reads the inputs, stored in microseconds as the schema says
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const outputs = await liveFiles(store);
+    expect(outputs).toHaveLength(1);
+    const output = outputs[0] as string;
+    expect(await db.rows(`SELECT ${AS_TEXT} FROM read_parquet(${sqlString(output)}) ORDER BY id`)).toEqual(
+      expected,
+    );
+    expect(expected[0]).toEqual({
+      id: '1',
+      instant: '2024-01-31 12:34:56.789+00',
+      wall: '2024-01-31 12:34:56.79',
+      t: '12:34:56.789',
+    });
+    const schema = await db.rows(
+      `SELECT name, type, regexp_replace(logical_type::VARCHAR, '\\(.*', '') AS logical, logical_type::VARCHAR AS detail
+       FROM parquet_schema(${sqlString(output)}) WHERE field_id IS NOT NULL`,
+    );
+    expect(schema.map((e) => [e.name, e.type, e.logical, /MICROS/.test(String(e.detail))])).toEqual([
+      ['id', 'INT64', null, false],
+      ['instant', 'INT64', 'TimestampType', true],
+      ['wall', 'INT64', 'TimestampType', true],
+      ['t', 'INT64', 'TimeType', true],
     ]);
   });
 });

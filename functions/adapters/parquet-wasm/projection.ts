@@ -393,8 +393,8 @@ function getDecimal128(words: Uint32Array, at: number): bigint {
 /**
  * `data` widened to `type` slot by slot, where the conversion is one of integers or decimals that arrow-js would not
  * make exactly value by value (a narrower signed integer as a wider one, an integer as a decimal's unscaled value
- * times 10^scale, a decimal at a larger scale: its unscaled value times 10^(scale difference)); undefined for any
- * other pair. The validity bitmap is kept as it is; null slots are converted too, and stay null.
+ * times 10^scale, a decimal at a larger scale: its unscaled value times 10^(scale difference), a day as its
+ * midnight's timestamp, a timestamp or time of day in milliseconds as microseconds); undefined for any other pair. The validity bitmap is kept as it is; null slots are converted too, and stay null.
  */
 function widenedExactly(key: string, column: string, data: Data, type: DataType): Data | undefined {
   const from = data.type;
@@ -439,6 +439,30 @@ function widenedExactly(key: string, column: string, data: Data, type: DataType)
           `its date column ${column} holds day ${values[i]} (since 1970-01-01), whose midnight a timestamp in ${nanos ? 'nanoseconds (1677-09-21 … 2262-04-11)' : 'microseconds'} cannot hold: it cannot be read as the timestamp the table's schema now has; rewrite the row's value or leave the file as it is`,
         );
       out[i] = BigInt.asIntN(64, stamp);
+    }
+  } else if (
+    ((DataType.isTimestamp(from) && DataType.isTimestamp(type)) ||
+      (DataType.isTime(from) && DataType.isTime(type) && type.bitWidth === 64)) &&
+    from.unit === TimeUnit.MILLISECOND &&
+    type.unit === TimeUnit.MICROSECOND
+  ) {
+    // Milliseconds → microseconds of the same instant (time of day), exactly; a timestamp whose microseconds 64 bits
+    // cannot hold (past ±292,000 years) fails, naming it, as a day too far for a timestamp does.
+    out = new BigInt64Array(n);
+    const valid = data.nullBitmap;
+    for (let i = 0; i < n; i++) {
+      const millis = BigInt(values[i] as number | bigint);
+      const micros = millis * 1000n;
+      const isValid =
+        valid === undefined ||
+        valid.length === 0 ||
+        ((valid[(data.offset + i) >> 3] as number) >> ((data.offset + i) & 7)) & 1;
+      if (isValid && (micros < INT64_MIN || micros > INT64_MAX))
+        throw new UnsupportedInputError(
+          key,
+          `its column ${column} holds ${millis} ms since 1970-01-01, whose microseconds a 64-bit timestamp cannot hold: it cannot be read as the timestamp in microseconds the table's schema has; rewrite the row's value or leave the file as it is`,
+        );
+      out[i] = BigInt.asIntN(64, micros);
     }
   } else if (
     DataType.isDecimal(from) &&

@@ -197,7 +197,9 @@ const INT_WIDTH = { int8: 1, int16: 2, int32: 4, int64: 8 } as const;
 type IntName = keyof typeof INT_WIDTH;
 
 /** What a widening reads (slot width and kind) and writes (slot width), from its name. */
-function wideningShape(widen: Exclude<ProjectedWidening, 'decimal'>): {
+function wideningShape(
+  widen: Exclude<ProjectedWidening, 'decimal' | 'timestamp-ms-us' | 'time-ms-us'>,
+): {
   readonly from: IntName | 'float32' | 'date32';
   readonly to: IntName | 'float64' | 'timestamp' | 'decimal';
 } {
@@ -238,6 +240,28 @@ function readInt128(view: DataView, i: number): bigint {
 }
 
 /**
+ * `slots` of milliseconds (a 64-bit timestamp, or a 32-bit time of day) as the 64-bit microseconds of the same
+ * instant (time of day), times 1,000, computed apart from the engine (which refuses a timestamp whose microseconds
+ * overflow before anything is written; here such a slot would only wrap, and so fail verification).
+ */
+function millisToMicros(column: string, slots: ArrowSlots, widen: 'timestamp-ms-us' | 'time-ms-us'): ArrowSlots {
+  const fromWidth = widen === 'timestamp-ms-us' ? 8 : 4;
+  if (slots.kind !== 'fixed' || slots.width !== fromWidth)
+    throw new UnsupportedInputError(
+      '(batch)',
+      `column ${column} is not ${fromWidth * 8}-bit wide as the projection's ${widen} needs`,
+    );
+  const from = new DataView(slots.bytes.buffer, slots.bytes.byteOffset, slots.bytes.byteLength);
+  const bytes = new Uint8Array(slots.length * 8);
+  const to = new DataView(bytes.buffer);
+  for (let i = 0; i < slots.length; i++) {
+    const millis = fromWidth === 8 ? from.getBigInt64(i * 8, true) : BigInt(from.getInt32(i * 4, true));
+    to.setBigInt64(i * 8, BigInt.asIntN(64, millis * 1000n), true);
+  }
+  return { kind: 'fixed', length: slots.length, validity: slots.validity, width: 8, bytes };
+}
+
+/**
  * `slots` with each value widened as `widen` says: a signed integer sign-extended, an integer or float32 as the
  * float64 of the same value, a date32's days → the microseconds (or nanoseconds) of that day's midnight, an integer as a decimal's
  * unscaled value times 10^scale, a decimal's unscaled value times 10^(scale − `fromScale`). Null slots are
@@ -271,6 +295,7 @@ function widened(
     for (let i = 0; i < slots.length; i++) writeInt128(to, i, readInt128(from, i) * factor);
     return { kind: 'fixed', length: slots.length, validity: slots.validity, width: 16, bytes };
   }
+  if (widen === 'timestamp-ms-us' || widen === 'time-ms-us') return millisToMicros(column, slots, widen);
   const shape = wideningShape(widen);
   const fromWidth = shape.from === 'float32' || shape.from === 'date32' ? 4 : INT_WIDTH[shape.from];
   if (slots.kind !== 'fixed' || slots.width !== fromWidth)

@@ -91,6 +91,28 @@ function primitiveOf(e: SchemaElement): string | undefined {
   return undefined;
 }
 
+/**
+ * The Iceberg type a leaf in milliseconds holds, and the widening to the microseconds every Iceberg type is in:
+ * Iceberg's Parquet readers read TIMESTAMP(MILLIS) (and the legacy TIMESTAMP_MILLIS) as a timestamp in microseconds
+ * and TIME(MILLIS) as a time in microseconds, times 1,000 (Java's `TimestampMillisReader`, `TimeMillisReader`) —
+ * files that migrated or imported tables hold, written by Avro-based writers. Undefined for any other leaf.
+ */
+function millisOf(
+  e: SchemaElement,
+): { readonly type: string; readonly widen: 'timestamp-ms-us' | 'time-ms-us' } | undefined {
+  const logical = e.logical_type;
+  if (e.type === 'INT64' && logical?.type === 'TIMESTAMP' && logical.unit === 'MILLIS')
+    return { type: logical.isAdjustedToUTC ? 'timestamptz' : 'timestamp', widen: 'timestamp-ms-us' };
+  if (e.type === 'INT64' && logical === undefined && e.converted_type === 'TIMESTAMP_MILLIS')
+    return { type: 'timestamptz', widen: 'timestamp-ms-us' };
+  // A time of day is read so whatever its UTC flag says (Iceberg's `time` has no zone).
+  if (e.type === 'INT32' && logical?.type === 'TIME' && logical.unit === 'MILLIS')
+    return { type: 'time', widen: 'time-ms-us' };
+  if (e.type === 'INT32' && logical === undefined && e.converted_type === 'TIME_MILLIS')
+    return { type: 'time', widen: 'time-ms-us' };
+  return undefined;
+}
+
 const DECIMAL = /^decimal\((\d+),\s*(\d+)\)$/;
 const FIXED = /^fixed\[(\d+)\]$/;
 
@@ -485,6 +507,14 @@ function sourceOf(column: string, f: IcebergField, node: Node, formatVersion: Fo
   }
   if (node.children.length > 0)
     throw new NotProjectable(column, `it is ${f.type} now but a group in the file`);
+  const millis = millisOf(e);
+  if (millis !== undefined) {
+    if (millis.type === f.type) return { widen: millis.widen };
+    throw new NotProjectable(
+      column,
+      `it is ${f.type} now but ${millis.type} in milliseconds in the file, which is not a promotion Iceberg allows`,
+    );
+  }
   const was = primitiveOf(e);
   if (was === undefined)
     throw new NotProjectable(

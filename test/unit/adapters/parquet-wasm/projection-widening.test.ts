@@ -2,8 +2,22 @@
 // microseconds holds — days before 1970, and midnights far past 2^53 µs — and that a day whose midnight no timestamp
 // holds fails the rewrite by name (the spec's "runtime failure"), nothing written: without the check its value would
 // wrap around 64 bits.
-// DuckDB writes the inputs and reads the outputs back; verify re-reads them against the fingerprint.
+// DuckDB writes the inputs and reads the outputs back; verify re-reads them against the fingerprint. A timestamp in
+// milliseconds read as microseconds (Iceberg's reading of a TIMESTAMP(MILLIS) file) fails by name where it would wrap.
 
+import {
+  type Data,
+  Field,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  TimestampMillisecond,
+  tableToIPC,
+  vectorFromArray,
+} from 'apache-arrow';
+import * as pw from 'parquet-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
@@ -179,6 +193,54 @@ describe('rewriteGroup with a date → timestamp_ns projection', () => {
     await expect(attempt).rejects.toThrow(
       `its date column d holds day ${day} (since 1970-01-01), whose midnight a timestamp in nanoseconds`,
     );
+    expect((await target.list('')).objects).toEqual([]);
+  });
+});
+
+describe('rewriteGroup with a milliseconds → microseconds projection (a timestamp read as Iceberg reads it)', () => {
+  it('refuses a timestamp whose microseconds 64 bits cannot hold, naming file, column and value, writing nothing', async () => {
+    // Prepare: 9.3e15 ms since 1970 (about year 296,700): its microseconds are past 2^63
+    const source = new MemoryObjectStore();
+    const target = new MemoryObjectStore();
+    const far = 9_300_000_000_000_000;
+    const schema = new Schema([
+      new Field('ts', new TimestampMillisecond('UTC'), true, new Map([['PARQUET:field_id', '1']])),
+    ]);
+    const column = vectorFromArray([Date.UTC(2024, 0, 1), far], schema.fields[0]?.type);
+    const batch = new RecordBatch(
+      schema,
+      makeData({
+        type: new Struct(schema.fields),
+        length: 2,
+        nullCount: 0,
+        children: [column.data[0] as Data],
+      }),
+    );
+    await source.put(
+      'in/far.parquet',
+      pw.writeParquet(pw.Table.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))),
+    );
+    const projection: ColumnProjection = {
+      columns: [
+        {
+          field: { name: 'ts', fieldId: 1, nullable: true, type: 'timestamp-us-utc' },
+          source: { column: 'ts', widen: 'timestamp-ms-us' },
+        },
+      ],
+      keyValueMetadata: {},
+    };
+
+    // Act
+    const attempt = rewriteGroup(
+      { source, target },
+      { groupId: 'g1', files: [{ ...(await fileOf(source, 'in/far.parquet')), projection }] },
+      { outputKey: (i) => `out/${i}.parquet` },
+    );
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(UnsupportedInputError);
+    await expect(attempt).rejects.toThrow('in/far.parquet');
+    await expect(attempt).rejects.toThrow(`its column ts holds ${far} ms since 1970-01-01`);
     expect((await target.list('')).objects).toEqual([]);
   });
 });

@@ -290,6 +290,66 @@ describe('projectDataFile', () => {
     expect(projected.kind === 'refused' ? projected.reason : '').toContain(reason);
   });
 
+  it('reads a timestamp or time in milliseconds as the microseconds of its Iceberg type (times 1,000), as Iceberg readers do', () => {
+    // Prepare: at TIMESTAMP(MILLIS, UTC), wall the legacy TIMESTAMP_MILLIS (UTC), t TIME(MILLIS), t2 TIME_MILLIS
+    const file = [
+      root(4),
+      leaf('at', 'INT64', 1, { logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' } }),
+      leaf('wall', 'INT64', 2, { converted_type: 'TIMESTAMP_MILLIS' }),
+      leaf('t', 'INT32', 3, { logical_type: { type: 'TIME', isAdjustedToUTC: false, unit: 'MILLIS' } }),
+      leaf('t2', 'INT32', 4, { converted_type: 'TIME_MILLIS' }),
+    ];
+    const current = schema([
+      { id: 1, name: 'at', required: false, type: 'timestamptz' },
+      { id: 2, name: 'wall', required: false, type: 'timestamptz' },
+      { id: 3, name: 't', required: false, type: 'time' },
+      { id: 4, name: 't2', required: false, type: 'time' },
+    ]);
+
+    // Act
+    const projected = projectDataFile(file, current, '{}');
+
+    // Assess
+    expect(projected.kind === 'projected' ? projected.projection.columns : projected).toEqual([
+      {
+        field: { name: 'at', fieldId: 1, nullable: true, type: 'timestamp-us-utc' },
+        source: { column: 'at', widen: 'timestamp-ms-us' },
+      },
+      {
+        field: { name: 'wall', fieldId: 2, nullable: true, type: 'timestamp-us-utc' },
+        source: { column: 'wall', widen: 'timestamp-ms-us' },
+      },
+      {
+        field: { name: 't', fieldId: 3, nullable: true, type: 'time-us' },
+        source: { column: 't', widen: 'time-ms-us' },
+      },
+      {
+        field: { name: 't2', fieldId: 4, nullable: true, type: 'time-us' },
+        source: { column: 't2', widen: 'time-ms-us' },
+      },
+    ]);
+  });
+
+  it('refuses a timestamp in milliseconds adjusted to UTC where the schema has a timestamp without zone', () => {
+    // Prepare
+    const file = [
+      root(1),
+      leaf('at', 'INT64', 1, { logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' } }),
+    ];
+
+    // Act
+    const projected = projectDataFile(
+      file,
+      schema([{ id: 1, name: 'at', required: false, type: 'timestamp' }]),
+      '{}',
+    );
+
+    // Assess
+    expect(projected.kind === 'refused' ? projected.reason : projected).toContain(
+      'column at: it is timestamp now but timestamptz in milliseconds in the file',
+    );
+  });
+
   describe('lists and maps', () => {
     const group = (name: string, extra: Partial<SchemaElement>, children: number) =>
       ({ name, num_children: children, repetition_type: 'OPTIONAL', ...extra }) as SchemaElement;
