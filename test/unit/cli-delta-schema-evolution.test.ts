@@ -5,7 +5,8 @@
 // schema (physical names, field ids, the widened type). The oracle is DuckDB alone, over the files the log names:
 // columns matched by physical name (union_by_name, as a name-mode reader resolves them), cast to the current types.
 // A type change Delta does not allow, or a widening on a table without the feature, is refused by name and those
-// files keep every byte; a writer that mangles the projection is caught by verification.
+// files keep every byte; a writer that mangles the projection is caught by verification. Array and map columns are
+// projected too: an element or value widened, a struct element extended, nulls kept at every level.
 import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -709,6 +710,191 @@ describe('compact --format delta on a column-mapped table whose struct column ev
       ['col_x', 'INT64', 3],
       ['col_y', 'DOUBLE', 5],
     ]);
+  });
+});
+
+describe('compact --format delta on a column-mapped table with array and map columns whose schema evolved', () => {
+  /** A type change of an array's element or a map's value, as the schema records it (PROTOCOL.md "Type Change Metadata"). */
+  const widened = (fieldPath: string) => [{ fromType: 'integer', toType: 'long', fieldPath }];
+  const pts = (fields: object[]) => ({
+    type: 'array',
+    elementType: { type: 'struct', fields },
+    containsNull: true,
+  });
+  /** id long; tags array<integer>; props map<string, integer>; pts array<struct<x integer>>. */
+  const V1 = [
+    DAY,
+    field('id', 'col_id', 2, 'long'),
+    field('tags', 'col_tags', 3, { type: 'array', elementType: 'integer', containsNull: true }),
+    field('props', 'col_props', 4, {
+      type: 'map',
+      keyType: 'string',
+      valueType: 'integer',
+      valueContainsNull: true,
+    }),
+    field('pts', 'col_pts', 5, pts([field('x', 'col_x', 6, 'integer')])),
+  ];
+  /** tags' element and props' value widened to long, pts' element gains y (its x widened), note added. */
+  const V2 = [
+    DAY,
+    field('id', 'col_id', 2, 'long'),
+    field(
+      'tags',
+      'col_tags',
+      3,
+      { type: 'array', elementType: 'long', containsNull: true },
+      widened('element'),
+    ),
+    field(
+      'props',
+      'col_props',
+      4,
+      { type: 'map', keyType: 'string', valueType: 'long', valueContainsNull: true },
+      widened('value'),
+    ),
+    field(
+      'pts',
+      'col_pts',
+      5,
+      pts([
+        field('x', 'col_x', 6, 'long', [{ fromType: 'integer', toType: 'long' }]),
+        field('y', 'col_y', 7, 'double'),
+      ]),
+    ),
+    field('note', 'col_note', 8, 'string'),
+  ];
+  /** The current schema's columns as a row of VARCHARs (lists and maps as DuckDB prints them). */
+  const CURRENT = `col_id::VARCHAR AS id, col_tags::VARCHAR AS tags, col_props::VARCHAR AS props, col_pts::VARCHAR AS pts, col_note AS note`;
+  /** An old file's columns as the current schema reads them, by DuckDB's own casts. */
+  const PROJECTED_OLD = `col_id::VARCHAR AS id, col_tags::BIGINT[]::VARCHAR AS tags,
+    col_props::MAP(VARCHAR, BIGINT)::VARCHAR AS props,
+    list_transform(col_pts, s -> CASE WHEN s IS NULL THEN NULL ELSE {'col_x': s.col_x::BIGINT, 'col_y': NULL::DOUBLE} END)::VARCHAR AS pts,
+    NULL::VARCHAR AS note`;
+
+  /** Every live row, each file read alone by DuckDB as the current schema reads it, with its partition. */
+  async function rows(): Promise<string[]> {
+    const snapshot = await readDeltaSnapshot(store, '');
+    const selects = [];
+    for (const f of snapshot.files) {
+      const path = join(root(), f.key ?? '');
+      const current =
+        (await db.rows(`SELECT name FROM parquet_schema(${sqlString(path)}) WHERE name = 'col_note'`))
+          .length > 0;
+      selects.push(
+        `SELECT ${current ? CURRENT : PROJECTED_OLD}, ${sqlString(f.partitionValues.day ?? '')} AS day FROM read_parquet(${sqlString(path)})`,
+      );
+    }
+    return (await db.rows(`${selects.join(' UNION ALL ')} ORDER BY ALL`)).map((r) => JSON.stringify(r));
+  }
+
+  it('projects the older files (element and value widened, a struct element extended, a column added) with the current ones into one file per partition of the current schema, rows equal', async () => {
+    // Prepare: per partition, two files of V1 — a null and an empty array, a null element, a null map, a null
+    // value, a null struct element and a null field in one — then the schema change and two files of V2
+    version = 0;
+    await commit([protocol(true), metaData(V1)]);
+    const oldIds = {
+      col_id: 2,
+      col_tags: 3,
+      col_props: 4,
+      col_pts: '{__duckdb_field_id: 5, element: {col_x: 6}}',
+    };
+    for (const day of ['d1', 'd2'])
+      for (let i = 0; i < 2; i++)
+        await append(
+          day,
+          `old-${i}`,
+          `SELECT (range + ${i * 10})::BIGINT AS col_id,
+             CASE range WHEN 0 THEN NULL WHEN 1 THEN []::INTEGER[] ELSE [2147483647 - range, NULL, -2147483648 + range]::INTEGER[] END AS col_tags,
+             CASE range WHEN 0 THEN MAP {'k': 1::INTEGER} WHEN 1 THEN NULL ELSE MAP {'k' || range: (-range)::INTEGER, 'z': NULL::INTEGER} END AS col_props,
+             CASE range WHEN 1 THEN NULL ELSE [{'col_x': (range * 7 + ${i})::INTEGER}, NULL, {'col_x': NULL::INTEGER}] END AS col_pts
+           FROM range(4)`,
+          oldIds,
+        );
+    await commit([metaData(V2)]);
+    const newIds = {
+      col_id: 2,
+      col_tags: 3,
+      col_props: 4,
+      col_pts: '{__duckdb_field_id: 5, element: {col_x: 6, col_y: 7}}',
+      col_note: 8,
+    };
+    for (const day of ['d1', 'd2'])
+      for (let i = 0; i < 2; i++)
+        await append(
+          day,
+          `new-${i}`,
+          `SELECT (range + 100 + ${i * 10})::BIGINT AS col_id,
+             [(range + 5000000000)::BIGINT, NULL] AS col_tags,
+             MAP {'n' || range: (range * 10000000000)::BIGINT} AS col_props,
+             [{'col_x': range::BIGINT, 'col_y': (range * 0.5)::DOUBLE}] AS col_pts,
+             'note ' || range AS col_note
+           FROM range(2)`,
+          newIds,
+        );
+    const before = await rows();
+    const io = captureIo();
+
+    // Act
+    const code = await run(['compact', root(), '--format', 'delta', '--min-input-files', '2'], io);
+
+    // Assess: one file per partition, the rows equal, nulls at every level kept, the current schema's names and ids
+    expect(code, io.stderr.join('\n')).toBe(0);
+    const files = (await readDeltaSnapshot(store, '')).files;
+    expect(files.map((f) => f.partitionValues.day).sort()).toEqual(['d1', 'd2']);
+    const after = await rows();
+    expect(after).toHaveLength(2 * (2 * 4 + 2 * 2));
+    expect(missingRows(before, after)).toEqual([]);
+    expect(missingRows(after, before)).toEqual([]);
+    const row = (r: object) => JSON.stringify({ ...r, day: 'd1' });
+    expect(after).toContain(
+      row({
+        id: '0',
+        tags: null,
+        props: '{k=1}',
+        pts: "[{'col_x': 0, 'col_y': NULL}, NULL, {'col_x': NULL, 'col_y': NULL}]",
+        note: null,
+      }),
+    );
+    expect(after).toContain(row({ id: '1', tags: '[]', props: null, pts: null, note: null }));
+    expect(after).toContain(
+      row({
+        id: '13',
+        tags: '[2147483644, NULL, -2147483645]',
+        props: '{k3=-3, z=NULL}',
+        pts: "[{'col_x': 22, 'col_y': NULL}, NULL, {'col_x': NULL, 'col_y': NULL}]",
+        note: null,
+      }),
+    );
+    for (const f of files) {
+      const schema = await db.rows(
+        `SELECT name, type, repetition_type, field_id FROM parquet_schema(${sqlString(join(root(), f.key ?? ''))})`,
+      );
+      expect(
+        schema
+          .slice(1)
+          .map((e) => [
+            e.name,
+            e.type ?? null,
+            e.repetition_type,
+            e.field_id === null ? null : Number(e.field_id),
+          ]),
+      ).toEqual([
+        ['col_id', 'INT64', 'OPTIONAL', 2],
+        ['col_tags', null, 'OPTIONAL', 3],
+        ['list', null, 'REPEATED', null],
+        ['element', 'INT64', 'OPTIONAL', null],
+        ['col_props', null, 'OPTIONAL', 4],
+        ['key_value', null, 'REPEATED', null],
+        ['key', 'BYTE_ARRAY', 'REQUIRED', null],
+        ['value', 'INT64', 'OPTIONAL', null],
+        ['col_pts', null, 'OPTIONAL', 5],
+        ['list', null, 'REPEATED', null],
+        ['element', null, 'OPTIONAL', null],
+        ['col_x', 'INT64', 'OPTIONAL', 6],
+        ['col_y', 'DOUBLE', 'OPTIONAL', 7],
+        ['col_note', 'BYTE_ARRAY', 'OPTIONAL', 8],
+      ]);
+    }
   });
 });
 

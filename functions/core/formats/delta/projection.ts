@@ -1,28 +1,36 @@
 // A Delta data file projected onto the table's current schema (`metaData.schemaString`), as a Delta reader resolves
 // it (PROTOCOL.md "Column Mapping" and "Type Widening"): a column is found in the file by its physical name
 // (`delta.columnMapping.physicalName`, mode `name`), by its field id (`delta.columnMapping.id`, mode `id`) or by its
-// own name (no mapping), and a struct's fields alike at any depth; a column or struct field added after the file was
-// written is null in its rows, a dropped one is not written, and a column or field whose type was widened under the
-// `typeWidening` feature is widened. The output is named and typed as a Delta writer of the current schema writes
-// it: physical names, field ids where the table has them, the current types. Partition columns are not in Delta data files and are never projected.
+// own name (no mapping), and a struct's fields alike at any depth — inside arrays and maps too, whose element, key
+// and value are found by their place in Parquet's standard list and map forms; a column or struct field added after
+// the file was written is null in its rows, a dropped one is not written, and a column, field, array element, map
+// key or map value whose type was widened under the `typeWidening` feature is widened. The output is named and typed
+// as a Delta writer of the current schema writes it: physical names, field ids where the table has them, the current
+// types. Partition columns are not in Delta data files and are never projected.
 //
 // Three outcomes per file, so that nothing is approximated and nothing compacted today stops compacting:
 //   - projected: every column can be carried over exactly;
 //   - refused (named): the file contradicts the table — a type change that is not a widening Delta allows, a
 //     widening on a table without the typeWidening feature, a non-nullable column the file lacks, a field id that is
-//     not the column's — so a Delta reader could not read it either, and it is left alone;
+//     not the column's, a primitive where an array, map or struct is — so a Delta reader could not read it either,
+//     and it is left alone;
 //   - as-written: the file is consistent with the table but holds a column this projection does not describe (an
-//     INT96 timestamp, an array or map, another Parquet form of the current type such as an unannotated string):
-//     it is rewritten, as before, only among files of its own Parquet schema, which readers read as they read the
-//     file itself.
+//     INT96 timestamp, another Parquet form of the current type such as an unannotated string, a list in a legacy
+//     two-level form, an array element or map key or value with a Parquet field id, a table recording nested field
+//     ids for IcebergCompatV2): it is rewritten, as before, only among files of its own Parquet schema, which
+//     readers read as they read the file itself.
 // Every widening the typeWidening feature allows (PROTOCOL.md "Type Widening": byte → short → int → long, byte,
 // short or int → double, float → double, date → timestamp_ntz, decimal(p, s) → decimal(p + k1, s + k2) with
-// k1 ≥ k2 ≥ 0, byte, short or int → decimal(10 + k1, k2), long → decimal(20 + k1, k2)) is applied exactly.
+// k1 ≥ k2 ≥ 0, byte, short or int → decimal(10 + k1, k2), long → decimal(20 + k1, k2)) is applied exactly, to a
+// column, a struct field, an array element, a map key or a map value alike (the protocol allows each).
 import type { SchemaElement } from 'hyparquet';
 import {
   type ColumnProjection,
   type FooterSchemaNode,
   footerSchemaTree,
+  LIST_ELEMENT,
+  MAP_KEY,
+  MAP_VALUE,
   type ProjectedColumn,
   type ProjectedField,
   type ProjectedFieldSource,
@@ -159,6 +167,12 @@ function fieldIdOf(column: string, field: DeltaField, mode: ColumnMappingMode): 
 
 /** The written field of a current-schema field: physical name, field id, nullable as Delta writers write it. */
 function writtenField(column: string, field: DeltaField, mode: ColumnMappingMode): ProjectedField {
+  for (const key of NESTED_IDS_KEYS)
+    if (field.metadata[key] !== undefined)
+      throw new NotDescribed(
+        column,
+        `the schema records ${key} for it (field ids of its arrays' elements and maps' keys and values, written under IcebergCompatV2), which this rewrite does not write`,
+      );
   const fieldId = fieldIdOf(column, field, mode);
   return {
     name: physicalNameOf(column, field, mode),
@@ -170,6 +184,20 @@ function writtenField(column: string, field: DeltaField, mode: ColumnMappingMode
   };
 }
 
+/**
+ * The metadata keys under which a schema records the field ids of the `element`, `key` and `value` of its arrays and
+ * maps (PROTOCOL.md "Iceberg Compatibility V2"; the second is the name Delta Spark also writes). Delta readers never
+ * match by them, but a writer of such a table must write them into the Parquet files: this rewrite does not, so a
+ * file of such a table is left as written rather than projected without them.
+ */
+const NESTED_IDS_KEYS = ['delta.columnMapping.nested.ids', 'parquet.field.nested.ids'] as const;
+
+/**
+ * The written type of a current-schema type. An array is a list of one `element`, a map a `key` and a `value`, as
+ * Parquet's standard forms name them (Delta has no names or ids for them: struct fields inside them keep theirs);
+ * the element and the value are written nullable whatever `containsNull` / `valueContainsNull` say, as Spark writes
+ * them (`asNullable`), and a key never null, as Parquet requires.
+ */
 function writtenType(column: string, type: DeltaType, mode: ColumnMappingMode): ProjectedType {
   if (typeof type === 'string') {
     const p = primitiveOf(type);
@@ -178,7 +206,24 @@ function writtenType(column: string, type: DeltaType, mode: ColumnMappingMode): 
   }
   if (type.type === 'struct')
     return { struct: type.fields.map((f) => writtenField(`${column}.${f.name}`, f, mode)) };
-  throw new NotDescribed(column, `its type is ${type.type}, which this rewrite does not project`);
+  if (type.type === 'array')
+    return {
+      list: {
+        name: LIST_ELEMENT,
+        nullable: true,
+        type: writtenType(`${column}.${LIST_ELEMENT}`, type.elementType, mode),
+      },
+    };
+  return {
+    map: {
+      key: { name: MAP_KEY, nullable: false, type: writtenType(`${column}.${MAP_KEY}`, type.keyType, mode) },
+      value: {
+        name: MAP_VALUE,
+        nullable: true,
+        type: writtenType(`${column}.${MAP_VALUE}`, type.valueType, mode),
+      },
+    },
+  };
 }
 
 /** How a file's column is widened to the current type: the widening, and the file's decimal scale when it grows. */
@@ -285,6 +330,12 @@ function structSource(
 ): SourceShape {
   if (node.children.length === 0)
     throw new Contradiction(column, 'it is a struct now but a primitive in the file');
+  const annotation = annotationOf(node);
+  if (annotation === 'LIST' || annotation === 'MAP' || annotation === 'MAP_KEY_VALUE')
+    throw new Contradiction(
+      column,
+      `it is a struct now but ${annotation === 'LIST' ? 'an array' : 'a map'} in the file`,
+    );
   let same = node.children.length === fields.length;
   const sources: ProjectedFieldSource[] = fields.map((f, i) => {
     const name = `${column}.${f.name}`;
@@ -299,7 +350,7 @@ function structSource(
       return {};
     }
     const position = node.children.indexOf(child);
-    const shape = sourceOf(name, f, child, table);
+    const shape = sourceOf(name, f.type, child, table);
     if (
       position !== i ||
       child.element.name !== physicalNameOf(name, f, table.mode) ||
@@ -331,19 +382,27 @@ function checkFieldId(
 /** How a file's column becomes the current field: widened, or (a struct) rebuilt field by field; empty: as it is. */
 type SourceShape = Omit<ProjectedSource, 'column'>;
 
-/** How the file's column `node` becomes the current `field`, after checking it can be. */
+/** How the file's column `node` becomes the current `type`, after checking it can be. */
 function sourceOf(
   column: string,
-  field: DeltaField,
+  type: DeltaType,
   node: FooterSchemaNode,
   table: DeltaProjectionTable,
 ): SourceShape {
   const e = node.element;
   if (e.repetition_type === 'REPEATED') throw new NotDescribed(column, 'it is a repeated field in the file');
-  const type = field.type;
   if (typeof type !== 'string') {
-    if (type.type !== 'struct')
-      throw new NotDescribed(column, `its type is ${type.type}, which this rewrite does not project`);
+    if (type.type === 'array') {
+      const [element] = repeatedOf(column, node, 'array');
+      return nestedSource(column, LIST_ELEMENT, type.elementType, element as FooterSchemaNode, table);
+    }
+    if (type.type === 'map') {
+      const [key, value] = repeatedOf(column, node, 'map');
+      return {
+        ...nestedSource(column, MAP_KEY, type.keyType, key as FooterSchemaNode, table),
+        ...nestedSource(column, MAP_VALUE, type.valueType, value as FooterSchemaNode, table),
+      };
+    }
     return structSource(column, type.fields, node, table);
   }
   if (node.children.length > 0) throw new Contradiction(column, `it is ${type} now but a group in the file`);
@@ -358,6 +417,91 @@ function sourceOf(
       `the file's ${e.type} ${JSON.stringify(e.logical_type ?? e.converted_type ?? null)} column is not one this rewrite reads`,
     );
   return wideningOf(column, was, now, table.typeWidening) ?? {};
+}
+
+/** A group's annotation: its logical type, else its converted type. */
+function annotationOf(node: FooterSchemaNode): string | undefined {
+  return node.element.logical_type?.type ?? node.element.converted_type;
+}
+
+/**
+ * The children of the repeated group of a file's array (one: the element) or map (two: the key and the value), in
+ * Parquet's standard form — a group annotated LIST (MAP) holding one repeated group of them —, which Delta writers
+ * write (Spark, delta-rs). A file that keeps the column in another form Parquet's backward-compatibility rules
+ * describe (a repeated primitive or a repeated group of several fields, a repeated group named `array` or
+ * `<column>_tuple`: the legacy two-level lists), or in an unannotated group, is one this projection does not
+ * describe; a primitive, or a map where an array is (and the reverse), is a contradiction.
+ * @throws Contradiction, NotDescribed as above.
+ */
+function repeatedOf(
+  column: string,
+  node: FooterSchemaNode,
+  kind: 'array' | 'map',
+): readonly FooterSchemaNode[] {
+  const annotation = annotationOf(node);
+  const isList = annotation === 'LIST';
+  const isMap = annotation === 'MAP' || annotation === 'MAP_KEY_VALUE';
+  if (node.children.length === 0)
+    throw new Contradiction(
+      column,
+      `it is ${kind === 'array' ? 'an array' : 'a map'} now but a primitive in the file`,
+    );
+  if ((kind === 'array' && isMap) || (kind === 'map' && isList))
+    throw new Contradiction(
+      column,
+      kind === 'array'
+        ? 'it is an array now but a map in the file'
+        : 'it is a map now but an array in the file',
+    );
+  if (!(kind === 'array' ? isList : isMap))
+    throw new NotDescribed(
+      column,
+      `it is ${kind === 'array' ? 'an array' : 'a map'} now, and a group not annotated ${kind === 'array' ? 'LIST' : 'MAP'} in the file, a form this rewrite does not project`,
+    );
+  const parts = kind === 'array' ? 1 : 2;
+  const repeated = node.children.length === 1 ? node.children[0] : undefined;
+  if (
+    repeated === undefined ||
+    repeated.element.repetition_type !== 'REPEATED' ||
+    repeated.children.length !== parts ||
+    (kind === 'array' &&
+      (repeated.element.name === 'array' || repeated.element.name === `${node.element.name}_tuple`))
+  )
+    throw new NotDescribed(
+      column,
+      `the file writes this ${kind} in a legacy form (not a group of one repeated group of ${kind === 'array' ? 'its element' : 'its key and value'}), which this rewrite does not project`,
+    );
+  return repeated.children;
+}
+
+/**
+ * How the file's array element (map key, map value) `node` becomes the current `type`: matched by its place in the
+ * list or map, as every Delta reader matches it (Delta names and numbers none of them), converted as a column is —
+ * widened under the typeWidening feature, a struct rebuilt field by field (its fields by physical name or id). Empty
+ * when it is copied as it is. A file that gives it a Parquet field id, which the table's schema does not record, is
+ * left as written: the projection would drop the id.
+ */
+function nestedSource(
+  column: string,
+  part: typeof LIST_ELEMENT | typeof MAP_KEY | typeof MAP_VALUE,
+  type: DeltaType,
+  node: FooterSchemaNode,
+  table: DeltaProjectionTable,
+): SourceShape {
+  const name = `${column}.${part}`;
+  const id = node.element.field_id;
+  if (id !== undefined)
+    throw new NotDescribed(
+      name,
+      `the file gives it Parquet field id ${id}, which the table's schema does not record, so a projection would drop it`,
+    );
+  if (part === MAP_KEY && node.element.repetition_type !== 'REQUIRED')
+    throw new NotDescribed(
+      name,
+      'the file writes this map key as optional, which this rewrite does not project',
+    );
+  const shape = sourceOf(name, type, node, table);
+  return Object.keys(shape).length === 0 ? {} : { [part]: shape };
 }
 
 /** The column of the file's `root` (a struct) holding `field`: by field id (mode `id`), else by the name the files use. */
@@ -411,7 +555,7 @@ export function projectDeltaFile(
         return;
       }
       if (root.children[i] !== node || node.element.name !== written.name) restates = false;
-      const shape = sourceOf(f.name, f, node, table);
+      const shape = sourceOf(f.name, f.type, node, table);
       if (Object.keys(shape).length > 0) restates = false;
       columns.push({ field: written, source: { column: node.element.name, ...shape } });
     });

@@ -1,8 +1,8 @@
 // The projection of a Delta data file's footer schema onto the table's current schema (PROTOCOL.md "Column Mapping",
 // "Type Widening"): columns found by physical name (mode name), field id (mode id) or name (no mapping), partition
-// columns never projected, widenings only under the typeWidening feature; a contradiction refused by name, a column
-// the projection does not describe left to the as-written rewrite; and a partition's files planned as written when
-// none needs a projection.
+// columns never projected, widenings only under the typeWidening feature — of columns, struct fields, array elements,
+// map keys and values —; a contradiction refused by name, a column the projection does not describe left to the
+// as-written rewrite; and a partition's files planned as written when none needs a projection.
 import type { SchemaElement } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import {
@@ -12,7 +12,7 @@ import {
 } from '../../../../../functions/core/formats/delta/projection.js';
 import type { DeltaField } from '../../../../../functions/core/formats/delta/schema.js';
 import { settleProjections } from '../../../../../functions/core/formats/delta/table-snapshot.js';
-import type { ColumnProjection } from '../../../../../functions/core/projection.js';
+import { type ColumnProjection, columnProjectionSchema } from '../../../../../functions/core/projection.js';
 
 const root = (children: number): SchemaElement => ({ name: 'spark_schema', num_children: children });
 const leaf = (name: string, type: SchemaElement['type'], id?: number, extra: Partial<SchemaElement> = {}) =>
@@ -463,6 +463,343 @@ describe('projectDeltaFile', () => {
 
     // Assess
     expect(projected.kind).toBe('as-written');
+  });
+});
+
+describe('projectDeltaFile on array and map columns', () => {
+  const group = (name: string, extra: Partial<SchemaElement>, children: number) =>
+    ({ name, num_children: children, repetition_type: 'OPTIONAL', ...extra }) as SchemaElement;
+  const repeated = (name: string, children: number) =>
+    ({ name, num_children: children, repetition_type: 'REPEATED' }) as SchemaElement;
+  const KEY = leaf('key', 'BYTE_ARRAY', undefined, { repetition_type: 'REQUIRED', ...STRING });
+  /** tags array<int> (col-t, 2) and props map<string, int> (col-m, 3), in Parquet's standard forms, as Spark writes them. */
+  const standard = [
+    root(2),
+    group('col-t', { field_id: 2, converted_type: 'LIST' }, 1),
+    repeated('list', 1),
+    leaf('element', 'INT32'),
+    group('col-m', { field_id: 3, converted_type: 'MAP' }, 1),
+    repeated('key_value', 2),
+    KEY,
+    leaf('value', 'INT32'),
+  ];
+  const array = (elementType: DeltaField['type']): DeltaField['type'] => ({
+    type: 'array',
+    elementType,
+    containsNull: true,
+  });
+  const map = (keyType: DeltaField['type'], valueType: DeltaField['type']): DeltaField['type'] => ({
+    type: 'map',
+    keyType,
+    valueType,
+    valueContainsNull: true,
+  });
+
+  it('widens an array element and a map value under typeWidening, and writes them in the current types', () => {
+    // Prepare
+    const current = table([
+      mapped('tags', 'col-t', 2, array('long')),
+      mapped('props', 'col-m', 3, map('string', 'decimal(12,2)')),
+    ]);
+
+    // Act
+    const projected = projectDeltaFile(standard, current);
+
+    // Assess
+    expect(projected).toEqual({
+      kind: 'projected',
+      restates: false,
+      projection: {
+        keyValueMetadata: {},
+        columns: [
+          {
+            field: {
+              name: 'col-t',
+              fieldId: 2,
+              nullable: true,
+              type: { list: { name: 'element', nullable: true, type: 'int64' } },
+            },
+            source: { column: 'col-t', element: { widen: 'int32-int64' } },
+          },
+          {
+            field: {
+              name: 'col-m',
+              fieldId: 3,
+              nullable: true,
+              type: {
+                map: {
+                  key: { name: 'key', nullable: false, type: 'string' },
+                  value: { name: 'value', nullable: true, type: { decimal: { precision: 12, scale: 2 } } },
+                },
+              },
+            },
+            source: { column: 'col-m', value: { widen: 'int32-decimal' } },
+          },
+        ],
+      },
+    });
+  });
+
+  it('widens a map key (float → double, as the protocol allows for keys too)', () => {
+    // Prepare
+    const file = [
+      root(1),
+      group('col-m', { field_id: 3, converted_type: 'MAP' }, 1),
+      repeated('key_value', 2),
+      leaf('key', 'FLOAT', undefined, { repetition_type: 'REQUIRED' }),
+      leaf('value', 'INT32'),
+    ];
+    const current = table([mapped('props', 'col-m', 3, map('double', 'integer'))]);
+
+    // Act
+    const projected = projectDeltaFile(file, current);
+
+    // Assess
+    expect(projected.kind === 'projected' ? projected.projection.columns[0]?.source : projected).toEqual({
+      column: 'col-m',
+      key: { widen: 'float32-float64' },
+    });
+  });
+
+  it('copies an unchanged array and map as they are, so a file of the current schema restates it', () => {
+    // Prepare
+    const current = table([
+      mapped('tags', 'col-t', 2, array('integer')),
+      mapped('props', 'col-m', 3, map('string', 'integer')),
+    ]);
+
+    // Act
+    const projected = projectDeltaFile(standard, current);
+
+    // Assess
+    expect(projected.kind === 'projected' && projected.restates).toBe(true);
+    expect(projected.kind === 'projected' && projected.projection.columns.map((c) => c.source)).toEqual([
+      { column: 'col-t' },
+      { column: 'col-m' },
+    ]);
+  });
+
+  it('rebuilds a struct element whose fields changed (by physical name: one widened, one added null, one dropped), and the projection travels in a plan unchanged', () => {
+    // Prepare: pts array<struct<col-x int, col-gone string>> in the file; array<struct<x long, y double>> now
+    const file = [
+      root(1),
+      group('col-p', { field_id: 4, converted_type: 'LIST' }, 1),
+      repeated('list', 1),
+      group('element', {}, 2),
+      leaf('col-gone', 'BYTE_ARRAY', 8, STRING),
+      leaf('col-x', 'INT32', 5),
+    ];
+    const current = table([
+      mapped(
+        'pts',
+        'col-p',
+        4,
+        array({
+          type: 'struct',
+          fields: [mapped('x', 'col-x', 5, 'long'), mapped('y', 'col-y', 6, 'double')],
+        }),
+      ),
+    ]);
+
+    // Act
+    const projected = projectDeltaFile(file, current);
+
+    // Assess
+    if (projected.kind !== 'projected') throw new Error(JSON.stringify(projected));
+    expect(projected.projection.columns).toEqual([
+      {
+        field: {
+          name: 'col-p',
+          fieldId: 4,
+          nullable: true,
+          type: {
+            list: {
+              name: 'element',
+              nullable: true,
+              type: {
+                struct: [
+                  { name: 'col-x', fieldId: 5, nullable: true, type: 'int64' },
+                  { name: 'col-y', fieldId: 6, nullable: true, type: 'float64' },
+                ],
+              },
+            },
+          },
+        },
+        source: {
+          column: 'col-p',
+          element: { fields: [{ source: { column: 'col-x', position: 1, widen: 'int32-int64' } }, {}] },
+        },
+      },
+    ]);
+    const parsed = columnProjectionSchema.safeParse(JSON.parse(JSON.stringify(projected.projection)));
+    expect(parsed.success && parsed.data).toEqual(projected.projection);
+  });
+
+  it('finds the fields of a struct map value by field id in mode id, whatever their name in the file', () => {
+    // Prepare
+    const file = [
+      root(1),
+      group('col-m', { field_id: 3, converted_type: 'MAP' }, 1),
+      repeated('key_value', 2),
+      KEY,
+      group('value', {}, 1),
+      leaf('old-name', 'INT64', 7),
+    ];
+    const current = table(
+      [
+        mapped(
+          'props',
+          'col-m',
+          3,
+          map('string', { type: 'struct', fields: [mapped('n', 'col-n', 7, 'long')] }),
+        ),
+      ],
+      { mode: 'id' },
+    );
+
+    // Act
+    const projected = projectDeltaFile(file, current);
+
+    // Assess
+    expect(projected.kind === 'projected' ? projected.projection.columns[0]?.source : projected).toEqual({
+      column: 'col-m',
+      value: { fields: [{ source: { column: 'old-name', position: 0 } }] },
+    });
+  });
+
+  it.each([
+    [
+      'an element type change Delta does not allow',
+      table([
+        mapped('tags', 'col-t', 2, array('string')),
+        mapped('props', 'col-m', 3, map('string', 'integer')),
+      ]),
+      'column tags.element: it is string now but int32 in the file, which is not a type change Delta allows',
+    ],
+    [
+      'a map value narrowed',
+      table([
+        mapped('tags', 'col-t', 2, array('integer')),
+        mapped('props', 'col-m', 3, map('string', 'short')),
+      ]),
+      'column props.value: it is int16 now but int32 in the file, which is not a type change Delta allows',
+    ],
+    [
+      'an element widened on a table without the typeWidening feature',
+      table(
+        [mapped('tags', 'col-t', 2, array('long')), mapped('props', 'col-m', 3, map('string', 'integer'))],
+        { typeWidening: false },
+      ),
+      'column tags.element: it is int64 now but int32 in the file, and the table does not have the typeWidening feature',
+    ],
+    [
+      'a map where the file has an array',
+      table([
+        mapped('tags', 'col-t', 2, map('string', 'integer')),
+        mapped('props', 'col-m', 3, map('string', 'integer')),
+      ]),
+      'column tags: it is a map now but an array in the file',
+    ],
+    [
+      'a struct where the file has a map',
+      table([
+        mapped('tags', 'col-t', 2, array('integer')),
+        mapped('props', 'col-m', 3, { type: 'struct', fields: [mapped('key', 'key', 9, 'string')] }),
+      ]),
+      'column props: it is a struct now but a map in the file',
+    ],
+  ])('refuses %s, naming the nested column', (_what, current, reason) => {
+    // Act
+    const projected = projectDeltaFile(standard, current);
+
+    // Assess
+    expect(projected.kind).toBe('refused');
+    expect(projected.kind === 'refused' && projected.reason).toContain(reason);
+  });
+
+  it('refuses an array the file holds as a primitive', () => {
+    // Act
+    const projected = projectDeltaFile(
+      [root(1), leaf('col-t', 'INT32', 2)],
+      table([mapped('tags', 'col-t', 2, array('integer'))]),
+    );
+
+    // Assess
+    expect(projected.kind === 'refused' && projected.reason).toContain(
+      'column tags: it is an array now but a primitive in the file',
+    );
+  });
+
+  it.each([
+    [
+      'a list in the legacy two-level form (a repeated primitive)',
+      [
+        root(1),
+        group('col-t', { field_id: 2, converted_type: 'LIST' }, 1),
+        leaf('array', 'INT32', undefined, { repetition_type: 'REPEATED' }),
+      ],
+      table([mapped('tags', 'col-t', 2, array('long'))]),
+      'column tags: the file writes this array in a legacy form',
+    ],
+    [
+      'a list in the legacy two-level form (a repeated group named array)',
+      [
+        root(1),
+        group('col-t', { field_id: 2, converted_type: 'LIST' }, 1),
+        repeated('array', 1),
+        leaf('col-x', 'INT32', 5),
+      ],
+      table([
+        mapped('tags', 'col-t', 2, array({ type: 'struct', fields: [mapped('x', 'col-x', 5, 'long')] })),
+      ]),
+      'column tags: the file writes this array in a legacy form',
+    ],
+    [
+      'an array element with a Parquet field id the schema does not record',
+      [
+        root(1),
+        group('col-t', { field_id: 2, converted_type: 'LIST' }, 1),
+        repeated('list', 1),
+        leaf('element', 'INT32', 11),
+      ],
+      table([mapped('tags', 'col-t', 2, array('long'))]),
+      'column tags.element: the file gives it Parquet field id 11',
+    ],
+    [
+      'a map key the file writes as optional',
+      [
+        root(1),
+        group('col-m', { field_id: 3, converted_type: 'MAP' }, 1),
+        repeated('key_value', 2),
+        leaf('key', 'BYTE_ARRAY', undefined, STRING),
+        leaf('value', 'INT32'),
+      ],
+      table([mapped('props', 'col-m', 3, map('string', 'long'))]),
+      'column props.key: the file writes this map key as optional',
+    ],
+    [
+      'a table recording nested field ids (IcebergCompatV2)',
+      standard,
+      table([
+        {
+          ...mapped('tags', 'col-t', 2, array('long')),
+          metadata: {
+            'delta.columnMapping.id': 2,
+            'delta.columnMapping.physicalName': 'col-t',
+            'delta.columnMapping.nested.ids': { 'col-t.element': 11 },
+          },
+        },
+        mapped('props', 'col-m', 3, map('string', 'long')),
+      ]),
+      'column tags: the schema records delta.columnMapping.nested.ids for it',
+    ],
+  ])('leaves a file with %s as written, saying why', (_what, file, current, reason) => {
+    // Act
+    const projected = projectDeltaFile(file, current);
+
+    // Assess
+    expect(projected.kind).toBe('as-written');
+    expect(projected.kind === 'as-written' && projected.reason).toContain(reason);
   });
 });
 
