@@ -415,6 +415,41 @@ export function footerSchemaTree(elements: readonly SchemaElement[]): FooterSche
 }
 
 /**
+ * How a file keeps a column that is a list (a map) in the table's schema: in Parquet's standard form — a group
+ * annotated LIST (MAP, or the legacy MAP_KEY_VALUE) holding one repeated group of the element (the key and the
+ * value), whose `children` these are —; as a primitive; as a group annotated as the other of the two; as a group
+ * without either annotation; or in a legacy form Parquet's backward-compatibility rules describe (a repeated
+ * primitive, a repeated group of another number of fields, a list's repeated group named `array` or
+ * `<column>_tuple`: the two-level lists). Each format decides what a form other than the standard one means to it.
+ */
+export type NestedForm =
+  | { readonly form: 'standard'; readonly children: readonly FooterSchemaNode[] }
+  | { readonly form: 'primitive' }
+  | { readonly form: 'other-nested' }
+  | { readonly form: 'unannotated' }
+  | { readonly form: 'legacy' };
+
+/** How the file's column `node` keeps a `kind` (see {@link NestedForm}). */
+export function nestedFormOf(node: FooterSchemaNode, kind: 'list' | 'map'): NestedForm {
+  if (node.children.length === 0) return { form: 'primitive' };
+  const annotation = node.element.logical_type?.type ?? node.element.converted_type;
+  const isList = annotation === 'LIST';
+  const isMap = annotation === 'MAP' || annotation === 'MAP_KEY_VALUE';
+  if ((kind === 'list' && isMap) || (kind === 'map' && isList)) return { form: 'other-nested' };
+  if (!(kind === 'list' ? isList : isMap)) return { form: 'unannotated' };
+  const repeated = node.children.length === 1 ? node.children[0] : undefined;
+  const legacy =
+    repeated === undefined ||
+    repeated.element.repetition_type !== 'REPEATED' ||
+    repeated.children.length !== (kind === 'list' ? 1 : 2) ||
+    (kind === 'list' &&
+      (repeated.element.name === 'array' || repeated.element.name === `${node.element.name}_tuple`));
+  return legacy || repeated === undefined
+    ? { form: 'legacy' }
+    : { form: 'standard', children: repeated.children };
+}
+
+/**
  * The projected type a Parquet leaf holds, as the engine decodes and writes it; undefined for a leaf whose
  * physical and logical type the projection does not describe (INT96, unsigned integers, times in other units or
  * adjusted to UTC, timestamps in other units, fixed-length or legacy decimals of a form not listed here, ...). Shared by every
@@ -531,16 +566,11 @@ export function mistypedColumn(
     if (typeof type === 'object' && ('list' in type || 'map' in type)) {
       // The standard forms: a LIST (MAP) group of one repeated group of the element (the key and the value).
       const parts = 'list' in type ? [type.list] : [type.map.key, type.map.value];
-      const annotation = node?.element.logical_type?.type ?? node?.element.converted_type;
-      const repeated = node?.children.length === 1 ? node.children[0] : undefined;
-      if (
-        annotation !== ('list' in type ? 'LIST' : 'MAP') ||
-        repeated?.element.repetition_type !== 'REPEATED' ||
-        repeated.children.length !== parts.length
-      )
+      const nested = node === undefined ? undefined : nestedFormOf(node, 'list' in type ? 'list' : 'map');
+      if (nested?.form !== 'standard')
         return { column, stored: 'another shape', type: projectedTypeText(type) };
       for (const [i, f] of parts.entries()) {
-        const found = check(`${column}.${f.name}`, repeated.children[i], f.type, f.fieldId);
+        const found = check(`${column}.${f.name}`, nested.children[i], f.type, f.fieldId);
         if (found !== undefined) return found;
       }
       return undefined;

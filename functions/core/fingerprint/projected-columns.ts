@@ -197,9 +197,7 @@ const INT_WIDTH = { int8: 1, int16: 2, int32: 4, int64: 8 } as const;
 type IntName = keyof typeof INT_WIDTH;
 
 /** What a widening reads (slot width and kind) and writes (slot width), from its name. */
-function wideningShape(
-  widen: Exclude<ProjectedWidening, 'decimal' | 'timestamp-ms-us' | 'time-ms-us'>,
-): {
+function wideningShape(widen: Exclude<ProjectedWidening, 'decimal' | 'timestamp-ms-us' | 'time-ms-us'>): {
   readonly from: IntName | 'float32' | 'date32';
   readonly to: IntName | 'float64' | 'timestamp' | 'decimal';
 } {
@@ -244,7 +242,11 @@ function readInt128(view: DataView, i: number): bigint {
  * instant (time of day), times 1,000, computed apart from the engine (which refuses a timestamp whose microseconds
  * overflow before anything is written; here such a slot would only wrap, and so fail verification).
  */
-function millisToMicros(column: string, slots: ArrowSlots, widen: 'timestamp-ms-us' | 'time-ms-us'): ArrowSlots {
+function millisToMicros(
+  column: string,
+  slots: ArrowSlots,
+  widen: 'timestamp-ms-us' | 'time-ms-us',
+): ArrowSlots {
   const fromWidth = widen === 'timestamp-ms-us' ? 8 : 4;
   if (slots.kind !== 'fixed' || slots.width !== fromWidth)
     throw new UnsupportedInputError(

@@ -31,6 +31,7 @@ import {
   LIST_ELEMENT,
   MAP_KEY,
   MAP_VALUE,
+  nestedFormOf,
   type ProjectedColumn,
   type ProjectedField,
   type ProjectedFieldSource,
@@ -438,40 +439,29 @@ function repeatedOf(
   node: FooterSchemaNode,
   kind: 'array' | 'map',
 ): readonly FooterSchemaNode[] {
-  const annotation = annotationOf(node);
-  const isList = annotation === 'LIST';
-  const isMap = annotation === 'MAP' || annotation === 'MAP_KEY_VALUE';
-  if (node.children.length === 0)
-    throw new Contradiction(
-      column,
-      `it is ${kind === 'array' ? 'an array' : 'a map'} now but a primitive in the file`,
-    );
-  if ((kind === 'array' && isMap) || (kind === 'map' && isList))
-    throw new Contradiction(
-      column,
-      kind === 'array'
-        ? 'it is an array now but a map in the file'
-        : 'it is a map now but an array in the file',
-    );
-  if (!(kind === 'array' ? isList : isMap))
-    throw new NotDescribed(
-      column,
-      `it is ${kind === 'array' ? 'an array' : 'a map'} now, and a group not annotated ${kind === 'array' ? 'LIST' : 'MAP'} in the file, a form this rewrite does not project`,
-    );
-  const parts = kind === 'array' ? 1 : 2;
-  const repeated = node.children.length === 1 ? node.children[0] : undefined;
-  if (
-    repeated === undefined ||
-    repeated.element.repetition_type !== 'REPEATED' ||
-    repeated.children.length !== parts ||
-    (kind === 'array' &&
-      (repeated.element.name === 'array' || repeated.element.name === `${node.element.name}_tuple`))
-  )
-    throw new NotDescribed(
-      column,
-      `the file writes this ${kind} in a legacy form (not a group of one repeated group of ${kind === 'array' ? 'its element' : 'its key and value'}), which this rewrite does not project`,
-    );
-  return repeated.children;
+  const nested = nestedFormOf(node, kind === 'array' ? 'list' : 'map');
+  const now = kind === 'array' ? 'an array' : 'a map';
+  switch (nested.form) {
+    case 'standard':
+      return nested.children;
+    case 'primitive':
+      throw new Contradiction(column, `it is ${now} now but a primitive in the file`);
+    case 'other-nested':
+      throw new Contradiction(
+        column,
+        `it is ${now} now but ${kind === 'array' ? 'a map' : 'an array'} in the file`,
+      );
+    case 'unannotated':
+      throw new NotDescribed(
+        column,
+        `it is ${now} now, and a group not annotated ${kind === 'array' ? 'LIST' : 'MAP'} in the file, a form this rewrite does not project`,
+      );
+    case 'legacy':
+      throw new NotDescribed(
+        column,
+        `the file writes this ${kind} in a legacy form (not a group of one repeated group of ${kind === 'array' ? 'its element' : 'its key and value'}), which this rewrite does not project`,
+      );
+  }
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   LIST_ELEMENT,
   MAP_KEY,
   MAP_VALUE,
+  nestedFormOf,
   type ProjectedColumn,
   type ProjectedDefault,
   type ProjectedField,
@@ -477,7 +478,7 @@ function sourceOf(column: string, f: IcebergField, node: Node, formatVersion: Fo
     throw new NotProjectable(column, 'it is a repeated field in the file');
   if (typeof f.type !== 'string') {
     if (f.type.type === 'list') {
-      const [element] = repeatedOf(column, node, 'list', 1);
+      const [element] = repeatedOf(column, node, 'list');
       return nestedSource(
         'element',
         column,
@@ -487,7 +488,7 @@ function sourceOf(column: string, f: IcebergField, node: Node, formatVersion: Fo
       );
     }
     if (f.type.type === 'map') {
-      const [key, value] = repeatedOf(column, node, 'map', 2);
+      const [key, value] = repeatedOf(column, node, 'map');
       const map = mapTypeOf(column, f.type);
       const shape = {
         ...nestedSource('key', column, map.key, key as Node, formatVersion),
@@ -549,28 +550,23 @@ function sourceOf(column: string, f: IcebergField, node: Node, formatVersion: Fo
  * repeated group of several fields, one named `array` or `<column>_tuple`) is not one this projection describes.
  * @throws NotProjectable for a column that is not a list (a map) in the file; not describable for a legacy form.
  */
-function repeatedOf(column: string, node: Node, kind: 'list' | 'map', parts: 1 | 2): readonly Node[] {
-  const e = node.element;
-  const annotation = e.logical_type?.type ?? e.converted_type;
-  const wanted = kind === 'list' ? ['LIST'] : ['MAP', 'MAP_KEY_VALUE'];
-  if (node.children.length === 0 || annotation === undefined || !wanted.includes(annotation))
-    throw new NotProjectable(
-      column,
-      `it is a ${kind} now but ${node.children.length === 0 ? 'a primitive' : 'a group that is not one'} in the file`,
-    );
-  const repeated = node.children.length === 1 ? node.children[0] : undefined;
-  const legacy =
-    repeated === undefined ||
-    repeated.element.repetition_type !== 'REPEATED' ||
-    repeated.children.length !== parts ||
-    (kind === 'list' && (repeated.element.name === 'array' || repeated.element.name === `${e.name}_tuple`));
-  if (legacy)
-    throw new NotProjectable(
-      column,
-      `the file writes this ${kind} in a legacy form (not a group of one repeated group of ${kind === 'list' ? 'its element' : 'its key and value'}), which this rewrite does not project`,
-      false,
-    );
-  return repeated.children;
+function repeatedOf(column: string, node: Node, kind: 'list' | 'map'): readonly Node[] {
+  const nested = nestedFormOf(node, kind);
+  switch (nested.form) {
+    case 'standard':
+      return nested.children;
+    case 'primitive':
+      throw new NotProjectable(column, `it is a ${kind} now but a primitive in the file`);
+    case 'other-nested':
+    case 'unannotated':
+      throw new NotProjectable(column, `it is a ${kind} now but a group that is not one in the file`);
+    case 'legacy':
+      throw new NotProjectable(
+        column,
+        `the file writes this ${kind} in a legacy form (not a group of one repeated group of ${kind === 'list' ? 'its element' : 'its key and value'}), which this rewrite does not project`,
+        false,
+      );
+  }
 }
 
 /**
