@@ -4,9 +4,26 @@
 // files widened with their wider populations likewise and an unsigned byte refused; without it the two
 // schema populations stay apart as always; a type change that is not a widening is refused naming file and column,
 // with no byte changed; and the flag is refused on a table whose own schema decides.
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  type Data,
+  Field,
+  Int32,
+  Int64,
+  List,
+  Map_,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  tableToIPC,
+  Utf8,
+  vectorFromArray,
+} from 'apache-arrow';
+import * as pw from 'parquet-wasm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '../../functions/cli/index.js';
 import { captureIo } from '../support/cli-io.js';
@@ -132,6 +149,94 @@ describe('lake-compactor compact --schema-evolution union (Hive-style Parquet)',
       ['u', 'UUIDType'],
       ['t', 'TimeType'],
     ]);
+  });
+
+  it('unifies populations holding list and map columns — one writer naming the list element `item` — into one file of the union schema, exactly the inputs’ rows', async () => {
+    // Prepare: three files (id, tags VARCHAR[], m MAP) by DuckDB, with null, empty and holed lists, a null map and a
+    // null value; three that added note VARCHAR, written by parquet-wasm from Arrow with the list element `item`
+    for (let i = 0; i < 3; i++) {
+      await db.writeParquet(
+        `SELECT range + ${i * 10} AS id,
+           CASE range WHEN 0 THEN NULL WHEN 1 THEN []::VARCHAR[] ELSE ['t' || range, NULL] END AS tags,
+           CASE range WHEN 1 THEN NULL ELSE MAP {'k' || range: range::INTEGER, 'z': NULL::INTEGER} END AS m
+         FROM range(3)`,
+        join(partition, `part-a${i}.parquet`),
+      );
+      const schema = new Schema([
+        new Field('id', new Int64(), true),
+        new Field('tags', new List(new Field('item', new Utf8(), true)), true),
+        new Field(
+          'm',
+          new Map_(
+            new Field(
+              'entries',
+              new Struct([
+                new Field('key', new Utf8(), false),
+                new Field('value', new Int32(), true),
+              ] as never[]),
+              false,
+            ),
+          ),
+          true,
+        ),
+        new Field('note', new Utf8(), true),
+      ]);
+      const rows = [
+        { id: BigInt(100 + i), tags: [`u${i}`, null], m: new Map([[`n${i}`, i]]), note: `n${i}` },
+        { id: BigInt(200 + i), tags: null, m: null, note: null },
+      ];
+      const children = schema.fields.map(
+        (f) =>
+          vectorFromArray(rows.map((r) => r[f.name as keyof (typeof rows)[number]]) as never[], f.type)
+            .data[0] as Data,
+      );
+      const batch = new RecordBatch(
+        schema,
+        makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children }),
+      );
+      await writeFile(
+        join(partition, `part-b${i}.parquet`),
+        pw.writeParquet(pw.Table.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))),
+      );
+    }
+    const read = async () => {
+      const files = (await dataFiles()).map((n) => sqlString(join(partition, n))).join(', ');
+      return (
+        await db.rows(
+          `SELECT id::VARCHAR AS id, tags::VARCHAR AS tags, m::VARCHAR AS m, note FROM read_parquet([${files}], union_by_name = true, hive_partitioning = false)`,
+        )
+      )
+        .map((r) => JSON.stringify(r))
+        .sort();
+    };
+    const before = await read();
+
+    // Act
+    const code = await run(
+      ['compact', join(root, 'events'), '--schema-evolution', 'union', '--min-input-files', '3'],
+      captureIo(),
+    );
+
+    // Assess: one file, the same rows, the list and map in their standard forms
+    expect(code).toBe(0);
+    const after = await dataFiles();
+    expect(after).toHaveLength(1);
+    expect(before).toHaveLength(15);
+    expect(await read()).toEqual(before);
+    expect(before).toContain(
+      JSON.stringify({ id: '2', tags: '[t2, NULL]', m: '{k2=2, z=NULL}', note: null }),
+    );
+    expect(before).toContain(JSON.stringify({ id: '101', tags: '[u1, NULL]', m: '{n1=1}', note: 'n1' }));
+    expect(await columnsOf(after[0] as string)).toEqual([
+      'id BIGINT',
+      'tags VARCHAR[]',
+      'm MAP(VARCHAR, INTEGER)',
+      'note VARCHAR',
+    ]);
+    const levels = await db.rows(
+      `SELECT name FROM parquet_schema(${sqlString(join(partition, after[0] as string))}) WHERE name IN ('list', 'element', 'item', 'key_value')`,
+    );
+    expect(levels.map((e) => e.name)).toEqual(['list', 'element', 'key_value']);
   });
 
   it('sorts two schema populations into one file of the union schema, rows in key order, exactly the inputs’ rows', async () => {

@@ -11,6 +11,10 @@ import {
   type ColumnProjection,
   type FooterSchemaNode,
   footerSchemaTree,
+  LIST_ELEMENT,
+  MAP_KEY,
+  MAP_VALUE,
+  nestedFormOf,
   PROJECTED_WIDENINGS,
   type ProjectedColumn,
   type ProjectedField,
@@ -52,7 +56,7 @@ interface FileColumn {
   readonly type: ProjectedType;
 }
 
-/** Why a column of a file cannot be described by a projection (a list, a map, an INT96 timestamp, ...). */
+/** Why a column of a file cannot be described by a projection (a legacy list, an INT96 timestamp, ...). */
 class NotDescribable extends Error {
   constructor(
     readonly column: string,
@@ -77,11 +81,25 @@ function typeOf(column: string, node: FooterSchemaNode): ProjectedType {
     return leaf;
   }
   const annotation = e.logical_type?.type ?? e.converted_type;
-  if (annotation === 'LIST' || annotation === 'MAP' || annotation === 'MAP_KEY_VALUE')
-    throw new NotDescribable(
-      column,
-      `it is a ${annotation.toLowerCase()}, which the union does not describe`,
-    );
+  if (annotation === 'LIST' || annotation === 'MAP' || annotation === 'MAP_KEY_VALUE') {
+    // A list or map in Parquet's standard form, its levels under their standard names (a reader matches them by
+    // place, not name): so the same list written by two writers that name its element differently is one type.
+    const kind = annotation === 'LIST' ? 'list' : 'map';
+    const nested = nestedFormOf(node, kind);
+    if (nested.form !== 'standard')
+      throw new NotDescribable(
+        column,
+        `it is a ${kind} in a legacy form (not a group of one repeated group of ${kind === 'list' ? 'its element' : 'its key and value'}), which the union does not describe`,
+      );
+    const part = (name: string, child: FooterSchemaNode): ProjectedField => ({
+      ...fieldOf(`${column}.${name}`, child),
+      name,
+    });
+    const [first, second] = nested.children as [FooterSchemaNode, FooterSchemaNode];
+    return kind === 'list'
+      ? { list: part(LIST_ELEMENT, first) }
+      : { map: { key: part(MAP_KEY, first), value: part(MAP_VALUE, second) } };
+  }
   return {
     struct: node.children.map((child) => fieldOf(`${column}.${child.element.name}`, child)),
   };
@@ -143,7 +161,8 @@ function wideningOf(from: ProjectedType, to: ProjectedType): ProjectedWidening |
 
 /**
  * The type both `a` and `b` are read as: the same type, or the wider of a widening the union applies (nested
- * fields are never widened: a struct must be the same in every file); undefined when they do not unify.
+ * fields are never widened: a struct, a list's element, a map's key and value must be the same in every file);
+ * undefined when they do not unify.
  */
 function unified(a: ProjectedType, b: ProjectedType, options: UnionOptions): ProjectedType | undefined {
   for (const [from, to] of [
@@ -170,11 +189,12 @@ function decimalNote(a: ProjectedType, b: ProjectedType): string {
  * Unifies one partition's files by column name. Files of one schema population are not projected at all (nothing
  * to unify: they are grouped by their schema as always); otherwise every file is either projected onto the union of
  * the columns of the files that are not refused, or refused with why:
- *   - a column the projection cannot describe (a list, a map, a repeated field, an INT96 or other unlisted type);
+ *   - a column the projection cannot describe (a list or map in a legacy form, a repeated field, an INT96 or other
+ *     unlisted type);
  *   - a column whose type differs between files other than by a widening the union applies (a signed integer to a
  *     wider one: int8 → int16 → int32 → int64, INT(8) and INT(16) being annotated INT32s; float32 → float64; and a
- *     decimal's precision at the same scale where the readers allow it), a struct whose
- *     fields differ at all, or a name that differs from another file's only in case (Hive and Spark match columns
+ *     decimal's precision at the same scale where the readers allow it), a struct whose fields (a list whose
+ *     element, a map whose key or value) differ at all, or a name that differs from another file's only in case (Hive and Spark match columns
  *     case-insensitively, so they would be one column to them and two here): every file holding it is refused,
  *     because without a table schema there is no telling which of them is right.
  * The union's columns come in order of first appearance, files taken in key order; a column is nullable unless every

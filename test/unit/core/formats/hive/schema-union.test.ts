@@ -235,30 +235,84 @@ describe('unifySchemas (Hive-style schemaEvolution: union)', () => {
     expect(refused(verdicts.get('b.parquet'))).toContain('column userid: it is named userId in a.parquet');
   });
 
-  it('refuses a file with a column the union does not describe (a list), naming the column, and unifies the others', () => {
-    // Prepare
-    const list: SchemaElement[] = [
-      { name: 'tags', repetition_type: 'OPTIONAL', num_children: 1, converted_type: 'LIST' },
-      { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
-      { name: 'element', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
-    ];
-    const withList: UnionInput = {
+  /** A list column in Parquet's standard form, its element named `element` (or as given) of `leafType`. */
+  const listOf = (name: string, element: SchemaElement): SchemaElement[] => [
+    { name, repetition_type: 'OPTIONAL', num_children: 1, converted_type: 'LIST' },
+    { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+    element,
+  ];
+
+  it('unifies a list column that two writers name the element of differently, and projects the file without it to null', () => {
+    // Prepare: a.parquet's element is `element`, b.parquet's `item` (an older pyarrow's); c.parquet lacks the list
+    const a: UnionInput = {
       key: 'a.parquet',
-      schemaFingerprint: 'list',
-      schema: [{ name: 'schema', num_children: 2 }, int32('id'), ...list],
+      schemaFingerprint: 'a',
+      schema: [{ name: 'schema', num_children: 2 }, int32('id'), ...listOf('tags', string('element'))],
     };
-    const b = file('b.parquet', int32('id'));
+    const b: UnionInput = {
+      key: 'b.parquet',
+      schemaFingerprint: 'b',
+      schema: [{ name: 'schema', num_children: 2 }, int32('id'), ...listOf('tags', string('item'))],
+    };
     const c = file('c.parquet', int32('id'), string('s'));
 
     // Act
-    const verdicts = unifySchemas([withList, b, c], NO_DECIMALS);
+    const verdicts = unifySchemas([a, b, c], NO_DECIMALS);
 
     // Assess
-    expect(refused(verdicts.get('a.parquet'))).toContain(
-      'column tags: it is a list, which the union does not describe',
-    );
-    expect(projected(verdicts.get('b.parquet')).columns.map((col) => col.field.name)).toEqual(['id', 's']);
+    const union = projected(verdicts.get('c.parquet'));
+    expect(union.columns.map((col) => [col.field.name, col.source?.column ?? null])).toEqual([
+      ['id', 'id'],
+      ['tags', null],
+      ['s', 's'],
+    ]);
+    expect(union.columns[1]?.field.type).toEqual({
+      list: { name: 'element', nullable: true, type: 'string' },
+    });
+    expect(projected(verdicts.get('b.parquet')).columns[1]?.source).toEqual({ column: 'tags' });
+    expect(projectionTargetKey(projected(verdicts.get('a.parquet')))).toBe(projectionTargetKey(union));
   });
+
+  it.each([
+    [
+      'a list kept in a legacy two-level form',
+      [
+        { name: 'tags', repetition_type: 'OPTIONAL', num_children: 1, converted_type: 'LIST' },
+        leaf('array', 'BYTE_ARRAY', { converted_type: 'UTF8', repetition_type: 'REPEATED' }),
+      ] as SchemaElement[],
+      'column tags: it is a list in a legacy form',
+      ['id', 'tags', 's'],
+    ],
+    [
+      'a list whose element is another type than in another file (nested types are never widened)',
+      listOf('tags', int64('element')),
+      'column tags: it is list<int64> here but list<int32> in b.parquet',
+      ['id', 's'],
+    ],
+  ] as const)(
+    'refuses a file holding %s, naming the column, and unifies the others',
+    (_what, column, reason, union) => {
+      // Prepare
+      const a: UnionInput = {
+        key: 'a.parquet',
+        schemaFingerprint: 'a',
+        schema: [{ name: 'schema', num_children: 2 }, int32('id'), ...column],
+      };
+      const b: UnionInput = {
+        key: 'b.parquet',
+        schemaFingerprint: 'b',
+        schema: [{ name: 'schema', num_children: 2 }, int32('id'), ...listOf('tags', int32('element'))],
+      };
+      const c = file('c.parquet', int32('id'), string('s'));
+
+      // Act
+      const verdicts = unifySchemas([a, b, c], NO_DECIMALS);
+
+      // Assess
+      expect(refused(verdicts.get('a.parquet'))).toContain(reason);
+      expect(projected(verdicts.get('c.parquet')).columns.map((col) => col.field.name)).toEqual(union);
+    },
+  );
 
   it('refuses a struct whose nested fields changed: nested changes are not unified', () => {
     // Prepare
