@@ -517,6 +517,22 @@ describe('compact on an Iceberg table whose schema evolved, with the default bin
   });
 });
 
+/**
+ * Runs `compact --rewrite-option rewrite-all=true` on the table (Iceberg's promise: every file rewritten into the
+ * current schema), expects it to succeed and to leave one live data file, and returns that file's path.
+ */
+async function rewriteAllIntoOneFile(store: LocalObjectStore): Promise<string> {
+  const io = captureIo();
+  const code = await run(
+    ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'rewrite-all=true'],
+    io,
+  );
+  expect(code, io.stderr.join('\n')).toBe(0);
+  const outputs = await liveFiles(store);
+  expect(outputs).toHaveLength(1);
+  return outputs[0] as string;
+}
+
 /** Table metadata version `version` of an unpartitioned format-v2 table with `schemas`, `current` the current one. */
 async function putMetadata(
   store: LocalObjectStore,
@@ -687,20 +703,11 @@ describe('compact on an Iceberg table whose struct column evolved (nested fields
          ) ORDER BY ALL`,
       )
     ).map((r) => JSON.stringify(r));
-    const io = captureIo();
-
     // Act
-    const code = await run(
-      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'rewrite-all=true'],
-      io,
-    );
+    const output = await rewriteAllIntoOneFile(store);
 
     // Assess: one output, the rows DuckDB projects, the current schema's nested names and field ids
-    expect(code, io.stderr.join('\n')).toBe(0);
     expect(old).toHaveLength(2);
-    const outputs = await liveFiles(store);
-    expect(outputs).toHaveLength(1);
-    const output = outputs[0] as string;
     const after = (
       await db.rows(`SELECT ${CURRENT} FROM read_parquet(${sqlString(output)}) ORDER BY ALL`)
     ).map((r) => JSON.stringify(r));
@@ -914,20 +921,11 @@ describe('compact on an Iceberg table with list and map columns whose schema evo
          ) ORDER BY ALL`,
       )
     ).map((r) => JSON.stringify(r));
-    const io = captureIo();
-
     // Act
-    const code = await run(
-      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'rewrite-all=true'],
-      io,
-    );
+    const output = await rewriteAllIntoOneFile(store);
 
     // Assess: one output, the rows DuckDB projects, the current schema's nested names and field ids
-    expect(code, io.stderr.join('\n')).toBe(0);
     expect(old).toHaveLength(2);
-    const outputs = await liveFiles(store);
-    expect(outputs).toHaveLength(1);
-    const output = outputs[0] as string;
     const after = (
       await db.rows(`SELECT ${CURRENT} FROM read_parquet(${sqlString(output)}) ORDER BY ALL`)
     ).map((r) => JSON.stringify(r));
@@ -1034,19 +1032,10 @@ describe('compact on an Iceberg table whose files hold timestamps and times in m
     const expected = await db.rows(
       `SELECT ${AS_TEXT} FROM read_parquet([${inputs.map(sqlString).join(', ')}]) ORDER BY id`,
     );
-    const io = captureIo();
-
     // Act
-    const code = await run(
-      ['compact', join(dir, NAME), '--format', 'iceberg', '--rewrite-option', 'rewrite-all=true'],
-      io,
-    );
+    const output = await rewriteAllIntoOneFile(store);
 
     // Assess: one output, every value as DuckDB reads the inputs, stored in microseconds as the schema says
-    expect(code, io.stderr.join('\n')).toBe(0);
-    const outputs = await liveFiles(store);
-    expect(outputs).toHaveLength(1);
-    const output = outputs[0] as string;
     expect(await db.rows(`SELECT ${AS_TEXT} FROM read_parquet(${sqlString(output)}) ORDER BY id`)).toEqual(
       expected,
     );

@@ -280,6 +280,17 @@ function listOf(
   const child = data.children[0];
   if (child === undefined)
     throw new UnsupportedInputError(key, `its list column ${column} has no element values`);
+  return withChild(
+    key,
+    column,
+    data,
+    type,
+    fromSource(key, `${column}.${element.name}`, child, element.type, source),
+  );
+}
+
+/** The list or map `data` as `type` with its items (entries) `child`: its slots, validity and offsets kept. */
+function withChild(key: string, column: string, data: Data, type: DataType, child: Data): Data {
   return makeData({
     type,
     offset: data.offset,
@@ -287,7 +298,7 @@ function listOf(
     nullCount: data.nullCount,
     nullBitmap: data.nullBitmap,
     valueOffsets: int32Offsets(key, column, data.valueOffsets),
-    child: fromSource(key, `${column}.${element.name}`, child, element.type, source),
+    child,
   } as never);
 }
 
@@ -324,15 +335,7 @@ function mapOf(key: string, column: string, data: Data, type: DataType, source: 
       ),
     ],
   });
-  return makeData({
-    type,
-    offset: data.offset,
-    length: data.length,
-    nullCount: data.nullCount,
-    nullBitmap: data.nullBitmap,
-    valueOffsets: int32Offsets(key, column, data.valueOffsets),
-    child: converted,
-  } as never);
+  return withChild(key, column, data, type, converted);
 }
 
 /** `data` (one input column as decoded) as the written `field`'s type. */
