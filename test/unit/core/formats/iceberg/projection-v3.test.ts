@@ -302,8 +302,8 @@ describe('projectDataFile: time, uuid and fixed columns a file holds', () => {
       leaf('t', 'INT64', 1, { logical_type: { type: 'TIME', unit: 'MICROS', isAdjustedToUTC: true } }),
     ],
     [
-      'a time in milliseconds',
-      leaf('t', 'INT32', 1, { logical_type: { type: 'TIME', unit: 'MILLIS', isAdjustedToUTC: false } }),
+      'a timestamp in milliseconds (a time in milliseconds is read, times 1,000)',
+      leaf('t', 'INT64', 1, { logical_type: { type: 'TIMESTAMP', unit: 'MILLIS', isAdjustedToUTC: false } }),
     ],
   ] as const)('refuses %s where the schema says time, naming the column', (_what, column) => {
     // Act
