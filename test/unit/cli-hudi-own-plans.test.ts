@@ -3,9 +3,8 @@
 //   is unscheduled by the CLI as the workflow does: rolled back, then its requested file removed — every byte of the
 //   table as before but the refused log; and so is a plan of ours a killed CLI run left, when the next run (a new
 //   run id) resumes it by the mark in its extraMetadata; once the log is fixed, a run compacts with the merged rows
-//   unchanged (a multiset, DuckDB over the base files, logs merged by the project's reader); on table version 6 too,
-//   but not while a log of the plan's file groups is named with base instant T (a v6 writer's, which removing the
-//   plan would orphan): that plan is kept, rolled back to requested;
+//   unchanged (a multiset, DuckDB over the base files, logs merged by the project's reader); on table version 6 too
+//   (with a v6 writer's log named with base instant T: cli-hudi-unschedule-v6.test.ts);
 // - a clustering plan of ours a killed run left, with no journal naming it (the run's working folder gone), is rolled
 //   back by the next run once its heartbeat is stale, and the partition is clustered with the same rows; a Hudi
 //   writer's plan (no mark) in the same state is left byte for byte.
@@ -207,77 +206,51 @@ describe('a compaction plan of ours the merge refuses, through the CLI (v8 Merge
 
 describe('a compaction plan of ours the merge refuses, through the CLI (v6 Merge-on-Read)', () => {
   const PARTITION = 'city=san_francisco';
-  for (const logUnderT of [false, true])
-    it(logUnderT
-      ? "with a v6 writer's log of the plan's file group named with base instant T: the plan is kept, rolled back to requested, every other byte as before"
-      : "the run's own plan: unscheduled — every byte of the table as before but the refused log — and once the log is fixed a run compacts with the same merged rows", async () => {
-      // Prepare: once the plan is scheduled (its inflight written), a refused block lands in a log the plan names
-      // (and, in one case, a v6 writer's log of the same file group lands under base instant T)
-      const dir = await copyHudiFixture('mor_v6_trips_8i1u', ROOT, dirs);
-      const table = join(dir, ROOT);
-      const store = new LocalObjectStore(table);
-      const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
-      let refused: { key: string; before: Uint8Array } | undefined;
-      let instant: string | undefined;
-      let underT: string | undefined;
-      const hooks = {
-        wrapStore: (inner: ObjectStore): ObjectStore => {
-          const observed = observedStore(inner, {});
-          return {
-            ...observed,
-            put: async (key, body, options) => {
-              const result = await observed.put(key, body, options);
-              if (refused === undefined && key.endsWith('.compaction.inflight')) {
-                const outer = new LocalObjectStore(dir);
-                refused = await appendRefusedBlock(outer, ROOT, PARTITION);
-                const name = key.slice(key.lastIndexOf('/') + 1);
-                instant = name.slice(0, name.indexOf('.'));
-                if (logUnderT) {
-                  const log = refused.key.slice(refused.key.lastIndexOf('/') + 1);
-                  const fileId = log.slice(1, log.indexOf('_'));
-                  underT = `${refused.key.slice(0, refused.key.lastIndexOf('/'))}/.${fileId}_${instant}.log.1_0-1-0`;
-                  await outer.put(underT, new Uint8Array(0));
-                }
-              }
-              return result;
-            },
-          };
-        },
-      };
-      const before = await tableBytes(table);
-      const t0 = Date.UTC(2026, 11, 7, 12);
+  it("the run's own plan: unscheduled — every byte of the table as before but the refused log — and once the log is fixed a run compacts with the same merged rows", async () => {
+    // Prepare: once the plan is scheduled (its inflight written), a refused block lands in a log the plan names
+    const dir = await copyHudiFixture('mor_v6_trips_8i1u', ROOT, dirs);
+    const table = join(dir, ROOT);
+    const store = new LocalObjectStore(table);
+    const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+    let refused: { key: string; before: Uint8Array } | undefined;
+    const hooks = {
+      wrapStore: (inner: ObjectStore): ObjectStore => {
+        const observed = observedStore(inner, {});
+        return {
+          ...observed,
+          put: async (key, body, options) => {
+            const result = await observed.put(key, body, options);
+            if (refused === undefined && key.endsWith('.compaction.inflight'))
+              refused = await appendRefusedBlock(new LocalObjectStore(dir), ROOT, PARTITION);
+            return result;
+          },
+        };
+      },
+    };
+    const before = await tableBytes(table);
+    const t0 = Date.UTC(2026, 11, 7, 12);
 
-      // Act
-      const failed = await runCompact(table, { ...MOR_FLAGS }, ioAt(t0), hooks).catch((err: unknown) => err);
+    // Act
+    const failed = await runCompact(table, { ...MOR_FLAGS }, ioAt(t0), hooks).catch((err: unknown) => err);
 
-      // Assess: refused by name; the plan gone (or kept, rolled back to requested, when a log was written under
-      // T); every other byte of the table as before but the log the block was appended to
-      expect((failed as Error).name).toBe('HudiLogUnsupportedError');
-      if (refused === undefined || instant === undefined) throw new Error('the plan was never scheduled');
-      expect(await pendingOf(store, '', 'compaction')).toEqual(logUnderT ? [`${instant}.requested`] : []);
-      const logName = relative(ROOT, refused.key);
-      const after = await tableBytes(table);
-      expect(after[logName]).not.toBe(before[logName]);
-      const added = logUnderT
-        ? [relative(ROOT, underT ?? ''), `.hoodie/${instant}.compaction.requested`].sort()
-        : [];
-      expect(
-        Object.keys(after)
-          .filter((f) => !(f in before))
-          .sort(),
-      ).toEqual(added);
-      const kept = Object.fromEntries(Object.entries(after).filter(([f]) => !added.includes(f)));
-      expect({ ...kept, [logName]: before[logName] }).toEqual(before);
-      if (logUnderT) return;
+    // Assess: refused by name; the plan gone; every byte of the table as before but the log the block was
+    // appended to (the unschedule's trace removed once it was done)
+    expect((failed as Error).name).toBe('HudiLogUnsupportedError');
+    if (refused === undefined) throw new Error('the plan was never scheduled');
+    expect(await pendingOf(store, '', 'compaction')).toEqual([]);
+    const logName = relative(ROOT, refused.key);
+    const after = await tableBytes(table);
+    expect(after[logName]).not.toBe(before[logName]);
+    expect({ ...after, [logName]: before[logName] }).toEqual(before);
 
-      // Act: the log fixed, a run
-      await new LocalObjectStore(dir).put(refused.key, refused.before);
-      await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + LOCK_EXPIRY_MS));
+    // Act: the log fixed, a run
+    await new LocalObjectStore(dir).put(refused.key, refused.before);
+    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + LOCK_EXPIRY_MS));
 
-      // Assess
-      expect(await pendingOf(store, '', 'compaction')).toEqual([]);
-      expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
-    }, 60_000);
+    // Assess
+    expect(await pendingOf(store, '', 'compaction')).toEqual([]);
+    expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+  }, 60_000);
 });
 
 describe('a clustering plan a killed run left, its journal gone (v8 Copy-on-Write)', () => {

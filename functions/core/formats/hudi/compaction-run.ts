@@ -48,7 +48,6 @@ import {
   MERGE_REFUSAL_ERRORS,
   mergeFileSlice,
 } from './compaction-merge.js';
-import { parseLogFileName } from './file-groups.js';
 import { withHudiLock } from './lock/index.js';
 import { droppedRows, type MergePolicy, mergePolicy } from './log/index.js';
 import {
@@ -78,6 +77,7 @@ import {
   mintInstantTime,
   writeToken,
 } from './timeline-writer/index.js';
+import { listTraces, moveLogsOffInstant, removeTrace, traceOf, writeTrace } from './unschedule-logs.js';
 
 /** Hudi's default `hoodie.compact.inline.max.delta.commits`. */
 export const DEFAULT_COMPACTION_DELTA_COMMITS = 5;
@@ -298,10 +298,12 @@ export async function compactHudiMergeOnRead(
   options: HudiCompactionOptions = {},
 ): Promise<HudiCompactionResult> {
   const root = tableRoot.replace(/\/+$/, '');
-  const state = await readHudiTable(deps.store, root);
+  let state = await readHudiTable(deps.store, root);
   if (state.config.type !== 'MERGE_ON_READ')
     return { kind: 'nothing', reason: 'a Copy-on-Write table has no log files to compact' };
   const policy = compactionPolicy(state);
+  // A v6 unschedule of ours left unfinished: the logs it must still move join their slice before anything is read.
+  if (await settleUnscheduledPlans(deps, root)) state = await readHudiTable(deps.store, root);
   await removeCompletedLeftovers(deps.store, state);
   const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
   if (pending !== undefined) {
@@ -711,10 +713,16 @@ export function isMergeRefusal(err: unknown): boolean {
  * `CompactionAdminClient.unscheduleCompactionPlan` removes one (the inflight rolled back first, then the requested
  * file deleted), so no run of ours or Hudi's resumes a plan none can finish. The caller holds the table's lock
  * (`assertHeld`) and has checked the plan is ours: minted by its own run, or marked by a run of ours that is dead
- * (plan-mark.ts) — never a Hudi writer's. On table version 6 only while no write is pending and no log file of the
- * plan's file groups is named with base instant T: a v6 writer puts its logs of a file group under a pending
- * compaction's instant, and removing the plan would orphan them (Hudi's own unschedule renames such logs; we do
- * not) — then the plan stays, for Hudi's compactor or an operator. Returns whether the plan was removed. Idempotent.
+ * (plan-mark.ts) — never a Hudi writer's.
+ *
+ * On table version 6 a writer puts its logs of the plan's file groups under T, which the plan's removal would
+ * orphan; so, as Hudi's unschedule does on 0.x, those logs are renamed into the slice they extend
+ * (unschedule-logs.ts, which says why they are copied while the plan stands and their sources deleted only after,
+ * and how a trace makes every step repeatable): the trace written, the logs under T copied, the plan deleted, then
+ * the logs under T copied again (a writer's that raced the delete) and the sources deleted — the trace removed once
+ * no write is pending. Not while a write is pending before the delete (its logs could land under T at any time):
+ * then the plan stays, for a later run. A crash anywhere is finished by the next run's (or the sweep's) call here
+ * or by {@link settleUnscheduledPlans}. Returns whether the plan is off the timeline. Idempotent.
  */
 export async function unscheduleRefusedPlan(
   store: ObjectStore,
@@ -725,38 +733,86 @@ export async function unscheduleRefusedPlan(
 ): Promise<boolean> {
   if ((await completedCompactionOf(store, at, instant)) !== undefined) return false;
   if ((await store.head(keys.inflight)) !== undefined) return false;
-  if ((await store.head(keys.requested)) === undefined) return false;
-  if (at.tableVersion === 6) {
-    const state = await readHudiTable(store, at.tableRoot);
-    if (compactionDeferral(state) !== undefined) return false;
-    const operations = await readPlan(store, state, instant);
-    if (await logsUnder(store, at.tableRoot, instant, operations)) return false;
-  }
-  assertHeld('removing the refused compaction plan');
-  await store.deleteMany([{ key: keys.requested }]);
+  const v6 = at.tableVersion === 6;
+  if ((await store.head(keys.requested)) !== undefined) {
+    if (v6) {
+      const state = await readHudiTable(store, at.tableRoot);
+      if (compactionDeferral(state) !== undefined) return false;
+      const trace = (await traceOf(store, at.tableRoot, instant)) ?? {
+        instant,
+        groups: (await readPlan(store, state, instant)).map((op) => ({
+          partition: op.partitionPath ?? '',
+          fileId: op.fileId ?? '',
+          baseInstant: op.baseInstantTime ?? '',
+        })),
+        moves: [],
+      };
+      await writeTrace(store, at.tableRoot, trace);
+      // Copies only: while the plan stands, it pins T's slice and the logs under T stay where readers find them.
+      await moveLogsOffInstant(store, at.tableRoot, trace, { removeSources: false });
+    }
+    assertHeld('removing the refused compaction plan');
+    await store.deleteMany([{ key: keys.requested }]);
+  } else if (!v6 || (await traceOf(store, at.tableRoot, instant)) === undefined) return false;
+  if (v6) await settleTrace(store, at, instant);
   return true;
 }
 
-/** Whether a log file of one of the plan's file groups is named with base instant `instant` (v6: written under T). */
-async function logsUnder(
+/**
+ * Finishes the v6 unschedule of compaction `instant` its trace records (unschedule-logs.ts): nothing while the plan
+ * is on the timeline (its own unschedule, or its completion, comes first); the trace dropped once T completed (its
+ * logs are the new slice's then); else every log of its file groups still under T copied into its slice and the
+ * source deleted, and the trace removed once none is left and no write is pending. Returns whether a log moved.
+ */
+async function settleTrace(
   store: ObjectStore,
-  tableRoot: string,
+  at: { readonly tableRoot: string; readonly tableVersion: number; readonly timelinePath: string },
   instant: string,
-  operations: readonly { readonly partitionPath?: string | null; readonly fileId?: string | null }[],
 ): Promise<boolean> {
-  for (const partition of new Set(operations.map((op) => op.partitionPath ?? ''))) {
-    const ids = new Set(
-      operations.filter((op) => (op.partitionPath ?? '') === partition).map((op) => op.fileId),
-    );
-    const folder = keyUnder(tableRoot, partition);
-    const { objects } = await listFolder(
-      store,
-      folder === '' || folder.endsWith('/') ? folder : `${folder}/`,
-    );
-    for (const o of objects) {
-      const log = parseLogFileName(nameOf(o.key));
-      if (log !== undefined && log.instantTime === instant && ids.has(log.fileId)) return true;
-    }
+  const trace = await traceOf(store, at.tableRoot, instant);
+  if (trace === undefined) return false;
+  if ((await completedCompactionOf(store, at, instant)) !== undefined) {
+    await removeTrace(store, at.tableRoot, instant);
+    return false;
   }
-  return false;
+  const keys = pendingKeys(
+    { tableRoot: at.tableRoot, tableVersion: at.tableVersion, timelinePath: at.timelinePath },
+    'compaction',
+    instant,
+  );
+  if ((await store.head(keys.requested)) !== undefined || (await store.head(keys.inflight)) !== undefined)
+    return false;
+  const moved = await moveLogsOffInstant(store, at.tableRoot, trace, { removeSources: true });
+  const state = await readHudiTable(store, at.tableRoot);
+  if (moved.remaining === 0 && state.timeline.pendingWrites.length === 0)
+    await removeTrace(store, at.tableRoot, instant);
+  return moved.changed;
+}
+
+/**
+ * Finishes, under the table's lock, every v6 unschedule a run of ours left unfinished (a crash between its steps, or
+ * a write still pending when it ended, whose logs under T must still join their slice): see {@link settleTrace}.
+ * Every compaction run of ours — the CLI's table service, the workflow's plan step — calls it before it reads slices
+ * to plan from, so a log under an unscheduled T is in its slice before a new plan is made. One listing when there is
+ * nothing to settle. Returns whether a log moved (the caller reads the table again).
+ */
+export async function settleUnscheduledPlans(
+  deps: Pick<HudiCompactionDeps, 'store' | 'clock' | 'coordination'>,
+  tableRoot: string,
+): Promise<boolean> {
+  const traces = await listTraces(deps.store, tableRoot);
+  if (traces.length === 0) return false;
+  const config = await readTableConfig(deps.store, tableRoot || '(root)', tableRoot);
+  const at = {
+    tableRoot,
+    tableVersion: config.version,
+    timelinePath: config.timelinePath.replace(/\/+$/, ''),
+  };
+  const settle = async (): Promise<boolean> => {
+    let changed = false;
+    for (const trace of traces) if (await settleTrace(deps.store, at, trace.instant)) changed = true;
+    return changed;
+  };
+  const lock = deps.coordination.lockFor(deps.store, tableRoot, config.name, deps.clock);
+  return lock === undefined ? settle() : withHudiLock(lock, () => settle());
 }

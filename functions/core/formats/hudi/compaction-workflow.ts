@@ -57,6 +57,7 @@ import {
   outputName,
   readPlan,
   recheckChangedSlices,
+  settleUnscheduledPlans,
   timelineTimes,
   unscheduleRefusedPlan,
   zoneOf,
@@ -327,6 +328,8 @@ export function hudiCompactionPlanService(
       config,
     );
     if (config.type !== 'MERGE_ON_READ') return undefined;
+    // A v6 unschedule of ours left unfinished: its logs join their slice before the slices are read to plan from.
+    await settleUnscheduledPlans({ store: deps.store, clock: deps.clock, coordination }, root);
     const first = await readHudiTable(deps.store, root);
     compactionPolicy(first);
     const pending = first.timeline.pendingPlans.find((p) => p.kind === 'compaction');
