@@ -169,7 +169,8 @@ describe('a compaction plan of ours the merge refuses, through the CLI (v8 Merge
     const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
     const before = await tableBytes(table);
     const dying = dyingAfter((key) => key.endsWith('.compaction.inflight'));
-    const t0 = Date.UTC(2026, 11, 7, 12);
+    // The clock from now on: whether the killed run is dead is read from the plan's file times.
+    const t0 = Date.now();
     await runCompact(table, { ...MOR_FLAGS }, ioAt(t0), { wrapStore: dying.wrap }).catch(() => undefined);
     const [pending] = await pendingOf(store, '', 'compaction');
     const instant = pending?.slice(0, pending.indexOf('.')) ?? '';
@@ -179,10 +180,12 @@ describe('a compaction plan of ours the merge refuses, through the CLI (v8 Merge
     };
     const refused = await appendRefusedBlock(new LocalObjectStore(dir), ROOT, 'city=sao_paulo');
 
-    // Act
-    const failed = await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + LOCK_EXPIRY_MS)).catch(
-      (err: unknown) => err,
-    );
+    // Act: once the killed run is dead by our rule (its plan untouched for longer than ABANDONED_AFTER_MS)
+    const failed = await runCompact(
+      table,
+      { ...MOR_FLAGS },
+      ioAt(t0 + ABANDONED_AFTER_MS + LOCK_EXPIRY_MS),
+    ).catch((err: unknown) => err);
 
     // Assess: the killed run's plan was marked with its run, resumed, refused and unscheduled
     expect(dying.died()).toBe(true);
@@ -196,10 +199,69 @@ describe('a compaction plan of ours the merge refuses, through the CLI (v8 Merge
 
     // Act: the log fixed, a run
     await new LocalObjectStore(dir).put(refused.key, refused.before);
-    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + 2 * LOCK_EXPIRY_MS));
+    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + ABANDONED_AFTER_MS + 2 * LOCK_EXPIRY_MS));
 
     // Assess
     expect(await pendingOf(store, '', 'compaction')).toEqual([]);
+    expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+  }, 60_000);
+});
+
+describe('a pending compaction plan of ours another CLI run scheduled (v8 Merge-on-Read)', () => {
+  /** A run killed right after it scheduled its plan (requested and inflight written): its instant and run. */
+  async function killedAfterScheduling(table: string, t0: number): Promise<{ instant: string; run: string }> {
+    const store = new LocalObjectStore(table);
+    const dying = dyingAfter((key) => key.endsWith('.compaction.inflight'));
+    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0), { wrapStore: dying.wrap }).catch(() => undefined);
+    expect(dying.died()).toBe(true);
+    const [pending] = await pendingOf(store, '', 'compaction');
+    const instant = pending?.slice(0, pending.indexOf('.')) ?? '';
+    const plan = decodeTimelineAvro(await store.get(`.hoodie/timeline/${instant}.compaction.requested`))
+      .records[0] as { extraMetadata?: unknown };
+    return { instant, run: planMarkOf(plan.extraMetadata)?.run ?? '' };
+  }
+
+  it('while its run may be alive (the plan written minutes ago): left alone, the run holding it and what to do said, every byte unchanged', async () => {
+    // Prepare
+    const dir = await copyHudiFixture('mor_v8_trips_8i3u1d', ROOT, dirs);
+    const table = join(dir, ROOT);
+    const t0 = Date.now();
+    const { instant, run } = await killedAfterScheduling(table, t0);
+    const before = await tableBytes(table);
+    const lines: string[] = [];
+
+    // Act: past the storage lock's validity (5 min), well within ABANDONED_AFTER_MS of the plan's last sign of life
+    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + 6 * 60_000, lines));
+
+    // Assess
+    expect(run).toMatch(/^cli-/);
+    expect(lines.join('\n')).toContain(
+      `Hudi Merge-on-Read compaction ${instant}: left alone — a pending plan of ours held by run ${run}, which is still alive`,
+    );
+    expect(lines.join('\n')).toContain('run compact again once its heartbeat is over 10 min old');
+    expect(await pendingOf(new LocalObjectStore(table), '', 'compaction')).toEqual([`${instant}.inflight`]);
+    expect(await tableBytes(table)).toEqual(before);
+  }, 60_000);
+
+  it('once its run is dead (nothing written for ABANDONED_AFTER_MS): taken over and completed, the merged rows unchanged', async () => {
+    // Prepare
+    const dir = await copyHudiFixture('mor_v8_trips_8i3u1d', ROOT, dirs);
+    const table = join(dir, ROOT);
+    const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+    const t0 = Date.now();
+    const { instant } = await killedAfterScheduling(table, t0);
+    const lines: string[] = [];
+
+    // Act
+    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + ABANDONED_AFTER_MS + LOCK_EXPIRY_MS, lines));
+
+    // Assess
+    expect(lines.join('\n')).toContain(`Hudi Merge-on-Read compaction ${instant} (a pending plan, finished)`);
+    const state = await readHudiTable(new LocalObjectStore(table), '');
+    expect(state.timeline.pendingPlans).toEqual([]);
+    expect(
+      state.timeline.completedWrites.filter((w) => w.instant.time === instant && w.metadata.compacted),
+    ).toHaveLength(1);
     expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
   }, 60_000);
 });

@@ -25,8 +25,11 @@
 // A pending compaction on the timeline is executed before anything new is scheduled, as Hudi does
 // (runAnyPendingCompactions): an inflight one is first rolled back to its plan as Hudi's `compact` does
 // (HoodieTable.rollbackInflightCompaction: the files its markers name, the markers, the inflight file), then run
-// again, so a run that crashed anywhere is finished by the next run (the old view stays until then). No heartbeat:
-// Hudi's compactor writes none, and its LAZY failed-writes cleaner never rolls back a pending compaction. A failure
+// again, so a run that crashed anywhere is finished by the next run (the old view stays until then) — a plan carrying
+// our mark that another run of ours scheduled only once that run is dead (abandoned-plans.ts `planRunLiveness`; else
+// it is left, `held`), for rolling back a live run's inflight would delete the files it is writing. Our heartbeat
+// (`.hoodie/.heartbeat/T`, renewed while a run works on T) is that sign of life; Hudi never reads a compaction's
+// heartbeat (its compactor writes none, and its LAZY failed-writes cleaner never rolls back a compaction). A failure
 // of the run that scheduled T rolls T back to its plan the same way and keeps the plan, as Hudi's compactor does
 // (BaseHoodieTableServiceClient.compact: a scheduled compaction is completed, never removed — a v6 writer that began
 // after T already puts its logs under base instant T), for the next run, or Hudi's compactor, to finish — unless the
@@ -39,6 +42,8 @@ import type { Clock } from '../../../ports/clock.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { ParquetEngine } from '../../../ports/parquet-engine.js';
 import { InvalidInputError, PreconditionFailedError } from '../../errors.js';
+import { whileAlive } from '../../workflow/keep-alive.js';
+import { planRunLiveness } from './abandoned-plans.js';
 import { HUDI_INDEX_FOOTER_KEYS, HudiIndexFooterBuilder } from './bloom/index.js';
 import type { HudiCoordination } from './clustering-commit.js';
 import { HudiCompactionUnsupportedError } from './compaction-errors.js';
@@ -51,15 +56,18 @@ import {
 import { withHudiLock } from './lock/index.js';
 import { droppedRows, type MergePolicy, mergePolicy } from './log/index.js';
 import {
+  HEARTBEAT_RENEW_MS,
+  heartbeatKey,
   pendingKeys,
   removeMarkers,
+  renewHeartbeat,
   rollBackInflight,
   type TimelineLocation,
   writeMarkers,
 } from './pending-instant.js';
 import { planMarkMetadata } from './plan-mark.js';
 import { type HudiTableState, readHudiTable, readTableConfig } from './table-state.js';
-import { isCommitted, keyUnder, listFolder } from './timeline.js';
+import { type HudiPendingPlan, isCommitted, keyUnder, listFolder } from './timeline.js';
 import {
   baseFileName,
   buildCompactionCommitMetadata,
@@ -88,6 +96,11 @@ export interface HudiCompactionDeps {
   readonly clock: Clock;
   /** The table's declared coordination (its lock), as for clustering. */
   readonly coordination: HudiCoordination;
+  /**
+   * Whether a run still has a group holding an instant open in the caller's journal (abandoned-plans.ts
+   * `holdsInstant`): with the heartbeat, how a pending plan another run of ours scheduled is told alive or dead.
+   */
+  readonly holdsInstant?: (runId: string, instant: string) => Promise<boolean>;
 }
 
 export interface HudiCompactionOptions {
@@ -118,6 +131,15 @@ export interface CompactedSlice {
 
 export type HudiCompactionResult =
   | { readonly kind: 'nothing'; readonly reason: string }
+  | {
+      /** A pending plan of ours whose run is alive: left to it (nothing written). */
+      readonly kind: 'held';
+      readonly instant: string;
+      /** The run our mark in the plan names. */
+      readonly run: string;
+      /** Why that run is taken for alive (planRunLiveness). */
+      readonly why: string;
+    }
   | {
       readonly kind: 'compacted';
       readonly instant: string;
@@ -308,7 +330,8 @@ export async function compactHudiMergeOnRead(
   const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
   if (pending !== undefined) {
     const operations = await readPlan(deps.store, state, pending.instant.time);
-    await restartPending(deps, state, pending.instant.time);
+    const held = await restartPending(deps, state, pending, options.runId);
+    if (held !== undefined) return held;
     try {
       return await execute(
         deps,
@@ -377,6 +400,7 @@ export async function compactHudiMergeOnRead(
     assertHeld('writing the compaction plan');
     await createOnce(deps.store, keys.requested, compactionRequestedContent(plan));
     await createOnce(deps.store, keys.inflight, EMPTY_INFLIGHT_CONTENT);
+    await renewHeartbeat(deps.store, root, instant);
     return { instant, operations: plan.operations ?? [] };
   });
   if (scheduled === undefined)
@@ -401,21 +425,39 @@ export async function compactHudiMergeOnRead(
 }
 
 /**
- * Makes pending compaction `instant` ready to run (again), under the lock, as Hudi's `compact` does: an inflight one
- * rolled back to its plan (the files its markers name, the markers, the inflight file), then the inflight written.
+ * Makes pending compaction `pending` ready to run (again), under the lock, as Hudi's `compact` does: an inflight one
+ * rolled back to its plan (the files its markers name, the markers, the inflight file), then the inflight written
+ * and this run's heartbeat started. Unless the plan carries our mark for another run and is inflight while that run
+ * is alive by the rule every run of ours applies before it takes a plan of ours over (abandoned-plans.ts
+ * `planRunLiveness`: no group of it unsettled in the caller's journal, heartbeat — or requested file — older than
+ * ABANDONED_AFTER_MS): rolling its inflight back would delete the files that run is writing, so the plan is left
+ * (`held`, nothing written). Only an inflight plan can be held: every run of ours writes T's inflight, under this
+ * same lock, before it works on T and rolls it back when it stops, so a plan at requested is nobody's work in
+ * progress. Checked under the lock, so two runs finding one dead run's plan do not both take it over. A Hudi
+ * writer's plan (no mark) is run as Hudi's compactor runs any pending plan.
  */
 async function restartPending(
   deps: HudiCompactionDeps,
   state: HudiTableState,
-  instant: string,
-): Promise<void> {
+  pending: HudiPendingPlan,
+  runId: string | undefined,
+): Promise<HudiCompactionResult | undefined> {
+  const instant = pending.instant.time;
   const own = { tableRoot: state.tableRoot, instant, ...compactionKeys(state, instant) };
-  await underLock(deps, state.tableRoot, async (assertHeld) => {
-    if ((await findCompleted(deps.store, state, instant)) !== undefined) return;
+  return underLock(deps, state.tableRoot, async (assertHeld) => {
+    if ((await findCompleted(deps.store, state, instant)) !== undefined) return undefined;
+    const mark = pending.mark;
+    if (mark !== undefined && mark.run !== runId && (await deps.store.head(own.inflight)) !== undefined) {
+      const liveness = await planRunLiveness(deps, state.tableRoot, pending, own);
+      if (!liveness.dead) return { kind: 'held', instant, run: mark.run, why: liveness.why };
+    }
     await rollBackInflight(deps.store, own);
     await deleteStaging(deps.store, state, instant);
     assertHeld('writing the compaction inflight');
     await createOnce(deps.store, own.inflight, EMPTY_INFLIGHT_CONTENT);
+    // This run's sign of life while it works on T (renewed by execute): another run of ours leaves T alone.
+    await renewHeartbeat(deps.store, state.tableRoot, instant);
+    return undefined;
   });
 }
 
@@ -518,6 +560,8 @@ async function rollbackOwn(
     await rollBackInflight(deps.store, own);
     await deleteStaging(deps.store, state, instant);
     if (refused) await unscheduleRefusedPlan(deps.store, locationOf(state), instant, keys, assertHeld);
+    // No run works on T any more: the next run of ours takes the kept plan over without waiting.
+    await deps.store.deleteMany([{ key: heartbeatKey(state.tableRoot, instant) }]);
   });
 }
 
@@ -547,7 +591,23 @@ export const INDEX_FOOTER = {
   begin: () => new HudiIndexFooterBuilder(),
 };
 
+/** Runs `instant`'s operations (executeOperations), renewing T's heartbeat while they run. */
 async function execute(
+  deps: HudiCompactionDeps,
+  state: HudiTableState,
+  policy: MergePolicy,
+  instant: string,
+  operations: readonly CompactionOperation[],
+  context: { resumed: boolean; skipped: { key: string; reason: string }[] },
+  options: HudiCompactionOptions,
+): Promise<HudiCompactionResult> {
+  return whileAlive(
+    { everyMs: HEARTBEAT_RENEW_MS, renew: () => renewHeartbeat(deps.store, state.tableRoot, instant) },
+    () => executeOperations(deps, state, policy, instant, operations, context, options),
+  );
+}
+
+async function executeOperations(
   deps: HudiCompactionDeps,
   state: HudiTableState,
   policy: MergePolicy,
@@ -684,6 +744,7 @@ async function execute(
   // As Hudi's completeCompaction: the markers go once the instant completed (a crash here: the next run's sweep).
   await removeMarkers(deps.store, state.tableRoot, instant);
   await deleteStaging(deps.store, state, instant);
+  await deps.store.deleteMany([{ key: heartbeatKey(state.tableRoot, instant) }]);
   return { kind: 'compacted', instant, resumed: context.resumed, slices, skipped: context.skipped };
 }
 

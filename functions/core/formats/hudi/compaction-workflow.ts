@@ -29,7 +29,7 @@
 // The plan step also rolls back a clustering plan of ours in the partition that a dead run left and no journal
 // names (abandoned-plans.ts), so its file groups are planned again.
 import type { Clock } from '../../../ports/clock.js';
-import { type FormatState, type GroupJournalEntry, isSettled, type Journal } from '../../../ports/journal.js';
+import type { FormatState, GroupJournalEntry, Journal } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { InputFile } from '../../../ports/parquet-engine.js';
 import { FAILURE_PREFIX, InvalidInputError } from '../../errors.js';
@@ -37,7 +37,7 @@ import type { PartitionPlan, PlanInputFile } from '../../planning.js';
 import { withStoredFooter } from '../logged-files.js';
 import type { CommitDeps, PreparedGroup, ServicePlanRequest } from '../table-format.js';
 import type { VersionCommitContext, VersionCommitResult } from '../version-commit.js';
-import { rollBackAbandonedClusterings } from './abandoned-plans.js';
+import { holdsInstant, rollBackAbandonedClusterings } from './abandoned-plans.js';
 import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
 import { type HudiCoordination, hudiFormatState } from './clustering-commit.js';
 import {
@@ -564,16 +564,6 @@ export async function prepareCompactionGroup(
     },
     inputs,
   };
-}
-
-/**
- * Whether run `runId` still has an unsettled group of (clustering or compaction) instant `instant` in the journal
- * (open, or aborted with its undo pending): a run that died with one is the sweep's to settle first (its settle rolls
- * T back); one with none — settled, or journaled elsewhere (the CLI's own journal, an older deployment's) — is dead
- * as far as T goes.
- */
-async function holdsInstant(journal: Journal, runId: string, instant: string): Promise<boolean> {
-  return (await journal.listRun(runId)).some((e) => e.formatState?.hudiInstant === instant && !isSettled(e));
 }
 
 /** The groups of the run that hold compaction `instant`, as journaled now. */
