@@ -26,6 +26,7 @@ import {
   requestedReplaceSchemaFor,
 } from '../../functions/core/formats/hudi/timeline-writer/index.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
+import { ageFiles } from '../support/age-files.js';
 import { observedStore } from '../support/crash-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { appendHudiInsert, createHudiTable } from '../support/hudi-appender.js';
@@ -180,7 +181,8 @@ describe('a compaction plan of ours the merge refuses, through the CLI (v8 Merge
     };
     const refused = await appendRefusedBlock(new LocalObjectStore(dir), ROOT, 'city=sao_paulo');
 
-    // Act: once the killed run is dead by our rule (its plan untouched for longer than ABANDONED_AFTER_MS)
+    // Act: once the killed run is dead by our rule (what it wrote untouched for longer than ABANDONED_AFTER_MS)
+    await ageFiles(table, ABANDONED_AFTER_MS + 60_000);
     const failed = await runCompact(
       table,
       { ...MOR_FLAGS },
@@ -221,27 +223,29 @@ describe('a pending compaction plan of ours another CLI run scheduled (v8 Merge-
     return { instant, run: planMarkOf(plan.extraMetadata)?.run ?? '' };
   }
 
-  it('while its run may be alive (the plan written minutes ago): left alone, the run holding it and what to do said, every byte unchanged', async () => {
-    // Prepare
-    const dir = await copyHudiFixture('mor_v8_trips_8i3u1d', ROOT, dirs);
-    const table = join(dir, ROOT);
-    const t0 = Date.now();
-    const { instant, run } = await killedAfterScheduling(table, t0);
-    const before = await tableBytes(table);
-    const lines: string[] = [];
+  for (const skew of [0, ABANDONED_AFTER_MS + LOCK_EXPIRY_MS])
+    it(`while its run may be alive (its plan written moments ago by the store's clock${skew === 0 ? '' : `; this machine's clock ${skew / 60_000} min ahead`}): left alone, the run holding it and what to do said, every byte unchanged`, async () => {
+      // Prepare
+      const dir = await copyHudiFixture('mor_v8_trips_8i3u1d', ROOT, dirs);
+      const table = join(dir, ROOT);
+      const t0 = Date.now();
+      const { instant, run } = await killedAfterScheduling(table, t0);
+      const before = await tableBytes(table);
+      const lines: string[] = [];
 
-    // Act: past the storage lock's validity (5 min), well within ABANDONED_AFTER_MS of the plan's last sign of life
-    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + 6 * 60_000, lines));
+      // Act: past the storage lock's validity (5 min) by this machine's clock; by the store's, well within
+      // ABANDONED_AFTER_MS of the plan's last sign of life, however far this machine's clock runs ahead
+      await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + 6 * 60_000 + skew, lines));
 
-    // Assess
-    expect(run).toMatch(/^cli-/);
-    expect(lines.join('\n')).toContain(
-      `Hudi Merge-on-Read compaction ${instant}: left alone — a pending plan of ours held by run ${run}, which is still alive`,
-    );
-    expect(lines.join('\n')).toContain('run compact again once its heartbeat is over 10 min old');
-    expect(await pendingOf(new LocalObjectStore(table), '', 'compaction')).toEqual([`${instant}.inflight`]);
-    expect(await tableBytes(table)).toEqual(before);
-  }, 60_000);
+      // Assess
+      expect(run).toMatch(/^cli-/);
+      expect(lines.join('\n')).toContain(
+        `Hudi Merge-on-Read compaction ${instant}: left alone — a pending plan of ours held by run ${run}, which is still alive`,
+      );
+      expect(lines.join('\n')).toContain('run compact again once its heartbeat is over 10 min old');
+      expect(await pendingOf(new LocalObjectStore(table), '', 'compaction')).toEqual([`${instant}.inflight`]);
+      expect(await tableBytes(table)).toEqual(before);
+    }, 60_000);
 
   it('once its run is dead (nothing written for ABANDONED_AFTER_MS): taken over and completed, the merged rows unchanged', async () => {
     // Prepare
@@ -252,7 +256,8 @@ describe('a pending compaction plan of ours another CLI run scheduled (v8 Merge-
     const { instant } = await killedAfterScheduling(table, t0);
     const lines: string[] = [];
 
-    // Act
+    // Act: what the killed run wrote is older than ABANDONED_AFTER_MS
+    await ageFiles(table, ABANDONED_AFTER_MS + 60_000);
     await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + ABANDONED_AFTER_MS + LOCK_EXPIRY_MS, lines));
 
     // Assess
@@ -352,6 +357,7 @@ describe('a clustering plan a killed run left, its journal gone (v8 Copy-on-Writ
     // Prepare
     const { dir, store, rows, instant } = await killedClustering();
     const lines: string[] = [];
+    await ageFiles(dir, ABANDONED_AFTER_MS + 60_000);
 
     // Act
     await runCompact(
@@ -381,6 +387,7 @@ describe('a clustering plan a killed run left, its journal gone (v8 Copy-on-Writ
     const plan = decodeTimelineAvro(await store.get(key), requestedReplaceSchemaFor(8))
       .records[0] as RequestedReplaceMetadata;
     await store.put(key, clusteringRequestedContent(8, { ...plan, extraMetadata: {} }));
+    await ageFiles(dir, ABANDONED_AFTER_MS + 60_000);
     const before = await tableBytes(dir);
 
     // Act

@@ -10,12 +10,15 @@
 //     by the same rollback), and
 //   - its heartbeat (or, if it has none, its requested file) was last written more than
 //     {@link ABANDONED_AFTER_MS} ago: a run of ours renews it every 30 s while it works on T (pending-instant.ts),
-//     and Hudi's own writers already take a heartbeat older than 2 minutes for a failed writer's.
+//     and Hudi's own writers already take a heartbeat older than 2 minutes for a failed writer's. "Ago" by the
+//     object store's clock ({@link storeNow}), which set the heartbeat's modification time: never this machine's,
+//     which may be skewed.
 //
 // It is then rolled back under the table's lock exactly as its own run would have rolled it back (the files its
 // markers name, the markers, the inflight, the requested file, the heartbeat: pending-instant.ts
 // `rollBackOwnInstant`). Its outputs were never named by a completed instant, so no reader saw them; its inputs
 // were never touched. A plan without our mark — a Hudi writer's — is never touched.
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../ports/clock.js';
 import { isSettled, type Journal } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
@@ -153,12 +156,32 @@ export async function planRunLiveness(
     (await deps.store.head(heartbeatKey(tableRoot, plan.instant.time))) ??
     (await deps.store.head(keys.requested));
   if (beat === undefined) return { dead: false, why: `${keys.requested} is gone` };
-  const age = deps.clock.now() - beat.lastModified.getTime();
+  // The heartbeat's time is the object store's; so is the "now" it is compared with, never this machine's clock.
+  const age = (await storeNow(deps.store, tableRoot)) - beat.lastModified.getTime();
   if (age > ABANDONED_AFTER_MS) return { dead: true };
   return {
     dead: false,
     why: `its heartbeat was last written ${Math.max(0, Math.round(age / 1000))} s ago (a run of ours renews it every ${HEARTBEAT_RENEW_MS / 1000} s while it works; taken for dead after ${ABANDONED_AFTER_MS / 60_000} min)`,
   };
+}
+
+/**
+ * The object store's clock now: the modification time of a probe object written (under `.hoodie/.temp/`, in a folder
+ * no instant is named like) and removed at once. A heartbeat's age is its modification time — set by the store —
+ * against this, so a machine whose clock runs ahead cannot take a live run for dead (nor one behind keep a dead
+ * run's plan for longer): both times are the store's. One put, head and delete, made only for a plan of ours whose
+ * run is being judged.
+ */
+export async function storeNow(store: ObjectStore, tableRoot: string): Promise<number> {
+  const key = keyUnder(tableRoot, `.hoodie/.temp/lake-compactor-clock/${randomUUID()}`);
+  await store.put(key, new Uint8Array(0));
+  try {
+    const probe = await store.head(key);
+    if (probe === undefined) throw new Error(`the store lost ${key} right after writing it`);
+    return probe.lastModified.getTime();
+  } finally {
+    await store.deleteMany([{ key }]);
+  }
 }
 
 /**

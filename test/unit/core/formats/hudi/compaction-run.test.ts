@@ -30,6 +30,7 @@ import { readHudiTable } from '../../../../../functions/core/formats/hudi/table-
 import { isCommitted } from '../../../../../functions/core/formats/hudi/timeline.js';
 import { ManualClock } from '../../../../../functions/ports/clock.js';
 import { defaultParquetEngine } from '../../../../../functions/shared/parquet-engine.js';
+import { ageFiles } from '../../../../support/age-files.js';
 import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
 import { HUDI_FIXTURES } from '../../../../support/fixtures.js';
 import { folderContentSnapshot } from '../../../../support/folder-snapshot.js';
@@ -214,10 +215,13 @@ function tableBytes(lines: readonly string[]): string[] {
 }
 
 /**
- * A run after a crashed one, once the crashed run is dead by our rule (abandoned-plans.ts `planRunLiveness`): its
- * heartbeat, written at the files' real modification time, older than ABANDONED_AFTER_MS on the re-run's clock.
+ * What a crashed run wrote, made as old as a dead run's (abandoned-plans.ts `planRunLiveness` judges its heartbeat by
+ * the store's times), and the clock of a run after it.
  */
-const AFTER_THE_CRASHED_RUN_DIED = () => new ManualClock(Date.now() + ABANDONED_AFTER_MS + 60_000);
+async function afterTheCrashedRunDied(dir: string): Promise<ManualClock> {
+  await ageFiles(dir, ABANDONED_AFTER_MS + 60_000);
+  return new ManualClock(NOW + 60_000);
+}
 
 describe('a crash of the compaction of mor_v6_trips_8i1u', () => {
   it.each(['scheduled', 'written'] as const)(
@@ -233,7 +237,7 @@ describe('a crash of the compaction of mor_v6_trips_8i1u', () => {
         /crash after/,
       );
       const crashed = await folderContentSnapshot(dir);
-      const rerun = await compactHudiMergeOnRead(deps(store, AFTER_THE_CRASHED_RUN_DIED()), '', {
+      const rerun = await compactHudiMergeOnRead(deps(store, await afterTheCrashedRunDied(dir)), '', {
         deltaCommits: 1,
       });
 
@@ -266,7 +270,7 @@ describe('what a pending compaction of ours leaves for Hudi (mor_v6_trips_8i1u)'
       f.includes('.marker.'),
     );
     const heartbeats = await readdir(join(dir, '.hoodie', '.heartbeat')).catch(() => []);
-    const rerun = await compactHudiMergeOnRead(deps(store, AFTER_THE_CRASHED_RUN_DIED()), '', {
+    const rerun = await compactHudiMergeOnRead(deps(store, await afterTheCrashedRunDied(dir)), '', {
       deltaCommits: 1,
     });
 
