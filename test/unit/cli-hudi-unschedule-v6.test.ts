@@ -5,6 +5,8 @@
 //   the plan is gone and the log renamed into the slice it extends by Hudi's rule (`.<fileId>_<B>.log.<next>_1-0-1`),
 //   every record readable through the slices the timeline defines — the rows (DuckDB over the base files, logs
 //   merged by the project's reader) equal to those of the same table whose writer wrote its log into the live slice;
+// - a writer still pending when the plan is deleted (it read the timeline while T was pending): the trace stays, and
+//   the log it writes under T afterwards is renamed by the next run, which then removes the trace — the same rows;
 // - the run killed right after it wrote the unschedule's trace, after the log's copy, or after the plan's delete:
 //   the next run settles it — the same rows, nothing left under T, no trace.
 
@@ -78,6 +80,7 @@ async function writerCommit(
   table: string,
   instant: string,
   logName: string,
+  fare = 1234.5,
 ): Promise<{ log: Uint8Array; timeline: [string, Uint8Array | string][] }> {
   const { log } = await loggedGroup(table);
   const bytes = new Uint8Array(await readFile(join(table, PARTITION, log)));
@@ -89,7 +92,7 @@ async function writerCommit(
     ...r,
     _hoodie_commit_time: instant,
     _hoodie_commit_seqno: `${instant}_0_${i}`,
-    fare: 1234.5 + i,
+    fare: fare + i,
   }));
   const completed = (await readFile(join(table, '.hoodie', `${TEMPLATE}.deltacommit`), 'utf8')).replaceAll(
     log,
@@ -123,12 +126,14 @@ async function landCommit(
  * The rows a reader must see once the writer's commit is in: the same table, its writer's log written into the live
  * slice (the next version of base instant B), as if no compaction had been scheduled.
  */
-async function expectedRows(instant: string): Promise<string[]> {
+async function expectedRows(instant: string, fares: readonly number[] = [1234.5]): Promise<string[]> {
   const dir = await copyHudiFixture('mor_v6_trips_8i1u', ROOT, dirs);
   const table = join(dir, ROOT);
   const { fileId, base } = await loggedGroup(table);
-  const name = `.${fileId}_${base}.log.2_0-1-0`;
-  await landCommit(table, await writerCommit(table, instant, name), name);
+  for (const [i, fare] of fares.entries()) {
+    const name = `.${fileId}_${base}.log.${2 + i}_0-1-0`;
+    await landCommit(table, await writerCommit(table, instant, name, fare), name);
+  }
   return hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
 }
 
@@ -294,4 +299,70 @@ describe('unscheduling a refused plan of ours on table version 6 while a writer 
         await expectedRows(nextInstant(instant)),
       );
     }, 90_000);
+  it('a writer still pending when the plan is deleted: the trace stays; the log it writes under T later is renamed by the next run, which then removes the trace — every record readable', async () => {
+    // Prepare: once the plan is scheduled a refused block lands in its log; right before the plan's delete a v6
+    // writer begins a delta commit (requested, inflight) and writes its first log of the file group under T
+    const dir = await copyHudiFixture('mor_v6_trips_8i1u', ROOT, dirs);
+    const table = join(dir, ROOT);
+    const { fileId, base } = await loggedGroup(table);
+    const seen: { instant?: string; refused?: { key: string; before: Uint8Array } } = {};
+    const writer = () => nextInstant(seen.instant ?? '');
+    const wrap = (inner: ObjectStore): ObjectStore => {
+      const observed = observedStore(inner, {});
+      return {
+        ...observed,
+        put: async (key, body, options) => {
+          const result = await observed.put(key, body, options);
+          if (seen.refused === undefined && key.endsWith('.compaction.inflight')) {
+            const name = key.slice(key.lastIndexOf('/') + 1);
+            seen.instant = name.slice(0, name.indexOf('.'));
+            seen.refused = await appendRefusedBlock(new LocalObjectStore(dir), ROOT, PARTITION);
+          }
+          return result;
+        },
+        deleteMany: async (refs) => {
+          if (
+            seen.instant !== undefined &&
+            refs.some((r) => r.key.endsWith(`${seen.instant}.compaction.requested`))
+          ) {
+            const name = `.${fileId}_${seen.instant}.log.1_0-7-0`;
+            const commit = await writerCommit(table, writer(), name);
+            const store = new LocalObjectStore(table);
+            await store.put(`${PARTITION}/${name}`, commit.log);
+            for (const [key, bytes] of commit.timeline.slice(0, 2)) await store.put(key, bytes);
+          }
+          return observed.deleteMany(refs);
+        },
+      };
+    };
+    const t0 = Date.now();
+    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0), { wrapStore: wrap }).catch(() => undefined);
+    const { instant, refused } = seen;
+    if (instant === undefined || refused === undefined)
+      throw new Error('the writer never raced the unschedule');
+    const afterRun = await leftovers(table);
+    // The writer goes on: its second log under T (it read the timeline while T was pending), then its completion.
+    const second = `.${fileId}_${instant}.log.2_0-7-0`;
+    const commit = await writerCommit(table, writer(), second, 2234.5);
+    await landCommit(table, commit, second);
+
+    // Act
+    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + LOCK_EXPIRY_MS)).catch((err: unknown) => err);
+
+    // Assess: after the first run the plan is gone, the first log renamed and the trace kept (a write pending); the
+    // next run renamed the second log after it and removed the trace; the rows are those of the same writer logging
+    // both updates into the live slice
+    expect(afterRun.traces).toEqual([`${instant}.json`]);
+    expect(afterRun.partition).toContain(`.${fileId}_${base}.log.2_1-0-1`);
+    expect(afterRun.partition.filter((n) => n.includes(`_${instant}.log.`))).toEqual([]);
+    expect(await pendingCompactions(table)).toEqual([]);
+    const left = await leftovers(table);
+    expect(left.traces).toEqual([]);
+    expect(left.partition.filter((n) => n.includes(`_${instant}.log.`))).toEqual([]);
+    expect(left.partition).toContain(`.${fileId}_${base}.log.3_1-0-1`);
+    await new LocalObjectStore(dir).put(refused.key, refused.before);
+    expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(
+      await expectedRows(writer(), [1234.5, 2234.5]),
+    );
+  }, 90_000);
 });
