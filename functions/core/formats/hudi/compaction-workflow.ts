@@ -785,7 +785,9 @@ function refusedByMerge(reason: string | undefined): boolean {
  * A plan of ours that the merge refused (a block committed below T after the plan-time check) — minted by this run,
  * or marked by a run of ours that is dead (plan-mark.ts) —, unscheduled under the table's lock as
  * compaction-run.ts `unscheduleRefusedPlan` says. A crash before the delete leaves the plan rolled back to
- * requested: the next run resumes it by its mark, fails on the same refusal and unschedules it then. Idempotent.
+ * requested: the next run resumes it by its mark, fails on the same refusal and unschedules it then. On table
+ * version 6 a crash after it leaves the trace of the logs still to rename into their slice (unschedule-logs.ts): this
+ * same call, made again by the sweep's settle of the dead run, or the next run's plan step finishes it. Idempotent.
  */
 async function unscheduleRefused(
   coordination: HudiCoordination,
