@@ -351,6 +351,106 @@ describe('unscheduling our refused plan, killed between its steps', () => {
     expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
   }, 120_000);
 
+  it("v6: a writer's log under T, the run dead right after the plan's delete, before that log is renamed: the sweep's settle renames it into its slice and removes the trace; once the log is fixed a run compacts with the same rows", async () => {
+    // Prepare: a clean run's requests (with the same writer's log), to find the deletion of the requested plan
+    const c = CASES[0];
+    const run = (
+      store: ObjectStore,
+      journal: Journal,
+      runId: string,
+      at: number,
+      hook?: () => Promise<void>,
+    ) =>
+      runPartition(
+        {
+          store,
+          journal,
+          clock: new ManualClock(at),
+          engine: defaultParquetEngine,
+          leases: new MemoryLeases(),
+          format: boundFormat(),
+          wait: async () => {},
+        },
+        runOf(runId, c.partition),
+        { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
+        hook === undefined ? undefined : { planned: hook },
+      );
+    /** Once T is planned: a refused block in a log the plan names, and a v6 writer's (empty) log of its group under T. */
+    const raceOn = (store: ObjectStore) => async () => {
+      const refused = await appendRefusedBlock(store, ROOT, c.partition);
+      const [t] = await pendingCompactions(store);
+      const name = refused.key.slice(refused.key.lastIndexOf('/') + 1);
+      const fileId = name.slice(1, name.indexOf('_'));
+      const folder = refused.key.slice(0, refused.key.lastIndexOf('/'));
+      await store.put(`${folder}/.${fileId}_${t?.slice(0, t.indexOf('.'))}.log.1_0-1-0`, new Uint8Array(0));
+      return {
+        refused,
+        renamed: `${folder}/${name.replace(/\.log\.(\d+)_.*$/, (_m, v: string) => `.log.${Number(v) + 1}_1-0-1`)}`,
+      };
+    };
+    const probeDir = await copyHudiFixture(c.fixture, ROOT, dirs);
+    const calls: StoreCall[] = [];
+    const probing = crashingStore(new LocalObjectStore(probeDir), Number.MAX_SAFE_INTEGER, 'before', calls);
+    const probeRace = raceOn(new LocalObjectStore(probeDir));
+    await run(probing.store, new MemoryJournal(), 'probe', NOW, async () => {
+      await probeRace();
+    });
+    const at = calls.findIndex(
+      (call) => call.method === 'deleteMany' && call.key.endsWith('.compaction.requested'),
+    );
+    expect(at).toBeGreaterThanOrEqual(0);
+
+    const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
+    const live = new LocalObjectStore(dir);
+    const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+    const journal = new MemoryJournal();
+    const dying = crashingStore(live, at + 1, 'after');
+    let raced: { refused: { key: string; before: Uint8Array }; renamed: string } | undefined;
+    const race = raceOn(live);
+
+    // Act: the run dies right after the plan's delete; the sweep settles the dead run
+    await run(dying.store, dyingJournal(journal, dying.crashed), 'run-1', NOW, async () => {
+      raced = await race();
+    }).catch(() => undefined);
+    await dying.quiesce();
+    if (raced === undefined) throw new Error('the plan step did not run');
+    const whileDead = {
+      pending: await pendingCompactions(live),
+      traces: (await live.list(`${ROOT}/.hoodie/.temp/lake-compactor-unscheduled/`)).objects.length,
+      renamed: (await live.head(raced.renamed)) !== undefined,
+    };
+    const sweep = await settleAfterDeadRun(
+      {
+        store: live,
+        journal,
+        clock: new ManualClock(LATER),
+        engine: defaultParquetEngine,
+        format: boundFormat(),
+      },
+      { table: 'trips', partition: c.partition },
+      'run-1',
+    );
+
+    // Assess: dead with the plan gone and its trace left (the copy made while the plan stood, the source not yet
+    // deleted); the sweep's settle deleted the log under T and the trace
+    expect(dying.crashed()).toBe(true);
+    expect(whileDead).toEqual({ pending: [], traces: 1, renamed: true });
+    expect(sweep.unsettled).toEqual([]);
+    const partition = await readdir(join(dir, ROOT, c.partition));
+    expect(partition.filter((n) => /_\d{17}\.log\.1_0-1-0$/.test(n))).toEqual([]);
+    expect(partition).toContain(raced.renamed.slice(raced.renamed.lastIndexOf('/') + 1));
+    expect((await live.list(`${ROOT}/.hoodie/.temp/lake-compactor-unscheduled/`)).objects).toEqual([]);
+
+    // Act: the log fixed, a run
+    await live.put(raced.refused.key, raced.refused.before);
+    const rerun = await run(live, journal, 'run-2', LATER + 60_000);
+
+    // Assess
+    expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+    expect(await pendingCompactions(live)).toEqual([]);
+    expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+  }, 120_000);
+
   const RESUMED = [
     {
       mark: 'ours',
