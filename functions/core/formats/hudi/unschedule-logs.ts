@@ -19,7 +19,8 @@
 //     killed anywhere is finished by the next run of ours or the sweep (compaction-run.ts `settleUnscheduledPlans`),
 //     and a target version once given is never given again;
 //   - copy, never move, while the plan is on the timeline: the plan pins T's slice, so the source stays readable
-//     (readers merge the two slices by record key, so a record present in both is read once) and Hudi's compactor
+//     (Hudi's reader merges a pending compaction's two slices by record key, so a record present in both is read
+//     once — reasoned from its merge; the project's reader sets a pending compaction's groups aside) and Hudi's compactor
 //     may still complete T without losing a log. The sources are deleted only after the plan is gone, when the
 //     copies are the readable ones: at no point is a log's record left unreadable by the move itself;
 //   - the trace stays until, after the plan is gone, no log of its file groups is named with T and no write is
@@ -28,7 +29,8 @@
 //
 // A log written under T after the last listing before the plan's delete is unreadable from that delete until the
 // copy made right after it (two requests later in the same call, or the next run's settle after a crash): the only
-// window left, and Hudi's own unschedule has it too, for a writer it asks to be stopped.
+// window left. Hudi's own unschedule, which renames before it deletes and never looks again, leaves such a log
+// unread for good (it asks for every writer to be stopped instead).
 //
 // Objects are copied by reading them and writing the copy with put-if-absent (S3's CopyObject has no such
 // condition): a target a writer took first is never overwritten; the move is given the next free version instead.
