@@ -21,8 +21,8 @@
 //   - copy, never move, while the plan is on the timeline: the plan pins T's slice, so the source stays readable
 //     (Hudi's reader merges a pending compaction's two slices by record key, so a record present in both is read
 //     once — reasoned from its merge; the project's reader sets a pending compaction's groups aside) and Hudi's
-//     compactor may still complete T without losing a log. The sources are deleted only after the plan is gone, when the
-//     copies are the readable ones: at no point is a log's record left unreadable by the move itself;
+//     compactor may still complete T without losing a log. The sources are deleted only after the plan is gone,
+//     when the copies are the readable ones: at no point is a log's record left unreadable by the move itself;
 //   - the trace stays until, after the plan is gone, no log of its file groups is named with T and no write is
 //     pending on the timeline (a writer pending then may still write under T): every later run of ours moves what
 //     such a writer wrote, before it schedules anything.
