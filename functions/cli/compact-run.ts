@@ -257,7 +257,14 @@ async function compactTable(
   // The format's own table service (TableFormat.tableService: log files merged into base files), after settling and before planning.
   if (!dryRun && format.tableService !== undefined) {
     const service = await format.tableService(
-      { store, clock: io.clock, engine: hooks.engine ?? defaultParquetEngine, runId: parent },
+      {
+        store,
+        clock: io.clock,
+        engine: hooks.engine ?? defaultParquetEngine,
+        runId: parent,
+        // Where this command's runs (and, beside a deployment, the deployment's) are journaled.
+        journal: deployed?.journal ?? storeJournal,
+      },
       tableRoot,
     );
     for (const line of service.lines) io.out(line);

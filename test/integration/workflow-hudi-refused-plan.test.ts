@@ -193,7 +193,7 @@ describe('a plan of ours the merge refuses at the compact step (a refused block 
     { ...CASES[0], logUnderT: true },
   ] as const;
   for (const c of UNSCHEDULE)
-    it(`v${c.version}${c.logUnderT ? ' with a log written under base instant T' : ''}: ${c.logUnderT ? 'the plan is kept (removing it would orphan that log), rolled back to requested' : "our plan is unscheduled as Hudi's unscheduleCompactionPlan does, every byte of the table as before"}; the partition needs-attention, and after the log is fixed a settle and a run compact with the same merged rows`, async () => {
+    it(`v${c.version}${c.logUnderT ? ' with a log written under base instant T' : ''}: ${c.logUnderT ? "our plan is unscheduled and that log renamed into the slice it extends, as Hudi's unscheduleCompactionPlan does" : "our plan is unscheduled as Hudi's unscheduleCompactionPlan does, every byte of the table as before"}; the partition needs-attention, and after the log is fixed a settle and a run compact with the same merged rows`, async () => {
       // Prepare
       const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
       const store = new LocalObjectStore(dir);
@@ -231,26 +231,34 @@ describe('a plan of ours the merge refuses at the compact step (a refused block 
       const item = leases.item({ table: 'trips', partition: c.partition });
       const attention = { state: item.state, reason: item.attention?.reason };
 
-      // Assess: the run failed naming the refusal; our plan is gone (or kept, rolled back to requested, when a log
-      // was written under T); nothing of T's is left under .hoodie/.temp; the partition waits for an operator
+      // Assess: the run failed naming the refusal; our plan is gone; every byte of the table as before but the
+      // refused log — and, when a log was written under T, that log renamed after its slice's logs (Hudi's rule:
+      // the next version of the base instant, Hudi's unknown write token); the partition waits for an operator
       expect(failed.summary.status).toBe('FAILED');
       expect(failed.summary.firstError?.error).toBe('HudiLogUnsupportedError');
-      expect(pendingAfter).toEqual(c.logUnderT ? [expect.stringMatching(/\.requested$/)] : []);
+      expect(pendingAfter).toEqual([]);
       expect(attention).toEqual({ state: 'needs-attention', reason: expect.stringContaining('HFILE_DATA') });
       if (refused === undefined) throw new Error('the plan step did not run');
-      if (!c.logUnderT) {
-        const restored = await tableBytes(dir);
-        const logName = relative(ROOT, refused.key);
-        expect(restored[logName]).not.toBe(bytesBefore[logName]);
-        // The storage lock's file stays after its release (Hudi's StorageBasedLockProvider leaves it, expired).
-        const { '.hoodie/.locks/table_lock.json': lockFile, ...rest } = restored;
-        expect(lockFile).toBeDefined();
-        expect({ ...rest, [logName]: bytesBefore[logName] }).toEqual(bytesBefore);
+      const restored = await tableBytes(dir);
+      const logName = relative(ROOT, refused.key);
+      expect(restored[logName]).not.toBe(bytesBefore[logName]);
+      // The storage lock's file stays after its release (Hudi's StorageBasedLockProvider leaves it, expired).
+      const { '.hoodie/.locks/table_lock.json': lockFile, ...rest } = restored;
+      expect(lockFile).toBeDefined();
+      let renamed: string | undefined;
+      if (underT !== undefined) {
+        const name = refused.key.slice(refused.key.lastIndexOf('/') + 1);
+        renamed = `${refused.key.slice(0, refused.key.lastIndexOf('/'))}/${name.replace(/\.log\.(\d+)_.*$/, (_m, v: string) => `.log.${Number(v) + 1}_1-0-1`)}`;
+        expect(rest[relative(ROOT, renamed)]).toBe(
+          createHash('sha256').update(new Uint8Array(0)).digest('hex'),
+        );
+        delete rest[relative(ROOT, renamed)];
       }
+      expect({ ...rest, [logName]: bytesBefore[logName] }).toEqual(bytesBefore);
 
       // Act: the log fixed (the refused block and the extra log gone), an operator's settle run, then a run
       await store.put(refused.key, refused.before);
-      if (underT !== undefined) await store.deleteMany([{ key: underT }]);
+      if (renamed !== undefined) await store.deleteMany([{ key: renamed }]);
       const settled = await runPartition(deps, runOf('settle-1', c.partition, true), options);
       const rerun = await runPartition(deps, runOf('run-2', c.partition), options);
 
@@ -335,6 +343,106 @@ describe('unscheduling our refused plan, killed between its steps', () => {
     // Act: the log fixed, a run
     if (refused === undefined) throw new Error('the plan step did not run');
     await live.put(refused.key, refused.before);
+    const rerun = await run(live, journal, 'run-2', LATER + 60_000);
+
+    // Assess
+    expect(rerun.summary.status, JSON.stringify(rerun.summary)).toBe('SUCCEEDED');
+    expect(await pendingCompactions(live)).toEqual([]);
+    expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+  }, 120_000);
+
+  it("v6: a writer's log under T, the run dead right after the plan's delete, before that log is renamed: the sweep's settle renames it into its slice and removes the trace; once the log is fixed a run compacts with the same rows", async () => {
+    // Prepare: a clean run's requests (with the same writer's log), to find the deletion of the requested plan
+    const c = CASES[0];
+    const run = (
+      store: ObjectStore,
+      journal: Journal,
+      runId: string,
+      at: number,
+      hook?: () => Promise<void>,
+    ) =>
+      runPartition(
+        {
+          store,
+          journal,
+          clock: new ManualClock(at),
+          engine: defaultParquetEngine,
+          leases: new MemoryLeases(),
+          format: boundFormat(),
+          wait: async () => {},
+        },
+        runOf(runId, c.partition),
+        { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
+        hook === undefined ? undefined : { planned: hook },
+      );
+    /** Once T is planned: a refused block in a log the plan names, and a v6 writer's (empty) log of its group under T. */
+    const raceOn = (store: ObjectStore) => async () => {
+      const refused = await appendRefusedBlock(store, ROOT, c.partition);
+      const [t] = await pendingCompactions(store);
+      const name = refused.key.slice(refused.key.lastIndexOf('/') + 1);
+      const fileId = name.slice(1, name.indexOf('_'));
+      const folder = refused.key.slice(0, refused.key.lastIndexOf('/'));
+      await store.put(`${folder}/.${fileId}_${t?.slice(0, t.indexOf('.'))}.log.1_0-1-0`, new Uint8Array(0));
+      return {
+        refused,
+        renamed: `${folder}/${name.replace(/\.log\.(\d+)_.*$/, (_m, v: string) => `.log.${Number(v) + 1}_1-0-1`)}`,
+      };
+    };
+    const probeDir = await copyHudiFixture(c.fixture, ROOT, dirs);
+    const calls: StoreCall[] = [];
+    const probing = crashingStore(new LocalObjectStore(probeDir), Number.MAX_SAFE_INTEGER, 'before', calls);
+    const probeRace = raceOn(new LocalObjectStore(probeDir));
+    await run(probing.store, new MemoryJournal(), 'probe', NOW, async () => {
+      await probeRace();
+    });
+    const at = calls.findIndex(
+      (call) => call.method === 'deleteMany' && call.key.endsWith('.compaction.requested'),
+    );
+    expect(at).toBeGreaterThanOrEqual(0);
+
+    const dir = await copyHudiFixture(c.fixture, ROOT, dirs);
+    const live = new LocalObjectStore(dir);
+    const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+    const journal = new MemoryJournal();
+    const dying = crashingStore(live, at + 1, 'after');
+    let raced: { refused: { key: string; before: Uint8Array }; renamed: string } | undefined;
+    const race = raceOn(live);
+
+    // Act: the run dies right after the plan's delete; the sweep settles the dead run
+    await run(dying.store, dyingJournal(journal, dying.crashed), 'run-1', NOW, async () => {
+      raced = await race();
+    }).catch(() => undefined);
+    await dying.quiesce();
+    if (raced === undefined) throw new Error('the plan step did not run');
+    const whileDead = {
+      pending: await pendingCompactions(live),
+      traces: (await live.list(`${ROOT}/.hoodie/.temp/lake-compactor-unscheduled/`)).objects.length,
+      renamed: (await live.head(raced.renamed)) !== undefined,
+    };
+    const sweep = await settleAfterDeadRun(
+      {
+        store: live,
+        journal,
+        clock: new ManualClock(LATER),
+        engine: defaultParquetEngine,
+        format: boundFormat(),
+      },
+      { table: 'trips', partition: c.partition },
+      'run-1',
+    );
+
+    // Assess: dead with the plan gone and its trace left (the copy made while the plan stood, the source not yet
+    // deleted); the sweep's settle deleted the log under T and the trace
+    expect(dying.crashed()).toBe(true);
+    expect(whileDead).toEqual({ pending: [], traces: 1, renamed: true });
+    expect(sweep.unsettled).toEqual([]);
+    const partition = await readdir(join(dir, ROOT, c.partition));
+    expect(partition.filter((n) => /_\d{17}\.log\.1_0-1-0$/.test(n))).toEqual([]);
+    expect(partition).toContain(raced.renamed.slice(raced.renamed.lastIndexOf('/') + 1));
+    expect((await live.list(`${ROOT}/.hoodie/.temp/lake-compactor-unscheduled/`)).objects).toEqual([]);
+
+    // Act: the log fixed, a run
+    await live.put(raced.refused.key, raced.refused.before);
     const rerun = await run(live, journal, 'run-2', LATER + 60_000);
 
     // Assess

@@ -3,9 +3,8 @@
 //   is unscheduled by the CLI as the workflow does: rolled back, then its requested file removed — every byte of the
 //   table as before but the refused log; and so is a plan of ours a killed CLI run left, when the next run (a new
 //   run id) resumes it by the mark in its extraMetadata; once the log is fixed, a run compacts with the merged rows
-//   unchanged (a multiset, DuckDB over the base files, logs merged by the project's reader); on table version 6 too,
-//   but not while a log of the plan's file groups is named with base instant T (a v6 writer's, which removing the
-//   plan would orphan): that plan is kept, rolled back to requested;
+//   unchanged (a multiset, DuckDB over the base files, logs merged by the project's reader); on table version 6 too
+//   (with a v6 writer's log named with base instant T: cli-hudi-unschedule-v6.test.ts);
 // - a clustering plan of ours a killed run left, with no journal naming it (the run's working folder gone), is rolled
 //   back by the next run once its heartbeat is stale, and the partition is clustered with the same rows; a Hudi
 //   writer's plan (no mark) in the same state is left byte for byte.
@@ -27,6 +26,7 @@ import {
   requestedReplaceSchemaFor,
 } from '../../functions/core/formats/hudi/timeline-writer/index.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
+import { ageFiles } from '../support/age-files.js';
 import { observedStore } from '../support/crash-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { appendHudiInsert, createHudiTable } from '../support/hudi-appender.js';
@@ -170,7 +170,8 @@ describe('a compaction plan of ours the merge refuses, through the CLI (v8 Merge
     const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
     const before = await tableBytes(table);
     const dying = dyingAfter((key) => key.endsWith('.compaction.inflight'));
-    const t0 = Date.UTC(2026, 11, 7, 12);
+    // The clock from now on: whether the killed run is dead is read from the plan's file times.
+    const t0 = Date.now();
     await runCompact(table, { ...MOR_FLAGS }, ioAt(t0), { wrapStore: dying.wrap }).catch(() => undefined);
     const [pending] = await pendingOf(store, '', 'compaction');
     const instant = pending?.slice(0, pending.indexOf('.')) ?? '';
@@ -180,10 +181,13 @@ describe('a compaction plan of ours the merge refuses, through the CLI (v8 Merge
     };
     const refused = await appendRefusedBlock(new LocalObjectStore(dir), ROOT, 'city=sao_paulo');
 
-    // Act
-    const failed = await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + LOCK_EXPIRY_MS)).catch(
-      (err: unknown) => err,
-    );
+    // Act: once the killed run is dead by our rule (what it wrote untouched for longer than ABANDONED_AFTER_MS)
+    await ageFiles(table, ABANDONED_AFTER_MS + 60_000);
+    const failed = await runCompact(
+      table,
+      { ...MOR_FLAGS },
+      ioAt(t0 + ABANDONED_AFTER_MS + LOCK_EXPIRY_MS),
+    ).catch((err: unknown) => err);
 
     // Assess: the killed run's plan was marked with its run, resumed, refused and unscheduled
     expect(dying.died()).toBe(true);
@@ -197,7 +201,7 @@ describe('a compaction plan of ours the merge refuses, through the CLI (v8 Merge
 
     // Act: the log fixed, a run
     await new LocalObjectStore(dir).put(refused.key, refused.before);
-    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + 2 * LOCK_EXPIRY_MS));
+    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + ABANDONED_AFTER_MS + 2 * LOCK_EXPIRY_MS));
 
     // Assess
     expect(await pendingOf(store, '', 'compaction')).toEqual([]);
@@ -205,79 +209,115 @@ describe('a compaction plan of ours the merge refuses, through the CLI (v8 Merge
   }, 60_000);
 });
 
-describe('a compaction plan of ours the merge refuses, through the CLI (v6 Merge-on-Read)', () => {
-  const PARTITION = 'city=san_francisco';
-  for (const logUnderT of [false, true])
-    it(logUnderT
-      ? "with a v6 writer's log of the plan's file group named with base instant T: the plan is kept, rolled back to requested, every other byte as before"
-      : "the run's own plan: unscheduled — every byte of the table as before but the refused log — and once the log is fixed a run compacts with the same merged rows", async () => {
-      // Prepare: once the plan is scheduled (its inflight written), a refused block lands in a log the plan names
-      // (and, in one case, a v6 writer's log of the same file group lands under base instant T)
-      const dir = await copyHudiFixture('mor_v6_trips_8i1u', ROOT, dirs);
+describe('a pending compaction plan of ours another CLI run scheduled (v8 Merge-on-Read)', () => {
+  /** A run killed right after it scheduled its plan (requested and inflight written): its instant and run. */
+  async function killedAfterScheduling(table: string, t0: number): Promise<{ instant: string; run: string }> {
+    const store = new LocalObjectStore(table);
+    const dying = dyingAfter((key) => key.endsWith('.compaction.inflight'));
+    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0), { wrapStore: dying.wrap }).catch(() => undefined);
+    expect(dying.died()).toBe(true);
+    const [pending] = await pendingOf(store, '', 'compaction');
+    const instant = pending?.slice(0, pending.indexOf('.')) ?? '';
+    const plan = decodeTimelineAvro(await store.get(`.hoodie/timeline/${instant}.compaction.requested`))
+      .records[0] as { extraMetadata?: unknown };
+    return { instant, run: planMarkOf(plan.extraMetadata)?.run ?? '' };
+  }
+
+  for (const skew of [0, ABANDONED_AFTER_MS + LOCK_EXPIRY_MS])
+    it(`while its run may be alive (its plan written moments ago by the store's clock${skew === 0 ? '' : `; this machine's clock ${skew / 60_000} min ahead`}): left alone, the run holding it and what to do said, every byte unchanged`, async () => {
+      // Prepare
+      const dir = await copyHudiFixture('mor_v8_trips_8i3u1d', ROOT, dirs);
       const table = join(dir, ROOT);
-      const store = new LocalObjectStore(table);
-      const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
-      let refused: { key: string; before: Uint8Array } | undefined;
-      let instant: string | undefined;
-      let underT: string | undefined;
-      const hooks = {
-        wrapStore: (inner: ObjectStore): ObjectStore => {
-          const observed = observedStore(inner, {});
-          return {
-            ...observed,
-            put: async (key, body, options) => {
-              const result = await observed.put(key, body, options);
-              if (refused === undefined && key.endsWith('.compaction.inflight')) {
-                const outer = new LocalObjectStore(dir);
-                refused = await appendRefusedBlock(outer, ROOT, PARTITION);
-                const name = key.slice(key.lastIndexOf('/') + 1);
-                instant = name.slice(0, name.indexOf('.'));
-                if (logUnderT) {
-                  const log = refused.key.slice(refused.key.lastIndexOf('/') + 1);
-                  const fileId = log.slice(1, log.indexOf('_'));
-                  underT = `${refused.key.slice(0, refused.key.lastIndexOf('/'))}/.${fileId}_${instant}.log.1_0-1-0`;
-                  await outer.put(underT, new Uint8Array(0));
-                }
-              }
-              return result;
-            },
-          };
-        },
-      };
+      const t0 = Date.now();
+      const { instant, run } = await killedAfterScheduling(table, t0);
       const before = await tableBytes(table);
-      const t0 = Date.UTC(2026, 11, 7, 12);
+      const lines: string[] = [];
 
-      // Act
-      const failed = await runCompact(table, { ...MOR_FLAGS }, ioAt(t0), hooks).catch((err: unknown) => err);
-
-      // Assess: refused by name; the plan gone (or kept, rolled back to requested, when a log was written under
-      // T); every other byte of the table as before but the log the block was appended to
-      expect((failed as Error).name).toBe('HudiLogUnsupportedError');
-      if (refused === undefined || instant === undefined) throw new Error('the plan was never scheduled');
-      expect(await pendingOf(store, '', 'compaction')).toEqual(logUnderT ? [`${instant}.requested`] : []);
-      const logName = relative(ROOT, refused.key);
-      const after = await tableBytes(table);
-      expect(after[logName]).not.toBe(before[logName]);
-      const added = logUnderT
-        ? [relative(ROOT, underT ?? ''), `.hoodie/${instant}.compaction.requested`].sort()
-        : [];
-      expect(
-        Object.keys(after)
-          .filter((f) => !(f in before))
-          .sort(),
-      ).toEqual(added);
-      const kept = Object.fromEntries(Object.entries(after).filter(([f]) => !added.includes(f)));
-      expect({ ...kept, [logName]: before[logName] }).toEqual(before);
-      if (logUnderT) return;
-
-      // Act: the log fixed, a run
-      await new LocalObjectStore(dir).put(refused.key, refused.before);
-      await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + LOCK_EXPIRY_MS));
+      // Act: past the storage lock's validity (5 min) by this machine's clock; by the store's, well within
+      // ABANDONED_AFTER_MS of the plan's last sign of life, however far this machine's clock runs ahead
+      await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + 6 * 60_000 + skew, lines));
 
       // Assess
-      expect(await pendingOf(store, '', 'compaction')).toEqual([]);
-      expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+      expect(run).toMatch(/^cli-/);
+      expect(lines.join('\n')).toContain(
+        `Hudi Merge-on-Read compaction ${instant}: left alone — a pending plan of ours held by run ${run}, which is still alive`,
+      );
+      expect(lines.join('\n')).toContain('run compact again once its heartbeat is over 10 min old');
+      expect(await pendingOf(new LocalObjectStore(table), '', 'compaction')).toEqual([`${instant}.inflight`]);
+      expect(await tableBytes(table)).toEqual(before);
     }, 60_000);
+
+  it('once its run is dead (nothing written for ABANDONED_AFTER_MS): taken over and completed, the merged rows unchanged', async () => {
+    // Prepare
+    const dir = await copyHudiFixture('mor_v8_trips_8i3u1d', ROOT, dirs);
+    const table = join(dir, ROOT);
+    const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+    const t0 = Date.now();
+    const { instant } = await killedAfterScheduling(table, t0);
+    const lines: string[] = [];
+
+    // Act: what the killed run wrote is older than ABANDONED_AFTER_MS
+    await ageFiles(table, ABANDONED_AFTER_MS + 60_000);
+    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + ABANDONED_AFTER_MS + LOCK_EXPIRY_MS, lines));
+
+    // Assess
+    expect(lines.join('\n')).toContain(`Hudi Merge-on-Read compaction ${instant} (a pending plan, finished)`);
+    const state = await readHudiTable(new LocalObjectStore(table), '');
+    expect(state.timeline.pendingPlans).toEqual([]);
+    expect(
+      state.timeline.completedWrites.filter((w) => w.instant.time === instant && w.metadata.compacted),
+    ).toHaveLength(1);
+    expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+  }, 60_000);
+});
+
+describe('a compaction plan of ours the merge refuses, through the CLI (v6 Merge-on-Read)', () => {
+  const PARTITION = 'city=san_francisco';
+  it("the run's own plan: unscheduled — every byte of the table as before but the refused log — and once the log is fixed a run compacts with the same merged rows", async () => {
+    // Prepare: once the plan is scheduled (its inflight written), a refused block lands in a log the plan names
+    const dir = await copyHudiFixture('mor_v6_trips_8i1u', ROOT, dirs);
+    const table = join(dir, ROOT);
+    const store = new LocalObjectStore(table);
+    const rowsBefore = await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS);
+    let refused: { key: string; before: Uint8Array } | undefined;
+    const hooks = {
+      wrapStore: (inner: ObjectStore): ObjectStore => {
+        const observed = observedStore(inner, {});
+        return {
+          ...observed,
+          put: async (key, body, options) => {
+            const result = await observed.put(key, body, options);
+            if (refused === undefined && key.endsWith('.compaction.inflight'))
+              refused = await appendRefusedBlock(new LocalObjectStore(dir), ROOT, PARTITION);
+            return result;
+          },
+        };
+      },
+    };
+    const before = await tableBytes(table);
+    const t0 = Date.UTC(2026, 11, 7, 12);
+
+    // Act
+    const failed = await runCompact(table, { ...MOR_FLAGS }, ioAt(t0), hooks).catch((err: unknown) => err);
+
+    // Assess: refused by name; the plan gone; every byte of the table as before but the log the block was
+    // appended to (the unschedule's trace removed once it was done)
+    expect((failed as Error).name).toBe('HudiLogUnsupportedError');
+    if (refused === undefined) throw new Error('the plan was never scheduled');
+    expect(await pendingOf(store, '', 'compaction')).toEqual([]);
+    const logName = relative(ROOT, refused.key);
+    const after = await tableBytes(table);
+    expect(after[logName]).not.toBe(before[logName]);
+    expect({ ...after, [logName]: before[logName] }).toEqual(before);
+
+    // Act: the log fixed, a run
+    await new LocalObjectStore(dir).put(refused.key, refused.before);
+    await runCompact(table, { ...MOR_FLAGS }, ioAt(t0 + LOCK_EXPIRY_MS));
+
+    // Assess
+    expect(await pendingOf(store, '', 'compaction')).toEqual([]);
+    expect(await hudiMergedView(db, dir, ROOT, TRIPS_COLUMNS)).toEqual(rowsBefore);
+  }, 60_000);
 });
 
 describe('a clustering plan a killed run left, its journal gone (v8 Copy-on-Write)', () => {
@@ -317,6 +357,7 @@ describe('a clustering plan a killed run left, its journal gone (v8 Copy-on-Writ
     // Prepare
     const { dir, store, rows, instant } = await killedClustering();
     const lines: string[] = [];
+    await ageFiles(dir, ABANDONED_AFTER_MS + 60_000);
 
     // Act
     await runCompact(
@@ -346,6 +387,7 @@ describe('a clustering plan a killed run left, its journal gone (v8 Copy-on-Writ
     const plan = decodeTimelineAvro(await store.get(key), requestedReplaceSchemaFor(8))
       .records[0] as RequestedReplaceMetadata;
     await store.put(key, clusteringRequestedContent(8, { ...plan, extraMetadata: {} }));
+    await ageFiles(dir, ABANDONED_AFTER_MS + 60_000);
     const before = await tableBytes(dir);
 
     // Act

@@ -199,6 +199,11 @@ export interface TableServiceDeps {
    * pending plan of a dead run of ours from another writer's.
    */
   readonly runId?: string;
+  /**
+   * The journal the caller's runs are recorded in: a format tells a pending plan of a live run of ours (a group of
+   * its run still unsettled there) from a dead one's before it takes the plan over.
+   */
+  readonly journal?: Pick<Journal, 'listRun'>;
 }
 
 /**

@@ -10,17 +10,21 @@
 //     by the same rollback), and
 //   - its heartbeat (or, if it has none, its requested file) was last written more than
 //     {@link ABANDONED_AFTER_MS} ago: a run of ours renews it every 30 s while it works on T (pending-instant.ts),
-//     and Hudi's own writers already take a heartbeat older than 2 minutes for a failed writer's.
+//     and Hudi's own writers already take a heartbeat older than 2 minutes for a failed writer's. "Ago" by the
+//     object store's clock ({@link storeNow}), which set the heartbeat's modification time: never this machine's,
+//     which may be skewed.
 //
 // It is then rolled back under the table's lock exactly as its own run would have rolled it back (the files its
 // markers name, the markers, the inflight, the requested file, the heartbeat: pending-instant.ts
 // `rollBackOwnInstant`). Its outputs were never named by a completed instant, so no reader saw them; its inputs
 // were never touched. A plan without our mark — a Hudi writer's — is never touched.
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../ports/clock.js';
+import { isSettled, type Journal } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { HudiCoordination } from './clustering-commit.js';
 import { withHudiLock } from './lock/index.js';
-import { heartbeatKey, pendingKeys, rollBackOwnInstant } from './pending-instant.js';
+import { HEARTBEAT_RENEW_MS, heartbeatKey, pendingKeys, rollBackOwnInstant } from './pending-instant.js';
 import type { HudiTableConfig } from './properties.js';
 import { readHudiTable, readTableConfig } from './table-state.js';
 import { type HudiPendingPlan, keyUnder, listFolder } from './timeline.js';
@@ -123,12 +127,73 @@ async function isAbandoned(
   plan: HudiPendingPlan,
   keys: { readonly requested: string },
 ): Promise<boolean> {
+  return (await planRunLiveness(deps, tableRoot, plan, keys)).dead;
+}
+
+/** Whether the run that scheduled a marked plan is dead, or why it is taken for alive. */
+export type PlanRunLiveness = { readonly dead: true } | { readonly dead: false; readonly why: string };
+
+/**
+ * The rule every run of ours applies before it takes over a pending plan of ours that another run scheduled (see the
+ * module comment): dead when no group of the plan's run holding T is unsettled in the caller's journal and its
+ * heartbeat (or, with none, its requested file) is older than {@link ABANDONED_AFTER_MS}. A plan without our mark is
+ * never ours to take over: alive, as far as we are concerned.
+ */
+export async function planRunLiveness(
+  deps: AbandonedPlanDeps,
+  tableRoot: string,
+  plan: Pick<HudiPendingPlan, 'mark' | 'instant'>,
+  keys: { readonly requested: string },
+): Promise<PlanRunLiveness> {
   const mark = plan.mark;
-  if (mark === undefined) return false;
-  if (deps.holdsInstant !== undefined && (await deps.holdsInstant(mark.run, plan.instant.time))) return false;
+  if (mark === undefined) return { dead: false, why: 'the plan does not carry our mark' };
+  if (deps.holdsInstant !== undefined && (await deps.holdsInstant(mark.run, plan.instant.time)))
+    return {
+      dead: false,
+      why: `run ${mark.run} has a group holding ${plan.instant.time} open in the journal`,
+    };
   const beat =
     (await deps.store.head(heartbeatKey(tableRoot, plan.instant.time))) ??
     (await deps.store.head(keys.requested));
-  if (beat === undefined) return false;
-  return deps.clock.now() - beat.lastModified.getTime() > ABANDONED_AFTER_MS;
+  if (beat === undefined) return { dead: false, why: `${keys.requested} is gone` };
+  // The heartbeat's time is the object store's; so is the "now" it is compared with, never this machine's clock.
+  const age = (await storeNow(deps.store, tableRoot)) - beat.lastModified.getTime();
+  if (age > ABANDONED_AFTER_MS) return { dead: true };
+  return {
+    dead: false,
+    why: `its heartbeat was last written ${Math.max(0, Math.round(age / 1000))} s ago (a run of ours renews it every ${HEARTBEAT_RENEW_MS / 1000} s while it works; taken for dead after ${ABANDONED_AFTER_MS / 60_000} min)`,
+  };
+}
+
+/**
+ * The object store's clock now: the modification time of a probe object written (under `.hoodie/.temp/`, in a folder
+ * no instant is named like) and removed at once. A heartbeat's age is its modification time — set by the store —
+ * against this, so a machine whose clock runs ahead cannot take a live run for dead (nor one behind keep a dead
+ * run's plan for longer): both times are the store's. One put, head and delete, made only for a plan of ours whose
+ * run is being judged.
+ */
+export async function storeNow(store: ObjectStore, tableRoot: string): Promise<number> {
+  const key = keyUnder(tableRoot, `.hoodie/.temp/lake-compactor-clock/${randomUUID()}`);
+  await store.put(key, new Uint8Array(0));
+  try {
+    const probe = await store.head(key);
+    if (probe === undefined) throw new Error(`the store lost ${key} right after writing it`);
+    return probe.lastModified.getTime();
+  } finally {
+    await store.deleteMany([{ key }]);
+  }
+}
+
+/**
+ * Whether run `runId` still has an unsettled group of (clustering or compaction) instant `instant` in `journal`
+ * (open, or aborted with its undo pending): a run that died with one is the sweep's to settle first (its settle rolls
+ * T back); one with none — settled, or journaled elsewhere (the CLI's own journal, an older deployment's) — is dead
+ * as far as T goes, once its heartbeat is stale.
+ */
+export async function holdsInstant(
+  journal: Pick<Journal, 'listRun'>,
+  runId: string,
+  instant: string,
+): Promise<boolean> {
+  return (await journal.listRun(runId)).some((e) => e.formatState?.hudiInstant === instant && !isSettled(e));
 }

@@ -25,8 +25,11 @@
 // A pending compaction on the timeline is executed before anything new is scheduled, as Hudi does
 // (runAnyPendingCompactions): an inflight one is first rolled back to its plan as Hudi's `compact` does
 // (HoodieTable.rollbackInflightCompaction: the files its markers name, the markers, the inflight file), then run
-// again, so a run that crashed anywhere is finished by the next run (the old view stays until then). No heartbeat:
-// Hudi's compactor writes none, and its LAZY failed-writes cleaner never rolls back a pending compaction. A failure
+// again, so a run that crashed anywhere is finished by the next run (the old view stays until then) — a plan carrying
+// our mark that another run of ours scheduled only once that run is dead (abandoned-plans.ts `planRunLiveness`; else
+// it is left, `held`), for rolling back a live run's inflight would delete the files it is writing. Our heartbeat
+// (`.hoodie/.heartbeat/T`, renewed while a run works on T) is that sign of life; Hudi never reads a compaction's
+// heartbeat (its compactor writes none, and its LAZY failed-writes cleaner never rolls back a compaction). A failure
 // of the run that scheduled T rolls T back to its plan the same way and keeps the plan, as Hudi's compactor does
 // (BaseHoodieTableServiceClient.compact: a scheduled compaction is completed, never removed — a v6 writer that began
 // after T already puts its logs under base instant T), for the next run, or Hudi's compactor, to finish — unless the
@@ -39,6 +42,8 @@ import type { Clock } from '../../../ports/clock.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { ParquetEngine } from '../../../ports/parquet-engine.js';
 import { InvalidInputError, PreconditionFailedError } from '../../errors.js';
+import { whileAlive } from '../../workflow/keep-alive.js';
+import { planRunLiveness } from './abandoned-plans.js';
 import { HUDI_INDEX_FOOTER_KEYS, HudiIndexFooterBuilder } from './bloom/index.js';
 import type { HudiCoordination } from './clustering-commit.js';
 import { HudiCompactionUnsupportedError } from './compaction-errors.js';
@@ -48,19 +53,21 @@ import {
   MERGE_REFUSAL_ERRORS,
   mergeFileSlice,
 } from './compaction-merge.js';
-import { parseLogFileName } from './file-groups.js';
 import { withHudiLock } from './lock/index.js';
 import { droppedRows, type MergePolicy, mergePolicy } from './log/index.js';
 import {
+  HEARTBEAT_RENEW_MS,
+  heartbeatKey,
   pendingKeys,
   removeMarkers,
+  renewHeartbeat,
   rollBackInflight,
   type TimelineLocation,
   writeMarkers,
 } from './pending-instant.js';
 import { planMarkMetadata } from './plan-mark.js';
 import { type HudiTableState, readHudiTable, readTableConfig } from './table-state.js';
-import { isCommitted, keyUnder, listFolder } from './timeline.js';
+import { type HudiPendingPlan, isCommitted, keyUnder, listFolder } from './timeline.js';
 import {
   baseFileName,
   buildCompactionCommitMetadata,
@@ -78,6 +85,7 @@ import {
   mintInstantTime,
   writeToken,
 } from './timeline-writer/index.js';
+import { listTraces, moveLogsOffInstant, removeTrace, traceOf, writeTrace } from './unschedule-logs.js';
 
 /** Hudi's default `hoodie.compact.inline.max.delta.commits`. */
 export const DEFAULT_COMPACTION_DELTA_COMMITS = 5;
@@ -88,6 +96,11 @@ export interface HudiCompactionDeps {
   readonly clock: Clock;
   /** The table's declared coordination (its lock), as for clustering. */
   readonly coordination: HudiCoordination;
+  /**
+   * Whether a run still has a group holding an instant open in the caller's journal (abandoned-plans.ts
+   * `holdsInstant`): with the heartbeat, how a pending plan another run of ours scheduled is told alive or dead.
+   */
+  readonly holdsInstant?: (runId: string, instant: string) => Promise<boolean>;
 }
 
 export interface HudiCompactionOptions {
@@ -118,6 +131,15 @@ export interface CompactedSlice {
 
 export type HudiCompactionResult =
   | { readonly kind: 'nothing'; readonly reason: string }
+  | {
+      /** A pending plan of ours whose run is alive: left to it (nothing written). */
+      readonly kind: 'held';
+      readonly instant: string;
+      /** The run our mark in the plan names. */
+      readonly run: string;
+      /** Why that run is taken for alive (planRunLiveness). */
+      readonly why: string;
+    }
   | {
       readonly kind: 'compacted';
       readonly instant: string;
@@ -298,15 +320,18 @@ export async function compactHudiMergeOnRead(
   options: HudiCompactionOptions = {},
 ): Promise<HudiCompactionResult> {
   const root = tableRoot.replace(/\/+$/, '');
-  const state = await readHudiTable(deps.store, root);
+  let state = await readHudiTable(deps.store, root);
   if (state.config.type !== 'MERGE_ON_READ')
     return { kind: 'nothing', reason: 'a Copy-on-Write table has no log files to compact' };
   const policy = compactionPolicy(state);
+  // A v6 unschedule of ours left unfinished: the logs it must still move join their slice before anything is read.
+  if (await settleUnscheduledPlans(deps, root)) state = await readHudiTable(deps.store, root);
   await removeCompletedLeftovers(deps.store, state);
   const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
   if (pending !== undefined) {
     const operations = await readPlan(deps.store, state, pending.instant.time);
-    await restartPending(deps, state, pending.instant.time);
+    const held = await restartPending(deps, state, pending, options.runId);
+    if (held !== undefined) return held;
     try {
       return await execute(
         deps,
@@ -375,6 +400,7 @@ export async function compactHudiMergeOnRead(
     assertHeld('writing the compaction plan');
     await createOnce(deps.store, keys.requested, compactionRequestedContent(plan));
     await createOnce(deps.store, keys.inflight, EMPTY_INFLIGHT_CONTENT);
+    await renewHeartbeat(deps.store, root, instant);
     return { instant, operations: plan.operations ?? [] };
   });
   if (scheduled === undefined)
@@ -399,21 +425,39 @@ export async function compactHudiMergeOnRead(
 }
 
 /**
- * Makes pending compaction `instant` ready to run (again), under the lock, as Hudi's `compact` does: an inflight one
- * rolled back to its plan (the files its markers name, the markers, the inflight file), then the inflight written.
+ * Makes pending compaction `pending` ready to run (again), under the lock, as Hudi's `compact` does: an inflight one
+ * rolled back to its plan (the files its markers name, the markers, the inflight file), then the inflight written
+ * and this run's heartbeat started. Unless the plan carries our mark for another run and is inflight while that run
+ * is alive by the rule every run of ours applies before it takes a plan of ours over (abandoned-plans.ts
+ * `planRunLiveness`: no group of it unsettled in the caller's journal, heartbeat — or requested file — older than
+ * ABANDONED_AFTER_MS): rolling its inflight back would delete the files that run is writing, so the plan is left
+ * (`held`, nothing written). Only an inflight plan can be held: every run of ours writes T's inflight, under this
+ * same lock, before it works on T and rolls it back when it stops, so a plan at requested is nobody's work in
+ * progress. Checked under the lock, so two runs finding one dead run's plan do not both take it over. A Hudi
+ * writer's plan (no mark) is run as Hudi's compactor runs any pending plan.
  */
 async function restartPending(
   deps: HudiCompactionDeps,
   state: HudiTableState,
-  instant: string,
-): Promise<void> {
+  pending: HudiPendingPlan,
+  runId: string | undefined,
+): Promise<HudiCompactionResult | undefined> {
+  const instant = pending.instant.time;
   const own = { tableRoot: state.tableRoot, instant, ...compactionKeys(state, instant) };
-  await underLock(deps, state.tableRoot, async (assertHeld) => {
-    if ((await findCompleted(deps.store, state, instant)) !== undefined) return;
+  return underLock(deps, state.tableRoot, async (assertHeld) => {
+    if ((await findCompleted(deps.store, state, instant)) !== undefined) return undefined;
+    const mark = pending.mark;
+    if (mark !== undefined && mark.run !== runId && (await deps.store.head(own.inflight)) !== undefined) {
+      const liveness = await planRunLiveness(deps, state.tableRoot, pending, own);
+      if (!liveness.dead) return { kind: 'held', instant, run: mark.run, why: liveness.why };
+    }
     await rollBackInflight(deps.store, own);
     await deleteStaging(deps.store, state, instant);
     assertHeld('writing the compaction inflight');
     await createOnce(deps.store, own.inflight, EMPTY_INFLIGHT_CONTENT);
+    // This run's sign of life while it works on T (renewed by execute): another run of ours leaves T alone.
+    await renewHeartbeat(deps.store, state.tableRoot, instant);
+    return undefined;
   });
 }
 
@@ -516,6 +560,8 @@ async function rollbackOwn(
     await rollBackInflight(deps.store, own);
     await deleteStaging(deps.store, state, instant);
     if (refused) await unscheduleRefusedPlan(deps.store, locationOf(state), instant, keys, assertHeld);
+    // No run works on T any more: the next run of ours takes the kept plan over without waiting.
+    await deps.store.deleteMany([{ key: heartbeatKey(state.tableRoot, instant) }]);
   });
 }
 
@@ -545,7 +591,23 @@ export const INDEX_FOOTER = {
   begin: () => new HudiIndexFooterBuilder(),
 };
 
+/** Runs `instant`'s operations (executeOperations), renewing T's heartbeat while they run. */
 async function execute(
+  deps: HudiCompactionDeps,
+  state: HudiTableState,
+  policy: MergePolicy,
+  instant: string,
+  operations: readonly CompactionOperation[],
+  context: { resumed: boolean; skipped: { key: string; reason: string }[] },
+  options: HudiCompactionOptions,
+): Promise<HudiCompactionResult> {
+  return whileAlive(
+    { everyMs: HEARTBEAT_RENEW_MS, renew: () => renewHeartbeat(deps.store, state.tableRoot, instant) },
+    () => executeOperations(deps, state, policy, instant, operations, context, options),
+  );
+}
+
+async function executeOperations(
   deps: HudiCompactionDeps,
   state: HudiTableState,
   policy: MergePolicy,
@@ -682,6 +744,7 @@ async function execute(
   // As Hudi's completeCompaction: the markers go once the instant completed (a crash here: the next run's sweep).
   await removeMarkers(deps.store, state.tableRoot, instant);
   await deleteStaging(deps.store, state, instant);
+  await deps.store.deleteMany([{ key: heartbeatKey(state.tableRoot, instant) }]);
   return { kind: 'compacted', instant, resumed: context.resumed, slices, skipped: context.skipped };
 }
 
@@ -711,10 +774,16 @@ export function isMergeRefusal(err: unknown): boolean {
  * `CompactionAdminClient.unscheduleCompactionPlan` removes one (the inflight rolled back first, then the requested
  * file deleted), so no run of ours or Hudi's resumes a plan none can finish. The caller holds the table's lock
  * (`assertHeld`) and has checked the plan is ours: minted by its own run, or marked by a run of ours that is dead
- * (plan-mark.ts) — never a Hudi writer's. On table version 6 only while no write is pending and no log file of the
- * plan's file groups is named with base instant T: a v6 writer puts its logs of a file group under a pending
- * compaction's instant, and removing the plan would orphan them (Hudi's own unschedule renames such logs; we do
- * not) — then the plan stays, for Hudi's compactor or an operator. Returns whether the plan was removed. Idempotent.
+ * (plan-mark.ts) — never a Hudi writer's.
+ *
+ * On table version 6 a writer puts its logs of the plan's file groups under T, which the plan's removal would
+ * orphan; so, as Hudi's unschedule does on 0.x, those logs are renamed into the slice they extend
+ * (unschedule-logs.ts, which says why they are copied while the plan stands and their sources deleted only after,
+ * and how a trace makes every step repeatable): the trace written, the logs under T copied, the plan deleted, then
+ * the logs under T copied again (a writer's that raced the delete) and the sources deleted — the trace removed once
+ * no write is pending. Not while a write is pending before the delete (its logs could land under T at any time):
+ * then the plan stays, for a later run. A crash anywhere is finished by the next run's (or the sweep's) call here
+ * or by {@link settleUnscheduledPlans}. Returns whether the plan is off the timeline. Idempotent.
  */
 export async function unscheduleRefusedPlan(
   store: ObjectStore,
@@ -725,38 +794,86 @@ export async function unscheduleRefusedPlan(
 ): Promise<boolean> {
   if ((await completedCompactionOf(store, at, instant)) !== undefined) return false;
   if ((await store.head(keys.inflight)) !== undefined) return false;
-  if ((await store.head(keys.requested)) === undefined) return false;
-  if (at.tableVersion === 6) {
-    const state = await readHudiTable(store, at.tableRoot);
-    if (compactionDeferral(state) !== undefined) return false;
-    const operations = await readPlan(store, state, instant);
-    if (await logsUnder(store, at.tableRoot, instant, operations)) return false;
-  }
-  assertHeld('removing the refused compaction plan');
-  await store.deleteMany([{ key: keys.requested }]);
+  const v6 = at.tableVersion === 6;
+  if ((await store.head(keys.requested)) !== undefined) {
+    if (v6) {
+      const state = await readHudiTable(store, at.tableRoot);
+      if (compactionDeferral(state) !== undefined) return false;
+      const trace = (await traceOf(store, at.tableRoot, instant)) ?? {
+        instant,
+        groups: (await readPlan(store, state, instant)).map((op) => ({
+          partition: op.partitionPath ?? '',
+          fileId: op.fileId ?? '',
+          baseInstant: op.baseInstantTime ?? '',
+        })),
+        moves: [],
+      };
+      await writeTrace(store, at.tableRoot, trace);
+      // Copies only: while the plan stands, it pins T's slice and the logs under T stay where readers find them.
+      await moveLogsOffInstant(store, at.tableRoot, trace, { removeSources: false });
+    }
+    assertHeld('removing the refused compaction plan');
+    await store.deleteMany([{ key: keys.requested }]);
+  } else if (!v6 || (await traceOf(store, at.tableRoot, instant)) === undefined) return false;
+  if (v6) await settleTrace(store, at, instant);
   return true;
 }
 
-/** Whether a log file of one of the plan's file groups is named with base instant `instant` (v6: written under T). */
-async function logsUnder(
+/**
+ * Finishes the v6 unschedule of compaction `instant` its trace records (unschedule-logs.ts): nothing while the plan
+ * is on the timeline (its own unschedule, or its completion, comes first); the trace dropped once T completed (its
+ * logs are the new slice's then); else every log of its file groups still under T copied into its slice and the
+ * source deleted, and the trace removed once none is left and no write is pending. Returns whether a log moved.
+ */
+async function settleTrace(
   store: ObjectStore,
-  tableRoot: string,
+  at: { readonly tableRoot: string; readonly tableVersion: number; readonly timelinePath: string },
   instant: string,
-  operations: readonly { readonly partitionPath?: string | null; readonly fileId?: string | null }[],
 ): Promise<boolean> {
-  for (const partition of new Set(operations.map((op) => op.partitionPath ?? ''))) {
-    const ids = new Set(
-      operations.filter((op) => (op.partitionPath ?? '') === partition).map((op) => op.fileId),
-    );
-    const folder = keyUnder(tableRoot, partition);
-    const { objects } = await listFolder(
-      store,
-      folder === '' || folder.endsWith('/') ? folder : `${folder}/`,
-    );
-    for (const o of objects) {
-      const log = parseLogFileName(nameOf(o.key));
-      if (log !== undefined && log.instantTime === instant && ids.has(log.fileId)) return true;
-    }
+  const trace = await traceOf(store, at.tableRoot, instant);
+  if (trace === undefined) return false;
+  if ((await completedCompactionOf(store, at, instant)) !== undefined) {
+    await removeTrace(store, at.tableRoot, instant);
+    return false;
   }
-  return false;
+  const keys = pendingKeys(
+    { tableRoot: at.tableRoot, tableVersion: at.tableVersion, timelinePath: at.timelinePath },
+    'compaction',
+    instant,
+  );
+  if ((await store.head(keys.requested)) !== undefined || (await store.head(keys.inflight)) !== undefined)
+    return false;
+  const moved = await moveLogsOffInstant(store, at.tableRoot, trace, { removeSources: true });
+  const state = await readHudiTable(store, at.tableRoot);
+  if (moved.remaining === 0 && state.timeline.pendingWrites.length === 0)
+    await removeTrace(store, at.tableRoot, instant);
+  return moved.changed;
+}
+
+/**
+ * Finishes, under the table's lock, every v6 unschedule a run of ours left unfinished (a crash between its steps, or
+ * a write still pending when it ended, whose logs under T must still join their slice): see {@link settleTrace}.
+ * Every compaction run of ours — the CLI's table service, the workflow's plan step — calls it before it reads slices
+ * to plan from, so a log under an unscheduled T is in its slice before a new plan is made. One listing when there is
+ * nothing to settle. Returns whether a log moved (the caller reads the table again).
+ */
+export async function settleUnscheduledPlans(
+  deps: Pick<HudiCompactionDeps, 'store' | 'clock' | 'coordination'>,
+  tableRoot: string,
+): Promise<boolean> {
+  const traces = await listTraces(deps.store, tableRoot);
+  if (traces.length === 0) return false;
+  const config = await readTableConfig(deps.store, tableRoot || '(root)', tableRoot);
+  const at = {
+    tableRoot,
+    tableVersion: config.version,
+    timelinePath: config.timelinePath.replace(/\/+$/, ''),
+  };
+  const settle = async (): Promise<boolean> => {
+    let changed = false;
+    for (const trace of traces) if (await settleTrace(deps.store, at, trace.instant)) changed = true;
+    return changed;
+  };
+  const lock = deps.coordination.lockFor(deps.store, tableRoot, config.name, deps.clock);
+  return lock === undefined ? settle() : withHudiLock(lock, () => settle());
 }

@@ -2,7 +2,7 @@
 // Hudi table before it plans clustering, bound to the table's declared lock and trigger by the format's `forTable`.
 // It reports in the CLI's words; a Copy-on-Write table, or one the trigger does not call due, is left as it is.
 import type { TableServiceDeps, TableServiceOutcome } from '../table-format.js';
-import { rollBackAbandonedClusterings } from './abandoned-plans.js';
+import { ABANDONED_AFTER_MS, holdsInstant, rollBackAbandonedClusterings } from './abandoned-plans.js';
 import type { HudiCoordination } from './clustering-commit.js';
 import { compactHudiMergeOnRead, DEFAULT_COMPACTION_DELTA_COMMITS } from './compaction-run.js';
 import { readTableConfig } from './table-state.js';
@@ -24,14 +24,33 @@ export function hudiCompactionService(
     );
     // A Copy-on-Write table has no log files: nothing to say (its clustering is the plan's).
     if (config.type !== 'MERGE_ON_READ') return { changed: abandoned.length > 0, lines: reclaimed };
-    const result = await compactHudiMergeOnRead({ ...deps, coordination }, root, {
-      deltaCommits: deltaCommits ?? DEFAULT_COMPACTION_DELTA_COMMITS,
-      ...(deps.runId === undefined ? {} : { runId: deps.runId }),
-    });
+    const journal = deps.journal;
+    const result = await compactHudiMergeOnRead(
+      {
+        ...deps,
+        coordination,
+        ...(journal === undefined
+          ? {}
+          : { holdsInstant: (run: string, instant: string) => holdsInstant(journal, run, instant) }),
+      },
+      root,
+      {
+        deltaCommits: deltaCommits ?? DEFAULT_COMPACTION_DELTA_COMMITS,
+        ...(deps.runId === undefined ? {} : { runId: deps.runId }),
+      },
+    );
     if (result.kind === 'nothing')
       return {
         changed: abandoned.length > 0,
         lines: [...reclaimed, `Hudi Merge-on-Read compaction: nothing to compact (${result.reason})`],
+      };
+    if (result.kind === 'held')
+      return {
+        changed: abandoned.length > 0,
+        lines: [
+          ...reclaimed,
+          `Hudi Merge-on-Read compaction ${result.instant}: left alone — a pending plan of ours held by run ${result.run}, which is still alive (${result.why}). That run finishes it; if it was killed, run compact again once its heartbeat is over ${ABANDONED_AFTER_MS / 60_000} min old (this run then takes the plan over), or settle that run if it was journaled (lake-compactor settle, or the deployment's sweep).`,
+        ],
       };
     const rows = result.slices.reduce((n, s) => n + s.rows, 0);
     const deleted = result.slices.reduce((n, s) => n + s.deleted, 0);

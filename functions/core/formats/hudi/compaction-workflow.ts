@@ -29,7 +29,7 @@
 // The plan step also rolls back a clustering plan of ours in the partition that a dead run left and no journal
 // names (abandoned-plans.ts), so its file groups are planned again.
 import type { Clock } from '../../../ports/clock.js';
-import { type FormatState, type GroupJournalEntry, isSettled, type Journal } from '../../../ports/journal.js';
+import type { FormatState, GroupJournalEntry, Journal } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { InputFile } from '../../../ports/parquet-engine.js';
 import { FAILURE_PREFIX, InvalidInputError } from '../../errors.js';
@@ -37,7 +37,7 @@ import type { PartitionPlan, PlanInputFile } from '../../planning.js';
 import { withStoredFooter } from '../logged-files.js';
 import type { CommitDeps, PreparedGroup, ServicePlanRequest } from '../table-format.js';
 import type { VersionCommitContext, VersionCommitResult } from '../version-commit.js';
-import { rollBackAbandonedClusterings } from './abandoned-plans.js';
+import { holdsInstant, rollBackAbandonedClusterings } from './abandoned-plans.js';
 import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
 import { type HudiCoordination, hudiFormatState } from './clustering-commit.js';
 import {
@@ -57,6 +57,7 @@ import {
   outputName,
   readPlan,
   recheckChangedSlices,
+  settleUnscheduledPlans,
   timelineTimes,
   unscheduleRefusedPlan,
   zoneOf,
@@ -327,6 +328,8 @@ export function hudiCompactionPlanService(
       config,
     );
     if (config.type !== 'MERGE_ON_READ') return undefined;
+    // A v6 unschedule of ours left unfinished: its logs join their slice before the slices are read to plan from.
+    await settleUnscheduledPlans({ store: deps.store, clock: deps.clock, coordination }, root);
     const first = await readHudiTable(deps.store, root);
     compactionPolicy(first);
     const pending = first.timeline.pendingPlans.find((p) => p.kind === 'compaction');
@@ -563,16 +566,6 @@ export async function prepareCompactionGroup(
   };
 }
 
-/**
- * Whether run `runId` still has an unsettled group of (clustering or compaction) instant `instant` in the journal
- * (open, or aborted with its undo pending): a run that died with one is the sweep's to settle first (its settle rolls
- * T back); one with none — settled, or journaled elsewhere (the CLI's own journal, an older deployment's) — is dead
- * as far as T goes.
- */
-async function holdsInstant(journal: Journal, runId: string, instant: string): Promise<boolean> {
-  return (await journal.listRun(runId)).some((e) => e.formatState?.hudiInstant === instant && !isSettled(e));
-}
-
 /** The groups of the run that hold compaction `instant`, as journaled now. */
 async function groupsOf(journal: Journal, runId: string, instant: string): Promise<GroupJournalEntry[]> {
   return (await journal.listRun(runId)).filter(
@@ -792,7 +785,9 @@ function refusedByMerge(reason: string | undefined): boolean {
  * A plan of ours that the merge refused (a block committed below T after the plan-time check) — minted by this run,
  * or marked by a run of ours that is dead (plan-mark.ts) —, unscheduled under the table's lock as
  * compaction-run.ts `unscheduleRefusedPlan` says. A crash before the delete leaves the plan rolled back to
- * requested: the next run resumes it by its mark, fails on the same refusal and unschedules it then. Idempotent.
+ * requested: the next run resumes it by its mark, fails on the same refusal and unschedules it then. On table
+ * version 6 a crash after it leaves the trace of the logs still to rename into their slice (unschedule-logs.ts): this
+ * same call, made again by the sweep's settle of the dead run, or the next run's plan step finishes it. Idempotent.
  */
 async function unscheduleRefused(
   coordination: HudiCoordination,

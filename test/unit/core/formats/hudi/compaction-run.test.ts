@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../../../../functions/adapters/local-object-store.js';
+import { ABANDONED_AFTER_MS } from '../../../../../functions/core/formats/hudi/abandoned-plans.js';
 import type { HudiCoordination } from '../../../../../functions/core/formats/hudi/clustering-commit.js';
 import { HudiCompactionUnsupportedError } from '../../../../../functions/core/formats/hudi/compaction-errors.js';
 import { mergeFileSlice } from '../../../../../functions/core/formats/hudi/compaction-merge.js';
@@ -29,6 +30,7 @@ import { readHudiTable } from '../../../../../functions/core/formats/hudi/table-
 import { isCommitted } from '../../../../../functions/core/formats/hudi/timeline.js';
 import { ManualClock } from '../../../../../functions/ports/clock.js';
 import { defaultParquetEngine } from '../../../../../functions/shared/parquet-engine.js';
+import { ageFiles } from '../../../../support/age-files.js';
 import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
 import { HUDI_FIXTURES } from '../../../../support/fixtures.js';
 import { folderContentSnapshot } from '../../../../support/folder-snapshot.js';
@@ -208,8 +210,17 @@ function tableBytes(lines: readonly string[]): string[] {
     (l) =>
       !l.startsWith('_lake-compactor/') &&
       !l.startsWith('.hoodie/.locks') &&
-      !/^\.hoodie\/\.temp\/(.*\/)?$/.test(l),
+      !/^\.hoodie\/\.(temp|heartbeat)\/(.*\/)?$/.test(l),
   );
+}
+
+/**
+ * What a crashed run wrote, made as old as a dead run's (abandoned-plans.ts `planRunLiveness` judges its heartbeat by
+ * the store's times), and the clock of a run after it.
+ */
+async function afterTheCrashedRunDied(dir: string): Promise<ManualClock> {
+  await ageFiles(dir, ABANDONED_AFTER_MS + 60_000);
+  return new ManualClock(NOW + 60_000);
 }
 
 describe('a crash of the compaction of mor_v6_trips_8i1u', () => {
@@ -226,7 +237,7 @@ describe('a crash of the compaction of mor_v6_trips_8i1u', () => {
         /crash after/,
       );
       const crashed = await folderContentSnapshot(dir);
-      const rerun = await compactHudiMergeOnRead(deps(store, new ManualClock(NOW + 60_000)), '', {
+      const rerun = await compactHudiMergeOnRead(deps(store, await afterTheCrashedRunDied(dir)), '', {
         deltaCommits: 1,
       });
 
@@ -241,7 +252,7 @@ describe('a crash of the compaction of mor_v6_trips_8i1u', () => {
 });
 
 describe('what a pending compaction of ours leaves for Hudi (mor_v6_trips_8i1u)', () => {
-  it('a MERGE marker naming each new base file and no heartbeat; the re-run rolls the inflight back to its plan, then commits and removes the markers', async () => {
+  it('a MERGE marker naming each new base file and our heartbeat; the re-run (once the crashed run is dead) rolls the inflight back to its plan, then commits and removes the markers and the heartbeat', async () => {
     // Prepare
     const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
     const expected = await mergedView(dir, store, TRIPS);
@@ -259,20 +270,21 @@ describe('what a pending compaction of ours leaves for Hudi (mor_v6_trips_8i1u)'
       f.includes('.marker.'),
     );
     const heartbeats = await readdir(join(dir, '.hoodie', '.heartbeat')).catch(() => []);
-    const rerun = await compactHudiMergeOnRead(deps(store, new ManualClock(NOW + 60_000)), '', {
+    const rerun = await compactHudiMergeOnRead(deps(store, await afterTheCrashedRunDied(dir)), '', {
       deltaCommits: 1,
     });
 
-    // Assess: Hudi's marker-based rollback of T would delete exactly our outputs; Hudi's compactor starts no
-    // heartbeat, and neither do we.
+    // Assess: Hudi's marker-based rollback of T would delete exactly our outputs; our heartbeat of T (which Hudi
+    // never reads for a compaction) says a run of ours works on it, and goes with the completion.
     expect(plan.timeline.pendingPlans.map((p) => `${p.kind} ${p.instant.time} ${p.instant.state}`)).toEqual([
       `compaction ${INSTANT} inflight`,
     ]);
     expect(outputs).toHaveLength(1);
     expect(named).toEqual(outputs);
     expect(markers.every((m) => m.endsWith('.marker.MERGE'))).toBe(true);
-    expect(heartbeats).toEqual([]);
+    expect(heartbeats).toEqual([INSTANT]);
     expect(rerun).toMatchObject({ kind: 'compacted', instant: INSTANT, resumed: true });
+    expect(await readdir(join(dir, '.hoodie', '.heartbeat')).catch(() => [])).toEqual([]);
     expect(await liveBaseRows(dir, store, TRIPS)).toEqual(expected);
     expect(await readdir(join(dir, '.hoodie', '.temp'), { recursive: true }).catch(() => [])).toEqual([]);
   });

@@ -44,6 +44,7 @@ import {
   appendHudiInsert,
   createHudiMorTable,
 } from '../../../../../functions/tools/sample-hudi.js';
+import { ageFiles } from '../../../../support/age-files.js';
 import { observedStore } from '../../../../support/crash-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
 import { copyHudiFixture, hudiMergedView, hudiVisibleView } from '../../../../support/hudi-mor-view.js';
@@ -349,6 +350,8 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     await runOnce(depsOf(dying, new MemoryJournal(), t0), clusterRun('run-1', t0)).catch(() => undefined);
     const pending = (await readHudiTable(store, 'trips')).timeline.pendingPlans.map((p) => p.mark);
     const later = t0 + ABANDONED_AFTER_MS + 60_000;
+    // What the killed run wrote, as old as the next run's clock says (run-1's heartbeat stale by the store's times).
+    await ageFiles(dir, ABANDONED_AFTER_MS + 60_000);
 
     // Act: the next run, its journal not the killed run's (a deployment torn down, another journal)
     const next = await runOnce(depsOf(store, new MemoryJournal(), later), clusterRun('run-2', later));
@@ -369,8 +372,8 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
   it("leaves a clustering plan of ours to the sweep while its dead run's group is aborted with its undo still pending; the sweep's settle rolls it back, same rows", async () => {
     // Prepare: six small base-only file groups; run-1's rewrite fails after its clustering plan T is on the timeline,
     // and the process dies right after the journal records the group aborted with its undo pending (T's requested
-    // and inflight still there). Heartbeats are the store's modification times, so the runs' clocks are the wall
-    // clock's, and the next run's is past ABANDONED_AFTER_MS: only the journal says run-1 still holds T.
+    // and inflight still there). Heartbeats are judged by the store's modification times: what run-1 wrote is aged
+    // past ABANDONED_AFTER_MS below, so only the journal says run-1 still holds T.
     const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-undo-pending-'));
     dirs.push(dir);
     const store = new LocalObjectStore(dir);
@@ -409,6 +412,8 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     const pendingAtDeath = (await readHudiTable(store, 'trips')).timeline.pendingPlans;
     const instant = pendingAtDeath[0]?.instant.time ?? '';
     const later = t0 + ABANDONED_AFTER_MS + 60_000;
+    // run-1's heartbeat stale by the store's times too: only the journal says run-1 still holds T.
+    await ageFiles(dir, ABANDONED_AFTER_MS + 60_000);
     const deps = depsOf(store, journal, later);
     const run2 = clusterRun('run-2', later);
     const planService = deps.format.planService;
