@@ -66,7 +66,15 @@ import { compactionDueIn } from './compaction-trigger.js';
 import { HudiLockUnavailableError } from './lock/errors.js';
 import { withHudiLock } from './lock/index.js';
 import { droppedRows } from './log/index.js';
-import { pendingKeys, removeMarkers, rollBackInflight, writeMarkers } from './pending-instant.js';
+import {
+  HEARTBEAT_RENEW_MS,
+  heartbeatKey,
+  pendingKeys,
+  removeMarkers,
+  renewHeartbeat,
+  rollBackInflight,
+  writeMarkers,
+} from './pending-instant.js';
 import { planMarkMetadata } from './plan-mark.js';
 import { type HudiTableState, readHudiTable, readTableConfig } from './table-state.js';
 import { isCommitted, keyUnder } from './timeline.js';
@@ -494,6 +502,10 @@ export async function prepareCompactionGroup(
       kind: 'conflict',
       reason: `compaction ${g.instant} was rolled back to its plan (no ${keys.inflight}); the next run finishes it`,
     };
+  // T's heartbeat, as `compact` keeps it (renewed below while the group is rewritten): the sign of life another run of
+  // ours reads before it takes a marked plan over (abandoned-plans.ts `planRunLiveness`); Hudi reads none for a
+  // compaction.
+  await renewHeartbeat(deps.store, g.tableRoot, g.instant);
   const state = await readHudiTable(deps.store, g.tableRoot);
   const [base, ...logs] = entry.inputs;
   if (base === undefined) throw new InvalidInputError(`Group ${entry.groupId} has no base file`);
@@ -563,6 +575,10 @@ export async function prepareCompactionGroup(
       schemaFidelity: 'exact',
     },
     inputs,
+    keepAlive: {
+      everyMs: HEARTBEAT_RENEW_MS,
+      renew: () => renewHeartbeat(deps.store, g.tableRoot, g.instant),
+    },
   };
 }
 
@@ -748,16 +764,21 @@ export async function beforeCompactionPublish(deps: CommitDeps, entry: GroupJour
   );
 }
 
-/** After T completed: its markers and staging go, as Hudi's completeCompaction removes its markers. Idempotent. */
+/**
+ * After T completed: its markers and staging go, as Hudi's completeCompaction removes its markers, and its heartbeat.
+ * Idempotent.
+ */
 export async function afterCompactionCommit(deps: CommitDeps, entry: GroupJournalEntry): Promise<void> {
   const g = compactionGroupOf(entry);
   await removeMarkers(deps.store, g.tableRoot, g.instant);
   await deleteStagingOf(deps.store, g.tableRoot, g.instant);
+  await deps.store.deleteMany([{ key: heartbeatKey(g.tableRoot, g.instant) }]);
 }
 
 /**
  * An aborted group's undo: unless T completed, T is rolled back to its plan (the files its markers name — every
- * group's output, none of which any completed instant names —, the markers, the inflight) and its staging removed;
+ * group's output, none of which any completed instant names —, the markers, the inflight) and its staging and
+ * heartbeat removed;
  * the requested plan stays, for the next run (or Hudi's compactor) to finish. Idempotent.
  */
 export async function afterCompactionAbort(
@@ -770,6 +791,7 @@ export async function afterCompactionAbort(
   const keys = pendingKeys(g, COMPACTION, g.instant);
   await rollBackInflight(deps.store, { tableRoot: g.tableRoot, instant: g.instant, ...keys });
   await deleteStagingOf(deps.store, g.tableRoot, g.instant);
+  await deps.store.deleteMany([{ key: heartbeatKey(g.tableRoot, g.instant) }]);
   if (coordination !== undefined && entry.formatState?.hudiOwnPlan === true && refusedByMerge(entry.reason))
     await unscheduleRefused(coordination, deps, g, keys);
 }

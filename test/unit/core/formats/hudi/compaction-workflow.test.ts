@@ -192,10 +192,13 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
       const run = runOf('run-1', NOW, template.name);
       // At the requested file's put: every journal entry of the run already names T.
       const recordedAtRequest: string[][] = [];
+      // T's heartbeat puts, and whether the output they were put before was written yet.
+      const heartbeats: string[] = [];
       const watched: ObjectStore = new Proxy(store, {
         get(target, prop, receiver) {
           if (prop === 'put')
             return async (key: string, ...rest: unknown[]) => {
+              if (key.includes('/.hoodie/.heartbeat/')) heartbeats.push(key.slice(key.lastIndexOf('/') + 1));
               if (key.endsWith('.compaction.requested')) {
                 const instant = key.slice(key.lastIndexOf('/') + 1).split('.')[0] ?? '';
                 const entries = await journal.listRun('run-1');
@@ -245,6 +248,10 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
       expect(await hudiView(dir)).toEqual(before);
       expect(state.timeline.pendingPlans).toEqual([]);
       expect(await filesUnder(dir, 'trips/.hoodie/.temp')).toEqual([]);
+      // T's heartbeat was kept while its groups were rewritten (a sign of life for another run of ours), and is gone.
+      expect(new Set(heartbeats)).toEqual(new Set([instant]));
+      expect(heartbeats.length).toBeGreaterThanOrEqual(plan.groups.length);
+      expect(await filesUnder(dir, 'trips/.hoodie/.heartbeat')).toEqual([]);
     });
   }
 
@@ -486,6 +493,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     // Act
     const first = await runOnce(depsOf(store, journal, NOW, failing), runOf('run-1', NOW));
     const afterFailure = await visibleWhilePending(dir, '.hoodie');
+    const heartbeatsAfterFailure = await filesUnder(dir, 'trips/.hoodie/.heartbeat');
     const stateAfterFailure = await readHudiTable(store, 'trips');
     const second = await runOnce(depsOf(store, journal, NOW + 60_000), runOf('run-2', NOW + 60_000));
 
@@ -493,6 +501,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     expect(first.summary.status).toBe('FAILED');
     expect((await journal.listRun('run-1')).map((e) => e.state)).toEqual(['aborted']);
     expect(afterFailure).toEqual(before);
+    expect(heartbeatsAfterFailure).toEqual([]);
     const kept = stateAfterFailure.timeline.pendingPlans.map((p) => `${p.kind} ${p.instant.state}`);
     expect(kept).toEqual(['compaction requested']);
     const instant = stateAfterFailure.timeline.pendingPlans[0]?.instant.time;
