@@ -26,6 +26,7 @@ import { ManualClock } from '../../functions/ports/clock.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { mulberry32 } from '../../functions/tools/sample-lake.js';
+import { ageFiles } from '../support/age-files.js';
 import type { StoreCall } from '../support/crash-store.js';
 import { crashingStore } from '../support/crashing-store.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
@@ -36,6 +37,11 @@ type Row = Record<string, unknown>;
 const NOW = Date.UTC(2026, 11, 1);
 /** Past the storage lock's 5-minute validity, which a dead process never released. */
 const LATER = 10 * 60_000;
+/**
+ * How long ago a killed run's files are made to look written before the next run: past the 10 minutes after which a
+ * run of ours is taken for dead by its plan's heartbeat (abandoned-plans.ts), judged by the store's own times.
+ */
+const DEAD_AFTER = 11 * 60_000;
 const STORAGE_LOCK: HudiCoordination = {
   localZone: 'UTC',
   lockFor: (store, tableRoot, _name, clock) => new StorageBasedHudiLock({ store, tableRoot, clock }),
@@ -311,9 +317,11 @@ describe('Hudi Merge-on-Read compaction killed at each step', () => {
       if ((await filesUnder(dir, '.hoodie/.temp')).some((f) => f.includes('.marker.')))
         covered.markersAfterCrash += 1;
       if ((await newCommits(t, dir)).length > 0) covered.committedBeforeCrash += 1;
-      // The recovery run dies too
+      // The recovery run dies too (the killed run's files as time would leave them: it is dead)
+      await ageFiles(dir, DEAD_AFTER);
       if (await compactDyingAt(dir, secondAt, secondWhen, NOW + LATER)) covered.secondCrashes += 1;
       expect(await visibleRows(t, dir), trace).toEqual(t.rows);
+      await ageFiles(dir, DEAD_AFTER);
       const last = await compactHudiMergeOnRead(deps(new LocalObjectStore(dir), NOW + 2 * LATER), '', {
         deltaCommits: 1,
       });

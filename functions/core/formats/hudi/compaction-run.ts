@@ -462,8 +462,8 @@ async function restartPending(
 }
 
 /**
- * What a run that died after its completed commit left: the markers and staging of completed compactions (Hudi
- * deletes a completed instant's markers too), and staging of compactions no longer on the timeline.
+ * What a run that died after its completed commit left: the markers, staging and heartbeat of completed compactions
+ * (Hudi deletes a completed instant's markers too), and staging of compactions no longer on the timeline.
  */
 async function removeCompletedLeftovers(store: ObjectStore, state: HudiTableState): Promise<void> {
   const pending = new Set(
@@ -479,6 +479,12 @@ async function removeCompletedLeftovers(store: ObjectStore, state: HudiTableStat
     const name = folder.slice(temp.length).replace(/\/$/, '');
     if (completed.has(name)) await removeMarkers(store, state.tableRoot, name);
   }
+  // Our heartbeat of a completed compaction (a run that died between the commit and its removal): Hudi's writers
+  // name theirs by their own instants, never a compaction's.
+  const beats = (await listFolder(store, keyUnder(state.tableRoot, '.hoodie/.heartbeat/'))).objects.filter(
+    (o) => completed.has(o.key.slice(o.key.lastIndexOf('/') + 1)),
+  );
+  if (beats.length > 0) await store.deleteMany(beats.map((o) => ({ key: o.key })));
   const staging = `${stagingRoot(state)}/`;
   for (const folder of (await listFolder(store, staging)).folders) {
     const name = folder.slice(staging.length).replace(/\/$/, '');
