@@ -70,7 +70,7 @@ function fixedPart(t: Record<string, number>): Record<string, number> {
 
 describe('requests of a Hudi clustering run, by where they go', () => {
   for (const version of [6, 8] as const)
-    it(`v${version}: a fixed number of timeline, partition, lock and journal requests per run; per input base file a fixed number of data GETs; the timeline read at most 5 times per run`, async () => {
+    it(`v${version}: a fixed number of timeline, partition, lock and journal requests per run; per input base file a fixed number of data GETs; the table state read at most 5 times per run`, async () => {
       // Act: 6 and 12 small base files (one insert instant each), each table clustered into one file
       const six = await countedClustering(version, 6);
       const twelve = await countedClustering(version, 12);
