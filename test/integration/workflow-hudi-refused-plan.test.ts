@@ -100,6 +100,31 @@ function runOf(runId: string, partition: string, settle = false) {
   );
 }
 
+/** One run of the workflow's steps on `partition` at `at`, `hook` called once the plan is made. */
+function runCase(
+  partition: string,
+  store: ObjectStore,
+  journal: Journal,
+  runId: string,
+  at: number,
+  hook?: () => Promise<void>,
+) {
+  return runPartition(
+    {
+      store,
+      journal,
+      clock: new ManualClock(at),
+      engine: defaultParquetEngine,
+      leases: new MemoryLeases(),
+      format: boundFormat(),
+      wait: async () => {},
+    },
+    runOf(runId, partition),
+    { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
+    hook === undefined ? undefined : { planned: hook },
+  );
+}
+
 describe('a Merge-on-Read slice whose logs the merge refuses, through the workflow steps', () => {
   for (const c of CASES)
     it(`v${c.version}: refused before the plan, every byte unchanged, the partition needs-attention (no restart loop); once the log is fixed a settle clears it and the compaction keeps the merged rows`, async () => {
@@ -284,21 +309,7 @@ describe('unscheduling our refused plan, killed between its steps', () => {
       runId: string,
       at: number,
       hook?: () => Promise<void>,
-    ) =>
-      runPartition(
-        {
-          store,
-          journal,
-          clock: new ManualClock(at),
-          engine: defaultParquetEngine,
-          leases: new MemoryLeases(),
-          format: boundFormat(),
-          wait: async () => {},
-        },
-        runOf(runId, c.partition),
-        { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
-        hook === undefined ? undefined : { planned: hook },
-      );
+    ) => runCase(c.partition, store, journal, runId, at, hook);
     const probeLive = new LocalObjectStore(probeDir);
     await run(probing.store, new MemoryJournal(), 'probe', NOW, async () => {
       await appendRefusedBlock(probeLive, ROOT, c.partition);
@@ -360,21 +371,7 @@ describe('unscheduling our refused plan, killed between its steps', () => {
       runId: string,
       at: number,
       hook?: () => Promise<void>,
-    ) =>
-      runPartition(
-        {
-          store,
-          journal,
-          clock: new ManualClock(at),
-          engine: defaultParquetEngine,
-          leases: new MemoryLeases(),
-          format: boundFormat(),
-          wait: async () => {},
-        },
-        runOf(runId, c.partition),
-        { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
-        hook === undefined ? undefined : { planned: hook },
-      );
+    ) => runCase(c.partition, store, journal, runId, at, hook);
     /** Once T is planned: a refused block in a log the plan names, and a v6 writer's (empty) log of its group under T. */
     const raceOn = (store: ObjectStore) => async () => {
       const refused = await appendRefusedBlock(store, ROOT, c.partition);

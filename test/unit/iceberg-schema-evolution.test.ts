@@ -731,7 +731,23 @@ describe('compact on an Iceberg table whose struct column evolved (nested fields
 });
 
 describe('compact on an Iceberg table with list and map columns whose schema evolved (elements, keys, values by field id)', () => {
-  const WORDS = { type: 'list', 'element-id': 11, element: 'string', 'element-required': false };
+  /** An optional-element list of `element` (id `elementId`), as the metadata spells it. */
+  const list = (elementId: number, element: unknown) => ({
+    type: 'list',
+    'element-id': elementId,
+    element,
+    'element-required': false,
+  });
+  /** A string-keyed map of optional `value`s (key id `keyId`, value id `keyId + 1`). */
+  const map = (keyId: number, value: unknown) => ({
+    type: 'map',
+    'key-id': keyId,
+    key: 'string',
+    'value-id': keyId + 1,
+    value,
+    'value-required': false,
+  });
+  const column = (id: number, name: string, type: unknown) => ({ id, name, required: false, type });
   /**
    * Schema 0: id long (1), tags list<int> (2; element 5), props map<string, int> (3; key 6, value 7),
    * pts list<struct<x int (9)>> (4; element 8), words list<string> (10; element 11).
@@ -740,38 +756,11 @@ describe('compact on an Iceberg table with list and map columns whose schema evo
     type: 'struct',
     'schema-id': 0,
     fields: [
-      { id: 1, name: 'id', required: false, type: 'long' },
-      {
-        id: 2,
-        name: 'tags',
-        required: false,
-        type: { type: 'list', 'element-id': 5, element: 'int', 'element-required': false },
-      },
-      {
-        id: 3,
-        name: 'props',
-        required: false,
-        type: {
-          type: 'map',
-          'key-id': 6,
-          key: 'string',
-          'value-id': 7,
-          value: 'int',
-          'value-required': false,
-        },
-      },
-      {
-        id: 4,
-        name: 'pts',
-        required: false,
-        type: {
-          type: 'list',
-          'element-id': 8,
-          element: { type: 'struct', fields: [{ id: 9, name: 'x', required: false, type: 'int' }] },
-          'element-required': false,
-        },
-      },
-      { id: 10, name: 'words', required: false, type: WORDS },
+      column(1, 'id', 'long'),
+      column(2, 'tags', list(5, 'int')),
+      column(3, 'props', map(6, 'int')),
+      column(4, 'pts', list(8, { type: 'struct', fields: [column(9, 'x', 'int')] })),
+      column(10, 'words', list(11, 'string')),
     ],
   };
   /**
@@ -783,58 +772,17 @@ describe('compact on an Iceberg table with list and map columns whose schema evo
     type: 'struct',
     'schema-id': 1,
     fields: [
-      { id: 1, name: 'id', required: false, type: 'long' },
-      {
-        id: 2,
-        name: 'tags',
-        required: false,
-        type: { type: 'list', 'element-id': 5, element: 'long', 'element-required': false },
-      },
-      {
-        id: 3,
-        name: 'props',
-        required: false,
-        type: {
-          type: 'map',
-          'key-id': 6,
-          key: 'string',
-          'value-id': 7,
-          value: 'long',
-          'value-required': false,
-        },
-      },
-      {
-        id: 4,
-        name: 'pts',
-        required: false,
-        type: {
-          type: 'list',
-          'element-id': 8,
-          element: {
-            type: 'struct',
-            fields: [
-              { id: 9, name: 'ex', required: false, type: 'long' },
-              { id: 12, name: 'y', required: false, type: 'double' },
-            ],
-          },
-          'element-required': false,
-        },
-      },
-      { id: 10, name: 'words', required: false, type: WORDS },
-      { id: 13, name: 'note', required: false, type: 'string' },
-      {
-        id: 14,
-        name: 'labels',
-        required: false,
-        type: {
-          type: 'map',
-          'key-id': 15,
-          key: 'string',
-          'value-id': 16,
-          value: 'string',
-          'value-required': false,
-        },
-      },
+      column(1, 'id', 'long'),
+      column(2, 'tags', list(5, 'long')),
+      column(3, 'props', map(6, 'long')),
+      column(
+        4,
+        'pts',
+        list(8, { type: 'struct', fields: [column(9, 'ex', 'long'), column(12, 'y', 'double')] }),
+      ),
+      column(10, 'words', list(11, 'string')),
+      column(13, 'note', 'string'),
+      column(14, 'labels', map(15, 'string')),
     ],
   };
 
