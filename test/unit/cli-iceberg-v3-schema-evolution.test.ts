@@ -14,12 +14,17 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
 import { pw } from '../../functions/adapters/parquet-wasm/wasm.js';
 import { run } from '../../functions/cli/index.js';
-import { loadTable, PathCatalog } from '../../functions/core/formats/iceberg/catalog.js';
-import { commitAppend } from '../../functions/core/formats/iceberg/commit.js';
+import { loadTable } from '../../functions/core/formats/iceberg/catalog.js';
 import { readSnapshotFiles } from '../../functions/core/formats/iceberg/live-files.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
-import { addedFile } from './core/formats/iceberg/commit-harness.js';
+import {
+  appendTestFile,
+  createTestTable,
+  evolveTestTable,
+  liveTestFiles,
+  type TestTable,
+} from '../support/iceberg-test-table.js';
 
 const NAME = 'evolving_v3';
 const NOW = Date.UTC(2026, 2, 1);
@@ -102,63 +107,32 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** The table at `<dir>/evolving_v3`, as the shared helpers take it. */
+function tableAt(store: LocalObjectStore): TestTable {
+  return { store, dir, name: NAME, now: NOW };
+}
+
 /** An unpartitioned format-v3 table at `<dir>/evolving_v3` with schema 0, no snapshot, next-row-id 0. */
 async function createTable(store: LocalObjectStore): Promise<void> {
-  const metadata = {
-    'format-version': 3,
-    'table-uuid': '5c7e0c1a-3a57-4f25-9d0e-7f5f7a1b2c3d',
-    location: join(dir, NAME),
-    'last-sequence-number': 0,
-    'last-updated-ms': NOW,
-    'last-column-id': 4,
-    'current-schema-id': 0,
-    schemas: [SCHEMA_0],
-    'default-spec-id': 0,
-    'partition-specs': [{ 'spec-id': 0, fields: [] }],
-    'last-partition-id': 999,
-    'default-sort-order-id': 0,
-    'sort-orders': [{ 'order-id': 0, fields: [] }],
-    properties: { 'write.format.default': 'parquet' },
-    'current-snapshot-id': null,
-    refs: {},
-    snapshots: [],
-    'snapshot-log': [],
-    'metadata-log': [],
-    'next-row-id': 0,
-  };
   await mkdir(join(dir, NAME, 'data'), { recursive: true });
-  await store.put(`${NAME}/metadata/v1.metadata.json`, JSON.stringify(metadata));
-  await store.put(`${NAME}/metadata/version-hint.text`, '1');
+  await createTestTable(tableAt(store), {
+    formatVersion: 3,
+    tableUuid: '5c7e0c1a-3a57-4f25-9d0e-7f5f7a1b2c3d',
+    schemas: [SCHEMA_0],
+    lastColumnId: 4,
+  });
 }
 
 /** ALTER TABLE to schema 1: a new metadata version naming it current. */
 async function evolveToSchema1(store: LocalObjectStore): Promise<void> {
-  const hint = Number(new TextDecoder().decode(await store.get(`${NAME}/metadata/version-hint.text`)));
-  const current = JSON.parse(
-    new TextDecoder().decode(await store.get(`${NAME}/metadata/v${hint}.metadata.json`)),
-  ) as Record<string, unknown>;
-  const next = {
-    ...current,
-    'last-column-id': 16,
-    'current-schema-id': 1,
-    schemas: [SCHEMA_0, SCHEMA_1],
-    'last-updated-ms': NOW + 1,
-  };
-  await store.put(`${NAME}/metadata/v${hint + 1}.metadata.json`, JSON.stringify(next));
-  await store.put(`${NAME}/metadata/version-hint.text`, String(hint + 1));
+  await evolveTestTable(tableAt(store), [SCHEMA_0, SCHEMA_1], 1, 16);
 }
 
 /** Writes `select` as data file `file` with DuckDB (field ids as given) and appends it as one snapshot. */
 async function appendSelect(store: LocalObjectStore, file: string, select: string, ids: string) {
   const key = `${NAME}/data/${file}`;
   await db.writeParquet(select, join(dir, key), { extraOptions: [`FIELD_IDS ${ids}`] });
-  const table = await loadTable(store, NAME);
-  await commitAppend(
-    store,
-    new PathCatalog(store),
-    { tableLocation: NAME, addedFiles: [await addedFile(store, table, key, { specId: 0, values: [] })] },
-    { clock: { now: () => NOW } },
-  );
+  await appendTestFile(tableAt(store), key);
 }
 
 /**
@@ -194,8 +168,7 @@ async function projectedRows(store: LocalObjectStore): Promise<string[]> {
 }
 
 async function liveFiles(store: LocalObjectStore): Promise<string[]> {
-  const files = await readSnapshotFiles(store, await loadTable(store, NAME));
-  return files.dataFiles.map((f) => join(dir, f.entry.file.key));
+  return liveTestFiles(tableAt(store));
 }
 
 describe('compact on a format-v3 Iceberg table whose schema evolved', () => {

@@ -6,7 +6,7 @@
 // oracle: it reads each input with the defaults spelled as its own SQL literals, and the outputs as they are stored (a
 // uuid column without its annotation would read as a BLOB, not the same text). A default that is not its type's
 // JSON single value leaves the older files alone, named, no byte of the table changed.
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -26,13 +26,19 @@ import * as pw from 'parquet-wasm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
 import { run } from '../../functions/cli/index.js';
-import { loadTable, PathCatalog } from '../../functions/core/formats/iceberg/catalog.js';
-import { commitAppend } from '../../functions/core/formats/iceberg/commit.js';
+import { loadTable } from '../../functions/core/formats/iceberg/catalog.js';
 import { readSnapshotFiles } from '../../functions/core/formats/iceberg/live-files.js';
 import { withUuidAnnotations } from '../../functions/core/parquet/uuid-annotation.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
-import { addedFile } from './core/formats/iceberg/commit-harness.js';
+import {
+  appendTestFile,
+  createTestTable,
+  evolveTestTable,
+  liveTestFiles,
+  type TestTable,
+  treeBytes,
+} from '../support/iceberg-test-table.js';
 
 const NAME = 'typed_v3';
 const NOW = Date.UTC(2026, 2, 1);
@@ -93,66 +99,32 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** The table at `<dir>/typed_v3`, as the shared helpers take it. */
+function tableAt(store: LocalObjectStore): TestTable {
+  return { store, dir, name: NAME, now: NOW };
+}
+
 /** An unpartitioned format-v3 table with `schema` (schema 0 unless given) and no snapshot. */
 async function createTable(
   store: LocalObjectStore,
   schema: { readonly fields: readonly { id: number }[] } = SCHEMA_0,
 ): Promise<void> {
-  const metadata = {
-    'format-version': 3,
-    'table-uuid': '0d4c3f1e-2b1a-4c5d-8e7f-9a0b1c2d3e4f',
-    location: join(dir, NAME),
-    'last-sequence-number': 0,
-    'last-updated-ms': NOW,
-    'last-column-id': Math.max(...schema.fields.map((f) => f.id)),
-    'current-schema-id': 0,
-    schemas: [{ ...schema, 'schema-id': 0 }],
-    'default-spec-id': 0,
-    'partition-specs': [{ 'spec-id': 0, fields: [] }],
-    'last-partition-id': 999,
-    'default-sort-order-id': 0,
-    'sort-orders': [{ 'order-id': 0, fields: [] }],
-    properties: { 'write.format.default': 'parquet' },
-    'current-snapshot-id': null,
-    refs: {},
-    snapshots: [],
-    'snapshot-log': [],
-    'metadata-log': [],
-    'next-row-id': 0,
-  };
   await mkdir(join(dir, NAME, 'data'), { recursive: true });
-  await store.put(`${NAME}/metadata/v1.metadata.json`, JSON.stringify(metadata));
-  await store.put(`${NAME}/metadata/version-hint.text`, '1');
+  await createTestTable(tableAt(store), {
+    formatVersion: 3,
+    tableUuid: '0d4c3f1e-2b1a-4c5d-8e7f-9a0b1c2d3e4f',
+    schemas: [{ ...schema, 'schema-id': 0 }],
+    lastColumnId: Math.max(...schema.fields.map((f) => f.id)),
+  });
 }
 
 /** ALTER TABLE to `schema`: a new metadata version naming it current. */
 async function evolve(store: LocalObjectStore, schema: ReturnType<typeof schema1>): Promise<void> {
-  const hint = Number(new TextDecoder().decode(await store.get(`${NAME}/metadata/version-hint.text`)));
-  const current = JSON.parse(
-    new TextDecoder().decode(await store.get(`${NAME}/metadata/v${hint}.metadata.json`)),
-  ) as Record<string, unknown>;
-  const next = {
-    ...current,
-    'last-column-id': 5,
-    'current-schema-id': 1,
-    schemas: [SCHEMA_0, schema],
-    'last-updated-ms': NOW + 1,
-  };
-  await store.put(`${NAME}/metadata/v${hint + 1}.metadata.json`, JSON.stringify(next));
-  await store.put(`${NAME}/metadata/version-hint.text`, String(hint + 1));
+  await evolveTestTable(tableAt(store), [SCHEMA_0, schema], 1, 5);
 }
 
 async function append(store: LocalObjectStore, file: string): Promise<void> {
-  const table = await loadTable(store, NAME);
-  await commitAppend(
-    store,
-    new PathCatalog(store),
-    {
-      tableLocation: NAME,
-      addedFiles: [await addedFile(store, table, `${NAME}/data/${file}`, { specId: 0, values: [] })],
-    },
-    { clock: { now: () => NOW } },
-  );
+  await appendTestFile(tableAt(store), `${NAME}/data/${file}`);
 }
 
 /** Two files under schema 0, written by DuckDB with field ids (one row's amount null). */
@@ -249,15 +221,7 @@ async function projectedRows(store: LocalObjectStore): Promise<string[]> {
 }
 
 async function liveFiles(store: LocalObjectStore): Promise<string[]> {
-  const files = await readSnapshotFiles(store, await loadTable(store, NAME));
-  return files.dataFiles.map((f) => join(dir, f.entry.file.key));
-}
-
-async function treeBytes(root: string): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  for (const e of await readdir(root, { recursive: true, withFileTypes: true }))
-    if (e.isFile()) out.set(join(e.parentPath, e.name), await readFile(join(e.parentPath, e.name)));
-  return out;
+  return liveTestFiles(tableAt(store));
 }
 
 /** Every string inside a JSON value. */

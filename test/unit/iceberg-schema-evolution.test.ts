@@ -6,7 +6,7 @@
 // projected (no field ids) is left alone with every byte of the table unchanged. The default bin-pack projects
 // the same way (files of older schemas merge with current ones) and rewrites an unprojectable file only among files
 // of its own Parquet schema.
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -31,12 +31,16 @@ import * as pw from 'parquet-wasm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
 import { run } from '../../functions/cli/index.js';
-import { loadTable, PathCatalog } from '../../functions/core/formats/iceberg/catalog.js';
-import { commitAppend } from '../../functions/core/formats/iceberg/commit.js';
-import { readSnapshotFiles } from '../../functions/core/formats/iceberg/live-files.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
-import { addedFile } from './core/formats/iceberg/commit-harness.js';
+import {
+  appendTestFile,
+  createTestTable,
+  evolveTestTable,
+  liveTestFiles,
+  type TestTable,
+  treeBytes,
+} from '../support/iceberg-test-table.js';
 
 const NAME = 'evolving';
 const NOW = Date.UTC(2024, 2, 1);
@@ -97,73 +101,35 @@ function parquetOf(fields: readonly Field[], columns: Record<string, unknown[]>)
   return pw.writeParquet(pw.Table.fromIPCStream(ipc));
 }
 
+/** The table at `<dir>/evolving`, as the shared helpers take it. */
+function tableAt(store: LocalObjectStore): TestTable {
+  return { store, dir, name: NAME, now: NOW };
+}
+
 /** An unpartitioned format-v2 table at `<dir>/evolving` with schema 0 and no snapshot. */
 async function createTable(store: LocalObjectStore): Promise<void> {
-  const metadata = {
-    'format-version': 2,
-    'table-uuid': '8a1a1c5e-6d5b-4d7e-9a3f-0b9b3c6f7e21',
-    location: join(dir, NAME),
-    'last-sequence-number': 0,
-    'last-updated-ms': NOW,
-    'last-column-id': 3,
-    'current-schema-id': 0,
+  await createTestTable(tableAt(store), {
+    formatVersion: 2,
+    tableUuid: '8a1a1c5e-6d5b-4d7e-9a3f-0b9b3c6f7e21',
     schemas: [SCHEMA_0],
-    'default-spec-id': 0,
-    'partition-specs': [{ 'spec-id': 0, fields: [] }],
-    'last-partition-id': 999,
-    'default-sort-order-id': 0,
-    'sort-orders': [{ 'order-id': 0, fields: [] }],
-    properties: { 'write.format.default': 'parquet' },
-    'current-snapshot-id': -1,
-    refs: {},
-    snapshots: [],
-    'snapshot-log': [],
-    'metadata-log': [],
-  };
-  await store.put(`${NAME}/metadata/v1.metadata.json`, JSON.stringify(metadata));
-  await store.put(`${NAME}/metadata/version-hint.text`, '1');
+    lastColumnId: 3,
+  });
 }
 
 /** Evolves the table to schema 1 (ALTER TABLE's metadata change): a new metadata version naming it current. */
 async function evolveToSchema1(store: LocalObjectStore): Promise<void> {
-  const hint = Number(new TextDecoder().decode(await store.get(`${NAME}/metadata/version-hint.text`)));
-  const current = JSON.parse(
-    new TextDecoder().decode(await store.get(`${NAME}/metadata/v${hint}.metadata.json`)),
-  ) as Record<string, unknown>;
-  const next = {
-    ...current,
-    'last-column-id': 4,
-    'current-schema-id': 1,
-    schemas: [SCHEMA_0, SCHEMA_1],
-    'last-updated-ms': NOW + 1,
-  };
-  await store.put(`${NAME}/metadata/v${hint + 1}.metadata.json`, JSON.stringify(next));
-  await store.put(`${NAME}/metadata/version-hint.text`, String(hint + 1));
+  await evolveTestTable(tableAt(store), [SCHEMA_0, SCHEMA_1], 1, 4);
 }
 
 async function append(store: LocalObjectStore, file: string, bytes: Uint8Array): Promise<void> {
   const key = `${NAME}/data/${file}`;
   await store.put(key, bytes);
-  const table = await loadTable(store, NAME);
-  await commitAppend(
-    store,
-    new PathCatalog(store),
-    { tableLocation: NAME, addedFiles: [await addedFile(store, table, key, { specId: 0, values: [] })] },
-    { clock: { now: () => NOW } },
-  );
-}
-
-async function treeBytes(root: string): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  for (const e of await readdir(root, { recursive: true, withFileTypes: true }))
-    if (e.isFile()) out.set(join(e.parentPath, e.name), await readFile(join(e.parentPath, e.name)));
-  return out;
+  await appendTestFile(tableAt(store), key);
 }
 
 /** The data files the current snapshot lists, as local paths. */
 async function liveFiles(store: LocalObjectStore): Promise<string[]> {
-  const files = await readSnapshotFiles(store, await loadTable(store, NAME));
-  return files.dataFiles.map((f) => join(dir, f.entry.file.key));
+  return liveTestFiles(tableAt(store));
 }
 
 const OLD_FIELDS = [
@@ -533,50 +499,27 @@ async function rewriteAllIntoOneFile(store: LocalObjectStore): Promise<string> {
   return outputs[0] as string;
 }
 
-/** Table metadata version `version` of an unpartitioned format-v2 table with `schemas`, `current` the current one. */
+/** An unpartitioned format-v2 table with `schemas`, `current` the current one, and no snapshot. */
 async function putMetadata(
   store: LocalObjectStore,
-  version: number,
   schemas: readonly { readonly fields: readonly object[] }[],
   current: number,
   lastColumnId = 8,
 ) {
-  const metadata = {
-    'format-version': 2,
-    'table-uuid': '8a1a1c5e-6d5b-4d7e-9a3f-0b9b3c6f7e22',
-    location: join(dir, NAME),
-    'last-sequence-number': 0,
-    'last-updated-ms': NOW,
-    'last-column-id': lastColumnId,
-    'current-schema-id': current,
+  await createTestTable(tableAt(store), {
+    formatVersion: 2,
+    tableUuid: '8a1a1c5e-6d5b-4d7e-9a3f-0b9b3c6f7e22',
     schemas,
-    'default-spec-id': 0,
-    'partition-specs': [{ 'spec-id': 0, fields: [] }],
-    'last-partition-id': 999,
-    'default-sort-order-id': 0,
-    'sort-orders': [{ 'order-id': 0, fields: [] }],
-    properties: { 'write.format.default': 'parquet' },
-    'current-snapshot-id': -1,
-    refs: {},
-    snapshots: [],
-    'snapshot-log': [],
-    'metadata-log': [],
-  };
-  await store.put(`${NAME}/metadata/v${version}.metadata.json`, JSON.stringify(metadata));
-  await store.put(`${NAME}/metadata/version-hint.text`, String(version));
+    currentSchemaId: current,
+    lastColumnId,
+  });
 }
 
 /** Writes `select` as data file `file` with DuckDB (nested field ids as given) and appends it. */
 async function appendSelect(store: LocalObjectStore, file: string, select: string, ids: string) {
   const key = `${NAME}/data/${file}`;
   await db.writeParquet(select, join(dir, key), { extraOptions: [`FIELD_IDS ${ids}`] });
-  const table = await loadTable(store, NAME);
-  await commitAppend(
-    store,
-    new PathCatalog(store),
-    { tableLocation: NAME, addedFiles: [await addedFile(store, table, key, { specId: 0, values: [] })] },
-    { clock: { now: () => NOW } },
-  );
+  await appendTestFile(tableAt(store), key);
 }
 
 describe('compact on an Iceberg table whose struct column evolved (nested fields by field id)', () => {
@@ -648,7 +591,7 @@ describe('compact on an Iceberg table whose struct column evolved (nested fields
     dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-nested-'));
     const store = new LocalObjectStore(dir);
     await mkdir(join(dir, NAME, 'data'), { recursive: true });
-    await putMetadata(store, 1, [NESTED_0], 0);
+    await putMetadata(store, [NESTED_0], 0);
     const oldIds = '{id: 1, p: {__duckdb_field_id: 2, x: 3, gone: 4, q: {__duckdb_field_id: 5, a: 6}}}';
     for (const [file, base] of [
       ['a.parquet', 0],
@@ -662,20 +605,7 @@ describe('compact on an Iceberg table whose struct column evolved (nested fields
          FROM range(3)`,
         oldIds,
       );
-    const hint = Number(new TextDecoder().decode(await store.get(`${NAME}/metadata/version-hint.text`)));
-    const latest = JSON.parse(
-      new TextDecoder().decode(await store.get(`${NAME}/metadata/v${hint}.metadata.json`)),
-    ) as Record<string, unknown>;
-    await store.put(
-      `${NAME}/metadata/v${hint + 1}.metadata.json`,
-      JSON.stringify({
-        ...latest,
-        'current-schema-id': 1,
-        schemas: [NESTED_0, NESTED_1],
-        'last-updated-ms': NOW + 1,
-      }),
-    );
-    await store.put(`${NAME}/metadata/version-hint.text`, String(hint + 1));
+    await evolveTestTable(tableAt(store), [NESTED_0, NESTED_1], 1, 8);
     const newIds = '{id: 1, p: {__duckdb_field_id: 2, ex: 3, q: {__duckdb_field_id: 5, a: 6, b: 8}, y: 7}}';
     for (const [file, base] of [
       ['c.parquet', 100],
@@ -790,32 +720,13 @@ describe('compact on an Iceberg table with list and map columns whose schema evo
   const CURRENT =
     'id, tags::VARCHAR AS tags, props::VARCHAR AS props, pts::VARCHAR AS pts, words::VARCHAR AS words, note, labels::VARCHAR AS labels';
 
-  /** Makes `schemas[current]` the table's current schema (ALTER TABLE's metadata change). */
-  async function switchSchema(store: LocalObjectStore, schemas: readonly object[], current: number) {
-    const hint = Number(new TextDecoder().decode(await store.get(`${NAME}/metadata/version-hint.text`)));
-    const latest = JSON.parse(
-      new TextDecoder().decode(await store.get(`${NAME}/metadata/v${hint}.metadata.json`)),
-    ) as Record<string, unknown>;
-    await store.put(
-      `${NAME}/metadata/v${hint + 1}.metadata.json`,
-      JSON.stringify({
-        ...latest,
-        'current-schema-id': current,
-        schemas,
-        'last-column-id': 16,
-        'last-updated-ms': NOW + 1,
-      }),
-    );
-    await store.put(`${NAME}/metadata/version-hint.text`, String(hint + 1));
-  }
-
   it('projects files of the older schema (element and value promoted, a struct element extended and renamed, a column and a map column added) with the current ones into one output of the current schema, rows equal', async () => {
     // Prepare: two files under schema 0 — null, empty and holed lists, a null map, a null value, a null struct
     // element — the schema change, two files under schema 1
     dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-lists-'));
     const store = new LocalObjectStore(dir);
     await mkdir(join(dir, NAME, 'data'), { recursive: true });
-    await putMetadata(store, 1, [LISTS_0], 0, 11);
+    await putMetadata(store, [LISTS_0], 0, 11);
     const oldIds =
       '{id: 1, tags: {__duckdb_field_id: 2, element: 5}, props: {__duckdb_field_id: 3, key: 6, value: 7}, pts: {__duckdb_field_id: 4, element: {__duckdb_field_id: 8, x: 9}}, words: {__duckdb_field_id: 10, element: 11}}';
     for (const [file, base] of [
@@ -833,7 +744,7 @@ describe('compact on an Iceberg table with list and map columns whose schema evo
          FROM range(4)`,
         oldIds,
       );
-    await switchSchema(store, [LISTS_0, LISTS_1], 1);
+    await evolveTestTable(tableAt(store), [LISTS_0, LISTS_1], 1, 16);
     const newIds =
       '{id: 1, tags: {__duckdb_field_id: 2, element: 5}, props: {__duckdb_field_id: 3, key: 6, value: 7}, pts: {__duckdb_field_id: 4, element: {__duckdb_field_id: 8, ex: 9, y: 12}}, words: {__duckdb_field_id: 10, element: 11}, note: 13, labels: {__duckdb_field_id: 14, key: 15, value: 16}}';
     for (const [file, base] of [
@@ -959,7 +870,7 @@ describe('compact on an Iceberg table whose files hold timestamps and times in m
     dir = await mkdtemp(join(tmpdir(), 'lc-iceberg-millis-'));
     const store = new LocalObjectStore(dir);
     await mkdir(join(dir, NAME, 'data'), { recursive: true });
-    await putMetadata(store, 1, [SCHEMA], 0, 4);
+    await putMetadata(store, [SCHEMA], 0, 4);
     const noon = Date.UTC(2024, 0, 31, 12, 34, 56, 789);
     await append(
       store,

@@ -3,7 +3,8 @@
 // holds fails the rewrite by name (the spec's "runtime failure"), nothing written: without the check its value would
 // wrap around 64 bits.
 // DuckDB writes the inputs and reads the outputs back; verify re-reads them against the fingerprint. A timestamp in
-// milliseconds read as microseconds (Iceberg's reading of a TIMESTAMP(MILLIS) file) fails by name where it would wrap.
+// milliseconds read as microseconds (a table format that reads a TIMESTAMP(MILLIS) file so) fails by name where it
+// would wrap.
 
 import {
   type Data,
@@ -197,7 +198,7 @@ describe('rewriteGroup with a date → timestamp_ns projection', () => {
   });
 });
 
-describe('rewriteGroup with a milliseconds → microseconds projection (a timestamp read as Iceberg reads it)', () => {
+describe('rewriteGroup with a milliseconds → microseconds projection (timestamp-ms-us)', () => {
   it('refuses a timestamp whose microseconds 64 bits cannot hold, naming file, column and value, writing nothing', async () => {
     // Prepare: 9.3e15 ms since 1970 (about year 296,700): its microseconds are past 2^63
     const source = new MemoryObjectStore();
