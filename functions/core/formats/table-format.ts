@@ -402,6 +402,16 @@ export type ChangesRead =
       readonly versions: readonly VersionChanges[];
       readonly cursor: ChangeCursor;
     }
+  /**
+   * The versions changed only these partitions, but what a partition counts is not in the versions' file changes
+   * alone (e.g. it depends on files they did not name): each named partition's whole counted set, as
+   * {@link ChangeState} gives it, read now. Partitions not named are unchanged; a named one with no files counts none.
+   */
+  | {
+      readonly kind: 'partitions';
+      readonly partitions: ChangeState['partitions'];
+      readonly cursor: ChangeCursor;
+    }
   /** The versions cannot be applied one by one (cleaned up, or the table's layout changed): read the whole state. */
   | { readonly kind: 'rebuild'; readonly reason: string };
 

@@ -1,6 +1,7 @@
 // Exact partition statistics of log-based tables from their commits: each new version's file
-// changes are applied once, in order, through the same per-file accounting as object events, and a table whose
-// versions cannot be applied one by one is re-derived from its whole state. Knows versions and cursors, never a
+// changes are applied once, in order, through the same per-file accounting as object events; the partitions a
+// format can name but not express as file changes are re-derived whole, and a table whose versions cannot be applied
+// one by one is re-derived from its whole state. Knows versions and cursors, never a
 // log's layout or a catalog.
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../../ports/object-store.js';
@@ -8,6 +9,7 @@ import type { ListedFile } from '../../ports/stats-store.js';
 import { CompactorError, InvalidInputError } from '../errors.js';
 import { TABLE_FORMATS } from '../formats/index.js';
 import {
+  type ChangeState,
   type CommitLogChanges,
   CommitNotCurrentError,
   type FileChange,
@@ -45,13 +47,15 @@ export type TableLogResult =
       readonly ok: true;
       /** One per partition that was decided about. */
       readonly outcomes: readonly TriggerOutcome[];
-      /** File records written (incremental), or partitions corrected (rebuild). */
+      /** File records written (incremental), or partitions corrected (partitions, rebuild). */
       readonly applied: number;
       /** Commit events that changed nothing: duplicates, or versions already applied. */
       readonly stale: number;
       /** Versions read one by one, or `rebuild` with why the whole state was read instead. */
       readonly mode:
         | { readonly kind: 'versions'; readonly count: number }
+        /** The partitions the versions changed, each re-derived whole (ChangesRead `partitions`). */
+        | { readonly kind: 'partitions'; readonly count: number }
         | { readonly kind: 'rebuild'; readonly reason: string };
       /**
        * Commit events naming a commit the table's pointer does not show yet (see CommitNotCurrentError), with
@@ -204,6 +208,23 @@ async function applyTableCommits(
   if (read.kind === 'rebuild') {
     return rebuildTable(deps, { table, changes, store, bucket, commits, upTo, reason: read.reason }, now);
   }
+  if (read.kind === 'partitions') {
+    const corrected = await rederivePartitions(
+      deps,
+      { table, bucket, commits },
+      read.partitions,
+      'named',
+      now,
+    );
+    await deps.stats.advanceChangeCursor(name, read.cursor);
+    return {
+      ok: true,
+      outcomes: corrected.outcomes,
+      applied: corrected.count,
+      stale: 0,
+      mode: { kind: 'partitions', count: read.partitions.length },
+    };
+  }
   const events = await placeRemoves(
     deps,
     read.versions.flatMap((v) =>
@@ -314,15 +335,47 @@ interface Rebuild {
  * them, and moves the cursor to the state's version.
  */
 async function rebuildTable(deps: TableLogDeps, job: Rebuild, now: number): Promise<TableLogResult> {
+  const { table } = job;
+  const state = await job.changes.readState(job.store, table.prefix, job.upTo);
+  const corrected = await rederivePartitions(deps, job, state.partitions, 'all', now);
+  await deps.stats.advanceChangeCursor(table.name, state.cursor);
+  (deps.log ?? (() => undefined))('warn', 'table statistics re-derived from its whole state', {
+    table: table.name,
+    reason: job.reason,
+    version: state.cursor.version,
+    partitionsCorrected: corrected.count,
+  });
+  return {
+    ok: true,
+    outcomes: corrected.outcomes,
+    applied: corrected.count,
+    stale: 0,
+    mode: { kind: 'rebuild', reason: job.reason },
+  };
+}
+
+/**
+ * Makes the counters of each partition of `partitions` those of its counted files, marks the partitions whose
+ * counters changed as written at the commits' time (so the quiet window holds) and decides about them. `scope`
+ * `all`: `partitions` is the table's whole state, so a stored partition it does not name counts nothing now;
+ * `named`: only the named partitions changed, the others are left as they are.
+ */
+async function rederivePartitions(
+  deps: TableLogDeps,
+  job: Pick<Rebuild, 'table' | 'bucket' | 'commits'>,
+  partitions: ChangeState['partitions'],
+  scope: 'all' | 'named',
+  now: number,
+): Promise<{ outcomes: TriggerOutcome[]; count: number }> {
   const { table, bucket } = job;
   const policy = policyOf(deps, table.name);
-  const state = await job.changes.readState(job.store, table.prefix, job.upTo);
-  const listed = new Map(state.partitions.map((p) => [p.partition, p]));
+  const listed = new Map(partitions.map((p) => [p.partition, p]));
   const stored = new Map((await deps.stats.listPartitions(table.name)).map((s) => [s.partition, s]));
   const times = job.commits.map((c) => c.eventTime);
   const outcomes: TriggerOutcome[] = [];
-  let corrected = 0;
-  for (const partition of [...new Set([...listed.keys(), ...stored.keys()])].sort()) {
+  let count = 0;
+  const names = scope === 'all' ? [...listed.keys(), ...stored.keys()] : [...listed.keys()];
+  for (const partition of [...new Set(names)].sort()) {
     const ref: PartitionRef = { table: table.name, partition };
     const values = listed.get(partition)?.values ?? [];
     const files: ListedFile[] = (listed.get(partition)?.files ?? []).map((f) => ({
@@ -335,7 +388,7 @@ async function rebuildTable(deps: TableLogDeps, job: Rebuild, now: number): Prom
     }));
     const partitionDate = partitionDateOf(table, values);
     if (!(await rederive(deps, ref, files, stored.get(partition), partitionDate))) continue;
-    corrected += 1;
+    count += 1;
     const snapshot = await deps.stats.touch(ref, {
       lastWriteAt: Math.max(...times),
       firstWriteAt: Math.min(...times),
@@ -343,14 +396,7 @@ async function rebuildTable(deps: TableLogDeps, job: Rebuild, now: number): Prom
     });
     outcomes.push(await evaluatePartition(deps, snapshot, now));
   }
-  await deps.stats.advanceChangeCursor(table.name, state.cursor);
-  (deps.log ?? (() => undefined))('warn', 'table statistics re-derived from its whole state', {
-    table: table.name,
-    reason: job.reason,
-    version: state.cursor.version,
-    partitionsCorrected: corrected,
-  });
-  return { ok: true, outcomes, applied: corrected, stale: 0, mode: { kind: 'rebuild', reason: job.reason } };
+  return { outcomes, count };
 }
 
 /**

@@ -11,19 +11,23 @@
 // Incremental read: the instants that completed since the cursor, found by one listing of the timeline, and only
 // their commit metadata read — each write stat's base file added, the older base files of its file group (found by
 // one listing of each partition the instant wrote) and every base file of a replaced file group removed. That is
-// exact only where the write stats alone say what the counted set becomes, so the whole state is read instead
-// (`rebuild`, with why) when:
-//   - the table is Merge-on-Read: a slice counts only while it has no log files, and which logs a slice has (a
-//     v6 log joins a slice by base instant, a v8 one by completion time) is not in the stats of the write that
-//     changed it;
+// exact only where the write stats alone say what the counted set becomes. On a Merge-on-Read table they never do —
+// a slice counts only while it has no log files, which logs a slice has (a v6 log joins a slice by base instant, a v8
+// one by completion time) is not in the stats of the write that changed it, and whether a partition's compaction is
+// due depends on its delta commits since its last one — so each partition the new instants wrote is counted whole
+// instead (ChangesRead `partitions`: the active timeline and one listing of that partition, never the rest of the
+// table; readMergeOnReadChanges says when more is read). The whole state is read instead (`rebuild`, with why) when:
 //   - a clustering, compaction or replacecommit is pending now or was at the cursor: the whole-state read sets its
 //     file groups aside while it is pending;
 //   - a rollback or restore undid an instant that may have been applied, or a savepoint, restore or index instant
 //     completed;
 //   - the cursor's instant left the active timeline (archived), or its memo predates this reader;
-//   - an instant completed in the same second as the cursor's (the per-file sequencer counts seconds: a remove of
-//     the same second as the cursor's add would be taken for stale);
-//   - a file a new instant added is not where its stat says (cleaned since, or outside a partition Hudi marked).
+//   - Copy-on-Write: an instant completed in the same second as the cursor's (the per-file sequencer counts seconds: a
+//     remove of the same second as the cursor's add would be taken for stale);
+//   - Copy-on-Write: a file a new instant added is not where its stat says (cleaned since, or outside a partition
+//     Hudi marked);
+//   - Merge-on-Read: the active timeline was archived since the cursor, a rollback, restore, savepoint or index
+//     instant completed, or the cursor predates the memo's ` since`.
 //
 // Which instants are new: those whose completion time (v8+; v6: instant time) is after the cursor's, and those that
 // were pending when the cursor was taken — a v6 write begun before the cursor's instant completes after it with an
@@ -52,7 +56,13 @@ import {
 } from './file-groups.js';
 import { compareInstants, type HudiInstant, parseInstantFileName } from './instants.js';
 import type { HudiTableConfig } from './properties.js';
-import { readCheckedHead, readHudiTable, toTableSnapshot } from './table-state.js';
+import {
+  type CheckedHead,
+  type HudiTableState,
+  readCheckedHead,
+  readHudiTable,
+  toTableSnapshot,
+} from './table-state.js';
 import {
   decodeCommitMetadata,
   type HudiCommitMetadata,
@@ -77,23 +87,34 @@ const PLAN_ACTIONS: ReadonlySet<string> = new Set([
 /** Completed actions that change no counted file: a clean deletes only older slices and replaced groups. */
 const NEUTRAL_ACTIONS: ReadonlySet<string> = new Set(['clean']);
 
-/** What the cursor remembers: the last completed instant and the instants then pending. */
+/** Completed actions whose commit metadata names the partitions (and files) they wrote. */
+const WRITE_ACTIONS: ReadonlySet<string> = new Set(['commit', 'deltacommit', 'replacecommit']);
+
+/**
+ * What the cursor remembers: the last completed instant, the instants then pending and, when known, where the active
+ * timeline then began (its first completed write; '' with none): a Merge-on-Read read continues only from the same.
+ */
 export interface HudiChangeMemo {
   readonly latest: string;
   readonly pending: readonly { readonly time: string; readonly action: string }[];
+  readonly since?: string;
 }
 
 const TIME = '(?:\\d{14}|\\d{17})';
 /**
- * `<latest> pending <time.action,…|none>`. The ` pending` part is always written: a memo of the reader before it
- * (the bare instant time) records no pending instants, not that there were none, so it must not decode as a memo of
- * this reader (a v6 write pending then, completing later with an older time, would never be counted).
+ * `<latest> pending <time.action,…|none>[ since <time|none>]`. The ` pending` part is always written: a memo of the
+ * reader before it (the bare instant time) records no pending instants, not that there were none, so it must not
+ * decode as a memo of this reader (a v6 write pending then, completing later with an older time, would never be
+ * counted). ` since` came later: a memo without it does not say where the timeline began.
  */
-const MEMO = new RegExp(`^(${TIME})? pending (none|${TIME}\\.[a-z]+(?:,${TIME}\\.[a-z]+)*)$`);
+const MEMO = new RegExp(
+  `^(${TIME})? pending (none|${TIME}\\.[a-z]+(?:,${TIME}\\.[a-z]+)*)(?: since (none|${TIME}))?$`,
+);
 
 export function encodeHudiMemo(memo: HudiChangeMemo): string {
   const pending = memo.pending.map((p) => `${p.time}.${p.action}`).join(',');
-  return `${memo.latest} pending ${pending === '' ? 'none' : pending}`;
+  const since = memo.since === undefined ? '' : ` since ${memo.since === '' ? 'none' : memo.since}`;
+  return `${memo.latest} pending ${pending === '' ? 'none' : pending}${since}`;
 }
 
 /** The memo, or undefined when it is not one this reader wrote. */
@@ -107,7 +128,8 @@ export function decodeHudiMemo(text: string): HudiChangeMemo | undefined {
       const dot = p.indexOf('.');
       return { time: p.slice(0, dot), action: p.slice(dot + 1) };
     });
-  return { latest: m[1] ?? '', pending };
+  const since = m[3] === undefined ? undefined : m[3] === 'none' ? '' : m[3];
+  return { latest: m[1] ?? '', pending, ...(since === undefined ? {} : { since }) };
 }
 
 /** When an instant completed, as the timeline orders completions: its completion time (v8+), else its time. */
@@ -120,25 +142,31 @@ function versionOf(i: HudiInstant | undefined): number {
   return i === undefined ? 0 : Number(completedAt(i).slice(0, 14));
 }
 
-/** Each time's furthest state, and the last completed instant and the pending ones as a memo records them. */
-function summarize(instants: readonly HudiInstant[]): {
-  latest: HudiInstant[];
-  last: HudiInstant | undefined;
-  pending: HudiInstant[];
-} {
+/** What a memo records of a timeline: each time's furthest state, the last completed instant, the pending ones. */
+interface TimelineSummary {
+  readonly latest: HudiInstant[];
+  readonly last: HudiInstant | undefined;
+  readonly pending: HudiInstant[];
+  /** The first completed write's time ('' with none): where the active timeline begins (older ones archived). */
+  readonly since: string;
+}
+
+function summarize(instants: readonly HudiInstant[]): TimelineSummary {
   const byTime = new Map<string, HudiInstant>();
   for (const i of [...instants].sort(compareInstants)) byTime.set(i.time, i);
   const latest = [...byTime.values()];
   let last: HudiInstant | undefined;
   for (const i of latest)
     if (i.state === 'completed' && (last === undefined || completedAt(i) >= completedAt(last))) last = i;
-  return { latest, last, pending: latest.filter((i) => i.state !== 'completed') };
+  const first = latest.find((i) => i.state === 'completed' && WRITE_ACTIONS.has(i.action));
+  return { latest, last, pending: latest.filter((i) => i.state !== 'completed'), since: first?.time ?? '' };
 }
 
-function memoOf(last: HudiInstant | undefined, pending: readonly HudiInstant[]): string {
+function memoOf(summary: Pick<TimelineSummary, 'last' | 'pending' | 'since'>): string {
   return encodeHudiMemo({
-    latest: last?.time ?? '',
-    pending: pending.map((i) => ({ time: i.time, action: i.action })),
+    latest: summary.last?.time ?? '',
+    pending: summary.pending.map((i) => ({ time: i.time, action: i.action })),
+    since: summary.since,
   });
 }
 
@@ -157,17 +185,15 @@ export async function readHudiChanges(
   store: ObjectStore,
   tableRoot: string,
   from: ChangeCursor,
+  deltaCommits = DEFAULT_COMPACTION_DELTA_COMMITS,
 ): Promise<ChangesRead> {
   const rebuild = (reason: string): ChangesRead => ({ kind: 'rebuild', reason });
   const memo = decodeHudiMemo(from.memo);
   if (memo === undefined || memo.latest === '')
     return rebuild('the cursor names no completed Hudi instant this reader can continue from');
   const root = tableRoot.replace(/\/+$/, '');
-  const { table, config, hoodie } = await readCheckedHead(store, root);
-  if (config.type !== 'COPY_ON_WRITE')
-    return rebuild(
-      'a Merge-on-Read file slice counts only while it has no log files, which write stats alone do not tell',
-    );
+  const head = await readCheckedHead(store, root);
+  const { table, config, hoodie } = head;
   const folder = keyUnder(root, config.timelinePath);
   const listing = config.layoutVersion >= 2 ? (await listFolder(store, folder)).objects : hoodie.objects;
   const sizeOf = new Map<string, number>();
@@ -179,7 +205,8 @@ export async function readHudiChanges(
     instants.push(instant);
     sizeOf.set(name, o.size);
   }
-  const { latest, last, pending } = summarize(instants);
+  const summary = summarize(instants);
+  const { latest, last, pending } = summary;
   if (memo.pending.some((p) => PLAN_ACTIONS.has(p.action)))
     return rebuild(
       'a clustering, compaction or replace was pending at the cursor: its file groups were set aside',
@@ -202,8 +229,10 @@ export async function readHudiChanges(
         (completedAt(i) > cursorAt || wasPending.has(i.time)),
     )
     .sort((a, b) => (completedAt(a) < completedAt(b) ? -1 : completedAt(a) > completedAt(b) ? 1 : 0));
-  const cursor = { version: Math.max(from.version, versionOf(last)), memo: memoOf(last, pending) };
+  const cursor = { version: Math.max(from.version, versionOf(last)), memo: memoOf(summary) };
   if (fresh.length === 0) return { kind: 'versions', versions: [], cursor };
+  if (config.type !== 'COPY_ON_WRITE')
+    return readMergeOnReadChanges(store, { root, head, memo, summary, fresh, cursor, deltaCommits });
   const early = fresh.find((i) => versionOf(i) <= from.version);
   if (early !== undefined)
     return rebuild(`instant ${early.time} completed in the same second as the cursor's, or before it`);
@@ -331,8 +360,22 @@ export async function readHudiState(
   deltaCommits = DEFAULT_COMPACTION_DELTA_COMMITS,
 ): Promise<ChangeState> {
   const state = await readHudiTable(store, tableRoot.replace(/\/+$/, ''));
+  const summary = summarize(state.timeline.instants);
+  const partitions = (await countedPartitions(store, state, deltaCommits)).filter((p) => p.files.length > 0);
+  return { cursor: { version: versionOf(summary.last), memo: memoOf(summary) }, partitions };
+}
+
+/**
+ * What the profiler counts in each partition of `state` (see {@link readHudiState}), and in each of `named` — a
+ * partition there without a live slice counts nothing — when given.
+ */
+async function countedPartitions(
+  store: ObjectStore,
+  state: HudiTableState,
+  deltaCommits: number,
+  named?: ReadonlySet<string>,
+): Promise<ChangeState['partitions'][number][]> {
   const snap = toTableSnapshot(state, 0);
-  const { last, pending } = summarize(state.timeline.instants);
   const baseOnly = new Map(snap.partitions.map((p) => [p.partition, p.files]));
   const partitions: ChangeState['partitions'][number][] = [];
   // A partition whose every file group is in a pending compaction has no live slice, yet its run finishes the plan.
@@ -340,7 +383,7 @@ export async function readHudiState(
     .filter((plan) => plan.kind === 'compaction')
     .flatMap((plan) => plan.fileGroups.map((g) => g.partitionPath));
   const listed = new Set(state.partitions.map((p) => p.partition));
-  const setAside = [...new Set(planned)]
+  const setAside = [...new Set([...planned, ...(named ?? [])])]
     .filter((partition) => !listed.has(partition))
     .map((partition) => ({ partition, values: partitionValuesOf(partition, state.config) }));
   for (const p of [...state.partitions, ...setAside].sort((a, b) =>
@@ -357,9 +400,82 @@ export async function readHudiState(
             [slice.base, ...slice.logs].map((f) => ({ key: f.key, size: f.size, serviceDue: true })),
           );
     files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    if (files.length > 0) partitions.push({ partition: p.partition, values: p.values, files });
+    partitions.push({ partition: p.partition, values: p.values, files });
   }
-  return { cursor: { version: versionOf(last), memo: memoOf(last, pending) }, partitions };
+  return partitions;
+}
+
+/** What the Merge-on-Read read continues from (see {@link readMergeOnReadChanges}). */
+interface MergeOnReadRead {
+  /** The table root ('' or without a trailing `/`). */
+  readonly root: string;
+  readonly head: CheckedHead;
+  readonly memo: HudiChangeMemo;
+  /** The timeline as listed now. */
+  readonly summary: TimelineSummary;
+  /** The instants completed since the cursor, in completion order. */
+  readonly fresh: readonly HudiInstant[];
+  readonly cursor: ChangeCursor;
+  readonly deltaCommits: number;
+}
+
+/**
+ * The changes of a Merge-on-Read table since the cursor, as the partitions they touched (ChangesRead `partitions`):
+ * what such a partition counts depends on which log files its slices have and on how many delta commits wrote to it
+ * since its compaction, which no write stat says, so each touched partition is counted whole — from the active
+ * timeline (every completed instant's metadata, as the whole-state read reads it) and one listing of that partition
+ * only, never of the rest of the table. A partition no new instant wrote keeps what it counted: its slices did not
+ * change, nor did its delta-commit count, unless
+ *   - the active timeline was archived since the cursor (its first completed write moved): a count may have fallen
+ *     with no write to the partition — the whole state is read;
+ *   - on table version 6, whether a write is pending changed (compactionDeferral holds every partition's compaction
+ *     back while one is): every partition a completed write on the active timeline names is counted again (only those
+ *     can have a delta commit to count);
+ *   - a rollback or restore completed (on Merge-on-Read it may add or delete log files of any slice it names), or a
+ *     savepoint or index instant did — the whole state is read, as is for pending plans and the rest (readHudiChanges).
+ * A change of the table's merge settings in hoodie.properties is seen by the next whole-state read.
+ */
+async function readMergeOnReadChanges(store: ObjectStore, read: MergeOnReadRead): Promise<ChangesRead> {
+  const { head, memo, summary, fresh } = read;
+  const rebuild = (reason: string): ChangesRead => ({ kind: 'rebuild', reason });
+  if (memo.since === undefined)
+    return rebuild('the cursor does not say where the active timeline began (written by an earlier reader)');
+  if (memo.since !== summary.since)
+    return rebuild(
+      `the active timeline was archived since the cursor (its first completed write was ${memo.since || 'none'}, now ${summary.since || 'none'}): a partition's delta-commit count may have fallen without a write to it`,
+    );
+  for (const instant of fresh) {
+    if (NEUTRAL_ACTIONS.has(instant.action) || WRITE_ACTIONS.has(instant.action)) continue;
+    return rebuild(
+      instant.action === 'rollback'
+        ? `rollback ${instant.time} completed: on a Merge-on-Read table it may change the log files of any slice it names`
+        : `a completed ${instant.action} (${instant.time}) is not read incrementally`,
+    );
+  }
+  const writing = (pending: readonly { readonly action: string }[]) =>
+    pending.some((p) => p.action === 'commit' || p.action === 'deltacommit');
+  const deferralMoved = head.config.version === 6 && writing(memo.pending) !== writing(summary.pending);
+  const freshTimes = new Set(fresh.map((i) => i.time));
+  let touched = new Set<string>();
+  const state = await readHudiTable(store, read.root, {
+    head,
+    partitions: (timeline) => {
+      touched = new Set(
+        timeline.completedWrites
+          .filter((w) => deferralMoved || freshTimes.has(w.instant.time))
+          .flatMap((w) => [
+            ...w.metadata.partitionToWriteStats.keys(),
+            ...w.metadata.partitionToReplaceFileIds.keys(),
+          ]),
+      );
+      return touched;
+    },
+  });
+  return {
+    kind: 'partitions',
+    partitions: await countedPartitions(store, state, read.deltaCommits, touched),
+    cursor: read.cursor,
+  };
 }
 
 /**
@@ -398,7 +514,11 @@ async function pendingGroupFiles(
  * table's `hudiCompactionDeltaCommits`; see the module comment). The format's `forTable` binds it per table.
  */
 export function hudiChangesFor(deltaCommits = DEFAULT_COMPACTION_DELTA_COMMITS): CommitLogChanges {
-  return { ...hudiChanges, readState: (store, tableRoot) => readHudiState(store, tableRoot, deltaCommits) };
+  return {
+    ...hudiChanges,
+    readChanges: (store, tableRoot, from) => readHudiChanges(store, tableRoot, from, deltaCommits),
+    readState: (store, tableRoot) => readHudiState(store, tableRoot, deltaCommits),
+  };
 }
 
 /** The profiler's view of a Hudi table (see the module comment), with Hudi's default compaction trigger. */

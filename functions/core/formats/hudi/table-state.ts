@@ -57,6 +57,20 @@ export interface ReadHudiTableOptions {
    * a state.
    */
   readonly inspectOnly?: boolean;
+  /** The table's properties and `.hoodie/` listing when the caller read them a moment ago ({@link readCheckedHead}). */
+  readonly head?: CheckedHead;
+  /**
+   * Only these partitions, chosen from the timeline once it is read: the others are not listed, so the state names
+   * none of them (the profiler's read of the partitions new instants wrote). Absent: every partition.
+   */
+  readonly partitions?: (timeline: HudiTimeline, config: HudiTableConfig) => ReadonlySet<string>;
+}
+
+/** What every read of a table starts with (see {@link readCheckedHead}). */
+export interface CheckedHead {
+  readonly table: string;
+  readonly config: HudiTableConfig;
+  readonly hoodie: { objects: { key: string; size: number; etag: string }[]; folders: string[] };
 }
 
 /** What to name the table in messages: its root, or the store's description for a root table. */
@@ -77,7 +91,7 @@ export async function readHudiTable(
 ): Promise<HudiTableState> {
   const root = tableRoot.replace(/\/+$/, '');
   const inspectOnly = options.inspectOnly === true;
-  const { table, config, hoodie } = await readCheckedHead(store, root, inspectOnly);
+  const { table, config, hoodie } = options.head ?? (await readCheckedHead(store, root, inspectOnly));
 
   const timeline = await readTimeline(store, table, root, config.layoutVersion, config.timelinePath, {
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
@@ -91,7 +105,7 @@ export async function readHudiTable(
       pending.time,
     );
 
-  const { byPartition, ignored } = await listPartitions(store, root);
+  const { byPartition, ignored } = await listPartitions(store, root, options.partitions?.(timeline, config));
   const replaced = new Map<string, Map<string, string>>();
   for (const write of timeline.completedWrites)
     for (const [partition, ids] of write.metadata.partitionToReplaceFileIds)
@@ -137,11 +151,7 @@ export async function readCheckedHead(
   store: ObjectStore,
   root: string,
   inspectOnly = false,
-): Promise<{
-  table: string;
-  config: HudiTableConfig;
-  hoodie: { objects: { key: string; size: number; etag: string }[]; folders: string[] };
-}> {
+): Promise<CheckedHead> {
   const table = tableName(store, root);
   const config = await readTableConfig(store, table, root);
   if (!inspectOnly) checkTableConfig(table, config);
@@ -233,14 +243,25 @@ async function nonEmpty(store: ObjectStore, prefix: string): Promise<boolean> {
 export async function listPartitions(
   store: ObjectStore,
   root: string,
+  only?: ReadonlySet<string>,
 ): Promise<{ byPartition: Map<string, ListedFile[]>; ignored: IgnoredObject[] }> {
   const prefix = root === '' ? '' : `${root}/`;
-  const top = await listFolder(store, prefix);
-  const files: ListedFile[] = [...top.objects];
-  for (const folder of top.folders) {
-    const name = folder.slice(prefix.length, -1);
-    if (name.startsWith('.')) continue;
-    for await (const o of store.listAll(folder)) files.push({ key: o.key, size: o.size, etag: o.etag });
+  const files: ListedFile[] = [];
+  if (only === undefined) {
+    const top = await listFolder(store, prefix);
+    files.push(...top.objects);
+    for (const folder of top.folders) {
+      const name = folder.slice(prefix.length, -1);
+      if (name.startsWith('.')) continue;
+      for await (const o of store.listAll(folder)) files.push({ key: o.key, size: o.size, etag: o.etag });
+    }
+  } else {
+    // One listing of each partition's own folder (its files lie directly in it), none of the rest of the table.
+    for (const partition of [...only].sort())
+      if (partition === '' || !partition.split('/').some((part) => part === '' || part.startsWith('.')))
+        files.push(
+          ...(await listFolder(store, partition === '' ? prefix : `${prefix}${partition}/`)).objects,
+        );
   }
   const byDir = new Map<string, ListedFile[]>();
   for (const f of files) {

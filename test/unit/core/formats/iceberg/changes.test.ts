@@ -138,7 +138,7 @@ describe('the changes of an Iceberg table from a cursor to the catalog pointer',
         const read = await changes.readChanges(store, table, from.cursor, 0);
 
         // Assess
-        if (read.kind !== 'versions') throw new Error(`${files[i]}: ${read.reason}`);
+        if (read.kind !== 'versions') throw new Error(`${files[i]}: ${JSON.stringify(read)}`);
         const before = recordedSnapshots(table, files[i] as string).length;
         const added = recorded.slice(before);
         expect(read.versions).toHaveLength(added.length);
@@ -176,7 +176,7 @@ describe('the changes of an Iceberg table from a cursor to the catalog pointer',
     const read = await changes.readChanges(store, table, empty.cursor, 6);
 
     // Assess
-    if (read.kind !== 'versions') throw new Error(read.reason);
+    if (read.kind !== 'versions') throw new Error(JSON.stringify(read));
     const changed = new Set(read.versions.flatMap((v) => v.files.map((f) => f.key)));
     expect(live.deleteFiles.length).toBeGreaterThan(0);
     expect(live.deleteFiles.filter((d) => changed.has(d.entry.file.key))).toEqual([]);
@@ -202,7 +202,7 @@ describe('the changes of an Iceberg table from a cursor to the catalog pointer',
     const read = await changes.readChanges(store, table, before.cursor, 5);
 
     // Assess
-    if (read.kind !== 'versions') throw new Error(read.reason);
+    if (read.kind !== 'versions') throw new Error(JSON.stringify(read));
     const [replace] = read.versions;
     const count = (files: Files) => [...files.values()].reduce((n, f) => n + f.size, 0);
     expect(read.versions).toHaveLength(1);
