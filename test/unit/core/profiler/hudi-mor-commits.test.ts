@@ -350,6 +350,48 @@ describe.each([6, 8] as const)(
   },
 );
 
+describe('the requests of one Merge-on-Read commit event', () => {
+  it('grow with the partitions the commit wrote and the active timeline, not with the table: 20 partitions, one written', async () => {
+    // Prepare: a version 8 table of 20 partitions of 2 base files each, counted; then a delta commit to one
+    const table = await createHudiMorTable(new MemoryObjectStore(), ROOT, 8, '20261201000000000');
+    for (let p = 10; p < 30; p += 1) {
+      await appendHudiInsert(table, String(p), 2);
+      await appendHudiInsert(table, String(p), 2);
+    }
+    const counting = countingStore(table.store);
+    const { deps } = profilerOf(counting.store);
+    await profileCommits(
+      deps,
+      (await completedNames(table.store, 8)).map((n) => commitEvent(8, n)),
+      NOW,
+    );
+    await appendHudiDeltaCommit(table, '10', { fraction: 0.5 });
+    const last = (await completedNames(table.store, 8)).at(-1) as string;
+
+    // Act: the event, then the whole-state read it replaces
+    counting.reset();
+    const result = (await profileCommits(deps, [commitEvent(8, last)], NOW)).get('trips');
+    const incremental = counting.requests();
+    counting.reset();
+    await CHANGES.readState(counting.store, ROOT);
+    const whole = counting.requests();
+
+    // Assess: the timeline's listings and instants alike; one partition listed instead of twenty
+    const tally = (requests: typeof whole) => ({
+      list: requests.filter((r) => r.op === 'list').length,
+      get: requests.filter((r) => r.op === 'get').length,
+    });
+    if (process.env.LAKE_COMPACTOR_PRINT_REQUESTS === '1')
+      console.info(JSON.stringify({ incremental: tally(incremental), whole: tally(whole) }));
+    const partitionLists = (requests: typeof whole) =>
+      requests.filter((r) => r.op === 'list' && /^trips\/\d+\//.test(r.key)).map((r) => r.key);
+    expect(result).toMatchObject({ ok: true, mode: { kind: 'partitions', count: 1 } });
+    expect(partitionLists(incremental)).toEqual([`${ROOT}/10/`]);
+    expect(partitionLists(whole)).toHaveLength(20);
+    expect(tally(incremental).get).toBe(tally(whole).get);
+  });
+});
+
 describe('Hudi commits of a version 6 Merge-on-Read table whose compaction a pending write held back', () => {
   it('counts a partition due once the pending write completes, though that write touched another partition', async () => {
     // Prepare: partition 10 meets its trigger while a write to partition 11 is pending (v6 schedules no compaction
