@@ -232,7 +232,7 @@ export async function readHudiChanges(
   const cursor = { version: Math.max(from.version, versionOf(last)), memo: memoOf(summary) };
   if (fresh.length === 0) return { kind: 'versions', versions: [], cursor };
   if (config.type !== 'COPY_ON_WRITE')
-    return readMergeOnReadChanges(store, { root, head, memo, summary, fresh, cursor, deltaCommits });
+    return readMergeOnReadChanges(store, { root, head, listing, memo, summary, fresh, cursor, deltaCommits });
   const early = fresh.find((i) => versionOf(i) <= from.version);
   if (early !== undefined)
     return rebuild(`instant ${early.time} completed in the same second as the cursor's, or before it`);
@@ -410,6 +410,8 @@ interface MergeOnReadRead {
   /** The table root ('' or without a trailing `/`). */
   readonly root: string;
   readonly head: CheckedHead;
+  /** The timeline folder as listed a moment ago. */
+  readonly listing: readonly { readonly key: string; readonly size: number }[];
   readonly memo: HudiChangeMemo;
   /** The timeline as listed now. */
   readonly summary: TimelineSummary;
@@ -459,6 +461,7 @@ async function readMergeOnReadChanges(store: ObjectStore, read: MergeOnReadRead)
   let touched = new Set<string>();
   const state = await readHudiTable(store, read.root, {
     head,
+    timelineListing: read.listing,
     partitions: (timeline) => {
       touched = new Set(
         timeline.completedWrites

@@ -59,6 +59,8 @@ export interface ReadHudiTableOptions {
   readonly inspectOnly?: boolean;
   /** The table's properties and `.hoodie/` listing when the caller read them a moment ago ({@link readCheckedHead}). */
   readonly head?: CheckedHead;
+  /** The timeline folder's listing when the caller holds it too (layout 2: `.hoodie/timeline/`). */
+  readonly timelineListing?: readonly { readonly key: string; readonly size: number }[];
   /**
    * Only these partitions, chosen from the timeline once it is read: the others are not listed, so the state names
    * none of them (the profiler's read of the partitions new instants wrote). Absent: every partition.
@@ -95,7 +97,11 @@ export async function readHudiTable(
 
   const timeline = await readTimeline(store, table, root, config.layoutVersion, config.timelinePath, {
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-    ...(config.layoutVersion === 1 ? { listing: hoodie.objects } : {}),
+    ...(config.layoutVersion === 1
+      ? { listing: hoodie.objects }
+      : options.timelineListing === undefined
+        ? {}
+        : { listing: options.timelineListing }),
   });
   const pending = timeline.pendingRollbacks[0];
   if (pending !== undefined && !inspectOnly)
