@@ -41,6 +41,8 @@ export interface AbandonedPlanDeps {
    * to settle). Without a journal (the CLI's table service, after it settled its own), none is.
    */
   readonly holdsInstant?: (runId: string, instant: string) => Promise<boolean>;
+  /** The store's clock now ({@link storeNow}), when a pass reads it once for all its judgements. */
+  readonly storeTime?: () => Promise<number>;
 }
 
 /**
@@ -62,12 +64,22 @@ export async function rollBackAbandonedClusterings(
     tableVersion: state.config.version,
     timelinePath: state.config.timelinePath.replace(/\/+$/, ''),
   };
+  // One reading of the store's clock for the pass: the judgement under the lock reuses it, so a plan's age there is
+  // never more than at the first judgement (a heartbeat renewed between them only makes it younger).
+  let clockRead: Promise<number> | undefined;
+  const judge: AbandonedPlanDeps = {
+    ...deps,
+    storeTime: () => {
+      clockRead ??= storeNow(deps.store, tableRoot);
+      return clockRead;
+    },
+  };
   const candidates: HudiPendingPlan[] = [];
   for (const plan of state.timeline.pendingPlans) {
     if (plan.kind !== 'clustering' || plan.mark === undefined) continue;
     if (partition !== undefined && plan.fileGroups.some((g) => g.partitionPath !== partition)) continue;
     if (
-      await isAbandoned(deps, state.tableRoot, plan, pendingKeys(location, 'clustering', plan.instant.time))
+      await isAbandoned(judge, state.tableRoot, plan, pendingKeys(location, 'clustering', plan.instant.time))
     )
       candidates.push(plan);
   }
@@ -82,7 +94,7 @@ export async function rollBackAbandonedClusterings(
         (p) => p.instant.time === plan.instant.time && p.kind === 'clustering' && p.mark !== undefined,
       );
       const keys = pendingKeys(location, 'clustering', plan.instant.time);
-      if (still === undefined || !(await isAbandoned(deps, state.tableRoot, still, keys))) continue;
+      if (still === undefined || !(await isAbandoned(judge, state.tableRoot, still, keys))) continue;
       assertHeld('rolling back an abandoned clustering plan');
       await rollBackOwnInstant(deps.store, {
         tableRoot: state.tableRoot,
@@ -157,7 +169,8 @@ export async function planRunLiveness(
     (await deps.store.head(keys.requested));
   if (beat === undefined) return { dead: false, why: `${keys.requested} is gone` };
   // The heartbeat's time is the object store's; so is the "now" it is compared with, never this machine's clock.
-  const age = (await storeNow(deps.store, tableRoot)) - beat.lastModified.getTime();
+  const now = deps.storeTime === undefined ? await storeNow(deps.store, tableRoot) : await deps.storeTime();
+  const age = now - beat.lastModified.getTime();
   if (age > ABANDONED_AFTER_MS) return { dead: true };
   return {
     dead: false,
@@ -170,7 +183,7 @@ export async function planRunLiveness(
  * no instant is named like) and removed at once. A heartbeat's age is its modification time — set by the store —
  * against this, so a machine whose clock runs ahead cannot take a live run for dead (nor one behind keep a dead
  * run's plan for longer): both times are the store's. One put, head and delete, made only for a plan of ours whose
- * run is being judged.
+ * run is being judged (once per pass: `AbandonedPlanDeps.storeTime`).
  */
 export async function storeNow(store: ObjectStore, tableRoot: string): Promise<number> {
   const key = keyUnder(tableRoot, `.hoodie/.temp/lake-compactor-clock/${randomUUID()}`);

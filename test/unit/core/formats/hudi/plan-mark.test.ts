@@ -30,6 +30,7 @@ import {
   requestedReplaceSchemaFor,
 } from '../../../../../functions/core/formats/hudi/timeline-writer/index.js';
 import { ManualClock } from '../../../../../functions/ports/clock.js';
+import { countingStore } from '../../../../support/counting-store.js';
 import { appendHudiInsert, createHudiTable } from '../../../../support/hudi-appender.js';
 import { hoodieFile } from './timeline-writer/support.js';
 
@@ -210,20 +211,30 @@ describe('a pending clustering plan left on the table', () => {
     expect(b.timeline.pendingPlans.map((p) => p.mark)).toEqual([undefined]);
   });
 
-  it('ours, its run dead (heartbeat stale, no open group in the journal): rolled back whole — output, marker, inflight, requested, heartbeat — its inputs untouched', async () => {
+  it('ours, its run dead (heartbeat stale, no open group in the journal): rolled back whole — output, marker, inflight, requested, heartbeat — its inputs untouched; the store clock read once for both judgements', async () => {
     // Prepare
     const t = await tableWithPendingPlan(true);
     const inputsBefore = await Promise.all(t.inputs.map((i) => t.store.get(i.key)));
     const now = t.advance(ABANDONED_AFTER_MS + 1);
+    const counting = countingStore(t.store);
 
     // Act
     const rolled = await rollBackAbandonedClusterings(
-      { store: t.store, clock: new ManualClock(now), coordination: noLock, holdsInstant: async () => false },
+      {
+        store: counting.store,
+        clock: new ManualClock(now),
+        coordination: noLock,
+        holdsInstant: async () => false,
+      },
       '',
       '10',
     );
 
-    // Assess
+    // Assess: judged before and again under the lock, by one probe of the store's clock
+    const probes = counting
+      .requests()
+      .filter((r) => r.op === 'put' && r.key.includes('lake-compactor-clock/'));
+    expect(probes).toHaveLength(1);
     expect(rolled).toEqual([t.instant]);
     for (const key of Object.values(t.keys)) expect(await t.store.head(key), key).toBeUndefined();
     expect(await t.store.head(markerKeyOf('', t.instant, t.keys.output))).toBeUndefined();
