@@ -5,6 +5,7 @@
 import { CompactorError } from '../../errors.js';
 import { compactionCandidates, compactionDeferral, compactionPolicy } from './compaction-run.js';
 import type { HudiTableState } from './table-state.js';
+import type { HudiPendingPlan } from './timeline.js';
 
 /** One file slice a due compaction rewrites: its base file and log files, as listed. */
 export interface DueSlice {
@@ -44,9 +45,21 @@ export function deltaCommitsInPartition(state: HudiTableState, partition: string
 }
 
 /**
+ * The first pending compaction (by instant) naming a file group of `partition`. Hudi lets compactions of disjoint file
+ * groups be pending at once (its scheduler asks only that a new one be the latest instant, and plans around the file
+ * groups of pending ones), so one pending in another partition does not hold this partition's back.
+ */
+export function pendingCompactionIn(state: HudiTableState, partition: string): HudiPendingPlan | undefined {
+  return state.timeline.pendingPlans.find(
+    (p) => p.kind === 'compaction' && p.fileGroups.some((g) => g.partitionPath === partition),
+  );
+}
+
+/**
  * Whether a compaction of `partition` is due on `state` under the trigger of `needed` delta commits. A pending
- * compaction comes first, as in the plan step (compaction-workflow.ts `resumePending`): due when all of its file groups
- * lie in the partition and have base files, whatever the count. Else a new one: the table is Merge-on-Read, at least
+ * compaction of the partition comes first, as in the plan step (compaction-workflow.ts `resumePending`): due when all
+ * of its file groups lie in the partition and have base files, whatever the count. One pending elsewhere only is no
+ * concern of this partition's. Else a new one: the table is Merge-on-Read, at least
  * `needed` delta commits wrote to the partition since its last compaction, nothing defers scheduling
  * (`compactionDeferral`: table version 6 with a write pending), and the partition has a live slice with log files
  * and a base file. A table whose merge semantics are refused by name is never due: its run would refuse it.
@@ -60,7 +73,7 @@ export function compactionDueIn(state: HudiTableState, partition: string, needed
     if (!(err instanceof CompactorError)) throw err;
     return { due: false, reason: `compaction is refused on this table: ${err.message}` };
   }
-  const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
+  const pending = pendingCompactionIn(state, partition);
   if (pending !== undefined) {
     const time = pending.instant.time;
     const groups = pending.fileGroups;

@@ -8,7 +8,9 @@
 //            `<fileId>_<token>_T.parquet`, store the plan and journal the groups (T in each entry), then write
 //            `T.compaction.requested` and the empty inflight. A pending compaction whose operations all lie in the
 //            partition (one of ours rolled back to its plan, or Hudi's) is planned again the same way, after its
-//            inflight is rolled back to the plan, as Hudi's compactor does before it runs a pending plan. On table
+//            inflight is rolled back to the plan, as Hudi's compactor does before it runs a pending plan; one pending
+//            in another partition only is that partition's and holds nothing back (compaction-trigger.ts
+//            `pendingCompactionIn`: Hudi lets compactions of disjoint file groups be pending at once). On table
 //            version 6 nothing is scheduled while a write is pending (compaction-run.ts `compactionDeferral`, which
 //            the CLI applies too: Hudi requires no write inflight before T).
 //   compact  (prepareGroup) the slice merged at T (compaction-merge.ts): the surviving log rows staged under
@@ -62,7 +64,7 @@ import {
   unscheduleRefusedPlan,
   zoneOf,
 } from './compaction-run.js';
-import { compactionDueIn } from './compaction-trigger.js';
+import { compactionDueIn, pendingCompactionIn } from './compaction-trigger.js';
 import { HudiLockUnavailableError } from './lock/errors.js';
 import { withHudiLock } from './lock/index.js';
 import { droppedRows } from './log/index.js';
@@ -340,7 +342,8 @@ export function hudiCompactionPlanService(
     await settleUnscheduledPlans({ store: deps.store, clock: deps.clock, coordination }, root);
     const first = await readHudiTable(deps.store, root);
     compactionPolicy(first);
-    const pending = first.timeline.pendingPlans.find((p) => p.kind === 'compaction');
+    // A pending compaction of this partition is finished first; one of another partition is that partition's own.
+    const pending = pendingCompactionIn(first, partition);
     if (pending !== undefined) return resumePending(coordination, deps, request, first, pending.instant.time);
     // The profiler's change reader starts a run by this same verdict (compaction-trigger.ts).
     const verdict = compactionDueIn(first, partition, needed);
@@ -357,7 +360,7 @@ export function hudiCompactionPlanService(
       );
     return underLock(coordination, deps, root, async (assertHeld) => {
       const now = await readHudiTable(deps.store, root);
-      if (now.timeline.pendingPlans.some((p) => p.kind === 'compaction')) return undefined;
+      if (pendingCompactionIn(now, partition) !== undefined) return undefined;
       if (compactionDeferral(now) !== undefined) return undefined;
       // The slices as read under the lock, with every log file they have now (a log written since the first read
       // must be in the plan, or the new base file would orphan it); only bases checked above.

@@ -43,6 +43,7 @@ import {
   appendHudiDeltaCommit,
   appendHudiInsert,
   createHudiMorTable,
+  MOR_ROW_COLUMNS,
 } from '../../../../../functions/tools/sample-hudi.js';
 import { ageFiles } from '../../../../support/age-files.js';
 import { observedStore } from '../../../../support/crash-store.js';
@@ -476,6 +477,77 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     expect(state.partitions.flatMap((p) => p.liveSlices)).toHaveLength(1);
     expect(await liveBaseRows(store, dir)).toEqual(before);
   });
+
+  it.each([6, 8] as const)(
+    "v%i: compactions of two partitions pending at once — a run of partition 2 compacts while partition 1's run is between its plan and its groups — both complete, rows of the merged view unchanged",
+    async (version) => {
+      // Prepare: two partitions, each two file groups updated by a delta commit (due at 1 delta commit)
+      const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-mor-two-'));
+      dirs.push(dir);
+      const store = new LocalObjectStore(dir);
+      const table = await createHudiMorTable(store, 'trips', version);
+      for (const partition of ['1', '2']) {
+        await appendHudiInsert(table, partition, 4);
+        await appendHudiInsert(table, partition, 4);
+        await appendHudiDeltaCommit(table, partition, { fraction: 0.5 });
+      }
+      const expected = appenderLatestRows(table)
+        .map((r) => r._hoodie_record_key)
+        .sort();
+      const before = await hudiMergedView(db, dir, 'trips', MOR_ROW_COLUMNS);
+      const run = (partition: string, id: string) =>
+        buildRunContext(
+          { name: 'trips', prefix: 'trips', bucket: 'local', format: 'hudi' },
+          partition,
+          { force: true, quietMinutes: 0, trigger: 'operator' },
+          { executionName: id, startedAt: NOW },
+        );
+      const journal = new MemoryJournal();
+      let pendingWhileBoth: string[] = [];
+      let second: Awaited<ReturnType<typeof runOnce>> | undefined;
+
+      // Act: partition 1's run; once it has planned (T1 pending), partition 2's whole run
+      const first = await runPartition(
+        { ...depsOf(store, journal, NOW), wait: async () => {} },
+        run('1', 'run-1'),
+        { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
+        {
+          planned: async () => {
+            second = await runPartition(
+              { ...depsOf(store, journal, NOW + 1_000), wait: async () => {} },
+              run('2', 'run-2'),
+              { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
+              {
+                planned: async () => {
+                  const state = await readHudiTable(store, 'trips');
+                  pendingWhileBoth = state.timeline.pendingPlans.map(
+                    (p) => `${p.kind} ${p.fileGroups.map((g) => g.partitionPath).join(',')}`,
+                  );
+                },
+              },
+            );
+          },
+        },
+      );
+
+      // Assess: two compactions were pending at once, each of its own partition, and both completed
+      expect(pendingWhileBoth.sort()).toEqual(['compaction 1,1', 'compaction 2,2']);
+      expect(first.summary.status, JSON.stringify(first.summary)).toBe('SUCCEEDED');
+      expect(second?.summary.status, JSON.stringify(second?.summary)).toBe('SUCCEEDED');
+      const state = await readHudiTable(store, 'trips');
+      expect(state.timeline.pendingPlans).toEqual([]);
+      expect(state.timeline.completedWrites.filter((w) => w.metadata.compacted)).toHaveLength(2);
+      const slices = state.partitions.flatMap((p) => p.liveSlices);
+      expect(slices).toHaveLength(4);
+      expect(slices.every((s) => s.logFiles.length === 0)).toBe(true);
+      //         the merged view's rows, and every record's latest version, exactly once
+      expect(await hudiMergedView(db, dir, 'trips', MOR_ROW_COLUMNS)).toEqual(before);
+      const keys = await db.rows(
+        `SELECT _hoodie_record_key AS k FROM read_parquet([${slices.map((s) => sqlString(join(dir, s.baseFile?.key ?? ''))).join(', ')}])`,
+      );
+      expect(keys.map((r) => String(r.k)).sort()).toEqual(expected);
+    },
+  );
 
   it('a failed group aborts compaction T and rolls it back to its plan, which stays; the next run finishes it', async () => {
     // Prepare
