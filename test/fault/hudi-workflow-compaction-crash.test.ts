@@ -5,8 +5,11 @@
 // the MERGE marker, the staged output, its copy into the table, the completed commit, the markers' removal) and
 // seeded-random others — with its journal dying with it. Then the sweep settles the dead run and a new run goes.
 // While dead, readers see exactly the merged view they had before (our pending compaction set aside); after recovery
-// the same rows from one completed compaction, nothing pending, nothing left under `.hoodie/.temp/`.
-import { readdir } from 'node:fs/promises';
+// the same rows from one completed compaction, nothing pending, nothing left under `.hoodie/.temp/`. And beside another
+// partition's run: a run killed with its compaction pending, the other partition compacts through what it left (its
+// own compaction pending at the same time), and the sweep and a re-run finish the first.
+import { mkdtemp, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
@@ -22,6 +25,12 @@ import { ManualClock } from '../../functions/ports/clock.js';
 import type { Journal } from '../../functions/ports/journal.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
+import {
+  appendHudiDeltaCommit,
+  appendHudiInsert,
+  createHudiMorTable,
+  MOR_ROW_COLUMNS,
+} from '../../functions/tools/sample-hudi.js';
 import { mulberry32 } from '../../functions/tools/sample-lake.js';
 import type { StoreCall } from '../support/crash-store.js';
 import { crashingStore, dyingJournal } from '../support/crashing-store.js';
@@ -87,10 +96,10 @@ function boundFormat(): TableFormat {
   );
 }
 
-function runOf(runId: string, startedAt: number): RunContext {
+function runOf(runId: string, startedAt: number, partition = PARTITION): RunContext {
   return buildRunContext(
     { name: 'trips', prefix: ROOT, bucket: 'local', format: 'hudi' },
-    PARTITION,
+    partition,
     { force: true, quietMinutes: 0, trigger: 'operator' },
     { executionName: runId, startedAt },
   );
@@ -191,5 +200,80 @@ describe('Merge-on-Read compaction through the workflow steps, killed at any req
         expect(await hudiMergedView(db, dir, ROOT), label).toEqual(before);
         expect(await tempFiles(dir), label).toEqual([]);
       }
+  }, 600_000);
+
+  it("a run killed beside another partition's: the other compacts through the dead run's leftovers, then the sweep and a re-run finish the first; each compaction once, the same rows", async () => {
+    // Prepare: a v6 table of two partitions, each due (two file groups, a delta commit of updates); the crash points:
+    // the first request of the steps that leave something of T behind
+    const tableOf = async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-two-crash-'));
+      dirs.push(dir);
+      const table = await createHudiMorTable(new LocalObjectStore(dir), ROOT, 6);
+      for (const partition of ['1', '2']) {
+        await appendHudiInsert(table, partition, 4);
+        await appendHudiInsert(table, partition, 4);
+        await appendHudiDeltaCommit(table, partition, { fraction: 0.5 });
+      }
+      return dir;
+    };
+    const probe = await tableOf();
+    const calls: StoreCall[] = [];
+    const probing = crashingStore(new LocalObjectStore(probe), Number.MAX_SAFE_INTEGER, 'before', calls);
+    expect(
+      (await runWith(probing.store, new MemoryJournal(), runOf('probe', NOW, '1'), NOW)).summary.status,
+    ).toBe('SUCCEEDED');
+    const points = STEPS.filter((s) =>
+      [
+        'write the inflight',
+        'write the marker',
+        'copy the output into the table',
+        'write the completed commit',
+      ].includes(s.name),
+    ).map((s) => ({ at: calls.findIndex(s.matches) + 1, name: s.name }));
+    expect(points.every((p) => p.at > 0)).toBe(true);
+
+    for (const point of points) {
+      const dir = await tableOf();
+      const before = await hudiMergedView(db, dir, ROOT, MOR_ROW_COLUMNS);
+      const journal = new MemoryJournal();
+      const dying = crashingStore(new LocalObjectStore(dir), point.at, 'after');
+      const live = new LocalObjectStore(dir);
+
+      // Act: partition 1's run dies; partition 2's run goes through what it left (once the dead run's lock lapsed,
+      // as the first test's re-run does); the sweep settles the dead run, and partition 1 runs again
+      await runWith(dying.store, dyingJournal(journal, dying.crashed), runOf('run-1', NOW, '1'), NOW).catch(
+        () => undefined,
+      );
+      await dying.quiesce();
+      const other = await runWith(live, journal, runOf('run-2', LATER, '2'), LATER);
+      const sweep = await settleAfterDeadRun(
+        {
+          store: live,
+          journal,
+          clock: new ManualClock(LATER),
+          engine: defaultParquetEngine,
+          format: boundFormat(),
+        },
+        { table: 'trips', partition: '1' },
+        'run-1',
+      );
+      const rerun = await runWith(live, journal, runOf('run-3', LATER + 60_000, '1'), LATER + 60_000);
+
+      // Assess
+      const label = `after ${point.name}`;
+      expect(dying.crashed(), label).toBe(true);
+      expect(other.summary.status, `${label}: ${JSON.stringify(other.summary.firstError)}`).toBe('SUCCEEDED');
+      expect(sweep.unsettled, label).toEqual([]);
+      expect(rerun.summary.status, `${label}: ${JSON.stringify(rerun.summary.firstError)}`).toBe('SUCCEEDED');
+      const state = await readHudiTable(live, ROOT);
+      expect(state.timeline.pendingPlans, label).toEqual([]);
+      expect(await compactionCommits(dir), label).toHaveLength(2);
+      expect(
+        state.partitions.flatMap((p) => p.liveSlices).every((sl) => sl.logFiles.length === 0),
+        label,
+      ).toBe(true);
+      expect(await hudiMergedView(db, dir, ROOT, MOR_ROW_COLUMNS), label).toEqual(before);
+      expect(await tempFiles(dir), label).toEqual([]);
+    }
   }, 600_000);
 });
