@@ -308,8 +308,9 @@ export function outputName(fileId: string, index: number, instant: string): stri
 }
 
 /**
- * Compacts the Merge-on-Read table at `tableRoot` (see the module comment): finishes a pending compaction, else
- * schedules and runs one when the trigger says so.
+ * Compacts the Merge-on-Read table at `tableRoot` (see the module comment): finishes the oldest pending compaction
+ * no live run of ours holds (several may be pending, one per partition the workflow compacts), else — none pending —
+ * schedules and runs one when the trigger says so; `held` only when every pending one is held.
  * @throws HudiUnsupportedError / HudiMergeUnsupportedError for a table refused by name (nothing written).
  * @throws HudiCompactionUnsupportedError (or another of the merge's refusals) for a slice that cannot be merged
  *   exactly: our instant rolled back to its plan, and a plan of ours then unscheduled; a Hudi writer's plan is kept.
@@ -327,11 +328,16 @@ export async function compactHudiMergeOnRead(
   // A v6 unschedule of ours left unfinished: the logs it must still move join their slice before anything is read.
   if (await settleUnscheduledPlans(deps, root)) state = await readHudiTable(deps.store, root);
   await removeCompletedLeftovers(deps.store, state);
-  const pending = state.timeline.pendingPlans.find((p) => p.kind === 'compaction');
-  if (pending !== undefined) {
+  // Pending compactions first, oldest first (several may be pending: the workflow compacts partitions side by side);
+  // one a live run of ours holds is left to it, and the next is taken — only when every one is held is that said.
+  let firstHeld: HudiCompactionResult | undefined;
+  for (const pending of state.timeline.pendingPlans.filter((p) => p.kind === 'compaction')) {
     const operations = await readPlan(deps.store, state, pending.instant.time);
     const held = await restartPending(deps, state, pending, options.runId);
-    if (held !== undefined) return held;
+    if (held !== undefined) {
+      firstHeld ??= held;
+      continue;
+    }
     try {
       return await execute(
         deps,
@@ -350,6 +356,7 @@ export async function compactHudiMergeOnRead(
       throw err;
     }
   }
+  if (firstHeld !== undefined) return firstHeld;
   const triggered = deltaCommitsSinceCompaction(state);
   const needed = options.deltaCommits ?? DEFAULT_COMPACTION_DELTA_COMMITS;
   if (triggered < needed)

@@ -20,7 +20,10 @@ import { LocalObjectStore } from '../../../../../functions/adapters/local-object
 import { MemoryJournal } from '../../../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../../../functions/adapters/memory-leases.js';
 import { ABANDONED_AFTER_MS } from '../../../../../functions/core/formats/hudi/abandoned-plans.js';
+import { compactHudiMergeOnRead } from '../../../../../functions/core/formats/hudi/compaction-run.js';
 import { hudiTable } from '../../../../../functions/core/formats/hudi/format.js';
+import { StorageBasedHudiLock } from '../../../../../functions/core/formats/hudi/lock/index.js';
+import { renewHeartbeat } from '../../../../../functions/core/formats/hudi/pending-instant.js';
 import { readHudiTable } from '../../../../../functions/core/formats/hudi/table-state.js';
 import type { TableFormat } from '../../../../../functions/core/formats/table-format.js';
 import { partitionPlanSchema } from '../../../../../functions/core/planning.js';
@@ -548,6 +551,83 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
       expect(keys.map((r) => String(r.k)).sort()).toEqual(expected);
     },
   );
+
+  it("the CLI's compaction, two plans of ours pending in two partitions: leaves the one whose run is alive, takes over and completes the dead run's", async () => {
+    // Prepare: two partitions' plan steps schedule T1 and T2 (runs 1 and 2); both age past the liveness window, then
+    // run 1 renews T1's heartbeat (alive), run 2 is dead
+    const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-mor-held-'));
+    dirs.push(dir);
+    const store = new LocalObjectStore(dir);
+    const table = await createHudiMorTable(store, 'trips', 8);
+    for (const partition of ['1', '2']) {
+      await appendHudiInsert(table, partition, 4);
+      await appendHudiInsert(table, partition, 4);
+      await appendHudiDeltaCommit(table, partition, { fraction: 0.5 });
+    }
+    const latest = new Map(appenderLatestRows(table).map((r) => [r._hoodie_record_key, r]));
+    const journal = new MemoryJournal();
+    const deps = depsOf(store, journal, NOW);
+    const instants: string[] = [];
+    for (const [partition, id] of [
+      ['1', 'run-1'],
+      ['2', 'run-2'],
+    ] as const) {
+      const run = buildRunContext(
+        { name: 'trips', prefix: 'trips', bucket: 'local', format: 'hudi' },
+        partition,
+        { force: true, quietMinutes: 0, trigger: 'operator' },
+        { executionName: id, startedAt: NOW },
+      );
+      await deps.leases.acquire({ table: run.table, partition }, { runId: run.runId, now: NOW });
+      await planRun(deps, run, { inlineGroupLimit: 100, compactMemoryMb: 1024 });
+      const pending = (await readHudiTable(store, 'trips')).timeline.pendingPlans;
+      instants.push(
+        pending.find((p) => p.fileGroups.some((g) => g.partitionPath === partition))?.instant.time ?? '',
+      );
+    }
+    const [t1, t2] = instants as [string, string];
+    await ageFiles(dir, ABANDONED_AFTER_MS + 60_000);
+    await renewHeartbeat(store, 'trips', t1);
+    const t1Files = await timelineFiles(dir, '.hoodie/timeline');
+    const later = NOW + ABANDONED_AFTER_MS + 60_000;
+
+    // Act: `compact`'s table service (its own journal: neither run is in it)
+    const result = await compactHudiMergeOnRead(
+      {
+        store,
+        engine: defaultParquetEngine,
+        clock: new ManualClock(later),
+        coordination: {
+          localZone: 'UTC',
+          lockFor: () =>
+            new StorageBasedHudiLock({ store, tableRoot: 'trips', clock: new ManualClock(later) }),
+        },
+        holdsInstant: async () => false,
+      },
+      'trips',
+      { deltaCommits: 1 },
+    );
+
+    // Assess: T2 taken over and completed; T1 left as it was
+    expect(t1 < t2).toBe(true);
+    expect(result).toMatchObject({ kind: 'compacted', instant: t2, resumed: true });
+    const state = await readHudiTable(store, 'trips');
+    expect(state.timeline.pendingPlans.map((p) => p.instant.time)).toEqual([t1]);
+    expect((await timelineFiles(dir, '.hoodie/timeline')).filter((n) => n.startsWith(t1))).toEqual(
+      t1Files.filter((n) => n.startsWith(t1)),
+    );
+    const slices = state.partitions.find((p) => p.partition === '2')?.liveSlices ?? [];
+    expect(slices).toHaveLength(2);
+    expect(slices.every((sl) => sl.logFiles.length === 0)).toBe(true);
+    const rows = await db.rows(
+      `SELECT _hoodie_record_key AS k, name FROM read_parquet([${slices.map((sl) => sqlString(join(dir, sl.baseFile?.key ?? ''))).join(', ')}])`,
+    );
+    const expected = [...latest.values()]
+      .filter((r) => r._hoodie_partition_path === '2')
+      .map((r) => `${r._hoodie_record_key} ${r.name}`)
+      .sort();
+    expect(rows.map((r) => `${r.k} ${r.name}`).sort()).toEqual(expected);
+  });
 
   it('a failed group aborts compaction T and rolls it back to its plan, which stays; the next run finishes it', async () => {
     // Prepare
