@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { LocalCloud } from '../../infra/local/local-cloud.js';
+import { sharedDynamoDb } from '../support/dynamodb-local.js';
 import { type RecordedWrite, recordStateTableWrites } from '../support/state-table-writes.js';
 import { writePartition } from '../support/workflow-harness.js';
 
@@ -66,7 +67,11 @@ describe('state table writes of a real run against the template', () => {
       },
     });
     template = Template.fromStack(stack);
-    cloud = await LocalCloud.start({ stack, sqs: { batchingWindowMs: 100, redeliveryDelayMs: 5 } });
+    cloud = await LocalCloud.start({
+      stack,
+      sharedDynamoDb: sharedDynamoDb(),
+      sqs: { batchingWindowMs: 100, redeliveryDelayMs: 5 },
+    });
     recording = recordStateTableWrites();
   });
 

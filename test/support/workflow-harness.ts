@@ -13,6 +13,7 @@ import type { CompactionWorkflowProps } from '../../infra/compaction-workflow.js
 import { LocalCloud } from '../../infra/local/local-cloud.js';
 import type { StepFunctionsOptions } from '../../infra/local/step-functions.js';
 import { type DuckDb, openDuckDb, sqlString } from './duckdb.js';
+import { sharedDynamoDb } from './dynamodb-local.js';
 import { WORKFLOW_BUCKET, WorkflowStack } from './workflow-stack.js';
 
 /** Runs before a Task state's real handler (by state name); throwing fails that attempt. */
@@ -66,6 +67,7 @@ export async function startWorkflowHarness(
     LocalCloud.start({
       stack,
       buckets: [WORKFLOW_BUCKET],
+      sharedDynamoDb: sharedDynamoDb(),
       stepFunctions: {
         retryIntervalMs: 0,
         waitTimeMs: 0,
