@@ -204,10 +204,10 @@ describe('settling after several faults in one run (real stack on the local clou
         return finishSettled(input);
       },
     };
-    const start = () =>
+    const start = async () =>
       LocalCloud.start({
         stack,
-        sharedDynamoDb: sharedDynamoDb(),
+        sharedDynamoDb: await sharedDynamoDb(),
         stepFunctions: { waitTimeMs: 0, retryIntervalMs: 0, taskOverrides },
         sqs: { batchingWindowMs: 50, redeliveryDelayMs: 5 },
       });

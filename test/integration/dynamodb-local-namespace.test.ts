@@ -22,7 +22,7 @@ const opened: DynamoDbLocalEndpoint[] = [];
 
 beforeAll(async () => {
   // The run's shared server when there is one (what the suite's files share), else one started like it.
-  const shared = sharedDynamoDb();
+  const shared = await sharedDynamoDb();
   if (shared === undefined)
     own = await startDynamoDbLocal({ databasePerCredentials: true, startTimeoutMs: 120_000 });
   server = shared ?? (own as RunningDynamoDbLocal).endpoint;

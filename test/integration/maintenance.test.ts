@@ -76,7 +76,8 @@ let journal: DynamoJournal;
 beforeAll(async () => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   stack = new MaintenanceStack(app);
-  const start = () => LocalCloud.start({ stack, buckets: [BUCKET], sharedDynamoDb: sharedDynamoDb() });
+  const start = async () =>
+    LocalCloud.start({ stack, buckets: [BUCKET], sharedDynamoDb: await sharedDynamoDb() });
   // DynamoDB Local occasionally misses its start deadline on a loaded machine: one more try.
   cloud = await start().catch((error: unknown) => {
     if (error instanceof Error && error.name === 'LocalCloudStartupError') return start();

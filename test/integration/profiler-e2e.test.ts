@@ -50,7 +50,7 @@ describe('profiler on the local cloud', () => {
     stack.compactor.useCompactionStateMachine(machine);
     cloud = await LocalCloud.start({
       stack,
-      sharedDynamoDb: sharedDynamoDb(),
+      sharedDynamoDb: await sharedDynamoDb(),
       sqs: { batchingWindowMs: 100, redeliveryDelayMs: 5 },
     });
     stats = new DynamoStatsStore({

@@ -66,12 +66,13 @@ describe('state table writes of a real run against the template', () => {
         tables: [{ name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] }],
       },
     });
-    template = Template.fromStack(stack);
     cloud = await LocalCloud.start({
       stack,
-      sharedDynamoDb: sharedDynamoDb(),
+      sharedDynamoDb: await sharedDynamoDb(),
       sqs: { batchingWindowMs: 100, redeliveryDelayMs: 5 },
     });
+    // The template the cloud runs: Template.fromStack would synthesize the stack a second time.
+    template = Template.fromJSON(cloud.template);
     recording = recordStateTableWrites();
   });
 

@@ -28,7 +28,7 @@ describe('tableIsolation: "session-policy" on the local cloud', () => {
     });
     cloud = await LocalCloud.start({
       stack,
-      sharedDynamoDb: sharedDynamoDb(),
+      sharedDynamoDb: await sharedDynamoDb(),
       sqs: { batchingWindowMs: 100, redeliveryDelayMs: 5 },
     });
   });

@@ -49,10 +49,10 @@ beforeAll(async () => {
       ],
     },
   });
-  const start = () =>
+  const start = async () =>
     LocalCloud.start({
       stack,
-      sharedDynamoDb: sharedDynamoDb(),
+      sharedDynamoDb: await sharedDynamoDb(),
       stepFunctions: { waitTimeMs: 0, retryIntervalMs: 0 },
     });
   cloud = await start().catch((error: unknown) => {

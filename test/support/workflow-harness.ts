@@ -63,11 +63,11 @@ export async function startWorkflowHarness(
     ]),
   );
   // DynamoDB Local occasionally misses its start deadline on a loaded machine: one more try.
-  const start = () =>
+  const start = async () =>
     LocalCloud.start({
       stack,
       buckets: [WORKFLOW_BUCKET],
-      sharedDynamoDb: sharedDynamoDb(),
+      sharedDynamoDb: await sharedDynamoDb(),
       stepFunctions: {
         retryIntervalMs: 0,
         waitTimeMs: 0,
