@@ -54,8 +54,9 @@ const withoutCdkValidation = { ...shared, env: { ...shared.env, CDK_VALIDATION: 
 
 export default defineConfig({
   test: {
-    // One private temp folder per run, removed at the end (CDK leaves a `cdk.outXXXX` per App), and the
-    // engine's worker bundled once for the run (see the setup file).
+    // One private temp folder per run, removed at the end (CDK leaves a `cdk.outXXXX` per App), the
+    // engine's worker bundled once for the run, and one DynamoDB Local for the run, of which each test file
+    // takes an empty namespace (see the setup file).
     globalSetup: ['test/support/global-setup.ts'],
     maxWorkers: 2,
     // The known-slow files start first, so the two workers finish together (test/support/slow-first-sequencer.ts).

@@ -5,7 +5,9 @@
 // reason (even SIGKILL) the pipe closes, `read` returns and the watchdog kills java. `stop()` and
 // the process exit hooks kill java directly as well.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
+import { Agent, createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,7 @@ import * as path from 'node:path';
 import {
   type AttributeDefinition,
   CreateTableCommand,
+  DeleteTableCommand,
   DynamoDBClient,
   type GlobalSecondaryIndex,
   type KeySchemaElement,
@@ -24,14 +27,20 @@ import { LocalCloudError, LocalCloudStartupError } from './errors.js';
 import { onProcessExit } from './process-hygiene.js';
 import type { TemplateModel } from './template.js';
 
-/** A running DynamoDB Local. */
-export interface RunningDynamoDbLocal {
+/** A DynamoDB Local database to talk to: a server of its own, or a namespace of a shared one. */
+export interface DynamoDbLocalEndpoint {
   readonly endpoint: string;
+  /** A new client for this database (any credentials DynamoDB Local accepts reach the same tables). */
+  client(): DynamoDBClient;
+  /** Ends it (kills java, or closes the namespace) and destroys the clients it made. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** A running DynamoDB Local. */
+export interface RunningDynamoDbLocal extends DynamoDbLocalEndpoint {
   readonly port: number;
   /** The pid of the java process (for tests that prove it is gone after `stop`). */
   readonly pid: number;
-  /** A new client for this server (any credentials are accepted). */
-  client(): DynamoDBClient;
   /** Kills java and waits until it has exited. Idempotent. */
   stop(): Promise<void>;
 }
@@ -50,6 +59,13 @@ export interface DynamoDbLocalOptions {
    * exit hook runs. The local cloud passes its temp root here.
    */
   readonly removeWhenGone?: readonly string[];
+  /**
+   * One database per access key id and region (DynamoDB Local without `-sharedDb`), for a server that
+   * `openDynamoDbNamespace` divides between users. Off, every request reaches the one database whatever its
+   * credentials and region, as a single user of the server expects (the SDK's clients, the local cloud's
+   * handlers and a CLI each sign with their own keys). @default false
+   */
+  readonly databasePerCredentials?: boolean;
 }
 
 /** The folder holding `DynamoDBLocal.jar` and its native libraries. */
@@ -70,7 +86,10 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     const logFile = path.join(tmpdir(), `dynamodb-local-${process.pid}-${port}.log`);
-    const watchdog = spawnWatchdog(directory, port, jvmArgs, [logFile, ...(options.removeWhenGone ?? [])]);
+    const watchdog = spawnWatchdog(directory, port, jvmArgs, options.databasePerCredentials ?? false, [
+      logFile,
+      ...(options.removeWhenGone ?? []),
+    ]);
     try {
       const pid = await watchdog.javaPid;
       const endpoint = `http://127.0.0.1:${port}`;
@@ -95,6 +114,150 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     `DynamoDB Local did not start (java -jar ${path.join(directory, 'DynamoDBLocal.jar')}). Check that Java 17+ is on PATH and that amplify-dynamodb-simulator is installed: ${String(lastError)}`,
     { cause: lastError },
   );
+}
+
+/**
+ * The region every namespace's requests are signed for on the shared server: one region, so a namespace is one
+ * database whatever region its callers name (as with `-sharedDb`).
+ */
+const NAMESPACE_REGION = 'us-east-1';
+
+/** The access key id and region in a SigV4 Authorization header's credential scope. */
+const CREDENTIAL_SCOPE = /Credential=([^/\s,]+)\/(\d{8})\/([^/\s,]+)\//;
+
+/**
+ * Opens a database of its own on a shared DynamoDB Local (one started with `databasePerCredentials`): what reaches
+ * the returned endpoint lands in this namespace's database whatever its credentials and region, and nothing else
+ * does — as if it were a server of its own started with `-sharedDb`. Many test files can so share one java
+ * process, each with nothing of the others' in sight.
+ *
+ * How: a loopback proxy rewrites the access key id and region of each request's credential scope to a random key
+ * no other namespace holds (DynamoDB Local checks no signatures; it keeps one database per key and region). Why
+ * not let the callers pick a key per namespace: the local cloud's handlers and the CLI get one key pair for S3 and
+ * DynamoDB alike, and s3rver accepts only its `S3RVER` key, while a test's own client signs with another key and
+ * must see the same tables; a region a test passes must stay what it passes. Why not a table-name prefix: the
+ * namespaces would still share one database, so a name the prefix misses, or a ListTables, would reach another's.
+ *
+ * A key DynamoDB Local refuses (it accepts letters and digits only) passes as it came, so it is refused as by a
+ * server of one's own (UnrecognizedClientException), and touches no database; an unsigned request is refused here.
+ * `stop()` deletes the namespace's tables (the shared server lives for a whole test run: its heap would keep
+ * them) and closes the proxy; the server runs on.
+ */
+export async function openDynamoDbNamespace(server: string): Promise<DynamoDbLocalEndpoint> {
+  const upstream = new URL(server);
+  const accessKeyId = `ns${randomBytes(12).toString('hex')}`;
+  const agent = new Agent({ keepAlive: true });
+  const proxy = createHttpServer((request, response) => {
+    const authorization = rescope(request.headers.authorization, accessKeyId);
+    if (authorization === undefined) {
+      request.resume();
+      response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
+      response.end(
+        JSON.stringify({
+          __type: 'com.amazon.coral.service#MissingAuthenticationTokenException',
+          message:
+            'Request is missing a SigV4 Authorization header (the DynamoDB Local namespace needs one).',
+        }),
+      );
+      return;
+    }
+    const forwarded = httpRequest(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: request.method,
+        path: request.url,
+        headers: { ...request.headers, authorization },
+        agent,
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    forwarded.once('error', (error) => response.destroy(error));
+    request.pipe(forwarded);
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    proxy.once('error', reject);
+    proxy.listen(0, '127.0.0.1', () => {
+      const address = proxy.address();
+      if (address !== null && typeof address === 'object') resolve(address.port);
+      else
+        reject(new LocalCloudStartupError('Could not listen on 127.0.0.1 for the DynamoDB Local namespace.'));
+    });
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const clients: DynamoDBClient[] = [];
+  const closeProxy = (): void => {
+    proxy.close();
+    proxy.closeAllConnections();
+    agent.destroy();
+  };
+  const probe = makeClient(endpoint);
+  try {
+    await probe.send(new ListTablesCommand({ Limit: 1 }));
+  } catch (error) {
+    closeProxy();
+    throw new LocalCloudStartupError(
+      `The shared DynamoDB Local at ${server} does not answer: ${String(error)}`,
+      {
+        cause: error,
+      },
+    );
+  } finally {
+    probe.destroy();
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    endpoint,
+    client() {
+      const client = makeClient(endpoint);
+      clients.push(client);
+      return client;
+    },
+    stop() {
+      stopping ??= (async () => {
+        for (const client of clients.splice(0)) client.destroy();
+        await deleteAllTables(server, accessKeyId).catch(() => undefined);
+        closeProxy();
+      })();
+      return stopping;
+    },
+  };
+}
+
+/**
+ * The Authorization header with the namespace's key and region in its credential scope; as it came when DynamoDB
+ * Local would refuse its key anyway; undefined when the request is not SigV4-signed.
+ */
+function rescope(authorization: string | undefined, accessKeyId: string): string | undefined {
+  const match = authorization === undefined ? null : CREDENTIAL_SCOPE.exec(authorization);
+  if (authorization === undefined || match === null) return undefined;
+  if (!/^[A-Za-z0-9]+$/.test(match[1] ?? '')) return authorization;
+  return authorization.replace(CREDENTIAL_SCOPE, `Credential=${accessKeyId}/$2/${NAMESPACE_REGION}/`);
+}
+
+/** Deletes every table of one namespace, straight on the shared server. */
+async function deleteAllTables(server: string, accessKeyId: string): Promise<void> {
+  const client = new DynamoDBClient({
+    endpoint: server,
+    region: NAMESPACE_REGION,
+    credentials: { accessKeyId, secretAccessKey: accessKeyId },
+    maxAttempts: 1,
+  });
+  try {
+    const names: string[] = [];
+    let after: string | undefined;
+    do {
+      const page = await client.send(new ListTablesCommand({ ExclusiveStartTableName: after }));
+      names.push(...(page.TableNames ?? []));
+      after = page.LastEvaluatedTableName;
+    } while (after !== undefined);
+    for (const TableName of names) await client.send(new DeleteTableCommand({ TableName }));
+  } finally {
+    client.destroy();
+  }
 }
 
 /**
@@ -214,13 +377,14 @@ function spawnWatchdog(
   directory: string,
   port: number,
   jvmArgs: readonly string[],
+  databasePerCredentials: boolean,
   removeWhenGone: readonly [logFile: string, ...folders: string[]],
 ): { child: ChildProcess; javaPid: Promise<number>; exited: Promise<void> } {
   const java = ['java', ...jvmArgs, '-Djava.library.path=./DynamoDBLocal_lib', '-jar', 'DynamoDBLocal.jar']
     .map(shellQuote)
     .join(' ');
   const [logFile, ...folders] = removeWhenGone;
-  const script = `${java} -inMemory -sharedDb -port ${port} >${shellQuote(logFile)} 2>&1 </dev/null & pid=$!
+  const script = `${java} -inMemory${databasePerCredentials ? '' : ' -sharedDb'} -port ${port} >${shellQuote(logFile)} 2>&1 </dev/null & pid=$!
 echo "pid $pid"
 read command
 kill -9 "$pid" 2>/dev/null

@@ -15,7 +15,12 @@ import { CfnResource, type Stack, Token } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { S3EventRecord } from 'aws-lambda';
 import type { IConstruct } from 'constructs';
-import { createTablesFromTemplate, type RunningDynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.js';
+import {
+  createTablesFromTemplate,
+  type DynamoDbLocalEndpoint,
+  openDynamoDbNamespace,
+  startDynamoDbLocal,
+} from './dynamodb-local.js';
 import { LocalCloudError } from './errors.js';
 import {
   type EventRule,
@@ -101,6 +106,14 @@ export interface LocalCloudOptions {
    * belong to test/infra. @default false
    */
   readonly validateTemplate?: boolean;
+  /**
+   * The endpoint of a DynamoDB Local started with `databasePerCredentials` that many clouds share: this cloud
+   * takes a database of its own there (`openDynamoDbNamespace`: nothing of another cloud's in sight) instead of
+   * starting java, and `stop` deletes its tables but leaves the server running. For test runs, which would
+   * otherwise start a JVM per cloud. Without it (the default, and the demo's way) the cloud starts its own java,
+   * whose watchdog also removes the cloud's temp folder should this process be SIGKILLed.
+   */
+  readonly sharedDynamoDb?: string;
 }
 
 /** One S3 notification the harness produced, and where it went. */
@@ -168,8 +181,8 @@ export class LocalCloud {
   readonly startupMs: number;
   /** Milliseconds since `start` began at which each startup phase ended (for slow-start diagnosis). */
   readonly startupPhases: Readonly<Record<string, number>>;
-  /** pid of the DynamoDB Local java process. */
-  readonly dynamoDbPid: number;
+  /** pid of the DynamoDB Local java process; undefined on a shared one (`sharedDynamoDb`: not the cloud's). */
+  readonly dynamoDbPid: number | undefined;
   /** The folder s3rver keeps objects in (removed by `stop`). */
   readonly s3Directory: string;
   /** Endpoints, for clients built elsewhere (`sfn` also answers EventBridge PutEvents and SNS Publish). */
@@ -194,7 +207,7 @@ export class LocalCloud {
     template: CfnTemplate;
     model: TemplateModel;
     s3Server: RunningS3Server;
-    dynamo: RunningDynamoDbLocal;
+    dynamo: DynamoDbLocalEndpoint & { readonly pid?: number };
     tables: Map<string, string>;
     env: Record<string, string>;
     cleanups: (() => Promise<void> | void)[];
@@ -330,7 +343,10 @@ export class LocalCloud {
       unhookRoot();
     });
     // Java boots while the stack synthesizes (synthesis blocks this thread).
-    const dynamoStarting = startDynamoDbLocal({ removeWhenGone: [root] });
+    const dynamoStarting: Promise<DynamoDbLocalEndpoint & { readonly pid?: number }> =
+      options.sharedDynamoDb === undefined
+        ? startDynamoDbLocal({ removeWhenGone: [root] })
+        : openDynamoDbNamespace(options.sharedDynamoDb);
     try {
       const template = synthesize(options.stack, options.validateTemplate ?? false);
       phase('synthesized');

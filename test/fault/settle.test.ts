@@ -30,6 +30,7 @@ import { LakeCompactorStack } from '../../infra/app.js';
 import { LocalCloud } from '../../infra/local/local-cloud.js';
 import type { LocalExecution } from '../../infra/local/step-functions.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { sharedDynamoDb } from '../support/dynamodb-local.js';
 import { faultyStore, KillAfter, Killed, type StoreOp } from '../support/fault-store.js';
 import { missingRows } from '../support/multiset.js';
 import { trialCount } from '../support/trials.js';
@@ -203,9 +204,10 @@ describe('settling after several faults in one run (real stack on the local clou
         return finishSettled(input);
       },
     };
-    const start = () =>
+    const start = async () =>
       LocalCloud.start({
         stack,
+        sharedDynamoDb: await sharedDynamoDb(),
         stepFunctions: { waitTimeMs: 0, retryIntervalMs: 0, taskOverrides },
         sqs: { batchingWindowMs: 50, redeliveryDelayMs: 5 },
       });

@@ -24,22 +24,19 @@ import type { StateMachineStarter } from '../../functions/ports/state-machine-st
 import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 import { TemplateModel } from '../../infra/local/template.js';
 import { dyingStore } from '../support/crash-store.js';
 import { localAwsIo, rowsUnder, storeBytes } from '../support/deployed-s3.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 
 /** The state table as the construct synthesizes it (its gsi1 included: the sweep lists leases through it). */
 let STATE_TABLE: string;
 
 let s3: RunningS3Server;
-let dynamo: RunningDynamoDbLocal;
+let dynamo: DynamoDbLocalEndpoint;
 let client: DynamoDBClient;
 let store: S3ObjectStore;
 let db: DuckDb;
@@ -87,7 +84,7 @@ async function writeDay(day: string, seed: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  const dynamoStarting = startDynamoDbLocal({ startTimeoutMs: 120_000 });
+  const dynamoStarting = startTestDynamoDb();
   s3 = await startS3Server({ buckets: ['lake'] });
   store = new S3ObjectStore({ client: s3.client(), bucket: 'lake' });
   db = await openDuckDb();

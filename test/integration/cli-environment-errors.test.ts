@@ -6,12 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../functions/cli/index.js';
-import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import type { DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 import { captureIo } from '../support/cli-io.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 
 let s3: RunningS3Server;
-let dynamo: RunningDynamoDbLocal;
+let dynamo: DynamoDbLocalEndpoint;
 let scratch: string;
 
 function env(overrides: Record<string, string> = {}): Record<string, string> {
@@ -32,7 +33,7 @@ async function runWith(argv: readonly string[], environment: Record<string, stri
 }
 
 beforeAll(async () => {
-  const dynamoStarting = startDynamoDbLocal({ startTimeoutMs: 120_000 });
+  const dynamoStarting = startTestDynamoDb();
   s3 = await startS3Server({ buckets: ['lake'] });
   scratch = await mkdtemp(join(tmpdir(), 'lc-env-errors-'));
   dynamo = await dynamoStarting;

@@ -13,20 +13,17 @@ import { parseTableConfigs } from '../../functions/core/table-config.js';
 import type { RunHistory } from '../../functions/core/workflow/ports.js';
 import { policiesOf } from '../../functions/handlers/profiler.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
 import { captureIo } from '../support/cli-io.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { fakeCloudFormation, type TemplateWithOutputs } from '../support/fake-cloudformation.js';
 
 const BUCKET = 'lake';
 const T0 = Date.UTC(2026, 10, 1, 8, 0, 0);
 const HOUR = 3_600_000;
 
-let dynamo: RunningDynamoDbLocal;
+let dynamo: DynamoDbLocalEndpoint;
 let client: DynamoDBClient;
 let tableName: string;
 let template: TemplateWithOutputs;
@@ -75,7 +72,7 @@ async function runsOf(args: readonly string[]): Promise<{ code: number; runIds: 
 }
 
 beforeAll(async () => {
-  const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 }); // the shared machine is slow under load
+  const starting = startTestDynamoDb();
   const configs = [
     { name: 'events', bucketName: BUCKET, prefix: 'events/', partitionColumns: ['date'] },
     { name: 'clicks', bucketName: BUCKET, prefix: 'clicks/', partitionColumns: ['date'] },

@@ -15,10 +15,11 @@ import type { TierCliReport } from '../../functions/cli/tier.js';
 import type { VacuumCliReport } from '../../functions/cli/vacuum.js';
 import { DEFAULT_WORK_ROOT, stagingPrefix, trashPrefix } from '../../functions/core/workflow/layout.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
-import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import type { DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { createKeyValueTable } from '../support/dynamodb-table.js';
 
 const HOUR = 3_600_000;
@@ -35,7 +36,7 @@ const OTHER_TABLE_TRASH =
 const DEBRIS = 'warehouse/events/_temporary/0/part-00000.parquet';
 
 let s3: RunningS3Server;
-let dynamo: RunningDynamoDbLocal;
+let dynamo: DynamoDbLocalEndpoint;
 let dynamoClient: DynamoDBClient;
 let store: S3ObjectStore;
 let db: DuckDb;
@@ -84,7 +85,7 @@ async function json<T>(args: readonly string[], clockMs: number): Promise<{ code
 }
 
 beforeAll(async () => {
-  const dynamoStarting = startDynamoDbLocal({ startTimeoutMs: 120_000 }); // the shared machine is slow under load
+  const dynamoStarting = startTestDynamoDb();
   s3 = await startS3Server({ buckets: ['lake'] });
   store = new S3ObjectStore({ client: s3.client(), bucket: 'lake' });
   db = await openDuckDb();

@@ -22,10 +22,11 @@ import { verifyGroup } from '../../functions/core/workflow/verify.js';
 import { ManualClock } from '../../functions/ports/clock.js';
 import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
-import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import type { DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 import { localAwsIo, rowsUnder } from '../support/deployed-s3.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { createKeyValueTable } from '../support/dynamodb-table.js';
 import { faultyStore } from '../support/fault-store.js';
 
@@ -37,7 +38,7 @@ const tables = parseTableConfigs([
 ]);
 
 let s3: RunningS3Server;
-let dynamo: RunningDynamoDbLocal;
+let dynamo: DynamoDbLocalEndpoint;
 let client: DynamoDBClient;
 let store: S3ObjectStore;
 let db: DuckDb;
@@ -53,7 +54,7 @@ function rows(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  const dynamoStarting = startDynamoDbLocal({ startTimeoutMs: 120_000 });
+  const dynamoStarting = startTestDynamoDb();
   s3 = await startS3Server({ buckets: ['lake'] });
   store = new S3ObjectStore({ client: s3.client(), bucket: 'lake' });
   db = await openDuckDb();

@@ -25,10 +25,11 @@ import { policiesOf } from '../../functions/handlers/profiler.js';
 import { ManualClock } from '../../functions/ports/clock.js';
 import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
-import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import type { DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 import { localAwsIo, rowsUnder, storeBytes } from '../support/deployed-s3.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { createKeyValueTable } from '../support/dynamodb-table.js';
 import { fakeCloudFormation } from '../support/fake-cloudformation.js';
 
@@ -38,7 +39,7 @@ const tables = parseTableConfigs([
 ]);
 
 let s3: RunningS3Server;
-let dynamo: RunningDynamoDbLocal;
+let dynamo: DynamoDbLocalEndpoint;
 let client: DynamoDBClient;
 let store: S3ObjectStore;
 let db: DuckDb;
@@ -95,7 +96,7 @@ async function workflowRun(day: string, executionName: string) {
 }
 
 beforeAll(async () => {
-  const dynamoStarting = startDynamoDbLocal({ startTimeoutMs: 120_000 });
+  const dynamoStarting = startTestDynamoDb();
   s3 = await startS3Server({ buckets: ['lake'] });
   store = new S3ObjectStore({ client: s3.client(), bucket: 'lake' });
   db = await openDuckDb();

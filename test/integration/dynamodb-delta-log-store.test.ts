@@ -30,8 +30,9 @@ import { ConditionalPutLogStore, commitKey } from '../../functions/core/formats/
 import { ManualClock } from '../../functions/ports/clock.js';
 import type { ObjectStore, PutOptions } from '../../functions/ports/object-store.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
-import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import type { DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { faultyStore } from '../support/fault-store.js';
 import { rowMultiset } from '../support/workflow-harness.js';
 
@@ -42,14 +43,14 @@ const BUCKET = 'lake';
  */
 const NOW = Date.UTC(2099, 2, 1);
 
-let ddb: RunningDynamoDbLocal;
+let ddb: DynamoDbLocalEndpoint;
 let s3: RunningS3Server;
 let dynamo: DynamoDBClient;
 let store: ObjectStore;
 let tableCount = 0;
 
 beforeAll(async () => {
-  [ddb, s3] = await Promise.all([startDynamoDbLocal(), startS3Server({ buckets: [BUCKET] })]);
+  [ddb, s3] = await Promise.all([startTestDynamoDb(), startS3Server({ buckets: [BUCKET] })]);
   dynamo = ddb.client();
   store = new S3ObjectStore({ client: s3.client(), bucket: BUCKET });
 });

@@ -9,18 +9,15 @@ import { MemoryObjectStore } from '../../functions/adapters/memory-object-store.
 import { JournalConflictError, JournalManifestMismatchError } from '../../functions/core/errors.js';
 import type { GroupJournalEntry } from '../../functions/ports/journal.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { TemplateModel } from '../../infra/local/template.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 
-let ddb: RunningDynamoDbLocal;
+let ddb: DynamoDbLocalEndpoint;
 let tableName: string;
 
 beforeAll(async () => {
-  ddb = await startDynamoDbLocal();
+  ddb = await startTestDynamoDb();
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new LakeCompactorStack(app, 'JournalTest', {
     compactor: { tables: [{ name: 'events', bucketName: 'lake', prefix: 'events/' }] },

@@ -8,20 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoQuarantine } from '../../functions/adapters/dynamodb-quarantine.js';
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { TemplateModel } from '../../infra/local/template.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { quarantineContract, quarantined } from '../support/quarantine-contract.js';
 
-let ddb: RunningDynamoDbLocal;
+let ddb: DynamoDbLocalEndpoint;
 let tableName: string;
 let tables = 0;
 
 beforeAll(async () => {
-  ddb = await startDynamoDbLocal();
+  ddb = await startTestDynamoDb();
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new LakeCompactorStack(app, 'QuarantineTest', {
     compactor: { tables: [{ name: 'events', bucketName: 'lake', prefix: 'events/' }] },

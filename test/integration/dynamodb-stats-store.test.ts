@@ -11,21 +11,18 @@ import type { PartitionSnapshot } from '../../functions/core/profiler/model.js';
 import { LEASE_GRACE_MS, sweepTable } from '../../functions/core/profiler/sweep.js';
 import type { StateMachineStarter } from '../../functions/ports/state-machine-starter.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { TemplateModel } from '../../infra/local/template.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { statsStoreContract } from '../support/stats-store-contract.js';
 
-let ddb: RunningDynamoDbLocal;
+let ddb: DynamoDbLocalEndpoint;
 let stats: DynamoStatsStore;
 let tables = 0;
 let tableName: string;
 
 beforeAll(async () => {
-  const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 }); // the shared machine is slow under load
+  const starting = startTestDynamoDb();
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new LakeCompactorStack(app, 'StatsStoreContract', {
     compactor: { tables: [{ name: 'events', bucketName: 'lake', prefix: 'events/' }] },

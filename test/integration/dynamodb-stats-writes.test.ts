@@ -11,12 +11,9 @@ import { MAX_SEGMENTS, SEGMENT_PREFIX } from '../../functions/adapters/dynamodb-
 import { DynamoStatsStore } from '../../functions/adapters/dynamodb-stats-store.js';
 import type { PartitionRef, PartitionSnapshot, ResolvedEvent } from '../../functions/core/profiler/model.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { TemplateModel } from '../../infra/local/template.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { fileEvent } from '../support/stats-store-contract.js';
 
 const NOW = Date.UTC(2026, 11, 6, 12, 0, 0);
@@ -30,12 +27,12 @@ const WRITE_COMMANDS = new Set([
   'BatchWriteItem',
 ]);
 
-let ddb: RunningDynamoDbLocal;
+let ddb: DynamoDbLocalEndpoint;
 let tableName: string;
 let tables = 0;
 
 beforeAll(async () => {
-  const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 }); // the shared machine is slow under load
+  const starting = startTestDynamoDb();
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new LakeCompactorStack(app, 'StatsWrites', {
     compactor: { tables: [{ name: 'events', bucketName: 'lake', prefix: 'events/' }] },

@@ -24,18 +24,19 @@ import {
 import { hudiImplicitDynamoDbPartitionKey } from '../../functions/core/formats/hudi/lock/implicit-partition-key.js';
 import type { HudiLockHandle } from '../../functions/core/formats/hudi/lock/lock.js';
 import { ManualClock } from '../../functions/ports/clock.js';
-import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import type { DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 
 const T0 = Date.UTC(2026, 11, 6);
 const LEASE = 3_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-let ddb: RunningDynamoDbLocal;
+let ddb: DynamoDbLocalEndpoint;
 let dynamo: DynamoDBClient;
 let tableCount = 0;
 
 beforeAll(async () => {
-  ddb = await startDynamoDbLocal();
+  ddb = await startTestDynamoDb();
   dynamo = ddb.client();
 });
 

@@ -20,6 +20,7 @@ import type { GroupJournalEntry } from '../../functions/ports/journal.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
 import { LocalCloud } from '../../infra/local/local-cloud.js';
 import { Maintenance } from '../../infra/maintenance.js';
+import { sharedDynamoDb } from '../support/dynamodb-local.js';
 
 const BUCKET = 'lake';
 const HOUR = 3_600_000;
@@ -75,7 +76,8 @@ let journal: DynamoJournal;
 beforeAll(async () => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   stack = new MaintenanceStack(app);
-  const start = () => LocalCloud.start({ stack, buckets: [BUCKET] });
+  const start = async () =>
+    LocalCloud.start({ stack, buckets: [BUCKET], sharedDynamoDb: await sharedDynamoDb() });
   // DynamoDB Local occasionally misses its start deadline on a loaded machine: one more try.
   cloud = await start().catch((error: unknown) => {
     if (error instanceof Error && error.name === 'LocalCloudStartupError') return start();

@@ -22,12 +22,9 @@ import type {
 import { createObservability } from '../../functions/shared/middleware.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 
 const BUCKET = 'lake';
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -86,7 +83,7 @@ class FakeStarter implements StateMachineStarter {
 }
 
 describe('profiler against DynamoDB Local with a Delta table', () => {
-  let dynamo: RunningDynamoDbLocal;
+  let dynamo: DynamoDbLocalEndpoint;
   let client: DynamoDBClient;
   let stats: DynamoStatsStore;
   const observability = (() => {
@@ -96,7 +93,7 @@ describe('profiler against DynamoDB Local with a Delta table', () => {
   })();
 
   beforeAll(async () => {
-    const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 });
+    const starting = startTestDynamoDb();
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new LakeCompactorStack(app, 'DeltaProfilerTest', {
       compactor: {

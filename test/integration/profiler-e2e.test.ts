@@ -14,6 +14,7 @@ import { PreconditionFailedError } from '../../functions/core/errors.js';
 import { inventoryTable } from '../../functions/core/formats/hive/inventory.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { LocalCloud } from '../../infra/local/local-cloud.js';
+import { sharedDynamoDb } from '../support/dynamodb-local.js';
 import { DELTA_FIXTURES } from '../support/fixtures.js';
 
 const PARQUET = readFileSync(
@@ -47,7 +48,11 @@ describe('profiler on the local cloud', () => {
       definitionBody: sfn.DefinitionBody.fromChainable(new sfn.Pass(stack, 'Done')),
     });
     stack.compactor.useCompactionStateMachine(machine);
-    cloud = await LocalCloud.start({ stack, sqs: { batchingWindowMs: 100, redeliveryDelayMs: 5 } });
+    cloud = await LocalCloud.start({
+      stack,
+      sharedDynamoDb: await sharedDynamoDb(),
+      sqs: { batchingWindowMs: 100, redeliveryDelayMs: 5 },
+    });
     stats = new DynamoStatsStore({
       client: cloud.dynamodb,
       tableName: cloud.tableName(stack.compactor.table),

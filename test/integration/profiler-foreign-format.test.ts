@@ -22,12 +22,9 @@ import type {
 } from '../../functions/ports/state-machine-starter.js';
 import { createObservability } from '../../functions/shared/middleware.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { HUDI_FIXTURES } from '../support/fixtures.js';
 
 /**
@@ -113,7 +110,7 @@ class FakeStarter implements StateMachineStarter {
 }
 
 describe('profiler and sweep against DynamoDB Local, with Delta Lake and Iceberg tables', () => {
-  let dynamo: RunningDynamoDbLocal;
+  let dynamo: DynamoDbLocalEndpoint;
   let client: DynamoDBClient;
   let stats: DynamoStatsStore;
   const observability = (() => {
@@ -123,7 +120,7 @@ describe('profiler and sweep against DynamoDB Local, with Delta Lake and Iceberg
   })();
 
   beforeAll(async () => {
-    const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 });
+    const starting = startTestDynamoDb();
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new LakeCompactorStack(app, 'ForeignFormatTest', {
       compactor: { tables: [{ name: 'events', bucketName: BUCKET, prefix: 'events/' }] },

@@ -29,12 +29,9 @@ import {
   createHudiMorTable,
 } from '../../functions/tools/sample-hudi.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 
 const BUCKET = 'lake';
 const NOW = Date.UTC(2026, 11, 7, 12, 0, 0);
@@ -94,7 +91,7 @@ class FakeStarter implements StateMachineStarter {
 }
 
 describe('profiler against DynamoDB Local with a Hudi Merge-on-Read table', () => {
-  let dynamo: RunningDynamoDbLocal;
+  let dynamo: DynamoDbLocalEndpoint;
   let client: DynamoDBClient;
   let stats: DynamoStatsStore;
   const observability = (() => {
@@ -104,7 +101,7 @@ describe('profiler against DynamoDB Local with a Hudi Merge-on-Read table', () =
   })();
 
   beforeAll(async () => {
-    const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 });
+    const starting = startTestDynamoDb();
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new LakeCompactorStack(app, 'HudiMorProfilerTest', {
       compactor: {

@@ -20,14 +20,11 @@ import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { createObservability } from '../../functions/shared/middleware.js';
 import { appendIcebergEvents, createIcebergEventsTable } from '../../functions/tools/sample-iceberg.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
 import { captureIo } from '../support/cli-io.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 
 const BUCKET = 'lake';
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -95,7 +92,7 @@ async function recount(
 }
 
 describe('profiler against DynamoDB Local and a local S3 with an Iceberg table', () => {
-  let dynamo: RunningDynamoDbLocal;
+  let dynamo: DynamoDbLocalEndpoint;
   let client: DynamoDBClient;
   let stats: DynamoStatsStore;
   let s3: RunningS3Server;
@@ -107,7 +104,7 @@ describe('profiler against DynamoDB Local and a local S3 with an Iceberg table',
   })();
 
   beforeAll(async () => {
-    const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 });
+    const starting = startTestDynamoDb();
     s3 = await startS3Server({ buckets: [BUCKET] });
     store = new S3ObjectStore({ client: s3.client(), bucket: BUCKET });
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });

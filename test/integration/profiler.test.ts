@@ -26,12 +26,9 @@ import type {
 } from '../../functions/ports/state-machine-starter.js';
 import { createObservability } from '../../functions/shared/middleware.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 
 const BUCKET = 'lake';
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -172,7 +169,7 @@ class FakeStarter implements StateMachineStarter {
 }
 
 describe('profiler against DynamoDB Local', () => {
-  let dynamo: RunningDynamoDbLocal;
+  let dynamo: DynamoDbLocalEndpoint;
   let client: DynamoDBClient;
   let tableName: string;
   let stats: DynamoStatsStore;
@@ -183,7 +180,7 @@ describe('profiler against DynamoDB Local', () => {
   })();
 
   beforeAll(async () => {
-    const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 }); // the shared machine is slow under load
+    const starting = startTestDynamoDb();
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new LakeCompactorStack(app, 'ProfilerTest', {
       compactor: {

@@ -18,11 +18,7 @@ import { ManualClock } from '../../functions/ports/clock.js';
 import { localFolderSink } from '../../functions/tools/generate.js';
 import { writeSampleLake } from '../../functions/tools/sample-lake.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
 import {
   browserTestsEnabled,
@@ -32,6 +28,7 @@ import {
   requireChromium,
   screenshot,
 } from '../support/chromium.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 
 const START = Date.UTC(2024, 1, 1);
 
@@ -195,7 +192,7 @@ describe('lake-compactor report --html in headless Chromium', () => {
 
 describe.skipIf(!browser)('lake-compactor report --html with a state table', () => {
   const HOUR = 3_600_000;
-  let dynamo: RunningDynamoDbLocal | undefined;
+  let dynamo: DynamoDbLocalEndpoint | undefined;
   let dir: string;
   let page: string;
   let rewritten = 0;
@@ -207,7 +204,7 @@ describe.skipIf(!browser)('lake-compactor report --html with a state table', () 
    */
   beforeAll(async () => {
     requireChromium();
-    const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 });
+    const starting = startTestDynamoDb();
     dir = await mkdtemp(join(tmpdir(), 'lc-report-history-'));
     await writeSampleLake(localFolderSink(dir), { days: 3, batches: 6, seed: 7, startDate: '2024-01-01' });
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });

@@ -28,12 +28,9 @@ import type {
 } from '../../functions/ports/state-machine-starter.js';
 import { createObservability } from '../../functions/shared/middleware.js';
 import { LakeCompactorStack } from '../../infra/app.js';
-import {
-  createTablesFromTemplate,
-  type RunningDynamoDbLocal,
-  startDynamoDbLocal,
-} from '../../infra/local/dynamodb-local.js';
+import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 
 const BUCKET = 'lake';
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -95,7 +92,7 @@ function sqsEvent(table: string, partitions: readonly string[], files: number, a
 const partitionsOf = (n: number) => Array.from({ length: n }, (_, i) => `p=${String(i).padStart(3, '0')}`);
 
 describe('run caps against DynamoDB Local', () => {
-  let dynamo: RunningDynamoDbLocal;
+  let dynamo: DynamoDbLocalEndpoint;
   let client: DynamoDBClient;
   let template: CfnTemplate;
   const silent = (() => {
@@ -105,7 +102,7 @@ describe('run caps against DynamoDB Local', () => {
   })();
 
   beforeAll(async () => {
-    const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 }); // the shared machine is slow under load
+    const starting = startTestDynamoDb();
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new LakeCompactorStack(app, 'RunCaps', {
       compactor: { tables: [{ name: 'seed', bucketName: BUCKET, prefix: 'seed/' }] },

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { LocalCloud } from '../../infra/local/local-cloud.js';
+import { sharedDynamoDb } from '../support/dynamodb-local.js';
 import { type RecordedWrite, recordStateTableWrites } from '../support/state-table-writes.js';
 import { writePartition } from '../support/workflow-harness.js';
 
@@ -65,8 +66,13 @@ describe('state table writes of a real run against the template', () => {
         tables: [{ name: 'events', bucketName: 'lake', prefix: 'events/', partitionColumns: ['date'] }],
       },
     });
-    template = Template.fromStack(stack);
-    cloud = await LocalCloud.start({ stack, sqs: { batchingWindowMs: 100, redeliveryDelayMs: 5 } });
+    cloud = await LocalCloud.start({
+      stack,
+      sharedDynamoDb: await sharedDynamoDb(),
+      sqs: { batchingWindowMs: 100, redeliveryDelayMs: 5 },
+    });
+    // The template the cloud runs: Template.fromStack would synthesize the stack a second time.
+    template = Template.fromJSON(cloud.template);
     recording = recordStateTableWrites();
   });
 

@@ -8,6 +8,7 @@ import { S3ObjectStore } from '../../functions/adapters/s3-object-store.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { functionsFromTemplate } from '../../infra/local/functions.js';
 import { LocalCloud } from '../../infra/local/local-cloud.js';
+import { sharedDynamoDb } from '../support/dynamodb-local.js';
 import { listPartition, writePartition } from '../support/workflow-harness.js';
 
 describe('tableIsolation: "session-policy" on the local cloud', () => {
@@ -25,7 +26,11 @@ describe('tableIsolation: "session-policy" on the local cloud', () => {
         ],
       },
     });
-    cloud = await LocalCloud.start({ stack, sqs: { batchingWindowMs: 100, redeliveryDelayMs: 5 } });
+    cloud = await LocalCloud.start({
+      stack,
+      sharedDynamoDb: await sharedDynamoDb(),
+      sqs: { batchingWindowMs: 100, redeliveryDelayMs: 5 },
+    });
   });
 
   afterAll(async () => {

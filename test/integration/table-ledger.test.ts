@@ -6,15 +6,16 @@ import { DynamoTableLedger } from '../../functions/adapters/dynamodb-table-ledge
 import { MemoryTableLedger } from '../../functions/adapters/memory-table-ledger.js';
 import type { TableFailure } from '../../functions/core/isolation.js';
 import type { TableAttempt, TableLedger } from '../../functions/ports/table-ledger.js';
-import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import type { DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { createKeyValueTable } from '../support/dynamodb-table.js';
 
 const T0 = Date.UTC(2026, 0, 1);
-let ddb: RunningDynamoDbLocal;
+let ddb: DynamoDbLocalEndpoint;
 let seq = 0;
 
 beforeAll(async () => {
-  ddb = await startDynamoDbLocal({ startTimeoutMs: 120_000 });
+  ddb = await startTestDynamoDb();
 }, 150_000);
 
 afterAll(async () => {

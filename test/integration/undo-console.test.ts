@@ -19,6 +19,7 @@ import { appendIcebergEvents, createIcebergEventsTable } from '../../functions/t
 import { LakeCompactorStack } from '../../infra/app.js';
 import { LocalCloud } from '../../infra/local/local-cloud.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
+import { sharedDynamoDb } from '../support/dynamodb-local.js';
 import { keysUnder, listPartition, rowMultiset, writePartition } from '../support/workflow-harness.js';
 
 const BUCKET = 'lake';
@@ -48,7 +49,12 @@ beforeAll(async () => {
       ],
     },
   });
-  const start = () => LocalCloud.start({ stack, stepFunctions: { waitTimeMs: 0, retryIntervalMs: 0 } });
+  const start = async () =>
+    LocalCloud.start({
+      stack,
+      sharedDynamoDb: await sharedDynamoDb(),
+      stepFunctions: { waitTimeMs: 0, retryIntervalMs: 0 },
+    });
   cloud = await start().catch((error: unknown) => {
     if (error instanceof Error && error.name === 'LocalCloudStartupError') return start();
     throw error;

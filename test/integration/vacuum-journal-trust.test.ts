@@ -24,9 +24,10 @@ import { createVacuumHandler, vacuumJournals } from '../../functions/handlers/va
 import { ManualClock } from '../../functions/ports/clock.js';
 import type { GroupJournalEntry, JournalInput } from '../../functions/ports/journal.js';
 import { createObservability } from '../../functions/shared/middleware.js';
-import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import type { DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type RunningS3Server, startS3Server } from '../../infra/local/s3-server.js';
 import { captureIo } from '../support/cli-io.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { createKeyValueTable } from '../support/dynamodb-table.js';
 
 const HOUR = 3_600_000;
@@ -40,12 +41,12 @@ const TABLES = parseTableConfigs([
   { name: 'payroll', bucket: 'lake-a', prefix: 'hr/payroll' },
 ]);
 
-let ddb: RunningDynamoDbLocal;
+let ddb: DynamoDbLocalEndpoint;
 let s3: RunningS3Server;
 let tableSeq = 0;
 
 beforeAll(async () => {
-  const starting = startDynamoDbLocal({ startTimeoutMs: 120_000 });
+  const starting = startTestDynamoDb();
   s3 = await startS3Server({ buckets: ['lake-a'] });
   ddb = await starting;
 }, 150_000);

@@ -34,10 +34,11 @@ import type { Journal } from '../../functions/ports/journal.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { appendHudiInsert, createHudiTable } from '../../functions/tools/sample-hudi.js';
-import { type RunningDynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+import type { DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import type { StoreCall } from '../support/crash-store.js';
 import { Crash, crashingStore, dyingJournal } from '../support/crashing-store.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
+import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { copyHudiFixture, hudiMergedView } from '../support/hudi-mor-view.js';
 
 const NOW = Date.UTC(2026, 11, 7, 12);
@@ -45,14 +46,14 @@ const ROOT = 'trips';
 /** The lease the table's writers write into the lock item (a Hudi writer's `hoodie.write.lock.wait_time_ms`). */
 const LEASE_MS = 10_000;
 
-let ddb: RunningDynamoDbLocal;
+let ddb: DynamoDbLocalEndpoint;
 let dynamo: DynamoDBClient;
 let db: DuckDb;
 let lockTables = 0;
 const dirs: string[] = [];
 
 beforeAll(async () => {
-  ddb = await startDynamoDbLocal({ startTimeoutMs: 120_000 });
+  ddb = await startTestDynamoDb();
   dynamo = ddb.client();
   db = await openDuckDb();
 }, 180_000);

@@ -13,6 +13,7 @@ import type { CompactionWorkflowProps } from '../../infra/compaction-workflow.js
 import { LocalCloud } from '../../infra/local/local-cloud.js';
 import type { StepFunctionsOptions } from '../../infra/local/step-functions.js';
 import { type DuckDb, openDuckDb, sqlString } from './duckdb.js';
+import { sharedDynamoDb } from './dynamodb-local.js';
 import { WORKFLOW_BUCKET, WorkflowStack } from './workflow-stack.js';
 
 /** Runs before a Task state's real handler (by state name); throwing fails that attempt. */
@@ -62,10 +63,11 @@ export async function startWorkflowHarness(
     ]),
   );
   // DynamoDB Local occasionally misses its start deadline on a loaded machine: one more try.
-  const start = () =>
+  const start = async () =>
     LocalCloud.start({
       stack,
       buckets: [WORKFLOW_BUCKET],
+      sharedDynamoDb: await sharedDynamoDb(),
       stepFunctions: {
         retryIntervalMs: 0,
         waitTimeMs: 0,
