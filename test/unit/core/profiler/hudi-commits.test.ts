@@ -16,7 +16,6 @@ import {
   writeToken,
 } from '../../../../functions/core/formats/hudi/timeline-writer/index.js';
 import { DEFAULT_POLICY } from '../../../../functions/core/policy.js';
-import { type CommitEvent, resolveEvent } from '../../../../functions/core/profiler/events.js';
 import { profileCommits, type TableLogDeps } from '../../../../functions/core/profiler/table-log.js';
 import { isSmallFile } from '../../../../functions/core/stats.js';
 import { parseTableConfigs, type TableConfig } from '../../../../functions/core/table-config.js';
@@ -30,6 +29,7 @@ import {
   insertBaseFile,
   upsertHudiFileGroup,
 } from '../../../support/hudi-appender.js';
+import { commitEventsOf, completedInstantNames } from '../../../support/hudi-commit-events.js';
 
 const NOW = Date.UTC(2026, 11, 7, 12, 0, 0);
 const ROOT = 'trips';
@@ -46,24 +46,9 @@ const TABLES: TableConfig[] = parseTableConfigs([
   },
 ]);
 
-let sequence = 0;
-
+const events = commitEventsOf(TABLES, new Map([['trips', DEFAULT_POLICY]]), ROOT, NOW);
 /** The commit event S3 sends for the completed instant file `name` of the table's timeline. */
-function commitEvent(table: AppenderTable, name: string): CommitEvent {
-  sequence += 1;
-  const folder = table.version === 6 ? '.hoodie' : '.hoodie/timeline';
-  const resolution = resolveEvent(TABLES, new Map([['trips', DEFAULT_POLICY]]), {
-    bucket: 'lake',
-    key: `${ROOT}/${folder}/${name}`,
-    kind: 'created',
-    size: 1024,
-    sequencer: sequence.toString(16).toUpperCase().padStart(32, '0'),
-    eventTime: NOW,
-    eventName: 'ObjectCreated:Put',
-  });
-  if (resolution.kind !== 'commit') throw new Error(`expected a commit event for ${name}`);
-  return resolution;
-}
+const commitEvent = (table: AppenderTable, name: string) => events(table.version, name);
 
 function depsFor(store: ObjectStore) {
   const stats = new MemoryStatsStore();
@@ -110,15 +95,8 @@ function at(second: number): string {
 }
 
 /** The completed instant files of the timeline, newest last (the events a table's writes raise). */
-async function completedNames(store: ObjectStore, table: AppenderTable): Promise<string[]> {
-  const folder = `${ROOT}/${table.version === 6 ? '.hoodie' : '.hoodie/timeline'}/`;
-  const names: string[] = [];
-  for await (const o of store.listAll(folder)) {
-    const name = o.key.slice(folder.length);
-    if (/^\d{17}(_\d{17})?\.(commit|replacecommit)$/.test(name)) names.push(name);
-  }
-  return names.sort();
-}
+const completedNames = (store: ObjectStore, table: AppenderTable) =>
+  completedInstantNames(store, ROOT, table.version, ['commit', 'replacecommit']);
 
 /**
  * One write of the test table: an insert into a new file group, an upsert of an existing one (a new slice), or a

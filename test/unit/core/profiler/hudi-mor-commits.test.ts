@@ -18,7 +18,6 @@ import {
 } from '../../../../functions/core/formats/hudi/timeline-writer/index.js';
 import { formatForTable } from '../../../../functions/core/formats/index.js';
 import type { CommitLogChanges, TableChanges } from '../../../../functions/core/formats/table-format.js';
-import { type CommitEvent, resolveEvent } from '../../../../functions/core/profiler/events.js';
 import { profileCommits, type TableLogDeps } from '../../../../functions/core/profiler/table-log.js';
 import { isSmallFile } from '../../../../functions/core/stats.js';
 import { parseTableConfigs, resolveTablePolicy } from '../../../../functions/core/table-config.js';
@@ -34,6 +33,11 @@ import {
   deltaCommitMetadata,
 } from '../../../../functions/tools/sample-hudi.js';
 import { countingStore } from '../../../support/counting-store.js';
+import {
+  commitEventsOf,
+  completedInstantNames,
+  timelineFolder as timelineFolderOf,
+} from '../../../support/hudi-commit-events.js';
 
 const NOW = Date.UTC(2026, 11, 7, 12, 0, 0);
 const ROOT = 'trips';
@@ -63,38 +67,9 @@ function commitLogOf(changes: TableChanges): CommitLogChanges {
   return changes;
 }
 
-let sequence = 0;
-
-function timelineFolder(version: 6 | 8): string {
-  return `${ROOT}/${version === 6 ? '.hoodie' : '.hoodie/timeline'}/`;
-}
-
-/** The event S3 sends for the completed instant file `name` of the table's timeline. */
-function commitEvent(version: 6 | 8, name: string): CommitEvent {
-  sequence += 1;
-  const resolution = resolveEvent(TABLES, POLICIES, {
-    bucket: 'lake',
-    key: `${timelineFolder(version)}${name}`,
-    kind: 'created',
-    size: 1024,
-    sequencer: sequence.toString(16).toUpperCase().padStart(32, '0'),
-    eventTime: NOW,
-    eventName: 'ObjectCreated:Put',
-  });
-  if (resolution.kind !== 'commit') throw new Error(`expected a commit event for ${name}`);
-  return resolution;
-}
-
-/** The completed write instants of the timeline (each raised one event), oldest first. */
-async function completedNames(store: ObjectStore, version: 6 | 8): Promise<string[]> {
-  const folder = timelineFolder(version);
-  const names: string[] = [];
-  for await (const o of store.listAll(folder)) {
-    const name = o.key.slice(folder.length);
-    if (/^\d{17}(_\d{17})?\.(deltacommit|commit|replacecommit)$/.test(name)) names.push(name);
-  }
-  return names.sort();
-}
+const commitEvent = commitEventsOf(TABLES, POLICIES, ROOT, NOW);
+const completedNames = (store: ObjectStore, version: 6 | 8) => completedInstantNames(store, ROOT, version);
+const timelineFolder = (version: 6 | 8) => timelineFolderOf(ROOT, version);
 
 function profilerOf(store: ObjectStore) {
   const stats = new MemoryStatsStore();

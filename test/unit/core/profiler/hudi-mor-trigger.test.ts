@@ -20,7 +20,6 @@ import { StorageBasedHudiLock } from '../../../../functions/core/formats/hudi/lo
 import { readHudiTable } from '../../../../functions/core/formats/hudi/table-state.js';
 import { formatForTable } from '../../../../functions/core/formats/index.js';
 import { partitionPlanSchema } from '../../../../functions/core/planning.js';
-import { type CommitEvent, resolveEvent } from '../../../../functions/core/profiler/events.js';
 import { sweepTable } from '../../../../functions/core/profiler/sweep.js';
 import { profileCommits, type TableLogDeps } from '../../../../functions/core/profiler/table-log.js';
 import { buildRunContext } from '../../../../functions/core/run-input.js';
@@ -42,6 +41,7 @@ import {
   MOR_ROW_COLUMNS,
 } from '../../../../functions/tools/sample-hudi.js';
 import { type DuckDb, openDuckDb } from '../../../support/duckdb.js';
+import { commitEventsOf, completedInstantNames } from '../../../support/hudi-commit-events.js';
 import { hudiMergedView } from '../../../support/hudi-mor-view.js';
 
 const NOW = Date.UTC(2026, 11, 7, 12, 0, 0);
@@ -92,35 +92,10 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
-let sequence = 0;
-
-/** The event S3 sends for the completed instant file `name` of the table's timeline. */
-function commitEvent(version: 6 | 8, name: string): CommitEvent {
-  sequence += 1;
-  const folder = version === 6 ? '.hoodie' : '.hoodie/timeline';
-  const resolution = resolveEvent(TABLES, POLICIES, {
-    bucket: 'lake',
-    key: `${ROOT}/${folder}/${name}`,
-    kind: 'created',
-    size: 1024,
-    sequencer: sequence.toString(16).toUpperCase().padStart(32, '0'),
-    eventTime: NOW,
-    eventName: 'ObjectCreated:Put',
-  });
-  if (resolution.kind !== 'commit') throw new Error(`expected a commit event for ${name}`);
-  return resolution;
-}
-
+const commitEvent = commitEventsOf(TABLES, POLICIES, ROOT, NOW);
 /** The completed write instants of the timeline, oldest first (each raised one event). */
-async function completedNames(table: AppenderTable): Promise<string[]> {
-  const folder = `${ROOT}/${table.version === 6 ? '.hoodie' : '.hoodie/timeline'}/`;
-  const names: string[] = [];
-  for await (const o of table.store.listAll(folder)) {
-    const name = o.key.slice(folder.length);
-    if (/^\d{17}(_\d{17})?\.(deltacommit|commit)$/.test(name)) names.push(name);
-  }
-  return names.sort();
-}
+const completedNames = (table: AppenderTable) =>
+  completedInstantNames(table.store, ROOT, table.version, ['deltacommit', 'commit']);
 
 /** The profiler's dependencies as the deployment builds them: the table's format bound to its settings. */
 function profilerOf(store: LocalObjectStore) {
