@@ -51,7 +51,7 @@ export type TableLogResult =
       readonly applied: number;
       /** Commit events that changed nothing: duplicates, or versions already applied. */
       readonly stale: number;
-      /** Versions read one by one, or `rebuild` with why the whole state was read instead. */
+      /** Versions read one by one, the partitions they changed re-derived, or `rebuild` with why the whole state was read instead. */
       readonly mode:
         | { readonly kind: 'versions'; readonly count: number }
         /** The partitions the versions changed, each re-derived whole (ChangesRead `partitions`). */
@@ -370,7 +370,17 @@ async function rederivePartitions(
   const { table, bucket } = job;
   const policy = policyOf(deps, table.name);
   const listed = new Map(partitions.map((p) => [p.partition, p]));
-  const stored = new Map((await deps.stats.listPartitions(table.name)).map((s) => [s.partition, s]));
+  // The named partitions' statistics alone (one read each), not the table's every partition.
+  const stored =
+    scope === 'all'
+      ? new Map((await deps.stats.listPartitions(table.name)).map((s) => [s.partition, s]))
+      : new Map(
+          (
+            await Promise.all(
+              [...listed.keys()].map((partition) => deps.stats.get({ table: table.name, partition })),
+            )
+          ).flatMap((s) => (s === undefined ? [] : [[s.partition, s] as const])),
+        );
   const times = job.commits.map((c) => c.eventTime);
   const outcomes: TriggerOutcome[] = [];
   let count = 0;
