@@ -121,6 +121,15 @@ async function runWith(store: ObjectStore, journal: Journal, run: RunContext, at
   );
 }
 
+/** The sweep's settle of the dead run `run-1` of `partition`, once its lock lapsed. */
+async function settleDeadRun(store: ObjectStore, journal: Journal, partition: string) {
+  return settleAfterDeadRun(
+    { store, journal, clock: new ManualClock(LATER), engine: defaultParquetEngine, format: boundFormat() },
+    { table: 'trips', partition },
+    'run-1',
+  );
+}
+
 async function compactionCommits(dir: string): Promise<string[]> {
   const state = await readHudiTable(new LocalObjectStore(dir), ROOT);
   return state.timeline.completedWrites.filter((w) => w.metadata.compacted).map((w) => w.instant.time);
@@ -170,17 +179,7 @@ describe('Merge-on-Read compaction through the workflow steps, killed at any req
         await dying.quiesce();
         const whileDead = await hudiVisibleView(db, dir, ROOT, '.hoodie', dirs);
         const live = new LocalObjectStore(dir);
-        const sweep = await settleAfterDeadRun(
-          {
-            store: live,
-            journal,
-            clock: new ManualClock(LATER),
-            engine: defaultParquetEngine,
-            format: boundFormat(),
-          },
-          { table: 'trips', partition: PARTITION },
-          'run-1',
-        );
+        const sweep = await settleDeadRun(live, journal, PARTITION);
         const rerun = await runWith(live, journal, runOf('run-2', LATER + 60_000), LATER + 60_000);
 
         // Assess
@@ -246,17 +245,7 @@ describe('Merge-on-Read compaction through the workflow steps, killed at any req
       );
       await dying.quiesce();
       const other = await runWith(live, journal, runOf('run-2', LATER, '2'), LATER);
-      const sweep = await settleAfterDeadRun(
-        {
-          store: live,
-          journal,
-          clock: new ManualClock(LATER),
-          engine: defaultParquetEngine,
-          format: boundFormat(),
-        },
-        { table: 'trips', partition: '1' },
-        'run-1',
-      );
+      const sweep = await settleDeadRun(live, journal, '1');
       const rerun = await runWith(live, journal, runOf('run-3', LATER + 60_000, '1'), LATER + 60_000);
 
       // Assess

@@ -66,6 +66,7 @@ import {
 import {
   decodeCommitMetadata,
   type HudiCommitMetadata,
+  type HudiTimeline,
   keyUnder,
   listFolder,
   readTimelineFile,
@@ -458,25 +459,25 @@ async function readMergeOnReadChanges(store: ObjectStore, read: MergeOnReadRead)
     pending.some((p) => p.action === 'commit' || p.action === 'deltacommit');
   const deferralMoved = head.config.version === 6 && writing(memo.pending) !== writing(summary.pending);
   const freshTimes = new Set(fresh.map((i) => i.time));
-  let touched = new Set<string>();
+  // The partitions to count again: those the new instants wrote, or — the v6 deferral moved — every one the active
+  // timeline names. Chosen from the timeline the state is read with, so only they are listed.
+  const touchedBy = (timeline: HudiTimeline): Set<string> =>
+    new Set(
+      timeline.completedWrites
+        .filter((w) => deferralMoved || freshTimes.has(w.instant.time))
+        .flatMap((w) => [
+          ...w.metadata.partitionToWriteStats.keys(),
+          ...w.metadata.partitionToReplaceFileIds.keys(),
+        ]),
+    );
   const state = await readHudiTable(store, read.root, {
     head,
     timelineListing: read.listing,
-    partitions: (timeline) => {
-      touched = new Set(
-        timeline.completedWrites
-          .filter((w) => deferralMoved || freshTimes.has(w.instant.time))
-          .flatMap((w) => [
-            ...w.metadata.partitionToWriteStats.keys(),
-            ...w.metadata.partitionToReplaceFileIds.keys(),
-          ]),
-      );
-      return touched;
-    },
+    partitions: touchedBy,
   });
   return {
     kind: 'partitions',
-    partitions: await countedPartitions(store, state, read.deltaCommits, touched),
+    partitions: await countedPartitions(store, state, read.deltaCommits, touchedBy(state.timeline)),
     cursor: read.cursor,
   };
 }

@@ -332,12 +332,12 @@ export async function compactHudiMergeOnRead(
   // one a live run of ours holds is left to it, and the next is taken — only when every one is held is that said.
   let firstHeld: HudiCompactionResult | undefined;
   for (const pending of state.timeline.pendingPlans.filter((p) => p.kind === 'compaction')) {
-    const operations = await readPlan(deps.store, state, pending.instant.time);
     const held = await restartPending(deps, state, pending, options.runId);
     if (held !== undefined) {
       firstHeld ??= held;
       continue;
     }
+    const operations = await readPlan(deps.store, state, pending.instant.time);
     try {
       return await execute(
         deps,
