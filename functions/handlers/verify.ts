@@ -29,6 +29,8 @@ export function createVerifyHandler(runtime: WorkflowRuntime): (event: unknown) 
         // A run with a `transform` (an operator's partition rewrite) is verified by the engine these give.
         transforms: defaultPartitionTransforms,
         workers,
+        // The table's format: a group still pending on the table keeps its sign of life while it is verified.
+        format: runtime.formatFor(run),
       },
       run,
       groupId,

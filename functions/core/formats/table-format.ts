@@ -237,6 +237,12 @@ export interface TableServiceOutcome {
   readonly lines: readonly string[];
 }
 
+/** A liveness signal the table's own writers read, renewed every `everyMs` while a step works on a pending group. */
+export interface KeepAlive {
+  readonly everyMs: number;
+  renew(): Promise<void>;
+}
+
 /**
  * What a format decided before one group is rewritten (see {@link TableFormat.prepareGroup}): the group may go on,
  * with the journal entry as the format left it, the names its outputs must have and what the rewrite must set in
@@ -274,7 +280,7 @@ export type PreparedGroup =
        * without which a writer takes the plan for a dead one and rolls it back), renewed every `everyMs` while the
        * group is rewritten. A failed renewal is not the group's failure: its commit re-checks the table.
        */
-      readonly keepAlive?: { readonly everyMs: number; renew(): Promise<void> };
+      readonly keepAlive?: KeepAlive;
     }
   | { readonly kind: 'conflict'; readonly reason: string };
 
@@ -567,6 +573,17 @@ export interface TableFormat {
    * nothing happens before the rewrite.
    */
   prepareGroup?(deps: CommitDeps, entry: GroupJournalEntry): Promise<PreparedGroup>;
+  /**
+   * The liveness signal of a group that `prepareGroup` left pending on the table (its `keepAlive`), for the steps
+   * after the rewrite that work on the group while it is still pending: verify re-reads every output, which takes
+   * minutes on a large group, and the table's writers must not take the plan for a dead one meanwhile (a writer
+   * may roll back a pending plan whose heartbeat is 2 minutes old). Renewed when such a step starts and every
+   * `everyMs` while it runs, never after it ends. Undefined: nothing of the group is pending on the table (not
+   * prepared, already committed, or a format that keeps no such signal). A renewal that lands after the table's
+   * writers rolled the plan back costs nothing: the commit finds the plan gone and aborts the group, whose rollback
+   * removes what the renewal wrote.
+   */
+  groupKeepAlive?(store: ObjectStore, entry: GroupJournalEntry): KeepAlive | undefined;
   /**
    * The format's own table service a `compact` runs before it plans (after settling): work the bin-pack plan cannot
    * express because its inputs are not data files alone (e.g. a Merge-on-Read compaction of base + log files

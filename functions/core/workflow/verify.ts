@@ -1,7 +1,7 @@
 // The verify step: re-reads a group's staged outputs independently and compares them with the inputs'
 // fingerprint; only a match moves the journal to `verified`, which is what allows a commit.
 import type { Clock } from '../../ports/clock.js';
-import type { Journal } from '../../ports/journal.js';
+import type { GroupJournalEntry, Journal } from '../../ports/journal.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import type { ParquetEngine, VerificationReport } from '../../ports/parquet-engine.js';
 import type { PartitionTransforms } from '../../ports/partition-transforms.js';
@@ -9,7 +9,9 @@ import { CorruptInputError, NotVerifiedError, VerificationError } from '../error
 import type { GroupFingerprint } from '../fingerprint/fingerprint.js';
 import type { RunContext } from '../run-input.js';
 import { assertLiveRows, assertStitchedSources, expectedLiveRows } from '../verify/verify.js';
+import { groupFormat, type StepCommitDeps } from './commit.js';
 import { readFingerprint, requireEntry } from './compact.js';
+import { whileAlive } from './keep-alive.js';
 import { runEngine } from './rewrite-engine.js';
 
 export interface VerifyDeps {
@@ -22,6 +24,8 @@ export interface VerifyDeps {
   readonly workers?: number;
   /** A rewrite's outputs are verified by its transforming engine (see rewrite-engine.ts); needed by such runs only. */
   readonly transforms?: PartitionTransforms;
+  /** The run's table format; the group's own (by its journal entry) when omitted or another. */
+  readonly format?: StepCommitDeps['format'];
 }
 
 export interface VerifyStepResult {
@@ -53,6 +57,25 @@ export async function verifyGroup(
     }
     return { groupId, state: entry.state, rows, outputs: entry.outputs.length };
   }
+  // A group still pending on the table keeps its sign of life while its outputs are re-read (TableFormat.groupKeepAlive).
+  const keepAlive = groupFormat(deps, entry).groupKeepAlive?.(deps.store, entry);
+  const verify = () => verifyStaged(deps, run, entry, fingerprint);
+  const { expected, report } = await whileAlive(keepAlive, verify, { now: true });
+  // From the plan, not from the rewrite: what dropping the inputs' deleted rows must leave.
+  const live = expectedLiveRows(entry.inputs);
+  if (live !== undefined) assertLiveRows(live, expected.rows, report.rows);
+  const verified = await deps.journal.transition(entry, 'verified', {}, deps.clock.now());
+  return { groupId, state: verified.state, rows, outputs: entry.outputs.length };
+}
+
+/** Checks the staged objects are what the rewrite journaled and re-reads them against the fingerprint. */
+async function verifyStaged(
+  deps: VerifyDeps,
+  run: RunContext,
+  entry: GroupJournalEntry,
+  fingerprint: GroupFingerprint | undefined,
+): Promise<{ readonly expected: GroupFingerprint; readonly report: VerificationReport }> {
+  const groupId = entry.groupId;
   const expected = fingerprint ?? (await readFingerprint(deps.store, run, groupId));
   // Before reading anything: stitched outputs must copy exactly the planned inputs, at their planned ETags.
   assertStitchedSources(entry.inputs, expected);
@@ -84,9 +107,5 @@ export async function verifyGroup(
     }
     throw err;
   }
-  // From the plan, not from the rewrite: what dropping the inputs' deleted rows must leave.
-  const live = expectedLiveRows(entry.inputs);
-  if (live !== undefined) assertLiveRows(live, expected.rows, report.rows);
-  const verified = await deps.journal.transition(entry, 'verified', {}, deps.clock.now());
-  return { groupId, state: verified.state, rows, outputs: entry.outputs.length };
+  return { expected, report };
 }

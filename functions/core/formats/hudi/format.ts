@@ -14,6 +14,7 @@ import { hiveVacuumRules } from '../hive/vacuum.js';
 import { withStoredFooter } from '../logged-files.js';
 import type {
   CommitDeps,
+  KeepAlive,
   PartitionFiles,
   PartitionLocation,
   PreparedGroup,
@@ -45,6 +46,7 @@ import {
 } from './compaction-workflow.js';
 import { hudiHelp } from './help.js';
 import { type HudiTableLock, StorageBasedHudiLock } from './lock/index.js';
+import { HEARTBEAT_RENEW_MS, renewHeartbeat } from './pending-instant.js';
 import { HUDI_FORMAT_NAME, type HudiLockSetting, type HudiTableSettings, hudiSettings } from './settings.js';
 import { type HudiTableState, readHudiTable, toTableSnapshot } from './table-state.js';
 
@@ -182,6 +184,19 @@ function prepareGroup(
     : prepareHudiGroup(coordination, deps, entry);
 }
 
+/**
+ * A prepared group's pending instant (its clustering, or the compaction its file slice belongs to) keeps its heartbeat
+ * while verify re-reads the outputs: a LAZY Hudi writer rolls back a pending clustering whose heartbeat is 2 minutes
+ * old, and another run of ours takes a plan for dead after 10 minutes without one (abandoned-plans.ts) (pending-instant.ts).
+ */
+function groupKeepAlive(store: ObjectStore, entry: GroupJournalEntry): KeepAlive | undefined {
+  const s = entry.formatState ?? {};
+  const { tableRoot, hudiInstant } = s;
+  if (typeof tableRoot !== 'string' || typeof hudiInstant !== 'string' || s.hudiCommitted === true)
+    return undefined;
+  return { everyMs: HEARTBEAT_RENEW_MS, renew: () => renewHeartbeat(store, tableRoot, hudiInstant) };
+}
+
 const unbound = hudiCommitter();
 
 /**
@@ -196,6 +211,7 @@ export const hudiTable = {
   planInputs,
   partitionFiles,
   prepareGroup: (deps, entry) => prepareGroup(undefined, deps, entry),
+  groupKeepAlive,
   commit: unbound.commit,
   rollback: unbound.rollback,
   vacuum: hudiVacuumRules,

@@ -1,6 +1,6 @@
 // whileAlive: a format's liveness signal renewed while a step runs, and never after it: a renewal in flight when the
 // work ends is awaited (so a caller removing the signal next cannot be overtaken), and a failed renewal does not
-// fail the work.
+// fail the work; a step taking over a group renews it before it starts.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { whileAlive } from '../../../../functions/core/workflow/keep-alive.js';
 
@@ -65,6 +65,35 @@ describe('whileAlive', () => {
 
     // Assess
     expect(events).toEqual(['work ended', 'renewed', 'returned']);
+  });
+
+  it('renews once before the work starts when asked to (a step taking over a group another left), and a failed first renewal does not stop the work', async () => {
+    // Prepare
+    const events: string[] = [];
+    let calls = 0;
+    const keepAlive = {
+      everyMs: 1_000,
+      renew: async () => {
+        calls += 1;
+        events.push(`renewal ${calls}`);
+        if (calls === 1) throw new Error('503 Slow Down');
+      },
+    };
+
+    // Act: work shorter than one interval
+    const result = await whileAlive(
+      keepAlive,
+      async () => {
+        events.push('work');
+        await vi.advanceTimersByTimeAsync(500);
+        return 'verified';
+      },
+      { now: true },
+    );
+
+    // Assess
+    expect(result).toBe('verified');
+    expect(events).toEqual(['renewal 1', 'work']);
   });
 
   it('runs the work alone without a signal', async () => {

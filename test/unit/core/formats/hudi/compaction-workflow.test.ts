@@ -12,10 +12,10 @@
 // killed run left, its journal gone, is rolled back by the next run's plan step by its mark (abandoned-plans.ts); one
 // whose killed run's group aborted with its undo still pending is left by the plan step's table service to the
 // sweep, whose settle rolls it back with the rows unchanged.
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LocalObjectStore } from '../../../../../functions/adapters/local-object-store.js';
 import { MemoryJournal } from '../../../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../../../functions/adapters/memory-leases.js';
@@ -23,7 +23,10 @@ import { ABANDONED_AFTER_MS } from '../../../../../functions/core/formats/hudi/a
 import { compactHudiMergeOnRead } from '../../../../../functions/core/formats/hudi/compaction-run.js';
 import { hudiTable } from '../../../../../functions/core/formats/hudi/format.js';
 import { StorageBasedHudiLock } from '../../../../../functions/core/formats/hudi/lock/index.js';
-import { renewHeartbeat } from '../../../../../functions/core/formats/hudi/pending-instant.js';
+import {
+  HEARTBEAT_RENEW_MS,
+  renewHeartbeat,
+} from '../../../../../functions/core/formats/hudi/pending-instant.js';
 import { readHudiTable } from '../../../../../functions/core/formats/hudi/table-state.js';
 import type { TableFormat } from '../../../../../functions/core/formats/table-format.js';
 import { partitionPlanSchema } from '../../../../../functions/core/planning.js';
@@ -32,7 +35,11 @@ import { commitStep } from '../../../../../functions/core/workflow/commit.js';
 import { compactGroup } from '../../../../../functions/core/workflow/compact.js';
 import { planKey } from '../../../../../functions/core/workflow/layout.js';
 import { binpackOptionsOf, planRun } from '../../../../../functions/core/workflow/plan.js';
-import { runPartition } from '../../../../../functions/core/workflow/run.js';
+import {
+  runPartition,
+  WORKFLOW_STEPS,
+  type WorkflowSteps,
+} from '../../../../../functions/core/workflow/run.js';
 import { settleAfterDeadRun } from '../../../../../functions/core/workflow/settle.js';
 import { verifyGroup } from '../../../../../functions/core/workflow/verify.js';
 import { ManualClock } from '../../../../../functions/ports/clock.js';
@@ -379,6 +386,97 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     expect(state.partitions.flatMap((p) => p.liveSlices)).toHaveLength(1);
     expect(await liveRows()).toEqual(before);
   });
+
+  it.each([
+    ['clustering', '1'],
+    ['compaction', '2'],
+  ] as const)(
+    "%s: verify renews the pending instant's heartbeat when it starts and while it re-reads the outputs, so a LAZY Hudi writer does not take the plan for a dead one; the group completes with the same rows",
+    async (service, partition) => {
+      // Prepare: partition 1 six small base-only file groups (clustered), partition 2 two file groups with a log
+      // each (compacted at 1 delta commit); verify starts 5 minutes after its compact step ended (a retried step,
+      // a slow Map slot): the heartbeat as old as that gap, past Hudi's 2-minute LAZY judgement
+      const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-verify-alive-'));
+      dirs.push(dir);
+      const store = new LocalObjectStore(dir);
+      const table = await createHudiMorTable(store, 'trips', 8);
+      for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+      await appendHudiInsert(table, '2', 4);
+      await appendHudiInsert(table, '2', 4);
+      await appendHudiDeltaCommit(table, '2', { fraction: 0.5 });
+      const before = await hudiMergedView(db, dir, 'trips', MOR_ROW_COLUMNS);
+      const heartbeats = join(dir, 'trips', '.hoodie', '.heartbeat');
+      const GAP_MS = 5 * 60_000;
+      const ages: number[] = [];
+      const renewalsDuringRead: number[] = [];
+      let puts = 0;
+      const counted = observedStore(store, {
+        after: (call) => {
+          if (call.method === 'put' && call.key.includes('.hoodie/.heartbeat/')) puts += 1;
+        },
+      });
+      const engine: ParquetEngine = {
+        ...defaultParquetEngine,
+        verifyOutputs: async (...args) => {
+          // The heartbeat's age by the store's own time as the outputs' re-read begins; then three renewal intervals
+          const [beat] = await readdir(heartbeats);
+          ages.push(Date.now() - (await stat(join(heartbeats, beat ?? ''))).mtimeMs);
+          const at = puts;
+          for (let interval = 1; interval <= 3; interval += 1) {
+            await vi.advanceTimersByTimeAsync(HEARTBEAT_RENEW_MS);
+            // One renewal at a time (whileAlive chains them): this interval's put lands before the next starts
+            await vi.waitFor(() => expect(puts - at).toBe(interval));
+          }
+          renewalsDuringRead.push(puts - at);
+          return defaultParquetEngine.verifyOutputs(...args);
+        },
+      };
+      const steps: WorkflowSteps = {
+        ...WORKFLOW_STEPS,
+        verifyGroup: async (...args) => {
+          await ageFiles(heartbeats, GAP_MS);
+          return WORKFLOW_STEPS.verifyGroup(...args);
+        },
+      };
+      const run = buildRunContext(
+        { name: 'trips', prefix: 'trips', bucket: 'local', format: 'hudi' },
+        partition,
+        { force: true, quietMinutes: 0, trigger: 'operator' },
+        { executionName: 'run-1', startedAt: NOW },
+      );
+      vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+
+      // Act
+      let result: Awaited<ReturnType<typeof runPartition>>;
+      try {
+        result = await runPartition(
+          { ...depsOf(counted, new MemoryJournal(), NOW, engine), wait: async () => {} },
+          run,
+          { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
+          {},
+          steps,
+        );
+      } finally {
+        vi.useRealTimers();
+      }
+
+      // Assess: every group's verify found the heartbeat renewed (not 5 minutes old) and renewed it 3 times more
+      expect(result.summary.status, JSON.stringify(result.summary)).toBe('SUCCEEDED');
+      expect(ages.length).toBe(result.groups.length);
+      expect(ages.length).toBeGreaterThan(0);
+      expect(Math.max(...ages)).toBeLessThan(60_000);
+      expect(renewalsDuringRead).toEqual(ages.map(() => 3));
+      //         the service completed, its heartbeat gone, and the merged view's rows unchanged
+      const state = await readHudiTable(store, 'trips');
+      expect(state.timeline.pendingPlans).toEqual([]);
+      const completed = state.timeline.completedWrites.filter((w) =>
+        service === 'clustering' ? w.instant.action === 'replacecommit' : w.metadata.compacted,
+      );
+      expect(completed).toHaveLength(1);
+      expect(await filesUnder(dir, 'trips/.hoodie/.heartbeat')).toEqual([]);
+      expect(await hudiMergedView(db, dir, 'trips', MOR_ROW_COLUMNS)).toEqual(before);
+    },
+  );
 
   it("leaves a clustering plan of ours to the sweep while its dead run's group is aborted with its undo still pending; the sweep's settle rolls it back, same rows", async () => {
     // Prepare: six small base-only file groups; run-1's rewrite fails after its clustering plan T is on the timeline,
