@@ -16,6 +16,7 @@ import { StoreJournal } from '../../functions/adapters/store-journal.js';
 import { runCompact } from '../../functions/cli/compact.js';
 import { run } from '../../functions/cli/index.js';
 import { hudiTable } from '../../functions/core/formats/hudi/format.js';
+import { HUDI_STORAGE_LOCK_FILE } from '../../functions/core/formats/hudi/lock/storage-lock.js';
 import { settleAfterDeadRun } from '../../functions/core/workflow/settle.js';
 import type { ObjectStore } from '../../functions/ports/object-store.js';
 import type { ParquetEngine } from '../../functions/ports/parquet-engine.js';
@@ -288,6 +289,32 @@ describe('the heartbeat of our pending instant during a long rewrite', () => {
     expect(duringRewrite).toBe(1);
     expect(new Set(heartbeatPuts)).toEqual(new Set([`.hoodie/.heartbeat/${clustering?.name.slice(0, 17)}`]));
     expect(await filesUnder('.hoodie/.heartbeat')).toEqual([]);
+  });
+  it('is renewed once the outputs are in the table, before the commit waits for the table lock', async () => {
+    // Prepare: the order of the run's heartbeat puts, output copies and lock writes
+    await freshTable(8);
+    const events: string[] = [];
+    const hooks = {
+      wrapStore: (inner: ObjectStore): ObjectStore =>
+        observedStore(inner, {
+          before: (call) => {
+            if (call.method === 'put' && call.key.startsWith('.hoodie/.heartbeat/')) events.push('heartbeat');
+            else if (call.method === 'put' && call.key === HUDI_STORAGE_LOCK_FILE) events.push('lock');
+            else if (call.method === 'copy' && call.key.startsWith('10/')) events.push('output');
+          },
+        }),
+    };
+
+    // Act
+    await runCompact(dir, { ...FLAGS }, ioAt(NOW), hooks);
+
+    // Assess: after the last output entered the partition, a renewal before the commit's lock is taken
+    const lastOutput = events.lastIndexOf('output');
+    const nextLock = events.indexOf('lock', lastOutput);
+    expect(lastOutput).toBeGreaterThanOrEqual(0);
+    expect(nextLock).toBeGreaterThan(lastOutput);
+    expect(events.slice(lastOutput + 1, nextLock)).toContain('heartbeat');
+    expect((await completedWrites(dir, 8)).some((w) => w.name.endsWith('.replacecommit'))).toBe(true);
   });
 });
 

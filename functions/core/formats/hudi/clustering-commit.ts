@@ -461,6 +461,10 @@ async function commitVersion(
   if (already !== undefined)
     return { kind: 'committed', state: { hudiCommitted: true, hudiCompleted: already } };
   if (coordination === undefined) throw undeclared(g.tableRoot);
+  // A fresh heartbeat before the wait for the lock (up to Hudi's 60 s), after the outputs' copies: the wait and the
+  // checks under the lock then fit in Hudi's 2-minute tolerance. Should T be rolled back already, the conflict
+  // below aborts the group and its rollback removes this heartbeat with T's other files.
+  await renewHeartbeat(deps.store, g.tableRoot, instant);
   try {
     return await completeUnderLock(coordination, deps, entry, g, instant);
   } catch (err) {
