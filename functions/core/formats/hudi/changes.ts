@@ -27,13 +27,14 @@
 //   - Copy-on-Write: a file a new instant added is not where its stat says (cleaned since, or outside a partition
 //     Hudi marked);
 //   - Merge-on-Read: the active timeline was archived since the cursor, a rollback, restore, savepoint or index
-//     instant completed, or the cursor predates the memo's ` since`.
+//     instant completed, the table's merge settings changed, or the cursor predates the memo's ` since` or ` merge`.
 //
 // Which instants are new: those whose completion time (v8+; v6: instant time) is after the cursor's, and those that
 // were pending when the cursor was taken — a v6 write begun before the cursor's instant completes after it with an
 // older time. The cursor's memo is the last completed instant's time, followed by ` pending ` and the pending
 // instants (`<time>.<action>`, comma-separated) when there were any. Reading depends on the storage and the cursor
 // only, never on the event: duplicate and reordered events converge on the same state.
+import { createHash } from 'node:crypto';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type {
   ChangeCursor,
@@ -45,7 +46,7 @@ import type {
   ObjectRole,
   VersionChanges,
 } from '../table-format.js';
-import { DEFAULT_COMPACTION_DELTA_COMMITS } from './compaction-run.js';
+import { DEFAULT_COMPACTION_DELTA_COMMITS, mergeSettingsOf } from './compaction-run.js';
 import { compactionDueIn } from './compaction-trigger.js';
 import {
   isBucketFileId,
@@ -99,6 +100,8 @@ export interface HudiChangeMemo {
   readonly latest: string;
   readonly pending: readonly { readonly time: string; readonly action: string }[];
   readonly since?: string;
+  /** The table's merge settings then, as a short digest ({@link mergeDigest}). */
+  readonly merge?: string;
 }
 
 const TIME = '(?:\\d{14}|\\d{17})';
@@ -106,16 +109,18 @@ const TIME = '(?:\\d{14}|\\d{17})';
  * `<latest> pending <time.action,…|none>[ since <time|none>]`. The ` pending` part is always written: a memo of the
  * reader before it (the bare instant time) records no pending instants, not that there were none, so it must not
  * decode as a memo of this reader (a v6 write pending then, completing later with an older time, would never be
- * counted). ` since` came later: a memo without it does not say where the timeline began.
+ * counted). ` since` came later: a memo without it does not say where the timeline began; ` merge` later still: one
+ * without it does not say under which merge settings its partitions were counted.
  */
 const MEMO = new RegExp(
-  `^(${TIME})? pending (none|${TIME}\\.[a-z]+(?:,${TIME}\\.[a-z]+)*)(?: since (none|${TIME}))?$`,
+  `^(${TIME})? pending (none|${TIME}\\.[a-z]+(?:,${TIME}\\.[a-z]+)*)(?: since (none|${TIME}))?(?: merge ([0-9a-f]{12}))?$`,
 );
 
 export function encodeHudiMemo(memo: HudiChangeMemo): string {
   const pending = memo.pending.map((p) => `${p.time}.${p.action}`).join(',');
   const since = memo.since === undefined ? '' : ` since ${memo.since === '' ? 'none' : memo.since}`;
-  return `${memo.latest} pending ${pending === '' ? 'none' : pending}${since}`;
+  const merge = memo.merge === undefined ? '' : ` merge ${memo.merge}`;
+  return `${memo.latest} pending ${pending === '' ? 'none' : pending}${since}${merge}`;
 }
 
 /** The memo, or undefined when it is not one this reader wrote. */
@@ -130,7 +135,12 @@ export function decodeHudiMemo(text: string): HudiChangeMemo | undefined {
       return { time: p.slice(0, dot), action: p.slice(dot + 1) };
     });
   const since = m[3] === undefined ? undefined : m[3] === 'none' ? '' : m[3];
-  return { latest: m[1] ?? '', pending, ...(since === undefined ? {} : { since }) };
+  return {
+    latest: m[1] ?? '',
+    pending,
+    ...(since === undefined ? {} : { since }),
+    ...(m[4] === undefined ? {} : { merge: m[4] }),
+  };
 }
 
 /** When an instant completed, as the timeline orders completions: its completion time (v8+), else its time. */
@@ -163,12 +173,28 @@ function summarize(instants: readonly HudiInstant[]): TimelineSummary {
   return { latest, last, pending: latest.filter((i) => i.state !== 'completed'), since: first?.time ?? '' };
 }
 
-function memoOf(summary: Pick<TimelineSummary, 'last' | 'pending' | 'since'>): string {
+function memoOf(
+  summary: Pick<TimelineSummary, 'last' | 'pending' | 'since'>,
+  config: HudiTableConfig,
+): string {
   return encodeHudiMemo({
     latest: summary.last?.time ?? '',
     pending: summary.pending.map((i) => ({ time: i.time, action: i.action })),
     since: summary.since,
+    merge: mergeDigest(config),
   });
+}
+
+/**
+ * The table's merge settings (compaction-run.ts `mergeSettingsOf`: payload class, merge mode, ordering fields, …) as a
+ * 12-hex digest: whether a compaction is due, or refused by name, in every partition follows them, so a cursor counted
+ * under other settings is not continued from.
+ */
+export function mergeDigest(config: HudiTableConfig): string {
+  return createHash('sha256')
+    .update(JSON.stringify(mergeSettingsOf(config)))
+    .digest('hex')
+    .slice(0, 12);
 }
 
 /** A listed partition folder: its objects by key, and whether Hudi marked it a partition. */
@@ -230,7 +256,7 @@ export async function readHudiChanges(
         (completedAt(i) > cursorAt || wasPending.has(i.time)),
     )
     .sort((a, b) => (completedAt(a) < completedAt(b) ? -1 : completedAt(a) > completedAt(b) ? 1 : 0));
-  const cursor = { version: Math.max(from.version, versionOf(last)), memo: memoOf(summary) };
+  const cursor = { version: Math.max(from.version, versionOf(last)), memo: memoOf(summary, config) };
   if (fresh.length === 0) return { kind: 'versions', versions: [], cursor };
   if (config.type !== 'COPY_ON_WRITE')
     return readMergeOnReadChanges(store, { root, head, listing, memo, summary, fresh, cursor, deltaCommits });
@@ -363,7 +389,7 @@ export async function readHudiState(
   const state = await readHudiTable(store, tableRoot.replace(/\/+$/, ''));
   const summary = summarize(state.timeline.instants);
   const partitions = (await countedPartitions(store, state, deltaCommits)).filter((p) => p.files.length > 0);
-  return { cursor: { version: versionOf(summary.last), memo: memoOf(summary) }, partitions };
+  return { cursor: { version: versionOf(summary.last), memo: memoOf(summary, state.config) }, partitions };
 }
 
 /**
@@ -436,13 +462,20 @@ interface MergeOnReadRead {
  *     can have a delta commit to count);
  *   - a rollback or restore completed (on Merge-on-Read it may add or delete log files of any slice it names), or a
  *     savepoint or index instant did — the whole state is read, as is for pending plans and the rest (readHudiChanges).
- * A change of the table's merge settings in hoodie.properties is seen by the next whole-state read.
+ *   - the table's merge settings in hoodie.properties changed (or the cursor does not record them): every partition's
+ *     verdict follows them — the whole state is read.
  */
 async function readMergeOnReadChanges(store: ObjectStore, read: MergeOnReadRead): Promise<ChangesRead> {
   const { head, memo, summary, fresh } = read;
   const rebuild = (reason: string): ChangesRead => ({ kind: 'rebuild', reason });
   if (memo.since === undefined)
     return rebuild('the cursor does not say where the active timeline began (written by an earlier reader)');
+  if (memo.merge !== mergeDigest(head.config))
+    return rebuild(
+      memo.merge === undefined
+        ? 'the cursor does not record the merge settings its partitions were counted under (written by an earlier reader)'
+        : "the table's merge settings in hoodie.properties changed since the cursor: whether compaction is due, or refused, follows them in every partition",
+    );
   if (memo.since !== summary.since)
     return rebuild(
       `the active timeline was archived since the cursor (its first completed write was ${memo.since || 'none'}, now ${summary.since || 'none'}): a partition's delta-commit count may have fallen without a write to it`,

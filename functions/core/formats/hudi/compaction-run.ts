@@ -66,6 +66,7 @@ import {
   writeMarkers,
 } from './pending-instant.js';
 import { planMarkMetadata } from './plan-mark.js';
+import type { HudiTableConfig } from './properties.js';
 import { type HudiTableState, readHudiTable, readTableConfig } from './table-state.js';
 import { type HudiPendingPlan, isCommitted, keyUnder, listFolder } from './timeline.js';
 import {
@@ -152,8 +153,15 @@ export type HudiCompactionResult =
 
 /** The table's merge semantics, or a refusal by name (HudiMergeUnsupportedError) before anything is written. */
 export function compactionPolicy(state: HudiTableState): MergePolicy {
-  const c = state.config;
-  return mergePolicy({
+  return mergePolicy(mergeSettingsOf(state.config));
+}
+
+/**
+ * What of hoodie.properties decides the merge's semantics (and whether it is refused by name): the one list, so the
+ * profiler's cursor can tell when it changed (changes.ts).
+ */
+export function mergeSettingsOf(c: HudiTableConfig): Parameters<typeof mergePolicy>[0] {
+  return {
     tableVersion: c.version,
     ...(c.payloadClass === undefined ? {} : { payloadClass: c.payloadClass }),
     ...(c.mergeMode === undefined ? {} : { mergeMode: c.mergeMode }),
@@ -161,7 +169,7 @@ export function compactionPolicy(state: HudiTableState): MergePolicy {
     ...(c.properties.get('hoodie.table.partial.update.mode') === undefined
       ? {}
       : { partialUpdateMode: c.properties.get('hoodie.table.partial.update.mode') }),
-  });
+  };
 }
 
 /** Delta commits completed since the latest completed compaction (Hudi's NUM_COMMITS count). */

@@ -404,3 +404,56 @@ describe('Hudi commits of a version 6 Merge-on-Read table whose compaction a pen
     expect(await storedCounts(stats)).toEqual(await recount(table.store));
   });
 });
+
+describe('Hudi commits of a Merge-on-Read table whose merge settings changed in hoodie.properties', () => {
+  it('counts every partition again: partitions a refused payload held back are due once it is a supported one, though the next commit touched another partition', async () => {
+    // Prepare: partitions 10 and 11 meet their trigger while the table names a payload class the merge refuses (no
+    // partition due); then the table's payload becomes a supported one, and a delta commit writes to partition 12 only
+    const table = await threePartitions(8);
+    const properties = `${ROOT}/.hoodie/hoodie.properties`;
+    const original = new TextDecoder().decode(await table.store.get(properties));
+    const withPayload = (payload: string) =>
+      new TextEncoder().encode(
+        original.replace(
+          /^hoodie\.compaction\.payload\.class=.*$/m,
+          `hoodie.compaction.payload.class=${payload}`,
+        ),
+      );
+    await table.store.put(properties, withPayload('com.example.CustomMergePayload'));
+    for (const partition of ['10', '11']) {
+      await appendHudiDeltaCommit(table, partition, { fraction: 0.5 });
+      await appendHudiDeltaCommit(table, partition, { fraction: 0.5 });
+    }
+    const { stats, deps } = profilerOf(table.store);
+    await profileCommits(
+      deps,
+      (await completedNames(table.store, 8)).map((n) => commitEvent(8, n)),
+      NOW,
+    );
+    const refused = await storedCounts(stats);
+    await table.store.put(properties, new TextEncoder().encode(original));
+    await appendHudiDeltaCommit(table, '12', { fraction: 0.5 });
+    const names = await completedNames(table.store, 8);
+
+    // Act: the last commit's event
+    const result = (await profileCommits(deps, [commitEvent(8, names[names.length - 1] ?? '')], NOW)).get(
+      'trips',
+    );
+
+    // Assess: nothing was due under the refused payload; the change is seen at once (the whole state is read), and
+    // partitions 10 and 11 are due now, equal to the whole state
+    expect(original).toMatch(/^hoodie\.compaction\.payload\.class=/m);
+    expect(Object.values(refused).every((c) => c.dueCount === 0)).toBe(true);
+    expect(result).toMatchObject({
+      ok: true,
+      mode: {
+        kind: 'rebuild',
+        reason: expect.stringMatching(/merge settings in hoodie\.properties changed/),
+      },
+    });
+    const counts = await storedCounts(stats);
+    expect(counts['10']?.dueCount).toBeGreaterThan(0);
+    expect(counts['11']?.dueCount).toBeGreaterThan(0);
+    expect(counts).toEqual(await recount(table.store));
+  });
+});
