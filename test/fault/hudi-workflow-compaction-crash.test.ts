@@ -6,8 +6,9 @@
 // seeded-random others — with its journal dying with it. Then the sweep settles the dead run and a new run goes.
 // While dead, readers see exactly the merged view they had before (our pending compaction set aside); after recovery
 // the same rows from one completed compaction, nothing pending, nothing left under `.hoodie/.temp/`. And beside another
-// partition's run: a run killed with its compaction pending, the other partition compacts through what it left (its
-// own compaction pending at the same time), and the sweep and a re-run finish the first.
+// partition's run (tables of versions 6 and 8 the appender writes): a run killed with its compaction pending, the other
+// partition compacts through what it left (its own compaction pending at the same time), and the sweep and a re-run
+// finish the first.
 import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +37,7 @@ import type { StoreCall } from '../support/crash-store.js';
 import { crashingStore, dyingJournal } from '../support/crashing-store.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
 import { copyHudiFixture, hudiMergedView, hudiVisibleView } from '../support/hudi-mor-view.js';
+import { trialCount } from '../support/trials.js';
 
 const NOW = Date.UTC(2026, 11, 1);
 /** Past the storage lock's 5-minute validity, which a dead process never released. */
@@ -202,12 +204,14 @@ describe('Merge-on-Read compaction through the workflow steps, killed at any req
   }, 600_000);
 
   it("a run killed beside another partition's: the other compacts through the dead run's leftovers, then the sweep and a re-run finish the first; each compaction once, the same rows", async () => {
-    // Prepare: a v6 table of two partitions, each due (two file groups, a delta commit of updates); the crash points:
-    // the first request of the steps that leave something of T behind
-    const tableOf = async () => {
+    // Prepare: a table of two partitions, each due (two file groups, a delta commit of updates); the crash points:
+    // the first request of the steps that leave something of T behind. The quick run kills after each point once,
+    // table versions 6 and 8 in turn (both layouts, every point); a soak run (LAKE_COMPACTOR_SOAK) every point on
+    // both versions, before and after the request.
+    const tableOf = async (version: 6 | 8) => {
       const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-two-crash-'));
       dirs.push(dir);
-      const table = await createHudiMorTable(new LocalObjectStore(dir), ROOT, 6);
+      const table = await createHudiMorTable(new LocalObjectStore(dir), ROOT, version);
       for (const partition of ['1', '2']) {
         await appendHudiInsert(table, partition, 4);
         await appendHudiInsert(table, partition, 4);
@@ -215,27 +219,43 @@ describe('Merge-on-Read compaction through the workflow steps, killed at any req
       }
       return dir;
     };
-    const probe = await tableOf();
-    const calls: StoreCall[] = [];
-    const probing = crashingStore(new LocalObjectStore(probe), Number.MAX_SAFE_INTEGER, 'before', calls);
-    expect(
-      (await runWith(probing.store, new MemoryJournal(), runOf('probe', NOW, '1'), NOW)).summary.status,
-    ).toBe('SUCCEEDED');
-    const points = STEPS.filter((s) =>
-      [
-        'write the inflight',
-        'write the marker',
-        'copy the output into the table',
-        'write the completed commit',
-      ].includes(s.name),
-    ).map((s) => ({ at: calls.findIndex(s.matches) + 1, name: s.name }));
-    expect(points.every((p) => p.at > 0)).toBe(true);
+    const pointsOf = async (version: 6 | 8) => {
+      const calls: StoreCall[] = [];
+      const probing = crashingStore(
+        new LocalObjectStore(await tableOf(version)),
+        Number.MAX_SAFE_INTEGER,
+        'before',
+        calls,
+      );
+      expect(
+        (await runWith(probing.store, new MemoryJournal(), runOf('probe', NOW, '1'), NOW)).summary.status,
+      ).toBe('SUCCEEDED');
+      return STEPS.filter((s) =>
+        [
+          'write the inflight',
+          'write the marker',
+          'copy the output into the table',
+          'write the completed commit',
+        ].includes(s.name),
+      ).map((s) => ({ at: calls.findIndex(s.matches) + 1, name: s.name, version }));
+    };
+    const byVersion = { 6: await pointsOf(6), 8: await pointsOf(8) };
+    const soak = trialCount(1) > 1;
+    const trials = byVersion[6].flatMap((p6, i) => {
+      const p8 = byVersion[8][i];
+      if (p8 === undefined) return [];
+      if (!soak) return [{ point: i % 2 === 0 ? p6 : p8, when: 'after' as const }];
+      return [p6, p8].flatMap((point) => (['before', 'after'] as const).map((when) => ({ point, when })));
+    });
+    expect([...byVersion[6], ...byVersion[8]].every((p) => p.at > 0)).toBe(true);
+    expect(new Set(trials.map((t) => t.point.name)).size).toBe(4);
+    expect(new Set(trials.map((t) => t.point.version))).toEqual(new Set([6, 8]));
 
-    for (const point of points) {
-      const dir = await tableOf();
+    for (const { point, when } of trials) {
+      const dir = await tableOf(point.version);
       const before = await hudiMergedView(db, dir, ROOT, MOR_ROW_COLUMNS);
       const journal = new MemoryJournal();
-      const dying = crashingStore(new LocalObjectStore(dir), point.at, 'after');
+      const dying = crashingStore(new LocalObjectStore(dir), point.at, when);
       const live = new LocalObjectStore(dir);
 
       // Act: partition 1's run dies; partition 2's run goes through what it left (once the dead run's lock lapsed,
@@ -249,7 +269,7 @@ describe('Merge-on-Read compaction through the workflow steps, killed at any req
       const rerun = await runWith(live, journal, runOf('run-3', LATER + 60_000, '1'), LATER + 60_000);
 
       // Assess
-      const label = `after ${point.name}`;
+      const label = `v${point.version}, ${when} ${point.name}`;
       expect(dying.crashed(), label).toBe(true);
       expect(other.summary.status, `${label}: ${JSON.stringify(other.summary.firstError)}`).toBe('SUCCEEDED');
       expect(sweep.unsettled, label).toEqual([]);
