@@ -350,7 +350,8 @@ export class LocalObjectStore implements ObjectStore {
           );
         }
       }
-      const { etag } = await this.writeAtomically(destinationKey, {}, async (target) => {
+      const create = options.ifNoneMatch === undefined ? {} : { ifNoneMatch: options.ifNoneMatch };
+      const { etag } = await this.writeAtomically(destinationKey, create, async (target) => {
         const buffer = new Uint8Array(1024 * 1024);
         let position = 0;
         for (;;) {

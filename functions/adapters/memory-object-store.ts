@@ -239,6 +239,12 @@ export class MemoryObjectStore implements ObjectStore {
         `Precondition failed for ${sourceKey}: its ETag is ${source.etag}, not ${options.ifMatch}. It changed since it was planned; re-plan.`,
       );
     }
+    if (options.ifNoneMatch === '*' && this.objects.has(destinationKey)) {
+      throw new PreconditionFailedError(
+        destinationKey,
+        `Precondition failed for ${destinationKey}: it already exists (If-None-Match: *). Re-read it and decide again.`,
+      );
+    }
     this.setCurrent(destinationKey, {
       ...source,
       lastModified: this.now(),

@@ -450,6 +450,7 @@ export class S3ObjectStore implements ObjectStore {
           Key: destinationKey,
           CopySource: encodeCopySource(this.bucket, sourceKey, options.sourceVersionId),
           CopySourceIfMatch: options.ifMatch === undefined ? undefined : `"${unquote(options.ifMatch)}"`,
+          IfNoneMatch: options.ifNoneMatch,
           StorageClass: options.storageClass as StorageClass | undefined,
           MetadataDirective: 'COPY',
         }),

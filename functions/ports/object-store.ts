@@ -56,6 +56,11 @@ export interface CopyOptions {
   /** Copy this version of the source (versioned buckets: restoring a retired input). */
   readonly sourceVersionId?: string;
   readonly storageClass?: string;
+  /**
+   * Copy only when nothing is at the destination (S3 CopyObject `If-None-Match: *`), else PreconditionFailedError:
+   * a key another writer may take first is never overwritten, and the bytes never pass through this process.
+   */
+  readonly ifNoneMatch?: '*';
 }
 
 export interface DeleteRef {

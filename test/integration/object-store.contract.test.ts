@@ -386,6 +386,30 @@ describe.each(harnesses)('ObjectStore contract: $name', (harness) => {
     expect(textOf(await store.get('copy/dst-stale.parquet'))).toBe('untouched');
   });
 
+  it('copies to an absent key only when asked (If-None-Match: *): one of several racing copies wins, an existing destination stays', async () => {
+    // Prepare
+    await store.put('copy-absent/a.log', 'log a');
+    await store.put('copy-absent/b.log', 'log b');
+    await store.put('copy-absent/taken.log', 'a writer took it');
+    // Act
+    const onto = await store.copy('copy-absent/a.log', 'copy-absent/taken.log', { ifNoneMatch: '*' }).then(
+      () => 'copied',
+      (error: unknown) => error,
+    );
+    const race = await Promise.allSettled(
+      ['copy-absent/a.log', 'copy-absent/b.log'].map((source) =>
+        store.copy(source, 'copy-absent/target.log', { ifNoneMatch: '*' }),
+      ),
+    );
+    // Assess
+    expect(onto).toBeInstanceOf(PreconditionFailedError);
+    expect(textOf(await store.get('copy-absent/taken.log'))).toBe('a writer took it');
+    expect(race.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const loser = race.find((r) => r.status === 'rejected');
+    expect(loser?.status === 'rejected' ? loser.reason : undefined).toBeInstanceOf(PreconditionFailedError);
+    expect(['log a', 'log b']).toContain(textOf(await store.get('copy-absent/target.log')));
+  });
+
   it('deletes present and missing keys alike, reporting no errors', async () => {
     // Prepare
     await store.put('del/a', 'a');

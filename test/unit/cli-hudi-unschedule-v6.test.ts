@@ -254,7 +254,7 @@ describe('unscheduling a refused plan of ours on table version 6 while a writer 
     'the trace is written': (call: { method: string; key: string }) =>
       call.method === 'put' && call.key.includes('lake-compactor-unscheduled/'),
     "the writer's log is copied into its slice": (call: { method: string; key: string }) =>
-      call.method === 'put' && call.key.endsWith('_1-0-1'),
+      call.method === 'copy' && call.key.endsWith('_1-0-1'),
     'the plan is deleted': (call: { method: string; key: string }) =>
       call.method === 'deleteMany' && call.key.endsWith('.compaction.requested'),
   };

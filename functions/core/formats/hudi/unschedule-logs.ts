@@ -32,8 +32,9 @@
 // window left. Hudi's own unschedule, which renames before it deletes and never looks again, leaves such a log
 // unread for good (it asks for every writer to be stopped instead).
 //
-// Objects are copied by reading them and writing the copy with put-if-absent (S3's CopyObject has no such
-// condition): a target a writer took first is never overwritten; the move is given the next free version instead.
+// Objects are copied server-side with create-only CopyObject (`If-None-Match: *`): a target a writer took first is
+// never overwritten, and the move is given the next free version instead; a log's bytes are read only to tell an
+// existing target apart (our earlier copy, or a writer's log), range by range.
 
 import type { ObjectStore } from '../../../ports/object-store.js';
 import { PreconditionFailedError } from '../../errors.js';
@@ -183,11 +184,13 @@ export async function moveLogsOffInstant(
     let conflicts = 0;
     const moves = [...trace.moves];
     const copied: { from: string; to: string }[] = [];
-    const work: { from: ListedLog; to: string; listed: ListedLog | undefined }[] = [];
+    // In Hudi's log order per file group (`group`: its partition and file id).
+    const work: { from: ListedLog; to: string; listed: ListedLog | undefined; group: string }[] = [];
     for (const partition of new Set(trace.groups.map((g) => g.partition))) {
       const logs = await logsOf(store, tableRoot, partition);
       const byKey = new Map(logs.map((l) => [l.key, l]));
       for (const group of trace.groups.filter((g) => g.partition === partition)) {
+        const groupKey = `${partition}/${group.fileId}`;
         const underT = logs
           .filter((l) => l.fileId === group.fileId && l.instant === trace.instant)
           .sort(
@@ -209,7 +212,7 @@ export async function moveLogsOffInstant(
         for (const source of underT) {
           const decided = moves.filter((m) => m.from === source.key).at(-1);
           if (decided !== undefined) {
-            work.push({ from: source, to: decided.to, listed: byKey.get(decided.to) });
+            work.push({ from: source, to: decided.to, listed: byKey.get(decided.to), group: groupKey });
             continue;
           }
           highest += 1;
@@ -226,7 +229,7 @@ export async function moveLogsOffInstant(
             ),
           );
           moves.push({ from: source.key, to });
-          work.push({ from: source, to, listed: byKey.get(to) });
+          work.push({ from: source, to, listed: byKey.get(to), group: groupKey });
         }
       }
     }
@@ -236,27 +239,33 @@ export async function moveLogsOffInstant(
       await writeTrace(store, tableRoot, trace);
     }
     const retry: LogMove[] = [];
+    // File groups whose next target a writer took: their later logs wait for the next round, so every log keeps its
+    // place in Hudi's order (a later log copied now would sort before the one given the next free version).
+    const blocked = new Set<string>();
     for (const w of work) {
-      const bytes = await store.get(w.from.key);
-      if (await holds(store, w.to, w.listed, bytes)) {
+      if (await alreadyCopied(store, w)) {
         copied.push({ from: w.from.key, to: w.to });
         continue;
       }
-      if (w.listed === undefined) {
+      if (!blocked.has(w.group) && w.listed === undefined) {
         try {
-          await store.put(w.to, bytes, { ifNoneMatch: '*' });
+          // Server-side, create-only: the log's bytes never pass through this process, and a target a writer
+          // took first is never overwritten.
+          await store.copy(w.from.key, w.to, { ifNoneMatch: '*' });
           changed = true;
           copied.push({ from: w.from.key, to: w.to });
           continue;
         } catch (err) {
           if (!(err instanceof PreconditionFailedError)) throw err;
-          if (await holds(store, w.to, { size: bytes.length }, bytes)) {
+          if (await alreadyCopied(store, { ...w, listed: { size: w.from.size } })) {
             copied.push({ from: w.from.key, to: w.to });
             continue;
           }
         }
       }
-      // The target holds another log (a writer took that version first): this source needs a new target.
+      // The target holds another log (a writer took that version first), or an earlier log of the group is waiting:
+      // this source needs a new target, decided in order next round.
+      blocked.add(w.group);
       conflicts += 1;
       retry.push({ from: w.from.key, to: w.to });
     }
@@ -276,16 +285,35 @@ export async function moveLogsOffInstant(
   return { trace, remaining, changed };
 }
 
-/** Whether `key` (as listed, or undefined when absent) holds exactly `bytes`. */
-async function holds(
+/**
+ * Whether a move's target already holds its source's bytes (this source's copy an earlier attempt made): only a
+ * target that exists, as listed, with the source's size is read.
+ */
+async function alreadyCopied(
   store: ObjectStore,
-  key: string,
-  listed: { readonly size: number } | undefined,
-  bytes: Uint8Array,
+  w: {
+    readonly from: ListedLog;
+    readonly to: string;
+    readonly listed: { readonly size: number } | undefined;
+  },
 ): Promise<boolean> {
-  if (listed === undefined || listed.size !== bytes.length) return false;
-  const there = await store.get(key);
-  return Buffer.compare(Buffer.from(there), Buffer.from(bytes)) === 0;
+  if (w.listed === undefined || w.listed.size !== w.from.size) return false;
+  return sameBytes(store, w.from.key, w.to);
+}
+
+/** How much of two objects {@link sameBytes} compares at a time: memory bounded whatever the logs' sizes. */
+const COMPARE_CHUNK_BYTES = 8 * 1024 * 1024;
+
+/** Whether `a` and `b` hold the same bytes (sizes from a HEAD each, then the bytes range by range). */
+async function sameBytes(store: ObjectStore, a: string, b: string): Promise<boolean> {
+  const [headA, headB] = [await store.head(a), await store.head(b)];
+  if (headA === undefined || headB === undefined || headA.size !== headB.size) return false;
+  for (let start = 0; start < headA.size; start += COMPARE_CHUNK_BYTES) {
+    const end = Math.min(headA.size, start + COMPARE_CHUNK_BYTES) - 1;
+    const [bytesA, bytesB] = [await store.getRange(a, start, end), await store.getRange(b, start, end)];
+    if (Buffer.compare(Buffer.from(bytesA), Buffer.from(bytesB)) !== 0) return false;
+  }
+  return true;
 }
 
 function byFileGroup(key: string, group: UnscheduledGroup): boolean {

@@ -1,7 +1,8 @@
 // The v6 log moves of an unscheduled compaction plan (unschedule-logs.ts), on an in-memory store: Hudi's renaming
 // rule (versions counting on from the base instant's slice, in log order, Hudi's unknown write token), copies only
 // while the plan stands, every move recorded before it is made so a re-run after a crash makes no second copy, and a
-// source written again under a name already moved given the next version instead of being taken for moved.
+// source written again under a name already moved given the next version instead of being taken for moved; copies are
+// server-side and create-only, so a target a writer took first is never overwritten.
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../../functions/adapters/memory-object-store.js';
 import {
@@ -81,6 +82,51 @@ describe('moving the logs under an unscheduled T into their slice', () => {
       log(B, 3, '1-0-1'),
       log(B, 4, '1-0-1'),
     ]);
+  });
+
+  it("a target a writer takes between our listing and our copy is never overwritten: the create-only copy fails, the group's logs get the next versions in their order, and no copied log's bytes are read", async () => {
+    // Prepare: a writer puts a log of the same size at B's version 3 right before our first copy lands there
+    const { store, trace } = await tableWithLogsUnderT();
+    let taken = false;
+    const reads: string[] = [];
+    const racing = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'copy')
+          return async (source: string, destination: string, options?: { ifNoneMatch?: '*' }) => {
+            if (!taken && destination === log(B, 3, '1-0-1')) {
+              taken = true;
+              await target.put(destination, bytes('w3'));
+            }
+            return target.copy(source, destination, options);
+          };
+        if (prop === 'get' || prop === 'getRange')
+          return async (key: string, ...rest: number[]) => {
+            reads.push(key);
+            return (target[prop] as (k: string, ...r: number[]) => Promise<Uint8Array>).call(
+              target,
+              key,
+              ...rest,
+            );
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+
+    // Act
+    const moved = await moveLogsOffInstant(racing, '', trace, { removeSources: true });
+
+    // Assess: the writer's log intact at version 3; ours at 4 and 5, still in the logs' order (9 before 10: the later
+    // log waited for the earlier one's new target); the sources gone; the only bytes read were the taken target's and
+    // its source's (to tell them apart), nothing of the copies that landed
+    expect(taken).toBe(true);
+    expect(moved.remaining).toBe(0);
+    expect(Buffer.from(await store.get(log(B, 3, '1-0-1'))).toString()).toBe('w3');
+    expect(Buffer.from(await store.get(log(B, 4, '1-0-1'))).toString()).toBe('t9');
+    expect(Buffer.from(await store.get(log(B, 5, '1-0-1'))).toString()).toBe('t10');
+    expect((await keys(store)).filter((k) => k.includes(`_${T}.log.`))).toEqual([]);
+    expect([...new Set(reads)].filter((k) => !k.includes('lake-compactor-unscheduled')).sort()).toEqual(
+      [log(B, 3, '1-0-1'), log(T, 9, '0-4-0')].sort(),
+    );
   });
 
   it('a source written again under a name already moved (a writer numbering T afresh) gets the next version', async () => {
