@@ -1,11 +1,20 @@
 // The services Hudi's `forTable` takes (`HudiFormatServices`, core/formats/hudi/format.ts), built over the DynamoDB
 // clients every entry point hands the format adapters: the DynamoDBBasedLockProvider lock of a table declaring
-// `hudiLock: { provider: "dynamodb" }`. The storage-based lock needs no service (it is a file beside the table).
+// `hudiLock: { provider: "dynamodb" }` (the storage-based lock needs no service: it is a file beside the table), and
+// the decoded instants a warm function keeps across invocations, built once per cold start with the other clients.
 import type { HudiFormatServices } from '../../../core/formats/hudi/format.js';
+import { HudiInstantCache } from '../../../core/formats/hudi/instant-cache.js';
 import type { FormatAdapter, FormatServicesContext } from '../../../shared/format-services.js';
 import { DynamoDbHudiLock } from './dynamodb-lock.js';
 
-export function hudiFormatServices(context: FormatServicesContext): Required<HudiFormatServices> {
+/** Hudi's own clients: the instant cache an entry point keeps for as long as it runs. */
+export interface HudiClients {
+  readonly hudiInstantCache: HudiInstantCache;
+}
+
+export function hudiFormatServices(
+  context: FormatServicesContext & Partial<HudiClients>,
+): HudiFormatServices & Pick<Required<HudiFormatServices>, 'hudiDynamoDbLock'> {
   return {
     hudiDynamoDbLock: (setting) =>
       new DynamoDbHudiLock({
@@ -15,11 +24,14 @@ export function hudiFormatServices(context: FormatServicesContext): Required<Hud
         partitionKey: setting.partitionKey,
         clock: context.clock,
       }),
+    // Without one (a test that builds no clients), every read decodes the active timeline afresh.
+    ...(context.hudiInstantCache === undefined ? {} : { hudiInstantCache: context.hudiInstantCache }),
   };
 }
 
-/** Hudi's adapters: no clients of its own (the shared DynamoDB clients suffice), its DynamoDB lock per table. */
-export const hudiAdapter: FormatAdapter<object, Required<HudiFormatServices>> = {
+/** Hudi's adapters: its instant cache (its one client of its own), its DynamoDB lock per table. */
+export const hudiAdapter: FormatAdapter<HudiClients, HudiFormatServices> = {
   format: 'hudi',
+  clientsFromEnv: () => ({ hudiInstantCache: new HudiInstantCache() }),
   services: hudiFormatServices,
 };

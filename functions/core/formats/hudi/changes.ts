@@ -68,6 +68,7 @@ import {
   decodeCommitMetadata,
   type HudiCommitMetadata,
   type HudiTimeline,
+  type InstantMetadataCache,
   keyUnder,
   listFolder,
   readTimelineFile,
@@ -213,6 +214,7 @@ export async function readHudiChanges(
   tableRoot: string,
   from: ChangeCursor,
   deltaCommits = DEFAULT_COMPACTION_DELTA_COMMITS,
+  cache?: InstantMetadataCache,
 ): Promise<ChangesRead> {
   const rebuild = (reason: string): ChangesRead => ({ kind: 'rebuild', reason });
   const memo = decodeHudiMemo(from.memo);
@@ -259,7 +261,17 @@ export async function readHudiChanges(
   const cursor = { version: Math.max(from.version, versionOf(last)), memo: memoOf(summary, config) };
   if (fresh.length === 0) return { kind: 'versions', versions: [], cursor };
   if (config.type !== 'COPY_ON_WRITE')
-    return readMergeOnReadChanges(store, { root, head, listing, memo, summary, fresh, cursor, deltaCommits });
+    return readMergeOnReadChanges(store, {
+      root,
+      head,
+      listing,
+      memo,
+      summary,
+      fresh,
+      cursor,
+      deltaCommits,
+      ...(cache === undefined ? {} : { cache }),
+    });
   const early = fresh.find((i) => versionOf(i) <= from.version);
   if (early !== undefined)
     return rebuild(`instant ${early.time} completed in the same second as the cursor's, or before it`);
@@ -385,8 +397,13 @@ export async function readHudiState(
   store: ObjectStore,
   tableRoot: string,
   deltaCommits = DEFAULT_COMPACTION_DELTA_COMMITS,
+  cache?: InstantMetadataCache,
 ): Promise<ChangeState> {
-  const state = await readHudiTable(store, tableRoot.replace(/\/+$/, ''));
+  const state = await readHudiTable(
+    store,
+    tableRoot.replace(/\/+$/, ''),
+    cache === undefined ? {} : { instantCache: cache },
+  );
   const summary = summarize(state.timeline.instants);
   const partitions = (await countedPartitions(store, state, deltaCommits)).filter((p) => p.files.length > 0);
   return { cursor: { version: versionOf(summary.last), memo: memoOf(summary, state.config) }, partitions };
@@ -438,7 +455,7 @@ interface MergeOnReadRead {
   readonly root: string;
   readonly head: CheckedHead;
   /** The timeline folder as listed a moment ago. */
-  readonly listing: readonly { readonly key: string; readonly size: number }[];
+  readonly listing: readonly { readonly key: string; readonly size: number; readonly etag: string }[];
   readonly memo: HudiChangeMemo;
   /** The timeline as listed now. */
   readonly summary: TimelineSummary;
@@ -446,6 +463,8 @@ interface MergeOnReadRead {
   readonly fresh: readonly HudiInstant[];
   readonly cursor: ChangeCursor;
   readonly deltaCommits: number;
+  /** A warm function's decoded instants (instant-cache.ts): the active timeline is then mostly not read again. */
+  readonly cache?: InstantMetadataCache;
 }
 
 /**
@@ -507,6 +526,7 @@ async function readMergeOnReadChanges(store: ObjectStore, read: MergeOnReadRead)
     head,
     timelineListing: read.listing,
     partitions: touchedBy,
+    ...(read.cache === undefined ? {} : { instantCache: read.cache }),
   });
   return {
     kind: 'partitions',
@@ -550,11 +570,14 @@ async function pendingGroupFiles(
  * The profiler's view of a Hudi table whose Merge-on-Read compaction is due after `deltaCommits` delta commits (the
  * table's `hudiCompactionDeltaCommits`; see the module comment). The format's `forTable` binds it per table.
  */
-export function hudiChangesFor(deltaCommits = DEFAULT_COMPACTION_DELTA_COMMITS): CommitLogChanges {
+export function hudiChangesFor(
+  deltaCommits = DEFAULT_COMPACTION_DELTA_COMMITS,
+  cache?: InstantMetadataCache,
+): CommitLogChanges {
   return {
     ...hudiChanges,
-    readChanges: (store, tableRoot, from) => readHudiChanges(store, tableRoot, from, deltaCommits),
-    readState: (store, tableRoot) => readHudiState(store, tableRoot, deltaCommits),
+    readChanges: (store, tableRoot, from) => readHudiChanges(store, tableRoot, from, deltaCommits, cache),
+    readState: (store, tableRoot) => readHudiState(store, tableRoot, deltaCommits, cache),
   };
 }
 

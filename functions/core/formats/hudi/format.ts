@@ -49,14 +49,19 @@ import { type HudiTableLock, StorageBasedHudiLock } from './lock/index.js';
 import { HEARTBEAT_RENEW_MS, renewHeartbeat } from './pending-instant.js';
 import { HUDI_FORMAT_NAME, type HudiLockSetting, type HudiTableSettings, hudiSettings } from './settings.js';
 import { type HudiTableState, readHudiTable, toTableSnapshot } from './table-state.js';
+import type { InstantMetadataCache } from './timeline.js';
 
-/** The services Hudi's `forTable` takes: the DynamoDB lock of a table declaring `hudiLock: { provider: "dynamodb" }`. */
+/**
+ * The services Hudi's `forTable` takes: the DynamoDB lock of a table declaring `hudiLock: { provider: "dynamodb" }`,
+ * and the decoded instants a warm function keeps across its reads (instant-cache.ts; one per cold start).
+ */
 export interface HudiFormatServices {
   readonly hudiDynamoDbLock?: (setting: {
     readonly table: string;
     readonly region?: string | undefined;
     readonly partitionKey: string;
   }) => HudiTableLock;
+  readonly hudiInstantCache?: InstantMetadataCache;
 }
 
 /** The snapshot of a read table state, footers read when asked (rows and schema for planning). */
@@ -235,7 +240,7 @@ export const hudiTable = {
 function hudiForTable(settings: HudiTableSettings, services: HudiFormatServices): TableFormat {
   const lock = settings.hudiLock;
   // The profiler starts a run when the plan step would compact: by the table's own trigger (compaction-trigger.ts).
-  const changes = hudiChangesFor(settings.hudiCompactionDeltaCommits);
+  const changes = hudiChangesFor(settings.hudiCompactionDeltaCommits, services.hudiInstantCache);
   if (lock === undefined) return { ...hudiTable, changes };
   const coordination = coordinationOf(lock, settings.hudiTimezone, services);
   const committer = hudiCommitter(coordination);

@@ -24,7 +24,13 @@ import {
   partitionValuesOf,
 } from './file-groups.js';
 import { checkTableConfig, type HudiTableConfig, parseTableConfig } from './properties.js';
-import { type HudiTimeline, keyUnder, listFolder, readTimeline } from './timeline.js';
+import {
+  type HudiTimeline,
+  type InstantMetadataCache,
+  keyUnder,
+  listFolder,
+  readTimeline,
+} from './timeline.js';
 
 /** One partition's live file slices. */
 export interface HudiPartitionState {
@@ -60,7 +66,13 @@ export interface ReadHudiTableOptions {
   /** The table's properties and `.hoodie/` listing when the caller read them a moment ago ({@link readCheckedHead}). */
   readonly head?: CheckedHead;
   /** The timeline folder's listing when the caller holds it too (layout 2: `.hoodie/timeline/`). */
-  readonly timelineListing?: readonly { readonly key: string; readonly size: number }[];
+  readonly timelineListing?: readonly {
+    readonly key: string;
+    readonly size: number;
+    readonly etag?: string;
+  }[];
+  /** Completed writes' metadata decoded by earlier reads (a warm function's: instant-cache.ts). */
+  readonly instantCache?: InstantMetadataCache;
   /**
    * Only these partitions, chosen from the timeline once it is read: the others are not listed, so the state names
    * none of them (the profiler's read of the partitions new instants wrote). Absent: every partition.
@@ -97,6 +109,7 @@ export async function readHudiTable(
 
   const timeline = await readTimeline(store, table, root, config.layoutVersion, config.timelinePath, {
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.instantCache === undefined ? {} : { cache: options.instantCache }),
     ...(config.layoutVersion === 1
       ? { listing: hoodie.objects }
       : options.timelineListing === undefined

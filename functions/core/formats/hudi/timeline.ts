@@ -47,6 +47,15 @@ export interface HudiCommitMetadata {
   readonly extraMetadata: ReadonlyMap<string, string>;
 }
 
+/**
+ * Completed writes' decoded metadata kept across reads, by key and the ETag the listing gave the file (instant-cache.ts
+ * `HudiInstantCache`, one per warm function): a file written again under its name is decoded afresh.
+ */
+export interface InstantMetadataCache {
+  get(key: string, etag: string): HudiCommitMetadata | undefined;
+  set(key: string, etag: string, metadata: HudiCommitMetadata, bytes: number): void;
+}
+
 /** A completed commit, deltacommit or replacecommit (compactions and clusterings complete as these) with its metadata. */
 export interface HudiCompletedWrite {
   readonly instant: HudiInstant;
@@ -142,19 +151,23 @@ export async function readTimeline(
   options: {
     readonly concurrency?: number;
     /** The timeline folder's listing when the caller already holds it (layout 1: the `.hoodie/` listing). */
-    readonly listing?: readonly { readonly key: string; readonly size: number }[];
+    readonly listing?: readonly { readonly key: string; readonly size: number; readonly etag?: string }[];
+    /** Completed writes' metadata decoded by earlier reads, by key and listed ETag (instant-cache.ts). */
+    readonly cache?: InstantMetadataCache;
   } = {},
 ): Promise<HudiTimeline> {
   const folder = keyUnder(root, timelinePath);
   const objects = options.listing ?? (await listFolder(store, folder)).objects;
   const instants: HudiInstant[] = [];
   const sizeOf = new Map<string, number>();
+  const etagOf = new Map<string, string>();
   for (const o of objects) {
     const name = o.key.slice(folder.length);
     const instant = parseInstantFileName(table, name, layoutVersion);
     if (instant === undefined) continue;
     instants.push(instant);
     sizeOf.set(name, o.size);
+    if (o.etag !== undefined) etagOf.set(name, o.etag);
   }
   instants.sort(compareInstants);
 
@@ -172,15 +185,21 @@ export async function readTimeline(
   const completedWriteInstants = latest.filter((i) => i.state === 'completed' && WRITE_ACTIONS.has(i.action));
   const completedWrites = await Promise.all(
     completedWriteInstants.map((instant) =>
-      limit(async () => ({
-        instant,
-        metadata: await decodeCommitMetadata(
+      limit(async () => {
+        // The store's own name too: one warm function reads tables of several buckets.
+        const key = `${store.description}\u0000${folder}${instant.fileName}`;
+        const etag = etagOf.get(instant.fileName);
+        const cached = etag === undefined ? undefined : options.cache?.get(key, etag);
+        if (cached !== undefined) return { instant, metadata: cached };
+        const metadata = await decodeCommitMetadata(
           table,
           instant.fileName,
           await read(instant.fileName),
           layoutVersion,
-        ),
-      })),
+        );
+        if (etag !== undefined) options.cache?.set(key, etag, metadata, sizeOf.get(instant.fileName) ?? 0);
+        return { instant, metadata };
+      }),
     ),
   );
 

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { MemoryStatsStore } from '../../../../functions/adapters/memory-stats-store.js';
 import { compactHudiMergeOnRead } from '../../../../functions/core/formats/hudi/compaction-run.js';
+import { HudiInstantCache } from '../../../../functions/core/formats/hudi/instant-cache.js';
 import { StorageBasedHudiLock } from '../../../../functions/core/formats/hudi/lock/index.js';
 import {
   compactionCommitContent,
@@ -17,7 +18,11 @@ import {
   pendingInstantFiles,
 } from '../../../../functions/core/formats/hudi/timeline-writer/index.js';
 import { formatForTable } from '../../../../functions/core/formats/index.js';
-import type { CommitLogChanges, TableChanges } from '../../../../functions/core/formats/table-format.js';
+import type {
+  CommitLogChanges,
+  TableChanges,
+  TableFormat,
+} from '../../../../functions/core/formats/table-format.js';
 import { profileCommits, type TableLogDeps } from '../../../../functions/core/profiler/table-log.js';
 import { isSmallFile } from '../../../../functions/core/stats.js';
 import { parseTableConfigs, resolveTablePolicy } from '../../../../functions/core/table-config.js';
@@ -71,14 +76,14 @@ const commitEvent = commitEventsOf(TABLES, POLICIES, ROOT, NOW);
 const completedNames = (store: ObjectStore, version: 6 | 8) => completedInstantNames(store, ROOT, version);
 const timelineFolder = (version: 6 | 8) => timelineFolderOf(ROOT, version);
 
-function profilerOf(store: ObjectStore) {
+function profilerOf(store: ObjectStore, format: TableFormat = FORMAT) {
   const stats = new MemoryStatsStore();
   const deps: TableLogDeps = {
     stats,
     tables: TABLES,
     policies: POLICIES,
     storeFor: () => store,
-    formatFor: () => FORMAT,
+    formatFor: () => format,
   };
   return { stats, deps };
 }
@@ -364,6 +369,42 @@ describe('the requests of one Merge-on-Read commit event', () => {
     expect(partitionLists(incremental)).toEqual([`${ROOT}/10/`]);
     expect(partitionLists(whole)).toHaveLength(20);
     expect(tally(incremental).get).toBe(tally(whole).get);
+  });
+});
+
+describe('the requests of a Merge-on-Read commit event in a warm function (its instant cache)', () => {
+  it('GET only what the timeline gained since the last read — hoodie.properties and the new instant — and count as the whole state does', async () => {
+    // Prepare: the same 20-partition table, profiled by a format bound with one instant cache (one per cold start)
+    const table = await createHudiMorTable(new MemoryObjectStore(), ROOT, 8, '20261201000000000');
+    for (let p = 10; p < 30; p += 1) {
+      await appendHudiInsert(table, String(p), 2);
+      await appendHudiInsert(table, String(p), 2);
+    }
+    const cache = new HudiInstantCache();
+    const warm = formatForTable(TABLES, 'trips', { hudiInstantCache: cache });
+    const counting = countingStore(table.store);
+    const { stats, deps } = profilerOf(counting.store, warm);
+    await profileCommits(
+      deps,
+      (await completedNames(table.store, 8)).map((n) => commitEvent(8, n)),
+      NOW,
+    );
+    await appendHudiDeltaCommit(table, '10', { fraction: 0.5 });
+    const last = (await completedNames(table.store, 8)).at(-1) as string;
+
+    // Act
+    counting.reset();
+    const result = (await profileCommits(deps, [commitEvent(8, last)], NOW)).get('trips');
+    const gets = counting
+      .requests()
+      .filter((r) => r.op === 'get')
+      .map((r) => r.key.slice(r.key.lastIndexOf('/') + 1));
+
+    // Assess: the 40 earlier instants came from the cache; the counts are the whole state's
+    expect(result).toMatchObject({ ok: true, mode: { kind: 'partitions', count: 1 } });
+    expect(gets.sort()).toEqual(['hoodie.properties', last].sort());
+    expect(cache.size).toBe(41);
+    expect(await storedCounts(stats)).toEqual(await recount(table.store));
   });
 });
 
