@@ -14,7 +14,7 @@ import type { ChildTick, RerunResult } from '../support/cli-kill-child.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { folderSnapshot } from '../support/folder-snapshot.js';
 import { bundleForNode } from '../support/node-bundle.js';
-import { trialCount } from '../support/trials.js';
+import { repeatsPerPoint } from '../support/trials.js';
 
 const DAYS = ['2024-05-01', '2024-05-02'];
 
@@ -36,7 +36,7 @@ let original: string[];
 /**
  * The child bundled by esbuild with its dependencies (test/support/node-bundle.ts): a plain `node` start of
  * one file, and its engine workers, cost a fraction of tsx's (or of Node loading each package's files),
- * which keeps 42 real processes (21 killed runs and their re-runs) within the time budget. The engine's
+ * which keeps the real processes (a killed run per trial and the re-runs) within the time budget. The engine's
  * worker lands beside it as `worker.js`, where parallel.ts looks for it. It is the same CLI code.
  */
 async function bundleChild(outdir: string): Promise<string> {
@@ -166,23 +166,23 @@ describe('lake-compactor compact killed with SIGKILL, then run again', () => {
     const byPhase = new Map<string, number[]>();
     for (const [i, t] of ticks.entries())
       byPhase.set(phaseOf(t), [...(byPhase.get(phaseOf(t)) ?? []), i + 1]);
-    // Every phase of the commit protocol gets kills (the short publishing window more than its share),
-    // then a few uniform draws over the whole run and a few by wall clock (inside a request, too).
-    // 21 kills in `npm test`, a multiple in a soak run (test/support/trials.ts).
+    // Every phase of the commit protocol gets a kill, and one kill lands by wall clock (inside a request, too):
+    // 9 kills in `npm test`, each distinct crash point once. A soak run (test/support/trials.ts) adds the repeats —
+    // each phase at other request numbers (the short publishing window more than its share), uniform draws over
+    // the whole run and more by wall clock: 2, 3, 1 and 2 per factor, 84 kills at LAKE_COMPACTOR_SOAK=4.
     const rng = mulberry32(20241201);
-    const soak = trialCount(1);
     const share: Record<string, number> = {
-      plan: 2 * soak,
-      planned: 2 * soak,
-      chunk: 2 * soak,
-      staged: 2 * soak,
-      verified: 2 * soak,
-      publishing: 3 * soak,
-      published: 3 * soak,
-      retired: 2 * soak,
+      plan: repeatsPerPoint(2),
+      planned: repeatsPerPoint(2),
+      chunk: repeatsPerPoint(2),
+      staged: repeatsPerPoint(2),
+      verified: repeatsPerPoint(2),
+      publishing: repeatsPerPoint(3),
+      published: repeatsPerPoint(3),
+      retired: repeatsPerPoint(2),
     };
-    const uniform = soak;
-    const byClock = 2 * soak;
+    const uniform = repeatsPerPoint(1, 0);
+    const byClock = repeatsPerPoint(2);
     const kills: Kill[] = [
       ...Object.entries(share).flatMap(([phase, n]) =>
         pick(rng, byPhase.get(phase) ?? [], n).map((after) => ({ after, phase })),
@@ -277,5 +277,5 @@ describe('lake-compactor compact killed with SIGKILL, then run again', () => {
         .map(([where, n]) => `${where} ${n}`)
         .join(', ')}`,
     );
-  }, 900_000); // 21 killed child processes (more in a soak run) and their re-runs on a shared 2-core machine; nothing is timed
+  }, 900_000); // 9 killed child processes (more in a soak run) and their re-runs on a shared 2-core machine; nothing is timed
 });
