@@ -268,6 +268,13 @@ export interface DerivedColumn {
 export interface OutputFooterAccumulator {
   /** The next row's value of the column the hook reads (null for a null value). */
   add(value: string | null): void;
+  /**
+   * The next row's value as the bytes the column stores it in — well-formed UTF-8, never null — instead of
+   * {@link add}, when the accumulator offers it: a hook that hashes a value's bytes then takes them as they are,
+   * with no string decoded for each row and encoded again. `bytes` is a view valid only during the call. The engine
+   * still calls {@link add} for a null and for bytes that are not well-formed UTF-8.
+   */
+  addUtf8?(bytes: Uint8Array): void;
   /** The entries to write, once every row of the output was added; only keys the hook owns. */
   finish(): Readonly<Record<string, string>>;
 }
