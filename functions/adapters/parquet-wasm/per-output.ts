@@ -145,8 +145,9 @@ class ConstantStrings {
 /**
  * Feeds a string column's values, in row order, to `accumulator`: as their stored bytes (`addUtf8`) where it takes
  * them and they are well-formed UTF-8, else as strings decoded as arrow-js decodes them. Well-formedness is checked
- * once for the batch's whole value buffer and per value only at its first byte: a buffer that is well-formed UTF-8
- * and whose every value starts on a character's first byte holds only well-formed values.
+ * once for the batch's whole value buffer and per value only at its ends: a stretch of well-formed UTF-8 that
+ * starts and ends on characters' boundaries (no continuation byte at its start, nor right after its end) is
+ * well-formed itself.
  */
 export function feedAccumulator(accumulator: OutputFooterAccumulator, column: Data<StringType>): void {
   const offsets = column.valueOffsets as Int32Array | BigInt64Array;
@@ -154,15 +155,18 @@ export function feedAccumulator(accumulator: OutputFooterAccumulator, column: Da
   const rows = column.length;
   const at = (r: number) => Number(offsets[r]);
   const addUtf8 = accumulator.addUtf8?.bind(accumulator);
-  const whole = addUtf8 !== undefined && rows > 0 && isUtf8(values.subarray(at(0), at(rows)));
+  const last = rows > 0 ? at(rows) : 0;
+  const whole = addUtf8 !== undefined && rows > 0 && isUtf8(values.subarray(at(0), last));
+  const continues = (i: number) => i < last && ((values[i] as number) & 0xc0) === 0x80;
   for (let r = 0; r < rows; r++) {
     if (!column.getValid(r)) {
       accumulator.add(null);
       continue;
     }
-    const bytes = values.subarray(at(r), at(r + 1));
-    const first = bytes[0] ?? 0;
-    if (whole && (first & 0xc0) !== 0x80) addUtf8(bytes);
+    const start = at(r);
+    const end = at(r + 1);
+    const bytes = values.subarray(start, end);
+    if (whole && !continues(start) && !continues(end)) addUtf8(bytes);
     else if (addUtf8 !== undefined && isUtf8(bytes)) addUtf8(bytes);
     else accumulator.add(text.decode(bytes));
   }

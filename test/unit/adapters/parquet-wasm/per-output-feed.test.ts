@@ -91,6 +91,24 @@ describe('feedAccumulator', () => {
     expect(hook.seen).toEqual(['a', '\ufffd', '\ufffd', '\ufffd', null]);
     expect(hook.doors).toEqual(['bytes', 'add', 'add', 'add', 'add']);
   });
+
+  it('does not take a value for well-formed when the bytes of the null after it complete its character', () => {
+    // Prepare: value 0 is C3 (half an 'é'); the null slot after it holds A9 — the buffer is well-formed, value 0 not.
+    const column = makeData({
+      type: new Utf8(),
+      length: 2,
+      nullCount: 1,
+      nullBitmap: new Uint8Array([0b01]),
+      valueOffsets: new Int32Array([0, 1, 2]),
+      data: new Uint8Array([0xc3, 0xa9]),
+    });
+    const hook = recorder(true);
+    // Act
+    feedAccumulator(hook, column);
+    // Assess
+    expect(hook.seen).toEqual(['\ufffd', null]);
+    expect(hook.doors).toEqual(['add', 'add']);
+  });
 });
 
 describe('PerOutput', () => {
