@@ -225,6 +225,16 @@ export interface RewriteOptions {
    * codecs: always the encoder. @default 'encoder'
    */
   readonly pageCompression?: 'encoder' | 'native';
+  /**
+   * A memo the caller keeps across the groups of one job whose outputs share a schema — a table service rewriting
+   * many file groups of one table one group at a time, each into one output. A run's writer tuning (per-column
+   * dictionary and encoding decisions by trial encoding, the statistics policy's columns, the encoded bytes per row)
+   * costs a decode and several encodes of a sample: where every group is one small output, that is several times
+   * the rewrite itself. With the memo, the tuning is kept under the run's output schema and settings and later runs
+   * of that schema reuse it instead of sampling again. It changes how outputs are encoded, never their rows. Keep
+   * one memo per job: a tuning describes the data it was sampled from. Without it every run samples its own input.
+   */
+  readonly tuningMemo?: WriterTuningMemo;
   /** Fail a write that makes no progress for this long. @default 120 s */
   readonly stallTimeoutMs?: number;
   /**
@@ -235,6 +245,9 @@ export interface RewriteOptions {
   readonly workers?: number;
   readonly signal?: AbortSignal;
 }
+
+/** See {@link RewriteOptions.tuningMemo}: opaque to the caller, who only creates it (`new Map()`) and passes it on. */
+export type WriterTuningMemo = Map<string, object>;
 
 /**
  * What a derived column's value is, in every row of an output. A closed list, not a function: verify recomputes
@@ -255,6 +268,13 @@ export interface DerivedColumn {
 export interface OutputFooterAccumulator {
   /** The next row's value of the column the hook reads (null for a null value). */
   add(value: string | null): void;
+  /**
+   * The next row's value as the bytes the column stores it in — well-formed UTF-8, never null — instead of
+   * {@link add}, when the accumulator offers it: a hook that hashes a value's bytes then takes them as they are,
+   * with no string decoded for each row and encoded again. `bytes` is a view valid only during the call. The engine
+   * still calls {@link add} for a null and for bytes that are not well-formed UTF-8.
+   */
+  addUtf8?(bytes: Uint8Array): void;
   /** The entries to write, once every row of the output was added; only keys the hook owns. */
   finish(): Readonly<Record<string, string>>;
 }

@@ -1,14 +1,19 @@
 // Values a rewrite sets per output rather than copies (`RewriteOptions.derivedColumns`) and the rows it feeds to a
 // footer hook (`outputFooterEntries`): each batch bound for an output goes once through Arrow IPC and arrow-js,
-// where the derived columns are replaced by the output's value and the hook's column is read, and back.
+// where the derived columns are replaced by the output's value and the hook's column is read (its values' bytes
+// handed to the hook as stored, where it takes bytes), and back.
 //
 // Why through arrow-js: parquet-wasm's RecordBatch has no way to replace a column in place. The round trip keeps
 // every field as it was (type, nullability, metadata), so the written schema is the one pre-flight expected, which
 // verify checks. It costs a copy of each batch, paid only by rewrites that ask for it (a table format's small
 // files), never by the others.
+import { isUtf8 } from 'node:buffer';
 import { basename } from 'node:path';
 import {
+  type Data,
+  DataType,
   type Field,
+  type LargeUtf8,
   makeData,
   RecordBatch,
   type Schema,
@@ -17,7 +22,7 @@ import {
   Type,
   tableFromIPC,
   tableToIPC,
-  vectorFromArray,
+  type Utf8,
 } from 'apache-arrow';
 import { InvalidInputError } from '../../core/errors.js';
 import type {
@@ -43,6 +48,7 @@ export class PerOutput {
   private readonly values: readonly { readonly column: string; readonly value: string }[];
   readonly accumulator: OutputFooterAccumulator | undefined;
   private checked = false;
+  private readonly constant = new ConstantStrings();
 
   constructor(
     readonly outputKey: string,
@@ -72,22 +78,97 @@ export class PerOutput {
         const derived = this.values.find((v) => v.column === field.name);
         const child = b.data.children[i];
         if (derived === undefined || child === undefined) return child;
-        return vectorFromArray(new Array<string>(b.numRows).fill(derived.value), field.type).data[0];
+        return this.constant.of(field.type, derived.value, b.numRows);
       });
       const next = new RecordBatch(
         b.schema,
         makeData({ type: new Struct(fields), length: b.numRows, nullCount: 0, children: children as never }),
       );
       if (this.footer !== undefined && this.accumulator !== undefined) {
-        const column = next.getChild(this.footer.column);
-        for (let r = 0; r < next.numRows; r++) {
-          const v = column?.get(r) as unknown;
-          this.accumulator.add(v === null || v === undefined ? null : String(v));
-        }
+        const at = fields.findIndex((f) => f.name === this.footer?.column);
+        const column = next.data.children[at];
+        if (column !== undefined) feedAccumulator(this.accumulator, column as Data<StringType>);
       }
       out.push(next);
     }
     return oneBatch(tableToIPC(new Table(table.schema, out), 'stream'));
+  }
+}
+
+type StringType = DataType<Type.Utf8 | Type.LargeUtf8>;
+
+const utf8 = new TextEncoder();
+/** Arrow-js's own decoding of a string value (replacement characters for bytes that are not UTF-8). */
+const text = new TextDecoder();
+
+/**
+ * A string column holding one value in every row, built straight as Arrow data (the value's bytes repeated, offsets
+ * a multiple of its length), not through arrow-js's builder, which encodes the same string once per row. The last
+ * one built is kept (by type id: each batch's schema is decoded afresh): an output's batches are mostly of one size,
+ * and Arrow data is immutable.
+ */
+class ConstantStrings {
+  private last: { type: StringType; value: string; rows: number; data: Data } | undefined;
+
+  of(type: StringType, value: string, rows: number): Data {
+    const l = this.last;
+    if (l !== undefined && l.type.typeId === type.typeId && l.value === value && l.rows === rows)
+      return l.data;
+    const bytes = utf8.encode(value);
+    const values = new Uint8Array(bytes.length * rows);
+    if (values.length > 0) {
+      values.set(bytes, 0);
+      // Doubling copies: log2(rows) native copies instead of one per row.
+      for (let filled = bytes.length; filled < values.length; filled *= 2)
+        values.copyWithin(filled, 0, Math.min(filled, values.length - filled));
+    }
+    const data = DataType.isLargeUtf8(type)
+      ? makeData({
+          type: type as LargeUtf8,
+          length: rows,
+          nullCount: 0,
+          valueOffsets: BigInt64Array.from({ length: rows + 1 }, (_, i) => BigInt(i * bytes.length)),
+          data: values,
+        })
+      : makeData({
+          type: type as Utf8,
+          length: rows,
+          nullCount: 0,
+          valueOffsets: Int32Array.from({ length: rows + 1 }, (_, i) => i * bytes.length),
+          data: values,
+        });
+    this.last = { type, value, rows, data };
+    return data;
+  }
+}
+
+/**
+ * Feeds a string column's values, in row order, to `accumulator`: as their stored bytes (`addUtf8`) where it takes
+ * them and they are well-formed UTF-8, else as strings decoded as arrow-js decodes them. Well-formedness is checked
+ * once for the batch's whole value buffer and per value only at its ends: a stretch of well-formed UTF-8 that
+ * starts and ends on characters' boundaries (no continuation byte at its start, nor right after its end) is
+ * well-formed itself.
+ */
+export function feedAccumulator(accumulator: OutputFooterAccumulator, column: Data<StringType>): void {
+  const offsets = column.valueOffsets as Int32Array | BigInt64Array;
+  const values = column.values as Uint8Array;
+  const rows = column.length;
+  const at = (r: number) => Number(offsets[r]);
+  const addUtf8 = accumulator.addUtf8?.bind(accumulator);
+  const last = rows > 0 ? at(rows) : 0;
+  const whole = addUtf8 !== undefined && rows > 0 && isUtf8(values.subarray(at(0), last));
+  const continues = (i: number) => i < last && ((values[i] as number) & 0xc0) === 0x80;
+  for (let r = 0; r < rows; r++) {
+    if (!column.getValid(r)) {
+      accumulator.add(null);
+      continue;
+    }
+    const start = at(r);
+    const end = at(r + 1);
+    const bytes = values.subarray(start, end);
+    if (whole && !continues(start) && !continues(end)) addUtf8(bytes);
+    else if (addUtf8 !== undefined && isUtf8(bytes)) addUtf8(bytes);
+    else accumulator.add(text.decode(bytes));
   }
 }
 

@@ -37,6 +37,8 @@ interface Sample {
   readonly noStatistics: readonly string[];
   /** Encoded output bytes per row, when the sample was large enough to measure it. */
   readonly bytesPerRow?: number;
+  /** Whether the decisions come from a sample of enough rows (else they are the writer's defaults). */
+  readonly tuned?: true;
 }
 
 /**
@@ -73,8 +75,10 @@ export async function planRuns(
   if (settings.sort !== undefined) {
     for (const run of runs) checkSortBudget(group.groupId, run, settings.sort.memoryBudgetBytes);
   }
+  // The sample's bytes per row only size outputs the planner did not count (see `partsOf`).
+  const sizesOutputs = exact === undefined && !(runs.length === 1 && group.expectedOutputFiles !== undefined);
   const samples: Sample[] = [];
-  for (const run of runs) samples.push(await sampleRun(source, pre, run, settings));
+  for (const run of runs) samples.push(await tunedSample(source, pre, run, settings, sizesOutputs));
   return runs.map((run, i) => {
     const sample = samples[i] as Sample;
     const plainTypes = plainTypesOf(run.inputs.map((input) => input.footer.keyValueMetadata));
@@ -140,16 +144,46 @@ function checkSortBudget(groupId: string, run: PlainRun, memoryBudgetBytes: numb
 }
 
 /**
+ * The run's writer tuning: from the caller's memo when an earlier run of the same output schema and settings was
+ * sampled (and measured its bytes per row, when this run's output count needs them), else sampled and memoised.
+ */
+async function tunedSample(
+  source: ObjectStore,
+  pre: PreflightResult,
+  run: PlainRun,
+  settings: RewriteSettings,
+  sizesOutputs: boolean,
+): Promise<Sample> {
+  const memo = settings.tuningMemo;
+  const first = run.inputs[0] as CheckedInput;
+  // Everything the sample's decisions depend on besides the data: the output schema and the writer settings.
+  const key = JSON.stringify([
+    first.runKey,
+    settings.codec,
+    settings.deltaEncoding,
+    settings.statistics,
+    settings.rowGroupRows,
+  ]);
+  const known = memo?.get(key) as Sample | undefined;
+  if (known !== undefined && (!sizesOutputs || known.bytesPerRow !== undefined)) return known;
+  const sample = await sampleRun(source, pre, run, settings, sizesOutputs);
+  // Defaults (a sample too small, or one that failed to decode) are not a tuning: the next run samples for itself.
+  if (sample.tuned === true) memo?.set(key, sample);
+  return sample;
+}
+
+/**
  * Per-run writer tuning, from the run's first input (decoded once; no extra GET when it is in the
  * pre-flight cache; its first inputs together where they are small, see `sampleBytes`): dictionary decisions (ZSTD only) and, with `deltaEncoding`, DELTA_BINARY_PACKED
- * columns, per column by trial encoding (see `columnPlan`), and the output bytes per row, measured
- * by encoding the sample with the real settings, so the number of outputs is right from the first one.
+ * columns, per column by trial encoding (see `columnPlan`), and — when `sizesOutputs` — the output bytes per row,
+ * measured by encoding the sample with the real settings, so the number of outputs is right from the first one.
  */
 async function sampleRun(
   source: ObjectStore,
   pre: PreflightResult,
   run: PlainRun,
   settings: RewriteSettings,
+  sizesOutputs: boolean,
 ): Promise<Sample> {
   const first = run.inputs[0] as CheckedInput;
   // A projected run's inputs have other columns than its outputs (renamed, widened, added): their sample would tune
@@ -161,6 +195,7 @@ async function sampleRun(
   let encodings: Record<string, ColumnEncoding> = {};
   let noStatistics: string[] = [];
   let bytesPerRow: number | undefined;
+  let tuned = false;
   try {
     const bytes = await sampleBytes(source, pre, run);
     const table = pw.readParquet(bytes, { batchSize: 65_536, limit: 65_536 });
@@ -182,20 +217,30 @@ async function sampleRun(
             ? plan.dictionary
             : Object.fromEntries(Object.keys(encodings).map((c) => [c, false]));
       }
-      const trial = pw.writeParquet(
-        pw.Table.fromIPCStream(tableToIPC(js, 'stream')),
-        writerProperties({ ...writer, keyValueMetadata: {}, dictionary, encodings, noStatistics }),
-      );
-      const footer = new DataView(trial.buffer, trial.byteOffset, trial.byteLength).getUint32(
-        trial.length - 8,
-        true,
-      );
-      bytesPerRow = (trial.length - footer - 12) / rows;
+      // A whole encode of the sample: only where the output count is estimated from it.
+      if (sizesOutputs) {
+        const trial = pw.writeParquet(
+          pw.Table.fromIPCStream(tableToIPC(js, 'stream')),
+          writerProperties({ ...writer, keyValueMetadata: {}, dictionary, encodings, noStatistics }),
+        );
+        const footer = new DataView(trial.buffer, trial.byteOffset, trial.byteLength).getUint32(
+          trial.length - 8,
+          true,
+        );
+        bytesPerRow = (trial.length - footer - 12) / rows;
+      }
+      tuned = true;
     } else batch?.free();
   } catch {
     // The input is checked properly when its turn comes; a failed sample keeps the defaults.
   }
-  return { dictionary, encodings, noStatistics, ...(bytesPerRow !== undefined && { bytesPerRow }) };
+  return {
+    dictionary,
+    encodings,
+    noStatistics,
+    ...(bytesPerRow !== undefined && { bytesPerRow }),
+    ...(tuned && { tuned: true as const }),
+  };
 }
 
 /** Types whose statistics the policy may drop: Parquet BYTE_ARRAY strings and binaries. */

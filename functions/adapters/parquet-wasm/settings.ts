@@ -15,6 +15,7 @@ import {
   type RewriteGroup,
   type RewriteOptions,
   type SchemaFidelity,
+  type WriterTuningMemo,
 } from '../../ports/parquet-engine.js';
 
 const MiB = 1024 * 1024;
@@ -50,6 +51,8 @@ export interface RewriteSettings {
   readonly derivedColumns: readonly DerivedColumn[];
   /** Footer entries computed per output; undefined: none. */
   readonly outputFooterEntries: OutputFooterEntries | undefined;
+  /** Writer tunings of earlier runs of the caller's job (see `RewriteOptions.tuningMemo`); undefined: sample every run. */
+  readonly tuningMemo: WriterTuningMemo | undefined;
 }
 
 /** Whether outputs carry anything computed per output (a derived column or footer entries): no stitching, no workers. */
@@ -142,5 +145,6 @@ export function settingsOf(group: RewriteGroup, options: RewriteOptions): Rewrit
     outputRows: options.outputRows,
     derivedColumns: derived,
     outputFooterEntries: options.outputFooterEntries,
+    tuningMemo: options.tuningMemo,
   };
 }

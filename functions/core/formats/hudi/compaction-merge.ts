@@ -98,19 +98,22 @@ export async function mergeFileSlice(
   const columns = ['_hoodie_record_key', ...(field === undefined ? [] : [field])];
   // A decimal ordering field is read exactly, as the log's decimals are, so the two compare by value.
   const keyRows = await readRowsExact({ file, metadata: baseMetadata, columns, parsers: RAW_TIME });
-  const baseKeys = new Set<string>();
   const merge = mergeSlice(
-    keyRows.map((r, position) => {
-      const recordKey = String(r._hoodie_record_key);
-      baseKeys.add(recordKey);
-      return { position, recordKey, orderingValue: field === undefined ? null : (r[field] ?? null) };
-    }),
+    keyRows.map((r, position) => ({
+      position,
+      recordKey: String(r._hoodie_record_key),
+      orderingValue: field === undefined ? null : (r[field] ?? null),
+    })),
     log,
     policy,
   );
+  // Counted against the log's keys the base holds (a few per slice), not a set of every base key.
   let deleted = 0;
-  for (const record of log.values()) if (isDelete(record) && baseKeys.has(record.key)) deleted++;
-  const inserted = merge.append.filter((r) => !baseKeys.has(String(r._hoodie_record_key))).length;
+  for (const key of merge.baseHeld) {
+    const record = log.get(key);
+    if (record !== undefined && isDelete(record)) deleted++;
+  }
+  const inserted = merge.append.filter((r) => !merge.baseHeld.has(String(r._hoodie_record_key))).length;
   return {
     merge,
     baseMetadata,
@@ -150,7 +153,8 @@ export async function checkSliceMergeable(
   isCommitted: (instant: string) => boolean,
 ): Promise<void> {
   const merged = await mergeFileSlice(store, slice, policy, isCommitted, undefined);
-  logRowsParquet(merged, slice.baseKey);
+  // Every value converted as the write-back converts it (its refusals are there), but nothing encoded.
+  logRowColumns(merged, slice.baseKey);
 }
 
 /**
@@ -274,21 +278,8 @@ export function logRowsParquet(
   where: string,
 ): { readonly bytes: Uint8Array; readonly rows: number } {
   const schema = merged.baseMetadata.schema;
-  const [, ...fields] = schema;
-  const names = new Set(fields.map((f) => f.name));
   const rows = merged.merge.append;
-  for (const row of rows)
-    for (const column of Object.keys(row))
-      if (!names.has(column))
-        throw new HudiCompactionUnsupportedError(
-          where,
-          `log column ${column}, which the base file does not have`,
-          'schema evolution is not compacted',
-        );
-  const columnData = fields.map((element) => ({
-    name: element.name,
-    data: rows.map((row) => columnValue(element, row[element.name], where)),
-  }));
+  const columnData = logRowColumns(merged, where);
   const kvMetadata = (merged.baseMetadata.key_value_metadata ?? []).filter(
     (kv) => !HUDI_INDEX_FOOTER_KEYS.includes(kv.key),
   );
@@ -303,4 +294,26 @@ export function logRowsParquet(
     codec: 'UNCOMPRESSED',
   });
   return { bytes: new Uint8Array(buffer), rows: rows.length };
+}
+
+/**
+ * The surviving log records' values, column by column in the base file's schema, as the writer takes them.
+ * @throws HudiCompactionUnsupportedError for a value or column that cannot be written exactly.
+ */
+function logRowColumns(merged: MergedSlice, where: string): { name: string; data: unknown[] }[] {
+  const [, ...fields] = merged.baseMetadata.schema;
+  const names = new Set(fields.map((f) => f.name));
+  const rows = merged.merge.append;
+  for (const row of rows)
+    for (const column of Object.keys(row))
+      if (!names.has(column))
+        throw new HudiCompactionUnsupportedError(
+          where,
+          `log column ${column}, which the base file does not have`,
+          'schema evolution is not compacted',
+        );
+  return fields.map((element) => ({
+    name: element.name,
+    data: rows.map((row) => columnValue(element, row[element.name], where)),
+  }));
 }

@@ -40,7 +40,7 @@
 // plan step): see there why.
 import type { Clock } from '../../../ports/clock.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
-import type { ParquetEngine } from '../../../ports/parquet-engine.js';
+import type { ParquetEngine, WriterTuningMemo } from '../../../ports/parquet-engine.js';
 import { InvalidInputError, PreconditionFailedError } from '../../errors.js';
 import { whileAlive } from '../../workflow/keep-alive.js';
 import { planRunLiveness } from './abandoned-plans.js';
@@ -638,6 +638,9 @@ async function executeOperations(
   options: HudiCompactionOptions,
 ): Promise<HudiCompactionResult> {
   const committed = (i: string) => isCommitted(state.timeline, i);
+  // Every new base file has the table's schema and one slice's rows: the writer tuning sampled for the first is
+  // every other's, so it is sampled once, not once per slice (several encodes of a whole slice each).
+  const tuningMemo: WriterTuningMemo = new Map();
   const outputs: CompactionOutput[] = [];
   const slices: CompactedSlice[] = [];
   for (const [index, op] of operations.entries()) {
@@ -683,6 +686,7 @@ async function executeOperations(
         stitch: false,
         derivedColumns: [{ column: '_hoodie_file_name', value: 'output-file-name' }],
         outputFooterEntries: INDEX_FOOTER,
+        tuningMemo,
       },
     );
     if (result.outputs.length !== 1) {

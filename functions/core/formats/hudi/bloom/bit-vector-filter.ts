@@ -64,9 +64,20 @@ export class BitVectorFilter implements FilterShape {
     readonly bits: Uint8Array = new Uint8Array(vectorBytes(vectorSize)),
   ) {}
 
-  /** Sets the key's bits (Hadoop's `BloomFilter.add`). */
+  /**
+   * Sets the key's bits (Hadoop's `BloomFilter.add`): the positions of {@link bitPositions}, set as they are hashed
+   * — no array per key, since every row of a rewritten file is added.
+   */
   add(key: Uint8Array): void {
-    for (const p of bitPositions(key, this)) this.setBit(p);
+    if (key.length === 0 || this.hashType !== MURMUR_HASH) {
+      for (const p of bitPositions(key, this)) this.setBit(p);
+      return;
+    }
+    let seed = 0;
+    for (let i = 0; i < this.nbHash; i++) {
+      seed = hadoopMurmurHash(key, seed);
+      this.setBit(Math.abs(seed % this.vectorSize));
+    }
   }
 
   /** Whether every bit of the key is set: false means the key was never added (Hadoop's `membershipTest`). */

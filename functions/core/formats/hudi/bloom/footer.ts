@@ -14,7 +14,13 @@ import {
   DEFAULT_BLOOM_SETTINGS,
   type HudiBloomFilter,
 } from './filters.js';
-import { compareCodePoints, compareUtf16, type RecordKeyOrder } from './record-keys.js';
+import {
+  compareCodePoints,
+  compareUtf8Bytes,
+  compareUtf8BytesAsUtf16,
+  compareUtf16,
+  type RecordKeyOrder,
+} from './record-keys.js';
 
 /**
  * The index entries of a file whose rows hold `keys` (in row order: a dynamic filter's rows fill in that order):
@@ -48,11 +54,16 @@ export class HudiIndexFooterBuilder {
   private readonly filter: HudiBloomFilter;
   private min: string | undefined;
   private max: string | undefined;
+  /** The min/max of the keys added as bytes ({@link addUtf8}), kept as bytes until {@link finish}. */
+  private minBytes: Uint8Array | undefined;
+  private maxBytes: Uint8Array | undefined;
   private readonly compare: (a: string, b: string) => number;
+  private readonly compareBytes: (a: Uint8Array, b: Uint8Array) => number;
 
   constructor(settings: BloomFilterSettings = DEFAULT_BLOOM_SETTINGS, order: RecordKeyOrder = 'utf16') {
     this.filter = createBloomFilter(settings);
     this.compare = order === 'utf16' ? compareUtf16 : compareCodePoints;
+    this.compareBytes = order === 'utf16' ? compareUtf8BytesAsUtf16 : compareUtf8Bytes;
   }
 
   add(key: string | null): void {
@@ -62,13 +73,39 @@ export class HudiIndexFooterBuilder {
     if (this.max === undefined || this.compare(this.max, key) < 0) this.max = key;
   }
 
+  /**
+   * {@link add} for a key given as its well-formed UTF-8 bytes — the bytes Java's `getBytes(UTF_8)` gives for the
+   * decoded key, so the filter hashes them as they are, and the range compares them in the key order: the same
+   * entries as {@link add} of the decoded key, with no string built per key. `bytes` is copied only when it becomes
+   * the minimum or maximum.
+   */
+  addUtf8(bytes: Uint8Array): void {
+    this.filter.add(bytes);
+    if (this.minBytes === undefined || this.compareBytes(this.minBytes, bytes) > 0)
+      this.minBytes = bytes.slice();
+    if (this.maxBytes === undefined || this.compareBytes(this.maxBytes, bytes) < 0)
+      this.maxBytes = bytes.slice();
+  }
+
   finish(): Record<string, string> {
     const out: Record<string, string> = { [HUDI_BLOOM_FILTER_KEY]: this.filter.serializeToString() };
     if (this.filter.typeCode.includes('DYNAMIC')) out[HUDI_BLOOM_FILTER_TYPE_CODE_KEY] = this.filter.typeCode;
-    if (this.min !== undefined && this.max !== undefined) {
-      out[HUDI_MIN_RECORD_KEY_KEY] = this.min;
-      out[HUDI_MAX_RECORD_KEY_KEY] = this.max;
+    const min = this.least(this.min, this.minBytes, -1);
+    const max = this.least(this.max, this.maxBytes, 1);
+    if (min !== undefined && max !== undefined) {
+      out[HUDI_MIN_RECORD_KEY_KEY] = min;
+      out[HUDI_MAX_RECORD_KEY_KEY] = max;
     }
     return out;
   }
+
+  /** The smaller (`sign` −1) or larger (1) of the string-added and the byte-added extreme, in the key order. */
+  private least(key: string | undefined, bytes: Uint8Array | undefined, sign: -1 | 1): string | undefined {
+    const decoded = bytes === undefined ? undefined : UTF8.decode(bytes);
+    if (key === undefined) return decoded;
+    if (decoded === undefined) return key;
+    return Math.sign(this.compare(decoded, key)) === sign ? decoded : key;
+  }
 }
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });

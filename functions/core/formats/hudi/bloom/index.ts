@@ -35,6 +35,8 @@ export { HUDI_INDEX_FOOTER_KEYS, HudiIndexFooterBuilder, hudiIndexFooterEntries 
 export { hadoopMurmurHash } from './murmur.js';
 export {
   compareCodePoints,
+  compareUtf8Bytes,
+  compareUtf8BytesAsUtf16,
   compareUtf16,
   javaUtf8Bytes,
   type RecordKeyOrder,

@@ -64,6 +64,37 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length - b.length < 0 ? -1 : a.length > b.length ? 1 : 0;
 }
 
+/**
+ * {@link compareUtf16}'s sign for two well-formed UTF-8 strings, from their bytes. At the first byte where they
+ * differ, both bytes start a character (the characters before are equal) or both continue characters of one first
+ * byte (so of one length); either way byte order is code point order there. UTF-16 order differs from code point
+ * order only between a character of U+10000 and up (first byte F0–F4; in UTF-16 a surrogate pair, D800–DBFF
+ * first) and one of U+E000–U+FFFF (first byte EE or EF): there the former is the smaller.
+ */
+export function compareUtf8BytesAsUtf16(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a[i] as number;
+    const y = b[i] as number;
+    if (x === y) continue;
+    if (x >= 0xf0 && y >= 0xee && y < 0xf0) return -1;
+    if (y >= 0xf0 && x >= 0xee && x < 0xf0) return 1;
+    return x < y ? -1 : 1;
+  }
+  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
+}
+
+/** {@link compareCodePoints}'s sign for two well-formed UTF-8 strings, from their bytes: unsigned byte order. */
+export function compareUtf8Bytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a[i] as number;
+    const y = b[i] as number;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
+}
+
 /** A file's record-key range, as its footer carries it. */
 export interface RecordKeyRange {
   readonly min: string;

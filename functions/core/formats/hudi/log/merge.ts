@@ -262,6 +262,8 @@ export interface SliceMerge {
    * `_hoodie_commit_time` and `_hoodie_commit_seqno` are the log record's). A later step makes them an extra input.
    */
   readonly append: readonly Readonly<Record<string, unknown>>[];
+  /** The merged log's keys that the base holds too: what tells an update or a delete of a base row from an insert. */
+  readonly baseHeld: ReadonlySet<string>;
 }
 
 /**
@@ -290,7 +292,7 @@ export function mergeSlice(
     append.push(record.row);
   }
   dropPositions.sort((a, b) => a - b);
-  return { dropPositions, append };
+  return { dropPositions, append, baseHeld: new Set(logWon.keys()) };
 }
 
 /**
@@ -298,7 +300,7 @@ export function mergeSlice(
  * same mechanism (and checks) as Delta deletion vectors and Iceberg position deletes.
  * @throws InvalidDeletedRowsError for a position the engine cannot hold.
  */
-export function droppedRows(slice: SliceMerge): DeletedRows {
+export function droppedRows(slice: Pick<SliceMerge, 'dropPositions'>): DeletedRows {
   const builder = new DeletedRowsBuilder();
   for (const p of slice.dropPositions) builder.add(p);
   return builder.build();

@@ -5,6 +5,7 @@
 // and bound, Java's string order, and refusal of crafted filters whose sizes lie.
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import fc from 'fast-check';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -13,6 +14,8 @@ import {
   bloomNumHashes,
   CorruptBloomFilterError,
   compareCodePoints,
+  compareUtf8Bytes,
+  compareUtf8BytesAsUtf16,
   compareUtf16,
   createBloomFilter,
   DEFAULT_BLOOM_SETTINGS,
@@ -23,6 +26,7 @@ import {
   HUDI_BLOOM_FILTER_TYPE_CODE_KEY,
   HUDI_MAX_RECORD_KEY_KEY,
   HUDI_MIN_RECORD_KEY_KEY,
+  HudiIndexFooterBuilder,
   hadoopMurmurHash,
   hudiIndexFooterEntries,
   javaUtf8Bytes,
@@ -268,9 +272,65 @@ describe('record keys as Java sees them', () => {
     expect([...javaUtf8Bytes('é\u{1f600}')]).toEqual([...new TextEncoder().encode('é\u{1f600}')]);
   });
 
+  /** Well-formed keys weighted towards where the orders part: ASCII, U+E000–U+FFFF, supplementary characters. */
+  const keyArb = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom('a', 'k', '0', 'é', '\ud7ff', '\ue000', '\uff5e', '\uffff', '\u{10000}', '\u{1f600}'),
+        fc.string({ unit: 'grapheme', maxLength: 2 }),
+      ),
+      { minLength: 1, maxLength: 6 },
+    )
+    .map((parts) => parts.join(''))
+    .filter((k) => k.length > 0);
+  const utf8 = new TextEncoder();
+
+  it("orders keys' UTF-8 bytes as Java orders the strings (UTF-16) and as the row writer does (code points)", () => {
+    // Act / Assess
+    fc.assert(
+      fc.property(keyArb, keyArb, (a, b) => {
+        expect(compareUtf8BytesAsUtf16(utf8.encode(a), utf8.encode(b))).toBe(compareUtf16(a, b));
+        expect(compareUtf8Bytes(utf8.encode(a), utf8.encode(b))).toBe(compareCodePoints(a, b));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('writes the same footer entries from keys given as UTF-8 bytes as from the keys, in either order', () => {
+    // Act / Assess: small filters (several rows, round-robin past the bound) so row placement is exercised.
+    const settings = { typeCode: 'DYNAMIC_V0', numEntries: 8, fpp: 1e-4, maxEntries: 20 } as const;
+    fc.assert(
+      fc.property(
+        fc.array(keyArb, { minLength: 1, maxLength: 60 }),
+        fc.constantFrom('utf16', 'utf8'),
+        (keys, order) => {
+          const fromBytes = new HudiIndexFooterBuilder(settings, order);
+          for (const key of keys) fromBytes.addUtf8(utf8.encode(key));
+          expect(fromBytes.finish()).toEqual(hudiIndexFooterEntries(keys, settings, order));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps one range over keys given as strings and as bytes in one file', () => {
+    // Prepare
+    const builder = new HudiIndexFooterBuilder();
+    // Act
+    builder.add('m');
+    builder.addUtf8(utf8.encode('\uff5e'));
+    builder.addUtf8(utf8.encode('b'));
+    builder.add('\u{1f600}');
+    // Assess: Java's order, whichever way each key came.
+    expect(builder.finish()).toEqual(hudiIndexFooterEntries(['m', '\uff5e', 'b', '\u{1f600}']));
+  });
+
   it('refuses an empty key, as Hadoop does', () => {
     // Act / Assess
     expect(() => createBloomFilter().add('')).toThrow(UnsupportedBloomFilterError);
+    expect(() => new HudiIndexFooterBuilder().addUtf8(new Uint8Array(0))).toThrow(
+      UnsupportedBloomFilterError,
+    );
   });
 });
 

@@ -169,7 +169,7 @@ describe('Hudi slice merge with the base file', () => {
     const slice = mergeSlice(base, m, v6Latest);
 
     // Assess
-    expect(slice).toEqual({ dropPositions: [0], append: [row('a', 1n, '002')] });
+    expect(slice).toEqual({ dropPositions: [0], append: [row('a', 1n, '002')], baseHeld: new Set(['a']) });
   });
 
   it('DefaultHoodieRecordPayload keeps a base row whose ordering value is greater', () => {
@@ -182,7 +182,11 @@ describe('Hudi slice merge with the base file', () => {
     const slice = mergeSlice(base, m, v6Default);
 
     // Assess: a stays (100 > 1), b is replaced (a tie goes to the log).
-    expect(slice).toEqual({ dropPositions: [1], append: [row('b', 100n, '002')] });
+    expect(slice).toEqual({
+      dropPositions: [1],
+      append: [row('b', 100n, '002')],
+      baseHeld: new Set(['a', 'b']),
+    });
   });
 
   it('drops base rows deleted by a delete block or by _hoodie_is_deleted, and appends new keys', () => {
@@ -196,7 +200,12 @@ describe('Hudi slice merge with the base file', () => {
     const slice = mergeSlice(base, m, v6Latest);
 
     // Assess
-    expect(slice).toEqual({ dropPositions: [1, 2], append: [row('z', 1n, '003')] });
+    expect(slice).toEqual({
+      dropPositions: [1, 2],
+      append: [row('z', 1n, '003')],
+      // z is an insert: the base does not hold it.
+      baseHeld: new Set(['b', 'c']),
+    });
   });
 
   it('EVENT_TIME_ORDERING keeps a base row against a typed delete with a smaller ordering value', () => {
