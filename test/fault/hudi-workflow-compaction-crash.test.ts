@@ -37,7 +37,7 @@ import type { StoreCall } from '../support/crash-store.js';
 import { crashingStore, dyingJournal } from '../support/crashing-store.js';
 import { type DuckDb, openDuckDb } from '../support/duckdb.js';
 import { copyHudiFixture, hudiMergedView, hudiVisibleView } from '../support/hudi-mor-view.js';
-import { trialCount } from '../support/trials.js';
+import { soakFactor } from '../support/trials.js';
 
 const NOW = Date.UTC(2026, 11, 1);
 /** Past the storage lock's 5-minute validity, which a dead process never released. */
@@ -240,7 +240,7 @@ describe('Merge-on-Read compaction through the workflow steps, killed at any req
       ).map((s) => ({ at: calls.findIndex(s.matches) + 1, name: s.name, version }));
     };
     const byVersion = { 6: await pointsOf(6), 8: await pointsOf(8) };
-    const soak = trialCount(1) > 1;
+    const soak = soakFactor() > 1;
     const trials = byVersion[6].flatMap((p6, i) => {
       const p8 = byVersion[8][i];
       if (p8 === undefined) return [];
