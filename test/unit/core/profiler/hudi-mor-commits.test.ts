@@ -330,23 +330,32 @@ describe.each([6, 8] as const)(
   },
 );
 
+/**
+ * A version 8 table of 20 partitions of 2 base files each, every commit profiled through `format`; then a delta
+ * commit to partition 10, not yet profiled (its completed instant `last`). Requests are counted from the start.
+ */
+async function twentyPartitionsOneWritten(format: TableFormat) {
+  const table = await createHudiMorTable(new MemoryObjectStore(), ROOT, 8, '20261201000000000');
+  for (let p = 10; p < 30; p += 1) {
+    await appendHudiInsert(table, String(p), 2);
+    await appendHudiInsert(table, String(p), 2);
+  }
+  const counting = countingStore(table.store);
+  const { stats, deps } = profilerOf(counting.store, format);
+  await profileCommits(
+    deps,
+    (await completedNames(table.store, 8)).map((n) => commitEvent(8, n)),
+    NOW,
+  );
+  await appendHudiDeltaCommit(table, '10', { fraction: 0.5 });
+  const last = (await completedNames(table.store, 8)).at(-1) as string;
+  return { table, counting, stats, deps, last };
+}
+
 describe('the requests of one Merge-on-Read commit event', () => {
   it('grow with the partitions the commit wrote and the active timeline, not with the table: 20 partitions, one written', async () => {
     // Prepare: a version 8 table of 20 partitions of 2 base files each, counted; then a delta commit to one
-    const table = await createHudiMorTable(new MemoryObjectStore(), ROOT, 8, '20261201000000000');
-    for (let p = 10; p < 30; p += 1) {
-      await appendHudiInsert(table, String(p), 2);
-      await appendHudiInsert(table, String(p), 2);
-    }
-    const counting = countingStore(table.store);
-    const { deps } = profilerOf(counting.store);
-    await profileCommits(
-      deps,
-      (await completedNames(table.store, 8)).map((n) => commitEvent(8, n)),
-      NOW,
-    );
-    await appendHudiDeltaCommit(table, '10', { fraction: 0.5 });
-    const last = (await completedNames(table.store, 8)).at(-1) as string;
+    const { counting, deps, last } = await twentyPartitionsOneWritten(FORMAT);
 
     // Act: the event, then the whole-state read it replaces
     counting.reset();
@@ -375,22 +384,9 @@ describe('the requests of one Merge-on-Read commit event', () => {
 describe('the requests of a Merge-on-Read commit event in a warm function (its instant cache)', () => {
   it('GET only what the timeline gained since the last read — hoodie.properties and the new instant — and count as the whole state does', async () => {
     // Prepare: the same 20-partition table, profiled by a format bound with one instant cache (one per cold start)
-    const table = await createHudiMorTable(new MemoryObjectStore(), ROOT, 8, '20261201000000000');
-    for (let p = 10; p < 30; p += 1) {
-      await appendHudiInsert(table, String(p), 2);
-      await appendHudiInsert(table, String(p), 2);
-    }
     const cache = new HudiInstantCache();
     const warm = formatForTable(TABLES, 'trips', { hudiInstantCache: cache });
-    const counting = countingStore(table.store);
-    const { stats, deps } = profilerOf(counting.store, warm);
-    await profileCommits(
-      deps,
-      (await completedNames(table.store, 8)).map((n) => commitEvent(8, n)),
-      NOW,
-    );
-    await appendHudiDeltaCommit(table, '10', { fraction: 0.5 });
-    const last = (await completedNames(table.store, 8)).at(-1) as string;
+    const { table, counting, stats, deps, last } = await twentyPartitionsOneWritten(warm);
 
     // Act
     counting.reset();
