@@ -44,8 +44,8 @@ import {
 } from './pending-instant.js';
 import { markedClusteringPlan } from './plan-mark.js';
 import type { HudiTableState } from './table-state.js';
-import { readHudiTable, readTableConfig } from './table-state.js';
-import { keyUnder, listFolder } from './timeline.js';
+import { cachedBy, readHudiTable, readTableConfig } from './table-state.js';
+import { type InstantMetadataCache, keyUnder, listFolder } from './timeline.js';
 import {
   baseFileName,
   buildClusteringCommitMetadata,
@@ -74,6 +74,8 @@ export interface HudiCoordination {
   readonly quietWindowMinutes?: number;
   /** The IANA zone instants are minted in when the table's timeline timezone is LOCAL. */
   readonly localZone?: string;
+  /** A warm function's decoded instants (instant-cache.ts), for every read of the table under this coordination. */
+  readonly instantCache?: InstantMetadataCache;
 }
 
 /** The journal's record of a Hudi group (flat JSON in `formatState`). */
@@ -374,7 +376,7 @@ export async function prepareHudiGroup(
   }
   if (coordination === undefined) throw undeclared(g.tableRoot);
   return underLock(coordination, deps, g, async (assertHeld) => {
-    const state = await readHudiTable(deps.store, g.tableRoot);
+    const state = await readHudiTable(deps.store, g.tableRoot, cachedBy(coordination));
     const conflicts = conflictsOf(state, entry, g, g.instant);
     // Inputs must still be the live base files: a newer slice is caught above; a file group in our own earlier
     // attempt's plan is ours. A conflict found on a retry undoes that attempt's plan first: the caller aborts the
@@ -501,7 +503,7 @@ async function completeUnderLock(
       return { kind: 'committed', state: { hudiCommitted: true, hudiCompleted: found } };
     let state: HudiTableState;
     try {
-      state = await readHudiTable(deps.store, g.tableRoot);
+      state = await readHudiTable(deps.store, g.tableRoot, cachedBy(coordination));
     } catch (err) {
       if (err instanceof CompactorError)
         return { kind: 'conflict', conflicts: [{ key: '.hoodie/', reason: err.message }] };

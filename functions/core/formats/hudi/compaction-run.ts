@@ -67,7 +67,7 @@ import {
 } from './pending-instant.js';
 import { planMarkMetadata } from './plan-mark.js';
 import type { HudiTableConfig } from './properties.js';
-import { type HudiTableState, readHudiTable, readTableConfig } from './table-state.js';
+import { cachedBy, type HudiTableState, readHudiTable, readTableConfig } from './table-state.js';
 import { type HudiPendingPlan, isCommitted, keyUnder, listFolder } from './timeline.js';
 import {
   baseFileName,
@@ -329,12 +329,13 @@ export async function compactHudiMergeOnRead(
   options: HudiCompactionOptions = {},
 ): Promise<HudiCompactionResult> {
   const root = tableRoot.replace(/\/+$/, '');
-  let state = await readHudiTable(deps.store, root);
+  let state = await readHudiTable(deps.store, root, cachedBy(deps.coordination));
   if (state.config.type !== 'MERGE_ON_READ')
     return { kind: 'nothing', reason: 'a Copy-on-Write table has no log files to compact' };
   const policy = compactionPolicy(state);
   // A v6 unschedule of ours left unfinished: the logs it must still move join their slice before anything is read.
-  if (await settleUnscheduledPlans(deps, root)) state = await readHudiTable(deps.store, root);
+  if (await settleUnscheduledPlans(deps, root))
+    state = await readHudiTable(deps.store, root, cachedBy(deps.coordination));
   await removeCompletedLeftovers(deps.store, state);
   // Pending compactions first, oldest first (several may be pending: the workflow compacts partitions side by side);
   // one a live run of ours holds is left to it, and the next is taken — only when every one is held is that said.
@@ -386,7 +387,7 @@ export async function compactHudiMergeOnRead(
       (i) => isCommitted(state.timeline, i),
     );
   const scheduled = await underLock(deps, root, async (assertHeld) => {
-    const now = await readHudiTable(deps.store, root);
+    const now = await readHudiTable(deps.store, root, cachedBy(deps.coordination));
     if (now.timeline.pendingPlans.some((p) => p.kind === 'compaction')) return undefined;
     // A writer may have begun since the first read: the v6 rule holds under the lock, where no writer starts.
     const deferredNow = compactionDeferral(now);

@@ -78,7 +78,7 @@ import {
   writeMarkers,
 } from './pending-instant.js';
 import { planMarkMetadata } from './plan-mark.js';
-import { type HudiTableState, readHudiTable, readTableConfig } from './table-state.js';
+import { cachedBy, type HudiTableState, readHudiTable, readTableConfig } from './table-state.js';
 import { isCommitted, keyUnder } from './timeline.js';
 import {
   buildCompactionCommitMetadata,
@@ -340,7 +340,7 @@ export function hudiCompactionPlanService(
     if (config.type !== 'MERGE_ON_READ') return undefined;
     // A v6 unschedule of ours left unfinished: its logs join their slice before the slices are read to plan from.
     await settleUnscheduledPlans({ store: deps.store, clock: deps.clock, coordination }, root);
-    const first = await readHudiTable(deps.store, root);
+    const first = await readHudiTable(deps.store, root, cachedBy(coordination));
     compactionPolicy(first);
     // A pending compaction of this partition is finished first; one of another partition is that partition's own.
     const pending = pendingCompactionIn(first, partition);
@@ -359,7 +359,7 @@ export function hudiCompactionPlanService(
         (i) => isCommitted(first.timeline, i),
       );
     return underLock(coordination, deps, root, async (assertHeld) => {
-      const now = await readHudiTable(deps.store, root);
+      const now = await readHudiTable(deps.store, root, cachedBy(coordination));
       if (pendingCompactionIn(now, partition) !== undefined) return undefined;
       if (compactionDeferral(now) !== undefined) return undefined;
       // The slices as read under the lock, with every log file they have now (a log written since the first read
@@ -416,7 +416,7 @@ async function ensureScheduled(
   const instant = String(plan.formatState?.hudiInstant ?? '');
   const root = String(plan.formatState?.tableRoot ?? '');
   await underLock(coordination, deps, root, async (assertHeld) => {
-    const state = await readHudiTable(deps.store, root);
+    const state = await readHudiTable(deps.store, root, cachedBy(coordination));
     if ((await completedCompactionOf(deps.store, locationOf(state), instant)) !== undefined) return;
     const keys = pendingKeys(locationOf(state), COMPACTION, instant);
     if ((await deps.store.head(keys.requested)) === undefined) {
@@ -452,7 +452,7 @@ async function resumePending(
   if (operations.some((op) => op.dataFilePath === null || op.dataFilePath === undefined)) return undefined;
   const root = state.tableRoot;
   return underLock(coordination, deps, root, async (assertHeld) => {
-    const now = await readHudiTable(deps.store, root);
+    const now = await readHudiTable(deps.store, root, cachedBy(coordination));
     const at = locationOf(now);
     if ((await completedCompactionOf(deps.store, at, instant)) !== undefined) return undefined;
     const keys = pendingKeys(at, COMPACTION, instant);
@@ -720,7 +720,7 @@ async function completeUnderLock(
           kind: 'conflict',
           conflicts: [{ key, reason: `compaction ${g.instant} lost ${key} (rolled back by a Hudi writer?)` }],
         };
-    const state = await readHudiTable(deps.store, g.tableRoot);
+    const state = await readHudiTable(deps.store, g.tableRoot, cachedBy(coordination));
     const schema = [...state.timeline.completedWrites]
       .reverse()
       .map((w) => w.metadata.extraMetadata.get('schema'))

@@ -48,7 +48,7 @@ import { hudiHelp } from './help.js';
 import { type HudiTableLock, StorageBasedHudiLock } from './lock/index.js';
 import { HEARTBEAT_RENEW_MS, renewHeartbeat } from './pending-instant.js';
 import { HUDI_FORMAT_NAME, type HudiLockSetting, type HudiTableSettings, hudiSettings } from './settings.js';
-import { type HudiTableState, readHudiTable, toTableSnapshot } from './table-state.js';
+import { cachedBy, type HudiTableState, readHudiTable, toTableSnapshot } from './table-state.js';
 import type { InstantMetadataCache } from './timeline.js';
 
 /**
@@ -93,9 +93,11 @@ async function snapshot(
   store: ObjectStore,
   location: string,
   options: SnapshotOptions,
+  instantCache?: InstantMetadataCache,
 ): Promise<TableSnapshot> {
   const state = await readHudiTable(store, location.replace(/\/+$/, ''), {
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...cachedBy({ instantCache }),
   });
   return snapshotOf(store, state, options);
 }
@@ -117,9 +119,11 @@ async function partitionFiles(
   store: ObjectStore,
   where: PartitionLocation,
   options: SnapshotOptions,
+  instantCache?: InstantMetadataCache,
 ): Promise<PartitionFiles> {
   const state = await readHudiTable(store, where.tableRoot, {
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...cachedBy({ instantCache }),
   });
   const pending = state.timeline.pendingReplaces[0];
   if (pending !== undefined)
@@ -240,12 +244,21 @@ export const hudiTable = {
 function hudiForTable(settings: HudiTableSettings, services: HudiFormatServices): TableFormat {
   const lock = settings.hudiLock;
   // The profiler starts a run when the plan step would compact: by the table's own trigger (compaction-trigger.ts).
-  const changes = hudiChangesFor(settings.hudiCompactionDeltaCommits, services.hudiInstantCache);
-  if (lock === undefined) return { ...hudiTable, changes };
+  const cache = services.hudiInstantCache;
+  const changes = hudiChangesFor(settings.hudiCompactionDeltaCommits, cache);
+  // Every read of the table through this format decodes each completed instant once per function (instant-cache.ts).
+  const reads = {
+    snapshot: (store: ObjectStore, location: string, options: SnapshotOptions) =>
+      snapshot(store, location, options, cache),
+    partitionFiles: (store: ObjectStore, where: PartitionLocation, options: SnapshotOptions) =>
+      partitionFiles(store, where, options, cache),
+  };
+  if (lock === undefined) return { ...hudiTable, ...reads, changes };
   const coordination = coordinationOf(lock, settings.hudiTimezone, services);
   const committer = hudiCommitter(coordination);
   return {
     ...hudiTable,
+    ...reads,
     changes,
     prepareGroup: (deps, entry) => prepareGroup(coordination, deps, entry),
     commit: committer.commit,
@@ -261,7 +274,10 @@ function coordinationOf(
   localZone: string | undefined,
   services: HudiFormatServices,
 ): HudiCoordination {
-  const zone = localZone === undefined ? {} : { localZone };
+  const zone = {
+    ...(localZone === undefined ? {} : { localZone }),
+    ...(services.hudiInstantCache === undefined ? {} : { instantCache: services.hudiInstantCache }),
+  };
   switch (lock.provider) {
     case 'storage':
       return {

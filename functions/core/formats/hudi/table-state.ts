@@ -80,6 +80,16 @@ export interface ReadHudiTableOptions {
   readonly partitions?: (timeline: HudiTimeline, config: HudiTableConfig) => ReadonlySet<string>;
 }
 
+/**
+ * The read options of a caller that holds a warm function's instant cache (its coordination, or a bound format's
+ * services), or none: every completed instant is then decoded once per function, not once per read.
+ */
+export function cachedBy(
+  holder: { readonly instantCache?: InstantMetadataCache | undefined } | undefined,
+): Pick<ReadHudiTableOptions, 'instantCache'> {
+  return holder?.instantCache === undefined ? {} : { instantCache: holder.instantCache };
+}
+
 /** What every read of a table starts with (see {@link readCheckedHead}). */
 export interface CheckedHead {
   readonly table: string;
