@@ -7,7 +7,7 @@
 import type { HudiCommitMetadata, InstantMetadataCache } from './timeline.js';
 
 /** The default bound: the summed sizes of the instant files whose decoded metadata is kept. */
-export const DEFAULT_INSTANT_CACHE_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_INSTANT_CACHE_BYTES = 32 * 1024 * 1024;
 
 export class HudiInstantCache implements InstantMetadataCache {
   private readonly entries = new Map<
