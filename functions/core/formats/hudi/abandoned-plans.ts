@@ -26,7 +26,7 @@ import type { HudiCoordination } from './clustering-commit.js';
 import { withHudiLock } from './lock/index.js';
 import { HEARTBEAT_RENEW_MS, heartbeatKey, pendingKeys, rollBackOwnInstant } from './pending-instant.js';
 import type { HudiTableConfig } from './properties.js';
-import { readHudiTable, readTableConfig } from './table-state.js';
+import { cachedBy, readHudiTable, readTableConfig } from './table-state.js';
 import { type HudiPendingPlan, keyUnder, listFolder } from './timeline.js';
 
 /** How long a plan of ours must have gone without a heartbeat before another run takes its run for dead. */
@@ -58,7 +58,7 @@ export async function rollBackAbandonedClusterings(
 ): Promise<string[]> {
   const properties = config ?? (await readTableConfig(deps.store, tableRoot || '(root)', tableRoot));
   if (!(await anyPendingClustering(deps.store, tableRoot, properties))) return [];
-  const state = await readHudiTable(deps.store, tableRoot);
+  const state = await readHudiTable(deps.store, tableRoot, cachedBy(deps.coordination));
   const location = {
     tableRoot: state.tableRoot,
     tableVersion: state.config.version,
@@ -87,7 +87,7 @@ export async function rollBackAbandonedClusterings(
   const lock = deps.coordination.lockFor(deps.store, state.tableRoot, state.config.name, deps.clock);
   const work = async (assertHeld: (during: string) => void): Promise<string[]> => {
     // Under the lock, as read now: a plan completed, rolled back or renewed since the first read is left alone.
-    const now = await readHudiTable(deps.store, state.tableRoot);
+    const now = await readHudiTable(deps.store, state.tableRoot, cachedBy(deps.coordination));
     const done: string[] = [];
     for (const plan of candidates) {
       const still = now.timeline.pendingPlans.find(

@@ -737,7 +737,7 @@ async function executeOperations(
   if (options.crashAfter === 'written') throw new Error('crash after writing the new base files (test)');
   await underLock(deps, state.tableRoot, async (assertHeld) => {
     if ((await findCompleted(deps.store, state, instant)) !== undefined) return;
-    const now = await readHudiTable(deps.store, state.tableRoot);
+    const now = await readHudiTable(deps.store, state.tableRoot, cachedBy(deps.coordination));
     if ((await deps.store.head(compactionKeys(now, instant).requested)) === undefined)
       throw new InvalidInputError(
         `Hudi compaction ${instant}: its plan is gone (rolled back by another writer?)`,

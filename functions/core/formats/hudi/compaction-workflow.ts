@@ -490,6 +490,7 @@ async function resumePending(
 export async function prepareCompactionGroup(
   deps: CommitDeps,
   entry: GroupJournalEntry,
+  coordination?: HudiCoordination,
 ): Promise<PreparedGroup> {
   const g = compactionGroupOf(entry);
   const keys = pendingKeys(g, COMPACTION, g.instant);
@@ -509,7 +510,7 @@ export async function prepareCompactionGroup(
   // ours reads before it takes a marked plan over (abandoned-plans.ts `planRunLiveness`); Hudi reads none for a
   // compaction.
   await renewHeartbeat(deps.store, g.tableRoot, g.instant);
-  const state = await readHudiTable(deps.store, g.tableRoot);
+  const state = await readHudiTable(deps.store, g.tableRoot, cachedBy(coordination));
   const [base, ...logs] = entry.inputs;
   if (base === undefined) throw new InvalidInputError(`Group ${entry.groupId} has no base file`);
   const merged = await mergeFileSlice(

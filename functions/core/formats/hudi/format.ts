@@ -189,7 +189,7 @@ function prepareGroup(
   entry: GroupJournalEntry,
 ): Promise<PreparedGroup> {
   return isCompactionGroup(entry)
-    ? prepareCompactionGroup(deps, entry)
+    ? prepareCompactionGroup(deps, entry, coordination)
     : prepareHudiGroup(coordination, deps, entry);
 }
 
