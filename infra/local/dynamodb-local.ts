@@ -188,7 +188,7 @@ export async function openDynamoDbNamespace(server: string): Promise<DynamoDbLoc
     });
   });
   const endpoint = `http://127.0.0.1:${port}`;
-  const clients: DynamoDBClient[] = [];
+  const clients = clientsOf(endpoint);
   const closeProxy = (): void => {
     proxy.close();
     proxy.closeAllConnections();
@@ -211,14 +211,10 @@ export async function openDynamoDbNamespace(server: string): Promise<DynamoDbLoc
   let stopping: Promise<void> | undefined;
   return {
     endpoint,
-    client() {
-      const client = makeClient(endpoint);
-      clients.push(client);
-      return client;
-    },
+    client: clients.make,
     stop() {
       stopping ??= (async () => {
-        for (const client of clients.splice(0)) client.destroy();
+        clients.destroyAll();
         await deleteAllTables(server, accessKeyId).catch(() => undefined);
         closeProxy();
       })();
@@ -333,6 +329,21 @@ function makeClient(endpoint: string): DynamoDBClient {
   });
 }
 
+/** Clients of `endpoint` handed out to callers, each destroyed when the endpoint stops. */
+function clientsOf(endpoint: string): { make(): DynamoDBClient; destroyAll(): void } {
+  const made: DynamoDBClient[] = [];
+  return {
+    make() {
+      const client = makeClient(endpoint);
+      made.push(client);
+      return client;
+    },
+    destroyAll() {
+      for (const client of made.splice(0)) client.destroy();
+    },
+  };
+}
+
 function running(
   endpoint: string,
   port: number,
@@ -341,7 +352,7 @@ function running(
   exited: Promise<void>,
   logFile: string,
 ): RunningDynamoDbLocal {
-  const clients: DynamoDBClient[] = [];
+  const clients = clientsOf(endpoint);
   let stopping: Promise<void> | undefined;
   const unhook = onProcessExit(() => {
     killQuietly(pid, 'SIGKILL');
@@ -352,14 +363,10 @@ function running(
     endpoint,
     port,
     pid,
-    client() {
-      const client = makeClient(endpoint);
-      clients.push(client);
-      return client;
-    },
+    client: clients.make,
     stop() {
       stopping ??= (async () => {
-        for (const client of clients.splice(0)) client.destroy();
+        clients.destroyAll();
         await killAndWait(child, exited, pid);
         rmSync(logFile, { force: true });
         unhook();
