@@ -196,7 +196,8 @@ function prepareGroup(
 /**
  * A prepared group's pending instant (its clustering, or the compaction its file slice belongs to) keeps its heartbeat
  * while verify re-reads the outputs: a LAZY Hudi writer rolls back a pending clustering whose heartbeat is 2 minutes
- * old, and another run of ours takes a plan for dead after 10 minutes without one (abandoned-plans.ts) (pending-instant.ts).
+ * old, and another run of ours takes a plan for dead after 10 minutes without one (abandoned-plans.ts; the heartbeat:
+ * pending-instant.ts).
  */
 function groupKeepAlive(store: ObjectStore, entry: GroupJournalEntry): KeepAlive | undefined {
   const s = entry.formatState ?? {};
@@ -274,14 +275,15 @@ function coordinationOf(
   localZone: string | undefined,
   services: HudiFormatServices,
 ): HudiCoordination {
-  const zone = {
+  // What every provider's coordination carries: the zone instants are minted in, the function's instant cache.
+  const common = {
     ...(localZone === undefined ? {} : { localZone }),
     ...(services.hudiInstantCache === undefined ? {} : { instantCache: services.hudiInstantCache }),
   };
   switch (lock.provider) {
     case 'storage':
       return {
-        ...zone,
+        ...common,
         lockFor: (store, tableRoot, _name, clock) => new StorageBasedHudiLock({ store, tableRoot, clock }),
       };
     case 'dynamodb': {
@@ -291,7 +293,7 @@ function coordinationOf(
           'hudiLock { provider: "dynamodb" } needs DynamoDB access, which this entry point does not have',
         );
       return {
-        ...zone,
+        ...common,
         lockFor: (_store, tableRoot, tableName) =>
           build({
             table: lock.table,
@@ -302,6 +304,6 @@ function coordinationOf(
       };
     }
     case 'none':
-      return { ...zone, quietWindowMinutes: lock.quietWindowMinutes, lockFor: () => undefined };
+      return { ...common, quietWindowMinutes: lock.quietWindowMinutes, lockFor: () => undefined };
   }
 }
