@@ -137,6 +137,14 @@ export const planInputFileSchema = z.object({
   /** Set when the footer could not be read: why. Such a file is skipped. */
   unreadable: z.string().optional(),
   /**
+   * Bytes of the footer's key-value entries the format's rewrite drops and recomputes per output (its index over
+   * the file's own rows, e.g. a bloom filter of its keys: `OutputFooterEntries.keys`). They are a fixed cost per
+   * file, not data the rewrite carries into an output, so planning weighs the file without them
+   * ({@link plannedBytesOf}): a few hundred kB of index on a file of a few kB of rows would otherwise make one
+   * partition's small files look twelve times their size, and plan twelve small outputs where one is due.
+   */
+  recomputedFooterBytes: z.number().int().nonnegative().optional(),
+  /**
    * Set when the engine would copy the file row group by row group rather than re-encode it, in an output of this
    * codec (core/parquet/stitch.ts `stitchCostOf`): what the run's cost estimate prices for its stitched path.
    */
@@ -242,6 +250,15 @@ export function minWellSizedBytes(
   options: Pick<PlanOptions, 'smallFileRatio' | 'targetFileSizeBytes'>,
 ): number {
   return Math.ceil(options.smallFileRatio * options.targetFileSizeBytes);
+}
+
+/**
+ * The bytes of `file` a rewrite carries into its outputs, which planning sizes, groups and counts outputs by: the
+ * file's size without the footer entries its format recomputes per output (`recomputedFooterBytes`). The plan
+ * still records the file's real size (what is read, and what commit checks the object by).
+ */
+export function plannedBytesOf(file: Pick<PlanInputFile, 'size' | 'recomputedFooterBytes'>): number {
+  return file.size - Math.min(file.size, file.recomputedFooterBytes ?? 0);
 }
 
 /**
@@ -387,19 +404,20 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
 
   for (const file of files) {
     const content = contentSkip(file, quarantined);
+    const weight = plannedBytesOf(file);
     if (content !== undefined) {
       skips.push({ key: file.key, ...content });
-    } else if (file.size > maxWell) {
+    } else if (weight > maxWell) {
       skips.push({
         key: file.key,
         category: 'large',
-        reason: `large file (${formatBytes(file.size)} > ${opts.largeFileRatio}·T = ${formatBytes(maxWell)}): left alone, splitting is not planned`,
+        reason: `large file (${formatBytes(weight)} > ${opts.largeFileRatio}·T = ${formatBytes(maxWell)}): left alone, splitting is not planned`,
       });
-    } else if (file.size >= minWell) {
+    } else if (weight >= minWell) {
       skips.push({
         key: file.key,
         category: 'well-sized',
-        reason: `well-sized (${formatBytes(file.size)} between ${formatBytes(minWell)} and ${formatBytes(maxWell)})`,
+        reason: `well-sized (${formatBytes(weight)} between ${formatBytes(minWell)} and ${formatBytes(maxWell)})`,
       });
     } else if (file.footerDeferred === true && file.schemaFingerprint === undefined) {
       // Tiny files planned from the listing: one population of their own, which the rewrite splits by schema.
@@ -450,7 +468,7 @@ function planValidated(input: PlanInput, opts: PlanOptions): PartitionPlan {
       files: g.files,
       bytes,
       rows,
-      expectedOutputFiles: expectedOutputFiles(bytes, opts),
+      expectedOutputFiles: expectedOutputFiles(sum(g.files.map(plannedBytesOf)), opts),
     };
   });
   skips.sort((a, b) => compareStrings(a.key, b.key));
@@ -519,11 +537,11 @@ function groupFingerprint(small: readonly PlanInputFile[], opts: PlanOptions): F
   let remaining = [...small];
   let leftoverGroups = remaining.length > 0 ? 1 : 0;
   while (remaining.length >= 2) {
-    const candidates = splitBalanced(remaining, opts.maxGroupBytes);
+    const candidates = splitBalanced(remaining, opts.maxGroupBytes, plannedBytesOf);
     leftoverGroups = candidates.length;
     const single = candidates.length === 1;
     const chosen = candidates.filter((group) => {
-      const bytes = sum(group.map((f) => f.size));
+      const bytes = sum(group.map(plannedBytesOf));
       if (single) return group.length >= opts.minInputFiles || (group.length >= 2 && bytes >= minWell);
       return group.length >= opts.minInputFiles && bytes >= minWell;
     });
@@ -542,14 +560,18 @@ function groupFingerprint(small: readonly PlanInputFile[], opts: PlanOptions): F
  * in the concatenation: each group then holds total / n bytes give or take half a file at each end,
  * and errors do not accumulate from group to group. n starts at ceil(total / cap) and grows only when
  * whole files cannot be balanced under the cap (it must end: one file per group always fits, as a small
- * file is < T ≤ cap / 2).
+ * file is < T ≤ cap / 2). `bytesOf`: a file's bytes as planning weighs them (default its size).
  */
-export function splitBalanced<F extends { readonly size: number }>(files: readonly F[], cap: number): F[][] {
-  const total = sum(files.map((f) => f.size));
+export function splitBalanced<F extends { readonly size: number }>(
+  files: readonly F[],
+  cap: number,
+  bytesOf: (file: F) => number = (f) => f.size,
+): F[][] {
+  const total = sum(files.map(bytesOf));
   if (files.length === 0) return [];
   for (let n = Math.max(1, Math.ceil(total / cap)); ; n++) {
-    const groups = cutBalanced(files, n);
-    if (n >= files.length || groups.every((g) => sum(g.map((f) => f.size)) <= cap)) return groups;
+    const groups = cutBalanced(files, n, bytesOf);
+    if (n >= files.length || groups.every((g) => sum(g.map(bytesOf)) <= cap)) return groups;
   }
 }
 
@@ -558,17 +580,22 @@ export function splitBalanced<F extends { readonly size: number }>(files: readon
  * cuts a group: fewer when a file larger than a run's share leaves a run empty (empty runs are dropped), never more.
  * Also how a partition rewrite packs its inputs into outputs of the target size (workflow/rewrite-plan.ts).
  */
-export function cutBalanced<F extends { readonly size: number }>(files: readonly F[], n: number): F[][] {
-  const total = sum(files.map((f) => f.size));
+export function cutBalanced<F extends { readonly size: number }>(
+  files: readonly F[],
+  n: number,
+  bytesOf: (file: F) => number = (f) => f.size,
+): F[][] {
+  const total = sum(files.map(bytesOf));
   const groups: F[][] = Array.from({ length: Math.max(1, n) }, () => []);
   let start = 0;
   for (const file of files) {
+    const bytes = bytesOf(file);
     const index =
       total === 0
         ? 0
-        : Math.min(groups.length - 1, Math.floor(((start + file.size / 2) * groups.length) / total));
+        : Math.min(groups.length - 1, Math.floor(((start + bytes / 2) * groups.length) / total));
     groups[index]?.push(file);
-    start += file.size;
+    start += bytes;
   }
   return groups.filter((g) => g.length > 0);
 }
@@ -581,7 +608,7 @@ function leftoverReason(fingerprint: string, grouping: FingerprintGrouping, opts
       ? `1 small file of ${schema}: nothing to merge with`
       : `1 small file of ${schema} left after grouping the others: nothing to merge with`;
   }
-  const bytes = formatBytes(sum(leftover.map((f) => f.size)));
+  const bytes = formatBytes(sum(leftover.map(plannedBytesOf)));
   if (leftoverGroups <= 1) {
     return (
       `${leftover.length} small files (${bytes}) of ${schema}: fewer than minInputFiles ${opts.minInputFiles} ` +

@@ -78,6 +78,24 @@ describe.each([6, 8] as const)('lake-compactor on a Hudi table of version %i', (
     expect(await folderContentSnapshot(dir)).toEqual(before);
   });
 
+  it('sizes the clustering by the rows it carries, not by the bloom filters it recomputes: one output under a 1 MiB target', async () => {
+    // Prepare: each base file is ~430 kB of Hudi index footer around a few kB of rows, so a partition's 6 files weigh
+    // 2.6 MB on disk against a 1 MiB target, while their rows fit one output many times over
+    const beforeFiles = await liveFiles(dir, version);
+    const beforeRows = await liveRows(dir, beforeFiles);
+    const onDisk = (await Promise.all(beforeFiles.map((f) => store.head(f)))).map((h) => h?.size ?? 0);
+    expect(Math.min(...onDisk)).toBeGreaterThan(400_000);
+
+    // Act
+    const result = await cli(['compact', dir, ...HUDI_FLAGS, '--target-mb', '1']);
+
+    // Assess: one live output per partition, the same row multiset
+    expect(result.code, result.err).toBe(0);
+    const afterFiles = await liveFiles(dir, version);
+    for (const p of PARTITIONS) expect(afterFiles.filter((f) => f.startsWith(`${p}/`))).toHaveLength(1);
+    expect(await liveRows(dir, afterFiles)).toEqual(beforeRows);
+  });
+
   it('clusters each partition into one new file group by a replacecommit: same rows, own file names, a bloom filter finding every key', async () => {
     // Prepare
     const beforeFiles = await liveFiles(dir, version);

@@ -7,8 +7,22 @@
 import type { SchemaElement } from 'hyparquet';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { CorruptInputError, ObjectNotFoundError } from '../errors.js';
-import { parseFooterWithMetadata, readFooter, readFooterBytes } from '../parquet/footer.js';
+import {
+  type ParquetFooter,
+  parseFooterWithMetadata,
+  readFooter,
+  readFooterBytes,
+} from '../parquet/footer.js';
 import type { PlanInputFile } from '../planning.js';
+
+/** What a plan records of a file's footer: rows, schema, and the bytes of the entries its rewrite recomputes. */
+function footerFacts(footer: ParquetFooter): Partial<PlanInputFile> {
+  return {
+    rows: footer.rows,
+    schemaFingerprint: footer.schemaFingerprint,
+    ...(footer.ownedEntryBytes !== undefined && { recomputedFooterBytes: footer.ownedEntryBytes }),
+  };
+}
 
 /**
  * `file` (as the log names it: key, the log's size) with the object's ETag, version id and storage class from a
@@ -54,15 +68,9 @@ export async function withStoredFooter(
     if (inspect !== undefined) {
       const { size, tail } = await readFooterBytes(store, file.key, file.size);
       const { footer, metadata } = parseFooterWithMetadata(file.key, size, tail, ownedKeys);
-      return {
-        ...stored,
-        rows: footer.rows,
-        schemaFingerprint: footer.schemaFingerprint,
-        ...inspect(metadata.schema),
-      };
+      return { ...stored, ...footerFacts(footer), ...inspect(metadata.schema) };
     }
-    const footer = await readFooter(store, file.key, file.size, ownedKeys);
-    return { ...stored, rows: footer.rows, schemaFingerprint: footer.schemaFingerprint };
+    return { ...stored, ...footerFacts(await readFooter(store, file.key, file.size, ownedKeys)) };
   } catch (err) {
     if (err instanceof CorruptInputError) return { ...stored, unreadable: err.reason };
     if (err instanceof ObjectNotFoundError) return missing;

@@ -73,6 +73,12 @@ export interface ParquetFooter {
   readonly createdBy?: string;
   /** File-level key-value metadata (e.g. `ARROW:schema`, `org.apache.spark.sql.parquet.row.metadata`). */
   readonly keyValueMetadata: Readonly<Record<string, string>>;
+  /**
+   * UTF-8 bytes of the entries among `keyValueMetadata` the caller's rewrite recomputes per output (the `ownedKeys`
+   * it read the footer with), keys and values; absent when there are none. What planning weighs the file without
+   * (`PlanInputFile.recomputedFooterBytes`).
+   */
+  readonly ownedEntryBytes?: number;
 }
 
 /** What readFooter needs from a store: metadata for the size and ranged reads. */
@@ -333,6 +339,9 @@ export function parseFooterWithMetadata(
       : Object.fromEntries(Object.entries(keyValueMetadata).filter(([k]) => !ownedKeys.includes(k))),
   );
 
+  const ownedEntryBytes = (meta.key_value_metadata ?? [])
+    .filter((kv) => ownedKeys.includes(kv.key))
+    .reduce((n, kv) => n + Buffer.byteLength(kv.key) + Buffer.byteLength(kv.value ?? ''), 0);
   const footer: ParquetFooter = {
     key,
     size,
@@ -350,6 +359,7 @@ export function parseFooterWithMetadata(
     codecs: [...codecs].sort(),
     ...(meta.created_by !== undefined && { createdBy: meta.created_by }),
     keyValueMetadata,
+    ...(ownedEntryBytes > 0 && { ownedEntryBytes }),
   };
   return { footer, metadata: meta };
 }

@@ -14,6 +14,8 @@ import {
   type PartitionPlan,
   type PlanInputFile,
   type PlanOptions,
+  plannedBytesOf,
+  sum,
 } from '../planning.js';
 import type { RunContext } from '../run-input.js';
 import { canonicalValue } from '../transform/digest.js';
@@ -97,7 +99,8 @@ export async function prepareRewrite(
   const rows = files.every((f) => f.rows !== undefined) ? files.reduce((n, f) => n + (f.rows ?? 0), 0) : null;
   // Compaction's packing: the output count the compaction's bin-packing gives the bytes (expectedOutputFiles), whole inputs cut by their byte midpoints
   // (an output holds whole inputs, so each is verified against exactly the inputs it was written from).
-  const inputsPerOutput = cutBalanced(files, expectedOutputFiles(bytes, options)).map((run) => run.length);
+  const outputs = expectedOutputFiles(sum(files.map(plannedBytesOf)), options);
+  const inputsPerOutput = cutBalanced(files, outputs, plannedBytesOf).map((run) => run.length);
   const stored: PartitionPlan = {
     version: 1,
     table,

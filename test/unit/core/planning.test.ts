@@ -65,6 +65,45 @@ describe('planPartition: readable scenarios', () => {
     expect(plan.reason).toBeUndefined();
   });
 
+  it("weighs a file without the footer entries its format recomputes per output, yet records its real size", () => {
+    // Prepare: 2,000 files of 40 KB rows, each carrying 430 KB of per-file index in its footer (a bloom filter of
+    // its keys: 860 MB of index against 80 MB of rows, the rows fitting one 128 MiB output)
+    const index = 430 * KB;
+    const files = Array.from({ length: 2000 }, (_, i) =>
+      file(i, 40 * KB + index, { recomputedFooterBytes: index }),
+    );
+    // Act
+    const plan = planPartition(input(files));
+    // Assess: one group of one output, the plan keeping each file's real size and the group its real bytes
+    expect(plan.groups.map((g) => g.expectedOutputFiles)).toEqual([1]);
+    expect(plan.groups[0]?.files).toHaveLength(2000);
+    expect(plan.groups[0]?.files[0]?.size).toBe(470 * KB);
+    expect(plan.groups[0]?.bytes).toBe(2000 * 470 * KB);
+    expect(plan.summary.expectedOutputFiles).toBe(1);
+  });
+
+  it('counts the same files by their whole size when nothing in their footers is recomputed', () => {
+    // Prepare: the same 2,000 files with their index left as plain footer metadata
+    const files = Array.from({ length: 2000 }, (_, i) => file(i, 470 * KB));
+    // Act
+    const plan = planPartition(input(files));
+    // Assess: 940 MB read as 7 outputs' worth
+    expect(plan.summary.expectedOutputFiles).toBe(7);
+  });
+
+  it('keeps a file whose rows alone are small in the plan even when its footer makes it look well-sized', () => {
+    // Prepare: 100 MiB on disk (≥ 0.75·T), of which 60 MiB are recomputed footer entries
+    const files = [
+      file(1, 100 * MiB, { recomputedFooterBytes: 60 * MiB }),
+      ...Array.from({ length: 5 }, (_, i) => file(i + 2, 20 * MiB)),
+    ];
+    // Act
+    const plan = planPartition(input(files));
+    // Assess: every file is small by what it carries, so all six are merged
+    expect(plan.skipped).toEqual([]);
+    expect(plan.groups[0]?.files).toHaveLength(6);
+  });
+
   it('leaves 3 tiny files alone with a reason: too few and too little to be worth a run', () => {
     // Prepare
     const files = [file(1, 20 * KB), file(2, 20 * KB), file(3, 20 * KB)];
