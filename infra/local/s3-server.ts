@@ -37,13 +37,20 @@
 // - CompleteMultipartUpload accepts parts of any size in s3rver; the middleware refuses a part under 5 MiB
 //   that is not the last listed with 400 EntityTooSmall, as S3 does (lib-storage never sends one: its
 //   minimum part size is 5 MiB; a one-part upload of any size stays valid).
+// - s3rver's PutObject makes the key's folders, then opens the object's file with a write stream that has no error
+//   listener, while its DeleteObject removes a key's folders once empty. A PUT racing a DELETE in the same folder
+//   (seen: a rollback deleting one marker of `.temp/T/p/` while another marker is written there) then finds its
+//   folder gone, and the stream's ENOENT is an uncaught exception that takes the whole process down. PutObject is
+//   therefore replaced (`putObjectRaceFree`): the same files written with awaited writes, the folders made again
+//   when a concurrent delete removed them.
 
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { S3Client } from '@aws-sdk/client-s3';
 import { listPage, sortByKey } from '../../functions/adapters/listing.js';
@@ -72,12 +79,22 @@ interface S3rverStore {
   getMetadata(bucket: string, key: string): Promise<Record<string, string | number | undefined>>;
   /** `<bucket>/<key dirs>/<last segment>._S3rver_<resource>`; `(bucket, undefined, 'uploads')` holds multipart uploads. */
   getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+  putObject(object: S3rverObject): Promise<{ size: number; md5: string }>;
+  putMetadata(bucket: string, key: string, metadata: Record<string, unknown>, md5: string): Promise<void>;
   putPart(
     bucket: string,
     uploadId: string,
     partNumber: number,
     content: NodeJS.ReadableStream,
   ): Promise<{ size: number; md5: string }>;
+}
+
+/** What s3rver hands its store's PutObject: the object's bytes (a buffer, or the request stream) and metadata. */
+interface S3rverObject {
+  readonly bucket: string;
+  readonly key: string;
+  readonly content: Buffer | NodeJS.ReadableStream;
+  readonly metadata: Record<string, unknown>;
 }
 
 /** The subset of an s3rver instance (a Koa app) that this module and its callers rely on. */
@@ -139,6 +156,32 @@ export interface RunningS3Server {
 /** s3rver stores an object's bytes in `<bucket>/<key dirs>/<last segment>._S3rver_object`. */
 const OBJECT_SUFFIX = '._S3rver_object';
 
+/**
+ * s3rver's PutObject without its crash (see the module comment): the object's bytes, then its MD5 and metadata
+ * files, each write awaited, the key's folders made again (up to a few times) when a concurrent DeleteObject of a
+ * neighbour removed them in between.
+ */
+async function putObjectRaceFree(
+  store: S3rverStore,
+  object: S3rverObject,
+): Promise<{ size: number; md5: string }> {
+  const content = Buffer.isBuffer(object.content)
+    ? object.content
+    : Buffer.concat(await Readable.from(object.content).toArray());
+  const md5 = createHash('md5').update(content).digest('hex');
+  const objectPath = store.getResourcePath(object.bucket, object.key, 'object');
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await mkdir(dirname(objectPath), { recursive: true });
+      await writeFile(objectPath, content);
+      await store.putMetadata(object.bucket, object.key, object.metadata, md5);
+      return { size: content.length, md5 };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw error;
+    }
+  }
+}
+
 /** Starts s3rver on 127.0.0.1 with an OS-assigned port. */
 export async function startS3Server(options: S3ServerOptions): Promise<RunningS3Server> {
   const directory = options.directory ?? (await mkdtemp(join(tmpdir(), 's3rver-')));
@@ -150,6 +193,7 @@ export async function startS3Server(options: S3ServerOptions): Promise<RunningS3
     configureBuckets: options.buckets.map((name) => ({ name, configs: [] })),
   });
   server.middleware.unshift(s3CompatibilityMiddleware(server, directory));
+  server.store.putObject = (object) => putObjectRaceFree(server.store, object);
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   const clients: S3Client[] = [];

@@ -168,23 +168,24 @@ describe('compaction workflow on Hudi tables through the Distributed Map, on the
   }
 
   it('clusters a Copy-on-Write partition in several groups, each completed as its own replacecommit, rows unchanged', async () => {
-    // Prepare: four insert commits of 40 rows each, four small base files in one partition
+    // Prepare: four insert commits of 400 rows each, four small base files in one partition
     const table = await createHudiTable(h.store, COW_ROOT, 8);
-    for (let i = 0; i < 4; i++) await appendHudiInsert(table, PARTITION, 40);
+    for (let i = 0; i < 4; i++) await appendHudiInsert(table, PARTITION, 400);
     const before = await snapshot(COW_ROOT, COW_COLUMNS);
     const timelineBefore = await keysUnder(h.store, `${COW_ROOT}/.hoodie/timeline/`);
-    expect(before.rows).toHaveLength(160);
+    expect(before.rows).toHaveLength(1600);
 
-    // Act: groups capped at two files (each base file is ~0.4 MB, most of it its footer's bloom filter), so the four
-    // files make two groups
+    // Act: groups capped at two files, so the four files make two groups. Planning weighs a base file without its
+    // footer's bloom filter (~430 kB, recomputed per output): ~8.5 kB each, small under a 12 kB target, three over
+    // the 24.6 kB cap
     const execution = await run(
       h,
       {
         table: 'hudi_cow',
         partition: PARTITION,
         quietMinutes: 0,
-        targetFileSizeMB: 0.6,
-        maxGroupMB: 1.2,
+        targetFileSizeMB: 0.0115,
+        maxGroupMB: 0.0235,
         minInputFiles: 2,
       },
       'hudi-cow-distributed',

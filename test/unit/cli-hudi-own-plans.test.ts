@@ -333,8 +333,8 @@ describe('a clustering plan a killed run left, its journal gone (v8 Copy-on-Writ
     const table = await createHudiTable(store, '', 8);
     for (let b = 0; b < 5; b += 1) await appendHudiInsert(table, '10', 3 + b);
     const rows = await liveRows(dir);
-    // Killed once the plan, the inflight and the heartbeat are written, before its output's marker
-    const dying = dyingAfter((key) => key.includes('.hoodie/.heartbeat/'));
+    // Killed once the heartbeat, the plan and the inflight are written, before its output's marker
+    const dying = dyingAfter((key) => /\.(clustering|replacecommit)\.inflight$/.test(key));
     await runCompact(dir, { format: 'hudi', hudiLock: 'storage', hudiIndexType: 'BLOOM' }, ioAt(Date.now()), {
       wrapStore: dying.wrap,
     }).catch(() => undefined);

@@ -65,7 +65,7 @@ describe('planPartition: readable scenarios', () => {
     expect(plan.reason).toBeUndefined();
   });
 
-  it("weighs a file without the footer entries its format recomputes per output, yet records its real size", () => {
+  it('weighs a file without the footer entries its format recomputes per output, yet records its real size', () => {
     // Prepare: 2,000 files of 40 KB rows, each carrying 430 KB of per-file index in its footer (a bloom filter of
     // its keys: 860 MB of index against 80 MB of rows, the rows fitting one 128 MiB output)
     const index = 430 * KB;

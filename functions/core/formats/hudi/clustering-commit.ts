@@ -28,17 +28,19 @@ import type { FormatState, GroupJournalEntry } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type { OutputFooterEntries } from '../../../ports/parquet-engine.js';
 import { CompactorError, InvalidInputError, PreconditionFailedError } from '../../errors.js';
-import type { CommitConflict, CommitDeps, PreparedGroup } from '../table-format.js';
+import type { CommitConflict, CommitDeps, KeepAlive, PreparedGroup } from '../table-format.js';
 import { type VersionCommitResult, type VersionProtocol, versionCommitter } from '../version-commit.js';
 import { HUDI_INDEX_FOOTER_KEYS, HudiIndexFooterBuilder } from './bloom/index.js';
 import { parseBaseFileName } from './file-groups.js';
 import { HudiLockUnavailableError, type HudiTableLock, withHudiLock } from './lock/index.js';
 import {
   HEARTBEAT_RENEW_MS,
+  HUDI_HEARTBEAT_TOLERANCE_MS,
   heartbeatKey,
   pendingKeys,
   removeMarkers,
   renewHeartbeat,
+  renewLiveHeartbeat,
   rollBackOwnInstant,
   writeMarkers,
 } from './pending-instant.js';
@@ -365,7 +367,7 @@ export async function prepareHudiGroup(
       // table's fidelity: Hudi's readers and writers read every file of a table by one schema.
       schemaFidelity: 'exact',
     },
-    keepAlive: { everyMs: HEARTBEAT_RENEW_MS, renew: () => renewHeartbeat(deps.store, g.tableRoot, instant) },
+    keepAlive: clusteringKeepAlive(deps.store, g.tableRoot, instant),
   });
   // A retry: T recorded and its plan written (the inflight may still be missing: written below, under the lock).
   let planned = false;
@@ -430,13 +432,14 @@ export async function prepareHudiGroup(
     assertHeld('writing the clustering plan');
     // Our mark names the run and group (plan-mark.ts): a plan its run left is then told from a Hudi writer's.
     const marked = markedClusteringPlan(plan, { run: entry.runId, group: entry.groupId });
+    // The instant's heartbeat (Hudi reads its modification time) before its plan: Hudi's lazy failed-writes cleaner
+    // and clustering expiry treat a pending instant without a fresh one as failed, so T is never on the timeline
+    // without it. Renewed while the group is rewritten (`keepAlive`) and published, never once it lapsed; then, or
+    // should a Hudi writer roll T back, our commit aborts, and the writer's rollback deleted only the files our
+    // markers name.
+    await renewHeartbeat(deps.store, g.tableRoot, instant);
     await createOnce(deps.store, keys.requested, clusteringRequestedContent(g.tableVersion, marked));
     await createOnce(deps.store, keys.inflight, EMPTY_INFLIGHT_CONTENT);
-    // The instant's heartbeat (Hudi reads its modification time): Hudi's lazy failed-writes cleaner and clustering
-    // expiry treat a pending instant without a fresh one as failed. Renewed while the group is rewritten
-    // (`keepAlive`) and published; should it lapse anyway and a Hudi writer roll T back, our commit finds the plan
-    // gone and aborts, and the writer's rollback deleted only the files our markers name.
-    await renewHeartbeat(deps.store, g.tableRoot, instant);
     return ready(recorded, instant);
   });
 }
@@ -464,9 +467,20 @@ async function commitVersion(
     return { kind: 'committed', state: { hudiCommitted: true, hudiCompleted: already } };
   if (coordination === undefined) throw undeclared(g.tableRoot);
   // A fresh heartbeat before the wait for the lock (up to Hudi's 60 s), after the outputs' copies: the wait and the
-  // checks under the lock then fit in Hudi's 2-minute tolerance. Should T be rolled back already, the conflict
-  // below aborts the group and its rollback removes this heartbeat with T's other files.
-  await renewHeartbeat(deps.store, g.tableRoot, instant);
+  // checks under the lock then fit in Hudi's 2-minute tolerance. A heartbeat that lapsed since its last renewal (a
+  // step retried late, a slow Map slot) is not renewed but aborts T, as a Hudi writer aborts its own commit
+  // (HeartbeatUtils.abortIfHeartbeatExpired): a writer may be rolling T back. Should T be rolled back already, the
+  // checks below abort the group too; either way its rollback removes what is left of T.
+  if (!(await renewLiveHeartbeat(deps.store, g.tableRoot, instant, HUDI_HEARTBEAT_TOLERANCE_MS)))
+    return {
+      kind: 'conflict',
+      conflicts: [
+        {
+          key: heartbeatKey(g.tableRoot, instant),
+          reason: `the heartbeat of clustering ${instant} lapsed (not renewed for over ${HUDI_HEARTBEAT_TOLERANCE_MS / 60_000} minutes, or removed): Hudi writers take it for a failed write and may be rolling it back, so it is rolled back as a Hudi writer aborts; the next run clusters the partition again`,
+        },
+      ],
+    };
   try {
     return await completeUnderLock(coordination, deps, entry, g, instant);
   } catch (err) {
@@ -595,6 +609,20 @@ async function removePendingInstant(deps: CommitDeps, entry: GroupJournalEntry):
   await rollBackOwnInstant(deps.store, { tableRoot: g.tableRoot, instant: g.instant, ...keys });
 }
 
+/**
+ * The sign of life of our pending clustering T while a step works on it: its heartbeat renewed every
+ * {@link HEARTBEAT_RENEW_MS} while alive, never once it lapsed (pending-instant.ts `renewLiveHeartbeat`; the commit
+ * then aborts T).
+ */
+export function clusteringKeepAlive(store: ObjectStore, tableRoot: string, instant: string): KeepAlive {
+  return {
+    everyMs: HEARTBEAT_RENEW_MS,
+    renew: async () => {
+      await renewLiveHeartbeat(store, tableRoot, instant, HUDI_HEARTBEAT_TOLERANCE_MS);
+    },
+  };
+}
+
 /** The commit and rollback of Hudi clustering groups under `coordination` (none: reads and rollbacks only). */
 export function hudiCommitter(coordination?: HudiCoordination) {
   return versionCommitter(clusteringProtocol(coordination));
@@ -605,11 +633,12 @@ export function clusteringProtocol(coordination?: HudiCoordination): VersionProt
   return {
     commitVersion: (deps, entry) => commitVersion(coordination, deps, entry),
     isCommitted: (entry) => entry.formatState?.hudiCommitted === true,
-    // A marker per output before it enters the table, and a fresh heartbeat for the commit still to come.
+    // A marker per output before it enters the table, and a fresh heartbeat for the commit still to come (unless it
+    // lapsed: then it stays dead, and the commit aborts T).
     beforePublish: async (deps, entry) => {
       const g = hudiGroupState(entry);
       if (g.instant === undefined) return;
-      await renewHeartbeat(deps.store, g.tableRoot, g.instant);
+      await renewLiveHeartbeat(deps.store, g.tableRoot, g.instant, HUDI_HEARTBEAT_TOLERANCE_MS);
       await writeMarkers(
         deps.store,
         g.tableRoot,

@@ -28,6 +28,7 @@ import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
 import { hudiChanges, hudiChangesFor } from './changes.js';
 import { hudiCleanMaintenance } from './clean-maintenance.js';
 import {
+  clusteringKeepAlive,
   clusteringProtocol,
   type HudiCoordination,
   hudiFormatState,
@@ -196,7 +197,8 @@ function prepareGroup(
 /**
  * A prepared group's pending instant (its clustering, or the compaction its file slice belongs to) keeps its heartbeat
  * while verify re-reads the outputs: a LAZY Hudi writer rolls back a pending clustering whose heartbeat is 2 minutes
- * old, and another run of ours takes a plan for dead after 10 minutes without one (abandoned-plans.ts; the heartbeat:
+ * old — so a lapsed one is never renewed, and the commit aborts T (clustering-commit.ts `clusteringKeepAlive`) — and
+ * another run of ours takes a plan for dead after 10 minutes without one (abandoned-plans.ts; the heartbeat:
  * pending-instant.ts).
  */
 function groupKeepAlive(store: ObjectStore, entry: GroupJournalEntry): KeepAlive | undefined {
@@ -204,7 +206,12 @@ function groupKeepAlive(store: ObjectStore, entry: GroupJournalEntry): KeepAlive
   const { tableRoot, hudiInstant } = s;
   if (typeof tableRoot !== 'string' || typeof hudiInstant !== 'string' || s.hudiCommitted === true)
     return undefined;
-  return { everyMs: HEARTBEAT_RENEW_MS, renew: () => renewHeartbeat(store, tableRoot, hudiInstant) };
+  // A compaction's heartbeat is read by our own runs only (Hudi's writers never roll a pending compaction back), which
+  // take a plan over after 10 minutes without one and only when no journal holds it: renewed as it is. A
+  // clustering's is Hudi's judgement of a failed write: renewed only while alive.
+  if (isCompactionGroup(entry))
+    return { everyMs: HEARTBEAT_RENEW_MS, renew: () => renewHeartbeat(store, tableRoot, hudiInstant) };
+  return clusteringKeepAlive(store, tableRoot, hudiInstant);
 }
 
 const unbound = hudiCommitter();

@@ -87,6 +87,41 @@ export async function renewHeartbeat(store: ObjectStore, tableRoot: string, inst
 }
 
 /**
+ * How old a clustering instant's heartbeat may grow before Hudi's writers take T for a failed write: their
+ * `hoodie.client.heartbeat.interval_in_ms` (60 s) × `hoodie.client.heartbeat.tolerable.misses` (2), at Hudi's
+ * defaults (writer settings, not in hoodie.properties).
+ */
+export const HUDI_HEARTBEAT_TOLERANCE_MS = 2 * 60_000;
+
+/**
+ * Renews T's heartbeat only while it is alive, as Hudi's own writer treats its heartbeat: once older than
+ * `toleranceMs`, T is a failed write to every writer that judges it (LAZY failed-writes cleaning, clustering expiry)
+ * and one may already be rolling it back, so the heartbeat is not renewed — HoodieHeartbeatClient stops refreshing
+ * a heartbeat it let expire, and HeartbeatUtils.abortIfHeartbeatExpired refuses the commit — since a renewal would
+ * let our commit complete T over files that rollback deletes. Its age is read by the store's clock: the heartbeat's
+ * modification time before the PUT (our last renewal) against the one after it (now). A heartbeat found missing
+ * (rolled back, or declared dead before) or found lapsed is dead for good: it is deleted, and a missing heartbeat
+ * reads as expired to Hudi and to every later call. Returns whether T is alive; the caller's commit aborts T when
+ * not. Three requests (HEAD, PUT, HEAD) where {@link renewHeartbeat} takes one.
+ */
+export async function renewLiveHeartbeat(
+  store: ObjectStore,
+  tableRoot: string,
+  instant: string,
+  toleranceMs: number,
+): Promise<boolean> {
+  const key = heartbeatKey(tableRoot, instant);
+  const last = await store.head(key);
+  if (last === undefined) return false;
+  await store.put(key, new Uint8Array(0));
+  const now = await store.head(key);
+  if (now !== undefined && now.lastModified.getTime() - last.lastModified.getTime() <= toleranceMs)
+    return true;
+  await store.deleteMany([{ key }]);
+  return false;
+}
+
+/**
  * The direct marker of one output (a key under the table root), as Hudi's `DirectWriteMarkers.create` names it.
  * @throws HudiTimelineWriteError when the output is not under the table root.
  */

@@ -346,7 +346,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
   });
 
   it('a clustering plan of ours a killed run left, its journal gone: rolled back by the next run (a new run id) once its heartbeat is stale, which clusters with the same rows', async () => {
-    // Prepare: six small base-only file groups; a run killed once its clustering plan, inflight and heartbeat are
+    // Prepare: six small base-only file groups; a run killed once its heartbeat, clustering plan and inflight are
     // written (heartbeats are the store's modification times: the runs' clocks are the wall clock)
     const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-abandoned-'));
     dirs.push(dir);
@@ -361,7 +361,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
         if (dead) throw new Error(`injected: the process died before ${call.method} ${call.key}`);
       },
       after: (call) => {
-        if (call.method === 'put' && call.key.includes('.hoodie/.heartbeat/')) dead = true;
+        if (call.method === 'put' && /\.(clustering|replacecommit)\.inflight$/.test(call.key)) dead = true;
       },
     });
     const t0 = Date.now();
@@ -388,14 +388,15 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
   });
 
   it.each([
-    ['clustering', '1'],
-    ['compaction', '2'],
+    ['clustering', '1', 90_000],
+    ['compaction', '2', 5 * 60_000],
   ] as const)(
     "%s: verify renews the pending instant's heartbeat when it starts and while it re-reads the outputs, so a LAZY Hudi writer does not take the plan for a dead one; the group completes with the same rows",
-    async (service, partition) => {
+    async (service, partition, gapMs) => {
       // Prepare: partition 1 six small base-only file groups (clustered), partition 2 two file groups with a log
-      // each (compacted at 1 delta commit); verify starts 5 minutes after its compact step ended (a retried step,
-      // a slow Map slot): the heartbeat as old as that gap, past Hudi's 2-minute LAZY judgement
+      // each (compacted at 1 delta commit); verify starts a while after its compact step ended (a retried step, a
+      // slow Map slot): the heartbeat as old as that gap — for clustering 90 s, within Hudi's 2-minute tolerance;
+      // for compaction, whose heartbeat only our own runs read (after 10 minutes), 5 minutes
       const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-verify-alive-'));
       dirs.push(dir);
       const store = new LocalObjectStore(dir);
@@ -406,7 +407,6 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
       await appendHudiDeltaCommit(table, '2', { fraction: 0.5 });
       const before = await hudiMergedView(db, dir, 'trips', MOR_ROW_COLUMNS);
       const heartbeats = join(dir, 'trips', '.hoodie', '.heartbeat');
-      const GAP_MS = 5 * 60_000;
       const ages: number[] = [];
       const renewalsDuringRead: number[] = [];
       let puts = 0;
@@ -434,7 +434,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
       const steps: WorkflowSteps = {
         ...WORKFLOW_STEPS,
         verifyGroup: async (...args) => {
-          await ageFiles(heartbeats, GAP_MS);
+          await ageFiles(heartbeats, gapMs);
           return WORKFLOW_STEPS.verifyGroup(...args);
         },
       };
@@ -460,7 +460,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
         vi.useRealTimers();
       }
 
-      // Assess: every group's verify found the heartbeat renewed (not 5 minutes old) and renewed it 3 times more
+      // Assess: every group's verify found the heartbeat renewed (not as old as the gap) and renewed it 3 times more
       expect(result.summary.status, JSON.stringify(result.summary)).toBe('SUCCEEDED');
       expect(ages.length).toBe(result.groups.length);
       expect(ages.length).toBeGreaterThan(0);
@@ -477,6 +477,72 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
       expect(await hudiMergedView(db, dir, 'trips', MOR_ROW_COLUMNS)).toEqual(before);
     },
   );
+
+  it('aborts a clustering whose heartbeat lapsed between its steps, as a Hudi writer aborts its own: verify leaves it dead, the commit rolls T back, same rows; the next run clusters the partition', async () => {
+    // Prepare: six small base-only file groups; verify starts 5 minutes after the compact step ended (a retried step,
+    // a slow Map slot), so T's heartbeat is past Hudi's 2-minute tolerance: a LAZY writer or clustering expiry may
+    // already be rolling T back, and a renewal would let our commit complete T over files that rollback deletes
+    const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-lapsed-'));
+    dirs.push(dir);
+    const store = new LocalObjectStore(dir);
+    const table = await createHudiMorTable(store, 'trips', 8);
+    for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+    const before = await liveBaseRows(store, dir);
+    const inputs = (await readdir(join(dir, 'trips', '1'))).filter((n) => n.endsWith('.parquet')).sort();
+    const heartbeats = join(dir, 'trips', '.hoodie', '.heartbeat');
+    let heartbeatsAtVerify: string[] = [];
+    const steps: WorkflowSteps = {
+      ...WORKFLOW_STEPS,
+      verifyGroup: async (...args) => {
+        await ageFiles(heartbeats, 5 * 60_000);
+        const result = await WORKFLOW_STEPS.verifyGroup(...args);
+        heartbeatsAtVerify = await filesUnder(dir, 'trips/.hoodie/.heartbeat');
+        return result;
+      },
+    };
+
+    // Act
+    const lapsed = await runPartition(
+      { ...depsOf(store, new MemoryJournal(), NOW), wait: async () => {} },
+      clusterRun('run-1', NOW),
+      { plan: { inlineGroupLimit: 100, compactMemoryMb: 1024 } },
+      {},
+      steps,
+    );
+    const afterLapse = await readHudiTable(store, 'trips');
+    const filesAfterLapse = (await readdir(join(dir, 'trips', '1')))
+      .filter((n) => n.endsWith('.parquet'))
+      .sort();
+    const rowsAfterLapse = await liveBaseRows(store, dir);
+    const next = await runOnce(
+      depsOf(store, new MemoryJournal(), NOW + 60_000),
+      clusterRun('run-2', NOW + 60_000),
+    );
+
+    // Assess: verify did not bring the heartbeat back (it is gone: dead for good), the commit aborted the group with
+    // the reason, and T is rolled back — no pending plan, no completed clustering, no output, no heartbeat
+    expect(heartbeatsAtVerify).toEqual([]);
+    expect(lapsed.summary.groupsAborted).toBe(1);
+    expect(lapsed.groups[0]?.result).toMatchObject({
+      state: 'aborted',
+      reason: expect.stringMatching(/heartbeat of clustering \d{17} lapsed/),
+    });
+    expect(afterLapse.timeline.pendingPlans).toEqual([]);
+    expect(afterLapse.timeline.completedWrites.filter((w) => w.instant.action === 'replacecommit')).toEqual(
+      [],
+    );
+    expect(filesAfterLapse).toEqual(inputs);
+    expect(await filesUnder(dir, 'trips/.hoodie/.heartbeat')).toEqual([]);
+    expect(rowsAfterLapse).toEqual(before);
+    //         the next run clusters the six file groups into one, the same rows
+    expect(next.summary.status, JSON.stringify(next.summary)).toBe('SUCCEEDED');
+    const state = await readHudiTable(store, 'trips');
+    expect(state.timeline.completedWrites.filter((w) => w.instant.action === 'replacecommit')).toHaveLength(
+      1,
+    );
+    expect(state.partitions.flatMap((p) => p.liveSlices)).toHaveLength(1);
+    expect(await liveBaseRows(store, dir)).toEqual(before);
+  });
 
   it("leaves a clustering plan of ours to the sweep while its dead run's group is aborted with its undo still pending; the sweep's settle rolls it back, same rows", async () => {
     // Prepare: six small base-only file groups; run-1's rewrite fails after its clustering plan T is on the timeline,
