@@ -19,8 +19,10 @@
 //
 // T is in the journal from before its requested file exists, so a crash anywhere is finished or undone by a retry,
 // `settle` or the sweep: rollback before `published` aborts (and removes T's files), from `published` on rolls
-// forward; an abort keeps the group open until T is rolled back (version-commit.ts `undo`). The instant's heartbeat
-// is written with its plan, renewed while the group is rewritten and published, and removed with it; each output's
+// forward while T's heartbeat is alive — a settle that finds it lapsed (over Hudi's 2 minutes) aborts T, as any
+// commit does; an abort keeps the group open until T is rolled back (version-commit.ts `undo`). The instant's
+// heartbeat is written before its plan, renewed while the group is rewritten and published (never once lapsed:
+// pending-instant.ts `renewLiveHeartbeat`), and removed with it; each output's
 // direct marker is written before the output enters the table (pending-instant.ts), so a Hudi writer rolling our
 // instant back deletes exactly our files.
 import type { Clock } from '../../../ports/clock.js';
