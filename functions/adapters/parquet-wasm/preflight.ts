@@ -197,9 +197,12 @@ async function footerWithTail(
   store: ObjectStore,
   file: InputFile,
   whole: boolean,
+  ownedKeys: readonly string[] | undefined,
 ): Promise<{ footer: ParquetFooter; meta: FileMetaData; tail: Uint8Array }> {
   const { size, tail } = await readFooterBytes(store, file.key, file.size, whole ? file.size : undefined);
-  const { footer, metadata } = parseFooterWithMetadata(file.key, size, tail);
+  // The owned entries are cut before the footer is parsed (never decoded: a table format's index can be most of a
+  // small file's footer); `withoutOwnedKeys` then has nothing left to drop.
+  const { footer, metadata } = parseFooterWithMetadata(file.key, size, tail, ownedKeys);
   return { footer, meta: metadata, tail };
 }
 
@@ -659,7 +662,7 @@ export async function preflight(
         const wholeRead = file.size <= PREFLIGHT_WHOLE_READ_BYTES && cached + file.size <= options.cacheBytes;
         if (wholeRead) cached += file.size;
         const { footer, meta, tail } = withoutOwnedKeys(
-          await footerWithTail(store, file, wholeRead).catch((err: unknown) => {
+          await footerWithTail(store, file, wholeRead, options.ownedFooterKeys).catch((err: unknown) => {
             if (wholeRead) cached -= file.size;
             throw err;
           }),

@@ -18,6 +18,14 @@ import {
   schemaFingerprint,
   schemaTree,
 } from './schema.js';
+import {
+  decodeStruct,
+  encodeStruct,
+  field,
+  ThriftDecodeError,
+  type ThriftList,
+  type ThriftStruct,
+} from './thrift-compact.js';
 
 export type { ParquetColumn, ParquetLogicalType, Repetition, TimeUnit } from './schema.js';
 
@@ -71,7 +79,10 @@ export interface ParquetFooter {
   /** Distinct compression codecs of the column chunks, sorted (e.g. `['SNAPPY']`). */
   readonly codecs: readonly string[];
   readonly createdBy?: string;
-  /** File-level key-value metadata (e.g. `ARROW:schema`, `org.apache.spark.sql.parquet.row.metadata`). */
+  /**
+   * File-level key-value metadata (e.g. `ARROW:schema`, `org.apache.spark.sql.parquet.row.metadata`), without the
+   * entries of the `ownedKeys` the footer was read with (never decoded: see `ownedEntryBytes`).
+   */
   readonly keyValueMetadata: Readonly<Record<string, string>>;
   /**
    * UTF-8 bytes of the entries among `keyValueMetadata` the caller's rewrite recomputes per output (the `ownedKeys`
@@ -255,10 +266,15 @@ export function parseFooterWithMetadata(
   const footerStart = size - 8 - metadataLength;
   checkFooterLength(key, metadataLength);
 
+  const { footerBytes, ownedEntryBytes } = withoutOwnedEntries(
+    key,
+    tail.subarray(tail.length - 8 - metadataLength),
+    ownedKeys,
+  );
   let meta: FileMetaData;
   try {
     // geoparquet off: its JSON parsing of key-value metadata is irrelevant here and could throw.
-    meta = parquetMetadata(tail.subarray(tail.length - 8 - metadataLength), { geoparquet: false });
+    meta = parquetMetadata(footerBytes, { geoparquet: false });
   } catch (err) {
     throw new CorruptInputError(key, `unreadable footer metadata (${(err as Error).message})`, {
       cause: err,
@@ -339,9 +355,6 @@ export function parseFooterWithMetadata(
       : Object.fromEntries(Object.entries(keyValueMetadata).filter(([k]) => !ownedKeys.includes(k))),
   );
 
-  const ownedEntryBytes = (meta.key_value_metadata ?? [])
-    .filter((kv) => ownedKeys.includes(kv.key))
-    .reduce((n, kv) => n + Buffer.byteLength(kv.key) + Buffer.byteLength(kv.value ?? ''), 0);
   const footer: ParquetFooter = {
     key,
     size,
@@ -362,6 +375,63 @@ export function parseFooterWithMetadata(
     ...(ownedEntryBytes > 0 && { ownedEntryBytes }),
   };
   return { footer, metadata: meta };
+}
+
+/**
+ * The footer (FileMetaData and its 8-byte trailer) without the key-value entries of `ownedKeys`, and their UTF-8
+ * bytes (keys and values). Why before parsing: those entries are a rewrite's to recompute per output and nobody who
+ * names them reads their values from this parse, while a table format's index can dwarf the rest of a small file's
+ * footer — a Hudi base file's bloom filter is ~430 kB — and decoding it to a string was the largest single cost of
+ * reading such footers (a CPU profile of a 500-file Hudi clustering: 4.4 s of TextDecoder in the footer parser
+ * alone). Cut from the Thrift bytes (thrift-compact.ts keeps every other field as it was), so the parser never sees
+ * them; a footer without them is returned as it is, unparsed.
+ */
+function withoutOwnedEntries(
+  key: string,
+  footer: Uint8Array,
+  ownedKeys: readonly string[],
+): { footerBytes: Uint8Array; ownedEntryBytes: number } {
+  const unchanged = { footerBytes: footer, ownedEntryBytes: 0 };
+  if (ownedKeys.length === 0) return unchanged;
+  const haystack = Buffer.from(footer.buffer, footer.byteOffset, footer.byteLength);
+  if (!ownedKeys.some((k) => haystack.includes(k))) return unchanged;
+  const thrift = footer.subarray(0, footer.length - 8);
+  let struct: ThriftStruct;
+  try {
+    ({ struct } = decodeStruct(thrift, 0, { shareBytes: true }));
+  } catch (err) {
+    if (!(err instanceof ThriftDecodeError)) throw err;
+    throw new CorruptInputError(key, `unreadable footer metadata (${err.message})`, { cause: err });
+  }
+  const entries = field(struct, FILE_METADATA_KEY_VALUE);
+  if (entries === undefined || !isList(entries.value)) return unchanged;
+  let ownedEntryBytes = 0;
+  const kept = entries.value.items.filter((item) => {
+    const k = isStructValue(item) ? field(item, 1)?.value : undefined;
+    if (!(k instanceof Uint8Array) || !ownedKeys.includes(Buffer.from(k).toString('utf8'))) return true;
+    const v = field(item as ThriftStruct, 2)?.value;
+    ownedEntryBytes += k.length + (v instanceof Uint8Array ? v.length : 0);
+    return false;
+  });
+  if (kept.length === entries.value.items.length) return unchanged;
+  entries.value.items = kept;
+  const rebuilt = encodeStruct(struct);
+  const footerBytes = new Uint8Array(rebuilt.length + 8);
+  footerBytes.set(rebuilt);
+  new DataView(footerBytes.buffer).setUint32(rebuilt.length, rebuilt.length, true);
+  footerBytes.set(PARQUET_MAGIC, rebuilt.length + 4);
+  return { footerBytes, ownedEntryBytes };
+}
+
+/** FileMetaData's `key_value_metadata` (a list of KeyValue structs: key 1, value 2). */
+const FILE_METADATA_KEY_VALUE = 5;
+
+function isList(v: unknown): v is ThriftList {
+  return typeof v === 'object' && v !== null && 'items' in v;
+}
+
+function isStructValue(v: unknown): v is ThriftStruct {
+  return typeof v === 'object' && v !== null && 'fields' in v;
 }
 
 async function readExactly(

@@ -55,7 +55,11 @@ const MAX_DEPTH = 64;
 class Reader {
   pos = 0;
   private readonly view: DataView;
-  constructor(private readonly bytes: Uint8Array) {
+  constructor(
+    private readonly bytes: Uint8Array,
+    /** Binary values as views of `bytes` rather than copies (see `DecodeOptions.shareBytes`). */
+    private readonly share = false,
+  ) {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
@@ -110,7 +114,9 @@ class Reader {
   binary(): Uint8Array {
     const n = this.varint32();
     if (this.pos + n > this.bytes.length) throw new ThriftDecodeError('thrift: binary runs past the end');
-    const v = this.bytes.slice(this.pos, this.pos + n);
+    const v = this.share
+      ? this.bytes.subarray(this.pos, this.pos + n)
+      : this.bytes.slice(this.pos, this.pos + n);
     this.pos += n;
     return v;
   }
@@ -185,13 +191,26 @@ function readStruct(r: Reader, depth: number): ThriftStruct {
   }
 }
 
+export interface DecodeOptions {
+  /**
+   * Binary values as views of the input rather than copies: for a caller that neither keeps the struct past the
+   * input's life nor changes the input meanwhile (a footer re-encoded at once), where copying a large value — a
+   * table format's index in a footer entry, hundreds of kB — would be most of the cost. @default false
+   */
+  readonly shareBytes?: boolean;
+}
+
 /**
  * Decodes one struct from `bytes` starting at `offset`; `end` is where it stopped (a Parquet page index or
  * bloom filter header is followed by other bytes).
  * @throws ThriftDecodeError on malformed input.
  */
-export function decodeStruct(bytes: Uint8Array, offset = 0): { struct: ThriftStruct; end: number } {
-  const r = new Reader(bytes);
+export function decodeStruct(
+  bytes: Uint8Array,
+  offset = 0,
+  options: DecodeOptions = {},
+): { struct: ThriftStruct; end: number } {
+  const r = new Reader(bytes, options.shareBytes === true);
   r.pos = offset;
   const struct = readStruct(r, 0);
   return { struct, end: r.pos };
