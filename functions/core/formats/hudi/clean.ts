@@ -26,7 +26,7 @@ import {
 } from './clustering-commit.js';
 import type { HudiInstant } from './instants.js';
 import { withHudiLock } from './lock/index.js';
-import { type HudiTableState, listPartitions, readHudiTable } from './table-state.js';
+import { cachedBy, type HudiTableState, listPartitions, readHudiTable } from './table-state.js';
 import { keyUnder } from './timeline.js';
 import {
   CLEAN_METADATA_SCHEMA,
@@ -99,7 +99,8 @@ async function planOn(
   root: string,
   options: HudiCleanOptions,
 ): Promise<{ state: HudiTableState; plan: HudiCleanPlan }> {
-  const state = await readHudiTable(store, root);
+  // Through a warm function's instant cache when the coordination carries one: each completed instant decoded once.
+  const state = await readHudiTable(store, root, cachedBy(options.coordination));
   const savepoint = state.timeline.instants.find((i) => i.action === 'savepoint');
   if (savepoint !== undefined)
     throw new HudiCleanRefusedError(

@@ -12,6 +12,7 @@ import { LocalObjectStore } from '../../../../../functions/adapters/local-object
 import { run } from '../../../../../functions/cli/index.js';
 import { cleanHudiTable } from '../../../../../functions/core/formats/hudi/clean.js';
 import type { HudiCoordination } from '../../../../../functions/core/formats/hudi/clustering-commit.js';
+import { HudiInstantCache } from '../../../../../functions/core/formats/hudi/instant-cache.js';
 import { StorageBasedHudiLock } from '../../../../../functions/core/formats/hudi/lock/index.js';
 import { readHudiTable } from '../../../../../functions/core/formats/hudi/table-state.js';
 import {
@@ -122,11 +123,12 @@ describe.each([6, 8] as const)('cleaning a Hudi table of version %i', (version) 
   });
 
   it('deletes them through clean.requested, inflight and a completed clean; the live rows are identical', async () => {
-    // Prepare
+    // Prepare: the coordination carries a warm function's instant cache, as a deployed one's does
     const liveBefore = await liveFiles(dir, version);
     const rowsBefore = await liveRows(liveBefore);
     const stateBefore = await readHudiTable(store, '');
     const now = CLUSTERED_AT + 30 * DAY;
+    const instantCache = new HudiInstantCache();
 
     // Act
     const report = await cleanHudiTable(store, '', {
@@ -134,9 +136,12 @@ describe.each([6, 8] as const)('cleaning a Hudi table of version %i', (version) 
       now,
       retentionHours: 168,
       dryRun: false,
-      coordination: storageLock,
+      coordination: { ...storageLock, instantCache },
       clock: new ManualClock(now),
     });
+
+    // Assess: the table was read through the cache (every completed write's metadata kept in it)
+    expect(instantCache.size).toBe(stateBefore.timeline.completedWrites.length);
 
     // Assess: exactly the planned files are gone, the live ones stay with the same rows
     const expectedGone = [...replacedFiles, supersededSlice].sort();
