@@ -16,8 +16,9 @@
 import pLimit from 'p-limit';
 import type { FormatState, GroupJournalEntry } from '../../ports/journal.js';
 import { failureText, NotVerifiedError } from '../errors.js';
+import { whileAlive } from '../workflow/keep-alive.js';
 import { deleteAll, requireEntry, stagingLeftovers } from './staging.js';
-import type { CommitConflict, CommitDeps, CommitOutcome } from './table-format.js';
+import type { CommitConflict, CommitDeps, CommitOutcome, KeepAlive } from './table-format.js';
 
 /** What the format's atomic commit found or did. */
 export type VersionCommitResult =
@@ -75,6 +76,11 @@ export interface VersionProtocol {
    * pending instant back finds and deletes exactly those files). Idempotent; runs on every attempt of `publishing`.
    */
   beforePublish?(deps: CommitDeps, entry: GroupJournalEntry): Promise<void>;
+  /**
+   * The group's sign of life on the table while its outputs are copied in (e.g. a pending instant's heartbeat,
+   * which a writer judges by its age): renewed while the copies run, however long they take.
+   */
+  keepAlive?(deps: CommitDeps, entry: GroupJournalEntry): KeepAlive | undefined;
 }
 
 /** The commit and rollback of a format whose commit is one atomic version (see the module comment). */
@@ -107,7 +113,10 @@ export function versionCommitter(protocol: VersionProtocol): {
           break;
         case 'publishing':
           await protocol.beforePublish?.(deps, entry);
-          entry = await placeOutputs(deps, entry);
+          {
+            const placing = entry;
+            entry = await whileAlive(protocol.keepAlive?.(deps, placing), () => placeOutputs(deps, placing));
+          }
           break;
         case 'published': {
           const result = await protocol.commitVersion(deps, entry, context);

@@ -381,9 +381,9 @@ export function parseFooterWithMetadata(
  * The footer (FileMetaData and its 8-byte trailer) without the key-value entries of `ownedKeys`, and their UTF-8
  * bytes (keys and values). Why before parsing: those entries are a rewrite's to recompute per output and nobody who
  * names them reads their values from this parse, while a table format's index can dwarf the rest of a small file's
- * footer — a Hudi base file's bloom filter is ~430 kB — and decoding it to a string was the largest single cost of
- * reading such footers (a CPU profile of a 500-file Hudi clustering: 4.4 s of TextDecoder in the footer parser
- * alone). Cut from the Thrift bytes (thrift-compact.ts keeps every other field as it was), so the parser never sees
+ * footer — a bloom filter of the file's keys is ~430 kB at one format's writers' defaults — and decoding it to a
+ * string was the largest single cost of reading such footers (a CPU profile of a 500-file clustering: 4.4 s of
+ * TextDecoder in the footer parser alone). Cut from the Thrift bytes (thrift-compact.ts keeps every other field as it was), so the parser never sees
  * them; a footer without them is returned as it is, unparsed.
  */
 function withoutOwnedEntries(

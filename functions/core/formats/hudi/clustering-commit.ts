@@ -648,6 +648,11 @@ export function clusteringProtocol(coordination?: HudiCoordination): VersionProt
         entry.outputs.map((o) => o.finalKey),
       );
     },
+    // The heartbeat renewed while the outputs are copied in (many, or large: their copies may outlast its tolerance).
+    keepAlive: (deps, entry) => {
+      const g = hudiGroupState(entry);
+      return g.instant === undefined ? undefined : clusteringKeepAlive(deps.store, g.tableRoot, g.instant);
+    },
     // The completed instant needs neither markers nor a heartbeat (Hudi deletes both on completion too).
     afterCommit: async (deps, entry) => {
       const g = hudiGroupState(entry);

@@ -174,6 +174,8 @@ function hudiCommitter(coordination?: HudiCoordination) {
       isCompactionGroup(entry)
         ? beforeCompactionPublish(deps, entry)
         : clustering.beforePublish?.(deps, entry),
+    // The group's pending instant kept alive while its outputs are copied in, as while it was rewritten and verified.
+    keepAlive: (deps, entry) => groupKeepAlive(deps.store, entry),
     afterCommit: async (deps, entry) =>
       isCompactionGroup(entry) ? afterCompactionCommit(deps, entry) : clustering.afterCommit?.(deps, entry),
     afterAbort: async (deps, entry) =>

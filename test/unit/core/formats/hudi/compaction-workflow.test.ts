@@ -478,6 +478,57 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     },
   );
 
+  it("keeps a clustering's heartbeat alive while its outputs are copied into the partition, however long the copies take; the group completes with the same rows", async () => {
+    // Prepare: six small base-only file groups; the copy of the output into the partition lasts three renewal
+    // intervals (timers faked), as many or large outputs may
+    const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-copy-alive-'));
+    dirs.push(dir);
+    const store = new LocalObjectStore(dir);
+    const table = await createHudiMorTable(store, 'trips', 8);
+    for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+    const before = await liveBaseRows(store, dir);
+    let puts = 0;
+    let renewalsDuringCopy: number | undefined;
+    const counted = observedStore(store, {
+      after: (call) => {
+        if (call.method === 'put' && call.key.includes('.hoodie/.heartbeat/')) puts += 1;
+      },
+    });
+    const slowCopies: ObjectStore = {
+      ...counted,
+      copy: async (from, to, options) => {
+        if (renewalsDuringCopy === undefined && to.startsWith('trips/1/') && to.endsWith('.parquet')) {
+          const at = puts;
+          for (let interval = 1; interval <= 3; interval += 1) {
+            await vi.advanceTimersByTimeAsync(HEARTBEAT_RENEW_MS);
+            await vi.waitFor(() => expect(puts - at).toBe(interval));
+          }
+          renewalsDuringCopy = puts - at;
+        }
+        return counted.copy(from, to, options);
+      },
+    };
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+
+    // Act
+    let result: Awaited<ReturnType<typeof runPartition>>;
+    try {
+      result = await runOnce(depsOf(slowCopies, new MemoryJournal(), NOW), clusterRun('run-1', NOW));
+    } finally {
+      vi.useRealTimers();
+    }
+
+    // Assess: three renewals while the copy ran; the clustering completed, nothing pending, the same rows
+    expect(renewalsDuringCopy).toBe(3);
+    expect(result.summary.status, JSON.stringify(result.summary)).toBe('SUCCEEDED');
+    const state = await readHudiTable(store, 'trips');
+    expect(state.timeline.pendingPlans).toEqual([]);
+    expect(state.timeline.completedWrites.filter((w) => w.instant.action === 'replacecommit')).toHaveLength(
+      1,
+    );
+    expect(await liveBaseRows(store, dir)).toEqual(before);
+  });
+
   it('aborts a clustering whose heartbeat lapsed between its steps, as a Hudi writer aborts its own: verify leaves it dead, the commit rolls T back, same rows; the next run clusters the partition', async () => {
     // Prepare: six small base-only file groups; verify starts 5 minutes after the compact step ended (a retried step,
     // a slow Map slot), so T's heartbeat is past Hudi's 2-minute tolerance: a LAZY writer or clustering expiry may
