@@ -13,7 +13,14 @@ import {
 } from '../../core/parquet/stitch.js';
 import type { WrittenOutput } from '../../ports/parquet-engine.js';
 import type { OutputFingerprint } from './batch-hash.js';
-import { type OutputTask, type ParallelContext, runTask, type TaskWrite } from './parallel.js';
+import {
+  type OutputTask,
+  type ParallelContext,
+  runTask,
+  type TaskPerOutput,
+  type TaskWrite,
+} from './parallel.js';
+import { type RelayedFooterValues, replayFooterValues } from './per-output.js';
 import { releaseWorker, takeWorker } from './worker-pool.js';
 
 /**
@@ -115,6 +122,21 @@ export async function runSplitOutput(
   const size = Math.min(ctx.workers, tasks.length);
   const parts: (Deferred<Uint8Array> | undefined)[] = tasks.map(() => deferred<Uint8Array>());
   const fingerprints: OutputFingerprint[] = new Array(tasks.length);
+  // Per-output values: every part sets the derived columns of the joined output (`key`, not its own); the footer
+  // hook's values of each part are kept until the part is joined, then fed in part order — the output's row order —
+  // and the entries set in the joined footer (see `perPartOf`).
+  const footer = ctx.perOutput?.footerEntries;
+  const accumulator = footer?.begin(key);
+  const partValues: RelayedFooterValues[][] = tasks.map(() => []);
+  const perPartOf = (j: number): TaskPerOutput | undefined =>
+    ctx.perOutput === undefined
+      ? undefined
+      : {
+          outputKey: key,
+          ...(accumulator !== undefined && {
+            values: (values: RelayedFooterValues) => partValues[j]?.push(values),
+          }),
+        };
   let failure: { readonly error: unknown } | undefined;
   /** Parts handed to the upload: part j may start once j < joined + size. */
   let joined = 0;
@@ -169,10 +191,18 @@ export async function runSplitOutput(
       // Dropped before it is copied: the slices below keep only what the upload has yet to send.
       parts[j] = undefined;
       yield* assembler.append(bytes, checked(task, bytes));
+      if (accumulator !== undefined) {
+        for (const values of partValues[j] ?? []) replayFooterValues(values, accumulator);
+        partValues[j] = [];
+      }
       joined = j + 1;
       wakeAll();
     }
-    yield* assembler.finish();
+    yield* assembler.finish(
+      accumulator === undefined || footer === undefined
+        ? undefined
+        : { entries: accumulator.finish(), drop: footer.keys },
+    );
   }
 
   ctx.started.push(key);
@@ -189,7 +219,13 @@ export async function runSplitOutput(
           await gate(j);
           const kept: { bytes?: Uint8Array } = {};
           try {
-            const result = await runTask(worker, tasks[j] as OutputTask, ctx, collectInto(kept));
+            const result = await runTask(
+              worker,
+              tasks[j] as OutputTask,
+              ctx,
+              collectInto(kept),
+              perPartOf(j),
+            );
             fingerprints[j] = result.fingerprint;
             parts[j]?.resolve(kept.bytes as Uint8Array);
           } catch (err) {

@@ -4,7 +4,12 @@
 // holds the output's name in every row of every batch, whatever the batch's size.
 import { type Data, makeData, Table, tableFromIPC, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
-import { feedAccumulator, PerOutput } from '../../../../functions/adapters/parquet-wasm/per-output.js';
+import {
+  feedAccumulator,
+  PerOutput,
+  RelayAccumulator,
+  replayFooterValues,
+} from '../../../../functions/adapters/parquet-wasm/per-output.js';
 import { oneBatch } from '../../../../functions/adapters/parquet-wasm/wasm.js';
 import type { OutputFooterAccumulator } from '../../../../functions/ports/parquet-engine.js';
 
@@ -143,4 +148,38 @@ describe('PerOutput', () => {
       expect([...(table?.getChild('id') ?? [])]).toEqual(Array.from({ length: rows }, (_, j) => j));
     }
   });
+});
+
+describe('a footer hook fed through a worker (RelayAccumulator, replayFooterValues)', () => {
+  for (const takesBytes of [true, false]) {
+    it(`gets the calls the direct feed makes, in order (hook ${takesBytes ? 'taking bytes' : 'taking strings'})`, () => {
+      // Prepare: well-formed values, a null, an empty string, a supplementary character, and bytes that are not
+      // UTF-8 (a cut character, a lone FF).
+      const values = [
+        new TextEncoder().encode('key-1'),
+        null,
+        new Uint8Array(0),
+        new TextEncoder().encode('clé-\u{1f600}'),
+        new Uint8Array([0xc3]),
+        new Uint8Array([0xa9]),
+        new Uint8Array([0xff]),
+        new TextEncoder().encode('z'),
+      ];
+      const direct = recorder(takesBytes);
+      const relayed = recorder(takesBytes);
+      const relay = new RelayAccumulator();
+      // Act: fed in two stretches, as a worker posts one per batch.
+      feedAccumulator(direct, rawColumn(values));
+      feedAccumulator(relay, rawColumn(values.slice(0, 3)));
+      const first = relay.take();
+      feedAccumulator(relay, rawColumn(values.slice(3)));
+      const second = relay.take();
+      for (const values of [first, second]) if (values !== undefined) replayFooterValues(values, relayed);
+      // Assess
+      expect(relay.take()).toBeUndefined();
+      expect(relayed.seen).toEqual(direct.seen);
+      expect(relayed.doors).toEqual(direct.doors);
+      expect(direct.seen).toContain(null);
+    });
+  }
 });
