@@ -1,6 +1,7 @@
 // One output's row groups encoded on several workers and joined into one Parquet file: each worker encodes a
 // contiguous range of whole row groups as a file of its own with the output's settings, and this thread copies their
-// pages into the output's upload in row-group order, the footer rebuilt by the stitcher (core/parquet/stitch.ts).
+// pages into the output's upload in row-group order, the footer rebuilt by the stitcher (core/parquet/stitch.ts) —
+// with the footer hook's entries over the joined rows, when the rewrite computes values per output.
 
 import { VerificationError } from '../../core/errors.js';
 import { joinSegments, type OrderedSegment } from '../../core/fingerprint/fingerprint.js';
@@ -105,10 +106,17 @@ function collectInto(kept: { bytes?: Uint8Array }): TaskWrite {
  * (`StitchAssembler`, the stitcher's footer code, so statistics, page indexes and bloom filters are rebased the one
  * way the project does it).
  *
+ * Values computed per output (`ctx.perOutput`): every part sets the derived columns of `key`, the joined output, not
+ * its own; the footer hook's accumulator is begun for `key` here, each part's values (posted by its worker) are kept
+ * until the part is joined and fed then, so it sees the output's rows in order whatever order the parts finish in,
+ * and its entries replace the hook's keys in the joined footer (`StitchAssembler.finish`), as the one-thread writer
+ * sets them in its footer.
+ *
  * Memory: a worker starts part j only once fewer than `workers` parts are ahead of the join, so this thread holds at
  * most `workers` parts (the one being copied into the upload and those encoded or being encoded ahead of it), each at
  * most `PART_DECODED_BYTES` of row groups as encoded, plus one part's copy while it is made contiguous, plus what the
- * store holds of the upload — never the whole output when it has more parts than workers.
+ * store holds of the upload — never the whole output when it has more parts than workers. With a footer hook, the
+ * hook column's values of those parts too (a record key per row: a small share of a part).
  *
  * On failure — a worker's typed error (revived from its message), a worker that died (`RewriteStalledError`, or
  * `MemoryBudgetExceededError`), a part that fails its checks, the upload — the upload is abandoned and settled before
