@@ -12,7 +12,7 @@ import {
   stitchKeyOf,
   stitchSourceOf,
 } from '../../core/parquet/stitch.js';
-import type { WrittenOutput } from '../../ports/parquet-engine.js';
+import type { OutputFooterAccumulator, WrittenOutput } from '../../ports/parquet-engine.js';
 import type { OutputFingerprint } from './batch-hash.js';
 import {
   type OutputTask,
@@ -77,6 +77,41 @@ function deferred<T>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
+/**
+ * Feeds a split output's footer accumulator its parts' values in part order (the output's row order), as early as
+ * that order allows: values of the part being fed go to the accumulator as they arrive; a later part's are kept until
+ * every part before it has finished (`finished`), then fed, and that part is fed live from then on.
+ */
+export class PerOutputFeed {
+  /** The part whose values are fed as they arrive: every part before it has finished. */
+  private feeding = 0;
+  private readonly done = new Set<number>();
+  private readonly kept: RelayedFooterValues[][];
+
+  constructor(
+    private readonly accumulator: OutputFooterAccumulator,
+    parts: number,
+  ) {
+    this.kept = Array.from({ length: parts }, () => []);
+  }
+
+  /** Values of part `j`, in its row order. */
+  values(j: number, values: RelayedFooterValues): void {
+    if (j === this.feeding) replayFooterValues(values, this.accumulator);
+    else this.kept[j]?.push(values);
+  }
+
+  /** Part `j` has posted all its values. */
+  finished(j: number): void {
+    this.done.add(j);
+    while (this.done.has(this.feeding)) {
+      this.feeding++;
+      for (const values of this.kept[this.feeding] ?? []) replayFooterValues(values, this.accumulator);
+      this.kept[this.feeding] = [];
+    }
+  }
+}
+
 /** A task's bytes kept whole in memory (one part: see `PART_DECODED_BYTES`), for the join. */
 function collectInto(kept: { bytes?: Uint8Array }): TaskWrite {
   return async (_task, body) => {
@@ -107,16 +142,18 @@ function collectInto(kept: { bytes?: Uint8Array }): TaskWrite {
  * way the project does it).
  *
  * Values computed per output (`ctx.perOutput`): every part sets the derived columns of `key`, the joined output, not
- * its own; the footer hook's accumulator is begun for `key` here, each part's values (posted by its worker) are kept
- * until the part is joined and fed then, so it sees the output's rows in order whatever order the parts finish in,
- * and its entries replace the hook's keys in the joined footer (`StitchAssembler.finish`), as the one-thread writer
- * sets them in its footer.
+ * its own; the footer hook's accumulator is begun for `key` here and fed each part's values (posted by its worker) in
+ * part order, so it sees the output's rows in order whatever order the parts finish in: the first unfinished part's
+ * values as they arrive, a later part's kept until every part before it has finished (`PerOutputFeed`) — the hook's
+ * work overlaps the encoding instead of waiting for the join. Its entries replace the hook's keys in the joined
+ * footer (`StitchAssembler.finish`), as the one-thread writer sets them in its footer.
  *
  * Memory: a worker starts part j only once fewer than `workers` parts are ahead of the join, so this thread holds at
  * most `workers` parts (the one being copied into the upload and those encoded or being encoded ahead of it), each at
  * most `PART_DECODED_BYTES` of row groups as encoded, plus one part's copy while it is made contiguous, plus what the
  * store holds of the upload — never the whole output when it has more parts than workers. With a footer hook, the
- * hook column's values of those parts too (a record key per row: a small share of a part).
+ * hook column's values of parts that finished ahead of an earlier one too (a record key per row: a small share of a
+ * part).
  *
  * On failure — a worker's typed error (revived from its message), a worker that died (`RewriteStalledError`, or
  * `MemoryBudgetExceededError`), a part that fails its checks, the upload — the upload is abandoned and settled before
@@ -131,19 +168,17 @@ export async function runSplitOutput(
   const parts: (Deferred<Uint8Array> | undefined)[] = tasks.map(() => deferred<Uint8Array>());
   const fingerprints: OutputFingerprint[] = new Array(tasks.length);
   // Per-output values: every part sets the derived columns of the joined output (`key`, not its own); the footer
-  // hook's values of each part are kept until the part is joined, then fed in part order — the output's row order —
-  // and the entries set in the joined footer (see `perPartOf`).
+  // hook is fed the parts' values in part order — the output's row order — and its entries are set in the joined
+  // footer.
   const footer = ctx.perOutput?.footerEntries;
   const accumulator = footer?.begin(key);
-  const partValues: RelayedFooterValues[][] = tasks.map(() => []);
+  const feed = accumulator === undefined ? undefined : new PerOutputFeed(accumulator, tasks.length);
   const perPartOf = (j: number): TaskPerOutput | undefined =>
     ctx.perOutput === undefined
       ? undefined
       : {
           outputKey: key,
-          ...(accumulator !== undefined && {
-            values: (values: RelayedFooterValues) => partValues[j]?.push(values),
-          }),
+          ...(feed !== undefined && { values: (values: RelayedFooterValues) => feed.values(j, values) }),
         };
   let failure: { readonly error: unknown } | undefined;
   /** Parts handed to the upload: part j may start once j < joined + size. */
@@ -199,10 +234,6 @@ export async function runSplitOutput(
       // Dropped before it is copied: the slices below keep only what the upload has yet to send.
       parts[j] = undefined;
       yield* assembler.append(bytes, checked(task, bytes));
-      if (accumulator !== undefined) {
-        for (const values of partValues[j] ?? []) replayFooterValues(values, accumulator);
-        partValues[j] = [];
-      }
       joined = j + 1;
       wakeAll();
     }
@@ -235,6 +266,8 @@ export async function runSplitOutput(
               perPartOf(j),
             );
             fingerprints[j] = result.fingerprint;
+            // Every value of part j arrived before its task resolved: the parts after it may be fed.
+            feed?.finished(j);
             parts[j]?.resolve(kept.bytes as Uint8Array);
           } catch (err) {
             fail(err);

@@ -10,6 +10,7 @@ import {
   RelayAccumulator,
   replayFooterValues,
 } from '../../../../functions/adapters/parquet-wasm/per-output.js';
+import { PerOutputFeed } from '../../../../functions/adapters/parquet-wasm/split-output.js';
 import { oneBatch } from '../../../../functions/adapters/parquet-wasm/wasm.js';
 import type { OutputFooterAccumulator } from '../../../../functions/ports/parquet-engine.js';
 
@@ -182,4 +183,33 @@ describe('a footer hook fed through a worker (RelayAccumulator, replayFooterValu
       expect(direct.seen).toContain(null);
     });
   }
+});
+
+describe("a split output's footer feed (PerOutputFeed)", () => {
+  it('feeds the parts’ values in part order whatever order they arrive and finish in', () => {
+    // Prepare: three parts of two batches each; part 2 posts and finishes first, part 0 last to post.
+    const batch = (part: number, b: number) => {
+      const relay = new RelayAccumulator();
+      relay.add(`p${part}-b${b}`);
+      return relay.take() as NonNullable<ReturnType<RelayAccumulator['take']>>;
+    };
+    const hook = recorder(false);
+    const feed = new PerOutputFeed(hook, 3);
+    // Act
+    feed.values(2, batch(2, 0));
+    feed.values(2, batch(2, 1));
+    feed.finished(2);
+    feed.values(1, batch(1, 0));
+    feed.values(0, batch(0, 0));
+    const afterFirst = [...hook.seen];
+    feed.values(1, batch(1, 1));
+    feed.values(0, batch(0, 1));
+    feed.finished(0);
+    const afterPartZero = [...hook.seen];
+    feed.finished(1);
+    // Assess: part 0 live, part 1 held until part 0 finished, then live; part 2 held until part 1 finished.
+    expect(afterFirst).toEqual(['p0-b0']);
+    expect(afterPartZero).toEqual(['p0-b0', 'p0-b1', 'p1-b0', 'p1-b1']);
+    expect(hook.seen).toEqual(['p0-b0', 'p0-b1', 'p1-b0', 'p1-b1', 'p2-b0', 'p2-b1']);
+  });
 });
