@@ -107,6 +107,11 @@ export interface CompactOptions extends FormatCliOptions, PlanningFlags {
    * Without it the lease is in memory and excludes nothing: see {@link runCompact}.
    */
   readonly stateTable?: string;
+  /**
+   * Parquet engine worker threads each group is encoded and verified with (`--workers`), and the most a table's
+   * `encodeWorkers` may ask for here. @default 1: everything on this thread
+   */
+  readonly workers?: number;
 }
 
 /** One partition's outcome, as printed in the summary. */
@@ -294,6 +299,7 @@ async function compactTable(
     format,
     quarantine: new StoreQuarantine(store, { workRoot: opened.workRoot }),
     engine: hooks.engine ?? defaultParquetEngine,
+    ...(options.workers !== undefined && { workers: options.workers, maxWorkers: options.workers }),
   };
   const results: CompactPartitionResult[] = [];
   hooks.progress?.listed(partitions);

@@ -5,7 +5,7 @@
 // Its journal lives in the location itself, so a run killed at any moment is settled by the next one
 // (or by `lake-compactor settle`) exactly as the workflow settles a dead execution: no row lost or doubled.
 
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { InvalidInputError, UsageError } from '../core/errors.js';
 import { type FormatRunInput, formatRunInputFromPairs } from '../core/formats/index.js';
 import { STATISTICS_MODES } from '../core/parquet/statistics-policy.js';
@@ -90,6 +90,11 @@ export function registerCompactCommand(program: Command, io: CompactIo & StackIo
         .map((c) => c.trim())
         .filter((c) => c !== ''),
     )
+    .option(
+      '--workers <n>',
+      "Parquet engine worker threads each group is encoded and verified with, 1-16 (default 1: this thread); also the most a table's encodeWorkers may take",
+      workersOf,
+    )
     .option('--table <name>', 'table name in summaries (default: last segment of the URI)')
     .option(
       '--state-table <name>',
@@ -136,4 +141,12 @@ export function rewriteOptionsOf(pairs: readonly string[]): FormatRunInput['rewr
       throw new UsageError(err.message.replace('rewriteDataFiles options', '--rewrite-option values'));
     throw err;
   }
+}
+
+/** The `--workers` value: an integer from 1 to 16, the range of the table setting `encodeWorkers`. */
+function workersOf(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 1 || n > 16)
+    throw new InvalidArgumentError('expected an integer from 1 to 16.');
+  return n;
 }

@@ -207,14 +207,15 @@ export interface RewriteOptions {
    * there, not the input's. The fingerprint leaves these columns out of its row digests and records the rule, and
    * verify checks every output value equals what the rule gives for that output; every other column is compared
    * as without it. Each must be a top-level string column. Rows keep input order: not with `sort`; stitching is
-   * off (a copied row group would keep the input's values) and outputs are encoded on this thread.
+   * off (a copied row group would keep the input's values). With `workers`, the workers set the values.
    */
   readonly derivedColumns?: readonly DerivedColumn[];
   /**
    * Footer key-value entries computed from each output's own rows (a table format's index over them: a
    * bloom filter and min/max record keys), written into the footer once the output's last row is encoded. The
    * format-specific computation comes from the caller; the engine only feeds it the column's values. The other
-   * entries are the first input's, as without it. Same restrictions as `derivedColumns`.
+   * entries are the first input's, as without it. Same restrictions as `derivedColumns`. With `workers`, the hook
+   * still runs on the calling thread, fed each output's values in its row order by the workers that encode it.
    */
   readonly outputFooterEntries?: OutputFooterEntries;
   /**

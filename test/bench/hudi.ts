@@ -11,7 +11,7 @@
 //    then the clustering of the compacted base files). Prints MB/s, our instants, and whether the live rows equal the
 //    appender's latest version of every record.
 //
-// `npm run bench -- hudi [--scale 1] [--files 2000] [--rows 20000] [--append-rows 1000] [--only cow|mor]`
+// `npm run bench -- hudi [--scale 1] [--files 2000] [--rows 20000] [--append-rows 1000] [--only cow|mor] [--workers 1]`
 import { cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +63,15 @@ const HIVE_PARTITION_DIR = `byteField=${PARTITION}`;
 const HIVE = { format: 'parquet', table: 'events' } as const;
 /** How the demo declares its Hudi table: Hudi 1.1's storage lock, bloom-filter index (what the appender's footers carry). */
 const HUDI = { format: 'hudi', table: 'events', hudiLock: 'storage', hudiIndexType: 'BLOOM' } as const;
+/** Engine worker threads every run of this bench compacts with (`--workers`, the CLI's flag): the peer's too. */
+let workers = 1;
+
+/** {@link timeCompact} with the bench's `--workers` (none passed at 1, the CLI's default). */
+function compactTimed(
+  ...[dir, options, ...rest]: Parameters<typeof timeCompact>
+): ReturnType<typeof timeCompact> {
+  return timeCompact(dir, workers > 1 ? { ...options, workers } : options, ...rest);
+}
 /** Every column but `_hoodie_file_name`, which a clustering rewrites to name each output file (Hudi's rule). */
 const ROW_COLUMNS =
   '_hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, id, name, byteField';
@@ -221,8 +230,8 @@ async function warmUp(work: string): Promise<string> {
   const table = await createHudiTable(new LocalObjectStore(work), '', VERSION);
   for (let i = 0; i < 6; i++) await appendHudiInsert(table, PARTITION, 100);
   await hiveCopyOf(work, `${work}-hive`);
-  const hudi = await timeCompact(work, HUDI);
-  const hive = await timeCompact(`${work}-hive`, HIVE);
+  const hudi = await compactTimed(work, HUDI);
+  const hive = await compactTimed(`${work}-hive`, HIVE);
   await rm(`${work}-hive`, { recursive: true, force: true });
   return `warm-up: 6 files clustered into ${hudi.outputs} (Hudi), compacted into ${hive.outputs} (Hive)`;
 }
@@ -253,7 +262,7 @@ async function benchClustering(options: {
   console.log(
     `  input: ${(input.bytes / MB).toFixed(1)} MB in ${input.files} base files, of which ${((input.bytes - data) / MB).toFixed(1)} MB Hudi's index footers (bloom filters); the Hive copy's ${(data / MB).toFixed(1)} MB are the same pages without them, and MB/s below are of those`,
   );
-  const hive = await timeCompact(work, HIVE);
+  const hive = await compactTimed(work, HIVE);
   console.log(line('Hive-style Parquet (peer)', data, hive));
   if (hive.outputs === 0)
     console.log(
@@ -262,7 +271,7 @@ async function benchClustering(options: {
 
   await hudiCopyOf(source.dir, work);
   const quietPuts: Put[] = [];
-  const quiet = await timeCompact(work, HUDI, (s) => recordingPuts(s, quietPuts), 'report');
+  const quiet = await compactTimed(work, HUDI, (s) => recordingPuts(s, quietPuts), 'report');
   const quietTally = tallyHudiInstants(keysOf(quietPuts), 'clustering');
   console.log(line('Hudi CoW clustering, no other writer', data, quiet, ratio(quiet, hive)));
   console.log(`    instants: ${instantsText(quietTally, 'clustering')}${failureText(quiet)}`);
@@ -281,7 +290,7 @@ async function benchClustering(options: {
   let busy: Timed;
   let tally: AppenderTally;
   try {
-    busy = await timeCompact(work, HUDI, (s) => recordingPuts(s, busyPuts), 'report');
+    busy = await compactTimed(work, HUDI, (s) => recordingPuts(s, busyPuts), 'report');
   } finally {
     tally = (await appender.stop()) as AppenderTally;
   }
@@ -425,7 +434,7 @@ async function benchCompaction(options: {
   console.log(
     `  input: ${(input.bytes / MB).toFixed(1)} MB in ${input.files} base files (${(pages / MB).toFixed(1)} MB of pages, the rest Hudi's index footers) and ${(logs.bytes / MB).toFixed(1)} MB in ${logs.files} log files (${source.updated} updates); MB/s below are of the pages, and of the logs too for Hudi`,
   );
-  const hive = await timeCompact(work, HIVE);
+  const hive = await compactTimed(work, HIVE);
   console.log(line('Hive-style Parquet (peer, base files)', pages, hive));
   if (hive.outputs === 0)
     console.log(
@@ -435,7 +444,7 @@ async function benchCompaction(options: {
   await hudiCopyOf(source.dir, work);
   const puts: Put[] = [];
   const t0 = performance.now();
-  const compacted = await timeCompact(work, HUDI_MOR, (s) => recordingPuts(s, puts), 'report');
+  const compacted = await compactTimed(work, HUDI_MOR, (s) => recordingPuts(s, puts), 'report');
   const compaction = tallyHudiInstants(keysOf(puts), 'compaction');
   const clustering = tallyHudiInstants(keysOf(puts), 'clustering');
   console.log(
@@ -468,7 +477,8 @@ function failureText(m: Timed): string {
 /**
  * Flags: `--scale <x>` (default 1: the issue's 2,000 base files; `--scale 0.1` for a quick run) or `--files <n>`
  * size each table, `--rows <n>` (default 20,000) each base file, `--append-rows <n>` (default 1,000) each concurrent
- * insert commit; `--only cow` or `--only mor` runs one part. Figures are printed, not asserted.
+ * insert commit; `--only cow` or `--only mor` runs one part; `--workers <n>` (default 1) compacts every run, the peer's
+ * too, with `n` engine worker threads, as `compact --workers` does. Figures are printed, not asserted.
  */
 export async function run(flags: readonly string[]): Promise<void> {
   const scale = numberFlag(flags, 'scale', 1);
@@ -478,7 +488,8 @@ export async function run(flags: readonly string[]): Promise<void> {
   const only = flags[flags.indexOf('--only') + 1];
   if (flags.includes('--only') && only !== 'cow' && only !== 'mor')
     throw new Error('--only expects cow or mor');
-  console.log(`  hudi bench: ${machineNote()}`);
+  workers = flag(flags, 'workers', 1);
+  console.log(`  hudi bench: ${machineNote()}; engine workers: ${workers} (--workers)`);
   const db = await openDuckDb();
   try {
     if (only !== 'mor') await benchClustering({ files, rows, appendRows, db });

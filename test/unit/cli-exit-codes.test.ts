@@ -35,6 +35,7 @@ describe('usage errors exit 2 with an error line and nothing on stdout', () => {
     ['a missing required option', () => ['report', root], /required option '--html <file>' not specified/],
     ['an invalid number', () => ['plan', root, '--target-mb', 'big'], /expected a positive number/],
     ['an invalid choice', () => ['compact', root, '--codec', 'lz4'], /Allowed choices are zstd, snappy/],
+    ['too many workers', () => ['compact', root, '--workers', '17'], /integer from 1 to 16/],
     ['an invalid limit', () => ['history', '--state-table', 's', '--limit', '0'], /positive integer/],
     ['a malformed bucket name', () => ['profile', 's3://Bad_Bucket/x'], /is not a bucket name/],
     ['an unsupported scheme', () => ['plan', 'gs://lake/events'], /scheme gs:\/\/ is not supported/],

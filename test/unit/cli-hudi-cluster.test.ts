@@ -10,9 +10,12 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { runCompact } from '../../functions/cli/compact.js';
 import { run } from '../../functions/cli/index.js';
 import { bloomFilterOfFooter } from '../../functions/core/formats/hudi/bloom/index.js';
 import { readFooter } from '../../functions/core/parquet/footer.js';
+import type { ParquetEngine, RewriteOptions, RewriteResult } from '../../functions/ports/parquet-engine.js';
+import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { HUDI_FIXTURES } from '../support/fixtures.js';
@@ -149,6 +152,72 @@ describe.each([6, 8] as const)('lake-compactor on a Hudi table of version %i', (
     const again = await cli(['plan', dir, ...HUDI_FLAGS]);
     expect(again.code, again.err).toBe(0);
     expect(again.out).toContain('0 groups');
+  });
+});
+
+/** A rewrite the engine was asked for: the options it was given and what it returned. */
+interface SeenRewrite {
+  readonly options: RewriteOptions;
+  readonly result: RewriteResult;
+}
+
+describe('lake-compactor compact --workers 2 on a Hudi table', () => {
+  it('clusters with the workers: each output split across them, the same rows, own file names, a bloom filter finding every key', async () => {
+    // Prepare: the engine as deployed, but cutting row groups at 8 rows, so each partition's one output (30+ rows)
+    // has several row groups and is split across the workers, as a real table's 128 MB output is.
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    dir = await mkdtemp(join(tmpdir(), 'lc-hudi-'));
+    store = new LocalObjectStore(dir);
+    const table = await createHudiTable(store, '', 8);
+    for (const partition of PARTITIONS)
+      for (let b = 0; b < BATCHES; b += 1) await appendHudiInsert(table, partition, 5 + b);
+    const beforeFiles = await liveFiles(dir, 8);
+    const beforeRows = await liveRows(dir, beforeFiles);
+    const seen: SeenRewrite[] = [];
+    const engine: ParquetEngine = {
+      ...defaultParquetEngine,
+      rewriteGroup: async (io, group, options) => {
+        const result = await defaultParquetEngine.rewriteGroup(io, group, { ...options, rowGroupRows: 8 });
+        seen.push({ options, result });
+        return result;
+      },
+    };
+
+    // Act
+    const results = await runCompact(
+      dir,
+      { format: 'hudi', hudiLock: 'storage', hudiIndexType: 'BLOOM', workers: 2 },
+      { out: () => undefined, clock: { now: () => NOW }, env: {} },
+      { engine },
+    );
+
+    // Assess: the format's per-output options reached the engine with the workers, and each output was split
+    // across them (its digest is cut into the parts, which only a split output's is).
+    expect(results.flatMap((r) => r.groups).every((g) => g.state === 'done')).toBe(true);
+    expect(seen).toHaveLength(PARTITIONS.length);
+    for (const { options, result } of seen) {
+      expect(options.workers).toBe(2);
+      expect(options.derivedColumns).toEqual([{ column: '_hoodie_file_name', value: 'output-file-name' }]);
+      expect(options.outputFooterEntries?.column).toBe('_hoodie_record_key');
+      const segment =
+        result.fingerprint.kind === 'ordered-columns-v1' ? result.fingerprint.segments[0] : undefined;
+      expect(segment !== undefined && 'cuts' in segment ? (segment.cuts?.length ?? 0) : 0).toBeGreaterThan(1);
+    }
+    const afterFiles = await liveFiles(dir, 8);
+    expect(afterFiles).toHaveLength(PARTITIONS.length);
+    expect(await liveRows(dir, afterFiles)).toEqual(beforeRows);
+    for (const file of afterFiles) {
+      const rows = await db.rows(
+        `SELECT _hoodie_record_key AS k, _hoodie_file_name AS name FROM read_parquet(${sqlString(join(dir, file))})`,
+      );
+      expect(new Set(rows.map((r) => r.name))).toEqual(new Set([basename(file)]));
+      const keys = rows.map((r) => String(r.k));
+      const kv = (await readFooter(store, file)).keyValueMetadata;
+      const bloom = bloomFilterOfFooter(kv);
+      expect(keys.filter((k) => bloom?.mightContain(k) !== true)).toEqual([]);
+      expect(kv.hoodie_min_record_key).toBe([...keys].sort()[0]);
+      expect(kv.hoodie_max_record_key).toBe([...keys].sort().at(-1));
+    }
   });
 });
 

@@ -17,10 +17,11 @@ import { pw, type WriterSettings, writerProperties } from './wasm.js';
 
 /**
  * Footer entries set once the output's rows are all encoded (`RewriteOptions.outputFooterEntries`): `entries` is
- * asked when the encoder has produced its last bytes, whose footer then gets them (`drop` removed first).
+ * asked when the encoder has produced its last bytes, whose footer then gets them (`drop` removed first). It may
+ * answer later: on an engine worker the entries come from the calling thread, which holds the footer hook.
  */
 export interface FinalFooterEntries {
-  readonly entries: () => Readonly<Record<string, string>>;
+  readonly entries: () => Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>;
   readonly drop: readonly string[];
 }
 
@@ -190,11 +191,15 @@ export class OutputWriter {
     // never change.
     const uuids = settings.uuidColumns ?? [];
     const rewritesFooter = this.finalFooter !== undefined || this.decimalForms.length > 0 || uuids.length > 0;
-    const lastChunk = (chunk: Uint8Array): Uint8Array => {
+    const lastChunk = async (chunk: Uint8Array): Promise<Uint8Array> => {
       const entries =
         this.finalFooter === undefined
           ? chunk
-          : withFooterEntries(chunk, this.finalFooter.entries(), this.finalFooter.drop);
+          : withFooterEntries(
+              chunk,
+              await this.orFailure(Promise.resolve(this.finalFooter.entries())),
+              this.finalFooter.drop,
+            );
       const decimals =
         this.decimalForms.length === 0
           ? entries
@@ -216,7 +221,7 @@ export class OutputWriter {
           held = next.value;
         }
       }
-      if (held !== undefined) emit(lastChunk(held));
+      if (held !== undefined) emit(await lastChunk(held));
       ended = true;
       wake?.();
     })();

@@ -5,6 +5,7 @@ import type { Worker } from 'node:worker_threads';
 import {
   CompactorError,
   CorruptInputError,
+  InvalidInputError,
   MemoryBudgetExceededError,
   RewriteStalledError,
   UnsupportedInputError,
@@ -16,6 +17,7 @@ import type { WrittenOutput } from '../../ports/parquet-engine.js';
 import type { OutputFingerprint } from './batch-hash.js';
 import { OrderedFetcher } from './fetch.js';
 import type { ExpectedDerivedColumn, OutputHashKind } from './hash-output.js';
+import { type PerOutputSettings, type RelayedFooterValues, replayFooterValues } from './per-output.js';
 import { type CheckedInput, checkDecodedSizeOf } from './preflight.js';
 import type { WriterSettings } from './wasm.js';
 import type { FromWorker, ToWorker } from './worker.js';
@@ -46,6 +48,34 @@ export interface ParallelContext {
   readonly started: string[];
   /** How the workers fingerprint the rows of their outputs. */
   readonly kind: FingerprintKind;
+  /** What the rewrite computes per output, when it does: the workers set it (see `TaskPerOutput`). */
+  readonly perOutput?: PerOutputSettings;
+}
+
+/**
+ * How a task's rows get their per-output values: the derived columns of `outputKey` (set by the worker), and, with a
+ * footer hook, where the hook column's values go as the worker posts them (`values`, in row order) and, for a task
+ * that writes a whole output, the entries its writer asks for once its rows are encoded (`entries`).
+ */
+export interface TaskPerOutput {
+  readonly outputKey: string;
+  readonly values?: (values: RelayedFooterValues) => void;
+  readonly entries?: () => Readonly<Record<string, string>>;
+}
+
+/**
+ * A whole output's per-output values (one task per output, `runTasks`): the hook's accumulator is begun for the
+ * output and fed as the worker's values arrive — each task is one output, its messages arrive in row order — and
+ * finished when the worker's writer asks, after its last row, exactly when the one-thread writer finishes it.
+ */
+function wholeOutput(settings: PerOutputSettings, key: string): TaskPerOutput {
+  const accumulator = settings.footerEntries?.begin(key);
+  if (accumulator === undefined) return { outputKey: key };
+  return {
+    outputKey: key,
+    values: (values) => replayFooterValues(values, accumulator),
+    entries: () => accumulator.finish(),
+  };
 }
 
 /** An output a worker wrote, and the fingerprint of the input rows it was given. */
@@ -56,6 +86,14 @@ export interface TaskResult {
 
 /** Rebuilds a typed error from a worker's message, so callers (and Step Functions) see the same names. */
 function revive(m: Extract<FromWorker, { type: 'error' }>): Error {
+  if (m.name === 'InvalidInputError' && m.issues !== undefined) {
+    // The message as sent ends with the issues the constructor appends: rebuilt from the part before them.
+    const listed = m.message.indexOf(':\n  - ');
+    return new InvalidInputError(
+      m.issues.length > 0 && listed >= 0 ? m.message.slice(0, listed) : m.message,
+      m.issues,
+    );
+  }
   if (m.name === 'CorruptInputError' && m.key !== undefined)
     return new CorruptInputError(m.key, m.reason ?? m.message);
   if (m.name === 'UnsupportedInputError' && m.key !== undefined) {
@@ -152,15 +190,20 @@ function workerLost(task: OutputTask, cause: string | Error): Error {
 
 /**
  * Runs one output task on `worker`: feeds its inputs, hands its bytes to `write` (by default the output's upload),
- * returns its fingerprint. A worker that exits or fails outside the task's own error reporting fails the task with a
- * typed error (`workerLost`) instead of leaving it waiting.
+ * returns its fingerprint. With `perOutput` (required when the rewrite computes values per output), the worker sets
+ * them and this thread feeds the footer hook (see `TaskPerOutput`). A worker that exits or fails outside the task's
+ * own error reporting fails the task with a typed error (`workerLost`) instead of leaving it waiting.
  */
 export async function runTask(
   worker: Worker,
   task: OutputTask,
   ctx: ParallelContext,
   write: TaskWrite = uploadTo(ctx),
+  perOutput?: TaskPerOutput,
 ): Promise<TaskResult> {
+  if (ctx.perOutput !== undefined && perOutput === undefined) {
+    throw new Error(`runTask: task ${task.key} of a rewrite that computes values per output got none`);
+  }
   const body = new ChunkQueue();
   let readyWaiter: ((v: undefined) => void) | undefined;
   let failWaiter: ((e: Error) => void) | undefined;
@@ -171,8 +214,28 @@ export async function runTask(
     body.fail(err);
     failWaiter?.(err);
   };
+  /** The footer entries a whole output's writer asked for, computed here and sent back (or why they failed). */
+  const answerFooter = () => {
+    let reply: ToWorker;
+    try {
+      if (perOutput?.entries === undefined) throw new Error(`task ${task.key} has no footer entries to set`);
+      reply = { type: 'footer-entries', entries: perOutput.entries() };
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      reply = { type: 'footer-entries', error: error.message };
+      fail(error);
+    }
+    worker.postMessage(reply);
+  };
   const onMessage = (m: FromWorker) => {
     if (m.type === 'chunk') body.push(m.bytes);
+    else if (m.type === 'values') {
+      try {
+        perOutput?.values?.(m.values);
+      } catch (err) {
+        fail(err instanceof Error ? err : new Error(String(err)));
+      }
+    } else if (m.type === 'footer') answerFooter();
     else if (m.type === 'ready') readyWaiter?.(undefined);
     else if (m.type === 'done') {
       body.end();
@@ -213,6 +276,20 @@ export async function runTask(
       batchRows: ctx.batchRows,
       stallMs: ctx.stallMs,
       kind: ctx.kind,
+      ...(ctx.perOutput !== undefined &&
+        perOutput !== undefined && {
+          perOutput: {
+            outputKey: perOutput.outputKey,
+            derivedColumns: ctx.perOutput.derivedColumns,
+            ...(ctx.perOutput.footerEntries !== undefined && {
+              footer: {
+                column: ctx.perOutput.footerEntries.column,
+                keys: ctx.perOutput.footerEntries.keys,
+                final: perOutput.entries !== undefined,
+              },
+            }),
+          },
+        }),
     };
     worker.postMessage(start);
     for (const [i, input] of task.inputs.entries()) {
@@ -291,8 +368,15 @@ export async function runTasks(tasks: readonly OutputTask[], ctx: ParallelContex
       pool.map(async (worker) => {
         while (firstError === undefined && next < tasks.length) {
           const i = next++;
+          const task = tasks[i] as OutputTask;
           try {
-            results[i] = await runTask(worker, tasks[i] as OutputTask, ctx);
+            results[i] = await runTask(
+              worker,
+              task,
+              ctx,
+              uploadTo(ctx),
+              ctx.perOutput === undefined ? undefined : wholeOutput(ctx.perOutput, task.key),
+            );
           } catch (err) {
             firstError ??= err;
             throw err;

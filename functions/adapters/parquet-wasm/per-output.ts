@@ -245,3 +245,99 @@ export function ipcSchemaFieldNames(ipc: Uint8Array): FieldNames[] {
   if (header === undefined) return [];
   return tables(table(header), 1).map(names);
 }
+
+/** What a rewrite computes per output (see `RewriteOptions.derivedColumns` and `outputFooterEntries`). */
+export interface PerOutputSettings {
+  readonly derivedColumns: readonly DerivedColumn[];
+  readonly footerEntries: OutputFooterEntries | undefined;
+}
+
+/** How a relayed value reached the accumulator: `addUtf8` (its bytes), `add` of a string (its UTF-8), `add(null)`. */
+const RELAYED_UTF8 = 0;
+const RELAYED_STRING = 1;
+const RELAYED_NULL = 2;
+
+/**
+ * The calls an engine worker's footer accumulator received for a stretch of rows, in order, packed to cross to the
+ * calling thread (typed arrays, transferred, not a string per row): value i is `bytes[ends[i-1]..ends[i])`, passed
+ * as `kinds[i]` says.
+ */
+export interface RelayedFooterValues {
+  readonly bytes: Uint8Array;
+  readonly ends: Uint32Array;
+  readonly kinds: Uint8Array;
+}
+
+/**
+ * The footer accumulator an engine worker feeds in place of the caller's hook, which is a function and cannot cross
+ * a thread boundary: it records each call (`take` hands them over, to be posted to the calling thread, where
+ * {@link replayFooterValues} makes the same calls on the real accumulator). It offers `addUtf8`, so the worker passes
+ * a value's bytes as stored wherever the one-thread path could; `finish` is the calling thread's.
+ */
+export class RelayAccumulator implements OutputFooterAccumulator {
+  private bytes = new Uint8Array(64 * 1024);
+  private length = 0;
+  private ends: number[] = [];
+  private kinds: number[] = [];
+
+  add(value: string | null): void {
+    if (value === null) this.push(new Uint8Array(0), RELAYED_NULL);
+    else this.push(utf8.encode(value), RELAYED_STRING);
+  }
+
+  addUtf8(bytes: Uint8Array): void {
+    this.push(bytes, RELAYED_UTF8);
+  }
+
+  finish(): Readonly<Record<string, string>> {
+    throw new Error("a relayed accumulator's entries are finished by the calling thread");
+  }
+
+  /** The calls recorded since the last `take`, or undefined when there were none. */
+  take(): RelayedFooterValues | undefined {
+    if (this.kinds.length === 0) return undefined;
+    const taken = {
+      bytes: this.bytes.slice(0, this.length),
+      ends: Uint32Array.from(this.ends),
+      kinds: Uint8Array.from(this.kinds),
+    };
+    this.length = 0;
+    this.ends = [];
+    this.kinds = [];
+    return taken;
+  }
+
+  private push(value: Uint8Array, kind: number): void {
+    if (this.length + value.length > this.bytes.length) {
+      const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.length + value.length));
+      grown.set(this.bytes.subarray(0, this.length));
+      this.bytes = grown;
+    }
+    this.bytes.set(value, this.length);
+    this.length += value.length;
+    this.ends.push(this.length);
+    this.kinds.push(kind);
+  }
+}
+
+/**
+ * Makes on `accumulator` the calls a worker's {@link RelayAccumulator} recorded, in order: the same values, the same
+ * way — `addUtf8` for bytes the worker passed as bytes (or `add` of their text, as `feedAccumulator` does for an
+ * accumulator without `addUtf8`), `add` of the same string (a UTF-8 round trip keeps any string `TextDecoder` made),
+ * `add(null)`.
+ */
+export function replayFooterValues(values: RelayedFooterValues, accumulator: OutputFooterAccumulator): void {
+  const addUtf8 = accumulator.addUtf8?.bind(accumulator);
+  let start = 0;
+  for (let i = 0; i < values.kinds.length; i++) {
+    const end = values.ends[i] as number;
+    const kind = values.kinds[i];
+    if (kind === RELAYED_NULL) accumulator.add(null);
+    else {
+      const bytes = values.bytes.subarray(start, end);
+      if (kind === RELAYED_UTF8 && addUtf8 !== undefined) addUtf8(bytes);
+      else accumulator.add(text.decode(bytes));
+    }
+    start = end;
+  }
+}

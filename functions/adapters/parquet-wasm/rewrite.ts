@@ -162,12 +162,20 @@ function outputSchemaKeys(runs: readonly Run[], stitch: StitchPlan): string[] {
   ];
 }
 
-/** Whether a run may be encoded on worker threads at all: there are workers, rows keep their order, and nothing is set per output or projected. */
+/**
+ * Whether a run may be encoded on worker threads at all: there are workers, rows keep their order, and nothing is
+ * projected (projected inputs are projected where they are decoded, which the workers do not do).
+ *
+ * Values computed per output do not keep a run here. The workers decode their own inputs, so the least that must
+ * cross threads is what cannot: derived columns are data (a rule and the output's key), which a worker applies to
+ * the rows it decodes, as `OutputSequence` does here; the footer hook is a function, so it stays on this thread and
+ * is fed the hook column's values the worker posts, in row order, and its entries go into the footer the worker
+ * writes (asked for once the output's rows are encoded) or the join writes (`parallelContext`, `runTask`,
+ * `runSplitOutput`). Decoding on this thread and posting batches instead would move the decode, half the work, back
+ * onto one thread. Stitching stays off for them (`settingsOf`): a copied row group keeps its input's values.
+ */
 function workersMayEncode(run: Run, settings: RewriteSettings): boolean {
-  // Per-output values are set by the OutputSequence on this thread (the workers encode what they decode).
-  // Projected inputs are projected where they are decoded, which the workers do not do.
   return (
-    !computesPerOutput(settings) &&
     !run.inputs.some((i) => i.file.projection !== undefined) &&
     settings.workers > 1 &&
     settings.sort === undefined
@@ -304,6 +312,9 @@ function parallelContext(
     started: outputs.started,
     ...(settings.signal !== undefined && { signal: settings.signal }),
     kind: reader.fingerprint.kind,
+    ...(computesPerOutput(settings) && {
+      perOutput: { derivedColumns: settings.derivedColumns, footerEntries: settings.outputFooterEntries },
+    }),
   };
 }
 

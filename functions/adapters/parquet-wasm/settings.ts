@@ -55,7 +55,10 @@ export interface RewriteSettings {
   readonly tuningMemo: WriterTuningMemo | undefined;
 }
 
-/** Whether outputs carry anything computed per output (a derived column or footer entries): no stitching, no workers. */
+/**
+ * Whether outputs carry anything computed per output (a derived column or footer entries): no stitching (a copied
+ * row group would keep its input's values); workers set them as this thread does (see `workersMayEncode`).
+ */
 export function computesPerOutput(settings: RewriteSettings): boolean {
   return settings.derivedColumns.length > 0 || settings.outputFooterEntries !== undefined;
 }

@@ -1,6 +1,7 @@
 // One output's row groups encoded on several workers and joined into one Parquet file: each worker encodes a
 // contiguous range of whole row groups as a file of its own with the output's settings, and this thread copies their
-// pages into the output's upload in row-group order, the footer rebuilt by the stitcher (core/parquet/stitch.ts).
+// pages into the output's upload in row-group order, the footer rebuilt by the stitcher (core/parquet/stitch.ts) —
+// with the footer hook's entries over the joined rows, when the rewrite computes values per output.
 
 import { VerificationError } from '../../core/errors.js';
 import { joinSegments, type OrderedSegment } from '../../core/fingerprint/fingerprint.js';
@@ -11,9 +12,16 @@ import {
   stitchKeyOf,
   stitchSourceOf,
 } from '../../core/parquet/stitch.js';
-import type { WrittenOutput } from '../../ports/parquet-engine.js';
+import type { OutputFooterAccumulator, WrittenOutput } from '../../ports/parquet-engine.js';
 import type { OutputFingerprint } from './batch-hash.js';
-import { type OutputTask, type ParallelContext, runTask, type TaskWrite } from './parallel.js';
+import {
+  type OutputTask,
+  type ParallelContext,
+  runTask,
+  type TaskPerOutput,
+  type TaskWrite,
+} from './parallel.js';
+import { type RelayedFooterValues, replayFooterValues } from './per-output.js';
 import { releaseWorker, takeWorker } from './worker-pool.js';
 
 /**
@@ -69,6 +77,41 @@ function deferred<T>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
+/**
+ * Feeds a split output's footer accumulator its parts' values in part order (the output's row order), as early as
+ * that order allows: values of the part being fed go to the accumulator as they arrive; a later part's are kept until
+ * every part before it has finished (`finished`), then fed, and that part is fed live from then on.
+ */
+export class PerOutputFeed {
+  /** The part whose values are fed as they arrive: every part before it has finished. */
+  private feeding = 0;
+  private readonly done = new Set<number>();
+  private readonly kept: RelayedFooterValues[][];
+
+  constructor(
+    private readonly accumulator: OutputFooterAccumulator,
+    parts: number,
+  ) {
+    this.kept = Array.from({ length: parts }, () => []);
+  }
+
+  /** Values of part `j`, in its row order. */
+  values(j: number, values: RelayedFooterValues): void {
+    if (j === this.feeding) replayFooterValues(values, this.accumulator);
+    else this.kept[j]?.push(values);
+  }
+
+  /** Part `j` has posted all its values. */
+  finished(j: number): void {
+    this.done.add(j);
+    while (this.done.has(this.feeding)) {
+      this.feeding++;
+      for (const values of this.kept[this.feeding] ?? []) replayFooterValues(values, this.accumulator);
+      this.kept[this.feeding] = [];
+    }
+  }
+}
+
 /** A task's bytes kept whole in memory (one part: see `PART_DECODED_BYTES`), for the join. */
 function collectInto(kept: { bytes?: Uint8Array }): TaskWrite {
   return async (_task, body) => {
@@ -98,10 +141,19 @@ function collectInto(kept: { bytes?: Uint8Array }): TaskWrite {
  * (`StitchAssembler`, the stitcher's footer code, so statistics, page indexes and bloom filters are rebased the one
  * way the project does it).
  *
+ * Values computed per output (`ctx.perOutput`): every part sets the derived columns of `key`, the joined output, not
+ * its own; the footer hook's accumulator is begun for `key` here and fed each part's values (posted by its worker) in
+ * part order, so it sees the output's rows in order whatever order the parts finish in: the first unfinished part's
+ * values as they arrive, a later part's kept until every part before it has finished (`PerOutputFeed`) — the hook's
+ * work overlaps the encoding instead of waiting for the join. Its entries replace the hook's keys in the joined
+ * footer (`StitchAssembler.finish`), as the one-thread writer sets them in its footer.
+ *
  * Memory: a worker starts part j only once fewer than `workers` parts are ahead of the join, so this thread holds at
  * most `workers` parts (the one being copied into the upload and those encoded or being encoded ahead of it), each at
  * most `PART_DECODED_BYTES` of row groups as encoded, plus one part's copy while it is made contiguous, plus what the
- * store holds of the upload — never the whole output when it has more parts than workers.
+ * store holds of the upload — never the whole output when it has more parts than workers. With a footer hook, the
+ * hook column's values of parts that finished ahead of an earlier one too (a record key per row: a small share of a
+ * part).
  *
  * On failure — a worker's typed error (revived from its message), a worker that died (`RewriteStalledError`, or
  * `MemoryBudgetExceededError`), a part that fails its checks, the upload — the upload is abandoned and settled before
@@ -115,6 +167,19 @@ export async function runSplitOutput(
   const size = Math.min(ctx.workers, tasks.length);
   const parts: (Deferred<Uint8Array> | undefined)[] = tasks.map(() => deferred<Uint8Array>());
   const fingerprints: OutputFingerprint[] = new Array(tasks.length);
+  // Per-output values: every part sets the derived columns of the joined output (`key`, not its own); the footer
+  // hook is fed the parts' values in part order — the output's row order — and its entries are set in the joined
+  // footer.
+  const footer = ctx.perOutput?.footerEntries;
+  const accumulator = footer?.begin(key);
+  const feed = accumulator === undefined ? undefined : new PerOutputFeed(accumulator, tasks.length);
+  const perPartOf = (j: number): TaskPerOutput | undefined =>
+    ctx.perOutput === undefined
+      ? undefined
+      : {
+          outputKey: key,
+          ...(feed !== undefined && { values: (values: RelayedFooterValues) => feed.values(j, values) }),
+        };
   let failure: { readonly error: unknown } | undefined;
   /** Parts handed to the upload: part j may start once j < joined + size. */
   let joined = 0;
@@ -172,7 +237,11 @@ export async function runSplitOutput(
       joined = j + 1;
       wakeAll();
     }
-    yield* assembler.finish();
+    yield* assembler.finish(
+      accumulator === undefined || footer === undefined
+        ? undefined
+        : { entries: accumulator.finish(), drop: footer.keys },
+    );
   }
 
   ctx.started.push(key);
@@ -189,8 +258,16 @@ export async function runSplitOutput(
           await gate(j);
           const kept: { bytes?: Uint8Array } = {};
           try {
-            const result = await runTask(worker, tasks[j] as OutputTask, ctx, collectInto(kept));
+            const result = await runTask(
+              worker,
+              tasks[j] as OutputTask,
+              ctx,
+              collectInto(kept),
+              perPartOf(j),
+            );
             fingerprints[j] = result.fingerprint;
+            // Every value of part j arrived before its task resolved: the parts after it may be fed.
+            feed?.finished(j);
             parts[j]?.resolve(kept.bytes as Uint8Array);
           } catch (err) {
             fail(err);

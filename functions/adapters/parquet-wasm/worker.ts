@@ -4,17 +4,24 @@
 
 import { parentPort } from 'node:worker_threads';
 import { DeletedRows } from '../../core/deletes/deleted-rows.js';
-import { CompactorError, type RefusalLiftedBy } from '../../core/errors.js';
+import { CompactorError, InvalidInputError, type RefusalLiftedBy } from '../../core/errors.js';
 import { type FingerprintKind, MultisetHash, OrderedDigest } from '../../core/fingerprint/fingerprint.js';
 import { assertParquetMagic } from '../../core/parquet/footer.js';
-import type { RowLineage } from '../../ports/parquet-engine.js';
-import { columnsOfWasmBatch, hashWasmBatch, type OutputFingerprint } from './batch-hash.js';
+import type { DerivedColumn, RowLineage } from '../../ports/parquet-engine.js';
+import {
+  type ColumnSink,
+  columnsOfWasmBatch,
+  hashWasmBatch,
+  type OutputFingerprint,
+  withoutColumns,
+} from './batch-hash.js';
 import { keptPieces } from './deletes.js';
 import { type ExpectedDerivedColumn, hashParquetObject, type OutputHashKind } from './hash-output.js';
 import { convertBatch, readInt96 } from './int96.js';
 import { withRowLineage } from './lineage.js';
 import { assertMapKeysPresent } from './map-keys.js';
 import { OutputWriter } from './output.js';
+import { PerOutput, RelayAccumulator, type RelayedFooterValues } from './per-output.js';
 import { relayStore } from './relay.js';
 import { decodeBatches, decodeError, type WriterSettings } from './wasm.js';
 
@@ -28,6 +35,8 @@ export type ToWorker =
       readonly stallMs: number;
       /** How to fingerprint the rows of the output (all of them: one output is one segment). */
       readonly kind: FingerprintKind;
+      /** What the rewrite computes per output, when it does (see `WorkerPerOutput`). */
+      readonly perOutput?: WorkerPerOutput;
     }
   | {
       readonly type: 'input';
@@ -63,12 +72,41 @@ export type ToWorker =
       readonly cuts?: readonly number[];
     }
   /** The bytes of a `read` (or why the store failed). */
-  | { readonly type: 'range'; readonly id: number; readonly bytes?: Uint8Array; readonly error?: string };
+  | { readonly type: 'range'; readonly id: number; readonly bytes?: Uint8Array; readonly error?: string }
+  /** The answer to `footer`: the entries the caller's hook computed (or why it failed). */
+  | {
+      readonly type: 'footer-entries';
+      readonly entries?: Readonly<Record<string, string>>;
+      readonly error?: string;
+    };
+
+/**
+ * What a task computes per output, sent as data since the caller's footer hook is a function that stays on the
+ * calling thread. The worker sets the derived columns itself (a rule and `outputKey`: the output the task's rows
+ * belong to, which for a part of a split output is the joined output, not the part), leaves them out of its
+ * fingerprint as the calling thread's reader does, and posts the hook column's values (`values`, in row order) for
+ * the calling thread to feed to the hook. With `footer.final` the task writes a whole output: its writer asks for
+ * the entries (`footer`) once its rows are encoded and sets them in its footer, as the one-thread writer does; a part
+ * of a split output leaves that to the join.
+ */
+export interface WorkerPerOutput {
+  readonly outputKey: string;
+  readonly derivedColumns: readonly DerivedColumn[];
+  readonly footer?: {
+    readonly column: string;
+    readonly keys: readonly string[];
+    readonly final: boolean;
+  };
+}
 
 /** Messages worker → main. */
 export type FromWorker =
   | { readonly type: 'ready' }
   | { readonly type: 'chunk'; readonly bytes: Uint8Array }
+  /** The footer hook column's values of the rows just handed to the writer, in order. */
+  | { readonly type: 'values'; readonly values: RelayedFooterValues }
+  /** Every row is encoded: the footer entries, please (answered by `footer-entries`). */
+  | { readonly type: 'footer' }
   | {
       readonly type: 'done';
       readonly rows: number;
@@ -92,6 +130,8 @@ export type FromWorker =
       readonly reason?: string;
       /** An engine refusal's lifting setting (UnsupportedInputError.liftedBy), kept across the thread. */
       readonly liftedBy?: RefusalLiftedBy;
+      /** An InvalidInputError's issues, kept across the thread. */
+      readonly issues?: readonly string[];
     };
 
 const port = parentPort;
@@ -117,13 +157,30 @@ function remoteRead(start: number, end: number): Promise<Uint8Array> {
   });
 }
 
+/** The answer to the `footer` in flight (see `footerEntries`). */
+let footerAnswer:
+  | { resolve: (e: Readonly<Record<string, string>>) => void; reject: (e: Error) => void }
+  | undefined;
+
+/** The output's footer entries, computed by the calling thread's hook from the values posted before this asks. */
+function footerEntries(): Promise<Readonly<Record<string, string>>> {
+  return new Promise((resolve, reject) => {
+    footerAnswer = { resolve, reject };
+    post({ type: 'footer' });
+  });
+}
+
 let writer: OutputWriter | undefined;
+/** The output's derived values and its relayed footer accumulator, when the task computes any per output. */
+let perOutput: { readonly values: PerOutput; readonly relay: RelayAccumulator | undefined } | undefined;
+/** The fingerprint's column sink, without the derived columns. */
+let sink: ColumnSink | undefined;
 /** The fingerprint of the output being written: one of the two, by the kind `start` asked for. */
 let multiset: MultisetHash | undefined;
 let ordered: OrderedDigest | undefined;
 let queue: Promise<void> = Promise.resolve();
 
-async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<void> {
+async function handle(message: Exclude<ToWorker, { type: 'range' | 'footer-entries' }>): Promise<void> {
   if (message.type === 'hash') {
     const hashed = await hashParquetObject(
       message.key,
@@ -143,7 +200,33 @@ async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<vo
   if (message.type === 'start') {
     multiset = message.kind === 'multiset-v1' ? new MultisetHash() : undefined;
     ordered = message.kind === 'ordered-columns-v1' ? new OrderedDigest() : undefined;
-    writer = new OutputWriter(relay, message.key, message.settings, message.stallMs);
+    const asked = message.perOutput;
+    const footer = asked?.footer;
+    const relayed = footer === undefined ? undefined : new RelayAccumulator();
+    perOutput =
+      asked === undefined
+        ? undefined
+        : {
+            values: new PerOutput(
+              asked.outputKey,
+              asked.derivedColumns,
+              footer === undefined
+                ? undefined
+                : { keys: footer.keys, column: footer.column, begin: () => relayed as RelayAccumulator },
+            ),
+            relay: relayed,
+          };
+    sink = withoutColumns(
+      (columns, offset, n) => ordered?.add(columns, offset, n),
+      (asked?.derivedColumns ?? []).map((d) => d.column),
+    );
+    writer = new OutputWriter(
+      relay,
+      message.key,
+      message.settings,
+      message.stallMs,
+      footer?.final === true ? { entries: footerEntries, drop: footer.keys } : undefined,
+    );
     batchRows = message.batchRows;
     post({ type: 'ready' });
     return;
@@ -162,6 +245,7 @@ async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<vo
         : { kind: 'ordered-columns-v1', segment: (ordered as OrderedDigest).finish() };
     post({ type: 'done', rows: out.rows, size: out.size, fingerprint });
     writer = undefined;
+    perOutput = undefined;
     return;
   }
   const { key, bytes, skip, take } = message;
@@ -210,12 +294,24 @@ async function handle(message: Exclude<ToWorker, { type: 'range' }>): Promise<vo
       if (!whole) kept.free();
       try {
         if (multiset !== undefined) hashWasmBatch(multiset, piece);
-        else columnsOfWasmBatch(piece, (columns, offset, n) => ordered?.add(columns, offset, n));
+        else columnsOfWasmBatch(piece, sink as ColumnSink);
       } catch (err) {
         piece.free();
         throw decodeError(key, err);
       }
-      await writer.write(piece, key);
+      if (perOutput === undefined) await writer.write(piece, key);
+      else {
+        const set = perOutput.values.apply(piece, key);
+        const values = perOutput.relay?.take();
+        if (values !== undefined) {
+          post({ type: 'values', values }, [
+            values.bytes.buffer as ArrayBuffer,
+            values.ends.buffer as ArrayBuffer,
+            values.kinds.buffer as ArrayBuffer,
+          ]);
+        }
+        await writer.write(set, key);
+      }
     }
   }
   if (position !== message.rows) {
@@ -235,12 +331,26 @@ port.on('message', (message: ToWorker) => {
     else read?.reject(new Error(`reading the output failed: ${message.error ?? 'unknown error'}`));
     return;
   }
+  // The entries go straight to the writer waiting for them: the `end` in the queue is what waits.
+  if (message.type === 'footer-entries') {
+    const answer = footerAnswer;
+    footerAnswer = undefined;
+    if (message.entries !== undefined) answer?.resolve(message.entries);
+    else answer?.reject(new Error(`the footer entries failed: ${message.error ?? 'unknown error'}`));
+    return;
+  }
   queue = queue
     .then(() => handle(message))
     .catch(async (err: unknown) => {
       await writer?.abort(err instanceof Error ? err : new Error(String(err)));
       writer = undefined;
-      const e = err as Error & { key?: string; reason?: string; liftedBy?: RefusalLiftedBy };
+      perOutput = undefined;
+      const e = err as Error & {
+        key?: string;
+        reason?: string;
+        liftedBy?: RefusalLiftedBy;
+        issues?: readonly string[];
+      };
       post({
         type: 'error',
         name: err instanceof CompactorError ? e.name : 'Error',
@@ -248,6 +358,7 @@ port.on('message', (message: ToWorker) => {
         ...(e.key !== undefined && { key: e.key }),
         ...(e.reason !== undefined && { reason: e.reason }),
         ...(e.liftedBy !== undefined && { liftedBy: e.liftedBy }),
+        ...(err instanceof InvalidInputError && { issues: err.issues }),
       });
     });
 });

@@ -41,6 +41,26 @@ export function withFooterEntries(
   if (start < 0)
     throw new FooterNotInTailError(`the footer of ${length} bytes is longer than the ${n} bytes held`);
   const { struct } = decodeStruct(tail.subarray(start, n - 8));
+  replaceKeyValues(struct, entries, drop);
+  const footer = encodeStruct(struct);
+  const out = new Uint8Array(start + footer.length + 8);
+  out.set(tail.subarray(0, start), 0);
+  out.set(footer, start);
+  new DataView(out.buffer).setUint32(start + footer.length, footer.length, true);
+  out.set(PARQUET_MAGIC, start + footer.length + 4);
+  return out;
+}
+
+/**
+ * Changes a decoded FileMetaData's key-value metadata in place as {@link withFooterEntries} does: entries whose key
+ * is in `drop` or `entries` removed, then `entries` appended in their order. Shared with footers assembled from
+ * parts (core/parquet/stitch.ts), so an output gets the same entries, in the same places, whichever way it is written.
+ */
+export function replaceKeyValues(
+  struct: ThriftStruct,
+  entries: Readonly<Record<string, string>>,
+  drop: readonly string[] = [],
+): void {
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
   const replaced = new Set([...drop, ...Object.keys(entries)]);
@@ -63,11 +83,4 @@ export function withFooterEntries(
     items.push(kv);
   }
   setField(struct, FMD_KV, T.LIST, { elementType: T.STRUCT, items });
-  const footer = encodeStruct(struct);
-  const out = new Uint8Array(start + footer.length + 8);
-  out.set(tail.subarray(0, start), 0);
-  out.set(footer, start);
-  new DataView(out.buffer).setUint32(start + footer.length, footer.length, true);
-  out.set(PARQUET_MAGIC, start + footer.length + 4);
-  return out;
 }

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { ComposedRange } from '../../ports/object-store.js';
 import { CorruptInputError } from '../errors.js';
 import { PARQUET_MAGIC } from './footer.js';
+import { replaceKeyValues } from './footer-entries.js';
 import { keyValueGroupingOf, thriftKeyValues } from './key-value.js';
 import {
   cloneStruct,
@@ -508,8 +509,15 @@ export class StitchAssembler {
     return this.position;
   }
 
-  /** The output's last bytes: bloom filters, column indexes, offset indexes, footer, its length, `PAR1`. */
-  finish(): Uint8Array[] {
+  /**
+   * The output's last bytes: bloom filters, column indexes, offset indexes, footer, its length, `PAR1`. With
+   * `keyValues`, the footer's key-value metadata is changed as `withFooterEntries` changes a written file's (entries
+   * computed over the joined rows, which no part's footer could hold).
+   */
+  finish(keyValues?: {
+    readonly entries: Readonly<Record<string, string>>;
+    readonly drop: readonly string[];
+  }): Uint8Array[] {
     if (this.template === undefined) throw new Error('StitchAssembler: nothing appended');
     const out: Uint8Array[] = [];
     const place = (bytes: Uint8Array): number => {
@@ -542,6 +550,7 @@ export class StitchAssembler {
     const meta = cloneStruct(this.template);
     setField(meta, FMD.numRows, T.I64, BigInt(this.rows));
     setField(meta, FMD.rowGroups, T.LIST, { elementType: T.STRUCT, items: this.rowGroups.map((g) => g.rg) });
+    if (keyValues !== undefined) replaceKeyValues(meta, keyValues.entries, keyValues.drop);
     const footer = encodeStruct(meta);
     const length = new Uint8Array(4);
     new DataView(length.buffer).setUint32(0, footer.length, true);

@@ -4,7 +4,13 @@
 // holds the output's name in every row of every batch, whatever the batch's size.
 import { type Data, makeData, Table, tableFromIPC, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
-import { feedAccumulator, PerOutput } from '../../../../functions/adapters/parquet-wasm/per-output.js';
+import {
+  feedAccumulator,
+  PerOutput,
+  RelayAccumulator,
+  replayFooterValues,
+} from '../../../../functions/adapters/parquet-wasm/per-output.js';
+import { PerOutputFeed } from '../../../../functions/adapters/parquet-wasm/split-output.js';
 import { oneBatch } from '../../../../functions/adapters/parquet-wasm/wasm.js';
 import type { OutputFooterAccumulator } from '../../../../functions/ports/parquet-engine.js';
 
@@ -142,5 +148,68 @@ describe('PerOutput', () => {
       );
       expect([...(table?.getChild('id') ?? [])]).toEqual(Array.from({ length: rows }, (_, j) => j));
     }
+  });
+});
+
+describe('a footer hook fed through a worker (RelayAccumulator, replayFooterValues)', () => {
+  for (const takesBytes of [true, false]) {
+    it(`gets the calls the direct feed makes, in order (hook ${takesBytes ? 'taking bytes' : 'taking strings'})`, () => {
+      // Prepare: well-formed values, a null, an empty string, a supplementary character, and bytes that are not
+      // UTF-8 (a cut character, a lone FF).
+      const values = [
+        new TextEncoder().encode('key-1'),
+        null,
+        new Uint8Array(0),
+        new TextEncoder().encode('clé-\u{1f600}'),
+        new Uint8Array([0xc3]),
+        new Uint8Array([0xa9]),
+        new Uint8Array([0xff]),
+        new TextEncoder().encode('z'),
+      ];
+      const direct = recorder(takesBytes);
+      const relayed = recorder(takesBytes);
+      const relay = new RelayAccumulator();
+      // Act: fed in two stretches, as a worker posts one per batch.
+      feedAccumulator(direct, rawColumn(values));
+      feedAccumulator(relay, rawColumn(values.slice(0, 3)));
+      const first = relay.take();
+      feedAccumulator(relay, rawColumn(values.slice(3)));
+      const second = relay.take();
+      for (const values of [first, second]) if (values !== undefined) replayFooterValues(values, relayed);
+      // Assess
+      expect(relay.take()).toBeUndefined();
+      expect(relayed.seen).toEqual(direct.seen);
+      expect(relayed.doors).toEqual(direct.doors);
+      expect(direct.seen).toContain(null);
+    });
+  }
+});
+
+describe("a split output's footer feed (PerOutputFeed)", () => {
+  it('feeds the parts’ values in part order whatever order they arrive and finish in', () => {
+    // Prepare: three parts of two batches each; part 2 posts and finishes first, part 0 last to post.
+    const batch = (part: number, b: number) => {
+      const relay = new RelayAccumulator();
+      relay.add(`p${part}-b${b}`);
+      return relay.take() as NonNullable<ReturnType<RelayAccumulator['take']>>;
+    };
+    const hook = recorder(false);
+    const feed = new PerOutputFeed(hook, 3);
+    // Act
+    feed.values(2, batch(2, 0));
+    feed.values(2, batch(2, 1));
+    feed.finished(2);
+    feed.values(1, batch(1, 0));
+    feed.values(0, batch(0, 0));
+    const afterFirst = [...hook.seen];
+    feed.values(1, batch(1, 1));
+    feed.values(0, batch(0, 1));
+    feed.finished(0);
+    const afterPartZero = [...hook.seen];
+    feed.finished(1);
+    // Assess: part 0 live, part 1 held until part 0 finished, then live; part 2 held until part 1 finished.
+    expect(afterFirst).toEqual(['p0-b0']);
+    expect(afterPartZero).toEqual(['p0-b0', 'p0-b1', 'p1-b0', 'p1-b1']);
+    expect(hook.seen).toEqual(['p0-b0', 'p0-b1', 'p1-b0', 'p1-b1', 'p2-b0', 'p2-b1']);
   });
 });
