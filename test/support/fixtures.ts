@@ -1,8 +1,9 @@
 // Locates the real tables (written by Spark, delta-rs, Iceberg and Hudi writers) vendored in test/fixtures/,
 // so the suite runs from a fresh clone with nothing beside it; their origins are in test/fixtures/NOTICE.md.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MemoryObjectStore } from '../../functions/adapters/memory-object-store.js';
 
 /** `test/fixtures/` of this repository. Read-only: copy a table into a temp folder before changing it. */
 export const FIXTURES_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
@@ -57,4 +58,23 @@ export function acknowledgeUuidNaming(table: string): string[] {
 /** The PathCatalog options for a fixture (see {@link acknowledgeUuidNaming}). */
 export function pathCatalogOptions(table: string): { metadataNaming?: 'uuid' } {
   return hasCatalogNamedMetadata(table) ? { metadataNaming: 'uuid' } : {};
+}
+
+/**
+ * The base files of a vendored Hudi partition (`<table>/<partition path>` under {@link HUDI_FIXTURES}), stored under
+ * `in/` of a fresh memory store in name order, and their keys.
+ */
+export async function storedHudiPartition(
+  partition: string,
+): Promise<{ store: MemoryObjectStore; keys: string[] }> {
+  const store = new MemoryObjectStore();
+  const dir = join(HUDI_FIXTURES, partition);
+  const keys: string[] = [];
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.parquet'))
+    .sort()) {
+    await store.put(`in/${name}`, new Uint8Array(readFileSync(join(dir, name))));
+    keys.push(`in/${name}`);
+  }
+  return { store, keys };
 }

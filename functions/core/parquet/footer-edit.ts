@@ -1,6 +1,6 @@
 // A written Parquet file's footer edited after the write: the decimal and UUID annotations the Arrow writer cannot
 // write (decimal-form.ts, uuid-annotation.ts) are given to its schema elements here, every page byte unchanged.
-import { PARQUET_MAGIC } from './footer.js';
+import { PARQUET_MAGIC, withFooter } from './footer.js';
 import { decodeStruct, encodeStruct, field, type ThriftStruct } from './thrift-compact.js';
 
 /** parquet.thrift: FileMetaData.schema. */
@@ -32,11 +32,5 @@ export function editFooter(
   const { struct } = decodeStruct(file.subarray(start, n - 8));
   const schema = field(struct, FMD_SCHEMA)?.value;
   edit(struct, typeof schema === 'object' && schema !== null && 'items' in schema ? schema.items : []);
-  const footer = encodeStruct(struct);
-  const out = new Uint8Array(start + footer.length + 8);
-  out.set(file.subarray(0, start), 0);
-  out.set(footer, start);
-  new DataView(out.buffer).setUint32(start + footer.length, footer.length, true);
-  out.set(PARQUET_MAGIC, start + footer.length + 4);
-  return out;
+  return withFooter(file.subarray(0, start), encodeStruct(struct));
 }

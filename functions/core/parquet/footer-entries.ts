@@ -2,7 +2,7 @@
 // last bytes and nothing before it points into it, so entries computed from the rows just encoded (an index over
 // them) can be set without touching a page — only the footer and its length change.
 import { CompactorError } from '../errors.js';
-import { PARQUET_MAGIC } from './footer.js';
+import { PARQUET_MAGIC, withFooter } from './footer.js';
 import {
   decodeStruct,
   encodeStruct,
@@ -42,13 +42,7 @@ export function withFooterEntries(
     throw new FooterNotInTailError(`the footer of ${length} bytes is longer than the ${n} bytes held`);
   const { struct } = decodeStruct(tail.subarray(start, n - 8));
   replaceKeyValues(struct, entries, drop);
-  const footer = encodeStruct(struct);
-  const out = new Uint8Array(start + footer.length + 8);
-  out.set(tail.subarray(0, start), 0);
-  out.set(footer, start);
-  new DataView(out.buffer).setUint32(start + footer.length, footer.length, true);
-  out.set(PARQUET_MAGIC, start + footer.length + 4);
-  return out;
+  return withFooter(tail.subarray(0, start), encodeStruct(struct));
 }
 
 /**

@@ -415,12 +415,17 @@ function withoutOwnedEntries(
   });
   if (kept.length === entries.value.items.length) return unchanged;
   entries.value.items = kept;
-  const rebuilt = encodeStruct(struct);
-  const footerBytes = new Uint8Array(rebuilt.length + 8);
-  footerBytes.set(rebuilt);
-  new DataView(footerBytes.buffer).setUint32(rebuilt.length, rebuilt.length, true);
-  footerBytes.set(PARQUET_MAGIC, rebuilt.length + 4);
-  return { footerBytes, ownedEntryBytes };
+  return { footerBytes: withFooter(new Uint8Array(0), encodeStruct(struct)), ownedEntryBytes };
+}
+
+/** `prefix` (a file's bytes before its footer, or none) followed by `metadata` as its footer: length, then magic. */
+export function withFooter(prefix: Uint8Array, metadata: Uint8Array): Uint8Array {
+  const out = new Uint8Array(prefix.length + metadata.length + 8);
+  out.set(prefix, 0);
+  out.set(metadata, prefix.length);
+  new DataView(out.buffer).setUint32(prefix.length + metadata.length, metadata.length, true);
+  out.set(PARQUET_MAGIC, prefix.length + metadata.length + 4);
+  return out;
 }
 
 /** FileMetaData's `key_value_metadata` (a list of KeyValue structs: key 1, value 2). */

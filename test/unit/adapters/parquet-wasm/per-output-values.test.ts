@@ -1,12 +1,7 @@
-// A rewrite that sets values per output (`derivedColumns`, `outputFooterEntries`), on real Hudi base files: every
-// output's `_hoodie_file_name` is its own name, its footer carries a bloom filter that finds every record key of
-// its rows and the min/max keys of its rows, every other column's row multiset equals the inputs' (DuckDB), and
-// verify passes — and fails on an output whose derived column or any other column does not hold what it should.
-import { readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { parquetMetadata } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
+import type { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
 import { parquetWasmEngine } from '../../../../functions/adapters/parquet-wasm/engine.js';
 import { rewriteGroup } from '../../../../functions/adapters/parquet-wasm/rewrite.js';
 import { VerificationError } from '../../../../functions/core/errors.js';
@@ -24,7 +19,7 @@ import {
 } from '../../../../functions/core/formats/hudi/bloom/index.js';
 import { keyValueRecord } from '../../../../functions/core/parquet/key-value.js';
 import type { RewriteOptions, WrittenOutput } from '../../../../functions/ports/parquet-engine.js';
-import { HUDI_FIXTURES } from '../../../support/fixtures.js';
+import { storedHudiPartition } from '../../../support/fixtures.js';
 import { type DuckWorkspace, duckWorkspace, fileOf } from './helpers.js';
 
 /**
@@ -64,21 +59,6 @@ function hudiOptions(prefix: string, extra: Partial<RewriteOptions> = {}): Rewri
   };
 }
 
-/** A partition's base files, stored under `in/` of a fresh memory store. */
-async function storedPartition(partition: string): Promise<{ store: MemoryObjectStore; keys: string[] }> {
-  const store = new MemoryObjectStore();
-  const dir = join(HUDI_FIXTURES, partition);
-  const keys: string[] = [];
-  for (const name of readdirSync(dir)
-    .filter((n) => n.endsWith('.parquet'))
-    .sort()) {
-    const key = `in/${name}`;
-    await store.put(key, new Uint8Array(readFileSync(join(dir, name))));
-    keys.push(key);
-  }
-  return { store, keys };
-}
-
 async function rewriteOf(
   partition: string,
   extra: Partial<RewriteOptions> = {},
@@ -88,7 +68,7 @@ async function rewriteOf(
   outputs: readonly WrittenOutput[];
   result: Awaited<ReturnType<typeof rewriteGroup>>;
 }> {
-  const { store, keys } = await storedPartition(partition);
+  const { store, keys } = await storedHudiPartition(partition);
   const files = await Promise.all(keys.map((k) => fileOf(store, k)));
   const result = await rewriteGroup(
     { source: store, target: store },
@@ -222,7 +202,7 @@ describe('per-output values', () => {
 
   it('are refused with a sort, before anything is read', async () => {
     // Prepare
-    const { store, keys } = await storedPartition(PARTITIONS[2]?.partition as string);
+    const { store, keys } = await storedHudiPartition(PARTITIONS[2]?.partition as string);
     const files = await Promise.all(keys.map((k) => fileOf(store, k)));
     // Act
     const rewriting = rewriteGroup(
@@ -237,7 +217,7 @@ describe('per-output values', () => {
 
   it('refuse a derived column the rows do not have as a string, and leave no output', async () => {
     // Prepare
-    const { store, keys } = await storedPartition(PARTITIONS[2]?.partition as string);
+    const { store, keys } = await storedHudiPartition(PARTITIONS[2]?.partition as string);
     const files = await Promise.all(keys.map((k) => fileOf(store, k)));
     // Act
     const rewriting = rewriteGroup(

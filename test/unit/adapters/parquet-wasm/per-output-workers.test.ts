@@ -1,13 +1,4 @@
-// A rewrite that computes values per output (`derivedColumns`, `outputFooterEntries`) on worker threads writes what
-// it writes on one thread: on real Hudi base files, several outputs (one per worker task) and one output split
-// across the workers are the one-thread outputs — the same pages byte for byte, the same footer — so the same rows
-// in the same order, the same derived `_hoodie_file_name`, the same bloom filter and min/max keys (which find every
-// key of their file), and verify passes them. The footer hook, which stays on the calling thread, gets the same calls
-// in the same order (nulls and non-ASCII values included), and a refusal raised on a worker keeps its type. Each test
-// also proves the workers did the encoding (workers started, or the split's cuts), so it fails where per-output
-// rewrites stay on one thread.
-import { readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { parquetMetadata } from 'hyparquet';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
@@ -35,7 +26,7 @@ import type {
   RewriteResult,
 } from '../../../../functions/ports/parquet-engine.js';
 import { insertBaseFile } from '../../../../functions/tools/sample-hudi.js';
-import { HUDI_FIXTURES } from '../../../support/fixtures.js';
+import { storedHudiPartition } from '../../../support/fixtures.js';
 import { type DuckWorkspace, duckWorkspace, fileOf } from './helpers.js';
 
 let duck: DuckWorkspace;
@@ -150,23 +141,10 @@ const PARTITIONS: readonly { readonly partition: string; readonly fidelity: 'exa
   { partition: 'cow_v9_txns_simple_meta/region=us', fidelity: 'logical' },
 ];
 
-async function storedPartition(partition: string): Promise<{ store: MemoryObjectStore; keys: string[] }> {
-  const store = new MemoryObjectStore();
-  const dir = join(HUDI_FIXTURES, partition);
-  const keys: string[] = [];
-  for (const name of readdirSync(dir)
-    .filter((n) => n.endsWith('.parquet'))
-    .sort()) {
-    await store.put(`in/${name}`, new Uint8Array(readFileSync(join(dir, name))));
-    keys.push(`in/${name}`);
-  }
-  return { store, keys };
-}
-
 describe.each(PARTITIONS)('per-output values of the Hudi base files of $partition on two workers', (p) => {
   it('writes the one-thread outputs, one output per worker task, and they verify', async () => {
     // Prepare
-    const { store, keys } = await storedPartition(p.partition);
+    const { store, keys } = await storedHudiPartition(p.partition);
     const options = { ...HUDI_PER_OUTPUT, schemaFidelity: p.fidelity };
     const single = await rewrite(store, keys, 2, options);
 

@@ -174,6 +174,19 @@ async function liveBaseRows(store: ObjectStore, dir: string): Promise<string[]> 
   return rows.map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).sort();
 }
 
+/**
+ * A fresh version 8 Merge-on-Read table `trips` in a temp folder: six insert commits of 3–8 rows to partition `1`,
+ * six small base-only file groups (what clustering takes).
+ */
+async function smallFileGroups(prefix: string) {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  dirs.push(dir);
+  const store = new LocalObjectStore(dir);
+  const table = await createHudiMorTable(store, 'trips', 8);
+  for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+  return { dir, store, table };
+}
+
 /** A run clustering partition `1` of the appender's table `trips`. */
 function clusterRun(id: string, at: number): RunContext {
   return buildRunContext(
@@ -348,11 +361,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
   it('a clustering plan of ours a killed run left, its journal gone: rolled back by the next run (a new run id) once its heartbeat is stale, which clusters with the same rows', async () => {
     // Prepare: six small base-only file groups; a run killed once its heartbeat, clustering plan and inflight are
     // written (heartbeats are the store's modification times: the runs' clocks are the wall clock)
-    const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-abandoned-'));
-    dirs.push(dir);
-    const store = new LocalObjectStore(dir);
-    const table = await createHudiMorTable(store, 'trips', 8);
-    for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+    const { dir, store } = await smallFileGroups('lc-hudi-abandoned-');
     const liveRows = () => liveBaseRows(store, dir);
     const before = await liveRows();
     let dead = false;
@@ -397,11 +406,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
       // each (compacted at 1 delta commit); verify starts a while after its compact step ended (a retried step, a
       // slow Map slot): the heartbeat as old as that gap — for clustering 90 s, within Hudi's 2-minute tolerance;
       // for compaction, whose heartbeat only our own runs read (after 10 minutes), 5 minutes
-      const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-verify-alive-'));
-      dirs.push(dir);
-      const store = new LocalObjectStore(dir);
-      const table = await createHudiMorTable(store, 'trips', 8);
-      for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+      const { dir, store, table } = await smallFileGroups('lc-hudi-verify-alive-');
       await appendHudiInsert(table, '2', 4);
       await appendHudiInsert(table, '2', 4);
       await appendHudiDeltaCommit(table, '2', { fraction: 0.5 });
@@ -481,11 +486,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
   it("keeps a clustering's heartbeat alive while its outputs are copied into the partition, however long the copies take; the group completes with the same rows", async () => {
     // Prepare: six small base-only file groups; the copy of the output into the partition lasts three renewal
     // intervals (timers faked), as many or large outputs may
-    const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-copy-alive-'));
-    dirs.push(dir);
-    const store = new LocalObjectStore(dir);
-    const table = await createHudiMorTable(store, 'trips', 8);
-    for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+    const { dir, store } = await smallFileGroups('lc-hudi-copy-alive-');
     const before = await liveBaseRows(store, dir);
     let puts = 0;
     let renewalsDuringCopy: number | undefined;
@@ -533,11 +534,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     // Prepare: six small base-only file groups; verify starts 5 minutes after the compact step ended (a retried step,
     // a slow Map slot), so T's heartbeat is past Hudi's 2-minute tolerance: a LAZY writer or clustering expiry may
     // already be rolling T back, and a renewal would let our commit complete T over files that rollback deletes
-    const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-lapsed-'));
-    dirs.push(dir);
-    const store = new LocalObjectStore(dir);
-    const table = await createHudiMorTable(store, 'trips', 8);
-    for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+    const { dir, store } = await smallFileGroups('lc-hudi-lapsed-');
     const before = await liveBaseRows(store, dir);
     const inputs = (await readdir(join(dir, 'trips', '1'))).filter((n) => n.endsWith('.parquet')).sort();
     const heartbeats = join(dir, 'trips', '.hoodie', '.heartbeat');
@@ -600,11 +597,7 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
     // and the process dies right after the journal records the group aborted with its undo pending (T's requested
     // and inflight still there). Heartbeats are judged by the store's modification times: what run-1 wrote is aged
     // past ABANDONED_AFTER_MS below, so only the journal says run-1 still holds T.
-    const dir = await mkdtemp(join(tmpdir(), 'lc-hudi-undo-pending-'));
-    dirs.push(dir);
-    const store = new LocalObjectStore(dir);
-    const table = await createHudiMorTable(store, 'trips', 8);
-    for (let b = 0; b < 6; b += 1) await appendHudiInsert(table, '1', 3 + b);
+    const { dir, store } = await smallFileGroups('lc-hudi-undo-pending-');
     const before = await liveBaseRows(store, dir);
     let dead = false;
     const die = (what: string): void => {
