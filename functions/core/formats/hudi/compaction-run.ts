@@ -382,7 +382,7 @@ export async function compactHudiMergeOnRead(
   for (const op of operations)
     await checkSliceMergeable(
       deps.store,
-      { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
+      { baseKey: op.base.key, baseSize: op.base.size, logKeys: op.logs.map((l) => l.key) },
       policy,
       (i) => isCommitted(state.timeline, i),
     );
@@ -513,7 +513,7 @@ async function removeCompletedLeftovers(store: ObjectStore, state: HudiTableStat
 
 /** A file slice as planning sees it: its base file and its log files. */
 interface SliceFiles {
-  readonly base: { readonly key: string };
+  readonly base: { readonly key: string; readonly size: number };
   readonly logs: readonly { readonly key: string; readonly size: number }[];
 }
 
@@ -534,7 +534,7 @@ export async function recheckChangedSlices(
     if (!sameFiles(before?.logs ?? [], op.logs))
       await checkSliceMergeable(
         store,
-        { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
+        { baseKey: op.base.key, baseSize: op.base.size, logKeys: op.logs.map((l) => l.key) },
         compactionPolicy(state),
         (i) => isCommitted(state.timeline, i),
       );
