@@ -10,14 +10,18 @@
 import { type FileMetaData, parquetMetadata, type SchemaElement } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import type { ObjectStore } from '../../../ports/object-store.js';
+import { readFooterBytes } from '../../parquet/footer.js';
 import { HUDI_INDEX_FOOTER_KEYS } from './bloom/index.js';
 import { HudiCompactionUnsupportedError } from './compaction-errors.js';
 import { fitsPrecision, isLogDecimal, twosComplementBytes } from './log/decimal.js';
 import {
+  baseComparisonsCannotRefuse,
+  comparesAnyWithBase,
   DecodeBudget,
   HudiLogFormatError,
   HudiLogUnsupportedError,
   HudiMergeUnsupportedError,
+  type LogScan,
   type MergedLogRecord,
   type MergePolicy,
   mergeLogBlocks,
@@ -31,6 +35,8 @@ import { isDecimalElement, readRowsExact } from './log/parquet-rows.js';
 export interface SliceToMerge {
   readonly baseKey: string;
   readonly logKeys: readonly string[];
+  /** The base file's size, when the caller's listing has it (the plan-time check then makes no HEAD for it). */
+  readonly baseSize?: number;
 }
 
 /** What merging a slice counted (the compaction commit's write stat takes them). */
@@ -73,7 +79,7 @@ function arrayBufferOf(bytes: Uint8Array): ArrayBuffer {
 /**
  * The merged view of one slice at compaction instant `instant`: logs of instants the timeline does not call
  * committed, or later than `instant`, are left out, as Hudi's scanner leaves them (`undefined`: no instant is
- * later, the plan-time check of {@link checkSliceMergeable}).
+ * later).
  * @throws HudiCompactionUnsupportedError for a base schema the log rows cannot be written in exactly.
  * @throws what the log reader and merger throw (HudiLogFormatError, HudiLogUnsupportedError, HudiMergeUnsupportedError).
  */
@@ -84,16 +90,67 @@ export async function mergeFileSlice(
   isCommitted: (instant: string) => boolean,
   instant: string | undefined,
 ): Promise<MergedSlice> {
-  const baseBytes = await store.get(slice.baseKey);
-  const file = arrayBufferOf(baseBytes);
-  const baseMetadata = parquetMetadata(file, { geoparquet: false });
-  refuseUnwritableSchema(slice.baseKey, baseMetadata.schema);
-  const logs = await Promise.all(slice.logKeys.map(async (key) => ({ key, bytes: await store.get(key) })));
+  const base = await readBaseWhole(store, slice.baseKey);
+  const log = await mergedLog(store, slice.logKeys, policy, isCommitted, instant);
+  return mergeWithBase(base, log, policy);
+}
+
+/** A slice's base file: its footer (its schema checked writable: refuseUnwritableSchema), and its bytes. */
+interface BaseFile {
+  readonly metadata: FileMetaData;
+  /** The whole file, read once when first asked for. */
+  readonly file: () => Promise<ArrayBuffer>;
+}
+
+/** The base file read whole (its rows are to be read). */
+async function readBaseWhole(store: ObjectStore, baseKey: string): Promise<BaseFile> {
+  const file = arrayBufferOf(await store.get(baseKey));
+  const metadata = parquetMetadata(file, { geoparquet: false });
+  refuseUnwritableSchema(baseKey, metadata.schema);
+  return { metadata, file: async () => file };
+}
+
+/** The base file's footer alone (ranged reads of its end); the whole file read only if its rows are asked for. */
+async function readBaseFooterOnly(store: ObjectStore, baseKey: string, size?: number): Promise<BaseFile> {
+  const { tail } = await readFooterBytes(store, baseKey, size);
+  const metadata = parquetMetadata(tail, { geoparquet: false });
+  refuseUnwritableSchema(baseKey, metadata.schema);
+  let whole: Promise<ArrayBuffer> | undefined;
+  return {
+    metadata,
+    file: () => {
+      whole ??= store.get(baseKey).then(arrayBufferOf);
+      return whole;
+    },
+  };
+}
+
+/** The log side of a slice's merge: its log files scanned (up to `instant`), their records merged by key. */
+interface MergedLog {
+  readonly scan: LogScan;
+  readonly records: ReadonlyMap<string, MergedLogRecord>;
+}
+
+async function mergedLog(
+  store: ObjectStore,
+  logKeys: readonly string[],
+  policy: MergePolicy,
+  isCommitted: (instant: string) => boolean,
+  instant: string | undefined,
+): Promise<MergedLog> {
+  const logs = await Promise.all(logKeys.map(async (key) => ({ key, bytes: await store.get(key) })));
   const scan = scanLogFiles(
     logs,
     instant === undefined ? { isCommitted } : { isCommitted, latestInstant: instant },
   );
-  const log = await mergeLogBlocks(scan.blocks, policy, new DecodeBudget());
+  return { scan, records: await mergeLogBlocks(scan.blocks, policy, new DecodeBudget()) };
+}
+
+/** The merged log against the base file's keys (and ordering values): the slice's merged view. */
+async function mergeWithBase(base: BaseFile, merged: MergedLog, policy: MergePolicy): Promise<MergedSlice> {
+  const { metadata: baseMetadata } = base;
+  const file = await base.file();
+  const { scan, records: log } = merged;
   const field = policy.orderingField;
   const columns = ['_hoodie_record_key', ...(field === undefined ? [] : [field])];
   // A decimal ordering field is read exactly, as the log's decimals are, so the two compare by value.
@@ -137,12 +194,22 @@ function isDelete(record: MergedLogRecord): boolean {
 }
 
 /**
- * Refuses, before a compaction is scheduled, a slice the compact step would refuse: the same merge and the same
- * write-back of its log rows, dry (nothing is written), over every committed log block the slice has now. A plan is
- * written only for slices this passes, so a refusal leaves the timeline byte for byte as it was instead of a plan no
- * run of ours can finish (Hudi never removes a scheduled compaction by itself). It reads the slice's base and logs
- * once more than the compaction does; a log block committed after this check can still be refused at T (see
+ * Refuses, before a compaction is scheduled, a slice the compact step would refuse, over every committed log block
+ * the slice has now; nothing is written. A plan is written only for slices this passes, so a refusal leaves the
+ * timeline byte for byte as it was instead of a plan no run of ours can finish (Hudi never removes a scheduled
+ * compaction by itself). A log block committed after this check can still be refused at T (see
  * compaction-workflow.ts, `unscheduleRefused`).
+ *
+ * The compact step's refusals are the base file's schema (its footer), the log's framing, blocks and records, their
+ * merge by key, the comparison of the log's ordering values with the base rows' (values of types with no common
+ * order), and each surviving log row's values converted for the base schema. Only the last two depend on the base
+ * rows, and only through which log records survive and the types of the base's ordering values; so this reads the
+ * footer and the logs as the compact step does, and the base rows not at all when it can tell without them that
+ * neither can refuse: every log row that could survive (every upsert the log keeps, a superset of those the merge
+ * appends) converts, and no log ordering value it compares with the base is of a type that has no order with those
+ * of the base's ordering column (types told from the footer when the column is a plain number, else read). Else —
+ * a refusal is possible — the slice is merged with its base rows as the compact step merges it, and that merge's
+ * refusal, if any, is thrown: the same refusal by name either way.
  * @throws HudiCompactionUnsupportedError, HudiLogFormatError, HudiLogUnsupportedError, HudiMergeUnsupportedError —
  *   the compact step's own refusals, by name.
  */
@@ -152,10 +219,57 @@ export async function checkSliceMergeable(
   policy: MergePolicy,
   isCommitted: (instant: string) => boolean,
 ): Promise<void> {
-  const merged = await mergeFileSlice(store, slice, policy, isCommitted, undefined);
+  const base = await readBaseFooterOnly(store, slice.baseKey, slice.baseSize);
+  const log = await mergedLog(store, slice.logKeys, policy, isCommitted, undefined);
+  if (await cannotRefuseWithBase(base, log, policy, slice.baseKey)) return;
   // Every value converted as the write-back converts it (its refusals are there), but nothing encoded.
-  logRowColumns(merged, slice.baseKey);
+  logRowColumns(await mergeWithBase(base, log, policy), slice.baseKey);
 }
+
+/**
+ * Whether merging `log` with `base`'s rows and converting the surviving log rows cannot refuse, told without the
+ * base's keys (see {@link checkSliceMergeable}); false when it might (or a read here fails: the merge then decides).
+ */
+async function cannotRefuseWithBase(
+  base: BaseFile,
+  log: MergedLog,
+  policy: MergePolicy,
+  where: string,
+): Promise<boolean> {
+  try {
+    const survivors: Readonly<Record<string, unknown>>[] = [];
+    for (const record of log.records.values())
+      if (record.kind === 'upsert' && !record.deleted) survivors.push(record.row);
+    rowColumns(base.metadata.schema, survivors, where);
+    const field = policy.orderingField;
+    if (field === undefined || !comparesAnyWithBase(log.records, policy)) return true;
+    const values = await baseOrderingTypes(base, field);
+    return values !== undefined && baseComparisonsCannotRefuse(log.records, policy, values);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Values of each type the base file's ordering column `field` holds, as the merge reads them (RAW_TIME): for a plain
+ * number column (INT32, INT64, FLOAT, DOUBLE; not a decimal) one number stands for all, for hyparquet hands every
+ * value of such a column as a number or a BigInt whatever its annotation (date, time, timestamp, unsigned), and the
+ * two compare alike; else every value, read. Undefined when the base has no such column (the merge decides).
+ */
+async function baseOrderingTypes(base: BaseFile, field: string): Promise<readonly unknown[] | undefined> {
+  const element = base.metadata.schema.slice(1).find((e) => e.name === field);
+  if (element === undefined) return undefined;
+  if (NUMBER_TYPES.has(element.type ?? '') && !isDecimalElement(element)) return [0];
+  const rows = await readRowsExact({
+    file: await base.file(),
+    metadata: base.metadata,
+    columns: [field],
+    parsers: RAW_TIME,
+  });
+  return rows.map((r) => r[field] ?? null);
+}
+
+const NUMBER_TYPES: ReadonlySet<string> = new Set(['INT32', 'INT64', 'FLOAT', 'DOUBLE']);
 
 /**
  * The base-schema part of {@link checkSliceMergeable} alone: a base file whose schema the log rows cannot be written
@@ -163,8 +277,7 @@ export async function checkSliceMergeable(
  * @throws HudiCompactionUnsupportedError naming the column.
  */
 export async function checkSliceWritable(store: ObjectStore, baseKey: string): Promise<void> {
-  const metadata = parquetMetadata(arrayBufferOf(await store.get(baseKey)), { geoparquet: false });
-  refuseUnwritableSchema(baseKey, metadata.schema);
+  await readBaseFooterOnly(store, baseKey);
 }
 
 /**
@@ -301,9 +414,17 @@ export function logRowsParquet(
  * @throws HudiCompactionUnsupportedError for a value or column that cannot be written exactly.
  */
 function logRowColumns(merged: MergedSlice, where: string): { name: string; data: unknown[] }[] {
-  const [, ...fields] = merged.baseMetadata.schema;
+  return rowColumns(merged.baseMetadata.schema, merged.merge.append, where);
+}
+
+/** Log rows' values, column by column in `schema`, as the writer takes them (see {@link logRowColumns}). */
+function rowColumns(
+  schema: readonly SchemaElement[],
+  rows: readonly Readonly<Record<string, unknown>>[],
+  where: string,
+): { name: string; data: unknown[] }[] {
+  const [, ...fields] = schema;
   const names = new Set(fields.map((f) => f.name));
-  const rows = merged.merge.append;
   for (const row of rows)
     for (const column of Object.keys(row))
       if (!names.has(column))

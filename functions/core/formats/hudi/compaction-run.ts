@@ -382,7 +382,7 @@ export async function compactHudiMergeOnRead(
   for (const op of operations)
     await checkSliceMergeable(
       deps.store,
-      { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
+      { baseKey: op.base.key, baseSize: op.base.size, logKeys: op.logs.map((l) => l.key) },
       policy,
       (i) => isCommitted(state.timeline, i),
     );
@@ -417,16 +417,19 @@ export async function compactHudiMergeOnRead(
     await createOnce(deps.store, keys.requested, compactionRequestedContent(plan));
     await createOnce(deps.store, keys.inflight, EMPTY_INFLIGHT_CONTENT);
     await renewHeartbeat(deps.store, root, instant);
-    return { instant, operations: plan.operations ?? [] };
+    return { instant, operations: plan.operations ?? [], state: now };
   });
   if (scheduled === undefined)
     return { kind: 'nothing', reason: 'the table changed while the compaction was being scheduled' };
   if (typeof scheduled === 'string') return { kind: 'nothing', reason: scheduled };
   if (options.crashAfter === 'scheduled') throw new Error('crash after scheduling (test)');
   try {
+    // The run merges by the timeline the plan was made from (read under the lock): a log the plan names may be of
+    // a delta commit completed after the first read, which that read's timeline calls uncommitted — merged by it,
+    // the log's records would be left out of the new base file, and lost with the slice it supersedes.
     return await execute(
       deps,
-      state,
+      scheduled.state,
       policy,
       scheduled.instant,
       scheduled.operations,
@@ -510,7 +513,7 @@ async function removeCompletedLeftovers(store: ObjectStore, state: HudiTableStat
 
 /** A file slice as planning sees it: its base file and its log files. */
 interface SliceFiles {
-  readonly base: { readonly key: string };
+  readonly base: { readonly key: string; readonly size: number };
   readonly logs: readonly { readonly key: string; readonly size: number }[];
 }
 
@@ -531,7 +534,7 @@ export async function recheckChangedSlices(
     if (!sameFiles(before?.logs ?? [], op.logs))
       await checkSliceMergeable(
         store,
-        { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
+        { baseKey: op.base.key, baseSize: op.base.size, logKeys: op.logs.map((l) => l.key) },
         compactionPolicy(state),
         (i) => isCommitted(state.timeline, i),
       );

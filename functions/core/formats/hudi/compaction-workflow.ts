@@ -354,7 +354,7 @@ export function hudiCompactionPlanService(
     for (const op of candidates)
       await checkSliceMergeable(
         deps.store,
-        { baseKey: op.base.key, logKeys: op.logs.map((l) => l.key) },
+        { baseKey: op.base.key, baseSize: op.base.size, logKeys: op.logs.map((l) => l.key) },
         policy,
         (i) => isCommitted(first.timeline, i),
       );

@@ -13,7 +13,9 @@ export {
 } from './errors.js';
 export {
   type BaseRowKey,
+  baseComparisonsCannotRefuse,
   compareOrdering,
+  comparesAnyWithBase,
   droppedRows,
   LogRecordMerger,
   type MergeConfig,

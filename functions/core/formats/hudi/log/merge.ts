@@ -308,18 +308,66 @@ export function droppedRows(slice: Pick<SliceMerge, 'dropPositions'>): DeletedRo
 
 /** Whether the base row survives the log's version of its key. */
 function baseStays(baseOrdering: unknown, record: MergedLogRecord, policy: MergePolicy): boolean {
+  return comparesWithBase(record, policy) && compareOrdering(baseOrdering, record.ordering) > 0;
+}
+
+/**
+ * Whether the log's version of a key is compared with the base row's ordering value (else the log wins outright).
+ * v6 OverwriteWithLatestAvroPayload and COMMIT_TIME_ORDERING never compare; DefaultHoodieRecordPayload does not
+ * for a delete block's delete (an empty payload removes the row before any ordering is compared); EVENT_TIME_ORDERING
+ * does not for a natural-order delete.
+ */
+function comparesWithBase(record: MergedLogRecord, policy: MergePolicy): boolean {
   switch (policy.semantics) {
     case 'v6-overwrite-latest':
     case 'commit-time':
       return false;
     case 'v6-default-payload':
-      // An empty payload (a delete block's delete) removes the row before any ordering is compared.
-      if (record.kind === 'delete') return false;
-      return compareOrdering(baseOrdering, record.ordering) > 0;
+      return record.kind !== 'delete';
     case 'event-time':
-      if (record.kind === 'delete' && record.naturalOrder) return false;
-      return compareOrdering(baseOrdering, record.ordering) > 0;
+      return !(record.kind === 'delete' && record.naturalOrder);
   }
+}
+
+/**
+ * Whether {@link mergeSlice} may compare the base file's ordering values with the log's at all: false when it cannot
+ * for any base (the semantics never compare, or no log record is compared).
+ */
+export function comparesAnyWithBase(log: ReadonlyMap<string, MergedLogRecord>, policy: MergePolicy): boolean {
+  if (policy.semantics === 'v6-overwrite-latest' || policy.semantics === 'commit-time') return false;
+  for (const record of log.values()) if (comparesWithBase(record, policy)) return true;
+  return false;
+}
+
+/**
+ * Whether {@link mergeSlice} of `log` against a base file whose ordering values are `baseValues` (every one, or one
+ * of each type they have: only types decide) cannot refuse, i.e. no comparison it may make is of values with no
+ * common order ({@link compareOrdering}'s refusal, which depends on the two values' types alone). It may make more
+ * comparisons than the merge does (every compared log record against every type of base value, whether or not that
+ * key is in the base), so false means only that a refusal is possible: the merge with the base rows decides.
+ */
+export function baseComparisonsCannotRefuse(
+  log: ReadonlyMap<string, MergedLogRecord>,
+  policy: MergePolicy,
+  baseValues: Iterable<unknown>,
+): boolean {
+  const samples = new Map<string, unknown>();
+  for (const v of baseValues) if (!samples.has(kindOf(v))) samples.set(kindOf(v), v);
+  samples.delete('null');
+  if (samples.size === 0) return true;
+  const fine = new Set<string>();
+  for (const record of log.values()) {
+    if (!comparesWithBase(record, policy)) continue;
+    const kind = kindOf(record.ordering);
+    if (fine.has(kind)) continue;
+    try {
+      for (const sample of samples.values()) compareOrdering(sample, record.ordering);
+    } catch {
+      return false;
+    }
+    fine.add(kind);
+  }
+  return true;
 }
 
 /** Whether two ordering values are of one type (Java's `isSameClass` in the delete rule). */

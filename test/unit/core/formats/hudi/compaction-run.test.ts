@@ -24,7 +24,7 @@ import {
   HudiLogUnsupportedError,
   HudiMergeUnsupportedError,
 } from '../../../../../functions/core/formats/hudi/log/index.js';
-import { encodeLogBlock } from '../../../../../functions/core/formats/hudi/log/writer.js';
+import { avroDataBlock, encodeLogBlock } from '../../../../../functions/core/formats/hudi/log/writer.js';
 import { filesNamedByMarkers } from '../../../../../functions/core/formats/hudi/pending-instant.js';
 import { readHudiTable } from '../../../../../functions/core/formats/hudi/table-state.js';
 import { isCommitted } from '../../../../../functions/core/formats/hudi/timeline.js';
@@ -390,6 +390,50 @@ describe('Merge-on-Read compaction refusals', () => {
     expect((await readHudiTable(store, '')).timeline.pendingPlans).toEqual([]);
   });
 
+  it('refuses, before the plan, a log ordering value of a type the base row of its key has no order with (DefaultHoodieRecordPayload), every byte unchanged', async () => {
+    // Prepare: the table merged by DefaultHoodieRecordPayload (which compares a log record's `ts` with its base row's),
+    // and a committed delta commit whose log holds a string `ts` for a base key no other log record has
+    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
+    const props = join(dir, '.hoodie', 'hoodie.properties');
+    await writeFile(
+      props,
+      (await readFile(props, 'utf8')).replace('OverwriteWithLatestAvroPayload', 'DefaultHoodieRecordPayload'),
+    );
+    const partition = join(dir, 'city=san_francisco');
+    const base = join(partition, 'd0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_0-13-60_20250331030642808.parquet');
+    const keys = (
+      await db.rows(`SELECT _hoodie_record_key AS k FROM read_parquet(${sqlString(base)}) ORDER BY 1`)
+    ).map((r) => String(r.k));
+    const key = keys.find((k) => k !== '9909a8b1-2d15-4d3d-8ec9-efc48c536a00') as string;
+    const instant = '20250331030650000';
+    const schema = JSON.stringify({
+      type: 'record',
+      name: 'r',
+      fields: [
+        { name: '_hoodie_record_key', type: 'string' },
+        { name: 'ts', type: 'string' },
+      ],
+    });
+    await writeFile(
+      join(partition, '.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.2_0-40-90'),
+      avroDataBlock(instant, schema, [{ _hoodie_record_key: key, ts: 'late' }]),
+    );
+    await cp(
+      join(dir, '.hoodie', '20250331030645735.deltacommit'),
+      join(dir, '.hoodie', `${instant}.deltacommit`),
+    );
+    const before = await folderContentSnapshot(dir);
+
+    // Act
+    const attempt = compactHudiMergeOnRead(deps(store), '', { deltaCommits: 1 });
+
+    // Assess
+    await expect(attempt).rejects.toThrow(HudiMergeUnsupportedError);
+    await expect(attempt).rejects.toThrow(/ordering values of types bigint and string/);
+    expect(await folderContentSnapshot(dir)).toEqual(before);
+    expect((await readHudiTable(store, '')).timeline.pendingPlans).toEqual([]);
+  });
+
   it('refuses mor_v8_trips_8i3u1d as Hudi wrote it, with its metadata table, every byte unchanged', async () => {
     // Prepare
     const { dir, store } = await copyFixture('mor_v8_trips_8i3u1d');
@@ -651,5 +695,64 @@ describe('Merge-on-Read compaction with a rollback command block', () => {
       ],
     });
     expect(await liveBaseRows(dir, store, TRIPS)).toEqual(expected);
+  });
+});
+
+describe('Merge-on-Read compaction with a delta commit completed while it schedules', () => {
+  it('merges the log that commit wrote, which its plan names: the deleted row is gone from the new base file', async () => {
+    // Prepare: as our lock is first taken (after the first read and the plan-time check, before the plan), a writer
+    // completes a delta commit appending a delete block for one san_francisco key to that slice's logs.
+    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
+    const partition = join(dir, 'city=san_francisco');
+    const base = join(partition, 'd0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_0-13-60_20250331030642808.parquet');
+    const keys = (
+      await db.rows(`SELECT _hoodie_record_key AS k FROM read_parquet(${sqlString(base)}) ORDER BY 1`)
+    ).map((r) => String(r.k));
+    const victim = keys.find((k) => k !== '9909a8b1-2d15-4d3d-8ec9-efc48c536a00') as string;
+    const instant = '20250331030650000';
+    let written = false;
+    const racing: HudiCoordination = {
+      localZone: 'UTC',
+      lockFor: (s, tableRoot, name, clock) => {
+        const lock = STORAGE_LOCK.lockFor(s, tableRoot, name, clock);
+        if (lock === undefined) throw new Error('the storage lock is declared');
+        return {
+          description: lock.description,
+          heartbeatIntervalMs: lock.heartbeatIntervalMs,
+          acquire: async (options) => {
+            if (!written) {
+              written = true;
+              await writeFile(
+                join(partition, '.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.2_0-40-90'),
+                deleteBlock(instant, [{ key: victim, partition: 'city=san_francisco' }]),
+              );
+              await cp(
+                join(dir, '.hoodie', '20250331030645735.deltacommit'),
+                join(dir, '.hoodie', `${instant}.deltacommit`),
+              );
+            }
+            return lock.acquire(options);
+          },
+        };
+      },
+    };
+
+    // Act
+    const result = await compactHudiMergeOnRead({ ...deps(store), coordination: racing }, '', {
+      deltaCommits: 1,
+    });
+    const planned = await readHudiTable(store, '');
+
+    // Assess: the plan took the new log, and the run merged it (the delete removed its row), as the merged view of
+    // the table at the plan says
+    expect(written).toBe(true);
+    expect(result).toMatchObject({
+      kind: 'compacted',
+      slices: [{ partition: 'city=san_francisco', deleted: 1, rows: keys.length - 1 }],
+    });
+    expect(planned.timeline.completedWrites.some((w) => w.instant.time === instant)).toBe(true);
+    const live = await liveBaseRows(dir, store, TRIPS);
+    expect(live).toHaveLength(7);
+    expect(live.some((r) => r.includes(victim))).toBe(false);
   });
 });
