@@ -269,6 +269,7 @@ async function compactTable(
         runId: parent,
         // Where this command's runs (and, beside a deployment, the deployment's) are journaled.
         journal: deployed?.journal ?? storeJournal,
+        ...(options.workers !== undefined && { workers: options.workers }),
       },
       tableRoot,
     );

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../functions/adapters/local-object-store.js';
+import { runCompact } from '../../functions/cli/compact.js';
 import { run } from '../../functions/cli/index.js';
 import { bloomFilterOfFooter } from '../../functions/core/formats/hudi/bloom/index.js';
 import { mergeFileSlice } from '../../functions/core/formats/hudi/compaction-merge.js';
@@ -17,6 +18,8 @@ import { compactionPolicy } from '../../functions/core/formats/hudi/compaction-r
 import { readHudiTable } from '../../functions/core/formats/hudi/table-state.js';
 import { isCommitted } from '../../functions/core/formats/hudi/timeline.js';
 import { readFooter } from '../../functions/core/parquet/footer.js';
+import type { ParquetEngine } from '../../functions/ports/parquet-engine.js';
+import { defaultParquetEngine } from '../../functions/shared/parquet-engine.js';
 import { captureIo } from '../support/cli-io.js';
 import { type DuckDb, openDuckDb, sqlString } from '../support/duckdb.js';
 import { HUDI_FIXTURES } from '../support/fixtures.js';
@@ -144,6 +147,53 @@ describe('lake-compactor compact on a Hudi Merge-on-Read table (mor_v6_trips_8i1
     }
     expect(second.code, second.err).toBe(0);
     expect(second.out).toContain('Hudi Merge-on-Read compaction: nothing to compact (0 delta commit(s)');
+  });
+
+  it('compacts with the workers the command asks for (--workers 2): the engine encodes and verifies each new base file on them, the merged view unchanged', async () => {
+    // Prepare: the engine as deployed, recording the workers each rewrite and verification was handed
+    const dir = await copyFixture('mor_v6_trips_8i1u');
+    const expected = await mergedView(dir);
+    const asked: { rewrite: (number | undefined)[]; verify: (number | undefined)[] } = {
+      rewrite: [],
+      verify: [],
+    };
+    const engine: ParquetEngine = {
+      ...defaultParquetEngine,
+      rewriteGroup: async (io, group, options) => {
+        asked.rewrite.push(options.workers);
+        return defaultParquetEngine.rewriteGroup(io, group, options);
+      },
+      verifyOutputs: async (store, outputs, fingerprint, options) => {
+        asked.verify.push(options?.workers);
+        return defaultParquetEngine.verifyOutputs(store, outputs, fingerprint, options);
+      },
+    };
+
+    // Act
+    await runCompact(
+      dir,
+      {
+        format: 'hudi',
+        hudiLock: 'storage',
+        hudiIndexType: 'BLOOM',
+        hudiTimezone: 'UTC',
+        hudiCompactionDeltaCommits: 1,
+        workers: 2,
+      },
+      { out: () => undefined, clock: { now: () => NOW }, env: {} },
+      { engine },
+    );
+
+    // Assess: the compaction's one slice was rewritten and verified with 2 workers; the merged view is unchanged
+    expect(asked.rewrite[0]).toBe(2);
+    expect(asked.verify[0]).toBe(2);
+    const store = new LocalObjectStore(dir);
+    const slices = (await readHudiTable(store, '')).partitions.flatMap((p) => p.liveSlices);
+    expect(slices.every((s) => s.logFiles.length === 0)).toBe(true);
+    const files = slices.map((s) => sqlString(join(dir, s.baseFile?.key ?? '')));
+    expect(
+      canonical(await db.rows(`SELECT ${COLUMNS.join(', ')} FROM read_parquet([${files.join(', ')}])`)),
+    ).toEqual(expected);
   });
 
   it('refuses a table with another payload class by name and changes no byte', async () => {

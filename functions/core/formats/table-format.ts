@@ -204,6 +204,8 @@ export interface TableServiceDeps {
    * its run still unsettled there) from a dead one's before it takes the plan over.
    */
   readonly journal?: Pick<Journal, 'listRun'>;
+  /** Worker threads the engine may encode and verify the service's outputs with (the caller's `--workers`). @default 1 */
+  readonly workers?: number;
 }
 
 /**

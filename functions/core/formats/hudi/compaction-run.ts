@@ -102,6 +102,8 @@ export interface HudiCompactionDeps {
    * `holdsInstant`): with the heartbeat, how a pending plan another run of ours scheduled is told alive or dead.
    */
   readonly holdsInstant?: (runId: string, instant: string) => Promise<boolean>;
+  /** Worker threads each slice's new base file is encoded and verified with (the engine splits a large one). */
+  readonly workers?: number;
 }
 
 export interface HudiCompactionOptions {
@@ -691,6 +693,7 @@ async function executeOperations(
         derivedColumns: [{ column: '_hoodie_file_name', value: 'output-file-name' }],
         outputFooterEntries: INDEX_FOOTER,
         tuningMemo,
+        ...((deps.workers ?? 1) > 1 && { workers: deps.workers }),
       },
     );
     if (result.outputs.length !== 1) {
@@ -702,7 +705,9 @@ async function executeOperations(
       );
     }
     const out = result.outputs[0] as (typeof result.outputs)[number];
-    await deps.engine.verifyOutputs(deps.store, [{ key: out.key, size: out.size }], result.fingerprint);
+    await deps.engine.verifyOutputs(deps.store, [{ key: out.key, size: out.size }], result.fingerprint, {
+      workers: deps.workers ?? 1,
+    });
     await deps.store.deleteMany([{ key: tempKey }]);
     const logSizes = await Promise.all(logKeys.map(async (k) => (await deps.store.head(k))?.size ?? 0));
     outputs.push({
