@@ -613,18 +613,26 @@ function deleteBlock(instant: string, deletes: readonly { key: string; partition
   return block(T.DELETE, [[H.INSTANT_TIME, instant]], Buffer.concat([int32(3), int32(datum.length), datum]));
 }
 
+/**
+ * A copy of mor_v6_trips_8i1u, its san_francisco partition folder, the keys of that slice's base file, one of them to
+ * delete (not the one the fixture's own log updates) and the instant of the delta commit that deletes it.
+ */
+async function sanFranciscoSliceToDeleteFrom() {
+  const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
+  const partition = join(dir, 'city=san_francisco');
+  const base = join(partition, 'd0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_0-13-60_20250331030642808.parquet');
+  const keys = (
+    await db.rows(`SELECT _hoodie_record_key AS k FROM read_parquet(${sqlString(base)}) ORDER BY 1`)
+  ).map((r) => String(r.k));
+  const victim = keys.find((k) => k !== '9909a8b1-2d15-4d3d-8ec9-efc48c536a00') as string;
+  return { dir, store, partition, keys, victim, instant: '20250331030650000' };
+}
+
 describe('Merge-on-Read compaction with a delete block', () => {
   it('drops the deleted row from the new base file and counts it as deleted, not lost', async () => {
     // Prepare: a second delta commit on mor_v6_trips_8i1u appending a delete block for one san_francisco key to the
     // slice's logs (a second log version, as Hudi appends one), committed by its completed deltacommit.
-    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
-    const partition = join(dir, 'city=san_francisco');
-    const base = join(partition, 'd0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_0-13-60_20250331030642808.parquet');
-    const keys = (
-      await db.rows(`SELECT _hoodie_record_key AS k FROM read_parquet(${sqlString(base)}) ORDER BY 1`)
-    ).map((r) => String(r.k));
-    const victim = keys.find((k) => k !== '9909a8b1-2d15-4d3d-8ec9-efc48c536a00') as string;
-    const instant = '20250331030650000';
+    const { dir, store, partition, keys, victim, instant } = await sanFranciscoSliceToDeleteFrom();
     await writeFile(
       join(partition, '.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.2_0-40-90'),
       deleteBlock(instant, [{ key: victim, partition: 'city=san_francisco' }]),
@@ -661,14 +669,7 @@ describe('Merge-on-Read compaction with a rollback command block', () => {
   it('honours the rollback: the delete it voids removes nothing', async () => {
     // Prepare: the delete block of a write, then a rollback command block voiding that write (Hudi appends one when
     // it rolls back a delta commit whose log blocks it cannot delete).
-    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
-    const partition = join(dir, 'city=san_francisco');
-    const base = join(partition, 'd0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_0-13-60_20250331030642808.parquet');
-    const keys = (
-      await db.rows(`SELECT _hoodie_record_key AS k FROM read_parquet(${sqlString(base)}) ORDER BY 1`)
-    ).map((r) => String(r.k));
-    const victim = keys.find((k) => k !== '9909a8b1-2d15-4d3d-8ec9-efc48c536a00') as string;
-    const instant = '20250331030650000';
+    const { dir, store, partition, keys, victim, instant } = await sanFranciscoSliceToDeleteFrom();
     await writeFile(
       join(partition, '.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.2_0-40-90'),
       Buffer.concat([
@@ -702,14 +703,7 @@ describe('Merge-on-Read compaction with a delta commit completed while it schedu
   it('merges the log that commit wrote, which its plan names: the deleted row is gone from the new base file', async () => {
     // Prepare: as our lock is first taken (after the first read and the plan-time check, before the plan), a writer
     // completes a delta commit appending a delete block for one san_francisco key to that slice's logs.
-    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
-    const partition = join(dir, 'city=san_francisco');
-    const base = join(partition, 'd0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_0-13-60_20250331030642808.parquet');
-    const keys = (
-      await db.rows(`SELECT _hoodie_record_key AS k FROM read_parquet(${sqlString(base)}) ORDER BY 1`)
-    ).map((r) => String(r.k));
-    const victim = keys.find((k) => k !== '9909a8b1-2d15-4d3d-8ec9-efc48c536a00') as string;
-    const instant = '20250331030650000';
+    const { dir, store, partition, keys, victim, instant } = await sanFranciscoSliceToDeleteFrom();
     let written = false;
     const racing: HudiCoordination = {
       localZone: 'UTC',
