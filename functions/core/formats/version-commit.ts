@@ -113,10 +113,7 @@ export function versionCommitter(protocol: VersionProtocol): {
           break;
         case 'publishing':
           await protocol.beforePublish?.(deps, entry);
-          {
-            const placing = entry;
-            entry = await whileAlive(protocol.keepAlive?.(deps, placing), () => placeOutputs(deps, placing));
-          }
+          entry = await placeKeptAlive(protocol, deps, entry);
           break;
         case 'published': {
           const result = await protocol.commitVersion(deps, entry, context);
@@ -200,6 +197,15 @@ export function versionCommitter(protocol: VersionProtocol): {
 }
 
 /** publishing → published: copies every staged output to its (fresh, unique) key in the table. Idempotent. */
+/** {@link placeOutputs} with the group's sign of life renewed while the copies run (`VersionProtocol.keepAlive`). */
+function placeKeptAlive(
+  protocol: VersionProtocol,
+  deps: CommitDeps,
+  entry: GroupJournalEntry,
+): Promise<GroupJournalEntry> {
+  return whileAlive(protocol.keepAlive?.(deps, entry), () => placeOutputs(deps, entry));
+}
+
 async function placeOutputs(deps: CommitDeps, entry: GroupJournalEntry): Promise<GroupJournalEntry> {
   const limit = pLimit(deps.concurrency ?? 16);
   await Promise.all(

@@ -6,8 +6,8 @@
 // annotation here: the data pages are the same bytes either way, only the schema element says how to read them.
 import type { SchemaElement } from 'hyparquet';
 import { CompactorError } from '../errors.js';
-import { editFooter, isStruct } from './footer-edit.js';
-import { field, setField, T, type ThriftStruct } from './thrift-compact.js';
+import { editFooter } from './footer-edit.js';
+import { field, isStruct, setField, T, type ThriftStruct } from './thrift-compact.js';
 
 /** A top-level decimal column the writer would store in another physical form than its input's. */
 export interface DecimalForm {

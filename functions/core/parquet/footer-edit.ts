@@ -6,11 +6,6 @@ import { decodeStruct, encodeStruct, field, type ThriftStruct } from './thrift-c
 /** parquet.thrift: FileMetaData.schema. */
 const FMD_SCHEMA = 2;
 
-/** Whether a decoded Thrift value is a struct. */
-export function isStruct(v: unknown): v is ThriftStruct {
-  return typeof v === 'object' && v !== null && 'fields' in v;
-}
-
 /**
  * `file` — a whole Parquet file, or its last bytes holding at least the whole footer — with its FileMetaData changed
  * in place by `edit` (given the decoded struct and its flat list of schema elements, depth first) and encoded again:

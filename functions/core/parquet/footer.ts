@@ -22,8 +22,9 @@ import {
   decodeStruct,
   encodeStruct,
   field,
+  isList,
+  isStruct,
   ThriftDecodeError,
-  type ThriftList,
   type ThriftStruct,
 } from './thrift-compact.js';
 
@@ -383,8 +384,8 @@ export function parseFooterWithMetadata(
  * names them reads their values from this parse, while a table format's index can dwarf the rest of a small file's
  * footer — a bloom filter of the file's keys is ~430 kB at one format's writers' defaults — and decoding it to a
  * string was the largest single cost of reading such footers (a CPU profile of a 500-file clustering: 4.4 s of
- * TextDecoder in the footer parser alone). Cut from the Thrift bytes (thrift-compact.ts keeps every other field as it was), so the parser never sees
- * them; a footer without them is returned as it is, unparsed.
+ * TextDecoder in the footer parser alone). Cut from the Thrift bytes (thrift-compact.ts keeps every other field as
+ * it was), so the parser never sees them; a footer without them is returned as it is, unparsed.
  */
 function withoutOwnedEntries(
   key: string,
@@ -407,7 +408,7 @@ function withoutOwnedEntries(
   if (entries === undefined || !isList(entries.value)) return unchanged;
   let ownedEntryBytes = 0;
   const kept = entries.value.items.filter((item) => {
-    const k = isStructValue(item) ? field(item, 1)?.value : undefined;
+    const k = isStruct(item) ? field(item, 1)?.value : undefined;
     if (!(k instanceof Uint8Array) || !ownedKeys.includes(Buffer.from(k).toString('utf8'))) return true;
     const v = field(item as ThriftStruct, 2)?.value;
     ownedEntryBytes += k.length + (v instanceof Uint8Array ? v.length : 0);
@@ -430,14 +431,6 @@ export function withFooter(prefix: Uint8Array, metadata: Uint8Array): Uint8Array
 
 /** FileMetaData's `key_value_metadata` (a list of KeyValue structs: key 1, value 2). */
 const FILE_METADATA_KEY_VALUE = 5;
-
-function isList(v: unknown): v is ThriftList {
-  return typeof v === 'object' && v !== null && 'items' in v;
-}
-
-function isStructValue(v: unknown): v is ThriftStruct {
-  return typeof v === 'object' && v !== null && 'fields' in v;
-}
 
 async function readExactly(
   store: FooterSource,

@@ -365,6 +365,16 @@ export function encodeStruct(struct: ThriftStruct): Uint8Array {
   return w.result();
 }
 
+/** Whether a decoded Thrift value is a struct. */
+export function isStruct(v: unknown): v is ThriftStruct {
+  return typeof v === 'object' && v !== null && 'fields' in v;
+}
+
+/** Whether a decoded Thrift value is a list or set. */
+export function isList(v: unknown): v is ThriftList {
+  return typeof v === 'object' && v !== null && 'items' in v;
+}
+
 /** The field `id` of `struct`, if present. */
 export function field(struct: ThriftStruct, id: number): ThriftField | undefined {
   return struct.fields.find((f) => f.id === id);

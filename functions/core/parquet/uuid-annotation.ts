@@ -4,8 +4,8 @@
 // in the order the canonical text spells them — and both order unsigned byte by byte, so the column's pages and
 // statistics stay as written: only the schema element gains its annotation here, as decimal-form.ts does for decimals.
 import { CompactorError } from '../errors.js';
-import { editFooter, isStruct } from './footer-edit.js';
-import { field, setField, T, type ThriftStruct } from './thrift-compact.js';
+import { editFooter } from './footer-edit.js';
+import { field, isStruct, setField, T, type ThriftStruct } from './thrift-compact.js';
 
 /** parquet.thrift ids: SchemaElement fields and the LogicalType union's UUID member. */
 const SE_TYPE = 1;
