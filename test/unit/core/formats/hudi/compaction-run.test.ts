@@ -29,6 +29,7 @@ import { filesNamedByMarkers } from '../../../../../functions/core/formats/hudi/
 import { readHudiTable } from '../../../../../functions/core/formats/hudi/table-state.js';
 import { isCommitted } from '../../../../../functions/core/formats/hudi/timeline.js';
 import { ManualClock } from '../../../../../functions/ports/clock.js';
+import type { ObjectStore } from '../../../../../functions/ports/object-store.js';
 import { defaultParquetEngine } from '../../../../../functions/shared/parquet-engine.js';
 import { ageFiles } from '../../../../support/age-files.js';
 import { type DuckDb, openDuckDb, sqlString } from '../../../../support/duckdb.js';
@@ -44,6 +45,25 @@ const STORAGE_LOCK: HudiCoordination = {
   localZone: 'UTC',
   lockFor: (store, tableRoot, _name, clock) => new StorageBasedHudiLock({ store, tableRoot, clock }),
 };
+
+/** The storage lock (UTC instants) whose every acquisition first runs `before`: a writer acting as our lock is taken. */
+function storageLockAfter(before: (store: ObjectStore) => Promise<unknown>): HudiCoordination {
+  return {
+    localZone: 'UTC',
+    lockFor: (s, tableRoot, name, clock) => {
+      const lock = STORAGE_LOCK.lockFor(s, tableRoot, name, clock);
+      if (lock === undefined) throw new Error('the storage lock is declared');
+      return {
+        description: lock.description,
+        heartbeatIntervalMs: lock.heartbeatIntervalMs,
+        acquire: async (options) => {
+          await before(s);
+          return lock.acquire(options);
+        },
+      };
+    },
+  };
+}
 
 let db: DuckDb;
 const dirs: string[] = [];
@@ -514,21 +534,9 @@ describe('Merge-on-Read compaction refusals', () => {
     const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
     const before = await folderContentSnapshot(dir);
     const pending = '20250331030650000';
-    const racing: HudiCoordination = {
-      localZone: 'UTC',
-      lockFor: (s, tableRoot, name, clock) => {
-        const lock = STORAGE_LOCK.lockFor(s, tableRoot, name, clock);
-        if (lock === undefined) throw new Error('the storage lock is declared');
-        return {
-          description: lock.description,
-          heartbeatIntervalMs: lock.heartbeatIntervalMs,
-          acquire: async (options) => {
-            await s.put(`.hoodie/${pending}.deltacommit.requested`, new Uint8Array(0));
-            return lock.acquire(options);
-          },
-        };
-      },
-    };
+    const racing = storageLockAfter((s) =>
+      s.put(`.hoodie/${pending}.deltacommit.requested`, new Uint8Array(0)),
+    );
 
     // Act
     const result = await compactHudiMergeOnRead({ ...deps(store), coordination: racing }, '', {
@@ -705,31 +713,18 @@ describe('Merge-on-Read compaction with a delta commit completed while it schedu
     // completes a delta commit appending a delete block for one san_francisco key to that slice's logs.
     const { dir, store, partition, keys, victim, instant } = await sanFranciscoSliceToDeleteFrom();
     let written = false;
-    const racing: HudiCoordination = {
-      localZone: 'UTC',
-      lockFor: (s, tableRoot, name, clock) => {
-        const lock = STORAGE_LOCK.lockFor(s, tableRoot, name, clock);
-        if (lock === undefined) throw new Error('the storage lock is declared');
-        return {
-          description: lock.description,
-          heartbeatIntervalMs: lock.heartbeatIntervalMs,
-          acquire: async (options) => {
-            if (!written) {
-              written = true;
-              await writeFile(
-                join(partition, '.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.2_0-40-90'),
-                deleteBlock(instant, [{ key: victim, partition: 'city=san_francisco' }]),
-              );
-              await cp(
-                join(dir, '.hoodie', '20250331030645735.deltacommit'),
-                join(dir, '.hoodie', `${instant}.deltacommit`),
-              );
-            }
-            return lock.acquire(options);
-          },
-        };
-      },
-    };
+    const racing = storageLockAfter(async () => {
+      if (written) return;
+      written = true;
+      await writeFile(
+        join(partition, '.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.2_0-40-90'),
+        deleteBlock(instant, [{ key: victim, partition: 'city=san_francisco' }]),
+      );
+      await cp(
+        join(dir, '.hoodie', '20250331030645735.deltacommit'),
+        join(dir, '.hoodie', `${instant}.deltacommit`),
+      );
+    });
 
     // Act
     const result = await compactHudiMergeOnRead({ ...deps(store), coordination: racing }, '', {
