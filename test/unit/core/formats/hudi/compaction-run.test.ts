@@ -347,15 +347,20 @@ describe('what a pending compaction of ours leaves for Hudi (mor_v6_trips_8i1u)'
   });
 });
 
+/** Rewrites the table's payload class in hoodie.properties (the fixtures' is OverwriteWithLatestAvroPayload). */
+async function setPayloadClass(dir: string, payloadClass: string): Promise<void> {
+  const props = join(dir, '.hoodie', 'hoodie.properties');
+  await writeFile(
+    props,
+    (await readFile(props, 'utf8')).replace('OverwriteWithLatestAvroPayload', payloadClass),
+  );
+}
+
 describe('Merge-on-Read compaction refusals', () => {
   it('refuses a table whose payload class is not one of the two implemented, by name, every byte unchanged', async () => {
     // Prepare
     const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
-    const props = join(dir, '.hoodie', 'hoodie.properties');
-    await writeFile(
-      props,
-      (await readFile(props, 'utf8')).replace('OverwriteWithLatestAvroPayload', 'PartialUpdateAvroPayload'),
-    );
+    await setPayloadClass(dir, 'PartialUpdateAvroPayload');
     const before = await folderContentSnapshot(dir);
 
     // Act
@@ -413,19 +418,8 @@ describe('Merge-on-Read compaction refusals', () => {
   it('refuses, before the plan, a log ordering value of a type the base row of its key has no order with (DefaultHoodieRecordPayload), every byte unchanged', async () => {
     // Prepare: the table merged by DefaultHoodieRecordPayload (which compares a log record's `ts` with its base row's),
     // and a committed delta commit whose log holds a string `ts` for a base key no other log record has
-    const { dir, store } = await copyFixture('mor_v6_trips_8i1u');
-    const props = join(dir, '.hoodie', 'hoodie.properties');
-    await writeFile(
-      props,
-      (await readFile(props, 'utf8')).replace('OverwriteWithLatestAvroPayload', 'DefaultHoodieRecordPayload'),
-    );
-    const partition = join(dir, 'city=san_francisco');
-    const base = join(partition, 'd0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_0-13-60_20250331030642808.parquet');
-    const keys = (
-      await db.rows(`SELECT _hoodie_record_key AS k FROM read_parquet(${sqlString(base)}) ORDER BY 1`)
-    ).map((r) => String(r.k));
-    const key = keys.find((k) => k !== '9909a8b1-2d15-4d3d-8ec9-efc48c536a00') as string;
-    const instant = '20250331030650000';
+    const { dir, store, partition, victim: key, instant } = await sanFranciscoSliceToDeleteFrom();
+    await setPayloadClass(dir, 'DefaultHoodieRecordPayload');
     const schema = JSON.stringify({
       type: 'record',
       name: 'r',
