@@ -627,22 +627,30 @@ async function sanFranciscoSliceToDeleteFrom() {
     await db.rows(`SELECT _hoodie_record_key AS k FROM read_parquet(${sqlString(base)}) ORDER BY 1`)
   ).map((r) => String(r.k));
   const victim = keys.find((k) => k !== '9909a8b1-2d15-4d3d-8ec9-efc48c536a00') as string;
-  return { dir, store, partition, keys, victim, instant: '20250331030650000' };
+  const instant = '20250331030650000';
+  /**
+   * A delta commit at `instant` appending a delete block for `victim` to the slice's logs (a second log version),
+   * followed in that log by `after` (e.g. a rollback command block).
+   */
+  const commitDelete = async (after: readonly Buffer[] = []) => {
+    await writeFile(
+      join(partition, '.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.2_0-40-90'),
+      Buffer.concat([deleteBlock(instant, [{ key: victim, partition: 'city=san_francisco' }]), ...after]),
+    );
+    await cp(
+      join(dir, '.hoodie', '20250331030645735.deltacommit'),
+      join(dir, '.hoodie', `${instant}.deltacommit`),
+    );
+  };
+  return { dir, store, partition, keys, victim, instant, commitDelete };
 }
 
 describe('Merge-on-Read compaction with a delete block', () => {
   it('drops the deleted row from the new base file and counts it as deleted, not lost', async () => {
     // Prepare: a second delta commit on mor_v6_trips_8i1u appending a delete block for one san_francisco key to the
     // slice's logs (a second log version, as Hudi appends one), committed by its completed deltacommit.
-    const { dir, store, partition, keys, victim, instant } = await sanFranciscoSliceToDeleteFrom();
-    await writeFile(
-      join(partition, '.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.2_0-40-90'),
-      deleteBlock(instant, [{ key: victim, partition: 'city=san_francisco' }]),
-    );
-    await cp(
-      join(dir, '.hoodie', '20250331030645735.deltacommit'),
-      join(dir, '.hoodie', `${instant}.deltacommit`),
-    );
+    const { dir, store, keys, victim, commitDelete } = await sanFranciscoSliceToDeleteFrom();
+    await commitDelete();
     const expected = await mergedView(dir, store, TRIPS);
 
     // Act
@@ -671,18 +679,8 @@ describe('Merge-on-Read compaction with a rollback command block', () => {
   it('honours the rollback: the delete it voids removes nothing', async () => {
     // Prepare: the delete block of a write, then a rollback command block voiding that write (Hudi appends one when
     // it rolls back a delta commit whose log blocks it cannot delete).
-    const { dir, store, partition, keys, victim, instant } = await sanFranciscoSliceToDeleteFrom();
-    await writeFile(
-      join(partition, '.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.2_0-40-90'),
-      Buffer.concat([
-        deleteBlock(instant, [{ key: victim, partition: 'city=san_francisco' }]),
-        rollback('20250331030651000', instant),
-      ]),
-    );
-    await cp(
-      join(dir, '.hoodie', '20250331030645735.deltacommit'),
-      join(dir, '.hoodie', `${instant}.deltacommit`),
-    );
+    const { dir, store, keys, victim, instant, commitDelete } = await sanFranciscoSliceToDeleteFrom();
+    await commitDelete([rollback('20250331030651000', instant)]);
     const expected = await mergedView(dir, store, TRIPS);
 
     // Act
@@ -705,19 +703,12 @@ describe('Merge-on-Read compaction with a delta commit completed while it schedu
   it('merges the log that commit wrote, which its plan names: the deleted row is gone from the new base file', async () => {
     // Prepare: as our lock is first taken (after the first read and the plan-time check, before the plan), a writer
     // completes a delta commit appending a delete block for one san_francisco key to that slice's logs.
-    const { dir, store, partition, keys, victim, instant } = await sanFranciscoSliceToDeleteFrom();
+    const { dir, store, keys, victim, instant, commitDelete } = await sanFranciscoSliceToDeleteFrom();
     let written = false;
     const racing = storageLockAfter(async () => {
       if (written) return;
       written = true;
-      await writeFile(
-        join(partition, '.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.2_0-40-90'),
-        deleteBlock(instant, [{ key: victim, partition: 'city=san_francisco' }]),
-      );
-      await cp(
-        join(dir, '.hoodie', '20250331030645735.deltacommit'),
-        join(dir, '.hoodie', `${instant}.deltacommit`),
-      );
+      await commitDelete();
     });
 
     // Act
