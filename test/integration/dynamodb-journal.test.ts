@@ -12,6 +12,7 @@ import { LakeCompactorStack } from '../../infra/app.js';
 import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { TemplateModel } from '../../infra/local/template.js';
 import { startTestDynamoDb } from '../support/dynamodb-local.js';
+import { settled } from '../support/settled.js';
 
 let ddb: DynamoDbLocalEndpoint;
 let tableName: string;
@@ -127,6 +128,7 @@ describe('DynamoJournal', () => {
     // Act
     const read = journal.get('run-tampered', 'g0001');
     const listed = journal.listRun('run-tampered');
+    await settled(read, listed);
     // Assess
     await expect(read).rejects.toThrow(JournalManifestMismatchError);
     await expect(listed).rejects.toThrow(/do not match the SHA-256 the journal recorded/);

@@ -12,6 +12,7 @@ import { InvalidInputError } from '../../../../functions/core/errors.js';
 import { readFooter } from '../../../../functions/core/parquet/footer.js';
 import type { RowSource } from '../../../../functions/core/parquet/provenance.js';
 import type { InputFile, RewriteResult } from '../../../../functions/ports/parquet-engine.js';
+import { settled } from '../../../support/settled.js';
 import { fileOf } from './helpers.js';
 
 /** Row ids say where a row came from: input `f`'s row `i` has id f·1,000,000 + i. */
@@ -249,6 +250,7 @@ describe('rewrite provenance', () => {
         outputRows: [30, 40],
       },
     );
+    await settled(tooMany, twoRuns);
 
     // Assess
     await expect(tooMany).rejects.toThrow(InvalidInputError);

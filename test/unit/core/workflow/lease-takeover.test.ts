@@ -16,6 +16,7 @@ import { acquireLease } from '../../../../functions/core/workflow/lease.js';
 import { planRun } from '../../../../functions/core/workflow/plan.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
 import type { ExecutionInfo } from '../../../../functions/ports/state-machine-starter.js';
+import { settled } from '../../../support/settled.js';
 
 const tables = parseTableConfigs([
   { name: 'events', bucket: 'lake', prefix: 'events', partitionColumns: ['date'] },
@@ -87,6 +88,7 @@ describe('acquireLease', () => {
       executions({ holder: { status: 'ABORTED', stoppedAt } }),
     );
     const unknown = acquireLease(leases, run('c'), NOW + 2000, undefined, executions({}));
+    await settled(whileRunning, justAborted, unknown);
 
     // Assess
     await expect(whileRunning).rejects.toBeInstanceOf(LeaseHeldError);

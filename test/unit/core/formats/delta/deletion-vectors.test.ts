@@ -17,6 +17,7 @@ import { DeltaLogError, readDeltaSnapshot } from '../../../../../functions/core/
 import { inlineDeletionVector, z85Encode } from '../../../../support/delta-dv.js';
 import { openDuckDb, sqlString } from '../../../../support/duckdb.js';
 import { DELTA_FIXTURES } from '../../../../support/fixtures.js';
+import { settled } from '../../../../support/settled.js';
 
 const store = new LocalObjectStore(DELTA_FIXTURES);
 const TABLE = 'table-with-dv-small';
@@ -109,6 +110,7 @@ describe('Delta deletion vectors', () => {
     // Act
     const crc = readDeletionVector(damaged, TABLE, DATA, dv);
     const count = readDeletionVector(store, TABLE, DATA, { ...dv, cardinality: 3 });
+    await settled(crc, count);
     // Assess
     await expect(crc).rejects.toThrow(DeltaLogError);
     await expect(crc).rejects.toThrow(/fails its CRC-32 check/);
