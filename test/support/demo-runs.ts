@@ -1,0 +1,27 @@
+// What the demos' tests expect of the runs the local cloud started: one compaction per partition, and any other
+// run of a partition a no-op.
+import { expect } from 'vitest';
+import type { DemoRun } from '../../functions/tools/demo-run.js';
+
+/**
+ * Every partition in `partitions` compacted by exactly one run (`filesBefore` files into one, every row verified),
+ * and every other run `SUCCEEDED` with nothing to do. A log-based table's partition may get such a second run: the
+ * run's release makes the partition due at once (demo-run.ts's sweep re-decides every second), and for a table
+ * whose log is its changes the finalize step leaves the counters to the profiler — until the profiler has read
+ * the run's own commit, they still count the inputs, and the second run finds the partition compacted.
+ */
+export function expectOneCompactionPerPartition(
+  runs: readonly DemoRun[],
+  partitions: readonly string[],
+  filesBefore: number,
+): void {
+  const described = JSON.stringify(runs);
+  const compacted = runs.filter((r) => r.outcome === 'compacted');
+  expect(compacted.map((r) => r.partition).sort(), described).toEqual([...partitions].sort());
+  for (const run of compacted) {
+    expect(run, described).toMatchObject({ status: 'SUCCEEDED', filesBefore, filesAfter: 1 });
+    expect(run.rowsVerified, described).toBe(run.rows);
+  }
+  for (const run of runs.filter((r) => r.outcome !== 'compacted'))
+    expect(run, described).toMatchObject({ status: 'SUCCEEDED', outcome: 'nothing-to-do', filesAfter: 1 });
+}
