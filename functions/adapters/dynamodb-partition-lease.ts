@@ -16,11 +16,11 @@ import { LeaseHeldError, PartitionNeedsAttentionError, TransientStoreError } fro
 import type { Policy } from '../core/policy.js';
 import { resolveEvent, SEQUENCER_WIDTH } from '../core/profiler/events.js';
 import type {
-  Attention,
   Lease,
   ObjectEvent,
   PartitionRef,
   PartitionSnapshot,
+  ReleasePatch,
   ResolvedEvent,
 } from '../core/profiler/model.js';
 import type { TableConfig } from '../core/table-config.js';
@@ -286,11 +286,7 @@ export class DynamoPartitionLease implements PartitionLeases {
   }
 
   /** Released through the profiler's own release, at the generation the run holds (read, then conditional). */
-  async release(
-    ref: PartitionRef,
-    runId: string,
-    patch: { readonly lastCompactedAt?: number; readonly attention?: Attention },
-  ): Promise<boolean> {
+  async release(ref: PartitionRef, runId: string, patch: ReleasePatch): Promise<boolean> {
     const current = await this.stats.get(ref);
     if (current === undefined || current.lease?.runId !== runId) return false;
     if (current.state !== 'scheduled' && current.state !== 'compacting') return false;

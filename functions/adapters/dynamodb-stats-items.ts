@@ -98,6 +98,7 @@ export function snapshotFromItem(item: Record<string, unknown>): PartitionSnapsh
     firstWriteAt: num(item.firstWriteAt),
     lastWriteAt: num(item.lastWriteAt),
     lastCompactedAt: num(item.lastCompactedAt),
+    awaitedVersion: num(item.awaitedVersion),
     partitionDate: num(item.partitionDate),
     dueAt: num(item.dueAt),
   };

@@ -24,13 +24,13 @@ import type { ChangeCursor } from '../core/formats/table-format.js';
 import { type CounterDelta, emptyDelta, planAccounting, sizeBucket } from '../core/profiler/accounting.js';
 import { latestPerFile, SEQUENCER_WIDTH } from '../core/profiler/events.js';
 import {
-  type Attention,
   type DecisionSummary,
   type FileRecord,
   type Lease,
   type PartitionRef,
   type PartitionSnapshot,
   partitionId,
+  type ReleasePatch,
   type ResolvedEvent,
   type SettleRetry,
 } from '../core/profiler/model.js';
@@ -825,12 +825,11 @@ export class DynamoStatsStore implements StatsStore {
     );
   }
 
-  async release(
-    ref: PartitionRef,
-    generation: number,
-    patch: { readonly lastCompactedAt?: number; readonly attention?: Attention },
-  ): Promise<boolean> {
+  async release(ref: PartitionRef, generation: number, patch: ReleasePatch): Promise<boolean> {
     const compacted = patch.lastCompactedAt === undefined ? '' : ', lastCompactedAt = :compacted';
+    // Every release says what the counters wait for: a run's version, or nothing (an earlier run's is dropped).
+    const awaited = patch.awaitedVersion === undefined ? '' : ', awaitedVersion = :awaited';
+    const dropAwaited = patch.awaitedVersion === undefined ? ' REMOVE awaitedVersion' : '';
     const attention = patch.attention;
     const partition = {
       TableName: this.table,
@@ -839,8 +838,8 @@ export class DynamoStatsStore implements StatsStore {
       // idle drops all three (a later incident starts its schedule afresh).
       UpdateExpression:
         attention === undefined
-          ? `SET #state = :idle, gsi1sk = :sk${compacted} REMOVE lease, attention, settleRetry ADD version :one`
-          : `SET #state = :attention, attention = :why, gsi1sk = :sk${compacted} ADD version :one`,
+          ? `SET #state = :idle, gsi1sk = :sk${compacted}${awaited} REMOVE lease, attention, settleRetry${dropAwaited === '' ? '' : ', awaitedVersion'} ADD version :one`
+          : `SET #state = :attention, attention = :why, gsi1sk = :sk${compacted}${awaited}${dropAwaited} ADD version :one`,
       ConditionExpression: 'generation = :generation AND #state IN (:scheduled, :compacting)',
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {
@@ -860,6 +859,7 @@ export class DynamoStatsStore implements StatsStore {
               ':sk': gsiSortKey({ partition: ref.partition, state: 'needs-attention', attention }, undefined),
             }),
         ...(patch.lastCompactedAt === undefined ? {} : { ':compacted': patch.lastCompactedAt }),
+        ...(patch.awaitedVersion === undefined ? {} : { ':awaited': patch.awaitedVersion }),
       },
     };
     // The run's slot goes in the same transaction (a run that ended stops counting at once, whoever ends

@@ -1,7 +1,7 @@
 // An in-memory PartitionLeases with the DynamoDB adapter's rules (idle or scheduled at the request's
 // generation → compacting; the holder's retry succeeds; release only by the holder): tests, the local CLI run.
 import { LeaseHeldError, PartitionNeedsAttentionError } from '../core/errors.js';
-import type { Attention, PartitionRef } from '../core/profiler/model.js';
+import type { Attention, PartitionRef, ReleasePatch } from '../core/profiler/model.js';
 import type {
   LayoutChange,
   LeaseGrant,
@@ -19,6 +19,7 @@ interface Item {
   attention?: Attention;
   lastWriteAt?: number;
   lastCompactedAt?: number;
+  awaitedVersion?: number;
 }
 
 export class MemoryLeases implements PartitionLeases {
@@ -94,11 +95,7 @@ export class MemoryLeases implements PartitionLeases {
     return true;
   }
 
-  async release(
-    ref: PartitionRef,
-    runId: string,
-    patch: { readonly lastCompactedAt?: number; readonly attention?: Attention },
-  ): Promise<boolean> {
+  async release(ref: PartitionRef, runId: string, patch: ReleasePatch): Promise<boolean> {
     const item = this.item(ref);
     if (item.state === 'idle' || item.state === 'needs-attention' || item.holder !== runId) return false;
     if (patch.attention === undefined) {
@@ -111,6 +108,8 @@ export class MemoryLeases implements PartitionLeases {
       item.attention = patch.attention;
     }
     if (patch.lastCompactedAt !== undefined) item.lastCompactedAt = patch.lastCompactedAt;
+    if (patch.awaitedVersion === undefined) delete item.awaitedVersion;
+    else item.awaitedVersion = patch.awaitedVersion;
     return true;
   }
 

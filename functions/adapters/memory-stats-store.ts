@@ -7,13 +7,13 @@ import { planAccounting, sizeBucket } from '../core/profiler/accounting.js';
 import { dueSlot } from '../core/profiler/decisions.js';
 import { latestPerFile, SEQUENCER_WIDTH } from '../core/profiler/events.js';
 import {
-  type Attention,
   type DecisionSummary,
   type FileRecord,
   type Lease,
   type PartitionRef,
   type PartitionSnapshot,
   partitionId,
+  type ReleasePatch,
   type ResolvedEvent,
   type SettleRetry,
 } from '../core/profiler/model.js';
@@ -228,11 +228,7 @@ export class MemoryStatsStore implements StatsStore {
     };
   }
 
-  async release(
-    ref: PartitionRef,
-    generation: number,
-    patch: { readonly lastCompactedAt?: number; readonly attention?: Attention },
-  ): Promise<boolean> {
+  async release(ref: PartitionRef, generation: number, patch: ReleasePatch): Promise<boolean> {
     const stored = this.partitions.get(partitionId(ref));
     const item = stored?.item;
     if (
@@ -258,6 +254,8 @@ export class MemoryStatsStore implements StatsStore {
       stored.index = { kind: 'attention', at: attention.since };
     }
     if (patch.lastCompactedAt !== undefined) item.lastCompactedAt = patch.lastCompactedAt;
+    if (patch.awaitedVersion === undefined) delete item.awaitedVersion;
+    else item.awaitedVersion = patch.awaitedVersion;
     item.version += 1;
     // A lease that never counted (taken before the caps existed) has no slot: the counters stay.
     const slots = this.slotsOf(ref.table);

@@ -4,12 +4,12 @@
 import type { ForeignFormatMarker } from '../core/formats/foreign-tables.js';
 import type { ChangeCursor } from '../core/formats/table-format.js';
 import type {
-  Attention,
   DecisionSummary,
   FileRecord,
   Lease,
   PartitionRef,
   PartitionSnapshot,
+  ReleasePatch,
   ResolvedEvent,
   SettleRetry,
 } from '../core/profiler/model.js';
@@ -121,11 +121,7 @@ export interface StatsStore {
    * in the same write. False when it was not held. With `attention`, → needs-attention instead (no trigger
    * starts a run; a settle run clears it), keeping the sweep's settle-retry record; idle drops it.
    */
-  release(
-    ref: PartitionRef,
-    generation: number,
-    patch: { readonly lastCompactedAt?: number; readonly attention?: Attention },
-  ): Promise<boolean>;
+  release(ref: PartitionRef, generation: number, patch: ReleasePatch): Promise<boolean>;
   /**
    * Records the sweep's next settle retry of a needs-attention partition, only if the partition is still
    * needs-attention at `snapshot.generation` with the retry record `snapshot` holds (none, or the same attempt

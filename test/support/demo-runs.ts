@@ -5,10 +5,11 @@ import type { DemoRun } from '../../functions/tools/demo-run.js';
 
 /**
  * Every partition in `partitions` compacted by exactly one run (`filesBefore` files into one, every row verified),
- * and every other run `SUCCEEDED` with nothing to do. A log-based table's partition may get such a second run: the
- * run's release makes the partition due at once (demo-run.ts's sweep re-decides every second), and for a table
- * whose log is its changes the finalize step leaves the counters to the profiler — until the profiler has read
- * the run's own commit, they still count the inputs, and the second run finds the partition compacted.
+ * and every other run `SUCCEEDED` with nothing to do. A run's release makes its partition due at once (demo-run.ts's
+ * sweep re-decides every second), and for a table whose log is its changes only the profiler, reading the run's own
+ * commit, lowers the counters: the sweep waits for the version the run committed (`awaitedVersion`). Where a format
+ * counts versions coarser than commits (Hudi: the second an instant completed) that wait may end before the commit is
+ * read, and a second run of the partition finds it compacted.
  */
 export function expectOneCompactionPerPartition(
   runs: readonly DemoRun[],

@@ -224,6 +224,27 @@ export function statsStoreContract(name: string, open: () => Promise<{ stats: St
       expect((await stats.reconcileRunCount(table)).running).toBe(0);
     });
 
+    it('keeps the log version a release says the counters wait for, until a release that says none', async () => {
+      // Prepare: a run released with the version it committed; the next one, of an object-event run, with none
+      const { stats, table } = await open();
+      const ref = { table, partition: 'p' };
+      await stats.schedule(await touched(stats, ref), lease('run-1'), started('run-1'));
+
+      // Act
+      await stats.release(ref, 1, { lastCompactedAt: NOW, awaitedVersion: 42 });
+      const waiting = await stats.get(ref);
+      await stats.schedule(waiting as PartitionSnapshot, lease('run-2'), started('run-2'));
+      const held = await stats.get(ref);
+      await stats.release(ref, 2, { lastCompactedAt: NOW + MINUTE });
+      const after = await stats.get(ref);
+
+      // Assess
+      expect(waiting).toMatchObject({ state: 'idle', awaitedVersion: 42 });
+      expect(held).toMatchObject({ state: 'scheduled', awaitedVersion: 42 });
+      expect(after?.state).toBe('idle');
+      expect(after?.awaitedVersion).toBeUndefined();
+    });
+
     it('claims each settle retry of a needs-attention partition once, at its generation and attempt count', async () => {
       // Prepare: one partition needs attention, another is idle
       const { stats, table } = await open();

@@ -479,6 +479,13 @@ export interface CommitLogChanges {
    * `upTo` undefined: its latest (reconcile, which no event drives).
    */
   readState(store: ObjectStore, tableRoot: string, upTo?: number): Promise<ChangeState>;
+  /**
+   * The version, as the profiler's cursor counts this table's versions, from which the cursor includes the commit a
+   * group's `formatState` records (undefined: not committed, or not known). The finalize step records the newest of
+   * its run's on the partition it releases: until the profiler has applied it, the partition's counters still
+   * count the files the run retired, and no trigger starts a run on them (it would find nothing to do).
+   */
+  committedVersion?(state: FormatState): number | undefined;
 }
 
 /**

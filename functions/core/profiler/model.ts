@@ -110,6 +110,22 @@ export interface Attention {
   readonly since: number;
 }
 
+/** What releasing a partition records besides its new state (idle, or needs-attention with `attention`). */
+export interface ReleasePatch {
+  /** The run compacted something: the cooldown counts from here. */
+  readonly lastCompactedAt?: number;
+  /** Something a person must fix stands in the way: needs-attention instead of idle. */
+  readonly attention?: Attention;
+  /**
+   * For a table whose log is its changes: the newest version of its log the run committed, as the profiler's cursor
+   * counts (`CommitLogChanges.committedVersion`). The finalize step cannot count the run's files in and out itself
+   * (only the log says what changed), so until the profiler has applied this version the counters still count the
+   * inputs the run retired; no trigger starts a run on them meanwhile (see {@link PartitionSnapshot.awaitedVersion}).
+   * Absent: nothing to wait for — a release drops what an earlier one recorded.
+   */
+  readonly awaitedVersion?: number;
+}
+
 /**
  * The sweep's settle retries of a needs-attention partition (see profiler/settle-retry.ts), kept on the partition so
  * the backoff survives function restarts and concurrent sweeps claim each retry once. It lasts as long as the
@@ -153,6 +169,12 @@ export interface PartitionSnapshot extends PartitionRef {
   /** Incremented on every schedule; part of the execution name. */
   readonly generation: number;
   readonly lastCompactedAt?: number;
+  /**
+   * The version of the table's log the last run committed, recorded at its release (see {@link ReleasePatch}): a
+   * verdict to compact waits until the profiler's cursor has reached it, since counters read before count files
+   * that run retired.
+   */
+  readonly awaitedVersion?: number;
   readonly lease?: Lease;
   readonly partitionDate?: number;
   /** Bumped by every change of counters or write times: decisions are only stored against the newest. */

@@ -210,7 +210,7 @@ async function applyTableCommits(
   }
   if (read.kind === 'partitions') {
     const corrected = await rederivePartitions(
-      deps,
+      { ...deps, changesAppliedThrough: read.cursor.version },
       { table, bucket, commits },
       read.partitions,
       'named',
@@ -243,7 +243,9 @@ async function applyTableCommits(
       ? commits.length
       : 0
     : commits.filter((c) => cursor !== undefined && c.version <= cursor.version).length;
-  const results = events.length === 0 ? new Map() : await profileEvents(deps, events, now, concurrency);
+  // Decided as counted through the versions just applied (the cursor is stored after them).
+  const decideDeps = { ...deps, changesAppliedThrough: read.cursor.version };
+  const results = events.length === 0 ? new Map() : await profileEvents(decideDeps, events, now, concurrency);
   const outcomes: TriggerOutcome[] = [];
   let applied = 0;
   for (const [id, result] of results) {
@@ -337,7 +339,13 @@ interface Rebuild {
 async function rebuildTable(deps: TableLogDeps, job: Rebuild, now: number): Promise<TableLogResult> {
   const { table } = job;
   const state = await job.changes.readState(job.store, table.prefix, job.upTo);
-  const corrected = await rederivePartitions(deps, job, state.partitions, 'all', now);
+  const corrected = await rederivePartitions(
+    { ...deps, changesAppliedThrough: state.cursor.version },
+    job,
+    state.partitions,
+    'all',
+    now,
+  );
   await deps.stats.advanceChangeCursor(table.name, state.cursor);
   (deps.log ?? (() => undefined))('warn', 'table statistics re-derived from its whole state', {
     table: table.name,

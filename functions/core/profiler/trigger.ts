@@ -63,7 +63,19 @@ export interface TriggerDeps {
    * recorded as waiting and stays due. Absent: runs are counted but never refused (tests, tools).
    */
   readonly runCaps?: RunCaps;
+  /**
+   * How far the profiler has applied the evaluated table's log in the batch at hand (the cursor it stores once the
+   * batch is applied): what a partition whose counters wait for its last run's commit (`awaitedVersion`) is
+   * compared with. Absent (the sweep, object-event tables): the stored cursor, read only for such a partition.
+   */
+  readonly changesAppliedThrough?: number;
 }
+
+/**
+ * When a partition whose counters wait for its last run's commit is decided again: the sweep's next visit, or
+ * sooner the profiler applying that commit (it decides about the partition then).
+ */
+export const AWAITED_COMMIT_RETRY_MS = 60_000;
 
 const NO_STARTER = 'not started: no state machine configured (STATE_MACHINE_ARN unset)';
 
@@ -103,7 +115,9 @@ export async function evaluatePartition(
     return { ref, decision: decided, action: 'leased' };
   }
   // Only a verdict to compact pays for reading the markers: waiting and blocked partitions read nothing more.
-  const decision = decided.compact ? await unlessForeignFormat(deps, ref, decided) : decided;
+  const decision = decided.compact
+    ? await unlessAwaitingCommit(deps, snapshot, await unlessForeignFormat(deps, ref, decided), now)
+    : decided;
   if (!decision.compact || deps.starter === undefined || deps.dryRun === true) {
     const action: TriggerAction = decision.compact
       ? 'not-started'
@@ -228,6 +242,31 @@ async function unlessForeignFormat(
   return marker === undefined
     ? decision
     : { compact: false, reasons: [...decision.reasons, foreignFormatReason(marker)] };
+}
+
+/**
+ * The decision, waiting when the partition's counters predate the commit its last run made to the table's log
+ * (`awaitedVersion`, recorded at the run's release): until the profiler has applied that version they still count
+ * the files the run retired, and a run started on them would find the partition compacted and do nothing.
+ */
+async function unlessAwaitingCommit(
+  deps: TriggerDeps,
+  snapshot: PartitionSnapshot,
+  decision: Decision,
+  now: number,
+): Promise<Decision> {
+  const awaited = snapshot.awaitedVersion;
+  if (!decision.compact || awaited === undefined) return decision;
+  const applied = deps.changesAppliedThrough ?? (await deps.stats.changeCursor(snapshot.table))?.version;
+  if (applied !== undefined && applied >= awaited) return decision;
+  return {
+    compact: false,
+    reasons: [
+      ...decision.reasons,
+      `the counters predate version ${awaited} of the table's log, which the last run committed (the profiler has applied ${applied === undefined ? 'none of it' : `it up to ${applied}`}): waiting for the profiler to count that commit`,
+    ],
+    eligibleAt: now + AWAITED_COMMIT_RETRY_MS,
+  };
 }
 
 /**

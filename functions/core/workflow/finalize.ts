@@ -209,13 +209,34 @@ export async function finalizeRun(
       at: now,
     });
   }
+  const awaitedVersion = newestCommittedVersion(stepFormat(deps), changed);
   await deps.leases.release(ref, run.runId, {
     ...(changed.length > 0 ? { lastCompactedAt: now } : {}),
+    ...(awaitedVersion === undefined ? {} : { awaitedVersion }),
     ...(needsAttention === undefined
       ? {}
       : { attention: { reason: needsAttention, runId: run.runId, since: now } }),
   });
   return summary;
+}
+
+/**
+ * The newest version of the table's log that `groups` committed, as the profiler's cursor counts versions, for a
+ * table whose log is its changes (undefined for any other, or when the format cannot tell). The layout change above
+ * counts nothing for such a table — only its log says what changed — so this is what the partition's counters wait
+ * for before a trigger may act on them again.
+ */
+function newestCommittedVersion(
+  format: TableFormat,
+  groups: readonly Pick<GroupJournalEntry, 'formatState'>[],
+): number | undefined {
+  const changes = format.changes;
+  if (changes.kind !== 'commit-log' || changes.committedVersion === undefined) return undefined;
+  const versions = groups.flatMap((g) => {
+    const version = g.formatState === undefined ? undefined : changes.committedVersion?.(g.formatState);
+    return version === undefined ? [] : [version];
+  });
+  return versions.length === 0 ? undefined : Math.max(...versions);
 }
 
 /**

@@ -1,6 +1,6 @@
 // The port through which workflow steps hold a partition's lease and record what a run did; the
 // DynamoDB adapter keeps it on the profiler's partition item, tests keep it in memory.
-import type { Attention, PartitionRef } from '../profiler/model.js';
+import type { Attention, PartitionRef, ReleasePatch } from '../profiler/model.js';
 
 export type { Attention };
 
@@ -71,11 +71,7 @@ export interface PartitionLeases {
    * the partition is not released as idle but marked `needs-attention` (no trigger starts a run on it;
    * only a settle run takes it), because something a person must fix stands in the way.
    */
-  release(
-    ref: PartitionRef,
-    runId: string,
-    patch: { readonly lastCompactedAt?: number; readonly attention?: Attention },
-  ): Promise<boolean>;
+  release(ref: PartitionRef, runId: string, patch: ReleasePatch): Promise<boolean>;
   /** Applies the run's own file changes to the partition's statistics (idempotent with S3's later events). */
   applyLayoutChange(ref: PartitionRef, change: LayoutChange): Promise<void>;
   putHistory(item: RunHistory): Promise<void>;

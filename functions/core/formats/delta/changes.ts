@@ -16,6 +16,7 @@ import type {
   VersionChanges,
 } from '../table-format.js';
 import type { AddAction, DeltaAction, RemoveAction } from './actions.js';
+import { deltaCommittedVersion } from './commit.js';
 import { DeltaLogError } from './errors.js';
 import { type DeltaSnapshot, normalizeTableRoot, readCommitActions, readDeltaSnapshot } from './log.js';
 import { classifyLogFile } from './log-files.js';
@@ -221,4 +222,6 @@ export const deltaChanges = {
   roleOf,
   readChanges,
   readState,
+  // The cursor counts log versions: the version our OPTIMIZE commit took is the one to wait for.
+  committedVersion: deltaCommittedVersion,
 } as const satisfies CommitLogChanges;

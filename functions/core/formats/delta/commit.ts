@@ -67,6 +67,11 @@ export function deltaGroupState(
   };
 }
 
+/** The log version that committed a group, from its formatState (see {@link DeltaGroupState}); undefined before. */
+export function deltaCommittedVersion(state: FormatState): number | undefined {
+  return typeof state.committedVersion === 'number' ? state.committedVersion : undefined;
+}
+
 /** The journal's formatState of a group planned at `readVersion`. */
 export function deltaFormatState(tableRoot: string, readVersion: number): FormatState {
   return { tableRoot, readVersion };

@@ -35,6 +35,7 @@
 // instants (`<time>.<action>`, comma-separated) when there were any. Reading depends on the storage and the cursor
 // only, never on the event: duplicate and reordered events converge on the same state.
 import { createHash } from 'node:crypto';
+import type { FormatState } from '../../../ports/journal.js';
 import type { ObjectStore } from '../../../ports/object-store.js';
 import type {
   ChangeCursor,
@@ -78,6 +79,23 @@ import {
 /** The timeline's completed write instants (`.hoodie/T.action`, `.hoodie/timeline/T_C.action`). */
 const COMPLETED_WRITE =
   /^\.hoodie\/(?:[A-Za-z0-9._-]+\/)?(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?\.(commit|deltacommit|replacecommit)$/;
+
+/** A completed write's timeline file name (either layout): its instant time, and its completion time on layout 2. */
+const COMPLETED_NAME = /^(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?\.(?:commit|deltacommit|replacecommit)$/;
+
+/**
+ * The cursor's version of the instant a group committed (its formatState's `hudiCompleted`, the completed instant
+ * file): the second it completed, as {@link versionOf} counts. Instants completing in the same second share it (and on
+ * table version 6 an instant counts by its start), so the cursor may reach it before this instant is applied: the
+ * wait it guards then ends early — a run that finds nothing to do, never a run held back.
+ */
+function committedVersion(state: FormatState): number | undefined {
+  const key = state.hudiCompleted;
+  if (typeof key !== 'string') return undefined;
+  const m = COMPLETED_NAME.exec(key.slice(key.lastIndexOf('/') + 1));
+  const completed = m?.[2] ?? m?.[1];
+  return completed === undefined ? undefined : Number(completed.slice(0, 14));
+}
 
 /** Pending actions whose file groups the whole-state read sets aside (a plan, or a replace naming none yet). */
 const PLAN_ACTIONS: ReadonlySet<string> = new Set([
@@ -598,4 +616,5 @@ export const hudiChanges: CommitLogChanges = {
   },
   readChanges: (store, tableRoot, from) => readHudiChanges(store, tableRoot, from),
   readState: (store, tableRoot) => readHudiState(store, tableRoot),
+  committedVersion,
 };

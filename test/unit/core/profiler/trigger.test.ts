@@ -11,6 +11,7 @@ import type {
 } from '../../../../functions/core/profiler/model.js';
 import { reconcileTable, sweepTable } from '../../../../functions/core/profiler/sweep.js';
 import {
+  AWAITED_COMMIT_RETRY_MS,
   evaluatePartition,
   profileEvents,
   type TriggerDeps,
@@ -122,6 +123,73 @@ describe('profileEvents', () => {
     expect(starter.starts).toEqual([]);
     expect(await stats.listDue(TABLE, NOW)).toEqual([{ table: TABLE, partition: 'p' }]);
     expect((await stats.get({ table: TABLE, partition: 'p' }))?.lastDecision?.action).toMatch(/dry-run/);
+  });
+});
+
+describe("a partition whose counters wait for its last run's commit to the table's log", () => {
+  /** 6 small files, counted, then a run that committed version 7 of the log and was released with it. */
+  async function releasedAfterCommit(stats: MemoryStatsStore, starter: FakeStarter, ref: PartitionRef) {
+    await profileEvents(deps(stats, { starter }), smallFiles(ref.partition, 6, 60), NOW);
+    const held = (await stats.get(ref)) as PartitionSnapshot;
+    // Compacted a day ago: past any cooldown, so only the wait can hold a run back.
+    await stats.release(ref, held.generation, { lastCompactedAt: NOW - 24 * 60 * MINUTE, awaitedVersion: 7 });
+    return (await stats.get(ref)) as PartitionSnapshot;
+  }
+
+  it.each([
+    { applied: 'nothing of the log', cursor: undefined, inBatch: undefined, starts: false },
+    { applied: 'the log up to version 6', cursor: 6, inBatch: undefined, starts: false },
+    { applied: 'version 7 in the batch at hand', cursor: 6, inBatch: 7, starts: true },
+    { applied: 'the log up to version 7', cursor: 7, inBatch: undefined, starts: true },
+  ])(
+    'is started only once the profiler has applied that version: $applied',
+    async ({ cursor, inBatch, starts }) => {
+      // Prepare: the counters still count the 6 files, as they do until the run's commit is read
+      const stats = new MemoryStatsStore();
+      const starter = new FakeStarter();
+      const ref: PartitionRef = { table: TABLE, partition: 'date=2026-11-29' };
+      const released = await releasedAfterCommit(stats, starter, ref);
+      if (cursor !== undefined) await stats.advanceChangeCursor(TABLE, { version: cursor, memo: '' });
+
+      // Act
+      const outcome = await evaluatePartition(
+        deps(stats, { starter, ...(inBatch === undefined ? {} : { changesAppliedThrough: inBatch }) }),
+        released,
+        NOW + 15 * MINUTE,
+      );
+
+      // Assess
+      expect(released).toMatchObject({ state: 'idle', smallCount: 6, awaitedVersion: 7 });
+      expect(starter.starts).toHaveLength(starts ? 2 : 1);
+      if (starts) {
+        expect(outcome.action).toBe('started');
+      } else {
+        expect(outcome.action).toBe('waiting');
+        expect(outcome.decision.reasons.at(-1)).toMatch(
+          /the counters predate version 7 of the table's log, which the last run committed .*: waiting for the profiler to count that commit/,
+        );
+        expect((await stats.get(ref))?.dueAt).toBe(NOW + 15 * MINUTE + AWAITED_COMMIT_RETRY_MS);
+      }
+    },
+  );
+
+  it('waits for nothing after a release that records no version', async () => {
+    // Prepare: a release with a version, then a later run's release without one (an object-event table's run)
+    const stats = new MemoryStatsStore();
+    const starter = new FakeStarter();
+    const ref: PartitionRef = { table: TABLE, partition: 'date=2026-11-29' };
+    const released = await releasedAfterCommit(stats, starter, ref);
+    await evaluatePartition(deps(stats, { starter, changesAppliedThrough: 7 }), released, NOW + MINUTE);
+    const held = (await stats.get(ref)) as PartitionSnapshot;
+
+    // Act
+    await stats.release(ref, held.generation, { lastCompactedAt: NOW - 24 * 60 * MINUTE });
+    const again = (await stats.get(ref)) as PartitionSnapshot;
+    const outcome = await evaluatePartition(deps(stats, { starter }), again, NOW + 15 * MINUTE);
+
+    // Assess
+    expect(again.awaitedVersion).toBeUndefined();
+    expect(outcome.action).toBe('started');
   });
 });
 

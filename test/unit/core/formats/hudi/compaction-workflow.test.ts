@@ -253,7 +253,13 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
       // One completed compaction commit, nothing else new on the timeline but its plan and inflight.
       const added = (await timelineFiles(dir, template.timeline)).filter((f) => !timelineBefore.includes(f));
       expect(added.filter((f) => f.startsWith(instant)).sort()).toEqual(added.sort());
-      expect(added.filter((f) => /\.commit$/.test(f))).toHaveLength(1);
+      const commitFile = added.filter((f) => /\.commit$/.test(f));
+      expect(commitFile).toHaveLength(1);
+      // The release records the second T's commit completed (its name's completion time; on layout 1 its time).
+      const completed = /^(\d{17})(?:_(\d{17}))?\.commit$/.exec(commitFile[0] ?? '');
+      expect(deps.leases.item({ table: 'trips', partition: run.partition }).awaitedVersion).toBe(
+        Number((completed?.[2] ?? completed?.[1] ?? '').slice(0, 14)),
+      );
       expect(added.filter((f) => f.endsWith('.compaction.requested'))).toHaveLength(1);
       // The new base files are the planned names, live, and the logs compacted into them are gone from the view.
       const state = await readHudiTable(store, 'trips');
@@ -482,6 +488,26 @@ describe('Merge-on-Read compaction through the workflow steps', () => {
       expect(await hudiMergedView(db, dir, 'trips', MOR_ROW_COLUMNS)).toEqual(before);
     },
   );
+
+  it("records at the release the second its replacecommit completed: the profiler's version the partition's counters wait for", async () => {
+    // Prepare: six small base-only file groups
+    const { store } = await smallFileGroups('lc-hudi-awaited-');
+    const deps = depsOf(store, new MemoryJournal(), NOW);
+
+    // Act
+    const result = await runOnce(deps, clusterRun('run-1', NOW));
+
+    // Assess
+    expect(result.summary.status, JSON.stringify(result.summary)).toBe('SUCCEEDED');
+    const state = await readHudiTable(store, 'trips');
+    const [replace] = state.timeline.completedWrites.filter((w) => w.instant.action === 'replacecommit');
+    const completed = replace?.instant.completionTime ?? '';
+    expect(completed).toMatch(/^\d{17}$/);
+    expect(deps.leases.item({ table: 'trips', partition: '1' })).toMatchObject({
+      state: 'idle',
+      awaitedVersion: Number(completed.slice(0, 14)),
+    });
+  });
 
   it("keeps a clustering's heartbeat alive while its outputs are copied into the partition, however long the copies take; the group completes with the same rows", async () => {
     // Prepare: six small base-only file groups; the copy of the output into the partition lasts three renewal
