@@ -19,6 +19,7 @@ import {
 } from '../table-format.js';
 import { type IcebergCatalog, type LoadedTable, PathCatalog } from './catalog.js';
 import { metadataVersion } from './catalogs.js';
+import { icebergCommittedVersion } from './group-commit.js';
 import { readSnapshotFiles } from './live-files.js';
 import { type ManifestEntry, readManifest, readManifestList } from './manifests.js';
 import type { Snapshot } from './metadata.js';
@@ -307,5 +308,6 @@ export function icebergChanges(
     readChanges: (store, tableRoot, from, upTo) =>
       readChanges(catalogOf(store), store, tableRoot, from, upTo),
     readState: (store, tableRoot, upTo) => readState(catalogOf(store), store, tableRoot, upTo),
+    committedVersion: icebergCommittedVersion,
   };
 }

@@ -27,6 +27,7 @@ import { KeyOutsideTableError } from '../../keys.js';
 import type { CommitConflict, CommitDeps } from '../table-format.js';
 import { versionCommitter } from '../version-commit.js';
 import { type IcebergCatalog, type LoadedTable, PathCatalog } from './catalog.js';
+import { metadataVersion } from './catalogs.js';
 import { type AddedDataFile, commitReplace } from './commit.js';
 import { IcebergCommitConflictError, IcebergUnsupportedError } from './errors.js';
 import { partitionKey, readSnapshotFiles } from './live-files.js';
@@ -75,6 +76,33 @@ export function icebergGroupState(
   };
 }
 
+/** Where a group's formatState keeps the cursor version of its commit (see {@link icebergCommittedVersion}). */
+const COMMITTED_CURSOR_STATE = 'committedCursorVersion';
+
+/**
+ * The version of the profiler's cursor from which it includes a group's commit, from the group's formatState: the
+ * snapshot's sequence number, or on format version 1 (no sequence numbers) the number of the metadata file that
+ * made it current — counted as changes.ts's cursor counts. Undefined before the commit.
+ */
+export function icebergCommittedVersion(state: FormatState): number | undefined {
+  const version = state[COMMITTED_CURSOR_STATE];
+  return typeof version === 'number' ? version : undefined;
+}
+
+/**
+ * Our group's snapshot `snapshotId`, found in `table` (an earlier attempt committed it): its sequence number, or on
+ * format version 1 the table's current metadata version — no earlier than the one that committed it, so a wait for
+ * it never ends before the commit is counted.
+ */
+export function committedIn(table: LoadedTable, snapshotId: string): CommitResultKind {
+  const snapshot = table.metadata.snapshots.find((s) => s.snapshotId.toString() === snapshotId);
+  const cursorVersion =
+    table.metadata.formatVersion === 1 || snapshot === undefined
+      ? table.version
+      : Number(snapshot.sequenceNumber);
+  return { kind: 'committed', snapshotId, cursorVersion };
+}
+
 /** The journal's formatState of a group planned at snapshot `snapshotId`. */
 export function icebergFormatState(tableRoot: string, snapshotId: bigint): FormatState {
   return { tableRoot, snapshotId: snapshotId.toString() };
@@ -98,7 +126,15 @@ export function icebergCommitter(options: IcebergCommitterOptions = {}) {
     async commitVersion(deps, entry) {
       const result = await commitToTable(deps, entry, catalogOf(deps.store), options);
       return result.kind === 'committed'
-        ? { kind: 'committed', state: { committedSnapshotId: result.snapshotId } }
+        ? {
+            kind: 'committed',
+            state: {
+              committedSnapshotId: result.snapshotId,
+              ...(result.cursorVersion === undefined
+                ? {}
+                : { [COMMITTED_CURSOR_STATE]: result.cursorVersion }),
+            },
+          }
         : result;
     },
     isCommitted: (entry) =>
@@ -107,7 +143,12 @@ export function icebergCommitter(options: IcebergCommitterOptions = {}) {
 }
 
 type CommitResultKind =
-  | { readonly kind: 'committed'; readonly snapshotId: string }
+  | {
+      readonly kind: 'committed';
+      readonly snapshotId: string;
+      /** The profiler's cursor version that includes it (see {@link icebergCommittedVersion}), when known. */
+      readonly cursorVersion?: number;
+    }
   | { readonly kind: 'conflict'; readonly conflicts: readonly CommitConflict[] };
 
 /** The id of a snapshot of the table tagged with this run and group, if any (an earlier attempt's commit). */
@@ -133,7 +174,7 @@ async function commitToTable(
     return { kind: 'committed', snapshotId: state.committedSnapshotId };
   const table = await catalog.load(state.tableRoot);
   const earlier = ownSnapshotId(table, entry);
-  if (earlier !== undefined) return { kind: 'committed', snapshotId: earlier };
+  if (earlier !== undefined) return committedIn(table, earlier);
   const metadataDir = `${table.tableRoot === '' ? '' : `${table.tableRoot}/`}metadata/`;
   const startingId = BigInt(state.snapshotId);
   if (!table.metadata.snapshots.some((s) => s.snapshotId === startingId)) {
@@ -226,15 +267,24 @@ async function commitToTable(
         ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
       },
     );
-    return { kind: 'committed', snapshotId: result.snapshotId.toString() };
+    return {
+      kind: 'committed',
+      snapshotId: result.snapshotId.toString(),
+      // As the profiler's cursor counts (changes.ts): sequence numbers, or on format version 1 metadata versions.
+      cursorVersion:
+        table.metadata.formatVersion === 1
+          ? metadataVersion(result.metadataKey)
+          : Number(result.sequenceNumber),
+    };
   } catch (err) {
     // These are thrown before anything of the attempt is written; anything else leaves the outcome unknown. A
     // metadata path that leaves the table root (KeyOutsideTableError) is met while reading, like a refused feature.
     const refusal = err instanceof IcebergUnsupportedError || err instanceof KeyOutsideTableError;
     if (!(err instanceof IcebergCommitConflictError) && !refusal) throw err;
     // A twin attempt of this group may have committed meanwhile: its snapshot removing our inputs is the conflict.
-    const twin = ownSnapshotId(await catalog.load(state.tableRoot), entry);
-    if (twin !== undefined) return { kind: 'committed', snapshotId: twin };
+    const reloaded = await catalog.load(state.tableRoot);
+    const twin = ownSnapshotId(reloaded, entry);
+    if (twin !== undefined) return committedIn(reloaded, twin);
     if (refusal)
       // The table changed since planning to something this writer may not commit to (a feature it refuses).
       return conflict([{ key: metadataDir, reason: err.message }]);
