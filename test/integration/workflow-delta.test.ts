@@ -58,9 +58,11 @@ describe('compaction workflow on a Delta table, on the local cloud', () => {
       await appendDeltaEvents(h.store, ROOT, { day: DAY, rows: 150 + b, seed: 40 + b, now: NOW });
     }
     const before = await live();
-    let appended: { key: string; rows: number } | undefined;
+    // The groups verify in parallel: the first hook's promise is kept at once, so the writer appends exactly once.
+    let appending: Promise<{ key: string; rows: number }> | undefined;
     h.hooks.set('Verify group', async () => {
-      appended ??= await appendDeltaEvents(h.store, ROOT, { day: DAY, rows: 5, seed: 77, now: NOW });
+      appending ??= appendDeltaEvents(h.store, ROOT, { day: DAY, rows: 5, seed: 77, now: NOW });
+      await appending;
     });
 
     // Act
@@ -91,6 +93,7 @@ describe('compaction workflow on a Delta table, on the local cloud', () => {
     expect(operations.filter((o) => o === 'WRITE')).toHaveLength(1);
     expect(operations.filter((o) => o === 'OPTIMIZE')).toHaveLength(output.groups);
     const after = await live();
+    const appended = await appending;
     const appendedRows = await rowMultiset(h.store, [appended?.key ?? ''], h.scratch);
     expect([...after.rows].sort()).toEqual([...before.rows, ...appendedRows].sort());
     expect(after.rows).toHaveLength(before.rows.length + 5);
