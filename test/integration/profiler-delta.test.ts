@@ -14,17 +14,13 @@ import { sweepTable } from '../../functions/core/profiler/sweep.js';
 import { parseTableConfigs } from '../../functions/core/table-config.js';
 import { createProfilerHandler, policiesOf } from '../../functions/handlers/profiler.js';
 import { ManualClock } from '../../functions/ports/clock.js';
-import type {
-  ExecutionInfo,
-  StartResult,
-  StateMachineStarter,
-} from '../../functions/ports/state-machine-starter.js';
 import { createObservability } from '../../functions/shared/middleware.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../functions/tools/sample-delta.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
 import { startTestDynamoDb } from '../support/dynamodb-local.js';
+import { RecordingStarter } from '../support/recording-starter.js';
 
 const BUCKET = 'lake';
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -66,20 +62,6 @@ function sqsEvent(records: readonly unknown[]): SQSEvent {
       awsRegion: 'us-east-1',
     })),
   };
-}
-
-class FakeStarter implements StateMachineStarter {
-  readonly starts: string[] = [];
-  executionArn(name: string): string {
-    return `arn:aws:states:us-east-1:000000000000:execution:compact:${name}`;
-  }
-  async start(name: string): Promise<StartResult> {
-    this.starts.push(name);
-    return { executionArn: this.executionArn(name), alreadyStarted: false };
-  }
-  async describe(): Promise<ExecutionInfo | undefined> {
-    return undefined;
-  }
 }
 
 describe('profiler against DynamoDB Local with a Delta table', () => {
@@ -153,7 +135,7 @@ describe('profiler against DynamoDB Local with a Delta table', () => {
         return s3Record(key, await sizeOf(key), written);
       }),
     );
-    const starter = new FakeStarter();
+    const starter = new RecordingStarter();
     const clock = new ManualClock(NOW);
     const handler = createProfilerHandler({
       tables,

@@ -15,17 +15,14 @@ import { reconcileTable, sweepTable } from '../../functions/core/profiler/sweep.
 import { parseTableConfigs, type TableConfig } from '../../functions/core/table-config.js';
 import { createProfilerHandler, policiesOf } from '../../functions/handlers/profiler.js';
 import { ManualClock } from '../../functions/ports/clock.js';
-import type {
-  ExecutionInfo,
-  StartResult,
-  StateMachineStarter,
-} from '../../functions/ports/state-machine-starter.js';
+import type { StateMachineStarter } from '../../functions/ports/state-machine-starter.js';
 import { createObservability } from '../../functions/shared/middleware.js';
 import { LakeCompactorStack } from '../../infra/app.js';
 import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
 import { startTestDynamoDb } from '../support/dynamodb-local.js';
 import { HUDI_FIXTURES } from '../support/fixtures.js';
+import { RecordingStarter } from '../support/recording-starter.js';
 
 /**
  * The real Hudi table's files, relative to its base path (`.hoodie/…`, `byteField=10/…`), with their bytes, plus
@@ -93,20 +90,6 @@ function sqsEvent(records: readonly unknown[]): SQSEvent {
       awsRegion: 'us-east-1',
     })),
   };
-}
-
-class FakeStarter implements StateMachineStarter {
-  readonly starts: string[] = [];
-  executionArn(name: string): string {
-    return `arn:aws:states:us-east-1:000000000000:execution:compact:${name}`;
-  }
-  async start(name: string): Promise<StartResult> {
-    this.starts.push(name);
-    return { executionArn: this.executionArn(name), alreadyStarted: false };
-  }
-  async describe(): Promise<ExecutionInfo | undefined> {
-    return undefined;
-  }
 }
 
 describe('profiler and sweep against DynamoDB Local, with Delta Lake and Iceberg tables', () => {
@@ -183,7 +166,7 @@ describe('profiler and sweep against DynamoDB Local, with Delta Lake and Iceberg
 
   it('schedules nothing when a batch brings a Delta commit with its data files, and records the marker once', async () => {
     // Prepare
-    const starter = new FakeStarter();
+    const starter = new RecordingStarter();
     const handler = handlerFor(tablesFor('sales'), starter);
     const batch = sqsEvent([
       ...Array.from({ length: 6 }, (_, i) => s3Record(`sales/year=2021/part-0000${i}-x.c000.snappy.parquet`)),
@@ -225,7 +208,7 @@ describe('profiler and sweep against DynamoDB Local, with Delta Lake and Iceberg
     const dueBefore = await stats.listDue('orders', NOW);
     // … then the table's metadata write arrives
     await handlerFor(tables)(sqsEvent([s3Record('orders/year=2021/metadata/v1.metadata.json')]), context);
-    const starter = new FakeStarter();
+    const starter = new RecordingStarter();
 
     // Act
     const report = await sweepTable(
@@ -246,7 +229,7 @@ describe('profiler and sweep against DynamoDB Local, with Delta Lake and Iceberg
 
   it('schedules nothing for a batch bringing a real Hudi table, and reads its marker back as Hudi', async () => {
     // Prepare: every object of the table as it lands (a Hudi commit writes base files, then its timeline)
-    const starter = new FakeStarter();
+    const starter = new RecordingStarter();
     const tables = parseTableConfigs([
       {
         name: 'trips',
@@ -293,7 +276,7 @@ describe('profiler and sweep against DynamoDB Local, with Delta Lake and Iceberg
     ]);
     const store = new MemoryObjectStore({ now: () => new Date(NOW - 120 * MINUTE) });
     for (const f of await hudiTable()) await store.put(`old_trips/${f.key}`, f.bytes);
-    const starter = new FakeStarter();
+    const starter = new RecordingStarter();
 
     // Act
     const report = await reconcileTable(
@@ -326,7 +309,7 @@ describe('profiler and sweep against DynamoDB Local, with Delta Lake and Iceberg
     for (let i = 0; i < 6; i++)
       await store.put(`legacy/year=2021/part-0000${i}.snappy.parquet`, 'x'.repeat(900));
     await store.put('legacy/_delta_log/00000000000000000000.json', '{}');
-    const starter = new FakeStarter();
+    const starter = new RecordingStarter();
 
     // Act
     const report = await reconcileTable(

@@ -17,11 +17,6 @@ import { sweepTable } from '../../functions/core/profiler/sweep.js';
 import { parseTableConfigs } from '../../functions/core/table-config.js';
 import { createProfilerHandler, policiesOf } from '../../functions/handlers/profiler.js';
 import { ManualClock } from '../../functions/ports/clock.js';
-import type {
-  ExecutionInfo,
-  StartResult,
-  StateMachineStarter,
-} from '../../functions/ports/state-machine-starter.js';
 import { createObservability } from '../../functions/shared/middleware.js';
 import {
   appendHudiDeltaCommit,
@@ -32,6 +27,7 @@ import { LakeCompactorStack } from '../../infra/app.js';
 import { createTablesFromTemplate, type DynamoDbLocalEndpoint } from '../../infra/local/dynamodb-local.js';
 import { type CfnTemplate, TemplateModel } from '../../infra/local/template.js';
 import { startTestDynamoDb } from '../support/dynamodb-local.js';
+import { RecordingStarter } from '../support/recording-starter.js';
 
 const BUCKET = 'lake';
 const NOW = Date.UTC(2026, 11, 7, 12, 0, 0);
@@ -74,20 +70,6 @@ function sqsEvent(records: readonly unknown[]): SQSEvent {
       awsRegion: 'us-east-1',
     })),
   };
-}
-
-class FakeStarter implements StateMachineStarter {
-  readonly starts: string[] = [];
-  executionArn(name: string): string {
-    return `arn:aws:states:us-east-1:000000000000:execution:compact:${name}`;
-  }
-  async start(name: string): Promise<StartResult> {
-    this.starts.push(name);
-    return { executionArn: this.executionArn(name), alreadyStarted: false };
-  }
-  async describe(): Promise<ExecutionInfo | undefined> {
-    return undefined;
-  }
 }
 
 describe('profiler against DynamoDB Local with a Hudi Merge-on-Read table', () => {
@@ -161,7 +143,7 @@ describe('profiler against DynamoDB Local with a Hudi Merge-on-Read table', () =
           records.push(s3Record(o.key, o.size, written));
       return records;
     };
-    const starter = new FakeStarter();
+    const starter = new RecordingStarter();
     const clock = new ManualClock(NOW);
     const policies = policiesOf(tables);
     const handler = createProfilerHandler({

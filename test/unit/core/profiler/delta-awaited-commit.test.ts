@@ -19,13 +19,9 @@ import { buildRunContext } from '../../../../functions/core/run-input.js';
 import { parseTableConfigs, resolveTablePolicy } from '../../../../functions/core/table-config.js';
 import { runPartition } from '../../../../functions/core/workflow/run.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
-import type {
-  ExecutionInfo,
-  StartResult,
-  StateMachineStarter,
-} from '../../../../functions/ports/state-machine-starter.js';
 import { defaultParquetEngine } from '../../../../functions/shared/parquet-engine.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../../../functions/tools/sample-delta.js';
+import { RecordingStarter } from '../../../support/recording-starter.js';
 
 const NOW = Date.UTC(2026, 11, 7, 12, 0, 0);
 const MINUTE = 60_000;
@@ -46,20 +42,6 @@ const TABLES = parseTableConfigs([
   },
 ]);
 const POLICIES = new Map([['events', resolveTablePolicy(TABLES[0] as (typeof TABLES)[number])]]);
-
-class RecordingStarter implements StateMachineStarter {
-  readonly starts: string[] = [];
-  executionArn(name: string): string {
-    return `arn:aws:states:us-east-1:000000000000:execution:compact:${name}`;
-  }
-  async start(name: string): Promise<StartResult> {
-    this.starts.push(name);
-    return { executionArn: this.executionArn(name), alreadyStarted: false };
-  }
-  async describe(): Promise<ExecutionInfo | undefined> {
-    return undefined;
-  }
-}
 
 /** The commit events of versions `from`…`to` of the log, as the profiler resolves S3's events for them. */
 function commitEvents(from: number, to: number, at: number): CommitEvent[] {

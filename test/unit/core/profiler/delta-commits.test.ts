@@ -22,30 +22,13 @@ import { evaluatePartition } from '../../../../functions/core/profiler/trigger.j
 import { isSmallFile } from '../../../../functions/core/stats.js';
 import { parseTableConfigs, type TableConfig } from '../../../../functions/core/table-config.js';
 import type { ObjectStore } from '../../../../functions/ports/object-store.js';
-import type {
-  ExecutionInfo,
-  StartResult,
-  StateMachineStarter,
-} from '../../../../functions/ports/state-machine-starter.js';
+import type { StateMachineStarter } from '../../../../functions/ports/state-machine-starter.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../../../functions/tools/sample-delta.js';
+import { RecordingStarter } from '../../../support/recording-starter.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 const MINUTE = 60_000;
 const DAYS = ['2026-11-28', '2026-11-29'];
-
-class FakeStarter implements StateMachineStarter {
-  readonly starts: string[] = [];
-  executionArn(name: string): string {
-    return `arn:aws:states:us-east-1:000000000000:execution:compact:${name}`;
-  }
-  async start(name: string): Promise<StartResult> {
-    this.starts.push(name);
-    return { executionArn: this.executionArn(name), alreadyStarted: false };
-  }
-  async describe(): Promise<ExecutionInfo | undefined> {
-    return undefined;
-  }
-}
 
 function deltaTable(prefix: string): TableConfig[] {
   return parseTableConfigs([
@@ -313,7 +296,7 @@ describe('our own OPTIMIZE commit on a Delta table', () => {
     const tables = deltaTable('');
     await appendedTable(store, '', 6);
     const latest = (await readDeltaSnapshot(store, '')).version;
-    const starter = new FakeStarter();
+    const starter = new RecordingStarter();
     const { stats, deps } = depsFor(tables, store, starter);
     const later = NOW + DEFAULT_POLICY.quietMinutes * MINUTE;
     const commits = Array.from({ length: latest + 1 }, (_, v) => commitOf(tables, '', v));

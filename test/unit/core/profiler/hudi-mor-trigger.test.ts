@@ -27,11 +27,6 @@ import { parseTableConfigs, resolveTablePolicy } from '../../../../functions/cor
 import { planKey } from '../../../../functions/core/workflow/layout.js';
 import { runPartition } from '../../../../functions/core/workflow/run.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
-import type {
-  ExecutionInfo,
-  StartResult,
-  StateMachineStarter,
-} from '../../../../functions/ports/state-machine-starter.js';
 import { defaultParquetEngine } from '../../../../functions/shared/parquet-engine.js';
 import {
   type AppenderTable,
@@ -43,6 +38,7 @@ import {
 import { type DuckDb, openDuckDb } from '../../../support/duckdb.js';
 import { commitEventsOf, completedInstantNames } from '../../../support/hudi-commit-events.js';
 import { hudiMergedView } from '../../../support/hudi-mor-view.js';
+import { RecordingStarter } from '../../../support/recording-starter.js';
 
 const NOW = Date.UTC(2026, 11, 7, 12, 0, 0);
 const DAY = 24 * 60 * 60_000;
@@ -67,20 +63,6 @@ const TABLES = parseTableConfigs([
   },
 ]);
 const POLICIES = new Map([['trips', resolveTablePolicy(TABLES[0] as (typeof TABLES)[number])]]);
-
-class RecordingStarter implements StateMachineStarter {
-  readonly starts: string[] = [];
-  executionArn(name: string): string {
-    return `arn:aws:states:us-east-1:000000000000:execution:compact:${name}`;
-  }
-  async start(name: string): Promise<StartResult> {
-    this.starts.push(name);
-    return { executionArn: this.executionArn(name), alreadyStarted: false };
-  }
-  async describe(): Promise<ExecutionInfo | undefined> {
-    return undefined;
-  }
-}
 
 let db: DuckDb;
 const dirs: string[] = [];

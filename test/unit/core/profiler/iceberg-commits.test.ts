@@ -19,12 +19,8 @@ import { profileCommits, type TableLogDeps } from '../../../../functions/core/pr
 import { isSmallFile } from '../../../../functions/core/stats.js';
 import { parseTableConfigs } from '../../../../functions/core/table-config.js';
 import type { ObjectStore } from '../../../../functions/ports/object-store.js';
-import type {
-  ExecutionInfo,
-  StartResult,
-  StateMachineStarter,
-} from '../../../../functions/ports/state-machine-starter.js';
 import { appendIcebergEvents, createIcebergEventsTable } from '../../../../functions/tools/sample-iceberg.js';
+import { RecordingStarter } from '../../../support/recording-starter.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 const MINUTE = 60_000;
@@ -33,20 +29,6 @@ const tables = parseTableConfigs([{ name: 'events', bucket: 'lake', prefix: 'eve
 const policies = new Map(tables.map((t) => [t.name, DEFAULT_POLICY]));
 
 let sequence = 0;
-
-class FakeStarter implements StateMachineStarter {
-  readonly starts: string[] = [];
-  executionArn(name: string): string {
-    return `arn:aws:states:us-east-1:000000000000:execution:compact:${name}`;
-  }
-  async start(name: string): Promise<StartResult> {
-    this.starts.push(name);
-    return { executionArn: this.executionArn(name), alreadyStarted: false };
-  }
-  async describe(): Promise<ExecutionInfo | undefined> {
-    return undefined;
-  }
-}
 
 /** What the profiler makes of S3's creation event for `key`. */
 function resolve(key: string, time = NOW) {
@@ -243,7 +225,7 @@ describe('the trigger on an Iceberg table', () => {
     // Prepare: six small appends to one day, each commit seen as it lands
     const store = new MemoryObjectStore();
     const stats = new MemoryStatsStore();
-    const starter = new FakeStarter();
+    const starter = new RecordingStarter();
     const deps: TableLogDeps = { stats, tables, policies, storeFor: () => store, starter };
     await createIcebergEventsTable(store, 'events', { now: NOW });
     await profileCommits(deps, [commitOf('events/metadata/v1.metadata.json')], NOW);
