@@ -7,13 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
 import { MemoryObjectStore } from '../../../../functions/adapters/memory-object-store.js';
-import { MemoryStatsStore } from '../../../../functions/adapters/memory-stats-store.js';
 import { readCommitActions, readDeltaSnapshot } from '../../../../functions/core/formats/delta/log.js';
 import { commitFileName } from '../../../../functions/core/formats/delta/log-files.js';
 import { formatForTable } from '../../../../functions/core/formats/index.js';
 import { type CommitEvent, resolveEvent } from '../../../../functions/core/profiler/events.js';
 import { sweepTable } from '../../../../functions/core/profiler/sweep.js';
-import { profileCommits, type TableLogDeps } from '../../../../functions/core/profiler/table-log.js';
+import { profileCommits } from '../../../../functions/core/profiler/table-log.js';
 import { AWAITED_COMMIT_RETRY_MS } from '../../../../functions/core/profiler/trigger.js';
 import { buildRunContext } from '../../../../functions/core/run-input.js';
 import { parseTableConfigs, resolveTablePolicy } from '../../../../functions/core/table-config.js';
@@ -21,7 +20,7 @@ import { runPartition } from '../../../../functions/core/workflow/run.js';
 import { ManualClock } from '../../../../functions/ports/clock.js';
 import { defaultParquetEngine } from '../../../../functions/shared/parquet-engine.js';
 import { appendDeltaEvents, createDeltaEventsTable } from '../../../../functions/tools/sample-delta.js';
-import { RecordingStarter } from '../../../support/recording-starter.js';
+import { profilerOf } from '../../../support/profiler-deps.js';
 
 const NOW = Date.UTC(2026, 11, 7, 12, 0, 0);
 const MINUTE = 60_000;
@@ -76,16 +75,7 @@ describe("a Delta partition released before the profiler has read its run's comm
     const store = new MemoryObjectStore();
     await createDeltaEventsTable(store, ROOT, { now: NOW });
     const appended = await append(store, 6, 1);
-    const stats = new MemoryStatsStore();
-    const starter = new RecordingStarter();
-    const deps: TableLogDeps = {
-      stats,
-      starter,
-      tables: TABLES,
-      policies: POLICIES,
-      storeFor: () => store,
-      formatFor: (table) => formatForTable(TABLES, table.name, {}),
-    };
+    const { stats, starter, deps } = profilerOf(TABLES, POLICIES, store);
     const appendsVersion = (await readDeltaSnapshot(store, ROOT)).version;
     await profileCommits(deps, commitEvents(0, appendsVersion, NOW), NOW);
     const ref = { table: 'events', partition: PARTITION };

@@ -13,7 +13,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../../../functions/adapters/local-object-store.js';
 import { MemoryJournal } from '../../../../functions/adapters/memory-journal.js';
 import { MemoryLeases } from '../../../../functions/adapters/memory-leases.js';
-import { MemoryStatsStore } from '../../../../functions/adapters/memory-stats-store.js';
 import { compactHudiMergeOnRead } from '../../../../functions/core/formats/hudi/compaction-run.js';
 import { compactionDueIn } from '../../../../functions/core/formats/hudi/compaction-trigger.js';
 import { StorageBasedHudiLock } from '../../../../functions/core/formats/hudi/lock/index.js';
@@ -21,7 +20,7 @@ import { readHudiTable } from '../../../../functions/core/formats/hudi/table-sta
 import { formatForTable } from '../../../../functions/core/formats/index.js';
 import { partitionPlanSchema } from '../../../../functions/core/planning.js';
 import { sweepTable } from '../../../../functions/core/profiler/sweep.js';
-import { profileCommits, type TableLogDeps } from '../../../../functions/core/profiler/table-log.js';
+import { profileCommits } from '../../../../functions/core/profiler/table-log.js';
 import { buildRunContext } from '../../../../functions/core/run-input.js';
 import { parseTableConfigs, resolveTablePolicy } from '../../../../functions/core/table-config.js';
 import { planKey } from '../../../../functions/core/workflow/layout.js';
@@ -38,7 +37,7 @@ import {
 import { type DuckDb, openDuckDb } from '../../../support/duckdb.js';
 import { commitEventsOf, completedInstantNames } from '../../../support/hudi-commit-events.js';
 import { hudiMergedView } from '../../../support/hudi-mor-view.js';
-import { RecordingStarter } from '../../../support/recording-starter.js';
+import { profilerOf } from '../../../support/profiler-deps.js';
 
 const NOW = Date.UTC(2026, 11, 7, 12, 0, 0);
 const DAY = 24 * 60 * 60_000;
@@ -80,18 +79,8 @@ const completedNames = (table: AppenderTable) =>
   completedInstantNames(table.store, ROOT, table.version, ['deltacommit', 'commit']);
 
 /** The profiler's dependencies as the deployment builds them: the table's format bound to its settings. */
-function profilerOf(store: LocalObjectStore) {
-  const stats = new MemoryStatsStore();
-  const starter = new RecordingStarter();
-  const deps: TableLogDeps = {
-    stats,
-    starter,
-    tables: TABLES,
-    policies: POLICIES,
-    storeFor: () => store,
-    formatFor: (table) => formatForTable(TABLES, table.name, {}),
-  };
-  return { stats, starter, deps };
+function profiler(store: LocalObjectStore) {
+  return profilerOf(TABLES, POLICIES, store);
 }
 
 /** A Merge-on-Read table with two file groups in the partition, both updated by `updates` delta commits. */
@@ -113,7 +102,7 @@ describe.each([6, 8] as const)(
       // Prepare: 2 inserts and 1 delta commit of updates: 3 delta commits < 4, every live slice with a log file
       const { store, table } = await streamingTable(version, 1);
       const state = await readHudiTable(store, ROOT);
-      const { stats, starter, deps } = profilerOf(store);
+      const { stats, starter, deps } = profiler(store);
       const names = await completedNames(table);
 
       // Act: every event, then every event again reversed and duplicated, then sweeps a day apart
@@ -154,7 +143,7 @@ describe.each([6, 8] as const)(
       const { dir, store, table } = await streamingTable(version, 2);
       const state = await readHudiTable(store, ROOT);
       const before = await hudiMergedView(db, dir, ROOT, COLUMNS);
-      const { stats, starter, deps } = profilerOf(store);
+      const { stats, starter, deps } = profiler(store);
       const names = await completedNames(table);
       const ref = { table: 'trips', partition: PARTITION };
 
@@ -269,7 +258,7 @@ describe.each([6, 8] as const)(
       // Act: each table's events, then the run the trigger started
       const outcomes = [];
       for (const t of tables) {
-        const { stats, starter, deps } = profilerOf(t.store);
+        const { stats, starter, deps } = profiler(t.store);
         const names = await completedNames(t.table);
         await profileCommits(
           deps,
@@ -333,7 +322,7 @@ describe.each([6, 8] as const)(
         ),
       ).rejects.toThrow(/crash after scheduling/);
       const pending = (await readHudiTable(store, ROOT)).timeline.pendingPlans;
-      const { stats, starter, deps } = profilerOf(store);
+      const { stats, starter, deps } = profiler(store);
       const names = await completedNames(table);
       const ref = { table: 'trips', partition: PARTITION };
 
