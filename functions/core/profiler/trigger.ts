@@ -77,6 +77,14 @@ export interface TriggerDeps {
  */
 export const AWAITED_COMMIT_RETRY_MS = 60_000;
 
+/**
+ * How long after a run's release its partition waits at most for the profiler to count the run's commit. The
+ * profiler reads a commit within seconds of its event; one that never comes (a lost notification, a table no writer
+ * commits to any more) would otherwise hold the partition for good. Past it the counters are taken as they are —
+ * at worst a run that finds the partition compacted — and the weekly reconcile corrects them.
+ */
+export const AWAITED_COMMIT_PATIENCE_MS = 60 * 60_000;
+
 const NO_STARTER = 'not started: no state machine configured (STATE_MACHINE_ARN unset)';
 
 const DRY_RUN =
@@ -257,15 +265,17 @@ async function unlessAwaitingCommit(
 ): Promise<Decision> {
   const awaited = snapshot.awaitedVersion;
   if (!decision.compact || awaited === undefined) return decision;
+  const waitedUntil = (snapshot.lastCompactedAt ?? 0) + AWAITED_COMMIT_PATIENCE_MS;
+  if (now >= waitedUntil) return decision;
   const applied = deps.changesAppliedThrough ?? (await deps.stats.changeCursor(snapshot.table))?.version;
   if (applied !== undefined && applied >= awaited) return decision;
   return {
     compact: false,
     reasons: [
       ...decision.reasons,
-      `the counters predate version ${awaited} of the table's log, which the last run committed (the profiler has applied ${applied === undefined ? 'none of it' : `it up to ${applied}`}): waiting for the profiler to count that commit`,
+      `the counters predate version ${awaited} of the table's log, which the last run committed (the profiler has applied ${applied === undefined ? 'none of it' : `it up to ${applied}`}): waiting for the profiler to count that commit, until ${new Date(waitedUntil).toISOString()} at most`,
     ],
-    eligibleAt: now + AWAITED_COMMIT_RETRY_MS,
+    eligibleAt: Math.min(now + AWAITED_COMMIT_RETRY_MS, waitedUntil),
   };
 }
 

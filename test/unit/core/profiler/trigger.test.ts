@@ -11,6 +11,7 @@ import type {
 } from '../../../../functions/core/profiler/model.js';
 import { reconcileTable, sweepTable } from '../../../../functions/core/profiler/sweep.js';
 import {
+  AWAITED_COMMIT_PATIENCE_MS,
   AWAITED_COMMIT_RETRY_MS,
   evaluatePartition,
   profileEvents,
@@ -127,12 +128,16 @@ describe('profileEvents', () => {
 });
 
 describe("a partition whose counters wait for its last run's commit to the table's log", () => {
-  /** 6 small files, counted, then a run that committed version 7 of the log and was released with it. */
+  /** No cooldown: only the wait can hold a run back. */
+  function noCooldown(stats: MemoryStatsStore, extra: Partial<TriggerDeps> = {}): TriggerDeps {
+    return deps(stats, { policies: new Map([[TABLE, { ...DEFAULT_POLICY, cooldownMinutes: 0 }]]), ...extra });
+  }
+
+  /** 6 small files, counted, then a run that committed version 7 of the log and was released with it at NOW. */
   async function releasedAfterCommit(stats: MemoryStatsStore, starter: FakeStarter, ref: PartitionRef) {
-    await profileEvents(deps(stats, { starter }), smallFiles(ref.partition, 6, 60), NOW);
+    await profileEvents(noCooldown(stats, { starter }), smallFiles(ref.partition, 6, 60), NOW - MINUTE);
     const held = (await stats.get(ref)) as PartitionSnapshot;
-    // Compacted a day ago: past any cooldown, so only the wait can hold a run back.
-    await stats.release(ref, held.generation, { lastCompactedAt: NOW - 24 * 60 * MINUTE, awaitedVersion: 7 });
+    await stats.release(ref, held.generation, { lastCompactedAt: NOW, awaitedVersion: 7 });
     return (await stats.get(ref)) as PartitionSnapshot;
   }
 
@@ -153,7 +158,7 @@ describe("a partition whose counters wait for its last run's commit to the table
 
       // Act
       const outcome = await evaluatePartition(
-        deps(stats, { starter, ...(inBatch === undefined ? {} : { changesAppliedThrough: inBatch }) }),
+        noCooldown(stats, { starter, ...(inBatch === undefined ? {} : { changesAppliedThrough: inBatch }) }),
         released,
         NOW + 15 * MINUTE,
       );
@@ -166,7 +171,7 @@ describe("a partition whose counters wait for its last run's commit to the table
       } else {
         expect(outcome.action).toBe('waiting');
         expect(outcome.decision.reasons.at(-1)).toMatch(
-          /the counters predate version 7 of the table's log, which the last run committed .*: waiting for the profiler to count that commit/,
+          /the counters predate version 7 of the table's log, which the last run committed .*: waiting for the profiler to count that commit, until 2026-11-30T13:00:00.000Z at most/,
         );
         expect((await stats.get(ref))?.dueAt).toBe(NOW + 15 * MINUTE + AWAITED_COMMIT_RETRY_MS);
       }
@@ -179,17 +184,44 @@ describe("a partition whose counters wait for its last run's commit to the table
     const starter = new FakeStarter();
     const ref: PartitionRef = { table: TABLE, partition: 'date=2026-11-29' };
     const released = await releasedAfterCommit(stats, starter, ref);
-    await evaluatePartition(deps(stats, { starter, changesAppliedThrough: 7 }), released, NOW + MINUTE);
+    await evaluatePartition(noCooldown(stats, { starter, changesAppliedThrough: 7 }), released, NOW + MINUTE);
     const held = (await stats.get(ref)) as PartitionSnapshot;
 
     // Act
-    await stats.release(ref, held.generation, { lastCompactedAt: NOW - 24 * 60 * MINUTE });
+    await stats.release(ref, held.generation, { lastCompactedAt: NOW + 2 * MINUTE });
     const again = (await stats.get(ref)) as PartitionSnapshot;
-    const outcome = await evaluatePartition(deps(stats, { starter }), again, NOW + 15 * MINUTE);
+    const outcome = await evaluatePartition(noCooldown(stats, { starter }), again, NOW + 15 * MINUTE);
 
     // Assess
     expect(again.awaitedVersion).toBeUndefined();
     expect(outcome.action).toBe('started');
+  });
+
+  it('waits an hour at most: a commit the profiler never counts does not hold the partition for good', async () => {
+    // Prepare: the profiler has applied the log up to version 6 and reads nothing more
+    const stats = new MemoryStatsStore();
+    const starter = new FakeStarter();
+    const ref: PartitionRef = { table: TABLE, partition: 'date=2026-11-29' };
+    const released = await releasedAfterCommit(stats, starter, ref);
+    await stats.advanceChangeCursor(TABLE, { version: 6, memo: '' });
+
+    // Act
+    const justBefore = await evaluatePartition(
+      noCooldown(stats, { starter }),
+      released,
+      NOW + AWAITED_COMMIT_PATIENCE_MS - 30_000,
+    );
+    const after = await evaluatePartition(
+      noCooldown(stats, { starter }),
+      (await stats.get(ref)) as PartitionSnapshot,
+      NOW + AWAITED_COMMIT_PATIENCE_MS,
+    );
+
+    // Assess: the last wait ends with the patience, not a minute after it; then the counters decide
+    expect(justBefore.action).toBe('waiting');
+    expect(justBefore.decision.eligibleAt).toBe(NOW + AWAITED_COMMIT_PATIENCE_MS);
+    expect(after.action).toBe('started');
+    expect(starter.starts).toHaveLength(2);
   });
 });
 
