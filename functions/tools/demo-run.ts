@@ -80,6 +80,9 @@ export interface LayoutStats {
 export interface DemoRun {
   readonly partition: string;
   readonly execution: string;
+  /** Who started it (`profiler`, `sweep`, or `operator` when its input names none) and the verdict's reasons. */
+  readonly trigger: string;
+  readonly reasons: readonly string[];
   readonly status: string;
   readonly outcome?: string;
   readonly filesBefore: number;
@@ -565,9 +568,12 @@ export function describeRun(execution: LocalExecution): DemoRun {
       rowsVerified += typeof result.rows === 'number' ? result.rows : 0;
     }
   }
+  const input = execution.input as { trigger?: unknown; reasons?: unknown } | undefined;
   return {
     partition: partitionOf(execution),
     execution: execution.name,
+    trigger: typeof input?.trigger === 'string' ? input.trigger : 'operator',
+    reasons: Array.isArray(input?.reasons) ? input.reasons.map(String) : [],
     status: execution.status,
     ...(output.outcome === undefined ? {} : { outcome: output.outcome }),
     filesBefore: output.filesBefore ?? 0,
