@@ -829,8 +829,12 @@ export class DynamoStatsStore implements StatsStore {
     const compacted = patch.lastCompactedAt === undefined ? '' : ', lastCompactedAt = :compacted';
     // Every release says what the counters wait for: a run's version, or nothing (an earlier run's is dropped).
     const awaited = patch.awaitedVersion === undefined ? '' : ', awaitedVersion = :awaited';
-    const dropAwaited = patch.awaitedVersion === undefined ? ' REMOVE awaitedVersion' : '';
     const attention = patch.attention;
+    const removed = [
+      ...(attention === undefined ? ['lease', 'attention', 'settleRetry'] : []),
+      ...(patch.awaitedVersion === undefined ? ['awaitedVersion'] : []),
+    ];
+    const remove = removed.length === 0 ? '' : ` REMOVE ${removed.join(', ')}`;
     const partition = {
       TableName: this.table,
       Key: statsKeys.partition(ref),
@@ -838,8 +842,8 @@ export class DynamoStatsStore implements StatsStore {
       // idle drops all three (a later incident starts its schedule afresh).
       UpdateExpression:
         attention === undefined
-          ? `SET #state = :idle, gsi1sk = :sk${compacted}${awaited} REMOVE lease, attention, settleRetry${dropAwaited === '' ? '' : ', awaitedVersion'} ADD version :one`
-          : `SET #state = :attention, attention = :why, gsi1sk = :sk${compacted}${awaited}${dropAwaited} ADD version :one`,
+          ? `SET #state = :idle, gsi1sk = :sk${compacted}${awaited}${remove} ADD version :one`
+          : `SET #state = :attention, attention = :why, gsi1sk = :sk${compacted}${awaited}${remove} ADD version :one`,
       ConditionExpression: 'generation = :generation AND #state IN (:scheduled, :compacting)',
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: {

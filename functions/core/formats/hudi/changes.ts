@@ -80,9 +80,6 @@ import {
 const COMPLETED_WRITE =
   /^\.hoodie\/(?:[A-Za-z0-9._-]+\/)?(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?\.(commit|deltacommit|replacecommit)$/;
 
-/** A completed write's timeline file name (either layout): its instant time, and its completion time on layout 2. */
-const COMPLETED_NAME = /^(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?\.(?:commit|deltacommit|replacecommit)$/;
-
 /**
  * The cursor's version of the instant a group committed (its formatState's `hudiCompleted`, the completed instant
  * file): the second it completed, as {@link versionOf} counts. Instants completing in the same second share it (and on
@@ -92,7 +89,8 @@ const COMPLETED_NAME = /^(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?\.(?:commit|deltaco
 function committedVersion(state: FormatState): number | undefined {
   const key = state.hudiCompleted;
   if (typeof key !== 'string') return undefined;
-  const m = COMPLETED_NAME.exec(key.slice(key.lastIndexOf('/') + 1));
+  // The key from the timeline folder on, as a completed write's event names it relative to the table root.
+  const m = COMPLETED_WRITE.exec(key.slice(key.lastIndexOf('.hoodie/')));
   const completed = m?.[2] ?? m?.[1];
   return completed === undefined ? undefined : Number(completed.slice(0, 14));
 }
